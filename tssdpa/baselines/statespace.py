@@ -1,0 +1,230 @@
+"""statsmodels state-space baselines: Kalman filter/smoother denoisers and rolling forecasters.
+
+All models are fitted once (maximum likelihood on the training split) and then *applied* to new
+data without refitting (``MLEResults.apply``). Rolling h-step forecasts from every origin are
+computed from the Kalman filter's one-step predicted states ``a[t+1|t]`` by iterating the
+(time-invariant) transition, which is exact for linear Gaussian state-space models and costs one
+filter pass plus ``H`` matrix products instead of one ``forecast`` call per origin.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from tssdpa.baselines._base import BaseDenoiser, BaseForecaster, check_positive_int
+
+__all__ = [
+    "KalmanSmoother",
+    "ARIMAForecaster",
+    "ETSForecaster",
+    "UnobservedComponentsForecaster",
+    "state_space_forecast_path",
+]
+
+_UC_LEVELS = ("local level", "local linear trend", "smooth trend", "random walk with drift")
+
+
+
+
+def _matrix(ssm, name):
+    m = np.asarray(ssm[name])
+    if m.ndim == 3:
+        if m.shape[-1] != 1:
+            raise ValueError(f"time-varying {name} matrix is not supported")
+        m = m[..., 0]
+    elif m.ndim == 2 and name in ("state_intercept", "obs_intercept"):
+        m = m[:, 0]
+    return m
+
+
+def state_space_forecast_path(results, horizon: int) -> np.ndarray:
+    """h-step forecasts from every origin of a filtered statsmodels state-space results object.
+
+    Parameters
+    ----------
+    results : statsmodels MLEResults
+        Results whose model holds the series (typically ``fitted.apply(y)``).
+    horizon : int
+        Largest horizon ``H``.
+
+    Returns
+    -------
+    ndarray, shape (nobs, H)
+        ``out[t, h-1]`` is the forecast of ``y[t+h]`` given ``y[:t+1]``.
+    """
+    ssm = results.model.ssm
+    Z, T = _matrix(ssm, "design"), _matrix(ssm, "transition")
+    c, d = _matrix(ssm, "state_intercept"), _matrix(ssm, "obs_intercept")
+    a = np.asarray(results.filter_results.predicted_state)[:, 1:].T  # a[t+1|t], (nobs, k)
+    out = np.empty((a.shape[0], horizon))
+    for h in range(horizon):
+        if h:
+            a = a @ T.T + c
+        out[:, h] = a @ Z[0] + d[0]
+    return out
+
+
+class _FittedSS:
+    """A fitted statsmodels results object plus how to apply it to a new series."""
+
+    def __init__(self, res):
+        self.res = res
+
+    def apply(self, y):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return self.res.apply(y)
+
+
+class KalmanSmoother(BaseDenoiser):
+    """Kalman filter (causal) or RTS smoother (zero-phase) from ``UnobservedComponents``.
+
+    The variances are estimated by maximum likelihood on the training series given to ``fit``
+    (the noisy one: no clean target is needed); ``filter`` applies the fitted model to new data
+    without refitting. Missing values (NaN) are handled by the Kalman filter itself.
+
+    Parameters
+    ----------
+    level : str
+        ``"local level"`` or ``"local linear trend"`` (any statsmodels UC level spec).
+    smoother : bool
+        ``False``: filtered state ``E[s_t | x_0..x_t]`` (causal). ``True``: smoothed state
+        ``E[s_t | all x]`` (offline).
+    max_fit : int
+        At most this many (final) training samples are used for the likelihood fit.
+    """
+
+    trainable = True
+    handles_nan = True
+
+    def __init__(self, level: str = "local level", smoother: bool = False, max_fit: int = 5000):
+        if level not in _UC_LEVELS:
+            raise ValueError(f"level must be one of {_UC_LEVELS}; got {level!r}")
+        self.level = level
+        self.smoother = bool(smoother)
+        self.causal = not self.smoother
+        self.max_fit = check_positive_int(max_fit, "max_fit", 10)
+
+    def _fit(self, a, target):
+        from statsmodels.tsa.statespace.structural import UnobservedComponents
+
+        self.models_ = []
+        for c in range(a.shape[1]):
+            y = a[-self.max_fit :, c]
+            scale = np.nanstd(y) or 1.0
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = UnobservedComponents(y / scale, level=self.level).fit(disp=False)
+            self.models_.append((_FittedSS(res), scale))
+
+    def _filter_1d(self, x, channel):
+        fitted, scale = self.models_[channel]
+        r = fitted.apply(x / scale)
+        Z = _matrix(r.model.ssm, "design")[0]
+        st = r.smoothed_state if self.smoother else r.filtered_state
+        return (Z @ np.asarray(st)) * scale
+
+
+class _StateSpaceForecaster(BaseForecaster):
+    """Fit a statsmodels state-space model per channel; roll forecasts with no refit."""
+
+    max_fit: int = 5000
+
+    def _make(self, y):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _fit_1d(self, y):
+        y = y[-self.max_fit :]
+        loc, scale = float(np.mean(y)), float(np.std(y)) or 1.0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = self._make((y - loc) / scale).fit(disp=False)
+        return _FittedSS(res), loc, scale
+
+    def _path_1d(self, model, y, horizon):
+        fitted, loc, scale = model
+        r = fitted.apply((y - loc) / scale)
+        return state_space_forecast_path(r, horizon) * scale + loc
+
+
+class ARIMAForecaster(_StateSpaceForecaster):
+    """ARIMA / SARIMAX (``statsmodels.tsa.statespace.SARIMAX``) with rolling forecasts.
+
+    Parameters
+    ----------
+    order : tuple (p, d, q)
+    seasonal_order : tuple (P, D, Q, s)
+    trend : str or None
+        statsmodels trend spec (``"c"``, ``"t"``, ``"ct"``, ``None``).
+    max_fit : int
+        At most this many (final) training samples are used for the likelihood fit.
+    """
+
+    def __init__(
+        self,
+        order: tuple = (2, 0, 0),
+        seasonal_order: tuple = (0, 0, 0, 0),
+        trend: str | None = None,
+        max_fit: int = 5000,
+    ):
+        if len(tuple(order)) != 3:
+            raise ValueError(f"order must be (p, d, q); got {order!r}")
+        if len(tuple(seasonal_order)) != 4:
+            raise ValueError(f"seasonal_order must be (P, D, Q, s); got {seasonal_order!r}")
+        self.order = tuple(int(v) for v in order)
+        self.seasonal_order = tuple(int(v) for v in seasonal_order)
+        self.trend = trend
+        self.max_fit = check_positive_int(max_fit, "max_fit", 10)
+
+    def _make(self, y):
+        from statsmodels.tsa.statespace.sarimax import SARIMAX
+
+        return SARIMAX(y, order=self.order, seasonal_order=self.seasonal_order, trend=self.trend)
+
+
+class ETSForecaster(_StateSpaceForecaster):
+    """Exponential smoothing (ETS, additive errors) as a state-space model.
+
+    Uses ``statsmodels.tsa.statespace.exponential_smoothing.ExponentialSmoothing`` so that the
+    fitted model can be applied to the test split without refitting.
+    """
+
+    def __init__(
+        self,
+        trend: bool = False,
+        damped_trend: bool = False,
+        seasonal: int | None = None,
+        max_fit: int = 5000,
+    ):
+        self.trend = bool(trend)
+        self.damped_trend = bool(damped_trend)
+        if damped_trend and not trend:
+            raise ValueError("damped_trend=True needs trend=True")
+        if seasonal is not None:
+            seasonal = check_positive_int(seasonal, "seasonal", 2)
+        self.seasonal = seasonal
+        self.max_fit = check_positive_int(max_fit, "max_fit", 10)
+
+    def _make(self, y):
+        from statsmodels.tsa.statespace.exponential_smoothing import ExponentialSmoothing
+
+        return ExponentialSmoothing(
+            y, trend=self.trend, damped_trend=self.damped_trend, seasonal=self.seasonal
+        )
+
+
+class UnobservedComponentsForecaster(_StateSpaceForecaster):
+    """Structural time-series model (local level / local linear trend) forecasts."""
+
+    def __init__(self, level: str = "local level", max_fit: int = 5000):
+        if level not in _UC_LEVELS:
+            raise ValueError(f"level must be one of {_UC_LEVELS}; got {level!r}")
+        self.level = level
+        self.max_fit = check_positive_int(max_fit, "max_fit", 10)
+
+    def _make(self, y):
+        from statsmodels.tsa.statespace.structural import UnobservedComponents
+
+        return UnobservedComponents(y, level=self.level)

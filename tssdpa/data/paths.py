@@ -1,0 +1,57 @@
+"""Where the real datasets live.
+
+Shared data is never committed to the project; it is read from a folder found, in order, from
+an explicit ``data_dir`` argument (the scripts' ``--data-dir``), the ``TSSDPA_DATA``
+environment variable, ``../shared/datasets`` next to the working directory or next to the
+checkout, and the user cache filled by ``tssdpa download`` (``~/.cache/tssdpa``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ENV_VAR = "TSSDPA_DATA"
+CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tssdpa"
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def candidate_dirs(data_dir: str | os.PathLike | None = None) -> list[Path]:
+    """The folders searched for datasets, most specific first."""
+    dirs: list[Path] = []
+    if data_dir is not None:
+        dirs.append(Path(data_dir).expanduser())
+    if os.environ.get(ENV_VAR):
+        dirs.append(Path(os.environ[ENV_VAR]).expanduser())
+    dirs += [Path.cwd().parent / "shared" / "datasets", _REPO_ROOT.parent / "shared" / "datasets"]
+    dirs.append(CACHE_DIR)
+    return dirs
+
+
+def find_dataset(relative: str | os.PathLike, data_dir: str | os.PathLike | None = None) -> Path:
+    """Return the path of ``relative`` (e.g. ``"ett/ETTh1.csv.gz"``) in the first folder holding it.
+
+    Raises
+    ------
+    FileNotFoundError
+        Naming every folder searched and how to supply the data.
+    """
+    searched = candidate_dirs(data_dir)
+    for d in searched:
+        p = d / relative
+        if p.is_file():
+            return p
+    raise FileNotFoundError(
+        f"dataset file {str(relative)!r} not found; searched: "
+        + ", ".join(str(d) for d in searched)
+        + f". Pass --data-dir, set {ENV_VAR}, or run `tssdpa download` (see datasets/README.md)."
+    )
+
+
+def have_dataset(relative: str | os.PathLike, data_dir: str | os.PathLike | None = None) -> bool:
+    """True when :func:`find_dataset` would succeed."""
+    try:
+        find_dataset(relative, data_dir)
+    except FileNotFoundError:
+        return False
+    return True

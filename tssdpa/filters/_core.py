@@ -1,0 +1,249 @@
+"""Numerical core of the nonparametric projection filters (numpy, no torch).
+
+Every filter and forecaster in :mod:`tssdpa.filters` reduces to one operation, implemented twice:
+
+* :func:`attend_lags` -- the fast path: for query rows ``t`` and a contiguous range of lags
+  ``l`` it forms the keys ``j = t - l`` of a padded table, computes Gaussian logits from exact
+  coordinate differences, adds the decay term and takes the softmax-weighted mean of the values.
+  It works on blocks of rows so memory is ``O(rows_per_block * n_lags)``, never ``T x T``.
+* :func:`attend_lags_reference` -- the same thing with explicit Python loops over ``t`` and
+  ``j``; slow and obviously correct, used by the tests.
+
+Conventions shared by both
+--------------------------
+``E`` (N, D): one embedding per table row, NaN where unknown.  ``V`` (N, C): the value a key
+contributes (NaN = the key is unusable).  Weight of key ``j`` for query ``t``::
+
+    w = exp(-dist(E[t], E[j]) / (2 sigma^2)) * decay^|l - decay_origin|      (l = t - j)
+    w = exp(-dist / (2 sigma^2)) * exp(-|times[t] - times[j]| / tau)           (with times)
+
+``dist`` is the squared Euclidean distance over the coordinates finite in both vectors,
+rescaled by ``D / n_common`` (the ``nan_euclidean`` convention); 0 when nothing is in common,
+in which case only the decay ranks the keys.  A key is used only when every channel of its
+value is finite.  When ``exclude_self`` the lag-0 key is dropped.  A row with no usable key
+returns ``fallback[t]`` (NaN when no fallback is given).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+__all__ = [
+    "attend_lags",
+    "attend_lags_reference",
+    "delay_embedding",
+    "iir_truncation_lag",
+]
+
+
+def delay_embedding(x: np.ndarray, m: int, offset: int = 0) -> np.ndarray:
+    """Delay embedding of a (N, C) array: row t is [x[t+o], x[t+o-1], ..., x[t+o-m+1]].
+
+    Rows whose embedding would reach outside ``x`` hold NaN in the missing coordinates.
+    Returns a new (N, m*C) array.
+    """
+    n, c = x.shape
+    lo = m - 1 - offset  # rows of NaN needed before x
+    hi = offset  # rows of NaN needed after x
+    pad = np.full((n + lo + hi, c), np.nan, dtype=x.dtype)
+    pad[lo : lo + n] = x
+    win = sliding_window_view(pad, m, axis=0)  # (n + lo + hi - m + 1, c, m), window in last
+    # window i covers pad[i : i+m] = x[i-lo : i-lo+m]; row t needs x[t+o-m+1 : t+o+1] -> i = t
+    emb = win[:n, :, ::-1]  # newest first
+    return np.ascontiguousarray(emb.transpose(0, 2, 1)).reshape(n, m * c)
+
+
+def iir_truncation_lag(decay: float, tol: float) -> int:
+    """Smallest K >= 1 with ``decay**K / (1 - decay) <= tol``.
+
+    ``decay**K / (1 - decay)`` is the sum of ``decay**l`` over every lag ``l >= K``: an upper
+    bound on the unnormalised weight an infinite-memory filter gives to the keys a filter
+    truncated at K lags drops (each Gaussian factor is at most 1).
+    """
+    if not 0.0 < decay < 1.0:
+        raise ValueError(f"decay must be in (0, 1) for an infinite-memory filter, got {decay!r}")
+    if not tol > 0.0:
+        raise ValueError(f"tol must be > 0, got {tol!r}")
+    k = math.ceil(math.log(tol * (1.0 - decay)) / math.log(decay))
+    k = max(k, 1)
+    # guard against rounding in the logarithms
+    while decay**k / (1.0 - decay) > tol:
+        k += 1
+    while k > 1 and decay ** (k - 1) / (1.0 - decay) <= tol:
+        k -= 1
+    return k
+
+
+def _decay_exponents(lags: np.ndarray, decay_origin: int) -> np.ndarray:
+    return np.abs(lags - decay_origin).astype(np.float64)
+
+
+def attend_lags(
+    E: np.ndarray,
+    V: np.ndarray,
+    rows: tuple[int, int],
+    lag_min: int,
+    lag_max: int,
+    *,
+    sigma: float,
+    decay: float | None = None,
+    decay_origin: int = 0,
+    times: np.ndarray | None = None,
+    tau: float | None = None,
+    exclude_self: bool = False,
+    fallback: np.ndarray | None = None,
+    block_elems: int = 1 << 18,
+) -> np.ndarray:
+    """Fast blocked projection over lags ``lag_min..lag_max`` for query rows ``rows[0]:rows[1]``.
+
+    The caller pads ``E``/``V``/``times`` so that every key index ``t - l`` lies inside the table.
+    Returns (n_rows, C) in the dtype of ``E``.
+    """
+    start, stop = rows
+    n_rows = stop - start
+    n_emb = E.shape[1]
+    n_ch = V.shape[1]
+    dtype = E.dtype
+    out = np.empty((n_rows, n_ch), dtype=dtype)
+    if n_rows == 0:
+        return out
+    if start - lag_max < 0 or stop - 1 - lag_min >= E.shape[0]:
+        raise IndexError("key range outside the padded table (internal error)")
+    lags = np.arange(lag_max, lag_min - 1, -1)  # window position k <-> lag lags[k]; keys ascend
+    n_lags = lags.size
+    inv2s2 = dtype.type(0.5 / (float(sigma) ** 2))
+    decay_term = None
+    if decay is not None and decay != 1.0:
+        decay_term = (_decay_exponents(lags, decay_origin) * math.log(decay)).astype(dtype)
+    self_pos = None
+    if exclude_self and lag_min <= 0 <= lag_max:
+        self_pos = int(np.nonzero(lags == 0)[0][0])
+    block = max(1, block_elems // max(1, n_lags * max(n_emb, n_ch)))
+    use_times = times is not None and tau is not None
+    inv_tau = 1.0 / tau if use_times else None
+
+    for a in range(start, stop, block):
+        b = min(stop, a + block)
+        n = b - a
+        k0, k1 = a - lag_max, b - 1 - lag_min + 1  # key table slice
+        Ek = E[k0:k1]
+        Vk = V[k0:k1]
+        Eq = E[a:b]
+        has_nan = bool(np.isnan(Ek).any() or np.isnan(Eq).any() or np.isnan(Vk).any())
+        Kw = sliding_window_view(Ek, n_lags, axis=0)  # (n, D, L)
+        if n_emb == 1:
+            diff = Eq[:, 0:1] - Kw[:, 0, :]  # (n, L)
+            if has_nan:
+                fin = ~np.isnan(diff)
+                dist = np.where(fin, diff * diff, 0.0)
+                # D == 1: common count is 0 or 1; with 0 the distance is 0
+            else:
+                dist = np.multiply(diff, diff, out=diff)
+        else:
+            diff = Eq[:, :, None] - Kw  # (n, D, L)
+            if has_nan:
+                fin = ~np.isnan(diff)
+                cnt = fin.sum(axis=1)
+                dist = np.where(fin, diff * diff, 0.0).sum(axis=1)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    dist = np.where(cnt > 0, dist * (n_emb / np.maximum(cnt, 1)), 0.0)
+            else:
+                np.multiply(diff, diff, out=diff)
+                dist = diff.sum(axis=1)
+        logits = np.multiply(dist, -inv2s2, out=dist).astype(dtype, copy=False)
+        if decay_term is not None:
+            logits += decay_term
+        if use_times:
+            Tw = sliding_window_view(times[k0:k1], n_lags)  # (n, L)
+            dt = np.abs(times[a:b, None] - Tw)
+            logits -= (dt * inv_tau).astype(dtype, copy=False)
+        valid = None
+        if has_nan or use_times:
+            Vw = sliding_window_view(Vk, n_lags, axis=0)  # (n, C, L)
+            valid = ~np.isnan(Vw).any(axis=1)
+            if use_times:
+                valid &= ~np.isnan(dt)
+        if self_pos is not None:
+            if valid is None:
+                valid = np.ones((n, n_lags), dtype=bool)
+            valid[:, self_pos] = False
+        if valid is not None:
+            logits = np.where(valid, logits, -np.inf)
+        mx = logits.max(axis=1, keepdims=True)
+        empty = ~np.isfinite(mx[:, 0])
+        if empty.any():
+            mx[empty] = 0.0
+        logits -= mx
+        w = np.exp(logits, out=logits)
+        den = w.sum(axis=1)
+        if n_ch == 1:
+            vals = sliding_window_view(Vk[:, 0], n_lags)  # (n, L)
+            if valid is not None:
+                vals = np.where(valid, vals, 0.0)
+            num = np.einsum("nl,nl->n", w, vals)[:, None]
+        else:
+            Vw = sliding_window_view(Vk, n_lags, axis=0)  # (n, C, L)
+            if valid is not None:
+                Vw = np.where(valid[:, None, :], Vw, 0.0)
+            num = np.einsum("nl,ncl->nc", w, Vw)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            res = num / den[:, None]
+        if empty.any():
+            res[empty] = np.nan if fallback is None else fallback[a - start : b - start][empty]
+        out[a - start : b - start] = res
+    return out
+
+
+def attend_lags_reference(
+    E: np.ndarray,
+    V: np.ndarray,
+    rows: tuple[int, int],
+    lag_min: int,
+    lag_max: int,
+    *,
+    sigma: float,
+    decay: float | None = None,
+    decay_origin: int = 0,
+    times: np.ndarray | None = None,
+    tau: float | None = None,
+    exclude_self: bool = False,
+    fallback: np.ndarray | None = None,
+) -> np.ndarray:
+    """Slow, explicit-loop version of :func:`attend_lags` (float64), for tests."""
+    start, stop = rows
+    n_emb = E.shape[1]
+    out = np.full((stop - start, V.shape[1]), np.nan)
+    for t in range(start, stop):
+        weights, values = [], []
+        for lag in range(lag_min, lag_max + 1):
+            j = t - lag
+            if exclude_self and lag == 0:
+                continue
+            if not np.all(np.isfinite(V[j])):
+                continue
+            q, k = E[t].astype(np.float64), E[j].astype(np.float64)
+            both = np.isfinite(q) & np.isfinite(k)
+            n_common = int(both.sum())
+            dist = 0.0
+            if n_common:
+                dist = float(np.sum((q[both] - k[both]) ** 2)) * n_emb / n_common
+            logw = -dist / (2.0 * sigma**2)
+            if decay is not None:
+                logw += abs(lag - decay_origin) * math.log(decay)
+            if times is not None and tau is not None:
+                if not (np.isfinite(times[t]) and np.isfinite(times[j])):
+                    continue
+                logw -= abs(times[t] - times[j]) / tau
+            weights.append(logw)
+            values.append(V[j].astype(np.float64))
+        if not weights:
+            if fallback is not None:
+                out[t - start] = fallback[t - start]
+            continue
+        lw = np.array(weights)
+        w = np.exp(lw - lw.max())
+        out[t - start] = (w[:, None] * np.array(values)).sum(0) / w.sum()
+    return out

@@ -1,0 +1,417 @@
+"""Projection scaled dot-product attention.
+
+Output row i is the weighted mean of value rows j, with weights
+
+    z_ij ∝ exp(-||q_i - k_j||² / 2σ²) · w_ij,   normalised over the allowed j,
+
+where ``w_ij`` is the time structure: a causal mask, a finite window (FIR), an exponential
+decay ``γ^|i-j|`` or ``exp(-|t_i - t_j| / τ)`` (IIR). Because
+``-||q-k||²/2σ² = (q·k - ||k||²/2)/σ² - ||q||²/2σ²`` and the last term is constant along a row,
+the same weights come out of standard SDPA applied to ``q~ = [q, 1]``, ``k~ = [k, -||k||²/2]``
+with scale ``1/σ²``. That is the ``"fused"`` backend; ``"math"`` (:mod:`tssdpa.naive`) forms
+the distances directly and is the reference.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from tssdpa import naive
+
+BACKENDS = ("auto", "fused", "math")
+
+#: ``backend="auto"`` uses the fused kernels only while the estimated rounding error of the
+#: expanded logits, ``eps · (max||q-c||·max||k-c|| + max||k-c||²/2) / σ²`` (c the key mean),
+#: stays below this many nats; otherwise it falls back to the exact distance computation.
+FUSED_MAX_LOGIT_ERROR = 1e-2
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _as_positive(name: str, x, *, upper: float | None = None) -> Tensor | float:
+    """Check a scalar or tensor parameter is finite, > 0 (and <= upper); return it unchanged."""
+    if isinstance(x, bool) or not isinstance(x, (numbers.Real, Tensor)):
+        raise TypeError(f"{name} must be a positive float or a tensor, got {type(x).__name__}")
+    if isinstance(x, Tensor):
+        if not x.is_floating_point():
+            raise TypeError(f"{name} tensor must be floating point, got {x.dtype}")
+        bad = torch.isnan(x).any() | (x <= 0).any() | torch.isinf(x).any()
+        if upper is not None:
+            bad = bad | (x > upper).any()
+        if bool(bad):
+            rng = f"(0, {upper}]" if upper is not None else "(0, inf)"
+            raise ValueError(f"{name} must lie in {rng} everywhere, got {x.detach().cpu()}")
+        return x
+    xf = float(x)
+    if not (math.isfinite(xf) and xf > 0 and (upper is None or xf <= upper)):
+        rng = f"(0, {upper}]" if upper is not None else "(0, inf)"
+        raise ValueError(f"{name} must lie in {rng}, got {x!r}")
+    return xf
+
+
+def _check_param_shape(name: str, x, batch: torch.Size) -> None:
+    if isinstance(x, Tensor) and x.dim() > 0:
+        try:
+            if torch.broadcast_shapes(x.shape, batch) != batch:
+                raise RuntimeError
+        except RuntimeError:
+            raise ValueError(
+                f"{name} of shape {tuple(x.shape)} does not broadcast over the leading dims "
+                f"{tuple(batch)} of query (one value per batch element / head)"
+            ) from None
+
+
+def _param_tensor(x, device, dtype: torch.dtype) -> Tensor:
+    """A parameter as a tensor shaped (..., 1, 1), ready to broadcast over (..., L, S)."""
+    if not isinstance(x, Tensor):
+        return torch.tensor(float(x), device=device, dtype=dtype).reshape(1, 1)
+    x = x.to(device=device, dtype=dtype)
+    return x.reshape(*x.shape, 1, 1)
+
+
+def _check_tensors(query, key, value):
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if t is None and name == "value":
+            continue
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if not t.is_floating_point():
+            raise TypeError(f"{name} must be a floating-point tensor, got {t.dtype}")
+        if t.dim() < 2:
+            raise ValueError(f"{name} must have shape (..., seq, dim), got {tuple(t.shape)}")
+    if key.dtype != query.dtype or (value is not None and value.dtype != query.dtype):
+        raise TypeError(
+            "query, key and value must share one dtype, got "
+            f"{query.dtype}, {key.dtype}, {None if value is None else value.dtype}"
+        )
+    if query.shape[-1] != key.shape[-1]:
+        raise ValueError(
+            f"query and key must have the same last dim E, got {query.shape[-1]} and "
+            f"{key.shape[-1]}"
+        )
+    if value is not None and value.shape[-2] != key.shape[-2]:
+        raise ValueError(
+            f"value must have as many rows as key (S={key.shape[-2]}), got {value.shape[-2]}"
+        )
+    shapes = [query.shape[:-2], key.shape[:-2]] + ([value.shape[:-2]] if value is not None else [])
+    try:
+        return torch.broadcast_shapes(*shapes)
+    except RuntimeError:
+        raise ValueError(
+            f"leading dims of query {tuple(query.shape)}, key {tuple(key.shape)} and value "
+            f"{None if value is None else tuple(value.shape)} do not broadcast"
+        ) from None
+
+
+def _check_timestamps(timestamps, batch, L: int, S: int) -> tuple[Tensor, Tensor]:
+    if isinstance(timestamps, Tensor):
+        if L != S:
+            raise ValueError(
+                f"timestamps: one shared tensor needs L == S (got L={L}, S={S}); pass a pair "
+                "(query_times, key_times)"
+            )
+        pair = (timestamps, timestamps)
+    elif isinstance(timestamps, Sequence) and len(timestamps) == 2:
+        pair = tuple(timestamps)
+    else:
+        raise TypeError("timestamps must be a tensor (..., L) or a pair of tensors (..., L), (..., S)")
+    for t, n, side in ((pair[0], L, "query"), (pair[1], S, "key")):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"timestamps ({side}) must be a torch.Tensor, got {type(t).__name__}")
+        if t.is_complex() or t.dtype == torch.bool:
+            raise TypeError(f"timestamps ({side}) must be real numbers, got {t.dtype}")
+        if t.dim() < 1 or t.shape[-1] != n:
+            raise ValueError(
+                f"timestamps ({side}) must have shape (..., {n}), got {tuple(t.shape)}"
+            )
+        try:
+            torch.broadcast_shapes(t.shape[:-1], batch)
+        except RuntimeError:
+            raise ValueError(
+                f"timestamps ({side}) leading dims {tuple(t.shape[:-1])} do not broadcast with "
+                f"{tuple(batch)}"
+            ) from None
+        if t.is_floating_point() and bool(torch.isnan(t).any()):
+            raise ValueError(f"timestamps ({side}) contain NaN")
+    return pair
+
+
+# --------------------------------------------------------------------------- time structure
+
+
+def time_structure(
+    L: int,
+    S: int,
+    *,
+    is_causal: bool = False,
+    window: int | None = None,
+    decay=None,
+    timestamps=None,
+    attn_mask: Tensor | None = None,
+    device=None,
+    dtype: torch.dtype = torch.float32,
+) -> tuple[Tensor | None, Tensor | None]:
+    """The allowed-pairs mask and additive log-weight of a request.
+
+    Returns ``(allowed, bias)``: ``allowed`` is a bool tensor broadcastable to (..., L, S)
+    (True = key j may contribute to row i) or None when every pair is allowed; ``bias`` is a
+    float tensor of log weights (``|i-j|·log γ``, ``-|t_i-t_j|/τ``, plus a float ``attn_mask``)
+    or None. Arguments are assumed validated by :func:`projection_sdpa`.
+    """
+    allowed: Tensor | None = None
+    bias: Tensor | None = None
+    if is_causal or window is not None or (decay is not None and timestamps is None):
+        lag = torch.arange(L, device=device)[:, None] - torch.arange(S, device=device)[None, :]
+    if is_causal:
+        allowed = lag >= 0
+    if window is not None:
+        inside = (lag < window) if is_causal else (lag.abs() < window)
+        allowed = inside if allowed is None else allowed & inside
+    if decay is not None:
+        d = _param_tensor(decay, device, dtype)  # (..., 1, 1)
+        if timestamps is None:
+            bias = lag.abs().to(dtype) * torch.log(d)  # log γ^|i-j|
+        else:
+            tq, tk = timestamps
+            # Differences in float64 first: absolute times (e.g. epoch seconds) lose all
+            # resolution in float32 before subtraction.
+            dt = (tq.to(device, torch.float64)[..., :, None] - tk.to(device, torch.float64)[..., None, :])
+            bias = -dt.abs().to(dtype) / d
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            allowed = attn_mask if allowed is None else allowed & attn_mask
+        else:
+            finite = ~torch.isneginf(attn_mask)
+            m = attn_mask.to(dtype).masked_fill(~finite, 0.0)
+            bias = m if bias is None else bias + m
+            if not bool(finite.all()):
+                allowed = finite if allowed is None else allowed & finite
+    return allowed, bias
+
+
+# --------------------------------------------------------------------------- fused path
+
+
+def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
+    # Half precision cannot hold the expanded logits (they lose ~eps/σ² nats): use fp32.
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+
+
+def _fused_logit_error(qc: Tensor, kc: Tensor, sigma: Tensor) -> float:
+    eps = torch.finfo(qc.dtype).eps
+    qn = qc.detach().norm(dim=-1).amax() if qc.numel() else qc.new_zeros(())
+    kn = kc.detach().norm(dim=-1).amax() if kc.numel() else kc.new_zeros(())
+    return float(eps * (qn * kn + 0.5 * kn * kn) / sigma.detach().amin().square())
+
+
+def _augment(query: Tensor, key: Tensor, sigma: Tensor) -> tuple[Tensor, Tensor]:
+    """q~ = [q-c, 1]/σ, k~ = [k-c, -||k-c||²/2]/σ, so q~·k~ = -||q-k||²/2σ² + f(q)."""
+    # Distances are translation invariant; centring on the key mean keeps the expanded terms
+    # small for signals with an offset. c is detached: the output does not depend on it.
+    c = key.detach().mean(dim=-2, keepdim=True)  # (..., 1, E)
+    qc, kc = query - c, key - c
+    ones = torch.ones_like(qc[..., :1])
+    k2 = -0.5 * kc.square().sum(dim=-1, keepdim=True)
+    return torch.cat([qc, ones], dim=-1) / sigma, torch.cat([kc, k2], dim=-1) / sigma
+
+
+def _pad_last(x: Tensor, size: int) -> Tensor:
+    return x if x.shape[-1] == size else F.pad(x, (0, size - x.shape[-1]))
+
+
+def _projection_sdpa_fused(
+    query, key, value, sigma, allowed, bias, is_causal_only, dropout_p
+) -> Tensor:
+    qa, ka = _augment(query, key, sigma)  # (..., L, E+1), (..., S, E+1)
+    ev = value.shape[-1]
+    if query.is_cuda:
+        # Flash/efficient kernels want head dims that are multiples of 8 (and equal for flash);
+        # zero columns change no dot product.
+        d = -(-max(qa.shape[-1], ev) // 8) * 8
+        qa, ka, value = _pad_last(qa, d), _pad_last(ka, d), _pad_last(value, d)
+    mask = None
+    empty = None
+    if allowed is not None and not is_causal_only:
+        empty = ~allowed.any(dim=-1, keepdim=True)
+        if bool(empty.any()):
+            allowed = allowed | empty  # keep the kernel finite; those rows are zeroed below
+        else:
+            empty = None
+        if bias is None:
+            mask = allowed
+        else:
+            mask = bias.masked_fill(~allowed, float("-inf"))
+    elif bias is not None:
+        mask = bias
+    if mask is not None and mask.dim() > 2:
+        batch = torch.broadcast_shapes(qa.shape[:-2], ka.shape[:-2], mask.shape[:-2])
+        qa = qa.expand(*batch, *qa.shape[-2:])
+    out = F.scaled_dot_product_attention(
+        qa, ka, value, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal_only, scale=1.0
+    )[..., :ev]
+    if empty is not None:
+        out = out.masked_fill(empty, 0.0)
+    return out
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def _prepare(query, key, value, sigma, attn_mask, is_causal, window, decay, timestamps,
+             dropout_p, backend):
+    batch = _check_tensors(query, key, value)
+    L, S = query.shape[-2], key.shape[-2]
+    sigma = _as_positive("sigma", sigma)
+    _check_param_shape("sigma", sigma, batch)
+    if window is not None:
+        if isinstance(window, bool) or not isinstance(window, numbers.Integral):
+            raise TypeError(f"window must be a positive int, got {window!r}")
+        if window < 1:
+            raise ValueError(f"window must be >= 1, got {window}")
+    if timestamps is not None:
+        if decay is None:
+            raise ValueError("timestamps need decay (read as the time constant tau > 0)")
+        decay = _as_positive("decay (tau, with timestamps)", decay)
+        timestamps = _check_timestamps(timestamps, batch, L, S)
+    elif decay is not None:
+        decay = _as_positive("decay", decay, upper=1.0)
+    if decay is not None:
+        _check_param_shape("decay", decay, batch)
+    if attn_mask is not None:
+        if not isinstance(attn_mask, Tensor):
+            raise TypeError(f"attn_mask must be a tensor, got {type(attn_mask).__name__}")
+        if attn_mask.dtype != torch.bool and not attn_mask.is_floating_point():
+            raise TypeError(f"attn_mask must be bool or floating point, got {attn_mask.dtype}")
+        try:
+            torch.broadcast_shapes(attn_mask.shape, (*batch, L, S))
+            if attn_mask.dim() < 2:
+                raise RuntimeError
+        except RuntimeError:
+            raise ValueError(
+                f"attn_mask of shape {tuple(attn_mask.shape)} does not broadcast to "
+                f"(..., L, S) = {(*batch, L, S)}"
+            ) from None
+        if attn_mask.is_floating_point() and bool(torch.isnan(attn_mask).any()):
+            raise ValueError("attn_mask contains NaN")
+    if not (isinstance(dropout_p, numbers.Real) and 0.0 <= dropout_p < 1.0):
+        raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p!r}")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+
+    dtype = _compute_dtype(query.dtype)
+    # One common batch shape: the fused kernels do not broadcast leading dims.
+    q = query.to(dtype).expand(*batch, L, query.shape[-1])
+    k = key.to(dtype).expand(*batch, S, key.shape[-1])
+    v = k if value is None else value.to(dtype).expand(*batch, S, value.shape[-1])
+    sig = _param_tensor(sigma, q.device, dtype)
+    allowed, bias = time_structure(
+        L, S, is_causal=is_causal, window=window, decay=decay, timestamps=timestamps,
+        attn_mask=attn_mask, device=q.device, dtype=dtype,
+    )
+    causal_only = is_causal and window is None and attn_mask is None and decay is None
+    return q, k, v, sig, allowed, bias, causal_only
+
+
+def projection_sdpa(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor | None = None,
+    *,
+    sigma: float | Tensor = 1.0,
+    attn_mask: Tensor | None = None,
+    is_causal: bool = False,
+    window: int | None = None,
+    decay: float | Tensor | None = None,
+    timestamps: Tensor | tuple[Tensor, Tensor] | None = None,
+    dropout_p: float = 0.0,
+    backend: str = "auto",
+) -> Tensor:
+    """Projection SDPA: Gaussian-kernel weighted mean of values over allowed keys.
+
+    Parameters
+    ----------
+    query : Tensor (..., L, E)
+    key : Tensor (..., S, E)
+    value : Tensor (..., S, Ev), optional
+        Rows to average. ``None`` averages the keys themselves (``y = z k``, Sanger eq. 14).
+    sigma : float or Tensor
+        Kernel width σ > 0. A tensor broadcastable to ``query.shape[:-2]`` gives one σ per
+        batch element / head; gradients flow to it.
+    attn_mask : Tensor, optional
+        Broadcastable to (..., L, S). Bool: True = may attend. Float: added to the logits
+        (``-inf`` = may not attend). Combined with ``is_causal`` / ``window`` when both given.
+    is_causal : bool
+        Key j may contribute to row i only when j <= i (top-left aligned, as in torch).
+    window : int, optional
+        FIR length W: keys with ``0 <= i-j < W`` when causal, ``|i-j| < W`` otherwise.
+    decay : float or Tensor, optional
+        Without ``timestamps``: γ in (0, 1], weights multiplied by ``γ^(i-j)`` (causal) or
+        ``γ^|i-j|``. With ``timestamps``: the time constant τ > 0, weights multiplied by
+        ``exp(-|t_i - t_j| / τ)``. Per-head tensors broadcast like ``sigma``; differentiable.
+    timestamps : Tensor (..., L) or pair (Tensor (..., L), Tensor (..., S)), optional
+        Sample times of queries and keys (one shared tensor when L == S). Differences are
+        taken in float64. Requires ``decay``.
+    dropout_p : float
+        Dropout on the normalised weights (use only while training).
+    backend : {"auto", "fused", "math"}
+        ``"math"``: explicit distances (reference, exact, O(L·S) memory). ``"fused"``: torch's
+        fused SDPA kernels on the augmented vectors (O(L) memory when no mask, window or decay
+        is asked for). ``"auto"``: fused unless its estimated logit rounding error exceeds
+        :data:`FUSED_MAX_LOGIT_ERROR` nats (small σ relative to the spread of q and k).
+
+    Returns
+    -------
+    Tensor (..., L, Ev)
+        In the dtype of ``query``. float16/bfloat16 inputs are computed in float32. A row
+        with no allowed key is zero.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from tssdpa import projection_sdpa
+    >>> x = torch.linspace(0, 6.28, 50).sin().reshape(1, 50, 1)
+    >>> y = projection_sdpa(x, x, sigma=0.2, is_causal=True, window=8)
+    >>> y.shape
+    torch.Size([1, 50, 1])
+    """
+    q, k, v, sig, allowed, bias, causal_only = _prepare(
+        query, key, value, sigma, attn_mask, is_causal, window, decay, timestamps, dropout_p,
+        backend,
+    )
+    if backend == "auto":
+        c = k.detach().mean(dim=-2, keepdim=True)
+        exact = _fused_logit_error(q - c, k - c, sig) <= FUSED_MAX_LOGIT_ERROR
+        backend = "fused" if exact else "math"
+    if backend == "math":
+        out = naive.projection_sdpa_math(q, k, v, sig, allowed, bias, dropout_p)
+    else:
+        out = _projection_sdpa_fused(q, k, v, sig, allowed, bias, causal_only, dropout_p)
+    return out.to(query.dtype)
+
+
+def projection_weights(
+    query: Tensor,
+    key: Tensor,
+    *,
+    sigma: float | Tensor = 1.0,
+    attn_mask: Tensor | None = None,
+    is_causal: bool = False,
+    window: int | None = None,
+    decay: float | Tensor | None = None,
+    timestamps: Tensor | tuple[Tensor, Tensor] | None = None,
+) -> Tensor:
+    """The weight matrix z (..., L, S) of :func:`projection_sdpa` (rows sum to 1 or are 0).
+
+    Same arguments and conventions as :func:`projection_sdpa`; always computed exactly.
+    """
+    q, k, _, sig, allowed, bias, _ = _prepare(
+        query, key, None, sigma, attn_mask, is_causal, window, decay, timestamps, 0.0, "math"
+    )
+    return naive.projection_weights_math(q, k, sig, allowed, bias).to(query.dtype)

@@ -1,0 +1,380 @@
+"""``ProjectionMultiheadAttention``: a drop-in for ``torch.nn.MultiheadAttention``.
+
+Same constructor, parameter names (so ``load_state_dict`` from a ``nn.MultiheadAttention``
+works), forward arguments and mask conventions, plus the projection kernel of
+:func:`tssdpa.projection_sdpa`: ``attention="projection"`` (default) or ``"standard"``, kernel
+width ``sigma`` (fixed or learned, per head), FIR ``window``, IIR ``decay`` / ``tau``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from tssdpa.functional import (
+    _as_positive,
+    projection_sdpa,
+    projection_weights,
+    time_structure,
+)
+from tssdpa.naive import masked_softmax
+
+
+def _per_head(name: str, x, num_heads: int, *, upper: float | None = None) -> Tensor:
+    """A float or per-head sequence/tensor as a float32 tensor (H,), validated."""
+    t = torch.as_tensor(x, dtype=torch.float32).reshape(-1)
+    if t.numel() == 1:
+        t = t.expand(num_heads).clone()
+    if t.numel() != num_heads:
+        raise ValueError(f"{name} must be a float or have one value per head ({num_heads})")
+    _as_positive(name, t, upper=upper)
+    return t
+
+
+class ProjectionMultiheadAttention(nn.Module):
+    """Multi-head attention whose kernel is the projection (Gaussian-distance) weighting.
+
+    Parameters
+    ----------
+    embed_dim, num_heads, dropout, bias, add_bias_kv, add_zero_attn, kdim, vdim, batch_first,
+    device, dtype
+        As in :class:`torch.nn.MultiheadAttention`.
+    attention : {"projection", "standard"}
+        ``"standard"`` is softmax(q·k/√d) attention, identical to ``nn.MultiheadAttention``
+        given the same weights; ``"projection"`` uses ``exp(-||q-k||²/2σ²)``.
+    sigma : float or sequence of floats
+        Kernel width σ, one value or one per head (projection only).
+    learn_sigma : bool
+        Learn σ per head (parametrised as log σ).
+    window : int, optional
+        FIR length: only keys with ``0 <= i-j < window`` (causal) or ``|i-j| < window``.
+    decay : float or sequence, optional
+        Per-step decay γ in (0, 1]: weights × γ^(i-j). ``learn_decay`` learns it per head
+        (parametrised through a sigmoid, so the initial γ must be < 1).
+    tau : float or sequence, optional
+        Time constant for irregular sampling: weights × exp(-|t_i - t_j|/τ); ``forward`` then
+        needs ``timestamps``. ``learn_decay`` learns it (as log τ). Exclusive with ``decay``.
+    value : {"separate", "key"}
+        ``"key"`` averages the projected keys themselves (Sanger's y = z k): there is no value
+        projection and ``in_proj_weight`` has 2·inner rows.
+    head_dim : int, optional
+        Width of each head (default ``embed_dim // num_heads``); the inner width is
+        ``num_heads * head_dim`` (Keras ``key_dim``).
+    backend : {"auto", "fused", "math"}
+        Passed to :func:`tssdpa.projection_sdpa`.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from tssdpa.nn import ProjectionMultiheadAttention
+    >>> mha = ProjectionMultiheadAttention(16, 4, batch_first=True, sigma=2.0)
+    >>> x = torch.randn(2, 10, 16)
+    >>> y, w = mha(x, x, x, is_causal=True)
+    >>> y.shape, w.shape
+    (torch.Size([2, 10, 16]), torch.Size([2, 10, 10]))
+    """
+
+    __constants__ = ["batch_first"]
+
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        add_bias_kv: bool = False,
+        add_zero_attn: bool = False,
+        kdim: int | None = None,
+        vdim: int | None = None,
+        batch_first: bool = False,
+        device=None,
+        dtype=None,
+        *,
+        attention: str = "projection",
+        sigma=1.0,
+        learn_sigma: bool = False,
+        window: int | None = None,
+        decay=None,
+        learn_decay: bool = False,
+        tau=None,
+        value: str = "separate",
+        head_dim: int | None = None,
+        backend: str = "auto",
+    ) -> None:
+        super().__init__()
+        fk = {"device": device, "dtype": dtype}
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"embed_dim and num_heads must be > 0, got {embed_dim}, {num_heads}")
+        if head_dim is None:
+            if embed_dim % num_heads:
+                raise ValueError(
+                    f"embed_dim ({embed_dim}) must be divisible by num_heads ({num_heads}) "
+                    "unless head_dim is given"
+                )
+            head_dim = embed_dim // num_heads
+        if attention not in ("projection", "standard"):
+            raise ValueError(f"attention must be 'projection' or 'standard', got {attention!r}")
+        if value not in ("separate", "key"):
+            raise ValueError(f"value must be 'separate' or 'key', got {value!r}")
+        if decay is not None and tau is not None:
+            raise ValueError("give decay (per step) or tau (time constant), not both")
+        if window is not None and (not isinstance(window, numbers.Integral) or window < 1):
+            raise ValueError(f"window must be a positive int, got {window!r}")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+
+        self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, head_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.dropout, self.batch_first = dropout, batch_first
+        self.attention, self.value, self.window, self.backend = attention, value, window, backend
+        self.add_zero_attn = add_zero_attn
+        inner = num_heads * head_dim
+        self.inner_dim = inner
+        n_proj = 2 if value == "key" else 3
+
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = nn.Parameter(torch.empty(n_proj * inner, embed_dim, **fk))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        else:
+            self.q_proj_weight = nn.Parameter(torch.empty(inner, embed_dim, **fk))
+            self.k_proj_weight = nn.Parameter(torch.empty(inner, self.kdim, **fk))
+            if value == "key":
+                self.register_parameter("v_proj_weight", None)
+            else:
+                self.v_proj_weight = nn.Parameter(torch.empty(inner, self.vdim, **fk))
+            self.register_parameter("in_proj_weight", None)
+        if bias:
+            self.in_proj_bias = nn.Parameter(torch.empty(n_proj * inner, **fk))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = nn.Linear(inner, embed_dim, bias=bias, **fk)
+        if add_bias_kv:
+            self.bias_k = nn.Parameter(torch.empty(1, 1, inner, **fk))
+            self.bias_v = nn.Parameter(torch.empty(1, 1, inner, **fk))
+        else:
+            self.bias_k = self.bias_v = None
+
+        # Kernel and time-structure parameters: buffers when fixed (not in state_dict, so a
+        # torch nn.MultiheadAttention state_dict loads), parameters when learned.
+        self.learn_sigma, self.learn_decay = learn_sigma, learn_decay
+        s = _per_head("sigma", sigma, num_heads)
+        if learn_sigma:
+            self.log_sigma = nn.Parameter(s.log().to(device))
+        else:
+            self.register_buffer("sigma", s.to(device), persistent=False)
+        self.decay_kind = None if decay is None and tau is None else ("tau" if tau is not None else "decay")
+        if decay is not None:
+            g = _per_head("decay", decay, num_heads, upper=1.0)
+            if learn_decay:
+                if bool((g >= 1).any()):
+                    raise ValueError("a learned decay must start below 1 (sigmoid parametrisation)")
+                self.decay_logit = nn.Parameter(torch.logit(g).to(device))
+            else:
+                self.register_buffer("decay", g.to(device), persistent=False)
+        elif tau is not None:
+            t = _per_head("tau", tau, num_heads)
+            if learn_decay:
+                self.log_tau = nn.Parameter(t.log().to(device))
+            else:
+                self.register_buffer("tau", t.to(device), persistent=False)
+        self._reset_parameters()
+
+    def _reset_parameters(self) -> None:
+        # Same initialisation as torch.nn.MultiheadAttention.
+        if self._qkv_same_embed_dim:
+            nn.init.xavier_uniform_(self.in_proj_weight)
+        else:
+            for w in (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight):
+                if w is not None:
+                    nn.init.xavier_uniform_(w)
+        if self.in_proj_bias is not None:
+            nn.init.constant_(self.in_proj_bias, 0.0)
+            nn.init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            nn.init.xavier_normal_(self.bias_k)
+            nn.init.xavier_normal_(self.bias_v)
+
+    # ------------------------------------------------------------------ kernel parameters
+
+    def kernel_sigma(self) -> Tensor:
+        """σ per head, shape (H,)."""
+        return self.log_sigma.exp() if self.learn_sigma else self.sigma
+
+    def kernel_decay(self) -> Tensor | None:
+        """γ (or τ) per head, shape (H,), or None."""
+        if self.decay_kind is None:
+            return None
+        if self.decay_kind == "decay":
+            return torch.sigmoid(self.decay_logit) if self.learn_decay else self.decay
+        return self.log_tau.exp() if self.learn_decay else self.tau
+
+    # ------------------------------------------------------------------ forward
+
+    def _project(self, query: Tensor, key: Tensor, value: Tensor):
+        inner = self.inner_dim
+        b = self.in_proj_bias
+        bq, bk, bv = (None, None, None) if b is None else (b[:inner], b[inner:2 * inner], b[2 * inner:])
+        if self._qkv_same_embed_dim:
+            w = self.in_proj_weight
+            wq, wk, wv = w[:inner], w[inner:2 * inner], w[2 * inner:]
+        else:
+            wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
+        q = F.linear(query, wq, bq)
+        k = F.linear(key, wk, bk)
+        v = k if self.value == "key" else F.linear(value, wv, bv)
+        return q, k, v
+
+    def _merge_masks(self, attn_mask, key_padding_mask, B, L, S, dtype):
+        """torch MHA masks → (allowed bool or None, additive float or None), shaped (B,H,L,S)."""
+        H = self.num_heads
+        allowed, add = None, None
+        if attn_mask is not None:
+            if attn_mask.dim() == 3:
+                if attn_mask.shape[0] != B * H:
+                    raise ValueError(
+                        f"attn_mask of shape {tuple(attn_mask.shape)}: 3-D masks must be "
+                        f"(batch*num_heads, L, S) = ({B * H}, {L}, {S})"
+                    )
+                attn_mask = attn_mask.reshape(B, H, *attn_mask.shape[-2:])
+            if attn_mask.shape[-2:] != (L, S):
+                raise ValueError(
+                    f"attn_mask must be (L, S) = ({L}, {S}) or (batch*num_heads, L, S), got "
+                    f"{tuple(attn_mask.shape)}"
+                )
+            if attn_mask.dtype == torch.bool:
+                allowed = ~attn_mask  # torch MHA: True = NOT allowed
+            else:
+                add = attn_mask.to(dtype)
+        if key_padding_mask is not None:
+            if key_padding_mask.shape != (B, S):
+                raise ValueError(
+                    f"key_padding_mask must be (batch, S) = ({B}, {S}), got "
+                    f"{tuple(key_padding_mask.shape)}"
+                )
+            kpm = key_padding_mask[:, None, None, :]  # (B, 1, 1, S)
+            if kpm.dtype == torch.bool:
+                allowed = ~kpm if allowed is None else allowed & ~kpm
+            else:
+                add = kpm.to(dtype) if add is None else add + kpm.to(dtype)
+        return allowed, add
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        key_padding_mask: Tensor | None = None,
+        need_weights: bool = True,
+        attn_mask: Tensor | None = None,
+        average_attn_weights: bool = True,
+        is_causal: bool = False,
+        timestamps: Tensor | tuple[Tensor, Tensor] | None = None,
+    ) -> tuple[Tensor, Tensor | None]:
+        """Attend; arguments and returns as :meth:`torch.nn.MultiheadAttention.forward`.
+
+        ``is_causal=True`` applies the causal mask (combined with ``attn_mask`` if given).
+        ``timestamps``: (B, L) for self-attention, or a pair ((B, L), (B, S)); needs ``tau``.
+        """
+        batched = query.dim() == 3
+        if query.dim() not in (2, 3) or key.dim() != query.dim() or value.dim() != query.dim():
+            raise ValueError(
+                "query, key and value must all be (L, E) unbatched or 3-D batched, got "
+                f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}"
+            )
+        if query.shape[-1] != self.embed_dim:
+            raise ValueError(f"query last dim must be embed_dim={self.embed_dim}, got {query.shape[-1]}")
+        if key.shape[-1] != self.kdim or value.shape[-1] != self.vdim:
+            raise ValueError(
+                f"key/value last dims must be kdim={self.kdim}, vdim={self.vdim}, got "
+                f"{key.shape[-1]}, {value.shape[-1]}"
+            )
+        if not batched:
+            query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
+            if key_padding_mask is not None:
+                key_padding_mask = key_padding_mask.unsqueeze(0)
+        elif not self.batch_first:
+            query, key, value = (x.transpose(0, 1) for x in (query, key, value))
+        B, L, _ = query.shape
+        H, Dh = self.num_heads, self.head_dim
+
+        q, k, v = self._project(query, key, value)  # (B, L|S, inner)
+        if self.bias_k is not None:
+            k = torch.cat([k, self.bias_k.expand(B, 1, -1)], dim=1)
+            v = torch.cat([v, self.bias_v.expand(B, 1, -1)], dim=1)
+            attn_mask = None if attn_mask is None else F.pad(attn_mask, (0, 1))
+            key_padding_mask = None if key_padding_mask is None else F.pad(key_padding_mask, (0, 1))
+        q, k, v = (x.unflatten(-1, (H, Dh)).transpose(1, 2) for x in (q, k, v))  # (B, H, ·, Dh)
+        if self.add_zero_attn:
+            k = torch.cat([k, k.new_zeros(B, H, 1, Dh)], dim=2)
+            v = torch.cat([v, v.new_zeros(B, H, 1, Dh)], dim=2)
+            attn_mask = None if attn_mask is None else F.pad(attn_mask, (0, 1))
+            key_padding_mask = None if key_padding_mask is None else F.pad(key_padding_mask, (0, 1))
+        S = k.shape[2]
+
+        allowed, add = self._merge_masks(attn_mask, key_padding_mask, B, L, S, q.dtype)
+        mask = allowed if add is None else (add if allowed is None else add.masked_fill(~allowed, float("-inf")))
+        decay = self.kernel_decay()
+        if timestamps is not None:
+            if self.decay_kind != "tau":
+                raise ValueError("timestamps need the layer to be built with tau=")
+            pair = timestamps if isinstance(timestamps, (tuple, list)) else (timestamps, timestamps)
+            timestamps = tuple(t if batched else t.unsqueeze(0) for t in pair)
+            timestamps = tuple(t.unsqueeze(-2) for t in timestamps)  # (B, 1, L): broadcast over heads
+            if self.add_zero_attn or self.bias_k is not None:
+                raise ValueError("timestamps cannot be combined with add_bias_kv / add_zero_attn")
+        elif self.decay_kind == "tau":
+            raise ValueError("this layer was built with tau=: forward needs timestamps")
+        dropout_p = self.dropout if self.training else 0.0
+        structure = {"is_causal": is_causal, "window": self.window, "decay": decay, "timestamps": timestamps}
+
+        weights = None
+        if self.attention == "projection":
+            sigma = self.kernel_sigma()
+            if need_weights:
+                weights = projection_weights(q, k, sigma=sigma, attn_mask=mask, **structure)
+            else:
+                out = projection_sdpa(
+                    q, k, v, sigma=sigma, attn_mask=mask, dropout_p=dropout_p,
+                    backend=self.backend, **structure,
+                )
+        else:
+            allowed, bias = time_structure(
+                L, S, attn_mask=mask, device=q.device, dtype=q.dtype, **structure
+            )
+            if need_weights:
+                logits = (q @ k.transpose(-1, -2)) / math.sqrt(Dh)
+                weights = masked_softmax(logits if bias is None else logits + bias, allowed)
+            else:
+                m = allowed if bias is None else (bias if allowed is None else bias.masked_fill(~allowed, float("-inf")))
+                out = F.scaled_dot_product_attention(q, k, v, attn_mask=m, dropout_p=dropout_p)
+        if weights is not None:
+            weights = F.dropout(weights, p=dropout_p) if dropout_p > 0 else weights
+            out = weights @ v
+        out = self.out_proj(out.transpose(1, 2).flatten(-2))  # (B, L, E)
+
+        if batched and not self.batch_first:
+            out = out.transpose(0, 1)
+        if weights is not None and average_attn_weights:
+            weights = weights.mean(dim=1)
+        if not batched:
+            out = out.squeeze(0)
+            weights = None if weights is None else weights.squeeze(0)
+        return out, weights
+
+    def extra_repr(self) -> str:
+        s = f"{self.embed_dim}, {self.num_heads}, attention={self.attention!r}"
+        if self.attention == "projection":
+            s += f", learn_sigma={self.learn_sigma}"
+        if self.window is not None:
+            s += f", window={self.window}"
+        if self.decay_kind is not None:
+            s += f", {self.decay_kind}, learn_decay={self.learn_decay}"
+        return s
