@@ -121,7 +121,9 @@ def _check_timestamps(timestamps, batch, L: int, S: int) -> tuple[Tensor, Tensor
     elif isinstance(timestamps, Sequence) and len(timestamps) == 2:
         pair = tuple(timestamps)
     else:
-        raise TypeError("timestamps must be a tensor (..., L) or a pair of tensors (..., L), (..., S)")
+        raise TypeError(
+            "timestamps must be a tensor (..., L) or a pair of tensors (..., L), (..., S)"
+        )
     for t, n, side in ((pair[0], L, "query"), (pair[1], S, "key")):
         if not isinstance(t, Tensor):
             raise TypeError(f"timestamps ({side}) must be a torch.Tensor, got {type(t).__name__}")
@@ -182,7 +184,10 @@ def time_structure(
             tq, tk = timestamps
             # Differences in float64 first: absolute times (e.g. epoch seconds) lose all
             # resolution in float32 before subtraction.
-            dt = (tq.to(device, torch.float64)[..., :, None] - tk.to(device, torch.float64)[..., None, :])
+            dt = (
+                tq.to(device, torch.float64)[..., :, None]
+                - tk.to(device, torch.float64)[..., None, :]
+            )
             bias = -dt.abs().to(dtype) / d
     if attn_mask is not None:
         if attn_mask.dtype == torch.bool:
@@ -194,6 +199,13 @@ def time_structure(
             if not bool(finite.all()):
                 allowed = finite if allowed is None else allowed & finite
     return allowed, bias
+
+
+def combine_mask(allowed: Tensor | None, bias: Tensor | None) -> Tensor | None:
+    """One ``attn_mask`` for torch's SDPA: bool when there is no bias, else float with -inf."""
+    if bias is None:
+        return allowed
+    return bias if allowed is None else bias.masked_fill(~allowed, float("-inf"))
 
 
 # --------------------------------------------------------------------------- fused path
@@ -244,10 +256,7 @@ def _projection_sdpa_fused(
             allowed = allowed | empty  # keep the kernel finite; those rows are zeroed below
         else:
             empty = None
-        if bias is None:
-            mask = allowed
-        else:
-            mask = bias.masked_fill(~allowed, float("-inf"))
+        mask = combine_mask(allowed, bias)
     elif bias is not None:
         mask = bias
     if mask is not None and mask.dim() > 2:
@@ -264,8 +273,9 @@ def _projection_sdpa_fused(
 # --------------------------------------------------------------------------- public API
 
 
-def _prepare(query, key, value, sigma, attn_mask, is_causal, window, decay, timestamps,
-             dropout_p, backend):
+def _prepare(
+    query, key, value, sigma, attn_mask, is_causal, window, decay, timestamps, dropout_p, backend
+):
     batch = _check_tensors(query, key, value)
     L, S = query.shape[-2], key.shape[-2]
     sigma = _as_positive("sigma", sigma)
@@ -312,8 +322,15 @@ def _prepare(query, key, value, sigma, attn_mask, is_causal, window, decay, time
     v = k if value is None else value.to(dtype).expand(*batch, S, value.shape[-1])
     sig = _param_tensor(sigma, q.device, dtype)
     allowed, bias = time_structure(
-        L, S, is_causal=is_causal, window=window, decay=decay, timestamps=timestamps,
-        attn_mask=attn_mask, device=q.device, dtype=dtype,
+        L,
+        S,
+        is_causal=is_causal,
+        window=window,
+        decay=decay,
+        timestamps=timestamps,
+        attn_mask=attn_mask,
+        device=q.device,
+        dtype=dtype,
     )
     causal_only = is_causal and window is None and attn_mask is None and decay is None
     return q, k, v, sig, allowed, bias, causal_only
@@ -382,7 +399,16 @@ def projection_sdpa(
     torch.Size([1, 50, 1])
     """
     q, k, v, sig, allowed, bias, causal_only = _prepare(
-        query, key, value, sigma, attn_mask, is_causal, window, decay, timestamps, dropout_p,
+        query,
+        key,
+        value,
+        sigma,
+        attn_mask,
+        is_causal,
+        window,
+        decay,
+        timestamps,
+        dropout_p,
         backend,
     )
     if backend == "auto":

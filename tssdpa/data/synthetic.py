@@ -63,8 +63,16 @@ def steps_and_impacts(n: int = 2000, seed: int = 0, *, n_steps: int = 6, n_impac
     return x
 
 
-def lorenz(n: int = 2000, seed: int = 0, *, dt: float = 0.02, component: int | None = 0,
-           sigma: float = 10.0, rho: float = 28.0, beta: float = 8.0 / 3.0):
+def lorenz(
+    n: int = 2000,
+    seed: int = 0,
+    *,
+    dt: float = 0.02,
+    component: int | None = 0,
+    sigma: float = 10.0,
+    rho: float = 28.0,
+    beta: float = 8.0 / 3.0,
+):
     """Lorenz-63 system integrated with :func:`scipy.integrate.solve_ivp` (RK45, tight tol).
 
     A seeded initial condition is run for 1000 steps of burn-in onto the attractor. Returns the
@@ -85,8 +93,17 @@ def lorenz(n: int = 2000, seed: int = 0, *, dt: float = 0.02, component: int | N
     return out if component is None else out[:, component].copy()
 
 
-def mackey_glass(n: int = 2000, seed: int = 0, *, tau: float = 17.0, beta: float = 0.2,
-                 gamma: float = 0.1, power: float = 10.0, dt: float = 1.0, substeps: int = 10):
+def mackey_glass(
+    n: int = 2000,
+    seed: int = 0,
+    *,
+    tau: float = 17.0,
+    beta: float = 0.2,
+    gamma: float = 0.1,
+    power: float = 10.0,
+    dt: float = 1.0,
+    substeps: int = 10,
+):
     """Mackey–Glass delay equation ``dx/dt = beta x(t-tau)/(1+x(t-tau)^p) - gamma x``.
 
     Integrated with a fixed-step 4th-order Runge–Kutta scheme (``substeps`` per ``dt``, delayed
@@ -116,8 +133,9 @@ def mackey_glass(n: int = 2000, seed: int = 0, *, tau: float = 17.0, beta: float
     return x[lag + 1 + burn :: substeps][:n].copy()
 
 
-def ar2(n: int = 2000, seed: int = 0, *, phi1: float = 1.6, phi2: float = -0.8,
-        noise_std: float = 1.0):
+def ar2(
+    n: int = 2000, seed: int = 0, *, phi1: float = 1.6, phi2: float = -0.8, noise_std: float = 1.0
+):
     """Stationary AR(2) ``x[t] = phi1 x[t-1] + phi2 x[t-2] + e[t]`` (a resonance near f=0.07).
 
     For this process the optimal predictor is linear, so linear filters are the reference.

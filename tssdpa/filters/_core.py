@@ -27,6 +27,7 @@ returns ``fallback[t]`` (NaN when no fallback is given).
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -95,7 +96,8 @@ def attend_lags(
     tau: float | None = None,
     exclude_self: bool = False,
     fallback: np.ndarray | None = None,
-    block_elems: int = 1 << 18,
+    block_elems: int = 1 << 16,
+    n_threads: int = 1,
 ) -> np.ndarray:
     """Fast blocked projection over lags ``lag_min..lag_max`` for query rows ``rows[0]:rows[1]``.
 
@@ -121,11 +123,11 @@ def attend_lags(
     self_pos = None
     if exclude_self and lag_min <= 0 <= lag_max:
         self_pos = int(np.nonzero(lags == 0)[0][0])
-    block = max(1, block_elems // max(1, n_lags * max(n_emb, n_ch)))
+    block = max(1, block_elems // n_lags)
     use_times = times is not None and tau is not None
     inv_tau = 1.0 / tau if use_times else None
 
-    for a in range(start, stop, block):
+    def run_block(a: int) -> None:
         b = min(stop, a + block)
         n = b - a
         k0, k1 = a - lag_max, b - 1 - lag_min + 1  # key table slice
@@ -133,39 +135,37 @@ def attend_lags(
         Vk = V[k0:k1]
         Eq = E[a:b]
         has_nan = bool(np.isnan(Ek).any() or np.isnan(Eq).any() or np.isnan(Vk).any())
-        Kw = sliding_window_view(Ek, n_lags, axis=0)  # (n, D, L)
-        if n_emb == 1:
-            diff = Eq[:, 0:1] - Kw[:, 0, :]  # (n, L)
-            if has_nan:
+        Kw = sliding_window_view(Ek, n_lags, axis=0)  # (n, D, L), window position last
+        if has_nan:
+            dist = np.zeros((n, n_lags), dtype=dtype)
+            cnt = np.zeros((n, n_lags), dtype=np.int32)
+            for d in range(n_emb):
+                diff = Eq[:, d : d + 1] - Kw[:, d, :]
                 fin = ~np.isnan(diff)
-                dist = np.where(fin, diff * diff, 0.0)
-                # D == 1: common count is 0 or 1; with 0 the distance is 0
-            else:
-                dist = np.multiply(diff, diff, out=diff)
+                cnt += fin
+                dist += np.where(fin, diff * diff, 0.0)
+            if n_emb > 1:
+                dist = np.where(cnt > 0, dist * (n_emb / np.maximum(cnt, 1)), 0.0)
         else:
-            diff = Eq[:, :, None] - Kw  # (n, D, L)
-            if has_nan:
-                fin = ~np.isnan(diff)
-                cnt = fin.sum(axis=1)
-                dist = np.where(fin, diff * diff, 0.0).sum(axis=1)
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    dist = np.where(cnt > 0, dist * (n_emb / np.maximum(cnt, 1)), 0.0)
-            else:
+            dist = np.subtract(Eq[:, 0:1], Kw[:, 0, :])
+            np.multiply(dist, dist, out=dist)
+            for d in range(1, n_emb):
+                diff = np.subtract(Eq[:, d : d + 1], Kw[:, d, :])
                 np.multiply(diff, diff, out=diff)
-                dist = diff.sum(axis=1)
+                dist += diff
         logits = np.multiply(dist, -inv2s2, out=dist).astype(dtype, copy=False)
         if decay_term is not None:
             logits += decay_term
+        valid = None
         if use_times:
             Tw = sliding_window_view(times[k0:k1], n_lags)  # (n, L)
             dt = np.abs(times[a:b, None] - Tw)
             logits -= (dt * inv_tau).astype(dtype, copy=False)
-        valid = None
-        if has_nan or use_times:
+            valid = ~np.isnan(dt)
+        if has_nan:
             Vw = sliding_window_view(Vk, n_lags, axis=0)  # (n, C, L)
-            valid = ~np.isnan(Vw).any(axis=1)
-            if use_times:
-                valid &= ~np.isnan(dt)
+            vv = ~np.isnan(Vw).any(axis=1)
+            valid = vv if valid is None else valid & vv
         if self_pos is not None:
             if valid is None:
                 valid = np.ones((n, n_lags), dtype=bool)
@@ -179,21 +179,25 @@ def attend_lags(
         logits -= mx
         w = np.exp(logits, out=logits)
         den = w.sum(axis=1)
-        if n_ch == 1:
-            vals = sliding_window_view(Vk[:, 0], n_lags)  # (n, L)
+        num = np.empty((n, n_ch), dtype=dtype)
+        for c in range(n_ch):
+            vals = sliding_window_view(Vk[:, c], n_lags)  # (n, L)
             if valid is not None:
                 vals = np.where(valid, vals, 0.0)
-            num = np.einsum("nl,nl->n", w, vals)[:, None]
-        else:
-            Vw = sliding_window_view(Vk, n_lags, axis=0)  # (n, C, L)
-            if valid is not None:
-                Vw = np.where(valid[:, None, :], Vw, 0.0)
-            num = np.einsum("nl,ncl->nc", w, Vw)
+            num[:, c] = np.einsum("nl,nl->n", w, vals)
         with np.errstate(invalid="ignore", divide="ignore"):
             res = num / den[:, None]
         if empty.any():
             res[empty] = np.nan if fallback is None else fallback[a - start : b - start][empty]
         out[a - start : b - start] = res
+
+    starts = range(start, stop, block)
+    if n_threads > 1 and len(starts) > 1:
+        with ThreadPoolExecutor(max_workers=n_threads) as pool:
+            list(pool.map(run_block, starts))
+    else:
+        for a in starts:
+            run_block(a)
     return out
 
 

@@ -17,6 +17,7 @@ from torch import Tensor, nn
 
 from tssdpa.functional import (
     _as_positive,
+    combine_mask,
     projection_sdpa,
     projection_weights,
     time_structure,
@@ -170,7 +171,9 @@ class ProjectionMultiheadAttention(nn.Module):
             self.log_sigma = nn.Parameter(s.log().to(device))
         else:
             self.register_buffer("sigma", s.to(device), persistent=False)
-        self.decay_kind = None if decay is None and tau is None else ("tau" if tau is not None else "decay")
+        self.decay_kind = (
+            None if decay is None and tau is None else ("tau" if tau is not None else "decay")
+        )
         if decay is not None:
             g = _per_head("decay", decay, num_heads, upper=1.0)
             if learn_decay:
@@ -221,10 +224,12 @@ class ProjectionMultiheadAttention(nn.Module):
     def _project(self, query: Tensor, key: Tensor, value: Tensor):
         inner = self.inner_dim
         b = self.in_proj_bias
-        bq, bk, bv = (None, None, None) if b is None else (b[:inner], b[inner:2 * inner], b[2 * inner:])
+        bq, bk, bv = (
+            (None, None, None) if b is None else (b[:inner], b[inner : 2 * inner], b[2 * inner :])
+        )
         if self._qkv_same_embed_dim:
             w = self.in_proj_weight
-            wq, wk, wv = w[:inner], w[inner:2 * inner], w[2 * inner:]
+            wq, wk, wv = w[:inner], w[inner : 2 * inner], w[2 * inner :]
         else:
             wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
         q = F.linear(query, wq, bq)
@@ -290,7 +295,9 @@ class ProjectionMultiheadAttention(nn.Module):
                 f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}"
             )
         if query.shape[-1] != self.embed_dim:
-            raise ValueError(f"query last dim must be embed_dim={self.embed_dim}, got {query.shape[-1]}")
+            raise ValueError(
+                f"query last dim must be embed_dim={self.embed_dim}, got {query.shape[-1]}"
+            )
         if key.shape[-1] != self.kdim or value.shape[-1] != self.vdim:
             raise ValueError(
                 f"key/value last dims must be kdim={self.kdim}, vdim={self.vdim}, got "
@@ -320,20 +327,27 @@ class ProjectionMultiheadAttention(nn.Module):
         S = k.shape[2]
 
         allowed, add = self._merge_masks(attn_mask, key_padding_mask, B, L, S, q.dtype)
-        mask = allowed if add is None else (add if allowed is None else add.masked_fill(~allowed, float("-inf")))
+        mask = combine_mask(allowed, add)
         decay = self.kernel_decay()
         if timestamps is not None:
             if self.decay_kind != "tau":
                 raise ValueError("timestamps need the layer to be built with tau=")
             pair = timestamps if isinstance(timestamps, (tuple, list)) else (timestamps, timestamps)
             timestamps = tuple(t if batched else t.unsqueeze(0) for t in pair)
-            timestamps = tuple(t.unsqueeze(-2) for t in timestamps)  # (B, 1, L): broadcast over heads
+            timestamps = tuple(
+                t.unsqueeze(-2) for t in timestamps
+            )  # (B, 1, L): broadcast over heads
             if self.add_zero_attn or self.bias_k is not None:
                 raise ValueError("timestamps cannot be combined with add_bias_kv / add_zero_attn")
         elif self.decay_kind == "tau":
             raise ValueError("this layer was built with tau=: forward needs timestamps")
         dropout_p = self.dropout if self.training else 0.0
-        structure = {"is_causal": is_causal, "window": self.window, "decay": decay, "timestamps": timestamps}
+        structure = {
+            "is_causal": is_causal,
+            "window": self.window,
+            "decay": decay,
+            "timestamps": timestamps,
+        }
 
         weights = None
         if self.attention == "projection":
@@ -342,8 +356,14 @@ class ProjectionMultiheadAttention(nn.Module):
                 weights = projection_weights(q, k, sigma=sigma, attn_mask=mask, **structure)
             else:
                 out = projection_sdpa(
-                    q, k, v, sigma=sigma, attn_mask=mask, dropout_p=dropout_p,
-                    backend=self.backend, **structure,
+                    q,
+                    k,
+                    v,
+                    sigma=sigma,
+                    attn_mask=mask,
+                    dropout_p=dropout_p,
+                    backend=self.backend,
+                    **structure,
                 )
         else:
             allowed, bias = time_structure(
@@ -353,8 +373,9 @@ class ProjectionMultiheadAttention(nn.Module):
                 logits = (q @ k.transpose(-1, -2)) / math.sqrt(Dh)
                 weights = masked_softmax(logits if bias is None else logits + bias, allowed)
             else:
-                m = allowed if bias is None else (bias if allowed is None else bias.masked_fill(~allowed, float("-inf")))
-                out = F.scaled_dot_product_attention(q, k, v, attn_mask=m, dropout_p=dropout_p)
+                out = F.scaled_dot_product_attention(
+                    q, k, v, attn_mask=combine_mask(allowed, bias), dropout_p=dropout_p
+                )
         if weights is not None:
             weights = F.dropout(weights, p=dropout_p) if dropout_p > 0 else weights
             out = weights @ v

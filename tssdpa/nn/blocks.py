@@ -15,7 +15,9 @@ from tssdpa.nn.attention import ProjectionMultiheadAttention
 _ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU}
 
 
-def _feed_forward(d_model: int, dim_feedforward: int, dropout: float, activation: str) -> nn.Sequential:
+def _feed_forward(
+    d_model: int, dim_feedforward: int, dropout: float, activation: str
+) -> nn.Sequential:
     if activation not in _ACTIVATIONS:
         raise ValueError(f"activation must be one of {sorted(_ACTIVATIONS)}, got {activation!r}")
     return nn.Sequential(
@@ -77,8 +79,14 @@ class EncoderBlock(nn.Module):
     ) -> Tensor:
         def attend(h: Tensor) -> Tensor:
             return self.self_attn(
-                h, h, h, key_padding_mask=key_padding_mask, attn_mask=attn_mask,
-                need_weights=False, is_causal=is_causal, timestamps=timestamps,
+                h,
+                h,
+                h,
+                key_padding_mask=key_padding_mask,
+                attn_mask=attn_mask,
+                need_weights=False,
+                is_causal=is_causal,
+                timestamps=timestamps,
             )[0]
 
         x = self.attn_sublayer(x, attend)  # (B, T, d_model)
@@ -126,7 +134,11 @@ class DecoderBlock(nn.Module):
     ) -> Tensor:
         def self_attend(h: Tensor) -> Tensor:
             return self.self_attn(
-                h, h, h, key_padding_mask=tgt_key_padding_mask, need_weights=False,
+                h,
+                h,
+                h,
+                key_padding_mask=tgt_key_padding_mask,
+                need_weights=False,
                 is_causal=tgt_is_causal,
             )[0]
 

@@ -1,0 +1,535 @@
+"""Benchmark: projection SDPA (fused and math backends) against torch's standard SDPA.
+
+For each sequence length L (= S), causal or not, with or without an exponential decay, this
+times the forward pass and the forward+backward pass and measures the extra peak memory of
+one call, for
+
+* ``fused``  ``tssdpa.projection_sdpa(..., backend="fused")``
+* ``math``   ``tssdpa.projection_sdpa(..., backend="math")`` (explicit O(L·S) distances)
+* ``std``    ``torch.nn.functional.scaled_dot_product_attention`` on the same q, k, v. With a
+  decay, it gets the same additive bias ``|i-j|·log γ`` (``-inf`` above the diagonal when
+  causal) as a float ``attn_mask``, built inside the timed call exactly as the projection
+  operator builds its own, so the comparison is like for like.
+* ``plain``  standard SDPA with no decay bias (only ``is_causal``), shown beside the decay rows.
+
+Ratios ``fused/std`` and ``math/std`` come from the same run, on the same inputs.
+
+Memory. CUDA: ``torch.cuda.max_memory_allocated()`` after ``reset_peak_memory_stats()``,
+minus the memory allocated before the call. CPU: ``tracemalloc`` cannot see torch's
+allocations, so every configuration runs in a fresh subprocess whose glibc mmap threshold is
+pinned at 128 KiB (``MALLOC_MMAP_THRESHOLD_``), so every tensor larger than that is its own
+mapping and goes back to the OS when freed; before each measured call the kernel's peak-RSS
+counter is reset (``echo 5 > /proc/self/clear_refs``) and the extra peak is
+``VmHWM`` after the call minus ``VmRSS`` before it. This counts the output, autograd saved
+tensors, gradients and kernel scratch, i.e. everything the call added to the resident set.
+
+Run ``python experiments/bench_attention.py --quick`` for a smoke run (< 1 min), or without
+``--quick`` for the full sweep; the Markdown report goes to ``docs/results/attention_bench.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import os
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_OUT = ROOT / "docs" / "results" / "attention_bench.md"
+
+CPU_TIME_TARGET = 1.3  # fused / standard, CPU, every configuration
+CUDA_TIME_TARGET = 1.1  # fused / standard, CUDA, L >= CUDA_TARGET_MIN_L
+CUDA_TARGET_MIN_L = 4096
+LINEAR_MEMORY_MAX_RATIO = 2.5  # peak(2L) / peak(L): 2 if linear in L, 4 if quadratic
+
+# Live (B·H, L, S) float32 tensors the math backend keeps at its peak (distances, squared
+# distances / logits, softmax, and their gradients in the backward pass): used to skip it.
+MATH_LIVE_LS_TENSORS = 6
+
+
+# --------------------------------------------------------------------------- worker side
+
+
+def _rss_kib() -> tuple[int, int] | None:
+    """(VmRSS, VmHWM) of this process in KiB, or None off Linux."""
+    try:
+        text = Path("/proc/self/status").read_text()
+    except OSError:
+        return None
+    vals = {}
+    for line in text.splitlines():
+        if line.startswith(("VmRSS:", "VmHWM:")):
+            vals[line.split(":")[0]] = int(line.split()[1])
+    return vals.get("VmRSS"), vals.get("VmHWM")
+
+
+def _reset_peak_rss() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _make_callables(torch, cfg: dict):
+    """{impl: fn(q, k, v) -> out} for one configuration."""
+    import torch.nn.functional as F
+
+    from tssdpa import projection_sdpa
+
+    causal, decay, sigma = cfg["causal"], cfg["decay"], cfg["sigma"]
+    L = cfg["L"]
+
+    def std_bias(device, dtype):
+        lag = torch.arange(L, device=device)[:, None] - torch.arange(L, device=device)[None, :]
+        bias = lag.abs().to(dtype) * math.log(decay)
+        if causal:
+            bias = bias.masked_fill(lag < 0, float("-inf"))
+        return bias
+
+    def fused(q, k, v):
+        return projection_sdpa(q, k, v, sigma=sigma, is_causal=causal, decay=decay,
+                               backend="fused")
+
+    def math_(q, k, v):
+        return projection_sdpa(q, k, v, sigma=sigma, is_causal=causal, decay=decay,
+                               backend="math")
+
+    def plain(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+    def std(q, k, v):
+        if decay is None:
+            return plain(q, k, v)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=std_bias(q.device, q.dtype))
+
+    table = {"std": std, "fused": fused, "math": math_, "plain": plain}
+    return {name: table[name] for name in cfg["impls"]}
+
+
+def _worker(cfg: dict) -> dict:
+    import torch
+
+    torch.set_num_threads(cfg["threads"])
+    torch.manual_seed(0)
+    device = torch.device(cfg["device"])
+    dtype = getattr(torch, cfg["dtype"])
+    cuda = device.type == "cuda"
+    B, H, L, D = cfg["batch"], cfg["heads"], cfg["L"], cfg["head_dim"]
+    q, k, v = (torch.randn(B, H, L, D, device=device, dtype=dtype) for _ in range(3))
+    grad_out = torch.randn(B, H, L, D, device=device, dtype=dtype)
+    fns = _make_callables(torch, cfg)
+
+    def sync():
+        if cuda:
+            torch.cuda.synchronize(device)
+
+    def run(fn, mode):
+        if mode == "fwd":
+            with torch.no_grad():
+                out = fn(q, k, v)
+            del out
+        else:
+            qq, kk, vv = (t.detach().requires_grad_(True) for t in (q, k, v))
+            out = fn(qq, kk, vv)
+            out.backward(grad_out)
+            del out, qq, kk, vv
+
+    def timed(fn, mode) -> float:
+        if cuda:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            sync()
+            start.record()
+            run(fn, mode)
+            end.record()
+            sync()
+            return start.elapsed_time(end)
+        t0 = time.perf_counter()
+        run(fn, mode)
+        return (time.perf_counter() - t0) * 1e3
+
+    def peak_mib(fn, mode) -> float | None:
+        sync()
+        if cuda:
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats(device)
+            base = torch.cuda.memory_allocated(device)
+            run(fn, mode)
+            sync()
+            return (torch.cuda.max_memory_allocated(device) - base) / 2**20
+        before = _rss_kib()
+        if before is None or not _reset_peak_rss():
+            return None
+        before = _rss_kib()
+        run(fn, mode)
+        after = _rss_kib()
+        return max(0, after[1] - before[0]) / 1024
+
+    # Initialise thread pools, kernels and lazy state on a tiny problem first, so the memory
+    # measurements below see the call, not one-time setup.
+    small = {**cfg, "L": 16}
+    for fn in _make_callables(torch, small).values():
+        qs, ks, vs = (t[..., :16, :].contiguous() for t in (q, k, v))
+        with torch.no_grad():
+            fn(qs, ks, vs)
+        qs.requires_grad_(True)
+        fn(qs, ks, vs).sum().backward()
+    sync()
+
+    res = {}
+    for name, fn in fns.items():
+        r = {}
+        for mode in ("fwd", "fwdbwd"):
+            r[f"{mode}_mib"] = peak_mib(fn, mode)
+            for _ in range(cfg["warmup"]):
+                run(fn, mode)
+            times = [timed(fn, mode) for _ in range(cfg["repeats"])]
+            r[f"{mode}_ms"] = statistics.median(times)
+            r[f"{mode}_all_ms"] = times
+        res[name] = r
+    return res
+
+
+# --------------------------------------------------------------------------- driver side
+
+
+def _device_name(device: str) -> str:
+    import torch
+
+    if device == "cuda":
+        return torch.cuda.get_device_name(0)
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _math_bytes(args, L: int) -> int:
+    return MATH_LIVE_LS_TENSORS * args.batch * args.heads * L * L * 4
+
+
+def _run_case(args, device: str, L: int, causal: bool, decay: float | None) -> dict:
+    impls = ["std", "fused"]
+    skipped_math = _math_bytes(args, L) > args.mem_cap_gib * 2**30
+    if not skipped_math:
+        impls.append("math")
+    if decay is not None:
+        impls.append("plain")
+    cfg = {
+        "device": device, "L": L, "causal": causal, "decay": decay, "impls": impls,
+        "batch": args.batch, "heads": args.heads, "head_dim": args.head_dim,
+        "sigma": math.sqrt(args.head_dim), "dtype": args.dtype, "threads": args.threads,
+        "repeats": args.repeats, "warmup": args.warmup,
+    }
+    env = dict(os.environ)
+    env["MALLOC_MMAP_THRESHOLD_"] = "131072"  # fixed threshold: big blocks are mmapped
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run(
+        [sys.executable, __file__, "--worker", json.dumps(cfg)],
+        capture_output=True, text=True, env=env, timeout=args.case_timeout,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"worker failed for {cfg}:\n{proc.stderr[-3000:]}")
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    if skipped_math:
+        res["math"] = None
+    return res
+
+
+def _fmt(x: float | None, nd: int = 1) -> str:
+    return "n/a" if x is None else f"{x:.{nd}f}"
+
+
+def _ratio(a: dict | None, b: dict | None, key: str) -> float | None:
+    if not a or not b or a.get(key) is None or not b.get(key):
+        return None
+    return a[key] / b[key]
+
+
+def _rstr(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.2f}x"
+
+
+def _case_label(c: dict) -> tuple[str, str, str, str]:
+    return c["device"], str(c["L"]), "yes" if c["causal"] else "no", (
+        "-" if c["decay"] is None else f"{c['decay']:g}"
+    )
+
+
+def _time_table(cases: list[dict]) -> list[str]:
+    head = ("| device | L | causal | decay | std fwd ms | fused fwd ms | math fwd ms | "
+            "**fused/std fwd** | math/std fwd | std f+b ms | fused f+b ms | math f+b ms | "
+            "**fused/std f+b** | math/std f+b | plain std fwd / f+b ms |")
+    lines = [head, "|" + "---|" * 15]
+    for c in cases:
+        r = c["res"]
+        s, f, m = r["std"], r["fused"], r.get("math")
+        plain = r.get("plain")
+        row = [*_case_label(c)]
+        for mode in ("fwd", "fwdbwd"):
+            key = f"{mode}_ms"
+            row += [
+                _fmt(s[key]), _fmt(f[key]),
+                "skipped (memory)" if m is None else _fmt(m[key]),
+                _rstr(_ratio(f, s, key)),
+                "skipped (memory)" if m is None else _rstr(_ratio(m, s, key)),
+            ]
+        row.append("= std" if plain is None else f"{plain['fwd_ms']:.1f} / {plain['fwdbwd_ms']:.1f}")
+        lines.append("| " + " | ".join(row) + " |")
+    return lines
+
+
+def _mem_table(cases: list[dict]) -> list[str]:
+    head = ("| device | L | causal | decay | std fwd MiB | fused fwd MiB | math fwd MiB | "
+            "std f+b MiB | fused f+b MiB | math f+b MiB | plain std fwd / f+b MiB |")
+    lines = [head, "|" + "---|" * 11]
+    for c in cases:
+        r = c["res"]
+        row = [*_case_label(c)]
+        for mode in ("fwd", "fwdbwd"):
+            key = f"{mode}_mib"
+            for name in ("std", "fused", "math"):
+                x = r.get(name)
+                row.append("skipped (memory)" if x is None else _fmt(x[key]))
+        plain = r.get("plain")
+        row.append("= std" if plain is None else
+                   f"{_fmt(plain['fwd_mib'])} / {_fmt(plain['fwdbwd_mib'])}")
+        lines.append("| " + " | ".join(row) + " |")
+    return lines
+
+
+def _targets(cases: list[dict], devices: list[str]) -> list[str]:
+    out = []
+
+    def verdict(ok: bool) -> str:
+        return "PASS" if ok else "MISS"
+
+    # 1. CPU time.
+    cpu = [c for c in cases if c["device"] == "cpu"]
+    if cpu:
+        for label, sel in (("all", cpu), ("no decay", [c for c in cpu if c["decay"] is None]),
+                           ("decay", [c for c in cpu if c["decay"] is not None])):
+            for mode, name in (("fwd_ms", "fwd"), ("fwdbwd_ms", "fwd+bwd")):
+                rs = [(c, _ratio(c["res"]["fused"], c["res"]["std"], mode)) for c in sel]
+                rs = [(c, r) for c, r in rs if r is not None]
+                if not rs:
+                    continue
+                worst_c, worst = max(rs, key=lambda t: t[1])
+                n_miss = sum(r > CPU_TIME_TARGET for _, r in rs)
+                out.append(
+                    f"- {verdict(n_miss == 0)} CPU fused/std {name} <= {CPU_TIME_TARGET}x "
+                    f"({label} configurations): {len(rs) - n_miss}/{len(rs)} within; worst "
+                    f"{worst:.2f}x at L={worst_c['L']}, causal={worst_c['causal']}, "
+                    f"decay={worst_c['decay']}; median {statistics.median(r for _, r in rs):.2f}x"
+                )
+    # 2. CUDA time at long L.
+    gpu = [c for c in cases if c["device"] == "cuda" and c["L"] >= CUDA_TARGET_MIN_L]
+    if "cuda" not in devices:
+        out.append(f"- NOT MEASURED CUDA fused/std <= {CUDA_TIME_TARGET}x at L >= "
+                   f"{CUDA_TARGET_MIN_L}: no CUDA device in this run")
+    elif not gpu:
+        out.append(f"- NOT MEASURED CUDA fused/std <= {CUDA_TIME_TARGET}x: no L >= "
+                   f"{CUDA_TARGET_MIN_L} in the sweep")
+    else:
+        for mode, name in (("fwd_ms", "fwd"), ("fwdbwd_ms", "fwd+bwd")):
+            rs = [(c, _ratio(c["res"]["fused"], c["res"]["std"], mode)) for c in gpu]
+            worst_c, worst = max(rs, key=lambda t: t[1])
+            n_miss = sum(r > CUDA_TIME_TARGET for _, r in rs)
+            out.append(
+                f"- {verdict(n_miss == 0)} CUDA fused/std {name} <= {CUDA_TIME_TARGET}x at L >= "
+                f"{CUDA_TARGET_MIN_L}: {len(rs) - n_miss}/{len(rs)} within; worst {worst:.2f}x "
+                f"at L={worst_c['L']}, causal={worst_c['causal']}, decay={worst_c['decay']}"
+            )
+    # 3. Linear memory, fused, no mask / decay (is_causal alone needs no mask tensor).
+    for dev in devices:
+        for causal in (False, True):
+            sel = sorted((c for c in cases if c["device"] == dev and c["decay"] is None
+                          and c["causal"] == causal), key=lambda c: c["L"])
+            by_l = {c["L"]: c for c in sel}
+            for mode, name in (("fwd_mib", "fwd"), ("fwdbwd_mib", "fwd+bwd")):
+                pairs = []
+                for c in sel:
+                    c2 = by_l.get(2 * c["L"])
+                    a, b = c["res"]["fused"][mode], c2 and c2["res"]["fused"][mode]
+                    if c2 is not None and a and b is not None:
+                        pairs.append((c["L"], b / a, c2["res"]["std"][mode]
+                                      / max(c["res"]["std"][mode] or 1e-9, 1e-9)))
+                if not pairs:
+                    out.append(f"- NOT MEASURED {dev} fused peak memory linear in L "
+                               f"(causal={causal}, {name}): need L and 2L")
+                    continue
+                ok = all(r <= LINEAR_MEMORY_MAX_RATIO for _, r, _ in pairs)
+                desc = ", ".join(f"{L}->{2 * L}: {r:.2f} (std {rs:.2f})" for L, r, rs in pairs)
+                out.append(
+                    f"- {verdict(ok)} {dev} fused peak memory linear in L (causal={causal}, "
+                    f"{name}; peak(2L)/peak(L) <= {LINEAR_MEMORY_MAX_RATIO}, linear = 2, "
+                    f"quadratic = 4): {desc}"
+                )
+    return out
+
+
+def _parse(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--quick", action="store_true",
+                   help="smoke run: L in {256, 512}, 1 repeat, 1 warm-up")
+    p.add_argument("--lengths", type=int, nargs="+", default=None,
+                   help="sequence lengths (default: powers of 2 from 256 to 8192)")
+    p.add_argument("--cpu-max-len", type=int, default=4096,
+                   help="cap on L for the CPU sweep (the 8192 row alone takes longer than the "
+                        "rest of the sweep on 2 cores); 0 = no cap")
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--head-dim", type=int, default=64)
+    p.add_argument("--decay", type=float, default=0.99)
+    p.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
+    p.add_argument("--repeats", type=int, default=5, help="timed repeats (median reported)")
+    p.add_argument("--warmup", type=int, default=2, help="untimed warm-up calls per mode")
+    p.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
+                   help="torch.set_num_threads (default: all cores available)")
+    p.add_argument("--mem-cap-gib", type=float, default=4.0,
+                   help="skip the math backend where its (B·H, L, S) tensors would exceed this")
+    p.add_argument("--devices", nargs="+", default=None, choices=["cpu", "cuda"],
+                   help="default: cpu, plus cuda when torch.cuda.is_available()")
+    p.add_argument("--case-timeout", type=float, default=1800.0, help="seconds per configuration")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="Markdown report path")
+    p.add_argument("--no-write", action="store_true", help="print only, write no report")
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = _parse(argv)
+    if args.worker:
+        print(json.dumps(_worker(json.loads(args.worker))))
+        return 0
+
+    import torch
+
+    if args.quick:
+        args.lengths = args.lengths or [256, 512]
+        args.repeats, args.warmup = 1, 1
+    lengths = sorted(args.lengths or [2**i for i in range(8, 14)])
+    devices = args.devices or (["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"])
+    if "cuda" in devices and not torch.cuda.is_available():
+        raise SystemExit("--devices cuda given but torch.cuda.is_available() is False")
+
+    notes = []
+    cpu_lengths = lengths
+    if "cpu" in devices and args.cpu_max_len and max(lengths) > args.cpu_max_len:
+        cpu_lengths = [L for L in lengths if L <= args.cpu_max_len]
+        notes.append(
+            f"CPU sweep capped at L <= {args.cpu_max_len} (--cpu-max-len) to keep the run near "
+            f"10 minutes on this machine; dropped {[L for L in lengths if L > args.cpu_max_len]} "
+            "on CPU. Pass --cpu-max-len 0 for the full range."
+        )
+    decays = [None, args.decay]
+    t_start = time.time()
+    load_before = os.getloadavg()
+    cases = []
+    for dev in devices:
+        for L in (cpu_lengths if dev == "cpu" else lengths):
+            for decay in decays:
+                for causal in (False, True):
+                    t0 = time.time()
+                    res = _run_case(args, dev, L, causal, decay)
+                    c = {"device": dev, "L": L, "causal": causal, "decay": decay, "res": res,
+                         "wall_s": time.time() - t0}
+                    cases.append(c)
+                    f, s = res["fused"], res["std"]
+                    print(f"[{dev} L={L} causal={causal} decay={decay}] fused/std fwd "
+                          f"{_rstr(_ratio(f, s, 'fwd_ms'))} f+b {_rstr(_ratio(f, s, 'fwdbwd_ms'))}"
+                          f"  ({c['wall_s']:.1f} s)", file=sys.stderr, flush=True)
+    wall = time.time() - t_start
+    load_after = os.getloadavg()
+    if cpu_lengths != lengths and "cpu" in devices:
+        top = [c for c in cases if c["device"] == "cpu" and c["L"] == max(cpu_lengths)]
+        est = 4 * sum(c["wall_s"] for c in top)  # attention time is ~quadratic in L
+        notes.append(f"Estimated extra time for CPU L={2 * max(cpu_lengths)}: ~{est / 60:.0f} min "
+                     f"(4x the measured L={max(cpu_lengths)} configurations).")
+    skipped = sorted({c["L"] for c in cases if c["res"].get("math") is None})
+    if skipped:
+        notes.append(
+            f"math backend skipped (memory) at L in {skipped}: {MATH_LIVE_LS_TENSORS} live "
+            f"(B·H, L, S) float32 tensors would exceed --mem-cap-gib {args.mem_cap_gib:g}."
+        )
+
+    cmd = "python " + " ".join(shlex.quote(a) for a in [
+        str(Path(sys.argv[0]).resolve().relative_to(ROOT))
+        if Path(sys.argv[0]).resolve().is_relative_to(ROOT) else sys.argv[0], *sys.argv[1:]])
+    dev_names = ", ".join(f"{d}: {_device_name(d)}" for d in devices)
+    md = [
+        "# Attention benchmark: projection SDPA vs torch SDPA",
+        "",
+        "Generated by `experiments/bench_attention.py`; do not edit by hand.",
+        "",
+        f"- Command: `{cmd}`",
+        f"- Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- torch {torch.__version__}, Python {platform.python_version()}",
+        f"- Devices: {dev_names}",
+        f"- CPU threads: {args.threads} (torch.set_num_threads) of {os.cpu_count()} cores",
+        f"- Shapes: q, k, v (B={args.batch}, H={args.heads}, L, D={args.head_dim}), L = S, "
+        f"{args.dtype}; projection sigma = sqrt(D) = {math.sqrt(args.head_dim):g}; "
+        f"decay gamma = {args.decay:g}",
+        f"- Timing: median of {args.repeats} repeats after {args.warmup} warm-up call(s) per "
+        "mode; fwd under torch.no_grad(), f+b = forward + backward(grad) on leaf inputs",
+        f"- Wall time of the sweep: {wall / 60:.1f} min; load average before / after: "
+        f"{' '.join(f'{x:.2f}' for x in load_before)} / "
+        f"{' '.join(f'{x:.2f}' for x in load_after)}",
+        "",
+        "**Caveat:** the CPU numbers come from a shared machine (other engineers run test suites "
+        "on the same cores), so absolute times are noisy; the ratios are measured back to back "
+        "in one process on the same inputs and are the figures to read.",
+        "",
+        "Columns: `std` = `torch.nn.functional.scaled_dot_product_attention`, with the decay "
+        "rows given the same bias `|i-j|·log(gamma)` (and `-inf` above the diagonal when causal) "
+        "as a float `attn_mask` built inside the timed call; `plain std` = standard SDPA with no "
+        "bias (only `is_causal`); `fused` / `math` = `tssdpa.projection_sdpa(..., "
+        "backend=...)`. `fused/std` < 1 means projection is faster.",
+        "",
+        "## Time (ms)",
+        "",
+        *_time_table(cases),
+        "",
+        "## Extra peak memory of one call (MiB)",
+        "",
+        "CUDA: `torch.cuda.max_memory_allocated()` minus the allocation before the call. CPU: "
+        "each configuration runs in a fresh subprocess with `MALLOC_MMAP_THRESHOLD_=131072` "
+        "(tensors above 128 KiB are separate mappings, returned to the OS when freed); the "
+        "kernel's peak-RSS counter is reset (`/proc/self/clear_refs` <- 5) right before the call "
+        "and the figure is VmHWM after minus VmRSS before. It includes the output, autograd "
+        "saved tensors, gradients and kernel scratch; inputs are not counted. Resolution is a "
+        "few pages, so figures below ~1 MiB are mostly noise.",
+        "",
+        *_mem_table(cases),
+        "",
+        "## Targets",
+        "",
+        *_targets(cases, devices),
+        "",
+    ]
+    if notes:
+        md += ["## Notes", "", *(f"- {n}" for n in notes), ""]
+    text = "\n".join(md)
+    print(text)
+    if not args.no_write:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text)
+        print(f"\nwrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,202 @@
+"""ProjectionMultiheadAttention as a drop-in for nn.MultiheadAttention, and the blocks."""
+
+import pytest
+import torch
+from torch import nn
+
+from tssdpa import projection_sdpa
+from tssdpa.nn import DecoderBlock, EncoderBlock, ProjectionMultiheadAttention
+
+
+def _pair(**kw):
+    torch.manual_seed(0)
+    ref = nn.MultiheadAttention(16, 4, **kw)
+    ours = ProjectionMultiheadAttention(16, 4, attention="standard", **kw)
+    ours.load_state_dict(ref.state_dict())
+    return ref.eval(), ours.eval()
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+@pytest.mark.parametrize("kdim", [None, 6])
+@pytest.mark.parametrize(
+    "extras", [dict(), dict(add_bias_kv=True), dict(add_zero_attn=True), dict(bias=False)]
+)
+def test_standard_attention_reproduces_torch_multihead_attention(batch_first, kdim, extras):
+    ref, ours = _pair(batch_first=batch_first, kdim=kdim, vdim=kdim, **extras)
+    g = torch.Generator().manual_seed(1)
+    q = torch.randn(2, 5, 16, generator=g)
+    k = torch.randn(2, 7, kdim or 16, generator=g)
+    if not batch_first:
+        q, k = q.transpose(0, 1), k.transpose(0, 1)
+    kpm = torch.zeros(2, 7, dtype=torch.bool)
+    kpm[0, -2:] = True
+    bool_mask = torch.rand(5, 7, generator=g) > 0.7
+    bool_mask[:, 0] = False
+    float_mask = torch.randn(2 * 4, 5, 7, generator=g)
+    for kw in (
+        dict(),
+        dict(key_padding_mask=kpm),
+        dict(attn_mask=bool_mask),
+        dict(attn_mask=float_mask, key_padding_mask=kpm),
+        dict(need_weights=False, attn_mask=bool_mask),
+        dict(average_attn_weights=False, key_padding_mask=kpm),
+    ):
+        a, wa = ref(q, k, k, **kw)
+        b, wb = ours(q, k, k, **kw)
+        torch.testing.assert_close(b, a)
+        if wa is None:
+            assert wb is None
+        else:
+            torch.testing.assert_close(wb, wa)
+
+
+def test_standard_causal_and_unbatched_match_torch():
+    ref, ours = _pair(batch_first=True)
+    x = torch.randn(3, 6, 16)
+    causal = nn.Transformer.generate_square_subsequent_mask(6)
+    a, _ = ref(x, x, x, attn_mask=causal, is_causal=True, need_weights=False)
+    b, _ = ours(x, x, x, is_causal=True, need_weights=False)
+    torch.testing.assert_close(b, a)
+    a1, w1 = ref(x[0], x[0], x[0])
+    b1, v1 = ours(x[0], x[0], x[0])
+    torch.testing.assert_close(b1, a1)
+    torch.testing.assert_close(v1, w1)
+
+
+def test_projection_layer_is_projection_sdpa_on_projected_heads():
+    torch.manual_seed(2)
+    m = ProjectionMultiheadAttention(
+        12, 3, batch_first=True, sigma=[0.5, 1.0, 2.0], window=4, decay=0.8
+    ).eval()
+    x = torch.randn(2, 9, 12)
+    y, w = m(x, x, x, is_causal=True, average_attn_weights=False)
+    q, k, v = m._project(x, x, x)
+    q, k, v = (t.unflatten(-1, (3, 4)).transpose(1, 2) for t in (q, k, v))
+    o = projection_sdpa(
+        q,
+        k,
+        v,
+        sigma=torch.tensor([0.5, 1.0, 2.0]),
+        window=4,
+        decay=0.8,
+        is_causal=True,
+        backend="math",
+    )
+    torch.testing.assert_close(y, m.out_proj(o.transpose(1, 2).flatten(-2)))
+    assert w.shape == (2, 3, 9, 9)
+    assert torch.all(w.triu(1) == 0) and torch.all(w.tril(-4) == 0)
+    # the fast path (no weights requested) gives the same output
+    y2, none = m(x, x, x, is_causal=True, need_weights=False)
+    assert none is None
+    torch.testing.assert_close(y2, y)
+
+
+def test_learned_sigma_and_decay_receive_gradients():
+    m = ProjectionMultiheadAttention(
+        8, 2, batch_first=True, learn_sigma=True, sigma=2.0, decay=0.9, learn_decay=True
+    )
+    x = torch.randn(2, 7, 8)
+    y, _ = m(x, x, x, is_causal=True, need_weights=False)
+    (y * torch.randn_like(y)).sum().backward()
+    assert m.log_sigma.grad is not None and m.log_sigma.grad.abs().sum() > 0
+    assert m.decay_logit.grad is not None and m.decay_logit.grad.abs().sum() > 0
+    torch.testing.assert_close(m.kernel_decay(), torch.full((2,), 0.9))
+
+
+def test_tau_uses_timestamps_and_requires_them():
+    m = ProjectionMultiheadAttention(8, 2, batch_first=True, tau=0.5, learn_decay=True)
+    x = torch.randn(2, 6, 8)
+    t = torch.rand(2, 6).cumsum(-1)
+    y, _ = m(x, x, x, is_causal=True, timestamps=t, need_weights=False)
+    y.sum().backward()
+    assert m.log_tau.grad is not None
+    with pytest.raises(ValueError, match="timestamps"):
+        m(x, x, x)
+    with pytest.raises(ValueError, match="tau"):
+        ProjectionMultiheadAttention(8, 2, batch_first=True)(x, x, x, timestamps=t)
+
+
+def test_value_key_and_head_dim_shapes():
+    m = ProjectionMultiheadAttention(16, 8, batch_first=True, value="key", head_dim=16)
+    assert m.in_proj_weight.shape == (2 * 8 * 16, 16)
+    assert m.out_proj.weight.shape == (16, 128)
+    x = torch.randn(2, 5, 16)
+    y, _ = m(x, x, x)
+    assert y.shape == (2, 5, 16)
+
+
+def test_fixed_kernel_parameters_are_not_in_state_dict():
+    m = ProjectionMultiheadAttention(8, 2, sigma=0.3, decay=0.9)
+    assert set(m.state_dict()) == set(nn.MultiheadAttention(8, 2).state_dict())
+
+
+@pytest.mark.parametrize(
+    "kwargs,word",
+    [
+        (dict(embed_dim=10, num_heads=3), "divisible"),
+        (dict(attention="linear"), "attention"),
+        (dict(value="query"), "value"),
+        (dict(decay=0.9, tau=1.0), "tau"),
+        (dict(window=0), "window"),
+        (dict(sigma=-1.0), "sigma"),
+        (dict(sigma=[1.0, 2.0, 3.0]), "sigma"),
+        (dict(decay=1.0, learn_decay=True), "decay"),
+    ],
+)
+def test_layer_bad_construction(kwargs, word):
+    base = dict(embed_dim=8, num_heads=2)
+    base.update(kwargs)
+    with pytest.raises(ValueError, match=word):
+        ProjectionMultiheadAttention(**base)
+
+
+def test_layer_bad_forward_shapes():
+    m = ProjectionMultiheadAttention(8, 2, batch_first=True)
+    x = torch.randn(2, 5, 8)
+    with pytest.raises(ValueError, match="embed_dim"):
+        m(torch.randn(2, 5, 7), x, x)
+    with pytest.raises(ValueError, match="key_padding_mask"):
+        m(x, x, x, key_padding_mask=torch.zeros(2, 4, dtype=torch.bool))
+    with pytest.raises(ValueError, match="attn_mask"):
+        m(x, x, x, attn_mask=torch.zeros(3, 5, 5))
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("attention", ["projection", "standard"])
+def test_causal_blocks_do_not_look_ahead(norm_first, attention):
+    torch.manual_seed(3)
+    enc = EncoderBlock(
+        8, 2, 16, norm_first=norm_first, attention_kwargs=dict(attention=attention)
+    ).eval()
+    dec = DecoderBlock(
+        8,
+        2,
+        16,
+        norm_first=norm_first,
+        self_attention_kwargs=dict(attention=attention, sigma=0.5),
+        cross_attention_kwargs=dict(attention=attention, head_dim=8),
+    ).eval()
+    x, mem = torch.randn(1, 6, 8), torch.randn(1, 4, 8)
+    x2 = x.clone()
+    x2[:, 4:] = x[:, 3:4] + 0.1  # change only the future of step 3, to near neighbours
+    torch.testing.assert_close(enc(x, is_causal=True)[:, :4], enc(x2, is_causal=True)[:, :4])
+    torch.testing.assert_close(dec(x, mem)[:, :4], dec(x2, mem)[:, :4])
+    assert not torch.allclose(enc(x)[:, :4], enc(x2)[:, :4])
+
+
+def test_blocks_train_and_respect_padding():
+    torch.manual_seed(4)
+    dec = DecoderBlock(
+        8, 2, 16, dropout=0.1, self_attention_kwargs=dict(sigma=1.0, learn_sigma=True)
+    )
+    x, mem = torch.randn(2, 5, 8), torch.randn(2, 4, 8)
+    pad = torch.tensor([[False, False, False, True], [False] * 4])
+    out = dec(x, mem, memory_key_padding_mask=pad)
+    out.pow(2).mean().backward()
+    assert dec.self_attn.log_sigma.grad is not None
+    dec.eval()
+    mem2 = mem.clone()
+    mem2[0, 3] = 100.0  # a padded memory position must not matter
+    torch.testing.assert_close(
+        dec(x, mem, memory_key_padding_mask=pad)[0], dec(x, mem2, memory_key_padding_mask=pad)[0]
+    )

@@ -1,0 +1,136 @@
+"""Loaders for the real datasets and the standard ETT split.
+
+ETT (CC BY-ND 4.0) is read from the original CSV and transformed in memory only; nothing derived
+from it is written by these functions.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from tssdpa.data.paths import find_dataset
+
+__all__ = [
+    "ETT_NAMES",
+    "ETT_COLUMNS",
+    "IMU_FILES",
+    "Split",
+    "load_ett",
+    "ett_split",
+    "load_imu",
+    "load_sunspots",
+]
+
+ETT_NAMES = ("ETTh1", "ETTh2", "ETTm1", "ETTm2")
+ETT_COLUMNS = ("HUFL", "HULL", "MUFL", "MULL", "LUFL", "LULL", "OT")
+IMU_FILES = {
+    "imu_fusion": "imu/xio-fusion/sensor_data.csv.gz",
+    "imu_gait": "imu/xio-gait-tracking/short_walk.csv.gz",
+}
+
+
+@dataclass(frozen=True)
+class Split:
+    """Contiguous train / validation / test boundaries ``[0, train) [train, val) [val, test)``.
+
+    ``context`` is how many samples before ``train``/``val`` a windowed model may read as input
+    (the DLinear convention: the first target of a split is its first row).
+    """
+
+    train: int
+    val: int
+    test: int
+    context: int = 0
+
+    def __post_init__(self):
+        if not 0 < self.train < self.val < self.test:
+            raise ValueError(
+                f"split boundaries must satisfy 0 < train < val < test; got {self.train}, "
+                f"{self.val}, {self.test}"
+            )
+        if self.context < 0:
+            raise ValueError(f"context must be >= 0; got {self.context}")
+
+    def bounds(self, part: str) -> tuple[int, int]:
+        """``(start, stop)`` of ``part`` in {"train", "val", "test"}."""
+        if part == "train":
+            return 0, self.train
+        if part == "val":
+            return self.train, self.val
+        if part == "test":
+            return self.val, self.test
+        raise ValueError(f"part must be 'train', 'val' or 'test'; got {part!r}")
+
+    @classmethod
+    def fractions(cls, n: int, train: float = 0.6, val: float = 0.2, context: int = 0) -> Split:
+        """Chronological split of ``n`` samples by fractions (test = the rest)."""
+        if not (0 < train < 1 and 0 < val < 1 and train + val < 1):
+            raise ValueError(
+                f"train and val must be fractions with train + val < 1; got {train}, {val}"
+            )
+        return cls(int(n * train), int(n * (train + val)), int(n), context)
+
+
+def load_ett(name: str = "ETTh1", data_dir: str | os.PathLike | None = None) -> pd.DataFrame:
+    """Read an ETT CSV (``date`` index, columns HUFL ... OT) as float64."""
+    if name not in ETT_NAMES:
+        raise ValueError(f"name must be one of {ETT_NAMES}; got {name!r}")
+    path = find_dataset(f"ett/{name}.csv.gz", data_dir)
+    df = pd.read_csv(path, parse_dates=["date"], index_col="date")
+    return df.astype(np.float64)
+
+
+def ett_split(name: str, lookback: int = 336) -> Split:
+    """The DLinear / PatchTST / Informer split: 12 / 4 / 4 months of 30 days.
+
+    ETTh: 8640 / 2880 / 2880 rows; ETTm (4 samples per hour): 34560 / 11520 / 11520 rows.
+    Windows of the validation and test parts start ``lookback`` rows earlier, so the first target
+    is the first row of the part.
+    """
+    if name not in ETT_NAMES:
+        raise ValueError(f"name must be one of {ETT_NAMES}; got {name!r}")
+    per_hour = 4 if name.startswith("ETTm") else 1
+    month = 30 * 24 * per_hour
+    return Split(12 * month, 16 * month, 20 * month, context=lookback)
+
+
+def load_imu(
+    name: str = "imu_fusion", data_dir: str | os.PathLike | None = None, resample: bool = True
+) -> pd.DataFrame:
+    """Read an x-io IMU recording; optionally resample it onto its median time step.
+
+    The gait recording has repeated timestamps; with ``resample=True`` duplicate times are
+    averaged and every channel is linearly interpolated onto a uniform grid at the median step,
+    as PROVENANCE.md advises. The index is time in seconds.
+    """
+    if name not in IMU_FILES:
+        raise ValueError(f"name must be one of {sorted(IMU_FILES)}; got {name!r}")
+    df = pd.read_csv(find_dataset(IMU_FILES[name], data_dir))
+    df.columns = [c.strip() for c in df.columns]
+    tcol = df.columns[0]
+    df = df.groupby(tcol, sort=True).mean()
+    if not resample:
+        return df.astype(np.float64)
+    t = df.index.to_numpy(dtype=np.float64)
+    step = float(np.median(np.diff(t)))
+    grid = t[0] + step * np.arange(int(np.floor((t[-1] - t[0]) / step)) + 1)
+    out = {c: np.interp(grid, t, df[c].to_numpy(dtype=np.float64)) for c in df.columns}
+    res = pd.DataFrame(out, index=pd.Index(grid, name=tcol))
+    res.attrs["step_s"] = step
+    return res
+
+
+def load_sunspots() -> pd.Series:
+    """Yearly sunspot numbers 1700–2008 bundled with statsmodels (309 values)."""
+    import statsmodels.api as sm
+
+    df = sm.datasets.sunspots.load_pandas().data
+    return pd.Series(
+        df["SUNACTIVITY"].to_numpy(dtype=np.float64),
+        index=df["YEAR"].astype(int).to_numpy(),
+        name="SUNACTIVITY",
+    )

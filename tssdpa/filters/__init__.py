@@ -1,0 +1,36 @@
+"""Projection filters for sensor time series.
+
+Nonparametric filters (numpy): :func:`projection_filter` (functional, scipy.signal style),
+:class:`ProjectionFilter` and :class:`ProjectionForecaster`. Learned filters (torch +
+Lightning, imported on first use): :class:`LearnedProjectionFilter`,
+:class:`LearnedProjectionForecaster`, :class:`DenoisingSystem`, :class:`ForecastingSystem`.
+"""
+
+from tssdpa.filters.functional import projection_filter
+from tssdpa.filters.projection import ProjectionFilter
+
+__all__ = [
+    "DenoisingSystem",
+    "ForecastingSystem",
+    "LearnedProjectionFilter",
+    "LearnedProjectionForecaster",
+    "ProjectionFilter",
+    "ProjectionForecaster",
+    "projection_filter",
+]
+
+_LAZY = {
+    "ProjectionForecaster": "tssdpa.filters.forecaster",
+    "DenoisingSystem": "tssdpa.filters.learned",
+    "ForecastingSystem": "tssdpa.filters.learned",
+    "LearnedProjectionFilter": "tssdpa.filters.learned",
+    "LearnedProjectionForecaster": "tssdpa.filters.learned",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'tssdpa.filters' has no attribute {name!r}")

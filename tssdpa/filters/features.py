@@ -1,0 +1,122 @@
+"""Infinite-memory projection filter with O(1) state: positive random features (internal).
+
+The Gaussian kernel factorises in expectation over ``w ~ N(0, I / sigma^2)``::
+
+    exp(-||q - k||^2 / (2 sigma^2)) = E_w[ phi_w(q) phi_w(k) ],
+    phi_w(x) = exp(w . x - ||x||^2 / sigma^2)
+
+(Performer / FAVOR+ positive features). With M draws ``phi(x) in R^M`` the decayed IIR filter
+becomes the linear recursion::
+
+    S_t = gamma_t S_(t-1) + phi(e_t) x_t^T      (M, C)
+    n_t = gamma_t n_(t-1) + phi(e_t)            (M,)
+    y_t = phi(e_t)^T S_t / phi(e_t)^T n_t
+
+with ``gamma_t = decay`` (or ``exp(-(t_t - t_(t-1)) / tau)`` with timestamps). Inside a block of
+rows the recursion is evaluated in parallel with the (L, L) matrix of decay factors, so any
+split of the series gives the same result up to rounding.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tssdpa.filters._core import delay_embedding
+
+__all__ = ["draw_features", "feature_filter", "initial_feature_state"]
+
+
+def draw_features(n_features: int, dim: int, sigma: float, seed: int) -> np.ndarray:
+    """Random projection matrix (n_features, dim) with entries ~ N(0, 1/sigma^2)."""
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n_features, dim)) / sigma
+
+
+def initial_feature_state(n_features: int, n_channels: int, embedding: int, use_times: bool):
+    """Empty state: (history (m-1, C), S (M, C), n (M,), last time (1,))."""
+    return (
+        np.full((embedding - 1, n_channels), np.nan),
+        np.zeros((n_features, n_channels)),
+        np.zeros(n_features),
+        np.full(1, np.nan),
+    )
+
+
+def _log_features(E: np.ndarray, W: np.ndarray, center: np.ndarray, sigma: float):
+    Z = np.nan_to_num(E - center, nan=0.0)  # missing coordinates sit at the centre
+    return Z @ W.T - (Z * Z).sum(1, keepdims=True) / sigma**2  # (T, M)
+
+
+def feature_filter(
+    x2: np.ndarray,
+    state,
+    *,
+    W: np.ndarray,
+    center: np.ndarray,
+    sigma: float,
+    embedding: int,
+    decay: float | None,
+    tau: float | None,
+    times: np.ndarray | None,
+    exclude_self: bool,
+    block: int = 256,
+):
+    """Run the random-feature recursion over (T, C) ``x2`` from ``state``; returns (y, state)."""
+    hist, S, nrm, last_t = (np.array(a, dtype=np.float64) for a in state)
+    T, C = x2.shape
+    m = embedding
+    full = np.concatenate([hist, x2], axis=0)
+    E = delay_embedding(full, m)[m - 1 :]  # (T, D)
+    logphi = _log_features(E, W, center, sigma)  # (T, M)
+    # keys: log phi with a fixed reference so that key weights stay comparable across rows
+    key_ok = ~np.isnan(x2).any(axis=1) & ~np.isnan(E).any(axis=1)
+    phi_k = np.where(key_ok[:, None], np.exp(np.minimum(logphi, 700.0)), 0.0)
+    xv = np.where(key_ok[:, None], np.nan_to_num(x2), 0.0)
+    # queries: any positive scalar factor cancels, so normalise each row by its max
+    phi_q = np.exp(logphi - logphi.max(axis=1, keepdims=True))
+    if tau is not None:
+        t_all = np.concatenate([last_t, times])
+        step = np.diff(t_all)
+        step = np.where(np.isnan(step), 0.0, step)
+        cum = np.concatenate([[0.0], np.cumsum(step)])[1:]  # time since the last state time
+    else:
+        g = 1.0 if decay is None else decay
+        cum = np.arange(1, T + 1, dtype=np.float64)
+        log_g = math.log(g)
+    y = np.empty((T, C))
+    for a in range(0, T, block):
+        b = min(T, a + block)
+        c = cum[a:b]
+        if tau is not None:
+            rel = c - (cum[a - 1] if a > 0 else 0.0)
+            G = np.exp(-np.clip(c[:, None] - c[None, :], 0, None) / tau)
+            carry = np.exp(-rel / tau)
+        else:
+            idx = np.arange(b - a)
+            G = np.exp(np.clip(idx[:, None] - idx[None, :], 0, None) * log_g)
+            carry = np.exp((idx + 1) * log_g)
+        G = np.tril(G)
+        if exclude_self:
+            G = G - np.eye(b - a)
+        U = (phi_k[a:b, :, None] * xv[a:b, None, :]).reshape(b - a, -1)
+        Sblk = carry[:, None, None] * S[None] + (G @ U).reshape(b - a, *S.shape)
+        nblk = carry[:, None] * nrm[None] + G @ phi_k[a:b]
+        num = np.einsum("tm,tmc->tc", phi_q[a:b], Sblk)
+        den = np.einsum("tm,tm->t", phi_q[a:b], nblk)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            res = num / den[:, None]
+        bad = ~(den > 0)
+        if bad.any():
+            res[bad] = x2[a:b][bad] if exclude_self else np.nan
+        y[a:b] = res
+        # state at the end of the block
+        if exclude_self:
+            S = Sblk[-1] + phi_k[b - 1][:, None] * xv[b - 1][None]
+            nrm = nblk[-1] + phi_k[b - 1]
+        else:
+            S, nrm = Sblk[-1], nblk[-1]
+    new_hist = full[full.shape[0] - (m - 1) :] if m > 1 else full[:0]
+    new_t = np.array([times[-1]]) if tau is not None and T else last_t
+    return y, (np.array(new_hist), S, nrm, new_t)

@@ -1,0 +1,237 @@
+"""LightningModule that trains a :class:`TranslationTransformer` (the "system").
+
+Per epoch it logs loss and two token accuracies: ``accuracy`` over real (non-padding) target
+tokens and ``keras_accuracy`` over every target position, padding included, which is what
+``metrics=["accuracy"]`` reports in the Keras example. It also logs the training wall time of
+the epoch and the target tokens processed per second. Testing adds BLEU (sacrebleu, corpus
+level) of greedy translations of the test split against its standardised references.
+"""
+
+from __future__ import annotations
+
+import time
+
+import lightning as L
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torchmetrics import SumMetric
+
+from tssdpa.translation.model import TranslationTransformer
+from tssdpa.translation.text import END_TOKEN, PAD_ID, START_TOKEN
+
+# Sums kept per stage and epoch: loss summed over the positions the loss counts, those
+# positions, real (non-padding) target tokens, correct predictions among them, correct
+# predictions over all positions, and all positions.
+_COUNTS = (
+    "loss_sum",
+    "loss_positions",
+    "real_tokens",
+    "correct",
+    "correct_with_padding",
+    "positions",
+)
+
+
+_STAGES = ("train", "val", "test")
+
+
+class TranslationSystem(L.LightningModule):
+    """Training, evaluation and checkpointing around an injected translation model.
+
+    Args:
+        transformer: The sequence-to-sequence model.
+        learning_rate: RMSprop learning rate (Keras default 1e-3).
+        rmsprop_alpha: RMSprop smoothing constant (Keras ``rho`` = 0.9).
+        rmsprop_eps: RMSprop epsilon (Keras default 1e-7).
+        loss_counts_padding: Average the loss over padding positions too (as an unmasked Keras
+            loss would); by default padding positions are ignored.
+        bleu: Decode the test split greedily and log ``test_bleu``.
+        compile: ``torch.compile`` the transformer's teacher-forced forward.
+        epoch_seed: Reseed the RNG (dropout) at every epoch start from (epoch_seed, epoch,
+            rank), so that a run resumed from an epoch-end checkpoint reproduces an
+            uninterrupted one. ``None`` leaves the RNG alone.
+    """
+
+    def __init__(
+        self,
+        transformer: TranslationTransformer,
+        learning_rate: float = 1e-3,
+        rmsprop_alpha: float = 0.9,
+        rmsprop_eps: float = 1e-7,
+        loss_counts_padding: bool = False,
+        bleu: bool = True,
+        compile: bool = False,
+        epoch_seed: int | None = 0,
+    ):
+        super().__init__()
+        if learning_rate <= 0:
+            raise ValueError(f"learning_rate must be positive, got {learning_rate}")
+        if not isinstance(transformer, TranslationTransformer):
+            raise TypeError(
+                f"transformer must be a TranslationTransformer, got {type(transformer).__name__}"
+            )
+        self.save_hyperparameters(ignore=["transformer"])
+        self.transformer = transformer
+        self.forward_fn = torch.compile(transformer) if compile else transformer
+        self.counts = nn.ModuleDict(
+            {
+                f"{stage}_counts": nn.ModuleDict({name: SumMetric() for name in _COUNTS})
+                for stage in _STAGES
+            }
+        )
+        self.history: list[dict[str, float]] = []
+        self._val_epoch: dict[str, float] = {}
+        self._epoch_start: float | None = None
+        self._epoch_train_time: float | None = None
+        self.test_hypotheses: dict[int, str] = {}
+
+    # -- steps ------------------------------------------------------------------------------
+    def forward(self, source: Tensor, target_input: Tensor) -> Tensor:
+        return self.forward_fn(source, target_input)
+
+    def _shared_step(self, batch, stage: str) -> Tensor:
+        source, target, _ = batch
+        target_input, labels = target[:, :-1], target[:, 1:]
+        logits = self(source, target_input).float()  # fp32 loss even under bf16 autocast
+        token_loss = F.cross_entropy(logits.transpose(1, 2), labels, reduction="none")  # (B, T)
+        real = labels != PAD_ID
+        n_real = real.sum()
+        if self.hparams.loss_counts_padding:
+            loss = token_loss.mean()
+        else:
+            loss = (token_loss * real).sum() / n_real.clamp_min(1)
+        with torch.no_grad():
+            hit = logits.argmax(dim=-1) == labels
+            counts = self.counts[f"{stage}_counts"]
+            if self.hparams.loss_counts_padding:
+                counts["loss_sum"].update(token_loss.sum())
+                counts["loss_positions"].update(labels.numel())
+            else:
+                counts["loss_sum"].update((token_loss * real).sum())
+                counts["loss_positions"].update(n_real)
+            counts["real_tokens"].update(n_real)
+            counts["correct"].update((hit & real).sum())
+            counts["correct_with_padding"].update(hit.sum())
+            counts["positions"].update(labels.numel())
+        return loss
+
+    def training_step(self, batch, batch_idx: int) -> Tensor:
+        return self._shared_step(batch, "train")
+
+    def validation_step(self, batch, batch_idx: int) -> None:
+        self._shared_step(batch, "val")
+
+    def test_step(self, batch, batch_idx: int) -> None:
+        self._shared_step(batch, "test")
+        if self.hparams.bleu:
+            source, _, index = batch
+            vocab = self.trainer.datamodule.target_vocab
+            generated = self.transformer.greedy_decode(
+                source, vocab.index[START_TOKEN], vocab.index[END_TOKEN]
+            )
+            for i, ids in zip(index.tolist(), generated.tolist()):
+                self.test_hypotheses[i] = vocab.decode(ids)
+
+    def configure_optimizers(self):
+        return torch.optim.RMSprop(
+            self.parameters(),
+            lr=self.hparams.learning_rate,
+            alpha=self.hparams.rmsprop_alpha,
+            eps=self.hparams.rmsprop_eps,
+        )
+
+    # -- epoch bookkeeping --------------------------------------------------------------------
+    def _epoch_metrics(self, stage: str) -> dict[str, float]:
+        counts = {name: metric.compute() for name, metric in self.counts[f"{stage}_counts"].items()}
+        for metric in self.counts[f"{stage}_counts"].values():
+            metric.reset()
+        values = {
+            f"{stage}_loss": counts["loss_sum"] / counts["loss_positions"].clamp_min(1),
+            f"{stage}_accuracy": counts["correct"] / counts["real_tokens"].clamp_min(1),
+            f"{stage}_keras_accuracy": counts["correct_with_padding"]
+            / counts["positions"].clamp_min(1),
+        }
+        for name, value in values.items():
+            self.log(name, value, prog_bar=name.endswith("accuracy"))
+        return {name: float(value) for name, value in values.items()}
+
+    def _synchronize(self) -> None:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+    def on_train_epoch_start(self) -> None:
+        if self.hparams.epoch_seed is not None:
+            seed = (self.hparams.epoch_seed * 1_000_003 + self.current_epoch) * 1009
+            torch.manual_seed(seed + self.global_rank)
+        self._synchronize()
+        self._epoch_start = time.perf_counter()
+        self._epoch_train_time = None
+
+    def on_train_batch_end(self, outputs, batch, batch_idx: int) -> None:
+        if batch_idx == self.trainer.num_training_batches - 1:
+            self._synchronize()
+            self._epoch_train_time = time.perf_counter() - self._epoch_start
+
+    def on_validation_epoch_end(self) -> None:
+        metrics = self._epoch_metrics("val")
+        if not self.trainer.sanity_checking:
+            self._val_epoch = metrics
+
+    def on_train_epoch_end(self) -> None:
+        train_tokens = float(self.counts["train_counts"]["real_tokens"].compute())
+        metrics = self._epoch_metrics("train")
+        row: dict[str, float] = {"epoch": self.current_epoch, **metrics, **self._val_epoch}
+        if self._epoch_train_time is not None:
+            elapsed = float(
+                self.trainer.strategy.reduce(
+                    torch.tensor(self._epoch_train_time, device=self.device), reduce_op="max"
+                )
+            )
+            row["epoch_time_s"] = elapsed
+            row["tokens_per_s"] = train_tokens / elapsed
+            self.log("epoch_time_s", elapsed)
+            self.log("tokens_per_s", row["tokens_per_s"])
+        self._val_epoch = {}
+        self.history.append(row)
+
+    def on_test_epoch_start(self) -> None:
+        self.test_hypotheses = {}
+
+    def on_test_epoch_end(self) -> None:
+        self._epoch_metrics("test")
+        if not self.hparams.bleu:
+            return
+        hypotheses = self.test_hypotheses
+        if torch.distributed.is_available() and torch.distributed.is_initialized():
+            gathered: list[dict[int, str]] = [{} for _ in range(self.trainer.world_size)]
+            torch.distributed.all_gather_object(gathered, hypotheses)
+            hypotheses = {k: v for part in gathered for k, v in part.items()}
+        self.test_hypotheses = hypotheses
+        self.log("test_bleu", corpus_bleu(hypotheses, self.trainer.datamodule.reference))
+
+    # -- checkpoints --------------------------------------------------------------------------
+    def on_save_checkpoint(self, checkpoint: dict) -> None:
+        translation: dict = {
+            "transformer_config": dict(self.transformer.config),
+            "history": list(self.history),
+        }
+        datamodule = getattr(self.trainer, "datamodule", None) if self._trainer else None
+        if datamodule is not None and getattr(datamodule, "arrays", None) is not None:
+            translation["source_vocab"] = list(datamodule.source_vocab.tokens)
+            translation["target_vocab"] = list(datamodule.target_vocab.tokens)
+        checkpoint["translation"] = translation
+
+    def on_load_checkpoint(self, checkpoint: dict) -> None:
+        self.history = list(checkpoint.get("translation", {}).get("history", []))
+
+
+def corpus_bleu(hypotheses: dict[int, str], reference) -> float:
+    """Corpus BLEU (sacrebleu, 13a tokenisation) of ``hypotheses[i]`` against ``reference(i)``."""
+    import sacrebleu
+
+    if not hypotheses:
+        raise ValueError("no hypotheses to score")
+    keys = sorted(hypotheses)
+    refs = [reference(i) for i in keys]
+    return float(sacrebleu.corpus_bleu([hypotheses[i] for i in keys], [refs]).score)
