@@ -429,3 +429,35 @@ def test_float64_timestamps_keep_resolution_at_epoch_scale():
         x, x, sigma=1.0, decay=0.02, timestamps=t - 1.7e9, is_causal=True, backend="math"
     )
     torch.testing.assert_close(a, b)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(is_causal=True, window=7),
+        dict(window=5),
+        dict(is_causal=True, window=40, decay=0.9),
+        dict(window=3, decay=0.5, timestamps=True),
+    ],
+)
+@pytest.mark.parametrize("L,S", [(700, 700), (650, 720)])
+def test_long_windowed_requests_run_blockwise_and_match_math(kw, L, S):
+    # S > 2·(WINDOW_BLOCK + W): the fused path attends block by block, never forming L×S.
+    g = torch.Generator().manual_seed(L + S)
+    kw = dict(kw)
+    if kw.pop("timestamps", False):
+        kw["timestamps"] = (
+            torch.rand(L, generator=g, dtype=D64).cumsum(0),
+            torch.rand(S, generator=g, dtype=D64).cumsum(0),
+        )
+    q = torch.randn(2, L, 3, dtype=D64, generator=g)
+    k = torch.randn(2, S, 3, dtype=D64, generator=g)
+    v = torch.randn(2, S, 2, dtype=D64, generator=g)
+    res = []
+    for backend in ("math", "fused"):
+        qq, kk, vv = (t.clone().requires_grad_() for t in (q, k, v))
+        y = projection_sdpa(qq, kk, vv, sigma=0.8, backend=backend, **kw)
+        y.square().sum().backward()
+        res.append((y, qq.grad, kk.grad, vv.grad))
+    for a, b in zip(*res):
+        torch.testing.assert_close(b, a, rtol=1e-9, atol=1e-10)

@@ -159,18 +159,22 @@ def time_structure(
     attn_mask: Tensor | None = None,
     device=None,
     dtype: torch.dtype = torch.float32,
+    offsets: tuple[int, int] = (0, 0),
 ) -> tuple[Tensor | None, Tensor | None]:
     """The allowed-pairs mask and additive log-weight of a request.
 
     Returns ``(allowed, bias)``: ``allowed`` is a bool tensor broadcastable to (..., L, S)
     (True = key j may contribute to row i) or None when every pair is allowed; ``bias`` is a
     float tensor of log weights (``|i-j|·log γ``, ``-|t_i-t_j|/τ``, plus a float ``attn_mask``)
-    or None. Arguments are assumed validated by :func:`projection_sdpa`.
+    or None. ``offsets`` = (first row, first key) index a block of a larger request.
+    Arguments are assumed validated by :func:`projection_sdpa`.
     """
     allowed: Tensor | None = None
     bias: Tensor | None = None
     if is_causal or window is not None or (decay is not None and timestamps is None):
-        lag = torch.arange(L, device=device)[:, None] - torch.arange(S, device=device)[None, :]
+        i = torch.arange(offsets[0], offsets[0] + L, device=device)
+        j = torch.arange(offsets[1], offsets[1] + S, device=device)
+        lag = i[:, None] - j[None, :]
     if is_causal:
         allowed = lag >= 0
     if window is not None:
@@ -321,9 +325,7 @@ def _prepare(
     k = key.to(dtype).expand(*batch, S, key.shape[-1])
     v = k if value is None else value.to(dtype).expand(*batch, S, value.shape[-1])
     sig = _param_tensor(sigma, q.device, dtype)
-    allowed, bias = time_structure(
-        L,
-        S,
+    structure = dict(
         is_causal=is_causal,
         window=window,
         decay=decay,
@@ -332,8 +334,48 @@ def _prepare(
         device=q.device,
         dtype=dtype,
     )
-    causal_only = is_causal and window is None and attn_mask is None and decay is None
-    return q, k, v, sig, allowed, bias, causal_only
+    return q, k, v, sig, structure
+
+
+def _blocks(L: int, S: int, window: int, is_causal: bool, block: int):
+    """Row blocks [a, b) and the key range [j0, j1) a window lets them see."""
+    for a in range(0, L, block):
+        b = min(a + block, L)
+        j0 = max(0, a - window + 1)
+        j1 = min(S, b if is_causal else b + window - 1)
+        yield a, b, j0, max(j0, j1)
+
+
+def _projection_sdpa_windowed(q, k, v, sig, structure, dropout_p, block):
+    """Fused path for a window without an attn_mask: per row block, only the keys in reach.
+
+    Memory is O(L·(block + W)) instead of O(L·S); each block is an ordinary fused call.
+    """
+    L, S = q.shape[-2], k.shape[-2]
+    ts = structure["timestamps"]
+    outs = []
+    for a, b, j0, j1 in _blocks(L, S, structure["window"], structure["is_causal"], block):
+        part = dict(structure)
+        if ts is not None:
+            part["timestamps"] = (ts[0][..., a:b], ts[1][..., j0:j1])
+        allowed, bias = time_structure(b - a, j1 - j0, offsets=(a, j0), **part)
+        outs.append(
+            _projection_sdpa_fused(
+                q[..., a:b, :],
+                k[..., j0:j1, :],
+                v[..., j0:j1, :],
+                sig,
+                allowed,
+                bias,
+                False,
+                dropout_p,
+            )
+        )
+    return torch.cat(outs, dim=-2)  # (..., L, Ev)
+
+
+#: Row-block size of the windowed fused path (it is used when S > 2 · (block + window)).
+WINDOW_BLOCK = 256
 
 
 def projection_sdpa(
@@ -398,7 +440,7 @@ def projection_sdpa(
     >>> y.shape
     torch.Size([1, 50, 1])
     """
-    q, k, v, sig, allowed, bias, causal_only = _prepare(
+    q, k, v, sig, structure = _prepare(
         query,
         key,
         value,
@@ -415,9 +457,16 @@ def projection_sdpa(
         c = k.detach().mean(dim=-2, keepdim=True)
         exact = _fused_logit_error(q - c, k - c, sig) <= FUSED_MAX_LOGIT_ERROR
         backend = "fused" if exact else "math"
+    L, S = q.shape[-2], k.shape[-2]
+    if backend == "fused" and window is not None and attn_mask is None:
+        if S > 2 * (WINDOW_BLOCK + window):
+            out = _projection_sdpa_windowed(q, k, v, sig, structure, dropout_p, WINDOW_BLOCK)
+            return out.to(query.dtype)
+    allowed, bias = time_structure(L, S, **structure)
     if backend == "math":
         out = naive.projection_sdpa_math(q, k, v, sig, allowed, bias, dropout_p)
     else:
+        causal_only = is_causal and window is None and attn_mask is None and decay is None
         out = _projection_sdpa_fused(q, k, v, sig, allowed, bias, causal_only, dropout_p)
     return out.to(query.dtype)
 
@@ -437,7 +486,8 @@ def projection_weights(
 
     Same arguments and conventions as :func:`projection_sdpa`; always computed exactly.
     """
-    q, k, _, sig, allowed, bias, _ = _prepare(
+    q, k, _, sig, structure = _prepare(
         query, key, None, sigma, attn_mask, is_causal, window, decay, timestamps, 0.0, "math"
     )
+    allowed, bias = time_structure(q.shape[-2], k.shape[-2], **structure)
     return naive.projection_weights_math(q, k, sig, allowed, bias).to(query.dtype)
