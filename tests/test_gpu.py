@@ -1,0 +1,25 @@
+"""CUDA checks of the fused path (head-dim padding, flash/efficient kernels); skipped on CPU."""
+
+import pytest
+import torch
+
+from tssdpa import projection_sdpa
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("kw", [dict(), dict(is_causal=True), dict(is_causal=True, decay=0.95),
+                                dict(is_causal=True, window=64)])
+def test_cuda_fused_matches_float64_math(dtype, kw):
+    g = torch.Generator(device="cuda").manual_seed(0)
+    q = torch.randn(2, 4, 1024, 63, device="cuda", generator=g)
+    k = torch.randn(2, 4, 1024, 63, device="cuda", generator=g)
+    v = torch.randn(2, 4, 1024, 50, device="cuda", generator=g)
+    want = projection_sdpa(q.double(), k.double(), v.double(), sigma=4.0, backend="math", **kw)
+    got = projection_sdpa(q.to(dtype), k.to(dtype), v.to(dtype), sigma=4.0, backend="fused", **kw)
+    tol = 2e-3 if dtype == torch.float32 else 3e-2
+    torch.testing.assert_close(got.double(), want, rtol=tol, atol=tol)
