@@ -21,8 +21,8 @@ __all__ = [
 
 _LAZY = {
     "ProjectionForecaster": "tssdpa.filters.forecaster",
-    "DenoisingSystem": "tssdpa.filters.learned",
-    "ForecastingSystem": "tssdpa.filters.learned",
+    "DenoisingSystem": "tssdpa.filters.systems",
+    "ForecastingSystem": "tssdpa.filters.systems",
     "LearnedProjectionFilter": "tssdpa.filters.learned",
     "LearnedProjectionForecaster": "tssdpa.filters.learned",
 }

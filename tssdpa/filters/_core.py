@@ -96,7 +96,7 @@ def attend_lags(
     tau: float | None = None,
     exclude_self: bool = False,
     fallback: np.ndarray | None = None,
-    block_elems: int = 1 << 16,
+    block_elems: int = 1 << 18,
     n_threads: int = 1,
 ) -> np.ndarray:
     """Fast blocked projection over lags ``lag_min..lag_max`` for query rows ``rows[0]:rows[1]``.
@@ -123,6 +123,8 @@ def attend_lags(
     self_pos = None
     if exclude_self and lag_min <= 0 <= lag_max:
         self_pos = int(np.nonzero(lags == 0)[0][0])
+    # with the sample itself a key its logit, 0, is each row's maximum: no shift needed
+    self_is_max = (not exclude_self) and lag_min <= 0 <= lag_max and decay_origin == 0
     block = max(1, block_elems // n_lags)
     use_times = times is not None and tau is not None
     inv_tau = 1.0 / tau if use_times else None
@@ -147,10 +149,14 @@ def attend_lags(
             if n_emb > 1:
                 dist = np.where(cnt > 0, dist * (n_emb / np.maximum(cnt, 1)), 0.0)
         else:
-            dist = np.subtract(Eq[:, 0:1], Kw[:, 0, :])
+            # one contiguous row per coordinate: the (n, L) key views then read memory in order
+            EkT = Ek.T.copy() if n_emb > 1 else Ek[:, 0]
+            key_view = (lambda d: sliding_window_view(EkT[d], n_lags)) if n_emb > 1 else (
+                lambda d: sliding_window_view(EkT, n_lags))
+            dist = np.subtract(Eq[:, 0:1], key_view(0))
             np.multiply(dist, dist, out=dist)
             for d in range(1, n_emb):
-                diff = np.subtract(Eq[:, d : d + 1], Kw[:, d, :])
+                diff = np.subtract(Eq[:, d : d + 1], key_view(d))
                 np.multiply(diff, diff, out=diff)
                 dist += diff
         logits = np.multiply(dist, -inv2s2, out=dist).astype(dtype, copy=False)
@@ -172,16 +178,20 @@ def attend_lags(
             valid[:, self_pos] = False
         if valid is not None:
             logits = np.where(valid, logits, -np.inf)
-        mx = logits.max(axis=1, keepdims=True)
-        empty = ~np.isfinite(mx[:, 0])
-        if empty.any():
-            mx[empty] = 0.0
-        logits -= mx
+        if self_is_max and valid is None:
+            empty = np.zeros(n, dtype=bool)
+        else:
+            mx = logits.max(axis=1, keepdims=True)
+            empty = ~np.isfinite(mx[:, 0])
+            if empty.any():
+                mx[empty] = 0.0
+            logits -= mx
         w = np.exp(logits, out=logits)
         den = w.sum(axis=1)
         num = np.empty((n, n_ch), dtype=dtype)
+        VkT = Vk.T.copy() if n_ch > 1 else Vk[:, 0][None]
         for c in range(n_ch):
-            vals = sliding_window_view(Vk[:, c], n_lags)  # (n, L)
+            vals = sliding_window_view(VkT[c], n_lags)  # (n, L)
             if valid is not None:
                 vals = np.where(valid, vals, 0.0)
             num[:, c] = np.einsum("nl,nl->n", w, vals)

@@ -86,6 +86,9 @@ class ProjectionFilter(ParamsMixin):
         ``"features"``: O(1)-state recursion with positive random features (approximate).
     n_features : int
         Number of random features for ``recurrent="features"``.
+    feature_map : {"centres", "performer"}
+        Random features: Gaussian bumps at random centres drawn around the data (default,
+        low variance) or Performer's ``exp(w.x - ||x||^2 / sigma^2)``.
     random_state : int
         Seed of the random features.
     dtype : str
@@ -127,6 +130,7 @@ class ProjectionFilter(ParamsMixin):
         min_step=None,
         recurrent=None,
         n_features=256,
+        feature_map="centres",
         random_state=0,
         dtype="float64",
         max_fit_samples=20000,
@@ -142,15 +146,18 @@ class ProjectionFilter(ParamsMixin):
         self.min_step = min_step
         self.recurrent = recurrent
         self.n_features = n_features
+        self.feature_map = feature_map
         self.random_state = random_state
         self.dtype = dtype
         self.max_fit_samples = max_fit_samples
 
     # ------------------------------------------------------------------ settings
-    def _settings(self) -> dict:
+    def _settings(self, **override) -> dict:
         """The scalar settings in force: fitted values if fitted, else the parameters."""
-        out = {}
+        out = dict(override)
         for name in ("window", "embedding", "sigma", "decay"):
+            if name in out:
+                continue
             fitted = getattr(self, name + "_", None)
             if hasattr(self, name + "_"):
                 out[name] = fitted
@@ -162,7 +169,7 @@ class ProjectionFilter(ParamsMixin):
         return out
 
     def _spec(self, exclude_self=None, **override):
-        s = {**self._settings(), **override}
+        s = self._settings(**override)
         if self.recurrent not in (None, "features"):
             raise ValueError(f"recurrent must be None or 'features', got {self.recurrent!r}")
         return resolve_spec(
@@ -229,6 +236,11 @@ class ProjectionFilter(ParamsMixin):
                 delattr(self, name + "_")
         scores = []
         best = (np.inf, None)
+        if tgt is None:
+            # Monte-Carlo SURE: unbiased estimate of the error against the clean signal
+            noise = np.array([noise_scale(xs[:, [c]]) for c in range(xs.shape[1])])
+            probe = np.random.default_rng(int(self.random_state)).choice([-1.0, 1.0], xs.shape)
+            eps = 1e-4
         for window, emb, decay in itertools.product(
             _as_list(self.window), _as_list(self.embedding), _as_list(self.decay)
         ):
@@ -238,14 +250,18 @@ class ProjectionFilter(ParamsMixin):
                 else default_sigma_grid(xs, int(emb))
             )
             for sig in sig_cands:
-                spec = self._spec(
-                    exclude_self=True if tgt is None else None,
-                    window=window, embedding=emb, sigma=float(sig), decay=decay,
-                )
+                spec = self._spec(window=window, embedding=emb, sigma=float(sig), decay=decay)
                 y = self._run_exact(xs, spec, times)
-                err = y - ts
-                ok = ~np.isnan(err)
-                mse = float(np.mean(err[ok] ** 2)) if ok.any() else np.inf
+                if tgt is None:
+                    y_pert = self._run_exact(xs + eps * noise * probe, spec, times)
+                    ok = ~(np.isnan(y) | np.isnan(xs) | np.isnan(y_pert))
+                    div_term = noise * probe * (y_pert - y) / eps  # noise^2 * dy/dx per entry
+                    per_entry = (y - xs) ** 2 - noise**2 + 2.0 * div_term
+                    mse = float(np.mean(per_entry[ok])) if ok.any() else np.inf
+                else:
+                    err = y - ts
+                    ok = ~np.isnan(err)
+                    mse = float(np.mean(err[ok] ** 2)) if ok.any() else np.inf
                 scores.append(
                     {"window": window, "embedding": emb, "decay": decay, "sigma": float(sig),
                      "mse": mse}
@@ -258,6 +274,7 @@ class ProjectionFilter(ParamsMixin):
         self.n_channels_ = x2.shape[1]
         self.fit_scores_ = scores
         self.center_ = np.nanmean(x2, axis=0)
+        self.spread_ = np.nanstd(x2, axis=0)
         if self.recurrent == "features":
             self._draw_features()
         return self
@@ -272,11 +289,17 @@ class ProjectionFilter(ParamsMixin):
         return run_noncausal(x2, spec, times)
 
     # ------------------------------------------------------------------ features
-    def _draw_features(self):
+    def _features_key(self):
         s = self._settings()
-        dim = int(s["embedding"]) * self._n_channels()
-        self.features_ = draw_features(int(self.n_features), dim, float(s["sigma"]),
-                                       int(self.random_state))
+        return (float(s["sigma"]), int(s["embedding"]), self._n_channels(), int(self.n_features),
+                self.feature_map, int(self.random_state))
+
+    def _draw_features(self):
+        sigma, m, C, M, kind, seed = key = self._features_key()
+        self.features_, self.feature_logw_ = draw_features(
+            M, m * C, sigma, seed, kind, np.tile(getattr(self, "center_", np.zeros(C)), m),
+            np.tile(getattr(self, "spread_", np.ones(C)), m))
+        self._features_drawn_for = key
 
     def _n_channels(self):
         n = getattr(self, "n_channels_", None)
@@ -292,11 +315,14 @@ class ProjectionFilter(ParamsMixin):
             raise ValueError("recurrent='features' needs decay or tau (an infinite-memory filter)")
         if not self.causal:
             raise ValueError("recurrent='features' is causal only")
-        if not hasattr(self, "features_"):
+        if not hasattr(self, "features_") or (
+            getattr(self, "_features_drawn_for", None) not in (None, self._features_key())
+        ):
             self._draw_features()
         m = int(s["embedding"])
         center = np.tile(getattr(self, "center_", np.zeros(C)), m)
-        return dict(W=self.features_, center=center, sigma=float(s["sigma"]), embedding=m,
+        return dict(W=self.features_, logw=self.feature_logw_, kind=self.feature_map,
+                    center=center, sigma=float(s["sigma"]), embedding=m,
                     decay=s["decay"], tau=self.tau, exclude_self=bool(self.exclude_self))
 
     # ------------------------------------------------------------------ state
@@ -387,13 +413,14 @@ class ProjectionFilter(ParamsMixin):
     def step(self, sample, state, timestamp=None):
         """Filter one sample: returns ``(y_t, new_state)``; the state passed in is not changed.
 
-        ``sample`` is a scalar or a length-C vector; ``y_t`` has the same shape.
+        ``sample`` is a scalar or a length-C vector; ``y_t`` has the same shape. With ``tau``
+        give the sample's ``timestamp``. Equal to :meth:`filter` on the whole series.
         """
         s = np.asarray(sample, dtype=np.float64)
         scalar = s.ndim == 0
         s = s.reshape(1, -1)
-        if self.recurrent is None and self.tau is None and not isinstance(state, tuple):
-            fast = self._fast_step(s, state)
+        if self.recurrent is None:
+            fast = self._fast_step(s, state, timestamp)
             if fast is not None:
                 y, new = fast
                 return (y[0] if scalar else y), new
@@ -401,49 +428,84 @@ class ProjectionFilter(ParamsMixin):
         y, new = self.filter(s, zi=state, timestamps=ts)
         return (y[0, 0] if scalar else y[0]), new
 
-    def _fast_step(self, s, state):
+    def _step_constants(self):
+        key = (self.window, self.embedding, self.sigma, self.decay, self.tau, self.causal,
+               self.exclude_self, self.tol, self.min_step, self.dtype,
+               *(self.__dict__.get(k) for k in ("window_", "embedding_", "sigma_", "decay_")))
+        cache = self.__dict__.get("_step_cache")
+        if cache is not None and cache[0] == key:
+            return cache[1]
+        spec = self._spec()
+        if not spec.causal:
+            raise ValueError("a zero-phase (causal=False) filter has no streaming state")
+        lags = np.arange(spec.n_lags - 1, -1, -1)
+        decay_term = (lags * math.log(spec.decay) if spec.decay not in (None, 1.0)
+                      else np.zeros(spec.n_lags))
+        inv_tau = None if spec.tau is None else 1.0 / spec.tau
+        consts = (spec, decay_term, 0.5 / spec.sigma**2, inv_tau)
+        self._step_cache = (key, consts)
+        return consts
+
+    def _fast_step(self, s, state, timestamp):
         """Latency path for a finite sample and a NaN-free state (None: use the general path)."""
-        cache = getattr(self, "_step_cache", None)
-        key = (id(self), tuple(sorted(self._settings().items())), self.exclude_self,
-               self.tol, self.dtype, self.causal)
-        if cache is None or cache[0] != key:
-            spec = self._spec()
-            if not spec.causal:
-                raise ValueError("a zero-phase (causal=False) filter has no streaming state")
-            lags = np.arange(spec.n_lags - 1, -1, -1)
-            decay_term = (lags * math.log(spec.decay) if spec.decay not in (None, 1.0)
-                          else np.zeros(spec.n_lags))
-            if spec.exclude_self:
-                decay_term = decay_term[:-1]
-            cache = (key, spec, decay_term, 0.5 / spec.sigma**2)
-            self._step_cache = cache
-        _, spec, decay_term, inv2s2 = cache
-        state = np.asarray(state, dtype=np.float64)
+        spec, decay_term, inv2s2, inv_tau = self._step_constants()
+        times = t_now = None
+        if inv_tau is not None:
+            if timestamp is None or not isinstance(state, tuple) or len(state) != 2:
+                return None
+            state, times = state
+            times = np.asarray(times, dtype=np.float64)
+            if times.shape != (spec.history,) or np.isnan(times).any():
+                return None
+            t_now = float(timestamp)
+            if spec.history and t_now < times[-1]:
+                return None  # the general path raises the error
+        elif isinstance(state, tuple):
+            return None
+        if type(state) is not np.ndarray or state.dtype != np.float64:
+            state = np.asarray(state, dtype=np.float64)
         if state.ndim == 1:
             state = state[:, None]
         if state.shape != (spec.history, s.shape[1]):
-            raise ValueError(f"state has shape {state.shape}, expected {(spec.history, s.shape[1])}")
-        full = np.concatenate([state, s], axis=0)
+            expected = (spec.history, s.shape[1])
+            raise ValueError(f"state has shape {state.shape}, expected {expected}")
+        full = np.concatenate((state, s))
         if np.isnan(full).any():
             return None
         m = spec.embedding
         if m == 1:
-            keys = full
-            q = s[0]
+            d = full - s
         else:
             keys = np.lib.stride_tricks.sliding_window_view(full, m, axis=0)[:, :, ::-1]
             keys = keys.transpose(0, 2, 1).reshape(keys.shape[0], -1)
-            q = keys[-1]
+            d = keys - keys[-1]
         vals = full[m - 1 :]
+        logits = decay_term
+        if inv_tau is not None:
+            t_full = np.append(times, t_now)[m - 1 :]
+            logits = decay_term - (t_now - t_full) * inv_tau
         if spec.exclude_self:
-            keys, vals = keys[:-1], vals[:-1]
-            if keys.shape[0] == 0:
-                return s[0].copy(), full[1:]
-        d = keys - q
-        logits = decay_term - inv2s2 * np.einsum("ij,ij->i", d, d)
-        w = np.exp(logits - logits.max())
+            if vals.shape[0] == 1:
+                y = s[0].copy()
+                return y, self._next_state(full, times, t_now, inv_tau)
+            d, vals, logits = d[:-1], vals[:-1], logits[:-1]
+        if d.shape[1] == 1:
+            w = d[:, 0] * d[:, 0]
+        else:
+            w = np.einsum("ij,ij->i", d, d)
+        w *= -inv2s2
+        w += logits
+        if spec.exclude_self:
+            w -= w.max()  # with the sample itself included its logit, 0, is the maximum
+        np.exp(w, out=w)
         y = (w @ vals) / w.sum()
-        return y, full[1:]
+        return y, self._next_state(full, times, t_now, inv_tau)
+
+    @staticmethod
+    def _next_state(full, times, t_now, inv_tau):
+        if inv_tau is None:
+            return full[1:]
+        return full[1:], np.append(times, t_now)[1:]
 
     # ------------------------------------------------------------------ persistence
     def save(self, path):
@@ -451,7 +513,7 @@ class ProjectionFilter(ParamsMixin):
         fitted = {k: getattr(self, k) for k in
                   ("window_", "embedding_", "sigma_", "decay_", "n_channels_") if hasattr(self, k)}
         arrays = {}
-        for k in ("center_", "features_"):
+        for k in ("center_", "spread_", "features_", "feature_logw_"):
             if hasattr(self, k):
                 arrays[k] = np.asarray(getattr(self, k), dtype=np.float64)
         save_bundle(path, "ProjectionFilter", self.get_params(), fitted, arrays)

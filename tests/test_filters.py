@@ -1,0 +1,473 @@
+"""Tests for the nonparametric projection filters (tssdpa.filters)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tssdpa.filters import ProjectionFilter, projection_filter
+from tssdpa.filters._core import (
+    attend_lags,
+    attend_lags_reference,
+    delay_embedding,
+    iir_truncation_lag,
+)
+
+RNG = np.random.default_rng(1234)
+
+
+def noisy_square(n=3000, noise=0.3, seed=0):
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0, 20, n)
+    clean = np.sign(np.sin(t)) + 0.3 * np.sin(5 * t)
+    return clean, clean + noise * rng.normal(size=n)
+
+
+def random_splits(n, cuts):
+    cuts = sorted({c for c in cuts if 0 < c < n})
+    return [0, *cuts, n]
+
+
+# ---------------------------------------------------------------------------- core kernel
+@pytest.mark.parametrize("m", [1, 3])
+@pytest.mark.parametrize("exclude_self", [False, True])
+@pytest.mark.parametrize("mode", ["plain", "decay", "times", "twosided"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_fast_kernel_matches_reference(m, exclude_self, mode, dtype):
+    rng = np.random.default_rng(m * 10 + exclude_self)
+    C = 2
+    x = rng.normal(size=(80, C))
+    x[7, 1] = np.nan
+    x[30:33] = np.nan
+    pad = np.full((9, C), np.nan)
+    full = np.concatenate([pad, x, pad])
+    E = delay_embedding(full, m)
+    times = np.concatenate([np.full(9, np.nan), np.cumsum(rng.uniform(0.2, 2, 80)),
+                            np.full(9, np.nan)])
+    kw = dict(sigma=0.8, exclude_self=exclude_self,
+              fallback=full[9:89] if exclude_self else None)
+    lag_min, lag_max = 0, 8
+    if mode == "decay":
+        kw["decay"] = 0.85
+    elif mode == "times":
+        kw.update(times=times, tau=2.5)
+    elif mode == "twosided":
+        kw["decay"] = 0.9
+        lag_min = -8
+    fast = attend_lags(E.astype(dtype), full.astype(dtype), (9, 89), lag_min, lag_max,
+                       block_elems=64, **{**kw, "times": None if "times" not in kw else
+                                          times.astype(dtype)})
+    ref = attend_lags_reference(E, full, (9, 89), lag_min, lag_max, **kw)
+    assert np.array_equal(np.isnan(fast), np.isnan(ref))
+    tol = 1e-12 if dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(np.nan_to_num(fast), np.nan_to_num(ref), atol=tol, rtol=tol)
+
+
+def test_threads_give_same_result():
+    x = RNG.normal(size=(5000, 1))
+    full = np.concatenate([np.full((15, 1), np.nan), x])
+    a = attend_lags(full, full, (15, 5015), 0, 15, sigma=0.5, block_elems=1024)
+    b = attend_lags(full, full, (15, 5015), 0, 15, sigma=0.5, block_elems=1024, n_threads=2)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_delay_embedding_layout():
+    x = np.arange(10.0).reshape(5, 2)
+    e = delay_embedding(x, 2)
+    np.testing.assert_array_equal(e[3], [6, 7, 4, 5])
+    assert np.isnan(e[0, 2:]).all()
+    centred = delay_embedding(x, 3, offset=1)
+    np.testing.assert_array_equal(centred[2], [6, 7, 4, 5, 2, 3])
+
+
+@pytest.mark.parametrize("decay", [0.5, 0.9, 0.99])
+@pytest.mark.parametrize("tol", [1e-3, 1e-8])
+def test_iir_truncation_lag_is_minimal(decay, tol):
+    k = iir_truncation_lag(decay, tol)
+    assert decay**k / (1 - decay) <= tol
+    assert k == 1 or decay ** (k - 1) / (1 - decay) > tol
+
+
+# ---------------------------------------------------------------------------- functional
+def test_functional_matches_explicit_definition():
+    x = RNG.normal(size=40)
+    W, sigma = 5, 0.7
+    y = projection_filter(x, window=W, sigma=sigma)
+    for t in range(40):
+        js = np.arange(max(0, t - W + 1), t + 1)
+        w = np.exp(-((x[t] - x[js]) ** 2) / (2 * sigma**2))
+        assert y[t] == pytest.approx(np.sum(w * x[js]) / w.sum(), abs=1e-12)
+
+
+@settings(max_examples=12, deadline=None)
+@given(cuts=st.lists(st.integers(1, 199), max_size=6), iir=st.booleans(),
+       m=st.integers(1, 3))
+def test_functional_chunking_invariance(cuts, iir, m):
+    x = np.random.default_rng(0).normal(size=(3, 200))  # 3 independent series, time last
+    kw = dict(window=None if iir else 12, decay=0.8 if iir else None, sigma=0.6, embedding=m)
+    y_once = projection_filter(x, **kw)
+    H = (iir_truncation_lag(0.8, 1e-6) if iir else 12) - 1 + m - 1
+    z = np.full((3, H), np.nan)
+    parts = []
+    b = random_splits(200, cuts)
+    for a, c in zip(b[:-1], b[1:]):
+        y, z = projection_filter(x[:, a:c], zi=z, **kw)
+        parts.append(y)
+    np.testing.assert_allclose(np.concatenate(parts, axis=1), y_once, rtol=0, atol=1e-12)
+
+
+def test_functional_axis_and_channel_axis():
+    x = RNG.normal(size=(50, 3))
+    joint = projection_filter(x, window=8, sigma=1.0, axis=0, channel_axis=1)
+    joint_t = projection_filter(x.T, window=8, sigma=1.0, axis=1, channel_axis=0)
+    np.testing.assert_allclose(joint, joint_t.T)
+    per_series = projection_filter(x, window=8, sigma=1.0, axis=0)
+    np.testing.assert_allclose(per_series[:, 1], projection_filter(x[:, 1], window=8, sigma=1.0))
+    cls = ProjectionFilter(window=8, sigma=1.0).filter(x)
+    np.testing.assert_allclose(cls, joint)
+
+
+def test_functional_timestamps_state_pair():
+    x = RNG.normal(size=60)
+    t = np.cumsum(RNG.uniform(0.5, 1.5, 60))
+    y = projection_filter(x, window=10, sigma=1.0, decay=2.0, timestamps=t)
+    z = (np.full(9, np.nan), np.full(9, np.nan))
+    y1, z = projection_filter(x[:25], window=10, sigma=1.0, decay=2.0, timestamps=t[:25], zi=z)
+    y2, _ = projection_filter(x[25:], window=10, sigma=1.0, decay=2.0, timestamps=t[25:], zi=z)
+    np.testing.assert_allclose(np.concatenate([y1, y2]), y, atol=1e-12)
+
+
+def test_zero_phase_is_time_symmetric():
+    x = RNG.normal(size=(120, 2))
+    f = dict(window=9, sigma=0.9, decay=0.9, causal=False, axis=0, channel_axis=1, embedding=3)
+    fwd = projection_filter(x, **f)
+    bwd = projection_filter(x[::-1], **f)[::-1]
+    np.testing.assert_allclose(fwd, bwd, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------- class: streaming
+@settings(max_examples=12, deadline=None)
+@given(cuts=st.lists(st.integers(1, 299), max_size=5),
+       config=st.sampled_from(["fir", "iir", "fir_m2_excl", "tau"]))
+def test_filter_chunking_invariance(cuts, config):
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(300, 2))
+    x[40:44, 0] = np.nan
+    times = np.cumsum(rng.uniform(0.5, 1.5, 300))
+    kw = {
+        "fir": dict(window=16, sigma=0.8),
+        "iir": dict(window=None, decay=0.9, sigma=0.8),
+        "fir_m2_excl": dict(window=16, embedding=2, exclude_self=True, sigma=0.8),
+        "tau": dict(window=20, tau=3.0, sigma=0.8),
+    }[config]
+    f = ProjectionFilter(**kw)
+    ts = times if config == "tau" else None
+    y_once = f.filter(x, timestamps=ts)
+    z = f.initial_state(2)
+    parts = []
+    b = random_splits(300, cuts)
+    for a, c in zip(b[:-1], b[1:]):
+        y, z = f.filter(x[a:c], zi=z, timestamps=None if ts is None else ts[a:c])
+        parts.append(y)
+    np.testing.assert_allclose(np.concatenate(parts), y_once, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(window=16, sigma=0.5),
+    dict(window=64, sigma=0.5, decay=0.97),
+    dict(window=8, sigma=0.5, embedding=3, exclude_self=True),
+    dict(window=None, decay=0.9, sigma=0.5),
+    dict(window=12, tau=2.0, sigma=0.5),
+    dict(window=1, sigma=0.5, exclude_self=True),
+    dict(window=6, tau=2.0, sigma=0.5, embedding=2, exclude_self=True),
+])
+def test_step_equals_one_shot(kw):
+    x = np.random.default_rng(3).normal(size=(150, 3))
+    x[20, 1] = np.nan
+    times = np.arange(150) * 0.7
+    f = ProjectionFilter(**kw)
+    use_t = "tau" in kw
+    y_once = f.filter(x, timestamps=times if use_t else None)
+    state = f.initial_state(3)
+    state_copy = [np.copy(s) for s in state] if isinstance(state, tuple) else state.copy()
+    ys = []
+    for i in range(150):
+        y, state = f.step(x[i], state, timestamp=times[i] if use_t else None)
+        ys.append(y)
+    np.testing.assert_allclose(np.array(ys), y_once, rtol=0, atol=1e-12)
+    init = f.initial_state(3)
+    for a, b in zip(init if isinstance(init, tuple) else [init],
+                    state_copy if isinstance(state_copy, list) else [state_copy]):
+        np.testing.assert_array_equal(a, b)  # the first state object was not mutated
+
+
+def test_step_scalar_sample():
+    f = ProjectionFilter(window=4, sigma=1.0)
+    s = f.initial_state(1)
+    y, s = f.step(1.5, s)
+    assert np.ndim(y) == 0 and y == 1.5
+
+
+def test_iir_truncation_error_bound():
+    """Truncated IIR output vs a far longer filter: error <= tol * (max x - min x)."""
+    rng = np.random.default_rng(5)
+    x = np.cumsum(rng.normal(size=3000)) * 0.05 + rng.normal(size=3000) * 0.2
+    for decay, tol in [(0.9, 1e-3), (0.98, 1e-2), (0.98, 1e-5)]:
+        y_trunc = projection_filter(x, window=None, decay=decay, sigma=0.2, tol=tol)
+        y_long = projection_filter(x, window=iir_truncation_lag(decay, 1e-15), decay=decay,
+                                   sigma=0.2)
+        err = np.max(np.abs(y_trunc - y_long))
+        assert err <= tol * (x.max() - x.min())
+
+
+# ---------------------------------------------------------------------------- features
+@pytest.mark.parametrize("feature_map", ["centres", "performer"])
+def test_random_features_error_falls_with_feature_count(feature_map):
+    clean, noisy = noisy_square(1500, seed=2)
+    exact = ProjectionFilter(window=None, decay=0.95, sigma=0.6).filter(noisy)
+    errs = []
+    for M in (16, 128, 1024):
+        e = []
+        for seed in range(4):
+            # fit with a one-candidate sigma list: keeps sigma, learns the data's centre/spread
+            f = ProjectionFilter(window=None, decay=0.95, sigma=[0.6], recurrent="features",
+                                 n_features=M, random_state=seed, feature_map=feature_map)
+            f.fit(noisy)
+            assert f.sigma_ == 0.6
+            e.append(np.mean((f.filter(noisy) - exact) ** 2))
+        errs.append(np.mean(e))
+    assert errs[0] > errs[1] > errs[2]
+    if feature_map == "centres":
+        assert np.sqrt(errs[2]) < 0.05 * np.ptp(noisy)  # usable accuracy at M = 1024
+
+
+@settings(max_examples=6, deadline=None)
+@given(cuts=st.lists(st.integers(1, 399), max_size=4))
+def test_random_features_chunking_invariance(cuts):
+    x = np.random.default_rng(1).normal(size=(400, 2))
+    f = ProjectionFilter(window=None, decay=0.9, sigma=1.0, embedding=2, recurrent="features",
+                         n_features=32)
+    y_once = f.filter(x)
+    z = f.initial_state(2)
+    parts = []
+    b = random_splits(400, cuts)
+    for a, c in zip(b[:-1], b[1:]):
+        y, z = f.filter(x[a:c], zi=z)
+        parts.append(y)
+    np.testing.assert_allclose(np.concatenate(parts), y_once, rtol=1e-9, atol=1e-10)
+
+
+# ---------------------------------------------------------------------------- data handling
+def test_nan_gaps_are_imputed_and_never_keys():
+    clean, noisy = noisy_square(600)
+    x = noisy.copy()
+    x[100:110] = np.nan
+    x[300] = np.nan
+    f = ProjectionFilter(window=32, sigma=0.5, decay=0.95)
+    y = f.filter(x)
+    assert np.isfinite(y).all()
+    # imputed values stay inside the range of the finite keys in the window
+    assert np.nanmin(x[69:110]) <= y[105] <= np.nanmax(x[69:110])
+    # the whole output (imputed rows included) equals the explicit-loop reference, in which a
+    # NaN sample is never a key and distances use the coordinates present in both embeddings
+    full = np.concatenate([np.full((31, 1), np.nan), x[:, None]])
+    ref = attend_lags_reference(full, full, (31, 631), 0, 31, sigma=0.5, decay=0.95)
+    np.testing.assert_allclose(y, ref[:, 0], atol=1e-12)
+    with pytest.raises(ValueError, match="all NaN"):
+        f.filter(np.full(10, np.nan))
+
+
+def test_pandas_round_trip_and_datetime_index():
+    idx = pd.date_range("2024-01-01", periods=200, freq="10ms")
+    jitter = pd.to_timedelta(np.random.default_rng(0).uniform(0, 3, 200), unit="ms")
+    idx = idx + jitter
+    df = pd.DataFrame(np.random.default_rng(1).normal(size=(200, 3)), index=idx,
+                      columns=["gx", "gy", "gz"])
+    f = ProjectionFilter(window=16, tau=0.05, sigma=1.0)
+    out = f.filter(df)
+    assert isinstance(out, pd.DataFrame)
+    assert out.index.equals(df.index) and list(out.columns) == ["gx", "gy", "gz"]
+    secs = idx.asi8 / 1e9
+    np.testing.assert_allclose(out.to_numpy(), f.filter(df.to_numpy(), timestamps=secs))
+    s = df["gx"]
+    out_s = ProjectionFilter(window=16, sigma=1.0).filter(s)
+    assert isinstance(out_s, pd.Series) and out_s.name == "gx" and out_s.index.equals(idx)
+
+
+def test_torch_in_torch_out_and_input_untouched():
+    x = torch.randn(100, 2, dtype=torch.float32)
+    before = x.clone()
+    y = ProjectionFilter(window=8, sigma=1.0).filter(x)
+    assert isinstance(y, torch.Tensor) and y.dtype == torch.float32 and y.shape == x.shape
+    assert torch.equal(x, before)
+    a = np.random.default_rng(0).normal(size=50)
+    a_before = a.copy()
+    ProjectionFilter(window=8).fit(a).filter(a)
+    np.testing.assert_array_equal(a, a_before)
+
+
+def test_multichannel_imu_like():
+    rng = np.random.default_rng(4)
+    t = np.linspace(0, 10, 2000)
+    clean = np.stack([np.sin(t * (k + 1)) for k in range(6)], axis=1)
+    noisy = clean + 0.2 * rng.normal(size=clean.shape)
+    f = ProjectionFilter(window=32).fit(noisy)
+    y = f.filter(noisy)
+    assert y.shape == (2000, 6)
+    assert np.mean((y - clean) ** 2) < np.mean((noisy - clean) ** 2)
+
+
+def test_save_load_round_trip(tmp_path):
+    clean, noisy = noisy_square(800)
+    for f in [
+        ProjectionFilter(window=[16, 32], embedding=[1, 2], decay=0.98).fit(noisy),
+        ProjectionFilter(window=None, decay=0.9, recurrent="features", n_features=64).fit(noisy),
+    ]:
+        f.save(tmp_path / "f")
+        g = ProjectionFilter.load(tmp_path / "f")
+        assert g.get_params() == f.get_params()
+        assert (g.sigma_, g.window_, g.embedding_) == (f.sigma_, f.window_, f.embedding_)
+        np.testing.assert_array_equal(g.filter(noisy), f.filter(noisy))
+    assert sorted(p.name for p in (tmp_path / "f").iterdir()) == [
+        "arrays.safetensors", "config.json"]
+
+
+def test_get_set_params():
+    f = ProjectionFilter(window=8)
+    assert f.get_params()["window"] == 8
+    f.set_params(window=4, sigma=0.3)
+    assert f.window == 4 and f.sigma == 0.3
+    with pytest.raises(ValueError, match="unknown parameter"):
+        f.set_params(bogus=1)
+
+
+# ---------------------------------------------------------------------------- quality
+@pytest.mark.parametrize("seed", [0, 1])
+def test_fitted_beats_default_and_moving_average(seed):
+    clean, noisy = noisy_square(3000, noise=0.3, seed=seed)
+    W = 32
+
+    def mse(y):
+        return float(np.mean((y[W:] - clean[W:]) ** 2))
+
+    default = ProjectionFilter(window=W).filter(noisy)
+    fitted = ProjectionFilter(window=W).fit(noisy).filter(noisy)
+    moving_average = np.convolve(noisy, np.ones(W) / W)[: len(noisy)]
+    assert mse(fitted) < mse(default)
+    assert mse(fitted) < mse(moving_average)
+    assert mse(fitted) < mse(noisy)
+
+
+def test_fit_with_target_picks_best_candidate():
+    clean, noisy = noisy_square(1000)
+    f = ProjectionFilter(window=16, sigma=[0.05, 0.5, 5.0]).fit(noisy, target=clean)
+    errs = {s: np.mean((ProjectionFilter(window=16, sigma=s).filter(noisy) - clean) ** 2)
+            for s in (0.05, 0.5, 5.0)}
+    assert f.sigma_ == min(errs, key=errs.get)
+
+
+def test_sure_score_tracks_true_error():
+    clean, noisy = noisy_square(3000)
+    f = ProjectionFilter(window=32).fit(noisy)
+    est = np.array([s["mse"] for s in f.fit_scores_])
+    true = np.array([np.mean((ProjectionFilter(window=32, sigma=s["sigma"]).filter(noisy)
+                              - clean) ** 2) for s in f.fit_scores_])
+    assert np.corrcoef(est, true)[0, 1] > 0.9
+
+
+# ---------------------------------------------------------------------------- bad input
+def test_bad_inputs():
+    x = np.random.default_rng(0).normal(size=(50, 2))
+    with pytest.raises(ValueError, match="window"):
+        ProjectionFilter(window=0).filter(x)
+    with pytest.raises(ValueError, match="window"):
+        projection_filter(x[:, 0], window=0, sigma=1.0)
+    with pytest.raises(TypeError, match="window"):
+        ProjectionFilter(window=2.5).filter(x)
+    with pytest.raises(ValueError, match="sigma"):
+        ProjectionFilter(sigma=-1.0).filter(x)
+    f = ProjectionFilter(window=8, sigma=1.0)
+    with pytest.raises(ValueError, match="zi"):
+        f.filter(x, zi=np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="zi"):
+        projection_filter(x[:, 0], window=8, sigma=1.0, zi=np.zeros(3))
+    fitted = ProjectionFilter(window=8).fit(x)
+    with pytest.raises(ValueError, match="channel"):
+        fitted.filter(x[:, :1])
+    with pytest.raises(ValueError, match="monotonic"):
+        ProjectionFilter(window=8, tau=1.0).filter(x, timestamps=np.r_[0:25, 10:35])
+    with pytest.raises(ValueError, match="timestamps"):
+        ProjectionFilter(window=8, tau=1.0).filter(x)
+    with pytest.raises(ValueError, match="empty"):
+        f.filter(np.zeros(0))
+    with pytest.raises(ValueError, match="empty"):
+        projection_filter(np.zeros(0), window=4, sigma=1.0)
+    with pytest.raises(ValueError, match="all NaN"):
+        ProjectionFilter().fit(np.full(20, np.nan))
+    with pytest.raises(ValueError, match="decay"):
+        ProjectionFilter(window=None).filter(x)
+    with pytest.raises(ValueError, match="decay"):
+        ProjectionFilter(decay=1.5).filter(x)
+    with pytest.raises(ValueError, match="zi"):
+        ProjectionFilter(window=8, causal=False).filter(x, zi=np.zeros((7, 2)))
+    with pytest.raises(TypeError, match="x"):
+        f.filter("not a series")
+    with pytest.raises(ValueError, match="call fit"):
+        ProjectionFilter(window=[8, 16]).filter(x)
+    with pytest.raises(ValueError, match="min_step"):
+        ProjectionFilter(window=None, tau=1.0).filter(x, timestamps=np.arange(50.0))
+    with pytest.raises(ValueError, match="target"):
+        ProjectionFilter().fit(x, target=x[:10])
+
+
+def test_nontrivial_sigma_changes_output():
+    x = np.random.default_rng(0).normal(size=100)
+    a = projection_filter(x, window=8, sigma=0.1)
+    b = projection_filter(x, window=8, sigma=10.0)
+    assert not np.allclose(a, b)
+    # sigma -> infinity gives the causal moving average
+    c = projection_filter(x, window=8, sigma=1e6)
+    ma = np.array([x[max(0, t - 7): t + 1].mean() for t in range(100)])
+    np.testing.assert_allclose(c, ma, atol=1e-9)
+    assert math.isfinite(float(a.sum()))
+
+
+# ---------------------------------------------------------------------------- docs
+@pytest.mark.parametrize("module", ["functional", "projection", "forecaster"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    mod = importlib.import_module(f"tssdpa.filters.{module}")
+    result = doctest.testmod(mod)
+    assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("module", ["learned", "systems"])
+def test_learned_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    mod = importlib.import_module(f"tssdpa.filters.{module}")
+    result = doctest.testmod(mod)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_features_step_equals_one_shot():
+    x = np.random.default_rng(8).normal(size=(120, 2))
+    f = ProjectionFilter(window=None, decay=0.9, sigma=[0.8], embedding=2, recurrent="features",
+                         n_features=64).fit(x)
+    y_once = f.filter(x)
+    state = f.initial_state()
+    ys = []
+    for sample in x:
+        y, state = f.step(sample, state)
+        ys.append(y)
+    np.testing.assert_allclose(np.array(ys), y_once, rtol=1e-9, atol=1e-10)

@@ -1,0 +1,217 @@
+"""Tests for the learned (torch + Lightning) projection filters and forecasters."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tssdpa.filters import LearnedProjectionFilter, LearnedProjectionForecaster
+from tssdpa.filters.learned import DenoisingNet, ForecastingNet
+
+TRAINER = dict(enable_checkpointing=False, accelerator="cpu", logger=False)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_torch_thread():
+    """Tiny models: one thread avoids oversubscribing the shared cores (restored after)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def square_wave(n=2400, noise=0.3, seed=0, channels=1):
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0, 50, n)
+    clean = np.stack([np.sign(np.sin(t * (1 + 0.3 * c))) for c in range(channels)], axis=1)
+    noisy = clean + noise * rng.normal(size=clean.shape)
+    return (clean[:, 0], noisy[:, 0]) if channels == 1 else (clean, noisy)
+
+
+@pytest.fixture(scope="module")
+def fitted_filter():
+    clean, noisy = square_wave(1200, channels=2)
+    f = LearnedProjectionFilter(window=6, seq_len=48, d_model=16, num_heads=2, num_layers=2,
+                                max_epochs=2, enable_progress_bar=False, trainer_kwargs=TRAINER)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f.fit(noisy, target=clean)
+    return f, clean, noisy
+
+
+@pytest.fixture(scope="module")
+def fitted_forecaster():
+    rng = np.random.default_rng(0)
+    t = np.arange(1000)
+    y = np.stack([np.sin(t * 0.13), np.cos(t * 0.05) + 0.1 * np.sin(t * 0.7)], 1)
+    y = y + 0.05 * rng.normal(size=y.shape)
+    fc = LearnedProjectionForecaster(lookback=48, horizon=12, patch_len=8, d_model=16,
+                                     max_epochs=2, stride=4, enable_progress_bar=False,
+                                     trainer_kwargs=TRAINER)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fc.fit(y)
+    return fc, y
+
+
+def test_tiny_lightning_run_lowers_validation_loss():
+    import lightning as L
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from tssdpa.filters import DenoisingSystem
+
+    clean, noisy = square_wave(960, channels=1)
+    xs = torch.tensor(noisy.reshape(-1, 32, 1), dtype=torch.float32)  # 30 windows of 32
+    ys = torch.tensor(clean.reshape(-1, 32, 1), dtype=torch.float32)
+    train = DataLoader(TensorDataset(xs[:24], ys[:24]), batch_size=8, shuffle=True)
+    val = DataLoader(TensorDataset(xs[24:], ys[24:]), batch_size=8)
+    L.seed_everything(0, verbose=False)
+    system = DenoisingSystem(1, d_model=16, num_heads=2, num_layers=1, window=8, lr=1e-2)
+    trainer = L.Trainer(max_epochs=3, enable_progress_bar=False, logger=False,
+                        enable_checkpointing=False, accelerator="cpu",
+                        enable_model_summary=False)
+    before = trainer.validate(system, val, verbose=False)[0]["val_loss"]
+    trainer.fit(system, train, val)
+    after = trainer.validate(system, val, verbose=False)[0]["val_loss"]
+    assert after < before
+
+
+def test_learned_filter_history_and_quality(fitted_filter):
+    f, clean, noisy = fitted_filter
+    assert f.history_["final_val_loss"] < f.history_["initial_val_loss"]
+    y = f.filter(noisy)
+    assert y.shape == noisy.shape
+
+
+def test_denoising_net_is_causal_and_windowed_reference():
+    """Block-wise evaluation == evaluating every t on just its receptive field (slow ref)."""
+    torch.manual_seed(0)
+    net = DenoisingNet(2, d_model=8, num_heads=2, num_layers=2, window=4).eval()
+    with torch.no_grad():
+        for p in net.head.parameters():
+            p.normal_()  # make the attention path visible in the output
+    x = torch.randn(1, 30, 2)
+    with torch.no_grad():
+        full = net(x)[0]
+        rf = net.receptive_field
+        ref = torch.stack([net(x[:, max(0, t - rf + 1) : t + 1])[0, -1] for t in range(30)])
+    torch.testing.assert_close(full, ref, atol=1e-5, rtol=1e-5)
+
+
+@settings(max_examples=3, deadline=None)
+@given(cuts=st.lists(st.integers(1, 399), max_size=4))
+def test_learned_filter_chunking_invariance(fitted_filter, cuts):
+    f, clean, noisy = fitted_filter
+    x = noisy[:400]
+    y_once = f.filter(x)  # one pass, the reference for any chunking
+    z = f.initial_state()
+    parts = []
+    bounds = [0, *sorted(set(cuts)), 400]
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        if b > a:
+            y, z = f.filter(x[a:b], zi=z)
+            parts.append(y)
+    np.testing.assert_allclose(np.concatenate(parts), y_once, atol=1e-5)
+
+
+def test_learned_filter_step_nan_and_save_load(fitted_filter, tmp_path):
+    f, clean, noisy = fitted_filter
+    x = noisy[:60].copy()
+    x[10, 0] = np.nan
+    y_once = f.filter(x)
+    assert np.isfinite(y_once).all()
+    s = f.initial_state()
+    steps = []
+    for i in range(60):
+        y, s = f.step(x[i], s)
+        steps.append(y)
+    np.testing.assert_allclose(np.array(steps), y_once, atol=1e-5)
+    f.save(tmp_path / "lf")
+    g = LearnedProjectionFilter.load(tmp_path / "lf")
+    np.testing.assert_array_equal(g.filter(noisy), f.filter(noisy))
+    assert g.get_params() == f.get_params()
+    with pytest.raises(ValueError, match="channel"):
+        f.filter(noisy[:, :1])
+    with pytest.raises(ValueError, match="zi"):
+        f.filter(noisy, zi=np.zeros((2, 2)))
+
+
+def test_forecasting_net_starts_as_dlinear():
+    """With the attention head at zero the output equals a numpy DLinear reference."""
+    torch.manual_seed(1)
+    net = ForecastingNet(lookback=20, horizon=5, n_channels=2, moving_average=5, patch_len=4,
+                         d_model=8)
+    with torch.no_grad():
+        net.linear_trend.weight.normal_()
+        net.linear_seasonal.weight.normal_()
+    x = torch.randn(3, 20, 2, dtype=torch.float32)
+    out = net(x).detach().numpy()
+    xn = x.numpy().astype(np.float64)
+    Wt, bt = (p.detach().numpy().astype(np.float64) for p in (net.linear_trend.weight,
+                                                               net.linear_trend.bias))
+    Ws, bs = (p.detach().numpy().astype(np.float64) for p in (net.linear_seasonal.weight,
+                                                               net.linear_seasonal.bias))
+    ref = np.empty((3, 5, 2))
+    for b in range(3):
+        for c in range(2):
+            s = xn[b, :, c] - xn[b, -1, c]
+            padded = np.r_[[s[0]] * 2, s, [s[-1]] * 2]
+            trend = np.array([padded[i : i + 5].mean() for i in range(20)])
+            ref[b, :, c] = Wt @ trend + bt + Ws @ (s - trend) + bs + xn[b, -1, c]
+    np.testing.assert_allclose(out, ref, atol=1e-4)
+
+
+def test_forecasting_net_gradients_reach_attention():
+    net = ForecastingNet(lookback=16, horizon=4, n_channels=1, patch_len=4, d_model=8)
+    x = torch.randn(2, 16, 1)
+    net(x).pow(2).sum().backward()
+    assert net.attn_head.weight.grad.abs().sum() > 0
+    sig = [p for n, p in net.named_parameters() if "log_sigma" in n]
+    assert sig  # sigma is learned
+
+
+def test_learned_forecaster_interface(fitted_forecaster, tmp_path):
+    fc, y = fitted_forecaster
+    assert fc.history_["final_val_loss"] <= fc.history_["initial_val_loss"]
+    path = fc.forecast_path(y, horizon=12)
+    assert path.shape == (1000, 12, 2)
+    assert np.isnan(path[:47]).all() and np.isfinite(path[47:]).all()
+    np.testing.assert_array_equal(fc.forecast(y, horizon=5), path[:, 4])
+    # causality: changing the future leaves earlier forecasts alone
+    changed = y.copy()
+    changed[900:] = 0.0
+    np.testing.assert_array_equal(fc.forecast_path(changed, horizon=12)[:900], path[:900])
+    assert fc.predict(12).shape == (12, 2)
+    fc.save(tmp_path / "lfc")
+    g = LearnedProjectionForecaster.load(tmp_path / "lfc")
+    np.testing.assert_array_equal(g.forecast_path(y, horizon=12), path)
+    np.testing.assert_array_equal(g.predict(3), fc.predict(3))
+    with pytest.raises(ValueError, match="horizon"):
+        fc.forecast(y, horizon=13)
+    with pytest.raises(ValueError, match="channel"):
+        fc.forecast(y[:, 0])
+
+
+def test_learned_forecaster_multivariate_and_bad_input():
+    y = np.sin(np.arange(400) * 0.2)[:, None] * np.array([[1.0, 0.5, 2.0]])
+    fc = LearnedProjectionForecaster(lookback=24, horizon=4, channel_independent=False,
+                                     patch_len=6, d_model=8, max_epochs=1, stride=4,
+                                     enable_progress_bar=False, trainer_kwargs=TRAINER)
+    fc.fit(y[:300], y_val=y[300:])
+    assert fc.forecast_path(y, horizon=4).shape == (400, 4, 3)
+    with pytest.raises(ValueError, match="lookback"):
+        LearnedProjectionForecaster(lookback=0).fit(y)
+    with pytest.raises(ValueError, match="fit"):
+        LearnedProjectionForecaster().forecast(y)
