@@ -12,8 +12,15 @@ pytestmark = [
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
-@pytest.mark.parametrize("kw", [dict(), dict(is_causal=True), dict(is_causal=True, decay=0.95),
-                                dict(is_causal=True, window=64)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(),
+        dict(is_causal=True),
+        dict(is_causal=True, decay=0.95),
+        dict(is_causal=True, window=64),
+    ],
+)
 def test_cuda_fused_matches_float64_math(dtype, kw):
     g = torch.Generator(device="cuda").manual_seed(0)
     q = torch.randn(2, 4, 1024, 63, device="cuda", generator=g)
@@ -23,3 +30,22 @@ def test_cuda_fused_matches_float64_math(dtype, kw):
     got = projection_sdpa(q.to(dtype), k.to(dtype), v.to(dtype), sigma=4.0, backend="fused", **kw)
     tol = 2e-3 if dtype == torch.float32 else 3e-2
     torch.testing.assert_close(got.double(), want, rtol=tol, atol=tol)
+
+
+def test_layer_forward_needs_no_host_sync():
+    # The layers validate at construction; their forward must not read values back to the
+    # host (it would stall the GPU at every attention site).
+    from tssdpa.nn import ProjectionMultiheadAttention
+
+    m = ProjectionMultiheadAttention(
+        64, 4, batch_first=True, learn_sigma=True, decay=0.9, learn_decay=True, backend="fused"
+    ).cuda()
+    x = torch.randn(2, 128, 64, device="cuda")
+    pad = torch.zeros(2, 128, dtype=torch.bool, device="cuda")
+    m(x, x, x, key_padding_mask=pad, need_weights=False, is_causal=True)  # warm-up
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        y, _ = m(x, x, x, key_padding_mask=pad, need_weights=False, is_causal=True)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    assert y.shape == x.shape

@@ -35,13 +35,20 @@ FUSED_MAX_LOGIT_ERROR = 1e-2
 # --------------------------------------------------------------------------- validation
 
 
-def _as_positive(name: str, x, *, upper: float | None = None) -> Tensor | float:
-    """Check a scalar or tensor parameter is finite, > 0 (and <= upper); return it unchanged."""
+def _as_positive(
+    name: str, x, *, upper: float | None = None, check_values: bool = True
+) -> Tensor | float:
+    """Check a scalar or tensor parameter is finite, > 0 (and <= upper); return it unchanged.
+
+    ``check_values=False`` skips scanning a tensor's values (a device→host read).
+    """
     if isinstance(x, bool) or not isinstance(x, (numbers.Real, Tensor)):
         raise TypeError(f"{name} must be a positive float or a tensor, got {type(x).__name__}")
     if isinstance(x, Tensor):
         if not x.is_floating_point():
             raise TypeError(f"{name} tensor must be floating point, got {x.dtype}")
+        if not check_values:
+            return x
         bad = torch.isnan(x).any() | (x <= 0).any() | torch.isinf(x).any()
         if upper is not None:
             bad = bad | (x > upper).any()
@@ -110,7 +117,9 @@ def _check_tensors(query, key, value):
         ) from None
 
 
-def _check_timestamps(timestamps, batch, L: int, S: int) -> tuple[Tensor, Tensor]:
+def _check_timestamps(
+    timestamps, batch, L: int, S: int, check_values: bool = True
+) -> tuple[Tensor, Tensor]:
     if isinstance(timestamps, Tensor):
         if L != S:
             raise ValueError(
@@ -140,7 +149,7 @@ def _check_timestamps(timestamps, batch, L: int, S: int) -> tuple[Tensor, Tensor
                 f"timestamps ({side}) leading dims {tuple(t.shape[:-1])} do not broadcast with "
                 f"{tuple(batch)}"
             ) from None
-        if t.is_floating_point() and bool(torch.isnan(t).any()):
+        if check_values and t.is_floating_point() and bool(torch.isnan(t).any()):
             raise ValueError(f"timestamps ({side}) contain NaN")
     return pair
 
@@ -200,8 +209,7 @@ def time_structure(
             finite = ~torch.isneginf(attn_mask)
             m = attn_mask.to(dtype).masked_fill(~finite, 0.0)
             bias = m if bias is None else bias + m
-            if not bool(finite.all()):
-                allowed = finite if allowed is None else allowed & finite
+            allowed = finite if allowed is None else allowed & finite
     return allowed, bias
 
 
@@ -227,45 +235,44 @@ def _fused_logit_error(qc: Tensor, kc: Tensor, sigma: Tensor) -> float:
     return float(eps * (qn * kn + 0.5 * kn * kn) / sigma.detach().amin().square())
 
 
-def _augment(query: Tensor, key: Tensor, sigma: Tensor) -> tuple[Tensor, Tensor]:
-    """q~ = [q-c, 1]/σ, k~ = [k-c, -||k-c||²/2]/σ, so q~·k~ = -||q-k||²/2σ² + f(q)."""
+def _augment(query: Tensor, key: Tensor, sigma: Tensor, width: int) -> tuple[Tensor, Tensor]:
+    """q~ = [q-c, 1, 0…]/σ, k~ = [k-c, -||k-c||²/2, 0…]/σ, so q~·k~ = -||q-k||²/2σ² + f(q).
+
+    Zero columns pad both to ``width``; they change no dot product.
+    """
     # Distances are translation invariant; centring on the key mean keeps the expanded terms
     # small for signals with an offset. c is detached: the output does not depend on it.
     c = key.detach().mean(dim=-2, keepdim=True)  # (..., 1, E)
     qc, kc = query - c, key - c
+    pad = width - qc.shape[-1] - 1
     ones = torch.ones_like(qc[..., :1])
     k2 = -0.5 * kc.square().sum(dim=-1, keepdim=True)
-    return torch.cat([qc, ones], dim=-1) / sigma, torch.cat([kc, k2], dim=-1) / sigma
-
-
-def _pad_last(x: Tensor, size: int) -> Tensor:
-    return x if x.shape[-1] == size else F.pad(x, (0, size - x.shape[-1]))
+    qa = torch.cat([qc, ones, qc.new_zeros(*qc.shape[:-1], pad)], dim=-1)
+    ka = torch.cat([kc, k2, kc.new_zeros(*kc.shape[:-1], pad)], dim=-1)
+    return qa / sigma, ka / sigma
 
 
 def _projection_sdpa_fused(
     query, key, value, sigma, allowed, bias, is_causal_only, dropout_p
 ) -> Tensor:
-    qa, ka = _augment(query, key, sigma)  # (..., L, E+1), (..., S, E+1)
     ev = value.shape[-1]
-    if query.is_cuda:
-        # Flash/efficient kernels want head dims that are multiples of 8 (and equal for flash);
-        # zero columns change no dot product.
-        d = -(-max(qa.shape[-1], ev) // 8) * 8
-        qa, ka, value = _pad_last(qa, d), _pad_last(ka, d), _pad_last(value, d)
+    # The flash kernels (CPU and CUDA) need one head width for q, k and v, best a multiple of
+    # 8; otherwise torch silently falls back to its O(L·S)-memory math kernel.
+    width = -(-max(query.shape[-1] + 1, ev) // 8) * 8
+    qa, ka = _augment(query, key, sigma, width)  # (..., L, width), (..., S, width)
+    value = F.pad(value, (0, width - ev)) if width != ev else value
     mask = None
     empty = None
     if allowed is not None and not is_causal_only:
+        # Rows with no allowed key are opened up (keeping the kernel finite) and zeroed after;
+        # done unconditionally, so no device→host read decides it.
         empty = ~allowed.any(dim=-1, keepdim=True)
-        if bool(empty.any()):
-            allowed = allowed | empty  # keep the kernel finite; those rows are zeroed below
-        else:
-            empty = None
-        mask = combine_mask(allowed, bias)
+        mask = combine_mask(allowed | empty, bias)
     elif bias is not None:
         mask = bias
     if mask is not None and mask.dim() > 2:
-        batch = torch.broadcast_shapes(qa.shape[:-2], ka.shape[:-2], mask.shape[:-2])
-        qa = qa.expand(*batch, *qa.shape[-2:])
+        batch = torch.broadcast_shapes(qa.shape[:-2], mask.shape[:-2])
+        qa, ka, value = (t.expand(*batch, *t.shape[-2:]) for t in (qa, ka, value))
     out = F.scaled_dot_product_attention(
         qa, ka, value, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal_only, scale=1.0
     )[..., :ev]
@@ -278,11 +285,22 @@ def _projection_sdpa_fused(
 
 
 def _prepare(
-    query, key, value, sigma, attn_mask, is_causal, window, decay, timestamps, dropout_p, backend
+    query,
+    key,
+    value,
+    sigma,
+    attn_mask,
+    is_causal,
+    window,
+    decay,
+    timestamps,
+    dropout_p,
+    backend,
+    validate=True,
 ):
     batch = _check_tensors(query, key, value)
     L, S = query.shape[-2], key.shape[-2]
-    sigma = _as_positive("sigma", sigma)
+    sigma = _as_positive("sigma", sigma, check_values=validate)
     _check_param_shape("sigma", sigma, batch)
     if window is not None:
         if isinstance(window, bool) or not isinstance(window, numbers.Integral):
@@ -292,10 +310,10 @@ def _prepare(
     if timestamps is not None:
         if decay is None:
             raise ValueError("timestamps need decay (read as the time constant tau > 0)")
-        decay = _as_positive("decay (tau, with timestamps)", decay)
-        timestamps = _check_timestamps(timestamps, batch, L, S)
+        decay = _as_positive("decay (tau, with timestamps)", decay, check_values=validate)
+        timestamps = _check_timestamps(timestamps, batch, L, S, check_values=validate)
     elif decay is not None:
-        decay = _as_positive("decay", decay, upper=1.0)
+        decay = _as_positive("decay", decay, upper=1.0, check_values=validate)
     if decay is not None:
         _check_param_shape("decay", decay, batch)
     if attn_mask is not None:
@@ -312,7 +330,7 @@ def _prepare(
                 f"attn_mask of shape {tuple(attn_mask.shape)} does not broadcast to "
                 f"(..., L, S) = {(*batch, L, S)}"
             ) from None
-        if attn_mask.is_floating_point() and bool(torch.isnan(attn_mask).any()):
+        if validate and attn_mask.is_floating_point() and bool(torch.isnan(attn_mask).any()):
             raise ValueError("attn_mask contains NaN")
     if not (isinstance(dropout_p, numbers.Real) and 0.0 <= dropout_p < 1.0):
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p!r}")
@@ -391,6 +409,7 @@ def projection_sdpa(
     timestamps: Tensor | tuple[Tensor, Tensor] | None = None,
     dropout_p: float = 0.0,
     backend: str = "auto",
+    validate: bool = True,
 ) -> Tensor:
     """Projection SDPA: Gaussian-kernel weighted mean of values over allowed keys.
 
@@ -424,6 +443,11 @@ def projection_sdpa(
         fused SDPA kernels on the augmented vectors (O(L) memory when no mask, window or decay
         is asked for). ``"auto"``: fused unless its estimated logit rounding error exceeds
         :data:`FUSED_MAX_LOGIT_ERROR` nats (small σ relative to the spread of q and k).
+        That estimate is one device→host read per call; name the backend to avoid it.
+    validate : bool
+        Scan the values of tensor arguments (σ, decay > 0, NaN in masks and timestamps).
+        Shapes and dtypes are always checked; ``False`` avoids device→host reads in hot loops
+        whose parameters are valid by construction (the layers in :mod:`tssdpa.nn`).
 
     Returns
     -------
@@ -452,6 +476,7 @@ def projection_sdpa(
         timestamps,
         dropout_p,
         backend,
+        validate,
     )
     if backend == "auto":
         c = k.detach().mean(dim=-2, keepdim=True)
@@ -481,13 +506,25 @@ def projection_weights(
     window: int | None = None,
     decay: float | Tensor | None = None,
     timestamps: Tensor | tuple[Tensor, Tensor] | None = None,
+    validate: bool = True,
 ) -> Tensor:
     """The weight matrix z (..., L, S) of :func:`projection_sdpa` (rows sum to 1 or are 0).
 
     Same arguments and conventions as :func:`projection_sdpa`; always computed exactly.
     """
     q, k, _, sig, structure = _prepare(
-        query, key, None, sigma, attn_mask, is_causal, window, decay, timestamps, 0.0, "math"
+        query,
+        key,
+        None,
+        sigma,
+        attn_mask,
+        is_causal,
+        window,
+        decay,
+        timestamps,
+        0.0,
+        "math",
+        validate,
     )
     allowed, bias = time_structure(q.shape[-2], k.shape[-2], **structure)
     return naive.projection_weights_math(q, k, sig, allowed, bias).to(query.dtype)

@@ -353,7 +353,9 @@ class ProjectionMultiheadAttention(nn.Module):
         if self.attention == "projection":
             sigma = self.kernel_sigma()
             if need_weights:
-                weights = projection_weights(q, k, sigma=sigma, attn_mask=mask, **structure)
+                weights = projection_weights(
+                    q, k, sigma=sigma, attn_mask=mask, validate=False, **structure
+                )
             else:
                 out = projection_sdpa(
                     q,
@@ -363,6 +365,7 @@ class ProjectionMultiheadAttention(nn.Module):
                     attn_mask=mask,
                     dropout_p=dropout_p,
                     backend=self.backend,
+                    validate=False,
                     **structure,
                 )
         else:
