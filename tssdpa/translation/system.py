@@ -15,7 +15,7 @@ import lightning as L
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torchmetrics import SumMetric
+from torchmetrics import Metric
 
 from tssdpa.translation.model import TranslationTransformer
 from tssdpa.translation.text import END_TOKEN, PAD_ID, START_TOKEN
@@ -31,6 +31,27 @@ _COUNTS = (
     "correct_with_padding",
     "positions",
 )
+
+
+class EpochTotals(Metric):
+    """Float64 sums of a fixed set of per-batch counts, summed across processes on compute.
+
+    One tensor update per step (instead of one metric per count) keeps the per-step overhead
+    to a single small kernel.
+    """
+
+    full_state_update = False
+
+    def __init__(self, names: tuple[str, ...]):
+        super().__init__()
+        self.names = names
+        self.add_state("totals", torch.zeros(len(names), dtype=torch.float64), "sum")
+
+    def update(self, values: Tensor) -> None:
+        self.totals += values.detach().to(self.totals.dtype)
+
+    def compute(self) -> dict[str, Tensor]:
+        return dict(zip(self.names, self.totals))
 
 
 _STAGES = ("train", "val", "test")
@@ -73,13 +94,10 @@ class TranslationSystem(L.LightningModule):
             )
         self.save_hyperparameters(ignore=["transformer"])
         self.transformer = transformer
-        self.forward_fn = torch.compile(transformer) if compile else transformer
-        self.counts = nn.ModuleDict(
-            {
-                f"{stage}_counts": nn.ModuleDict({name: SumMetric() for name in _COUNTS})
-                for stage in _STAGES
-            }
-        )
+        # Kept out of the module tree (and so out of state_dict): the compiled wrapper shares
+        # the transformer's parameters.
+        self.__dict__["_forward_fn"] = torch.compile(transformer) if compile else transformer
+        self.counts = nn.ModuleDict({f"{stage}_counts": EpochTotals(_COUNTS) for stage in _STAGES})
         self.history: list[dict[str, float]] = []
         self._val_epoch: dict[str, float] = {}
         self._epoch_start: float | None = None
@@ -88,7 +106,7 @@ class TranslationSystem(L.LightningModule):
 
     # -- steps ------------------------------------------------------------------------------
     def forward(self, source: Tensor, target_input: Tensor) -> Tensor:
-        return self.forward_fn(source, target_input)
+        return self.__dict__["_forward_fn"](source, target_input)
 
     def _shared_step(self, batch, stage: str) -> Tensor:
         source, target, _ = batch
@@ -103,17 +121,14 @@ class TranslationSystem(L.LightningModule):
             loss = (token_loss * real).sum() / n_real.clamp_min(1)
         with torch.no_grad():
             hit = logits.argmax(dim=-1) == labels
-            counts = self.counts[f"{stage}_counts"]
+            # torch.full, not torch.tensor: no host-to-device copy (and stream sync) per step.
+            n_positions = torch.full((), labels.numel(), device=labels.device)
             if self.hparams.loss_counts_padding:
-                counts["loss_sum"].update(token_loss.sum())
-                counts["loss_positions"].update(labels.numel())
+                loss_sum, loss_positions = token_loss.sum(), n_positions
             else:
-                counts["loss_sum"].update((token_loss * real).sum())
-                counts["loss_positions"].update(n_real)
-            counts["real_tokens"].update(n_real)
-            counts["correct"].update((hit & real).sum())
-            counts["correct_with_padding"].update(hit.sum())
-            counts["positions"].update(labels.numel())
+                loss_sum, loss_positions = (token_loss * real).sum(), n_real
+            values = [loss_sum, loss_positions, n_real, (hit & real).sum(), hit.sum(), n_positions]
+            self.counts[f"{stage}_counts"].update(torch.stack([v.double() for v in values]))
         return loss
 
     def training_step(self, batch, batch_idx: int) -> Tensor:
@@ -143,9 +158,9 @@ class TranslationSystem(L.LightningModule):
 
     # -- epoch bookkeeping --------------------------------------------------------------------
     def _epoch_metrics(self, stage: str) -> dict[str, float]:
-        counts = {name: metric.compute() for name, metric in self.counts[f"{stage}_counts"].items()}
-        for metric in self.counts[f"{stage}_counts"].values():
-            metric.reset()
+        totals = self.counts[f"{stage}_counts"]
+        counts = {name: value.float() for name, value in totals.compute().items()}
+        totals.reset()
         values = {
             f"{stage}_loss": counts["loss_sum"] / counts["loss_positions"].clamp_min(1),
             f"{stage}_accuracy": counts["correct"] / counts["real_tokens"].clamp_min(1),
@@ -153,7 +168,8 @@ class TranslationSystem(L.LightningModule):
             / counts["positions"].clamp_min(1),
         }
         for name, value in values.items():
-            self.log(name, value, prog_bar=name.endswith("accuracy"))
+            # Already summed across processes; sync_dist only averages identical values.
+            self.log(name, value, prog_bar=name.endswith("accuracy"), sync_dist=True)
         return {name: float(value) for name, value in values.items()}
 
     def _synchronize(self) -> None:
@@ -179,7 +195,7 @@ class TranslationSystem(L.LightningModule):
             self._val_epoch = metrics
 
     def on_train_epoch_end(self) -> None:
-        train_tokens = float(self.counts["train_counts"]["real_tokens"].compute())
+        train_tokens = float(self.counts["train_counts"].compute()["real_tokens"])
         metrics = self._epoch_metrics("train")
         row: dict[str, float] = {"epoch": self.current_epoch, **metrics, **self._val_epoch}
         if self._epoch_train_time is not None:
@@ -190,8 +206,8 @@ class TranslationSystem(L.LightningModule):
             )
             row["epoch_time_s"] = elapsed
             row["tokens_per_s"] = train_tokens / elapsed
-            self.log("epoch_time_s", elapsed)
-            self.log("tokens_per_s", row["tokens_per_s"])
+            self.log("epoch_time_s", elapsed, sync_dist=True)
+            self.log("tokens_per_s", row["tokens_per_s"], sync_dist=True)
         self._val_epoch = {}
         self.history.append(row)
 
@@ -208,7 +224,8 @@ class TranslationSystem(L.LightningModule):
             torch.distributed.all_gather_object(gathered, hypotheses)
             hypotheses = {k: v for part in gathered for k, v in part.items()}
         self.test_hypotheses = hypotheses
-        self.log("test_bleu", corpus_bleu(hypotheses, self.trainer.datamodule.reference))
+        bleu = corpus_bleu(hypotheses, self.trainer.datamodule.reference)
+        self.log("test_bleu", bleu, sync_dist=True)
 
     # -- checkpoints --------------------------------------------------------------------------
     def on_save_checkpoint(self, checkpoint: dict) -> None:
@@ -228,7 +245,12 @@ class TranslationSystem(L.LightningModule):
 
 def corpus_bleu(hypotheses: dict[int, str], reference) -> float:
     """Corpus BLEU (sacrebleu, 13a tokenisation) of ``hypotheses[i]`` against ``reference(i)``."""
-    import sacrebleu
+    try:
+        import sacrebleu
+    except ImportError as err:  # an optional dependency (extra "translation")
+        raise ImportError(
+            "BLEU needs sacrebleu: pip install 'tssdpa[translation]', or pass --model.bleu false"
+        ) from err
 
     if not hypotheses:
         raise ValueError("no hypotheses to score")

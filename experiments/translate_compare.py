@@ -1,0 +1,424 @@
+"""Train the translation Transformer with standard and with projection attention and compare.
+
+For every sequence length and every config (standard, projection by default) this trains with
+``TranslationCLI`` (the same LightningCLI and YAML configs as ``experiments/translate.py``),
+tests, and then writes to ``--output-dir``:
+
+- ``<name>.md``          summary: accuracy, loss, BLEU, wall time, speed, sample translations;
+- ``<name>_epochs.csv``  per-epoch metrics of every run;
+- ``<name>.png``         accuracy and loss vs epoch for both attention kinds (paper's figure 2);
+- ``<name>_samples.csv`` sample test-split translations of every run (paper's figure 3).
+
+The paper's experiment on a GPU (see docs/translation.md):
+    python experiments/translate_compare.py --sequence-lengths 20 10 \
+        --set trainer.precision=bf16-mixed
+A reduced CPU smoke run:
+    python experiments/translate_compare.py --name translation_cpu_smoke --max-pairs 3000 \
+        --max-epochs 2 --set model.transformer.init_args.embed_dim=64 ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import platform
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import lightning
+import torch
+
+from tssdpa.translation.cli import TranslationCLI, write_history
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_CONFIGS = [
+    REPO / "experiments/configs/translate_standard.yaml",
+    REPO / "experiments/configs/translate_projection.yaml",
+]
+EPOCH_COLUMNS = [
+    "sequence_length",
+    "attention",
+    "epoch",
+    "train_loss",
+    "val_loss",
+    "train_accuracy",
+    "val_accuracy",
+    "train_keras_accuracy",
+    "val_keras_accuracy",
+    "epoch_time_s",
+    "tokens_per_s",
+]
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument(
+        "--configs",
+        nargs="+",
+        type=Path,
+        default=DEFAULT_CONFIGS,
+        help="LightningCLI YAML configs to compare (default: standard and projection)",
+    )
+    p.add_argument(
+        "--sequence-lengths",
+        nargs="+",
+        type=int,
+        default=[20],
+        help="sequence lengths to run (20: Keras example, 10: the paper)",
+    )
+    p.add_argument("--data-dir", default=None, help="folder holding spa-eng/spa.txt.gz")
+    p.add_argument(
+        "--max-pairs",
+        type=int,
+        default=None,
+        help="use only this many shuffled pairs (reduced runs)",
+    )
+    p.add_argument("--max-epochs", type=int, default=None, help="override trainer.max_epochs")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra LightningCLI override, e.g. trainer.precision=bf16-mixed (repeatable)",
+    )
+    p.add_argument(
+        "--output-dir",
+        type=Path,
+        default=REPO / "docs/results",
+        help="where the report, CSVs and figure go",
+    )
+    p.add_argument("--name", default="translation", help="file stem of the outputs")
+    p.add_argument(
+        "--runs-dir",
+        type=Path,
+        default=REPO / "runs/translate_compare",
+        help="where the final checkpoints go",
+    )
+    p.add_argument("--samples", type=int, default=10, help="sample translations per run")
+    p.add_argument(
+        "--label",
+        default=None,
+        help="note printed at the top of the report (e.g. 'reduced CPU smoke run')",
+    )
+    args = p.parse_args(argv)
+    for cfg in args.configs:
+        if not cfg.is_file():
+            p.error(f"--configs: {cfg} does not exist")
+    for length in args.sequence_lengths:
+        if length < 1:
+            p.error(f"--sequence-lengths: must be positive, got {length}")
+    if args.max_pairs is not None and args.max_pairs < 3:
+        p.error(f"--max-pairs must be at least 3, got {args.max_pairs}")
+    if args.max_epochs is not None and args.max_epochs < 1:
+        p.error(f"--max-epochs must be positive, got {args.max_epochs}")
+    if args.samples < 0:
+        p.error(f"--samples must be >= 0, got {args.samples}")
+    for item in args.set:
+        if "=" not in item:
+            p.error(f"--set expects KEY=VALUE, got {item!r}")
+        if item.split("=", 1)[0].strip() in ("data.sequence_length", "data.max_pairs"):
+            p.error(f"--set {item!r}: use --sequence-lengths / --max-pairs instead")
+    return args
+
+
+def cli_args(args: argparse.Namespace, config: Path, sequence_length: int) -> list[str]:
+    """LightningCLI arguments of one run: the YAML plus the comparison's overrides."""
+    out = [
+        "--config",
+        str(config),
+        f"--data.sequence_length={sequence_length}",
+        "--trainer.logger=false",
+        "--trainer.callbacks=[]",
+        "--trainer.enable_checkpointing=false",
+        "--history_file=null",
+        "--test_after_fit=false",
+    ]
+    if args.data_dir is not None:
+        out.append(f"--data.data_dir={args.data_dir}")
+    if args.max_pairs is not None:
+        out.append(f"--data.max_pairs={args.max_pairs}")
+    if args.max_epochs is not None:
+        out.append(f"--trainer.max_epochs={args.max_epochs}")
+    out += [f"--{item}" for item in args.set]
+    return out
+
+
+def run_one(args: argparse.Namespace, config: Path, sequence_length: int) -> dict:
+    """Train, test and sample one configuration; returns its results."""
+    saved_argv, sys.argv = sys.argv, sys.argv[:1]  # the CLI reads only the arguments given
+    try:
+        cli = TranslationCLI(args=cli_args(args, config, sequence_length), run=False)
+    finally:
+        sys.argv = saved_argv
+    system, datamodule, trainer = cli.model, cli.datamodule, cli.trainer
+    attention = system.transformer.config["attention"]
+    start = time.perf_counter()
+    trainer.fit(system, datamodule=datamodule)
+    fit_time = time.perf_counter() - start
+    test = trainer.test(system, datamodule=datamodule, verbose=False)[0]
+    run_dir = args.runs_dir / f"{attention}_L{sequence_length}"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    trainer.save_checkpoint(run_dir / "final.ckpt", weights_only=True)
+    write_history(system.history, run_dir / "history.csv")
+    test_range = datamodule.splits["test"]
+    samples = []
+    for index in list(test_range)[: args.samples]:
+        english = datamodule.arrays["english"][index]
+        samples.append(
+            {
+                "index": index,
+                "english": english,
+                "reference": datamodule.reference(index),
+                "translation": system.test_hypotheses.get(index, ""),
+            }
+        )
+    precision = str(trainer.precision)
+    print(
+        f"[translate_compare] L={sequence_length} {attention}: fit {fit_time:.1f} s, "
+        + ", ".join(f"{k} {v:.4f}" for k, v in test.items()),
+        flush=True,
+    )
+    return {
+        "attention": attention,
+        "sequence_length": sequence_length,
+        "config": str(config),
+        "history": list(system.history),
+        "test": {k: float(v) for k, v in test.items()},
+        "fit_time_s": fit_time,
+        "train_time_s": sum(r.get("epoch_time_s", 0.0) for r in system.history),
+        "samples": samples,
+        "precision": precision,
+        "n_pairs": [len(datamodule.splits[s]) for s in ("train", "val", "test")],
+        "transformer": dict(system.transformer.config),
+        "checkpoint": str(run_dir / "final.ckpt"),
+    }
+
+
+def write_epochs_csv(results: list[dict], path: Path) -> None:
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=EPOCH_COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        for r in results:
+            for row in r["history"]:
+                writer.writerow(
+                    {"sequence_length": r["sequence_length"], "attention": r["attention"], **row}
+                )
+
+
+def write_samples_csv(results: list[dict], path: Path) -> None:
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(
+            fh,
+            fieldnames=[
+                "sequence_length",
+                "attention",
+                "index",
+                "english",
+                "reference",
+                "translation",
+            ],
+        )
+        writer.writeheader()
+        for r in results:
+            for s in r["samples"]:
+                writer.writerow(
+                    {"sequence_length": r["sequence_length"], "attention": r["attention"], **s}
+                )
+
+
+def plot(results: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    lengths = sorted({r["sequence_length"] for r in results}, reverse=True)
+    fig, axes = plt.subplots(len(lengths), 2, figsize=(11, 4 * len(lengths)), squeeze=False)
+    styles = {"standard": "-", "projection": "--"}
+    for row, length in enumerate(lengths):
+        ax_acc, ax_loss = axes[row]
+        for r in (r for r in results if r["sequence_length"] == length):
+            epochs = [h["epoch"] + 1 for h in r["history"]]
+            ls = styles.get(r["attention"], ":")
+            for split, color in (("train", "tab:blue"), ("val", "tab:orange")):
+                label = f"{r['attention']} {split}"
+                ax_acc.plot(
+                    epochs,
+                    [h.get(f"{split}_accuracy") for h in r["history"]],
+                    ls,
+                    color=color,
+                    marker="o",
+                    ms=3,
+                    label=label,
+                )
+                ax_loss.plot(
+                    epochs,
+                    [h.get(f"{split}_loss") for h in r["history"]],
+                    ls,
+                    color=color,
+                    marker="o",
+                    ms=3,
+                    label=label,
+                )
+        ax_acc.set(
+            title=f"token accuracy (padding excluded), L={length}",
+            xlabel="epoch",
+            ylabel="accuracy",
+        )
+        ax_loss.set(title=f"cross-entropy loss, L={length}", xlabel="epoch", ylabel="loss")
+        for ax in (ax_acc, ax_loss):
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def environment(results: list[dict]) -> str:
+    if torch.cuda.is_available():
+        device = torch.cuda.get_device_name(0)
+    else:
+        threads = torch.get_num_threads()
+        device = (
+            f"CPU ({platform.processor() or platform.machine()}, "
+            f"{threads} thread{'s' if threads != 1 else ''})"
+        )
+    precisions = sorted({r["precision"] for r in results})
+    return (
+        f"{device}; torch {torch.__version__}; lightning {lightning.__version__}; "
+        f"precision {', '.join(precisions)}"
+    )
+
+
+def _fmt(x, digits=4) -> str:
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def write_report(results: list[dict], args: argparse.Namespace, command: str, path: Path) -> None:
+    stem = args.name
+    lines = [f"# Translation: standard vs projection attention ({stem})", ""]
+    if args.label:
+        lines += [f"> **{args.label}**", ""]
+    lines += [
+        f"Generated {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')} by "
+        "`experiments/translate_compare.py`. Reproduce with:",
+        "",
+        "```",
+        command,
+        "```",
+        "",
+        f"Environment: {environment(results)}.",
+        "",
+    ]
+    pairs = sorted({tuple(r["n_pairs"]) for r in results})
+    lines += [
+        "Pairs (train / val / test): "
+        + "; ".join(" / ".join(f"{n:,}" for n in p) for p in pairs)
+        + ".",
+        "",
+    ]
+    lines += [
+        "| L | attention | epochs | train time (s) | fit wall (s) | tokens/s | val acc | "
+        "val Keras acc | test loss | test acc | test Keras acc | test BLEU |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        last = r["history"][-1] if r["history"] else {}
+        rates = [h["tokens_per_s"] for h in r["history"] if "tokens_per_s" in h]
+        t = r["test"]
+        lines.append(
+            f"| {r['sequence_length']} | {r['attention']} | {len(r['history'])} | "
+            f"{r['train_time_s']:.1f} | {r['fit_time_s']:.1f} | "
+            f"{(sum(rates) / len(rates)) if rates else 0:,.0f} | "
+            f"{_fmt(last.get('val_accuracy'))} | {_fmt(last.get('val_keras_accuracy'))} | "
+            f"{_fmt(t.get('test_loss'))} | {_fmt(t.get('test_accuracy'))} | "
+            f"{_fmt(t.get('test_keras_accuracy'))} | {_fmt(t.get('test_bleu'), 2)} |"
+        )
+    lines.append("")
+    for length in sorted({r["sequence_length"] for r in results}, reverse=True):
+        by_kind = {r["attention"]: r for r in results if r["sequence_length"] == length}
+        if {"standard", "projection"} <= by_kind.keys():
+            s, p = by_kind["standard"], by_kind["projection"]
+            ratio = p["train_time_s"] / s["train_time_s"] if s["train_time_s"] else float("nan")
+            fit_ratio = p["fit_time_s"] / s["fit_time_s"]
+            gap = 100 * (s["test"]["test_accuracy"] - p["test"]["test_accuracy"])
+            lines.append(
+                f"- L={length}: projection / standard training time = {ratio:.2f} (whole fit "
+                f"{fit_ratio:.2f}); test token accuracy standard − projection = {gap:+.2f} points."
+            )
+    lines += ["", "Model settings:", ""]
+    for r in results:
+        c = r["transformer"]
+        sigma = (
+            f"σ self {c['self_attention_sigma']}, cross {c['cross_attention_sigma']}"
+            f"{' (learned)' if c['learn_sigma'] else ''}, backend {c['attention_backend']}, "
+            if c["attention"] == "projection"
+            else ""
+        )
+        lines.append(
+            f"- L={r['sequence_length']} {r['attention']}: embed {c['embed_dim']}, "
+            f"{c['num_heads']} heads × {c['head_dim'] or c['embed_dim'] // c['num_heads']}, "
+            f"feed-forward {c['feedforward_dim']}, output dropout {c['output_dropout']}, "
+            f"{sigma}padding mask {'on' if c['padding_mask'] else 'off'}, "
+            f"value {c['attention_value']}, vocabulary {c['target_vocab_size']:,}."
+        )
+    lines += [
+        "",
+        "Definitions: *train time* sums the training-loop wall time of each epoch (validation "
+        "excluded); *fit wall* is the whole `Trainer.fit` call including validation; "
+        "*tokens/s* counts real (non-padding) target tokens per second of training time; "
+        "*acc* is token accuracy over real target tokens; *Keras acc* counts padding "
+        "positions too; BLEU is sacrebleu corpus BLEU of greedy translations against the "
+        "standardised (lower-cased, punctuation-free) Spanish references.",
+        "",
+        f"![accuracy and loss vs epoch]({stem}.png)",
+        "",
+        f"Per-epoch metrics: [`{stem}_epochs.csv`]({stem}_epochs.csv); sample translations: "
+        f"[`{stem}_samples.csv`]({stem}_samples.csv).",
+        "",
+        "## Sample translations (test split)",
+        "",
+    ]
+    for length in sorted({r["sequence_length"] for r in results}, reverse=True):
+        runs = [r for r in results if r["sequence_length"] == length]
+        if not runs or not runs[0]["samples"]:
+            continue
+        lines += [f"Sequence length {length}:", ""]
+        header = "| English | reference | " + " | ".join(r["attention"] for r in runs) + " |"
+        lines += [header, "|" + "---|" * (2 + len(runs))]
+        for i, sample in enumerate(runs[0]["samples"]):
+            cells = [_md_cell(sample["english"]), _md_cell(sample["reference"])]
+            cells += [_md_cell(r["samples"][i]["translation"]) for r in runs]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    path.write_text("\n".join(lines))
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
+    args = parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    command = shlex.join(["python", "experiments/translate_compare.py", *argv])
+    results = [
+        run_one(args, config, length) for length in args.sequence_lengths for config in args.configs
+    ]
+    args.output_dir.mkdir(parents=True, exist_ok=True)
+    out = args.output_dir / args.name
+    write_epochs_csv(results, out.with_name(f"{args.name}_epochs.csv"))
+    write_samples_csv(results, out.with_name(f"{args.name}_samples.csv"))
+    plot(results, out.with_name(f"{args.name}.png"))
+    write_report(results, args, command, out.with_name(f"{args.name}.md"))
+    print(f"wrote {out}.md, {out}_epochs.csv, {out}_samples.csv, {out}.png")
+    return results
+
+
+if __name__ == "__main__":
+    main()

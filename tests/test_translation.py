@@ -1,0 +1,534 @@
+"""Translation experiment: text handling, data module, model, training, resume, CLI."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import lightning as L
+import pytest
+import torch
+from lightning.pytorch.callbacks import ModelCheckpoint
+
+from tssdpa.translation import (
+    TranslationDataModule,
+    TranslationSystem,
+    TranslationTransformer,
+    Translator,
+    Vocabulary,
+    standardize_english,
+    standardize_spanish,
+    translate,
+)
+from tssdpa.translation.data import split_sizes
+from tssdpa.translation.text import END_TOKEN, START_TOKEN
+
+REPO = Path(__file__).resolve().parents[1]
+SEQUENCE_LENGTH = 8
+
+SUBJECTS = [
+    ("I", "Yo", "o"),
+    ("You", "Tú", "as"),
+    ("He", "Él", "a"),
+    ("She", "Ella", "a"),
+    ("We", "Nosotros", "amos"),
+    ("They", "Ellos", "an"),
+]
+VERBS = [("see", "mir"), ("want", "dese"), ("buy", "compr"), ("need", "necesit"), ("wash", "lav")]
+NOUNS = [
+    ("cat", "gato"),
+    ("dog", "perro"),
+    ("car", "coche"),
+    ("book", "libro"),
+    ("horse", "caballo"),
+    ("bed", "sofá"),
+    ("phone", "teléfono"),
+    ("tree", "árbol"),
+]
+
+
+def synthetic_pairs() -> list[str]:
+    """240 'Subject verb the noun.' → '¿Sujeto verbo el nombre?' lines in the spa.txt format."""
+    return [
+        f"{se} {ve} the {ne}.\t¿{ss} {vs}{suffix} el {ns}?"
+        for (se, ss, suffix), (ve, vs), (ne, ns) in itertools.product(SUBJECTS, VERBS, NOUNS)
+    ]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    # Tiny models on a shared 2-core machine: intra-op threads only add contention.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(autouse=True)
+def _plain_argv(monkeypatch):
+    # LightningCLI(args=...) warns when pytest's own arguments are in sys.argv.
+    monkeypatch.setattr(sys, "argv", ["pytest"])
+
+
+@pytest.fixture(scope="module")
+def pairs_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("spa-eng") / "pairs.txt.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        fh.write("\n".join(synthetic_pairs()) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("cache")
+
+
+def tiny_data(pairs_file, cache_dir, **overrides) -> TranslationDataModule:
+    kwargs = dict(
+        dataset=str(pairs_file),
+        sequence_length=SEQUENCE_LENGTH,
+        vocab_size=64,
+        batch_size=16,
+        cache_dir=str(cache_dir),
+    )
+    return TranslationDataModule(**(kwargs | overrides))
+
+
+def tiny_model(attention: str = "standard", **overrides) -> TranslationTransformer:
+    kwargs = dict(
+        source_vocab_size=64,
+        target_vocab_size=64,
+        sequence_length=SEQUENCE_LENGTH,
+        embed_dim=32,
+        num_heads=2,
+        head_dim=16,
+        feedforward_dim=64,
+        output_dropout=0.1,
+        attention=attention,
+        # Untrained embeddings of width 32 are ~0.3 apart, so σ = 1 keeps the projection
+        # kernel from starting as a hard nearest-neighbour choice in a 2-epoch run.
+        self_attention_sigma=1.0,
+        cross_attention_sigma=1.0,
+    )
+    return TranslationTransformer(**(kwargs | overrides))
+
+
+def tiny_trainer(max_epochs: int, **overrides) -> L.Trainer:
+    kwargs = dict(
+        accelerator="cpu",
+        devices=1,
+        max_epochs=max_epochs,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        logger=False,
+        enable_checkpointing=False,
+    )
+    return L.Trainer(**(kwargs | overrides))
+
+
+# --------------------------------------------------------------------------- text
+
+
+def test_standardization_follows_keras_example():
+    assert standardize_spanish("¿Qué hora es?") == "qué hora es"
+    assert standardize_spanish("[start] ¡Hola, Tom! [end]") == "[start] ¡hola tom [end]"
+    assert standardize_english("Tom's [big] dog.") == "toms big dog"
+
+
+def test_vocabulary_layout_and_encoding():
+    vocab = Vocabulary.build(["b a", "a c", "a b", "d"], max_tokens=5)
+    # padding, OOV, then by count (a: 3, b: 2), ties (c, d: 1) alphabetically, capped at 5.
+    assert vocab.tokens == ["", "[UNK]", "a", "b", "c"]
+    assert vocab.encode("a d b", 5) == [2, 1, 3, 0, 0]
+    assert vocab.encode("a b c a b", 3) == [2, 3, 4]
+    assert vocab.decode([3, 2, 0, 1]) == "b a [UNK]"
+    with pytest.raises(ValueError, match="max_tokens"):
+        Vocabulary.build(["a"], max_tokens=2)
+
+
+def test_split_sizes_match_keras_example():
+    assert split_sizes(118_964, 0.15, 0.15) == (83_276, 17_844, 17_844)
+
+
+# --------------------------------------------------------------------------- data
+
+
+def test_datamodule_split_vocabulary_and_cache(pairs_file, cache_dir):
+    dm = tiny_data(pairs_file, cache_dir)
+    dm.prepare_data()
+    dm.setup("fit")
+    n = len(synthetic_pairs())
+    sizes = [len(dm.datasets[s]) for s in ("train", "val", "test")]
+    assert sizes == list(split_sizes(n, 0.15, 0.15))
+    train, test = dm.pairs("train"), dm.pairs("test")
+    assert sorted(train + dm.pairs("val") + test) == sorted(
+        tuple(line.split("\t")) for line in synthetic_pairs()
+    )
+    assert not set(train) & set(test)
+
+    # Vocabularies hold only words seen in the training split.
+    train_source = {w for e, _ in train for w in standardize_english(e).split()}
+    train_target = {w for _, s in train for w in standardize_spanish(s).split()}
+    assert set(dm.source_vocab.tokens[2:]) <= train_source
+    assert set(dm.target_vocab.tokens[2:]) <= train_target | {START_TOKEN, END_TOKEN}
+
+    source, target, index = dm.datasets["train"][torch.arange(4).tolist()]
+    assert source.shape == (4, SEQUENCE_LENGTH) and target.shape == (4, SEQUENCE_LENGTH + 1)
+    assert (target[:, 0] == dm.target_vocab.index[START_TOKEN]).all()
+    assert index.tolist() == [0, 1, 2, 3]
+
+    # A second module with the same settings reads the cache instead of re-vectorising.
+    assert dm.cache_path().is_file()
+    again = tiny_data(pairs_file, cache_dir)
+    again.setup("fit")
+    assert torch.equal(again.arrays["target"], dm.arrays["target"])
+    other = tiny_data(pairs_file, cache_dir, seed=1)
+    assert other.cache_path() != dm.cache_path()
+
+
+def test_vocabulary_never_sees_test_only_words(tmp_path, cache_dir):
+    # Every test-split sentence gets a word of its own; none may enter the vocabulary.
+    lines = synthetic_pairs()
+    path = tmp_path / "pairs.txt.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+    dm = tiny_data(path, cache_dir, vocab_size=10_000)
+    dm.setup()
+    test_ids = set(dm.splits["test"])
+    # Rewrite the file so the test pairs carry unique words, keeping the shuffle order.
+    order_english = dm.arrays["english"]
+    marked = {order_english[i] for i in test_ids}
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        for k, line in enumerate(lines):
+            e, s = line.split("\t")
+            if e in marked:
+                e, s = f"{e} zzeng{k}", f"{s} zzspa{k}"
+            fh.write(f"{e}\t{s}\n")
+    dm = tiny_data(path, cache_dir, vocab_size=10_000)
+    dm.setup()
+    assert all("zz" in e for e, _ in dm.pairs("test"))
+    assert not any(t.startswith("zzeng") for t in dm.source_vocab.tokens)
+    assert not any(t.startswith("zzspa") for t in dm.target_vocab.tokens)
+    # ... and those words vectorise to [UNK] (id 1) in the test split.
+    assert (dm.datasets["test"].source == 1).any(dim=1).all()
+
+
+@pytest.mark.parametrize(
+    ("argument", "value"),
+    [("sequence_length", 0), ("batch_size", 0), ("vocab_size", 2), ("val_fraction", 1.5)],
+)
+def test_datamodule_rejects_bad_arguments(pairs_file, cache_dir, argument, value):
+    with pytest.raises(ValueError, match=argument):
+        tiny_data(pairs_file, cache_dir, **{argument: value})
+
+
+def test_missing_dataset_names_the_search(tmp_path):
+    dm = TranslationDataModule(data_dir=str(tmp_path), cache_dir=str(tmp_path))
+    dm.dataset = "spa-eng/does-not-exist.txt.gz"
+    with pytest.raises(FileNotFoundError, match="does-not-exist"):
+        dm.prepare_data()
+
+
+# --------------------------------------------------------------------------- model
+
+
+def test_reference_size_has_keras_parameter_count():
+    # The Keras example's model.summary() reports 19,960,216 parameters.
+    model = TranslationTransformer()
+    assert sum(p.numel() for p in model.parameters()) == 19_960_216
+
+
+@pytest.mark.parametrize("attention", ["standard", "projection"])
+def test_padding_mask_hides_padding(attention):
+    torch.manual_seed(0)
+    model = tiny_model(attention).eval()
+    source = torch.tensor([[5, 6, 7, 0, 0, 0, 0, 0]])
+    target = torch.tensor([[3, 9, 10, 0, 0, 0, 0, 0]])
+    before = model(source, target)[:, :3]
+    with torch.no_grad():
+        model.source_embedding.tokens.weight[0] += 1.0
+        model.target_embedding.tokens.weight[0] += 1.0
+    after = model(source, target)[:, :3]
+    torch.testing.assert_close(after, before)
+
+    unmasked = tiny_model(attention, padding_mask=False).eval()
+    unmasked.load_state_dict(model.state_dict())
+    with torch.no_grad():
+        unmasked.source_embedding.tokens.weight[0] -= 1.0
+    assert not torch.allclose(unmasked(source, target)[:, :3], after)
+
+
+@pytest.mark.parametrize("attention", ["standard", "projection"])
+def test_greedy_decode_agrees_with_teacher_forcing(attention):
+    torch.manual_seed(1)
+    model = tiny_model(attention).eval()
+    source = torch.randint(2, 64, (3, SEQUENCE_LENGTH))
+    generated = model.greedy_decode(source, start_id=3, end_id=2)
+    assert generated.shape[0] == 3 and 1 <= generated.shape[1] <= SEQUENCE_LENGTH
+    prefix = torch.cat([torch.full((3, 1), 3), generated[:, :-1]], dim=1)
+    logits = model(source, prefix)
+    finished = torch.cumsum(generated == 2, dim=1) - (generated == 2).long() > 0
+    expected = logits.argmax(-1).masked_fill(finished, 0)
+    assert torch.equal(generated, expected)
+    with pytest.raises(ValueError, match="max_length"):
+        model.greedy_decode(source, 3, 2, max_length=SEQUENCE_LENGTH + 1)
+
+
+def test_model_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="attention"):
+        tiny_model("softmax")
+    with pytest.raises(ValueError, match="cross_attention_sigma"):
+        tiny_model("projection", cross_attention_sigma=0.0)
+
+
+@pytest.mark.parametrize("full_precision", [False, True])
+def test_full_precision_attention_under_bf16_autocast(full_precision):
+    torch.manual_seed(2)
+    model = tiny_model("projection", full_precision_attention=full_precision).eval()
+    attention_dtypes = []
+    for layer in (model.encoder.self_attn, model.decoder.self_attn, model.decoder.cross_attn):
+        layer.register_forward_hook(lambda m, args, out: attention_dtypes.append(out[0].dtype))
+    source = torch.randint(2, 64, (2, SEQUENCE_LENGTH))
+    reference = model(source, source)
+    attention_dtypes.clear()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        logits = model(source, source)
+    expected = torch.float32 if full_precision else torch.bfloat16
+    assert attention_dtypes == [expected] * 3
+    torch.testing.assert_close(logits.float(), reference, atol=0.1, rtol=0.05)
+
+
+def test_loss_counts_padding_option():
+    torch.manual_seed(3)
+    batch = (
+        torch.randint(2, 64, (2, SEQUENCE_LENGTH)),
+        torch.tensor([[3, 5, 6, 2, 0, 0, 0, 0, 0], [3, 7, 2, 0, 0, 0, 0, 0, 0]]),
+        torch.arange(2),
+    )
+    losses = {}
+    for counts_padding in (False, True):
+        torch.manual_seed(4)
+        system = TranslationSystem(tiny_model(), loss_counts_padding=counts_padding).eval()
+        losses[counts_padding] = system._shared_step(batch, "val")
+        logits = system(batch[0], batch[1][:, :-1]).transpose(1, 2)
+        ignore = -100 if counts_padding else 0
+        expected = torch.nn.functional.cross_entropy(logits, batch[1][:, 1:], ignore_index=ignore)
+        torch.testing.assert_close(losses[counts_padding], expected)
+    assert not torch.isclose(losses[False], losses[True])
+
+
+# --------------------------------------------------------------------------- training
+
+
+@pytest.mark.parametrize("attention", ["standard", "projection"])
+def test_tiny_training_learns_and_translates(pairs_file, cache_dir, tmp_path, attention):
+    L.seed_everything(0)
+    dm = tiny_data(pairs_file, cache_dir)
+    system = TranslationSystem(tiny_model(attention), learning_rate=3e-3)
+    trainer = tiny_trainer(2)
+    trainer.fit(system, datamodule=dm)
+    history = system.history
+    assert [row["epoch"] for row in history] == [0, 1]
+    assert history[1]["train_loss"] < history[0]["train_loss"]
+    assert history[1]["val_loss"] < history[0]["val_loss"]
+    for row in history:
+        assert 0.0 <= row["val_keras_accuracy"] <= 1.0 and row["epoch_time_s"] > 0
+        assert row["tokens_per_s"] > 0
+
+    test = trainer.test(system, datamodule=dm, verbose=False)[0]
+    assert {"test_loss", "test_accuracy", "test_keras_accuracy", "test_bleu"} <= test.keys()
+    assert len(system.test_hypotheses) == len(dm.datasets["test"])
+    assert all(isinstance(h, str) for h in system.test_hypotheses.values())
+
+    path = tmp_path / "model.ckpt"
+    trainer.save_checkpoint(path, weights_only=True)
+    translator = Translator.from_checkpoint(path)
+    out = translate(["I see the cat.", "They wash the horse."], translator)
+    assert len(out) == 2 and all(isinstance(s, str) for s in out)
+    # The reloaded model decodes the test split exactly as the trained one did.
+    first = dm.pairs("test")[0][0]
+    assert translator.translate(first) == [system.test_hypotheses[dm.splits["test"][0]]]
+
+
+def test_resume_from_epoch_checkpoint_matches_uninterrupted_run(pairs_file, cache_dir, tmp_path):
+    def run(max_epochs: int, ckpt_dir: Path, ckpt_path: str | None = None):
+        L.seed_everything(0)
+        system = TranslationSystem(tiny_model("projection", output_dropout=0.3))
+        checkpoint = ModelCheckpoint(dirpath=ckpt_dir, save_last=True, save_top_k=0)
+        trainer = tiny_trainer(
+            max_epochs, enable_checkpointing=True, callbacks=[checkpoint], deterministic=True
+        )
+        trainer.fit(
+            system,
+            datamodule=tiny_data(pairs_file, cache_dir),
+            ckpt_path=ckpt_path,
+            weights_only=True if ckpt_path else None,
+        )
+        return system
+
+    straight = run(3, tmp_path / "straight")
+    run(1, tmp_path / "interrupted")
+    resumed = run(3, tmp_path / "interrupted", str(tmp_path / "interrupted" / "last.ckpt"))
+    assert len(resumed.history) == 3
+    for a, b in zip(straight.history, resumed.history):
+        for key in ("train_loss", "val_loss", "train_accuracy", "val_accuracy"):
+            assert a[key] == pytest.approx(b[key], rel=1e-5, abs=1e-6), key
+    for (name, p), q in zip(straight.state_dict().items(), resumed.state_dict().values()):
+        torch.testing.assert_close(p, q, rtol=1e-5, atol=1e-6, msg=name)
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def cli_overrides(pairs_file, cache_dir, tmp_path) -> list[str]:
+    init = "--model.transformer.init_args"
+    return [
+        f"--data.dataset={pairs_file}",
+        f"--data.cache_dir={cache_dir}",
+        f"--data.sequence_length={SEQUENCE_LENGTH}",
+        "--data.vocab_size=64",
+        "--data.batch_size=16",
+        f"{init}.embed_dim=16",
+        f"{init}.num_heads=2",
+        f"{init}.head_dim=8",
+        f"{init}.feedforward_dim=32",
+        f"{init}.self_attention_sigma=1.0",
+        f"{init}.cross_attention_sigma=1.0",
+        "--trainer.max_epochs=1",
+        "--trainer.accelerator=cpu",
+        "--trainer.logger=false",
+        "--trainer.callbacks=[]",
+        "--trainer.enable_checkpointing=false",
+        "--trainer.enable_model_summary=false",
+        f"--trainer.default_root_dir={tmp_path}",
+        f"--history_file={tmp_path / 'history.csv'}",
+    ]
+
+
+@pytest.mark.parametrize("attention", ["standard", "projection"])
+def test_cli_config_links_data_settings_to_model(pairs_file, cache_dir, tmp_path, attention):
+    from tssdpa.translation.cli import TranslationCLI
+
+    config = REPO / f"experiments/configs/translate_{attention}.yaml"
+    args = ["--config", str(config), *cli_overrides(pairs_file, cache_dir, tmp_path)]
+    cli = TranslationCLI(args=args, run=False)
+    transformer = cli.model.transformer
+    assert transformer.config["attention"] == attention
+    assert transformer.config["sequence_length"] == SEQUENCE_LENGTH
+    assert transformer.config["target_vocab_size"] == 64
+    assert cli.datamodule.batch_size == 16
+    if attention == "projection":
+        sigma = cli.model.transformer.decoder.cross_attn.kernel_sigma()
+        assert torch.allclose(sigma, torch.ones_like(sigma))
+
+
+def test_cli_fit_then_test(pairs_file, cache_dir, tmp_path):
+    from tssdpa.translation.cli import TranslationCLI
+
+    config = REPO / "experiments/configs/translate_standard.yaml"
+    cli = TranslationCLI(
+        args=["fit", "--config", str(config), *cli_overrides(pairs_file, cache_dir, tmp_path)]
+    )
+    assert (tmp_path / "history.csv").read_text().startswith("epoch,train_loss")
+    assert "test_bleu" in cli.trainer.callback_metrics
+
+
+def test_compare_script_writes_report(pairs_file, cache_dir, tmp_path):
+    sys.path.insert(0, str(REPO / "experiments"))
+    try:
+        import translate_compare
+    finally:
+        sys.path.pop(0)
+    init = "model.transformer.init_args"
+    sets = [
+        f"data.dataset={pairs_file}",
+        f"data.cache_dir={cache_dir}",
+        "data.vocab_size=64",
+        "data.batch_size=32",
+        f"{init}.embed_dim=16",
+        f"{init}.num_heads=2",
+        f"{init}.head_dim=8",
+        f"{init}.feedforward_dim=32",
+        f"{init}.self_attention_sigma=1.0",
+        f"{init}.cross_attention_sigma=1.0",
+        "trainer.accelerator=cpu",
+        "trainer.enable_model_summary=false",
+    ]
+    argv = [
+        "--name",
+        "tiny",
+        "--output-dir",
+        str(tmp_path / "out"),
+        "--runs-dir",
+        str(tmp_path / "runs"),
+        "--max-epochs",
+        "1",
+        "--samples",
+        "3",
+        "--sequence-lengths",
+        str(SEQUENCE_LENGTH),
+        "--label",
+        "tiny synthetic test",
+    ]
+    for item in sets:
+        argv += ["--set", item]
+    results = translate_compare.main(argv)
+    assert [r["attention"] for r in results] == ["standard", "projection"]
+    out = tmp_path / "out"
+    report = (out / "tiny.md").read_text()
+    assert "tiny synthetic test" in report and "| English | reference |" in report
+    assert (out / "tiny.png").stat().st_size > 0
+    epochs = (out / "tiny_epochs.csv").read_text().splitlines()
+    assert len(epochs) == 1 + 2 and epochs[1].startswith(f"{SEQUENCE_LENGTH},standard,0,")
+    assert len((out / "tiny_samples.csv").read_text().splitlines()) == 1 + 2 * 3
+    with pytest.raises(SystemExit):
+        translate_compare.parse_args(["--set", "data.sequence_length=5"])
+
+
+# --------------------------------------------------------------------------- real data
+
+
+@pytest.mark.data("spa-eng/spa.txt.gz")
+def test_real_data_split_and_no_leak(tmp_path):
+    dm = TranslationDataModule(cache_dir=str(tmp_path))
+    dm.setup()
+    assert [len(dm.datasets[s]) for s in ("train", "val", "test")] == [83_276, 17_844, 17_844]
+    train, val, test = dm.pairs("train"), dm.pairs("val"), dm.pairs("test")
+    assert not set(train) & set(test) and not set(train) & set(val)
+    assert len(set(train) | set(val) | set(test)) == 118_964
+    train_source = {w for e, _ in train for w in standardize_english(e).split()}
+    train_target = {w for _, s in train for w in standardize_spanish(s).split()}
+    assert set(dm.source_vocab.tokens[2:]) <= train_source
+    assert set(dm.target_vocab.tokens[2:]) <= train_target | {START_TOKEN, END_TOKEN}
+    assert len(dm.target_vocab) == 15_000 and len(dm.source_vocab) <= 15_000
+    test_only = {w for e, _ in test for w in standardize_english(e).split()} - train_source
+    assert test_only and not test_only & set(dm.source_vocab.tokens)
+
+
+# --------------------------------------------------------------------------- DDP
+
+
+@pytest.mark.slow
+def test_two_process_cpu_ddp_run(pairs_file, cache_dir, tmp_path):
+    config = REPO / "experiments/configs/translate_projection.yaml"
+    cmd = [
+        sys.executable,
+        str(REPO / "experiments/translate.py"),
+        "fit",
+        "--config",
+        str(config),
+        *cli_overrides(pairs_file, cache_dir, tmp_path),
+        "--trainer.max_epochs=2",
+        "--trainer.strategy=ddp",
+        "--trainer.devices=2",
+    ]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    history = (tmp_path / "history.csv").read_text().splitlines()
+    assert len(history) == 1 + 2
+    assert "test_bleu" in done.stdout + done.stderr
