@@ -369,7 +369,8 @@ def write_report(results: list[dict], args: argparse.Namespace, command: str, pa
             f"{c['num_heads']} heads × {c['head_dim'] or c['embed_dim'] // c['num_heads']}, "
             f"feed-forward {c['feedforward_dim']}, output dropout {c['output_dropout']}, "
             f"{sigma}padding mask {'on' if c['padding_mask'] else 'off'}, "
-            f"value {c['attention_value']}, vocabulary {c['target_vocab_size']:,}."
+            f"value {c['attention_value']}, output layer {c['target_vocab_size']:,} entries "
+            "(configured vocabulary size; a small corpus fills fewer)."
         )
     lines += [
         "",
