@@ -228,15 +228,16 @@ def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
 
 
-def _fused_logit_error(qc: Tensor, kc: Tensor, sigma: Tensor) -> float:
+def _fused_logit_error(qc: Tensor, kc: Tensor, sigma: Tensor | float) -> float:
     eps = torch.finfo(qc.dtype).eps
     qn = qc.detach().norm(dim=-1).amax() if qc.numel() else qc.new_zeros(())
     kn = kc.detach().norm(dim=-1).amax() if kc.numel() else kc.new_zeros(())
-    return float(eps * (qn * kn + 0.5 * kn * kn) / sigma.detach().amin().square())
+    smin = sigma.detach().amin() if isinstance(sigma, Tensor) else sigma
+    return float(eps * (qn * kn + 0.5 * kn * kn) / smin**2)
 
 
-def _augment(query: Tensor, key: Tensor, sigma: Tensor, width: int) -> tuple[Tensor, Tensor]:
-    """q~ = [q-c, 1, 0…]/σ, k~ = [k-c, -||k-c||²/2, 0…]/σ, so q~·k~ = -||q-k||²/2σ² + f(q).
+def _augment(query: Tensor, key: Tensor, width: int) -> tuple[Tensor, Tensor]:
+    """q~ = [q-c, 1, 0…], k~ = [k-c, -||k-c||²/2, 0…], so q~·k~/σ² = -||q-k||²/2σ² + f(q).
 
     Zero columns pad both to ``width``; they change no dot product.
     """
@@ -249,17 +250,22 @@ def _augment(query: Tensor, key: Tensor, sigma: Tensor, width: int) -> tuple[Ten
     k2 = -0.5 * kc.square().sum(dim=-1, keepdim=True)
     qa = torch.cat([qc, ones, qc.new_zeros(*qc.shape[:-1], pad)], dim=-1)
     ka = torch.cat([kc, k2, kc.new_zeros(*kc.shape[:-1], pad)], dim=-1)
-    return qa / sigma, ka / sigma
+    return qa, ka
 
 
 def _projection_sdpa_fused(
     query, key, value, sigma, allowed, bias, is_causal_only, dropout_p
 ) -> Tensor:
+    """``sigma``: a Python float (passed to the kernel as its scale) or a (..., 1, 1) tensor."""
     ev = value.shape[-1]
     # The flash kernels (CPU and CUDA) need one head width for q, k and v, best a multiple of
     # 8; otherwise torch silently falls back to its O(L·S)-memory math kernel.
     width = -(-max(query.shape[-1] + 1, ev) // 8) * 8
-    qa, ka = _augment(query, key, sigma, width)  # (..., L, width), (..., S, width)
+    qa, ka = _augment(query, key, width)  # (..., L, width), (..., S, width)
+    if isinstance(sigma, Tensor):  # per head, or learned: fold 1/σ² into the queries
+        qa, scale = qa / sigma.square(), 1.0
+    else:
+        scale = 1.0 / sigma**2
     value = F.pad(value, (0, width - ev)) if width != ev else value
     mask = None
     empty = None
@@ -274,7 +280,7 @@ def _projection_sdpa_fused(
         batch = torch.broadcast_shapes(qa.shape[:-2], mask.shape[:-2])
         qa, ka, value = (t.expand(*batch, *t.shape[-2:]) for t in (qa, ka, value))
     out = F.scaled_dot_product_attention(
-        qa, ka, value, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal_only, scale=1.0
+        qa, ka, value, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal_only, scale=scale
     )[..., :ev]
     if empty is not None:
         out = out.masked_fill(empty, 0.0)
@@ -342,7 +348,8 @@ def _prepare(
     q = query.to(dtype).expand(*batch, L, query.shape[-1])
     k = key.to(dtype).expand(*batch, S, key.shape[-1])
     v = k if value is None else value.to(dtype).expand(*batch, S, value.shape[-1])
-    sig = _param_tensor(sigma, q.device, dtype)
+    # A Python float stays one (the fused kernels take it as their scale); tensors → (..., 1, 1).
+    sig = _param_tensor(sigma, q.device, dtype) if isinstance(sigma, Tensor) else sigma
     structure = dict(
         is_causal=is_causal,
         window=window,
@@ -487,12 +494,16 @@ def projection_sdpa(
         if S > 2 * (WINDOW_BLOCK + window):
             out = _projection_sdpa_windowed(q, k, v, sig, structure, dropout_p, WINDOW_BLOCK)
             return out.to(query.dtype)
+    causal_only = is_causal and window is None and attn_mask is None and decay is None
+    if backend == "fused" and causal_only:
+        # The kernel takes causality as a flag: build no (L, S) structure at all.
+        out = _projection_sdpa_fused(q, k, v, sig, None, None, True, dropout_p)
+        return out.to(query.dtype)
     allowed, bias = time_structure(L, S, **structure)
     if backend == "math":
         out = naive.projection_sdpa_math(q, k, v, sig, allowed, bias, dropout_p)
     else:
-        causal_only = is_causal and window is None and attn_mask is None and decay is None
-        out = _projection_sdpa_fused(q, k, v, sig, allowed, bias, causal_only, dropout_p)
+        out = _projection_sdpa_fused(q, k, v, sig, allowed, bias, False, dropout_p)
     return out.to(query.dtype)
 
 

@@ -42,16 +42,16 @@ def masked_softmax(logits: Tensor, allowed: Tensor | None) -> Tensor:
 def projection_weights_math(
     query: Tensor,
     key: Tensor,
-    sigma: Tensor,
+    sigma: Tensor | float,
     allowed: Tensor | None,
     bias: Tensor | None,
 ) -> Tensor:
     """Projection weights ``z_ij ∝ exp(-||q_i-k_j||²/2σ² + bias_ij)`` over allowed j.
 
-    ``sigma`` broadcasts as ``(..., 1, 1)``; ``allowed`` (bool) and ``bias`` (additive log
-    weight) broadcast as ``(..., L, S)``.
+    ``sigma`` is a float or broadcasts as ``(..., 1, 1)``; ``allowed`` (bool) and ``bias``
+    (additive log weight) broadcast as ``(..., L, S)``.
     """
-    logits = -squared_distances(query, key) / (2.0 * sigma.square())  # (..., L, S)
+    logits = -squared_distances(query, key) / (2.0 * sigma**2)  # (..., L, S)
     if bias is not None:
         logits = logits + bias
     return masked_softmax(logits, allowed)
@@ -61,7 +61,7 @@ def projection_sdpa_math(
     query: Tensor,
     key: Tensor,
     value: Tensor,
-    sigma: Tensor,
+    sigma: Tensor | float,
     allowed: Tensor | None,
     bias: Tensor | None,
     dropout_p: float = 0.0,
