@@ -57,8 +57,9 @@ def reference_analogue(fc, y, h):
 def test_analogue_matches_reference(decay, h):
     y = logistic_map(300)
     fc = ProjectionForecaster(lags=3, horizon=h, window=50, decay=decay).fit(y)
-    np.testing.assert_allclose(fc.forecast(y, horizon=h), reference_analogue(fc, y, h),
-                               atol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(
+        fc.forecast(y, horizon=h), reference_analogue(fc, y, h), atol=1e-12, equal_nan=True
+    )
 
 
 @pytest.mark.parametrize("model", ["analogue", "hybrid"])
@@ -150,10 +151,13 @@ def test_forecaster_bad_inputs():
 
 def test_channel_independent_equals_separate_fits(tmp_path):
     y = np.column_stack([logistic_map(400), ar2(400)])
-    joint = ProjectionForecaster(lags=3, horizon=2, window=100, model="hybrid",
-                                 channel_independent=True).fit(y)
-    sep = [ProjectionForecaster(lags=3, horizon=2, window=100, model="hybrid").fit(y[:, c])
-           for c in range(2)]
+    joint = ProjectionForecaster(
+        lags=3, horizon=2, window=100, model="hybrid", channel_independent=True
+    ).fit(y)
+    sep = [
+        ProjectionForecaster(lags=3, horizon=2, window=100, model="hybrid").fit(y[:, c])
+        for c in range(2)
+    ]
     expected = np.column_stack([m.forecast(y[:, c], horizon=2) for c, m in enumerate(sep)])
     np.testing.assert_array_equal(joint.forecast(y, horizon=2), expected)
     assert joint.forecast_path(y, horizon=2).shape == (400, 2, 2)

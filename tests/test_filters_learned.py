@@ -43,8 +43,16 @@ def square_wave(n=2400, noise=0.3, seed=0, channels=1):
 @pytest.fixture(scope="module")
 def fitted_filter():
     clean, noisy = square_wave(1200, channels=2)
-    f = LearnedProjectionFilter(window=6, seq_len=48, d_model=16, num_heads=2, num_layers=2,
-                                max_epochs=2, enable_progress_bar=False, trainer_kwargs=TRAINER)
+    f = LearnedProjectionFilter(
+        window=6,
+        seq_len=48,
+        d_model=16,
+        num_heads=2,
+        num_layers=2,
+        max_epochs=8,
+        enable_progress_bar=False,
+        trainer_kwargs=TRAINER,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         f.fit(noisy, target=clean)
@@ -57,9 +65,16 @@ def fitted_forecaster():
     t = np.arange(1000)
     y = np.stack([np.sin(t * 0.13), np.cos(t * 0.05) + 0.1 * np.sin(t * 0.7)], 1)
     y = y + 0.05 * rng.normal(size=y.shape)
-    fc = LearnedProjectionForecaster(lookback=48, horizon=12, patch_len=8, d_model=16,
-                                     max_epochs=2, stride=4, enable_progress_bar=False,
-                                     trainer_kwargs=TRAINER)
+    fc = LearnedProjectionForecaster(
+        lookback=48,
+        horizon=12,
+        patch_len=8,
+        d_model=16,
+        max_epochs=2,
+        stride=4,
+        enable_progress_bar=False,
+        trainer_kwargs=TRAINER,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fc.fit(y)
@@ -79,9 +94,14 @@ def test_tiny_lightning_run_lowers_validation_loss():
     val = DataLoader(TensorDataset(xs[24:], ys[24:]), batch_size=8)
     L.seed_everything(0, verbose=False)
     system = DenoisingSystem(1, d_model=16, num_heads=2, num_layers=1, window=8, lr=1e-2)
-    trainer = L.Trainer(max_epochs=3, enable_progress_bar=False, logger=False,
-                        enable_checkpointing=False, accelerator="cpu",
-                        enable_model_summary=False)
+    trainer = L.Trainer(
+        max_epochs=3,
+        enable_progress_bar=False,
+        logger=False,
+        enable_checkpointing=False,
+        accelerator="cpu",
+        enable_model_summary=False,
+    )
     before = trainer.validate(system, val, verbose=False)[0]["val_loss"]
     trainer.fit(system, train, val)
     after = trainer.validate(system, val, verbose=False)[0]["val_loss"]
@@ -93,6 +113,31 @@ def test_learned_filter_history_and_quality(fitted_filter):
     assert f.history_["final_val_loss"] < f.history_["initial_val_loss"]
     y = f.filter(noisy)
     assert y.shape == noisy.shape
+    # quality: closer to the clean signal than the noisy input, on the whole series and on
+    # the validation tail the training never saw
+    assert np.mean((y - clean) ** 2) < np.mean((noisy - clean) ** 2)
+    v = slice(*f.split_["val"])
+    assert np.mean((y[v] - clean[v]) ** 2) < np.mean((noisy[v] - clean[v]) ** 2)
+
+
+def test_learned_validation_never_overlaps_training(fitted_filter, fitted_forecaster):
+    """The series is split first (train | gap of one window | validation tail), then cut."""
+    f, clean, noisy = fitted_filter
+    (t0, t1), (v0, v1) = f.split_["train"], f.split_["val"]
+    assert t0 == 0 and v1 == len(noisy) and v0 - t1 >= f.seq_len
+    assert v1 - v0 == round(len(noisy) * f.val_fraction)
+    fc, y = fitted_forecaster
+    (t0, t1), (v0, v1) = fc.split_["train"], fc.split_["val"]
+    assert v0 - t1 >= fc.lookback + fc.horizon and v1 == len(y)
+    from tssdpa.filters.learned import _time_split
+
+    for T, w, frac in [(1000, 48, 0.2), (300, 60, 0.1), (500, 7, 0.5)]:
+        a, b = _time_split(T, w, frac)
+        assert a >= w and b - a == w and T - b >= max(w, round(T * frac))
+    with pytest.raises(ValueError, match="too short"):
+        _time_split(100, 40, 0.2)
+    with pytest.raises(ValueError, match="val_fraction"):
+        _time_split(1000, 10, 1.0)
 
 
 def test_denoising_net_is_causal_and_windowed_reference():
@@ -151,18 +196,23 @@ def test_learned_filter_step_nan_and_save_load(fitted_filter, tmp_path):
 def test_forecasting_net_starts_as_dlinear():
     """With the attention head at zero the output equals a numpy DLinear reference."""
     torch.manual_seed(1)
-    net = ForecastingNet(lookback=20, horizon=5, n_channels=2, moving_average=5, patch_len=4,
-                         d_model=8)
+    net = ForecastingNet(
+        lookback=20, horizon=5, n_channels=2, moving_average=5, patch_len=4, d_model=8
+    )
     with torch.no_grad():
         net.linear_trend.weight.normal_()
         net.linear_seasonal.weight.normal_()
     x = torch.randn(3, 20, 2, dtype=torch.float32)
     out = net(x).detach().numpy()
     xn = x.numpy().astype(np.float64)
-    Wt, bt = (p.detach().numpy().astype(np.float64) for p in (net.linear_trend.weight,
-                                                               net.linear_trend.bias))
-    Ws, bs = (p.detach().numpy().astype(np.float64) for p in (net.linear_seasonal.weight,
-                                                               net.linear_seasonal.bias))
+    Wt, bt = (
+        p.detach().numpy().astype(np.float64)
+        for p in (net.linear_trend.weight, net.linear_trend.bias)
+    )
+    Ws, bs = (
+        p.detach().numpy().astype(np.float64)
+        for p in (net.linear_seasonal.weight, net.linear_seasonal.bias)
+    )
     ref = np.empty((3, 5, 2))
     for b in range(3):
         for c in range(2):
@@ -206,9 +256,17 @@ def test_learned_forecaster_interface(fitted_forecaster, tmp_path):
 
 def test_learned_forecaster_multivariate_and_bad_input():
     y = np.sin(np.arange(400) * 0.2)[:, None] * np.array([[1.0, 0.5, 2.0]])
-    fc = LearnedProjectionForecaster(lookback=24, horizon=4, channel_independent=False,
-                                     patch_len=6, d_model=8, max_epochs=1, stride=4,
-                                     enable_progress_bar=False, trainer_kwargs=TRAINER)
+    fc = LearnedProjectionForecaster(
+        lookback=24,
+        horizon=4,
+        channel_independent=False,
+        patch_len=6,
+        d_model=8,
+        max_epochs=1,
+        stride=4,
+        enable_progress_bar=False,
+        trainer_kwargs=TRAINER,
+    )
     fc.fit(y[:300], y_val=y[300:])
     assert fc.forecast_path(y, horizon=4).shape == (400, 4, 3)
     with pytest.raises(ValueError, match="lookback"):

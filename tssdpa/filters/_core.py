@@ -151,8 +151,11 @@ def attend_lags(
         else:
             # one contiguous row per coordinate: the (n, L) key views then read memory in order
             EkT = Ek.T.copy() if n_emb > 1 else Ek[:, 0]
-            key_view = (lambda d: sliding_window_view(EkT[d], n_lags)) if n_emb > 1 else (
-                lambda d: sliding_window_view(EkT, n_lags))
+            key_view = (
+                (lambda d: sliding_window_view(EkT[d], n_lags))
+                if n_emb > 1
+                else (lambda d: sliding_window_view(EkT, n_lags))
+            )
             dist = np.subtract(Eq[:, 0:1], key_view(0))
             np.multiply(dist, dist, out=dist)
             for d in range(1, n_emb):

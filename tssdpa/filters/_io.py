@@ -109,26 +109,49 @@ class ParamsMixin:
         return f"{type(self).__name__}({args})"
 
 
-def _jsonable(v):
+def _jsonable(v, name: str = "value"):
+    """Plain JSON types from numpy scalars / arrays, lists, tuples and dicts (else TypeError)."""
+    if isinstance(v, np.ndarray):
+        return _jsonable(v.tolist(), name)
     if isinstance(v, np.generic):
-        return v.item()
+        return _jsonable(v.item(), name)
     if isinstance(v, (list, tuple)):
-        return [_jsonable(a) for a in v]
+        return [_jsonable(a, f"{name}[{i}]") for i, a in enumerate(v)]
     if isinstance(v, dict):
-        return {k: _jsonable(a) for k, a in v.items()}
-    return v
+        return {str(k): _jsonable(a, f"{name}[{k!r}]") for k, a in v.items()}
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    raise TypeError(
+        f"cannot save {name} of type {type(v).__name__} (JSON types, numpy scalars and arrays only)"
+    )
 
 
 def save_bundle(path, kind: str, params: dict, fitted: dict, arrays: dict[str, np.ndarray]):
-    """Write ``path/config.json`` and ``path/arrays.safetensors`` (a directory)."""
+    """Write ``path/config.json`` and ``path/arrays.safetensors`` (a directory).
+
+    Everything is converted and checked before anything is created on disk.
+    """
     from safetensors.numpy import save_file
 
     path = Path(path)
+    cfg = {
+        "kind": kind,
+        "format": 1,
+        "params": _jsonable(params, "params"),
+        "fitted": _jsonable(fitted, "fitted"),
+    }
+    text = json.dumps(cfg, indent=2, allow_nan=True)
+    tensors = {}
+    for k, v in arrays.items():
+        a = np.ascontiguousarray(v)
+        if a.dtype.kind not in "fiub":
+            raise TypeError(f"cannot save array {k!r} of dtype {a.dtype}")
+        tensors[k] = a
+    if path.exists() and not path.is_dir():
+        raise FileExistsError(f"{path} exists and is not a directory")
     path.mkdir(parents=True, exist_ok=True)
-    cfg = {"kind": kind, "format": 1, "params": _jsonable(params), "fitted": _jsonable(fitted)}
-    (path / "config.json").write_text(json.dumps(cfg, indent=2, allow_nan=True))
-    save_file({k: np.ascontiguousarray(v) for k, v in arrays.items()},
-              str(path / "arrays.safetensors"))
+    (path / "config.json").write_text(text)
+    save_file(tensors, str(path / "arrays.safetensors"))
 
 
 def load_bundle(path, kind: str):

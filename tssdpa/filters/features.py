@@ -37,8 +37,15 @@ from tssdpa.filters._core import delay_embedding
 __all__ = ["draw_features", "feature_filter", "initial_feature_state"]
 
 
-def draw_features(n_features: int, dim: int, sigma: float, seed: int, kind: str = "centres",
-                  center=None, spread=None) -> tuple[np.ndarray, np.ndarray]:
+def draw_features(
+    n_features: int,
+    dim: int,
+    sigma: float,
+    seed: int,
+    kind: str = "centres",
+    center=None,
+    spread=None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Random feature parameters: (matrix (M, D), log-weights (M,)).
 
     ``"performer"``: rows ~ N(0, I / sigma^2), weights 0. ``"centres"``: centres ~ N(center,
@@ -58,12 +65,17 @@ def draw_features(n_features: int, dim: int, sigma: float, seed: int, kind: str 
 
 
 def initial_feature_state(n_features: int, n_channels: int, embedding: int, use_times: bool):
-    """Empty state: (history (m-1, C), S (M, C), n (M,), last time (1,))."""
+    """Empty state: (history (m-1, C), S (M, C), n (M,), last time (1,), last output (C,)).
+
+    The last defined output (NaN before the first) is what a row without any usable key
+    repeats, as for the exact filters.
+    """
     return (
         np.full((embedding - 1, n_channels), np.nan),
         np.zeros((n_features, n_channels)),
         np.zeros(n_features),
         np.full(1, np.nan),
+        np.full(n_channels, np.nan),
     )
 
 
@@ -94,8 +106,14 @@ def feature_filter(
     exclude_self: bool,
     block: int = 256,
 ):
-    """Run the random-feature recursion over (T, C) ``x2`` from ``state``; returns (y, state)."""
-    hist, S, nrm, last_t = (np.array(a, dtype=np.float64) for a in state)
+    """Run the random-feature recursion over (T, C) ``x2`` from ``state``; returns (y, state).
+
+    Rows without any usable key (nothing observed yet, or all weight decayed to zero) repeat
+    the last defined output carried in the state (NaN before the first one).
+    """
+    from tssdpa.filters.functional import fill_forward
+
+    hist, S, nrm, last_t, hold = (np.array(a, dtype=np.float64) for a in state)
     T, C = x2.shape
     m = embedding
     full = np.concatenate([hist, x2], axis=0)
@@ -108,6 +126,15 @@ def feature_filter(
     # queries: any positive scalar factor cancels, so normalise each row by its max
     phi_q = np.exp(logphi - logphi.max(axis=1, keepdims=True))
     if tau is not None:
+        if times is None:
+            raise ValueError("tau is set: timestamps are required")
+        times = np.asarray(times, dtype=np.float64)
+        if np.any(np.diff(times) < 0):
+            raise ValueError(
+                "timestamps must be non-decreasing (monotonic), found a step backwards"
+            )
+        if T and not np.isnan(last_t[0]) and times[0] < last_t[0]:
+            raise ValueError("timestamps must continue after the state's last timestamp")
         t_all = np.concatenate([last_t, times])
         step = np.diff(t_all)
         step = np.where(np.isnan(step), 0.0, step)
@@ -148,6 +175,7 @@ def feature_filter(
             nrm = nblk[-1] + phi_k[b - 1]
         else:
             S, nrm = Sblk[-1], nblk[-1]
+    y, hold = fill_forward(y, hold)
     new_hist = full[full.shape[0] - (m - 1) :] if m > 1 else full[:0]
     new_t = np.array([times[-1]]) if tau is not None and T else last_t
-    return y, (np.array(new_hist), S, nrm, new_t)
+    return y, (np.array(new_hist), S, nrm, new_t, hold)

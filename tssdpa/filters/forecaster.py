@@ -57,8 +57,18 @@ class ProjectionForecaster(ParamsMixin):
     (5,)
     """
 
-    def __init__(self, lags=16, horizon=1, window=1000, sigma=None, decay=None,
-                 model="analogue", ridge=1e-6, max_fit_samples=5000, channel_independent=False):
+    def __init__(
+        self,
+        lags=16,
+        horizon=1,
+        window=1000,
+        sigma=None,
+        decay=None,
+        model="analogue",
+        ridge=1e-6,
+        max_fit_samples=5000,
+        channel_independent=False,
+    ):
         self.lags = lags
         self.horizon = horizon
         self.window = window
@@ -112,8 +122,9 @@ class ProjectionForecaster(ParamsMixin):
 
     def _linear_predict(self, y2, h):
         if h > self.coef_.shape[0]:
-            raise ValueError(f"model='hybrid' was fitted up to horizon {self.coef_.shape[0]}, "
-                             f"asked for {h}")
+            raise ValueError(
+                f"model='hybrid' was fitted up to horizon {self.coef_.shape[0]}, asked for {h}"
+            )
         return self._linear_design(y2) @ self.coef_[h - 1]
 
     def _analogue(self, E, values, h, sigma):
@@ -125,15 +136,17 @@ class ProjectionForecaster(ParamsMixin):
         V[np.isnan(E).any(axis=1)] = np.nan  # incomplete patterns are not keys
         Ep = np.concatenate([np.full((P, E.shape[1]), np.nan), E])
         Vp = np.concatenate([np.full((P, C), np.nan), V])
-        out = attend_lags(Ep, Vp, (P, P + T), h, h + W - 1, sigma=sigma, decay=self.decay,
-                          decay_origin=h)
+        out = attend_lags(
+            Ep, Vp, (P, P + T), h, h + W - 1, sigma=sigma, decay=self.decay, decay_origin=h
+        )
         out[: int(self.lags) - 1] = np.nan  # not enough history for a query pattern
         return out
 
     def _forecast2d(self, y2, h, sigma=None):
         if getattr(self, "channel_models_", None):
-            return np.column_stack([m._forecast2d(y2[:, [c]], h)[:, 0]
-                                    for c, m in enumerate(self.channel_models_)])
+            return np.column_stack(
+                [m._forecast2d(y2[:, [c]], h)[:, 0] for c, m in enumerate(self.channel_models_)]
+            )
         sigma = self.sigma_ if sigma is None else sigma
         E = self._embed(y2)
         fut = np.full_like(y2, np.nan)
@@ -142,7 +155,8 @@ class ProjectionForecaster(ParamsMixin):
             lin = self._linear_predict(y2, h)
             resid = fut - lin
             return lin + np.nan_to_num(self._analogue(E, resid, h, sigma), nan=0.0) * np.where(
-                np.isnan(lin), np.nan, 1.0)
+                np.isnan(lin), np.nan, 1.0
+            )
         return self._analogue(E, fut, h, sigma)
 
     # ------------------------------------------------------------------ public
@@ -156,8 +170,9 @@ class ProjectionForecaster(ParamsMixin):
             raise ValueError(f"y has {y2.shape[0]} samples; need more than lags + horizon")
         if self.channel_independent and y2.shape[1] > 1:
             params = {**self.get_params(), "channel_independent": False}
-            self.channel_models_ = [ProjectionForecaster(**params).fit(y2[:, c])
-                                    for c in range(y2.shape[1])]
+            self.channel_models_ = [
+                ProjectionForecaster(**params).fit(y2[:, c]) for c in range(y2.shape[1])
+            ]
             self.n_channels_ = y2.shape[1]
             self.sigma_ = [m.sigma_ for m in self.channel_models_]
             self.series_ = y2.copy()
@@ -170,7 +185,7 @@ class ProjectionForecaster(ParamsMixin):
         if self.model == "hybrid":
             self.coef_ = self._fit_linear(y2)
         self.series_ = y2.copy()
-        ys = y2[-int(self.max_fit_samples):]
+        ys = y2[-int(self.max_fit_samples) :]
         D = int(self.lags) * y2.shape[1]
         if self.sigma is None:
             cands = math.sqrt(D) * 2.0 ** np.linspace(-5, 1, 10)
@@ -225,8 +240,10 @@ class ProjectionForecaster(ParamsMixin):
 
     def _check_channels(self, y2):
         if y2.shape[1] != self.n_channels_:
-            raise ValueError(f"y has {y2.shape[1]} channel(s) but the forecaster was fitted "
-                             f"on {self.n_channels_}")
+            raise ValueError(
+                f"y has {y2.shape[1]} channel(s) but the forecaster was fitted "
+                f"on {self.n_channels_}"
+            )
 
     def save(self, path):
         """Save to directory ``path`` (config.json + arrays.safetensors; nothing pickled)."""
@@ -235,16 +252,26 @@ class ProjectionForecaster(ParamsMixin):
         self._fitted()
         models = getattr(self, "channel_models_", None)
         if models:
-            save_bundle(path, "ProjectionForecaster", self.get_params(),
-                        {"sigma_": self.sigma_, "n_channels_": self.n_channels_},
-                        {"series_": self.series_})
+            save_bundle(
+                path,
+                "ProjectionForecaster",
+                self.get_params(),
+                {"sigma_": self.sigma_, "n_channels_": self.n_channels_},
+                {"series_": self.series_},
+            )
             for c, m in enumerate(models):
                 m.save(Path(path) / f"channel_{c}")
             return
-        arrays = {k: getattr(self, k) for k in ("mean_", "scale_", "series_", "coef_")
-                  if hasattr(self, k)}
-        save_bundle(path, "ProjectionForecaster", self.get_params(),
-                    {"sigma_": self.sigma_, "n_channels_": self.n_channels_}, arrays)
+        arrays = {
+            k: getattr(self, k) for k in ("mean_", "scale_", "series_", "coef_") if hasattr(self, k)
+        }
+        save_bundle(
+            path,
+            "ProjectionForecaster",
+            self.get_params(),
+            {"sigma_": self.sigma_, "n_channels_": self.n_channels_},
+            arrays,
+        )
 
     @classmethod
     def load(cls, path) -> ProjectionForecaster:
@@ -257,6 +284,7 @@ class ProjectionForecaster(ParamsMixin):
             setattr(obj, k, np.array(v) if isinstance(v, np.ndarray) else v)
         obj.channel_models_ = None
         if obj.channel_independent and obj.n_channels_ > 1:
-            obj.channel_models_ = [cls.load(Path(path) / f"channel_{c}")
-                                   for c in range(obj.n_channels_)]
+            obj.channel_models_ = [
+                cls.load(Path(path) / f"channel_{c}") for c in range(obj.n_channels_)
+            ]
         return obj

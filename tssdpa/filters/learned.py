@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from tssdpa.filters._io import ParamsMixin, as_2d, restore
+from tssdpa.filters._io import ParamsMixin, _jsonable, as_2d, restore
 from tssdpa.filters.projection import noise_scale
 from tssdpa.nn import EncoderBlock
 
@@ -46,17 +46,32 @@ class DenoisingNet(nn.Module):
     are replaced by 0 and masked as keys in every layer.
     """
 
-    def __init__(self, n_channels: int, d_model: int = 32, num_heads: int = 4,
-                 num_layers: int = 2, dim_feedforward: int = 64, window: int = 16,
-                 sigma: float = 2.0, learn_sigma: bool = True, decay: float | None = 0.9,
-                 learn_decay: bool = True, dropout: float = 0.0):
+    def __init__(
+        self,
+        n_channels: int,
+        d_model: int = 32,
+        num_heads: int = 4,
+        num_layers: int = 2,
+        dim_feedforward: int = 64,
+        window: int = 16,
+        sigma: float = 2.0,
+        learn_sigma: bool = True,
+        decay: float | None = 0.9,
+        learn_decay: bool = True,
+        dropout: float = 0.0,
+    ):
         super().__init__()
         if window is None or window < 1:
             raise ValueError("window must be an int >= 1 (it bounds the receptive field)")
         self.n_channels, self.window, self.num_layers = n_channels, window, num_layers
         self.embed = nn.Linear(n_channels, d_model)
-        att = dict(sigma=sigma, learn_sigma=learn_sigma, window=window, decay=decay,
-                   learn_decay=learn_decay and decay is not None)
+        att = dict(
+            sigma=sigma,
+            learn_sigma=learn_sigma,
+            window=window,
+            decay=decay,
+            learn_decay=learn_decay and decay is not None,
+        )
         self.blocks = nn.ModuleList(
             EncoderBlock(d_model, num_heads, dim_feedforward, dropout, attention_kwargs=att)
             for _ in range(num_layers)
@@ -89,12 +104,25 @@ class ForecastingNet(nn.Module):
     the window (and restored) so the model sees the shape, not the level.
     """
 
-    def __init__(self, lookback: int, horizon: int, n_channels: int,
-                 channel_independent: bool = True, moving_average: int = 25,
-                 patch_len: int = 16, d_model: int = 64, num_heads: int = 4,
-                 num_layers: int = 1, dim_feedforward: int = 128, sigma: float = 4.0,
-                 learn_sigma: bool = True, decay: float | None = None,
-                 learn_decay: bool = False, dropout: float = 0.0, attention: bool = True):
+    def __init__(
+        self,
+        lookback: int,
+        horizon: int,
+        n_channels: int,
+        channel_independent: bool = True,
+        moving_average: int = 25,
+        patch_len: int = 16,
+        d_model: int = 64,
+        num_heads: int = 4,
+        num_layers: int = 1,
+        dim_feedforward: int = 128,
+        sigma: float = 4.0,
+        learn_sigma: bool = True,
+        decay: float | None = None,
+        learn_decay: bool = False,
+        dropout: float = 0.0,
+        attention: bool = True,
+    ):
         super().__init__()
         if lookback < 1 or horizon < 1:
             raise ValueError("lookback and horizon must be >= 1")
@@ -113,11 +141,14 @@ class ForecastingNet(nn.Module):
             width = 1 if channel_independent else n_channels
             self.patch_embed = nn.Linear(self.patch_len * width, d_model)
             self.position = nn.Parameter(torch.zeros(self.n_patches, d_model))
-            att = dict(sigma=sigma, learn_sigma=learn_sigma, decay=decay,
-                       learn_decay=learn_decay and decay is not None)
+            att = dict(
+                sigma=sigma,
+                learn_sigma=learn_sigma,
+                decay=decay,
+                learn_decay=learn_decay and decay is not None,
+            )
             self.blocks = nn.ModuleList(
-                EncoderBlock(d_model, num_heads, dim_feedforward, dropout,
-                             attention_kwargs=att)
+                EncoderBlock(d_model, num_heads, dim_feedforward, dropout, attention_kwargs=att)
                 for _ in range(num_layers)
             )
             self.attn_head = nn.Linear(self.n_patches * d_model, horizon * width)
@@ -134,8 +165,9 @@ class ForecastingNet(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         B, Lb, C = x.shape
         if Lb != self.lookback or C != self.n_channels:
-            raise ValueError(f"expected (B, {self.lookback}, {self.n_channels}), got "
-                             f"{tuple(x.shape)}")
+            raise ValueError(
+                f"expected (B, {self.lookback}, {self.n_channels}), got {tuple(x.shape)}"
+            )
         last = x[:, -1:, :]
         z = x - last
         zc = z.permute(0, 2, 1).reshape(B * C, Lb)  # (B*C, L)
@@ -171,13 +203,39 @@ def _windows(a: np.ndarray, length: int, stride: int) -> np.ndarray:
     return np.stack([a[s : s + length] for s in starts])
 
 
+def _time_split(T: int, window: int, val_fraction: float, name: str = "x") -> tuple[int, int]:
+    """Split T samples in time: training ``[0, a)``, validation ``[b, T)``, with a gap of one
+    window (``b - a = window``) so that no training window touches the validation part.
+
+    The validation part is the last ``val_fraction`` of the samples (at least one window);
+    windows are cut from each part separately, so they never overlap.
+    """
+    if not 0.0 < float(val_fraction) < 1.0:
+        raise ValueError(f"val_fraction must be in (0, 1), got {val_fraction!r}")
+    n_val = max(window, int(round(T * float(val_fraction))))
+    b = T - n_val
+    a = b - window
+    if a < window:
+        raise ValueError(
+            f"{name} has {T} samples: too short for a training part, a gap of one "
+            f"window ({window}) and a validation part of {n_val} samples"
+        )
+    return a, b
+
+
 def _save_torch(path, kind, params, fitted, module, arrays):
     from safetensors.torch import save_file
 
     path = Path(path)
+    cfg = {
+        "kind": kind,
+        "format": 1,
+        "params": _jsonable(params, "params"),
+        "fitted": _jsonable(fitted, "fitted"),
+    }
+    text = json.dumps(cfg, indent=2)  # converted and checked before anything is written
     path.mkdir(parents=True, exist_ok=True)
-    cfg = {"kind": kind, "format": 1, "params": params, "fitted": fitted}
-    (path / "config.json").write_text(json.dumps(cfg, indent=2))
+    (path / "config.json").write_text(text)
     tensors = {f"net.{k}": v.detach().cpu().contiguous() for k, v in module.state_dict().items()}
     tensors.update({k: torch.as_tensor(v, dtype=torch.float64) for k, v in arrays.items()})
     save_file(tensors, str(path / "model.safetensors"))
@@ -198,8 +256,6 @@ def _load_torch(path, kind):
     return cfg["params"], cfg["fitted"], state, arrays
 
 
-
-
 # =============================================================================== estimators
 class LearnedProjectionFilter(ParamsMixin):
     """Causal learned denoiser with the ProjectionFilter interface (fit / filter / step / save).
@@ -217,7 +273,10 @@ class LearnedProjectionFilter(ParamsMixin):
         learns to remove it (default: the robust noise estimate of x).
     max_epochs, batch_size, lr, patience : training settings (early stopping on ``val_loss``).
     val_fraction : float
-        Fraction of the windows, the last ones in time, held out for validation.
+        Fraction of the samples, the last ones in time, held out for validation. The series
+        is split first (training part, a gap of ``seq_len`` samples, validation tail) and
+        windows are cut from each part, so no training window overlaps a validation one
+        (``split_`` records the sample ranges).
     accelerator : str
         Lightning accelerator ("auto", "cpu", "gpu", ...).
     enable_progress_bar : bool
@@ -240,10 +299,28 @@ class LearnedProjectionFilter(ParamsMixin):
     (1200,)
     """
 
-    def __init__(self, window=16, seq_len=128, d_model=32, num_heads=4, num_layers=2,
-                 dim_feedforward=64, sigma=2.0, decay=0.9, noise_std=None, max_epochs=20,
-                 batch_size=32, lr=3e-3, patience=3, val_fraction=0.2, accelerator="auto",
-                 enable_progress_bar=True, checkpoint_dir=None, trainer_kwargs=None, seed=0):
+    def __init__(
+        self,
+        window=16,
+        seq_len=128,
+        d_model=32,
+        num_heads=4,
+        num_layers=2,
+        dim_feedforward=64,
+        sigma=2.0,
+        decay=0.9,
+        noise_std=None,
+        max_epochs=20,
+        batch_size=32,
+        lr=3e-3,
+        patience=3,
+        val_fraction=0.2,
+        accelerator="auto",
+        enable_progress_bar=True,
+        checkpoint_dir=None,
+        trainer_kwargs=None,
+        seed=0,
+    ):
         self.window = window
         self.seq_len = seq_len
         self.d_model = d_model
@@ -267,9 +344,15 @@ class LearnedProjectionFilter(ParamsMixin):
     causal = True
 
     def _net_kwargs(self):
-        return dict(d_model=self.d_model, num_heads=self.num_heads, num_layers=self.num_layers,
-                    dim_feedforward=self.dim_feedforward, window=self.window, sigma=self.sigma,
-                    decay=self.decay)
+        return dict(
+            d_model=self.d_model,
+            num_heads=self.num_heads,
+            num_layers=self.num_layers,
+            dim_feedforward=self.dim_feedforward,
+            window=self.window,
+            sigma=self.sigma,
+            decay=self.decay,
+        )
 
     def fit(self, x, target=None):
         """Train on windows of (x, target), or of (x + noise, x) when no target. Returns self."""
@@ -289,24 +372,36 @@ class LearnedProjectionFilter(ParamsMixin):
             inputs, targets = z, (t2 - self.mean_) / self.scale_
         else:
             rng = np.random.default_rng(self.seed)
-            ns = (self.noise_std / self.scale_ if self.noise_std is not None
-                  else np.array([noise_scale(z[:, [c]]) for c in range(C)]))
+            ns = (
+                self.noise_std / self.scale_
+                if self.noise_std is not None
+                else np.array([noise_scale(z[:, [c]]) for c in range(C)])
+            )
             inputs, targets = z + ns * rng.normal(size=z.shape), z
         n = self.seq_len
         stride = max(1, n // 2)
-        win_in, win_t = _windows(inputs, n, stride), _windows(targets, n, stride)
-        n_val = max(1, int(round(len(win_in) * self.val_fraction)))
-        if len(win_in) - n_val < 1:
-            raise ValueError("series too short for a training and a validation window")
+        # split the series first (train | gap of one window | validation tail), then cut
+        # windows from each part: training and validation windows never share a sample
+        a, b = _time_split(x2.shape[0], n, self.val_fraction)
+        self.split_ = {"train": (0, a), "val": (b, x2.shape[0])}
+        train = (_windows(inputs[:a], n, stride), _windows(targets[:a], n, stride))
+        val = (_windows(inputs[b:], n, stride), _windows(targets[b:], n, stride))
         from tssdpa.filters.systems import DenoisingSystem, train_system
 
         self.system_ = DenoisingSystem(C, lr=self.lr, **self._net_kwargs())
         self.history_ = train_system(
-            self.system_, (win_in[:-n_val], win_t[:-n_val]), (win_in[-n_val:], win_t[-n_val:]),
-            max_epochs=self.max_epochs, batch_size=self.batch_size, patience=self.patience,
-            accelerator=self.accelerator, enable_progress_bar=self.enable_progress_bar,
-            checkpoint_dir=self.checkpoint_dir, seed=self.seed,
-            trainer_kwargs=self.trainer_kwargs)
+            self.system_,
+            train,
+            val,
+            max_epochs=self.max_epochs,
+            batch_size=self.batch_size,
+            patience=self.patience,
+            accelerator=self.accelerator,
+            enable_progress_bar=self.enable_progress_bar,
+            checkpoint_dir=self.checkpoint_dir,
+            seed=self.seed,
+            trainer_kwargs=self.trainer_kwargs,
+        )
         return self
 
     def _fitted(self):
@@ -345,8 +440,9 @@ class LearnedProjectionFilter(ParamsMixin):
         self._fitted()
         x2, meta = as_2d(x)
         if x2.shape[1] != self.n_channels_:
-            raise ValueError(f"x has {x2.shape[1]} channel(s) but the filter was fitted on "
-                             f"{self.n_channels_}")
+            raise ValueError(
+                f"x has {x2.shape[1]} channel(s) but the filter was fitted on {self.n_channels_}"
+            )
         H = self.history_length
         if zi is None:
             hist_z = np.full((H, self.n_channels_), np.nan)
@@ -371,9 +467,14 @@ class LearnedProjectionFilter(ParamsMixin):
     def save(self, path):
         """Directory with config.json + model.safetensors (nothing pickled)."""
         self._fitted()
-        _save_torch(path, "LearnedProjectionFilter", self.get_params(),
-                    {"n_channels_": self.n_channels_, "history_": self.history_},
-                    self.system_.net, {"mean_": self.mean_, "scale_": self.scale_})
+        _save_torch(
+            path,
+            "LearnedProjectionFilter",
+            self.get_params(),
+            {"n_channels_": self.n_channels_, "history_": self.history_},
+            self.system_.net,
+            {"mean_": self.mean_, "scale_": self.scale_},
+        )
 
     @classmethod
     def load(cls, path) -> LearnedProjectionFilter:
@@ -410,7 +511,10 @@ class LearnedProjectionForecaster(ParamsMixin):
         Step between training windows.
     max_epochs, batch_size, lr, patience : training settings (early stopping on ``val_loss``).
     val_fraction : float
-        Fraction of the windows, the last ones in time, held out for validation.
+        Without ``y_val``: fraction of the samples, the last ones in time, held out for
+        validation. The series is split first (training part, a gap of ``lookback + horizon``
+        samples, validation tail) and (past, future) windows are cut from each part, so no
+        training window overlaps a validation one (``split_`` records the sample ranges).
     accelerator : str
         Lightning accelerator ("auto", "cpu", "gpu", ...).
     enable_progress_bar : bool
@@ -432,11 +536,33 @@ class LearnedProjectionForecaster(ParamsMixin):
     (800, 8, 2)
     """
 
-    def __init__(self, lookback=336, horizon=96, channel_independent=True, moving_average=25,
-                 patch_len=16, d_model=64, num_heads=4, num_layers=1, dim_feedforward=128,
-                 sigma=4.0, decay=None, dropout=0.0, attention=True, stride=1, max_epochs=10,
-                 batch_size=32, lr=1e-3, patience=3, val_fraction=0.2, accelerator="auto",
-                 enable_progress_bar=True, checkpoint_dir=None, trainer_kwargs=None, seed=0):
+    def __init__(
+        self,
+        lookback=336,
+        horizon=96,
+        channel_independent=True,
+        moving_average=25,
+        patch_len=16,
+        d_model=64,
+        num_heads=4,
+        num_layers=1,
+        dim_feedforward=128,
+        sigma=4.0,
+        decay=None,
+        dropout=0.0,
+        attention=True,
+        stride=1,
+        max_epochs=10,
+        batch_size=32,
+        lr=1e-3,
+        patience=3,
+        val_fraction=0.2,
+        accelerator="auto",
+        enable_progress_bar=True,
+        checkpoint_dir=None,
+        trainer_kwargs=None,
+        seed=0,
+    ):
         self.lookback = lookback
         self.horizon = horizon
         self.channel_independent = channel_independent
@@ -463,12 +589,20 @@ class LearnedProjectionForecaster(ParamsMixin):
         self.seed = seed
 
     def _net_kwargs(self):
-        return dict(channel_independent=self.channel_independent,
-                    moving_average=self.moving_average, patch_len=self.patch_len,
-                    d_model=self.d_model, num_heads=self.num_heads, num_layers=self.num_layers,
-                    dim_feedforward=self.dim_feedforward, sigma=self.sigma, decay=self.decay,
-                    learn_decay=self.decay is not None, dropout=self.dropout,
-                    attention=self.attention)
+        return dict(
+            channel_independent=self.channel_independent,
+            moving_average=self.moving_average,
+            patch_len=self.patch_len,
+            d_model=self.d_model,
+            num_heads=self.num_heads,
+            num_layers=self.num_layers,
+            dim_feedforward=self.dim_feedforward,
+            sigma=self.sigma,
+            decay=self.decay,
+            learn_decay=self.decay is not None,
+            dropout=self.dropout,
+            attention=self.attention,
+        )
 
     def _pairs(self, z):
         n = self.lookback + self.horizon
@@ -490,31 +624,37 @@ class LearnedProjectionForecaster(ParamsMixin):
         sd = np.nanstd(y2, axis=0)
         self.scale_ = np.where(sd > 0, sd, 1.0)
         z = np.nan_to_num((y2 - self.mean_) / self.scale_)
-        xin, xout = self._pairs(z)
         if y_val is not None:
             v2, _ = as_2d(y_val, "y_val")
             self._check_channels(v2)
-            vin, vout = self._pairs(np.nan_to_num((v2 - self.mean_) / self.scale_))
-            train, val = (xin, xout), (vin, vout)
+            train = self._pairs(z)
+            val = self._pairs(np.nan_to_num((v2 - self.mean_) / self.scale_))
+            self.split_ = {"train": (0, z.shape[0]), "val": None}
         else:
-            # time-ordered split; drop the windows that overlap the validation targets
-            n_val = max(1, int(round(len(xin) * self.val_fraction)))
-            gap = int(math.ceil((self.lookback + self.horizon) / self.stride))
-            n_train = len(xin) - n_val - gap
-            if n_train < 1:
-                raise ValueError("y too short for a training and a validation split")
-            train = (xin[:n_train], xout[:n_train])
-            val = (xin[-n_val:], xout[-n_val:])
+            # split the series in time first (train | gap of one window | validation tail),
+            # then cut windows from each part: no sample is in both
+            a, b = _time_split(z.shape[0], self.lookback + self.horizon, self.val_fraction, "y")
+            self.split_ = {"train": (0, a), "val": (b, z.shape[0])}
+            train, val = self._pairs(z[:a]), self._pairs(z[b:])
         self.series_ = y2.copy()
         from tssdpa.filters.systems import ForecastingSystem, train_system
 
-        self.system_ = ForecastingSystem(self.lookback, self.horizon, self.n_channels_,
-                                         lr=self.lr, **self._net_kwargs())
+        self.system_ = ForecastingSystem(
+            self.lookback, self.horizon, self.n_channels_, lr=self.lr, **self._net_kwargs()
+        )
         self.history_ = train_system(
-            self.system_, train, val, max_epochs=self.max_epochs, batch_size=self.batch_size,
-            patience=self.patience, accelerator=self.accelerator,
-            enable_progress_bar=self.enable_progress_bar, checkpoint_dir=self.checkpoint_dir,
-            seed=self.seed, trainer_kwargs=self.trainer_kwargs)
+            self.system_,
+            train,
+            val,
+            max_epochs=self.max_epochs,
+            batch_size=self.batch_size,
+            patience=self.patience,
+            accelerator=self.accelerator,
+            enable_progress_bar=self.enable_progress_bar,
+            checkpoint_dir=self.checkpoint_dir,
+            seed=self.seed,
+            trainer_kwargs=self.trainer_kwargs,
+        )
         return self
 
     def _fitted(self):
@@ -523,8 +663,10 @@ class LearnedProjectionForecaster(ParamsMixin):
 
     def _check_channels(self, y2):
         if y2.shape[1] != self.n_channels_:
-            raise ValueError(f"y has {y2.shape[1]} channel(s) but the forecaster was fitted "
-                             f"on {self.n_channels_}")
+            raise ValueError(
+                f"y has {y2.shape[1]} channel(s) but the forecaster was fitted "
+                f"on {self.n_channels_}"
+            )
 
     @torch.no_grad()
     def _path(self, y2, batch=512):
@@ -537,8 +679,7 @@ class LearnedProjectionForecaster(ParamsMixin):
             return out
         view = np.lib.stride_tricks.sliding_window_view(z, Lb, axis=0)  # (T-Lb+1, C, Lb)
         for a in range(0, view.shape[0], batch):
-            xb = torch.as_tensor(view[a : a + batch].transpose(0, 2, 1).copy(),
-                                 dtype=torch.float32)
+            xb = torch.as_tensor(view[a : a + batch].transpose(0, 2, 1).copy(), dtype=torch.float32)
             out[Lb - 1 + a : Lb - 1 + a + xb.shape[0]] = net(xb).double().numpy()
         return out * self.scale_ + self.mean_
 
@@ -576,10 +717,14 @@ class LearnedProjectionForecaster(ParamsMixin):
     def save(self, path):
         """Directory with config.json + model.safetensors (nothing pickled)."""
         self._fitted()
-        _save_torch(path, "LearnedProjectionForecaster", self.get_params(),
-                    {"n_channels_": self.n_channels_, "history_": self.history_},
-                    self.system_.net,
-                    {"mean_": self.mean_, "scale_": self.scale_, "series_": self.series_})
+        _save_torch(
+            path,
+            "LearnedProjectionForecaster",
+            self.get_params(),
+            {"n_channels_": self.n_channels_, "history_": self.history_},
+            self.system_.net,
+            {"mean_": self.mean_, "scale_": self.scale_, "series_": self.series_},
+        )
 
     @classmethod
     def load(cls, path) -> LearnedProjectionForecaster:
@@ -589,8 +734,9 @@ class LearnedProjectionForecaster(ParamsMixin):
         obj.mean_, obj.scale_, obj.series_ = arrays["mean_"], arrays["scale_"], arrays["series_"]
         from tssdpa.filters.systems import ForecastingSystem
 
-        obj.system_ = ForecastingSystem(obj.lookback, obj.horizon, obj.n_channels_, lr=obj.lr,
-                                        **obj._net_kwargs())
+        obj.system_ = ForecastingSystem(
+            obj.lookback, obj.horizon, obj.n_channels_, lr=obj.lr, **obj._net_kwargs()
+        )
         obj.system_.net.load_state_dict(state)
         obj.system_.eval()
         return obj

@@ -59,8 +59,7 @@ class DenoisingSystem(_SystemBase):
     torch.Size([2, 20, 1])
     """
 
-    def __init__(self, n_channels: int, lr: float = 3e-3, weight_decay: float = 0.0,
-                 **net_kwargs):
+    def __init__(self, n_channels: int, lr: float = 3e-3, weight_decay: float = 0.0, **net_kwargs):
         super().__init__(lr, weight_decay)
         self.save_hyperparameters()
         self.net = DenoisingNet(n_channels, **net_kwargs)
@@ -80,15 +79,34 @@ class ForecastingSystem(_SystemBase):
     torch.Size([3, 12, 2])
     """
 
-    def __init__(self, lookback: int, horizon: int, n_channels: int, lr: float = 1e-3,
-                 weight_decay: float = 0.0, **net_kwargs):
+    def __init__(
+        self,
+        lookback: int,
+        horizon: int,
+        n_channels: int,
+        lr: float = 1e-3,
+        weight_decay: float = 0.0,
+        **net_kwargs,
+    ):
         super().__init__(lr, weight_decay)
         self.save_hyperparameters()
         self.net = ForecastingNet(lookback, horizon, n_channels, **net_kwargs)
 
 
-def train_system(system, train_pairs, val_pairs, *, max_epochs, batch_size, patience,
-           accelerator, enable_progress_bar, checkpoint_dir, seed, trainer_kwargs):
+def train_system(
+    system,
+    train_pairs,
+    val_pairs,
+    *,
+    max_epochs,
+    batch_size,
+    patience,
+    accelerator,
+    enable_progress_bar,
+    checkpoint_dir,
+    seed,
+    trainer_kwargs,
+):
     """Run a Lightning Trainer with early stopping + best checkpoint; returns the history."""
     from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
     from torch.utils.data import DataLoader, TensorDataset
@@ -96,12 +114,18 @@ def train_system(system, train_pairs, val_pairs, *, max_epochs, batch_size, pati
     L.seed_everything(seed, verbose=False)
     to_t = [torch.as_tensor(a, dtype=torch.float32) for a in (*train_pairs, *val_pairs)]
     g = torch.Generator().manual_seed(seed)
-    train_dl = DataLoader(TensorDataset(to_t[0], to_t[1]), batch_size=batch_size,
-                          shuffle=True, generator=g)
+    train_dl = DataLoader(
+        TensorDataset(to_t[0], to_t[1]), batch_size=batch_size, shuffle=True, generator=g
+    )
     val_dl = DataLoader(TensorDataset(to_t[2], to_t[3]), batch_size=batch_size)
-    kwargs = dict(max_epochs=max_epochs, accelerator=accelerator,
-                  enable_progress_bar=enable_progress_bar, logger=False,
-                  enable_model_summary=False, deterministic=False)
+    kwargs = dict(
+        max_epochs=max_epochs,
+        accelerator=accelerator,
+        enable_progress_bar=enable_progress_bar,
+        logger=False,
+        enable_model_summary=False,
+        deterministic=False,
+    )
     kwargs.update(trainer_kwargs or {})
     callbacks = [EarlyStopping("val_loss", patience=patience, mode="min")]
     ckpt = None
@@ -110,8 +134,13 @@ def train_system(system, train_pairs, val_pairs, *, max_epochs, batch_size, pati
         if checkpoint_dir is None:
             tmp = tempfile.TemporaryDirectory(prefix="tssdpa-ckpt-")
             checkpoint_dir = tmp.name
-        ckpt = ModelCheckpoint(dirpath=checkpoint_dir, monitor="val_loss", mode="min",
-                               save_top_k=1, save_weights_only=True)
+        ckpt = ModelCheckpoint(
+            dirpath=checkpoint_dir,
+            monitor="val_loss",
+            mode="min",
+            save_top_k=1,
+            save_weights_only=True,
+        )
         callbacks.append(ckpt)
     trainer = L.Trainer(callbacks=callbacks, **kwargs)
     initial = trainer.validate(system, val_dl, verbose=False)[0]["val_loss"]
@@ -123,7 +152,8 @@ def train_system(system, train_pairs, val_pairs, *, max_epochs, batch_size, pati
     if tmp is not None:
         tmp.cleanup()
     system.cpu().eval()
-    return {"initial_val_loss": float(initial), "final_val_loss": float(final),
-            "epochs": int(trainer.current_epoch)}
-
-
+    return {
+        "initial_val_loss": float(initial),
+        "final_val_loss": float(final),
+        "epochs": int(trainer.current_epoch),
+    }
