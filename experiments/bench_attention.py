@@ -54,6 +54,9 @@ LINEAR_MEMORY_MAX_RATIO = 2.5  # peak(2L) / peak(L): 2 if linear in L, 4 if quad
 # distances / logits, softmax, and their gradients in the backward pass): used to skip it.
 MATH_LIVE_LS_TENSORS = 6
 
+MAX_REPEATS = 25  # timed repeats for short calls (see --repeats for the minimum)
+MIN_TIMED_S = 0.5  # aim for about this much timed work per implementation and mode
+
 
 # --------------------------------------------------------------------------- worker side
 
@@ -185,17 +188,29 @@ def _worker(cfg: dict) -> dict:
         fn(qs, ks, vs).sum().backward()
     sync()
 
-    res = {}
-    for name, fn in fns.items():
-        r = {}
-        for mode in ("fwd", "fwdbwd"):
-            r[f"{mode}_mib"] = peak_mib(fn, mode)
+    res = {name: {} for name in fns}
+    for mode in ("fwd", "fwdbwd"):
+        for name, fn in fns.items():
+            res[name][f"{mode}_mib"] = peak_mib(fn, mode)
+        # Warm-up, then time the implementations round-robin, so that load from other
+        # processes on a shared machine hits all of them alike. Short calls get more repeats
+        # (up to MAX_REPEATS, about MIN_TIMED_S of timed work per implementation).
+        first = {}
+        for name, fn in fns.items():
             for _ in range(cfg["warmup"]):
                 run(fn, mode)
-            times = [timed(fn, mode) for _ in range(cfg["repeats"])]
-            r[f"{mode}_ms"] = statistics.median(times)
-            r[f"{mode}_all_ms"] = times
-        res[name] = r
+            first[name] = timed(fn, mode)
+        n = cfg["repeats"]
+        if cfg["adaptive"]:
+            slowest = max(first.values()) / 1e3
+            n = max(n, min(MAX_REPEATS, math.ceil(MIN_TIMED_S / max(slowest, 1e-6))))
+        times = {name: [] for name in fns}
+        for _ in range(n):
+            for name, fn in fns.items():
+                times[name].append(timed(fn, mode))
+        for name in fns:
+            res[name][f"{mode}_ms"] = statistics.median(times[name])
+            res[name][f"{mode}_n"] = n
     return res
 
 
@@ -220,32 +235,36 @@ def _math_bytes(args, L: int) -> int:
     return MATH_LIVE_LS_TENSORS * args.batch * args.heads * L * L * 4
 
 
-def _run_case(args, device: str, L: int, causal: bool, decay: float | None) -> dict:
+def _case_cfg(args, device: str, L: int, causal: bool, decay: float | None) -> dict:
     impls = ["std", "fused"]
-    skipped_math = _math_bytes(args, L) > args.mem_cap_gib * 2**30
-    if not skipped_math:
+    if _math_bytes(args, L) <= args.mem_cap_gib * 2**30:
         impls.append("math")
     if decay is not None:
         impls.append("plain")
-    cfg = {
+    return {
         "device": device, "L": L, "causal": causal, "decay": decay, "impls": impls,
         "batch": args.batch, "heads": args.heads, "head_dim": args.head_dim,
         "sigma": math.sqrt(args.head_dim), "dtype": args.dtype, "threads": args.threads,
-        "repeats": args.repeats, "warmup": args.warmup,
+        "repeats": args.repeats, "warmup": args.warmup, "adaptive": not args.quick,
     }
+
+
+def _run_cases(args, cfgs: list[dict]) -> list[dict]:
+    """Run configurations in one fresh subprocess (see the module docstring for why)."""
     env = dict(os.environ)
     env["MALLOC_MMAP_THRESHOLD_"] = "131072"  # fixed threshold: big blocks are mmapped
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run(
-        [sys.executable, __file__, "--worker", json.dumps(cfg)],
-        capture_output=True, text=True, env=env, timeout=args.case_timeout,
+        [sys.executable, __file__, "--worker", json.dumps(cfgs)],
+        capture_output=True, text=True, env=env, timeout=args.case_timeout * len(cfgs),
     )
     if proc.returncode != 0:
-        raise RuntimeError(f"worker failed for {cfg}:\n{proc.stderr[-3000:]}")
-    res = json.loads(proc.stdout.strip().splitlines()[-1])
-    if skipped_math:
-        res["math"] = None
-    return res
+        raise RuntimeError(f"worker failed for {cfgs}:\n{proc.stderr[-3000:]}")
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    for cfg, res in zip(cfgs, results):
+        if "math" not in cfg["impls"]:
+            res["math"] = None  # skipped (memory)
+    return results
 
 
 def _fmt(x: float | None, nd: int = 1) -> str:
@@ -286,7 +305,8 @@ def _time_table(cases: list[dict]) -> list[str]:
                 _rstr(_ratio(f, s, key)),
                 "skipped (memory)" if m is None else _rstr(_ratio(m, s, key)),
             ]
-        row.append("= std" if plain is None else f"{plain['fwd_ms']:.1f} / {plain['fwdbwd_ms']:.1f}")
+        row.append("= std" if plain is None
+                   else f"{plain['fwd_ms']:.1f} / {plain['fwdbwd_ms']:.1f}")
         lines.append("| " + " | ".join(row) + " |")
     return lines
 
@@ -384,7 +404,7 @@ def _parse(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--quick", action="store_true",
-                   help="smoke run: L in {256, 512}, 1 repeat, 1 warm-up")
+                   help="smoke run: L in {256, 512}, 1 repeat, 1 warm-up, one subprocess")
     p.add_argument("--lengths", type=int, nargs="+", default=None,
                    help="sequence lengths (default: powers of 2 from 256 to 8192)")
     p.add_argument("--cpu-max-len", type=int, default=4096,
@@ -395,15 +415,18 @@ def _parse(argv=None):
     p.add_argument("--head-dim", type=int, default=64)
     p.add_argument("--decay", type=float, default=0.99)
     p.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
-    p.add_argument("--repeats", type=int, default=5, help="timed repeats (median reported)")
-    p.add_argument("--warmup", type=int, default=2, help="untimed warm-up calls per mode")
+    p.add_argument("--repeats", type=int, default=3,
+                   help="minimum timed repeats (median reported); short calls get more, up to "
+                        f"{MAX_REPEATS} (~{MIN_TIMED_S} s of timed work); --quick: exactly 1")
+    p.add_argument("--warmup", type=int, default=1, help="untimed warm-up calls per mode")
     p.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
                    help="torch.set_num_threads (default: all cores available)")
     p.add_argument("--mem-cap-gib", type=float, default=4.0,
                    help="skip the math backend where its (B·H, L, S) tensors would exceed this")
     p.add_argument("--devices", nargs="+", default=None, choices=["cpu", "cuda"],
                    help="default: cpu, plus cuda when torch.cuda.is_available()")
-    p.add_argument("--case-timeout", type=float, default=1800.0, help="seconds per configuration")
+    p.add_argument("--case-timeout", type=float, default=1800.0,
+                   help="seconds per configuration")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="Markdown report path")
     p.add_argument("--no-write", action="store_true", help="print only, write no report")
     p.add_argument("--worker", help=argparse.SUPPRESS)
@@ -413,7 +436,7 @@ def _parse(argv=None):
 def main(argv=None) -> int:
     args = _parse(argv)
     if args.worker:
-        print(json.dumps(_worker(json.loads(args.worker))))
+        print(json.dumps([_worker(cfg) for cfg in json.loads(args.worker)]))
         return 0
 
     import torch
@@ -431,34 +454,43 @@ def main(argv=None) -> int:
     if "cpu" in devices and args.cpu_max_len and max(lengths) > args.cpu_max_len:
         cpu_lengths = [L for L in lengths if L <= args.cpu_max_len]
         notes.append(
-            f"CPU sweep capped at L <= {args.cpu_max_len} (--cpu-max-len) to keep the run near "
-            f"10 minutes on this machine; dropped {[L for L in lengths if L > args.cpu_max_len]} "
-            "on CPU. Pass --cpu-max-len 0 for the full range."
+            f"CPU sweep capped at L <= {args.cpu_max_len} (--cpu-max-len, the default): on a "
+            "2-core machine the full sweep takes well over 10 minutes; dropped "
+            f"{[L for L in lengths if L > args.cpu_max_len]} on CPU. Pass --cpu-max-len 0 for "
+            "the full range."
         )
     decays = [None, args.decay]
     t_start = time.time()
     load_before = os.getloadavg()
+    # One fresh subprocess per configuration; --quick runs them all in one subprocess (the
+    # peak-RSS reset still isolates the calls) to save the interpreter start-ups.
+    groups = [[_case_cfg(args, dev, L, causal, decay) for decay in decays
+               for causal in (False, True)]
+              for dev in devices for L in (cpu_lengths if dev == "cpu" else lengths)]
+    if args.quick:
+        groups = [[cfg for g in groups for cfg in g]]
+    else:
+        groups = [[cfg] for g in groups for cfg in g]
     cases = []
-    for dev in devices:
-        for L in (cpu_lengths if dev == "cpu" else lengths):
-            for decay in decays:
-                for causal in (False, True):
-                    t0 = time.time()
-                    res = _run_case(args, dev, L, causal, decay)
-                    c = {"device": dev, "L": L, "causal": causal, "decay": decay, "res": res,
-                         "wall_s": time.time() - t0}
-                    cases.append(c)
-                    f, s = res["fused"], res["std"]
-                    print(f"[{dev} L={L} causal={causal} decay={decay}] fused/std fwd "
-                          f"{_rstr(_ratio(f, s, 'fwd_ms'))} f+b {_rstr(_ratio(f, s, 'fwdbwd_ms'))}"
-                          f"  ({c['wall_s']:.1f} s)", file=sys.stderr, flush=True)
+    for group in groups:
+        t0 = time.time()
+        results = _run_cases(args, group)
+        for cfg, res in zip(group, results):
+            c = {k: cfg[k] for k in ("device", "L", "causal", "decay")}
+            c.update(res=res, wall_s=(time.time() - t0) / len(group))
+            cases.append(c)
+            f, s = res["fused"], res["std"]
+            print(f"[{c['device']} L={c['L']} causal={c['causal']} decay={c['decay']}] fused/std "
+                  f"fwd {_rstr(_ratio(f, s, 'fwd_ms'))} f+b {_rstr(_ratio(f, s, 'fwdbwd_ms'))}"
+                  f"  ({c['wall_s']:.1f} s)", file=sys.stderr, flush=True)
     wall = time.time() - t_start
     load_after = os.getloadavg()
     if cpu_lengths != lengths and "cpu" in devices:
         top = [c for c in cases if c["device"] == "cpu" and c["L"] == max(cpu_lengths)]
         est = 4 * sum(c["wall_s"] for c in top)  # attention time is ~quadratic in L
-        notes.append(f"Estimated extra time for CPU L={2 * max(cpu_lengths)}: ~{est / 60:.0f} min "
-                     f"(4x the measured L={max(cpu_lengths)} configurations).")
+        notes.append(f"Estimated extra time for CPU L={2 * max(cpu_lengths)}: up to "
+                     f"~{est / 60:.0f} min (4x the wall time of the L={max(cpu_lengths)} "
+                     "configurations; less where the math backend is skipped).")
     skipped = sorted({c["L"] for c in cases if c["res"].get("math") is None})
     if skipped:
         notes.append(
@@ -483,8 +515,10 @@ def main(argv=None) -> int:
         f"- Shapes: q, k, v (B={args.batch}, H={args.heads}, L, D={args.head_dim}), L = S, "
         f"{args.dtype}; projection sigma = sqrt(D) = {math.sqrt(args.head_dim):g}; "
         f"decay gamma = {args.decay:g}",
-        f"- Timing: median of {args.repeats} repeats after {args.warmup} warm-up call(s) per "
-        "mode; fwd under torch.no_grad(), f+b = forward + backward(grad) on leaf inputs",
+        f"- Timing: median of >= {args.repeats} repeats (short calls: more, up to "
+        f"{1 if args.quick else MAX_REPEATS}) after {args.warmup} warm-up call(s) per mode, the "
+        "implementations of a configuration timed round-robin in one process; fwd under "
+        "torch.no_grad(), f+b = forward + backward(grad) on leaf inputs",
         f"- Wall time of the sweep: {wall / 60:.1f} min; load average before / after: "
         f"{' '.join(f'{x:.2f}' for x in load_before)} / "
         f"{' '.join(f'{x:.2f}' for x in load_after)}",
