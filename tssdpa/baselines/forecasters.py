@@ -193,7 +193,8 @@ class DLinearForecaster(BaseForecaster):
             cxx = xx / n - np.outer(mx, mx)
             cxy = xy / n - np.outer(mx, my)
             G = M.T @ cxx @ M + self.ridge * np.eye(2 * L)
-            Wf = np.linalg.solve(G, M.T @ cxy)  # (2L, H)
+            # lstsq: the two branches are collinear, so G is singular when ridge == 0
+            Wf = np.linalg.lstsq(G, M.T @ cxy, rcond=None)[0]  # (2L, H)
             W = M @ Wf  # effective (L, H)
             b = my - mx @ W
             for c in g:

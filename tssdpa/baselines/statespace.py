@@ -9,6 +9,7 @@ filter pass plus ``H`` matrix products instead of one ``forecast`` call per orig
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -78,6 +79,18 @@ class _FittedSS:
             return self.res.apply(y)
 
 
+@functools.lru_cache(maxsize=16)
+def _fit_uc(level: str, data: bytes):
+    """MLE fit of an UnobservedComponents model, cached: the filter and the smoother variants
+    of the same model on the same training data share one fit."""
+    from statsmodels.tsa.statespace.structural import UnobservedComponents
+
+    y = np.frombuffer(data, dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return UnobservedComponents(y, level=level).fit(disp=False, cov_type="none")
+
+
 class KalmanSmoother(BaseDenoiser):
     """Kalman filter (causal) or RTS smoother (zero-phase) from ``UnobservedComponents``.
 
@@ -108,15 +121,11 @@ class KalmanSmoother(BaseDenoiser):
         self.max_fit = check_positive_int(max_fit, "max_fit", 10)
 
     def _fit(self, a, target):
-        from statsmodels.tsa.statespace.structural import UnobservedComponents
-
         self.models_ = []
         for c in range(a.shape[1]):
-            y = a[-self.max_fit :, c]
-            scale = np.nanstd(y) or 1.0
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                res = UnobservedComponents(y / scale, level=self.level).fit(disp=False)
+            y = np.ascontiguousarray(a[-self.max_fit :, c])
+            scale = float(np.nanstd(y)) or 1.0
+            res = _fit_uc(self.level, (y / scale).tobytes())
             self.models_.append((_FittedSS(res), scale))
 
     def _filter_1d(self, x, channel):
@@ -140,7 +149,7 @@ class _StateSpaceForecaster(BaseForecaster):
         loc, scale = float(np.mean(y)), float(np.std(y)) or 1.0
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = self._make((y - loc) / scale).fit(disp=False)
+            res = self._make((y - loc) / scale).fit(disp=False, cov_type="none")
         return _FittedSS(res), loc, scale
 
     def _path_1d(self, model, y, horizon):

@@ -30,39 +30,67 @@ def register_all(register) -> list[str]:
 
     names = []
 
+    def get(attr):
+        try:
+            return getattr(F, attr)
+        except Exception:  # lazy import of an unfinished module
+            return None
+
     def add(spec):
         register(spec, overwrite=True)
         names.append(spec.name)
 
-    if hasattr(F, "ProjectionFilter"):
-        add(MethodSpec("projection", "denoise", F.ProjectionFilter, _proj_denoise_grid,
+    if get("ProjectionFilter") is not None:
+        add(MethodSpec("projection", "denoise", get("ProjectionFilter"), _proj_denoise_grid,
                        family="projection", causal=True, fixed={"causal": True},
                        description="nonparametric projection filter (causal)"))
-        add(MethodSpec("projection_zp", "denoise", F.ProjectionFilter, _proj_denoise_grid,
+        add(MethodSpec("projection_zp", "denoise", get("ProjectionFilter"), _proj_denoise_grid,
                        family="projection", causal=False, fixed={"causal": False},
                        description="nonparametric projection filter (two-sided)"))
-    if hasattr(F, "LearnedProjectionFilter"):
-        add(MethodSpec("learned_projection", "denoise", F.LearnedProjectionFilter,
-                       _learned_grid, family="learned", causal=True, fixed={"causal": True},
-                       description="learned projection filter (Lightning)", cost="high"))
-    if hasattr(F, "ProjectionForecaster"):
-        add(MethodSpec("projection", "forecast", F.ProjectionForecaster, _proj_forecast_grid,
+    if get("LearnedProjectionFilter") is not None:
+        add(MethodSpec("learned_projection", "denoise", get("LearnedProjectionFilter"),
+                       _learned_denoise_grid, family="learned", causal=True, fixed=_QUIET,
+                       description="learned projection filter (Lightning, causal)",
+                       cost="high"))
+    if get("ProjectionForecaster") is not None:
+        add(MethodSpec("projection", "forecast", get("ProjectionForecaster"), _proj_forecast_grid,
                        family="projection", description="nonparametric projection forecaster",
                        cost="high"))
-    if hasattr(F, "LearnedProjectionForecaster"):
-        add(MethodSpec("learned_projection", "forecast", F.LearnedProjectionForecaster,
-                       _learned_grid, family="learned",
-                       description="learned projection forecaster (Lightning)", cost="high"))
+    if get("LearnedProjectionForecaster") is not None:
+        add(MethodSpec("learned_projection", "forecast", get("LearnedProjectionForecaster"),
+                       _learned_forecast_grid, family="learned", fixed=_QUIET,
+                       description="learned DLinear + projection-attention (Lightning)",
+                       cost="high"))
     return names
 
 
 def _proj_denoise_grid(ctx):
-    return [{}]
+    # sigma is chosen inside fit() on the training split (leave-one-out / target error)
+    return _prod(window=[8, 16, 32, 64], embedding=[1, 4])
 
 
 def _proj_forecast_grid(ctx):
-    return [{}]
+    lb = int(ctx.get("lookback", 32))
+    lags = sorted({min(lb, v) for v in (8, 16, 32)})
+    return _prod(lags=lags, model=["analogue", "hybrid"])
 
 
-def _learned_grid(ctx):
-    return [{}]
+_QUIET = {
+    "accelerator": "cpu",
+    "enable_progress_bar": False,
+    "trainer_kwargs": {"enable_checkpointing": False, "logger": False,
+                       "enable_model_summary": False},
+}
+
+
+def _learned_denoise_grid(ctx):
+    if ctx.get("quick"):
+        return [{"window": 8, "num_layers": 1, "d_model": 8, "dim_feedforward": 16,
+                 "seq_len": 64, "max_epochs": 3}]
+    return _prod(window=[8, 16], num_layers=[1, 2], d_model=[16], max_epochs=[10])
+
+
+def _learned_forecast_grid(ctx):
+    if ctx.get("quick"):
+        return [{"d_model": 8, "dim_feedforward": 16, "patch_len": 8, "max_epochs": 3}]
+    return _prod(d_model=[16, 32], max_epochs=[10], patch_len=[8, 16])

@@ -190,13 +190,15 @@ def _ar_lags(c):
 
 def _arima_orders(c):
     orders = [(1, 0, 0), (2, 0, 0), (2, 0, 1), (1, 1, 1), (2, 1, 2)]
+    if c.get("quick"):
+        orders = orders[:3]
     return [{"order": o, "trend": "c" if o[1] == 0 else None} for o in orders]
 
 
 def _ets(c):
     g = [{"trend": False}, {"trend": True}, {"trend": True, "damped_trend": True}]
     p = c.get("period")
-    if p and 2 <= p <= 48:
+    if p and 2 <= p <= 48 and not c.get("quick"):
         g += [{"trend": False, "seasonal": p}, {"trend": True, "damped_trend": True,
                                                  "seasonal": p}]
     return g

@@ -1,0 +1,253 @@
+"""Classical baselines: interface contract, correctness against scipy/statsmodels, validation."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from scipy import signal
+
+from tssdpa import baselines as B
+
+DENOISERS = [
+    B.IdentityFilter(),
+    B.ButterworthFilter(0.2, 2),
+    B.ButterworthFilter(0.1, 4, zero_phase=True),
+    B.SavitzkyGolayFilter(11, 2),
+    B.SavitzkyGolayFilter(11, 2, zero_phase=False),
+    B.ScipyWienerFilter(9),
+    B.MedianFilter(5),
+    B.MedianFilter(5, causal=True),
+    B.MovingAverageFilter(4),
+    B.WienerFIRFilter(8),
+    B.WienerFIRFilter(9, causal=False),
+    B.KalmanSmoother(),
+    B.KalmanSmoother("local linear trend", smoother=True),
+    B.WaveletDenoiser(),
+]
+FORECASTERS = [
+    B.NaiveForecaster(),
+    B.SeasonalNaiveForecaster(12),
+    B.AutoRegForecaster(3),
+    B.ARIMAForecaster((1, 0, 0), trend="c"),
+    B.ETSForecaster(trend=True, damped_trend=True),
+    B.UnobservedComponentsForecaster(),
+    B.DLinearForecaster(lookback=24, horizon=6, kernel_size=5),
+]
+
+
+@pytest.fixture(scope="module")
+def series():
+    rng = np.random.default_rng(0)
+    t = np.arange(400)
+    clean = np.column_stack([np.sin(2 * np.pi * t / 100), np.cos(2 * np.pi * t / 160)])
+    return clean, clean + 0.3 * rng.standard_normal(clean.shape)
+
+
+@pytest.mark.parametrize("f", DENOISERS, ids=lambda f: repr(f)[:40])
+def test_denoiser_contract(f, series):
+    clean, noisy = series
+    before = noisy.copy()
+    f = f.set_params()  # fresh copy
+    assert f.fit(noisy[:200], target=clean[:200]) is f
+    y = f.filter(noisy)
+    assert y.shape == noisy.shape and np.all(np.isfinite(y))
+    np.testing.assert_array_equal(noisy, before)  # input never mutated
+    assert isinstance(f.causal, bool) and isinstance(f.get_params(), dict)
+    # 1-D, pandas and torch inputs come back in kind
+    y1 = f.filter(noisy[:, 0])
+    assert y1.shape == (400,)
+    np.testing.assert_allclose(y1, y[:, 0], atol=1e-8)
+    ys = f.filter(pd.Series(noisy[:, 0], name="a"))
+    assert isinstance(ys, pd.Series) and ys.name == "a"
+    yt = f.filter(torch.tensor(noisy, dtype=torch.float32))
+    assert isinstance(yt, torch.Tensor) and yt.dtype == torch.float32 and yt.shape == (400, 2)
+
+
+@pytest.mark.parametrize("f", DENOISERS, ids=lambda f: repr(f)[:40])
+def test_denoiser_causality(f, series):
+    """A causal filter's output up to t must not change when the future changes."""
+    _, noisy = series
+    f = f.set_params().fit(noisy[:200], target=series[0][:200])
+    a = f.filter(noisy[:300])
+    b = noisy[:300].copy()
+    b[250:] += 5.0
+    bb = f.filter(b)
+    same = np.allclose(a[:250], bb[:250], atol=1e-9)
+    assert same == f.causal or (not f.causal and same)
+
+
+@pytest.mark.parametrize("f", DENOISERS[1:], ids=lambda f: repr(f)[:40])
+def test_denoisers_reduce_noise(f, series):
+    clean, noisy = series
+    f = f.set_params().fit(noisy[:200], target=clean[:200])
+    y = f.filter(noisy)
+    assert np.mean((y - clean) ** 2) < np.mean((noisy - clean) ** 2)
+
+
+def test_butterworth_matches_scipy(series):
+    _, x = series
+    sos = signal.butter(3, 0.2, output="sos")
+    np.testing.assert_allclose(B.ButterworthFilter(0.2, 3, zero_phase=True).filter(x),
+                               signal.sosfiltfilt(sos, x, axis=0), atol=1e-10)
+    zi = signal.sosfilt_zi(sos)[:, :, None] * x[0]
+    ref, _ = signal.sosfilt(sos, x, axis=0, zi=zi)
+    np.testing.assert_allclose(B.ButterworthFilter(0.2, 3).filter(x), ref, atol=1e-10)
+
+
+def test_savgol_causal_fits_polynomial_exactly():
+    t = np.arange(100, dtype=float)
+    x = 0.5 * t**2 - 3 * t + 1
+    y = B.SavitzkyGolayFilter(7, 2, zero_phase=False).filter(x)
+    np.testing.assert_allclose(y[10:], x[10:], atol=1e-6)
+
+
+def test_wiener_fir_recovers_known_filter():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(3000)
+    h = np.array([0.5, 0.3, -0.2, 0.1])
+    s = signal.lfilter(h, [1.0], x)
+    f = B.WienerFIRFilter(4, ridge=0.0).fit(x, target=s)
+    np.testing.assert_allclose(f.coef_[0], h, atol=1e-3)  # edge padding differs
+
+
+def test_kalman_handles_missing_values(series):
+    clean, noisy = series
+    x = noisy.copy()
+    x[50:60] = np.nan
+    f = B.KalmanSmoother(smoother=True).fit(x[:200])
+    y = f.filter(x)
+    assert np.all(np.isfinite(y))
+    # NaN filling for the other filters
+    y2 = B.ButterworthFilter(0.1).filter(x)
+    assert np.all(np.isfinite(y2))
+
+
+def test_wavelet_matches_manual_universal_threshold():
+    import pywt
+
+    rng = np.random.default_rng(3)
+    x = np.sin(np.linspace(0, 8, 512)) + 0.2 * rng.standard_normal(512)
+    c = pywt.wavedec(x, "db4", level=3, mode="symmetric")
+    thr = np.median(np.abs(c[-1])) / 0.6745 * np.sqrt(2 * np.log(512))
+    c[1:] = [pywt.threshold(d, thr, "soft") for d in c[1:]]
+    np.testing.assert_allclose(B.WaveletDenoiser("db4", level=3).filter(x),
+                               pywt.waverec(c, "db4", mode="symmetric"), atol=1e-12)
+
+
+@pytest.mark.parametrize("f", FORECASTERS, ids=lambda f: type(f).__name__)
+def test_forecaster_contract(f):
+    rng = np.random.default_rng(2)
+    t = np.arange(300)
+    y = np.column_stack([np.sin(t / 6.0), np.cos(t / 9.0)]) + 0.05 * rng.standard_normal((300, 2))
+    before = y.copy()
+    f = f.set_params()
+    assert f.fit(y[:200]) is f
+    P = f.forecast_path(y, horizon=4)
+    assert P.shape == (300, 4, 2)
+    np.testing.assert_array_equal(y, before)
+    np.testing.assert_allclose(f.forecast(y, horizon=3), P[:, 2], equal_nan=True)
+    assert f.predict(5).shape == (5, 2)
+    # causality: entry t uses y[:t+1] only
+    cut = 250
+    P2 = f.forecast_path(y[: cut + 1], horizon=4)
+    np.testing.assert_allclose(P2[cut], P[cut], rtol=1e-6, atol=1e-8)
+    # 1-D in, (T, H) out
+    f1 = f.set_params().fit(y[:200, 0])
+    assert f1.forecast_path(y[:, 0], horizon=2).shape == (300, 2)
+
+
+def test_state_space_rolling_matches_statsmodels():
+    from statsmodels.tsa.statespace.sarimax import SARIMAX
+
+    rng = np.random.default_rng(5)
+    y = np.cumsum(rng.standard_normal(250)) * 0.1 + np.sin(np.arange(250) / 4)
+    f = B.ARIMAForecaster((1, 1, 0)).fit(y[:150])
+    P = f.forecast_path(y, horizon=5)
+    fitted, loc, scale = f.models_[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for t in (20, 160, 240):
+            ref = fitted.res.apply((y[: t + 1] - loc) / scale).forecast(5) * scale + loc
+            np.testing.assert_allclose(P[t], ref, atol=1e-8)
+    assert isinstance(fitted.res.model, SARIMAX)
+
+
+def test_autoreg_matches_statsmodels_apply():
+    from statsmodels.tsa.ar_model import AutoReg
+
+    rng = np.random.default_rng(6)
+    y = np.zeros(400)
+    e = rng.standard_normal(400)
+    for t in range(2, 400):
+        y[t] = 1.5 * y[t - 1] - 0.7 * y[t - 2] + e[t]
+    f = B.AutoRegForecaster(2).fit(y[:300])
+    res = AutoReg(y[:300], lags=2, trend="c").fit()
+    P = f.forecast_path(y, horizon=3)
+    ref = res.apply(y[:351]).forecast(3)
+    np.testing.assert_allclose(P[350], ref, atol=1e-8)
+    assert np.all(np.isnan(P[0]))  # not enough history
+
+
+def test_dlinear_recovers_linear_map():
+    rng = np.random.default_rng(7)
+    y = np.zeros(2000)
+    e = rng.standard_normal(2000)
+    for t in range(2, 2000):
+        y[t] = 1.6 * y[t - 1] - 0.8 * y[t - 2] + e[t]
+    f = B.DLinearForecaster(lookback=8, horizon=1, kernel_size=3, ridge=0.0).fit(y[:1500])
+    W, b = f.weights_[0]
+    # with no penalty the decomposed linear model is ordinary least squares on the window
+    from statsmodels.tsa.ar_model import AutoReg
+
+    ols = AutoReg(y[:1500], lags=8, trend="c").fit().params
+    np.testing.assert_allclose(W[::-1, 0], ols[1:], atol=1e-6)
+    np.testing.assert_allclose(W[-2:, 0], [-0.8, 1.6], atol=0.1)
+    with pytest.raises(ValueError, match="horizon"):
+        f.forecast_path(y, horizon=2)
+
+
+def test_moving_average_matrix_matches_dlinear_padding():
+    x = np.arange(10, dtype=float) ** 2
+    A = B.moving_average_matrix(10, 5)
+    pad = np.concatenate([[x[0]] * 2, x, [x[-1]] * 2])
+    ref = np.convolve(pad, np.ones(5) / 5, mode="valid")
+    np.testing.assert_allclose(A @ x, ref)
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: B.ButterworthFilter(cutoff=1.5), "cutoff"),
+        (lambda: B.ButterworthFilter(order=0), "order"),
+        (lambda: B.SavitzkyGolayFilter(5, 5), "polyorder"),
+        (lambda: B.MedianFilter(kernel_size=0), "kernel_size"),
+        (lambda: B.WienerFIRFilter(ridge=-1), "ridge"),
+        (lambda: B.KalmanSmoother(level="nope"), "level"),
+        (lambda: B.WaveletDenoiser("nope"), "wavelet"),
+        (lambda: B.AutoRegForecaster(lags=0), "lags"),
+        (lambda: B.ARIMAForecaster(order=(1, 0)), "order"),
+        (lambda: B.ETSForecaster(damped_trend=True), "damped_trend"),
+        (lambda: B.DLinearForecaster(normalize="x"), "normalize"),
+    ],
+)
+def test_bad_arguments_name_the_argument(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="x must be"):
+        B.MedianFilter().filter(np.zeros((2, 2, 2)))
+    with pytest.raises(ValueError, match="fitted"):
+        B.WienerFIRFilter().filter(np.zeros(10))
+    with pytest.raises(ValueError, match="fitted"):
+        B.AutoRegForecaster().forecast(np.zeros(10))
+    f = B.NaiveForecaster().fit(np.zeros((10, 2)))
+    with pytest.raises(ValueError, match="channel"):
+        f.forecast_path(np.zeros((10, 3)))
+    with pytest.raises(ValueError, match="horizon"):
+        f.forecast_path(np.zeros((10, 2)), horizon=0)
+    with pytest.raises(ValueError, match="unknown parameter"):
+        B.MedianFilter().set_params(bogus=1)

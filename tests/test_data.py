@@ -1,0 +1,150 @@
+"""Data layer: synthetic generators, noise models, splits, loaders, download checks."""
+
+import gzip
+
+import numpy as np
+import pytest
+
+from tssdpa import data as D
+
+
+@pytest.mark.parametrize("name", sorted(D.SIGNALS))
+def test_signals_are_seeded_and_finite(name):
+    a = D.make_signal(name, 300, seed=1)
+    b = D.make_signal(name, 300, seed=1)
+    c = D.make_signal(name, 300, seed=2)
+    assert a.shape == (300,) and np.all(np.isfinite(a))
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+    assert np.std(a) > 0
+
+
+def test_signal_validation():
+    with pytest.raises(ValueError, match="name"):
+        D.make_signal("nope")
+    with pytest.raises(ValueError, match="n must"):
+        D.make_signal("ar2", 1)
+    with pytest.raises(ValueError, match="stationary"):
+        D.SIGNALS["ar2"](100, 0, phi1=1.5, phi2=0.6)
+
+
+def test_lorenz_is_on_the_attractor():
+    xyz = D.SIGNALS["lorenz"](500, 0, component=None)
+    assert xyz.shape == (500, 3)
+    assert 10 < xyz[:, 2].mean() < 40 and np.abs(xyz[:, 0]).max() < 25
+
+
+def test_ar2_has_expected_autocorrelation():
+    x = D.make_signal("ar2", 20000, 0)
+    r1 = np.corrcoef(x[1:], x[:-1])[0, 1]
+    assert abs(r1 - 1.6 / 1.8) < 0.02  # rho1 = phi1 / (1 - phi2)
+
+
+@pytest.mark.parametrize("snr", [0.0, 10.0, 20.0])
+def test_gaussian_noise_hits_the_snr(snr):
+    clean = D.make_signal("sinusoids", 20000, 0)
+    noisy = D.add_noise(clean, "gaussian", snr, seed=0)
+    got = 10 * np.log10(np.var(clean) / np.var(noisy - clean))
+    assert abs(got - snr) < 0.1
+
+
+@pytest.mark.parametrize("kind", D.NOISES)
+def test_noise_models(kind):
+    clean = np.column_stack([D.make_signal("sinusoids", 2000, 0)] * 2)
+    before = clean.copy()
+    a = D.add_noise(clean, kind, 10, seed=3)
+    b = D.add_noise(clean, kind, 10, seed=3)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(clean, before)
+    assert a.shape == clean.shape
+    if kind == "dropout":
+        assert 0.02 < np.isnan(a).mean() < 0.08
+    else:
+        assert np.all(np.isfinite(a))
+    if kind == "quantize":
+        assert len(np.unique(a[:, 0])) <= 40
+    if kind == "impulsive":
+        r = np.abs(a - clean) / np.std(a - clean)
+        assert (r > 5).mean() > 0.005
+    with pytest.raises(ValueError, match="kind"):
+        D.add_noise(clean, "pink")
+
+
+def test_split_validation_and_bounds():
+    s = D.Split(6, 8, 10)
+    assert s.bounds("val") == (6, 8)
+    with pytest.raises(ValueError, match="boundaries"):
+        D.Split(5, 5, 10)
+    with pytest.raises(ValueError, match="part"):
+        s.bounds("dev")
+    assert D.Split.fractions(100) == D.Split(60, 80, 100)
+
+
+def test_ett_split_is_the_dlinear_one():
+    s = D.ett_split("ETTh1")
+    assert (s.train, s.val, s.test, s.context) == (8640, 11520, 14400, 336)
+    m = D.ett_split("ETTm2")
+    assert (m.train, m.val, m.test) == (34560, 46080, 57600)
+
+
+def test_sunspots_bundled():
+    s = D.load_sunspots()
+    assert len(s) == 309 and s.index[0] == 1700
+
+
+@pytest.mark.data("ett/ETTh1.csv.gz")
+def test_load_ett():
+    df = D.load_ett("ETTh1")
+    assert df.shape == (17420, 7) and list(df.columns) == list(D.ETT_COLUMNS)
+
+
+@pytest.mark.data("imu/xio-gait-tracking/short_walk.csv.gz")
+def test_load_imu_resamples_uniformly():
+    df = D.load_imu("imu_gait")
+    dt = np.diff(df.index.to_numpy())
+    assert np.allclose(dt, dt[0], rtol=1e-6) and df.shape[1] == 6
+
+
+def test_download_checks_sha256(tmp_path):
+    raw = tmp_path / "src.csv"
+    raw.write_bytes(b"a,b\n1,2\n")
+    sha = D.sha256_file(raw)
+    man = {"x/f.csv.gz": (raw.as_uri(), sha, "test")}
+    [p] = D.download(cache_dir=tmp_path / "cache", manifest=man, log=lambda m: None)
+    with gzip.open(p, "rb") as f:
+        assert f.read() == b"a,b\n1,2\n"
+    assert D.sha256_file(p, gz=True) == sha
+    bad = {"x/g.csv.gz": (raw.as_uri(), "0" * 64, "test")}
+    with pytest.raises(ValueError, match="sha256 mismatch"):
+        D.download(cache_dir=tmp_path / "cache", manifest=bad, log=lambda m: None)
+    assert not (tmp_path / "cache" / "x" / "g.csv.gz").exists()
+    with pytest.raises(ValueError, match="names"):
+        D.download(["nope"], cache_dir=tmp_path, manifest=man)
+
+
+def test_manifest_matches_datasets_folder():
+    import json
+    from pathlib import Path
+
+    f = Path(__file__).resolve().parents[1] / "datasets" / "MANIFEST.json"
+    man = json.loads(f.read_text())
+    assert {e["path"]: e["sha256"] for e in man["files"]} == {
+        k: v[1] for k, v in D.MANIFEST.items()
+    }
+
+
+def test_lightning_forecast_windows_follow_the_protocol():
+    from tssdpa.data.lightning import ForecastDataModule
+
+    dm = ForecastDataModule("ar2", lookback=16, horizon=4, n=500, batch_size=8)
+    dm.setup()
+    sp = dm.task.split
+    x, y = dm.test_set.tensors
+    assert x.shape == (sp.test - sp.val - 4 + 1, 16, 1) and y.shape[1:] == (4, 1)
+    # the first test target is the first test row; inputs end just before it
+    np.testing.assert_allclose(y[0, 0, 0], dm.task.y[sp.val, 0], rtol=1e-6)
+    np.testing.assert_allclose(x[0, -1, 0], dm.task.y[sp.val - 1, 0], rtol=1e-6)
+    # no training window reaches into validation
+    xt, yt = dm.train_set.tensors
+    assert len(xt) == sp.train - 16 - 4 + 1
+    assert dm.n_channels == 1

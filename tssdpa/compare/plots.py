@@ -1,0 +1,163 @@
+"""PNG plots from a results folder: denoising traces, forecasts vs truth, error vs horizon."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["plot_traces", "plot_forecasts", "plot_error_vs_horizon", "write_plots"]
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _best(frame, task, dataset, setting, metric, higher, causal=None, k=3):
+    df = frame[(frame["task"] == task) & (frame["dataset"] == dataset)
+               & (frame["setting"] == setting)]
+    if causal is not None and "causal" in df:
+        df = df[df["causal"].astype(bool) == causal]
+    if df.empty or metric not in df:
+        return []
+    s = df.groupby("method")[metric].mean().dropna()
+    s = s.sort_values(ascending=not higher)
+    return list(s.index[:k])
+
+
+def _plot_finite(ax, x, y, **kw):
+    """Plot the finite points of ``y``; with gaps (h-step-only forecasts) draw markers."""
+    y = np.asarray(y, dtype=float)
+    ok = np.isfinite(y)
+    if not ok.any():
+        return
+    if not ok.all():
+        kw.setdefault("marker", "o")
+        kw.setdefault("ms", 4)
+    ax.plot(np.asarray(x)[ok], y[ok], **kw)
+
+
+def plot_traces(folder: Path, frame: pd.DataFrame, dataset: str, setting: str,
+                dest: Path, n: int = 300) -> Path | None:
+    """Clean, noisy and the best causal / zero-phase filters (plus ours) on the test part."""
+    d = Path(folder) / "traces"
+    truth = d / f"{dataset}__{setting}__truth.npz"
+    if not truth.exists():
+        return None
+    plt = _plt()
+    t = np.load(truth)
+    clean, noisy = t["clean"][:n, 0], t["noisy"][:n, 0]
+    fig, axes = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
+    for ax, causal, title in ((axes[0], True, "causal (real-time)"),
+                              (axes[1], False, "zero-phase (offline)")):
+        ax.plot(noisy, color="0.75", lw=0.8, label="noisy")
+        ax.plot(clean, color="k", lw=1.5, label="clean")
+        names = _best(frame, "denoise", dataset, setting, "snr_gain_db", True, causal, k=3)
+        fam = frame[frame["task"] == "denoise"].groupby("method")["family"].first()
+        ours = [m for m in fam.index if fam[m] in ("projection", "learned")
+                and m not in names and (frame[(frame["method"] == m)
+                                              & (frame["task"] == "denoise")]["causal"]
+                                        .astype(bool) == causal).any()]
+        for m in names + ours:
+            f = d / f"{dataset}__{setting}__{m}.npz"
+            if f.exists():
+                ax.plot(np.load(f)["out"][:n, 0], lw=1.0, label=m)
+        ax.set_title(f"{dataset}, {setting}: {title}")
+        ax.legend(loc="upper right", fontsize=7, ncol=3)
+    axes[1].set_xlabel("test sample")
+    fig.tight_layout()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(dest, dpi=90)
+    plt.close(fig)
+    return dest
+
+
+def plot_forecasts(folder: Path, frame: pd.DataFrame, dataset: str, setting: str,
+                   dest: Path, channel: int = -1) -> Path | None:
+    """Forecast paths from one test origin vs the truth (best methods by MSE at max horizon)."""
+    d = Path(folder) / "curves"
+    truth = d / f"{dataset}__{setting}__truth.npz"
+    if not truth.exists():
+        return None
+    plt = _plt()
+    t = np.load(truth)
+    hist, fut = t["history"][:, channel], t["future"][:, channel]
+    df = frame[(frame["task"] == "forecast") & (frame["dataset"] == dataset)
+               & (frame["setting"] == setting)]
+    hmax = int(df["horizon"].max())
+    names = _best(frame[frame["horizon"] == hmax] if "horizon" in frame else frame, "forecast",
+                  dataset, setting, "mse", False, k=4)
+    fam = df.groupby("method")["family"].first()
+    names += [m for m in fam.index if fam[m] in ("projection", "learned") and m not in names]
+    fig, ax = plt.subplots(figsize=(10, 4))
+    x0 = -len(hist) + 1
+    ax.plot(np.arange(x0, 1), hist, color="k", lw=1.2, label="history")
+    ax.plot(np.arange(1, len(fut) + 1), fut, color="k", lw=1.2, ls="--", label="truth")
+    for m in names:
+        f = d / f"{dataset}__{setting}__{m}__path.npz"
+        if f.exists():
+            p = np.load(f)["path"][:, channel]
+            _plot_finite(ax, np.arange(1, len(p) + 1), p, lw=1.0, label=m)
+    ax.axvline(0.5, color="0.6", lw=0.8)
+    ax.set_xlabel("steps from the forecast origin")
+    ax.set_title(f"{dataset} ({setting}): forecast from one test origin")
+    ax.legend(fontsize=7, ncol=3)
+    fig.tight_layout()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(dest, dpi=90)
+    plt.close(fig)
+    return dest
+
+
+def plot_error_vs_horizon(folder: Path, frame: pd.DataFrame, dataset: str, setting: str,
+                          dest: Path) -> Path | None:
+    """Test MSE at each step ahead (seed 0, configuration chosen for the largest horizon)."""
+    d = Path(folder) / "curves"
+    files = sorted(d.glob(f"{dataset}__{setting}__*.npz"))
+    files = [f for f in files if not f.name.endswith(("__truth.npz", "__path.npz"))]
+    if not files:
+        return None
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    stem = f"{dataset}__{setting}__"
+    for f in files:
+        c = np.load(f)["curve"]
+        _plot_finite(ax, np.arange(1, len(c) + 1), c, lw=1.0, label=f.stem[len(stem):])
+    ax.set_xlabel("steps ahead")
+    ax.set_ylabel("test MSE (z-scored)")
+    ax.set_yscale("log")
+    ax.set_title(f"{dataset} ({setting}): error vs horizon (seed 0, configuration chosen "
+                 "for the largest horizon)", fontsize=10)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(dest, dpi=90)
+    plt.close(fig)
+    return dest
+
+
+def write_plots(folder: str | Path, frame: pd.DataFrame, dest: str | Path | None = None,
+                trace_setting: str = "gaussian@10dB") -> list[Path]:
+    """All plots for a results folder (into ``dest``, default ``folder/plots``)."""
+    folder = Path(folder)
+    dest = Path(dest) if dest is not None else folder / "plots"
+    made = []
+    if "task" not in frame:
+        return made
+    den = frame[frame["task"] == "denoise"]
+    for ds in pd.unique(den["dataset"]):
+        p = plot_traces(folder, frame, ds, trace_setting, dest / f"denoise_{ds}_trace.png")
+        made += [p] if p else []
+    fc = frame[frame["task"] == "forecast"]
+    for (ds, st), _ in fc.groupby(["dataset", "setting"], sort=False):
+        p = plot_forecasts(folder, frame, ds, st, dest / f"forecast_{ds}_{st}_paths.png")
+        made += [p] if p else []
+        p = plot_error_vs_horizon(folder, frame, ds, st, dest / f"forecast_{ds}_{st}_error.png")
+        made += [p] if p else []
+    return made

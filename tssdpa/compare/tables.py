@@ -1,0 +1,292 @@
+"""Markdown and CSV tables from a results frame: methods × metrics, mean ± std over seeds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "aggregate",
+    "markdown_tables",
+    "published_results",
+    "write_tables",
+    "overview",
+    "overview_markdown",
+]
+
+_DENOISE_METRICS = ("snr_gain_db", "rmse", "mae")
+_FORECAST_METRICS = ("mse", "mae")
+_HIGHER_BETTER = {"snr_gain_db"}
+_PUBLISHED = Path(__file__).resolve().parents[2] / "datasets" / "published_ett.csv"
+
+
+def published_results(path: str | Path | None = None) -> pd.DataFrame:
+    """Published ETT numbers (``datasets/published_ett.csv``); empty frame when absent."""
+    p = Path(path) if path is not None else _PUBLISHED
+    if not p.is_file():
+        return pd.DataFrame(columns=["model", "dataset", "features", "horizon", "mse", "mae",
+                                     "source"])
+    return pd.read_csv(p, comment="#")
+
+
+def _mode(s: pd.Series):
+    s = s.dropna()
+    return s.mode().iloc[0] if len(s) else ""
+
+
+def aggregate(frame: pd.DataFrame, task: str) -> pd.DataFrame:
+    """Mean and std over seeds per (dataset, setting, method[, horizon])."""
+    df = frame[frame["task"] == task].copy()
+    if df.empty:
+        return df
+    keys = ["dataset", "setting", "method"] + (["horizon"] if task == "forecast" else [])
+    metrics = list(_DENOISE_METRICS if task == "denoise" else _FORECAST_METRICS)
+    metrics += ["fit_s", "apply_s"]
+    for m in metrics:
+        if m not in df:
+            df[m] = np.nan
+    if "error" not in df:
+        df["error"] = ""
+    df["error"] = df["error"].astype(object).where(df["error"].notna(), "")
+    g = df.groupby(keys, sort=False)
+    out = g[metrics].agg(["mean", "std"])
+    out.columns = [f"{a}_{b}" for a, b in out.columns]
+    out["n_seeds"] = g.size()
+    out["family"] = g["family"].first()
+    if task == "denoise":
+        out["causal"] = g["causal"].first()
+    else:
+        out["note"] = g["note"].agg(_mode) if "note" in df else ""
+        out["metric"] = g["metric"].first() if "metric" in df else "path"
+    out["params"] = g["params"].agg(_mode) if "params" in df else ""
+    out["errors"] = g["error"].agg(lambda s: "; ".join(sorted({e for e in s if e})))
+    return out.reset_index()
+
+
+def _fmt(mean, std, digits=3):
+    if not np.isfinite(mean):
+        return "—"
+    small = 0 < abs(mean) < 10 ** (-digits + 1) / 2
+    f = (lambda v: f"{v:.2e}") if small else (lambda v: f"{v:.{digits}f}")
+    if np.isfinite(std) and std > 0:
+        return f"{f(mean)} ± {f(std)}"
+    return f(mean)
+
+
+def _bold_best(table: pd.DataFrame, values: pd.DataFrame, higher: bool, groups=None):
+    """Bold the best entry of each column of ``table`` (within each row group if given)."""
+    table = table.copy()
+    idx_groups = [values.index] if groups is None else [values.index[groups == g]
+                                                       for g in pd.unique(groups)]
+    for col in values.columns:
+        for ix in idx_groups:
+            v = values.loc[ix, col].astype(float)
+            v = v[np.isfinite(v)]
+            if v.empty:
+                continue
+            best = v.max() if higher else v.min()
+            for r in v.index[np.isclose(v, best, rtol=0, atol=1e-12)]:
+                table.loc[r, col] = f"**{table.loc[r, col]}**"
+    return table
+
+
+def _md(df: pd.DataFrame) -> str:
+    cols = list(df.columns)
+    lines = ["| " + " | ".join(str(c) for c in cols) + " |",
+             "| " + " | ".join("---" for _ in cols) + " |"]
+    for _, r in df.iterrows():
+        lines.append("| " + " | ".join(str(r[c]) for c in cols) + " |")
+    return "\n".join(lines)
+
+
+def _denoise_tables(agg: pd.DataFrame, dataset: str) -> str:
+    a = agg[agg["dataset"] == dataset]
+    settings = list(pd.unique(a["setting"]))
+    methods = list(pd.unique(a["method"]))
+    meta = a.groupby("method", sort=False).agg(causal=("causal", "first"),
+                                               family=("family", "first"),
+                                               fit_s=("fit_s_mean", "mean"),
+                                               apply_s=("apply_s_mean", "mean"),
+                                               params=("params", _mode),
+                                               errors=("errors", lambda s: "; ".join(
+                                                   sorted({e for e in s if e}))))
+    order = sorted(methods, key=lambda m: (not bool(meta.loc[m, "causal"]), methods.index(m)))
+    parts = [f"### {dataset}: denoising"]
+    for metric, title, higher in (("snr_gain_db", "SNR improvement (dB, higher is better)",
+                                   True), ("rmse", "test RMSE (z-scored units, lower is better)",
+                                           False)):
+        vals = pd.DataFrame(index=order, columns=settings, dtype=float)
+        txt = pd.DataFrame(index=order, columns=settings, dtype=object)
+        for _, r in a.iterrows():
+            vals.loc[r["method"], r["setting"]] = r[f"{metric}_mean"]
+            txt.loc[r["method"], r["setting"]] = _fmt(r[f"{metric}_mean"], r[f"{metric}_std"],
+                                                      2 if metric == "snr_gain_db" else 3)
+        groups = np.array([bool(meta.loc[m, "causal"]) for m in order])
+        txt = _bold_best(txt.fillna("—"), vals, higher, groups)
+        txt.insert(0, "method", order)
+        txt.insert(1, "type", ["causal" if g else "zero-phase" for g in groups])
+        if metric == "rmse":
+            txt["fit s"] = [f"{meta.loc[m, 'fit_s']:.3f}" for m in order]
+            txt["apply s"] = [f"{meta.loc[m, 'apply_s']:.3f}" for m in order]
+        parts.append(f"**{title}** — mean ± std over seeds; best per column in bold within "
+                     "causal and within zero-phase methods.\n\n" + _md(txt))
+    prm = pd.DataFrame({"method": order, "family": [meta.loc[m, "family"] for m in order],
+                        "chosen on validation (most frequent)": [
+                            f"`{meta.loc[m, 'params']}`" for m in order]})
+    errs = [f"- {m}: {meta.loc[m, 'errors']}" for m in order if meta.loc[m, "errors"]]
+    parts.append(_md(prm))
+    if errs:
+        parts.append("Failures:\n" + "\n".join(errs))
+    return "\n\n".join(parts)
+
+
+def _forecast_tables(agg: pd.DataFrame, dataset: str, setting: str,
+                     published: pd.DataFrame) -> str:
+    a = agg[(agg["dataset"] == dataset) & (agg["setting"] == setting)]
+    horizons = sorted(int(h) for h in pd.unique(a["horizon"]))
+    methods = list(pd.unique(a["method"]))
+    cols = [f"{m.upper()} h={h}" for h in horizons for m in _FORECAST_METRICS]
+    vals = pd.DataFrame(index=methods, columns=cols, dtype=float)
+    txt = pd.DataFrame(index=methods, columns=cols, dtype=object)
+    for _, r in a.iterrows():
+        for m in _FORECAST_METRICS:
+            c = f"{m.upper()} h={int(r['horizon'])}"
+            vals.loc[r["method"], c] = r[f"{m}_mean"]
+            txt.loc[r["method"], c] = _fmt(r[f"{m}_mean"], r[f"{m}_std"])
+    txt = _bold_best(txt.fillna("—"), vals, False)
+    meta = a.groupby("method", sort=False).agg(
+        fit_s=("fit_s_mean", "mean"), apply_s=("apply_s_mean", "mean"),
+        family=("family", "first"), note=("note", _mode), params=("params", _mode),
+        errors=("errors", lambda s: "; ".join(sorted({e for e in s if e}))))
+    txt.insert(0, "method", methods)
+    txt["fit s"] = [f"{meta.loc[m, 'fit_s']:.2f}" for m in methods]
+    txt["predict s"] = [f"{meta.loc[m, 'apply_s']:.2f}" for m in methods]
+    seeds = a.groupby("method", sort=False)["n_seeds"].min()
+    full = int(seeds.max())
+    txt["note"] = [
+        "; ".join(x for x in (meta.loc[m, "note"] if isinstance(meta.loc[m, "note"], str)
+                              else "", f"{int(seeds[m])} seed(s)" if seeds[m] < full else "")
+                  if x)
+        for m in methods]
+    pub = published[(published["dataset"] == dataset) & (published["features"] == setting)]
+    for model in pd.unique(pub["model"]):
+        row = {"method": f"{model} (published)", "fit s": "", "predict s": "",
+               "note": pub[pub["model"] == model]["source"].iloc[0]}
+        for h in horizons:
+            p = pub[(pub["model"] == model) & (pub["horizon"] == h)]
+            for m in _FORECAST_METRICS:
+                row[f"{m.upper()} h={h}"] = f"{float(p[m].iloc[0]):.3f}" if len(p) else "—"
+        txt = pd.concat([txt, pd.DataFrame([row])], ignore_index=True)
+    metric = str(a["metric"].iloc[0]) if "metric" in a and len(a) else "path"
+    how = ("averaged over steps 1..h (the DLinear protocol)" if metric == "path"
+           else "of the h-step-ahead forecast (step h only)")
+    parts = [f"### {dataset} ({setting}): forecasting",
+             "Test MSE / MAE on the z-scored series (training statistics), over all rolling "
+             f"origins and channels, {how}; mean ± std over seeds; best measured "
+             "value per column in bold. Rows marked *published* are quoted from the papers, "
+             "not re-run.\n\n" + _md(txt.fillna("—"))]
+    prm = pd.DataFrame({"method": methods,
+                        "chosen on validation (most frequent over horizons/seeds)": [
+                            f"`{meta.loc[m, 'params']}`" for m in methods]})
+    parts.append(_md(prm))
+    errs = [f"- {m}: {meta.loc[m, 'errors']}" for m in methods if meta.loc[m, "errors"]]
+    if errs:
+        parts.append("Failures:\n" + "\n".join(errs))
+    return "\n\n".join(parts)
+
+
+def markdown_tables(frame: pd.DataFrame, task: str, dataset: str | None = None) -> str:
+    """All tables for ``task`` (optionally one dataset) as Markdown."""
+    agg = aggregate(frame, task)
+    if agg.empty:
+        return ""
+    datasets = [dataset] if dataset else list(pd.unique(agg["dataset"]))
+    out = []
+    pub = published_results()
+    for d in datasets:
+        if task == "denoise":
+            out.append(_denoise_tables(agg, d))
+        else:
+            for s in pd.unique(agg[agg["dataset"] == d]["setting"]):
+                out.append(_forecast_tables(agg, d, s, pub))
+    return "\n\n".join(out)
+
+
+def write_tables(frame: pd.DataFrame, out: str | Path) -> list[Path]:
+    """Write per-dataset Markdown tables and aggregated CSVs into ``out``; returns the paths."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for task in ("denoise", "forecast"):
+        if "task" not in frame or not (frame["task"] == task).any():
+            continue
+        agg = aggregate(frame, task)
+        p = out / f"{task}_summary.csv"
+        agg.to_csv(p, index=False, float_format="%.6g")
+        written.append(p)
+        for d in pd.unique(agg["dataset"]):
+            p = out / f"{task}_{d}.md"
+            p.write_text(markdown_tables(frame, task, d) + "\n")
+            written.append(p)
+    return written
+
+
+_OURS = ("projection", "learned")
+
+
+def overview(frame: pd.DataFrame) -> pd.DataFrame:
+    """Headline: per dataset (and horizon), the best classical method vs the best tssdpa one.
+
+    Denoising scores are the SNR improvement averaged over the noise settings, separately for
+    causal and zero-phase methods; forecasting scores are the test MSE per horizon.
+    """
+    rows = []
+    den = aggregate(frame, "denoise")
+    if not den.empty:
+        den = den[den["method"] != "noisy"]
+        for (ds, causal), g in den.groupby(["dataset", "causal"], sort=False):
+            s = g.groupby("method")["snr_gain_db_mean"].mean()
+            fam = g.groupby("method")["family"].first()
+            rows.append(_duel(ds, "denoise " + ("causal" if causal else "zero-phase"),
+                              "mean SNR gain dB", s, fam, higher=True))
+    fc = aggregate(frame, "forecast")
+    if not fc.empty:
+        for (ds, st, h), g in fc.groupby(["dataset", "setting", "horizon"], sort=False):
+            s = g.set_index("method")["mse_mean"]
+            fam = g.set_index("method")["family"]
+            rows.append(_duel(ds, f"forecast {st} h={int(h)}", "MSE", s, fam, higher=False))
+    return pd.DataFrame(rows)
+
+
+def _duel(ds, what, metric, s, fam, higher):
+    s = s.dropna()
+    ours = s[[fam.get(m) in _OURS for m in s.index]]
+    theirs = s[[fam.get(m) not in _OURS for m in s.index]]
+
+    def pick(v):
+        if v.empty:
+            return "—", np.nan
+        m = v.idxmax() if higher else v.idxmin()
+        return m, float(v[m])
+
+    cm, cv = pick(theirs)
+    om, ov = pick(ours)
+    if np.isfinite(cv) and np.isfinite(ov):
+        win = "tssdpa" if (ov > cv if higher else ov < cv) else "classical"
+    else:
+        win = "—"
+    return {"dataset": ds, "comparison": what, "metric": metric, "best classical": cm,
+            "classical": cv, "best tssdpa": om, "tssdpa": ov, "winner": win}
+
+
+def overview_markdown(frame: pd.DataFrame) -> str:
+    """:func:`overview` as a Markdown table."""
+    ov = overview(frame)
+    if ov.empty:
+        return ""
+    ov = ov.copy()
+    for c in ("classical", "tssdpa"):
+        ov[c] = [f"{v:.4g}" if np.isfinite(v) else "—" for v in ov[c]]
+    return _md(ov)

@@ -1,0 +1,129 @@
+"""Lightning data modules over the comparison protocols (for ``experiments/*.py``).
+
+Windows are cut from the same splits the harness uses (:mod:`tssdpa.compare.protocols`), so a
+model trained here is scored on exactly the harness's test windows.
+"""
+
+from __future__ import annotations
+
+import lightning as L
+import numpy as np
+import torch
+from numpy.lib.stride_tricks import sliding_window_view
+from torch.utils.data import DataLoader, TensorDataset
+
+__all__ = ["ForecastDataModule", "DenoiseDataModule"]
+
+
+def _windows(y: np.ndarray, start: int, stop: int, lookback: int, horizon: int, stride: int = 1):
+    """(past, future) pairs whose first target row lies in [start, stop - horizon]."""
+    seg = y[start - lookback : stop]
+    w = sliding_window_view(seg, lookback + horizon, axis=0)[::stride]  # (N, C, L+H)
+    w = np.ascontiguousarray(w.transpose(0, 2, 1), dtype=np.float32)
+    return torch.from_numpy(w[:, :lookback]), torch.from_numpy(w[:, lookback:])
+
+
+class ForecastDataModule(L.LightningDataModule):
+    """Rolling windows of a forecasting task (ETT: the DLinear / PatchTST protocol).
+
+    Parameters
+    ----------
+    dataset : str
+        Any name :func:`tssdpa.compare.forecast_tasks` accepts.
+    features : {"M", "S"}
+        ETT: all channels or ``OT`` only.
+    lookback, horizon : int
+    batch_size : int
+    n : int
+        Length of synthetic series.
+    seed : int
+    data_dir : str or None
+    """
+
+    def __init__(self, dataset: str = "ETTh1", features: str = "M", lookback: int = 336,
+                 horizon: int = 96, batch_size: int = 32, n: int = 4000, seed: int = 0,
+                 data_dir: str | None = None, num_workers: int = 0):
+        super().__init__()
+        self.save_hyperparameters()
+
+    @property
+    def n_channels(self) -> int:
+        self.setup()
+        return self.task.y.shape[1]
+
+    def setup(self, stage: str | None = None):
+        if getattr(self, "task", None) is not None:
+            return
+        from tssdpa.compare.protocols import forecast_tasks
+
+        h = self.hparams
+        [self.task] = forecast_tasks(h.dataset, seeds=(h.seed,), n=h.n, data_dir=h.data_dir,
+                                     features=h.features, horizons=(h.horizon,),
+                                     lookback=h.lookback)
+        y, sp = self.task.y, self.task.split
+        L_, H = h.lookback, h.horizon
+        self.train_set = TensorDataset(*_windows(y, L_, sp.train, L_, H))
+        self.val_set = TensorDataset(*_windows(y, sp.train, sp.val, L_, H))
+        self.test_set = TensorDataset(*_windows(y, sp.val, sp.test, L_, H))
+
+    def _loader(self, ds, shuffle):
+        return DataLoader(ds, batch_size=self.hparams.batch_size, shuffle=shuffle,
+                          num_workers=self.hparams.num_workers)
+
+    def train_dataloader(self):
+        return self._loader(self.train_set, True)
+
+    def val_dataloader(self):
+        return self._loader(self.val_set, False)
+
+    def test_dataloader(self):
+        return self._loader(self.test_set, False)
+
+
+class DenoiseDataModule(L.LightningDataModule):
+    """(noisy, clean) windows of a denoising task (one noise setting and seed)."""
+
+    def __init__(self, dataset: str = "lorenz", noise: str = "gaussian", snr_db: float = 10.0,
+                 seq_len: int = 128, stride: int = 16, batch_size: int = 32, n: int = 4000,
+                 seed: int = 0, data_dir: str | None = None, num_workers: int = 0):
+        super().__init__()
+        self.save_hyperparameters()
+
+    @property
+    def n_channels(self) -> int:
+        self.setup()
+        return self.task.clean.shape[1]
+
+    def setup(self, stage: str | None = None):
+        if getattr(self, "task", None) is not None:
+            return
+        from tssdpa.baselines._base import fill_missing
+        from tssdpa.compare.protocols import denoise_tasks
+
+        h = self.hparams
+        [self.task] = denoise_tasks(h.dataset, seeds=(h.seed,), settings=[(h.noise, h.snr_db)],
+                                    n=h.n, data_dir=h.data_dir)
+        t = self.task
+        noisy = fill_missing(t.noisy, causal=True)
+        sets = []
+        for part in ("train", "val", "test"):
+            a, b = t.split.bounds(part)
+            L_ = min(h.seq_len, b - a)
+            xs = sliding_window_view(noisy[a:b], L_, axis=0)[:: h.stride].transpose(0, 2, 1)
+            ys = sliding_window_view(t.clean[a:b], L_, axis=0)[:: h.stride].transpose(0, 2, 1)
+            sets.append(TensorDataset(torch.tensor(xs.copy(), dtype=torch.float32),
+                                      torch.tensor(ys.copy(), dtype=torch.float32)))
+        self.train_set, self.val_set, self.test_set = sets
+
+    def _loader(self, ds, shuffle):
+        return DataLoader(ds, batch_size=self.hparams.batch_size, shuffle=shuffle,
+                          num_workers=self.hparams.num_workers)
+
+    def train_dataloader(self):
+        return self._loader(self.train_set, True)
+
+    def val_dataloader(self):
+        return self._loader(self.val_set, False)
+
+    def test_dataloader(self):
+        return self._loader(self.test_set, False)
