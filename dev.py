@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Set-up and entry points for tssdpa; needs only a Python >= 3.11 on the machine.
 
-    python3 dev.py run    # create/refresh .venv, install, run the main job (embedded default)
+    python3 dev.py run    # create/refresh .venv, install, run the main job: the comparison of
+                          # projection filters with classical ones on the embedded default data
     python3 dev.py test   # create/refresh .venv, install with test extras, run the tests
 
-Extra arguments after the command are passed on (to the main job, or to pytest).
+Extra arguments after the command are passed on: to the `tssdpa` command for `run` (replacing
+the default job, e.g. `python3 dev.py run filter my.csv --columns x --out y.csv`), to pytest
+for `test`.
 Environment:
     TSSDPA_TORCH        torch requirement to install (default "torch==2.13.0", the CPU wheel);
                         e.g. "torch==2.5.1" together with
@@ -68,7 +71,8 @@ def main(argv: list[str]) -> int:
     os.chdir(ROOT)
     if command == "run":
         py = ensure_env("")
-        cmd = [str(py), "-m", "tssdpa.main_job", *rest]
+        job = rest or ["compare", "all", "--dataset", "default", "--out", "runs/default"]
+        cmd = [str(py), "-m", "tssdpa.cli", *job]
     else:
         py = ensure_env("test")
         cmd = [str(py), "-m", "pytest", *rest]

@@ -1,4 +1,4 @@
-"""The README's main job on embedded data: ``python3 dev.py run``.
+"""A one-screen demonstration of the operator on embedded data: ``python -m tssdpa.demo``.
 
 Filters a seeded noisy nonlinear signal (no downloads) with causal projection SDPA at a few
 kernel widths, next to a moving average of the same window, and prints what each did.
