@@ -461,3 +461,17 @@ def test_long_windowed_requests_run_blockwise_and_match_math(kw, L, S):
         res.append((y, qq.grad, kk.grad, vv.grad))
     for a, b in zip(*res):
         torch.testing.assert_close(b, a, rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "kw", [dict(), dict(is_causal=True), dict(decay=0.99), dict(is_causal=True, window=16)]
+)
+def test_fused_path_stays_on_the_flash_kernel(kw):
+    # torch's flash kernels need one head width for q, k and v; with E+1 vs E it would fall
+    # back silently to the kernel that materialises (B·H, L, S). Allow only flash here.
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    q, k, v = (torch.randn(1, 2, 64, 16) for _ in range(3))
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        y = projection_sdpa(q, k, v, sigma=4.0, backend="fused", **kw)
+    torch.testing.assert_close(y, projection_sdpa(q, k, v, sigma=4.0, backend="math", **kw))
