@@ -23,7 +23,24 @@ def _windows(y: np.ndarray, start: int, stop: int, lookback: int, horizon: int, 
     return torch.from_numpy(w[:, :lookback]), torch.from_numpy(w[:, lookback:])
 
 
-class ForecastDataModule(L.LightningDataModule):
+class _SplitDataModule(L.LightningDataModule):
+    """Loaders over the ``train_set`` / ``val_set`` / ``test_set`` that ``setup`` builds."""
+
+    def _loader(self, ds, shuffle):
+        return DataLoader(ds, batch_size=self.hparams.batch_size, shuffle=shuffle,
+                          num_workers=self.hparams.num_workers)
+
+    def train_dataloader(self):
+        return self._loader(self.train_set, True)
+
+    def val_dataloader(self):
+        return self._loader(self.val_set, False)
+
+    def test_dataloader(self):
+        return self._loader(self.test_set, False)
+
+
+class ForecastDataModule(_SplitDataModule):
     """Rolling windows of a forecasting task (ETT: the DLinear / PatchTST protocol).
 
     Parameters
@@ -66,21 +83,9 @@ class ForecastDataModule(L.LightningDataModule):
         self.val_set = TensorDataset(*_windows(y, sp.train, sp.val, L_, H))
         self.test_set = TensorDataset(*_windows(y, sp.val, sp.test, L_, H))
 
-    def _loader(self, ds, shuffle):
-        return DataLoader(ds, batch_size=self.hparams.batch_size, shuffle=shuffle,
-                          num_workers=self.hparams.num_workers)
-
-    def train_dataloader(self):
-        return self._loader(self.train_set, True)
-
-    def val_dataloader(self):
-        return self._loader(self.val_set, False)
-
-    def test_dataloader(self):
-        return self._loader(self.test_set, False)
 
 
-class DenoiseDataModule(L.LightningDataModule):
+class DenoiseDataModule(_SplitDataModule):
     """(noisy, clean) windows of a denoising task (one noise setting and seed)."""
 
     def __init__(self, dataset: str = "lorenz", noise: str = "gaussian", snr_db: float = 10.0,
@@ -115,15 +120,3 @@ class DenoiseDataModule(L.LightningDataModule):
                                       torch.tensor(ys.copy(), dtype=torch.float32)))
         self.train_set, self.val_set, self.test_set = sets
 
-    def _loader(self, ds, shuffle):
-        return DataLoader(ds, batch_size=self.hparams.batch_size, shuffle=shuffle,
-                          num_workers=self.hparams.num_workers)
-
-    def train_dataloader(self):
-        return self._loader(self.train_set, True)
-
-    def val_dataloader(self):
-        return self._loader(self.val_set, False)
-
-    def test_dataloader(self):
-        return self._loader(self.test_set, False)
