@@ -48,10 +48,16 @@ class DenoiseCLI(LightningCLI):
                 sig += float(((y - y.mean(dim=1, keepdim=True)) ** 2).sum())
         h = dm.hparams
         n = sum(int(b[1].numel()) for b in dm.test_dataloader())
-        row = {"dataset": h.dataset, "setting": f"{h.noise}@{h.snr_db:g}dB", "seed": h.seed,
-               "method": "learned_projection_system", "rmse": float(np.sqrt(err / n)),
-               "snr_gain_db": float(10 * np.log10(noise / err)), "checkpoint": ckpt,
-               "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        row = {
+            "dataset": h.dataset,
+            "setting": f"{h.noise}@{h.snr_db:g}dB",
+            "seed": h.seed,
+            "method": "learned_projection_system",
+            "rmse": float(np.sqrt(err / n)),
+            "snr_gain_db": float(10 * np.log10(noise / err)),
+            "checkpoint": ckpt,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        }
         out = Path(self.config[self.subcommand]["results_csv"])
         out.parent.mkdir(parents=True, exist_ok=True)
         pd.DataFrame([row]).to_csv(out, mode="a", header=not out.exists(), index=False)
@@ -66,8 +72,13 @@ def main(argv=None):
         return tssdpa_main(["compare", "denoise", *argv[1:]])
     from tssdpa.filters import DenoisingSystem
 
-    DenoiseCLI(DenoisingSystem, DenoiseDataModule, args=argv, seed_everything_default=0,
-               save_config_kwargs={"overwrite": True})
+    DenoiseCLI(
+        DenoisingSystem,
+        DenoiseDataModule,
+        args=argv,
+        seed_everything_default=0,
+        save_config_kwargs={"overwrite": True},
+    )
     return 0
 
 

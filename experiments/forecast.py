@@ -4,8 +4,13 @@ Learned model (LightningCLI; ``ForecastingSystem`` on the harness's windows):
 
     python experiments/forecast.py fit --config experiments/configs/forecast_etth1.yaml
 
-After ``fit`` the best checkpoint is scored on the test windows (DLinear protocol: z-scored
-data, every window, stride 1) and one row per run is appended to ``--results_csv``.
+With ``model.linear_init: ridge`` the linear branch starts as the closed-form ridge DLinear
+fitted on the training split (penalty chosen on validation); the starting model is checkpointed
+too (``start.ckpt``) and kept when no epoch beats its validation loss. After ``fit`` the best
+checkpoint is scored on the test windows (DLinear protocol: z-scored data, every window,
+stride 1) and one row per run is appended to ``--results_csv`` (test MSE/MAE, validation MSE,
+epochs, fit time). ``test --config ... --ckpt_path CKPT`` scores a checkpoint through
+``ForecastingSystem.test_step`` (``test_loss`` = MSE, ``test_mae``).
 
 Classical baselines and nonparametric projection forecasters (the comparison harness):
 
@@ -34,9 +39,38 @@ class ForecastCLI(LightningCLI):
         parser.link_arguments("data.n_channels", "model.n_channels", apply_on="instantiate")
         parser.add_argument("--results_csv", default="runs/forecast_learned.csv")
 
+    def before_fit(self):
+        """``linear_init: ridge``: fit the closed-form linear branch on the training split,
+        then score and checkpoint the starting model, a candidate for the best checkpoint."""
+        self._tic = time.perf_counter()
+        self._start = None
+        model, dm = self.model, self.datamodule
+        if getattr(model, "linear_init", "none") != "ridge":
+            return
+        info = model.init_linear_from_datamodule(dm)
+        val = self.trainer.validate(model, datamodule=dm, verbose=False)[0]["val_loss"]
+        cb = self.trainer.checkpoint_callback
+        folder = Path(getattr(cb, "dirpath", None) or self.trainer.default_root_dir)
+        path = folder / "start.ckpt"
+        self.trainer.save_checkpoint(path, weights_only=True)
+        self._start = (str(path), float(val))
+        for es in self.trainer.early_stopping_callbacks:  # patience counts from the start too
+            if es.monitor == "val_loss":
+                es.best_score = torch.tensor(float(val))
+        print(
+            f"linear branch: closed-form ridge DLinear (ridge={info['ridge']:g}, "
+            f"normalize={info['normalize']}), val MSE {val:.4f}"
+        )
+
     def after_fit(self):
         model, dm = self.model, self.datamodule
-        ckpt = getattr(self.trainer.checkpoint_callback, "best_model_path", "")
+        cb = self.trainer.checkpoint_callback
+        ckpt = getattr(cb, "best_model_path", "")
+        best = getattr(cb, "best_model_score", None)
+        val = float(best) if ckpt and best is not None else float("nan")
+        start = getattr(self, "_start", None)
+        if start is not None and not val < start[1]:  # no epoch beat the starting model
+            ckpt, val = start
         if ckpt:
             model = type(model).load_from_checkpoint(ckpt)
         model.eval()
@@ -48,14 +82,36 @@ class ForecastCLI(LightningCLI):
                 ae += float((p - y).abs().sum())
                 n += y.numel()
         h = dm.hparams
-        row = {"dataset": h.dataset, "setting": h.features, "horizon": h.horizon,
-               "seed": h.seed, "method": "learned_projection_system", "mse": se / n,
-               "mae": ae / n, "n_windows": len(dm.test_set), "checkpoint": ckpt,
-               "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        fit_s = time.perf_counter() - getattr(self, "_tic", time.perf_counter())
+        row = {
+            "dataset": h.dataset,
+            "setting": h.features,
+            "horizon": h.horizon,
+            "seed": h.seed,
+            "method": "learned_projection_system",
+            "mse": se / n,
+            "mae": ae / n,
+            "n_windows": len(dm.test_set),
+            "checkpoint": ckpt,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "val_mse": val,
+            "start_val_mse": start[1] if start is not None else float("nan"),
+            "epochs": int(self.trainer.current_epoch),
+            "fit_s": round(fit_s, 1),
+            "linear_init": getattr(model, "linear_init", "none"),
+            "linear_lr_scale": getattr(model, "linear_lr_scale", 1.0),
+        }
         out = Path(self.config[self.subcommand]["results_csv"])
         out.parent.mkdir(parents=True, exist_ok=True)
-        pd.DataFrame([row]).to_csv(out, mode="a", header=not out.exists(), index=False)
-        print(f"test MSE {row['mse']:.4f}  MAE {row['mae']:.4f}  -> {out}")
+        table = pd.DataFrame([row])
+        if out.exists():  # older files may lack the newer columns
+            table = pd.concat([pd.read_csv(out), table], ignore_index=True)
+            table["epochs"] = table["epochs"].astype("Int64")
+        table.to_csv(out, index=False)
+        print(
+            f"test MSE {row['mse']:.4f}  MAE {row['mae']:.4f}  (val MSE {val:.4f}, "
+            f"{row['epochs']} epochs, {fit_s:.0f} s)  -> {out}"
+        )
 
 
 def main(argv=None):
@@ -66,8 +122,13 @@ def main(argv=None):
         return tssdpa_main(["compare", "forecast", *argv[1:]])
     from tssdpa.filters import ForecastingSystem
 
-    ForecastCLI(ForecastingSystem, ForecastDataModule, args=argv, seed_everything_default=0,
-                save_config_kwargs={"overwrite": True})
+    ForecastCLI(
+        ForecastingSystem,
+        ForecastDataModule,
+        args=argv,
+        seed_everything_default=0,
+        save_config_kwargs={"overwrite": True},
+    )
     return 0
 
 

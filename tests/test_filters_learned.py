@@ -273,3 +273,139 @@ def test_learned_forecaster_multivariate_and_bad_input():
         LearnedProjectionForecaster(lookback=0).fit(y)
     with pytest.raises(ValueError, match="fit"):
         LearnedProjectionForecaster().forecast(y)
+
+
+# ------------------------------------------------------------ ridge-initialised linear branch
+def _ar_series(n=900, channels=2, seed=0):
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    y = np.stack([np.sin(t * (0.11 + 0.04 * c)) for c in range(channels)], 1)
+    return y + 0.2 * rng.normal(size=y.shape)
+
+
+def _pairs(z, lookback, horizon):
+    w = np.lib.stride_tricks.sliding_window_view(z, lookback + horizon, axis=0)
+    w = w.transpose(0, 2, 1)
+    return w[:, :lookback], w[:, lookback:]
+
+
+@pytest.mark.parametrize("normalize", ["none", "last"])
+def test_ridge_init_equals_closed_form_dlinear(normalize):
+    """Before training the ridge-initialised net forecasts like the closed-form DLinear."""
+    from tssdpa.baselines import DLinearForecaster
+    from tssdpa.filters import ForecastingSystem
+
+    y = _ar_series()
+    train, val = y[:600], _pairs(y[600:], 40, 8)
+    system = ForecastingSystem(40, 8, 2, patch_len=8, d_model=8, linear_init="ridge")
+    grid = [{"ridge": 1e-2, "normalize": normalize}]
+    info = system.init_linear_ridge(train, val, grid=grid)
+    assert (info["ridge"], info["normalize"]) == (1e-2, normalize)
+    ref = DLinearForecaster(40, 8, kernel_size=25, ridge=1e-2, normalize=normalize).fit(train)
+    want = ref.forecast_path(y, horizon=8)[39:]  # (T - 39, 8, 2)
+    x = torch.as_tensor(
+        np.lib.stride_tricks.sliding_window_view(y, 40, axis=0), dtype=torch.float32
+    )
+    with torch.no_grad():
+        got = system.eval()(x.permute(0, 2, 1)).double().numpy()
+    np.testing.assert_allclose(got, want, atol=2e-4, rtol=1e-4)
+    # the validation MSE it reports is the linear model's on those windows
+    pv = ref.forecast_path(y[600:], horizon=8)[39:-8]
+    assert info["val_mse"] == pytest.approx(np.mean((pv - val[1]) ** 2), rel=1e-9)
+
+
+def test_ridge_init_chooses_on_validation_the_harness_grid():
+    from tssdpa.compare.registry import get_method
+    from tssdpa.filters import ForecastingSystem
+    from tssdpa.filters.learned import RIDGE_GRID
+
+    assert sorted(map(str, get_method("dlinear", "forecast").grid({}))) == sorted(
+        map(str, RIDGE_GRID)
+    )
+    y = _ar_series()
+    system = ForecastingSystem(40, 8, 2, patch_len=8, d_model=8)
+    info = system.init_linear_ridge(y[:600], _pairs(y[600:], 40, 8))
+    assert len(info["scores"]) == len(RIDGE_GRID)
+    assert info["val_mse"] == min(s["val_mse"] for s in info["scores"])
+    assert system.net.level_norm.item() == float(info["normalize"] == "last")
+
+
+def test_ridge_forecaster_starts_at_dlinear_and_never_ends_worse(tmp_path):
+    """A learning rate that wrecks training: the starting (closed-form) model is kept."""
+    from tssdpa.baselines import DLinearForecaster
+
+    y = _ar_series(700)
+    fc = LearnedProjectionForecaster(
+        lookback=40,
+        horizon=8,
+        patch_len=8,
+        d_model=8,
+        dim_feedforward=16,
+        lr=50.0,
+        linear_lr_scale=1.0,
+        max_epochs=2,
+        stride=4,
+        enable_progress_bar=False,
+        trainer_kwargs=TRAINER,
+    ).fit(y)
+    h = fc.history_
+    assert h["final_val_loss"] <= h["initial_val_loss"] and h["kept_initial"]
+    assert fc.linear_init_["val_mse"] == pytest.approx(h["initial_val_loss"], rel=1e-4)
+    a = fc.split_["train"][1]
+    z = (y - fc.mean_) / fc.scale_
+    ref = DLinearForecaster(
+        40, 8, ridge=fc.linear_init_["ridge"], normalize=fc.linear_init_["normalize"]
+    ).fit(z[:a])
+    want = ref.forecast_path(z, horizon=8) * fc.scale_ + fc.mean_
+    np.testing.assert_allclose(fc.forecast_path(y, horizon=8), want, atol=1e-3, equal_nan=True)
+    # the choice and the level normalisation survive save / load
+    fc.save(tmp_path / "m")
+    g = LearnedProjectionForecaster.load(tmp_path / "m")
+    assert g.linear_init_ == fc.linear_init_
+    np.testing.assert_array_equal(g.forecast_path(y, horizon=8), fc.forecast_path(y, horizon=8))
+
+
+def test_frozen_linear_branch_stays_closed_form():
+    import lightning as L
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from tssdpa.filters import ForecastingSystem
+
+    y = _ar_series(500)
+    xs, ys = (torch.as_tensor(a.copy(), dtype=torch.float32) for a in _pairs(y, 40, 8))
+    system = ForecastingSystem(40, 8, 2, patch_len=8, d_model=8, lr=1e-2, linear_lr_scale=0.0)
+    system.init_linear_ridge(y[:300], _pairs(y[300:], 40, 8))
+    before = {k: v.clone() for k, v in system.net.state_dict().items() if "linear_" in k}
+    trainer = L.Trainer(
+        max_epochs=1,
+        enable_progress_bar=False,
+        logger=False,
+        enable_checkpointing=False,
+        accelerator="cpu",
+        enable_model_summary=False,
+    )
+    dl = DataLoader(TensorDataset(xs, ys), batch_size=64)
+    trainer.fit(system, dl)
+    after = system.net.state_dict()
+    for k, v in before.items():
+        torch.testing.assert_close(after[k], v, rtol=0, atol=0)
+    assert system.net.attn_head.weight.abs().sum() > 0  # the residual did train
+    # test_step: LightningCLI's ``test`` subcommand
+    [res] = trainer.test(system, dl, verbose=False)
+    assert set(res) == {"test_loss", "test_mae"} and np.isfinite(list(res.values())).all()
+
+
+def test_denoising_system_test_step():
+    import lightning as L
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from tssdpa.filters import DenoisingSystem
+
+    clean, noisy = square_wave(256, channels=1)
+    xs = torch.tensor(noisy.reshape(-1, 32, 1), dtype=torch.float32)
+    ys = torch.tensor(clean.reshape(-1, 32, 1), dtype=torch.float32)
+    system = DenoisingSystem(1, d_model=8, num_heads=2, num_layers=1, window=4)
+    trainer = L.Trainer(logger=False, enable_progress_bar=False, accelerator="cpu")
+    [res] = trainer.test(system, DataLoader(TensorDataset(xs, ys), batch_size=4), verbose=False)
+    want = float(torch.mean((system(xs) - ys) ** 2))  # head at zero: the identity
+    assert res["test_loss"] == pytest.approx(want, rel=1e-5)

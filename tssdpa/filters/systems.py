@@ -6,6 +6,8 @@ Lightning (slow); the estimators import this module when they train or load.
 
 from __future__ import annotations
 
+import copy
+import math
 import tempfile
 
 import lightning as L
@@ -22,11 +24,14 @@ class _SystemBase(L.LightningModule):
         super().__init__()
         self.lr, self.weight_decay = lr, weight_decay
 
-    def _loss(self, batch) -> Tensor:
+    def _errors(self, batch) -> Tensor:
         inputs, targets = batch
         pred = self.net(inputs)
         ok = ~torch.isnan(targets)
-        return torch.mean((pred[ok] - targets[ok]) ** 2)
+        return pred[ok] - targets[ok]
+
+    def _loss(self, batch) -> Tensor:
+        return torch.mean(self._errors(batch) ** 2)
 
     def training_step(self, batch, batch_idx):
         loss = self._loss(batch)
@@ -36,6 +41,15 @@ class _SystemBase(L.LightningModule):
     def validation_step(self, batch, batch_idx):
         loss = self._loss(batch)
         self.log("val_loss", loss, prog_bar=True, on_epoch=True, on_step=False)
+        return loss
+
+    def test_step(self, batch, batch_idx):
+        """Logs ``test_loss`` (MSE) and ``test_mae`` over the finite targets of the test set."""
+        err = self._errors(batch)
+        n = err.numel()
+        loss = torch.mean(err**2)
+        self.log("test_loss", loss, on_epoch=True, on_step=False, batch_size=n)
+        self.log("test_mae", err.abs().mean(), on_epoch=True, on_step=False, batch_size=n)
         return loss
 
     def configure_optimizers(self):
@@ -70,6 +84,15 @@ class ForecastingSystem(_SystemBase):
 
     Batches are pairs ((B, lookback, C), (B, horizon, C)).
 
+    ``linear_init="ridge"``: before training, the linear (DLinear) branch is set to the
+    closed-form ridge DLinear fitted on the training split, its penalty (and level
+    normalisation) chosen on the validation windows (:func:`~tssdpa.filters.learned.
+    ridge_linear_init`); the attention head starts at zero, so training starts from that
+    linear forecaster. Call :meth:`init_linear_ridge` yourself, or fit with a datamodule that
+    has ``task`` (series ``task.y``, ``task.split.train``) and ``val_set`` like
+    :class:`tssdpa.data.lightning.ForecastDataModule`, and it is done in ``setup("fit")``.
+    ``linear_lr_scale`` multiplies the learning rate of the linear branch (0 freezes it).
+
     Examples
     --------
     >>> import torch
@@ -86,11 +109,63 @@ class ForecastingSystem(_SystemBase):
         n_channels: int,
         lr: float = 1e-3,
         weight_decay: float = 0.0,
+        linear_init: str = "none",
+        linear_lr_scale: float = 1.0,
         **net_kwargs,
     ):
         super().__init__(lr, weight_decay)
+        if linear_init not in ("none", "ridge"):
+            raise ValueError(f"linear_init must be 'none' or 'ridge'; got {linear_init!r}")
+        if not float(linear_lr_scale) >= 0:
+            raise ValueError(f"linear_lr_scale must be >= 0; got {linear_lr_scale!r}")
         self.save_hyperparameters()
+        self.linear_init, self.linear_lr_scale = linear_init, float(linear_lr_scale)
         self.net = ForecastingNet(lookback, horizon, n_channels, **net_kwargs)
+        for p in self._linear_params():
+            p.requires_grad_(self.linear_lr_scale > 0)
+        self.linear_init_info: dict | None = None
+
+    def _linear_params(self):
+        return [p for n, p in self.net.named_parameters() if n.startswith("linear_")]
+
+    def init_linear_ridge(self, train_series, val_pairs, grid=None) -> dict:
+        """Closed-form ridge DLinear on ``train_series`` (T, C) into the linear branch, the
+        configuration chosen on ``val_pairs`` = (past, future) windows; returns its summary."""
+        from tssdpa.filters.learned import ridge_linear_init
+
+        self.linear_init_info = ridge_linear_init(self.net, train_series, val_pairs, grid)
+        return self.linear_init_info
+
+    def init_linear_from_datamodule(self, dm) -> dict:
+        """:meth:`init_linear_ridge` with the training series and validation windows of a
+        :class:`~tssdpa.data.lightning.ForecastDataModule` (set up here if needed)."""
+        dm.setup("fit")
+        task = dm.task
+        past, future = dm.val_set.tensors
+        return self.init_linear_ridge(task.y[: task.split.train], (past.numpy(), future.numpy()))
+
+    def setup(self, stage: str) -> None:
+        if stage != "fit" or self.linear_init != "ridge" or self.linear_init_info is not None:
+            return
+        from tssdpa.data.lightning import ForecastDataModule
+
+        dm = getattr(self.trainer, "datamodule", None)
+        if not isinstance(dm, ForecastDataModule):
+            raise RuntimeError(
+                "linear_init='ridge': call init_linear_ridge(train_series, val_pairs) before "
+                "fitting, or fit with a ForecastDataModule"
+            )
+        self.init_linear_from_datamodule(dm)
+
+    def configure_optimizers(self):
+        lin = {id(p) for p in self._linear_params()}
+        rest = [p for p in self.parameters() if id(p) not in lin and p.requires_grad]
+        groups = [{"params": rest}] if rest else []
+        if self.linear_lr_scale > 0:
+            groups.append({"params": self._linear_params(), "lr": self.lr * self.linear_lr_scale})
+        if not groups:
+            raise ValueError("nothing to train: attention=False and linear_lr_scale=0")
+        return torch.optim.AdamW(groups, lr=self.lr, weight_decay=self.weight_decay)
 
 
 def train_system(
@@ -127,7 +202,8 @@ def train_system(
         deterministic=False,
     )
     kwargs.update(trainer_kwargs or {})
-    callbacks = [EarlyStopping("val_loss", patience=patience, mode="min")]
+    early = EarlyStopping("val_loss", patience=patience, mode="min")
+    callbacks = [early]
     ckpt = None
     tmp = None
     if kwargs.get("enable_checkpointing", True):
@@ -144,11 +220,19 @@ def train_system(
         callbacks.append(ckpt)
     trainer = L.Trainer(callbacks=callbacks, **kwargs)
     initial = trainer.validate(system, val_dl, verbose=False)[0]["val_loss"]
+    if math.isfinite(initial):  # patience counts from the starting model too
+        early.best_score = torch.tensor(float(initial))
+    start = copy.deepcopy(system.state_dict())
     trainer.fit(system, train_dl, val_dl)
     if ckpt is not None and ckpt.best_model_path:
         state = torch.load(ckpt.best_model_path, map_location="cpu", weights_only=True)
         system.load_state_dict(state["state_dict"])
     final = trainer.validate(system, val_dl, verbose=False)[0]["val_loss"]
+    # the starting point is a candidate too: training never returns a worse validation loss
+    kept_initial = not final < initial
+    if kept_initial:
+        system.load_state_dict(start)
+        final = initial
     if tmp is not None:
         tmp.cleanup()
     system.cpu().eval()
@@ -156,4 +240,5 @@ def train_system(
         "initial_val_loss": float(initial),
         "final_val_loss": float(final),
         "epochs": int(trainer.current_epoch),
+        "kept_initial": bool(kept_initial),
     }
