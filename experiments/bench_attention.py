@@ -100,12 +100,10 @@ def _make_callables(torch, cfg: dict):
         return bias
 
     def fused(q, k, v):
-        return projection_sdpa(q, k, v, sigma=sigma, is_causal=causal, decay=decay,
-                               backend="fused")
+        return projection_sdpa(q, k, v, sigma=sigma, is_causal=causal, decay=decay, backend="fused")
 
     def math_(q, k, v):
-        return projection_sdpa(q, k, v, sigma=sigma, is_causal=causal, decay=decay,
-                               backend="math")
+        return projection_sdpa(q, k, v, sigma=sigma, is_causal=causal, decay=decay, backend="math")
 
     def plain(q, k, v):
         return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
@@ -242,10 +240,20 @@ def _case_cfg(args, device: str, L: int, causal: bool, decay: float | None) -> d
     if decay is not None:
         impls.append("plain")
     return {
-        "device": device, "L": L, "causal": causal, "decay": decay, "impls": impls,
-        "batch": args.batch, "heads": args.heads, "head_dim": args.head_dim,
-        "sigma": math.sqrt(args.head_dim), "dtype": args.dtype, "threads": args.threads,
-        "repeats": args.repeats, "warmup": args.warmup, "adaptive": not args.quick,
+        "device": device,
+        "L": L,
+        "causal": causal,
+        "decay": decay,
+        "impls": impls,
+        "batch": args.batch,
+        "heads": args.heads,
+        "head_dim": args.head_dim,
+        "sigma": math.sqrt(args.head_dim),
+        "dtype": args.dtype,
+        "threads": args.threads,
+        "repeats": args.repeats,
+        "warmup": args.warmup,
+        "adaptive": not args.quick,
     }
 
 
@@ -256,7 +264,10 @@ def _run_cases(args, cfgs: list[dict]) -> list[dict]:
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run(
         [sys.executable, __file__, "--worker", json.dumps(cfgs)],
-        capture_output=True, text=True, env=env, timeout=args.case_timeout * len(cfgs),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=args.case_timeout * len(cfgs),
     )
     if proc.returncode != 0:
         raise RuntimeError(f"worker failed for {cfgs}:\n{proc.stderr[-3000:]}")
@@ -282,15 +293,20 @@ def _rstr(x: float | None) -> str:
 
 
 def _case_label(c: dict) -> tuple[str, str, str, str]:
-    return c["device"], str(c["L"]), "yes" if c["causal"] else "no", (
-        "-" if c["decay"] is None else f"{c['decay']:g}"
+    return (
+        c["device"],
+        str(c["L"]),
+        "yes" if c["causal"] else "no",
+        ("-" if c["decay"] is None else f"{c['decay']:g}"),
     )
 
 
 def _time_table(cases: list[dict]) -> list[str]:
-    head = ("| device | L | causal | decay | std fwd ms | fused fwd ms | math fwd ms | "
-            "**fused/std fwd** | math/std fwd | std f+b ms | fused f+b ms | math f+b ms | "
-            "**fused/std f+b** | math/std f+b | plain std fwd / f+b ms |")
+    head = (
+        "| device | L | causal | decay | std fwd ms | fused fwd ms | math fwd ms | "
+        "**fused/std fwd** | math/std fwd | std f+b ms | fused f+b ms | math f+b ms | "
+        "**fused/std f+b** | math/std f+b | plain std fwd / f+b ms |"
+    )
     lines = [head, "|" + "---|" * 15]
     for c in cases:
         r = c["res"]
@@ -300,20 +316,24 @@ def _time_table(cases: list[dict]) -> list[str]:
         for mode in ("fwd", "fwdbwd"):
             key = f"{mode}_ms"
             row += [
-                _fmt(s[key]), _fmt(f[key]),
+                _fmt(s[key]),
+                _fmt(f[key]),
                 "skipped (memory)" if m is None else _fmt(m[key]),
                 _rstr(_ratio(f, s, key)),
                 "skipped (memory)" if m is None else _rstr(_ratio(m, s, key)),
             ]
-        row.append("= std" if plain is None
-                   else f"{plain['fwd_ms']:.1f} / {plain['fwdbwd_ms']:.1f}")
+        row.append(
+            "= std" if plain is None else f"{plain['fwd_ms']:.1f} / {plain['fwdbwd_ms']:.1f}"
+        )
         lines.append("| " + " | ".join(row) + " |")
     return lines
 
 
 def _mem_table(cases: list[dict]) -> list[str]:
-    head = ("| device | L | causal | decay | std fwd MiB | fused fwd MiB | math fwd MiB | "
-            "std f+b MiB | fused f+b MiB | math f+b MiB | plain std fwd / f+b MiB |")
+    head = (
+        "| device | L | causal | decay | std fwd MiB | fused fwd MiB | math fwd MiB | "
+        "std f+b MiB | fused f+b MiB | math f+b MiB | plain std fwd / f+b MiB |"
+    )
     lines = [head, "|" + "---|" * 11]
     for c in cases:
         r = c["res"]
@@ -324,8 +344,9 @@ def _mem_table(cases: list[dict]) -> list[str]:
                 x = r.get(name)
                 row.append("skipped (memory)" if x is None else _fmt(x[key]))
         plain = r.get("plain")
-        row.append("= std" if plain is None else
-                   f"{_fmt(plain['fwd_mib'])} / {_fmt(plain['fwdbwd_mib'])}")
+        row.append(
+            "= std" if plain is None else f"{_fmt(plain['fwd_mib'])} / {_fmt(plain['fwdbwd_mib'])}"
+        )
         lines.append("| " + " | ".join(row) + " |")
     return lines
 
@@ -339,8 +360,11 @@ def _targets(cases: list[dict], devices: list[str]) -> list[str]:
     # 1. CPU time.
     cpu = [c for c in cases if c["device"] == "cpu"]
     if cpu:
-        for label, sel in (("all", cpu), ("no decay", [c for c in cpu if c["decay"] is None]),
-                           ("decay", [c for c in cpu if c["decay"] is not None])):
+        for label, sel in (
+            ("all", cpu),
+            ("no decay", [c for c in cpu if c["decay"] is None]),
+            ("decay", [c for c in cpu if c["decay"] is not None]),
+        ):
             for mode, name in (("fwd_ms", "fwd"), ("fwdbwd_ms", "fwd+bwd")):
                 rs = [(c, _ratio(c["res"]["fused"], c["res"]["std"], mode)) for c in sel]
                 rs = [(c, r) for c, r in rs if r is not None]
@@ -357,11 +381,15 @@ def _targets(cases: list[dict], devices: list[str]) -> list[str]:
     # 2. CUDA time at long L.
     gpu = [c for c in cases if c["device"] == "cuda" and c["L"] >= CUDA_TARGET_MIN_L]
     if "cuda" not in devices:
-        out.append(f"- NOT MEASURED CUDA fused/std <= {CUDA_TIME_TARGET}x at L >= "
-                   f"{CUDA_TARGET_MIN_L}: no CUDA device in this run")
+        out.append(
+            f"- NOT MEASURED CUDA fused/std <= {CUDA_TIME_TARGET}x at L >= "
+            f"{CUDA_TARGET_MIN_L}: no CUDA device in this run"
+        )
     elif not gpu:
-        out.append(f"- NOT MEASURED CUDA fused/std <= {CUDA_TIME_TARGET}x: no L >= "
-                   f"{CUDA_TARGET_MIN_L} in the sweep")
+        out.append(
+            f"- NOT MEASURED CUDA fused/std <= {CUDA_TIME_TARGET}x: no L >= "
+            f"{CUDA_TARGET_MIN_L} in the sweep"
+        )
     else:
         for mode, name in (("fwd_ms", "fwd"), ("fwdbwd_ms", "fwd+bwd")):
             rs = [(c, _ratio(c["res"]["fused"], c["res"]["std"], mode)) for c in gpu]
@@ -375,8 +403,14 @@ def _targets(cases: list[dict], devices: list[str]) -> list[str]:
     # 3. Linear memory, fused, no mask / decay (is_causal alone needs no mask tensor).
     for dev in devices:
         for causal in (False, True):
-            sel = sorted((c for c in cases if c["device"] == dev and c["decay"] is None
-                          and c["causal"] == causal), key=lambda c: c["L"])
+            sel = sorted(
+                (
+                    c
+                    for c in cases
+                    if c["device"] == dev and c["decay"] is None and c["causal"] == causal
+                ),
+                key=lambda c: c["L"],
+            )
             by_l = {c["L"]: c for c in sel}
             for mode, name in (("fwd_mib", "fwd"), ("fwdbwd_mib", "fwd+bwd")):
                 pairs = []
@@ -384,11 +418,18 @@ def _targets(cases: list[dict], devices: list[str]) -> list[str]:
                     c2 = by_l.get(2 * c["L"])
                     a, b = c["res"]["fused"][mode], c2 and c2["res"]["fused"][mode]
                     if c2 is not None and a and b is not None:
-                        pairs.append((c["L"], b / a, c2["res"]["std"][mode]
-                                      / max(c["res"]["std"][mode] or 1e-9, 1e-9)))
+                        pairs.append(
+                            (
+                                c["L"],
+                                b / a,
+                                c2["res"]["std"][mode] / max(c["res"]["std"][mode] or 1e-9, 1e-9),
+                            )
+                        )
                 if not pairs:
-                    out.append(f"- NOT MEASURED {dev} fused peak memory linear in L "
-                               f"(causal={causal}, {name}): need L and 2L")
+                    out.append(
+                        f"- NOT MEASURED {dev} fused peak memory linear in L "
+                        f"(causal={causal}, {name}): need L and 2L"
+                    )
                     continue
                 ok = all(r <= LINEAR_MEMORY_MAX_RATIO for _, r, _ in pairs)
                 desc = ", ".join(f"{L}->{2 * L}: {r:.2f} (std {rs:.2f})" for L, r, rs in pairs)
@@ -401,32 +442,61 @@ def _targets(cases: list[dict], devices: list[str]) -> list[str]:
 
 
 def _parse(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--quick", action="store_true",
-                   help="smoke run: L in {256, 512}, 1 repeat, 1 warm-up, one subprocess")
-    p.add_argument("--lengths", type=int, nargs="+", default=None,
-                   help="sequence lengths (default: powers of 2 from 256 to 8192)")
-    p.add_argument("--cpu-max-len", type=int, default=4096,
-                   help="cap on L for the CPU sweep (the 8192 row alone takes longer than the "
-                        "rest of the sweep on 2 cores); 0 = no cap")
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: L in {256, 512}, 1 repeat, 1 warm-up, one subprocess",
+    )
+    p.add_argument(
+        "--lengths",
+        type=int,
+        nargs="+",
+        default=None,
+        help="sequence lengths (default: powers of 2 from 256 to 8192)",
+    )
+    p.add_argument(
+        "--cpu-max-len",
+        type=int,
+        default=4096,
+        help="cap on L for the CPU sweep (the 8192 row alone takes longer than the "
+        "rest of the sweep on 2 cores); 0 = no cap",
+    )
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--head-dim", type=int, default=64)
     p.add_argument("--decay", type=float, default=0.99)
     p.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
-    p.add_argument("--repeats", type=int, default=3,
-                   help="minimum timed repeats (median reported); short calls get more, up to "
-                        f"{MAX_REPEATS} (~{MIN_TIMED_S} s of timed work); --quick: exactly 1")
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="minimum timed repeats (median reported); short calls get more, up to "
+        f"{MAX_REPEATS} (~{MIN_TIMED_S} s of timed work); --quick: exactly 1",
+    )
     p.add_argument("--warmup", type=int, default=1, help="untimed warm-up calls per mode")
-    p.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
-                   help="torch.set_num_threads (default: all cores available)")
-    p.add_argument("--mem-cap-gib", type=float, default=4.0,
-                   help="skip the math backend where its (B·H, L, S) tensors would exceed this")
-    p.add_argument("--devices", nargs="+", default=None, choices=["cpu", "cuda"],
-                   help="default: cpu, plus cuda when torch.cuda.is_available()")
-    p.add_argument("--case-timeout", type=float, default=1800.0,
-                   help="seconds per configuration")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=len(os.sched_getaffinity(0)),
+        help="torch.set_num_threads (default: all cores available)",
+    )
+    p.add_argument(
+        "--mem-cap-gib",
+        type=float,
+        default=4.0,
+        help="skip the math backend where its (B·H, L, S) tensors would exceed this",
+    )
+    p.add_argument(
+        "--devices",
+        nargs="+",
+        default=None,
+        choices=["cpu", "cuda"],
+        help="default: cpu, plus cuda when torch.cuda.is_available()",
+    )
+    p.add_argument("--case-timeout", type=float, default=1800.0, help="seconds per configuration")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="Markdown report path")
     p.add_argument("--no-write", action="store_true", help="print only, write no report")
     p.add_argument("--worker", help=argparse.SUPPRESS)
@@ -464,9 +534,11 @@ def main(argv=None) -> int:
     load_before = os.getloadavg()
     # One fresh subprocess per configuration; --quick runs them all in one subprocess (the
     # peak-RSS reset still isolates the calls) to save the interpreter start-ups.
-    groups = [[_case_cfg(args, dev, L, causal, decay) for decay in decays
-               for causal in (False, True)]
-              for dev in devices for L in (cpu_lengths if dev == "cpu" else lengths)]
+    groups = [
+        [_case_cfg(args, dev, L, causal, decay) for decay in decays for causal in (False, True)]
+        for dev in devices
+        for L in (cpu_lengths if dev == "cpu" else lengths)
+    ]
     if args.quick:
         groups = [[cfg for g in groups for cfg in g]]
     else:
@@ -480,17 +552,23 @@ def main(argv=None) -> int:
             c.update(res=res, wall_s=(time.time() - t0) / len(group))
             cases.append(c)
             f, s = res["fused"], res["std"]
-            print(f"[{c['device']} L={c['L']} causal={c['causal']} decay={c['decay']}] fused/std "
-                  f"fwd {_rstr(_ratio(f, s, 'fwd_ms'))} f+b {_rstr(_ratio(f, s, 'fwdbwd_ms'))}"
-                  f"  ({c['wall_s']:.1f} s)", file=sys.stderr, flush=True)
+            print(
+                f"[{c['device']} L={c['L']} causal={c['causal']} decay={c['decay']}] fused/std "
+                f"fwd {_rstr(_ratio(f, s, 'fwd_ms'))} f+b {_rstr(_ratio(f, s, 'fwdbwd_ms'))}"
+                f"  ({c['wall_s']:.1f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
     wall = time.time() - t_start
     load_after = os.getloadavg()
     if cpu_lengths != lengths and "cpu" in devices:
         top = [c for c in cases if c["device"] == "cpu" and c["L"] == max(cpu_lengths)]
         est = 4 * sum(c["wall_s"] for c in top)  # attention time is ~quadratic in L
-        notes.append(f"Estimated extra time for CPU L={2 * max(cpu_lengths)}: up to "
-                     f"~{est / 60:.0f} min (4x the wall time of the L={max(cpu_lengths)} "
-                     "configurations; less where the math backend is skipped).")
+        notes.append(
+            f"Estimated extra time for CPU L={2 * max(cpu_lengths)}: up to "
+            f"~{est / 60:.0f} min (4x the wall time of the L={max(cpu_lengths)} "
+            "configurations; less where the math backend is skipped)."
+        )
     skipped = sorted({c["L"] for c in cases if c["res"].get("math") is None})
     if skipped:
         notes.append(
@@ -498,9 +576,15 @@ def main(argv=None) -> int:
             f"(B·H, L, S) float32 tensors would exceed --mem-cap-gib {args.mem_cap_gib:g}."
         )
 
-    cmd = "python " + " ".join(shlex.quote(a) for a in [
-        str(Path(sys.argv[0]).resolve().relative_to(ROOT))
-        if Path(sys.argv[0]).resolve().is_relative_to(ROOT) else sys.argv[0], *sys.argv[1:]])
+    cmd = "python " + " ".join(
+        shlex.quote(a)
+        for a in [
+            str(Path(sys.argv[0]).resolve().relative_to(ROOT))
+            if Path(sys.argv[0]).resolve().is_relative_to(ROOT)
+            else sys.argv[0],
+            *sys.argv[1:],
+        ]
+    )
     dev_names = ", ".join(f"{d}: {_device_name(d)}" for d in devices)
     md = [
         "# Attention benchmark: projection SDPA vs torch SDPA",

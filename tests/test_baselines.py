@@ -89,8 +89,11 @@ def test_denoisers_reduce_noise(f, series):
 def test_butterworth_matches_scipy(series):
     _, x = series
     sos = signal.butter(3, 0.2, output="sos")
-    np.testing.assert_allclose(B.ButterworthFilter(0.2, 3, zero_phase=True).filter(x),
-                               signal.sosfiltfilt(sos, x, axis=0), atol=1e-10)
+    np.testing.assert_allclose(
+        B.ButterworthFilter(0.2, 3, zero_phase=True).filter(x),
+        signal.sosfiltfilt(sos, x, axis=0),
+        atol=1e-10,
+    )
     zi = signal.sosfilt_zi(sos)[:, :, None] * x[0]
     ref, _ = signal.sosfilt(sos, x, axis=0, zi=zi)
     np.testing.assert_allclose(B.ButterworthFilter(0.2, 3).filter(x), ref, atol=1e-10)
@@ -132,8 +135,11 @@ def test_wavelet_matches_manual_universal_threshold():
     c = pywt.wavedec(x, "db4", level=3, mode="symmetric")
     thr = np.median(np.abs(c[-1])) / 0.6745 * np.sqrt(2 * np.log(512))
     c[1:] = [pywt.threshold(d, thr, "soft") for d in c[1:]]
-    np.testing.assert_allclose(B.WaveletDenoiser("db4", level=3).filter(x),
-                               pywt.waverec(c, "db4", mode="symmetric"), atol=1e-12)
+    np.testing.assert_allclose(
+        B.WaveletDenoiser("db4", level=3).filter(x),
+        pywt.waverec(c, "db4", mode="symmetric"),
+        atol=1e-12,
+    )
 
 
 @pytest.mark.parametrize("f", FORECASTERS, ids=lambda f: type(f).__name__)

@@ -11,8 +11,14 @@ from tssdpa.cli import main
 def csv(tmp_path):
     rng = np.random.default_rng(0)
     t = np.arange(500)
-    df = pd.DataFrame({"time": t * 0.01, "a": np.sin(t / 20) + 0.3 * rng.standard_normal(500),
-                       "b": np.cos(t / 30), "label": ["x"] * 500})
+    df = pd.DataFrame(
+        {
+            "time": t * 0.01,
+            "a": np.sin(t / 20) + 0.3 * rng.standard_normal(500),
+            "b": np.cos(t / 30),
+            "label": ["x"] * 500,
+        }
+    )
     p = tmp_path / "in.csv"
     df.to_csv(p, index=False)
     return p, df
@@ -21,8 +27,23 @@ def csv(tmp_path):
 def test_filter_round_trip(csv, tmp_path):
     p, df = csv
     out = tmp_path / "out.csv"
-    assert main(["filter", str(p), "--columns", "a", "--method", "butterworth_zp",
-                 "--params", '{"cutoff": 0.1}', "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "filter",
+                str(p),
+                "--columns",
+                "a",
+                "--method",
+                "butterworth_zp",
+                "--params",
+                '{"cutoff": 0.1}',
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     res = pd.read_csv(out)
     assert list(res.columns) == list(df.columns) and len(res) == 500
     np.testing.assert_array_equal(res["b"], df["b"])
@@ -33,8 +54,26 @@ def test_filter_round_trip(csv, tmp_path):
 def test_filter_forecast_mode(csv, tmp_path):
     p, _ = csv
     out = tmp_path / "fc.csv"
-    assert main(["filter", str(p), "--columns", "a", "b", "--method", "autoreg",
-                 "--horizon", "2", "--fit-fraction", "0.5", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "filter",
+                str(p),
+                "--columns",
+                "a",
+                "b",
+                "--method",
+                "autoreg",
+                "--horizon",
+                "2",
+                "--fit-fraction",
+                "0.5",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     res = pd.read_csv(out)
     assert {"a_forecast_h2", "b_forecast_h2"} <= set(res.columns)
     assert res["b_forecast_h2"].notna().sum() > 400
@@ -51,9 +90,24 @@ def test_filter_errors(csv):
 
 
 def test_compare_command_is_resumable(tmp_path, capsys):
-    args = ["compare", "denoise", "--dataset", "ar2", "--methods", "noisy", "butterworth",
-            "median_zp", "--seeds", "0", "--n", "300", "--out", str(tmp_path),
-            "--no-progress", "--no-plots"]
+    args = [
+        "compare",
+        "denoise",
+        "--dataset",
+        "ar2",
+        "--methods",
+        "noisy",
+        "butterworth",
+        "median_zp",
+        "--seeds",
+        "0",
+        "--n",
+        "300",
+        "--out",
+        str(tmp_path),
+        "--no-progress",
+        "--no-plots",
+    ]
     assert main(args) == 0
     text = capsys.readouterr().out
     assert "Headline" in text and "butterworth" in text

@@ -24,10 +24,16 @@ from tssdpa.compare.plots import write_plots
 from tssdpa.compare.tables import markdown_tables, overview, published_results, write_tables
 from tssdpa.data import Split
 
-CLASSICAL_DENOISE = [m for m in available_methods("denoise")
-                     if get_method(m, "denoise").family not in ("projection", "learned")]
-CLASSICAL_FORECAST = [m for m in available_methods("forecast")
-                      if get_method(m, "forecast").family not in ("projection", "learned")]
+CLASSICAL_DENOISE = [
+    m
+    for m in available_methods("denoise")
+    if get_method(m, "denoise").family not in ("projection", "learned")
+]
+CLASSICAL_FORECAST = [
+    m
+    for m in available_methods("forecast")
+    if get_method(m, "forecast").family not in ("projection", "learned")
+]
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +63,9 @@ def test_metrics():
 
 @pytest.mark.parametrize("name", CLASSICAL_DENOISE)
 def test_every_classical_denoiser_runs_through_the_harness(name, small_denoise):
-    row, trace = evaluate_denoiser(get_method(name, "denoise"), small_denoise, budget=2,
-                                   keep_trace=True)
+    row, trace = evaluate_denoiser(
+        get_method(name, "denoise"), small_denoise, budget=2, keep_trace=True
+    )
     assert np.isfinite(row["rmse"]) and np.isfinite(row["snr_gain_db"])
     assert trace.shape == (80, 1)
     assert row["n_configs"] <= 2 and row["params"].startswith("{")
@@ -68,8 +75,9 @@ def test_every_classical_denoiser_runs_through_the_harness(name, small_denoise):
 
 @pytest.mark.parametrize("name", CLASSICAL_FORECAST)
 def test_every_classical_forecaster_runs_through_the_harness(name, small_forecast):
-    rows, extras = evaluate_forecaster(get_method(name, "forecast"), small_forecast, budget=1,
-                                       keep_path=True)
+    rows, extras = evaluate_forecaster(
+        get_method(name, "forecast"), small_forecast, budget=1, keep_path=True
+    )
     assert [r["horizon"] for r in rows] == [1, 3]
     assert all(np.isfinite(r["mse"]) and r["n_origins"] > 0 for r in rows)
     assert extras["path"].shape == (3, 1)
@@ -199,8 +207,11 @@ def test_run_tasks_resumable_tables_and_plots(tmp_path):
     assert any(p.name == "denoise_ar2.md" for p in files)
     pngs = write_plots(tmp_path, res2.frame, tmp_path / "plots")
     names = {p.name for p in pngs}
-    assert {"denoise_ar2_trace.png", "forecast_ar2_univariate_error.png",
-            "forecast_ar2_univariate_paths.png"} <= names
+    assert {
+        "denoise_ar2_trace.png",
+        "forecast_ar2_univariate_error.png",
+        "forecast_ar2_univariate_paths.png",
+    } <= names
     assert all(p.stat().st_size > 1000 for p in pngs)
     ov = overview(res2.frame)
     assert {"dataset", "best classical", "winner"} <= set(ov.columns)

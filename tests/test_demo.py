@@ -8,8 +8,11 @@ from tssdpa import demo
 def test_main_job_prints_a_table_where_projection_beats_the_moving_average(capsys):
     demo.main([])
     out = capsys.readouterr().out
-    rows = {line[:36].strip(): float(line[36:46]) for line in out.splitlines()
-            if line[:36].strip().startswith(("noisy", "moving", "projection"))}
+    rows = {
+        line[:36].strip(): float(line[36:46])
+        for line in out.splitlines()
+        if line[:36].strip().startswith(("noisy", "moving", "projection"))
+    }
     best_projection = max(v for k, v in rows.items() if k.startswith("projection"))
     assert best_projection > rows["moving average (W=32)"] > rows["noisy input"]
 

@@ -30,39 +30,75 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("compare", help="denoising / forecasting comparison")
     c.add_argument("task", choices=["denoise", "forecast", "all"])
-    c.add_argument("--dataset", "-d", action="append", default=None,
-                   help="dataset name (repeatable); 'default' = the embedded comparison")
+    c.add_argument(
+        "--dataset",
+        "-d",
+        action="append",
+        default=None,
+        help="dataset name (repeatable); 'default' = the embedded comparison",
+    )
     c.add_argument("--out", "-o", default="runs/compare", help="output folder")
     c.add_argument("--methods", nargs="+", default=None, help="method names (default: all)")
-    c.add_argument("--seeds", nargs="+", type=int, default=None,
-                   help="seeds (default 0 1 2; 0 1 for 'default')")
-    c.add_argument("--budget", type=int, default=None,
-                   help="max configurations per method (default 8; 4 for 'default')")
+    c.add_argument(
+        "--seeds",
+        nargs="+",
+        type=int,
+        default=None,
+        help="seeds (default 0 1 2; 0 1 for 'default')",
+    )
+    c.add_argument(
+        "--budget",
+        type=int,
+        default=None,
+        help="max configurations per method (default 8; 4 for 'default')",
+    )
     c.add_argument("--n", type=int, default=None, help="length of synthetic signals")
-    c.add_argument("--features", choices=["M", "S", "both"], default="both",
-                   help="ETT: multivariate, OT only, or both")
+    c.add_argument(
+        "--features",
+        choices=["M", "S", "both"],
+        default="both",
+        help="ETT: multivariate, OT only, or both",
+    )
     c.add_argument("--horizons", nargs="+", type=int, default=None)
-    c.add_argument("--max-origins", type=int, default=None,
-                   help="cap on evaluated test origins for expensive methods")
+    c.add_argument(
+        "--max-origins",
+        type=int,
+        default=None,
+        help="cap on evaluated test origins for expensive methods",
+    )
     c.add_argument("--data-dir", default=None, help="folder holding the shared datasets")
-    c.add_argument("--quick", action="store_true",
-                   help="small grids for learned methods (always on for 'default')")
+    c.add_argument(
+        "--quick",
+        action="store_true",
+        help="small grids for learned methods (always on for 'default')",
+    )
     c.add_argument("--no-progress", action="store_true")
     c.add_argument("--no-plots", action="store_true")
     c.add_argument("--full", action="store_true", help="print every table, not the headline")
-    c.add_argument("--docs", default=None,
-                   help="also write tables, plots, results.csv and a headline README here "
-                        "(e.g. docs/results/default)")
+    c.add_argument(
+        "--docs",
+        default=None,
+        help="also write tables, plots, results.csv and a headline README here "
+        "(e.g. docs/results/default)",
+    )
 
     f = sub.add_parser("filter", help="filter (or forecast) columns of a CSV file")
     f.add_argument("input")
     f.add_argument("--columns", nargs="+", default=None, help="columns (default: all numeric)")
     f.add_argument("--method", "-m", default="butterworth_zp")
     f.add_argument("--params", default="{}", help="JSON constructor arguments")
-    f.add_argument("--horizon", type=int, default=None,
-                   help="forecast this many steps ahead with a forecasting method instead")
-    f.add_argument("--fit-fraction", type=float, default=1.0,
-                   help="fit on this leading fraction of the rows (default: all)")
+    f.add_argument(
+        "--horizon",
+        type=int,
+        default=None,
+        help="forecast this many steps ahead with a forecasting method instead",
+    )
+    f.add_argument(
+        "--fit-fraction",
+        type=float,
+        default=1.0,
+        help="fit on this leading fraction of the rows (default: all)",
+    )
     f.add_argument("--out", "-o", default=None, help="output CSV (default: stdout)")
 
     sub.add_parser("methods", help="list method names")
@@ -86,22 +122,32 @@ def _tasks(args, kind: str):
         for ds in sets:
             if kind == "denoise":
                 n = args.n or (1000 if default else 4000)
-                out += denoise_tasks(ds, seeds=_seeds(args, default), n=n, data_dir=args.data_dir,
-                                     settings=_DEFAULT_SETTINGS if default else None,
-                                     quick=default or args.quick)
+                out += denoise_tasks(
+                    ds,
+                    seeds=_seeds(args, default),
+                    n=n,
+                    data_dir=args.data_dir,
+                    settings=_DEFAULT_SETTINGS if default else None,
+                    quick=default or args.quick,
+                )
             else:
                 n = args.n or (1000 if default else 4000)
                 feats = ["M", "S"] if args.features == "both" else [args.features]
                 for ft in feats if ds in ETT_NAMES else ["M"]:
-                    out += forecast_tasks(ds, seeds=_seeds(args, default), n=n,
-                                          data_dir=args.data_dir, features=ft,
-                                          horizons=args.horizons, max_origins=args.max_origins,
-                                          quick=default or args.quick)
+                    out += forecast_tasks(
+                        ds,
+                        seeds=_seeds(args, default),
+                        n=n,
+                        data_dir=args.data_dir,
+                        features=ft,
+                        horizons=args.horizons,
+                        max_origins=args.max_origins,
+                        quick=default or args.quick,
+                    )
     return out
 
 
-_DEFAULT_SETTINGS = [("gaussian", 0.0), ("gaussian", 10.0), ("gaussian", 20.0),
-                     ("impulsive", 10.0)]
+_DEFAULT_SETTINGS = [("gaussian", 0.0), ("gaussian", 10.0), ("gaussian", 20.0), ("impulsive", 10.0)]
 
 
 def _seeds(args, default: bool) -> tuple:
@@ -126,23 +172,29 @@ def _compare(args) -> int:
     out = Path(args.out)
     is_default = "default" in (args.dataset or ["default"])
     budget = args.budget or (4 if is_default else 8)
-    res = run_tasks(tasks, methods=args.methods, out=out, budget=budget,
-                    progress=not args.no_progress,
-                    log=lambda m: print(m, file=sys.stderr))
+    res = run_tasks(
+        tasks,
+        methods=args.methods,
+        out=out,
+        budget=budget,
+        progress=not args.no_progress,
+        log=lambda m: print(m, file=sys.stderr),
+    )
     frame = res.frame
     write_tables(frame, out / "tables")
     if not args.no_plots:
         write_plots(out, frame, out / "plots")
     if args.docs:
-        _write_docs(Path(args.docs), out, frame, argv_line=" ".join(sys.argv[1:]) or
-                    "compare ...")
+        _write_docs(Path(args.docs), out, frame, argv_line=" ".join(sys.argv[1:]) or "compare ...")
     if args.full:
         for k in kinds:
             print(markdown_tables(frame, k))
     print("\n## Headline: best classical vs best tssdpa method (test split)\n")
     print(overview_markdown(frame))
-    print(f"\nFull tables: {out / 'tables'}   plots: {out / 'plots'}   "
-          f"rows: {out / 'results.csv'}   ({time.perf_counter() - tic:.0f} s)")
+    print(
+        f"\nFull tables: {out / 'tables'}   plots: {out / 'plots'}   "
+        f"rows: {out / 'results.csv'}   ({time.perf_counter() - tic:.0f} s)"
+    )
     return 0
 
 
@@ -159,12 +211,24 @@ def _write_docs(docs: Path, out: Path, frame, argv_line: str) -> None:
     shutil.copyfile(out / "results.csv", docs / "results.csv")
     md = sorted(p.name for p in docs.glob("*.md") if p.name != "README.md")
     png = sorted(p.name for p in docs.glob("*.png"))
-    text = [f"# Results: `tssdpa {argv_line}`", "",
+    text = (
+        [
+            f"# Results: `tssdpa {argv_line}`",
+            "",
             "Generated by the command above (seeded; hyperparameters chosen on the validation "
-            "split only; scores on the test split). Do not edit by hand.", "",
-            "## Headline: best classical vs best tssdpa method", "", overview_markdown(frame),
-            "", "## Tables", ""] + [f"- [{m}]({m})" for m in md] + ["", "## Plots", ""] + [
-            f"![{p}]({p})" for p in png]
+            "split only; scores on the test split). Do not edit by hand.",
+            "",
+            "## Headline: best classical vs best tssdpa method",
+            "",
+            overview_markdown(frame),
+            "",
+            "## Tables",
+            "",
+        ]
+        + [f"- [{m}]({m})" for m in md]
+        + ["", "## Plots", ""]
+        + [f"![{p}]({p})" for p in png]
+    )
     (docs / "README.md").write_text("\n".join(text) + "\n")
 
 
@@ -196,9 +260,13 @@ def _filter(args) -> int:
             out[cols] = np.asarray(est.filter(x), dtype=np.float64).reshape(x.shape)
         else:
             spec = get_method(args.method, "forecast")
-            est = spec.build({"max_horizon": args.horizon,
-                              "lookback": params.pop("lookback", min(64, n_fit // 4))},
-                             **params)
+            est = spec.build(
+                {
+                    "max_horizon": args.horizon,
+                    "lookback": params.pop("lookback", min(64, n_fit // 4)),
+                },
+                **params,
+            )
             est.fit(x[:n_fit])
             pred = np.asarray(est.forecast(x, horizon=args.horizon)).reshape(x.shape)
             for i, c in enumerate(cols):
@@ -252,8 +320,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``tssdpa`` console script."""
     _single_threaded_blas(argv)
     args = build_parser().parse_args(argv)
-    return {"compare": _compare, "filter": _filter, "methods": _methods,
-            "download": _download}[args.command](args)
+    return {"compare": _compare, "filter": _filter, "methods": _methods, "download": _download}[
+        args.command
+    ](args)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -106,7 +106,7 @@ def fill_missing(a: np.ndarray, causal: bool) -> np.ndarray:
             idx = np.where(ok, t, 0)
             np.maximum.accumulate(idx, out=idx)
             first = np.argmax(ok)
-            idx[: first] = first
+            idx[:first] = first
             out[:, c] = col[idx]
         else:
             out[:, c] = np.interp(t, t[ok], col[ok])

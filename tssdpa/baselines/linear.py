@@ -59,8 +59,11 @@ class ButterworthFilter(BaseDenoiser):
 
     def _filter_1d(self, x, channel):
         if self.zero_phase:
-            default = 3 * (2 * len(self.sos_) + 1 - min((self.sos_[:, 2] == 0).sum(),
-                                                         (self.sos_[:, 5] == 0).sum()))
+            default = 3 * (
+                2 * len(self.sos_)
+                + 1
+                - min((self.sos_[:, 2] == 0).sum(), (self.sos_[:, 5] == 0).sum())
+            )
             if len(x) > default:
                 return signal.sosfiltfilt(self.sos_, x)
             return signal.sosfiltfilt(self.sos_, x, padlen=max(len(x) - 1, 0))

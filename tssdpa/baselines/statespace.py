@@ -27,8 +27,6 @@ __all__ = [
 _UC_LEVELS = ("local level", "local linear trend", "smooth trend", "random walk with drift")
 
 
-
-
 def _matrix(ssm, name):
     m = np.asarray(ssm[name])
     if m.ndim == 3:

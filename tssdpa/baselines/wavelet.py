@@ -30,8 +30,9 @@ class WaveletDenoiser(BaseDenoiser):
 
     causal = False
 
-    def __init__(self, wavelet: str = "db4", level: int | None = None, mode: str = "soft",
-                 scale: float = 1.0):
+    def __init__(
+        self, wavelet: str = "db4", level: int | None = None, mode: str = "soft", scale: float = 1.0
+    ):
         import pywt
 
         if wavelet not in pywt.wavelist(kind="discrete"):

@@ -72,8 +72,9 @@ def _filter_part(est, task: DenoiseTask, part: str) -> np.ndarray:
     return out[w:]
 
 
-def evaluate_denoiser(spec: MethodSpec, task: DenoiseTask, budget: int = DEFAULT_BUDGET,
-                      keep_trace: bool = False) -> tuple[dict, np.ndarray | None]:
+def evaluate_denoiser(
+    spec: MethodSpec, task: DenoiseTask, budget: int = DEFAULT_BUDGET, keep_trace: bool = False
+) -> tuple[dict, np.ndarray | None]:
     """Choose ``spec``'s configuration on validation RMSE and score it on the test part."""
     sp = task.split
     tr0, tr1 = sp.bounds("train")
@@ -132,9 +133,17 @@ def _origin_blocks(first: int, last: int, max_origins: int | None, n_blocks: int
     return [(int(s), int(s) + size - 1) for s in starts], size * n_blocks
 
 
-def rolling_errors(est, y: np.ndarray, first: int, last: int, hmax: int,
-                   history: int | None = None, max_origins: int | None = None,
-                   keep_origin: int | None = None, steps: tuple | None = None):
+def rolling_errors(
+    est,
+    y: np.ndarray,
+    first: int,
+    last: int,
+    hmax: int,
+    history: int | None = None,
+    max_origins: int | None = None,
+    keep_origin: int | None = None,
+    steps: tuple | None = None,
+):
     """Squared and absolute errors of ``est.forecast_path`` from origins ``first..last``.
 
     Each call passes the forecaster only ``y`` up to the last origin of the block (so no value
@@ -195,8 +204,9 @@ def _horizon_scores(se, ae, origins, last_origin_for_h, h, C, mode="path"):
     return (float(np.mean(se[ok, cols]) / C), float(np.mean(ae[ok, cols]) / C))
 
 
-def evaluate_forecaster(spec: MethodSpec, task: ForecastTask, budget: int = DEFAULT_BUDGET,
-                        keep_path: bool = False) -> tuple[list[dict], dict]:
+def evaluate_forecaster(
+    spec: MethodSpec, task: ForecastTask, budget: int = DEFAULT_BUDGET, keep_path: bool = False
+) -> tuple[list[dict], dict]:
     """Choose ``spec``'s configuration per horizon on validation MSE; score on the test part.
 
     Returns the per-horizon rows and extras: the per-step test MSE curve of the configuration
@@ -219,8 +229,9 @@ def evaluate_forecaster(spec: MethodSpec, task: ForecastTask, budget: int = DEFA
         est.fit(y[:tr1].copy())
         fit_s = time.perf_counter() - tic
         first, last = v0 - 1, v1 - 1 - min(task.horizons)
-        se, ae, _, _ = rolling_errors(est, y[:v1], first, last, hmax, task.history, max_o,
-                                      steps=steps)
+        se, ae, _, _ = rolling_errors(
+            est, y[:v1], first, last, hmax, task.history, max_o, steps=steps
+        )
         origins = np.arange(len(se)) + first if max_o is None else None
         scores = {}
         for h in task.horizons:
@@ -246,8 +257,9 @@ def evaluate_forecaster(spec: MethodSpec, task: ForecastTask, budget: int = DEFA
         if k not in test_cache:
             tic = time.perf_counter()
             first, last = t0 - 1, t1 - 1 - min(task.horizons)
-            se, ae, n_used, kept = rolling_errors(est, y[:t1], first, last, hmax,
-                                                  task.history, max_o, keep_origin, steps)
+            se, ae, n_used, kept = rolling_errors(
+                est, y[:t1], first, last, hmax, task.history, max_o, keep_origin, steps
+            )
             test_cache[k] = (se, ae, n_used, kept, time.perf_counter() - tic, first)
         se, ae, n_used, kept, pred_s, first = test_cache[k]
         if max_o is None:
@@ -262,25 +274,27 @@ def evaluate_forecaster(spec: MethodSpec, task: ForecastTask, budget: int = DEFA
             mae_h = float(np.mean(ae[good, cols]) / C)
             n_orig = int(good.sum())
             note = f"subsampled: {n_orig} of {t1 - t0 - h + 1} origins"
-        rows.append({
-            "task": "forecast",
-            "dataset": task.dataset,
-            "setting": task.setting,
-            "horizon": int(h),
-            "metric": mode,
-            "seed": task.seed,
-            "method": spec.name,
-            "family": spec.family,
-            "params": _json(params),
-            "n_configs": len(configs),
-            "val_mse": val_scores[k][h],
-            "mse": mse_h,
-            "mae": mae_h,
-            "n_origins": n_orig,
-            "note": note,
-            "fit_s": fit_s,
-            "apply_s": pred_s,
-        })
+        rows.append(
+            {
+                "task": "forecast",
+                "dataset": task.dataset,
+                "setting": task.setting,
+                "horizon": int(h),
+                "metric": mode,
+                "seed": task.seed,
+                "method": spec.name,
+                "family": spec.family,
+                "params": _json(params),
+                "n_configs": len(configs),
+                "val_mse": val_scores[k][h],
+                "mse": mse_h,
+                "mae": mae_h,
+                "n_origins": n_orig,
+                "note": note,
+                "fit_s": fit_s,
+                "apply_s": pred_s,
+            }
+        )
         if h == hmax:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
@@ -295,10 +309,16 @@ def _key(row) -> tuple:
     return (row["task"], row["dataset"], row["setting"], int(row["seed"]), row["method"])
 
 
-def run_tasks(tasks: list, methods: list[str] | None = None, out: str | Path | None = None,
-              budget: int = DEFAULT_BUDGET, progress: bool = True, trace_seed: int = 0,
-              trace_settings: tuple = ("gaussian@10dB", "M", "univariate", "multivariate"),
-              log=None) -> ComparisonResults:
+def run_tasks(
+    tasks: list,
+    methods: list[str] | None = None,
+    out: str | Path | None = None,
+    budget: int = DEFAULT_BUDGET,
+    progress: bool = True,
+    trace_seed: int = 0,
+    trace_settings: tuple = ("gaussian@10dB", "M", "univariate", "multivariate"),
+    log=None,
+) -> ComparisonResults:
     """Run every method on every task and return a :class:`ComparisonResults`.
 
     With ``out``, rows are appended to ``out/results.csv`` as each (task, method) cell finishes,
@@ -310,8 +330,9 @@ def run_tasks(tasks: list, methods: list[str] | None = None, out: str | Path | N
     if methods is not None:
         unknown = [m for m in methods if m not in available_methods()]
         if unknown:
-            raise ValueError(f"methods: unknown name(s) {unknown}; known: "
-                             f"{sorted(set(available_methods()))}")
+            raise ValueError(
+                f"methods: unknown name(s) {unknown}; known: {sorted(set(available_methods()))}"
+            )
     out = Path(out) if out is not None else None
     done, old = set(), None
     if out is not None:
@@ -328,12 +349,21 @@ def run_tasks(tasks: list, methods: list[str] | None = None, out: str | Path | N
         for name in names:
             spec = get_method(name, kind)
             first_seed = min(t.seed for t in tasks if t.dataset == task.dataset)
-            if (kind == "forecast" and not task.seeded_data and spec.family != "learned"
-                    and task.seed != first_seed):
+            if (
+                kind == "forecast"
+                and not task.seeded_data
+                and spec.family != "learned"
+                and task.seed != first_seed
+            ):
                 continue  # deterministic method on a seed-independent series: one run is enough
-            if task.quick and spec.family == "learned" and (
+            if (
+                task.quick
+                and spec.family == "learned"
+                and (
                     task.seed != first_seed
-                    or (kind == "denoise" and task.setting != QUICK_LEARNED_SETTING)):
+                    or (kind == "denoise" and task.setting != QUICK_LEARNED_SETTING)
+                )
+            ):
                 continue  # quick runs: learned models on one seed and one noise setting only
             cells.append((task, spec))
     new_rows = []
@@ -345,8 +375,9 @@ def run_tasks(tasks: list, methods: list[str] | None = None, out: str | Path | N
         tid = pb.add_task("comparing", total=len(todo)) if pb is not None else None
         for task, spec in todo:
             if pb is not None:
-                pb.update(tid, description=f"{task.dataset} {_setting(task)} s{task.seed} "
-                                           f"{spec.name}")
+                pb.update(
+                    tid, description=f"{task.dataset} {_setting(task)} s{task.seed} {spec.name}"
+                )
             rows = _run_cell(task, spec, budget, out, trace_seed, trace_settings, log)
             new_rows += rows
             if out is not None:
@@ -400,8 +431,12 @@ def _append_csv(path: Path, rows: list[dict]):
 
 
 def _run_cell(task, spec, budget, out, trace_seed, trace_settings, log):
-    want = (out is not None and task.shareable and task.seed == trace_seed
-            and task.setting in trace_settings)
+    want = (
+        out is not None
+        and task.shareable
+        and task.seed == trace_seed
+        and task.setting in trace_settings
+    )
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -417,11 +452,19 @@ def _run_cell(task, spec, budget, out, trace_seed, trace_settings, log):
     except Exception as exc:  # keep going; record the failure
         msg = f"{type(exc).__name__}: {exc}"
         if log is not None:
-            log(f"[error] {task.dataset} {task.setting} {spec.name}: {msg}\n"
-                + traceback.format_exc(limit=3))
-        base = {"task": "denoise" if isinstance(task, DenoiseTask) else "forecast",
-                "dataset": task.dataset, "setting": task.setting, "seed": task.seed,
-                "method": spec.name, "family": spec.family, "error": msg}
+            log(
+                f"[error] {task.dataset} {task.setting} {spec.name}: {msg}\n"
+                + traceback.format_exc(limit=3)
+            )
+        base = {
+            "task": "denoise" if isinstance(task, DenoiseTask) else "forecast",
+            "dataset": task.dataset,
+            "setting": task.setting,
+            "seed": task.seed,
+            "method": spec.name,
+            "family": spec.family,
+            "error": msg,
+        }
         if isinstance(task, DenoiseTask):
             base.update(noise=task.noise, snr_db=task.snr_db, causal=spec.causal)
             return [base]
@@ -455,8 +498,9 @@ def _save_curve(out: Path, task: ForecastTask, name: str, extras: dict, save_pat
         base = d / f"{stem}__truth.npz"
         if not base.exists():
             lo = max(0, o + 1 - 3 * hmax)
-            np.savez_compressed(base, history=task.y[lo : o + 1], future=task.y[o + 1 : o + 1 +
-                                hmax], origin=o)
+            np.savez_compressed(
+                base, history=task.y[lo : o + 1], future=task.y[o + 1 : o + 1 + hmax], origin=o
+            )
         np.savez_compressed(d / f"{stem}__{name}__path.npz", path=extras["path"])
 
 
@@ -473,8 +517,13 @@ def _progress(enabled: bool, total: int):
         return _NullBar()
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    return Progress(TextColumn("{task.description:<48}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), transient=False)
+    return Progress(
+        TextColumn("{task.description:<48}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        transient=False,
+    )
 
 
 @dataclass
@@ -501,16 +550,22 @@ class ComparisonResults:
     def chosen_params(self, task: str) -> pd.DataFrame:
         """The hyperparameters chosen on validation, per cell."""
         df = self.frame[self.frame["task"] == task]
-        cols = [c for c in ("dataset", "setting", "horizon", "seed", "method", "params",
-                            "n_configs") if c in df]
+        cols = [
+            c
+            for c in ("dataset", "setting", "horizon", "seed", "method", "params", "n_configs")
+            if c in df
+        ]
         return df[cols].reset_index(drop=True)
 
     def summary(self, task: str | None = None) -> str:
         """Markdown tables of methods × metrics per dataset (best in bold)."""
         from tssdpa.compare.tables import markdown_tables
 
-        tasks = [task] if task else [t for t in ("denoise", "forecast")
-                                     if (self.frame.get("task") == t).any()]
+        tasks = (
+            [task]
+            if task
+            else [t for t in ("denoise", "forecast") if (self.frame.get("task") == t).any()]
+        )
         return "\n\n".join(markdown_tables(self.frame, t) for t in tasks)
 
     def __str__(self) -> str:

@@ -20,8 +20,9 @@ def _plt():
 
 
 def _best(frame, task, dataset, setting, metric, higher, causal=None, k=3):
-    df = frame[(frame["task"] == task) & (frame["dataset"] == dataset)
-               & (frame["setting"] == setting)]
+    df = frame[
+        (frame["task"] == task) & (frame["dataset"] == dataset) & (frame["setting"] == setting)
+    ]
     if causal is not None and "causal" in df:
         df = df[df["causal"].astype(bool) == causal]
     if df.empty or metric not in df:
@@ -43,8 +44,9 @@ def _plot_finite(ax, x, y, **kw):
     ax.plot(np.asarray(x)[ok], y[ok], **kw)
 
 
-def plot_traces(folder: Path, frame: pd.DataFrame, dataset: str, setting: str,
-                dest: Path, n: int = 300) -> Path | None:
+def plot_traces(
+    folder: Path, frame: pd.DataFrame, dataset: str, setting: str, dest: Path, n: int = 300
+) -> Path | None:
     """Clean, noisy and the best causal / zero-phase filters (plus ours) on the test part."""
     d = Path(folder) / "traces"
     truth = d / f"{dataset}__{setting}__truth.npz"
@@ -54,16 +56,24 @@ def plot_traces(folder: Path, frame: pd.DataFrame, dataset: str, setting: str,
     t = np.load(truth)
     clean, noisy = t["clean"][:n, 0], t["noisy"][:n, 0]
     fig, axes = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
-    for ax, causal, title in ((axes[0], True, "causal (real-time)"),
-                              (axes[1], False, "zero-phase (offline)")):
+    for ax, causal, title in (
+        (axes[0], True, "causal (real-time)"),
+        (axes[1], False, "zero-phase (offline)"),
+    ):
         ax.plot(noisy, color="0.75", lw=0.8, label="noisy")
         ax.plot(clean, color="k", lw=1.5, label="clean")
         names = _best(frame, "denoise", dataset, setting, "snr_gain_db", True, causal, k=3)
         fam = frame[frame["task"] == "denoise"].groupby("method")["family"].first()
-        ours = [m for m in fam.index if fam[m] in ("projection", "learned")
-                and m not in names and (frame[(frame["method"] == m)
-                                              & (frame["task"] == "denoise")]["causal"]
-                                        .astype(bool) == causal).any()]
+        ours = [
+            m
+            for m in fam.index
+            if fam[m] in ("projection", "learned")
+            and m not in names
+            and (
+                frame[(frame["method"] == m) & (frame["task"] == "denoise")]["causal"].astype(bool)
+                == causal
+            ).any()
+        ]
         for m in names + ours:
             f = d / f"{dataset}__{setting}__{m}.npz"
             if f.exists():
@@ -78,8 +88,9 @@ def plot_traces(folder: Path, frame: pd.DataFrame, dataset: str, setting: str,
     return dest
 
 
-def plot_forecasts(folder: Path, frame: pd.DataFrame, dataset: str, setting: str,
-                   dest: Path, channel: int = -1) -> Path | None:
+def plot_forecasts(
+    folder: Path, frame: pd.DataFrame, dataset: str, setting: str, dest: Path, channel: int = -1
+) -> Path | None:
     """Forecast paths from one test origin vs the truth (best methods by MSE at max horizon)."""
     d = Path(folder) / "curves"
     truth = d / f"{dataset}__{setting}__truth.npz"
@@ -88,11 +99,21 @@ def plot_forecasts(folder: Path, frame: pd.DataFrame, dataset: str, setting: str
     plt = _plt()
     t = np.load(truth)
     hist, fut = t["history"][:, channel], t["future"][:, channel]
-    df = frame[(frame["task"] == "forecast") & (frame["dataset"] == dataset)
-               & (frame["setting"] == setting)]
+    df = frame[
+        (frame["task"] == "forecast")
+        & (frame["dataset"] == dataset)
+        & (frame["setting"] == setting)
+    ]
     hmax = int(df["horizon"].max())
-    names = _best(frame[frame["horizon"] == hmax] if "horizon" in frame else frame, "forecast",
-                  dataset, setting, "mse", False, k=4)
+    names = _best(
+        frame[frame["horizon"] == hmax] if "horizon" in frame else frame,
+        "forecast",
+        dataset,
+        setting,
+        "mse",
+        False,
+        k=4,
+    )
     fam = df.groupby("method")["family"].first()
     names += [m for m in fam.index if fam[m] in ("projection", "learned") and m not in names]
     fig, ax = plt.subplots(figsize=(10, 4))
@@ -115,8 +136,9 @@ def plot_forecasts(folder: Path, frame: pd.DataFrame, dataset: str, setting: str
     return dest
 
 
-def plot_error_vs_horizon(folder: Path, frame: pd.DataFrame, dataset: str, setting: str,
-                          dest: Path) -> Path | None:
+def plot_error_vs_horizon(
+    folder: Path, frame: pd.DataFrame, dataset: str, setting: str, dest: Path
+) -> Path | None:
     """Test MSE at each step ahead (seed 0, configuration chosen for the largest horizon)."""
     d = Path(folder) / "curves"
     files = sorted(d.glob(f"{dataset}__{setting}__*.npz"))
@@ -128,12 +150,15 @@ def plot_error_vs_horizon(folder: Path, frame: pd.DataFrame, dataset: str, setti
     stem = f"{dataset}__{setting}__"
     for f in files:
         c = np.load(f)["curve"]
-        _plot_finite(ax, np.arange(1, len(c) + 1), c, lw=1.0, label=f.stem[len(stem):])
+        _plot_finite(ax, np.arange(1, len(c) + 1), c, lw=1.0, label=f.stem[len(stem) :])
     ax.set_xlabel("steps ahead")
     ax.set_ylabel("test MSE (z-scored)")
     ax.set_yscale("log")
-    ax.set_title(f"{dataset} ({setting}): error vs horizon (seed 0, configuration chosen "
-                 "for the largest horizon)", fontsize=10)
+    ax.set_title(
+        f"{dataset} ({setting}): error vs horizon (seed 0, configuration chosen "
+        "for the largest horizon)",
+        fontsize=10,
+    )
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -142,8 +167,12 @@ def plot_error_vs_horizon(folder: Path, frame: pd.DataFrame, dataset: str, setti
     return dest
 
 
-def write_plots(folder: str | Path, frame: pd.DataFrame, dest: str | Path | None = None,
-                trace_setting: str = "gaussian@10dB") -> list[Path]:
+def write_plots(
+    folder: str | Path,
+    frame: pd.DataFrame,
+    dest: str | Path | None = None,
+    trace_setting: str = "gaussian@10dB",
+) -> list[Path]:
     """All plots for a results folder (into ``dest``, default ``folder/plots``)."""
     folder = Path(folder)
     dest = Path(dest) if dest is not None else folder / "plots"

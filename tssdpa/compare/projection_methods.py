@@ -23,8 +23,9 @@ def register_all(register) -> list[str]:
     try:
         import tssdpa.filters as F
     except Exception as exc:  # pragma: no cover - depends on the parallel work
-        warnings.warn(f"tssdpa.filters unavailable ({exc}); projection methods skipped",
-                      stacklevel=2)
+        warnings.warn(
+            f"tssdpa.filters unavailable ({exc}); projection methods skipped", stacklevel=2
+        )
         return []
     from tssdpa.compare.registry import MethodSpec
 
@@ -41,26 +42,69 @@ def register_all(register) -> list[str]:
         names.append(spec.name)
 
     if get("ProjectionFilter") is not None:
-        add(MethodSpec("projection", "denoise", get("ProjectionFilter"), _proj_denoise_grid,
-                       family="projection", causal=True, fixed={"causal": True},
-                       description="nonparametric projection filter (causal)"))
-        add(MethodSpec("projection_zp", "denoise", get("ProjectionFilter"), _proj_denoise_grid,
-                       family="projection", causal=False, fixed={"causal": False},
-                       description="nonparametric projection filter (two-sided)"))
+        add(
+            MethodSpec(
+                "projection",
+                "denoise",
+                get("ProjectionFilter"),
+                _proj_denoise_grid,
+                family="projection",
+                causal=True,
+                fixed={"causal": True},
+                description="nonparametric projection filter (causal)",
+            )
+        )
+        add(
+            MethodSpec(
+                "projection_zp",
+                "denoise",
+                get("ProjectionFilter"),
+                _proj_denoise_grid,
+                family="projection",
+                causal=False,
+                fixed={"causal": False},
+                description="nonparametric projection filter (two-sided)",
+            )
+        )
     if get("LearnedProjectionFilter") is not None:
-        add(MethodSpec("learned_projection", "denoise", get("LearnedProjectionFilter"),
-                       _learned_denoise_grid, family="learned", causal=True, fixed=_QUIET,
-                       description="learned projection filter (Lightning, causal)",
-                       cost="high"))
+        add(
+            MethodSpec(
+                "learned_projection",
+                "denoise",
+                get("LearnedProjectionFilter"),
+                _learned_denoise_grid,
+                family="learned",
+                causal=True,
+                fixed=_QUIET,
+                description="learned projection filter (Lightning, causal)",
+                cost="high",
+            )
+        )
     if get("ProjectionForecaster") is not None:
-        add(MethodSpec("projection", "forecast", get("ProjectionForecaster"), _proj_forecast_grid,
-                       family="projection", description="nonparametric projection forecaster",
-                       cost="high"))
+        add(
+            MethodSpec(
+                "projection",
+                "forecast",
+                get("ProjectionForecaster"),
+                _proj_forecast_grid,
+                family="projection",
+                description="nonparametric projection forecaster",
+                cost="high",
+            )
+        )
     if get("LearnedProjectionForecaster") is not None:
-        add(MethodSpec("learned_projection", "forecast", get("LearnedProjectionForecaster"),
-                       _learned_forecast_grid, family="learned", fixed=_QUIET,
-                       description="learned DLinear + projection-attention (Lightning)",
-                       cost="high"))
+        add(
+            MethodSpec(
+                "learned_projection",
+                "forecast",
+                get("LearnedProjectionForecaster"),
+                _learned_forecast_grid,
+                family="learned",
+                fixed=_QUIET,
+                description="learned DLinear + projection-attention (Lightning)",
+                cost="high",
+            )
+        )
     return names
 
 
@@ -79,15 +123,26 @@ def _proj_forecast_grid(ctx):
 _QUIET = {
     "accelerator": "cpu",
     "enable_progress_bar": False,
-    "trainer_kwargs": {"enable_checkpointing": False, "logger": False,
-                       "enable_model_summary": False},
+    "trainer_kwargs": {
+        "enable_checkpointing": False,
+        "logger": False,
+        "enable_model_summary": False,
+    },
 }
 
 
 def _learned_denoise_grid(ctx):
     if ctx.get("quick"):
-        return [{"window": 8, "num_layers": 1, "d_model": 8, "dim_feedforward": 16,
-                 "seq_len": 32, "max_epochs": 3}]  # 32: sunspots' training part is 185 samples
+        return [
+            {
+                "window": 8,
+                "num_layers": 1,
+                "d_model": 8,
+                "dim_feedforward": 16,
+                "seq_len": 32,
+                "max_epochs": 3,
+            }
+        ]  # 32: sunspots' training part is 185 samples
     return _prod(window=[8, 16], num_layers=[1, 2], d_model=[16], max_epochs=[10])
 
 

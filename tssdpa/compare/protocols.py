@@ -66,8 +66,7 @@ class DenoiseTask:
 
     @property
     def ctx(self) -> dict:
-        return {"n_train": self.split.train, "n_channels": self.clean.shape[1],
-                "quick": self.quick}
+        return {"n_train": self.split.train, "n_channels": self.clean.shape[1], "quick": self.quick}
 
 
 @dataclass
@@ -151,8 +150,15 @@ def _series(name: str, seed: int, n: int, data_dir=None):
     raise ValueError(f"dataset must be one of {DATASETS} or 'default'; got {name!r}")
 
 
-def denoise_tasks(dataset: str, seeds=(0, 1, 2), settings=None, n: int = 2000,
-                  data_dir=None, columns=None, quick: bool = False) -> list[DenoiseTask]:
+def denoise_tasks(
+    dataset: str,
+    seeds=(0, 1, 2),
+    settings=None,
+    n: int = 2000,
+    data_dir=None,
+    columns=None,
+    quick: bool = False,
+) -> list[DenoiseTask]:
     """Denoising tasks for ``dataset`` over ``settings`` [(noise, snr_db), ...] and ``seeds``.
 
     Synthetic signals get a fresh realisation per seed; real recordings are z-scored with their
@@ -160,8 +166,14 @@ def denoise_tasks(dataset: str, seeds=(0, 1, 2), settings=None, n: int = 2000,
     unless ``columns`` is given.
     """
     if settings is None:
-        settings = [("gaussian", 0.0), ("gaussian", 10.0), ("gaussian", 20.0),
-                    ("student_t", 10.0), ("impulsive", 10.0), ("dropout", 10.0)]
+        settings = [
+            ("gaussian", 0.0),
+            ("gaussian", 10.0),
+            ("gaussian", 20.0),
+            ("student_t", 10.0),
+            ("impulsive", 10.0),
+            ("dropout", 10.0),
+        ]
     tasks = []
     for seed in seeds:
         x, sp, cols, share, _ = _series(dataset, seed, n, data_dir)
@@ -176,8 +188,11 @@ def denoise_tasks(dataset: str, seeds=(0, 1, 2), settings=None, n: int = 2000,
         x, _, _ = zscore(x, sp.train)
         for k, (noise, snr) in enumerate(settings):
             noisy = add_noise(x, noise, snr, seed=1000 * seed + k)
-            tasks.append(DenoiseTask(dataset, x, noisy, sp, noise, float(snr), int(seed), cols,
-                                     share, quick=quick))
+            tasks.append(
+                DenoiseTask(
+                    dataset, x, noisy, sp, noise, float(snr), int(seed), cols, share, quick=quick
+                )
+            )
     return tasks
 
 
@@ -195,9 +210,17 @@ _FORECAST = {
 }
 
 
-def forecast_tasks(dataset: str, seeds=(0, 1, 2), n: int = 3000, data_dir=None,
-                   features: str = "M", horizons=None, lookback=None,
-                   max_origins: int | None = None, quick: bool = False) -> list[ForecastTask]:
+def forecast_tasks(
+    dataset: str,
+    seeds=(0, 1, 2),
+    n: int = 3000,
+    data_dir=None,
+    features: str = "M",
+    horizons=None,
+    lookback=None,
+    max_origins: int | None = None,
+    quick: bool = False,
+) -> list[ForecastTask]:
     """Forecasting tasks for ``dataset``.
 
     ETT follows the DLinear / PatchTST protocol: 12/4/4-month split, z-score with training
@@ -231,6 +254,23 @@ def forecast_tasks(dataset: str, seeds=(0, 1, 2), n: int = 3000, data_dir=None,
             period = estimate_period(y[: sp.train, -1], max_period=lb)
         seeded = dataset in SYNTHETIC
         metric = "path" if dataset in ETT_NAMES else "step"
-        tasks.append(ForecastTask(dataset, y, sp, hz, lb, int(seed), setting, period, cols,
-                                  history, seeded, share, max_origins, metric, quick))
+        tasks.append(
+            ForecastTask(
+                dataset,
+                y,
+                sp,
+                hz,
+                lb,
+                int(seed),
+                setting,
+                period,
+                cols,
+                history,
+                seeded,
+                share,
+                max_origins,
+                metric,
+                quick,
+            )
+        )
     return tasks

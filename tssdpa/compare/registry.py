@@ -104,8 +104,9 @@ def available_methods(task: str | None = None, family: str | None = None) -> lis
     ]
 
 
-def search_space(spec: MethodSpec, ctx: dict, budget: int = DEFAULT_BUDGET,
-                 seed: int = 0) -> list[dict]:
+def search_space(
+    spec: MethodSpec, ctx: dict, budget: int = DEFAULT_BUDGET, seed: int = 0
+) -> list[dict]:
     """The configurations to try: the grid, randomly subsampled to ``budget`` when larger."""
     grid = list(spec.grid(ctx)) or [{}]
     if len(grid) > budget:
@@ -128,58 +129,176 @@ def _accepts(cls, name):
 # --------------------------------------------------------------------------- denoisers
 _CUTS = [0.02, 0.05, 0.1, 0.2]
 
-register(MethodSpec("noisy", "denoise", B.IdentityFilter, causal=True,
-                    description="no filtering (the noisy input)"))
-register(MethodSpec("butterworth", "denoise", B.ButterworthFilter,
-                    lambda c: _prod(cutoff=_CUTS, order=[2, 4]), causal=True,
-                    fixed={"zero_phase": False}, description="Butterworth low-pass, sosfilt"))
-register(MethodSpec("butterworth_zp", "denoise", B.ButterworthFilter,
-                    lambda c: _prod(cutoff=_CUTS, order=[2, 4]), causal=False,
-                    fixed={"zero_phase": True}, description="Butterworth, sosfiltfilt"))
-register(MethodSpec("savgol", "denoise", B.SavitzkyGolayFilter,
-                    lambda c: _prod(window_length=[5, 11, 21, 41], polyorder=[1, 2]),
-                    causal=True, fixed={"zero_phase": False},
-                    description="Savitzky-Golay, trailing window"))
-register(MethodSpec("savgol_zp", "denoise", B.SavitzkyGolayFilter,
-                    lambda c: _prod(window_length=[5, 11, 21, 41], polyorder=[2, 3]),
-                    causal=False, fixed={"zero_phase": True},
-                    description="Savitzky-Golay, centred (savgol_filter)"))
-register(MethodSpec("median", "denoise", B.MedianFilter,
-                    lambda c: _prod(kernel_size=[3, 5, 9, 15, 25, 41]), causal=True,
-                    fixed={"causal": True}, description="running median, trailing"))
-register(MethodSpec("median_zp", "denoise", B.MedianFilter,
-                    lambda c: _prod(kernel_size=[3, 5, 9, 15, 25, 41]), causal=False,
-                    fixed={"causal": False}, description="running median, centred"))
-register(MethodSpec("moving_average", "denoise", B.MovingAverageFilter,
-                    lambda c: _prod(window=[2, 4, 8, 16, 32, 64]), causal=True,
-                    fixed={"causal": True}, description="trailing boxcar mean"))
-register(MethodSpec("scipy_wiener", "denoise", B.ScipyWienerFilter,
-                    lambda c: _prod(mysize=[3, 5, 9, 15, 25, 41]), causal=False,
-                    description="scipy.signal.wiener local adaptive"))
-register(MethodSpec("wiener_fir", "denoise", B.WienerFIRFilter,
-                    lambda c: _prod(taps=[8, 16, 32, 64]), causal=True,
-                    family="linear-optimal", fixed={"causal": True},
-                    description="least-squares optimal causal FIR (fitted on train)"))
-register(MethodSpec("wiener_fir_zp", "denoise", B.WienerFIRFilter,
-                    lambda c: _prod(taps=[9, 17, 33, 65]), causal=False,
-                    family="linear-optimal", fixed={"causal": False},
-                    description="least-squares optimal two-sided FIR (fitted on train)"))
-register(MethodSpec("kalman_level", "denoise", B.KalmanSmoother, causal=True,
-                    fixed={"level": "local level", "smoother": False},
-                    description="UnobservedComponents local level, Kalman filter"))
-register(MethodSpec("kalman_trend", "denoise", B.KalmanSmoother, causal=True,
-                    fixed={"level": "local linear trend", "smoother": False},
-                    description="UnobservedComponents local linear trend, Kalman filter"))
-register(MethodSpec("kalman_level_zp", "denoise", B.KalmanSmoother, causal=False,
-                    fixed={"level": "local level", "smoother": True},
-                    description="UnobservedComponents local level, RTS smoother"))
-register(MethodSpec("kalman_trend_zp", "denoise", B.KalmanSmoother, causal=False,
-                    fixed={"level": "local linear trend", "smoother": True},
-                    description="UnobservedComponents local linear trend, RTS smoother"))
-register(MethodSpec("wavelet", "denoise", B.WaveletDenoiser,
-                    lambda c: _prod(wavelet=["db4", "sym8"], scale=[0.5, 1.0, 2.0],
-                                    mode=["soft"]), causal=False,
-                    description="PyWavelets universal-threshold shrinkage"))
+register(
+    MethodSpec(
+        "noisy",
+        "denoise",
+        B.IdentityFilter,
+        causal=True,
+        description="no filtering (the noisy input)",
+    )
+)
+register(
+    MethodSpec(
+        "butterworth",
+        "denoise",
+        B.ButterworthFilter,
+        lambda c: _prod(cutoff=_CUTS, order=[2, 4]),
+        causal=True,
+        fixed={"zero_phase": False},
+        description="Butterworth low-pass, sosfilt",
+    )
+)
+register(
+    MethodSpec(
+        "butterworth_zp",
+        "denoise",
+        B.ButterworthFilter,
+        lambda c: _prod(cutoff=_CUTS, order=[2, 4]),
+        causal=False,
+        fixed={"zero_phase": True},
+        description="Butterworth, sosfiltfilt",
+    )
+)
+register(
+    MethodSpec(
+        "savgol",
+        "denoise",
+        B.SavitzkyGolayFilter,
+        lambda c: _prod(window_length=[5, 11, 21, 41], polyorder=[1, 2]),
+        causal=True,
+        fixed={"zero_phase": False},
+        description="Savitzky-Golay, trailing window",
+    )
+)
+register(
+    MethodSpec(
+        "savgol_zp",
+        "denoise",
+        B.SavitzkyGolayFilter,
+        lambda c: _prod(window_length=[5, 11, 21, 41], polyorder=[2, 3]),
+        causal=False,
+        fixed={"zero_phase": True},
+        description="Savitzky-Golay, centred (savgol_filter)",
+    )
+)
+register(
+    MethodSpec(
+        "median",
+        "denoise",
+        B.MedianFilter,
+        lambda c: _prod(kernel_size=[3, 5, 9, 15, 25, 41]),
+        causal=True,
+        fixed={"causal": True},
+        description="running median, trailing",
+    )
+)
+register(
+    MethodSpec(
+        "median_zp",
+        "denoise",
+        B.MedianFilter,
+        lambda c: _prod(kernel_size=[3, 5, 9, 15, 25, 41]),
+        causal=False,
+        fixed={"causal": False},
+        description="running median, centred",
+    )
+)
+register(
+    MethodSpec(
+        "moving_average",
+        "denoise",
+        B.MovingAverageFilter,
+        lambda c: _prod(window=[2, 4, 8, 16, 32, 64]),
+        causal=True,
+        fixed={"causal": True},
+        description="trailing boxcar mean",
+    )
+)
+register(
+    MethodSpec(
+        "scipy_wiener",
+        "denoise",
+        B.ScipyWienerFilter,
+        lambda c: _prod(mysize=[3, 5, 9, 15, 25, 41]),
+        causal=False,
+        description="scipy.signal.wiener local adaptive",
+    )
+)
+register(
+    MethodSpec(
+        "wiener_fir",
+        "denoise",
+        B.WienerFIRFilter,
+        lambda c: _prod(taps=[8, 16, 32, 64]),
+        causal=True,
+        family="linear-optimal",
+        fixed={"causal": True},
+        description="least-squares optimal causal FIR (fitted on train)",
+    )
+)
+register(
+    MethodSpec(
+        "wiener_fir_zp",
+        "denoise",
+        B.WienerFIRFilter,
+        lambda c: _prod(taps=[9, 17, 33, 65]),
+        causal=False,
+        family="linear-optimal",
+        fixed={"causal": False},
+        description="least-squares optimal two-sided FIR (fitted on train)",
+    )
+)
+register(
+    MethodSpec(
+        "kalman_level",
+        "denoise",
+        B.KalmanSmoother,
+        causal=True,
+        fixed={"level": "local level", "smoother": False},
+        description="UnobservedComponents local level, Kalman filter",
+    )
+)
+register(
+    MethodSpec(
+        "kalman_trend",
+        "denoise",
+        B.KalmanSmoother,
+        causal=True,
+        fixed={"level": "local linear trend", "smoother": False},
+        description="UnobservedComponents local linear trend, Kalman filter",
+    )
+)
+register(
+    MethodSpec(
+        "kalman_level_zp",
+        "denoise",
+        B.KalmanSmoother,
+        causal=False,
+        fixed={"level": "local level", "smoother": True},
+        description="UnobservedComponents local level, RTS smoother",
+    )
+)
+register(
+    MethodSpec(
+        "kalman_trend_zp",
+        "denoise",
+        B.KalmanSmoother,
+        causal=False,
+        fixed={"level": "local linear trend", "smoother": True},
+        description="UnobservedComponents local linear trend, RTS smoother",
+    )
+)
+register(
+    MethodSpec(
+        "wavelet",
+        "denoise",
+        B.WaveletDenoiser,
+        lambda c: _prod(wavelet=["db4", "sym8"], scale=[0.5, 1.0, 2.0], mode=["soft"]),
+        causal=False,
+        description="PyWavelets universal-threshold shrinkage",
+    )
+)
 
 
 # --------------------------------------------------------------------------- forecasters
@@ -199,8 +318,7 @@ def _ets(c):
     g = [{"trend": False}, {"trend": True}, {"trend": True, "damped_trend": True}]
     p = c.get("period")
     if p and 2 <= p <= 48 and not c.get("quick"):
-        g += [{"trend": False, "seasonal": p}, {"trend": True, "damped_trend": True,
-                                                 "seasonal": p}]
+        g += [{"trend": False, "seasonal": p}, {"trend": True, "damped_trend": True, "seasonal": p}]
     return g
 
 
@@ -214,14 +332,51 @@ def _dlinear(c):
 
 
 register(MethodSpec("naive", "forecast", B.NaiveForecaster, description="last value"))
-register(MethodSpec("seasonal_naive", "forecast", B.SeasonalNaiveForecaster, _snaive,
-                    description="value one period earlier"))
-register(MethodSpec("autoreg", "forecast", B.AutoRegForecaster,
-                    lambda c: _prod(lags=_ar_lags(c)), family="linear-optimal",
-                    description="statsmodels AutoReg (OLS), recursive"))
-register(MethodSpec("arima", "forecast", B.ARIMAForecaster, _arima_orders, cost="high",
-                    description="statsmodels SARIMAX, Kalman rolling forecasts (no refit)"))
-register(MethodSpec("ets", "forecast", B.ETSForecaster, _ets, cost="high",
-                    description="statsmodels state-space ExponentialSmoothing"))
-register(MethodSpec("dlinear", "forecast", B.DLinearForecaster, _dlinear,
-                    description="DLinear decomposition + ridge least squares"))
+register(
+    MethodSpec(
+        "seasonal_naive",
+        "forecast",
+        B.SeasonalNaiveForecaster,
+        _snaive,
+        description="value one period earlier",
+    )
+)
+register(
+    MethodSpec(
+        "autoreg",
+        "forecast",
+        B.AutoRegForecaster,
+        lambda c: _prod(lags=_ar_lags(c)),
+        family="linear-optimal",
+        description="statsmodels AutoReg (OLS), recursive",
+    )
+)
+register(
+    MethodSpec(
+        "arima",
+        "forecast",
+        B.ARIMAForecaster,
+        _arima_orders,
+        cost="high",
+        description="statsmodels SARIMAX, Kalman rolling forecasts (no refit)",
+    )
+)
+register(
+    MethodSpec(
+        "ets",
+        "forecast",
+        B.ETSForecaster,
+        _ets,
+        cost="high",
+        description="statsmodels state-space ExponentialSmoothing",
+    )
+)
+register(
+    MethodSpec(
+        "dlinear",
+        "forecast",
+        B.DLinearForecaster,
+        _dlinear,
+        description="DLinear decomposition + ridge least squares",
+    )
+)

@@ -26,8 +26,9 @@ def published_results(path: str | Path | None = None) -> pd.DataFrame:
     """Published ETT numbers (``datasets/published_ett.csv``); empty frame when absent."""
     p = Path(path) if path is not None else _PUBLISHED
     if not p.is_file():
-        return pd.DataFrame(columns=["model", "dataset", "features", "horizon", "mse", "mae",
-                                     "source"])
+        return pd.DataFrame(
+            columns=["model", "dataset", "features", "horizon", "mse", "mae", "source"]
+        )
     return pd.read_csv(p, comment="#")
 
 
@@ -78,8 +79,9 @@ def _fmt(mean, std, digits=3):
 def _bold_best(table: pd.DataFrame, values: pd.DataFrame, higher: bool, groups=None):
     """Bold the best entry of each column of ``table`` (within each row group if given)."""
     table = table.copy()
-    idx_groups = [values.index] if groups is None else [values.index[groups == g]
-                                                       for g in pd.unique(groups)]
+    idx_groups = (
+        [values.index] if groups is None else [values.index[groups == g] for g in pd.unique(groups)]
+    )
     for col in values.columns:
         for ix in idx_groups:
             v = values.loc[ix, col].astype(float)
@@ -94,8 +96,10 @@ def _bold_best(table: pd.DataFrame, values: pd.DataFrame, higher: bool, groups=N
 
 def _md(df: pd.DataFrame) -> str:
     cols = list(df.columns)
-    lines = ["| " + " | ".join(str(c) for c in cols) + " |",
-             "| " + " | ".join("---" for _ in cols) + " |"]
+    lines = [
+        "| " + " | ".join(str(c) for c in cols) + " |",
+        "| " + " | ".join("---" for _ in cols) + " |",
+    ]
     for _, r in df.iterrows():
         lines.append("| " + " | ".join(str(r[c]) for c in cols) + " |")
     return "\n".join(lines)
@@ -105,24 +109,27 @@ def _denoise_tables(agg: pd.DataFrame, dataset: str) -> str:
     a = agg[agg["dataset"] == dataset]
     settings = list(pd.unique(a["setting"]))
     methods = list(pd.unique(a["method"]))
-    meta = a.groupby("method", sort=False).agg(causal=("causal", "first"),
-                                               family=("family", "first"),
-                                               fit_s=("fit_s_mean", "mean"),
-                                               apply_s=("apply_s_mean", "mean"),
-                                               params=("params", _mode),
-                                               errors=("errors", lambda s: "; ".join(
-                                                   sorted({e for e in s if e}))))
+    meta = a.groupby("method", sort=False).agg(
+        causal=("causal", "first"),
+        family=("family", "first"),
+        fit_s=("fit_s_mean", "mean"),
+        apply_s=("apply_s_mean", "mean"),
+        params=("params", _mode),
+        errors=("errors", lambda s: "; ".join(sorted({e for e in s if e}))),
+    )
     order = sorted(methods, key=lambda m: (not bool(meta.loc[m, "causal"]), methods.index(m)))
     parts = [f"### {dataset}: denoising"]
-    for metric, title, higher in (("snr_gain_db", "SNR improvement (dB, higher is better)",
-                                   True), ("rmse", "test RMSE (z-scored units, lower is better)",
-                                           False)):
+    for metric, title, higher in (
+        ("snr_gain_db", "SNR improvement (dB, higher is better)", True),
+        ("rmse", "test RMSE (z-scored units, lower is better)", False),
+    ):
         vals = pd.DataFrame(index=order, columns=settings, dtype=float)
         txt = pd.DataFrame(index=order, columns=settings, dtype=object)
         for _, r in a.iterrows():
             vals.loc[r["method"], r["setting"]] = r[f"{metric}_mean"]
-            txt.loc[r["method"], r["setting"]] = _fmt(r[f"{metric}_mean"], r[f"{metric}_std"],
-                                                      2 if metric == "snr_gain_db" else 3)
+            txt.loc[r["method"], r["setting"]] = _fmt(
+                r[f"{metric}_mean"], r[f"{metric}_std"], 2 if metric == "snr_gain_db" else 3
+            )
         groups = np.array([bool(meta.loc[m, "causal"]) for m in order])
         txt = _bold_best(txt.fillna("—"), vals, higher, groups)
         txt.insert(0, "method", order)
@@ -130,11 +137,17 @@ def _denoise_tables(agg: pd.DataFrame, dataset: str) -> str:
         if metric == "rmse":
             txt["fit s"] = [f"{meta.loc[m, 'fit_s']:.3f}" for m in order]
             txt["apply s"] = [f"{meta.loc[m, 'apply_s']:.3f}" for m in order]
-        parts.append(f"**{title}** — mean ± std over seeds; best per column in bold within "
-                     "causal and within zero-phase methods.\n\n" + _md(txt))
-    prm = pd.DataFrame({"method": order, "family": [meta.loc[m, "family"] for m in order],
-                        "chosen on validation (most frequent)": [
-                            f"`{meta.loc[m, 'params']}`" for m in order]})
+        parts.append(
+            f"**{title}** — mean ± std over seeds; best per column in bold within "
+            "causal and within zero-phase methods.\n\n" + _md(txt)
+        )
+    prm = pd.DataFrame(
+        {
+            "method": order,
+            "family": [meta.loc[m, "family"] for m in order],
+            "chosen on validation (most frequent)": [f"`{meta.loc[m, 'params']}`" for m in order],
+        }
+    )
     errs = [f"- {m}: {meta.loc[m, 'errors']}" for m in order if meta.loc[m, "errors"]]
     parts.append(_md(prm))
     if errs:
@@ -142,8 +155,7 @@ def _denoise_tables(agg: pd.DataFrame, dataset: str) -> str:
     return "\n\n".join(parts)
 
 
-def _forecast_tables(agg: pd.DataFrame, dataset: str, setting: str,
-                     published: pd.DataFrame) -> str:
+def _forecast_tables(agg: pd.DataFrame, dataset: str, setting: str, published: pd.DataFrame) -> str:
     a = agg[(agg["dataset"] == dataset) & (agg["setting"] == setting)]
     horizons = sorted(int(h) for h in pd.unique(a["horizon"]))
     methods = list(pd.unique(a["method"]))
@@ -157,39 +169,63 @@ def _forecast_tables(agg: pd.DataFrame, dataset: str, setting: str,
             txt.loc[r["method"], c] = _fmt(r[f"{m}_mean"], r[f"{m}_std"])
     txt = _bold_best(txt.fillna("—"), vals, False)
     meta = a.groupby("method", sort=False).agg(
-        fit_s=("fit_s_mean", "mean"), apply_s=("apply_s_mean", "mean"),
-        family=("family", "first"), note=("note", _mode), params=("params", _mode),
-        errors=("errors", lambda s: "; ".join(sorted({e for e in s if e}))))
+        fit_s=("fit_s_mean", "mean"),
+        apply_s=("apply_s_mean", "mean"),
+        family=("family", "first"),
+        note=("note", _mode),
+        params=("params", _mode),
+        errors=("errors", lambda s: "; ".join(sorted({e for e in s if e}))),
+    )
     txt.insert(0, "method", methods)
     txt["fit s"] = [f"{meta.loc[m, 'fit_s']:.2f}" for m in methods]
     txt["predict s"] = [f"{meta.loc[m, 'apply_s']:.2f}" for m in methods]
     seeds = a.groupby("method", sort=False)["n_seeds"].min()
     full = int(seeds.max())
     txt["note"] = [
-        "; ".join(x for x in (meta.loc[m, "note"] if isinstance(meta.loc[m, "note"], str)
-                              else "", f"{int(seeds[m])} seed(s)" if seeds[m] < full else "")
-                  if x)
-        for m in methods]
+        "; ".join(
+            x
+            for x in (
+                meta.loc[m, "note"] if isinstance(meta.loc[m, "note"], str) else "",
+                f"{int(seeds[m])} seed(s)" if seeds[m] < full else "",
+            )
+            if x
+        )
+        for m in methods
+    ]
     pub = published[(published["dataset"] == dataset) & (published["features"] == setting)]
     for model in pd.unique(pub["model"]):
-        row = {"method": f"{model} (published)", "fit s": "", "predict s": "",
-               "note": pub[pub["model"] == model]["source"].iloc[0]}
+        row = {
+            "method": f"{model} (published)",
+            "fit s": "",
+            "predict s": "",
+            "note": pub[pub["model"] == model]["source"].iloc[0],
+        }
         for h in horizons:
             p = pub[(pub["model"] == model) & (pub["horizon"] == h)]
             for m in _FORECAST_METRICS:
                 row[f"{m.upper()} h={h}"] = f"{float(p[m].iloc[0]):.3f}" if len(p) else "—"
         txt = pd.concat([txt, pd.DataFrame([row])], ignore_index=True)
     metric = str(a["metric"].iloc[0]) if "metric" in a and len(a) else "path"
-    how = ("averaged over steps 1..h (the DLinear protocol)" if metric == "path"
-           else "of the h-step-ahead forecast (step h only)")
-    parts = [f"### {dataset} ({setting}): forecasting",
-             "Test MSE / MAE on the z-scored series (training statistics), over all rolling "
-             f"origins and channels, {how}; mean ± std over seeds; best measured "
-             "value per column in bold. Rows marked *published* are quoted from the papers, "
-             "not re-run.\n\n" + _md(txt.fillna("—"))]
-    prm = pd.DataFrame({"method": methods,
-                        "chosen on validation (most frequent over horizons/seeds)": [
-                            f"`{meta.loc[m, 'params']}`" for m in methods]})
+    how = (
+        "averaged over steps 1..h (the DLinear protocol)"
+        if metric == "path"
+        else "of the h-step-ahead forecast (step h only)"
+    )
+    parts = [
+        f"### {dataset} ({setting}): forecasting",
+        "Test MSE / MAE on the z-scored series (training statistics), over all rolling "
+        f"origins and channels, {how}; mean ± std over seeds; best measured "
+        "value per column in bold. Rows marked *published* are quoted from the papers, "
+        "not re-run.\n\n" + _md(txt.fillna("—")),
+    ]
+    prm = pd.DataFrame(
+        {
+            "method": methods,
+            "chosen on validation (most frequent over horizons/seeds)": [
+                f"`{meta.loc[m, 'params']}`" for m in methods
+            ],
+        }
+    )
     parts.append(_md(prm))
     errs = [f"- {m}: {meta.loc[m, 'errors']}" for m in methods if meta.loc[m, "errors"]]
     if errs:
@@ -249,8 +285,16 @@ def overview(frame: pd.DataFrame) -> pd.DataFrame:
         for (ds, causal), g in den.groupby(["dataset", "causal"], sort=False):
             s = g.groupby("method")["snr_gain_db_mean"].mean()
             fam = g.groupby("method")["family"].first()
-            rows.append(_duel(ds, "denoise " + ("causal" if causal else "zero-phase"),
-                              "mean SNR gain dB", s, fam, higher=True))
+            rows.append(
+                _duel(
+                    ds,
+                    "denoise " + ("causal" if causal else "zero-phase"),
+                    "mean SNR gain dB",
+                    s,
+                    fam,
+                    higher=True,
+                )
+            )
     fc = aggregate(frame, "forecast")
     if not fc.empty:
         for (ds, st, h), g in fc.groupby(["dataset", "setting", "horizon"], sort=False):
@@ -277,8 +321,16 @@ def _duel(ds, what, metric, s, fam, higher):
         win = "tssdpa" if (ov > cv if higher else ov < cv) else "classical"
     else:
         win = "—"
-    return {"dataset": ds, "comparison": what, "metric": metric, "best classical": cm,
-            "classical": cv, "best tssdpa": om, "tssdpa": ov, "winner": win}
+    return {
+        "dataset": ds,
+        "comparison": what,
+        "metric": metric,
+        "best classical": cm,
+        "classical": cv,
+        "best tssdpa": om,
+        "tssdpa": ov,
+        "winner": win,
+    }
 
 
 def overview_markdown(frame: pd.DataFrame) -> str:

@@ -27,8 +27,12 @@ class _SplitDataModule(L.LightningDataModule):
     """Loaders over the ``train_set`` / ``val_set`` / ``test_set`` that ``setup`` builds."""
 
     def _loader(self, ds, shuffle):
-        return DataLoader(ds, batch_size=self.hparams.batch_size, shuffle=shuffle,
-                          num_workers=self.hparams.num_workers)
+        return DataLoader(
+            ds,
+            batch_size=self.hparams.batch_size,
+            shuffle=shuffle,
+            num_workers=self.hparams.num_workers,
+        )
 
     def train_dataloader(self):
         return self._loader(self.train_set, True)
@@ -57,9 +61,18 @@ class ForecastDataModule(_SplitDataModule):
     data_dir : str or None
     """
 
-    def __init__(self, dataset: str = "ETTh1", features: str = "M", lookback: int = 336,
-                 horizon: int = 96, batch_size: int = 32, n: int = 4000, seed: int = 0,
-                 data_dir: str | None = None, num_workers: int = 0):
+    def __init__(
+        self,
+        dataset: str = "ETTh1",
+        features: str = "M",
+        lookback: int = 336,
+        horizon: int = 96,
+        batch_size: int = 32,
+        n: int = 4000,
+        seed: int = 0,
+        data_dir: str | None = None,
+        num_workers: int = 0,
+    ):
         super().__init__()
         self.save_hyperparameters()
 
@@ -74,9 +87,15 @@ class ForecastDataModule(_SplitDataModule):
         from tssdpa.compare.protocols import forecast_tasks
 
         h = self.hparams
-        [self.task] = forecast_tasks(h.dataset, seeds=(h.seed,), n=h.n, data_dir=h.data_dir,
-                                     features=h.features, horizons=(h.horizon,),
-                                     lookback=h.lookback)
+        [self.task] = forecast_tasks(
+            h.dataset,
+            seeds=(h.seed,),
+            n=h.n,
+            data_dir=h.data_dir,
+            features=h.features,
+            horizons=(h.horizon,),
+            lookback=h.lookback,
+        )
         y, sp = self.task.y, self.task.split
         L_, H = h.lookback, h.horizon
         self.train_set = TensorDataset(*_windows(y, L_, sp.train, L_, H))
@@ -84,13 +103,22 @@ class ForecastDataModule(_SplitDataModule):
         self.test_set = TensorDataset(*_windows(y, sp.val, sp.test, L_, H))
 
 
-
 class DenoiseDataModule(_SplitDataModule):
     """(noisy, clean) windows of a denoising task (one noise setting and seed)."""
 
-    def __init__(self, dataset: str = "lorenz", noise: str = "gaussian", snr_db: float = 10.0,
-                 seq_len: int = 128, stride: int = 16, batch_size: int = 32, n: int = 4000,
-                 seed: int = 0, data_dir: str | None = None, num_workers: int = 0):
+    def __init__(
+        self,
+        dataset: str = "lorenz",
+        noise: str = "gaussian",
+        snr_db: float = 10.0,
+        seq_len: int = 128,
+        stride: int = 16,
+        batch_size: int = 32,
+        n: int = 4000,
+        seed: int = 0,
+        data_dir: str | None = None,
+        num_workers: int = 0,
+    ):
         super().__init__()
         self.save_hyperparameters()
 
@@ -106,8 +134,9 @@ class DenoiseDataModule(_SplitDataModule):
         from tssdpa.compare.protocols import denoise_tasks
 
         h = self.hparams
-        [self.task] = denoise_tasks(h.dataset, seeds=(h.seed,), settings=[(h.noise, h.snr_db)],
-                                    n=h.n, data_dir=h.data_dir)
+        [self.task] = denoise_tasks(
+            h.dataset, seeds=(h.seed,), settings=[(h.noise, h.snr_db)], n=h.n, data_dir=h.data_dir
+        )
         t = self.task
         noisy = fill_missing(t.noisy, causal=True)
         sets = []
@@ -116,7 +145,10 @@ class DenoiseDataModule(_SplitDataModule):
             L_ = min(h.seq_len, b - a)
             xs = sliding_window_view(noisy[a:b], L_, axis=0)[:: h.stride].transpose(0, 2, 1)
             ys = sliding_window_view(t.clean[a:b], L_, axis=0)[:: h.stride].transpose(0, 2, 1)
-            sets.append(TensorDataset(torch.tensor(xs.copy(), dtype=torch.float32),
-                                      torch.tensor(ys.copy(), dtype=torch.float32)))
+            sets.append(
+                TensorDataset(
+                    torch.tensor(xs.copy(), dtype=torch.float32),
+                    torch.tensor(ys.copy(), dtype=torch.float32),
+                )
+            )
         self.train_set, self.val_set, self.test_set = sets
-
