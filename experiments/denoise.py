@@ -65,21 +65,10 @@ class DenoiseCLI(LightningCLI):
 
 
 def main(argv=None):
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "classical":
-        from tssdpa.cli import main as tssdpa_main
-
-        return tssdpa_main(["compare", "denoise", *argv[1:]])
+    from tssdpa.cli import experiment_main
     from tssdpa.filters import DenoisingSystem
 
-    DenoiseCLI(
-        DenoisingSystem,
-        DenoiseDataModule,
-        args=argv,
-        seed_everything_default=0,
-        save_config_kwargs={"overwrite": True},
-    )
-    return 0
+    return experiment_main("denoise", DenoiseCLI, DenoisingSystem, DenoiseDataModule, argv)
 
 
 if __name__ == "__main__":

@@ -115,21 +115,10 @@ class ForecastCLI(LightningCLI):
 
 
 def main(argv=None):
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "classical":
-        from tssdpa.cli import main as tssdpa_main
-
-        return tssdpa_main(["compare", "forecast", *argv[1:]])
+    from tssdpa.cli import experiment_main
     from tssdpa.filters import ForecastingSystem
 
-    ForecastCLI(
-        ForecastingSystem,
-        ForecastDataModule,
-        args=argv,
-        seed_everything_default=0,
-        save_config_kwargs={"overwrite": True},
-    )
-    return 0
+    return experiment_main("forecast", ForecastCLI, ForecastingSystem, ForecastDataModule, argv)
 
 
 if __name__ == "__main__":

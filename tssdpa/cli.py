@@ -325,5 +325,24 @@ def main(argv: list[str] | None = None) -> int:
     ](args)
 
 
+def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=None) -> int:
+    """Entry point shared by ``experiments/denoise.py`` and ``experiments/forecast.py``.
+
+    ``classical ...`` runs the classical harness (``tssdpa compare TASK ...``); anything else
+    goes to the LightningCLI of the learned model.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "classical":
+        return main(["compare", task, *argv[1:]])
+    cli_class(
+        system_class,
+        datamodule_class,
+        args=argv,
+        seed_everything_default=0,
+        save_config_kwargs={"overwrite": True},
+    )
+    return 0
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -249,46 +249,18 @@ register(
         description="least-squares optimal two-sided FIR (fitted on train)",
     )
 )
-register(
-    MethodSpec(
-        "kalman_level",
-        "denoise",
-        B.KalmanSmoother,
-        causal=True,
-        fixed={"level": "local level", "smoother": False},
-        description="UnobservedComponents local level, Kalman filter",
-    )
-)
-register(
-    MethodSpec(
-        "kalman_trend",
-        "denoise",
-        B.KalmanSmoother,
-        causal=True,
-        fixed={"level": "local linear trend", "smoother": False},
-        description="UnobservedComponents local linear trend, Kalman filter",
-    )
-)
-register(
-    MethodSpec(
-        "kalman_level_zp",
-        "denoise",
-        B.KalmanSmoother,
-        causal=False,
-        fixed={"level": "local level", "smoother": True},
-        description="UnobservedComponents local level, RTS smoother",
-    )
-)
-register(
-    MethodSpec(
-        "kalman_trend_zp",
-        "denoise",
-        B.KalmanSmoother,
-        causal=False,
-        fixed={"level": "local linear trend", "smoother": True},
-        description="UnobservedComponents local linear trend, RTS smoother",
-    )
-)
+for _suffix, _smoother, _how in (("", False, "Kalman filter"), ("_zp", True, "RTS smoother")):
+    for _short, _level in (("level", "local level"), ("trend", "local linear trend")):
+        register(
+            MethodSpec(
+                f"kalman_{_short}{_suffix}",
+                "denoise",
+                B.KalmanSmoother,
+                causal=not _smoother,
+                fixed={"level": _level, "smoother": _smoother},
+                description=f"UnobservedComponents {_level}, {_how}",
+            )
+        )
 register(
     MethodSpec(
         "wavelet",
