@@ -35,7 +35,7 @@ __all__ = [
     "rolling_errors",
 ]
 
-_MAX_ELEMS = 2_000_000  # floats per forecast_path call (memory bound for long horizons)
+_MAX_ELEMS = 16_000_000  # floats per forecast_path call (memory bound for long horizons)
 #: in quick runs, learned denoisers are trained on this noise setting only (and one seed)
 QUICK_LEARNED_SETTING = "gaussian@10dB"
 

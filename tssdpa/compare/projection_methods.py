@@ -42,30 +42,35 @@ def register_all(register) -> list[str]:
         names.append(spec.name)
 
     if get("ProjectionFilter") is not None:
-        add(
-            MethodSpec(
-                "projection",
-                "denoise",
-                get("ProjectionFilter"),
-                _proj_denoise_grid,
-                family="projection",
-                causal=True,
-                fixed={"causal": True},
-                description="nonparametric projection filter (causal)",
+        for causal in (True, False):
+            add(
+                MethodSpec(
+                    "projection" + ("" if causal else "_zp"),
+                    "denoise",
+                    get("ProjectionFilter"),
+                    _proj_denoise_grid,
+                    family="projection",
+                    causal=causal,
+                    fixed={"causal": causal},
+                    description="nonparametric projection filter "
+                    + ("(causal)" if causal else "(two-sided)"),
+                )
             )
-        )
-        add(
-            MethodSpec(
-                "projection_zp",
-                "denoise",
-                get("ProjectionFilter"),
-                _proj_denoise_grid,
-                family="projection",
-                causal=False,
-                fixed={"causal": False},
-                description="nonparametric projection filter (two-sided)",
+    if get("ResidualProjectionFilter") is not None:
+        for causal in (True, False):
+            add(
+                MethodSpec(
+                    "projection_residual" + ("" if causal else "_zp"),
+                    "denoise",
+                    get("ResidualProjectionFilter"),
+                    _residual_denoise_grid,
+                    family="projection",
+                    causal=causal,
+                    fixed={"causal": causal},
+                    description="Wiener FIR + projection of its residual "
+                    + ("(causal)" if causal else "(two-sided)"),
+                )
             )
-        )
     if get("LearnedProjectionFilter") is not None:
         add(
             MethodSpec(
@@ -92,6 +97,18 @@ def register_all(register) -> list[str]:
                 cost="high",
             )
         )
+    if get("ResidualProjectionForecaster") is not None:
+        add(
+            MethodSpec(
+                "projection_residual",
+                "forecast",
+                get("ResidualProjectionForecaster"),
+                _residual_forecast_grid,
+                family="projection",
+                description="linear forecaster (AutoReg / DLinear) + projection of its residual",
+                cost="high",
+            )
+        )
     if get("LearnedProjectionForecaster") is not None:
         add(
             MethodSpec(
@@ -112,6 +129,30 @@ def _proj_denoise_grid(ctx):
     # sigma is chosen inside fit() on the training split (error on a held-out tail against
     # the clean target when given, SURE otherwise)
     return _prod(window=[8, 16, 32, 64], embedding=[1, 4])
+
+
+def _residual_denoise_grid(ctx):
+    # sigma and the shrinkage are chosen inside fit() on a held-out tail of the training split;
+    # the Wiener FIR's taps span the range of the plain `wiener_fir` grid
+    return _prod(taps=[16, 64], embedding=[8, 16])
+
+
+def _residual_forecast_grid(ctx):
+    lb = int(ctx.get("lookback", 32))
+    if lb >= 336:  # ETT: the closed-form DLinear base, as in the `dlinear` grid
+        return _prod(
+            base=["dlinear"],
+            base_params=[
+                {"ridge": r, "normalize": n} for r in (1e-4, 1e-2) for n in ("none", "last")
+            ],
+            lags=[48],
+        )
+    cap = max(1, min(lb, int(ctx.get("n_train", 1000)) // 10))
+    return _prod(
+        base=["autoreg"],
+        base_params=[{"lags": p} for p in sorted({min(4, cap), min(24, cap)})],
+        lags=sorted({min(lb, 8), min(lb, 16)}),
+    )
 
 
 def _proj_forecast_grid(ctx):

@@ -1,9 +1,11 @@
 """Projection filters for sensor time series.
 
 Nonparametric filters (numpy): :func:`projection_filter` (functional, scipy.signal style),
-:class:`ProjectionFilter` and :class:`ProjectionForecaster`. Learned filters (torch +
-Lightning, imported on first use): :class:`LearnedProjectionFilter`,
-:class:`LearnedProjectionForecaster`, :class:`DenoisingSystem`, :class:`ForecastingSystem`.
+:class:`ProjectionFilter` and :class:`ProjectionForecaster`; a fitted linear model plus a
+projection of its residual: :class:`ResidualProjectionFilter`,
+:class:`ResidualProjectionForecaster`. Learned filters (torch + Lightning, imported on first
+use): :class:`LearnedProjectionFilter`, :class:`LearnedProjectionForecaster`,
+:class:`DenoisingSystem`, :class:`ForecastingSystem`.
 """
 
 from tssdpa.filters.functional import projection_filter
@@ -16,11 +18,15 @@ __all__ = [
     "LearnedProjectionForecaster",
     "ProjectionFilter",
     "ProjectionForecaster",
+    "ResidualProjectionFilter",
+    "ResidualProjectionForecaster",
     "projection_filter",
 ]
 
 _LAZY = {
     "ProjectionForecaster": "tssdpa.filters.forecaster",
+    "ResidualProjectionFilter": "tssdpa.filters.residual",
+    "ResidualProjectionForecaster": "tssdpa.filters.residual",
     "DenoisingSystem": "tssdpa.filters.systems",
     "ForecastingSystem": "tssdpa.filters.systems",
     "LearnedProjectionFilter": "tssdpa.filters.learned",
