@@ -53,14 +53,20 @@ def tail_mse(est, clean, n):
     return float(np.mean((est[n:] - clean[n:]) ** 2))
 
 
-def nw_loop(queries, keys, values, sigma):
-    """Nadaraya–Watson with explicit loops over queries and keys (max-shifted log weights)."""
+def nw_loop(queries, keys, values, sigma, null=None):
+    """Nadaraya–Watson with explicit loops over queries and keys (max-shifted log weights).
+
+    ``null``: a pseudo-key with value 0 at that distance from every query."""
     out = np.empty((len(queries), values.shape[1]))
     for i, q in enumerate(queries):
         logw = [-np.sum((q - k) ** 2) / (2.0 * sigma**2) for k in keys]
+        vals = list(values)
+        if null is not None:
+            logw.append(-(null**2) / (2.0 * sigma**2))
+            vals.append(np.zeros(values.shape[1]))
         top = max(logw)
         num, den = np.zeros(values.shape[1]), 0.0
-        for lw, v in zip(logw, values):
+        for lw, v in zip(logw, vals):
             w = np.exp(lw - top)
             num += w * v
             den += w
@@ -68,13 +74,15 @@ def nw_loop(queries, keys, values, sigma):
     return out
 
 
-def nw_rows(queries, keys, values, sigma):
+def nw_rows(queries, keys, values, sigma, null=None):
     """Nadaraya–Watson, one query at a time (keys vectorised): for longer reference runs."""
     out = np.empty((len(queries), values.shape[1]))
     for i, q in enumerate(queries):
         logw = -np.sum((keys - q) ** 2, axis=1) / (2.0 * sigma**2)
-        w = np.exp(logw - logw.max())
-        out[i] = w @ values / w.sum()
+        top = logw.max() if null is None else max(logw.max(), -(null**2) / (2.0 * sigma**2))
+        w = np.exp(logw - top)
+        extra = 0.0 if null is None else np.exp(-(null**2) / (2.0 * sigma**2) - top)
+        out[i] = w @ values / (w.sum() + extra)
     return out
 
 
@@ -281,7 +289,8 @@ def reference_forecaster_path(fc, y_train, y, origins):
         for g in range(q.shape[0]):
             chans = slice(None) if not ci else slice(g, g + 1)
             vals = R[:, :, chans].reshape(len(R), -1)
-            e = nw_loop(q[g][None], K[:, g], vals, sigma)[0]
+            null = None if fc.fade is None else fc.null_distance_[g]
+            e = nw_loop(q[g][None], K[:, g], vals, sigma, null)[0]
             est[:, chans] = e.reshape(H, -1)
         out.append(base[t] + fc.alpha_ * est)
     return np.array(out)
@@ -561,7 +570,8 @@ def reference_filter(f, x_train, target_train, x):
     np.testing.assert_allclose(f.library_[0][0], K, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(f.library_[0][1], R, rtol=1e-10, atol=1e-10)
     lin = plain.filter(x)
-    return lin + f.alpha_[0] * nw_rows(keys(lin), K, R, f.sigma_[0])[:, 0]
+    null = None if f.fade is None else f.null_distance_[0]
+    return lin + f.alpha_[0] * nw_rows(keys(lin), K, R, f.sigma_[0], null)[:, 0]
 
 
 @pytest.mark.parametrize("causal", [True, False])
@@ -732,3 +742,52 @@ def test_residual_filter_runs_through_the_harness(name):
     row, _ = evaluate_denoiser(spec, task, budget=1)
     assert np.isfinite(row["rmse"]) and np.isfinite(row["snr_gain_db"])
     assert row["causal"] == spec.causal
+
+
+def test_kernel_regression_null_distance_equals_a_zero_valued_pseudo_key():
+    rng = np.random.default_rng(5)
+    q, k, v = rng.normal(size=(9, 3)), rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    for null in (0.5, 2.0, 10.0):
+        (got,) = kernel_regression(q, k, v, [0.8], null_distance=null)
+        np.testing.assert_allclose(got, nw_loop(q, k, v, 0.8, null), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("fade", [2.0, None])
+def test_forecast_for_a_pattern_far_from_the_library_falls_back_to_the_linear_base(fade):
+    y = logistic_map(1500, seed=3)
+    fc = ResidualProjectionForecaster(base_params={"lags": 4}, lags=4, horizon=2, fade=fade)
+    fc.fit(y[:1000])
+    assert (fc.alpha_ > 0).all(), "the test needs corrections that are used"
+    shifted = y[:1100] + 50.0  # a level never seen in training: patterns far from every key
+    got = fc.forecast_path(shifted, horizon=2)[1000:]
+    base = fc.base_.forecast_path(shifted, horizon=2)[1000:]
+    if fade is None:  # the nearest training pattern's residual is added, however far it is
+        assert np.max(np.abs(got - base)) > 1e-3
+    else:
+        np.testing.assert_allclose(got, base, rtol=0, atol=1e-12)
+
+
+def test_filter_for_a_pattern_far_from_the_library_falls_back_to_the_wiener_fir():
+    clean, noisy = square_wave(2000, seed=4)
+    f = ResidualProjectionFilter(taps=12, embedding=6).fit(noisy[:1500], target=clean[:1500])
+    assert f.alpha_[0] > 0
+    far = noisy[1500:] + 100.0
+    np.testing.assert_allclose(f.filter(far), f.base_.filter(far), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("cls", [ResidualProjectionForecaster, ResidualProjectionFilter])
+def test_fade_must_be_positive_or_none(cls):
+    for bad in (0.0, -1.0, float("inf"), True):
+        with pytest.raises(ValueError, match="fade"):
+            cls(fade=bad)
+    assert cls(fade=None).fade is None
+
+
+def test_choose_needs_a_larger_gain_when_successive_errors_overlap():
+    rng = np.random.default_rng(11)
+    resid = rng.normal(size=(400, 1))
+    corr = [0.3 * resid + rng.normal(size=(400, 1))]  # weakly informative correction
+    sig, alpha = _choose(resid, corr, [1.0])
+    assert alpha[0] > 0  # significant when the rows are independent
+    sig, alpha = _choose(resid, corr, [1.0], overlap=np.array([25.0]))
+    assert alpha[0] == 0  # 25 rows per independent error: no longer significant

@@ -30,7 +30,7 @@ __all__ = ["ResidualProjectionForecaster", "ResidualProjectionFilter", "kernel_r
 _QUERY_BLOCK = 1024
 
 
-def kernel_regression(queries, keys, values, sigmas, columns=None):
+def kernel_regression(queries, keys, values, sigmas, columns=None, null_distance=None):
     """Projection (Nadaraya–Watson) estimate of ``values`` (M, V) at ``queries`` (N, D).
 
     Row i of the output for a given sigma is ``sum_j w_ij values[j]`` with
@@ -41,7 +41,11 @@ def kernel_regression(queries, keys, values, sigmas, columns=None):
     forecast error. Memory is O(block * M).
 
     ``columns`` (one bool mask over V per sigma) limits each sigma to those value columns; the
-    others are NaN. Returns a list of (N, V) float64 arrays, one per sigma.
+    others are NaN. ``null_distance`` r adds a pseudo-key with value 0 at distance r from
+    every query (weight ``exp(-r^2 / 2 sigma^2)``): a query with keys well within r is barely
+    affected, while a query farther than r from every key (a pattern never seen in training)
+    gets an estimate shrunk towards 0 instead of its nearest key's value. Returns a list of
+    (N, V) float64 arrays, one per sigma.
     """
     import torch
 
@@ -62,7 +66,12 @@ def kernel_regression(queries, keys, values, sigmas, columns=None):
         for out, s, cols, v in zip(outs, sigmas, columns, vs):
             if v.shape[1] == 0:
                 continue
-            w = torch.softmax(d2 / (-2.0 * s**2), dim=-1)
+            logits = d2 / (-2.0 * s**2)
+            if null_distance is not None:  # the pseudo-key's column is dropped after normalising
+                null = torch.full_like(logits[:, :1], -(float(null_distance) ** 2) / (2.0 * s**2))
+                w = torch.softmax(torch.cat([logits, null], dim=-1), dim=-1)[:, :-1]
+            else:
+                w = torch.softmax(logits, dim=-1)
             out[s0 : s0 + len(q), cols] = (w.to(v.dtype) @ v).numpy()
     return outs
 
@@ -76,18 +85,19 @@ def _sigma_grid(sigma, dim):
     return cands
 
 
-def _choose(resid, corrections, sigmas, z=2.0):
+def _choose(resid, corrections, sigmas, z=2.0, overlap=None):
     """Per column of ``resid`` (N, K): the sigma and shrinkage alpha in [0, 1] minimising the
     squared error of ``resid - alpha * correction`` (alpha in closed form). NaN rows ignored.
 
     A correction is kept only when its mean gain in squared error exceeds ``z`` standard errors,
     so on data where the linear model is already optimal the choice is ``alpha = 0`` rather
-    than a correction fitted to noise in the holdout. The standard error treats rows as
-    independent; h-step errors from successive origins overlap, so for h > 1 the rule is
-    looser than its nominal level (inflating it by the overlap rejected the large, real
-    long-horizon gains on chaotic series with a few hundred holdout origins)."""
+    than a correction fitted to noise in the holdout. ``overlap`` (K,) >= 1 counts how many
+    successive rows share each error (h-step errors from origins 1 apart overlap by h - 1
+    steps); the variance of the mean gain is multiplied by it, as for an m-dependent series,
+    so long horizons need a larger holdout to earn a correction."""
     ok = np.isfinite(resid)
     n = np.maximum(ok.sum(axis=0), 1)
+    m = np.ones(resid.shape[1]) if overlap is None else np.maximum(np.asarray(overlap, float), 1)
     r = np.where(ok, resid, 0.0)
     best_err = np.sum(r**2, axis=0)  # alpha = 0
     best_sigma = np.full(r.shape[1], sigmas[0])
@@ -100,11 +110,33 @@ def _choose(resid, corrections, sigmas, z=2.0):
         mean = gain.sum(axis=0) / n
         var = np.where(ok, (gain - mean) ** 2, 0.0).sum(axis=0) / np.maximum(n - 1, 1)
         err = np.sum((r - alpha * c) ** 2, axis=0)
-        better = (err < best_err) & (mean > z * np.sqrt(var / n))
+        better = (err < best_err) & (mean > z * np.sqrt(var * m / n))
         best_err = np.where(better, err, best_err)
         best_sigma = np.where(better, s, best_sigma)
         best_alpha = np.where(better, alpha, best_alpha)
     return best_sigma, best_alpha
+
+
+def _check_fade(value):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not (float(value) > 0 and math.isfinite(float(value))):
+        raise ValueError(f"fade must be a finite number > 0 or None, got {value!r}")
+    return float(value)
+
+
+def nearest_distance(queries, keys):
+    """(N,) Euclidean distance from each query (N, D) to its nearest key (M, D)."""
+    import torch
+
+    k = torch.from_numpy(np.ascontiguousarray(keys, dtype=np.float64))
+    k2 = (k * k).sum(-1)
+    out = np.empty(len(queries))
+    for s0 in range(0, len(queries), _QUERY_BLOCK):
+        q = torch.from_numpy(np.ascontiguousarray(queries[s0 : s0 + _QUERY_BLOCK], np.float64))
+        d2 = ((q * q).sum(-1, keepdim=True) + k2 - 2.0 * q @ k.T).clamp_min_(0.0)
+        out[s0 : s0 + len(q)] = d2.min(dim=-1).values.sqrt().numpy()
+    return out
 
 
 def _standardise(a, mean, scale):
@@ -138,6 +170,12 @@ class ResidualProjectionForecaster(BaseForecaster):
     channel_independent : bool
         One pattern per channel (keys of length ``lags``) instead of one joint pattern of all
         channels (length ``lags * C``).
+    fade : float or None
+        Fade the correction out for patterns farther from every training pattern than ``fade``
+        times the largest distance of a holdout pattern to its nearest one (a zero-residual
+        pseudo-pattern at that distance, see :func:`kernel_regression`): level shifts or
+        regimes absent from training then get the linear forecast rather than the residual
+        of an unrelated pattern. ``None`` disables it.
 
     Examples
     --------
@@ -163,6 +201,7 @@ class ResidualProjectionForecaster(BaseForecaster):
         holdout=0.25,
         max_holdout_origins=1000,
         channel_independent=False,
+        fade=2.0,
     ):
         if base not in ("autoreg", "dlinear"):
             raise ValueError(f"base must be 'autoreg' or 'dlinear', got {base!r}")
@@ -181,6 +220,7 @@ class ResidualProjectionForecaster(BaseForecaster):
         self.holdout = float(holdout)
         self.max_holdout_origins = check_positive_int(max_holdout_origins, "max_holdout_origins")
         self.channel_independent = bool(channel_independent)
+        self.fade = _check_fade(fade)
 
     # ----------------------------------------------------------------- pieces
     def _make_base(self):
@@ -248,7 +288,8 @@ class ResidualProjectionForecaster(BaseForecaster):
             chans = slice(None) if G == 1 else slice(g, g + 1)
             vals = R[:, :, chans].reshape(len(R), -1)  # (M, H * C_g)
             cols = None if masks is None else [m[:, chans].reshape(-1) for m in masks]
-            est = kernel_regression(E[ok, g], K[:, g], vals, sigmas, cols)
+            null = None if self.null_distance_ is None else self.null_distance_[g]
+            est = kernel_regression(E[ok, g], K[:, g], vals, sigmas, cols, null)
             for out, e in zip(outs, est):
                 out[ok, :, chans] = e.reshape(-1, H, vals.shape[1] // H)
         return outs
@@ -273,9 +314,21 @@ class ResidualProjectionForecaster(BaseForecaster):
                 np.linspace(0, len(origins) - 1, self.max_holdout_origins).astype(int)
             ]
         resid = self._residual_paths(head, a, origins, H)  # (N, H, C)
-        corr = self._corrections(self._keys(a)[origins], lib, sigmas)
+        Eh = self._keys(a)[origins]
+        self.null_distance_ = None
+        if self.fade is not None:
+            ok = np.isfinite(Eh).all(axis=(1, 2))
+            self.null_distance_ = [
+                self.fade * float(nearest_distance(Eh[ok, g], lib[0][:, g]).max())
+                for g in range(Eh.shape[1])
+            ]
+        corr = self._corrections(Eh, lib, sigmas)
         n = len(origins)
-        sig, alpha = _choose(resid.reshape(n, -1), [c.reshape(n, -1) for c in corr], sigmas)
+        stride = (origins[-1] - origins[0]) / max(n - 1, 1)
+        overlap = np.repeat(np.arange(1, H + 1) / max(stride, 1.0), C)  # (H, C) flattened
+        sig, alpha = _choose(
+            resid.reshape(n, -1), [c.reshape(n, -1) for c in corr], sigmas, overlap=overlap
+        )
         self.sigma_ = sig.reshape(H, C)
         self.alpha_ = alpha.reshape(H, C)
         # final model: base and library from the whole training series
@@ -320,6 +373,9 @@ class ResidualProjectionFilter(BaseDenoiser):
         At most this many (the newest) training patterns form the library.
     ridge : float
         Ridge penalty of the Wiener FIR.
+    fade : float or None
+        Fade the correction out for patterns farther from the library than ``fade`` times the
+        largest holdout distance (as in :class:`ResidualProjectionForecaster`).
 
     Examples
     --------
@@ -339,7 +395,15 @@ class ResidualProjectionFilter(BaseDenoiser):
     trainable = True
 
     def __init__(
-        self, taps=16, causal=True, embedding=8, sigma=None, holdout=0.25, window=20000, ridge=1e-6
+        self,
+        taps=16,
+        causal=True,
+        embedding=8,
+        sigma=None,
+        holdout=0.25,
+        window=20000,
+        ridge=1e-6,
+        fade=2.0,
     ):
         self.taps = check_positive_int(taps, "taps")
         self.causal = bool(causal)
@@ -353,6 +417,7 @@ class ResidualProjectionFilter(BaseDenoiser):
         if not float(ridge) >= 0:
             raise ValueError(f"ridge must be >= 0; got {ridge!r}")
         self.ridge = float(ridge)
+        self.fade = _check_fade(fade)
 
     def _base(self):
         return WienerFIRFilter(taps=self.taps, causal=self.causal, ridge=self.ridge)
@@ -385,13 +450,17 @@ class ResidualProjectionFilter(BaseDenoiser):
         self.scale_ = np.where(sd > 0, sd, 1.0)
         # sigma / alpha: the Wiener FIR refitted on the head, scored on the held-out tail
         head = self._base().fit(a[:n_head], target[:n_head])
-        self.sigma_, self.alpha_ = np.zeros(C), np.zeros(C)
+        self.sigma_, self.alpha_, self.null_distance_ = np.zeros(C), np.zeros(C), np.zeros(C)
         lib = slice(max(0, n_head - self.window), n_head)
         for c in range(C):
             lin = head._filter_1d(a[:, c], c)
             E = self._keys(lin, c)
             resid = (target[:, c] - lin)[:, None]
-            corr = kernel_regression(E[n_head:], E[lib], resid[lib], sigmas)
+            null = None
+            if self.fade is not None:
+                null = self.fade * nearest_distance(E[n_head:], E[lib]).max()
+                self.null_distance_[c] = null
+            corr = kernel_regression(E[n_head:], E[lib], resid[lib], sigmas, None, null)
             s, al = _choose(resid[n_head:], corr, sigmas)
             self.sigma_[c], self.alpha_[c] = s[0], al[0]
         rows = slice(max(0, T - self.window), T)
@@ -407,5 +476,8 @@ class ResidualProjectionFilter(BaseDenoiser):
         if self.alpha_[channel] == 0:
             return lin
         K, R = self.library_[channel]
-        (corr,) = kernel_regression(self._keys(lin, channel), K, R, [self.sigma_[channel]])
+        null = self.null_distance_[channel] if self.fade is not None else None
+        (corr,) = kernel_regression(
+            self._keys(lin, channel), K, R, [self.sigma_[channel]], None, null
+        )
         return lin + self.alpha_[channel] * corr[:, 0]
