@@ -275,3 +275,15 @@ def test_projection_denoiser_plugs_into_the_harness(small_denoise):
 def test_projection_forecaster_plugs_into_the_harness(small_forecast):
     rows, _ = evaluate_forecaster(get_method("projection", "forecast"), small_forecast, budget=1)
     assert all(np.isfinite(r["mse"]) for r in rows)
+
+
+def test_headline_calls_scores_equal_up_to_rounding_a_tie():
+    from tssdpa.compare.tables import _duel
+
+    fam = {"dlinear": "linear", "projection_residual": "projection"}
+    same = pd.Series({"dlinear": 0.3327, "projection_residual": 0.3327 * (1 - 1e-12)})
+    assert _duel("d", "forecast", "MSE", same, fam, higher=False)["winner"] == "tie"
+    better = pd.Series({"dlinear": 0.3327, "projection_residual": 0.3300})
+    assert _duel("d", "forecast", "MSE", better, fam, higher=False)["winner"] == "tssdpa"
+    worse = pd.Series({"dlinear": 2.0, "projection_residual": 1.9})
+    assert _duel("d", "denoise", "dB", worse, fam, higher=True)["winner"] == "classical"
