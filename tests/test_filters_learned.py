@@ -409,3 +409,41 @@ def test_denoising_system_test_step():
     [res] = trainer.test(system, DataLoader(TensorDataset(xs, ys), batch_size=4), verbose=False)
     want = float(torch.mean((system(xs) - ys) ** 2))  # head at zero: the identity
     assert res["test_loss"] == pytest.approx(want, rel=1e-5)
+
+
+def _quiet():
+    return {
+        "accelerator": "cpu",
+        "enable_progress_bar": False,
+        "trainer_kwargs": {"enable_checkpointing": False, "logger": False},
+    }
+
+
+def test_learned_fits_do_not_depend_on_the_global_random_state():
+    rng = np.random.default_rng(0)
+    clean = np.sin(np.arange(400) * 0.1)
+    noisy = clean + 0.3 * rng.standard_normal(400)
+    sums = []
+    for burn in (0, 17):  # whatever consumed the global generator before must not matter
+        torch.rand(burn)
+        f = LearnedProjectionFilter(
+            window=4,
+            num_layers=1,
+            d_model=8,
+            dim_feedforward=8,
+            seq_len=32,
+            max_epochs=1,
+            **_quiet(),
+        ).fit(noisy, target=clean)
+        g = LearnedProjectionForecaster(
+            lookback=32,
+            horizon=4,
+            d_model=8,
+            dim_feedforward=8,
+            patch_len=8,
+            max_epochs=1,
+            **_quiet(),
+        ).fit(noisy)
+        sums.append([p.detach().clone() for m in (f, g) for p in m.system_.parameters()])
+    for a, b in zip(*sums):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)

@@ -487,6 +487,7 @@ class LearnedProjectionFilter(ParamsMixin):
         val = (_windows(inputs[b:], n, stride), _windows(targets[b:], n, stride))
         from tssdpa.filters.systems import DenoisingSystem, train_system
 
+        torch.manual_seed(self.seed)  # the initial weights must not depend on what ran before
         self.system_ = DenoisingSystem(C, lr=self.lr, **self._net_kwargs())
         self.history_ = train_system(
             self.system_,
@@ -766,6 +767,7 @@ class LearnedProjectionForecaster(ParamsMixin):
         self.series_ = y2.copy()
         from tssdpa.filters.systems import train_system
 
+        torch.manual_seed(self.seed)  # the initial weights must not depend on what ran before
         self.system_ = self._system()
         self.linear_init_ = None
         if self.linear_init == "ridge":
