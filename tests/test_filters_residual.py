@@ -493,7 +493,7 @@ def test_forecaster_bad_inputs():
         fc.forecast_path(y, horizon=3)
     with pytest.raises(ValueError, match="horizon"):
         fc.forecast(y, horizon=0)
-    with pytest.raises(ValueError, match="horizon"):
+    with pytest.raises(ValueError, match="steps"):
         fc.predict(3)
     with pytest.raises(ValueError, match="channel"):
         fc.forecast_path(np.column_stack([y, y]), horizon=1)
@@ -503,11 +503,11 @@ def test_forecaster_too_short_series_raise():
     y = logistic_map(200)
     with pytest.raises(ValueError, match="3 samples"):
         ResidualProjectionForecaster().fit(y[:2])
-    with pytest.raises(ValueError, match="too short"):  # the AutoReg base cannot be fitted
+    with pytest.raises(ValueError, match="holdout"):  # the AutoReg base cannot be fitted
         ResidualProjectionForecaster(base_params={"lags": 8}, lags=8, horizon=5).fit(y[:20])
-    with pytest.raises(ValueError, match="too short"):  # no complete pattern in the library
+    with pytest.raises(ValueError, match="holdout"):  # no complete pattern in the library
         ResidualProjectionForecaster(base_params={"lags": 2}, lags=50, horizon=1).fit(y[:60])
-    with pytest.raises(ValueError, match="lookback"):  # the DLinear base cannot be fitted
+    with pytest.raises(ValueError, match="holdout"):  # the DLinear base cannot be fitted
         ResidualProjectionForecaster(base="dlinear", lookback=64, horizon=5).fit(y[:60])
 
 
@@ -791,3 +791,44 @@ def test_choose_needs_a_larger_gain_when_successive_errors_overlap():
     assert alpha[0] > 0  # significant when the rows are independent
     sig, alpha = _choose(resid, corr, [1.0], overlap=np.array([25.0]))
     assert alpha[0] == 0  # 25 rows per independent error: no longer significant
+
+
+def test_forecaster_argument_errors_name_the_argument():
+    for kwargs, name in [
+        ({"base_params": {"lookback": 8}, "base": "dlinear"}, "base_params"),
+        ({"base_params": {"lags": 0}}, "lags"),
+        ({"holdout": "x"}, "holdout"),
+        ({"fade": "x"}, "fade"),
+        ({"sigma": "x"}, "sigma"),
+        ({"sigma": [[0.1, 0.2]]}, "sigma"),
+    ]:
+        with pytest.raises(ValueError, match=name):
+            ResidualProjectionForecaster(**kwargs)
+    with pytest.raises(ValueError, match="ridge"):
+        ResidualProjectionFilter(ridge="x")
+
+
+def test_predict_uses_the_end_of_the_fitted_series_only():
+    y = logistic_map(1500, seed=2)
+    fc = ResidualProjectionForecaster(base_params={"lags": 4}, lags=4, horizon=3).fit(y)
+    full = fc.forecast_path(y, horizon=3)[-1]
+    np.testing.assert_allclose(fc.predict(3), full, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(fc.predict(2), full[:2], rtol=1e-10, atol=1e-12)
+
+
+def test_filter_rejects_a_non_finite_target():
+    clean, noisy = square_wave(600, seed=1)
+    clean = clean.copy()
+    clean[10] = np.nan
+    with pytest.raises(ValueError, match="target"):
+        ResidualProjectionFilter(taps=8, embedding=4).fit(noisy, target=clean)
+
+
+def test_fade_is_off_when_holdout_patterns_repeat_exactly():
+    t = np.arange(3000)
+    clean = np.sin(2 * np.pi * t / 16) ** 3  # exactly periodic: every pattern is in the library
+    noisy = clean + 0.2 * np.random.default_rng(0).standard_normal(3000)
+    fc = ResidualProjectionForecaster(base_params={"lags": 4}, lags=8, horizon=2).fit(clean)
+    assert fc.null_distance_ == [None]
+    f = ResidualProjectionFilter(taps=8, embedding=4).fit(noisy, target=clean)
+    assert np.isfinite(f.null_distance_).all()  # noisy keys: the radius is calibrated

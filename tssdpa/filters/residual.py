@@ -28,6 +28,11 @@ from tssdpa.filters._core import delay_embedding
 __all__ = ["ResidualProjectionForecaster", "ResidualProjectionFilter", "kernel_regression"]
 
 _QUERY_BLOCK = 1024
+_BLOCK_ELEMS = 2**22  # query rows per block: at most this many (row, key) distances
+
+
+def _block(n_keys):
+    return max(1, min(_QUERY_BLOCK, _BLOCK_ELEMS // max(int(n_keys), 1)))
 
 
 def kernel_regression(queries, keys, values, sigmas, columns=None, null_distance=None):
@@ -38,7 +43,7 @@ def kernel_regression(queries, keys, values, sigmas, columns=None, null_distance
     the keys' values. Squared distances are computed in float64 once per block of queries and
     shared by every sigma; wide values (more than 256 columns, e.g. a 720-step residual path of
     7 channels) are averaged in float32, whose rounding (~1e-7 relative) is far below any
-    forecast error. Memory is O(block * M).
+    forecast error. Memory is O(block * M), block * M <= 2**22.
 
     ``columns`` (one bool mask over V per sigma) limits each sigma to those value columns; the
     others are NaN. ``null_distance`` r adds a pseudo-key with value 0 at distance r from
@@ -60,8 +65,9 @@ def kernel_regression(queries, keys, values, sigmas, columns=None, null_distance
         dtype = np.float32 if sub.shape[1] > 256 else np.float64
         vs.append(torch.from_numpy(np.ascontiguousarray(sub, dtype=dtype)))
     outs = [np.full((len(queries), values.shape[1]), np.nan) for _ in sigmas]
-    for s0 in range(0, len(queries), _QUERY_BLOCK):
-        q = torch.from_numpy(np.ascontiguousarray(queries[s0 : s0 + _QUERY_BLOCK], np.float64))
+    B = _block(len(k))
+    for s0 in range(0, len(queries), B):
+        q = torch.from_numpy(np.ascontiguousarray(queries[s0 : s0 + B], np.float64))
         d2 = ((q * q).sum(-1, keepdim=True) + k2 - 2.0 * q @ k.T).clamp_min_(0.0)  # (n, M)
         for out, s, cols, v in zip(outs, sigmas, columns, vs):
             if v.shape[1] == 0:
@@ -79,7 +85,14 @@ def kernel_regression(queries, keys, values, sigmas, columns=None, null_distance
 def _sigma_grid(sigma, dim):
     if sigma is None:
         return [math.sqrt(dim) * 2.0**e for e in range(-8, 1)]
-    cands = [float(s) for s in np.atleast_1d(sigma)]
+    try:
+        if np.ndim(sigma) > 1:
+            raise ValueError
+        cands = [float(s) for s in np.atleast_1d(np.asarray(sigma, dtype=float))]
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"sigma must be > 0 (a float or a list of floats), got {sigma!r}"
+        ) from None
     if not cands or any(not (s > 0 and math.isfinite(s)) for s in cands):
         raise ValueError(f"sigma must be > 0 (a float or a list of floats), got {sigma!r}")
     return cands
@@ -117,12 +130,40 @@ def _choose(resid, corrections, sigmas, z=2.0, overlap=None):
     return best_sigma, best_alpha
 
 
+def _number(value, name):
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+
+
 def _check_fade(value):
     if value is None:
         return None
-    if isinstance(value, bool) or not (float(value) > 0 and math.isfinite(float(value))):
+    v = _number(value, "fade")
+    if not (v > 0 and math.isfinite(v)):
         raise ValueError(f"fade must be a finite number > 0 or None, got {value!r}")
-    return float(value)
+    return v
+
+
+def _check_holdout(value):
+    v = _number(value, "holdout")
+    if not 0.0 < v < 1.0:
+        raise ValueError(f"holdout must be in (0, 1), got {value!r}")
+    return v
+
+
+def _fade_radius(fade, nearest, dim):
+    """Distance of the zero-valued pseudo-pattern, or None (no fade).
+
+    When every holdout pattern has an (almost) exact copy in the library (periodic or quantised
+    data) the largest nearest distance is ~0 and a radius proportional to it would switch off
+    every correction for the slightest noise; there is nothing to calibrate it on, so no fade."""
+    if fade is None or not nearest > 1e-6 * math.sqrt(dim):
+        return None
+    return fade * nearest
 
 
 def nearest_distance(queries, keys):
@@ -132,8 +173,9 @@ def nearest_distance(queries, keys):
     k = torch.from_numpy(np.ascontiguousarray(keys, dtype=np.float64))
     k2 = (k * k).sum(-1)
     out = np.empty(len(queries))
-    for s0 in range(0, len(queries), _QUERY_BLOCK):
-        q = torch.from_numpy(np.ascontiguousarray(queries[s0 : s0 + _QUERY_BLOCK], np.float64))
+    B = _block(len(k))
+    for s0 in range(0, len(queries), B):
+        q = torch.from_numpy(np.ascontiguousarray(queries[s0 : s0 + B], np.float64))
         d2 = ((q * q).sum(-1, keepdim=True) + k2 - 2.0 * q @ k.T).clamp_min_(0.0)
         out[s0 : s0 + len(q)] = d2.min(dim=-1).values.sqrt().numpy()
     return out
@@ -207,6 +249,12 @@ class ResidualProjectionForecaster(BaseForecaster):
             raise ValueError(f"base must be 'autoreg' or 'dlinear', got {base!r}")
         if base_params is not None and not isinstance(base_params, dict):
             raise TypeError(f"base_params must be a dict or None, got {type(base_params).__name__}")
+        own = {"lookback", "horizon"} & set(base_params or {})
+        if own:
+            raise ValueError(
+                f"base_params must not set {sorted(own)}: pass them to "
+                "ResidualProjectionForecaster itself"
+            )
         self.base = base
         self.base_params = dict(base_params or {})
         self.lags = check_positive_int(lags, "lags")
@@ -215,12 +263,11 @@ class ResidualProjectionForecaster(BaseForecaster):
         self.window = check_positive_int(window, "window")
         self.sigma = sigma
         _sigma_grid(sigma, 1)  # validate early
-        if not 0.0 < float(holdout) < 1.0:
-            raise ValueError(f"holdout must be in (0, 1), got {holdout!r}")
-        self.holdout = float(holdout)
+        self.holdout = _check_holdout(holdout)
         self.max_holdout_origins = check_positive_int(max_holdout_origins, "max_holdout_origins")
         self.channel_independent = bool(channel_independent)
         self.fade = _check_fade(fade)
+        self._make_base()  # invalid base_params fail here, not at fit
 
     # ----------------------------------------------------------------- pieces
     def _make_base(self):
@@ -303,6 +350,16 @@ class ResidualProjectionForecaster(BaseForecaster):
         sd = a.std(axis=0)
         self.scale_ = np.where(sd > 0, sd, 1.0)
         n_head = T - max(int(round(self.holdout * T)), 1)
+        if self.base == "dlinear":
+            need = self.lookback + H
+        else:
+            need = 2 * self._context() + 2
+        need = max(need, self.lags + H + 1)
+        if n_head < need:
+            raise ValueError(
+                f"y has {T} samples: the {n_head} before the holdout (holdout={self.holdout}) "
+                f"must be at least {need} to fit the {self.base} base and its library"
+            )
         dim = self.lags if self.channel_independent else self.lags * C
         sigmas = _sigma_grid(self.sigma, dim)
         # choose sigma / alpha with the base fitted on the head only, scored on the tail
@@ -319,7 +376,9 @@ class ResidualProjectionForecaster(BaseForecaster):
         if self.fade is not None:
             ok = np.isfinite(Eh).all(axis=(1, 2))
             self.null_distance_ = [
-                self.fade * float(nearest_distance(Eh[ok, g], lib[0][:, g]).max())
+                _fade_radius(
+                    self.fade, nearest_distance(Eh[ok, g], lib[0][:, g]).max(), Eh.shape[2]
+                )
                 for g in range(Eh.shape[1])
             ]
         corr = self._corrections(Eh, lib, sigmas)
@@ -334,6 +393,17 @@ class ResidualProjectionForecaster(BaseForecaster):
         # final model: base and library from the whole training series
         self.base_ = self._make_base().fit(a)
         self.library_ = self._library(self.base_, a)
+
+    def predict(self, steps):
+        """Forecast ``steps`` (<= ``horizon``) values past the end of the series given to fit."""
+        steps = check_positive_int(steps, "steps")
+        if steps > self.horizon:
+            raise ValueError(f"steps must be <= the fitted horizon {self.horizon}; got {steps}")
+        if not getattr(self, "fitted_", False):
+            raise ValueError("ResidualProjectionForecaster must be fitted before predict")
+        tail = fill_missing(self.train_, True)[-(max(self._context(), self.lags) + 1) :]
+        path = self._path(tail, steps)[-1]  # only the last origin is needed
+        return path[:, 0] if self.n_channels_ == 1 else path
 
     def _path(self, a, horizon):
         if horizon > self.horizon:
@@ -410,13 +480,11 @@ class ResidualProjectionFilter(BaseDenoiser):
         self.embedding = check_positive_int(embedding, "embedding")
         self.sigma = sigma
         _sigma_grid(sigma, 1)
-        if not 0.0 < float(holdout) < 1.0:
-            raise ValueError(f"holdout must be in (0, 1), got {holdout!r}")
-        self.holdout = float(holdout)
+        self.holdout = _check_holdout(holdout)
         self.window = check_positive_int(window, "window")
-        if not float(ridge) >= 0:
+        self.ridge = _number(ridge, "ridge")
+        if not self.ridge >= 0:
             raise ValueError(f"ridge must be >= 0; got {ridge!r}")
-        self.ridge = float(ridge)
         self.fade = _check_fade(fade)
 
     def _base(self):
@@ -436,6 +504,8 @@ class ResidualProjectionFilter(BaseDenoiser):
             raise ValueError(
                 "ResidualProjectionFilter needs the clean target: fit(x, target=clean)"
             )
+        if not np.isfinite(target).all():
+            raise ValueError("target must be finite (no NaN / inf): it is the clean signal")
         a = fill_missing(a, self.causal)
         T, C = a.shape
         n_head = T - max(int(round(self.holdout * T)), 1)
@@ -458,8 +528,10 @@ class ResidualProjectionFilter(BaseDenoiser):
             resid = (target[:, c] - lin)[:, None]
             null = None
             if self.fade is not None:
-                null = self.fade * nearest_distance(E[n_head:], E[lib]).max()
-                self.null_distance_[c] = null
+                null = _fade_radius(
+                    self.fade, nearest_distance(E[n_head:], E[lib]).max(), self.embedding
+                )
+                self.null_distance_[c] = np.nan if null is None else null
             corr = kernel_regression(E[n_head:], E[lib], resid[lib], sigmas, None, null)
             s, al = _choose(resid[n_head:], corr, sigmas)
             self.sigma_[c], self.alpha_[c] = s[0], al[0]
@@ -476,7 +548,8 @@ class ResidualProjectionFilter(BaseDenoiser):
         if self.alpha_[channel] == 0:
             return lin
         K, R = self.library_[channel]
-        null = self.null_distance_[channel] if self.fade is not None else None
+        null = self.null_distance_[channel]
+        null = None if self.fade is None or np.isnan(null) else null
         (corr,) = kernel_regression(
             self._keys(lin, channel), K, R, [self.sigma_[channel]], None, null
         )
