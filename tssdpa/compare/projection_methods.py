@@ -41,34 +41,29 @@ def register_all(register) -> list[str]:
         register(spec, overwrite=True)
         names.append(spec.name)
 
-    if get("ProjectionFilter") is not None:
+    denoisers = (
+        ("projection", "ProjectionFilter", _proj_denoise_grid, "nonparametric projection filter"),
+        (
+            "projection_residual",
+            "ResidualProjectionFilter",
+            _residual_denoise_grid,
+            "Wiener FIR + projection of its residual",
+        ),
+    )
+    for name, cls, grid, what in denoisers:
+        if get(cls) is None:
+            continue
         for causal in (True, False):
             add(
                 MethodSpec(
-                    "projection" + ("" if causal else "_zp"),
+                    name + ("" if causal else "_zp"),
                     "denoise",
-                    get("ProjectionFilter"),
-                    _proj_denoise_grid,
+                    get(cls),
+                    grid,
                     family="projection",
                     causal=causal,
                     fixed={"causal": causal},
-                    description="nonparametric projection filter "
-                    + ("(causal)" if causal else "(two-sided)"),
-                )
-            )
-    if get("ResidualProjectionFilter") is not None:
-        for causal in (True, False):
-            add(
-                MethodSpec(
-                    "projection_residual" + ("" if causal else "_zp"),
-                    "denoise",
-                    get("ResidualProjectionFilter"),
-                    _residual_denoise_grid,
-                    family="projection",
-                    causal=causal,
-                    fixed={"causal": causal},
-                    description="Wiener FIR + projection of its residual "
-                    + ("(causal)" if causal else "(two-sided)"),
+                    description=f"{what} " + ("(causal)" if causal else "(two-sided)"),
                 )
             )
     if get("LearnedProjectionFilter") is not None:
