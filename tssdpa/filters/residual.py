@@ -31,8 +31,16 @@ _QUERY_BLOCK = 1024
 _BLOCK_ELEMS = 2**22  # query rows per block: at most this many (row, key) distances
 
 
-def _block(n_keys):
-    return max(1, min(_QUERY_BLOCK, _BLOCK_ELEMS // max(int(n_keys), 1)))
+def _sq_distances(queries, keys):
+    """Yield (start, d2): float64 squared distances (n, M) for blocks of ``queries`` (N, D)."""
+    import torch
+
+    k = torch.from_numpy(np.ascontiguousarray(keys, dtype=np.float64))
+    k2 = (k * k).sum(-1)
+    block = max(1, min(_QUERY_BLOCK, _BLOCK_ELEMS // max(len(k), 1)))
+    for s0 in range(0, len(queries), block):
+        q = torch.from_numpy(np.ascontiguousarray(queries[s0 : s0 + block], np.float64))
+        yield s0, ((q * q).sum(-1, keepdim=True) + k2 - 2.0 * q @ k.T).clamp_min_(0.0)
 
 
 def kernel_regression(queries, keys, values, sigmas, columns=None, null_distance=None):
@@ -57,18 +65,13 @@ def kernel_regression(queries, keys, values, sigmas, columns=None, null_distance
     sigmas = [float(s) for s in sigmas]
     if columns is None:
         columns = [np.ones(values.shape[1], bool)] * len(sigmas)
-    k = torch.from_numpy(np.ascontiguousarray(keys, dtype=np.float64))
-    k2 = (k * k).sum(-1)
     vs = []
     for cols in columns:
         sub = values[:, cols]
         dtype = np.float32 if sub.shape[1] > 256 else np.float64
         vs.append(torch.from_numpy(np.ascontiguousarray(sub, dtype=dtype)))
     outs = [np.full((len(queries), values.shape[1]), np.nan) for _ in sigmas]
-    B = _block(len(k))
-    for s0 in range(0, len(queries), B):
-        q = torch.from_numpy(np.ascontiguousarray(queries[s0 : s0 + B], np.float64))
-        d2 = ((q * q).sum(-1, keepdim=True) + k2 - 2.0 * q @ k.T).clamp_min_(0.0)  # (n, M)
+    for s0, d2 in _sq_distances(queries, keys):  # d2: (n, M)
         for out, s, cols, v in zip(outs, sigmas, columns, vs):
             if v.shape[1] == 0:
                 continue
@@ -78,7 +81,7 @@ def kernel_regression(queries, keys, values, sigmas, columns=None, null_distance
                 w = torch.softmax(torch.cat([logits, null], dim=-1), dim=-1)[:, :-1]
             else:
                 w = torch.softmax(logits, dim=-1)
-            out[s0 : s0 + len(q), cols] = (w.to(v.dtype) @ v).numpy()
+            out[s0 : s0 + len(d2), cols] = (w.to(v.dtype) @ v).numpy()
     return outs
 
 
@@ -168,16 +171,9 @@ def _fade_radius(fade, nearest, dim):
 
 def nearest_distance(queries, keys):
     """(N,) Euclidean distance from each query (N, D) to its nearest key (M, D)."""
-    import torch
-
-    k = torch.from_numpy(np.ascontiguousarray(keys, dtype=np.float64))
-    k2 = (k * k).sum(-1)
     out = np.empty(len(queries))
-    B = _block(len(k))
-    for s0 in range(0, len(queries), B):
-        q = torch.from_numpy(np.ascontiguousarray(queries[s0 : s0 + B], np.float64))
-        d2 = ((q * q).sum(-1, keepdim=True) + k2 - 2.0 * q @ k.T).clamp_min_(0.0)
-        out[s0 : s0 + len(q)] = d2.min(dim=-1).values.sqrt().numpy()
+    for s0, d2 in _sq_distances(queries, keys):
+        out[s0 : s0 + len(d2)] = d2.min(dim=-1).values.sqrt().numpy()
     return out
 
 
