@@ -120,7 +120,7 @@ def bench_offline(n, windows, quick):
 
 
 def _run_threads(x, spec, threads):
-    from tssdpa.filters._core import attend_lags, delay_embedding
+    from tssdpa.signal import attend_lags, delay_embedding
 
     H = spec.history
     full = np.concatenate([np.full((H, x.shape[1]), np.nan), x]).astype(spec.dtype)
@@ -130,7 +130,7 @@ def _run_threads(x, spec, threads):
         full,
         (H, H + x.shape[0]),
         0,
-        spec.n_lags - 1,
+        spec.window - 1,
         sigma=spec.sigma,
         decay=spec.decay,
         n_threads=threads,
@@ -304,7 +304,7 @@ def ar2(n, seed=0):
 
 def linear_ar_forecast(train, test, lags, h):
     """Direct least-squares AR(lags) for horizon h (the hybrid's linear part on its own)."""
-    from tssdpa.filters._core import delay_embedding
+    from tssdpa.signal import delay_embedding
 
     def design(y):
         E = delay_embedding(y[:, None], lags)
@@ -347,7 +347,7 @@ def bench_forecasting(quick):
             }
             for model in ("analogue", "hybrid"):
                 fc = ProjectionForecaster(
-                    lags=lags, horizon=h, model=model, window=2000 if not quick else 500
+                    embedding=lags, horizon=h, model=model, library_size=2000 if not quick else 500
                 ).fit(train)
                 out[model] = err(fc.forecast(test, horizon=h))
             winner = min(out, key=out.get)

@@ -66,7 +66,7 @@ class DenoiseCLI(LightningCLI):
 
 def main(argv=None):
     from tssdpa.cli import experiment_main
-    from tssdpa.filters import DenoisingSystem
+    from tssdpa.models import DenoisingSystem
 
     return experiment_main("denoise", DenoiseCLI, DenoisingSystem, DenoiseDataModule, argv)
 

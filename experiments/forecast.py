@@ -45,9 +45,9 @@ class ForecastCLI(LightningCLI):
         self._tic = time.perf_counter()
         self._start = None
         model, dm = self.model, self.datamodule
-        if getattr(model, "linear_init", "none") != "ridge":
+        if model.linear_init != "ridge":
             return
-        info = model.init_linear_from_datamodule(dm)
+        info = model.init_linear_ridge(dm.train_series(), dm.val_pairs())
         val = self.trainer.validate(model, datamodule=dm, verbose=False)[0]["val_loss"]
         cb = self.trainer.checkpoint_callback
         folder = Path(getattr(cb, "dirpath", None) or self.trainer.default_root_dir)
@@ -98,8 +98,8 @@ class ForecastCLI(LightningCLI):
             "start_val_mse": start[1] if start is not None else float("nan"),
             "epochs": int(self.trainer.current_epoch),
             "fit_s": round(fit_s, 1),
-            "linear_init": getattr(model, "linear_init", "none"),
-            "linear_lr_scale": getattr(model, "linear_lr_scale", 1.0),
+            "linear_init": model.linear_init,
+            "linear_lr_scale": model.linear_lr_scale,
         }
         out = Path(self.config[self.subcommand]["results_csv"])
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -116,7 +116,7 @@ class ForecastCLI(LightningCLI):
 
 def main(argv=None):
     from tssdpa.cli import experiment_main
-    from tssdpa.filters import ForecastingSystem
+    from tssdpa.models import ForecastingSystem
 
     return experiment_main("forecast", ForecastCLI, ForecastingSystem, ForecastDataModule, argv)
 

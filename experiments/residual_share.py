@@ -19,7 +19,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from tssdpa.compare.protocols import forecast_tasks
+from tssdpa.data.tasks import forecast_tasks
 from tssdpa.filters import ResidualProjectionForecaster
 
 

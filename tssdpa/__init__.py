@@ -1,13 +1,16 @@
 """tssdpa: scaled dot-product attention as a signal-processing filter.
 
-Tiers: :func:`projection_sdpa` (tensor op, with the reference in :mod:`tssdpa.naive`) →
-:mod:`tssdpa.nn` layers → filters, forecasters and models (:mod:`tssdpa.filters`,
-:mod:`tssdpa.baselines`, :mod:`tssdpa.translation`).
+Tiers, each importing only from the ones before it (``docs/architecture.md``):
+:mod:`tssdpa.checks` → :mod:`tssdpa.ops` (the torch operator) → :mod:`tssdpa.nn` (layers) and
+:mod:`tssdpa.signal` (the numpy kernel engine) → :mod:`tssdpa.estimators` (the base every
+estimator shares) and :mod:`tssdpa.data` → :mod:`tssdpa.baselines` → :mod:`tssdpa.models`
+(nets and Lightning systems) → :mod:`tssdpa.filters` → :mod:`tssdpa.compare`,
+:mod:`tssdpa.translation` → the ``tssdpa`` command.
 """
 
-from tssdpa.functional import projection_sdpa, projection_weights
+from tssdpa.ops import projection_sdpa, projection_weights
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "LearnedProjectionFilter",
@@ -19,7 +22,7 @@ __all__ = [
     "projection_weights",
 ]
 
-# Filters are imported on first use so that `import tssdpa` stays light (no Lightning).
+# Estimators are imported on first use so that `import tssdpa` stays light (no Lightning).
 _FROM_FILTERS = {
     "ProjectionFilter",
     "ProjectionForecaster",

@@ -111,17 +111,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _tasks(args, kind: str):
-    from tssdpa.compare.protocols import DEFAULT_DATASETS, denoise_tasks, forecast_tasks
-    from tssdpa.data import ETT_NAMES
+    from tssdpa.data import DEFAULT_DATASETS, ETT_NAMES, denoise_tasks, forecast_tasks
 
     names = args.dataset or ["default"]
     out = []
     for name in names:
         sets = DEFAULT_DATASETS[kind] if name == "default" else [name]
         default = name == "default"
+        n = args.n or (1000 if default else 4000)
         for ds in sets:
             if kind == "denoise":
-                n = args.n or (1000 if default else 4000)
                 out += denoise_tasks(
                     ds,
                     seeds=_seeds(args, default),
@@ -131,7 +130,6 @@ def _tasks(args, kind: str):
                     quick=default or args.quick,
                 )
             else:
-                n = args.n or (1000 if default else 4000)
                 feats = ["M", "S"] if args.features == "both" else [args.features]
                 for ft in feats if ds in ETT_NAMES else ["M"]:
                     out += forecast_tasks(
@@ -157,7 +155,7 @@ def _seeds(args, default: bool) -> tuple:
 
 
 def _compare(args) -> int:
-    from tssdpa.compare.harness import run_tasks
+    from tssdpa.compare import run_tasks
     from tssdpa.compare.plots import write_plots
     from tssdpa.compare.tables import markdown_tables, overview_markdown, write_tables
 
@@ -236,7 +234,7 @@ def _filter(args) -> int:
     import numpy as np
     import pandas as pd
 
-    from tssdpa.compare.registry import get_method
+    from tssdpa.compare import get_method
 
     df = pd.read_csv(args.input)
     cols = args.columns or [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]
@@ -282,7 +280,7 @@ def _filter(args) -> int:
 
 
 def _methods(args) -> int:
-    from tssdpa.compare.registry import available_methods, get_method
+    from tssdpa.compare import available_methods, get_method
 
     for kind in ("denoise", "forecast"):
         print(f"{kind}:")

@@ -11,7 +11,7 @@ import math
 
 import torch
 
-from tssdpa import projection_sdpa
+from tssdpa.ops import projection_sdpa
 
 
 def embedded_signal(n: int = 2000, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:

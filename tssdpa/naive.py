@@ -1,73 +1,17 @@
-"""The explicit, obviously correct projection SDPA: the ``backend="math"`` reference.
+"""Deprecated module path: the reference lives in :mod:`tssdpa.ops.reference` (removed next
+release)."""
 
-Distances are formed as differences (never through the ``q·k`` expansion), masks are applied
-as ``-inf`` logits, rows are normalised with a softmax, and a row with no allowed key gives
-zeros. Everything here works in float64 as well as float32, and is what the fused path in
-:mod:`tssdpa.functional` is tested against.
-"""
+import warnings
 
-from __future__ import annotations
+from tssdpa.ops.reference import (  # noqa: F401
+    masked_softmax,
+    projection_sdpa_math,
+    projection_weights_math,
+    squared_distances,
+)
 
-import torch
-import torch.nn.functional as F
-from torch import Tensor
-
-
-def squared_distances(query: Tensor, key: Tensor) -> Tensor:
-    """``||q_i - k_j||²`` for every pair, from differences.  # (..., L, S)
-
-    ``torch.cdist`` with ``donot_use_mm_for_euclid_dist`` subtracts coordinates instead of
-    expanding ``||q||² + ||k||² - 2 q·k``, so small distances between large vectors keep their
-    precision, and memory stays O(L·S) rather than O(L·S·E).
-    """
-    batch = torch.broadcast_shapes(query.shape[:-2], key.shape[:-2])
-    q = query.expand(*batch, *query.shape[-2:]).reshape(-1, *query.shape[-2:])
-    k = key.expand(*batch, *key.shape[-2:]).reshape(-1, *key.shape[-2:])
-    if q.shape[-2] == 0 or k.shape[-2] == 0:
-        return q.new_zeros(*batch, q.shape[-2], k.shape[-2])
-    d = torch.cdist(q, k, p=2.0, compute_mode="donot_use_mm_for_euclid_dist")
-    return d.square().reshape(*batch, q.shape[-2], k.shape[-2])
-
-
-def masked_softmax(logits: Tensor, allowed: Tensor | None) -> Tensor:
-    """Row softmax over allowed entries; a row with none allowed is all zeros (not NaN)."""
-    if allowed is None:
-        return torch.softmax(logits, dim=-1)
-    empty = ~allowed.any(dim=-1, keepdim=True)  # (..., L, 1)
-    # Fill empty rows with finite logits so the softmax and its gradient stay finite, then zero.
-    logits = logits.masked_fill(~allowed, float("-inf")).masked_fill(empty, 0.0)
-    return torch.softmax(logits, dim=-1).masked_fill(empty, 0.0)
-
-
-def projection_weights_math(
-    query: Tensor,
-    key: Tensor,
-    sigma: Tensor | float,
-    allowed: Tensor | None,
-    bias: Tensor | None,
-) -> Tensor:
-    """Projection weights ``z_ij ∝ exp(-||q_i-k_j||²/2σ² + bias_ij)`` over allowed j.
-
-    ``sigma`` is a float or broadcasts as ``(..., 1, 1)``; ``allowed`` (bool) and ``bias``
-    (additive log weight) broadcast as ``(..., L, S)``.
-    """
-    logits = -squared_distances(query, key) / (2.0 * sigma**2)  # (..., L, S)
-    if bias is not None:
-        logits = logits + bias
-    return masked_softmax(logits, allowed)
-
-
-def projection_sdpa_math(
-    query: Tensor,
-    key: Tensor,
-    value: Tensor,
-    sigma: Tensor | float,
-    allowed: Tensor | None,
-    bias: Tensor | None,
-    dropout_p: float = 0.0,
-) -> Tensor:
-    """Weighted mean of ``value`` rows with :func:`projection_weights_math` weights."""
-    weights = projection_weights_math(query, key, sigma, allowed, bias)
-    if dropout_p > 0.0:
-        weights = F.dropout(weights, p=dropout_p)
-    return weights @ value  # (..., L, Ev)
+warnings.warn(
+    "tssdpa.naive is deprecated; import from tssdpa.ops.reference",
+    DeprecationWarning,
+    stacklevel=2,
+)

@@ -1,11 +1,11 @@
 """Classical baselines with the tssdpa filter / forecaster interface (see docs/CONTRACTS.md).
 
-Denoisers: ``fit(x, target=None)``, ``filter(x)``, ``causal``, ``get_params()``.
+All on the estimator base (:mod:`tssdpa.estimators`). Denoisers: ``fit(x, target=None)``,
+``filter(x)``, ``causal``, ``get_params()``.
 Forecasters: ``fit(y)``, ``forecast(y, horizon)``, ``forecast_path(y, horizon)``,
 ``predict(steps)`` with rolling-origin semantics (no refitting on the test split).
 """
 
-from tssdpa.baselines._base import BaseDenoiser, BaseForecaster
 from tssdpa.baselines.forecasters import (
     AutoRegForecaster,
     DLinearForecaster,
@@ -32,8 +32,6 @@ from tssdpa.baselines.statespace import (
 from tssdpa.baselines.wavelet import WaveletDenoiser
 
 __all__ = [
-    "BaseDenoiser",
-    "BaseForecaster",
     "IdentityFilter",
     "ButterworthFilter",
     "SavitzkyGolayFilter",
@@ -53,3 +51,21 @@ __all__ = [
     "moving_average_matrix",
     "state_space_forecast_path",
 ]
+
+
+_DEPRECATED = {"BaseDenoiser": "Denoiser", "BaseForecaster": "Forecaster"}
+
+
+def __getattr__(name):
+    if name in _DEPRECATED:
+        import warnings
+
+        from tssdpa.estimators import base
+
+        warnings.warn(
+            f"tssdpa.baselines.{name} is deprecated; use tssdpa.estimators.{_DEPRECATED[name]}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(base, _DEPRECATED[name])
+    raise AttributeError(f"module 'tssdpa.baselines' has no attribute {name!r}")

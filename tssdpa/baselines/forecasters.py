@@ -7,7 +7,9 @@ import warnings
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from tssdpa.baselines._base import BaseForecaster, check_positive_int
+from tssdpa.checks import check_choice, check_int, check_positive
+from tssdpa.estimators.base import Forecaster
+from tssdpa.signal.missing import fill_missing
 
 __all__ = [
     "NaiveForecaster",
@@ -18,10 +20,8 @@ __all__ = [
 ]
 
 
-class NaiveForecaster(BaseForecaster):
+class NaiveForecaster(Forecaster):
     """Last value carried forward: ``y[t+h] ≈ y[t]``."""
-
-    trainable = False
 
     def __init__(self):
         pass
@@ -33,14 +33,15 @@ class NaiveForecaster(BaseForecaster):
         return np.repeat(a[:, None, :], horizon, axis=1)
 
 
-class SeasonalNaiveForecaster(BaseForecaster):
+class SeasonalNaiveForecaster(Forecaster):
     """Value one season earlier: ``y[t+h] ≈ y[t+h-k*period]`` with the smallest k >= 1 that
     keeps the index at or before ``t``."""
 
-    trainable = False
-
     def __init__(self, period: int = 24):
-        self.period = check_positive_int(period, "period")
+        self.period = period
+
+    def _validate_params(self):
+        check_int(self.period, "period")
 
     def _fit(self, a):
         pass
@@ -57,7 +58,7 @@ class SeasonalNaiveForecaster(BaseForecaster):
         return out
 
 
-class AutoRegForecaster(BaseForecaster):
+class AutoRegForecaster(Forecaster):
     """AR(p) from ``statsmodels.tsa.ar_model.AutoReg`` (OLS) with recursive h-step forecasts.
 
     The parameters are estimated once on the training split; forecasts from every origin of a
@@ -66,10 +67,12 @@ class AutoRegForecaster(BaseForecaster):
     """
 
     def __init__(self, lags: int = 2, trend: str = "c"):
-        self.lags = check_positive_int(lags, "lags")
-        if trend not in ("n", "c"):
-            raise ValueError(f"trend must be 'n' or 'c'; got {trend!r}")
+        self.lags = lags
         self.trend = trend
+
+    def _validate_params(self):
+        check_int(self.lags, "lags")
+        check_choice(self.trend, "trend", ("n", "c"))
 
     def _fit_1d(self, y):
         from statsmodels.tsa.ar_model import AutoReg
@@ -100,14 +103,15 @@ class AutoRegForecaster(BaseForecaster):
         return out
 
 
-def moving_average_matrix(length: int, kernel_size: int) -> np.ndarray:
+def moving_average_matrix(length: int, window: int) -> np.ndarray:
     """The (length, length) matrix of DLinear's ``series_decomp`` moving average.
 
-    DLinear pads the window with ``(kernel_size-1)//2`` copies of its first and last values and
-    averages with stride 1; ``trend = A @ x``.
+    ``window`` is the length of the moving average (DLinear's ``kernel_size``). DLinear pads
+    the series with ``(window-1)//2`` copies of its first and last values and averages with
+    stride 1; ``trend = A @ x``.
     """
-    length = check_positive_int(length, "length")
-    k = check_positive_int(kernel_size, "kernel_size")
+    length = check_int(length, "length")
+    k = check_int(window, "window")
     pad = (k - 1) // 2
     A = np.zeros((length, length))
     for i in range(length):
@@ -116,11 +120,12 @@ def moving_average_matrix(length: int, kernel_size: int) -> np.ndarray:
     return A
 
 
-class DLinearForecaster(BaseForecaster):
+class DLinearForecaster(Forecaster):
     """DLinear-style direct multi-horizon linear forecaster fitted by (ridge) least squares.
 
     The lookback window ``x`` (length ``lookback``) is split into trend ``A x`` (DLinear's
-    moving average, ``kernel_size``) and remainder ``x - A x``; each part gets its own linear map
+    moving average over ``moving_average`` samples, formerly ``kernel_size``) and remainder
+    ``x - A x``; each part gets its own linear map
     to the ``horizon`` future values (plus a bias), fitted jointly by least squares with an L2
     penalty ``ridge`` on all training windows whose targets lie inside the training series.
     With ``individual=False`` (DLinear's default) one set of weights is shared by all channels.
@@ -135,25 +140,24 @@ class DLinearForecaster(BaseForecaster):
     the largest horizon serves every smaller one exactly.
     """
 
+    _renamed_params = {"kernel_size": "moving_average"}
+
     def __init__(
         self,
         lookback: int = 336,
         horizon: int = 96,
-        kernel_size: int = 25,
+        moving_average: int = 25,
         ridge: float = 1e-3,
         individual: bool = False,
         normalize: str = "none",
     ):
-        self.lookback = check_positive_int(lookback, "lookback")
-        self.horizon = check_positive_int(horizon, "horizon")
-        self.kernel_size = check_positive_int(kernel_size, "kernel_size")
-        if not float(ridge) >= 0:
-            raise ValueError(f"ridge must be >= 0; got {ridge!r}")
-        self.ridge = float(ridge)
-        self.individual = bool(individual)
-        if normalize not in ("none", "last"):
-            raise ValueError(f"normalize must be 'none' or 'last'; got {normalize!r}")
-        self.normalize = normalize
+        self._store(locals())
+
+    def _validate_params(self):
+        for name in ("lookback", "horizon", "moving_average"):
+            check_int(getattr(self, name), name)
+        check_positive(self.ridge, "ridge", allow_zero=True)
+        check_choice(self.normalize, "normalize", ("none", "last"))
 
     def _windows(self, y, H):
         L = self.lookback
@@ -170,10 +174,8 @@ class DLinearForecaster(BaseForecaster):
             raise ValueError(
                 f"y has {len(a)} samples; lookback + horizon = {L + H} are needed to fit"
             )
-        from tssdpa.baselines._base import fill_missing
-
         a = fill_missing(a, True)
-        A = moving_average_matrix(L, self.kernel_size)
+        A = moving_average_matrix(L, self.moving_average)
         M = np.hstack([(np.eye(L) - A).T, A.T])  # features = x @ M  (L -> 2L)
         groups = [[c] for c in range(a.shape[1])] if self.individual else [list(range(a.shape[1]))]
         self.weights_ = [None] * a.shape[1]
@@ -192,7 +194,7 @@ class DLinearForecaster(BaseForecaster):
             mx, my = sx / n, sy / n
             cxx = xx / n - np.outer(mx, mx)
             cxy = xy / n - np.outer(mx, my)
-            G = M.T @ cxx @ M + self.ridge * np.eye(2 * L)
+            G = M.T @ cxx @ M + float(self.ridge) * np.eye(2 * L)
             # lstsq: the two branches are collinear, so G is singular when ridge == 0
             Wf = np.linalg.lstsq(G, M.T @ cxy, rcond=None)[0]  # (2L, H)
             W = M @ Wf  # effective (L, H)

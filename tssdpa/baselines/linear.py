@@ -1,7 +1,9 @@
 """Linear and order-statistic denoisers from scipy.signal, plus the least-squares Wiener FIR.
 
-Design (coefficients, windows) happens in the constructor or in ``fit``; ``filter`` only applies
-it, as in scipy's ``butter`` / ``sosfilt`` split.
+Design (coefficients, windows) happens in ``fit`` (or on first use for the filters that learn
+nothing from data); ``filter`` only applies it, as in scipy's ``butter`` / ``sosfilt`` split.
+``window`` is the FIR length everywhere (scipy's ``window_length``, ``kernel_size``,
+``mysize`` and the Wiener FIR's ``taps`` are accepted as deprecated names).
 """
 
 from __future__ import annotations
@@ -10,30 +12,30 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from scipy import signal
 
-from tssdpa.baselines._base import BaseDenoiser, check_positive_int
-
-__all__ = [
-    "IdentityFilter",
-    "ButterworthFilter",
-    "SavitzkyGolayFilter",
-    "ScipyWienerFilter",
-    "MedianFilter",
-    "MovingAverageFilter",
-    "WienerFIRFilter",
-]
+from tssdpa.checks import check_fraction, check_int, check_positive
+from tssdpa.estimators.base import Denoiser
+from tssdpa.signal.missing import fill_missing
 
 
-class IdentityFilter(BaseDenoiser):
+class _ZeroPhaseOption(Denoiser):
+    """A filter with a ``zero_phase`` switch: causal unless it is on."""
+
+    @property
+    def causal(self) -> bool:
+        return not self.zero_phase
+
+
+class IdentityFilter(Denoiser):
     """Returns its input (NaN filled): the "no filtering" reference row."""
 
     def __init__(self, causal: bool = True):
-        self.causal = bool(causal)
+        self.causal = causal
 
     def _filter_1d(self, x, channel):
         return x
 
 
-class ButterworthFilter(BaseDenoiser):
+class ButterworthFilter(_ZeroPhaseOption):
     """Butterworth low-pass, causal (``sosfilt``) or zero-phase (``sosfiltfilt``).
 
     Parameters
@@ -48,13 +50,14 @@ class ButterworthFilter(BaseDenoiser):
     """
 
     def __init__(self, cutoff: float = 0.1, order: int = 4, zero_phase: bool = False):
-        if not 0.0 < float(cutoff) < 1.0:
-            raise ValueError(f"cutoff must be in (0, 1) (fraction of Nyquist); got {cutoff!r}")
-        self.cutoff = float(cutoff)
-        self.order = check_positive_int(order, "order")
-        self.zero_phase = bool(zero_phase)
-        self.causal = not self.zero_phase
-        self.sos_ = signal.butter(self.order, self.cutoff, btype="low", output="sos")
+        self._store(locals())
+
+    def _validate_params(self):
+        check_fraction(self.cutoff, "cutoff (a fraction of Nyquist)")
+        check_int(self.order, "order")
+
+    def _fit(self, a, target):
+        self.sos_ = signal.butter(self.order, float(self.cutoff), btype="low", output="sos")
         self.zi_ = signal.sosfilt_zi(self.sos_)
 
     def _filter_1d(self, x, channel):
@@ -71,31 +74,35 @@ class ButterworthFilter(BaseDenoiser):
         return y
 
 
-class SavitzkyGolayFilter(BaseDenoiser):
+class SavitzkyGolayFilter(_ZeroPhaseOption):
     """Savitzky–Golay polynomial smoother.
 
     Zero-phase uses :func:`scipy.signal.savgol_filter` (centred window); the causal version fits
-    the polynomial to the trailing ``window_length`` samples and evaluates it at the newest one
-    (:func:`scipy.signal.savgol_coeffs` with ``pos=window_length - 1``).
+    the polynomial to the trailing ``window`` samples and evaluates it at the newest one
+    (:func:`scipy.signal.savgol_coeffs` with ``pos=window - 1``). ``window`` is scipy's
+    ``window_length``.
     """
 
-    def __init__(self, window_length: int = 11, polyorder: int = 2, zero_phase: bool = True):
-        self.window_length = check_positive_int(window_length, "window_length", 2)
-        self.polyorder = check_positive_int(polyorder, "polyorder", 0)
-        if self.polyorder >= self.window_length:
-            raise ValueError(
-                f"polyorder must be < window_length; got {polyorder} >= {window_length}"
-            )
-        self.zero_phase = bool(zero_phase)
-        self.causal = not self.zero_phase
+    _renamed_params = {"window_length": "window"}
+
+    def __init__(self, window: int = 11, polyorder: int = 2, zero_phase: bool = True):
+        self._store(locals())
+
+    def _validate_params(self):
+        check_int(self.window, "window", 2)
+        check_int(self.polyorder, "polyorder", 0)
+        if self.polyorder >= self.window:
+            raise ValueError(f"polyorder must be < window; got {self.polyorder} >= {self.window}")
+
+    def _fit(self, a, target):
         if not self.zero_phase:
             # savgol_coeffs(use="conv") gives h with y[n] = sum_k h[k] x[n-k]
             self.coeffs_ = signal.savgol_coeffs(
-                self.window_length, self.polyorder, pos=self.window_length - 1, use="conv"
+                self.window, self.polyorder, pos=self.window - 1, use="conv"
             )
 
     def _filter_1d(self, x, channel):
-        w = self.window_length
+        w = self.window
         if self.zero_phase:
             if len(x) < w:
                 return x.copy()
@@ -105,84 +112,98 @@ class SavitzkyGolayFilter(BaseDenoiser):
         return signal.lfilter(self.coeffs_, [1.0], padded)[w - 1 :]
 
 
-class ScipyWienerFilter(BaseDenoiser):
+class ScipyWienerFilter(Denoiser):
     """Local adaptive Wiener filter :func:`scipy.signal.wiener` (offline, centred window).
 
-    ``noise=None`` lets scipy estimate the noise power as the mean local variance.
+    ``window`` is scipy's ``mysize``; ``noise=None`` lets scipy estimate the noise power as the
+    mean local variance.
     """
 
     causal = False
+    _renamed_params = {"mysize": "window"}
 
-    def __init__(self, mysize: int = 5, noise: float | None = None):
-        self.mysize = check_positive_int(mysize, "mysize")
-        if noise is not None and not float(noise) > 0:
-            raise ValueError(f"noise must be positive or None; got {noise!r}")
-        self.noise = None if noise is None else float(noise)
+    def __init__(self, window: int = 5, noise: float | None = None):
+        self.window = window
+        self.noise = noise
+
+    def _validate_params(self):
+        check_int(self.window, "window")
+        if self.noise is not None:
+            check_positive(self.noise, "noise")
 
     def _filter_1d(self, x, channel):
+        noise = None if self.noise is None else float(self.noise)
         with np.errstate(divide="ignore", invalid="ignore"):
-            y = signal.wiener(x, self.mysize, self.noise)
+            y = signal.wiener(x, self.window, noise)
         return np.where(np.isfinite(y), y, x)
 
 
-class MedianFilter(BaseDenoiser):
-    """Running median: centred (``medfilt``-like, edges replicated) or trailing (causal)."""
+class _SlidingWindowFilter(Denoiser):
+    """A statistic of the ``window`` samples trailing (causal) or centred on each sample,
+    the series' end values repeated at its edges."""
 
-    def __init__(self, kernel_size: int = 5, causal: bool = False):
-        self.kernel_size = check_positive_int(kernel_size, "kernel_size")
-        self.causal = bool(causal)
+    def _validate_params(self):
+        check_int(self.window, "window")
+
+    def _padded(self, x):
+        k = self.window
+        if self.causal:
+            return np.concatenate([np.full(k - 1, x[0]), x])
+        left = (k - 1) // 2
+        return np.concatenate([np.full(left, x[0]), x, np.full(k - 1 - left, x[-1])])
+
+
+class MedianFilter(_SlidingWindowFilter):
+    """Running median over ``window`` samples (scipy's ``kernel_size``): centred
+    (``medfilt``-like) or trailing (causal)."""
+
+    _renamed_params = {"kernel_size": "window"}
+
+    def __init__(self, window: int = 5, causal: bool = False):
+        self.window = window
+        self.causal = causal
 
     def _filter_1d(self, x, channel):
-        k = self.kernel_size
-        if self.causal:
-            padded = np.concatenate([np.full(k - 1, x[0]), x])
-        else:
-            left = (k - 1) // 2
-            padded = np.concatenate([np.full(left, x[0]), x, np.full(k - 1 - left, x[-1])])
-        return np.median(sliding_window_view(padded, k), axis=1)
+        return np.median(sliding_window_view(self._padded(x), self.window), axis=1)
 
 
-class MovingAverageFilter(BaseDenoiser):
+class MovingAverageFilter(_SlidingWindowFilter):
     """Boxcar average over ``window`` samples, trailing (causal) or centred."""
 
     def __init__(self, window: int = 5, causal: bool = True):
-        self.window = check_positive_int(window, "window")
-        self.causal = bool(causal)
+        self.window = window
+        self.causal = causal
 
     def _filter_1d(self, x, channel):
-        k = self.window
-        if self.causal:
-            padded = np.concatenate([np.full(k - 1, x[0]), x])
-        else:
-            left = (k - 1) // 2
-            padded = np.concatenate([np.full(left, x[0]), x, np.full(k - 1 - left, x[-1])])
-        c = np.concatenate([[0.0], np.cumsum(padded)])
-        return (c[k:] - c[:-k]) / k
+        c = np.concatenate([[0.0], np.cumsum(self._padded(x))])
+        return (c[self.window :] - c[: -self.window]) / self.window
 
 
-class WienerFIRFilter(BaseDenoiser):
+class WienerFIRFilter(Denoiser):
     """Optimal linear FIR (Wiener) filter fitted by least squares on the training split.
 
     Solves ``min_h sum_t (s[t] - sum_k h[k] x[t-k] - b)^2 + ridge * ||h||^2`` per channel, where
     ``x`` is the noisy training series and ``s`` the clean target given to ``fit`` (when no target
     is given, the filter is fitted to predict ``x`` itself from its *other* taps, which is the
-    best the data allow without ground truth). Causal taps are ``k = 0 .. taps-1``; zero-phase
-    (``causal=False``) taps are centred, ``k = -(taps//2) .. taps//2``.
+    best the data allow without ground truth). ``window`` is the FIR length (formerly
+    ``taps``): causal taps are ``k = 0 .. window-1``; zero-phase (``causal=False``) taps are
+    centred, ``k = -(window//2) .. window//2``.
     """
 
     trainable = True
+    _renamed_params = {"taps": "window"}
 
-    def __init__(self, taps: int = 16, causal: bool = True, ridge: float = 1e-6):
-        self.taps = check_positive_int(taps, "taps")
-        self.causal = bool(causal)
-        if not float(ridge) >= 0:
-            raise ValueError(f"ridge must be >= 0; got {ridge!r}")
-        self.ridge = float(ridge)
+    def __init__(self, window: int = 16, causal: bool = True, ridge: float = 1e-6):
+        self._store(locals())
+
+    def _validate_params(self):
+        check_int(self.window, "window")
+        check_positive(self.ridge, "ridge", allow_zero=True)
 
     def _lags(self):
         if self.causal:
-            return 0, self.taps - 1  # look-ahead 0, look-back taps-1
-        half = self.taps // 2
+            return 0, self.window - 1  # look-ahead 0, look-back window-1
+        half = self.window // 2
         return half, half
 
     def _design(self, x):
@@ -192,8 +213,6 @@ class WienerFIRFilter(BaseDenoiser):
         return sliding_window_view(padded, ahead + back + 1)[:, ::-1]
 
     def _fit(self, a, target):
-        from tssdpa.baselines._base import fill_missing
-
         a = fill_missing(a, self.causal)
         ahead, _ = self._lags()
         self.coef_, self.intercept_ = [], []

@@ -14,7 +14,8 @@ import warnings
 
 import numpy as np
 
-from tssdpa.baselines._base import BaseDenoiser, BaseForecaster, check_positive_int
+from tssdpa.checks import check_choice, check_int
+from tssdpa.estimators.base import Denoiser, Forecaster
 
 __all__ = [
     "KalmanSmoother",
@@ -89,7 +90,7 @@ def _fit_uc(level: str, data: bytes):
         return UnobservedComponents(y, level=level).fit(disp=False, cov_type="none")
 
 
-class KalmanSmoother(BaseDenoiser):
+class KalmanSmoother(Denoiser):
     """Kalman filter (causal) or RTS smoother (zero-phase) from ``UnobservedComponents``.
 
     The variances are estimated by maximum likelihood on the training series given to ``fit``
@@ -103,25 +104,31 @@ class KalmanSmoother(BaseDenoiser):
     smoother : bool
         ``False``: filtered state ``E[s_t | x_0..x_t]`` (causal). ``True``: smoothed state
         ``E[s_t | all x]`` (offline).
-    max_fit : int
+    max_fit_samples : int
         At most this many (final) training samples are used for the likelihood fit.
     """
 
     trainable = True
     handles_nan = True
+    _renamed_params = {"max_fit": "max_fit_samples"}
 
-    def __init__(self, level: str = "local level", smoother: bool = False, max_fit: int = 5000):
-        if level not in _UC_LEVELS:
-            raise ValueError(f"level must be one of {_UC_LEVELS}; got {level!r}")
-        self.level = level
-        self.smoother = bool(smoother)
-        self.causal = not self.smoother
-        self.max_fit = check_positive_int(max_fit, "max_fit", 10)
+    def __init__(
+        self, level: str = "local level", smoother: bool = False, max_fit_samples: int = 5000
+    ):
+        self._store(locals())
+
+    @property
+    def causal(self) -> bool:
+        return not self.smoother
+
+    def _validate_params(self):
+        check_choice(self.level, "level", _UC_LEVELS)
+        check_int(self.max_fit_samples, "max_fit_samples", 10)
 
     def _fit(self, a, target):
         self.models_ = []
         for c in range(a.shape[1]):
-            y = np.ascontiguousarray(a[-self.max_fit :, c])
+            y = np.ascontiguousarray(a[-self.max_fit_samples :, c])
             scale = float(np.nanstd(y)) or 1.0
             res = _fit_uc(self.level, (y / scale).tobytes())
             self.models_.append((_FittedSS(res), scale))
@@ -134,16 +141,19 @@ class KalmanSmoother(BaseDenoiser):
         return (Z @ np.asarray(st)) * scale
 
 
-class _StateSpaceForecaster(BaseForecaster):
+class _StateSpaceForecaster(Forecaster):
     """Fit a statsmodels state-space model per channel; roll forecasts with no refit."""
 
-    max_fit: int = 5000
+    _renamed_params = {"max_fit": "max_fit_samples"}
 
     def _make(self, y):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _validate_params(self):
+        check_int(self.max_fit_samples, "max_fit_samples", 10)
+
     def _fit_1d(self, y):
-        y = y[-self.max_fit :]
+        y = y[-self.max_fit_samples :]
         loc, scale = float(np.mean(y)), float(np.std(y)) or 1.0
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -165,30 +175,36 @@ class ARIMAForecaster(_StateSpaceForecaster):
     seasonal_order : tuple (P, D, Q, s)
     trend : str or None
         statsmodels trend spec (``"c"``, ``"t"``, ``"ct"``, ``None``).
-    max_fit : int
+    max_fit_samples : int
         At most this many (final) training samples are used for the likelihood fit.
     """
+
+    _renamed_params = {"max_fit": "max_fit_samples"}
 
     def __init__(
         self,
         order: tuple = (2, 0, 0),
         seasonal_order: tuple = (0, 0, 0, 0),
         trend: str | None = None,
-        max_fit: int = 5000,
+        max_fit_samples: int = 5000,
     ):
-        if len(tuple(order)) != 3:
-            raise ValueError(f"order must be (p, d, q); got {order!r}")
-        if len(tuple(seasonal_order)) != 4:
-            raise ValueError(f"seasonal_order must be (P, D, Q, s); got {seasonal_order!r}")
-        self.order = tuple(int(v) for v in order)
-        self.seasonal_order = tuple(int(v) for v in seasonal_order)
-        self.trend = trend
-        self.max_fit = check_positive_int(max_fit, "max_fit", 10)
+        self._store(locals())
+
+    def _validate_params(self):
+        super()._validate_params()
+        for name, n, what in (("order", 3, "(p, d, q)"), ("seasonal_order", 4, "(P, D, Q, s)")):
+            value = getattr(self, name)
+            if isinstance(value, (str, bytes)) or np.ndim(value) != 1 or len(value) != n:
+                raise ValueError(f"{name} must be {what}; got {value!r}")
+            for v in value:
+                check_int(v, name, minimum=0)
 
     def _make(self, y):
         from statsmodels.tsa.statespace.sarimax import SARIMAX
 
-        return SARIMAX(y, order=self.order, seasonal_order=self.seasonal_order, trend=self.trend)
+        return SARIMAX(
+            y, order=tuple(self.order), seasonal_order=tuple(self.seasonal_order), trend=self.trend
+        )
 
 
 class ETSForecaster(_StateSpaceForecaster):
@@ -198,38 +214,44 @@ class ETSForecaster(_StateSpaceForecaster):
     fitted model can be applied to the test split without refitting.
     """
 
+    _renamed_params = {"max_fit": "max_fit_samples"}
+
     def __init__(
         self,
         trend: bool = False,
         damped_trend: bool = False,
         seasonal: int | None = None,
-        max_fit: int = 5000,
+        max_fit_samples: int = 5000,
     ):
-        self.trend = bool(trend)
-        self.damped_trend = bool(damped_trend)
-        if damped_trend and not trend:
+        self._store(locals())
+
+    def _validate_params(self):
+        super()._validate_params()
+        if self.damped_trend and not self.trend:
             raise ValueError("damped_trend=True needs trend=True")
-        if seasonal is not None:
-            seasonal = check_positive_int(seasonal, "seasonal", 2)
-        self.seasonal = seasonal
-        self.max_fit = check_positive_int(max_fit, "max_fit", 10)
+        if self.seasonal is not None:
+            check_int(self.seasonal, "seasonal", 2)
 
     def _make(self, y):
         from statsmodels.tsa.statespace.exponential_smoothing import ExponentialSmoothing
 
         return ExponentialSmoothing(
-            y, trend=self.trend, damped_trend=self.damped_trend, seasonal=self.seasonal
+            y, trend=bool(self.trend), damped_trend=bool(self.damped_trend), seasonal=self.seasonal
         )
 
 
 class UnobservedComponentsForecaster(_StateSpaceForecaster):
     """Structural time-series model (local level / local linear trend) forecasts."""
 
-    def __init__(self, level: str = "local level", max_fit: int = 5000):
-        if level not in _UC_LEVELS:
-            raise ValueError(f"level must be one of {_UC_LEVELS}; got {level!r}")
+    _renamed_params = {"max_fit": "max_fit_samples"}
+
+    def __init__(self, level: str = "local level", max_fit_samples: int = 5000):
         self.level = level
-        self.max_fit = check_positive_int(max_fit, "max_fit", 10)
+        self.max_fit_samples = max_fit_samples
+
+    def _validate_params(self):
+        super()._validate_params()
+        check_choice(self.level, "level", _UC_LEVELS)
 
     def _make(self, y):
         from statsmodels.tsa.statespace.structural import UnobservedComponents

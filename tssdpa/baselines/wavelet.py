@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from tssdpa.baselines._base import BaseDenoiser
+from tssdpa.checks import check_choice, check_int, check_positive
+from tssdpa.estimators.base import Denoiser
 
 __all__ = ["WaveletDenoiser"]
 
 
-class WaveletDenoiser(BaseDenoiser):
+class WaveletDenoiser(Denoiser):
     """Discrete wavelet shrinkage: ``wavedec`` → threshold details → ``waverec`` (offline).
 
     The noise level is estimated from the finest detail coefficients as
@@ -33,17 +34,17 @@ class WaveletDenoiser(BaseDenoiser):
     def __init__(
         self, wavelet: str = "db4", level: int | None = None, mode: str = "soft", scale: float = 1.0
     ):
+        self._store(locals())
+
+    def _validate_params(self):
         import pywt
 
-        if wavelet not in pywt.wavelist(kind="discrete"):
-            raise ValueError(f"wavelet must be a discrete PyWavelets wavelet; got {wavelet!r}")
-        if mode not in ("soft", "hard"):
-            raise ValueError(f"mode must be 'soft' or 'hard'; got {mode!r}")
-        if not float(scale) > 0:
-            raise ValueError(f"scale must be positive; got {scale!r}")
-        if level is not None and int(level) < 1:
-            raise ValueError(f"level must be >= 1 or None; got {level!r}")
-        self.wavelet, self.level, self.mode, self.scale = wavelet, level, mode, float(scale)
+        if self.wavelet not in pywt.wavelist(kind="discrete"):
+            raise ValueError(f"wavelet must be a discrete PyWavelets wavelet; got {self.wavelet!r}")
+        check_choice(self.mode, "mode", ("soft", "hard"))
+        check_positive(self.scale, "scale")
+        if self.level is not None:
+            check_int(self.level, "level")
 
     def _filter_1d(self, x, channel):
         import pywt
@@ -55,6 +56,6 @@ class WaveletDenoiser(BaseDenoiser):
         level = maxlev if self.level is None else min(int(self.level), maxlev)
         coeffs = pywt.wavedec(x, w, level=level, mode="symmetric")
         sigma = np.median(np.abs(coeffs[-1])) / 0.6745
-        thr = self.scale * sigma * np.sqrt(2.0 * np.log(len(x)))
+        thr = float(self.scale) * sigma * np.sqrt(2.0 * np.log(len(x)))
         coeffs[1:] = [pywt.threshold(d, thr, mode=self.mode) for d in coeffs[1:]]
         return pywt.waverec(coeffs, w, mode="symmetric")[: len(x)]

@@ -19,6 +19,22 @@ def _plt():
     return plt
 
 
+def _truth(folder, kind: str, dataset: str, setting: str):
+    """``(folder/kind, the saved truth of one cell or None)``: ``kind`` "traces" or "curves"."""
+    d = Path(folder) / kind
+    truth = d / f"{dataset}__{setting}__truth.npz"
+    return d, (np.load(truth) if truth.exists() else None)
+
+
+def _save(fig, dest: Path) -> Path:
+    """Write ``fig`` to ``dest`` (a PNG, folders created) and close it."""
+    fig.tight_layout()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(dest, dpi=90)
+    _plt().close(fig)
+    return dest
+
+
 def _best(frame, task, dataset, setting, metric, higher, causal=None, k=3):
     df = frame[
         (frame["task"] == task) & (frame["dataset"] == dataset) & (frame["setting"] == setting)
@@ -48,12 +64,10 @@ def plot_traces(
     folder: Path, frame: pd.DataFrame, dataset: str, setting: str, dest: Path, n: int = 300
 ) -> Path | None:
     """Clean, noisy and the best causal / zero-phase filters (plus ours) on the test part."""
-    d = Path(folder) / "traces"
-    truth = d / f"{dataset}__{setting}__truth.npz"
-    if not truth.exists():
+    d, t = _truth(folder, "traces", dataset, setting)
+    if t is None:
         return None
     plt = _plt()
-    t = np.load(truth)
     clean, noisy = t["clean"][:n, 0], t["noisy"][:n, 0]
     fig, axes = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
     for ax, causal, title in (
@@ -81,23 +95,17 @@ def plot_traces(
         ax.set_title(f"{dataset}, {setting}: {title}")
         ax.legend(loc="upper right", fontsize=7, ncol=3)
     axes[1].set_xlabel("test sample")
-    fig.tight_layout()
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(dest, dpi=90)
-    plt.close(fig)
-    return dest
+    return _save(fig, dest)
 
 
 def plot_forecasts(
     folder: Path, frame: pd.DataFrame, dataset: str, setting: str, dest: Path, channel: int = -1
 ) -> Path | None:
     """Forecast paths from one test origin vs the truth (best methods by MSE at max horizon)."""
-    d = Path(folder) / "curves"
-    truth = d / f"{dataset}__{setting}__truth.npz"
-    if not truth.exists():
+    d, t = _truth(folder, "curves", dataset, setting)
+    if t is None:
         return None
     plt = _plt()
-    t = np.load(truth)
     hist, fut = t["history"][:, channel], t["future"][:, channel]
     df = frame[
         (frame["task"] == "forecast")
@@ -129,11 +137,7 @@ def plot_forecasts(
     ax.set_xlabel("steps from the forecast origin")
     ax.set_title(f"{dataset} ({setting}): forecast from one test origin")
     ax.legend(fontsize=7, ncol=3)
-    fig.tight_layout()
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(dest, dpi=90)
-    plt.close(fig)
-    return dest
+    return _save(fig, dest)
 
 
 def plot_error_vs_horizon(
@@ -160,11 +164,7 @@ def plot_error_vs_horizon(
         fontsize=10,
     )
     ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(dest, dpi=90)
-    plt.close(fig)
-    return dest
+    return _save(fig, dest)
 
 
 def write_plots(

@@ -18,7 +18,6 @@ __all__ = [
 
 _DENOISE_METRICS = ("snr_gain_db", "rmse", "mae")
 _FORECAST_METRICS = ("mse", "mae")
-_HIGHER_BETTER = {"snr_gain_db"}
 _PUBLISHED = Path(__file__).resolve().parents[2] / "datasets" / "published_ett.csv"
 
 

@@ -1,4 +1,5 @@
-"""Datasets: locating shared real data, loaders, synthetic generators and noise models."""
+"""Datasets: locating shared real data, loaders, synthetic generators, noise models, and the
+benchmark tasks (series + split + noise / horizons) built from them."""
 
 from tssdpa.data.download import MANIFEST, download, sha256_file
 from tssdpa.data.noise import NOISES, add_noise, noise_std_for_snr
@@ -14,6 +15,16 @@ from tssdpa.data.real import (
     load_sunspots,
 )
 from tssdpa.data.synthetic import SIGNALS, make_signal
+from tssdpa.data.tasks import (
+    DATASETS,
+    DEFAULT_DATASETS,
+    DenoiseTask,
+    ForecastTask,
+    denoise_tasks,
+    estimate_period,
+    forecast_tasks,
+    zscore,
+)
 
 __all__ = [
     "ENV_VAR",
@@ -36,4 +47,12 @@ __all__ = [
     "load_sunspots",
     "SIGNALS",
     "make_signal",
+    "DATASETS",
+    "DEFAULT_DATASETS",
+    "DenoiseTask",
+    "ForecastTask",
+    "denoise_tasks",
+    "estimate_period",
+    "forecast_tasks",
+    "zscore",
 ]

@@ -1,6 +1,6 @@
 """Lightning data modules over the comparison protocols (for ``experiments/*.py``).
 
-Windows are cut from the same splits the harness uses (:mod:`tssdpa.compare.protocols`), so a
+Windows are cut from the same splits the harness uses (:mod:`tssdpa.data.tasks`), so a
 model trained here is scored on exactly the harness's test windows.
 """
 
@@ -34,6 +34,12 @@ class _SplitDataModule(L.LightningDataModule):
             num_workers=self.hparams.num_workers,
         )
 
+    @property
+    def n_channels(self) -> int:
+        """Channels of the task's series (sets the module up to find out)."""
+        self.setup()
+        return self.task.n_channels
+
     def train_dataloader(self):
         return self._loader(self.train_set, True)
 
@@ -50,7 +56,7 @@ class ForecastDataModule(_SplitDataModule):
     Parameters
     ----------
     dataset : str
-        Any name :func:`tssdpa.compare.forecast_tasks` accepts.
+        Any name :func:`tssdpa.data.tasks.forecast_tasks` accepts.
     features : {"M", "S"}
         ETT: all channels or ``OT`` only.
     lookback, horizon : int
@@ -59,32 +65,38 @@ class ForecastDataModule(_SplitDataModule):
         Length of synthetic series.
     seed : int
     data_dir : str or None
+    num_workers : int
+        DataLoader workers.
+
+    :meth:`train_series` and :meth:`val_pairs` give what a closed-form start of a model needs
+    (``ForecastingSystem.init_linear_ridge(dm.train_series(), dm.val_pairs())``).
     """
 
     def __init__(
-        self,
-        dataset: str = "ETTh1",
-        features: str = "M",
-        lookback: int = 336,
-        horizon: int = 96,
-        batch_size: int = 32,
-        n: int = 4000,
-        seed: int = 0,
-        data_dir: str | None = None,
+        self, dataset: str = "ETTh1", features: str = "M", lookback: int = 336, horizon: int = 96,
+        batch_size: int = 32, n: int = 4000, seed: int = 0, data_dir: str | None = None,
         num_workers: int = 0,
-    ):
+    ):  # fmt: skip
         super().__init__()
         self.save_hyperparameters()
 
-    @property
-    def n_channels(self) -> int:
+    def train_series(self) -> np.ndarray:
+        """The training part of the (z-scored) series, (T_train, C) float64: the data a
+        closed-form start such as ``ForecastingSystem.init_linear_ridge`` is fitted on."""
         self.setup()
-        return self.task.y.shape[1]
+        return self.task.y[: self.task.split.train]
+
+    def val_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """The validation windows as numpy arrays: (past (N, lookback, C), future
+        (N, horizon, C)), float32, the same windows as :meth:`val_dataloader`."""
+        self.setup()
+        past, future = self.val_set.tensors
+        return past.numpy(), future.numpy()
 
     def setup(self, stage: str | None = None):
         if getattr(self, "task", None) is not None:
             return
-        from tssdpa.compare.protocols import forecast_tasks
+        from tssdpa.data.tasks import forecast_tasks
 
         h = self.hparams
         [self.task] = forecast_tasks(
@@ -107,31 +119,18 @@ class DenoiseDataModule(_SplitDataModule):
     """(noisy, clean) windows of a denoising task (one noise setting and seed)."""
 
     def __init__(
-        self,
-        dataset: str = "lorenz",
-        noise: str = "gaussian",
-        snr_db: float = 10.0,
-        seq_len: int = 128,
-        stride: int = 16,
-        batch_size: int = 32,
-        n: int = 4000,
-        seed: int = 0,
-        data_dir: str | None = None,
-        num_workers: int = 0,
-    ):
+        self, dataset: str = "lorenz", noise: str = "gaussian", snr_db: float = 10.0,
+        seq_len: int = 128, stride: int = 16, batch_size: int = 32, n: int = 4000, seed: int = 0,
+        data_dir: str | None = None, num_workers: int = 0,
+    ):  # fmt: skip
         super().__init__()
         self.save_hyperparameters()
-
-    @property
-    def n_channels(self) -> int:
-        self.setup()
-        return self.task.clean.shape[1]
 
     def setup(self, stage: str | None = None):
         if getattr(self, "task", None) is not None:
             return
-        from tssdpa.baselines._base import fill_missing
-        from tssdpa.compare.protocols import denoise_tasks
+        from tssdpa.data.tasks import denoise_tasks
+        from tssdpa.signal.missing import fill_missing
 
         h = self.hparams
         [self.task] = denoise_tasks(

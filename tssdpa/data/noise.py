@@ -21,17 +21,10 @@ def noise_std_for_snr(clean: np.ndarray, snr_db: float) -> np.ndarray:
 
 
 def add_noise(
-    clean,
-    kind: str = "gaussian",
-    snr_db: float = 10.0,
-    seed: int = 0,
-    *,
-    df: float = 3.0,
-    outlier_rate: float = 0.02,
-    outlier_scale: float = 10.0,
-    dropout_rate: float = 0.05,
+    clean, kind: str = "gaussian", snr_db: float = 10.0, seed: int = 0, *, df: float = 3.0,
+    outlier_rate: float = 0.02, outlier_scale: float = 10.0, dropout_rate: float = 0.05,
     levels: int = 16,
-) -> np.ndarray:
+) -> np.ndarray:  # fmt: skip
     """Return a noisy copy of ``clean`` (T,) or (T, C).
 
     Parameters

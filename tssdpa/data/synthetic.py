@@ -64,15 +64,9 @@ def steps_and_impacts(n: int = 2000, seed: int = 0, *, n_steps: int = 6, n_impac
 
 
 def lorenz(
-    n: int = 2000,
-    seed: int = 0,
-    *,
-    dt: float = 0.02,
-    component: int | None = 0,
-    sigma: float = 10.0,
-    rho: float = 28.0,
-    beta: float = 8.0 / 3.0,
-):
+    n: int = 2000, seed: int = 0, *, dt: float = 0.02, component: int | None = 0,
+    sigma: float = 10.0, rho: float = 28.0, beta: float = 8.0 / 3.0,
+):  # fmt: skip
     """Lorenz-63 system integrated with :func:`scipy.integrate.solve_ivp` (RK45, tight tol).
 
     A seeded initial condition is run for 1000 steps of burn-in onto the attractor. Returns the
@@ -94,16 +88,9 @@ def lorenz(
 
 
 def mackey_glass(
-    n: int = 2000,
-    seed: int = 0,
-    *,
-    tau: float = 17.0,
-    beta: float = 0.2,
-    gamma: float = 0.1,
-    power: float = 10.0,
-    dt: float = 1.0,
-    substeps: int = 10,
-):
+    n: int = 2000, seed: int = 0, *, tau: float = 17.0, beta: float = 0.2, gamma: float = 0.1,
+    power: float = 10.0, dt: float = 1.0, substeps: int = 10,
+):  # fmt: skip
     """Mackey–Glass delay equation ``dx/dt = beta x(t-tau)/(1+x(t-tau)^p) - gamma x``.
 
     Integrated with a fixed-step 4th-order Runge–Kutta scheme (``substeps`` per ``dt``, delayed

@@ -4,60 +4,40 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 
-from tssdpa.filters._io import ParamsMixin, as_2d, load_bundle, restore, save_bundle
-from tssdpa.filters.features import (
-    draw_features,
-    feature_filter,
-    initial_feature_state,
+from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
+from tssdpa.estimators.arrays import as_2d, restore
+from tssdpa.estimators.base import Denoiser, target_like
+from tssdpa.estimators.selection import (
+    candidates,
+    heldout_mse,
+    noise_scale,
+    search,
+    sigma_grid,
+    sure_mse,
 )
-from tssdpa.filters.functional import (
-    check_not_all_missing,
-    check_timestamps,
-    fill_backward,
+from tssdpa.signal.features import draw_features, feature_filter, initial_feature_state
+from tssdpa.signal.lagfilter import (
+    check_sample_times,
     resolve_spec,
     run_causal,
     run_offline,
+    step_newest,
 )
+from tssdpa.signal.missing import check_not_all_missing, fill_backward
 
-__all__ = ["ProjectionFilter", "default_sigma_grid", "noise_scale"]
-
-
-def noise_scale(x2: np.ndarray) -> float:
-    """Robust noise level of a (T, C) series: median over channels of MAD(diff)/(0.6745 sqrt 2).
-
-    Falls back to a tenth of the robust spread of the data when the differences are all equal.
-    """
-    scales = []
-    for c in range(x2.shape[1]):
-        v = x2[:, c]
-        v = v[~np.isnan(v)]
-        if v.size < 3:
-            continue
-        d = np.diff(v)
-        s = np.median(np.abs(d - np.median(d))) / 0.6745 / math.sqrt(2.0)
-        if not s > 0:
-            s = 0.1 * (np.median(np.abs(v - np.median(v))) / 0.6745)
-        if not s > 0:
-            s = 0.1 * float(np.std(v))
-        if s > 0:
-            scales.append(s)
-    return float(np.median(scales)) if scales else 1.0
+__all__ = ["ProjectionFilter", "default_sigma_grid"]
 
 
 def default_sigma_grid(x2: np.ndarray, embedding: int, n: int = 14) -> np.ndarray:
     """Candidate kernel widths scaled to the data: noise * sqrt(m C) * 2**(-2 .. 4.5)."""
-    base = noise_scale(x2) * math.sqrt(embedding * x2.shape[1])
-    return base * 2.0 ** np.linspace(-2.0, 4.5, n)
+    return sigma_grid(noise_scale(x2) * math.sqrt(embedding * x2.shape[1]), -2.0, 4.5, n)
 
 
-def _as_list(v):
-    return list(v) if isinstance(v, (list, tuple, np.ndarray)) else [v]
-
-
-class ProjectionFilter(ParamsMixin):
+class ProjectionFilter(Denoiser):
     """Causal (or zero-phase) projection filter for (T,) or (T, C) sensor series.
 
     Output at step t: the weighted mean of the past samples x_j in the window, with weights
@@ -113,7 +93,8 @@ class ProjectionFilter(ParamsMixin):
     ----------
     sigma_, window_, embedding_, decay_ : fitted settings.
     n_channels_ : int, channels seen by :meth:`fit`.
-    fit_scores_ : list of dict, estimated mean squared error of every candidate tried (SURE
+    cv_results_ : pandas.DataFrame, one row per candidate tried: its window, embedding,
+        decay, sigma and estimated mean squared error ``mse`` (SURE
         without a target, error on the held-out tail with one).
 
     Examples
@@ -132,40 +113,11 @@ class ProjectionFilter(ParamsMixin):
     """
 
     def __init__(
-        self,
-        window=32,
-        embedding=1,
-        sigma=1.0,
-        decay=None,
-        tau=None,
-        causal=True,
-        exclude_self=False,
-        tol=1e-6,
-        min_step=None,
-        recurrent=None,
-        n_features=256,
-        feature_map="centres",
-        random_state=0,
-        dtype="float64",
-        max_fit_samples=20000,
-        holdout=0.25,
-    ):
-        self.window = window
-        self.embedding = embedding
-        self.sigma = sigma
-        self.decay = decay
-        self.tau = tau
-        self.causal = causal
-        self.exclude_self = exclude_self
-        self.tol = tol
-        self.min_step = min_step
-        self.recurrent = recurrent
-        self.n_features = n_features
-        self.feature_map = feature_map
-        self.random_state = random_state
-        self.dtype = dtype
-        self.max_fit_samples = max_fit_samples
-        self.holdout = holdout
+        self, window=32, embedding=1, sigma=1.0, decay=None, tau=None, causal=True,
+        exclude_self=False, tol=1e-6, min_step=None, recurrent=None, n_features=256,
+        feature_map="centres", random_state=0, dtype="float64", max_fit_samples=20000, holdout=0.25,
+    ):  # fmt: skip
+        self._store(locals())
 
     # ------------------------------------------------------------------ settings
     def _settings(self, **override) -> dict:
@@ -184,10 +136,20 @@ class ProjectionFilter(ParamsMixin):
             out[name] = v
         return out
 
+    def _validate_params(self) -> None:
+        check_choice(self.recurrent, "recurrent", (None, "features"))
+        check_choice(self.feature_map, "feature_map", ("centres", "performer"))
+        check_int(self.n_features, "n_features")
+        check_int(self.random_state, "random_state", minimum=0)
+        check_int(self.max_fit_samples, "max_fit_samples")
+        check_fraction(self.holdout, "holdout", closed_right=True)
+        check_positive(self.tol, "tol")
+        if self.min_step is not None:
+            check_positive(self.min_step, "min_step")
+
     def _spec(self, exclude_self=None, **override):
         s = self._settings(**override)
-        if self.recurrent not in (None, "features"):
-            raise ValueError(f"recurrent must be None or 'features', got {self.recurrent!r}")
+        check_choice(self.recurrent, "recurrent", (None, "features"))
         return resolve_spec(
             window=s["window"],
             embedding=s["embedding"],
@@ -207,12 +169,7 @@ class ProjectionFilter(ParamsMixin):
         t = timestamps if timestamps is not None else meta.timestamps
         if t is None:
             raise ValueError("tau is set: pass timestamps= or a series with a DatetimeIndex")
-        return check_timestamps(t, n, min_step=self.min_step)
-
-    def _check_channels(self, x2):
-        n = getattr(self, "n_channels_", None)
-        if n is not None and x2.shape[1] != n:
-            raise ValueError(f"x has {x2.shape[1]} channel(s) but the filter was fitted on {n}")
+        return check_sample_times(t, n, min_step=self.min_step)
 
     # ------------------------------------------------------------------ fit
     def fit(self, x, target=None, timestamps=None):
@@ -251,67 +208,44 @@ class ProjectionFilter(ParamsMixin):
         x2, meta = as_2d(x)
         if np.isnan(x2).all():
             raise ValueError("x is all NaN")
-        tgt = None
-        if target is not None:
-            tgt, _ = as_2d(target, "target")
-            if tgt.shape != x2.shape:
-                raise ValueError(f"target has shape {tgt.shape}, x has {x2.shape}")
-        n = min(x2.shape[0], int(self.max_fit_samples))
+        tgt = target_like(target, x2)
+        self._validate_params()
+        n = min(x2.shape[0], self.max_fit_samples)
         xs = x2[:n]
-        ts = tgt[:n] if tgt is not None else xs
-        holdout = float(self.holdout)
-        if not 0.0 < holdout <= 1.0:
-            raise ValueError(f"holdout must be in (0, 1], got {self.holdout!r}")
-        tail = n - max(1, int(round(holdout * n)))  # first sample of the held-out tail
+        tail = n - max(1, int(round(self.holdout * n)))  # first sample of the held-out tail
         times = self._times(meta, timestamps, x2.shape[0])
         times = times[:n] if times is not None else None
         for name in ("window", "embedding", "sigma", "decay"):
-            if hasattr(self, name + "_"):
-                delattr(self, name + "_")
-        scores = []
-        best = (np.inf, None)
+            self.__dict__.pop(name + "_", None)
         if tgt is None:
             # Monte-Carlo SURE: unbiased estimate of the error against the clean signal
             noise = np.array([noise_scale(xs[:, [c]]) for c in range(xs.shape[1])])
             probe = np.random.default_rng(int(self.random_state)).choice([-1.0, 1.0], xs.shape)
             eps = 1e-4
-        for window, emb, decay in itertools.product(
-            _as_list(self.window), _as_list(self.embedding), _as_list(self.decay)
-        ):
-            sig_cands = (
-                _as_list(self.sigma)
-                if isinstance(self.sigma, (list, tuple, np.ndarray))
-                else default_sigma_grid(xs, int(emb))
+
+        def score(candidate):
+            spec = self._spec(**candidate)
+            y = run_offline(xs, spec, times)
+            if tgt is None:
+                return sure_mse(xs, y, run_offline(xs + eps * noise * probe, spec, times),
+                                noise, probe, eps)  # fmt: skip
+            return heldout_mse(y, tgt[:n], tail)
+
+        grid = (
+            {"window": w, "embedding": m, "decay": d, "sigma": float(s)}
+            for w, m, d in itertools.product(
+                candidates(self.window), candidates(self.embedding), candidates(self.decay)
             )
-            for sig in sig_cands:
-                spec = self._spec(window=window, embedding=emb, sigma=float(sig), decay=decay)
-                y = run_offline(xs, spec, times)
-                if tgt is None:
-                    y_pert = run_offline(xs + eps * noise * probe, spec, times)
-                    ok = ~(np.isnan(y) | np.isnan(xs) | np.isnan(y_pert))
-                    div_term = noise * probe * (y_pert - y) / eps  # noise^2 * dy/dx per entry
-                    per_entry = (y - xs) ** 2 - noise**2 + 2.0 * div_term
-                    mse = float(np.mean(per_entry[ok])) if ok.any() else np.inf
-                else:
-                    err = (y - ts)[tail:]
-                    ok = ~np.isnan(err)
-                    mse = float(np.mean(err[ok] ** 2)) if ok.any() else np.inf
-                scores.append(
-                    {
-                        "window": window,
-                        "embedding": emb,
-                        "decay": decay,
-                        "sigma": float(sig),
-                        "mse": mse,
-                    }
-                )
-                if mse < best[0]:
-                    best = (mse, (window, emb, decay, float(sig)))
-        if best[1] is None:
-            raise ValueError("no candidate gave a finite score (is x nearly all NaN?)")
-        self.window_, self.embedding_, self.decay_, self.sigma_ = best[1]
+            for s in (
+                candidates(self.sigma)
+                if isinstance(self.sigma, (list, tuple, np.ndarray))
+                else default_sigma_grid(xs, int(m))
+            )
+        )
+        self.best_params_, self.cv_results_ = search(grid, score)
+        for name, value in self.best_params_.items():
+            setattr(self, name + "_", value)
         self.n_channels_ = x2.shape[1]
-        self.fit_scores_ = scores
         self.fit_holdout_start_ = tail if tgt is not None else None
         self.center_ = np.nanmean(x2, axis=0)
         self.spread_ = np.nanstd(x2, axis=0)
@@ -320,55 +254,41 @@ class ProjectionFilter(ParamsMixin):
         return self
 
     # ------------------------------------------------------------------ features
-    def _features_key(self):
+    def _features_key(self, C):
+        """What the random features depend on: redrawn when any of it changes."""
         s = self._settings()
-        return (
-            float(s["sigma"]),
-            int(s["embedding"]),
-            self._n_channels(),
-            int(self.n_features),
-            self.feature_map,
-            int(self.random_state),
-        )
+        return (float(s["sigma"]), int(s["embedding"]), C, int(self.n_features),
+                self.feature_map, int(self.random_state))  # fmt: skip
 
     def _draw_features(self):
-        sigma, m, C, M, kind, seed = key = self._features_key()
+        sigma, m, C, M, kind, random_state = key = self._features_key(self.n_channels_)
+        center = np.tile(getattr(self, "center_", np.zeros(C)), m)
+        spread = np.tile(getattr(self, "spread_", np.ones(C)), m)
         self.features_, self.feature_logw_ = draw_features(
-            M,
-            m * C,
-            sigma,
-            seed,
-            kind,
-            np.tile(getattr(self, "center_", np.zeros(C)), m),
-            np.tile(getattr(self, "spread_", np.ones(C)), m),
+            M, m * C, sigma, random_state, kind, center, spread
         )
         self._features_drawn_for = key
 
-    def _n_channels(self):
-        n = getattr(self, "n_channels_", None)
-        if n is None:
-            raise ValueError("n_channels unknown: call fit() or filter() first")
-        return n
-
     def _feature_args(self, C):
-        if not hasattr(self, "n_channels_"):
-            self.n_channels_ = C
+        """Keyword arguments of :func:`~tssdpa.signal.features.feature_filter` for C channels.
+
+        Features loaded from a file (no record of what they were drawn for) are kept as saved.
+        """
+        self.__dict__.setdefault("n_channels_", C)
         s = self._settings()
         if s["decay"] is None and self.tau is None:
             raise ValueError("recurrent='features' needs decay or tau (an infinite-memory filter)")
         if not self.causal:
             raise ValueError("recurrent='features' is causal only")
-        if not hasattr(self, "features_") or (
-            getattr(self, "_features_drawn_for", None) not in (None, self._features_key())
-        ):
+        drawn_for = getattr(self, "_features_drawn_for", None)
+        if not hasattr(self, "features_") or drawn_for not in (None, self._features_key(C)):
             self._draw_features()
         m = int(s["embedding"])
-        center = np.tile(getattr(self, "center_", np.zeros(C)), m)
         return dict(
             W=self.features_,
             logw=self.feature_logw_,
             kind=self.feature_map,
-            center=center,
+            center=np.tile(getattr(self, "center_", np.zeros(C)), m),
             sigma=float(s["sigma"]),
             embedding=m,
             decay=s["decay"],
@@ -389,6 +309,7 @@ class ProjectionFilter(ParamsMixin):
         C = n_channels if n_channels is not None else getattr(self, "n_channels_", None)
         if C is None:
             raise ValueError("give n_channels or call fit() first")
+        self._validate_params()
         if self.recurrent == "features":
             s = self._settings()
             return initial_feature_state(
@@ -447,6 +368,7 @@ class ProjectionFilter(ParamsMixin):
         """
         x2, meta = as_2d(x)
         self._check_channels(x2)
+        self._validate_params()
         times = self._times(meta, timestamps, x2.shape[0])
         if zi is None:
             check_not_all_missing(x2)
@@ -483,7 +405,7 @@ class ProjectionFilter(ParamsMixin):
         scalar = s.ndim == 0
         s = s.reshape(1, -1)
         if self.recurrent is None:
-            fast = self._fast_step(s, state, timestamp)
+            fast = step_newest(self._step_spec(), state, s[0], timestamp, self.min_step)
             if fast is not None:
                 y, new = fast
                 return (y[0] if scalar else y), new
@@ -491,134 +413,38 @@ class ProjectionFilter(ParamsMixin):
         y, new = self.filter(s, zi=state, timestamps=ts)
         return (y[0, 0] if scalar else y[0]), new
 
-    def _step_constants(self):
+    def _step_spec(self):
+        """The resolved spec, cached on the settings it depends on (a step must stay cheap)."""
+        d = self.__dict__
         key = (
-            self.window,
-            self.embedding,
-            self.sigma,
-            self.decay,
-            self.tau,
-            self.causal,
-            self.exclude_self,
-            self.tol,
-            self.min_step,
-            self.dtype,
-            *(self.__dict__.get(k) for k in ("window_", "embedding_", "sigma_", "decay_")),
-        )
+            d.get("window_"), d.get("embedding_"), d.get("sigma_"), d.get("decay_"),
+            self.window, self.embedding, self.sigma, self.decay, self.tau, self.causal,
+            self.exclude_self, self.tol, self.min_step, self.dtype,
+        )  # fmt: skip
         cache = self.__dict__.get("_step_cache")
         if cache is not None and cache[0] == key:
             return cache[1]
+        self._validate_params()
         spec = self._spec()
         if not spec.causal:
             raise ValueError("a zero-phase (causal=False) filter has no streaming state")
-        dt = spec.dtype
-        lags = np.arange(spec.n_lags - 1, -1, -1)
-        # the same constants, rounded to the compute dtype, as the offline kernel uses
-        decay_term = (
-            lags * math.log(spec.decay) if spec.decay not in (None, 1.0) else np.zeros(spec.n_lags)
-        ).astype(dt)
-        inv_tau = None if spec.tau is None else 1.0 / spec.tau
-        consts = (spec, decay_term, dt.type(0.5 / spec.sigma**2), inv_tau)
-        self._step_cache = (key, consts)
-        return consts
+        self._step_cache = (key, spec)
+        return spec
 
-    def _fast_step(self, s, state, timestamp):
-        """Latency path for a finite sample and a NaN-free history (None: use the general path).
-
-        Computes in the filter's dtype, in the order of the offline kernel.
-        """
-        spec, decay_term, inv2s2, inv_tau = self._step_constants()
-        H = spec.history
-        times = t_now = None
-        if inv_tau is not None:
-            if timestamp is None or not isinstance(state, tuple) or len(state) != 2:
-                return None
-            state, times = state
-            times = np.asarray(times, dtype=np.float64)
-            if times.shape != (H,) or np.isnan(times).any():
-                return None
-            t_now = float(timestamp)
-            if H and (
-                t_now < times[-1]
-                or (self.min_step is not None and t_now - times[-1] < self.min_step)
-            ):
-                return None  # the general path raises the error
-        elif isinstance(state, tuple):
-            return None
-        if type(state) is not np.ndarray or state.dtype != np.float64:
-            state = np.asarray(state, dtype=np.float64)
-        if state.ndim == 1:
-            state = state[:, None]
-        C = s.shape[1]
-        if state.shape != (H + 1, C):
-            raise ValueError(f"state has shape {state.shape}, expected {(H + 1, C)}")
-        # buf = [history (H), sample, output]: the new state is the view buf[1:]
-        buf = np.empty((H + 2, C))
-        buf[:H] = state[:H]
-        buf[H] = s[0]
-        full = buf[: H + 1]
-        if np.isnan(full).any():
-            return None
-        dt = spec.dtype
-        fc = full if dt == np.float64 else full.astype(dt)
-        m = spec.embedding
-        vals = fc[m - 1 :]
-        logits = decay_term
-        if inv_tau is not None:
-            t_full = np.append(times, t_now).astype(dt)[m - 1 :]
-            logits = decay_term - ((t_full[-1] - t_full) * inv_tau).astype(dt)
-        if spec.exclude_self and vals.shape[0] == 1:
-            buf[H + 1] = s[0]
-            return buf[H + 1].copy(), self._next_state(buf, times, t_now)
-        # squared distance summed coordinate by coordinate (newest sample first), the order
-        # of the offline kernel: a reduction over axis 0 of (D, L) accumulates row by row
-        if m == 1:
-            d = fc[-1][:, None] - fc.T if C > 1 else fc[-1] - fc[:, 0]
-        else:
-            E = np.lib.stride_tricks.sliding_window_view(fc, m, axis=0)[:, :, ::-1]
-            E = E.transpose(0, 2, 1).reshape(E.shape[0], m * C)
-            d = E[-1][:, None] - E.T
-        d *= d
-        w = d.sum(axis=0) if d.ndim == 2 else d
-        w *= -inv2s2
-        w += logits
-        if spec.exclude_self:
-            w[-1] = -np.inf  # the kernel masks the sample itself the same way
-        if spec.exclude_self or inv_tau is not None:
-            w -= w.max()
-        np.exp(w, out=w)
-        den = w.sum()
-        y = np.einsum("l,cl->c", w, vals.T.copy()) / den  # the kernel's per-channel dot
-        buf[H + 1] = y
-        return y.astype(np.float64), self._next_state(buf, times, t_now)
-
-    @staticmethod
-    def _next_state(buf, times, t_now):
-        if times is None:
-            return buf[1:]
-        return buf[1:], np.append(times, t_now)[1:]
+    @property
+    def fit_scores_(self):
+        """Deprecated: one dict per candidate; use ``cv_results_``."""
+        warnings.warn(
+            "fit_scores_ is deprecated, use cv_results_ (a DataFrame)", DeprecationWarning, 2
+        )
+        return self.cv_results_.to_dict("records")
 
     # ------------------------------------------------------------------ persistence
-    def save(self, path):
-        """Save to directory ``path`` (config.json + arrays.safetensors; nothing pickled)."""
-        fitted = {
-            k: getattr(self, k)
-            for k in ("window_", "embedding_", "sigma_", "decay_", "n_channels_")
-            if hasattr(self, k)
-        }
-        arrays = {}
-        for k in ("center_", "spread_", "features_", "feature_logw_"):
-            if hasattr(self, k):
-                arrays[k] = np.asarray(getattr(self, k), dtype=np.float64)
-        save_bundle(path, "ProjectionFilter", self.get_params(), fitted, arrays)
-
-    @classmethod
-    def load(cls, path) -> ProjectionFilter:
-        """Load a filter written by :meth:`save`."""
-        params, fitted, arrays = load_bundle(path, "ProjectionFilter")
-        obj = cls(**params)
-        for k, v in fitted.items():
-            setattr(obj, k, v)
-        for k, v in arrays.items():
-            setattr(obj, k, np.array(v))
-        return obj
+    _fitted_schema = {
+        "window_": (int, type(None)),
+        "embedding_": (int,),
+        "sigma_": (float,),
+        "decay_": (float, type(None)),
+        "n_channels_": (int,),
+    }
+    _array_schema = ("center_", "spread_", "features_", "feature_logw_")

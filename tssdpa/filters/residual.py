@@ -17,145 +17,34 @@ any origin exactly causal and makes every horizon one attention pass.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
-from tssdpa.baselines._base import BaseDenoiser, BaseForecaster, check_positive_int, fill_missing
 from tssdpa.baselines.forecasters import AutoRegForecaster, DLinearForecaster
 from tssdpa.baselines.linear import WienerFIRFilter
-from tssdpa.filters._core import delay_embedding
+from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
+from tssdpa.estimators.base import Denoiser, Forecaster
+from tssdpa.estimators.selection import choose_correction, sigma_candidates, sigma_grid
+from tssdpa.signal.embedding import delay_embedding, standardise
+from tssdpa.signal.library import kernel_regression, nearest_distance
+from tssdpa.signal.missing import fill_missing
 
-__all__ = ["ResidualProjectionForecaster", "ResidualProjectionFilter", "kernel_regression"]
-
-_QUERY_BLOCK = 1024
-_BLOCK_ELEMS = 2**22  # query rows per block: at most this many (row, key) distances
-
-
-def _sq_distances(queries, keys):
-    """Yield (start, d2): float64 squared distances (n, M) for blocks of ``queries`` (N, D)."""
-    import torch
-
-    k = torch.from_numpy(np.ascontiguousarray(keys, dtype=np.float64))
-    k2 = (k * k).sum(-1)
-    block = max(1, min(_QUERY_BLOCK, _BLOCK_ELEMS // max(len(k), 1)))
-    for s0 in range(0, len(queries), block):
-        q = torch.from_numpy(np.ascontiguousarray(queries[s0 : s0 + block], np.float64))
-        yield s0, ((q * q).sum(-1, keepdim=True) + k2 - 2.0 * q @ k.T).clamp_min_(0.0)
+__all__ = ["ResidualProjectionFilter", "ResidualProjectionForecaster"]
 
 
-def kernel_regression(queries, keys, values, sigmas, columns=None, null_distance=None):
-    """Projection (Nadaraya–Watson) estimate of ``values`` (M, V) at ``queries`` (N, D).
-
-    Row i of the output for a given sigma is ``sum_j w_ij values[j]`` with
-    ``w_ij = softmax_j(-||q_i - k_j||^2 / 2 sigma^2)``: projection SDPA of Sanger's paper with
-    the keys' values. Squared distances are computed in float64 once per block of queries and
-    shared by every sigma; wide values (more than 256 columns, e.g. a 720-step residual path of
-    7 channels) are averaged in float32, whose rounding (~1e-7 relative) is far below any
-    forecast error. Memory is O(block * M), block * M <= 2**22.
-
-    ``columns`` (one bool mask over V per sigma) limits each sigma to those value columns; the
-    others are NaN. ``null_distance`` r adds a pseudo-key with value 0 at distance r from
-    every query (weight ``exp(-r^2 / 2 sigma^2)``): a query with keys well within r is barely
-    affected, while a query farther than r from every key (a pattern never seen in training)
-    gets an estimate shrunk towards 0 instead of its nearest key's value. Returns a list of
-    (N, V) float64 arrays, one per sigma.
-    """
-    import torch
-
-    sigmas = [float(s) for s in sigmas]
-    if columns is None:
-        columns = [np.ones(values.shape[1], bool)] * len(sigmas)
-    vs = []
-    for cols in columns:
-        sub = values[:, cols]
-        dtype = np.float32 if sub.shape[1] > 256 else np.float64
-        vs.append(torch.from_numpy(np.ascontiguousarray(sub, dtype=dtype)))
-    outs = [np.full((len(queries), values.shape[1]), np.nan) for _ in sigmas]
-    for s0, d2 in _sq_distances(queries, keys):  # d2: (n, M)
-        for out, s, cols, v in zip(outs, sigmas, columns, vs):
-            if v.shape[1] == 0:
-                continue
-            logits = d2 / (-2.0 * s**2)
-            if null_distance is not None:  # the pseudo-key's column is dropped after normalising
-                null = torch.full_like(logits[:, :1], -(float(null_distance) ** 2) / (2.0 * s**2))
-                w = torch.softmax(torch.cat([logits, null], dim=-1), dim=-1)[:, :-1]
-            else:
-                w = torch.softmax(logits, dim=-1)
-            out[s0 : s0 + len(d2), cols] = (w.to(v.dtype) @ v).numpy()
-    return outs
+#: FIR lengths above this are most likely a library size in the spelling before 0.2
+_LONG_FIR = 1024
 
 
-def _sigma_grid(sigma, dim):
-    if sigma is None:
-        return [math.sqrt(dim) * 2.0**e for e in range(-8, 1)]
-    try:
-        if np.ndim(sigma) > 1:
-            raise ValueError
-        cands = [float(s) for s in np.atleast_1d(np.asarray(sigma, dtype=float))]
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"sigma must be > 0 (a float or a list of floats), got {sigma!r}"
-        ) from None
-    if not cands or any(not (s > 0 and math.isfinite(s)) for s in cands):
-        raise ValueError(f"sigma must be > 0 (a float or a list of floats), got {sigma!r}")
-    return cands
-
-
-def _choose(resid, corrections, sigmas, z=2.0, overlap=None):
-    """Per column of ``resid`` (N, K): the sigma and shrinkage alpha in [0, 1] minimising the
-    squared error of ``resid - alpha * correction`` (alpha in closed form). NaN rows ignored.
-
-    A correction is kept only when its mean gain in squared error exceeds ``z`` standard errors,
-    so on data where the linear model is already optimal the choice is ``alpha = 0`` rather
-    than a correction fitted to noise in the holdout. ``overlap`` (K,) >= 1 counts how many
-    successive rows share each error (h-step errors from origins 1 apart overlap by h - 1
-    steps); the variance of the mean gain is multiplied by it, as for an m-dependent series,
-    so long horizons need a larger holdout to earn a correction."""
-    ok = np.isfinite(resid)
-    n = np.maximum(ok.sum(axis=0), 1)
-    m = np.ones(resid.shape[1]) if overlap is None else np.maximum(np.asarray(overlap, float), 1)
-    r = np.where(ok, resid, 0.0)
-    best_err = np.sum(r**2, axis=0)  # alpha = 0
-    best_sigma = np.full(r.shape[1], sigmas[0])
-    best_alpha = np.zeros(r.shape[1])
-    for s, c in zip(sigmas, corrections):
-        c = np.where(ok, np.nan_to_num(c, nan=0.0), 0.0)
-        cc = np.sum(c * c, axis=0)
-        alpha = np.clip(np.sum(r * c, axis=0) / np.where(cc > 0, cc, 1.0), 0.0, 1.0)
-        gain = r**2 - (r - alpha * c) ** 2  # per row; 0 on NaN rows
-        mean = gain.sum(axis=0) / n
-        var = np.where(ok, (gain - mean) ** 2, 0.0).sum(axis=0) / np.maximum(n - 1, 1)
-        err = np.sum((r - alpha * c) ** 2, axis=0)
-        better = (err < best_err) & (mean > z * np.sqrt(var * m / n))
-        best_err = np.where(better, err, best_err)
-        best_sigma = np.where(better, s, best_sigma)
-        best_alpha = np.where(better, alpha, best_alpha)
-    return best_sigma, best_alpha
-
-
-def _number(value, name):
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
+def _sigmas(sigma, dim):
+    """Kernel-width candidates in standardised units: ``sqrt(dim) * 2**-8 .. 1`` by default."""
+    return sigma_candidates(sigma, sigma_grid(math.sqrt(dim), -8, 0, 9))
 
 
 def _check_fade(value):
-    if value is None:
-        return None
-    v = _number(value, "fade")
-    if not (v > 0 and math.isfinite(v)):
-        raise ValueError(f"fade must be a finite number > 0 or None, got {value!r}")
-    return v
-
-
-def _check_holdout(value):
-    v = _number(value, "holdout")
-    if not 0.0 < v < 1.0:
-        raise ValueError(f"holdout must be in (0, 1), got {value!r}")
-    return v
+    if value is not None:
+        check_positive(value, "fade")
 
 
 def _fade_radius(fade, nearest, dim):
@@ -169,19 +58,7 @@ def _fade_radius(fade, nearest, dim):
     return fade * nearest
 
 
-def nearest_distance(queries, keys):
-    """(N,) Euclidean distance from each query (N, D) to its nearest key (M, D)."""
-    out = np.empty(len(queries))
-    for s0, d2 in _sq_distances(queries, keys):
-        out[s0 : s0 + len(d2)] = d2.min(dim=-1).values.sqrt().numpy()
-    return out
-
-
-def _standardise(a, mean, scale):
-    return (a - mean) / scale
-
-
-class ResidualProjectionForecaster(BaseForecaster):
+class ResidualProjectionForecaster(Forecaster):
     """Linear forecaster plus a projection (analogue) forecast of its residual path.
 
     Parameters
@@ -191,14 +68,16 @@ class ResidualProjectionForecaster(BaseForecaster):
         :class:`~tssdpa.baselines.DLinearForecaster` (closed-form DLinear, ``lookback``).
     base_params : dict, optional
         Constructor arguments of the linear model (e.g. ``{"lags": 24}``, ``{"ridge": 1.0}``).
-    lags : int
+    embedding : int
         Length of the pattern (delay embedding of the standardised series) used as key/query.
+        Formerly ``lags``.
     horizon : int
         Largest horizon; sigma and alpha are chosen for each step 1..horizon.
     lookback : int
         Lookback window of the ``"dlinear"`` base (ignored by ``"autoreg"``).
-    window : int
-        At most this many (the newest) training patterns form the library.
+    library_size : int
+        At most this many (the newest) training patterns form the library. Formerly
+        ``window``.
     sigma : float, list of float, or None
         Kernel width candidates in standardised units (``None``: ``sqrt(D) * 2**-8 .. 1``).
     holdout : float
@@ -206,14 +85,14 @@ class ResidualProjectionForecaster(BaseForecaster):
     max_holdout_origins : int
         Holdout origins scored (evenly spaced) at most.
     channel_independent : bool
-        One pattern per channel (keys of length ``lags``) instead of one joint pattern of all
-        channels (length ``lags * C``).
+        One pattern per channel (keys of length ``embedding``) instead of one joint pattern of
+        all channels (length ``embedding * C``).
     fade : float or None
         Fade the correction out for patterns farther from every training pattern than ``fade``
         times the largest distance of a holdout pattern to its nearest one (a zero-residual
-        pseudo-pattern at that distance, see :func:`kernel_regression`): level shifts or
-        regimes absent from training then get the linear forecast rather than the residual
-        of an unrelated pattern. ``None`` disables it.
+        pseudo-pattern at that distance, see :func:`~tssdpa.signal.library.kernel_regression`):
+        level shifts or regimes absent from training then get the linear forecast rather than
+        the residual of an unrelated pattern. ``None`` disables it.
 
     Examples
     --------
@@ -221,68 +100,70 @@ class ResidualProjectionForecaster(BaseForecaster):
     >>> from tssdpa.filters import ResidualProjectionForecaster
     >>> t = np.arange(800) * 0.05
     >>> y = np.sin(t) + 0.5 * np.sin(3.1 * t) ** 3
-    >>> fc = ResidualProjectionForecaster(base_params={"lags": 8}, lags=8, horizon=5).fit(y[:600])
+    >>> fc = ResidualProjectionForecaster(base_params={"lags": 8}, embedding=8, horizon=5)
+    >>> fc = fc.fit(y[:600])
     >>> path = fc.forecast_path(y, horizon=5)  # path[t, h-1] predicts y[t+h] from y[:t+1]
     >>> path.shape
     (800, 5)
     """
 
+    _renamed_params = {"lags": "embedding", "window": "library_size"}
+
     def __init__(
         self,
         base="autoreg",
         base_params=None,
-        lags=16,
+        embedding=16,
         horizon=1,
         lookback=336,
-        window=8000,
+        library_size=8000,
         sigma=None,
         holdout=0.25,
         max_holdout_origins=1000,
         channel_independent=False,
         fade=2.0,
     ):
-        if base not in ("autoreg", "dlinear"):
-            raise ValueError(f"base must be 'autoreg' or 'dlinear', got {base!r}")
-        if base_params is not None and not isinstance(base_params, dict):
-            raise TypeError(f"base_params must be a dict or None, got {type(base_params).__name__}")
-        own = {"lookback", "horizon"} & set(base_params or {})
+        self._store(locals())
+
+    def _validate_params(self) -> None:
+        check_choice(self.base, "base", ("autoreg", "dlinear"))
+        if self.base_params is not None and not isinstance(self.base_params, dict):
+            raise TypeError(
+                f"base_params must be a dict or None, got {type(self.base_params).__name__}"
+            )
+        own = {"lookback", "horizon"} & set(self.base_params or {})
         if own:
             raise ValueError(
                 f"base_params must not set {sorted(own)}: pass them to "
                 "ResidualProjectionForecaster itself"
             )
-        self.base = base
-        self.base_params = dict(base_params or {})
-        self.lags = check_positive_int(lags, "lags")
-        self.horizon = check_positive_int(horizon, "horizon")
-        self.lookback = check_positive_int(lookback, "lookback")
-        self.window = check_positive_int(window, "window")
-        self.sigma = sigma
-        _sigma_grid(sigma, 1)  # validate early
-        self.holdout = _check_holdout(holdout)
-        self.max_holdout_origins = check_positive_int(max_holdout_origins, "max_holdout_origins")
-        self.channel_independent = bool(channel_independent)
-        self.fade = _check_fade(fade)
-        self._make_base()  # invalid base_params fail here, not at fit
+        for name in ("embedding", "horizon", "lookback", "library_size", "max_holdout_origins"):
+            check_int(getattr(self, name), name)
+        _sigmas(self.sigma, 1)
+        check_fraction(self.holdout, "holdout")
+        _check_fade(self.fade)
+        self._make_base()._validate_params()  # invalid base_params fail here, naming them
 
     # ----------------------------------------------------------------- pieces
     def _make_base(self):
+        params = dict(self.base_params or {})
         if self.base == "autoreg":
-            return AutoRegForecaster(**self.base_params)
-        return DLinearForecaster(lookback=self.lookback, horizon=self.horizon, **self.base_params)
+            return AutoRegForecaster(**params)
+        return DLinearForecaster(lookback=self.lookback, horizon=self.horizon, **params)
 
     def _keys(self, a):
         """(T, G, D) patterns: G = 1 joint pattern or C per-channel ones; NaN when incomplete."""
-        z = _standardise(a, self.mean_, self.scale_)
+        z = standardise(a, self.mean_, self.scale_)
+        m = self.embedding
         if self.channel_independent:
-            return np.stack([delay_embedding(z[:, [c]], self.lags) for c in range(a.shape[1])], 1)
-        return delay_embedding(z, self.lags)[:, None, :]
+            return np.stack([delay_embedding(z[:, [c]], m) for c in range(a.shape[1])], 1)
+        return delay_embedding(z, m)[:, None, :]
 
     def _context(self):
         """Samples before an origin the base needs to forecast from it."""
         if self.base == "dlinear":
             return self.lookback
-        return int(self.base_params.get("lags", AutoRegForecaster().lags))
+        return int((self.base_params or {}).get("lags", AutoRegForecaster().lags))
 
     def _residual_paths(self, base, a, origins, H):
         """(N, H, C) truth minus the base's forecast path from each origin (NaN past the end).
@@ -305,13 +186,13 @@ class ResidualProjectionForecaster(BaseForecaster):
 
     def _library(self, base, a):
         H = self.horizon
-        rows = np.arange(len(a) - H)[-self.window :]
+        rows = np.arange(len(a) - H)[-self.library_size :]
         E = self._keys(a)[rows]
         R = self._residual_paths(base, a, rows, H)
         ok = np.isfinite(E).all(axis=(1, 2)) & np.isfinite(R).all(axis=(1, 2))
         if not ok.any():
             raise ValueError(
-                f"y is too short: no training pattern of {self.lags} lags has a known "
+                f"y is too short: no training pattern of {self.embedding} samples has a known "
                 f"{H}-step future under the linear base"
             )
         return E[ok], R[ok]
@@ -350,14 +231,14 @@ class ResidualProjectionForecaster(BaseForecaster):
             need = self.lookback + H
         else:
             need = 2 * self._context() + 2
-        need = max(need, self.lags + H + 1)
+        need = max(need, self.embedding + H + 1)
         if n_head < need:
             raise ValueError(
                 f"y has {T} samples: the {n_head} before the holdout (holdout={self.holdout}) "
                 f"must be at least {need} to fit the {self.base} base and its library"
             )
-        dim = self.lags if self.channel_independent else self.lags * C
-        sigmas = _sigma_grid(self.sigma, dim)
+        dim = self.embedding if self.channel_independent else self.embedding * C
+        sigmas = _sigmas(self.sigma, dim)
         # choose sigma / alpha with the base fitted on the head only, scored on the tail
         head = self._make_base().fit(a[:n_head])
         lib = self._library(head, a[:n_head])
@@ -381,7 +262,7 @@ class ResidualProjectionForecaster(BaseForecaster):
         n = len(origins)
         stride = (origins[-1] - origins[0]) / max(n - 1, 1)
         overlap = np.repeat(np.arange(1, H + 1) / max(stride, 1.0), C)  # (H, C) flattened
-        sig, alpha = _choose(
+        sig, alpha = choose_correction(
             resid.reshape(n, -1), [c.reshape(n, -1) for c in corr], sigmas, overlap=overlap
         )
         self.sigma_ = sig.reshape(H, C)
@@ -392,12 +273,11 @@ class ResidualProjectionForecaster(BaseForecaster):
 
     def predict(self, steps):
         """Forecast ``steps`` (<= ``horizon``) values past the end of the series given to fit."""
-        steps = check_positive_int(steps, "steps")
+        self._check_fitted()
+        steps = check_int(steps, "steps")
         if steps > self.horizon:
             raise ValueError(f"steps must be <= the fitted horizon {self.horizon}; got {steps}")
-        if not getattr(self, "fitted_", False):
-            raise ValueError("ResidualProjectionForecaster must be fitted before predict")
-        tail = fill_missing(self.train_, True)[-(max(self._context(), self.lags) + 1) :]
+        tail = fill_missing(self.train_, True)[-(max(self._context(), self.embedding) + 1) :]
         path = self._path(tail, steps)[-1]  # only the last origin is needed
         return path[:, 0] if self.n_channels_ == 1 else path
 
@@ -417,7 +297,7 @@ class ResidualProjectionForecaster(BaseForecaster):
         return out
 
 
-class ResidualProjectionFilter(BaseDenoiser):
+class ResidualProjectionFilter(Denoiser):
     """Least-squares Wiener FIR plus a projection estimate of its residual (needs a clean target).
 
     The keys are delay embeddings (length ``embedding``) of the Wiener FIR's output: past
@@ -426,8 +306,8 @@ class ResidualProjectionFilter(BaseDenoiser):
 
     Parameters
     ----------
-    taps : int
-        Taps of the :class:`~tssdpa.baselines.WienerFIRFilter`.
+    window : int
+        FIR length of the :class:`~tssdpa.baselines.WienerFIRFilter`. Formerly ``taps``.
     causal : bool
     embedding : int
         Pattern length.
@@ -435,8 +315,9 @@ class ResidualProjectionFilter(BaseDenoiser):
         Kernel width candidates in standardised units (``None``: ``sqrt(embedding) * 2**-8 .. 1``).
     holdout : float
         Fraction of the training series held out to choose sigma and alpha.
-    window : int
-        At most this many (the newest) training patterns form the library.
+    library_size : int
+        At most this many (the newest) training patterns form the library. Formerly
+        ``window``.
     ridge : float
         Ridge penalty of the Wiener FIR.
     fade : float or None
@@ -450,7 +331,7 @@ class ResidualProjectionFilter(BaseDenoiser):
     >>> rng = np.random.default_rng(0)
     >>> clean = np.sign(np.sin(np.arange(2000) * 0.02))
     >>> noisy = clean + 0.3 * rng.standard_normal(2000)
-    >>> f = ResidualProjectionFilter(taps=16, embedding=8).fit(noisy[:1500], target=clean[:1500])
+    >>> f = ResidualProjectionFilter(window=16, embedding=8).fit(noisy[:1500], target=clean[:1500])
     >>> out = f.filter(noisy)
     >>> def mse(a):
     ...     return float(np.mean((a[1500:] - clean[1500:]) ** 2))
@@ -460,36 +341,58 @@ class ResidualProjectionFilter(BaseDenoiser):
 
     trainable = True
 
+    _renamed_params = {"taps": "window"}
+
+    @classmethod
+    def _rename(cls, params):
+        # Before 0.2 ``window`` was the library size and ``taps`` the FIR length. A call that
+        # still says taps= is in the old spelling, so its window= is the library size.
+        if "taps" in params and "window" in params:
+            params = dict(params)
+            warnings.warn(
+                "ResidualProjectionFilter: with taps=, window= is read as the library size "
+                "(its name before 0.2); use window= for the FIR length and library_size=",
+                DeprecationWarning,
+                stacklevel=4,
+            )
+            params["library_size"] = params.pop("window")
+        return super()._rename(params)
+
     def __init__(
         self,
-        taps=16,
+        window=16,
         causal=True,
         embedding=8,
         sigma=None,
         holdout=0.25,
-        window=20000,
+        library_size=20000,
         ridge=1e-6,
         fade=2.0,
     ):
-        self.taps = check_positive_int(taps, "taps")
-        self.causal = bool(causal)
-        self.embedding = check_positive_int(embedding, "embedding")
-        self.sigma = sigma
-        _sigma_grid(sigma, 1)
-        self.holdout = _check_holdout(holdout)
-        self.window = check_positive_int(window, "window")
-        self.ridge = _number(ridge, "ridge")
-        if not self.ridge >= 0:
-            raise ValueError(f"ridge must be >= 0; got {ridge!r}")
-        self.fade = _check_fade(fade)
+        self._store(locals())
+
+    def _validate_params(self) -> None:
+        for name in ("window", "embedding", "library_size"):
+            check_int(getattr(self, name), name)
+        if self.window > _LONG_FIR:
+            warnings.warn(
+                f"ResidualProjectionFilter: window={self.window} taps. Since 0.2 window is the "
+                "FIR length; before, it was the library size (now library_size=)",
+                UserWarning,
+                stacklevel=3,
+            )
+        _sigmas(self.sigma, 1)
+        check_fraction(self.holdout, "holdout")
+        check_positive(self.ridge, "ridge", allow_zero=True)
+        _check_fade(self.fade)
 
     def _base(self):
-        return WienerFIRFilter(taps=self.taps, causal=self.causal, ridge=self.ridge)
+        return WienerFIRFilter(window=self.window, causal=self.causal, ridge=self.ridge)
 
     def _keys(self, lin, c):
         """(T, embedding) patterns of the standardised linear output; edges repeat the ends."""
         m = self.embedding
-        z = _standardise(lin, self.mean_[c], self.scale_[c])
+        z = standardise(lin, self.mean_[c], self.scale_[c])
         ahead = 0 if self.causal else m // 2
         pad = np.concatenate([np.full(m - 1 - ahead, z[0]), z, np.full(ahead, z[-1])])
         E = delay_embedding(pad[:, None], m, offset=ahead)
@@ -505,11 +408,11 @@ class ResidualProjectionFilter(BaseDenoiser):
         a = fill_missing(a, self.causal)
         T, C = a.shape
         n_head = T - max(int(round(self.holdout * T)), 1)
-        if n_head <= self.taps + self.embedding:
+        if n_head <= self.window + self.embedding:
             raise ValueError(
-                f"x has {T} samples; too few for taps={self.taps}, embedding={self.embedding}"
+                f"x has {T} samples; too few for window={self.window}, embedding={self.embedding}"
             )
-        sigmas = _sigma_grid(self.sigma, self.embedding)
+        sigmas = _sigmas(self.sigma, self.embedding)
         self.base_ = self._base().fit(a, target)
         lin_all = np.column_stack([self.base_._filter_1d(a[:, c], c) for c in range(C)])
         self.mean_, sd = lin_all.mean(axis=0), lin_all.std(axis=0)
@@ -517,7 +420,7 @@ class ResidualProjectionFilter(BaseDenoiser):
         # sigma / alpha: the Wiener FIR refitted on the head, scored on the held-out tail
         head = self._base().fit(a[:n_head], target[:n_head])
         self.sigma_, self.alpha_, self.null_distance_ = np.zeros(C), np.zeros(C), np.zeros(C)
-        lib = slice(max(0, n_head - self.window), n_head)
+        lib = slice(max(0, n_head - self.library_size), n_head)
         for c in range(C):
             lin = head._filter_1d(a[:, c], c)
             E = self._keys(lin, c)
@@ -529,9 +432,9 @@ class ResidualProjectionFilter(BaseDenoiser):
                 )
                 self.null_distance_[c] = np.nan if null is None else null
             corr = kernel_regression(E[n_head:], E[lib], resid[lib], sigmas, None, null)
-            s, al = _choose(resid[n_head:], corr, sigmas)
+            s, al = choose_correction(resid[n_head:], corr, sigmas)
             self.sigma_[c], self.alpha_[c] = s[0], al[0]
-        rows = slice(max(0, T - self.window), T)
+        rows = slice(max(0, T - self.library_size), T)
         self.library_ = [
             (self._keys(lin_all[:, c], c)[rows], (target[:, c] - lin_all[:, c])[rows, None])
             for c in range(C)

@@ -2,7 +2,7 @@
 
 Same constructor, parameter names (so ``load_state_dict`` from a ``nn.MultiheadAttention``
 works), forward arguments and mask conventions, plus the projection kernel of
-:func:`tssdpa.projection_sdpa`: ``attention="projection"`` (default) or ``"standard"``, kernel
+:func:`tssdpa.ops.projection_sdpa`: ``attention="projection"`` (default) or ``"standard"``, kernel
 width ``sigma`` (fixed or learned, per head), FIR ``window``, IIR ``decay`` / ``tau``.
 """
 
@@ -15,14 +15,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from tssdpa.functional import (
-    _as_positive,
-    combine_mask,
-    projection_sdpa,
-    projection_weights,
-    time_structure,
-)
-from tssdpa.naive import masked_softmax
+from tssdpa.ops.projection import projection_sdpa, projection_weights
+from tssdpa.ops.reference import masked_softmax
+from tssdpa.ops.structure import check_param, combine_mask, time_structure
 
 
 def _per_head(name: str, x, num_heads: int, *, upper: float | None = None) -> Tensor:
@@ -32,7 +27,7 @@ def _per_head(name: str, x, num_heads: int, *, upper: float | None = None) -> Te
         t = t.expand(num_heads).clone()
     if t.numel() != num_heads:
         raise ValueError(f"{name} must be a float or have one value per head ({num_heads})")
-    _as_positive(name, t, upper=upper)
+    check_param(name, t, upper=upper)
     return t
 
 
@@ -345,7 +340,8 @@ class ProjectionMultiheadAttention(nn.Module):
         structure = {
             "is_causal": is_causal,
             "window": self.window,
-            "decay": decay,
+            "decay": decay if self.decay_kind == "decay" else None,
+            "tau": decay if self.decay_kind == "tau" else None,
             "timestamps": timestamps,
         }
 

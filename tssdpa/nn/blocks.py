@@ -77,17 +77,10 @@ class EncoderBlock(nn.Module):
         is_causal: bool = False,
         timestamps: Tensor | None = None,
     ) -> Tensor:
+        masks = dict(key_padding_mask=key_padding_mask, attn_mask=attn_mask, is_causal=is_causal)
+
         def attend(h: Tensor) -> Tensor:
-            return self.self_attn(
-                h,
-                h,
-                h,
-                key_padding_mask=key_padding_mask,
-                attn_mask=attn_mask,
-                need_weights=False,
-                is_causal=is_causal,
-                timestamps=timestamps,
-            )[0]
+            return self.self_attn(h, h, h, need_weights=False, timestamps=timestamps, **masks)[0]
 
         x = self.attn_sublayer(x, attend)  # (B, T, d_model)
         return self.ff_sublayer(x, self.feed_forward)
@@ -101,17 +94,10 @@ class DecoderBlock(nn.Module):
     """
 
     def __init__(
-        self,
-        d_model: int,
-        num_heads: int,
-        dim_feedforward: int = 2048,
-        dropout: float = 0.0,
-        *,
-        activation: str = "relu",
-        norm_first: bool = False,
-        self_attention_kwargs: dict | None = None,
-        cross_attention_kwargs: dict | None = None,
-    ) -> None:
+        self, d_model: int, num_heads: int, dim_feedforward: int = 2048, dropout: float = 0.0, *,
+        activation: str = "relu", norm_first: bool = False,
+        self_attention_kwargs: dict | None = None, cross_attention_kwargs: dict | None = None,
+    ) -> None:  # fmt: skip
         super().__init__()
         self.self_attn = ProjectionMultiheadAttention(
             d_model, num_heads, dropout=dropout, batch_first=True, **(self_attention_kwargs or {})
@@ -133,14 +119,8 @@ class DecoderBlock(nn.Module):
         tgt_is_causal: bool = True,
     ) -> Tensor:
         def self_attend(h: Tensor) -> Tensor:
-            return self.self_attn(
-                h,
-                h,
-                h,
-                key_padding_mask=tgt_key_padding_mask,
-                need_weights=False,
-                is_causal=tgt_is_causal,
-            )[0]
+            masks = dict(key_padding_mask=tgt_key_padding_mask, is_causal=tgt_is_causal)
+            return self.self_attn(h, h, h, need_weights=False, **masks)[0]
 
         def cross_attend(h: Tensor) -> Tensor:
             return self.cross_attn(

@@ -1,4 +1,4 @@
-"""Data layer: synthetic generators, noise models, splits, loaders, download checks."""
+"""Data layer: synthetic generators, noise models, loaders, download checks."""
 
 import gzip
 
@@ -70,23 +70,6 @@ def test_noise_models(kind):
         D.add_noise(clean, "pink")
 
 
-def test_split_validation_and_bounds():
-    s = D.Split(6, 8, 10)
-    assert s.bounds("val") == (6, 8)
-    with pytest.raises(ValueError, match="boundaries"):
-        D.Split(5, 5, 10)
-    with pytest.raises(ValueError, match="part"):
-        s.bounds("dev")
-    assert D.Split.fractions(100) == D.Split(60, 80, 100)
-
-
-def test_ett_split_is_the_dlinear_one():
-    s = D.ett_split("ETTh1")
-    assert (s.train, s.val, s.test, s.context) == (8640, 11520, 14400, 336)
-    m = D.ett_split("ETTm2")
-    assert (m.train, m.val, m.test) == (34560, 46080, 57600)
-
-
 def test_sunspots_bundled():
     s = D.load_sunspots()
     assert len(s) == 309 and s.index[0] == 1700
@@ -126,25 +109,8 @@ def test_manifest_matches_datasets_folder():
     import json
     from pathlib import Path
 
-    f = Path(__file__).resolve().parents[1] / "datasets" / "MANIFEST.json"
+    f = Path(__file__).resolve().parents[2] / "datasets" / "MANIFEST.json"
     man = json.loads(f.read_text())
     assert {e["path"]: e["sha256"] for e in man["files"]} == {
         k: v[1] for k, v in D.MANIFEST.items()
     }
-
-
-def test_lightning_forecast_windows_follow_the_protocol():
-    from tssdpa.data.lightning import ForecastDataModule
-
-    dm = ForecastDataModule("ar2", lookback=16, horizon=4, n=500, batch_size=8)
-    dm.setup()
-    sp = dm.task.split
-    x, y = dm.test_set.tensors
-    assert x.shape == (sp.test - sp.val - 4 + 1, 16, 1) and y.shape[1:] == (4, 1)
-    # the first test target is the first test row; inputs end just before it
-    np.testing.assert_allclose(y[0, 0, 0], dm.task.y[sp.val, 0], rtol=1e-6)
-    np.testing.assert_allclose(x[0, -1, 0], dm.task.y[sp.val - 1, 0], rtol=1e-6)
-    # no training window reaches into validation
-    xt, yt = dm.train_set.tensors
-    assert len(xt) == sp.train - 16 - 4 + 1
-    assert dm.n_channels == 1

@@ -33,7 +33,7 @@ FORECASTERS = [
     B.ARIMAForecaster((1, 0, 0), trend="c"),
     B.ETSForecaster(trend=True, damped_trend=True),
     B.UnobservedComponentsForecaster(),
-    B.DLinearForecaster(lookback=24, horizon=6, kernel_size=5),
+    B.DLinearForecaster(lookback=24, horizon=6, moving_average=5),
 ]
 
 
@@ -49,7 +49,7 @@ def series():
 def test_denoiser_contract(f, series):
     clean, noisy = series
     before = noisy.copy()
-    f = f.set_params()  # fresh copy
+    f = f.clone()  # fresh copy
     assert f.fit(noisy[:200], target=clean[:200]) is f
     y = f.filter(noisy)
     assert y.shape == noisy.shape and np.all(np.isfinite(y))
@@ -69,7 +69,7 @@ def test_denoiser_contract(f, series):
 def test_denoiser_causality(f, series):
     """A causal filter's output up to t must not change when the future changes."""
     _, noisy = series
-    f = f.set_params().fit(noisy[:200], target=series[0][:200])
+    f = f.clone().fit(noisy[:200], target=series[0][:200])
     a = f.filter(noisy[:300])
     b = noisy[:300].copy()
     b[250:] += 5.0
@@ -81,7 +81,7 @@ def test_denoiser_causality(f, series):
 @pytest.mark.parametrize("f", DENOISERS[1:], ids=lambda f: repr(f)[:40])
 def test_denoisers_reduce_noise(f, series):
     clean, noisy = series
-    f = f.set_params().fit(noisy[:200], target=clean[:200])
+    f = f.clone().fit(noisy[:200], target=clean[:200])
     y = f.filter(noisy)
     assert np.mean((y - clean) ** 2) < np.mean((noisy - clean) ** 2)
 
@@ -148,7 +148,7 @@ def test_forecaster_contract(f):
     t = np.arange(300)
     y = np.column_stack([np.sin(t / 6.0), np.cos(t / 9.0)]) + 0.05 * rng.standard_normal((300, 2))
     before = y.copy()
-    f = f.set_params()
+    f = f.clone()
     assert f.fit(y[:200]) is f
     P = f.forecast_path(y, horizon=4)
     assert P.shape == (300, 4, 2)
@@ -160,7 +160,7 @@ def test_forecaster_contract(f):
     P2 = f.forecast_path(y[: cut + 1], horizon=4)
     np.testing.assert_allclose(P2[cut], P[cut], rtol=1e-6, atol=1e-8)
     # 1-D in, (T, H) out
-    f1 = f.set_params().fit(y[:200, 0])
+    f1 = f.clone().fit(y[:200, 0])
     assert f1.forecast_path(y[:, 0], horizon=2).shape == (300, 2)
 
 
@@ -202,7 +202,7 @@ def test_dlinear_recovers_linear_map():
     e = rng.standard_normal(2000)
     for t in range(2, 2000):
         y[t] = 1.6 * y[t - 1] - 0.8 * y[t - 2] + e[t]
-    f = B.DLinearForecaster(lookback=8, horizon=1, kernel_size=3, ridge=0.0).fit(y[:1500])
+    f = B.DLinearForecaster(lookback=8, horizon=1, moving_average=3, ridge=0.0).fit(y[:1500])
     W, b = f.weights_[0]
     # with no penalty the decomposed linear model is ordinary least squares on the window
     from statsmodels.tsa.ar_model import AutoReg
@@ -228,7 +228,7 @@ def test_moving_average_matrix_matches_dlinear_padding():
         (lambda: B.ButterworthFilter(cutoff=1.5), "cutoff"),
         (lambda: B.ButterworthFilter(order=0), "order"),
         (lambda: B.SavitzkyGolayFilter(5, 5), "polyorder"),
-        (lambda: B.MedianFilter(kernel_size=0), "kernel_size"),
+        (lambda: B.MedianFilter(window=0), "window"),
         (lambda: B.WienerFIRFilter(ridge=-1), "ridge"),
         (lambda: B.KalmanSmoother(level="nope"), "level"),
         (lambda: B.WaveletDenoiser("nope"), "wavelet"),
@@ -238,9 +238,36 @@ def test_moving_average_matrix_matches_dlinear_padding():
         (lambda: B.DLinearForecaster(normalize="x"), "normalize"),
     ],
 )
-def test_bad_arguments_name_the_argument(make, match):
+def test_bad_arguments_raise_at_fit_naming_the_argument(make, match):
+    est = make()  # the constructor only stores (scikit-learn semantics)
+    y = np.sin(np.arange(400) * 0.1)
     with pytest.raises(ValueError, match=match):
-        make()
+        est.fit(y)
+
+
+@pytest.mark.parametrize(
+    "cls, old, new",
+    [
+        (B.SavitzkyGolayFilter, "window_length", "window"),
+        (B.MedianFilter, "kernel_size", "window"),
+        (B.ScipyWienerFilter, "mysize", "window"),
+        (B.WienerFIRFilter, "taps", "window"),
+        (B.DLinearForecaster, "kernel_size", "moving_average"),
+        (B.KalmanSmoother, "max_fit", "max_fit_samples"),
+        (B.ARIMAForecaster, "max_fit", "max_fit_samples"),
+    ],
+)
+def test_renamed_arguments_still_work_with_a_deprecation_warning(cls, old, new):
+    with pytest.warns(DeprecationWarning, match=new):
+        est = cls(**{old: 21})
+    assert getattr(est, new) == 21 and new in est.get_params() and old not in est.get_params()
+
+
+def test_clone_is_unfitted_and_set_params_returns_self():
+    f = B.WienerFIRFilter(window=8).fit(np.sin(np.arange(300) * 0.1))
+    g = f.clone()
+    assert g.get_params() == f.get_params() and not hasattr(g, "coef_")
+    assert f.set_params(window=4) is f and f.window == 4
 
 
 def test_bad_inputs():

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -33,7 +36,7 @@ def mse(pred, y, h):
 
 def reference_analogue(fc, y, h):
     """Explicit loops: entry t = weighted mean of y[j+h] over complete patterns j <= t-h."""
-    p, W, s = fc.lags, fc.window, fc.sigma_
+    p, W, s = fc.embedding, fc.library_size, fc.sigma_
     z = (y - fc.mean_[0]) / fc.scale_[0]
     out = np.full(len(y), np.nan)
     for t in range(p - 1, len(y)):
@@ -56,7 +59,7 @@ def reference_analogue(fc, y, h):
 @pytest.mark.parametrize("h", [1, 4])
 def test_analogue_matches_reference(decay, h):
     y = logistic_map(300)
-    fc = ProjectionForecaster(lags=3, horizon=h, window=50, decay=decay).fit(y)
+    fc = ProjectionForecaster(embedding=3, horizon=h, library_size=50, decay=decay).fit(y)
     np.testing.assert_allclose(
         fc.forecast(y, horizon=h), reference_analogue(fc, y, h), atol=1e-12, equal_nan=True
     )
@@ -65,7 +68,7 @@ def test_analogue_matches_reference(decay, h):
 @pytest.mark.parametrize("model", ["analogue", "hybrid"])
 def test_forecast_uses_only_the_past(model):
     y = logistic_map(400)
-    fc = ProjectionForecaster(lags=4, horizon=3, window=100, model=model).fit(y)
+    fc = ProjectionForecaster(embedding=4, horizon=3, library_size=100, model=model).fit(y)
     base = fc.forecast(y, horizon=3)
     t = 250
     changed = y.copy()
@@ -80,12 +83,12 @@ def test_forecast_uses_only_the_past(model):
 
 def test_forecast_path_and_predict_are_consistent():
     y = np.column_stack([logistic_map(300), logistic_map(300, seed=1)])
-    fc = ProjectionForecaster(lags=3, horizon=2, window=80).fit(y)
+    fc = ProjectionForecaster(embedding=3, horizon=2, library_size=80).fit(y)
     path = fc.forecast_path(y, horizon=4)
     assert path.shape == (300, 4, 2)
     np.testing.assert_array_equal(path[:, 2], fc.forecast(y, horizon=3))
     np.testing.assert_array_equal(fc.predict(4), path[-1])
-    one = ProjectionForecaster(lags=3, horizon=1, window=80).fit(y[:, 0])
+    one = ProjectionForecaster(embedding=3, horizon=1, library_size=80).fit(y[:, 0])
     assert one.forecast_path(y[:, 0], horizon=3).shape == (300, 3)
     assert one.predict(3).shape == (3,)
 
@@ -93,7 +96,7 @@ def test_forecast_path_and_predict_are_consistent():
 def test_analogue_beats_persistence_on_chaotic_map():
     y = logistic_map(3000)
     train, test = y[:2000], y[2000:]
-    fc = ProjectionForecaster(lags=3, horizon=1).fit(train)
+    fc = ProjectionForecaster(embedding=3, horizon=1).fit(train)
     pred = fc.forecast(test, horizon=1)
     persistence = test.copy()
     assert mse(pred, test, 1) < 0.2 * mse(persistence, test, 1)
@@ -104,22 +107,23 @@ def test_hybrid_beats_analogue_on_linear_process():
     train, test = y[:2000], y[2000:]
     errs = {}
     for model in ("analogue", "hybrid"):
-        fc = ProjectionForecaster(lags=4, horizon=1, model=model).fit(train)
+        fc = ProjectionForecaster(embedding=4, horizon=1, model=model).fit(train)
         errs[model] = mse(fc.forecast(test, horizon=1), test, 1)
     assert errs["hybrid"] < errs["analogue"]
 
 
 def test_fit_picks_lowest_score():
     y = logistic_map(600)
-    fc = ProjectionForecaster(lags=3, horizon=1, sigma=[0.01, 0.1, 10.0]).fit(y)
-    best = min(fc.fit_scores_, key=lambda s: s[1])[0]
-    assert fc.sigma_ == best
+    fc = ProjectionForecaster(embedding=3, horizon=1, sigma=[0.01, 0.1, 10.0]).fit(y)
+    best = fc.cv_results_.sort_values("mse").iloc[0]["sigma"]
+    assert fc.sigma_ == best == fc.best_params_["sigma"]
+    assert list(fc.cv_results_["sigma"]) == [0.01, 0.1, 10.0]
 
 
 def test_pandas_and_save_load(tmp_path):
     idx = pd.date_range("2024-01-01", periods=300, freq="h")
     s = pd.Series(logistic_map(300), index=idx, name="load")
-    fc = ProjectionForecaster(lags=3, horizon=2, model="hybrid", window=64).fit(s)
+    fc = ProjectionForecaster(embedding=3, horizon=2, model="hybrid", library_size=64).fit(s)
     out = fc.forecast(s, horizon=2)
     assert isinstance(out, pd.Series) and out.index.equals(idx)
     fc.save(tmp_path / "fc")
@@ -130,13 +134,15 @@ def test_pandas_and_save_load(tmp_path):
 
 def test_forecaster_bad_inputs():
     y = logistic_map(100)
-    with pytest.raises(ValueError, match="lags"):
-        ProjectionForecaster(lags=0).fit(y)
+    with pytest.raises(ValueError, match="embedding"):
+        ProjectionForecaster(embedding=0).fit(y)
+    with pytest.raises(TypeError, match="library_size"):
+        ProjectionForecaster(library_size=10.5).fit(y)
     with pytest.raises(ValueError, match="model"):
         ProjectionForecaster(model="neural").fit(y)
     with pytest.raises(ValueError, match="fit"):
         ProjectionForecaster().forecast(y)
-    fc = ProjectionForecaster(lags=3, horizon=2, model="hybrid").fit(y)
+    fc = ProjectionForecaster(embedding=3, horizon=2, model="hybrid").fit(y)
     with pytest.raises(ValueError, match="horizon"):
         fc.forecast(y, horizon=0)
     with pytest.raises(ValueError, match="horizon 2"):
@@ -152,10 +158,10 @@ def test_forecaster_bad_inputs():
 def test_channel_independent_equals_separate_fits(tmp_path):
     y = np.column_stack([logistic_map(400), ar2(400)])
     joint = ProjectionForecaster(
-        lags=3, horizon=2, window=100, model="hybrid", channel_independent=True
+        embedding=3, horizon=2, library_size=100, model="hybrid", channel_independent=True
     ).fit(y)
     sep = [
-        ProjectionForecaster(lags=3, horizon=2, window=100, model="hybrid").fit(y[:, c])
+        ProjectionForecaster(embedding=3, horizon=2, library_size=100, model="hybrid").fit(y[:, c])
         for c in range(2)
     ]
     expected = np.column_stack([m.forecast(y[:, c], horizon=2) for c, m in enumerate(sep)])
@@ -165,3 +171,49 @@ def test_channel_independent_equals_separate_fits(tmp_path):
     again = ProjectionForecaster.load(tmp_path / "ci")
     np.testing.assert_array_equal(again.forecast(y, horizon=2), expected)
     np.testing.assert_array_equal(again.predict(2), joint.predict(2))
+
+
+def test_old_parameter_names_still_work_with_a_deprecation_warning(tmp_path):
+    y = logistic_map(300)
+    with pytest.warns(DeprecationWarning, match="deprecated"):
+        old = ProjectionForecaster(lags=3, window=50, horizon=2).fit(y)
+    new = ProjectionForecaster(embedding=3, library_size=50, horizon=2).fit(y)
+    np.testing.assert_array_equal(old.forecast(y, horizon=2), new.forecast(y, horizon=2))
+    with pytest.warns(DeprecationWarning, match="library_size"):
+        assert new.set_params(window=60) is new and new.library_size == 60
+
+
+def test_nested_channel_states_are_checked_on_load(tmp_path):
+    y = np.column_stack([logistic_map(300), ar2(300)])
+    ProjectionForecaster(embedding=3, channel_independent=True).fit(y).save(tmp_path / "f")
+    cfg_path = tmp_path / "f" / "config.json"
+    cfg = json.loads(cfg_path.read_text())
+    cfg["fitted"]["channel_models_"][0]["_forecast_h"] = 1  # would shadow a method
+    cfg_path.write_text(json.dumps(cfg))
+    with pytest.raises(ValueError, match="unknown fitted attribute '_forecast_h'"):
+        ProjectionForecaster.load(tmp_path / "f")
+
+
+def test_channel_independent_saves_from_before_0_2_still_load(tmp_path):
+    """Before 0.2 each channel's model was saved in its own sub-folder channel_<c>/."""
+    from safetensors.numpy import save_file
+
+    y = np.column_stack([logistic_map(300), ar2(300)])
+    new = ProjectionForecaster(embedding=3, channel_independent=True).fit(y)
+    old = tmp_path / "old"
+    old.mkdir()
+    for c, m in enumerate(new.channel_models_):
+        m.save(old / f"channel_{c}")
+    params = {**new.get_params(), "lags": 3, "window": 1000}
+    del params["embedding"], params["library_size"]
+    cfg = {"kind": "ProjectionForecaster", "format": 1, "params": params,
+           "fitted": {"sigma_": new.sigma_, "n_channels_": 2}}  # fmt: skip
+    (old / "config.json").write_text(json.dumps(cfg))
+    save_file({"series_": y}, str(old / "arrays.safetensors"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # old names in a file are mapped silently
+        again = ProjectionForecaster.load(old)
+    np.testing.assert_array_equal(again.forecast(y, horizon=1), new.forecast(y, horizon=1))
+    (old / "channel_1" / "config.json").unlink()
+    with pytest.raises(FileNotFoundError, match="channel_1"):
+        ProjectionForecaster.load(old)

@@ -27,7 +27,7 @@ from tssdpa.translation import (
 from tssdpa.translation.data import split_sizes
 from tssdpa.translation.text import END_TOKEN, START_TOKEN
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SEQUENCE_LENGTH = 8
 
 SUBJECTS = [

@@ -32,7 +32,8 @@ import math
 
 import numpy as np
 
-from tssdpa.filters._core import delay_embedding
+from tssdpa.signal.embedding import delay_embedding
+from tssdpa.signal.missing import fill_forward
 
 __all__ = ["draw_features", "feature_filter", "initial_feature_state"]
 
@@ -41,7 +42,7 @@ def draw_features(
     n_features: int,
     dim: int,
     sigma: float,
-    seed: int,
+    random_state: int,
     kind: str = "centres",
     center=None,
     spread=None,
@@ -51,7 +52,7 @@ def draw_features(
     ``"performer"``: rows ~ N(0, I / sigma^2), weights 0. ``"centres"``: centres ~ N(center,
     diag(spread^2 + sigma^2 / 2)), log-weights = -log p(c) / 2 (constants dropped: they cancel).
     """
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(random_state)
     if kind == "performer":
         return rng.normal(size=(n_features, dim)) / sigma, np.zeros(n_features)
     if kind != "centres":
@@ -111,8 +112,6 @@ def feature_filter(
     Rows without any usable key (nothing observed yet, or all weight decayed to zero) repeat
     the last defined output carried in the state (NaN before the first one).
     """
-    from tssdpa.filters.functional import fill_forward
-
     hist, S, nrm, last_t, hold = (np.array(a, dtype=np.float64) for a in state)
     T, C = x2.shape
     m = embedding

@@ -8,14 +8,15 @@ import torch
 import torch.nn.functional as F
 
 from tssdpa import projection_sdpa, projection_weights
-from tssdpa.functional import FUSED_MAX_LOGIT_ERROR
+from tssdpa.ops import FUSED_MAX_LOGIT_ERROR
 
 D64 = torch.float64
 
 
 def loop_reference(
-    q, k, v, sigma, *, mask=None, is_causal=False, window=None, decay=None, tq=None, tk=None
-):
+    q, k, v, sigma, *, mask=None, is_causal=False, window=None, decay=None, tau=None, tq=None,
+    tk=None,
+):  # fmt: skip
     """Plain Python loops over (row, key): the definition, for 2-D q (L,E), k (S,E), v (S,Ev)."""
     L, S = q.shape[0], k.shape[0]
     out = torch.zeros(L, v.shape[1], dtype=D64)
@@ -35,10 +36,9 @@ def loop_reference(
                     ok = ok and not math.isinf(float(mask[i, j]))
                     logw += float(mask[i, j]) if ok else 0.0
             if decay is not None:
-                if tq is None:
-                    logw += abs(i - j) * math.log(decay)
-                else:
-                    logw += -abs(float(tq[i]) - float(tk[j])) / decay
+                logw += abs(i - j) * math.log(decay)
+            if tau is not None:
+                logw += -abs(float(tq[i]) - float(tk[j])) / tau
             w.append(logw if ok else None)
         allowed = [x for x in w if x is not None]
         if not allowed:
@@ -60,8 +60,8 @@ CASES = [
     dict(is_causal=True, decay=0.8),
     dict(is_causal=True, window=5, decay=0.6),
     dict(decay=1.0, is_causal=True),
-    dict(decay=1.5, timestamps=True),
-    dict(is_causal=True, decay=0.3, timestamps=True),
+    dict(tau=1.5, timestamps=True),
+    dict(is_causal=True, tau=0.3, timestamps=True),
     dict(mask="bool"),
     dict(mask="float"),
     dict(mask="float", is_causal=True, decay=0.9),
@@ -117,7 +117,7 @@ GRID = list(
             dict(window=3),
             dict(is_causal=True, decay=0.9),
             dict(is_causal=True, window=4, decay=0.5),
-            dict(decay=2.0, timestamps=True),
+            dict(tau=2.0, timestamps=True),
             dict(mask="bool"),
             dict(mask="float", is_causal=True),
         ],
@@ -185,7 +185,7 @@ def test_gradcheck_math_tau_with_timestamps():
 
     def f(q, v, tau, sigma):
         return projection_sdpa(
-            q, q, v, sigma=sigma, decay=tau, timestamps=t, is_causal=True, backend="math"
+            q, q, v, sigma=sigma, tau=tau, timestamps=t, is_causal=True, backend="math"
         )
 
     assert torch.autograd.gradcheck(f, (q, v, tau, sigma))
@@ -363,20 +363,25 @@ def test_dropout_is_reproducible_and_zero_dropout_is_identity():
         (dict(attn_mask=torch.ones(3, 3, dtype=torch.bool)), ValueError, "attn_mask"),
         (dict(attn_mask=torch.ones(6, 7, dtype=torch.int64)), TypeError, "attn_mask"),
         (dict(attn_mask=torch.full((6, 7), float("nan"))), ValueError, "attn_mask"),
-        (dict(decay=1.0, timestamps=torch.arange(6.0)), ValueError, "timestamps"),
+        (dict(tau=1.0, timestamps=torch.arange(6.0)), ValueError, "timestamps"),
         (
-            dict(decay=1.0, timestamps=(torch.arange(6.0), torch.arange(6.0))),
+            dict(tau=1.0, timestamps=(torch.arange(6.0), torch.arange(6.0))),
             ValueError,
             "timestamps",
         ),
         (
-            dict(
-                decay=1.0, timestamps=(torch.arange(6.0), torch.tensor([0.0] * 6 + [float("nan")]))
-            ),
+            dict(tau=1.0, timestamps=(torch.arange(6.0), torch.tensor([0.0] * 6 + [float("nan")]))),
             ValueError,
             "timestamps",
         ),
-        (dict(timestamps=(torch.arange(6.0), torch.arange(7.0))), ValueError, "timestamps"),
+        (dict(timestamps=(torch.arange(6.0), torch.arange(7.0))), ValueError, "tau"),
+        (dict(tau=1.0), ValueError, "timestamps"),
+        (dict(tau=0.0, timestamps=(torch.arange(6.0), torch.arange(7.0))), ValueError, "tau"),
+        (
+            dict(decay=0.5, tau=1.0, timestamps=(torch.arange(6.0), torch.arange(7.0))),
+            ValueError,
+            "decay",
+        ),
         (dict(dropout_p=1.0), ValueError, "dropout_p"),
         (dict(backend="flash"), ValueError, "backend"),
     ],
@@ -424,11 +429,21 @@ def test_float64_timestamps_keep_resolution_at_epoch_scale():
     # 0.01 s must still be resolved.
     t = 1.7e9 + torch.arange(8, dtype=D64) * 0.01
     x = torch.randn(8, 2, dtype=D64)
-    a = projection_sdpa(x, x, sigma=1.0, decay=0.02, timestamps=t, is_causal=True, backend="math")
+    a = projection_sdpa(x, x, sigma=1.0, tau=0.02, timestamps=t, is_causal=True, backend="math")
     b = projection_sdpa(
-        x, x, sigma=1.0, decay=0.02, timestamps=t - 1.7e9, is_causal=True, backend="math"
+        x, x, sigma=1.0, tau=0.02, timestamps=t - 1.7e9, is_causal=True, backend="math"
     )
     torch.testing.assert_close(a, b)
+
+
+def test_decay_with_timestamps_is_the_deprecated_spelling_of_tau():
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(7, 2, dtype=D64, generator=g)
+    t = torch.rand(7, generator=g, dtype=D64).cumsum(0)
+    want = projection_sdpa(x, x, sigma=0.9, tau=0.4, timestamps=t, is_causal=True)
+    with pytest.warns(DeprecationWarning, match="tau"):
+        got = projection_sdpa(x, x, sigma=0.9, decay=0.4, timestamps=t, is_causal=True)
+    torch.testing.assert_close(got, want)
 
 
 @pytest.mark.parametrize(
@@ -437,7 +452,7 @@ def test_float64_timestamps_keep_resolution_at_epoch_scale():
         dict(is_causal=True, window=7),
         dict(window=5),
         dict(is_causal=True, window=40, decay=0.9),
-        dict(window=3, decay=0.5, timestamps=True),
+        dict(window=3, tau=0.5, timestamps=True),
     ],
 )
 @pytest.mark.parametrize("L,S", [(700, 700), (650, 720)])

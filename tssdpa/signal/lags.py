@@ -1,13 +1,12 @@
-"""Numerical core of the nonparametric projection filters (numpy, no torch).
+"""The lag kernel: projection over a band of lags, the engine of every projection filter.
 
-Every filter and forecaster in :mod:`tssdpa.filters` reduces to one operation, implemented twice:
-
-* :func:`attend_lags` -- the fast path: for query rows ``t`` and a contiguous range of lags
-  ``l`` it forms the keys ``j = t - l`` of a padded table, computes Gaussian logits from exact
-  coordinate differences, adds the decay term and takes the softmax-weighted mean of the values.
-  It works on blocks of rows so memory is ``O(rows_per_block * n_lags)``, never ``T x T``.
-* :func:`attend_lags_reference` -- the same thing with explicit Python loops over ``t`` and
-  ``j``; slow and obviously correct, used by the tests.
+:func:`attend_lags` is :func:`tssdpa.ops.projection_sdpa` with a causal or two-sided window
+(FIR), an exponential decay or a timestamp decay (IIR) on delay embeddings, in numpy: for
+query rows ``t`` and a contiguous range of lags ``l`` it forms the keys ``j = t - l`` of a
+padded table, computes Gaussian logits from exact coordinate differences, adds the decay term
+and takes the softmax-weighted mean of the values. It works on blocks of rows so memory is
+``O(rows_per_block * n_lags)``, never ``T x T``. Its explicit-loop reference is
+:func:`tssdpa.signal.reference.attend_lags_reference`.
 
 Conventions shared by both
 --------------------------
@@ -32,29 +31,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-__all__ = [
-    "attend_lags",
-    "attend_lags_reference",
-    "delay_embedding",
-    "iir_truncation_lag",
-]
+from tssdpa.checks import check_positive
 
-
-def delay_embedding(x: np.ndarray, m: int, offset: int = 0) -> np.ndarray:
-    """Delay embedding of a (N, C) array: row t is [x[t+o], x[t+o-1], ..., x[t+o-m+1]].
-
-    Rows whose embedding would reach outside ``x`` hold NaN in the missing coordinates.
-    Returns a new (N, m*C) array.
-    """
-    n, c = x.shape
-    lo = m - 1 - offset  # rows of NaN needed before x
-    hi = offset  # rows of NaN needed after x
-    pad = np.full((n + lo + hi, c), np.nan, dtype=x.dtype)
-    pad[lo : lo + n] = x
-    win = sliding_window_view(pad, m, axis=0)  # (n + lo + hi - m + 1, c, m), window in last
-    # window i covers pad[i : i+m] = x[i-lo : i-lo+m]; row t needs x[t+o-m+1 : t+o+1] -> i = t
-    emb = win[:n, :, ::-1]  # newest first
-    return np.ascontiguousarray(emb.transpose(0, 2, 1)).reshape(n, m * c)
+__all__ = ["attend_lags", "attend_newest", "decay_logits", "iir_truncation_lag"]
 
 
 def iir_truncation_lag(decay: float, tol: float) -> int:
@@ -66,8 +45,7 @@ def iir_truncation_lag(decay: float, tol: float) -> int:
     """
     if not 0.0 < decay < 1.0:
         raise ValueError(f"decay must be in (0, 1) for an infinite-memory filter, got {decay!r}")
-    if not tol > 0.0:
-        raise ValueError(f"tol must be > 0, got {tol!r}")
+    tol = check_positive(tol, "tol")
     k = math.ceil(math.log(tol * (1.0 - decay)) / math.log(decay))
     k = max(k, 1)
     # guard against rounding in the logarithms
@@ -78,8 +56,11 @@ def iir_truncation_lag(decay: float, tol: float) -> int:
     return k
 
 
-def _decay_exponents(lags: np.ndarray, decay_origin: int) -> np.ndarray:
-    return np.abs(lags - decay_origin).astype(np.float64)
+def decay_logits(lags: np.ndarray, decay: float | None, dtype, decay_origin: int = 0):
+    """``|l - decay_origin| · log γ`` per lag in ``dtype``, or None without decay (γ None or 1)."""
+    if decay is None or decay == 1.0:
+        return None
+    return (np.abs(lags - decay_origin).astype(np.float64) * math.log(decay)).astype(dtype)
 
 
 def attend_lags(
@@ -117,9 +98,7 @@ def attend_lags(
     lags = np.arange(lag_max, lag_min - 1, -1)  # window position k <-> lag lags[k]; keys ascend
     n_lags = lags.size
     inv2s2 = dtype.type(0.5 / (float(sigma) ** 2))
-    decay_term = None
-    if decay is not None and decay != 1.0:
-        decay_term = (_decay_exponents(lags, decay_origin) * math.log(decay)).astype(dtype)
+    decay_term = decay_logits(lags, decay, dtype, decay_origin)
     self_pos = None
     if exclude_self and lag_min <= 0 <= lag_max:
         self_pos = int(np.nonzero(lags == 0)[0][0])
@@ -214,53 +193,50 @@ def attend_lags(
     return out
 
 
-def attend_lags_reference(
-    E: np.ndarray,
-    V: np.ndarray,
-    rows: tuple[int, int],
-    lag_min: int,
-    lag_max: int,
-    *,
+def attend_newest(
+    fc: np.ndarray,
+    embedding: int,
+    decay_term: np.ndarray | None,
     sigma: float,
-    decay: float | None = None,
-    decay_origin: int = 0,
-    times: np.ndarray | None = None,
+    *,
+    elapsed: np.ndarray | None = None,
     tau: float | None = None,
     exclude_self: bool = False,
-    fallback: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Slow, explicit-loop version of :func:`attend_lags` (float64), for tests."""
-    start, stop = rows
-    n_emb = E.shape[1]
-    out = np.full((stop - start, V.shape[1]), np.nan)
-    for t in range(start, stop):
-        weights, values = [], []
-        for lag in range(lag_min, lag_max + 1):
-            j = t - lag
-            if exclude_self and lag == 0:
-                continue
-            if not np.all(np.isfinite(V[j])):
-                continue
-            q, k = E[t].astype(np.float64), E[j].astype(np.float64)
-            both = np.isfinite(q) & np.isfinite(k)
-            n_common = int(both.sum())
-            dist = 0.0
-            if n_common:
-                dist = float(np.sum((q[both] - k[both]) ** 2)) * n_emb / n_common
-            logw = -dist / (2.0 * sigma**2)
-            if decay is not None:
-                logw += abs(lag - decay_origin) * math.log(decay)
-            if times is not None and tau is not None:
-                if not (np.isfinite(times[t]) and np.isfinite(times[j])):
-                    continue
-                logw -= abs(times[t] - times[j]) / tau
-            weights.append(logw)
-            values.append(V[j].astype(np.float64))
-        if not weights:
-            if fallback is not None:
-                out[t - start] = fallback[t - start]
-            continue
-        lw = np.array(weights)
-        w = np.exp(lw - lw.max())
-        out[t - start] = (w[:, None] * np.array(values)).sum(0) / w.sum()
-    return out
+    """The lag kernel for the newest row of ``fc`` only: the per-sample ``step`` of a filter.
+
+    ``fc`` (K + m - 1, C): the last samples in the compute dtype, no NaN, newest last; the
+    keys are its K newest embeddings of length m = ``embedding``. ``decay_term`` (K,) from
+    :func:`decay_logits` for lags K-1 .. 0, ``elapsed`` (K,) the time from each key to the
+    newest sample (with ``tau``). Same operations in the same order as :func:`attend_lags`
+    on the last row, so both round alike. Returns (C,) in the dtype of ``fc``.
+    """
+    m = embedding
+    C = fc.shape[1]
+    dt = fc.dtype
+    vals = fc[m - 1 :]
+    if exclude_self and vals.shape[0] == 1:
+        return fc[-1].copy()  # no other key: the fallback is the sample itself
+    # squared distance summed coordinate by coordinate (newest sample first), the order of
+    # attend_lags: a reduction over axis 0 of (D, L) accumulates row by row
+    if m == 1:
+        d = fc[-1][:, None] - fc.T if C > 1 else fc[-1] - fc[:, 0]
+    else:
+        E = sliding_window_view(fc, m, axis=0)[:, :, ::-1]
+        E = E.transpose(0, 2, 1).reshape(E.shape[0], m * C)
+        d = E[-1][:, None] - E.T
+    d *= d
+    w = d.sum(axis=0) if d.ndim == 2 else d
+    w *= -dt.type(0.5 / (float(sigma) ** 2))
+    # decay and tau are exclusive: at most one of the two terms is added
+    if decay_term is not None:
+        w += decay_term
+    if tau is not None:
+        w -= (elapsed * (1.0 / tau)).astype(dt)
+    if exclude_self:
+        w[-1] = -np.inf  # attend_lags masks the sample itself the same way
+    if exclude_self or tau is not None:
+        w -= w.max()
+    np.exp(w, out=w)
+    den = w.sum()
+    return np.einsum("l,cl->c", w, vals.T.copy()) / den  # attend_lags' per-channel dot

@@ -1,8 +1,9 @@
 """Tests for tssdpa.filters.residual: linear model + projection of its residual.
 
-The fast paths (blocked torch kernel regression, the vectorised library / correction code) are
-checked against slow explicit-loop references; the statistical behaviour (a correction only
-where it pays, on chaotic vs linear data) against the plain linear baselines it wraps.
+The fast paths (the vectorised library / correction code) are checked against slow
+explicit-loop references (kernel regression itself: tests/signal/test_library.py); the
+statistical behaviour (a correction only where it pays, on chaotic vs linear data) against the
+plain linear baselines it wraps.
 """
 
 from __future__ import annotations
@@ -11,15 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import tssdpa.filters.residual as residual
 from tssdpa.baselines import AutoRegForecaster, WienerFIRFilter
 from tssdpa.data.synthetic import ar2, lorenz
-from tssdpa.filters.residual import (
-    ResidualProjectionFilter,
-    ResidualProjectionForecaster,
-    _choose,
-    kernel_regression,
-)
+from tssdpa.filters.residual import ResidualProjectionFilter, ResidualProjectionForecaster
+from tssdpa.signal.reference import kernel_regression_reference
 
 # ------------------------------------------------------------------------------ helpers
 #: a short sigma grid for the tests that do not exercise the default one (fit cost ~ its size)
@@ -53,59 +49,6 @@ def tail_mse(est, clean, n):
     return float(np.mean((est[n:] - clean[n:]) ** 2))
 
 
-def nw_loop(queries, keys, values, sigma, null=None):
-    """Nadaraya–Watson with explicit loops over queries and keys (max-shifted log weights).
-
-    ``null``: a pseudo-key with value 0 at that distance from every query."""
-    out = np.empty((len(queries), values.shape[1]))
-    for i, q in enumerate(queries):
-        logw = [-np.sum((q - k) ** 2) / (2.0 * sigma**2) for k in keys]
-        vals = list(values)
-        if null is not None:
-            logw.append(-(null**2) / (2.0 * sigma**2))
-            vals.append(np.zeros(values.shape[1]))
-        top = max(logw)
-        num, den = np.zeros(values.shape[1]), 0.0
-        for lw, v in zip(logw, vals):
-            w = np.exp(lw - top)
-            num += w * v
-            den += w
-        out[i] = num / den
-    return out
-
-
-def nw_rows(queries, keys, values, sigma, null=None):
-    """Nadaraya–Watson, one query at a time (keys vectorised): for longer reference runs."""
-    out = np.empty((len(queries), values.shape[1]))
-    for i, q in enumerate(queries):
-        logw = -np.sum((keys - q) ** 2, axis=1) / (2.0 * sigma**2)
-        top = logw.max() if null is None else max(logw.max(), -(null**2) / (2.0 * sigma**2))
-        w = np.exp(logw - top)
-        extra = 0.0 if null is None else np.exp(-(null**2) / (2.0 * sigma**2) - top)
-        out[i] = w @ values / (w.sum() + extra)
-    return out
-
-
-def choose_loop(resid, corrections, sigmas, z=2.0):
-    """_choose written column by column, candidate by candidate, on the finite rows only."""
-    K = resid.shape[1]
-    sig, alp = np.full(K, sigmas[0], dtype=float), np.zeros(K)
-    for k in range(K):
-        ok = np.isfinite(resid[:, k])
-        r = resid[ok, k]
-        best = np.sum(r**2)
-        for s, c_all in zip(sigmas, corrections):
-            c = np.nan_to_num(c_all[ok, k], nan=0.0)
-            a = np.sum(r * c) / np.sum(c * c) if np.sum(c * c) > 0 else 0.0
-            a = min(max(a, 0.0), 1.0)
-            gain = r**2 - (r - a * c) ** 2
-            err = np.sum((r - a * c) ** 2)
-            se = np.std(gain, ddof=1) / np.sqrt(len(r))
-            if err < best and gain.mean() > z * se:
-                best, sig[k], alp[k] = err, s, a
-    return sig, alp
-
-
 def pattern(z, t, lags):
     """Delay pattern newest first: [z[t], z[t-1], ..., z[t-lags+1]] (rows of z concatenated)."""
     return np.concatenate([np.atleast_1d(z[t - l]) for l in range(lags)])
@@ -116,149 +59,12 @@ def two_channel():
     return np.column_stack([logistic_map(500, seed=1), lorenz(500, seed=2)])
 
 
-# ---------------------------------------------------------------------- kernel regression
-@pytest.mark.parametrize("block", [7, 1024])
-def test_kernel_regression_equals_explicit_nadaraya_watson_loop(monkeypatch, block):
-    monkeypatch.setattr(residual, "_QUERY_BLOCK", block)
-    rng = np.random.default_rng(0)
-    n = 30 if block == 7 else 1100  # both more queries than one block, and a ragged last block
-    q = rng.normal(size=(n, 3))
-    k = rng.normal(size=(25, 3))
-    v = rng.normal(size=(25, 2))
-    sigmas = [0.3, 1.0, 4.0]
-    outs = kernel_regression(q, k, v, sigmas)
-    assert len(outs) == len(sigmas)
-    ref = nw_loop if n <= 100 else nw_rows
-    for out, s in zip(outs, sigmas):
-        assert out.shape == (n, 2)
-        np.testing.assert_allclose(out, ref(q, k, v, s), rtol=1e-10, atol=1e-12)
-
-
-def test_kernel_regression_blocking_does_not_change_the_result(monkeypatch):
-    rng = np.random.default_rng(1)
-    q, k, v = rng.normal(size=(50, 4)), rng.normal(size=(40, 4)), rng.normal(size=(40, 3))
-    whole = kernel_regression(q, k, v, [0.5, 2.0])
-    monkeypatch.setattr(residual, "_QUERY_BLOCK", 7)
-    blocked = kernel_regression(q, k, v, [0.5, 2.0])
-    for a, b in zip(whole, blocked):
-        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
-
-
-def test_kernel_regression_limits_are_nearest_neighbour_and_plain_mean():
-    rng = np.random.default_rng(2)
-    q, k, v = rng.normal(size=(40, 3)), rng.normal(size=(30, 3)), rng.normal(size=(30, 2))
-    tiny, huge = kernel_regression(q, k, v, [1e-3, 1e6])
-    nearest = np.argmin(((q[:, None, :] - k[None, :, :]) ** 2).sum(-1), axis=1)
-    # logits of -1e5 and below: only a numerically stable softmax gives the nearest key
-    np.testing.assert_allclose(tiny, v[nearest], atol=1e-12)
-    np.testing.assert_allclose(huge, np.broadcast_to(v.mean(0), huge.shape), atol=1e-9)
-
-
-def test_kernel_regression_of_wide_values_is_accurate_to_float32_rounding():
-    # more than 256 value columns (a long multichannel residual path) are averaged in float32
-    rng = np.random.default_rng(5)
-    q, k, v = rng.normal(size=(40, 3)), rng.normal(size=(30, 3)), rng.normal(size=(30, 300))
-    for s, out in zip([0.1, 1.0], kernel_regression(q, k, v, [0.1, 1.0])):
-        assert out.dtype == np.float64 and out.shape == (40, 300)
-        np.testing.assert_allclose(out, nw_rows(q, k, v, s), rtol=0, atol=5e-6)
-
-
-def test_kernel_regression_is_translation_invariant():
-    # distances from |q|^2 + |k|^2 - 2 q.k: keys far from the origin must not lose precision
-    rng = np.random.default_rng(6)
-    q, k, v = rng.normal(size=(40, 3)), rng.normal(size=(30, 3)), rng.normal(size=(30, 2))
-    near = kernel_regression(q, k, v, [0.05, 0.3])
-    far = kernel_regression(q + 100.0, k + 100.0, v, [0.05, 0.3])
-    for a, b in zip(near, far):
-        np.testing.assert_allclose(b, a, rtol=0, atol=1e-8)
-
-
-def test_kernel_regression_accepts_float32_queries():
-    # keys and values are converted to float64; queries (e.g. float32 features) must be too
-    rng = np.random.default_rng(3)
-    q, k, v = rng.normal(size=(10, 3)), rng.normal(size=(12, 3)), rng.normal(size=(12, 1))
-    (out,) = kernel_regression(q.astype(np.float32), k, v, [0.7])
-    np.testing.assert_allclose(out, nw_loop(q.astype(np.float32), k, v, 0.7), rtol=1e-10)
-
-
-# --------------------------------------------------------------------------------- _choose
-def test_choose_keeps_nothing_when_corrections_are_unrelated_noise():
-    rng = np.random.default_rng(0)
-    resid = rng.normal(size=(500, 6))
-    corr = [rng.normal(scale=s, size=(500, 6)) for s in (0.1, 0.5, 1.0, 2.0, 5.0)]
-    sig, alpha = _choose(resid, corr, [0.1, 0.2, 0.3, 0.4, 0.5])
-    np.testing.assert_array_equal(alpha, np.zeros(6))
-    np.testing.assert_array_equal(sig, np.full(6, 0.1))  # the first candidate by convention
-
-
-def test_choose_picks_the_sigma_whose_correction_explains_the_residual():
-    rng = np.random.default_rng(1)
-    resid = rng.normal(size=(400, 3))
-    corr = [
-        rng.normal(size=(400, 3)),  # unrelated
-        resid + 0.01 * rng.normal(size=(400, 3)),  # the residual itself
-        0.5 * resid + rng.normal(size=(400, 3)),  # related but noisy
-    ]
-    sig, alpha = _choose(resid, corr, [0.1, 0.7, 3.0])
-    np.testing.assert_array_equal(sig, [0.7, 0.7, 0.7])
-    np.testing.assert_allclose(alpha, 1.0, atol=0.01)
-
-
-def test_choose_alpha_is_the_clipped_least_squares_shrinkage():
-    rng = np.random.default_rng(2)
-    r = rng.normal(size=(300, 3))
-    # column 0: c = 2r -> alpha 1/2 exactly; column 1: c = r/2 -> 2 clipped to 1;
-    # column 2: c = -r -> negative, clipped to 0 and not kept
-    c = np.column_stack([2.0 * r[:, 0], 0.5 * r[:, 1], -r[:, 2]])
-    sig, alpha = _choose(r, [c], [1.5])
-    np.testing.assert_allclose(alpha, [0.5, 1.0, 0.0], atol=1e-12)
-    np.testing.assert_array_equal(sig, [1.5, 1.5, 1.5])
-
-
-def test_choose_ignores_nan_rows_of_the_residual():
-    rng = np.random.default_rng(3)
-    resid = rng.normal(size=(300, 2))
-    corr = [0.6 * resid + 0.5 * rng.normal(size=(300, 2)), rng.normal(size=(300, 2))]
-    nan_rows = rng.random(300) < 0.3
-    with_nan = resid.copy()
-    with_nan[nan_rows, 0] = np.nan  # only column 0 loses rows
-    garbage = [c.copy() for c in corr]
-    for c in garbage:
-        c[nan_rows, 0] = 1e6  # whatever the correction says there must not matter
-    garbage[1][nan_rows, 0] = np.nan
-    sig, alpha = _choose(with_nan, garbage, [0.2, 0.9])
-    keep = ~nan_rows
-    s0, a0 = _choose(resid[keep, :1], [c[keep, :1] for c in corr], [0.2, 0.9])
-    s1, a1 = _choose(resid[:, 1:], [c[:, 1:] for c in corr], [0.2, 0.9])
-    np.testing.assert_array_equal(sig, [s0[0], s1[0]])
-    np.testing.assert_allclose(alpha, [a0[0], a1[0]], rtol=1e-12)
-    assert alpha[0] > 0.3 and alpha[1] > 0.3  # the test is not vacuous
-
-
-def test_choose_equals_a_column_by_column_reference():
-    rng = np.random.default_rng(4)
-    N, K = 200, 12
-    resid = rng.normal(size=(N, K))
-    resid[rng.random((N, K)) < 0.1] = np.nan
-    # columns with a weak to strong relation to the residual: some kept, some not
-    mix = np.linspace(0.0, 1.0, K)
-    base = np.nan_to_num(resid)
-    corr = [mix * base + s * rng.normal(size=(N, K)) for s in (0.3, 1.0, 3.0)]
-    corr[1][rng.random((N, K)) < 0.05] = np.nan  # NaN corrections count as 0
-    sigmas = [0.25, 0.5, 1.0]
-    sig, alpha = _choose(resid, corr, sigmas)
-    ref_sig, ref_alpha = choose_loop(resid, corr, sigmas)
-    np.testing.assert_array_equal(sig, ref_sig)
-    np.testing.assert_allclose(alpha, ref_alpha, rtol=1e-10, atol=1e-14)
-    assert (alpha == 0).any() and (alpha > 0).any()
-
-
 # ------------------------------------------------------------------- forecaster: reference
 def reference_forecaster_path(fc, y_train, y, origins):
     """Rebuild the library with explicit loops and the forecast at ``origins`` by hand."""
     a_tr = y_train.reshape(len(y_train), -1)
     a = y.reshape(len(y), -1)
-    C, H, L = a.shape[1], fc.horizon, fc.lags
+    C, H, L = a.shape[1], fc.horizon, fc.embedding
     ci = fc.channel_independent
     z_tr = (a_tr - fc.mean_) / fc.scale_
     z = (a - fc.mean_) / fc.scale_
@@ -290,7 +96,7 @@ def reference_forecaster_path(fc, y_train, y, origins):
             chans = slice(None) if not ci else slice(g, g + 1)
             vals = R[:, :, chans].reshape(len(R), -1)
             null = None if fc.fade is None else fc.null_distance_[g]
-            e = nw_loop(q[g][None], K[:, g], vals, sigma, null)[0]
+            e = kernel_regression_reference(q[g][None], K[:, g], vals, sigma, null)[0]
             est[:, chans] = e.reshape(H, -1)
         out.append(base[t] + fc.alpha_ * est)
     return np.array(out)
@@ -309,7 +115,7 @@ def test_forecaster_equals_slow_reference(case, two_channel):
     fc = ResidualProjectionForecaster(
         base=base,
         base_params={} if base == "dlinear" else {"lags": 6},
-        lags=5,
+        embedding=5,
         horizon=3,
         lookback=24,
         sigma=0.3,
@@ -326,7 +132,7 @@ def test_forecaster_equals_slow_reference(case, two_channel):
 
 def test_forecaster_origins_without_a_full_pattern_get_the_base_forecast():
     y = logistic_map(400, seed=4)
-    fc = ResidualProjectionForecaster(base_params={"lags": 2}, lags=10, horizon=2).fit(y[:300])
+    fc = ResidualProjectionForecaster(base_params={"lags": 2}, embedding=10, horizon=2).fit(y[:300])
     assert (fc.alpha_ > 0).all()
     path = fc.forecast_path(y, horizon=2)
     base = fc.base_.forecast_path(y, horizon=2)
@@ -343,7 +149,7 @@ def test_forecast_from_an_origin_uses_only_the_past(base):
     fc = ResidualProjectionForecaster(
         base=base,
         base_params={"lags": 8} if base == "autoreg" else {},
-        lags=8,
+        embedding=8,
         horizon=5,
         lookback=32,
     ).fit(y[:450])
@@ -369,7 +175,7 @@ def test_forecast_from_an_origin_uses_only_the_past(base):
 
 def test_forecast_predict_and_shorter_paths_are_consistent():
     y = logistic_map(500, seed=5)
-    fc = ResidualProjectionForecaster(base_params={"lags": 4}, lags=6, horizon=4, sigma=SIGMAS)
+    fc = ResidualProjectionForecaster(base_params={"lags": 4}, embedding=6, horizon=4, sigma=SIGMAS)
     fc.fit(y[:350])
     assert (fc.alpha_ > 0).any()
     path = fc.forecast_path(y, horizon=4)
@@ -389,7 +195,7 @@ def test_forecast_predict_and_shorter_paths_are_consistent():
 def test_hybrid_beats_its_autoreg_base_on_a_noise_free_chaotic_series(series):
     y = logistic_map(1500, seed=0) if series == "logistic" else lorenz(1200, seed=0)
     n = int(0.7 * len(y))
-    fc = ResidualProjectionForecaster(base_params={"lags": 8}, lags=8, horizon=1).fit(y[:n])
+    fc = ResidualProjectionForecaster(base_params={"lags": 8}, embedding=8, horizon=1).fit(y[:n])
     plain = AutoRegForecaster(lags=8).fit(y[:n])
     hybrid = step_mse(fc.forecast(y, horizon=1)[n:], y[n:], 1)
     linear = step_mse(plain.forecast(y, horizon=1)[n:], y[n:], 1)
@@ -403,7 +209,9 @@ def test_hybrid_on_a_linear_ar2_mostly_keeps_the_linear_forecast():
     for seed in range(4):
         y = ar2(2000, seed=seed)
         n = 1400
-        fc = ResidualProjectionForecaster(base_params={"lags": 2}, lags=8, horizon=5).fit(y[:n])
+        fc = ResidualProjectionForecaster(base_params={"lags": 2}, embedding=8, horizon=5).fit(
+            y[:n]
+        )
         plain = AutoRegForecaster(lags=2).fit(y[:n])
         path = fc.forecast_path(y, horizon=5)
         lin = plain.forecast_path(y, horizon=5)
@@ -424,7 +232,7 @@ def test_multichannel_shapes(channel_independent, two_channel):
     y = two_channel
     fc = ResidualProjectionForecaster(
         base_params={"lags": 4},
-        lags=6,
+        embedding=6,
         horizon=3,
         sigma=SIGMAS,
         channel_independent=channel_independent,
@@ -438,7 +246,9 @@ def test_multichannel_shapes(channel_independent, two_channel):
     assert np.isfinite(path[5:]).all()
     assert fc.forecast(y, horizon=2).shape == (500, 2)
     assert fc.predict(3).shape == (3, 2)
-    one = ResidualProjectionForecaster(base_params={"lags": 4}, lags=6, horizon=3, sigma=SIGMAS)
+    one = ResidualProjectionForecaster(
+        base_params={"lags": 4}, embedding=6, horizon=3, sigma=SIGMAS
+    )
     one.fit(y[:350, 0])
     assert one.forecast_path(y[:, 0], horizon=3).shape == (500, 3)
     assert one.predict(2).shape == (2,)
@@ -447,7 +257,7 @@ def test_multichannel_shapes(channel_independent, two_channel):
 
 def test_channel_independent_autoreg_hybrid_equals_separate_fits(two_channel):
     y = two_channel
-    kw = dict(base_params={"lags": 4}, lags=6, horizon=3, sigma=SIGMAS)
+    kw = dict(base_params={"lags": 4}, embedding=6, horizon=3, sigma=SIGMAS)
     joint = ResidualProjectionForecaster(channel_independent=True, **kw).fit(y[:350])
     sep = [ResidualProjectionForecaster(**kw).fit(y[:350, c]) for c in range(2)]
     expected = np.stack([m.forecast_path(y[:, c], horizon=3) for c, m in enumerate(sep)], -1)
@@ -459,7 +269,7 @@ def test_channel_independent_autoreg_hybrid_equals_separate_fits(two_channel):
 def test_forecaster_accepts_pandas_and_get_params_round_trips():
     idx = pd.date_range("2024-01-01", periods=300, freq="h")
     s = pd.Series(logistic_map(300, seed=6), index=idx, name="x")
-    fc = ResidualProjectionForecaster(base_params={"lags": 3}, lags=4, horizon=2, sigma=SIGMAS)
+    fc = ResidualProjectionForecaster(base_params={"lags": 3}, embedding=4, horizon=2, sigma=SIGMAS)
     fc.fit(s)
     path = fc.forecast_path(s, horizon=2)
     assert isinstance(path, np.ndarray) and path.shape == (300, 2)
@@ -471,24 +281,31 @@ def test_forecaster_accepts_pandas_and_get_params_round_trips():
 
 
 # --------------------------------------------------------------------- forecaster: errors
-def test_forecaster_bad_inputs():
+def test_forecaster_bad_arguments_raise_at_fit_naming_them():
     y = logistic_map(200)
-    with pytest.raises(ValueError, match="base"):
-        ResidualProjectionForecaster(base="nope")
-    with pytest.raises(TypeError, match="base_params"):
-        ResidualProjectionForecaster(base_params=[("lags", 3)])
-    for bad in (0, -1.0, [], [0.1, np.nan], np.inf, [0.5, 0.0]):
-        with pytest.raises(ValueError, match="sigma"):
-            ResidualProjectionForecaster(sigma=bad)
-    for bad in (0, 1, -0.2, 1.5, np.nan):
-        with pytest.raises(ValueError, match="holdout"):
-            ResidualProjectionForecaster(holdout=bad)
-    for name in ("lags", "horizon", "lookback", "window", "max_holdout_origins"):
-        with pytest.raises(ValueError, match=name):
-            ResidualProjectionForecaster(**{name: 0})
+    ResidualProjectionForecaster(base="nope", embedding=0)  # __init__ only stores
+    cases = [
+        ({"base": "nope"}, ValueError, "base"),
+        ({"base_params": [("lags", 3)]}, TypeError, "base_params"),
+        ({"base_params": {"lookback": 8}, "base": "dlinear"}, ValueError, "base_params"),
+        ({"base_params": {"lags": 0}}, ValueError, "lags"),
+        ({"holdout": "x"}, TypeError, "holdout"),
+        ({"fade": "x"}, TypeError, "fade"),
+        ({"sigma": "x"}, ValueError, "sigma"),
+        ({"sigma": [[0.1, 0.2]]}, ValueError, "sigma"),
+    ]
+    cases += [({"sigma": bad}, ValueError, "sigma") for bad in (0, -1.0, [], [0.1, np.nan])]
+    cases += [({"sigma": bad}, ValueError, "sigma") for bad in (np.inf, [0.5, 0.0])]
+    cases += [({"holdout": bad}, ValueError, "holdout") for bad in (0, 1, -0.2, 1.5, np.nan)]
+    names = ("embedding", "horizon", "lookback", "library_size", "max_holdout_origins")
+    cases += [({name: 0}, ValueError, name) for name in names]
+    cases += [({"embedding": 2.5}, TypeError, "embedding")]
+    for kwargs, exc, name in cases:
+        with pytest.raises(exc, match=name):
+            ResidualProjectionForecaster(**kwargs).fit(y)
     with pytest.raises(ValueError, match="fit"):
         ResidualProjectionForecaster().forecast_path(y)
-    fc = ResidualProjectionForecaster(base_params={"lags": 3}, lags=4, horizon=2).fit(y)
+    fc = ResidualProjectionForecaster(base_params={"lags": 3}, embedding=4, horizon=2).fit(y)
     with pytest.raises(ValueError, match="horizon"):
         fc.forecast_path(y, horizon=3)
     with pytest.raises(ValueError, match="horizon"):
@@ -499,14 +316,26 @@ def test_forecaster_bad_inputs():
         fc.forecast_path(np.column_stack([y, y]), horizon=1)
 
 
+def test_renamed_forecaster_arguments_still_work_with_a_deprecation_warning():
+    with pytest.warns(DeprecationWarning, match="deprecated"):
+        fc = ResidualProjectionForecaster(lags=6, window=500)
+    assert (fc.embedding, fc.library_size) == (6, 500)
+    with pytest.warns(DeprecationWarning, match="deprecated|library size"):
+        f = ResidualProjectionFilter(taps=12, window=300)  # the spelling before 0.2
+    assert (f.window, f.library_size) == (12, 300)
+    with pytest.warns(DeprecationWarning, match="taps"):
+        f = ResidualProjectionFilter(taps=12)
+    assert (f.window, f.library_size) == (12, 20000)
+
+
 def test_forecaster_too_short_series_raise():
     y = logistic_map(200)
     with pytest.raises(ValueError, match="3 samples"):
         ResidualProjectionForecaster().fit(y[:2])
     with pytest.raises(ValueError, match="holdout"):  # the AutoReg base cannot be fitted
-        ResidualProjectionForecaster(base_params={"lags": 8}, lags=8, horizon=5).fit(y[:20])
+        ResidualProjectionForecaster(base_params={"lags": 8}, embedding=8, horizon=5).fit(y[:20])
     with pytest.raises(ValueError, match="holdout"):  # no complete pattern in the library
-        ResidualProjectionForecaster(base_params={"lags": 2}, lags=50, horizon=1).fit(y[:60])
+        ResidualProjectionForecaster(base_params={"lags": 2}, embedding=50, horizon=1).fit(y[:60])
     with pytest.raises(ValueError, match="holdout"):  # the DLinear base cannot be fitted
         ResidualProjectionForecaster(base="dlinear", lookback=64, horizon=5).fit(y[:60])
 
@@ -519,7 +348,9 @@ def test_fit_and_forecast_do_not_mutate_their_inputs():
     df = pd.DataFrame(y2, columns=["a", "b"])
     for data in (y, y2, pd.Series(y), df):
         before = data.copy()
-        fc = ResidualProjectionForecaster(base_params={"lags": 3}, lags=4, horizon=2, sigma=SIGMAS)
+        fc = ResidualProjectionForecaster(
+            base_params={"lags": 3}, embedding=4, horizon=2, sigma=SIGMAS
+        )
         fc.fit(data)
         fc.forecast_path(data, horizon=2)
         fc.forecast(data, horizon=1)
@@ -539,7 +370,7 @@ def test_filter_fit_and_filter_do_not_mutate_their_inputs():
         (pd.DataFrame({"a": noisy, "b": noisy[::-1]}), pd.DataFrame({"a": clean, "b": clean})),
     ):
         x0, t0 = x.copy(), target.copy()
-        f = ResidualProjectionFilter(taps=8, embedding=4, sigma=SIGMAS).fit(x, target=target)
+        f = ResidualProjectionFilter(window=8, embedding=4, sigma=SIGMAS).fit(x, target=target)
         f.filter(x)
         if isinstance(x, np.ndarray):
             np.testing.assert_array_equal(x, x0)
@@ -561,23 +392,23 @@ def reference_filter(f, x_train, target_train, x):
         # [z[t+ahead], ..., z[t+ahead-m+1]], the ends repeated past the edges
         return np.array([z[np.clip(t + ahead - np.arange(m), 0, T - 1)] for t in range(T)])
 
-    plain = WienerFIRFilter(taps=f.taps, causal=f.causal, ridge=f.ridge)
+    plain = WienerFIRFilter(window=f.window, causal=f.causal, ridge=f.ridge)
     plain.fit(x_train, target=target_train)
     lin_tr = plain.filter(x_train)
-    rows = slice(max(0, len(x_train) - f.window), len(x_train))
+    rows = slice(max(0, len(x_train) - f.library_size), len(x_train))
     K = keys(lin_tr)[rows]
     R = (target_train - lin_tr)[rows, None]
     np.testing.assert_allclose(f.library_[0][0], K, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(f.library_[0][1], R, rtol=1e-10, atol=1e-10)
     lin = plain.filter(x)
     null = None if f.fade is None else f.null_distance_[0]
-    return lin + f.alpha_[0] * nw_rows(keys(lin), K, R, f.sigma_[0], null)[:, 0]
+    return lin + f.alpha_[0] * kernel_regression_reference(keys(lin), K, R, f.sigma_[0], null)[:, 0]
 
 
 @pytest.mark.parametrize("causal", [True, False])
 def test_filter_equals_slow_reference(causal):
     clean, noisy = square_wave(1400, seed=2)
-    f = ResidualProjectionFilter(taps=12, causal=causal, embedding=6, window=400)
+    f = ResidualProjectionFilter(window=12, causal=causal, embedding=6, library_size=400)
     f.fit(noisy[:1000], target=clean[:1000])
     assert f.alpha_[0] > 0, "the test needs a correction that is actually used"
     out = f.filter(noisy[1000:])
@@ -595,29 +426,25 @@ def test_filter_needs_the_clean_target():
 
 def test_filter_bad_inputs():
     clean, noisy = square_wave(400)
-    for bad in (0, -1.0, [], [0.2, np.nan]):
-        with pytest.raises(ValueError, match="sigma"):
-            ResidualProjectionFilter(sigma=bad)
-    for bad in (0, 1, 2.0):
-        with pytest.raises(ValueError, match="holdout"):
-            ResidualProjectionFilter(holdout=bad)
-    with pytest.raises(ValueError, match="ridge"):
-        ResidualProjectionFilter(ridge=-1.0)
-    for name in ("taps", "embedding", "window"):
-        with pytest.raises(ValueError, match=name):
-            ResidualProjectionFilter(**{name: 0})
+    cases = [({"sigma": bad}, ValueError, "sigma") for bad in (0, -1.0, [], [0.2, np.nan])]
+    cases += [({"holdout": bad}, ValueError, "holdout") for bad in (0, 1, 2.0)]
+    cases += [({"ridge": -1.0}, ValueError, "ridge"), ({"ridge": "x"}, TypeError, "ridge")]
+    cases += [({name: 0}, ValueError, name) for name in ("window", "embedding", "library_size")]
+    for kwargs, exc, name in cases:
+        with pytest.raises(exc, match=name):
+            ResidualProjectionFilter(**kwargs).fit(noisy, target=clean)
     with pytest.raises(ValueError, match="fitted"):
         ResidualProjectionFilter().filter(noisy)
     with pytest.raises(ValueError, match="too few"):
-        ResidualProjectionFilter(taps=16, embedding=8).fit(noisy[:30], target=clean[:30])
-    f = ResidualProjectionFilter(taps=8, embedding=4).fit(noisy, target=clean)
+        ResidualProjectionFilter(window=16, embedding=8).fit(noisy[:30], target=clean[:30])
+    f = ResidualProjectionFilter(window=8, embedding=4).fit(noisy, target=clean)
     with pytest.raises(ValueError, match="channels"):
         f.filter(np.column_stack([noisy, noisy]))
 
 
 def test_causal_filter_output_at_t_uses_only_samples_up_to_t():
     clean, noisy = square_wave(1200, seed=3)
-    f = ResidualProjectionFilter(taps=12, embedding=6, causal=True)
+    f = ResidualProjectionFilter(window=12, embedding=6, causal=True)
     f.fit(noisy[:900], target=clean[:900])
     assert f.alpha_[0] > 0
     out = f.filter(noisy)
@@ -631,7 +458,7 @@ def test_causal_filter_output_at_t_uses_only_samples_up_to_t():
 
 def test_zero_phase_filter_keeps_the_shape_and_looks_ahead():
     clean, noisy = square_wave(1200, seed=3)
-    f = ResidualProjectionFilter(taps=12, embedding=6, causal=False)
+    f = ResidualProjectionFilter(window=12, embedding=6, causal=False)
     f.fit(noisy[:900], target=clean[:900])
     assert f.causal is False
     out = f.filter(noisy)
@@ -646,9 +473,9 @@ def test_filter_beats_wiener_fir_and_the_noisy_input_on_a_square_wave(causal):
     for seed in range(2):
         clean, noisy = square_wave(3000, seed=seed)
         n = 2000
-        f = ResidualProjectionFilter(taps=16, embedding=8, causal=causal)
+        f = ResidualProjectionFilter(window=16, embedding=8, causal=causal)
         f.fit(noisy[:n], target=clean[:n])
-        w = WienerFIRFilter(taps=16, causal=causal).fit(noisy[:n], target=clean[:n])
+        w = WienerFIRFilter(window=16, causal=causal).fit(noisy[:n], target=clean[:n])
 
         hybrid = tail_mse(f.filter(noisy), clean, n)
         linear = tail_mse(w.filter(noisy), clean, n)
@@ -664,9 +491,9 @@ def test_filter_is_within_5_percent_of_wiener_fir_on_ar2_plus_white_noise(causal
         clean = ar2(3000, seed=seed)
         noisy = clean + rng.standard_normal(3000)
         n = 2000
-        f = ResidualProjectionFilter(taps=16, embedding=8, causal=causal)
+        f = ResidualProjectionFilter(window=16, embedding=8, causal=causal)
         f.fit(noisy[:n], target=clean[:n])
-        w = WienerFIRFilter(taps=16, causal=causal).fit(noisy[:n], target=clean[:n])
+        w = WienerFIRFilter(window=16, causal=causal).fit(noisy[:n], target=clean[:n])
         hybrid = tail_mse(f.filter(noisy), clean, n)
         linear = tail_mse(w.filter(noisy), clean, n)
         assert hybrid <= 1.05 * linear, (seed, hybrid, linear)
@@ -678,13 +505,13 @@ def test_multichannel_filter_equals_per_channel_fits():
     clean0, noisy0 = square_wave(1200, seed=4)
     clean1, noisy1 = square_wave(1200, seed=5, noise=0.5)
     clean, noisy = np.column_stack([clean0, clean1]), np.column_stack([noisy0, noisy1])
-    f = ResidualProjectionFilter(taps=12, embedding=6, sigma=SIGMAS)
+    f = ResidualProjectionFilter(window=12, embedding=6, sigma=SIGMAS)
     f.fit(noisy[:900], target=clean[:900])
     assert f.alpha_.shape == (2,) and f.sigma_.shape == (2,) and len(f.library_) == 2
     out = f.filter(noisy)
     assert out.shape == (1200, 2)
     for c in range(2):
-        one = ResidualProjectionFilter(taps=12, embedding=6, sigma=SIGMAS)
+        one = ResidualProjectionFilter(window=12, embedding=6, sigma=SIGMAS)
         one.fit(noisy[:900, c], target=clean[:900, c])
         assert one.alpha_[0] == f.alpha_[c] and one.sigma_[0] == f.sigma_[c]
         np.testing.assert_allclose(out[:, c], one.filter(noisy[:, c]), rtol=1e-12, atol=1e-12)
@@ -694,68 +521,23 @@ def test_filter_pandas_in_pandas_out():
     clean, noisy = square_wave(800, seed=6)
     idx = pd.date_range("2024-01-01", periods=800, freq="min")
     s = pd.Series(noisy, index=idx, name="sig")
-    f = ResidualProjectionFilter(taps=8, embedding=4, sigma=SIGMAS)
+    f = ResidualProjectionFilter(window=8, embedding=4, sigma=SIGMAS)
     f.fit(s, target=pd.Series(clean, index=idx))
     out = f.filter(s)
     assert isinstance(out, pd.Series) and out.index.equals(idx) and out.name == "sig"
     np.testing.assert_array_equal(out.to_numpy(), f.filter(noisy))
     df = pd.DataFrame({"a": noisy, "b": noisy[::-1]}, index=idx)
-    g = ResidualProjectionFilter(taps=8, embedding=4, sigma=SIGMAS)
+    g = ResidualProjectionFilter(window=8, embedding=4, sigma=SIGMAS)
     g.fit(df, target=pd.DataFrame({"a": clean, "b": clean[::-1]}, index=idx))
     out_df = g.filter(df)
     assert isinstance(out_df, pd.DataFrame)
     assert out_df.index.equals(idx) and list(out_df.columns) == ["a", "b"]
 
 
-# ------------------------------------------------------------------------------ harness
-def test_both_classes_are_registered_in_the_comparison_harness():
-    from tssdpa.compare.registry import get_method
-
-    fc = get_method("projection_residual", "forecast")
-    assert fc.factory is ResidualProjectionForecaster and fc.family == "projection"
-    for name, causal in (("projection_residual", True), ("projection_residual_zp", False)):
-        spec = get_method(name, "denoise")
-        assert spec.factory is ResidualProjectionFilter
-        assert spec.causal is causal and spec.fixed == {"causal": causal}
-        assert spec.build({}).causal is causal
-
-
-def test_residual_forecaster_runs_through_the_harness():
-    from tssdpa.compare import forecast_tasks
-    from tssdpa.compare.harness import evaluate_forecaster
-    from tssdpa.compare.registry import get_method
-
-    task = forecast_tasks("ar2", seeds=(0,), n=400, horizons=(1, 3), lookback=16)[0]
-    rows, _ = evaluate_forecaster(get_method("projection_residual", "forecast"), task, budget=1)
-    assert [r["horizon"] for r in rows] == [1, 3]
-    assert all(np.isfinite(r["mse"]) and r["n_origins"] > 0 for r in rows)
-
-
-@pytest.mark.parametrize("name", ["projection_residual", "projection_residual_zp"])
-def test_residual_filter_runs_through_the_harness(name):
-    from tssdpa.compare import denoise_tasks
-    from tssdpa.compare.harness import evaluate_denoiser
-    from tssdpa.compare.registry import get_method
-
-    task = denoise_tasks("sinusoids", seeds=(0,), settings=[("gaussian", 10.0)], n=400)[0]
-    spec = get_method(name, "denoise")
-    row, _ = evaluate_denoiser(spec, task, budget=1)
-    assert np.isfinite(row["rmse"]) and np.isfinite(row["snr_gain_db"])
-    assert row["causal"] == spec.causal
-
-
-def test_kernel_regression_null_distance_equals_a_zero_valued_pseudo_key():
-    rng = np.random.default_rng(5)
-    q, k, v = rng.normal(size=(9, 3)), rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
-    for null in (0.5, 2.0, 10.0):
-        (got,) = kernel_regression(q, k, v, [0.8], null_distance=null)
-        np.testing.assert_allclose(got, nw_loop(q, k, v, 0.8, null), rtol=1e-10, atol=1e-12)
-
-
 @pytest.mark.parametrize("fade", [2.0, None])
 def test_forecast_for_a_pattern_far_from_the_library_falls_back_to_the_linear_base(fade):
     y = logistic_map(1500, seed=3)
-    fc = ResidualProjectionForecaster(base_params={"lags": 4}, lags=4, horizon=2, fade=fade)
+    fc = ResidualProjectionForecaster(base_params={"lags": 4}, embedding=4, horizon=2, fade=fade)
     fc.fit(y[:1000])
     assert (fc.alpha_ > 0).all(), "the test needs corrections that are used"
     shifted = y[:1100] + 50.0  # a level never seen in training: patterns far from every key
@@ -769,7 +551,7 @@ def test_forecast_for_a_pattern_far_from_the_library_falls_back_to_the_linear_ba
 
 def test_filter_for_a_pattern_far_from_the_library_falls_back_to_the_wiener_fir():
     clean, noisy = square_wave(2000, seed=4)
-    f = ResidualProjectionFilter(taps=12, embedding=6).fit(noisy[:1500], target=clean[:1500])
+    f = ResidualProjectionFilter(window=12, embedding=6).fit(noisy[:1500], target=clean[:1500])
     assert f.alpha_[0] > 0
     far = noisy[1500:] + 100.0
     np.testing.assert_allclose(f.filter(far), f.base_.filter(far), rtol=0, atol=1e-9)
@@ -777,40 +559,20 @@ def test_filter_for_a_pattern_far_from_the_library_falls_back_to_the_wiener_fir(
 
 @pytest.mark.parametrize("cls", [ResidualProjectionForecaster, ResidualProjectionFilter])
 def test_fade_must_be_positive_or_none(cls):
-    for bad in (0.0, -1.0, float("inf"), True):
-        with pytest.raises(ValueError, match="fade"):
-            cls(fade=bad)
-    assert cls(fade=None).fade is None
-
-
-def test_choose_needs_a_larger_gain_when_successive_errors_overlap():
-    rng = np.random.default_rng(11)
-    resid = rng.normal(size=(400, 1))
-    corr = [0.3 * resid + rng.normal(size=(400, 1))]  # weakly informative correction
-    sig, alpha = _choose(resid, corr, [1.0])
-    assert alpha[0] > 0  # significant when the rows are independent
-    sig, alpha = _choose(resid, corr, [1.0], overlap=np.array([25.0]))
-    assert alpha[0] == 0  # 25 rows per independent error: no longer significant
-
-
-def test_forecaster_argument_errors_name_the_argument():
-    for kwargs, name in [
-        ({"base_params": {"lookback": 8}, "base": "dlinear"}, "base_params"),
-        ({"base_params": {"lags": 0}}, "lags"),
-        ({"holdout": "x"}, "holdout"),
-        ({"fade": "x"}, "fade"),
-        ({"sigma": "x"}, "sigma"),
-        ({"sigma": [[0.1, 0.2]]}, "sigma"),
-    ]:
-        with pytest.raises(ValueError, match=name):
-            ResidualProjectionForecaster(**kwargs)
-    with pytest.raises(ValueError, match="ridge"):
-        ResidualProjectionFilter(ridge="x")
+    clean, noisy = square_wave(600)
+    fit = (lambda e: e.fit(noisy)) if cls is ResidualProjectionForecaster else (
+        lambda e: e.fit(noisy, target=clean)
+    )  # fmt: skip
+    for bad, exc in ((0.0, ValueError), (-1.0, ValueError), (float("inf"), ValueError),
+                     (True, TypeError)):  # fmt: skip
+        with pytest.raises(exc, match="fade"):
+            fit(cls(fade=bad))
+    assert fit(cls(fade=None, sigma=SIGMAS)).fade is None
 
 
 def test_predict_uses_the_end_of_the_fitted_series_only():
     y = logistic_map(1500, seed=2)
-    fc = ResidualProjectionForecaster(base_params={"lags": 4}, lags=4, horizon=3).fit(y)
+    fc = ResidualProjectionForecaster(base_params={"lags": 4}, embedding=4, horizon=3).fit(y)
     full = fc.forecast_path(y, horizon=3)[-1]
     np.testing.assert_allclose(fc.predict(3), full, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(fc.predict(2), full[:2], rtol=1e-10, atol=1e-12)
@@ -821,14 +583,20 @@ def test_filter_rejects_a_non_finite_target():
     clean = clean.copy()
     clean[10] = np.nan
     with pytest.raises(ValueError, match="target"):
-        ResidualProjectionFilter(taps=8, embedding=4).fit(noisy, target=clean)
+        ResidualProjectionFilter(window=8, embedding=4).fit(noisy, target=clean)
 
 
 def test_fade_is_off_when_holdout_patterns_repeat_exactly():
     t = np.arange(3000)
     clean = np.sin(2 * np.pi * t / 16) ** 3  # exactly periodic: every pattern is in the library
     noisy = clean + 0.2 * np.random.default_rng(0).standard_normal(3000)
-    fc = ResidualProjectionForecaster(base_params={"lags": 4}, lags=8, horizon=2).fit(clean)
+    fc = ResidualProjectionForecaster(base_params={"lags": 4}, embedding=8, horizon=2).fit(clean)
     assert fc.null_distance_ == [None]
-    f = ResidualProjectionFilter(taps=8, embedding=4).fit(noisy, target=clean)
+    f = ResidualProjectionFilter(window=8, embedding=4).fit(noisy, target=clean)
     assert np.isfinite(f.null_distance_).all()  # noisy keys: the radius is calibrated
+
+
+def test_an_fir_length_that_looks_like_an_old_library_size_is_flagged():
+    clean, noisy = square_wave(3000)
+    with pytest.warns(UserWarning, match="library_size"):
+        ResidualProjectionFilter(window=2000, embedding=4, sigma=SIGMAS).fit(noisy, target=clean)

@@ -1,4 +1,4 @@
-"""Tests for the nonparametric projection filters (tssdpa.filters)."""
+"""ProjectionFilter and projection_filter: streaming, fitting, data handling, bad input."""
 
 from __future__ import annotations
 
@@ -12,12 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tssdpa.filters import ProjectionFilter, projection_filter
-from tssdpa.filters._core import (
-    attend_lags,
-    attend_lags_reference,
-    delay_embedding,
-    iir_truncation_lag,
-)
+from tssdpa.signal.lags import iir_truncation_lag
+from tssdpa.signal.reference import attend_lags_reference
 
 RNG = np.random.default_rng(1234)
 
@@ -32,72 +28,6 @@ def noisy_square(n=3000, noise=0.3, seed=0):
 def random_splits(n, cuts):
     cuts = sorted({c for c in cuts if 0 < c < n})
     return [0, *cuts, n]
-
-
-# ---------------------------------------------------------------------------- core kernel
-@pytest.mark.parametrize("m", [1, 3])
-@pytest.mark.parametrize("exclude_self", [False, True])
-@pytest.mark.parametrize("mode", ["plain", "decay", "times", "twosided"])
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_fast_kernel_matches_reference(m, exclude_self, mode, dtype):
-    rng = np.random.default_rng(m * 10 + exclude_self)
-    C = 2
-    x = rng.normal(size=(80, C))
-    x[7, 1] = np.nan
-    x[30:33] = np.nan
-    pad = np.full((9, C), np.nan)
-    full = np.concatenate([pad, x, pad])
-    E = delay_embedding(full, m)
-    times = np.concatenate(
-        [np.full(9, np.nan), np.cumsum(rng.uniform(0.2, 2, 80)), np.full(9, np.nan)]
-    )
-    kw = dict(sigma=0.8, exclude_self=exclude_self, fallback=full[9:89] if exclude_self else None)
-    lag_min, lag_max = 0, 8
-    if mode == "decay":
-        kw["decay"] = 0.85
-    elif mode == "times":
-        kw.update(times=times, tau=2.5)
-    elif mode == "twosided":
-        kw["decay"] = 0.9
-        lag_min = -8
-    fast = attend_lags(
-        E.astype(dtype),
-        full.astype(dtype),
-        (9, 89),
-        lag_min,
-        lag_max,
-        block_elems=64,
-        **{**kw, "times": None if "times" not in kw else times.astype(dtype)},
-    )
-    ref = attend_lags_reference(E, full, (9, 89), lag_min, lag_max, **kw)
-    assert np.array_equal(np.isnan(fast), np.isnan(ref))
-    tol = 1e-12 if dtype == np.float64 else 2e-5
-    np.testing.assert_allclose(np.nan_to_num(fast), np.nan_to_num(ref), atol=tol, rtol=tol)
-
-
-def test_threads_give_same_result():
-    x = RNG.normal(size=(5000, 1))
-    full = np.concatenate([np.full((15, 1), np.nan), x])
-    a = attend_lags(full, full, (15, 5015), 0, 15, sigma=0.5, block_elems=1024)
-    b = attend_lags(full, full, (15, 5015), 0, 15, sigma=0.5, block_elems=1024, n_threads=2)
-    np.testing.assert_array_equal(a, b)
-
-
-def test_delay_embedding_layout():
-    x = np.arange(10.0).reshape(5, 2)
-    e = delay_embedding(x, 2)
-    np.testing.assert_array_equal(e[3], [6, 7, 4, 5])
-    assert np.isnan(e[0, 2:]).all()
-    centred = delay_embedding(x, 3, offset=1)
-    np.testing.assert_array_equal(centred[2], [6, 7, 4, 5, 2, 3])
-
-
-@pytest.mark.parametrize("decay", [0.5, 0.9, 0.99])
-@pytest.mark.parametrize("tol", [1e-3, 1e-8])
-def test_iir_truncation_lag_is_minimal(decay, tol):
-    k = iir_truncation_lag(decay, tol)
-    assert decay**k / (1 - decay) <= tol
-    assert k == 1 or decay ** (k - 1) / (1 - decay) > tol
 
 
 # ---------------------------------------------------------------------------- functional
@@ -142,11 +72,16 @@ def test_functional_axis_and_channel_axis():
 def test_functional_timestamps_state_pair():
     x = RNG.normal(size=60)
     t = np.cumsum(RNG.uniform(0.5, 1.5, 60))
-    y = projection_filter(x, window=10, sigma=1.0, decay=2.0, timestamps=t)
+    y = projection_filter(x, window=10, sigma=1.0, tau=2.0, timestamps=t)
     z = (np.full(10, np.nan), np.full(9, np.nan))
-    y1, z = projection_filter(x[:25], window=10, sigma=1.0, decay=2.0, timestamps=t[:25], zi=z)
-    y2, _ = projection_filter(x[25:], window=10, sigma=1.0, decay=2.0, timestamps=t[25:], zi=z)
+    y1, z = projection_filter(x[:25], window=10, sigma=1.0, tau=2.0, timestamps=t[:25], zi=z)
+    y2, _ = projection_filter(x[25:], window=10, sigma=1.0, tau=2.0, timestamps=t[25:], zi=z)
     np.testing.assert_allclose(np.concatenate([y1, y2]), y, atol=1e-12)
+    with pytest.warns(DeprecationWarning, match="tau"):  # the spelling before 0.2
+        old = projection_filter(x, window=10, sigma=1.0, decay=2.0, timestamps=t)
+    np.testing.assert_array_equal(old, y)
+    with pytest.raises(ValueError, match="timestamps"):
+        projection_filter(x, window=10, sigma=1.0, tau=2.0)
 
 
 @pytest.mark.parametrize("m", [1, 2, 3, 4])
@@ -460,11 +395,11 @@ def test_fit_with_target_picks_best_candidate():
 def test_sure_score_tracks_true_error():
     clean, noisy = noisy_square(3000)
     f = ProjectionFilter(window=32).fit(noisy)
-    est = np.array([s["mse"] for s in f.fit_scores_])
+    est = f.cv_results_["mse"].to_numpy()
     true = np.array(
         [
-            np.mean((ProjectionFilter(window=32, sigma=s["sigma"]).filter(noisy) - clean) ** 2)
-            for s in f.fit_scores_
+            np.mean((ProjectionFilter(window=32, sigma=s).filter(noisy) - clean) ** 2)
+            for s in f.cv_results_["sigma"]
         ]
     )
     assert np.corrcoef(est, true)[0, 1] > 0.9
@@ -528,19 +463,8 @@ def test_nontrivial_sigma_changes_output():
 
 
 # ---------------------------------------------------------------------------- docs
-@pytest.mark.parametrize("module", ["functional", "projection", "forecaster"])
+@pytest.mark.parametrize("module", ["functional", "projection", "forecaster", "residual"])
 def test_docstring_examples_run(module):
-    import doctest
-    import importlib
-
-    mod = importlib.import_module(f"tssdpa.filters.{module}")
-    result = doctest.testmod(mod)
-    assert result.attempted > 0 and result.failed == 0
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("module", ["learned", "systems"])
-def test_learned_docstring_examples_run(module):
     import doctest
     import importlib
 
@@ -572,7 +496,7 @@ def test_min_step_is_enforced_by_the_class():
     fine = np.arange(600) * 0.0005  # 0.5 ms steps, min_step claims 10 ms
     f = ProjectionFilter(window=None, tau=0.1, min_step=0.01, sigma=0.3)
     with pytest.raises(ValueError, match="min_step"):
-        projection_filter(x, window=None, sigma=0.3, decay=0.1, timestamps=fine, min_step=0.01)
+        projection_filter(x, window=None, sigma=0.3, tau=0.1, timestamps=fine, min_step=0.01)
     with pytest.raises(ValueError, match="min_step"):
         f.filter(x, timestamps=fine)
     with pytest.raises(ValueError, match="min_step"):
@@ -601,7 +525,7 @@ def test_min_step_is_enforced_by_the_class():
 
 
 def test_random_features_reject_timestamps_going_backwards():
-    from tssdpa.filters.features import feature_filter
+    from tssdpa.signal.features import feature_filter
 
     rng = np.random.default_rng(2)
     x = rng.normal(size=200)
@@ -647,7 +571,8 @@ def test_fit_with_target_scores_the_held_out_tail():
     clean, noisy = noisy_square(1000)
     f = ProjectionFilter(window=16, sigma=[0.05, 0.5, 5.0]).fit(noisy, target=clean)
     assert f.fit_holdout_start_ == 750
-    for s in f.fit_scores_:
+    assert f.best_params_["sigma"] == f.sigma_
+    for s in f.cv_results_.to_dict("records"):
         y = ProjectionFilter(window=16, sigma=s["sigma"]).filter(noisy)
         assert s["mse"] == pytest.approx(np.mean((y[750:] - clean[750:]) ** 2), rel=1e-12)
     # a target that is only informative on the tail decides by the tail
@@ -677,7 +602,7 @@ def test_long_gaps_and_leading_nans_stay_defined(kw):
     x[:7] = np.nan
     x[100:140] = np.nan
     f = ProjectionFilter(**kw)
-    K = f._spec().n_lags
+    K = f._spec().window
     y = f.filter(x)
     assert np.isfinite(y).all()
     np.testing.assert_array_equal(y[:7], np.repeat(y[7:8], 7, axis=0))  # back-filled

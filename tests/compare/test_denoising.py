@@ -1,0 +1,80 @@
+"""Denoising evaluation: every denoiser through the harness, and no test data in the choice."""
+
+import numpy as np
+import pytest
+
+from tssdpa.compare import MethodSpec, available_methods, evaluate_denoiser, get_method
+from tssdpa.data import Split
+from tssdpa.data.tasks import DenoiseTask
+
+CLASSICAL = [
+    m
+    for m in available_methods("denoise")
+    if get_method(m, "denoise").family not in ("projection", "learned")
+]
+
+
+@pytest.mark.parametrize("name", CLASSICAL)
+def test_every_classical_denoiser_runs_through_the_harness(name, small_denoise):
+    row, trace = evaluate_denoiser(
+        get_method(name, "denoise"), small_denoise, budget=2, keep_trace=True
+    )
+    assert np.isfinite(row["rmse"]) and np.isfinite(row["snr_gain_db"])
+    assert trace.shape == (80, 1)
+    assert row["n_configs"] <= 2 and row["params"].startswith("{")
+    assert row["snr_in_db"] == pytest.approx(10.0, abs=1.0)
+    assert row["causal"] == get_method(name, "denoise").causal
+
+
+@pytest.mark.parametrize("name", ["projection", "projection_zp"])
+def test_projection_denoiser_plugs_into_the_harness(name, small_denoise):
+    spec = get_method(name, "denoise")
+    assert spec.family == "projection"
+    row, _ = evaluate_denoiser(spec, small_denoise, budget=1)
+    assert np.isfinite(row["rmse"]) and row["causal"] == spec.causal
+
+
+class _Spy:
+    """Records every array passed to fit / filter."""
+
+    log: list = []
+
+    def __init__(self, k=1):
+        self.k = k
+        self.causal = True
+
+    def fit(self, x, target=None):
+        _Spy.log.append(("fit", np.array(x, copy=True)))
+        return self
+
+    def filter(self, x):
+        _Spy.log.append(("filter", np.array(x, copy=True)))
+        return np.asarray(x) * 0.0 + np.nanmean(x) / self.k
+
+
+def test_denoise_split_never_leaks_test_into_fit_or_selection():
+    rng = np.random.default_rng(0)
+    clean = rng.standard_normal((300, 1))
+    noisy = clean + 0.1
+    sp = Split(180, 240, 300)
+    task = DenoiseTask("spy", clean, noisy, sp, "gaussian", 10.0, 0, warmup=0)
+    spec = MethodSpec("spy", "denoise", _Spy, lambda c: [{"k": 1}, {"k": 2}])
+    _Spy.log = []
+    evaluate_denoiser(spec, task)
+    fits = [a for k, a in _Spy.log if k == "fit"]
+    assert len(fits) == 2 and all(np.array_equal(a, noisy[:180]) for a in fits)
+    filt = [a for k, a in _Spy.log if k == "filter"]
+    # selection only ever filtered validation data; the test part is filtered once at the end
+    assert all(np.array_equal(a, noisy[180:240]) for a in filt[:-1])
+    assert np.array_equal(filt[-1], noisy[240:])
+
+
+def test_denoise_warmup_feeds_earlier_samples_as_state_only():
+    clean = np.arange(300, dtype=float)[:, None]
+    sp = Split(180, 240, 300)
+    task = DenoiseTask("spy", clean, clean.copy(), sp, "gaussian", 10.0, 0, warmup=16)
+    _Spy.log = []
+    row, trace = evaluate_denoiser(MethodSpec("spy", "denoise", _Spy), task, keep_trace=True)
+    filt = [a for k, a in _Spy.log if k == "filter"]
+    assert np.array_equal(filt[-1], clean[240 - 16 :])  # 16 samples of state before the test
+    assert trace.shape == (60, 1)  # scored on the test part only

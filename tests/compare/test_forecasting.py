@@ -1,0 +1,119 @@
+"""Forecasting evaluation: rolling origins, per-horizon choice on validation, no leakage."""
+
+import numpy as np
+import pytest
+
+from tssdpa import baselines as B
+from tssdpa.compare import (
+    MethodSpec,
+    available_methods,
+    evaluate_forecaster,
+    get_method,
+    rolling_errors,
+)
+from tssdpa.data import Split
+from tssdpa.data.tasks import ForecastTask
+
+CLASSICAL = [
+    m
+    for m in available_methods("forecast")
+    if get_method(m, "forecast").family not in ("projection", "learned")
+]
+
+
+@pytest.mark.parametrize("name", CLASSICAL)
+def test_every_classical_forecaster_runs_through_the_harness(name, small_forecast):
+    rows, extras = evaluate_forecaster(
+        get_method(name, "forecast"), small_forecast, budget=1, keep_path=True
+    )
+    assert [r["horizon"] for r in rows] == [1, 3]
+    assert all(np.isfinite(r["mse"]) and r["n_origins"] > 0 for r in rows)
+    assert extras["path"].shape == (3, 1)
+
+
+@pytest.mark.parametrize("name", ["projection", "projection_residual"])
+def test_projection_forecasters_plug_into_the_harness(name, small_forecast):
+    rows, _ = evaluate_forecaster(get_method(name, "forecast"), small_forecast, budget=1)
+    assert all(np.isfinite(r["mse"]) for r in rows)
+
+
+def test_optimal_linear_beats_naive_on_ar2(small_forecast):
+    ar = evaluate_forecaster(get_method("autoreg", "forecast"), small_forecast)[0]
+    nv = evaluate_forecaster(get_method("naive", "forecast"), small_forecast)[0]
+    assert ar[0]["mse"] < nv[0]["mse"]
+
+
+class _Spy:
+    """Records every array passed to fit / forecast_path."""
+
+    log: list = []
+
+    def __init__(self, k=1):
+        self.k = k
+
+    def fit(self, y):
+        _Spy.log.append(("fit", np.array(y, copy=True)))
+        return self
+
+    def forecast_path(self, y, horizon=1):
+        _Spy.log.append(("path", np.array(y, copy=True)))
+        y = np.asarray(y)
+        return np.repeat(y[:, None, :], horizon, axis=1) * (1.0 / self.k)
+
+
+def test_forecast_split_never_leaks_test_into_fit_or_selection():
+    rng = np.random.default_rng(1)
+    y = rng.standard_normal((300, 2))
+    sp = Split(180, 240, 300, context=10)
+    task = ForecastTask("spy", y, sp, (1, 5), 10, 0, metric="path")
+    spec = MethodSpec("spy", "forecast", _Spy, lambda c: [{"k": 1}, {"k": 2}])
+    _Spy.log = []
+    rows, _ = evaluate_forecaster(spec, task)
+    fits = [a for k, a in _Spy.log if k == "fit"]
+    assert fits and all(np.array_equal(a, y[:180]) for a in fits)
+    paths = [a for k, a in _Spy.log if k == "path"]
+    val_calls = paths[:2]  # one per configuration, before the test evaluation
+    assert all(len(a) <= 240 - 1 for a in val_calls)
+    # changing the test part changes neither the choice nor the validation scores
+    y2 = y.copy()
+    y2[240:] = 100.0
+    task2 = ForecastTask("spy", y2, sp, (1, 5), 10, 0, metric="path")
+    rows2, _ = evaluate_forecaster(spec, task2)
+    assert [r["params"] for r in rows] == [r["params"] for r in rows2]
+    assert [r["val_mse"] for r in rows] == [r["val_mse"] for r in rows2]
+    assert rows[0]["mse"] != rows2[0]["mse"]
+
+
+def test_forecast_protocol_counts_dlinear_windows():
+    """Test windows: first target = first test row, one window per origin (stride 1)."""
+    y = np.arange(400, dtype=float)[:, None]
+    sp = Split(200, 300, 400, context=20)
+    task = ForecastTask("lin", y, sp, (1, 10), 20, 0, metric="path")
+    rows, _ = evaluate_forecaster(get_method("naive", "forecast"), task)
+    assert [r["n_origins"] for r in rows] == [100, 91]
+    # naive error on a ramp: step k has error k, mean over steps 1..h of k^2
+    assert rows[1]["mse"] == pytest.approx(np.mean(np.arange(1, 11) ** 2))
+    task_step = ForecastTask("lin", y, sp, (1, 10), 20, 0, metric="step")
+    rows_s, _ = evaluate_forecaster(get_method("naive", "forecast"), task_step)
+    assert rows_s[1]["mse"] == pytest.approx(100.0)
+
+
+def test_high_cost_methods_are_scored_on_subsampled_origins():
+    y = np.arange(400, dtype=float)[:, None]
+    sp = Split(200, 300, 400, context=20)
+    task = ForecastTask("lin", y, sp, (1, 10), 20, 0, metric="path", max_origins=40)
+    spec = MethodSpec("naive_high", "forecast", B.NaiveForecaster, cost="high")
+    rows, _ = evaluate_forecaster(spec, task)
+    assert all(r["n_origins"] <= 40 and r["note"].startswith("subsampled") for r in rows)
+    assert rows[1]["mse"] == pytest.approx(np.mean(np.arange(1, 11) ** 2))
+
+
+def test_rolling_errors_chunked_equals_full():
+    rng = np.random.default_rng(2)
+    y = np.cumsum(rng.standard_normal((900, 2)), axis=0) * 0.1
+    f = B.DLinearForecaster(lookback=24, horizon=12).fit(y[:500])
+    full = rolling_errors(f, y, 600, 880, 12)
+    chunk = rolling_errors(f, y, 600, 880, 12, history=30)
+    np.testing.assert_allclose(full[0], chunk[0])
+    sub = rolling_errors(f, y, 600, 880, 12, max_origins=40)
+    assert sub[2] == 40 and sub[0].shape == (40, 12)

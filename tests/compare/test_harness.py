@@ -1,0 +1,72 @@
+"""The runner: resumable results.csv, failures recorded, tables and plots from a run."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tssdpa.compare import MethodSpec, register, run_tasks
+from tssdpa.compare.plots import write_plots
+from tssdpa.compare.registry import _REGISTRY
+from tssdpa.compare.tables import markdown_tables, overview, write_tables
+from tssdpa.data.tasks import denoise_tasks, forecast_tasks
+
+
+def test_run_tasks_resumable_tables_and_plots(tmp_path):
+    tasks = denoise_tasks("ar2", seeds=(0, 1), settings=[("gaussian", 10.0)], n=300)
+    tasks += forecast_tasks("ar2", seeds=(0,), n=300, horizons=(1, 2), lookback=8)
+    methods = ["noisy", "butterworth", "savgol_zp", "naive", "autoreg", "dlinear"]
+    res = run_tasks(tasks, methods=methods, out=tmp_path, progress=False)
+    assert set(res.frame["method"]) == set(methods)
+    n_rows = len(pd.read_csv(tmp_path / "results.csv"))
+    assert n_rows == 2 * 3 + 3 * 2
+    # second run: nothing recomputed
+    res2 = run_tasks(tasks, methods=methods, out=tmp_path, progress=False)
+    assert len(pd.read_csv(tmp_path / "results.csv")) == n_rows
+    assert len(res2.frame) == n_rows
+    md = markdown_tables(res2.frame, "denoise")
+    assert "SNR improvement" in md and "**" in md and "± " in md
+    assert "ar2 (univariate): forecasting" in markdown_tables(res2.frame, "forecast")
+    assert res2.summary() == md + "\n\n" + markdown_tables(res2.frame, "forecast")
+    files = write_tables(res2.frame, tmp_path / "tables")
+    assert any(p.name == "denoise_ar2.md" for p in files)
+    pngs = write_plots(tmp_path, res2.frame, tmp_path / "plots")
+    names = {p.name for p in pngs}
+    assert {
+        "denoise_ar2_trace.png",
+        "forecast_ar2_univariate_error.png",
+        "forecast_ar2_univariate_paths.png",
+    } <= names
+    assert all(p.stat().st_size > 1000 for p in pngs)
+    ov = overview(res2.frame)
+    assert {"dataset", "best classical", "winner"} <= set(ov.columns)
+    assert "params" in res2.chosen_params("forecast")
+    assert len(res2.aggregate("denoise")) == 3  # one row per method, mean over two seeds
+
+
+def test_run_tasks_rejects_unknown_method_names():
+    tasks = denoise_tasks("ar2", seeds=(0,), settings=[("gaussian", 10.0)], n=200)
+    with pytest.raises(ValueError, match="unknown name.*nope"):
+        run_tasks(tasks, methods=["noisy", "nope"], progress=False)
+
+
+class _Broken:
+    causal = True
+
+    def fit(self, x, target=None):
+        raise RuntimeError("boom")
+
+
+def test_failing_method_is_recorded_not_fatal(tmp_path):
+    register(MethodSpec("broken_test", "denoise", _Broken), overwrite=True)
+    tasks = denoise_tasks("ar2", seeds=(0,), settings=[("gaussian", 10.0)], n=200)
+    logged = []
+    try:
+        res = run_tasks(
+            tasks, methods=["broken_test", "noisy"], out=tmp_path, progress=False, log=logged.append
+        )
+    finally:
+        _REGISTRY.pop(("denoise", "broken_test"), None)
+    err = res.frame.set_index("method").loc["broken_test", "error"]
+    assert "boom" in err and any("boom" in m for m in logged)
+    assert "boom" in markdown_tables(res.frame, "denoise")
+    assert np.isfinite(res.frame.set_index("method").loc["noisy", "rmse"])

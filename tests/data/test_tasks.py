@@ -1,0 +1,115 @@
+"""Benchmark tasks and their splits: what the harness and the Lightning datamodules share."""
+
+import numpy as np
+import pytest
+
+from tssdpa import data as D
+from tssdpa.data.tasks import (
+    DATASETS,
+    DEFAULT_DATASETS,
+    denoise_tasks,
+    estimate_period,
+    forecast_tasks,
+    zscore,
+)
+
+
+def test_split_validation_and_bounds():
+    s = D.Split(6, 8, 10)
+    assert s.bounds("val") == (6, 8)
+    with pytest.raises(ValueError, match="boundaries"):
+        D.Split(5, 5, 10)
+    with pytest.raises(ValueError, match="part"):
+        s.bounds("dev")
+    assert D.Split.fractions(100) == D.Split(60, 80, 100)
+
+
+def test_ett_split_is_the_dlinear_one():
+    s = D.ett_split("ETTh1")
+    assert (s.train, s.val, s.test, s.context) == (8640, 11520, 14400, 336)
+    m = D.ett_split("ETTm2")
+    assert (m.train, m.val, m.test) == (34560, 46080, 57600)
+
+
+def test_default_datasets_are_known():
+    for kind in ("denoise", "forecast"):
+        assert set(DEFAULT_DATASETS[kind]) <= set(DATASETS)
+
+
+def test_zscore_uses_training_statistics_only():
+    y = np.concatenate([np.zeros(50), np.ones(50) * 100])[:, None] + np.arange(100)[:, None] % 2
+    z, mu, sd = zscore(y, 50)
+    np.testing.assert_allclose(z[:50].mean(0), 0, atol=1e-12)
+    np.testing.assert_allclose(z[:50].std(0), 1)
+    assert mu[0] == pytest.approx(0.5) and z[-1, 0] > 100
+
+
+def test_estimate_period_finds_a_sinusoid():
+    t = np.arange(600)
+    assert estimate_period(np.sin(2 * np.pi * t / 25), max_period=64) == 25
+    assert estimate_period(np.ones(8), max_period=64) is None  # too short
+
+
+def test_denoise_tasks_are_seeded_and_split():
+    tasks = denoise_tasks(
+        "ar2", seeds=(0, 1), settings=[("gaussian", 10.0), ("dropout", 10)], n=300
+    )
+    assert [(t.seed, t.setting) for t in tasks] == [
+        (0, "gaussian@10dB"),
+        (0, "dropout@10dB"),
+        (1, "gaussian@10dB"),
+        (1, "dropout@10dB"),
+    ]
+    a, b = tasks[0], tasks[2]
+    assert a.clean.shape == (300, 1) and a.split == D.Split(180, 240, 300)
+    assert not np.allclose(a.clean, b.clean)  # a fresh realisation per seed
+    np.testing.assert_allclose(a.clean[: a.split.train].mean(0), 0, atol=1e-9)
+    assert np.isnan(tasks[1].noisy).any() and not np.isnan(a.noisy).any()
+    assert a.ctx == {"n_train": 180, "n_channels": 1, "quick": False}
+    again = denoise_tasks("ar2", seeds=(0,), settings=[("gaussian", 10.0)], n=300)[0]
+    np.testing.assert_array_equal(again.noisy, a.noisy)
+
+
+def test_forecast_tasks_protocol():
+    [t] = forecast_tasks("ar2", seeds=(0,), n=400)
+    assert (t.lookback, t.horizons, t.metric, t.setting) == (
+        32,
+        (1, 2, 5, 10),
+        "step",
+        "univariate",
+    )
+    assert t.split.context == 32 and t.seeded_data
+    assert t.ctx["max_horizon"] == 10 and t.ctx["lookback"] == 32
+    [s] = forecast_tasks("sunspots", seeds=(3,), horizons=(1, 2), lookback=12)
+    assert (s.period, s.lookback, s.horizons, s.seeded_data) == (11, 12, (1, 2), False)
+    with pytest.raises(ValueError, match="features"):
+        forecast_tasks("ar2", features="X")
+    with pytest.raises(ValueError, match="dataset must be one of"):
+        forecast_tasks("nope")
+
+
+@pytest.mark.data("ett/ETTh1.csv.gz")
+def test_ett_forecast_protocol_shapes():
+    [t] = forecast_tasks("ETTh1", seeds=(0,), features="M")
+    assert t.y.shape == (14400, 7) and t.metric == "path" and t.lookback == 336
+    np.testing.assert_allclose(t.y[:8640].mean(0), 0, atol=1e-9)
+    np.testing.assert_allclose(t.y[:8640].std(0), 1, atol=1e-9)
+    [s] = forecast_tasks("ETTh1", seeds=(0,), features="S")
+    assert s.y.shape == (14400, 1)
+
+
+def test_lightning_forecast_windows_follow_the_protocol():
+    from tssdpa.data.lightning import ForecastDataModule
+
+    dm = ForecastDataModule("ar2", lookback=16, horizon=4, n=500, batch_size=8)
+    dm.setup()
+    sp = dm.task.split
+    x, y = dm.test_set.tensors
+    assert x.shape == (sp.test - sp.val - 4 + 1, 16, 1) and y.shape[1:] == (4, 1)
+    # the first test target is the first test row; inputs end just before it
+    np.testing.assert_allclose(y[0, 0, 0], dm.task.y[sp.val, 0], rtol=1e-6)
+    np.testing.assert_allclose(x[0, -1, 0], dm.task.y[sp.val - 1, 0], rtol=1e-6)
+    # no training window reaches into validation
+    xt, yt = dm.train_set.tensors
+    assert len(xt) == sp.train - 16 - 4 + 1
+    assert dm.n_channels == 1

@@ -1,0 +1,219 @@
+"""The estimator base: parameter semantics, renamed parameters, input conversion, persistence.
+
+The same rules hold for every estimator in the package, so they are checked here once on a
+small toy estimator and then, for the real ones, on every registered estimator class.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from tssdpa import baselines as B
+from tssdpa import filters as F
+from tssdpa.checks import check_int
+from tssdpa.estimators import Denoiser, Estimator, Forecaster, as_2d, restore
+
+
+class Scale(Denoiser):
+    """Toy denoiser: multiplies by a fitted gain."""
+
+    trainable = True
+    _renamed_params = {"factor": "gain"}
+    _fitted_schema = {"gain_": (float,), "n_channels_": (int,)}
+    _array_schema = ("offset_",)
+
+    def __init__(self, gain=2, causal=True):
+        self.gain = gain
+        self.causal = causal
+
+    def _validate_params(self):
+        check_int(self.gain, "gain")
+
+    def _fit(self, a, target):
+        self.gain_ = float(self.gain)
+        self.offset_ = np.zeros(a.shape[1])
+
+    def _filter_1d(self, x, channel):
+        return self.gain_ * x + self.offset_[channel]
+
+
+def test_init_only_stores_and_fit_validates_naming_the_argument():
+    est = Scale(gain="nonsense")  # no error yet: scikit-learn semantics
+    assert est.gain == "nonsense"
+    with pytest.raises(TypeError, match="gain"):
+        est.fit(np.ones(5))
+
+
+def test_get_set_params_clone_and_repr():
+    est = Scale(gain=3).fit(np.ones(5))
+    assert est.get_params() == {"gain": 3, "causal": True}
+    assert est.set_params(gain=4) is est and est.gain == 4
+    fresh = est.clone()
+    assert fresh.get_params() == est.get_params() and not hasattr(fresh, "gain_")
+    assert repr(est) == "Scale(gain=4, causal=True)"
+    with pytest.raises(ValueError, match="unknown parameter"):
+        est.set_params(bogus=1)
+
+
+def test_renamed_parameters_map_with_a_warning_and_keep_the_signature():
+    with pytest.warns(DeprecationWarning, match="factor= is deprecated, use gain="):
+        est = Scale(factor=5)
+    assert est.gain == 5
+    assert list(inspect.signature(Scale).parameters) == ["gain", "causal"]
+    with pytest.warns(DeprecationWarning):
+        est.set_params(factor=6)
+    assert est.gain == 6
+    with pytest.raises(TypeError, match="gain= only"):
+        Scale(factor=5, gain=6)
+
+
+def test_filter_before_fit_raises_for_trainable_estimators_only():
+    with pytest.raises(ValueError, match="fitted"):
+        Scale().filter(np.ones(4))
+    identity = B.MovingAverageFilter(window=1).filter(np.arange(4.0))  # designed on use
+    np.testing.assert_array_equal(identity, np.arange(4.0))
+
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        np.arange(6.0),
+        np.arange(12.0).reshape(6, 2),
+        pd.Series(np.arange(6.0), index=pd.date_range("2024", periods=6, freq="s"), name="a"),
+        pd.DataFrame({"a": np.arange(6.0), "b": np.ones(6)}),
+        torch.arange(6, dtype=torch.float32),
+    ],
+    ids=["numpy1d", "numpy2d", "series", "frame", "torch"],
+)
+def test_output_has_the_input_type_and_the_input_is_untouched(x):
+    before = x.copy() if not isinstance(x, torch.Tensor) else x.clone()
+    y = Scale().fit(x).filter(x)
+    assert type(y) is type(x) and tuple(y.shape) == tuple(x.shape)
+    if isinstance(x, pd.Series | pd.DataFrame):
+        assert y.index.equals(x.index) and x.equals(before)
+    if isinstance(x, torch.Tensor):
+        assert y.dtype == x.dtype and torch.equal(x, before)
+        np.testing.assert_array_equal(y.numpy(), 2 * before.numpy())
+    else:
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(before))
+        np.testing.assert_array_equal(np.asarray(y), 2 * np.asarray(before))
+
+
+@pytest.mark.parametrize(
+    "bad, exc, word",
+    [
+        ("abc", TypeError, "x"),
+        (np.zeros((2, 2, 2)), ValueError, "1-D"),
+        (np.zeros(0), ValueError, "empty"),
+        (np.zeros((4, 0)), ValueError, "0 channels"),
+        (np.array([1.0, np.inf]), ValueError, "inf"),
+        (np.array([1 + 2j, 3]), TypeError, "real"),
+        (torch.tensor([1 + 2j]), TypeError, "real"),
+    ],
+)
+def test_as_2d_rejects_bad_input_naming_it(bad, exc, word):
+    with pytest.raises(exc, match=word):
+        as_2d(bad, "x")
+
+
+def test_restore_gives_integer_tensors_back_as_float():
+    a, meta = as_2d(torch.arange(4))
+    out = restore(a / 2, meta)
+    assert out.dtype == torch.float64 and out[1] == 0.5
+
+
+def test_save_load_round_trip_is_checked_against_the_schema(tmp_path):
+    est = Scale(gain=3).fit(np.ones((5, 2)))
+    est.save(tmp_path / "s")
+    again = Scale.load(tmp_path / "s")
+    assert again.gain == 3 and again.gain_ == 3.0 and again.n_channels_ == 2
+    np.testing.assert_array_equal(again.offset_, np.zeros(2))
+    cfg_path = tmp_path / "s" / "config.json"
+    cfg = json.loads(cfg_path.read_text())
+
+    def load_with(change, word):
+        bad = json.loads(json.dumps(cfg))
+        change(bad)
+        cfg_path.write_text(json.dumps(bad))
+        with pytest.raises(ValueError, match=word):
+            Scale.load(tmp_path / "s")
+
+    load_with(lambda c: c["fitted"].update(filter="import os"), "unknown fitted attribute 'filter'")
+    load_with(lambda c: c["fitted"].update(gain_="3"), "gain_")
+    load_with(lambda c: c["params"].update(bogus=1), "bogus")
+    load_with(lambda c: c.update(kind="Other"), "Other")
+    load_with(lambda c: c.update(format=99), "format")
+    load_with(lambda c: c.pop("params"), "params")
+    cfg_path.write_text("{not json")
+    with pytest.raises(ValueError, match="config.json"):
+        Scale.load(tmp_path / "s")
+    cfg_path.write_text(json.dumps(cfg))
+    (tmp_path / "s" / "arrays.safetensors").write_bytes(b"truncated")
+    with pytest.raises(ValueError, match="arrays.safetensors"):
+        Scale.load(tmp_path / "s")
+    with pytest.raises(FileNotFoundError, match="config.json"):
+        Scale.load(tmp_path / "nothing")
+
+
+def _estimator_classes():
+    classes = [getattr(B, n) for n in B.__all__ if isinstance(getattr(B, n), type)]
+    classes += [F.ProjectionFilter, F.ProjectionForecaster]
+    classes += [F.ResidualProjectionFilter, F.ResidualProjectionForecaster]
+    classes += [F.LearnedProjectionFilter, F.LearnedProjectionForecaster]
+    return [c for c in classes if issubclass(c, Estimator)]
+
+
+@pytest.mark.parametrize("cls", _estimator_classes(), ids=lambda c: c.__name__)
+def test_every_estimator_only_stores_its_arguments(cls):
+    """Whatever is passed comes back unchanged (no validation or conversion in __init__), and
+    clone() round-trips: an object no check would accept is stored as it is."""
+    marker = object()
+    names = list(inspect.signature(cls).parameters)
+    est = cls(**dict.fromkeys(names, marker))
+    assert all(v is marker for v in est.get_params().values())
+    assert list(est.get_params()) == names
+    defaults = cls()
+    assert defaults.clone().get_params() == defaults.get_params()
+    assert isinstance(est, Denoiser | Forecaster)
+
+
+@pytest.mark.parametrize(
+    "est",
+    [B.WienerFIRFilter(window=4), B.AutoRegForecaster(lags=2), F.ResidualProjectionFilter()],
+    ids=lambda e: type(e).__name__,
+)
+def test_estimators_without_a_schema_refuse_to_save(est, tmp_path):
+    x = np.sin(np.arange(400) * 0.1)
+    est.fit(x, target=x) if isinstance(est, Denoiser) else est.fit(x)
+    with pytest.raises(NotImplementedError, match="no save format"):
+        est.save(tmp_path / "e")
+    assert not (tmp_path / "e").exists()
+
+
+def test_design_only_filters_follow_set_params_at_once():
+    x = np.sin(np.arange(400) * 0.3) + np.random.default_rng(0).normal(size=400)
+    f = B.ButterworthFilter(cutoff=0.05).fit(x)
+    y_low = f.filter(x)
+    y_high = f.set_params(cutoff=0.5).filter(x)
+    np.testing.assert_array_equal(y_high, B.ButterworthFilter(cutoff=0.5).fit(x).filter(x))
+    assert not np.allclose(y_low, y_high)
+
+
+def test_load_checks_the_saved_settings_as_fit_would(tmp_path):
+    Scale(gain=3).fit(np.ones(4)).save(tmp_path / "s")
+    cfg_path = tmp_path / "s" / "config.json"
+    cfg = json.loads(cfg_path.read_text())
+    cfg["params"]["gain"] = "three"
+    cfg_path.write_text(json.dumps(cfg))
+    with pytest.raises(ValueError, match="config.json: gain must be an int"):
+        Scale.load(tmp_path / "s")
+    cfg["params"] = {"gain": 3, "factor": 4}  # old and new name at once
+    cfg_path.write_text(json.dumps(cfg))
+    with pytest.raises(ValueError, match="config.json.*gain= only"):
+        Scale.load(tmp_path / "s")

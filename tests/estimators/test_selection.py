@@ -1,0 +1,171 @@
+"""Hyperparameter selection: the significance-tested correction choice, grids, splits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tssdpa.estimators.selection import (
+    candidates,
+    choose_correction,
+    forecast_mse,
+    heldout_mse,
+    noise_scale,
+    sigma_candidates,
+    sigma_grid,
+    sure_mse,
+    time_split,
+)
+
+
+def choose_loop(resid, corrections, sigmas, z=2.0):
+    """choose_correction column by column, candidate by candidate, on the finite rows only."""
+    K = resid.shape[1]
+    sig, alp = np.full(K, sigmas[0], dtype=float), np.zeros(K)
+    for k in range(K):
+        ok = np.isfinite(resid[:, k])
+        r = resid[ok, k]
+        best = np.sum(r**2)
+        for s, c_all in zip(sigmas, corrections):
+            c = np.nan_to_num(c_all[ok, k], nan=0.0)
+            a = np.sum(r * c) / np.sum(c * c) if np.sum(c * c) > 0 else 0.0
+            a = min(max(a, 0.0), 1.0)
+            gain = r**2 - (r - a * c) ** 2
+            err = np.sum((r - a * c) ** 2)
+            se = np.std(gain, ddof=1) / np.sqrt(len(r))
+            if err < best and gain.mean() > z * se:
+                best, sig[k], alp[k] = err, s, a
+    return sig, alp
+
+
+def test_choose_correction_keeps_nothing_when_corrections_are_unrelated_noise():
+    rng = np.random.default_rng(0)
+    resid = rng.normal(size=(500, 6))
+    corr = [rng.normal(scale=s, size=(500, 6)) for s in (0.1, 0.5, 1.0, 2.0, 5.0)]
+    sig, alpha = choose_correction(resid, corr, [0.1, 0.2, 0.3, 0.4, 0.5])
+    np.testing.assert_array_equal(alpha, np.zeros(6))
+    np.testing.assert_array_equal(sig, np.full(6, 0.1))  # the first candidate by convention
+
+
+def test_choose_correction_picks_the_sigma_whose_correction_explains_the_residual():
+    rng = np.random.default_rng(1)
+    resid = rng.normal(size=(400, 3))
+    corr = [
+        rng.normal(size=(400, 3)),  # unrelated
+        resid + 0.01 * rng.normal(size=(400, 3)),  # the residual itself
+        0.5 * resid + rng.normal(size=(400, 3)),  # related but noisy
+    ]
+    sig, alpha = choose_correction(resid, corr, [0.1, 0.7, 3.0])
+    np.testing.assert_array_equal(sig, [0.7, 0.7, 0.7])
+    np.testing.assert_allclose(alpha, 1.0, atol=0.01)
+
+
+def test_choose_correction_alpha_is_the_clipped_least_squares_shrinkage():
+    rng = np.random.default_rng(2)
+    r = rng.normal(size=(300, 3))
+    # column 0: c = 2r -> alpha 1/2 exactly; column 1: c = r/2 -> 2 clipped to 1;
+    # column 2: c = -r -> negative, clipped to 0 and not kept
+    c = np.column_stack([2.0 * r[:, 0], 0.5 * r[:, 1], -r[:, 2]])
+    sig, alpha = choose_correction(r, [c], [1.5])
+    np.testing.assert_allclose(alpha, [0.5, 1.0, 0.0], atol=1e-12)
+    np.testing.assert_array_equal(sig, [1.5, 1.5, 1.5])
+
+
+def test_choose_correction_ignores_nan_rows_of_the_residual():
+    rng = np.random.default_rng(3)
+    resid = rng.normal(size=(300, 2))
+    corr = [0.6 * resid + 0.5 * rng.normal(size=(300, 2)), rng.normal(size=(300, 2))]
+    nan_rows = rng.random(300) < 0.3
+    with_nan = resid.copy()
+    with_nan[nan_rows, 0] = np.nan  # only column 0 loses rows
+    garbage = [c.copy() for c in corr]
+    for c in garbage:
+        c[nan_rows, 0] = 1e6  # whatever the correction says there must not matter
+    garbage[1][nan_rows, 0] = np.nan
+    sig, alpha = choose_correction(with_nan, garbage, [0.2, 0.9])
+    keep = ~nan_rows
+    s0, a0 = choose_correction(resid[keep, :1], [c[keep, :1] for c in corr], [0.2, 0.9])
+    s1, a1 = choose_correction(resid[:, 1:], [c[:, 1:] for c in corr], [0.2, 0.9])
+    np.testing.assert_array_equal(sig, [s0[0], s1[0]])
+    np.testing.assert_allclose(alpha, [a0[0], a1[0]], rtol=1e-12)
+    assert alpha[0] > 0.3 and alpha[1] > 0.3  # the test is not vacuous
+
+
+def test_choose_correction_equals_a_column_by_column_reference():
+    rng = np.random.default_rng(4)
+    N, K = 200, 12
+    resid = rng.normal(size=(N, K))
+    resid[rng.random((N, K)) < 0.1] = np.nan
+    # columns with a weak to strong relation to the residual: some kept, some not
+    mix = np.linspace(0.0, 1.0, K)
+    base = np.nan_to_num(resid)
+    corr = [mix * base + s * rng.normal(size=(N, K)) for s in (0.3, 1.0, 3.0)]
+    corr[1][rng.random((N, K)) < 0.05] = np.nan  # NaN corrections count as 0
+    sigmas = [0.25, 0.5, 1.0]
+    sig, alpha = choose_correction(resid, corr, sigmas)
+    ref_sig, ref_alpha = choose_loop(resid, corr, sigmas)
+    np.testing.assert_array_equal(sig, ref_sig)
+    np.testing.assert_allclose(alpha, ref_alpha, rtol=1e-10, atol=1e-14)
+    assert (alpha == 0).any() and (alpha > 0).any()
+
+
+def test_choose_correction_needs_a_larger_gain_when_successive_errors_overlap():
+    rng = np.random.default_rng(11)
+    resid = rng.normal(size=(400, 1))
+    corr = [0.3 * resid + rng.normal(size=(400, 1))]  # weakly informative correction
+    sig, alpha = choose_correction(resid, corr, [1.0])
+    assert alpha[0] > 0  # significant when the rows are independent
+    sig, alpha = choose_correction(resid, corr, [1.0], overlap=np.array([25.0]))
+    assert alpha[0] == 0  # 25 rows per independent error: no longer significant
+
+
+def test_candidates_wraps_a_single_value_and_keeps_lists():
+    assert candidates(3) == [3] and candidates(None) == [None]
+    assert candidates([1, 2]) == [1, 2] and candidates(np.array([0.5])) == [0.5]
+
+
+def test_sigma_grid_and_candidates():
+    grid = sigma_grid(2.0, -1, 1, 3)
+    np.testing.assert_allclose(grid, [1.0, 2.0, 4.0])
+    assert sigma_candidates(None, grid) == [1.0, 2.0, 4.0]
+    assert sigma_candidates(0.3, grid) == [0.3]
+    for bad in ([], [0.1, -1.0], "x", [[0.1]], np.inf):
+        with pytest.raises(ValueError, match="sigma"):
+            sigma_candidates(bad, grid)
+
+
+def test_noise_scale_recovers_white_noise_level():
+    rng = np.random.default_rng(0)
+    x = np.sin(np.arange(20000) * 0.001) + 0.3 * rng.normal(size=20000)
+    assert noise_scale(x[:, None]) == pytest.approx(0.3, rel=0.05)
+
+
+def test_sure_is_unbiased_for_a_linear_smoother():
+    # y = A x with a moving average: SURE's expectation is the true error against the clean
+    rng = np.random.default_rng(1)
+    n, s = 4000, 0.5
+    clean = np.sin(np.arange(n) * 0.02)[:, None]
+    noisy = clean + s * rng.normal(size=(n, 1))
+    smooth = lambda a: np.convolve(a[:, 0], np.ones(9) / 9, mode="same")[:, None]  # noqa: E731
+    probe = rng.choice([-1.0, 1.0], noisy.shape)
+    eps = 1e-4
+    y = smooth(noisy)
+    est = sure_mse(noisy, y, smooth(noisy + eps * s * probe), np.array([s]), probe, eps)
+    true = float(np.mean((y - clean) ** 2))
+    assert est == pytest.approx(true, rel=0.1)
+
+
+def test_heldout_and_forecast_scores_ignore_nan():
+    y = np.array([[1.0], [2.0], [np.nan], [4.0]])
+    assert heldout_mse(y, np.zeros((4, 1)), 1) == pytest.approx((4 + 16) / 2)
+    pred = np.array([[2.0], [np.nan], [4.0], [9.0]])  # pred[t] predicts y[t + 1]
+    assert forecast_mse(pred, y, 1) == pytest.approx(0.0)
+
+
+def test_time_split_leaves_a_gap_of_one_window():
+    a, b = time_split(1000, 50, 0.2)
+    assert (a, b) == (750, 800)
+    with pytest.raises(ValueError, match="too short"):
+        time_split(100, 40, 0.2)
+    with pytest.raises(ValueError, match="holdout"):
+        time_split(1000, 50, 1.5)

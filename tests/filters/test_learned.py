@@ -1,0 +1,407 @@
+"""The learned projection estimators: LearnedProjectionFilter, LearnedProjectionForecaster."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tssdpa.filters import LearnedProjectionFilter, LearnedProjectionForecaster
+
+TRAINER = dict(enable_checkpointing=False, accelerator="cpu", logger=False)
+QUIET = {
+    "accelerator": "cpu",
+    "enable_progress_bar": False,
+    "trainer_kwargs": {"enable_checkpointing": False, "logger": False},
+}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_torch_thread():
+    """Tiny models: one thread avoids oversubscribing the shared cores (restored after)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def square_wave(n=2400, noise=0.3, seed=0, channels=1):
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0, 50, n)
+    clean = np.stack([np.sign(np.sin(t * (1 + 0.3 * c))) for c in range(channels)], axis=1)
+    noisy = clean + noise * rng.normal(size=clean.shape)
+    return (clean[:, 0], noisy[:, 0]) if channels == 1 else (clean, noisy)
+
+
+def _ar_series(n=900, channels=2, seed=0):
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    y = np.stack([np.sin(t * (0.11 + 0.04 * c)) for c in range(channels)], 1)
+    return y + 0.2 * rng.normal(size=y.shape)
+
+
+@pytest.fixture(scope="module")
+def fitted_filter():
+    clean, noisy = square_wave(1200, channels=2)
+    f = LearnedProjectionFilter(
+        window=6,
+        seq_len=48,
+        d_model=16,
+        num_heads=2,
+        num_layers=2,
+        max_epochs=8,
+        enable_progress_bar=False,
+        trainer_kwargs=TRAINER,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f.fit(noisy, target=clean)
+    return f, clean, noisy
+
+
+@pytest.fixture(scope="module")
+def fitted_forecaster():
+    rng = np.random.default_rng(0)
+    t = np.arange(1000)
+    y = np.stack([np.sin(t * 0.13), np.cos(t * 0.05) + 0.1 * np.sin(t * 0.7)], 1)
+    y = y + 0.05 * rng.normal(size=y.shape)
+    fc = LearnedProjectionForecaster(
+        lookback=48,
+        horizon=12,
+        patch_len=8,
+        d_model=16,
+        max_epochs=2,
+        stride=4,
+        enable_progress_bar=False,
+        trainer_kwargs=TRAINER,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fc.fit(y)
+    return fc, y
+
+
+# ------------------------------------------------------------------ LearnedProjectionFilter
+def test_learned_filter_training_lowers_validation_loss_and_denoises(fitted_filter):
+    f, clean, noisy = fitted_filter
+    assert f.history_["final_val_loss"] < f.history_["initial_val_loss"]
+    y = f.filter(noisy)
+    assert y.shape == noisy.shape
+    # quality: closer to the clean signal than the noisy input, on the whole series and on
+    # the validation tail the training never saw
+    assert np.mean((y - clean) ** 2) < np.mean((noisy - clean) ** 2)
+    v = slice(*f.split_["val"])
+    assert np.mean((y[v] - clean[v]) ** 2) < np.mean((noisy[v] - clean[v]) ** 2)
+
+
+def test_learned_validation_never_overlaps_training(fitted_filter, fitted_forecaster):
+    """The series is split first (train | gap of one window | validation tail), then cut."""
+    f, clean, noisy = fitted_filter
+    (t0, t1), (v0, v1) = f.split_["train"], f.split_["val"]
+    assert t0 == 0 and v1 == len(noisy) and v0 - t1 >= f.seq_len
+    assert v1 - v0 == round(len(noisy) * f.holdout)
+    fc, y = fitted_forecaster
+    (t0, t1), (v0, v1) = fc.split_["train"], fc.split_["val"]
+    assert v0 - t1 >= fc.lookback + fc.horizon and v1 == len(y)
+
+
+@settings(max_examples=3, deadline=None)
+@given(cuts=st.lists(st.integers(1, 399), max_size=4))
+def test_learned_filter_chunking_invariance(fitted_filter, cuts):
+    f, clean, noisy = fitted_filter
+    x = noisy[:400]
+    y_once = f.filter(x)  # one pass, the reference for any chunking
+    z = f.initial_state()
+    parts = []
+    bounds = [0, *sorted(set(cuts)), 400]
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        if b > a:
+            y, z = f.filter(x[a:b], zi=z)
+            parts.append(y)
+    np.testing.assert_allclose(np.concatenate(parts), y_once, atol=1e-5)
+
+
+def test_learned_filter_step_equals_one_pass_and_masks_nan(fitted_filter):
+    f, clean, noisy = fitted_filter
+    x = noisy[:60].copy()
+    x[10, 0] = np.nan
+    y_once = f.filter(x)
+    assert np.isfinite(y_once).all()
+    s = f.initial_state()
+    steps = []
+    for i in range(60):
+        y, s = f.step(x[i], s)
+        steps.append(y)
+    np.testing.assert_allclose(np.array(steps), y_once, atol=1e-5)
+
+
+def test_learned_filter_rejects_other_channels_and_bad_state(fitted_filter):
+    f, clean, noisy = fitted_filter
+    with pytest.raises(ValueError, match="channel"):
+        f.filter(noisy[:, :1])
+    with pytest.raises(ValueError, match="zi"):
+        f.filter(noisy, zi=np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="fit"):
+        LearnedProjectionFilter().filter(noisy)
+
+
+def test_learned_filter_save_load_roundtrip_in_the_unified_format(fitted_filter, tmp_path):
+    f, clean, noisy = fitted_filter
+    f.save(tmp_path / "lf")
+    assert sorted(p.name for p in (tmp_path / "lf").iterdir()) == [
+        "arrays.safetensors",
+        "config.json",
+    ]
+    cfg = json.loads((tmp_path / "lf" / "config.json").read_text())
+    assert cfg["kind"] == "LearnedProjectionFilter" and cfg["format"] == 1
+    assert {"random_state", "holdout"} <= set(cfg["params"]) and "seed" not in cfg["params"]
+    g = LearnedProjectionFilter.load(tmp_path / "lf")
+    np.testing.assert_array_equal(g.filter(noisy), f.filter(noisy))
+    assert g.get_params() == f.get_params()
+    assert g.split_ == f.split_ and g.history_ == f.history_
+    with pytest.raises(ValueError, match="fit"):
+        LearnedProjectionFilter().save(tmp_path / "unfitted")
+
+
+# ------------------------------------------------------------------ LearnedProjectionForecaster
+def test_learned_forecaster_interface(fitted_forecaster, tmp_path):
+    fc, y = fitted_forecaster
+    assert fc.history_["final_val_loss"] <= fc.history_["initial_val_loss"]
+    path = fc.forecast_path(y, horizon=12)
+    assert path.shape == (1000, 12, 2)
+    np.testing.assert_array_equal(fc.forecast_path(y), path)  # default: the trained horizon
+    assert np.isnan(path[:47]).all() and np.isfinite(path[47:]).all()
+    np.testing.assert_array_equal(fc.forecast(y, horizon=5), path[:, 4])
+    # causality: changing the future leaves earlier forecasts alone
+    changed = y.copy()
+    changed[900:] = 0.0
+    np.testing.assert_array_equal(fc.forecast_path(changed, horizon=12)[:900], path[:900])
+    assert fc.predict(12).shape == (12, 2)
+    np.testing.assert_allclose(fc.predict(12), path[-1], rtol=1e-5, atol=1e-6)  # end of y
+    fc.save(tmp_path / "lfc")
+    g = LearnedProjectionForecaster.load(tmp_path / "lfc")
+    np.testing.assert_array_equal(g.forecast_path(y, horizon=12), path)
+    np.testing.assert_array_equal(g.predict(3), fc.predict(3))
+    with pytest.raises(ValueError, match="horizon"):
+        fc.forecast(y, horizon=13)
+    with pytest.raises(ValueError, match="channel"):
+        fc.forecast(y[:, 0])
+
+
+def test_learned_forecaster_multivariate_with_validation_series_and_bad_input():
+    y = np.sin(np.arange(400) * 0.2)[:, None] * np.array([[1.0, 0.5, 2.0]])
+    fc = LearnedProjectionForecaster(
+        lookback=24,
+        horizon=4,
+        channel_independent=False,
+        patch_len=6,
+        d_model=8,
+        max_epochs=1,
+        stride=4,
+        enable_progress_bar=False,
+        trainer_kwargs=TRAINER,
+    )
+    fc.fit(y[:300], y_val=y[300:])
+    assert fc.forecast_path(y, horizon=4).shape == (400, 4, 3)
+    assert fc.split_ == {"train": (0, 300), "val": None}
+    with pytest.raises(ValueError, match="y_val"):
+        fc.fit(y[:300], y_val=y[300:, :2])
+    with pytest.raises(ValueError, match="lookback"):
+        LearnedProjectionForecaster(lookback=0).fit(y)
+    with pytest.raises(ValueError, match="fit"):
+        LearnedProjectionForecaster().forecast(y)
+
+
+def test_ridge_forecaster_starts_at_dlinear_and_never_ends_worse(tmp_path):
+    """A learning rate that wrecks training: the starting (closed-form) model is kept."""
+    from tssdpa.baselines import DLinearForecaster
+
+    y = _ar_series(700)
+    fc = LearnedProjectionForecaster(
+        lookback=40,
+        horizon=8,
+        patch_len=8,
+        d_model=8,
+        dim_feedforward=16,
+        lr=50.0,
+        linear_lr_scale=1.0,
+        max_epochs=2,
+        stride=4,
+        enable_progress_bar=False,
+        trainer_kwargs=TRAINER,
+    ).fit(y)
+    h = fc.history_
+    assert h["final_val_loss"] <= h["initial_val_loss"] and h["kept_initial"]
+    assert fc.linear_init_["val_mse"] == pytest.approx(h["initial_val_loss"], rel=1e-4)
+    a = fc.split_["train"][1]
+    z = (y - fc.mean_) / fc.scale_
+    ref = DLinearForecaster(
+        40, 8, ridge=fc.linear_init_["ridge"], normalize=fc.linear_init_["normalize"]
+    ).fit(z[:a])
+    want = ref.forecast_path(z, horizon=8) * fc.scale_ + fc.mean_
+    np.testing.assert_allclose(fc.forecast_path(y, horizon=8), want, atol=1e-3, equal_nan=True)
+    # the choice and the level normalisation survive save / load
+    fc.save(tmp_path / "m")
+    g = LearnedProjectionForecaster.load(tmp_path / "m")
+    assert g.linear_init_ == fc.linear_init_
+    np.testing.assert_array_equal(g.forecast_path(y, horizon=8), fc.forecast_path(y, horizon=8))
+
+
+def test_frozen_linear_forecaster_without_attention_is_the_closed_form_model():
+    y = _ar_series(500)
+    fc = LearnedProjectionForecaster(
+        lookback=32, horizon=4, attention=False, linear_lr_scale=0.0, **QUIET
+    ).fit(y)
+    assert fc.history_["epochs"] == 0 and fc.history_["kept_initial"]
+    assert fc.history_["final_val_loss"] == fc.linear_init_["val_mse"]
+
+
+# ------------------------------------------------------------------ parameters and persistence
+def test_learned_init_only_stores_and_fit_validates_naming_the_argument():
+    y = _ar_series(300)
+    f = LearnedProjectionFilter(window="8", holdout=2.0)  # nothing checked yet
+    assert f.window == "8" and f.holdout == 2.0
+    with pytest.raises(TypeError, match="window"):
+        f.fit(y)
+    with pytest.raises(ValueError, match="holdout"):
+        LearnedProjectionFilter(holdout=1.5, **QUIET).fit(y)
+    with pytest.raises(ValueError, match="noise_std"):
+        LearnedProjectionFilter(noise_std=-1.0).fit(y)
+    with pytest.raises(ValueError, match="linear_init"):
+        LearnedProjectionForecaster(linear_init="lasso").fit(y)
+    with pytest.raises(ValueError, match="dropout"):
+        LearnedProjectionForecaster(dropout=1.0).fit(y)
+    with pytest.raises(ValueError, match="random_state"):
+        LearnedProjectionForecaster(random_state=-1).fit(y)
+
+
+@pytest.mark.parametrize("cls", [LearnedProjectionFilter, LearnedProjectionForecaster])
+def test_seed_and_val_fraction_are_deprecated_names_of_random_state_and_holdout(cls):
+    with pytest.warns(DeprecationWarning, match="seed"):
+        est = cls(seed=3)
+    assert est.random_state == 3 and "seed" not in est.get_params()
+    with pytest.warns(DeprecationWarning, match="val_fraction"):
+        est.set_params(val_fraction=0.3)
+    assert est.holdout == 0.3
+    clone = est.clone()
+    assert clone.get_params() == est.get_params() and not hasattr(clone, "n_channels_")
+
+
+def _write_legacy(est, path, arrays, fitted):
+    """A directory as the learned estimators wrote it before the unified format: old
+    parameter names, and every array in ``model.safetensors`` (net weights under ``net.``)."""
+    from safetensors.torch import save_file
+
+    params = est.get_params()
+    params["seed"], params["val_fraction"] = params.pop("random_state"), params.pop("holdout")
+    cfg = {"kind": type(est).__name__, "format": 1, "params": params, "fitted": fitted}
+    path.mkdir()
+    (path / "config.json").write_text(json.dumps(cfg))
+    tensors = {f"net.{k}": v.contiguous() for k, v in est.system_.net.state_dict().items()}
+    tensors.update({k: torch.as_tensor(v, dtype=torch.float64) for k, v in arrays.items()})
+    save_file(tensors, str(path / "model.safetensors"))
+
+
+def test_directories_saved_by_the_old_format_still_load(fitted_filter, fitted_forecaster, tmp_path):
+    f, clean, noisy = fitted_filter
+    _write_legacy(
+        f,
+        tmp_path / "f",
+        {"mean_": f.mean_, "scale_": f.scale_},
+        {"n_channels_": 2, "history_": f.history_},
+    )
+    g = LearnedProjectionFilter.load(tmp_path / "f")
+    np.testing.assert_array_equal(g.filter(noisy), f.filter(noisy))
+    assert g.get_params() == f.get_params()
+    fc, y = fitted_forecaster
+    _write_legacy(
+        fc,
+        tmp_path / "fc",
+        {"mean_": fc.mean_, "scale_": fc.scale_, "series_": fc.train_},
+        {"n_channels_": 2, "history_": fc.history_, "linear_init_": fc.linear_init_},
+    )
+    h = LearnedProjectionForecaster.load(tmp_path / "fc")
+    np.testing.assert_array_equal(h.forecast_path(y), fc.forecast_path(y))
+    np.testing.assert_array_equal(h.predict(4), fc.predict(4))
+
+
+def test_load_rejects_arrays_outside_the_schema(fitted_filter, tmp_path):
+    from safetensors.numpy import load_file, save_file
+
+    f = fitted_filter[0]
+    f.save(tmp_path / "lf")
+    arrays = load_file(str(tmp_path / "lf" / "arrays.safetensors"))
+    arrays["evil_"] = np.zeros(3)
+    save_file(arrays, str(tmp_path / "lf" / "arrays.safetensors"))
+    with pytest.raises(ValueError, match="evil_"):
+        LearnedProjectionFilter.load(tmp_path / "lf")
+
+
+def test_learned_fits_do_not_depend_on_the_global_random_state():
+    rng = np.random.default_rng(0)
+    clean = np.sin(np.arange(400) * 0.1)
+    noisy = clean + 0.3 * rng.standard_normal(400)
+    sums = []
+    for burn in (0, 17):  # whatever consumed the global generator before must not matter
+        torch.rand(burn)
+        f = LearnedProjectionFilter(
+            window=4,
+            num_layers=1,
+            d_model=8,
+            dim_feedforward=8,
+            seq_len=32,
+            max_epochs=1,
+            **QUIET,
+        ).fit(noisy, target=clean)
+        g = LearnedProjectionForecaster(
+            lookback=32,
+            horizon=4,
+            d_model=8,
+            dim_feedforward=8,
+            patch_len=8,
+            max_epochs=1,
+            **QUIET,
+        ).fit(noisy)
+        sums.append([p.detach().clone() for m in (f, g) for p in m.system_.parameters()])
+    for a, b in zip(*sums):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def test_names_moved_to_tssdpa_models_still_resolve_with_a_warning():
+    import tssdpa.filters
+    import tssdpa.filters.learned
+    import tssdpa.models
+
+    for module, name in [
+        (tssdpa.filters, "DenoisingSystem"),
+        (tssdpa.filters, "ForecastingSystem"),
+        (tssdpa.filters.learned, "DenoisingNet"),
+        (tssdpa.filters.learned, "ForecastingNet"),
+        (tssdpa.filters.learned, "RIDGE_GRID"),
+        (tssdpa.filters.learned, "ridge_linear_init"),
+    ]:
+        with pytest.warns(DeprecationWarning, match="tssdpa.models"):
+            obj = getattr(module, name)
+        assert obj is getattr(tssdpa.models, name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("module", ["tssdpa.filters.learned", "tssdpa.models.systems"])
+def test_learned_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.attempted > 0 and result.failed == 0

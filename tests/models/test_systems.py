@@ -1,0 +1,236 @@
+"""The LightningModules DenoisingSystem / ForecastingSystem and the ridge start."""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+
+import lightning as L
+import numpy as np
+import pytest
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+from tssdpa.models import RIDGE_GRID, DenoisingSystem, ForecastingSystem
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_torch_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _trainer(**kw):
+    base = dict(
+        enable_progress_bar=False,
+        logger=False,
+        enable_checkpointing=False,
+        accelerator="cpu",
+        enable_model_summary=False,
+    )
+    return L.Trainer(**{**base, **kw})
+
+
+def _square_wave(n, noise=0.3, seed=0):
+    rng = np.random.default_rng(seed)
+    clean = np.sign(np.sin(np.linspace(0, 50, n)))[:, None]
+    return clean, clean + noise * rng.normal(size=clean.shape)
+
+
+def _ar_series(n=900, channels=2, seed=0):
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    y = np.stack([np.sin(t * (0.11 + 0.04 * c)) for c in range(channels)], 1)
+    return y + 0.2 * rng.normal(size=y.shape)
+
+
+def _pairs(z, lookback, horizon):
+    w = np.lib.stride_tricks.sliding_window_view(z, lookback + horizon, axis=0)
+    w = w.transpose(0, 2, 1)
+    return w[:, :lookback], w[:, lookback:]
+
+
+@pytest.mark.parametrize("cls", [DenoisingSystem, ForecastingSystem])
+def test_systems_list_every_hyperparameter_in_init_and_save_them(cls):
+    """LightningCLI reads the signature: no ``**kwargs``, a type for every argument."""
+    sig = inspect.signature(cls.__init__)
+    params = [p for n, p in sig.parameters.items() if n != "self"]
+    assert all(p.kind == p.POSITIONAL_OR_KEYWORD for p in params)
+    assert all(p.annotation is not inspect.Parameter.empty for p in params)
+    args = {"n_channels": 2} if cls is DenoisingSystem else {"lookback": 16, "horizon": 4}
+    system = cls(**{"n_channels": 2, **args})
+    assert set(system.hparams) == {p.name for p in params}
+
+
+def test_tiny_lightning_run_lowers_validation_loss():
+    clean, noisy = _square_wave(960)
+    xs = torch.tensor(noisy.reshape(-1, 32, 1), dtype=torch.float32)  # 30 windows of 32
+    ys = torch.tensor(clean.reshape(-1, 32, 1), dtype=torch.float32)
+    train = DataLoader(TensorDataset(xs[:24], ys[:24]), batch_size=8, shuffle=True)
+    val = DataLoader(TensorDataset(xs[24:], ys[24:]), batch_size=8)
+    L.seed_everything(0, verbose=False)
+    system = DenoisingSystem(1, d_model=16, num_heads=2, num_layers=1, window=8, lr=1e-2)
+    trainer = _trainer(max_epochs=3)
+    before = trainer.validate(system, val, verbose=False)[0]["val_loss"]
+    trainer.fit(system, train, val)
+    after = trainer.validate(system, val, verbose=False)[0]["val_loss"]
+    assert after < before
+
+
+def test_denoising_system_test_step_logs_mse_and_mae():
+    clean, noisy = _square_wave(256)
+    xs = torch.tensor(noisy.reshape(-1, 32, 1), dtype=torch.float32)
+    ys = torch.tensor(clean.reshape(-1, 32, 1), dtype=torch.float32)
+    system = DenoisingSystem(1, d_model=8, num_heads=2, num_layers=1, window=4)
+    trainer = _trainer()
+    [res] = trainer.test(system, DataLoader(TensorDataset(xs, ys), batch_size=4), verbose=False)
+    want = float(torch.mean((system(xs) - ys) ** 2))  # head at zero: the identity
+    assert res["test_loss"] == pytest.approx(want, rel=1e-5)
+    assert res["test_mae"] == pytest.approx(float(torch.mean((xs - ys).abs())), rel=1e-5)
+
+
+# ------------------------------------------------------------------ ridge-initialised linear branch
+@pytest.mark.parametrize("normalize", ["none", "last"])
+def test_ridge_init_equals_closed_form_dlinear(normalize):
+    """Before training the ridge-initialised net forecasts like the closed-form DLinear."""
+    from tssdpa.baselines import DLinearForecaster
+
+    y = _ar_series()
+    train, val = y[:600], _pairs(y[600:], 40, 8)
+    system = ForecastingSystem(40, 8, 2, patch_len=8, d_model=8, linear_init="ridge")
+    grid = [{"ridge": 1e-2, "normalize": normalize}]
+    info = system.init_linear_ridge(train, val, grid=grid)
+    assert (info["ridge"], info["normalize"]) == (1e-2, normalize)
+    assert system.linear_init_info is info
+    ref = DLinearForecaster(40, 8, moving_average=25, ridge=1e-2, normalize=normalize).fit(train)
+    want = ref.forecast_path(y, horizon=8)[39:]  # (T - 39, 8, 2)
+    x = torch.as_tensor(
+        np.lib.stride_tricks.sliding_window_view(y, 40, axis=0), dtype=torch.float32
+    )
+    with torch.no_grad():
+        got = system.eval()(x.permute(0, 2, 1)).double().numpy()
+    np.testing.assert_allclose(got, want, atol=2e-4, rtol=1e-4)
+    # the validation MSE it reports is the linear model's on those windows
+    pv = ref.forecast_path(y[600:], horizon=8)[39:-8]
+    assert info["val_mse"] == pytest.approx(np.mean((pv - val[1]) ** 2), rel=1e-9)
+
+
+def test_ridge_init_chooses_on_validation_the_harness_grid():
+    from tssdpa.compare.registry import get_method
+
+    assert sorted(map(str, get_method("dlinear", "forecast").grid({}))) == sorted(
+        map(str, RIDGE_GRID)
+    )
+    y = _ar_series()
+    system = ForecastingSystem(40, 8, 2, patch_len=8, d_model=8)
+    info = system.init_linear_ridge(y[:600], _pairs(y[600:], 40, 8))
+    assert len(info["scores"]) == len(RIDGE_GRID)
+    assert info["val_mse"] == min(s["val_mse"] for s in info["scores"])
+    assert system.net.level_norm.item() == float(info["normalize"] == "last")
+
+
+def test_ridge_init_needs_a_finite_validation_target():
+    y = _ar_series(300)
+    past, future = _pairs(y[200:], 40, 8)
+    system = ForecastingSystem(40, 8, 2, patch_len=8, d_model=8)
+    with pytest.raises(ValueError, match="finite target"):
+        system.init_linear_ridge(y[:200], (past, np.full_like(future, np.nan)))
+
+
+def test_ridge_system_refuses_to_fit_before_init_linear_ridge():
+    y = _ar_series(300)
+    xs, ys = (torch.as_tensor(a.copy(), dtype=torch.float32) for a in _pairs(y, 40, 8))
+    system = ForecastingSystem(40, 8, 2, patch_len=8, d_model=8, linear_init="ridge")
+    with pytest.raises(RuntimeError, match="init_linear_ridge"):
+        _trainer(max_epochs=1).fit(system, DataLoader(TensorDataset(xs, ys), batch_size=64))
+
+
+def test_forecasting_system_rejects_bad_settings():
+    with pytest.raises(ValueError, match="linear_init"):
+        ForecastingSystem(16, 4, 1, linear_init="lasso")
+    with pytest.raises(ValueError, match="linear_lr_scale"):
+        ForecastingSystem(16, 4, 1, linear_lr_scale=-1.0)
+
+
+def test_frozen_linear_branch_stays_closed_form():
+    y = _ar_series(500)
+    xs, ys = (torch.as_tensor(a.copy(), dtype=torch.float32) for a in _pairs(y, 40, 8))
+    system = ForecastingSystem(40, 8, 2, patch_len=8, d_model=8, lr=1e-2, linear_lr_scale=0.0)
+    system.init_linear_ridge(y[:300], _pairs(y[300:], 40, 8))
+    before = {k: v.clone() for k, v in system.net.state_dict().items() if "linear_" in k}
+    trainer = _trainer(max_epochs=1)
+    dl = DataLoader(TensorDataset(xs, ys), batch_size=64)
+    trainer.fit(system, dl)
+    after = system.net.state_dict()
+    for k, v in before.items():
+        torch.testing.assert_close(after[k], v, rtol=0, atol=0)
+    assert system.net.attn_head.weight.abs().sum() > 0  # the residual did train
+    # test_step: LightningCLI's ``test`` subcommand
+    [res] = trainer.test(system, dl, verbose=False)
+    assert set(res) == {"test_loss", "test_mae"} and np.isfinite(list(res.values())).all()
+
+
+def test_nothing_to_train_without_attention_and_a_frozen_linear_branch():
+    system = ForecastingSystem(16, 4, 1, attention=False, linear_lr_scale=0.0)
+    assert not any(p.requires_grad for p in system.parameters())
+    with pytest.raises(ValueError, match="nothing to train"):
+        system.configure_optimizers()
+
+
+def test_checkpoint_keeps_the_ridge_start(tmp_path):
+    y = _ar_series(400)
+    system = ForecastingSystem(32, 4, 2, patch_len=8, d_model=8, linear_init="ridge")
+    system.init_linear_ridge(y[:300], _pairs(y[300:], 32, 4))
+    trainer = _trainer()
+    trainer.strategy.connect(system)
+    trainer.save_checkpoint(tmp_path / "m.ckpt", weights_only=True)
+    loaded = ForecastingSystem.load_from_checkpoint(tmp_path / "m.ckpt")
+    assert loaded.linear_init_info == system.linear_init_info
+    assert loaded.hparams == system.hparams
+    x = torch.randn(3, 32, 2)
+    with torch.no_grad():
+        torch.testing.assert_close(loaded.eval()(x), system.eval()(x))
+
+
+def test_a_checkpoint_without_a_recorded_start_counts_as_started(tmp_path):
+    """Checkpoints written before the start was recorded hold trained weights: fitting them
+    again must not ask for (and overwrite them with) a new ridge start."""
+    system = ForecastingSystem(32, 4, 2, patch_len=8, d_model=8, linear_init="ridge")
+    system.init_linear_ridge(_ar_series(400)[:300], _pairs(_ar_series(400)[300:], 32, 4))
+    trainer = _trainer()
+    trainer.strategy.connect(system)
+    trainer.save_checkpoint(tmp_path / "m.ckpt", weights_only=True)
+    ckpt = torch.load(tmp_path / "m.ckpt", weights_only=True)
+    del ckpt["linear_init_info"]
+    torch.save(ckpt, tmp_path / "old.ckpt")
+    loaded = ForecastingSystem.load_from_checkpoint(tmp_path / "old.ckpt")
+    assert loaded.linear_init_info == {"from_checkpoint": True}
+    loaded.on_fit_start()  # no RuntimeError: the weights are the start
+
+
+def test_forecast_datamodule_gives_the_ridge_start_its_data():
+    """The LightningCLI path of experiments/forecast.py, on a small synthetic task."""
+    from tssdpa.data.lightning import ForecastDataModule
+
+    dm = ForecastDataModule(dataset="lorenz", lookback=32, horizon=4, n=800, batch_size=64)
+    train = dm.train_series()
+    past, future = dm.val_pairs()
+    assert train.shape == (dm.task.split.train, dm.n_channels)
+    assert past.shape[1:] == (32, dm.n_channels) and future.shape[1:] == (4, dm.n_channels)
+    assert len(past) == len(dm.val_set)
+    system = ForecastingSystem(32, 4, dm.n_channels, patch_len=8, d_model=8, linear_init="ridge")
+    info = system.init_linear_ridge(train, (past, future))
+    trainer = _trainer(max_epochs=1, limit_train_batches=2)
+    [res] = trainer.validate(system, datamodule=dm, verbose=False)
+    assert res["val_loss"] == pytest.approx(info["val_mse"], rel=1e-4)
+    trainer.fit(system, datamodule=dm)
+    assert trainer.current_epoch == 1

@@ -1,0 +1,114 @@
+"""The lag kernel: fast path against its explicit-loop reference, truncation, embeddings."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tssdpa.signal.embedding import delay_embedding
+from tssdpa.signal.lags import attend_lags, attend_newest, decay_logits, iir_truncation_lag
+from tssdpa.signal.reference import attend_lags_reference
+
+RNG = np.random.default_rng(1234)
+
+
+@pytest.mark.parametrize("m", [1, 3])
+@pytest.mark.parametrize("exclude_self", [False, True])
+@pytest.mark.parametrize("mode", ["plain", "decay", "times", "twosided"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_fast_kernel_matches_reference(m, exclude_self, mode, dtype):
+    rng = np.random.default_rng(m * 10 + exclude_self)
+    C = 2
+    x = rng.normal(size=(80, C))
+    x[7, 1] = np.nan
+    x[30:33] = np.nan
+    pad = np.full((9, C), np.nan)
+    full = np.concatenate([pad, x, pad])
+    E = delay_embedding(full, m)
+    times = np.concatenate(
+        [np.full(9, np.nan), np.cumsum(rng.uniform(0.2, 2, 80)), np.full(9, np.nan)]
+    )
+    kw = dict(sigma=0.8, exclude_self=exclude_self, fallback=full[9:89] if exclude_self else None)
+    lag_min, lag_max = 0, 8
+    if mode == "decay":
+        kw["decay"] = 0.85
+    elif mode == "times":
+        kw.update(times=times, tau=2.5)
+    elif mode == "twosided":
+        kw["decay"] = 0.9
+        lag_min = -8
+    fast = attend_lags(
+        E.astype(dtype),
+        full.astype(dtype),
+        (9, 89),
+        lag_min,
+        lag_max,
+        block_elems=64,
+        **{**kw, "times": None if "times" not in kw else times.astype(dtype)},
+    )
+    ref = attend_lags_reference(E, full, (9, 89), lag_min, lag_max, **kw)
+    assert np.array_equal(np.isnan(fast), np.isnan(ref))
+    tol = 1e-12 if dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(np.nan_to_num(fast), np.nan_to_num(ref), atol=tol, rtol=tol)
+
+
+def test_threads_give_same_result():
+    x = RNG.normal(size=(5000, 1))
+    full = np.concatenate([np.full((15, 1), np.nan), x])
+    a = attend_lags(full, full, (15, 5015), 0, 15, sigma=0.5, block_elems=1024)
+    b = attend_lags(full, full, (15, 5015), 0, 15, sigma=0.5, block_elems=1024, n_threads=2)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_delay_embedding_layout():
+    x = np.arange(10.0).reshape(5, 2)
+    e = delay_embedding(x, 2)
+    np.testing.assert_array_equal(e[3], [6, 7, 4, 5])
+    assert np.isnan(e[0, 2:]).all()
+    centred = delay_embedding(x, 3, offset=1)
+    np.testing.assert_array_equal(centred[2], [6, 7, 4, 5, 2, 3])
+
+
+@pytest.mark.parametrize("decay", [0.5, 0.9, 0.99])
+@pytest.mark.parametrize("tol", [1e-3, 1e-8])
+def test_iir_truncation_lag_is_minimal(decay, tol):
+    k = iir_truncation_lag(decay, tol)
+    assert decay**k / (1 - decay) <= tol
+    assert k == 1 or decay ** (k - 1) / (1 - decay) > tol
+
+
+@pytest.mark.parametrize("m", [1, 3])
+@pytest.mark.parametrize("exclude_self", [False, True])
+@pytest.mark.parametrize("mode", ["plain", "decay", "times"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_one_row_kernel_rounds_like_the_last_row_of_attend_lags(m, exclude_self, mode, dtype):
+    rng = np.random.default_rng(m + 7 * exclude_self)
+    K, C = 9, 2
+    x = rng.normal(size=(K + m - 1, C)).astype(dtype)
+    times = np.cumsum(rng.uniform(0.2, 2, K + m - 1))
+    decay = 0.85 if mode == "decay" else None
+    tau = 2.5 if mode == "times" else None
+    E = delay_embedding(x, m)
+    fast = attend_lags(
+        E,
+        x,
+        (len(x) - 1, len(x)),
+        0,
+        K - 1,
+        sigma=0.8,
+        decay=decay,
+        times=times.astype(dtype) if tau else None,
+        tau=tau,
+        exclude_self=exclude_self,
+    )
+    t = times.astype(dtype)[m - 1 :]
+    one = attend_newest(
+        x,
+        m,
+        decay_logits(np.arange(K - 1, -1, -1), decay, np.dtype(dtype)),
+        0.8,
+        elapsed=t[-1] - t if tau else None,
+        tau=tau,
+        exclude_self=exclude_self,
+    )
+    np.testing.assert_array_equal(one, fast[0])

@@ -1,0 +1,60 @@
+"""tssdpa.checks: every argument check names the argument and normalises the value."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from tssdpa.checks import (
+    check_choice,
+    check_decay,
+    check_fraction,
+    check_int,
+    check_number,
+    check_positive,
+    check_tau,
+)
+
+
+def test_check_int_accepts_python_and_numpy_integers_only():
+    assert check_int(3, "n") == 3 and check_int(np.int64(4), "n") == 4
+    assert isinstance(check_int(np.int64(4), "n"), int)
+    for bad in (2.0, 2.5, True, "3", None):
+        with pytest.raises(TypeError, match="n must be an int"):
+            check_int(bad, "n")
+    with pytest.raises(ValueError, match="window must be an integer >= 2"):
+        check_int(1, "window", minimum=2)
+
+
+def test_check_number_accepts_scalars_and_zero_dimensional_arrays():
+    for good in (1, 1.5, np.float32(1.5), np.array(1.5), torch.tensor(1.5)):
+        assert isinstance(check_number(good, "sigma"), float)
+    for bad in ("1", True, np.array([1.0]), 1 + 2j, torch.tensor(True), None):
+        with pytest.raises(TypeError, match="sigma must be a number"):
+            check_number(bad, "sigma")
+
+
+@pytest.mark.parametrize(
+    "check, good, bad",
+    [
+        (lambda v: check_positive(v, "sigma"), [1e-9, 3.0], [0.0, -1.0, np.inf, np.nan]),
+        (lambda v: check_positive(v, "ridge", allow_zero=True), [0.0, 2.0], [-1e-9, np.nan]),
+        (lambda v: check_fraction(v, "holdout"), [0.5], [0.0, 1.0, 1.5]),
+        (lambda v: check_fraction(v, "holdout", closed_right=True), [1.0], [0.0, 1.01]),
+        (check_decay, [0.5, 1.0], [0.0, 1.5, -0.1]),
+        (check_tau, [1e-3, 1e6], [0.0, -2.0, np.inf]),
+    ],
+)
+def test_range_checks_accept_the_range_and_name_the_argument(check, good, bad):
+    for v in good:
+        assert check(v) == float(v)
+    for v in bad:
+        with pytest.raises(ValueError, match="sigma|ridge|holdout|decay|tau"):
+            check(v)
+
+
+def test_check_choice_lists_the_choices():
+    assert check_choice("a", "mode", ("a", "b")) == "a"
+    with pytest.raises(ValueError, match=r"mode must be one of \('a', 'b'\)"):
+        check_choice("c", "mode", ("a", "b"))

@@ -1,0 +1,89 @@
+"""Argument checks shared by every tier (plain Python and numpy scalars; no torch).
+
+Each check names the argument in its error, returns the value in a normalised type, and never
+mutates what it was given. Tensor-valued parameters of the torch operator are checked in
+:mod:`tssdpa.ops.structure`, which delegates plain numbers here.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+__all__ = [
+    "check_choice",
+    "check_decay",
+    "check_fraction",
+    "check_int",
+    "check_number",
+    "check_positive",
+    "check_tau",
+]
+
+
+def check_int(value: Any, name: str, minimum: int = 1) -> int:
+    """``value`` as an int >= ``minimum``.
+
+    Python and numpy integers are accepted; bools, floats and non-numbers raise ``TypeError``
+    (a float window or lag count is almost always a mistake), integers below ``minimum``
+    ``ValueError``.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    if int(value) < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_number(value: Any, name: str) -> float:
+    """``value`` as a float: a real number that is not a bool, or a 0-d numpy array or
+    tensor holding one; else ``TypeError``."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
+    shape = getattr(value, "shape", None)
+    dtype = getattr(value, "dtype", None)
+    if shape is not None and tuple(shape) == () and getattr(dtype, "is_complex", False) is False:
+        kind = getattr(dtype, "kind", None)  # numpy; torch dtypes have is_floating_point
+        if kind in ("f", "i", "u") or getattr(dtype, "is_floating_point", False):
+            return float(value)
+    raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+
+
+def check_positive(value: Any, name: str, *, allow_zero: bool = False) -> float:
+    """A finite float > 0 (or >= 0 with ``allow_zero``)."""
+    v = check_number(value, name)
+    ok = v >= 0 if allow_zero else v > 0
+    if not (ok and math.isfinite(v)):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
+    return v
+
+
+def check_fraction(value: Any, name: str, *, closed_right: bool = False) -> float:
+    """A float in (0, 1), or (0, 1] with ``closed_right``."""
+    v = check_number(value, name)
+    ok = 0.0 < v <= 1.0 if closed_right else 0.0 < v < 1.0
+    if not ok:
+        raise ValueError(f"{name} must be in (0, 1{']' if closed_right else ')'}, got {value!r}")
+    return v
+
+
+def check_decay(value: Any, name: str = "decay") -> float:
+    """The per-sample IIR factor γ in (0, 1] (1 = no decay)."""
+    v = check_number(value, name)
+    if not 0.0 < v <= 1.0:
+        raise ValueError(f"{name} must be in (0, 1] (the per-sample factor gamma), got {value!r}")
+    return v
+
+
+def check_tau(value: Any, name: str = "tau") -> float:
+    """The IIR time constant τ > 0, in the units of the timestamps."""
+    return check_positive(value, name)
+
+
+def check_choice(value: Any, name: str, choices: tuple) -> Any:
+    """``value`` if it is one of ``choices``, else ``ValueError`` listing them."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value

@@ -1,0 +1,31 @@
+"""Small helpers shared by the denoising and the forecasting evaluation."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import torch
+
+__all__ = ["as_numpy", "params_json"]
+
+
+def params_json(params: dict) -> str:
+    """``params`` as sorted-key JSON (tuples as lists, numpy scalars as Python numbers): the
+    ``params`` column of a results row, readable back with ``json.loads``."""
+
+    def conv(v):
+        if isinstance(v, tuple | list):
+            return [conv(u) for u in v]
+        if isinstance(v, np.generic):
+            return v.item()
+        return v
+
+    return json.dumps({k: conv(v) for k, v in params.items()}, sort_keys=True)
+
+
+def as_numpy(a) -> np.ndarray:
+    """An estimator's output as a float64 numpy array (torch tensors are moved to the CPU)."""
+    if isinstance(a, torch.Tensor):
+        a = a.detach().cpu().numpy()
+    return np.asarray(a, dtype=np.float64)

@@ -1,0 +1,326 @@
+"""Every method of the comparison, with its search grid: the one list the harness runs.
+
+Classical baselines (:mod:`tssdpa.baselines`), the projection filters and forecasters, their
+residual hybrids and the learned models (:mod:`tssdpa.filters`) are registered here, in the
+order the tables list them. Importing :mod:`tssdpa.compare` imports this module, so every
+caller of the registry sees all of them.
+
+The values and the order of each grid are part of the published results: the harness
+subsamples a grid larger than the budget with a seeded ``random.sample``, so reordering a grid
+(or renaming nothing but a value) changes which configurations a run tries.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from tssdpa.baselines import (
+    ARIMAForecaster,
+    AutoRegForecaster,
+    ButterworthFilter,
+    DLinearForecaster,
+    ETSForecaster,
+    IdentityFilter,
+    KalmanSmoother,
+    MedianFilter,
+    MovingAverageFilter,
+    NaiveForecaster,
+    SavitzkyGolayFilter,
+    ScipyWienerFilter,
+    SeasonalNaiveForecaster,
+    WaveletDenoiser,
+    WienerFIRFilter,
+)
+from tssdpa.compare.registry import MethodSpec, register
+from tssdpa.filters import (
+    LearnedProjectionFilter,
+    LearnedProjectionForecaster,
+    ProjectionFilter,
+    ProjectionForecaster,
+    ResidualProjectionFilter,
+    ResidualProjectionForecaster,
+)
+
+__all__: list[str] = []  # importing the module registers the methods; it exports nothing
+
+
+def _prod(**axes) -> list[dict]:
+    """Every combination of the axes' values, the last axis varying fastest."""
+    keys = list(axes)
+    return [dict(zip(keys, vals)) for vals in itertools.product(*(axes[k] for k in keys))]
+
+
+# ---------------------------------------------------------------- classical denoisers
+_CUTS = [0.02, 0.05, 0.1, 0.2]
+_WINDOWS = [3, 5, 9, 15, 25, 41]
+
+
+def _denoiser(name, factory, grid, **kw):
+    register(MethodSpec(name, "denoise", factory, grid, **kw))
+
+
+_KALMAN = {"level": "local level", "trend": "local linear trend"}
+# name, class, grid (None: the defaults only), causal, fixed arguments, description; in the
+# order the tables list them
+_CLASSICAL_DENOISERS = [
+    ("noisy", IdentityFilter, None, True, {}, "no filtering (the noisy input)"),
+    ("butterworth", ButterworthFilter, _prod(cutoff=_CUTS, order=[2, 4]), True,
+     {"zero_phase": False}, "Butterworth low-pass, sosfilt"),
+    ("butterworth_zp", ButterworthFilter, _prod(cutoff=_CUTS, order=[2, 4]), False,
+     {"zero_phase": True}, "Butterworth, sosfiltfilt"),
+    ("savgol", SavitzkyGolayFilter, _prod(window=[5, 11, 21, 41], polyorder=[1, 2]), True,
+     {"zero_phase": False}, "Savitzky-Golay, trailing window"),
+    ("savgol_zp", SavitzkyGolayFilter, _prod(window=[5, 11, 21, 41], polyorder=[2, 3]), False,
+     {"zero_phase": True}, "Savitzky-Golay, centred (savgol_filter)"),
+    ("median", MedianFilter, _prod(window=_WINDOWS), True, {"causal": True},
+     "running median, trailing"),
+    ("median_zp", MedianFilter, _prod(window=_WINDOWS), False, {"causal": False},
+     "running median, centred"),
+    ("moving_average", MovingAverageFilter, _prod(window=[2, 4, 8, 16, 32, 64]), True,
+     {"causal": True}, "trailing boxcar mean"),
+    ("scipy_wiener", ScipyWienerFilter, _prod(window=_WINDOWS), False, {},
+     "scipy.signal.wiener local adaptive"),
+    ("wiener_fir", WienerFIRFilter, _prod(window=[8, 16, 32, 64]), True, {"causal": True},
+     "least-squares optimal causal FIR (fitted on train)"),
+    # odd windows: window // 2 taps on each side of t
+    ("wiener_fir_zp", WienerFIRFilter, _prod(window=[9, 17, 33, 65]), False,
+     {"causal": False}, "least-squares optimal two-sided FIR (fitted on train)"),
+    *[(f"kalman_{short}{'_zp' if smoother else ''}", KalmanSmoother, None, not smoother,
+       {"level": level, "smoother": smoother},
+       f"UnobservedComponents {level}, {'RTS smoother' if smoother else 'Kalman filter'}")
+      for smoother in (False, True) for short, level in _KALMAN.items()],
+    ("wavelet", WaveletDenoiser,
+     _prod(wavelet=["db4", "sym8"], scale=[0.5, 1.0, 2.0], mode=["soft"]), False, {},
+     "PyWavelets universal-threshold shrinkage"),
+]  # fmt: skip
+for _name, _cls, _grid, _causal, _fixed, _what in _CLASSICAL_DENOISERS:
+    _denoiser(
+        _name,
+        _cls,
+        (lambda c: [{}]) if _grid is None else (lambda c, g=_grid: g),
+        family="linear-optimal" if _cls is WienerFIRFilter else "classical",
+        causal=_causal,
+        fixed=_fixed,
+        description=_what,
+    )
+
+
+# -------------------------------------------------------------- classical forecasters
+def _ar_lags(c):
+    # at most the lookback, and at least ten training samples per coefficient
+    cap = max(1, min(c.get("lookback", 64), c.get("n_train", 1000) // 10))
+    return [p for p in (1, 2, 4, 8, 16, 24, 48, 96) if p <= cap] or [1]
+
+
+def _arima_orders(c):
+    orders = [(1, 0, 0), (2, 0, 0), (2, 0, 1), (1, 1, 1), (2, 1, 2)]
+    if c.get("quick"):
+        orders = orders[:3]
+    return [{"order": o, "trend": "c" if o[1] == 0 else None} for o in orders]
+
+
+def _ets(c):
+    g = [{"trend": False}, {"trend": True}, {"trend": True, "damped_trend": True}]
+    p = c.get("period")
+    if p and 2 <= p <= 48 and not c.get("quick"):
+        g += [{"trend": False, "seasonal": p}, {"trend": True, "damped_trend": True, "seasonal": p}]
+    return g
+
+
+def _snaive(c):
+    p = c.get("period") or 1
+    return [{"period": max(1, int(p))}]
+
+
+def _dlinear(c):
+    return _prod(ridge=[1e-4, 1e-2, 1.0, 100.0], normalize=["none", "last"])
+
+
+register(MethodSpec("naive", "forecast", NaiveForecaster, description="last value"))
+register(
+    MethodSpec(
+        "seasonal_naive",
+        "forecast",
+        SeasonalNaiveForecaster,
+        _snaive,
+        description="value one period earlier",
+    )
+)
+register(
+    MethodSpec(
+        "autoreg",
+        "forecast",
+        AutoRegForecaster,
+        lambda c: _prod(lags=_ar_lags(c)),
+        family="linear-optimal",
+        description="statsmodels AutoReg (OLS), recursive",
+    )
+)
+register(
+    MethodSpec(
+        "arima",
+        "forecast",
+        ARIMAForecaster,
+        _arima_orders,
+        cost="high",
+        description="statsmodels SARIMAX, Kalman rolling forecasts (no refit)",
+    )
+)
+register(
+    MethodSpec(
+        "ets",
+        "forecast",
+        ETSForecaster,
+        _ets,
+        cost="high",
+        description="statsmodels state-space ExponentialSmoothing",
+    )
+)
+register(
+    MethodSpec(
+        "dlinear",
+        "forecast",
+        DLinearForecaster,
+        _dlinear,
+        description="DLinear decomposition + ridge least squares",
+    )
+)
+
+
+# ------------------------------------------------------------ projection denoisers
+def _proj_denoise_grid(ctx):
+    # sigma is chosen inside fit() on the training split (error on a held-out tail against
+    # the clean target when given, SURE otherwise)
+    return _prod(window=[8, 16, 32, 64], embedding=[1, 4])
+
+
+def _residual_denoise_grid(ctx):
+    # sigma and the shrinkage are chosen inside fit() on a held-out tail of the training
+    # split; the Wiener FIR's window spans the range of the plain `wiener_fir` grid
+    return _prod(window=[16, 64], embedding=[8, 16])
+
+
+for _name, _cls, _grid, _what in (
+    ("projection", ProjectionFilter, _proj_denoise_grid, "nonparametric projection filter"),
+    (
+        "projection_residual",
+        ResidualProjectionFilter,
+        _residual_denoise_grid,
+        "Wiener FIR + projection of its residual",
+    ),
+):
+    for _causal in (True, False):
+        _denoiser(
+            _name + ("" if _causal else "_zp"),
+            _cls,
+            _grid,
+            causal=_causal,
+            family="projection",
+            fixed={"causal": _causal},
+            description=f"{_what} " + ("(causal)" if _causal else "(two-sided)"),
+        )
+
+#: Lightning quiet and on the CPU: the comparison trains many small models, where a GPU's
+#: start-up costs more than it saves, and checkpoints or logs would only fill the disk
+_QUIET = {
+    "accelerator": "cpu",
+    "enable_progress_bar": False,
+    "trainer_kwargs": {
+        "enable_checkpointing": False,
+        "logger": False,
+        "enable_model_summary": False,
+    },
+}
+
+
+def _learned_denoise_grid(ctx):
+    if ctx.get("quick"):
+        return [
+            {
+                "window": 8,
+                "num_layers": 1,
+                "d_model": 8,
+                "dim_feedforward": 16,
+                "seq_len": 32,  # sunspots' training part is 185 samples
+                "max_epochs": 3,
+            }
+        ]
+    return _prod(window=[8, 16], num_layers=[1, 2], d_model=[16], max_epochs=[10])
+
+
+_denoiser(
+    "learned_projection",
+    LearnedProjectionFilter,
+    _learned_denoise_grid,
+    family="learned",
+    fixed=_QUIET,
+    description="learned projection filter (Lightning, causal)",
+    cost="high",
+)
+
+
+# ---------------------------------------------------------- projection forecasters
+def _proj_forecast_grid(ctx):
+    lb = int(ctx.get("lookback", 32))
+    embeddings = sorted({min(lb, v) for v in (8, 16, 32)})
+    return _prod(embedding=embeddings, model=["analogue", "hybrid"])
+
+
+def _residual_forecast_grid(ctx):
+    lb = int(ctx.get("lookback", 32))
+    if lb >= 336:  # ETT: the closed-form DLinear base, as in the `dlinear` grid
+        return _prod(
+            base=["dlinear"],
+            base_params=[
+                {"ridge": r, "normalize": n} for r in (1e-4, 1e-2) for n in ("none", "last")
+            ],
+            embedding=[48],
+        )
+    cap = max(1, min(lb, int(ctx.get("n_train", 1000)) // 10))
+    return _prod(
+        base=["autoreg"],
+        base_params=[{"lags": p} for p in sorted({min(4, cap), min(24, cap)})],  # AR orders
+        embedding=sorted({min(lb, 8), min(lb, 16)}),
+    )
+
+
+def _learned_forecast_grid(ctx):
+    if ctx.get("quick"):
+        return [{"d_model": 8, "dim_feedforward": 16, "patch_len": 8, "max_epochs": 3}]
+    return _prod(d_model=[16, 32], max_epochs=[10], patch_len=[8, 16])
+
+
+register(
+    MethodSpec(
+        "projection",
+        "forecast",
+        ProjectionForecaster,
+        _proj_forecast_grid,
+        family="projection",
+        description="nonparametric projection forecaster",
+        cost="high",
+    )
+)
+register(
+    MethodSpec(
+        "projection_residual",
+        "forecast",
+        ResidualProjectionForecaster,
+        _residual_forecast_grid,
+        family="projection",
+        description="linear forecaster (AutoReg / DLinear) + projection of its residual",
+        cost="high",
+    )
+)
+register(
+    MethodSpec(
+        "learned_projection",
+        "forecast",
+        LearnedProjectionForecaster,
+        _learned_forecast_grid,
+        family="learned",
+        fixed=_QUIET,
+        description="learned DLinear + projection-attention (Lightning)",
+        cost="high",
+    )
+)

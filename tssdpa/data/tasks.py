@@ -1,0 +1,276 @@
+"""Benchmark tasks: which series, which split, which noise / horizons, per dataset name.
+
+A *denoising task* is a clean series, a chronological split and one noise setting (model, SNR,
+seed); a *forecasting task* is a (scaled) series, a split, a lookback and a list of horizons.
+Every series is transformed in memory only (ETT is CC BY-ND).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tssdpa.data import real
+from tssdpa.data.noise import add_noise
+from tssdpa.data.real import ETT_NAMES, IMU_FILES, Split
+from tssdpa.data.synthetic import SIGNALS, make_signal
+
+__all__ = [
+    "DenoiseTask",
+    "ForecastTask",
+    "DATASETS",
+    "DEFAULT_DATASETS",
+    "denoise_tasks",
+    "forecast_tasks",
+    "zscore",
+    "estimate_period",
+]
+
+SYNTHETIC = tuple(SIGNALS)
+#: the embedded default comparison: no shared data needed
+DEFAULT_DATASETS = {
+    "denoise": ("sinusoids", "steps", "lorenz", "mackey_glass", "ar2", "sunspots"),
+    "forecast": ("lorenz", "mackey_glass", "ar2", "sunspots"),
+}
+DATASETS = SYNTHETIC + ("sunspots",) + ETT_NAMES + tuple(IMU_FILES)
+
+
+@dataclass
+class DenoiseTask:
+    """One denoising cell: recover ``clean`` from ``noisy`` on the test part of ``split``."""
+
+    dataset: str
+    clean: np.ndarray  # (T, C)
+    noisy: np.ndarray  # (T, C)
+    split: Split
+    noise: str
+    snr_db: float
+    seed: int
+    columns: tuple = ()
+    shareable: bool = True  # False for CC BY-ND data: no traces written
+    warmup: int = 256
+    quick: bool = False  # smaller search grids for expensive (learned) methods
+
+    @property
+    def setting(self) -> str:
+        return f"{self.noise}@{self.snr_db:g}dB"
+
+    @property
+    def n_channels(self) -> int:
+        return self.clean.shape[1]
+
+    @property
+    def ctx(self) -> dict:
+        return {"n_train": self.split.train, "n_channels": self.clean.shape[1], "quick": self.quick}
+
+
+@dataclass
+class ForecastTask:
+    """One forecasting cell: rolling-origin forecasts of the scaled series ``y``."""
+
+    dataset: str
+    y: np.ndarray  # (T, C), scaled with training statistics
+    split: Split
+    horizons: tuple
+    lookback: int
+    seed: int
+    setting: str = "univariate"
+    period: int | None = None
+    columns: tuple = ()
+    #: history length passed with each block of origins (None = from the series start)
+    history: int | None = None
+    seeded_data: bool = True  # False: the series does not depend on the seed
+    shareable: bool = True
+    max_origins: int | None = None  # cap on evaluated origins for cost="high" methods
+    #: "path": error averaged over steps 1..h (DLinear protocol, ETT); "step": at step h only
+    metric: str = "step"
+    quick: bool = False  # smaller search grids for expensive (learned) methods
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def n_channels(self) -> int:
+        return self.y.shape[1]
+
+    @property
+    def ctx(self) -> dict:
+        return {
+            "n_train": self.split.train,
+            "period": self.period,
+            "lookback": self.lookback,
+            "max_horizon": max(self.horizons),
+            "n_channels": self.y.shape[1],
+            "quick": self.quick,
+        }
+
+
+def estimate_period(x: np.ndarray, max_period: int) -> int | None:
+    """Dominant period (samples) of the training series from its periodogram, or None."""
+    from scipy.signal import periodogram
+
+    x = np.asarray(x, dtype=np.float64)
+    x = x[np.isfinite(x)]
+    if len(x) < 16:
+        return None
+    f, p = periodogram(x - x.mean(), detrend="linear")
+    ok = (f > 0) & (1.0 / np.maximum(f, 1e-12) <= max_period) & (1.0 / np.maximum(f, 1e-12) >= 2)
+    if not ok.any():
+        return None
+    per = int(round(1.0 / f[ok][np.argmax(p[ok])]))
+    return per if per >= 2 else None
+
+
+def zscore(y: np.ndarray, n_train: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Scale columns with the mean and std of the first ``n_train`` rows only."""
+    mu = np.nanmean(y[:n_train], axis=0)
+    sd = np.nanstd(y[:n_train], axis=0)
+    sd = np.where(sd > 0, sd, 1.0)
+    return (y - mu) / sd, mu, sd
+
+
+def _series(name: str, seed: int, n: int, data_dir=None):
+    """(values (T, C), split, columns, shareable, period) for a dataset name."""
+    if name in SYNTHETIC:
+        x = make_signal(name, n, seed)[:, None]
+        period = None
+        return x, Split.fractions(len(x), 0.6, 0.2), (name,), True, period
+    if name == "sunspots":
+        s = real.load_sunspots()
+        return s.to_numpy()[:, None], Split.fractions(len(s), 0.6, 0.2), ("SUNACTIVITY",), True, 11
+    if name in ETT_NAMES:
+        df = real.load_ett(name, data_dir)
+        sp = real.ett_split(name)
+        period = 96 if name.startswith("ETTm") else 24
+        return df.to_numpy()[: sp.test], sp, tuple(df.columns), False, period
+    if name in IMU_FILES:
+        df = real.load_imu(name, data_dir)
+        cols = [c for c in df.columns if c.startswith(("Gyroscope", "Accelerometer"))]
+        x = df[cols].to_numpy()
+        return x, Split.fractions(len(x), 0.6, 0.2), tuple(cols), True, None
+    raise ValueError(f"dataset must be one of {DATASETS} or 'default'; got {name!r}")
+
+
+def denoise_tasks(
+    dataset: str,
+    seeds=(0, 1, 2),
+    settings=None,
+    n: int = 2000,
+    data_dir=None,
+    columns=None,
+    quick: bool = False,
+) -> list[DenoiseTask]:
+    """Denoising tasks for ``dataset`` over ``settings`` [(noise, snr_db), ...] and ``seeds``.
+
+    Synthetic signals get a fresh realisation per seed; real recordings are z-scored with their
+    training statistics and only the noise changes with the seed. ETT uses the ``OT`` column
+    unless ``columns`` is given.
+    """
+    if settings is None:
+        settings = [
+            ("gaussian", 0.0),
+            ("gaussian", 10.0),
+            ("gaussian", 20.0),
+            ("student_t", 10.0),
+            ("impulsive", 10.0),
+            ("dropout", 10.0),
+        ]
+    tasks = []
+    for seed in seeds:
+        x, sp, cols, share, _ = _series(dataset, seed, n, data_dir)
+        if dataset in ETT_NAMES:
+            keep = list(columns or ["OT"])
+            idx = [cols.index(c) for c in keep]
+            x, cols = x[:, idx], tuple(keep)
+            sp = Split(sp.train, sp.val, sp.test)
+        elif columns is not None:
+            idx = [cols.index(c) for c in columns]
+            x, cols = x[:, idx], tuple(columns)
+        x, _, _ = zscore(x, sp.train)
+        for k, (noise, snr) in enumerate(settings):
+            noisy = add_noise(x, noise, snr, seed=1000 * seed + k)
+            tasks.append(
+                DenoiseTask(
+                    dataset, x, noisy, sp, noise, float(snr), int(seed), cols, share, quick=quick
+                )
+            )
+    return tasks
+
+
+_FORECAST = {
+    # name: (lookback, horizons)
+    "lorenz": (64, (1, 5, 10, 25)),
+    "mackey_glass": (64, (1, 6, 17, 50)),
+    "ar2": (32, (1, 2, 5, 10)),
+    "sinusoids": (64, (1, 10, 25, 50)),
+    "chirp": (64, (1, 5, 10, 25)),
+    "steps": (64, (1, 5, 10, 25)),
+    "sunspots": (24, (1, 2, 4, 8)),
+    "imu_fusion": (64, (1, 2, 5, 10)),  # 100 Hz: 10-100 ms ahead
+    "imu_gait": (128, (4, 8, 20, 40)),  # 400 Hz: 10-100 ms ahead
+}
+
+
+def forecast_tasks(
+    dataset: str,
+    seeds=(0, 1, 2),
+    n: int = 3000,
+    data_dir=None,
+    features: str = "M",
+    horizons=None,
+    lookback=None,
+    max_origins: int | None = None,
+    quick: bool = False,
+) -> list[ForecastTask]:
+    """Forecasting tasks for ``dataset``.
+
+    ETT follows the DLinear / PatchTST protocol: 12/4/4-month split, z-score with training
+    statistics, lookback 336, horizons 96/192/336/720, metrics on the scaled data averaged over
+    steps 1..h; ``features`` ``"M"`` (all seven channels) or ``"S"`` (``OT`` only). Other series
+    are z-scored with their training statistics, synthetic ones get a fresh realisation per
+    seed, and the error is the h-step-ahead error (step h only).
+    """
+    if features not in ("M", "S"):
+        raise ValueError(f"features must be 'M' or 'S'; got {features!r}")
+    tasks = []
+    for seed in seeds:
+        x, sp, cols, share, period = _series(dataset, seed, n, data_dir)
+        if dataset in ETT_NAMES:
+            lb, hz = 336, (96, 192, 336, 720)
+            setting = features
+            if features == "S":
+                x, cols = x[:, [cols.index("OT")]], ("OT",)
+            history = lb + 720
+        else:
+            lb, hz = _FORECAST[dataset]
+            setting = "univariate" if x.shape[1] == 1 else "multivariate"
+            history = None if len(x) <= 20000 else lb + 1000
+            if dataset in IMU_FILES:
+                history = lb + 1000
+        lb = lookback or lb
+        hz = tuple(horizons or hz)
+        y, _, _ = zscore(x, sp.train)
+        sp = Split(sp.train, sp.val, sp.test, context=lb)
+        if period is None:
+            period = estimate_period(y[: sp.train, -1], max_period=lb)
+        seeded = dataset in SYNTHETIC
+        metric = "path" if dataset in ETT_NAMES else "step"
+        tasks.append(
+            ForecastTask(
+                dataset,
+                y,
+                sp,
+                hz,
+                lb,
+                int(seed),
+                setting,
+                period,
+                cols,
+                history,
+                seeded,
+                share,
+                max_origins,
+                metric,
+                quick,
+            )
+        )
+    return tasks

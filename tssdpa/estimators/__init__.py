@@ -1,0 +1,13 @@
+"""The estimator tier: one base for every filter and forecaster, input conversion, persistence
+and hyperparameter selection.
+
+- :mod:`~tssdpa.estimators.base` — :class:`Estimator`, :class:`Denoiser`, :class:`Forecaster`;
+- :mod:`~tssdpa.estimators.arrays` — numpy / pandas / torch in, the same type out;
+- :mod:`~tssdpa.estimators.persistence` — ``save`` / ``load`` with a strict schema;
+- :mod:`~tssdpa.estimators.selection` — sigma grids, SURE, held-out scores, time splits.
+"""
+
+from tssdpa.estimators.arrays import ArrayMeta, as_2d, restore
+from tssdpa.estimators.base import Denoiser, Estimator, Forecaster
+
+__all__ = ["ArrayMeta", "Denoiser", "Estimator", "Forecaster", "as_2d", "restore"]

@@ -1,0 +1,109 @@
+"""One conversion of user input to a (T, C) float64 array, and back to the user's type.
+
+Every estimator reads its series with :func:`as_2d` and returns results with :func:`restore`:
+numpy arrays, pandas Series / DataFrames (index, columns and name kept) and torch tensors
+(dtype and device kept) go in and come back out alike. The input is never mutated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["ArrayMeta", "as_2d", "restore"]
+
+
+@dataclass
+class ArrayMeta:
+    """How to give the user back an array like the one they passed in."""
+
+    kind: str  # "numpy", "series", "frame", "torch"
+    was_1d: bool
+    index: Any = None
+    columns: Any = None
+    name: Any = None
+    torch_dtype: Any = None
+    torch_device: Any = None
+    timestamps: np.ndarray | None = None  # seconds, from a DatetimeIndex
+
+
+def _is_tensor(x) -> bool:
+    if not type(x).__module__.startswith("torch"):
+        return False
+    import torch
+
+    return isinstance(x, torch.Tensor)
+
+
+def as_2d(x, name: str = "x") -> tuple[np.ndarray, ArrayMeta]:
+    """Convert numpy / pandas / torch input to a new float64 (T, C) array (input untouched).
+
+    Raises ``TypeError`` for non-numeric input and ``ValueError`` (naming ``name``) for the
+    wrong number of dimensions, no samples, no channels, or ``inf`` (NaN marks a missing
+    sample; ``inf`` is refused everywhere).
+    """
+    if isinstance(x, pd.DataFrame):
+        meta = ArrayMeta("frame", False, index=x.index, columns=x.columns)
+        arr = _numeric(lambda: x.to_numpy(dtype=np.float64, copy=True), x, name)
+    elif isinstance(x, pd.Series):
+        meta = ArrayMeta("series", True, index=x.index, name=x.name)
+        arr = _numeric(lambda: x.to_numpy(dtype=np.float64, copy=True), x, name)
+    elif _is_tensor(x):
+        import torch
+
+        if x.is_complex():
+            raise TypeError(f"{name} must be real, got a {x.dtype} tensor")
+        meta = ArrayMeta("torch", x.ndim == 1, torch_dtype=x.dtype, torch_device=x.device)
+        arr = x.detach().cpu().to(torch.float64).numpy().copy()
+    else:
+        if np.iscomplexobj(x):
+            raise TypeError(f"{name} must be a real numeric array, got complex values")
+        arr = _numeric(lambda: np.array(x, dtype=np.float64, copy=True), x, name)
+        meta = ArrayMeta("numpy", arr.ndim == 1)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+        meta.was_1d = True
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 1-D (T,) or 2-D (T, C), got shape {arr.shape}")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} is empty (0 samples)")
+    if arr.shape[1] == 0:
+        raise ValueError(f"{name} has 0 channels")
+    if np.isinf(arr).any():
+        raise ValueError(f"{name} contains inf; use NaN to mark missing samples")
+    if meta.index is not None and isinstance(meta.index, pd.DatetimeIndex):
+        # absolute seconds (not relative to the first sample) keep chunked calls consistent
+        meta.timestamps = meta.index.asi8.astype(np.float64) / 1e9
+    return arr, meta
+
+
+def _numeric(convert, x, name):
+    try:
+        return convert()
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{name} must be a real numeric array, Series, DataFrame or tensor, "
+            f"got {type(x).__name__}"
+        ) from None
+
+
+def restore(y: np.ndarray, meta: ArrayMeta):
+    """Give ``y`` (T, C) the type and shape of the input described by ``meta``.
+
+    Tensors come back on the input's device, in its dtype when that is floating point (else
+    float64: a filtered integer signal is not an integer signal).
+    """
+    out = y[:, 0] if meta.was_1d and y.ndim == 2 else y
+    if meta.kind == "frame":
+        return pd.DataFrame(out, index=meta.index, columns=meta.columns)
+    if meta.kind == "series":
+        return pd.Series(out, index=meta.index, name=meta.name)
+    if meta.kind == "torch":
+        import torch
+
+        dtype = meta.torch_dtype if meta.torch_dtype.is_floating_point else torch.float64
+        return torch.as_tensor(np.array(out), dtype=dtype, device=meta.torch_device)
+    return out

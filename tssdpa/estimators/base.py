@@ -1,0 +1,313 @@
+"""The estimator base: scikit-learn parameter semantics plus the filter / forecaster protocols.
+
+Rules every estimator in tssdpa follows (projection filters, hybrids, learned models and the
+classical baselines alike):
+
+* ``__init__`` only stores its arguments under their own names; :meth:`Estimator.fit`
+  validates them (an error names the argument) and sets fitted attributes ending in ``_``;
+* :meth:`~Estimator.get_params` / :meth:`~Estimator.set_params` (which returns ``self``) and
+  :meth:`~Estimator.clone` come from the ``__init__`` signature;
+* renamed parameters stay accepted for one release through ``_renamed_params``
+  (old name → new name), with a ``DeprecationWarning``;
+* input goes through :func:`~tssdpa.estimators.arrays.as_2d` and results come back through
+  :func:`~tssdpa.estimators.arrays.restore`;
+* :meth:`~Estimator.save` / :meth:`~Estimator.load` use one format with a strict schema
+  (:mod:`tssdpa.estimators.persistence`).
+
+:class:`Denoiser` and :class:`Forecaster` add the two protocols of ``docs/CONTRACTS.md``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from typing import Any, ClassVar
+
+import numpy as np
+
+from tssdpa.checks import check_int
+from tssdpa.estimators.arrays import as_2d, restore
+from tssdpa.signal.missing import fill_missing
+
+__all__ = ["Denoiser", "Estimator", "Forecaster", "renamed", "target_like"]
+
+
+def renamed(
+    params: dict[str, Any], cls_name: str, mapping: dict[str, str], warn: bool = True
+) -> dict[str, Any]:
+    """``params`` with deprecated names replaced by their new ones (a warning per name unless
+    ``warn`` is False, e.g. when reading a file that the user did not write by hand)."""
+    out = dict(params)
+    for old, new in mapping.items():
+        if old not in out:
+            continue
+        if new in out:
+            raise TypeError(f"{cls_name}: give {new}= only ({old}= is its deprecated name)")
+        if warn:
+            warnings.warn(
+                f"{cls_name}: {old}= is deprecated, use {new}= (removed in the next release)",
+                DeprecationWarning,
+                stacklevel=4,  # the caller of __init__ / set_params
+            )
+        out[new] = out.pop(old)
+    return out
+
+
+def target_like(target, a: np.ndarray) -> np.ndarray | None:
+    """A denoiser's clean ``target`` as a (T, C) array shaped like the input ``a`` (or None)."""
+    if target is None:
+        return None
+    tgt, _ = as_2d(target, "target")
+    if tgt.shape != a.shape:
+        raise ValueError(f"target must have the shape of x {a.shape}; got {tgt.shape}")
+    return tgt
+
+
+class Estimator:
+    """Parameter handling, cloning, fitted-state checks and persistence for every estimator."""
+
+    #: deprecated parameter names still accepted: old name -> new name
+    _renamed_params: ClassVar[dict[str, str]] = {}
+    #: persistence schema: fitted attributes kept in config.json, with their allowed types
+    _fitted_schema: ClassVar[dict[str, tuple]] = {}
+    #: persistence schema: fitted numpy arrays kept in the safetensors file (all optional)
+    _array_schema: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is not None and ("_renamed_params" in cls.__dict__ or "_rename" in cls.__dict__):
+
+            @functools.wraps(init)
+            def __init__(self, *args, **params):
+                init(self, *args, **type(self)._rename(params))
+
+            cls.__init__ = __init__
+
+    @classmethod
+    def _rename(cls, params: dict, warn: bool = True) -> dict:
+        """``params`` with deprecated names mapped to the current ones."""
+        return renamed(params, cls.__name__, cls._all_renamed(), warn)
+
+    def _store(self, arguments: dict) -> None:
+        """Store the constructor's arguments (``locals()`` of ``__init__``) under their own
+        names, unchanged: the whole of an estimator's ``__init__``."""
+        for name in self._param_names():
+            setattr(self, name, arguments[name])
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [
+            name
+            for name, p in sig.parameters.items()
+            if name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+        ]
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor arguments as a dict."""
+        return {k: getattr(self, k) for k in self._param_names()}
+
+    def set_params(self, **params) -> Estimator:
+        """Set constructor arguments (deprecated names accepted); unknown names raise
+        ``ValueError``. Returns ``self``. As in scikit-learn, what ``fit`` learned stays until
+        the next ``fit``; filters that learn nothing from data use the new values at once."""
+        params = self._rename(params)
+        names = set(self._param_names())
+        for k in params:
+            if k not in names:
+                raise ValueError(f"unknown parameter {k!r} for {type(self).__name__}")
+        for k, v in params.items():
+            setattr(self, k, v)
+        return self
+
+    def clone(self) -> Estimator:
+        """A new, unfitted estimator with the same parameters."""
+        return type(self)(**self.get_params())
+
+    @classmethod
+    def _all_renamed(cls) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for k in reversed(cls.__mro__):
+            out.update(k.__dict__.get("_renamed_params", {}))
+        return out
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    def _check_fitted(self, attribute: str = "n_channels_") -> None:
+        if not hasattr(self, attribute):
+            raise ValueError(f"{type(self).__name__} is not fitted: call fit() first")
+
+    def _check_channels(self, a: np.ndarray, name: str = "x") -> None:
+        n = getattr(self, "n_channels_", None)
+        if n is not None and a.shape[1] != n:
+            raise ValueError(
+                f"{name} has {a.shape[1]} channel(s) but {type(self).__name__} was fitted on {n}"
+            )
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path) -> None:
+        """Save to directory ``path`` (config.json + arrays.safetensors; nothing pickled).
+
+        Only estimators that declare a persistence schema can be saved; the others raise
+        ``NotImplementedError`` rather than write a file that loads unfitted."""
+        from tssdpa.estimators import persistence
+
+        persistence.save(self, path)
+
+    @classmethod
+    def load(cls, path):
+        """Load an estimator written by :meth:`save`, checked against the class's schema."""
+        from tssdpa.estimators import persistence
+
+        return persistence.load(cls, path)
+
+    @classmethod
+    def _array_allowed(cls, key: str) -> bool:
+        """Whether a saved array named ``key`` belongs to this class's schema."""
+        return key in cls._array_schema
+
+    def _state(self) -> tuple[dict, dict]:
+        """(fitted JSON values, numpy arrays) to save; by default what the schemas name."""
+        fitted = {k: getattr(self, k) for k in self._fitted_schema if hasattr(self, k)}
+        arrays = {k: np.asarray(getattr(self, k)) for k in self._array_schema if hasattr(self, k)}
+        return fitted, arrays
+
+    def _set_state(self, fitted: dict, arrays: dict) -> None:
+        """Inverse of :meth:`_state` (values already checked against the schema)."""
+        for k, v in {**fitted, **arrays}.items():
+            setattr(self, k, v)
+
+
+class Denoiser(Estimator):
+    """``fit(x, target=None) -> self`` then ``filter(x)``, shaped and typed like ``x``.
+
+    Subclasses define ``_fit(a, target)`` (design from (T, C) arrays; may ignore the data)
+    and ``_filter_1d(x, channel)``; missing samples are filled first unless ``handles_nan``.
+    """
+
+    #: whether ``fit`` learns from data (``filter`` before ``fit`` raises only then)
+    trainable: ClassVar[bool] = False
+    #: whether ``_filter_1d`` accepts NaN samples itself
+    handles_nan: ClassVar[bool] = False
+    #: whether output t depends on input up to t only (a parameter or property in subclasses)
+    causal: bool = True
+
+    def _validate_params(self) -> None:
+        """Check the constructor arguments; raise naming the argument. Called by ``fit``."""
+
+    def fit(self, x, target=None) -> Denoiser:
+        """Fit on a noisy training series ``x`` (and its clean ``target`` when known)."""
+        a, _ = as_2d(x, "x")
+        tgt = target_like(target, a)
+        self._validate_params()
+        self._fit(a, tgt)
+        self.n_channels_ = a.shape[1]
+        return self
+
+    def _fit(self, a: np.ndarray, target: np.ndarray | None) -> None:
+        return None
+
+    def filter(self, x):
+        """Filter ``x`` (T,) or (T, C); returns the same shape and type."""
+        a, meta = as_2d(x, "x")
+        if self.trainable:
+            if not hasattr(self, "n_channels_"):
+                raise ValueError(f"{type(self).__name__} must be fitted before filter(x)")
+        else:  # a data-free design: redone on use, so it always follows the parameters
+            self._validate_params()
+            self._fit(a, None)
+        a = a if self.handles_nan else fill_missing(a, self.causal)
+        out = np.column_stack([self._filter_1d(a[:, c], c) for c in range(a.shape[1])])
+        return restore(out, meta)
+
+    def _filter_1d(self, x: np.ndarray, channel: int) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+
+class Forecaster(Estimator):
+    """``fit(y)``, then rolling-origin ``forecast_path`` / ``forecast`` and ``predict``.
+
+    ``forecast_path(y, horizon=H)[t, h-1]`` predicts ``y[t+h]`` from ``y[:t+1]`` only (NaN where
+    the history is too short). Subclasses define ``_fit(a)`` and ``_path(a, horizon)`` on
+    (T, C) arrays, or the per-channel ``_fit_1d`` / ``_path_1d``.
+    """
+
+    #: whether ``fit`` learns from data
+    trainable: ClassVar[bool] = True
+    #: forecasts use the past only, always
+    causal: ClassVar[bool] = True
+
+    def _validate_params(self) -> None:
+        """Check the constructor arguments; raise naming the argument. Called by ``fit``."""
+
+    def fit(self, y) -> Forecaster:
+        """Fit on the training series ``y`` (T,) or (T, C)."""
+        a, _ = as_2d(y, "y")
+        if len(a) < 3:
+            raise ValueError(f"y must have at least 3 samples; got {len(a)}")
+        self._validate_params()
+        self.train_ = a
+        self._fit(a)
+        self.n_channels_ = a.shape[1]
+        return self
+
+    def _fit(self, a: np.ndarray) -> None:
+        a = fill_missing(a, True)
+        self.models_ = [self._fit_1d(a[:, c]) for c in range(a.shape[1])]
+
+    def _fit_1d(self, y: np.ndarray):  # pragma: no cover
+        raise NotImplementedError
+
+    def _path(self, a: np.ndarray, horizon: int) -> np.ndarray:
+        return np.stack(
+            [self._path_1d(self.models_[c], a[:, c], horizon) for c in range(a.shape[1])], axis=-1
+        )
+
+    def _path_1d(self, model, y: np.ndarray, horizon: int) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def _series(self, y, horizon, name: str = "horizon"):
+        """Checked ``(a (T, C) with NaN filled, meta, horizon)`` for a forecasting call."""
+        self._check_fitted()
+        horizon = self._check_horizon(horizon, name)
+        a, meta = as_2d(y, "y")
+        self._check_channels(a, "y")
+        return a, meta, horizon
+
+    def _check_horizon(self, horizon, name: str = "horizon") -> int:
+        return check_int(horizon, name)
+
+    def _prepare(self, a: np.ndarray) -> np.ndarray:
+        """The series as ``_path`` needs it (default: NaN carried forward)."""
+        return fill_missing(a, True)
+
+    def forecast_path(self, y, horizon: int = 1) -> np.ndarray:
+        """Rolling-origin forecasts: ``out[t, h-1]`` predicts ``y[t+h]`` from ``y[:t+1]`` only.
+
+        Returns (T, H) for a 1-D ``y`` and (T, H, C) otherwise; NaN where history is too short.
+        """
+        a, meta, horizon = self._series(y, horizon)
+        out = self._path(self._prepare(a), horizon)
+        return out[:, :, 0] if meta.was_1d else out
+
+    def forecast(self, y, horizon: int = 1):
+        """Aligned with ``y`` (same type and shape): entry ``t`` predicts ``y[t+horizon]``
+        from ``y[:t+1]``; NaN where the history is too short."""
+        a, meta, horizon = self._series(y, horizon)
+        return restore(self._forecast_h(self._prepare(a), horizon), meta)
+
+    def _forecast_h(self, a: np.ndarray, h: int) -> np.ndarray:
+        """(T, C) forecasts of horizon ``h`` alone (direct methods override this)."""
+        return self._path(a, h)[:, h - 1]
+
+    def predict(self, steps: int) -> np.ndarray:
+        """Forecast ``steps`` values past the end of the series given to ``fit``: (steps,) for
+        one channel, else (steps, C)."""
+        self._check_fitted()
+        steps = self._check_horizon(steps, "steps")
+        path = self._path(self._prepare(self.train_), steps)[-1]  # (steps, C)
+        return path[:, 0] if self.n_channels_ == 1 else path

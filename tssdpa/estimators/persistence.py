@@ -1,0 +1,168 @@
+"""Saving and loading estimators: one format, a strict schema, nothing unpickled.
+
+A saved estimator is a directory with
+
+* ``config.json``: ``{"kind": class name, "format": 1, "params": constructor arguments,
+  "fitted": fitted attributes in JSON types}``;
+* ``arrays.safetensors``: fitted numpy arrays, and the weights of a torch module under the
+  ``net.`` prefix (read with safetensors: no code runs while loading).
+
+:func:`load` accepts only what the class declares: ``params`` must be constructor arguments
+(deprecated names are mapped) and pass the class's ``_validate_params``, ``fitted`` keys must
+be in the class's ``_fitted_schema`` with one of the allowed types, arrays must be allowed by
+its ``_array_allowed``. Anything else, a missing file, malformed JSON or state that cannot be
+restored raises an error that names the file (and the key where there is one). Only classes
+that declare a schema can be saved.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["FORMAT", "check_fitted", "jsonable", "load", "save"]
+
+FORMAT = 1
+CONFIG = "config.json"
+ARRAYS = "arrays.safetensors"
+_LEGACY_ARRAYS = "model.safetensors"  # learned estimators saved before the unified format
+
+
+def jsonable(v, name: str = "value"):
+    """Plain JSON types from numpy scalars / arrays, lists, tuples and dicts (else TypeError)."""
+    if isinstance(v, np.ndarray):
+        return jsonable(v.tolist(), name)
+    if isinstance(v, np.generic):
+        return jsonable(v.item(), name)
+    if isinstance(v, (list, tuple)):
+        return [jsonable(a, f"{name}[{i}]") for i, a in enumerate(v)]
+    if isinstance(v, dict):
+        return {str(k): jsonable(a, f"{name}[{k!r}]") for k, a in v.items()}
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    raise TypeError(
+        f"cannot save {name} of type {type(v).__name__} (JSON types, numpy scalars and arrays only)"
+    )
+
+
+def save(estimator, path) -> None:
+    """Write ``estimator`` to directory ``path``; everything is converted and checked before
+    anything is created on disk."""
+    from safetensors.numpy import save_file
+
+    if not (estimator._fitted_schema or estimator._array_schema):
+        raise NotImplementedError(
+            f"{type(estimator).__name__} has no save format yet (it declares no schema)"
+        )
+    path = Path(path)
+    fitted, arrays = estimator._state()
+    cfg = {
+        "kind": type(estimator).__name__,
+        "format": FORMAT,
+        "params": jsonable(estimator.get_params(), "params"),
+        "fitted": jsonable(fitted, "fitted"),
+    }
+    text = json.dumps(cfg, indent=2, allow_nan=True)
+    tensors = {}
+    for k, v in arrays.items():
+        a = np.ascontiguousarray(v)
+        if a.dtype.kind not in "fiub":
+            raise TypeError(f"cannot save array {k!r} of dtype {a.dtype}")
+        tensors[k] = a
+    if path.exists() and not path.is_dir():
+        raise FileExistsError(f"{path} exists and is not a directory")
+    path.mkdir(parents=True, exist_ok=True)
+    (path / CONFIG).write_text(text)
+    save_file(tensors, str(path / ARRAYS))
+
+
+def _read_config(path: Path) -> dict:
+    cfg_path = path / CONFIG
+    if not cfg_path.is_file():
+        raise FileNotFoundError(f"no saved estimator at {path} (missing {CONFIG})")
+    try:
+        cfg = json.loads(cfg_path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{cfg_path} is not valid JSON: {exc}") from None
+    if not isinstance(cfg, dict):
+        raise ValueError(f"{cfg_path} must hold a JSON object")
+    for key, kind in (("kind", str), ("format", int), ("params", dict), ("fitted", dict)):
+        if not isinstance(cfg.get(key), kind):
+            raise ValueError(f"{cfg_path}: missing or malformed {key!r}")
+    if cfg["format"] != FORMAT:
+        raise ValueError(f"{cfg_path}: unsupported format {cfg['format']} (expected {FORMAT})")
+    return cfg
+
+
+def _type_ok(value, types: tuple) -> bool:
+    """JSON ``value`` against allowed Python types (an int is also a valid float). A list must
+    hold values of the schema's other types (e.g. ``(float, list)``: a list of numbers)."""
+    if value is None:
+        return type(None) in types
+    if isinstance(value, bool):
+        return bool in types
+    if isinstance(value, int):
+        return int in types or float in types
+    if isinstance(value, list) and list in types:
+        items = tuple(t for t in types if t is not list)
+        return not items or all(_type_ok(v, items) for v in value)
+    return any(isinstance(value, t) for t in types if t not in (bool, int, type(None)))
+
+
+def check_fitted(cls, fitted: dict, where) -> None:
+    """Every key of ``fitted`` is declared in ``cls._fitted_schema``, with an allowed type."""
+    if not isinstance(fitted, dict):
+        raise ValueError(f"{where}: fitted state must be a JSON object, got {fitted!r}")
+    for k, v in fitted.items():
+        types = cls._fitted_schema.get(k)
+        if types is None:
+            raise ValueError(f"{where}: unknown fitted attribute {k!r} for {cls.__name__}")
+        if not _type_ok(v, types):
+            names = "/".join(t.__name__ for t in types)
+            raise ValueError(f"{where}: fitted {k!r} must be {names}, got {v!r}")
+
+
+def load(cls, path):
+    """Read what :func:`save` wrote into a new ``cls``, checked against its schema."""
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
+    path = Path(path)
+    cfg = _read_config(path)
+    where = path / CONFIG
+    if cfg["kind"] != cls.__name__:
+        raise ValueError(f"{path} holds a {cfg['kind']!r}, not a {cls.__name__!r}")
+    try:
+        params = cls._rename(cfg["params"], warn=False)
+    except TypeError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    known = set(cls._param_names())
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise ValueError(f"{where}: unknown parameter(s) {unknown} for {cls.__name__}")
+    fitted = cfg["fitted"]
+    check_fitted(cls, fitted, where)
+    arr_path = path / ARRAYS
+    if not arr_path.is_file() and (path / _LEGACY_ARRAYS).is_file():
+        arr_path = path / _LEGACY_ARRAYS
+    arrays = {}
+    if arr_path.is_file():
+        try:
+            arrays = load_file(str(arr_path))
+        except (SafetensorError, OSError, ValueError) as exc:
+            raise ValueError(f"{arr_path} is not a readable safetensors file: {exc}") from None
+    for k in arrays:
+        if not cls._array_allowed(k):
+            raise ValueError(f"{arr_path}: unknown array {k!r} for {cls.__name__}")
+    obj = cls(**params)
+    try:
+        obj._validate_params()  # the same checks as fit: a file holds no unchecked setting
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    try:
+        obj._set_state(fitted, {k: np.array(v) for k, v in arrays.items()})
+    except (KeyError, AttributeError, TypeError, ValueError, RuntimeError) as exc:
+        raise ValueError(f"{path}: cannot restore the saved {cls.__name__}: {exc}") from exc
+    return obj

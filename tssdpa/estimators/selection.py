@@ -1,0 +1,185 @@
+"""Choosing hyperparameters from data: the one place every estimator's ``fit`` scores with.
+
+* scales and grids: :func:`noise_scale`, :func:`sigma_grid`, :func:`candidates`;
+* scores of one candidate: :func:`sure_mse` (Stein's unbiased risk estimate, no clean signal
+  needed), :func:`heldout_mse` (error against a target on a held-out tail),
+  :func:`forecast_mse` (rolling-origin h-step error);
+* choices: :func:`search` (score every candidate, keep the best, report ``cv_results_``),
+  :func:`choose_correction` (kernel width and shrinkage of a correction, kept only when its
+  gain is significant);
+* splits: :func:`time_split` (train | gap | validation tail, for trained models).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from tssdpa.checks import check_fraction
+
+__all__ = [
+    "candidates",
+    "choose_correction",
+    "forecast_mse",
+    "heldout_mse",
+    "noise_scale",
+    "search",
+    "sigma_candidates",
+    "sigma_grid",
+    "sure_mse",
+    "time_split",
+]
+
+
+def candidates(value) -> list:
+    """A parameter given as one value or as a list / tuple / array of candidates → a list."""
+    return list(value) if isinstance(value, (list, tuple, np.ndarray)) else [value]
+
+
+def noise_scale(x2: np.ndarray) -> float:
+    """Robust noise level of a (T, C) series: median over channels of MAD(diff)/(0.6745 sqrt 2).
+
+    Falls back to a tenth of the robust spread of the data when the differences are all equal.
+    """
+    scales = []
+    for c in range(x2.shape[1]):
+        v = x2[:, c]
+        v = v[~np.isnan(v)]
+        if v.size < 3:
+            continue
+        d = np.diff(v)
+        s = np.median(np.abs(d - np.median(d))) / 0.6745 / math.sqrt(2.0)
+        if not s > 0:
+            s = 0.1 * (np.median(np.abs(v - np.median(v))) / 0.6745)
+        if not s > 0:
+            s = 0.1 * float(np.std(v))
+        if s > 0:
+            scales.append(s)
+    return float(np.median(scales)) if scales else 1.0
+
+
+def sigma_grid(scale: float, low: float, high: float, n: int) -> np.ndarray:
+    """Kernel-width candidates ``scale * 2**linspace(low, high, n)``.
+
+    ``scale`` carries the units: the noise level times ``sqrt(dimension)`` for a filter on
+    raw data, ``sqrt(dimension)`` for standardised patterns.
+    """
+    return scale * 2.0 ** np.linspace(low, high, n)
+
+
+def sigma_candidates(sigma, default: np.ndarray, name: str = "sigma") -> list[float]:
+    """``sigma`` given as None (use ``default``), a float or a list → a list of floats > 0."""
+    if sigma is None:
+        return [float(s) for s in default]
+    try:
+        if np.ndim(sigma) > 1:
+            raise ValueError
+        cands = [float(s) for s in np.atleast_1d(np.asarray(sigma, dtype=float))]
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{name} must be > 0 (a float or a list of floats), got {sigma!r}"
+        ) from None
+    if not cands or any(not (s > 0 and math.isfinite(s)) for s in cands):
+        raise ValueError(f"{name} must be > 0 (a float or a list of floats), got {sigma!r}")
+    return cands
+
+
+def sure_mse(x, y, y_perturbed, noise, probe, eps) -> float:
+    """Monte-Carlo SURE of a denoiser: an unbiased estimate of ``mean((y - clean)^2)``.
+
+    ``y`` is the output on ``x``, ``y_perturbed`` the output on ``x + eps * noise * probe``
+    (``probe`` random ±1, ``noise`` the per-channel noise level). For additive white noise
+    ``mean((y - x)^2) - noise^2 + 2 noise^2 div`` has the expectation of the error against the
+    clean signal; the divergence ``div`` is estimated from the one probe. NaN entries ignored.
+    """
+    ok = ~(np.isnan(y) | np.isnan(x) | np.isnan(y_perturbed))
+    div_term = noise * probe * (y_perturbed - y) / eps  # noise^2 * dy/dx per entry
+    per_entry = (y - x) ** 2 - noise**2 + 2.0 * div_term
+    return float(np.mean(per_entry[ok])) if ok.any() else np.inf
+
+
+def heldout_mse(y, target, start: int) -> float:
+    """Mean squared error of ``y`` against ``target`` from row ``start`` on (NaN ignored)."""
+    err = (y - target)[start:]
+    ok = ~np.isnan(err)
+    return float(np.mean(err[ok] ** 2)) if ok.any() else np.inf
+
+
+def forecast_mse(pred, y, h: int) -> float:
+    """Mean squared error of ``pred[t]`` (a forecast of ``y[t + h]``) over the known targets."""
+    err = pred[:-h] - y[h:]
+    ok = ~np.isnan(err)
+    return float(np.mean(err[ok] ** 2)) if ok.any() else np.inf
+
+
+def search(grid: Iterable[dict], score: Callable[[dict], float]):
+    """Score every candidate of ``grid`` (dicts of parameters); the lowest score wins (the
+    first one on ties). Returns ``(best_params, cv_results)``: the winning dict and a
+    DataFrame with one row per candidate, its parameters and its score ``mse``.
+
+    Raises ``ValueError`` when no candidate gets a finite score.
+    """
+    rows, best, best_score = [], None, np.inf
+    for params in grid:
+        mse = score(params)
+        rows.append({**params, "mse": mse})
+        if mse < best_score:
+            best, best_score = params, mse
+    if best is None:
+        raise ValueError("no candidate gave a finite score (is the series nearly all NaN?)")
+    return dict(best), pd.DataFrame(rows)
+
+
+def choose_correction(resid, corrections, sigmas, z=2.0, overlap=None):
+    """Per column of ``resid`` (N, K): the sigma and shrinkage alpha in [0, 1] minimising the
+    squared error of ``resid - alpha * correction`` (alpha in closed form). NaN rows ignored.
+
+    A correction is kept only when its mean gain in squared error exceeds ``z`` standard errors,
+    so on data where the linear model is already optimal the choice is ``alpha = 0`` rather
+    than a correction fitted to noise in the holdout. ``overlap`` (K,) >= 1 counts how many
+    successive rows share each error (h-step errors from origins 1 apart overlap by h - 1
+    steps); the variance of the mean gain is multiplied by it, as for an m-dependent series,
+    so long horizons need a larger holdout to earn a correction."""
+    ok = np.isfinite(resid)
+    n = np.maximum(ok.sum(axis=0), 1)
+    m = np.ones(resid.shape[1]) if overlap is None else np.maximum(np.asarray(overlap, float), 1)
+    r = np.where(ok, resid, 0.0)
+    best_err = np.sum(r**2, axis=0)  # alpha = 0
+    best_sigma = np.full(r.shape[1], sigmas[0])
+    best_alpha = np.zeros(r.shape[1])
+    for s, c in zip(sigmas, corrections):
+        c = np.where(ok, np.nan_to_num(c, nan=0.0), 0.0)
+        cc = np.sum(c * c, axis=0)
+        alpha = np.clip(np.sum(r * c, axis=0) / np.where(cc > 0, cc, 1.0), 0.0, 1.0)
+        gain = r**2 - (r - alpha * c) ** 2  # per row; 0 on NaN rows
+        mean = gain.sum(axis=0) / n
+        var = np.where(ok, (gain - mean) ** 2, 0.0).sum(axis=0) / np.maximum(n - 1, 1)
+        err = np.sum((r - alpha * c) ** 2, axis=0)
+        better = (err < best_err) & (mean > z * np.sqrt(var * m / n))
+        best_err = np.where(better, err, best_err)
+        best_sigma = np.where(better, s, best_sigma)
+        best_alpha = np.where(better, alpha, best_alpha)
+    return best_sigma, best_alpha
+
+
+def time_split(T: int, gap: int, holdout: float, name: str = "x") -> tuple[int, int]:
+    """Split T samples in time: training ``[0, a)``, validation ``[b, T)``, with ``gap``
+    samples between them (``b - a = gap``, the length of one training example: no training
+    example then touches the validation part).
+
+    The validation part is the last ``holdout`` fraction of the samples (at least ``gap``);
+    examples are cut from each part separately, so they never overlap.
+    """
+    holdout = check_fraction(holdout, "holdout")
+    n_val = max(gap, int(round(T * holdout)))
+    b = T - n_val
+    a = b - gap
+    if a < gap:
+        raise ValueError(
+            f"{name} has {T} samples: too short for a training part, a gap of {gap} samples "
+            f"and a validation part of {n_val} samples"
+        )
+    return a, b

@@ -1,0 +1,128 @@
+"""What an estimator built on a trained LightningModule needs, shared by the learned filters.
+
+:class:`SystemEstimatorMixin` goes before :class:`~tssdpa.estimators.Denoiser` or
+:class:`~tssdpa.estimators.Forecaster` in the bases of an estimator that keeps a trained
+system in ``system_``. It standardises with the training statistics, builds the system with
+seeded initial weights, trains it with :func:`~tssdpa.models.systems.train_system`, validates
+the shared training settings, and saves / loads the net's weights under ``net.`` keys next to
+the estimator's own arrays (:mod:`tssdpa.estimators.persistence`).
+
+Lightning is imported only when a system is built or trained, not with this module.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+import torch
+
+from tssdpa.checks import check_decay, check_fraction, check_int, check_positive
+
+__all__ = ["SystemEstimatorMixin", "windows"]
+
+
+def windows(a: np.ndarray, length: int, stride: int) -> np.ndarray:
+    """(T, C) -> (N, length, C) windows starting at 0, stride, ... (copy)."""
+    if a.shape[0] < length:
+        raise ValueError(f"series has {a.shape[0]} samples, fewer than the window {length}")
+    starts = np.arange(0, a.shape[0] - length + 1, stride)
+    return np.stack([a[s : s + length] for s in starts])
+
+
+class SystemEstimatorMixin:
+    """Standardisation, seeded construction, training and persistence of ``system_``.
+
+    The estimator defines ``_system(n_channels)`` (a new LightningModule whose ``net`` is the
+    network) and has the parameters d_model, num_heads, num_layers, dim_feedforward, sigma,
+    decay, max_epochs, batch_size, lr, patience, holdout, accelerator, enable_progress_bar,
+    checkpoint_dir, trainer_kwargs and random_state. ``_net_params`` names the parameters
+    passed to the system unchanged.
+    """
+
+    _fitted_schema: ClassVar[dict[str, tuple]] = {
+        "n_channels_": (int,),
+        "history_": (dict,),  # what train_system returned
+        "split_": (dict,),  # sample ranges of the training and validation parts
+    }
+    _array_schema: ClassVar[tuple[str, ...]] = ("mean_", "scale_")  # training statistics
+    #: estimator parameters passed unchanged to the system (see :meth:`_net_kwargs`)
+    _net_params: ClassVar[tuple[str, ...]] = ()
+    #: array names of files saved before the unified format -> current names
+    _legacy_arrays: ClassVar[dict[str, str]] = {}
+
+    def _system(self, n_channels: int):  # pragma: no cover - defined by each estimator
+        raise NotImplementedError
+
+    def _net_kwargs(self) -> dict:
+        return {k: getattr(self, k) for k in self._net_params}
+
+    def _check_training_params(self) -> None:
+        """Check the settings every learned estimator has (errors name the argument)."""
+        for name in ("d_model", "num_heads", "num_layers", "dim_feedforward", "max_epochs"):
+            check_int(getattr(self, name), name)
+        check_int(self.batch_size, "batch_size")
+        check_int(self.patience, "patience", minimum=0)
+        check_int(self.random_state, "random_state", minimum=0)
+        check_positive(self.sigma, "sigma")
+        check_positive(self.lr, "lr")
+        if self.decay is not None:
+            check_decay(self.decay)
+        check_fraction(self.holdout, "holdout")
+        if self.trainer_kwargs is not None and not isinstance(self.trainer_kwargs, dict):
+            raise TypeError(f"trainer_kwargs must be a dict or None, got {self.trainer_kwargs!r}")
+
+    def _standardise(self, a: np.ndarray) -> np.ndarray:
+        """Set ``mean_`` / ``scale_`` from ``a`` (NaN ignored) and return ``a`` standardised."""
+        if np.isnan(a).all():
+            raise ValueError("the training series is all NaN")
+        self.mean_ = np.nanmean(a, axis=0)
+        sd = np.nanstd(a, axis=0)
+        self.scale_ = np.where(sd > 0, sd, 1.0)
+        return (a - self.mean_) / self.scale_
+
+    def _new_system(self, n_channels: int):
+        torch.manual_seed(self.random_state)  # initial weights must not depend on what ran before
+        return self._system(n_channels)
+
+    def _train(self, train, val) -> dict:
+        """Train ``system_`` on ``(inputs, targets)`` windows; returns the history."""
+        from tssdpa.models.systems import train_system
+
+        return train_system(
+            self.system_,
+            train,
+            val,
+            max_epochs=self.max_epochs,
+            batch_size=self.batch_size,
+            patience=self.patience,
+            accelerator=self.accelerator,
+            enable_progress_bar=self.enable_progress_bar,
+            checkpoint_dir=self.checkpoint_dir,
+            random_state=self.random_state,
+            trainer_kwargs=self.trainer_kwargs,
+        )
+
+    # ------------------------------------------------------------------ persistence
+    @classmethod
+    def _array_allowed(cls, key: str) -> bool:
+        return key.startswith("net.") or key in cls._array_schema or key in cls._legacy_arrays
+
+    def _state(self) -> tuple[dict, dict]:
+        self._check_fitted()
+        fitted, arrays = super()._state()
+        state = self.system_.net.state_dict()
+        arrays.update({f"net.{k}": v.detach().cpu().numpy() for k, v in state.items()})
+        return fitted, arrays
+
+    def _set_state(self, fitted: dict, arrays: dict) -> None:
+        net = {k[4:]: torch.from_numpy(v) for k, v in arrays.items() if k.startswith("net.")}
+        rest = {
+            self._legacy_arrays.get(k, k): v for k, v in arrays.items() if not k.startswith("net.")
+        }
+        super()._set_state(fitted, rest)
+        if "split_" in fitted:  # JSON lists back to (start, stop) tuples
+            self.split_ = {k: None if v is None else tuple(v) for k, v in fitted["split_"].items()}
+        self.system_ = self._system(self.n_channels_)
+        self.system_.net.load_state_dict(net)
+        self.system_.eval()

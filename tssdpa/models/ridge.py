@@ -1,0 +1,78 @@
+"""Closed-form start of a :class:`~tssdpa.models.ForecastingNet`'s linear branch.
+
+:func:`ridge_linear_init` fits the ridge DLinear of the baselines
+(:class:`tssdpa.baselines.DLinearForecaster`) on a training series, chooses its penalty and
+level normalisation on validation windows, and copies it into the net. With the attention head
+at zero (as built) the net then forecasts exactly like that linear model, so training starts
+from the strongest linear forecaster and only has to model what it leaves.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tssdpa.baselines import DLinearForecaster
+from tssdpa.models.nets import ForecastingNet
+
+__all__ = ["RIDGE_GRID", "ridge_linear_init"]
+
+#: Ridge-initialisation grid: the same search as the harness's ``dlinear`` baseline
+#: (``tssdpa.compare.registry``): every pair is tried, the best on validation MSE is kept.
+RIDGE_GRID = tuple(
+    {"ridge": r, "normalize": n} for r in (1e-4, 1e-2, 1.0, 100.0) for n in ("none", "last")
+)
+
+
+def _linear_predict(W: np.ndarray, b: np.ndarray, X: np.ndarray, normalize: str) -> np.ndarray:
+    """DLinearForecaster's prediction on windows: X (N, L, C) -> (N, H, C), float64."""
+    X = np.asarray(X, dtype=np.float64)
+    last = X[:, -1:, :] if normalize == "last" else 0.0
+    return np.einsum("nlc,lh->nhc", X - last, W) + b[None, :, None] + last
+
+
+def ridge_linear_init(net: ForecastingNet, train_series, val_pairs, grid=None) -> dict:
+    """Set ``net``'s linear branch to the closed-form ridge DLinear fitted on ``train_series``.
+
+    Parameters
+    ----------
+    net : ForecastingNet
+        Its lookback, horizon and moving-average kernel define the linear model.
+    train_series : array_like, (T,) or (T, C)
+        The training series; the only data the linear model is fitted on.
+    val_pairs : tuple of array_like
+        Validation windows ``(past (N, lookback, C), future (N, horizon, C))``; the
+        configuration with the lowest MSE on them (NaN targets ignored) is kept.
+    grid : iterable of dict, optional
+        ``{"ridge", "normalize"}`` configurations (default :data:`RIDGE_GRID`, the harness's
+        DLinear search). Every one is a :class:`~tssdpa.baselines.DLinearForecaster` with
+        weights shared by the channels.
+
+    Returns
+    -------
+    dict
+        ``{"ridge", "normalize", "val_mse", "scores"}``: the chosen configuration, its
+        validation MSE and the score of every configuration.
+    """
+    a = np.asarray(train_series, dtype=np.float64)
+    a = a[:, None] if a.ndim == 1 else a
+    Xv, Yv = (np.asarray(t, dtype=np.float64) for t in val_pairs)
+    ok = ~np.isnan(Yv)
+    if not ok.any():
+        raise ValueError("the validation windows have no finite target")
+    best, scores = None, []
+    for cfg in grid if grid is not None else RIDGE_GRID:
+        est = DLinearForecaster(
+            lookback=net.lookback,
+            horizon=net.horizon,
+            moving_average=net.moving_average,
+            individual=False,
+            **cfg,
+        ).fit(a)
+        W, b = est.weights_[0]
+        mse = float(np.mean((_linear_predict(W, b, Xv, cfg["normalize"])[ok] - Yv[ok]) ** 2))
+        scores.append({**cfg, "val_mse": mse})
+        if best is None or mse < best[0]:
+            best = (mse, cfg, W, b)
+    mse, cfg, W, b = best
+    net.set_linear(W, b, cfg["normalize"])
+    return {"ridge": cfg["ridge"], "normalize": cfg["normalize"], "val_mse": mse, "scores": scores}

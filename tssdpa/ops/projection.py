@@ -1,0 +1,351 @@
+"""Projection scaled dot-product attention.
+
+Output row i is the weighted mean of value rows j, with weights
+
+    z_ij ∝ exp(-||q_i - k_j||² / 2σ²) · w_ij,   normalised over the allowed j,
+
+where ``w_ij`` is the time structure: a causal mask, a finite window (FIR), an exponential
+decay ``γ^|i-j|`` or ``exp(-|t_i - t_j| / τ)`` (IIR). Because
+``-||q-k||²/2σ² = (q·k - ||k||²/2)/σ² - ||q||²/2σ²`` and the last term is constant along a row,
+the same weights come out of standard SDPA applied to ``q~ = [q, 1]``, ``k~ = [k, -||k||²/2]``
+with scale ``1/σ²``. That is the ``"fused"`` backend; ``"math"`` (:mod:`tssdpa.ops.reference`)
+forms the distances directly and is the reference.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from tssdpa.ops import reference
+from tssdpa.ops.structure import (
+    check_attn_mask,
+    check_param,
+    check_param_shape,
+    check_qkv,
+    check_structure,
+    combine_mask,
+    param_tensor,
+    time_structure,
+)
+
+__all__ = [
+    "BACKENDS",
+    "FUSED_MAX_LOGIT_ERROR",
+    "WINDOW_BLOCK",
+    "projection_sdpa",
+    "projection_weights",
+]
+
+BACKENDS = ("auto", "fused", "math")
+
+#: ``backend="auto"`` uses the fused kernels only while the estimated rounding error of the
+#: expanded logits, ``eps · (max||q-c||·max||k-c|| + max||k-c||²/2) / σ²`` (c the key mean),
+#: stays below this many nats; otherwise it falls back to the exact distance computation.
+FUSED_MAX_LOGIT_ERROR = 1e-2
+
+
+# --------------------------------------------------------------------------- fused path
+
+
+def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
+    # Half precision cannot hold the expanded logits (they lose ~eps/σ² nats): use fp32.
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+
+
+def _fused_logit_error(qc: Tensor, kc: Tensor, sigma: Tensor | float) -> float:
+    eps = torch.finfo(qc.dtype).eps
+    qn = qc.detach().norm(dim=-1).amax() if qc.numel() else qc.new_zeros(())
+    kn = kc.detach().norm(dim=-1).amax() if kc.numel() else kc.new_zeros(())
+    smin = sigma.detach().amin() if isinstance(sigma, Tensor) else sigma
+    return float(eps * (qn * kn + 0.5 * kn * kn) / smin**2)
+
+
+def _augment(query: Tensor, key: Tensor, width: int) -> tuple[Tensor, Tensor]:
+    """q~ = [q-c, 1, 0…], k~ = [k-c, -||k-c||²/2, 0…], so q~·k~/σ² = -||q-k||²/2σ² + f(q).
+
+    Zero columns pad both to ``width``; they change no dot product.
+    """
+    # Distances are translation invariant; centring on the key mean keeps the expanded terms
+    # small for signals with an offset. c is detached: the output does not depend on it.
+    c = key.detach().mean(dim=-2, keepdim=True)  # (..., 1, E)
+    qc, kc = query - c, key - c
+    pad = width - qc.shape[-1] - 1
+    ones = torch.ones_like(qc[..., :1])
+    k2 = -0.5 * kc.square().sum(dim=-1, keepdim=True)
+    qa = torch.cat([qc, ones, qc.new_zeros(*qc.shape[:-1], pad)], dim=-1)
+    ka = torch.cat([kc, k2, kc.new_zeros(*kc.shape[:-1], pad)], dim=-1)
+    return qa, ka
+
+
+def _projection_sdpa_fused(
+    query, key, value, sigma, allowed, bias, is_causal_only, dropout_p
+) -> Tensor:
+    """``sigma``: a Python float (passed to the kernel as its scale) or a (..., 1, 1) tensor."""
+    ev = value.shape[-1]
+    # The flash kernels (CPU and CUDA) need one head width for q, k and v, best a multiple of
+    # 8; otherwise torch silently falls back to its O(L·S)-memory math kernel.
+    width = -(-max(query.shape[-1] + 1, ev) // 8) * 8
+    qa, ka = _augment(query, key, width)  # (..., L, width), (..., S, width)
+    if isinstance(sigma, Tensor):  # per head, or learned: fold 1/σ² into the queries
+        qa, scale = qa / sigma.square(), 1.0
+    else:
+        scale = 1.0 / sigma**2
+    value = F.pad(value, (0, width - ev)) if width != ev else value
+    mask = None
+    empty = None
+    if allowed is not None and not is_causal_only:
+        # Rows with no allowed key are opened up (keeping the kernel finite) and zeroed after;
+        # done unconditionally, so no device→host read decides it.
+        empty = ~allowed.any(dim=-1, keepdim=True)
+        mask = combine_mask(allowed | empty, bias)
+    elif bias is not None:
+        mask = bias
+    if mask is not None and mask.dim() > 2:
+        batch = torch.broadcast_shapes(qa.shape[:-2], mask.shape[:-2])
+        qa, ka, value = (t.expand(*batch, *t.shape[-2:]) for t in (qa, ka, value))
+    out = F.scaled_dot_product_attention(
+        qa, ka, value, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal_only, scale=scale
+    )[..., :ev]
+    if empty is not None:
+        out = out.masked_fill(empty, 0.0)
+    return out
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def _prepare(query, key, value, sigma, attn_mask, structure, dropout_p, backend, validate):
+    """Validate a request; returns ``(q, k, v, sigma, structure)`` in the compute dtype."""
+    batch = check_qkv(query, key, value)
+    L, S = query.shape[-2], key.shape[-2]
+    sigma = check_param("sigma", sigma, check_values=validate)
+    check_param_shape("sigma", sigma, batch)
+    window, decay, tau, timestamps = check_structure(
+        structure["window"],
+        structure["decay"],
+        structure["tau"],
+        structure["timestamps"],
+        batch,
+        L,
+        S,
+        check_values=validate,
+    )
+    if attn_mask is not None:
+        check_attn_mask(attn_mask, batch, L, S, check_values=validate)
+    if not (isinstance(dropout_p, numbers.Real) and 0.0 <= dropout_p < 1.0):
+        raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p!r}")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+
+    dtype = _compute_dtype(query.dtype)
+    # One common batch shape: the fused kernels do not broadcast leading dims.
+    q = query.to(dtype).expand(*batch, L, query.shape[-1])
+    k = key.to(dtype).expand(*batch, S, key.shape[-1])
+    v = k if value is None else value.to(dtype).expand(*batch, S, value.shape[-1])
+    # A Python float stays one (the fused kernels take it as their scale); tensors → (..., 1, 1).
+    sig = param_tensor(sigma, q.device, dtype) if isinstance(sigma, Tensor) else sigma
+    checked = dict(
+        is_causal=structure["is_causal"],
+        window=window,
+        decay=decay,
+        tau=tau,
+        timestamps=timestamps,
+        attn_mask=attn_mask,
+        device=q.device,
+        dtype=dtype,
+    )
+    return q, k, v, sig, checked
+
+
+def _structure(is_causal, window, decay, tau, timestamps) -> dict:
+    if timestamps is not None and decay is not None and tau is None:
+        warnings.warn(
+            "decay with timestamps is read as the time constant tau; pass tau= instead "
+            "(decay= with timestamps will be removed in the next release)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        decay, tau = None, decay
+    return dict(is_causal=is_causal, window=window, decay=decay, tau=tau, timestamps=timestamps)
+
+
+def _blocks(L: int, S: int, window: int, is_causal: bool, block: int):
+    """Row blocks [a, b) and the key range [j0, j1) a window lets them see."""
+    for a in range(0, L, block):
+        b = min(a + block, L)
+        j0 = max(0, a - window + 1)
+        j1 = min(S, b if is_causal else b + window - 1)
+        yield a, b, j0, max(j0, j1)
+
+
+def _projection_sdpa_windowed(q, k, v, sig, structure, dropout_p, block):
+    """Fused path for a window without an attn_mask: per row block, only the keys in reach.
+
+    Memory is O(L·(block + W)) instead of O(L·S); each block is an ordinary fused call.
+    """
+    L, S = q.shape[-2], k.shape[-2]
+    ts = structure["timestamps"]
+    outs = []
+    for a, b, j0, j1 in _blocks(L, S, structure["window"], structure["is_causal"], block):
+        part = dict(structure)
+        if ts is not None:
+            part["timestamps"] = (ts[0][..., a:b], ts[1][..., j0:j1])
+        allowed, bias = time_structure(b - a, j1 - j0, offsets=(a, j0), **part)
+        outs.append(
+            _projection_sdpa_fused(
+                q[..., a:b, :],
+                k[..., j0:j1, :],
+                v[..., j0:j1, :],
+                sig,
+                allowed,
+                bias,
+                False,
+                dropout_p,
+            )
+        )
+    return torch.cat(outs, dim=-2)  # (..., L, Ev)
+
+
+#: Row-block size of the windowed fused path (it is used when S > 2 · (block + window)).
+WINDOW_BLOCK = 256
+
+
+def projection_sdpa(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor | None = None,
+    *,
+    sigma: float | Tensor = 1.0,
+    attn_mask: Tensor | None = None,
+    is_causal: bool = False,
+    window: int | None = None,
+    decay: float | Tensor | None = None,
+    tau: float | Tensor | None = None,
+    timestamps: Tensor | tuple[Tensor, Tensor] | None = None,
+    dropout_p: float = 0.0,
+    backend: str = "auto",
+    validate: bool = True,
+) -> Tensor:
+    """Projection SDPA: Gaussian-kernel weighted mean of values over allowed keys.
+
+    Parameters
+    ----------
+    query : Tensor (..., L, E)
+    key : Tensor (..., S, E)
+    value : Tensor (..., S, Ev), optional
+        Rows to average. ``None`` averages the keys themselves (``y = z k``, Sanger eq. 14).
+    sigma : float or Tensor
+        Kernel width σ > 0. A tensor broadcastable to ``query.shape[:-2]`` gives one σ per
+        batch element / head; gradients flow to it.
+    attn_mask : Tensor, optional
+        Broadcastable to (..., L, S). Bool: True = may attend. Float: added to the logits
+        (``-inf`` = may not attend). Combined with ``is_causal`` / ``window`` when both given.
+    is_causal : bool
+        Key j may contribute to row i only when j <= i (top-left aligned, as in torch).
+    window : int, optional
+        FIR length W: keys with ``0 <= i-j < W`` when causal, ``|i-j| < W`` otherwise.
+    decay : float or Tensor, optional
+        γ in (0, 1]: weights multiplied by ``γ^(i-j)`` (causal) or ``γ^|i-j|`` (IIR in sample
+        steps). Per-head tensors broadcast like ``sigma``; differentiable.
+    tau : float or Tensor, optional
+        Time constant τ > 0 for irregular sampling: weights multiplied by
+        ``exp(-|t_i - t_j| / τ)``; needs ``timestamps``. Exclusive with ``decay``.
+    timestamps : Tensor (..., L) or pair (Tensor (..., L), Tensor (..., S)), optional
+        Sample times of queries and keys (one shared tensor when L == S). Differences are
+        taken in float64. (``decay`` with timestamps is read as ``tau``, deprecated.)
+    dropout_p : float
+        Dropout on the normalised weights (use only while training).
+    backend : {"auto", "fused", "math"}
+        ``"math"``: explicit distances (reference, exact, O(L·S) memory). ``"fused"``: torch's
+        fused SDPA kernels on the augmented vectors (O(L) memory when no mask, window or decay
+        is asked for). ``"auto"``: fused unless its estimated logit rounding error exceeds
+        :data:`FUSED_MAX_LOGIT_ERROR` nats (small σ relative to the spread of q and k).
+        That estimate is one device→host read per call; name the backend to avoid it.
+    validate : bool
+        Scan the values of tensor arguments (σ, decay, τ > 0, NaN in masks and timestamps).
+        Shapes and dtypes are always checked; ``False`` avoids device→host reads in hot loops
+        whose parameters are valid by construction (the layers in :mod:`tssdpa.nn`).
+
+    Returns
+    -------
+    Tensor (..., L, Ev)
+        In the dtype of ``query``. float16/bfloat16 inputs are computed in float32. A row
+        with no allowed key is zero.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from tssdpa import projection_sdpa
+    >>> x = torch.linspace(0, 6.28, 50).sin().reshape(1, 50, 1)
+    >>> y = projection_sdpa(x, x, sigma=0.2, is_causal=True, window=8)
+    >>> y.shape
+    torch.Size([1, 50, 1])
+    """
+    q, k, v, sig, structure = _prepare(
+        query,
+        key,
+        value,
+        sigma,
+        attn_mask,
+        _structure(is_causal, window, decay, tau, timestamps),
+        dropout_p,
+        backend,
+        validate,
+    )
+    if backend == "auto":
+        c = k.detach().mean(dim=-2, keepdim=True)
+        exact = _fused_logit_error(q - c, k - c, sig) <= FUSED_MAX_LOGIT_ERROR
+        backend = "fused" if exact else "math"
+    L, S = q.shape[-2], k.shape[-2]
+    window = structure["window"]
+    if backend == "fused" and window is not None and attn_mask is None:
+        if S > 2 * (WINDOW_BLOCK + window):
+            out = _projection_sdpa_windowed(q, k, v, sig, structure, dropout_p, WINDOW_BLOCK)
+            return out.to(query.dtype)
+    causal_only = (
+        is_causal
+        and window is None
+        and attn_mask is None
+        and structure["decay"] is None
+        and structure["tau"] is None
+    )
+    if backend == "fused" and causal_only:
+        # The kernel takes causality as a flag: build no (L, S) structure at all.
+        out = _projection_sdpa_fused(q, k, v, sig, None, None, True, dropout_p)
+        return out.to(query.dtype)
+    allowed, bias = time_structure(L, S, **structure)
+    if backend == "math":
+        out = reference.projection_sdpa_math(q, k, v, sig, allowed, bias, dropout_p)
+    else:
+        out = _projection_sdpa_fused(q, k, v, sig, allowed, bias, False, dropout_p)
+    return out.to(query.dtype)
+
+
+def projection_weights(
+    query: Tensor, key: Tensor, *, sigma: float | Tensor = 1.0, attn_mask: Tensor | None = None,
+    is_causal: bool = False, window: int | None = None, decay: float | Tensor | None = None,
+    tau: float | Tensor | None = None, timestamps: Tensor | tuple[Tensor, Tensor] | None = None,
+    validate: bool = True,
+) -> Tensor:  # fmt: skip
+    """The weight matrix z (..., L, S) of :func:`projection_sdpa` (rows sum to 1 or are 0).
+
+    Same arguments and conventions as :func:`projection_sdpa`; always computed exactly.
+    """
+    q, k, _, sig, structure = _prepare(
+        query,
+        key,
+        None,
+        sigma,
+        attn_mask,
+        _structure(is_causal, window, decay, tau, timestamps),
+        0.0,
+        "math",
+        validate,
+    )
+    allowed, bias = time_structure(q.shape[-2], k.shape[-2], **structure)
+    return reference.projection_weights_math(q, k, sig, allowed, bias).to(query.dtype)

@@ -1,0 +1,275 @@
+"""A projection filter run over a series: settings, state, and the causal / zero-phase passes.
+
+:class:`FilterSpec` holds the validated settings of one filter (design); :func:`run_causal`
+(with state, ``zi → (y, zf)``), :func:`run_offline`, :func:`run_noncausal` and
+:func:`step_newest` apply it with the lag kernel of :mod:`tssdpa.signal.lags`. Both
+:func:`tssdpa.filters.projection_filter` and :class:`tssdpa.filters.ProjectionFilter` are thin
+layers over these functions.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from tssdpa.checks import check_decay, check_int, check_positive, check_tau
+from tssdpa.signal.embedding import centred_embedding, delay_embedding
+from tssdpa.signal.lags import attend_lags, attend_newest, decay_logits, iir_truncation_lag
+from tssdpa.signal.missing import fill_backward, fill_between, fill_forward
+
+__all__ = [
+    "FilterSpec",
+    "check_sample_times",
+    "resolve_spec",
+    "run_causal",
+    "run_noncausal",
+    "run_offline",
+    "step_newest",
+]
+
+
+@dataclass(frozen=True)
+class FilterSpec:
+    """Resolved, validated settings of one projection filter.
+
+    ``window`` is the number of lags kept on each side: the FIR length W, or for an IIR
+    filter its truncation lag K (see :func:`~tssdpa.signal.lags.iir_truncation_lag`), so an
+    IIR filter runs as the FIR filter of window K that it provably equals to ``tol``.
+    """
+
+    window: int
+    embedding: int
+    sigma: float
+    decay: float | None  # per-sample factor gamma, or None
+    tau: float | None  # time constant (time units) when timestamps are used
+    causal: bool
+    exclude_self: bool
+    dtype: np.dtype
+
+    @property
+    def history(self) -> int:
+        """Rows of past samples a causal filter keeps as state."""
+        return self.window - 1 + self.embedding - 1
+
+
+def resolve_spec(
+    *,
+    window,
+    embedding,
+    sigma,
+    decay,
+    tau,
+    causal,
+    exclude_self,
+    tol,
+    min_step,
+    dtype,
+) -> FilterSpec:
+    """Validate user settings and work out how many lags the filter needs."""
+    embedding = check_int(embedding, "embedding")
+    if window is not None:
+        window = check_int(window, "window")
+    sigma = check_positive(sigma, "sigma")
+    if decay is not None:
+        decay = check_decay(decay)
+    if tau is not None:
+        tau = check_tau(tau)
+        if decay is not None:
+            raise ValueError("give either decay (per sample) or tau (time units), not both")
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
+    if window is None:
+        per_side_tol = tol if causal else tol / 2.0
+        if decay is not None and decay < 1.0:
+            window = iir_truncation_lag(decay, per_side_tol)
+        elif tau is not None:
+            if min_step is None or not min_step > 0:
+                raise ValueError(
+                    "an infinite-memory filter with tau needs min_step > 0 (the smallest time "
+                    "step that will occur) to bound the truncated tail, or give a window"
+                )
+            window = iir_truncation_lag(math.exp(-float(min_step) / tau), per_side_tol)
+        else:
+            raise ValueError("window=None needs a decay < 1 (or tau): give a window or a decay")
+    return FilterSpec(
+        window=window,
+        embedding=embedding,
+        sigma=sigma,
+        decay=decay,
+        tau=tau,
+        causal=bool(causal),
+        exclude_self=bool(exclude_self),
+        dtype=dtype,
+    )
+
+
+def check_sample_times(times, n: int, name: str = "timestamps", min_step=None) -> np.ndarray:
+    """Sample times as a float64 (n,) array: finite, non-decreasing, steps >= ``min_step``."""
+    times = np.asarray(times, dtype=np.float64)
+    if times.ndim != 1 or times.shape[0] != n:
+        raise ValueError(f"{name} must be 1-D with one entry per sample ({n}), got {times.shape}")
+    if not np.all(np.isfinite(times)):
+        raise ValueError(f"{name} must be finite")
+    steps = np.diff(times)
+    if np.any(steps < 0):
+        raise ValueError(f"{name} must be non-decreasing (monotonic), found a step backwards")
+    if min_step is not None and np.any(steps < min_step):
+        raise ValueError(f"{name} has a step smaller than min_step={min_step}")
+    return times
+
+
+def run_causal(x2, state, spec: FilterSpec, times=None, hist_times=None, min_step=None):
+    """Filter (T, C) ``x2`` from ``state``; returns (y, new_state, new_times or None).
+
+    ``state`` (H + 1, C): the last H = ``spec.history`` input samples (NaN = none), then the
+    last defined output (NaN = none yet), which rows without any usable key repeat.
+    """
+    H = spec.history
+    hist, hold = state[:H], state[H]
+    full = np.concatenate([hist.astype(spec.dtype, copy=False), x2.astype(spec.dtype)], axis=0)
+    T = x2.shape[0]
+    E = delay_embedding(full, spec.embedding)
+    use_times = spec.tau is not None
+    full_times = None
+    if use_times:
+        if times is None:
+            raise ValueError("tau is set: timestamps are required")
+        full_times = np.concatenate([hist_times, times]).astype(spec.dtype)
+        last = hist_times[~np.isnan(hist_times)]
+        if last.size and T and times[0] < last[-1]:
+            raise ValueError("timestamps must continue after the state's last timestamp")
+        if last.size and T and min_step is not None and times[0] - last[-1] < min_step:
+            raise ValueError(f"timestamps have a step smaller than min_step={min_step}")
+    y = attend_lags(
+        E,
+        full,
+        (H, H + T),
+        0,
+        spec.window - 1,
+        sigma=spec.sigma,
+        decay=spec.decay,
+        times=full_times,
+        tau=spec.tau,
+        exclude_self=spec.exclude_self,
+        fallback=full[H:] if spec.exclude_self else None,
+    )
+    y, hold = fill_forward(y, hold.astype(spec.dtype))
+    new_state = np.empty((H + 1, x2.shape[1]), dtype=np.float64)
+    new_state[:H] = full[full.shape[0] - H :]
+    new_state[H] = hold
+    if use_times:
+        # timestamps are carried in float64 regardless of the compute dtype
+        new_times = np.concatenate([hist_times, times])[-H:] if H else hist_times[:0]
+        return y, new_state, np.array(new_times, dtype=np.float64)
+    return y, new_state, None
+
+
+def run_offline(x2, spec: FilterSpec, times=None):
+    """One-shot filter of (T, C) ``x2`` (no state): causal from an empty state with the
+    leading undefined rows back-filled, or the zero-phase filter."""
+    if not spec.causal:
+        return run_noncausal(x2, spec, times)
+    state = np.full((spec.history + 1, x2.shape[1]), np.nan)
+    hist_times = np.full(spec.history, np.nan) if spec.tau is not None else None
+    y, _, _ = run_causal(x2, state, spec, times, hist_times)
+    return fill_backward(y)
+
+
+def run_noncausal(x2, spec: FilterSpec, times=None):
+    """Zero-phase (two-sided) filter of (T, C) ``x2`` with a centred embedding."""
+    K = spec.window
+    T, C = x2.shape
+    pad = np.full((K - 1, C), np.nan, dtype=spec.dtype)
+    full = np.concatenate([pad, x2.astype(spec.dtype), pad], axis=0)
+    E = centred_embedding(full, spec.embedding)
+    full_times = None
+    if spec.tau is not None:
+        if times is None:
+            raise ValueError("tau is set: timestamps are required")
+        tp = np.full(K - 1, np.nan)
+        full_times = np.concatenate([tp, times, tp]).astype(spec.dtype)
+    y = attend_lags(
+        E,
+        full,
+        (K - 1, K - 1 + T),
+        -(K - 1),
+        K - 1,
+        sigma=spec.sigma,
+        decay=spec.decay,
+        times=full_times,
+        tau=spec.tau,
+        exclude_self=spec.exclude_self,
+        fallback=full[K - 1 : K - 1 + T] if spec.exclude_self else None,
+    )
+    return fill_between(y)
+
+
+def step_newest(spec: FilterSpec, state, sample: np.ndarray, timestamp=None, min_step=None):
+    """The latency path of a causal filter's per-sample step, or None where it does not apply.
+
+    ``state`` as for :func:`run_causal` ((H + 1, C), or the pair (samples, times (H,)) with
+    ``tau``), ``sample`` (C,), ``timestamp`` its time. Applies when the sample and its history
+    are finite and the times are consistent (then the output row always has a usable key);
+    returns ``(y (C,), new_state)`` equal to :func:`run_causal` on that one sample, computed in
+    the filter's dtype. None sends the caller to :func:`run_causal`, which also raises the
+    errors for inconsistent input.
+    """
+    H = spec.history
+    times = t_now = None
+    if spec.tau is not None:
+        if timestamp is None or not isinstance(state, tuple) or len(state) != 2:
+            return None
+        state, times = state
+        times = np.asarray(times, dtype=np.float64)
+        if times.shape != (H,) or np.isnan(times).any():
+            return None
+        t_now = float(timestamp)
+        if H and (t_now < times[-1] or (min_step is not None and t_now - times[-1] < min_step)):
+            return None
+    elif isinstance(state, tuple):
+        return None
+    if type(state) is not np.ndarray or state.dtype != np.float64:
+        state = np.asarray(state, dtype=np.float64)
+    if state.ndim == 1:
+        state = state[:, None]
+    if state.shape != (H + 1, sample.shape[0]):
+        raise ValueError(f"state has shape {state.shape}, expected {(H + 1, sample.shape[0])}")
+    # buf = [history (H), sample, output]: the new state is the view buf[1:]
+    buf = np.empty((H + 2, sample.shape[0]))
+    buf[:H] = state[:H]
+    buf[H] = sample
+    full = buf[: H + 1]
+    if np.isnan(full).any():
+        return None
+    dt = spec.dtype
+    fc = full if dt == np.float64 else full.astype(dt)
+    elapsed = None
+    if spec.tau is not None:
+        t_full = np.append(times, t_now).astype(dt)[spec.embedding - 1 :]
+        elapsed = t_full[-1] - t_full
+    y = attend_newest(
+        fc,
+        spec.embedding,
+        _newest_decay_logits(spec.window, spec.decay, dt.str),
+        spec.sigma,
+        elapsed=elapsed,
+        tau=spec.tau,
+        exclude_self=spec.exclude_self,
+    )
+    buf[H + 1] = y
+    if times is None:
+        return y.astype(np.float64), buf[1:]
+    return y.astype(np.float64), (buf[1:], np.append(times, t_now)[1:])
+
+
+@functools.lru_cache(maxsize=64)
+def _newest_decay_logits(window: int, decay: float | None, dtype: str):
+    """Decay logits of lags window-1 .. 0, cached: the per-sample step must stay cheap."""
+    out = decay_logits(np.arange(window - 1, -1, -1), decay, np.dtype(dtype))
+    if out is not None:
+        out.setflags(write=False)
+    return out

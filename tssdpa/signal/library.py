@@ -1,0 +1,85 @@
+"""Kernel regression over a fixed key library: projection SDPA without time structure.
+
+The residual hybrids (and, later, every library-based estimator) attend from query patterns to
+a *library* of training patterns whose values are known: Nadaraya–Watson regression, i.e.
+:func:`tssdpa.ops.projection_sdpa` with no mask. Squared distances come from the float64
+expansion ``||q||² + ||k||² - 2 q·k`` (one matrix product per block of queries, shared by
+every kernel width); the loop reference with coordinate differences is
+:func:`tssdpa.signal.reference.kernel_regression_reference`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["kernel_regression", "nearest_distance", "squared_distance_blocks"]
+
+_QUERY_BLOCK = 1024
+_BLOCK_ELEMS = 2**22  # query rows per block: at most this many (row, key) distances
+
+
+def squared_distance_blocks(queries: np.ndarray, keys: np.ndarray):
+    """Yield ``(start, d2)``: float64 squared distances (n, M) for blocks of ``queries`` (N, D).
+
+    Memory is O(block · M) with block · M <= 2**22.
+    """
+    k = np.ascontiguousarray(keys, dtype=np.float64)
+    k2 = (k * k).sum(-1)
+    block = max(1, min(_QUERY_BLOCK, _BLOCK_ELEMS // max(len(k), 1)))
+    for s0 in range(0, len(queries), block):
+        q = np.ascontiguousarray(queries[s0 : s0 + block], np.float64)
+        d2 = (q * q).sum(-1, keepdims=True) + k2 - 2.0 * (q @ k.T)
+        yield s0, np.maximum(d2, 0.0, out=d2)
+
+
+def _softmax_rows(logits: np.ndarray) -> np.ndarray:
+    w = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return w / w.sum(axis=-1, keepdims=True)
+
+
+def kernel_regression(queries, keys, values, sigmas, columns=None, null_distance=None):
+    """Projection (Nadaraya–Watson) estimate of ``values`` (M, V) at ``queries`` (N, D).
+
+    Row i of the output for a given sigma is ``sum_j w_ij values[j]`` with
+    ``w_ij = softmax_j(-||q_i - k_j||^2 / 2 sigma^2)``: projection SDPA of Sanger's paper with
+    the keys' values. Squared distances are computed in float64 once per block of queries and
+    shared by every sigma; wide values (more than 256 columns, e.g. a 720-step residual path of
+    7 channels) are averaged in float32, whose rounding (~1e-7 relative) is far below any
+    forecast error.
+
+    ``columns`` (one bool mask over V per sigma) limits each sigma to those value columns; the
+    others are NaN. ``null_distance`` r adds a pseudo-key with value 0 at distance r from
+    every query (weight ``exp(-r^2 / 2 sigma^2)``): a query with keys well within r is barely
+    affected, while a query farther than r from every key (a pattern never seen in training)
+    gets an estimate shrunk towards 0 instead of its nearest key's value. Returns a list of
+    (N, V) float64 arrays, one per sigma.
+    """
+    sigmas = [float(s) for s in sigmas]
+    if columns is None:
+        columns = [np.ones(values.shape[1], bool)] * len(sigmas)
+    vs = []
+    for cols in columns:
+        sub = values[:, cols]
+        dtype = np.float32 if sub.shape[1] > 256 else np.float64
+        vs.append(np.ascontiguousarray(sub, dtype=dtype))
+    outs = [np.full((len(queries), values.shape[1]), np.nan) for _ in sigmas]
+    for s0, d2 in squared_distance_blocks(queries, keys):  # d2: (n, M)
+        for out, s, cols, v in zip(outs, sigmas, columns, vs):
+            if v.shape[1] == 0:
+                continue
+            logits = d2 / (-2.0 * s**2)
+            if null_distance is not None:  # the pseudo-key's column is dropped after normalising
+                null = np.full_like(logits[:, :1], -(float(null_distance) ** 2) / (2.0 * s**2))
+                w = _softmax_rows(np.concatenate([logits, null], axis=-1))[:, :-1]
+            else:
+                w = _softmax_rows(logits)
+            out[s0 : s0 + len(d2), cols] = w.astype(v.dtype) @ v
+    return outs
+
+
+def nearest_distance(queries: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """(N,) Euclidean distance from each query (N, D) to its nearest key (M, D)."""
+    out = np.empty(len(queries))
+    for s0, d2 in squared_distance_blocks(queries, keys):
+        out[s0 : s0 + len(d2)] = np.sqrt(d2.min(axis=-1))
+    return out

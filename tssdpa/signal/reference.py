@@ -1,0 +1,83 @@
+"""Slow, obviously correct references of the signal-tier kernels (explicit Python loops).
+
+Every fast kernel in :mod:`tssdpa.signal` has its reference here, and the tests compare them
+(and both with :func:`tssdpa.ops.projection_sdpa`'s math backend on the same embeddings):
+
+* :func:`attend_lags_reference` for :func:`tssdpa.signal.lags.attend_lags` (and its one-row
+  form :func:`tssdpa.signal.lags.attend_newest`);
+* :func:`kernel_regression_reference` for :func:`tssdpa.signal.library.kernel_regression`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["attend_lags_reference", "kernel_regression_reference"]
+
+
+def attend_lags_reference(
+    E: np.ndarray, V: np.ndarray, rows: tuple[int, int], lag_min: int, lag_max: int, *,
+    sigma: float, decay: float | None = None, decay_origin: int = 0,
+    times: np.ndarray | None = None, tau: float | None = None, exclude_self: bool = False,
+    fallback: np.ndarray | None = None,
+) -> np.ndarray:  # fmt: skip
+    """Slow, explicit-loop version of :func:`attend_lags` (float64), for tests."""
+    start, stop = rows
+    n_emb = E.shape[1]
+    out = np.full((stop - start, V.shape[1]), np.nan)
+    for t in range(start, stop):
+        weights, values = [], []
+        for lag in range(lag_min, lag_max + 1):
+            j = t - lag
+            if exclude_self and lag == 0:
+                continue
+            if not np.all(np.isfinite(V[j])):
+                continue
+            q, k = E[t].astype(np.float64), E[j].astype(np.float64)
+            both = np.isfinite(q) & np.isfinite(k)
+            n_common = int(both.sum())
+            dist = 0.0
+            if n_common:
+                dist = float(np.sum((q[both] - k[both]) ** 2)) * n_emb / n_common
+            logw = -dist / (2.0 * sigma**2)
+            if decay is not None:
+                logw += abs(lag - decay_origin) * math.log(decay)
+            if times is not None and tau is not None:
+                if not (np.isfinite(times[t]) and np.isfinite(times[j])):
+                    continue
+                logw -= abs(times[t] - times[j]) / tau
+            weights.append(logw)
+            values.append(V[j].astype(np.float64))
+        if not weights:
+            if fallback is not None:
+                out[t - start] = fallback[t - start]
+            continue
+        lw = np.array(weights)
+        w = np.exp(lw - lw.max())
+        out[t - start] = (w[:, None] * np.array(values)).sum(0) / w.sum()
+    return out
+
+
+def kernel_regression_reference(queries, keys, values, sigma, null_distance=None):
+    """Loop form of :func:`~tssdpa.signal.library.kernel_regression` for one ``sigma``.
+
+    Row i is ``sum_j w_ij values[j]`` with ``w_ij ∝ exp(-||q_i - k_j||² / 2σ²)`` from
+    coordinate differences, plus (``null_distance`` r) a zero-valued pseudo-key with weight
+    ``exp(-r² / 2σ²)``. Returns (N, V) float64.
+    """
+    queries = np.asarray(queries, dtype=np.float64)
+    keys = np.asarray(keys, dtype=np.float64)
+    values = np.asarray(values, dtype=np.float64)
+    out = np.empty((len(queries), values.shape[1]))
+    for i, q in enumerate(queries):
+        logw = [-float(np.sum((q - k) ** 2)) / (2.0 * sigma**2) for k in keys]
+        vals = list(values)
+        if null_distance is not None:
+            logw.append(-(float(null_distance) ** 2) / (2.0 * sigma**2))
+            vals.append(np.zeros(values.shape[1]))
+        lw = np.array(logw)
+        w = np.exp(lw - lw.max())
+        out[i] = (w[:, None] * np.array(vals)).sum(axis=0) / w.sum()
+    return out
