@@ -21,20 +21,8 @@ QUIET = {
 }
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    """Tiny models: one thread avoids oversubscribing the shared cores (restored after)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
+# tiny models: one torch thread, and Lightning's chatter silenced (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("one_torch_thread", "quiet_warnings")
 
 
 def square_wave(n=2400, noise=0.3, seed=0, channels=1):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import warnings
 
 import lightning as L
 import numpy as np
@@ -13,20 +12,8 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from tssdpa.models import RIDGE_GRID, DenoisingSystem, ForecastingSystem
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
+# tiny models: one torch thread, and Lightning's chatter silenced (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("one_torch_thread", "quiet_warnings")
 
 
 def _trainer(**kw):
