@@ -97,9 +97,7 @@ def test_grids_keep_their_values_and_order():
         {"window": 64, "embedding": 8},
         {"window": 64, "embedding": 16},
     ]
-    assert grid("forecast", "projection") == [
-        {"embedding": e, "model": m} for e in (8, 16, 32) for m in ("analogue", "hybrid")
-    ]
+    assert grid("forecast", "projection") == [{}]  # fit() chooses every structure itself
     assert grid("forecast", "projection_residual") == [
         {"base": "autoreg", "base_params": {"lags": p}, "embedding": e}
         for p in (4, 24)
@@ -108,6 +106,24 @@ def test_grids_keep_their_values_and_order():
     ett = get_method("projection_residual", "forecast").grid(CTXS[2])  # lookback 336
     assert [(g["base"], g["embedding"]) for g in ett] == [("dlinear", 48)] * 4
     assert [g["lags"] for g in grid("forecast", "autoreg")] == [1, 2, 4, 8, 16, 24, 48]
+
+
+def test_edm_peers_come_last_and_only_with_pyedm():
+    """pyEDM Simplex / S-map: registered after every other forecaster (so no existing order
+    changes), as peers (family "edm", not ours), only where pyEDM is installed."""
+    forecast = available_methods("forecast")
+    if importlib.util.find_spec("pyEDM") is None:
+        assert not {"simplex", "smap"} & set(forecast)
+        return
+    assert forecast[-2:] == ["simplex", "smap"]
+    assert available_methods(family="edm") == ["simplex", "smap"]
+    simplex, smap = get_method("simplex", "forecast"), get_method("smap", "forecast")
+    assert simplex.cost == smap.cost == "high"
+    assert simplex.grid(CTXS[0]) == [{"embedding": e} for e in range(1, 11)]
+    assert smap.grid(CTXS[0]) == [
+        {"embedding": e, "theta": t} for e in range(1, 11) for t in (0.0, 0.5, 1.0, 2.0, 4.0, 8.0)
+    ]
+    assert len(search_space(smap, CTXS[0], budget=4, seed=0)) == 4
 
 
 def test_search_space_respects_budget():

@@ -1,4 +1,5 @@
-"""Tests for tssdpa.filters.ProjectionForecaster."""
+"""ProjectionForecaster: the analogue model against an explicit loop, exact causality, the
+cross-validated choice of its structure, and what a user gets from fit() alone."""
 
 from __future__ import annotations
 
@@ -9,15 +10,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tssdpa.baselines import AutoRegForecaster
 from tssdpa.filters import ProjectionForecaster
+from tssdpa.signal.embedding import delay_embedding
 
 
-def logistic_map(n, seed=0, noise=0.005):
+def logistic_map(n, seed=0, noise=0.0):
     rng = np.random.default_rng(seed)
     x = np.empty(n)
     x[0] = 0.3 + 0.1 * rng.random()
     for t in range(1, n):
-        x[t] = 3.8 * x[t - 1] * (1 - x[t - 1])
+        x[t] = 3.9 * x[t - 1] * (1 - x[t - 1])
     return x + noise * rng.normal(size=n)
 
 
@@ -30,140 +33,172 @@ def ar2(n, seed=0):
     return z
 
 
-def mse(pred, y, h):
-    return float(np.nanmean((pred[:-h] - y[h:]) ** 2))
+def rmse(pred, y, h, start):
+    return float(np.sqrt(np.nanmean((pred[start:-h] - y[start + h :]) ** 2)))
 
 
-def reference_analogue(fc, y, h):
-    """Explicit loops: entry t = weighted mean of y[j+h] over complete patterns j <= t-h."""
-    p, W, s = fc.embedding, fc.library_size, fc.sigma_
+def reference_forecast(fc, train, y, h, n_train_rows_in_y):
+    """Explicit loops for the fitted structure of horizon h: keys are the training patterns
+    and the patterns of y after its training rows whose future is known at the origin."""
+    s = fc.structures_[h]
+    z_tr = (train - fc.mean_[0]) / fc.scale_[0]
     z = (y - fc.mean_[0]) / fc.scale_[0]
-    out = np.full(len(y), np.nan)
-    for t in range(p - 1, len(y)):
-        q = z[t - p + 1 : t + 1][::-1]
-        logw, vals = [], []
-        for j in range(max(p - 1, t - h - W + 1), t - h + 1):
-            k = z[j - p + 1 : j + 1][::-1]
-            lw = -np.sum((q - k) ** 2) / (2 * s**2)
-            if fc.decay is not None:
-                lw += (t - h - j) * np.log(fc.decay)
-            logw.append(lw)
-            vals.append(y[j + h])
-        if logw:
-            w = np.exp(np.array(logw) - max(logw))
-            out[t] = np.sum(w * np.array(vals)) / w.sum()
-    return out
+    E_tr = delay_embedding(z_tr[:, None], s.embedding, delay=s.delay)
+    E_y = delay_embedding(z[:, None], s.embedding, delay=s.delay)
+    lib = [(E_tr[j], z_tr[j + h]) for j in range(len(z_tr) - h) if np.isfinite(E_tr[j]).all()]
+    # the global linear model (fitted on the training patterns, as fit does)
+    X = np.array([np.r_[1.0, k] for k, _ in lib])
+    Y = np.array([v for _, v in lib])
+    G = X.T @ X
+    G += np.eye(len(G)) * (fc.ridge * np.trace(G) / len(G) + 1e-12)
+    beta = np.linalg.solve(G, X.T @ Y)
+    out = np.full(len(z), np.nan)
+    for t in range(len(z)):
+        q = E_y[t]
+        if not np.isfinite(q).all():
+            continue
+        cands = lib + [
+            (E_y[j], z[j + h])
+            for j in range(n_train_rows_in_y, t - h + 1)
+            if np.isfinite(E_y[j]).all()
+        ]
+        lin_q = np.r_[1.0, q] @ beta
+        if s.model == "linear":
+            out[t] = lin_q
+            continue
+        d = np.array([np.sqrt(np.sum((q - k) ** 2)) for k, _ in cands])
+        order = np.argsort(d, kind="stable")[: s.n_neighbors]
+        dk, keys = d[order], np.array([cands[i][0] for i in order])
+        vals = np.array([cands[i][1] for i in order])
+        sig = s.bandwidth * dk.max() if s.sigma is None else s.sigma
+        w = np.exp(-(dk**2) / (2 * sig**2))
+        w /= w.sum()
+        if s.model == "mean":
+            out[t] = w @ vals
+        elif s.model == "hybrid":
+            lin_k = np.array([np.r_[1.0, k] @ beta for k in keys])
+            out[t] = lin_q + w @ (vals - lin_k)
+        else:  # local_linear: weighted ridge regression on [1, key - q]
+            A = np.column_stack([np.ones(len(keys)), keys - q])
+            Gl = A.T @ (w[:, None] * A)
+            scale = np.trace(Gl[1:, 1:]) / (A.shape[1] - 1)
+            Gl += np.diag([1e-12] + [fc.ridge * scale + 1e-12] * (A.shape[1] - 1))
+            out[t] = np.linalg.solve(Gl, A.T @ (w * vals))[0]
+    return out * fc.scale_[0] + fc.mean_[0]
 
 
-@pytest.mark.parametrize("decay", [None, 0.99])
-@pytest.mark.parametrize("h", [1, 4])
-def test_analogue_matches_reference(decay, h):
-    y = logistic_map(300)
-    fc = ProjectionForecaster(embedding=3, horizon=h, library_size=50, decay=decay).fit(y)
+@pytest.mark.parametrize("model", ["mean", "local_linear", "linear", "hybrid"])
+@pytest.mark.parametrize("delay", [1, 2])
+def test_forecasts_equal_the_explicit_loop(model, delay):
+    x = logistic_map(420, noise=0.01)
+    fc = ProjectionForecaster(
+        embedding=3, delay=delay, n_neighbors=7, bandwidth=0.8, model=model, horizon=2
+    ).fit(x[:300])
+    for h in (1, 2):
+        got = fc.forecast(x, horizon=h)
+        want = reference_forecast(fc, x[:300], x, h, 300)
+        np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
+    # a series that does not start with the fitted one: all of its patterns are new keys
+    got = fc.forecast(x[300:], horizon=1)
+    want = reference_forecast(fc, x[:300], x[300:], 1, 0)
+    np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
+
+
+def test_a_fixed_sigma_replaces_the_adaptive_width():
+    x = logistic_map(300, noise=0.01)
+    fc = ProjectionForecaster(embedding=2, n_neighbors=9, sigma=0.3, model="mean").fit(x[:200])
+    assert fc.structures_[1].sigma == 0.3 and fc.structures_[1].bandwidth is None
     np.testing.assert_allclose(
-        fc.forecast(y, horizon=h), reference_analogue(fc, y, h), atol=1e-12, equal_nan=True
+        fc.forecast(x, horizon=1), reference_forecast(fc, x[:200], x, 1, 200), rtol=1e-8
     )
 
 
-@pytest.mark.parametrize("model", ["analogue", "hybrid"])
-def test_forecast_uses_only_the_past(model):
-    y = logistic_map(400)
-    fc = ProjectionForecaster(embedding=4, horizon=3, library_size=100, model=model).fit(y)
-    base = fc.forecast(y, horizon=3)
-    t = 250
-    changed = y.copy()
-    changed[t + 1 :] = np.random.default_rng(9).normal(size=len(y) - t - 1)
-    np.testing.assert_array_equal(fc.forecast(changed, horizon=3)[: t + 1], base[: t + 1])
-    # not enough history -> NaN. The analogue needs a complete pattern with a known future
-    # (t >= lags - 1 + h); the hybrid falls back to its linear part from t >= lags - 1.
-    first = 4 - 1 + 3 if model == "analogue" else 4 - 1
-    assert np.isnan(base[:first]).all()
-    assert np.isfinite(base[first:]).all()
+def test_forecasts_use_nothing_after_the_origin():
+    x = logistic_map(600, noise=0.01)
+    fc = ProjectionForecaster(horizon=3).fit(x[:400])
+    full = fc.forecast_path(x, horizon=3)
+    for t in (400, 457, 520, 596):
+        changed = x.copy()
+        changed[t + 1 :] = 10.0 * np.random.default_rng(t).normal(size=len(x) - t - 1)
+        np.testing.assert_array_equal(fc.forecast_path(changed, horizon=3)[t], full[t])
+        np.testing.assert_array_equal(fc.forecast_path(x[: t + 1], horizon=3)[t], full[t])
 
 
-def test_forecast_path_and_predict_are_consistent():
-    y = np.column_stack([logistic_map(300), logistic_map(300, seed=1)])
-    fc = ProjectionForecaster(embedding=3, horizon=2, library_size=80).fit(y)
-    path = fc.forecast_path(y, horizon=4)
-    assert path.shape == (300, 4, 2)
-    np.testing.assert_array_equal(path[:, 2], fc.forecast(y, horizon=3))
-    np.testing.assert_array_equal(fc.predict(4), path[-1])
-    one = ProjectionForecaster(embedding=3, horizon=1, library_size=80).fit(y[:, 0])
-    assert one.forecast_path(y[:, 0], horizon=3).shape == (300, 3)
-    assert one.predict(3).shape == (3,)
+def test_a_chunk_that_starts_inside_the_fitted_series_gives_the_same_forecasts():
+    x = logistic_map(700, noise=0.01)
+    fc = ProjectionForecaster(horizon=2).fit(x[:500])
+    whole = fc.forecast_path(x, horizon=2)
+    chunk = fc.forecast_path(x[380:], horizon=2)
+    np.testing.assert_allclose(chunk[120:], whole[500:], rtol=1e-12)
 
 
-def test_analogue_beats_persistence_on_chaotic_map():
-    y = logistic_map(3000)
-    train, test = y[:2000], y[2000:]
-    fc = ProjectionForecaster(embedding=3, horizon=1).fit(train)
-    pred = fc.forecast(test, horizon=1)
-    persistence = test.copy()
-    assert mse(pred, test, 1) < 0.2 * mse(persistence, test, 1)
+def test_fit_alone_beats_a_tuned_autoregression_on_a_chaotic_map():
+    x = logistic_map(1500)
+    fc = ProjectionForecaster(horizon=1).fit(x[:500])
+    ours = rmse(fc.forecast(x, horizon=1), x, 1, 500)
+    best_ar = min(
+        rmse(AutoRegForecaster(lags=p).fit(x[:500]).forecast(x, horizon=1), x, 1, 500)
+        for p in (1, 2, 4, 8, 16)
+    )
+    assert ours < 0.1 * best_ar
+    assert fc.best_params_[1]["embedding"] <= 3  # a one-dimensional map needs a short pattern
 
 
-def test_hybrid_beats_analogue_on_linear_process():
-    y = ar2(3000)
-    train, test = y[:2000], y[2000:]
-    errs = {}
-    for model in ("analogue", "hybrid"):
-        fc = ProjectionForecaster(embedding=4, horizon=1, model=model).fit(train)
-        errs[model] = mse(fc.forecast(test, horizon=1), test, 1)
-    assert errs["hybrid"] < errs["analogue"]
+def test_fit_alone_is_close_to_autoregression_on_a_linear_process():
+    y = ar2(3000, seed=1)
+    fc = ProjectionForecaster(horizon=1).fit(y[:2000])
+    ours = rmse(fc.forecast(y, horizon=1), y, 1, 2000)
+    ar = rmse(AutoRegForecaster(lags=2).fit(y[:2000]).forecast(y, horizon=1), y, 1, 2000)
+    assert ours <= 1.02 * ar
 
 
-def test_fit_picks_lowest_score():
-    y = logistic_map(600)
-    fc = ProjectionForecaster(embedding=3, horizon=1, sigma=[0.01, 0.1, 10.0]).fit(y)
-    best = fc.cv_results_.sort_values("mse").iloc[0]["sigma"]
-    assert fc.sigma_ == best == fc.best_params_["sigma"]
-    assert list(fc.cv_results_["sigma"]) == [0.01, 0.1, 10.0]
+def test_search_results_and_verbose_report(capsys):
+    x = logistic_map(400, noise=0.01)
+    fc = ProjectionForecaster(horizon=20, embedding=[1, 2, 3], model=["mean", "linear"])
+    fc.fit(x[:300], verbose=True)
+    out = capsys.readouterr().out
+    assert "horizon 1:" in out and "horizon 20:" in out
+    # every horizon up to 12 has its own structure; beyond, geometric anchors up to 20
+    anchors = sorted(fc.best_params_)
+    assert anchors[:12] == list(range(1, 13)) or anchors[0] == 1 and anchors[-1] == 20
+    cv = fc.cv_results_
+    assert set(cv["model"]) == {"mean", "linear"} and set(cv["embedding"]) <= {1, 2, 3}
+    for h, params in fc.best_params_.items():
+        at_h = cv[cv["horizon"] == h]
+        top = at_h.sort_values("mse").iloc[0]
+        chosen = at_h[
+            (at_h["embedding"] == params["embedding"]) & (at_h["model"] == params["model"])
+            & (at_h["n_neighbors"] == params["n_neighbors"])
+        ]  # fmt: skip
+        # the one-standard-error rule: never far from the best
+        assert chosen["mse"].min() <= 1.5 * top["mse"]
 
 
-def test_pandas_and_save_load(tmp_path):
-    idx = pd.date_range("2024-01-01", periods=300, freq="h")
-    s = pd.Series(logistic_map(300), index=idx, name="load")
-    fc = ProjectionForecaster(embedding=3, horizon=2, model="hybrid", library_size=64).fit(s)
+def test_a_linear_process_keeps_the_linear_model_and_a_chaotic_one_does_not():
+    y = ar2(2000, seed=2)
+    assert ProjectionForecaster(horizon=1).fit(y).best_params_[1]["model"] == "linear"
+    x = logistic_map(600)
+    assert ProjectionForecaster(horizon=1).fit(x).best_params_[1]["model"] != "linear"
+
+
+def test_pandas_save_load_and_predict(tmp_path):
+    idx = pd.date_range("2024-01-01", periods=400, freq="h")
+    s = pd.Series(logistic_map(400, noise=0.01), index=idx, name="x")
+    fc = ProjectionForecaster(horizon=3).fit(s[:300])
     out = fc.forecast(s, horizon=2)
     assert isinstance(out, pd.Series) and out.index.equals(idx)
+    np.testing.assert_allclose(fc.predict(3), fc.forecast_path(s[:300], horizon=3)[-1])
     fc.save(tmp_path / "fc")
     g = ProjectionForecaster.load(tmp_path / "fc")
     np.testing.assert_array_equal(g.forecast(s, horizon=2).to_numpy(), out.to_numpy())
-    np.testing.assert_array_equal(g.predict(2), fc.predict(2))
-
-
-def test_forecaster_bad_inputs():
-    y = logistic_map(100)
-    with pytest.raises(ValueError, match="embedding"):
-        ProjectionForecaster(embedding=0).fit(y)
-    with pytest.raises(TypeError, match="library_size"):
-        ProjectionForecaster(library_size=10.5).fit(y)
-    with pytest.raises(ValueError, match="model"):
-        ProjectionForecaster(model="neural").fit(y)
-    with pytest.raises(ValueError, match="fit"):
-        ProjectionForecaster().forecast(y)
-    fc = ProjectionForecaster(embedding=3, horizon=2, model="hybrid").fit(y)
-    with pytest.raises(ValueError, match="horizon"):
-        fc.forecast(y, horizon=0)
-    with pytest.raises(ValueError, match="horizon 2"):
-        fc.forecast(y, horizon=3)
-    with pytest.raises(ValueError, match="channel"):
-        fc.forecast(np.column_stack([y, y]))
-    with pytest.raises(ValueError, match="empty"):
-        ProjectionForecaster().fit(np.zeros(0))
-    with pytest.raises(ValueError, match="all NaN"):
-        ProjectionForecaster().fit(np.full(50, np.nan))
+    np.testing.assert_array_equal(g.predict(3), fc.predict(3))
 
 
 def test_channel_independent_equals_separate_fits(tmp_path):
-    y = np.column_stack([logistic_map(400), ar2(400)])
-    joint = ProjectionForecaster(
-        embedding=3, horizon=2, library_size=100, model="hybrid", channel_independent=True
-    ).fit(y)
-    sep = [
-        ProjectionForecaster(embedding=3, horizon=2, library_size=100, model="hybrid").fit(y[:, c])
-        for c in range(2)
-    ]
+    y = np.column_stack([logistic_map(400, noise=0.01), ar2(400)])
+    kw = dict(horizon=2, embedding=[1, 2, 3], model=["mean", "local_linear"])
+    joint = ProjectionForecaster(channel_independent=True, **kw).fit(y)
+    sep = [ProjectionForecaster(**kw).fit(y[:, c]) for c in range(2)]
     expected = np.column_stack([m.forecast(y[:, c], horizon=2) for c, m in enumerate(sep)])
     np.testing.assert_array_equal(joint.forecast(y, horizon=2), expected)
     assert joint.forecast_path(y, horizon=2).shape == (400, 2, 2)
@@ -173,19 +208,9 @@ def test_channel_independent_equals_separate_fits(tmp_path):
     np.testing.assert_array_equal(again.predict(2), joint.predict(2))
 
 
-def test_old_parameter_names_still_work_with_a_deprecation_warning(tmp_path):
-    y = logistic_map(300)
-    with pytest.warns(DeprecationWarning, match="deprecated"):
-        old = ProjectionForecaster(lags=3, window=50, horizon=2).fit(y)
-    new = ProjectionForecaster(embedding=3, library_size=50, horizon=2).fit(y)
-    np.testing.assert_array_equal(old.forecast(y, horizon=2), new.forecast(y, horizon=2))
-    with pytest.warns(DeprecationWarning, match="library_size"):
-        assert new.set_params(window=60) is new and new.library_size == 60
-
-
 def test_nested_channel_states_are_checked_on_load(tmp_path):
     y = np.column_stack([logistic_map(300), ar2(300)])
-    ProjectionForecaster(embedding=3, channel_independent=True).fit(y).save(tmp_path / "f")
+    ProjectionForecaster(embedding=2, channel_independent=True).fit(y).save(tmp_path / "f")
     cfg_path = tmp_path / "f" / "config.json"
     cfg = json.loads(cfg_path.read_text())
     cfg["fitted"]["channel_models_"][0]["_forecast_h"] = 1  # would shadow a method
@@ -194,26 +219,47 @@ def test_nested_channel_states_are_checked_on_load(tmp_path):
         ProjectionForecaster.load(tmp_path / "f")
 
 
-def test_channel_independent_saves_from_before_0_2_still_load(tmp_path):
-    """Before 0.2 each channel's model was saved in its own sub-folder channel_<c>/."""
-    from safetensors.numpy import save_file
+def test_bad_arguments_raise_at_fit_naming_them():
+    y = logistic_map(200)
+    cases = [
+        ({"embedding": 0}, ValueError, "embedding"),
+        ({"embedding": [2, 2.5]}, TypeError, "embedding"),
+        ({"delay": 0}, ValueError, "delay"),
+        ({"n_neighbors": [0]}, ValueError, "n_neighbors"),
+        ({"bandwidth": -1.0}, ValueError, "bandwidth"),
+        ({"sigma": 0.0}, ValueError, "sigma"),
+        ({"model": "neural"}, ValueError, "model"),
+        ({"ridge": -1.0}, ValueError, "ridge"),
+        ({"library_size": 2}, ValueError, "library_size"),
+        ({"horizon": 0}, ValueError, "horizon"),
+    ]
+    for kwargs, exc, name in cases:
+        with pytest.raises(exc, match=name):
+            ProjectionForecaster(**kwargs).fit(y)
+    with pytest.raises(ValueError, match="fit"):
+        ProjectionForecaster().forecast(y)
+    fc = ProjectionForecaster(embedding=2, horizon=2).fit(y)
+    with pytest.raises(ValueError, match="horizon 2"):
+        fc.forecast(y, horizon=3)
+    with pytest.raises(ValueError, match="channel"):
+        fc.forecast(np.column_stack([y, y]))
+    with pytest.raises(ValueError, match="all NaN"):
+        ProjectionForecaster().fit(np.full(50, np.nan))
 
-    y = np.column_stack([logistic_map(300), ar2(300)])
-    new = ProjectionForecaster(embedding=3, channel_independent=True).fit(y)
-    old = tmp_path / "old"
-    old.mkdir()
-    for c, m in enumerate(new.channel_models_):
-        m.save(old / f"channel_{c}")
-    params = {**new.get_params(), "lags": 3, "window": 1000}
-    del params["embedding"], params["library_size"]
-    cfg = {"kind": "ProjectionForecaster", "format": 1, "params": params,
-           "fitted": {"sigma_": new.sigma_, "n_channels_": 2}}  # fmt: skip
-    (old / "config.json").write_text(json.dumps(cfg))
-    save_file({"series_": y}, str(old / "arrays.safetensors"))
+
+def test_old_parameter_names_still_work_with_a_deprecation_warning():
+    y = logistic_map(300, noise=0.01)
+    with pytest.warns(DeprecationWarning, match="deprecated"):
+        old = ProjectionForecaster(lags=3, window=200, model="analogue", horizon=2).fit(y)
+    new = ProjectionForecaster(embedding=3, library_size=200, model="mean", horizon=2).fit(y)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # old names in a file are mapped silently
-        again = ProjectionForecaster.load(old)
-    np.testing.assert_array_equal(again.forecast(y, horizon=1), new.forecast(y, horizon=1))
-    (old / "channel_1" / "config.json").unlink()
-    with pytest.raises(FileNotFoundError, match="channel_1"):
-        ProjectionForecaster.load(old)
+        warnings.simplefilter("ignore")
+        np.testing.assert_array_equal(old.forecast(y, horizon=2), new.forecast(y, horizon=2))
+
+
+def test_library_size_keeps_the_newest_patterns_only():
+    x = logistic_map(900, noise=0.01)
+    fc = ProjectionForecaster(embedding=2, n_neighbors=5, model="mean", library_size=100)
+    fc.fit(x[:600])
+    same = ProjectionForecaster(embedding=2, n_neighbors=5, model="mean").fit(x[600 - 102 : 600])
+    np.testing.assert_allclose(fc.forecast(x[600:], 1), same.forecast(x[600:], 1), rtol=1e-12)

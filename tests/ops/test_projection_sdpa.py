@@ -1,7 +1,9 @@
-"""projection_sdpa: semantics against a plain loop, fused vs math, gradients, numerics, errors."""
+"""projection_sdpa: semantics against a plain loop, fused vs math, gradients, numerics, errors.
+
+The loop definition is the ``loop_reference`` fixture (tests/ops/conftest.py).
+"""
 
 import itertools
-import math
 
 import pytest
 import torch
@@ -11,44 +13,6 @@ from tssdpa import projection_sdpa, projection_weights
 from tssdpa.ops import FUSED_MAX_LOGIT_ERROR
 
 D64 = torch.float64
-
-
-def loop_reference(
-    q, k, v, sigma, *, mask=None, is_causal=False, window=None, decay=None, tau=None, tq=None,
-    tk=None,
-):  # fmt: skip
-    """Plain Python loops over (row, key): the definition, for 2-D q (L,E), k (S,E), v (S,Ev)."""
-    L, S = q.shape[0], k.shape[0]
-    out = torch.zeros(L, v.shape[1], dtype=D64)
-    for i in range(L):
-        w = []
-        for j in range(S):
-            ok = True
-            if is_causal and j > i:
-                ok = False
-            if window is not None:
-                ok = ok and ((0 <= i - j < window) if is_causal else abs(i - j) < window)
-            logw = -float(((q[i] - k[j]) ** 2).sum()) / (2 * sigma**2)
-            if mask is not None:
-                if mask.dtype == torch.bool:
-                    ok = ok and bool(mask[i, j])
-                else:
-                    ok = ok and not math.isinf(float(mask[i, j]))
-                    logw += float(mask[i, j]) if ok else 0.0
-            if decay is not None:
-                logw += abs(i - j) * math.log(decay)
-            if tau is not None:
-                logw += -abs(float(tq[i]) - float(tk[j])) / tau
-            w.append(logw if ok else None)
-        allowed = [x for x in w if x is not None]
-        if not allowed:
-            continue
-        m = max(allowed)
-        ws = [0.0 if x is None else math.exp(x - m) for x in w]
-        tot = sum(ws)
-        for j in range(S):
-            out[i] += ws[j] / tot * v[j]
-    return out
 
 
 CASES = [
@@ -73,7 +37,7 @@ CASES = [
 )
 @pytest.mark.parametrize("L,S", [(6, 6), (5, 8), (8, 5)])
 @pytest.mark.parametrize("backend", ["math", "fused"])
-def test_matches_loop_definition(case, L, S, backend):
+def test_matches_loop_definition(case, L, S, backend, loop_reference):
     g = torch.Generator().manual_seed(L * 100 + S)
     q = torch.randn(L, 3, dtype=D64, generator=g)
     k = torch.randn(S, 3, dtype=D64, generator=g)

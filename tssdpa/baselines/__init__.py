@@ -4,8 +4,11 @@ All on the estimator base (:mod:`tssdpa.estimators`). Denoisers: ``fit(x, target
 ``filter(x)``, ``causal``, ``get_params()``.
 Forecasters: ``fit(y)``, ``forecast(y, horizon)``, ``forecast_path(y, horizon)``,
 ``predict(steps)`` with rolling-origin semantics (no refitting on the test split).
+The empirical-dynamic-modelling peers (:mod:`tssdpa.baselines.edm`: pyEDM Simplex and S-map)
+import pyEDM only when used (``pip install tssdpa[peers]``).
 """
 
+from tssdpa.baselines.edm import SimplexForecaster, SMapForecaster
 from tssdpa.baselines.forecasters import (
     AutoRegForecaster,
     DLinearForecaster,
@@ -48,6 +51,8 @@ __all__ = [
     "ETSForecaster",
     "UnobservedComponentsForecaster",
     "DLinearForecaster",
+    "SimplexForecaster",
+    "SMapForecaster",
     "moving_average_matrix",
     "state_space_forecast_path",
 ]

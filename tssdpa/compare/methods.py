@@ -3,7 +3,8 @@
 Classical baselines (:mod:`tssdpa.baselines`), the projection filters and forecasters, their
 residual hybrids and the learned models (:mod:`tssdpa.filters`) are registered here, in the
 order the tables list them. Importing :mod:`tssdpa.compare` imports this module, so every
-caller of the registry sees all of them.
+caller of the registry sees all of them. The empirical-dynamic-modelling peers (pyEDM Simplex
+and S-map) come last and only where pyEDM is installed (``pip install tssdpa[peers]``).
 
 The values and the order of each grid are part of the published results: the harness
 subsamples a grid larger than the budget with a seeded ``random.sample``, so reordering a grid
@@ -12,6 +13,7 @@ subsamples a grid larger than the budget with a seeded ``random.sample``, so reo
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 
 from tssdpa.baselines import (
@@ -28,6 +30,8 @@ from tssdpa.baselines import (
     SavitzkyGolayFilter,
     ScipyWienerFilter,
     SeasonalNaiveForecaster,
+    SimplexForecaster,
+    SMapForecaster,
     WaveletDenoiser,
     WienerFIRFilter,
 )
@@ -261,9 +265,9 @@ _denoiser(
 
 # ---------------------------------------------------------- projection forecasters
 def _proj_forecast_grid(ctx):
-    lb = int(ctx.get("lookback", 32))
-    embeddings = sorted({min(lb, v) for v in (8, 16, 32)})
-    return _prod(embedding=embeddings, model=["analogue", "hybrid"])
+    # fit() chooses the embedding, delay, neighbours, bandwidth and model itself, per horizon
+    # (leave-one-out on the training part): nothing left for the harness to tune
+    return [{}]
 
 
 def _residual_forecast_grid(ctx):
@@ -324,3 +328,32 @@ register(
         cost="high",
     )
 )
+
+
+# ------------------------------------------- empirical dynamic modelling peers (pyEDM)
+# Registered last, so the order of every method above is unchanged, and only where pyEDM is
+# installed (pip install tssdpa[peers]). Family "edm": peers, not ours, in every table.
+if importlib.util.find_spec("pyEDM") is not None:
+    _EDM_EMBEDDINGS = list(range(1, 11))
+    register(
+        MethodSpec(
+            "simplex",
+            "forecast",
+            SimplexForecaster,
+            lambda c: _prod(embedding=_EDM_EMBEDDINGS),
+            family="edm",
+            description="pyEDM Simplex projection (E+1 nearest training states)",
+            cost="high",
+        )
+    )
+    register(
+        MethodSpec(
+            "smap",
+            "forecast",
+            SMapForecaster,
+            lambda c: _prod(embedding=_EDM_EMBEDDINGS, theta=[0.0, 0.5, 1.0, 2.0, 4.0, 8.0]),
+            family="edm",
+            description="pyEDM S-map (locally weighted linear map of the training states)",
+            cost="high",
+        )
+    )

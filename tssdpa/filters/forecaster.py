@@ -1,209 +1,302 @@
-"""`ProjectionForecaster`: analogue (method-of-analogues) forecasting with projection SDPA."""
+"""`ProjectionForecaster`: analogue forecasting with projection SDPA over nearest patterns."""
 
 from __future__ import annotations
 
-import math
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from tssdpa.checks import check_choice, check_decay, check_int, check_positive
+from tssdpa.checks import check_choice, check_int, check_positive
 from tssdpa.estimators.base import Forecaster
-from tssdpa.estimators.persistence import check_fitted
-from tssdpa.estimators.selection import forecast_mse, sigma_candidates, sigma_grid
-from tssdpa.signal.embedding import delay_embedding, standardise
-from tssdpa.signal.lags import attend_lags
+from tssdpa.estimators.selection import candidates
+from tssdpa.filters.analogues import (
+    MODELS,
+    Structure,
+    anchor_horizons,
+    choose_structures,
+    default_delays,
+    forecast,
+    nearest_anchor,
+)
+from tssdpa.signal.embedding import standardise
 
 __all__ = ["ProjectionForecaster"]
 
+#: adaptive kernel widths tried by default, in units of the k-th neighbour's distance
+BANDWIDTHS = (0.25, 0.5, 1.0, 2.0)
+
 
 class ProjectionForecaster(Forecaster):
-    """Forecast y[t+h] as the projection-weighted mean of the futures of similar past patterns.
+    """Forecast y[t+h] from the futures of the past patterns nearest to the current one.
 
-    The query is the delay embedding ``e_t = [y_t, ..., y_(t-embedding+1)]`` (channels
-    standardised with the mean/std seen by :meth:`fit`); the keys are the embeddings ``e_j``
-    whose future ``y[j+h]`` is already known at time t (``j <= t - h``, at most
-    ``library_size`` of them, the newest first), and the value attended to is that future.
-    With ``model="hybrid"`` a direct linear autoregression (least squares, one per horizon)
-    predicts first and the projection averages the futures of its residuals -- the residual
-    bypass of the paper.
+    The pattern is the delay embedding ``e_t = [y_t, y_(t-τ), ..., y_(t-(E-1)τ)]`` of the
+    standardised series; the keys are every pattern of the fitted series and of the causal past
+    of the series being forecast (a pattern ``e_j`` of it once ``y[j+h]`` is known at t). Over
+    the ``n_neighbors`` keys nearest to the query (a k-d tree search, exact) the model is the
+    projection -- Gaussian weights with a width that adapts to the local density of the keys
+    -- or its local-linear form (kernel-weighted ridge least squares, as S-map), a global
+    linear autoregression, or linear plus the projection of its residuals.
+
+    Every parameter left as ``None`` is chosen by :meth:`fit` per horizon, by leave-one-out
+    error on the fitted series (keys that share samples with the query are left out); a list
+    gives the candidates. :meth:`fit` needs no argument besides ``horizon`` to be useful.
 
     Parameters
     ----------
-    embedding : int
-        Pattern length (number of past samples compared). Formerly ``lags``.
+    embedding : int, list of int, or None
+        Pattern length E (default: 1 .. ``max_embedding``, and for the linear model also
+        longer patterns up to 48 samples or a tenth of the series). Formerly ``lags``.
     horizon : int
-        Largest horizon :meth:`fit` prepares for (and scores sigma at).
-    library_size : int
-        Number of past keys attended to (memory / compute is O(T * library_size)).
-        Formerly ``window``.
-    sigma : float, list of float, or None
-        Kernel width in standardised units; ``None`` or a list: chosen by :meth:`fit` from a
-        grid (or the list) by rolling-origin forecast error on the fitted series.
-    decay : float or None
-        Weight ``decay**(t - h - j)`` favouring recent analogues.
-    model : {"analogue", "hybrid"}
+        Largest horizon. A structure is chosen for every horizon up to 12; beyond, at 1,
+        ``horizon`` and geometric steps between, the other horizons using the nearest one.
+    delay : int, list of int, or None
+        Lag spacing τ (default: 1 and, for a finely sampled signal, the lag where the
+        autocorrelation first falls below 1/e).
+    n_neighbors : int, list of int, or None
+        Keys per query k (default: 1, 2, 4 and 8 times the pattern dimension plus one; the
+        local-linear model, which fits a slope per dimension, tries the larger three).
+    bandwidth : float, list of float, or None
+        Adaptive kernel width in units of the distance of the k-th neighbour (default: 0.25,
+        0.5, 1, 2; large values give the plain mean of the k neighbours).
+    sigma : float or None
+        A fixed kernel width in standardised units instead of the adaptive one.
+    model : {"mean", "local_linear", "linear", "hybrid"}, list, or None
+        Default: all four.
     ridge : float
-        Ridge penalty of the linear part (relative to the trace of the Gram matrix).
+        Relative ridge penalty of the local-linear and linear fits.
+    library_size : int or None
+        Keep only the newest this-many patterns of the fitted series as keys (default: all).
+        Formerly ``window``.
+    max_embedding : int
+        Largest pattern length tried when ``embedding`` is None.
     max_fit_samples : int
-        Sigma is scored on at most the last this-many samples.
+        Leave-one-out queries scored per candidate (spread over the series).
     channel_independent : bool
-        Fit one univariate forecaster per channel (own sigma and linear part) instead of one
-        joint embedding of all channels.
+        One univariate forecaster per channel instead of one joint pattern of all channels.
 
     Attributes
     ----------
-    sigma_ : float (a list per channel with ``channel_independent``)
-    cv_results_ : pandas.DataFrame, the rolling-origin MSE of every sigma tried.
+    best_params_ : dict
+        The structure chosen at each anchor horizon (``{h: {...}}``).
+    cv_results_ : pandas.DataFrame
+        Leave-one-out MSE (standardised units) of every candidate at every anchor horizon.
 
     Examples
     --------
     >>> import numpy as np
     >>> from tssdpa.filters import ProjectionForecaster
-    >>> y = np.sin(np.arange(600) * 0.2)
-    >>> fc = ProjectionForecaster(embedding=8, horizon=3).fit(y)
-    >>> pred = fc.forecast(y, horizon=3)    # pred[t] predicts y[t + 3] from y[:t+1]
-    >>> bool(np.nanmean((pred[:-3] - y[3:]) ** 2) < 1e-2)
+    >>> x = np.empty(1500); x[0] = 0.4
+    >>> for t in range(1499):
+    ...     x[t + 1] = 3.9 * x[t] * (1 - x[t])            # a chaotic map
+    >>> fc = ProjectionForecaster(horizon=2).fit(x[:1000])   # nothing else to choose by hand
+    >>> pred = fc.forecast(x, horizon=1)   # pred[t] predicts x[t + 1] from x[:t+1]
+    >>> bool(np.nanmean((pred[1000:-1] - x[1001:]) ** 2) < 1e-3)
     True
-    >>> fc.predict(5).shape
-    (5,)
+    >>> fc.predict(2).shape
+    (2,)
     """
 
     _renamed_params = {"lags": "embedding", "window": "library_size"}
 
     def __init__(
-        self,
-        embedding=16,
-        horizon=1,
-        library_size=1000,
-        sigma=None,
-        decay=None,
-        model="analogue",
-        ridge=1e-6,
-        max_fit_samples=5000,
-        channel_independent=False,
-    ):
+        self, embedding=None, horizon=1, delay=None, n_neighbors=None, bandwidth=None,
+        sigma=None, model=None, ridge=1e-3, library_size=None, max_embedding=10,
+        max_fit_samples=1000, channel_independent=False,
+    ):  # fmt: skip
         self._store(locals())
 
     def _validate_params(self) -> None:
-        for name in ("embedding", "horizon", "library_size", "max_fit_samples"):
-            check_int(getattr(self, name), name)
-        check_choice(self.model, "model", ("analogue", "hybrid"))
-        if self.decay is not None:
-            check_decay(self.decay)
+        check_int(self.horizon, "horizon")
+        check_int(self.max_embedding, "max_embedding")
+        check_int(self.max_fit_samples, "max_fit_samples", minimum=10)
+        if self.library_size is not None:
+            check_int(self.library_size, "library_size", minimum=10)
+        for name in ("embedding", "delay", "n_neighbors"):
+            if getattr(self, name) is not None:
+                for v in candidates(getattr(self, name)):
+                    check_int(v, name)
+        for name in ("bandwidth", "sigma"):
+            if getattr(self, name) is not None:
+                for v in candidates(getattr(self, name)):
+                    check_positive(v, name)
+        if self.model is not None:
+            for m in candidates(self.model):
+                check_choice(m, "model", (*MODELS, "analogue"))
         check_positive(self.ridge, "ridge", allow_zero=True)
+
+    def _candidates(self, z):
+        emb = candidates(self.embedding) if self.embedding is not None else None
+        emb = emb or list(range(1, self.max_embedding + 1))
+
+        def neighbours(D):
+            if self.n_neighbors is not None:
+                return candidates(self.n_neighbors)
+            return [m * (D + 1) for m in (1, 2, 4, 8)]  # local-linear uses the larger three
+
         if self.sigma is not None:
-            sigma_candidates(self.sigma, (), "sigma")
+            width = [("sigma", float(v)) for v in candidates(self.sigma)]
+        else:
+            width = [("bandwidth", float(v)) for v in candidates(self.bandwidth or BANDWIDTHS)]
+        delay = candidates(self.delay) if self.delay is not None else None
+        # the linear model is cheap: when the embedding is free it also tries long patterns
+        # (up to 48 samples, at least ten per coefficient), as an autoregression would
+        long_linear = []
+        if self.embedding is None:
+            long_linear = list(range(max(emb) + 1, min(48, len(z) // 10) + 1))
+        return {
+            "linear_embedding": long_linear,
+            "embedding": emb,
+            "delay": delay or default_delays(z, max(emb)),
+            "n_neighbors": neighbours,
+            "width": width,
+            "model": self._models(),
+        }
 
-    # ------------------------------------------------------------------ pieces
-    def _embed(self, y2):
-        return delay_embedding(standardise(y2, self.mean_, self.scale_), int(self.embedding))
-
-    def _linear_design(self, y2):
-        E = delay_embedding(y2, int(self.embedding))
-        return np.concatenate([E, np.ones((E.shape[0], 1))], axis=1)
-
-    def _fit_linear(self, y2):
-        X = self._linear_design(y2)
-        coefs = []
-        for h in range(1, int(self.horizon) + 1):
-            target = np.full_like(y2, np.nan)
-            target[:-h] = y2[h:]
-            ok = ~(np.isnan(X).any(1) | np.isnan(target).any(1))
-            if ok.sum() < X.shape[1]:
-                raise ValueError("series too short for the linear part of model='hybrid'")
-            A, b = X[ok], target[ok]
-            G = A.T @ A
-            G[np.diag_indices_from(G)] += self.ridge * np.trace(G) / G.shape[0]
-            coefs.append(np.linalg.solve(G, A.T @ b))
-        return np.stack(coefs)  # (horizon, embedding*C + 1, C)
-
-    def _linear_predict(self, y2, h):
-        if h > self.coef_.shape[0]:
-            raise ValueError(
-                f"model='hybrid' was fitted up to horizon {self.coef_.shape[0]}, asked for {h}"
+    def _models(self) -> list[str]:
+        if self.model is None:
+            return list(MODELS)
+        models = candidates(self.model)
+        if "analogue" in models:
+            warnings.warn(
+                'ProjectionForecaster: model="analogue" is deprecated, use "mean"',
+                DeprecationWarning,
+                stacklevel=4,
             )
-        return self._linear_design(y2) @ self.coef_[h - 1]
+        return ["mean" if m == "analogue" else m for m in models]
 
-    def _analogue(self, E, values, h, sigma):
-        """Rolling-origin projection: row t attends to keys j in [t-h-library_size+1, t-h]."""
-        T, C = values.shape
-        W = int(self.library_size)
-        P = h + W - 1
-        V = values.copy()
-        V[np.isnan(E).any(axis=1)] = np.nan  # incomplete patterns are not keys
-        Ep = np.concatenate([np.full((P, E.shape[1]), np.nan), E])
-        Vp = np.concatenate([np.full((P, C), np.nan), V])
-        out = attend_lags(
-            Ep, Vp, (P, P + T), h, h + W - 1, sigma=sigma, decay=self.decay, decay_origin=h
-        )
-        out[: int(self.embedding) - 1] = np.nan  # not enough history for a query pattern
-        return out
+    def _library(self, z_train):
+        """The newest ``library_size`` patterns of the fitted series (all by default)."""
+        if self.library_size is None:
+            return z_train
+        # rows that are patterns need (E-1)τ rows before them and h after them
+        if hasattr(self, "structures_"):
+            span = max((s.embedding - 1) * s.delay for s in self.structures_.values())
+        else:
+            span = (self.max_embedding - 1) * max(candidates(self.delay or 1))
+        return z_train[-(self.library_size + span + self.horizon) :]
 
-    def _forecast_h(self, y2, h, sigma=None):
-        if getattr(self, "channel_models_", None):
-            return np.column_stack(
-                [m._forecast_h(y2[:, [c]], h)[:, 0] for c, m in enumerate(self.channel_models_)]
-            )
-        sigma = self.sigma_ if sigma is None else sigma
-        E = self._embed(y2)
-        fut = np.full_like(y2, np.nan)
-        fut[:-h] = y2[h:]
-        if self.model == "hybrid":
-            lin = self._linear_predict(y2, h)
-            resid = fut - lin
-            return lin + np.nan_to_num(self._analogue(E, resid, h, sigma), nan=0.0) * np.where(
-                np.isnan(lin), np.nan, 1.0
-            )
-        return self._analogue(E, fut, h, sigma)
+    # ------------------------------------------------------------------ fitting
+    def fit(self, y, verbose: bool = False):
+        """Standardise ``y`` and choose a structure per anchor horizon; returns self.
 
-    def _path(self, a, horizon):
-        return np.stack([self._forecast_h(a, h) for h in range(1, horizon + 1)], axis=1)
+        ``verbose`` prints the structures chosen and their leave-one-out errors.
+        """
+        self._verbose = verbose
+        return super().fit(y)
 
-    def _prepare(self, a):
-        return a  # missing samples are never keys: no filling needed
-
-    # ------------------------------------------------------------------ public
-    def _fit(self, y2):
-        """Standardise, fit the linear part (hybrid) and choose sigma."""
-        if np.isnan(y2).all():
+    def _fit(self, a):
+        if np.isnan(a).all():
             raise ValueError("y is all NaN")
-        if y2.shape[0] <= int(self.embedding) + int(self.horizon):
-            raise ValueError(f"y has {y2.shape[0]} samples; need more than embedding + horizon")
-        if self.channel_independent and y2.shape[1] > 1:
+        if self.channel_independent and a.shape[1] > 1:
             params = {**self.get_params(), "channel_independent": False}
             self.channel_models_ = [
-                ProjectionForecaster(**params).fit(y2[:, c]) for c in range(y2.shape[1])
+                ProjectionForecaster(**params).fit(a[:, c], self._verbose)
+                for c in range(a.shape[1])
             ]
-            self.sigma_ = [m.sigma_ for m in self.channel_models_]
+            self.best_params_ = [m.best_params_ for m in self.channel_models_]
             return
         self.channel_models_ = None
-        self.mean_ = np.nanmean(y2, axis=0)
-        sd = np.nanstd(y2, axis=0)
+        self.mean_ = np.nanmean(a, axis=0)
+        sd = np.nanstd(a, axis=0)
         self.scale_ = np.where(sd > 0, sd, 1.0)
-        if self.model == "hybrid":
-            self.coef_ = self._fit_linear(y2)
-        ys = y2[-int(self.max_fit_samples) :]
-        D = int(self.embedding) * y2.shape[1]
-        cands = sigma_candidates(self.sigma, sigma_grid(math.sqrt(D), -5, 1, 10))
-        h = int(self.horizon)
-        scores = [forecast_mse(self._forecast_h(ys, h, sigma=s), ys, h) for s in cands]
-        self.sigma_ = float(cands[int(np.argmin(scores))])
-        self.best_params_ = {"sigma": self.sigma_}
-        self.cv_results_ = pd.DataFrame({"sigma": cands, "mse": scores})
+        z = standardise(a, self.mean_, self.scale_)
+        if len(z) < self.horizon + 8:
+            raise ValueError(f"y has {len(z)} samples; too few for horizon={self.horizon}")
+        chosen, rows = choose_structures(
+            self._library(z), self.horizon, self._candidates(z), ridge=self.ridge,
+            max_queries=self.max_fit_samples, verbose=self._verbose,
+        )  # fmt: skip
+        if any(s is None for s in chosen.values()):
+            raise ValueError(f"y has {len(z)} samples: no candidate structure fits it")
+        self.structures_ = chosen
+        self.best_params_ = {h: s.as_dict() for h, s in chosen.items()}
+        self.cv_results_ = pd.DataFrame(rows)
+
+    # ------------------------------------------------------------------ forecasting
+    def _overlap(self, y2) -> int:
+        """How many leading rows of ``y2`` repeat the fitted series from some offset (they
+        are keys of the training library already)."""
+        T, n = len(self.train_), len(y2)
+        finite = np.flatnonzero(np.isfinite(y2[:, 0]))
+        if not len(finite):
+            return 0
+        r = finite[0]
+        for start in np.flatnonzero(self.train_[:, 0] == y2[r, 0])[:16] - r:
+            if start < 0:
+                continue
+            m = min(n, T - start)
+            if np.array_equal(y2[:m], self.train_[start : start + m], equal_nan=True):
+                return m
+        return 0
+
+    def _path(self, a, horizon):
+        if horizon > self.horizon:
+            raise ValueError(f"horizon must be <= the fitted horizon {self.horizon}; got {horizon}")
+        if getattr(self, "channel_models_", None):
+            return np.concatenate(
+                [m._path(a[:, [c]], horizon) for c, m in enumerate(self.channel_models_)], axis=2
+            )
+        z_train = self._library(standardise(self.train_, self.mean_, self.scale_))
+        z = standardise(a, self.mean_, self.scale_)
+        overlap = self._overlap(a)
+        anchors = anchor_horizons(self.horizon)
+        groups: dict[int, list[int]] = {}
+        for h in range(1, horizon + 1):
+            groups.setdefault(nearest_anchor(h, anchors), []).append(h)
+        out = np.full((len(a), horizon, a.shape[1]), np.nan)
+        for anchor, hs in groups.items():
+            s = self.structures_[anchor]
+            out[:, np.array(hs) - 1] = forecast(z_train, z, overlap, s, hs, self.ridge)
+        return out * self.scale_ + self.mean_
+
+    def _forecast_h(self, a, h):
+        return self._path_one(a, h)
+
+    def _path_one(self, a, h):
+        if h > self.horizon:
+            raise ValueError(f"horizon must be <= the fitted horizon {self.horizon}; got {h}")
+        if getattr(self, "channel_models_", None):
+            return np.column_stack(
+                [m._path_one(a[:, [c]], h)[:, 0] for c, m in enumerate(self.channel_models_)]
+            )
+        s = self.structures_[nearest_anchor(h, anchor_horizons(self.horizon))]
+        z_train = self._library(standardise(self.train_, self.mean_, self.scale_))
+        z = standardise(a, self.mean_, self.scale_)
+        out = forecast(z_train, z, self._overlap(a), s, [h], self.ridge)[:, 0]
+        return out * self.scale_ + self.mean_
+
+    def _prepare(self, a):
+        return a  # missing samples are never keys or queries: no filling needed
+
+    def predict(self, steps: int) -> np.ndarray:
+        """Forecast ``steps`` (<= ``horizon``) values past the end of the fitted series."""
+        self._check_fitted()
+        steps = self._check_horizon(steps, "steps")
+        models = self.channel_models_ or [self]
+        span = max((s.embedding - 1) * s.delay + 1 for m in models for s in m.structures_.values())
+        path = self._path(self.train_[-span:], steps)[-1]  # the last origin only
+        return path[:, 0] if self.n_channels_ == 1 else path
+
+    @property
+    def fit_scores_(self):
+        """Deprecated: the rows of ``cv_results_`` as dicts."""
+        warnings.warn(
+            "fit_scores_ is deprecated, use cv_results_ (a DataFrame)", DeprecationWarning, 2
+        )
+        return self.cv_results_.to_dict("records")
 
     # ------------------------------------------------------------------ persistence
     _fitted_schema = {
-        "sigma_": (float, list),
         "n_channels_": (int,),
-        "channel_models_": (list, dict, type(None)),  # the per-channel models' own state
+        "best_params_": (dict, list),
+        "channel_models_": (list, dict, type(None)),
     }
-    _array_schema = ("mean_", "scale_", "train_", "coef_", "series_")  # series_: before 0.2
+    _array_schema = ("mean_", "scale_", "train_")
 
     def _state(self):
         fitted, arrays = super()._state()
+        fitted.pop("best_params_", None)
         models = fitted.pop("channel_models_", None)
         if models:
             fitted["channel_models_"] = []
@@ -211,16 +304,22 @@ class ProjectionForecaster(Forecaster):
                 sub_fitted, sub_arrays = m._state()
                 fitted["channel_models_"].append(sub_fitted)
                 arrays |= {f"channel_{c}.{k}": v for k, v in sub_arrays.items()}
+        else:
+            fitted["best_params_"] = {str(h): p for h, p in self.best_params_.items()}
         return fitted, arrays
 
     def _set_state(self, fitted, arrays):
+        from tssdpa.estimators.persistence import check_fitted
+
         fitted = dict(fitted)
         models = fitted.pop("channel_models_", None)
+        best = fitted.pop("best_params_", None)
         own = {k: v for k, v in arrays.items() if not k.startswith("channel_")}
-        if "series_" in own:  # the training series' name in files saved before 0.2
-            own["train_"] = own.pop("series_")
         super()._set_state(fitted, own)
         self.channel_models_ = None
+        if best is not None:
+            self.structures_ = {int(h): Structure(**p) for h, p in best.items()}
+            self.best_params_ = {h: s.as_dict() for h, s in self.structures_.items()}
         if not models:
             return
         if not isinstance(models, list):
@@ -236,33 +335,10 @@ class ProjectionForecaster(Forecaster):
             sub = {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
             m._set_state(sub_fitted, sub)
             self.channel_models_.append(m)
+        self.best_params_ = [m.best_params_ for m in self.channel_models_]
 
     @classmethod
     def _array_allowed(cls, key: str) -> bool:
         return key in cls._array_schema or (
             key.startswith("channel_") and key.split(".", 1)[-1] in cls._array_schema
         )
-
-    @classmethod
-    def load(cls, path):
-        """Load a forecaster written by :meth:`save` (also the per-channel sub-folders
-        ``channel_0/``, ``channel_1/``, ... that ``channel_independent`` saves had before 0.2)."""
-        obj = super().load(path)
-        legacy = Path(path) / "channel_0"
-        if obj.channel_independent and obj.n_channels_ > 1 and obj.channel_models_ is None:
-            if not (legacy / "config.json").is_file():
-                raise ValueError(
-                    f"{Path(path) / 'config.json'}: the per-channel models are missing"
-                )
-            obj.channel_models_ = [
-                cls.load(Path(path) / f"channel_{c}") for c in range(obj.n_channels_)
-            ]
-        return obj
-
-    @property
-    def fit_scores_(self):
-        """Deprecated: ``(sigma, mse)`` pairs; use ``cv_results_``."""
-        warnings.warn(
-            "fit_scores_ is deprecated, use cv_results_ (a DataFrame)", DeprecationWarning, 2
-        )
-        return list(zip(self.cv_results_["sigma"], self.cv_results_["mse"]))

@@ -2,14 +2,16 @@
 
 Output row i is the weighted mean of value rows j, with weights
 
-    z_ij ∝ exp(-||q_i - k_j||² / 2σ²) · w_ij,   normalised over the allowed j,
+    z_ij ∝ exp(-||q_i - k_j||² / 2σ_i²) · w_ij,   normalised over the allowed j,
 
 where ``w_ij`` is the time structure: a causal mask, a finite window (FIR), an exponential
-decay ``γ^|i-j|`` or ``exp(-|t_i - t_j| / τ)`` (IIR). Because
+decay ``γ^|i-j|`` or ``exp(-|t_i - t_j| / τ)`` (IIR), and σ_i is one width for all rows, one
+per head or one per query row. Because
 ``-||q-k||²/2σ² = (q·k - ||k||²/2)/σ² - ||q||²/2σ²`` and the last term is constant along a row,
-the same weights come out of standard SDPA applied to ``q~ = [q, 1]``, ``k~ = [k, -||k||²/2]``
-with scale ``1/σ²``. That is the ``"fused"`` backend; ``"math"`` (:mod:`tssdpa.ops.reference`)
-forms the distances directly and is the reference.
+the same weights come out of standard SDPA applied to ``q~ = [q, 1] / σ_i²`` and
+``k~ = [k, -||k||²/2]`` with scale 1 (or ``q~ = [q, 1]`` with scale ``1/σ²`` for a float σ).
+That is the ``"fused"`` backend; ``"math"`` (:mod:`tssdpa.ops.reference`) forms the distances
+directly and is the reference.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from tssdpa.ops import reference
 from tssdpa.ops.structure import (
     check_attn_mask,
     check_param,
-    check_param_shape,
     check_qkv,
+    check_sigma_shape,
     check_structure,
     combine_mask,
     param_tensor,
@@ -85,13 +87,14 @@ def _augment(query: Tensor, key: Tensor, width: int) -> tuple[Tensor, Tensor]:
 def _projection_sdpa_fused(
     query, key, value, sigma, allowed, bias, is_causal_only, dropout_p
 ) -> Tensor:
-    """``sigma``: a Python float (passed to the kernel as its scale) or a (..., 1, 1) tensor."""
+    """``sigma``: a Python float (passed to the kernel as its scale) or a tensor, (..., 1, 1)
+    per head or (..., L, 1) per query row, folded into the queries."""
     ev = value.shape[-1]
     # The flash kernels (CPU and CUDA) need one head width for q, k and v, best a multiple of
     # 8; otherwise torch silently falls back to its O(L·S)-memory math kernel.
     width = -(-max(query.shape[-1] + 1, ev) // 8) * 8
     qa, ka = _augment(query, key, width)  # (..., L, width), (..., S, width)
-    if isinstance(sigma, Tensor):  # per head, or learned: fold 1/σ² into the queries
+    if isinstance(sigma, Tensor):  # per head / row, or learned: fold 1/σ² into the queries
         qa, scale = qa / sigma.square(), 1.0
     else:
         scale = 1.0 / sigma**2
@@ -124,7 +127,7 @@ def _prepare(query, key, value, sigma, attn_mask, structure, dropout_p, backend,
     batch = check_qkv(query, key, value)
     L, S = query.shape[-2], key.shape[-2]
     sigma = check_param("sigma", sigma, check_values=validate)
-    check_param_shape("sigma", sigma, batch)
+    per_row = check_sigma_shape(sigma, batch, query.dim(), L)
     window, decay, tau, timestamps = check_structure(
         structure["window"],
         structure["decay"],
@@ -147,8 +150,11 @@ def _prepare(query, key, value, sigma, attn_mask, structure, dropout_p, backend,
     q = query.to(dtype).expand(*batch, L, query.shape[-1])
     k = key.to(dtype).expand(*batch, S, key.shape[-1])
     v = k if value is None else value.to(dtype).expand(*batch, S, value.shape[-1])
-    # A Python float stays one (the fused kernels take it as their scale); tensors → (..., 1, 1).
-    sig = param_tensor(sigma, q.device, dtype) if isinstance(sigma, Tensor) else sigma
+    # A Python float stays one (the fused kernels take it as their scale); tensors → (..., 1, 1)
+    # per head, or (..., L, 1) per query row (the logits are divided row by row).
+    sig = sigma
+    if isinstance(sigma, Tensor):
+        sig = sigma.to(q.device, dtype) if per_row else param_tensor(sigma, q.device, dtype)
     checked = dict(
         is_causal=structure["is_causal"],
         window=window,
@@ -183,6 +189,11 @@ def _blocks(L: int, S: int, window: int, is_causal: bool, block: int):
         yield a, b, j0, max(j0, j1)
 
 
+def _rows(sig, a: int, b: int):
+    """Rows [a, b) of a per-row σ (..., L, 1); a float or a σ shared by all rows as it is."""
+    return sig[..., a:b, :] if isinstance(sig, Tensor) and sig.shape[-2] > 1 else sig
+
+
 def _projection_sdpa_windowed(q, k, v, sig, structure, dropout_p, block):
     """Fused path for a window without an attn_mask: per row block, only the keys in reach.
 
@@ -201,7 +212,7 @@ def _projection_sdpa_windowed(q, k, v, sig, structure, dropout_p, block):
                 q[..., a:b, :],
                 k[..., j0:j1, :],
                 v[..., j0:j1, :],
-                sig,
+                _rows(sig, a, b),
                 allowed,
                 bias,
                 False,
@@ -241,7 +252,12 @@ def projection_sdpa(
         Rows to average. ``None`` averages the keys themselves (``y = z k``, Sanger eq. 14).
     sigma : float or Tensor
         Kernel width σ > 0. A tensor broadcastable to ``query.shape[:-2]`` gives one σ per
-        batch element / head; gradients flow to it.
+        batch element / head, e.g. ``(H,)``. A tensor with as many dims as ``query`` and last
+        dim 1, broadcastable to ``query.shape[:-1] + (1,)``, gives one σ per query row (and
+        per batch element / head): row i uses ``exp(-||q_i - k_j||² / 2σ_i²)``; e.g.
+        ``(B, H, L, 1)`` or ``(1, 1, L, 1)`` for a query ``(B, H, L, E)``. (Should key / value
+        have more leading dims than query, a tensor that fits those dims stays per head: give
+        per-row σ the full ``(..., L, 1)`` shape then.) Gradients flow to tensors.
     attn_mask : Tensor, optional
         Broadcastable to (..., L, S). Bool: True = may attend. Float: added to the logits
         (``-inf`` = may not attend). Combined with ``is_causal`` / ``window`` when both given.

@@ -46,10 +46,11 @@ def projection_weights_math(
     allowed: Tensor | None,
     bias: Tensor | None,
 ) -> Tensor:
-    """Projection weights ``z_ij ∝ exp(-||q_i-k_j||²/2σ² + bias_ij)`` over allowed j.
+    """Projection weights ``z_ij ∝ exp(-||q_i-k_j||²/2σ_i² + bias_ij)`` over allowed j.
 
-    ``sigma`` is a float or broadcasts as ``(..., 1, 1)``; ``allowed`` (bool) and ``bias``
-    (additive log weight) broadcast as ``(..., L, S)``.
+    ``sigma`` is a float or broadcasts as ``(..., 1, 1)`` (per head) or ``(..., L, 1)`` (per
+    query row: the logits are divided row by row); ``allowed`` (bool) and ``bias`` (additive
+    log weight) broadcast as ``(..., L, S)``.
     """
     logits = -squared_distances(query, key) / (2.0 * sigma**2)  # (..., L, S)
     if bias is not None:

@@ -24,6 +24,7 @@ __all__ = [
     "check_param",
     "check_param_shape",
     "check_qkv",
+    "check_sigma_shape",
     "check_timestamps",
     "combine_mask",
     "param_tensor",
@@ -78,6 +79,37 @@ def check_param_shape(name: str, x, batch: torch.Size) -> None:
                 f"{name} of shape {tuple(x.shape)} does not broadcast over the leading dims "
                 f"{tuple(batch)} of query (one value per batch element / head)"
             )
+
+
+def check_sigma_shape(sigma, batch: torch.Size, query_dim: int, L: int) -> bool:
+    """Where a tensor σ applies: per batch element / head (False) or per query row (True).
+
+    A tensor with as many dims as ``query`` (and more than the leading dims ``batch``) is one
+    σ per query row: its last dim is 1 and it broadcasts to ``(*batch, L, 1)``. Any other
+    tensor is one σ per batch element / head and broadcasts over ``batch``
+    (:func:`check_param_shape`), so a tensor that could be read either way keeps that meaning.
+    """
+    if not isinstance(sigma, Tensor) or sigma.dim() < max(query_dim, len(batch) + 1):
+        if isinstance(sigma, Tensor) and sigma.dim() > 0 and not _fits(sigma.shape, batch):
+            raise ValueError(
+                f"sigma of shape {tuple(sigma.shape)} does not broadcast over the leading dims "
+                f"{tuple(batch)} of query (one σ per batch element / head); one σ per query "
+                f"row needs as many dims as query (and more than the leading dims), last dim 1, "
+                f"broadcasting to (..., L, 1) = {(*batch, L, 1)}"
+            )
+        return False
+    rows = torch.Size((*batch, L, 1))
+    if sigma.shape[-1] != 1 or not _fits(sigma.shape, rows):
+        raise ValueError(
+            f"sigma of shape {tuple(sigma.shape)} has at least as many dims as query, so it "
+            f"gives one σ per query row, but it does not broadcast to (..., L, 1) = {tuple(rows)}"
+        )
+    return True
+
+
+def _fits(shape, target: torch.Size) -> bool:
+    """``shape`` broadcasts to ``target`` without enlarging it."""
+    return _broadcasts(shape, target) and torch.broadcast_shapes(shape, target) == target
 
 
 def param_tensor(x, device, dtype: torch.dtype) -> Tensor:

@@ -15,12 +15,18 @@ from numpy.lib.stride_tricks import sliding_window_view
 __all__ = ["centred_embedding", "delay_embedding", "standardise"]
 
 
-def delay_embedding(x: np.ndarray, m: int, offset: int = 0) -> np.ndarray:
-    """Delay embedding of a (N, C) array: row t is [x[t+o], x[t+o-1], ..., x[t+o-m+1]].
+def delay_embedding(x: np.ndarray, m: int, offset: int = 0, delay: int = 1) -> np.ndarray:
+    """Delay embedding of a (N, C) array: row t is
+    ``[x[t+o], x[t+o-d], ..., x[t+o-(m-1)d]]`` (o = ``offset``, d = ``delay``, the lag spacing).
 
     Rows whose embedding would reach outside ``x`` hold NaN in the missing coordinates.
     Returns a new (N, m*C) array.
     """
+    if delay != 1:
+        spread = delay_embedding(x, (m - 1) * delay + 1, offset)  # every lag up to the last
+        C = x.shape[1]
+        cols = (np.arange(m)[:, None] * delay * C + np.arange(C)[None, :]).reshape(-1)
+        return np.ascontiguousarray(spread[:, cols])
     n, c = x.shape
     lo = m - 1 - offset  # rows of NaN needed before x
     hi = offset  # rows of NaN needed after x

@@ -5,7 +5,9 @@ Every fast kernel in :mod:`tssdpa.signal` has its reference here, and the tests 
 
 * :func:`attend_lags_reference` for :func:`tssdpa.signal.lags.attend_lags` (and its one-row
   form :func:`tssdpa.signal.lags.attend_newest`);
-* :func:`kernel_regression_reference` for :func:`tssdpa.signal.library.kernel_regression`.
+* :func:`kernel_regression_reference` for :func:`tssdpa.signal.library.kernel_regression`;
+* :func:`neighbours_reference`, :func:`kernel_weights_reference` and
+  :func:`local_linear_reference` for :mod:`tssdpa.signal.neighbours`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,13 @@ import math
 
 import numpy as np
 
-__all__ = ["attend_lags_reference", "kernel_regression_reference"]
+__all__ = [
+    "attend_lags_reference",
+    "kernel_regression_reference",
+    "kernel_weights_reference",
+    "local_linear_reference",
+    "neighbours_reference",
+]
 
 
 def attend_lags_reference(
@@ -80,4 +88,53 @@ def kernel_regression_reference(queries, keys, values, sigma, null_distance=None
         lw = np.array(logw)
         w = np.exp(lw - lw.max())
         out[i] = (w[:, None] * np.array(vals)).sum(axis=0) / w.sum()
+    return out
+
+
+def neighbours_reference(queries, keys, k, allowed):
+    """The k nearest keys of each query among those ``allowed(i, j)`` says it may use, by
+    sorting every exact distance: (dist (Q, k), idx (Q, k)), inf / -1 where fewer exist."""
+    dist = np.full((len(queries), k), np.inf)
+    idx = np.full((len(queries), k), -1)
+    for i, q in enumerate(queries):
+        if not np.isfinite(q).all():
+            continue
+        cands = [
+            (float(np.sqrt(np.sum((q - key) ** 2))), j)
+            for j, key in enumerate(keys)
+            if np.isfinite(key).all() and allowed(i, j)
+        ]
+        for n, (d, j) in enumerate(sorted(cands)[:k]):
+            dist[i, n], idx[i, n] = d, j
+    return dist, idx
+
+
+def kernel_weights_reference(dist, bandwidth=None, sigma=None):
+    """Loop form of :func:`~tssdpa.signal.neighbours.kernel_weights`."""
+    out = np.zeros_like(dist, dtype=np.float64)
+    for i, row in enumerate(dist):
+        finite = [d for d in row if np.isfinite(d)]
+        if not finite:
+            continue
+        s = sigma if sigma is not None else bandwidth * (max(finite) or 1.0)
+        w = [math.exp(-(d**2) / (2.0 * s**2)) if np.isfinite(d) else 0.0 for d in row]
+        out[i] = np.array(w) / sum(w)
+    return out
+
+
+def local_linear_reference(weights, neighbours, queries, targets, ridge=1e-3):
+    """Loop form of :func:`~tssdpa.signal.neighbours.local_linear`: for each query, the
+    weighted ridge regression of its neighbours' targets on [1, neighbour - query]."""
+    Q, k, D = neighbours.shape
+    out = np.full((Q, targets.shape[2]), np.nan)
+    for i in range(Q):
+        w = weights[i]
+        if w.sum() == 0:
+            continue
+        X = np.column_stack([np.ones(k), neighbours[i] - queries[i]])
+        G = X.T @ np.diag(w) @ X
+        scale = np.trace(G[1:, 1:]) / max(D, 1)
+        P = np.diag([1e-12] + [ridge * (scale if scale > 0 else 1.0) + 1e-12] * D)
+        beta = np.linalg.solve(G + P, X.T @ np.diag(w) @ np.nan_to_num(targets[i]))
+        out[i] = beta[0]
     return out

@@ -1,0 +1,116 @@
+"""The neighbour engine against explicit loops: exact kNN under exclusion and causality,
+adaptive Gaussian weights, the local-linear fit, and top-k projection as projection SDPA."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from tssdpa import projection_sdpa
+from tssdpa.signal.neighbours import (
+    causal_neighbours,
+    kernel_weights,
+    local_linear,
+    loo_neighbours,
+    weighted_mean,
+)
+from tssdpa.signal.reference import (
+    kernel_weights_reference,
+    local_linear_reference,
+    neighbours_reference,
+)
+
+
+def keys_with_gaps(n, d, seed=0):
+    rng = np.random.default_rng(seed)
+    keys = rng.normal(size=(n, d))
+    keys[[3, 17, n - 2]] = np.nan  # incomplete patterns are neither keys nor queries
+    return keys
+
+
+def assert_same_neighbours(got, want):
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("exclusion", [0, 3, 40])
+def test_leave_one_out_neighbours_skip_the_exclusion_window(exclusion):
+    keys = keys_with_gaps(120, 3)
+    got = loo_neighbours(keys, 6, exclusion)
+    want = neighbours_reference(keys, keys, 6, lambda i, j: abs(i - j) > exclusion)
+    assert_same_neighbours(got, want)
+
+
+@pytest.mark.parametrize("lag", [1, 4])
+@pytest.mark.parametrize("block", [7, 1000])
+def test_causal_neighbours_use_only_the_library_and_the_past(lag, block):
+    library = keys_with_gaps(50, 2, seed=1)
+    keys = keys_with_gaps(90, 2, seed=2)
+    got = causal_neighbours(keys, 5, lag, library=library, block=block)
+    everything = np.concatenate([library, keys])
+    want = neighbours_reference(keys, everything, 5, lambda t, j: j < 50 or j - 50 <= t - lag)
+    assert_same_neighbours(got, want)
+
+
+def test_causal_neighbours_without_a_library_start_with_no_neighbour():
+    keys = np.random.default_rng(3).normal(size=(30, 2))
+    dist, idx = causal_neighbours(keys, 3, 2)
+    assert np.isinf(dist[:2]).all() and (idx[:2] == -1).all()  # nothing in the past yet
+    assert np.isfinite(dist[2, 0]) and np.isinf(dist[2, 1])  # one key: row 0
+    assert (idx[5:] <= np.arange(5, 30)[:, None] - 2).all()
+
+
+@pytest.mark.parametrize("kw", [dict(bandwidth=0.5), dict(bandwidth=3.0), dict(sigma=0.7)])
+def test_kernel_weights_follow_the_definition(kw):
+    dist, _ = loo_neighbours(keys_with_gaps(60, 2), 5, 1)
+    dist[0, 2:] = np.inf  # a query with only two neighbours
+    dist[1] = np.inf  # and one with none
+    w = kernel_weights(dist, **kw)
+    np.testing.assert_allclose(w, kernel_weights_reference(dist, **kw), rtol=1e-12)
+    has_keys = np.isfinite(dist).any(axis=1)
+    np.testing.assert_allclose(w[has_keys].sum(axis=1), 1.0)
+    assert (w[~has_keys] == 0).all() and not has_keys[1]
+
+
+def test_top_k_projection_is_projection_sdpa_over_the_nearest_keys():
+    rng = np.random.default_rng(4)
+    keys, values = rng.normal(size=(80, 3)), rng.normal(size=(80, 2))
+    queries = rng.normal(size=(10, 3))
+    everything = np.concatenate([keys, queries])
+    dist, idx = causal_neighbours(queries, 7, 0, library=keys, keys=np.full((0, 3), np.nan))
+    got = weighted_mean(kernel_weights(dist, bandwidth=0.8), values[idx])
+    # the same: attention over all keys, masked to the 7 nearest, one sigma per query
+    allowed = np.zeros((10, 80), bool)
+    np.put_along_axis(allowed, idx, True, axis=1)
+    sigma = 0.8 * dist[:, -1:]
+    t = torch.from_numpy
+    want = projection_sdpa(
+        t(queries)[None], t(keys)[None], t(values)[None], attn_mask=t(allowed)[None],
+        sigma=t(sigma)[None], backend="math",
+    )[0].numpy()  # fmt: skip
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    assert everything.shape == (90, 3)
+
+
+def test_local_linear_is_weighted_ridge_least_squares():
+    rng = np.random.default_rng(5)
+    Q, k, D, V = 12, 9, 3, 2
+    neighbours, queries = rng.normal(size=(Q, k, D)), rng.normal(size=(Q, D))
+    targets = rng.normal(size=(Q, k, V))
+    w = rng.uniform(size=(Q, k))
+    w /= w.sum(axis=1, keepdims=True)
+    w[0] = 0.0  # no weight: no estimate
+    got = local_linear(w, neighbours, queries, targets, ridge=0.05)
+    want = local_linear_reference(w, neighbours, queries, targets, ridge=0.05)
+    np.testing.assert_allclose(got[1:], want[1:], rtol=1e-9)
+    assert np.isnan(got[0]).all()
+
+
+def test_local_linear_is_exact_on_a_linear_surface():
+    rng = np.random.default_rng(6)
+    neighbours, queries = rng.normal(size=(5, 20, 2)), rng.normal(size=(5, 2))
+    targets = (2.0 + neighbours @ np.array([1.5, -0.5]))[:, :, None]
+    w = np.full((5, 20), 1 / 20)
+    got = local_linear(w, neighbours, queries, targets, ridge=1e-12)
+    np.testing.assert_allclose(got[:, 0], 2.0 + queries @ np.array([1.5, -0.5]), rtol=1e-8)

@@ -1,0 +1,308 @@
+"""The analogue model of :class:`~tssdpa.filters.ProjectionForecaster`: structures, their
+cross-validated choice, and forecasts from a training library plus the causal past.
+
+A *structure* is one way to forecast ``z[t+h]`` from the delay embedding
+``e_t = [z_t, z_(t-τ), ..., z_(t-(E-1)τ)]`` (standardised units):
+
+* ``model="mean"`` -- projection (Nadaraya–Watson) over the ``n_neighbors`` nearest keys with
+  Gaussian weights of an adaptive width ``bandwidth`` · (distance of the k-th neighbour), or of a
+  fixed ``sigma``: Simplex with a smooth kernel;
+* ``model="local_linear"`` -- the weighted ridge fit of the neighbours' futures on their
+  offsets from the query (S-map on a neighbourhood, the paper's projection onto a surface);
+* ``model="linear"`` -- one global ridge autoregression per horizon on the same embedding;
+* ``model="hybrid"`` -- that linear forecast plus the projection of its residuals.
+
+:func:`choose_structures` scores every candidate by leave-one-out error on the training
+series, with the keys that share samples with the query excluded (``|j - t| <= (E-1)τ + h``),
+and keeps per horizon the simplest candidate whose paired error is within two standard errors
+of the best (a stricter form of the one-standard-error rule, since the best of several hundred
+candidates looks better than it is): a linear process keeps the linear model unless a
+nonlinear one is clearly better. The neighbour search depends on (E, τ) only, so all the
+(k, bandwidth, model) candidates of one embedding share it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tssdpa.signal.embedding import delay_embedding
+from tssdpa.signal.neighbours import (
+    causal_neighbours,
+    kernel_weights,
+    local_linear,
+    loo_neighbours,
+    weighted_mean,
+)
+
+__all__ = ["MODELS", "Structure", "anchor_horizons", "choose_structures", "default_delays"]
+
+MODELS = ("mean", "local_linear", "linear", "hybrid")
+#: simplest first, for the choice among candidates that are about as good as the best
+_MODEL_RANK = {"linear": 0, "hybrid": 1, "mean": 2, "local_linear": 3}
+_NEIGHBOUR_MODELS = ("mean", "local_linear", "hybrid")
+
+
+@dataclass(frozen=True)
+class Structure:
+    """One analogue forecaster: embedding E, delay τ, k neighbours, kernel width, model."""
+
+    embedding: int
+    delay: int
+    n_neighbors: int
+    bandwidth: float | None  # adaptive width (times the k-th neighbour's distance)
+    sigma: float | None  # fixed width (standardised units), when given instead
+    model: str
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)  # flat fields: no deep copy needed
+
+
+def anchor_horizons(H: int, n: int = 12) -> list[int]:
+    """The horizons at which a structure is chosen: every horizon up to ``n``, beyond that
+    1, H and geometric steps between; every other horizon uses the structure of its nearest
+    anchor (in log scale). Scoring an extra anchor is cheap next to the neighbour search."""
+    if H <= n:
+        return list(range(1, H + 1))
+    return sorted({int(round(v)) for v in np.geomspace(1, H, n)})
+
+
+def nearest_anchor(h: int, anchors: list[int]) -> int:
+    return min(anchors, key=lambda a: (abs(np.log(a) - np.log(h)), a))
+
+
+def default_delays(z: np.ndarray, max_embedding: int) -> list[int]:
+    """1, and for a finely sampled signal the lag where its autocorrelation first falls below
+    1/e (capped so that the longest embedding spans at most a tenth of the series)."""
+    x = np.nan_to_num(z[:, 0] - np.nanmean(z[:, 0]))
+    n = len(x)
+    cap = max(1, n // (10 * max(max_embedding - 1, 1)))
+    f = np.fft.rfft(x, 2 * n)
+    acf = np.fft.irfft(f * np.conj(f))[: min(n, 4 * cap + 2)]
+    acf = acf / acf[0] if acf[0] > 0 else acf
+    below = np.flatnonzero(acf < np.exp(-1))
+    tau = int(below[0]) if len(below) else 1
+    return sorted({1, max(1, min(tau, cap))})
+
+
+class AnalogueData:
+    """Embeddings, futures and global linear fits of one series for one (E, τ).
+
+    ``futures[:, i]`` is ``z[t + horizons[i]]`` (NaN past the end); ``linear`` holds the
+    ridge coefficients of each horizon fitted on the rows whose embedding and futures are all
+    known (the training library).
+    """
+
+    def __init__(self, z, embedding, delay, horizons, ridge):
+        self.keys = delay_embedding(z, embedding, delay=delay)  # (T, E*C)
+        T, C = z.shape
+        self.C = C
+        self.horizons = list(horizons)
+        fut = np.full((T, len(self.horizons), C), np.nan)
+        for i, h in enumerate(self.horizons):
+            if h < T:
+                fut[: T - h, i] = z[h:]
+        self.futures = fut
+        self.usable = np.isfinite(self.keys).all(1) & np.isfinite(fut).all(axis=(1, 2))
+        self.coef = self.hat_diag = None
+        if ridge is None:  # a series to forecast from: it borrows the training fit
+            return
+        X = self._design(self.keys[self.usable])
+        Y = fut[self.usable].reshape(len(X), -1)
+        G = X.T @ X
+        G[np.diag_indices_from(G)] += ridge * np.trace(G) / G.shape[0] + 1e-12
+        self.coef = np.linalg.solve(G, X.T @ Y)
+        self.hat_diag = np.einsum("ij,ji->i", X, np.linalg.solve(G, X.T))
+
+    @staticmethod
+    def _design(keys):
+        return np.concatenate([np.ones((len(keys), 1)), keys], axis=1)
+
+    def linear(self, keys) -> np.ndarray:
+        """(N, n_horizons, C) global linear forecasts from embeddings ``keys``."""
+        return (self._design(keys) @ self.coef).reshape(len(keys), len(self.horizons), self.C)
+
+
+def _neighbour_forecasts(model, w, keys_nb, query_keys, targets, resid, lin_q, ridge):
+    """(Q, n_h, C) forecasts of one neighbour model; targets / resid (Q, k, n_h, C)."""
+    Q, k, nh, C = targets.shape
+    if model == "mean":
+        return weighted_mean(w, targets.reshape(Q, k, -1)).reshape(Q, nh, C)
+    if model == "hybrid":
+        return lin_q + weighted_mean(w, resid.reshape(Q, k, -1)).reshape(Q, nh, C)
+    flat = local_linear(w, keys_nb, query_keys, targets.reshape(Q, k, -1), ridge)
+    return flat.reshape(Q, nh, C)
+
+
+def _weights(dist, s: Structure):
+    return kernel_weights(dist[:, : s.n_neighbors], s.bandwidth, s.sigma)
+
+
+def choose_structures(z, horizon, candidates, *, ridge, max_queries, verbose=False):
+    """Leave-one-out choice of a structure per anchor horizon.
+
+    ``candidates``: dict of lists -- ``embedding``, ``delay``, ``n_neighbors`` (a function of
+    the embedding's dimension D), ``width`` (a list of ``("bandwidth", s)`` or
+    ``("sigma", s)``), ``model``, and ``linear_embedding`` (longer embeddings tried for the
+    linear model alone, which is cheap). Every candidate is scored on the same query times, so
+    candidates are compared on paired errors. Returns ``(best {anchor: Structure}, rows of
+    cv results)``.
+    """
+    anchors = anchor_horizons(horizon)
+    T = len(z)
+    delays = candidates["delay"]
+    lin_only = [E for E in candidates.get("linear_embedding", []) if E > 0]
+    span = max([(max(candidates["embedding"]) - 1) * max(delays)] + [E - 1 for E in lin_only])
+    last = T - 1 - max(anchors)
+    span = min(span, max(0, last - 20))  # a short series: fewer rows are complete queries
+    queries = np.unique(np.linspace(span, last, max(1, min(max_queries, last - span + 1))))
+    queries = queries.astype(int)
+    scores = _Scores(anchors, len(queries))
+    for delay in delays:
+        since_better = 0
+        for E in candidates["embedding"]:
+            if (E - 1) * delay + max(anchors) + 2 >= T:
+                break
+            data = AnalogueData(z, E, delay, anchors, ridge)
+            if data.usable.sum() < 4:
+                break
+            improved = _score_embedding(data, queries, E, delay, candidates, ridge, scores)
+            since_better = 0 if improved else since_better + 1
+            if since_better >= 3 and len(candidates["embedding"]) > 3:
+                break  # three embeddings in a row without a better score: stop growing E
+    if "linear" in candidates["model"]:
+        for E in lin_only:
+            if E > max(candidates["embedding"]) and E - 1 + max(anchors) + 2 < T:
+                _score_linear(AnalogueData(z, E, 1, anchors, ridge), queries, E, 1, scores)
+    chosen = {h: scores.simplest_near_best(i) for i, h in enumerate(anchors)}
+    if verbose:
+        for i, (h, s) in enumerate(chosen.items()):
+            print(f"horizon {h}: {s.as_dict()}  (leave-one-out MSE {scores.best[i]:.4g} at best)")
+    return chosen, scores.rows
+
+
+def _complexity(s: Structure) -> tuple:
+    width = s.bandwidth if s.bandwidth is not None else (s.sigma or 0.0)
+    return (_MODEL_RANK[s.model], s.embedding, -s.n_neighbors, -width)
+
+
+class _Scores:
+    """Per-query squared errors of every candidate at every anchor, for the paired
+    two-standard-error rule."""
+
+    def __init__(self, anchors, n_queries):
+        self.anchors = anchors
+        self.rows: list[dict] = []
+        self.structures: list[Structure] = []
+        self.errors: list[np.ndarray] = []  # (Q, n_anchor) float32 per candidate
+        self.best = np.full(len(anchors), np.inf)
+
+    def record(self, structure: Structure, sq: np.ndarray) -> bool:
+        mse = np.nanmean(sq, axis=0)
+        self.structures.append(structure)
+        self.errors.append(sq.astype(np.float32))
+        for i, h in enumerate(self.anchors):
+            self.rows.append({"horizon": h, **structure.as_dict(), "mse": float(mse[i])})
+        better = np.nan_to_num(mse, nan=np.inf) < self.best
+        self.best = np.where(better, mse, self.best)
+        return bool(better.any())
+
+    def simplest_near_best(self, i, z: float = 2.0) -> Structure | None:
+        """The simplest candidate whose error at anchor i is not worse than the lowest by
+        more than ``z`` standard errors of the paired difference (ties: the lower error)."""
+        mse = np.array([np.nanmean(e[:, i]) if np.isfinite(e[:, i]).any() else np.inf
+                        for e in self.errors])  # fmt: skip
+        if not np.isfinite(mse).any():
+            return None
+        top = self.errors[int(np.argmin(mse))][:, i].astype(np.float64)
+        eligible = []
+        for c, e in enumerate(self.errors):
+            d = e[:, i] - top
+            d = d[np.isfinite(d)]
+            if len(d) and d.mean() <= z * d.std() / np.sqrt(len(d)):
+                eligible.append(c)
+        pick = min(eligible, key=lambda c: (_complexity(self.structures[c]), mse[c]))
+        return self.structures[pick]
+
+
+def _score_linear(data, queries, E, delay, scores) -> bool:
+    """Exact leave-one-out error of the global ridge fit: residual / (1 - leverage)."""
+    usable_rows = np.flatnonzero(data.usable)
+    pos = np.searchsorted(usable_rows, queries)
+    ok = (pos < len(usable_rows)) & (usable_rows[np.minimum(pos, len(usable_rows) - 1)] == queries)
+    resid = data.futures[queries] - data.linear(np.nan_to_num(data.keys[queries]))
+    leverage = np.where(ok, 1.0 - data.hat_diag[np.minimum(pos, len(usable_rows) - 1)], np.nan)
+    loo = resid / leverage[:, None, None]
+    return scores.record(Structure(E, delay, 0, None, None, "linear"), np.nanmean(loo**2, axis=2))
+
+
+def _score_embedding(data, queries, E, delay, candidates, ridge, scores) -> bool:
+    """Score every (k, width, model) of one embedding; True if any anchor's best improved."""
+    improved = False
+    if "linear" in candidates["model"]:
+        improved |= _score_linear(data, queries, E, delay, scores)
+    models = [m for m in candidates["model"] if m in _NEIGHBOUR_MODELS]
+    if not models:
+        return improved
+    D = data.keys.shape[1]
+    truth = data.futures[queries]  # (Q, n_anchor, C)
+    keys = np.where(data.usable[:, None], data.keys, np.nan)  # unusable rows are no keys
+    lin_all = data.linear(np.nan_to_num(data.keys))
+    resid = data.futures - lin_all
+    n_keys = int(data.usable.sum())
+    ks = sorted({min(k, n_keys - 1) for k in candidates["n_neighbors"](D)})
+    excl = (E - 1) * delay + max(scores.anchors)
+    dist, idx = loo_neighbours(keys, max(ks), excl, rows=queries)
+    safe = np.maximum(idx, 0)
+    for k in ks:
+        nb_keys = keys[safe[:, :k]]
+        targets = data.futures[safe[:, :k]]
+        res_nb = resid[safe[:, :k]]
+        for kind, value in candidates["width"]:
+            s0 = Structure(E, delay, k, value if kind == "bandwidth" else None,
+                           value if kind == "sigma" else None, "mean")  # fmt: skip
+            w = _weights(dist[:, :k], s0)
+            for model in models:
+                if model == "local_linear" and len(ks) > 1 and k == ks[0] and k <= D + 1:
+                    continue  # a slope per dimension needs more than D + 1 neighbours
+                s = Structure(**{**s0.as_dict(), "model": model})
+                pred = _neighbour_forecasts(
+                    model, w, nb_keys, np.nan_to_num(data.keys[queries]), targets, res_nb,
+                    lin_all[queries], ridge,
+                )  # fmt: skip
+                improved |= scores.record(s, np.nanmean((pred - truth) ** 2, axis=2))
+    return improved
+
+
+def forecast(train, y, overlap, s: Structure, horizons, ridge):
+    """(T, len(horizons), C) forecasts of every origin of ``y`` with structure ``s``.
+
+    The keys are the training series' patterns (always allowed: what ``fit`` saw) and the
+    patterns of ``y`` after its first ``overlap`` rows (which repeat training rows), each
+    usable from origin t once its future is known (``j <= t - max(horizons)``).
+    """
+    lib = AnalogueData(train, s.embedding, s.delay, horizons, ridge)
+    new = AnalogueData(y, s.embedding, s.delay, horizons, None)
+    q_keys = new.keys
+    lin_q = lib.linear(np.nan_to_num(q_keys))
+    if s.model == "linear":
+        out = lin_q
+    else:
+        H = max(horizons)
+        lib_keys = np.where(lib.usable[:, None], lib.keys, np.nan)
+        own = new.usable.copy()
+        own[:overlap] = False
+        own_keys = np.where(own[:, None], new.keys, np.nan)
+        dist, idx = causal_neighbours(q_keys, s.n_neighbors, H, keys=own_keys, library=lib_keys)
+        all_keys = np.concatenate([lib.keys, new.keys])
+        all_fut = np.concatenate([lib.futures, new.futures])
+        all_lin = np.concatenate([lib.linear(np.nan_to_num(lib.keys)), lin_q])
+        safe = np.maximum(idx, 0)
+        w = _weights(dist, s)
+        out = _neighbour_forecasts(
+            s.model, w, all_keys[safe], np.nan_to_num(q_keys), all_fut[safe],
+            all_fut[safe] - all_lin[safe], lin_q, ridge,
+        )  # fmt: skip
+    out[~np.isfinite(q_keys).all(axis=1)] = np.nan
+    return out

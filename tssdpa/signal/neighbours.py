@@ -1,0 +1,233 @@
+"""Nearest-neighbour key libraries: top-k projection, adaptive bandwidth, local-linear fits.
+
+Projection SDPA over a whole history costs O(N) per query; restricted to the k keys nearest to
+each query (the only ones with a non-negligible Gaussian weight at a bandwidth that follows the
+local density) it costs O(k log N) with a k-d tree and O(N k) memory, never N x N:
+
+* :func:`loo_neighbours` -- each key's k nearest *other* keys, skipping those within an
+  exclusion radius in time (keys that overlap the query's own window), for cross-validation;
+* :func:`causal_neighbours` -- each query row's k nearest among a fixed library (always
+  allowed) and the rows of its own series at least ``lag`` steps in its past: exactly causal,
+  with k-d trees over time blocks and brute force inside the newest block;
+* :func:`kernel_weights` -- ``exp(-d² / 2σ_i²)`` with ``σ_i = bandwidth · d_k(i)`` (the
+  distance of the query's k-th neighbour: adaptive) or a fixed ``σ``;
+* :func:`weighted_mean` and :func:`local_linear` -- the projection (Nadaraya–Watson) and its
+  first-order form, kernel-weighted ridge least squares on the neighbourhood (S-map's idea).
+
+Every function has an explicit-loop reference in :mod:`tssdpa.signal.reference`. Distances
+are Euclidean; a key or query with a NaN coordinate is never a neighbour and gets no estimate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+__all__ = [
+    "causal_neighbours",
+    "kernel_weights",
+    "local_linear",
+    "loo_neighbours",
+    "weighted_mean",
+]
+
+_BRUTE_ELEMS = 1 << 22  # (query, key) distances per brute-force block
+
+
+def _finite_rows(a: np.ndarray) -> np.ndarray:
+    return np.isfinite(a).all(axis=1)
+
+
+def _merge(dist, idx, new_d, new_i, k):
+    """Keep the k smallest of two sorted-or-not candidate sets per row (inf = none)."""
+    d = np.concatenate([dist, new_d], axis=1)
+    i = np.concatenate([idx, new_i], axis=1)
+    if d.shape[1] > k:
+        part = np.argpartition(d, k - 1, axis=1)[:, :k]
+        d = np.take_along_axis(d, part, axis=1)
+        i = np.take_along_axis(i, part, axis=1)
+    order = np.argsort(d, axis=1, kind="stable")
+    return np.take_along_axis(d, order, axis=1), np.take_along_axis(i, order, axis=1)
+
+
+def _tree_query(tree, rows_of_tree, queries, k):
+    """k nearest (distances, row numbers) of ``queries`` in ``tree`` (inf / -1 pad)."""
+    kk = min(k, tree.n)
+    d, i = tree.query(queries, k=kk)
+    d = np.asarray(d, dtype=np.float64).reshape(len(queries), kk)
+    rows = rows_of_tree[np.asarray(i).reshape(len(queries), kk)]
+    if kk < k:
+        d = np.pad(d, ((0, 0), (0, k - kk)), constant_values=np.inf)
+        rows = np.pad(rows, ((0, 0), (0, k - kk)), constant_values=-1)
+    return d, rows
+
+
+def _brute(queries, keys, k, allowed=None):
+    """k nearest by exact distances; ``allowed`` (n_q, n_k) bool masks keys per query."""
+    d2 = np.zeros((len(queries), len(keys)))
+    for c in range(keys.shape[1]):  # coordinate by coordinate: memory (n_q, n_k), not x D
+        diff = queries[:, c, None] - keys[None, :, c]
+        d2 += diff * diff
+    if allowed is not None:
+        d2 = np.where(allowed, d2, np.inf)
+    kk = min(k, keys.shape[0])
+    part = np.argpartition(d2, kk - 1, axis=1)[:, :kk] if kk else np.zeros((len(d2), 0), int)
+    d = np.sqrt(np.take_along_axis(d2, part, axis=1))
+    if kk < k:
+        d = np.pad(d, ((0, 0), (0, k - kk)), constant_values=np.inf)
+        part = np.pad(part, ((0, 0), (0, k - kk)), constant_values=-1)
+    return d, np.where(np.isfinite(d), part, -1)
+
+
+def loo_neighbours(keys: np.ndarray, k: int, exclusion: int, rows=None):
+    """For each key row ``r`` in ``rows`` (default: all), its k nearest keys ``j`` with
+    ``|j - r| > exclusion`` (never itself).
+
+    ``keys`` (N, D); rows with NaN are neither queries nor neighbours. Returns
+    ``(dist (Q, k), idx (Q, k))`` sorted by distance, ``inf`` / ``-1`` where fewer exist.
+    """
+    N = keys.shape[0]
+    rows = np.arange(N) if rows is None else np.asarray(rows)
+    dist = np.full((len(rows), k), np.inf)
+    idx = np.full((len(rows), k), -1)
+    ok = _finite_rows(keys)
+    key_rows = np.flatnonzero(ok)
+    qok = ok[rows]
+    if not len(key_rows) or not qok.any():
+        return dist, idx
+    tree = cKDTree(keys[key_rows])
+    want = k + 2 * exclusion + 1
+    q = rows[qok]
+    d, j = _tree_query(tree, key_rows, keys[q], want)
+    keep = (np.abs(j - q[:, None]) > exclusion) & (j >= 0)
+    # the k nearest kept candidates: a stable sort puts the kept ones first, in distance order
+    order = np.argsort(~keep, axis=1, kind="stable")[:, :k]
+    d = np.where(np.take_along_axis(keep, order, 1), np.take_along_axis(d, order, 1), np.inf)
+    j = np.where(np.isfinite(d), np.take_along_axis(j, order, 1), -1)
+    short = np.isinf(d[:, -1]) & (keep.sum(axis=1) < min(k, len(key_rows)))
+    if short.any():  # too many candidates fell inside the exclusion window: search them all
+        for s0 in range(0, int(short.sum()), max(1, _BRUTE_ELEMS // len(key_rows))):
+            sub = np.flatnonzero(short)[s0 : s0 + max(1, _BRUTE_ELEMS // len(key_rows))]
+            allowed = np.abs(key_rows[None, :] - q[sub, None]) > exclusion
+            bd, bi = _brute(keys[q[sub]], keys[key_rows], k, allowed)
+            d[sub], j[sub] = bd, np.where(bi >= 0, key_rows[np.maximum(bi, 0)], -1)
+    dist[qok], idx[qok] = d, j
+    return dist, idx
+
+
+def causal_neighbours(
+    queries: np.ndarray,
+    k: int,
+    lag: int,
+    *,
+    keys: np.ndarray | None = None,
+    library: np.ndarray | None = None,
+    block: int | None = None,
+):
+    """For each query row ``t`` its k nearest keys among all rows of ``library`` (always
+    allowed) and the rows ``j <= t - lag`` of ``keys`` (default: the queries themselves).
+
+    Returns ``(dist (T, k), idx (T, k))`` sorted by distance; ``idx`` numbers the library
+    rows first (``0 .. L-1``) and the key rows after them (``L + j``); ``inf`` / ``-1`` where
+    fewer keys exist. Key rows are searched with one k-d tree per time block of ``block``
+    rows (the blocks entirely in a query's past) plus exact distances inside the block that
+    contains ``t - lag``: exact for every query, O(T (T / block) log block + T block) work.
+    """
+    keys = queries if keys is None else keys
+    T = queries.shape[0]
+    L = 0 if library is None else library.shape[0]
+    dist = np.full((T, k), np.inf)
+    idx = np.full((T, k), -1)
+    qok = _finite_rows(queries)
+    if not qok.any():
+        return dist, idx
+    if L:
+        lib_rows = np.flatnonzero(_finite_rows(library))
+        if len(lib_rows):
+            q = np.flatnonzero(qok)
+            d, i = _tree_query(cKDTree(library[lib_rows]), lib_rows, queries[q], k)
+            dist[q], idx[q] = d, i
+    n = keys.shape[0]
+    kok = _finite_rows(keys)
+    if block is None:  # balances tree searches (~T n / block) and exact distances (~T block)
+        block = int(min(max(128, 8 * np.sqrt(kok.sum())), 4096))
+    for s in range(0, n, block):
+        e = min(n, s + block)
+        rows = s + np.flatnonzero(kok[s:e])
+        if not len(rows):
+            continue
+        # queries that see the whole block (t - lag >= e - 1) use its tree
+        q = np.flatnonzero(qok & (np.arange(T) - lag >= e - 1))
+        if len(q):
+            d, i = _tree_query(cKDTree(keys[rows]), rows + L, queries[q], k)
+            dist[q], idx[q] = _merge(dist[q], idx[q], d, i, k)
+        # queries whose newest allowed key falls inside the block: exact distances, masked
+        q = np.flatnonzero(qok & (np.arange(T) - lag >= s) & (np.arange(T) - lag < e - 1))
+        step = max(1, _BRUTE_ELEMS // len(rows))
+        for q0 in range(0, len(q), step):
+            qs = q[q0 : q0 + step]
+            allowed = rows[None, :] <= (qs[:, None] - lag)
+            d, i = _brute(queries[qs], keys[rows], k, allowed)
+            i = np.where(i >= 0, rows[np.maximum(i, 0)] + L, -1)
+            dist[qs], idx[qs] = _merge(dist[qs], idx[qs], d, i, k)
+    return dist, idx
+
+
+def kernel_weights(dist: np.ndarray, bandwidth: float | None = None, sigma=None) -> np.ndarray:
+    """Normalised Gaussian weights (Q, k) of neighbours at distances ``dist`` (inf = none).
+
+    Adaptive (``bandwidth``): ``σ_i = bandwidth · d_k(i)``, the distance of the query's
+    farthest usable neighbour, so the kernel follows the local density of the keys (a query
+    whose neighbours all coincide with it weights them equally). Fixed (``sigma``): one width.
+    A row with no usable neighbour is all zeros.
+    """
+    finite = np.isfinite(dist)
+    d = np.where(finite, dist, 0.0)
+    if sigma is None:
+        ref = d.max(axis=1, keepdims=True)
+        s = bandwidth * np.where(ref > 0, ref, 1.0)
+    else:
+        s = np.broadcast_to(np.asarray(sigma, dtype=np.float64), (len(d), 1))
+    logw = np.where(finite, -(d**2) / (2.0 * s**2), -np.inf)
+    top = logw.max(axis=1, keepdims=True)
+    w = np.exp(logw - np.where(np.isfinite(top), top, 0.0))
+    tot = w.sum(axis=1, keepdims=True)
+    return np.divide(w, tot, out=np.zeros_like(w), where=tot > 0)
+
+
+def _finite(a: np.ndarray) -> np.ndarray:
+    # unused slots (weight 0) may hold NaN; one check is cheaper than always copying
+    return np.nan_to_num(a) if np.isnan(a).any() else a
+
+
+def weighted_mean(weights: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """``sum_j w_ij targets[i, j]``: (Q, k) weights, (Q, k, V) targets -> (Q, V); NaN for a
+    row without weight."""
+    out = np.matmul(weights[:, None, :], _finite(targets))[:, 0, :]
+    out[weights.sum(axis=1) == 0] = np.nan
+    return out
+
+
+def local_linear(weights, neighbours, queries, targets, ridge: float = 1e-3):
+    """Kernel-weighted local-linear estimate at each query: the intercept of the weighted
+    ridge fit ``targets ≈ a + B (neighbour - query)`` over its neighbourhood.
+
+    ``weights`` (Q, k), ``neighbours`` (Q, k, D), ``queries`` (Q, D), ``targets`` (Q, k, V).
+    The slope penalty is ``ridge`` times the mean weighted second moment of the offsets (so
+    it is scale-free); the intercept is not penalised. A neighbourhood too small or degenerate
+    to fit a slope (fewer than D + 1 weighted neighbours) falls back towards the weighted mean
+    through the ridge. Returns (Q, V); NaN for a row without weight.
+    """
+    Q, k, D = neighbours.shape
+    X = np.empty((Q, k, D + 1))
+    X[:, :, 0] = 1.0
+    np.subtract(_finite(neighbours), _finite(queries)[:, None, :], out=X[:, :, 1:])
+    WXt = (X * weights[:, :, None]).transpose(0, 2, 1)  # (Q, D+1, k)
+    G = np.matmul(WXt, X)  # (Q, D+1, D+1)
+    scale = np.trace(G[:, 1:, 1:], axis1=1, axis2=2) / max(D, 1)
+    pen = ridge * np.where(scale > 0, scale, 1.0) + 1e-12
+    G[:, np.arange(1, D + 1), np.arange(1, D + 1)] += pen[:, None]
+    G[:, 0, 0] += 1e-12
+    out = np.linalg.solve(G, np.matmul(WXt, _finite(targets)))[:, 0, :]
+    out[weights.sum(axis=1) == 0] = np.nan
+    return out
