@@ -1,0 +1,124 @@
+"""The benchmark generators of tssdpa.data.synthetic: seeded, finite, on their attractors."""
+
+import numpy as np
+import pytest
+from scipy.signal import find_peaks
+
+from tssdpa import data as D
+from tssdpa.data import synthetic as S
+
+NEW = sorted(S.BENCHMARK_SIGNALS)
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_benchmark_signals_are_seeded_finite_and_bounded(name):
+    a = S.make_signal(name, 400, seed=1)
+    b = S.BENCHMARK_SIGNALS[name](400, seed=1)
+    c = S.make_signal(name, 400, seed=2)
+    assert a.shape == (400,) and a.dtype == np.float64
+    assert np.all(np.isfinite(a)) and np.abs(a).max() < 50
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+    assert np.std(a) > 0.1
+
+
+def test_benchmark_signals_leave_the_task_names_alone():
+    # the default comparison and the task names are built from SIGNALS only
+    assert not set(S.BENCHMARK_SIGNALS) & set(D.SIGNALS)
+    assert not set(S.BENCHMARK_SIGNALS) & set(D.DATASETS)
+    with pytest.raises(ValueError, match="name must be one of"):
+        S.make_signal("nope")
+
+
+@pytest.mark.parametrize("name", ["henon", "ikeda"])
+def test_map_components(name):
+    xy = S.BENCHMARK_SIGNALS[name](300, 0, component=None)
+    assert xy.shape == (300, 2)
+    np.testing.assert_array_equal(xy[:, 0], S.BENCHMARK_SIGNALS[name](300, 0))
+
+
+def test_logistic_stays_in_its_invariant_interval():
+    r = 3.9
+    x = S.logistic(5000, seed=3, r=r)
+    lo, hi = r * r * (4 - r) / 16, r / 4
+    assert lo - 1e-12 <= x.min() and x.max() <= hi + 1e-12
+    assert 0 < x.min() and x.max() < 1
+    np.testing.assert_allclose(x[1:], r * x[:-1] * (1 - x[:-1]), rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="r must"):
+        S.logistic(100, r=4.5)
+
+
+def test_henon_stays_in_its_attractor_box_and_obeys_the_map():
+    xy = S.henon(5000, seed=4, component=None)
+    x, y = xy.T
+    assert np.abs(x).max() < 1.29 and np.abs(y).max() < 0.39
+    assert x.min() < -1.2 and x.max() > 1.2  # fills the attractor, not a periodic orbit
+    np.testing.assert_allclose(x[1:], 1 - 1.4 * x[:-1] ** 2 + y[:-1], atol=1e-12)
+    np.testing.assert_allclose(y[1:], 0.3 * x[:-1], atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ikeda_is_on_the_chaotic_attractor(seed):
+    x = S.ikeda(3000, seed=seed)
+    assert -0.45 < x.min() and x.max() < 1.8
+    # the chaotic attractor, not the coexisting periodic orbit
+    assert len(np.unique(np.round(x, 8))) > 2900 and x.std() > 0.4
+
+
+def test_largest_lyapunov_exponent_of_the_logistic_map():
+    x = S.logistic(20000, seed=0)
+    lam = np.mean(np.log(np.abs(3.9 * (1 - 2 * x))))
+    assert 0.45 < lam < 0.53
+
+
+def test_rossler_is_on_the_attractor():
+    xyz = S.rossler(1500, seed=0, component=None)
+    assert xyz.shape == (1500, 3)
+    x, _, z = xyz.T
+    assert -12 < x.min() < -6 and 8 < x.max() < 13 and z.min() > 0 and z.max() < 30
+    # mean rotation period ≈ 6 time units = 30 samples at dt=0.2: count upward zero crossings
+    ups = np.flatnonzero((x[:-1] < 0) & (x[1:] >= 0))
+    assert 27 < np.diff(ups).mean() < 34
+
+
+def test_lorenz96_sites_and_statistics():
+    X = S.lorenz96(1000, seed=0, component=None)
+    assert X.shape == (1000, 10)
+    np.testing.assert_array_equal(X[:, 3], S.lorenz96(1000, seed=0, component=3))
+    assert 1.5 < X.mean() < 3.5 and 3 < X.std() < 4.5  # F=8: mean ≈ 2.3, std ≈ 3.6
+    assert S.lorenz96(200, seed=0, dims=8).shape == (200,)
+    with pytest.raises(ValueError, match="dims"):
+        S.lorenz96(100, dims=3)
+
+
+def test_coarse_lorenz_is_the_same_system():
+    x = D.make_signal("lorenz", 400, seed=0, dt=0.1)
+    assert x.shape == (400,) and np.abs(x).max() < 25 and x.std() > 5
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_pulse_train_period_stays_within_the_jitter(seed):
+    period, jitter = 40.0, 0.04
+    x = S.pulse_train(8000, seed=seed, period=period, jitter=jitter)
+    # a sharp pulse is at most 1 + 3 * 0.05 tall, plus the tail of its own broad wave
+    assert x.min() >= 0 and x.max() < 1.25
+    peaks, _ = find_peaks(x, height=0.6)  # the sharp pulses (the broad wave stays below 0.45)
+    gaps = np.diff(peaks)
+    # the spacing is clipped to period (1 +- 3 jitter); a peak is within half a sample of its
+    # beat (the neighbouring pulses' tails are negligible)
+    assert (
+        period * (1 - 3 * jitter) - 1 <= gaps.min() and gaps.max() <= period * (1 + 3 * jitter) + 1
+    )
+    assert abs(gaps.mean() - period) < 1.0 and gaps.std() > 0.5  # jittered, not periodic
+    assert len(peaks) == pytest.approx(8000 / period, abs=3)
+    widths = np.array([np.sum(x[p - 10 : p + 11] > 0.5 * x[p]) for p in peaks[1:-1]])
+    assert widths.std() > 0  # the shape varies too
+
+
+def test_pulse_train_without_jitter_is_periodic():
+    x = S.pulse_train(1000, seed=0, period=25.0, jitter=0.0, shape_jitter=0.0)
+    np.testing.assert_allclose(x[100:900], x[125:925], atol=1e-12)
+    with pytest.raises(ValueError, match="jitter"):
+        S.pulse_train(100, jitter=0.5)
+    with pytest.raises(ValueError, match="period"):
+        S.pulse_train(100, period=0)
