@@ -127,3 +127,32 @@ def test_methods_lists_both_tasks(capsys):
 def test_compare_rejects_unknown_dataset(tmp_path):
     with pytest.raises(SystemExit, match="dataset must be one of"):
         main(["compare", "denoise", "--dataset", "nope", "--out", str(tmp_path)])
+
+
+def test_filter_defaults_to_the_fitted_projection_filter_and_reports_its_choice(
+    csv, tmp_path, capsys
+):
+    p, df = csv
+    out = tmp_path / "out.csv"
+    assert main(["filter", str(p), "--columns", "a", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "projection_zp on ['a']: chose window=" in err and "degree=" in err
+    clean = np.sin(np.arange(500) / 20)
+    res = pd.read_csv(out)
+    assert np.mean((res["a"] - clean) ** 2) < 0.5 * np.mean((df["a"] - clean) ** 2)
+
+
+def test_filter_target_fits_against_a_clean_column(csv, tmp_path, capsys):
+    p, df = csv
+    df = df.assign(clean=np.sin(np.arange(500) / 20))
+    df.to_csv(p, index=False)
+    out = tmp_path / "out.csv"
+    args = ["filter", str(p), "--columns", "a", "--target", "clean", "--out", str(out)]
+    assert main(args) == 0
+    assert "chose" in capsys.readouterr().err
+    res = pd.read_csv(out)
+    assert np.mean((res["a"] - df["clean"]) ** 2) < np.mean((df["a"] - df["clean"]) ** 2)
+    with pytest.raises(SystemExit, match="--target: not in"):
+        main(["filter", str(p), "--columns", "a", "--target", "nope"])
+    with pytest.raises(SystemExit, match="one column per filtered column"):
+        main(["filter", str(p), "--columns", "a", "b", "--target", "clean"])

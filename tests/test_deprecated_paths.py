@@ -57,7 +57,7 @@ def test_decay_with_timestamps_still_means_tau_in_time_structure():
 
 def test_fit_scores_is_a_deprecated_view_of_cv_results():
     x = np.sin(np.arange(300) * 0.1) + 0.1 * np.random.default_rng(0).normal(size=300)
-    f = tssdpa.ProjectionFilter(window=8, sigma=[0.1, 0.3]).fit(x)
+    f = tssdpa.ProjectionFilter(window=8, embedding=1, degree=0, sigma=[0.1, 0.3]).fit(x)
     with pytest.warns(DeprecationWarning, match="cv_results_"):
         scores = f.fit_scores_
     assert [s["sigma"] for s in scores] == [0.1, 0.3]

@@ -50,13 +50,16 @@ def check_number(value: Any, name: str) -> float:
     raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
 
 
-def check_positive(value: Any, name: str, *, allow_zero: bool = False) -> float:
-    """A finite float > 0 (or >= 0 with ``allow_zero``)."""
+def check_positive(
+    value: Any, name: str, *, allow_zero: bool = False, allow_inf: bool = False
+) -> float:
+    """A float > 0 (or >= 0 with ``allow_zero``), finite unless ``allow_inf``."""
     v = check_number(value, name)
     ok = v >= 0 if allow_zero else v > 0
-    if not (ok and math.isfinite(v)):
+    if not (ok and (math.isfinite(v) or (allow_inf and v == math.inf))):
         bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
+        finite = "" if allow_inf else "finite "
+        raise ValueError(f"{name} must be a {finite}number {bound}, got {value!r}")
     return v
 
 

@@ -4,8 +4,10 @@
     Run a comparison (resumable: finished cells in ``DIR/results.csv`` are not recomputed),
     write tables and plots, print the headline table. ``--dataset default`` is the embedded
     comparison (synthetic signals + statsmodels sunspots; no downloads).
-``tssdpa filter INPUT.csv --columns a b --method NAME --out OUT.csv``
-    Apply any registered denoiser (or, with ``--horizon``, forecaster) to a CSV file.
+``tssdpa filter INPUT.csv --columns a b [--method NAME] [--target c d] --out OUT.csv``
+    Fit and apply any registered denoiser (default: the zero-phase projection filter, every
+    setting chosen by its ``fit``) or, with ``--horizon``, forecaster to a CSV file; the
+    chosen settings go to stderr. ``--target`` names clean reference columns to fit against.
 ``tssdpa methods``
     List the method names.
 ``tssdpa download``
@@ -85,7 +87,21 @@ def build_parser() -> argparse.ArgumentParser:
     f = sub.add_parser("filter", help="filter (or forecast) columns of a CSV file")
     f.add_argument("input")
     f.add_argument("--columns", nargs="+", default=None, help="columns (default: all numeric)")
-    f.add_argument("--method", "-m", default="butterworth_zp")
+    f.add_argument(
+        "--method",
+        "-m",
+        default="projection_zp",
+        help="a denoiser or forecaster from `tssdpa methods` (default: projection_zp, the "
+        "zero-phase projection filter; projection with --horizon)",
+    )
+    f.add_argument(
+        "--target",
+        nargs="+",
+        default=None,
+        metavar="COLUMN",
+        help="clean reference columns, one per --columns entry: fit against them (supervised) "
+        "instead of self-supervised",
+    )
     f.add_argument("--params", default="{}", help="JSON constructor arguments")
     f.add_argument(
         "--horizon",
@@ -247,17 +263,37 @@ def _filter(args) -> int:
         raise SystemExit(f"--params must be JSON: {exc}") from None
     if not 0 < args.fit_fraction <= 1:
         raise SystemExit(f"--fit-fraction must be in (0, 1]; got {args.fit_fraction}")
+    target = None
+    if args.target is not None:
+        absent = [c for c in args.target if c not in df.columns]
+        if absent:
+            raise SystemExit(f"--target: not in {args.input}: {absent}")
+        if len(args.target) != len(cols):
+            raise SystemExit(
+                f"--target: give one column per filtered column ({len(cols)}: {cols}), "
+                f"got {len(args.target)}"
+            )
+        if args.horizon is not None:
+            raise SystemExit("--target: forecasters fit on the series itself; drop --target")
+        target = df[args.target].to_numpy(dtype=np.float64)
     x = df[cols].to_numpy(dtype=np.float64)
     n_fit = max(3, int(round(len(x) * args.fit_fraction)))
     out = df.copy()
+    method = args.method
+    if args.horizon is not None and method == "projection_zp":
+        method = "projection"  # the default names the filter; a forecaster is causal anyway
     try:
         if args.horizon is None:
-            spec = get_method(args.method, "denoise")
+            spec = get_method(method, "denoise")
             est = spec.build(**params)
-            est.fit(x[:n_fit])
+            if target is None:
+                est.fit(x[:n_fit])
+            else:
+                est.fit(x[:n_fit], target=target[:n_fit])
+            _report_fit(est, method, cols)
             out[cols] = np.asarray(est.filter(x), dtype=np.float64).reshape(x.shape)
         else:
-            spec = get_method(args.method, "forecast")
+            spec = get_method(method, "forecast")
             est = spec.build(
                 {
                     "max_horizon": args.horizon,
@@ -266,6 +302,7 @@ def _filter(args) -> int:
                 **params,
             )
             est.fit(x[:n_fit])
+            _report_fit(est, method, cols)
             pred = np.asarray(est.forecast(x, horizon=args.horizon)).reshape(x.shape)
             for i, c in enumerate(cols):
                 out[f"{c}_forecast_h{args.horizon}"] = pred[:, i]
@@ -273,10 +310,26 @@ def _filter(args) -> int:
         raise SystemExit(f"tssdpa filter: {exc}") from None
     if args.out:
         out.to_csv(args.out, index=False)
-        print(f"wrote {args.out} ({len(out)} rows; {args.method} on {cols})", file=sys.stderr)
+        print(f"wrote {args.out} ({len(out)} rows; {method} on {cols})", file=sys.stderr)
     else:
         out.to_csv(sys.stdout, index=False)
     return 0
+
+
+def _report_fit(est, method: str, cols) -> None:
+    """Print what ``fit`` chose (``best_params_``, per horizon for forecasters) to stderr."""
+    best = getattr(est, "best_params_", None)
+    if not best:
+        return
+    items = best.items() if all(isinstance(v, dict) for v in best.values()) else [(None, best)]
+    for key, params in items:
+        where = "" if key is None else f" h={key}"
+        chosen = ", ".join(f"{k}={_fmt(v)}" for k, v in params.items() if v is not None)
+        print(f"{method}{where} on {cols}: chose {chosen}", file=sys.stderr)
+
+
+def _fmt(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
 def _methods(args) -> int:

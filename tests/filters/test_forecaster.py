@@ -12,6 +12,7 @@ import pytest
 
 from tssdpa.baselines import AutoRegForecaster
 from tssdpa.filters import ProjectionForecaster
+from tssdpa.filters.analogues import DEFAULT_RIDGE
 from tssdpa.signal.embedding import delay_embedding
 
 
@@ -49,8 +50,9 @@ def reference_forecast(fc, train, y, h, n_train_rows_in_y):
     # the global linear model (fitted on the training patterns, as fit does)
     X = np.array([np.r_[1.0, k] for k, _ in lib])
     Y = np.array([v for _, v in lib])
+    ridge = s.ridge if s.ridge is not None else DEFAULT_RIDGE  # the mean has no linear part
     G = X.T @ X
-    G += np.eye(len(G)) * (fc.ridge * np.trace(G) / len(G) + 1e-12)
+    G += np.eye(len(G)) * (ridge * np.trace(G) / len(G) + 1e-12)
     beta = np.linalg.solve(G, X.T @ Y)
     out = np.full(len(z), np.nan)
     for t in range(len(z)):
@@ -82,7 +84,7 @@ def reference_forecast(fc, train, y, h, n_train_rows_in_y):
             A = np.column_stack([np.ones(len(keys)), keys - q])
             Gl = A.T @ (w[:, None] * A)
             scale = np.trace(Gl[1:, 1:]) / (A.shape[1] - 1)
-            Gl += np.diag([1e-12] + [fc.ridge * scale + 1e-12] * (A.shape[1] - 1))
+            Gl += np.diag([1e-12] + [ridge * scale + 1e-12] * (A.shape[1] - 1))
             out[t] = np.linalg.solve(Gl, A.T @ (w * vals))[0]
     return out * fc.scale_[0] + fc.mean_[0]
 

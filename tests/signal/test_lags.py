@@ -112,3 +112,55 @@ def test_one_row_kernel_rounds_like_the_last_row_of_attend_lags(m, exclude_self,
         exclude_self=exclude_self,
     )
     np.testing.assert_array_equal(one, fast[0])
+
+
+@pytest.mark.parametrize("degree", [1, 2])
+@pytest.mark.parametrize("mode", ["plain", "decay", "times", "twosided"])
+def test_local_polynomial_kernel_matches_reference(degree, mode):
+    rng = np.random.default_rng(degree * 7)
+    C = 2
+    x = np.cumsum(rng.normal(size=(80, C)), axis=0) * 0.2
+    x[30:33] = np.nan
+    pad = np.full((9, C), np.nan)
+    full = np.concatenate([pad, x, pad])
+    E = delay_embedding(full, 2)
+    times = np.concatenate(
+        [np.full(9, np.nan), np.cumsum(rng.uniform(0.2, 2, 80)), np.full(9, np.nan)]
+    )
+    kw = dict(sigma=0.9, degree=degree)
+    lag_min = 0
+    if mode == "decay":
+        kw["decay"] = 0.85
+    elif mode == "times":
+        kw.update(times=times, tau=2.5)
+    elif mode == "twosided":
+        lag_min = -8
+    fast = attend_lags(E, full, (9, 89), lag_min, 8, block_elems=64, **kw)
+    ref = attend_lags_reference(E, full, (9, 89), lag_min, 8, **kw)
+    np.testing.assert_allclose(fast, ref, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("degree", [0, 2, 3])
+def test_the_uniform_kernel_is_a_savitzky_golay_filter(degree):
+    from scipy.signal import savgol_filter
+
+    x = np.random.default_rng(3).normal(size=(200, 1))
+    W = 6  # two-sided: 2W - 1 = 11 samples
+    full = np.concatenate([np.full((W - 1, 1), np.nan), x, np.full((W - 1, 1), np.nan)])
+    got = attend_lags(full, full, (W - 1, W - 1 + 200), -(W - 1), W - 1, sigma=np.inf,
+                      degree=degree)  # fmt: skip
+    want = savgol_filter(x[:, 0], 2 * W - 1, degree, mode="interp")
+    inner = slice(W - 1, 200 - W + 1)  # savgol_filter fits the edges differently
+    # equal up to the tiny ridge (1e-9) that keeps the normal equations solvable
+    np.testing.assert_allclose(got[inner, 0], want[inner], rtol=1e-6, atol=1e-8)
+
+
+def test_a_sweep_equals_one_call_per_configuration():
+    x = np.random.default_rng(4).normal(size=(150, 2))
+    full = np.concatenate([np.full((7, 2), np.nan), x])
+    E = delay_embedding(full, 3)
+    configs = [(0.5, 0), (2.0, 1), (np.inf, 2), (0.5, 0)]
+    many = attend_lags(E, full, (7, 157), 0, 7, configs=configs, decay=0.9, block_elems=50)
+    for (s, p), got in zip(configs, many):
+        one = attend_lags(E, full, (7, 157), 0, 7, sigma=s, degree=p, decay=0.9, block_elems=50)
+        np.testing.assert_array_equal(got, one)

@@ -193,9 +193,9 @@ register(
 
 # ------------------------------------------------------------ projection denoisers
 def _proj_denoise_grid(ctx):
-    # sigma is chosen inside fit() on the training split (error on a held-out tail against
-    # the clean target when given, SURE otherwise)
-    return _prod(window=[8, 16, 32, 64], embedding=[1, 4])
+    # the default fit() chooses everything (window, embedding, degree, sigma) on the training
+    # split: the error on a held-out tail against the clean target when given, SURE otherwise
+    return [{}]
 
 
 def _residual_denoise_grid(ctx):

@@ -42,11 +42,16 @@ MODELS = ("mean", "local_linear", "linear", "hybrid")
 #: simplest first, for the choice among candidates that are about as good as the best
 _MODEL_RANK = {"linear": 0, "hybrid": 1, "mean": 2, "local_linear": 3}
 _NEIGHBOUR_MODELS = ("mean", "local_linear", "hybrid")
+#: relative ridges tried by default: nearly none (smooth, nearly noise-free series need
+#: precise slopes) to a firm one (short or noisy series)
+RIDGES = (1e-9, 1e-6, 1e-3)
+DEFAULT_RIDGE = 1e-3  # a structure saved without one (version 0.2.0 files)
 
 
 @dataclass(frozen=True)
 class Structure:
-    """One analogue forecaster: embedding E, delay τ, k neighbours, kernel width, model."""
+    """One analogue forecaster: embedding E, delay τ, k neighbours, kernel width, model and
+    the relative ridge of its linear fits (None for the weighted mean, which has none)."""
 
     embedding: int
     delay: int
@@ -54,6 +59,7 @@ class Structure:
     bandwidth: float | None  # adaptive width (times the k-th neighbour's distance)
     sigma: float | None  # fixed width (standardised units), when given instead
     model: str
+    ridge: float | None = None
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)  # flat fields: no deep copy needed
@@ -89,12 +95,13 @@ def default_delays(z: np.ndarray, max_embedding: int) -> list[int]:
 class AnalogueData:
     """Embeddings, futures and global linear fits of one series for one (E, τ).
 
-    ``futures[:, i]`` is ``z[t + horizons[i]]`` (NaN past the end); ``linear`` holds the
+    ``futures[:, i]`` is ``z[t + horizons[i]]`` (NaN past the end); :meth:`linear` applies the
     ridge coefficients of each horizon fitted on the rows whose embedding and futures are all
-    known (the training library).
+    known (the training library), one fit per relative ridge in ``ridges`` (None: a series
+    to forecast from, which borrows the training fit).
     """
 
-    def __init__(self, z, embedding, delay, horizons, ridge):
+    def __init__(self, z, embedding, delay, horizons, ridges):
         self.keys = delay_embedding(z, embedding, delay=delay)  # (T, E*C)
         T, C = z.shape
         self.C = C
@@ -105,47 +112,56 @@ class AnalogueData:
                 fut[: T - h, i] = z[h:]
         self.futures = fut
         self.usable = np.isfinite(self.keys).all(1) & np.isfinite(fut).all(axis=(1, 2))
-        self.coef = self.hat_diag = None
-        if ridge is None:  # a series to forecast from: it borrows the training fit
+        self.coef, self.hat_diag = {}, {}
+        if ridges is None:  # a series to forecast from: it borrows the training fit
             return
         X = self._design(self.keys[self.usable])
         Y = fut[self.usable].reshape(len(X), -1)
-        G = X.T @ X
-        G[np.diag_indices_from(G)] += ridge * np.trace(G) / G.shape[0] + 1e-12
-        self.coef = np.linalg.solve(G, X.T @ Y)
-        self.hat_diag = np.einsum("ij,ji->i", X, np.linalg.solve(G, X.T))
+        G0, XtY = X.T @ X, X.T @ Y
+        for ridge in ridges:
+            G = G0.copy()
+            G[np.diag_indices_from(G)] += ridge * np.trace(G0) / G.shape[0] + 1e-12
+            self.coef[ridge] = np.linalg.solve(G, XtY)
+            self.hat_diag[ridge] = np.einsum("ij,ji->i", X, np.linalg.solve(G, X.T))
 
     @staticmethod
     def _design(keys):
         return np.concatenate([np.ones((len(keys), 1)), keys], axis=1)
 
-    def linear(self, keys) -> np.ndarray:
+    def linear(self, keys, ridge) -> np.ndarray:
         """(N, n_horizons, C) global linear forecasts from embeddings ``keys``."""
-        return (self._design(keys) @ self.coef).reshape(len(keys), len(self.horizons), self.C)
+        pred = self._design(keys) @ self.coef[ridge]
+        return pred.reshape(len(keys), len(self.horizons), self.C)
 
 
-def _neighbour_forecasts(model, w, keys_nb, query_keys, targets, resid, lin_q, ridge):
-    """(Q, n_h, C) forecasts of one neighbour model; targets / resid (Q, k, n_h, C)."""
+def _neighbour_forecasts(model, w, keys_nb, query_keys, targets, resid, lin_q, ridges):
+    """Forecasts (Q, n_h, C) of one neighbour model, one per ridge in ``ridges`` for the
+    models with a linear part (a list); targets / resid (Q, k, n_h, C), ``resid`` and
+    ``lin_q`` dicts by ridge for the hybrid."""
     Q, k, nh, C = targets.shape
     if model == "mean":
-        return weighted_mean(w, targets.reshape(Q, k, -1)).reshape(Q, nh, C)
+        return [weighted_mean(w, targets.reshape(Q, k, -1)).reshape(Q, nh, C)]
     if model == "hybrid":
-        return lin_q + weighted_mean(w, resid.reshape(Q, k, -1)).reshape(Q, nh, C)
-    flat = local_linear(w, keys_nb, query_keys, targets.reshape(Q, k, -1), ridge)
-    return flat.reshape(Q, nh, C)
+        return [
+            lin_q[r] + weighted_mean(w, resid[r].reshape(Q, k, -1)).reshape(Q, nh, C)
+            for r in ridges
+        ]
+    flat = local_linear(w, keys_nb, query_keys, targets.reshape(Q, k, -1), list(ridges))
+    return [f.reshape(Q, nh, C) for f in flat]
 
 
 def _weights(dist, s: Structure):
     return kernel_weights(dist[:, : s.n_neighbors], s.bandwidth, s.sigma)
 
 
-def choose_structures(z, horizon, candidates, *, ridge, max_queries, verbose=False):
+def choose_structures(z, horizon, candidates, *, max_queries, verbose=False):
     """Leave-one-out choice of a structure per anchor horizon.
 
     ``candidates``: dict of lists -- ``embedding``, ``delay``, ``n_neighbors`` (a function of
     the embedding's dimension D), ``width`` (a list of ``("bandwidth", s)`` or
-    ``("sigma", s)``), ``model``, and ``linear_embedding`` (longer embeddings tried for the
-    linear model alone, which is cheap). Every candidate is scored on the same query times, so
+    ``("sigma", s)``), ``model``, ``ridge`` (relative ridges of the linear parts), and
+    ``linear_embedding`` (longer embeddings tried for the linear model alone, which is
+    cheap). Every candidate is scored on the same query times, so
     candidates are compared on paired errors. Returns ``(best {anchor: Structure}, rows of
     cv results)``.
     """
@@ -164,17 +180,18 @@ def choose_structures(z, horizon, candidates, *, ridge, max_queries, verbose=Fal
         for E in candidates["embedding"]:
             if (E - 1) * delay + max(anchors) + 2 >= T:
                 break
-            data = AnalogueData(z, E, delay, anchors, ridge)
+            data = AnalogueData(z, E, delay, anchors, candidates["ridge"])
             if data.usable.sum() < 4:
                 break
-            improved = _score_embedding(data, queries, E, delay, candidates, ridge, scores)
+            improved = _score_embedding(data, queries, E, delay, candidates, scores)
             since_better = 0 if improved else since_better + 1
             if since_better >= 3 and len(candidates["embedding"]) > 3:
                 break  # three embeddings in a row without a better score: stop growing E
     if "linear" in candidates["model"]:
         for E in lin_only:
             if E > max(candidates["embedding"]) and E - 1 + max(anchors) + 2 < T:
-                _score_linear(AnalogueData(z, E, 1, anchors, ridge), queries, E, 1, scores)
+                data = AnalogueData(z, E, 1, anchors, candidates["ridge"])
+                _score_linear(data, queries, E, 1, scores)
     chosen = {h: scores.simplest_near_best(i) for i, h in enumerate(anchors)}
     if verbose:
         for i, (h, s) in enumerate(chosen.items()):
@@ -184,7 +201,7 @@ def choose_structures(z, horizon, candidates, *, ridge, max_queries, verbose=Fal
 
 def _complexity(s: Structure) -> tuple:
     width = s.bandwidth if s.bandwidth is not None else (s.sigma or 0.0)
-    return (_MODEL_RANK[s.model], s.embedding, -s.n_neighbors, -width)
+    return (_MODEL_RANK[s.model], s.embedding, -s.n_neighbors, -width, -(s.ridge or 0.0))
 
 
 class _Scores:
@@ -230,14 +247,19 @@ def _score_linear(data, queries, E, delay, scores) -> bool:
     """Exact leave-one-out error of the global ridge fit: residual / (1 - leverage)."""
     usable_rows = np.flatnonzero(data.usable)
     pos = np.searchsorted(usable_rows, queries)
-    ok = (pos < len(usable_rows)) & (usable_rows[np.minimum(pos, len(usable_rows) - 1)] == queries)
-    resid = data.futures[queries] - data.linear(np.nan_to_num(data.keys[queries]))
-    leverage = np.where(ok, 1.0 - data.hat_diag[np.minimum(pos, len(usable_rows) - 1)], np.nan)
-    loo = resid / leverage[:, None, None]
-    return scores.record(Structure(E, delay, 0, None, None, "linear"), np.nanmean(loo**2, axis=2))
+    at = np.minimum(pos, len(usable_rows) - 1)
+    ok = (pos < len(usable_rows)) & (usable_rows[at] == queries)
+    improved = False
+    for ridge in data.coef:
+        resid = data.futures[queries] - data.linear(np.nan_to_num(data.keys[queries]), ridge)
+        leverage = np.where(ok, 1.0 - data.hat_diag[ridge][at], np.nan)
+        loo = resid / leverage[:, None, None]
+        s = Structure(E, delay, 0, None, None, "linear", ridge)
+        improved |= scores.record(s, np.nanmean(loo**2, axis=2))
+    return improved
 
 
-def _score_embedding(data, queries, E, delay, candidates, ridge, scores) -> bool:
+def _score_embedding(data, queries, E, delay, candidates, scores) -> bool:
     """Score every (k, width, model) of one embedding; True if any anchor's best improved."""
     improved = False
     if "linear" in candidates["model"]:
@@ -248,8 +270,9 @@ def _score_embedding(data, queries, E, delay, candidates, ridge, scores) -> bool
     D = data.keys.shape[1]
     truth = data.futures[queries]  # (Q, n_anchor, C)
     keys = np.where(data.usable[:, None], data.keys, np.nan)  # unusable rows are no keys
-    lin_all = data.linear(np.nan_to_num(data.keys))
-    resid = data.futures - lin_all
+    ridges = list(data.coef)
+    lin_all = {r: data.linear(np.nan_to_num(data.keys), r) for r in ridges}
+    resid = {r: data.futures - lin_all[r] for r in ridges}
     n_keys = int(data.usable.sum())
     ks = sorted({min(k, n_keys - 1) for k in candidates["n_neighbors"](D)})
     excl = (E - 1) * delay + max(scores.anchors)
@@ -258,7 +281,7 @@ def _score_embedding(data, queries, E, delay, candidates, ridge, scores) -> bool
     for k in ks:
         nb_keys = keys[safe[:, :k]]
         targets = data.futures[safe[:, :k]]
-        res_nb = resid[safe[:, :k]]
+        res_nb = {r: resid[r][safe[:, :k]] for r in ridges}
         for kind, value in candidates["width"]:
             s0 = Structure(E, delay, k, value if kind == "bandwidth" else None,
                            value if kind == "sigma" else None, "mean")  # fmt: skip
@@ -266,26 +289,28 @@ def _score_embedding(data, queries, E, delay, candidates, ridge, scores) -> bool
             for model in models:
                 if model == "local_linear" and len(ks) > 1 and k == ks[0] and k <= D + 1:
                     continue  # a slope per dimension needs more than D + 1 neighbours
-                s = Structure(**{**s0.as_dict(), "model": model})
-                pred = _neighbour_forecasts(
+                preds = _neighbour_forecasts(
                     model, w, nb_keys, np.nan_to_num(data.keys[queries]), targets, res_nb,
-                    lin_all[queries], ridge,
+                    {r: lin[queries] for r, lin in lin_all.items()}, ridges,
                 )  # fmt: skip
-                improved |= scores.record(s, np.nanmean((pred - truth) ** 2, axis=2))
+                for r, pred in zip([None] if model == "mean" else ridges, preds):
+                    s = Structure(**{**s0.as_dict(), "model": model, "ridge": r})
+                    improved |= scores.record(s, np.nanmean((pred - truth) ** 2, axis=2))
     return improved
 
 
-def forecast(train, y, overlap, s: Structure, horizons, ridge):
+def forecast(train, y, overlap, s: Structure, horizons):
     """(T, len(horizons), C) forecasts of every origin of ``y`` with structure ``s``.
 
     The keys are the training series' patterns (always allowed: what ``fit`` saw) and the
     patterns of ``y`` after its first ``overlap`` rows (which repeat training rows), each
     usable from origin t once its future is known (``j <= t - max(horizons)``).
     """
-    lib = AnalogueData(train, s.embedding, s.delay, horizons, ridge)
+    ridge = DEFAULT_RIDGE if s.ridge is None else s.ridge  # the mean has no linear part
+    lib = AnalogueData(train, s.embedding, s.delay, horizons, [ridge])
     new = AnalogueData(y, s.embedding, s.delay, horizons, None)
     q_keys = new.keys
-    lin_q = lib.linear(np.nan_to_num(q_keys))
+    lin_q = lib.linear(np.nan_to_num(q_keys), ridge)
     if s.model == "linear":
         out = lin_q
     else:
@@ -297,12 +322,12 @@ def forecast(train, y, overlap, s: Structure, horizons, ridge):
         dist, idx = causal_neighbours(q_keys, s.n_neighbors, H, keys=own_keys, library=lib_keys)
         all_keys = np.concatenate([lib.keys, new.keys])
         all_fut = np.concatenate([lib.futures, new.futures])
-        all_lin = np.concatenate([lib.linear(np.nan_to_num(lib.keys)), lin_q])
+        all_lin = np.concatenate([lib.linear(np.nan_to_num(lib.keys), ridge), lin_q])
         safe = np.maximum(idx, 0)
         w = _weights(dist, s)
         out = _neighbour_forecasts(
             s.model, w, all_keys[safe], np.nan_to_num(q_keys), all_fut[safe],
-            all_fut[safe] - all_lin[safe], lin_q, ridge,
-        )  # fmt: skip
+            {ridge: all_fut[safe] - all_lin[safe]}, {ridge: lin_q}, [ridge],
+        )[0]  # fmt: skip
     out[~np.isfinite(q_keys).all(axis=1)] = np.nan
     return out

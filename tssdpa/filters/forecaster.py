@@ -12,6 +12,7 @@ from tssdpa.estimators.base import Forecaster
 from tssdpa.estimators.selection import candidates
 from tssdpa.filters.analogues import (
     MODELS,
+    RIDGES,
     Structure,
     anchor_horizons,
     choose_structures,
@@ -63,8 +64,10 @@ class ProjectionForecaster(Forecaster):
         A fixed kernel width in standardised units instead of the adaptive one.
     model : {"mean", "local_linear", "linear", "hybrid"}, list, or None
         Default: all four.
-    ridge : float
-        Relative ridge penalty of the local-linear and linear fits.
+    ridge : float, list of float, or None
+        Relative ridge penalty of the local-linear and linear fits (default: chosen from
+        1e-9, 1e-6, 1e-3 -- smooth, clean series need precise slopes, short noisy ones a
+        firm penalty).
     library_size : int or None
         Keep only the newest this-many patterns of the fitted series as keys (default: all).
         Formerly ``window``.
@@ -101,7 +104,7 @@ class ProjectionForecaster(Forecaster):
 
     def __init__(
         self, embedding=None, horizon=1, delay=None, n_neighbors=None, bandwidth=None,
-        sigma=None, model=None, ridge=1e-3, library_size=None, max_embedding=10,
+        sigma=None, model=None, ridge=None, library_size=None, max_embedding=10,
         max_fit_samples=1000, channel_independent=False,
     ):  # fmt: skip
         self._store(locals())
@@ -123,7 +126,9 @@ class ProjectionForecaster(Forecaster):
         if self.model is not None:
             for m in candidates(self.model):
                 check_choice(m, "model", (*MODELS, "analogue"))
-        check_positive(self.ridge, "ridge", allow_zero=True)
+        if self.ridge is not None:
+            for v in candidates(self.ridge):
+                check_positive(v, "ridge", allow_zero=True)
 
     def _candidates(self, z):
         emb = candidates(self.embedding) if self.embedding is not None else None
@@ -151,6 +156,9 @@ class ProjectionForecaster(Forecaster):
             "n_neighbors": neighbours,
             "width": width,
             "model": self._models(),
+            "ridge": [float(r) for r in candidates(self.ridge)]
+            if self.ridge is not None
+            else list(RIDGES),
         }
 
     def _models(self) -> list[str]:
@@ -204,7 +212,7 @@ class ProjectionForecaster(Forecaster):
         if len(z) < self.horizon + 8:
             raise ValueError(f"y has {len(z)} samples; too few for horizon={self.horizon}")
         chosen, rows = choose_structures(
-            self._library(z), self.horizon, self._candidates(z), ridge=self.ridge,
+            self._library(z), self.horizon, self._candidates(z),
             max_queries=self.max_fit_samples, verbose=self._verbose,
         )  # fmt: skip
         if any(s is None for s in chosen.values()):
@@ -247,7 +255,7 @@ class ProjectionForecaster(Forecaster):
         out = np.full((len(a), horizon, a.shape[1]), np.nan)
         for anchor, hs in groups.items():
             s = self.structures_[anchor]
-            out[:, np.array(hs) - 1] = forecast(z_train, z, overlap, s, hs, self.ridge)
+            out[:, np.array(hs) - 1] = forecast(z_train, z, overlap, s, hs)
         return out * self.scale_ + self.mean_
 
     def _forecast_h(self, a, h):
@@ -263,7 +271,7 @@ class ProjectionForecaster(Forecaster):
         s = self.structures_[nearest_anchor(h, anchor_horizons(self.horizon))]
         z_train = self._library(standardise(self.train_, self.mean_, self.scale_))
         z = standardise(a, self.mean_, self.scale_)
-        out = forecast(z_train, z, self._overlap(a), s, [h], self.ridge)[:, 0]
+        out = forecast(z_train, z, self._overlap(a), s, [h])[:, 0]
         return out * self.scale_ + self.mean_
 
     def _prepare(self, a):

@@ -29,6 +29,7 @@ def projection_filter(
     tol=1e-6,
     min_step=None,
     dtype=np.float64,
+    degree=0,
 ):
     """Filter data along one axis with a causal (or zero-phase) projection filter.
 
@@ -88,6 +89,10 @@ def projection_filter(
         step of ``timestamps`` (and from ``zi``'s last time) is checked against it.
     dtype : numpy dtype, optional
         Compute dtype, float64 (default) or float32 (faster).
+    degree : int, optional
+        0 (default): the weighted mean; p: the weighted least-squares polynomial of degree p
+        in the time offset, evaluated at t (``sigma=inf`` with ``causal=False``: the
+        Savitzky–Golay filter of ``2 window - 1`` taps).
 
     Returns
     -------
@@ -138,6 +143,7 @@ def projection_filter(
         causal=causal,
         exclude_self=exclude_self,
         tol=tol,
+        degree=degree,
         min_step=min_step,
         dtype=dtype,
     )

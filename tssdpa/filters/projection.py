@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
-import math
 import warnings
 
 import numpy as np
@@ -11,14 +9,7 @@ import numpy as np
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
 from tssdpa.estimators.arrays import as_2d, restore
 from tssdpa.estimators.base import Denoiser, target_like
-from tssdpa.estimators.selection import (
-    candidates,
-    heldout_mse,
-    noise_scale,
-    search,
-    sigma_grid,
-    sure_mse,
-)
+from tssdpa.filters.projection_fit import AUTO, AUTO_DEFAULTS, choose_settings
 from tssdpa.signal.features import draw_features, feature_filter, initial_feature_state
 from tssdpa.signal.lagfilter import (
     check_sample_times,
@@ -29,12 +20,9 @@ from tssdpa.signal.lagfilter import (
 )
 from tssdpa.signal.missing import check_not_all_missing, fill_backward
 
-__all__ = ["ProjectionFilter", "default_sigma_grid"]
+__all__ = ["ProjectionFilter"]
 
-
-def default_sigma_grid(x2: np.ndarray, embedding: int, n: int = 14) -> np.ndarray:
-    """Candidate kernel widths scaled to the data: noise * sqrt(m C) * 2**(-2 .. 4.5)."""
-    return sigma_grid(noise_scale(x2) * math.sqrt(embedding * x2.shape[1]), -2.0, 4.5, n)
+_SETTINGS = ("window", "embedding", "degree", "sigma", "decay")
 
 
 class ProjectionFilter(Denoiser):
@@ -42,19 +30,31 @@ class ProjectionFilter(Denoiser):
 
     Output at step t: the weighted mean of the past samples x_j in the window, with weights
     ``exp(-||e_t - e_j||^2 / (2 sigma^2))`` on the delay embeddings ``e`` times ``decay**(t-j)``
-    (or ``exp(-(t_t - t_j) / tau)`` with timestamps).
+    (or ``exp(-(t_t - t_j) / tau)`` with timestamps); with ``degree`` p the weighted local
+    polynomial of degree p in time instead of the mean (``sigma=inf``: Savitzky–Golay).
+
+    ``ProjectionFilter().fit(x)`` chooses every setting left ``"auto"`` (window, embedding,
+    degree) and the kernel width from ``x`` alone (SURE) or against a ``target``; see
+    :meth:`fit` and ``docs/filters.md``.
 
     Parameters
     ----------
-    window : int, list of int, or None
-        Samples attended to (the current one included). ``None`` with ``decay`` (or ``tau``
-        and ``min_step``) gives the infinite-memory IIR filter. A list is a set of candidates
-        for :meth:`fit`.
-    embedding : int or list of int
-        Delay-embedding length m.
+    window : "auto", int, list of int, or None
+        Samples attended to (the current one included; the zero-phase filter attends to
+        ``2 window - 1`` centred ones). ``None`` with ``decay`` (or ``tau`` and ``min_step``)
+        gives the infinite-memory IIR filter. A list is a set of candidates for :meth:`fit`;
+        ``"auto"`` (default) searches 4..128 (zero-phase 2..64) and means 32 before
+        :meth:`fit`.
+    embedding : "auto", int or list of int
+        Delay-embedding length m; ``"auto"`` (default) searches 1, 3, 7 and means 1 before
+        :meth:`fit`.
+    degree : "auto", int or list of int
+        0: the weighted mean; p: the weighted least-squares polynomial of degree p in the time
+        offset, evaluated at t (follows trends without lag). ``"auto"`` (default) searches
+        0, 1, 2 (zero-phase 0, 2, 4) and means 0 before :meth:`fit`.
     sigma : float or list of float
         Kernel width used before :meth:`fit`; a list gives the candidates :meth:`fit` tries
-        (default: a grid scaled to the data's noise level).
+        (default: a grid scaled to the data's noise level, plus ``inf``, the uniform kernel).
     decay : float, list, or None
         Per-sample weight factor gamma in (0, 1].
     tau : float or None
@@ -84,18 +84,21 @@ class ProjectionFilter(Denoiser):
         Compute dtype, "float64" or "float32" (faster, ~1e-6 relative error). :meth:`step`
         computes in the same dtype as :meth:`filter`.
     max_fit_samples : int
-        :meth:`fit` scores candidates on at most this many samples (the first ones).
+        :meth:`fit` scores candidates on at most this many samples (the first ones; default
+        4000).
     holdout : float
         Fraction of the (first ``max_fit_samples``) samples, the last ones in time, on which
         :meth:`fit` scores candidates against a ``target`` (default 0.25).
 
     Attributes
     ----------
-    sigma_, window_, embedding_, decay_ : fitted settings.
+    sigma_, window_, embedding_, degree_, decay_ : fitted settings.
+    best_params_ : dict, the same settings as one dict.
+    noise_level_ : ndarray (C,), the noise level SURE used (None with a target).
     n_channels_ : int, channels seen by :meth:`fit`.
     cv_results_ : pandas.DataFrame, one row per candidate tried: its window, embedding,
-        decay, sigma and estimated mean squared error ``mse`` (SURE
-        without a target, error on the held-out tail with one).
+        degree, decay, sigma and estimated mean squared error ``mse`` (SURE without a target,
+        error on the held-out tail with one).
 
     Examples
     --------
@@ -104,7 +107,7 @@ class ProjectionFilter(Denoiser):
     >>> rng = np.random.default_rng(0)
     >>> clean = np.sign(np.sin(np.linspace(0, 20, 2000)))
     >>> noisy = clean + 0.2 * rng.normal(size=2000)
-    >>> f = ProjectionFilter(window=32).fit(noisy)
+    >>> f = ProjectionFilter().fit(noisy)
     >>> y = f.filter(noisy)
     >>> bool(np.mean((y - clean) ** 2) < np.mean((noisy - clean) ** 2))
     True
@@ -113,9 +116,9 @@ class ProjectionFilter(Denoiser):
     """
 
     def __init__(
-        self, window=32, embedding=1, sigma=1.0, decay=None, tau=None, causal=True,
-        exclude_self=False, tol=1e-6, min_step=None, recurrent=None, n_features=256,
-        feature_map="centres", random_state=0, dtype="float64", max_fit_samples=20000, holdout=0.25,
+        self, window=AUTO, embedding=AUTO, degree=AUTO, sigma=1.0, decay=None, tau=None,
+        causal=True, exclude_self=False, tol=1e-6, min_step=None, recurrent=None, n_features=256,
+        feature_map="centres", random_state=0, dtype="float64", max_fit_samples=4000, holdout=0.25,
     ):  # fmt: skip
         self._store(locals())
 
@@ -123,17 +126,16 @@ class ProjectionFilter(Denoiser):
     def _settings(self, **override) -> dict:
         """The scalar settings in force: fitted values if fitted, else the parameters."""
         out = dict(override)
-        for name in ("window", "embedding", "sigma", "decay"):
+        for name in _SETTINGS:
             if name in out:
                 continue
-            fitted = getattr(self, name + "_", None)
             if hasattr(self, name + "_"):
-                out[name] = fitted
+                out[name] = getattr(self, name + "_")
                 continue
             v = getattr(self, name)
             if isinstance(v, (list, tuple, np.ndarray)):
                 raise ValueError(f"{name} is a list of candidates: call fit() first")
-            out[name] = v
+            out[name] = AUTO_DEFAULTS[name] if isinstance(v, str) and v == AUTO else v
         return out
 
     def _validate_params(self) -> None:
@@ -161,6 +163,7 @@ class ProjectionFilter(Denoiser):
             tol=self.tol,
             min_step=self.min_step,
             dtype=self.dtype,
+            degree=s["degree"],
         )
 
     def _times(self, meta, timestamps, n):
@@ -173,11 +176,12 @@ class ProjectionFilter(Denoiser):
 
     # ------------------------------------------------------------------ fit
     def fit(self, x, target=None, timestamps=None):
-        """Choose sigma (and window / embedding / decay candidates) by estimated held-out error.
+        """Choose the settings left ``"auto"`` (or given as lists) and sigma by estimated error.
 
-        Every candidate (the sigma grid, or ``sigma`` given as a list, times the ``window`` /
-        ``embedding`` / ``decay`` lists) filters the first ``max_fit_samples`` samples as
-        configured (``exclude_self`` as set); the lowest score wins.
+        Every candidate -- the window, embedding, degree and decay candidates times the sigma
+        grid (a grid scaled to the noise level plus ``inf``, or ``sigma`` given as a list) --
+        filters the first ``max_fit_samples`` samples as configured (``exclude_self`` as set);
+        the lowest score wins (:mod:`tssdpa.filters.projection_fit`).
 
         * With ``target``: the mean squared error against ``target`` on a held-out tail, the
           last ``holdout`` fraction (default 25%) of those samples. The filter has no trained
@@ -186,14 +190,16 @@ class ProjectionFilter(Denoiser):
           series (the tail's outputs use the samples before it as history, as they would in
           use).
         * Without ``target`` (self-supervised): Stein's unbiased risk estimate (SURE) on all of
-          those samples, ``mean((y - x)^2) - s^2 + 2 s^2 div / N`` with the robust noise level
-          ``s`` per channel and the divergence ``div = sum dy_t/dx_t`` estimated with one
+          those samples, ``mean((y - x)^2) - s^2 + 2 s^2 div / N`` with the noise level ``s``
+          per channel (:func:`~tssdpa.estimators.selection.noise_level`, stored as
+          ``noise_level_``) and the divergence ``div = sum dy_t/dx_t`` estimated with one
           random +-1 probe. For additive white Gaussian noise its expectation equals the mean
           squared error against the unseen clean signal -- the quantity a held-out clean set
           would estimate -- because the divergence term exactly cancels the optimism of
           comparing y with the noisy x it was computed from. No leave-one-out is involved
           (with ``embedding`` 1 the query contains the very noise being predicted, so a
-          leave-one-out score is biased towards tiny sigma).
+          leave-one-out score is biased towards tiny sigma). Noise that is not white (drift,
+          correlated noise) is partly taken for signal: give a ``target`` where one exists.
 
         Parameters
         ----------
@@ -215,34 +221,11 @@ class ProjectionFilter(Denoiser):
         tail = n - max(1, int(round(self.holdout * n)))  # first sample of the held-out tail
         times = self._times(meta, timestamps, x2.shape[0])
         times = times[:n] if times is not None else None
-        for name in ("window", "embedding", "sigma", "decay"):
+        for name in _SETTINGS:
             self.__dict__.pop(name + "_", None)
-        if tgt is None:
-            # Monte-Carlo SURE: unbiased estimate of the error against the clean signal
-            noise = np.array([noise_scale(xs[:, [c]]) for c in range(xs.shape[1])])
-            probe = np.random.default_rng(int(self.random_state)).choice([-1.0, 1.0], xs.shape)
-            eps = 1e-4
-
-        def score(candidate):
-            spec = self._spec(**candidate)
-            y = run_offline(xs, spec, times)
-            if tgt is None:
-                return sure_mse(xs, y, run_offline(xs + eps * noise * probe, spec, times),
-                                noise, probe, eps)  # fmt: skip
-            return heldout_mse(y, tgt[:n], tail)
-
-        grid = (
-            {"window": w, "embedding": m, "decay": d, "sigma": float(s)}
-            for w, m, d in itertools.product(
-                candidates(self.window), candidates(self.embedding), candidates(self.decay)
-            )
-            for s in (
-                candidates(self.sigma)
-                if isinstance(self.sigma, (list, tuple, np.ndarray))
-                else default_sigma_grid(xs, int(m))
-            )
+        self.best_params_, self.cv_results_, self.noise_level_ = choose_settings(
+            self, xs, times, None if tgt is None else tgt[:n], tail
         )
-        self.best_params_, self.cv_results_ = search(grid, score)
         for name, value in self.best_params_.items():
             setattr(self, name + "_", value)
         self.n_channels_ = x2.shape[1]
@@ -278,6 +261,8 @@ class ProjectionFilter(Denoiser):
         s = self._settings()
         if s["decay"] is None and self.tau is None:
             raise ValueError("recurrent='features' needs decay or tau (an infinite-memory filter)")
+        if s["degree"] or not np.isfinite(s["sigma"]):
+            raise ValueError("recurrent='features' needs degree=0 and a finite sigma")
         if not self.causal:
             raise ValueError("recurrent='features' is causal only")
         drawn_for = getattr(self, "_features_drawn_for", None)
@@ -418,7 +403,8 @@ class ProjectionFilter(Denoiser):
         d = self.__dict__
         key = (
             d.get("window_"), d.get("embedding_"), d.get("sigma_"), d.get("decay_"),
-            self.window, self.embedding, self.sigma, self.decay, self.tau, self.causal,
+            d.get("degree_"), self.window, self.embedding, self.degree, self.sigma, self.decay,
+            self.tau, self.causal,
             self.exclude_self, self.tol, self.min_step, self.dtype,
         )  # fmt: skip
         cache = self.__dict__.get("_step_cache")
@@ -443,6 +429,7 @@ class ProjectionFilter(Denoiser):
     _fitted_schema = {
         "window_": (int, type(None)),
         "embedding_": (int,),
+        "degree_": (int,),
         "sigma_": (float,),
         "decay_": (float, type(None)),
         "n_channels_": (int,),

@@ -42,12 +42,13 @@ class FilterSpec:
 
     window: int
     embedding: int
-    sigma: float
+    sigma: float  # inf: the uniform kernel (a moving average or Savitzky–Golay filter)
     decay: float | None  # per-sample factor gamma, or None
     tau: float | None  # time constant (time units) when timestamps are used
     causal: bool
     exclude_self: bool
     dtype: np.dtype
+    degree: int = 0  # 0: weighted mean; p: weighted local polynomial of degree p in time
 
     @property
     def history(self) -> int:
@@ -67,12 +68,14 @@ def resolve_spec(
     tol,
     min_step,
     dtype,
+    degree=0,
 ) -> FilterSpec:
     """Validate user settings and work out how many lags the filter needs."""
     embedding = check_int(embedding, "embedding")
+    degree = check_int(degree, "degree", minimum=0)
     if window is not None:
         window = check_int(window, "window")
-    sigma = check_positive(sigma, "sigma")
+    sigma = check_positive(sigma, "sigma", allow_inf=True)
     if decay is not None:
         decay = check_decay(decay)
     if tau is not None:
@@ -104,6 +107,7 @@ def resolve_spec(
         causal=bool(causal),
         exclude_self=bool(exclude_self),
         dtype=dtype,
+        degree=degree,
     )
 
 
@@ -122,11 +126,14 @@ def check_sample_times(times, n: int, name: str = "timestamps", min_step=None) -
     return times
 
 
-def run_causal(x2, state, spec: FilterSpec, times=None, hist_times=None, min_step=None):
+def run_causal(
+    x2, state, spec: FilterSpec, times=None, hist_times=None, min_step=None, configs=None
+):
     """Filter (T, C) ``x2`` from ``state``; returns (y, new_state, new_times or None).
 
     ``state`` (H + 1, C): the last H = ``spec.history`` input samples (NaN = none), then the
-    last defined output (NaN = none yet), which rows without any usable key repeat.
+    last defined output (NaN = none yet), which rows without any usable key repeat. With
+    ``configs`` (a list of (sigma, degree)), ``y`` is a list: one output per configuration.
     """
     H = spec.history
     hist, hold = state[:H], state[H]
@@ -144,20 +151,21 @@ def run_causal(x2, state, spec: FilterSpec, times=None, hist_times=None, min_ste
             raise ValueError("timestamps must continue after the state's last timestamp")
         if last.size and T and min_step is not None and times[0] - last[-1] < min_step:
             raise ValueError(f"timestamps have a step smaller than min_step={min_step}")
-    y = attend_lags(
+    ys = attend_lags(
         E,
         full,
         (H, H + T),
         0,
         spec.window - 1,
-        sigma=spec.sigma,
+        configs=configs or [(spec.sigma, spec.degree)],
         decay=spec.decay,
         times=full_times,
         tau=spec.tau,
         exclude_self=spec.exclude_self,
         fallback=full[H:] if spec.exclude_self else None,
     )
-    y, hold = fill_forward(y, hold.astype(spec.dtype))
+    filled = [fill_forward(y, hold.astype(spec.dtype)) for y in ys]
+    y, hold = filled[0] if configs is None else ([f[0] for f in filled], filled[0][1])
     new_state = np.empty((H + 1, x2.shape[1]), dtype=np.float64)
     new_state[:H] = full[full.shape[0] - H :]
     new_state[H] = hold
@@ -168,18 +176,19 @@ def run_causal(x2, state, spec: FilterSpec, times=None, hist_times=None, min_ste
     return y, new_state, None
 
 
-def run_offline(x2, spec: FilterSpec, times=None):
+def run_offline(x2, spec: FilterSpec, times=None, configs=None):
     """One-shot filter of (T, C) ``x2`` (no state): causal from an empty state with the
-    leading undefined rows back-filled, or the zero-phase filter."""
+    leading undefined rows back-filled, or the zero-phase filter. With ``configs`` (a list of
+    (sigma, degree)) a list of outputs, one per configuration, sharing the distances."""
     if not spec.causal:
-        return run_noncausal(x2, spec, times)
+        return run_noncausal(x2, spec, times, configs)
     state = np.full((spec.history + 1, x2.shape[1]), np.nan)
     hist_times = np.full(spec.history, np.nan) if spec.tau is not None else None
-    y, _, _ = run_causal(x2, state, spec, times, hist_times)
-    return fill_backward(y)
+    y, _, _ = run_causal(x2, state, spec, times, hist_times, configs=configs)
+    return fill_backward(y) if configs is None else [fill_backward(v) for v in y]
 
 
-def run_noncausal(x2, spec: FilterSpec, times=None):
+def run_noncausal(x2, spec: FilterSpec, times=None, configs=None):
     """Zero-phase (two-sided) filter of (T, C) ``x2`` with a centred embedding."""
     K = spec.window
     T, C = x2.shape
@@ -198,14 +207,14 @@ def run_noncausal(x2, spec: FilterSpec, times=None):
         (K - 1, K - 1 + T),
         -(K - 1),
         K - 1,
-        sigma=spec.sigma,
+        configs=configs or [(spec.sigma, spec.degree)],
         decay=spec.decay,
         times=full_times,
         tau=spec.tau,
         exclude_self=spec.exclude_self,
         fallback=full[K - 1 : K - 1 + T] if spec.exclude_self else None,
     )
-    return fill_between(y)
+    return fill_between(y[0]) if configs is None else [fill_between(v) for v in y]
 
 
 def step_newest(spec: FilterSpec, state, sample: np.ndarray, timestamp=None, min_step=None):
@@ -216,8 +225,10 @@ def step_newest(spec: FilterSpec, state, sample: np.ndarray, timestamp=None, min
     are finite and the times are consistent (then the output row always has a usable key);
     returns ``(y (C,), new_state)`` equal to :func:`run_causal` on that one sample, computed in
     the filter's dtype. None sends the caller to :func:`run_causal`, which also raises the
-    errors for inconsistent input.
+    errors for inconsistent input. A local polynomial (``degree`` > 0) takes the general path.
     """
+    if spec.degree:
+        return None
     H = spec.history
     times = t_now = None
     if spec.tau is not None:

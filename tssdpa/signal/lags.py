@@ -70,7 +70,9 @@ def attend_lags(
     lag_min: int,
     lag_max: int,
     *,
-    sigma: float,
+    sigma: float | None = None,
+    degree: int = 0,
+    configs: list[tuple[float, int]] | None = None,
     decay: float | None = None,
     decay_origin: int = 0,
     times: np.ndarray | None = None,
@@ -79,25 +81,31 @@ def attend_lags(
     fallback: np.ndarray | None = None,
     block_elems: int = 1 << 18,
     n_threads: int = 1,
-) -> np.ndarray:
+):
     """Fast blocked projection over lags ``lag_min..lag_max`` for query rows ``rows[0]:rows[1]``.
 
     The caller pads ``E``/``V``/``times`` so that every key index ``t - l`` lies inside the table.
-    Returns (n_rows, C) in the dtype of ``E``.
+    ``degree`` 0 is the weighted mean; ``degree`` p > 0 the weighted local polynomial of degree
+    p in the time offset ``j - t``, evaluated at the query's time (with ``sigma = inf`` the
+    uniform kernel: a moving average, or a Savitzky–Golay filter, of the window). Returns
+    (n_rows, C) in the dtype of ``E``; with ``configs`` (a list of (sigma, degree)) a list
+    of them, one per configuration, sharing one distance computation.
     """
+    single = configs is None
+    configs = [(sigma, degree)] if single else list(configs)
     start, stop = rows
     n_rows = stop - start
     n_emb = E.shape[1]
     n_ch = V.shape[1]
     dtype = E.dtype
-    out = np.empty((n_rows, n_ch), dtype=dtype)
+    outs = [np.empty((n_rows, n_ch), dtype=dtype) for _ in configs]
     if n_rows == 0:
-        return out
+        return outs[0] if single else outs
     if start - lag_max < 0 or stop - 1 - lag_min >= E.shape[0]:
         raise IndexError("key range outside the padded table (internal error)")
     lags = np.arange(lag_max, lag_min - 1, -1)  # window position k <-> lag lags[k]; keys ascend
     n_lags = lags.size
-    inv2s2 = dtype.type(0.5 / (float(sigma) ** 2))
+    inv2s2s = [dtype.type(0.5 / (float(s) ** 2)) for s, _ in configs]
     decay_term = decay_logits(lags, decay, dtype, decay_origin)
     self_pos = None
     if exclude_self and lag_min <= 0 <= lag_max:
@@ -107,6 +115,7 @@ def attend_lags(
     block = max(1, block_elems // n_lags)
     use_times = times is not None and tau is not None
     inv_tau = 1.0 / tau if use_times else None
+    powers = _offset_powers(lags, max(p for _, p in configs))
 
     def run_block(a: int) -> None:
         b = min(stop, a + block)
@@ -141,14 +150,12 @@ def attend_lags(
                 diff = np.subtract(Eq[:, d : d + 1], key_view(d))
                 np.multiply(diff, diff, out=diff)
                 dist += diff
-        logits = np.multiply(dist, -inv2s2, out=dist).astype(dtype, copy=False)
-        if decay_term is not None:
-            logits += decay_term
+        extra = None  # logits that do not depend on sigma
         valid = None
         if use_times:
             Tw = sliding_window_view(times[k0:k1], n_lags)  # (n, L)
             dt = np.abs(times[a:b, None] - Tw)
-            logits -= (dt * inv_tau).astype(dtype, copy=False)
+            extra = (dt * inv_tau).astype(dtype, copy=False)
             valid = ~np.isnan(dt)
         if has_nan:
             Vw = sliding_window_view(Vk, n_lags, axis=0)  # (n, C, L)
@@ -158,30 +165,53 @@ def attend_lags(
             if valid is None:
                 valid = np.ones((n, n_lags), dtype=bool)
             valid[:, self_pos] = False
-        if valid is not None:
-            logits = np.where(valid, logits, -np.inf)
-        if self_is_max and valid is None:
-            empty = np.zeros(n, dtype=bool)
-        else:
-            mx = logits.max(axis=1, keepdims=True)
-            empty = ~np.isfinite(mx[:, 0])
-            if empty.any():
-                mx[empty] = 0.0
-            logits -= mx
-        w = np.exp(logits, out=logits)
-        den = w.sum(axis=1)
-        num = np.empty((n, n_ch), dtype=dtype)
         VkT = Vk.T.copy() if n_ch > 1 else Vk[:, 0][None]
-        for c in range(n_ch):
-            vals = sliding_window_view(VkT[c], n_lags)  # (n, L)
+        vals = [sliding_window_view(VkT[c], n_lags) for c in range(n_ch)]  # (n, L) each
+        if valid is not None:
+            vals = [np.where(valid, v, 0.0) for v in vals]
+        # configurations sharing a sigma share the weights: one exp per distinct sigma
+        by_sigma: dict[float, list[int]] = {}
+        for i, (s, _) in enumerate(configs):
+            by_sigma.setdefault(float(s), []).append(i)
+        last = len(by_sigma) - 1
+        for g, members in enumerate(by_sigma.values()):
+            inv2s2 = inv2s2s[members[0]]
+            # the last sigma may work in place on the distances
+            logits = np.multiply(dist, -inv2s2, out=dist if g == last else None)
+            logits = logits.astype(dtype, copy=False)
+            if decay_term is not None:
+                logits += decay_term
+            if extra is not None:
+                logits -= extra
             if valid is not None:
-                vals = np.where(valid, vals, 0.0)
-            num[:, c] = np.einsum("nl,nl->n", w, vals)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            res = num / den[:, None]
-        if empty.any():
-            res[empty] = np.nan if fallback is None else fallback[a - start : b - start][empty]
-        out[a - start : b - start] = res
+                logits = np.where(valid, logits, -np.inf)
+            if self_is_max and valid is None:
+                empty = np.zeros(n, dtype=bool)
+            else:
+                mx = logits.max(axis=1, keepdims=True)
+                empty = ~np.isfinite(mx[:, 0])
+                if empty.any():
+                    mx[empty] = 0.0
+                logits -= mx
+            w = np.exp(logits, out=logits)
+            poly = [i for i in members if configs[i][1] > 0]
+            if poly:
+                fits = _local_polynomial(w, vals, powers, [configs[i][1] for i in poly])
+                results = dict(zip(poly, fits))
+            for i in members:
+                if configs[i][1] == 0:
+                    den = w.sum(axis=1)
+                    num = np.empty((n, n_ch), dtype=dtype)
+                    for c in range(n_ch):
+                        num[:, c] = np.einsum("nl,nl->n", w, vals[c])
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        res = num / den[:, None]
+                else:
+                    res = results[i].astype(dtype, copy=False)
+                if empty.any():
+                    fill = np.nan if fallback is None else fallback[a - start : b - start][empty]
+                    res[empty] = fill
+                outs[i][a - start : b - start] = res
 
     starts = range(start, stop, block)
     if n_threads > 1 and len(starts) > 1:
@@ -190,7 +220,36 @@ def attend_lags(
     else:
         for a in starts:
             run_block(a)
-    return out
+    return outs[0] if single else outs
+
+
+def _offset_powers(lags: np.ndarray, degree: int) -> np.ndarray:
+    """(L, 2·degree + 1) powers of the scaled time offset ``(j - t) / max|j - t|`` of each
+    key (scaled so that the normal equations stay well conditioned)."""
+    u = -lags / max(1, int(np.abs(lags).max()))
+    return u[:, None].astype(np.float64) ** np.arange(2 * degree + 1)
+
+
+def _local_polynomial(w, vals, powers, degrees):
+    """Weighted least-squares polynomials of each degree in ``degrees`` in the time offset, per
+    row, evaluated at offset 0: their constant coefficients (a list, one (n, C) per degree).
+    ``w`` (n, L) weights, ``vals`` list of (n, L); the moments are shared by the degrees."""
+    w = w.astype(np.float64, copy=False)
+    top = max(degrees) + 1
+    moments = w @ powers[:, : 2 * top - 1]  # (n, 2P-1): sum_l w u^k
+    rhs_all = np.stack([(w * v) @ powers[:, :top] for v in vals], axis=2)  # (n, P, C)
+    ok = moments[:, 0] > 0
+    outs = []
+    for degree in degrees:
+        P = degree + 1
+        G = moments[:, np.add.outer(np.arange(P), np.arange(P))]  # Hankel (n, P, P)
+        # a tiny ridge on the slope terms keeps rows with too few keys solvable (-> the mean)
+        G[:, np.arange(1, P), np.arange(1, P)] += 1e-12 * moments[:, :1]
+        out = np.full((len(w), len(vals)), np.nan)
+        if ok.any():
+            out[ok] = np.linalg.solve(G[ok], rhs_all[ok, :P])[:, 0, :]
+        outs.append(out)
+    return outs
 
 
 def attend_newest(

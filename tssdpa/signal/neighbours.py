@@ -208,9 +208,12 @@ def weighted_mean(weights: np.ndarray, targets: np.ndarray) -> np.ndarray:
     return out
 
 
-def local_linear(weights, neighbours, queries, targets, ridge: float = 1e-3):
+def local_linear(weights, neighbours, queries, targets, ridge=1e-3):
     """Kernel-weighted local-linear estimate at each query: the intercept of the weighted
     ridge fit ``targets ≈ a + B (neighbour - query)`` over its neighbourhood.
+
+    ``ridge`` may be a list: then a list of estimates, one per ridge, sharing the normal
+    equations.
 
     ``weights`` (Q, k), ``neighbours`` (Q, k, D), ``queries`` (Q, D), ``targets`` (Q, k, V).
     The slope penalty is ``ridge`` times the mean weighted second moment of the offsets (so
@@ -225,9 +228,15 @@ def local_linear(weights, neighbours, queries, targets, ridge: float = 1e-3):
     WXt = (X * weights[:, :, None]).transpose(0, 2, 1)  # (Q, D+1, k)
     G = np.matmul(WXt, X)  # (Q, D+1, D+1)
     scale = np.trace(G[:, 1:, 1:], axis1=1, axis2=2) / max(D, 1)
-    pen = ridge * np.where(scale > 0, scale, 1.0) + 1e-12
-    G[:, np.arange(1, D + 1), np.arange(1, D + 1)] += pen[:, None]
+    scale = np.where(scale > 0, scale, 1.0)
     G[:, 0, 0] += 1e-12
-    out = np.linalg.solve(G, np.matmul(WXt, _finite(targets)))[:, 0, :]
-    out[weights.sum(axis=1) == 0] = np.nan
-    return out
+    rhs = np.matmul(WXt, _finite(targets))
+    empty = weights.sum(axis=1) == 0
+    outs = []
+    for r in ridge if isinstance(ridge, (list, tuple)) else [ridge]:
+        Gr = G.copy()
+        Gr[:, np.arange(1, D + 1), np.arange(1, D + 1)] += (r * scale + 1e-12)[:, None]
+        out = np.linalg.solve(Gr, rhs)[:, 0, :]
+        out[empty] = np.nan
+        outs.append(out)
+    return outs if isinstance(ridge, (list, tuple)) else outs[0]

@@ -29,14 +29,15 @@ def attend_lags_reference(
     E: np.ndarray, V: np.ndarray, rows: tuple[int, int], lag_min: int, lag_max: int, *,
     sigma: float, decay: float | None = None, decay_origin: int = 0,
     times: np.ndarray | None = None, tau: float | None = None, exclude_self: bool = False,
-    fallback: np.ndarray | None = None,
+    fallback: np.ndarray | None = None, degree: int = 0,
 ) -> np.ndarray:  # fmt: skip
-    """Slow, explicit-loop version of :func:`attend_lags` (float64), for tests."""
+    """Slow, explicit-loop version of :func:`attend_lags` (float64), for tests; ``degree`` > 0
+    fits the weighted polynomial in the time offset by least squares, one row at a time."""
     start, stop = rows
     n_emb = E.shape[1]
     out = np.full((stop - start, V.shape[1]), np.nan)
     for t in range(start, stop):
-        weights, values = [], []
+        weights, values, offsets = [], [], []
         for lag in range(lag_min, lag_max + 1):
             j = t - lag
             if exclude_self and lag == 0:
@@ -58,13 +59,22 @@ def attend_lags_reference(
                 logw -= abs(times[t] - times[j]) / tau
             weights.append(logw)
             values.append(V[j].astype(np.float64))
+            offsets.append(float(j - t))
         if not weights:
             if fallback is not None:
                 out[t - start] = fallback[t - start]
             continue
         lw = np.array(weights)
         w = np.exp(lw - lw.max())
-        out[t - start] = (w[:, None] * np.array(values)).sum(0) / w.sum()
+        if degree == 0:
+            out[t - start] = (w[:, None] * np.array(values)).sum(0) / w.sum()
+            continue
+        # weighted least squares of the values on 1, u, .., u^degree (u: scaled time offset)
+        u = np.array(offsets) / max(1, lag_max, -lag_min)
+        X = np.vander(u, degree + 1, increasing=True)
+        G = X.T @ (w[:, None] * X) + np.diag([0.0] + [1e-12 * w.sum()] * degree)
+        beta = np.linalg.solve(G, X.T @ (w[:, None] * np.array(values)))
+        out[t - start] = beta[0]
     return out
 
 

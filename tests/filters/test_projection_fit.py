@@ -1,0 +1,130 @@
+"""ProjectionFilter.fit with its settings left "auto": what it searches, how it scores, and
+how it compares with classical smoothers tuned on the clean signal."""
+
+import numpy as np
+import pytest
+from scipy import signal
+
+from tssdpa.data.synthetic import make_signal
+from tssdpa.estimators.selection import noise_level
+from tssdpa.filters import ProjectionFilter, projection_filter
+from tssdpa.filters.projection_fit import AUTO_CANDIDATES
+
+
+def noisy_series(name, n=2000, snr_db=10.0, seed=0, **opts):
+    clean = np.asarray(make_signal(name, n=n, seed=seed, **opts), dtype=float)
+    clean = clean if clean.ndim == 1 else clean[:, 0]
+    clean = (clean - clean.mean()) / clean.std()
+    noise_sd = 10 ** (-snr_db / 20)
+    noisy = clean + noise_sd * np.random.default_rng(seed + 1).normal(size=n)
+    return clean, noisy, noise_sd
+
+
+def mse(y, clean):
+    return float(np.mean((np.asarray(y) - clean) ** 2))
+
+
+def test_auto_settings_mean_the_version_0_1_defaults_before_fit():
+    x = np.random.default_rng(0).normal(size=300)
+    old = ProjectionFilter(window=32, embedding=1, degree=0, sigma=1.0).filter(x)
+    np.testing.assert_array_equal(ProjectionFilter().filter(x), old)
+
+
+@pytest.mark.parametrize("degree", [1, 2, 4])
+def test_uniform_kernel_with_degree_p_is_savitzky_golay(degree):
+    x = np.random.default_rng(1).normal(size=400)
+    K = 8  # zero-phase: 2K - 1 = 15 taps
+    y = ProjectionFilter(window=K, degree=degree, sigma=np.inf, causal=False).filter(x)
+    sg = signal.savgol_filter(x, 2 * K - 1, degree)
+    np.testing.assert_allclose(y[K:-K], sg[K:-K], rtol=0, atol=1e-9)
+    y_functional = projection_filter(x, window=K, sigma=np.inf, degree=degree, causal=False)
+    np.testing.assert_array_equal(y_functional, y)
+
+
+def test_fit_searches_every_auto_setting_and_keeps_the_given_ones():
+    clean, noisy, _ = noisy_series("lorenz", n=1200)
+    cv = ProjectionFilter(causal=False).fit(noisy).cv_results_
+    assert set(cv["window"]) == set(AUTO_CANDIDATES["window"][False])
+    assert set(cv["embedding"]) == set(AUTO_CANDIDATES["embedding"][False])
+    assert set(cv["degree"]) == set(AUTO_CANDIDATES["degree"][False])
+    assert np.isinf(cv["sigma"]).any()
+    f = ProjectionFilter(window=16, embedding=[1, 3], degree=0).fit(noisy)
+    assert set(f.cv_results_["window"]) == {16} and set(f.cv_results_["degree"]) == {0}
+    assert set(f.cv_results_["embedding"]) == {1, 3}
+    assert f.best_params_ == {k: getattr(f, k + "_") for k in f.best_params_}
+
+
+def test_windows_longer_than_a_quarter_of_the_data_are_not_tried():
+    _, noisy, _ = noisy_series("lorenz", n=200)
+    cv = ProjectionFilter().fit(noisy).cv_results_
+    assert cv["window"].max() <= 50
+
+
+@pytest.mark.parametrize(
+    "name, opts", [("lorenz", {}), ("mackey_glass", {}), ("henon", {}), ("logistic", {})]
+)
+@pytest.mark.parametrize("snr_db", [0.0, 20.0])
+def test_noise_level_is_close_to_the_truth_on_smooth_and_chaotic_series(name, opts, snr_db):
+    _, noisy, noise_sd = noisy_series(name, snr_db=snr_db, **opts)
+    ratio = noise_level(noisy[:, None])[0] / noise_sd
+    # an upper bound by construction (up to sampling error), tight within a third
+    assert 0.85 < ratio < 1.35
+
+
+def test_noise_level_of_a_constant_series_is_small_and_positive():
+    level = noise_level(np.ones((100, 1)))[0]
+    assert 0 < level < 1
+
+
+@pytest.mark.parametrize("name", ["henon", "logistic"])
+def test_self_supervised_fit_denoises_a_chaotic_map(name):
+    """Rough in time, so every linear smoother is worse than doing nothing; the projection
+    on the delay embedding still removes noise (SURE, no clean data)."""
+    clean, noisy, _ = noisy_series(name, snr_db=10.0)
+    y = ProjectionFilter(causal=False).fit(noisy).filter(noisy)
+    best_ma = min(mse(np.convolve(noisy, np.ones(w) / w, mode="same"), clean) for w in (1, 3, 5, 7))
+    assert best_ma == pytest.approx(mse(noisy, clean))  # identity is the best moving average
+    assert mse(y, clean) < 0.8 * mse(noisy, clean)
+
+
+@pytest.mark.parametrize("name", ["lorenz", "mackey_glass"])
+def test_self_supervised_fit_is_near_savitzky_golay_tuned_on_the_clean_signal(name):
+    clean, noisy, _ = noisy_series(name, snr_db=10.0)
+    y = ProjectionFilter(causal=False).fit(noisy).filter(noisy)
+    inner = slice(50, -50)  # the classical filters' edge handling is not compared
+    oracle = min(
+        mse(signal.savgol_filter(noisy, w, p)[inner], clean[inner])
+        for w in range(5, 101, 2)
+        for p in (2, 3, 4)
+        if p < w
+    )
+    assert mse(y[inner], clean[inner]) < 1.15 * oracle
+    assert mse(y, clean) < 0.3 * mse(noisy, clean)
+
+
+def test_fit_with_features_keeps_a_gaussian_kernel_of_degree_zero():
+    _, noisy, _ = noisy_series("lorenz", n=600)
+    f = ProjectionFilter(window=None, decay=0.9, recurrent="features", n_features=32)
+    f.fit(noisy)
+    assert set(f.cv_results_["degree"]) == {0} and np.isfinite(f.cv_results_["sigma"]).all()
+    with pytest.raises(ValueError, match="degree=0"):
+        ProjectionFilter(window=None, decay=0.9, recurrent="features", degree=1).filter(noisy)
+
+
+def test_save_load_round_trip_of_a_fitted_polynomial_or_uniform_filter(tmp_path):
+    _, noisy, _ = noisy_series("lorenz", n=600)
+    for f in (
+        ProjectionFilter(window=8, degree=2, sigma=[np.inf]).fit(noisy),
+        ProjectionFilter(window=[8, 16], degree=[1, 2]).fit(noisy),
+    ):
+        f.save(tmp_path / "f")
+        g = ProjectionFilter.load(tmp_path / "f")
+        assert (g.degree_, g.sigma_, g.window_) == (f.degree_, f.sigma_, f.window_)
+        np.testing.assert_array_equal(g.filter(noisy), f.filter(noisy))
+
+
+def test_fit_does_not_change_the_input():
+    _, noisy, _ = noisy_series("lorenz", n=600)
+    before = noisy.copy()
+    ProjectionFilter().fit(noisy)
+    np.testing.assert_array_equal(noisy, before)

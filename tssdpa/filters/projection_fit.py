@@ -1,0 +1,122 @@
+"""How :meth:`ProjectionFilter.fit` chooses its settings: the candidates and their scores.
+
+Each setting left ``"auto"`` is searched over a fixed list (:data:`AUTO_CANDIDATES`); a list
+given by the user is searched as given; a single value is kept. The kernel width ``sigma`` is
+always searched: a grid scaled to the noise level plus ``inf``, the uniform kernel (with
+``degree`` p a Savitzky–Golay filter of the window: the projection family contains the
+classical smoothers, so the search can fall back on them where the data has no structure
+the kernel could use). Every (sigma, degree) pair of one (window, embedding, decay) shares a
+single distance computation (:func:`~tssdpa.signal.lagfilter.run_offline` with ``configs``).
+
+Scores: the error against ``target`` on a held-out tail, or, without a target, Stein's
+unbiased risk estimate with the noise level of :func:`~tssdpa.estimators.selection.noise_level`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from tssdpa.estimators.selection import (
+    candidates,
+    heldout_mse,
+    noise_level,
+    search,
+    sigma_grid,
+    sure_mse,
+)
+from tssdpa.signal.lagfilter import run_offline
+
+__all__ = ["AUTO", "AUTO_CANDIDATES", "AUTO_DEFAULTS", "choose_settings", "default_sigma_grid"]
+
+AUTO = "auto"
+#: what ``"auto"`` searches, for causal (True) and zero-phase (False) filters. Causal
+#: windows count the samples attended to, zero-phase ones the half-width (2 window - 1 taps):
+#: both span about 3 to 127 taps. A centred window fits odd powers for free (they vanish by
+#: symmetry under a uniform kernel), so the zero-phase degrees step by two and reach further.
+AUTO_CANDIDATES = {
+    "window": {True: (4, 8, 16, 32, 64, 128), False: (2, 4, 8, 16, 32, 64)},
+    "embedding": {True: (1, 3, 7), False: (1, 3, 7)},
+    "degree": {True: (0, 1, 2), False: (0, 2, 4)},
+}
+#: what ``"auto"`` means before :meth:`fit` (the settings of version 0.1)
+AUTO_DEFAULTS = {"window": 32, "embedding": 1, "degree": 0}
+
+
+def default_sigma_grid(noise: np.ndarray, embedding: int, n: int = 14) -> np.ndarray:
+    """Candidate kernel widths scaled to the data: noise * sqrt(m C) * 2**(-2 .. 4.5), with
+    ``noise`` the (C,) per-channel noise levels."""
+    scale = float(np.median(noise))
+    return sigma_grid(scale * math.sqrt(embedding * len(noise)), -2.0, 4.5, n)
+
+
+def _candidates_of(name: str, value, causal: bool, n: int) -> list:
+    if not (isinstance(value, str) and value == AUTO):
+        return candidates(value)
+    cands = AUTO_CANDIDATES[name][causal]
+    if name == "window":  # a window longer than a quarter of the data cannot be judged
+        cands = [w for w in cands if w <= max(cands[0], n // 4)]
+    return list(cands)
+
+
+def choose_settings(filt, xs, times, target, tail):
+    """Score every candidate setting of ``filt`` (a :class:`ProjectionFilter`) on ``xs``.
+
+    Returns ``(best_params, cv_results, noise)`` -- the first two as
+    :func:`~tssdpa.estimators.selection.search`, ``noise`` the per-channel noise level SURE
+    used (None with a target): ``target`` None scores by SURE over all of ``xs``, else by the
+    error against ``target`` from row ``tail`` on.
+    """
+    n = xs.shape[0]
+    lists = {
+        name: _candidates_of(name, getattr(filt, name), filt.causal, n)
+        for name in ("window", "embedding", "degree", "decay")
+    }
+    features = filt.recurrent == "features"  # random features: a Gaussian kernel, degree 0
+    if features and isinstance(filt.degree, str):
+        lists["degree"] = [0]
+    noise = noise_level(xs)  # scales the sigma grid; SURE's s
+    if target is None:
+        probe = np.random.default_rng(int(filt.random_state)).choice([-1.0, 1.0], xs.shape)
+        eps = 1e-4
+
+    scores: dict[tuple, float] = {}
+    seen_uniform = set()  # sigma = inf ignores the embedding: score it once per window
+
+    def score_group(window, embedding, decay, sigmas):
+        configs = [(s, d) for s in sigmas for d in lists["degree"]]
+        key_uniform = (window, decay)
+        if key_uniform in seen_uniform:
+            configs = [(s, d) for s, d in configs if math.isfinite(s)]
+        seen_uniform.add(key_uniform)
+        spec = filt._spec(window=window, embedding=embedding, decay=decay, sigma=1.0, degree=0)
+        ys = run_offline(xs, spec, times, configs=configs)
+        if target is None:
+            ys_p = run_offline(xs + eps * noise * probe, spec, times, configs=configs)
+            vals = [sure_mse(xs, y, yp, noise, probe, eps) for y, yp in zip(ys, ys_p)]
+        else:
+            vals = [heldout_mse(y, target, tail) for y in ys]
+        for (s, d), v in zip(configs, vals):
+            scores[(window, embedding, decay, d, s)] = v
+
+    grid = []
+    for w, m, dec in itertools.product(lists["window"], lists["embedding"], lists["decay"]):
+        if isinstance(filt.sigma, (list, tuple, np.ndarray)):
+            sigmas = [float(s) for s in filt.sigma]
+        else:
+            sigmas = [float(s) for s in default_sigma_grid(noise, int(m))]
+            sigmas += [] if features else [math.inf]
+        score_group(w, m, dec, sigmas)
+        for d in lists["degree"]:
+            for s in sigmas:
+                if (w, m, dec, d, s) in scores:
+                    grid.append({"window": w, "embedding": m, "decay": dec, "degree": d,
+                                 "sigma": s})  # fmt: skip
+
+    def score(c):
+        return scores[(c["window"], c["embedding"], c["decay"], c["degree"], c["sigma"])]
+
+    best, cv_results = search(grid, score)
+    return best, cv_results, noise if target is None else None
