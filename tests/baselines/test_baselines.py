@@ -284,3 +284,17 @@ def test_bad_inputs():
         f.forecast_path(np.zeros((10, 2)), horizon=0)
     with pytest.raises(ValueError, match="unknown parameter"):
         B.MedianFilter().set_params(bogus=1)
+
+
+def test_dlinear_per_step_ridge_equals_one_fit_per_penalty_step_by_step():
+    y = np.sin(np.arange(600) * 0.2) + 0.3 * np.random.default_rng(0).normal(size=600)
+    ridges = [0.0, 1e-2, 1.0, 100.0]
+    mixed = B.DLinearForecaster(lookback=16, horizon=4, moving_average=5, ridge=ridges).fit(y)
+    path = mixed.forecast_path(y, horizon=4)
+    for h, r in enumerate(ridges):
+        one = B.DLinearForecaster(lookback=16, horizon=4, moving_average=5, ridge=r).fit(y)
+        np.testing.assert_allclose(path[:, h], one.forecast_path(y, horizon=4)[:, h], rtol=1e-10)
+    with pytest.raises(ValueError, match="ridge: give one penalty or one per step"):
+        B.DLinearForecaster(lookback=16, horizon=4, ridge=[1.0, 2.0]).fit(y)
+    with pytest.raises(ValueError, match="ridge"):
+        B.DLinearForecaster(lookback=16, horizon=2, ridge=[1.0, -2.0]).fit(y)

@@ -393,3 +393,20 @@ def test_learned_docstring_examples_run(module):
 
     result = doctest.testmod(importlib.import_module(module))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_learned_forecaster_beats_naive_at_every_horizon_of_the_default_lorenz_task():
+    """The default comparison's Lorenz task (600 training samples, horizons 1-25): one
+    penalty for every step made the ridge start predict the mean, worse than naive at h=1."""
+    from tssdpa.compare.forecasting import evaluate_forecaster
+    from tssdpa.compare.registry import get_method
+    from tssdpa.data import forecast_tasks
+
+    task = forecast_tasks("lorenz", seeds=(0,), n=1000, quick=True)[0]
+    scores = {
+        name: {r["horizon"]: r["mse"] for r in evaluate_forecaster(get_method(name, "forecast"),
+                                                                   task, budget=1)[0]}
+        for name in ("naive", "learned_projection")
+    }  # fmt: skip
+    for h in task.horizons:
+        assert scores["learned_projection"][h] < scores["naive"][h]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -127,8 +128,9 @@ class DLinearForecaster(Forecaster):
     moving average over ``moving_average`` samples, formerly ``kernel_size``) and remainder
     ``x - A x``; each part gets its own linear map
     to the ``horizon`` future values (plus a bias), fitted jointly by least squares with an L2
-    penalty ``ridge`` on all training windows whose targets lie inside the training series.
-    With ``individual=False`` (DLinear's default) one set of weights is shared by all channels.
+    penalty ``ridge`` on all training windows whose targets lie inside the training series
+    (one penalty, or a sequence of ``horizon`` penalties, one per step ahead: each step is its
+    own least-squares problem). With ``individual=False`` (DLinear's default) one set of weights is shared by all channels.
     ``normalize="last"`` subtracts the window's last value first (NLinear).
 
     Notes
@@ -147,7 +149,7 @@ class DLinearForecaster(Forecaster):
         lookback: int = 336,
         horizon: int = 96,
         moving_average: int = 25,
-        ridge: float = 1e-3,
+        ridge: float | Sequence[float] = 1e-3,
         individual: bool = False,
         normalize: str = "none",
     ):
@@ -156,8 +158,19 @@ class DLinearForecaster(Forecaster):
     def _validate_params(self):
         for name in ("lookback", "horizon", "moving_average"):
             check_int(getattr(self, name), name)
-        check_positive(self.ridge, "ridge", allow_zero=True)
+        self._ridges()
         check_choice(self.normalize, "normalize", ("none", "last"))
+
+    def _ridges(self) -> np.ndarray:
+        """(horizon,) penalty of each step ahead."""
+        if isinstance(self.ridge, (list, tuple, np.ndarray)):
+            if len(self.ridge) != self.horizon:
+                raise ValueError(
+                    f"ridge: give one penalty or one per step ahead ({self.horizon}); "
+                    f"got {len(self.ridge)}"
+                )
+            return np.array([check_positive(r, "ridge", allow_zero=True) for r in self.ridge])
+        return np.full(self.horizon, check_positive(self.ridge, "ridge", allow_zero=True))
 
     def _windows(self, y, H):
         L = self.lookback
@@ -194,9 +207,14 @@ class DLinearForecaster(Forecaster):
             mx, my = sx / n, sy / n
             cxx = xx / n - np.outer(mx, mx)
             cxy = xy / n - np.outer(mx, my)
-            G = M.T @ cxx @ M + float(self.ridge) * np.eye(2 * L)
-            # lstsq: the two branches are collinear, so G is singular when ridge == 0
-            Wf = np.linalg.lstsq(G, M.T @ cxy, rcond=None)[0]  # (2L, H)
+            rhs = M.T @ cxy
+            Wf = np.empty((2 * L, H))
+            ridges = self._ridges()
+            for r in np.unique(ridges):  # steps sharing a penalty share one solve
+                cols = ridges == r
+                G = M.T @ cxx @ M + float(r) * np.eye(2 * L)
+                # lstsq: the two branches are collinear, so G is singular when ridge == 0
+                Wf[:, cols] = np.linalg.lstsq(G, rhs[:, cols], rcond=None)[0]  # (2L, H)
             W = M @ Wf  # effective (L, H)
             b = my - mx @ W
             for c in g:
