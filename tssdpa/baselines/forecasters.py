@@ -130,7 +130,8 @@ class DLinearForecaster(Forecaster):
     to the ``horizon`` future values (plus a bias), fitted jointly by least squares with an L2
     penalty ``ridge`` on all training windows whose targets lie inside the training series
     (one penalty, or a sequence of ``horizon`` penalties, one per step ahead: each step is its
-    own least-squares problem). With ``individual=False`` (DLinear's default) one set of weights is shared by all channels.
+    own least-squares problem). With ``individual=False`` (DLinear's default) one set of
+    weights is shared by all channels.
     ``normalize="last"`` subtracts the window's last value first (NLinear).
 
     Notes
