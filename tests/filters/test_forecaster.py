@@ -265,3 +265,23 @@ def test_library_size_keeps_the_newest_patterns_only():
     fc.fit(x[:600])
     same = ProjectionForecaster(embedding=2, n_neighbors=5, model="mean").fit(x[600 - 102 : 600])
     np.testing.assert_allclose(fc.forecast(x[600:], 1), same.forecast(x[600:], 1), rtol=1e-12)
+
+
+def test_a_simpler_structure_whose_excess_error_sits_in_a_few_queries_is_not_near_best():
+    """Paired standard errors are as large as the mean excess when the excess sits in one
+    query; the relative cap keeps such a candidate (1000x worse) from being called near."""
+    from tssdpa.filters.analogues import Structure, _Scores
+
+    scores = _Scores([1], 1000)
+    complex_ = Structure(8, 1, 20, 0.5, None, "local_linear", 1e-9)
+    simple = Structure(2, 1, 20, 0.5, None, "mean")
+    rng = np.random.default_rng(0)
+    good = rng.exponential(1e-6, size=(1000, 1))
+    bad = good.copy()
+    bad[500] = 1.0  # one query: MSE 1e-3, a thousand times the complex model's
+    scores.record(complex_, good)
+    scores.record(simple, bad)
+    assert scores.simplest_near_best(0) == complex_
+    nearly = good * rng.uniform(0.9, 1.1, size=good.shape)  # as good, up to noise
+    scores.record(simple, nearly)
+    assert scores.simplest_near_best(0) == simple

@@ -225,9 +225,14 @@ class _Scores:
         self.best = np.where(better, mse, self.best)
         return bool(better.any())
 
-    def simplest_near_best(self, i, z: float = 2.0) -> Structure | None:
+    def simplest_near_best(self, i, z: float = 2.0, slack: float = 0.05) -> Structure | None:
         """The simplest candidate whose error at anchor i is not worse than the lowest by
-        more than ``z`` standard errors of the paired difference (ties: the lower error)."""
+        more than ``z`` standard errors of the paired difference, nor by more than ``slack``
+        relative (ties: the lower error).
+
+        The relative cap matters for heavy-tailed errors: a candidate whose excess error sits
+        in a few queries has a paired standard error about as large as its mean excess, so
+        the standard-error rule alone would call a candidate 1000x worse "near"."""
         mse = np.array([np.nanmean(e[:, i]) if np.isfinite(e[:, i]).any() else np.inf
                         for e in self.errors])  # fmt: skip
         if not np.isfinite(mse).any():
@@ -237,7 +242,8 @@ class _Scores:
         for c, e in enumerate(self.errors):
             d = e[:, i] - top
             d = d[np.isfinite(d)]
-            if len(d) and d.mean() <= z * d.std() / np.sqrt(len(d)):
+            near = mse[c] <= (1.0 + slack) * mse.min()
+            if near and len(d) and d.mean() <= z * d.std() / np.sqrt(len(d)):
                 eligible.append(c)
         pick = min(eligible, key=lambda c: (_complexity(self.structures[c]), mse[c]))
         return self.structures[pick]
