@@ -23,6 +23,7 @@ nonlinear one is clearly better. The neighbour search depends on (E, τ) only, s
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -122,7 +123,7 @@ class AnalogueData:
             G = G0.copy()
             G[np.diag_indices_from(G)] += ridge * np.trace(G0) / G.shape[0] + 1e-12
             self.coef[ridge] = np.linalg.solve(G, XtY)
-            self.hat_diag[ridge] = np.einsum("ij,ji->i", X, np.linalg.solve(G, X.T))
+            self.hat_diag[ridge] = ((X @ np.linalg.inv(G)) * X).sum(axis=1)  # leverages
 
     @staticmethod
     def _design(keys):
@@ -213,10 +214,14 @@ class _Scores:
         self.rows: list[dict] = []
         self.structures: list[Structure] = []
         self.errors: list[np.ndarray] = []  # (Q, n_anchor) float32 per candidate
+        self.mses: list[np.ndarray] = []  # (n_anchor,) per candidate
         self.best = np.full(len(anchors), np.inf)
 
     def record(self, structure: Structure, sq: np.ndarray) -> bool:
-        mse = np.nanmean(sq, axis=0)
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column: no score
+            mse = np.nanmean(sq, axis=0)
+        self.mses.append(np.nan_to_num(mse, nan=np.inf))
         self.structures.append(structure)
         self.errors.append(sq.astype(np.float32))
         for i, h in enumerate(self.anchors):
@@ -233,8 +238,7 @@ class _Scores:
         The relative cap matters for heavy-tailed errors: a candidate whose excess error sits
         in a few queries has a paired standard error about as large as its mean excess, so
         the standard-error rule alone would call a candidate 1000x worse "near"."""
-        mse = np.array([np.nanmean(e[:, i]) if np.isfinite(e[:, i]).any() else np.inf
-                        for e in self.errors])  # fmt: skip
+        mse = np.array([m[i] for m in self.mses])
         if not np.isfinite(mse).any():
             return None
         top = self.errors[int(np.argmin(mse))][:, i].astype(np.float64)
