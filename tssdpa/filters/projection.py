@@ -18,11 +18,12 @@ from tssdpa.signal.lagfilter import (
     run_offline,
     step_newest,
 )
+from tssdpa.signal.lowpass import check_lowpass, zero_phase_lowpass
 from tssdpa.signal.missing import check_not_all_missing, fill_backward
 
 __all__ = ["ProjectionFilter"]
 
-_SETTINGS = ("window", "embedding", "degree", "sigma", "decay")
+_SETTINGS = ("window", "embedding", "degree", "sigma", "decay", "base", "base_params")
 
 
 class ProjectionFilter(Denoiser):
@@ -89,10 +90,19 @@ class ProjectionFilter(Denoiser):
     holdout : float
         Fraction of the (first ``max_fit_samples``) samples, the last ones in time, on which
         :meth:`fit` scores candidates against a ``target`` (default 0.25).
+    base : "auto", None or "butterworth"
+        A linear base for the zero-phase filter: the output becomes ``B(x) + P(x - B(x))``,
+        the zero-phase Butterworth low-pass ``B`` (``scipy.signal.sosfiltfilt``) plus the
+        projection ``P`` of what it leaves (``window=0``: ``B`` alone). ``"auto"`` (default)
+        lets :meth:`fit` try the filter with and without it (zero-phase filters on uniformly
+        sampled data; causal filters have none) and means None before :meth:`fit`.
+    base_params : dict or None
+        ``{"cutoff": c, "order": n}`` of the base (cutoff a fraction of Nyquist, as in
+        ``scipy.signal.butter``); None lets :meth:`fit` choose them.
 
     Attributes
     ----------
-    sigma_, window_, embedding_, degree_, decay_ : fitted settings.
+    sigma_, window_, embedding_, degree_, decay_, base_, base_params_ : fitted settings.
     best_params_ : dict, the same settings as one dict.
     noise_level_ : ndarray (C,), the noise level SURE used (None with a target).
     n_channels_ : int, channels seen by :meth:`fit`.
@@ -119,6 +129,7 @@ class ProjectionFilter(Denoiser):
         self, window=AUTO, embedding=AUTO, degree=AUTO, sigma=1.0, decay=None, tau=None,
         causal=True, exclude_self=False, tol=1e-6, min_step=None, recurrent=None, n_features=256,
         feature_map="centres", random_state=0, dtype="float64", max_fit_samples=4000, holdout=0.25,
+        base=AUTO, base_params=None,
     ):  # fmt: skip
         self._store(locals())
 
@@ -138,6 +149,22 @@ class ProjectionFilter(Denoiser):
             out[name] = AUTO_DEFAULTS[name] if isinstance(v, str) and v == AUTO else v
         return out
 
+    def _base(self, **override):
+        """``(base, base_params)`` in force, checked: (None, None) or ("butterworth", dict)."""
+        s = self._settings(**override)
+        base = check_choice(s["base"], "base", (None, "butterworth"))
+        if base is None:
+            return None, None
+        if self.causal or self.tau is not None or self.recurrent is not None:
+            raise ValueError(
+                "base='butterworth' needs a zero-phase filter (causal=False) on uniformly "
+                "sampled data (no tau, no recurrent)"
+            )
+        if s["base_params"] is None:
+            raise ValueError("base='butterworth' needs base_params={'cutoff': .., 'order': ..}"
+                             " or fit()")  # fmt: skip
+        return base, check_lowpass(s["base_params"])
+
     def _validate_params(self) -> None:
         check_choice(self.recurrent, "recurrent", (None, "features"))
         check_choice(self.feature_map, "feature_map", ("centres", "performer"))
@@ -148,6 +175,11 @@ class ProjectionFilter(Denoiser):
         check_positive(self.tol, "tol")
         if self.min_step is not None:
             check_positive(self.min_step, "min_step")
+        check_choice(self.base, "base", (AUTO, None, "butterworth"))
+        if self.base == "butterworth" and (self.causal or self.tau is not None):
+            raise ValueError("base='butterworth' needs causal=False and no tau")
+        if self.base_params is not None:
+            check_lowpass(self.base_params)
 
     def _spec(self, exclude_self=None, **override):
         s = self._settings(**override)
@@ -175,7 +207,7 @@ class ProjectionFilter(Denoiser):
         return check_sample_times(t, n, min_step=self.min_step)
 
     # ------------------------------------------------------------------ fit
-    def fit(self, x, target=None, timestamps=None):
+    def fit(self, x, target=None, timestamps=None, verbose=False):
         """Choose the settings left ``"auto"`` (or given as lists) and sigma by estimated error.
 
         Every candidate -- the window, embedding, degree and decay candidates times the sigma
@@ -206,6 +238,8 @@ class ProjectionFilter(Denoiser):
         x : array_like, Series, DataFrame or tensor, (T,) or (T, C)
         target : same shape as x, optional
         timestamps : array_like (T,), optional
+        verbose : bool
+            Print the chosen settings and the five best candidates with their scores.
 
         Returns
         -------
@@ -234,6 +268,11 @@ class ProjectionFilter(Denoiser):
         self.spread_ = np.nanstd(x2, axis=0)
         if self.recurrent == "features":
             self._draw_features()
+        if verbose:
+            score = "SURE" if tgt is None else "held-out MSE"
+            print(f"ProjectionFilter.fit: {len(self.cv_results_)} candidates scored by {score}")
+            print("chose " + ", ".join(f"{k}={v}" for k, v in self.best_params_.items()))
+            print(self.cv_results_.sort_values("mse").head(5).to_string(index=False))
         return self
 
     # ------------------------------------------------------------------ features
@@ -365,6 +404,14 @@ class ProjectionFilter(Denoiser):
             if zi is None:
                 return restore(fill_backward(y), meta)
             return restore(y, meta), zf
+        base, base_params = self._base()
+        if base is not None:  # zero-phase, no state: the output is B(x) + P(x - B(x))
+            if zi is not None:
+                raise ValueError("zi is only defined for causal=True")
+            b = zero_phase_lowpass(x2, **base_params)
+            if self._settings()["window"] == 0:  # the base alone
+                return restore(b, meta)
+            return restore(b + run_offline(x2 - b, self._spec(), times), meta)
         spec = self._spec()
         if not spec.causal and zi is not None:
             raise ValueError("zi is only defined for causal=True")
@@ -432,6 +479,8 @@ class ProjectionFilter(Denoiser):
         "degree_": (int,),
         "sigma_": (float,),
         "decay_": (float, type(None)),
+        "base_": (str, type(None)),
+        "base_params_": (dict, type(None)),
         "n_channels_": (int,),
     }
     _array_schema = ("center_", "spread_", "features_", "feature_logw_")

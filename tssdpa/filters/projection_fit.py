@@ -8,6 +8,11 @@ classical smoothers, so the search can fall back on them where the data has no s
 the kernel could use). Every (sigma, degree) pair of one (window, embedding, decay) shares a
 single distance computation (:func:`~tssdpa.signal.lagfilter.run_offline` with ``configs``).
 
+Zero-phase filters also try a linear base (``base="auto"``): the zero-phase Butterworth
+low-pass ``B`` chosen alone, then every projection candidate on its residual, the output being
+``B(x) + P(x - B(x))``, and ``B`` alone (``window=0``) -- so the family contains the
+Butterworth smoother too.
+
 Scores: the error against ``target`` on a held-out tail, or, without a target, Stein's
 unbiased risk estimate with the noise level of :func:`~tssdpa.estimators.selection.noise_level`.
 """
@@ -28,8 +33,16 @@ from tssdpa.estimators.selection import (
     sure_mse,
 )
 from tssdpa.signal.lagfilter import run_offline
+from tssdpa.signal.lowpass import LOWPASS_CUTOFFS, LOWPASS_ORDERS, check_lowpass, zero_phase_lowpass
 
-__all__ = ["AUTO", "AUTO_CANDIDATES", "AUTO_DEFAULTS", "choose_settings", "default_sigma_grid"]
+__all__ = [
+    "AUTO",
+    "AUTO_CANDIDATES",
+    "AUTO_DEFAULTS",
+    "base_candidates",
+    "choose_settings",
+    "default_sigma_grid",
+]
 
 AUTO = "auto"
 #: what ``"auto"`` searches, for causal (True) and zero-phase (False) filters. Causal
@@ -42,7 +55,7 @@ AUTO_CANDIDATES = {
     "degree": {True: (0, 1, 2), False: (0, 2, 4)},
 }
 #: what ``"auto"`` means before :meth:`fit` (the settings of version 0.1)
-AUTO_DEFAULTS = {"window": 32, "embedding": 1, "degree": 0}
+AUTO_DEFAULTS = {"window": 32, "embedding": 1, "degree": 0, "base": None}
 
 
 def default_sigma_grid(noise: np.ndarray, embedding: int, n: int = 14) -> np.ndarray:
@@ -61,6 +74,16 @@ def _candidates_of(name: str, value, causal: bool, n: int) -> list:
     return list(cands)
 
 
+def base_candidates(filt) -> list:
+    """The linear bases :meth:`fit` tries: None, and with ``base`` "auto" or "butterworth" the
+    zero-phase low-pass (zero-phase filters on uniformly sampled data only)."""
+    if filt.base is None:
+        return [None]
+    if filt.base == AUTO and (filt.causal or filt.tau is not None or filt.recurrent):
+        return [None]
+    return ([None] if filt.base == AUTO else []) + ["butterworth"]
+
+
 def choose_settings(filt, xs, times, target, tail):
     """Score every candidate setting of ``filt`` (a :class:`ProjectionFilter`) on ``xs``.
 
@@ -68,6 +91,10 @@ def choose_settings(filt, xs, times, target, tail):
     :func:`~tssdpa.estimators.selection.search`, ``noise`` the per-channel noise level SURE
     used (None with a target): ``target`` None scores by SURE over all of ``xs``, else by the
     error against ``target`` from row ``tail`` on.
+
+    With a Butterworth base the low-pass is chosen first, alone (the cutoff and order with the
+    lowest score, unless ``base_params`` fixes them); then every projection candidate is
+    scored as ``B(x) + P(x - B(x))``.
     """
     n = xs.shape[0]
     lists = {
@@ -78,45 +105,73 @@ def choose_settings(filt, xs, times, target, tail):
     if features and isinstance(filt.degree, str):
         lists["degree"] = [0]
     noise = noise_level(xs)  # scales the sigma grid; SURE's s
+    xp = None
     if target is None:
         probe = np.random.default_rng(int(filt.random_state)).choice([-1.0, 1.0], xs.shape)
         eps = 1e-4
+        xp = xs + eps * noise * probe
+
+    def scored(ys, ys_p):
+        if target is None:
+            return [sure_mse(xs, y, yp, noise, probe, eps) for y, yp in zip(ys, ys_p)]
+        return [heldout_mse(y, target, tail) for y in ys]
+
+    def lowpass_pair(params):
+        b = zero_phase_lowpass(xs, **params)
+        return b, (None if xp is None else zero_phase_lowpass(xp, **params))
 
     scores: dict[tuple, float] = {}
     seen_uniform = set()  # sigma = inf ignores the embedding: score it once per window
 
-    def score_group(window, embedding, decay, sigmas):
+    def score_group(base, b, bp, window, embedding, decay, sigmas):
+        """Score every (sigma, degree) of one (window, embedding, decay) on ``x - b``."""
         configs = [(s, d) for s in sigmas for d in lists["degree"]]
-        key_uniform = (window, decay)
-        if key_uniform in seen_uniform:
+        if (base, window, decay) in seen_uniform:
             configs = [(s, d) for s, d in configs if math.isfinite(s)]
-        seen_uniform.add(key_uniform)
+        seen_uniform.add((base, window, decay))
         spec = filt._spec(window=window, embedding=embedding, decay=decay, sigma=1.0, degree=0)
-        ys = run_offline(xs, spec, times, configs=configs)
-        if target is None:
-            ys_p = run_offline(xs + eps * noise * probe, spec, times, configs=configs)
-            vals = [sure_mse(xs, y, yp, noise, probe, eps) for y, yp in zip(ys, ys_p)]
-        else:
-            vals = [heldout_mse(y, target, tail) for y in ys]
-        for (s, d), v in zip(configs, vals):
-            scores[(window, embedding, decay, d, s)] = v
+        ys = [b + y for y in run_offline(xs - b, spec, times, configs=configs)]
+        ys_p = None
+        if xp is not None:
+            ys_p = [bp + y for y in run_offline(xp - bp, spec, times, configs=configs)]
+        for (s, d), v in zip(configs, scored(ys, ys_p)):
+            scores[(base, window, embedding, decay, d, s)] = v
 
     grid = []
-    for w, m, dec in itertools.product(lists["window"], lists["embedding"], lists["decay"]):
-        if isinstance(filt.sigma, (list, tuple, np.ndarray)):
-            sigmas = [float(s) for s in filt.sigma]
-        else:
-            sigmas = [float(s) for s in default_sigma_grid(noise, int(m))]
-            sigmas += [] if features else [math.inf]
-        score_group(w, m, dec, sigmas)
-        for d in lists["degree"]:
-            for s in sigmas:
-                if (w, m, dec, d, s) in scores:
-                    grid.append({"window": w, "embedding": m, "decay": dec, "degree": d,
-                                 "sigma": s})  # fmt: skip
+    for base in base_candidates(filt):
+        base_params, b, bp = None, 0.0, 0.0
+        if base is not None:
+            if filt.base_params is not None:
+                base_params = check_lowpass(filt.base_params)
+            else:
+                lows = [{"cutoff": c, "order": o} for c in LOWPASS_CUTOFFS for o in LOWPASS_ORDERS]
+                pairs = [lowpass_pair(q) for q in lows]
+                vals = scored([p[0] for p in pairs], [p[1] for p in pairs])
+                base_params = lows[int(np.argmin(vals))]
+            b, bp = lowpass_pair(base_params)
+            # window 0 with a base: the base alone (no projection of its residual)
+            scores[(base, 0, 1, None, 0, math.inf)] = scored([b], [bp])[0]
+            grid.append({"base": base, "base_params": base_params, "window": 0, "embedding": 1,
+                         "decay": None, "degree": 0, "sigma": math.inf})  # fmt: skip
+        for w, m, dec in itertools.product(lists["window"], lists["embedding"], lists["decay"]):
+            if w == 0:  # the base alone, scored above
+                continue
+            if isinstance(filt.sigma, (list, tuple, np.ndarray)):
+                sigmas = [float(s) for s in filt.sigma]
+            else:
+                sigmas = [float(s) for s in default_sigma_grid(noise, int(m))]
+                sigmas += [] if features else [math.inf]
+            score_group(base, b, bp, w, m, dec, sigmas)
+            for d in lists["degree"]:
+                for s in sigmas:
+                    if (base, w, m, dec, d, s) in scores:
+                        grid.append({"base": base, "base_params": base_params, "window": w,
+                                     "embedding": m, "decay": dec, "degree": d,
+                                     "sigma": s})  # fmt: skip
 
     def score(c):
-        return scores[(c["window"], c["embedding"], c["decay"], c["degree"], c["sigma"])]
+        keys = ("base", "window", "embedding", "decay", "degree", "sigma")
+        return scores[tuple(c[k] for k in keys)]
 
     best, cv_results = search(grid, score)
     return best, cv_results, noise if target is None else None

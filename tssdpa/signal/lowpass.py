@@ -1,0 +1,45 @@
+"""Zero-phase Butterworth low-pass: the linear base of a zero-phase projection filter.
+
+A zero-phase :class:`~tssdpa.filters.ProjectionFilter` with ``base="butterworth"`` outputs
+``B(x) + P(x - B(x))``: the low-pass ``B`` plus the projection ``P`` of what it leaves. ``B`` is
+``scipy.signal.sosfiltfilt`` of a Butterworth design; its cutoff is a fraction of the Nyquist
+frequency, as in ``scipy.signal.butter``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import signal
+
+from tssdpa.checks import check_int, check_number
+from tssdpa.signal.missing import fill_between
+
+__all__ = ["LOWPASS_CUTOFFS", "LOWPASS_ORDERS", "check_lowpass", "zero_phase_lowpass"]
+
+#: cutoffs (fractions of Nyquist) and orders that ``fit`` tries for the base
+LOWPASS_CUTOFFS = tuple(float(c) for c in np.geomspace(0.005, 0.9, 24))
+LOWPASS_ORDERS = (2, 4)
+
+
+def check_lowpass(params, name: str = "base_params") -> dict:
+    """``{"cutoff": c, "order": n}`` with 0 < c < 1 and an integer n >= 1, checked."""
+    if not isinstance(params, dict) or set(params) != {"cutoff", "order"}:
+        raise ValueError(f"{name} must be a dict with keys 'cutoff' and 'order', got {params!r}")
+    cutoff = check_number(params["cutoff"], f"{name}['cutoff']")
+    if not 0.0 < cutoff < 1.0:
+        raise ValueError(f"{name}['cutoff'] must be in (0, 1) (a fraction of Nyquist)")
+    return {"cutoff": cutoff, "order": check_int(params["order"], f"{name}['order']")}
+
+
+def zero_phase_lowpass(x2: np.ndarray, cutoff: float, order: int) -> np.ndarray:
+    """(T, C) zero-phase Butterworth low-pass of (T, C) ``x2`` along time.
+
+    Missing samples (NaN) are bridged by linear interpolation before filtering, so the output
+    is defined everywhere (the caller keeps the NaN of the input where it needs them).
+    """
+    x2 = np.asarray(x2, dtype=np.float64)
+    sos = signal.butter(int(order), float(cutoff), output="sos")
+    filled = fill_between(x2.copy()) if np.isnan(x2).any() else x2
+    # scipy's default padding where the series is long enough, less on a short one
+    padlen = min(3 * (2 * len(sos) + 1), max(0, x2.shape[0] - 1))
+    return signal.sosfiltfilt(sos, filled, axis=0, padlen=padlen)
