@@ -70,7 +70,7 @@ def main(argv: list[str]) -> int:
     command, rest = argv[0], argv[1:]
     os.chdir(ROOT)
     if command == "run":
-        py = ensure_env("")
+        py = ensure_env("peers")  # the pyEDM Simplex / S-map peers join the comparison
         job = rest or ["compare", "all", "--dataset", "default", "--out", "runs/default"]
         cmd = [str(py), "-m", "tssdpa.cli", *job]
     else:

@@ -109,6 +109,9 @@ BW_GRID = [
     for c in np.geomspace(0.005, 0.9, 24)
     for o in (2, 4)
 ]
+#: samples per block of the batch-means standard error of a denoising verdict (longer than
+#: any filter the peers or ours choose, so that blocks are nearly independent)
+DENOISE_BLOCK = 50
 CONTEXT = 64  # samples of history given with the validation / test origins (>= every peer's)
 
 
@@ -133,6 +136,29 @@ def load_series(name: str, seed: int, n: int, real_len: int, data_dir) -> np.nda
             raise Skip(f"{name}: {opts['name']} not found ({err})") from None
         return df[col].to_numpy(dtype=np.float64)[start : start + real_len]
     return make_signal(source, n, seed, **opts)
+
+
+def sq_err(pred, target) -> np.ndarray:
+    """Squared errors, NaN where the prediction is missing (kept for the paired verdict)."""
+    return ((np.asarray(pred, dtype=np.float64) - target) ** 2).astype(np.float32)
+
+
+def verdict(se_ours, se_peer, block: int) -> str:
+    """ "win" / "loss" when the mean paired difference of squared errors exceeds two standard
+    errors, else "tie". Errors of neighbouring origins are correlated (h-step errors overlap
+    by h - 1 steps; a filter's errors by its length), so the standard error comes from the
+    means of consecutive blocks of ``block`` samples (batch means), not from single samples."""
+    d = np.concatenate([np.asarray(o, float) - np.asarray(p, float)
+                        for o, p in zip(se_ours, se_peer)])  # fmt: skip
+    d = d[np.isfinite(d)]
+    n_blocks = len(d) // block
+    if n_blocks < 4:
+        return "—"
+    means = d[: n_blocks * block].reshape(n_blocks, block).mean(axis=1)
+    se = means.std(ddof=1) / np.sqrt(n_blocks)
+    if abs(d.mean()) <= 2.0 * se:
+        return "tie"
+    return "win" if d.mean() < 0 else "loss"
 
 
 def rmse(pred, target) -> tuple[float, int]:
@@ -190,7 +216,8 @@ def tune_forecaster(cls, grid, z, sp, h):
         pred = h_step(est, z, sp.val, sp.test, h)
     t = time.perf_counter() - tic
     err, missing = rmse(pred, z[sp.val : sp.test])
-    return {"rmse": err, "params": best[1], "time": t, "tune": tune, "missing": missing}
+    return {"rmse": err, "params": best[1], "time": t, "tune": tune, "missing": missing,
+            "se": sq_err(pred, z[sp.val : sp.test])}  # fmt: skip
 
 
 def ours_forecast(z, sp, h):
@@ -202,7 +229,7 @@ def ours_forecast(z, sp, h):
         return {"rmse": np.nan, "time": np.nan, "missing": 0, "error": repr(err)}
     t = time.perf_counter() - tic
     err, missing = rmse(pred, z[sp.val : sp.test])
-    return {"rmse": err, "time": t, "missing": missing}
+    return {"rmse": err, "time": t, "missing": missing, "se": sq_err(pred, z[sp.val : sp.test])}
 
 
 def peers():
@@ -254,7 +281,8 @@ def denoise_unit(name, seed, z, sp):
                 f = ProjectionFilter(causal=False)
                 f = f.fit(noisy) if target is None else f.fit(noisy[: sp.train], target=target)
                 y = np.asarray(f.filter(noisy))
-                row[tag] = {"rmse": rmse(y[test], z[test])[0], "time": time.perf_counter() - tic}
+                row[tag] = {"rmse": rmse(y[test], z[test])[0], "time": time.perf_counter() - tic,
+                            "se": sq_err(y[test], z[test])}  # fmt: skip
             except Exception as err:  # noqa: BLE001
                 row[tag] = {"rmse": np.nan, "time": np.nan, "error": repr(err)}
         for fam, (cls, grid) in families.items():
@@ -266,8 +294,9 @@ def denoise_unit(name, seed, z, sp):
                     continue
                 score = rmse(y[val], z[val])[0]  # the oracle: the clean validation part
                 if np.isfinite(score) and (best is None or score < best[0]):
-                    best = (score, params, rmse(y[test], z[test])[0])
-            row[fam] = {"rmse": best[2], "params": best[1], "tune": time.perf_counter() - tic}
+                    best = (score, params, rmse(y[test], z[test])[0], sq_err(y[test], z[test]))
+            row[fam] = {"rmse": best[2], "params": best[1], "tune": time.perf_counter() - tic,
+                        "se": best[3]}  # fmt: skip
         rows.append(row)
         print(
             f"  denoise {name} seed={seed} {snr:g} dB: "
@@ -345,18 +374,24 @@ def _mean(group, key, field="rmse") -> float:
     return float(np.mean([r[key][field] for r in group]))
 
 
+def _verdict(group, ours: str, peer: str, block: int) -> str:
+    if any("se" not in r[ours] or "se" not in r[peer] for r in group):
+        return "—"
+    return verdict([r[ours]["se"] for r in group], [r[peer]["se"] for r in group], block)
+
+
 def _chosen(group, key) -> str:
     return "/".join(label(r[key]["params"]) for r in group)
 
 
 def forecast_tables(rows, peer_names):
-    acc_head = ["series", "h", "ours"] + peer_names + ["best peer", "ours / best"]
+    acc_head = ["series", "h", "ours"] + peer_names + ["best peer", "ours / best", "verdict"]
     time_head = (
         ["series", "h", "ours fit+pred s"]
         + [f"{p} fit+pred s (tune s)" for p in peer_names]
         + ["ours / best peer fit+pred"]
     )
-    acc, tim, ratios, notes = [], [], [], []
+    acc, tim, ratios, verdicts, notes = [], [], [], [], []
     for (series, h), group in _groups(rows, "series", "h").items():
         ours = _mean(group, "ours")
         peer_err = {p: _mean(group, p) for p in peer_names}
@@ -364,10 +399,12 @@ def forecast_tables(rows, peer_names):
         best = min(finite, key=finite.get) if finite else None
         ratio = ours / finite[best] if best else np.nan
         ratios.append(ratio)
+        v = _verdict(group, "ours", best, max(int(h), 10)) if best else "—"
+        verdicts.append(v)
         acc.append(
             [series, h, fmt(ours)]
             + [f"{fmt(peer_err[p])} ({_chosen(group, p)})" for p in peer_names]
-            + [best or "—", fmt(ratio, 3)]
+            + [best or "—", fmt(ratio, 3), v]
         )
         t_ours = _mean(group, "ours", "time")
         t_best = _mean(group, best, "time") if best else np.nan
@@ -388,7 +425,7 @@ def forecast_tables(rows, peer_names):
                     )
                 if r[k].get("error"):
                     notes.append(f"{series} h={h} seed={r['seed']}: {k} failed: {r[k]['error']}")
-    return acc_head, acc, time_head, tim, ratios, notes
+    return acc_head, acc, time_head, tim, (ratios, verdicts), notes
 
 
 def denoise_tables(rows):
@@ -396,16 +433,20 @@ def denoise_tables(rows):
     head = (
         ["series", "SNR dB", "noisy", "ours (self)", "ours (sup)"]
         + [f"{f} (oracle)" for f in fams]
-        + ["best peer", "self / best", "sup / best", "ours (self) s", "peers' tuning s"]
+        + ["best peer", "self / best", "sup / best", "verdict self / sup", "ours (self) s"]
+        + ["peers' tuning s"]
     )
-    out, ratios, notes = [], {"self": [], "sup": []}, []
+    out, ratios, notes = [], {"self": ([], []), "sup": ([], [])}, []
     for (series, snr), group in _groups(rows, "series", "snr").items():
         peer = {f: _mean(group, f) for f in fams}
         best = min(peer, key=peer.get)
         self_, sup = _mean(group, "ours (self)"), _mean(group, "ours (sup)")
         rs, rp = self_ / peer[best], sup / peer[best]
-        ratios["self"].append(rs)
-        ratios["sup"].append(rp)
+        vs = _verdict(group, "ours (self)", best, DENOISE_BLOCK)
+        vp = _verdict(group, "ours (sup)", best, DENOISE_BLOCK)
+        for key, r, v in (("self", rs, vs), ("sup", rp, vp)):
+            ratios[key][0].append(r)
+            ratios[key][1].append(v)
         tune = sum(_mean(group, f, "tune") for f in fams)
         out.append(
             [
@@ -416,7 +457,8 @@ def denoise_tables(rows):
                 fmt(sup),
             ]
             + [f"{fmt(peer[f])} ({_chosen(group, f)})" for f in fams]
-            + [best, fmt(rs, 3), fmt(rp, 3), fmt(_mean(group, "ours (self)", "time"), 2)]
+            + [best, fmt(rs, 3), fmt(rp, 3), f"{vs} / {vp}"]
+            + [fmt(_mean(group, "ours (self)", "time"), 2)]
             + [fmt(tune, 2)]
         )
         for r in group:
@@ -433,12 +475,15 @@ def md_table(head, rows):
     return "\n".join(lines + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])
 
 
-def summary(ratios) -> str:
+def summary(ratios_verdicts) -> str:
+    ratios, verdicts = ratios_verdicts
     r = np.asarray([x for x in ratios if np.isfinite(x)])
     if not len(r):
         return "no finite ratio"
+    count = {v: verdicts.count(v) for v in ("win", "tie", "loss")}
     return (
         f"{int((r <= 1).sum())} of {len(r)} cells at or ahead of the best peer (ratio <= 1); "
+        f"paired verdict: {count['win']} wins, {count['tie']} ties, {count['loss']} losses; "
         f"geometric mean ratio {np.exp(np.log(r).mean()):.3f}, worst {r.max():.3f}"
     )
 
@@ -594,7 +639,10 @@ def main(argv=None) -> int:
             "the whole series, so that it may use the causal past of the series as keys besides "
             "what it was fitted on (every forecast uses y[:t+1] only). Times: ours = fit + "
             "forecast of the whole series; "
-            "peers = fit of the chosen configuration + its test forecasts (tuning in brackets).",
+            "peers = fit of the chosen configuration + its test forecasts (tuning in brackets). "
+            "Verdict: the mean paired difference of squared errors against the best peer over "
+            "the test origins, a win or a loss only beyond two standard errors (batch means "
+            "over blocks of max(h, 10) origins, as h-step errors overlap), else a tie.",
             "",
             md_table(ah, acc),
             "",
@@ -613,7 +661,8 @@ def main(argv=None) -> int:
             "",
             "Peers are chosen with the clean signal on the validation part (an oracle "
             "advantage); ours (self) sees only the noisy series, ours (sup) the clean "
-            "training part.",
+            "training part. Verdict against the best peer as for forecasting, with blocks of "
+            f"{DENOISE_BLOCK} samples.",
             "",
             md_table(dh, drows),
             "",
