@@ -11,6 +11,12 @@ import math
 import numbers
 from typing import Any
 
+import numpy as np
+
+#: seconds per unit of numpy's datetime64 / timedelta64 codes
+_SECONDS = {"W": 604800.0, "D": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3,
+            "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "fs": 1e-15, "as": 1e-18}  # fmt: skip
+
 __all__ = [
     "check_choice",
     "check_decay",
@@ -19,6 +25,7 @@ __all__ = [
     "check_number",
     "check_positive",
     "check_tau",
+    "to_seconds",
 ]
 
 
@@ -90,3 +97,41 @@ def check_choice(value: Any, name: str, choices: tuple) -> Any:
     if value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
     return value
+
+
+def to_seconds(times: Any, name: str = "timestamps") -> np.ndarray:
+    """Sample times as float64 seconds: numbers are taken as seconds already; datetimes
+    (numpy ``datetime64`` of any unit, a pandas ``DatetimeIndex`` / datetime Series of any
+    resolution, timezone-aware or not) become seconds since the Unix epoch (UTC), timedeltas
+    seconds. The resolution is read from the dtype, never assumed (pandas 3 makes
+    microsecond indexes by default; nanoseconds were assumed before 0.2.1)."""
+    tz = getattr(getattr(times, "dtype", None), "tz", None)
+    if tz is not None:  # a timezone-aware pandas index or Series: its UTC instants
+        times = times.tz_convert("UTC").tz_localize(None) if hasattr(times, "tz_convert") \
+            else times.dt.tz_convert("UTC").dt.tz_localize(None)  # fmt: skip
+    arr = np.asarray(times)
+    if arr.dtype == object:  # Python datetimes / pandas Timestamps, or boxed numbers
+        try:
+            return arr.astype(np.float64)
+        except (TypeError, ValueError):
+            import pandas as pd
+
+            try:
+                return to_seconds(pd.DatetimeIndex(pd.to_datetime(arr.ravel(), utc=True)), name)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"{name} must be numbers (seconds) or datetimes: {exc}") from None
+    if arr.dtype.kind in "mM":
+        unit, count = np.datetime_data(arr.dtype)
+        if unit not in _SECONDS:
+            raise ValueError(f"{name}: unsupported time unit {unit!r}")
+        ints = arr.view("i8")
+        per_second = 1.0 / (count * _SECONDS[unit])
+        if per_second > 1.0:  # sub-second units: one correctly rounded division
+            out = ints / round(per_second)
+        else:
+            out = ints.astype(np.float64) * (count * _SECONDS[unit])
+        out[ints == np.iinfo(np.int64).min] = np.nan  # NaT
+        return out
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be numbers (seconds) or datetimes, got {arr.dtype}")
+    return arr.astype(np.float64)

@@ -279,8 +279,8 @@ def test_nan_gaps_are_imputed_and_never_keys():
 
 def test_pandas_round_trip_and_datetime_index():
     idx = pd.date_range("2024-01-01", periods=200, freq="10ms")
-    jitter = pd.to_timedelta(np.random.default_rng(0).uniform(0, 3, 200), unit="ms")
-    idx = idx + jitter
+    jitter_ms = np.round(np.random.default_rng(0).uniform(0, 3, 200), 3)
+    idx = idx + pd.to_timedelta(jitter_ms, unit="ms")
     df = pd.DataFrame(
         np.random.default_rng(1).normal(size=(200, 3)), index=idx, columns=["gx", "gy", "gz"]
     )
@@ -288,8 +288,10 @@ def test_pandas_round_trip_and_datetime_index():
     out = f.filter(df)
     assert isinstance(out, pd.DataFrame)
     assert out.index.equals(df.index) and list(out.columns) == ["gx", "gy", "gz"]
-    secs = idx.asi8 / 1e9
-    np.testing.assert_allclose(out.to_numpy(), f.filter(df.to_numpy(), timestamps=secs))
+    # seconds written out independently of the conversion: 2024-01-01 is 1704067200 s
+    secs = 1704067200.0 + np.arange(200) * 0.01 + jitter_ms / 1000
+    want = f.filter(df.to_numpy(), timestamps=secs)
+    np.testing.assert_allclose(out.to_numpy(), want, rtol=0, atol=1e-5)  # float64 at 1.7e9 s
     s = df["gx"]
     out_s = ProjectionFilter(window=16, sigma=1.0).filter(s)
     assert isinstance(out_s, pd.Series) and out_s.name == "gx" and out_s.index.equals(idx)
@@ -713,3 +715,44 @@ def test_float32_step_equals_filter(kw, C):
     # and it really is float32 arithmetic (differs from the float64 filter by more than that)
     y64 = ProjectionFilter(**kw).filter(x, timestamps=times if use_t else None)
     assert np.max(np.abs(y64 - y_once)) > 0
+
+
+def test_the_empty_state_needs_no_fit_and_sizes_itself_on_the_first_chunk():
+    x = np.random.default_rng(3).normal(size=(200, 3))
+    f = ProjectionFilter(window=8, embedding=2, degree=0, sigma=0.5)  # never fitted
+    zi = f.initial_state()  # no n_channels: one empty column
+    y1, zf = f.filter(x[:70], zi=zi)
+    y2, _ = f.filter(x[70:], zi=zf)
+    want, _ = f.filter(x, zi=f.initial_state(3))
+    np.testing.assert_allclose(np.vstack([y1, y2]), want, rtol=1e-12)
+    t = np.arange(200) * 0.1
+    g = ProjectionFilter(window=None, tau=0.5, min_step=0.01, embedding=1, degree=0, sigma=0.5)
+    y, _ = g.filter(x, zi=g.initial_state(), timestamps=t)
+    np.testing.assert_allclose(y, g.filter(x, zi=g.initial_state(3), timestamps=t)[0])
+
+
+def test_step_with_a_sample_of_the_wrong_length_says_what_the_sample_should_be():
+    f = ProjectionFilter(window=4, embedding=1, degree=0, sigma=0.5)
+    state = f.initial_state(2)
+    with pytest.raises(ValueError, match="sample has 3 value.* state filters 2 channel"):
+        f.step(np.ones(3), state)
+
+
+@pytest.mark.parametrize(
+    "kw", [dict(window=10**9), dict(window=None, decay=1 - 1e-15), dict(window=10**9, causal=False)]
+)
+def test_a_window_longer_than_the_series_is_the_series_length(kw):
+    """The same keys, so the same output, in the memory of the short window (the old code
+    padded the window: 7 GiB for window=10**9 on 50 samples)."""
+    x = np.random.default_rng(0).normal(size=50)
+    long = ProjectionFilter(embedding=1, degree=0, sigma=1.0, **kw)
+    short = ProjectionFilter(embedding=1, degree=0, sigma=1.0, **{**kw, "window": 50})
+    np.testing.assert_array_equal(long.filter(x), short.filter(x))
+    if kw.get("causal", True):
+        with pytest.raises(ValueError, match="window: the streaming state would keep"):
+            long.initial_state(1)
+
+
+def test_an_embedding_longer_than_the_series_is_refused():
+    with pytest.raises(ValueError, match="embedding=60 is longer than the series"):
+        ProjectionFilter(window=8, embedding=60, degree=0, sigma=1.0).filter(np.ones(50))

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tssdpa.checks import to_seconds
+
 __all__ = ["ArrayMeta", "as_2d", "restore"]
 
 
@@ -76,7 +78,7 @@ def as_2d(x, name: str = "x") -> tuple[np.ndarray, ArrayMeta]:
         raise ValueError(f"{name} contains inf; use NaN to mark missing samples")
     if meta.index is not None and isinstance(meta.index, pd.DatetimeIndex):
         # absolute seconds (not relative to the first sample) keep chunked calls consistent
-        meta.timestamps = meta.index.asi8.astype(np.float64) / 1e9
+        meta.timestamps = to_seconds(meta.index, "index")
     return arr, meta
 
 

@@ -150,11 +150,17 @@ def projection_filter(
     T = x.shape[axis]
     if T == 0:
         raise ValueError("x is empty along the time axis")
+    if np.isinf(x).any():  # as every estimator: NaN marks a missing sample, inf is refused
+        raise ValueError("x contains inf; use NaN to mark missing samples")
     times = check_sample_times(timestamps, T, min_step=min_step) if use_times else None
     if not causal and zi is not None:
         raise ValueError("zi is only defined for causal=True (a zero-phase filter is offline)")
     xm = np.moveaxis(x.astype(np.float64, copy=False), axis, 0)
     if channel_axis is not None:
+        if not -x.ndim <= channel_axis < x.ndim:
+            raise ValueError(
+                f"channel_axis {channel_axis} is out of range for x with {x.ndim} dimension(s)"
+            )
         ch = channel_axis % x.ndim
         if ch == axis:
             raise ValueError("channel_axis must differ from axis")

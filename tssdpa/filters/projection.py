@@ -6,11 +6,12 @@ import warnings
 
 import numpy as np
 
-from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
+from tssdpa.checks import check_choice, check_fraction, check_int, check_positive, to_seconds
 from tssdpa.estimators.arrays import as_2d, restore
 from tssdpa.estimators.base import Denoiser, target_like
+from tssdpa.filters.projection_features import RandomFeatureRecursion
 from tssdpa.filters.projection_fit import AUTO, AUTO_DEFAULTS, choose_settings
-from tssdpa.signal.features import draw_features, feature_filter, initial_feature_state
+from tssdpa.signal.features import feature_filter, initial_feature_state
 from tssdpa.signal.lagfilter import (
     check_sample_times,
     resolve_spec,
@@ -23,10 +24,12 @@ from tssdpa.signal.missing import check_not_all_missing, fill_backward
 
 __all__ = ["ProjectionFilter"]
 
+#: the largest streaming state (past samples x channels) initial_state builds (80 MB)
+MAX_STATE_VALUES = 10_000_000
 _SETTINGS = ("window", "embedding", "degree", "sigma", "decay", "base", "base_params")
 
 
-class ProjectionFilter(Denoiser):
+class ProjectionFilter(RandomFeatureRecursion, Denoiser):
     """Causal (or zero-phase) projection filter for (T,) or (T, C) sensor series.
 
     Output at step t: the weighted mean of the past samples x_j in the window, with weights
@@ -275,51 +278,6 @@ class ProjectionFilter(Denoiser):
             print(self.cv_results_.sort_values("mse").head(5).to_string(index=False))
         return self
 
-    # ------------------------------------------------------------------ features
-    def _features_key(self, C):
-        """What the random features depend on: redrawn when any of it changes."""
-        s = self._settings()
-        return (float(s["sigma"]), int(s["embedding"]), C, int(self.n_features),
-                self.feature_map, int(self.random_state))  # fmt: skip
-
-    def _draw_features(self):
-        sigma, m, C, M, kind, random_state = key = self._features_key(self.n_channels_)
-        center = np.tile(getattr(self, "center_", np.zeros(C)), m)
-        spread = np.tile(getattr(self, "spread_", np.ones(C)), m)
-        self.features_, self.feature_logw_ = draw_features(
-            M, m * C, sigma, random_state, kind, center, spread
-        )
-        self._features_drawn_for = key
-
-    def _feature_args(self, C):
-        """Keyword arguments of :func:`~tssdpa.signal.features.feature_filter` for C channels.
-
-        Features loaded from a file (no record of what they were drawn for) are kept as saved.
-        """
-        self.__dict__.setdefault("n_channels_", C)
-        s = self._settings()
-        if s["decay"] is None and self.tau is None:
-            raise ValueError("recurrent='features' needs decay or tau (an infinite-memory filter)")
-        if s["degree"] or not np.isfinite(s["sigma"]):
-            raise ValueError("recurrent='features' needs degree=0 and a finite sigma")
-        if not self.causal:
-            raise ValueError("recurrent='features' is causal only")
-        drawn_for = getattr(self, "_features_drawn_for", None)
-        if not hasattr(self, "features_") or drawn_for not in (None, self._features_key(C)):
-            self._draw_features()
-        m = int(s["embedding"])
-        return dict(
-            W=self.features_,
-            logw=self.feature_logw_,
-            kind=self.feature_map,
-            center=np.tile(getattr(self, "center_", np.zeros(C)), m),
-            sigma=float(s["sigma"]),
-            embedding=m,
-            decay=s["decay"],
-            tau=self.tau,
-            exclude_self=bool(self.exclude_self),
-        )
-
     # ------------------------------------------------------------------ state
     def initial_state(self, n_channels: int | None = None):
         """An empty state for :meth:`filter` (``zi``) and :meth:`step`.
@@ -329,10 +287,16 @@ class ProjectionFilter(Denoiser):
         with no usable key repeats -- a pair ``(samples, times)`` with ``times`` (H,) when
         ``tau`` is set, or a 5-tuple (embedding history, feature sums S and n, last time,
         last output) for ``recurrent="features"``.
+
+        Like ``scipy.signal``'s ``zi``, the empty state needs no fit: without ``n_channels``
+        on an unfitted filter it has one column, and an empty (all-NaN) state takes the
+        channel count of the first chunk it is given.
         """
         C = n_channels if n_channels is not None else getattr(self, "n_channels_", None)
         if C is None:
-            raise ValueError("give n_channels or call fit() first")
+            if self.recurrent == "features":  # the features are drawn for a channel count
+                raise ValueError("recurrent='features': give n_channels or call fit() first")
+            C = 1
         self._validate_params()
         if self.recurrent == "features":
             s = self._settings()
@@ -342,6 +306,13 @@ class ProjectionFilter(Denoiser):
         spec = self._spec()
         if not spec.causal:
             raise ValueError("a zero-phase (causal=False) filter has no streaming state")
+        if spec.history * C > MAX_STATE_VALUES:
+            raise ValueError(
+                f"window: the streaming state would keep {spec.history} past samples x {C} "
+                f"channel(s) (window {spec.window}, from window / decay / tau and tol); at most "
+                f"{MAX_STATE_VALUES} values -- use a shorter window, a smaller decay or a "
+                "larger tol (the offline filter() has no such limit)"
+            )
         hist = np.full((spec.history + 1, C), np.nan)
         if spec.tau is not None:
             return hist, np.full(spec.history, np.nan)
@@ -355,13 +326,17 @@ class ProjectionFilter(Denoiser):
             out = []
             for k, (a, r) in enumerate(zip(zi, ref)):
                 a = np.asarray(a, dtype=np.float64)
+                if k == 0 and a.shape == (r.shape[0], 1) and np.isnan(a).all():
+                    a = np.broadcast_to(a, r.shape).copy()  # empty: sized by the first chunk
                 if a.shape != r.shape:
                     raise ValueError(f"zi[{k}] has shape {a.shape}, expected {r.shape}")
                 out.append(a)
             return tuple(out)
         a = np.asarray(zi, dtype=np.float64)
-        if a.ndim == 1 and ref.shape[1] == 1:
+        if a.ndim == 1 and (ref.shape[1] == 1 or np.isnan(a).all()):
             a = a[:, None]
+        if a.ndim == 2 and a.shape[0] == ref.shape[0] and a.shape[1] == 1 and np.isnan(a).all():
+            a = np.broadcast_to(a, ref.shape).copy()  # an empty state holds no channel data
         if a.shape != ref.shape:
             raise ValueError(f"zi has shape {a.shape}, expected {ref.shape}")
         return a
@@ -434,6 +409,16 @@ class ProjectionFilter(Denoiser):
         agree to a few float32 ulps of the data range (tested: within 1e-6 of the range).
         """
         s = np.asarray(sample, dtype=np.float64)
+        hist = state[0] if isinstance(state, tuple) else state
+        C = np.shape(hist)[-1] if np.ndim(hist) == 2 else 1
+        empty = C == 1 and np.isnan(hist).all()  # an empty state sizes itself
+        if self.recurrent is None and s.size != C and not empty:
+            raise ValueError(
+                f"sample has {s.size} value(s) but the state filters {C} channel(s): give one "
+                "value per channel"
+            )
+        if timestamp is not None:  # a number (seconds) or a datetime of any resolution
+            timestamp = float(to_seconds([timestamp], "timestamp")[0])
         scalar = s.ndim == 0
         s = s.reshape(1, -1)
         if self.recurrent is None:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from tssdpa.checks import check_decay, check_int, check_positive, check_tau
+from tssdpa.checks import check_decay, check_int, check_positive, check_tau, to_seconds
 from tssdpa.signal.embedding import centred_embedding, delay_embedding
 from tssdpa.signal.lags import attend_lags, attend_newest, decay_logits, iir_truncation_lag
 from tssdpa.signal.missing import fill_backward, fill_between, fill_forward
@@ -112,8 +112,10 @@ def resolve_spec(
 
 
 def check_sample_times(times, n: int, name: str = "timestamps", min_step=None) -> np.ndarray:
-    """Sample times as a float64 (n,) array: finite, non-decreasing, steps >= ``min_step``."""
-    times = np.asarray(times, dtype=np.float64)
+    """Sample times as a float64 (n,) array of seconds (datetimes converted exactly, any
+    resolution: :func:`~tssdpa.checks.to_seconds`): finite, non-decreasing, steps >=
+    ``min_step``."""
+    times = to_seconds(times, name)
     if times.ndim != 1 or times.shape[0] != n:
         raise ValueError(f"{name} must be 1-D with one entry per sample ({n}), got {times.shape}")
     if not np.all(np.isfinite(times)):
@@ -179,7 +181,17 @@ def run_causal(
 def run_offline(x2, spec: FilterSpec, times=None, configs=None):
     """One-shot filter of (T, C) ``x2`` (no state): causal from an empty state with the
     leading undefined rows back-filled, or the zero-phase filter. With ``configs`` (a list of
-    (sigma, degree)) a list of outputs, one per configuration, sharing the distances."""
+    (sigma, degree)) a list of outputs, one per configuration, sharing the distances.
+
+    A window longer than the series is the series' length (the same keys, so the same
+    output): ``window=10**9`` on 50 samples costs what ``window=50`` does."""
+    T = x2.shape[0]
+    if spec.embedding > T:
+        raise ValueError(f"embedding={spec.embedding} is longer than the series ({T} samples)")
+    if spec.window > T:
+        # keys reach back (or around) at most T - 1 samples: a longer window (or IIR
+        # truncation lag) attends to exactly the same keys, without its padding
+        spec = replace(spec, window=T)
     if not spec.causal:
         return run_noncausal(x2, spec, times, configs)
     state = np.full((spec.history + 1, x2.shape[1]), np.nan)

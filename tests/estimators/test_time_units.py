@@ -1,0 +1,66 @@
+"""Timestamps in seconds, whatever the datetime resolution or timezone (issue 11): the
+expectations are plain float seconds written out by hand, never the conversion under test."""
+
+import datetime as dt
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tssdpa.checks import to_seconds
+from tssdpa.estimators.arrays import as_2d
+from tssdpa.filters import ProjectionFilter
+
+SECONDS = np.array([0.0, 0.5, 1.25, 3.0])  # offsets from 2024-01-01T00:00:00Z
+EPOCH_2024 = 1704067200.0  # 2024-01-01T00:00:00Z in Unix seconds (date -u -d 2024-01-01 +%s)
+
+
+@pytest.mark.parametrize("unit", ["ms", "us", "ns"])
+def test_a_datetime_index_of_any_resolution_becomes_seconds(unit):
+    idx = pd.DatetimeIndex(
+        [pd.Timestamp("2024-01-01") + pd.Timedelta(seconds=s) for s in SECONDS]
+    ).as_unit(unit)
+    _, meta = as_2d(pd.Series(np.arange(4.0), index=idx))
+    np.testing.assert_allclose(meta.timestamps, EPOCH_2024 + SECONDS, rtol=0, atol=1e-6)
+
+
+def test_a_timezone_aware_index_is_its_utc_instant():
+    idx = pd.DatetimeIndex(
+        [pd.Timestamp("2024-01-01 01:00") + pd.Timedelta(seconds=s) for s in SECONDS]
+    ).tz_localize("Europe/Berlin")  # UTC+1 in January: the same instants as the naive UTC ones
+    np.testing.assert_allclose(to_seconds(idx), EPOCH_2024 + SECONDS, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("unit", ["ms", "us", "ns"])
+def test_numpy_datetime64_and_timedelta64_of_any_unit(unit):
+    base = np.datetime64("2024-01-01T00:00:00", unit)
+    offsets = (SECONDS * 1000).astype(np.int64).astype("timedelta64[ms]").astype(f"m8[{unit}]")
+    np.testing.assert_allclose(to_seconds(base + offsets), EPOCH_2024 + SECONDS, atol=1e-6)
+    np.testing.assert_allclose(to_seconds(offsets), SECONDS, atol=1e-12)
+
+
+def test_python_datetimes_and_numbers():
+    stamps = [dt.datetime(2024, 1, 1, tzinfo=dt.UTC) + dt.timedelta(seconds=s) for s in SECONDS]
+    np.testing.assert_allclose(to_seconds(stamps), EPOCH_2024 + SECONDS, atol=1e-6)
+    np.testing.assert_array_equal(to_seconds([0, 0.5, 1.25, 3]), SECONDS)
+    with pytest.raises(TypeError, match="timestamps must be numbers"):
+        to_seconds(["soon", "later"])
+
+
+def test_tau_acts_in_seconds_for_a_microsecond_index():
+    """A filter with tau=1 s on a microsecond index equals the one given float seconds."""
+    rng = np.random.default_rng(0)
+    secs = np.round(np.cumsum(rng.uniform(0.05, 0.15, 300)), 6)  # representable in us
+    x = np.sin(secs) + 0.1 * rng.normal(size=300)
+    idx = pd.DatetimeIndex(pd.Timestamp("2024-01-01") + pd.to_timedelta(secs, unit="s"))
+    f = ProjectionFilter(window=None, tau=1.0, min_step=0.01, embedding=1, degree=0, sigma=0.5)
+    want = f.filter(x, timestamps=EPOCH_2024 + secs)
+    got = f.filter(pd.Series(x, index=idx.as_unit("us"))).to_numpy()
+    # float64 seconds near 1.7e9 are spaced 2.4e-7 apart: agreement to that rounding
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+    wrong = f.filter(x, timestamps=(EPOCH_2024 + secs) * 1000)  # what a ms/us mix-up gives
+    assert np.max(np.abs(wrong - want)) > 1e-3
+    # step() takes a Timestamp as well as seconds
+    y_num, _ = f.step(x[0], f.initial_state(1), timestamp=EPOCH_2024 + secs[0])
+    y_ts, _ = f.step(x[0], f.initial_state(1), timestamp=idx[0])
+    assert y_num == pytest.approx(y_ts)
