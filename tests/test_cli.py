@@ -45,10 +45,36 @@ def test_filter_round_trip(csv, tmp_path):
         == 0
     )
     res = pd.read_csv(out)
-    assert list(res.columns) == list(df.columns) and len(res) == 500
-    np.testing.assert_array_equal(res["b"], df["b"])
+    assert list(res.columns) == [*df.columns, "a_filtered"] and len(res) == 500
+    for c in df.columns:  # the originals, the time column and the text column pass through
+        np.testing.assert_array_equal(res[c], df[c])
     clean = np.sin(np.arange(500) / 20)
-    assert np.mean((res["a"] - clean) ** 2) < np.mean((df["a"] - clean) ** 2)
+    assert np.mean((res["a_filtered"] - clean) ** 2) < np.mean((df["a"] - clean) ** 2)
+
+
+def test_filter_inplace_and_suffix(csv, tmp_path):
+    p, df = csv
+    out = tmp_path / "out.csv"
+    base = ["filter", str(p), "--columns", "a", "--method", "butterworth_zp", "--out", str(out)]
+    assert main([*base, "--inplace"]) == 0
+    res = pd.read_csv(out)
+    assert list(res.columns) == list(df.columns) and not np.allclose(res["a"], df["a"])
+    assert main([*base, "--suffix", "_smooth"]) == 0
+    assert "a_smooth" in pd.read_csv(out).columns
+
+
+def test_without_columns_the_time_column_is_copied_and_text_columns_are_skipped(
+    csv, tmp_path, capsys
+):
+    p, df = csv
+    out = tmp_path / "out.csv"
+    assert main(["filter", str(p), "--method", "butterworth_zp", "--out", str(out)]) == 0
+    res = pd.read_csv(out)
+    assert {"a_filtered", "b_filtered"} <= set(res.columns)
+    assert "time_filtered" not in res.columns
+    np.testing.assert_array_equal(res["time"], df["time"])
+    err = capsys.readouterr().err
+    assert "skipped non-numeric column(s) ['label']" in err and "time column 'time'" in err
 
 
 def test_filter_forecast_mode(csv, tmp_path):
@@ -76,17 +102,20 @@ def test_filter_forecast_mode(csv, tmp_path):
     )
     res = pd.read_csv(out)
     assert {"a_forecast_h2", "b_forecast_h2"} <= set(res.columns)
-    assert res["b_forecast_h2"].notna().sum() > 400
+    # fitted on the first 250 rows: forecasts from the last fitted row on, not before
+    assert res["b_forecast_h2"].iloc[:249].isna().all()
+    assert res["b_forecast_h2"].iloc[249:].notna().all()
 
 
-def test_filter_errors(csv):
+def test_filter_errors(csv, capsys):
     p, _ = csv
-    with pytest.raises(SystemExit, match="method must be one of"):
-        main(["filter", str(p), "--method", "nope"])
-    with pytest.raises(SystemExit, match="--columns"):
-        main(["filter", str(p), "--columns", "zzz"])
-    with pytest.raises(SystemExit, match="--params"):
-        main(["filter", str(p), "--params", "{bad"])
+    for args, message in (
+        (["--method", "nope"], "--method: no denoise method 'nope'"),
+        (["--columns", "zzz"], "--columns: not in"),
+        (["--params", "{bad"], "--params must be a JSON object"),
+    ):
+        assert main(["filter", str(p), *args]) == 2
+        assert message in capsys.readouterr().err
 
 
 def test_compare_command_is_resumable(tmp_path, capsys):
@@ -124,9 +153,9 @@ def test_methods_lists_both_tasks(capsys):
     assert "denoise:" in text and "forecast:" in text and "kalman_level" in text
 
 
-def test_compare_rejects_unknown_dataset(tmp_path):
-    with pytest.raises(SystemExit, match="dataset must be one of"):
-        main(["compare", "denoise", "--dataset", "nope", "--out", str(tmp_path)])
+def test_compare_rejects_unknown_dataset(tmp_path, capsys):
+    assert main(["compare", "denoise", "--dataset", "nope", "--out", str(tmp_path)]) == 2
+    assert "dataset must be one of" in capsys.readouterr().err
 
 
 def test_filter_defaults_to_the_fitted_projection_filter_and_reports_its_choice(
@@ -139,7 +168,7 @@ def test_filter_defaults_to_the_fitted_projection_filter_and_reports_its_choice(
     assert "projection_zp on ['a']: chose window=" in err and "degree=" in err
     clean = np.sin(np.arange(500) / 20)
     res = pd.read_csv(out)
-    assert np.mean((res["a"] - clean) ** 2) < 0.5 * np.mean((df["a"] - clean) ** 2)
+    assert np.mean((res["a_filtered"] - clean) ** 2) < 0.5 * np.mean((df["a"] - clean) ** 2)
 
 
 def test_filter_target_fits_against_a_clean_column(csv, tmp_path, capsys):
@@ -151,8 +180,9 @@ def test_filter_target_fits_against_a_clean_column(csv, tmp_path, capsys):
     assert main(args) == 0
     assert "chose" in capsys.readouterr().err
     res = pd.read_csv(out)
-    assert np.mean((res["a"] - df["clean"]) ** 2) < np.mean((df["a"] - df["clean"]) ** 2)
-    with pytest.raises(SystemExit, match="--target: not in"):
-        main(["filter", str(p), "--columns", "a", "--target", "nope"])
-    with pytest.raises(SystemExit, match="one column per filtered column"):
-        main(["filter", str(p), "--columns", "a", "b", "--target", "clean"])
+    err = np.mean((res["a_filtered"] - df["clean"]) ** 2)
+    assert err < np.mean((df["a"] - df["clean"]) ** 2)
+    assert main(["filter", str(p), "--columns", "a", "--target", "nope"]) == 2
+    assert "--target: not in" in capsys.readouterr().err
+    assert main(["filter", str(p), "--columns", "a", "b", "--target", "clean"]) == 2
+    assert "one column per filtered column" in capsys.readouterr().err

@@ -193,6 +193,8 @@ class Denoiser(Estimator):
     trainable: ClassVar[bool] = False
     #: whether ``_filter_1d`` accepts NaN samples itself
     handles_nan: ClassVar[bool] = False
+    #: whether ``fit`` needs the clean ``target`` (supervised only)
+    requires_target: ClassVar[bool] = False
     #: whether output t depends on input up to t only (a parameter or property in subclasses)
     causal: bool = True
 

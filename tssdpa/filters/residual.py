@@ -340,6 +340,7 @@ class ResidualProjectionFilter(Denoiser):
     """
 
     trainable = True
+    requires_target = True
 
     _renamed_params = {"taps": "window"}
 

@@ -4,10 +4,11 @@
     Run a comparison (resumable: finished cells in ``DIR/results.csv`` are not recomputed),
     write tables and plots, print the headline table. ``--dataset default`` is the embedded
     comparison (synthetic signals + statsmodels sunspots; no downloads).
-``tssdpa filter INPUT.csv --columns a b [--method NAME] [--target c d] --out OUT.csv``
+``tssdpa filter INPUT.csv [--columns a b] [--method NAME] [--target c d] --out OUT.csv``
     Fit and apply any registered denoiser (default: the zero-phase projection filter, every
-    setting chosen by its ``fit``) or, with ``--horizon``, forecaster to a CSV file; the
-    chosen settings go to stderr. ``--target`` names clean reference columns to fit against.
+    setting chosen by its ``fit``) or, with ``--horizon``, forecaster to a CSV file
+    (:mod:`tssdpa.cli.filter`); filtered columns go next to the originals, the chosen
+    settings to stderr. ``--target`` names clean reference columns to fit against.
 ``tssdpa methods``
     List the method names.
 ``tssdpa download``
@@ -17,11 +18,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 from pathlib import Path
+
+from tssdpa.cli import filter as filter_command
+from tssdpa.cli.errors import UsageError
 
 __all__ = ["main", "build_parser"]
 
@@ -84,38 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(e.g. docs/results/default)",
     )
 
-    f = sub.add_parser("filter", help="filter (or forecast) columns of a CSV file")
-    f.add_argument("input")
-    f.add_argument("--columns", nargs="+", default=None, help="columns (default: all numeric)")
-    f.add_argument(
-        "--method",
-        "-m",
-        default="projection_zp",
-        help="a denoiser or forecaster from `tssdpa methods` (default: projection_zp, the "
-        "zero-phase projection filter; projection with --horizon)",
-    )
-    f.add_argument(
-        "--target",
-        nargs="+",
-        default=None,
-        metavar="COLUMN",
-        help="clean reference columns, one per --columns entry: fit against them (supervised) "
-        "instead of self-supervised",
-    )
-    f.add_argument("--params", default="{}", help="JSON constructor arguments")
-    f.add_argument(
-        "--horizon",
-        type=int,
-        default=None,
-        help="forecast this many steps ahead with a forecasting method instead",
-    )
-    f.add_argument(
-        "--fit-fraction",
-        type=float,
-        default=1.0,
-        help="fit on this leading fraction of the rows (default: all)",
-    )
-    f.add_argument("--out", "-o", default=None, help="output CSV (default: stdout)")
+    filter_command.add_parser(sub)
 
     sub.add_parser("methods", help="list method names")
 
@@ -182,7 +154,7 @@ def _compare(args) -> int:
         for k in kinds:
             tasks += _tasks(args, k)
     except (FileNotFoundError, ValueError) as exc:
-        raise SystemExit(f"tssdpa compare: {exc}") from None
+        raise UsageError(str(exc)) from None
     out = Path(args.out)
     is_default = "default" in (args.dataset or ["default"])
     budget = args.budget or (4 if is_default else 8)
@@ -246,92 +218,6 @@ def _write_docs(docs: Path, out: Path, frame, argv_line: str) -> None:
     (docs / "README.md").write_text("\n".join(text) + "\n")
 
 
-def _filter(args) -> int:
-    import numpy as np
-    import pandas as pd
-
-    from tssdpa.compare import get_method
-
-    df = pd.read_csv(args.input)
-    cols = args.columns or [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]
-    missing = [c for c in cols if c not in df.columns]
-    if missing:
-        raise SystemExit(f"--columns: not in {args.input}: {missing}")
-    try:
-        params = json.loads(args.params)
-    except json.JSONDecodeError as exc:
-        raise SystemExit(f"--params must be JSON: {exc}") from None
-    if not 0 < args.fit_fraction <= 1:
-        raise SystemExit(f"--fit-fraction must be in (0, 1]; got {args.fit_fraction}")
-    target = None
-    if args.target is not None:
-        absent = [c for c in args.target if c not in df.columns]
-        if absent:
-            raise SystemExit(f"--target: not in {args.input}: {absent}")
-        if len(args.target) != len(cols):
-            raise SystemExit(
-                f"--target: give one column per filtered column ({len(cols)}: {cols}), "
-                f"got {len(args.target)}"
-            )
-        if args.horizon is not None:
-            raise SystemExit("--target: forecasters fit on the series itself; drop --target")
-        target = df[args.target].to_numpy(dtype=np.float64)
-    x = df[cols].to_numpy(dtype=np.float64)
-    n_fit = max(3, int(round(len(x) * args.fit_fraction)))
-    out = df.copy()
-    method = args.method
-    if args.horizon is not None and method == "projection_zp":
-        method = "projection"  # the default names the filter; a forecaster is causal anyway
-    try:
-        if args.horizon is None:
-            spec = get_method(method, "denoise")
-            est = spec.build(**params)
-            if target is None:
-                est.fit(x[:n_fit])
-            else:
-                est.fit(x[:n_fit], target=target[:n_fit])
-            _report_fit(est, method, cols)
-            out[cols] = np.asarray(est.filter(x), dtype=np.float64).reshape(x.shape)
-        else:
-            spec = get_method(method, "forecast")
-            est = spec.build(
-                {
-                    "max_horizon": args.horizon,
-                    "lookback": params.pop("lookback", min(64, n_fit // 4)),
-                },
-                **params,
-            )
-            est.fit(x[:n_fit])
-            _report_fit(est, method, cols)
-            pred = np.asarray(est.forecast(x, horizon=args.horizon)).reshape(x.shape)
-            for i, c in enumerate(cols):
-                out[f"{c}_forecast_h{args.horizon}"] = pred[:, i]
-    except ValueError as exc:
-        raise SystemExit(f"tssdpa filter: {exc}") from None
-    if args.out:
-        out.to_csv(args.out, index=False)
-        print(f"wrote {args.out} ({len(out)} rows; {method} on {cols})", file=sys.stderr)
-    else:
-        out.to_csv(sys.stdout, index=False)
-    return 0
-
-
-def _report_fit(est, method: str, cols) -> None:
-    """Print what ``fit`` chose (``best_params_``, per horizon for forecasters) to stderr."""
-    best = getattr(est, "best_params_", None)
-    if not best:
-        return
-    items = best.items() if all(isinstance(v, dict) for v in best.values()) else [(None, best)]
-    for key, params in items:
-        where = "" if key is None else f" h={key}"
-        chosen = ", ".join(f"{k}={_fmt(v)}" for k, v in params.items() if v is not None)
-        print(f"{method}{where} on {cols}: chose {chosen}", file=sys.stderr)
-
-
-def _fmt(v) -> str:
-    return f"{v:.4g}" if isinstance(v, float) else str(v)
-
-
 def _methods(args) -> int:
     from tssdpa.compare import available_methods, get_method
 
@@ -340,6 +226,8 @@ def _methods(args) -> int:
         for n in available_methods(kind):
             s = get_method(n, kind)
             flag = "" if kind == "forecast" else (" causal" if s.causal else " zero-phase")
+            if getattr(s.factory, "requires_target", False):
+                flag += ", needs --target"
             print(f"  {n:<20} [{s.family}{flag}] {s.description}")
     return 0
 
@@ -368,12 +256,36 @@ def _single_threaded_blas(argv: list[str] | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``tssdpa`` console script."""
+    """Entry point of the ``tssdpa`` console script.
+
+    A user's mistake ends in one line on stderr and exit code 2, never a traceback; so does
+    an unexpected error, with exit code 1 (``TSSDPA_DEBUG=1`` shows its traceback).
+    """
     _single_threaded_blas(argv)
     args = build_parser().parse_args(argv)
-    return {"compare": _compare, "filter": _filter, "methods": _methods, "download": _download}[
-        args.command
-    ](args)
+    run = {
+        "compare": _compare,
+        "filter": filter_command.run,
+        "methods": _methods,
+        "download": _download,
+    }[args.command]
+    try:
+        return run(args)
+    except UsageError as exc:
+        print(f"tssdpa {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"tssdpa {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 -- the command line shows no traceback
+        if os.environ.get("TSSDPA_DEBUG"):
+            raise
+        print(
+            f"tssdpa {args.command}: {type(exc).__name__}: {exc} (TSSDPA_DEBUG=1 shows the "
+            "traceback)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=None) -> int:

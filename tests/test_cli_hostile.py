@@ -1,0 +1,101 @@
+"""The command line as a new user meets it (issue 11): every mistake with the file or the
+arguments ends in one line on stderr and exit code 2 -- run in a subprocess, as a user would,
+and never a Python traceback."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+
+def tssdpa(*args, cwd):
+    env = {k: v for k, v in os.environ.items() if k != "TSSDPA_DEBUG"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])  # the checkout under test
+    return subprocess.run(
+        [sys.executable, "-m", "tssdpa.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
+    )
+
+
+@pytest.fixture
+def files(tmp_path):
+    rng = np.random.default_rng(0)
+    good = pd.DataFrame({"Time (s)": np.arange(300) * 0.01, "gyro": rng.normal(size=300)})
+    good.to_csv(tmp_path / "good.csv", index=False)
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "header.csv").write_text("time,gyro\n")
+    good.assign(gyro=good["gyro"].astype(object).where(good.index != 7, "oops")).to_csv(
+        tmp_path / "text.csv", index=False
+    )
+    pd.DataFrame({"name": ["a", "b", "c"]}).to_csv(tmp_path / "words.csv", index=False)
+    return tmp_path
+
+
+CASES = {
+    "missing file": (["filter", "nope.csv"], "nope.csv: no such file"),
+    "empty file": (["filter", "empty.csv"], "empty.csv is empty"),
+    "header only": (["filter", "header.csv"], "has a header but no data rows"),
+    "text in the column": (["filter", "text.csv", "--columns", "gyro"], "'oops' in data row 8"),
+    "no numeric column": (["filter", "words.csv"], "no numeric column"),
+    "misspelt parameter": (
+        ["filter", "good.csv", "--params", '{"windw": 8}'],
+        "unknown parameter(s) ['windw'] for ProjectionFilter; valid: window",
+    ),
+    "params not an object": (["filter", "good.csv", "--params", "[1, 2]"], "a JSON object"),
+    "params not JSON": (["filter", "good.csv", "--params", "{window: 8}"], "a JSON object"),
+    "out folder missing": (
+        ["filter", "good.csv", "--out", "no/such/dir/out.csv"],
+        "--out: the folder",
+    ),
+    "unknown method": (["filter", "good.csv", "--method", "kalmann"], "tssdpa methods"),
+    "bad parameter value": (
+        ["filter", "good.csv", "--params", '{"window": -3}'],
+        "window must be an integer >= 1",
+    ),
+    "time column filtered": (["filter", "good.csv", "--columns", "Time (s)"], "time column"),
+    "supervised method without target": (
+        ["filter", "good.csv", "--method", "projection_residual"],
+        "needs a clean reference: give --target",
+    ),
+    "unknown dataset": (["compare", "denoise", "--dataset", "nope"], "dataset must be one of"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_user_mistake_exits_2_with_one_line_and_no_traceback(files, case):
+    args, message = CASES[case]
+    r = tssdpa(*args, cwd=files)
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    assert message in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_semicolon_file_with_inf_cells_is_read_and_the_inf_reported(files):
+    df = pd.read_csv(files / "good.csv")
+    df.loc[5, "gyro"] = np.inf
+    df.to_csv(files / "semi.csv", index=False, sep=";")
+    r = tssdpa("filter", "semi.csv", "--out", "out.csv", cwd=files)
+    assert r.returncode == 0, r.stderr
+    assert "1 infinite cell(s) treated as missing" in r.stderr
+    assert "chose" in r.stderr and "Traceback" not in r.stderr
+    assert "Lightning" not in r.stderr and "Warning" not in r.stderr
+    out = pd.read_csv(files / "out.csv")
+    assert list(out.columns) == ["Time (s)", "gyro", "gyro_filtered"]
+    assert np.isfinite(out["gyro_filtered"]).all()
+
+
+def test_help_of_filter_names_every_option_and_its_default(files):
+    r = tssdpa("filter", "--help", cwd=files)
+    assert r.returncode == 0
+    for option in ("--columns", "--time-column", "--target", "--params", "--horizon",
+                   "--fit-fraction", "--suffix", "--inplace", "--out", "default:"):  # fmt: skip
+        assert option in r.stdout
