@@ -206,6 +206,10 @@ def _write_docs(docs: Path, out: Path, frame, argv_line: str) -> None:
             "",
             "## Headline: best classical vs best tssdpa method",
             "",
+            "Winner: only when the paired difference over seeds (log ratio of MSE, difference "
+            "of dB gains) is beyond two standard errors, else tie; '(1 run)': one seed, so no "
+            "spread to judge the difference by. 'classical' includes the pyEDM peers.",
+            "",
             overview_markdown(frame),
             "",
             "## Tables",
