@@ -64,3 +64,9 @@ def test_tau_acts_in_seconds_for_a_microsecond_index():
     y_num, _ = f.step(x[0], f.initial_state(1), timestamp=EPOCH_2024 + secs[0])
     y_ts, _ = f.step(x[0], f.initial_state(1), timestamp=idx[0])
     assert y_num == pytest.approx(y_ts)
+
+
+@pytest.mark.parametrize("make", [pd.Series, lambda v: pd.DataFrame({"a": v})])
+def test_complex_pandas_input_is_refused_not_cast(make):
+    with pytest.raises(TypeError, match="x must be real"):
+        as_2d(make(np.ones(5) + 1j))

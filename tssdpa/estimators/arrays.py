@@ -47,6 +47,10 @@ def as_2d(x, name: str = "x") -> tuple[np.ndarray, ArrayMeta]:
     wrong number of dimensions, no samples, no channels, or ``inf`` (NaN marks a missing
     sample; ``inf`` is refused everywhere).
     """
+    if isinstance(x, (pd.DataFrame, pd.Series)):
+        dtypes = x.dtypes if isinstance(x, pd.DataFrame) else [x.dtype]
+        if any(pd.api.types.is_complex_dtype(d) for d in dtypes):
+            raise TypeError(f"{name} must be real, got complex values")
     if isinstance(x, pd.DataFrame):
         meta = ArrayMeta("frame", False, index=x.index, columns=x.columns)
         arr = _numeric(lambda: x.to_numpy(dtype=np.float64, copy=True), x, name)

@@ -313,6 +313,19 @@ def projection_sdpa(
         backend,
         validate,
     )
+    if k.shape[-2] == 0:  # no keys: every row is empty, and an empty row is zeros
+        out = q.new_zeros(*q.shape[:-1], v.shape[-1])
+        if q.requires_grad or k.requires_grad or v.requires_grad:
+            out = out + 0.0 * (q.sum() + k.sum() + v.sum())  # zero gradients, not none
+        return out.to(query.dtype)
+    if validate and not (bool(torch.isfinite(k).all()) and bool(torch.isfinite(v).all())):
+        # a NaN key or value would not stay in the rows that attend to it: the fused path
+        # centres on the mean of all keys, and a zero weight times NaN is NaN in any matmul
+        raise ValueError(
+            "key / value have NaN or inf entries, which would reach rows that do not attend "
+            "to them; replace them by finite values and exclude them with attn_mask (the "
+            "filters of tssdpa.filters treat NaN samples as missing themselves)"
+        )
     if backend == "auto":
         c = k.detach().mean(dim=-2, keepdim=True)
         exact = _fused_logit_error(q - c, k - c, sig) <= FUSED_MAX_LOGIT_ERROR
