@@ -99,3 +99,13 @@ def test_help_of_filter_names_every_option_and_its_default(files):
     for option in ("--columns", "--time-column", "--target", "--params", "--horizon",
                    "--fit-fraction", "--suffix", "--inplace", "--out", "default:"):  # fmt: skip
         assert option in r.stdout
+
+
+def test_a_learned_filter_prints_no_lightning_banner(files):
+    r = tssdpa(
+        "filter", "good.csv", "--method", "learned_projection", "--params",
+        '{"max_epochs": 1, "d_model": 8, "window": 8, "seq_len": 32}', "--out", "out.csv", cwd=files,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    for banner in ("GPU available", "TPU available", "Tip", "Warning", "Traceback"):
+        assert banner not in r.stderr

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import logging
 import re
 import sys
 import warnings
@@ -253,8 +254,14 @@ def run(args) -> int:
         raise UsageError(f"--fit-fraction must be in (0, 1]; got {fraction}")
     n_fit = max(3, int(round(len(x) * fraction)))
     out = df.copy()
+    if spec.family == "learned":
+        import lightning.pytorch  # noqa: F401 -- it sets its loggers' levels when imported
+
+        for name in ("lightning.pytorch", "lightning.pytorch.utilities.rank_zero",
+                     "lightning.fabric", "lightning.fabric.utilities.rank_zero"):  # fmt: skip
+            logging.getLogger(name).setLevel(logging.ERROR)  # "GPU available: ..." banners
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # Lightning banners and deprecations are not for users
+        warnings.simplefilter("ignore")  # deprecations and tips are not for a CLI user
         try:
             if kind == "denoise":
                 est = spec.build(**params)
