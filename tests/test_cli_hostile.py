@@ -102,10 +102,9 @@ def test_help_of_filter_names_every_option_and_its_default(files):
 
 
 def test_a_learned_filter_prints_no_lightning_banner(files):
-    r = tssdpa(
-        "filter", "good.csv", "--method", "learned_projection", "--params",
-        '{"max_epochs": 1, "d_model": 8, "window": 8, "seq_len": 32}', "--out", "out.csv", cwd=files,
-    )  # fmt: skip
+    params = '{"max_epochs": 1, "d_model": 8, "window": 8, "seq_len": 32}'
+    args = ["filter", "good.csv", "--method", "learned_projection", "--params", params]
+    r = tssdpa(*args, "--out", "out.csv", cwd=files)
     assert r.returncode == 0, r.stderr
     for banner in ("GPU available", "TPU available", "Tip", "Warning", "Traceback"):
         assert banner not in r.stderr
