@@ -285,3 +285,29 @@ def test_a_simpler_structure_whose_excess_error_sits_in_a_few_queries_is_not_nea
     nearly = good * rng.uniform(0.9, 1.1, size=good.shape)  # as good, up to noise
     scores.record(simple, nearly)
     assert scores.simplest_near_best(0) == simple
+
+
+@pytest.mark.parametrize("h", [1, 2])
+def test_default_fit_beats_simplex_and_smap_tuned_on_validation_on_the_henon_map(h):
+    """The issue-10 goal on a small case: default fit() against the pyEDM peers, each tuned
+    on a validation block (E 1..6; S-map theta 0..8), all scored on the same test block."""
+    pytest.importorskip("pyEDM")
+    from tssdpa.baselines.edm import SimplexForecaster, SMapForecaster
+    from tssdpa.data.synthetic import make_signal
+
+    x = make_signal("henon", 900, 0)
+    x = (x - x[:540].mean()) / x[:540].std()
+    tr, va = 540, 720
+
+    def score(est, lo, hi):
+        return rmse(est.forecast(x[:hi], horizon=h), x[:hi], h, lo)
+
+    def tuned(cls, grid):
+        best = min(grid, key=lambda p: score(cls(**p).fit(x[:tr]), tr, va))
+        return score(cls(**best).fit(x[:va]), va, len(x))
+
+    ours = score(ProjectionForecaster(horizon=h).fit(x[:va]), va, len(x))
+    simplex = tuned(SimplexForecaster, [{"embedding": e} for e in range(1, 7)])
+    smap = tuned(SMapForecaster, [{"embedding": e, "theta": t} for e in (1, 2, 3, 4)
+                                  for t in (0.0, 2.0, 8.0)])  # fmt: skip
+    assert ours < min(simplex, smap)
