@@ -23,7 +23,9 @@ nonlinear one is clearly better. The neighbour search depends on (E, τ) only, s
 
 from __future__ import annotations
 
+import os
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +45,8 @@ MODELS = ("mean", "local_linear", "linear", "hybrid")
 #: simplest first, for the choice among candidates that are about as good as the best
 _MODEL_RANK = {"linear": 0, "hybrid": 1, "mean": 2, "local_linear": 3}
 _NEIGHBOUR_MODELS = ("mean", "local_linear", "hybrid")
+#: threads for the leave-one-out scores of one embedding (its neighbour counts in parallel)
+_THREADS = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 #: relative ridges tried by default: nearly none (smooth, nearly noise-free series need
 #: precise slopes) to a firm one (short or noisy series)
 RIDGES = (1e-9, 1e-6, 1e-3)
@@ -288,7 +292,12 @@ def _score_embedding(data, queries, E, delay, candidates, scores) -> bool:
     excl = (E - 1) * delay + max(scores.anchors)
     dist, idx = loo_neighbours(keys, max(ks), excl, rows=queries)
     safe = np.maximum(idx, 0)
-    for k in ks:
+    query_keys = np.nan_to_num(data.keys[queries])
+    lin_q = {r: lin[queries] for r, lin in lin_all.items()}
+
+    def errors_of(k):
+        """(Structure, squared errors) of every (width, model, ridge) with k neighbours."""
+        out = []
         nb_keys = keys[safe[:, :k]]
         targets = data.futures[safe[:, :k]]
         res_nb = {r: resid[r][safe[:, :k]] for r in ridges}
@@ -300,12 +309,23 @@ def _score_embedding(data, queries, E, delay, candidates, scores) -> bool:
                 if model == "local_linear" and len(ks) > 1 and k == ks[0] and k <= D + 1:
                     continue  # a slope per dimension needs more than D + 1 neighbours
                 preds = _neighbour_forecasts(
-                    model, w, nb_keys, np.nan_to_num(data.keys[queries]), targets, res_nb,
-                    {r: lin[queries] for r, lin in lin_all.items()}, ridges,
-                )  # fmt: skip
+                    model, w, nb_keys, query_keys, targets, res_nb, lin_q, ridges
+                )
                 for r, pred in zip([None] if model == "mean" else ridges, preds):
                     s = Structure(**{**s0.as_dict(), "model": model, "ridge": r})
-                    improved |= scores.record(s, np.nanmean((pred - truth) ** 2, axis=2))
+                    out.append((s, np.nanmean((pred - truth) ** 2, axis=2)))
+        return out
+
+    # the neighbour counts are independent numpy work that releases the GIL: spread them over
+    # the cores; the scores are recorded in the same order as a plain loop would
+    if _THREADS > 1 and len(ks) > 1:
+        with ThreadPoolExecutor(min(_THREADS, len(ks))) as pool:
+            results = list(pool.map(errors_of, ks))
+    else:
+        results = [errors_of(k) for k in ks]
+    for res in results:
+        for s, sq in res:
+            improved |= scores.record(s, sq)
     return improved
 
 
