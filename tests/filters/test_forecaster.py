@@ -311,3 +311,10 @@ def test_default_fit_beats_simplex_and_smap_tuned_on_validation_on_the_henon_map
     smap = tuned(SMapForecaster, [{"embedding": e, "theta": t} for e in (1, 2, 3, 4)
                                   for t in (0.0, 2.0, 8.0)])  # fmt: skip
     assert ours < min(simplex, smap)
+
+
+def test_predict_past_the_fitted_horizon_names_steps_and_what_to_do():
+    fc = ProjectionForecaster(horizon=3).fit(logistic_map(300))
+    assert fc.predict(3).shape == (3,)
+    with pytest.raises(ValueError, match="steps=50 exceeds the fitted horizon 3: fit with"):
+        fc.predict(50)

@@ -281,6 +281,11 @@ class ProjectionForecaster(Forecaster):
         """Forecast ``steps`` (<= ``horizon``) values past the end of the fitted series."""
         self._check_fitted()
         steps = self._check_horizon(steps, "steps")
+        if steps > self.horizon:
+            raise ValueError(
+                f"steps={steps} exceeds the fitted horizon {self.horizon}: fit with "
+                f"horizon={steps} (each horizon has its own structure; no recursion)"
+            )
         models = self.channel_models_ or [self]
         span = max((s.embedding - 1) * s.delay + 1 for m in models for s in m.structures_.values())
         path = self._path(self.train_[-span:], steps)[-1]  # the last origin only
