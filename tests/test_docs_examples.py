@@ -1,0 +1,42 @@
+"""Every Python block of docs/*.md runs as written (issue 11), except the ones marked as
+fragments on their first line (``# fragment: ...``, e.g. a signature, or code that needs the
+reader's own arrays); blocks that need the shared datasets say so and are skipped without them.
+The README's blocks are run by tests/test_readme.py."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tssdpa.data.paths import have_dataset
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+BLOCKS = [
+    (f"{path.name}[{i}]", block)
+    for path in sorted(DOCS.glob("*.md"))
+    for i, block in enumerate(
+        re.findall(r"```python\n(.*?)```", path.read_text(encoding="utf-8"), flags=re.S)
+    )
+]
+
+
+def _shared_data_present() -> bool:
+    return have_dataset("imu/xio-fusion/sensor_data.csv.gz") and have_dataset("ett/ETTh1.csv.gz")
+
+
+@pytest.mark.parametrize("name, block", BLOCKS, ids=[n for n, _ in BLOCKS])
+def test_docs_python_block_runs_or_is_marked_a_fragment(name, block, tmp_path, monkeypatch):
+    first = block.lstrip().splitlines()[0]
+    if first.startswith("# fragment:"):
+        pytest.skip(first)
+    if first.startswith("# needs the shared datasets") and not _shared_data_present():
+        pytest.skip("shared datasets absent")
+    monkeypatch.chdir(tmp_path)  # examples may write files
+    namespace: dict = {}
+    exec(compile(block, name, "exec"), namespace)
+    assert len(namespace) > 1  # the block defined what it set out to
+
+
+def test_the_docs_have_runnable_examples():
+    runnable = [b for _, b in BLOCKS if not b.lstrip().startswith("# fragment:")]
+    assert len(runnable) >= 8
