@@ -108,3 +108,12 @@ def test_a_learned_filter_prints_no_lightning_banner(files):
     assert r.returncode == 0, r.stderr
     for banner in ("GPU available", "TPU available", "Tip", "Warning", "Traceback"):
         assert banner not in r.stderr
+
+
+def test_help_of_compare_describes_every_option(files):
+    r = tssdpa("compare", "--help", cwd=files)
+    assert r.returncode == 0
+    lines = r.stdout.splitlines()
+    for i, line in enumerate(lines):  # an option alone on its line has its help below it
+        if line.strip().startswith("--") and "  " not in line.strip():
+            assert lines[i + 1].startswith(" " * 10), f"{line.strip()} has no help text"

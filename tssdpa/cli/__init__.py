@@ -33,8 +33,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tssdpa", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
 
-    c = sub.add_parser("compare", help="denoising / forecasting comparison")
-    c.add_argument("task", choices=["denoise", "forecast", "all"])
+    c = sub.add_parser(
+        "compare",
+        help="denoising / forecasting comparison",
+        description="Run every method on the datasets' tasks (hyperparameters chosen on "
+        "validation, scores on test), write tables, plots and results.csv, and print the "
+        "headline table. Resumable: finished cells in OUT/results.csv are not recomputed.",
+    )
+    c.add_argument("task", choices=["denoise", "forecast", "all"], help="what to compare")
     c.add_argument(
         "--dataset",
         "-d",
@@ -42,7 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="dataset name (repeatable); 'default' = the embedded comparison",
     )
-    c.add_argument("--out", "-o", default="runs/compare", help="output folder")
+    c.add_argument(
+        "--out", "-o", default="runs/compare", help="output folder (default: runs/compare)"
+    )
     c.add_argument("--methods", nargs="+", default=None, help="method names (default: all)")
     c.add_argument(
         "--seeds",
@@ -57,28 +65,44 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="max configurations per method (default 8; 4 for 'default')",
     )
-    c.add_argument("--n", type=int, default=None, help="length of synthetic signals")
+    c.add_argument(
+        "--n",
+        type=int,
+        default=None,
+        help="length of synthetic signals (default 1000 for 'default', else 4000)",
+    )
     c.add_argument(
         "--features",
         choices=["M", "S", "both"],
         default="both",
         help="ETT: multivariate, OT only, or both",
     )
-    c.add_argument("--horizons", nargs="+", type=int, default=None)
+    c.add_argument(
+        "--horizons",
+        nargs="+",
+        type=int,
+        default=None,
+        help="forecast horizons (default: each dataset's own, e.g. 96 192 336 720 for ETT)",
+    )
     c.add_argument(
         "--max-origins",
         type=int,
         default=None,
         help="cap on evaluated test origins for expensive methods",
     )
-    c.add_argument("--data-dir", default=None, help="folder holding the shared datasets")
+    c.add_argument(
+        "--data-dir",
+        default=None,
+        help="folder holding the shared datasets (default: $TSSDPA_DATA, ../shared/datasets, "
+        "the download cache)",
+    )
     c.add_argument(
         "--quick",
         action="store_true",
         help="small grids for learned methods (always on for 'default')",
     )
-    c.add_argument("--no-progress", action="store_true")
-    c.add_argument("--no-plots", action="store_true")
+    c.add_argument("--no-progress", action="store_true", help="no progress bars")
+    c.add_argument("--no-plots", action="store_true", help="write no plots (faster)")
     c.add_argument("--full", action="store_true", help="print every table, not the headline")
     c.add_argument(
         "--docs",
