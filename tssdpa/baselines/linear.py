@@ -14,6 +14,7 @@ from scipy import signal
 
 from tssdpa.checks import check_fraction, check_int, check_positive
 from tssdpa.estimators.base import Denoiser
+from tssdpa.signal.lowpass import sosfiltfilt_short
 from tssdpa.signal.missing import fill_missing
 
 
@@ -62,14 +63,7 @@ class ButterworthFilter(_ZeroPhaseOption):
 
     def _filter_1d(self, x, channel):
         if self.zero_phase:
-            default = 3 * (
-                2 * len(self.sos_)
-                + 1
-                - min((self.sos_[:, 2] == 0).sum(), (self.sos_[:, 5] == 0).sum())
-            )
-            if len(x) > default:
-                return signal.sosfiltfilt(self.sos_, x)
-            return signal.sosfiltfilt(self.sos_, x, padlen=max(len(x) - 1, 0))
+            return sosfiltfilt_short(self.sos_, x)
         y, _ = signal.sosfilt(self.sos_, x, zi=self.zi_ * x[0])
         return y
 

@@ -14,7 +14,13 @@ from scipy import signal
 from tssdpa.checks import check_int, check_number
 from tssdpa.signal.missing import fill_between
 
-__all__ = ["LOWPASS_CUTOFFS", "LOWPASS_ORDERS", "check_lowpass", "zero_phase_lowpass"]
+__all__ = [
+    "LOWPASS_CUTOFFS",
+    "LOWPASS_ORDERS",
+    "check_lowpass",
+    "sosfiltfilt_short",
+    "zero_phase_lowpass",
+]
 
 #: cutoffs (fractions of Nyquist) and orders that ``fit`` tries for the base
 LOWPASS_CUTOFFS = tuple(float(c) for c in np.geomspace(0.005, 0.9, 24))
@@ -40,6 +46,14 @@ def zero_phase_lowpass(x2: np.ndarray, cutoff: float, order: int) -> np.ndarray:
     x2 = np.asarray(x2, dtype=np.float64)
     sos = signal.butter(int(order), float(cutoff), output="sos")
     filled = fill_between(x2.copy()) if np.isnan(x2).any() else x2
-    # scipy's default padding where the series is long enough, less on a short one
-    padlen = min(3 * (2 * len(sos) + 1), max(0, x2.shape[0] - 1))
-    return signal.sosfiltfilt(sos, filled, axis=0, padlen=padlen)
+    return sosfiltfilt_short(sos, filled, axis=0)
+
+
+def sosfiltfilt_short(sos: np.ndarray, x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """``scipy.signal.sosfiltfilt`` with scipy's default edge padding where the series is long
+    enough for it, and the longest padding that fits on a shorter one (scipy raises there)."""
+    zeros = min((sos[:, 2] == 0).sum(), (sos[:, 5] == 0).sum())
+    default = 3 * (2 * len(sos) + 1 - zeros)  # scipy's own default padlen
+    if x.shape[axis] > default:
+        return signal.sosfiltfilt(sos, x, axis=axis)
+    return signal.sosfiltfilt(sos, x, axis=axis, padlen=max(x.shape[axis] - 1, 0))
