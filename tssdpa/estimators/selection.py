@@ -42,25 +42,10 @@ def candidates(value) -> list:
 
 
 def noise_scale(x2: np.ndarray) -> float:
-    """Robust noise level of a (T, C) series: median over channels of MAD(diff)/(0.6745 sqrt 2).
-
-    Falls back to a tenth of the robust spread of the data when the differences are all equal.
-    """
-    scales = []
-    for c in range(x2.shape[1]):
-        v = x2[:, c]
-        v = v[~np.isnan(v)]
-        if v.size < 3:
-            continue
-        d = np.diff(v)
-        s = np.median(np.abs(d - np.median(d))) / 0.6745 / math.sqrt(2.0)
-        if not s > 0:
-            s = 0.1 * (np.median(np.abs(v - np.median(v))) / 0.6745)
-        if not s > 0:
-            s = 0.1 * float(np.std(v))
-        if s > 0:
-            scales.append(s)
-    return float(np.median(scales)) if scales else 1.0
+    """One noise level for a (T, C) series: the median over channels of :func:`noise_level`
+    (the channels' white-noise levels; NaN ignored; 1.0 for a series too short to say)."""
+    ok = [c for c in range(x2.shape[1]) if np.isfinite(x2[:, c]).sum() >= 3]
+    return float(np.median(noise_level(x2[:, ok]))) if ok else 1.0
 
 
 def _mad_scale(r: np.ndarray) -> float:
