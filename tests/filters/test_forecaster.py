@@ -313,8 +313,14 @@ def test_default_fit_beats_simplex_and_smap_tuned_on_validation_on_the_henon_map
     assert ours < min(simplex, smap)
 
 
-def test_predict_past_the_fitted_horizon_names_steps_and_what_to_do():
-    fc = ProjectionForecaster(horizon=3).fit(logistic_map(300))
-    assert fc.predict(3).shape == (3,)
-    with pytest.raises(ValueError, match="steps=50 exceeds the fitted horizon 3: fit with"):
-        fc.predict(50)
+def test_predict_past_the_fitted_horizon_is_recursive_over_the_last_pattern():
+    y = logistic_map(300)
+    fc = ProjectionForecaster(horizon=3).fit(y)
+    p = fc.predict(7)
+    np.testing.assert_array_equal(p[:3], fc.predict(3))
+    # round two forecasts from the last pattern of the series extended by round one
+    span = fc._predict_context()
+    ext = np.concatenate([y, p[:3]])[-span:]
+    np.testing.assert_allclose(p[3:6], fc.forecast_path(ext, horizon=3)[-1], rtol=1e-12)
+    with pytest.raises(ValueError, match="steps"):
+        fc.predict(0)

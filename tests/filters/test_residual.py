@@ -311,7 +311,7 @@ def test_forecaster_bad_arguments_raise_at_fit_naming_them():
     with pytest.raises(ValueError, match="horizon"):
         fc.forecast(y, horizon=0)
     with pytest.raises(ValueError, match="steps"):
-        fc.predict(3)
+        fc.predict(0)
     with pytest.raises(ValueError, match="channel"):
         fc.forecast_path(np.column_stack([y, y]), horizon=1)
 

@@ -134,6 +134,9 @@ class _EDMForecaster(Forecaster):
         self.library_ = fill_missing(a, True)
         self._memo = _Memo()
 
+    def _predict_context(self) -> int:
+        return self._shift + 1
+
     def _path(self, a: np.ndarray, horizon: int) -> np.ndarray:
         return self._steps(a, range(1, horizon + 1))
 

@@ -33,6 +33,9 @@ class NaiveForecaster(Forecaster):
     def _path(self, a, horizon):
         return np.repeat(a[:, None, :], horizon, axis=1)
 
+    def _predict_context(self) -> int:
+        return 1
+
 
 class SeasonalNaiveForecaster(Forecaster):
     """Value one season earlier: ``y[t+h] ≈ y[t+h-k*period]`` with the smallest k >= 1 that
@@ -46,6 +49,9 @@ class SeasonalNaiveForecaster(Forecaster):
 
     def _fit(self, a):
         pass
+
+    def _predict_context(self) -> int:
+        return self.period
 
     def _path(self, a, horizon):
         T, C = a.shape
@@ -87,6 +93,9 @@ class AutoRegForecaster(Forecaster):
         const = p[0] if self.trend == "c" else 0.0
         phi = p[1:] if self.trend == "c" else p
         return const, phi
+
+    def _predict_context(self) -> int:
+        return self.lags
 
     def _path_1d(self, model, y, horizon):
         const, phi = model
@@ -220,6 +229,12 @@ class DLinearForecaster(Forecaster):
             b = my - mx @ W
             for c in g:
                 self.weights_[c] = (W, b)
+
+    def _direct_horizon(self) -> int:
+        return self.horizon
+
+    def _predict_context(self) -> int:
+        return self.lookback
 
     def _path(self, a, horizon):
         if horizon > self.horizon:

@@ -306,10 +306,35 @@ class Forecaster(Estimator):
         """(T, C) forecasts of horizon ``h`` alone (direct methods override this)."""
         return self._path(a, h)[:, h - 1]
 
+    def _direct_horizon(self) -> int | None:
+        """The largest horizon ``_path`` forecasts directly (None: any horizon)."""
+        return None
+
+    def _predict_context(self) -> int | None:
+        """Trailing samples one forecast origin needs (None: the whole series)."""
+        return None
+
     def predict(self, steps: int) -> np.ndarray:
         """Forecast ``steps`` values past the end of the series given to ``fit``: (steps,) for
-        one channel, else (steps, C)."""
+        one channel, else (steps, C).
+
+        A model with a largest horizon (``horizon`` of the direct multi-step models) forecasts
+        beyond it recursively: the first ``horizon`` forecasts are appended to the series and
+        the next ``horizon`` are forecast from there, and so on. Each round sees only the
+        samples one origin needs, so the cost is linear in ``steps``.
+        """
         self._check_fitted()
-        steps = self._check_horizon(steps, "steps")
-        path = self._path(self._prepare(self.train_), steps)[-1]  # (steps, C)
-        return path[:, 0] if self.n_channels_ == 1 else path
+        steps = check_int(steps, "steps")
+        direct = self._direct_horizon() or steps
+        context = self._predict_context()
+        history = self.train_ if context is None else self.train_[-context:]
+        out = np.empty((steps, self.n_channels_))
+        done = 0
+        while done < steps:
+            n = min(direct, steps - done)
+            out[done : done + n] = self._path(self._prepare(history), n)[-1]  # last origin
+            history = np.concatenate([history, out[done : done + n]])
+            if context is not None:
+                history = history[-context:]
+            done += n
+        return out[:, 0] if self.n_channels_ == 1 else out

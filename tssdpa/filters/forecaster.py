@@ -277,19 +277,13 @@ class ProjectionForecaster(Forecaster):
     def _prepare(self, a):
         return a  # missing samples are never keys or queries: no filling needed
 
-    def predict(self, steps: int) -> np.ndarray:
-        """Forecast ``steps`` (<= ``horizon``) values past the end of the fitted series."""
-        self._check_fitted()
-        steps = self._check_horizon(steps, "steps")
-        if steps > self.horizon:
-            raise ValueError(
-                f"steps={steps} exceeds the fitted horizon {self.horizon}: fit with "
-                f"horizon={steps} (each horizon has its own structure; no recursion)"
-            )
+    def _direct_horizon(self) -> int:
+        return self.horizon
+
+    def _predict_context(self) -> int:
+        # the longest pattern any horizon's structure reads: one origin needs no more
         models = self.channel_models_ or [self]
-        span = max((s.embedding - 1) * s.delay + 1 for m in models for s in m.structures_.values())
-        path = self._path(self.train_[-span:], steps)[-1]  # the last origin only
-        return path[:, 0] if self.n_channels_ == 1 else path
+        return max((s.embedding - 1) * s.delay + 1 for m in models for s in m.structures_.values())
 
     @property
     def fit_scores_(self):

@@ -344,12 +344,11 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
         defaults to the trained one."""
         return super().forecast_path(y, self.horizon if horizon is None else horizon)
 
-    def predict(self, steps: int) -> np.ndarray:
-        """Forecast ``steps`` (<= horizon) samples past the end of the fitted series."""
-        self._check_fitted()
-        steps = self._check_horizon(steps, "steps")
-        p = self._net_path(self.train_[-self.lookback :])[-1, :steps]
-        return p[:, 0] if self.n_channels_ == 1 else p
+    def _direct_horizon(self) -> int:
+        return self.horizon
+
+    def _predict_context(self) -> int:
+        return self.lookback
 
 
 def __getattr__(name):

@@ -271,15 +271,11 @@ class ResidualProjectionForecaster(Forecaster):
         self.base_ = self._make_base().fit(a)
         self.library_ = self._library(self.base_, a)
 
-    def predict(self, steps):
-        """Forecast ``steps`` (<= ``horizon``) values past the end of the series given to fit."""
-        self._check_fitted()
-        steps = check_int(steps, "steps")
-        if steps > self.horizon:
-            raise ValueError(f"steps must be <= the fitted horizon {self.horizon}; got {steps}")
-        tail = fill_missing(self.train_, True)[-(max(self._context(), self.embedding) + 1) :]
-        path = self._path(tail, steps)[-1]  # only the last origin is needed
-        return path[:, 0] if self.n_channels_ == 1 else path
+    def _direct_horizon(self) -> int:
+        return self.horizon
+
+    def _predict_context(self) -> int:
+        return max(self._context(), self.embedding) + 1
 
     def _path(self, a, horizon):
         if horizon > self.horizon:

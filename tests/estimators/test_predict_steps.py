@@ -1,0 +1,103 @@
+"""``predict(steps)`` of every forecaster: any number of steps, recursive past the horizon a
+model forecasts directly, at a cost linear in ``steps``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tssdpa.baselines import (
+    AutoRegForecaster,
+    DLinearForecaster,
+    NaiveForecaster,
+    SeasonalNaiveForecaster,
+)
+from tssdpa.filters import LearnedProjectionForecaster, ResidualProjectionForecaster
+
+rng = np.random.default_rng(0)
+Y = np.sin(np.arange(600) * 0.07) + 0.05 * rng.standard_normal(600)
+
+#: direct multi-step models (fitted horizon 4) whose forecast from an origin depends only on
+#: the last ``_predict_context()`` samples
+DIRECT = {
+    "dlinear": lambda: DLinearForecaster(lookback=24, horizon=4),
+    "residual": lambda: ResidualProjectionForecaster(
+        base_params={"lags": 4}, embedding=4, horizon=4, sigma=[0.3, 1.0]
+    ),
+    "learned": lambda: LearnedProjectionForecaster(lookback=24, horizon=4, max_epochs=1),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(DIRECT))
+def direct(request):
+    return DIRECT[request.param]().fit(Y)
+
+
+def test_predict_within_the_horizon_is_the_forecast_from_the_end_of_the_fitted_series(direct):
+    np.testing.assert_allclose(direct.predict(4), direct.forecast_path(Y, 4)[-1], rtol=1e-6)
+
+
+def test_predict_past_the_horizon_forecasts_again_from_the_series_extended_by_its_forecasts(
+    direct,
+):
+    p = direct.predict(10)
+    assert p.shape == (10,) and np.isfinite(p).all()
+    np.testing.assert_allclose(p[:4], direct.predict(4), rtol=1e-12)
+    for r in (4, 8):  # rounds two and three
+        ext = np.concatenate([Y, p[:r]])
+        n = min(4, 10 - r)
+        np.testing.assert_allclose(p[r : r + n], direct.forecast_path(ext, 4)[-1, :n], rtol=1e-5)
+
+
+def test_each_round_of_predict_sees_only_the_context_one_origin_needs(direct, monkeypatch):
+    lengths = []
+    path = type(direct)._path
+
+    def spy(self, a, horizon):
+        lengths.append(len(a))
+        return path(self, a, horizon)
+
+    monkeypatch.setattr(type(direct), "_path", spy)
+    direct.predict(400)
+    assert len(lengths) == 100  # 400 steps in rounds of the fitted horizon 4
+    assert max(lengths) <= direct._predict_context()  # the cost of a round does not grow
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: AutoRegForecaster(lags=3), NaiveForecaster, lambda: SeasonalNaiveForecaster(90)],
+    ids=["autoreg", "naive", "seasonal"],
+)
+def test_recursive_models_predict_any_steps_in_one_pass_over_their_context(make, monkeypatch):
+    fc = make().fit(Y)
+    full = fc.forecast_path(Y, 50)[-1]  # from the whole series, the slow way
+    lengths = []
+    path = type(fc)._path
+
+    def spy(self, a, horizon):
+        lengths.append(len(a))
+        return path(self, a, horizon)
+
+    monkeypatch.setattr(type(fc), "_path", spy)
+    np.testing.assert_allclose(fc.predict(50), full, rtol=1e-12)
+    assert lengths == [fc._predict_context()]
+
+
+def test_autoreg_predict_is_the_statsmodels_forecast():
+    from statsmodels.tsa.ar_model import AutoReg
+
+    expected = AutoReg(Y, lags=3, trend="c").fit().forecast(30)
+    np.testing.assert_allclose(AutoRegForecaster(lags=3).fit(Y).predict(30), expected, rtol=1e-8)
+
+
+def test_multichannel_predict_past_the_horizon_keeps_channels():
+    y2 = np.column_stack([Y, np.cos(np.arange(600) * 0.05)])
+    fc = DLinearForecaster(lookback=24, horizon=3).fit(y2)
+    assert fc.predict(8).shape == (8, 2)
+
+
+@pytest.mark.parametrize("steps", [0, -1, 2.5, "3"])
+def test_predict_refuses_steps_that_are_not_a_positive_integer(steps):
+    fc = NaiveForecaster().fit(Y)
+    with pytest.raises((ValueError, TypeError), match="steps"):
+        fc.predict(steps)
