@@ -14,7 +14,7 @@ import pytest
 
 from tssdpa.baselines import AutoRegForecaster, WienerFIRFilter
 from tssdpa.data.synthetic import ar2, lorenz
-from tssdpa.filters.residual import ResidualProjectionFilter, ResidualProjectionForecaster
+from tssdpa.filters import ResidualProjectionFilter, ResidualProjectionForecaster
 from tssdpa.signal.reference import kernel_regression_reference
 
 # ------------------------------------------------------------------------------ helpers

@@ -10,6 +10,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from tssdpa.checks import check_choice, check_int, check_positive
 from tssdpa.estimators.base import Forecaster
+from tssdpa.estimators.persistence import require
 from tssdpa.signal.missing import fill_missing
 
 __all__ = [
@@ -96,6 +97,23 @@ class AutoRegForecaster(Forecaster):
 
     def _predict_context(self) -> int:
         return self.lags
+
+    # persistence: the AR coefficients of every channel
+    _fitted_schema = {"n_channels_": (int,)}
+    _array_schema = ("train_", "const_", "coef_")
+
+    def _state(self):
+        fitted, arrays = super()._state()
+        arrays["const_"] = np.array([m[0] for m in self.models_], dtype=float)  # (C,)
+        arrays["coef_"] = np.stack([m[1] for m in self.models_])  # (C, lags)
+        return fitted, arrays
+
+    def _set_state(self, fitted, arrays):
+        const, coef = require(arrays, "const_", "coef_")
+        super()._set_state(fitted, {"train_": arrays["train_"]} if "train_" in arrays else {})
+        if coef.ndim != 2 or len(const) != len(coef) or coef.shape[1] != self.lags:
+            raise ValueError(f"coef_ must be (channels, lags={self.lags}), got {coef.shape}")
+        self.models_ = [(float(c), p) for c, p in zip(const, coef)]
 
     def _path_1d(self, model, y, horizon):
         const, phi = model
@@ -235,6 +253,26 @@ class DLinearForecaster(Forecaster):
 
     def _predict_context(self) -> int:
         return self.lookback
+
+    # persistence: the effective linear map of every channel
+    _fitted_schema = {"n_channels_": (int,)}
+    _array_schema = ("train_", "linear_map_", "bias_")
+
+    def _state(self):
+        fitted, arrays = super()._state()
+        arrays["linear_map_"] = np.stack([w for w, _ in self.weights_])  # (C, lookback, horizon)
+        arrays["bias_"] = np.stack([b for _, b in self.weights_])  # (C, horizon)
+        return fitted, arrays
+
+    def _set_state(self, fitted, arrays):
+        W, b = require(arrays, "linear_map_", "bias_")
+        super()._set_state(fitted, {"train_": arrays["train_"]} if "train_" in arrays else {})
+        if W.shape[1:] != (self.lookback, self.horizon) or b.shape != (len(W), self.horizon):
+            raise ValueError(
+                f"linear_map_ must be (channels, {self.lookback}, {self.horizon}) with bias_ "
+                f"(channels, {self.horizon}); got {W.shape} and {b.shape}"
+            )
+        self.weights_ = list(zip(W, b))
 
     def _path(self, a, horizon):
         if horizon > self.horizon:

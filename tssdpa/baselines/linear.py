@@ -14,6 +14,7 @@ from scipy import signal
 
 from tssdpa.checks import check_fraction, check_int, check_positive
 from tssdpa.estimators.base import Denoiser
+from tssdpa.estimators.persistence import require
 from tssdpa.signal.lowpass import sosfiltfilt_short
 from tssdpa.signal.missing import fill_missing
 
@@ -233,3 +234,18 @@ class WienerFIRFilter(Denoiser):
         if channel >= len(self.coef_):
             raise ValueError(f"x has more channels than the fitted filter ({len(self.coef_)})")
         return self._design(x) @ self.coef_[channel] + self.intercept_[channel]
+
+    # persistence: the taps of every channel
+    _fitted_schema = {"n_channels_": (int,)}
+    _array_schema = ("coef_", "intercept_")
+
+    def _set_state(self, fitted, arrays):
+        coef, intercept = require(arrays, "coef_", "intercept_")
+        super()._set_state(fitted, {})
+        ahead, back = self._lags()
+        if coef.shape[1:] != (ahead + back + 1,) or intercept.shape != (len(coef),):
+            raise ValueError(
+                f"coef_ must be (channels, {ahead + back + 1}) with intercept_ (channels,); "
+                f"got {coef.shape} and {intercept.shape}"
+            )
+        self.coef_, self.intercept_ = list(coef), list(intercept)

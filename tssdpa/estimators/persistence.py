@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["FORMAT", "check_fitted", "jsonable", "load", "save"]
+__all__ = ["FORMAT", "check_fitted", "jsonable", "load", "nest", "require", "save", "unnest"]
 
 FORMAT = 1
 CONFIG = "config.json"
@@ -122,6 +122,38 @@ def check_fitted(cls, fitted: dict, where) -> None:
         if not _type_ok(v, types):
             names = "/".join(t.__name__ for t in types)
             raise ValueError(f"{where}: fitted {k!r} must be {names}, got {v!r}")
+
+
+def nest(fitted: dict, arrays: dict, name: str, part) -> None:
+    """Add the state of the fitted estimator ``part`` (an attribute ``name`` of the one being
+    saved) to ``fitted`` / ``arrays``: its JSON state under ``fitted[name]``, its arrays
+    prefixed ``name.``."""
+    sub_fitted, sub_arrays = part._state()
+    fitted[name] = sub_fitted
+    arrays.update({f"{name}.{k}": v for k, v in sub_arrays.items()})
+
+
+def unnest(part, fitted: dict, arrays: dict, name: str):
+    """Restore into the unfitted estimator ``part`` what :func:`nest` stored under ``name``,
+    checked against ``part``'s own schema; returns ``part``."""
+    if name not in fitted:
+        raise ValueError(f"missing fitted {name!r}")
+    check_fitted(type(part), fitted[name], name)
+    prefix = f"{name}."
+    sub = {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
+    for k in sub:
+        if not part._array_allowed(k):
+            raise ValueError(f"unknown array {prefix + k!r} for {type(part).__name__}")
+    part._set_state(fitted[name], sub)
+    return part
+
+
+def require(arrays: dict, *names: str) -> list:
+    """The arrays ``names`` of a saved state, or an error naming the first one missing."""
+    missing = [n for n in names if n not in arrays]
+    if missing:
+        raise ValueError(f"missing array {missing[0]!r}")
+    return [arrays[n] for n in names]
 
 
 def load(cls, path):

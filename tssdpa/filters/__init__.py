@@ -14,7 +14,8 @@ import warnings
 from tssdpa.filters.forecaster import ProjectionForecaster
 from tssdpa.filters.functional import projection_filter
 from tssdpa.filters.projection import ProjectionFilter
-from tssdpa.filters.residual import ResidualProjectionFilter, ResidualProjectionForecaster
+from tssdpa.filters.residual import ResidualProjectionForecaster
+from tssdpa.filters.residual_filter import ResidualProjectionFilter
 
 __all__ = [
     "LearnedProjectionFilter",

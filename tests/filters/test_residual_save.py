@@ -1,0 +1,98 @@
+"""Saving the residual hybrids and their linear bases: exact round trips, strict loading."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from safetensors.numpy import load_file, save_file
+
+from tssdpa.baselines import AutoRegForecaster, DLinearForecaster, WienerFIRFilter
+from tssdpa.filters import ResidualProjectionFilter, ResidualProjectionForecaster
+
+rng = np.random.default_rng(3)
+T = np.arange(900) * 0.05
+CLEAN = np.column_stack([np.sin(T) + 0.4 * np.sin(3.1 * T) ** 3, np.cos(0.7 * T)])
+NOISY = CLEAN + 0.2 * rng.standard_normal(CLEAN.shape)
+
+
+def _fit(est):
+    if isinstance(est, (ResidualProjectionFilter, WienerFIRFilter)):
+        return est.fit(NOISY[:600], target=CLEAN[:600])
+    return est.fit(CLEAN[:600])
+
+
+def _output(est):
+    if isinstance(est, (ResidualProjectionFilter, WienerFIRFilter)):
+        return est.filter(NOISY)
+    return np.concatenate([est.forecast_path(CLEAN, 3).ravel(), est.predict(7).ravel()])
+
+
+SAVEABLE = {
+    "residual_forecaster_autoreg": lambda: ResidualProjectionForecaster(
+        base_params={"lags": 4}, embedding=4, horizon=3
+    ),
+    "residual_forecaster_dlinear": lambda: ResidualProjectionForecaster(
+        base="dlinear", lookback=32, embedding=4, horizon=3, channel_independent=True
+    ),
+    "residual_filter": lambda: ResidualProjectionFilter(window=8, embedding=4),
+    "residual_filter_zero_phase_no_fade": lambda: ResidualProjectionFilter(
+        window=8, embedding=4, causal=False, fade=None
+    ),
+    "autoreg": lambda: AutoRegForecaster(lags=3),
+    "dlinear": lambda: DLinearForecaster(lookback=32, horizon=3, individual=True),
+    "wiener_fir": lambda: WienerFIRFilter(window=6),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(SAVEABLE))
+def fitted(request):
+    return _fit(SAVEABLE[request.param]())
+
+
+def test_a_loaded_estimator_gives_the_same_output_bit_for_bit(fitted, tmp_path):
+    fitted.save(tmp_path / "e")
+    again = type(fitted).load(tmp_path / "e")
+    assert again.get_params() == fitted.get_params()
+    np.testing.assert_array_equal(_output(again), _output(fitted))
+
+
+def test_a_missing_or_foreign_array_is_refused_naming_it(fitted, tmp_path):
+    fitted.save(tmp_path / "e")
+    path = tmp_path / "e" / "arrays.safetensors"
+    arrays = load_file(str(path))
+    victim = sorted(arrays)[0]
+    save_file({k: v for k, v in arrays.items() if k != victim}, str(path))
+    with pytest.raises(ValueError, match=f"cannot restore.*{victim}"):
+        type(fitted).load(tmp_path / "e")
+    save_file({**arrays, "base_.evil": np.zeros(1)}, str(path))
+    with pytest.raises(ValueError, match="unknown array 'base_.evil'"):
+        type(fitted).load(tmp_path / "e")
+
+
+def test_arrays_of_the_wrong_shape_are_refused(fitted, tmp_path):
+    fitted.save(tmp_path / "e")
+    path = tmp_path / "e" / "arrays.safetensors"
+    arrays = load_file(str(path))
+    name = next(k for k in sorted(arrays) if k != "train_" and not k.endswith("train_"))
+    save_file({**arrays, name: np.zeros((2, 3, 5, 7))}, str(path))
+    with pytest.raises(ValueError, match="cannot restore"):
+        type(fitted).load(tmp_path / "e")
+
+
+@pytest.mark.parametrize("cls", [ResidualProjectionForecaster, ResidualProjectionFilter])
+def test_the_nested_base_state_is_checked_against_the_base_schema(cls, tmp_path):
+    est = _fit(SAVEABLE["residual_filter" if cls is ResidualProjectionFilter else
+                       "residual_forecaster_autoreg"]())  # fmt: skip
+    est.save(tmp_path / "e")
+    cfg_path = tmp_path / "e" / "config.json"
+    cfg = json.loads(cfg_path.read_text())
+    cfg["fitted"]["base_"]["step"] = "import os"
+    cfg_path.write_text(json.dumps(cfg))
+    with pytest.raises(ValueError, match="unknown fitted attribute 'step'"):
+        cls.load(tmp_path / "e")
+    del cfg["fitted"]["base_"]
+    cfg_path.write_text(json.dumps(cfg))
+    with pytest.raises(ValueError, match="base_"):
+        cls.load(tmp_path / "e")

@@ -1,0 +1,225 @@
+"""The hybrid denoiser: a least-squares Wiener FIR plus a projection of its residual.
+
+The same construction as :mod:`tssdpa.filters.residual` for forecasting: the linear filter
+first, then a Gaussian-kernel projection over a library of training patterns estimates what
+it gets wrong, with the kernel width and shrinkage chosen on a held-out tail.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from tssdpa.baselines.linear import WienerFIRFilter
+from tssdpa.checks import check_fraction, check_int, check_positive
+from tssdpa.estimators.base import Denoiser
+from tssdpa.estimators.persistence import nest, require, unnest
+from tssdpa.estimators.selection import choose_correction
+from tssdpa.filters.residual import _check_fade, _fade_radius, _sigmas
+from tssdpa.signal.embedding import delay_embedding, standardise
+from tssdpa.signal.library import kernel_regression, nearest_distance
+from tssdpa.signal.missing import fill_missing
+
+__all__ = ["ResidualProjectionFilter"]
+
+#: FIR lengths above this are most likely a library size in the spelling before 0.2
+_LONG_FIR = 1024
+
+
+class ResidualProjectionFilter(Denoiser):
+    """Least-squares Wiener FIR plus a projection estimate of its residual (needs a clean target).
+
+    The keys are delay embeddings (length ``embedding``) of the Wiener FIR's output: past
+    samples only when ``causal``, centred otherwise. Fitted per channel; the library holds the
+    training patterns and the Wiener FIR's residuals ``target - output`` there.
+
+    Parameters
+    ----------
+    window : int
+        FIR length of the :class:`~tssdpa.baselines.WienerFIRFilter`. Formerly ``taps``.
+    causal : bool
+    embedding : int
+        Pattern length.
+    sigma : float, list of float, or None
+        Kernel width candidates in standardised units (``None``: ``sqrt(embedding) * 2**-8 .. 1``).
+    holdout : float
+        Fraction of the training series held out to choose sigma and alpha.
+    library_size : int
+        At most this many (the newest) training patterns form the library. Formerly
+        ``window``.
+    ridge : float
+        Ridge penalty of the Wiener FIR.
+    fade : float or None
+        Fade the correction out for patterns farther from the library than ``fade`` times the
+        largest holdout distance (as in :class:`ResidualProjectionForecaster`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tssdpa.filters import ResidualProjectionFilter
+    >>> rng = np.random.default_rng(0)
+    >>> clean = np.sign(np.sin(np.arange(2000) * 0.02))
+    >>> noisy = clean + 0.3 * rng.standard_normal(2000)
+    >>> f = ResidualProjectionFilter(window=16, embedding=8).fit(noisy[:1500], target=clean[:1500])
+    >>> out = f.filter(noisy)
+    >>> def mse(a):
+    ...     return float(np.mean((a[1500:] - clean[1500:]) ** 2))
+    >>> mse(out) < mse(noisy)
+    True
+    """
+
+    trainable = True
+    requires_target = True
+
+    _renamed_params = {"taps": "window"}
+
+    @classmethod
+    def _rename(cls, params, warn=True):
+        # Before 0.2 ``window`` was the library size and ``taps`` the FIR length. A call that
+        # still says taps= is in the old spelling, so its window= is the library size.
+        if "taps" in params and "window" in params:
+            params = dict(params)
+            if warn:
+                warnings.warn(
+                    "ResidualProjectionFilter: with taps=, window= is read as the library size "
+                    "(its name before 0.2); use window= for the FIR length and library_size=",
+                    DeprecationWarning,
+                    stacklevel=4,
+                )
+            params["library_size"] = params.pop("window")
+        return super()._rename(params, warn)
+
+    def __init__(
+        self,
+        window=16,
+        causal=True,
+        embedding=8,
+        sigma=None,
+        holdout=0.25,
+        library_size=20000,
+        ridge=1e-6,
+        fade=2.0,
+    ):
+        self._store(locals())
+
+    def _validate_params(self) -> None:
+        for name in ("window", "embedding", "library_size"):
+            check_int(getattr(self, name), name)
+        if self.window > _LONG_FIR:
+            warnings.warn(
+                f"ResidualProjectionFilter: window={self.window} taps. Since 0.2 window is the "
+                "FIR length; before, it was the library size (now library_size=)",
+                UserWarning,
+                stacklevel=3,
+            )
+        _sigmas(self.sigma, 1)
+        check_fraction(self.holdout, "holdout")
+        check_positive(self.ridge, "ridge", allow_zero=True)
+        _check_fade(self.fade)
+
+    def _base(self):
+        return WienerFIRFilter(window=self.window, causal=self.causal, ridge=self.ridge)
+
+    def _keys(self, lin, c):
+        """(T, embedding) patterns of the standardised linear output; edges repeat the ends."""
+        m = self.embedding
+        z = standardise(lin, self.mean_[c], self.scale_[c])
+        ahead = 0 if self.causal else m // 2
+        pad = np.concatenate([np.full(m - 1 - ahead, z[0]), z, np.full(ahead, z[-1])])
+        E = delay_embedding(pad[:, None], m, offset=ahead)
+        return E[m - 1 - ahead : m - 1 - ahead + len(z)]
+
+    def _fit(self, a, target):
+        if target is None:
+            raise ValueError(
+                "ResidualProjectionFilter needs the clean target: fit(x, target=clean)"
+            )
+        if not np.isfinite(target).all():
+            raise ValueError("target must be finite (no NaN / inf): it is the clean signal")
+        a = fill_missing(a, self.causal)
+        T, C = a.shape
+        n_head = T - max(int(round(self.holdout * T)), 1)
+        if n_head <= self.window + self.embedding:
+            raise ValueError(
+                f"x has {T} samples; too few for window={self.window}, embedding={self.embedding}"
+            )
+        sigmas = _sigmas(self.sigma, self.embedding)
+        self.base_ = self._base().fit(a, target)
+        lin_all = np.column_stack([self.base_._filter_1d(a[:, c], c) for c in range(C)])
+        self.mean_, sd = lin_all.mean(axis=0), lin_all.std(axis=0)
+        self.scale_ = np.where(sd > 0, sd, 1.0)
+        # sigma / alpha: the Wiener FIR refitted on the head, scored on the held-out tail
+        head = self._base().fit(a[:n_head], target[:n_head])
+        self.sigma_, self.alpha_, self.null_distance_ = np.zeros(C), np.zeros(C), np.zeros(C)
+        lib = slice(max(0, n_head - self.library_size), n_head)
+        for c in range(C):
+            lin = head._filter_1d(a[:, c], c)
+            E = self._keys(lin, c)
+            resid = (target[:, c] - lin)[:, None]
+            null = None
+            if self.fade is not None:
+                null = _fade_radius(
+                    self.fade, nearest_distance(E[n_head:], E[lib]).max(), self.embedding
+                )
+                self.null_distance_[c] = np.nan if null is None else null
+            corr = kernel_regression(E[n_head:], E[lib], resid[lib], sigmas, None, null)
+            s, al = choose_correction(resid[n_head:], corr, sigmas)
+            self.sigma_[c], self.alpha_[c] = s[0], al[0]
+        rows = slice(max(0, T - self.library_size), T)
+        self.library_ = [
+            (self._keys(lin_all[:, c], c)[rows], (target[:, c] - lin_all[:, c])[rows, None])
+            for c in range(C)
+        ]
+
+    def _filter_1d(self, x, channel):
+        if channel >= len(self.library_):
+            raise ValueError(f"x has more channels than the fitted filter ({len(self.library_)})")
+        lin = self.base_._filter_1d(x, channel)
+        if self.alpha_[channel] == 0:
+            return lin
+        K, R = self.library_[channel]
+        null = self.null_distance_[channel]
+        null = None if self.fade is None or np.isnan(null) else null
+        (corr,) = kernel_regression(
+            self._keys(lin, channel), K, R, [self.sigma_[channel]], None, null
+        )
+        return lin + self.alpha_[channel] * corr[:, 0]
+
+    # ---------------------------------------------------------------- persistence
+    _fitted_schema = {"n_channels_": (int,), "base_": (dict,)}
+
+    @classmethod
+    def _array_allowed(cls, key: str) -> bool:
+        name, _, rest = key.partition(".")
+        if name == "base_":
+            return WienerFIRFilter._array_allowed(rest)
+        if name in ("library_keys", "library_residuals"):
+            return rest.isdigit()
+        return key in ("mean_", "scale_", "sigma_", "alpha_", "null_distance_")
+
+    def _state(self):
+        fitted = {"n_channels_": self.n_channels_}
+        arrays = {k: getattr(self, k) for k in ("mean_", "scale_", "sigma_", "alpha_")}
+        arrays["null_distance_"] = self.null_distance_
+        for c, (K, R) in enumerate(self.library_):
+            arrays[f"library_keys.{c}"], arrays[f"library_residuals.{c}"] = K, R
+        nest(fitted, arrays, "base_", self.base_)
+        return fitted, arrays
+
+    def _set_state(self, fitted, arrays):
+        C = self.n_channels_ = fitted["n_channels_"]
+        own = ("mean_", "scale_", "sigma_", "alpha_", "null_distance_")
+        for k, v in zip(own, require(arrays, *own)):
+            if v.shape != (C,):
+                raise ValueError(f"{k} must have one value per channel ({C}), got {v.shape}")
+            setattr(self, k, v)
+        self.library_ = []
+        for c in range(C):
+            K, R = require(arrays, f"library_keys.{c}", f"library_residuals.{c}")
+            if K.ndim != 2 or K.shape[1] != self.embedding or R.shape != (len(K), 1):
+                raise ValueError(
+                    f"library of channel {c} does not match embedding={self.embedding}"
+                )
+            self.library_.append((K, R))
+        self.base_ = unnest(self._base(), fitted, arrays, "base_")
