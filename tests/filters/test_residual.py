@@ -438,7 +438,7 @@ def test_filter_bad_inputs():
     with pytest.raises(ValueError, match="too few"):
         ResidualProjectionFilter(window=16, embedding=8).fit(noisy[:30], target=clean[:30])
     f = ResidualProjectionFilter(window=8, embedding=4).fit(noisy, target=clean)
-    with pytest.raises(ValueError, match="channels"):
+    with pytest.raises(ValueError, match="x has 2 channel"):
         f.filter(np.column_stack([noisy, noisy]))
 
 

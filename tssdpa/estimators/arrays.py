@@ -47,6 +47,11 @@ def as_2d(x, name: str = "x") -> tuple[np.ndarray, ArrayMeta]:
     wrong number of dimensions, no samples, no channels, or ``inf`` (NaN marks a missing
     sample; ``inf`` is refused everywhere).
     """
+    if x is None or isinstance(x, (str, bytes)):
+        raise TypeError(
+            f"{name} must be a real numeric array, Series, DataFrame or tensor, "
+            f"got {type(x).__name__}"
+        )
     if isinstance(x, (pd.DataFrame, pd.Series)):
         dtypes = x.dtypes if isinstance(x, pd.DataFrame) else [x.dtype]
         if any(pd.api.types.is_complex_dtype(d) for d in dtypes):

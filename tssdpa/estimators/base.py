@@ -64,6 +64,12 @@ def target_like(target, a: np.ndarray) -> np.ndarray | None:
     return tgt
 
 
+def _check_not_all_missing(a: np.ndarray, name: str) -> None:
+    empty = np.flatnonzero(np.isnan(a).all(axis=0))
+    if len(empty):
+        raise ValueError(f"{name} channel {empty[0]} is all NaN: nothing to fit on")
+
+
 class Estimator:
     """Parameter handling, cloning, fitted-state checks and persistence for every estimator."""
 
@@ -204,6 +210,7 @@ class Denoiser(Estimator):
     def fit(self, x, target=None) -> Denoiser:
         """Fit on a noisy training series ``x`` (and its clean ``target`` when known)."""
         a, _ = as_2d(x, "x")
+        _check_not_all_missing(a, "x")
         tgt = target_like(target, a)
         self._validate_params()
         self._fit(a, tgt)
@@ -219,6 +226,7 @@ class Denoiser(Estimator):
         if self.trainable:
             if not hasattr(self, "n_channels_"):
                 raise ValueError(f"{type(self).__name__} must be fitted before filter(x)")
+            self._check_channels(a)
         else:  # a data-free design: redone on use, so it always follows the parameters
             self._validate_params()
             self._fit(a, None)
@@ -249,6 +257,7 @@ class Forecaster(Estimator):
     def fit(self, y) -> Forecaster:
         """Fit on the training series ``y`` (T,) or (T, C)."""
         a, _ = as_2d(y, "y")
+        _check_not_all_missing(a, "y")
         if len(a) < 3:
             raise ValueError(f"y must have at least 3 samples; got {len(a)}")
         self._validate_params()

@@ -313,7 +313,9 @@ def _score_embedding(data, queries, E, delay, candidates, scores) -> bool:
                 )
                 for r, pred in zip([None] if model == "mean" else ridges, preds):
                     s = Structure(**{**s0.as_dict(), "model": model, "ridge": r})
-                    out.append((s, np.nanmean((pred - truth) ** 2, axis=2)))
+                    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+                        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN truth rows
+                        out.append((s, np.nanmean((pred - truth) ** 2, axis=2)))
         return out
 
     # the neighbour counts are independent numpy work that releases the GIL: spread them over
@@ -329,6 +331,14 @@ def _score_embedding(data, queries, E, delay, candidates, scores) -> bool:
     return improved
 
 
+def _carry_forward(y: np.ndarray) -> np.ndarray:
+    """(T, C) ``y`` with each NaN replaced by the last finite value before it (leading NaN
+    stay: nothing is known yet)."""
+    t = np.where(np.isfinite(y), np.arange(len(y))[:, None], 0)
+    np.maximum.accumulate(t, axis=0, out=t)
+    return y[t, np.arange(y.shape[1])]
+
+
 def forecast(train, y, overlap, s: Structure, horizons):
     """(T, len(horizons), C) forecasts of every origin of ``y`` with structure ``s``.
 
@@ -339,7 +349,12 @@ def forecast(train, y, overlap, s: Structure, horizons):
     ridge = DEFAULT_RIDGE if s.ridge is None else s.ridge  # the mean has no linear part
     lib = AnalogueData(train, s.embedding, s.delay, horizons, [ridge])
     new = AnalogueData(y, s.embedding, s.delay, horizons, None)
-    q_keys = new.keys
+    # a query whose pattern spans a gap carries the last known values forward (causal); keys
+    # keep the gap, so no filled pattern ever becomes a neighbour
+    gaps = np.isnan(y).any()
+    q_keys = (
+        AnalogueData(_carry_forward(y), s.embedding, s.delay, [1], None).keys if gaps else new.keys
+    )
     lin_q = lib.linear(np.nan_to_num(q_keys), ridge)
     if s.model == "linear":
         out = lin_q

@@ -1,0 +1,182 @@
+"""Hostile input, every estimator: each case ends in a clear error naming the argument or in
+a documented result; nothing the caller passed is changed.
+
+One table of estimators (every denoiser and forecaster the package exports, at settings that
+fit in well under a second) against one table of awkward inputs. The rules are those of
+``docs/filters.md`` section 12.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tssdpa.baselines as B
+import tssdpa.filters as F
+from tssdpa.estimators.base import Denoiser, Forecaster
+
+rng = np.random.default_rng(0)
+N = 400
+X = np.sin(np.arange(N) * 0.07) + 0.1 * rng.standard_normal(N)
+X2 = np.column_stack([X, np.cos(np.arange(N) * 0.05)])
+
+#: every exported estimator, small and fast
+ESTIMATORS = {
+    "IdentityFilter": B.IdentityFilter,
+    "ButterworthFilter": B.ButterworthFilter,
+    "SavitzkyGolayFilter": B.SavitzkyGolayFilter,
+    "ScipyWienerFilter": B.ScipyWienerFilter,
+    "MedianFilter": B.MedianFilter,
+    "MovingAverageFilter": B.MovingAverageFilter,
+    "WienerFIRFilter": lambda: B.WienerFIRFilter(window=4),
+    "KalmanSmoother": B.KalmanSmoother,
+    "WaveletDenoiser": B.WaveletDenoiser,
+    "NaiveForecaster": B.NaiveForecaster,
+    "SeasonalNaiveForecaster": lambda: B.SeasonalNaiveForecaster(period=12),
+    "AutoRegForecaster": B.AutoRegForecaster,
+    "ARIMAForecaster": B.ARIMAForecaster,
+    "ETSForecaster": B.ETSForecaster,
+    "DLinearForecaster": lambda: B.DLinearForecaster(lookback=16, horizon=2),
+    "ProjectionFilter": lambda: F.ProjectionFilter(sigma=0.5, window=8),
+    "ProjectionFilter_fit": lambda: F.ProjectionFilter(window=[8, 16]),
+    "ProjectionForecaster": lambda: F.ProjectionForecaster(
+        horizon=2, embedding=2, n_neighbors=4, model="mean"
+    ),
+    "ResidualProjectionFilter": lambda: F.ResidualProjectionFilter(window=4, embedding=4),
+    "ResidualProjectionForecaster": lambda: F.ResidualProjectionForecaster(
+        base_params={"lags": 2}, embedding=2, horizon=2
+    ),
+}
+
+
+def _name(est) -> str:
+    return "y" if isinstance(est, Forecaster) else "x"
+
+
+def _fit(est, x):
+    if isinstance(est, Forecaster):
+        return est.fit(x)
+    if getattr(est, "requires_target", False):
+        return est.fit(x, target=X2 if np.ndim(x) == 2 and np.shape(x)[1] == 2 else X)
+    return est.fit(x)
+
+
+def _use(est, x):
+    """The estimator's main call on ``x``."""
+    return est.forecast(x, horizon=1) if isinstance(est, Forecaster) else est.filter(x)
+
+
+def test_the_table_covers_every_exported_estimator():
+    exported = {
+        n
+        for mod in (B, F)
+        for n in mod.__all__
+        if isinstance(getattr(mod, n), type) and issubclass(getattr(mod, n), Denoiser | Forecaster)
+    }
+    learned = {"LearnedProjectionFilter", "LearnedProjectionForecaster"}  # tests/filters/
+    peers = {"SimplexForecaster", "SMapForecaster", "UnobservedComponentsForecaster"}
+    assert exported - learned - peers <= {k.split("_")[0] for k in ESTIMATORS}
+
+
+def _with_inf(x):
+    x = x.copy()
+    x[50] = np.inf
+    return x
+
+
+def _with_neg_inf(x):
+    x = x.copy()
+    x[7] = -np.inf
+    return x
+
+
+#: input -> (exception type, words the message must hold); ``{x}`` is the argument's name
+BAD = {
+    "inf": (_with_inf, ValueError, "{x} contains inf"),
+    "-inf": (_with_neg_inf, ValueError, "{x} contains inf"),
+    "all NaN": (lambda x: np.full_like(x, np.nan), ValueError, "NaN"),
+    "complex": (lambda x: x + 1j, TypeError, "{x} must be a real"),
+    "complex pandas": (lambda x: pd.Series(x + 1j), TypeError, "{x} must be real"),
+    "text": (lambda x: np.array(["a"] * len(x), dtype=object), TypeError, "{x} must be a real"),
+    "text cell": (
+        lambda x: pd.Series([*x[:-1].tolist(), "glitch"]),
+        TypeError,
+        "{x} must be a real",
+    ),
+    "3-D": (lambda x: x.reshape(-1, 1, 1), ValueError, "{x} must be 1-D"),
+    "empty": (lambda x: x[:0], ValueError, "{x} is empty"),
+    "no channels": (lambda x: np.empty((len(x), 0)), ValueError, "{x} has 0 channels"),
+    "None": (lambda x: None, TypeError, "{x} must be a real"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+@pytest.mark.parametrize("make", sorted(ESTIMATORS))
+def test_fit_refuses_bad_input_naming_the_argument(make, case):
+    est = ESTIMATORS[make]()
+    transform, exc, words = BAD[case]
+    bad = transform(X)
+    with pytest.raises(exc, match=words.format(x=_name(est))):
+        _fit(est, bad)
+
+
+@pytest.mark.parametrize("case", ["inf", "complex", "text", "3-D", "empty"])
+@pytest.mark.parametrize("make", sorted(ESTIMATORS))
+def test_a_fitted_estimator_refuses_bad_input_naming_the_argument(make, case):
+    est = _fit(ESTIMATORS[make](), X)
+    transform, exc, words = BAD[case]
+    with pytest.raises(exc, match=words.format(x=_name(est))):
+        _use(est, transform(X))
+
+
+@pytest.mark.parametrize("make", sorted(ESTIMATORS))
+def test_the_wrong_number_of_channels_is_refused_naming_them(make):
+    est = _fit(ESTIMATORS[make](), X2)
+    if not getattr(est, "trainable", True):
+        pytest.skip("a design-only filter is redone for whatever it is given")
+    with pytest.raises(ValueError, match="channel"):
+        _use(est, np.column_stack([X2, X]))
+
+
+@pytest.mark.parametrize("make", sorted(ESTIMATORS))
+def test_nothing_the_caller_passed_is_changed(make):
+    x = X2.copy()
+    x[[5, 60, 61], 0] = np.nan  # gaps, which many estimators fill internally
+    frame = pd.DataFrame(x, columns=["a", "b"])
+    before_x, before_frame = x.copy(), frame.copy()
+    est = _fit(ESTIMATORS[make](), x)
+    _use(est, x)
+    _use(est, frame)
+    np.testing.assert_array_equal(x, before_x)
+    pd.testing.assert_frame_equal(frame, before_frame)
+
+
+@pytest.mark.parametrize("make", sorted(ESTIMATORS))
+def test_missing_samples_give_a_finite_output_of_the_input_shape(make):
+    x = X.copy()
+    x[[100, 101, 102, 250]] = np.nan
+    est = _fit(ESTIMATORS[make](), x)
+    out = _use(est, x)
+    assert np.shape(out) == x.shape
+    # forecasts are NaN only where the history is too short, at the start
+    assert np.isfinite(out[60:]).all()
+
+
+@pytest.mark.parametrize(
+    "make", [m for m in sorted(ESTIMATORS) if m.endswith("Forecaster")]
+)
+@pytest.mark.parametrize("steps", [0, -3, 1.5, "2", None])
+def test_predict_refuses_steps_that_are_not_a_positive_integer(make, steps):
+    est = _fit(ESTIMATORS[make](), X)
+    with pytest.raises((ValueError, TypeError), match="steps"):
+        est.predict(steps)
+
+
+@pytest.mark.parametrize("make", sorted(ESTIMATORS))
+def test_using_an_unfitted_trainable_estimator_says_fit_first(make):
+    est = ESTIMATORS[make]()
+    if not getattr(est, "trainable", True):
+        pytest.skip("a design-only filter needs no fit")
+    with pytest.raises(ValueError, match="fit"):
+        _use(est, X)
