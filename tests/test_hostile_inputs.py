@@ -163,9 +163,7 @@ def test_missing_samples_give_a_finite_output_of_the_input_shape(make):
     assert np.isfinite(out[60:]).all()
 
 
-@pytest.mark.parametrize(
-    "make", [m for m in sorted(ESTIMATORS) if m.endswith("Forecaster")]
-)
+@pytest.mark.parametrize("make", [m for m in sorted(ESTIMATORS) if m.endswith("Forecaster")])
 @pytest.mark.parametrize("steps", [0, -3, 1.5, "2", None])
 def test_predict_refuses_steps_that_are_not_a_positive_integer(make, steps):
     est = _fit(ESTIMATORS[make](), X)
