@@ -9,7 +9,6 @@ to its last origin, so no value after an origin can reach the forecast from it.
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 
@@ -153,8 +152,8 @@ def evaluate_forecaster(
         One results row per horizon: the chosen ``params``, validation and test MSE, test MAE,
         the number of origins scored, fit and prediction times.
     extras : dict
-        ``"curve"``: the per-step test MSE of the configuration chosen for the largest
-        horizon; ``"path"`` and ``"keep_origin"``: the kept test forecast path (or None).
+        ``"path"`` and ``"keep_origin"``: the kept test forecast path of the configuration
+        chosen for the largest horizon (or None).
     """
     sp, y = task.split, task.y
     C = y.shape[1]
@@ -173,7 +172,7 @@ def evaluate_forecaster(
         fit_s = time.perf_counter() - tic
         val_scores.append(_validation_scores(est, task, max_o, steps))
         fitted.append((params, est, fit_s))
-    rows, extras = [], {"curve": None, "path": None}
+    rows, extras = [], {"path": None}
     chosen = {h: int(np.argmin([vs[h] for vs in val_scores])) for h in task.horizons}
     test_cache = {}  # configuration index -> its test errors (one evaluation per configuration)
     keep_origin = t0 - 1 + (t1 - t0) // 2 - hmax // 2 if keep_path else None
@@ -224,9 +223,6 @@ def evaluate_forecaster(
             }
         )
         if h == hmax:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                extras["curve"] = np.nanmean(se, axis=0) / C
             extras["path"] = kept
             extras["keep_origin"] = keep_origin
     return rows, extras

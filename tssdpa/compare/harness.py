@@ -194,8 +194,8 @@ def _run_cell(task, spec, budget, out, trace_seed, trace_settings, log):
                     _save_trace(out, task, spec.name, trace)
             else:
                 rows, extras = evaluate_forecaster(spec, task, budget, keep_path=want)
-                if out is not None and task.seed == trace_seed:
-                    _save_curve(out, task, spec.name, extras, save_path=want)
+                if want:
+                    _save_path(out, task, spec.name, extras)
     except Exception as exc:  # keep going; record the failure
         msg = f"{type(exc).__name__}: {exc}"
         if log is not None:
@@ -234,14 +234,12 @@ def _save_trace(out: Path, task: DenoiseTask, name: str, trace: np.ndarray):
     np.savez_compressed(d / f"{stem}__{name}.npz", out=trace[:n])
 
 
-def _save_curve(out: Path, task: ForecastTask, name: str, extras: dict, save_path: bool):
-    """A method's error-vs-horizon curve and (``save_path``) its kept forecast path."""
+def _save_path(out: Path, task: ForecastTask, name: str, extras: dict):
+    """A method's kept forecast path from one test origin (and the truth around it, once)."""
     d = out / "curves"
     d.mkdir(exist_ok=True)
     stem = f"{task.dataset}__{task.setting}"
-    if extras.get("curve") is not None:
-        np.savez_compressed(d / f"{stem}__{name}.npz", curve=extras["curve"])
-    if save_path and extras.get("path") is not None:
+    if extras.get("path") is not None:
         o = extras["keep_origin"]
         hmax = extras["path"].shape[0]
         base = d / f"{stem}__truth.npz"

@@ -29,6 +29,7 @@ def _truth(folder, kind: str, dataset: str, setting: str):
 def _save(fig, dest: Path) -> Path:
     """Write ``fig`` to ``dest`` (a PNG, folders created) and close it."""
     fig.tight_layout()
+    dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(dest, dpi=90)
     _plt().close(fig)
@@ -49,7 +50,9 @@ def _best(frame, task, dataset, setting, metric, higher, causal=None, k=3):
 
 
 def _plot_finite(ax, x, y, **kw):
-    """Plot the finite points of ``y``; with gaps (h-step-only forecasts) draw markers."""
+    """Plot ``y`` against ``x``. With gaps (forecasts scored at some horizons only) each point
+    is a marker and no line joins them: the steps between were not computed, and a line
+    would draw values nobody measured."""
     y = np.asarray(y, dtype=float)
     ok = np.isfinite(y)
     if not ok.any():
@@ -57,7 +60,19 @@ def _plot_finite(ax, x, y, **kw):
     if not ok.all():
         kw.setdefault("marker", "o")
         kw.setdefault("ms", 4)
+        kw["ls"] = "none"
     ax.plot(np.asarray(x)[ok], y[ok], **kw)
+
+
+def _table_means(frame, task, dataset, setting, metric):
+    """(method x horizon) means and standard deviations over seeds of ``metric``, as in the
+    tables (one column per horizon)."""
+    df = frame[
+        (frame["task"] == task) & (frame["dataset"] == dataset) & (frame["setting"] == setting)
+    ]
+    df = df[np.isfinite(pd.to_numeric(df[metric], errors="coerce"))]
+    g = df.groupby(["method", "horizon"])[metric]
+    return g.mean().unstack(), g.std().unstack()
 
 
 def plot_traces(
@@ -93,6 +108,7 @@ def plot_traces(
             if f.exists():
                 ax.plot(np.load(f)["out"][:n, 0], lw=1.0, label=m)
         ax.set_title(f"{dataset}, {setting}: {title}")
+        ax.set_ylabel("signal (units of the data)")
         ax.legend(loc="upper right", fontsize=7, ncol=3)
     axes[1].set_xlabel("test sample")
     return _save(fig, dest)
@@ -112,16 +128,11 @@ def plot_forecasts(
         & (frame["dataset"] == dataset)
         & (frame["setting"] == setting)
     ]
-    hmax = int(df["horizon"].max())
-    names = _best(
-        frame[frame["horizon"] == hmax] if "horizon" in frame else frame,
-        "forecast",
-        dataset,
-        setting,
-        "mse",
-        False,
-        k=4,
-    )
+    means, _ = _table_means(frame, "forecast", dataset, setting, "mse")
+    # the best method of every horizon column of the table, then the next best at the largest
+    names = list(dict.fromkeys(means.idxmin(axis=0).tolist()))
+    names += [m for m in means[means.columns.max()].sort_values().index if m not in names]
+    names = names[: max(4, len(set(means.idxmin(axis=0))))]
     fam = df.groupby("method")["family"].first()
     names += [m for m in fam.index if fam[m] in ("projection", "learned") and m not in names]
     fig, ax = plt.subplots(figsize=(10, 4))
@@ -135,7 +146,8 @@ def plot_forecasts(
             _plot_finite(ax, np.arange(1, len(p) + 1), p, lw=1.0, label=m)
     ax.axvline(0.5, color="0.6", lw=0.8)
     ax.set_xlabel("steps from the forecast origin")
-    ax.set_title(f"{dataset} ({setting}): forecast from one test origin")
+    ax.set_ylabel("value (z-scored, training statistics)")
+    ax.set_title(f"{dataset} ({setting}): forecast from one test origin (seed 0)")
     ax.legend(fontsize=7, ncol=3)
     return _save(fig, dest)
 
@@ -143,27 +155,33 @@ def plot_forecasts(
 def plot_error_vs_horizon(
     folder: Path, frame: pd.DataFrame, dataset: str, setting: str, dest: Path
 ) -> Path | None:
-    """Test MSE at each step ahead (seed 0, configuration chosen for the largest horizon)."""
-    d = Path(folder) / "curves"
-    files = sorted(d.glob(f"{dataset}__{setting}__*.npz"))
-    files = [f for f in files if not f.name.endswith(("__truth.npz", "__path.npz"))]
-    if not files:
+    """The table's test MSE at each horizon it scores: mean over seeds, with the standard
+    deviation as an error bar; one marker per measured horizon, nothing drawn between."""
+    means, stds = _table_means(frame, "forecast", dataset, setting, "mse")
+    if means.empty:
         return None
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    stem = f"{dataset}__{setting}__"
-    for f in files:
-        c = np.load(f)["curve"]
-        _plot_finite(ax, np.arange(1, len(c) + 1), c, lw=1.0, label=f.stem[len(stem) :])
-    ax.set_xlabel("steps ahead")
-    ax.set_ylabel("test MSE (z-scored)")
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    hs = np.asarray(means.columns, dtype=float)
+    best = set(means.idxmin(axis=0))
+    # a small horizontal offset per method keeps the error bars of one horizon apart
+    offsets = np.linspace(-0.15, 0.15, len(means)) if len(means) > 1 else [0.0]
+    for off, (m, row) in zip(offsets, means.iterrows()):
+        ok = np.isfinite(row.to_numpy(dtype=float))
+        err = stds.loc[m].to_numpy(dtype=float)[ok]
+        ax.errorbar(
+            hs[ok] * (1 + off / 4), row.to_numpy(dtype=float)[ok],
+            yerr=np.where(np.isfinite(err), err, 0.0), ls="none", marker="o", ms=5 if m in best
+            else 3.5, capsize=2, lw=0.8, label=f"{m} (best at some h)" if m in best else m,
+        )  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_xticks(hs, [str(int(h)) for h in hs])
+    ax.set_xticks([], minor=True)  # only the horizons the table scores
+    ax.set_xlabel("horizon h (steps ahead)")
+    ax.set_ylabel("test MSE, z-scored (mean over seeds)")
     ax.set_yscale("log")
-    ax.set_title(
-        f"{dataset} ({setting}): error vs horizon (seed 0, configuration chosen "
-        "for the largest horizon)",
-        fontsize=10,
-    )
-    ax.legend(fontsize=7, ncol=2)
+    ax.set_title(f"{dataset} ({setting}): test MSE at each horizon of the table", fontsize=10)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return _save(fig, dest)
 
 

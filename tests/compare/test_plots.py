@@ -1,0 +1,72 @@
+"""The plots say what the tables say: labelled axes, only measured points, the best shown."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tssdpa.compare import plots
+
+
+def _frame():
+    rows = []
+    for seed in (0, 1):
+        for h, (a, b) in {1: (0.1, 0.2), 5: (0.5, 0.3), 10: (0.9, 0.8)}.items():
+            for m, v, fam in (("alpha", a, "classical"), ("beta", b, "projection")):
+                rows.append(
+                    dict(task="forecast", dataset="d", setting="s", horizon=h, seed=seed,
+                         method=m, family=fam, mse=v * (1 + 0.1 * seed))
+                )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture
+def figures(monkeypatch):
+    """The figures the plot functions make, kept open instead of written."""
+    made = []
+    monkeypatch.setattr(plots, "_save", lambda fig, dest: made.append(fig) or dest)
+    yield made
+    plots._plt().close("all")
+
+
+def test_error_vs_horizon_shows_the_table_means_at_measured_horizons_only(figures, tmp_path):
+    frame = _frame()
+    assert plots.plot_error_vs_horizon(tmp_path, frame, "d", "s", tmp_path / "e.png")
+    (fig,) = figures
+    ax = fig.axes[0]
+    assert ax.get_ylabel() and ax.get_xlabel()
+    expected = frame.groupby(["method", "horizon"])["mse"].mean()
+    series = {}
+    for bars in ax.containers:  # one error-bar container per method
+        line = bars.lines[0]
+        assert line.get_linestyle() in ("None", "none", "")  # no line joins two horizons
+        series[bars.get_label().split(" ")[0]] = line.get_ydata()
+    assert set(series) == {"alpha", "beta"}
+    for m, y in series.items():
+        np.testing.assert_allclose(y, expected[m].to_numpy())
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "alpha (best at some h)" in legend and "beta (best at some h)" in legend
+
+
+def test_gapped_forecasts_are_markers_not_lines(figures):
+    fig, ax = plots._plt().subplots()
+    plots._plot_finite(ax, np.arange(5), [1.0, np.nan, np.nan, 2.0, np.nan])
+    (line,) = ax.get_lines()
+    assert line.get_linestyle() == "None" and line.get_marker() == "o"
+    plots._plot_finite(ax, np.arange(3), [1.0, 2.0, 3.0])
+    assert ax.get_lines()[1].get_linestyle() == "-"
+
+
+def test_forecast_paths_show_the_best_method_of_every_horizon(figures, tmp_path):
+    frame = _frame()
+    d = tmp_path / "curves"
+    d.mkdir()
+    np.savez(d / "d__s__truth.npz", history=np.zeros((30, 1)), future=np.ones((10, 1)), origin=29)
+    for m in ("alpha", "beta"):
+        np.savez(d / f"d__s__{m}__path.npz", path=np.full((10, 1), 0.5))
+    assert plots.plot_forecasts(tmp_path, frame, "d", "s", tmp_path / "p.png")
+    ax = figures[0].axes[0]
+    labels = {line.get_label() for line in ax.get_lines()}
+    assert {"alpha", "beta", "history", "truth"} <= labels  # alpha best at h=1, beta at h=5, 10
+    assert ax.get_ylabel()
