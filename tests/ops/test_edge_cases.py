@@ -34,3 +34,31 @@ def test_a_non_finite_key_or_value_is_refused_on_every_backend(backend, where):
     allowed[0, 0] = True  # row 0 needs a key; it attends only to the replaced sample
     out = projection_sdpa(x, keys, masked, sigma=1.0, attn_mask=allowed, backend=backend)
     assert torch.isfinite(out).all()
+
+
+@pytest.mark.parametrize("backend", ["auto", "fused", "math"])
+def test_a_plus_inf_float_mask_entry_is_refused_naming_the_mask(backend):
+    q = torch.randn(1, 6, 3)
+    mask = torch.zeros(6, 6)
+    mask[2, 4] = float("inf")
+    with pytest.raises(ValueError, match=r"attn_mask contains \+inf"):
+        projection_sdpa(q, q, q, sigma=1.0, attn_mask=mask, backend=backend)
+    mask[2, 4] = float("-inf")  # -inf excludes the key: fine
+    assert torch.isfinite(
+        projection_sdpa(q, q, q, sigma=1.0, attn_mask=mask, backend=backend)
+    ).all()
+
+
+@pytest.mark.parametrize("backend", ["auto", "math"])
+@pytest.mark.parametrize("scale", [1e-30, 1e30])
+def test_float32_data_near_1e_pm30_with_a_matching_sigma_gives_the_scaled_result(backend, scale):
+    """Weights depend on (q - k) / sigma only, so scaling data and sigma together changes
+    nothing; in float32 d² and σ² under- or overflow at these scales, (d/σ)² does not."""
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 2, 16, 4, generator=g) for _ in range(3))
+    expected = projection_sdpa(q.double(), k.double(), v.double(), sigma=1.5, backend="math")
+    out = projection_sdpa(q * scale, k * scale, v, sigma=1.5 * scale, backend=backend)
+    torch.testing.assert_close(out.double(), expected, rtol=1e-4, atol=1e-5)
+    sig = torch.full((1, 2, 1, 1), 1.5 * scale, requires_grad=True)  # a tensor sigma too
+    out = projection_sdpa(q * scale, k * scale, v, sigma=sig, backend=backend)
+    torch.testing.assert_close(out.double(), expected, rtol=1e-4, atol=1e-5)

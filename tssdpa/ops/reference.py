@@ -13,8 +13,8 @@ import torch.nn.functional as F
 from torch import Tensor
 
 
-def squared_distances(query: Tensor, key: Tensor) -> Tensor:
-    """``||q_i - k_j||²`` for every pair, from differences.  # (..., L, S)
+def distances(query: Tensor, key: Tensor) -> Tensor:
+    """``||q_i - k_j||`` for every pair, from differences.  # (..., L, S)
 
     ``torch.cdist`` with ``donot_use_mm_for_euclid_dist`` subtracts coordinates instead of
     expanding ``||q||² + ||k||² - 2 q·k``, so small distances between large vectors keep their
@@ -26,7 +26,22 @@ def squared_distances(query: Tensor, key: Tensor) -> Tensor:
     if q.shape[-2] == 0 or k.shape[-2] == 0:
         return q.new_zeros(*batch, q.shape[-2], k.shape[-2])
     d = torch.cdist(q, k, p=2.0, compute_mode="donot_use_mm_for_euclid_dist")
-    return d.square().reshape(*batch, q.shape[-2], k.shape[-2])
+    return d.reshape(*batch, q.shape[-2], k.shape[-2])
+
+
+def _power_of_two_scale(query: Tensor, key: Tensor) -> Tensor:
+    """A power of two near the largest magnitude of ``query`` and ``key`` (1 when empty or
+    all zero), as a detached 0-d tensor (no host sync); dividing by it is exact."""
+    m = torch.zeros((), dtype=query.dtype, device=query.device)
+    for t in (query, key):
+        if t.numel():
+            m = torch.maximum(m, t.detach().abs().amax())
+    return torch.ldexp(torch.ones_like(m), torch.frexp(m).exponent)
+
+
+def squared_distances(query: Tensor, key: Tensor) -> Tensor:
+    """``||q_i - k_j||²`` for every pair, from differences.  # (..., L, S)"""
+    return distances(query, key).square()
 
 
 def masked_softmax(logits: Tensor, allowed: Tensor | None) -> Tensor:
@@ -52,7 +67,11 @@ def projection_weights_math(
     query row: the logits are divided row by row); ``allowed`` (bool) and ``bias`` (additive
     log weight) broadcast as ``(..., L, S)``.
     """
-    logits = -squared_distances(query, key) / (2.0 * sigma**2)  # (..., L, S)
+    # Distances of data rescaled by a power of two c (exact), then (d/σ)² rather than d²/σ²:
+    # float32 data near 1e±30 with a σ of the same scale would under- or overflow in the
+    # squares (cdist's too) though the ratio is of order one.
+    c = _power_of_two_scale(query, key)
+    logits = -0.5 * (distances(query / c, key / c) * (c / sigma)).square()  # (..., L, S)
     if bias is not None:
         logits = logits + bias
     return masked_softmax(logits, allowed)

@@ -195,7 +195,8 @@ def check_timestamps(
 
 
 def check_attn_mask(attn_mask, batch, L: int, S: int, check_values: bool = True) -> None:
-    """A bool or float mask broadcastable to (..., L, S); float masks must not hold NaN."""
+    """A bool or float mask broadcastable to (..., L, S); float masks must not hold NaN or
+    ``+inf`` (an additive log weight of +inf is no weight at all: ``-inf`` excludes a key)."""
     if not isinstance(attn_mask, Tensor):
         raise TypeError(f"attn_mask must be a tensor, got {type(attn_mask).__name__}")
     if attn_mask.dtype != torch.bool and not attn_mask.is_floating_point():
@@ -205,8 +206,14 @@ def check_attn_mask(attn_mask, batch, L: int, S: int, check_values: bool = True)
             f"attn_mask of shape {tuple(attn_mask.shape)} does not broadcast to "
             f"(..., L, S) = {(*batch, L, S)}"
         )
-    if check_values and attn_mask.is_floating_point() and bool(torch.isnan(attn_mask).any()):
-        raise ValueError("attn_mask contains NaN")
+    if check_values and attn_mask.is_floating_point():
+        if bool(torch.isnan(attn_mask).any()):
+            raise ValueError("attn_mask contains NaN")
+        if bool(torch.isposinf(attn_mask).any()):
+            raise ValueError(
+                "attn_mask contains +inf: a float mask is an additive log weight; use -inf "
+                "(or a bool mask) to exclude keys"
+            )
 
 
 def check_structure(window, decay, tau, timestamps, batch, L, S, check_values=True):
