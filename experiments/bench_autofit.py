@@ -221,10 +221,18 @@ def tune_forecaster(cls, grid, z, sp, h):
             "se": sq_err(pred, z[sp.val : sp.test])}  # fmt: skip
 
 
+#: extra ProjectionForecaster arguments for "ours" (``--ours-holdout``); empty: the default
+OURS_FORECASTER: dict = {}
+
+
+def _ours_args() -> str:
+    return "".join(f", {k}={v!r}" for k, v in OURS_FORECASTER.items())
+
+
 def ours_forecast(z, sp, h):
     tic = time.perf_counter()
     try:
-        fc = ProjectionForecaster(horizon=h).fit(z[: sp.val])
+        fc = ProjectionForecaster(horizon=h, **OURS_FORECASTER).fit(z[: sp.val])
         pred = np.asarray(fc.forecast(z[: sp.test], h))[sp.val - h : sp.test - h]
     except Exception as err:  # noqa: BLE001 -- the estimators change under this script
         return {"rmse": np.nan, "time": np.nan, "missing": 0, "error": repr(err)}
@@ -564,7 +572,16 @@ def main(argv=None) -> int:
         help="series run in parallel processes (one BLAS thread each when > 1; default 2)",
     )
     p.add_argument("--skip", nargs="*", default=(), choices=("forecast", "denoise", "speed"))
+    p.add_argument(
+        "--ours-holdout",
+        type=float,
+        default=None,
+        help="ProjectionForecaster(holdout=...) for ours: forward validation on that fraction "
+        "(default: its default, leave-one-out)",
+    )
     args = p.parse_args(argv)
+    if args.ours_holdout is not None:  # module state, inherited by the forked workers
+        OURS_FORECASTER["holdout"] = args.ours_holdout
     tic = time.perf_counter()
     names = args.series or (list(QUICK_SERIES) if args.quick else list(SERIES))
     seeds = tuple(args.seeds or (0,))
@@ -641,7 +658,8 @@ def main(argv=None) -> int:
             "",
             "Peers tuned on validation (chosen configuration in brackets), refitted on train + "
             "validation, their library fixed at train + validation; ours: "
-            "`ProjectionForecaster(horizon=h).fit(train + validation)`, then `forecast` over "
+            f"`ProjectionForecaster(horizon=h{_ours_args()}).fit(train + validation)`, then "
+            "`forecast` over "
             "the whole series, so that it may use the causal past of the series as keys besides "
             "what it was fitted on (every forecast uses y[:t+1] only). Times: ours = fit + "
             "forecast of the whole series; "

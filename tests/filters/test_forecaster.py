@@ -324,3 +324,43 @@ def test_predict_past_the_fitted_horizon_is_recursive_over_the_last_pattern():
     np.testing.assert_allclose(p[3:6], fc.forecast_path(ext, horizon=3)[-1], rtol=1e-12)
     with pytest.raises(ValueError, match="steps"):
         fc.predict(0)
+
+
+def test_holdout_scores_the_linear_model_by_its_fit_on_the_rows_before_the_holdout():
+    rng = np.random.default_rng(4)
+    y = np.zeros(400)
+    for t in range(1, 400):
+        y[t] = 0.8 * y[t - 1] + rng.standard_normal()
+    fc = ProjectionForecaster(
+        horizon=1, embedding=1, delay=1, model="linear", ridge=1e-3, holdout=0.25
+    ).fit(y)
+    z = (y - y.mean()) / y.std()
+    cut = 300
+    X = np.column_stack([np.ones(cut - 1), z[: cut - 1]])  # rows whose future is before cut
+    G0 = X.T @ X
+    coef = np.linalg.solve(G0 + 1e-3 * np.trace(G0) / 2 * np.eye(2) + 1e-12 * np.eye(2),
+                           X.T @ z[1:cut])  # fmt: skip
+    q = np.arange(cut, 399)
+    expected = np.mean((z[q + 1] - coef[0] - coef[1] * z[q]) ** 2)
+    row = fc.cv_results_.query("model == 'linear'")
+    np.testing.assert_allclose(row["mse"].iloc[0], expected, rtol=1e-6)
+
+
+def test_holdout_forecasts_its_queries_from_keys_whose_future_was_known_before_them():
+    # [noise | S | S]: with leave-one-out, a query in the first copy of S finds its exact
+    # match in the second copy (its future); scoring forward, only past keys count
+    rng = np.random.default_rng(5)
+    seg = rng.standard_normal(100)
+    y = np.concatenate([rng.standard_normal(600), seg, seg])
+    one = dict(horizon=1, embedding=4, delay=1, n_neighbors=1, bandwidth=0.5, model="mean")
+    loo = ProjectionForecaster(**one).fit(y).cv_results_["mse"].iloc[0]
+    fwd = ProjectionForecaster(**one, holdout=0.25).fit(y).cv_results_["mse"].iloc[0]
+    # the first copy has no past match (the future one is not used: an error of order one),
+    # the second copy finds the first: about half the error of unmatched noise
+    assert 0.3 < fwd < 0.8 * loo
+
+
+@pytest.mark.parametrize("bad", [0, 1, -0.1, 1.5, "a"])
+def test_holdout_must_be_a_fraction(bad):
+    with pytest.raises((ValueError, TypeError), match="holdout"):
+        ProjectionForecaster(holdout=bad).fit(np.sin(np.arange(200) * 0.1))

@@ -159,8 +159,8 @@ def _weights(dist, s: Structure):
     return kernel_weights(dist[:, : s.n_neighbors], s.bandwidth, s.sigma)
 
 
-def choose_structures(z, horizon, candidates, *, max_queries, verbose=False):
-    """Leave-one-out choice of a structure per anchor horizon.
+def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, verbose=False):
+    """Leave-one-out (or, with ``holdout``, forward) choice of a structure per anchor horizon.
 
     ``candidates``: dict of lists -- ``embedding``, ``delay``, ``n_neighbors`` (a function of
     the embedding's dimension D), ``width`` (a list of ``("bandwidth", s)`` or
@@ -169,6 +169,11 @@ def choose_structures(z, horizon, candidates, *, max_queries, verbose=False):
     cheap). Every candidate is scored on the same query times, so
     candidates are compared on paired errors. Returns ``(best {anchor: Structure}, rows of
     cv results)``.
+
+    ``holdout`` (a fraction) scores forward instead: the queries are the last ``holdout`` of
+    the series, each forecast only from keys whose future is known before it, and the linear
+    parts are fitted on the rows before the holdout -- what a validation split does, for
+    series whose behaviour drifts.
     """
     anchors = anchor_horizons(horizon)
     T = len(z)
@@ -177,7 +182,11 @@ def choose_structures(z, horizon, candidates, *, max_queries, verbose=False):
     span = max([(max(candidates["embedding"]) - 1) * max(delays)] + [E - 1 for E in lin_only])
     last = T - 1 - max(anchors)
     span = min(span, max(0, last - 20))  # a short series: fewer rows are complete queries
-    queries = np.unique(np.linspace(span, last, max(1, min(max_queries, last - span + 1))))
+    cut = None
+    if holdout:
+        cut = min(max(int(round(T * (1.0 - holdout))), span + max(anchors) + 20), last - 9)
+    first = span if cut is None else cut
+    queries = np.unique(np.linspace(first, last, max(1, min(max_queries, last - first + 1))))
     queries = queries.astype(int)
     scores = _Scores(anchors, len(queries))
     for delay in delays:
@@ -185,23 +194,39 @@ def choose_structures(z, horizon, candidates, *, max_queries, verbose=False):
         for E in candidates["embedding"]:
             if (E - 1) * delay + max(anchors) + 2 >= T:
                 break
-            data = AnalogueData(z, E, delay, anchors, candidates["ridge"])
-            if data.usable.sum() < 4:
+            data = _data(z, E, delay, anchors, candidates["ridge"], cut)
+            if data is None:
                 break
-            improved = _score_embedding(data, queries, E, delay, candidates, scores)
+            improved = _score_embedding(data, queries, E, delay, candidates, scores, cut)
             since_better = 0 if improved else since_better + 1
             if since_better >= 3 and len(candidates["embedding"]) > 3:
                 break  # three embeddings in a row without a better score: stop growing E
     if "linear" in candidates["model"]:
         for E in lin_only:
             if E > max(candidates["embedding"]) and E - 1 + max(anchors) + 2 < T:
-                data = AnalogueData(z, E, 1, anchors, candidates["ridge"])
-                _score_linear(data, queries, E, 1, scores)
+                data = _data(z, E, 1, anchors, candidates["ridge"], cut)
+                if data is not None:
+                    _score_linear(data, queries, E, 1, scores, cut)
     chosen = {h: scores.simplest_near_best(i) for i, h in enumerate(anchors)}
     if verbose:
+        how = "leave-one-out" if cut is None else "forward"
         for i, (h, s) in enumerate(chosen.items()):
-            print(f"horizon {h}: {s.as_dict()}  (leave-one-out MSE {scores.best[i]:.4g} at best)")
+            print(f"horizon {h}: {s.as_dict()}  ({how} MSE {scores.best[i]:.4g} at best)")
     return chosen, scores.rows
+
+
+def _data(z, E, delay, anchors, ridges, cut):
+    """The :class:`AnalogueData` of one (E, τ), its linear parts fitted on the rows before
+    ``cut`` when scoring forward; None when too few rows are complete."""
+    if cut is None:
+        data = AnalogueData(z, E, delay, anchors, ridges)
+        return data if data.usable.sum() >= 4 else None
+    head = AnalogueData(z[:cut], E, delay, anchors, ridges) if cut > E * delay + 4 else None
+    if head is None or head.usable.sum() < 4:
+        return None
+    data = AnalogueData(z, E, delay, anchors, None)
+    data.coef = head.coef
+    return data
 
 
 def _complexity(s: Structure) -> tuple:
@@ -257,8 +282,17 @@ class _Scores:
         return self.structures[pick]
 
 
-def _score_linear(data, queries, E, delay, scores) -> bool:
-    """Exact leave-one-out error of the global ridge fit: residual / (1 - leverage)."""
+def _score_linear(data, queries, E, delay, scores, cut=None) -> bool:
+    """Exact leave-one-out error of the global ridge fit: residual / (1 - leverage); scoring
+    forward (``cut``), the plain error of the fit on the rows before the holdout."""
+    if cut is not None:
+        improved = False
+        for ridge in data.coef:
+            pred = data.linear(np.nan_to_num(data.keys[queries]), ridge)
+            pred[~np.isfinite(data.keys[queries]).all(1)] = np.nan  # an incomplete pattern
+            sq = np.nanmean((data.futures[queries] - pred) ** 2, axis=2)
+            improved |= scores.record(Structure(E, delay, 0, None, None, "linear", ridge), sq)
+        return improved
     usable_rows = np.flatnonzero(data.usable)
     pos = np.searchsorted(usable_rows, queries)
     at = np.minimum(pos, len(usable_rows) - 1)
@@ -273,11 +307,11 @@ def _score_linear(data, queries, E, delay, scores) -> bool:
     return improved
 
 
-def _score_embedding(data, queries, E, delay, candidates, scores) -> bool:
+def _score_embedding(data, queries, E, delay, candidates, scores, cut=None) -> bool:
     """Score every (k, width, model) of one embedding; True if any anchor's best improved."""
     improved = False
     if "linear" in candidates["model"]:
-        improved |= _score_linear(data, queries, E, delay, scores)
+        improved |= _score_linear(data, queries, E, delay, scores, cut)
     models = [m for m in candidates["model"] if m in _NEIGHBOUR_MODELS]
     if not models:
         return improved
@@ -290,7 +324,13 @@ def _score_embedding(data, queries, E, delay, candidates, scores) -> bool:
     n_keys = int(data.usable.sum())
     ks = sorted({min(k, n_keys - 1) for k in candidates["n_neighbors"](D)})
     excl = (E - 1) * delay + max(scores.anchors)
-    dist, idx = loo_neighbours(keys, max(ks), excl, rows=queries)
+    if cut is None:
+        dist, idx = loo_neighbours(keys, max(ks), excl, rows=queries)
+    else:  # forward: only keys whose future is known at the query's time
+        only = np.full_like(keys, np.nan)
+        only[queries] = data.keys[queries]
+        dist, idx = causal_neighbours(only, max(ks), max(scores.anchors), keys=keys)
+        dist, idx = dist[queries], idx[queries]
     safe = np.maximum(idx, 0)
     query_keys = np.nan_to_num(data.keys[queries])
     lin_q = {r: lin[queries] for r, lin in lin_all.items()}

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from tssdpa.checks import check_choice, check_int, check_positive
+from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
 from tssdpa.estimators.base import Forecaster
 from tssdpa.estimators.selection import candidates
 from tssdpa.filters.analogues import (
@@ -77,6 +77,11 @@ class ProjectionForecaster(Forecaster):
         Leave-one-out queries scored per candidate (spread over the series).
     channel_independent : bool
         One univariate forecaster per channel instead of one joint pattern of all channels.
+    holdout : float or None
+        Choose the structures forward instead of by leave-one-out: by the error on the last
+        ``holdout`` of the fitted series, each query forecast from keys whose future was known
+        before it and linear parts fitted on the rows before (a validation split; for series
+        that drift). None (default): leave-one-out over the whole series.
 
     Attributes
     ----------
@@ -105,7 +110,7 @@ class ProjectionForecaster(Forecaster):
     def __init__(
         self, embedding=None, horizon=1, delay=None, n_neighbors=None, bandwidth=None,
         sigma=None, model=None, ridge=None, library_size=None, max_embedding=10,
-        max_fit_samples=1000, channel_independent=False,
+        max_fit_samples=1000, channel_independent=False, holdout=None,
     ):  # fmt: skip
         self._store(locals())
 
@@ -113,6 +118,8 @@ class ProjectionForecaster(Forecaster):
         check_int(self.horizon, "horizon")
         check_int(self.max_embedding, "max_embedding")
         check_int(self.max_fit_samples, "max_fit_samples", minimum=10)
+        if self.holdout is not None:
+            check_fraction(self.holdout, "holdout")
         if self.library_size is not None:
             check_int(self.library_size, "library_size", minimum=10)
         for name in ("embedding", "delay", "n_neighbors"):
@@ -213,7 +220,7 @@ class ProjectionForecaster(Forecaster):
             raise ValueError(f"y has {len(z)} samples; too few for horizon={self.horizon}")
         chosen, rows = choose_structures(
             self._library(z), self.horizon, self._candidates(z),
-            max_queries=self.max_fit_samples, verbose=self._verbose,
+            max_queries=self.max_fit_samples, holdout=self.holdout, verbose=self._verbose,
         )  # fmt: skip
         if any(s is None for s in chosen.values()):
             raise ValueError(f"y has {len(z)} samples: no candidate structure fits it")
