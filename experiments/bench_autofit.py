@@ -336,6 +336,16 @@ def run_unit(args_tuple):
     return out
 
 
+def _peak_mb(z, tr, h) -> float:
+    """Peak traced memory (MiB, numpy and Python allocations) of the default fit on
+    ``z[:tr]`` and the forecasts of the rest."""
+    tracemalloc.start()
+    np.asarray(ProjectionForecaster(horizon=h).fit(z[:tr]).forecast(z[tr - CONTEXT :], h))
+    peak = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    return peak
+
+
 def speed_case(n=12000, n_test=4000, h=5):
     """Ours vs one pyEDM S-map call (E=8, theta=4) on a long Lorenz series."""
     x = make_signal("lorenz", n, 0)
@@ -352,10 +362,14 @@ def speed_case(n=12000, n_test=4000, h=5):
     whole = np.asarray(fc.forecast(z, h))[tr - h : n - h]
     if not np.allclose(pred, whole, rtol=1e-9, atol=1e-12, equal_nan=True):
         raise AssertionError("the chunk's forecasts differ from the whole series' forecasts")
-    tracemalloc.start()
-    np.asarray(ProjectionForecaster(horizon=h).fit(z[:tr]).forecast(z[tr - CONTEXT :], h))
-    out["ours_peak_mb"] = tracemalloc.get_traced_memory()[1] / 2**20
-    tracemalloc.stop()
+    out["ours_peak_mb"] = _peak_mb(z, tr, h)
+    # memory against length: the same task on a half and a double series
+    out["memory"] = []
+    for m in (n // 2, n, 2 * n):
+        xm = make_signal("lorenz", m, 0)
+        trm = m - m // 3
+        zm = (xm - xm[:trm].mean()) / xm[:trm].std()
+        out["memory"].append((m, _peak_mb(zm, trm, h)))
     try:
         from tssdpa.baselines.edm import SMapForecaster
 
@@ -730,6 +744,20 @@ def main(argv=None) -> int:
         ]
         if "smap_error" in speed:
             md += ["", f"S-map not run: {speed['smap_error']}"]
+        mem = speed["memory"]
+        md += [
+            "",
+            "Memory against length (the same task, fit on two thirds, forecast the rest; peak "
+            "traced memory of numpy and Python allocations):",
+            "",
+            md_table(
+                ["samples", "peak traced MiB", "ratio to the previous length"],
+                [
+                    [m, f"{mb:.1f}", "—" if i == 0 else f"{mb / mem[i - 1][1]:.2f}"]
+                    for i, (m, mb) in enumerate(mem)
+                ],
+            ),
+        ]
     text = "\n".join(md) + "\n"
     print("\n" + text)
     if args.out:
