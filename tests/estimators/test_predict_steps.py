@@ -49,15 +49,21 @@ def test_predict_past_the_horizon_forecasts_again_from_the_series_extended_by_it
         np.testing.assert_allclose(p[r : r + n], direct.forecast_path(ext, 4)[-1, :n], rtol=1e-5)
 
 
-def test_each_round_of_predict_sees_only_the_context_one_origin_needs(direct, monkeypatch):
+def _spy_lengths(est, monkeypatch) -> list:
+    """The lengths of the series ``_path`` is called on, recorded from now on."""
     lengths = []
-    path = type(direct)._path
+    path = type(est)._path
 
     def spy(self, a, horizon):
         lengths.append(len(a))
         return path(self, a, horizon)
 
-    monkeypatch.setattr(type(direct), "_path", spy)
+    monkeypatch.setattr(type(est), "_path", spy)
+    return lengths
+
+
+def test_each_round_of_predict_sees_only_the_context_one_origin_needs(direct, monkeypatch):
+    lengths = _spy_lengths(direct, monkeypatch)
     direct.predict(400)
     assert len(lengths) == 100  # 400 steps in rounds of the fitted horizon 4
     assert max(lengths) <= direct._predict_context()  # the cost of a round does not grow
@@ -71,14 +77,7 @@ def test_each_round_of_predict_sees_only_the_context_one_origin_needs(direct, mo
 def test_recursive_models_predict_any_steps_in_one_pass_over_their_context(make, monkeypatch):
     fc = make().fit(Y)
     full = fc.forecast_path(Y, 50)[-1]  # from the whole series, the slow way
-    lengths = []
-    path = type(fc)._path
-
-    def spy(self, a, horizon):
-        lengths.append(len(a))
-        return path(self, a, horizon)
-
-    monkeypatch.setattr(type(fc), "_path", spy)
+    lengths = _spy_lengths(fc, monkeypatch)
     np.testing.assert_allclose(fc.predict(50), full, rtol=1e-12)
     assert lengths == [fc._predict_context()]
 
