@@ -4,6 +4,7 @@ block kernels; the skipping rule keeps its stated bound; no L×S structure tenso
 import pytest
 import torch
 
+import tssdpa.ops.blockplan as bp
 import tssdpa.ops.blockwise as bw
 from tssdpa import projection_sdpa
 from tssdpa.nn import ProjectionMultiheadAttention
@@ -119,7 +120,25 @@ def test_fixed_decay_backward_runs_on_the_flash_kernel_and_matches(pname, kernel
 
 
 def _base_keys(L, S, block, causal):
-    return sum(bw._base_range(a, min(a + block, L), S, causal, None)[1] for a in range(0, L, block))
+    return sum(
+        j1 - j0
+        for j0, j1 in (
+            bp.base_range(a, min(a + block, L), S, causal, None) for a in range(0, L, block)
+        )
+    )
+
+
+def _recording(mp) -> list:
+    """Record the plans (and so the key range of every block) of the calls that follow."""
+    plans = []
+
+    class Recorded(bp.Plan):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            plans.append(self)
+
+    mp.setattr(bw, "Plan", Recorded)
+    return plans
 
 
 @pytest.mark.parametrize("tol", [1e-2, 1e-4, 1e-6])
@@ -142,23 +161,15 @@ def test_skipping_stays_within_the_stated_bound(case, tol, kernel):
     kw = dict(case)
     if "tau" in kw:
         kw["timestamps"] = _times(L, g)  # mean step 1: τ of a fraction of a step
-    blocks = []
-    real_plan = bw.plan_blocks
-
-    def spy(*args, **kwargs):
-        out = real_plan(*args, **kwargs)
-        blocks.append(out)
-        return out
-
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(bw, "plan_blocks", spy)
+        plans = _recording(mp)
         mp.setattr(bw, "DECAY_BLOCK", 32)
         got = _run(q, k, v, torch.tensor(1.5, dtype=D64), kw, "fused", tol=tol)
     want = _run(q, k, v, torch.tensor(1.5, dtype=D64), kw, "math")
     spread = v.amax(dim=-2, keepdim=True) - v.amin(dim=-2, keepdim=True)  # (B, H, 1, Ev)
     err = (got[0] - want[0]).abs()
     assert (err <= tol * spread + 1e-12).all(), float((err / spread).max())
-    kept = sum(j1 - j0 for _, _, j0, j1 in blocks[0])
+    kept = sum(j1 - j0 for _, _, j0, j1 in plans[0].blocks)
     assert kept < 0.75 * _base_keys(L, L, 32, kw.get("is_causal", False))  # skipping happened
     for a, b in zip(got[1:], want[1:], strict=True):  # gradients of the truncated sum: close
         torch.testing.assert_close(a, b, rtol=0, atol=50 * tol * float(b.abs().max()))
@@ -168,34 +179,27 @@ def test_zero_tolerance_and_unsorted_times_skip_nothing():
     q, k, v, g = _inputs(1, 1, 200, 200, 2, 2, seed=5)
     t = _times(200, g, sort=False)
     for kw, tol in [(dict(decay=0.5, is_causal=True), 0.0), (dict(tau=0.1, timestamps=t), 1e-3)]:
-        blocks = []
-
-        def spy(*args, _blocks=blocks, _real=bw.plan_blocks, **kwargs):
-            _blocks.append(_real(*args, **kwargs))
-            return _blocks[-1]
-
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(bw, "plan_blocks", spy)
+            plans = _recording(mp)
             got = projection_sdpa(q, k, v, backend="fused", decay_tol=tol, **kw)
         want = projection_sdpa(q, k, v, backend="math", **kw)
         torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-12)
-        base = [bw._base_range(a, min(a + 256, 200), 200, kw.get("is_causal", False), None)
-                for a in range(0, 200, 256)]  # fmt: skip
-        assert [(j0, j1) for *_, j0, j1 in blocks[0]] == base
+        base = [bp.base_range(0, 200, 200, kw.get("is_causal", False), None)]  # one block
+        assert [(j0, j1) for *_, j0, j1 in plans[0].blocks] == base
 
 
 def test_no_structure_tensor_is_larger_than_a_block(monkeypatch):
     """The point of the path: memory O(L·block). Every mask it builds has block rows."""
     L, block = 2048, 128
     sizes = []
-    real = bw._block_mask
+    real = bw.block_mask
 
     def spy(plan, a, b, j0, j1, device, dtype):
         mask, empty = real(plan, a, b, j0, j1, device, dtype)
         sizes.append(mask.shape[-2])
         return mask, empty
 
-    monkeypatch.setattr(bw, "_block_mask", spy)
+    monkeypatch.setattr(bw, "block_mask", spy)
     monkeypatch.setattr(bw, "DECAY_BLOCK", block)
     x = torch.randn(1, 2, L, 4)
     t = torch.arange(L, dtype=torch.float64)

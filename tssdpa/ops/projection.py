@@ -121,16 +121,16 @@ def _projection_sdpa_fused(
 
 
 def _projection_sdpa_blockwise(q, k, v, sig, structure, tol) -> Tensor:
-    """Fused path for a decay / timestamps: block by block, no L×S tensor
-    (:mod:`tssdpa.ops.blockwise`)."""
-    ev = v.shape[-1]
-    width = -(-max(q.shape[-1] + 1, ev) // 8) * 8
-    qa, ka = _augment(q, k, width)  # (..., L, width), (..., S, width)
-    qs = qa / sig.square() if isinstance(sig, Tensor) else qa * (1.0 / sig**2)
-    v = F.pad(v, (0, width - ev)) if width != ev else v
+    """Fused path for a decay / timestamps: block by block, no L×S tensor, and no augmented
+    or padded copy of q or v (:mod:`tssdpa.ops.blockwise`)."""
+    c = k.detach().mean(dim=-2, keepdim=True)  # (..., 1, E), as in _augment
+    kc = k - c
+    ka = torch.cat([kc, -0.5 * kc.square().sum(dim=-1, keepdim=True)], dim=-1)  # (..., S, E+1)
+    del kc
+    s = 1.0 / sig.square() if isinstance(sig, Tensor) else 1.0 / sig**2
     keys = ("is_causal", "window", "decay", "tau", "timestamps", "attn_mask")
     st = {name: structure[name] for name in keys}
-    return blockwise_attention(qs, ka, v, q, k, sig, st, tol=tol)[..., :ev]
+    return blockwise_attention(q, c, s, ka, v, st, tol=tol)
 
 
 # --------------------------------------------------------------------------- public API
