@@ -17,7 +17,15 @@ from torch import Tensor
 
 from tssdpa.ops.structure import combine_mask, param_tensor, time_structure
 
-__all__ = ["SKIP_GRAIN", "Plan", "base_range", "block_dist", "block_mask", "required_range"]
+__all__ = [
+    "SKIP_GRAIN",
+    "Plan",
+    "base_range",
+    "block_dist",
+    "block_mask",
+    "clip",
+    "required_range",
+]
 
 #: Skipped key ranges end on multiples of this many keys from the block's edges, so that the
 #: blocks of a long request share a handful of masks.
@@ -163,19 +171,25 @@ def block_dist(plan: Plan, a: int, b: int, j0: int, j1: int, device, dtype) -> T
 # --------------------------------------------------------------------------- skipping
 
 
-def _outwards(a: int, b: int, lo: float, hi: float, base: tuple[int, int]) -> tuple[int, int]:
-    """Round a key range outwards to SKIP_GRAIN steps from the block edges; clip to ``base``."""
-    lo = a - SKIP_GRAIN * math.ceil((a - lo) / SKIP_GRAIN) if math.isfinite(lo) else base[0]
-    hi = b + SKIP_GRAIN * math.ceil((hi - b) / SKIP_GRAIN) if math.isfinite(hi) else base[1]
-    lo = min(max(base[0], int(lo)), base[1])
-    return lo, max(lo, min(base[1], int(hi)))
+def _outwards(a: int, b: int, lo: float, hi: float) -> tuple[float, float]:
+    """Round a key range outwards to SKIP_GRAIN steps from the block edges (±inf stay)."""
+    lo = a - SKIP_GRAIN * math.ceil((a - lo) / SKIP_GRAIN) if math.isfinite(lo) else lo
+    hi = b + SKIP_GRAIN * math.ceil((hi - b) / SKIP_GRAIN) if math.isfinite(hi) else hi
+    return lo, hi
 
 
-def required_range(plan: Plan, a: int, b: int, log_mass: Tensor, base) -> tuple[int, int]:
+def clip(lo: float, hi: float, base: tuple[int, int]) -> tuple[int, int]:
+    """A key range clipped to ``base`` = (j0, j1), as ints."""
+    lo = int(min(max(base[0], lo), base[1]))
+    return lo, int(max(lo, min(base[1], hi)))
+
+
+def required_range(plan: Plan, a: int, b: int, log_mass: Tensor) -> tuple[float, float]:
     """The keys [j_lo, j_hi) rows [a, b) must keep so that the keys outside hold at most a
     fraction ``plan.tol`` of each row's weight, given a lower bound ``log_mass`` (..., b-a) on
     the log of each row's total weight (the module docstring of :mod:`tssdpa.ops.blockwise`
-    states the bound)."""
+    states the bound). Not clipped to the keys that exist (-inf / inf: no limit), rounded
+    outwards (:data:`SKIP_GRAIN`)."""
     causal, r = plan.structure["is_causal"], plan.rate
     log_thr = log_mass.to(torch.float64) + math.log(plan.tol if causal else plan.tol / 2)
     lead = tuple(range(log_thr.dim() - 1))
@@ -187,7 +201,7 @@ def required_range(plan: Plan, a: int, b: int, log_mass: Tensor, base) -> tuple[
         i = torch.arange(a, b, device=need.device, dtype=torch.float64)
         lo = float((i + 1 - need).min())
         hi = float((i + need).max()) if not causal else math.inf
-        return _outwards(a, b, lo, hi, base)
+        return _outwards(a, b, lo, hi)
     tq, tk = plan.structure["timestamps"]
     batch = plan.batch
     thr = log_thr.reshape(*batch, b - a)
@@ -212,4 +226,6 @@ def required_range(plan: Plan, a: int, b: int, log_mass: Tensor, base) -> tuple[
         h = -((n - cnt + 1).log() + r * tk)
         hi_ = torch.searchsorted(h, (-(thr + r * tq)).contiguous(), right=False)
         hi = float(torch.maximum(hi_, torch.searchsorted(tk, tq, right=False)).max())
-    return _outwards(a, b, lo, hi, base)
+        hi = math.inf if hi >= n else hi  # nothing on the right may be left out
+    lo = -math.inf if lo <= 0 else lo  # nothing on the left may be left out
+    return _outwards(a, b, lo, hi)

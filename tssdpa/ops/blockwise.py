@@ -50,6 +50,7 @@ from tssdpa.ops.blockplan import (
     base_range,
     block_dist,
     block_mask,
+    clip,
     required_range,
 )
 
@@ -150,7 +151,7 @@ class _Blockwise(torch.autograd.Function):
             base = base_range(a, b, S, plan.structure["is_causal"], plan.structure["window"])
             j0, j1 = base
             if plan.tol > 0.0 and guess is not None:
-                j0, j1 = max(base[0], a - guess[0]), min(base[1], b + guess[1])
+                j0, j1 = clip(a - guess[0], b + guess[1], base)
             qs, qc = _queries(q[..., a:b, :], c, _rows(s, a, b))
             o, m = _attend(plan, qs, ka, v, a, b, j0, j1)
             if plan.tol > 0.0 and j1 > j0:
@@ -159,8 +160,9 @@ class _Blockwise(torch.autograd.Function):
                 const = 0.5 * (qc.square().sum(dim=-1) * qs[..., -1])
                 eps = torch.finfo(q.dtype).eps
                 log_mass = m - const - 8 * eps * (m.abs() + const.abs()) - 1e-4
-                lo, hi = required_range(plan, a, b, log_mass, base)
-                guess = (a - lo, hi - b)
+                want = required_range(plan, a, b, log_mass)
+                guess = (a - want[0], want[1] - b)
+                lo, hi = clip(*want, base)
                 if lo < j0 or hi > j1:
                     j0, j1 = min(lo, j0), max(hi, j1)
                     o, m = _attend(plan, qs, ka, v, a, b, j0, j1)
