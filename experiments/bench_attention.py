@@ -16,7 +16,8 @@ Ratios ``fused/std`` and ``math/std`` come from the same run, on the same inputs
 
 Memory. CUDA: ``torch.cuda.max_memory_allocated()`` after ``reset_peak_memory_stats()``,
 minus the memory allocated before the call. CPU: ``tracemalloc`` cannot see torch's
-allocations, so every configuration runs in a fresh subprocess whose glibc mmap threshold is
+allocations, so memory is measured in a fresh subprocess per configuration (times in a second
+one, with glibc's default allocator settings), whose glibc mmap threshold is
 pinned at 128 KiB (``MALLOC_MMAP_THRESHOLD_``), so every tensor larger than that is its own
 mapping and goes back to the OS when freed; before each measured call the kernel's peak-RSS
 counter is reset (``echo 5 > /proc/self/clear_refs``) and the extra peak is
@@ -205,8 +206,11 @@ def _worker(cfg: dict) -> dict:
 
     res = {name: {} for name in fns}
     for mode in ("fwd", "fwdbwd"):
-        for name, fn in fns.items():
-            res[name][f"{mode}_mib"] = peak_mib(fn, mode)
+        if cfg.get("measure", "both") != "time":
+            for name, fn in fns.items():
+                res[name][f"{mode}_mib"] = peak_mib(fn, mode)
+        if cfg.get("measure", "both") == "memory":
+            continue
         # Warm-up, then time the implementations round-robin, so that load from other
         # processes on a shared machine hits all of them alike. Short calls get more repeats
         # (up to MAX_REPEATS, about MIN_TIMED_S of timed work per implementation).
@@ -279,10 +283,11 @@ def _case_cfg(args, device: str, L: int, causal: bool, iir: str | None) -> dict:
     }
 
 
-def _run_cases(args, cfgs: list[dict]) -> list[dict]:
-    """Run configurations in one fresh subprocess (see the module docstring for why)."""
+def _worker_run(args, cfgs: list[dict], pinned: bool) -> list[dict]:
     env = dict(os.environ)
-    env["MALLOC_MMAP_THRESHOLD_"] = "131072"  # fixed threshold: big blocks are mmapped
+    env.pop("MALLOC_MMAP_THRESHOLD_", None)
+    if pinned:
+        env["MALLOC_MMAP_THRESHOLD_"] = "131072"  # fixed threshold: big blocks are mmapped
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run(
         [sys.executable, __file__, "--worker", json.dumps(cfgs)],
@@ -293,7 +298,23 @@ def _run_cases(args, cfgs: list[dict]) -> list[dict]:
     )
     if proc.returncode != 0:
         raise RuntimeError(f"worker failed for {cfgs}:\n{proc.stderr[-3000:]}")
-    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _run_cases(args, cfgs: list[dict]) -> list[dict]:
+    """Run configurations in fresh subprocesses (see the module docstring for why). On the
+    CPU, memory is measured in one with the mmap threshold pinned and time in another with
+    glibc's default: the pinned threshold makes every allocation above 128 KiB a fresh mapping
+    (page faults on each), which would charge code that allocates per block for an artefact of
+    the memory measurement."""
+    if all(c["device"] == "cpu" for c in cfgs):
+        mem = _worker_run(args, [{**c, "measure": "memory"} for c in cfgs], pinned=True)
+        tim = _worker_run(args, [{**c, "measure": "time"} for c in cfgs], pinned=False)
+        results = [
+            {name: {**m.get(name, {}), **t.get(name, {})} for name in t} for m, t in zip(mem, tim)
+        ]
+    else:
+        results = _worker_run(args, cfgs, pinned=True)
     for cfg, res in zip(cfgs, results):
         for name in ("math", "std"):
             if name not in cfg["impls"]:
@@ -631,7 +652,7 @@ def main(argv=None) -> int:
             )
     wall = time.time() - t_start
     load_after = os.getloadavg()
-    if cpu_lengths != lengths and "cpu" in devices:
+    if cpu_lengths and cpu_lengths != lengths and "cpu" in devices:
         top = [c for c in cases if c["device"] == "cpu" and c["L"] == max(cpu_lengths)]
         est = 4 * sum(c["wall_s"] for c in top)  # attention time is ~quadratic in L
         notes.append(
@@ -702,7 +723,9 @@ def main(argv=None) -> int:
         "kernel's peak-RSS counter is reset (`/proc/self/clear_refs` <- 5) right before the call "
         "and the figure is VmHWM after minus VmRSS before. It includes the output, autograd "
         "saved tensors, gradients and kernel scratch; inputs are not counted. Resolution is a "
-        "few pages, so figures below ~1 MiB are mostly noise.",
+        "few pages, so figures below ~1 MiB are mostly noise. Times are measured in a separate "
+        "subprocess with glibc's default allocator settings (the pinned threshold makes every "
+        "allocation above 128 KiB a fresh mapping, which slows code that allocates per block).",
         "",
         *_mem_table(cases),
         "",
