@@ -16,7 +16,8 @@ Ratios ``fused/std`` and ``math/std`` come from the same run, on the same inputs
 
 Memory. CUDA: ``torch.cuda.max_memory_allocated()`` after ``reset_peak_memory_stats()``,
 minus the memory allocated before the call. CPU: ``tracemalloc`` cannot see torch's
-allocations, so every configuration runs in a fresh subprocess whose glibc mmap threshold is
+allocations, so memory is measured in a fresh subprocess per configuration (times in a second
+one, with glibc's default allocator settings), whose glibc mmap threshold is
 pinned at 128 KiB (``MALLOC_MMAP_THRESHOLD_``), so every tensor larger than that is its own
 mapping and goes back to the OS when freed; before each measured call the kernel's peak-RSS
 counter is reset (``echo 5 > /proc/self/clear_refs``) and the extra peak is
@@ -49,6 +50,10 @@ CPU_TIME_TARGET = 1.3  # fused / standard, CPU, every configuration
 CUDA_TIME_TARGET = 1.1  # fused / standard, CUDA, L >= CUDA_TARGET_MIN_L
 CUDA_TARGET_MIN_L = 4096
 LINEAR_MEMORY_MAX_RATIO = 2.5  # peak(2L) / peak(L): 2 if linear in L, 4 if quadratic
+IIR_GOAL_L = 8192  # causal decay / timestamps against plain causal std at this L:
+IIR_MEMORY_TARGET = 3.0  # extra peak memory, fused / plain
+IIR_TIME_TARGET = 1.5  # time, fused / plain (decay, with skipping at --decay-tol)
+IIR_LINEAR_MIN_L = 2048  # IIR memory linear in L from here to --iir-max-len
 
 # Live (B·H, L, S) float32 tensors the math backend keeps at its peak (distances, squared
 # distances / logits, softmax, and their gradients in the backward pass): used to skip it.
@@ -89,27 +94,40 @@ def _make_callables(torch, cfg: dict):
 
     from tssdpa import projection_sdpa
 
-    causal, decay, sigma = cfg["causal"], cfg["decay"], cfg["sigma"]
+    causal, decay, tau, sigma = cfg["causal"], cfg["decay"], cfg.get("tau"), cfg["sigma"]
     L = cfg["L"]
+    times = None
+    kw = dict(is_causal=causal, decay=decay)
+    if tau is not None:
+        # irregular sampling: steps uniform in (0, 2), mean 1 (the same times in every process)
+        g = torch.Generator().manual_seed(1)
+        times = (torch.rand(L, generator=g, dtype=torch.float64) * 2).cumsum(0)
+        kw = dict(is_causal=causal, tau=tau, timestamps=times)
 
     def std_bias(device, dtype):
         lag = torch.arange(L, device=device)[:, None] - torch.arange(L, device=device)[None, :]
-        bias = lag.abs().to(dtype) * math.log(decay)
+        if tau is not None:
+            t = times.to(device)
+            bias = -(t[:, None] - t[None, :]).abs().to(dtype) / tau
+        else:
+            bias = lag.abs().to(dtype) * math.log(decay)
         if causal:
             bias = bias.masked_fill(lag < 0, float("-inf"))
         return bias
 
     def fused(q, k, v):
-        return projection_sdpa(q, k, v, sigma=sigma, is_causal=causal, decay=decay, backend="fused")
+        return projection_sdpa(
+            q, k, v, sigma=sigma, backend="fused", decay_tol=cfg["decay_tol"], **kw
+        )
 
     def math_(q, k, v):
-        return projection_sdpa(q, k, v, sigma=sigma, is_causal=causal, decay=decay, backend="math")
+        return projection_sdpa(q, k, v, sigma=sigma, backend="math", **kw)
 
     def plain(q, k, v):
         return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
     def std(q, k, v):
-        if decay is None:
+        if decay is None and tau is None:
             return plain(q, k, v)
         return F.scaled_dot_product_attention(q, k, v, attn_mask=std_bias(q.device, q.dtype))
 
@@ -188,8 +206,11 @@ def _worker(cfg: dict) -> dict:
 
     res = {name: {} for name in fns}
     for mode in ("fwd", "fwdbwd"):
-        for name, fn in fns.items():
-            res[name][f"{mode}_mib"] = peak_mib(fn, mode)
+        if cfg.get("measure", "both") != "time":
+            for name, fn in fns.items():
+                res[name][f"{mode}_mib"] = peak_mib(fn, mode)
+        if cfg.get("measure", "both") == "memory":
+            continue
         # Warm-up, then time the implementations round-robin, so that load from other
         # processes on a shared machine hits all of them alike. Short calls get more repeats
         # (up to MAX_REPEATS, about MIN_TIMED_S of timed work per implementation).
@@ -233,17 +254,22 @@ def _math_bytes(args, L: int) -> int:
     return MATH_LIVE_LS_TENSORS * args.batch * args.heads * L * L * 4
 
 
-def _case_cfg(args, device: str, L: int, causal: bool, decay: float | None) -> dict:
+def _case_cfg(args, device: str, L: int, causal: bool, iir: str | None) -> dict:
+    """One configuration; ``iir``: None, "decay" (gamma per step) or "tau" (timestamps)."""
     impls = ["std", "fused"]
     if _math_bytes(args, L) <= args.mem_cap_gib * 2**30:
         impls.append("math")
-    if decay is not None:
+    if iir is not None:
         impls.append("plain")
+        if 2 * args.batch * args.heads * L * L * 4 > args.mem_cap_gib * 2**30:
+            impls.remove("std")  # its (L, S) bias and weights would not fit: plain only
     return {
         "device": device,
         "L": L,
         "causal": causal,
-        "decay": decay,
+        "decay": args.decay if iir == "decay" else None,
+        "tau": args.tau if iir == "tau" else None,
+        "decay_tol": args.decay_tol,
         "impls": impls,
         "batch": args.batch,
         "heads": args.heads,
@@ -257,10 +283,11 @@ def _case_cfg(args, device: str, L: int, causal: bool, decay: float | None) -> d
     }
 
 
-def _run_cases(args, cfgs: list[dict]) -> list[dict]:
-    """Run configurations in one fresh subprocess (see the module docstring for why)."""
+def _worker_run(args, cfgs: list[dict], pinned: bool) -> list[dict]:
     env = dict(os.environ)
-    env["MALLOC_MMAP_THRESHOLD_"] = "131072"  # fixed threshold: big blocks are mmapped
+    env.pop("MALLOC_MMAP_THRESHOLD_", None)
+    if pinned:
+        env["MALLOC_MMAP_THRESHOLD_"] = "131072"  # fixed threshold: big blocks are mmapped
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run(
         [sys.executable, __file__, "--worker", json.dumps(cfgs)],
@@ -271,10 +298,27 @@ def _run_cases(args, cfgs: list[dict]) -> list[dict]:
     )
     if proc.returncode != 0:
         raise RuntimeError(f"worker failed for {cfgs}:\n{proc.stderr[-3000:]}")
-    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _run_cases(args, cfgs: list[dict]) -> list[dict]:
+    """Run configurations in fresh subprocesses (see the module docstring for why). On the
+    CPU, memory is measured in one with the mmap threshold pinned and time in another with
+    glibc's default: the pinned threshold makes every allocation above 128 KiB a fresh mapping
+    (page faults on each), which would charge code that allocates per block for an artefact of
+    the memory measurement."""
+    if all(c["device"] == "cpu" for c in cfgs):
+        mem = _worker_run(args, [{**c, "measure": "memory"} for c in cfgs], pinned=True)
+        tim = _worker_run(args, [{**c, "measure": "time"} for c in cfgs], pinned=False)
+        results = [
+            {name: {**m.get(name, {}), **t.get(name, {})} for name in t} for m, t in zip(mem, tim)
+        ]
+    else:
+        results = _worker_run(args, cfgs, pinned=True)
     for cfg, res in zip(cfgs, results):
-        if "math" not in cfg["impls"]:
-            res["math"] = None  # skipped (memory)
+        for name in ("math", "std"):
+            if name not in cfg["impls"]:
+                res[name] = None  # skipped (memory)
     return results
 
 
@@ -292,151 +336,173 @@ def _rstr(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.2f}x"
 
 
+def _iir(c: dict) -> str | None:
+    return "decay" if c["decay"] is not None else ("tau" if c.get("tau") is not None else None)
+
+
 def _case_label(c: dict) -> tuple[str, str, str, str]:
+    iir = _iir(c)
     return (
         c["device"],
         str(c["L"]),
         "yes" if c["causal"] else "no",
-        ("-" if c["decay"] is None else f"{c['decay']:g}"),
+        "-"
+        if iir is None
+        else (f"gamma={c['decay']:g}" if iir == "decay" else f"tau={c['tau']:g}"),
     )
 
 
 def _time_table(cases: list[dict]) -> list[str]:
     head = (
-        "| device | L | causal | decay | std fwd ms | fused fwd ms | math fwd ms | "
-        "**fused/std fwd** | math/std fwd | std f+b ms | fused f+b ms | math f+b ms | "
-        "**fused/std f+b** | math/std f+b | plain std fwd / f+b ms |"
+        "| device | L | causal | IIR | std fwd ms | plain fwd ms | fused fwd ms | math fwd ms | "
+        "**fused/std fwd** | **fused/plain fwd** | std f+b ms | plain f+b ms | fused f+b ms | "
+        "math f+b ms | **fused/std f+b** | **fused/plain f+b** |"
     )
-    lines = [head, "|" + "---|" * 15]
+    lines = [head, "|" + "---|" * 16]
     for c in cases:
         r = c["res"]
-        s, f, m = r["std"], r["fused"], r.get("math")
-        plain = r.get("plain")
+        s, f, m, pl = r.get("std"), r["fused"], r.get("math"), r.get("plain")
         row = [*_case_label(c)]
         for mode in ("fwd", "fwdbwd"):
             key = f"{mode}_ms"
             row += [
-                _fmt(s[key]),
+                "skipped (memory)" if s is None else _fmt(s[key]),
+                "= std" if pl is None else _fmt(pl[key]),
                 _fmt(f[key]),
                 "skipped (memory)" if m is None else _fmt(m[key]),
                 _rstr(_ratio(f, s, key)),
-                "skipped (memory)" if m is None else _rstr(_ratio(m, s, key)),
+                _rstr(_ratio(f, pl or s, key)),
             ]
-        row.append(
-            "= std" if plain is None else f"{plain['fwd_ms']:.1f} / {plain['fwdbwd_ms']:.1f}"
-        )
         lines.append("| " + " | ".join(row) + " |")
     return lines
 
 
 def _mem_table(cases: list[dict]) -> list[str]:
     head = (
-        "| device | L | causal | decay | std fwd MiB | fused fwd MiB | math fwd MiB | "
-        "std f+b MiB | fused f+b MiB | math f+b MiB | plain std fwd / f+b MiB |"
+        "| device | L | causal | IIR | std fwd MiB | plain fwd MiB | fused fwd MiB | "
+        "math fwd MiB | std f+b MiB | plain f+b MiB | fused f+b MiB | math f+b MiB |"
     )
-    lines = [head, "|" + "---|" * 11]
+    lines = [head, "|" + "---|" * 12]
     for c in cases:
         r = c["res"]
         row = [*_case_label(c)]
         for mode in ("fwd", "fwdbwd"):
             key = f"{mode}_mib"
-            for name in ("std", "fused", "math"):
+            for name in ("std", "plain", "fused", "math"):
                 x = r.get(name)
-                row.append("skipped (memory)" if x is None else _fmt(x[key]))
-        plain = r.get("plain")
-        row.append(
-            "= std" if plain is None else f"{_fmt(plain['fwd_mib'])} / {_fmt(plain['fwdbwd_mib'])}"
-        )
+                if name == "plain" and x is None and _iir(c) is None:
+                    row.append("= std")
+                else:
+                    row.append("skipped (memory)" if x is None else _fmt(x[key]))
         lines.append("| " + " | ".join(row) + " |")
     return lines
 
 
-def _targets(cases: list[dict], devices: list[str]) -> list[str]:
+def _linear_pairs(sel: list[dict], impl: str, mode: str, min_l: int = 0):
+    """(L, peak(2L)/peak(L) of impl, same ratio of plain causal std) over consecutive L."""
+    by_l = {c["L"]: c for c in sel}
+    pairs = []
+    for c in sorted(sel, key=lambda c: c["L"]):
+        c2 = by_l.get(2 * c["L"])
+        if c["L"] < min_l or c2 is None or not c["res"][impl][mode]:
+            continue
+        ref = "plain" if c["res"].get("plain") else "std"
+        r_ref = c2["res"][ref][mode] / max(c["res"][ref][mode] or 1e-9, 1e-9)
+        pairs.append((c["L"], c2["res"][impl][mode] / c["res"][impl][mode], r_ref))
+    return pairs
+
+
+def _targets(cases: list[dict], devices: list[str], args) -> list[str]:
     out = []
 
     def verdict(ok: bool) -> str:
         return "PASS" if ok else "MISS"
 
-    # 1. CPU time.
+    # 1. CPU time, no IIR: fused / std at every L, causal and not.
     cpu = [c for c in cases if c["device"] == "cpu"]
-    if cpu:
-        for label, sel in (
-            ("all", cpu),
-            ("no decay", [c for c in cpu if c["decay"] is None]),
-            ("decay", [c for c in cpu if c["decay"] is not None]),
-        ):
-            for mode, name in (("fwd_ms", "fwd"), ("fwdbwd_ms", "fwd+bwd")):
-                rs = [(c, _ratio(c["res"]["fused"], c["res"]["std"], mode)) for c in sel]
-                rs = [(c, r) for c, r in rs if r is not None]
-                if not rs:
-                    continue
-                worst_c, worst = max(rs, key=lambda t: t[1])
-                n_miss = sum(r > CPU_TIME_TARGET for _, r in rs)
+    for label, sel, ref in (
+        ("no IIR, vs std", [c for c in cpu if _iir(c) is None], "std"),
+        ("decay, vs std with the same bias (information)", [c for c in cpu if _iir(c)], "std"),
+    ):
+        for mode, name in (("fwd_ms", "fwd"), ("fwdbwd_ms", "fwd+bwd")):
+            rs = [(c, _ratio(c["res"]["fused"], c["res"].get(ref), mode)) for c in sel]
+            rs = [(c, r) for c, r in rs if r is not None]
+            if not rs:
+                continue
+            worst_c, worst = max(rs, key=lambda t: t[1])
+            n_miss = sum(r > CPU_TIME_TARGET for _, r in rs)
+            out.append(
+                f"- {verdict(n_miss == 0)} CPU fused/std {name} <= {CPU_TIME_TARGET}x "
+                f"({label}): {len(rs) - n_miss}/{len(rs)} within; worst {worst:.2f}x at "
+                f"L={worst_c['L']}, causal={worst_c['causal']}; median "
+                f"{statistics.median(r for _, r in rs):.2f}x"
+            )
+    # 2. IIR at the goal length: memory and time against plain causal std.
+    for dev in devices:
+        goal = [c for c in cases if c["device"] == dev and c["causal"] and _iir(c)]
+        goal = [c for c in goal if c["L"] == IIR_GOAL_L]
+        if not goal:
+            out.append(f"- NOT MEASURED {dev} IIR goals: no causal IIR row at L={IIR_GOAL_L}")
+        for c in goal:
+            f, pl = c["res"]["fused"], c["res"]["plain"]
+            what = f"{dev} causal {_iir(c)} L={IIR_GOAL_L}"
+            for mode, name in (("fwd_mib", "fwd"), ("fwdbwd_mib", "fwd+bwd")):
+                r = _ratio(f, pl, mode)
                 out.append(
-                    f"- {verdict(n_miss == 0)} CPU fused/std {name} <= {CPU_TIME_TARGET}x "
-                    f"({label} configurations): {len(rs) - n_miss}/{len(rs)} within; worst "
-                    f"{worst:.2f}x at L={worst_c['L']}, causal={worst_c['causal']}, "
-                    f"decay={worst_c['decay']}; median {statistics.median(r for _, r in rs):.2f}x"
+                    f"- {verdict(r is not None and r <= IIR_MEMORY_TARGET)} {what} extra peak "
+                    f"memory fused/plain std {name} <= {IIR_MEMORY_TARGET}x: {_rstr(r)} "
+                    f"({_fmt(f[mode])} vs {_fmt(pl[mode])} MiB)"
                 )
-    # 2. CUDA time at long L.
+            for mode, name in (("fwd_ms", "fwd"), ("fwdbwd_ms", "fwd+bwd")):
+                r = _ratio(f, pl, mode)
+                ok = r is not None and r <= IIR_TIME_TARGET
+                tag = verdict(ok) if _iir(c) == "decay" else "INFO"
+                out.append(
+                    f"- {tag} {what} time fused/plain std {name} <= {IIR_TIME_TARGET}x "
+                    f"(decay_tol={args.decay_tol:g}): {_rstr(r)}"
+                )
+    # 3. CUDA time at long L.
     gpu = [c for c in cases if c["device"] == "cuda" and c["L"] >= CUDA_TARGET_MIN_L]
     if "cuda" not in devices:
         out.append(
             f"- NOT MEASURED CUDA fused/std <= {CUDA_TIME_TARGET}x at L >= "
             f"{CUDA_TARGET_MIN_L}: no CUDA device in this run"
         )
-    elif not gpu:
-        out.append(
-            f"- NOT MEASURED CUDA fused/std <= {CUDA_TIME_TARGET}x: no L >= "
-            f"{CUDA_TARGET_MIN_L} in the sweep"
-        )
-    else:
+    elif gpu:
         for mode, name in (("fwd_ms", "fwd"), ("fwdbwd_ms", "fwd+bwd")):
-            rs = [(c, _ratio(c["res"]["fused"], c["res"]["std"], mode)) for c in gpu]
+            rs = [(c, _ratio(c["res"]["fused"], c["res"].get("std"), mode)) for c in gpu]
+            rs = [(c, r) for c, r in rs if r is not None]
+            if not rs:
+                continue
             worst_c, worst = max(rs, key=lambda t: t[1])
             n_miss = sum(r > CUDA_TIME_TARGET for _, r in rs)
             out.append(
                 f"- {verdict(n_miss == 0)} CUDA fused/std {name} <= {CUDA_TIME_TARGET}x at L >= "
                 f"{CUDA_TARGET_MIN_L}: {len(rs) - n_miss}/{len(rs)} within; worst {worst:.2f}x "
-                f"at L={worst_c['L']}, causal={worst_c['causal']}, decay={worst_c['decay']}"
+                f"at L={worst_c['L']}, causal={worst_c['causal']}, IIR={_iir(worst_c)}"
             )
-    # 3. Linear memory, fused, no mask / decay (is_causal alone needs no mask tensor).
+    # 4. Linear memory: no IIR (all L), and causal decay / timestamps from IIR_LINEAR_MIN_L.
     for dev in devices:
-        for causal in (False, True):
-            sel = sorted(
-                (
-                    c
-                    for c in cases
-                    if c["device"] == dev and c["decay"] is None and c["causal"] == causal
-                ),
-                key=lambda c: c["L"],
-            )
-            by_l = {c["L"]: c for c in sel}
+        groups = [(f"no IIR, causal={causal}", None, causal, 0) for causal in (False, True)]
+        groups += [(f"causal {k}", k, True, IIR_LINEAR_MIN_L) for k in ("decay", "tau")]
+        for label, kind, causal, min_l in groups:
+            sel = [
+                c for c in cases if c["device"] == dev and _iir(c) == kind and c["causal"] == causal
+            ]
             for mode, name in (("fwd_mib", "fwd"), ("fwdbwd_mib", "fwd+bwd")):
-                pairs = []
-                for c in sel:
-                    c2 = by_l.get(2 * c["L"])
-                    a, b = c["res"]["fused"][mode], c2 and c2["res"]["fused"][mode]
-                    if c2 is not None and a and b is not None:
-                        pairs.append(
-                            (
-                                c["L"],
-                                b / a,
-                                c2["res"]["std"][mode] / max(c["res"]["std"][mode] or 1e-9, 1e-9),
-                            )
-                        )
+                pairs = _linear_pairs(sel, "fused", mode, min_l)
                 if not pairs:
                     out.append(
-                        f"- NOT MEASURED {dev} fused peak memory linear in L "
-                        f"(causal={causal}, {name}): need L and 2L"
+                        f"- NOT MEASURED {dev} fused peak memory linear in L ({label}, {name}): "
+                        "need L and 2L"
                     )
                     continue
                 ok = all(r <= LINEAR_MEMORY_MAX_RATIO for _, r, _ in pairs)
                 desc = ", ".join(f"{L}->{2 * L}: {r:.2f} (std {rs:.2f})" for L, r, rs in pairs)
                 out.append(
-                    f"- {verdict(ok)} {dev} fused peak memory linear in L (causal={causal}, "
-                    f"{name}; peak(2L)/peak(L) <= {LINEAR_MEMORY_MAX_RATIO}, linear = 2, "
-                    f"quadratic = 4): {desc}"
+                    f"- {verdict(ok)} {dev} fused peak memory linear in L ({label}, {name}; "
+                    f"peak(2L)/peak(L) <= {LINEAR_MEMORY_MAX_RATIO}, linear = 2, quadratic = 4): "
+                    f"{desc}"
                 )
     return out
 
@@ -467,7 +533,26 @@ def _parse(argv=None):
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--head-dim", type=int, default=64)
-    p.add_argument("--decay", type=float, default=0.99)
+    p.add_argument("--decay", type=float, default=0.99, help="gamma of the decay rows")
+    p.add_argument(
+        "--tau",
+        type=float,
+        default=20.0,
+        help="time constant of the timestamp rows (irregular steps of mean 1)",
+    )
+    p.add_argument(
+        "--decay-tol",
+        type=float,
+        default=1e-6,
+        help="projection_sdpa(decay_tol=) of the fused IIR rows (0 = exact, nothing skipped)",
+    )
+    p.add_argument(
+        "--iir-max-len",
+        type=int,
+        default=16384,
+        help="causal decay / timestamp rows also run at powers of 2 from "
+        f"{IIR_LINEAR_MIN_L} to this L (0 = none beyond the sweep)",
+    )
     p.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
     p.add_argument(
         "--repeats",
@@ -529,39 +614,45 @@ def main(argv=None) -> int:
             f"{[L for L in lengths if L > args.cpu_max_len]} on CPU. Pass --cpu-max-len 0 for "
             "the full range."
         )
-    decays = [None, args.decay]
     t_start = time.time()
     load_before = os.getloadavg()
+    # The sweep: every L, causal or not, without and with the decay; then causal decay and
+    # timestamp rows at powers of 2 from IIR_LINEAR_MIN_L to --iir-max-len (the IIR goals).
+    plan = []
+    for dev in devices:
+        sweep = cpu_lengths if dev == "cpu" else lengths
+        plan += [(dev, L, causal, iir) for L in sweep for iir in (None, "decay") for causal in
+                 (False, True)]  # fmt: skip
+        top = args.iir_max_len
+        iir_lengths = [2**i for i in range(11, 20) if IIR_LINEAR_MIN_L <= 2**i <= top]
+        plan += [(dev, L, True, iir) for iir in ("decay", "tau") for L in iir_lengths]
+    seen, groups = set(), []
+    for item in plan:
+        if item not in seen:
+            seen.add(item)
+            groups.append(_case_cfg(args, *item))
     # One fresh subprocess per configuration; --quick runs them all in one subprocess (the
     # peak-RSS reset still isolates the calls) to save the interpreter start-ups.
-    groups = [
-        [_case_cfg(args, dev, L, causal, decay) for decay in decays for causal in (False, True)]
-        for dev in devices
-        for L in (cpu_lengths if dev == "cpu" else lengths)
-    ]
-    if args.quick:
-        groups = [[cfg for g in groups for cfg in g]]
-    else:
-        groups = [[cfg] for g in groups for cfg in g]
+    groups = [groups] if args.quick else [[cfg] for cfg in groups]
     cases = []
     for group in groups:
         t0 = time.time()
         results = _run_cases(args, group)
         for cfg, res in zip(group, results):
-            c = {k: cfg[k] for k in ("device", "L", "causal", "decay")}
+            c = {k: cfg[k] for k in ("device", "L", "causal", "decay", "tau")}
             c.update(res=res, wall_s=(time.time() - t0) / len(group))
             cases.append(c)
-            f, s = res["fused"], res["std"]
+            f, ref = res["fused"], res.get("plain") or res.get("std")
             print(
-                f"[{c['device']} L={c['L']} causal={c['causal']} decay={c['decay']}] fused/std "
-                f"fwd {_rstr(_ratio(f, s, 'fwd_ms'))} f+b {_rstr(_ratio(f, s, 'fwdbwd_ms'))}"
+                f"[{' '.join(_case_label(c))}] fused/{'plain' if res.get('plain') else 'std'} "
+                f"fwd {_rstr(_ratio(f, ref, 'fwd_ms'))} f+b {_rstr(_ratio(f, ref, 'fwdbwd_ms'))}"
                 f"  ({c['wall_s']:.1f} s)",
                 file=sys.stderr,
                 flush=True,
             )
     wall = time.time() - t_start
     load_after = os.getloadavg()
-    if cpu_lengths != lengths and "cpu" in devices:
+    if cpu_lengths and cpu_lengths != lengths and "cpu" in devices:
         top = [c for c in cases if c["device"] == "cpu" and c["L"] == max(cpu_lengths)]
         est = 4 * sum(c["wall_s"] for c in top)  # attention time is ~quadratic in L
         notes.append(
@@ -598,7 +689,8 @@ def main(argv=None) -> int:
         f"- CPU threads: {args.threads} (torch.set_num_threads) of {os.cpu_count()} cores",
         f"- Shapes: q, k, v (B={args.batch}, H={args.heads}, L, D={args.head_dim}), L = S, "
         f"{args.dtype}; projection sigma = sqrt(D) = {math.sqrt(args.head_dim):g}; "
-        f"decay gamma = {args.decay:g}",
+        f"decay gamma = {args.decay:g}; timestamps: steps uniform in (0, 2), tau = "
+        f"{args.tau:g}; fused IIR rows with decay_tol = {args.decay_tol:g}",
         f"- Timing: median of >= {args.repeats} repeats (short calls: more, up to "
         f"{1 if args.quick else MAX_REPEATS}) after {args.warmup} warm-up call(s) per mode, the "
         "implementations of a configuration timed round-robin in one process; fwd under "
@@ -611,11 +703,13 @@ def main(argv=None) -> int:
         "on the same cores), so absolute times are noisy; the ratios are measured back to back "
         "in one process on the same inputs and are the figures to read.",
         "",
-        "Columns: `std` = `torch.nn.functional.scaled_dot_product_attention`, with the decay "
-        "rows given the same bias `|i-j|·log(gamma)` (and `-inf` above the diagonal when causal) "
-        "as a float `attn_mask` built inside the timed call; `plain std` = standard SDPA with no "
-        "bias (only `is_causal`); `fused` / `math` = `tssdpa.projection_sdpa(..., "
-        "backend=...)`. `fused/std` < 1 means projection is faster.",
+        "Columns: `std` = `torch.nn.functional.scaled_dot_product_attention`, with the IIR "
+        "rows given the same bias `|i-j|·log(gamma)` or `-|t_i-t_j|/tau` (and `-inf` above the "
+        "diagonal when causal) as a float `attn_mask` built inside the timed call (skipped where "
+        "it would exceed --mem-cap-gib); `plain` = standard SDPA with no bias (only `is_causal`), "
+        "the reference of the IIR goals; `fused` / `math` = `tssdpa.projection_sdpa(..., "
+        "backend=...)`; the fused IIR rows run the blockwise path "
+        "(`tssdpa.ops.blockwise`). A ratio < 1 means projection is faster.",
         "",
         "## Time (ms)",
         "",
@@ -629,13 +723,15 @@ def main(argv=None) -> int:
         "kernel's peak-RSS counter is reset (`/proc/self/clear_refs` <- 5) right before the call "
         "and the figure is VmHWM after minus VmRSS before. It includes the output, autograd "
         "saved tensors, gradients and kernel scratch; inputs are not counted. Resolution is a "
-        "few pages, so figures below ~1 MiB are mostly noise.",
+        "few pages, so figures below ~1 MiB are mostly noise. Times are measured in a separate "
+        "subprocess with glibc's default allocator settings (the pinned threshold makes every "
+        "allocation above 128 KiB a fresh mapping, which slows code that allocates per block).",
         "",
         *_mem_table(cases),
         "",
         "## Targets",
         "",
-        *_targets(cases, devices),
+        *_targets(cases, devices, args),
         "",
     ]
     if notes:

@@ -2,6 +2,8 @@
 
 - :func:`projection_sdpa`, :func:`projection_weights` — the operator, fused kernels with an
   exact fallback (:mod:`tssdpa.ops.projection`);
+- :mod:`tssdpa.ops.blockwise` (with :mod:`tssdpa.ops.blockplan`) — decay / timestamps block
+  by block in O(L·block) memory, optionally skipping far keys within ``decay_tol``;
 - :mod:`tssdpa.ops.reference` — the obviously correct ``backend="math"`` reference;
 - :func:`time_structure`, :func:`combine_mask` and the argument checks
   (:mod:`tssdpa.ops.structure`).

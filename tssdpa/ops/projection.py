@@ -24,6 +24,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from tssdpa.ops import reference
+from tssdpa.ops.blockwise import blockwise_attention
 from tssdpa.ops.structure import (
     check_attn_mask,
     check_param,
@@ -117,6 +118,19 @@ def _projection_sdpa_fused(
     if empty is not None:
         out = out.masked_fill(empty, 0.0)
     return out
+
+
+def _projection_sdpa_blockwise(q, k, v, sig, structure, tol) -> Tensor:
+    """Fused path for a decay / timestamps: block by block, no L×S tensor, and no augmented
+    or padded copy of q or v (:mod:`tssdpa.ops.blockwise`)."""
+    c = k.detach().mean(dim=-2, keepdim=True)  # (..., 1, E), as in _augment
+    kc = k - c
+    ka = torch.cat([kc, -0.5 * kc.square().sum(dim=-1, keepdim=True)], dim=-1)  # (..., S, E+1)
+    del kc
+    s = 1.0 / sig.square() if isinstance(sig, Tensor) else 1.0 / sig**2
+    keys = ("is_causal", "window", "decay", "tau", "timestamps", "attn_mask")
+    st = {name: structure[name] for name in keys}
+    return blockwise_attention(q, c, s, ka, v, st, tol=tol)
 
 
 # --------------------------------------------------------------------------- public API
@@ -241,6 +255,7 @@ def projection_sdpa(
     dropout_p: float = 0.0,
     backend: str = "auto",
     validate: bool = True,
+    decay_tol: float = 0.0,
 ) -> Tensor:
     """Projection SDPA: Gaussian-kernel weighted mean of values over allowed keys.
 
@@ -286,6 +301,12 @@ def projection_sdpa(
         Scan the values of tensor arguments (σ, decay, τ > 0, NaN in masks and timestamps).
         Shapes and dtypes are always checked; ``False`` avoids device→host reads in hot loops
         whose parameters are valid by construction (the layers in :mod:`tssdpa.nn`).
+    decay_tol : float
+        In [0, 1). With ``decay`` / ``tau`` on the fused backend, keys far enough in index or
+        time that their weights can hold at most this fraction of a row's total weight are
+        skipped (each output coordinate then moves by at most ``decay_tol`` times the range of
+        that value coordinate; :mod:`tssdpa.ops.blockwise` states the bound). 0 (the default)
+        skips nothing and is exact. Ignored by ``backend="math"`` and with an ``attn_mask``.
 
     Returns
     -------
@@ -326,12 +347,19 @@ def projection_sdpa(
             "to them; replace them by finite values and exclude them with attn_mask (the "
             "filters of tssdpa.filters treat NaN samples as missing themselves)"
         )
+    if not (isinstance(decay_tol, numbers.Real) and 0.0 <= decay_tol < 1.0):
+        raise ValueError(f"decay_tol must be in [0, 1), got {decay_tol!r}")
     if backend == "auto":
         c = k.detach().mean(dim=-2, keepdim=True)
         exact = _fused_logit_error(q - c, k - c, sig) <= FUSED_MAX_LOGIT_ERROR
         backend = "fused" if exact else "math"
     L, S = q.shape[-2], k.shape[-2]
     window = structure["window"]
+    decayed = structure["decay"] is not None or structure["tau"] is not None
+    if backend == "fused" and decayed and dropout_p == 0.0:
+        # The IIR structure block by block: memory O(L·block) instead of O(L·S).
+        out = _projection_sdpa_blockwise(q, k, v, sig, structure, float(decay_tol))
+        return out.to(query.dtype)
     if backend == "fused" and window is not None and attn_mask is None:
         if S > 2 * (WINDOW_BLOCK + window):
             out = _projection_sdpa_windowed(q, k, v, sig, structure, dropout_p, WINDOW_BLOCK)
