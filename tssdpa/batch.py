@@ -341,10 +341,12 @@ def filter_files(
 
 
 def _run(args, client, progress: bool) -> list[dict]:
+    from rich.console import Console
     from rich.progress import Progress
 
     rows: list[dict | None] = [None] * len(args)
-    with Progress(disable=not progress, transient=False) as bar:
+    # on stderr: standard output is the caller's (the command prints the summary there)
+    with Progress(console=Console(stderr=True), disable=not progress) as bar:
         task = bar.add_task("filtering", total=len(args))
         if client is None:
             for i, a in enumerate(args):

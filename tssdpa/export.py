@@ -106,6 +106,7 @@ def onnx_step_spec(filt, n_channels: int | None = None):
     fitted = getattr(filt, "n_channels_", None)
     if fitted is not None and n_channels is not None and int(n_channels) != fitted:
         raise ValueError(f"n_channels={n_channels}, but the filter was fitted on {fitted}")
+    filt.initial_state(int(C))  # the state-size limit of the Python step, and its error
     return spec, int(C)
 
 
@@ -310,8 +311,8 @@ def to_onnx(filt, path, n_channels: int | None = None, opset: int = OPSET) -> Pa
     if not path.parent.is_dir():
         raise ValueError(f"path: the folder {str(path.parent)!r} does not exist")
     module = StreamingStep(spec).eval()
-    # export with a chunk of several samples, so that no size is specialised to 1
-    T0 = max(3, spec.window + 1)
+    # trace with a chunk of several samples, so that no size is specialised to 1
+    T0 = 5
     example = (torch.zeros(T0, C), torch.zeros(spec.history + 1, C))
     T = torch.export.Dim("T", min=1)
     # the exporter's notes (missing torchvision, progress) are not for the user

@@ -151,7 +151,7 @@ def run(args, parse_params) -> int:
             cluster.close()
     shown = summary.drop(columns=["output"])
     shown["file"] = [Path(f).name for f in shown["file"]]
-    shown["seconds"] = shown["seconds"].map(lambda s: f"{s:.2f}")
+    shown["seconds"] = shown["seconds"].map(lambda s: "" if pd.isna(s) else f"{s:.2f}")
     with pd.option_context("display.max_colwidth", 200, "display.width", 250):
         print(shown.to_string(index=False))
     if args.summary is not None:
