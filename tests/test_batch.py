@@ -178,6 +178,19 @@ def test_cli_filters_a_folder_and_reports_the_bad_file(logs, sequential, tmp_pat
         pd.testing.assert_frame_equal(read_table(out / name), read_table(seq_out / name))
 
 
+def test_cli_runs_on_a_running_scheduler(logs, sequential, client, tmp_path):
+    """--scheduler ADDRESS: the command connects to a running cluster (here the 2-worker
+    LocalCluster of the other tests) instead of starting one."""
+    seq_out, _ = sequential
+    r = tssdpa("filter", str(logs / "log0.csv"), str(logs / "log2.csv"), "--out-dir",
+               str(tmp_path), "--method", "projection", "--no-progress", "--scheduler",
+               client.scheduler.address, cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "2 of 2 file(s) filtered" in r.stderr
+    for name in ("log0.csv", "log2.csv"):
+        pd.testing.assert_frame_equal(read_table(tmp_path / name), read_table(seq_out / name))
+
+
 HOSTILE = {
     "pattern matches nothing": (["filter", "nothing/*.csv", "--out-dir", "."], "matches no file"),
     "out dir missing": (["filter", "a.csv", "--out-dir", "no/such"], "--out-dir"),

@@ -117,13 +117,15 @@ def test_nan_behaves_as_in_python(exported):
     _close(np.concatenate([y1, got2]), want, x)
 
 
-def test_a_fitted_filter_exports_what_fit_chose(tmp_path):
+def test_a_fitted_and_saved_filter_exports_what_fit_chose(tmp_path):
     x = _series(2, n=300, seed=3)
     f = ProjectionFilter(window=[8, 16], embedding=[1, 3], degree=[0, 2], decay=[None, 0.95])
     f.fit(x)
-    sess = ort.InferenceSession(str(to_onnx(f, tmp_path / "fitted.onnx")))
+    f.save(tmp_path / "saved")  # fitted on a laptop, exported where it is deployed
+    loaded = ProjectionFilter.load(tmp_path / "saved")
+    sess = ort.InferenceSession(str(to_onnx(loaded, tmp_path / "fitted.onnx")))
     want, _ = f.filter(x, zi=f.initial_state())
-    got, _ = _run_chunks(sess, x, onnx_initial_state(f)["state"], [0, 17, 18, 200, 300])
+    got, _ = _run_chunks(sess, x, onnx_initial_state(loaded)["state"], [0, 17, 18, 200, 300])
     _close(got, want, x)
 
 
