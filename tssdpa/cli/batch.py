@@ -105,11 +105,6 @@ def run(args, parse_params) -> int:
 
     ``parse_params(text, factory)``: the ``--params`` check of the one-file command.
     """
-    import pandas as pd
-
-    from tssdpa.batch import expand_paths, filter_files
-    from tssdpa.compare import get_method
-
     given = [
         flag for name, flag in _SINGLE_ONLY.items() if getattr(args, name) not in (None, False)
     ]
@@ -122,6 +117,12 @@ def run(args, parse_params) -> int:
         raise UsageError(f"--fit-on: {args.fit_on}: no such file")
     if args.summary is not None and not Path(args.summary).resolve().parent.is_dir():
         raise UsageError(f"--summary: the folder {str(Path(args.summary).parent)!r} does not exist")
+    # the cheap checks above run before the estimators (torch) are imported
+    import pandas as pd
+
+    from tssdpa.batch import expand_paths, filter_files
+    from tssdpa.compare import get_method
+
     try:
         spec = get_method(args.method, "denoise")
     except ValueError:
