@@ -15,7 +15,10 @@ chunk and the next state::
 
 ``H = window - 1 + embedding - 1`` (the IIR filter's window is its truncation lag), the
 layout of :meth:`ProjectionFilter.initial_state`, so a state moves freely between Python and
-the exported model. The empty state (:func:`onnx_initial_state`) is all NaN. Inside the graph
+the exported model. A filter with ``tau`` (a decay in time units) also takes the samples'
+times ``t`` (T,) float64 after ``x`` and threads their history in ``state_times`` (H,)
+float64 (:class:`TimedStreamingStep`, names :data:`TIMED_INPUT_NAMES`). The empty state
+(:func:`onnx_initial_state`) is all NaN. Inside the graph
 the kernel computes in float64: its outputs equal :meth:`ProjectionFilter.filter` with the
 same state to float32 rounding (see ``docs/deploy.md``).
 
@@ -37,6 +40,9 @@ __all__ = [
     "INPUT_NAMES",
     "OUTPUT_NAMES",
     "StreamingStep",
+    "TIMED_INPUT_NAMES",
+    "TIMED_OUTPUT_NAMES",
+    "TimedStreamingStep",
     "onnx_initial_state",
     "onnx_step_spec",
     "to_onnx",
@@ -44,6 +50,9 @@ __all__ = [
 
 INPUT_NAMES = ("x", "state")
 OUTPUT_NAMES = ("y", "next_state")
+#: the names of a filter with ``tau`` (a decay in time units), which needs the sample times
+TIMED_INPUT_NAMES = ("x", "t", "state", "state_times")
+TIMED_OUTPUT_NAMES = ("y", "next_state", "next_state_times")
 #: ONNX opset of the exported graph (onnxruntime 1.16 and later run it)
 OPSET = 18
 #: the ridge :func:`~tssdpa.signal.lags.attend_lags` adds to the slope terms of a local
@@ -90,11 +99,6 @@ def onnx_step_spec(filt, n_channels: int | None = None):
             "filter: recurrent='features' (the random-feature recursion) is not exportable; "
             "export the exact filter (recurrent=None)"
         )
-    if filt.tau is not None:
-        raise ValueError(
-            "filter: tau (a decay in time units) needs each sample's timestamp, which the "
-            "exported step does not take; use decay (per sample) for a uniformly sampled stream"
-        )
     # the private _spec is the one place that resolves fitted settings, window=None (the IIR
     # truncation lag) and the checks of every setting: the exported step must run exactly it
     spec = filt._spec()
@@ -107,6 +111,8 @@ def onnx_step_spec(filt, n_channels: int | None = None):
     if fitted is not None and n_channels is not None and int(n_channels) != fitted:
         raise ValueError(f"n_channels={n_channels}, but the filter was fitted on {fitted}")
     filt.initial_state(int(C))  # the state-size limit of the Python step, and its error
+    if spec.tau is not None and spec.history == 0:
+        raise ValueError("filter: window 1 with embedding 1 keeps no past sample; drop tau")
     return spec, int(C)
 
 
@@ -120,7 +126,8 @@ class StreamingStep(nn.Module):
     Parameters
     ----------
     spec : tssdpa.signal.lagfilter.FilterSpec
-        A causal spec without ``tau`` (:func:`onnx_step_spec`).
+        A causal spec without ``tau`` (:func:`onnx_step_spec`; with ``tau``:
+        :class:`TimedStreamingStep`).
 
     Examples
     --------
@@ -137,8 +144,11 @@ class StreamingStep(nn.Module):
 
     def __init__(self, spec):
         super().__init__()
-        if not spec.causal or spec.tau is not None:
-            raise ValueError("spec: only a causal spec without tau has a streaming step")
+        if not spec.causal:
+            raise ValueError("spec: only a causal spec has a streaming step")
+        if spec.tau is not None and type(self) is StreamingStep:
+            raise ValueError("spec: with tau the step needs the sample times: TimedStreamingStep")
+        self.inv_tau = 1.0 / float(spec.tau) if spec.tau is not None else 0.0
         self.W = int(spec.window)
         self.m = int(spec.embedding)
         self.H = int(spec.history)
@@ -156,6 +166,11 @@ class StreamingStep(nn.Module):
         self.register_buffer("powers", torch.tensor(powers, dtype=torch.float64))
 
     def forward(self, x: Tensor, state: Tensor) -> tuple[Tensor, Tensor]:
+        return self._step(x, state, None, None)[:2]
+
+    def _step(self, x, state, t, state_times):
+        """The step; with ``t`` (T,) and ``state_times`` (H,) float64, the time decay
+        ``exp(-|t_q - t_j| / tau)`` and the next state's times too."""
         W, m, H = self.W, self.m, self.H
         T, C = x.shape[0], x.shape[1]
         xd = x.to(torch.float64)
@@ -185,6 +200,13 @@ class StreamingStep(nn.Module):
             not_self = torch.arange(W) != W - 1
             valid = valid & not_self.unsqueeze(0)
         logits = sq * (-self.inv2s2) + self.decay_logit
+        next_times = None
+        if t is not None:  # key k of query row t is row t+k+m-1 of the full table
+            times = torch.cat([state_times, t.to(torch.float64)], dim=0)  # (H + T,)
+            elapsed = torch.abs(times[H:].unsqueeze(1) - times[m - 1 :][idx])  # (T, W)
+            logits = logits - elapsed * self.inv_tau
+            valid = valid & ~torch.isnan(elapsed)  # a key without a time is not used
+            next_times = times[T:]
         logits = torch.where(valid, logits, torch.full_like(logits, -math.inf))
         mx = logits.amax(-1, keepdim=True)
         empty = ~torch.isfinite(mx)  # (T, 1): no usable key in reach
@@ -199,7 +221,7 @@ class StreamingStep(nn.Module):
         y, hold = _hold_last_defined(y, hold)
         new_hist = torch.cat([state[:H], x.to(state.dtype)], dim=0)[T:] if H else state[:0]
         next_state = torch.cat([new_hist, hold.to(state.dtype)], dim=0)
-        return y.to(x.dtype), next_state
+        return y.to(x.dtype), next_state, next_times
 
     def _local_polynomial(self, w: Tensor, v: Tensor) -> Tensor:
         """Weighted least-squares polynomial of degree p in the time offset at offset 0 (the
@@ -229,6 +251,37 @@ class StreamingStep(nn.Module):
         return torch.where(m0 > 0, a[0], torch.full_like(a[0], math.nan))
 
 
+class TimedStreamingStep(StreamingStep):
+    """The step of a filter with ``tau``: ``forward(x (T, C), t (T,) float64, state (H + 1,
+    C), state_times (H,) float64) -> (y, next_state, next_state_times)``, the layout of
+    ``ProjectionFilter.initial_state()`` with timestamps, ``(samples, times)``.
+
+    As in Python the weights take ``exp(-|t_q - t_j| / tau)``; the checks Python makes on the
+    times (finite, non-decreasing, continuing the state's, steps of at least ``min_step``)
+    are the caller's to keep, since a graph cannot raise.
+
+    Examples
+    --------
+    >>> import numpy as np, torch
+    >>> from tssdpa.filters import ProjectionFilter
+    >>> f = ProjectionFilter(window=8, sigma=0.5, tau=0.05)
+    >>> x, t = np.random.default_rng(0).normal(size=(20, 1)), np.arange(20) * 0.01
+    >>> hist, times = f.initial_state()
+    >>> y, _, _ = TimedStreamingStep(f._spec())(torch.tensor(x), torch.tensor(t),
+    ...                                         torch.tensor(hist), torch.tensor(times))
+    >>> bool(np.allclose(y.numpy(), f.filter(x, timestamps=t), atol=1e-12))
+    True
+    """
+
+    def __init__(self, spec):
+        if spec.tau is None:
+            raise ValueError("spec: TimedStreamingStep is for a filter with tau")
+        super().__init__(spec)
+
+    def forward(self, x: Tensor, t: Tensor, state: Tensor, state_times: Tensor):
+        return self._step(x, state, t, state_times.to(torch.float64))
+
+
 def _hold_last_defined(y: Tensor, hold: Tensor) -> tuple[Tensor, Tensor]:
     """fill_forward without a loop: every row with a NaN takes the last defined row before it
     (``hold`` (1, C) before the first); returns ``(y, new_hold)``. Defined row t is scattered
@@ -245,7 +298,8 @@ def _hold_last_defined(y: Tensor, hold: Tensor) -> tuple[Tensor, Tensor]:
 
 
 def onnx_initial_state(filt, n_channels: int | None = None) -> dict:
-    """The empty state of the exported step: ``{"state": (H + 1, C) float32 of NaN}``.
+    """The empty state of the exported step: ``{"state": (H + 1, C) float32 of NaN}``, and
+    with ``tau`` ``"state_times"``: (H,) float64 of NaN.
 
     Keyed by the model's state input names, in their order (the outputs after ``y`` come back
     in the same order).
@@ -258,7 +312,10 @@ def onnx_initial_state(filt, n_channels: int | None = None) -> dict:
     {'state': ((6, 2), 'float32')}
     """
     spec, C = onnx_step_spec(filt, n_channels)
-    return {"state": np.full((spec.history + 1, C), np.nan, dtype=np.float32)}
+    state = {"state": np.full((spec.history + 1, C), np.nan, dtype=np.float32)}
+    if spec.tau is not None:
+        state["state_times"] = np.full(spec.history, np.nan)  # float64, like the times
+    return state
 
 
 def to_onnx(filt, path, n_channels: int | None = None, opset: int = OPSET) -> Path:
@@ -269,12 +326,14 @@ def to_onnx(filt, path, n_channels: int | None = None, opset: int = OPSET) -> Pa
     threading the state from :func:`onnx_initial_state`, gives ``filt.filter(x,
     zi=filt.initial_state())`` (= ``filt.filter(x)`` from the first defined output on) to
     float32 rounding. FIR and IIR (run as its truncation, as in Python) filters, every
-    embedding, degree, decay, sigma (``inf`` included) and ``exclude_self``.
+    embedding, degree, decay, sigma (``inf`` included) and ``exclude_self``. With ``tau`` the
+    inputs are ``x``, ``t`` (T,) float64, ``state``, ``state_times`` (H,) float64 and the
+    outputs ``y``, ``next_state``, ``next_state_times`` (:data:`TIMED_INPUT_NAMES`).
 
     Parameters
     ----------
     filt : ProjectionFilter
-        Causal (``causal=True``), without ``tau`` and ``recurrent``; fitted, or with every
+        Causal (``causal=True``), without ``recurrent``; fitted, or with every
         setting given (then ``n_channels`` too).
     path : str or Path
         Where to write the ``.onnx`` file.
@@ -310,11 +369,21 @@ def to_onnx(filt, path, n_channels: int | None = None, opset: int = OPSET) -> Pa
     path = Path(path)
     if not path.parent.is_dir():
         raise ValueError(f"path: the folder {str(path.parent)!r} does not exist")
-    module = StreamingStep(spec).eval()
     # trace with a chunk of several samples, so that no size is specialised to 1
     T0 = 5
-    example = (torch.zeros(T0, C), torch.zeros(spec.history + 1, C))
     T = torch.export.Dim("T", min=1)
+    state0 = torch.zeros(spec.history + 1, C)
+    if spec.tau is None:
+        module = StreamingStep(spec).eval()
+        example, dynamic = (torch.zeros(T0, C), state0), ({0: T}, None)
+        names = (INPUT_NAMES, OUTPUT_NAMES)
+    else:
+        module = TimedStreamingStep(spec).eval()
+        times = torch.zeros(T0, dtype=torch.float64)
+        state_times = torch.zeros(spec.history, dtype=torch.float64)
+        example = (torch.zeros(T0, C), times, state0, state_times)
+        dynamic = ({0: T}, {0: T}, None, None)
+        names = (TIMED_INPUT_NAMES, TIMED_OUTPUT_NAMES)
     # the exporter's notes (missing torchvision, progress) are not for the user
     quiet = logging.getLogger("torch.onnx")
     level = quiet.level
@@ -325,9 +394,9 @@ def to_onnx(filt, path, n_channels: int | None = None, opset: int = OPSET) -> Pa
             program = torch.onnx.export(
                 module,
                 example,
-                input_names=list(INPUT_NAMES),
-                output_names=list(OUTPUT_NAMES),
-                dynamic_shapes=({0: T}, None),
+                input_names=list(names[0]),
+                output_names=list(names[1]),
+                dynamic_shapes=dynamic,
                 opset_version=opset,
                 dynamo=True,
                 external_data=False,
