@@ -777,7 +777,9 @@ def batch_lines(rows):
         "runs, the three configurations interleaved. `CPU s`: CPU seconds the work took "
         "(this process, or the workers' summed). On a machine whose cores are shared the "
         "speed-up of 2 workers is bounded by the free cores: `load` is the 1-minute load "
-        "average when the best run started (2 cores here).",
+        "average when the best run started (2 cores here). Dask starts its worker processes "
+        "with single-threaded BLAS / OpenMP (`OMP_NUM_THREADS=1` ...), so one worker uses one "
+        "core, while this process lets numpy's BLAS use every core (CPU s above seconds).",
         "",
         md_table(
             ["where", "files", "ok", "rows / file", "seconds", "files / s", "CPU s", "load"], rows
