@@ -13,12 +13,17 @@ Writes ``docs/results/filters_bench.md`` and ``docs/results/filters_*.png``:
    random-feature IIR's error against the exact IIR vs the feature count;
 5. forecasting: analogue vs hybrid (linear AR + projection on residuals) vs linear AR and
    persistence on a chaotic map, a linear AR(2) process and ETTh1 (if the shared data exist);
-6. the IMU streaming example of docs/filters.md (plot).
+6. the IMU streaming example of docs/filters.md (plot);
+7. the exported ONNX step (``tssdpa.export``, needs ``tssdpa[deploy]``) in onnxruntime: per
+   sample and per chunk, beside ``ProjectionFilter.step`` / ``filter(zi=)`` and ``sosfilt``;
+8. many files with ``tssdpa.batch.filter_files`` (needs ``tssdpa[distributed]``): files per
+   second in this process and on a Dask ``LocalCluster`` of 1 and 2 worker processes.
 
 Usage::
 
     .venv/bin/python experiments/bench_filters.py            # full (several minutes)
     .venv/bin/python experiments/bench_filters.py --quick    # smaller sizes
+    .venv/bin/python experiments/bench_filters.py --only onnx batch --out /tmp/b.md
 """
 
 from __future__ import annotations
@@ -452,11 +457,154 @@ def imu_example():
     }
 
 
+# ------------------------------------------------------------------------------- 7. ONNX
+def bench_onnx(windows, n_steps, chunk):
+    """The exported step in onnxruntime (one thread) against the Python step / filter(zi=)
+    and sosfilt: microseconds per one-sample call, and samples per second in chunks."""
+    import tempfile
+
+    import onnxruntime as ort
+
+    from tssdpa.export import onnx_initial_state, to_onnx
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = opts.inter_op_num_threads = 1
+    rng = np.random.default_rng(7)
+    rows = []
+    folder = Path(tempfile.mkdtemp())
+    for C in (1, 6):
+        x = rng.normal(size=(max(n_steps, 20 * chunk) + 300, C))
+        x32 = x.astype(np.float32)
+        for W in windows:
+            f = ProjectionFilter(window=W, sigma=1.0)
+            sess = ort.InferenceSession(str(to_onnx(f, folder / "f.onnx", C)), opts)
+            state = onnx_initial_state(f, C)["state"]
+            _, state = sess.run(None, {"x": x32[: W + 5], "state": state})  # steady state
+            samples = x32[W + 5 : W + 5 + n_steps]
+            t0 = time.perf_counter()
+            for s in samples:
+                _, state = sess.run(None, {"x": s[None], "state": state})
+            us = (time.perf_counter() - t0) / n_steps * 1e6
+            pstate = f.initial_state(C)
+            _, pstate = f.filter(x[: W + 5], zi=pstate)
+            t0 = time.perf_counter()
+            for s in x[W + 5 : W + 5 + n_steps]:
+                _, pstate = f.step(s, pstate)
+            us_py = (time.perf_counter() - t0) / n_steps * 1e6
+            chunks = x32[: 20 * chunk].reshape(20, chunk, C)
+
+            def run_onnx(chunks=chunks, sess=sess, f=f, C=C):
+                st = onnx_initial_state(f, C)["state"]
+                for c in chunks:
+                    _, st = sess.run(None, {"x": c, "state": st})
+
+            def run_python(chunks=chunks, f=f, C=C):
+                st = f.initial_state(C)
+                for c in chunks:
+                    _, st = f.filter(c.astype(np.float64), zi=st)
+
+            t_onnx, _ = best_time(run_onnx, repeat=2)
+            t_py, _ = best_time(run_python, repeat=2)
+            n = chunks.shape[0] * chunk
+            rows.append(("projection FIR", W, C, f"{us:.1f}", f"{us_py:.1f}",
+                         f"{n / t_onnx / 1e6:.2f}", f"{n / t_py / 1e6:.2f}"))  # fmt: skip
+            print(rows[-1], flush=True)
+        sos = signal.butter(4, 0.1, output="sos")
+        zi = np.zeros((sos.shape[0], 2, C))
+        t0 = time.perf_counter()
+        for s in x[:n_steps]:
+            _, zi = signal.sosfilt(sos, s[None, :], axis=0, zi=zi)
+        us = (time.perf_counter() - t0) / n_steps * 1e6
+        chunks = x[: 20 * chunk].reshape(20, chunk, C)
+
+        def run_sos(chunks=chunks, sos=sos, C=C):
+            z = np.zeros((sos.shape[0], 2, C))
+            for c in chunks:
+                _, z = signal.sosfilt(sos, c, axis=0, zi=z)
+
+        t, _ = best_time(run_sos, repeat=2)
+        rows.append(("sosfilt order 4 (Python)", "-", C, "-", f"{us:.1f}", "-",
+                     f"{20 * chunk / t / 1e6:.2f}"))  # fmt: skip
+        print(rows[-1], flush=True)
+    return rows
+
+
+# ------------------------------------------------------------------------------- 8. many files
+def bench_batch(n_files, n_rows, repeats=2):
+    """Files per second of ``filter_files`` (fit + filter each file, projection method) in this
+    process and on LocalClusters of 1 and 2 single-threaded worker processes: the best of
+    ``repeats`` runs, the configurations interleaved so that a change in the machine's load
+    hits them alike; with the CPU seconds the work took (this process, or the workers)."""
+    import tempfile
+
+    from dask.distributed import Client, LocalCluster
+
+    from tssdpa.batch import filter_files
+
+    folder = Path(tempfile.mkdtemp())
+    rng = np.random.default_rng(8)
+    t = np.linspace(0, 30, n_rows)
+    for i in range(n_files):
+        x = np.sin(t * (1 + i % 5)) + 0.3 * rng.normal(size=(2, n_rows))
+        np.savetxt(folder / f"log{i:03d}.csv", x.T, delimiter=",", header="a,b", comments="")
+    clusters = {}
+    for workers in (1, 2):
+        cluster = LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+        )
+        client = Client(cluster)
+        client.run(lambda: __import__("tssdpa.compare"))  # import cost not timed
+        clusters[workers] = (cluster, client)
+    best: dict = {}
+    try:
+        for rep in range(repeats):
+            for workers in (None, 1, 2):
+                out = folder / f"out{workers}-{rep}"
+                out.mkdir()
+                client = clusters[workers][1] if workers else None
+                load = os.getloadavg()[0]
+                cpu0 = (
+                    sum(client.run(time.process_time).values()) if client else time.process_time()
+                )
+                t0 = time.perf_counter()
+                summary = filter_files(str(folder / "*.csv"), out, client=client, progress=False)
+                el = time.perf_counter() - t0
+                cpu1 = (
+                    sum(client.run(time.process_time).values()) if client else time.process_time()
+                )
+                ok = int((summary["status"] == "ok").sum())
+                print(workers, rep, f"{el:.1f} s", f"load {load:.1f}", flush=True)
+                if workers not in best or el < best[workers][0]:
+                    best[workers] = (el, cpu1 - cpu0, ok, load)
+    finally:
+        for cluster, client in clusters.values():
+            client.close()
+            cluster.close()
+    rows = []
+    for workers in (None, 1, 2):
+        el, cpu, ok, load = best[workers]
+        label = (
+            "this process (client=None)"
+            if workers is None
+            else f"LocalCluster, {workers} worker process(es) x 1 thread"
+        )
+        rows.append((label, n_files, ok, n_rows, f"{el:.1f}", f"{n_files / el:.2f}",
+                     f"{cpu:.1f}", f"{load:.1f}"))  # fmt: skip
+    return rows
+
+
 # ------------------------------------------------------------------------------- main
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes")
     ap.add_argument("--out", default=str(RESULTS / "filters_bench.md"))
+    ap.add_argument(
+        "--only",
+        nargs="+",
+        choices=["core", "onnx", "batch"],
+        default=["core", "onnx", "batch"],
+        help="sections: core (1-6), onnx (7), batch (8); default all",
+    )
     args = ap.parse_args(argv)
     quick = args.quick
     windows = [16, 64, 256] if quick else [16, 32, 64, 128, 256]
@@ -464,24 +612,46 @@ def main(argv=None):
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     load_before = os.getloadavg()
 
-    off = bench_offline(n, windows, quick)
-    stream = bench_streaming(windows, 2000 if quick else 5000)
-    mem = bench_memory([10**5, 10**6] if quick else [10**6, 10**7])
-    den, tuned = bench_denoising([0, 1] if quick else [0, 1, 2, 3])
-    feat = bench_features([16, 64, 256, 1024] if quick else [16, 64, 256, 1024, 4096], range(3))
-    fc = bench_forecasting(quick)
-    imu = imu_example()
+    core = "core" in args.only
+    flags = (" --quick" if quick else "") + (
+        "" if len(args.only) == 3 else " --only " + " ".join(args.only)
+    )
+    if core:
+        off = bench_offline(n, windows, quick)
+        stream = bench_streaming(windows, 2000 if quick else 5000)
+        mem = bench_memory([10**5, 10**6] if quick else [10**6, 10**7])
+        den, tuned = bench_denoising([0, 1] if quick else [0, 1, 2, 3])
+        feat = bench_features([16, 64, 256, 1024] if quick else [16, 64, 256, 1024, 4096], range(3))
+        fc = bench_forecasting(quick)
+        imu = imu_example()
+    onnx_rows = bench_onnx(windows, 2000 if quick else 5000, 1000) if "onnx" in args.only else None
+    n_files, n_rows = (16, 2000) if quick else (48, 4000)
+    batch_rows = bench_batch(n_files, n_rows) if "batch" in args.only else None
     load_after = os.getloadavg()
 
     lines = [
         "# tssdpa.filters benchmark",
         "",
-        f"Generated by `experiments/bench_filters.py{' --quick' if quick else ''}` on {started}. "
+        f"Generated by `experiments/bench_filters.py{flags}` on {started}. "
         f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores "
         f"(shared: 1-min load average {load_before[0]:.1f} before, {load_after[0]:.1f} after "
         "-- other jobs were running, so times are pessimistic and noisy), numpy "
         f"{np.__version__}. Times are the best of 2-3 runs.",
         "",
+    ]
+    if core:
+        lines += core_lines(n, off, stream, mem, den, tuned, feat, fc, imu)
+    if onnx_rows is not None:
+        lines += onnx_lines(onnx_rows)
+    if batch_rows is not None:
+        lines += batch_lines(batch_rows)
+    Path(args.out).write_text("\n".join(lines))
+    print("wrote", args.out)
+
+
+def core_lines(n, off, stream, mem, den, tuned, feat, fc, imu):
+    """The markdown of sections 1-6."""
+    lines = [
         "## 1. Offline throughput (million samples/s, higher is better)",
         "",
         f"Signal: {n:.0e} samples of white noise (C=6: {n // 4:.0e} samples x 6 channels), "
@@ -568,8 +738,54 @@ def main(argv=None):
             "Plot: `filters_imu.png`.",
             "",
         ]
-    Path(args.out).write_text("\n".join(lines))
-    print("wrote", args.out)
+    return lines
+
+
+def onnx_lines(rows):
+    return [
+        "## 7. The exported ONNX step (onnxruntime, one thread) vs Python",
+        "",
+        "`tssdpa.export.to_onnx` of a causal FIR filter (embedding 1, sigma 1), run by "
+        "onnxruntime's Python binding with one intra-op thread: microseconds per one-sample "
+        "call in steady state, and million samples per second fed in chunks of 1000 samples "
+        "(state threaded). Python: `ProjectionFilter.step` and `filter(chunk, zi=state)`; "
+        "`sosfilt`: a Butterworth of order 4 for scale. A C++ caller skips the Python binding's "
+        "per-call overhead, so the per-sample figure is an upper bound for onnxruntime itself.",
+        "",
+        md_table(
+            [
+                "filter",
+                "W",
+                "C",
+                "ONNX us / sample",
+                "Python us / sample",
+                "ONNX M samples/s (chunks)",
+                "Python M samples/s (chunks)",
+            ],
+            rows,
+        ),  # fmt: skip
+        "",
+    ]
+
+
+def batch_lines(rows):
+    return [
+        "## 8. Many files: `tssdpa.batch.filter_files` (fit + filter each file)",
+        "",
+        "Two-channel CSV files; method `projection` (every setting chosen by its fit). "
+        "Worker processes are started (and have imported tssdpa) before timing; best of 2 "
+        "runs, the three configurations interleaved. `CPU s`: CPU seconds the work took "
+        "(this process, or the workers' summed). On a machine whose cores are shared the "
+        "speed-up of 2 workers is bounded by the free cores: `load` is the 1-minute load "
+        "average when the best run started (2 cores here). Dask starts its worker processes "
+        "with single-threaded BLAS / OpenMP (`OMP_NUM_THREADS=1` ...), so one worker uses one "
+        "core, while this process lets numpy's BLAS use every core (CPU s above seconds).",
+        "",
+        md_table(
+            ["where", "files", "ok", "rows / file", "seconds", "files / s", "CPU s", "load"], rows
+        ),  # fmt: skip
+        "",
+    ]
 
 
 if __name__ == "__main__":

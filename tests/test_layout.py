@@ -24,6 +24,7 @@ TIERS = [
     ["models"],
     ["filters"],
     ["compare", "translation"],
+    ["export", "batch"],  # deployment: the ONNX step, many files on Dask
     ["cli", "demo", "functional", "naive", "__init__"],  # entry points, facade, shims
 ]
 MAX_LINES = 500

@@ -9,6 +9,10 @@
     setting chosen by its ``fit``) or, with ``--horizon``, forecaster to a CSV file
     (:mod:`tssdpa.cli.filter`); filtered columns go next to the originals, the chosen
     settings to stderr. ``--target`` names clean reference columns to fit against.
+``tssdpa filter 'logs/*.csv' --out-dir DIR [--fit-on FILE] [--scheduler threads|processes|ADDR]``
+    Many CSV / Parquet files, each fitted and filtered on its own (or by one filter fitted on
+    FILE) on a Dask cluster, one output per input in DIR, a summary table on stdout
+    (:mod:`tssdpa.cli.batch`, :func:`tssdpa.batch.filter_files`).
 ``tssdpa methods``
     List the method names.
 ``tssdpa download``

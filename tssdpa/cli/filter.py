@@ -1,5 +1,8 @@
 """``tssdpa filter``: fit a filter (or forecaster) on the columns of a CSV file and apply it.
 
+With ``--out-dir`` it takes many files and glob patterns (CSV or Parquet) and filters each
+one, on a Dask cluster or this machine's cores (:mod:`tssdpa.cli.batch`).
+
 Every mistake a user can make with the file or the arguments ends in one line on stderr that
 says what is wrong and what to do, and exit code 2 (:class:`UsageError`); never a traceback.
 What was done goes to stderr too: the columns filtered, the settings ``fit`` chose, the
@@ -15,8 +18,10 @@ import logging
 import re
 import sys
 import warnings
+from glob import has_magic
 from pathlib import Path
 
+from tssdpa.cli import batch as batch_command
 from tssdpa.cli.errors import UsageError
 
 __all__ = ["add_parser", "run"]
@@ -34,7 +39,12 @@ def add_parser(sub) -> None:
         "missing cells and the skipped columns are reported on stderr.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    f.add_argument("input", help="a CSV file (comma, semicolon or tab separated; header row)")
+    f.add_argument(
+        "input",
+        nargs="+",
+        help="a CSV file (comma, semicolon or tab separated; header row); with --out-dir any "
+        "number of CSV / Parquet files and glob patterns such as 'logs/*.csv' (quoted)",
+    )
     f.add_argument(
         "--columns",
         nargs="+",
@@ -95,6 +105,7 @@ def add_parser(sub) -> None:
     )
     f.add_argument("--inplace", action="store_true", help="overwrite the original columns instead")
     f.add_argument("--out", "-o", default=None, help="output CSV (default: standard output)")
+    batch_command.add_arguments(f)
 
 
 def _read(path: str):
@@ -185,6 +196,15 @@ def _fmt(v) -> str:
 
 def run(args) -> int:
     """The ``filter`` subcommand; raises :class:`UsageError` for the user's mistakes."""
+    if args.out_dir is not None:
+        return batch_command.run(args, _params)
+    if len(args.input) > 1 or (not Path(args.input[0]).exists() and has_magic(args.input[0])):
+        raise UsageError(
+            "several inputs (or a pattern) need --out-dir: each output goes there under its "
+            "input's name"
+        )
+    batch_command.check_single_file_args(args)
+    args.input = args.input[0]
     import numpy as np
 
     from tssdpa.compare import get_method

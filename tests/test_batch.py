@@ -1,0 +1,217 @@
+"""Many files at once (issue 14): tssdpa.batch.filter_files in this process and on a Dask
+LocalCluster of 2 worker processes, and `tssdpa filter 'logs/*.csv' --out-dir` as a user runs
+it. Every output is compared with the sequential run and with a direct fit / filter."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from dask.distributed import Client, LocalCluster
+
+from tssdpa.batch import SUMMARY_COLUMNS, filter_files, read_table
+from tssdpa.compare import get_method
+
+N_GOOD = 5
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory):
+    """Five small good logs (one Parquet, one with NaN and inf cells), an unreadable file and
+    an all-NaN one."""
+    folder = tmp_path_factory.mktemp("logs")
+    rng = np.random.default_rng(0)
+    t = np.arange(300) * 0.01
+    for i in range(N_GOOD):
+        df = pd.DataFrame({"time": t, "a": np.sin(t * (3 + i)) + 0.2 * rng.normal(size=300),
+                           "b": np.cos(t * 2) + 0.2 * rng.normal(size=300)})  # fmt: skip
+        if i == 1:
+            df.loc[[10, 11, 50], "a"] = np.nan
+            df.loc[70, "b"] = np.inf
+        if i == 4:
+            df.to_parquet(folder / f"log{i}.parquet", index=False)
+        else:
+            df.to_csv(folder / f"log{i}.csv", index=False)
+    (folder / "broken.csv").write_bytes(b"a,b\n\xff\xfe\x00garbage\n1,2\n")
+    pd.DataFrame({"time": t[:20], "a": np.nan}).to_csv(folder / "allnan.csv", index=False)
+    return folder
+
+
+GOOD = [f"log{i}.csv" for i in range(N_GOOD - 1)] + [f"log{N_GOOD - 1}.parquet"]
+BAD = {"broken.csv": "not a readable CSV file", "allnan.csv": "have no finite value"}
+
+
+def _inputs(folder):
+    return [str(folder / "*.csv"), str(folder / "*.parquet")]
+
+
+@pytest.fixture(scope="module")
+def sequential(logs, tmp_path_factory):
+    out = tmp_path_factory.mktemp("sequential")
+    return out, filter_files(_inputs(logs), out, progress=False)
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=":0", silence_logs=50)  # fmt: skip
+    with cluster, Client(cluster) as c:
+        yield c
+
+
+def _check_summary(summary, folder, out, bad=BAD):
+    assert list(summary.columns) == list(SUMMARY_COLUMNS)
+    by_name = {Path(f).name: r for f, r in zip(summary["file"], summary.to_dict("records"))}
+    assert set(by_name) == set(GOOD) | set(BAD)
+    for name in GOOD:
+        r = by_name[name]
+        assert r["status"] == "ok" and r["error"] == "" and r["rows"] == 300
+        assert r["output"] == str(out / name) and "sigma=" in r["params"]
+    assert by_name["log1.csv"]["nan_handled"] == 4
+    for name, reason in bad.items():
+        r = by_name[name]
+        assert r["status"] == "failed" and reason in r["error"] and pd.isna(r["output"])
+    # one output per good input, nothing under a failed one's name, no temporary leftovers
+    assert sorted(os.listdir(out)) == sorted(GOOD)
+
+
+def test_sequential_run_equals_a_direct_fit_and_filter(logs, sequential):
+    out, summary = sequential
+    _check_summary(summary, logs, out)
+    for name in GOOD:
+        df = read_table(logs / name)
+        x = np.array(df[["a", "b"]], dtype=float)
+        x[~np.isfinite(x)] = np.nan
+        est = get_method("projection", "denoise").build().fit(x)
+        got = read_table(out / name)
+        np.testing.assert_allclose(got[["a_filtered", "b_filtered"]], est.filter(x), rtol=1e-12)
+        pd.testing.assert_frame_equal(got[df.columns], df)  # the originals copied through
+
+
+def test_a_two_worker_cluster_equals_the_sequential_run(logs, sequential, client, tmp_path):
+    seq_out, seq = sequential
+    summary = filter_files(_inputs(logs), tmp_path, client=client, progress=False)
+    _check_summary(summary, logs, tmp_path)
+    assert summary["file"].tolist() == seq["file"].tolist()  # input order, whatever finished
+    for name in GOOD:
+        pd.testing.assert_frame_equal(read_table(tmp_path / name), read_table(seq_out / name))
+    # both workers took part
+    assert len(client.scheduler_info()["workers"]) == 2
+
+
+def test_one_shared_fitted_filter(logs, client, tmp_path):
+    summary = filter_files(_inputs(logs), tmp_path, client=client, fit_on=logs / "log0.csv",
+                           params={"window": [8, 16]}, progress=False)  # fmt: skip
+    # the shared filter runs on the columns it was fitted on, which allnan.csv lacks
+    _check_summary(summary, logs, tmp_path, {**BAD, "allnan.csv": "['b'] not in the file"})
+    x0 = np.array(read_table(logs / "log0.csv")[["a", "b"]], dtype=float)
+    est = get_method("projection", "denoise").build(window=[8, 16]).fit(x0)
+    assert summary["params"].nunique() == 1  # the same chosen settings for every file
+    for name in GOOD:
+        x = np.array(read_table(logs / name)[["a", "b"]], dtype=float)
+        x[~np.isfinite(x)] = np.nan
+        got = read_table(tmp_path / name)[["a_filtered", "b_filtered"]]
+        np.testing.assert_allclose(got, est.filter(x), rtol=1e-12)
+
+
+def test_a_failed_write_leaves_nothing_under_the_output_name(logs, tmp_path, monkeypatch):
+    def half_then_fail(self, path, *args, **kwargs):
+        Path(path).write_text("time,a\n0.0,")  # a partial file, then the disk fills up
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", half_then_fail)
+    summary = filter_files(str(logs / "log0.csv"), tmp_path, progress=False)
+    assert summary["status"].tolist() == ["failed"]
+    assert "No space left" in summary["error"][0]
+    assert os.listdir(tmp_path) == []
+
+
+def test_argument_errors_name_the_argument(logs, tmp_path):
+    with pytest.raises(ValueError, match="paths_or_glob.*matches no file"):
+        filter_files(str(logs / "*.txt"), tmp_path)
+    with pytest.raises(ValueError, match="out_dir"):
+        filter_files(str(logs / "*.csv"), tmp_path / "missing")
+    with pytest.raises(ValueError, match="out_dir.*overwrite"):
+        filter_files(str(logs / "log0.csv"), logs)
+    twin = tmp_path / "other"
+    twin.mkdir()
+    (twin / "log0.csv").write_text((logs / "log0.csv").read_text())
+    with pytest.raises(ValueError, match="several inputs are named"):
+        filter_files([logs / "log0.csv", twin / "log0.csv"], tmp_path)
+    with pytest.raises(ValueError, match="method must be one of"):
+        filter_files(str(logs / "log0.csv"), tmp_path, method="kalmann")
+    with pytest.raises(ValueError, match="fit_on"):
+        filter_files(str(logs / "log0.csv"), tmp_path, fit_on=logs / "allnan.csv")
+
+
+# ------------------------------------------------------------------ the command line
+def tssdpa(*args, cwd):
+    env = {k: v for k, v in os.environ.items() if k != "TSSDPA_DEBUG"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])  # the checkout under test
+    return subprocess.run([sys.executable, "-m", "tssdpa.cli", *args], capture_output=True,
+                          text=True, cwd=cwd, env=env, timeout=300)  # fmt: skip
+
+
+def test_cli_filters_a_folder_and_reports_the_bad_file(logs, sequential, tmp_path):
+    seq_out, _ = sequential
+    out = tmp_path / "filtered"
+    out.mkdir()
+    r = tssdpa("filter", str(logs / "*.csv"), str(logs / "*.parquet"), "--out-dir", str(out),
+               "--method", "projection", "--workers", "2", "--summary",
+               str(tmp_path / "summary.csv"), cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 1, r.stderr  # some files failed
+    assert "Traceback" not in r.stderr
+    assert f"{len(GOOD)} of {len(GOOD) + len(BAD)} file(s) filtered" in r.stderr
+    for name in [*GOOD, *BAD]:
+        assert name in r.stdout  # the summary table
+    assert "have no finite value" in r.stdout
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    assert sorted(summary.loc[summary["status"] == "ok", "file"].map(lambda f: Path(f).name)) == (
+        sorted(GOOD)
+    )
+    for name in GOOD:
+        pd.testing.assert_frame_equal(read_table(out / name), read_table(seq_out / name))
+
+
+def test_cli_runs_on_a_running_scheduler(logs, sequential, client, tmp_path):
+    """--scheduler ADDRESS: the command connects to a running cluster (here the 2-worker
+    LocalCluster of the other tests) instead of starting one."""
+    seq_out, _ = sequential
+    r = tssdpa("filter", str(logs / "log0.csv"), str(logs / "log2.csv"), "--out-dir",
+               str(tmp_path), "--method", "projection", "--no-progress", "--scheduler",
+               client.scheduler.address, cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "2 of 2 file(s) filtered" in r.stderr
+    for name in ("log0.csv", "log2.csv"):
+        pd.testing.assert_frame_equal(read_table(tmp_path / name), read_table(seq_out / name))
+
+
+HOSTILE = {
+    "pattern matches nothing": (["filter", "nothing/*.csv", "--out-dir", "."], "matches no file"),
+    "out dir missing": (["filter", "a.csv", "--out-dir", "no/such"], "--out-dir"),
+    "pattern without out dir": (["filter", "*.csv"], "need --out-dir"),
+    "several files without out dir": (["filter", "a.csv", "b.csv"], "need --out-dir"),
+    "fit-on without out dir": (["filter", "a.csv", "--fit-on", "a.csv"], "need(s) --out-dir"),
+    "bad scheduler": (
+        ["filter", "a.csv", "--out-dir", ".", "--scheduler", "fast"],
+        "--scheduler must be",
+    ),  # fmt: skip
+    "one-file option": (["filter", "a.csv", "--out-dir", ".", "--horizon", "3"], "--horizon"),
+    "fit-on missing": (["filter", "a.csv", "--out-dir", ".", "--fit-on", "b.csv"], "--fit-on"),
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+def test_cli_mistakes_exit_2_with_one_line(tmp_path, case):
+    (tmp_path / "a.csv").write_text("a\n1\n2\n3\n")
+    args, message = HOSTILE[case]
+    r = tssdpa(*args, cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    assert message in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

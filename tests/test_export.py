@@ -1,0 +1,225 @@
+"""The ONNX export of a causal ProjectionFilter's streaming step (issue 14).
+
+Every check runs the exported model in onnxruntime and compares it with the Python filter on
+the same float32 samples: chunked with random splits and the state threaded through, it must
+equal ``filter(x, zi=initial_state())`` (and so ``filter(x)``) to float32 rounding.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+from tssdpa.export import (
+    INPUT_NAMES,
+    OUTPUT_NAMES,
+    TIMED_INPUT_NAMES,
+    TIMED_OUTPUT_NAMES,
+    StreamingStep,
+    onnx_initial_state,
+    onnx_step_spec,
+    to_onnx,
+)
+from tssdpa.filters import ProjectionFilter
+
+#: settings covering what a causal fit can choose: FIR windows, embeddings 1 / 3 / 7, degree
+#: 0 / 1 / 2, finite and infinite sigma, a decay, the IIR truncation, exclude_self
+CASES = {
+    "fir": (dict(window=8, sigma=0.5), 1),
+    "fir-embedding-decay-2ch": (dict(window=8, embedding=3, sigma=0.8, decay=0.9), 2),
+    "iir-truncated-2ch": (dict(window=None, decay=0.8, embedding=2, sigma=0.7), 2),
+    "savgol-degree2": (dict(window=16, sigma=np.inf, degree=2), 1),
+    "degree1-exclude-self-3ch": (
+        dict(window=12, embedding=7, sigma=1.5, degree=1, exclude_self=True),
+        3,
+    ),  # fmt: skip
+    "window1": (dict(window=1, sigma=1.0), 2),
+}
+
+
+def _series(C, n=240, seed=0, gaps=True):
+    """A float32-exact noisy multichannel series with isolated NaN, a short gap in one
+    channel and (with ``gaps``) a gap longer than every window in all channels."""
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0, 12, n)[:, None]
+    x = np.sin(t * (1 + np.arange(C))) + 0.3 * rng.normal(size=(n, C)) + np.arange(C)
+    if gaps:
+        x[rng.choice(n, 6, replace=False), rng.integers(0, C, 6)] = np.nan
+        x[60:63, 0] = np.nan
+        x[150:175] = np.nan
+    return x.astype(np.float32).astype(np.float64)
+
+
+def _run_chunks(sess, x, state, cuts):
+    ys = []
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        y, state = sess.run(None, {"x": x[a:b].astype(np.float32), "state": state})
+        ys.append(y)
+    return np.concatenate(ys), state
+
+
+def _random_cuts(rng, n, k):
+    inner = np.sort(rng.choice(np.arange(1, n), size=k, replace=False))
+    return [0, *inner.tolist(), n]
+
+
+def _close(got, want, x):
+    scale = float(np.nanmax(np.abs(x)))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-6 * scale, equal_nan=True)
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """One exported model per case: (filter, C, session)."""
+    folder = tmp_path_factory.mktemp("onnx")
+    out = {}
+    for name, (kw, C) in CASES.items():
+        f = ProjectionFilter(**kw)
+        path = to_onnx(f, folder / f"{name}.onnx", n_channels=C)
+        out[name] = (f, C, ort.InferenceSession(str(path)))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_any_split_equals_the_python_filter(exported, name):
+    f, C, sess = exported[name]
+    x = _series(C)
+    want, zf = f.filter(x, zi=f.initial_state(C))
+    rng = np.random.default_rng(len(name))
+    for k in (1, 5, 40):
+        cuts = _random_cuts(rng, len(x), k)
+        got, state = _run_chunks(sess, x, onnx_initial_state(f, C)["state"], cuts)
+        _close(got, want, x)
+        _close(state, zf.astype(np.float32), x)  # the state is Python's (H + 1, C) layout
+    # one sample at a time, as a control loop calls it
+    got, _ = _run_chunks(sess, x[:40], onnx_initial_state(f, C)["state"], list(range(41)))
+    _close(got, want[:40], x)
+    # from the first defined output on, the offline filter(x) gives the same numbers
+    _close(got, f.filter(x)[:40], x)
+
+
+def test_nan_behaves_as_in_python(exported):
+    """A leading gap stays NaN (a stream cannot look ahead), a gap longer than the window
+    holds the last output, across chunk boundaries and from a state made in Python."""
+    f, C, sess = exported["fir-embedding-decay-2ch"]
+    x = _series(C, gaps=False)
+    x[:5] = np.nan
+    x[100:130] = np.nan  # longer than the window: the output holds
+    x[140, 1] = np.nan  # one channel missing: that key is unusable
+    want, _ = f.filter(x, zi=f.initial_state(C))
+    # window 8: from row 107 on no key is in reach
+    assert np.isnan(want[:5]).all() and np.all(want[107:130] == want[106])
+    got, _ = _run_chunks(sess, x, onnx_initial_state(f, C)["state"], [0, 3, 101, 120, 240])
+    _close(got, want, x)
+    # a state built by Python's filter continues in ONNX (and the other way round)
+    y1, z1 = f.filter(x[:110], zi=f.initial_state(C))
+    got2, _ = _run_chunks(sess, x[110:], z1.astype(np.float32), [0, 130])
+    _close(np.concatenate([y1, got2]), want, x)
+
+
+def test_a_fitted_and_saved_filter_exports_what_fit_chose(tmp_path):
+    x = _series(2, n=300, seed=3)
+    f = ProjectionFilter(window=[8, 16], embedding=[1, 3], degree=[0, 2], decay=[None, 0.95])
+    f.fit(x)
+    f.save(tmp_path / "saved")  # fitted on a laptop, exported where it is deployed
+    loaded = ProjectionFilter.load(tmp_path / "saved")
+    sess = ort.InferenceSession(str(to_onnx(loaded, tmp_path / "fitted.onnx")))
+    want, _ = f.filter(x, zi=f.initial_state())
+    got, _ = _run_chunks(sess, x, onnx_initial_state(loaded)["state"], [0, 17, 18, 200, 300])
+    _close(got, want, x)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(window=8, embedding=2, sigma=0.6, tau=0.05),
+        dict(window=None, tau=0.03, min_step=0.007, sigma=0.7, degree=1),  # IIR in time units
+    ],
+)
+def test_a_filter_with_tau_takes_the_sample_times(tmp_path, kw):
+    """tau: the model takes float64 times ``t`` and threads them in ``state_times``; jittered
+    epoch-second timestamps, as a robot's clock gives them."""
+    C = 2
+    rng = np.random.default_rng(5)
+    x = _series(C)
+    t = 1.7e9 + np.cumsum(0.008 + 0.004 * rng.random(len(x)))
+    f = ProjectionFilter(**kw)
+    sess = ort.InferenceSession(str(to_onnx(f, tmp_path / "tau.onnx", n_channels=C)))
+    assert [i.name for i in sess.get_inputs()] == list(TIMED_INPUT_NAMES)
+    assert [o.name for o in sess.get_outputs()] == list(TIMED_OUTPUT_NAMES)
+    want, (zf, zf_times) = f.filter(x, zi=f.initial_state(C), timestamps=t)
+    for k in (1, 30):
+        cuts = _random_cuts(rng, len(x), k)
+        state = onnx_initial_state(f, C)
+        ys = []
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            y, s, st = sess.run(None, {"x": x[a:b].astype(np.float32), "t": t[a:b], **state})
+            state = {"state": s, "state_times": st}
+            ys.append(y)
+        _close(np.concatenate(ys), want, x)
+        _close(state["state"], zf.astype(np.float32), x)
+        np.testing.assert_array_equal(state["state_times"], zf_times)
+
+
+def test_model_signature(exported):
+    f, C, sess = exported["iir-truncated-2ch"]
+    spec, _ = onnx_step_spec(f, C)
+    ins, outs = sess.get_inputs(), sess.get_outputs()
+    assert [i.name for i in ins] == list(INPUT_NAMES)
+    assert [o.name for o in outs] == list(OUTPUT_NAMES)
+    assert all(i.type == "tensor(float)" for i in ins + outs)
+    assert ins[0].shape[1] == C and not isinstance(ins[0].shape[0], int)  # T is dynamic
+    assert ins[1].shape == [spec.history + 1, C] == list(f.initial_state(C).shape)
+    assert outs[1].shape == ins[1].shape
+    state = onnx_initial_state(f, C)
+    assert list(state) == list(INPUT_NAMES[1:]) and np.isnan(state["state"]).all()
+
+
+def test_the_torch_twin_equals_the_numpy_kernel_in_float64():
+    """StreamingStep is the lag kernel in torch: float64 in, float64 out, same numbers."""
+    import torch
+
+    x = _series(2, gaps=True)
+    for kw in (dict(window=8, embedding=3, sigma=0.8, decay=0.9), dict(window=6, sigma=0.4)):
+        f = ProjectionFilter(**kw)
+        want, zf = f.filter(x, zi=f.initial_state(2))
+        y, state = StreamingStep(f._spec())(torch.tensor(x), torch.tensor(f.initial_state(2)))
+        np.testing.assert_allclose(y.numpy(), want, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(state.numpy(), zf, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        (dict(window=8, sigma=1.0, causal=False), "zero-phase"),
+        (dict(window=1, sigma=1.0, tau=2.0), "drop tau"),
+        (dict(window=None, decay=0.9, sigma=1.0, recurrent="features"), "recurrent"),
+        (dict(window=[8, 16], sigma=1.0), "call fit"),
+    ],
+)
+def test_filters_without_an_exportable_step_are_refused(tmp_path, kw, match):
+    with pytest.raises(ValueError, match=match):
+        to_onnx(ProjectionFilter(**kw), tmp_path / "f.onnx", n_channels=1)
+    assert not (tmp_path / "f.onnx").exists()
+
+
+def test_a_zero_phase_fit_is_refused_naming_why(tmp_path):
+    x = _series(1, n=200, gaps=False)
+    f = ProjectionFilter(causal=False, window=[4], embedding=[1], degree=[0]).fit(x)
+    with pytest.raises(ValueError, match="only causal filters"):
+        to_onnx(f, tmp_path / "f.onnx")
+
+
+def test_argument_errors_name_the_argument(tmp_path):
+    f = ProjectionFilter(window=4, sigma=1.0)
+    with pytest.raises(ValueError, match="n_channels"):
+        to_onnx(f, tmp_path / "f.onnx")  # unfitted: the channel count is unknown
+    with pytest.raises(ValueError, match="path"):
+        to_onnx(f, tmp_path / "missing" / "f.onnx", n_channels=1)
+    with pytest.raises(TypeError, match="ProjectionFilter"):
+        to_onnx(object(), tmp_path / "f.onnx", n_channels=1)
+    fitted = ProjectionFilter(window=[4], embedding=[1], degree=[0]).fit(_series(2, gaps=False))
+    with pytest.raises(ValueError, match="n_channels=3"):
+        onnx_initial_state(fitted, 3)

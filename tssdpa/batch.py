@@ -1,0 +1,378 @@
+"""Many log files at once: fit and filter each file, on a Dask cluster or in this process.
+
+:func:`filter_files` takes files or glob patterns (CSV or Parquet), fits a denoiser on each
+file's numeric columns (or applies one filter fitted once, ``fit_on``) and writes one output
+per input, with the same name, into ``out_dir``: the original columns and the filtered ones
+next to them (``<col>_filtered``), as ``tssdpa filter`` does for one file. The work goes to a
+``dask.distributed.Client`` when given -- a ``LocalCluster`` on this machine or a scheduler
+address for a real cluster -- and runs in this process otherwise.
+
+A file that fails (unreadable, no numeric column, a column with no finite value, ...) is
+reported with its reason and skipped; the others finish. Outputs are written to a temporary
+name in ``out_dir`` and renamed when complete (``os.replace``, atomic on one file system), so
+no half-written file is ever left under an output name.
+
+Needs the optional extra ``tssdpa[distributed]`` (dask[distributed], pyarrow) for a client
+and for Parquet; CSV files in this process need neither.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import time
+import uuid
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["SUMMARY_COLUMNS", "expand_paths", "filter_files", "filter_table", "read_table"]
+
+#: the columns of the summary :func:`filter_files` returns, one row per input file
+SUMMARY_COLUMNS = ("file", "output", "status", "rows", "params", "nan_handled", "seconds", "error")
+_SUFFIXES = (".csv", ".parquet", ".pq")
+#: column names taken for sample times (case-insensitive), as ``tssdpa filter`` does
+_TIME_NAMES = re.compile(r"^(t|time|times|timestamp|timestamps|datetime|date)\b", re.IGNORECASE)
+
+
+def read_table(path) -> pd.DataFrame:
+    """A CSV (comma, semicolon or tab separated, header row) or Parquet file as a DataFrame.
+
+    Raises ``ValueError`` saying what is wrong with the file. Parquet is read with pyarrow
+    (no pickled objects are ever loaded).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "log.csv")
+    >>> _ = open(p, "w").write("time;a\\n0;1.5\\n1;2.5\\n")
+    >>> read_table(p).columns.tolist()
+    ['time', 'a']
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"{p}: no such file")
+    if p.suffix.lower() in (".parquet", ".pq"):
+        try:
+            df = pd.read_parquet(p, engine="pyarrow")
+        except ImportError:
+            raise ValueError(
+                "reading Parquet needs pyarrow: pip install 'tssdpa[distributed]'"
+            ) from None
+        except Exception as exc:  # noqa: BLE001 -- pyarrow raises several types for bad files
+            raise ValueError(f"not a readable Parquet file ({_first_line(exc)})") from None
+    else:
+        try:
+            df = pd.read_csv(p)
+            if df.shape[1] == 1 and re.search(r"[;\t]", str(df.columns[0])):
+                df = pd.read_csv(p, sep=None, engine="python")  # sniff ';' or tab
+        except pd.errors.EmptyDataError:
+            raise ValueError("empty file; expected a header row and data rows") from None
+        except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+            raise ValueError(f"not a readable CSV file ({_first_line(exc)})") from None
+    if len(df) == 0:
+        raise ValueError("no data rows")
+    return df
+
+
+def _first_line(exc) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _time_column(df: pd.DataFrame, name):
+    if name is not None:
+        if name not in df.columns:
+            raise ValueError(f"time column {name!r} is not a column of the file")
+        return name
+    for c in df.columns:
+        if pd.api.types.is_datetime64_any_dtype(df[c]) or _TIME_NAMES.match(str(c).strip()):
+            return c
+    return None
+
+
+def _columns(df: pd.DataFrame, columns, time_col) -> list:
+    if columns is not None:
+        missing = [c for c in columns if c not in df.columns]
+        if missing:
+            raise ValueError(f"column(s) {missing} not in the file (its columns: "
+                             f"{list(df.columns)})")  # fmt: skip
+        return list(columns)
+    cols = [c for c in df.columns if c != time_col and pd.api.types.is_numeric_dtype(df[c])]
+    if not cols:
+        raise ValueError(f"no numeric column to filter (columns: {list(df.columns)})")
+    return cols
+
+
+def _values(df: pd.DataFrame, cols) -> tuple[np.ndarray, int]:
+    """(T, C) float64 with inf turned into NaN (a missing sample), and the cells so treated."""
+    x = np.empty((len(df), len(cols)))
+    for i, c in enumerate(cols):
+        v = pd.to_numeric(df[c], errors="coerce")
+        bad = v.isna() & df[c].notna()
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise ValueError(f"column {c!r} is not numeric: {df[c].iloc[row]!r} in data row "
+                             f"{row + 1}")  # fmt: skip
+        x[:, i] = v.to_numpy(dtype=np.float64)
+    missing = int((~np.isfinite(x)).sum())
+    x[~np.isfinite(x)] = np.nan
+    empty = [c for c, e in zip(cols, np.isnan(x).all(axis=0)) if e]
+    if empty:
+        raise ValueError(f"column(s) {empty} have no finite value")
+    return x, missing
+
+
+def _chosen(est, params) -> str:
+    best = getattr(est, "best_params_", None)
+    shown = best if isinstance(best, dict) and best else params
+    return ", ".join(
+        f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+        for k, v in shown.items()
+        if v is not None
+    )
+
+
+def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_filtered"):
+    """Fit ``est`` on the numeric columns of ``df`` (unless ``fit`` is False) and add the
+    filtered columns ``<col><suffix>``.
+
+    Returns ``(out, info)``: the new DataFrame and ``{"columns", "rows", "nan_handled"}``.
+    Raises ``ValueError`` naming what is wrong with the table.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from tssdpa.filters import ProjectionFilter
+    >>> df = pd.DataFrame({"time": np.arange(200.0), "a": np.sin(np.arange(200) / 9.0)})
+    >>> out, info = filter_table(df, ProjectionFilter(window=[8], embedding=[1], degree=[0]))
+    >>> out.columns.tolist(), info["columns"]
+    (['time', 'a', 'a_filtered'], ['a'])
+    """
+    cols = _columns(df, columns, _time_column(df, time_column))
+    x, missing = _values(df, cols)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # deprecations and tips are not for a batch summary
+        if fit:
+            est.fit(x)
+        y = np.asarray(est.filter(x), dtype=np.float64).reshape(x.shape)
+    out = df.copy()
+    for i, c in enumerate(cols):
+        out[f"{c}{suffix}"] = y[:, i]
+    return out, {"columns": cols, "rows": len(df), "nan_handled": missing}
+
+
+def _write_atomic(df: pd.DataFrame, target: Path) -> None:
+    """Write ``df`` next to ``target`` under a temporary name, then rename it onto ``target``."""
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.partial")
+    try:
+        if target.suffix.lower() in (".parquet", ".pq"):
+            df.to_parquet(tmp, engine="pyarrow", index=False)
+        else:
+            df.to_csv(tmp, index=False)
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _filter_one(path: str, target: str, method: str, params: dict, fitted, options: dict):
+    """One file, end to end; never raises: the summary row says what happened."""
+    t0 = time.perf_counter()
+    row = dict.fromkeys(SUMMARY_COLUMNS)
+    row.update(file=path, output=None, status="failed", nan_handled=None, error="")
+    try:
+        df = read_table(path)
+        if fitted is not None:
+            est = fitted
+        else:
+            from tssdpa.compare import get_method
+
+            est = get_method(method, "denoise").build(**params)
+        out, info = filter_table(df, est, fit=fitted is None, **options)
+        _write_atomic(out, Path(target))
+        row.update(output=target, status="ok", rows=info["rows"], params=_chosen(est, params),
+                   nan_handled=info["nan_handled"])  # fmt: skip
+    except Exception as exc:  # noqa: BLE001 -- one bad file must not stop the others
+        row["error"] = _first_line(exc)
+    row["seconds"] = time.perf_counter() - t0
+    return row
+
+
+def expand_paths(paths_or_glob) -> list[str]:
+    """The input files: glob patterns expanded (sorted), duplicates dropped, order kept.
+
+    A pattern matching no file raises ``ValueError``; a named file that does not exist is
+    kept (its summary row reports it).
+
+    Examples
+    --------
+    >>> expand_paths(["b.csv", "a.csv", "b.csv"])
+    ['b.csv', 'a.csv']
+    """
+    items = [paths_or_glob] if isinstance(paths_or_glob, (str, os.PathLike)) else paths_or_glob
+    out: list[str] = []
+    for item in items:
+        item = str(item)
+        if glob.has_magic(item):
+            matched = sorted(glob.glob(item))
+            if not matched:
+                raise ValueError(f"paths_or_glob: {item!r} matches no file")
+            out += [m for m in matched if Path(m).is_file()]
+        else:
+            out.append(item)  # a missing file is reported in its summary row
+    if not out:
+        raise ValueError("paths_or_glob: no input file")
+    return list(dict.fromkeys(out))  # a file named twice is filtered once
+
+
+def _targets(paths, out_dir: Path, suffix: str) -> list[str]:
+    names = [Path(p).name for p in paths]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"paths_or_glob: several inputs are named {dup}; each output takes its "
+                         "input's name in out_dir, so the names must differ")  # fmt: skip
+    targets = []
+    for p in paths:
+        if Path(p).suffix.lower() not in _SUFFIXES:
+            raise ValueError(f"paths_or_glob: {p} is not a .csv or .parquet file")
+        t = out_dir / Path(p).name
+        if t.resolve() == Path(p).resolve():
+            raise ValueError(f"out_dir: {out_dir} holds the input {p}; writing there would "
+                             "overwrite it -- choose another folder")  # fmt: skip
+        targets.append(str(t))
+    return targets
+
+
+def filter_files(
+    paths_or_glob,
+    out_dir,
+    method="projection",
+    params=None,
+    client=None,
+    fit_on=None,
+    columns=None,
+    time_column=None,
+    suffix="_filtered",
+    progress=True,
+) -> pd.DataFrame:
+    """Fit and filter every file independently (or with one shared fitted filter).
+
+    Parameters
+    ----------
+    paths_or_glob : str, Path, or list of them
+        Files and glob patterns (``"logs/*.csv"``), CSV or Parquet. A pattern matching no file
+        raises ``ValueError``; a listed file that does not exist is a failed row.
+    out_dir : str or Path
+        An existing folder; each output has its input's name and format.
+    method : str
+        A denoiser of ``tssdpa methods`` (default ``"projection"``: the causal projection
+        filter with every setting chosen by its fit).
+    params : dict, optional
+        Constructor arguments of the method.
+    client : dask.distributed.Client, optional
+        Where to run: one task per file on the client's cluster. None runs every file in
+        this process, one after the other.
+    fit_on : str or Path, optional
+        Fit one filter on this file (in this process) and apply it to every file, instead of
+        fitting each file on itself.
+    columns : list of str, optional
+        Columns to filter (default: every numeric column but the time column).
+    time_column : str, optional
+        The column of sample times, copied through and never filtered (default: one named
+        time / timestamp ..., or a datetime column).
+    suffix : str
+        The filtered ``<col>`` goes to ``<col><suffix>``.
+    progress : bool
+        Show a progress bar (rich, on stderr).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per input file, in input order: ``file``, ``output`` (None when failed),
+        ``status`` ("ok" or "failed"), ``rows``, ``params`` (the settings used, those ``fit``
+        chose), ``nan_handled`` (missing or infinite cells treated as missing), ``seconds``,
+        ``error`` (the reason of a failure, else "").
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> src, dst = tempfile.mkdtemp(), tempfile.mkdtemp()
+    >>> for i in range(2):
+    ...     np.savetxt(os.path.join(src, f"log{i}.csv"), np.sin(np.arange(300) / (5.0 + i)),
+    ...                header="a", comments="")
+    >>> summary = filter_files(os.path.join(src, "*.csv"), dst, progress=False)
+    >>> summary["status"].tolist(), sorted(os.listdir(dst))
+    (['ok', 'ok'], ['log0.csv', 'log1.csv'])
+    """
+    out_dir = Path(out_dir)
+    if not out_dir.is_dir():
+        raise ValueError(f"out_dir: {str(out_dir)!r} is not an existing folder")
+    params = dict(params or {})
+    paths = expand_paths(paths_or_glob)
+    targets = _targets(paths, out_dir, suffix)
+    from tssdpa.compare import get_method
+
+    spec = get_method(method, "denoise")  # ValueError listing the methods
+    if getattr(spec.factory, "requires_target", False):
+        raise ValueError(f"method: {method} fits against a clean reference; choose a "
+                         "self-supervised one")  # fmt: skip
+    options = dict(columns=columns, time_column=time_column, suffix=suffix)
+    fitted = None
+    if fit_on is not None:
+        fitted = spec.build(**params)
+        try:
+            _, info = filter_table(read_table(fit_on), fitted, **options)
+        except ValueError as exc:
+            raise ValueError(f"fit_on: {fit_on}: {exc}") from None
+        # every file is filtered on the columns the shared filter was fitted on
+        options["columns"] = info["columns"]
+    args = [(p, t, method, params, fitted, options) for p, t in zip(paths, targets)]
+    rows = _run(args, client, progress)
+    summary = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+    for c in ("rows", "nan_handled"):  # integers, with <NA> for a failed file
+        summary[c] = summary[c].astype("Int64")
+    summary["error"] = summary["error"].fillna("")
+    summary["output"] = summary["output"].astype(object).where(summary["output"].notna(), None)
+    return summary
+
+
+def _run(args, client, progress: bool) -> list[dict]:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    rows: list[dict | None] = [None] * len(args)
+    # on stderr: standard output is the caller's (the command prints the summary there)
+    with Progress(console=Console(stderr=True), disable=not progress) as bar:
+        task = bar.add_task("filtering", total=len(args))
+        if client is None:
+            for i, a in enumerate(args):
+                rows[i] = _filter_one(*a)
+                bar.advance(task)
+            return rows
+        from dask.distributed import as_completed
+
+        fitted = args[0][4]
+        if fitted is not None:  # ship the shared filter to the workers once
+            fitted = client.scatter(fitted, broadcast=True)
+        futures = {
+            client.submit(_filter_one, p, t, m, prm, fitted, opt, pure=False, key=_key(p)): i
+            for i, (p, t, m, prm, _, opt) in enumerate(args)
+        }
+        for fut in as_completed(futures):
+            i = futures[fut]
+            try:
+                rows[i] = fut.result()
+            except Exception as exc:  # noqa: BLE001 -- a lost worker, a failed transfer
+                rows[i] = dict.fromkeys(SUMMARY_COLUMNS)
+                rows[i].update(file=args[i][0], status="failed", error=_first_line(exc))
+            bar.advance(task)
+    return rows
+
+
+def _key(path: str) -> str:
+    """A task name the dashboard shows: the file's name, made unique."""
+    return f"filter-{Path(path).name}-{uuid.uuid4().hex[:8]}"

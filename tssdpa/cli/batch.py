@@ -1,0 +1,166 @@
+"""``tssdpa filter 'logs/*.csv' --out-dir filtered/``: many files, one output each.
+
+Each file is fitted and filtered on its own (or with ``--fit-on FILE`` by one shared fitted
+filter) by :func:`tssdpa.batch.filter_files` on a Dask cluster: ``--scheduler threads``
+(default; a ``LocalCluster`` of one in-process worker with one thread per core -- numpy
+releases the GIL in the kernel), ``processes`` (a ``LocalCluster`` of single-threaded worker
+processes) or the address of a running scheduler (``tcp://host:8786``). A progress bar goes
+to stderr, the summary table (file, status, rows, chosen parameters, NaN handled, seconds,
+error) to stdout. Exit code 0 when every file was filtered, 1 when some failed (each failure
+is in the summary with its reason), 2 for a mistake in the arguments.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from pathlib import Path
+
+from tssdpa.cli.errors import UsageError
+
+__all__ = ["add_arguments", "check_single_file_args", "run"]
+
+#: options of the one-file command that the many-file one does not take
+_SINGLE_ONLY = {"target": "--target", "horizon": "--horizon", "fit_fraction": "--fit-fraction",
+                "in_sample": "--in-sample", "out": "--out", "inplace": "--inplace"}  # fmt: skip
+#: options of the many-file command, for the error when one is given without --out-dir
+_BATCH_ONLY = {"fit_on": "--fit-on", "scheduler": "--scheduler", "workers": "--workers",
+               "summary": "--summary"}  # fmt: skip
+
+
+def add_arguments(f) -> None:
+    """The many-file options of ``tssdpa filter``."""
+    f.add_argument(
+        "--out-dir",
+        default=None,
+        help="filter many files: write each output (same name and format as its input) into "
+        "this existing folder; the inputs may be glob patterns and Parquet files",
+    )
+    f.add_argument(
+        "--fit-on",
+        default=None,
+        metavar="FILE",
+        help="with --out-dir: fit one filter on FILE and apply it to every input (default: "
+        "fit each file on itself)",
+    )
+    f.add_argument(
+        "--scheduler",
+        default=None,
+        help="with --out-dir: 'threads' (the default: one process, a thread per core), "
+        "'processes' (a worker process per core) or a Dask scheduler address "
+        "(tcp://host:8786) of a running cluster",
+    )
+    f.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="with --out-dir and threads / processes: the number of threads / worker "
+        "processes (default: the CPU cores)",
+    )
+    f.add_argument(
+        "--summary", default=None, help="with --out-dir: also write the summary table to this CSV"
+    )
+    f.add_argument("--no-progress", action="store_true", help="with --out-dir: no progress bar")
+
+
+def check_single_file_args(args) -> None:
+    """The one-file command refuses the many-file options (they need --out-dir)."""
+    given = [flag for name, flag in _BATCH_ONLY.items() if getattr(args, name) is not None]
+    if given:
+        raise UsageError(f"{', '.join(given)} need(s) --out-dir (filtering many files)")
+
+
+def _client(scheduler: str | None, workers: int | None):
+    """A dask.distributed Client for --scheduler, or UsageError; the caller closes it."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise UsageError("--out-dir runs on Dask: pip install 'tssdpa[distributed]'") from None
+    scheduler = scheduler or "threads"
+    if workers is not None and workers < 1:
+        raise UsageError(f"--workers must be a positive integer, got {workers}")
+    n = workers or os.cpu_count() or 1
+    # no dashboard on a fixed port (8787 may be taken), no cluster logs for a CLI user
+    quiet = dict(dashboard_address=":0", silence_logs=50)
+    if scheduler == "threads":
+        return Client(LocalCluster(n_workers=1, threads_per_worker=n, processes=False, **quiet))
+    if scheduler == "processes":
+        return Client(LocalCluster(n_workers=n, threads_per_worker=1, processes=True, **quiet))
+    if "://" not in scheduler and ":" not in scheduler:
+        raise UsageError(
+            f"--scheduler must be 'threads', 'processes' or a scheduler address such as "
+            f"tcp://host:8786; got {scheduler!r}"
+        )
+    if workers is not None:
+        raise UsageError("--workers: a running cluster has its own workers; drop --workers")
+    try:
+        return Client(scheduler, timeout=10)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise UsageError(f"--scheduler: cannot reach {scheduler} ({exc})") from None
+
+
+def run(args, parse_params) -> int:
+    """``tssdpa filter ... --out-dir DIR``; raises :class:`UsageError` for the user's mistakes.
+
+    ``parse_params(text, factory)``: the ``--params`` check of the one-file command.
+    """
+    given = [
+        flag for name, flag in _SINGLE_ONLY.items() if getattr(args, name) not in (None, False)
+    ]
+    if given:
+        raise UsageError(f"{', '.join(given)}: not available with --out-dir (one file only)")
+    out_dir = Path(args.out_dir)
+    if not out_dir.is_dir():
+        raise UsageError(f"--out-dir: {args.out_dir!r} is not an existing folder; create it first")
+    if args.fit_on is not None and not Path(args.fit_on).is_file():
+        raise UsageError(f"--fit-on: {args.fit_on}: no such file")
+    if args.summary is not None and not Path(args.summary).resolve().parent.is_dir():
+        raise UsageError(f"--summary: the folder {str(Path(args.summary).parent)!r} does not exist")
+    # the cheap checks above run before the estimators (torch) are imported
+    import pandas as pd
+
+    from tssdpa.batch import expand_paths, filter_files
+    from tssdpa.compare import get_method
+
+    try:
+        spec = get_method(args.method, "denoise")
+    except ValueError:
+        raise UsageError(
+            f"--method: no denoise method {args.method!r}; `tssdpa methods` lists them"
+        ) from None
+    params = parse_params(args.params, spec.factory)
+    try:
+        inputs = expand_paths(args.input)  # before a cluster starts: a typo fails fast
+    except ValueError as exc:
+        raise UsageError(str(exc).replace("paths_or_glob: ", "input: ")) from None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the cluster's start-up notes are not for the user
+        client = _client(args.scheduler, args.workers)
+    try:
+        summary = filter_files(
+            inputs, out_dir, method=args.method, params=params, client=client,
+            fit_on=args.fit_on, columns=args.columns, time_column=args.time_column,
+            suffix=args.suffix, progress=not args.no_progress,
+        )  # fmt: skip
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        client.close()
+        cluster = getattr(client, "cluster", None)
+        if cluster is not None:
+            cluster.close()
+    shown = summary.drop(columns=["output"])
+    shown["file"] = [Path(f).name for f in shown["file"]]
+    shown["seconds"] = shown["seconds"].map(lambda s: "" if pd.isna(s) else f"{s:.2f}")
+    with pd.option_context("display.max_colwidth", 200, "display.width", 250):
+        print(shown.to_string(index=False))
+    if args.summary is not None:
+        summary.to_csv(args.summary, index=False)
+    failed = int((summary["status"] != "ok").sum())
+    print(
+        f"{len(summary) - failed} of {len(summary)} file(s) filtered into {out_dir}"
+        + (f"; {failed} failed (reasons above)" if failed else ""),
+        file=sys.stderr,
+    )
+    return 1 if failed else 0
