@@ -49,16 +49,26 @@ def test_a_plus_inf_float_mask_entry_is_refused_naming_the_mask(backend):
     ).all()
 
 
-@pytest.mark.parametrize("backend", ["auto", "math"])
+@pytest.mark.parametrize("backend", ["auto", "fused", "math"])
 @pytest.mark.parametrize("scale", [1e-30, 1e30])
-def test_float32_data_near_1e_pm30_with_a_matching_sigma_gives_the_scaled_result(backend, scale):
+@pytest.mark.parametrize("structure", [{}, {"is_causal": True}, {"window": 5}, {"decay": 0.8}])
+def test_float32_data_near_1e_pm30_with_a_matching_sigma_gives_the_scaled_result(
+    backend, scale, structure
+):
     """Weights depend on (q - k) / sigma only, so scaling data and sigma together changes
     nothing; in float32 d² and σ² under- or overflow at these scales, (d/σ)² does not."""
     g = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(1, 2, 16, 4, generator=g) for _ in range(3))
-    expected = projection_sdpa(q.double(), k.double(), v.double(), sigma=1.5, backend="math")
-    out = projection_sdpa(q * scale, k * scale, v, sigma=1.5 * scale, backend=backend)
+    qd, kd, vd = q.double(), k.double(), v.double()
+    expected = projection_sdpa(qd, kd, vd, sigma=1.5, backend="math", **structure)
+    out = projection_sdpa(q * scale, k * scale, v, sigma=1.5 * scale, backend=backend, **structure)
     torch.testing.assert_close(out.double(), expected, rtol=1e-4, atol=1e-5)
     sig = torch.full((1, 2, 1, 1), 1.5 * scale, requires_grad=True)  # a tensor sigma too
-    out = projection_sdpa(q * scale, k * scale, v, sigma=sig, backend=backend)
+    out = projection_sdpa(q * scale, k * scale, v, sigma=sig, backend=backend, **structure)
     torch.testing.assert_close(out.double(), expected, rtol=1e-4, atol=1e-5)
+    (g_sig,) = torch.autograd.grad(out.sum(), sig)
+    sd = torch.full((1, 2, 1, 1), 1.5, dtype=torch.float64, requires_grad=True)
+    (g_ref,) = torch.autograd.grad(
+        projection_sdpa(qd, kd, vd, sigma=sd, backend="math", **structure).sum(), sd
+    )
+    torch.testing.assert_close(g_sig.double() * scale, g_ref, rtol=1e-3, atol=1e-5)

@@ -39,6 +39,7 @@ from tssdpa.ops.structure import (
 __all__ = [
     "BACKENDS",
     "FUSED_MAX_LOGIT_ERROR",
+    "FUSED_SAFE_MAGNITUDE",
     "WINDOW_BLOCK",
     "projection_sdpa",
     "projection_weights",
@@ -83,6 +84,22 @@ def _augment(query: Tensor, key: Tensor, width: int) -> tuple[Tensor, Tensor]:
     qa = torch.cat([qc, ones, qc.new_zeros(*qc.shape[:-1], pad)], dim=-1)
     ka = torch.cat([kc, k2, kc.new_zeros(*kc.shape[:-1], pad)], dim=-1)
     return qa, ka
+
+
+#: Magnitudes of q and k the fused path takes as they are; beyond them (float32 squares
+#: under- or overflow near 1e±19) q, k and σ are divided by one power of two first.
+FUSED_SAFE_MAGNITUDE = (2.0**-30, 2.0**30)
+
+
+def _rescale_extreme(q: Tensor, k: Tensor, sig):
+    """``(q, k, σ) / p`` for a power of two p near their largest magnitude, when that lies
+    outside :data:`FUSED_SAFE_MAGNITUDE`; the weights depend on ``(q - k) / σ`` only, and a
+    division by a power of two is exact. One device→host read."""
+    p = reference.power_of_two_scale(q, k)
+    m = float(p)
+    if FUSED_SAFE_MAGNITUDE[0] <= m <= FUSED_SAFE_MAGNITUDE[1]:
+        return q, k, sig
+    return q / p, k / p, (sig / m if not isinstance(sig, Tensor) else sig / p)
 
 
 def _projection_sdpa_fused(
@@ -298,9 +315,12 @@ def projection_sdpa(
         :data:`FUSED_MAX_LOGIT_ERROR` nats (small σ relative to the spread of q and k).
         That estimate is one device→host read per call; name the backend to avoid it.
     validate : bool
-        Scan the values of tensor arguments (σ, decay, τ > 0, NaN in masks and timestamps).
-        Shapes and dtypes are always checked; ``False`` avoids device→host reads in hot loops
-        whose parameters are valid by construction (the layers in :mod:`tssdpa.nn`).
+        Scan the values of tensor arguments (σ, decay, τ > 0, NaN in masks and timestamps;
+        non-finite keys / values), and on the fused path rescale q, k and σ by one power of
+        two when q and k lie outside :data:`FUSED_SAFE_MAGNITUDE` (float32 data near 1e±30
+        with a σ of the same scale). Shapes and dtypes are always checked; ``False`` avoids
+        device→host reads in hot loops whose parameters are valid by construction (the
+        layers in :mod:`tssdpa.nn`), and leaves the scale of q and k to the caller.
     decay_tol : float
         In [0, 1). With ``decay`` / ``tau`` on the fused backend, keys far enough in index or
         time that their weights can hold at most this fraction of a row's total weight are
@@ -349,6 +369,8 @@ def projection_sdpa(
         )
     if not (isinstance(decay_tol, numbers.Real) and 0.0 <= decay_tol < 1.0):
         raise ValueError(f"decay_tol must be in [0, 1), got {decay_tol!r}")
+    if validate and backend != "math":
+        q, k, sig = _rescale_extreme(q, k, sig)
     if backend == "auto":
         c = k.detach().mean(dim=-2, keepdim=True)
         exact = _fused_logit_error(q - c, k - c, sig) <= FUSED_MAX_LOGIT_ERROR

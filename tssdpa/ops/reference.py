@@ -29,7 +29,7 @@ def distances(query: Tensor, key: Tensor) -> Tensor:
     return d.reshape(*batch, q.shape[-2], k.shape[-2])
 
 
-def _power_of_two_scale(query: Tensor, key: Tensor) -> Tensor:
+def power_of_two_scale(query: Tensor, key: Tensor) -> Tensor:
     """A power of two near the largest magnitude of ``query`` and ``key`` (1 when empty or
     all zero), as a detached 0-d tensor (no host sync); dividing by it is exact."""
     m = torch.zeros((), dtype=query.dtype, device=query.device)
@@ -70,7 +70,7 @@ def projection_weights_math(
     # Distances of data rescaled by a power of two c (exact), then (d/σ)² rather than d²/σ²:
     # float32 data near 1e±30 with a σ of the same scale would under- or overflow in the
     # squares (cdist's too) though the ratio is of order one.
-    c = _power_of_two_scale(query, key)
+    c = power_of_two_scale(query, key)
     logits = -0.5 * (distances(query / c, key / c) * (c / sigma)).square()  # (..., L, S)
     if bias is not None:
         logits = logits + bias
