@@ -201,6 +201,11 @@ HOSTILE = {
         ["filter", "a.csv", "--out-dir", ".", "--scheduler", "fast"],
         "--scheduler must be",
     ),  # fmt: skip
+    # nothing listens on the discard port: Dask retries for its 10 s timeout, then one line
+    "unreachable scheduler": (
+        ["filter", "a.csv", "--out-dir", ".", "--scheduler", "tcp://127.0.0.1:9"],
+        "--scheduler: cannot reach tcp://127.0.0.1:9",
+    ),  # fmt: skip
     "one-file option": (["filter", "a.csv", "--out-dir", ".", "--horizon", "3"], "--horizon"),
     "fit-on missing": (["filter", "a.csv", "--out-dir", ".", "--fit-on", "b.csv"], "--fit-on"),
 }

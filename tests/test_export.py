@@ -119,13 +119,16 @@ def test_nan_behaves_as_in_python(exported):
     _close(np.concatenate([y1, got2]), want, x)
 
 
-def test_a_fitted_and_saved_filter_exports_what_fit_chose(tmp_path):
+def test_a_fitted_and_saved_filter_exports_what_fit_chose_through_its_method(tmp_path):
     x = _series(2, n=300, seed=3)
     f = ProjectionFilter(window=[8, 16], embedding=[1, 3], degree=[0, 2], decay=[None, 0.95])
     f.fit(x)
     f.save(tmp_path / "saved")  # fitted on a laptop, exported where it is deployed
     loaded = ProjectionFilter.load(tmp_path / "saved")
-    sess = ort.InferenceSession(str(to_onnx(loaded, tmp_path / "fitted.onnx")))
+    # the method is the library call: filter.to_onnx(path) == to_onnx(filter, path)
+    path = loaded.to_onnx(tmp_path / "fitted.onnx")
+    assert path.read_bytes() == to_onnx(loaded, tmp_path / "again.onnx").read_bytes()
+    sess = ort.InferenceSession(str(path))
     want, _ = f.filter(x, zi=f.initial_state())
     got, _ = _run_chunks(sess, x, onnx_initial_state(loaded)["state"], [0, 17, 18, 200, 300])
     _close(got, want, x)

@@ -449,6 +449,17 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         self._step_cache = (key, spec)
         return spec
 
+    def to_onnx(self, path, n_channels: int | None = None, opset: int | None = None):
+        """Export the streaming step as an ONNX model; returns its ``Path``.
+
+        Inputs ``x`` (T, C) float32 and ``state``; outputs ``y`` and ``next_state``; the
+        empty state is :func:`tssdpa.export.onnx_initial_state`. Causal filters only; needs
+        ``tssdpa[deploy]``. The same as :func:`tssdpa.export.to_onnx` (``docs/deploy.md``).
+        """
+        from tssdpa.filters.onnx_export import to_onnx
+
+        return to_onnx(self, path, n_channels=n_channels, opset=opset)
+
     @property
     def fit_scores_(self):
         """Deprecated: one dict per candidate; use ``cv_results_``."""
