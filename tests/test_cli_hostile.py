@@ -2,6 +2,7 @@
 arguments ends in one line on stderr and exit code 2 -- run in a subprocess, as a user would,
 and never a Python traceback."""
 
+import argparse
 import os
 import subprocess
 import sys
@@ -117,3 +118,24 @@ def test_help_of_compare_describes_every_option(files):
     for i, line in enumerate(lines):  # an option alone on its line has its help below it
         if line.strip().startswith("--") and "  " not in line.strip():
             assert lines[i + 1].startswith(" " * 10), f"{line.strip()} has no help text"
+
+
+def test_every_option_of_every_subcommand_has_help_and_no_empty_default():
+    """--help says what each option does; '(default: None)' and a default stated twice say
+    nothing."""
+    from tssdpa.cli import build_parser
+
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert set(sub.choices) >= {"compare", "filter", "methods", "download"}
+    for name, command in sub.choices.items():
+        assert command.description, f"tssdpa {name} has no description"
+        formatter = command._get_formatter()
+        for action in command._actions:
+            if action.dest == "help":
+                continue
+            text = (formatter._get_help_string(action) or "").replace("%(default)s", "X")
+            assert text, f"tssdpa {name} {action.option_strings} has no help"
+            assert text.count("(default") <= 1, f"tssdpa {name} {action.option_strings}: {text}"
+        text = command.format_help()
+        assert "(default: None)" not in text and "(default: False)" not in text, name

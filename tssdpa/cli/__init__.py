@@ -29,6 +29,7 @@ from pathlib import Path
 
 from tssdpa.cli import filter as filter_command
 from tssdpa.cli.errors import UsageError
+from tssdpa.cli.helptext import DefaultsFormatter
 
 __all__ = ["main", "build_parser"]
 
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run every method on the datasets' tasks (hyperparameters chosen on "
         "validation, scores on test), write tables, plots and results.csv, and print the "
         "headline table. Resumable: finished cells in OUT/results.csv are not recomputed.",
+        formatter_class=DefaultsFormatter,
     )
     c.add_argument("task", choices=["denoise", "forecast", "all"], help="what to compare")
     c.add_argument(
@@ -117,12 +119,29 @@ def build_parser() -> argparse.ArgumentParser:
 
     filter_command.add_parser(sub)
 
-    sub.add_parser("methods", help="list method names")
+    sub.add_parser(
+        "methods",
+        help="list method names",
+        description="List the denoisers (causal or zero-phase; 'needs --target' marks the "
+        "supervised ones) and forecasters that compare and filter accept, with their family.",
+    )
 
-    dl = sub.add_parser("download", help="download the real datasets (sha256-checked)")
-    dl.add_argument("--names", nargs="+", default=None)
-    dl.add_argument("--cache-dir", default=None)
-    dl.add_argument("--force", action="store_true")
+    dl = sub.add_parser(
+        "download",
+        help="download the real datasets (sha256-checked)",
+        description="Fetch the real datasets into the user cache and check their sha256; a "
+        "file already there with the right checksum is kept, a mismatch is deleted.",
+        formatter_class=DefaultsFormatter,
+    )
+    dl.add_argument(
+        "--names", nargs="+", default=None, help="files to fetch (default: all of them)"
+    )
+    dl.add_argument(
+        "--cache-dir",
+        default=None,
+        help="where to put them (default: $XDG_CACHE_HOME/tssdpa, i.e. ~/.cache/tssdpa)",
+    )
+    dl.add_argument("--force", action="store_true", help="download again even when cached")
     return p
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from tssdpa.cli import batch as batch_command
 from tssdpa.cli.errors import UsageError
+from tssdpa.cli.helptext import DefaultsFormatter
 
 __all__ = ["add_parser", "run"]
 
@@ -37,7 +38,7 @@ def add_parser(sub) -> None:
         description="Fit a denoiser on columns of a CSV file and write the filtered columns "
         "next to the originals (or, with --horizon, forecasts). The chosen settings, the "
         "missing cells and the skipped columns are reported on stderr.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=DefaultsFormatter,
     )
     f.add_argument(
         "input",
