@@ -232,6 +232,7 @@ def test_bad_arguments_raise_at_fit_naming_them():
         ({"sigma": 0.0}, ValueError, "sigma"),
         ({"model": "neural"}, ValueError, "model"),
         ({"ridge": -1.0}, ValueError, "ridge"),
+        ({"ridge": float("nan")}, ValueError, "ridge"),
         ({"library_size": 2}, ValueError, "library_size"),
         ({"horizon": 0}, ValueError, "horizon"),
     ]

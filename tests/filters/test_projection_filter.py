@@ -445,6 +445,8 @@ def test_bad_inputs():
         projection_filter(np.zeros(0), window=4, sigma=1.0)
     with pytest.raises(ValueError, match="all NaN"):
         ProjectionFilter().fit(np.full(20, np.nan))
+    with pytest.raises(ValueError, match="max_fit_samples"):
+        ProjectionFilter(max_fit_samples=-1).fit(x)
     with pytest.raises(ValueError, match="decay"):
         ProjectionFilter(window=None).filter(x)
     with pytest.raises(ValueError, match="decay"):
