@@ -1,4 +1,8 @@
+import os
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import pytest
 import torch
@@ -20,6 +24,37 @@ def quiet_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         yield
+
+
+class Cli:
+    """The ``tssdpa`` command as a user runs it: a subprocess on this checkout, without
+    ``TSSDPA_DEBUG`` (which would show tracebacks)."""
+
+    def __call__(self, *args, cwd) -> subprocess.CompletedProcess:
+        env = {k: v for k, v in os.environ.items() if k != "TSSDPA_DEBUG"}
+        env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])  # the checkout under test
+        return subprocess.run(
+            [sys.executable, "-m", "tssdpa.cli", *args],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            env=env,
+            timeout=300,
+        )
+
+    @staticmethod
+    def assert_usage_error(r: subprocess.CompletedProcess, message: str) -> None:
+        """Exit code 2, one line on stderr that contains ``message``, no traceback."""
+        assert r.returncode == 2, r.stderr
+        assert "Traceback" not in r.stderr
+        assert message in r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.fixture
+def cli() -> Cli:
+    """``cli(*args, cwd=...)`` runs the command line; ``cli.assert_usage_error(r, message)``."""
+    return Cli()
 
 
 def pytest_collection_modifyitems(config, items):

@@ -3,27 +3,10 @@ arguments ends in one line on stderr and exit code 2 -- run in a subprocess, as 
 and never a Python traceback."""
 
 import argparse
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-
-
-def tssdpa(*args, cwd):
-    env = {k: v for k, v in os.environ.items() if k != "TSSDPA_DEBUG"}
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])  # the checkout under test
-    return subprocess.run(
-        [sys.executable, "-m", "tssdpa.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=300,
-    )
 
 
 @pytest.fixture
@@ -71,20 +54,17 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_a_user_mistake_exits_2_with_one_line_and_no_traceback(files, case):
+def test_a_user_mistake_exits_2_with_one_line_and_no_traceback(cli, files, case):
     args, message = CASES[case]
-    r = tssdpa(*args, cwd=files)
-    assert r.returncode == 2, r.stderr
-    assert "Traceback" not in r.stderr
-    assert message in r.stderr
-    assert len(r.stderr.strip().splitlines()) == 1
+    r = cli(*args, cwd=files)
+    cli.assert_usage_error(r, message)
 
 
-def test_a_semicolon_file_with_inf_cells_is_read_and_the_inf_reported(files):
+def test_a_semicolon_file_with_inf_cells_is_read_and_the_inf_reported(cli, files):
     df = pd.read_csv(files / "good.csv")
     df.loc[5, "gyro"] = np.inf
     df.to_csv(files / "semi.csv", index=False, sep=";")
-    r = tssdpa("filter", "semi.csv", "--out", "out.csv", cwd=files)
+    r = cli("filter", "semi.csv", "--out", "out.csv", cwd=files)
     assert r.returncode == 0, r.stderr
     assert "1 infinite cell(s) treated as missing" in r.stderr
     assert "chose" in r.stderr and "Traceback" not in r.stderr
@@ -94,25 +74,25 @@ def test_a_semicolon_file_with_inf_cells_is_read_and_the_inf_reported(files):
     assert np.isfinite(out["gyro_filtered"]).all()
 
 
-def test_help_of_filter_names_every_option_and_its_default(files):
-    r = tssdpa("filter", "--help", cwd=files)
+def test_help_of_filter_names_every_option_and_its_default(cli, files):
+    r = cli("filter", "--help", cwd=files)
     assert r.returncode == 0
     for option in ("--columns", "--time-column", "--target", "--params", "--horizon",
                    "--fit-fraction", "--suffix", "--inplace", "--out", "default:"):  # fmt: skip
         assert option in r.stdout
 
 
-def test_a_learned_filter_prints_no_lightning_banner(files):
+def test_a_learned_filter_prints_no_lightning_banner(cli, files):
     params = '{"max_epochs": 1, "d_model": 8, "window": 8, "seq_len": 32}'
     args = ["filter", "good.csv", "--method", "learned_projection", "--params", params]
-    r = tssdpa(*args, "--out", "out.csv", cwd=files)
+    r = cli(*args, "--out", "out.csv", cwd=files)
     assert r.returncode == 0, r.stderr
     for banner in ("GPU available", "TPU available", "Tip", "Warning", "Traceback"):
         assert banner not in r.stderr
 
 
-def test_help_of_compare_describes_every_option(files):
-    r = tssdpa("compare", "--help", cwd=files)
+def test_help_of_compare_describes_every_option(cli, files):
+    r = cli("compare", "--help", cwd=files)
     assert r.returncode == 0
     lines = r.stdout.splitlines()
     for i, line in enumerate(lines):  # an option alone on its line has its help below it

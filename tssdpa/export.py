@@ -8,28 +8,7 @@ of the step and the model's input / output names live in :mod:`tssdpa.filters.on
 Needs the optional extra ``tssdpa[deploy]`` (onnx, onnxruntime, onnxscript).
 """
 
-from tssdpa.filters.onnx_export import (
-    INPUT_NAMES,
-    OPSET,
-    OUTPUT_NAMES,
-    TIMED_INPUT_NAMES,
-    TIMED_OUTPUT_NAMES,
-    StreamingStep,
-    TimedStreamingStep,
-    onnx_initial_state,
-    onnx_step_spec,
-    to_onnx,
-)
+from tssdpa.filters import onnx_export
+from tssdpa.filters.onnx_export import *  # noqa: F403 -- the public names, listed once there
 
-__all__ = [
-    "INPUT_NAMES",
-    "OPSET",
-    "OUTPUT_NAMES",
-    "StreamingStep",
-    "TIMED_INPUT_NAMES",
-    "TIMED_OUTPUT_NAMES",
-    "TimedStreamingStep",
-    "onnx_initial_state",
-    "onnx_step_spec",
-    "to_onnx",
-]
+__all__ = onnx_export.__all__

@@ -11,7 +11,6 @@ missing / infinite cells treated as missing, the columns skipped.
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import json
 import logging

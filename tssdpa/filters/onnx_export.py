@@ -42,6 +42,7 @@ from torch import Tensor, nn
 
 __all__ = [
     "INPUT_NAMES",
+    "OPSET",
     "OUTPUT_NAMES",
     "StreamingStep",
     "TIMED_INPUT_NAMES",
