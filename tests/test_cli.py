@@ -111,7 +111,7 @@ def test_filter_errors(csv, capsys):
     p, _ = csv
     for args, message in (
         (["--method", "nope"], "--method: no denoise method 'nope'"),
-        (["--columns", "zzz"], "--columns: not in"),
+        (["--columns", "zzz"], "--columns: ['zzz'] not in the file"),
         (["--params", "{bad"], "--params must be a JSON object"),
     ):
         assert main(["filter", str(p), *args]) == 2

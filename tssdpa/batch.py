@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import glob
 import os
-import re
 import time
 import uuid
 import warnings
@@ -29,101 +28,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tssdpa.data.tables import column_values, find_time_column, numeric_columns, read_table
+
 __all__ = ["SUMMARY_COLUMNS", "expand_paths", "filter_files", "filter_table", "read_table"]
 
 #: the columns of the summary :func:`filter_files` returns, one row per input file
 SUMMARY_COLUMNS = ("file", "output", "status", "rows", "params", "nan_handled", "seconds", "error")
 _SUFFIXES = (".csv", ".parquet", ".pq")
-#: column names taken for sample times (case-insensitive), as ``tssdpa filter`` does
-_TIME_NAMES = re.compile(r"^(t|time|times|timestamp|timestamps|datetime|date)\b", re.IGNORECASE)
-
-
-def read_table(path) -> pd.DataFrame:
-    """A CSV (comma, semicolon or tab separated, header row) or Parquet file as a DataFrame.
-
-    Raises ``ValueError`` saying what is wrong with the file. Parquet is read with pyarrow
-    (no pickled objects are ever loaded).
-
-    Examples
-    --------
-    >>> import tempfile, os
-    >>> p = os.path.join(tempfile.mkdtemp(), "log.csv")
-    >>> _ = open(p, "w").write("time;a\\n0;1.5\\n1;2.5\\n")
-    >>> read_table(p).columns.tolist()
-    ['time', 'a']
-    """
-    p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"{p}: no such file")
-    if p.suffix.lower() in (".parquet", ".pq"):
-        try:
-            df = pd.read_parquet(p, engine="pyarrow")
-        except ImportError:
-            raise ValueError(
-                "reading Parquet needs pyarrow: pip install 'tssdpa[distributed]'"
-            ) from None
-        except Exception as exc:  # noqa: BLE001 -- pyarrow raises several types for bad files
-            raise ValueError(f"not a readable Parquet file ({_first_line(exc)})") from None
-    else:
-        try:
-            df = pd.read_csv(p)
-            if df.shape[1] == 1 and re.search(r"[;\t]", str(df.columns[0])):
-                df = pd.read_csv(p, sep=None, engine="python")  # sniff ';' or tab
-        except pd.errors.EmptyDataError:
-            raise ValueError("empty file; expected a header row and data rows") from None
-        except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-            raise ValueError(f"not a readable CSV file ({_first_line(exc)})") from None
-    if len(df) == 0:
-        raise ValueError("no data rows")
-    return df
 
 
 def _first_line(exc) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
-
-
-def _time_column(df: pd.DataFrame, name):
-    if name is not None:
-        if name not in df.columns:
-            raise ValueError(f"time column {name!r} is not a column of the file")
-        return name
-    for c in df.columns:
-        if pd.api.types.is_datetime64_any_dtype(df[c]) or _TIME_NAMES.match(str(c).strip()):
-            return c
-    return None
-
-
-def _columns(df: pd.DataFrame, columns, time_col) -> list:
-    if columns is not None:
-        missing = [c for c in columns if c not in df.columns]
-        if missing:
-            raise ValueError(f"column(s) {missing} not in the file (its columns: "
-                             f"{list(df.columns)})")  # fmt: skip
-        return list(columns)
-    cols = [c for c in df.columns if c != time_col and pd.api.types.is_numeric_dtype(df[c])]
-    if not cols:
-        raise ValueError(f"no numeric column to filter (columns: {list(df.columns)})")
-    return cols
-
-
-def _values(df: pd.DataFrame, cols) -> tuple[np.ndarray, int]:
-    """(T, C) float64 with inf turned into NaN (a missing sample), and the cells so treated."""
-    x = np.empty((len(df), len(cols)))
-    for i, c in enumerate(cols):
-        v = pd.to_numeric(df[c], errors="coerce")
-        bad = v.isna() & df[c].notna()
-        if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise ValueError(f"column {c!r} is not numeric: {df[c].iloc[row]!r} in data row "
-                             f"{row + 1}")  # fmt: skip
-        x[:, i] = v.to_numpy(dtype=np.float64)
-    missing = int((~np.isfinite(x)).sum())
-    x[~np.isfinite(x)] = np.nan
-    empty = [c for c, e in zip(cols, np.isnan(x).all(axis=0)) if e]
-    if empty:
-        raise ValueError(f"column(s) {empty} have no finite value")
-    return x, missing
 
 
 def _chosen(est, params) -> str:
@@ -152,8 +68,8 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
     >>> out.columns.tolist(), info["columns"]
     (['time', 'a', 'a_filtered'], ['a'])
     """
-    cols = _columns(df, columns, _time_column(df, time_column))
-    x, missing = _values(df, cols)
+    cols, _ = numeric_columns(df, columns, find_time_column(df, time_column))
+    x, n_nan, n_inf = column_values(df, cols)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # deprecations and tips are not for a batch summary
         if fit:
@@ -162,7 +78,7 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
     out = df.copy()
     for i, c in enumerate(cols):
         out[f"{c}{suffix}"] = y[:, i]
-    return out, {"columns": cols, "rows": len(df), "nan_handled": missing}
+    return out, {"columns": cols, "rows": len(df), "nan_handled": n_nan + n_inf}
 
 
 def _write_atomic(df: pd.DataFrame, target: Path) -> None:

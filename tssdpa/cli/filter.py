@@ -11,10 +11,10 @@ missing / infinite cells treated as missing, the columns skipped.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import logging
-import re
 import sys
 import warnings
 from glob import has_magic
@@ -25,9 +25,6 @@ from tssdpa.cli.errors import UsageError
 from tssdpa.cli.helptext import DefaultsFormatter
 
 __all__ = ["add_parser", "run"]
-
-#: column names taken for sample times when no --time-column is given (case-insensitive)
-_TIME_NAMES = re.compile(r"^(t|time|times|timestamp|timestamps|datetime|date)\b", re.IGNORECASE)
 
 
 def add_parser(sub) -> None:
@@ -108,55 +105,13 @@ def add_parser(sub) -> None:
     batch_command.add_arguments(f)
 
 
-def _read(path: str):
-    import pandas as pd
-
-    p = Path(path)
-    if not p.exists():
-        raise UsageError(f"{path}: no such file")
-    if p.is_dir():
-        raise UsageError(f"{path} is a folder; give a CSV file")
+@contextlib.contextmanager
+def _usage_errors(prefix: str):
+    """A ValueError of the table readers becomes the user's one-line message."""
     try:
-        df = pd.read_csv(p)
-        if df.shape[1] == 1 and re.search(r"[;\t]", str(df.columns[0])):
-            df = pd.read_csv(p, sep=None, engine="python")  # sniff ';' or tab
-    except pd.errors.EmptyDataError:
-        raise UsageError(f"{path} is empty; expected a header row and data rows") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        first = str(exc).strip().splitlines()[0]
-        raise UsageError(f"{path} is not a readable CSV file ({first})") from None
-    if len(df) == 0:
-        raise UsageError(f"{path} has a header but no data rows")
-    return df
-
-
-def _time_column(df, name):
-    import pandas as pd
-
-    if name is not None:
-        if name not in df.columns:
-            raise UsageError(f"--time-column: {name!r} is not a column of the file")
-        return name
-    for c in df.columns:
-        if pd.api.types.is_datetime64_any_dtype(df[c]) or _TIME_NAMES.match(str(c).strip()):
-            return c
-    return None
-
-
-def _numeric(df, col: str, what: str):
-    """Column ``col`` as float64; text cells are an error naming the first one."""
-    import numpy as np
-    import pandas as pd
-
-    values = pd.to_numeric(df[col], errors="coerce")
-    bad = values.isna() & df[col].notna()
-    if bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise UsageError(
-            f"{what} {col!r} is not numeric: {df[col].iloc[row]!r} in data row {row + 1}; "
-            "clean the file or choose other columns"
-        )
-    return values.to_numpy(dtype=np.float64)
+        yield
+    except ValueError as exc:
+        raise UsageError(f"{prefix}{exc}") from None
 
 
 def _params(text: str, factory) -> dict:
@@ -224,34 +179,16 @@ def run(args) -> int:
     if args.out is not None and not Path(args.out).resolve().parent.is_dir():
         raise UsageError(f"--out: the folder {str(Path(args.out).parent)!r} does not exist")
     params = _params(args.params, spec.factory)
-    df = _read(args.input)
-    time_col = _time_column(df, args.time_column)
-    if args.columns is not None:
-        missing = [c for c in args.columns if c not in df.columns]
-        if missing:
-            raise UsageError(
-                f"--columns: not in {args.input}: {missing}; its columns: {list(df.columns)}"
-            )
-        if time_col in args.columns:
-            raise UsageError(f"--columns: {time_col!r} is the time column; it is not filtered")
-        cols, skipped = list(args.columns), []
-    else:
-        import pandas as pd
+    from tssdpa.data.tables import column_values, find_time_column, numeric_columns, read_table
 
-        rest = [c for c in df.columns if c != time_col]
-        cols = [c for c in rest if pd.api.types.is_numeric_dtype(df[c])]
-        skipped = [c for c in rest if c not in cols]
-        if not cols:
-            raise UsageError(
-                f"{args.input} has no numeric column to filter (columns: {list(df.columns)})"
-            )
-    x = np.stack([_numeric(df, c, "column") for c in cols], axis=1)
-    n_inf = int(np.isinf(x).sum())
-    n_nan = int(np.isnan(x).sum())
-    x[np.isinf(x)] = np.nan  # a sensor glitch: treated as a missing sample, like NaN
-    if np.isnan(x).all(axis=0).any():
-        empty = [c for c, e in zip(cols, np.isnan(x).all(axis=0)) if e]
-        raise UsageError(f"column(s) {empty} have no finite value")
+    with _usage_errors(""):
+        df = read_table(args.input)
+    with _usage_errors("--time-column: "):
+        time_col = find_time_column(df, args.time_column)
+    with _usage_errors("--columns: " if args.columns is not None else f"{args.input}: "):
+        cols, skipped = numeric_columns(df, args.columns, time_col)
+    with _usage_errors(""):  # inf cells: a sensor glitch, treated as missing like NaN
+        x, n_nan, n_inf = column_values(df, cols)
     target = None
     if args.target is not None:
         if kind == "forecast":
@@ -264,7 +201,8 @@ def run(args) -> int:
                 f"--target: give one column per filtered column ({len(cols)}: {cols}), "
                 f"got {len(args.target)}"
             )
-        target = np.stack([_numeric(df, c, "--target column") for c in args.target], axis=1)
+        with _usage_errors(""):
+            target, _, _ = column_values(df, args.target, "--target column")
     elif getattr(spec.factory, "requires_target", False):
         raise UsageError(f"--method {method} needs a clean reference: give --target COLUMN")
     fraction = args.fit_fraction if args.fit_fraction is not None else (

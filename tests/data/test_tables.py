@@ -1,0 +1,60 @@
+"""The table rules ``tssdpa filter`` and ``tssdpa.batch`` share (tssdpa.data.tables)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tssdpa.data.tables import column_values, find_time_column, numeric_columns, read_table
+
+
+@pytest.mark.parametrize("name", ["time", "Time (s)", "timestamp", "t", "DATE"])
+def test_a_column_named_like_time_is_the_time_column(name):
+    df = pd.DataFrame({"gyro": [1.0, 2.0], name: [0.0, 0.1]})
+    assert find_time_column(df) == name
+
+
+def test_a_datetime_column_is_the_time_column_and_a_named_one_must_exist():
+    df = pd.DataFrame({"gyro": [1.0, 2.0], "when": pd.to_datetime(["2026-01-01", "2026-01-02"])})
+    assert find_time_column(df) == "when"
+    assert find_time_column(df, "gyro") == "gyro"
+    assert find_time_column(pd.DataFrame({"a": [1.0]})) is None
+    with pytest.raises(ValueError, match="'nope' is not a column"):
+        find_time_column(df, "nope")
+
+
+def test_without_columns_every_numeric_column_but_time_is_taken_and_text_skipped():
+    df = pd.DataFrame({"time": [0.0, 1.0], "a": [1.0, 2.0], "label": ["x", "y"], "b": [3, 4]})
+    assert numeric_columns(df, None, "time") == (["a", "b"], ["label"])
+    assert numeric_columns(df, ["b"], "time") == (["b"], [])
+    with pytest.raises(ValueError, match="is the time column"):
+        numeric_columns(df, ["time"], "time")
+    with pytest.raises(ValueError, match=r"\['z'\] not in the file"):
+        numeric_columns(df, ["z"], "time")
+    with pytest.raises(ValueError, match="no numeric column"):
+        numeric_columns(df[["label"]], None, None)
+
+
+def test_inf_cells_become_missing_and_are_counted_text_cells_are_named():
+    df = pd.DataFrame({"a": [1.0, np.inf, np.nan, 2.0], "b": ["1", "2", "oops", "4"]})
+    x, n_nan, n_inf = column_values(df, ["a"])
+    np.testing.assert_array_equal(x[:, 0], [1.0, np.nan, np.nan, 2.0])
+    assert (n_nan, n_inf) == (1, 1)
+    assert np.isinf(df["a"]).sum() == 1  # the caller's table is not changed
+    with pytest.raises(ValueError, match="column 'b' is not numeric: 'oops' in data row 3"):
+        column_values(df, ["b"])
+    with pytest.raises(ValueError, match=r"column\(s\) \['c'\] have no finite value"):
+        column_values(pd.DataFrame({"c": [np.inf, np.nan]}), ["c"])
+
+
+def test_read_table_names_the_file_and_what_is_wrong(tmp_path):
+    (tmp_path / "semi.csv").write_text("time;a\n0;1.5\n1;2.5\n")
+    assert read_table(tmp_path / "semi.csv")["a"].tolist() == [1.5, 2.5]
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "header.csv").write_text("a,b\n")
+    for name, message in (("missing.csv", "no such file"), ("empty.csv", "is empty"),
+                          ("header.csv", "has a header but no data rows")):  # fmt: skip
+        with pytest.raises(ValueError, match=message) as err:
+            read_table(tmp_path / name)
+        assert name in str(err.value)
+    with pytest.raises(ValueError, match="is a folder"):
+        read_table(tmp_path)

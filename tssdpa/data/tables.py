@@ -1,0 +1,127 @@
+"""A user's table of samples: reading a CSV / Parquet log, finding its time column, and
+taking its numeric columns as a (T, C) array -- the one set of rules ``tssdpa filter`` (one
+file) and :mod:`tssdpa.batch` (many files) share.
+
+Every function raises ``ValueError`` saying what is wrong and what to do; the command line
+turns it into its one-line message.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["TIME_NAMES", "column_values", "find_time_column", "numeric_columns", "read_table"]
+
+#: column names taken for sample times when no time column is named (case-insensitive)
+TIME_NAMES = re.compile(r"^(t|time|times|timestamp|timestamps|datetime|date)\b", re.IGNORECASE)
+
+
+def _first_line(exc) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def read_table(path) -> pd.DataFrame:
+    """A CSV (comma, semicolon or tab separated, header row) or Parquet file as a DataFrame.
+
+    Parquet is read with pyarrow (no pickled objects are ever loaded). Raises ``ValueError``
+    naming the file and what is wrong with it.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "log.csv")
+    >>> _ = open(p, "w").write("time;a\\n0;1.5\\n1;2.5\\n")
+    >>> read_table(p).columns.tolist()
+    ['time', 'a']
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{path} is a folder; give a CSV or Parquet file")
+    if not p.is_file():
+        raise ValueError(f"{path}: no such file")
+    if p.suffix.lower() in (".parquet", ".pq"):
+        try:
+            df = pd.read_parquet(p, engine="pyarrow")
+        except ImportError:
+            raise ValueError(
+                "reading Parquet needs pyarrow: pip install 'tssdpa[distributed]'"
+            ) from None
+        except Exception as exc:  # noqa: BLE001 -- pyarrow raises several types for bad files
+            why = _first_line(exc)
+            raise ValueError(f"{path} is not a readable Parquet file ({why})") from None
+    else:
+        try:
+            df = pd.read_csv(p)
+            if df.shape[1] == 1 and re.search(r"[;\t]", str(df.columns[0])):
+                df = pd.read_csv(p, sep=None, engine="python")  # sniff ';' or tab
+        except pd.errors.EmptyDataError:
+            raise ValueError(f"{path} is empty; expected a header row and data rows") from None
+        except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{path} is not a readable CSV file ({_first_line(exc)})") from None
+    if len(df) == 0:
+        raise ValueError(f"{path} has a header but no data rows")
+    return df
+
+
+def find_time_column(df: pd.DataFrame, name=None):
+    """The column of sample times: ``name`` when given, else the first column named like
+    :data:`TIME_NAMES` (``time``, ``Time (s)``, ``timestamp``, ...) or holding datetimes;
+    None when there is none."""
+    if name is not None:
+        if name not in df.columns:
+            raise ValueError(f"{name!r} is not a column of the file (its columns: "
+                             f"{list(df.columns)})")  # fmt: skip
+        return name
+    for c in df.columns:
+        if pd.api.types.is_datetime64_any_dtype(df[c]) or TIME_NAMES.match(str(c).strip()):
+            return c
+    return None
+
+
+def numeric_columns(df: pd.DataFrame, columns=None, time_column=None) -> tuple[list, list]:
+    """The columns to filter and the ones skipped: ``(columns, skipped)``.
+
+    ``columns`` given: those (each must exist and not be the time column), nothing skipped.
+    Otherwise every numeric column but the time column, and the other columns as skipped.
+    """
+    if columns is not None:
+        missing = [c for c in columns if c not in df.columns]
+        if missing:
+            raise ValueError(f"{missing} not in the file (its columns: {list(df.columns)})")
+        if time_column is not None and time_column in columns:
+            raise ValueError(f"{time_column!r} is the time column; it is not filtered")
+        return list(columns), []
+    rest = [c for c in df.columns if c != time_column]
+    cols = [c for c in rest if pd.api.types.is_numeric_dtype(df[c])]
+    if not cols:
+        raise ValueError(f"no numeric column to filter (columns: {list(df.columns)})")
+    return cols, [c for c in rest if c not in cols]
+
+
+def column_values(df: pd.DataFrame, cols, what: str = "column") -> tuple[np.ndarray, int, int]:
+    """Columns ``cols`` as a (T, C) float64 array with ``inf`` turned into NaN (a sensor
+    glitch, treated as a missing sample), and the counts ``(x, n_nan, n_inf)`` of missing and
+    infinite cells. A text cell, or a column with no finite value, raises ``ValueError``
+    naming it (``what`` says what the columns are, e.g. ``"--target column"``)."""
+    x = np.empty((len(df), len(cols)))
+    for i, c in enumerate(cols):
+        v = pd.to_numeric(df[c], errors="coerce")
+        bad = v.isna() & df[c].notna()
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise ValueError(
+                f"{what} {c!r} is not numeric: {df[c].iloc[row]!r} in data row {row + 1}; "
+                "clean the file or choose other columns"
+            )
+        x[:, i] = v.to_numpy(dtype=np.float64)
+    n_inf, n_nan = int(np.isinf(x).sum()), int(np.isnan(x).sum())
+    x[np.isinf(x)] = np.nan
+    empty = [c for c, e in zip(cols, np.isnan(x).all(axis=0)) if e]
+    if empty:
+        raise ValueError(f"{what}(s) {empty} have no finite value")
+    return x, n_nan, n_inf
