@@ -31,6 +31,9 @@ from tssdpa.ops.structure import combine_mask
 __all__ = ["augment", "fused_attention"]
 
 _CPU_FLASH = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
+_CPU_FLASH_BWD = getattr(
+    torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu_backward", None
+)
 
 
 def _width(e: int, ev: int, device: torch.device) -> int:
@@ -44,6 +47,7 @@ def _cpu_flash_ok(q: Tensor, k: Tensor, v: Tensor, dropout_p: float) -> bool:
     # in torch 2.13); F.scaled_dot_product_attention handles those.
     return (
         _CPU_FLASH is not None
+        and _CPU_FLASH_BWD is not None
         and q.device.type == "cpu"
         and q.dtype in (torch.float32, torch.float64)
         and dropout_p == 0.0
@@ -51,20 +55,29 @@ def _cpu_flash_ok(q: Tensor, k: Tensor, v: Tensor, dropout_p: float) -> bool:
     )
 
 
-def _flash_cpu(q, k, v, is_causal, mask, scale) -> Tensor:
-    """The CPU flash kernel's output; it takes (B, H, L, E) only, so other batch ranks are
-    viewed as that (flattened where more than two leading dims)."""
-    batch = q.shape[:-2]
-    q, k, v, mask = (
-        None
-        if t is None
-        else t.reshape(-1, *t.shape[-3:])
-        if t.dim() >= 4
-        else t[(None,) * (4 - t.dim())]
-        for t in (q, k, v, mask)
+def _as4(t: Tensor | None) -> Tensor | None:
+    """(..., L, E) as the (B, H, L, E) the CPU flash kernels take (leading dims flattened)."""
+    if t is None or t.dim() == 4:
+        return t
+    return t.reshape(-1, *t.shape[-3:]) if t.dim() > 4 else t[(None,) * (4 - t.dim())]
+
+
+def _flash_cpu(q, k, v, is_causal, mask, scale, with_lse=False):
+    """The CPU flash kernel's output (and its log-sum-exp, (..., L))."""
+    out, lse = _CPU_FLASH(
+        _as4(q), _as4(k), _as4(v), 0.0, is_causal, attn_mask=_as4(mask), scale=scale
     )
-    out = _CPU_FLASH(q, k, v, 0.0, is_causal, attn_mask=mask, scale=scale)[0]
-    return out.reshape(*batch, *out.shape[-2:])
+    out = out.reshape(*q.shape[:-1], out.shape[-1])
+    return (out, lse.reshape(q.shape[:-1])) if with_lse else out
+
+
+def _flash_cpu_backward(dout, q, k, v, out, lse, is_causal, scale):
+    """Gradients for q, k, v of the CPU flash kernel (no mask), shaped like them."""
+    grads = _CPU_FLASH_BWD(
+        _as4(dout), _as4(q), _as4(k), _as4(v), _as4(out), _as4(lse[..., None])[..., 0], 0.0,
+        is_causal, scale=scale,
+    )  # fmt: skip
+    return tuple(g.reshape(t.shape) for g, t in zip(grads, (q, k, v), strict=True))
 
 
 def _zeros(x: Tensor, n: int) -> Tensor:
@@ -117,15 +130,61 @@ def _bias_form(q, k, v, sigma, is_causal) -> Tensor:
     return out[..., :ev] if e > ev else out
 
 
-def _column_form_cpu(q, k, v, sigma, is_causal) -> Tensor:
-    """CPU flash kernel on q~, k~ (autograd's own backward: gradients for q, k, v and σ)."""
-    sig2, scale = _sig2(sigma)
-    ev = v.shape[-1]
-    w = _width(q.shape[-1], ev, q.device)
-    qa, ka = augment(q, k, w, sig2)  # (..., L, w), (..., S, w)
-    va = F.pad(v, (0, w - ev)) if w != ev else v
-    out = _flash_cpu(qa, ka, va, is_causal, None, scale)
-    return out[..., :ev] if w != ev else out
+class _ColumnFlash(torch.autograd.Function):
+    """The column form on the CPU flash kernels, with a hand-written backward.
+
+    Autograd through ``augment`` would run a dozen element-wise passes over L×E tensors
+    (cat, pad, the square and its backward, the zero-padded output gradient); here q~, k~ and
+    v~ are written once into buffers of width W = max(E + 1, Ev), and the backward needs one
+    extra pass: ``dk = dk~[:E] - dk~[E] · (k - c)`` (the chain rule through -||k - c||²/2).
+    ``sig2``: None (the float σ is the kernel's scale) or σ², (..., 1, 1) or (..., L, 1),
+    dividing q~ row by row; then ``dσ² = -Σ_e dq~·q~ / σ²``.
+    """
+
+    @staticmethod
+    def forward(ctx, q, k, v, sig2, scale, is_causal):
+        e, ev = q.shape[-1], v.shape[-1]
+        w = max(e + 1, ev)
+        c = k.mean(dim=-2, keepdim=True)  # (..., 1, E); the output does not depend on it
+        qa = q.new_empty(*q.shape[:-1], w)  # (..., L, W)
+        ka = k.new_empty(*k.shape[:-1], w)  # (..., S, W)
+        torch.sub(q, c, out=qa[..., :e])
+        kc = torch.sub(k, c, out=ka[..., :e])
+        ka[..., e] = torch.linalg.vecdot(kc, kc).mul_(-0.5)
+        if w > e + 1:  # values wider than E + 1: zero columns, which change no dot product
+            qa[..., e + 1 :], ka[..., e + 1 :] = 0.0, 0.0
+        if sig2 is None:
+            qa[..., e] = 1.0
+        else:
+            qa[..., :e].div_(sig2)
+            qa[..., e : e + 1] = sig2.reciprocal()
+        va = v
+        if ev != w:
+            va = v.new_empty(*v.shape[:-1], w)  # (..., S, W)
+            va[..., :ev], va[..., ev:] = v, 0.0
+        out, lse = _flash_cpu(qa, ka, va, is_causal, None, scale, with_lse=True)
+        ctx.save_for_backward(qa, ka, va, out, lse, sig2)
+        ctx.args = (scale, is_causal, e, ev)
+        return out[..., :ev] if ev != w else out
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, dout):
+        qa, ka, va, out, lse, sig2 = ctx.saved_tensors
+        scale, is_causal, e, ev = ctx.args
+        if ev != out.shape[-1]:
+            d = dout.new_empty(out.shape)  # (..., L, W)
+            d[..., :ev], d[..., ev:] = dout, 0.0
+            dout = d
+        dqa, dka, dva = _flash_cpu_backward(dout, qa, ka, va, out, lse, is_causal, scale)
+        dk = torch.addcmul(dka[..., :e], dka[..., e : e + 1], ka[..., :e], value=-1.0)
+        dq, dsig2 = dqa[..., :e], None
+        if sig2 is not None:
+            dq = dq / sig2
+            if ctx.needs_input_grad[3]:
+                dsig2 = torch.linalg.vecdot(dqa, qa).unsqueeze(-1).div_(sig2).neg_()
+                dsig2 = dsig2.sum_to_size(sig2.shape)
+        return dq, dk, dva[..., :ev], dsig2, None, None
 
 
 def _needs_bias_grad(k: Tensor, sigma) -> bool:
@@ -146,7 +205,8 @@ def fused_attention(
     if allowed is None and bias is None and _cpu_flash_ok(query, key, value, dropout_p):
         per_row = isinstance(sigma, Tensor) and sigma.shape[-2] > 1
         if per_row or _needs_bias_grad(key, sigma):
-            return _column_form_cpu(query, key, value, sigma, is_causal_only)
+            sig2, scale = _sig2(sigma)
+            return _ColumnFlash.apply(query, key, value, sig2, scale, is_causal_only)
         return _bias_form(query, key, value, sigma, is_causal_only)
     ev = value.shape[-1]
     width = _width(query.shape[-1], ev, query.device)
