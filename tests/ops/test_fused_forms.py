@@ -144,3 +144,33 @@ def test_no_queries_and_dropout_leave_the_cpu_flash_kernel():
     assert not fused._cpu_flash_ok(q, k, v, 0.0)
     q, k, v = _inputs((1, 2), 4, 5, 3, 3, torch.float32)
     assert not fused._cpu_flash_ok(q, k, v, 0.1)
+
+
+@pytest.mark.parametrize("where", ["key", "value"])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+@pytest.mark.parametrize("pos", [0, 17, -1])
+def test_validate_finds_every_non_finite_key_or_value(where, bad, pos):
+    # validate reads aminmax of k and the sum of v: each non-finite entry must show
+    q, k, v = _inputs((2, 3), 8, 9, 4, 5, torch.float32)
+    t = k if where == "key" else v
+    t.view(-1)[pos] = bad
+    with pytest.raises(ValueError, match="NaN or inf"):
+        projection_sdpa(q, k, v, backend="fused")
+
+
+def test_validate_takes_values_whose_sum_overflows():
+    # finite values whose sum is inf in float32 (480 · 1e37): the exact check passes them
+    q, k, v = _inputs((1, 2), 6, 6, 3, 40, torch.float32)
+    v = torch.full_like(v, 1e37)
+    assert torch.isinf(v.sum())
+    y = projection_sdpa(q, k, v, backend="fused")
+    torch.testing.assert_close(y, torch.full_like(y, 1e37))
+
+
+def test_a_non_finite_query_spoils_only_its_rows():
+    q, k, v = _inputs((1, 2), 6, 6, 3, 2, torch.float64)
+    q[0, 1, 2, 0] = float("nan")
+    y = projection_sdpa(q, k, v, backend="fused")
+    assert torch.isnan(y[0, 1, 2]).all()
+    y[0, 1, 2] = 0.0
+    assert torch.isfinite(y).all()
