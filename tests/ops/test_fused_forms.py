@@ -71,7 +71,8 @@ def test_column_form_outputs_and_gradients_match_math(dtype, causal, sigma, E, E
 @pytest.mark.parametrize("sigma", ["float", "head"])
 @pytest.mark.parametrize("E,Ev", [(1, 1), (3, 3), (3, 5), (63, 63), (64, 64), (64, 16)])
 def test_bias_form_and_partial_gradients_match_math(dtype, causal, sigma, E, Ev):
-    # no gradient: the bias form; q and v wanting one (k and σ not): the column form
+    # the bias form, with no gradient, and with q and v wanting one (the kernel's own
+    # backward gives those); k and σ do not
     q, k, v = _inputs((2, 3), 41, 29, E, Ev, dtype, seed=1)
     sig = _sigma(sigma, dtype, (2, 3), 41, E)
     for names in ([], ["q", "v"]):
