@@ -445,12 +445,23 @@ def test_long_windowed_requests_run_blockwise_and_match_math(kw, L, S):
 @pytest.mark.parametrize(
     "kw", [dict(), dict(is_causal=True), dict(decay=0.99), dict(is_causal=True, window=16)]
 )
-def test_fused_path_stays_on_the_flash_kernel(kw):
-    # torch's flash kernels need one head width for q, k and v; with E+1 vs E it would fall
-    # back silently to the kernel that materialises (B·H, L, S). Allow only flash here.
+@pytest.mark.parametrize("grad", [False, True], ids=["fwd", "fwd+bwd"])
+def test_fused_path_stays_on_the_flash_kernel(kw, grad):
+    # torch's flash kernels need one head width for q, k and v; with E+1 vs E,
+    # F.scaled_dot_product_attention falls back silently to the kernel that materialises
+    # (B·H, L, S). Allow only flash there, and (the CPU paths call the aten flash op
+    # directly, which sdpa_kernel does not govern) see that no math kernel runs at all.
     from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.profiler import ProfilerActivity, profile
 
-    q, k, v = (torch.randn(1, 2, 64, 16) for _ in range(3))
-    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+    q, k, v = (torch.randn(1, 2, 64, 16, requires_grad=grad) for _ in range(3))
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION), profile(activities=[ProfilerActivity.CPU]) as p:
         y = projection_sdpa(q, k, v, sigma=4.0, backend="fused", **kw)
+        if grad:
+            y.sum().backward()
+    names = {e.name for e in p.events()}
+    assert not any("attention_math" in n for n in names)
+    assert "aten::_scaled_dot_product_flash_attention_for_cpu" in names
+    if grad:
+        assert "aten::_scaled_dot_product_flash_attention_for_cpu_backward" in names
     torch.testing.assert_close(y, projection_sdpa(q, k, v, sigma=4.0, backend="math", **kw))
