@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tssdpa.filters import ProjectionFilter, projection_filter
@@ -122,6 +122,7 @@ def test_zero_phase_even_embedding_is_the_average_of_both_offsets():
     cuts=st.lists(st.integers(1, 299), max_size=5),
     config=st.sampled_from(["fir", "iir", "fir_m2_excl", "tau", "poly2", "poly1_uniform"]),
 )
+@example(cuts=[157], config="poly2")  # once 4.6e-12 off: rounding of the local solve
 def test_filter_chunking_invariance(cuts, config):
     rng = np.random.default_rng(7)
     x = rng.normal(size=(300, 2))
@@ -146,7 +147,10 @@ def test_filter_chunking_invariance(cuts, config):
     for a, c in zip(b[:-1], b[1:]):
         y, z = f.filter(x[a:c], zi=z, timestamps=None if ts is None else ts[a:c])
         parts.append(y)
-    np.testing.assert_allclose(np.concatenate(parts), y_once, rtol=0, atol=1e-12)
+    # A local polynomial (degree >= 1) solves a small least-squares system per row; a chunk
+    # batches other rows together, so BLAS rounds differently, by up to ~1e-11 here.
+    atol = 1e-10 if config.startswith("poly") else 1e-12
+    np.testing.assert_allclose(np.concatenate(parts), y_once, rtol=0, atol=atol)
 
 
 @pytest.mark.parametrize(
