@@ -6,7 +6,7 @@ import torch
 
 import tssdpa.ops.blockplan as bp
 import tssdpa.ops.blockwise as bw
-from tssdpa import projection_sdpa
+from tssdpa import projection_sdpa, projection_weights
 from tssdpa.nn import ProjectionMultiheadAttention
 
 D64 = torch.float64
@@ -251,3 +251,57 @@ def test_layer_with_learned_decay_runs_blockwise_and_matches_math(kind, monkeypa
     assert calls  # the fused layer went through the blockwise path
     for a, b in zip(*res, strict=True):
         torch.testing.assert_close(a, b, rtol=1e-8, atol=1e-10)
+
+
+def _dropout_masks(seed, p, shape4, L, S, block, is_causal):
+    """The full (..., L, S) dropout factor the blockwise path draws block by block."""
+    plan = bp.Plan(block, {}, None, torch.Size(shape4), False, dropout_p=p, seed=seed)
+    full = torch.zeros(*shape4, L, S, dtype=D64)
+    for a in range(0, L, block):
+        b = min(a + block, L)
+        j1 = min(S, b) if is_causal else S
+        full[..., a:b, :j1] = bw.dropout_keep(plan, a, (*shape4, b - a, j1), "cpu", D64)
+    return full
+
+
+@pytest.mark.parametrize("is_causal", [True, False])
+@pytest.mark.parametrize("pname", ["decay", "tau"])
+def test_dropout_with_a_decay_equals_the_math_weights_times_the_same_masks(is_causal, pname):
+    """Dropout no longer sends a decay to the L×S path: each block draws its mask from a seed
+    and draws it again in the backward pass. Outputs and gradients (q, k, v, σ, the decay)
+    equal the math weights times the same masks."""
+    B, H, L, S, E, p, block = 1, 2, 37, 37, 3, 0.3, 8
+    q, k, v, g = _inputs(B, H, L, S, E, 4, seed=11)
+    kw = dict(is_causal=is_causal)
+    if pname == "tau":
+        kw["timestamps"] = _times(L, g)
+    param = torch.tensor([0.8, 0.6] if pname == "decay" else [1.5, 3.0], dtype=D64)
+    sigma = torch.tensor([1.3, 0.9], dtype=D64)  # per head, like the decay
+    torch.manual_seed(5)
+    seed = int(torch.randint(0, 2**62, (1,)).item())  # the seed the call will draw
+    masks = _dropout_masks(seed, p, (B, H), L, S, block, is_causal)
+
+    def blockwise(qq, kk, vv, s, pp):
+        torch.manual_seed(5)
+        return projection_sdpa(qq, kk, vv, sigma=s, backend="fused", dropout_p=p,
+                               **kw, **{pname: pp})  # fmt: skip
+
+    def reference(qq, kk, vv, s, pp):
+        w = projection_weights(qq, kk, sigma=s, **kw, **{pname: pp})
+        return (w * masks) @ vv
+
+    old = bw.DECAY_BLOCK
+    try:
+        bw.DECAY_BLOCK = block
+        ins = [t.clone().requires_grad_() for t in (q, k, v, sigma, param)]
+        y = blockwise(*ins)
+        (y * torch.linspace(-1, 1, 4, dtype=D64)).sum().backward()
+        ref_ins = [t.clone().requires_grad_() for t in (q, k, v, sigma, param)]
+        r = reference(*ref_ins)
+        (r * torch.linspace(-1, 1, 4, dtype=D64)).sum().backward()
+    finally:
+        bw.DECAY_BLOCK = old
+    torch.testing.assert_close(y, r, rtol=1e-10, atol=1e-12)
+    for a, b in zip(ins, ref_ins):
+        torch.testing.assert_close(a.grad, b.grad, rtol=1e-9, atol=1e-11)
+    assert (masks == 0).any() and (masks > 1).any()  # weights were dropped and rescaled

@@ -47,6 +47,8 @@ class Plan:
     tol: float = 0.0  # skipping tolerance (0: keep every key in reach)
     rate: float = 0.0  # slowest decay rate r < 0 over heads (ln γ or -1/τ), when skipping
     scale: float | None = None  # 1/σ² when it is one float
+    dropout_p: float = 0.0  # dropout on the normalised weights
+    seed: int = 0  # of the dropout masks: block a draws from seed + a, forward and backward
     blocks: list = field(default_factory=list)  # (a, b, j0, j1), filled by the forward pass
     cache: OrderedDict = field(default_factory=OrderedDict)
 

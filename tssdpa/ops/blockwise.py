@@ -8,7 +8,9 @@ with a mask built from that block's own index or time ranges (:mod:`tssdpa.ops.b
 so at most ``block × S`` structure values exist at a time and a call needs O(L·block) memory.
 The augmented queries ``q~ = [q - c, 1] / σ²`` are formed block by block too. A hand-written
 :class:`torch.autograd.Function` keeps only the inputs, the output and one log-sum-exp per
-row for the backward pass, which recomputes each block.
+row for the backward pass, which recomputes each block. Dropout (``dropout_p``) draws each
+block's mask from a per-call seed plus the block's first row, and the backward pass draws it
+again (:func:`dropout_keep`): no mask is stored.
 
 **Skipping far keys** (``tol > 0``). The weight of key j in row i is at most
 ``exp(r · dist_ij)``: the Gaussian kernel factor is at most 1. A block first attends to a
@@ -54,7 +56,7 @@ from tssdpa.ops.blockplan import (
     required_range,
 )
 
-__all__ = ["DECAY_BLOCK", "USE_CPU_FLASH", "blockwise_attention"]
+__all__ = ["DECAY_BLOCK", "USE_CPU_FLASH", "blockwise_attention", "dropout_keep"]
 
 #: Query rows per block of the blockwise path.
 DECAY_BLOCK = 256
@@ -77,10 +79,21 @@ def _pad(x: Tensor, width: int) -> Tensor:
     return F.pad(x, (0, width - x.shape[-1])) if x.shape[-1] != width else x
 
 
-def _forward_block(q, k, v, mask, empty):
+def dropout_keep(plan: Plan, a: int, shape, device, dtype) -> Tensor:
+    """The dropout factor of the block of rows starting at ``a``: 0 or ``1/(1-p)`` per
+    weight, drawn from a generator seeded with ``plan.seed + a`` -- so the backward pass
+    draws the same mask again instead of storing it."""
+    g = torch.Generator(device=device)
+    g.manual_seed(plan.seed + a)
+    keep = torch.rand(shape, generator=g, device=device) >= plan.dropout_p
+    return keep.to(dtype) / (1.0 - plan.dropout_p)
+
+
+def _forward_block(q, k, v, mask, empty, keep=None):
     """Softmax attention of one block (scale 1): ``(out, lse)``; empty rows give zeros and
-    lse = -inf. q, k (..., W), v (..., Ev)."""
-    if _flash_ok(q):
+    lse = -inf. q, k (..., W), v (..., Ev). ``keep``: a dropout factor per weight (plain
+    operations; the flash kernel has none); lse stays that of the weights before dropout."""
+    if keep is None and _flash_ok(q):
         w = max(q.shape[-1], v.shape[-1])  # the flash kernel takes one head width
         out, lse = _FLASH(_pad(q, w), _pad(k, w), _pad(v, w), 0.0, False, attn_mask=mask, scale=1.0)
         out = out[..., : v.shape[-1]]
@@ -90,7 +103,7 @@ def _forward_block(q, k, v, mask, empty):
             s = s + mask
         lse = torch.logsumexp(s, dim=-1)  # -inf on a row with no allowed key
         p = torch.exp(s - lse.masked_fill(torch.isneginf(lse), 0.0)[..., None])
-        out = p @ v
+        out = (p if keep is None else p * keep) @ v
     if empty is not None:
         # the flash kernel reports lse = 0 for a fully masked row; mark it -inf
         out = out.masked_fill(empty, 0.0)
@@ -98,10 +111,13 @@ def _forward_block(q, k, v, mask, empty):
     return out, lse
 
 
-def _backward_block(do, q, k, v, out, lse, mask, dist):
-    """Gradients of one block for q, k, v and, when ``dist`` is given, ``Σ dS · dist`` (...)."""
+def _backward_block(do, q, k, v, out, lse, mask, dist, keep=None):
+    """Gradients of one block for q, k, v and, when ``dist`` is given, ``Σ dS · dist`` (...).
+
+    With dropout (``keep``), out = (P ∘ keep) v: dv = (P ∘ keep)ᵀ do, and the softmax sees
+    dP = (do vᵀ) ∘ keep, whose row sum against P is still do · out."""
     lse = lse.masked_fill(torch.isneginf(lse), 0.0)  # empty rows: out = 0 and do = 0 → no grad
-    if dist is None and _flash_ok(q):
+    if dist is None and keep is None and _flash_ok(q):
         w, ev = max(q.shape[-1], v.shape[-1]), v.shape[-1]
         dq, dk, dv = _FLASH_BWD(
             _pad(do, w), _pad(q, w), _pad(k, w), _pad(v, w), _pad(out, w), lse, 0.0, False,
@@ -113,9 +129,12 @@ def _backward_block(do, q, k, v, out, lse, mask, dist):
         s = s + mask
     p = torch.exp(s - lse[..., None])
     dp = do @ v.transpose(-1, -2)
+    pv = p
+    if keep is not None:
+        dp, pv = dp * keep, p * keep
     ds = p * (dp - (do * out).sum(dim=-1, keepdim=True))  # dL/dlogits
     gparam = None if dist is None else (ds * dist).sum(dim=(-2, -1))
-    return ds @ k, ds.transpose(-1, -2) @ q, p.transpose(-1, -2) @ do, gparam
+    return ds @ k, ds.transpose(-1, -2) @ q, pv.transpose(-1, -2) @ do, gparam
 
 
 def _sum_to(x: Tensor, shape) -> Tensor:
@@ -190,9 +209,12 @@ class _Blockwise(torch.autograd.Function):
             dist = block_dist(plan, a, b, j0, j1, q.device, q.dtype) if need_param else None
             sb = _rows(s, a, b)
             qs, qc = _queries(q[..., a:b, :], c, sb)
+            keep = None
+            if plan.dropout_p > 0.0:
+                keep = dropout_keep(plan, a, (*qs.shape[:-1], j1 - j0), q.device, q.dtype)
             gq, gk, gv, gp = _backward_block(
                 dout[..., a:b, :], qs, ka[..., j0:j1, :], v[..., j0:j1, :], out[..., a:b, :],
-                lse[..., a:b], mask, dist,
+                lse[..., a:b], mask, dist, keep,
             )  # fmt: skip
             dq[..., a:b, :] += gq[..., :-1] * sb  # q~ = [(q - c) s, s]
             if ds is not None:
@@ -217,7 +239,10 @@ def _attend(plan: Plan, qs, ka, v, a: int, b: int, j0: int, j1: int):
     if j1 == j0:  # no key in reach (L > S with a window): zero rows
         return qs.new_zeros(*qs.shape[:-1], v.shape[-1]), qs.new_full(qs.shape[:-1], float("-inf"))
     mask, empty = block_mask(plan, a, b, j0, j1, qs.device, qs.dtype)
-    return _forward_block(qs, ka[..., j0:j1, :], v[..., j0:j1, :], mask, empty)
+    keep = None
+    if plan.dropout_p > 0.0:
+        keep = dropout_keep(plan, a, (*qs.shape[:-1], j1 - j0), qs.device, qs.dtype)
+    return _forward_block(qs, ka[..., j0:j1, :], v[..., j0:j1, :], mask, empty, keep)
 
 
 # --------------------------------------------------------------------------- entry point
@@ -231,7 +256,7 @@ def _slowest_rate(structure) -> float:
     return math.log(x) if decay is not None else -1.0 / x
 
 
-def blockwise_attention(q, c, s, ka, v, structure, *, tol=0.0, block=None) -> Tensor:
+def blockwise_attention(q, c, s, ka, v, structure, *, tol=0.0, block=None, dropout_p=0.0) -> Tensor:
     """Projection SDPA with a decay / timestamps, block by block (see the module docstring).
 
     Parameters
@@ -252,6 +277,10 @@ def blockwise_attention(q, c, s, ka, v, structure, *, tol=0.0, block=None) -> Te
         Largest fraction of a row's exact weight the skipped keys may hold (0 = exact).
     block : int, optional
         Query rows per block (default :data:`DECAY_BLOCK`).
+    dropout_p : float
+        Dropout on the normalised weights (as in torch: survivors scaled by ``1/(1-p)``).
+        The masks come from one seed drawn from torch's default generator per call and are
+        drawn again in the backward pass, never stored (:func:`dropout_keep`).
 
     Returns
     -------
@@ -275,6 +304,9 @@ def blockwise_attention(q, c, s, ka, v, structure, *, tol=0.0, block=None) -> Te
         if rate < 0.0 and (ts is None or bool((ts[1].diff(dim=-1) >= 0).all())):
             plan.tol, plan.rate = tol, rate
     plan.scale = None if isinstance(s, Tensor) else float(s)
+    if dropout_p > 0.0:
+        plan.dropout_p = float(dropout_p)
+        plan.seed = int(torch.randint(0, 2**62, (1,)).item())  # follows torch.manual_seed
 
     def four(x):  # (*batch, n, W) → a 4-D view (the kernels' layout)
         x = x.contiguous()

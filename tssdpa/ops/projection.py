@@ -116,7 +116,7 @@ def _rescale_extreme(q: Tensor, k: Tensor, sig):
     return q / p, k / p, (sig / m if not isinstance(sig, Tensor) else sig / p)
 
 
-def _projection_sdpa_blockwise(q, k, v, sig, structure, tol) -> Tensor:
+def _projection_sdpa_blockwise(q, k, v, sig, structure, tol, dropout_p=0.0) -> Tensor:
     """Fused path for a decay / timestamps: block by block, no L×S tensor, and no augmented
     or padded copy of q or v (:mod:`tssdpa.ops.blockwise`)."""
     c = k.detach().mean(dim=-2, keepdim=True)  # (..., 1, E), as in fused.augment
@@ -126,7 +126,7 @@ def _projection_sdpa_blockwise(q, k, v, sig, structure, tol) -> Tensor:
     s = 1.0 / sig.square() if isinstance(sig, Tensor) else 1.0 / sig**2
     keys = ("is_causal", "window", "decay", "tau", "timestamps", "attn_mask")
     st = {name: structure[name] for name in keys}
-    return blockwise_attention(q, c, s, ka, v, st, tol=tol)
+    return blockwise_attention(q, c, s, ka, v, st, tol=tol, dropout_p=dropout_p)
 
 
 # --------------------------------------------------------------------------- public API
@@ -349,9 +349,9 @@ def projection_sdpa(
     L, S = q.shape[-2], k.shape[-2]
     window = structure["window"]
     decayed = structure["decay"] is not None or structure["tau"] is not None
-    if backend == "fused" and decayed and dropout_p == 0.0:
+    if backend == "fused" and decayed:
         # The IIR structure block by block: memory O(L·block) instead of O(L·S).
-        out = _projection_sdpa_blockwise(q, k, v, sig, structure, float(decay_tol))
+        out = _projection_sdpa_blockwise(q, k, v, sig, structure, float(decay_tol), dropout_p)
         return out.to(query.dtype)
     if backend == "fused" and window is not None and attn_mask is None:
         if S > 2 * (WINDOW_BLOCK + window):
