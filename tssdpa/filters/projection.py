@@ -131,7 +131,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
     def __init__(
         self, window=AUTO, embedding=AUTO, degree=AUTO, sigma=1.0, decay=None, tau=None,
         causal=True, exclude_self=False, tol=1e-6, min_step=None, recurrent=None, n_features=256,
-        feature_map="centres", random_state=0, dtype="float64", max_fit_samples=4000, holdout=0.25,
+        feature_map="centres", random_state=0, dtype="float64", max_fit_samples=4000, holdout=1.0,
         base=AUTO, base_params=None,
     ):  # fmt: skip
         self._store(locals())
