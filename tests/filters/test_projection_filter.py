@@ -584,19 +584,27 @@ def test_functional_all_nan_raises_naming_x():
     np.testing.assert_array_equal(y2, np.ones(5))
 
 
-def test_fit_with_target_scores_the_held_out_tail():
+@pytest.mark.parametrize(("holdout", "start"), [(None, 0), (0.25, 750)])
+def test_fit_with_target_scores_every_sample_or_the_held_out_tail(holdout, start):
+    """By default every fitted sample judges the candidates (the filter trains no weight on
+    the target); ``holdout`` scores only the last fraction instead."""
     clean, noisy = noisy_square(1000)
-    f = ProjectionFilter(window=16, sigma=[0.05, 0.5, 5.0]).fit(noisy, target=clean)
-    assert f.fit_holdout_start_ == 750
+    kw = {} if holdout is None else {"holdout": holdout}
+    f = ProjectionFilter(window=16, sigma=[0.05, 0.5, 5.0], **kw).fit(noisy, target=clean)
+    assert f.fit_holdout_start_ == start
     assert f.best_params_["sigma"] == f.sigma_
     for row in f.cv_results_.to_dict("records"):
         y = ProjectionFilter(**{k: row[k] for k in ("window", "embedding", "degree", "sigma")})
         y = y.filter(noisy)
-        assert row["mse"] == pytest.approx(np.mean((y[750:] - clean[750:]) ** 2), rel=1e-12)
-    # a target that is only informative on the tail decides by the tail
+        assert row["mse"] == pytest.approx(np.mean((y[start:] - clean[start:]) ** 2), rel=1e-12)
+
+
+def test_a_held_out_tail_decides_by_the_tail():
+    clean, noisy = noisy_square(1000)
     target = clean.copy()
     target[:750] = noisy[:750]  # "no filtering" would be perfect on the head
-    g = ProjectionFilter(window=16, sigma=[1e-3, 0.5], degree=0).fit(noisy, target=target)
+    kw = dict(window=16, sigma=[1e-3, 0.5], degree=0, holdout=0.25)
+    g = ProjectionFilter(**kw).fit(noisy, target=target)
     assert g.sigma_ == 0.5
     assert ProjectionFilter(window=16).fit(noisy).fit_holdout_start_ is None  # SURE: all
     with pytest.raises(ValueError, match="holdout"):

@@ -92,7 +92,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         4000).
     holdout : float
         Fraction of the (first ``max_fit_samples``) samples, the last ones in time, on which
-        :meth:`fit` scores candidates against a ``target`` (default 0.25).
+        :meth:`fit` scores candidates against a ``target`` (default 1.0: all of them).
     base : "auto", None or "butterworth"
         A linear base for the zero-phase filter: the output becomes ``B(x) + P(x - B(x))``,
         the zero-phase Butterworth low-pass ``B`` (``scipy.signal.sosfiltfilt``) plus the
@@ -218,12 +218,11 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         filters the first ``max_fit_samples`` samples as configured (``exclude_self`` as set);
         the lowest score wins (:mod:`tssdpa.filters.projection_fit`).
 
-        * With ``target``: the mean squared error against ``target`` on a held-out tail, the
-          last ``holdout`` fraction (default 25%) of those samples. The filter has no trained
-          weights; the tail is held out from the *selection*, so the score is not the error on
-          the very samples the choice was made to fit. The filter still runs over the whole
-          series (the tail's outputs use the samples before it as history, as they would in
-          use).
+        * With ``target``: the mean squared error against ``target`` on those samples (the
+          last ``holdout`` fraction of them; default all). The filter trains no weight on the
+          target -- the only thing chosen is the setting -- so every target sample may judge
+          the candidates, and more samples make the choice less noisy. ``holdout < 1`` scores
+          only the tail (its outputs still see the samples before it as history).
         * Without ``target`` (self-supervised): Stein's unbiased risk estimate (SURE) on all of
           those samples, ``mean((y - x)^2) - s^2 + 2 s^2 div / N`` with the noise level ``s``
           per channel (:func:`~tssdpa.estimators.selection.noise_level`, stored as
