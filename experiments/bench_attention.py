@@ -412,6 +412,19 @@ def _linear_pairs(sel: list[dict], impl: str, mode: str, min_l: int = 0):
     return pairs
 
 
+def _worst_ratio(sel: list[dict], ref: str, mode: str, target: float):
+    """fused / ``ref`` in ``mode`` over the cases ``sel``: ``(all within target, number
+    within, number measured, worst ratio, its case, median)``, or None if none measured."""
+    rs = [(c, _ratio(c["res"]["fused"], c["res"].get(ref), mode)) for c in sel]
+    rs = [(c, r) for c, r in rs if r is not None]
+    if not rs:
+        return None
+    worst_c, worst = max(rs, key=lambda t: t[1])
+    n_in = sum(r <= target for _, r in rs)
+    median = statistics.median(r for _, r in rs)
+    return n_in == len(rs), n_in, len(rs), worst, worst_c, median
+
+
 def _targets(cases: list[dict], devices: list[str], args) -> list[str]:
     out = []
 
@@ -425,17 +438,14 @@ def _targets(cases: list[dict], devices: list[str], args) -> list[str]:
         ("decay, vs std with the same bias (information)", [c for c in cpu if _iir(c)], "std"),
     ):
         for mode, name in (("fwd_ms", "fwd"), ("fwdbwd_ms", "fwd+bwd")):
-            rs = [(c, _ratio(c["res"]["fused"], c["res"].get(ref), mode)) for c in sel]
-            rs = [(c, r) for c, r in rs if r is not None]
-            if not rs:
+            got = _worst_ratio(sel, ref, mode, CPU_TIME_TARGET)
+            if got is None:
                 continue
-            worst_c, worst = max(rs, key=lambda t: t[1])
-            n_miss = sum(r > CPU_TIME_TARGET for _, r in rs)
+            ok, n_in, n, worst, worst_c, median = got
             out.append(
-                f"- {verdict(n_miss == 0)} CPU fused/std {name} <= {CPU_TIME_TARGET}x "
-                f"({label}): {len(rs) - n_miss}/{len(rs)} within; worst {worst:.2f}x at "
-                f"L={worst_c['L']}, causal={worst_c['causal']}; median "
-                f"{statistics.median(r for _, r in rs):.2f}x"
+                f"- {verdict(ok)} CPU fused/std {name} <= {CPU_TIME_TARGET}x "
+                f"({label}): {n_in}/{n} within; worst {worst:.2f}x at "
+                f"L={worst_c['L']}, causal={worst_c['causal']}; median {median:.2f}x"
             )
     # 2. IIR at the goal length: memory and time against plain causal std.
     for dev in devices:
@@ -470,15 +480,13 @@ def _targets(cases: list[dict], devices: list[str], args) -> list[str]:
         )
     elif gpu:
         for mode, name in (("fwd_ms", "fwd"), ("fwdbwd_ms", "fwd+bwd")):
-            rs = [(c, _ratio(c["res"]["fused"], c["res"].get("std"), mode)) for c in gpu]
-            rs = [(c, r) for c, r in rs if r is not None]
-            if not rs:
+            got = _worst_ratio(gpu, "std", mode, CUDA_TIME_TARGET)
+            if got is None:
                 continue
-            worst_c, worst = max(rs, key=lambda t: t[1])
-            n_miss = sum(r > CUDA_TIME_TARGET for _, r in rs)
+            ok, n_in, n, worst, worst_c, _ = got
             out.append(
-                f"- {verdict(n_miss == 0)} CUDA fused/std {name} <= {CUDA_TIME_TARGET}x at L >= "
-                f"{CUDA_TARGET_MIN_L}: {len(rs) - n_miss}/{len(rs)} within; worst {worst:.2f}x "
+                f"- {verdict(ok)} CUDA fused/std {name} <= {CUDA_TIME_TARGET}x at L >= "
+                f"{CUDA_TARGET_MIN_L}: {n_in}/{n} within; worst {worst:.2f}x "
                 f"at L={worst_c['L']}, causal={worst_c['causal']}, IIR={_iir(worst_c)}"
             )
     # 4. Linear memory: no IIR (all L), and causal decay / timestamps from IIR_LINEAR_MIN_L.
