@@ -74,9 +74,11 @@ def _fused_logit_error(qc: Tensor, kc: Tensor, sigma: Tensor | float) -> float:
 FUSED_SAFE_MAGNITUDE = (2.0**-30, 2.0**30)
 
 
-def _scan_values(q: Tensor, k: Tensor, v: Tensor, fused: bool) -> bool:
-    """Raise on a NaN or inf in key / value; with ``fused``, whether q and k lie outside
-    :data:`FUSED_SAFE_MAGNITUDE` (so :func:`_rescale_extreme` must run).
+def _scan_values(q: Tensor, k: Tensor, v: Tensor, fused: bool) -> float | None:
+    """Raise on a NaN or inf in key / value; with ``fused``, the power of two p near the
+    largest magnitude of q and k when that lies outside :data:`FUSED_SAFE_MAGNITUDE` (the
+    caller divides q, k and σ by it: exact, and the weights depend on ``(q - k) / σ`` only),
+    else None.
 
     One vectorised pass over each tensor and one device→host read: ``aminmax`` (it propagates
     NaN and shows ±inf) of k and q, the sum of v (finite only when every entry is; an overflow
@@ -99,21 +101,10 @@ def _scan_values(q: Tensor, k: Tensor, v: Tensor, fused: bool) -> bool:
             "filters of tssdpa.filters treat NaN samples as missing themselves)"
         )
     m = max(abs(x) for x in (kmin, kmax, *qrange))
-    if not fused or not math.isfinite(m):  # a NaN / inf query only spoils its own rows
-        return False
+    if not fused or not math.isfinite(m) or m == 0.0:  # a NaN / inf query spoils its rows only
+        return None
     p = math.ldexp(1.0, math.frexp(m)[1])  # as reference.power_of_two_scale
-    return not FUSED_SAFE_MAGNITUDE[0] <= p <= FUSED_SAFE_MAGNITUDE[1]
-
-
-def _rescale_extreme(q: Tensor, k: Tensor, sig):
-    """``(q, k, σ) / p`` for a power of two p near their largest magnitude, when that lies
-    outside :data:`FUSED_SAFE_MAGNITUDE`; the weights depend on ``(q - k) / σ`` only, and a
-    division by a power of two is exact. One device→host read."""
-    p = reference.power_of_two_scale(q, k)
-    m = float(p)
-    if FUSED_SAFE_MAGNITUDE[0] <= m <= FUSED_SAFE_MAGNITUDE[1]:
-        return q, k, sig
-    return q / p, k / p, (sig / m if not isinstance(sig, Tensor) else sig / p)
+    return None if FUSED_SAFE_MAGNITUDE[0] <= p <= FUSED_SAFE_MAGNITUDE[1] else p
 
 
 def _projection_sdpa_blockwise(q, k, v, sig, structure, tol, dropout_p=0.0) -> Tensor:
@@ -338,8 +329,9 @@ def projection_sdpa(
         if q.requires_grad or k.requires_grad or v.requires_grad:
             out = out + 0.0 * (q.sum() + k.sum() + v.sum())  # zero gradients, not none
         return out.to(query.dtype)
-    if validate and _scan_values(q, k, v, fused=backend != "math"):
-        q, k, sig = _rescale_extreme(q, k, sig)
+    scale = _scan_values(q, k, v, fused=backend != "math") if validate else None
+    if scale is not None:
+        q, k, sig = q / scale, k / scale, sig / scale
     if not (isinstance(decay_tol, numbers.Real) and 0.0 <= decay_tol < 1.0):
         raise ValueError(f"decay_tol must be in [0, 1), got {decay_tol!r}")
     if backend == "auto":
