@@ -223,6 +223,7 @@ def tune_forecaster(cls, grid, z, sp, h):
 
 #: extra ProjectionForecaster arguments for "ours" (``--ours-holdout``); empty: the default
 OURS_FORECASTER: dict = {}
+OURS_FILTER: dict = {}  # extra ProjectionFilter parameters of ours in the denoising tables
 
 
 def _ours_args() -> str:
@@ -287,7 +288,7 @@ def denoise_unit(name, seed, z, sp):
         for tag, target in (("ours (self)", None), ("ours (sup)", z[: sp.train])):
             tic = time.perf_counter()
             try:
-                f = ProjectionFilter(causal=False)
+                f = ProjectionFilter(causal=False, **OURS_FILTER)
                 f = f.fit(noisy) if target is None else f.fit(noisy[: sp.train], target=target)
                 y = np.asarray(f.filter(noisy))
                 row[tag] = {"rmse": rmse(y[test], z[test])[0], "time": time.perf_counter() - tic,
@@ -593,9 +594,18 @@ def main(argv=None) -> int:
         help="ProjectionForecaster(holdout=...) for ours: forward validation on that fraction "
         "(default: its default, leave-one-out)",
     )
+    p.add_argument(
+        "--ours-mix-temperature",
+        default=None,
+        help="ProjectionFilter(mix_temperature=...) for ours, a number or 'none' (one setting "
+        "instead of a mixture; default: its default)",
+    )
     args = p.parse_args(argv)
     if args.ours_holdout is not None:  # module state, inherited by the forked workers
         OURS_FORECASTER["holdout"] = args.ours_holdout
+    if args.ours_mix_temperature is not None:
+        t = args.ours_mix_temperature
+        OURS_FILTER["mix_temperature"] = None if t.lower() == "none" else float(t)
     tic = time.perf_counter()
     names = args.series or (list(QUICK_SERIES) if args.quick else list(SERIES))
     seeds = tuple(args.seeds or (0,))

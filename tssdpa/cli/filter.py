@@ -143,6 +143,11 @@ def _report_fit(est, method: str, cols) -> None:
         where = "" if key is None else f" h={key}"
         chosen = ", ".join(f"{k}={_fmt(v)}" for k, v in params.items() if v is not None)
         print(f"{method}{where} on {cols}: chose {chosen}", file=sys.stderr)
+    mixture = getattr(est, "mixture_", None)
+    if mixture:
+        top = mixture[0]["weight"]
+        print(f"{method} on {cols}: outputs the weighted mean of the {len(mixture)} best "
+              f"candidates (the one above weighs {top:.2f})", file=sys.stderr)  # fmt: skip
 
 
 def _fmt(v) -> str:

@@ -10,7 +10,7 @@ from tssdpa.checks import check_choice, check_fraction, check_int, check_positiv
 from tssdpa.estimators.arrays import as_2d, restore
 from tssdpa.estimators.base import Denoiser, target_like
 from tssdpa.filters.projection_features import RandomFeatureRecursion
-from tssdpa.filters.projection_fit import AUTO, AUTO_DEFAULTS, choose_settings
+from tssdpa.filters.projection_fit import AUTO, AUTO_DEFAULTS, choose_settings, mixture_output
 from tssdpa.signal.features import feature_filter, initial_feature_state
 from tssdpa.signal.lagfilter import (
     check_sample_times,
@@ -102,16 +102,23 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
     base_params : dict or None
         ``{"cutoff": c, "order": n}`` of the base (cutoff a fraction of Nyquist, as in
         ``scipy.signal.butter``); None lets :meth:`fit` choose them.
+    mix_temperature : float or None
+        A zero-phase filter fitted without a target outputs the weighted mean of the best
+        candidates, weights ``exp(-N (SURE - min SURE) / (mix_temperature s^2))``
+        (``mixture_``; :func:`~tssdpa.filters.projection_fit.mixture`). Default 16; None keeps
+        the single best candidate.
 
     Attributes
     ----------
     sigma_, window_, embedding_, degree_, decay_, base_, base_params_ : fitted settings.
-    best_params_ : dict, the same settings as one dict.
+    best_params_ : dict, the same settings as one dict (the best candidate of a mixture).
+    mixture_ : list of dict or None, the candidates a zero-phase filter averages, each its
+        settings and ``weight`` (None: the filter is the single setting ``best_params_``).
     noise_level_ : ndarray (C,), the noise level SURE used (None with a target).
     n_channels_ : int, channels seen by :meth:`fit`.
     cv_results_ : pandas.DataFrame, one row per candidate tried: its window, embedding,
         degree, decay, sigma and estimated mean squared error ``mse`` (SURE without a target,
-        error on the held-out tail with one).
+        error on the held-out tail with one); ``weight`` in a mixture for zero-phase SURE fits.
 
     Examples
     --------
@@ -132,7 +139,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         self, window=AUTO, embedding=AUTO, degree=AUTO, sigma=1.0, decay=None, tau=None,
         causal=True, exclude_self=False, tol=1e-6, min_step=None, recurrent=None, n_features=256,
         feature_map="centres", random_state=0, dtype="float64", max_fit_samples=4000, holdout=1.0,
-        base=AUTO, base_params=None,
+        base=AUTO, base_params=None, mix_temperature=16.0,
     ):  # fmt: skip
         self._store(locals())
 
@@ -183,6 +190,8 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
             raise ValueError("base='butterworth' needs causal=False and no tau")
         if self.base_params is not None:
             check_lowpass(self.base_params)
+        if self.mix_temperature is not None:
+            check_positive(self.mix_temperature, "mix_temperature")
 
     def _spec(self, exclude_self=None, **override):
         s = self._settings(**override)
@@ -259,7 +268,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         times = times[:n] if times is not None else None
         for name in _SETTINGS:
             self.__dict__.pop(name + "_", None)
-        self.best_params_, self.cv_results_, self.noise_level_ = choose_settings(
+        self.best_params_, self.cv_results_, self.noise_level_, self.mixture_ = choose_settings(
             self, xs, times, None if tgt is None else tgt[:n], tail
         )
         for name, value in self.best_params_.items():
@@ -274,6 +283,8 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
             score = "SURE" if tgt is None else "held-out MSE"
             print(f"ProjectionFilter.fit: {len(self.cv_results_)} candidates scored by {score}")
             print("chose " + ", ".join(f"{k}={v}" for k, v in self.best_params_.items()))
+            if self.mixture_:
+                print(f"averaging the {len(self.mixture_)} candidates of largest weight")
             print(self.cv_results_.sort_values("mse").head(5).to_string(index=False))
         return self
 
@@ -378,24 +389,28 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
             if zi is None:
                 return restore(fill_backward(y), meta)
             return restore(y, meta), zf
-        base, base_params = self._base()
-        if base is not None:  # zero-phase, no state: the output is B(x) + P(x - B(x))
-            if zi is not None:
-                raise ValueError("zi is only defined for causal=True")
-            b = zero_phase_lowpass(x2, **base_params)
-            if self._settings()["window"] == 0:  # the base alone
-                return restore(b, meta)
-            return restore(b + run_offline(x2 - b, self._spec(), times), meta)
-        spec = self._spec()
-        if not spec.causal and zi is not None:
+        if not self.causal and zi is not None:
             raise ValueError("zi is only defined for causal=True")
         if zi is None:
-            return restore(run_offline(x2, spec, times).astype(np.float64), meta)
+            mix = getattr(self, "mixture_", None)
+            y = mixture_output(self, x2, times, mix) if mix else self._offline(x2, times)
+            return restore(y, meta)
+        spec = self._spec()
         state = self._check_state(zi, C)
         hist, hist_times = state if spec.tau is not None else (state, None)
         y, nh, nt = run_causal(x2, hist, spec, times, hist_times, min_step=self.min_step)
         zf = (nh, nt) if spec.tau is not None else nh
         return restore(y.astype(np.float64), meta), zf
+
+    def _offline(self, x2, times):
+        """The offline output; with a base (zero-phase, no state) ``B(x) + P(x - B(x))``."""
+        base, base_params = self._base()
+        if base is None:
+            return run_offline(x2, self._spec(), times).astype(np.float64)
+        b = zero_phase_lowpass(x2, **base_params)
+        if self._settings()["window"] == 0:  # the base alone
+            return b
+        return b + run_offline(x2 - b, self._spec(), times)
 
     def step(self, sample, state, timestamp=None):
         """Filter one sample: returns ``(y_t, new_state)``; the state passed in is not changed.
@@ -476,6 +491,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         "decay_": (float, type(None)),
         "base_": (str, type(None)),
         "base_params_": (dict, type(None)),
+        "mixture_": (list, dict, type(None)),
         "n_channels_": (int,),
     }
     _array_schema = ("center_", "spread_", "features_", "feature_logw_")
