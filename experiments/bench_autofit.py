@@ -597,15 +597,15 @@ def main(argv=None) -> int:
     p.add_argument(
         "--ours-mix-temperature",
         default=None,
-        help="ProjectionFilter(mix_temperature=...) for ours, a number or 'none' (one setting "
-        "instead of a mixture; default: its default)",
+        help="ProjectionFilter(mix_temperature=...) for ours, a number, or 'none' for mix=False "
+        "(one setting instead of a mixture); default: its defaults",
     )
     args = p.parse_args(argv)
     if args.ours_holdout is not None:  # module state, inherited by the forked workers
         OURS_FORECASTER["holdout"] = args.ours_holdout
     if args.ours_mix_temperature is not None:
         t = args.ours_mix_temperature
-        OURS_FILTER["mix_temperature"] = None if t.lower() == "none" else float(t)
+        OURS_FILTER.update({"mix": False} if t.lower() == "none" else {"mix_temperature": float(t)})
     tic = time.perf_counter()
     names = args.series or (list(QUICK_SERIES) if args.quick else list(SERIES))
     seeds = tuple(args.seeds or (0,))

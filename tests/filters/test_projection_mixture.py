@@ -1,13 +1,22 @@
-"""The mixture of a zero-phase self-supervised fit: the exponentially weighted aggregate of the
-candidates SURE scored (tssdpa.filters.projection_fit.mixture)."""
+"""Mixtures of a zero-phase fit (tssdpa.filters.projection_mixture): the exponentially weighted
+aggregate of the candidates SURE scored, and the stacked (convex least-squares) combination
+of the best candidates against a target."""
 
+import copy
 import math
 
 import numpy as np
 import pytest
+from scipy.optimize import minimize
 
 from tssdpa.filters import ProjectionFilter
-from tssdpa.filters.projection_fit import MAX_MIXTURE, MIN_WEIGHT, mixture, settings_of
+from tssdpa.filters.projection_mixture import (
+    MAX_MIXTURE,
+    MIN_WEIGHT,
+    component_outputs,
+    mixture,
+    settings_of,
+)
 
 
 @pytest.fixture(scope="module")
@@ -23,16 +32,24 @@ def fitted(noisy_and_clean):
     return ProjectionFilter(causal=False, mix_temperature=64.0).fit(noisy_and_clean[0])
 
 
-def test_the_zero_phase_fit_averages_several_candidates_with_weights_summing_to_one(fitted):
-    assert fitted.mixture_ is not None and 2 <= len(fitted.mixture_) <= MAX_MIXTURE
-    weights = [c["weight"] for c in fitted.mixture_]
-    assert math.isclose(sum(weights), 1.0, rel_tol=1e-12)
+@pytest.fixture(scope="module")
+def stacked(noisy_and_clean):
+    x, clean = noisy_and_clean
+    return ProjectionFilter(causal=False).fit(x, target=clean)
+
+
+@pytest.mark.parametrize("which", ["fitted", "stacked"])
+def test_a_zero_phase_fit_averages_several_candidates_with_weights_summing_to_one(which, request):
+    f = request.getfixturevalue(which)
+    assert f.mixture_ is not None and 2 <= len(f.mixture_) <= MAX_MIXTURE
+    weights = [c["weight"] for c in f.mixture_]
+    assert math.isclose(sum(weights), 1.0, rel_tol=1e-12) and min(weights) > 0
     assert weights == sorted(weights, reverse=True)
-    assert settings_of(fitted.mixture_[0]) == fitted.best_params_  # the best weighs most
-    assert math.isclose(fitted.cv_results_["weight"].sum(), 1.0, rel_tol=1e-12)
+    assert min(weights) >= MIN_WEIGHT * max(weights)
+    assert math.isclose(f.cv_results_["weight"].sum(), 1.0, rel_tol=1e-12)
 
 
-def test_the_weights_are_exp_of_minus_n_times_the_sure_excess_over_temperature_s2(fitted):
+def test_sure_weights_are_exp_of_minus_n_times_the_sure_excess_over_temperature_s2(fitted):
     cv = fitted.cv_results_
     n = 1200  # entries scored: every sample of the one channel
     logw = -n * (cv["mse"] - cv["mse"].min()) / (64.0 * fitted.noise_level_[0] ** 2)
@@ -40,40 +57,62 @@ def test_the_weights_are_exp_of_minus_n_times_the_sure_excess_over_temperature_s
     expect = np.exp(logw[kept]) / np.exp(logw[kept]).sum()
     np.testing.assert_allclose(cv["weight"][kept], expect, rtol=1e-12)
     # everything left out is either below MIN_WEIGHT of the largest or past MAX_MIXTURE
-    left = logw[~kept]
-    assert kept.sum() == MAX_MIXTURE or (left < math.log(MIN_WEIGHT)).all()
+    assert kept.sum() == MAX_MIXTURE or (logw[~kept] < math.log(MIN_WEIGHT)).all()
+    assert settings_of(fitted.mixture_[0]) == fitted.best_params_  # the best weighs most
 
 
-def test_the_output_is_the_weighted_sum_of_each_component_filter_on_its_own(
-    fitted, noisy_and_clean
+def _error(y, clean):
+    return float(np.mean((np.asarray(y) - clean) ** 2))
+
+
+def test_stacked_weights_are_the_least_squares_convex_combination_of_the_best_candidates(
+    stacked, noisy_and_clean
 ):
+    x, clean = noisy_and_clean
+    cv = stacked.cv_results_
+    best = cv.sort_values("mse", kind="stable").head(MAX_MIXTURE)
+    cands = best[["base", "base_params", "window", "embedding", "decay", "degree", "sigma"]]
+    comps = [{k: (None if k == "base" and not isinstance(v, str) else v) for k, v in r.items()}
+             for r in cands.to_dict("records")]  # fmt: skip
+    Y = np.stack([y[:, 0] for y in component_outputs(stacked, x[:, None], None, comps)])
+    objective = lambda w: np.mean((w @ Y - clean) ** 2)  # noqa: E731
+    slsqp = minimize(
+        objective, np.full(len(Y), 1 / len(Y)), method="SLSQP", bounds=[(0, 1)] * len(Y),
+        constraints={"type": "eq", "fun": lambda w: w.sum() - 1}, options={"ftol": 1e-14},
+    )  # fmt: skip
+    ours = _error(stacked.filter(x), clean)
+    assert ours <= slsqp.fun * (1 + 1e-3)  # the dropped tiny weights cost next to nothing
+    assert ours <= cv["mse"].min()  # the best single candidate is one convex combination
+
+
+@pytest.mark.parametrize("which", ["fitted", "stacked"])
+def test_the_output_is_the_weighted_sum_of_each_component_filter_on_its_own(
+    which, request, noisy_and_clean
+):
+    f = request.getfixturevalue(which)
     x = noisy_and_clean[0]
     reference = sum(
         c["weight"]
-        * np.asarray(
-            ProjectionFilter(causal=False, mix_temperature=None, **settings_of(c)).filter(x)
-        )
-        for c in fitted.mixture_
+        * np.asarray(ProjectionFilter(causal=False, mix=False, **settings_of(c)).filter(x))
+        for c in f.mixture_
     )
-    np.testing.assert_allclose(fitted.filter(x), reference, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(f.filter(x), reference, rtol=1e-12, atol=1e-12)
 
 
-def test_mix_temperature_none_keeps_the_single_best_candidate(noisy_and_clean):
-    x = noisy_and_clean[0]
-    f = ProjectionFilter(causal=False, mix_temperature=None).fit(x)
+@pytest.mark.parametrize("with_target", [False, True])
+def test_mix_false_keeps_the_single_best_candidate(with_target, noisy_and_clean):
+    x, clean = noisy_and_clean
+    f = ProjectionFilter(causal=False, mix=False)
+    f = f.fit(x, target=clean) if with_target else f.fit(x)
     assert f.mixture_ is None and "weight" not in f.cv_results_
-    single = ProjectionFilter(causal=False, mix_temperature=None, **f.best_params_)
+    single = ProjectionFilter(causal=False, mix=False, **f.best_params_)
     np.testing.assert_array_equal(f.filter(x), single.filter(x))
 
 
-@pytest.mark.parametrize("how", ["causal", "target"])
-def test_causal_filters_and_fits_against_a_target_keep_one_setting(how, noisy_and_clean):
+def test_causal_filters_keep_one_setting(noisy_and_clean):
     x, clean = noisy_and_clean
-    if how == "causal":
-        f = ProjectionFilter(causal=True, mix_temperature=64.0).fit(x)
-    else:
-        f = ProjectionFilter(causal=False, mix_temperature=64.0).fit(x, target=clean)
-    assert f.mixture_ is None
+    assert ProjectionFilter(causal=True).fit(x).mixture_ is None
+    assert ProjectionFilter(causal=True).fit(x, target=clean).mixture_ is None
 
 
 def test_one_candidate_far_ahead_of_the_rest_is_no_mixture():
@@ -83,29 +122,36 @@ def test_one_candidate_far_ahead_of_the_rest_is_no_mixture():
     np.testing.assert_array_equal(weights, [1.0, 0.0, 0.0])
 
 
-def test_a_mixture_survives_save_and_load(fitted, noisy_and_clean, tmp_path):
-    fitted.save(tmp_path / "mix")
+@pytest.mark.parametrize("which", ["fitted", "stacked"])
+def test_a_mixture_survives_save_and_load(which, request, noisy_and_clean, tmp_path):
+    f = request.getfixturevalue(which)
+    f.save(tmp_path / "mix")
     back = ProjectionFilter.load(tmp_path / "mix")
-    assert back.mixture_ == fitted.mixture_
+    assert back.mixture_ == f.mixture_
     x = noisy_and_clean[0]
-    np.testing.assert_array_equal(back.filter(x), fitted.filter(x))
+    np.testing.assert_array_equal(back.filter(x), f.filter(x))
 
 
-@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), "hot"])
-def test_a_bad_mix_temperature_is_refused_naming_it(bad, noisy_and_clean):
-    with pytest.raises((TypeError, ValueError), match="mix_temperature"):
-        ProjectionFilter(causal=False, mix_temperature=bad).fit(noisy_and_clean[0][:200])
+@pytest.mark.parametrize(
+    "param, bad",
+    [("mix_temperature", 0), ("mix_temperature", -1.0), ("mix_temperature", float("nan")),
+     ("mix_temperature", float("inf")), ("mix_temperature", "hot"), ("mix_temperature", None),
+     ("mix", "yes"), ("mix", None)],
+)  # fmt: skip
+def test_a_bad_mix_setting_is_refused_naming_it(param, bad, noisy_and_clean):
+    with pytest.raises((TypeError, ValueError), match=param):
+        ProjectionFilter(causal=False, **{param: bad}).fit(noisy_and_clean[0][:200])
 
 
 @pytest.mark.parametrize(
     "component",
-    [{"window": 2}, "window=2", {"base": "chebyshev", "base_params": None, "window": 2,
-                                  "embedding": 1, "decay": None, "degree": 0, "sigma": 1.0,
-                                  "weight": 1.0}],
+    [{"window": 2}, "window=2",
+     {"base": "chebyshev", "base_params": None, "window": 2, "embedding": 1, "decay": None,
+      "degree": 0, "sigma": 1.0, "weight": 1.0},
+     {"base": None, "base_params": None, "window": 2, "embedding": 1, "decay": None,
+      "degree": 0, "sigma": 1.0, "weight": float("nan")}],
 )  # fmt: skip
 def test_a_malformed_mixture_is_refused_naming_it(component, fitted, noisy_and_clean):
-    import copy
-
     f = copy.deepcopy(fitted)
     f.mixture_ = [component, *f.mixture_[1:]]
     with pytest.raises(ValueError, match=r"mixture_\[0\]|base"):

@@ -10,7 +10,8 @@ from tssdpa.checks import check_choice, check_fraction, check_int, check_positiv
 from tssdpa.estimators.arrays import as_2d, restore
 from tssdpa.estimators.base import Denoiser, target_like
 from tssdpa.filters.projection_features import RandomFeatureRecursion
-from tssdpa.filters.projection_fit import AUTO, AUTO_DEFAULTS, choose_settings, mixture_output
+from tssdpa.filters.projection_fit import AUTO, AUTO_DEFAULTS, choose_settings
+from tssdpa.filters.projection_mixture import mixture_output
 from tssdpa.signal.features import feature_filter, initial_feature_state
 from tssdpa.signal.lagfilter import (
     check_sample_times,
@@ -102,11 +103,13 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
     base_params : dict or None
         ``{"cutoff": c, "order": n}`` of the base (cutoff a fraction of Nyquist, as in
         ``scipy.signal.butter``); None lets :meth:`fit` choose them.
-    mix_temperature : float or None
-        A zero-phase filter fitted without a target outputs the weighted mean of the best
-        candidates, weights ``exp(-N (SURE - min SURE) / (mix_temperature s^2))``
-        (``mixture_``; :func:`~tssdpa.filters.projection_fit.mixture`). Default 16; None keeps
-        the single best candidate.
+    mix : bool
+        A zero-phase filter outputs the weighted mean of its best candidates (``mixture_``,
+        :mod:`~tssdpa.filters.projection_mixture`): without a target weights
+        ``exp(-N (SURE - min SURE) / (mix_temperature s^2))``, with one the convex weights of
+        least error against it. Default True; False keeps the single best candidate.
+    mix_temperature : float
+        Temperature of the weights of a fit without a target (default 16).
 
     Attributes
     ----------
@@ -118,7 +121,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
     n_channels_ : int, channels seen by :meth:`fit`.
     cv_results_ : pandas.DataFrame, one row per candidate tried: its window, embedding,
         degree, decay, sigma and estimated mean squared error ``mse`` (SURE without a target,
-        error on the held-out tail with one); ``weight`` in a mixture for zero-phase SURE fits.
+        error on the held-out tail with one); ``weight`` in the mixture of a zero-phase fit.
 
     Examples
     --------
@@ -139,7 +142,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         self, window=AUTO, embedding=AUTO, degree=AUTO, sigma=1.0, decay=None, tau=None,
         causal=True, exclude_self=False, tol=1e-6, min_step=None, recurrent=None, n_features=256,
         feature_map="centres", random_state=0, dtype="float64", max_fit_samples=4000, holdout=1.0,
-        base=AUTO, base_params=None, mix_temperature=16.0,
+        base=AUTO, base_params=None, mix=True, mix_temperature=16.0,
     ):  # fmt: skip
         self._store(locals())
 
@@ -190,8 +193,8 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
             raise ValueError("base='butterworth' needs causal=False and no tau")
         if self.base_params is not None:
             check_lowpass(self.base_params)
-        if self.mix_temperature is not None:
-            check_positive(self.mix_temperature, "mix_temperature")
+        check_choice(self.mix, "mix", (True, False))
+        check_positive(self.mix_temperature, "mix_temperature")
 
     def _spec(self, exclude_self=None, **override):
         s = self._settings(**override)

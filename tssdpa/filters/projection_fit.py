@@ -16,13 +16,8 @@ Butterworth smoother too.
 Scores: the error against ``target`` on a held-out tail, or, without a target, Stein's
 unbiased risk estimate with the noise level of :func:`~tssdpa.estimators.selection.noise_level`.
 
-A zero-phase filter fitted without a target averages the best candidates instead of keeping
-one (:func:`mixture`): the exponentially weighted aggregate of Leung & Barron (2006), weights
-``exp(-N (SURE_c - SURE_min) / (T s^2))`` over the N scored entries, noise level s and
-temperature T. Its risk is at most the best candidate's plus ``T s^2 log(K) / N`` for K
-candidates (T >= 4 for projection estimators; Dalalyan & Salmon 2012 for affine ones), and it
-is usually below it: where several settings score within the noise of SURE, averaging them
-removes the part of the error that comes from picking one of them by chance.
+A zero-phase filter averages its best candidates instead of keeping one
+(:mod:`tssdpa.filters.projection_mixture`).
 """
 
 from __future__ import annotations
@@ -40,6 +35,7 @@ from tssdpa.estimators.selection import (
     sigma_grid,
     sure_mse,
 )
+from tssdpa.filters.projection_mixture import mixture, stacked_mixture
 from tssdpa.signal.lagfilter import run_offline
 from tssdpa.signal.lowpass import LOWPASS_CUTOFFS, LOWPASS_ORDERS, check_lowpass, zero_phase_lowpass
 
@@ -50,9 +46,6 @@ __all__ = [
     "base_candidates",
     "choose_settings",
     "default_sigma_grid",
-    "mixture",
-    "mixture_output",
-    "settings_of",
 ]
 
 AUTO = "auto"
@@ -74,67 +67,6 @@ def default_sigma_grid(noise: np.ndarray, embedding: int, n: int = 14) -> np.nda
     ``noise`` the (C,) per-channel noise levels."""
     scale = float(np.median(noise))
     return sigma_grid(scale * math.sqrt(embedding * len(noise)), -2.0, 4.5, n)
-
-
-#: a mixture keeps at most this many candidates, those with at least MIN_WEIGHT of the largest
-MAX_MIXTURE, MIN_WEIGHT = 16, 1e-3
-
-
-def mixture(grid: list[dict], scores, n_entries: int, noise, temperature: float):
-    """The exponentially weighted aggregate of the candidates ``grid`` scored by SURE.
-
-    Weights ``exp(-n_entries (score - min score) / (temperature * mean(noise^2)))``, the
-    largest ``MAX_MIXTURE`` of them kept (those above ``MIN_WEIGHT`` of the largest) and
-    normalised. Returns ``(components, weights)``: the components as copies of their grid
-    dicts with a ``"weight"`` entry, or ``None`` when one candidate holds all the weight; and
-    the (len(grid),) normalised weights of every candidate (0 where left out).
-    """
-    scores = np.asarray(scores, dtype=np.float64)
-    ok = np.isfinite(scores)
-    logw = np.full(scores.shape, -np.inf)
-    scale = temperature * float(np.mean(np.square(noise)))
-    logw[ok] = -n_entries * (scores[ok] - scores[ok].min()) / scale
-    order = np.argsort(-logw, kind="stable")[:MAX_MIXTURE]
-    keep = [int(i) for i in order if logw[i] >= math.log(MIN_WEIGHT)]
-    weights = np.zeros(scores.shape)
-    weights[keep] = np.exp(logw[keep]) / np.exp(logw[keep]).sum()
-    if len(keep) < 2:
-        return None, weights
-    return [{**grid[i], "weight": float(weights[i])} for i in keep], weights
-
-
-def settings_of(component: dict) -> dict:
-    """The settings of a :func:`mixture` component: its dict less the weight."""
-    return {k: v for k, v in component.items() if k != "weight"}
-
-
-_COMPONENT_KEYS = {"base", "base_params", "window", "embedding", "decay", "degree", "sigma"}
-
-
-def mixture_output(filt, x2: np.ndarray, times, components: list[dict]) -> np.ndarray:
-    """``sum_c weight_c y_c(x2)``: the output of a :func:`mixture` of settings of ``filt`` on
-    (T, C) ``x2``. Components with the same base, window, embedding and decay share one
-    distance computation, as in the search."""
-    groups: dict[tuple, list[dict]] = {}
-    for i, c in enumerate(components):
-        if not isinstance(c, dict) or set(c) != _COMPONENT_KEYS | {"weight"}:
-            raise ValueError(f"mixture_[{i}] must be a dict of {sorted(_COMPONENT_KEYS)} "
-                             f"and 'weight', got {c!r}")  # fmt: skip
-        filt._base(**settings_of(c))  # checks the base and its parameters
-        bp = c["base_params"]
-        bp = None if bp is None else tuple(sorted(bp.items()))
-        groups.setdefault((c["base"], bp, c["window"], c["embedding"], c["decay"]), []).append(c)
-    out = np.zeros(x2.shape)
-    for (base, _, window, embedding, decay), group in groups.items():
-        b = 0.0 if base is None else zero_phase_lowpass(x2, **group[0]["base_params"])
-        if window == 0:  # the base alone
-            out += sum(c["weight"] for c in group) * b
-            continue
-        spec = filt._spec(window=window, embedding=embedding, decay=decay, sigma=1.0, degree=0)
-        ys = run_offline(x2 - b, spec, times, configs=[(c["sigma"], c["degree"]) for c in group])
-        for c, y in zip(group, ys):
-            out += c["weight"] * (b + y)
-    return out
 
 
 def _candidates_of(name: str, value, causal: bool, n: int) -> list:
@@ -162,9 +94,10 @@ def choose_settings(filt, xs, times, target, tail):
     Returns ``(best_params, cv_results, noise, components)`` -- the first two as
     :func:`~tssdpa.estimators.selection.search`, ``noise`` the per-channel noise level SURE
     used (None with a target): ``target`` None scores by SURE over all of ``xs``, else by the
-    error against ``target`` from row ``tail`` on. ``components``: the :func:`mixture` of a
-    zero-phase filter scored by SURE with ``mix_temperature`` set (its weights also in
-    ``cv_results["weight"]``), else None.
+    error against ``target`` from row ``tail`` on. ``components``: for a zero-phase filter
+    with ``mix`` the mixture of its best candidates
+    (:mod:`~tssdpa.filters.projection_mixture`; weights also in ``cv_results["weight"]``),
+    else None.
 
     With a Butterworth base the low-pass is chosen first, alone (the cutoff and order with the
     lowest score, unless ``base_params`` fixes them); then every projection candidate is
@@ -248,13 +181,16 @@ def choose_settings(filt, xs, times, target, tail):
         return scores[tuple(c[k] for k in keys)]
 
     best, cv_results = search(grid, score)
-    if target is not None:
-        return best, cv_results, None, None
     components = None
-    if not filt.causal and filt.mix_temperature is not None:
-        n_entries = int(np.isfinite(xs).sum())
-        components, weights = mixture(
-            grid, cv_results["mse"], n_entries, noise, float(filt.mix_temperature)
-        )
+    if not filt.causal and filt.mix:
+        if target is None:
+            n_entries = int(np.isfinite(xs).sum())
+            components, weights = mixture(
+                grid, cv_results["mse"], n_entries, noise, float(filt.mix_temperature)
+            )
+        else:
+            components, weights = stacked_mixture(
+                filt, grid, cv_results["mse"], xs, times, target, tail
+            )
         cv_results["weight"] = weights
-    return best, cv_results, noise, components
+    return best, cv_results, noise if target is None else None, components

@@ -1,0 +1,147 @@
+"""Mixtures of projection-filter settings: a zero-phase filter averages its best candidates.
+
+Picking the single best-scoring candidate throws information away: several settings usually
+score within the sampling noise of the score, and which of them comes first is partly
+chance. A zero-phase :class:`~tssdpa.filters.ProjectionFilter` (which keeps no streaming
+state, so several settings cost nothing but compute) therefore outputs a convex combination
+``y = sum_c w_c y_c`` of its best candidates:
+
+* **without a target** (:func:`mixture`): the exponentially weighted aggregate of Leung &
+  Barron (2006), ``w_c ∝ exp(-N (SURE_c - SURE_min) / (T s^2))`` over the N scored entries,
+  noise level s and temperature T. Its risk is at most the best candidate's plus
+  ``T s^2 log(K) / N`` for K candidates (from T = 4 for projection estimators; Dalalyan &
+  Salmon 2012 for affine ones), and usually below it.
+* **with a target** (:func:`stacked_mixture`): the convex weights of the best candidates that
+  minimise the squared error against the target on the scored samples -- stacking (Breiman
+  1996). The candidates train nothing on the target, so their outputs there are honest
+  out-of-sample predictions, and the weights are K numbers fitted on thousands of samples.
+
+At most :data:`MAX_MIXTURE` candidates are kept, those with at least :data:`MIN_WEIGHT` of the
+largest weight; :func:`mixture_output` filters with them, components with the same base,
+window, embedding and decay sharing one distance computation.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import nnls
+
+from tssdpa.signal.lagfilter import run_offline
+from tssdpa.signal.lowpass import zero_phase_lowpass
+
+__all__ = [
+    "MAX_MIXTURE",
+    "MIN_WEIGHT",
+    "component_outputs",
+    "mixture",
+    "mixture_output",
+    "settings_of",
+    "stacked_mixture",
+]
+
+#: a mixture keeps at most this many candidates, those with at least MIN_WEIGHT of the largest
+MAX_MIXTURE, MIN_WEIGHT = 16, 1e-3
+_COMPONENT_KEYS = {"base", "base_params", "window", "embedding", "decay", "degree", "sigma"}
+
+
+def _components(grid: list[dict], weights: np.ndarray, order) -> tuple[list | None, np.ndarray]:
+    """Keep the candidates ``order`` (best first) above MIN_WEIGHT of the largest weight,
+    renormalised: ``(components or None when one is left, (len(grid),) weights)``."""
+    order = [int(i) for i in order][:MAX_MIXTURE]
+    top = max((weights[i] for i in order), default=0.0)
+    keep = [i for i in order if weights[i] > 0 and weights[i] >= MIN_WEIGHT * top]
+    out = np.zeros(len(grid))
+    out[keep] = weights[keep] / weights[keep].sum()
+    if len(keep) < 2:
+        return None, out
+    keep.sort(key=lambda i: -out[i])
+    return [{**grid[i], "weight": float(out[i])} for i in keep], out
+
+
+def mixture(grid: list[dict], scores, n_entries: int, noise, temperature: float):
+    """The exponentially weighted aggregate of the candidates ``grid`` scored by SURE.
+
+    Weights ``exp(-n_entries (score - min score) / (temperature * mean(noise^2)))``, the
+    largest ``MAX_MIXTURE`` kept (those above ``MIN_WEIGHT`` of the largest) and normalised.
+    Returns ``(components, weights)``: the components as copies of their grid dicts with a
+    ``"weight"`` entry, largest first, or ``None`` when one candidate holds all the weight;
+    and the (len(grid),) normalised weights of every candidate (0 where left out).
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    ok = np.isfinite(scores)
+    logw = np.full(scores.shape, -np.inf)
+    scale = temperature * float(np.mean(np.square(noise)))
+    logw[ok] = -n_entries * (scores[ok] - scores[ok].min()) / scale
+    order = np.argsort(-logw, kind="stable")
+    return _components(grid, np.exp(logw), order)
+
+
+def stacked_mixture(filt, grid: list[dict], scores, x2, times, target, start: int):
+    """The convex combination of the best ``MAX_MIXTURE`` candidates (by ``scores``) with the
+    least squared error against ``target`` from row ``start`` on (NaN rows left out).
+
+    Non-negative least squares with the sum-to-one constraint imposed by a heavily weighted
+    extra row (Lawson & Hanson's weighting method), then renormalised. Returns
+    ``(components, weights)`` as :func:`mixture`.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    finite = np.flatnonzero(np.isfinite(scores))
+    order = finite[np.argsort(scores[finite], kind="stable")][:MAX_MIXTURE]
+    if len(order) < 2:
+        return _components(grid, np.where(np.arange(len(grid)) == order[0], 1.0, 0.0), order)
+    outs = component_outputs(filt, x2, times, [grid[i] for i in order])
+    A = np.stack([y[start:].ravel() for y in outs], axis=1)  # (rows, K)
+    t = np.asarray(target, dtype=np.float64)[start:].ravel()
+    ok = np.isfinite(A).all(axis=1) & np.isfinite(t)
+    A, t = A[ok], t[ok]
+    big = 1e3 * max(float(np.sqrt(np.sum(t * t))), 1e-12)  # the constraint row's weight
+    w, _ = nnls(np.vstack([A, big * np.ones(A.shape[1])]), np.append(t, big))
+    weights = np.zeros(len(grid))
+    weights[order] = w
+    return _components(grid, weights, order)
+
+
+def settings_of(component: dict) -> dict:
+    """The settings of a mixture component: its dict less the weight."""
+    return {k: v for k, v in component.items() if k != "weight"}
+
+
+def component_outputs(filt, x2: np.ndarray, times, components: list[dict]) -> list[np.ndarray]:
+    """The output of every setting in ``components`` (dicts of base, base_params, window,
+    embedding, decay, degree, sigma and, optionally, weight) of ``filt`` on (T, C) ``x2``, in
+    order. Components with the same base, window, embedding and decay share one distance
+    computation, as in the search."""
+    groups: dict[tuple, list[int]] = {}
+    for i, c in enumerate(components):
+        if not isinstance(c, dict) or not _COMPONENT_KEYS <= set(c) <= _COMPONENT_KEYS | {"weight"}:
+            raise ValueError(f"mixture_[{i}] must be a dict of {sorted(_COMPONENT_KEYS)} "
+                             f"and 'weight', got {c!r}")  # fmt: skip
+        filt._base(**settings_of(c))  # checks the base and its parameters
+        bp = c["base_params"]
+        bp = None if bp is None else tuple(sorted(bp.items()))
+        groups.setdefault((c["base"], bp, c["window"], c["embedding"], c["decay"]), []).append(i)
+    out: list = [None] * len(components)
+    for (base, _, window, embedding, decay), members in groups.items():
+        first = components[members[0]]
+        b = 0.0 if base is None else zero_phase_lowpass(x2, **first["base_params"])
+        if window == 0:  # the base alone
+            for i in members:
+                out[i] = b
+            continue
+        spec = filt._spec(window=window, embedding=embedding, decay=decay, sigma=1.0, degree=0)
+        configs = [(components[i]["sigma"], components[i]["degree"]) for i in members]
+        for i, y in zip(members, run_offline(x2 - b, spec, times, configs=configs)):
+            out[i] = b + np.asarray(y, dtype=np.float64)
+    return out
+
+
+def mixture_output(filt, x2: np.ndarray, times, components: list[dict]) -> np.ndarray:
+    """``sum_c weight_c y_c(x2)``: the output of a mixture of settings of ``filt``."""
+    for i, c in enumerate(components):
+        w = c.get("weight") if isinstance(c, dict) else None
+        if not (isinstance(w, (int, float)) and math.isfinite(w) and w >= 0):
+            raise ValueError(f"mixture_[{i}] needs a finite 'weight' >= 0, got {c!r}")
+    outs = component_outputs(filt, x2, times, components)
+    return sum((c["weight"] * y for c, y in zip(components, outs)), np.zeros(x2.shape))
