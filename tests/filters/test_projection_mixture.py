@@ -109,10 +109,11 @@ def test_mix_false_keeps_the_single_best_candidate(with_target, noisy_and_clean)
     np.testing.assert_array_equal(f.filter(x), single.filter(x))
 
 
-def test_causal_filters_keep_one_setting(noisy_and_clean):
+@pytest.mark.parametrize("kind", [{"causal": True}, {"causal": False, "recurrent": "features"}])
+def test_filters_with_a_streaming_state_keep_one_setting(kind, noisy_and_clean):
     x, clean = noisy_and_clean
-    assert ProjectionFilter(causal=True).fit(x).mixture_ is None
-    assert ProjectionFilter(causal=True).fit(x, target=clean).mixture_ is None
+    assert ProjectionFilter(**kind).fit(x).mixture_ is None
+    assert ProjectionFilter(**kind).fit(x, target=clean).mixture_ is None
 
 
 def test_one_candidate_far_ahead_of_the_rest_is_no_mixture():

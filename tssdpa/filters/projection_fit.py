@@ -182,7 +182,7 @@ def choose_settings(filt, xs, times, target, tail):
 
     best, cv_results = search(grid, score)
     components = None
-    if not filt.causal and filt.mix:
+    if not filt.causal and filt.recurrent is None and filt.mix:  # zero-phase: no state
         if target is None:
             n_entries = int(np.isfinite(xs).sum())
             components, weights = mixture(
