@@ -145,9 +145,9 @@ def _report_fit(est, method: str, cols) -> None:
         print(f"{method}{where} on {cols}: chose {chosen}", file=sys.stderr)
     mixture = getattr(est, "mixture_", None)
     if mixture:
-        top = mixture[0]["weight"]
+        top = max(c["weight"] for c in mixture)
         print(f"{method} on {cols}: outputs the weighted mean of the {len(mixture)} best "
-              f"candidates (the one above weighs {top:.2f})", file=sys.stderr)  # fmt: skip
+              f"candidates (the largest weight {top:.2f})", file=sys.stderr)  # fmt: skip
 
 
 def _fmt(v) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import inspect
 import warnings
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -77,6 +78,8 @@ class Estimator:
     _renamed_params: ClassVar[dict[str, str]] = {}
     #: persistence schema: fitted attributes kept in config.json, with their allowed types
     _fitted_schema: ClassVar[dict[str, tuple]] = {}
+    #: further checks of loaded fitted values, ``check(estimator, value) -> value``
+    _fitted_checks: ClassVar[dict[str, Callable]] = {}
     #: persistence schema: fitted numpy arrays kept in the safetensors file (all optional)
     _array_schema: ClassVar[tuple[str, ...]] = ()
 
@@ -183,9 +186,13 @@ class Estimator:
         return fitted, arrays
 
     def _set_state(self, fitted: dict, arrays: dict) -> None:
-        """Inverse of :meth:`_state` (values already checked against the schema)."""
+        """Inverse of :meth:`_state` (values already checked against the schema; those named
+        in ``_fitted_checks`` also by their check, ``check(estimator, value) -> value``)."""
         for k, v in {**fitted, **arrays}.items():
             setattr(self, k, v)
+        for k, check in self._fitted_checks.items():
+            if k in fitted:
+                setattr(self, k, check(self, fitted[k]))
 
 
 class Denoiser(Estimator):

@@ -11,7 +11,7 @@ from tssdpa.estimators.arrays import as_2d, restore
 from tssdpa.estimators.base import Denoiser, target_like
 from tssdpa.filters.projection_features import RandomFeatureRecursion
 from tssdpa.filters.projection_fit import AUTO, AUTO_DEFAULTS, choose_settings
-from tssdpa.filters.projection_mixture import mixture_output
+from tssdpa.filters.projection_mixture import check_mixture, mixture_output
 from tssdpa.signal.features import feature_filter, initial_feature_state
 from tssdpa.signal.lagfilter import (
     check_sample_times,
@@ -105,9 +105,8 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         ``scipy.signal.butter``); None lets :meth:`fit` choose them.
     mix : bool
         A zero-phase filter outputs the weighted mean of its best candidates (``mixture_``,
-        :mod:`~tssdpa.filters.projection_mixture`): without a target weights
-        ``exp(-N (SURE - min SURE) / (mix_temperature s^2))``, with one the convex weights of
-        least error against it. Default True; False keeps the single best candidate.
+        :mod:`~tssdpa.filters.projection_mixture`): weights ``exp(-N (SURE - min SURE) /
+        (mix_temperature s^2))``, with a target the convex least-squares ones. False: one.
     mix_temperature : float
         Temperature of the weights of a fit without a target (default 16).
 
@@ -269,7 +268,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         tail = n - max(1, int(round(self.holdout * n)))  # first sample of the held-out tail
         times = self._times(meta, timestamps, x2.shape[0])
         times = times[:n] if times is not None else None
-        for name in _SETTINGS:
+        for name in (*_SETTINGS, "mixture"):
             self.__dict__.pop(name + "_", None)
         self.best_params_, self.cv_results_, self.noise_level_, self.mixture_ = choose_settings(
             self, xs, times, None if tgt is None else tgt[:n], tail
@@ -395,7 +394,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         if not self.causal and zi is not None:
             raise ValueError("zi is only defined for causal=True")
         if zi is None:
-            mix = getattr(self, "mixture_", None)
+            mix = getattr(self, "mixture_", None) if self.mix and not self.causal else None
             y = mixture_output(self, x2, times, mix) if mix else self._offline(x2, times)
             return restore(y, meta)
         spec = self._spec()
@@ -494,7 +493,8 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         "decay_": (float, type(None)),
         "base_": (str, type(None)),
         "base_params_": (dict, type(None)),
-        "mixture_": (list, dict, type(None)),
+        "mixture_": (list, dict, type(None)),  # checked by check_mixture on load
         "n_channels_": (int,),
     }
     _array_schema = ("center_", "spread_", "features_", "feature_logw_")
+    _fitted_checks = {"mixture_": check_mixture}

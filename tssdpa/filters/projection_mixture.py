@@ -34,6 +34,7 @@ from tssdpa.signal.lowpass import zero_phase_lowpass
 __all__ = [
     "MAX_MIXTURE",
     "MIN_WEIGHT",
+    "check_mixture",
     "component_outputs",
     "mixture",
     "mixture_output",
@@ -108,17 +109,48 @@ def settings_of(component: dict) -> dict:
     return {k: v for k, v in component.items() if k != "weight"}
 
 
+def check_mixture(filt, components, name: str = "mixture_"):
+    """``components`` (a fitted ``mixture_``, perhaps read from a file) checked against
+    ``filt``: None, or a list of 2 to ``MAX_MIXTURE`` dicts of exactly the settings and a
+    ``weight``, each setting valid for ``filt`` (zero-phase), the weights finite, >= 0 and
+    summing to 1. Returns it; raises ``ValueError`` naming the entry otherwise."""
+    if components is None:
+        return None
+    if not isinstance(components, list) or not 2 <= len(components) <= MAX_MIXTURE:
+        raise ValueError(f"{name} must be None or a list of 2 to {MAX_MIXTURE} components, "
+                         f"got {type(components).__name__} {str(components)[:80]}")  # fmt: skip
+    if filt.causal or filt.recurrent is not None:
+        raise ValueError(f"{name}: only a zero-phase filter (causal=False) averages settings")
+    keys, total = sorted(_COMPONENT_KEYS | {"weight"}), 0.0
+    for i, c in enumerate(components):
+        where = f"{name}[{i}]"
+        if not isinstance(c, dict) or set(c) != set(keys):
+            raise ValueError(f"{where} must be a dict of {keys}, got {str(c)[:200]}")
+        w = c["weight"]
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not 0 <= w < math.inf:
+            raise ValueError(f"{where}['weight'] must be a finite number >= 0, got {w!r}")
+        total += w
+        try:
+            setting = settings_of(c)
+            base, _ = filt._base(**setting)
+            if base is None and (setting["window"] == 0 or setting["base_params"] is not None):
+                raise ValueError("window 0 and base_params need base='butterworth'")
+            if setting["window"] != 0:
+                filt._spec(**setting)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: {exc}") from None
+    if not abs(total - 1.0) <= 1e-9:
+        raise ValueError(f"{name}: the weights must sum to 1, got {total!r}")
+    return components
+
+
 def component_outputs(filt, x2: np.ndarray, times, components: list[dict]) -> list[np.ndarray]:
     """The output of every setting in ``components`` (dicts of base, base_params, window,
-    embedding, decay, degree, sigma and, optionally, weight) of ``filt`` on (T, C) ``x2``, in
-    order. Components with the same base, window, embedding and decay share one distance
-    computation, as in the search."""
+    embedding, decay, degree, sigma and, optionally, weight; valid settings of ``filt``, see
+    :func:`check_mixture`) on (T, C) ``x2``, in order. Components with the same base, window,
+    embedding and decay share one distance computation, as in the search."""
     groups: dict[tuple, list[int]] = {}
     for i, c in enumerate(components):
-        if not isinstance(c, dict) or not _COMPONENT_KEYS <= set(c) <= _COMPONENT_KEYS | {"weight"}:
-            raise ValueError(f"mixture_[{i}] must be a dict of {sorted(_COMPONENT_KEYS)} "
-                             f"and 'weight', got {c!r}")  # fmt: skip
-        filt._base(**settings_of(c))  # checks the base and its parameters
         bp = c["base_params"]
         bp = None if bp is None else tuple(sorted(bp.items()))
         groups.setdefault((c["base"], bp, c["window"], c["embedding"], c["decay"]), []).append(i)
@@ -138,10 +170,7 @@ def component_outputs(filt, x2: np.ndarray, times, components: list[dict]) -> li
 
 
 def mixture_output(filt, x2: np.ndarray, times, components: list[dict]) -> np.ndarray:
-    """``sum_c weight_c y_c(x2)``: the output of a mixture of settings of ``filt``."""
-    for i, c in enumerate(components):
-        w = c.get("weight") if isinstance(c, dict) else None
-        if not (isinstance(w, (int, float)) and math.isfinite(w) and w >= 0):
-            raise ValueError(f"mixture_[{i}] needs a finite 'weight' >= 0, got {c!r}")
-    outs = component_outputs(filt, x2, times, components)
+    """``sum_c weight_c y_c(x2)``: the output of a mixture of settings of ``filt`` (checked
+    first, :func:`check_mixture`)."""
+    outs = component_outputs(filt, x2, times, check_mixture(filt, components))
     return sum((c["weight"] * y for c, y in zip(components, outs)), np.zeros(x2.shape))
