@@ -210,3 +210,13 @@ def test_cli_mistakes_exit_2_with_one_line(cli, tmp_path, case):
     args, message = HOSTILE[case]
     r = cli(*args, cwd=tmp_path)
     cli.assert_usage_error(r, message)
+
+
+def test_the_summary_says_when_a_zero_phase_fit_averages_its_best_settings(logs, tmp_path):
+    summary = filter_files(str(logs / "log0.csv"), tmp_path, method="projection_zp",
+                           progress=False)  # fmt: skip
+    assert summary["status"].tolist() == ["ok"]
+    assert "averaged)" in summary["params"][0] and "window=" in summary["params"][0]
+    (tmp_path / "c").mkdir()
+    causal = filter_files(str(logs / "log0.csv"), tmp_path / "c", progress=False)
+    assert "window=" in causal["params"][0] and "averaged" not in causal["params"][0]

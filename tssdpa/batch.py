@@ -45,11 +45,13 @@ def _first_line(exc) -> str:
 def _chosen(est, params) -> str:
     best = getattr(est, "best_params_", None)
     shown = best if isinstance(best, dict) and best else params
-    return ", ".join(
+    text = ", ".join(
         f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
         for k, v in shown.items()
         if v is not None
     )
+    mixture = getattr(est, "mixture_", None)  # a zero-phase fit averages its best settings
+    return f"{text} (the best of {len(mixture)} averaged)" if mixture else text
 
 
 def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_filtered"):
