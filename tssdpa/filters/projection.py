@@ -11,16 +11,15 @@ from tssdpa.estimators.arrays import as_2d, restore
 from tssdpa.estimators.base import Denoiser, target_like
 from tssdpa.filters.projection_features import RandomFeatureRecursion
 from tssdpa.filters.projection_fit import AUTO, AUTO_DEFAULTS, choose_settings
-from tssdpa.filters.projection_mixture import check_mixture, mixture_output
+from tssdpa.filters.projection_mixture import check_mixture, component_outputs, mixture_output
 from tssdpa.signal.features import feature_filter, initial_feature_state
 from tssdpa.signal.lagfilter import (
     check_sample_times,
     resolve_spec,
     run_causal,
-    run_offline,
     step_newest,
 )
-from tssdpa.signal.lowpass import check_lowpass, zero_phase_lowpass
+from tssdpa.signal.lowpass import check_lowpass
 from tssdpa.signal.missing import check_not_all_missing, fill_backward
 
 __all__ = ["ProjectionFilter"]
@@ -405,14 +404,12 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         return restore(y.astype(np.float64), meta), zf
 
     def _offline(self, x2, times):
-        """The offline output; with a base (zero-phase, no state) ``B(x) + P(x - B(x))``."""
-        base, base_params = self._base()
-        if base is None:
-            return run_offline(x2, self._spec(), times).astype(np.float64)
-        b = zero_phase_lowpass(x2, **base_params)
-        if self._settings()["window"] == 0:  # the base alone
-            return b
-        return b + run_offline(x2 - b, self._spec(), times)
+        """The offline output of the setting in force, checked as one spec, computed as a
+        mixture's component (with a base ``B(x) + P(x - B(x))``)."""
+        setting = self._settings()
+        if self._base()[0] is None or setting["window"] != 0:
+            self._spec()  # checks every setting (window 0 needs a base)
+        return component_outputs(self, x2, times, [setting])[0]
 
     def step(self, sample, state, timestamp=None):
         """Filter one sample: returns ``(y_t, new_state)``; the state passed in is not changed.
