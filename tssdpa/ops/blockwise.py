@@ -79,10 +79,12 @@ def _pad(x: Tensor, width: int) -> Tensor:
     return F.pad(x, (0, width - x.shape[-1])) if x.shape[-1] != width else x
 
 
-def dropout_keep(plan: Plan, a: int, shape, device, dtype) -> Tensor:
+def dropout_keep(plan: Plan, a: int, shape, device, dtype) -> Tensor | None:
     """The dropout factor of the block of rows starting at ``a``: 0 or ``1/(1-p)`` per
     weight, drawn from a generator seeded with ``plan.seed + a`` -- so the backward pass
-    draws the same mask again instead of storing it."""
+    draws the same mask again instead of storing it. None without dropout."""
+    if plan.dropout_p == 0.0:
+        return None
     g = torch.Generator(device=device)
     g.manual_seed(plan.seed + a)
     keep = torch.rand(shape, generator=g, device=device) >= plan.dropout_p
@@ -209,9 +211,7 @@ class _Blockwise(torch.autograd.Function):
             dist = block_dist(plan, a, b, j0, j1, q.device, q.dtype) if need_param else None
             sb = _rows(s, a, b)
             qs, qc = _queries(q[..., a:b, :], c, sb)
-            keep = None
-            if plan.dropout_p > 0.0:
-                keep = dropout_keep(plan, a, (*qs.shape[:-1], j1 - j0), q.device, q.dtype)
+            keep = dropout_keep(plan, a, (*qs.shape[:-1], j1 - j0), q.device, q.dtype)
             gq, gk, gv, gp = _backward_block(
                 dout[..., a:b, :], qs, ka[..., j0:j1, :], v[..., j0:j1, :], out[..., a:b, :],
                 lse[..., a:b], mask, dist, keep,
@@ -239,9 +239,7 @@ def _attend(plan: Plan, qs, ka, v, a: int, b: int, j0: int, j1: int):
     if j1 == j0:  # no key in reach (L > S with a window): zero rows
         return qs.new_zeros(*qs.shape[:-1], v.shape[-1]), qs.new_full(qs.shape[:-1], float("-inf"))
     mask, empty = block_mask(plan, a, b, j0, j1, qs.device, qs.dtype)
-    keep = None
-    if plan.dropout_p > 0.0:
-        keep = dropout_keep(plan, a, (*qs.shape[:-1], j1 - j0), qs.device, qs.dtype)
+    keep = dropout_keep(plan, a, (*qs.shape[:-1], j1 - j0), qs.device, qs.dtype)
     return _forward_block(qs, ka[..., j0:j1, :], v[..., j0:j1, :], mask, empty, keep)
 
 

@@ -28,7 +28,7 @@ from torch import Tensor
 
 from tssdpa.ops.structure import combine_mask
 
-__all__ = ["augment", "fused_attention"]
+__all__ = ["augment", "centred_keys", "fused_attention"]
 
 _CPU_FLASH = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
 _CPU_FLASH_BWD = getattr(
@@ -85,15 +85,22 @@ def _zeros(x: Tensor, n: int) -> Tensor:
     return x.new_zeros(()).expand(*x.shape[:-1], n)
 
 
+def centred_keys(key: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """``(c, k - c, ||k - c||²)``: the key mean (..., 1, E), the centred keys and their
+    squared norms (..., S, 1). Distances are translation invariant; centring on the key mean
+    keeps the expanded terms small for signals with an offset. c is detached: the output does
+    not depend on it."""
+    c = key.detach().mean(dim=-2, keepdim=True)
+    kc = key - c
+    return c, kc, kc.square().sum(dim=-1, keepdim=True)
+
+
 def augment(query: Tensor, key: Tensor, width: int, sig2=None) -> tuple[Tensor, Tensor]:
     """q~ = [(q-c)/s, 1/s, 0…], k~ = [k-c, -||k-c||²/2, 0…] with ``s = sig2`` (1 when None),
     so q~·k~ = (-||q-k||²/2 + f(q))/s. Zero columns pad both to ``width``; they change no
     dot product. ``sig2``: σ², (..., 1, 1) per head or (..., L, 1) per query row."""
-    # Distances are translation invariant; centring on the key mean keeps the expanded terms
-    # small for signals with an offset. c is detached: the output does not depend on it.
-    c = key.detach().mean(dim=-2, keepdim=True)  # (..., 1, E)
-    qc, kc = query - c, key - c
-    n2 = kc.square().sum(dim=-1, keepdim=True)  # (..., S, 1)
+    c, kc, n2 = centred_keys(key)
+    qc = query - c
     pad = width - qc.shape[-1] - 1
     if sig2 is None:
         one = qc.new_ones(()).expand(*qc.shape[:-1], 1)
@@ -114,9 +121,8 @@ def _sig2(sigma):
 def _bias_form(q, k, v, sigma, is_causal) -> Tensor:
     """CPU flash kernel at width max(E, Ev), the key term as a broadcast (..., 1, S) mask."""
     sig2, scale = _sig2(sigma)
-    c = k.detach().mean(dim=-2, keepdim=True)  # (..., 1, E)
-    qc, kc = q - c, k - c
-    bias = kc.square().sum(dim=-1).unsqueeze(-2)  # (..., 1, S): ||k - c||²
+    c, kc, n2 = centred_keys(k)
+    qc, bias = q - c, n2.transpose(-1, -2)  # bias (..., 1, S): ||k - c||²
     if sig2 is None:
         bias = bias * (-0.5 * scale)
     else:  # per head: (..., 1, 1) divides the queries and the key term alike

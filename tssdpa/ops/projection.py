@@ -25,7 +25,7 @@ from torch import Tensor
 
 from tssdpa.ops import reference
 from tssdpa.ops.blockwise import blockwise_attention
-from tssdpa.ops.fused import fused_attention
+from tssdpa.ops.fused import centred_keys, fused_attention
 from tssdpa.ops.structure import (
     check_attn_mask,
     check_param,
@@ -110,10 +110,9 @@ def _scan_values(q: Tensor, k: Tensor, v: Tensor, fused: bool) -> float | None:
 def _projection_sdpa_blockwise(q, k, v, sig, structure, tol, dropout_p=0.0) -> Tensor:
     """Fused path for a decay / timestamps: block by block, no L×S tensor, and no augmented
     or padded copy of q or v (:mod:`tssdpa.ops.blockwise`)."""
-    c = k.detach().mean(dim=-2, keepdim=True)  # (..., 1, E), as in fused.augment
-    kc = k - c
-    ka = torch.cat([kc, -0.5 * kc.square().sum(dim=-1, keepdim=True)], dim=-1)  # (..., S, E+1)
-    del kc
+    c, kc, n2 = centred_keys(k)
+    ka = torch.cat([kc, -0.5 * n2], dim=-1)  # (..., S, E+1)
+    del kc, n2
     s = 1.0 / sig.square() if isinstance(sig, Tensor) else 1.0 / sig**2
     keys = ("is_causal", "window", "decay", "tau", "timestamps", "attn_mask")
     st = {name: structure[name] for name in keys}
