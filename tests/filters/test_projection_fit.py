@@ -8,7 +8,7 @@ from scipy import signal
 from tssdpa.data.synthetic import make_signal
 from tssdpa.estimators.selection import noise_level
 from tssdpa.filters import ProjectionFilter, projection_filter
-from tssdpa.filters.projection_fit import AUTO_CANDIDATES
+from tssdpa.filters.projection_fit import AUTO_CANDIDATES, NONLOCAL_EMBEDDINGS
 
 
 def noisy_series(name, n=2000, snr_db=10.0, seed=0, **opts):
@@ -45,8 +45,13 @@ def test_fit_searches_every_auto_setting_and_keeps_the_given_ones():
     clean, noisy, _ = noisy_series("lorenz", n=1200)
     cv = ProjectionFilter(causal=False).fit(noisy).cv_results_
     assert set(cv["window"]) - {0} == set(AUTO_CANDIDATES["window"][False])  # 0: base alone
-    assert set(cv["embedding"]) == set(AUTO_CANDIDATES["embedding"][False])
-    assert set(cv["degree"]) == set(AUTO_CANDIDATES["degree"][False])
+    windowed, nonlocal_ = cv[cv["window"] != "all"], cv[cv["window"] == "all"]
+    assert set(windowed["embedding"]) == set(AUTO_CANDIDATES["embedding"][False])
+    assert set(windowed["degree"]) == set(AUTO_CANDIDATES["degree"][False])
+    # the non-local filter: its own patterns, degree 0, no base without a target (no exact
+    # divergence for SURE through the base)
+    assert set(nonlocal_["embedding"]) == set(NONLOCAL_EMBEDDINGS)
+    assert set(nonlocal_["degree"]) == {0} and nonlocal_["base"].isna().all()
     assert np.isinf(cv["sigma"]).any()
     f = ProjectionFilter(window=16, embedding=[1, 3], degree=0).fit(noisy)
     assert set(f.cv_results_["window"]) == {16} and set(f.cv_results_["degree"]) == {0}
@@ -214,3 +219,29 @@ def test_with_a_target_the_fit_beats_every_clean_tuned_smoother_on_a_repeating_w
     ]
     oracle = min(mse(y[test], clean[test]) for y in moving + savgol + butter)
     assert ours < oracle
+
+
+def test_self_supervised_fit_averages_the_copies_of_a_repeating_waveform_at_0_db():
+    """A jittered pulse train at 0 dB, no clean data: the fit chooses the non-local filter
+    (keys from the whole series) and beats every smoother tuned on the clean signal, which the
+    windowed filters alone do not."""
+    clean, noisy, _ = noisy_series("pulse_train", n=1500, snr_db=0.0)
+    f = ProjectionFilter(causal=False).fit(noisy)
+    windowed = ProjectionFilter(causal=False, window=[2, 4, 8, 16, 32, 64]).fit(noisy)
+    assert f.best_params_["window"] == "all"
+    oracle = min(
+        mse(signal.sosfiltfilt(signal.butter(o, c, output="sos"), noisy), clean)
+        for c in np.geomspace(0.02, 0.9, 24)
+        for o in (2, 4)
+    )
+    assert mse(f.filter(noisy), clean) < min(oracle, mse(windowed.filter(noisy), clean))
+
+
+def test_save_load_round_trip_of_a_non_local_filter(tmp_path):
+    _, noisy, _ = noisy_series("pulse_train", n=600, snr_db=0.0)
+    f = ProjectionFilter(causal=False, window="all", embedding=[7, 15], n_neighbors=16)
+    f.fit(noisy)
+    f.save(tmp_path / "f")
+    g = ProjectionFilter.load(tmp_path / "f")
+    assert g.window_ == "all" and g.n_neighbors == 16
+    np.testing.assert_array_equal(g.filter(noisy), f.filter(noisy))

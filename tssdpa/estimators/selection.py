@@ -144,16 +144,22 @@ def sigma_candidates(sigma, default: np.ndarray, name: str = "sigma") -> list[fl
     return cands
 
 
-def sure_mse(x, y, y_perturbed, noise, probe, eps) -> float:
+def sure_mse(x, y, y_perturbed, noise, probe, eps, dydx=None) -> float:
     """Monte-Carlo SURE of a denoiser: an unbiased estimate of ``mean((y - clean)^2)``.
 
     ``y`` is the output on ``x``, ``y_perturbed`` the output on ``x + eps * noise * probe``
     (``probe`` random ±1, ``noise`` the per-channel noise level). For additive white noise
     ``mean((y - x)^2) - noise^2 + 2 noise^2 div`` has the expectation of the error against the
-    clean signal; the divergence ``div`` is estimated from the one probe. NaN entries ignored.
+    clean signal; the divergence ``div`` is estimated from the one probe, or given exactly as
+    ``dydx`` (``dy_t / dx_t`` per entry, broadcast against ``y``; then ``y_perturbed``,
+    ``probe`` and ``eps`` are not used). NaN entries ignored.
     """
-    ok = ~(np.isnan(y) | np.isnan(x) | np.isnan(y_perturbed))
-    div_term = noise * probe * (y_perturbed - y) / eps  # noise^2 * dy/dx per entry
+    if dydx is None:
+        ok = ~(np.isnan(y) | np.isnan(x) | np.isnan(y_perturbed))
+        div_term = noise * probe * (y_perturbed - y) / eps  # noise^2 * dy/dx per entry
+    else:
+        ok = ~(np.isnan(y) | np.isnan(x))
+        div_term = noise**2 * np.broadcast_to(dydx, y.shape)
     per_entry = (y - x) ** 2 - noise**2 + 2.0 * div_term
     return float(np.mean(per_entry[ok])) if ok.any() else np.inf
 

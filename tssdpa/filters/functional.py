@@ -30,6 +30,7 @@ def projection_filter(
     min_step=None,
     dtype=np.float64,
     degree=0,
+    n_neighbors=64,
 ):
     """Filter data along one axis with a causal (or zero-phase) projection filter.
 
@@ -49,10 +50,12 @@ def projection_filter(
         Input data, time along ``axis``. Other axes are independent series unless
         ``channel_axis`` names an axis whose entries are channels embedded jointly. Without
         ``zi``, a series with no sample whose channels are all finite raises ``ValueError``.
-    window : int or None
+    window : int, None or "all"
         Number of past samples (the current one included) attended to (FIR). ``None`` with a
         ``decay`` < 1 gives the infinite-memory (IIR) filter, truncated where the dropped
-        weight is provably below ``tol`` (see ``docs/filters.md``).
+        weight is provably below ``tol`` (see ``docs/filters.md``). ``"all"`` with
+        ``causal=False``: the non-local filter over the ``n_neighbors`` patterns of the whole
+        series nearest to the query's (:mod:`tssdpa.signal.nonlocal_filter`).
     sigma : float
         Kernel width, in the units of ``x``.
     embedding : int, optional
@@ -93,6 +96,8 @@ def projection_filter(
         0 (default): the weighted mean; p: the weighted least-squares polynomial of degree p
         in the time offset, evaluated at t (``sigma=inf`` with ``causal=False``: the
         Savitzky–Golay filter of ``2 window - 1`` taps).
+    n_neighbors : int, optional
+        Keys of the non-local filter (``window="all"``), default 64.
 
     Returns
     -------
@@ -146,6 +151,7 @@ def projection_filter(
         degree=degree,
         min_step=min_step,
         dtype=dtype,
+        n_neighbors=n_neighbors,
     )
     T = x.shape[axis]
     if T == 0:

@@ -10,7 +10,7 @@ from tssdpa.checks import check_choice, check_fraction, check_int, check_positiv
 from tssdpa.estimators.arrays import as_2d, restore
 from tssdpa.estimators.base import Denoiser, target_like
 from tssdpa.filters.projection_features import RandomFeatureRecursion
-from tssdpa.filters.projection_fit import AUTO, AUTO_DEFAULTS, choose_settings
+from tssdpa.filters.projection_fit import AUTO, AUTO_DEFAULTS, choose_settings, fit_report
 from tssdpa.filters.projection_mixture import check_mixture, component_outputs, mixture_output
 from tssdpa.signal.features import feature_filter, initial_feature_state
 from tssdpa.signal.lagfilter import (
@@ -46,9 +46,11 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
     window : "auto", int, list of int, or None
         Samples attended to (the current one included; the zero-phase filter attends to
         ``2 window - 1`` centred ones). ``None`` with ``decay`` (or ``tau`` and ``min_step``)
-        gives the infinite-memory IIR filter. A list is a set of candidates for :meth:`fit`;
-        ``"auto"`` (default) searches 4..128 (zero-phase 2..64) and means 32 before
-        :meth:`fit`.
+        gives the infinite-memory IIR filter. ``"all"`` (zero-phase): the non-local filter,
+        whose keys are the ``n_neighbors`` patterns of the whole series nearest to the
+        query's (non-local means; :mod:`tssdpa.signal.nonlocal_filter`). A list is a set of
+        candidates for :meth:`fit`; ``"auto"`` (default) searches 4..128 (zero-phase 2..64
+        and "all") and means 32 before :meth:`fit`.
     embedding : "auto", int or list of int
         Delay-embedding length m; ``"auto"`` (default) searches 1, 3, 7 and means 1 before
         :meth:`fit`.
@@ -108,6 +110,8 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         (mix_temperature s^2))``, with a target the convex least-squares ones. False: one.
     mix_temperature : float
         Temperature of the weights of a fit without a target (default 16).
+    n_neighbors : int
+        Keys of the non-local filter (``window="all"``): the nearest patterns (default 64).
 
     Attributes
     ----------
@@ -140,7 +144,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         self, window=AUTO, embedding=AUTO, degree=AUTO, sigma=1.0, decay=None, tau=None,
         causal=True, exclude_self=False, tol=1e-6, min_step=None, recurrent=None, n_features=256,
         feature_map="centres", random_state=0, dtype="float64", max_fit_samples=4000, holdout=1.0,
-        base=AUTO, base_params=None, mix=True, mix_temperature=16.0,
+        base=AUTO, base_params=None, mix=True, mix_temperature=16.0, n_neighbors=64,
     ):  # fmt: skip
         self._store(locals())
 
@@ -180,6 +184,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         check_choice(self.recurrent, "recurrent", (None, "features"))
         check_choice(self.feature_map, "feature_map", ("centres", "performer"))
         check_int(self.n_features, "n_features")
+        check_int(self.n_neighbors, "n_neighbors")
         check_int(self.random_state, "random_state", minimum=0)
         check_int(self.max_fit_samples, "max_fit_samples")
         check_fraction(self.holdout, "holdout", closed_right=True)
@@ -209,6 +214,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
             min_step=self.min_step,
             dtype=self.dtype,
             degree=s["degree"],
+            n_neighbors=self.n_neighbors,
         )
 
     def _times(self, meta, timestamps, n):
@@ -281,12 +287,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         if self.recurrent == "features":
             self._draw_features()
         if verbose:
-            score = "SURE" if tgt is None else "held-out MSE"
-            print(f"ProjectionFilter.fit: {len(self.cv_results_)} candidates scored by {score}")
-            print("chose " + ", ".join(f"{k}={v}" for k, v in self.best_params_.items()))
-            if self.mixture_:
-                print(f"averaging the {len(self.mixture_)} candidates of largest weight")
-            print(self.cv_results_.sort_values("mse").head(5).to_string(index=False))
+            print(fit_report(self, "SURE" if tgt is None else "held-out MSE"))
         return self
 
     # ------------------------------------------------------------------ state
@@ -449,7 +450,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         key = (
             d.get("window_"), d.get("embedding_"), d.get("sigma_"), d.get("decay_"),
             d.get("degree_"), self.window, self.embedding, self.degree, self.sigma, self.decay,
-            self.tau, self.causal,
+            self.tau, self.causal, self.n_neighbors,
             self.exclude_self, self.tol, self.min_step, self.dtype,
         )  # fmt: skip
         cache = self.__dict__.get("_step_cache")
@@ -483,7 +484,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
 
     # ------------------------------------------------------------------ persistence
     _fitted_schema = {
-        "window_": (int, type(None)),
+        "window_": (int, str, type(None)),  # str: "all", checked with the other settings
         "embedding_": (int,),
         "degree_": (int,),
         "sigma_": (float,),

@@ -13,8 +13,14 @@ low-pass ``B`` chosen alone, then every projection candidate on its residual, th
 ``B(x) + P(x - B(x))``, and ``B`` alone (``window=0``) -- so the family contains the
 Butterworth smoother too.
 
+Zero-phase filters also try the non-local filter (``window="all"``,
+:mod:`tssdpa.signal.nonlocal_filter`: keys are the nearest patterns of the whole series) with
+the :data:`NONLOCAL_EMBEDDINGS` and degree 0; without a target not on a base's residual.
+
 Scores: the error against ``target`` on a held-out tail, or, without a target, Stein's
-unbiased risk estimate with the noise level of :func:`~tssdpa.estimators.selection.noise_level`.
+unbiased risk estimate with the noise level of :func:`~tssdpa.estimators.selection.noise_level`
+(its divergence from one random probe, or exactly, the own-sample weights, for the non-local
+filter, whose choice of keys jumps where a probe would see only noise).
 
 A zero-phase filter averages its best candidates instead of keeping one
 (:mod:`tssdpa.filters.projection_mixture`).
@@ -22,7 +28,6 @@ A zero-phase filter averages its best candidates instead of keeping one
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -38,6 +43,7 @@ from tssdpa.estimators.selection import (
 from tssdpa.filters.projection_mixture import mixture, stacked_mixture
 from tssdpa.signal.lagfilter import run_offline
 from tssdpa.signal.lowpass import LOWPASS_CUTOFFS, LOWPASS_ORDERS, check_lowpass, zero_phase_lowpass
+from tssdpa.signal.nonlocal_filter import run_nonlocal
 
 __all__ = [
     "AUTO",
@@ -46,18 +52,24 @@ __all__ = [
     "base_candidates",
     "choose_settings",
     "default_sigma_grid",
+    "fit_report",
 ]
 
 AUTO = "auto"
+NONLOCAL = "all"  # the window of the non-local filter: keys from the whole series
 #: what ``"auto"`` searches, for causal (True) and zero-phase (False) filters. Causal
 #: windows count the samples attended to, zero-phase ones the half-width (2 window - 1 taps):
 #: both span about 3 to 127 taps. A centred window fits odd powers for free (they vanish by
 #: symmetry under a uniform kernel), so the zero-phase degrees step by two and reach further.
 AUTO_CANDIDATES = {
-    "window": {True: (4, 8, 16, 32, 64, 128), False: (2, 4, 8, 16, 32, 64)},
+    "window": {True: (4, 8, 16, 32, 64, 128), False: (2, 4, 8, 16, 32, 64, NONLOCAL)},
     "embedding": {True: (1, 3, 7), False: (1, 3, 7)},
     "degree": {True: (0, 1, 2), False: (0, 2, 4)},
 }
+#: embeddings of the non-local filter (window "all") under ``embedding="auto"``: it compares
+#: patterns across the whole series, so longer patterns tell the copies of a stretch apart
+#: (Buades et al. use 7x7 patches in images, 49 samples); 1 would compare single values
+NONLOCAL_EMBEDDINGS = (7, 15, 31)
 #: what ``"auto"`` means before :meth:`fit` (the settings of version 0.1)
 AUTO_DEFAULTS = {"window": 32, "embedding": 1, "degree": 0, "base": None}
 
@@ -74,7 +86,7 @@ def _candidates_of(name: str, value, causal: bool, n: int) -> list:
         return candidates(value)
     cands = AUTO_CANDIDATES[name][causal]
     if name == "window":  # a window longer than a quarter of the data cannot be judged
-        cands = [w for w in cands if w <= max(cands[0], n // 4)]
+        cands = [w for w in cands if w == NONLOCAL or w <= max(cands[0], n // 4)]
     return list(cands)
 
 
@@ -86,6 +98,34 @@ def base_candidates(filt) -> list:
     if filt.base == AUTO and (filt.causal or filt.tau is not None or filt.recurrent):
         return [None]
     return ([None] if filt.base == AUTO else []) + ["butterworth"]
+
+
+def structures(filt, lists: dict) -> list[tuple]:
+    """The (window, embedding, decay) triples to score: the product of the candidate lists,
+    less window 0 (the base alone, scored on its own); the non-local window takes the
+    :data:`NONLOCAL_EMBEDDINGS` under ``embedding="auto"`` and no decay."""
+    out = []
+    for w in lists["window"]:
+        if w == 0:
+            continue
+        if w == NONLOCAL:
+            if filt.tau is not None and isinstance(filt.window, str):  # "auto": skip it
+                continue
+            auto = isinstance(filt.embedding, str) and filt.embedding == AUTO
+            out += [(w, m, None) for m in (NONLOCAL_EMBEDDINGS if auto else lists["embedding"])]
+            continue
+        out += [(w, m, dec) for m in lists["embedding"] for dec in lists["decay"]]
+    return out
+
+
+def fit_report(filt, score: str) -> str:
+    """What ``fit(verbose=True)`` prints: the candidates, the choice, the five best."""
+    lines = [f"ProjectionFilter.fit: {len(filt.cv_results_)} candidates scored by {score}",
+             "chose " + ", ".join(f"{k}={v}" for k, v in filt.best_params_.items())]  # fmt: skip
+    if filt.mixture_:
+        lines.append(f"averaging the {len(filt.mixture_)} candidates of largest weight")
+    lines.append(filt.cv_results_.sort_values("mse").head(5).to_string(index=False))
+    return "\n".join(lines)
 
 
 def choose_settings(filt, xs, times, target, tail):
@@ -112,6 +152,10 @@ def choose_settings(filt, xs, times, target, tail):
     if features and isinstance(filt.degree, str):
         lists["degree"] = [0]
     noise = noise_level(xs)  # scales the sigma grid; SURE's s
+
+    def degrees_of(window):  # the non-local keys have no time offset to fit a polynomial in
+        return [0] if window == NONLOCAL else lists["degree"]
+
     xp = None
     if target is None:
         probe = np.random.default_rng(int(filt.random_state)).choice([-1.0, 1.0], xs.shape)
@@ -132,11 +176,21 @@ def choose_settings(filt, xs, times, target, tail):
 
     def score_group(base, b, bp, window, embedding, decay, sigmas):
         """Score every (sigma, degree) of one (window, embedding, decay) on ``x - b``."""
-        configs = [(s, d) for s in sigmas for d in lists["degree"]]
+        configs = [(s, d) for s in sigmas for d in degrees_of(window)]
         if (base, window, decay) in seen_uniform:
             configs = [(s, d) for s, d in configs if math.isfinite(s)]
-        seen_uniform.add((base, window, decay))
+        if window != NONLOCAL:  # the non-local keys depend on the embedding, even uniform
+            seen_uniform.add((base, window, decay))
         spec = filt._spec(window=window, embedding=embedding, decay=decay, sigma=1.0, degree=0)
+        if window == NONLOCAL and target is None:
+            # its exact divergence, the own samples' weights: a probe would see the jumps of
+            # the choice of the k nearest and give noise (see tssdpa.signal.nonlocal_filter)
+            ys, own = run_nonlocal(xs, embedding, spec.n_neighbors, sigmas, spec.exclude_self)
+            for s, y, w in zip(sigmas, ys, own):
+                scores[(base, window, embedding, decay, 0, s)] = sure_mse(
+                    xs, y, None, noise, None, None, dydx=w[:, None]
+                )
+            return
         ys = [b + y for y in run_offline(xs - b, spec, times, configs=configs)]
         ys_p = None
         if xp is not None:
@@ -160,16 +214,16 @@ def choose_settings(filt, xs, times, target, tail):
             scores[(base, 0, 1, None, 0, math.inf)] = scored([b], [bp])[0]
             grid.append({"base": base, "base_params": base_params, "window": 0, "embedding": 1,
                          "decay": None, "degree": 0, "sigma": math.inf})  # fmt: skip
-        for w, m, dec in itertools.product(lists["window"], lists["embedding"], lists["decay"]):
-            if w == 0:  # the base alone, scored above
-                continue
+        for w, m, dec in structures(filt, lists):
+            if w == NONLOCAL and base is not None and target is None:
+                continue  # the base mixes x_t into every pattern: no exact divergence
             if isinstance(filt.sigma, (list, tuple, np.ndarray)):
                 sigmas = [float(s) for s in filt.sigma]
             else:
                 sigmas = [float(s) for s in default_sigma_grid(noise, int(m))]
                 sigmas += [] if features else [math.inf]
             score_group(base, b, bp, w, m, dec, sigmas)
-            for d in lists["degree"]:
+            for d in degrees_of(w):
                 for s in sigmas:
                     if (base, w, m, dec, d, s) in scores:
                         grid.append({"base": base, "base_params": base_params, "window": w,

@@ -19,6 +19,7 @@ from tssdpa.checks import check_decay, check_int, check_positive, check_tau, to_
 from tssdpa.signal.embedding import centred_embedding, delay_embedding
 from tssdpa.signal.lags import attend_lags, attend_newest, decay_logits, iir_truncation_lag
 from tssdpa.signal.missing import fill_backward, fill_between, fill_forward
+from tssdpa.signal.nonlocal_filter import run_nonlocal
 
 __all__ = [
     "FilterSpec",
@@ -40,7 +41,7 @@ class FilterSpec:
     IIR filter runs as the FIR filter of window K that it provably equals to ``tol``.
     """
 
-    window: int
+    window: int  # 0 for the non-local filter
     embedding: int
     sigma: float  # inf: the uniform kernel (a moving average or Savitzky–Golay filter)
     decay: float | None  # per-sample factor gamma, or None
@@ -49,6 +50,9 @@ class FilterSpec:
     exclude_self: bool
     dtype: np.dtype
     degree: int = 0  # 0: weighted mean; p: weighted local polynomial of degree p in time
+    #: None: the window's keys; k: the non-local filter (``window="all"``), whose keys are the
+    #: k patterns of the whole series nearest to the query's (:mod:`.nonlocal_filter`)
+    n_neighbors: int | None = None
 
     @property
     def history(self) -> int:
@@ -69,10 +73,28 @@ def resolve_spec(
     min_step,
     dtype,
     degree=0,
+    n_neighbors=64,
 ) -> FilterSpec:
     """Validate user settings and work out how many lags the filter needs."""
     embedding = check_int(embedding, "embedding")
     degree = check_int(degree, "degree", minimum=0)
+    if isinstance(window, str) and window == "all":
+        if causal or decay is not None or tau is not None or degree or embedding < 2:
+            raise ValueError("window='all' (the non-local filter) needs causal=False, no "
+                             f"decay / tau, degree 0 and embedding >= 2, got causal={causal}, "
+                             f"decay={decay}, tau={tau}, degree={degree}, "
+                             f"embedding={embedding}")  # fmt: skip
+        return FilterSpec(
+            window=0,
+            embedding=embedding,
+            sigma=check_positive(sigma, "sigma", allow_inf=True),
+            decay=None,
+            tau=None,
+            causal=False,
+            exclude_self=bool(exclude_self),
+            dtype=_check_dtype(dtype),
+            n_neighbors=check_int(n_neighbors, "n_neighbors"),
+        )
     if window is not None:
         window = check_int(window, "window")
     sigma = check_positive(sigma, "sigma", allow_inf=True)
@@ -82,9 +104,7 @@ def resolve_spec(
         tau = check_tau(tau)
         if decay is not None:
             raise ValueError("give either decay (per sample) or tau (time units), not both")
-    dtype = np.dtype(dtype)
-    if dtype not in (np.float32, np.float64):
-        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
+    dtype = _check_dtype(dtype)
     if window is None:
         per_side_tol = tol if causal else tol / 2.0
         if decay is not None and decay < 1.0:
@@ -109,6 +129,13 @@ def resolve_spec(
         dtype=dtype,
         degree=degree,
     )
+
+
+def _check_dtype(dtype) -> np.dtype:
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
+    return dtype
 
 
 def check_sample_times(times, n: int, name: str = "timestamps", min_step=None) -> np.ndarray:
@@ -180,14 +207,22 @@ def run_causal(
 
 def run_offline(x2, spec: FilterSpec, times=None, configs=None):
     """One-shot filter of (T, C) ``x2`` (no state): causal from an empty state with the
-    leading undefined rows back-filled, or the zero-phase filter. With ``configs`` (a list of
-    (sigma, degree)) a list of outputs, one per configuration, sharing the distances.
+    leading undefined rows back-filled, or the zero-phase filter (windowed or non-local).
+    With ``configs`` (a list of (sigma, degree)) a list of outputs, one per configuration,
+    sharing the distances.
 
     A window longer than the series is the series' length (the same keys, so the same
     output): ``window=10**9`` on 50 samples costs what ``window=50`` does."""
     T = x2.shape[0]
     if spec.embedding > T:
         raise ValueError(f"embedding={spec.embedding} is longer than the series ({T} samples)")
+    if spec.n_neighbors is not None:
+        sigmas = [spec.sigma] if configs is None else [s for s, _ in configs]
+        if configs is not None and any(d for _, d in configs):
+            raise ValueError("window='all' (the non-local filter) has degree 0 only")
+        ys, _ = run_nonlocal(x2, spec.embedding, spec.n_neighbors, sigmas, spec.exclude_self)
+        ys = [fill_between(y.astype(spec.dtype)) for y in ys]
+        return ys[0] if configs is None else ys
     if spec.window > T:
         # keys reach back (or around) at most T - 1 samples: a longer window (or IIR
         # truncation lag) attends to exactly the same keys, without its padding

@@ -7,7 +7,8 @@ Every fast kernel in :mod:`tssdpa.signal` has its reference here, and the tests 
   form :func:`tssdpa.signal.lags.attend_newest`);
 * :func:`kernel_regression_reference` for :func:`tssdpa.signal.library.kernel_regression`;
 * :func:`neighbours_reference`, :func:`kernel_weights_reference` and
-  :func:`local_linear_reference` for :mod:`tssdpa.signal.neighbours`.
+  :func:`local_linear_reference` for :mod:`tssdpa.signal.neighbours`;
+* :func:`nonlocal_reference` for :func:`tssdpa.signal.nonlocal_filter.run_nonlocal`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ __all__ = [
     "kernel_weights_reference",
     "local_linear_reference",
     "neighbours_reference",
+    "nonlocal_reference",
 ]
 
 
@@ -148,3 +150,54 @@ def local_linear_reference(weights, neighbours, queries, targets, ridge=1e-3):
         beta = np.linalg.solve(G + P, X.T @ np.diag(w) @ np.nan_to_num(targets[i]))
         out[i] = beta[0]
     return out
+
+
+def nonlocal_reference(x2, embedding, n_neighbors, sigma, exclude_self=False):
+    """Loop form of :func:`~tssdpa.signal.nonlocal_filter.run_nonlocal` for one ``sigma``:
+    ``(y (T, C), own weight (T,))``.
+
+    The pattern of row t: the samples t - m/2 .. t + m/2 (m odd: t - (m-1)/2 .. t + (m-1)/2)
+    less t itself, each channel a coordinate, the two end samples weighted sqrt(1/2) for even
+    m. Keys: rows j with a complete pattern and finite x_j, with j = t (unless
+    ``exclude_self``) or |j - t| > m // 2. Distance over the query's finite coordinates,
+    scaled by (all coordinates) / (used ones); the k nearest by sorting every distance;
+    Gaussian weights over them.
+    """
+    x2 = np.asarray(x2, dtype=np.float64)
+    T, C = x2.shape
+    half = embedding // 2
+    offsets = [o for o in range(-half, half + 1) if o != 0]
+    scale = {o: (math.sqrt(0.5) if embedding % 2 == 0 and abs(o) == half else 1.0) for o in offsets}
+
+    def pattern(t):
+        return np.array([
+            scale[o] * x2[t + o, c] if 0 <= t + o < T else np.nan
+            for o in offsets for c in range(C)
+        ])  # fmt: skip
+
+    pats = [pattern(t) for t in range(T)]
+    y, own = np.full((T, C), np.nan), np.zeros(T)
+    for t in range(T):
+        q = pats[t]
+        fin = np.isfinite(q)
+        if not fin.any():
+            continue
+        cands = []
+        for j in range(T):
+            key = pats[j]
+            if not (np.isfinite(key).all() and np.isfinite(x2[j]).all()):
+                continue
+            if (j == t and exclude_self) or 0 < abs(j - t) <= half:
+                continue
+            d2 = float(np.sum((q[fin] - key[fin]) ** 2)) * len(q) / fin.sum()
+            cands.append((math.sqrt(d2), j))
+        near = sorted(cands)[:n_neighbors]
+        if not near:
+            continue
+        logw = np.array([-(d**2) / (2.0 * sigma**2) if math.isfinite(sigma) else 0.0
+                         for d, _ in near])  # fmt: skip
+        w = np.exp(logw - logw.max())
+        w /= w.sum()
+        y[t] = sum(wi * x2[j] for wi, (_, j) in zip(w, near))
+        own[t] = sum(wi for wi, (_, j) in zip(w, near) if j == t)
+    return y, own

@@ -1,0 +1,131 @@
+"""The non-local zero-phase filter (window "all"): the k nearest patterns of the whole series,
+against its loop reference; its own-sample weight is its exact divergence; the public
+entry points."""
+
+import numpy as np
+import pytest
+
+from tssdpa.estimators.selection import sure_mse
+from tssdpa.filters import ProjectionFilter, projection_filter
+from tssdpa.signal.nonlocal_filter import run_nonlocal
+from tssdpa.signal.reference import nonlocal_reference
+
+
+def wave(T=150, C=1, seed=0, gaps=True):
+    rng = np.random.default_rng(seed)
+    t = np.arange(T)[:, None]
+    x = np.sin(2 * np.pi * t / 23 + np.arange(C)) + 0.3 * rng.normal(size=(T, C))
+    if gaps:
+        x[40, 0] = np.nan  # one channel missing
+        x[90:93] = np.nan  # a gap in every channel
+    return x
+
+
+@pytest.mark.parametrize("embedding", [2, 3, 4, 7])
+@pytest.mark.parametrize("channels", [1, 2])
+@pytest.mark.parametrize("exclude_self", [False, True])
+def test_non_local_filter_equals_its_loop_reference(embedding, channels, exclude_self):
+    x = wave(C=channels, seed=embedding)
+    sigmas = [0.4, 2.0, np.inf]
+    ys, own = run_nonlocal(x, embedding, 9, sigmas, exclude_self)
+    for s, y, w in zip(sigmas, ys, own):
+        y_ref, w_ref = nonlocal_reference(x, embedding, 9, s, exclude_self)
+        np.testing.assert_array_equal(np.isnan(y), np.isnan(y_ref))
+        np.testing.assert_allclose(y, y_ref, rtol=0, atol=1e-12, equal_nan=True)
+        np.testing.assert_allclose(w, w_ref, rtol=0, atol=1e-12)
+
+
+def test_with_every_key_it_is_the_projection_over_the_allowed_keys():
+    """k at least the number of keys: exact Gaussian attention over every key but the ones
+    whose patterns hold the sample itself."""
+    x = wave(T=80, gaps=False)
+    m, s = 5, 0.8
+    y, _ = run_nonlocal(x, m, 80, [s])
+    h = m // 2
+    t = 40
+    pat = lambda j: np.delete(x[j - h : j + h + 1, 0], h)  # noqa: E731
+    keys = [j for j in range(h, 80 - h) if j == t or abs(j - t) > h]
+    logw = np.array([-np.sum((pat(t) - pat(j)) ** 2) / (2 * s * s) for j in keys])
+    w = np.exp(logw - logw.max())
+    np.testing.assert_allclose(y[0][t, 0], np.sum(w * x[keys, 0]) / w.sum(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("sigma", [0.5, np.inf])
+def test_own_weight_is_the_exact_derivative_of_the_output_at_the_sample(sigma):
+    """Nothing in y_t but x_t's own weight depends on x_t (the patterns leave x_t out and
+    the keys holding it are left out), so y_t is linear in x_t even for a large change."""
+    x = wave(gaps=False)
+    (y,), (own,) = run_nonlocal(x, 7, 12, [sigma])
+    for t in (0, 30, 75, 149):
+        bumped = x.copy()
+        bumped[t, 0] += 3.0
+        (yb,), _ = run_nonlocal(bumped, 7, 12, [sigma])
+        assert yb[t, 0] - y[t, 0] == pytest.approx(3.0 * own[t], abs=1e-12)
+    # the first and last 3 rows have incomplete patterns: not keys, so not their own either
+    assert (own[3:-3] > 0).all() and (own <= 1).all() and (own[:3] == 0).all()
+
+
+def test_sure_with_the_exact_divergence_is_unbiased_for_the_non_local_filter():
+    rng = np.random.default_rng(3)
+    t = np.arange(400)
+    clean = np.sign(np.sin(2 * np.pi * t / 37))[:, None] * 1.0
+    sure, true = [], []
+    for _ in range(40):
+        noisy = clean + 0.5 * rng.normal(size=clean.shape)
+        (y,), (own,) = run_nonlocal(noisy, 9, 16, [2.0])
+        sure.append(sure_mse(noisy, y, None, np.array([0.5]), None, None, dydx=own[:, None]))
+        true.append(np.mean((y - clean) ** 2))
+    diff = np.array(sure) - np.array(true)
+    assert abs(diff.mean()) < 3 * diff.std(ddof=1) / np.sqrt(len(diff))
+    assert np.mean(true) < 0.5 * 0.5**2  # and it denoises: half the noise power
+
+
+def test_time_reversal_gives_the_reversed_output():
+    x = wave(gaps=False, seed=4)
+    for m in (4, 7):
+        (y,), _ = run_nonlocal(x, m, 10, [0.9])
+        (yr,), _ = run_nonlocal(x[::-1].copy(), m, 10, [0.9])
+        np.testing.assert_allclose(yr[::-1], y, rtol=0, atol=1e-12)
+
+
+def test_projection_filter_window_all_is_the_non_local_filter_with_gaps_filled():
+    x = wave(C=2)
+    f = ProjectionFilter(window="all", embedding=5, sigma=0.7, causal=False, n_neighbors=8)
+    y = f.filter(x)
+    (ref,), _ = run_nonlocal(x, 5, 8, [0.7])
+    ok = ~np.isnan(ref).any(axis=1)
+    np.testing.assert_allclose(y[ok], ref[ok], rtol=0, atol=1e-12)
+    assert np.isfinite(y).all()  # rows without a key interpolated, as the windowed filter
+    y_functional = projection_filter(
+        x, window="all", embedding=5, sigma=0.7, causal=False, n_neighbors=8, axis=0, channel_axis=1
+    )
+    np.testing.assert_array_equal(y_functional, y)
+
+
+def test_filter_does_not_change_the_input():
+    x = wave()
+    before = x.copy()
+    ProjectionFilter(window="all", embedding=5, sigma=0.7, causal=False).filter(x)
+    np.testing.assert_array_equal(x, before)
+
+
+@pytest.mark.parametrize(
+    "kw, named",
+    [
+        ({"causal": True}, "causal"),
+        ({"causal": False, "embedding": 1}, "embedding"),
+        ({"causal": False, "degree": 2}, "degree"),
+        ({"causal": False, "decay": 0.9}, "decay"),
+        ({"causal": False, "n_neighbors": 0}, "n_neighbors"),
+        ({"causal": False, "n_neighbors": 2.5}, "n_neighbors"),
+    ],
+)
+def test_invalid_non_local_settings_are_refused_naming_them(kw, named):
+    kw = {"embedding": 5, **kw}
+    with pytest.raises((TypeError, ValueError), match=named):
+        ProjectionFilter(window="all", sigma=1.0, **kw).filter(wave())
+
+
+def test_a_window_string_other_than_all_is_refused():
+    with pytest.raises(TypeError, match="window"):
+        ProjectionFilter(window="everything", sigma=1.0, causal=False).filter(wave())
