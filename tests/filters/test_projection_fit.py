@@ -245,3 +245,45 @@ def test_save_load_round_trip_of_a_non_local_filter(tmp_path):
     g = ProjectionFilter.load(tmp_path / "f")
     assert g.window_ == "all" and g.n_neighbors == 16
     np.testing.assert_array_equal(g.filter(noisy), f.filter(noisy))
+
+
+def test_the_non_local_candidate_is_left_out_where_it_cannot_apply():
+    _, noisy, _ = noisy_series("lorenz", n=400)
+    for kw in ({"embedding": 1}, {"degree": 2}, {"decay": 0.9}, {"base": "butterworth"}):
+        cv = ProjectionFilter(causal=False, **kw).fit(noisy).cv_results_
+        assert "all" not in set(cv["window"]), kw
+    cv = ProjectionFilter(causal=False, embedding=[1, 3]).fit(noisy).cv_results_
+    assert set(cv[cv["window"] == "all"]["embedding"]) == {3}
+
+
+def test_short_series_try_only_non_local_patterns_they_can_hold():
+    clean, noisy, _ = noisy_series("pulse_train", n=40, snr_db=10.0)
+    f = ProjectionFilter(causal=False).fit(noisy, target=clean)
+    assert set(f.cv_results_[f.cv_results_["window"] == "all"]["embedding"]) == {7}
+    assert np.isfinite(f.filter(noisy)).all()
+
+
+@pytest.mark.parametrize(
+    "kw, named",
+    [({"base": "butterworth"}, "needs a target"), ({"tau": 1.0}, "tau")],
+)
+def test_a_non_local_fit_that_cannot_be_scored_is_refused_naming_why(kw, named):
+    _, noisy, _ = noisy_series("lorenz", n=300)
+    f = ProjectionFilter(causal=False, window="all", **kw)
+    with pytest.raises(ValueError, match=named):
+        f.fit(noisy, timestamps=np.arange(300.0) if "tau" in kw else None)
+
+
+def test_a_tampered_saved_window_is_refused_on_load_naming_it(tmp_path):
+    import json
+
+    _, noisy, _ = noisy_series("pulse_train", n=400, snr_db=0.0)
+    ProjectionFilter(causal=False, window="all", embedding=7, mix=False).fit(noisy).save(
+        tmp_path / "f"
+    )
+    cfg_path = tmp_path / "f" / "config.json"
+    cfg = json.loads(cfg_path.read_text())
+    cfg["fitted"]["window_"] = "everything"
+    cfg_path.write_text(json.dumps(cfg))
+    with pytest.raises(ValueError, match="window_"):
+        ProjectionFilter.load(tmp_path / "f")

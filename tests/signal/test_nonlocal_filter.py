@@ -129,3 +129,37 @@ def test_invalid_non_local_settings_are_refused_naming_them(kw, named):
 def test_a_window_string_other_than_all_is_refused():
     with pytest.raises(TypeError, match="window"):
         ProjectionFilter(window="everything", sigma=1.0, causal=False).filter(wave())
+
+
+def test_ties_on_quantised_data_go_to_the_earlier_key_as_in_the_reference():
+    """Integer readings (an ADC) make many distances exactly equal: the k-d tree's order is
+    replaced by (distance, key row), the reference's."""
+    rng = np.random.default_rng(7)
+    x = np.round(3 * np.sin(np.arange(160) / 5.0) + rng.normal(size=160))[:, None]
+    for m in (3, 4):
+        (y,), (own,) = run_nonlocal(x, m, 6, [1.5])
+        y_ref, own_ref = nonlocal_reference(x, m, 6, 1.5)
+        np.testing.assert_allclose(y, y_ref, rtol=0, atol=1e-12, equal_nan=True)
+        np.testing.assert_allclose(own, own_ref, rtol=0, atol=1e-12)
+
+
+def test_more_neighbours_than_keys_means_every_key():
+    x = wave(T=60, gaps=False)
+    (y_all,), _ = run_nonlocal(x, 5, 10**12, [0.8])  # no T x 10**12 array
+    (y_keys,), _ = run_nonlocal(x, 5, 56, [0.8])  # 60 - 2 * 2 complete patterns
+    np.testing.assert_array_equal(y_all, y_keys)
+
+
+def test_a_series_without_a_complete_pattern_is_refused_naming_the_embedding():
+    f = ProjectionFilter(window="all", embedding=7, sigma=1.0, causal=False)
+    x = np.arange(10.0)
+    x[5] = np.nan  # every 7-sample pattern of 10 samples holds sample 5
+    with pytest.raises(ValueError, match="embedding 7"):
+        f.filter(x)
+
+
+def test_before_fit_auto_embedding_of_the_non_local_filter_is_15():
+    x = wave(gaps=False)
+    y = ProjectionFilter(window="all", causal=False, sigma=1.0).filter(x[:, 0])
+    y15 = ProjectionFilter(window="all", embedding=15, causal=False, sigma=1.0).filter(x[:, 0])
+    np.testing.assert_array_equal(y, y15)

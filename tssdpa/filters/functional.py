@@ -55,7 +55,8 @@ def projection_filter(
         ``decay`` < 1 gives the infinite-memory (IIR) filter, truncated where the dropped
         weight is provably below ``tol`` (see ``docs/filters.md``). ``"all"`` with
         ``causal=False``: the non-local filter over the ``n_neighbors`` patterns of the whole
-        series nearest to the query's (:mod:`tssdpa.signal.nonlocal_filter`).
+        series nearest to the query's (:mod:`tssdpa.signal.nonlocal_filter`; ``embedding``
+        >= 2, degree 0, no decay / tau).
     sigma : float
         Kernel width, in the units of ``x``.
     embedding : int, optional

@@ -9,8 +9,9 @@ import numpy as np
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive, to_seconds
 from tssdpa.estimators.arrays import as_2d, restore
 from tssdpa.estimators.base import Denoiser, target_like
+from tssdpa.filters import projection_fit as fitting
 from tssdpa.filters.projection_features import RandomFeatureRecursion
-from tssdpa.filters.projection_fit import AUTO, AUTO_DEFAULTS, choose_settings, fit_report
+from tssdpa.filters.projection_fit import AUTO, auto_default, choose_settings
 from tssdpa.filters.projection_mixture import check_mixture, component_outputs, mixture_output
 from tssdpa.signal.features import feature_filter, initial_feature_state
 from tssdpa.signal.lagfilter import (
@@ -52,8 +53,8 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         candidates for :meth:`fit`; ``"auto"`` (default) searches 4..128 (zero-phase 2..64
         and "all") and means 32 before :meth:`fit`.
     embedding : "auto", int or list of int
-        Delay-embedding length m; ``"auto"`` (default) searches 1, 3, 7 and means 1 before
-        :meth:`fit`.
+        Delay-embedding length m; ``"auto"`` (default) searches 1, 3, 7 (``window="all"``:
+        7, 15, 31) and means 1 (``window="all"``: 15) before :meth:`fit`.
     degree : "auto", int or list of int
         0: the weighted mean; p: the weighted least-squares polynomial of degree p in the time
         offset, evaluated at t (follows trends without lag). ``"auto"`` (default) searches
@@ -161,7 +162,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
             v = getattr(self, name)
             if isinstance(v, (list, tuple, np.ndarray)):
                 raise ValueError(f"{name} is a list of candidates: call fit() first")
-            out[name] = AUTO_DEFAULTS[name] if isinstance(v, str) and v == AUTO else v
+            out[name] = auto_default(name, out) if isinstance(v, str) and v == AUTO else v
         return out
 
     def _base(self, **override):
@@ -243,13 +244,11 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
           those samples, ``mean((y - x)^2) - s^2 + 2 s^2 div / N`` with the noise level ``s``
           per channel (:func:`~tssdpa.estimators.selection.noise_level`, stored as
           ``noise_level_``) and the divergence ``div = sum dy_t/dx_t`` estimated with one
-          random +-1 probe. For additive white Gaussian noise its expectation equals the mean
-          squared error against the unseen clean signal -- the quantity a held-out clean set
-          would estimate -- because the divergence term exactly cancels the optimism of
-          comparing y with the noisy x it was computed from. No leave-one-out is involved
-          (with ``embedding`` 1 the query contains the very noise being predicted, so a
-          leave-one-out score is biased towards tiny sigma). Noise that is not white (drift,
-          correlated noise) is partly taken for signal: give a ``target`` where one exists.
+          random +-1 probe (exact for ``window="all"``). For additive white Gaussian noise its
+          expectation equals the mean squared error against the unseen clean signal, because
+          the divergence term exactly cancels the optimism of comparing y with the noisy x
+          it was computed from. Noise that is not white (drift, correlated noise) is partly
+          taken for signal: give a ``target`` where one exists.
 
         Parameters
         ----------
@@ -287,7 +286,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         if self.recurrent == "features":
             self._draw_features()
         if verbose:
-            print(fit_report(self, "SURE" if tgt is None else "held-out MSE"))
+            print(fitting.fit_report(self, "SURE" if tgt is None else "held-out MSE"))
         return self
 
     # ------------------------------------------------------------------ state
@@ -484,7 +483,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
 
     # ------------------------------------------------------------------ persistence
     _fitted_schema = {
-        "window_": (int, str, type(None)),  # str: "all", checked with the other settings
+        "window_": (int, str, type(None)),  # str: "all" (check_fitted_window)
         "embedding_": (int,),
         "degree_": (int,),
         "sigma_": (float,),
@@ -495,4 +494,4 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         "n_channels_": (int,),
     }
     _array_schema = ("center_", "spread_", "features_", "feature_logw_")
-    _fitted_checks = {"mixture_": check_mixture}
+    _fitted_checks = {"mixture_": check_mixture, "window_": fitting.check_fitted_window}

@@ -49,7 +49,9 @@ __all__ = [
     "AUTO",
     "AUTO_CANDIDATES",
     "AUTO_DEFAULTS",
+    "auto_default",
     "base_candidates",
+    "check_fitted_window",
     "choose_settings",
     "default_sigma_grid",
     "fit_report",
@@ -72,6 +74,23 @@ AUTO_CANDIDATES = {
 NONLOCAL_EMBEDDINGS = (7, 15, 31)
 #: what ``"auto"`` means before :meth:`fit` (the settings of version 0.1)
 AUTO_DEFAULTS = {"window": 32, "embedding": 1, "degree": 0, "base": None}
+
+
+def auto_default(name: str, settings: dict):
+    """What ``"auto"`` means for setting ``name`` before :meth:`fit`, given the ``settings``
+    resolved so far (the non-local filter's embedding: the middle of its candidates)."""
+    if name == "embedding" and settings.get("window") == NONLOCAL:
+        return NONLOCAL_EMBEDDINGS[1]
+    return AUTO_DEFAULTS[name]
+
+
+def check_fitted_window(filt, window, name: str = "window_"):
+    """A loaded ``window_``: None, an int >= 0 or ``"all"``; ``ValueError`` naming it else."""
+    if window is None or window == NONLOCAL:
+        return window
+    if isinstance(window, bool) or not isinstance(window, int) or window < 0:
+        raise ValueError(f"{name} must be None, an int >= 0 or 'all', got {window!r}")
+    return window
 
 
 def default_sigma_grid(noise: np.ndarray, embedding: int, n: int = 14) -> np.ndarray:
@@ -100,21 +119,41 @@ def base_candidates(filt) -> list:
     return ([None] if filt.base == AUTO else []) + ["butterworth"]
 
 
-def structures(filt, lists: dict) -> list[tuple]:
+def structures(filt, lists: dict, n: int, target) -> list[tuple]:
     """The (window, embedding, decay) triples to score: the product of the candidate lists,
-    less window 0 (the base alone, scored on its own); the non-local window takes the
-    :data:`NONLOCAL_EMBEDDINGS` under ``embedding="auto"`` and no decay."""
+    less window 0 (the base alone, scored on its own).
+
+    The non-local window (``"all"``) takes the :data:`NONLOCAL_EMBEDDINGS` under
+    ``embedding="auto"``, else the embeddings >= 2 given; patterns no longer than a quarter
+    of the ``n`` samples; no decay, degree 0. Under ``window="auto"`` it is left out where
+    it cannot apply (``tau``, random features, a degree or decay fixed to something else, a
+    base without a target); asked for by name there, the settings are refused instead.
+    """
     out = []
     for w in lists["window"]:
         if w == 0:
             continue
-        if w == NONLOCAL:
-            if filt.tau is not None and isinstance(filt.window, str):  # "auto": skip it
-                continue
-            auto = isinstance(filt.embedding, str) and filt.embedding == AUTO
-            out += [(w, m, None) for m in (NONLOCAL_EMBEDDINGS if auto else lists["embedding"])]
+        if w != NONLOCAL:
+            out += [(w, m, dec) for m in lists["embedding"] for dec in lists["decay"]]
             continue
-        out += [(w, m, dec) for m in lists["embedding"] for dec in lists["decay"]]
+        auto_window = isinstance(filt.window, str) and filt.window == AUTO
+        if auto_window and (
+            filt.tau is not None
+            or filt.recurrent is not None
+            or 0 not in lists["degree"]
+            or None not in lists["decay"]
+            or (target is None and filt.base == "butterworth")
+        ):
+            continue
+        if not auto_window and target is None and filt.base == "butterworth":
+            raise ValueError("window='all' on a base's residual needs a target: give base=None "
+                             "or 'auto', or fit with target=")  # fmt: skip
+        auto_embedding = isinstance(filt.embedding, str) and filt.embedding == AUTO
+        ms = NONLOCAL_EMBEDDINGS if auto_embedding else lists["embedding"]
+        if auto_window or auto_embedding:  # what cannot apply is left out, not refused
+            ms = [m for m in ms if 2 <= m <= max(NONLOCAL_EMBEDDINGS[0], n // 4)]
+        decays = [None] if None in lists["decay"] else lists["decay"]  # else: refused
+        out += [(w, m, dec) for m in ms for dec in decays]
     return out
 
 
@@ -154,7 +193,9 @@ def choose_settings(filt, xs, times, target, tail):
     noise = noise_level(xs)  # scales the sigma grid; SURE's s
 
     def degrees_of(window):  # the non-local keys have no time offset to fit a polynomial in
-        return [0] if window == NONLOCAL else lists["degree"]
+        if window == NONLOCAL and 0 in lists["degree"]:
+            return [0]
+        return lists["degree"]  # a non-local filter with only other degrees is refused
 
     xp = None
     if target is None:
@@ -214,7 +255,7 @@ def choose_settings(filt, xs, times, target, tail):
             scores[(base, 0, 1, None, 0, math.inf)] = scored([b], [bp])[0]
             grid.append({"base": base, "base_params": base_params, "window": 0, "embedding": 1,
                          "decay": None, "degree": 0, "sigma": math.inf})  # fmt: skip
-        for w, m, dec in structures(filt, lists):
+        for w, m, dec in structures(filt, lists, n, target):
             if w == NONLOCAL and base is not None and target is None:
                 continue  # the base mixes x_t into every pattern: no exact divergence
             if isinstance(filt.sigma, (list, tuple, np.ndarray)):

@@ -221,6 +221,10 @@ def run_offline(x2, spec: FilterSpec, times=None, configs=None):
         if configs is not None and any(d for _, d in configs):
             raise ValueError("window='all' (the non-local filter) has degree 0 only")
         ys, _ = run_nonlocal(x2, spec.embedding, spec.n_neighbors, sigmas, spec.exclude_self)
+        if np.isnan(ys[0]).all():
+            raise ValueError(f"window='all': no sample has a complete pattern of embedding "
+                             f"{spec.embedding} with finite values among the {T} samples; give "
+                             "a shorter embedding or a windowed filter")  # fmt: skip
         ys = [fill_between(y.astype(spec.dtype)) for y in ys]
         return ys[0] if configs is None else ys
     if spec.window > T:

@@ -17,10 +17,12 @@ of its own pattern, at distance 0) and Stein's unbiased risk estimate, which
 in the pattern the choice of the k nearest keys would follow x_t's noise, through a
 discontinuity SURE cannot see, and SURE would prefer exactly the candidates that overfit.
 Keys are the rows whose pattern has no missing sample, searched with a k-d tree
-(O(T k) memory, never T x T). A query with missing samples in its pattern (the first and last
-m/2 rows, or near a gap) is compared on its finite coordinates only, the squared distance
-scaled by m / (coordinates used), as the windowed filter does, by exact distances to every
-key. ``exclude_self`` leaves the query's own pattern out.
+(O(T (k + m)) memory, never T x T). A query with missing samples in its pattern (the first
+and last m/2 rows, or near a gap) is compared on its finite coordinates only, the squared
+distance scaled by D / (coordinates used) for D coordinates, as the windowed filter does, by
+exact distances to every key: O(T) each, so a series with many scattered gaps costs up to
+O(T^2 D). Ties in distance go to the earlier key. ``exclude_self`` leaves the query's own
+pattern out.
 
 The slow reference is :func:`tssdpa.signal.reference.nonlocal_reference`.
 """
@@ -41,17 +43,24 @@ _BRUTE_ELEMS = 1 << 22  # (query, key) distances per block of the exact search
 def patterns(x2: np.ndarray, m: int) -> np.ndarray:
     """(T, D) patterns of (T, C) ``x2``: the centred embedding of length m less the sample
     itself (all its channels), NaN where the pattern leaves the series."""
+    E = centred_embedding(x2, m)
     C = x2.shape[1]
-    pad = np.full((m, C), np.nan)
-    E = centred_embedding(np.concatenate([pad, x2, pad], axis=0), m)[m : m + x2.shape[0]]
     mid = (E.shape[1] // C - 1) // 2  # the block of the sample itself, in the middle
     return np.delete(E, np.s_[mid * C : (mid + 1) * C], axis=1)
 
 
-def _exact_nearest(queries: np.ndarray, keys: np.ndarray, k: int, allowed: np.ndarray):
-    """k nearest ``keys`` (complete) of each query among those ``allowed`` (n_q, n_k), by the
-    distance over the query's finite coordinates scaled to all D of them (the windowed
-    filter's rule for missing samples): (dist, idx) sorted, inf / -1 where fewer exist."""
+def _sorted(d: np.ndarray, j: np.ndarray):
+    """Each row of (n, L) distances ``d`` and key rows ``j`` in the order (distance, row): ties
+    go to the earlier key, whatever order a search returned them in."""
+    order = np.lexsort((j, d), axis=1)
+    return np.take_along_axis(d, order, 1), np.take_along_axis(j, order, 1)
+
+
+def _exact_nearest(queries, keys, key_rows, k: int, allowed: np.ndarray):
+    """k nearest ``keys`` (complete; rows ``key_rows`` of the series) of each query among
+    those ``allowed`` (n_q, n_k), by the distance over the query's finite coordinates scaled
+    to all D of them (the windowed filter's rule for missing samples): (dist, idx) sorted by
+    (distance, row), inf / -1 where fewer exist."""
     D = keys.shape[1]
     fin = np.isfinite(queries)
     q0 = np.where(fin, queries, 0.0)
@@ -60,17 +69,10 @@ def _exact_nearest(queries: np.ndarray, keys: np.ndarray, k: int, allowed: np.nd
         diff = q0[:, c, None] - keys[None, :, c]
         d2 += np.where(fin[:, c, None], diff * diff, 0.0)
     d2 *= (D / np.maximum(fin.sum(axis=1), 1))[:, None]
-    d2 = np.where(allowed, d2, np.inf)
-    kk = min(k, len(keys))
-    part = np.argpartition(d2, kk - 1, axis=1)[:, :kk]
-    d = np.sqrt(np.take_along_axis(d2, part, axis=1))
-    order = np.argsort(d, axis=1, kind="stable")
-    d, part = np.take_along_axis(d, order, 1), np.take_along_axis(part, order, 1)
-    part = np.where(np.isfinite(d), part, -1)
-    if kk < k:
-        d = np.pad(d, ((0, 0), (0, k - kk)), constant_values=np.inf)
-        part = np.pad(part, ((0, 0), (0, k - kk)), constant_values=-1)
-    return d, part
+    d = np.sqrt(np.where(allowed, d2, np.inf))
+    d, j = _sorted(d, np.broadcast_to(key_rows, d.shape))
+    d, j = d[:, :k], j[:, :k]
+    return d, np.where(np.isfinite(d), j, -1)
 
 
 def nonlocal_neighbours(P: np.ndarray, usable: np.ndarray, k: int, half: int, exclude_self=False):
@@ -78,16 +80,19 @@ def nonlocal_neighbours(P: np.ndarray, usable: np.ndarray, k: int, half: int, ex
     ``usable`` (T,) value is finite, leaving out the keys ``j`` with ``0 < |j - t| <= half``
     (their patterns hold the sample x_t) and, with ``exclude_self``, the row itself.
 
-    Returns ``(dist (T, k), idx (T, k))`` sorted by distance, inf / -1 where fewer exist; a
-    row with no finite coordinate gets none. Complete rows are searched with a k-d tree (the
-    ``k + 2 half + 1`` nearest, then the left-out ones dropped); rows with missing coordinates
-    by exact distances.
+    Returns ``(dist, idx)``, (T, min(k, keys)) each, sorted by (distance, key row), inf / -1
+    where fewer exist; a row with no finite coordinate gets none. Complete rows are searched
+    with a k-d tree (the ``k + 2 half + 1`` nearest, then the left-out ones dropped; at most
+    ``2 half + 1`` are, so k remain); rows with missing coordinates, and rows whose k-th
+    distance ties with the last one the tree returned (a tie the tree may have broken
+    differently), by exact distances to every key.
     """
     T = P.shape[0]
-    dist, idx = np.full((T, k), np.inf), np.full((T, k), -1)
     complete = np.isfinite(P).all(axis=1)
     key_rows = np.flatnonzero(complete & usable)
-    if not len(key_rows):
+    k = min(k, len(key_rows))
+    dist, idx = np.full((T, k), np.inf), np.full((T, k), -1)
+    if not k:
         return dist, idx
 
     def allowed(q, j):  # (n_q, n_j) bool
@@ -97,28 +102,27 @@ def nonlocal_neighbours(P: np.ndarray, usable: np.ndarray, k: int, half: int, ex
     q = np.flatnonzero(complete)
     want = min(k + 2 * half + 1, len(key_rows))
     d, j = cKDTree(P[key_rows]).query(P[q], k=want)
-    d, j = d.reshape(len(q), want), key_rows[np.asarray(j).reshape(len(q), want)]
+    d, j = _sorted(d.reshape(len(q), want), key_rows[np.asarray(j).reshape(len(q), want)])
     keep = allowed(q, j)
-    # the k nearest kept candidates: a stable sort puts the kept ones first, in distance order
+    # the k nearest kept candidates: a stable sort puts the kept ones first, in order
     order = np.argsort(~keep, axis=1, kind="stable")[:, :k]
-    n = order.shape[1]
     kept = np.take_along_axis(keep, order, 1)
-    dist[q, :n] = np.where(kept, np.take_along_axis(d, order, 1), np.inf)
-    idx[q, :n] = np.where(kept, np.take_along_axis(j, order, 1), -1)
-    # at most 2 half + 1 of the candidates are left out, so k remain; rows with missing
-    # coordinates are compared exactly
-    exact = np.flatnonzero(~complete & np.isfinite(P).any(axis=1))
+    dist[q] = np.where(kept, np.take_along_axis(d, order, 1), np.inf)
+    idx[q] = np.where(kept, np.take_along_axis(j, order, 1), -1)
+    tied = q[(dist[q, -1] == d[:, -1]) & (want < len(key_rows))]
+    exact = np.concatenate([tied, np.flatnonzero(~complete & np.isfinite(P).any(axis=1))])
     step = max(1, _BRUTE_ELEMS // len(key_rows))
     for s in range(0, len(exact), step):
         rows = exact[s : s + step]
-        d, j = _exact_nearest(P[rows], P[key_rows], k, allowed(rows, key_rows))
-        dist[rows], idx[rows] = d, np.where(j >= 0, key_rows[np.maximum(j, 0)], -1)
+        dist[rows], idx[rows] = _exact_nearest(
+            P[rows], P[key_rows], key_rows, k, allowed(rows, key_rows)
+        )
     return dist, idx
 
 
 def run_nonlocal(x2, embedding: int, n_neighbors: int, sigmas, exclude_self=False):
     """The non-local filter of (T, C) ``x2`` for each kernel width in ``sigmas`` (``inf``:
-    the plain mean of the k nearest), sharing one neighbour search.
+    the plain mean of the k nearest), sharing one neighbour search (in float64).
 
     Returns ``(outputs, self_weights)``: lists over ``sigmas`` of the (T, C) float64 output
     (NaN in rows with no usable key; the caller fills them) and of the (T,) weight of each
@@ -131,6 +135,8 @@ def run_nonlocal(x2, embedding: int, n_neighbors: int, sigmas, exclude_self=Fals
     dist, idx = nonlocal_neighbours(
         patterns(x2, embedding), usable, n_neighbors, half, exclude_self
     )
+    if not idx.shape[1]:  # no key at all
+        return [np.full(x2.shape, np.nan) for _ in sigmas], [np.zeros(len(x2)) for _ in sigmas]
     values = x2[np.maximum(idx, 0)]  # (T, k, C); slots without a key get weight 0
     own = idx == np.arange(len(x2))[:, None]
     outs, selfw = [], []
