@@ -23,7 +23,6 @@ nonlinear one is clearly better. The neighbour search depends on (E, τ) only, s
 
 from __future__ import annotations
 
-import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ import numpy as np
 
 from tssdpa.signal.embedding import delay_embedding
 from tssdpa.signal.neighbours import (
+    THREADS,
     causal_neighbours,
     kernel_weights,
     local_linear,
@@ -45,8 +45,6 @@ MODELS = ("mean", "local_linear", "linear", "hybrid")
 #: simplest first, for the choice among candidates that are about as good as the best
 _MODEL_RANK = {"linear": 0, "hybrid": 1, "mean": 2, "local_linear": 3}
 _NEIGHBOUR_MODELS = ("mean", "local_linear", "hybrid")
-#: threads for the leave-one-out scores of one embedding (its neighbour counts in parallel)
-_THREADS = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 #: relative ridges tried by default: nearly none (smooth, nearly noise-free series need
 #: precise slopes) to a firm one (short or noisy series)
 RIDGES = (1e-9, 1e-6, 1e-3)
@@ -360,8 +358,8 @@ def _score_embedding(data, queries, E, delay, candidates, scores, cut=None) -> b
 
     # the neighbour counts are independent numpy work that releases the GIL: spread them over
     # the cores; the scores are recorded in the same order as a plain loop would
-    if _THREADS > 1 and len(ks) > 1:
-        with ThreadPoolExecutor(min(_THREADS, len(ks))) as pool:
+    if THREADS > 1 and len(ks) > 1:
+        with ThreadPoolExecutor(min(THREADS, len(ks))) as pool:
             results = list(pool.map(errors_of, ks))
     else:
         results = [errors_of(k) for k in ks]

@@ -20,10 +20,13 @@ are Euclidean; a key or query with a NaN coordinate is never a neighbour and get
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from scipy.spatial import cKDTree
 
 __all__ = [
+    "THREADS",
     "causal_neighbours",
     "kernel_weights",
     "local_linear",
@@ -32,6 +35,8 @@ __all__ = [
 ]
 
 _BRUTE_ELEMS = 1 << 22  # (query, key) distances per brute-force block
+#: threads for neighbour searches (k-d tree queries, the scores of several neighbour counts)
+THREADS = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 
 
 def _finite_rows(a: np.ndarray) -> np.ndarray:

@@ -33,7 +33,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from tssdpa.signal.embedding import centred_embedding
-from tssdpa.signal.neighbours import kernel_weights, weighted_mean
+from tssdpa.signal.neighbours import THREADS, kernel_weights, weighted_mean
 
 __all__ = ["nonlocal_neighbours", "patterns", "run_nonlocal"]
 
@@ -101,7 +101,7 @@ def nonlocal_neighbours(P: np.ndarray, usable: np.ndarray, k: int, half: int, ex
 
     q = np.flatnonzero(complete)
     want = min(k + 2 * half + 1, len(key_rows))
-    d, j = cKDTree(P[key_rows]).query(P[q], k=want)
+    d, j = cKDTree(P[key_rows]).query(P[q], k=want, workers=THREADS)
     d, j = _sorted(d.reshape(len(q), want), key_rows[np.asarray(j).reshape(len(q), want)])
     keep = allowed(q, j)
     # the k nearest kept candidates: a stable sort puts the kept ones first, in order
