@@ -163,3 +163,15 @@ def test_before_fit_auto_embedding_of_the_non_local_filter_is_15():
     y = ProjectionFilter(window="all", causal=False, sigma=1.0).filter(x[:, 0])
     y15 = ProjectionFilter(window="all", embedding=15, causal=False, sigma=1.0).filter(x[:, 0])
     np.testing.assert_array_equal(y, y15)
+
+
+@pytest.mark.parametrize("exclude_self", [False, True])
+def test_a_long_series_takes_its_keys_from_three_tiles_as_in_the_reference(exclude_self):
+    """Beyond 3 tiles a row's keys are its tile's and its two neighbours' (linear cost)."""
+    x = wave(T=170, seed=9)
+    ys, own = run_nonlocal(x, 5, 7, [0.6], exclude_self, tile=40)
+    y_ref, own_ref = nonlocal_reference(x, 5, 7, 0.6, exclude_self, tile=40)
+    np.testing.assert_allclose(ys[0], y_ref, rtol=0, atol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(own[0], own_ref, rtol=0, atol=1e-12)
+    whole, _ = run_nonlocal(x, 5, 7, [0.6], exclude_self, tile=57)  # 170 <= 3 x 57: no tiles
+    assert not np.allclose(whole[0], ys[0], equal_nan=True)

@@ -71,7 +71,7 @@ AUTO_CANDIDATES = {
 #: embeddings of the non-local filter (window "all") under ``embedding="auto"``: it compares
 #: patterns across the whole series, so longer patterns tell the copies of a stretch apart
 #: (Buades et al. use 7x7 patches in images, 49 samples); 1 would compare single values
-NONLOCAL_EMBEDDINGS = (7, 15, 31)
+NONLOCAL_EMBEDDINGS = (7, 15, 31, 63)
 #: what ``"auto"`` means before :meth:`fit` (the settings of version 0.1)
 AUTO_DEFAULTS = {"window": 32, "embedding": 1, "degree": 0, "base": None}
 

@@ -17,7 +17,11 @@ of its own pattern, at distance 0) and Stein's unbiased risk estimate, which
 in the pattern the choice of the k nearest keys would follow x_t's noise, through a
 discontinuity SURE cannot see, and SURE would prefer exactly the candidates that overfit.
 Keys are the rows whose pattern has no missing sample, searched with a k-d tree
-(O(T (k + m)) memory, never T x T). A query with missing samples in its pattern (the first
+(O(T (k + m)) memory, never T x T). "The whole series" holds up to ``3 TILE`` (24,576)
+samples; a longer one is cut into tiles of ``TILE`` samples, and a query's keys are the
+patterns of its tile and the tiles on either side (at least 8,192 samples of context each
+way but at the ends), so the cost grows linearly with the series, not quadratically
+(``experiments/bench_nonlocal.py``). A query with missing samples in its pattern (the first
 and last m/2 rows, or near a gap) is compared on its finite coordinates only, the squared
 distance scaled by D / (coordinates used) for D coordinates, as the windowed filter does, by
 exact distances to every key: O(T) each, so a series with many scattered gaps costs up to
@@ -35,9 +39,11 @@ from scipy.spatial import cKDTree
 from tssdpa.signal.embedding import centred_embedding
 from tssdpa.signal.neighbours import THREADS, kernel_weights, weighted_mean
 
-__all__ = ["nonlocal_neighbours", "patterns", "run_nonlocal"]
+__all__ = ["TILE", "library_range", "nonlocal_neighbours", "patterns", "run_nonlocal"]
 
 _BRUTE_ELEMS = 1 << 22  # (query, key) distances per block of the exact search
+#: rows per tile of a long series: a row's keys come from its tile and the two beside it
+TILE = 8192
 
 
 def patterns(x2: np.ndarray, m: int) -> np.ndarray:
@@ -75,10 +81,14 @@ def _exact_nearest(queries, keys, key_rows, k: int, allowed: np.ndarray):
     return d, np.where(np.isfinite(d), j, -1)
 
 
-def nonlocal_neighbours(P: np.ndarray, usable: np.ndarray, k: int, half: int, exclude_self=False):
+def nonlocal_neighbours(
+    P: np.ndarray, usable: np.ndarray, k: int, half: int, exclude_self=False, tile: int = TILE
+):
     """Each row's k nearest keys among the complete rows of (T, D) patterns ``P`` whose
     ``usable`` (T,) value is finite, leaving out the keys ``j`` with ``0 < |j - t| <= half``
-    (their patterns hold the sample x_t) and, with ``exclude_self``, the row itself.
+    (their patterns hold the sample x_t) and, with ``exclude_self``, the row itself. Longer
+    than ``3 tile`` rows, row t's keys are those of its tile of ``tile`` rows and the tiles on
+    either side (:func:`library_range`).
 
     Returns ``(dist, idx)``, (T, min(k, keys)) each, sorted by (distance, key row), inf / -1
     where fewer exist; a row with no finite coordinate gets none. Complete rows are searched
@@ -89,8 +99,8 @@ def nonlocal_neighbours(P: np.ndarray, usable: np.ndarray, k: int, half: int, ex
     """
     T = P.shape[0]
     complete = np.isfinite(P).all(axis=1)
-    key_rows = np.flatnonzero(complete & usable)
-    k = min(k, len(key_rows))
+    key_ok = complete & usable
+    k = min(k, int(key_ok.sum()))
     dist, idx = np.full((T, k), np.inf), np.full((T, k), -1)
     if not k:
         return dist, idx
@@ -99,28 +109,47 @@ def nonlocal_neighbours(P: np.ndarray, usable: np.ndarray, k: int, half: int, ex
         gap = np.abs(j - q[:, None])
         return (gap > half) | ((gap == 0) & (not exclude_self))
 
-    q = np.flatnonzero(complete)
-    want = min(k + 2 * half + 1, len(key_rows))
-    d, j = cKDTree(P[key_rows]).query(P[q], k=want, workers=THREADS)
-    d, j = _sorted(d.reshape(len(q), want), key_rows[np.asarray(j).reshape(len(q), want)])
-    keep = allowed(q, j)
-    # the k nearest kept candidates: a stable sort puts the kept ones first, in order
-    order = np.argsort(~keep, axis=1, kind="stable")[:, :k]
-    kept = np.take_along_axis(keep, order, 1)
-    dist[q] = np.where(kept, np.take_along_axis(d, order, 1), np.inf)
-    idx[q] = np.where(kept, np.take_along_axis(j, order, 1), -1)
-    tied = q[(dist[q, -1] == d[:, -1]) & (want < len(key_rows))]
-    exact = np.concatenate([tied, np.flatnonzero(~complete & np.isfinite(P).any(axis=1))])
-    step = max(1, _BRUTE_ELEMS // len(key_rows))
-    for s in range(0, len(exact), step):
-        rows = exact[s : s + step]
-        dist[rows], idx[rows] = _exact_nearest(
-            P[rows], P[key_rows], key_rows, k, allowed(rows, key_rows)
-        )
+    tiled = T > 3 * tile
+    for s in range(0, T, tile) if tiled else [0]:
+        e = min(T, s + tile) if tiled else T
+        lo, hi = library_range(s, T, tile)
+        key_rows = lo + np.flatnonzero(key_ok[lo:hi])
+        kk = min(k, len(key_rows))
+        if not kk:
+            continue
+        q = s + np.flatnonzero(complete[s:e])
+        want = min(kk + 2 * half + 1, len(key_rows))
+        d, j = cKDTree(P[key_rows]).query(P[q], k=want, workers=THREADS)
+        d, j = _sorted(d.reshape(len(q), want), key_rows[np.asarray(j).reshape(len(q), want)])
+        keep = allowed(q, j)
+        # the kk nearest kept candidates: a stable sort puts the kept ones first, in order
+        order = np.argsort(~keep, axis=1, kind="stable")[:, :kk]
+        kept = np.take_along_axis(keep, order, 1)
+        dist[q, :kk] = np.where(kept, np.take_along_axis(d, order, 1), np.inf)
+        idx[q, :kk] = np.where(kept, np.take_along_axis(j, order, 1), -1)
+        tied = q[(dist[q, kk - 1] == d[:, -1]) & (want < len(key_rows))]
+        partial = s + np.flatnonzero(~complete[s:e] & np.isfinite(P[s:e]).any(axis=1))
+        exact = np.concatenate([tied, partial])
+        step = max(1, _BRUTE_ELEMS // len(key_rows))
+        for a in range(0, len(exact), step):
+            rows = exact[a : a + step]
+            dist[rows, :kk], idx[rows, :kk] = _exact_nearest(
+                P[rows], P[key_rows], key_rows, kk, allowed(rows, key_rows)
+            )
     return dist, idx
 
 
-def run_nonlocal(x2, embedding: int, n_neighbors: int, sigmas, exclude_self=False):
+def library_range(t: int, T: int, tile: int = TILE) -> tuple[int, int]:
+    """The rows ``[lo, hi)`` whose patterns row ``t`` of a T-row series may use as keys: all
+    of them up to ``3 tile`` rows; beyond, the tile of ``tile`` rows holding t and the tiles
+    on either side, so that a pass costs O(T), not O(T^2), however long the series."""
+    if T <= 3 * tile:
+        return 0, T
+    b = t // tile
+    return max(0, (b - 1) * tile), min(T, (b + 2) * tile)
+
+
+def run_nonlocal(x2, embedding: int, n_neighbors: int, sigmas, exclude_self=False, tile=TILE):
     """The non-local filter of (T, C) ``x2`` for each kernel width in ``sigmas`` (``inf``:
     the plain mean of the k nearest), sharing one neighbour search (in float64).
 
@@ -133,7 +162,7 @@ def run_nonlocal(x2, embedding: int, n_neighbors: int, sigmas, exclude_self=Fals
     half = embedding // 2  # the pattern of t spans t - half .. t + half
     usable = np.isfinite(x2).all(axis=1)
     dist, idx = nonlocal_neighbours(
-        patterns(x2, embedding), usable, n_neighbors, half, exclude_self
+        patterns(x2, embedding), usable, n_neighbors, half, exclude_self, tile
     )
     if not idx.shape[1]:  # no key at all
         return [np.full(x2.shape, np.nan) for _ in sigmas], [np.zeros(len(x2)) for _ in sigmas]

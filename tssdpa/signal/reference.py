@@ -152,14 +152,16 @@ def local_linear_reference(weights, neighbours, queries, targets, ridge=1e-3):
     return out
 
 
-def nonlocal_reference(x2, embedding, n_neighbors, sigma, exclude_self=False):
+def nonlocal_reference(x2, embedding, n_neighbors, sigma, exclude_self=False, tile=8192):
     """Loop form of :func:`~tssdpa.signal.nonlocal_filter.run_nonlocal` for one ``sigma``:
     ``(y (T, C), own weight (T,))``.
 
     The pattern of row t: the samples t - m/2 .. t + m/2 (m odd: t - (m-1)/2 .. t + (m-1)/2)
     less t itself, each channel a coordinate, the two end samples weighted sqrt(1/2) for even
     m. Keys: rows j with a complete pattern and finite x_j, with j = t (unless
-    ``exclude_self``) or |j - t| > m // 2. Distance over the query's finite coordinates,
+    ``exclude_self``) or |j - t| > m // 2, and, in a series longer than 3 ``tile``, j within
+    the tile of t (rows ``b tile .. (b+1) tile - 1``, b = t // tile) or the tiles on either
+    side. Distance over the query's finite coordinates,
     scaled by (all coordinates) / (used ones); the k nearest by sorting every distance;
     Gaussian weights over them.
     """
@@ -183,7 +185,10 @@ def nonlocal_reference(x2, embedding, n_neighbors, sigma, exclude_self=False):
         if not fin.any():
             continue
         cands = []
+        b = t // tile
         for j in range(T):
+            if T > 3 * tile and not (b - 1) * tile <= j < (b + 2) * tile:
+                continue
             key = pats[j]
             if not (np.isfinite(key).all() and np.isfinite(x2[j]).all()):
                 continue
