@@ -59,6 +59,7 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=1)
     args = p.parse_args(argv)
     rows = []
+    ProjectionFilter(window=64, sigma=1.0, causal=False).filter(noisy("pulse_train", 500))  # warm
     for name in ("pulse_train", "mackey_glass"):
         for n in LENGTHS:
             x = noisy(name, n)

@@ -254,6 +254,10 @@ def test_the_non_local_candidate_is_left_out_where_it_cannot_apply():
         assert "all" not in set(cv["window"]), kw
     cv = ProjectionFilter(causal=False, embedding=[1, 3]).fit(noisy).cv_results_
     assert set(cv[cv["window"] == "all"]["embedding"]) == {3}
+    cv = ProjectionFilter(causal=False, window=[16, "all"], embedding=[1, 3]).fit(noisy)
+    cv = cv.cv_results_
+    assert set(cv[cv["window"] == "all"]["embedding"]) == {3}
+    assert set(cv[cv["window"] == 16]["embedding"]) == {1, 3}
 
 
 def test_short_series_try_only_non_local_patterns_they_can_hold():
@@ -265,7 +269,13 @@ def test_short_series_try_only_non_local_patterns_they_can_hold():
 
 @pytest.mark.parametrize(
     "kw, named",
-    [({"base": "butterworth"}, "needs a target"), ({"tau": 1.0}, "tau")],
+    [
+        ({"base": "butterworth"}, "this base"),
+        ({"tau": 1.0}, "this tau"),
+        ({"degree": 2}, "this degree"),
+        ({"recurrent": "features"}, "this recurrent"),
+        ({"embedding": 1}, "embedding >= 2"),
+    ],
 )
 def test_a_non_local_fit_that_cannot_be_scored_is_refused_naming_why(kw, named):
     _, noisy, _ = noisy_series("lorenz", n=300)

@@ -135,8 +135,10 @@ def test_ties_on_quantised_data_go_to_the_earlier_key_as_in_the_reference():
     """Integer readings (an ADC) make many distances exactly equal: the k-d tree's order is
     replaced by (distance, key row), the reference's."""
     rng = np.random.default_rng(7)
-    x = np.round(3 * np.sin(np.arange(160) / 5.0) + rng.normal(size=160))[:, None]
-    for m in (3, 4):
+    adc = np.round(3 * np.sin(np.arange(160) / 5.0) + rng.normal(size=160))[:, None]
+    spikes = np.zeros((160, 1))
+    spikes[rng.choice(160, 12, replace=False)] = 1.0  # mostly zeros: almost every distance ties
+    for x, m in [(adc, 3), (adc, 4), (spikes, 5)]:
         (y,), (own,) = run_nonlocal(x, m, 6, [1.5])
         y_ref, own_ref = nonlocal_reference(x, m, 6, 1.5)
         np.testing.assert_allclose(y, y_ref, rtol=0, atol=1e-12, equal_nan=True)

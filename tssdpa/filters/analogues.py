@@ -29,9 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tssdpa.signal import neighbours
 from tssdpa.signal.embedding import delay_embedding
 from tssdpa.signal.neighbours import (
-    THREADS,
     causal_neighbours,
     kernel_weights,
     local_linear,
@@ -358,8 +358,8 @@ def _score_embedding(data, queries, E, delay, candidates, scores, cut=None) -> b
 
     # the neighbour counts are independent numpy work that releases the GIL: spread them over
     # the cores; the scores are recorded in the same order as a plain loop would
-    if THREADS > 1 and len(ks) > 1:
-        with ThreadPoolExecutor(min(THREADS, len(ks))) as pool:
+    if neighbours.THREADS > 1 and len(ks) > 1:
+        with ThreadPoolExecutor(min(neighbours.THREADS, len(ks))) as pool:
             results = list(pool.map(errors_of, ks))
     else:
         results = [errors_of(k) for k in ks]

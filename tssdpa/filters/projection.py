@@ -54,7 +54,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         and "all") and means 32 before :meth:`fit`.
     embedding : "auto", int or list of int
         Delay-embedding length m; ``"auto"`` (default) searches 1, 3, 7 (``window="all"``:
-        7, 15, 31) and means 1 (``window="all"``: 15) before :meth:`fit`.
+        7, 15, 31, 63) and means 1 (``window="all"``: 15) before :meth:`fit`.
     degree : "auto", int or list of int
         0: the weighted mean; p: the weighted least-squares polynomial of degree p in the time
         offset, evaluated at t (follows trends without lag). ``"auto"`` (default) searches

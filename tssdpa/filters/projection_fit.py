@@ -124,10 +124,10 @@ def structures(filt, lists: dict, n: int, target) -> list[tuple]:
     less window 0 (the base alone, scored on its own).
 
     The non-local window (``"all"``) takes the :data:`NONLOCAL_EMBEDDINGS` under
-    ``embedding="auto"``, else the embeddings >= 2 given; patterns no longer than a quarter
-    of the ``n`` samples; no decay, degree 0. Under ``window="auto"`` it is left out where
-    it cannot apply (``tau``, random features, a degree or decay fixed to something else, a
-    base without a target); asked for by name there, the settings are refused instead.
+    ``embedding="auto"`` (those no longer than a quarter of the ``n`` samples, 7 at least),
+    else the embeddings >= 2 given; no decay, degree 0. Under ``window="auto"`` it is left
+    out where it cannot apply (``tau``, random features, a degree or decay fixed to something
+    else, a base without a target); asked for by name there, the fit is refused naming why.
     """
     out = []
     for w in lists["window"]:
@@ -136,24 +136,30 @@ def structures(filt, lists: dict, n: int, target) -> list[tuple]:
         if w != NONLOCAL:
             out += [(w, m, dec) for m in lists["embedding"] for dec in lists["decay"]]
             continue
+        unusable = {
+            "tau": filt.tau is not None,
+            "recurrent": filt.recurrent is not None,
+            "degree": 0 not in lists["degree"],
+            "decay": None not in lists["decay"],
+            "base": target is None and filt.base == "butterworth",
+        }
         auto_window = isinstance(filt.window, str) and filt.window == AUTO
-        if auto_window and (
-            filt.tau is not None
-            or filt.recurrent is not None
-            or 0 not in lists["degree"]
-            or None not in lists["decay"]
-            or (target is None and filt.base == "butterworth")
-        ):
-            continue
-        if not auto_window and target is None and filt.base == "butterworth":
-            raise ValueError("window='all' on a base's residual needs a target: give base=None "
-                             "or 'auto', or fit with target=")  # fmt: skip
-        auto_embedding = isinstance(filt.embedding, str) and filt.embedding == AUTO
-        ms = NONLOCAL_EMBEDDINGS if auto_embedding else lists["embedding"]
-        if auto_window or auto_embedding:  # what cannot apply is left out, not refused
-            ms = [m for m in ms if 2 <= m <= max(NONLOCAL_EMBEDDINGS[0], n // 4)]
-        decays = [None] if None in lists["decay"] else lists["decay"]  # else: refused
-        out += [(w, m, dec) for m in ms for dec in decays]
+        if auto_window:
+            if any(unusable.values()):
+                continue
+        elif any(unusable.values()):
+            why = [k for k, v in unusable.items() if v][0]
+            raise ValueError(f"window='all' (the non-local filter) cannot be fitted with this "
+                             f"{why}: it needs no tau, no recurrent, degree 0, no decay, and "
+                             "a target on a base's residual")  # fmt: skip
+        if isinstance(filt.embedding, str) and filt.embedding == AUTO:
+            ms = [m for m in NONLOCAL_EMBEDDINGS if m <= max(NONLOCAL_EMBEDDINGS[0], n // 4)]
+        else:
+            ms = [m for m in lists["embedding"] if m >= 2]
+            if not ms and not auto_window:
+                raise ValueError("window='all' (the non-local filter) needs an embedding >= 2, "
+                                 f"got {lists['embedding']}")  # fmt: skip
+        out += [(w, m, None) for m in ms]
     return out
 
 
@@ -193,9 +199,7 @@ def choose_settings(filt, xs, times, target, tail):
     noise = noise_level(xs)  # scales the sigma grid; SURE's s
 
     def degrees_of(window):  # the non-local keys have no time offset to fit a polynomial in
-        if window == NONLOCAL and 0 in lists["degree"]:
-            return [0]
-        return lists["degree"]  # a non-local filter with only other degrees is refused
+        return [0] if window == NONLOCAL else lists["degree"]
 
     xp = None
     if target is None:

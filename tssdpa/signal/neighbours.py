@@ -35,7 +35,8 @@ __all__ = [
 ]
 
 _BRUTE_ELEMS = 1 << 22  # (query, key) distances per brute-force block
-#: threads for neighbour searches (k-d tree queries, the scores of several neighbour counts)
+#: threads for neighbour searches (k-d tree queries, the scores of several neighbour counts);
+#: read at each call, so ``tssdpa.signal.neighbours.THREADS = 1`` limits them
 THREADS = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 
 

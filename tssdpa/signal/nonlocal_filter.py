@@ -25,8 +25,8 @@ way but at the ends), so the cost grows linearly with the series, not quadratica
 and last m/2 rows, or near a gap) is compared on its finite coordinates only, the squared
 distance scaled by D / (coordinates used) for D coordinates, as the windowed filter does, by
 exact distances to every key: O(T) each, so a series with many scattered gaps costs up to
-O(T^2 D). Ties in distance go to the earlier key. ``exclude_self`` leaves the query's own
-pattern out.
+O(T^2 D). Keys at equal computed distances go to the earlier one. ``exclude_self`` leaves
+the query's own pattern out.
 
 The slow reference is :func:`tssdpa.signal.reference.nonlocal_reference`.
 """
@@ -36,8 +36,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial import cKDTree
 
+from tssdpa.signal import neighbours
 from tssdpa.signal.embedding import centred_embedding
-from tssdpa.signal.neighbours import THREADS, kernel_weights, weighted_mean
+from tssdpa.signal.neighbours import kernel_weights, weighted_mean
 
 __all__ = ["TILE", "library_range", "nonlocal_neighbours", "patterns", "run_nonlocal"]
 
@@ -76,7 +77,14 @@ def _exact_nearest(queries, keys, key_rows, k: int, allowed: np.ndarray):
         d2 += np.where(fin[:, c, None], diff * diff, 0.0)
     d2 *= (D / np.maximum(fin.sum(axis=1), 1))[:, None]
     d = np.sqrt(np.where(allowed, d2, np.inf))
-    d, j = _sorted(d, np.broadcast_to(key_rows, d.shape))
+    # the k nearest, ties at the k-th distance included, then those in (distance, row) order
+    kth = np.partition(d, k - 1, axis=1)[:, k - 1 : k]
+    M = max(k, int((d <= kth).sum(axis=1).max()))
+    part = np.argpartition(d, M - 1, axis=1)[:, :M] if M < d.shape[1] else None
+    j = np.broadcast_to(key_rows, d.shape)
+    if part is not None:
+        d, j = np.take_along_axis(d, part, 1), key_rows[part]
+    d, j = _sorted(d, j)
     d, j = d[:, :k], j[:, :k]
     return d, np.where(np.isfinite(d), j, -1)
 
@@ -119,7 +127,7 @@ def nonlocal_neighbours(
             continue
         q = s + np.flatnonzero(complete[s:e])
         want = min(kk + 2 * half + 1, len(key_rows))
-        d, j = cKDTree(P[key_rows]).query(P[q], k=want, workers=THREADS)
+        d, j = cKDTree(P[key_rows]).query(P[q], k=want, workers=neighbours.THREADS)
         d, j = _sorted(d.reshape(len(q), want), key_rows[np.asarray(j).reshape(len(q), want)])
         keep = allowed(q, j)
         # the kk nearest kept candidates: a stable sort puts the kept ones first, in order
