@@ -1,3 +1,4 @@
+import json
 import os
 import subprocess
 import sys
@@ -17,6 +18,21 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+def edit_saved_config(folder, edit) -> None:
+    """Tamper with an estimator saved in ``folder``: ``edit`` changes its config dict in place
+    (what a hostile or corrupted file would hold)."""
+    path = Path(folder) / "config.json"
+    cfg = json.loads(path.read_text())
+    edit(cfg)
+    path.write_text(json.dumps(cfg))
+
+
+@pytest.fixture
+def edit_config():
+    """:func:`edit_saved_config`, for tests that check what ``load`` refuses."""
+    return edit_saved_config
 
 
 @pytest.fixture

@@ -284,16 +284,11 @@ def test_a_non_local_fit_that_cannot_be_scored_is_refused_naming_why(kw, named):
         f.fit(noisy, timestamps=np.arange(300.0) if "tau" in kw else None)
 
 
-def test_a_tampered_saved_window_is_refused_on_load_naming_it(tmp_path):
-    import json
-
+def test_a_tampered_saved_window_is_refused_on_load_naming_it(tmp_path, edit_config):
     _, noisy, _ = noisy_series("pulse_train", n=400, snr_db=0.0)
     ProjectionFilter(causal=False, window="all", embedding=7, mix=False).fit(noisy).save(
         tmp_path / "f"
     )
-    cfg_path = tmp_path / "f" / "config.json"
-    cfg = json.loads(cfg_path.read_text())
-    cfg["fitted"]["window_"] = "everything"
-    cfg_path.write_text(json.dumps(cfg))
+    edit_config(tmp_path / "f", lambda cfg: cfg["fitted"].update(window_="everything"))
     with pytest.raises(ValueError, match="window_"):
         ProjectionFilter.load(tmp_path / "f")

@@ -3,7 +3,6 @@ aggregate of the candidates SURE scored, and the stacked (convex least-squares) 
 of the best candidates against a target."""
 
 import copy
-import json
 import math
 
 import numpy as np
@@ -190,28 +189,30 @@ def _tamper(component: dict | None = None, **changes):
     ],
 )
 def test_a_tampered_saved_mixture_is_refused_on_load_naming_the_file_and_field(
-    edit, message, fitted, tmp_path
+    edit, message, fitted, tmp_path, edit_config
 ):
     fitted.save(tmp_path / "mix")
-    cfg_path = tmp_path / "mix" / "config.json"
-    cfg = json.loads(cfg_path.read_text())
-    cfg["fitted"]["mixture_"] = edit(cfg["fitted"]["mixture_"])
-    cfg_path.write_text(json.dumps(cfg))
+    edit_config(
+        tmp_path / "mix", lambda cfg: cfg["fitted"].update(mixture_=edit(cfg["fitted"]["mixture_"]))
+    )
     with pytest.raises(ValueError, match=message) as err:
         ProjectionFilter.load(tmp_path / "mix")
     assert str(tmp_path / "mix") in str(err.value)
 
 
-def test_a_saved_mixture_on_a_causal_filter_is_refused(fitted, tmp_path):
+def test_a_saved_mixture_on_a_causal_filter_is_refused(fitted, tmp_path, edit_config):
+    def causal(cfg):
+        cfg["params"]["causal"] = True
+        cfg["fitted"]["mixture_"] = [
+            {**c, "base": None, "base_params": None, "window": windowed(c["window"])}
+            for c in cfg["fitted"]["mixture_"]
+        ]
+
+    def windowed(w):  # settings a causal filter could have: a window of 2 or more samples
+        return 2 if w == "all" else max(w, 2)
+
     fitted.save(tmp_path / "mix")
-    cfg_path = tmp_path / "mix" / "config.json"
-    cfg = json.loads(cfg_path.read_text())
-    cfg["params"]["causal"] = True
-    cfg["fitted"]["mixture_"] = [
-        {**c, "base": None, "base_params": None, "window": max(c["window"], 2)}
-        for c in cfg["fitted"]["mixture_"]
-    ]
-    cfg_path.write_text(json.dumps(cfg))
+    edit_config(tmp_path / "mix", causal)
     with pytest.raises(ValueError, match="only a zero-phase filter"):
         ProjectionFilter.load(tmp_path / "mix")
 

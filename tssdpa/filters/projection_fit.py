@@ -78,7 +78,7 @@ AUTO_DEFAULTS = {"window": 32, "embedding": 1, "degree": 0, "base": None}
 
 def auto_default(name: str, settings: dict):
     """What ``"auto"`` means for setting ``name`` before :meth:`fit`, given the ``settings``
-    resolved so far (the non-local filter's embedding: the middle of its candidates)."""
+    resolved so far (the non-local filter's embedding: 15, a pattern of moderate length)."""
     if name == "embedding" and settings.get("window") == NONLOCAL:
         return NONLOCAL_EMBEDDINGS[1]
     return AUTO_DEFAULTS[name]
