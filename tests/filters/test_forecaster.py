@@ -221,6 +221,57 @@ def test_nested_channel_states_are_checked_on_load(tmp_path):
         ProjectionForecaster.load(tmp_path / "f")
 
 
+def _set_structure_field(field, value):
+    def edit(cfg):
+        for p in cfg["fitted"]["best_params_"].values():
+            p[field] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (_set_structure_field("model", "neural"), "model must be one of"),
+        (_set_structure_field("embedding", 0), "embedding must be"),
+        (_set_structure_field("embedding", "3"), "embedding must be an int"),
+        (_set_structure_field("embedding", 10**9), "longer than the fitted series"),
+        (_set_structure_field("delay", 0), "delay must be"),
+        (_set_structure_field("n_neighbors", 0), "n_neighbors must be"),
+        (_set_structure_field("n_neighbors", 10**9), "n_neighbors 1000000000 exceeds"),
+        (_set_structure_field("bandwidth", -0.5), "bandwidth must be"),
+        (_set_structure_field("sigma", 0.3), "exactly one of bandwidth and sigma"),
+        (_set_structure_field("ridge", float("nan")), "ridge must be"),
+        (_set_structure_field("weight", 1.0), "unknown fields \\['weight'\\]"),
+        (lambda cfg: cfg["fitted"]["best_params_"].pop("2"), "must hold the horizons \\[1, 2\\]"),
+        (lambda cfg: cfg["fitted"]["best_params_"].update({"1": [3]}), "must be an object"),
+    ],
+)
+def test_a_tampered_saved_structure_is_refused_on_load_naming_the_field(
+    edit, message, tmp_path, edit_config
+):
+    y = logistic_map(300, noise=0.01)
+    fc = ProjectionForecaster(horizon=2, embedding=2, model="mean").fit(y)
+    fc.save(tmp_path / "f")
+    edit_config(tmp_path / "f", edit)
+    with pytest.raises(ValueError, match=message):
+        ProjectionForecaster.load(tmp_path / "f")
+
+
+def test_a_saved_forecaster_without_its_training_series_is_refused(tmp_path):
+    from safetensors.numpy import load_file, save_file
+
+    y = logistic_map(300, noise=0.01)
+    ProjectionForecaster(horizon=2).fit(y).save(tmp_path / "f")
+    arrays = load_file(str(tmp_path / "f" / "arrays.safetensors"))
+    save_file(
+        {k: v for k, v in arrays.items() if k != "train_"},
+        str(tmp_path / "f" / "arrays.safetensors"),
+    )
+    with pytest.raises(ValueError, match="missing array 'train_'"):
+        ProjectionForecaster.load(tmp_path / "f")
+
+
 def test_bad_arguments_raise_at_fit_naming_them():
     y = logistic_map(200)
     cases = [

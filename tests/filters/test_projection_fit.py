@@ -292,3 +292,28 @@ def test_a_tampered_saved_window_is_refused_on_load_naming_it(tmp_path, edit_con
     edit_config(tmp_path / "f", lambda cfg: cfg["fitted"].update(window_="everything"))
     with pytest.raises(ValueError, match="window_"):
         ProjectionFilter.load(tmp_path / "f")
+
+
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("sigma_", -1.0, "sigma must be"),
+        ("embedding_", 0, "embedding must be"),
+        ("degree_", -1, "degree must be"),
+        ("decay_", 1.5, "decay must be in"),
+        ("base_", "wavelet", "base must be one of"),
+    ],
+)
+def test_a_tampered_saved_setting_is_refused_on_load_even_under_a_mixture(
+    causal, field, value, message, tmp_path, edit_config
+):
+    """The fitted attributes report the chosen setting: a file may not hold one that could
+    not filter, also where a mixture is what filters."""
+    _, noisy, _ = noisy_series("pulse_train", n=400, snr_db=10.0)
+    f = ProjectionFilter(causal=causal, window=[8, 16], embedding=[1, 3]).fit(noisy)
+    assert (f.mixture_ is not None) == (not causal)
+    f.save(tmp_path / "f")
+    edit_config(tmp_path / "f", lambda cfg: cfg["fitted"].update({field: value}))
+    with pytest.raises(ValueError, match=f"fitted setting: {message}"):
+        ProjectionFilter.load(tmp_path / "f")

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tssdpa.checks import check_choice, check_int, check_positive
 from tssdpa.signal import neighbours
 from tssdpa.signal.embedding import delay_embedding
 from tssdpa.signal.neighbours import (
@@ -66,6 +67,39 @@ class Structure:
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)  # flat fields: no deep copy needed
+
+    @classmethod
+    def from_saved(cls, p, where: str, max_span: int) -> Structure:
+        """A structure read from a file, checked field by field (a file is not trusted): a
+        known model, integer E, τ >= 1 whose pattern spans at most ``max_span`` samples (the
+        fitted series), 0 <= k <= ``max_span`` (>= 1 for the neighbour models, which need
+        exactly one of bandwidth and sigma), positive finite widths, a finite ridge >= 0."""
+        if not isinstance(p, dict):
+            raise ValueError(f"{where} must be an object, got {p!r}")
+        fields = cls.__dataclass_fields__
+        unknown = sorted(set(p) - set(fields))
+        missing = sorted(f for f in fields if f != "ridge" and f not in p)
+        if unknown or missing:
+            raise ValueError(f"{where}: unknown fields {unknown}, missing fields {missing}")
+        check_choice(p["model"], f"{where}.model", MODELS)
+        E = check_int(p["embedding"], f"{where}.embedding")
+        delay = check_int(p["delay"], f"{where}.delay")
+        if (E - 1) * delay + 1 > max_span:
+            raise ValueError(f"{where}: a pattern of {(E - 1) * delay + 1} samples is longer "
+                             f"than the fitted series ({max_span})")  # fmt: skip
+        neighbour_model = p["model"] in _NEIGHBOUR_MODELS
+        k = check_int(p["n_neighbors"], f"{where}.n_neighbors", minimum=int(neighbour_model))
+        if k > max_span:
+            raise ValueError(f"{where}.n_neighbors {k} exceeds the fitted series ({max_span})")
+        widths = {n: p[n] for n in ("bandwidth", "sigma") if p[n] is not None}
+        if neighbour_model and len(widths) != 1:
+            raise ValueError(f"{where}: model {p['model']!r} needs exactly one of bandwidth "
+                             f"and sigma, got {widths or 'neither'}")  # fmt: skip
+        widths = {n: check_positive(v, f"{where}.{n}") for n, v in widths.items()}
+        ridge = p.get("ridge")
+        if ridge is not None:
+            ridge = check_positive(ridge, f"{where}.ridge", allow_zero=True)
+        return cls(E, delay, k, widths.get("bandwidth"), widths.get("sigma"), p["model"], ridge)
 
 
 def anchor_horizons(H: int, n: int = 12) -> list[int]:

@@ -323,16 +323,17 @@ class ProjectionForecaster(Forecaster):
         return fitted, arrays
 
     def _set_state(self, fitted, arrays):
-        from tssdpa.estimators.persistence import check_fitted
+        from tssdpa.estimators.persistence import check_fitted, require
 
         fitted = dict(fitted)
         models = fitted.pop("channel_models_", None)
         best = fitted.pop("best_params_", None)
         own = {k: v for k, v in arrays.items() if not k.startswith("channel_")}
+        require(own, *(self._array_schema if best is not None else ("train_",)))
         super()._set_state(fitted, own)
         self.channel_models_ = None
         if best is not None:
-            self.structures_ = {int(h): Structure(**p) for h, p in best.items()}
+            self.structures_ = self._saved_structures(best)
             self.best_params_ = {h: s.as_dict() for h, s in self.structures_.items()}
         if not models:
             return
@@ -350,6 +351,15 @@ class ProjectionForecaster(Forecaster):
             m._set_state(sub_fitted, sub)
             self.channel_models_.append(m)
         self.best_params_ = [m.best_params_ for m in self.channel_models_]
+
+    def _saved_structures(self, best: dict) -> dict[int, Structure]:
+        """The structures of a file's ``best_params_``: one per anchor horizon of
+        ``horizon``, each checked against the fitted series."""
+        want = anchor_horizons(self.horizon)
+        if sorted(best) != sorted(str(h) for h in want):
+            raise ValueError(f"best_params_ must hold the horizons {want}, got {list(best)}")
+        span = len(self.train_)
+        return {h: Structure.from_saved(best[str(h)], f"best_params_[{h}]", span) for h in want}
 
     @classmethod
     def _array_allowed(cls, key: str) -> bool:

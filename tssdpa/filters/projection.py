@@ -12,14 +12,14 @@ from tssdpa.estimators.base import Denoiser, target_like
 from tssdpa.filters import projection_fit as fitting
 from tssdpa.filters.projection_features import RandomFeatureRecursion
 from tssdpa.filters.projection_fit import AUTO, auto_default, choose_settings
-from tssdpa.filters.projection_mixture import check_mixture, component_outputs, mixture_output
-from tssdpa.signal.features import feature_filter, initial_feature_state
-from tssdpa.signal.lagfilter import (
-    check_sample_times,
-    resolve_spec,
-    run_causal,
-    step_newest,
+from tssdpa.filters.projection_mixture import (
+    check_fitted_setting,
+    check_mixture,
+    component_outputs,
+    mixture_output,
 )
+from tssdpa.signal.features import feature_filter, initial_feature_state
+from tssdpa.signal.lagfilter import check_sample_times, resolve_spec, run_causal, step_newest
 from tssdpa.signal.lowpass import check_lowpass
 from tssdpa.signal.missing import check_not_all_missing, fill_backward
 
@@ -494,4 +494,5 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         "n_channels_": (int,),
     }
     _array_schema = ("center_", "spread_", "features_", "feature_logw_")
-    _fitted_checks = {"mixture_": check_mixture, "window_": fitting.check_fitted_window}
+    _fitted_checks = {"mixture_": check_mixture, "window_": fitting.check_fitted_window,
+                      "sigma_": check_fitted_setting}  # fmt: skip

@@ -109,6 +109,28 @@ def settings_of(component: dict) -> dict:
     return {k: v for k, v in component.items() if k != "weight"}
 
 
+def check_setting(filt, setting: dict) -> None:
+    """``setting`` (base, base_params, window, embedding, decay, degree, sigma) valid for
+    ``filt``; ``TypeError`` / ``ValueError`` naming what is not."""
+    base, _ = filt._base(**setting)
+    if base is None and (setting["window"] == 0 or setting["base_params"] is not None):
+        raise ValueError("window 0 and base_params need base='butterworth'")
+    if setting["window"] != 0:
+        filt._spec(**setting)
+
+
+def check_fitted_setting(filt, sigma):
+    """On load: the fitted setting (``window_``, ``embedding_``, ..., ``sigma_``) valid for
+    ``filt``, as every mixture component is -- also where a mixture is what filters, since
+    the fitted attributes report the chosen setting. Keyed on ``sigma_``, which every fitted
+    filter has, so that it runs once, after every fitted attribute is set. Returns sigma."""
+    try:
+        check_setting(filt, filt._settings())
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"fitted setting: {exc}") from None
+    return sigma
+
+
 def check_mixture(filt, components, name: str = "mixture_"):
     """``components`` (a fitted ``mixture_``, perhaps read from a file) checked against
     ``filt``: None, or a list of 2 to ``MAX_MIXTURE`` dicts of exactly the settings and a
@@ -131,12 +153,7 @@ def check_mixture(filt, components, name: str = "mixture_"):
             raise ValueError(f"{where}['weight'] must be a finite number >= 0, got {w!r}")
         total += w
         try:
-            setting = settings_of(c)
-            base, _ = filt._base(**setting)
-            if base is None and (setting["window"] == 0 or setting["base_params"] is not None):
-                raise ValueError("window 0 and base_params need base='butterworth'")
-            if setting["window"] != 0:
-                filt._spec(**setting)
+            check_setting(filt, settings_of(c))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{where}: {exc}") from None
     if not abs(total - 1.0) <= 1e-9:
