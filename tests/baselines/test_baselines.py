@@ -117,6 +117,20 @@ def test_wiener_fir_recovers_known_filter():
     np.testing.assert_allclose(f.coef_[0], h, atol=1e-3)  # edge padding differs
 
 
+def test_wiener_fir_ignores_missing_target_samples_instead_of_fitting_nan_taps():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(3000)
+    h = np.array([0.5, 0.3, -0.2, 0.1])
+    s = signal.lfilter(h, [1.0], x)
+    gappy = s.copy()
+    gappy[[10, 500, 501, 2000]] = np.nan
+    f = B.WienerFIRFilter(4, ridge=0.0).fit(x, target=gappy)
+    np.testing.assert_allclose(f.coef_[0], h, atol=1e-3)
+    assert np.isfinite(f.filter(x)).all()
+    with pytest.raises(ValueError, match="target channel 0 has 3 finite samples"):
+        B.WienerFIRFilter(4).fit(x[:10], target=np.r_[s[:3], np.full(7, np.nan)])
+
+
 def test_kalman_handles_missing_values(series):
     clean, noisy = series
     x = noisy.copy()

@@ -272,6 +272,24 @@ def test_a_saved_forecaster_without_its_training_series_is_refused(tmp_path):
         ProjectionForecaster.load(tmp_path / "f")
 
 
+@pytest.mark.parametrize(
+    "name, value, message",
+    [
+        ("scale_", np.ones(3), "scale_ must hold one value per channel, each > 0"),
+        ("scale_", np.zeros(1), "scale_ must hold one value per channel, each > 0"),
+        ("mean_", np.full(1, np.nan), "array 'mean_' holds NaN"),
+    ],
+)
+def test_a_tampered_saved_standardisation_is_refused_naming_it(name, value, message, tmp_path):
+    from safetensors.numpy import load_file, save_file
+
+    ProjectionForecaster(horizon=2).fit(logistic_map(300, noise=0.01)).save(tmp_path / "f")
+    path = str(tmp_path / "f" / "arrays.safetensors")
+    save_file({**load_file(path), name: value}, path)
+    with pytest.raises(ValueError, match=message):
+        ProjectionForecaster.load(tmp_path / "f")
+
+
 def test_bad_arguments_raise_at_fit_naming_them():
     y = logistic_map(200)
     cases = [

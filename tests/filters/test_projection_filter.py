@@ -341,6 +341,28 @@ def test_save_load_round_trip(tmp_path):
     ]
 
 
+@pytest.mark.parametrize(
+    "name, value, message",
+    [
+        ("spread_", np.zeros(1), "spread_ must hold one value per channel, each > 0"),
+        ("center_", np.zeros(4), "center_ must hold one value per channel"),
+        ("features_", None, "array 'features_' holds NaN"),
+    ],
+)
+def test_a_tampered_saved_array_is_refused_naming_it(name, value, message, tmp_path):
+    from safetensors.numpy import load_file, save_file
+
+    _, noisy = noisy_square(400)
+    f = ProjectionFilter(window=None, decay=0.9, recurrent="features", n_features=16)
+    f.fit(noisy).save(tmp_path / "f")
+    path = str(tmp_path / "f" / "arrays.safetensors")
+    arrays = load_file(path)
+    value = np.full_like(arrays[name], np.nan) if value is None else value
+    save_file({**arrays, name: value}, path)
+    with pytest.raises(ValueError, match=message):
+        ProjectionFilter.load(tmp_path / "f")
+
+
 def test_get_set_params():
     f = ProjectionFilter(window=8)
     assert f.get_params()["window"] == 8

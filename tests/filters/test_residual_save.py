@@ -96,3 +96,62 @@ def test_the_nested_base_state_is_checked_against_the_base_schema(cls, tmp_path)
     cfg_path.write_text(json.dumps(cfg))
     with pytest.raises(ValueError, match="base_"):
         cls.load(tmp_path / "e")
+
+
+def _tamper_arrays(folder, change) -> None:
+    path = folder / "arrays.safetensors"
+    arrays = load_file(str(path))
+    change(arrays)
+    save_file(arrays, str(path))
+
+
+def test_nan_in_any_fitted_value_is_refused_naming_the_array(fitted, tmp_path):
+    """A NaN coefficient would load and then make every output NaN; only the training
+    series (its gaps) and a channel without a null distance may hold NaN."""
+    fitted.save(tmp_path / "e")
+    names = load_file(str(tmp_path / "e" / "arrays.safetensors"))
+    for name in sorted(names):
+        if name.rsplit(".", 1)[-1] in ("train_", "null_distance_"):
+            continue
+        fitted.save(tmp_path / name)
+        _tamper_arrays(tmp_path / name, lambda a, n=name: a.update({n: np.full_like(a[n], np.nan)}))
+        with pytest.raises(ValueError, match=f"array '{name}' holds NaN"):
+            type(fitted).load(tmp_path / name)
+
+
+def test_a_training_series_of_other_channels_or_without_a_sample_is_refused(fitted, tmp_path):
+    fitted.save(tmp_path / "e")
+    arrays = load_file(str(tmp_path / "e" / "arrays.safetensors"))
+    trains = [n for n in sorted(arrays) if n.rsplit(".", 1)[-1] == "train_"]
+    if not trains:
+        pytest.skip(f"{type(fitted).__name__} keeps no training series")
+    for name in trains:
+        C = arrays[name].shape[1]
+        for bad, message in (
+            (np.zeros((50, C + 3)), "train_ must be"),
+            (np.full((50, C), np.nan), "no finite sample"),
+        ):
+            fitted.save(tmp_path / "t")
+            _tamper_arrays(tmp_path / "t", lambda a, n=name, b=bad: a.update({n: b}))
+            with pytest.raises(ValueError, match=message):
+                type(fitted).load(tmp_path / "t")
+
+
+def test_a_zero_scale_or_kernel_width_is_refused(tmp_path):
+    est = _fit(SAVEABLE["residual_filter"]())
+    for name in ("scale_", "sigma_"):
+        est.save(tmp_path / name)
+        _tamper_arrays(tmp_path / name, lambda a, n=name: a.update({n: np.zeros_like(a[n])}))
+        with pytest.raises(ValueError, match=f"{name} must be > 0"):
+            ResidualProjectionFilter.load(tmp_path / name)
+
+
+def test_a_residual_library_of_another_pattern_length_is_refused(tmp_path):
+    est = _fit(SAVEABLE["residual_forecaster_autoreg"]())
+    est.save(tmp_path / "e")
+    _tamper_arrays(
+        tmp_path / "e",
+        lambda a: a.update({"library_keys": np.zeros(a["library_keys"].shape[:2] + (9,))}),
+    )
+    with pytest.raises(ValueError, match="library_keys must be"):
+        ResidualProjectionForecaster.load(tmp_path / "e")

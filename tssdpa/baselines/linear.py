@@ -220,7 +220,14 @@ class WienerFIRFilter(Denoiser):
                 s = a[:, c]
                 mask = np.ones(X.shape[1], bool)
                 mask[ahead] = False
-            Xm = X[:, mask]
+            # a missing target sample is no equation (the input's gaps were filled above)
+            known = np.isfinite(s)
+            if known.sum() <= mask.sum():
+                raise ValueError(
+                    f"target channel {c} has {int(known.sum())} finite samples; the filter "
+                    f"has {int(mask.sum())} taps to fit"
+                )
+            Xm, s = X[known][:, mask], s[known]
             mx, ms = Xm.mean(0), s.mean()
             Xc = Xm - mx
             G = Xc.T @ Xc + self.ridge * len(Xc) * np.eye(Xc.shape[1])

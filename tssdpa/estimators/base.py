@@ -82,6 +82,11 @@ class Estimator:
     _fitted_checks: ClassVar[dict[str, Callable]] = {}
     #: persistence schema: fitted numpy arrays kept in the safetensors file (all optional)
     _array_schema: ClassVar[tuple[str, ...]] = ()
+    #: saved arrays that may hold NaN (by name, also nested: ``base_.train_``): the training
+    #: series keeps its gaps; every other fitted value is a number, never missing
+    _arrays_with_nan: ClassVar[tuple[str, ...]] = ("train_",)
+    #: saved per-channel arrays, shape (n_channels_,): name -> whether it must be > 0 (a scale)
+    _channel_arrays: ClassVar[dict[str, bool]] = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -188,11 +193,27 @@ class Estimator:
     def _set_state(self, fitted: dict, arrays: dict) -> None:
         """Inverse of :meth:`_state` (values already checked against the schema; those named
         in ``_fitted_checks`` also by their check, ``check(estimator, value) -> value``)."""
+        C = fitted.get("n_channels_")
+        if "train_" in arrays:
+            check_train(arrays["train_"], C)
+        for name, positive in self._channel_arrays.items():
+            v = arrays.get(name)
+            if v is not None and (v.shape != (C,) or (positive and not (v > 0).all())):
+                rule = "one value per channel" + (", each > 0" if positive else "")
+                raise ValueError(f"{name} must hold {rule} (n_channels_={C}), got {v}")
         for k, v in {**fitted, **arrays}.items():
             setattr(self, k, v)
         for k, check in self._fitted_checks.items():
             if k in fitted:
                 setattr(self, k, check(self, fitted[k]))
+
+
+def check_train(train: np.ndarray, n_channels) -> None:
+    """A saved training series: (samples, channels), its channels those of the fit."""
+    if train.ndim != 2 or (n_channels is not None and train.shape[1] != n_channels):
+        raise ValueError(f"train_ must be (samples, n_channels_={n_channels}), got {train.shape}")
+    if not np.isfinite(train).any():
+        raise ValueError("train_ holds no finite sample")
 
 
 class Denoiser(Estimator):

@@ -185,9 +185,13 @@ def load(cls, path):
             arrays = load_file(str(arr_path))
         except (SafetensorError, OSError, ValueError) as exc:
             raise ValueError(f"{arr_path} is not a readable safetensors file: {exc}") from None
-    for k in arrays:
+    for k, v in arrays.items():
         if not cls._array_allowed(k):
             raise ValueError(f"{arr_path}: unknown array {k!r} for {cls.__name__}")
+        # NaN in a coefficient would load and then turn every output into NaN, silently
+        nan_ok = k.rsplit(".", 1)[-1] in cls._arrays_with_nan
+        if v.dtype.kind == "f" and not nan_ok and np.isnan(v).any():
+            raise ValueError(f"{arr_path}: array {k!r} holds NaN (a fitted value, never missing)")
     obj = cls(**params)
     try:
         obj._validate_params()  # the same checks as fit: a file holds no unchecked setting

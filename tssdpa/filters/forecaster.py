@@ -307,6 +307,7 @@ class ProjectionForecaster(Forecaster):
         "channel_models_": (list, dict, type(None)),
     }
     _array_schema = ("mean_", "scale_", "train_")
+    _channel_arrays = {"mean_": False, "scale_": True}
 
     def _state(self):
         fitted, arrays = super()._state()

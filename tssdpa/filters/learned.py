@@ -241,6 +241,7 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
         "attention".split()
     )
     _legacy_arrays = {"series_": "train_"}
+    _arrays_with_nan = ("train_", "series_")
 
     def __init__(
         self, lookback=336, horizon=96, channel_independent=True, moving_average=25, patch_len=16,

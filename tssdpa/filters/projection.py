@@ -494,5 +494,6 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         "n_channels_": (int,),
     }
     _array_schema = ("center_", "spread_", "features_", "feature_logw_")
+    _channel_arrays = {"center_": False, "spread_": True}
     _fitted_checks = {"mixture_": check_mixture, "window_": fitting.check_fitted_window,
                       "sigma_": check_fitted_setting}  # fmt: skip

@@ -23,7 +23,7 @@ import numpy as np
 
 from tssdpa.baselines.forecasters import AutoRegForecaster, DLinearForecaster
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
-from tssdpa.estimators.base import Forecaster
+from tssdpa.estimators.base import Forecaster, check_train
 from tssdpa.estimators.persistence import nest, require, unnest
 from tssdpa.estimators.selection import choose_correction, sigma_candidates, sigma_grid
 from tssdpa.signal.embedding import delay_embedding, standardise
@@ -326,10 +326,16 @@ class ResidualProjectionForecaster(Forecaster):
         self.train_, self.mean_, self.scale_ = require(own, "train_", "mean_", "scale_")
         self.n_channels_ = fitted["n_channels_"]
         C, H = self.n_channels_, self.horizon
+        check_train(self.train_, C)
+        if self.mean_.shape != (C,) or self.scale_.shape != (C,) or not (self.scale_ > 0).all():
+            raise ValueError(f"mean_ and scale_ must be ({C},), scale_ > 0")
         if sigma.shape != (H, C) or alpha.shape != (H, C):
             raise ValueError(f"sigma_ and alpha_ must be (horizon, channels) = {(H, C)}")
-        if len(keys) != len(resid) or resid.shape[1:] != (H, C):
-            raise ValueError("library_keys and library_residuals do not match")
+        # (patterns, G, D): one joint pattern of every channel, or one per channel
+        G, D = (C, self.embedding) if self.channel_independent else (1, self.embedding * C)
+        if keys.shape[1:] != (G, D) or len(keys) != len(resid) or resid.shape[1:] != (H, C):
+            raise ValueError(f"library_keys must be (patterns, {G}, {D}), library_residuals "
+                             f"(patterns, {H}, {C}); got {keys.shape}, {resid.shape}")  # fmt: skip
         self.sigma_, self.alpha_, self.library_ = sigma, alpha, (keys, resid)
         self.null_distance_ = fitted.get("null_distance_")
         self.base_ = unnest(self._make_base(), fitted, arrays, "base_")

@@ -188,6 +188,7 @@ class ResidualProjectionFilter(Denoiser):
 
     # ---------------------------------------------------------------- persistence
     _fitted_schema = {"n_channels_": (int,), "base_": (dict,)}
+    _arrays_with_nan = ("null_distance_",)  # NaN: no null distance for that channel
 
     @classmethod
     def _array_allowed(cls, key: str) -> bool:
@@ -213,6 +214,8 @@ class ResidualProjectionFilter(Denoiser):
         for k, v in zip(own, require(arrays, *own)):
             if v.shape != (C,):
                 raise ValueError(f"{k} must have one value per channel ({C}), got {v.shape}")
+            if k in ("scale_", "sigma_") and not (v > 0).all():  # divisors
+                raise ValueError(f"{k} must be > 0, got {v}")
             setattr(self, k, v)
         self.library_ = []
         for c in range(C):
