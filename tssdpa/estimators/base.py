@@ -190,30 +190,29 @@ class Estimator:
         arrays = {k: np.asarray(getattr(self, k)) for k in self._array_schema if hasattr(self, k)}
         return fitted, arrays
 
-    def _set_state(self, fitted: dict, arrays: dict) -> None:
-        """Inverse of :meth:`_state` (values already checked against the schema; those named
-        in ``_fitted_checks`` also by their check, ``check(estimator, value) -> value``)."""
-        C = fitted.get("n_channels_")
-        if "train_" in arrays:
-            check_train(arrays["train_"], C)
+    def _check_saved_arrays(self, C, arrays: dict) -> None:
+        """The training series (samples, C) with a finite sample; the ``_channel_arrays``
+        one value per channel, the scales > 0."""
+        train = arrays.get("train_")
+        if train is not None and (train.ndim != 2 or (C is not None and train.shape[1] != C)):
+            raise ValueError(f"train_ must be (samples, n_channels_={C}), got {train.shape}")
+        if train is not None and not np.isfinite(train).any():
+            raise ValueError("train_ holds no finite sample")
         for name, positive in self._channel_arrays.items():
             v = arrays.get(name)
             if v is not None and (v.shape != (C,) or (positive and not (v > 0).all())):
                 rule = "one value per channel" + (", each > 0" if positive else "")
                 raise ValueError(f"{name} must hold {rule} (n_channels_={C}), got {v}")
+
+    def _set_state(self, fitted: dict, arrays: dict) -> None:
+        """Inverse of :meth:`_state` (values already checked against the schema; those named
+        in ``_fitted_checks`` also by their check, ``check(estimator, value) -> value``)."""
+        self._check_saved_arrays(fitted.get("n_channels_"), arrays)
         for k, v in {**fitted, **arrays}.items():
             setattr(self, k, v)
         for k, check in self._fitted_checks.items():
             if k in fitted:
                 setattr(self, k, check(self, fitted[k]))
-
-
-def check_train(train: np.ndarray, n_channels) -> None:
-    """A saved training series: (samples, channels), its channels those of the fit."""
-    if train.ndim != 2 or (n_channels is not None and train.shape[1] != n_channels):
-        raise ValueError(f"train_ must be (samples, n_channels_={n_channels}), got {train.shape}")
-    if not np.isfinite(train).any():
-        raise ValueError("train_ holds no finite sample")
 
 
 class Denoiser(Estimator):

@@ -23,7 +23,7 @@ import numpy as np
 
 from tssdpa.baselines.forecasters import AutoRegForecaster, DLinearForecaster
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
-from tssdpa.estimators.base import Forecaster, check_train
+from tssdpa.estimators.base import Forecaster
 from tssdpa.estimators.persistence import nest, require, unnest
 from tssdpa.estimators.selection import choose_correction, sigma_candidates, sigma_grid
 from tssdpa.signal.embedding import delay_embedding, standardise
@@ -289,6 +289,7 @@ class ResidualProjectionForecaster(Forecaster):
         return out
 
     # ---------------------------------------------------------------- persistence
+    _channel_arrays = {"mean_": False, "scale_": True}
     _fitted_schema = {
         "n_channels_": (int,),
         "null_distance_": (list, float, type(None)),
@@ -326,9 +327,7 @@ class ResidualProjectionForecaster(Forecaster):
         self.train_, self.mean_, self.scale_ = require(own, "train_", "mean_", "scale_")
         self.n_channels_ = fitted["n_channels_"]
         C, H = self.n_channels_, self.horizon
-        check_train(self.train_, C)
-        if self.mean_.shape != (C,) or self.scale_.shape != (C,) or not (self.scale_ > 0).all():
-            raise ValueError(f"mean_ and scale_ must be ({C},), scale_ > 0")
+        self._check_saved_arrays(C, own)
         if sigma.shape != (H, C) or alpha.shape != (H, C):
             raise ValueError(f"sigma_ and alpha_ must be (horizon, channels) = {(H, C)}")
         # (patterns, G, D): one joint pattern of every channel, or one per channel

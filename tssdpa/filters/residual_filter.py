@@ -188,7 +188,7 @@ class ResidualProjectionFilter(Denoiser):
 
     # ---------------------------------------------------------------- persistence
     _fitted_schema = {"n_channels_": (int,), "base_": (dict,)}
-    _arrays_with_nan = ("null_distance_",)  # NaN: no null distance for that channel
+    _arrays_with_nan = ("train_", "null_distance_")  # NaN: no null distance for that channel
 
     @classmethod
     def _array_allowed(cls, key: str) -> bool:
