@@ -317,3 +317,33 @@ def test_a_tampered_saved_setting_is_refused_on_load_even_under_a_mixture(
     edit_config(tmp_path / "f", lambda cfg: cfg["fitted"].update({field: value}))
     with pytest.raises(ValueError, match=f"fitted setting: {message}"):
         ProjectionFilter.load(tmp_path / "f")
+
+
+@pytest.mark.parametrize(
+    "kw, exc, message",
+    [
+        ({"degree": [0, -1]}, ValueError, "degree must be an integer >= 0"),
+        ({"degree": [0, 2.5]}, TypeError, "degree must be an int"),
+        ({"degree": [0, 50]}, ValueError, "degree must be <= 8"),
+        ({"degree": 9, "window": 64}, ValueError, "degree must be <= 8"),
+        ({"sigma": [1.0, -1.0]}, ValueError, "sigma must be a number > 0"),
+        ({"window": []}, ValueError, "window is an empty list of candidates"),
+        ({"degree": ()}, ValueError, "degree is an empty list of candidates"),
+    ],
+)
+def test_bad_candidate_lists_are_refused_at_fit_naming_the_setting(kw, exc, message):
+    _, noisy, _ = noisy_series("lorenz", n=300)
+    with pytest.raises(exc, match=message):
+        ProjectionFilter(**kw).fit(noisy)
+
+
+def test_the_highest_allowed_degree_still_reproduces_a_polynomial_of_that_degree():
+    """Degree 8 is within float64's reach (the cap is not too tight): a noiseless polynomial
+    of degree 8 passes the zero-phase uniform-kernel filter unchanged away from the ends."""
+    from tssdpa.signal.lagfilter import MAX_DEGREE
+
+    t = np.linspace(-1, 1, 400)
+    x = np.polynomial.polynomial.polyval(t, np.arange(1, MAX_DEGREE + 2) / 10)
+    f = ProjectionFilter(causal=False, window=40, degree=MAX_DEGREE, sigma=np.inf, mix=False)
+    y = np.asarray(f.fit(x).filter(x))
+    np.testing.assert_allclose(y[40:-40], x[40:-40], atol=1e-6 * np.abs(x).max())

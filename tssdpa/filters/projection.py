@@ -56,8 +56,8 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         Delay-embedding length m; ``"auto"`` (default) searches 1, 3, 7 (``window="all"``:
         7, 15, 31, 63) and means 1 (``window="all"``: 15) before :meth:`fit`.
     degree : "auto", int or list of int
-        0: the weighted mean; p: the weighted least-squares polynomial of degree p in the time
-        offset, evaluated at t (follows trends without lag). ``"auto"`` (default) searches
+        0: the weighted mean; p <= 8: the weighted least-squares polynomial of degree p in the
+        time offset, evaluated at t (follows trends without lag). ``"auto"`` (default) searches
         0, 1, 2 (zero-phase 0, 2, 4) and means 0 before :meth:`fit`.
     sigma : float or list of float
         Kernel width used before :meth:`fit`; a list gives the candidates :meth:`fit` tries
@@ -198,6 +198,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         if self.base_params is not None:
             check_lowpass(self.base_params)
         check_choice(self.mix, "mix", (True, False))
+        fitting.check_candidate_lists(self)
         check_positive(self.mix_temperature, "mix_temperature")
 
     def _spec(self, exclude_self=None, **override):

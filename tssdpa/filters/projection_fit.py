@@ -32,6 +32,7 @@ import math
 
 import numpy as np
 
+from tssdpa.checks import check_positive
 from tssdpa.estimators.selection import (
     candidates,
     heldout_mse,
@@ -41,7 +42,7 @@ from tssdpa.estimators.selection import (
     sure_mse,
 )
 from tssdpa.filters.projection_mixture import mixture, stacked_mixture
-from tssdpa.signal.lagfilter import run_offline
+from tssdpa.signal.lagfilter import check_degree, run_offline
 from tssdpa.signal.lowpass import LOWPASS_CUTOFFS, LOWPASS_ORDERS, check_lowpass, zero_phase_lowpass
 from tssdpa.signal.nonlocal_filter import run_nonlocal
 
@@ -107,6 +108,21 @@ def _candidates_of(name: str, value, causal: bool, n: int) -> list:
     if name == "window":  # a window longer than a quarter of the data cannot be judged
         cands = [w for w in cands if w == NONLOCAL or w <= max(cands[0], n // 4)]
     return list(cands)
+
+
+def check_candidate_lists(filt) -> None:
+    """The settings of ``filt`` given as candidate lists: none empty, every degree an int in
+    0 .. MAX_DEGREE, every sigma > 0 (inf: the uniform kernel). Windows, embeddings and
+    decays are checked where the search builds their specs."""
+    for name in ("window", "embedding", "degree", "decay", "sigma"):
+        value = getattr(filt, name)
+        if isinstance(value, (list, tuple, np.ndarray)) and len(value) == 0:
+            raise ValueError(f"{name} is an empty list of candidates")
+    if not (isinstance(filt.degree, str) and filt.degree == AUTO):
+        for d in candidates(filt.degree):
+            check_degree(d)
+    for s in candidates(filt.sigma):
+        check_positive(s, "sigma", allow_inf=True)
 
 
 def base_candidates(filt) -> list:
