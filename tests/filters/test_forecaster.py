@@ -304,6 +304,10 @@ def test_bad_arguments_raise_at_fit_naming_them():
         ({"ridge": float("nan")}, ValueError, "ridge"),
         ({"library_size": 2}, ValueError, "library_size"),
         ({"horizon": 0}, ValueError, "horizon"),
+        ({"embedding": []}, ValueError, "embedding is an empty list"),
+        ({"n_neighbors": []}, ValueError, "n_neighbors is an empty list"),
+        ({"bandwidth": ()}, ValueError, "bandwidth is an empty list"),
+        ({"model": []}, ValueError, "model is an empty list"),
     ]
     for kwargs, exc, name in cases:
         with pytest.raises(exc, match=name):

@@ -23,6 +23,7 @@ from tssdpa.signal.neighbours import loo_neighbours
 
 __all__ = [
     "candidates",
+    "check_no_empty_list",
     "choose_correction",
     "forecast_mse",
     "heldout_mse",
@@ -39,6 +40,15 @@ __all__ = [
 def candidates(value) -> list:
     """A parameter given as one value or as a list / tuple / array of candidates → a list."""
     return list(value) if isinstance(value, (list, tuple, np.ndarray)) else [value]
+
+
+def check_no_empty_list(est, names) -> None:
+    """``ValueError`` naming the first parameter of ``est`` in ``names`` given as an empty
+    list of candidates (there would be nothing to choose from)."""
+    for name in names:
+        value = getattr(est, name)
+        if isinstance(value, (list, tuple, np.ndarray)) and len(value) == 0:
+            raise ValueError(f"{name} is an empty list of candidates")
 
 
 def noise_scale(x2: np.ndarray) -> float:

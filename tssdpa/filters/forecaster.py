@@ -9,7 +9,7 @@ import pandas as pd
 
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
 from tssdpa.estimators.base import Forecaster
-from tssdpa.estimators.selection import candidates
+from tssdpa.estimators.selection import candidates, check_no_empty_list
 from tssdpa.filters.analogues import (
     MODELS,
     RIDGES,
@@ -115,6 +115,8 @@ class ProjectionForecaster(Forecaster):
         self._store(locals())
 
     def _validate_params(self) -> None:
+        check_no_empty_list(self, ("embedding", "delay", "n_neighbors", "bandwidth", "sigma",
+                                   "model", "ridge"))  # fmt: skip
         check_int(self.horizon, "horizon")
         check_int(self.max_embedding, "max_embedding")
         check_int(self.max_fit_samples, "max_fit_samples", minimum=10)

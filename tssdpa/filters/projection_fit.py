@@ -35,6 +35,7 @@ import numpy as np
 from tssdpa.checks import check_positive
 from tssdpa.estimators.selection import (
     candidates,
+    check_no_empty_list,
     heldout_mse,
     noise_level,
     search,
@@ -114,10 +115,7 @@ def check_candidate_lists(filt) -> None:
     """The settings of ``filt`` given as candidate lists: none empty, every degree an int in
     0 .. MAX_DEGREE, every sigma > 0 (inf: the uniform kernel). Windows, embeddings and
     decays are checked where the search builds their specs."""
-    for name in ("window", "embedding", "degree", "decay", "sigma"):
-        value = getattr(filt, name)
-        if isinstance(value, (list, tuple, np.ndarray)) and len(value) == 0:
-            raise ValueError(f"{name} is an empty list of candidates")
+    check_no_empty_list(filt, ("window", "embedding", "degree", "decay", "sigma"))
     if not (isinstance(filt.degree, str) and filt.degree == AUTO):
         for d in candidates(filt.degree):
             check_degree(d)
