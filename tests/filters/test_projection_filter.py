@@ -792,3 +792,15 @@ def test_a_window_longer_than_the_series_is_the_series_length(kw):
 def test_an_embedding_longer_than_the_series_is_refused():
     with pytest.raises(ValueError, match="embedding=60 is longer than the series"):
         ProjectionFilter(window=8, embedding=60, degree=0, sigma=1.0).filter(np.ones(50))
+
+
+@pytest.mark.parametrize("recurrent", [None, "features"])
+def test_step_refuses_a_malformed_state_or_sample_naming_it(recurrent):
+    _, noisy = noisy_square(400)
+    kw = {"window": None, "decay": 0.9, "n_features": 16} if recurrent else {}
+    f = ProjectionFilter(recurrent=recurrent, **kw).fit(noisy)
+    for state in (None, "abc", {"x": 1}, [1.0, 2.0]):
+        with pytest.raises(TypeError, match="state must be what initial_state"):
+            f.step(0.5, state)
+    with pytest.raises(TypeError, match="sample must be a real numeric"):
+        f.step("a", f.initial_state())

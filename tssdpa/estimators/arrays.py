@@ -15,7 +15,7 @@ import pandas as pd
 
 from tssdpa.checks import to_seconds
 
-__all__ = ["ArrayMeta", "as_2d", "restore"]
+__all__ = ["ArrayMeta", "as_2d", "restore", "step_input"]
 
 
 @dataclass
@@ -99,6 +99,18 @@ def _numeric(convert, x, name):
             f"{name} must be a real numeric array, Series, DataFrame or tensor, "
             f"got {type(x).__name__}"
         ) from None
+
+
+def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
+    """A ``step`` call's ``sample`` as float64 and the history array of its ``state`` (the
+    state itself, or the first item of a tuple state), each refused by name if malformed."""
+    s = _numeric(lambda: np.asarray(sample, dtype=np.float64), sample, "sample")
+    hist = state[0] if isinstance(state, tuple) and state else state
+    if not isinstance(hist, np.ndarray) or hist.dtype.kind != "f":
+        raise TypeError(
+            f"state must be what initial_state() or step() returned, got {type(state).__name__}"
+        )
+    return s, hist
 
 
 def restore(y: np.ndarray, meta: ArrayMeta):

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive, to_seconds
-from tssdpa.estimators.arrays import as_2d, restore
+from tssdpa.estimators.arrays import as_2d, restore, step_input
 from tssdpa.estimators.base import Denoiser, target_like
 from tssdpa.filters import projection_fit as fitting
 from tssdpa.filters.projection_features import RandomFeatureRecursion
@@ -422,8 +422,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         compute dtype as :meth:`filter`: with ``dtype="float32"`` both round to float32 and
         agree to a few float32 ulps of the data range (tested: within 1e-6 of the range).
         """
-        s = np.asarray(sample, dtype=np.float64)
-        hist = state[0] if isinstance(state, tuple) else state
+        s, hist = step_input(sample, state)
         C = np.shape(hist)[-1] if np.ndim(hist) == 2 else 1
         empty = C == 1 and np.isnan(hist).all()  # an empty state sizes itself
         if self.recurrent is None and s.size != C and not empty:
