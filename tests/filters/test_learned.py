@@ -337,6 +337,92 @@ def test_load_rejects_arrays_outside_the_schema(fitted_filter, tmp_path):
         LearnedProjectionFilter.load(tmp_path / "lf")
 
 
+def _tamper_arrays(folder, change) -> None:
+    from safetensors.numpy import load_file, save_file
+
+    path = folder / "arrays.safetensors"
+    arrays = load_file(str(path))
+    change(arrays)
+    save_file({k: np.ascontiguousarray(v) for k, v in arrays.items()}, str(path))
+
+
+def _set_array(name, make):
+    def change(arrays):
+        arrays[name] = make(arrays[name])
+
+    return change
+
+
+def _set_fitted(**values):
+    return lambda cfg: cfg["fitted"].update(values)
+
+
+def _set_net_weight(make):
+    """Change the first weight matrix of the net (float32, as trained)."""
+
+    def change(arrays):
+        name = min(k for k in arrays if k.startswith("net.") and k.endswith(".weight"))
+        arrays[name] = make(arrays[name])
+
+    return change
+
+
+@pytest.mark.parametrize("which", ["filter", "forecaster"])
+@pytest.mark.parametrize(
+    "file, edit, message",
+    [
+        ("config", lambda cfg: cfg["fitted"].pop("n_channels_"), "missing fitted 'n_channels_'"),
+        ("config", _set_fitted(n_channels_=0), "n_channels_ must be an integer >= 1"),
+        # refused by the arrays' shapes before a system of 10**9 channels is built
+        ("config", _set_fitted(n_channels_=10**9), "must .*n_channels_=1000000000"),
+        ("config", _set_fitted(split_={"train": "ab", "val": None}), "split_\\['train'\\]"),
+        ("config", _set_fitted(split_={"train": [0, -5], "val": None}), "split_\\['train'\\]"),
+        ("config", _set_fitted(split_={"train": None}), "split_ must have the keys"),
+        ("arrays", lambda a: a.pop("mean_"), "missing array 'mean_'"),
+        ("arrays", _set_array("mean_", lambda v: v[:1]), "mean_ must hold one value per channel"),
+        ("arrays", _set_array("scale_", np.zeros_like), "scale_ must hold .* each > 0"),
+        (
+            "arrays",
+            _set_array("scale_", lambda v: v.astype(np.float32)),
+            "'scale_' must be float64",
+        ),
+        ("arrays", _set_array("mean_", lambda v: v + np.inf), "'mean_' holds inf"),
+        ("arrays", _set_net_weight(lambda v: v.astype(np.int64)), "'net.* must be torch.float32"),
+        ("arrays", _set_net_weight(lambda v: v + np.inf), "'net.* holds inf"),
+    ],
+)
+def test_a_tampered_saved_learned_estimator_is_refused_on_load_naming_the_field(
+    which, file, edit, message, fitted_filter, fitted_forecaster, tmp_path, edit_config
+):
+    """Each of these loaded before, then raised a raw numpy / attribute error, forecast NaN,
+    or filtered with wrong statistics or rounded weights."""
+    est = fitted_filter[0] if which == "filter" else fitted_forecaster[0]
+    est.save(tmp_path / "e")
+    if file == "config":
+        edit_config(tmp_path / "e", edit)
+    else:
+        _tamper_arrays(tmp_path / "e", edit)
+    with pytest.raises(ValueError, match=message):
+        type(est).load(tmp_path / "e")
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda a: a.pop("train_"), "missing array 'train_'"),
+        (_set_array("train_", lambda v: v[:5]), "train_ has 5 samples; predict needs the last 48"),
+    ],
+)
+def test_a_saved_learned_forecaster_without_the_history_predict_needs_is_refused(
+    edit, message, fitted_forecaster, tmp_path
+):
+    fc = fitted_forecaster[0]
+    fc.save(tmp_path / "e")
+    _tamper_arrays(tmp_path / "e", edit)
+    with pytest.raises(ValueError, match=message):
+        LearnedProjectionForecaster.load(tmp_path / "e")
+
+
 def test_learned_fits_do_not_depend_on_the_global_random_state():
     rng = np.random.default_rng(0)
     clean = np.sin(np.arange(400) * 0.1)

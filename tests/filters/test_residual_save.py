@@ -155,3 +155,153 @@ def test_a_residual_library_of_another_pattern_length_is_refused(tmp_path):
     )
     with pytest.raises(ValueError, match="library_keys must be"):
         ResidualProjectionForecaster.load(tmp_path / "e")
+
+
+def _fitted_array_names(est, tmp_path):
+    est.save(tmp_path / "names")
+    return sorted(load_file(str(tmp_path / "names" / "arrays.safetensors")))
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda v: v.astype(np.int64), "must be float64, got int64"),
+        (lambda v: v.astype(bool), "must be float64, got bool"),
+        (lambda v: v.astype(np.float16), "must be float64, got float16"),
+        (lambda v: np.full_like(v, np.inf), "holds inf"),
+    ],
+)
+def test_a_fitted_array_of_another_dtype_or_holding_inf_is_refused_naming_it(
+    fitted, change, message, tmp_path
+):
+    """Each of these loaded before and quietly rounded the output (or made it inf / NaN)."""
+    for name in _fitted_array_names(fitted, tmp_path):
+        fitted.save(tmp_path / name)
+        _tamper_arrays(tmp_path / name, lambda a, n=name: a.update({n: change(a[n])}))
+        named = f"base_: array '{name[6:]}'" if name.startswith("base_.") else f"array '{name}'"
+        with pytest.raises(ValueError, match=f"{named} {message}"):
+            type(fitted).load(tmp_path / name)
+
+
+def test_a_saved_state_without_its_channel_count_is_refused(fitted, tmp_path, edit_config):
+    """It loaded before as an unfitted estimator ("call fit() first" at filter time)."""
+    fitted.save(tmp_path / "e")
+    edit_config(tmp_path / "e", lambda cfg: cfg["fitted"].pop("n_channels_"))
+    with pytest.raises(ValueError, match="missing fitted 'n_channels_'"):
+        type(fitted).load(tmp_path / "e")
+    if "base_" in json.loads((tmp_path / "e" / "config.json").read_text())["fitted"]:
+        fitted.save(tmp_path / "b")
+        edit_config(tmp_path / "b", lambda cfg: cfg["fitted"]["base_"].update(n_channels_=0))
+        with pytest.raises(ValueError, match="base_: n_channels_ must be an integer >= 1"):
+            type(fitted).load(tmp_path / "b")
+
+
+@pytest.mark.parametrize(
+    "name, coefficients",
+    [
+        ("autoreg", ("const_", "coef_")),
+        ("dlinear", ("linear_map_", "bias_")),
+        ("wiener_fir", ("coef_", "intercept_")),
+    ],
+)
+def test_coefficients_of_fewer_channels_than_fitted_are_refused(name, coefficients, tmp_path):
+    """One channel's coefficients for a two-channel fit loaded before, then raised a raw
+    IndexError (or a misleading channel error) on the second channel."""
+    est = _fit(SAVEABLE[name]())
+    est.save(tmp_path / "e")
+    _tamper_arrays(tmp_path / "e", lambda a: a.update({k: a[k][:1] for k in coefficients}))
+    with pytest.raises(ValueError, match="must be \\(n_channels_=2"):
+        type(est).load(tmp_path / "e")
+
+
+@pytest.mark.parametrize("name", sorted(k for k in SAVEABLE if k.startswith("residual")))
+def test_a_base_fitted_on_other_channels_is_refused(name, tmp_path, edit_config):
+    est = _fit(SAVEABLE[name]())
+    est.save(tmp_path / "e")
+    edit_config(tmp_path / "e", lambda cfg: cfg["fitted"]["base_"].update(n_channels_=1))
+    one = {"base_.train_": lambda v: v[:, :1]}
+    _tamper_arrays(
+        tmp_path / "e",
+        lambda a: a.update(
+            {k: one.get(k, lambda v: v[:1])(v) for k, v in a.items() if k.startswith("base_.")}
+        ),
+    )
+    with pytest.raises(ValueError, match="base_ was fitted on 1 channel\\(s\\), not 2"):
+        type(est).load(tmp_path / "e")
+
+
+@pytest.mark.parametrize(
+    "name", ["autoreg", "dlinear", "residual_forecaster_autoreg", "residual_forecaster_dlinear"]
+)
+def test_a_saved_forecaster_without_the_history_predict_needs_is_refused(name, tmp_path):
+    """Without ``train_`` predict raised a raw AttributeError; with too short a one it
+    forecast NaN."""
+    est = _fit(SAVEABLE[name]())
+    est.save(tmp_path / "missing")
+    _tamper_arrays(tmp_path / "missing", lambda a: a.pop("train_"))
+    with pytest.raises(ValueError, match="missing array 'train_'"):
+        type(est).load(tmp_path / "missing")
+    est.save(tmp_path / "short")
+    _tamper_arrays(tmp_path / "short", lambda a: a.update(train_=a["train_"][:2]))
+    with pytest.raises(ValueError, match="train_ has 2 samples; predict needs the last"):
+        type(est).load(tmp_path / "short")
+
+
+def _set_fitted(name, value):
+    return lambda cfg: cfg["fitted"].update({name: value})
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (_set_fitted("null_distance_", 0.5), "null_distance_ must be a list of 1"),
+        (_set_fitted("null_distance_", [1.0, 2.0]), "null_distance_ must be a list of 1"),
+        (_set_fitted("null_distance_", None), "null_distance_ must be a list of 1"),
+        (_set_fitted("null_distance_", [-1.0]), "null_distance_\\[0\\] must be a finite number"),
+        (_set_fitted("null_distance_", [0]), "null_distance_\\[0\\] must be a finite number"),
+        (_set_fitted("null_distance_", [float("nan")]), "null_distance_\\[0\\] must be"),
+        (lambda cfg: cfg["fitted"].pop("null_distance_"), "missing fitted 'null_distance_'"),
+    ],
+)
+def test_a_tampered_saved_fade_radius_is_refused_on_load_naming_it(
+    edit, message, tmp_path, edit_config
+):
+    """A bare number raised a raw TypeError at forecast time; a wrong count an IndexError;
+    zero, negative or NaN radii, or none at all, changed the forecasts silently."""
+    est = _fit(SAVEABLE["residual_forecaster_autoreg"]())
+    est.save(tmp_path / "e")
+    edit_config(tmp_path / "e", edit)
+    with pytest.raises(ValueError, match=message):
+        ResidualProjectionForecaster.load(tmp_path / "e")
+
+
+@pytest.mark.parametrize(
+    "name, array, value, message",
+    [
+        ("residual_forecaster_autoreg", "alpha_", 1.5, "alpha_ in \\[0, 1\\]"),
+        ("residual_forecaster_autoreg", "alpha_", -0.5, "alpha_ in \\[0, 1\\]"),
+        ("residual_forecaster_autoreg", "sigma_", 0.0, "sigma_ must be > 0"),
+        ("residual_filter", "alpha_", 1.5, "alpha_ must be in \\[0, 1\\]"),
+        ("residual_filter", "null_distance_", -1.0, "null_distance_ must be > 0 or NaN"),
+        ("residual_filter", "null_distance_", 0.0, "null_distance_ must be > 0 or NaN"),
+    ],
+)
+def test_a_tampered_saved_shrinkage_or_radius_is_refused_on_load_naming_it(
+    name, array, value, message, tmp_path
+):
+    """A shrinkage outside [0, 1] amplified or flipped the correction, a zero kernel width
+    divided by zero, a radius <= 0 shrank every correction: all loaded before."""
+    est = _fit(SAVEABLE[name]())
+    est.save(tmp_path / "e")
+    _tamper_arrays(tmp_path / "e", lambda a: a.update({array: np.full_like(a[array], value)}))
+    with pytest.raises(ValueError, match=message):
+        type(est).load(tmp_path / "e")
+
+
+def test_a_library_of_a_channel_the_filter_does_not_have_is_refused(tmp_path):
+    """It was ignored before: a file with more libraries than channels is not one fit wrote."""
+    est = _fit(SAVEABLE["residual_filter"]())
+    est.save(tmp_path / "e")
+    _tamper_arrays(tmp_path / "e", lambda a: a.update({"library_keys.5": a["library_keys.0"]}))
+    with pytest.raises(ValueError, match="'library_keys.5' is not a library of the 2 channel"):
+        ResidualProjectionFilter.load(tmp_path / "e")

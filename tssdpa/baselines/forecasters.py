@@ -10,7 +10,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from tssdpa.checks import check_choice, check_int, check_positive
 from tssdpa.estimators.base import Forecaster
-from tssdpa.estimators.persistence import require
+from tssdpa.estimators.persistence import check_context, require_floats, saved_channels
 from tssdpa.signal.missing import fill_missing
 
 __all__ = [
@@ -109,10 +109,13 @@ class AutoRegForecaster(Forecaster):
         return fitted, arrays
 
     def _set_state(self, fitted, arrays):
-        const, coef = require(arrays, "const_", "coef_")
-        super()._set_state(fitted, {"train_": arrays["train_"]} if "train_" in arrays else {})
-        if coef.ndim != 2 or len(const) != len(coef) or coef.shape[1] != self.lags:
-            raise ValueError(f"coef_ must be (channels, lags={self.lags}), got {coef.shape}")
+        C = saved_channels(fitted)
+        const, coef, train = require_floats(arrays, "const_", "coef_", "train_")
+        super()._set_state(fitted, {"train_": train})
+        check_context(self, train)
+        if coef.shape != (C, self.lags) or const.shape != (C,):
+            raise ValueError(f"coef_ must be (n_channels_={C}, lags={self.lags}) with const_ "
+                             f"({C},); got {coef.shape} and {const.shape}")  # fmt: skip
         self.models_ = [(float(c), p) for c, p in zip(const, coef)]
 
     def _path_1d(self, model, y, horizon):
@@ -265,12 +268,15 @@ class DLinearForecaster(Forecaster):
         return fitted, arrays
 
     def _set_state(self, fitted, arrays):
-        W, b = require(arrays, "linear_map_", "bias_")
-        super()._set_state(fitted, {"train_": arrays["train_"]} if "train_" in arrays else {})
-        if W.shape[1:] != (self.lookback, self.horizon) or b.shape != (len(W), self.horizon):
+        C = saved_channels(fitted)
+        W, b, train = require_floats(arrays, "linear_map_", "bias_", "train_")
+        super()._set_state(fitted, {"train_": train})
+        check_context(self, train)
+        L, H = self.lookback, self.horizon
+        if W.shape != (C, L, H) or b.shape != (C, H):
             raise ValueError(
-                f"linear_map_ must be (channels, {self.lookback}, {self.horizon}) with bias_ "
-                f"(channels, {self.horizon}); got {W.shape} and {b.shape}"
+                f"linear_map_ must be (n_channels_={C}, {L}, {H}) with bias_ ({C}, {H}); "
+                f"got {W.shape} and {b.shape}"
             )
         self.weights_ = list(zip(W, b))
 

@@ -14,7 +14,7 @@ from scipy import signal
 
 from tssdpa.checks import check_fraction, check_int, check_positive
 from tssdpa.estimators.base import Denoiser
-from tssdpa.estimators.persistence import require
+from tssdpa.estimators.persistence import require_floats, saved_channels
 from tssdpa.signal.lowpass import sosfiltfilt_short
 from tssdpa.signal.missing import fill_missing
 
@@ -247,12 +247,13 @@ class WienerFIRFilter(Denoiser):
     _array_schema = ("coef_", "intercept_")
 
     def _set_state(self, fitted, arrays):
-        coef, intercept = require(arrays, "coef_", "intercept_")
+        C = saved_channels(fitted)
+        coef, intercept = require_floats(arrays, "coef_", "intercept_")
         super()._set_state(fitted, {})
         ahead, back = self._lags()
-        if coef.shape[1:] != (ahead + back + 1,) or intercept.shape != (len(coef),):
+        if coef.shape != (C, ahead + back + 1) or intercept.shape != (C,):
             raise ValueError(
-                f"coef_ must be (channels, {ahead + back + 1}) with intercept_ (channels,); "
+                f"coef_ must be (n_channels_={C}, {ahead + back + 1}) with intercept_ ({C},); "
                 f"got {coef.shape} and {intercept.shape}"
             )
         self.coef_, self.intercept_ = list(coef), list(intercept)

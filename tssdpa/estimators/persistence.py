@@ -12,7 +12,9 @@ A saved estimator is a directory with
 be in the class's ``_fitted_schema`` with one of the allowed types, arrays must be allowed by
 its ``_array_allowed``. Anything else, a missing file, malformed JSON or state that cannot be
 restored raises an error that names the file (and the key where there is one). Only classes
-that declare a schema can be saved.
+that declare a schema can be saved. A class's ``_set_state`` checks the values themselves
+with :func:`require` / :func:`require_floats`, :func:`saved_channels` and
+:func:`check_context`: a file that loads gives the outputs of the estimator that wrote it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,21 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["FORMAT", "check_fitted", "jsonable", "load", "nest", "require", "save", "unnest"]
+from tssdpa.checks import check_int
+
+__all__ = [
+    "FORMAT",
+    "check_context",
+    "check_fitted",
+    "jsonable",
+    "load",
+    "nest",
+    "require",
+    "require_floats",
+    "save",
+    "saved_channels",
+    "unnest",
+]
 
 FORMAT = 1
 CONFIG = "config.json"
@@ -144,7 +160,10 @@ def unnest(part, fitted: dict, arrays: dict, name: str):
     for k in sub:
         if not part._array_allowed(k):
             raise ValueError(f"unknown array {prefix + k!r} for {type(part).__name__}")
-    part._set_state(fitted[name], sub)
+    try:
+        part._set_state(fitted[name], sub)
+    except ValueError as exc:  # name the part: the same field may be in the outer state too
+        raise ValueError(f"{name}: {exc}") from exc
     return part
 
 
@@ -154,6 +173,35 @@ def require(arrays: dict, *names: str) -> list:
     if missing:
         raise ValueError(f"missing array {missing[0]!r}")
     return [arrays[n] for n in names]
+
+
+def require_floats(arrays: dict, *names: str) -> list:
+    """The arrays ``names`` of a numpy estimator's saved state: each present, float64 (what
+    ``fit`` computes and :func:`save` writes; integers, booleans or a lower precision would
+    load and quietly change every output) and without ±inf (NaN is checked by :func:`load`)."""
+    out = require(arrays, *names)
+    for n, v in zip(names, out):
+        if v.dtype != np.float64:
+            raise ValueError(f"array {n!r} must be float64, got {v.dtype}")
+        if np.isinf(v).any():
+            raise ValueError(f"array {n!r} holds inf (a fitted value is finite)")
+    return out
+
+
+def saved_channels(fitted: dict) -> int:
+    """The saved ``n_channels_``, present and >= 1: what the per-channel arrays are checked
+    against (without it the estimator would load unfitted)."""
+    if "n_channels_" not in fitted:
+        raise ValueError("missing fitted 'n_channels_'")
+    return check_int(fitted["n_channels_"], "n_channels_")
+
+
+def check_context(forecaster, train) -> None:
+    """A forecaster's saved training series holds the samples ``predict`` starts from (a
+    shorter one would load and then forecast NaN)."""
+    need = forecaster._predict_context()
+    if need is not None and len(train) < need:
+        raise ValueError(f"train_ has {len(train)} samples; predict needs the last {need}")
 
 
 def load(cls, path):

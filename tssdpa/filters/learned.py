@@ -19,6 +19,7 @@ import torch
 from tssdpa.checks import check_choice, check_int, check_number, check_positive
 from tssdpa.estimators.arrays import as_2d, restore
 from tssdpa.estimators.base import Denoiser, Forecaster
+from tssdpa.estimators.persistence import check_context
 from tssdpa.estimators.selection import noise_scale, time_split
 from tssdpa.models.estimator import SystemEstimatorMixin, windows
 
@@ -260,6 +261,10 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
         if not 0.0 <= check_number(self.dropout, "dropout") < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}")
         self._check_training_params()
+
+    def _set_state(self, fitted: dict, arrays: dict) -> None:
+        super()._set_state(fitted, arrays)
+        check_context(self, self.train_)
 
     def _system(self, n_channels: int):
         from tssdpa.models.systems import ForecastingSystem

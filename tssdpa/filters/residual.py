@@ -24,7 +24,13 @@ import numpy as np
 from tssdpa.baselines.forecasters import AutoRegForecaster, DLinearForecaster
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
 from tssdpa.estimators.base import Forecaster
-from tssdpa.estimators.persistence import nest, require, unnest
+from tssdpa.estimators.persistence import (
+    check_context,
+    nest,
+    require_floats,
+    saved_channels,
+    unnest,
+)
 from tssdpa.estimators.selection import choose_correction, sigma_candidates, sigma_grid
 from tssdpa.signal.embedding import delay_embedding, standardise
 from tssdpa.signal.library import kernel_regression, nearest_distance
@@ -321,20 +327,46 @@ class ResidualProjectionForecaster(Forecaster):
 
     def _set_state(self, fitted, arrays):
         own = {k: v for k, v in arrays.items() if not k.startswith("base_.")}
-        keys, resid, sigma, alpha = require(
+        keys, resid, sigma, alpha = require_floats(
             own, "library_keys", "library_residuals", "sigma_", "alpha_"
         )
-        self.train_, self.mean_, self.scale_ = require(own, "train_", "mean_", "scale_")
-        self.n_channels_ = fitted["n_channels_"]
-        C, H = self.n_channels_, self.horizon
+        self.train_, self.mean_, self.scale_ = require_floats(own, "train_", "mean_", "scale_")
+        C = self.n_channels_ = saved_channels(fitted)
+        H = self.horizon
         self._check_saved_arrays(C, own)
+        check_context(self, self.train_)
         if sigma.shape != (H, C) or alpha.shape != (H, C):
             raise ValueError(f"sigma_ and alpha_ must be (horizon, channels) = {(H, C)}")
+        # kernel widths divide; a shrinkage outside [0, 1] would amplify the correction
+        if not ((sigma > 0).all() and ((alpha >= 0) & (alpha <= 1)).all()):
+            raise ValueError(f"sigma_ must be > 0 and alpha_ in [0, 1], got {sigma}, {alpha}")
         # (patterns, G, D): one joint pattern of every channel, or one per channel
         G, D = (C, self.embedding) if self.channel_independent else (1, self.embedding * C)
         if keys.shape[1:] != (G, D) or len(keys) != len(resid) or resid.shape[1:] != (H, C):
             raise ValueError(f"library_keys must be (patterns, {G}, {D}), library_residuals "
                              f"(patterns, {H}, {C}); got {keys.shape}, {resid.shape}")  # fmt: skip
         self.sigma_, self.alpha_, self.library_ = sigma, alpha, (keys, resid)
-        self.null_distance_ = fitted.get("null_distance_")
+        self.null_distance_ = self._saved_null_distance(fitted, G)
         self.base_ = unnest(self._make_base(), fitted, arrays, "base_")
+        if self.base_.n_channels_ != C:
+            raise ValueError(f"base_ was fitted on {self.base_.n_channels_} channel(s), not {C}")
+
+    def _saved_null_distance(self, fitted, G):
+        """None without ``fade``; else one fade radius per pattern group, each None (no fade
+        for that group) or a finite distance > 0, as :func:`_fade_radius` gives."""
+        if "null_distance_" not in fitted:
+            raise ValueError("missing fitted 'null_distance_'")
+        null = fitted["null_distance_"]
+        if self.fade is None:
+            if null is not None:
+                raise ValueError(f"null_distance_ must be None without fade, got {null!r}")
+            return None
+        if not isinstance(null, list) or len(null) != G:
+            raise ValueError(
+                f"null_distance_ must be a list of {G} (one per pattern group) with "
+                f"fade={self.fade}, got {null!r}"
+            )
+        return [
+            None if r is None else check_positive(r, f"null_distance_[{g}]")
+            for g, r in enumerate(null)
+        ]

@@ -14,7 +14,7 @@ import numpy as np
 from tssdpa.baselines.linear import WienerFIRFilter
 from tssdpa.checks import check_fraction, check_int, check_positive
 from tssdpa.estimators.base import Denoiser
-from tssdpa.estimators.persistence import nest, require, unnest
+from tssdpa.estimators.persistence import nest, require_floats, saved_channels, unnest
 from tssdpa.estimators.selection import choose_correction
 from tssdpa.filters.residual import _check_fade, _fade_radius, _sigmas
 from tssdpa.signal.embedding import delay_embedding, standardise
@@ -209,20 +209,34 @@ class ResidualProjectionFilter(Denoiser):
         return fitted, arrays
 
     def _set_state(self, fitted, arrays):
-        C = self.n_channels_ = fitted["n_channels_"]
+        C = self.n_channels_ = saved_channels(fitted)
         own = ("mean_", "scale_", "sigma_", "alpha_", "null_distance_")
-        for k, v in zip(own, require(arrays, *own)):
+        for k, v in zip(own, require_floats(arrays, *own)):
             if v.shape != (C,):
                 raise ValueError(f"{k} must have one value per channel ({C}), got {v.shape}")
             if k in ("scale_", "sigma_") and not (v > 0).all():  # divisors
                 raise ValueError(f"{k} must be > 0, got {v}")
             setattr(self, k, v)
+        # a shrinkage outside [0, 1] would amplify the correction; a fade radius is a
+        # distance > 0 (NaN: no fade for that channel; unused without fade)
+        if not ((self.alpha_ >= 0) & (self.alpha_ <= 1)).all():
+            raise ValueError(f"alpha_ must be in [0, 1], got {self.alpha_}")
+        null = self.null_distance_
+        if self.fade is not None and not (np.isnan(null) | (null > 0)).all():
+            raise ValueError(f"null_distance_ must be > 0 or NaN (no fade), got {null}")
+        libraries = [(f"library_keys.{c}", f"library_residuals.{c}") for c in range(C)]
+        known = {name for pair in libraries for name in pair}
+        extra = sorted(k for k in arrays if k.startswith("library_") and k not in known)
+        if extra:
+            raise ValueError(f"array {extra[0]!r} is not a library of the {C} channel(s)")
         self.library_ = []
-        for c in range(C):
-            K, R = require(arrays, f"library_keys.{c}", f"library_residuals.{c}")
+        for c, names in enumerate(libraries):
+            K, R = require_floats(arrays, *names)
             if K.ndim != 2 or K.shape[1] != self.embedding or R.shape != (len(K), 1):
                 raise ValueError(
                     f"library of channel {c} does not match embedding={self.embedding}"
                 )
             self.library_.append((K, R))
         self.base_ = unnest(self._base(), fitted, arrays, "base_")
+        if self.base_.n_channels_ != C:
+            raise ValueError(f"base_ was fitted on {self.base_.n_channels_} channel(s), not {C}")

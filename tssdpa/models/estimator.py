@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from tssdpa.checks import check_decay, check_fraction, check_int, check_positive
+from tssdpa.estimators.persistence import require_floats, saved_channels
 
 __all__ = ["SystemEstimatorMixin", "windows"]
 
@@ -46,6 +47,7 @@ class SystemEstimatorMixin:
         "split_": (dict,),  # sample ranges of the training and validation parts
     }
     _array_schema: ClassVar[tuple[str, ...]] = ("mean_", "scale_")  # training statistics
+    _channel_arrays: ClassVar[dict[str, bool]] = {"mean_": False, "scale_": True}
     #: estimator parameters passed unchanged to the system (see :meth:`_net_kwargs`)
     _net_params: ClassVar[tuple[str, ...]] = ()
     #: array names of files saved before the unified format -> current names
@@ -120,9 +122,32 @@ class SystemEstimatorMixin:
         rest = {
             self._legacy_arrays.get(k, k): v for k, v in arrays.items() if not k.startswith("net.")
         }
+        # the channels and statistics first: the system is sized by n_channels_
+        C = saved_channels(fitted)
+        require_floats(rest, *self._array_schema)
         super()._set_state(fitted, rest)
-        if "split_" in fitted:  # JSON lists back to (start, stop) tuples
-            self.split_ = {k: None if v is None else tuple(v) for k, v in fitted["split_"].items()}
-        self.system_ = self._system(self.n_channels_)
+        if "split_" in fitted:
+            self.split_ = _saved_split(fitted["split_"])
+        self.system_ = self._system(C)
+        expected = self.system_.net.state_dict()
+        for k, t in net.items():
+            # load_state_dict would cast other dtypes (an int weight: rounded values) silently
+            if k in expected and t.dtype != expected[k].dtype:
+                raise ValueError(f"array 'net.{k}' must be {expected[k].dtype}, got {t.dtype}")
+            if torch.isinf(t).any():
+                raise ValueError(f"array 'net.{k}' holds inf (a trained weight is finite)")
         self.system_.net.load_state_dict(net)
         self.system_.eval()
+
+
+def _saved_split(split: dict) -> dict:
+    """``split_`` from a file: the ``train`` and ``val`` sample ranges, each None or
+    ``(start, stop)`` of ints >= 0 (JSON lists back to tuples)."""
+    if set(split) != {"train", "val"}:
+        raise ValueError(f"split_ must have the keys ['train', 'val'], got {sorted(split)}")
+    out = {}
+    for part, r in split.items():
+        if r is not None and not (isinstance(r, list) and len(r) == 2):
+            raise ValueError(f"split_[{part!r}] must be None or [start, stop], got {r!r}")
+        out[part] = None if r is None else tuple(check_int(i, f"split_[{part!r}]", 0) for i in r)
+    return out
