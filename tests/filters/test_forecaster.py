@@ -82,10 +82,11 @@ def reference_forecast(fc, train, y, h, n_train_rows_in_y):
             out[t] = lin_q + w @ (vals - lin_k)
         else:  # local_linear: weighted ridge regression on [1, key - q]
             A = np.column_stack([np.ones(len(keys)), keys - q])
-            Gl = A.T @ (w[:, None] * A)
-            scale = np.trace(Gl[1:, 1:]) / (A.shape[1] - 1)
-            Gl += np.diag([1e-12] + [ridge * scale + 1e-12] * (A.shape[1] - 1))
-            out[t] = np.linalg.solve(Gl, A.T @ (w * vals))[0]
+            D = A.shape[1] - 1
+            scale = np.sum(w[:, None] * A[:, 1:] ** 2) / D
+            pen = np.sqrt(ridge * scale) * np.eye(D + 1)[1:]  # the slopes' penalty as rows
+            rows = np.vstack([np.sqrt(w)[:, None] * A, pen])
+            out[t] = np.linalg.lstsq(rows, np.r_[np.sqrt(w) * vals, np.zeros(D)], rcond=None)[0][0]
     return out * fc.scale_[0] + fc.mean_[0]
 
 

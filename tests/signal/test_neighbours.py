@@ -114,3 +114,38 @@ def test_local_linear_is_exact_on_a_linear_surface():
     w = np.full((5, 20), 1 / 20)
     got = local_linear(w, neighbours, queries, targets, ridge=1e-12)
     np.testing.assert_allclose(got[:, 0], 2.0 + queries @ np.array([1.5, -0.5]), rtol=1e-8)
+
+
+def test_local_linear_keeps_its_precision_on_a_tight_ill_conditioned_neighbourhood():
+    # keys of a smooth flow: offsets of 1e-3 from the query, spread along a 2-d surface of a
+    # 10-d embedding (the other directions 1e-6 thin). The normal equations with an absolute
+    # 1e-12 on the diagonal acted there as a relative ridge of about 1e-5 and missed the
+    # surface; the exact minimiser at ridge 1e-12 (the loop's SVD solve) reproduces it.
+    rng = np.random.default_rng(7)
+    Q, k, D = 6, 40, 10
+    basis = np.linalg.qr(rng.normal(size=(D, D)))[0]
+    along = rng.normal(size=(Q, k, 2)) * 1e-3
+    thin = rng.normal(size=(Q, k, D - 2)) * 1e-6
+    offsets = np.concatenate([along, thin], axis=2) @ basis.T
+    queries = rng.normal(size=(Q, D))
+    neighbours = queries[:, None, :] + offsets
+    value = lambda p: np.sin(p @ basis[:, 0]) + np.cos(2.0 * (p @ basis[:, 1]))  # noqa: E731
+    targets = value(neighbours)[:, :, None]
+    w = np.full((Q, k), 1.0 / k)
+    got = local_linear(w, neighbours, queries, targets, ridge=1e-12)[:, 0]
+    want = local_linear_reference(w, neighbours, queries, targets, ridge=1e-12)[:, 0]
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    # a locally linear fit of a smooth surface errs by its curvature times the offsets^2
+    np.testing.assert_allclose(got, value(queries), rtol=0, atol=1e-5)
+
+
+def test_local_linear_without_ridge_on_too_few_neighbours_takes_the_minimum_norm_slope():
+    rng = np.random.default_rng(8)
+    Q, k, D = 4, 3, 6  # 3 neighbours cannot determine 6 slopes
+    neighbours, queries = rng.normal(size=(Q, k, D)), rng.normal(size=(Q, D))
+    targets = rng.normal(size=(Q, k, 1))
+    w = rng.uniform(0.2, 1.0, size=(Q, k))
+    got = local_linear(w, neighbours, queries, targets, ridge=0.0)
+    want = local_linear_reference(w, neighbours, queries, targets, ridge=0.0)
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got, want, rtol=1e-8)

@@ -48,7 +48,7 @@ _MODEL_RANK = {"linear": 0, "hybrid": 1, "mean": 2, "local_linear": 3}
 _NEIGHBOUR_MODELS = ("mean", "local_linear", "hybrid")
 #: relative ridges tried by default: nearly none (smooth, nearly noise-free series need
 #: precise slopes) to a firm one (short or noisy series)
-RIDGES = (1e-9, 1e-6, 1e-3)
+RIDGES = (1e-12, 1e-9, 1e-6, 1e-3)
 DEFAULT_RIDGE = 1e-3  # a structure saved without one (version 0.2.0 files)
 
 

@@ -66,8 +66,8 @@ class ProjectionForecaster(Forecaster):
         Default: all four.
     ridge : float, list of float, or None
         Relative ridge penalty of the local-linear and linear fits (default: chosen from
-        1e-9, 1e-6, 1e-3 -- smooth, clean series need precise slopes, short noisy ones a
-        firm penalty).
+        1e-12, 1e-9, 1e-6, 1e-3 -- smooth, clean series need precise slopes, short noisy
+        ones a firm penalty).
     library_size : int or None
         Keep only the newest this-many patterns of the fitted series as keys (default: all).
         Formerly ``window``.

@@ -143,12 +143,19 @@ def local_linear_reference(weights, neighbours, queries, targets, ridge=1e-3):
         w = weights[i]
         if w.sum() == 0:
             continue
-        X = np.column_stack([np.ones(k), neighbours[i] - queries[i]])
-        G = X.T @ np.diag(w) @ X
-        scale = np.trace(G[1:, 1:]) / max(D, 1)
-        P = np.diag([1e-12] + [ridge * (scale if scale > 0 else 1.0) + 1e-12] * D)
-        beta = np.linalg.solve(G + P, X.T @ np.diag(w) @ np.nan_to_num(targets[i]))
-        out[i] = beta[0]
+        w = w / w.sum()
+        X = neighbours[i] - queries[i]  # (k, D) offsets
+        t = np.nan_to_num(targets[i])
+        scale = np.sum(w[:, None] * X**2) / max(D, 1)
+        # the intercept is free: centre on the weighted means, then the ridge fit of the
+        # slopes, the penalty as extra rows sqrt(lambda) I with zero targets; lstsq (an SVD)
+        # gives the minimum-norm slopes where they are not determined
+        xm, tm = w @ X, w @ t
+        A = np.vstack([np.sqrt(w)[:, None] * (X - xm),
+                       np.sqrt(ridge * (scale if scale > 0 else 1.0)) * np.eye(D)])  # fmt: skip
+        b = np.vstack([np.sqrt(w)[:, None] * (t - tm), np.zeros((D, t.shape[1]))])
+        slopes = np.linalg.lstsq(A, b, rcond=None)[0]  # (D, V)
+        out[i] = tm - xm @ slopes
     return out
 
 
