@@ -388,6 +388,27 @@ def test_default_fit_beats_simplex_and_smap_tuned_on_validation_on_the_henon_map
     assert ours < min(simplex, smap)
 
 
+def test_default_fit_beats_smap_tuned_on_validation_one_step_ahead_on_a_clean_flow():
+    """Clean Lorenz, h = 1: the neighbours lie within about 1e-3 of the query, where only a
+    precise local-linear solve with a small ridge follows the flow (the earlier normal
+    equations were 2.9x worse than S-map here, now about 0.7x)."""
+    pytest.importorskip("pyEDM")
+    from tssdpa.baselines.edm import SMapForecaster
+    from tssdpa.data.synthetic import make_signal
+
+    x = make_signal("lorenz", 1500, 0, dt=0.02)
+    x = (x - x[:900].mean()) / x[:900].std()
+    tr, va = 900, 1200
+
+    def score(est, lo, hi):
+        return rmse(est.forecast(x[:hi], horizon=1), x[:hi], 1, lo)
+
+    ours = score(ProjectionForecaster(horizon=1).fit(x[:va]), va, len(x))
+    grid = [{"embedding": e, "theta": t} for e in (6, 8, 10) for t in (4.0, 8.0)]
+    best = min(grid, key=lambda p: score(SMapForecaster(**p).fit(x[:tr]), tr, va))
+    assert ours < score(SMapForecaster(**best).fit(x[:va]), va, len(x))
+
+
 def test_predict_past_the_fitted_horizon_is_recursive_over_the_last_pattern():
     y = logistic_map(300)
     fc = ProjectionForecaster(horizon=3).fit(y)

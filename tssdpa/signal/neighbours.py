@@ -238,19 +238,22 @@ def local_linear(weights, neighbours, queries, targets, ridge=1e-3):
     Q, k, D = neighbours.shape
     tot = weights.sum(axis=1, keepdims=True)
     w = np.divide(weights, tot, out=np.zeros_like(weights), where=tot > 0)  # (Q, k), rows sum 1
-    off = _finite(neighbours) - _finite(queries)[:, None, :]  # (Q, k, D)
+    keys = _finite(neighbours)
     t = _finite(targets)  # (Q, k, V)
     # the unpenalised intercept, eliminated by centring on the weighted means
-    off_mean = np.matmul(w[:, None, :], off)[:, 0, :]  # (Q, D)
+    key_mean = np.matmul(w[:, None, :], keys)[:, 0, :]  # (Q, D)
+    off_mean = key_mean - _finite(queries)  # the weighted mean offset from the query
     t_mean = np.matmul(w[:, None, :], t)[:, 0, :]  # (Q, V)
-    centred = off - off_mean[:, None, :]
+    centred = keys - key_mean[:, None, :]  # (Q, k, D)
     wc = (centred * w[:, :, None]).transpose(0, 2, 1)  # (Q, D, k)
-    lam, vec = np.linalg.eigh(np.matmul(wc, centred))  # the centred weighted Gram (Q, D, D)
+    gram = np.matmul(wc, centred)  # the centred weighted Gram matrix (Q, D, D)
+    # the offsets' mean weighted second moment: their variance plus their squared mean
+    scale = (np.trace(gram, axis1=1, axis2=2) + (off_mean**2).sum(axis=1)) / max(D, 1)
+    scale = np.where(scale > 0, scale, 1.0)[:, None]
+    lam, vec = np.linalg.eigh(gram)
     # eigenvalues below the Gram matrix's rounding (1e-15 of the largest) are not resolved:
     # zero, so that ridge 0 gives the minimum-norm slope instead of amplified rounding
     lam = np.where(lam > 1e-15 * lam[:, -1:], lam, 0.0)
-    scale = np.einsum("qk,qkd->q", w, off**2) / max(D, 1)  # mean weighted second moment
-    scale = np.where(scale > 0, scale, 1.0)[:, None]
     Vtb = np.matmul(vec.transpose(0, 2, 1), np.matmul(wc, t - t_mean[:, None, :]))  # (Q, D, V)
     mean_along = np.matmul(vec.transpose(0, 2, 1), off_mean[:, :, None])[:, :, 0]  # (Q, D)
     empty = tot[:, 0] == 0
