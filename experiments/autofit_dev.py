@@ -1,0 +1,95 @@
+"""Our side of ``bench_autofit.py``'s forecasting tables on development seeds, and the
+comparison of two such runs -- how a change to the default fit is judged before the
+reported seed 0 is run (no peers, so a few minutes).
+
+Usage::
+
+    # at each of the two checkouts (seeds 1 and 2, 2 processes)
+    .venv/bin/python experiments/autofit_dev.py run --seeds 1 2 --out /tmp/before.jsonl
+    .venv/bin/python experiments/autofit_dev.py run --seeds 1 2 --out /tmp/after.jsonl
+    # per-cell RMSE ratios after / before, cells more than 2% apart, total fit + forecast time
+    .venv/bin/python experiments/autofit_dev.py compare /tmp/before.jsonl /tmp/after.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_autofit as bench  # noqa: E402 -- the benchmark's series, split and scores
+
+from tssdpa.data import Split  # noqa: E402
+
+
+def _unit(args) -> list:
+    name, seed, data_dir = args
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)  # two processes side by side, one BLAS thread each
+    try:
+        x = bench.load_series(name, seed, 2000, 3000, data_dir)
+    except bench.Skip:
+        return []
+    sp = Split.fractions(len(x), 0.6, 0.2)
+    z = (x - x[: sp.train].mean()) / x[: sp.train].std()
+    rows = []
+    for h in bench.SERIES[name][2]:
+        r = bench.ours_forecast(z, sp, h)
+        rows.append({"series": name, "seed": seed, "h": h, "rmse": r["rmse"], "time": r["time"]})
+    return rows
+
+
+def run(seeds, data_dir, out: str) -> None:
+    units = [
+        (name, seed, data_dir)
+        for name, spec in bench.SERIES.items()
+        for seed in (seeds[:1] if spec[0] in ("sunspots", "imu", "ett") else seeds)
+    ]
+    with ProcessPoolExecutor(2) as pool:
+        rows = [row for rows in pool.map(_unit, units) for row in rows]
+    Path(out).write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def compare(before: str, after: str) -> None:
+    def load(p):
+        rows = map(json.loads, Path(p).read_text().splitlines())
+        return {(r["series"], r["seed"], r["h"]): r for r in rows}
+
+    a, b = load(before), load(after)
+    cells = sorted(set(a) & set(b))
+    ratio = {c: b[c]["rmse"] / a[c]["rmse"] for c in cells}
+    logs = np.log([ratio[c] for c in cells])
+    t_a, t_b = (sum(run[c]["time"] for c in cells) for run in (a, b))
+    print(f"{len(cells)} cells: geometric mean ratio {np.exp(logs.mean()):.3f}; "
+          f"fit + forecast {t_a:.0f} s -> {t_b:.0f} s")  # fmt: skip
+    for label, keep in (("worse", lambda r: r > 1.02), ("better", lambda r: r < 1 / 1.02)):
+        picked = [f"{c[0]} seed {c[1]} h={c[2]}: {ratio[c]:.3f}" for c in cells if keep(ratio[c])]
+        print(f"{label} by more than 2% ({len(picked)}):", "; ".join(picked) or "none")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--seeds", nargs="+", type=int, default=[1, 2])
+    r.add_argument("--data-dir", default="../shared/datasets")
+    r.add_argument("--out", required=True)
+    c = sub.add_parser("compare")
+    c.add_argument("before")
+    c.add_argument("after")
+    args = p.parse_args(argv)
+    if args.command == "run":
+        run(args.seeds, args.data_dir, args.out)
+    else:
+        compare(args.before, args.after)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
