@@ -24,8 +24,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_autofit as bench  # noqa: E402 -- the benchmark's series, split and scores
 
-from tssdpa.data import Split  # noqa: E402
-
 
 def _unit(args) -> list:
     name, seed, data_dir = args
@@ -33,11 +31,9 @@ def _unit(args) -> list:
 
     threadpool_limits(1)  # two processes side by side, one BLAS thread each
     try:
-        x = bench.load_series(name, seed, 2000, 3000, data_dir)
+        z, sp = bench.split_series(name, seed, 2000, 3000, data_dir)
     except bench.Skip:
         return []
-    sp = Split.fractions(len(x), 0.6, 0.2)
-    z = (x - x[: sp.train].mean()) / x[: sp.train].std()
     rows = []
     for h in bench.SERIES[name][2]:
         r = bench.ours_forecast(z, sp, h)

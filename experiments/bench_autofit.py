@@ -141,6 +141,14 @@ def load_series(name: str, seed: int, n: int, real_len: int, data_dir) -> np.nda
     return make_signal(source, n, seed, **opts)
 
 
+def split_series(name: str, seed: int, n: int, real_len: int, data_dir):
+    """The series z-scored with its training statistics, and its 60 / 20 / 20 split."""
+    x = load_series(name, seed, n, real_len, data_dir)
+    sp = Split.fractions(len(x), 0.6, 0.2)
+    mu, sd = x[: sp.train].mean(), x[: sp.train].std()
+    return (x - mu) / (sd if sd > 0 else 1.0), sp
+
+
 def sq_err(pred, target) -> np.ndarray:
     """Squared errors, NaN where the prediction is missing (kept for the paired verdict)."""
     return ((np.asarray(pred, dtype=np.float64) - target) ** 2).astype(np.float32)
@@ -325,13 +333,10 @@ def run_unit(args_tuple):
 
         threadpool_limits(threads)
     try:
-        x = load_series(name, seed, n, real_len, data_dir)
+        z, sp = split_series(name, seed, n, real_len, data_dir)
     except Skip as err:
         return {"skip": str(err)}
-    sp = Split.fractions(len(x), 0.6, 0.2)
-    mu, sd = x[: sp.train].mean(), x[: sp.train].std()
-    z = (x - mu) / (sd if sd > 0 else 1.0)
-    out = {"forecast": [], "denoise": [], "length": len(x)}
+    out = {"forecast": [], "denoise": [], "length": len(z)}
     if do_forecast:
         out["forecast"] = forecast_unit(name, seed, z, sp, horizons, peers())
     if do_denoise:
