@@ -408,16 +408,19 @@ def main(argv: list[str] | None = None) -> list[dict]:
     args = parse_args(argv)
     argv = sys.argv[1:] if argv is None else argv
     command = shlex.join(["python", "experiments/translate_compare.py", *argv])
-    results = [
-        run_one(args, config, length) for length in args.sequence_lengths for config in args.configs
-    ]
     args.output_dir.mkdir(parents=True, exist_ok=True)
     out = args.output_dir / args.name
-    write_epochs_csv(results, out.with_name(f"{args.name}_epochs.csv"))
-    write_samples_csv(results, out.with_name(f"{args.name}_samples.csv"))
-    plot(results, out.with_name(f"{args.name}.png"))
-    write_report(results, args, command, out.with_name(f"{args.name}.md"))
-    print(f"wrote {out}.md, {out}_epochs.csv, {out}_samples.csv, {out}.png")
+    results = []
+    for length in args.sequence_lengths:
+        for config in args.configs:
+            results.append(run_one(args, config, length))
+            # Rewritten after every run: a run cut off by a time limit (a device lease) still
+            # leaves the report of the runs that finished.
+            write_epochs_csv(results, out.with_name(f"{args.name}_epochs.csv"))
+            write_samples_csv(results, out.with_name(f"{args.name}_samples.csv"))
+            plot(results, out.with_name(f"{args.name}.png"))
+            write_report(results, args, command, out.with_name(f"{args.name}.md"))
+            print(f"wrote {out}.md, {out}_epochs.csv, {out}_samples.csv, {out}.png", flush=True)
     return results
 
 

@@ -32,6 +32,19 @@ def test_cuda_fused_matches_float64_math(dtype, kw):
     torch.testing.assert_close(got.double(), want, rtol=tol, atol=tol)
 
 
+def test_cuda_bf16_autocast_keeps_fused_logits_in_float32():
+    # torch's SDPA is on CUDA autocast's bfloat16 list; at σ = 0.01 that rounding would cost
+    # whole nats, so projection_sdpa turns autocast off around its kernels.
+    g = torch.Generator(device="cuda").manual_seed(1)
+    q = torch.randn(2, 4, 256, 64, device="cuda", generator=g) * 0.05
+    k = q + 0.01 * torch.randn(2, 4, 256, 64, device="cuda", generator=g)
+    v = torch.randn(2, 4, 256, 64, device="cuda", generator=g)
+    want = projection_sdpa(q, k, v, sigma=0.01, is_causal=True, backend="fused")
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        got = projection_sdpa(q, k, v, sigma=0.01, is_causal=True, backend="fused")
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_layer_forward_needs_no_host_sync():
     # The layers validate at construction; their forward must not read values back to the
     # host (it would stall the GPU at every attention site).

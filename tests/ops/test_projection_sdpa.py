@@ -257,6 +257,28 @@ def test_half_precision_forms_logits_in_float32(dtype, backend):
     torch.testing.assert_close(y.double(), want, rtol=1e-2, atol=1e-2)
 
 
+@pytest.mark.parametrize("kw", [dict(), dict(is_causal=True, decay=0.9), dict(window=4)])
+@pytest.mark.parametrize("backend", ["math", "fused"])
+def test_bfloat16_autocast_leaves_the_logits_in_float32(backend, kw):
+    # Under mixed precision the caller's autocast must not round (q·k - ||k||²/2)/σ² to 8 bits:
+    # outputs and gradients equal the float32 computation without autocast.
+    g = torch.Generator().manual_seed(9)
+    q = torch.randn(2, 16, 8, generator=g)
+    k = q + 0.01 * torch.randn(2, 16, 8, generator=g)
+    v = torch.randn(2, 16, 3, generator=g)
+    results = []
+    for autocast in (False, True):
+        leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            y = projection_sdpa(*leaves, sigma=0.02, backend=backend, **kw)
+            w = projection_weights(leaves[0], leaves[1], sigma=0.02, **kw)
+        assert y.dtype == w.dtype == torch.float32
+        y.square().sum().backward()
+        results.append([y, w, *(t.grad for t in leaves)])
+    for got, want in zip(results[1], results[0]):
+        torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
+
+
 @pytest.mark.parametrize("backend", ["math", "fused"])
 def test_fully_masked_rows_are_zero_with_finite_gradients(backend):
     q = torch.randn(5, 3, dtype=D64, requires_grad=True)

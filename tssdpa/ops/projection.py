@@ -16,6 +16,7 @@ directly and is the reference.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import warnings
@@ -54,6 +55,26 @@ FUSED_MAX_LOGIT_ERROR = 1e-2
 
 
 # --------------------------------------------------------------------------- fused path
+
+
+def _without_autocast(fn):
+    """Run ``fn`` with autocast off on the query's device.
+
+    Under bfloat16 / float16 autocast torch would run the matmuls and SDPA kernels below in
+    8- or 11-bit mantissas; the logits are scaled by 1/σ² (1e4 at the paper's σ = 0.01), so
+    that rounding turns into errors of whole nats. With autocast off, half inputs are computed
+    in float32 as they are without autocast, and the output comes back in the query's dtype.
+    """
+
+    @functools.wraps(fn)
+    def run(query, *args, **kwargs):
+        device_type = query.device.type if isinstance(query, Tensor) else "cpu"
+        if torch.is_autocast_enabled(device_type):
+            with torch.autocast(device_type, enabled=False):
+                return fn(query, *args, **kwargs)
+        return fn(query, *args, **kwargs)
+
+    return run
 
 
 def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -226,6 +247,7 @@ def _projection_sdpa_windowed(q, k, v, sig, structure, dropout_p, block):
 WINDOW_BLOCK = 256
 
 
+@_without_autocast
 def projection_sdpa(
     query: Tensor,
     key: Tensor,
@@ -367,6 +389,7 @@ def projection_sdpa(
     return out.to(query.dtype)
 
 
+@_without_autocast
 def projection_weights(
     query: Tensor, key: Tensor, *, sigma: float | Tensor = 1.0, attn_mask: Tensor | None = None,
     is_causal: bool = False, window: int | None = None, decay: float | Tensor | None = None,
