@@ -45,6 +45,17 @@ def test_cuda_bf16_autocast_keeps_fused_logits_in_float32():
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
+def test_cuda_math_backend_backward_at_long_sequences():
+    # torch's CUDA cdist backward hit an illegal memory access at this size (H100, torch
+    # 2.11; an (L, S, E) buffer per head); the reference's own backward is O(L·S).
+    g = torch.Generator(device="cuda").manual_seed(2)
+    q, k, v = (torch.randn(1, 4, 4096, 64, device="cuda", generator=g) for _ in range(3))
+    q.requires_grad_()
+    projection_sdpa(q, k, v, sigma=8.0, backend="math").sum().backward()
+    torch.cuda.synchronize()
+    assert torch.isfinite(q.grad).all()
+
+
 def test_layer_forward_needs_no_host_sync():
     # The layers validate at construction; their forward must not read values back to the
     # host (it would stall the GPU at every attention site).

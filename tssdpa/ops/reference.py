@@ -25,8 +25,36 @@ def distances(query: Tensor, key: Tensor) -> Tensor:
     k = key.expand(*batch, *key.shape[-2:]).reshape(-1, *key.shape[-2:])
     if q.shape[-2] == 0 or k.shape[-2] == 0:
         return q.new_zeros(*batch, q.shape[-2], k.shape[-2])
-    d = torch.cdist(q, k, p=2.0, compute_mode="donot_use_mm_for_euclid_dist")
+    d = _Distances.apply(q, k)
     return d.reshape(*batch, q.shape[-2], k.shape[-2])
+
+
+class _Distances(torch.autograd.Function):
+    """``torch.cdist``'s forward with a backward of two matrix products: O(L·S) memory.
+
+    torch's own CUDA backward of cdist builds an (L, S, E) buffer per batch entry (17 GB at
+    L = S = 4096, E = 64 and four heads) and failed with an illegal memory access there (H100,
+    torch 2.11). The gradient ``Σ_j w_ij (q_i - k_j)``, ``w = grad / d`` (zero where d = 0, as
+    cdist has it), is formed on data centred on the key mean, so that the two products do
+    not cancel the offset of signals far from zero; the backward is itself differentiable.
+    """
+
+    @staticmethod
+    def forward(ctx, q: Tensor, k: Tensor) -> Tensor:  # (B, L, E), (B, S, E)
+        d = torch.cdist(q, k, p=2.0, compute_mode="donot_use_mm_for_euclid_dist")
+        ctx.save_for_backward(q, k, d)
+        return d  # (B, L, S)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor, Tensor]:
+        q, k, d = ctx.saved_tensors
+        positive = d > 0
+        w = torch.where(positive, grad / torch.where(positive, d, 1.0), 0.0)  # (B, L, S)
+        c = k.detach().mean(dim=-2, keepdim=True)  # the gradient does not depend on c
+        qc, kc = q - c, k - c
+        grad_q = qc * w.sum(dim=-1, keepdim=True) - w @ kc  # (B, L, E)
+        grad_k = kc * w.sum(dim=-2).unsqueeze(-1) - w.transpose(-1, -2) @ qc  # (B, S, E)
+        return grad_q, grad_k
 
 
 def power_of_two_scale(query: Tensor, key: Tensor) -> Tensor:
