@@ -39,9 +39,8 @@ ones come from :mod:`tssdpa.data.synthetic` (seeded), the real ones from :mod:`t
 
 Usage::
 
-    # full: 14 series, seed 0, 2 processes -- about 11 minutes on 2 cores; the committed
-    # tables ran with OpenBLAS's Haswell kernel (the chaotic flows depend on it)
-    OPENBLAS_CORETYPE=Haswell .venv/bin/python experiments/bench_autofit.py \
+    # full: 14 series, seed 0, 2 processes -- about 11 minutes on 2 cores
+    .venv/bin/python experiments/bench_autofit.py \
         --data-dir ../shared/datasets --out docs/results/autofit.md
     # quick: henon, lorenz, sunspots, first and last horizon -- about 2 minutes
     .venv/bin/python experiments/bench_autofit.py --quick --out /tmp/autofit_quick.md
@@ -654,10 +653,6 @@ def main(argv=None) -> int:
     elapsed = time.perf_counter() - tic
 
     cmd = " ".join([".venv/bin/python", "experiments/bench_autofit.py", *(argv or sys.argv[1:])])
-    # the flows are integrated by scipy's solve_ivp, whose steps go through OpenBLAS: its
-    # kernel for the CPU (Haswell, SkylakeX...) changes the last bits, and chaos the series
-    if os.environ.get("OPENBLAS_CORETYPE"):
-        cmd = f"OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']} {cmd}"
     md = [
         "# Default fit vs tuned peers (issue 10)",
         "",
@@ -666,8 +661,6 @@ def main(argv=None) -> int:
         f"- command: `{cmd}`",
         f"- machine: {machine()}",
         f"- software: {versions()}",
-        "- the chaotic flows come from scipy's solve_ivp, whose result depends on OpenBLAS's "
-        "kernel for the CPU: set OPENBLAS_CORETYPE as in the command to get these series",
         f"- seeds: {list(seeds)} (synthetic series; the real ones do not depend on the seed); "
         f"noise seed 1000 * seed + k for the k-th SNR",
         f"- processes: {args.jobs} (series side by side"
