@@ -81,7 +81,7 @@ def lorenz(
     n: int = 2000, seed: int = 0, *, dt: float = 0.02, component: int | None = 0,
     sigma: float = 10.0, rho: float = 28.0, beta: float = 8.0 / 3.0,
 ):  # fmt: skip
-    """Lorenz-63 system, integrated by :func:`_flow` (fixed-step RK4, 4 steps per sample).
+    """Lorenz-63 system, integrated by :func:`_flow` (fixed-step RK4, steps of at most 0.005).
 
     A seeded initial condition is run for 1000 steps of burn-in onto the attractor. Returns the
     ``component`` (0 = x) as (n,), or all three as (n, 3) when ``component`` is None.
