@@ -4,13 +4,15 @@ For each sequence length L (= S), causal or not, with or without an exponential 
 times the forward pass and the forward+backward pass and measures the extra peak memory of
 one call, for
 
-* ``fused``  ``tssdpa.projection_sdpa(..., backend="fused")`` (on CUDA with ``validate=False``)
+* ``fused``  ``tssdpa.projection_sdpa(..., backend="fused")``
 * ``math``   ``tssdpa.projection_sdpa(..., backend="math")`` (explicit O(L·S) distances)
 * ``std``    ``torch.nn.functional.scaled_dot_product_attention`` on the same q, k, v. With a
   decay, it gets the same additive bias ``|i-j|·log γ`` (``-inf`` above the diagonal when
   causal) as a float ``attn_mask``, built inside the timed call exactly as the projection
   operator builds its own, so the comparison is like for like.
 * ``plain``  standard SDPA with no decay bias (only ``is_causal``), shown beside the decay rows.
+
+On CUDA both projection calls pass ``validate=False``, as the layers' forward does.
 
 Ratios ``fused/std`` and ``math/std`` come from the same run, on the same inputs.
 

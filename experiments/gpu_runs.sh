@@ -7,7 +7,8 @@
 #              with and without torch.compile -> $OUT/sweep_epochs.csv, $OUT/sweep_log.txt
 #   translate  the comparison: standard vs projection, L = 20 and 10, 10 epochs, full data
 #              -> $OUT/translation{.md,.png,_epochs.csv,_samples.csv}
-# STEPS picks and orders them (default: all four, in this order).
+# STEPS picks and orders them (default: tests bench sweep; translate needs a call of its own:
+# its four 10-epoch runs take most of one, and a call returns at most 8 files).
 #
 # Prepared here (once; .whl/ and runs/ are git-ignored):
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
@@ -15,25 +16,48 @@
 #       jsonargparse==4.53.0 docstring-parser==0.18.0 typeshed-client==2.14.0
 #   mkdir -p runs/data/spa-eng && cp ../shared/datasets/spa-eng/spa.txt.gz runs/data/spa-eng/
 # then run on the device with carry [".whl", "runs/data"]:
-#   STEPS="tests bench sweep" bash experiments/gpu_runs.sh
-# Every step has its own time limit, so that one slow step still leaves the others' files
-# under $OUT (one device call may run at most 10 minutes; at most 8 files come back).
+#   bash experiments/gpu_runs.sh                  # tests, bench, sweep
+#   STEPS=translate bash experiments/gpu_runs.sh  # the comparison
+# Every step has its own time limit, within BUDGET_S in all, so that one slow step still leaves
+# the others' files under $OUT (one device call may run at most 10 minutes).
 set -u
 OUT=${OUT:-runs/gpu}
 BUDGET_S=${BUDGET_S:-580}
-STEPS=${STEPS:-tests bench sweep translate}
+STEPS=${STEPS:-tests bench sweep}
 mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 
-left() { echo $((BUDGET_S - SECONDS)); }
+# run "$@" (after the limit) for at most $1 seconds and never past BUDGET_S; SIGKILL 10 s
+# after SIGTERM
+limited() {
+    local t=$1 rest=$((BUDGET_S - SECONDS - 10))
+    shift
+    ((rest < t)) && t=$rest
+    ((t > 5)) && timeout -k 10 "$t" "$@"
+}
+
 TRANSLATE=(python3 experiments/translate_compare.py --data-dir runs/data --runs-dir /tmp/runs
     --set trainer.precision=bf16-mixed --set model.transformer.init_args.attention_backend=fused)
 SHORT=(--sequence-lengths 20 --max-pairs 30000 --max-epochs 2 --output-dir /tmp/sweep)
 PROJ=experiments/configs/translate_projection.yaml
 STD=experiments/configs/translate_standard.yaml
-SIGMA=model.transformer.init_args
+ARGS=model.transformer.init_args
+
+merge_sweep() {  # every finished sweep run's epochs, one CSV under $OUT
+    python3 - "$OUT" <<'EOF'
+import csv, pathlib, sys
+rows = []
+for path in sorted(pathlib.Path("/tmp/sweep").glob("*_epochs.csv")):
+    rows += [{"run": path.name[: -len("_epochs.csv")], **r} for r in csv.DictReader(path.open())]
+if rows:
+    with (pathlib.Path(sys.argv[1]) / "sweep_epochs.csv").open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(dict.fromkeys(k for r in rows for k in r)))
+        writer.writeheader()
+        writer.writerows(rows)
+EOF
+}
 
 for step in $STEPS; do
     case $step in
@@ -41,41 +65,29 @@ for step in $STEPS; do
         {
             nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
             python3 -c "import torch, lightning; print(torch.__version__, lightning.__version__)"
-            timeout 100 python3 -m pytest -m gpu tests/ops/test_gpu.py -q -p no:cacheprovider
+            limited 100 python3 -m pytest -m gpu tests/ops/test_gpu.py -q -p no:cacheprovider
         } >"$OUT/gpu_tests.txt" 2>&1 ;;
     bench)
-        timeout 150 python3 experiments/bench_attention.py --devices cuda \
+        limited 120 python3 experiments/bench_attention.py --devices cuda \
             --lengths 1024 4096 16384 --iir-max-len 16384 --mem-cap-gib 8 --case-timeout 30 \
             --out "$OUT/attention_bench_cuda.md" >"$OUT/bench_log.txt" 2>&1 ;;
     sweep)
-        {
-            for s in 0.05 0.1; do
-                timeout 60 "${TRANSLATE[@]}" "${SHORT[@]}" --configs $PROJ --name "sigma$s" \
-                    --set $SIGMA.self_attention_sigma=$s --set $SIGMA.cross_attention_sigma=$s
-            done
-            timeout 60 "${TRANSLATE[@]}" "${SHORT[@]}" --configs $PROJ --name learned \
-                --set $SIGMA.learn_sigma=true
-            timeout 60 "${TRANSLATE[@]}" "${SHORT[@]}" --configs $STD --name standard
-            timeout 120 "${TRANSLATE[@]}" "${SHORT[@]}" --configs $STD --name compiled \
-                --set model.compile=true
-        } >"$OUT/sweep_log.txt" 2>&1
-        python3 - "$OUT" <<'EOF'
-import csv, pathlib, sys
-out = pathlib.Path(sys.argv[1])
-rows = []
-for name in ("sigma0.05", "sigma0.1", "learned", "standard", "compiled"):
-    path = pathlib.Path("/tmp/sweep") / f"{name}_epochs.csv"
-    if path.exists():
-        rows += [{"run": name, **r} for r in csv.DictReader(path.open())]
-if rows:
-    with (out / "sweep_epochs.csv").open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-EOF
-        ;;
+        for run in sigma0.05 sigma0.1 learned standard compiled; do
+            case $run in
+            sigma*) args=(--configs $PROJ --set "$ARGS.self_attention_sigma=${run#sigma}"
+                          --set "$ARGS.cross_attention_sigma=${run#sigma}") ;;
+            learned) args=(--configs $PROJ --set "$ARGS.learn_sigma=true") ;;
+            standard) args=(--configs $STD) ;;
+            compiled) args=(--configs $STD --set model.compile=true) ;;
+            esac
+            limit=55
+            [ "$run" = compiled ] && limit=110
+            limited $limit "${TRANSLATE[@]}" "${SHORT[@]}" --name "$run" "${args[@]}" \
+                >>"$OUT/sweep_log.txt" 2>&1
+            merge_sweep
+        done ;;
     translate)
-        timeout "$(left)" "${TRANSLATE[@]}" --sequence-lengths 20 10 --output-dir "$OUT" \
+        limited "$BUDGET_S" "${TRANSLATE[@]}" --sequence-lengths 20 10 --output-dir "$OUT" \
             >"$OUT/translate_log.txt" 2>&1 ;;
     esac
     echo "$step done at ${SECONDS}s"

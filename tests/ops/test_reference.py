@@ -42,3 +42,28 @@ def test_float32_gradients_keep_their_precision_far_from_zero():
     want = torch.autograd.grad(_explicit(q64, k64).sum(), (q64, k64))
     for a, b in zip(got, want):
         torch.testing.assert_close(a.double(), b, rtol=1e-3, atol=1e-3)
+
+
+def test_distances_work_under_torch_func_and_autocast():
+    g = torch.Generator().manual_seed(2)
+    q, k = torch.randn(3, 4, generator=g), torch.randn(5, 4, generator=g)
+    got = torch.func.grad(lambda a: distances(a, k).sum())(q)
+    qq = q.clone().requires_grad_()
+    (want,) = torch.autograd.grad(_explicit(qq, k).sum(), qq)
+    torch.testing.assert_close(got, want)
+    batched = torch.func.vmap(lambda a: distances(a, k))(torch.stack([q, 2 * q]))
+    torch.testing.assert_close(batched[1], distances(2 * q, k))
+    qb = q.bfloat16().requires_grad_()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        d = distances(qb, k.bfloat16())
+    d.sum().backward()
+    assert qb.grad.dtype == torch.bfloat16 and torch.isfinite(qb.grad).all()
+
+
+def test_projection_sdpa_runs_on_meta_tensors():
+    from tssdpa import projection_sdpa
+
+    q = torch.empty(2, 7, 4, device="meta")
+    for backend in ("fused", "math"):
+        out = projection_sdpa(q, q, q, sigma=1.0, backend=backend, validate=False)
+        assert out.shape == (2, 7, 4) and out.device.type == "meta"

@@ -209,7 +209,7 @@ def ikeda(
 
     def f(x, y):
         t = 0.4 - 6.0 / (1.0 + x * x + y * y)
-        c, s = math.cos(t), math.sin(t)  # libm: numpy's SIMD sin / cos differ between CPUs
+        c, s = math.cos(t), math.sin(t)  # numpy's SIMD sin / cos round differently per CPU
         return 1.0 + u * (x * c - y * s), u * (x * s + y * c)
 
     out = _maps(f, tuple(start), n, burn)
@@ -223,7 +223,8 @@ def _flow(f, y0, n: int, dt: float, burn: int, max_step: float) -> np.ndarray:
     elementwise arithmetic only. A chaotic flow turns the last bit of any rounding into another
     trajectory, and BLAS kernels round differently on different CPUs (scipy's ``solve_ivp``
     goes through them: the same seed gave another Lorenz series on an AVX-512 machine than on
-    an AVX2 one); elementwise IEEE arithmetic gives the same series everywhere.
+    an AVX2 one); elementwise IEEE arithmetic (+, -, *, /, correctly rounded) gives the same
+    series on every machine.
     """
     if not dt > 0:
         raise ValueError(f"dt must be > 0; got {dt!r}")

@@ -69,7 +69,8 @@ def _without_autocast(fn):
     @functools.wraps(fn)
     def run(query, *args, **kwargs):
         device_type = query.device.type if isinstance(query, Tensor) else "cpu"
-        if torch.is_autocast_enabled(device_type):
+        # devices without autocast (meta) raise in is_autocast_enabled: ask first
+        if torch.amp.is_autocast_available(device_type) and torch.is_autocast_enabled(device_type):
             with torch.autocast(device_type, enabled=False):
                 return fn(query, *args, **kwargs)
         return fn(query, *args, **kwargs)

@@ -36,14 +36,20 @@ class _Distances(torch.autograd.Function):
     L = S = 4096, E = 64 and four heads) and failed with an illegal memory access there (H100,
     torch 2.11). The gradient ``Σ_j w_ij (q_i - k_j)``, ``w = grad / d`` (zero where d = 0, as
     cdist has it), is formed on data centred on the key mean, so that the two products do
-    not cancel the offset of signals far from zero; the backward is itself differentiable.
+    not cancel the offset of signals far from zero; the backward is itself differentiable, and
+    ``torch.func`` transforms work through it. (The products follow torch's float32 matmul
+    precision: with TF32 allowed, the gradients carry its rounding.)
     """
 
+    generate_vmap_rule = True
+
     @staticmethod
-    def forward(ctx, q: Tensor, k: Tensor) -> Tensor:  # (B, L, E), (B, S, E)
-        d = torch.cdist(q, k, p=2.0, compute_mode="donot_use_mm_for_euclid_dist")
-        ctx.save_for_backward(q, k, d)
-        return d  # (B, L, S)
+    def forward(q: Tensor, k: Tensor) -> Tensor:  # (B, L, E), (B, S, E) -> (B, L, S)
+        return torch.cdist(q, k, p=2.0, compute_mode="donot_use_mm_for_euclid_dist")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        ctx.save_for_backward(*inputs, output)
 
     @staticmethod
     def backward(ctx, grad: Tensor) -> tuple[Tensor, Tensor]:
@@ -51,10 +57,11 @@ class _Distances(torch.autograd.Function):
         positive = d > 0
         w = torch.where(positive, grad / torch.where(positive, d, 1.0), 0.0)  # (B, L, S)
         c = k.detach().mean(dim=-2, keepdim=True)  # the gradient does not depend on c
-        qc, kc = q - c, k - c
+        # under autocast cdist answers in float32 whatever the inputs: one dtype for the products
+        qc, kc = (q - c).to(w.dtype), (k - c).to(w.dtype)
         grad_q = qc * w.sum(dim=-1, keepdim=True) - w @ kc  # (B, L, E)
         grad_k = kc * w.sum(dim=-2).unsqueeze(-1) - w.transpose(-1, -2) @ qc  # (B, S, E)
-        return grad_q, grad_k
+        return grad_q.to(q.dtype), grad_k.to(k.dtype)
 
 
 def power_of_two_scale(query: Tensor, key: Tensor) -> Tensor:
