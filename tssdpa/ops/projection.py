@@ -16,6 +16,7 @@ directly and is the reference.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import numbers
@@ -68,12 +69,11 @@ def _without_autocast(fn):
 
     @functools.wraps(fn)
     def run(query, *args, **kwargs):
-        device_type = query.device.type if isinstance(query, Tensor) else "cpu"
+        device = query.device.type if isinstance(query, Tensor) else "cpu"
         # devices without autocast (meta) raise in is_autocast_enabled: ask first
-        if torch.amp.is_autocast_available(device_type) and torch.is_autocast_enabled(device_type):
-            with torch.autocast(device_type, enabled=False):
-                return fn(query, *args, **kwargs)
-        return fn(query, *args, **kwargs)
+        on = torch.amp.is_autocast_available(device) and torch.is_autocast_enabled(device)
+        with torch.autocast(device, enabled=False) if on else contextlib.nullcontext():
+            return fn(query, *args, **kwargs)
 
     return run
 
