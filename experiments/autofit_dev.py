@@ -14,6 +14,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -26,7 +27,8 @@ import bench_autofit as bench  # noqa: E402 -- the benchmark's series, split and
 
 
 def _unit(args) -> list:
-    name, seed, data_dir = args
+    name, seed, data_dir, ours = args
+    bench.OURS_FORECASTER.update(ours)
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)  # two processes side by side, one BLAS thread each
@@ -41,11 +43,13 @@ def _unit(args) -> list:
     return rows
 
 
-def run(seeds, data_dir, out: str) -> None:
+def run(seeds, data_dir, out: str, ours: dict, synthetic_only: bool) -> None:
+    real = ("sunspots", "imu", "ett")
     units = [
-        (name, seed, data_dir)
+        (name, seed, data_dir, ours)
         for name, spec in bench.SERIES.items()
-        for seed in (seeds[:1] if spec[0] in ("sunspots", "imu", "ett") else seeds)
+        if not (synthetic_only and spec[0] in real)
+        for seed in (seeds[:1] if spec[0] in real else seeds)
     ]
     with ProcessPoolExecutor(2) as pool:
         rows = [row for rows in pool.map(_unit, units) for row in rows]
@@ -76,12 +80,26 @@ def main(argv=None) -> int:
     r.add_argument("--seeds", nargs="+", type=int, default=[1, 2])
     r.add_argument("--data-dir", default="../shared/datasets")
     r.add_argument("--out", required=True)
+    r.add_argument(
+        "--ours",
+        nargs="*",
+        default=[],
+        metavar="NAME=VALUE",
+        help="ProjectionForecaster arguments (a Python literal each)",
+    )
+    r.add_argument(
+        "--synthetic-only",
+        action="store_true",
+        help="leave out the real series (their cells are the benchmark's test "
+        "cells; experiments/autofit_heldout.py has real development series)",
+    )
     c = sub.add_parser("compare")
     c.add_argument("before")
     c.add_argument("after")
     args = p.parse_args(argv)
     if args.command == "run":
-        run(args.seeds, args.data_dir, args.out)
+        ours = {k: ast.literal_eval(v) for k, v in (a.split("=", 1) for a in args.ours)}
+        run(args.seeds, args.data_dir, args.out, ours, args.synthetic_only)
     else:
         compare(args.before, args.after)
     return 0

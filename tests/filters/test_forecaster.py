@@ -449,7 +449,7 @@ def test_holdout_forecasts_its_queries_from_keys_whose_future_was_known_before_t
     seg = rng.standard_normal(100)
     y = np.concatenate([rng.standard_normal(600), seg, seg])
     one = dict(horizon=1, embedding=4, delay=1, n_neighbors=1, bandwidth=0.5, model="mean")
-    loo = ProjectionForecaster(**one).fit(y).cv_results_["mse"].iloc[0]
+    loo = ProjectionForecaster(**one, holdout=None).fit(y).cv_results_["mse"].iloc[0]
     fwd = ProjectionForecaster(**one, holdout=0.25).fit(y).cv_results_["mse"].iloc[0]
     # the first copy has no past match (the future one is not used: an error of order one),
     # the second copy finds the first: about half the error of unmatched noise
@@ -460,3 +460,58 @@ def test_holdout_forecasts_its_queries_from_keys_whose_future_was_known_before_t
 def test_holdout_must_be_a_fraction(bad):
     with pytest.raises((ValueError, TypeError), match="holdout"):
         ProjectionForecaster(holdout=bad).fit(np.sin(np.arange(200) * 0.1))
+
+
+def _quiet_after(y, factor):
+    """``y`` with its last quarter scaled by ``factor`` (a change of regime)."""
+    y = y.copy()
+    y[3 * len(y) // 4 :] *= factor
+    return y
+
+
+@pytest.mark.parametrize("factor", [0.3, 3.0])
+def test_auto_holdout_scores_forward_where_the_last_quarter_changed_regime(factor):
+    rng = np.random.default_rng(6)
+    y = _quiet_after(np.sin(np.arange(600) * 0.2) + 0.1 * rng.standard_normal(600), factor)
+    small = dict(horizon=1, embedding=[1, 2], n_neighbors=[4], bandwidth=[1.0])
+    auto = ProjectionForecaster(**small).fit(y)
+    fwd = ProjectionForecaster(**small, holdout=0.25).fit(y)
+    assert auto.holdout_ == 0.25
+    pd.testing.assert_frame_equal(auto.cv_results_, fwd.cv_results_)
+    assert auto.best_params_ == fwd.best_params_
+
+
+def test_auto_holdout_is_leave_one_out_on_a_series_without_a_change_of_regime():
+    rng = np.random.default_rng(7)
+    y = _quiet_after(np.sin(np.arange(600) * 0.2) + 0.1 * rng.standard_normal(600), 0.6)
+    small = dict(horizon=2, embedding=[1, 2], n_neighbors=[4], bandwidth=[1.0])
+    auto = ProjectionForecaster(**small).fit(y)
+    loo = ProjectionForecaster(**small, holdout=None).fit(y)
+    assert auto.holdout_ is None
+    pd.testing.assert_frame_equal(auto.cv_results_, loo.cv_results_)
+
+
+def test_auto_holdout_decides_per_channel_for_channel_independent_forecasters():
+    rng = np.random.default_rng(8)
+    base = np.sin(np.arange(600) * 0.2) + 0.1 * rng.standard_normal(600)
+    y = np.column_stack([base, _quiet_after(base, 0.2)])
+    small = dict(horizon=1, embedding=[1, 2], n_neighbors=[4], bandwidth=[1.0])
+    fc = ProjectionForecaster(**small, channel_independent=True).fit(y)
+    assert [m.holdout_ for m in fc.channel_models_] == [None, 0.25]
+    joint = ProjectionForecaster(**small).fit(y)  # one pattern of both: the quiet one decides
+    assert joint.holdout_ == 0.25
+
+
+def test_auto_holdout_ignores_constant_and_missing_channels():
+    y = np.column_stack([np.sin(np.arange(400) * 0.3), np.ones(400)])
+    y[300:, 1] = np.nan
+    fc = ProjectionForecaster(horizon=1, embedding=[2], n_neighbors=[4], bandwidth=[1.0])
+    assert fc.fit(y).holdout_ is None
+
+
+def test_fit_verbose_says_how_auto_holdout_scored(capsys):
+    y = _quiet_after(np.sin(np.arange(600) * 0.2), 0.2)
+    ProjectionForecaster(horizon=1, embedding=[2], n_neighbors=[4], bandwidth=[1.0]).fit(
+        y, verbose=True
+    )
+    assert "scoring forward on the last quarter" in capsys.readouterr().out

@@ -40,7 +40,14 @@ from tssdpa.signal.neighbours import (
     weighted_mean,
 )
 
-__all__ = ["MODELS", "Structure", "anchor_horizons", "choose_structures", "default_delays"]
+__all__ = [
+    "MODELS",
+    "Structure",
+    "anchor_horizons",
+    "choose_structures",
+    "default_delays",
+    "drift_holdout",
+]
 
 MODELS = ("mean", "local_linear", "linear", "hybrid")
 #: simplest first, for the choice among candidates that are about as good as the best
@@ -50,6 +57,9 @@ _NEIGHBOUR_MODELS = ("mean", "local_linear", "hybrid")
 #: precise slopes) to a firm one (short or noisy series)
 RIDGES = (1e-12, 1e-9, 1e-6, 1e-3)
 DEFAULT_RIDGE = 1e-3  # a structure saved without one (version 0.2.0 files)
+#: ``holdout="auto"``: score forward on the last DRIFT_HOLDOUT of the series where the spread
+#: of that part differs from the whole series' by more than a factor DRIFT_RATIO
+DRIFT_HOLDOUT, DRIFT_RATIO = 0.25, 2.0
 
 
 @dataclass(frozen=True)
@@ -127,6 +137,26 @@ def default_delays(z: np.ndarray, max_embedding: int) -> list[int]:
     below = np.flatnonzero(acf < np.exp(-1))
     tau = int(below[0]) if len(below) else 1
     return sorted({1, max(1, min(tau, cap))})
+
+
+def drift_holdout(z: np.ndarray) -> tuple[float | None, float]:
+    """What ``holdout="auto"`` means for the (T, C) series ``z``: ``(holdout, ratio)``.
+
+    ``ratio`` is the standard deviation of the last DRIFT_HOLDOUT of the series over that of
+    the rest, the channel furthest from 1 (1 where undefined: a constant or missing channel).
+    Beyond a factor DRIFT_RATIO either way the series has changed regime -- a machine that
+    went quiet, a sensor that started to move -- and leave-one-out over the whole series
+    would choose for the regime that dominates the squared errors, not the one the forecasts
+    start from; then ``holdout`` is DRIFT_HOLDOUT (score forward on the recent part, as a
+    validation split does), else None (leave-one-out).
+    """
+    cut = int(round(len(z) * (1.0 - DRIFT_HOLDOUT)))
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN channel
+        ratio = np.nanstd(z[cut:], axis=0) / np.nanstd(z[:cut], axis=0)
+    ratio = ratio[np.isfinite(ratio) & (ratio > 0)]
+    r = float(ratio[np.argmax(np.abs(np.log(ratio)))]) if ratio.size else 1.0
+    return (DRIFT_HOLDOUT if max(r, 1.0 / r) > DRIFT_RATIO else None), r
 
 
 class AnalogueData:

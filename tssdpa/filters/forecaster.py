@@ -17,6 +17,7 @@ from tssdpa.filters.analogues import (
     anchor_horizons,
     choose_structures,
     default_delays,
+    drift_holdout,
     forecast,
     nearest_anchor,
 )
@@ -77,16 +78,21 @@ class ProjectionForecaster(Forecaster):
         Leave-one-out queries scored per candidate (spread over the series).
     channel_independent : bool
         One univariate forecaster per channel instead of one joint pattern of all channels.
-    holdout : float or None
+    holdout : float, "auto" or None
         Choose the structures forward instead of by leave-one-out: by the error on the last
         ``holdout`` of the fitted series, each query forecast from keys whose future was known
         before it and linear parts fitted on the rows before (a validation split; for series
-        that drift). None (default): leave-one-out over the whole series.
+        that drift). None: leave-one-out over the whole series. ``"auto"`` (default): forward
+        on the last quarter where its standard deviation differs from the rest's by more than
+        a factor 2 in some channel (a change of regime, which leave-one-out would average
+        away), else leave-one-out.
 
     Attributes
     ----------
     best_params_ : dict
         The structure chosen at each anchor horizon (``{h: {...}}``).
+    holdout_ : float or None
+        The holdout :meth:`fit` scored with (None: leave-one-out).
     cv_results_ : pandas.DataFrame
         Leave-one-out MSE (standardised units) of every candidate at every anchor horizon.
 
@@ -110,7 +116,7 @@ class ProjectionForecaster(Forecaster):
     def __init__(
         self, embedding=None, horizon=1, delay=None, n_neighbors=None, bandwidth=None,
         sigma=None, model=None, ridge=None, library_size=None, max_embedding=10,
-        max_fit_samples=1000, channel_independent=False, holdout=None,
+        max_fit_samples=1000, channel_independent=False, holdout="auto",
     ):  # fmt: skip
         self._store(locals())
 
@@ -120,7 +126,9 @@ class ProjectionForecaster(Forecaster):
         check_int(self.horizon, "horizon")
         check_int(self.max_embedding, "max_embedding")
         check_int(self.max_fit_samples, "max_fit_samples", minimum=10)
-        if self.holdout is not None:
+        if self.holdout is not None and not (
+            isinstance(self.holdout, str) and self.holdout == "auto"
+        ):
             check_fraction(self.holdout, "holdout")
         if self.library_size is not None:
             check_int(self.library_size, "library_size", minimum=10)
@@ -220,9 +228,17 @@ class ProjectionForecaster(Forecaster):
         z = standardise(a, self.mean_, self.scale_)
         if len(z) < self.horizon + 8:
             raise ValueError(f"y has {len(z)} samples; too few for horizon={self.horizon}")
+        library = self._library(z)
+        self.holdout_ = self.holdout
+        if isinstance(self.holdout, str):  # "auto"
+            self.holdout_, ratio = drift_holdout(library)
+            if self._verbose:
+                how = "forward on the last quarter" if self.holdout_ else "leave-one-out"
+                print(f"holdout='auto': the last quarter's spread is {ratio:.3g} times the "
+                      f"rest's: scoring {how}")  # fmt: skip
         chosen, rows = choose_structures(
-            self._library(z), self.horizon, self._candidates(z),
-            max_queries=self.max_fit_samples, holdout=self.holdout, verbose=self._verbose,
+            library, self.horizon, self._candidates(z),
+            max_queries=self.max_fit_samples, holdout=self.holdout_, verbose=self._verbose,
         )  # fmt: skip
         if any(s is None for s in chosen.values()):
             raise ValueError(f"y has {len(z)} samples: no candidate structure fits it")
@@ -305,6 +321,7 @@ class ProjectionForecaster(Forecaster):
     # ------------------------------------------------------------------ persistence
     _fitted_schema = {
         "n_channels_": (int,),
+        "holdout_": (float, type(None)),
         "best_params_": (dict, list),
         "channel_models_": (list, dict, type(None)),
     }
