@@ -5,9 +5,11 @@ import numpy as np
 import pytest
 from scipy import signal
 
+from tssdpa.data import add_noise
 from tssdpa.data.synthetic import make_signal
 from tssdpa.estimators.selection import noise_level
 from tssdpa.filters import ProjectionFilter, projection_filter
+from tssdpa.filters import projection_fit as fitting
 from tssdpa.filters.projection_fit import AUTO_CANDIDATES, NONLOCAL_EMBEDDINGS
 
 
@@ -347,3 +349,32 @@ def test_the_highest_allowed_degree_still_reproduces_a_polynomial_of_that_degree
     f = ProjectionFilter(causal=False, window=40, degree=MAX_DEGREE, sigma=np.inf, mix=False)
     y = np.asarray(f.fit(x).filter(x))
     np.testing.assert_allclose(y[40:-40], x[40:-40], atol=1e-6 * np.abs(x).max())
+
+
+@pytest.mark.parametrize("embedding", [1, 3, 7, 15])
+def test_complete_share_counts_the_centred_patterns_without_a_missing_sample(embedding):
+    rng = np.random.default_rng(11)
+    finite = rng.random(300) > 0.1
+    half = embedding // 2
+    brute = sum(finite[t - half : t + half + 1].all() for t in range(half, 300 - half))
+    assert fitting.complete_share(finite, embedding) == brute / 300
+    assert fitting.complete_share(finite, 301) == 0.0
+
+
+@pytest.mark.parametrize("with_target", [False, True])
+def test_auto_fit_leaves_out_non_local_patterns_that_missing_samples_rarely_complete(with_target):
+    # three channels with 5% of the entries missing: about one row in seven has a gap, so a
+    # pattern of 15 rows or more is almost never complete (the fit with a target used to stop
+    # with "no sample has a complete pattern of embedding 63")
+    t = np.arange(4000)
+    clean = np.column_stack([np.sin(t * 0.01 * k) for k in (1, 2, 3)])
+    noisy = add_noise(clean, "dropout", 10, seed=1)
+    f = ProjectionFilter(causal=False)
+    f = f.fit(noisy, target=clean) if with_target else f.fit(noisy)
+    finite = np.isfinite(noisy).all(axis=1)
+    tried = set(f.cv_results_.query("window == 'all'")["embedding"])
+    for m in fitting.NONLOCAL_EMBEDDINGS:
+        assert (m in tried) == (fitting.complete_share(finite, m) >= fitting.MIN_COMPLETE)
+    y = f.filter(noisy)
+    assert np.isfinite(y).all()
+    assert np.mean((y - clean) ** 2) < np.nanmean((noisy - clean) ** 2)

@@ -133,7 +133,22 @@ def base_candidates(filt) -> list:
     return ([None] if filt.base == AUTO else []) + ["butterworth"]
 
 
-def structures(filt, lists: dict, n: int, target) -> list[tuple]:
+#: under ``window="auto"`` a non-local embedding is tried only where at least this share of
+#: the samples has a complete (finite) pattern: with missing samples a long pattern is rarely
+#: complete, and a score over the few that are would not speak for the series
+MIN_COMPLETE = 0.5
+
+
+def complete_share(finite: np.ndarray, embedding: int) -> float:
+    """The share of the samples whose centred pattern of ``embedding`` samples lies inside
+    the series and is finite; ``finite`` (T,) marks the rows with every channel finite."""
+    if embedding > len(finite):
+        return 0.0
+    runs = np.convolve(finite.astype(np.int64), np.ones(embedding, dtype=np.int64), "valid")
+    return float((runs == embedding).sum()) / len(finite)
+
+
+def structures(filt, lists: dict, n: int, target, finite=None) -> list[tuple]:
     """The (window, embedding, decay) triples to score: the product of the candidate lists,
     less window 0 (the base alone, scored on its own).
 
@@ -141,7 +156,9 @@ def structures(filt, lists: dict, n: int, target) -> list[tuple]:
     ``embedding="auto"`` (those no longer than a quarter of the ``n`` samples, 7 at least),
     else the embeddings >= 2 given; no decay, degree 0. Under ``window="auto"`` it is left
     out where it cannot apply (``tau``, random features, a degree or decay fixed to something
-    else, a base without a target); asked for by name there, the fit is refused naming why.
+    else, a base without a target), and so is every embedding whose patterns are complete in
+    less than :data:`MIN_COMPLETE` of the samples (``finite``: the (n,) rows without a
+    missing value; None: all); asked for by name there, the fit is refused naming why.
     """
     out = []
     for w in lists["window"]:
@@ -173,6 +190,8 @@ def structures(filt, lists: dict, n: int, target) -> list[tuple]:
             if not ms and not auto_window:
                 raise ValueError("window='all' (the non-local filter) needs an embedding >= 2, "
                                  f"got {lists['embedding']}")  # fmt: skip
+        if auto_window and finite is not None:
+            ms = [m for m in ms if complete_share(finite, m) >= MIN_COMPLETE]
         out += [(w, m, None) for m in ms]
     return out
 
@@ -273,7 +292,7 @@ def choose_settings(filt, xs, times, target, tail):
             scores[(base, 0, 1, None, 0, math.inf)] = scored([b], [bp])[0]
             grid.append({"base": base, "base_params": base_params, "window": 0, "embedding": 1,
                          "decay": None, "degree": 0, "sigma": math.inf})  # fmt: skip
-        for w, m, dec in structures(filt, lists, n, target):
+        for w, m, dec in structures(filt, lists, n, target, np.isfinite(xs).all(axis=1)):
             if w == NONLOCAL and base is not None and target is None:
                 continue  # the base mixes x_t into every pattern: no exact divergence
             if isinstance(filt.sigma, (list, tuple, np.ndarray)):
