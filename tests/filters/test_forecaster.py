@@ -515,3 +515,20 @@ def test_fit_verbose_says_how_auto_holdout_scored(capsys):
         y, verbose=True
     )
     assert "scoring forward on the last quarter" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("channels, share", [(3, 0.05), (1, 0.3)])
+def test_default_fit_forecasts_a_series_with_scattered_missing_samples(channels, share):
+    # the long patterns of the linear model are rarely complete here: they are skipped (this
+    # stopped with numpy's "cannot reshape array of size 0")
+    rng = np.random.default_rng(12)
+    t = np.arange(600)
+    clean = np.column_stack([np.sin(t * 0.1 * (c + 1)) for c in range(channels)])
+    y = clean + 0.05 * rng.standard_normal(clean.shape)
+    y[rng.random(y.shape) < share] = np.nan
+    fc = ProjectionForecaster(horizon=3).fit(y[:450])
+    pred = np.asarray(fc.forecast(y, 1)).reshape(600, channels)[449:-1]
+    known = np.isfinite(pred).all(axis=1)
+    assert known.mean() > 0.2  # origins whose chosen pattern is complete
+    err = np.mean((pred[known] - clean[450:][known]) ** 2)
+    assert err < 0.1 * np.mean(clean[450:] ** 2)

@@ -180,8 +180,8 @@ class AnalogueData:
         self.futures = fut
         self.usable = np.isfinite(self.keys).all(1) & np.isfinite(fut).all(axis=(1, 2))
         self.coef, self.hat_diag = {}, {}
-        if ridges is None:  # a series to forecast from: it borrows the training fit
-            return
+        if ridges is None or not self.usable.any():  # a series to forecast from borrows the
+            return  # training fit; one without a complete row has no fit (the caller skips it)
         X = self._design(self.keys[self.usable])
         Y = fut[self.usable].reshape(len(X), -1)
         G0, XtY = X.T @ X, X.T @ Y
@@ -291,6 +291,14 @@ def _data(z, E, delay, anchors, ridges, cut):
     return data
 
 
+def _nan_mean(a: np.ndarray, axis: int) -> np.ndarray:
+    """``np.nanmean`` without its warning on all-NaN slices (NaN there): it runs in the
+    neighbour threads, where ``warnings.catch_warnings`` is not safe (it swaps a global)."""
+    missing = np.isnan(a)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(missing, 0.0, a).sum(axis=axis) / (~missing).sum(axis=axis)
+
+
 def _complexity(s: Structure) -> tuple:
     width = s.bandwidth if s.bandwidth is not None else (s.sigma or 0.0)
     return (_MODEL_RANK[s.model], s.embedding, -s.n_neighbors, -width, -(s.ridge or 0.0))
@@ -309,9 +317,7 @@ class _Scores:
         self.best = np.full(len(anchors), np.inf)
 
     def record(self, structure: Structure, sq: np.ndarray) -> bool:
-        with np.errstate(invalid="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column: no score
-            mse = np.nanmean(sq, axis=0)
+        mse = _nan_mean(sq, axis=0)  # an all-NaN column: no score
         self.mses.append(np.nan_to_num(mse, nan=np.inf))
         self.structures.append(structure)
         self.errors.append(sq.astype(np.float32))
@@ -352,7 +358,7 @@ def _score_linear(data, queries, E, delay, scores, cut=None) -> bool:
         for ridge in data.coef:
             pred = data.linear(np.nan_to_num(data.keys[queries]), ridge)
             pred[~np.isfinite(data.keys[queries]).all(1)] = np.nan  # an incomplete pattern
-            sq = np.nanmean((data.futures[queries] - pred) ** 2, axis=2)
+            sq = _nan_mean((data.futures[queries] - pred) ** 2, axis=2)
             improved |= scores.record(Structure(E, delay, 0, None, None, "linear", ridge), sq)
         return improved
     usable_rows = np.flatnonzero(data.usable)
@@ -365,7 +371,7 @@ def _score_linear(data, queries, E, delay, scores, cut=None) -> bool:
         leverage = np.where(ok, 1.0 - data.hat_diag[ridge][at], np.nan)
         loo = resid / leverage[:, None, None]
         s = Structure(E, delay, 0, None, None, "linear", ridge)
-        improved |= scores.record(s, np.nanmean(loo**2, axis=2))
+        improved |= scores.record(s, _nan_mean(loo**2, axis=2))
     return improved
 
 
@@ -415,9 +421,7 @@ def _score_embedding(data, queries, E, delay, candidates, scores, cut=None) -> b
                 )
                 for r, pred in zip([None] if model == "mean" else ridges, preds):
                     s = Structure(**{**s0.as_dict(), "model": model, "ridge": r})
-                    with np.errstate(invalid="ignore"), warnings.catch_warnings():
-                        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN truth rows
-                        out.append((s, np.nanmean((pred - truth) ** 2, axis=2)))
+                    out.append((s, _nan_mean((pred - truth) ** 2, axis=2)))
         return out
 
     # the neighbour counts are independent numpy work that releases the GIL: spread them over
