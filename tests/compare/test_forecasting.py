@@ -117,3 +117,21 @@ def test_rolling_errors_chunked_equals_full():
     np.testing.assert_allclose(full[0], chunk[0])
     sub = rolling_errors(f, y, 600, 880, 12, max_origins=40)
     assert sub[2] == 40 and sub[0].shape == (40, 12)
+
+
+@pytest.mark.parametrize("name", ["simplex", "smap"])
+def test_edm_peers_score_the_same_with_their_short_history(name, small_forecast):
+    # a forecast from t reads the state vector and the fixed training library only, so the
+    # 32 samples of history the harness gives the EDM peers change no score (and spare pyEDM
+    # forecasting from every earlier origin); subsampled origins, as on the long recordings
+    pytest.importorskip("pyEDM")
+    spec = get_method(name, "forecast")
+    assert spec.history == 32
+    from dataclasses import replace
+
+    task = replace(small_forecast, max_origins=40)
+    short, _ = evaluate_forecaster(spec, task, budget=2)
+    full, _ = evaluate_forecaster(replace(spec, history=None), task, budget=2)
+    for a, b in zip(short, full):
+        assert a["params"] == b["params"] and a["n_origins"] == b["n_origins"]
+        np.testing.assert_allclose([a["val_mse"], a["mse"]], [b["val_mse"], b["mse"]], rtol=1e-12)

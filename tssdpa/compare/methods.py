@@ -335,6 +335,10 @@ register(
 # installed (pip install tssdpa[peers]). Family "edm": peers, not ours, in every table.
 if importlib.util.find_spec("pyEDM") is not None:
     _EDM_EMBEDDINGS = list(range(1, 11))
+    # a forecast reads the state vector (at most 10 samples here) and the training library
+    # only: 32 samples of history give every origin its forecast, without pyEDM forecasting
+    # from each earlier origin of a longer history too
+    _EDM_HISTORY = 32
     register(
         MethodSpec(
             "simplex",
@@ -344,6 +348,7 @@ if importlib.util.find_spec("pyEDM") is not None:
             family="edm",
             description="pyEDM Simplex projection (E+1 nearest training states)",
             cost="high",
+            history=_EDM_HISTORY,
         )
     )
     register(
@@ -355,5 +360,6 @@ if importlib.util.find_spec("pyEDM") is not None:
             family="edm",
             description="pyEDM S-map (locally weighted linear map of the training states)",
             cost="high",
+            history=_EDM_HISTORY,
         )
     )

@@ -47,6 +47,11 @@ class MethodSpec:
         High-cost methods may have their evaluation origins subsampled.
     fixed : dict
         Constructor arguments given to every configuration.
+    history : int or None
+        At most this many samples of history before each block of forecast origins (None:
+        the task's). For methods whose forecast from ``t`` reads a short state vector and a
+        fixed library (the EDM peers) a short history gives the same forecasts, without
+        forecasting from every earlier origin of the history too.
     """
 
     name: str
@@ -58,6 +63,7 @@ class MethodSpec:
     description: str = ""
     cost: str = "low"
     fixed: dict = field(default_factory=dict)
+    history: int | None = None
 
     def build(self, ctx: dict | None = None, seed: int | None = None, **params):
         """Instantiate with ``fixed`` updated by ``params``.
