@@ -598,10 +598,9 @@ def main(argv=None) -> int:
     p.add_argument("--skip", nargs="*", default=(), choices=("forecast", "denoise", "speed"))
     p.add_argument(
         "--ours-holdout",
-        type=float,
         default=None,
-        help="ProjectionForecaster(holdout=...) for ours: forward validation on that fraction "
-        "(default: its default, leave-one-out)",
+        help="ProjectionForecaster(holdout=...) for ours: a fraction (forward validation on "
+        "it), 'none' (leave-one-out) or 'auto' (default: its default, 'auto')",
     )
     p.add_argument(
         "--ours-mix-temperature",
@@ -611,7 +610,8 @@ def main(argv=None) -> int:
     )
     args = p.parse_args(argv)
     if args.ours_holdout is not None:  # module state, inherited by the forked workers
-        OURS_FORECASTER["holdout"] = args.ours_holdout
+        h = args.ours_holdout.lower()
+        OURS_FORECASTER["holdout"] = None if h == "none" else h if h == "auto" else float(h)
     if args.ours_mix_temperature is not None:
         t = args.ours_mix_temperature
         OURS_FILTER.update({"mix": False} if t.lower() == "none" else {"mix_temperature": float(t)})

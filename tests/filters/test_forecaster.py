@@ -12,7 +12,7 @@ import pytest
 
 from tssdpa.baselines import AutoRegForecaster
 from tssdpa.filters import ProjectionForecaster
-from tssdpa.filters.analogues import DEFAULT_RIDGE
+from tssdpa.filters.analogues import DEFAULT_RIDGE, drift_holdout
 from tssdpa.signal.embedding import delay_embedding
 
 
@@ -502,11 +502,68 @@ def test_auto_holdout_decides_per_channel_for_channel_independent_forecasters():
     assert joint.holdout_ == 0.25
 
 
-def test_auto_holdout_ignores_constant_and_missing_channels():
-    y = np.column_stack([np.sin(np.arange(400) * 0.3), np.ones(400)])
-    y[300:, 1] = np.nan
+def test_auto_holdout_ignores_channels_flat_or_missing_in_both_parts():
+    y = np.column_stack([np.sin(np.arange(400) * 0.3), np.ones(400), np.full(400, np.nan)])
+    y[300:, 1] = np.nan  # constant, then missing: no spread on either side
     fc = ProjectionForecaster(horizon=1, embedding=[2], n_neighbors=[4], bandwidth=[1.0])
+    assert fc.fit(y[:, :2]).holdout_ is None
+    assert drift_holdout(y) == (None, pytest.approx(1.0, abs=0.1))
+
+
+@pytest.mark.parametrize("flat", ["before", "after"])
+def test_auto_holdout_counts_a_channel_flat_on_one_side_only_as_a_change_of_regime(flat):
+    # a machine at rest that starts to move (ratio inf), one that stops (ratio 0)
+    y = np.sin(np.arange(400) * 0.3)
+    if flat == "before":
+        y[:300] = 0.5
+    else:
+        y[300:] = 0.5
+    holdout, ratio = drift_holdout(y[:, None])
+    assert holdout == 0.25 and ratio == (np.inf if flat == "before" else 0.0)
+
+
+def test_auto_holdout_falls_back_to_leave_one_out_without_complete_recent_rows():
+    # the last quarter changes regime in channel 0 but channel 1 is missing there: no query
+    # of the last quarter is complete, so forward scoring has nothing to score on
+    rng = np.random.default_rng(9)
+    y = np.column_stack([np.sin(np.arange(600) * 0.2), np.cos(np.arange(600) * 0.2)])
+    y += 0.05 * rng.standard_normal(y.shape)
+    y[450:, 0] *= 0.1
+    y[450:, 1] = np.nan
+    assert drift_holdout(y)[0] == 0.25
+    fc = ProjectionForecaster(horizon=2, embedding=[1, 2], n_neighbors=[4], bandwidth=[1.0])
     assert fc.fit(y).holdout_ is None
+    loo = ProjectionForecaster(**{**fc.get_params(), "holdout": None}).fit(y)
+    assert fc.best_params_ == loo.best_params_
+
+
+def test_holdout_is_saved_and_a_file_without_it_loads_with_its_setting(tmp_path, edit_config):
+    y = _quiet_after(np.sin(np.arange(600) * 0.2), 0.2)
+    small = dict(horizon=1, embedding=[2], n_neighbors=[4], bandwidth=[1.0])
+    ProjectionForecaster(**small).fit(y).save(tmp_path / "a")
+    assert ProjectionForecaster.load(tmp_path / "a").holdout_ == 0.25
+    ProjectionForecaster(**small, holdout=0.5).fit(y).save(tmp_path / "b")
+    edit_config(tmp_path / "b", lambda cfg: cfg["fitted"].pop("holdout_"))  # an older file
+    assert ProjectionForecaster.load(tmp_path / "b").holdout_ == 0.5
+
+
+@pytest.mark.parametrize("bad", [0, 1.0, -0.5, 5.0, "auto", [0.25]])
+def test_a_tampered_saved_holdout_is_refused_on_load(bad, tmp_path, edit_config):
+    y = np.sin(np.arange(300) * 0.2)
+    ProjectionForecaster(horizon=1, embedding=[2]).fit(y).save(tmp_path / "f")
+    edit_config(tmp_path / "f", lambda cfg: cfg["fitted"].update(holdout_=bad))
+    with pytest.raises(ValueError, match="holdout_"):
+        ProjectionForecaster.load(tmp_path / "f")
+
+
+def test_a_refit_with_library_size_chooses_as_a_fresh_forecaster():
+    rng = np.random.default_rng(10)
+    y = np.sin(np.arange(900) * 0.13) + 0.1 * rng.standard_normal(900)
+    fresh = ProjectionForecaster(horizon=2, library_size=300).fit(y)
+    fc = ProjectionForecaster(horizon=2, library_size=300).fit(y[::-1].copy())
+    fc.fit(y)  # the library must not depend on the span of the first fit's structures
+    pd.testing.assert_frame_equal(fc.cv_results_, fresh.cv_results_)
+    assert fc.best_params_ == fresh.best_params_
 
 
 def test_fit_verbose_says_how_auto_holdout_scored(capsys):

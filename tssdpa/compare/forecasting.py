@@ -108,12 +108,14 @@ def _horizon_scores(se, ae, origins, last_origin_for_h, h, C, mode="path"):
     return (float(np.mean(se[ok, cols]) / C), float(np.mean(ae[ok, cols]) / C))
 
 
-def _history(spec: MethodSpec, task: ForecastTask) -> int | None:
+def _history(spec: MethodSpec, task: ForecastTask, est) -> int | None:
     """The history given with each block of origins: the task's, or less where ``spec``
-    needs less (:class:`~tssdpa.compare.registry.MethodSpec` ``history``)."""
+    needs less (:class:`~tssdpa.compare.registry.MethodSpec` ``history``, raised to what
+    the fitted ``est`` reads from one origin where that is longer)."""
     if spec.history is None:
         return task.history
-    return spec.history if task.history is None else min(spec.history, task.history)
+    need = max(spec.history, int(est._predict_context()))
+    return need if task.history is None else min(need, task.history)
 
 
 def _validation_scores(est, task: ForecastTask, max_o, steps, history) -> dict:
@@ -172,14 +174,13 @@ def evaluate_forecaster(
     mode = task.metric
     steps = tuple(task.horizons) if mode == "step" else None
     configs = search_space(spec, task.ctx, budget, seed=task.seed)
-    history = _history(spec, task)
     fitted, val_scores = [], []
     for params in configs:
         est = spec.build(task.ctx, seed=task.seed, **params)
         tic = time.perf_counter()
         est.fit(y[:tr1].copy())
         fit_s = time.perf_counter() - tic
-        val_scores.append(_validation_scores(est, task, max_o, steps, history))
+        val_scores.append(_validation_scores(est, task, max_o, steps, _history(spec, task, est)))
         fitted.append((params, est, fit_s))
     rows, extras = [], {"path": None}
     chosen = {h: int(np.argmin([vs[h] for vs in val_scores])) for h in task.horizons}
@@ -194,7 +195,7 @@ def evaluate_forecaster(
             tic = time.perf_counter()
             first, last = t0 - 1, t1 - 1 - min(task.horizons)
             se, ae, n_used, kept = rolling_errors(
-                est, y[:t1], first, last, hmax, history, max_o, keep_origin, steps
+                est, y[:t1], first, last, hmax, _history(spec, task, est), max_o, keep_origin, steps
             )
             test_cache[k] = (se, ae, n_used, kept, time.perf_counter() - tic, first)
         se, ae, n_used, kept, pred_s, first = test_cache[k]

@@ -266,7 +266,7 @@ _denoiser(
 # ---------------------------------------------------------- projection forecasters
 def _proj_forecast_grid(ctx):
     # fit() chooses the embedding, delay, neighbours, bandwidth and model itself, per horizon
-    # (leave-one-out on the training part): nothing left for the harness to tune
+    # (on the training part, leave-one-out or forward): nothing left for the harness to tune
     return [{}]
 
 
@@ -335,9 +335,9 @@ register(
 # installed (pip install tssdpa[peers]). Family "edm": peers, not ours, in every table.
 if importlib.util.find_spec("pyEDM") is not None:
     _EDM_EMBEDDINGS = list(range(1, 11))
-    # a forecast reads the state vector (at most 10 samples here) and the training library
-    # only: 32 samples of history give every origin its forecast, without pyEDM forecasting
-    # from each earlier origin of a longer history too
+    # a forecast reads the state vector (at most 10 samples here; the harness gives more where
+    # a configuration reads more) and the training library only: 32 samples of history give
+    # every origin its forecast, without pyEDM forecasting from each earlier origin too
     _EDM_HISTORY = 32
     register(
         MethodSpec(

@@ -13,7 +13,7 @@ A *structure* is one way to forecast ``z[t+h]`` from the delay embedding
 * ``model="hybrid"`` -- that linear forecast plus the projection of its residuals.
 
 :func:`choose_structures` scores every candidate by leave-one-out error on the training
-series, with the keys that share samples with the query excluded (``|j - t| <= (E-1)τ + h``),
+series (or forward on its last part, ``holdout``; see :func:`drift_holdout`), with the keys that share samples with the query excluded (``|j - t| <= (E-1)τ + h``),
 and keeps per horizon the simplest candidate whose paired error is within two standard errors
 of the best (a stricter form of the one-standard-error rule, since the best of several hundred
 candidates looks better than it is): a linear process keeps the linear model unless a
@@ -23,7 +23,6 @@ nonlinear one is clearly better. The neighbour search depends on (E, τ) only, s
 
 from __future__ import annotations
 
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -58,7 +57,7 @@ _NEIGHBOUR_MODELS = ("mean", "local_linear", "hybrid")
 RIDGES = (1e-12, 1e-9, 1e-6, 1e-3)
 DEFAULT_RIDGE = 1e-3  # a structure saved without one (version 0.2.0 files)
 #: ``holdout="auto"``: score forward on the last DRIFT_HOLDOUT of the series where the spread
-#: of that part differs from the whole series' by more than a factor DRIFT_RATIO
+#: of that part differs from the rest's by more than a factor DRIFT_RATIO
 DRIFT_HOLDOUT, DRIFT_RATIO = 0.25, 2.0
 
 
@@ -139,24 +138,39 @@ def default_delays(z: np.ndarray, max_embedding: int) -> list[int]:
     return sorted({1, max(1, min(tau, cap))})
 
 
+def _spread(v: np.ndarray) -> np.ndarray:
+    """Per-channel standard deviation of (T, C) ``v`` over its finite entries (NaN where a
+    channel has fewer than two), without numpy's warnings on empty channels."""
+    ok = np.isfinite(v)
+    n = ok.sum(axis=0)
+    x = np.where(ok, v, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = x.sum(axis=0) / n
+        var = (np.where(ok, v - mean, 0.0) ** 2).sum(axis=0) / n
+    return np.where(n >= 2, np.sqrt(var), np.nan)
+
+
 def drift_holdout(z: np.ndarray) -> tuple[float | None, float]:
     """What ``holdout="auto"`` means for the (T, C) series ``z``: ``(holdout, ratio)``.
 
     ``ratio`` is the standard deviation of the last DRIFT_HOLDOUT of the series over that of
-    the rest, the channel furthest from 1 (1 where undefined: a constant or missing channel).
-    Beyond a factor DRIFT_RATIO either way the series has changed regime -- a machine that
-    went quiet, a sensor that started to move -- and leave-one-out over the whole series
-    would choose for the regime that dominates the squared errors, not the one the forecasts
-    start from; then ``holdout`` is DRIFT_HOLDOUT (score forward on the recent part, as a
-    validation split does), else None (leave-one-out).
+    the rest, the channel furthest from 1 (0 or inf where one part is flat and the other is
+    not; channels flat or missing in both parts are left out, 1 where none is left). Beyond a
+    factor DRIFT_RATIO either way the series has changed regime -- a machine that went quiet,
+    a sensor that started to move -- and leave-one-out over the whole series would choose
+    for the regime that dominates the squared errors, not the one the forecasts start from;
+    then ``holdout`` is DRIFT_HOLDOUT (score forward on the recent part, as a validation
+    split does), else None (leave-one-out).
     """
     cut = int(round(len(z) * (1.0 - DRIFT_HOLDOUT)))
-    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN channel
-        ratio = np.nanstd(z[cut:], axis=0) / np.nanstd(z[:cut], axis=0)
-    ratio = ratio[np.isfinite(ratio) & (ratio > 0)]
-    r = float(ratio[np.argmax(np.abs(np.log(ratio)))]) if ratio.size else 1.0
-    return (DRIFT_HOLDOUT if max(r, 1.0 / r) > DRIFT_RATIO else None), r
+    head, tail = _spread(z[:cut]), _spread(z[cut:])
+    known = np.isfinite(head) & np.isfinite(tail) & ((head > 0) | (tail > 0))
+    with np.errstate(divide="ignore"):
+        ratio = tail[known] / head[known]  # 0 / inf where one part is flat
+        distance = np.abs(np.log(ratio))
+    r = float(ratio[np.argmax(distance)]) if ratio.size else 1.0
+    drifted = r > DRIFT_RATIO or r < 1.0 / DRIFT_RATIO
+    return (DRIFT_HOLDOUT if drifted else None), r
 
 
 class AnalogueData:

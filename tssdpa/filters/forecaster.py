@@ -41,7 +41,8 @@ class ProjectionForecaster(Forecaster):
     linear autoregression, or linear plus the projection of its residuals.
 
     Every parameter left as ``None`` is chosen by :meth:`fit` per horizon, by leave-one-out
-    error on the fitted series (keys that share samples with the query are left out); a list
+    error on the fitted series (keys that share samples with the query are left out), or by
+    forward error on its last quarter where that quarter changed regime (``holdout``); a list
     gives the candidates. :meth:`fit` needs no argument besides ``horizon`` to be useful.
 
     Parameters
@@ -92,9 +93,12 @@ class ProjectionForecaster(Forecaster):
     best_params_ : dict
         The structure chosen at each anchor horizon (``{h: {...}}``).
     holdout_ : float or None
-        The holdout :meth:`fit` scored with (None: leave-one-out).
+        The holdout :meth:`fit` scored with (None: leave-one-out; ``"auto"`` falls back to
+        leave-one-out where the last quarter has too few complete rows to score on). None
+        for a ``channel_independent`` fit, whose channel models have their own.
     cv_results_ : pandas.DataFrame
-        Leave-one-out MSE (standardised units) of every candidate at every anchor horizon.
+        Leave-one-out (or forward, see ``holdout_``) MSE in standardised units of every
+        candidate at every anchor horizon.
 
     Examples
     --------
@@ -195,7 +199,7 @@ class ProjectionForecaster(Forecaster):
         if self.library_size is None:
             return z_train
         # rows that are patterns need (E-1)τ rows before them and h after them
-        if hasattr(self, "structures_"):
+        if self.__dict__.get("structures_") is not None:  # fitted (fit clears it first)
             span = max((s.embedding - 1) * s.delay for s in self.structures_.values())
         else:
             span = (self.max_embedding - 1) * max(candidates(self.delay or 1))
@@ -205,12 +209,13 @@ class ProjectionForecaster(Forecaster):
     def fit(self, y, verbose: bool = False):
         """Standardise ``y`` and choose a structure per anchor horizon; returns self.
 
-        ``verbose`` prints the structures chosen and their leave-one-out errors.
+        ``verbose`` prints how it scores (``holdout``), the structures chosen and their errors.
         """
         self._verbose = verbose
         return super().fit(y)
 
     def _fit(self, a):
+        self.__dict__.pop("structures_", None)  # a refit must not reuse the last fit's span
         if np.isnan(a).all():
             raise ValueError("y is all NaN")
         if self.channel_independent and a.shape[1] > 1:
@@ -220,6 +225,7 @@ class ProjectionForecaster(Forecaster):
                 for c in range(a.shape[1])
             ]
             self.best_params_ = [m.best_params_ for m in self.channel_models_]
+            self.holdout_ = None  # each channel model has its own
             return
         self.channel_models_ = None
         self.mean_ = np.nanmean(a, axis=0)
@@ -236,10 +242,18 @@ class ProjectionForecaster(Forecaster):
                 how = "forward on the last quarter" if self.holdout_ else "leave-one-out"
                 print(f"holdout='auto': the last quarter's spread is {ratio:.3g} times the "
                       f"rest's: scoring {how}")  # fmt: skip
-        chosen, rows = choose_structures(
-            library, self.horizon, self._candidates(z),
-            max_queries=self.max_fit_samples, holdout=self.holdout_, verbose=self._verbose,
-        )  # fmt: skip
+
+        def choose():
+            return choose_structures(
+                library, self.horizon, self._candidates(z),
+                max_queries=self.max_fit_samples, holdout=self.holdout_, verbose=self._verbose,
+            )  # fmt: skip
+
+        chosen, rows = choose()
+        if isinstance(self.holdout, str) and self.holdout_ and None in chosen.values():
+            # too little complete data in the last quarter to score on: leave-one-out
+            self.holdout_ = None
+            chosen, rows = choose()
         if any(s is None for s in chosen.values()):
             raise ValueError(f"y has {len(z)} samples: no candidate structure fits it")
         self.structures_ = chosen
@@ -328,6 +342,13 @@ class ProjectionForecaster(Forecaster):
     _array_schema = ("mean_", "scale_", "train_")
     _channel_arrays = {"mean_": False, "scale_": True}
 
+    def _check_saved_holdout(self, value):
+        if value is not None and not 0.0 < value < 1.0:
+            raise ValueError(f"fitted holdout_ must be None or in (0, 1), got {value!r}")
+        return value
+
+    _fitted_checks = {"holdout_": _check_saved_holdout}
+
     def _state(self):
         fitted, arrays = super()._state()
         fitted.pop("best_params_", None)
@@ -351,6 +372,8 @@ class ProjectionForecaster(Forecaster):
         own = {k: v for k, v in arrays.items() if not k.startswith("channel_")}
         require(own, *(self._array_schema if best is not None else ("train_",)))
         super()._set_state(fitted, own)
+        if "holdout_" not in fitted:  # a file saved before holdout="auto": its own setting
+            self.holdout_ = self.holdout if isinstance(self.holdout, float) else None
         self.channel_models_ = None
         if best is not None:
             self.structures_ = self._saved_structures(best)
