@@ -13,11 +13,12 @@ A *structure* is one way to forecast ``z[t+h]`` from the delay embedding
 * ``model="hybrid"`` -- that linear forecast plus the projection of its residuals.
 
 :func:`choose_structures` scores every candidate by leave-one-out error on the training
-series (or forward on its last part, ``holdout``; see :func:`drift_holdout`), with the keys that share samples with the query excluded (``|j - t| <= (E-1)τ + h``),
-and keeps per horizon the simplest candidate whose paired error is within two standard errors
-of the best (a stricter form of the one-standard-error rule, since the best of several hundred
-candidates looks better than it is): a linear process keeps the linear model unless a
-nonlinear one is clearly better. The neighbour search depends on (E, τ) only, so all the
+series (or forward on its last part, ``holdout``; see :func:`drift_holdout`), with the keys
+that share samples with the query excluded (``|j - t| <= (E-1)τ + h``), and keeps per horizon
+the simplest candidate whose paired error is within two standard errors of the best (a
+stricter form of the one-standard-error rule, since the best of several hundred candidates
+looks better than it is): a linear process keeps the linear model unless a nonlinear one is
+clearly better. The neighbour search depends on (E, τ) only, so all the
 (k, bandwidth, model) candidates of one embedding share it.
 """
 
