@@ -31,22 +31,23 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_autofit as bench  # noqa: E402 -- the benchmark's series, split, peers and verdicts
 
-_GAIT, _FUSION = "imu_gait", "imu_fusion"
+
+def _imu(name: str, col: str, start: int, note: str) -> tuple:
+    """An IMU channel, with the benchmark's horizons for its sampling rate."""
+    horizons = (1, 2, 5, 10) if name == "imu_fusion" else (1, 4, 10, 40)
+    return ("imu", {"name": name, "col": col, "start": start}, horizons, note)
+
+
 #: name: as bench_autofit.SERIES; none of them is a benchmark cell (other channels, other
 #: datasets), horizons chosen as there by sampling rate
 HELDOUT = {
-    "imu_fusion_gx": ("imu", {"name": _FUSION, "col": "Gyroscope X (deg/s)", "start": 4000},
-                      (1, 2, 5, 10), "100 Hz gyroscope X"),
-    "imu_fusion_gy": ("imu", {"name": _FUSION, "col": "Gyroscope Y (deg/s)", "start": 4000},
-                      (1, 2, 5, 10), "100 Hz gyroscope Y"),
-    "imu_fusion_ax": ("imu", {"name": _FUSION, "col": "Accelerometer X (g)", "start": 4000},
-                      (1, 2, 5, 10), "100 Hz accelerometer X"),
-    "imu_fusion_gz_late": ("imu", {"name": _FUSION, "col": "Gyroscope Z (deg/s)", "start": 9000},
-                           (1, 2, 5, 10), "the benchmark's channel, a later stretch"),
-    "imu_gait_gx": ("imu", {"name": _GAIT, "col": "Gyroscope X (deg/s)", "start": 7000},
-                    (1, 4, 10, 40), "400 Hz gyroscope X, walking"),
-    "imu_gait_gz": ("imu", {"name": _GAIT, "col": "Gyroscope Z (deg/s)", "start": 7000},
-                    (1, 4, 10, 40), "400 Hz gyroscope Z, walking"),
+    "imu_fusion_gx": _imu("imu_fusion", "Gyroscope X (deg/s)", 4000, "100 Hz gyroscope X"),
+    "imu_fusion_gy": _imu("imu_fusion", "Gyroscope Y (deg/s)", 4000, "100 Hz gyroscope Y"),
+    "imu_fusion_ax": _imu("imu_fusion", "Accelerometer X (g)", 4000, "100 Hz accelerometer X"),
+    "imu_fusion_gz_late": _imu("imu_fusion", "Gyroscope Z (deg/s)", 9000,
+                               "the benchmark's channel, a later stretch"),
+    "imu_gait_gx": _imu("imu_gait", "Gyroscope X (deg/s)", 7000, "400 Hz gyroscope X, walking"),
+    "imu_gait_gz": _imu("imu_gait", "Gyroscope Z (deg/s)", 7000, "400 Hz gyroscope Z, walking"),
     "etth2_ot": ("ett", {"name": "ETTh2", "col": "OT", "start": 0}, (1, 6, 24), "hourly"),
     "ettm1_ot": ("ett", {"name": "ETTm1", "col": "OT", "start": 0}, (1, 4, 16), "15 min"),
     "etth1_hufl": ("ett", {"name": "ETTh1", "col": "HUFL", "start": 0}, (1, 6, 24), "hourly load"),

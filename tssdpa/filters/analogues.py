@@ -139,16 +139,19 @@ def default_delays(z: np.ndarray, max_embedding: int) -> list[int]:
     return sorted({1, max(1, min(tau, cap))})
 
 
-def _spread(v: np.ndarray) -> np.ndarray:
-    """Per-channel standard deviation of (T, C) ``v`` over its finite entries (NaN where a
-    channel has fewer than two), without numpy's warnings on empty channels."""
-    ok = np.isfinite(v)
-    n = ok.sum(axis=0)
-    x = np.where(ok, v, 0.0)
+def _nan_mean(a: np.ndarray, axis: int) -> np.ndarray:
+    """``np.nanmean`` without its warning on all-NaN slices (NaN there): it runs in the
+    neighbour threads, where ``warnings.catch_warnings`` is not safe (it swaps a global)."""
+    missing = np.isnan(a)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = x.sum(axis=0) / n
-        var = (np.where(ok, v - mean, 0.0) ** 2).sum(axis=0) / n
-    return np.where(n >= 2, np.sqrt(var), np.nan)
+        return np.where(missing, 0.0, a).sum(axis=axis) / (~missing).sum(axis=axis)
+
+
+def _spread(v: np.ndarray) -> np.ndarray:
+    """Per-channel standard deviation of (T, C) ``v`` over its known entries (NaN where a
+    channel has fewer than two), without numpy's warnings on empty channels."""
+    sd = np.sqrt(_nan_mean((v - _nan_mean(v, axis=0)) ** 2, axis=0))
+    return np.where((~np.isnan(v)).sum(axis=0) >= 2, sd, np.nan)
 
 
 def drift_holdout(z: np.ndarray) -> tuple[float | None, float]:
@@ -304,14 +307,6 @@ def _data(z, E, delay, anchors, ridges, cut):
     data = AnalogueData(z, E, delay, anchors, None)
     data.coef = head.coef
     return data
-
-
-def _nan_mean(a: np.ndarray, axis: int) -> np.ndarray:
-    """``np.nanmean`` without its warning on all-NaN slices (NaN there): it runs in the
-    neighbour threads, where ``warnings.catch_warnings`` is not safe (it swaps a global)."""
-    missing = np.isnan(a)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(missing, 0.0, a).sum(axis=axis) / (~missing).sum(axis=axis)
 
 
 def _complexity(s: Structure) -> tuple:
