@@ -108,6 +108,9 @@ BAD = {
     "empty": (lambda x: x[:0], ValueError, "{x} is empty"),
     "no channels": (lambda x: np.empty((len(x), 0)), ValueError, "{x} has 0 channels"),
     "None": (lambda x: None, TypeError, "{x} must be a real"),
+    # squares of these overflow / underflow in float64: distances and variances would be wrong
+    "huge": (lambda x: x * 1e160, ValueError, "{x} channel 0 reaches magnitude"),
+    "tiny": (lambda x: x * 1e-160, ValueError, "{x} channel 0 reaches magnitude"),
 }
 
 

@@ -184,6 +184,17 @@ def test_a_linear_process_keeps_the_linear_model_and_a_chaotic_one_does_not():
     assert ProjectionForecaster(horizon=1).fit(x).best_params_[1]["model"] != "linear"
 
 
+def test_long_linear_patterns_keep_ten_rows_per_coefficient_of_every_channel():
+    rng = np.random.default_rng(0)
+    y = ar2(600, seed=3)[:, None] + 0.1 * rng.normal(size=(600, 3))  # 3 channels
+    fc = ProjectionForecaster(horizon=1, model="linear").fit(y)
+    longest = int(fc.cv_results_["embedding"].max())
+    # a pattern of E samples of 3 channels has 3E coefficients: at most 600 / 30 = 20 samples
+    assert 10 < longest <= 600 // 30
+    assert int(ProjectionForecaster(horizon=1, model="linear").fit(y[:, 0])
+               .cv_results_["embedding"].max()) > longest  # fmt: skip
+
+
 def test_pandas_save_load_and_predict(tmp_path):
     idx = pd.date_range("2024-01-01", periods=400, freq="h")
     s = pd.Series(logistic_map(400, noise=0.01), index=idx, name="x")
@@ -589,3 +600,14 @@ def test_default_fit_forecasts_a_series_with_scattered_missing_samples(channels,
     assert known.mean() > 0.2  # origins whose chosen pattern is complete
     err = np.mean((pred[known] - clean[450:][known]) ** 2)
     assert err < 0.1 * np.mean(clean[450:] ** 2)
+
+
+def test_a_joint_fit_with_too_few_rows_known_in_every_channel_says_so_and_what_to_do():
+    rng = np.random.default_rng(37)
+    y = np.column_stack([np.sin(0.1 * np.arange(150) * (c + 1)) for c in range(3)])
+    y[rng.random(y.shape) < 0.5] = np.nan  # a row has all 3 channels in 1 case of 8
+    with pytest.raises(ValueError, match=r"y has 150 samples, \d+ of them with every channel "
+                                         r"known.*channel_independent=True"):  # fmt: skip
+        ProjectionForecaster(horizon=2).fit(y)
+    fc = ProjectionForecaster(horizon=2, channel_independent=True).fit(y)
+    assert np.isfinite(np.asarray(fc.forecast(y, 1))[-20:]).all()

@@ -804,3 +804,28 @@ def test_step_refuses_a_malformed_state_or_sample_naming_it(recurrent):
             f.step(0.5, state)
     with pytest.raises(TypeError, match="sample must be a real numeric"):
         f.step("a", f.initial_state())
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_a_channel_first_known_after_max_fit_samples_is_fitted_from_where_it_is_known(causal):
+    # the fit scores on max_fit_samples samples: the first ones would hold no value of
+    # channel 1 (this stopped with "no candidate gave a finite score")
+    rng = np.random.default_rng(4)
+    t = np.arange(3000)
+    clean = np.column_stack([np.sin(0.05 * t), np.cos(0.03 * t)])
+    x = clean + 0.2 * rng.standard_normal(clean.shape)
+    x[:1800, 1] = np.nan
+    f = ProjectionFilter(causal=causal, max_fit_samples=1000).fit(x)
+    y = np.asarray(f.filter(x))
+    assert np.isfinite(y[1800:]).all() and np.isfinite(y[:, 0]).all()
+    assert np.mean((y[1800:] - clean[1800:]) ** 2) < 0.5 * np.mean((x[1800:] - clean[1800:]) ** 2)
+    target = np.where(np.isnan(x), np.nan, clean)
+    g = ProjectionFilter(causal=causal, max_fit_samples=1000, holdout=0.5).fit(x, target=target)
+    assert g.fit_holdout_start_ == 1800 + 500  # an index into x: the block starts at 1800
+
+
+def test_fit_names_x_and_the_channel_that_is_all_nan():
+    x = np.column_stack([np.sin(0.05 * np.arange(300)), np.full(300, np.nan)])
+    for causal in (True, False):
+        with pytest.raises(ValueError, match="x channel 1 is all NaN"):
+            ProjectionFilter(causal=causal).fit(x)

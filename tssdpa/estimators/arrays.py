@@ -17,6 +17,10 @@ from tssdpa.checks import to_seconds
 
 __all__ = ["ArrayMeta", "as_2d", "restore", "step_input"]
 
+#: the magnitudes a channel's largest value may have: beyond, the squares that distances,
+#: variances and least squares sum overflow (or, below, underflow to 0) in float64
+MAGNITUDES = (1e-150, 1e150)
+
 
 @dataclass
 class ArrayMeta:
@@ -85,10 +89,25 @@ def as_2d(x, name: str = "x") -> tuple[np.ndarray, ArrayMeta]:
         raise ValueError(f"{name} has 0 channels")
     if np.isinf(arr).any():
         raise ValueError(f"{name} contains inf; use NaN to mark missing samples")
+    _check_magnitudes(arr, name)
     if meta.index is not None and isinstance(meta.index, pd.DatetimeIndex):
         # absolute seconds (not relative to the first sample) keep chunked calls consistent
         meta.timestamps = to_seconds(meta.index, "index")
     return arr, meta
+
+
+def _check_magnitudes(arr: np.ndarray, name: str) -> None:
+    """``ValueError`` for a channel whose largest magnitude is outside :data:`MAGNITUDES`
+    (all-zero and all-NaN channels are fine here)."""
+    peak = np.max(np.where(np.isnan(arr), 0.0, np.abs(arr)), axis=0)
+    low, high = MAGNITUDES
+    bad = np.flatnonzero((peak > high) | ((peak > 0) & (peak < low)))
+    if len(bad):
+        c = int(bad[0])
+        raise ValueError(
+            f"{name} channel {c} reaches magnitude {peak[c]:.3g}, outside {low:g}..{high:g} "
+            "where squares stay finite and nonzero in float64: rescale it (e.g. other units)"
+        )
 
 
 def _numeric(convert, x, name):

@@ -31,7 +31,7 @@ from tssdpa.checks import check_int
 from tssdpa.estimators.arrays import as_2d, restore
 from tssdpa.signal.missing import fill_missing
 
-__all__ = ["Denoiser", "Estimator", "Forecaster", "renamed", "target_like"]
+__all__ = ["Denoiser", "Estimator", "Forecaster", "check_channels_known", "renamed", "target_like"]
 
 
 def renamed(
@@ -65,7 +65,8 @@ def target_like(target, a: np.ndarray) -> np.ndarray | None:
     return tgt
 
 
-def _check_not_all_missing(a: np.ndarray, name: str) -> None:
+def check_channels_known(a: np.ndarray, name: str) -> None:
+    """``ValueError`` naming ``name`` and the first channel of (T, C) ``a`` that is all NaN."""
     empty = np.flatnonzero(np.isnan(a).all(axis=0))
     if len(empty):
         raise ValueError(f"{name} channel {empty[0]} is all NaN: nothing to fit on")
@@ -237,7 +238,7 @@ class Denoiser(Estimator):
     def fit(self, x, target=None) -> Denoiser:
         """Fit on a noisy training series ``x`` (and its clean ``target`` when known)."""
         a, _ = as_2d(x, "x")
-        _check_not_all_missing(a, "x")
+        check_channels_known(a, "x")
         tgt = target_like(target, a)
         self._validate_params()
         self._fit(a, tgt)
@@ -284,7 +285,7 @@ class Forecaster(Estimator):
     def fit(self, y) -> Forecaster:
         """Fit on the training series ``y`` (T,) or (T, C)."""
         a, _ = as_2d(y, "y")
-        _check_not_all_missing(a, "y")
+        check_channels_known(a, "y")
         if len(a) < 3:
             raise ValueError(f"y must have at least 3 samples; got {len(a)}")
         self._validate_params()

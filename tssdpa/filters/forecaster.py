@@ -166,10 +166,10 @@ class ProjectionForecaster(Forecaster):
             width = [("bandwidth", float(v)) for v in candidates(self.bandwidth or BANDWIDTHS)]
         delay = candidates(self.delay) if self.delay is not None else None
         # the linear model is cheap: when the embedding is free it also tries long patterns
-        # (up to 48 samples, at least ten per coefficient), as an autoregression would
+        # (up to 48 samples, at least ten rows per coefficient), as an autoregression would
         long_linear = []
         if self.embedding is None:
-            long_linear = list(range(max(emb) + 1, min(48, len(z) // 10) + 1))
+            long_linear = list(range(max(emb) + 1, min(48, len(z) // (10 * z.shape[1])) + 1))
         return {
             "linear_embedding": long_linear,
             "embedding": emb,
@@ -255,7 +255,13 @@ class ProjectionForecaster(Forecaster):
             self.holdout_ = None
             chosen, rows = choose()
         if any(s is None for s in chosen.values()):
-            raise ValueError(f"y has {len(z)} samples: no candidate structure fits it")
+            known = int(np.isfinite(z).all(axis=1).sum())
+            msg = (f"y has {len(z)} samples, {known} of them "
+                   f"{'known' if z.shape[1] == 1 else 'with every channel known'}: too few "
+                   "complete patterns and futures for any candidate structure")  # fmt: skip
+            if z.shape[1] > 1:
+                msg += "; fill the gaps or fit each channel on its own (channel_independent=True)"
+            raise ValueError(msg)
         self.structures_ = chosen
         self.best_params_ = {h: s.as_dict() for h, s in chosen.items()}
         self.cv_results_ = pd.DataFrame(rows)

@@ -8,7 +8,7 @@ import numpy as np
 
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive, to_seconds
 from tssdpa.estimators.arrays import as_2d, restore, step_input
-from tssdpa.estimators.base import Denoiser, target_like
+from tssdpa.estimators.base import Denoiser, check_channels_known, target_like
 from tssdpa.filters import projection_fit as fitting
 from tssdpa.filters.projection_features import RandomFeatureRecursion
 from tssdpa.filters.projection_fit import AUTO, auto_default, choose_settings
@@ -91,8 +91,8 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         Compute dtype, "float64" or "float32" (faster, ~1e-6 relative error). :meth:`step`
         computes in the same dtype as :meth:`filter`.
     max_fit_samples : int
-        :meth:`fit` scores candidates on at most this many samples (the first ones; default
-        4000).
+        :meth:`fit` scores candidates on at most this many samples (default 4000): the first
+        ones, or, if a channel is unknown there, those from where every channel is known.
     holdout : float
         Fraction of the (first ``max_fit_samples``) samples, the last ones in time, on which
         :meth:`fit` scores candidates against a ``target`` (default 1.0: all of them).
@@ -264,24 +264,24 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         self
         """
         x2, meta = as_2d(x)
-        if np.isnan(x2).all():
-            raise ValueError("x is all NaN")
+        check_channels_known(x2, "x")
         tgt = target_like(target, x2)
         self._validate_params()
-        n = min(x2.shape[0], self.max_fit_samples)
-        xs = x2[:n]
+        block = fitting.fit_block(x2, min(x2.shape[0], self.max_fit_samples))
+        xs = x2[block]
+        n = len(xs)
         tail = n - max(1, int(round(self.holdout * n)))  # first sample of the held-out tail
         times = self._times(meta, timestamps, x2.shape[0])
-        times = times[:n] if times is not None else None
+        times = times[block] if times is not None else None
         for name in (*_SETTINGS, "mixture"):
             self.__dict__.pop(name + "_", None)
         self.best_params_, self.cv_results_, self.noise_level_, self.mixture_ = choose_settings(
-            self, xs, times, None if tgt is None else tgt[:n], tail
+            self, xs, times, None if tgt is None else tgt[block], tail
         )
         for name, value in self.best_params_.items():
             setattr(self, name + "_", value)
         self.n_channels_ = x2.shape[1]
-        self.fit_holdout_start_ = tail if tgt is not None else None
+        self.fit_holdout_start_ = block.start + tail if tgt is not None else None
         self.center_ = np.nanmean(x2, axis=0)
         self.spread_ = np.nanstd(x2, axis=0)
         if self.recurrent == "features":

@@ -56,6 +56,7 @@ __all__ = [
     "check_fitted_window",
     "choose_settings",
     "default_sigma_grid",
+    "fit_block",
     "fit_report",
 ]
 
@@ -93,6 +94,15 @@ def check_fitted_window(filt, window, name: str = "window_"):
     if isinstance(window, bool) or not isinstance(window, int) or window < 0:
         raise ValueError(f"{name} must be None, an int >= 0 or 'all', got {window!r}")
     return window
+
+
+def fit_block(x2: np.ndarray, n: int) -> slice:
+    """The samples :meth:`ProjectionFilter.fit` scores on: the first ``n``, or where a channel
+    is not known among them, the ``n`` from the first row by which every channel was seen."""
+    if not np.isnan(x2[:n]).all(axis=0).any():
+        return slice(0, n)
+    start = max(int(np.argmax(~np.isnan(x2[:, c]))) for c in range(x2.shape[1]))
+    return slice(start, start + n)
 
 
 def default_sigma_grid(noise: np.ndarray, embedding: int, n: int = 14) -> np.ndarray:
