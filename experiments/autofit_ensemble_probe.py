@@ -10,6 +10,8 @@ leave-one-out error is within a factor ``1 + slack`` of the lowest. Prints each 
 RMSE ratio to (a) and the geometric mean per variant.
 
     .venv/bin/python experiments/autofit_ensemble_probe.py --seeds 1 2
+    # the real development channels of autofit_heldout.py instead (not benchmark cells)
+    .venv/bin/python experiments/autofit_ensemble_probe.py --heldout --data-dir ../shared/datasets
 """
 
 from __future__ import annotations
@@ -71,11 +73,14 @@ def _cell(z, sp, h) -> dict:
 
 
 def _unit(args) -> list[dict]:
-    name, seed = args
+    name, seed, data_dir = args
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)
-    z, sp = bench.split_series(name, seed, 2000, 3000, None)
+    try:
+        z, sp = bench.split_series(name, seed, 2000, 3000, data_dir)
+    except bench.Skip:
+        return []
     return [
         {"series": name, "seed": seed, "h": h, **_cell(z, sp, h)} for h in bench.SERIES[name][2]
     ]
@@ -84,8 +89,24 @@ def _unit(args) -> list[dict]:
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", nargs="+", type=int, default=[1, 2])
+    p.add_argument(
+        "--heldout",
+        action="store_true",
+        help="the real development channels of autofit_heldout.py instead of the synthetic series",
+    )
+    p.add_argument("--data-dir", default="../shared/datasets")
     args = p.parse_args(argv)
-    units = [(n, s) for n, spec in bench.SERIES.items() if spec[0] not in REAL for s in args.seeds]
+    if args.heldout:
+        import autofit_heldout  # registers its channels in bench.SERIES
+
+        units = [(n, 0, args.data_dir) for n in autofit_heldout.HELDOUT]
+    else:
+        units = [
+            (n, s, None)
+            for n, spec in bench.SERIES.items()
+            if spec[0] not in REAL
+            for s in args.seeds
+        ]
     with ProcessPoolExecutor(2) as pool:
         rows = [r for rs in pool.map(_unit, units) for r in rs]
     variants = [k for k in rows[0] if k not in ("series", "seed", "h", "chosen")]
