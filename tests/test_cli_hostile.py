@@ -20,6 +20,7 @@ def files(tmp_path):
         tmp_path / "text.csv", index=False
     )
     pd.DataFrame({"name": ["a", "b", "c"]}).to_csv(tmp_path / "words.csv", index=False)
+    good.assign(gyro=good["gyro"] * 1e200).to_csv(tmp_path / "huge.csv", index=False)
     return tmp_path
 
 
@@ -50,6 +51,7 @@ CASES = {
         "needs a clean reference: give --target",
     ),
     "unknown dataset": (["compare", "denoise", "--dataset", "nope"], "dataset must be one of"),
+    "values whose squares overflow": (["filter", "huge.csv"], "column 'gyro' reaches magnitude"),
 }
 
 

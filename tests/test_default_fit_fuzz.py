@@ -76,7 +76,8 @@ def _passed(x, as_frame):
 
 
 def _names_the_argument(err: ValueError, *names) -> bool:
-    return any(re.search(rf"\b{n}\b", str(err)) for n in names)
+    """The message starts with the argument's name and says what is wrong with it."""
+    return any(re.match(rf"{n} (channel \d+ |has |is |contains |must )", str(err)) for n in names)
 
 
 def _check_filter(seed, causal, with_target):

@@ -110,7 +110,7 @@ BAD = {
     "None": (lambda x: None, TypeError, "{x} must be a real"),
     # squares of these overflow / underflow in float64: distances and variances would be wrong
     "huge": (lambda x: x * 1e160, ValueError, "{x} channel 0 reaches magnitude"),
-    "tiny": (lambda x: x * 1e-160, ValueError, "{x} channel 0 reaches magnitude"),
+    "tiny": (lambda x: x * 1e-160, ValueError, "{x} channel 0 is at most"),
 }
 
 

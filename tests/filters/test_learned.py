@@ -496,3 +496,11 @@ def test_learned_forecaster_beats_naive_at_every_horizon_of_the_default_lorenz_t
     }  # fmt: skip
     for h in task.horizons:
         assert scores["learned_projection"][h] < scores["naive"][h]
+
+
+def test_a_channel_that_is_all_nan_is_refused_naming_y_before_training():
+    y = np.column_stack([np.sin(0.1 * np.arange(200)), np.full(200, np.nan)])
+    with pytest.raises(ValueError, match="y channel 1 is all NaN"):
+        LearnedProjectionForecaster(lookback=8, horizon=2).fit(y)
+    with pytest.raises(ValueError, match="y_val channel 1 is all NaN"):
+        LearnedProjectionForecaster(lookback=8, horizon=2).fit(y[:, [0, 0]], y_val=y)

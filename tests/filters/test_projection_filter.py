@@ -822,6 +822,23 @@ def test_a_channel_first_known_after_max_fit_samples_is_fitted_from_where_it_is_
     target = np.where(np.isnan(x), np.nan, clean)
     g = ProjectionFilter(causal=causal, max_fit_samples=1000, holdout=0.5).fit(x, target=target)
     assert g.fit_holdout_start_ == 1800 + 500  # an index into x: the block starts at 1800
+    # known in the last 100 samples only: the fit block is the last max_fit_samples
+    x[:2900, 1] = np.nan
+    h = ProjectionFilter(causal=causal, max_fit_samples=1000, holdout=0.5).fit(x, target=target)
+    assert h.fit_holdout_start_ == 2000 + 500
+    assert np.isfinite(np.asarray(h.filter(x))[2900:]).all()
+
+
+def test_tiny_values_after_fit_are_filtered_whatever_the_chunking():
+    # a decaying signal reaches 1e-170: refused in fit (squares underflow), not in filter
+    x = np.exp(-np.arange(400.0))
+    f = ProjectionFilter(window=8, sigma=0.1).fit(x[:30])
+    whole = f.filter(x)
+    y1, state = f.filter(x[:350], zi=f.initial_state())
+    y2, _ = f.filter(x[350:], zi=state)
+    np.testing.assert_allclose(np.concatenate([y1, y2]), whole, rtol=1e-12, atol=0)
+    with pytest.raises(ValueError, match="x channel 0 is at most"):
+        ProjectionFilter().fit(x[350:])
 
 
 def test_fit_names_x_and_the_channel_that_is_all_nan():

@@ -15,6 +15,7 @@ import contextlib
 import inspect
 import json
 import logging
+import re
 import sys
 import warnings
 from glob import has_magic
@@ -248,8 +249,10 @@ def run(args) -> int:
                 names = [f"{c}_forecast_h{args.horizon}" for c in cols]
                 for i, c in enumerate(names):
                     out[c] = pred[:, i]
-        except (ValueError, TypeError) as exc:
-            raise UsageError(f"{method}: {exc}") from None
+        except (ValueError, TypeError) as exc:  # "x channel 2 ..." -> the column's name
+            msg = re.sub(r"^(x|y|target) channel (\d+)",
+                         lambda m: f"column {cols[int(m[2])]!r}", str(exc))  # fmt: skip
+            raise UsageError(f"{method}: {msg}") from None
     notes = []
     if n_nan or n_inf:
         notes.append(f"{n_nan} missing and {n_inf} infinite cell(s) treated as missing")

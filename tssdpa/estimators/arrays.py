@@ -17,8 +17,9 @@ from tssdpa.checks import to_seconds
 
 __all__ = ["ArrayMeta", "as_2d", "restore", "step_input"]
 
-#: the magnitudes a channel's largest value may have: beyond, the squares that distances,
-#: variances and least squares sum overflow (or, below, underflow to 0) in float64
+#: the magnitudes of the values a channel may hold: beyond the largest, the squares that
+#: distances, variances and least squares sum overflow in float64; a channel whose largest
+#: value is below the smallest is refused by every ``fit`` (its squares underflow to 0)
 MAGNITUDES = (1e-150, 1e150)
 
 
@@ -48,8 +49,9 @@ def as_2d(x, name: str = "x") -> tuple[np.ndarray, ArrayMeta]:
     """Convert numpy / pandas / torch input to a new float64 (T, C) array (input untouched).
 
     Raises ``TypeError`` for non-numeric input and ``ValueError`` (naming ``name``) for the
-    wrong number of dimensions, no samples, no channels, or ``inf`` (NaN marks a missing
-    sample; ``inf`` is refused everywhere).
+    wrong number of dimensions, no samples, no channels, ``inf`` (NaN marks a missing
+    sample; ``inf`` is refused everywhere) or a value beyond 1e150 in magnitude
+    (``MAGNITUDES``).
     """
     if x is None or isinstance(x, (str, bytes)):
         raise TypeError(
@@ -97,16 +99,14 @@ def as_2d(x, name: str = "x") -> tuple[np.ndarray, ArrayMeta]:
 
 
 def _check_magnitudes(arr: np.ndarray, name: str) -> None:
-    """``ValueError`` for a channel whose largest magnitude is outside :data:`MAGNITUDES`
-    (all-zero and all-NaN channels are fine here)."""
+    """``ValueError`` for a channel with a value beyond ``MAGNITUDES[1]`` in magnitude."""
     peak = np.max(np.where(np.isnan(arr), 0.0, np.abs(arr)), axis=0)
-    low, high = MAGNITUDES
-    bad = np.flatnonzero((peak > high) | ((peak > 0) & (peak < low)))
+    bad = np.flatnonzero(peak > MAGNITUDES[1])
     if len(bad):
         c = int(bad[0])
         raise ValueError(
-            f"{name} channel {c} reaches magnitude {peak[c]:.3g}, outside {low:g}..{high:g} "
-            "where squares stay finite and nonzero in float64: rescale it (e.g. other units)"
+            f"{name} channel {c} reaches magnitude {peak[c]:.3g}, beyond {MAGNITUDES[1]:g} "
+            "where squares overflow float64: rescale it (e.g. other units)"
         )
 
 

@@ -28,10 +28,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from tssdpa.checks import check_int
-from tssdpa.estimators.arrays import as_2d, restore
+from tssdpa.estimators.arrays import MAGNITUDES, as_2d, restore
 from tssdpa.signal.missing import fill_missing
 
-__all__ = ["Denoiser", "Estimator", "Forecaster", "check_channels_known", "renamed", "target_like"]
+__all__ = ["Denoiser", "Estimator", "Forecaster", "check_fit_input", "renamed", "target_like"]
 
 
 def renamed(
@@ -65,11 +65,22 @@ def target_like(target, a: np.ndarray) -> np.ndarray | None:
     return tgt
 
 
-def check_channels_known(a: np.ndarray, name: str) -> None:
-    """``ValueError`` naming ``name`` and the first channel of (T, C) ``a`` that is all NaN."""
+def check_fit_input(a: np.ndarray, name: str) -> None:
+    """What a ``fit`` asks of its (T, C) series beyond :func:`as_2d`, a ``ValueError`` naming
+    ``name`` and the channel otherwise: every channel has a known sample, and none is so small
+    (largest magnitude nonzero, below 1e-150) that its squares underflow to 0. (Small values
+    in a later ``filter`` or ``forecast`` call are fine: a signal may decay.)"""
     empty = np.flatnonzero(np.isnan(a).all(axis=0))
     if len(empty):
         raise ValueError(f"{name} channel {empty[0]} is all NaN: nothing to fit on")
+    peak = np.max(np.where(np.isnan(a), 0.0, np.abs(a)), axis=0)
+    tiny = np.flatnonzero((peak > 0) & (peak < MAGNITUDES[0]))
+    if len(tiny):
+        c = int(tiny[0])
+        raise ValueError(
+            f"{name} channel {c} is at most {peak[c]:.3g} in magnitude, below "
+            f"{MAGNITUDES[0]:g} where squares underflow float64: rescale it (e.g. other units)"
+        )
 
 
 class Estimator:
@@ -238,7 +249,7 @@ class Denoiser(Estimator):
     def fit(self, x, target=None) -> Denoiser:
         """Fit on a noisy training series ``x`` (and its clean ``target`` when known)."""
         a, _ = as_2d(x, "x")
-        check_channels_known(a, "x")
+        check_fit_input(a, "x")
         tgt = target_like(target, a)
         self._validate_params()
         self._fit(a, tgt)
@@ -285,7 +296,7 @@ class Forecaster(Estimator):
     def fit(self, y) -> Forecaster:
         """Fit on the training series ``y`` (T,) or (T, C)."""
         a, _ = as_2d(y, "y")
-        check_channels_known(a, "y")
+        check_fit_input(a, "y")
         if len(a) < 3:
             raise ValueError(f"y must have at least 3 samples; got {len(a)}")
         self._validate_params()

@@ -216,8 +216,6 @@ class ProjectionForecaster(Forecaster):
 
     def _fit(self, a):
         self.__dict__.pop("structures_", None)  # a refit must not reuse the last fit's span
-        if np.isnan(a).all():
-            raise ValueError("y is all NaN")
         if self.channel_independent and a.shape[1] > 1:
             params = {**self.get_params(), "channel_independent": False}
             self.channel_models_ = [

@@ -18,7 +18,7 @@ import torch
 
 from tssdpa.checks import check_choice, check_int, check_number, check_positive
 from tssdpa.estimators.arrays import as_2d, restore
-from tssdpa.estimators.base import Denoiser, Forecaster
+from tssdpa.estimators.base import Denoiser, Forecaster, check_fit_input
 from tssdpa.estimators.persistence import check_context
 from tssdpa.estimators.selection import noise_scale, time_split
 from tssdpa.models.estimator import SystemEstimatorMixin, windows
@@ -281,11 +281,13 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
         """Train on (past, future) windows of ``y``; validation on the windows of ``y_val``
         or, without it, of the last ``holdout`` of ``y``. Returns self."""
         a, _ = as_2d(y, "y")
+        check_fit_input(a, "y")
         self._validate_params()
         C = a.shape[1]
         z = np.nan_to_num(self._standardise(a))
         if y_val is not None:
             v, _ = as_2d(y_val, "y_val")
+            check_fit_input(v, "y_val")
             if v.shape[1] != C:
                 raise ValueError(f"y_val has {v.shape[1]} channel(s) but y has {C}")
             train = self._pairs(z)

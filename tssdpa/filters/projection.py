@@ -8,7 +8,7 @@ import numpy as np
 
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive, to_seconds
 from tssdpa.estimators.arrays import as_2d, restore, step_input
-from tssdpa.estimators.base import Denoiser, check_channels_known, target_like
+from tssdpa.estimators.base import Denoiser, check_fit_input, target_like
 from tssdpa.filters import projection_fit as fitting
 from tssdpa.filters.projection_features import RandomFeatureRecursion
 from tssdpa.filters.projection_fit import AUTO, auto_default, choose_settings
@@ -94,7 +94,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         :meth:`fit` scores candidates on at most this many samples (default 4000): the first
         ones, or, if a channel is unknown there, those from where every channel is known.
     holdout : float
-        Fraction of the (first ``max_fit_samples``) samples, the last ones in time, on which
+        Fraction of the fit block's samples (``max_fit_samples``), the last ones, on which
         :meth:`fit` scores candidates against a ``target`` (default 1.0: all of them).
     base : "auto", None or "butterworth"
         A linear base for the zero-phase filter: the output becomes ``B(x) + P(x - B(x))``,
@@ -233,7 +233,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
 
         Every candidate -- the window, embedding, degree and decay candidates times the sigma
         grid (a grid scaled to the noise level plus ``inf``, or ``sigma`` given as a list) --
-        filters the first ``max_fit_samples`` samples as configured (``exclude_self`` as set);
+        filters the fit block (``max_fit_samples``) as configured (``exclude_self`` as set);
         the lowest score wins (:mod:`tssdpa.filters.projection_fit`).
 
         * With ``target``: the mean squared error against ``target`` on those samples (the
@@ -264,7 +264,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         self
         """
         x2, meta = as_2d(x)
-        check_channels_known(x2, "x")
+        check_fit_input(x2, "x")
         tgt = target_like(target, x2)
         self._validate_params()
         block = fitting.fit_block(x2, min(x2.shape[0], self.max_fit_samples))

@@ -98,10 +98,12 @@ def check_fitted_window(filt, window, name: str = "window_"):
 
 def fit_block(x2: np.ndarray, n: int) -> slice:
     """The samples :meth:`ProjectionFilter.fit` scores on: the first ``n``, or where a channel
-    is not known among them, the ``n`` from the first row by which every channel was seen."""
+    is not known among them, ``n`` from the first row by which every channel was seen (the
+    last ``n`` where fewer are left)."""
     if not np.isnan(x2[:n]).all(axis=0).any():
         return slice(0, n)
     start = max(int(np.argmax(~np.isnan(x2[:, c]))) for c in range(x2.shape[1]))
+    start = min(start, len(x2) - n)
     return slice(start, start + n)
 
 
