@@ -250,7 +250,7 @@ def run(args) -> int:
                 for i, c in enumerate(names):
                     out[c] = pred[:, i]
         except (ValueError, TypeError) as exc:  # "x channel 2 ..." -> the column's name
-            msg = re.sub(r"^(x|y|target) channel (\d+)",
+            msg = re.sub(r"^(x|y) channel (\d+)",
                          lambda m: f"column {cols[int(m[2])]!r}", str(exc))  # fmt: skip
             raise UsageError(f"{method}: {msg}") from None
     notes = []
