@@ -611,3 +611,14 @@ def test_a_joint_fit_with_too_few_rows_known_in_every_channel_says_so_and_what_t
         ProjectionForecaster(horizon=2).fit(y)
     fc = ProjectionForecaster(horizon=2, channel_independent=True).fit(y)
     assert np.isfinite(np.asarray(fc.forecast(y, 1))[-20:]).all()
+
+
+@pytest.mark.parametrize("model", ["mean", "local_linear", "hybrid"])
+def test_forecasts_do_not_depend_on_the_block_of_origins_gathered_at_once(model, monkeypatch):
+    import tssdpa.filters.analogues as analogues
+
+    y = np.column_stack([logistic_map(500, seed=1, noise=0.01), ar2(500, seed=1)])
+    fc = ProjectionForecaster(horizon=6, embedding=2, n_neighbors=8, model=model).fit(y[:300])
+    whole = np.asarray(fc.forecast_path(y, 6))
+    monkeypatch.setattr(analogues, "_GATHER_ELEMS", 100)  # blocks of one origin
+    np.testing.assert_array_equal(np.asarray(fc.forecast_path(y, 6)), whole)

@@ -57,6 +57,7 @@ _NEIGHBOUR_MODELS = ("mean", "local_linear", "hybrid")
 #: precise slopes) to a firm one (short or noisy series)
 RIDGES = (1e-12, 1e-9, 1e-6, 1e-3)
 DEFAULT_RIDGE = 1e-3  # a structure saved without one (version 0.2.0 files)
+_GATHER_ELEMS = 1 << 24  # neighbours' futures gathered per block of origins in forecast()
 #: ``holdout="auto"``: score forward on the last DRIFT_HOLDOUT of the series where the spread
 #: of that part differs from the rest's by more than a factor DRIFT_RATIO
 DRIFT_HOLDOUT, DRIFT_RATIO = 0.25, 2.0
@@ -484,11 +485,15 @@ def forecast(train, y, overlap, s: Structure, horizons):
         all_keys = np.concatenate([lib.keys, new.keys])
         all_fut = np.concatenate([lib.futures, new.futures])
         all_lin = np.concatenate([lib.linear(np.nan_to_num(lib.keys), ridge), lin_q])
-        safe = np.maximum(idx, 0)
-        w = _weights(dist, s)
-        out = _neighbour_forecasts(
-            s.model, w, all_keys[safe], np.nan_to_num(q_keys), all_fut[safe],
-            {ridge: all_fut[safe] - all_lin[safe]}, {ridge: lin_q}, [ridge],
-        )[0]  # fmt: skip
+        safe, w, q = np.maximum(idx, 0), _weights(dist, s), np.nan_to_num(q_keys)
+        out = np.empty_like(lin_q)
+        # origins in blocks: a long path's neighbour futures (rows, k, horizons, C) are large
+        step = max(1, _GATHER_ELEMS // (s.n_neighbors * all_fut[0].size))
+        for a in range(0, len(q), step):
+            r, nb = slice(a, a + step), safe[a : a + step]
+            out[r] = _neighbour_forecasts(
+                s.model, w[r], all_keys[nb], q[r], all_fut[nb],
+                {ridge: all_fut[nb] - all_lin[nb]}, {ridge: lin_q[r]}, [ridge],
+            )[0]  # fmt: skip
     out[~np.isfinite(q_keys).all(axis=1)] = np.nan
     return out
