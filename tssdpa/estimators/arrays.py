@@ -15,7 +15,7 @@ import pandas as pd
 
 from tssdpa.checks import to_seconds
 
-__all__ = ["ArrayMeta", "as_2d", "restore", "step_input"]
+__all__ = ["MAGNITUDES", "ArrayMeta", "as_2d", "peak_magnitudes", "restore", "step_input"]
 
 #: the magnitudes of the values a channel may hold: beyond the largest, the squares that
 #: distances, variances and least squares sum overflow in float64; a channel whose largest
@@ -98,9 +98,14 @@ def as_2d(x, name: str = "x") -> tuple[np.ndarray, ArrayMeta]:
     return arr, meta
 
 
+def peak_magnitudes(arr: np.ndarray) -> np.ndarray:
+    """The largest magnitude of each channel of (T, C) ``arr`` (0 for an all-NaN channel)."""
+    return np.max(np.where(np.isnan(arr), 0.0, np.abs(arr)), axis=0)
+
+
 def _check_magnitudes(arr: np.ndarray, name: str) -> None:
     """``ValueError`` for a channel with a value beyond ``MAGNITUDES[1]`` in magnitude."""
-    peak = np.max(np.where(np.isnan(arr), 0.0, np.abs(arr)), axis=0)
+    peak = peak_magnitudes(arr)
     bad = np.flatnonzero(peak > MAGNITUDES[1])
     if len(bad):
         c = int(bad[0])

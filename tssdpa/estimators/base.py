@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from tssdpa.checks import check_int
-from tssdpa.estimators.arrays import MAGNITUDES, as_2d, restore
+from tssdpa.estimators.arrays import MAGNITUDES, as_2d, peak_magnitudes, restore
 from tssdpa.signal.missing import fill_missing
 
 __all__ = ["Denoiser", "Estimator", "Forecaster", "check_fit_input", "renamed", "target_like"]
@@ -73,7 +73,7 @@ def check_fit_input(a: np.ndarray, name: str) -> None:
     empty = np.flatnonzero(np.isnan(a).all(axis=0))
     if len(empty):
         raise ValueError(f"{name} channel {empty[0]} is all NaN: nothing to fit on")
-    peak = np.max(np.where(np.isnan(a), 0.0, np.abs(a)), axis=0)
+    peak = peak_magnitudes(a)
     tiny = np.flatnonzero((peak > 0) & (peak < MAGNITUDES[0]))
     if len(tiny):
         c = int(tiny[0])
