@@ -101,19 +101,26 @@ def test_the_parameters_mean_what_the_docs_say():
             assert smap[t, h - 1] == pytest.approx(_smap_reference(train, y, t, h, 2, 3, 1.5))
 
 
+@pytest.mark.parametrize("engine", ["pyedm", "numpy"])
 @pytest.mark.parametrize("cls", [SimplexForecaster, SMapForecaster])
-def test_rolling_origin_no_value_after_an_origin_is_used(cls):
+def test_rolling_origin_no_value_after_an_origin_is_used(cls, engine):
     x = _series(300, seed=1)[:, 0]
-    est = cls(embedding=3, delay=2).fit(x[:200])
+    est = cls(embedding=3, delay=2, engine=engine).fit(x[:200])
     y = x[200:]
     base = est.forecast_path(y, horizon=5)
+    # the numpy engine's matrix products round alike only within one block of origins
+    same = (
+        np.testing.assert_array_equal
+        if engine == "pyedm"
+        else lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    )
     for t in (4, 30, 71):
         changed = y.copy()
         changed[t + 1 :] = np.random.default_rng(t).standard_normal(len(y) - t - 1) * 5
         other = est.forecast_path(changed, horizon=5)
-        np.testing.assert_array_equal(other[: t + 1], base[: t + 1])
+        same(other[: t + 1], base[: t + 1])
         # the forecast from t is that of the series cut at t
-        np.testing.assert_array_equal(est.forecast_path(y[: t + 1], horizon=5)[t], base[t])
+        same(est.forecast_path(y[: t + 1], horizon=5)[t], base[t])
     assert np.isnan(base[:4]).all() and np.isfinite(base[4:]).all()  # (3 - 1) * 2 = 4
     # predict: the path from the end of the training series
     np.testing.assert_allclose(est.predict(5), est.forecast_path(x[:200], 5)[-1])
@@ -152,18 +159,19 @@ def test_rows_reused_from_the_last_call_are_those_of_a_fresh_call(cls):
     )
 
 
+@pytest.mark.parametrize("engine", ["pyedm", "numpy"])
 @pytest.mark.parametrize("cls", [SimplexForecaster, SMapForecaster])
-def test_multichannel_one_model_per_channel(cls):
+def test_multichannel_one_model_per_channel(cls, engine):
     x = _series(230, seed=2, channels=3)
-    est = cls(embedding=2).fit(x[:170])
+    est = cls(embedding=2, engine=engine).fit(x[:170])
     path = est.forecast_path(x[170:], horizon=4)
     assert path.shape == (60, 4, 3)
-    one = cls(embedding=2).fit(x[:170, 1]).forecast_path(x[170:, 1], horizon=4)
+    one = cls(embedding=2, engine=engine).fit(x[:170, 1]).forecast_path(x[170:, 1], horizon=4)
     np.testing.assert_array_equal(path[:, :, 1], one)
     assert est.forecast(pd.DataFrame(x[170:]), horizon=2).shape == (60, 3)
     short = est.forecast_path(x[170:171], horizon=2)  # one sample: embedding 2 is incomplete
     assert short.shape == (1, 2, 3) and np.isnan(short).all()
-    e1 = cls(embedding=1).fit(x[:170, 0])
+    e1 = cls(embedding=1, engine=engine).fit(x[:170, 0])
     assert np.isfinite(e1.forecast_path(x[170:171, 0], horizon=2)).all()  # one sample is enough
 
 
@@ -176,6 +184,7 @@ def test_multichannel_one_model_per_channel(cls):
         (SMapForecaster(theta=-1.0), "theta", ValueError),
         (SMapForecaster(theta="2"), "theta", TypeError),
         (SMapForecaster(embedding=True), "embedding", TypeError),
+        (SMapForecaster(engine="cuda"), "engine", ValueError),
     ],
 )
 def test_bad_parameters_raise_at_fit_naming_them(est, name, err):
@@ -200,6 +209,85 @@ def test_missing_pyedm_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "pyEDM", None)  # import pyEDM -> ImportError
     with pytest.raises(ImportError, match=r"tssdpa\[peers\]"):
         SimplexForecaster().fit(_series(100)[:, 0])
+    # the numpy engine does not need it
+    x = _series(100)[:, 0]
+    for cls in (SimplexForecaster, SMapForecaster):
+        assert np.isfinite(cls(engine="numpy").fit(x[:80]).forecast_path(x, 3)[2:]).all()
+
+
+# ------------------------------------------------------------------ the numpy engine
+def _quantised(n, seed=0):
+    """Values on a 0.2 grid: many equal distances, so the tie order is tested too."""
+    return np.round(_series(n, seed=seed)[:, 0] * 5) / 5
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"embedding": 3, "delay": 2},
+        {"embedding": 4, "n_neighbors": 7},
+        {"embedding": 1},
+        {"embedding": 10, "n_neighbors": 3},
+    ],
+)
+@pytest.mark.parametrize("make", [_series, _quantised], ids=["continuous", "ties"])
+def test_numpy_simplex_is_pyedm_at_every_step(kw, make):
+    x = make(420, seed=5).reshape(-1)
+    train, y = x[:300], x[300:]
+    ref = SimplexForecaster(**kw).fit(train)
+    fast = SimplexForecaster(engine="numpy", **kw).fit(train)
+    np.testing.assert_allclose(fast.forecast_path(y, 9), ref.forecast_path(y, 9), rtol=1e-13)
+    np.testing.assert_allclose(fast.forecast(y, 6), ref.forecast(y, 6), rtol=1e-13)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"embedding": 3, "delay": 2, "theta": 2.0},
+        {"embedding": 2, "theta": 0.0},
+        {"embedding": 8, "theta": 8.0},
+        {"embedding": 3, "theta": 4.0, "n_neighbors": 40},
+    ],
+)
+def test_numpy_smap_one_step_is_pyedm(kw):
+    x = _series(420, seed=6)[:, 0]
+    train, y = x[:300], x[300:]
+    ref = SMapForecaster(**kw).fit(train)
+    fast = SMapForecaster(engine="numpy", **kw).fit(train)
+    for h in (1, 5):
+        np.testing.assert_allclose(fast.forecast(y, h), ref.forecast(y, h), rtol=1e-9, atol=1e-12)
+
+
+def test_numpy_smap_solves_ill_conditioned_fits_as_lstsq_does(monkeypatch):
+    """A smooth flow at E = 10, theta = 8: the local fits are too ill-conditioned for the
+    normal equations, and those origins go through the SVD, like pyEDM's lstsq."""
+    from tssdpa.data.synthetic import lorenz
+
+    x = np.asarray(lorenz(700, seed=1))
+    train, y = x[:560], x[560:]
+    ref = SMapForecaster(embedding=10, theta=8.0).fit(train).forecast(y, 2)
+    svd_rows = []
+    svd = np.linalg.svd
+    monkeypatch.setattr(np.linalg, "svd", lambda a, **kw: svd_rows.append(len(a)) or svd(a, **kw))
+    fast = SMapForecaster(embedding=10, theta=8.0, engine="numpy").fit(train).forecast(y, 2)
+    assert sum(svd_rows) > 0
+    np.testing.assert_allclose(fast, ref, rtol=1e-8, atol=1e-10)
+
+
+def test_numpy_smap_path_shares_a_library_per_group_of_steps():
+    """Steps 1, 2, 3-4, 5-8 each use the library of the group's largest step: pyEDM's numbers
+    at that step, and the hand-written S-map on that library at the others."""
+    x = _series(360, seed=7)[:, 0]
+    train, y = x[:260], x[260:]
+    path = SMapForecaster(embedding=3, theta=3.0, engine="numpy").fit(train).forecast_path(y, 8)
+    ref = SMapForecaster(embedding=3, theta=3.0).fit(train)
+    for h in (1, 2, 4, 8):
+        np.testing.assert_allclose(path[:, h - 1], ref.forecast(y, h), rtol=1e-9, atol=1e-12)
+    for h, top in ((3, 4), (5, 8), (7, 8)):
+        cut = train[: len(train) - (top - h)]  # the library of step `top`, targets h ahead
+        for t in (2, 40, 97):
+            want = _smap_reference(cut, y, t, h, 3, 1, 3.0)
+            assert path[t, h - 1] == pytest.approx(want, rel=1e-9)
 
 
 def test_pyedm_is_imported_lazily():

@@ -1,8 +1,8 @@
 """Empirical dynamic modelling peers: pyEDM's Simplex projection and S-map as forecasters.
 
-Both forecasters call `pyEDM <https://github.com/SugiharaLab/pyEDM>`_ (the optional extra
-``pip install tssdpa[peers]``; imported only when a forecaster is fitted or used) and keep its
-algorithms unchanged: pyEDM embeds, finds the neighbours and weights them. Names follow the
+Both forecasters call `pyEDM <https://github.com/SugiharaLab/pyEDM>`_ by default (the optional
+extra ``pip install tssdpa[peers]``; imported only when a forecaster is fitted or used) and keep
+its algorithms unchanged: pyEDM embeds, finds the neighbours and weights them. Names follow the
 project's vocabulary:
 
 ========================  ==============================================================
@@ -34,6 +34,11 @@ call's series (the harness forecasts the validation part, then the longer series
 of the test part) gives pyEDM only the origins after their common prefix and reuses the others:
 the same numbers as a fresh call, since pyEDM treats each prediction row on its own.
 
+``engine="numpy"`` computes the same forecasts without pyEDM, every step of a path in one
+pass (:mod:`tssdpa.baselines.edm_numpy`): Simplex exactly, S-map exactly at a single step and
+within a few of the latest library rows on a path. The harness uses it; the tests compare it
+with pyEDM.
+
 pyEDM's ``exclusionRadius`` (leave out library rows close in time to the prediction row, for
 in-sample cross-validation where library and prediction rows coincide) is not offered: here the
 library and the forecast series are different rows, and a row distance between them means
@@ -44,7 +49,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tssdpa.checks import check_int, check_positive
+from tssdpa.baselines.edm_numpy import simplex_steps, smap_steps
+from tssdpa.checks import check_choice, check_int, check_positive
 from tssdpa.estimators.base import Forecaster
 from tssdpa.signal.missing import fill_missing
 
@@ -52,6 +58,10 @@ __all__ = ["SimplexForecaster", "SMapForecaster"]
 
 #: how to install the optional dependency, named in the ImportError
 PEERS_EXTRA = "pip install tssdpa[peers]"
+
+#: "pyedm" calls pyEDM once per step (the reference); "numpy" computes every step in one pass
+#: (:mod:`tssdpa.baselines.edm_numpy`, checked against pyEDM in the tests)
+ENGINES = ("pyedm", "numpy")
 
 
 def _pyedm():
@@ -108,6 +118,7 @@ class _EDMForecaster(Forecaster):
         check_int(self.delay, "delay")
         if self.n_neighbors is not None:
             check_int(self.n_neighbors, "n_neighbors")
+        check_choice(self.engine, "engine", ENGINES)
 
     @property
     def _shift(self) -> int:
@@ -129,7 +140,8 @@ class _EDMForecaster(Forecaster):
             )
 
     def _fit(self, a: np.ndarray) -> None:
-        _pyedm()  # fail at fit, naming the extra, when pyEDM is missing
+        if self.engine == "pyedm":
+            _pyedm()  # fail at fit, naming the extra, when pyEDM is missing
         self._check_library(len(a), 1, "horizon")
         self.library_ = fill_missing(a, True)
         self._memo = _Memo()
@@ -147,6 +159,11 @@ class _EDMForecaster(Forecaster):
         """(T, len(steps), C): column ``j`` holds the forecasts ``steps[j]`` ahead."""
         steps = list(steps)
         self._check_library(len(self.library_), max(steps), "horizon")
+        if self.engine == "numpy":
+            return np.stack(
+                [self._numpy_steps(self.library_[:, c], a[:, c], steps) for c in range(a.shape[1])],
+                axis=-1,
+            )
         pyEDM = _pyedm()
         T, C = a.shape
         out = np.full((T, len(steps), C), np.nan)
@@ -182,6 +199,9 @@ class _EDMForecaster(Forecaster):
     def _call(self, pyEDM, frame, lib, pred, h):  # pragma: no cover
         raise NotImplementedError
 
+    def _numpy_steps(self, train: np.ndarray, y: np.ndarray, steps) -> np.ndarray:
+        raise NotImplementedError  # pragma: no cover
+
 
 class SimplexForecaster(_EDMForecaster):
     """pyEDM Simplex projection (Sugihara & May 1990) as a rolling-origin forecaster.
@@ -198,9 +218,18 @@ class SimplexForecaster(_EDMForecaster):
         Spacing of those samples (pyEDM's ``tau = -delay``).
     n_neighbors : int or None
         Neighbours averaged (pyEDM's ``knn``); None: ``embedding + 1``, pyEDM's default.
+    engine : {"pyedm", "numpy"}
+        ``"pyedm"`` calls pyEDM once per step; ``"numpy"`` computes every step of a path in
+        one pass, with the same neighbours and weights (pyEDM not needed).
     """
 
-    def __init__(self, embedding: int = 3, delay: int = 1, n_neighbors: int | None = None):
+    def __init__(
+        self,
+        embedding: int = 3,
+        delay: int = 1,
+        n_neighbors: int | None = None,
+        engine: str = "pyedm",
+    ):
         self._store(locals())
 
     def _min_library(self) -> int:
@@ -219,6 +248,10 @@ class SimplexForecaster(_EDMForecaster):
             tau=-int(self.delay),
             returnObject=True,
         )
+
+    def _numpy_steps(self, train, y, steps):
+        k = int(self.n_neighbors or self.embedding + 1)
+        return simplex_steps(train, y, int(self.embedding), int(self.delay), k, steps)
 
 
 class SMapForecaster(_EDMForecaster):
@@ -241,6 +274,10 @@ class SMapForecaster(_EDMForecaster):
     n_neighbors : int or None
         Library states in each local fit (pyEDM's ``knn``); None: all library rows but one,
         pyEDM's default.
+    engine : {"pyedm", "numpy"}
+        ``"pyedm"`` calls pyEDM once per step; ``"numpy"`` fits once per origin for every
+        step of a path, on the library rows of the largest step (a single step is pyEDM's;
+        see :mod:`tssdpa.baselines.edm_numpy`).
     """
 
     def __init__(
@@ -249,6 +286,7 @@ class SMapForecaster(_EDMForecaster):
         delay: int = 1,
         theta: float = 2.0,
         n_neighbors: int | None = None,
+        engine: str = "pyedm",
     ):
         self._store(locals())
 
@@ -272,4 +310,10 @@ class SMapForecaster(_EDMForecaster):
             tau=-int(self.delay),
             theta=float(self.theta),
             returnObject=True,
+        )
+
+    def _numpy_steps(self, train, y, steps):
+        n = None if self.n_neighbors is None else int(self.n_neighbors)
+        return smap_steps(
+            train, y, int(self.embedding), int(self.delay), float(self.theta), n, steps
         )

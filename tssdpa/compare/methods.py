@@ -332,7 +332,9 @@ register(
 
 # ------------------------------------------- empirical dynamic modelling peers (pyEDM)
 # Registered last, so the order of every method above is unchanged, and only where pyEDM is
-# installed (pip install tssdpa[peers]). Family "edm": peers, not ours, in every table.
+# installed (pip install tssdpa[peers]). Family "edm": peers, not ours, in every table. They
+# run on the numpy engine: pyEDM's neighbours and weights for every step of a path in one pass
+# (tests/baselines/test_edm.py compares it with pyEDM), where pyEDM takes one call per step.
 if importlib.util.find_spec("pyEDM") is not None:
     _EDM_EMBEDDINGS = list(range(1, 11))
     # a forecast reads the state vector (at most 10 samples here; the harness gives more where
@@ -348,6 +350,7 @@ if importlib.util.find_spec("pyEDM") is not None:
             family="edm",
             description="pyEDM Simplex projection (E+1 nearest training states)",
             cost="high",
+            fixed={"engine": "numpy"},
             history=_EDM_HISTORY,
         )
     )
@@ -360,6 +363,7 @@ if importlib.util.find_spec("pyEDM") is not None:
             family="edm",
             description="pyEDM S-map (locally weighted linear map of the training states)",
             cost="high",
+            fixed={"engine": "numpy"},
             history=_EDM_HISTORY,
         )
     )
