@@ -147,6 +147,25 @@ def test_compare_command_is_resumable(tmp_path, capsys):
     assert len(pd.read_csv(tmp_path / "results.csv")) == n
 
 
+def test_docs_name_every_command_that_filled_the_folder(tmp_path):
+    out, docs = tmp_path / "run", tmp_path / "docs"
+    base = ["compare", "denoise", "--dataset", "ar2", "--seeds", "0", "--n", "300"]
+    base += ["--out", str(out), "--docs", str(docs), "--no-progress", "--no-plots"]
+    first = base + ["--methods", "noisy"]
+    second = base + ["--methods", "noisy", "butterworth"]
+    readme = docs / "README.md"
+    assert main(first) == 0
+    assert readme.read_text().startswith(f"# Results: `tssdpa {' '.join(first)}`")
+    assert main(first) == 0  # the same command again: still one
+    assert readme.read_text().startswith(f"# Results: `tssdpa {' '.join(first)}`")
+    assert main(second) == 0  # adds butterworth's rows: both commands, in order
+    text = readme.read_text()
+    assert f"1. `tssdpa {' '.join(first)}`" in text and f"2. `tssdpa {' '.join(second)}`" in text
+    (out / "results.csv").unlink()  # a fresh folder: the log starts again
+    assert main(second) == 0
+    assert readme.read_text().startswith(f"# Results: `tssdpa {' '.join(second)}`")
+
+
 def test_methods_lists_both_tasks(capsys):
     assert main(["methods"]) == 0
     text = capsys.readouterr().out
