@@ -274,6 +274,14 @@ def test_numpy_smap_solves_ill_conditioned_fits_as_lstsq_does(monkeypatch):
     np.testing.assert_allclose(fast, ref, rtol=1e-8, atol=1e-10)
 
 
+@pytest.mark.parametrize("cls", [SimplexForecaster, SMapForecaster])
+def test_numpy_engine_forecasts_a_constant_series_as_that_constant(cls):
+    """Every distance is 0 (pyEDM's S-map fails there: its weights are NaN)."""
+    x = np.full(120, 2.5)
+    path = cls(embedding=3, engine="numpy").fit(x[:90]).forecast_path(x, 4)
+    np.testing.assert_allclose(path[2:], 2.5)
+
+
 def test_numpy_smap_path_shares_a_library_per_group_of_steps():
     """Steps 1, 2, 3-4, 5-8 each use the library of the group's largest step: pyEDM's numbers
     at that step, and the hand-written S-map on that library at the others."""

@@ -206,8 +206,10 @@ def _smap_solve(d, keep, idx, Xt, outer, Y, qt, theta):
     if theta == 0:
         w = keep.astype(float)
     else:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            w = np.where(keep, np.exp(-(theta / mean_d)[:, None] * d), 0.0)
+        # mean_d = 0: every state equals the origin's, so weight them alike (pyEDM's weights
+        # are NaN there, and its solver fails)
+        rate = theta / np.where(mean_d > 0, mean_d, np.inf)
+        w = np.where(keep, np.exp(-rate[:, None] * d), 0.0)
     w2 = w * w
     rows = Xt if idx is None else Xt[idx]  # (N, E + 1) or (B, m, E + 1)
     # the normal equations, G = X~' W^2 X~ per origin, in one matrix product per block
