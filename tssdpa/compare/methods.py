@@ -361,7 +361,10 @@ if importlib.util.find_spec("pyEDM") is not None:
             SMapForecaster,
             lambda c: _prod(embedding=_EDM_EMBEDDINGS, theta=[0.0, 0.5, 1.0, 2.0, 4.0, 8.0]),
             family="edm",
-            description="pyEDM S-map (locally weighted linear map of the training states)",
+            description=(
+                "pyEDM S-map (locally weighted linear map of the training states; the steps "
+                "1, 2, 3-4, 5-8, ... of a path share their largest step's library)"
+            ),
             cost="high",
             fixed={"engine": "numpy"},
             history=_EDM_HISTORY,
