@@ -161,9 +161,29 @@ def test_docs_name_every_command_that_filled_the_folder(tmp_path):
     assert main(second) == 0  # adds butterworth's rows: both commands, in order
     text = readme.read_text()
     assert f"1. `tssdpa {' '.join(first)}`" in text and f"2. `tssdpa {' '.join(second)}`" in text
+    assert main(first) == 0  # adds nothing: not logged again
+    assert readme.read_text() == text
     (out / "results.csv").unlink()  # a fresh folder: the log starts again
     assert main(second) == 0
     assert readme.read_text().startswith(f"# Results: `tssdpa {' '.join(second)}`")
+
+
+def test_an_interrupted_compare_run_is_logged_with_its_rows(tmp_path, monkeypatch):
+    import tssdpa.compare as compare
+
+    out = tmp_path / "run"
+    args = ["compare", "denoise", "--dataset", "ar2", "--seeds", "0", "--n", "300"]
+    args += ["--methods", "noisy", "--out", str(out), "--no-progress", "--no-plots"]
+    run_tasks = compare.run_tasks
+
+    def interrupted(*a, **kw):
+        run_tasks(*a, **kw)  # its rows reach results.csv, then the user presses Ctrl-C
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(compare, "run_tasks", interrupted)
+    assert main(args) == 130
+    assert len(pd.read_csv(out / "results.csv")) > 0
+    assert (out / "commands.txt").read_text() == " ".join(args) + "\n"
 
 
 def test_methods_lists_both_tasks(capsys):

@@ -258,6 +258,15 @@ def test_numpy_smap_one_step_is_pyedm(kw):
         np.testing.assert_allclose(fast.forecast(y, h), ref.forecast(y, h), rtol=1e-9, atol=1e-12)
 
 
+def test_numpy_smap_with_neighbours_picks_pyedms_rows_among_ties():
+    """Integer values tie at the k-th distance: the same k-d tree returns the same rows."""
+    x = np.round(_series(260, seed=3)[:, 0] * 4)
+    kw = {"embedding": 2, "theta": 1.0, "n_neighbors": 25}
+    ref = SMapForecaster(**kw).fit(x[:180]).forecast(x[180:], 1)
+    fast = SMapForecaster(engine="numpy", **kw).fit(x[:180]).forecast(x[180:], 1)
+    np.testing.assert_allclose(fast, ref, rtol=1e-9, atol=1e-12)
+
+
 def test_numpy_smap_solves_ill_conditioned_fits_as_lstsq_does(monkeypatch):
     """A smooth flow at E = 10, theta = 8: the local fits are too ill-conditioned for the
     normal equations, and those origins go through the SVD, like pyEDM's lstsq."""

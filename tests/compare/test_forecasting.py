@@ -106,6 +106,12 @@ def test_high_cost_methods_are_scored_on_subsampled_origins():
     rows, _ = evaluate_forecaster(spec, task)
     assert all(r["n_origins"] <= 40 and r["note"].startswith("subsampled") for r in rows)
     assert rows[1]["mse"] == pytest.approx(np.mean(np.arange(1, 11) ** 2))
+    # a cap above the number of test origins subsamples nothing: the rows of no cap, no note
+    roomy = ForecastTask("lin", y, sp, (1, 10), 20, 0, metric="path", max_origins=1000)
+    full, _ = evaluate_forecaster(spec, ForecastTask("lin", y, sp, (1, 10), 20, 0, metric="path"))
+    for capped, plain in zip(evaluate_forecaster(spec, roomy)[0], full):
+        assert capped["note"] == "" and capped["n_origins"] == plain["n_origins"]
+        assert capped["mse"] == pytest.approx(plain["mse"])
 
 
 def test_rolling_errors_chunked_equals_full():

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -203,19 +204,26 @@ def _compare(args) -> int:
     except (FileNotFoundError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     out = Path(args.out)
-    commands = _commands(out, args.argv_line)
+    earlier, before = _logged_commands(out), _row_count(out)
+    # logged before the run, so that the rows of an interrupted run are named too
+    commands = earlier if earlier[-1:] == [args.argv_line] else earlier + [args.argv_line]
+    _log_commands(out, commands)
     is_default = "default" in (args.dataset or ["default"])
     budget = args.budget or (4 if is_default else 8)
-    res = run_tasks(
-        tasks,
-        methods=args.methods,
-        out=out,
-        budget=budget,
-        progress=not args.no_progress,
-        log=lambda m: print(m, file=sys.stderr),
-    )
+    try:
+        res = run_tasks(
+            tasks,
+            methods=args.methods,
+            out=out,
+            budget=budget,
+            progress=not args.no_progress,
+            log=lambda m: print(m, file=sys.stderr),
+        )
+    finally:
+        if _row_count(out) == before:  # nothing added: not one of the commands behind the rows
+            commands = earlier or commands
+            _log_commands(out, commands)
     frame = res.frame
-    (out / "commands.txt").write_text("\n".join(commands) + "\n")
     write_tables(frame, out / "tables")
     if not args.no_plots:
         write_plots(out, frame, out / "plots")
@@ -233,14 +241,24 @@ def _compare(args) -> int:
     return 0
 
 
-def _commands(out: Path, argv_line: str) -> list[str]:
-    """The commands whose rows ``out/results.csv`` holds, this one last: a run adds only the
-    cells missing there, so a folder can be filled by several commands (a new method, say)."""
+def _row_count(out: Path) -> int:
+    path = out / "results.csv"
+    return sum(1 for _ in path.open()) if path.exists() else 0
+
+
+def _logged_commands(out: Path) -> list[str]:
+    """The commands whose rows ``out/results.csv`` holds, in order (``out/commands.txt``): a
+    run adds only the cells missing there, so several commands can fill one folder (a new
+    method, say). Empty for a new folder."""
     log = out / "commands.txt"
     if not (out / "results.csv").exists() or not log.exists():
-        return [argv_line]
-    lines = [line for line in log.read_text().splitlines() if line.strip()]
-    return lines if lines and lines[-1] == argv_line else lines + [argv_line]
+        return []
+    return [line for line in log.read_text().splitlines() if line.strip()]
+
+
+def _log_commands(out: Path, commands: list[str]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "commands.txt").write_text("".join(c + "\n" for c in commands))
 
 
 def _write_docs(docs: Path, out: Path, frame, commands: list[str]) -> None:
@@ -338,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     _single_threaded_blas(argv)
     args = build_parser().parse_args(argv)
-    args.argv_line = " ".join(sys.argv[1:] if argv is None else argv)
+    args.argv_line = shlex.join(sys.argv[1:] if argv is None else argv)
     run = {
         "compare": _compare,
         "filter": filter_command.run,

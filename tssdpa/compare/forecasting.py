@@ -209,8 +209,8 @@ def evaluate_forecaster(
             good = np.all(np.isfinite(se[:, cols]), axis=1)
             mse_h = float(np.mean(se[good, cols]) / C)
             mae_h = float(np.mean(ae[good, cols]) / C)
-            n_orig = int(good.sum())
-            note = f"subsampled: {n_orig} of {t1 - t0 - h + 1} origins"
+            n_orig, n_all = int(good.sum()), t1 - t0 - h + 1
+            note = f"subsampled: {n_orig} of {n_all} origins" if n_orig < n_all else ""
         rows.append(
             {
                 "task": "forecast",
