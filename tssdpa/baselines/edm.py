@@ -277,9 +277,9 @@ class SMapForecaster(_EDMForecaster):
         Library states in each local fit (pyEDM's ``knn``); None: all library rows but one,
         pyEDM's default.
     engine : {"pyedm", "numpy"}
-        ``"pyedm"`` calls pyEDM once per step; ``"numpy"`` fits once per origin for every
-        step of a path, on the library rows of the largest step (a single step is pyEDM's;
-        see :mod:`tssdpa.baselines.edm_numpy`).
+        ``"pyedm"`` calls pyEDM once per step; ``"numpy"`` fits once per origin and group
+        of steps (1, 2, 3-4, 5-8, ...) on the library of the group's largest step (a single
+        step is pyEDM's; see :mod:`tssdpa.baselines.edm_numpy`).
     """
 
     def __init__(
