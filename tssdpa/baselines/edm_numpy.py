@@ -41,6 +41,8 @@ from functools import partial
 import numpy as np
 from scipy.spatial import cKDTree
 
+from tssdpa.signal.embedding import delay_embedding
+
 __all__ = ["simplex_steps", "smap_steps"]
 
 #: float64 values per block of origins in S-map's largest arrays (distances, weights, the
@@ -53,14 +55,9 @@ _tree = partial(cKDTree, leafsize=20, compact_nodes=True, balanced_tree=True)
 
 
 def states(x: np.ndarray, embedding: int, delay: int) -> np.ndarray:
-    """(T, E) state vectors of a 1-D series: row ``t`` is ``x[t], x[t - delay], ...``;
-    rows before ``(embedding - 1) * delay`` are NaN."""
-    T = len(x)
-    shift = (embedding - 1) * delay
-    out = np.full((T, embedding), np.nan)
-    for j in range(embedding):
-        out[shift:, j] = x[shift - j * delay : T - j * delay]
-    return out
+    """(T, E) state vectors of a 1-D series, pyEDM's order: row ``t`` is ``x[t], x[t - delay],
+    ...``; rows before ``(embedding - 1) * delay`` are NaN."""
+    return delay_embedding(x[:, None], embedding, delay=delay)
 
 
 def _nearest(tree: cKDTree, rows: np.ndarray, q: np.ndarray, k: int):
