@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from tssdpa.baselines import AutoRegForecaster
-from tssdpa.filters import ProjectionForecaster
+from tssdpa.filters import ProjectionForecaster, analogues
 from tssdpa.filters.analogues import DEFAULT_RIDGE, drift_holdout
 from tssdpa.signal.embedding import delay_embedding
 
@@ -193,6 +193,43 @@ def test_long_linear_patterns_keep_ten_rows_per_coefficient_of_every_channel():
     assert 10 < longest <= 600 // 30
     assert int(ProjectionForecaster(horizon=1, model="linear").fit(y[:, 0])
                .cv_results_["embedding"].max()) > longest  # fmt: skip
+
+
+def test_the_linear_model_reaches_a_dependence_further_back_than_48_samples():
+    # y[t] = 0.9 y[t - 96] + noise: only a pattern of 96 samples sees the lag that matters
+    rng = np.random.default_rng(0)
+    e, y = rng.standard_normal(3000), np.zeros(3000)
+    for t in range(3000):
+        y[t] = e[t] + (0.9 * y[t - 96] if t >= 96 else 0.0)
+    best = ProjectionForecaster(horizon=1).fit(y).best_params_[1]
+    assert best["model"] == "linear" and best["embedding"] >= 96
+    # with fewer than ten rows per coefficient the long patterns are not tried at all
+    short = ProjectionForecaster(horizon=1).fit(y[:900]).cv_results_
+    assert int(short["embedding"].max()) <= 90
+
+
+def test_a_longer_candidate_drops_early_queries_but_does_not_move_the_others(monkeypatch):
+    y = ar2(2000, seed=4)[:, None]
+    base = {"embedding": [1, 2, 3], "delay": [1], "n_neighbors": lambda D: [8],
+            "width": [("bandwidth", 1.0)], "model": ["linear", "mean"],
+            "ridge": [1e-3]}  # fmt: skip
+    errors: dict = {}
+    record = analogues._Scores.record
+
+    def spy(self, structure, sq):
+        errors[self.run][(structure.embedding, structure.model)] = sq
+        return record(self, structure, sq)
+
+    monkeypatch.setattr(analogues._Scores, "record", spy)
+    for longest in (3, 200):
+        errors[longest] = {}
+        monkeypatch.setattr(analogues._Scores, "run", longest, raising=False)
+        cands = {**base, "linear_embedding": [longest] if longest > 3 else []}
+        analogues.choose_structures(y, 1, cands, max_queries=500)
+    short, long = errors[3], errors[200]
+    assert (200, "linear") in long and len(long[(200, "linear")]) < len(short[(1, "mean")])
+    for key, sq in short.items():  # the same query times, less the early ones
+        np.testing.assert_array_equal(long[key], sq[len(sq) - len(long[key]) :])
 
 
 def test_pandas_save_load_and_predict(tmp_path):

@@ -247,9 +247,8 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, verb
     the embedding's dimension D), ``width`` (a list of ``("bandwidth", s)`` or
     ``("sigma", s)``), ``model``, ``ridge`` (relative ridges of the linear parts), and
     ``linear_embedding`` (longer embeddings tried for the linear model alone, which is
-    cheap). Every candidate is scored on the same query times, so
-    candidates are compared on paired errors. Returns ``(best {anchor: Structure}, rows of
-    cv results)``.
+    cheap). Every candidate is scored on the same query times, so candidates are compared
+    on paired errors. Returns ``(best {anchor: Structure}, rows of cv results)``.
 
     ``holdout`` (a fraction) scores forward instead: the queries are the last ``holdout`` of
     the series, each forecast only from keys whose future is known before it, and the linear
@@ -266,9 +265,11 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, verb
     cut = None
     if holdout:
         cut = min(max(int(round(T * (1.0 - holdout))), span + max(anchors) + 20), last - 9)
-    first = span if cut is None else cut
-    queries = np.unique(np.linspace(first, last, max(1, min(max_queries, last - first + 1))))
-    queries = queries.astype(int)
+    # a grid from the start (or the holdout's cut), less the times before the longest
+    # pattern: a longer candidate drops early queries but does not move the others
+    lo = 0 if cut is None else cut
+    grid = np.unique(np.linspace(lo, last, max(1, min(max_queries, last - lo + 1))).astype(int))
+    queries = grid[grid >= span] if cut is None else grid
     scores = _Scores(anchors, len(queries))
     for delay in delays:
         since_better = 0

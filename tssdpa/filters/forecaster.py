@@ -27,6 +27,8 @@ __all__ = ["ProjectionForecaster"]
 
 #: adaptive kernel widths tried by default, in units of the k-th neighbour's distance
 BANDWIDTHS = (0.25, 0.5, 1.0, 2.0)
+#: pattern lengths beyond 48 tried for the linear model alone (a day to two weeks hourly)
+LONG_LINEAR_LADDER = (64, 96, 128, 168, 256, 336)
 
 
 class ProjectionForecaster(Forecaster):
@@ -49,7 +51,8 @@ class ProjectionForecaster(Forecaster):
     ----------
     embedding : int, list of int, or None
         Pattern length E (default: 1 .. ``max_embedding``, and for the linear model also
-        longer patterns up to 48 samples or a tenth of the series). Formerly ``lags``.
+        longer patterns: every length up to 48, then 64, 96, 128, 168, 256 and 336, while
+        the series has ten rows per coefficient). Formerly ``lags``.
     horizon : int
         Largest horizon. A structure is chosen for every horizon up to 12; beyond, at 1,
         ``horizon`` and geometric steps between, the other horizons using the nearest one.
@@ -166,10 +169,13 @@ class ProjectionForecaster(Forecaster):
             width = [("bandwidth", float(v)) for v in candidates(self.bandwidth or BANDWIDTHS)]
         delay = candidates(self.delay) if self.delay is not None else None
         # the linear model is cheap: when the embedding is free it also tries long patterns
-        # (up to 48 samples, at least ten rows per coefficient), as an autoregression would
+        # (every length up to 48 samples, then a geometric ladder to 336 -- two weeks of
+        # hourly data -- with at least ten rows per coefficient), as an autoregression would
         long_linear = []
         if self.embedding is None:
-            long_linear = list(range(max(emb) + 1, min(48, len(z) // (10 * z.shape[1])) + 1))
+            cap = len(z) // (10 * z.shape[1])
+            ladder = [*range(1, 49), *LONG_LINEAR_LADDER]
+            long_linear = [E for E in ladder if max(emb) < E <= cap]
         return {
             "linear_embedding": long_linear,
             "embedding": emb,
