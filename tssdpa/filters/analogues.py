@@ -18,8 +18,7 @@ that share samples with the query excluded (``|j - t| <= (E-1)τ + h``), and kee
 the simplest candidate whose paired error is within two standard errors of the best (a
 stricter form of the one-standard-error rule, since the best of several hundred candidates
 looks better than it is): a linear process keeps the linear model unless a nonlinear one is
-clearly better. The neighbour search depends on (E, τ) only, so all the
-(k, bandwidth, model) candidates of one embedding share it.
+clearly better. All the (k, bandwidth, model) candidates of one (E, τ) share its search.
 """
 
 from __future__ import annotations
@@ -108,8 +107,7 @@ class Structure:
                              f"and sigma, got {widths or 'neither'}")  # fmt: skip
         widths = {n: check_positive(v, f"{where}.{n}") for n, v in widths.items()}
         ridge = p.get("ridge")
-        if ridge is not None:
-            ridge = check_positive(ridge, f"{where}.ridge", allow_zero=True)
+        ridge = None if ridge is None else check_positive(ridge, f"{where}.ridge", allow_zero=True)
         return cls(E, delay, k, widths.get("bandwidth"), widths.get("sigma"), p["model"], ridge)
 
 
@@ -198,7 +196,7 @@ class AnalogueData:
                 fut[: T - h, i] = z[h:]
         self.futures = fut
         self.usable = np.isfinite(self.keys).all(1) & np.isfinite(fut).all(axis=(1, 2))
-        self.coef, self.hat_diag = {}, {}
+        self.coef, self._inverse = {}, {}
         if ridges is None or not self.usable.any():  # a series to forecast from borrows the
             return  # training fit; one without a complete row has no fit (the caller skips it)
         X = self._design(self.keys[self.usable])
@@ -208,7 +206,12 @@ class AnalogueData:
             G = G0.copy()
             G[np.diag_indices_from(G)] += ridge * np.trace(G0) / G.shape[0] + 1e-12
             self.coef[ridge] = np.linalg.solve(G, XtY)
-            self.hat_diag[ridge] = ((X @ np.linalg.inv(G)) * X).sum(axis=1)  # leverages
+            self._inverse[ridge] = np.linalg.inv(G)
+
+    def leverages(self, ridge, rows) -> np.ndarray:
+        """The ridge fit's hat matrix diagonal at ``rows`` of the library (only where asked)."""
+        X = self._design(self.keys[rows])
+        return ((X @ self._inverse[ridge]) * X).sum(axis=1)
 
     @staticmethod
     def _design(keys):
@@ -247,8 +250,9 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, verb
     the embedding's dimension D), ``width`` (a list of ``("bandwidth", s)`` or
     ``("sigma", s)``), ``model``, ``ridge`` (relative ridges of the linear parts), and
     ``linear_embedding`` (longer embeddings tried for the linear model alone, which is
-    cheap). Every candidate is scored on the same query times, so candidates are compared
-    on paired errors. Returns ``(best {anchor: Structure}, rows of cv results)``.
+    cheap), ``linear_ladder`` (longer still, in order, until two in a row improve no score).
+    Every candidate is scored on the same query times, so candidates are compared on paired
+    errors. Returns ``(best {anchor: Structure}, rows of cv results)``.
 
     ``holdout`` (a fraction) scores forward instead: the queries are the last ``holdout`` of
     the series, each forecast only from keys whose future is known before it, and the linear
@@ -258,7 +262,8 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, verb
     anchors = anchor_horizons(horizon)
     T = len(z)
     delays = candidates["delay"]
-    lin_only = [E for E in candidates.get("linear_embedding", []) if E > 0]
+    ladder, missed = list(candidates.get("linear_ladder", [])), 0
+    lin_only = [E for E in [*candidates.get("linear_embedding", []), *ladder] if E > 0]
     span = max([(max(candidates["embedding"]) - 1) * max(delays)] + [E - 1 for E in lin_only])
     last = T - 1 - max(anchors)
     span = min(span, max(0, last - 20))  # a short series: fewer rows are complete queries
@@ -283,12 +288,14 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, verb
             since_better = 0 if improved else since_better + 1
             if since_better >= 3 and len(candidates["embedding"]) > 3:
                 break  # three embeddings in a row without a better score: stop growing E
-    if "linear" in candidates["model"]:
-        for E in lin_only:
-            if E > max(candidates["embedding"]) and E - 1 + max(anchors) + 2 < T:
-                data = _data(z, E, 1, anchors, candidates["ridge"], cut)
-                if data is not None:
-                    _score_linear(data, queries, E, 1, scores, cut)
+    for E in lin_only if "linear" in candidates["model"] else []:
+        if E > max(candidates["embedding"]) and E - 1 + max(anchors) + 2 < T:
+            data = _data(z, E, 1, anchors, candidates["ridge"], cut)
+            if data is not None:
+                better = _score_linear(data, queries, E, 1, scores, cut)
+                missed = 0 if better else missed + (E in ladder)
+        if missed >= 2:
+            break  # two ladder patterns in a row without a better score: stop growing
     chosen = {h: scores.simplest_near_best(i) for i, h in enumerate(anchors)}
     if verbose:
         how = "leave-one-out" if cut is None else "forward"
@@ -365,25 +372,18 @@ class _Scores:
 def _score_linear(data, queries, E, delay, scores, cut=None) -> bool:
     """Exact leave-one-out error of the global ridge fit: residual / (1 - leverage); scoring
     forward (``cut``), the plain error of the fit on the rows before the holdout."""
-    if cut is not None:
-        improved = False
-        for ridge in data.coef:
-            pred = data.linear(np.nan_to_num(data.keys[queries]), ridge)
-            pred[~np.isfinite(data.keys[queries]).all(1)] = np.nan  # an incomplete pattern
-            sq = _nan_mean((data.futures[queries] - pred) ** 2, axis=2)
-            improved |= scores.record(Structure(E, delay, 0, None, None, "linear", ridge), sq)
-        return improved
-    usable_rows = np.flatnonzero(data.usable)
-    pos = np.searchsorted(usable_rows, queries)
-    at = np.minimum(pos, len(usable_rows) - 1)
-    ok = (pos < len(usable_rows)) & (usable_rows[at] == queries)
+    keys, ok = data.keys[queries], data.usable[queries]
     improved = False
     for ridge in data.coef:
-        resid = data.futures[queries] - data.linear(np.nan_to_num(data.keys[queries]), ridge)
-        leverage = np.where(ok, 1.0 - data.hat_diag[ridge][at], np.nan)
-        loo = resid / leverage[:, None, None]
+        err = data.futures[queries] - data.linear(np.nan_to_num(keys), ridge)
+        if cut is None:
+            leverage = np.full(len(queries), np.nan)
+            leverage[ok] = 1.0 - data.leverages(ridge, queries[ok])
+            err = err / leverage[:, None, None]
+        else:
+            err[~np.isfinite(keys).all(1)] = np.nan  # an incomplete pattern
         s = Structure(E, delay, 0, None, None, "linear", ridge)
-        improved |= scores.record(s, _nan_mean(loo**2, axis=2))
+        improved |= scores.record(s, _nan_mean(err**2, axis=2))
     return improved
 
 

@@ -170,14 +170,16 @@ class ProjectionForecaster(Forecaster):
         delay = candidates(self.delay) if self.delay is not None else None
         # the linear model is cheap: when the embedding is free it also tries long patterns
         # (every length up to 48 samples, then a geometric ladder to 336 -- two weeks of
-        # hourly data -- with at least ten rows per coefficient), as an autoregression would
-        long_linear = []
+        # hourly data -- while it helps; at least ten rows per coefficient), as an
+        # autoregression would
+        long_linear, ladder = [], []
         if self.embedding is None:
             cap = len(z) // (10 * z.shape[1])
-            ladder = [*range(1, 49), *LONG_LINEAR_LADDER]
-            long_linear = [E for E in ladder if max(emb) < E <= cap]
+            long_linear = list(range(max(emb) + 1, min(48, cap) + 1))
+            ladder = [E for E in LONG_LINEAR_LADDER if max(emb) < E <= cap]
         return {
             "linear_embedding": long_linear,
+            "linear_ladder": ladder,
             "embedding": emb,
             "delay": delay or default_delays(z, max(emb)),
             "n_neighbors": neighbours,
