@@ -203,7 +203,7 @@ def test_the_linear_model_reaches_a_dependence_further_back_than_48_samples():
         y[t] = e[t] + (0.9 * y[t - 96] if t >= 96 else 0.0)
     best = ProjectionForecaster(horizon=1).fit(y).best_params_[1]
     assert best["model"] == "linear" and best["embedding"] >= 96
-    # with fewer than ten rows per coefficient the long patterns are not tried at all
+    # a pattern needs ten rows per coefficient: on 900 samples 64 is tried, 96 is not
     short = ProjectionForecaster(horizon=1).fit(y[:900]).cv_results_
     assert int(short["embedding"].max()) <= 90
 
@@ -388,6 +388,14 @@ def test_library_size_keeps_the_newest_patterns_only():
     fc.fit(x[:600])
     same = ProjectionForecaster(embedding=2, n_neighbors=5, model="mean").fit(x[600 - 102 : 600])
     np.testing.assert_allclose(fc.forecast(x[600:], 1), same.forecast(x[600:], 1), rtol=1e-12)
+
+
+def test_library_size_caps_the_long_linear_patterns_at_ten_library_rows_per_coefficient():
+    y = ar2(5000, seed=5)
+    cv = ProjectionForecaster(horizon=1, library_size=300, holdout=None).fit(y).cv_results_
+    rows = 300 + (10 - 1) + 1  # the library and the span of the longest neighbour pattern
+    assert 10 < int(cv["embedding"].max()) <= rows // 10
+    assert int(ProjectionForecaster(horizon=1).fit(y).cv_results_["embedding"].max()) > 48
 
 
 def test_a_simpler_structure_whose_excess_error_sits_in_a_few_queries_is_not_near_best():

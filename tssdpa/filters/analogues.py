@@ -264,6 +264,7 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, verb
     delays = candidates["delay"]
     ladder, missed = list(candidates.get("linear_ladder", [])), 0
     lin_only = [E for E in [*candidates.get("linear_embedding", []), *ladder] if E > 0]
+    lin_only = lin_only if "linear" in candidates["model"] else []  # no queries lost to them
     span = max([(max(candidates["embedding"]) - 1) * max(delays)] + [E - 1 for E in lin_only])
     last = T - 1 - max(anchors)
     span = min(span, max(0, last - 20))  # a short series: fewer rows are complete queries
@@ -288,7 +289,7 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, verb
             since_better = 0 if improved else since_better + 1
             if since_better >= 3 and len(candidates["embedding"]) > 3:
                 break  # three embeddings in a row without a better score: stop growing E
-    for E in lin_only if "linear" in candidates["model"] else []:
+    for E in lin_only:
         if E > max(candidates["embedding"]) and E - 1 + max(anchors) + 2 < T:
             data = _data(z, E, 1, anchors, candidates["ridge"], cut)
             if data is not None:
@@ -372,8 +373,7 @@ class _Scores:
 def _score_linear(data, queries, E, delay, scores, cut=None) -> bool:
     """Exact leave-one-out error of the global ridge fit: residual / (1 - leverage); scoring
     forward (``cut``), the plain error of the fit on the rows before the holdout."""
-    keys, ok = data.keys[queries], data.usable[queries]
-    improved = False
+    keys, ok, improved = data.keys[queries], data.usable[queries], False
     for ridge in data.coef:
         err = data.futures[queries] - data.linear(np.nan_to_num(keys), ridge)
         if cut is None:

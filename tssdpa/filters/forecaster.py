@@ -27,7 +27,7 @@ __all__ = ["ProjectionForecaster"]
 
 #: adaptive kernel widths tried by default, in units of the k-th neighbour's distance
 BANDWIDTHS = (0.25, 0.5, 1.0, 2.0)
-#: pattern lengths beyond 48 tried for the linear model alone (a day to two weeks hourly)
+#: pattern lengths beyond 48 tried for the linear model alone (2.7 days to 2 weeks hourly)
 LONG_LINEAR_LADDER = (64, 96, 128, 168, 256, 336)
 
 
@@ -170,11 +170,11 @@ class ProjectionForecaster(Forecaster):
         delay = candidates(self.delay) if self.delay is not None else None
         # the linear model is cheap: when the embedding is free it also tries long patterns
         # (every length up to 48 samples, then a geometric ladder to 336 -- two weeks of
-        # hourly data -- while it helps; at least ten rows per coefficient), as an
-        # autoregression would
+        # hourly data -- while it helps; at least ten rows of the library per coefficient),
+        # as an autoregression would
         long_linear, ladder = [], []
         if self.embedding is None:
-            cap = len(z) // (10 * z.shape[1])
+            cap = len(self._library(z)) // (10 * z.shape[1])  # the rows the fit scores on
             long_linear = list(range(max(emb) + 1, min(48, cap) + 1))
             ladder = [E for E in LONG_LINEAR_LADDER if max(emb) < E <= cap]
         return {
