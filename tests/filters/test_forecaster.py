@@ -398,6 +398,18 @@ def test_library_size_caps_the_long_linear_patterns_at_ten_library_rows_per_coef
     assert int(ProjectionForecaster(horizon=1).fit(y).cv_results_["embedding"].max()) > 48
 
 
+@pytest.mark.parametrize(
+    ("rows", "channels", "longest"),
+    [(8000, 1, 336), (100_000, 1, 256), (34_560, 7, 128), (8_640, 7, 96)],
+)
+def test_the_long_linear_patterns_stop_where_their_embedding_would_exceed_2_to_the_25_values(
+    rows, channels, longest
+):
+    z = np.zeros((rows, channels))
+    ladder = ProjectionForecaster(horizon=1)._candidates(z)["linear_ladder"]
+    assert max(ladder) == longest and max(ladder) * channels * rows <= 1 << 25
+
+
 def test_a_simpler_structure_whose_excess_error_sits_in_a_few_queries_is_not_near_best():
     """Paired standard errors are as large as the mean excess when the excess sits in one
     query; the relative cap keeps such a candidate (1000x worse) from being called near."""

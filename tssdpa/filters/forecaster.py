@@ -29,6 +29,9 @@ __all__ = ["ProjectionForecaster"]
 BANDWIDTHS = (0.25, 0.5, 1.0, 2.0)
 #: pattern lengths beyond 48 tried for the linear model alone (2.7 days to 2 weeks hourly)
 LONG_LINEAR_LADDER = (64, 96, 128, 168, 256, 336)
+#: ...while its embedding of the library holds at most this many values (256 MiB a copy;
+#: the Gram matrix costs rows x columns^2): the ladder stops short on long, wide series
+LADDER_MAX_ELEMS = 1 << 25
 
 
 class ProjectionForecaster(Forecaster):
@@ -174,8 +177,9 @@ class ProjectionForecaster(Forecaster):
         # as an autoregression would
         long_linear, ladder = [], []
         if self.embedding is None:
-            cap = len(self._library(z)) // (10 * z.shape[1])  # the rows the fit scores on
-            long_linear = list(range(max(emb) + 1, min(48, cap) + 1))
+            rows, C = len(self._library(z)), z.shape[1]  # the rows the fit scores on
+            long_linear = list(range(max(emb) + 1, min(48, rows // (10 * C)) + 1))
+            cap = min(rows // (10 * C), LADDER_MAX_ELEMS // (rows * C))
             ladder = [E for E in LONG_LINEAR_LADDER if max(emb) < E <= cap]
         return {
             "linear_embedding": long_linear,
