@@ -74,12 +74,15 @@ def _unit(args) -> list[dict]:
     fc = ProjectionForecaster(horizon=max(horizons), **ours).fit(z[: sp.val])
     preds = {h: fc.forecast(z, h) for h in horizons}
     seconds = time.perf_counter() - tic
+    best = fc.best_params_  # one dict, or one per channel (channel_independent=True)
+    chosen = {h: best.get(h) if isinstance(best, dict) else [b.get(h) for b in best]
+              for h in horizons}  # fmt: skip
     rows = []
     for h, p in preds.items():
         err = p[sp.val - h : sp.test - h] - z[sp.val : sp.test]
         rmse = float(np.mean(np.sqrt(np.nanmean(err**2, axis=0))))
         rows.append({"case": name, "seed": seed, "h": h, "channels": z.shape[1], "rmse": rmse,
-                     "seconds": seconds, "chosen": fc.best_params_.get(h)})  # fmt: skip
+                     "seconds": seconds, "chosen": chosen[h]})  # fmt: skip
     print(f"{name} seed={seed}: " + ", ".join(f"h={r['h']} {r['rmse']:.4g}" for r in rows)
           + f" ({seconds:.1f} s)", flush=True)  # fmt: skip
     return rows
