@@ -14,20 +14,17 @@ columns z-scored with training statistics.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 from tssdpa import ProjectionForecaster
 from tssdpa.data.real import ett_split, load_ett
 
-HORIZONS = (96, 192, 336, 720)
-
-
-def _path_mse(path: np.ndarray, z: np.ndarray, first: int, last: int, h: int) -> float:
-    """MSE over steps 1..h and every column from origins first..last - h."""
-    o = np.arange(first, last - h + 1)
-    return float(np.mean([(path[o, s - 1] - z[o + s]) ** 2 for s in range(1, h + 1)]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from long_patterns_probe import HORIZONS, path_mse  # noqa: E402 -- the same scores
 
 
 def main() -> None:
@@ -54,7 +51,7 @@ def main() -> None:
             # whole series') with room for the longest pattern: validation origins only
             start = first - 1000
             path = np.asarray(fc.forecast_path(z[start:], H))  # (T - start, H, C)
-            mse = [_path_mse(path, z[start:], first - start, last - start, h) for h in HORIZONS]
+            mse = [path_mse(path, z[start:], first - start, last - start, h) for h in HORIZONS]
             cells = " | ".join(f"{m:.4f}" for m in mse)
             print(f"| {name} M | {label} | {cells} | {fit_s:.0f} |", flush=True)
 
