@@ -54,8 +54,9 @@ class ProjectionForecaster(Forecaster):
     ----------
     embedding : int, list of int, or None
         Pattern length E (default: 1 .. ``max_embedding``, and for the linear model also
-        longer patterns: every length up to 48, then 64, 96, 128, 168, 256 and 336, while
-        the series has ten rows per coefficient). Formerly ``lags``.
+        longer patterns: every length up to 48, then 64, 96, 128, 168, 256 and 336 until
+        two in a row improve no score, while the series has ten rows per coefficient and the
+        pattern's embedding of it at most 2^25 values). Formerly ``lags``.
     horizon : int
         Largest horizon. A structure is chosen for every horizon up to 12; beyond, at 1,
         ``horizon`` and geometric steps between, the other horizons using the nearest one.
