@@ -213,17 +213,15 @@ def test_a_longer_candidate_drops_early_queries_but_does_not_move_the_others(mon
     base = {"embedding": [1, 2, 3], "delay": [1], "n_neighbors": lambda D: [8],
             "width": [("bandwidth", 1.0)], "model": ["linear", "mean"],
             "ridge": [1e-3]}  # fmt: skip
-    errors: dict = {}
+    errors: dict = {3: {}, 200: {}}
     record = analogues._Scores.record
 
-    def spy(self, structure, sq):
-        errors[self.run][(structure.embedding, structure.model)] = sq
+    def spy(self, structure, sq):  # keeps each run's per-query errors (``longest``: the run)
+        errors[longest][(structure.embedding, structure.model)] = sq
         return record(self, structure, sq)
 
     monkeypatch.setattr(analogues._Scores, "record", spy)
     for longest in (3, 200):
-        errors[longest] = {}
-        monkeypatch.setattr(analogues._Scores, "run", longest, raising=False)
         cands = {**base, "linear_embedding": [longest] if longest > 3 else []}
         analogues.choose_structures(y, 1, cands, max_queries=500)
     short, long = errors[3], errors[200]

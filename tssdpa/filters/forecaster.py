@@ -179,8 +179,9 @@ class ProjectionForecaster(Forecaster):
         long_linear, ladder = [], []
         if self.embedding is None:
             rows, C = len(self._library(z)), z.shape[1]  # the rows the fit scores on
-            long_linear = list(range(max(emb) + 1, min(48, rows // (10 * C)) + 1))
-            cap = min(rows // (10 * C), LADDER_MAX_ELEMS // (rows * C))
+            cap = rows // (10 * C)
+            long_linear = list(range(max(emb) + 1, min(48, cap) + 1))
+            cap = min(cap, LADDER_MAX_ELEMS // (rows * C))
             ladder = [E for E in LONG_LINEAR_LADDER if max(emb) < E <= cap]
         return {
             "linear_embedding": long_linear,
