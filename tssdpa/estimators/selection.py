@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Iterable
 
 import numpy as np
@@ -22,6 +23,7 @@ from tssdpa.checks import check_fraction
 from tssdpa.signal.neighbours import loo_neighbours
 
 __all__ = [
+    "FitScoresView",
     "candidates",
     "check_no_empty_list",
     "choose_correction",
@@ -186,6 +188,18 @@ def forecast_mse(pred, y, h: int) -> float:
     err = pred[:-h] - y[h:]
     ok = ~np.isnan(err)
     return float(np.mean(err[ok] ** 2)) if ok.any() else np.inf
+
+
+class FitScoresView:
+    """The deprecated ``fit_scores_`` of a search estimator: the rows of ``cv_results_``."""
+
+    @property
+    def fit_scores_(self):
+        """Deprecated: the rows of ``cv_results_`` as dicts; use ``cv_results_``."""
+        warnings.warn(
+            "fit_scores_ is deprecated, use cv_results_ (a DataFrame)", DeprecationWarning, 2
+        )
+        return self.cv_results_.to_dict("records")
 
 
 def search(grid: Iterable[dict], score: Callable[[dict], float]):

@@ -9,7 +9,7 @@ import pandas as pd
 
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
 from tssdpa.estimators.base import Forecaster
-from tssdpa.estimators.selection import candidates, check_no_empty_list
+from tssdpa.estimators.selection import FitScoresView, candidates, check_no_empty_list
 from tssdpa.filters.analogues import (
     MODELS,
     RIDGES,
@@ -34,7 +34,7 @@ LONG_LINEAR_LADDER = (64, 96, 128, 168, 256, 336)
 LADDER_MAX_ELEMS = 1 << 25
 
 
-class ProjectionForecaster(Forecaster):
+class ProjectionForecaster(FitScoresView, Forecaster):
     """Forecast y[t+h] from the futures of the past patterns nearest to the current one.
 
     The pattern is the delay embedding ``e_t = [y_t, y_(t-τ), ..., y_(t-(E-1)τ)]`` of the
@@ -341,14 +341,6 @@ class ProjectionForecaster(Forecaster):
         # the longest pattern any horizon's structure reads: one origin needs no more
         models = self.channel_models_ or [self]
         return max((s.embedding - 1) * s.delay + 1 for m in models for s in m.structures_.values())
-
-    @property
-    def fit_scores_(self):
-        """Deprecated: the rows of ``cv_results_`` as dicts."""
-        warnings.warn(
-            "fit_scores_ is deprecated, use cv_results_ (a DataFrame)", DeprecationWarning, 2
-        )
-        return self.cv_results_.to_dict("records")
 
     # ------------------------------------------------------------------ persistence
     _fitted_schema = {

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive, to_seconds
 from tssdpa.estimators.arrays import as_2d, restore, step_input
 from tssdpa.estimators.base import Denoiser, check_fit_input, target_like
+from tssdpa.estimators.selection import FitScoresView
 from tssdpa.filters import projection_fit as fitting
+from tssdpa.filters import projection_local as local
 from tssdpa.filters.projection_features import RandomFeatureRecursion
 from tssdpa.filters.projection_fit import AUTO, auto_default, choose_settings
 from tssdpa.filters.projection_mixture import (
@@ -30,7 +30,7 @@ MAX_STATE_VALUES = 10_000_000
 _SETTINGS = ("window", "embedding", "degree", "sigma", "decay", "base", "base_params")
 
 
-class ProjectionFilter(RandomFeatureRecursion, Denoiser):
+class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
     """Causal (or zero-phase) projection filter for (T,) or (T, C) sensor series.
 
     Output at step t: the weighted mean of the past samples x_j in the window, with weights
@@ -113,6 +113,10 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         Temperature of the weights of a fit without a target (default 16).
     n_neighbors : int
         Keys of the non-local filter (``window="all"``): the nearest patterns (default 64).
+    local_window : "auto", int or None
+        Zero-phase, fitted without a target: mix the output with zero-phase low-passes where
+        SURE over this many samples favours them (:mod:`~tssdpa.filters.projection_local`).
+        ``"auto"`` (default): 101, kept where it lowers SURE on the fit block; None: never.
 
     Attributes
     ----------
@@ -121,6 +125,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
     mixture_ : list of dict or None, the candidates a zero-phase filter averages, each its
         settings and ``weight`` (None: the filter is the single setting ``best_params_``).
     noise_level_ : ndarray (C,), the noise level SURE used (None with a target).
+    local_ : dict or None, the local adaptation in force (``window``, ``divergence``, ``noise``).
     n_channels_ : int, channels seen by :meth:`fit`.
     cv_results_ : pandas.DataFrame, one row per candidate tried: its window, embedding,
         degree, decay, sigma and estimated mean squared error ``mse`` (SURE without a target,
@@ -144,8 +149,9 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
     def __init__(
         self, window=AUTO, embedding=AUTO, degree=AUTO, sigma=1.0, decay=None, tau=None,
         causal=True, exclude_self=False, tol=1e-6, min_step=None, recurrent=None, n_features=256,
-        feature_map="centres", random_state=0, dtype="float64", max_fit_samples=4000, holdout=1.0,
-        base=AUTO, base_params=None, mix=True, mix_temperature=16.0, n_neighbors=64,
+        feature_map="centres", random_state=0, dtype="float64", max_fit_samples=4000,
+        holdout=1.0, base=AUTO, base_params=None, mix=True, mix_temperature=16.0, n_neighbors=64,
+        local_window=AUTO,
     ):  # fmt: skip
         self._store(locals())
 
@@ -237,19 +243,16 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         the lowest score wins (:mod:`tssdpa.filters.projection_fit`).
 
         * With ``target``: the mean squared error against ``target`` on those samples (the
-          last ``holdout`` fraction of them; default all). The filter trains no weight on the
-          target -- the only thing chosen is the setting -- so every target sample may judge
-          the candidates, and more samples make the choice less noisy. ``holdout < 1`` scores
-          only the tail (its outputs still see the samples before it as history).
-        * Without ``target`` (self-supervised): Stein's unbiased risk estimate (SURE) on all of
-          those samples, ``mean((y - x)^2) - s^2 + 2 s^2 div / N`` with the noise level ``s``
-          per channel (:func:`~tssdpa.estimators.selection.noise_level`, stored as
-          ``noise_level_``) and the divergence ``div = sum dy_t/dx_t`` estimated with one
-          random +-1 probe (exact for ``window="all"``). For additive white Gaussian noise its
-          expectation equals the mean squared error against the unseen clean signal, because
-          the divergence term exactly cancels the optimism of comparing y with the noisy x
-          it was computed from. Noise that is not white (drift, correlated noise) is partly
-          taken for signal: give a ``target`` where one exists.
+          last ``holdout`` fraction of them; default all). Nothing is trained on the target,
+          so every target sample may judge the candidates; ``holdout < 1`` scores the tail.
+        * Without ``target`` (self-supervised): Stein's unbiased risk estimate (SURE),
+          ``mean((y - x)^2) - s^2 + 2 s^2 div / N`` with the noise level ``s`` per channel
+          (:func:`~tssdpa.estimators.selection.noise_level`, ``noise_level_``) and the
+          divergence ``div = sum dy_t/dx_t`` (one random +-1 probe; exact for
+          ``window="all"``): for additive white noise, the expected squared error against the
+          unseen clean signal. Noise that is not white (drift, correlated noise) is partly
+          taken for signal: give a ``target`` where one exists. A zero-phase filter then
+          decides on its local adaptation (``local_window``, stored as ``local_``).
 
         Parameters
         ----------
@@ -267,6 +270,7 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         check_fit_input(x2, "x")
         tgt = target_like(target, x2)
         self._validate_params()
+        local.check_local_window(self, tgt)
         block = fitting.fit_block(x2, min(x2.shape[0], self.max_fit_samples))
         xs = x2[block]
         n = len(xs)
@@ -281,13 +285,14 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         for name, value in self.best_params_.items():
             setattr(self, name + "_", value)
         self.n_channels_ = x2.shape[1]
+        self.local_, local_scores = local.fit_local(self, xs, times, self.noise_level_)
         self.fit_holdout_start_ = block.start + tail if tgt is not None else None
         self.center_ = np.nanmean(x2, axis=0)
         self.spread_ = np.nanstd(x2, axis=0)
         if self.recurrent == "features":
             self._draw_features()
         if verbose:
-            print(fitting.fit_report(self, "SURE" if tgt is None else "held-out MSE"))
+            print(fitting.fit_report(self, "SURE" if tgt is None else "held-out MSE", local_scores))
         return self
 
     # ------------------------------------------------------------------ state
@@ -396,6 +401,8 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         if zi is None:
             mix = getattr(self, "mixture_", None) if self.mix and not self.causal else None
             y = mixture_output(self, x2, times, mix) if mix else self._offline(x2, times)
+            if loc := getattr(self, "local_", None):
+                y = local.local_mixture(x2, y, loc["divergence"], loc["noise"], loc["window"])[0]
             return restore(y, meta)
         spec = self._spec()
         state = self._check_state(zi, C)
@@ -473,14 +480,6 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
 
         return to_onnx(self, path, n_channels=n_channels, opset=opset)
 
-    @property
-    def fit_scores_(self):
-        """Deprecated: one dict per candidate; use ``cv_results_``."""
-        warnings.warn(
-            "fit_scores_ is deprecated, use cv_results_ (a DataFrame)", DeprecationWarning, 2
-        )
-        return self.cv_results_.to_dict("records")
-
     # ------------------------------------------------------------------ persistence
     _fitted_schema = {
         "window_": (int, str, type(None)),  # str: "all" (check_fitted_window)
@@ -491,9 +490,10 @@ class ProjectionFilter(RandomFeatureRecursion, Denoiser):
         "base_": (str, type(None)),
         "base_params_": (dict, type(None)),
         "mixture_": (list, dict, type(None)),  # checked by check_mixture on load
+        "local_": (dict, type(None)),  # checked by check_local on load
         "n_channels_": (int,),
     }
     _array_schema = ("center_", "spread_", "features_", "feature_logw_")
     _channel_arrays = {"center_": False, "spread_": True}
     _fitted_checks = {"mixture_": check_mixture, "window_": fitting.check_fitted_window,
-                      "sigma_": check_fitted_setting}  # fmt: skip
+                      "sigma_": check_fitted_setting, "local_": local.check_local}  # fmt: skip

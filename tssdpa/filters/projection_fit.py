@@ -208,12 +208,17 @@ def structures(filt, lists: dict, n: int, target, finite=None) -> list[tuple]:
     return out
 
 
-def fit_report(filt, score: str) -> str:
-    """What ``fit(verbose=True)`` prints: the candidates, the choice, the five best."""
+def fit_report(filt, score: str, local_scores=None) -> str:
+    """What ``fit(verbose=True)`` prints: the candidates, the choice, the local adaptation
+    (``local_scores``: SURE without and with it, from ``fit_local``), the five best."""
     lines = [f"ProjectionFilter.fit: {len(filt.cv_results_)} candidates scored by {score}",
              "chose " + ", ".join(f"{k}={v}" for k, v in filt.best_params_.items())]  # fmt: skip
     if filt.mixture_:
         lines.append(f"averaging the {len(filt.mixture_)} candidates of largest weight")
+    if local_scores is not None:
+        verdict = f"over {filt.local_['window']} samples" if filt.local_ else "off"
+        lines.append(f"local adaptation {verdict}: SURE {local_scores[1]:.4g} with it, "
+                     f"{local_scores[0]:.4g} without")  # fmt: skip
     lines.append(filt.cv_results_.sort_values("mse").head(5).to_string(index=False))
     return "\n".join(lines)
 

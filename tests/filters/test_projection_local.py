@@ -1,0 +1,169 @@
+"""Local adaptation in time (tssdpa.filters.projection_local): a zero-phase fit without a
+target mixes its output with zero-phase low-passes where a sliding SURE favours them."""
+
+import copy
+
+import numpy as np
+import pytest
+
+from tssdpa.filters import ProjectionFilter
+from tssdpa.filters.projection_local import (
+    _lowpass_diagonal,
+    check_local,
+    local_mixture,
+    local_mixture_naive,
+    output_divergence,
+)
+from tssdpa.signal.lowpass import zero_phase_lowpass
+
+T = 2000
+
+
+@pytest.fixture(scope="module")
+def busy_then_quiet():
+    """A recording busy in its first half, nearly at rest in the second, under white noise."""
+    rng = np.random.default_rng(0)
+    t = np.arange(T)
+    clean = np.where(
+        t < T // 2, 2.0 * np.sin(2 * np.pi * t / 25), 0.2 * np.sin(2 * np.pi * t / 400)
+    )
+    return clean + 0.5 * rng.normal(size=T), clean
+
+
+@pytest.fixture(scope="module")
+def adapted(busy_then_quiet):
+    return ProjectionFilter(causal=False).fit(busy_then_quiet[0])
+
+
+def _rmse(y, clean, part=slice(None)):
+    return float(np.sqrt(np.mean((np.asarray(y)[part] - clean[part]) ** 2)))
+
+
+def test_the_quiet_half_of_a_busy_recording_gets_smoothed_more(adapted, busy_then_quiet):
+    noisy, clean = busy_then_quiet
+    plain = ProjectionFilter(causal=False, local_window=None).fit(noisy)
+    assert adapted.local_ is not None and plain.local_ is None
+    quiet = slice(T // 2, T)
+    y, y_plain = adapted.filter(noisy), plain.filter(noisy)
+    assert _rmse(y, clean, quiet) < 0.85 * _rmse(y_plain, clean, quiet)
+    assert _rmse(y, clean) < _rmse(y_plain, clean)
+
+
+def test_a_stationary_signal_keeps_the_fitted_output():
+    rng = np.random.default_rng(1)
+    noisy = np.sin(2 * np.pi * np.arange(T) / 50) + 0.3 * rng.normal(size=T)
+    f = ProjectionFilter(causal=False).fit(noisy)
+    assert f.local_ is None
+    plain = ProjectionFilter(causal=False, local_window=None).fit(noisy)
+    np.testing.assert_array_equal(f.filter(noisy), plain.filter(noisy))
+
+
+def test_the_fast_mixture_matches_the_sample_by_sample_reference():
+    rng = np.random.default_rng(2)
+    x = np.cumsum(rng.normal(size=(300, 2)), axis=0) * 0.1 + rng.normal(size=(300, 2))
+    x[150:, 1] *= 0.1  # a quiet stretch in one channel
+    y = zero_phase_lowpass(x, cutoff=0.3, order=2)
+    noise = np.array([1.0, 0.3])
+    for width in (1, 31, 1001):  # one sample, a window, one longer than the series
+        fast = local_mixture(x, y, 0.2, noise, width)
+        slow = local_mixture_naive(x, y, 0.2, noise, width)
+        for a, b in zip(fast, slow):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_a_channel_with_a_missing_sample_keeps_the_filters_output():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(400, 2))
+    x[10, 0] = np.nan
+    y = np.zeros_like(x)
+    out, div = local_mixture(x, y, 0.1, np.array([1.0, 1.0]), 51)
+    np.testing.assert_array_equal(out[:, 0], y[:, 0])
+    np.testing.assert_array_equal(div[:, 0], 0.1)
+    assert not np.array_equal(out[:, 1], y[:, 1])
+
+
+def test_the_lowpass_divergence_is_the_diagonal_of_its_matrix():
+    n, cutoff = 600, 0.05
+    matrix = zero_phase_lowpass(np.eye(n), cutoff=cutoff, order=2)  # column j: response to e_j
+    assert _lowpass_diagonal(cutoff, 2) == pytest.approx(matrix[n // 2, n // 2], rel=1e-9)
+
+
+def test_the_fitted_divergence_is_that_of_the_moving_average_it_chose():
+    rng = np.random.default_rng(4)
+    noisy = np.sin(np.arange(T) / 40) + 0.5 * rng.normal(size=T)
+    f = ProjectionFilter(
+        causal=False, window=8, embedding=1, degree=0, sigma=[np.inf], base=None, mix=False
+    ).fit(noisy)
+    _, divergence = output_divergence(f, noisy[:, None], None, f.noise_level_)
+    assert divergence == pytest.approx(1 / 15, abs=0.01)  # 15 taps of equal weight
+
+
+def test_local_window_as_an_int_always_adapts(busy_then_quiet):
+    rng = np.random.default_rng(5)
+    noisy = np.sin(2 * np.pi * np.arange(T) / 50) + 0.3 * rng.normal(size=T)
+    f = ProjectionFilter(causal=False, local_window=51).fit(noisy)
+    assert f.local_["window"] == 51
+    assert f.local_["noise"] == pytest.approx(f.noise_level_.tolist())
+
+
+@pytest.mark.parametrize(
+    "params, fit_target",
+    [({"local_window": 0}, False), ({"local_window": "wide"}, False),
+     ({"local_window": 2.5}, False), ({"local_window": 51, "causal": True}, False),
+     ({"local_window": 51, "causal": False}, True)],
+)  # fmt: skip
+def test_a_bad_local_window_is_refused_naming_it(params, fit_target, busy_then_quiet):
+    noisy, clean = busy_then_quiet
+    f = ProjectionFilter(**{"causal": False, **params})
+    with pytest.raises((TypeError, ValueError), match="local_window"):
+        f.fit(noisy[:300], target=clean[:300] if fit_target else None)
+
+
+def test_causal_and_supervised_fits_do_not_adapt(busy_then_quiet):
+    noisy, clean = busy_then_quiet
+    assert ProjectionFilter(causal=True).fit(noisy[:600]).local_ is None
+    assert ProjectionFilter(causal=False).fit(noisy[:600], target=clean[:600]).local_ is None
+
+
+def test_verbose_fit_reports_the_local_adaptation(busy_then_quiet, capsys):
+    ProjectionFilter(causal=False).fit(busy_then_quiet[0], verbose=True)
+    assert "local adaptation over 101 samples" in capsys.readouterr().out
+
+
+def test_the_input_is_not_changed(adapted, busy_then_quiet):
+    noisy = busy_then_quiet[0].copy()
+    adapted.filter(noisy)
+    np.testing.assert_array_equal(noisy, busy_then_quiet[0])
+
+
+def test_the_local_adaptation_survives_save_and_load(adapted, busy_then_quiet, tmp_path):
+    adapted.save(tmp_path / "local")
+    back = ProjectionFilter.load(tmp_path / "local")
+    assert back.local_ == adapted.local_
+    np.testing.assert_array_equal(
+        back.filter(busy_then_quiet[0]), adapted.filter(busy_then_quiet[0])
+    )
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [({"window": 0}, r"local_\['window'\]"), ({"window": True}, r"local_\['window'\]"),
+     ({"divergence": float("nan")}, r"local_\['divergence'\]"),
+     ({"noise": [0.5, 0.5]}, r"local_\['noise'\]"), ({"noise": [0.0]}, r"local_\['noise'\]"),
+     ({"extra": 1}, "local_ must be None or a dict")],
+)  # fmt: skip
+def test_a_tampered_saved_local_adaptation_is_refused_on_load(
+    change, message, adapted, tmp_path, edit_config
+):
+    adapted.save(tmp_path / "local")
+    edit_config(tmp_path / "local", lambda cfg: cfg["fitted"]["local_"].update(change))
+    with pytest.raises(ValueError, match=message) as err:
+        ProjectionFilter.load(tmp_path / "local")
+    assert str(tmp_path / "local") in str(err.value)
+
+
+def test_a_local_adaptation_on_a_causal_filter_is_refused(adapted):
+    f = copy.deepcopy(adapted)
+    f.causal = True
+    with pytest.raises(ValueError, match="local_: only a zero-phase filter"):
+        check_local(f, f.local_)
