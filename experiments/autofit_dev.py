@@ -9,8 +9,8 @@ Usage::
     .venv/bin/python experiments/autofit_dev.py run --seeds 1 2 --out /tmp/after.jsonl
     # per-cell RMSE ratios after / before, cells more than 2% apart, total fit + forecast time
     .venv/bin/python experiments/autofit_dev.py compare /tmp/before.jsonl /tmp/after.jsonl
-    # the self-supervised denoising cells instead (0, 10, 20 dB); --ours gives the filter's
-    # arguments, e.g. local_window=None for the fit without local adaptation
+    # the denoising cells instead (0, 10, 20 dB; ours self-supervised and with the target);
+    # --ours gives the filter's arguments, e.g. local_window=None: no local adaptation
     .venv/bin/python experiments/autofit_dev.py run --denoise --synthetic-only --out /tmp/dn.jsonl
 """
 
@@ -43,9 +43,11 @@ def _unit(args) -> list:
         z, sp = bench.split_series(name, seed, 2000, 3000, data_dir)
     except bench.Skip:
         return []
-    if denoise:  # the benchmark's denoising unit (its peers are cheap): ours self-supervised
-        return [{"series": name, "seed": seed, "snr": r["snr"], "rmse": r["ours (self)"]["rmse"],
-                 "time": r["ours (self)"]["time"]} for r in bench.denoise_unit(name, seed, z, sp)]  # fmt: skip
+    if denoise:  # the benchmark's denoising unit (its peers are cheap): ours, both fits
+        return [{"series": name, "seed": seed, "snr": r["snr"], "fit": fit, "rmse": r[tag]["rmse"],
+                 "time": r[tag]["time"]}
+                for r in bench.denoise_unit(name, seed, z, sp)
+                for fit, tag in (("self", "ours (self)"), ("sup", "ours (sup)"))]  # fmt: skip
     rows = []
     for h in bench.SERIES[name][2]:
         r = bench.ours_forecast(z, sp, h)
@@ -69,7 +71,8 @@ def run(seeds, data_dir, out, ours, synthetic_only: bool, no_ladder=False, denoi
 def compare(before: str, after: str) -> None:
     def load(p):
         rows = map(json.loads, Path(p).read_text().splitlines())
-        return {(r["series"], r["seed"], r.get("h", r.get("snr"))): r for r in rows}
+        return {(r["series"], r["seed"], r.get("h", r.get("snr")), r.get("fit", "")): r
+                for r in rows}  # fmt: skip
 
     a, b = load(before), load(after)
     cells = sorted(set(a) & set(b))
@@ -78,8 +81,13 @@ def compare(before: str, after: str) -> None:
     t_a, t_b = (sum(run[c]["time"] for c in cells) for run in (a, b))
     print(f"{len(cells)} cells: geometric mean ratio {np.exp(logs.mean()):.3f}, worst "
           f"{np.exp(logs.max()):.3f}; fit + apply {t_a:.0f} s -> {t_b:.0f} s")  # fmt: skip
+    for fit in sorted({c[3] for c in cells} - {""}):  # denoising: each fit on its own
+        lg = np.log([ratio[c] for c in cells if c[3] == fit])
+        print(f"  ours ({fit}): geometric mean ratio {np.exp(lg.mean()):.3f}, worst "
+              f"{np.exp(lg.max()):.3f}")  # fmt: skip
     for label, keep in (("worse", lambda r: r > 1.02), ("better", lambda r: r < 1 / 1.02)):
-        picked = [f"{c[0]} seed {c[1]} {c[2]:g}: {ratio[c]:.3f}" for c in cells if keep(ratio[c])]
+        picked = [f"{c[0]} seed {c[1]} {c[2]:g} {c[3]}: {ratio[c]:.3f}".replace(" :", ":")
+                  for c in cells if keep(ratio[c])]  # fmt: skip
         print(f"{label} by more than 2% ({len(picked)}):", "; ".join(picked) or "none")
 
 

@@ -226,3 +226,13 @@ def test_filter_target_fits_against_a_clean_column(csv, tmp_path, capsys):
     assert "--target: not in" in capsys.readouterr().err
     assert main(["filter", str(p), "--columns", "a", "b", "--target", "clean"]) == 2
     assert "one column per filtered column" in capsys.readouterr().err
+
+
+def test_filter_reports_a_local_adaptation_on_a_busy_then_quiet_recording(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    t = np.arange(1600)
+    clean = np.where(t < 800, 2.0 * np.sin(2 * np.pi * t / 25), 0.2 * np.sin(2 * np.pi * t / 400))
+    p = tmp_path / "imu.csv"
+    pd.DataFrame({"gyro": clean + 0.5 * rng.normal(size=t.size)}).to_csv(p, index=False)
+    assert main(["filter", str(p), "--out", str(tmp_path / "out.csv")]) == 0
+    assert "mixes in zero-phase low-passes where SURE over 101 samples" in capsys.readouterr().err

@@ -107,22 +107,27 @@ def test_local_window_as_an_int_always_adapts(busy_then_quiet):
 
 
 @pytest.mark.parametrize(
-    "params, fit_target",
-    [({"local_window": 0}, False), ({"local_window": "wide"}, False),
-     ({"local_window": 2.5}, False), ({"local_window": 51, "causal": True}, False),
-     ({"local_window": 51, "causal": False}, True)],
+    "params",
+    [{"local_window": 0}, {"local_window": "wide"}, {"local_window": 2.5},
+     {"local_window": 51, "causal": True}, {"local_window": 51, "tau": 1.0}],
 )  # fmt: skip
-def test_a_bad_local_window_is_refused_naming_it(params, fit_target, busy_then_quiet):
-    noisy, clean = busy_then_quiet
+def test_a_bad_local_window_is_refused_naming_it(params, busy_then_quiet):
     f = ProjectionFilter(**{"causal": False, **params})
     with pytest.raises((TypeError, ValueError), match="local_window"):
-        f.fit(noisy[:300], target=clean[:300] if fit_target else None)
+        f.fit(busy_then_quiet[0][:300])
 
 
-def test_causal_and_supervised_fits_do_not_adapt(busy_then_quiet):
+def test_a_causal_fit_does_not_adapt(busy_then_quiet):
+    assert ProjectionFilter(causal=True).fit(busy_then_quiet[0][:600]).local_ is None
+
+
+def test_a_supervised_fit_adapts_with_the_noise_its_target_reveals(busy_then_quiet):
     noisy, clean = busy_then_quiet
-    assert ProjectionFilter(causal=True).fit(noisy[:600]).local_ is None
-    assert ProjectionFilter(causal=False).fit(noisy[:600], target=clean[:600]).local_ is None
+    f = ProjectionFilter(causal=False).fit(noisy, target=clean)
+    plain = ProjectionFilter(causal=False, local_window=None).fit(noisy, target=clean)
+    assert f.local_["noise"] == pytest.approx([float(np.std(noisy - clean))], rel=0.01)
+    quiet = slice(T // 2, T)
+    assert _rmse(f.filter(noisy), clean, quiet) < 0.85 * _rmse(plain.filter(noisy), clean, quiet)
 
 
 def test_verbose_fit_reports_the_local_adaptation(busy_then_quiet, capsys):

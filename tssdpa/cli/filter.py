@@ -149,6 +149,10 @@ def _report_fit(est, method: str, cols) -> None:
         top = max(c["weight"] for c in mixture)
         print(f"{method} on {cols}: outputs the weighted mean of the {len(mixture)} best "
               f"candidates (the largest weight {top:.2f})", file=sys.stderr)  # fmt: skip
+    local = getattr(est, "local_", None)
+    if local:
+        print(f"{method} on {cols}: mixes in zero-phase low-passes where SURE over "
+              f"{local['window']} samples favours them", file=sys.stderr)  # fmt: skip
 
 
 def _fmt(v) -> str:

@@ -114,9 +114,9 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
     n_neighbors : int
         Keys of the non-local filter (``window="all"``): the nearest patterns (default 64).
     local_window : "auto", int or None
-        Zero-phase, fitted without a target: mix the output with zero-phase low-passes where
-        SURE over this many samples favours them (:mod:`~tssdpa.filters.projection_local`).
-        ``"auto"`` (default): 101, kept where it lowers SURE on the fit block; None: never.
+        Zero-phase: mix the output with zero-phase low-passes where SURE over this many
+        samples favours them (:mod:`~tssdpa.filters.projection_local`). ``"auto"`` (default):
+        101, kept where it lowers the fit's score (SURE, or the target's error); None: never.
 
     Attributes
     ----------
@@ -252,7 +252,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
           ``window="all"``): for additive white noise, the expected squared error against the
           unseen clean signal. Noise that is not white (drift, correlated noise) is partly
           taken for signal: give a ``target`` where one exists. A zero-phase filter then
-          decides on its local adaptation (``local_window``, stored as ``local_``).
+          decides on its local adaptation by the same score (``local_window``, ``local_``).
 
         Parameters
         ----------
@@ -270,7 +270,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
         check_fit_input(x2, "x")
         tgt = target_like(target, x2)
         self._validate_params()
-        local.check_local_window(self, tgt)
+        local.check_local_window(self)
         block = fitting.fit_block(x2, min(x2.shape[0], self.max_fit_samples))
         xs = x2[block]
         n = len(xs)
@@ -279,13 +279,14 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
         times = times[block] if times is not None else None
         for name in (*_SETTINGS, "mixture"):
             self.__dict__.pop(name + "_", None)
+        tgt = None if tgt is None else tgt[block]
         self.best_params_, self.cv_results_, self.noise_level_, self.mixture_ = choose_settings(
-            self, xs, times, None if tgt is None else tgt[block], tail
+            self, xs, times, tgt, tail
         )
         for name, value in self.best_params_.items():
             setattr(self, name + "_", value)
         self.n_channels_ = x2.shape[1]
-        self.local_, local_scores = local.fit_local(self, xs, times, self.noise_level_)
+        self.local_, local_scores = local.fit_local(self, xs, times, self.noise_level_, tgt, tail)
         self.fit_holdout_start_ = block.start + tail if tgt is not None else None
         self.center_ = np.nanmean(x2, axis=0)
         self.spread_ = np.nanstd(x2, axis=0)

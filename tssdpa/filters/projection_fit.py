@@ -217,7 +217,7 @@ def fit_report(filt, score: str, local_scores=None) -> str:
         lines.append(f"averaging the {len(filt.mixture_)} candidates of largest weight")
     if local_scores is not None:
         verdict = f"over {filt.local_['window']} samples" if filt.local_ else "off"
-        lines.append(f"local adaptation {verdict}: SURE {local_scores[1]:.4g} with it, "
+        lines.append(f"local adaptation {verdict}: {score} {local_scores[1]:.4g} with it, "
                      f"{local_scores[0]:.4g} without")  # fmt: skip
     lines.append(filt.cv_results_.sort_values("mse").head(5).to_string(index=False))
     return "\n".join(lines)

@@ -27,6 +27,10 @@ the benchmark does not score) stationary series gained up to 0.02 s^2 of SURE fr
 adaptation while their error against the clean signal grew, and the quiet stretches of real
 recordings gained 0.02-0.24 s^2: the margin sits between them.
 
+With a target (:meth:`ProjectionFilter.fit` ``target=``) the noise level is the RMS of
+``x - target`` and the adaptation is kept where it lowers the error against the target; the
+weights themselves never see the target.
+
 Channels with a missing sample keep the filter's own output (the low-passes would spread the
 gap).
 """
@@ -39,6 +43,7 @@ from functools import cache
 import numpy as np
 
 from tssdpa.checks import check_int
+from tssdpa.estimators.selection import heldout_mse
 from tssdpa.filters.projection_mixture import component_outputs
 from tssdpa.signal.lowpass import LOWPASS_CUTOFFS, zero_phase_lowpass
 
@@ -142,12 +147,14 @@ def _key(setting: dict) -> tuple:
                  for v in (setting[k] for k in _KEYS))  # fmt: skip
 
 
-def output_divergence(filt, xs, times, noise):
+def output_divergence(filt, xs, times, noise, target=None):
     """The fitted output of ``filt`` on its fit block ``xs`` (T, C) and its mean ``dy_t/dx_t``.
 
-    Each component's SURE score in ``cv_results_`` is ``mean((y - x)^2) - mean(s^2) + 2
-    mean(s^2 dy/dx)``; solved for the divergence and averaged with the mixture's weights.
-    Returns ``(y, divergence)``.
+    For white noise of level ``s``, ``mean((y - clean)^2) = mean((y - x)^2) - mean(s^2) + 2
+    mean(s^2 dy/dx)`` in expectation (Stein's identity, what SURE rests on), solved here for
+    the divergence of each component: its error against the clean signal is its SURE score in
+    ``cv_results_``, or with ``target`` its error against the target on the whole block.
+    Averaged with the mixture's weights. Returns ``(y, divergence)``.
     """
     comps = filt.mixture_ or [{**filt.best_params_, "weight": 1.0}]
     outs = component_outputs(filt, xs, times, comps)
@@ -156,9 +163,14 @@ def output_divergence(filt, xs, times, noise):
     y, divergence = np.zeros(xs.shape), 0.0
     for comp, out in zip(comps, outs):
         ok = np.isfinite(out) & np.isfinite(xs)
+        if target is None:
+            error = scores[_key(comp)]
+        else:
+            ok &= np.isfinite(target)
+            error = float(np.mean((out - target)[ok] ** 2))
         fit_term = float(np.mean((out - xs)[ok] ** 2))
         mean_s2 = float(np.mean(s2[ok]))
-        divergence += comp["weight"] * (scores[_key(comp)] - fit_term + mean_s2) / (2 * mean_s2)
+        divergence += comp["weight"] * (error - fit_term + mean_s2) / (2 * mean_s2)
         y = y + comp["weight"] * out
     return y, divergence
 
@@ -170,40 +182,45 @@ def _sure(x2, y, div, noise) -> float:
     return float(np.mean(per_entry[ok])) if ok.any() else math.inf
 
 
-def _adapts(filt, noise) -> bool:
-    """Whether ``filt`` (fitted, ``noise`` None with a target) is one that adapts locally."""
-    uniform_zero_phase = not filt.causal and filt.recurrent is None and filt.tau is None
-    return noise is not None and filt.local_window is not None and uniform_zero_phase
-
-
-def check_local_window(filt, target=None) -> None:
+def check_local_window(filt) -> None:
     """``local_window`` of ``filt``: "auto", None or an int >= 1; an int needs a zero-phase
-    filter on uniformly sampled data fitted without ``target``. ``ValueError`` else."""
+    filter on uniformly sampled data. ``ValueError`` else."""
     w = filt.local_window
     if w is None or (isinstance(w, str) and w == "auto"):
         return
     check_int(w, "local_window")
-    if filt.causal or filt.recurrent is not None or filt.tau is not None or target is not None:
+    if filt.causal or filt.recurrent is not None or filt.tau is not None:
         raise ValueError("local_window needs a zero-phase filter (causal=False) on uniformly "
-                         "sampled data (no tau, no recurrent) fitted without a target: SURE's "
-                         "noise level weighs the candidates")  # fmt: skip
+                         "sampled data (no tau, no recurrent)")  # fmt: skip
 
 
-def fit_local(filt, xs, times, noise):
-    """The ``local_`` of a zero-phase ``filt`` fitted without a target on ``xs``: None, or
-    ``{"window", "divergence", "noise"}`` (the sliding window, the fitted output's mean
-    ``dy_t/dx_t``, the (C,) noise levels) -- under ``local_window="auto"`` only where the
-    local mixture's SURE on ``xs`` is below the fitted output's by more than
-    ``LOCAL_MARGIN * mean(noise^2)``. Returns ``(local_, (SURE of
-    the fitted output, SURE of the local mixture))``; ``(None, None)`` where ``filt`` does
-    not adapt (causal, recurrent, ``tau``, ``local_window=None``, ``noise`` None: a target)."""
-    if not _adapts(filt, noise):
+def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
+    """The ``local_`` of a zero-phase ``filt`` fitted on ``xs``: None, or ``{"window",
+    "divergence", "noise"}`` (the sliding window, the fitted output's mean ``dy_t/dx_t``, the
+    (C,) noise levels SURE used, or with ``target`` the RMS of ``xs - target``).
+
+    Under ``local_window="auto"`` kept only where it lowers the fit's own score: SURE on
+    ``xs`` by more than ``LOCAL_MARGIN * mean(noise^2)``, or with ``target`` the error
+    against it from row ``tail`` on (the weights never see the target: no margin). Returns
+    ``(local_, (score of the fitted output, score of the local mixture))``; ``(None, None)``
+    where ``filt`` does not adapt (causal, recurrent, ``tau``, ``local_window=None``, a
+    channel without noise against its target).
+    """
+    uniform_zero_phase = not filt.causal and filt.recurrent is None and filt.tau is None
+    if filt.local_window is None or not uniform_zero_phase:
         return None, None
-    y, divergence = output_divergence(filt, xs, times, noise)
+    if target is not None:
+        noise = np.sqrt(np.nanmean((xs - target) ** 2, axis=0))
+        if not (np.isfinite(noise).all() and (noise > 0).all()):
+            return None, None
+    y, divergence = output_divergence(filt, xs, times, noise, target)
     width = LOCAL_WIDTH if filt.local_window == "auto" else int(filt.local_window)
     local, local_div = local_mixture(xs, y, divergence, noise, width)
-    scores = (_sure(xs, y, divergence, noise), _sure(xs, local, local_div, noise))
-    margin = LOCAL_MARGIN * float(np.mean(np.square(noise)))
+    if target is None:
+        scores = (_sure(xs, y, divergence, noise), _sure(xs, local, local_div, noise))
+        margin = LOCAL_MARGIN * float(np.mean(np.square(noise)))
+    else:
+        scores, margin = (heldout_mse(y, target, tail), heldout_mse(local, target, tail)), 0.0
     if filt.local_window == "auto" and not scores[1] < scores[0] - margin:
         return None, scores
     noise = [float(v) for v in np.asarray(noise, dtype=np.float64)]
