@@ -8,7 +8,8 @@ signals. Synthetic series are left to ``autofit_dev.py`` (seeds 1, 2).
 
 Usage::
 
-    # denoising (peers are cheap: about 5 minutes on 2 cores)
+    # denoising (peers are cheap: about 2 minutes on 2 cores); --ours gives our filter's
+    # arguments (e.g. --ours local_window=None: no local adaptation in time)
     .venv/bin/python experiments/autofit_heldout.py denoise --out /tmp/dn.jsonl
     # forecasting against AutoReg and Simplex (S-map's grid is slow; --smap adds it); --ours
     # gives our forecaster arguments (e.g. --ours holdout=0.25)
@@ -57,7 +58,7 @@ bench.SERIES.update(HELDOUT)
 
 def _unit(args) -> list:
     task, name, data_dir, smap, ours = args
-    bench.OURS_FORECASTER.update(ours)
+    (bench.OURS_FILTER if task == "denoise" else bench.OURS_FORECASTER).update(ours)
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)  # two processes side by side, one BLAS thread each
@@ -123,13 +124,14 @@ def main(argv=None) -> int:
         r.add_argument("--series", nargs="+", choices=sorted(HELDOUT))
         if task == "forecast":
             r.add_argument("--smap", action="store_true", help="also tune pyEDM S-map (slow)")
-            r.add_argument(
-                "--ours",
-                nargs="*",
-                default=[],
-                metavar="NAME=VALUE",
-                help="ProjectionForecaster arguments of ours (a Python literal)",
-            )
+        r.add_argument(
+            "--ours",
+            nargs="*",
+            default=[],
+            metavar="NAME=VALUE",
+            help=f"{'ProjectionFilter' if task == 'denoise' else 'ProjectionForecaster'} "
+            "arguments of ours (a Python literal each)",
+        )
     t = sub.add_parser("table")
     t.add_argument("run")
     t.add_argument("before", nargs="?")
