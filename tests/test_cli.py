@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.signal import lfilter
 
 from tssdpa.cli import main
 
@@ -231,7 +232,8 @@ def test_filter_target_fits_against_a_clean_column(csv, tmp_path, capsys):
 def test_filter_reports_a_local_adaptation_on_a_busy_then_quiet_recording(tmp_path, capsys):
     rng = np.random.default_rng(0)
     t = np.arange(1600)
-    clean = np.where(t < 800, 2.0 * np.sin(2 * np.pi * t / 25), 0.2 * np.sin(2 * np.pi * t / 400))
+    busy = lfilter([1.0], [1, -1.8, 0.85], rng.normal(size=t.size))  # irregular motion
+    clean = np.where(t < 800, 2 * busy / busy.std(), 0.1 * np.sin(2 * np.pi * t / 400))
     p = tmp_path / "imu.csv"
     pd.DataFrame({"gyro": clean + 0.5 * rng.normal(size=t.size)}).to_csv(p, index=False)
     assert main(["filter", str(p), "--out", str(tmp_path / "out.csv")]) == 0

@@ -8,11 +8,15 @@ import pytest
 
 from tssdpa.filters import ProjectionFilter
 from tssdpa.filters.projection_local import (
+    LOCAL_TEMPERATURE,
+    _candidates,
     _lowpass_diagonal,
+    _weights,
     check_local,
     local_mixture,
     local_mixture_naive,
     output_divergence,
+    weights_divergence,
 )
 from tssdpa.signal.lowpass import zero_phase_lowpass
 
@@ -64,11 +68,14 @@ def test_the_fast_mixture_matches_the_sample_by_sample_reference():
     x[150:, 1] *= 0.1  # a quiet stretch in one channel
     y = zero_phase_lowpass(x, cutoff=0.3, order=2)
     noise = np.array([1.0, 0.3])
-    for width in (1, 31, 1001):  # one sample, a window, one longer than the series
-        fast = local_mixture(x, y, 0.2, noise, width)
-        slow = local_mixture_naive(x, y, 0.2, noise, width)
+    for width, channels in ((1, None), (31, None), (1001, None), (31, [False, True])):
+        fast = local_mixture(x, y, 0.2, noise, width, channels)
+        slow = local_mixture_naive(x, y, 0.2, noise, width, channels)
         for a, b in zip(fast, slow):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(
+        local_mixture(x, y, 0.2, noise, 31, [False, True])[0][:, 0], y[:, 0]
+    )
 
 
 def test_a_channel_with_a_missing_sample_keeps_the_filters_output():
@@ -88,28 +95,49 @@ def test_the_lowpass_divergence_is_the_diagonal_of_its_matrix():
     assert _lowpass_diagonal(cutoff, 2) == pytest.approx(matrix[n // 2, n // 2], rel=1e-9)
 
 
-def test_the_fitted_divergence_is_that_of_the_moving_average_it_chose():
+@pytest.mark.parametrize("with_target", [False, True])
+def test_the_fitted_divergence_is_that_of_the_moving_average_it_chose(with_target):
     rng = np.random.default_rng(4)
-    noisy = np.sin(np.arange(T) / 40) + 0.5 * rng.normal(size=T)
+    clean = np.sin(np.arange(T) / 40)
+    noisy = clean + 0.5 * rng.normal(size=T)
     f = ProjectionFilter(
         causal=False, window=8, embedding=1, degree=0, sigma=[np.inf], base=None, mix=False
-    ).fit(noisy)
-    _, divergence = output_divergence(f, noisy[:, None], None, f.noise_level_)
+    )
+    target = clean[:, None] if with_target else None
+    f.fit(noisy, target=None if target is None else clean)
+    noise = [0.5] if with_target else f.noise_level_
+    _, divergence = output_divergence(f, noisy[:, None], None, noise, target)
     assert divergence == pytest.approx(1 / 15, abs=0.01)  # 15 taps of equal weight
 
 
-def test_local_window_as_an_int_always_adapts(busy_then_quiet):
-    rng = np.random.default_rng(5)
+def test_local_window_as_an_int_adapts_where_auto_would_not():
+    rng = np.random.default_rng(1)
     noisy = np.sin(2 * np.pi * np.arange(T) / 50) + 0.3 * rng.normal(size=T)
+    assert ProjectionFilter(causal=False).fit(noisy).local_ is None
     f = ProjectionFilter(causal=False, local_window=51).fit(noisy)
-    assert f.local_["window"] == 51
+    assert f.local_["window"] == 51 and f.local_["channels"] == [True]
     assert f.local_["noise"] == pytest.approx(f.noise_level_.tolist())
+    plain = ProjectionFilter(causal=False, local_window=None).fit(noisy)
+    assert not np.array_equal(f.filter(noisy), plain.filter(noisy))
+
+
+def test_each_channel_decides_for_itself(busy_then_quiet):
+    rng = np.random.default_rng(1)
+    steady = np.sin(2 * np.pi * np.arange(T) / 50) + 0.3 * rng.normal(size=T)
+    x = np.stack([busy_then_quiet[0], steady], axis=1)
+    f = ProjectionFilter(causal=False).fit(x)
+    assert f.local_["channels"] == [True, False]
+    y = f.filter(x)
+    f.local_window = None  # the fitted adaptation is no longer in force
+    np.testing.assert_array_equal(y[:, 1], f.filter(x)[:, 1])
+    assert not np.array_equal(y[:, 0], f.filter(x)[:, 0])
 
 
 @pytest.mark.parametrize(
     "params",
     [{"local_window": 0}, {"local_window": "wide"}, {"local_window": 2.5},
-     {"local_window": 51, "causal": True}, {"local_window": 51, "tau": 1.0}],
+     {"local_window": 100}, {"local_window": True}, {"local_window": 51, "causal": True},
+     {"local_window": 51, "tau": 1.0}],
 )  # fmt: skip
 def test_a_bad_local_window_is_refused_naming_it(params, busy_then_quiet):
     f = ProjectionFilter(**{"causal": False, **params})
@@ -139,6 +167,12 @@ def test_the_input_is_not_changed(adapted, busy_then_quiet):
     noisy = busy_then_quiet[0].copy()
     adapted.filter(noisy)
     np.testing.assert_array_equal(noisy, busy_then_quiet[0])
+    x = np.stack([busy_then_quiet[0], busy_then_quiet[0][::-1]], axis=1)
+    target = np.stack([busy_then_quiet[1], busy_then_quiet[1][::-1]], axis=1)
+    x0, target0 = x.copy(), target.copy()
+    ProjectionFilter(causal=False).fit(x, target=target).filter(x)
+    np.testing.assert_array_equal(x, x0)
+    np.testing.assert_array_equal(target, target0)
 
 
 def test_the_local_adaptation_survives_save_and_load(adapted, busy_then_quiet, tmp_path):
@@ -153,6 +187,10 @@ def test_the_local_adaptation_survives_save_and_load(adapted, busy_then_quiet, t
 @pytest.mark.parametrize(
     "change, message",
     [({"window": 0}, r"local_\['window'\]"), ({"window": True}, r"local_\['window'\]"),
+     ({"window": 100}, r"local_\['window'\]"),
+     ({"channels": [False]}, r"local_\['channels'\]"),
+     ({"channels": [1]}, r"local_\['channels'\]"),
+     ({"channels": [True, True]}, r"local_\['channels'\]"),
      ({"divergence": float("nan")}, r"local_\['divergence'\]"),
      ({"noise": [0.5, 0.5]}, r"local_\['noise'\]"), ({"noise": [0.0]}, r"local_\['noise'\]"),
      ({"extra": 1}, "local_ must be None or a dict")],
@@ -172,3 +210,22 @@ def test_a_local_adaptation_on_a_causal_filter_is_refused(adapted):
     f.causal = True
     with pytest.raises(ValueError, match="local_: only a zero-phase filter"):
         check_local(f, f.local_)
+
+
+def test_the_weights_divergence_probe_matches_the_exact_trace():
+    """Hutchinson's probes against the trace of the weights' Jacobian by finite differences."""
+    rng = np.random.default_rng(0)
+    n, a, s, width = 120, 0.4, 0.3, 21  # the fitted output y = a x: its diagonal is exactly a
+    x = np.where(np.arange(n) < 60, np.sin(np.arange(n) / 6), 0.0) + s * rng.normal(size=n)
+    Y, D = _candidates(x, a * x, a)
+
+    def weighted(xc):  # the weights at xc applied to the outputs at x: the weights' part alone
+        Yc, _ = _candidates(xc, a * xc, a)
+        w = _weights((Yc - xc) ** 2 - s * s + 2 * s * s * D[:, None], width, s, LOCAL_TEMPERATURE)
+        return (w * Y).sum(axis=0)
+
+    base, h = weighted(x), 1e-6
+    exact = np.mean([(weighted(x + h * (np.arange(n) == t))[t] - base[t]) / h for t in range(n)])
+    probe = weights_divergence(x[:, None], a * x[:, None], a, np.array([s]), width, probes=200)
+    assert probe[0] == pytest.approx(exact, rel=0.1)
+    assert abs(exact) > 0.01  # the part is not negligible here

@@ -277,7 +277,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
         tail = n - max(1, int(round(self.holdout * n)))  # first sample of the held-out tail
         times = self._times(meta, timestamps, x2.shape[0])
         times = times[block] if times is not None else None
-        for name in (*_SETTINGS, "mixture"):
+        for name in (*_SETTINGS, "mixture", "local"):
             self.__dict__.pop(name + "_", None)
         tgt = None if tgt is None else tgt[block]
         self.best_params_, self.cv_results_, self.noise_level_, self.mixture_ = choose_settings(
@@ -402,8 +402,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
         if zi is None:
             mix = getattr(self, "mixture_", None) if self.mix and not self.causal else None
             y = mixture_output(self, x2, times, mix) if mix else self._offline(x2, times)
-            if loc := getattr(self, "local_", None):
-                y = local.local_mixture(x2, y, loc["divergence"], loc["noise"], loc["window"])[0]
+            y = local.apply_local(self, x2, y)
             return restore(y, meta)
         spec = self._spec()
         state = self._check_state(zi, C)

@@ -216,7 +216,11 @@ def fit_report(filt, score: str, local_scores=None) -> str:
     if filt.mixture_:
         lines.append(f"averaging the {len(filt.mixture_)} candidates of largest weight")
     if local_scores is not None:
-        verdict = f"over {filt.local_['window']} samples" if filt.local_ else "off"
+        loc = filt.local_
+        verdict = "off"
+        if loc:
+            verdict = (f"over {loc['window']} samples in {sum(loc['channels'])} of "
+                       f"{len(loc['channels'])} channel(s)")  # fmt: skip
         lines.append(f"local adaptation {verdict}: {score} {local_scores[1]:.4g} with it, "
                      f"{local_scores[0]:.4g} without")  # fmt: skip
     lines.append(filt.cv_results_.sort_values("mse").head(5).to_string(index=False))
