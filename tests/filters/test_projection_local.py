@@ -53,9 +53,14 @@ def test_the_quiet_half_of_a_busy_recording_gets_smoothed_more(adapted, busy_the
     assert _rmse(y, clean) < _rmse(y_plain, clean)
 
 
-def test_a_stationary_signal_keeps_the_fitted_output():
-    rng = np.random.default_rng(1)
-    noisy = np.sin(2 * np.pi * np.arange(T) / 50) + 0.3 * rng.normal(size=T)
+@pytest.mark.parametrize(
+    "tones, seed", [((1.0, 0.0), 1), ((1.0, 0.5), 11), ((1.0, 0.5), 12), ((1.0, 0.5), 13),
+                    ((1.0, 0.5), 14)],
+)  # fmt: skip
+def test_a_stationary_signal_keeps_the_fitted_output(tones, seed):
+    t = np.arange(T)
+    clean = tones[0] * np.sin(2 * np.pi * t / 50) + tones[1] * np.sin(2 * np.pi * t / 17)
+    noisy = clean + 0.3 * np.random.default_rng(seed).normal(size=T)
     f = ProjectionFilter(causal=False).fit(noisy)
     assert f.local_ is None
     plain = ProjectionFilter(causal=False, local_window=None).fit(noisy)
