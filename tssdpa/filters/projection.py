@@ -113,7 +113,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
         Temperature of the weights of a fit without a target (default 16).
     n_neighbors : int
         Keys of the non-local filter (``window="all"``): the nearest patterns (default 64).
-    local_window : "auto", int or None
+    local_window : "auto", odd int or None
         Zero-phase: mix the output with zero-phase low-passes where SURE over this many
         samples favours them (:mod:`~tssdpa.filters.projection_local`). ``"auto"`` (default):
         101, kept where it lowers the fit's score (SURE, or the target's error); None: never.
@@ -125,7 +125,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
     mixture_ : list of dict or None, the candidates a zero-phase filter averages, each its
         settings and ``weight`` (None: the filter is the single setting ``best_params_``).
     noise_level_ : ndarray (C,), the noise level SURE used (None with a target).
-    local_ : dict or None, the local adaptation in force (``window``, ``divergence``, ``noise``).
+    local_ : dict or None, the local adaptation in force (:func:`.projection_local.fit_local`).
     n_channels_ : int, channels seen by :meth:`fit`.
     cv_results_ : pandas.DataFrame, one row per candidate tried: its window, embedding,
         degree, decay, sigma and estimated mean squared error ``mse`` (SURE without a target,

@@ -16,12 +16,12 @@ a centred window of ``width`` samples (truncated at the ends) and weighs the can
 output and the zero-phase Butterworth low-passes of :data:`LOWPASS_CUTOFFS` (order 2), whose
 ``dy_t/dx_t`` is known exactly. The filter's own divergence is the mean of the fit's SURE
 scores (exact for the non-local filter, one probe for the others; :func:`output_divergence`),
-taken as constant in time: a per-sample probe is too noisy for a window of 100 samples.
+taken as constant in time: a per-sample probe is too noisy for a window of 101 samples.
 
 :func:`fit_local` keeps the adaptation in a channel only where it lowers that channel's SURE
 over the fit block. The divergence of the adapted output has two parts: ``sum_k w_k(t)
-dy_k(t)/dx(t)``, and the weights' own dependence on x (:func:`weights_divergence`, one random
-probe). Without the second part the estimate is optimistic, since the weights were chosen on the
+dy_k(t)/dx(t)``, and the weights' own dependence on x (:func:`weights_divergence`, four random
+probes). Without the second part the estimate is optimistic, since the weights were chosen on the
 same samples: on the stationary development series it showed gains of up to 0.02 s^2 where the
 error against the clean signal grew (``experiments/local_margin_probe.py``). The gain must also
 exceed :data:`LOCAL_MARGIN` of the noise variance: SURE rests on the estimated noise level, a
@@ -33,7 +33,8 @@ With a target (:meth:`ProjectionFilter.fit` ``target=``) the noise level is the 
 weights themselves never see the target.
 
 Channels with a missing sample keep the filter's own output (the low-passes would spread the
-gap).
+gap). The low-passes' divergence at the two ends of the series is the interior one (their
+padding raises it there), an approximation in the windows that touch an end.
 """
 
 from __future__ import annotations
