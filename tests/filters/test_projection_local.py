@@ -226,7 +226,7 @@ def test_the_weights_divergence_probe_matches_the_exact_trace():
 
     def weighted(xc):  # the weights at xc applied to the outputs at x: the weights' part alone
         Yc, _ = _candidates(xc, a * xc, a)
-        w = _weights((Yc - xc) ** 2 - s * s + 2 * s * s * D[:, None], width, s, LOCAL_TEMPERATURE)
+        w = _weights(xc, Yc, D, width, s, LOCAL_TEMPERATURE)
         return (w * Y).sum(axis=0)
 
     base, h = weighted(x), 1e-6

@@ -86,9 +86,11 @@ def _candidates(x: np.ndarray, y: np.ndarray, divergence: float):
     return np.stack(outs), np.asarray(divs)
 
 
-def _weights(r: np.ndarray, width: int, noise: float, temperature: float) -> np.ndarray:
-    """(K, T) weights from the (K, T) per-sample SURE terms: centred window means (cumulative
-    sums), then the exponential weights, normalised over K."""
+def _weights(x, Y, D, width: int, noise: float, temperature: float) -> np.ndarray:
+    """(K, T) weights of the candidates ``Y`` (K, T) on the channel ``x`` (T,), ``D`` (K,) their
+    divergences: the per-sample SURE terms, their centred window means (cumulative sums), then
+    the exponential weights, normalised over K."""
+    r = (Y - x) ** 2 - noise * noise + 2.0 * noise * noise * D[:, None]
     K, T = r.shape
     half = width // 2
     c = np.concatenate([np.zeros((K, 1)), np.cumsum(r, axis=1)], axis=1)
@@ -125,8 +127,7 @@ def local_mixture(
             continue
         s = float(noise[c])
         Y, D = _candidates(x2[:, c], y[:, c], divergence)
-        r = (Y - x2[:, c]) ** 2 - s * s + 2.0 * s * s * D[:, None]
-        w = _weights(r, width, s, temperature)
+        w = _weights(x2[:, c], Y, D, width, s, temperature)
         out[:, c] = (w * Y).sum(axis=0)
         div[:, c] = w.T @ D
     return out, div
@@ -169,11 +170,11 @@ def weights_divergence(x, y, divergence, noise, width, probes=4, seed=0, eps=1e-
             continue
         s, t = float(noise[c]), LOCAL_TEMPERATURE
         Y, D = _candidates(x[:, c], y[:, c], divergence)
-        w = _weights((Y - x[:, c]) ** 2 - s * s + 2 * s * s * D[:, None], width, s, t)
+        w = _weights(x[:, c], Y, D, width, s, t)
         for _ in range(probes):
             b = eps * s * rng.choice([-1.0, 1.0], x.shape[0])
             Yp, _ = _candidates(x[:, c] + b, y[:, c] + divergence * b, divergence)
-            wp = _weights((Yp - x[:, c] - b) ** 2 - s * s + 2 * s * s * D[:, None], width, s, t)
+            wp = _weights(x[:, c] + b, Yp, D, width, s, t)
             out[c] += float(np.mean(b * ((wp - w) * Y).sum(axis=0))) / (eps * s) ** 2 / probes
     return out
 
