@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 
 from tssdpa.baselines import AutoRegForecaster
-from tssdpa.filters import ProjectionForecaster, analogues
-from tssdpa.filters.analogues import DEFAULT_RIDGE, drift_holdout
+from tssdpa.filters import ProjectionForecaster, analogue_selection
+from tssdpa.filters.analogue_selection import drift_holdout
+from tssdpa.filters.analogues import DEFAULT_RIDGE
 from tssdpa.signal.embedding import delay_embedding
 
 
@@ -214,16 +215,16 @@ def test_a_longer_candidate_drops_early_queries_but_does_not_move_the_others(mon
             "width": [("bandwidth", 1.0)], "model": ["linear", "mean"],
             "ridge": [1e-3]}  # fmt: skip
     errors: dict = {3: {}, 200: {}}
-    record = analogues._Scores.record
+    record = analogue_selection._Scores.record
 
     def spy(self, structure, sq):  # keeps each run's per-query errors (``longest``: the run)
         errors[longest][(structure.embedding, structure.model)] = sq
         return record(self, structure, sq)
 
-    monkeypatch.setattr(analogues._Scores, "record", spy)
+    monkeypatch.setattr(analogue_selection._Scores, "record", spy)
     for longest in (3, 200):
         cands = {**base, "linear_embedding": [longest] if longest > 3 else []}
-        analogues.choose_structures(y, 1, cands, max_queries=500)
+        analogue_selection.choose_structures(y, 1, cands, max_queries=500)
     short, long = errors[3], errors[200]
     assert (200, "linear") in long and len(long[(200, "linear")]) < len(short[(1, "mean")])
     for key, sq in short.items():  # the same query times, less the early ones
@@ -411,7 +412,8 @@ def test_the_long_linear_patterns_stop_where_their_embedding_would_exceed_2_to_t
 def test_a_simpler_structure_whose_excess_error_sits_in_a_few_queries_is_not_near_best():
     """Paired standard errors are as large as the mean excess when the excess sits in one
     query; the relative cap keeps such a candidate (1000x worse) from being called near."""
-    from tssdpa.filters.analogues import Structure, _Scores
+    from tssdpa.filters.analogue_selection import _Scores
+    from tssdpa.filters.analogues import Structure
 
     scores = _Scores([1], 1000)
     complex_ = Structure(8, 1, 20, 0.5, None, "local_linear", 1e-9)

@@ -10,14 +10,13 @@ import pandas as pd
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
 from tssdpa.estimators.base import Forecaster
 from tssdpa.estimators.selection import FitScoresView, candidates, check_no_empty_list
+from tssdpa.filters.analogue_selection import choose_structures, drift_holdout
 from tssdpa.filters.analogues import (
     MODELS,
     RIDGES,
     Structure,
     anchor_horizons,
-    choose_structures,
     default_delays,
-    drift_holdout,
     forecast,
     nearest_anchor,
 )

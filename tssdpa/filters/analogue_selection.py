@@ -1,0 +1,273 @@
+"""The cross-validated choice of the :class:`~tssdpa.filters.analogues.Structure` of each
+horizon of :class:`~tssdpa.filters.ProjectionForecaster`.
+
+:func:`choose_structures` scores every candidate by leave-one-out error on the training
+series (or forward on its last part, ``holdout``; see :func:`drift_holdout`), with the keys
+that share samples with the query excluded (``|j - t| <= (E-1)τ + h``), and keeps per horizon
+the simplest candidate whose paired error is within two standard errors of the best (a
+stricter form of the one-standard-error rule, since the best of several hundred candidates
+looks better than it is): a linear process keeps the linear model unless a nonlinear one is
+clearly better. All the (k, bandwidth, model) candidates of one (E, τ) share its search.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from tssdpa.filters.analogues import (
+    NEIGHBOUR_MODELS,
+    AnalogueData,
+    Structure,
+    anchor_horizons,
+    nan_mean,
+    neighbour_forecasts,
+    structure_weights,
+)
+from tssdpa.signal import neighbours
+from tssdpa.signal.neighbours import causal_neighbours, loo_neighbours
+
+__all__ = ["choose_structures", "drift_holdout"]
+
+#: simplest first, for the choice among candidates that are about as good as the best
+_MODEL_RANK = {"linear": 0, "hybrid": 1, "mean": 2, "local_linear": 3}
+#: ``holdout="auto"``: score forward on the last DRIFT_HOLDOUT of the series where the spread
+#: of that part differs from the rest's by more than a factor DRIFT_RATIO
+DRIFT_HOLDOUT, DRIFT_RATIO = 0.25, 2.0
+
+
+def _spread(v: np.ndarray) -> np.ndarray:
+    """Per-channel standard deviation of (T, C) ``v`` over its known entries (NaN where a
+    channel has fewer than two), without numpy's warnings on empty channels."""
+    sd = np.sqrt(nan_mean((v - nan_mean(v, axis=0)) ** 2, axis=0))
+    return np.where((~np.isnan(v)).sum(axis=0) >= 2, sd, np.nan)
+
+
+def drift_holdout(z: np.ndarray) -> tuple[float | None, float]:
+    """What ``holdout="auto"`` means for the (T, C) series ``z``: ``(holdout, ratio)``.
+
+    ``ratio`` is the standard deviation of the last DRIFT_HOLDOUT of the series over that of
+    the rest, the channel furthest from 1 (0 or inf where one part is flat and the other is
+    not; channels flat or missing in both parts are left out, 1 where none is left). Beyond a
+    factor DRIFT_RATIO either way the series has changed regime -- a machine that went quiet,
+    a sensor that started to move -- and leave-one-out over the whole series would choose
+    for the regime that dominates the squared errors, not the one the forecasts start from;
+    then ``holdout`` is DRIFT_HOLDOUT (score forward on the recent part, as a validation
+    split does), else None (leave-one-out).
+    """
+    cut = int(round(len(z) * (1.0 - DRIFT_HOLDOUT)))
+    head, tail = _spread(z[:cut]), _spread(z[cut:])
+    known = np.isfinite(head) & np.isfinite(tail) & ((head > 0) | (tail > 0))
+    with np.errstate(divide="ignore"):
+        ratio = tail[known] / head[known]  # 0 / inf where one part is flat
+        distance = np.abs(np.log(ratio))
+    r = float(ratio[np.argmax(distance)]) if ratio.size else 1.0
+    drifted = r > DRIFT_RATIO or r < 1.0 / DRIFT_RATIO
+    return (DRIFT_HOLDOUT if drifted else None), r
+
+
+def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, verbose=False):
+    """Leave-one-out (or, with ``holdout``, forward) choice of a structure per anchor horizon.
+
+    ``candidates``: dict of lists -- ``embedding``, ``delay``, ``n_neighbors`` (a function of
+    the embedding's dimension D), ``width`` (a list of ``("bandwidth", s)`` or
+    ``("sigma", s)``), ``model``, ``ridge`` (relative ridges of the linear parts), and
+    ``linear_embedding`` (longer embeddings tried for the linear model alone, which is
+    cheap), ``linear_ladder`` (longer still, in order, until two in a row improve no score).
+    Every candidate is scored on the same query times, so candidates are compared on paired
+    errors. Returns ``(best {anchor: Structure}, rows of cv results)``.
+
+    ``holdout`` (a fraction) scores forward instead: the queries are the last ``holdout`` of
+    the series, each forecast only from keys whose future is known before it, and the linear
+    parts are fitted on the rows before the holdout -- what a validation split does, for
+    series whose behaviour drifts.
+    """
+    anchors = anchor_horizons(horizon)
+    T = len(z)
+    delays = candidates["delay"]
+    ladder, missed = list(candidates.get("linear_ladder", [])), 0
+    lin_only = [E for E in [*candidates.get("linear_embedding", []), *ladder] if E > 0]
+    lin_only = lin_only if "linear" in candidates["model"] else []  # no queries lost to them
+    span = max([(max(candidates["embedding"]) - 1) * max(delays)] + [E - 1 for E in lin_only])
+    last = T - 1 - max(anchors)
+    span = min(span, max(0, last - 20))  # a short series: fewer rows are complete queries
+    cut = None
+    if holdout:
+        cut = min(max(int(round(T * (1.0 - holdout))), span + max(anchors) + 20), last - 9)
+    # a grid from the start (or the holdout's cut), less the times before the longest
+    # pattern: a longer candidate drops early queries but does not move the others
+    lo = 0 if cut is None else cut
+    grid = np.unique(np.linspace(lo, last, max(1, min(max_queries, last - lo + 1))).astype(int))
+    queries = grid[grid >= span] if cut is None else grid
+    scores = _Scores(anchors, len(queries))
+    for delay in delays:
+        since_better = 0
+        for E in candidates["embedding"]:
+            if (E - 1) * delay + max(anchors) + 2 >= T:
+                break
+            data = _data(z, E, delay, anchors, candidates["ridge"], cut)
+            if data is None:
+                break
+            improved = _score_embedding(data, queries, E, delay, candidates, scores, cut)
+            since_better = 0 if improved else since_better + 1
+            if since_better >= 3 and len(candidates["embedding"]) > 3:
+                break  # three embeddings in a row without a better score: stop growing E
+    for E in lin_only:
+        if E > max(candidates["embedding"]) and E - 1 + max(anchors) + 2 < T:
+            data = _data(z, E, 1, anchors, candidates["ridge"], cut)
+            if data is not None:
+                better = _score_linear(data, queries, E, 1, scores, cut)
+                missed = 0 if better else missed + (E in ladder)
+        if missed >= 2:
+            break  # two ladder patterns in a row without a better score: stop growing
+    chosen = {h: scores.simplest_near_best(i) for i, h in enumerate(anchors)}
+    if verbose:
+        how = "leave-one-out" if cut is None else "forward"
+        for i, (h, s) in enumerate(chosen.items()):
+            print(f"horizon {h}: {s.as_dict()}  ({how} MSE {scores.best[i]:.4g} at best)")
+    return chosen, scores.rows
+
+
+def _data(z, E, delay, anchors, ridges, cut):
+    """The :class:`AnalogueData` of one (E, τ), its linear parts fitted on the rows before
+    ``cut`` when scoring forward; None when too few rows are complete."""
+    if cut is None:
+        data = AnalogueData(z, E, delay, anchors, ridges)
+        return data if data.usable.sum() >= 4 else None
+    head = AnalogueData(z[:cut], E, delay, anchors, ridges) if cut > E * delay + 4 else None
+    if head is None or head.usable.sum() < 4:
+        return None
+    data = AnalogueData(z, E, delay, anchors, None)
+    data.coef = head.coef
+    return data
+
+
+def _complexity(s: Structure) -> tuple:
+    width = s.bandwidth if s.bandwidth is not None else (s.sigma or 0.0)
+    return (_MODEL_RANK[s.model], s.embedding, -s.n_neighbors, -width, -(s.ridge or 0.0))
+
+
+class _Scores:
+    """Per-query squared errors of every candidate at every anchor, for the paired
+    two-standard-error rule."""
+
+    def __init__(self, anchors, n_queries):
+        self.anchors = anchors
+        self.rows: list[dict] = []
+        self.structures: list[Structure] = []
+        self.errors: list[np.ndarray] = []  # (Q, n_anchor) float32 per candidate
+        self.mses: list[np.ndarray] = []  # (n_anchor,) per candidate
+        self.best = np.full(len(anchors), np.inf)
+
+    def record(self, structure: Structure, sq: np.ndarray) -> bool:
+        mse = nan_mean(sq, axis=0)  # an all-NaN column: no score
+        self.mses.append(np.nan_to_num(mse, nan=np.inf))
+        self.structures.append(structure)
+        self.errors.append(sq.astype(np.float32))
+        for i, h in enumerate(self.anchors):
+            self.rows.append({"horizon": h, **structure.as_dict(), "mse": float(mse[i])})
+        better = np.nan_to_num(mse, nan=np.inf) < self.best
+        self.best = np.where(better, mse, self.best)
+        return bool(better.any())
+
+    def simplest_near_best(self, i, z: float = 2.0, slack: float = 0.05) -> Structure | None:
+        """The simplest candidate whose error at anchor i is not worse than the lowest by
+        more than ``z`` standard errors of the paired difference, nor by more than ``slack``
+        relative (ties: the lower error).
+
+        The relative cap matters for heavy-tailed errors: a candidate whose excess error sits
+        in a few queries has a paired standard error about as large as its mean excess, so
+        the standard-error rule alone would call a candidate 1000x worse "near"."""
+        mse = np.array([m[i] for m in self.mses])
+        if not np.isfinite(mse).any():
+            return None
+        top = self.errors[int(np.argmin(mse))][:, i].astype(np.float64)
+        eligible = []
+        for c, e in enumerate(self.errors):
+            d = e[:, i] - top
+            d = d[np.isfinite(d)]
+            near = mse[c] <= (1.0 + slack) * mse.min()
+            if near and len(d) and d.mean() <= z * d.std() / np.sqrt(len(d)):
+                eligible.append(c)
+        pick = min(eligible, key=lambda c: (_complexity(self.structures[c]), mse[c]))
+        return self.structures[pick]
+
+
+def _score_linear(data, queries, E, delay, scores, cut=None) -> bool:
+    """Exact leave-one-out error of the global ridge fit: residual / (1 - leverage); scoring
+    forward (``cut``), the plain error of the fit on the rows before the holdout."""
+    keys, ok, improved = data.keys[queries], data.usable[queries], False
+    for ridge in data.coef:
+        err = data.futures[queries] - data.linear(np.nan_to_num(keys), ridge)
+        if cut is None:
+            leverage = np.full(len(queries), np.nan)
+            leverage[ok] = 1.0 - data.leverages(ridge, queries[ok])
+            err = err / leverage[:, None, None]
+        else:
+            err[~np.isfinite(keys).all(1)] = np.nan  # an incomplete pattern
+        s = Structure(E, delay, 0, None, None, "linear", ridge)
+        improved |= scores.record(s, nan_mean(err**2, axis=2))
+    return improved
+
+
+def _score_embedding(data, queries, E, delay, candidates, scores, cut=None) -> bool:
+    """Score every (k, width, model) of one embedding; True if any anchor's best improved."""
+    improved = False
+    if "linear" in candidates["model"]:
+        improved |= _score_linear(data, queries, E, delay, scores, cut)
+    models = [m for m in candidates["model"] if m in NEIGHBOUR_MODELS]
+    if not models:
+        return improved
+    D = data.keys.shape[1]
+    truth = data.futures[queries]  # (Q, n_anchor, C)
+    keys = np.where(data.usable[:, None], data.keys, np.nan)  # unusable rows are no keys
+    ridges = list(data.coef)
+    lin_all = {r: data.linear(np.nan_to_num(data.keys), r) for r in ridges}
+    resid = {r: data.futures - lin_all[r] for r in ridges}
+    n_keys = int(data.usable.sum())
+    ks = sorted({min(k, n_keys - 1) for k in candidates["n_neighbors"](D)})
+    excl = (E - 1) * delay + max(scores.anchors)
+    if cut is None:
+        dist, idx = loo_neighbours(keys, max(ks), excl, rows=queries)
+    else:  # forward: only keys whose future is known at the query's time
+        only = np.full_like(keys, np.nan)
+        only[queries] = data.keys[queries]
+        dist, idx = causal_neighbours(only, max(ks), max(scores.anchors), keys=keys)
+        dist, idx = dist[queries], idx[queries]
+    safe = np.maximum(idx, 0)
+    query_keys = np.nan_to_num(data.keys[queries])
+    lin_q = {r: lin[queries] for r, lin in lin_all.items()}
+
+    def errors_of(k):
+        """(Structure, squared errors) of every (width, model, ridge) with k neighbours."""
+        out = []
+        nb_keys = keys[safe[:, :k]]
+        targets = data.futures[safe[:, :k]]
+        res_nb = {r: resid[r][safe[:, :k]] for r in ridges}
+        for kind, value in candidates["width"]:
+            s0 = Structure(E, delay, k, value if kind == "bandwidth" else None,
+                           value if kind == "sigma" else None, "mean")  # fmt: skip
+            w = structure_weights(dist[:, :k], s0)
+            for model in models:
+                if model == "local_linear" and len(ks) > 1 and k == ks[0] and k <= D + 1:
+                    continue  # a slope per dimension needs more than D + 1 neighbours
+                preds = neighbour_forecasts(
+                    model, w, nb_keys, query_keys, targets, res_nb, lin_q, ridges
+                )
+                for r, pred in zip([None] if model == "mean" else ridges, preds):
+                    s = Structure(**{**s0.as_dict(), "model": model, "ridge": r})
+                    out.append((s, nan_mean((pred - truth) ** 2, axis=2)))
+        return out
+
+    # the neighbour counts are independent numpy work that releases the GIL: spread them over
+    # the cores; the scores are recorded in the same order as a plain loop would
+    if neighbours.THREADS > 1 and len(ks) > 1:
+        with ThreadPoolExecutor(min(neighbours.THREADS, len(ks))) as pool:
+            results = list(pool.map(errors_of, ks))
+    else:
+        results = [errors_of(k) for k in ks]
+    for res in results:
+        for s, sq in res:
+            improved |= scores.record(s, sq)
+    return improved
