@@ -538,15 +538,42 @@ def _quiet_after(y, factor):
 
 
 @pytest.mark.parametrize("factor", [0.3, 3.0])
-def test_auto_holdout_scores_forward_where_the_last_quarter_changed_regime(factor):
+def test_auto_holdout_scores_both_ways_where_the_last_quarter_changed_regime(factor):
     rng = np.random.default_rng(6)
     y = _quiet_after(np.sin(np.arange(600) * 0.2) + 0.1 * rng.standard_normal(600), factor)
     small = dict(horizon=1, embedding=[1, 2], n_neighbors=[4], bandwidth=[1.0])
     auto = ProjectionForecaster(**small).fit(y)
-    fwd = ProjectionForecaster(**small, holdout=0.25).fit(y)
     assert auto.holdout_ == 0.25
-    pd.testing.assert_frame_equal(auto.cv_results_, fwd.cv_results_)
-    assert auto.best_params_ == fwd.best_params_
+    cv = auto.cv_results_
+    for holdout, scoring in ((0.25, "forward"), (None, "leave-one-out")):
+        alone = ProjectionForecaster(**small, holdout=holdout).fit(y).cv_results_
+        assert set(alone["scoring"]) == {scoring}
+        mine = cv[cv["scoring"] == scoring].reset_index(drop=True)
+        pd.testing.assert_frame_equal(mine, alone)
+
+
+def _none_for_nan(v):
+    return None if isinstance(v, float) and np.isnan(v) else v
+
+
+def test_auto_holdout_keeps_the_candidate_least_worse_than_the_best_of_either_scoring():
+    # the reference: from cv_results_ alone, per horizon, the candidate whose larger ratio to
+    # the best MSE of either scoring is least
+    rng = np.random.default_rng(16)
+    y = _quiet_after(np.sin(np.arange(900) * 0.13) ** 3 + 0.05 * rng.standard_normal(900), 0.3)
+    fc = ProjectionForecaster(horizon=3, embedding=[1, 2, 3], n_neighbors=[4, 8]).fit(y)
+    cv = fc.cv_results_
+    keys = [c for c in cv.columns if c not in ("scoring", "mse")]
+    wide = cv.pivot_table(index=keys, columns="scoring", values="mse", dropna=False)
+    wide = wide.dropna().reset_index()
+    for h, rows in wide.groupby("horizon"):
+        fwd, loo = rows["forward"], rows["leave-one-out"]
+        regret = np.maximum(fwd / fwd.min(), loo / loo.min())
+        top = rows.loc[regret.idxmin(), keys].to_dict()
+        chosen = fc.best_params_[h]
+        fields = ("embedding", "delay", "n_neighbors", "bandwidth", "model")
+        assert {k: chosen[k] for k in fields} == {k: _none_for_nan(top[k]) for k in fields}
+    assert len(wide) > 10  # candidates scored both ways were compared
 
 
 def test_auto_holdout_is_leave_one_out_on_a_series_without_a_change_of_regime():
@@ -639,7 +666,7 @@ def test_fit_verbose_says_how_auto_holdout_scored(capsys):
     ProjectionForecaster(horizon=1, embedding=[2], n_neighbors=[4], bandwidth=[1.0]).fit(
         y, verbose=True
     )
-    assert "scoring forward on the last quarter" in capsys.readouterr().out
+    assert "both leave-one-out and forward on the last quarter" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("channels, share", [(3, 0.05), (1, 0.3)])

@@ -8,6 +8,10 @@ the simplest candidate whose paired error is within two standard errors of the b
 stricter form of the one-standard-error rule, since the best of several hundred candidates
 looks better than it is): a linear process keeps the linear model unless a nonlinear one is
 clearly better. All the (k, bandwidth, model) candidates of one (E, τ) share its search.
+
+A series that changed regime (``holdout="auto"`` of the forecaster) is scored both ways, and
+the candidate kept is the one least worse than the best under either (:func:`minimax_regret`):
+which regime the future resembles is unknown at fit time.
 """
 
 from __future__ import annotations
@@ -67,7 +71,8 @@ def drift_holdout(z: np.ndarray) -> tuple[float | None, float]:
     return (DRIFT_HOLDOUT if drifted else None), r
 
 
-def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, verbose=False):
+def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, both=False,
+                      verbose=False):  # fmt: skip
     """Leave-one-out (or, with ``holdout``, forward) choice of a structure per anchor horizon.
 
     ``candidates``: dict of lists -- ``embedding``, ``delay``, ``n_neighbors`` (a function of
@@ -76,14 +81,36 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, verb
     ``linear_embedding`` (longer embeddings tried for the linear model alone, which is
     cheap), ``linear_ladder`` (longer still, in order, until two in a row improve no score).
     Every candidate is scored on the same query times, so candidates are compared on paired
-    errors. Returns ``(best {anchor: Structure}, rows of cv results)``.
+    errors. Returns ``(best {anchor: Structure}, rows of cv results)``; each row names its
+    ``scoring``.
 
     ``holdout`` (a fraction) scores forward instead: the queries are the last ``holdout`` of
     the series, each forecast only from keys whose future is known before it, and the linear
     parts are fitted on the rows before the holdout -- what a validation split does, for
     series whose behaviour drifts.
+
+    ``both`` (with ``holdout``) scores both ways and keeps the candidate whose larger relative
+    excess over the best of either scoring is least (:func:`minimax_regret`): for a series
+    that changed regime, where the future may look like its recent part or like the rest.
     """
     anchors = anchor_horizons(horizon)
+    forward = _score_all(z, anchors, candidates, max_queries, holdout) if holdout else None
+    loo = _score_all(z, anchors, candidates, max_queries, None) if both or not holdout else None
+    if forward is not None and loo is not None:
+        chosen = {h: minimax_regret(i, loo, forward) for i, h in enumerate(anchors)}
+    else:
+        scores = forward or loo
+        chosen = {h: scores.simplest_near_best(i) for i, h in enumerate(anchors)}
+    if verbose:
+        for i, (h, s) in enumerate(chosen.items()):
+            how = ", ".join(f"{x.scoring} MSE {x.best[i]:.4g}" for x in (loo, forward) if x)
+            print(f"horizon {h}: {s.as_dict() if s else None}  ({how} at best)")
+    return chosen, [row for x in (loo, forward) if x for row in x.rows]
+
+
+def _score_all(z, anchors, candidates, max_queries, holdout) -> _Scores:
+    """Every candidate's per-query squared errors: leave-one-out (``holdout`` None) or
+    forward on the last ``holdout`` of ``z``."""
     T = len(z)
     delays = candidates["delay"]
     ladder, missed = list(candidates.get("linear_ladder", [])), 0
@@ -100,7 +127,7 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, verb
     lo = 0 if cut is None else cut
     grid = np.unique(np.linspace(lo, last, max(1, min(max_queries, last - lo + 1))).astype(int))
     queries = grid[grid >= span] if cut is None else grid
-    scores = _Scores(anchors, len(queries))
+    scores = _Scores(anchors, "leave-one-out" if cut is None else "forward")
     for delay in delays:
         since_better = 0
         for E in candidates["embedding"]:
@@ -121,12 +148,7 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, verb
                 missed = 0 if better else missed + (E in ladder)
         if missed >= 2:
             break  # two ladder patterns in a row without a better score: stop growing
-    chosen = {h: scores.simplest_near_best(i) for i, h in enumerate(anchors)}
-    if verbose:
-        how = "leave-one-out" if cut is None else "forward"
-        for i, (h, s) in enumerate(chosen.items()):
-            print(f"horizon {h}: {s.as_dict()}  ({how} MSE {scores.best[i]:.4g} at best)")
-    return chosen, scores.rows
+    return scores
 
 
 def _data(z, E, delay, anchors, ridges, cut):
@@ -152,8 +174,8 @@ class _Scores:
     """Per-query squared errors of every candidate at every anchor, for the paired
     two-standard-error rule."""
 
-    def __init__(self, anchors, n_queries):
-        self.anchors = anchors
+    def __init__(self, anchors, scoring: str):
+        self.anchors, self.scoring = anchors, scoring
         self.rows: list[dict] = []
         self.structures: list[Structure] = []
         self.errors: list[np.ndarray] = []  # (Q, n_anchor) float32 per candidate
@@ -166,32 +188,63 @@ class _Scores:
         self.structures.append(structure)
         self.errors.append(sq.astype(np.float32))
         for i, h in enumerate(self.anchors):
-            self.rows.append({"horizon": h, **structure.as_dict(), "mse": float(mse[i])})
+            self.rows.append({"horizon": h, **structure.as_dict(), "scoring": self.scoring,
+                              "mse": float(mse[i])})  # fmt: skip
         better = np.nan_to_num(mse, nan=np.inf) < self.best
         self.best = np.where(better, mse, self.best)
         return bool(better.any())
 
-    def simplest_near_best(self, i, z: float = 2.0, slack: float = 0.05) -> Structure | None:
-        """The simplest candidate whose error at anchor i is not worse than the lowest by
+    def near(self, i, top: int, z: float = 2.0, slack: float = 0.05) -> list[int]:
+        """The candidates whose error at anchor i is not worse than candidate ``top``'s by
         more than ``z`` standard errors of the paired difference, nor by more than ``slack``
-        relative (ties: the lower error).
+        relative.
 
         The relative cap matters for heavy-tailed errors: a candidate whose excess error sits
         in a few queries has a paired standard error about as large as its mean excess, so
         the standard-error rule alone would call a candidate 1000x worse "near"."""
+        ref = self.errors[top][:, i].astype(np.float64)
+        cap = (1.0 + slack) * self.mses[top][i]
+        out = []
+        for c, e in enumerate(self.errors):
+            d = e[:, i] - ref
+            d = d[np.isfinite(d)]
+            if self.mses[c][i] <= cap and len(d) and d.mean() <= z * d.std() / np.sqrt(len(d)):
+                out.append(c)
+        return out
+
+    def simplest_near_best(self, i) -> Structure | None:
+        """The simplest candidate :meth:`near` the lowest error at anchor i (ties: the lower
+        error); None where no candidate has a score."""
         mse = np.array([m[i] for m in self.mses])
         if not np.isfinite(mse).any():
             return None
-        top = self.errors[int(np.argmin(mse))][:, i].astype(np.float64)
-        eligible = []
-        for c, e in enumerate(self.errors):
-            d = e[:, i] - top
-            d = d[np.isfinite(d)]
-            near = mse[c] <= (1.0 + slack) * mse.min()
-            if near and len(d) and d.mean() <= z * d.std() / np.sqrt(len(d)):
-                eligible.append(c)
+        eligible = self.near(i, int(np.argmin(mse)))
         pick = min(eligible, key=lambda c: (_complexity(self.structures[c]), mse[c]))
         return self.structures[pick]
+
+
+def minimax_regret(i, a: _Scores, b: _Scores) -> Structure | None:
+    """The choice at anchor i from two scorings of the same candidates (a candidate one of
+    them stopped short of is left out): the one whose larger excess over each scoring's best,
+    ``max(mse_a / best_a, mse_b / best_b)``, is least (ties: the simpler). Without a finite
+    score in ``b`` at i, ``a``'s own choice.
+
+    No simplicity band here: the band guards one scoring against a candidate that looks best
+    by chance, and a candidate must look good in both scorings to win this rule."""
+    index_b = {s: c for c, s in enumerate(b.structures)}
+    pairs = [(ca, index_b[s]) for ca, s in enumerate(a.structures) if s in index_b]
+    pairs = [(ca, cb) for ca, cb in pairs if np.isfinite(a.mses[ca][i] + b.mses[cb][i])]
+    if not pairs:
+        return a.simplest_near_best(i)
+    tiny = np.finfo(float).tiny  # a perfect best (0) makes every other candidate's excess inf
+    best_a = max(min(a.mses[ca][i] for ca, _ in pairs), tiny)
+    best_b = max(min(b.mses[cb][i] for _, cb in pairs), tiny)
+
+    def regret(pair):
+        return max(a.mses[pair[0]][i] / best_a, b.mses[pair[1]][i] / best_b)
+
+    pick = min(pairs, key=lambda p: (regret(p), _complexity(a.structures[p[0]])))
+    return a.structures[pick[0]]
 
 
 def _score_linear(data, queries, E, delay, scores, cut=None) -> bool:

@@ -89,22 +89,25 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         Choose the structures forward instead of by leave-one-out: by the error on the last
         ``holdout`` of the fitted series, each query forecast from keys whose future was known
         before it and linear parts fitted on the rows before (a validation split; for series
-        that drift). None: leave-one-out over the whole series. ``"auto"`` (default): forward
-        on the last quarter where its standard deviation differs from the rest's by more than
-        a factor 2 in some channel (a change of regime, which leave-one-out would average
-        away), else leave-one-out.
+        that drift). None: leave-one-out over the whole series. ``"auto"`` (default):
+        leave-one-out, and where the last quarter's standard deviation differs from the
+        rest's by more than a factor 2 in some channel (a change of regime) both leave-one-out
+        and forward on the last quarter, keeping per horizon the candidate whose larger excess
+        over the best of either scoring is least: the future may resemble the recent regime
+        or the earlier one.
 
     Attributes
     ----------
     best_params_ : dict
         The structure chosen at each anchor horizon (``{h: {...}}``).
     holdout_ : float or None
-        The holdout :meth:`fit` scored with (None: leave-one-out; ``"auto"`` falls back to
-        leave-one-out where the last quarter has too few complete rows to score on). None
+        The holdout :meth:`fit` scored forward on (None: leave-one-out alone; ``"auto"``
+        falls back to it where the last quarter has too few complete rows to score on). None
         for a ``channel_independent`` fit, whose channel models have their own.
     cv_results_ : pandas.DataFrame
-        Leave-one-out (or forward, see ``holdout_``) MSE in standardised units of every
-        candidate at every anchor horizon.
+        MSE in standardised units of every candidate at every anchor horizon, by its
+        ``scoring``: ``"leave-one-out"`` or ``"forward"`` (both, for ``holdout="auto"`` on a
+        series that changed regime).
 
     Examples
     --------
@@ -247,22 +250,30 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             raise ValueError(f"y has {len(z)} samples; too few for horizon={self.horizon}")
         library = self._library(z)
         self.holdout_ = self.holdout
-        if isinstance(self.holdout, str):  # "auto"
+        auto = isinstance(self.holdout, str)
+        if auto:
             self.holdout_, ratio = drift_holdout(library)
             if self._verbose:
-                how = "forward on the last quarter" if self.holdout_ else "leave-one-out"
+                how = (
+                    "both leave-one-out and forward on the last quarter"
+                    if self.holdout_
+                    else "leave-one-out"
+                )
                 print(f"holdout='auto': the last quarter's spread is {ratio:.3g} times the "
                       f"rest's: scoring {how}")  # fmt: skip
 
         def choose():
             return choose_structures(
-                library, self.horizon, self._candidates(z),
-                max_queries=self.max_fit_samples, holdout=self.holdout_, verbose=self._verbose,
+                library, self.horizon, self._candidates(z), max_queries=self.max_fit_samples,
+                holdout=self.holdout_, both=auto, verbose=self._verbose,
             )  # fmt: skip
 
         chosen, rows = choose()
-        if isinstance(self.holdout, str) and self.holdout_ and None in chosen.values():
-            # too little complete data in the last quarter to score on: leave-one-out
+        if (
+            auto
+            and self.holdout_
+            and not any(r["scoring"] == "forward" and np.isfinite(r["mse"]) for r in rows)
+        ):  # too little complete data in the last quarter to score on: leave-one-out
             self.holdout_ = None
             chosen, rows = choose()
         if any(s is None for s in chosen.values()):
