@@ -1,0 +1,55 @@
+"""Probe: the default forecaster on ETT columns whose training months change regime (issue 10).
+
+``holdout="auto"`` scores differently where the last quarter of the fitted series has a spread
+more than 2x from the rest's. The ETT tables score ``OT`` and all seven columns on the test
+months; this script uses the hourly files' other columns on their *validation* months only
+(development data): every column of ETTh1 / ETTh2 but ``OT`` whose 12 training months change
+regime by that test, fitted by the default ``ProjectionForecaster(horizon=720)`` on the
+training months (z-scored with their statistics). Scores: MSE over steps 1..h from every
+validation origin (the DLinear protocol) and the seconds of the fit. Run it at two revisions
+to compare them.
+
+    .venv/bin/python experiments/regime_channels_probe.py --data-dir ../shared/datasets
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tssdpa import ProjectionForecaster  # noqa: E402
+from tssdpa.data.real import load_ett  # noqa: E402
+from tssdpa.filters.analogue_selection import drift_holdout  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from long_patterns_probe import HORIZONS, TRAIN, VALIDATION, path_mse  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data-dir", default=None)
+    args = ap.parse_args()
+    H = max(HORIZONS)
+    print("| column | " + " | ".join(f"h={h}" for h in HORIZONS) + " | fit s |")
+    print("|---|" + "---|" * (len(HORIZONS) + 1))
+    for name in ("ETTh1", "ETTh2"):
+        df = load_ett(name, args.data_dir)
+        for column in df.columns.drop("OT"):
+            x = df[column].to_numpy(float)[: TRAIN + VALIDATION]
+            z = (x - x[:TRAIN].mean()) / x[:TRAIN].std()
+            if drift_holdout(z[:TRAIN, None])[0] is None:
+                continue  # no change of regime: leave-one-out alone, as before
+            tic = time.perf_counter()
+            fc = ProjectionForecaster(horizon=H).fit(z[:TRAIN])
+            fit_s = time.perf_counter() - tic
+            path = fc.forecast_path(z, H)
+            mse = [path_mse(path, z, TRAIN - 1, len(z) - 1, h) for h in HORIZONS]
+            cells = " | ".join(f"{m:.4f}" for m in mse)
+            print(f"| {name} {column} | {cells} | {fit_s:.1f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
