@@ -415,7 +415,7 @@ def test_a_simpler_structure_whose_excess_error_sits_in_a_few_queries_is_not_nea
     from tssdpa.filters.analogue_selection import _Scores
     from tssdpa.filters.analogues import Structure
 
-    scores = _Scores([1], 1000)
+    scores = _Scores([1], "leave-one-out")
     complex_ = Structure(8, 1, 20, 0.5, None, "local_linear", 1e-9)
     simple = Structure(2, 1, 20, 0.5, None, "mean")
     rng = np.random.default_rng(0)
@@ -706,3 +706,43 @@ def test_forecasts_do_not_depend_on_the_block_of_origins_gathered_at_once(model,
     whole = np.asarray(fc.forecast_path(y, 6))
     monkeypatch.setattr(analogues, "_GATHER_ELEMS", 100)  # blocks of one origin
     np.testing.assert_array_equal(np.asarray(fc.forecast_path(y, 6)), whole)
+
+
+def _scores_of(scoring, mses: dict):
+    """Hand-built scores: each structure's per-query squared errors all equal its MSE."""
+    from tssdpa.filters.analogue_selection import _Scores
+
+    scores = _Scores([1], scoring)
+    for s, mse in mses.items():
+        scores.record(s, np.full((50, 1), mse))
+    return scores
+
+
+def _structures(n):
+    from tssdpa.filters.analogues import Structure
+
+    return [Structure(E, 1, 0, None, None, "linear", 1e-3) for E in range(1, n + 1)]
+
+
+def test_minimax_regret_keeps_the_candidate_least_worse_than_either_scorings_best():
+    from tssdpa.filters.analogue_selection import minimax_regret
+
+    a, b, c = _structures(3)  # a: best leave-one-out, b: best forward, c: good in both
+    loo = _scores_of("leave-one-out", {a: 1.0, b: 3.0, c: 1.2})
+    fwd = _scores_of("forward", {a: 3.0, b: 1.0, c: 1.3})
+    assert minimax_regret(0, loo, fwd) == c
+    fwd = _scores_of("forward", {a: 1.1, b: 1.0, c: 1.3})  # now a is within 10% in both
+    assert minimax_regret(0, loo, fwd) == a
+
+
+def test_minimax_regret_with_a_perfect_score_or_a_scoring_without_finite_scores():
+    from tssdpa.filters.analogue_selection import minimax_regret
+
+    a, b = _structures(2)
+    loo = _scores_of("leave-one-out", {a: 0.0, b: 1.0})  # a perfect leave-one-out score
+    fwd = _scores_of("forward", {a: 2.0, b: 1.0})
+    assert minimax_regret(0, loo, fwd) == a  # b is infinitely worse than perfect
+    empty = _scores_of("forward", {a: np.nan, b: np.nan})
+    assert minimax_regret(0, loo, empty) == loo.simplest_near_best(0) == a
+    empty_loo = _scores_of("leave-one-out", {a: np.nan, b: np.nan})
+    assert minimax_regret(0, empty_loo, fwd) == fwd.simplest_near_best(0) == b

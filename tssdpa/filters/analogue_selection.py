@@ -226,16 +226,16 @@ class _Scores:
 def minimax_regret(i, a: _Scores, b: _Scores) -> Structure | None:
     """The choice at anchor i from two scorings of the same candidates (a candidate one of
     them stopped short of is left out): the one whose larger excess over each scoring's best,
-    ``max(mse_a / best_a, mse_b / best_b)``, is least (ties: the simpler). Without a finite
-    score in ``b`` at i, ``a``'s own choice.
+    ``max(mse_a / best_a, mse_b / best_b)``, is least (ties: the simpler). Where no candidate
+    has a finite score in both at i, the choice of the scoring that has one.
 
     No simplicity band here: the band guards one scoring against a candidate that looks best
     by chance, and a candidate must look good in both scorings to win this rule."""
     index_b = {s: c for c, s in enumerate(b.structures)}
     pairs = [(ca, index_b[s]) for ca, s in enumerate(a.structures) if s in index_b]
     pairs = [(ca, cb) for ca, cb in pairs if np.isfinite(a.mses[ca][i] + b.mses[cb][i])]
-    if not pairs:
-        return a.simplest_near_best(i)
+    if not pairs:  # one scoring has no finite score at i: the other's own choice
+        return a.simplest_near_best(i) or b.simplest_near_best(i)
     tiny = np.finfo(float).tiny  # a perfect best (0) makes every other candidate's excess inf
     best_a = max(min(a.mses[ca][i] for ca, _ in pairs), tiny)
     best_b = max(min(b.mses[cb][i] for _, cb in pairs), tiny)

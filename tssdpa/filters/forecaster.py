@@ -92,9 +92,9 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         that drift). None: leave-one-out over the whole series. ``"auto"`` (default):
         leave-one-out, and where the last quarter's standard deviation differs from the
         rest's by more than a factor 2 in some channel (a change of regime) both leave-one-out
-        and forward on the last quarter, keeping per horizon the candidate whose larger excess
-        over the best of either scoring is least: the future may resemble the recent regime
-        or the earlier one.
+        and forward on the last quarter, keeping per horizon, among the candidates both
+        scorings reached, the one whose larger excess over the best of either is least: the
+        future may resemble the recent regime or the earlier one.
 
     Attributes
     ----------
@@ -273,9 +273,12 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             auto
             and self.holdout_
             and not any(r["scoring"] == "forward" and np.isfinite(r["mse"]) for r in rows)
-        ):  # too little complete data in the last quarter to score on: leave-one-out
+        ):  # too little complete data in the last quarter to score on: leave-one-out alone,
+            # which is what the choice fell back to at every horizon
             self.holdout_ = None
-            chosen, rows = choose()
+            rows = [r for r in rows if r["scoring"] != "forward"]
+            if self._verbose:
+                print("holdout='auto': no complete query in the last quarter: leave-one-out")
         if any(s is None for s in chosen.values()):
             known = int(np.isfinite(z).all(axis=1).sum())
             msg = (f"y has {len(z)} samples, {known} of them "
