@@ -552,6 +552,18 @@ def test_auto_holdout_scores_both_ways_where_the_last_quarter_changed_regime(fac
         pd.testing.assert_frame_equal(mine, alone)
 
 
+def test_auto_holdout_scores_a_joint_pattern_of_several_channels_forward_only():
+    rng = np.random.default_rng(17)
+    base = np.sin(np.arange(600) * 0.2) + 0.1 * rng.standard_normal(600)
+    y = np.column_stack([base, _quiet_after(np.cos(np.arange(600) * 0.2), 0.2)])
+    small = dict(horizon=1, embedding=[1, 2], n_neighbors=[4], bandwidth=[1.0])
+    auto = ProjectionForecaster(**small).fit(y)
+    fwd = ProjectionForecaster(**small, holdout=0.25).fit(y)
+    assert auto.holdout_ == 0.25 and set(auto.cv_results_["scoring"]) == {"forward"}
+    pd.testing.assert_frame_equal(auto.cv_results_, fwd.cv_results_)
+    assert auto.best_params_ == fwd.best_params_
+
+
 def _none_for_nan(v):
     return None if isinstance(v, float) and np.isnan(v) else v
 
