@@ -271,18 +271,15 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             )  # fmt: skip
 
         chosen, rows = choose()
-        if (
-            auto
-            and self.holdout_
-            and not any(r["scoring"] == "forward" and np.isfinite(r["mse"]) for r in rows)
-        ):  # too little complete data in the last quarter to score on: leave-one-out alone
+        # too little complete data in the last quarter to score on: leave-one-out alone
+        forward_scored = any(r["scoring"] == "forward" and np.isfinite(r["mse"]) for r in rows)
+        if both and self.holdout_ and not forward_scored:
+            # scored already: the choice fell back to it wherever forward had no score
             self.holdout_ = None
-            if self._verbose:
-                print("holdout='auto': no complete query in the last quarter: leave-one-out")
-            if both:  # what the choice fell back to at every horizon already
-                rows = [r for r in rows if r["scoring"] != "forward"]
-            else:
-                chosen, rows = choose()
+            rows = [r for r in rows if r["scoring"] != "forward"]
+        elif auto and self.holdout_ and None in chosen.values():  # forward alone left a gap
+            self.holdout_ = None
+            chosen, rows = choose()
         if any(s is None for s in chosen.values()):
             known = int(np.isfinite(z).all(axis=1).sum())
             msg = (f"y has {len(z)} samples, {known} of them "
