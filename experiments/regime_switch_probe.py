@@ -1,17 +1,19 @@
-"""Probe: switch online between the two scorings' choices on a change of regime? (issue 10)
+"""Probe: switch online among the contenders on a change of regime (issue 10)
 
-Where the fitted series changed regime, ``ProjectionForecaster(holdout="auto")`` keeps one
-structure per horizon, the minimax-regret choice between leave-one-out and forward scoring: a
-hedge, because the fit cannot see which regime the future resembles. The forecasts can: once
-a few test targets are known, the recent errors say which choice suits the current regime.
+Where the fitted series changed regime, ``ProjectionForecaster(holdout="auto")`` chooses a
+structure per horizon by minimax regret between leave-one-out and forward scoring: a hedge,
+because the fit cannot see which regime the future resembles. The forecasts can: once a few
+test targets are known, the recent errors say which structure suits the current regime.
 This script measures, on the development channels of ``autofit_heldout.py`` that change regime
 (the fusion recording's), the test RMSE ratio to the best of tuned AutoReg and Simplex of
 
-* ``forward`` / ``loo`` / ``minimax`` -- the default forecaster with ``holdout=0.25``, ``None``
-  and ``"auto"``;
-* ``switch<n>`` -- at each test origin the forecast of whichever of ``forward`` and ``loo`` has
-  the lower exponentially weighted squared error (half-life n origins) over the origins whose
-  targets are known by then (causal; their mean until one is known).
+* ``forward`` / ``loo`` -- the default forecaster with ``holdout=0.25`` and ``None``;
+* ``minimax`` -- ``holdout="auto"`` with ``switch_half_life=None``: the fit's choice alone;
+* ``switch<n>`` -- ``holdout="auto"`` with ``switch_half_life=n``: each forecast from whichever
+  of the contenders (the minimax choice and each scoring's own) has the least squared error,
+  halving its weights every n origins, over the origins whose targets are known by then;
+* ``posthoc<n>`` -- the same switch written out here (a loop) over the forecasts of the
+  three single choices: a check of the built one (equal up to ties).
 
     .venv/bin/python experiments/regime_switch_probe.py --data-dir ../shared/datasets
 """
@@ -31,22 +33,20 @@ import bench_autofit as bench  # noqa: E402
 
 from tssdpa.filters import ProjectionForecaster  # noqa: E402
 
-HALF_LIVES = (10, 50)
+HALF_LIVES = (10, 20, 50)
 
 
-def switched(a: np.ndarray, b: np.ndarray, truth: np.ndarray, h: int, half_life: int):
-    """Per origin t, ``a[t]`` or ``b[t]`` by the lower discounted squared error of the
-    origins ``s <= t - h`` (targets known at t); the mean of both before any is known."""
+def switched(cands: list[np.ndarray], truth: np.ndarray, h: int, half_life: float):
+    """Per origin t, the forecast of the candidate with the least discounted squared error
+    over the origins ``s <= t - h`` (targets known at t); the first's before any is known."""
     decay = 0.5 ** (1.0 / half_life)
-    err_a = err_b = weight = 0.0
+    err = np.zeros(len(cands))
     out = np.empty_like(truth)
     for t in range(len(truth)):
         s = t - h  # the newest origin whose target truth[s] (= z[t]) is known at origin t
         if s >= 0:
-            err_a = decay * err_a + (a[s] - truth[s]) ** 2
-            err_b = decay * err_b + (b[s] - truth[s]) ** 2
-            weight = decay * weight + 1.0
-        out[t] = (a[t] if err_a < err_b else b[t]) if weight > 0 else 0.5 * (a[t] + b[t])
+            err = decay * err + np.array([(c[s] - truth[s]) ** 2 for c in cands])
+        out[t] = cands[int(np.argmin(err))][t]  # all zero before: the first
     return out
 
 
@@ -68,11 +68,15 @@ def main() -> None:
                 for peer, (cls, g) in peers.items()
             )
             pred = {}
-            for label, holdout in (("forward", 0.25), ("loo", None), ("minimax", "auto")):
-                fc = ProjectionForecaster(horizon=h, holdout=holdout).fit(z[: sp.val])
+            runs = [("forward", 0.25, None), ("loo", None, None), ("minimax", "auto", None)]
+            runs += [(f"switch{n}", "auto", n) for n in HALF_LIVES]
+            for label, holdout, half_life in runs:
+                fc = ProjectionForecaster(horizon=h, holdout=holdout, switch_half_life=half_life)
+                fc.fit(z[: sp.val])
                 pred[label] = np.asarray(fc.forecast(z[: sp.test], h))[sp.val - h : sp.test - h]
+            three = [pred["minimax"], pred["loo"], pred["forward"]]
             for n in HALF_LIVES:
-                pred[f"switch{n}"] = switched(pred["forward"], pred["loo"], truth, h, n)
+                pred[f"posthoc{n}"] = switched(three, truth, h, n)
             ratios = {k: float(np.sqrt(np.mean((p - truth) ** 2)) / best) for k, p in pred.items()}
             for k, v in ratios.items():
                 logs.setdefault(k, []).append(np.log(v))

@@ -758,3 +758,176 @@ def test_minimax_regret_with_a_perfect_score_or_a_scoring_without_finite_scores(
     assert minimax_regret(0, loo, empty) == loo.simplest_near_best(0) == a
     empty_loo = _scores_of("leave-one-out", {a: np.nan, b: np.nan})
     assert minimax_regret(0, empty_loo, fwd) == fwd.simplest_near_best(0) == b
+
+
+def _switch_reference(preds, y, overlap, h, half_life):
+    """The online switch written as a loop: at origin t, the contender of least discounted
+    squared error over the origins s <= t - h whose target y[s+h] is new (s + h >= overlap)
+    and known for every contender; the best-ranked with a value at t; the first before."""
+    decay = 0.5 ** (1.0 / half_life)
+    n, T = len(preds), len(y)
+    score = np.zeros(n)
+    out = np.full(T, np.nan)
+    for t in range(T):
+        s = t - h
+        if s >= 0:
+            score *= decay
+            e = (preds[:, s] - y[s + h]) ** 2
+            if s + h >= overlap and np.isfinite(e).all():
+                score += e
+        for c in sorted(range(n), key=lambda c: (score[c], c)):
+            if np.isfinite(preds[c, t]):
+                out[t] = preds[c, t]
+                break
+    return out
+
+
+@pytest.mark.parametrize("overlap", [0, 37])
+def test_switch_forecasts_equals_the_loop_reference(overlap):
+    from tssdpa.filters.analogues import switch_forecasts
+
+    rng = np.random.default_rng(40)
+    T, hs = 120, [1, 3, 7]
+    y = rng.standard_normal((T, 1))
+    y[[20, 55]] = np.nan  # unknown targets are no errors
+    preds = y[None] + rng.standard_normal((3, T, 1)) * np.array([0.3, 1.0, 0.6])[:, None, None]
+    preds = np.repeat(preds[:, :, None], len(hs), axis=2)  # (n, T, len(hs), C)
+    preds[1, 60:70] = np.nan  # a contender without a value: unpaired, and skipped at t
+    preds[:, :5] = np.nan  # no contender has a value yet
+    got = switch_forecasts(preds, y, overlap, hs, 4.0)
+    for j, h in enumerate(hs):
+        want = _switch_reference(preds[:, :, j, 0], y[:, 0], overlap, h, 4.0)
+        np.testing.assert_allclose(got[:, j, 0], want, equal_nan=True)
+
+
+def test_switch_forecasts_follows_the_contender_right_in_the_current_regime():
+    from tssdpa.filters.analogues import switch_forecasts
+
+    rng = np.random.default_rng(41)
+    y = rng.standard_normal((400, 1))
+    future = np.append(y[1:], np.nan)[:, None]  # what the forecast at origin t predicts
+    early, late = future.copy(), future.copy()  # each is right in one half, poor in the other
+    early[200:] += rng.standard_normal((200, 1))
+    late[:200] += rng.standard_normal((200, 1))
+    preds = np.stack([early, late])[:, :, None]  # (2, T, 1 horizon, 1)
+    got = switch_forecasts(preds, y, 0, [1], 10.0)[:, 0, 0]
+    mse = [np.mean((p[:-1] - future[:-1, 0]) ** 2) for p in (got, early[:, 0], late[:, 0])]
+    assert mse[0] < 0.2 * min(mse[1:])
+
+
+def _regime_series(seed=16, n=1200):
+    """A series quiet over the last quarter of its first 900 samples, then back to normal."""
+    rng = np.random.default_rng(seed)
+    y = np.sin(np.arange(n) * 0.13) ** 3 + 0.05 * rng.standard_normal(n)
+    y[675:900] *= 0.3
+    return y
+
+
+@pytest.fixture(scope="module")
+def switching():
+    y = _regime_series()
+    fc = ProjectionForecaster(horizon=3, embedding=[1, 2, 3], n_neighbors=[4, 8]).fit(y[:900])
+    return fc, y
+
+
+def test_a_fit_that_scored_both_ways_keeps_each_scorings_choice_as_a_contender(switching):
+    fc, _ = switching
+    assert fc.holdout_ == 0.25 and set(fc.contenders_) == {1, 2, 3}
+    loo = ProjectionForecaster(**{**fc.get_params(), "holdout": None}).fit(fc.train_)
+    fwd = ProjectionForecaster(**{**fc.get_params(), "holdout": 0.25}).fit(fc.train_)
+    for h, each in fc.contenders_.items():
+        assert each[0] == fc.best_params_[h]
+        want = [fc.best_params_[h], loo.best_params_[h], fwd.best_params_[h]]
+        assert each == [p for i, p in enumerate(want) if p not in want[:i]]
+        assert len(each) >= 2
+
+
+@pytest.mark.parametrize("h", [1, 2, 3])
+def test_forecasts_switch_among_the_contenders_by_their_errors_on_new_targets(switching, h):
+    import copy
+
+    from tssdpa.filters.analogues import Structure, anchor_horizons, nearest_anchor
+
+    fc, y = switching
+    anchor = nearest_anchor(h, anchor_horizons(fc.horizon))
+    preds = []
+    for params in fc.contenders_[anchor]:  # each contender alone: the fit's choice replaced
+        alone = copy.deepcopy(fc)
+        alone.structures_ = {**alone.structures_, anchor: Structure(**params)}
+        alone.contenders_ = {}
+        preds.append(np.asarray(alone.forecast(y, h)))
+    # the first 900 samples repeat the fitted series: their targets are no evidence
+    want = _switch_reference(np.array(preds), y, 900, h, fc.switch_half_life)
+    got = np.asarray(fc.forecast(y, h))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, equal_nan=True)
+    assert not np.allclose(got[900:], preds[0][900:], equal_nan=True)  # it did switch
+
+
+def test_switched_forecasts_are_causal_under_any_split_of_the_series(switching):
+    fc, y = switching
+    whole = np.asarray(fc.forecast_path(y, 3))
+    for n in (905, 950, 1111):
+        np.testing.assert_array_equal(np.asarray(fc.forecast_path(y[:n], 3)), whole[:n])
+    for h in (1, 2, 3):
+        np.testing.assert_array_equal(np.asarray(fc.forecast(y, h)), whole[:, h - 1])
+
+
+def test_without_new_targets_forecasts_and_predict_are_the_fits_choice(switching):
+    import copy
+
+    fc, y = switching
+    fixed = copy.deepcopy(fc)
+    fixed.switch_half_life = None
+    for series in (y[:900], y[500:900]):  # the fitted series, or its tail: nothing new
+        got, want = np.asarray(fc.forecast_path(series, 3)), fixed.forecast_path(series, 3)
+        # where the fit's choice has no value yet (a pattern longer than the history), the
+        # next contender in order gives one
+        np.testing.assert_array_equal(got[np.isfinite(want)], want[np.isfinite(want)])
+        assert np.isfinite(want).sum() > 0.9 * want.size
+    np.testing.assert_array_equal(fc.predict(7), fixed.predict(7))
+    assert not np.array_equal(fc.forecast_path(y, 3), fixed.forecast_path(y, 3))
+
+
+def test_contenders_are_saved_and_a_file_without_them_loads_without_switching(
+    switching, tmp_path, edit_config
+):
+    fc, y = switching
+    fc.save(tmp_path / "a")
+    back = ProjectionForecaster.load(tmp_path / "a")
+    assert back.contenders_ == fc.contenders_
+    np.testing.assert_array_equal(back.forecast_path(y, 3), fc.forecast_path(y, 3))
+    edit_config(tmp_path / "a", lambda cfg: cfg["fitted"].pop("contenders_"))  # an older file
+    old = ProjectionForecaster.load(tmp_path / "a")
+    assert old.contenders_ == {}
+    old.switch_half_life = fc.switch_half_life = None
+    try:
+        np.testing.assert_array_equal(old.forecast_path(y, 3), fc.forecast_path(y, 3))
+    finally:
+        fc.switch_half_life = 20
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda c: c.update({"9": c["1"]}), "no anchor horizon"),
+        (lambda c: c.update({"1": c["1"][:1]}), "two or more"),
+        (lambda c: c.update({"1": c["1"][::-1]}), "start with best_params_"),
+        (lambda c: c.update({"1": [c["1"][0], c["1"][0]]}), "distinct"),
+        (lambda c: c["1"][1].update(embedding=0), r"contenders_\[1\]\[1\]\.embedding"),
+        (lambda c: c["1"][1].update(model="magic"), r"contenders_\[1\]\[1\]\.model"),
+    ],
+)
+def test_tampered_saved_contenders_are_refused_on_load(
+    switching, edit, message, tmp_path, edit_config
+):
+    fc, _ = switching
+    fc.save(tmp_path / "f")
+    edit_config(tmp_path / "f", lambda cfg: edit(cfg["fitted"]["contenders_"]))
+    with pytest.raises(ValueError, match=message):
+        ProjectionForecaster.load(tmp_path / "f")
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, "fast", float("nan")])
+def test_switch_half_life_must_be_positive(bad):
+    with pytest.raises((ValueError, TypeError), match="switch_half_life"):
+        ProjectionForecaster(switch_half_life=bad).fit(np.sin(np.arange(200) * 0.1))

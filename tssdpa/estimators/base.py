@@ -362,6 +362,11 @@ class Forecaster(Estimator):
         """Trailing samples one forecast origin needs (None: the whole series)."""
         return None
 
+    def _last_origin(self, history: np.ndarray, n: int) -> np.ndarray:
+        """(n, C) forecasts of horizons 1..n from the last origin of ``history``: one step
+        of :meth:`predict`."""
+        return self._path(self._prepare(history), n)[-1]
+
     def predict(self, steps: int) -> np.ndarray:
         """Forecast ``steps`` values past the end of the series given to ``fit``: (steps,) for
         one channel, else (steps, C).
@@ -380,7 +385,7 @@ class Forecaster(Estimator):
         done = 0
         while done < steps:
             n = min(direct, steps - done)
-            out[done : done + n] = self._path(self._prepare(history), n)[-1]  # last origin
+            out[done : done + n] = self._last_origin(history, n)
             history = np.concatenate([history, out[done : done + n]])
             if context is not None:
                 history = history[-context:]

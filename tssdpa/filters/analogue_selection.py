@@ -81,8 +81,8 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, both
     ``linear_embedding`` (longer embeddings tried for the linear model alone, which is
     cheap), ``linear_ladder`` (longer still, in order, until two in a row improve no score).
     Every candidate is scored on the same query times, so candidates are compared on paired
-    errors. Returns ``(best {anchor: Structure}, rows of cv results)``; each row names its
-    ``scoring``.
+    errors. Returns ``(best {anchor: Structure}, rows of cv results, contenders)``; each row
+    names its ``scoring``.
 
     ``holdout`` (a fraction) scores forward instead: the queries are the last ``holdout`` of
     the series, each forecast only from keys whose future is known before it, and the linear
@@ -92,12 +92,22 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, both
     ``both`` (with ``holdout``) scores both ways and keeps the candidate whose larger relative
     excess over the best of either scoring is least (:func:`minimax_regret`): for a series
     that changed regime, where the future may look like its recent part or like the rest.
+    ``contenders`` then holds, per anchor where they differ, that choice followed by each
+    scoring's own (:meth:`_Scores.simplest_near_best`): the structures the forecasts switch
+    among once errors are known (:func:`~tssdpa.filters.analogues.switch_forecasts`); empty
+    otherwise.
     """
     anchors = anchor_horizons(horizon)
     forward = _score_all(z, anchors, candidates, max_queries, holdout) if holdout else None
     loo = _score_all(z, anchors, candidates, max_queries, None) if both or not holdout else None
+    contenders = {}
     if forward is not None and loo is not None:
         chosen = {h: minimax_regret(i, loo, forward) for i, h in enumerate(anchors)}
+        for i, h in enumerate(anchors):
+            each = [chosen[h], loo.simplest_near_best(i), forward.simplest_near_best(i)]
+            each = list(dict.fromkeys(s for s in each if s is not None))  # distinct, in order
+            if len(each) > 1:
+                contenders[h] = each
     else:
         scores = forward or loo
         chosen = {h: scores.simplest_near_best(i) for i, h in enumerate(anchors)}
@@ -105,7 +115,9 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, both
         for i, (h, s) in enumerate(chosen.items()):
             how = ", ".join(f"{x.scoring} MSE {x.best[i]:.4g}" for x in (loo, forward) if x)
             print(f"horizon {h}: {s.as_dict() if s else None}  ({how} at best)")
-    return chosen, [row for x in (loo, forward) if x for row in x.rows]
+            for c in contenders.get(h, [])[1:]:
+                print(f"    or online: {c.as_dict()}")
+    return chosen, [row for x in (loo, forward) if x for row in x.rows], contenders
 
 
 def _score_all(z, anchors, candidates, max_queries, holdout) -> _Scores:

@@ -19,12 +19,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.signal import lfilter
 
 from tssdpa.checks import check_choice, check_int, check_positive
 from tssdpa.signal.embedding import delay_embedding
 from tssdpa.signal.neighbours import causal_neighbours, kernel_weights, local_linear, weighted_mean
 
-__all__ = ["MODELS", "Structure", "anchor_horizons", "default_delays", "forecast"]
+__all__ = [
+    "MODELS",
+    "Structure",
+    "anchor_horizons",
+    "default_delays",
+    "forecast",
+    "switch_forecasts",
+]
 
 MODELS = ("mean", "local_linear", "linear", "hybrid")
 NEIGHBOUR_MODELS = ("mean", "local_linear", "hybrid")
@@ -234,4 +242,38 @@ def forecast(train, y, overlap, s: Structure, horizons):
                 {ridge: all_fut[nb] - all_lin[nb]}, {ridge: lin_q[r]}, [ridge],
             )[0]  # fmt: skip
     out[~np.isfinite(q_keys).all(axis=1)] = np.nan
+    return out
+
+
+def switch_forecasts(preds, y, overlap, horizons, half_life):
+    """Per origin and horizon, the forecast of the contender whose recent errors are least.
+
+    ``preds`` (n, T, len(horizons), C): the forecasts of ``n`` structures (the first is the
+    fit's choice) at every origin of ``y`` (T, C). At origin t and horizon h the errors known
+    are those of the origins s <= t - h whose target ``y[s+h]`` is new (``s + h >= overlap``:
+    a target inside the repeated training rows is in the library, so its error says nothing);
+    each contender's squared errors are summed with weights halving every ``half_life``
+    origins, over the origins where every contender and the target are known (paired). The
+    forecast is that of the least sum among the contenders with a value at t (ties, as before
+    any error is known: the first in order). Causal: ``y[t+1:]`` changes nothing at t.
+    """
+    n, T, _, _ = preds.shape
+    decay = 0.5 ** (1.0 / half_life)
+    out = np.empty(preds.shape[1:])
+    origins = np.arange(T)
+    for j, h in enumerate(horizons):
+        p = preds[:, :, j]  # (n, T, C)
+        target = np.full(y.shape, np.nan)
+        target[: max(0, T - h)] = y[h:]
+        sq = ((p - target) ** 2).sum(axis=-1)  # (n, T): NaN where a value is missing
+        paired = np.isfinite(sq).all(axis=0)
+        paired[: max(0, overlap - h)] = False
+        # discounted running sums: score[:, s] = decay * score[:, s-1] + error of origin s
+        score = lfilter([1.0], [1.0, -decay], np.where(paired, sq, 0.0), axis=1)
+        known = np.zeros((n, T))  # at origin t: the sums up to origin t - h (0 before any)
+        known[:, h:] = score[:, : max(0, T - h)]
+        rank = np.argsort(known, axis=0, kind="stable")  # ties (nothing known): given order
+        has_value = np.take_along_axis(np.isfinite(p).all(axis=-1), rank, axis=0)
+        pick = rank[np.argmax(has_value, axis=0), origins]  # the best ranked with a value
+        out[:, j] = p[pick, origins]
     return out

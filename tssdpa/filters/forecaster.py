@@ -19,6 +19,7 @@ from tssdpa.filters.analogues import (
     default_delays,
     forecast,
     nearest_anchor,
+    switch_forecasts,
 )
 from tssdpa.signal.embedding import standardise
 
@@ -96,6 +97,13 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         candidates both scorings reached, the one whose larger excess over the best of either
         is least (the future may resemble the recent regime or the earlier one); for a joint
         pattern of several channels, forward alone.
+    switch_half_life : float or None
+        Where the fit scored both ways, forecasts switch online among the contenders --
+        that choice and each scoring's own -- to the one whose squared errors over the
+        origins whose targets are known by then (and new: not the fitted series repeated)
+        are least, weighted by a half-life of this many origins; the fit's choice until one
+        is known (the next where it has no value). None: always the fit's choice.
+        :meth:`predict` knows no new target and uses the fit's choice.
 
     Attributes
     ----------
@@ -105,6 +113,10 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         The holdout :meth:`fit` scored forward on (None: leave-one-out alone; ``"auto"``
         falls back to it where the last quarter has too few complete rows to score on). None
         for a ``channel_independent`` fit, whose channel models have their own.
+    contenders_ : dict
+        ``{h: [params, ...]}`` at the anchor horizons where the forecasts switch: the
+        structures they switch among, the first ``best_params_[h]`` (empty where the fit
+        scored one way; a list per channel for a ``channel_independent`` fit).
     cv_results_ : pandas.DataFrame
         MSE in standardised units of every candidate at every anchor horizon, by its
         ``scoring``: ``"leave-one-out"`` or ``"forward"`` (both, for ``holdout="auto"`` on a
@@ -130,7 +142,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     def __init__(
         self, embedding=None, horizon=1, delay=None, n_neighbors=None, bandwidth=None,
         sigma=None, model=None, ridge=None, library_size=None, max_embedding=10,
-        max_fit_samples=1000, channel_independent=False, holdout="auto",
+        max_fit_samples=1000, channel_independent=False, holdout="auto", switch_half_life=20,
     ):  # fmt: skip
         self._store(locals())
 
@@ -140,6 +152,8 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         check_int(self.horizon, "horizon")
         check_int(self.max_embedding, "max_embedding")
         check_int(self.max_fit_samples, "max_fit_samples", minimum=10)
+        if self.switch_half_life is not None:
+            check_positive(self.switch_half_life, "switch_half_life")
         if self.holdout is not None and not (
             isinstance(self.holdout, str) and self.holdout == "auto"
         ):
@@ -217,7 +231,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             return z_train
         # rows that are patterns need (E-1)τ rows before them and h after them
         if self.__dict__.get("structures_") is not None:  # fitted (fit clears it first)
-            span = max((s.embedding - 1) * s.delay for s in self.structures_.values())
+            span = max((s.embedding - 1) * s.delay for s in self._all_structures())
         else:
             span = (self.max_embedding - 1) * max(candidates(self.delay or 1))
         return z_train[-(self.library_size + span + self.horizon) :]
@@ -240,6 +254,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
                 for c in range(a.shape[1])
             ]
             self.best_params_ = [m.best_params_ for m in self.channel_models_]
+            self.contenders_ = [m.contenders_ for m in self.channel_models_]
             self.holdout_ = None  # each channel model has its own
             return
         self.channel_models_ = None
@@ -270,7 +285,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
                 holdout=self.holdout_, both=both, verbose=self._verbose,
             )  # fmt: skip
 
-        chosen, rows = choose()
+        chosen, rows, contenders = choose()
         # too little complete data in the last quarter to score on: leave-one-out alone
         forward_scored = any(r["scoring"] == "forward" and np.isfinite(r["mse"]) for r in rows)
         if both and self.holdout_ and not forward_scored:
@@ -279,7 +294,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             rows = [r for r in rows if r["scoring"] != "forward"]
         elif auto and self.holdout_ and None in chosen.values():  # forward alone left a gap
             self.holdout_ = None
-            chosen, rows = choose()
+            chosen, rows, contenders = choose()
         if any(s is None for s in chosen.values()):
             known = int(np.isfinite(z).all(axis=1).sum())
             msg = (f"y has {len(z)} samples, {known} of them "
@@ -290,6 +305,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             raise ValueError(msg)
         self.structures_ = chosen
         self.best_params_ = {h: s.as_dict() for h, s in chosen.items()}
+        self.contenders_ = {h: [s.as_dict() for s in c] for h, c in contenders.items()}
         self.cv_results_ = pd.DataFrame(rows)
 
     # ------------------------------------------------------------------ forecasting
@@ -309,25 +325,22 @@ class ProjectionForecaster(FitScoresView, Forecaster):
                 return m
         return 0
 
-    def _path(self, a, horizon):
+    def _path(self, a, horizon, switch=True):
         if horizon > self.horizon:
             raise ValueError(f"horizon must be <= the fitted horizon {self.horizon}; got {horizon}")
         if getattr(self, "channel_models_", None):
             return np.concatenate(
-                [m._path(a[:, [c]], horizon) for c, m in enumerate(self.channel_models_)], axis=2
+                [m._path(a[:, [c]], horizon, switch) for c, m in enumerate(self.channel_models_)],
+                axis=2,
             )
-        z_train = self._library(standardise(self.train_, self.mean_, self.scale_))
-        z = standardise(a, self.mean_, self.scale_)
-        overlap = self._overlap(a)
         anchors = anchor_horizons(self.horizon)
         groups: dict[int, list[int]] = {}
         for h in range(1, horizon + 1):
             groups.setdefault(nearest_anchor(h, anchors), []).append(h)
         out = np.full((len(a), horizon, a.shape[1]), np.nan)
         for anchor, hs in groups.items():
-            s = self.structures_[anchor]
-            out[:, np.array(hs) - 1] = forecast(z_train, z, overlap, s, hs)
-        return out * self.scale_ + self.mean_
+            out[:, np.array(hs) - 1] = self._anchor_path(a, anchor, hs, switch)
+        return out
 
     def _forecast_h(self, a, h):
         return self._path_one(a, h)
@@ -339,11 +352,31 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             return np.column_stack(
                 [m._path_one(a[:, [c]], h)[:, 0] for c, m in enumerate(self.channel_models_)]
             )
-        s = self.structures_[nearest_anchor(h, anchor_horizons(self.horizon))]
+        return self._anchor_path(a, nearest_anchor(h, anchor_horizons(self.horizon)), [h])[:, 0]
+
+    def _anchor_path(self, a, anchor, hs, switch=True):
+        """(T, len(hs), C) forecasts of the horizons ``hs`` that use ``anchor``'s structure,
+        or that switch among its contenders (``switch`` and ``switch_half_life``)."""
         z_train = self._library(standardise(self.train_, self.mean_, self.scale_))
         z = standardise(a, self.mean_, self.scale_)
-        out = forecast(z_train, z, self._overlap(a), s, [h])[:, 0]
+        overlap = self._overlap(a)
+        contenders = self.contenders_.get(anchor) if switch and self.switch_half_life else None
+        if contenders:
+            preds = np.stack(
+                [forecast(z_train, z, overlap, Structure(**p), hs) for p in contenders]
+            )
+            out = switch_forecasts(preds, z, overlap, hs, self.switch_half_life)
+        else:
+            out = forecast(z_train, z, overlap, self.structures_[anchor], hs)
         return out * self.scale_ + self.mean_
+
+    def _last_origin(self, history, n):
+        return self._path(self._prepare(history), n, switch=False)[-1]  # no target is new
+
+    def _all_structures(self) -> list[Structure]:
+        """Every structure the forecasts may use: each anchor's and its contenders."""
+        extra = [Structure(**p) for c in self.contenders_.values() for p in c]
+        return [*self.structures_.values(), *extra]
 
     def _prepare(self, a):
         return a  # missing samples are never keys or queries: no filling needed
@@ -353,6 +386,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
 
     def _predict_context(self) -> int:
         # the longest pattern any horizon's structure reads: one origin needs no more
+        # (predict never switches to a contender: it knows no new target)
         models = self.channel_models_ or [self]
         return max((s.embedding - 1) * s.delay + 1 for m in models for s in m.structures_.values())
 
@@ -361,6 +395,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         "n_channels_": (int,),
         "holdout_": (float, type(None)),
         "best_params_": (dict, list),
+        "contenders_": (dict, list),
         "channel_models_": (list, dict, type(None)),
     }
     _array_schema = ("mean_", "scale_", "train_")
@@ -376,6 +411,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     def _state(self):
         fitted, arrays = super()._state()
         fitted.pop("best_params_", None)
+        fitted.pop("contenders_", None)
         models = fitted.pop("channel_models_", None)
         if models:
             fitted["channel_models_"] = []
@@ -385,6 +421,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
                 arrays |= {f"channel_{c}.{k}": v for k, v in sub_arrays.items()}
         else:
             fitted["best_params_"] = {str(h): p for h, p in self.best_params_.items()}
+            fitted["contenders_"] = {str(h): c for h, c in self.contenders_.items()}
         return fitted, arrays
 
     def _set_state(self, fitted, arrays):
@@ -393,15 +430,18 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         fitted = dict(fitted)
         models = fitted.pop("channel_models_", None)
         best = fitted.pop("best_params_", None)
+        contenders = fitted.pop("contenders_", {})  # none in a file saved before them
         own = {k: v for k, v in arrays.items() if not k.startswith("channel_")}
         require(own, *(self._array_schema if best is not None else ("train_",)))
         super()._set_state(fitted, own)
         if "holdout_" not in fitted:  # a file saved before holdout="auto": its own setting
             self.holdout_ = self.holdout if isinstance(self.holdout, float) else None
         self.channel_models_ = None
+        self.contenders_ = {}
         if best is not None:
             self.structures_ = self._saved_structures(best)
             self.best_params_ = {h: s.as_dict() for h, s in self.structures_.items()}
+            self.contenders_ = self._saved_contenders(contenders)
         if not models:
             return
         if not isinstance(models, list):
@@ -418,6 +458,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             m._set_state(sub_fitted, sub)
             self.channel_models_.append(m)
         self.best_params_ = [m.best_params_ for m in self.channel_models_]
+        self.contenders_ = [m.contenders_ for m in self.channel_models_]
 
     def _saved_structures(self, best: dict) -> dict[int, Structure]:
         """The structures of a file's ``best_params_``: one per anchor horizon of
@@ -427,6 +468,25 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             raise ValueError(f"best_params_ must hold the horizons {want}, got {list(best)}")
         span = len(self.train_)
         return {h: Structure.from_saved(best[str(h)], f"best_params_[{h}]", span) for h in want}
+
+    def _saved_contenders(self, saved) -> dict[int, list[dict]]:
+        """A file's ``contenders_``: at some anchor horizons, two or more distinct structures,
+        the first the anchor's own."""
+        if not isinstance(saved, dict):
+            raise ValueError(f"contenders_ must be an object, got {saved!r}")
+        out, span = {}, len(self.train_)
+        for key, c in saved.items():
+            if key not in {str(h) for h in self.structures_}:
+                raise ValueError(f"contenders_ has a horizon {key!r} that is no anchor horizon")
+            if not isinstance(c, list) or len(c) < 2:
+                raise ValueError(f"contenders_[{key}] must list two or more structures")
+            each = [Structure.from_saved(p, f"contenders_[{key}][{i}]", span)
+                    for i, p in enumerate(c)]  # fmt: skip
+            if each[0] != self.structures_[int(key)] or len(set(each)) < len(each):
+                raise ValueError(f"contenders_[{key}] must start with best_params_[{key}] and "
+                                 "hold distinct structures")  # fmt: skip
+            out[int(key)] = [s.as_dict() for s in each]
+        return out
 
     @classmethod
     def _array_allowed(cls, key: str) -> bool:
