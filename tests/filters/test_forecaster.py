@@ -762,9 +762,12 @@ def test_minimax_regret_with_a_perfect_score_or_a_scoring_without_finite_scores(
 
 def _switch_reference(preds, y, overlap, h, half_life):
     """The online switch written as a loop: at origin t, the contender of least discounted
-    squared error over the origins s <= t - h whose target y[s+h] is new (s + h >= overlap)
-    and known for every contender; the best-ranked with a value at t; the first before."""
-    decay = 0.5 ** (1.0 / half_life)
+    squared error (half-life ``half_life * h`` origins) over the origins s <= t - h whose
+    target y[s+h] is new (s + h >= overlap) and known for every contender, the others' than
+    the first's counted 1 + SWITCH_MARGIN times; the best-ranked with a value at t."""
+    from tssdpa.filters.analogues import SWITCH_MARGIN
+
+    decay = 0.5 ** (1.0 / (half_life * h))
     n, T = len(preds), len(y)
     score = np.zeros(n)
     out = np.full(T, np.nan)
@@ -775,7 +778,8 @@ def _switch_reference(preds, y, overlap, h, half_life):
             e = (preds[:, s] - y[s + h]) ** 2
             if s + h >= overlap and np.isfinite(e).all():
                 score += e
-        for c in sorted(range(n), key=lambda c: (score[c], c)):
+        handicap = [1.0] + [1.0 + SWITCH_MARGIN] * (n - 1)
+        for c in sorted(range(n), key=lambda c: (score[c] * handicap[c], c)):
             if np.isfinite(preds[c, t]):
                 out[t] = preds[c, t]
                 break

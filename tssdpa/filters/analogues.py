@@ -41,6 +41,9 @@ NEIGHBOUR_MODELS = ("mean", "local_linear", "hybrid")
 RIDGES = (1e-12, 1e-9, 1e-6, 1e-3)
 DEFAULT_RIDGE = 1e-3  # a structure saved without one (version 0.2.0 files)
 _GATHER_ELEMS = 1 << 24  # neighbours' futures gathered per block of origins in forecast()
+#: a contender replaces the fit's choice only where its recent errors are this much lower
+#: (chosen on development data: ETT validation months and the IMU fusion cells)
+SWITCH_MARGIN = 0.1
 
 
 @dataclass(frozen=True)
@@ -252,13 +255,16 @@ def switch_forecasts(preds, y, overlap, horizons, half_life):
     fit's choice) at every origin of ``y`` (T, C). At origin t and horizon h the errors known
     are those of the origins s <= t - h whose target ``y[s+h]`` is new (``s + h >= overlap``:
     a target inside the repeated training rows is in the library, so its error says nothing);
-    each contender's squared errors are summed with weights halving every ``half_life``
-    origins, over the origins where every contender and the target are known (paired). The
-    forecast is that of the least sum among the contenders with a value at t (ties, as before
-    any error is known: the first in order). Causal: ``y[t+1:]`` changes nothing at t.
+    each contender's squared errors are summed with weights halving every ``half_life * h``
+    origins (the h-step errors of consecutive origins overlap: about one independent error
+    per h origins), over the origins where every contender and the target are known
+    (paired). The fit's choice is the better-informed prior: another contender's sum counts
+    ``1 + SWITCH_MARGIN`` times. The forecast is that of the least sum among the contenders
+    with a value at t (ties, as before any error is known: the first in order). Causal:
+    ``y[t+1:]`` changes nothing at t.
     """
     n, T, _, _ = preds.shape
-    decay = 0.5 ** (1.0 / half_life)
+    handicap = np.r_[1.0, np.full(n - 1, 1.0 + SWITCH_MARGIN)][:, None]
     out = np.empty(preds.shape[1:])
     origins = np.arange(T)
     for j, h in enumerate(horizons):
@@ -269,9 +275,10 @@ def switch_forecasts(preds, y, overlap, horizons, half_life):
         paired = np.isfinite(sq).all(axis=0)
         paired[: max(0, overlap - h)] = False
         # discounted running sums: score[:, s] = decay * score[:, s-1] + error of origin s
+        decay = 0.5 ** (1.0 / (half_life * h))
         score = lfilter([1.0], [1.0, -decay], np.where(paired, sq, 0.0), axis=1)
         known = np.zeros((n, T))  # at origin t: the sums up to origin t - h (0 before any)
-        known[:, h:] = score[:, : max(0, T - h)]
+        known[:, h:] = score[:, : max(0, T - h)] * handicap
         rank = np.argsort(known, axis=0, kind="stable")  # ties (nothing known): given order
         has_value = np.take_along_axis(np.isfinite(p).all(axis=-1), rank, axis=0)
         pick = rank[np.argmax(has_value, axis=0), origins]  # the best ranked with a value

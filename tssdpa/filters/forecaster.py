@@ -101,8 +101,9 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         Where the fit scored both ways, forecasts switch online among the contenders --
         that choice and each scoring's own -- to the one whose squared errors over the
         origins whose targets are known by then (and new: not the fitted series repeated)
-        are least, weighted by a half-life of this many origins; the fit's choice until one
-        is known (the next where it has no value). None: always the fit's choice.
+        are least, weighted by a half-life of this many times h origins at horizon h; the
+        fit's choice must be beaten by 10% to be replaced, and is kept until an error is
+        known (the next contender where it has no value). None: always the fit's choice.
         :meth:`predict` knows no new target and uses the fit's choice.
 
     Attributes
