@@ -11,11 +11,14 @@ This script measures, on the development channels of ``autofit_heldout.py`` that
 * ``minimax`` -- ``holdout="auto"`` with ``switch_half_life=None``: the fit's choice alone;
 * ``switch<n>`` -- ``holdout="auto"`` with ``switch_half_life=n``: each forecast from whichever
   of the contenders (the minimax choice and each scoring's own) has the least squared error,
-  halving its weights every n origins, over the origins whose targets are known by then;
+  halving its weights every n * h origins, over the origins whose targets are known by then,
+  the others' than the minimax choice's counted ``1 + SWITCH_MARGIN`` times (``m<margin>`` in
+  the label for each ``--switch-margins`` given);
 * ``posthoc<n>`` -- the same switch written out here (a loop) over the forecasts of the
   three single choices: a check of the built one (equal up to ties).
 
     .venv/bin/python experiments/regime_switch_probe.py --data-dir ../shared/datasets
+        [--switch-margins 0 0.1]
 """
 
 from __future__ import annotations
@@ -31,29 +34,33 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import autofit_heldout as heldout  # noqa: E402 -- the development channels (and the benchmark's units)
 import bench_autofit as bench  # noqa: E402
 
-from tssdpa.filters import ProjectionForecaster  # noqa: E402
+from tssdpa.filters import ProjectionForecaster, analogues  # noqa: E402
 
 HALF_LIVES = (10, 20, 50)
 
 
-def switched(cands: list[np.ndarray], truth: np.ndarray, h: int, half_life: float):
+def switched(cands: list[np.ndarray], truth: np.ndarray, h: int, half_life: float, margin):
     """Per origin t, the forecast of the candidate with the least discounted squared error
-    over the origins ``s <= t - h`` (targets known at t); the first's before any is known."""
-    decay = 0.5 ** (1.0 / half_life)
+    (half-life ``half_life * h``) over the origins ``s <= t - h`` (targets known at t), the
+    others' than the first's counted ``1 + margin`` times; the first's before any is known."""
+    decay = 0.5 ** (1.0 / (half_life * h))
+    handicap = np.r_[1.0, np.full(len(cands) - 1, 1.0 + margin)]
     err = np.zeros(len(cands))
     out = np.empty_like(truth)
     for t in range(len(truth)):
         s = t - h  # the newest origin whose target truth[s] (= z[t]) is known at origin t
         if s >= 0:
             err = decay * err + np.array([(c[s] - truth[s]) ** 2 for c in cands])
-        out[t] = cands[int(np.argmin(err))][t]  # all zero before: the first
+        out[t] = cands[int(np.argmin(err * handicap))][t]  # all zero before: the first
     return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data-dir", default="../shared/datasets")
+    ap.add_argument("--switch-margins", type=float, nargs="+", default=[analogues.SWITCH_MARGIN])
     args = ap.parse_args()
+    margin = analogues.SWITCH_MARGIN
     warnings.simplefilter("ignore")
     names = [n for n in heldout.HELDOUT if n.startswith("imu_fusion")]
     peers = {k: v for k, v in bench.peers().items() if k != "S-map"}
@@ -67,16 +74,22 @@ def main() -> None:
                 bench.tune_forecaster(cls, grid.get(peer, g), z, sp, h)["rmse"]
                 for peer, (cls, g) in peers.items()
             )
-            pred = {}
-            runs = [("forward", 0.25, None), ("loo", None, None), ("minimax", "auto", None)]
-            runs += [(f"switch{n}", "auto", n) for n in HALF_LIVES]
-            for label, holdout, half_life in runs:
-                fc = ProjectionForecaster(horizon=h, holdout=holdout, switch_half_life=half_life)
-                fc.fit(z[: sp.val])
+            pred, fits = {}, {}
+            for label, holdout in (("forward", 0.25), ("loo", None), ("minimax", "auto")):
+                fc = ProjectionForecaster(horizon=h, holdout=holdout, switch_half_life=None)
+                fits[label] = fc.fit(z[: sp.val])
                 pred[label] = np.asarray(fc.forecast(z[: sp.test], h))[sp.val - h : sp.test - h]
+            for m in args.switch_margins:  # the minimax fit's forecasts, switched
+                analogues.SWITCH_MARGIN = m
+                for n in HALF_LIVES:
+                    fits["minimax"].switch_half_life = n
+                    tag = f"switch{n}" + (f"m{m:g}" if len(args.switch_margins) > 1 else "")
+                    fc = fits["minimax"]
+                    pred[tag] = np.asarray(fc.forecast(z[: sp.test], h))[sp.val - h : sp.test - h]
+            analogues.SWITCH_MARGIN = margin
             three = [pred["minimax"], pred["loo"], pred["forward"]]
             for n in HALF_LIVES:
-                pred[f"posthoc{n}"] = switched(three, truth, h, n)
+                pred[f"posthoc{n}"] = switched(three, truth, h, n, margin)
             ratios = {k: float(np.sqrt(np.mean((p - truth) ** 2)) / best) for k, p in pred.items()}
             for k, v in ratios.items():
                 logs.setdefault(k, []).append(np.log(v))
