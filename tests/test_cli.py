@@ -238,3 +238,18 @@ def test_filter_reports_a_local_adaptation_on_a_busy_then_quiet_recording(tmp_pa
     pd.DataFrame({"gyro": clean + 0.5 * rng.normal(size=t.size)}).to_csv(p, index=False)
     assert main(["filter", str(p), "--out", str(tmp_path / "out.csv")]) == 0
     assert "mixes in zero-phase low-passes where SURE over 101 samples" in capsys.readouterr().err
+
+
+def test_filter_forecasting_reports_the_online_switch_on_a_series_that_changed_regime(
+    tmp_path, capsys
+):
+    rng = np.random.default_rng(16)
+    y = np.sin(np.arange(1200) * 0.13) ** 3 + 0.05 * rng.standard_normal(1200)
+    y[630:840] *= 0.3  # the last quarter of the fitted 70% is quiet
+    p = tmp_path / "gyro.csv"
+    pd.DataFrame({"gyro": y}).to_csv(p, index=False)
+    out = tmp_path / "out.csv"
+    assert main(["filter", str(p), "--horizon", "2", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "the forecasts switch online" in err and "h=1,2" in err
+    assert np.isfinite(pd.read_csv(out)["gyro_forecast_h2"].to_numpy()[900:-2]).all()

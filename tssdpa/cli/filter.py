@@ -144,6 +144,11 @@ def _report_fit(est, method: str, cols) -> None:
         where = "" if key is None else f" h={key}"
         chosen = ", ".join(f"{k}={_fmt(v)}" for k, v in params.items() if v is not None)
         print(f"{method}{where} on {cols}: chose {chosen}", file=sys.stderr)
+    contenders = getattr(est, "contenders_", None)
+    if isinstance(contenders, dict) and contenders:
+        print(f"{method} on {cols}: the fitted rows changed regime; at h={_fmt_list(contenders)} "
+              "the forecasts switch online to whichever of that choice, leave-one-out's and "
+              "forward's has the least recent error", file=sys.stderr)  # fmt: skip
     mixture = getattr(est, "mixture_", None)
     if mixture:
         top = max(c["weight"] for c in mixture)
@@ -157,6 +162,10 @@ def _report_fit(est, method: str, cols) -> None:
 
 def _fmt(v) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def _fmt_list(keys) -> str:
+    return ",".join(str(k) for k in keys)
 
 
 def run(args) -> int:
