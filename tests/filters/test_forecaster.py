@@ -13,7 +13,7 @@ import pytest
 from tssdpa.baselines import AutoRegForecaster
 from tssdpa.filters import ProjectionForecaster, analogue_selection
 from tssdpa.filters.analogue_selection import drift_holdout
-from tssdpa.filters.analogues import DEFAULT_RIDGE
+from tssdpa.filters.analogues import DEFAULT_RIDGE, anchor_horizons, nearest_anchor
 from tssdpa.signal.embedding import delay_embedding
 
 
@@ -794,8 +794,8 @@ def test_switch_forecasts_equals_the_loop_reference(overlap):
     T, hs = 120, [1, 3, 7]
     y = rng.standard_normal((T, 1))
     y[[20, 55]] = np.nan  # unknown targets are no errors
-    preds = y[None] + rng.standard_normal((3, T, 1)) * np.array([0.3, 1.0, 0.6])[:, None, None]
-    preds = np.repeat(preds[:, :, None], len(hs), axis=2)  # (n, T, len(hs), C)
+    spread = np.array([0.3, 1.0, 0.6])[:, None, None, None]  # each horizon its own forecasts
+    preds = y[None, :, None] + spread * rng.standard_normal((3, T, len(hs), 1))
     preds[1, 60:70] = np.nan  # a contender without a value: unpaired, and skipped at t
     preds[:, :5] = np.nan  # no contender has a value yet
     got = switch_forecasts(preds, y, overlap, hs, 4.0)
@@ -914,7 +914,8 @@ def test_contenders_are_saved_and_a_file_without_them_loads_without_switching(
     "edit, message",
     [
         (lambda c: c.update({"9": c["1"]}), "no anchor horizon"),
-        (lambda c: c.update({"1": c["1"][:1]}), "two or more"),
+        (lambda c: c.update({"1": c["1"][:1]}), "two or three"),
+        (lambda c: c.update({"1": c["1"] + c["2"][1:] + c["3"][1:]}), "two or three"),
         (lambda c: c.update({"1": c["1"][::-1]}), "start with best_params_"),
         (lambda c: c.update({"1": [c["1"][0], c["1"][0]]}), "distinct"),
         (lambda c: c["1"][1].update(embedding=0), r"contenders_\[1\]\[1\]\.embedding"),
@@ -935,3 +936,77 @@ def test_tampered_saved_contenders_are_refused_on_load(
 def test_switch_half_life_must_be_positive(bad):
     with pytest.raises((ValueError, TypeError), match="switch_half_life"):
         ProjectionForecaster(switch_half_life=bad).fit(np.sin(np.arange(200) * 0.1))
+
+
+def test_switched_forecast_paths_equal_the_reference_where_anchors_cover_several_horizons():
+    import copy
+
+    from tssdpa.filters.analogues import Structure
+
+    y = _regime_series(seed=3)
+    fc = ProjectionForecaster(horizon=20, embedding=[1, 2], n_neighbors=[4, 8], bandwidth=[1.0])
+    fc.fit(y[:900])
+    path = np.asarray(fc.forecast_path(y, 20))
+    shared = [a for a in fc.contenders_ if a > 12]  # anchors beyond 12 cover several horizons
+    assert shared
+    for anchor in shared:
+        alone = []
+        for params in fc.contenders_[anchor]:
+            one = copy.deepcopy(fc)
+            one.structures_ = {**one.structures_, anchor: Structure(**params)}
+            one.contenders_ = {}
+            alone.append(np.asarray(one.forecast_path(y, 20)))
+        for h in range(1, 21):
+            if nearest_anchor(h, anchor_horizons(20)) == anchor:
+                preds = np.array([p[:, h - 1] for p in alone])
+                want = _switch_reference(preds, y, 900, h, fc.switch_half_life)
+                np.testing.assert_allclose(path[:, h - 1], want, rtol=1e-12, atol=1e-12,
+                                           equal_nan=True)  # fmt: skip
+
+
+def test_contenders_do_not_move_the_fits_own_forecasts_with_a_library_size():
+    import copy
+
+    y = _regime_series()
+    fc = ProjectionForecaster(horizon=3, embedding=[1, 2, 3], n_neighbors=[4, 8], library_size=300)
+    fc.fit(y[:900])
+    longer = {**fc.best_params_[1], "embedding": 40, "delay": 1, "n_neighbors": 0,
+              "bandwidth": None, "sigma": None, "model": "linear", "ridge": 1e-3}  # fmt: skip
+    fc.contenders_[1] = [fc.best_params_[1], longer]  # a longer pattern than any chosen
+    fixed = copy.deepcopy(fc)
+    fixed.switch_half_life, fixed.contenders_ = None, {}
+    fc.switch_half_life = None
+    np.testing.assert_array_equal(fc.forecast_path(y, 3), fixed.forecast_path(y, 3))
+    np.testing.assert_array_equal(fc.predict(5), fixed.predict(5))
+
+
+def test_a_saved_structure_without_a_complete_pattern_and_future_fails_clearly(
+    switching, tmp_path, edit_config
+):
+    fc, y = switching
+    fc.save(tmp_path / "f")
+    linear = {"embedding": 899, "delay": 1, "n_neighbors": 0, "bandwidth": None, "sigma": None,
+              "model": "linear", "ridge": 0.001}  # fmt: skip
+    edit_config(
+        tmp_path / "f", lambda cfg: cfg["fitted"]["contenders_"]["3"].__setitem__(1, linear)
+    )
+    back = ProjectionForecaster.load(tmp_path / "f")
+    with pytest.raises(ValueError, match="no complete pattern and future"):
+        back.forecast_path(y, 3)
+
+
+def test_a_channel_independent_state_with_top_level_contenders_is_refused(tmp_path, edit_config):
+    y = np.column_stack([_regime_series()[:900], _regime_series(seed=3)[:900]])
+    small = dict(horizon=2, embedding=[1, 2], n_neighbors=[4], bandwidth=[1.0])
+    fc = ProjectionForecaster(**small, channel_independent=True).fit(y)
+    fc.save(tmp_path / "f")
+    back = ProjectionForecaster.load(tmp_path / "f")
+    assert back.contenders_ == fc.contenders_ and len(back.contenders_) == 2
+    edit_config(tmp_path / "f", lambda cfg: cfg["fitted"].update(contenders_={"1": [1]}))
+    with pytest.raises(ValueError, match="channel_models_ only"):
+        ProjectionForecaster.load(tmp_path / "f")
+    fc.save(tmp_path / "g")
+    edit = lambda cfg: cfg["fitted"]["channel_models_"][1]["best_params_"]["1"].update(delay=0)  # noqa: E731
+    edit_config(tmp_path / "g", edit)
+    with pytest.raises(ValueError, match=r"channel_models_\[1\]: best_params_\[1\]\.delay"):
+        ProjectionForecaster.load(tmp_path / "g")

@@ -104,10 +104,10 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, both
     if forward is not None and loo is not None:
         chosen = {h: minimax_regret(i, loo, forward) for i, h in enumerate(anchors)}
         for i, h in enumerate(anchors):
-            each = [chosen[h], loo.simplest_near_best(i), forward.simplest_near_best(i)]
-            each = list(dict.fromkeys(s for s in each if s is not None))  # distinct, in order
-            if len(each) > 1:
-                contenders[h] = each
+            picks = [chosen[h], loo.simplest_near_best(i), forward.simplest_near_best(i)]
+            picks = list(dict.fromkeys(s for s in picks if s is not None))  # distinct, in order
+            if len(picks) > 1:
+                contenders[h] = picks
     else:
         scores = forward or loo
         chosen = {h: scores.simplest_near_best(i) for i, h in enumerate(anchors)}

@@ -41,7 +41,8 @@ NEIGHBOUR_MODELS = ("mean", "local_linear", "hybrid")
 RIDGES = (1e-12, 1e-9, 1e-6, 1e-3)
 DEFAULT_RIDGE = 1e-3  # a structure saved without one (version 0.2.0 files)
 _GATHER_ELEMS = 1 << 24  # neighbours' futures gathered per block of origins in forecast()
-#: a contender replaces the fit's choice only where its recent errors are this much lower
+#: a contender replaces the fit's choice only where the latter's recent errors exceed its own
+#: by this fraction
 #: (chosen on development data: ETT validation months and the IMU fusion cells)
 SWITCH_MARGIN = 0.1
 
@@ -214,6 +215,9 @@ def forecast(train, y, overlap, s: Structure, horizons):
     """
     ridge = DEFAULT_RIDGE if s.ridge is None else s.ridge  # the mean has no linear part
     lib = AnalogueData(train, s.embedding, s.delay, horizons, [ridge])
+    if ridge not in lib.coef:  # only a tampered file's structure can get here
+        raise ValueError(f"structure {s.as_dict()} leaves no complete pattern and future of "
+                         f"horizon {max(horizons)} in the fitted series")  # fmt: skip
     new = AnalogueData(y, s.embedding, s.delay, horizons, None)
     # a query whose pattern spans a gap carries the last known values forward (causal); keys
     # keep the gap, so no filled pattern ever becomes a neighbour
@@ -277,9 +281,9 @@ def switch_forecasts(preds, y, overlap, horizons, half_life):
         # discounted running sums: score[:, s] = decay * score[:, s-1] + error of origin s
         decay = 0.5 ** (1.0 / (half_life * h))
         score = lfilter([1.0], [1.0, -decay], np.where(paired, sq, 0.0), axis=1)
-        known = np.zeros((n, T))  # at origin t: the sums up to origin t - h (0 before any)
-        known[:, h:] = score[:, : max(0, T - h)] * handicap
-        rank = np.argsort(known, axis=0, kind="stable")  # ties (nothing known): given order
+        handicapped = np.zeros((n, T))  # at origin t: the sums up to t - h (0 before any)
+        handicapped[:, h:] = score[:, : max(0, T - h)] * handicap
+        rank = np.argsort(handicapped, axis=0, kind="stable")  # ties (none known): in order
         has_value = np.take_along_axis(np.isfinite(p).all(axis=-1), rank, axis=0)
         pick = rank[np.argmax(has_value, axis=0), origins]  # the best ranked with a value
         out[:, j] = p[pick, origins]

@@ -102,9 +102,9 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         that choice and each scoring's own -- to the one whose squared errors over the
         origins whose targets are known by then (and new: not the fitted series repeated)
         are least, weighted by a half-life of this many times h origins at horizon h; the
-        fit's choice must be beaten by 10% to be replaced, and is kept until an error is
-        known (the next contender where it has no value). None: always the fit's choice.
-        :meth:`predict` knows no new target and uses the fit's choice.
+        fit's choice is replaced only where its error exceeds another's by 10%, and is kept
+        until an error is known (the next contender where it has no value). None: always
+        the fit's choice. :meth:`predict` knows no new target and uses the fit's choice.
 
     Attributes
     ----------
@@ -230,9 +230,11 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         """The newest ``library_size`` patterns of the fitted series (all by default)."""
         if self.library_size is None:
             return z_train
-        # rows that are patterns need (E-1)τ rows before them and h after them
+        # rows that are patterns need (E-1)τ rows before them and h after them; the span of
+        # the fit's choices only: a contender must not move the forecasts of the fit's choice
+        # (a longer contender has a few keys fewer)
         if self.__dict__.get("structures_") is not None:  # fitted (fit clears it first)
-            span = max((s.embedding - 1) * s.delay for s in self._all_structures())
+            span = max((s.embedding - 1) * s.delay for s in self.structures_.values())
         else:
             span = (self.max_embedding - 1) * max(candidates(self.delay or 1))
         return z_train[-(self.library_size + span + self.horizon) :]
@@ -247,7 +249,8 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         return super().fit(y)
 
     def _fit(self, a):
-        self.__dict__.pop("structures_", None)  # a refit must not reuse the last fit's span
+        for stale in ("structures_", "contenders_", "best_params_"):  # a refit must not reuse
+            self.__dict__.pop(stale, None)  # the last fit's span, nor keep it if it fails
         if self.channel_independent and a.shape[1] > 1:
             params = {**self.get_params(), "channel_independent": False}
             self.channel_models_ = [
@@ -339,45 +342,40 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         for h in range(1, horizon + 1):
             groups.setdefault(nearest_anchor(h, anchors), []).append(h)
         out = np.full((len(a), horizon, a.shape[1]), np.nan)
+        series = self._standardised(a)
         for anchor, hs in groups.items():
-            out[:, np.array(hs) - 1] = self._anchor_path(a, anchor, hs, switch)
-        return out
+            out[:, np.array(hs) - 1] = self._anchor_path(series, anchor, hs, switch)
+        return out * self.scale_ + self.mean_
 
-    def _forecast_h(self, a, h):
-        return self._path_one(a, h)
-
-    def _path_one(self, a, h):
+    def _forecast_h(self, a, h):  # one horizon: only its anchor's structures
         if h > self.horizon:
             raise ValueError(f"horizon must be <= the fitted horizon {self.horizon}; got {h}")
         if getattr(self, "channel_models_", None):
             return np.column_stack(
-                [m._path_one(a[:, [c]], h)[:, 0] for c, m in enumerate(self.channel_models_)]
+                [m._forecast_h(a[:, [c]], h)[:, 0] for c, m in enumerate(self.channel_models_)]
             )
-        return self._anchor_path(a, nearest_anchor(h, anchor_horizons(self.horizon)), [h])[:, 0]
-
-    def _anchor_path(self, a, anchor, hs, switch=True):
-        """(T, len(hs), C) forecasts of the horizons ``hs`` that use ``anchor``'s structure,
-        or that switch among its contenders (``switch`` and ``switch_half_life``)."""
-        z_train = self._library(standardise(self.train_, self.mean_, self.scale_))
-        z = standardise(a, self.mean_, self.scale_)
-        overlap = self._overlap(a)
-        contenders = self.contenders_.get(anchor) if switch and self.switch_half_life else None
-        if contenders:
-            preds = np.stack(
-                [forecast(z_train, z, overlap, Structure(**p), hs) for p in contenders]
-            )
-            out = switch_forecasts(preds, z, overlap, hs, self.switch_half_life)
-        else:
-            out = forecast(z_train, z, overlap, self.structures_[anchor], hs)
+        anchor = nearest_anchor(h, anchor_horizons(self.horizon))
+        out = self._anchor_path(self._standardised(a), anchor, [h])[:, 0]
         return out * self.scale_ + self.mean_
+
+    def _standardised(self, a):
+        """``(library, series, overlap)`` in standardised units: what every anchor reads."""
+        z_train = self._library(standardise(self.train_, self.mean_, self.scale_))
+        return z_train, standardise(a, self.mean_, self.scale_), self._overlap(a)
+
+    def _anchor_path(self, series, anchor, hs, switch=True):
+        """(T, len(hs), C) standardised forecasts of the horizons ``hs`` that use ``anchor``'s
+        structure, or that switch among its contenders (``switch`` and ``switch_half_life``);
+        ``series`` as :meth:`_standardised` returns it."""
+        z_train, z, overlap = series
+        contenders = self.contenders_.get(anchor) if switch and self.switch_half_life else None
+        if not contenders:
+            return forecast(z_train, z, overlap, self.structures_[anchor], hs)
+        preds = np.stack([forecast(z_train, z, overlap, Structure(**p), hs) for p in contenders])
+        return switch_forecasts(preds, z, overlap, hs, self.switch_half_life)
 
     def _last_origin(self, history, n):
         return self._path(self._prepare(history), n, switch=False)[-1]  # no target is new
-
-    def _all_structures(self) -> list[Structure]:
-        """Every structure the forecasts may use: each anchor's and its contenders."""
-        extra = [Structure(**p) for c in self.contenders_.values() for p in c]
-        return [*self.structures_.values(), *extra]
 
     def _prepare(self, a):
         return a  # missing samples are never keys or queries: no filling needed
@@ -430,6 +428,9 @@ class ProjectionForecaster(FitScoresView, Forecaster):
 
         fitted = dict(fitted)
         models = fitted.pop("channel_models_", None)
+        if models is not None and ("best_params_" in fitted or "contenders_" in fitted):
+            raise ValueError("a channel_independent state keeps best_params_ and contenders_ "
+                             "in its channel_models_ only")  # fmt: skip
         best = fitted.pop("best_params_", None)
         contenders = fitted.pop("contenders_", {})  # none in a file saved before them
         own = {k: v for k, v in arrays.items() if not k.startswith("channel_")}
@@ -456,7 +457,10 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             m = ProjectionForecaster(**params)
             prefix = f"channel_{c}."
             sub = {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
-            m._set_state(sub_fitted, sub)
+            try:
+                m._set_state(sub_fitted, sub)
+            except ValueError as exc:  # name the channel: the fields repeat in each
+                raise ValueError(f"channel_models_[{c}]: {exc}") from exc
             self.channel_models_.append(m)
         self.best_params_ = [m.best_params_ for m in self.channel_models_]
         self.contenders_ = [m.contenders_ for m in self.channel_models_]
@@ -471,22 +475,22 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         return {h: Structure.from_saved(best[str(h)], f"best_params_[{h}]", span) for h in want}
 
     def _saved_contenders(self, saved) -> dict[int, list[dict]]:
-        """A file's ``contenders_``: at some anchor horizons, two or more distinct structures,
-        the first the anchor's own."""
+        """A file's ``contenders_``: at some anchor horizons, two or three distinct structures
+        (the fit's choice and each scoring's own), the first the anchor's own."""
         if not isinstance(saved, dict):
             raise ValueError(f"contenders_ must be an object, got {saved!r}")
         out, span = {}, len(self.train_)
         for key, c in saved.items():
             if key not in {str(h) for h in self.structures_}:
                 raise ValueError(f"contenders_ has a horizon {key!r} that is no anchor horizon")
-            if not isinstance(c, list) or len(c) < 2:
-                raise ValueError(f"contenders_[{key}] must list two or more structures")
-            each = [Structure.from_saved(p, f"contenders_[{key}][{i}]", span)
-                    for i, p in enumerate(c)]  # fmt: skip
-            if each[0] != self.structures_[int(key)] or len(set(each)) < len(each):
+            if not isinstance(c, list) or not 2 <= len(c) <= 3:
+                raise ValueError(f"contenders_[{key}] must list two or three structures")
+            structures = [Structure.from_saved(p, f"contenders_[{key}][{i}]", span)
+                          for i, p in enumerate(c)]  # fmt: skip
+            if structures[0] != self.structures_[int(key)] or len(set(structures)) < len(c):
                 raise ValueError(f"contenders_[{key}] must start with best_params_[{key}] and "
                                  "hold distinct structures")  # fmt: skip
-            out[int(key)] = [s.as_dict() for s in each]
+            out[int(key)] = [s.as_dict() for s in structures]
         return out
 
     @classmethod
