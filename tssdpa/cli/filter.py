@@ -146,7 +146,8 @@ def _report_fit(est, method: str, cols) -> None:
         print(f"{method}{where} on {cols}: chose {chosen}", file=sys.stderr)
     contenders = getattr(est, "contenders_", None)
     if isinstance(contenders, dict) and contenders:
-        print(f"{method} on {cols}: the fitted rows changed regime; at h={_fmt_list(contenders)} "
+        at = ",".join(map(str, contenders))
+        print(f"{method} on {cols}: the fitted rows changed regime; at h={at} "
               "the forecasts switch online to whichever of that choice, leave-one-out's and "
               "forward's has the least recent error", file=sys.stderr)  # fmt: skip
     mixture = getattr(est, "mixture_", None)
@@ -162,10 +163,6 @@ def _report_fit(est, method: str, cols) -> None:
 
 def _fmt(v) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
-
-
-def _fmt_list(keys) -> str:
-    return ",".join(str(k) for k in keys)
 
 
 def run(args) -> int:

@@ -42,8 +42,7 @@ RIDGES = (1e-12, 1e-9, 1e-6, 1e-3)
 DEFAULT_RIDGE = 1e-3  # a structure saved without one (version 0.2.0 files)
 _GATHER_ELEMS = 1 << 24  # neighbours' futures gathered per block of origins in forecast()
 #: a contender replaces the fit's choice only where the latter's recent errors exceed its own
-#: by this fraction
-#: (chosen on development data: ETT validation months and the IMU fusion cells)
+#: by this fraction (chosen on development data: ETT validation months, IMU fusion cells)
 SWITCH_MARGIN = 0.1
 
 
