@@ -1010,3 +1010,15 @@ def test_a_channel_independent_state_with_top_level_contenders_is_refused(tmp_pa
     edit_config(tmp_path / "g", edit)
     with pytest.raises(ValueError, match=r"channel_models_\[1\]: best_params_\[1\]\.delay"):
         ProjectionForecaster.load(tmp_path / "g")
+
+
+def test_forecasts_of_a_series_that_repeats_part_of_the_fitted_one_are_causal(switching):
+    # a stretch of the fitted series that departs from it before its end: every prefix must
+    # give the same forecasts as the whole (the repeated run is the same for both)
+    fc, y = switching
+    y2 = y[600:1100].copy()
+    y2[250:] += 0.2  # departs from the fitted series at row 250, before its end (row 300)
+    whole = np.asarray(fc.forecast_path(y2, 3))
+    assert fc._overlap(y2[:, None]) == 250
+    for n in (100, 250, 251, 320, 499):
+        np.testing.assert_array_equal(np.asarray(fc.forecast_path(y2[:n], 3)), whole[:n])

@@ -231,8 +231,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         if self.library_size is None:
             return z_train
         # rows that are patterns need (E-1)τ rows before them and h after them; the span of
-        # the fit's choices only: a contender must not move the forecasts of the fit's choice
-        # (a longer contender has a few keys fewer)
+        # the fit's choices only: a contender must not move their forecasts
         if self.__dict__.get("structures_") is not None:  # fitted (fit clears it first)
             span = max((s.embedding - 1) * s.delay for s in self.structures_.values())
         else:
@@ -315,19 +314,19 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     # ------------------------------------------------------------------ forecasting
     def _overlap(self, y2) -> int:
         """How many leading rows of ``y2`` repeat the fitted series from some offset (they
-        are keys of the training library already)."""
+        are keys of the training library already): the longest such run, so that a prefix
+        of ``y2`` gets the same count up to its length (causal)."""
         T, n = len(self.train_), len(y2)
         finite = np.flatnonzero(np.isfinite(y2[:, 0]))
         if not len(finite):
             return 0
-        r = finite[0]
+        r, run = finite[0], 0
         for start in np.flatnonzero(self.train_[:, 0] == y2[r, 0])[:16] - r:
-            if start < 0:
-                continue
-            m = min(n, T - start)
-            if np.array_equal(y2[:m], self.train_[start : start + m], equal_nan=True):
-                return m
-        return 0
+            m = min(n, T - start) if start >= 0 else 0
+            a, b = y2[:m], self.train_[start : start + m]
+            same = ((a == b) | (np.isnan(a) & np.isnan(b))).all(axis=1)
+            run = max(run, m if same.all() else int(np.argmin(same)))
+        return run
 
     def _path(self, a, horizon, switch=True):
         if horizon > self.horizon:
