@@ -60,7 +60,7 @@ def _unit(args) -> list:
         f.local_ = local
         xs = noisy[: f.max_fit_samples, None]
         y, div = output_divergence(f, xs, None, f.noise_level_)
-        wdiv = weights_divergence(xs, y, div, f.noise_level_, 101)
+        wdiv = weights_divergence(xs, y, div, f.noise_level_, (101,))[0]
         s2 = float(np.mean(f.noise_level_**2))
         rows.append({
             "series": name, "seed": seed, "snr": snr,

@@ -64,6 +64,22 @@ def _mad_scale(r: np.ndarray) -> float:
     return float(np.median(np.abs(r - np.median(r))) / 0.6745)
 
 
+#: the variance share a standard Gaussian keeps within +-3 standard deviations
+_TRIM3_VARIANCE = 0.973344
+
+
+def _trimmed_scale(r: np.ndarray) -> float:
+    """Standard deviation of ``r`` about its median over the entries within 3 MAD-scales of
+    it, corrected for the trimming. As robust to a few large residuals (busy stretches of the
+    signal) as the MAD, and about twice as efficient on Gaussian noise (the MAD's sampling
+    error of about 2% at 2000 samples biases the smallest of several estimates low)."""
+    m, s = float(np.median(r)), _mad_scale(r)
+    if not s > 0:
+        return s
+    inside = r[np.abs(r - m) <= 3.0 * s]
+    return float(np.sqrt(np.mean((inside - m) ** 2) / _TRIM3_VARIANCE))
+
+
 # x_t from its neighbours: (offsets, weights); Var(x_t - sum w x_{t+o}) = s^2 (1 + sum w^2)
 _INTERPOLATORS = (
     ((-1,), (1.0,)),
@@ -110,7 +126,9 @@ def noise_level(x2: np.ndarray, k: int = 8, max_samples: int = 4000) -> np.ndarr
                 continue
             core = v[lo : v.size - hi]
             pred = sum(w * v[lo + o : v.size - hi + o] for o, w in zip(offsets, weights))
-            levels.append(_mad_scale(core - pred) / math.sqrt(1.0 + sum(w * w for w in weights)))
+            levels.append(
+                _trimmed_scale(core - pred) / math.sqrt(1.0 + sum(w * w for w in weights))
+            )
         for m in (1, 2, 4):
             if v.size < 10 * (k + 2 * m + 1):
                 break

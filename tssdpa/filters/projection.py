@@ -116,7 +116,8 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
     local_window : "auto", odd int or None
         Zero-phase: mix the output with zero-phase low-passes where SURE over this many
         samples favours them (:mod:`~tssdpa.filters.projection_local`). ``"auto"`` (default):
-        101, kept where it lowers the fit's score (SURE, or the target's error); None: never.
+        the width of ``LOCAL_WIDTHS`` (101, 201, 401) with the lowest score, kept where it
+        lowers the fit's score (SURE, or the target's error); None: never.
 
     Attributes
     ----------
