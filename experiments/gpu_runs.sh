@@ -2,9 +2,11 @@
 # The GPU runs (docs/translation.md, docs/operator.md) in one device call, step by step:
 #   tests      the GPU tests (pytest -m gpu)
 #   bench      the CUDA rows of the attention benchmark -> $OUT/attention_bench_cuda.md
-#   sweep      short translation runs (30,000 pairs, 2 epochs, L = 20): projection at
-#              σ = 0.05 and 0.1 at every site and with learned σ, and standard attention
-#              with and without torch.compile -> $OUT/sweep_epochs.csv, $OUT/sweep_log.txt
+#   sweep      short translation runs (30,000 pairs, 2 epochs, L = 20): projection with
+#              unit-length q and k (normalize_qk) at σ = 0.5, 1 and 2 at every site and with σ
+#              learned from 1, and standard attention -> $OUT/sweep_epochs.csv,
+#              $OUT/sweep_log.txt (the σ = 0.05 / 0.1 / learned runs without normalize_qk and
+#              the compiled standard run of 2026-11-27 are in docs/translation.md)
 #   translate  the comparison: standard vs projection, L = 20 and 10, 10 epochs, full data
 #              -> $OUT/translation{.md,.png,_epochs.csv,_samples.csv}
 # STEPS picks and orders them (default: tests bench sweep; translate needs a call of its own:
@@ -72,16 +74,16 @@ for step in $STEPS; do
             --lengths 1024 4096 16384 --iir-max-len 16384 --mem-cap-gib 8 --case-timeout 30 \
             --out "$OUT/attention_bench_cuda.md" >"$OUT/bench_log.txt" 2>&1 ;;
     sweep)
-        for run in sigma0.05 sigma0.1 learned standard compiled; do
+        for run in unit0.5 unit1 unit2 unit1learned standard; do
             case $run in
-            sigma*) args=(--configs $PROJ --set "$ARGS.self_attention_sigma=${run#sigma}"
-                          --set "$ARGS.cross_attention_sigma=${run#sigma}") ;;
-            learned) args=(--configs $PROJ --set "$ARGS.learn_sigma=true") ;;
+            unit*) sigma=${run#unit}
+                   args=(--configs $PROJ --set "$ARGS.normalize_qk=true"
+                         --set "$ARGS.self_attention_sigma=${sigma%learned}"
+                         --set "$ARGS.cross_attention_sigma=${sigma%learned}")
+                   [ "${sigma%learned}" != "$sigma" ] && args+=(--set "$ARGS.learn_sigma=true") ;;
             standard) args=(--configs $STD) ;;
-            compiled) args=(--configs $STD --set model.compile=true) ;;
             esac
             limit=55
-            [ "$run" = compiled ] && limit=110
             limited $limit "${TRANSLATE[@]}" "${SHORT[@]}" --name "$run" "${args[@]}" \
                 >>"$OUT/sweep_log.txt" 2>&1
             merge_sweep

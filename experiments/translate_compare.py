@@ -360,7 +360,9 @@ def write_report(results: list[dict], args: argparse.Namespace, command: str, pa
         c = r["transformer"]
         sigma = (
             f"σ self {c['self_attention_sigma']}, cross {c['cross_attention_sigma']}"
-            f"{' (learned)' if c['learn_sigma'] else ''}, backend {c['attention_backend']}, "
+            f"{' (learned)' if c['learn_sigma'] else ''}"
+            f"{', unit-length q and k' if c.get('normalize_qk') else ''}, "
+            f"backend {c['attention_backend']}, "
             if c["attention"] == "projection"
             else ""
         )

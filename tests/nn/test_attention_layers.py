@@ -91,6 +91,32 @@ def test_projection_layer_is_projection_sdpa_on_projected_heads():
     torch.testing.assert_close(y2, y)
 
 
+def test_normalize_qk_is_projection_sdpa_on_unit_length_heads_in_output_and_gradient():
+    torch.manual_seed(3)
+    m = ProjectionMultiheadAttention(12, 3, batch_first=True, sigma=0.4, normalize_qk=True)
+    x = torch.randn(2, 7, 12, dtype=torch.float64, requires_grad=True)
+    m = m.double()
+    y, w = m(x, x, x, is_causal=True, average_attn_weights=False)
+
+    def reference(x):
+        q, k, v = m._project(x, x, x)
+        q, k, v = (t.unflatten(-1, (3, 4)).transpose(1, 2) for t in (q, k, v))
+        q, k = q / q.norm(dim=-1, keepdim=True), k / k.norm(dim=-1, keepdim=True)
+        o = projection_sdpa(q, k, v, sigma=0.4, is_causal=True, backend="math")
+        return m.out_proj(o.transpose(1, 2).flatten(-2))
+
+    ref = reference(x)
+    torch.testing.assert_close(y, ref)
+    g = torch.randn_like(y)
+    (dx,) = torch.autograd.grad((y * g).sum(), x)
+    (dx_ref,) = torch.autograd.grad((ref * g).sum(), x)
+    torch.testing.assert_close(dx, dx_ref)
+    # the logits are bounded: a unit-length q and k are at most 2 apart
+    assert float(w[w > 0].min()) >= float(torch.exp(torch.tensor(-4 / (2 * 0.4**2)))) / 7
+    with pytest.raises(ValueError, match="normalize_qk"):
+        ProjectionMultiheadAttention(12, 3, attention="standard", normalize_qk=True)
+
+
 def test_learned_sigma_and_decay_receive_gradients():
     m = ProjectionMultiheadAttention(
         8, 2, batch_first=True, learn_sigma=True, sigma=2.0, decay=0.9, learn_decay=True

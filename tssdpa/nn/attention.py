@@ -62,6 +62,10 @@ class ProjectionMultiheadAttention(nn.Module):
         ``num_heads * head_dim`` (Keras ``key_dim``).
     backend : {"auto", "fused", "math"}
         Passed to :func:`tssdpa.projection_sdpa`.
+    normalize_qk : bool
+        Projection only: scale each head's q and k to unit length first (the unit-norm q and k
+        the paper's distances assume). ``||q - k||²`` then lies in [0, 4], so the logits are
+        bounded by ``2/σ²`` whatever the projections learn; σ of about 0.2-1 is the useful range.
 
     Examples
     --------
@@ -100,6 +104,7 @@ class ProjectionMultiheadAttention(nn.Module):
         value: str = "separate",
         head_dim: int | None = None,
         backend: str = "auto",
+        normalize_qk: bool = False,
     ) -> None:
         super().__init__()
         fk = {"device": device, "dtype": dtype}
@@ -114,6 +119,8 @@ class ProjectionMultiheadAttention(nn.Module):
             head_dim = embed_dim // num_heads
         if attention not in ("projection", "standard"):
             raise ValueError(f"attention must be 'projection' or 'standard', got {attention!r}")
+        if normalize_qk and attention != "projection":
+            raise ValueError("normalize_qk needs attention='projection'")
         if value not in ("separate", "key"):
             raise ValueError(f"value must be 'separate' or 'key', got {value!r}")
         if decay is not None and tau is not None:
@@ -129,6 +136,7 @@ class ProjectionMultiheadAttention(nn.Module):
         self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         self.dropout, self.batch_first = dropout, batch_first
         self.attention, self.value, self.window, self.backend = attention, value, window, backend
+        self.normalize_qk = normalize_qk
         self.add_zero_attn = add_zero_attn
         inner = num_heads * head_dim
         self.inner_dim = inner
@@ -314,6 +322,8 @@ class ProjectionMultiheadAttention(nn.Module):
             attn_mask = None if attn_mask is None else F.pad(attn_mask, (0, 1))
             key_padding_mask = None if key_padding_mask is None else F.pad(key_padding_mask, (0, 1))
         q, k, v = (x.unflatten(-1, (H, Dh)).transpose(1, 2) for x in (q, k, v))  # (B, H, ·, Dh)
+        if self.normalize_qk:
+            q, k = (F.normalize(t, dim=-1).to(t.dtype) for t in (q, k))  # autocast: fp32 norm
         if self.add_zero_attn:
             k = torch.cat([k, k.new_zeros(B, H, 1, Dh)], dim=2)
             v = torch.cat([v, v.new_zeros(B, H, 1, Dh)], dim=2)
@@ -393,6 +403,7 @@ class ProjectionMultiheadAttention(nn.Module):
         s = f"{self.embed_dim}, {self.num_heads}, attention={self.attention!r}"
         if self.attention == "projection":
             s += f", learn_sigma={self.learn_sigma}"
+            s += ", normalize_qk=True" if self.normalize_qk else ""
         if self.window is not None:
             s += f", window={self.window}"
         if self.decay_kind is not None:

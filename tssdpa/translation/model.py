@@ -53,6 +53,8 @@ class TranslationTransformer(nn.Module):
         self_attention_sigma: Projection kernel width σ of encoder and decoder self-attention.
         cross_attention_sigma: Projection kernel width σ of the decoder's cross-attention.
         learn_sigma: Learn σ per head (projection only).
+        normalize_qk: Unit-length q and k per head before the projection kernel (projection
+            only; ``ProjectionMultiheadAttention(normalize_qk=True)``): bounded logits.
         attention_value: ``"separate"`` (a value projection, as Keras) or ``"key"`` (average the
             projected keys themselves, Sanger's eq. 14 literally).
         padding_mask: Mask padded keys; ``False`` is the paper's "no padding mask" setting.
@@ -77,6 +79,7 @@ class TranslationTransformer(nn.Module):
         self_attention_sigma: float = 0.01,
         cross_attention_sigma: float = 0.05,
         learn_sigma: bool = False,
+        normalize_qk: bool = False,
         attention_value: AttentionValue = "separate",
         padding_mask: bool = True,
         attention_backend: str = "auto",
@@ -120,6 +123,7 @@ class TranslationTransformer(nn.Module):
             "self_attention_sigma": self_attention_sigma,
             "cross_attention_sigma": cross_attention_sigma,
             "learn_sigma": learn_sigma,
+            "normalize_qk": normalize_qk,
             "attention_value": attention_value,
             "padding_mask": padding_mask,
             "attention_backend": attention_backend,
@@ -133,7 +137,12 @@ class TranslationTransformer(nn.Module):
         def site(sigma: float) -> dict:
             kwargs = {"attention": attention, "head_dim": head_dim, "value": attention_value}
             if attention == "projection":
-                kwargs |= {"sigma": sigma, "learn_sigma": learn_sigma, "backend": attention_backend}
+                kwargs |= {
+                    "sigma": sigma,
+                    "learn_sigma": learn_sigma,
+                    "backend": attention_backend,
+                    "normalize_qk": normalize_qk,
+                }
             return kwargs
 
         self.source_embedding = TokenAndPositionEmbedding(
