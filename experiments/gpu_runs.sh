@@ -6,7 +6,8 @@
 #              unit-length q and k (normalize_qk) at σ = 0.5, 1 and 2 at every site and with σ
 #              learned from 1, and standard attention -> $OUT/sweep_epochs.csv,
 #              $OUT/sweep_log.txt (the σ = 0.05 / 0.1 / learned runs without normalize_qk and
-#              the compiled standard run of 2026-11-27 are in docs/translation.md)
+#              the compiled standard run of 2026-11-27, this step's earlier version at
+#              f0f3290, are in docs/results/translation_sigma_sweep_epochs.csv)
 #   translate  the comparison: standard vs projection, L = 20 and 10, 10 epochs, full data
 #              -> $OUT/translation{.md,.png,_epochs.csv,_samples.csv}
 # STEPS picks and orders them (default: tests bench sweep; translate needs a call of its own:

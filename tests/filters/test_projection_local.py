@@ -252,3 +252,14 @@ def test_the_weights_divergence_probe_matches_the_exact_trace():
     probe = weights_divergence(x[:, None], a * x[:, None], a, np.array([s]), (width,), probes=200)
     assert probe[0, 0] == pytest.approx(exact, rel=0.1)
     assert abs(exact) > 0.01  # the part is not negligible here
+
+
+def test_the_weights_divergence_of_several_widths_is_each_widths_own():
+    """fit_local scores width i with row i: the same probes as for that width alone."""
+    rng = np.random.default_rng(5)
+    x = (np.sin(np.arange(600) / 9) + 0.4 * rng.normal(size=600))[:, None]
+    args = (x, 0.3 * x, 0.3, np.array([0.4]))
+    together = weights_divergence(*args, LOCAL_WIDTHS)
+    alone = [weights_divergence(*args, (w,))[0] for w in LOCAL_WIDTHS]
+    np.testing.assert_allclose(together, np.stack(alone), rtol=1e-12)
+    assert len({round(float(v), 12) for v in together[:, 0]}) == len(LOCAL_WIDTHS)

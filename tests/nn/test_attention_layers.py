@@ -113,8 +113,23 @@ def test_normalize_qk_is_projection_sdpa_on_unit_length_heads_in_output_and_grad
     torch.testing.assert_close(dx, dx_ref)
     # the logits are bounded: a unit-length q and k are at most 2 apart
     assert float(w[w > 0].min()) >= float(torch.exp(torch.tensor(-4 / (2 * 0.4**2)))) / 7
+    y2, _ = m(x, x, x, is_causal=True, need_weights=False)  # the fused path
+    torch.testing.assert_close(y2, ref)
     with pytest.raises(ValueError, match="normalize_qk"):
         ProjectionMultiheadAttention(12, 3, attention="standard", normalize_qk=True)
+
+
+def test_normalize_qk_with_value_key_averages_the_unit_length_keys():
+    torch.manual_seed(4)
+    m = ProjectionMultiheadAttention(8, 2, batch_first=True, sigma=0.5, value="key",
+                                     normalize_qk=True).eval()  # fmt: skip
+    x = torch.randn(2, 6, 8)
+    y, _ = m(x, x, x, need_weights=False)
+    q, k, _ = m._project(x, x, x)
+    q, k = (t.unflatten(-1, (2, 4)).transpose(1, 2) for t in (q, k))
+    q, k = q / q.norm(dim=-1, keepdim=True), k / k.norm(dim=-1, keepdim=True)
+    o = projection_sdpa(q, k, k, sigma=0.5, backend="math")
+    torch.testing.assert_close(y, m.out_proj(o.transpose(1, 2).flatten(-2)))
 
 
 def test_learned_sigma_and_decay_receive_gradients():

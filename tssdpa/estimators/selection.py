@@ -64,15 +64,17 @@ def _mad_scale(r: np.ndarray) -> float:
     return float(np.median(np.abs(r - np.median(r))) / 0.6745)
 
 
-#: the variance share a standard Gaussian keeps within +-3 standard deviations
-_TRIM3_VARIANCE = 0.973344
+#: the variance of a standard Gaussian truncated to +-3 (its mean square within +-3 standard
+#: deviations, over the share of samples there)
+_TRIM3_VARIANCE = 0.9733369
 
 
 def _trimmed_scale(r: np.ndarray) -> float:
     """Standard deviation of ``r`` about its median over the entries within 3 MAD-scales of
-    it, corrected for the trimming. As robust to a few large residuals (busy stretches of the
-    signal) as the MAD, and about twice as efficient on Gaussian noise (the MAD's sampling
-    error of about 2% at 2000 samples biases the smallest of several estimates low)."""
+    it, corrected for the trimming. Robust to a few large residuals (busy stretches of the
+    signal), and on Gaussian noise its sampling error is about two thirds of the MAD's (2%
+    against 3% at 2000 samples), which matters because the smallest of several noisy
+    estimates is biased low."""
     m, s = float(np.median(r)), _mad_scale(r)
     if not s > 0:
         return s
@@ -89,23 +91,25 @@ _INTERPOLATORS = (
 
 
 #: estimates within this fraction of the smallest are averaged (each has a sampling error of
-#: about 2% at 2000 samples, so the smallest of several is biased low by about that much)
+#: 2-3% at 2000 samples, so the smallest of several is biased low by about that much)
 NEAR_MIN = 0.04
 
 
 def noise_level(x2: np.ndarray, k: int = 8, max_samples: int = 4000) -> np.ndarray:
     """Standard deviation of additive white noise in each channel of a (T, C) series.
 
-    Each estimator below is the robust spread (MAD) of a residual ``x_t - f(x_{t≠j})`` that
+    Each estimator below is the robust spread of a residual ``x_t - f(x_{t≠j})`` that
     leaves ``x_t`` out, divided by its noise gain: a valid upper bound, tight where ``f``
     predicts the clean signal well. The smallest wins (see below):
 
-    * polynomial interpolation from ±1, ±2 neighbours (orders 0, 1, 3): tight on smooth
-      signals (``MAD(diff) / sqrt 2`` is the first);
+    * polynomial interpolation from ±1, ±2 neighbours (orders 0, 1, 3), its residuals measured
+      by :func:`_trimmed_scale`: tight on smooth signals;
     * the mean of ``x`` at the ``k`` nearest neighbours of the two-sided delay context
       ``(x_{t-m}..x_{t-1}, x_{t+1}..x_{t+m})`` in time-separated parts of the series, for
-      m = 1, 2, 4: tight on signals that are rough in time but deterministic in state (chaotic
-      maps), where every difference-based estimate sees the signal as noise.
+      m = 1, 2, 4, its residuals measured by the MAD (on chaotic maps they are heavy-tailed,
+      the signal leaking in, and a trimmed standard deviation overestimates them): tight on
+      signals that are rough in time but deterministic in state (chaotic maps), where every
+      difference-based estimate sees the signal as noise.
 
     The estimates within ``NEAR_MIN`` (4%) of the smallest are averaged: the smallest of
     several noisy estimates alone would be biased low, and at 0 dB a noise level 3-5% low

@@ -64,8 +64,9 @@ class ProjectionMultiheadAttention(nn.Module):
         Passed to :func:`tssdpa.projection_sdpa`.
     normalize_qk : bool
         Projection only: scale each head's q and k to unit length first (the unit-norm q and k
-        the paper's distances assume). ``||q - k||²`` then lies in [0, 4], so the logits are
-        bounded by ``2/σ²`` whatever the projections learn; σ of about 0.2-1 is the useful range.
+        the paper's distances assume; with ``value="key"`` the averaged keys are the unit ones
+        too). ``||q - k||²`` then lies in [0, 4], so the logits are bounded by ``2/σ²``
+        whatever the projections learn (σ = 0.3 and 0.5 tried in ``docs/translation.md``).
 
     Examples
     --------
@@ -323,7 +324,10 @@ class ProjectionMultiheadAttention(nn.Module):
             key_padding_mask = None if key_padding_mask is None else F.pad(key_padding_mask, (0, 1))
         q, k, v = (x.unflatten(-1, (H, Dh)).transpose(1, 2) for x in (q, k, v))  # (B, H, ·, Dh)
         if self.normalize_qk:
-            q, k = (F.normalize(t, dim=-1).to(t.dtype) for t in (q, k))  # autocast: fp32 norm
+            # .to: under autocast the norm comes out in fp32; the kernel takes one dtype
+            q, k = (F.normalize(t, dim=-1).to(t.dtype) for t in (q, k))
+            if self.value == "key":
+                v = F.normalize(v, dim=-1).to(v.dtype)
         if self.add_zero_attn:
             k = torch.cat([k, k.new_zeros(B, H, 1, Dh)], dim=2)
             v = torch.cat([v, v.new_zeros(B, H, 1, Dh)], dim=2)
