@@ -18,6 +18,7 @@ from tssdpa.filters.projection_local import (
     fit_local,
     local_mixture,
     local_mixture_naive,
+    local_mixtures,
     output_divergence,
     weights_divergence,
 )
@@ -84,6 +85,17 @@ def test_the_fast_mixture_matches_the_sample_by_sample_reference():
     np.testing.assert_array_equal(
         local_mixture(x, y, 0.2, noise, 31, [False, True])[0][:, 0], y[:, 0]
     )
+
+
+def test_the_mixtures_of_several_widths_are_each_widths_own(busy_then_quiet):
+    noisy = busy_then_quiet[0][:800, None]
+    y = 0.5 * noisy
+    together = local_mixtures(noisy, y, 0.5, [0.5], LOCAL_WIDTHS)
+    for width, (out, div) in zip(LOCAL_WIDTHS, together):
+        alone = local_mixture(noisy, y, 0.5, [0.5], width)
+        np.testing.assert_array_equal(out, alone[0])
+        np.testing.assert_array_equal(div, alone[1])
+    assert not np.array_equal(together[0][0], together[-1][0])
 
 
 def test_a_channel_with_a_missing_sample_keeps_the_filters_output():

@@ -59,6 +59,7 @@ __all__ = [
     "fit_local",
     "local_mixture",
     "local_mixture_naive",
+    "local_mixtures",
     "output_divergence",
     "weights_divergence",
 ]
@@ -123,17 +124,26 @@ def local_mixture(
     as fixed. ``noise``: (C,) noise levels; ``channels``: (C,) bools, the channels to adapt
     (default all). Channels left out or with a non-finite sample keep ``y``.
     """
+    return local_mixtures(x2, y, divergence, noise, (width,), channels, temperature)[0]
+
+
+def local_mixtures(
+    x2, y, divergence: float, noise, widths, channels=None, temperature=LOCAL_TEMPERATURE
+):
+    """:func:`local_mixture` for each window width of ``widths`` (a list of ``(out, div)``),
+    the candidates of each channel computed once for all of them."""
     x2, y = np.asarray(x2, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    out, div = y.copy(), np.full(y.shape, float(divergence))
+    mixes = [(y.copy(), np.full(y.shape, float(divergence))) for _ in widths]
     for c in range(x2.shape[1]):
         if _skipped(x2, y, c, channels):
             continue
         s = float(noise[c])
         Y, D = _candidates(x2[:, c], y[:, c], divergence)
-        w = _weights(x2[:, c], Y, D, width, s, temperature)
-        out[:, c] = (w * Y).sum(axis=0)
-        div[:, c] = w.T @ D
-    return out, div
+        for width, (out, div) in zip(widths, mixes):
+            w = _weights(x2[:, c], Y, D, width, s, temperature)
+            out[:, c] = (w * Y).sum(axis=0)
+            div[:, c] = w.T @ D
+    return mixes
 
 
 def local_mixture_naive(
@@ -289,8 +299,8 @@ def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
     if target is None:
         wdiv = weights_divergence(xs, y, divergence, noise, widths)  # (W, C)
     best = None
-    for i, width in enumerate(widths):
-        local, local_div = local_mixture(xs, y, divergence, noise, width)
+    mixes = local_mixtures(xs, y, divergence, noise, widths)
+    for i, (width, (local, local_div)) in enumerate(zip(widths, mixes)):
         after = _scores(xs, local, local_div, noise, target, tail)
         if target is None:
             after = after + 2.0 * noise**2 * wdiv[i]
