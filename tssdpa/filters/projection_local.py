@@ -62,13 +62,15 @@ __all__ = [
     "local_mixtures",
     "output_divergence",
     "weights_divergence",
+    "width_scores",
 ]
 
 #: the sliding SURE windows ``local_window="auto"`` chooses from (samples); the temperature of
 #: the weights
 LOCAL_WIDTHS, LOCAL_TEMPERATURE = (101, 201, 401), 4.0
-#: ``"auto"`` adapts a channel where its SURE drops by more than this share of ``s_c^2``
-LOCAL_MARGIN = 0.01
+#: ``"auto"`` adapts a channel where its SURE drops by more than this share of ``s_c^2`` (set
+#: on the development cells of ``experiments/local_margin_probe.py``; see docs/filters.md)
+LOCAL_MARGIN = 0.005
 _LADDER = tuple({"cutoff": c, "order": 2} for c in LOWPASS_CUTOFFS)
 _KEYS = ("base", "window", "embedding", "decay", "degree", "sigma")
 
@@ -268,6 +270,21 @@ def check_local_window(filt) -> None:
                          "sampled data (no tau, no recurrent)")  # fmt: skip
 
 
+def width_scores(filt, xs, times, noise, widths, target=None, tail: int = 0):
+    """``(divergence, before (C,), after (W, C))``: the scores of the fitted output of ``filt``
+    on ``xs`` and of its adaptation over each width of ``widths`` -- SURE (the weights' own
+    divergence included) or, with ``target``, the squared error against it from row ``tail``
+    on -- and the fitted output's mean ``dy_t/dx_t``. ``noise``: the (C,) levels SURE uses."""
+    noise = np.asarray(noise, dtype=np.float64)
+    y, divergence = output_divergence(filt, xs, times, noise, target)
+    before = _scores(xs, y, divergence, noise, target, tail)
+    mixes = local_mixtures(xs, y, divergence, noise, widths)
+    afters = np.stack([_scores(xs, loc, loc_div, noise, target, tail) for loc, loc_div in mixes])
+    if target is None:
+        afters = afters + 2.0 * noise**2 * weights_divergence(xs, y, divergence, noise, widths)
+    return divergence, before, afters
+
+
 def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
     """The ``local_`` of a zero-phase ``filt`` fitted on ``xs``: None, or ``{"window",
     "divergence", "noise", "channels"}`` (the sliding window, the fitted output's mean
@@ -292,18 +309,11 @@ def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
         if not (np.isfinite(noise).all() and (noise > 0).all()):
             return None, None
     noise = np.asarray(noise, dtype=np.float64)
-    y, divergence = output_divergence(filt, xs, times, noise, target)
     auto = filt.local_window == "auto"
     widths = LOCAL_WIDTHS if auto else (int(filt.local_window),)
-    before = _scores(xs, y, divergence, noise, target, tail)
-    if target is None:
-        wdiv = weights_divergence(xs, y, divergence, noise, widths)  # (W, C)
+    divergence, before, afters = width_scores(filt, xs, times, noise, widths, target, tail)
     best = None
-    mixes = local_mixtures(xs, y, divergence, noise, widths)
-    for i, (width, (local, local_div)) in enumerate(zip(widths, mixes)):
-        after = _scores(xs, local, local_div, noise, target, tail)
-        if target is None:
-            after = after + 2.0 * noise**2 * wdiv[i]
+    for width, after in zip(widths, afters):
         if auto:
             channels = after < before - (0.0 if target is not None else LOCAL_MARGIN * noise**2)
         else:
