@@ -3,14 +3,15 @@ to the error -- the evidence for the rule of ``projection_local.fit_local``.
 
 For every development denoising cell (the real channels of ``autofit_heldout.py``, seed 0; the
 synthetic series of ``bench_autofit.py``, seeds 1 and 2; 0, 10 and 20 dB) it fits
-``ProjectionFilter(causal=False, local_window=None)`` and adapts its output by force over each
-width of ``projection_local.LOCAL_WIDTHS``. For the width whose SURE gain is largest it prints
-that gain on the fit block, in units of the noise variance -- as ``fit`` computes it, with the
-weights' own divergence, and with the weights taken as fixed -- next to the RMSE ratio adapted
-/ not adapted on the test part and on the whole series. Then, for a few margins, the geometric
-mean and worst ratio if the adaptation were kept only above that gain (``fit``'s rule with
-``LOCAL_MARGIN`` set to it). The benchmark's own series (its test cells) are left out. Last,
-the same for the stationary two-tone sines of ``tests/filters/test_projection_local.py``.
+``ProjectionFilter(causal=False, local_window=None)``, scores the adaptation over each width of
+``projection_local.LOCAL_WIDTHS`` and adapts by force over the width whose SURE gain is
+largest. It prints that gain on the fit block, in units of the noise variance -- as ``fit``
+computes it, with the weights' own divergence, and with the weights taken as fixed (at the
+same width) -- next to the RMSE ratio adapted / not adapted on the test part and on the whole
+series. Then, for a few margins, the geometric mean and worst ratio if the adaptation were
+kept only where that gain exceeds the margin (on the first gain this is ``fit``'s rule with
+``LOCAL_MARGIN`` set to the margin). The benchmark's own series (its test cells) are left out.
+Last, the same for the stationary two-tone sines of ``tests/filters/test_projection_local.py``.
 
 Usage::
 

@@ -25,10 +25,11 @@ fit block. The divergence of the adapted output has two parts: ``sum_k w_k(t)
 dy_k(t)/dx(t)``, and the weights' own dependence on x (:func:`weights_divergence`, four random
 probes). Without the second part the estimate is optimistic, since the weights were chosen on the
 same samples: on the stationary development series it showed gains of up to 0.02 s^2 where the
-error against the clean signal grew (``experiments/local_margin_probe.py``). The gain must also
-exceed :data:`LOCAL_MARGIN` of the noise variance: SURE rests on the estimated noise level, a
-few percent off (``noise_level``), which moves the scores of a strong and a weak smoother
-apart by about that much.
+error against the clean signal grew (``experiments/local_margin_probe.py`` as of 147c4b7). The
+gain must also exceed :data:`LOCAL_MARGIN` of the noise variance: SURE rests on the estimated
+noise level, a few percent off (``noise_level``), and a relative error e of ``s^2`` moves the
+scores of two outputs apart by ``2 e s^2`` times the difference of their divergences; the
+value was set on development data (``experiments/local_margin_probe.py``).
 
 With a target (:meth:`ProjectionFilter.fit` ``target=``) the noise level is the RMS of
 ``x - target`` and the adaptation is kept where it lowers the error against the target; the
