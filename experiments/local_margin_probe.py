@@ -32,12 +32,7 @@ import autofit_heldout  # noqa: E402 -- registers the real development series
 import bench_autofit as bench  # noqa: E402
 
 from tssdpa.filters import ProjectionFilter  # noqa: E402
-from tssdpa.filters.projection_local import (  # noqa: E402
-    LOCAL_WIDTHS,
-    output_divergence,
-    weights_divergence,
-    width_scores,
-)
+from tssdpa.filters.projection_local import LOCAL_WIDTHS, width_scores  # noqa: E402
 
 MARGINS = (0.0, 0.0025, 0.005, 0.01, 0.02)
 
@@ -49,16 +44,14 @@ def _force(noisy):
     f = ProjectionFilter(causal=False, local_window=None).fit(noisy)
     plain = np.asarray(f.filter(noisy))
     xs, noise = noisy[: f.max_fit_samples, None], f.noise_level_
-    div, before, after = width_scores(f, xs, None, noise, LOCAL_WIDTHS)
-    y, _ = output_divergence(f, xs, None, noise)
-    wdiv = weights_divergence(xs, y, div, noise, LOCAL_WIDTHS)[:, 0]
+    div, before, after, wdiv = width_scores(f, xs, None, noise, LOCAL_WIDTHS)
     gains = (before[0] - after[:, 0]) / float(np.mean(noise**2))  # what fit() uses
     i = int(np.argmax(gains))  # fit() keeps the width of the lowest score
     f.local_window = LOCAL_WIDTHS[i]
     f.local_ = {"window": LOCAL_WIDTHS[i], "divergence": div, "noise": list(map(float, noise)),
                 "channels": [True]}  # fmt: skip
     adapted = np.asarray(f.filter(noisy))
-    return LOCAL_WIDTHS[i], float(gains[i]), float(gains[i] + 2 * wdiv[i]), plain, adapted
+    return LOCAL_WIDTHS[i], float(gains[i]), float(gains[i] + 2 * wdiv[i, 0]), plain, adapted
 
 
 def _tones() -> None:

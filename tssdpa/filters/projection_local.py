@@ -272,18 +272,21 @@ def check_local_window(filt) -> None:
 
 
 def width_scores(filt, xs, times, noise, widths, target=None, tail: int = 0):
-    """``(divergence, before (C,), after (W, C))``: the scores of the fitted output of ``filt``
-    on ``xs`` and of its adaptation over each width of ``widths`` -- SURE (the weights' own
-    divergence included) or, with ``target``, the squared error against it from row ``tail``
-    on -- and the fitted output's mean ``dy_t/dx_t``. ``noise``: the (C,) levels SURE uses."""
+    """``(divergence, before (C,), after (W, C), weights' divergence (W, C))``: the scores of
+    the fitted output of ``filt`` on ``xs`` and of its adaptation over each width of
+    ``widths`` -- SURE, which includes the weights' own divergence (:func:`weights_divergence`;
+    zeros with a target), or with ``target`` the squared error against it from row ``tail`` on
+    -- and the fitted output's mean ``dy_t/dx_t``. ``noise``: the (C,) levels SURE uses."""
     noise = np.asarray(noise, dtype=np.float64)
     y, divergence = output_divergence(filt, xs, times, noise, target)
     before = _scores(xs, y, divergence, noise, target, tail)
     mixes = local_mixtures(xs, y, divergence, noise, widths)
     afters = np.stack([_scores(xs, loc, loc_div, noise, target, tail) for loc, loc_div in mixes])
+    wdiv = np.zeros_like(afters)
     if target is None:
-        afters = afters + 2.0 * noise**2 * weights_divergence(xs, y, divergence, noise, widths)
-    return divergence, before, afters
+        wdiv = weights_divergence(xs, y, divergence, noise, widths)
+        afters = afters + 2.0 * noise**2 * wdiv
+    return divergence, before, afters, wdiv
 
 
 def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
@@ -312,7 +315,7 @@ def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
     noise = np.asarray(noise, dtype=np.float64)
     auto = filt.local_window == "auto"
     widths = LOCAL_WIDTHS if auto else (int(filt.local_window),)
-    divergence, before, afters = width_scores(filt, xs, times, noise, widths, target, tail)
+    divergence, before, afters, _ = width_scores(filt, xs, times, noise, widths, target, tail)
     best = None
     for width, after in zip(widths, afters):
         if auto:
