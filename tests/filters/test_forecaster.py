@@ -41,7 +41,9 @@ def rmse(pred, y, h, start):
 
 def reference_forecast(fc, train, y, h, n_train_rows_in_y):
     """Explicit loops for the fitted structure of horizon h: keys are the training patterns
-    and the patterns of y after its training rows whose future is known at the origin."""
+    and the patterns of y whose future leaves its training rows (the newest h patterns of
+    those rows included: their futures are not in the training series), each once its
+    future is known at the origin."""
     s = fc.structures_[h]
     z_tr = (train - fc.mean_[0]) / fc.scale_[0]
     z = (y - fc.mean_[0]) / fc.scale_[0]
@@ -62,7 +64,7 @@ def reference_forecast(fc, train, y, h, n_train_rows_in_y):
             continue
         cands = lib + [
             (E_y[j], z[j + h])
-            for j in range(n_train_rows_in_y, t - h + 1)
+            for j in range(max(0, n_train_rows_in_y - h), t - h + 1)
             if np.isfinite(E_y[j]).all()
         ]
         lin_q = np.r_[1.0, q] @ beta
