@@ -44,7 +44,7 @@ def _force(noisy):
     f = ProjectionFilter(causal=False, local_window=None).fit(noisy)
     plain = np.asarray(f.filter(noisy))
     xs, noise = noisy[: f.max_fit_samples, None], f.noise_level_
-    div, before, after, wdiv = width_scores(f, xs, None, noise, LOCAL_WIDTHS)
+    div, before, after, wdiv, _ = width_scores(f, xs, None, noise, LOCAL_WIDTHS)
     gains = (before[0] - after[:, 0]) / float(np.mean(noise**2))  # what fit() uses
     i = int(np.argmax(gains))  # fit() keeps the width of the lowest score
     f.local_window = LOCAL_WIDTHS[i]

@@ -19,10 +19,12 @@ from tssdpa.filters.projection_local import (
     local_mixture,
     local_mixture_naive,
     local_mixtures,
+    nonlocal_divergence,
     output_divergence,
     weights_divergence,
 )
 from tssdpa.signal.lowpass import zero_phase_lowpass
+from tssdpa.signal.nonlocal_filter import run_nonlocal
 
 T = 2000
 
@@ -129,8 +131,9 @@ def test_the_fitted_divergence_is_that_of_the_moving_average_it_chose(with_targe
     target = clean[:, None] if with_target else None
     f.fit(noisy, target=None if target is None else clean)
     noise = [0.5] if with_target else f.noise_level_
-    _, divergence = output_divergence(f, noisy[:, None], None, noise, target)
+    _, divergence, nonlocal_part = output_divergence(f, noisy[:, None], None, noise, target)
     assert divergence == pytest.approx(1 / 15, abs=0.01)  # 15 taps of equal weight
+    assert nonlocal_part == 0.0  # a windowed filter: nothing depends on the series' length
 
 
 def test_local_window_as_an_int_adapts_where_auto_would_not():
@@ -213,6 +216,94 @@ def test_the_input_is_not_changed(adapted, busy_then_quiet):
     np.testing.assert_array_equal(target, target0)
 
 
+BLOCK = 500  # the fit block of the non-local filter below: a quarter of the series
+
+
+@pytest.fixture(scope="module")
+def nonlocal_adapted(busy_then_quiet):
+    """The non-local filter, adapted over 101 samples, fitted on the first BLOCK samples."""
+    return ProjectionFilter(
+        causal=False,
+        window="all",
+        embedding=7,
+        sigma=[1.0],
+        mix=False,
+        local_window=101,
+        max_fit_samples=BLOCK,
+    ).fit(busy_then_quiet[0])
+
+
+def _mean_own_weight(f, x):
+    spec = f._spec()
+    _, own = run_nonlocal(x[:, None], f.embedding_, spec.n_neighbors, [f.sigma_], spec.exclude_self)
+    return float(np.mean(own[0]))
+
+
+def _adapted_by_hand(f, x, divergence):
+    """The local adaptation of ``f``'s own output on ``x`` with the given divergence."""
+    plain = copy.deepcopy(f)
+    plain.local_ = None
+    y = np.asarray(plain.filter(x))[:, None]
+    loc = f.local_
+    return local_mixture(x[:, None], y, divergence, loc["noise"], loc["window"], loc["channels"])[0]
+
+
+def test_the_nonlocal_part_of_the_divergence_is_the_mean_own_weight_on_the_fit_block(
+    nonlocal_adapted, busy_then_quiet
+):
+    noisy = busy_then_quiet[0]
+    loc = nonlocal_adapted.local_
+    assert loc["nonlocal_divergence"] == pytest.approx(
+        _mean_own_weight(nonlocal_adapted, noisy[:BLOCK]), rel=1e-12
+    )
+    # one non-local component scored by SURE with its exact own weights: all of it
+    assert loc["divergence"] == pytest.approx(loc["nonlocal_divergence"], rel=1e-9)
+    # the fit block itself is filtered with the fitted divergence unchanged
+    np.testing.assert_allclose(
+        nonlocal_adapted.filter(noisy[:BLOCK]),
+        _adapted_by_hand(nonlocal_adapted, noisy[:BLOCK], loc["divergence"])[:, 0],
+        rtol=1e-12, atol=1e-12,
+    )  # fmt: skip
+
+
+def test_a_longer_series_than_the_fit_block_brings_its_own_nonlocal_divergence(
+    nonlocal_adapted, busy_then_quiet
+):
+    noisy = busy_then_quiet[0]
+    loc = nonlocal_adapted.local_
+    own = _mean_own_weight(nonlocal_adapted, noisy)
+    assert own < loc["nonlocal_divergence"]  # more patterns near each: less weight on itself
+    want = _adapted_by_hand(nonlocal_adapted, noisy, loc["divergence"] + own - loc[
+        "nonlocal_divergence"])  # fmt: skip
+    np.testing.assert_allclose(nonlocal_adapted.filter(noisy), want[:, 0], rtol=1e-12, atol=1e-12)
+
+
+def test_a_file_saved_without_the_nonlocal_part_keeps_its_divergence_on_every_series(
+    nonlocal_adapted, busy_then_quiet, tmp_path, edit_config
+):
+    noisy = busy_then_quiet[0]
+    nonlocal_adapted.save(tmp_path / "old")
+    edit_config(tmp_path / "old", lambda cfg: cfg["fitted"]["local_"].pop("nonlocal_divergence"))
+    back = ProjectionFilter.load(tmp_path / "old")
+    assert back.local_["nonlocal_divergence"] is None
+    want = _adapted_by_hand(back, noisy, nonlocal_adapted.local_["divergence"])
+    np.testing.assert_allclose(back.filter(noisy), want[:, 0], rtol=1e-12, atol=1e-12)
+
+
+def test_the_nonlocal_part_weighs_each_nonlocal_component_net_of_its_base():
+    comps = [
+        {"base": None, "base_params": None, "weight": 0.25},
+        {"base": "butterworth", "base_params": {"cutoff": 0.2, "order": 2}, "weight": 0.5},
+        {"base": None, "base_params": None, "weight": 0.25},  # windowed: no own weights
+    ]
+    own = [np.full(10, 0.4), np.full(10, 0.2), None]
+    x = np.zeros((10, 2))
+    x[3, 1] = np.nan  # an incomplete row is left out of the mean
+    own[0][3] = 99.0
+    want = 0.25 * 0.4 + 0.5 * (1.0 - _lowpass_diagonal(0.2, 2)) * 0.2
+    assert nonlocal_divergence(x, comps, own) == pytest.approx(want, rel=1e-12)
+
+
 def test_the_local_adaptation_survives_save_and_load(adapted, busy_then_quiet, tmp_path):
     adapted.save(tmp_path / "local")
     back = ProjectionFilter.load(tmp_path / "local")
@@ -230,6 +321,8 @@ def test_the_local_adaptation_survives_save_and_load(adapted, busy_then_quiet, t
      ({"channels": [1]}, r"local_\['channels'\]"),
      ({"channels": [True, True]}, r"local_\['channels'\]"),
      ({"divergence": float("nan")}, r"local_\['divergence'\]"),
+     ({"nonlocal_divergence": float("inf")}, r"local_\['nonlocal_divergence'\]"),
+     ({"nonlocal_divergence": "0.1"}, r"local_\['nonlocal_divergence'\]"),
      ({"noise": [0.5, 0.5]}, r"local_\['noise'\]"), ({"noise": [0.0]}, r"local_\['noise'\]"),
      ({"extra": 1}, "local_ must be None or a dict")],
 )  # fmt: skip

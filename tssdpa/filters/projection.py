@@ -10,14 +10,9 @@ from tssdpa.estimators.base import Denoiser, check_fit_input, target_like
 from tssdpa.estimators.selection import FitScoresView
 from tssdpa.filters import projection_fit as fitting
 from tssdpa.filters import projection_local as local
+from tssdpa.filters import projection_mixture as mixing
 from tssdpa.filters.projection_features import RandomFeatureRecursion
 from tssdpa.filters.projection_fit import AUTO, auto_default, choose_settings
-from tssdpa.filters.projection_mixture import (
-    check_fitted_setting,
-    check_mixture,
-    component_outputs,
-    mixture_output,
-)
 from tssdpa.signal.features import feature_filter, initial_feature_state
 from tssdpa.signal.lagfilter import check_sample_times, resolve_spec, run_causal, step_newest
 from tssdpa.signal.lowpass import check_lowpass
@@ -402,9 +397,9 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
             raise ValueError("zi is only defined for causal=True")
         if zi is None:
             mix = getattr(self, "mixture_", None) if self.mix and not self.causal else None
-            y = mixture_output(self, x2, times, mix) if mix else self._offline(x2, times)
-            y = local.apply_local(self, x2, y)
-            return restore(y, meta)
+            comps = mixing.check_mixture(self, mix) or [{**self._checked_setting(), "weight": 1.0}]
+            y, own = mixing.mixture_output(self, x2, times, comps)
+            return restore(local.apply_local(self, x2, y, comps, own), meta)
         spec = self._spec()
         state = self._check_state(zi, C)
         hist, hist_times = state if spec.tau is not None else (state, None)
@@ -412,13 +407,12 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
         zf = (nh, nt) if spec.tau is not None else nh
         return restore(y.astype(np.float64), meta), zf
 
-    def _offline(self, x2, times):
-        """The offline output of the setting in force, checked as one spec, computed as a
-        mixture's component (with a base ``B(x) + P(x - B(x))``)."""
+    def _checked_setting(self) -> dict:
+        """The setting in force, checked as one spec (window 0 needs a base)."""
         setting = self._settings()
         if self._base()[0] is None or setting["window"] != 0:
-            self._spec()  # checks every setting (window 0 needs a base)
-        return component_outputs(self, x2, times, [setting])[0]
+            self._spec()  # checks every setting
+        return setting
 
     def step(self, sample, state, timestamp=None):
         """Filter one sample: returns ``(y_t, new_state)``; the state passed in is not changed.
@@ -496,5 +490,9 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
     }
     _array_schema = ("center_", "spread_", "features_", "feature_logw_")
     _channel_arrays = {"center_": False, "spread_": True}
-    _fitted_checks = {"mixture_": check_mixture, "window_": fitting.check_fitted_window,
-                      "sigma_": check_fitted_setting, "local_": local.check_local}  # fmt: skip
+    _fitted_checks = {
+        "mixture_": mixing.check_mixture,
+        "window_": fitting.check_fitted_window,
+        "sigma_": mixing.check_fitted_setting,
+        "local_": local.check_local,
+    }

@@ -16,7 +16,11 @@ a centred window of ``width`` samples (truncated at the ends) and weighs the can
 output and the zero-phase Butterworth low-passes of :data:`LOWPASS_CUTOFFS` (order 2), whose
 ``dy_t/dx_t`` is known exactly. The filter's own divergence is the mean of the fit's SURE
 scores (exact for the non-local filter, one probe for the others; :func:`output_divergence`),
-taken as constant in time: a per-sample probe is too noisy for a window of 101 samples.
+taken as constant in time: a per-sample probe is too noisy for a window of 101 samples. Its
+non-local part, the weight each sample keeps on itself, falls as the series grows (more
+patterns near each one); ``filter`` takes that part on the series it filters
+(:func:`nonlocal_divergence`), which is longer than the fit block for a supervised fit or a
+series beyond ``max_fit_samples``.
 
 :func:`fit_local` tries the widths of :data:`LOCAL_WIDTHS` (a heavy noise needs a wide window
 to average the local terms over, a short stretch a narrow one) and keeps the one with the
@@ -210,10 +214,11 @@ def output_divergence(filt, xs, times, noise, target=None):
     mean(s^2 dy/dx)`` in expectation (Stein's identity, what SURE rests on), solved here for
     the divergence of each component: its error against the clean signal is its SURE score in
     ``cv_results_``, or with ``target`` its error against the target on the whole block.
-    Averaged with the mixture's weights. Returns ``(y, divergence)``.
+    Averaged with the mixture's weights. Returns ``(y, divergence, nonlocal_part)``, the last
+    the part of ``divergence`` that :func:`nonlocal_divergence` follows on another series.
     """
     comps = filt.mixture_ or [{**filt.best_params_, "weight": 1.0}]
-    outs = component_outputs(filt, xs, times, comps)
+    outs, own = component_outputs(filt, xs, times, comps, self_weights=True)
     scores = {_key(row): row["mse"] for row in filt.cv_results_.to_dict("records")}
     s2 = np.broadcast_to(np.asarray(noise, dtype=np.float64) ** 2, xs.shape)
     y, divergence = np.zeros(xs.shape), 0.0
@@ -228,7 +233,26 @@ def output_divergence(filt, xs, times, noise, target=None):
         mean_s2 = float(np.mean(s2[ok]))
         divergence += comp["weight"] * (error - fit_term + mean_s2) / (2 * mean_s2)
         y = y + comp["weight"] * out
-    return y, divergence
+    return y, divergence, nonlocal_divergence(xs, comps, own)
+
+
+def nonlocal_divergence(x2, components, self_weights) -> float:
+    """The part of the mean ``dy_t/dx_t`` of the mixture ``components`` on (T, C) ``x2`` that
+    depends on the series filtered: over the non-local components, weight times ``1 - b``
+    (``b`` the diagonal of the component's base, 0 without one: ``y = B(x) + P(x - B(x))``)
+    times the mean over the complete rows of the own-sample weight (``self_weights``, as
+    :func:`~.projection_mixture.component_outputs` gives them). A longer series has more
+    patterns near each one, so less weight stays on the sample itself; the windowed filters'
+    ``dy_t/dx_t`` does not depend on the series' length."""
+    rows = np.isfinite(x2).all(axis=1)
+    total = 0.0
+    for comp, own in zip(components, self_weights):
+        if own is None or not rows.any():
+            continue
+        bp = comp["base_params"]
+        b = 0.0 if comp["base"] is None else _lowpass_diagonal(bp["cutoff"], bp["order"])
+        total += comp["weight"] * (1.0 - b) * float(np.mean(own[rows]))
+    return total
 
 
 def _column_means(per_entry) -> np.ndarray:
@@ -272,13 +296,14 @@ def check_local_window(filt) -> None:
 
 
 def width_scores(filt, xs, times, noise, widths, target=None, tail: int = 0):
-    """``(divergence, before (C,), after (W, C), weights' divergence (W, C))``: the scores of
-    the fitted output of ``filt`` on ``xs`` and of its adaptation over each width of
-    ``widths`` -- SURE, which includes the weights' own divergence (:func:`weights_divergence`;
+    """``(divergence, before (C,), after (W, C), weights' divergence (W, C), nonlocal_part)``:
+    the scores of the fitted output of ``filt`` on ``xs`` and of its adaptation over each width
+    of ``widths`` -- SURE, which includes the weights' own divergence (:func:`weights_divergence`;
     zeros with a target), or with ``target`` the squared error against it from row ``tail`` on
-    -- and the fitted output's mean ``dy_t/dx_t``. ``noise``: the (C,) levels SURE uses."""
+    -- and the fitted output's mean ``dy_t/dx_t`` and its non-local part
+    (:func:`output_divergence`). ``noise``: the (C,) levels SURE uses."""
     noise = np.asarray(noise, dtype=np.float64)
-    y, divergence = output_divergence(filt, xs, times, noise, target)
+    y, divergence, nonlocal_part = output_divergence(filt, xs, times, noise, target)
     before = _scores(xs, y, divergence, noise, target, tail)
     mixes = local_mixtures(xs, y, divergence, noise, widths)
     afters = np.stack([_scores(xs, loc, loc_div, noise, target, tail) for loc, loc_div in mixes])
@@ -286,14 +311,15 @@ def width_scores(filt, xs, times, noise, widths, target=None, tail: int = 0):
     if target is None:
         wdiv = weights_divergence(xs, y, divergence, noise, widths)
         afters = afters + 2.0 * noise**2 * wdiv
-    return divergence, before, afters, wdiv
+    return divergence, before, afters, wdiv, nonlocal_part
 
 
 def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
     """The ``local_`` of a zero-phase ``filt`` fitted on ``xs``: None, or ``{"window",
-    "divergence", "noise", "channels"}`` (the sliding window, the fitted output's mean
-    ``dy_t/dx_t``, the (C,) noise levels SURE used -- with ``target`` the RMS of ``xs -
-    target`` -- and the (C,) channels that adapt).
+    "divergence", "nonlocal_divergence", "noise", "channels"}`` (the sliding window, the
+    fitted output's mean ``dy_t/dx_t`` and the part of it that depends on the series, the
+    (C,) noise levels SURE used -- with ``target`` the RMS of ``xs - target`` -- and the (C,)
+    channels that adapt).
 
     Under ``local_window="auto"`` each width of ``LOCAL_WIDTHS`` is tried and the one whose
     kept channels score lowest (mean over the channels) wins; a channel adapts only where
@@ -315,7 +341,9 @@ def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
     noise = np.asarray(noise, dtype=np.float64)
     auto = filt.local_window == "auto"
     widths = LOCAL_WIDTHS if auto else (int(filt.local_window),)
-    divergence, before, afters, _ = width_scores(filt, xs, times, noise, widths, target, tail)
+    divergence, before, afters, _, nonlocal_part = width_scores(
+        filt, xs, times, noise, widths, target, tail
+    )
     best = None
     for width, after in zip(widths, afters):
         if auto:
@@ -329,38 +357,56 @@ def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
     scores = (float(np.mean(before)), kept)
     if not channels.any():
         return None, scores
-    return {"window": width, "divergence": float(divergence), "noise": noise.tolist(),
+    return {"window": width, "divergence": float(divergence),
+            "nonlocal_divergence": float(nonlocal_part), "noise": noise.tolist(),
             "channels": channels.tolist()}, scores  # fmt: skip
 
 
-def apply_local(filt, x2, y):
-    """``y`` (the fitted output of ``filt`` on ``x2``) with the fitted ``local_`` in force, if
-    any and if ``filt``'s parameters still allow it (zero-phase, no ``tau``, ``local_window``
-    not None)."""
+def apply_local(filt, x2, y, components, self_weights):
+    """``y`` (the fitted output of ``filt`` on ``x2``: the mixture ``components``, their
+    own-sample weights ``self_weights``) with the fitted ``local_`` in force, if any and if
+    ``filt``'s parameters still allow it (zero-phase, no ``tau``, ``local_window`` not None).
+
+    The divergence is the fitted one with its non-local part taken on ``x2``
+    (:func:`nonlocal_divergence`): the non-local filter of a longer series than the fit block
+    keeps less weight on each sample, and with the block's value the sliding SURE would
+    overrate its error and hand the low-passes too much."""
     loc = getattr(filt, "local_", None)
     if not loc or not _adapts(filt):
         return y
-    return local_mixture(x2, y, loc["divergence"], loc["noise"], loc["window"], loc["channels"])[0]
+    divergence = loc["divergence"]
+    if loc["nonlocal_divergence"] is not None:
+        nonlocal_part = nonlocal_divergence(x2, components, self_weights)
+        divergence += nonlocal_part - loc["nonlocal_divergence"]
+    return local_mixture(x2, y, divergence, loc["noise"], loc["window"], loc["channels"])[0]
 
 
 def check_local(filt, local, name: str = "local_"):
     """A fitted (or loaded) ``local_``: None, or a dict of exactly ``window`` (an odd int >=
-    1), ``divergence`` (finite), ``noise`` (``n_channels_`` numbers > 0) and ``channels``
+    1), ``divergence`` (finite), ``nonlocal_divergence`` (finite, or None: the stored
+    divergence holds on every series, as in a file saved before 2026-11-27, which has no such
+    entry and reads as None), ``noise`` (``n_channels_`` numbers > 0) and ``channels``
     (``n_channels_`` bools, one true) on a zero-phase filter without ``tau`` whose
     ``local_window`` is not None; ``ValueError`` naming the entry otherwise."""
     if local is None:
         return None
-    keys = {"window", "divergence", "noise", "channels"}
+    keys = {"window", "divergence", "nonlocal_divergence", "noise", "channels"}
+    if isinstance(local, dict) and set(local) == keys - {"nonlocal_divergence"}:
+        local = {**local, "nonlocal_divergence": None}
     if not isinstance(local, dict) or set(local) != keys:
         raise ValueError(f"{name} must be None or a dict of {sorted(keys)}, got {local!r:.200}")
     if not _adapts(filt):
         raise ValueError(f"{name}: only a zero-phase filter (causal=False) without tau or "
                          "recurrent and with local_window not None adapts locally")  # fmt: skip
-    w, d, s, ch = local["window"], local["divergence"], local["noise"], local["channels"]
+    w, s, ch = local["window"], local["noise"], local["channels"]
     if not _odd_width(w):
         raise ValueError(f"{name}['window'] must be an odd int >= 1, got {w!r}")
-    if isinstance(d, bool) or not isinstance(d, (int, float)) or not math.isfinite(d):
-        raise ValueError(f"{name}['divergence'] must be a finite number, got {d!r}")
+    for key in ("divergence", "nonlocal_divergence"):
+        d = local[key]
+        if d is None and key == "nonlocal_divergence":
+            continue
+        if isinstance(d, bool) or not isinstance(d, (int, float)) or not math.isfinite(d):
+            raise ValueError(f"{name}['{key}'] must be a finite number, got {d!r}")
     C = getattr(filt, "n_channels_", None)
     ok = isinstance(s, list) and all(
         isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < math.inf for v in s

@@ -28,7 +28,7 @@ import math
 import numpy as np
 from scipy.optimize import nnls
 
-from tssdpa.signal.lagfilter import run_offline
+from tssdpa.signal.lagfilter import run_nonlocal_offline, run_offline
 from tssdpa.signal.lowpass import zero_phase_lowpass
 
 __all__ = [
@@ -161,17 +161,23 @@ def check_mixture(filt, components, name: str = "mixture_"):
     return components
 
 
-def component_outputs(filt, x2: np.ndarray, times, components: list[dict]) -> list[np.ndarray]:
+def component_outputs(filt, x2: np.ndarray, times, components: list[dict], self_weights=False):
     """The output of every setting in ``components`` (dicts of base, base_params, window,
     embedding, decay, degree, sigma and, optionally, weight; valid settings of ``filt``, see
     :func:`check_mixture`) on (T, C) ``x2``, in order. Components with the same base, window,
-    embedding and decay share one distance computation, as in the search."""
+    embedding and decay share one distance computation, as in the search.
+
+    With ``self_weights``, ``(outputs, weights)``: ``weights[i]`` the (T,) weight of each row's
+    own sample in the projection of a non-local component (``window="all"``; its ``dy_t/dx_t``
+    on a base's residual, :func:`~tssdpa.signal.lagfilter.run_nonlocal_offline`), None for the
+    others."""
     groups: dict[tuple, list[int]] = {}
     for i, c in enumerate(components):
         bp = c["base_params"]
         bp = None if bp is None else tuple(sorted(bp.items()))
         groups.setdefault((c["base"], bp, c["window"], c["embedding"], c["decay"]), []).append(i)
     out: list = [None] * len(components)
+    own: list = [None] * len(components)
     for (base, _, window, embedding, decay), members in groups.items():
         first = components[members[0]]
         b = 0.0 if base is None else zero_phase_lowpass(x2, **first["base_params"])
@@ -181,13 +187,20 @@ def component_outputs(filt, x2: np.ndarray, times, components: list[dict]) -> li
             continue
         spec = filt._spec(window=window, embedding=embedding, decay=decay, sigma=1.0, degree=0)
         configs = [(components[i]["sigma"], components[i]["degree"]) for i in members]
-        for i, y in zip(members, run_offline(x2 - b, spec, times, configs=configs)):
+        if spec.n_neighbors is not None:  # the non-local filter: its own weights come free
+            ys, weights = run_nonlocal_offline(x2 - b, spec, configs)
+            for i, w in zip(members, weights):
+                own[i] = w
+        else:
+            ys = run_offline(x2 - b, spec, times, configs=configs)
+        for i, y in zip(members, ys):
             out[i] = b + np.asarray(y, dtype=np.float64)
-    return out
+    return (out, own) if self_weights else out
 
 
-def mixture_output(filt, x2: np.ndarray, times, components: list[dict]) -> np.ndarray:
-    """``sum_c weight_c y_c(x2)``: the output of a mixture of settings of ``filt`` (checked
-    first, :func:`check_mixture`)."""
-    outs = component_outputs(filt, x2, times, check_mixture(filt, components))
-    return sum((c["weight"] * y for c, y in zip(components, outs)), np.zeros(x2.shape))
+def mixture_output(filt, x2: np.ndarray, times, components: list[dict]):
+    """``(y, self_weights)``: ``y = sum_c weight_c y_c(x2)``, the output of the weighted
+    settings ``components`` of ``filt`` (checked: a mixture by :func:`check_mixture`, or one
+    setting of weight 1), and their own-sample weights as :func:`component_outputs` gives."""
+    outs, own = component_outputs(filt, x2, times, components, self_weights=True)
+    return sum((c["weight"] * y for c, y in zip(components, outs)), np.zeros(x2.shape)), own

@@ -29,6 +29,7 @@ __all__ = [
     "resolve_spec",
     "run_causal",
     "run_noncausal",
+    "run_nonlocal_offline",
     "run_offline",
     "step_newest",
 ]
@@ -234,15 +235,7 @@ def run_offline(x2, spec: FilterSpec, times=None, configs=None):
     if spec.embedding > T:
         raise ValueError(f"embedding={spec.embedding} is longer than the series ({T} samples)")
     if spec.n_neighbors is not None:
-        sigmas = [spec.sigma] if configs is None else [s for s, _ in configs]
-        if configs is not None and any(d for _, d in configs):
-            raise ValueError("window='all' (the non-local filter) has degree 0 only")
-        ys, _ = run_nonlocal(x2, spec.embedding, spec.n_neighbors, sigmas, spec.exclude_self)
-        if np.isnan(ys[0]).all():
-            raise ValueError(f"window='all': no sample has a complete pattern of embedding "
-                             f"{spec.embedding} with finite values among the {T} samples; give "
-                             "a shorter embedding or a windowed filter")  # fmt: skip
-        ys = [fill_between(y.astype(spec.dtype)) for y in ys]
+        ys, _ = run_nonlocal_offline(x2, spec, configs)
         return ys[0] if configs is None else ys
     if spec.window > T:
         # keys reach back (or around) at most T - 1 samples: a longer window (or IIR
@@ -254,6 +247,25 @@ def run_offline(x2, spec: FilterSpec, times=None, configs=None):
     hist_times = np.full(spec.history, np.nan) if spec.tau is not None else None
     y, _, _ = run_causal(x2, state, spec, times, hist_times, configs=configs)
     return fill_backward(y) if configs is None else [fill_backward(v) for v in y]
+
+
+def run_nonlocal_offline(x2, spec: FilterSpec, configs=None):
+    """:func:`run_offline` of the non-local filter (``spec.n_neighbors`` set), one output per
+    configuration (``[spec.sigma]`` without ``configs``), and the (T,) weight of each row's own
+    sample per configuration: its ``dy_t / dx_t``
+    (:func:`~tssdpa.signal.nonlocal_filter.run_nonlocal`). Returns ``(outputs, self_weights)``."""
+    T = x2.shape[0]
+    if spec.embedding > T:
+        raise ValueError(f"embedding={spec.embedding} is longer than the series ({T} samples)")
+    sigmas = [spec.sigma] if configs is None else [s for s, _ in configs]
+    if configs is not None and any(d for _, d in configs):
+        raise ValueError("window='all' (the non-local filter) has degree 0 only")
+    ys, own = run_nonlocal(x2, spec.embedding, spec.n_neighbors, sigmas, spec.exclude_self)
+    if np.isnan(ys[0]).all():
+        raise ValueError(f"window='all': no sample has a complete pattern of embedding "
+                         f"{spec.embedding} with finite values among the {T} samples; give "
+                         "a shorter embedding or a windowed filter")  # fmt: skip
+    return [fill_between(y.astype(spec.dtype)) for y in ys], own
 
 
 def run_noncausal(x2, spec: FilterSpec, times=None, configs=None):
