@@ -39,11 +39,11 @@ def rmse(pred, y, h, start):
     return float(np.sqrt(np.nanmean((pred[start:-h] - y[start + h :]) ** 2)))
 
 
-def reference_forecast(fc, train, y, h, n_train_rows_in_y):
+def reference_forecast(fc, train, y, h, run=0, start=0):
     """Explicit loops for the fitted structure of horizon h: keys are the training patterns
-    and the patterns of y whose future leaves its training rows (the newest h patterns of
-    those rows included: their futures are not in the training series), each once its
-    future is known at the origin."""
+    and the patterns of y, each once its future is known at the origin, less those of its
+    first ``run`` rows (which repeat the training series from its row ``start``) whose twin
+    in the training series is a training key (its h-step future inside the series)."""
     s = fc.structures_[h]
     z_tr = (train - fc.mean_[0]) / fc.scale_[0]
     z = (y - fc.mean_[0]) / fc.scale_[0]
@@ -64,8 +64,8 @@ def reference_forecast(fc, train, y, h, n_train_rows_in_y):
             continue
         cands = lib + [
             (E_y[j], z[j + h])
-            for j in range(max(0, n_train_rows_in_y - h), t - h + 1)
-            if np.isfinite(E_y[j]).all()
+            for j in range(0, t - h + 1)
+            if np.isfinite(E_y[j]).all() and not (j < run and start + j + h < len(z_tr))
         ]
         lin_q = np.r_[1.0, q] @ beta
         if s.model == "linear":
@@ -102,11 +102,20 @@ def test_forecasts_equal_the_explicit_loop(model, delay):
     ).fit(x[:300])
     for h in (1, 2):
         got = fc.forecast(x, horizon=h)
-        want = reference_forecast(fc, x[:300], x, h, 300)
+        want = reference_forecast(fc, x[:300], x, h, run=300)
+        np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
+        # a series that repeats the fitted one from row 100 to its end, then goes on
+        got = fc.forecast(x[100:], horizon=h)
+        want = reference_forecast(fc, x[:300], x[100:], h, run=200, start=100)
+        np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
+        # one that departs from it at row 250, 50 rows before its end
+        y = np.concatenate([x[:250], x[330:]])
+        got = fc.forecast(y, horizon=h)
+        want = reference_forecast(fc, x[:300], y, h, run=250)
         np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
     # a series that does not start with the fitted one: all of its patterns are new keys
     got = fc.forecast(x[300:], horizon=1)
-    want = reference_forecast(fc, x[:300], x[300:], 1, 0)
+    want = reference_forecast(fc, x[:300], x[300:], 1)
     np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
 
 
@@ -1021,6 +1030,6 @@ def test_forecasts_of_a_series_that_repeats_part_of_the_fitted_one_are_causal(sw
     y2 = y[600:1100].copy()
     y2[250:] += 0.2  # departs from the fitted series at row 250, before its end (row 300)
     whole = np.asarray(fc.forecast_path(y2, 3))
-    assert fc._overlap(y2[:, None]) == 250
+    assert fc._overlap(y2[:, None]) == (250, 50)  # the fitted series goes on for 50 rows
     for n in (100, 250, 251, 320, 499):
         np.testing.assert_array_equal(np.asarray(fc.forecast_path(y2[:n], 3)), whole[:n])

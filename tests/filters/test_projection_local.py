@@ -227,6 +227,7 @@ def nonlocal_adapted(busy_then_quiet):
         window="all",
         embedding=7,
         sigma=[1.0],
+        base=None,
         mix=False,
         local_window=101,
         max_fit_samples=BLOCK,
@@ -234,18 +235,24 @@ def nonlocal_adapted(busy_then_quiet):
 
 
 def _mean_own_weight(f, x):
+    """The mean own-sample weight of ``f``'s non-local filter on ``x`` (T,) or (T, C), over
+    the known entries weighted by the noise variances."""
+    x2 = x.reshape(len(x), -1)
     spec = f._spec()
-    _, own = run_nonlocal(x[:, None], f.embedding_, spec.n_neighbors, [f.sigma_], spec.exclude_self)
-    return float(np.mean(own[0]))
+    _, own = run_nonlocal(x2, f.embedding_, spec.n_neighbors, [f.sigma_], spec.exclude_self)
+    s2 = np.where(np.isfinite(x2), np.asarray(f.local_["noise"]) ** 2, 0.0)
+    return float((s2 * own[0][:, None]).sum() / s2.sum())
 
 
 def _adapted_by_hand(f, x, divergence):
     """The local adaptation of ``f``'s own output on ``x`` with the given divergence."""
     plain = copy.deepcopy(f)
     plain.local_ = None
-    y = np.asarray(plain.filter(x))[:, None]
+    x2 = x.reshape(len(x), -1)
+    y = np.asarray(plain.filter(x2))
     loc = f.local_
-    return local_mixture(x[:, None], y, divergence, loc["noise"], loc["window"], loc["channels"])[0]
+    out = local_mixture(x2, y, divergence, loc["noise"], loc["window"], loc["channels"])[0]
+    return out.reshape(x.shape)
 
 
 def test_the_nonlocal_part_of_the_divergence_is_the_mean_own_weight_on_the_fit_block(
@@ -261,7 +268,7 @@ def test_the_nonlocal_part_of_the_divergence_is_the_mean_own_weight_on_the_fit_b
     # the fit block itself is filtered with the fitted divergence unchanged
     np.testing.assert_allclose(
         nonlocal_adapted.filter(noisy[:BLOCK]),
-        _adapted_by_hand(nonlocal_adapted, noisy[:BLOCK], loc["divergence"])[:, 0],
+        _adapted_by_hand(nonlocal_adapted, noisy[:BLOCK], loc["divergence"]),
         rtol=1e-12, atol=1e-12,
     )  # fmt: skip
 
@@ -275,7 +282,7 @@ def test_a_longer_series_than_the_fit_block_brings_its_own_nonlocal_divergence(
     assert own < loc["nonlocal_divergence"]  # more patterns near each: less weight on itself
     want = _adapted_by_hand(nonlocal_adapted, noisy, loc["divergence"] + own - loc[
         "nonlocal_divergence"])  # fmt: skip
-    np.testing.assert_allclose(nonlocal_adapted.filter(noisy), want[:, 0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(nonlocal_adapted.filter(noisy), want, rtol=1e-12, atol=1e-12)
 
 
 def test_a_file_saved_without_the_nonlocal_part_keeps_its_divergence_on_every_series(
@@ -287,7 +294,29 @@ def test_a_file_saved_without_the_nonlocal_part_keeps_its_divergence_on_every_se
     back = ProjectionFilter.load(tmp_path / "old")
     assert back.local_["nonlocal_divergence"] is None
     want = _adapted_by_hand(back, noisy, nonlocal_adapted.local_["divergence"])
-    np.testing.assert_allclose(back.filter(noisy), want[:, 0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(back.filter(noisy), want, rtol=1e-12, atol=1e-12)
+
+
+def test_gaps_in_one_of_two_channels_leave_fit_and_filter_averaging_alike():
+    rng = np.random.default_rng(2)
+    t = np.arange(T)
+    clean = np.stack([np.sin(2 * np.pi * t / 25), np.cos(2 * np.pi * t / 60)], axis=1)
+    x = clean + 0.4 * rng.normal(size=clean.shape)
+    x[100:103, 1] = np.nan
+    x[700, 1] = np.nan  # channel 1 keeps the filter's output; channel 0 adapts
+    f = ProjectionFilter(
+        causal=False, window="all", embedding=7, sigma=[1.0], base=None, mix=False,
+        local_window=101, max_fit_samples=BLOCK,
+    ).fit(x)  # fmt: skip
+    loc = f.local_
+    # SURE's divergence of a lone non-local component is its mean own weight: all of it
+    assert loc["divergence"] == pytest.approx(loc["nonlocal_divergence"], rel=1e-9)
+    assert loc["nonlocal_divergence"] == pytest.approx(_mean_own_weight(f, x[:BLOCK]), rel=1e-12)
+    divergence = loc["divergence"] + _mean_own_weight(f, x) - loc["nonlocal_divergence"]
+    y = f.filter(x)
+    np.testing.assert_allclose(y, _adapted_by_hand(f, x, divergence), rtol=1e-12)
+    stale = _adapted_by_hand(f, x, loc["divergence"])
+    assert not np.allclose(y[:, 0], stale[:, 0]) and np.array_equal(y[:, 1], stale[:, 1])
 
 
 def test_the_nonlocal_part_weighs_each_nonlocal_component_net_of_its_base():
@@ -296,12 +325,16 @@ def test_the_nonlocal_part_weighs_each_nonlocal_component_net_of_its_base():
         {"base": "butterworth", "base_params": {"cutoff": 0.2, "order": 2}, "weight": 0.5},
         {"base": None, "base_params": None, "weight": 0.25},  # windowed: no own weights
     ]
-    own = [np.full(10, 0.4), np.full(10, 0.2), None]
+    own = [np.linspace(0.1, 0.5, 10), np.full(10, 0.2), None]
     x = np.zeros((10, 2))
-    x[3, 1] = np.nan  # an incomplete row is left out of the mean
-    own[0][3] = 99.0
-    want = 0.25 * 0.4 + 0.5 * (1.0 - _lowpass_diagonal(0.2, 2)) * 0.2
-    assert nonlocal_divergence(x, comps, own) == pytest.approx(want, rel=1e-12)
+    x[3, 1] = np.nan  # an unknown entry is left out of the mean, as SURE leaves it out
+    noise = [1.0, 2.0]  # entries weighted by their noise variance, as in SURE
+    entries = [(t, c) for t in range(10) for c in range(2) if np.isfinite(x[t, c])]
+    mean_own = sum(noise[c] ** 2 * own[0][t] for t, c in entries) / sum(
+        noise[c] ** 2 for _, c in entries
+    )
+    want = 0.25 * mean_own + 0.5 * (1.0 - _lowpass_diagonal(0.2, 2)) * 0.2
+    assert nonlocal_divergence(x, comps, own, noise) == pytest.approx(want, rel=1e-12)
 
 
 def test_the_local_adaptation_survives_save_and_load(adapted, busy_then_quiet, tmp_path):

@@ -209,11 +209,12 @@ def forecast(train, y, overlap, s: Structure, horizons):
     """(T, len(horizons), C) forecasts of every origin of ``y`` with structure ``s``.
 
     The keys are the training series' patterns (always allowed: what ``fit`` saw) and the
-    patterns of ``y`` whose ``max(horizons)``-step future leaves its first ``overlap`` rows
-    (which repeat training rows: a pattern and future wholly inside them is a training key
-    already), each usable from origin t once its future is known (``j <= t - max(horizons)``).
-    The last ``max(horizons)`` patterns of the repeated rows are keys here only: their
-    futures were not in the training series.
+    patterns of ``y`` that are not training keys already, each usable from origin t once its
+    future is known (``j <= t - max(horizons)``). ``overlap = (run, after)``: the first
+    ``run`` rows of ``y`` repeat training rows, which go on for ``after`` more rows; pattern
+    j of them is a training key where its ``max(horizons)``-step future is inside the training
+    series (``j + H < run + after``). Where the run reaches the end of the training series,
+    its last H patterns are keys of ``y`` only: their futures were never in it.
     """
     ridge = DEFAULT_RIDGE if s.ridge is None else s.ridge  # the mean has no linear part
     lib = AnalogueData(train, s.embedding, s.delay, horizons, [ridge])
@@ -234,7 +235,8 @@ def forecast(train, y, overlap, s: Structure, horizons):
         H = max(horizons)
         lib_keys = np.where(lib.usable[:, None], lib.keys, np.nan)
         own = new.usable.copy()
-        own[: max(0, overlap - H)] = False
+        run, after = overlap
+        own[: max(0, min(run, run + after - H))] = False
         own_keys = np.where(own[:, None], new.keys, np.nan)
         dist, idx = causal_neighbours(q_keys, s.n_neighbors, H, keys=own_keys, library=lib_keys)
         all_keys = np.concatenate([lib.keys, new.keys])

@@ -312,21 +312,22 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         self.cv_results_ = pd.DataFrame(rows)
 
     # ------------------------------------------------------------------ forecasting
-    def _overlap(self, y2) -> int:
-        """How many leading rows of ``y2`` repeat the fitted series from some offset (they
-        are keys of the training library already): the longest such run, so that a prefix
-        of ``y2`` gets the same count up to its length (causal)."""
+    def _overlap(self, y2) -> tuple[int, int]:
+        """``(run, after)``: the longest run of leading rows of ``y2`` that repeat the fitted
+        series from some offset (a prefix of ``y2`` gets the same run up to its length:
+        causal), and how many rows of the fitted series follow it (of equal runs, most)."""
         T, n = len(self.train_), len(y2)
         finite = np.flatnonzero(np.isfinite(y2[:, 0]))
         if not len(finite):
-            return 0
-        r, run = finite[0], 0
+            return 0, 0
+        r, best = finite[0], (0, 0)
         for start in np.flatnonzero(self.train_[:, 0] == y2[r, 0])[:16] - r:
             m = min(n, T - start) if start >= 0 else 0
             a, b = y2[:m], self.train_[start : start + m]
             same = ((a == b) | (np.isnan(a) & np.isnan(b))).all(axis=1)
-            run = max(run, m if same.all() else int(np.argmin(same)))
-        return run
+            run = m if same.all() else int(np.argmin(same))
+            best = max(best, (run, T - start - run))
+        return best
 
     def _path(self, a, horizon, switch=True):
         if horizon > self.horizon:
@@ -371,7 +372,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         if not contenders:
             return forecast(z_train, z, overlap, self.structures_[anchor], hs)
         preds = np.stack([forecast(z_train, z, overlap, Structure(**p), hs) for p in contenders])
-        return switch_forecasts(preds, z, overlap, hs, self.switch_half_life)
+        return switch_forecasts(preds, z, overlap[0], hs, self.switch_half_life)
 
     def _last_origin(self, history, n):
         return self._path(self._prepare(history), n, switch=False)[-1]  # no target is new

@@ -17,8 +17,8 @@ output and the zero-phase Butterworth low-passes of :data:`LOWPASS_CUTOFFS` (ord
 ``dy_t/dx_t`` is known exactly. The filter's own divergence is the mean of the fit's SURE
 scores (exact for the non-local filter, one probe for the others; :func:`output_divergence`),
 taken as constant in time: a per-sample probe is too noisy for a window of 101 samples. Its
-non-local part, the weight each sample keeps on itself, falls as the series grows (more
-patterns near each one); ``filter`` takes that part on the series it filters
+non-local part, the weight each sample keeps on itself, usually falls as the series grows
+(more patterns near each one); ``filter`` takes that part on the series it filters
 (:func:`nonlocal_divergence`), which is longer than the fit block for a supervised fit or a
 series beyond ``max_fit_samples``.
 
@@ -233,25 +233,30 @@ def output_divergence(filt, xs, times, noise, target=None):
         mean_s2 = float(np.mean(s2[ok]))
         divergence += comp["weight"] * (error - fit_term + mean_s2) / (2 * mean_s2)
         y = y + comp["weight"] * out
-    return y, divergence, nonlocal_divergence(xs, comps, own)
+    return y, divergence, nonlocal_divergence(xs, comps, own, noise)
 
 
-def nonlocal_divergence(x2, components, self_weights) -> float:
+def nonlocal_divergence(x2, components, self_weights, noise) -> float:
     """The part of the mean ``dy_t/dx_t`` of the mixture ``components`` on (T, C) ``x2`` that
     depends on the series filtered: over the non-local components, weight times ``1 - b``
     (``b`` the diagonal of the component's base, 0 without one: ``y = B(x) + P(x - B(x))``)
-    times the mean over the complete rows of the own-sample weight (``self_weights``, as
-    :func:`~.projection_mixture.component_outputs` gives them). A longer series has more
-    patterns near each one, so less weight stays on the sample itself; the windowed filters'
-    ``dy_t/dx_t`` does not depend on the series' length."""
-    rows = np.isfinite(x2).all(axis=1)
+    times the own-sample weight (``self_weights``, as
+    :func:`~.projection_mixture.component_outputs` gives them; 0 in a row that is not a key),
+    averaged over the known entries of ``x2`` weighted by the (C,) ``noise`` variances, as
+    SURE averages it. A longer series usually has more patterns near each one, so less weight
+    stays on the sample itself; the windowed filters' ``dy_t/dx_t`` does not depend on the
+    series' length."""
+    s2 = np.where(np.isfinite(x2), np.asarray(noise, dtype=np.float64) ** 2, 0.0)  # (T, C)
+    if not s2.any():
+        return 0.0
+    row_share = s2.sum(axis=1) / s2.sum()  # (T,) each row's share of the mean
     total = 0.0
     for comp, own in zip(components, self_weights):
-        if own is None or not rows.any():
+        if own is None:
             continue
         bp = comp["base_params"]
         b = 0.0 if comp["base"] is None else _lowpass_diagonal(bp["cutoff"], bp["order"])
-        total += comp["weight"] * (1.0 - b) * float(np.mean(own[rows]))
+        total += comp["weight"] * (1.0 - b) * float(row_share @ own)
     return total
 
 
@@ -376,7 +381,7 @@ def apply_local(filt, x2, y, components, self_weights):
         return y
     divergence = loc["divergence"]
     if loc["nonlocal_divergence"] is not None:
-        nonlocal_part = nonlocal_divergence(x2, components, self_weights)
+        nonlocal_part = nonlocal_divergence(x2, components, self_weights, loc["noise"])
         divergence += nonlocal_part - loc["nonlocal_divergence"]
     return local_mixture(x2, y, divergence, loc["noise"], loc["window"], loc["channels"])[0]
 

@@ -200,7 +200,8 @@ def component_outputs(filt, x2: np.ndarray, times, components: list[dict], self_
 
 def mixture_output(filt, x2: np.ndarray, times, components: list[dict]):
     """``(y, self_weights)``: ``y = sum_c weight_c y_c(x2)``, the output of the weighted
-    settings ``components`` of ``filt`` (checked: a mixture by :func:`check_mixture`, or one
-    setting of weight 1), and their own-sample weights as :func:`component_outputs` gives."""
+    settings ``components`` of ``filt``, and their own-sample weights as
+    :func:`component_outputs` gives them. The caller checks ``components`` (a mixture by
+    :func:`check_mixture`, or one setting of weight 1)."""
     outs, own = component_outputs(filt, x2, times, components, self_weights=True)
     return sum((c["weight"] * y for c, y in zip(components, outs)), np.zeros(x2.shape)), own
