@@ -246,6 +246,8 @@ def nonlocal_divergence(x2, components, self_weights, noise) -> float:
     SURE averages it. A longer series usually has more patterns near each one, so less weight
     stays on the sample itself; the windowed filters' ``dy_t/dx_t`` does not depend on the
     series' length."""
+    if all(own is None for own in self_weights):  # windowed filters only: nothing to average
+        return 0.0
     s2 = np.where(np.isfinite(x2), np.asarray(noise, dtype=np.float64) ** 2, 0.0)  # (T, C)
     if not s2.any():
         return 0.0
