@@ -8,8 +8,10 @@
 #              $OUT/sweep_log.txt (the σ = 0.05 / 0.1 / learned runs without normalize_qk and
 #              the compiled standard run of 2026-11-27, this step's earlier version at
 #              f0f3290, are in docs/results/translation_sigma_sweep_epochs.csv)
-#   translate  the comparison: standard vs projection, L = 20 and 10, 10 epochs, full data
-#              -> $OUT/translation{.md,.png,_epochs.csv,_samples.csv}
+#   translate  the comparison: standard vs projection (unit-length q and k, σ = $SIGMA at every
+#              site), L = 20 and 10 side by side, 10 epochs, full data
+#              -> $OUT/translate.tgz: L{20,10}/translation{.md,.png,_epochs.csv,_samples.csv,
+#              _results.json} and the logs; merge them here with translate_compare.py --merge
 # STEPS picks and orders them (default: tests bench sweep; translate needs a call of its own:
 # its four 10-epoch runs take most of one, and a call returns at most 8 files).
 #
@@ -27,6 +29,7 @@ set -u
 OUT=${OUT:-runs/gpu}
 BUDGET_S=${BUDGET_S:-580}
 STEPS=${STEPS:-tests bench sweep}
+SIGMA=${SIGMA:-0.5}  # translate: the best unit-length σ of the short runs (docs/translation.md)
 mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl || exit 1
@@ -89,9 +92,21 @@ for step in $STEPS; do
                 >>"$OUT/sweep_log.txt" 2>&1
             merge_sweep
         done ;;
-    translate)
-        limited "$BUDGET_S" "${TRANSLATE[@]}" --sequence-lengths 20 10 --output-dir "$OUT" \
-            >"$OUT/translate_log.txt" 2>&1 ;;
+    translate)  # projection with unit-length q and k at σ = $SIGMA (standard ignores both);
+        # the two lengths run side by side, one process each: a step of this small model is
+        # launch-bound (about 9 ms of host time for well under 1 ms of GPU work), and the four
+        # runs one after another would not fit one call. Their times are therefore shared-GPU
+        # times; the short runs of the sweep step time one run alone.
+        for L in 20 10; do
+            limited "$BUDGET_S" "${TRANSLATE[@]}" --sequence-lengths $L --output-dir "$OUT/L$L" \
+                --runs-dir /tmp/runs$L --set "$ARGS.normalize_qk=true" \
+                --set "$ARGS.self_attention_sigma=$SIGMA" \
+                --set "$ARGS.cross_attention_sigma=$SIGMA" >"$OUT/translate_log_L$L.txt" 2>&1 &
+        done
+        wait
+        # a call returns at most 8 files: one archive of both folders and their logs
+        (cd "$OUT" && tar czf translate.tgz L20 L10 translate_log_L20.txt translate_log_L10.txt \
+            && rm -rf L20 L10 translate_log_L20.txt translate_log_L10.txt) ;;
     esac
     echo "$step done at ${SECONDS}s"
 done

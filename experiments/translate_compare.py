@@ -12,6 +12,9 @@ tests, and then writes to ``--output-dir``:
 The paper's experiment on a GPU (see docs/translation.md):
     python experiments/translate_compare.py --sequence-lengths 20 10 \
         --set trainer.precision=bf16-mixed
+Runs made apart (two lengths as two processes side by side on one GPU) give one report:
+    python experiments/translate_compare.py --merge DIR_L20 DIR_L10 --output-dir docs/results
+(each DIR holds the ``<name>_results.json`` that every run rewrites).
 A reduced CPU smoke run:
     python experiments/translate_compare.py --name translation_cpu_smoke --max-pairs 3000 \
         --max-epochs 2 --set model.transformer.init_args.embed_dim=64 ...
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime as dt
+import json
 import platform
 import shlex
 import sys
@@ -103,7 +107,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=None,
         help="note printed at the top of the report (e.g. 'reduced CPU smoke run')",
     )
+    p.add_argument(
+        "--merge",
+        nargs="+",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="train nothing: one report from the <name>_results.json of these output folders",
+    )
     args = p.parse_args(argv)
+    for folder in args.merge or []:
+        if not (folder / f"{args.name}_results.json").is_file():
+            p.error(f"--merge: {folder} holds no {args.name}_results.json")
     for cfg in args.configs:
         if not cfg.is_file():
             p.error(f"--configs: {cfg} does not exist")
@@ -303,7 +318,9 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def write_report(results: list[dict], args: argparse.Namespace, command: str, path: Path) -> None:
+def write_report(
+    results: list[dict], args: argparse.Namespace, commands: list[str], env: str, path: Path
+) -> None:
     stem = args.name
     lines = [f"# Translation: standard vs projection attention ({stem})", ""]
     if args.label:
@@ -313,10 +330,10 @@ def write_report(results: list[dict], args: argparse.Namespace, command: str, pa
         "`experiments/translate_compare.py`. Reproduce with:",
         "",
         "```",
-        command,
+        *commands,
         "```",
         "",
-        f"Environment: {environment(results)}.",
+        f"Environment: {env}.",
         "",
     ]
     pairs = sorted({tuple(r["n_pairs"]) for r in results})
@@ -406,23 +423,44 @@ def write_report(results: list[dict], args: argparse.Namespace, command: str, pa
     path.write_text("\n".join(lines))
 
 
+def write_outputs(
+    results: list[dict], args: argparse.Namespace, commands: list[str], env: str
+) -> None:
+    out = args.output_dir / args.name
+    write_epochs_csv(results, out.with_name(f"{args.name}_epochs.csv"))
+    write_samples_csv(results, out.with_name(f"{args.name}_samples.csv"))
+    plot(results, out.with_name(f"{args.name}.png"))
+    write_report(results, args, commands, env, out.with_name(f"{args.name}.md"))
+    print(f"wrote {out}.md, {out}_epochs.csv, {out}_samples.csv, {out}.png", flush=True)
+
+
+def merge(args: argparse.Namespace) -> list[dict]:
+    """One report from the results that separate invocations saved (longest length first)."""
+    saved = [json.loads((d / f"{args.name}_results.json").read_text()) for d in args.merge]
+    envs = list(dict.fromkeys(s["environment"] for s in saved))
+    results = sorted((r for s in saved for r in s["results"]), key=lambda r: -r["sequence_length"])
+    write_outputs(results, args, [s["command"] for s in saved], "; ".join(envs))
+    return results
+
+
 def main(argv: list[str] | None = None) -> list[dict]:
     args = parse_args(argv)
+    args.output_dir.mkdir(parents=True, exist_ok=True)
+    if args.merge:
+        return merge(args)
     argv = sys.argv[1:] if argv is None else argv
     command = shlex.join(["python", "experiments/translate_compare.py", *argv])
-    args.output_dir.mkdir(parents=True, exist_ok=True)
-    out = args.output_dir / args.name
     results = []
     for length in args.sequence_lengths:
         for config in args.configs:
             results.append(run_one(args, config, length))
             # Rewritten after every run: a run cut off by a time limit (a device lease) still
             # leaves the report of the runs that finished.
-            write_epochs_csv(results, out.with_name(f"{args.name}_epochs.csv"))
-            write_samples_csv(results, out.with_name(f"{args.name}_samples.csv"))
-            plot(results, out.with_name(f"{args.name}.png"))
-            write_report(results, args, command, out.with_name(f"{args.name}.md"))
-            print(f"wrote {out}.md, {out}_epochs.csv, {out}_samples.csv, {out}.png", flush=True)
+            env = environment(results)
+            write_outputs(results, args, [command], env)
+            saved = {"command": command, "environment": env, "results": results}
+            path = args.output_dir / f"{args.name}_results.json"
+            path.write_text(json.dumps(saved, indent=1, default=str))
     return results
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import json
 import os
 import subprocess
 import sys
@@ -487,6 +488,27 @@ def test_compare_script_writes_report(pairs_file, cache_dir, tmp_path):
     assert len((out / "tiny_samples.csv").read_text().splitlines()) == 1 + 2 * 3
     with pytest.raises(SystemExit):
         translate_compare.parse_args(["--set", "data.sequence_length=5"])
+
+    # runs made apart (another length in another folder) merge into one report
+    saved = json.loads((out / "tiny_results.json").read_text())
+    for r in saved["results"]:
+        r["sequence_length"] = SEQUENCE_LENGTH + 3
+    saved["command"] = "python experiments/translate_compare.py --other-length"
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "tiny_results.json").write_text(json.dumps(saved))
+    merged = tmp_path / "merged"
+    argv = ["--name", "tiny", "--output-dir", str(merged), "--merge"]
+    results = translate_compare.main([*argv, str(out), str(tmp_path / "other")])
+    assert [r["sequence_length"] for r in results] == [SEQUENCE_LENGTH + 3] * 2 + [
+        SEQUENCE_LENGTH
+    ] * 2
+    report = (merged / "tiny.md").read_text()
+    assert "--other-length" in report and "--samples 3" in report
+    assert f"- L={SEQUENCE_LENGTH + 3}: projection / standard" in report
+    assert f"- L={SEQUENCE_LENGTH}: projection / standard" in report
+    assert len((merged / "tiny_epochs.csv").read_text().splitlines()) == 1 + 4
+    with pytest.raises(SystemExit):
+        translate_compare.parse_args(["--merge", str(tmp_path / "runs")])
 
 
 # --------------------------------------------------------------------------- real data
