@@ -279,6 +279,20 @@ def test_bfloat16_autocast_leaves_the_logits_in_float32(backend, kw):
         torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
 
 
+def test_autocast_guard_does_not_ask_torch_on_every_call(monkeypatch):
+    # torch.compile before torch 2.13 cannot trace torch.amp.is_autocast_available: a call on
+    # every forward broke the compiled graph there (H200 run of 2026-11-27). Known device types
+    # are asked once, at import.
+    def untraceable(device_type):
+        raise AssertionError(f"is_autocast_available({device_type!r}) called per call")
+
+    monkeypatch.setattr(torch.amp, "is_autocast_available", untraceable)
+    q = torch.randn(2, 5, 4)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = projection_sdpa(q, q, q, sigma=0.5, backend="fused")
+    assert y.dtype == torch.float32
+
+
 @pytest.mark.parametrize("backend", ["math", "fused"])
 def test_fully_masked_rows_are_zero_with_finite_gradients(backend):
     q = torch.randn(5, 3, dtype=D64, requires_grad=True)

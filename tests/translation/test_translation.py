@@ -511,6 +511,36 @@ def test_compare_script_writes_report(pairs_file, cache_dir, tmp_path):
         translate_compare.parse_args(["--merge", str(tmp_path / "runs")])
 
 
+@pytest.mark.parametrize("attention", ["standard", "projection"])
+def test_transformer_traces_as_one_graph_under_mixed_precision(attention):
+    # A graph break splits torch.compile's graph (model.compile=true) at the break, and the
+    # residual sub-layers, called with a different function at each site, then recompile
+    # until Dynamo's limit and run eagerly: the compiled projection run of 2026-11-27 got no
+    # faster for that reason.
+    torch.manual_seed(0)
+    model = TranslationTransformer(
+        source_vocab_size=50, target_vocab_size=60, sequence_length=10, embed_dim=32,
+        num_heads=4, head_dim=8, feedforward_dim=64, attention=attention,
+        self_attention_sigma=0.5, cross_attention_sigma=0.5,
+        normalize_qk=attention == "projection",
+        **({"attention_backend": "fused"} if attention == "projection" else {}),
+    )  # fmt: skip
+    source, target = torch.randint(1, 50, (3, 10)), torch.randint(1, 60, (3, 10))
+    source[0, 6:], target[1, 4:] = 0, 0  # padding
+
+    def step(source, target):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return model(source, target)
+
+    torch._dynamo.reset()
+    try:
+        explained = torch._dynamo.explain(step)(source, target)
+    finally:
+        torch._dynamo.reset()
+    assert explained.graph_break_count == 0, [b.reason for b in explained.break_reasons]
+    assert explained.graph_count == 1
+
+
 # --------------------------------------------------------------------------- real data
 
 

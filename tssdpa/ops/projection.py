@@ -58,6 +58,20 @@ FUSED_MAX_LOGIT_ERROR = 1e-2
 # --------------------------------------------------------------------------- fused path
 
 
+#: whether a device type has autocast, asked once per type: devices without it (meta) raise
+#: in is_autocast_enabled, and torch.compile before torch 2.13 cannot trace
+#: is_autocast_available, so asking on every call broke the compiled graph there
+_AUTOCAST_AVAILABLE = {
+    d: torch.amp.is_autocast_available(d) for d in ("cpu", "cuda", "xpu", "mps", "hpu", "meta")
+}
+
+
+def _has_autocast(device: str) -> bool:
+    if device not in _AUTOCAST_AVAILABLE:  # another backend: asked on its first call only
+        _AUTOCAST_AVAILABLE[device] = torch.amp.is_autocast_available(device)
+    return _AUTOCAST_AVAILABLE[device]
+
+
 def _without_autocast(fn):
     """Run ``fn`` with autocast off on the query's device.
 
@@ -70,8 +84,7 @@ def _without_autocast(fn):
     @functools.wraps(fn)
     def run(query, *args, **kwargs):
         device = query.device.type if isinstance(query, Tensor) else "cpu"
-        # devices without autocast (meta) raise in is_autocast_enabled: ask first
-        on = torch.amp.is_autocast_available(device) and torch.is_autocast_enabled(device)
+        on = _has_autocast(device) and torch.is_autocast_enabled(device)
         with torch.autocast(device, enabled=False) if on else contextlib.nullcontext():
             return fn(query, *args, **kwargs)
 
