@@ -13,7 +13,12 @@ import pytest
 from tssdpa.baselines import AutoRegForecaster
 from tssdpa.filters import ProjectionForecaster, analogue_selection
 from tssdpa.filters.analogue_selection import drift_holdout
-from tssdpa.filters.analogues import DEFAULT_RIDGE, anchor_horizons, nearest_anchor
+from tssdpa.filters.analogues import (
+    DEFAULT_RIDGE,
+    AnalogueData,
+    anchor_horizons,
+    nearest_anchor,
+)
 from tssdpa.signal.embedding import delay_embedding
 
 
@@ -519,6 +524,61 @@ def test_holdout_scores_the_linear_model_by_its_fit_on_the_rows_before_the_holdo
     expected = np.mean((z[q + 1] - coef[0] - coef[1] * z[q]) ** 2)
     row = fc.cv_results_.query("model == 'linear'")
     np.testing.assert_allclose(row["mse"].iloc[0], expected, rtol=1e-6)
+
+
+def _smooth_series(seed, n=600):
+    rng = np.random.default_rng(seed)
+    y = np.convolve(rng.standard_normal(n + 29), np.ones(30) / 30, mode="valid")
+    return ((y - y.mean()) / y.std())[:, None]
+
+
+def test_blocked_linear_equals_fits_without_the_rows_near_each_block():
+    # the reference: each block's ridge fit solved afresh on the library rows more than gap
+    # from the block, against blocked_linear's downdated moments
+    z = _smooth_series(0)
+    E, gap, ridge = 6, 6 - 1 + 7, 1e-3
+    data = AnalogueData(z, E, 1, [3, 7], [ridge])
+    rows = np.arange(E - 1, len(z))
+    got = data.blocked_linear(ridge, rows, gap)
+    library = np.flatnonzero(data.usable)
+    others = np.random.default_rng(0).choice(library, (len(rows), 4))  # a hybrid's neighbours
+    same, got_nb = data.blocked_linear(ridge, rows, gap, others)
+    np.testing.assert_array_equal(same, got)
+    for a in range(0, len(z), gap):  # blocks of gap rows from the series' start
+        b = a + gap
+        fit = library[(library < a - gap) | (library >= b + gap)]
+        X = np.column_stack([np.ones(len(fit)), data.keys[fit]])
+        G = X.T @ X
+        G[np.diag_indices_from(G)] += ridge * np.trace(X.T @ X) / len(G) + 1e-12
+        coef = np.linalg.solve(G, X.T @ data.futures[fit].reshape(len(fit), -1))
+        mine = rows[(rows >= a) & (rows < b)]
+        want = np.column_stack([np.ones(len(mine)), data.keys[mine]]) @ coef
+        np.testing.assert_allclose(got[mine - rows[0]].reshape(len(mine), -1), want, rtol=1e-7,
+                                   atol=1e-9)  # fmt: skip
+        nb = others[mine - rows[0]]  # (m, 4): forecast by their query's fit
+        want = np.column_stack([np.ones(nb.size), data.keys[nb.ravel()]]) @ coef
+        np.testing.assert_allclose(got_nb[mine - rows[0]].reshape(nb.size, -1), want,
+                                   rtol=1e-7, atol=1e-9)  # fmt: skip
+
+
+def test_leave_one_out_scores_the_linear_model_by_fits_that_never_saw_the_query_future():
+    # plain leave-one-out of a global fit keeps the query's neighbours in time, which on a
+    # smooth series hold nearly its future; the scored forecast of query t must not change
+    # when z[t + h], its future, does (every row holding that sample is within the gap)
+    z = _smooth_series(1)
+    E, h, ridge = 8, 10, 1e-3
+    t = 300
+    before = AnalogueData(z, E, 1, [h], [ridge]).blocked_linear(ridge, [t], E - 1 + h)
+    z2 = z.copy()
+    z2[t + h] += 5.0
+    after = AnalogueData(z2, E, 1, [h], [ridge]).blocked_linear(ridge, [t], E - 1 + h)
+    np.testing.assert_allclose(after, before, rtol=1e-9)
+    # the fit on every row (what leave-one-out's leverage correction starts from) moves
+    full = []
+    for x in (z, z2):
+        data = AnalogueData(x, E, 1, [h], [ridge])
+        full.append(data.linear(data.keys[[t]], ridge))
+    assert not np.allclose(*full, rtol=1e-6)
 
 
 def test_holdout_forecasts_its_queries_from_keys_whose_future_was_known_before_them():

@@ -259,18 +259,27 @@ def minimax_regret(i, a: _Scores, b: _Scores) -> Structure | None:
     return a.structures[pick[0]]
 
 
-def _score_linear(data, queries, E, delay, scores, cut=None) -> bool:
-    """Exact leave-one-out error of the global ridge fit: residual / (1 - leverage); scoring
-    forward (``cut``), the plain error of the fit on the rows before the holdout."""
-    keys, ok, improved = data.keys[queries], data.usable[queries], False
-    for ridge in data.coef:
-        err = data.futures[queries] - data.linear(np.nan_to_num(keys), ridge)
-        if cut is None:
-            leverage = np.full(len(queries), np.nan)
-            leverage[ok] = 1.0 - data.leverages(ridge, queries[ok])
-            err = err / leverage[:, None, None]
-        else:
-            err[~np.isfinite(keys).all(1)] = np.nan  # an incomplete pattern
+def _linear_at(data, queries, anchors, E, delay, cut) -> dict:
+    """The global ridge fits' forecasts of ``queries`` as they are scored, by ridge: by fits
+    that left out every row sharing samples with the query (blocked, as the neighbours
+    leave them out: ``|j - t| <= (E-1)τ + h``); scoring forward, by the fit on the rows before
+    the holdout, which never saw the queries."""
+    if cut is not None:
+        keys = np.nan_to_num(data.keys[queries])
+        return {r: data.linear(keys, r) for r in data.coef}
+    gap = (E - 1) * delay + max(anchors)
+    return {r: data.blocked_linear(r, queries, gap) for r in data.coef}
+
+
+def _score_linear(data, queries, E, delay, scores, cut=None, lin_q=None) -> bool:
+    """Error of the global ridge fit at the queries, as :func:`_linear_at` forecasts them
+    (``lin_q``: those forecasts, where the caller has them already)."""
+    keys, improved = data.keys[queries], False
+    if lin_q is None:
+        lin_q = _linear_at(data, queries, scores.anchors, E, delay, cut)
+    for ridge, pred in lin_q.items():
+        err = data.futures[queries] - pred
+        err[~np.isfinite(keys).all(1)] = np.nan  # an incomplete pattern
         s = Structure(E, delay, 0, None, None, "linear", ridge)
         improved |= scores.record(s, nan_mean(err**2, axis=2))
     return improved
@@ -279,17 +288,16 @@ def _score_linear(data, queries, E, delay, scores, cut=None) -> bool:
 def _score_embedding(data, queries, E, delay, candidates, scores, cut=None) -> bool:
     """Score every (k, width, model) of one embedding; True if any anchor's best improved."""
     improved = False
-    if "linear" in candidates["model"]:
-        improved |= _score_linear(data, queries, E, delay, scores, cut)
     models = [m for m in candidates["model"] if m in NEIGHBOUR_MODELS]
+    with_linear = "linear" in candidates["model"]
     if not models:
+        if with_linear:
+            improved |= _score_linear(data, queries, E, delay, scores, cut)
         return improved
     D = data.keys.shape[1]
     truth = data.futures[queries]  # (Q, n_anchor, C)
     keys = np.where(data.usable[:, None], data.keys, np.nan)  # unusable rows are no keys
     ridges = list(data.coef)
-    lin_all = {r: data.linear(np.nan_to_num(data.keys), r) for r in ridges}
-    resid = {r: data.futures - lin_all[r] for r in ridges}
     n_keys = int(data.usable.sum())
     ks = sorted({min(k, n_keys - 1) for k in candidates["n_neighbors"](D)})
     excl = (E - 1) * delay + max(scores.anchors)
@@ -302,14 +310,29 @@ def _score_embedding(data, queries, E, delay, candidates, scores, cut=None) -> b
         dist, idx = dist[queries], idx[queries]
     safe = np.maximum(idx, 0)
     query_keys = np.nan_to_num(data.keys[queries])
-    lin_q = {r: lin[queries] for r, lin in lin_all.items()}
+    # the linear parts as the queries are scored (_linear_at); a hybrid's neighbour residuals
+    # against the same fit as its query's linear part, as at forecast time
+    lin_q, resid = {}, {}
+    if cut is None and (with_linear or "hybrid" in models):
+        hybrid = "hybrid" in models
+        for r in ridges:
+            got = data.blocked_linear(r, queries, excl, safe if hybrid else None)
+            lin_q[r] = got[0] if hybrid else got
+            if hybrid:
+                resid[r] = data.futures[safe] - got[1]  # (Q, max k, n_anchor, C)
+    elif with_linear or "hybrid" in models:
+        lin_q = _linear_at(data, queries, scores.anchors, E, delay, cut)
+        for r in ridges:
+            resid[r] = (data.futures - data.linear(np.nan_to_num(data.keys), r))[safe]
+    if with_linear:
+        improved |= _score_linear(data, queries, E, delay, scores, cut, lin_q)
 
     def errors_of(k):
         """(Structure, squared errors) of every (width, model, ridge) with k neighbours."""
         out = []
         nb_keys = keys[safe[:, :k]]
         targets = data.futures[safe[:, :k]]
-        res_nb = {r: resid[r][safe[:, :k]] for r in ridges}
+        res_nb = {r: res[:, :k] for r, res in resid.items()}
         for kind, value in candidates["width"]:
             s0 = Structure(E, delay, k, value if kind == "bandwidth" else None,
                            value if kind == "sigma" else None, "mean")  # fmt: skip

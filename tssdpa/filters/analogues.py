@@ -130,6 +130,18 @@ def nan_mean(a: np.ndarray, axis: int) -> np.ndarray:
         return np.where(missing, 0.0, a).sum(axis=axis) / (~missing).sum(axis=axis)
 
 
+#: most blocks (ridge fits) of the blocked cross-validation of one global linear fit
+MAX_BLOCKS = 100
+
+
+def _ridge_solve(G0, XtY, ridge):
+    """Ridge coefficients from the moments X'X and X'Y; ``ridge`` is relative to the mean
+    diagonal of X'X."""
+    G = G0.copy()
+    G[np.diag_indices_from(G)] += ridge * np.trace(G0) / G.shape[0] + 1e-12
+    return np.linalg.solve(G, XtY)
+
+
 class AnalogueData:
     """Embeddings, futures and global linear fits of one series for one (E, τ).
 
@@ -150,22 +162,73 @@ class AnalogueData:
                 fut[: T - h, i] = z[h:]
         self.futures = fut
         self.usable = np.isfinite(self.keys).all(1) & np.isfinite(fut).all(axis=(1, 2))
-        self.coef, self._inverse = {}, {}
+        self.coef, self._blocks = {}, {}
         if ridges is None or not self.usable.any():  # a series to forecast from borrows the
             return  # training fit; one without a complete row has no fit (the caller skips it)
         X = self._design(self.keys[self.usable])
         Y = fut[self.usable].reshape(len(X), -1)
-        G0, XtY = X.T @ X, X.T @ Y
+        self._moments = (X.T @ X, X.T @ Y)
         for ridge in ridges:
-            G = G0.copy()
-            G[np.diag_indices_from(G)] += ridge * np.trace(G0) / G.shape[0] + 1e-12
-            self.coef[ridge] = np.linalg.solve(G, XtY)
-            self._inverse[ridge] = np.linalg.inv(G)
+            self.coef[ridge] = _ridge_solve(*self._moments, ridge)
 
-    def leverages(self, ridge, rows) -> np.ndarray:
-        """The ridge fit's hat matrix diagonal at ``rows`` of the library (only where asked)."""
-        X = self._design(self.keys[rows])
-        return ((X @ self._inverse[ridge]) * X).sum(axis=1)
+    def blocked_linear(self, ridge, rows, gap: int, neighbours=None):
+        """Forecasts (len(rows), n_horizons, C) of ``rows`` by ridge fits that never saw them
+        nor any row within ``gap`` of them in time; with ``neighbours`` ((len(rows), K) row
+        indices), also the forecasts (len(rows), K, n_horizons, C) of each row's neighbours by
+        that row's fit, for the residuals a hybrid forecast averages.
+
+        The series is cut into blocks of ``gap`` rows (longer where that would make more than
+        MAX_BLOCKS); a block is forecast by the fit on the library less that block and its
+        two neighbours (the moments downdated, every block's fit solved in one batch). With
+        ``gap`` the overlap of two rows' patterns and futures, no row whose samples the
+        forecast shares enters its fit: plain leave-one-out of a global fit keeps the
+        query's neighbours in time, which on a smooth series hold nearly its future.
+        """
+        rows = np.asarray(rows, dtype=int)
+        shape = (len(self.horizons), self.C)
+        length = max(gap, 1, -(-len(self.keys) // MAX_BLOCKS))
+        G, XtY, kept = self._block_moments(length)  # (n_blocks, D1, D1), (n_blocks, D1, M)
+        G = G.copy()
+        diagonal = np.einsum("bii->bi", G)  # a view: the ridge goes onto each block's diagonal
+        diagonal += ridge * diagonal.sum(axis=1, keepdims=True) / G.shape[1] + 1e-12
+        coef = np.linalg.solve(G, XtY)  # (n_blocks, D1, M)
+        block = rows // length
+        design = self._design(np.nan_to_num(self.keys[rows]))[:, None, :]  # (Q, 1, D1)
+        out = (design @ coef[block]).reshape(len(rows), *shape)
+        starved = kept[block] < 2  # nothing left to fit on
+        out[starved] = np.nan
+        if neighbours is None:
+            return out
+        nb = np.asarray(neighbours)  # (Q, K)
+        design = self._design(np.nan_to_num(self.keys[nb.ravel()])).reshape(*nb.shape, -1)
+        out_nb = (design @ coef[block]).reshape(*nb.shape, *shape)
+        out_nb[starved] = np.nan
+        return out, out_nb
+
+    def _block_moments(self, length: int):
+        """X'X, X'Y and the row count of the library less each block of ``length`` rows and
+        its two neighbours (cached per length: the ridges of one fit share them)."""
+        if length not in self._blocks:
+            lib = np.flatnonzero(self.usable)
+            n_blocks = -(-len(self.keys) // length)
+            X = np.zeros((n_blocks * length, len(self._moments[0])))
+            Y = np.zeros((n_blocks * length, self._moments[1].shape[1]))
+            X[lib] = self._design(self.keys[lib])  # rows off the library stay 0: no moment
+            Y[lib] = self.futures[lib].reshape(len(lib), -1)
+            X = X.reshape(n_blocks, length, -1)
+            Y = Y.reshape(n_blocks, length, -1)
+            gram = X.transpose(0, 2, 1) @ X
+            cross = X.transpose(0, 2, 1) @ Y
+            count = np.bincount(lib // length, minlength=n_blocks)
+
+            def with_neighbours(a):  # block b's sum plus blocks b - 1 and b + 1
+                padded = np.concatenate([np.zeros_like(a[:1]), a, np.zeros_like(a[:1])])
+                return padded[:-2] + padded[1:-1] + padded[2:]
+
+            G0, XtY0 = self._moments
+            self._blocks[length] = (G0 - with_neighbours(gram), XtY0 - with_neighbours(cross),
+                                    len(lib) - with_neighbours(count))  # fmt: skip
+        return self._blocks[length]
 
     @staticmethod
     def _design(keys):
