@@ -94,9 +94,9 @@ for step in $STEPS; do
         done ;;
     translate)  # projection with unit-length q and k at σ = $SIGMA (standard ignores both);
         # the two lengths run side by side, one process each: a step of this small model is
-        # launch-bound (about 9 ms of host time for well under 1 ms of GPU work), and the four
-        # runs one after another would not fit one call. Their times are therefore shared-GPU
-        # times; the short runs of the sweep step time one run alone.
+        # host-bound (3.5 ms of kernels in a step of about 10 ms for standard attention,
+        # docs/results/translation_profile_h200.txt), and the four runs one after another
+        # would not fit one call. Their times are therefore shared-GPU times.
         for L in 20 10; do
             limited "$BUDGET_S" "${TRANSLATE[@]}" --sequence-lengths $L --output-dir "$OUT/L$L" \
                 --runs-dir /tmp/runs$L --set "$ARGS.normalize_qk=true" \

@@ -532,11 +532,21 @@ def _smooth_series(seed, n=600):
     return ((y - y.mean()) / y.std())[:, None]
 
 
-def test_blocked_linear_equals_fits_without_the_rows_near_each_block():
-    # the reference: each block's ridge fit solved afresh on the library rows more than gap
-    # from the block, against blocked_linear's downdated moments
-    z = _smooth_series(0)
-    E, gap, ridge = 6, 6 - 1 + 7, 1e-3
+def _fresh_ridge(data, fit, ridge):
+    """Ridge coefficients solved afresh on library rows ``fit`` (the reference)."""
+    X = np.column_stack([np.ones(len(fit)), data.keys[fit]])
+    G = X.T @ X
+    G[np.diag_indices_from(G)] += ridge * np.trace(X.T @ X) / len(G) + 1e-12
+    return np.linalg.solve(G, X.T @ data.futures[fit].reshape(len(fit), -1))
+
+
+@pytest.mark.parametrize("channels, gap", [(1, 12), (2, 2)])
+def test_blocked_linear_equals_fits_without_the_rows_near_each_block(channels, gap):
+    # the reference: each block's ridge fit solved afresh on the library rows outside the
+    # block and its two neighbours, against blocked_linear's downdated moments; blocks of gap
+    # rows, or of 1/100 of the series where that is longer (6 rows for gap = 2)
+    z = np.hstack([_smooth_series(c) for c in range(channels)])
+    E, ridge = 6, 1e-3
     data = AnalogueData(z, E, 1, [3, 7], [ridge])
     rows = np.arange(E - 1, len(z))
     got = data.blocked_linear(ridge, rows, gap)
@@ -544,13 +554,10 @@ def test_blocked_linear_equals_fits_without_the_rows_near_each_block():
     others = np.random.default_rng(0).choice(library, (len(rows), 4))  # a hybrid's neighbours
     same, got_nb = data.blocked_linear(ridge, rows, gap, others)
     np.testing.assert_array_equal(same, got)
-    for a in range(0, len(z), gap):  # blocks of gap rows from the series' start
-        b = a + gap
-        fit = library[(library < a - gap) | (library >= b + gap)]
-        X = np.column_stack([np.ones(len(fit)), data.keys[fit]])
-        G = X.T @ X
-        G[np.diag_indices_from(G)] += ridge * np.trace(X.T @ X) / len(G) + 1e-12
-        coef = np.linalg.solve(G, X.T @ data.futures[fit].reshape(len(fit), -1))
+    length = max(gap, len(z) // 100)
+    for a in range(0, len(z), length):
+        b = a + length
+        coef = _fresh_ridge(data, library[(library < a - length) | (library >= b + length)], ridge)
         mine = rows[(rows >= a) & (rows < b)]
         want = np.column_stack([np.ones(len(mine)), data.keys[mine]]) @ coef
         np.testing.assert_allclose(got[mine - rows[0]].reshape(len(mine), -1), want, rtol=1e-7,
@@ -559,6 +566,28 @@ def test_blocked_linear_equals_fits_without_the_rows_near_each_block():
         want = np.column_stack([np.ones(nb.size), data.keys[nb.ravel()]]) @ coef
         np.testing.assert_allclose(got_nb[mine - rows[0]].reshape(nb.size, -1), want,
                                    rtol=1e-7, atol=1e-9)  # fmt: skip
+
+
+def test_leave_one_out_scores_the_linear_model_by_the_blocked_fits():
+    # end to end: the linear row of cv_results_ is the mean squared error of forecasts by
+    # fits without the query's block and its neighbours (blocks of 4 rows: 1/100 of 400)
+    rng = np.random.default_rng(4)
+    y = np.zeros(400)
+    for t in range(1, 400):
+        y[t] = 0.8 * y[t - 1] + rng.standard_normal()
+    fc = ProjectionForecaster(
+        horizon=1, embedding=1, delay=1, model="linear", ridge=1e-3, holdout=None
+    ).fit(y)
+    z = ((y - y.mean()) / y.std())[:, None]
+    data = AnalogueData(z, 1, 1, [1], [1e-3])
+    library = np.flatnonzero(data.usable)  # rows 0 .. 398
+    errors = []
+    for q in library:
+        a = q // 4 * 4
+        coef = _fresh_ridge(data, library[(library < a - 4) | (library >= a + 8)], 1e-3)
+        errors.append(z[q + 1, 0] - coef[0, 0] - coef[1, 0] * z[q, 0])
+    row = fc.cv_results_.query("model == 'linear'")
+    np.testing.assert_allclose(row["mse"].iloc[0], np.mean(np.square(errors)), rtol=1e-6)
 
 
 def test_leave_one_out_scores_the_linear_model_by_fits_that_never_saw_the_query_future():

@@ -130,8 +130,10 @@ def nan_mean(a: np.ndarray, axis: int) -> np.ndarray:
         return np.where(missing, 0.0, a).sum(axis=axis) / (~missing).sum(axis=axis)
 
 
-#: most blocks (ridge fits) of the blocked cross-validation of one global linear fit
+#: most blocks (ridge fits) of the blocked cross-validation of one global linear fit, and
+#: most bytes of their stacked moments X'X (many channels times a long pattern: fewer blocks)
 MAX_BLOCKS = 100
+BLOCK_BYTES = 2**28
 
 
 def _ridge_solve(G0, XtY, ridge):
@@ -178,15 +180,18 @@ class AnalogueData:
         that row's fit, for the residuals a hybrid forecast averages.
 
         The series is cut into blocks of ``gap`` rows (longer where that would make more than
-        MAX_BLOCKS); a block is forecast by the fit on the library less that block and its
-        two neighbours (the moments downdated, every block's fit solved in one batch). With
-        ``gap`` the overlap of two rows' patterns and futures, no row whose samples the
+        MAX_BLOCKS, or stacked moments over BLOCK_BYTES); a block is forecast by the fit on
+        the library less that block and its two neighbours (the moments downdated, every
+        block's fit solved in one batch; none where no more rows than coefficients remain).
+        With ``gap`` the overlap of two rows' patterns and futures, no row whose samples the
         forecast shares enters its fit: plain leave-one-out of a global fit keeps the
         query's neighbours in time, which on a smooth series hold nearly its future.
         """
         rows = np.asarray(rows, dtype=int)
         shape = (len(self.horizons), self.C)
-        length = max(gap, 1, -(-len(self.keys) // MAX_BLOCKS))
+        d1 = len(self._moments[0])
+        most = max(1, min(MAX_BLOCKS, BLOCK_BYTES // (8 * d1 * d1)))
+        length = max(gap, 1, -(-len(self.keys) // most))
         G, XtY, kept = self._block_moments(length)  # (n_blocks, D1, D1), (n_blocks, D1, M)
         G = G.copy()
         diagonal = np.einsum("bii->bi", G)  # a view: the ridge goes onto each block's diagonal
@@ -195,13 +200,16 @@ class AnalogueData:
         block = rows // length
         design = self._design(np.nan_to_num(self.keys[rows]))[:, None, :]  # (Q, 1, D1)
         out = (design @ coef[block]).reshape(len(rows), *shape)
-        starved = kept[block] < 2  # nothing left to fit on
+        starved = kept[block] <= d1  # no more rows left than coefficients: no fit
         out[starved] = np.nan
         if neighbours is None:
             return out
         nb = np.asarray(neighbours)  # (Q, K)
-        design = self._design(np.nan_to_num(self.keys[nb.ravel()])).reshape(*nb.shape, -1)
-        out_nb = (design @ coef[block]).reshape(*nb.shape, *shape)
+        out_nb = np.full((*nb.shape, *shape), np.nan)
+        for b in np.unique(block):  # block by block: the neighbours' patterns of all queries
+            mine = np.flatnonzero(block == b)  # at once would be (Q, K, D1) values
+            design = self._design(np.nan_to_num(self.keys[nb[mine].ravel()]))
+            out_nb[mine] = (design @ coef[b]).reshape(len(mine), nb.shape[1], *shape)
         out_nb[starved] = np.nan
         return out, out_nb
 
