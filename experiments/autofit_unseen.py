@@ -194,6 +194,9 @@ def write_report(out: str, report: str, seeds, names, seconds: float) -> None:
         "- split, peers, noise and verdicts as in `bench_autofit.py` (autofit.md): ratio = "
         "our test RMSE / the best peer's; verdict from paired squared errors, two standard "
         "errors of block means",
+        "- where the best peer's RMSE is below 1e-10 (a linear recurrence that S-map's "
+        "theta = 0 solves exactly) both forecasts are exact to rounding, and their ratio and "
+        "verdict say nothing",
         "",
         "| series | horizons | note |",
         "|---|---|---|",
