@@ -506,14 +506,20 @@ def test_predict_past_the_fitted_horizon_is_recursive_over_the_last_pattern():
         fc.predict(0)
 
 
-def test_holdout_scores_the_linear_model_by_its_fit_on_the_rows_before_the_holdout():
+def _ar1_linear_fit(holdout):
+    """An AR(1) series of 400 samples and the linear model of embedding 1 fitted on it."""
     rng = np.random.default_rng(4)
     y = np.zeros(400)
     for t in range(1, 400):
         y[t] = 0.8 * y[t - 1] + rng.standard_normal()
     fc = ProjectionForecaster(
-        horizon=1, embedding=1, delay=1, model="linear", ridge=1e-3, holdout=0.25
+        horizon=1, embedding=1, delay=1, model="linear", ridge=1e-3, holdout=holdout
     ).fit(y)
+    return y, fc
+
+
+def test_holdout_scores_the_linear_model_by_its_fit_on_the_rows_before_the_holdout():
+    y, fc = _ar1_linear_fit(holdout=0.25)
     z = (y - y.mean()) / y.std()
     cut = 300
     X = np.column_stack([np.ones(cut - 1), z[: cut - 1]])  # rows whose future is before cut
@@ -571,13 +577,7 @@ def test_blocked_linear_equals_fits_without_the_rows_near_each_block(channels, g
 def test_leave_one_out_scores_the_linear_model_by_the_blocked_fits():
     # end to end: the linear row of cv_results_ is the mean squared error of forecasts by
     # fits without the query's block and its neighbours (blocks of 4 rows: 1/100 of 400)
-    rng = np.random.default_rng(4)
-    y = np.zeros(400)
-    for t in range(1, 400):
-        y[t] = 0.8 * y[t - 1] + rng.standard_normal()
-    fc = ProjectionForecaster(
-        horizon=1, embedding=1, delay=1, model="linear", ridge=1e-3, holdout=None
-    ).fit(y)
+    y, fc = _ar1_linear_fit(holdout=None)
     z = ((y - y.mean()) / y.std())[:, None]
     data = AnalogueData(z, 1, 1, [1], [1e-3])
     library = np.flatnonzero(data.usable)  # rows 0 .. 398
