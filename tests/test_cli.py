@@ -212,6 +212,20 @@ def test_filter_defaults_to_the_fitted_projection_filter_and_reports_its_choice(
     assert np.mean((res["a_filtered"] - clean) ** 2) < 0.5 * np.mean((df["a"] - clean) ** 2)
 
 
+def test_filter_reports_the_noise_level_sure_used_and_takes_a_known_one(csv, tmp_path, capsys):
+    p, _ = csv
+    out = tmp_path / "out.csv"
+    assert main(["filter", str(p), "--columns", "a", "--out", str(out)]) == 0
+    assert "SURE's noise level (estimated) 0.3" in capsys.readouterr().err  # the truth: 0.3
+    known = ["--params", '{"noise_level": 0.25}']
+    assert main(["filter", str(p), "--columns", "a", "--out", str(out), *known]) == 0
+    assert "SURE's noise level (given) 0.25" in capsys.readouterr().err
+    bad = ["--params", '{"noise_level": [0.1, 0.2]}']
+    assert main(["filter", str(p), "--columns", "a", "--out", str(out), *bad]) == 2
+    err = capsys.readouterr().err
+    assert "noise_level gives 2 level(s) but x has 1 channel(s)" in err and "Traceback" not in err
+
+
 def test_filter_target_fits_against_a_clean_column(csv, tmp_path, capsys):
     p, df = csv
     df = df.assign(clean=np.sin(np.arange(500) / 20))

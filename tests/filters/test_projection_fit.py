@@ -1,6 +1,8 @@
 """ProjectionFilter.fit with its settings left "auto": what it searches, how it scores, and
 how it compares with classical smoothers tuned on the clean signal."""
 
+import json
+
 import numpy as np
 import pytest
 from scipy import signal
@@ -96,6 +98,83 @@ def test_noise_level_at_0_db_is_unbiased_and_within_two_and_a_half_percent_acros
 def test_noise_level_of_a_constant_series_is_small_and_positive():
     level = noise_level(np.ones((100, 1)))[0]
     assert 0 < level < 1
+
+
+def rough_ar1(n=1500, a=0.5, snr_db=20.0, seed=0):
+    """A rough linear signal (AR(1), coefficient ``a``) plus white noise: its own white
+    innovations look like noise to every residual estimator."""
+    rng = np.random.default_rng(seed)
+    clean = signal.lfilter([1.0], [1.0, -a], rng.normal(size=n))
+    clean = (clean - clean.mean()) / clean.std()
+    noise_sd = 10 ** (-snr_db / 20)
+    return clean, clean + noise_sd * rng.normal(size=n), noise_sd
+
+
+def test_a_known_noise_level_keeps_a_rough_signal_the_estimate_would_smooth_away():
+    clean, noisy, noise_sd = rough_ar1()
+    estimated = ProjectionFilter(causal=False).fit(noisy)
+    known = ProjectionFilter(causal=False, noise_level=noise_sd).fit(noisy)
+    assert estimated.noise_level_[0] > 3 * noise_sd  # the limitation the parameter answers
+    np.testing.assert_array_equal(known.noise_level_, [noise_sd])
+    err_known, err_estimated = mse(known.filter(noisy), clean), mse(estimated.filter(noisy), clean)
+    # with the truth it is as good as leaving the signal alone (the best linear smoother of a
+    # signal this rough); with the estimate it smooths the innovations away
+    assert err_known < 1.05 * mse(noisy, clean) < 1.05 * err_estimated / 5
+
+
+def test_the_estimated_noise_level_given_back_reproduces_the_self_supervised_fit():
+    _, noisy, _ = noisy_series("lorenz", n=500)
+    est = ProjectionFilter(causal=False).fit(noisy)
+    given = ProjectionFilter(causal=False, noise_level=list(est.noise_level_)).fit(noisy)
+    pd_cols = ["window", "embedding", "degree", "sigma", "mse", "weight"]
+    np.testing.assert_array_equal(given.cv_results_[pd_cols], est.cv_results_[pd_cols])
+    halved = ProjectionFilter(causal=False, noise_level=est.noise_level_[0] / 2).fit(noisy)
+    assert not np.array_equal(halved.cv_results_["mse"], est.cv_results_["mse"])
+
+
+def test_a_noise_level_per_channel_is_used_per_channel_and_one_number_for_all():
+    x = np.random.default_rng(3).normal(size=(400, 2)) * [1.0, 5.0]
+    f = ProjectionFilter(window=[8], embedding=1, degree=0, noise_level=[0.5, 2.0]).fit(x)
+    np.testing.assert_array_equal(f.noise_level_, [0.5, 2.0])
+    g = ProjectionFilter(window=[8], embedding=1, degree=0, noise_level=0.5).fit(x)
+    np.testing.assert_array_equal(g.noise_level_, [0.5, 0.5])
+    levels = np.array([0.5, 2.0])
+    ProjectionFilter(window=[8], noise_level=levels).fit(x)
+    np.testing.assert_array_equal(levels, [0.5, 2.0])  # the user's array is not changed
+
+
+@pytest.mark.parametrize(
+    "level, message",
+    [
+        (0.0, "noise_level must be None, a number > 0"),
+        (-1.0, "noise_level must be None, a number > 0"),
+        (float("nan"), "noise_level must be None, a number > 0"),
+        (float("inf"), "noise_level must be None, a number > 0"),
+        ([], "noise_level must be None, a number > 0"),
+        ([[0.1]], "noise_level must be None, a number > 0"),
+        ("loud", "noise_level must be None, a number > 0"),
+        ([0.1, 0.2], "noise_level gives 2 level"),
+    ],
+)
+def test_a_bad_noise_level_is_refused_at_fit_naming_it(level, message):
+    _, noisy, _ = noisy_series("lorenz", n=300)
+    with pytest.raises(ValueError, match=message):
+        ProjectionFilter(noise_level=level).fit(noisy)
+
+
+def test_a_given_noise_level_is_saved_and_checked_on_load(tmp_path):
+    _, noisy, _ = noisy_series("lorenz", n=400)
+    f = ProjectionFilter(window=[8], noise_level=[0.3]).fit(noisy)
+    f.save(tmp_path / "f")
+    g = ProjectionFilter.load(tmp_path / "f")
+    assert g.noise_level == [0.3]
+    np.testing.assert_array_equal(g.filter(noisy), f.filter(noisy))
+    cfg = tmp_path / "f" / "config.json"
+    config = json.loads(cfg.read_text())
+    config["params"]["noise_level"] = [-0.3]
+    cfg.write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="noise_level must be None"):
+        ProjectionFilter.load(tmp_path / "f")
 
 
 @pytest.mark.parametrize("name", ["henon", "logistic"])

@@ -155,6 +155,11 @@ def _report_fit(est, method: str, cols) -> None:
         top = max(c["weight"] for c in mixture)
         print(f"{method} on {cols}: outputs the weighted mean of the {len(mixture)} best "
               f"candidates (the largest weight {top:.2f})", file=sys.stderr)  # fmt: skip
+    noise = getattr(est, "noise_level_", None)
+    if noise is not None:
+        how = "given" if getattr(est, "noise_level", None) is not None else "estimated"
+        print(f"{method} on {cols}: SURE's noise level ({how}) "
+              + ", ".join(_fmt(float(v)) for v in noise), file=sys.stderr)  # fmt: skip
     local = getattr(est, "local_", None)
     if local:
         print(f"{method} on {cols}: mixes in zero-phase low-passes where SURE over "

@@ -15,7 +15,15 @@ import pandas as pd
 
 from tssdpa.checks import to_seconds
 
-__all__ = ["MAGNITUDES", "ArrayMeta", "as_2d", "peak_magnitudes", "restore", "step_input"]
+__all__ = [
+    "MAGNITUDES",
+    "ArrayMeta",
+    "as_2d",
+    "check_state",
+    "peak_magnitudes",
+    "restore",
+    "step_input",
+]
 
 #: the magnitudes of the values a channel may hold: beyond the largest, the squares that
 #: distances, variances and least squares sum overflow in float64; a channel whose largest
@@ -135,6 +143,34 @@ def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
             f"state must be what initial_state() or step() returned, got {type(state).__name__}"
         )
     return s, hist
+
+
+def check_state(zi, ref):
+    """A state ``zi`` given back to ``filter`` / ``step``, checked against ``ref``, the empty
+    state of the same filter (an array, or a tuple of arrays): as float64 arrays of ``ref``'s
+    shapes. An empty (all-NaN) one-column history takes ``ref``'s channel count, since an
+    empty state holds no channel data; anything else of the wrong shape raises ``ValueError``
+    naming ``zi``."""
+    if isinstance(ref, tuple):
+        if not isinstance(zi, tuple) or len(zi) != len(ref):
+            raise ValueError(f"zi must be a tuple of {len(ref)} arrays (see initial_state())")
+        out = []
+        for k, (a, r) in enumerate(zip(zi, ref)):
+            a = np.asarray(a, dtype=np.float64)
+            if k == 0 and a.shape == (r.shape[0], 1) and np.isnan(a).all():
+                a = np.broadcast_to(a, r.shape).copy()  # empty: sized by the first chunk
+            if a.shape != r.shape:
+                raise ValueError(f"zi[{k}] has shape {a.shape}, expected {r.shape}")
+            out.append(a)
+        return tuple(out)
+    a = np.asarray(zi, dtype=np.float64)
+    if a.ndim == 1 and (ref.shape[1] == 1 or np.isnan(a).all()):
+        a = a[:, None]
+    if a.ndim == 2 and a.shape[0] == ref.shape[0] and a.shape[1] == 1 and np.isnan(a).all():
+        a = np.broadcast_to(a, ref.shape).copy()  # an empty state holds no channel data
+    if a.shape != ref.shape:
+        raise ValueError(f"zi has shape {a.shape}, expected {ref.shape}")
+    return a
 
 
 def restore(y: np.ndarray, meta: ArrayMeta):

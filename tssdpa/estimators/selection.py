@@ -26,6 +26,7 @@ __all__ = [
     "FitScoresView",
     "candidates",
     "check_no_empty_list",
+    "check_noise_level",
     "choose_correction",
     "forecast_mse",
     "heldout_mse",
@@ -150,6 +151,32 @@ def noise_level(x2: np.ndarray, k: int = 8, max_samples: int = 4000) -> np.ndarr
             s = 1e-6 * max(float(np.abs(v).max()) if v.size else 0.0, 1.0)
         out[c] = s
     return out
+
+
+def check_noise_level(value, n_channels: int | None = None, name: str = "noise_level"):
+    """A noise level a user knows (a sensor's datasheet, a recording at rest): None (estimate
+    it with :func:`noise_level`), one standard deviation > 0 for every channel, or a list of
+    one per channel. Returns None or, for ``n_channels``, a (C,) float array; ``ValueError``
+    naming ``name`` for anything else (checked before fit when ``n_channels`` is None)."""
+    if value is None:
+        return None
+    try:
+        levels = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        levels = np.array([np.nan])
+    if levels.ndim > 1 or levels.size == 0 or not np.all(np.isfinite(levels) & (levels > 0)):
+        raise ValueError(
+            f"{name} must be None, a number > 0 or a list of one number > 0 per channel, "
+            f"got {value!r}"
+        )
+    if n_channels is None:
+        return levels
+    if levels.ndim == 1 and levels.size != n_channels:
+        raise ValueError(
+            f"{name} gives {levels.size} level(s) but x has {n_channels} channel(s): give one "
+            "number, or one per channel"
+        )
+    return np.broadcast_to(levels, (n_channels,)).astype(float)
 
 
 def sigma_grid(scale: float, low: float, high: float, n: int) -> np.ndarray:

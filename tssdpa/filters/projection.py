@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive, to_seconds
-from tssdpa.estimators.arrays import as_2d, restore, step_input
+from tssdpa.estimators.arrays import as_2d, check_state, restore, step_input
 from tssdpa.estimators.base import Denoiser, check_fit_input, target_like
 from tssdpa.estimators.selection import FitScoresView
 from tssdpa.filters import projection_fit as fitting
@@ -113,6 +113,11 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
         samples favours them (:mod:`~tssdpa.filters.projection_local`). ``"auto"`` (default):
         the width of ``LOCAL_WIDTHS`` (101, 201, 401) with the lowest score, kept where it
         lowers the fit's score (SURE, or the target's error); None: never.
+    noise_level : None, float or list of floats
+        The standard deviation of the additive white noise, one for every channel or one per
+        channel, where it is known (a sensor's datasheet, a recording at rest); SURE scores
+        with it. None (default): :meth:`fit` estimates it, an upper bound that is loose where
+        the signal has white-like content of its own (process noise, see docs/filters.md).
 
     Attributes
     ----------
@@ -120,7 +125,8 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
     best_params_ : dict, the same settings as one dict (the best candidate of a mixture).
     mixture_ : list of dict or None, the candidates a zero-phase filter averages, each its
         settings and ``weight`` (None: the filter is the single setting ``best_params_``).
-    noise_level_ : ndarray (C,), the noise level SURE used (None with a target).
+    noise_level_ : ndarray (C,), the noise level SURE used: ``noise_level`` or the estimate
+        (None with a target).
     local_ : dict or None, the local adaptation in force (:func:`.projection_local.fit_local`).
     n_channels_ : int, channels seen by :meth:`fit`.
     cv_results_ : pandas.DataFrame, one row per candidate tried: its window, embedding,
@@ -147,7 +153,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
         causal=True, exclude_self=False, tol=1e-6, min_step=None, recurrent=None, n_features=256,
         feature_map="centres", random_state=0, dtype="float64", max_fit_samples=4000,
         holdout=1.0, base=AUTO, base_params=None, mix=True, mix_temperature=16.0, n_neighbors=64,
-        local_window=AUTO,
+        local_window=AUTO, noise_level=None,
     ):  # fmt: skip
         self._store(locals())
 
@@ -243,7 +249,8 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
           so every target sample may judge the candidates; ``holdout < 1`` scores the tail.
         * Without ``target`` (self-supervised): Stein's unbiased risk estimate (SURE),
           ``mean((y - x)^2) - s^2 + 2 s^2 div / N`` with the noise level ``s`` per channel
-          (:func:`~tssdpa.estimators.selection.noise_level`, ``noise_level_``) and the
+          (``noise_level``, else :func:`~tssdpa.estimators.selection.noise_level`;
+          ``noise_level_``) and the
           divergence ``div = sum dy_t/dx_t`` (one random +-1 probe; exact for
           ``window="all"``): for additive white noise, the expected squared error against the
           unseen clean signal. Noise that is not white (drift, correlated noise) is partly
@@ -332,29 +339,6 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
             return hist, np.full(spec.history, np.nan)
         return hist
 
-    def _check_state(self, zi, C):
-        ref = self.initial_state(C)
-        if isinstance(ref, tuple):
-            if not isinstance(zi, tuple) or len(zi) != len(ref):
-                raise ValueError(f"zi must be a tuple of {len(ref)} arrays (see initial_state())")
-            out = []
-            for k, (a, r) in enumerate(zip(zi, ref)):
-                a = np.asarray(a, dtype=np.float64)
-                if k == 0 and a.shape == (r.shape[0], 1) and np.isnan(a).all():
-                    a = np.broadcast_to(a, r.shape).copy()  # empty: sized by the first chunk
-                if a.shape != r.shape:
-                    raise ValueError(f"zi[{k}] has shape {a.shape}, expected {r.shape}")
-                out.append(a)
-            return tuple(out)
-        a = np.asarray(zi, dtype=np.float64)
-        if a.ndim == 1 and (ref.shape[1] == 1 or np.isnan(a).all()):
-            a = a[:, None]
-        if a.ndim == 2 and a.shape[0] == ref.shape[0] and a.shape[1] == 1 and np.isnan(a).all():
-            a = np.broadcast_to(a, ref.shape).copy()  # an empty state holds no channel data
-        if a.shape != ref.shape:
-            raise ValueError(f"zi has shape {a.shape}, expected {ref.shape}")
-        return a
-
     # ------------------------------------------------------------------ apply
     def filter(self, x, zi=None, timestamps=None):
         """Filter x; with ``zi`` return ``(y, zf)`` like :func:`scipy.signal.lfilter`.
@@ -388,7 +372,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
         C = x2.shape[1]
         if self.recurrent == "features":
             args = self._feature_args(C)
-            state = self.initial_state(C) if zi is None else self._check_state(zi, C)
+            state = self.initial_state(C) if zi is None else check_state(zi, self.initial_state(C))
             y, zf = feature_filter(x2, state, times=times, **args)
             if zi is None:
                 return restore(fill_backward(y), meta)
@@ -401,7 +385,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
             y, own = mixing.mixture_output(self, x2, times, comps)
             return restore(local.apply_local(self, x2, y, comps, own), meta)
         spec = self._spec()
-        state = self._check_state(zi, C)
+        state = check_state(zi, self.initial_state(C))
         hist, hist_times = state if spec.tau is not None else (state, None)
         y, nh, nt = run_causal(x2, hist, spec, times, hist_times, min_step=self.min_step)
         zf = (nh, nt) if spec.tau is not None else nh

@@ -36,6 +36,7 @@ from tssdpa.checks import check_positive
 from tssdpa.estimators.selection import (
     candidates,
     check_no_empty_list,
+    check_noise_level,
     heldout_mse,
     noise_level,
     search,
@@ -125,14 +126,15 @@ def _candidates_of(name: str, value, causal: bool, n: int) -> list:
 
 def check_candidate_lists(filt) -> None:
     """The settings of ``filt`` given as candidate lists: none empty, every degree an int in
-    0 .. MAX_DEGREE, every sigma > 0 (inf: the uniform kernel). Windows, embeddings and
-    decays are checked where the search builds their specs."""
+    0 .. MAX_DEGREE, every sigma > 0 (inf: the uniform kernel); and its ``noise_level``.
+    Windows, embeddings and decays are checked where the search builds their specs."""
     check_no_empty_list(filt, ("window", "embedding", "degree", "decay", "sigma"))
     if not (isinstance(filt.degree, str) and filt.degree == AUTO):
         for d in candidates(filt.degree):
             check_degree(d)
     for s in candidates(filt.sigma):
         check_positive(s, "sigma", allow_inf=True)
+    check_noise_level(filt.noise_level)
 
 
 def base_candidates(filt) -> list:
@@ -250,7 +252,9 @@ def choose_settings(filt, xs, times, target, tail):
     features = filt.recurrent == "features"  # random features: a Gaussian kernel, degree 0
     if features and isinstance(filt.degree, str):
         lists["degree"] = [0]
-    noise = noise_level(xs)  # scales the sigma grid; SURE's s
+    noise = check_noise_level(filt.noise_level, xs.shape[1])  # scales the sigma grid; SURE's s
+    if noise is None:
+        noise = noise_level(xs)
 
     def degrees_of(window):  # the non-local keys have no time offset to fit a polynomial in
         return [0] if window == NONLOCAL else lists["degree"]
