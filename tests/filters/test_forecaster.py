@@ -152,6 +152,19 @@ def test_a_chunk_that_starts_inside_the_fitted_series_gives_the_same_forecasts()
     np.testing.assert_allclose(chunk[120:], whole[500:], rtol=1e-12)
 
 
+def test_a_gap_in_a_copy_of_the_fitted_series_leaves_the_forecasts_after_it_unchanged():
+    # the rows after the gap still repeat the fitted series: their patterns are training keys
+    # and must not be counted a second time as keys of the series forecast
+    x = logistic_map(700, noise=0.01)
+    fc = ProjectionForecaster(horizon=2).fit(x[:500])
+    whole = fc.forecast_path(x, horizon=2)
+    gappy = x.copy()
+    gappy[200:205] = np.nan
+    assert fc._overlap(gappy[:, None]) == fc._overlap(x[:, None]) == (500, 0)
+    after = 205 + 8  # past every pattern that spans the gap
+    np.testing.assert_array_equal(fc.forecast_path(gappy, horizon=2)[after:], whole[after:])
+
+
 def test_fit_alone_beats_a_tuned_autoregression_on_a_chaotic_map():
     x = logistic_map(1500)
     fc = ProjectionForecaster(horizon=1).fit(x[:500])

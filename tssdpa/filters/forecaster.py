@@ -314,8 +314,8 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     # ------------------------------------------------------------------ forecasting
     def _overlap(self, y2) -> tuple[int, int]:
         """``(run, after)``: the longest run of leading rows of ``y2`` that repeat the fitted
-        series from some offset (a prefix of ``y2`` gets the same run up to its length:
-        causal), and how many rows of the fitted series follow it (of equal runs, most)."""
+        series from some offset (a prefix of ``y2`` gets the same run: causal; a value missing
+        in ``y2`` matches any, so a gap does not end it), and how many fitted rows follow it."""
         T, n = len(self.train_), len(y2)
         finite = np.flatnonzero(np.isfinite(y2[:, 0]))
         if not len(finite):
@@ -324,7 +324,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         for start in np.flatnonzero(self.train_[:, 0] == y2[r, 0])[:16] - r:
             m = min(n, T - start) if start >= 0 else 0
             a, b = y2[:m], self.train_[start : start + m]
-            same = ((a == b) | (np.isnan(a) & np.isnan(b))).all(axis=1)
+            same = ((a == b) | np.isnan(a)).all(axis=1)
             run = m if same.all() else int(np.argmin(same))
             best = max(best, (run, T - start - run))
         return best
