@@ -100,18 +100,24 @@ def test_noise_level_of_a_constant_series_is_small_and_positive():
     assert 0 < level < 1
 
 
-def rough_ar1(n=1500, a=0.5, snr_db=20.0, seed=0):
-    """A rough linear signal (AR(1), coefficient ``a``) plus white noise: its own white
-    innovations look like noise to every residual estimator."""
+def rough_growth(n=1500, snr_db=20.0, seed=0):
+    """The stochastic growth model of the particle-filter literature (``x' = x/2 + 25 x /
+    (1 + x^2) + 8 cos(1.2 t) + v``, ``v ~ N(0, 10)``) plus white noise: its own white
+    innovations look like noise to every residual estimator, and it is nonlinear, so the
+    floor of a linear spectrum is not used either."""
     rng = np.random.default_rng(seed)
-    clean = signal.lfilter([1.0], [1.0, -a], rng.normal(size=n))
+    clean, x = np.empty(n), 0.1
+    for t in range(n + 100):
+        x = 0.5 * x + 25.0 * x / (1.0 + x * x) + 8.0 * np.cos(1.2 * t) + rng.normal(0, 10**0.5)
+        if t >= 100:
+            clean[t - 100] = x
     clean = (clean - clean.mean()) / clean.std()
     noise_sd = 10 ** (-snr_db / 20)
     return clean, clean + noise_sd * rng.normal(size=n), noise_sd
 
 
 def test_a_known_noise_level_keeps_a_rough_signal_the_estimate_would_smooth_away():
-    clean, noisy, noise_sd = rough_ar1()
+    clean, noisy, noise_sd = rough_growth()
     estimated = ProjectionFilter(causal=False).fit(noisy)
     known = ProjectionFilter(causal=False, noise_level=noise_sd).fit(noisy)
     assert estimated.noise_level_[0] > 3 * noise_sd  # the limitation the parameter answers
@@ -119,7 +125,7 @@ def test_a_known_noise_level_keeps_a_rough_signal_the_estimate_would_smooth_away
     err_known, err_estimated = mse(known.filter(noisy), clean), mse(estimated.filter(noisy), clean)
     # with the truth it is as good as leaving the signal alone (the best linear smoother of a
     # signal this rough); with the estimate it smooths the innovations away
-    assert err_known < 1.05 * mse(noisy, clean) < 1.05 * err_estimated / 5
+    assert err_known < 1.05 * mse(noisy, clean) < 1.05 * err_estimated / 2
 
 
 def test_the_estimated_noise_level_given_back_reproduces_the_self_supervised_fit():

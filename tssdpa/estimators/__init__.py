@@ -4,7 +4,9 @@ and hyperparameter selection.
 - :mod:`~tssdpa.estimators.base` — :class:`Estimator`, :class:`Denoiser`, :class:`Forecaster`;
 - :mod:`~tssdpa.estimators.arrays` — numpy / pandas / torch in, the same type out;
 - :mod:`~tssdpa.estimators.persistence` — ``save`` / ``load`` with a strict schema;
-- :mod:`~tssdpa.estimators.selection` — sigma grids, SURE, held-out scores, time splits.
+- :mod:`~tssdpa.estimators.selection` — sigma grids, SURE, held-out scores, time splits;
+- :mod:`~tssdpa.estimators.linear_noise` — the noise level of a linear signal from the floor
+  of its spectrum (what the residual estimates of ``selection.noise_level`` cannot see).
 """
 
 from tssdpa.estimators.arrays import ArrayMeta, as_2d, restore

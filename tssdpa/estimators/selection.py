@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from tssdpa.checks import check_fraction
+from tssdpa.estimators.linear_noise import linear_noise_level
 from tssdpa.signal.neighbours import loo_neighbours
 
 __all__ = [
@@ -116,14 +117,19 @@ def noise_level(x2: np.ndarray, k: int = 8, max_samples: int = 4000) -> np.ndarr
     several noisy estimates alone would be biased low, and at 0 dB a noise level 3-5% low
     makes SURE favour filters that keep too much noise.
 
+    Every one of these counts the white innovations of a rough linear signal (an AR process, a
+    diffusion) as noise. Where the series is linear and the noise a small part of it, the
+    floor of its spectrum (:func:`~tssdpa.estimators.linear_noise.linear_noise_level`, on the
+    longest stretch without NaN) replaces the bound when it is clearly lower.
+
     At most ``max_samples`` (the first) samples are used. Falls back to a tenth of the robust
     spread of the data where every residual is 0 (a constant series gives a small positive
     level, never 0).
     """
     out = np.empty(x2.shape[1])
     for c in range(x2.shape[1]):
-        v = x2[:max_samples, c]
-        v = v[~np.isnan(v)]
+        raw = x2[:max_samples, c]
+        v = raw[~np.isnan(raw)]
         levels = []
         for offsets, weights in _INTERPOLATORS:
             lo, hi = -min(min(offsets), 0), max(max(offsets), 0)
@@ -145,6 +151,7 @@ def noise_level(x2: np.ndarray, k: int = 8, max_samples: int = 4000) -> np.ndarr
         s = min(positive, default=0.0)
         if s > 0:  # the minimum of noisy estimates is biased low: average those as small
             s = float(np.mean([lv for lv in positive if lv <= (1.0 + NEAR_MIN) * s]))
+            s = linear_noise_level(_longest_finite_run(raw), s)
         if not s > 0 and v.size:
             s = 0.1 * _mad_scale(v) or 0.1 * float(np.std(v))
         if not s > 0:  # constant: any width gives the same output; keep it in the data's units
@@ -177,6 +184,17 @@ def check_noise_level(value, n_channels: int | None = None, name: str = "noise_l
             "number, or one per channel"
         )
     return np.broadcast_to(levels, (n_channels,)).astype(float)
+
+
+def _longest_finite_run(v: np.ndarray) -> np.ndarray:
+    """The longest stretch of ``v`` without NaN (a spectrum needs evenly spaced samples)."""
+    ok = np.r_[False, np.isfinite(v), False]
+    edges = np.flatnonzero(np.diff(ok.astype(np.int8)))
+    if not len(edges):
+        return v[:0]
+    starts, ends = edges[::2], edges[1::2]
+    k = int(np.argmax(ends - starts))
+    return v[starts[k] : ends[k]]
 
 
 def sigma_grid(scale: float, low: float, high: float, n: int) -> np.ndarray:

@@ -1,0 +1,144 @@
+"""The noise level of a linear signal from the floor of its spectrum
+(tssdpa.estimators.linear_noise), and where noise_level uses it."""
+
+import numpy as np
+import pytest
+from scipy import signal
+
+from tssdpa.data.synthetic import make_signal
+from tssdpa.estimators import linear_noise, selection
+from tssdpa.estimators.linear_noise import (
+    ar_plus_noise_spectrum,
+    fit_ar_plus_noise,
+    linear_noise_level,
+    neighbour_over_linear,
+    periodogram,
+)
+from tssdpa.estimators.selection import noise_level
+
+
+def ar_plus_noise(a, noise_sd, n=2000, seed=0):
+    """(clean, noisy): a unit-variance AR process with coefficients ``a`` plus white noise."""
+    rng = np.random.default_rng(seed)
+    clean = signal.lfilter([1.0], np.r_[1.0, -np.asarray(a)], rng.normal(size=n + 500))[500:]
+    clean = (clean - clean.mean()) / clean.std()
+    return clean, clean + noise_sd * rng.normal(size=n)
+
+
+def residual_bound(x):
+    """noise_level without the spectral floor: the residual estimators' bound alone."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(selection, "linear_noise_level", lambda v, upper: upper)
+        return noise_level(x[:, None])[0]
+
+
+def test_the_spectrum_is_the_ar_filters_power_gain_times_q_plus_the_floor():
+    w = np.linspace(0.01, np.pi, 50)
+    a, q, s2 = np.array([1.2, -0.5]), 0.3, 0.05
+    _, h = signal.freqz([1.0], np.r_[1.0, -a], worN=w)
+    np.testing.assert_allclose(ar_plus_noise_spectrum(w, a, q, s2), s2 + q * np.abs(h) ** 2)
+
+
+def test_the_periodogram_averages_a_white_series_variance_and_its_bins_average_it():
+    v = np.random.default_rng(0).normal(0.0, 2.0, size=4001)
+    w, power, counts = periodogram(v)
+    assert abs(power.mean() / 4.0 - 1.0) < 0.05 and (counts == 1).all()
+    wb, pb, cb = periodogram(v, bins=7)
+    parts = np.array_split(np.arange(len(w)), 7)
+    np.testing.assert_allclose(pb, [power[p].mean() for p in parts])
+    np.testing.assert_allclose(wb, [w[p].mean() for p in parts])
+    assert cb.sum() == len(w)
+
+
+def test_the_whittle_fit_recovers_an_ar2_plus_white_noise():
+    rng = np.random.default_rng(1)
+    a, q, s = np.array([1.3, -0.6]), 1.0, 1.5
+    v = signal.lfilter([1.0], np.r_[1.0, -a], rng.normal(0, np.sqrt(q), 20000))
+    v = v + s * rng.normal(size=v.size)
+    w, power, counts = periodogram(v, bins=512)
+    _, a_fit, q_fit, s2_fit, _ = fit_ar_plus_noise(w, power, 2, counts=counts)
+    np.testing.assert_allclose(a_fit, a, atol=0.05)
+    assert abs(q_fit / q - 1) < 0.2 and abs(s2_fit / s**2 - 1) < 0.1
+
+
+def test_a_fit_with_the_noise_held_fixed_is_worse_than_the_free_fit():
+    _, x = ar_plus_noise([0.5], 0.1)
+    w, power, counts = periodogram(x, bins=256)
+    free = fit_ar_plus_noise(w, power, 1, counts=counts)
+    fixed = fit_ar_plus_noise(w, power, 1, s2=0.5**2, counts=counts)
+    assert fixed[0] > free[0]
+    assert fixed[3] == 0.5**2
+
+
+def test_neighbour_forecasts_beat_linear_ones_on_a_chaotic_map_but_not_on_an_ar_process():
+    logistic = make_signal("logistic", n=2000, seed=0)
+    _, ar = ar_plus_noise([0.5], 0.1)
+    assert neighbour_over_linear(logistic, 1) < 0.5
+    assert neighbour_over_linear(ar, 1) > 1.0 and neighbour_over_linear(ar, 2) > 1.0
+
+
+@pytest.mark.parametrize("a", [0.5, 0.9])
+@pytest.mark.parametrize("snr_db", [10.0, 20.0])
+def test_noise_level_of_a_rough_linear_signal_is_near_the_truth_not_its_innovations(a, snr_db):
+    # the residuals' bound counts the innovations: 2.2x / 1.25x the truth at 10 dB, 6x / 2.6x
+    # at 20 dB (coefficient 0.5 / 0.9)
+    noise_sd = 10 ** (-snr_db / 20)
+    ratios, bounds = [], []
+    for seed in range(4):
+        clean, noisy = ar_plus_noise([a], noise_sd, seed=seed)
+        truth = np.std(noisy - clean)
+        ratios.append(noise_level(noisy[:, None])[0] / truth)
+        bounds.append(residual_bound(noisy) / truth)
+    assert all(r <= b for r, b in zip(ratios, bounds))
+    if snr_db == 10.0:
+        assert max(ratios) < 1.5 and 0.7 < np.median(ratios) < 1.3
+    else:  # barely identified at 20 dB (0.4-2.3x the truth): what it costs is tested below
+        assert max(ratios) < 2.5
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_default_filter_leaves_a_rough_ar1_at_20_db_nearly_alone(seed):
+    from tssdpa.filters import ProjectionFilter
+
+    clean, noisy = ar_plus_noise([0.5], 0.1, seed=seed)
+    y = ProjectionFilter(causal=False).fit(noisy).filter(noisy)
+    # the best linear smoother of a signal this rough is nearly the identity; with the bound
+    # alone (6x the truth) the error was 5x the noisy series'
+    assert np.mean((y - clean) ** 2) < 1.05 * np.mean((noisy - clean) ** 2)
+
+
+def test_at_0_db_the_bound_is_kept():
+    _, noisy = ar_plus_noise([0.5], 1.0)
+    assert noise_level(noisy[:, None])[0] == residual_bound(noisy)
+
+
+@pytest.mark.parametrize("name, opts", [("lorenz", {"dt": 0.1}), ("logistic", {}), ("henon", {})])
+@pytest.mark.parametrize("snr_db", [10.0, 20.0])
+def test_nonlinear_signals_keep_the_residual_estimate(name, opts, snr_db):
+    # the spectrum of a coarsely sampled Lorenz flow fits an AR(p) plus a floor far below its
+    # noise level: the neighbour forecasts must keep it from being used
+    clean = np.asarray(make_signal(name, n=2000, seed=1, **opts), dtype=float)
+    clean = (clean - clean.mean()) / clean.std()
+    noisy = clean + 10 ** (-snr_db / 20) * np.random.default_rng(2).normal(size=clean.size)
+    assert noise_level(noisy[:, None])[0] == residual_bound(noisy)
+
+
+def test_the_level_never_exceeds_the_bound_nor_falls_below_a_tenth_of_it():
+    for seed in range(6):
+        _, noisy = ar_plus_noise([0.5], 0.01, seed=seed)  # 40 dB: the floor is unidentified
+        bound = residual_bound(noisy)
+        level = noise_level(noisy[:, None])[0]
+        assert linear_noise.FLOOR * bound <= level <= bound
+
+
+def test_a_series_with_gaps_is_measured_on_its_longest_stretch_without_nan():
+    v = np.arange(20.0)
+    v[[3, 4, 12]] = np.nan
+    np.testing.assert_array_equal(selection._longest_finite_run(v), np.arange(5.0, 12.0))
+    assert selection._longest_finite_run(np.full(4, np.nan)).size == 0
+    clean, noisy = ar_plus_noise([0.9], 0.1, n=3000)
+    gappy = noisy.copy()
+    gappy[200:210] = np.nan
+    assert noise_level(gappy[:, None])[0] == pytest.approx(
+        linear_noise_level(noisy[210:], residual_bound(gappy)), rel=1e-12
+    )
