@@ -8,9 +8,10 @@ seeds 1-2, the real channels of ``autofit_heldout.py``) and each of the benchmar
 prints the estimated level over the standard deviation of the noise added (the benchmark's
 noise seeds). On a real recording the ratio also counts the recording's own noise.
 
-``--fit`` also fits ``ProjectionFilter(causal=False)`` on the whole noisy series twice, with
-the estimate and with the true level given (``noise_level=``), and prints each one's test
-RMSE over the noisy series' (below 1: better than leaving the signal alone). Its default
+``--fit`` also fits ``ProjectionFilter(causal=False)`` on the whole noisy series three times:
+with the default estimate, with ``noise_level="spectral"`` and with the true level given, and
+prints each one's test RMSE over the noisy series' (below 1: better than leaving the signal
+alone). Its default
 series are the rough ones, whose own white innovations the estimate takes for noise: the
 benchmark's AR(2), two systems of ``autofit_unseen.py`` and an AR(1) (coefficient 0.5)
 generated here.
@@ -54,16 +55,16 @@ def series(name: str, seed: int, data_dir):
     return (z - z[: sp.train].mean()) / z[: sp.train].std(), sp
 
 
-def rmse_ratios(z, noisy, sp) -> tuple[float, float]:
-    """Test RMSE of the fit with the estimated and with the true noise level, over the noisy
-    series' test RMSE."""
+def rmse_ratios(z, noisy, sp) -> list[float]:
+    """Test RMSE of the fit with the default estimate, the spectral one and the true noise
+    level, over the noisy series' test RMSE."""
     test = slice(sp.val, sp.test)
     base = np.sqrt(np.mean((noisy[test] - z[test]) ** 2))
     out = []
-    for level in (None, float(np.std(noisy - z))):
+    for level in (None, "spectral", float(np.std(noisy - z))):
         y = ProjectionFilter(causal=False, noise_level=level).fit(noisy).filter(noisy)
         out.append(float(np.sqrt(np.mean((y[test] - z[test]) ** 2)) / base))
-    return out[0], out[1]
+    return out
 
 
 def main(argv=None) -> int:
@@ -76,7 +77,7 @@ def main(argv=None) -> int:
     snrs = " / ".join(f"{s:g}" for s in bench.SNRS)
     print(f"series seed: estimated / true noise level at {snrs} dB")
     if args.fit:
-        print("  then, per SNR, test RMSE over the noisy series': estimated level | true level")
+        print("  then, per SNR, test RMSE over the noisy series': default | spectral | true level")
     for name in names:
         real = name in autofit_heldout.HELDOUT or bench.SERIES.get(name, ("",))[0] in (
             "imu", "ett", "sunspots")  # fmt: skip
@@ -85,13 +86,16 @@ def main(argv=None) -> int:
                 z, sp = series(name, seed, args.data_dir)
             except bench.Skip:
                 continue
-            ratios, fits = [], []
+            ratios, fits, spectral = [], [], []
             for k, snr in enumerate(bench.SNRS):
                 noisy = add_noise(z, "gaussian", snr, seed=1000 * seed + k)
                 ratios.append(noise_level(noisy[:, None])[0] / np.std(noisy - z))
+                spectral.append(noise_level(noisy[:, None], spectral=True)[0] / np.std(noisy - z))
                 if args.fit:
-                    fits.append("{:.3f} | {:.3f}".format(*rmse_ratios(z, noisy, sp)))
+                    fits.append("{:.3f} | {:.3f} | {:.3f}".format(*rmse_ratios(z, noisy, sp)))
             line = f"{name} {seed}: " + " / ".join(f"{r:.3f}" for r in ratios)
+            if args.fit:
+                line += " (spectral " + " / ".join(f"{r:.3f}" for r in spectral) + ")"
             print(line + ("" if not fits else "   " + " / ".join(fits)), flush=True)
     return 0
 

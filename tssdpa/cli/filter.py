@@ -157,7 +157,8 @@ def _report_fit(est, method: str, cols) -> None:
               f"candidates (the largest weight {top:.2f})", file=sys.stderr)  # fmt: skip
     noise = getattr(est, "noise_level_", None)
     if noise is not None:
-        how = "given" if getattr(est, "noise_level", None) is not None else "estimated"
+        given = getattr(est, "noise_level", None)
+        how = "estimated" if given is None else given if isinstance(given, str) else "given"
         print(f"{method} on {cols}: SURE's noise level ({how}) "
               + ", ".join(_fmt(float(v)) for v in noise), file=sys.stderr)  # fmt: skip
     local = getattr(est, "local_", None)

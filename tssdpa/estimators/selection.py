@@ -24,6 +24,7 @@ from tssdpa.estimators.linear_noise import linear_noise_level
 from tssdpa.signal.neighbours import loo_neighbours
 
 __all__ = [
+    "SPECTRAL",
     "FitScoresView",
     "candidates",
     "check_no_empty_list",
@@ -97,7 +98,9 @@ _INTERPOLATORS = (
 NEAR_MIN = 0.04
 
 
-def noise_level(x2: np.ndarray, k: int = 8, max_samples: int = 4000) -> np.ndarray:
+def noise_level(
+    x2: np.ndarray, k: int = 8, max_samples: int = 4000, spectral: bool = False
+) -> np.ndarray:
     """Standard deviation of additive white noise in each channel of a (T, C) series.
 
     Each estimator below is the robust spread of a residual ``x_t - f(x_{t≠j})`` that
@@ -117,10 +120,12 @@ def noise_level(x2: np.ndarray, k: int = 8, max_samples: int = 4000) -> np.ndarr
     several noisy estimates alone would be biased low, and at 0 dB a noise level 3-5% low
     makes SURE favour filters that keep too much noise.
 
-    Every one of these counts the white innovations of a rough linear signal (an AR process, a
-    diffusion) as noise. Where the series is linear and the noise a small part of it, the
-    floor of its spectrum (:func:`~tssdpa.estimators.linear_noise.linear_noise_level`, on the
-    longest stretch without NaN) replaces the bound when it is clearly lower.
+    Every one of these counts the white innovations of a rough signal (an AR process, a
+    diffusion) as noise. With ``spectral``, where the series looks linear and the noise a small
+    part of it, the floor of its spectrum (:func:`~tssdpa.estimators.linear_noise.
+    linear_noise_level`, on the longest stretch without NaN) replaces the bound when it is
+    clearly lower -- not the default: on smooth real recordings it can come out far too low
+    (see that module).
 
     At most ``max_samples`` (the first) samples are used. Falls back to a tenth of the robust
     spread of the data where every residual is 0 (a constant series gives a small positive
@@ -151,7 +156,8 @@ def noise_level(x2: np.ndarray, k: int = 8, max_samples: int = 4000) -> np.ndarr
         s = min(positive, default=0.0)
         if s > 0:  # the minimum of noisy estimates is biased low: average those as small
             s = float(np.mean([lv for lv in positive if lv <= (1.0 + NEAR_MIN) * s]))
-            s = linear_noise_level(_longest_finite_run(raw), s)
+            if spectral:
+                s = linear_noise_level(_longest_finite_run(raw), s)
         if not s > 0 and v.size:
             s = 0.1 * _mad_scale(v) or 0.1 * float(np.std(v))
         if not s > 0:  # constant: any width gives the same output; keep it in the data's units
@@ -162,19 +168,23 @@ def noise_level(x2: np.ndarray, k: int = 8, max_samples: int = 4000) -> np.ndarr
 
 def check_noise_level(value, n_channels: int | None = None, name: str = "noise_level"):
     """A noise level a user knows (a sensor's datasheet, a recording at rest): None (estimate
-    it with :func:`noise_level`), one standard deviation > 0 for every channel, or a list of
-    one per channel. Returns None or, for ``n_channels``, a (C,) float array; ``ValueError``
+    it with :func:`noise_level`), ``"spectral"`` (estimate it with ``spectral=True``), one
+    standard deviation > 0 for every channel, or a list of one per channel. Returns None,
+    ``"spectral"`` or, for ``n_channels``, a (C,) float array; ``ValueError``
     naming ``name`` for anything else (checked before fit when ``n_channels`` is None)."""
-    if value is None:
-        return None
-    try:
-        levels = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
+    if value is None or (isinstance(value, str) and value == SPECTRAL):
+        return value
+    try:  # real numbers only: no bools, strings, bytes, complex or objects, whatever numpy takes
+        raw = np.asarray(value)
+        items = value if isinstance(value, (list, tuple)) else []
+        real = raw.dtype.kind in "iuf" and not any(isinstance(v, bool) for v in items)
+        levels = raw.astype(float) if real else np.array([np.nan])
+    except Exception:  # noqa: BLE001 -- e.g. a tensor that needs grad: refused by name below
         levels = np.array([np.nan])
     if levels.ndim > 1 or levels.size == 0 or not np.all(np.isfinite(levels) & (levels > 0)):
         raise ValueError(
-            f"{name} must be None, a number > 0 or a list of one number > 0 per channel, "
-            f"got {value!r}"
+            f"{name} must be None, 'spectral', a number > 0 or a list of one number > 0 per "
+            f"channel, got {value!r}"
         )
     if n_channels is None:
         return levels
@@ -184,6 +194,10 @@ def check_noise_level(value, n_channels: int | None = None, name: str = "noise_l
             "number, or one per channel"
         )
     return np.broadcast_to(levels, (n_channels,)).astype(float)
+
+
+#: ``noise_level="spectral"``: estimate the level with :func:`noise_level`'s ``spectral`` option
+SPECTRAL = "spectral"
 
 
 def _longest_finite_run(v: np.ndarray) -> np.ndarray:

@@ -283,10 +283,9 @@ class ProjectionForecaster(FitScoresView, Forecaster):
                       f"rest's: scoring {how if self.holdout_ else 'leave-one-out'}")  # fmt: skip
 
         def choose():
-            return choose_structures(
-                library, self.horizon, self._candidates(z), max_queries=self.max_fit_samples,
-                holdout=self.holdout_, both=both, verbose=self._verbose,
-            )  # fmt: skip
+            return choose_structures(library, self.horizon, self._candidates(z),
+                max_queries=self.max_fit_samples, holdout=self.holdout_, both=both,
+                verbose=self._verbose)  # fmt: skip
 
         chosen, rows, contenders = choose()
         # too little complete data in the last quarter to score on: leave-one-out alone
@@ -313,9 +312,10 @@ class ProjectionForecaster(FitScoresView, Forecaster):
 
     # ------------------------------------------------------------------ forecasting
     def _overlap(self, y2) -> tuple[int, int]:
-        """``(run, after)``: the longest run of leading rows of ``y2`` that repeat the fitted
-        series from some offset (a prefix of ``y2`` gets the same run: causal; a value missing
-        in ``y2`` matches any, so a gap does not end it), and how many fitted rows follow it."""
+        """``(run, after)``: the longest run of leading rows of ``y2`` repeating the fitted
+        series from some offset (NaN matches any value, so a gap does not end it; a prefix
+        through y2's first finite row gets the same run), and the fitted rows after it (ties:
+        most)."""
         T, n = len(self.train_), len(y2)
         finite = np.flatnonzero(np.isfinite(y2[:, 0]))
         if not len(finite):

@@ -113,11 +113,13 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
         samples favours them (:mod:`~tssdpa.filters.projection_local`). ``"auto"`` (default):
         the width of ``LOCAL_WIDTHS`` (101, 201, 401) with the lowest score, kept where it
         lowers the fit's score (SURE, or the target's error); None: never.
-    noise_level : None, float or list of floats
+    noise_level : None, "spectral", float or list of floats
         The standard deviation of the additive white noise, one for every channel or one per
         channel, where it is known (a sensor's datasheet, a recording at rest); SURE scores
-        with it. None (default): :meth:`fit` estimates it, an upper bound that is loose where
-        the signal has white-like content of its own (process noise, see docs/filters.md).
+        with it (with a ``target`` it only scales the sigma grid). None (default): :meth:`fit`
+        estimates it, an upper bound that is loose where the signal has white innovations
+        of its own (process noise). "spectral": the floor of a linear spectrum instead where
+        the series looks linear (rough AR-like signals; docs/filters.md, "Rough signals").
 
     Attributes
     ----------

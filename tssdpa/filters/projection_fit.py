@@ -253,8 +253,8 @@ def choose_settings(filt, xs, times, target, tail):
     if features and isinstance(filt.degree, str):
         lists["degree"] = [0]
     noise = check_noise_level(filt.noise_level, xs.shape[1])  # scales the sigma grid; SURE's s
-    if noise is None:
-        noise = noise_level(xs)
+    if noise is None or isinstance(noise, str):
+        noise = noise_level(xs, spectral=noise is not None)
 
     def degrees_of(window):  # the non-local keys have no time offset to fit a polynomial in
         return [0] if window == NONLOCAL else lists["degree"]
