@@ -11,11 +11,7 @@ the spectrum ``s^2 + q / |1 - sum_k a_k e^(-ikw)|^2``, whose floor ``s^2`` is fi
 Whittle's likelihood (:func:`fit_ar_plus_noise`). Second-order statistics cannot tell a
 nonlinear signal from a linear one (a coarsely sampled Lorenz flow fits an AR(p) plus a floor
 at 0.44 of its true noise level), so :func:`linear_noise_level` lowers the upper bound to the
-fitted floor only where all of these hold. It is an option (``noise_level(spectral=True)``,
-``ProjectionFilter(noise_level="spectral")``), not the default: on the fusion recording's
-accelerometer at 20 dB it passed them all and came out at a tenth of the true level on the
-first 1,500 samples (0.6-0.75 of it on a gyroscope's first 2,500-3,000), where the residual
-bound was within 3%.
+fitted floor only where all of these hold:
 
 * the series is linear as far as forecasting can tell: the mean of the k nearest patterns'
   futures does not forecast it better than a least-squares autoregression, at 1 and 2 steps
@@ -33,6 +29,11 @@ bound was within 3%.
 
 The floor's maximum-likelihood value is used (the top of its confidence interval left an
 AR(1) at 20 dB at 3-4x its noise level), but never below a tenth of the bound.
+
+It is an option (``noise_level(spectral=True)``, ``ProjectionFilter(noise_level="spectral")``),
+not the default: on the fusion recording's accelerometer at 20 dB it passed every condition
+and came out at a tenth of the true level on the first 1,500 samples (0.6-0.75 of it on a
+gyroscope's first 2,500-3,000), where the residual bound was within 3%.
 """
 
 from __future__ import annotations
