@@ -175,7 +175,7 @@ def linear_noise_level(v: np.ndarray, upper: float) -> float:
     docstring hold, else ``upper`` (never more)."""
     if not upper > 0 or v.size < MIN_SAMPLES or upper**2 > BOUND_SHARE * float(np.var(v)):
         return upper
-    if min(neighbour_over_linear(v, h) for h in (1, 2)) < 1.0:
+    if any(neighbour_over_linear(v, h) < 1.0 for h in (1, 2)):  # stops at the first
         return upper
     w, power, counts = periodogram(v, BINS)
     n_freq = counts.sum()

@@ -166,6 +166,10 @@ def noise_level(
     return out
 
 
+#: ``noise_level="spectral"``: estimate the level with :func:`noise_level`'s ``spectral`` option
+SPECTRAL = "spectral"
+
+
 def check_noise_level(value, n_channels: int | None = None, name: str = "noise_level"):
     """A noise level a user knows (a sensor's datasheet, a recording at rest): None (estimate
     it with :func:`noise_level`), ``"spectral"`` (estimate it with ``spectral=True``), one
@@ -194,10 +198,6 @@ def check_noise_level(value, n_channels: int | None = None, name: str = "noise_l
             "number, or one per channel"
         )
     return np.broadcast_to(levels, (n_channels,)).astype(float)
-
-
-#: ``noise_level="spectral"``: estimate the level with :func:`noise_level`'s ``spectral`` option
-SPECTRAL = "spectral"
 
 
 def _longest_finite_run(v: np.ndarray) -> np.ndarray:

@@ -137,10 +137,11 @@ BLOCK_BYTES = 2**28
 
 
 def _ridge_solve(G0, XtY, ridge):
-    """Ridge coefficients from the moments X'X and X'Y; ``ridge`` is relative to the mean
-    diagonal of X'X."""
+    """Ridge coefficients from the moments X'X (..., D1, D1) and X'Y (..., D1, M), one fit
+    per leading index; ``ridge`` is relative to the mean diagonal of each X'X."""
     G = G0.copy()
-    G[np.diag_indices_from(G)] += ridge * np.trace(G0) / G.shape[0] + 1e-12
+    diagonal = np.einsum("...ii->...i", G)  # a view: the ridge goes onto each diagonal
+    diagonal += ridge * np.trace(G0, axis1=-2, axis2=-1)[..., None] / G.shape[-1] + 1e-12
     return np.linalg.solve(G, XtY)
 
 
@@ -193,10 +194,7 @@ class AnalogueData:
         most = max(1, min(MAX_BLOCKS, BLOCK_BYTES // (8 * d1 * d1)))
         length = max(gap, 1, -(-len(self.keys) // most))
         G, XtY, kept = self._block_moments(length)  # (n_blocks, D1, D1), (n_blocks, D1, M)
-        G = G.copy()
-        diagonal = np.einsum("bii->bi", G)  # a view: the ridge goes onto each block's diagonal
-        diagonal += ridge * diagonal.sum(axis=1, keepdims=True) / G.shape[1] + 1e-12
-        coef = np.linalg.solve(G, XtY)  # (n_blocks, D1, M)
+        coef = _ridge_solve(G, XtY, ridge)  # (n_blocks, D1, M)
         block = rows // length
         design = self._design(np.nan_to_num(self.keys[rows]))[:, None, :]  # (Q, 1, D1)
         out = (design @ coef[block]).reshape(len(rows), *shape)
