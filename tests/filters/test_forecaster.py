@@ -1125,6 +1125,14 @@ def test_a_channel_independent_state_with_top_level_contenders_is_refused(tmp_pa
         ProjectionForecaster.load(tmp_path / "g")
 
 
+def test_a_saved_best_params_list_in_a_joint_state_is_refused_by_name(tmp_path, edit_config):
+    # best_params_ is a list only for per-channel fits; a joint state holding one is tampered
+    ProjectionForecaster(horizon=2, embedding=[1, 2]).fit(ar2(300)).save(tmp_path / "f")
+    edit_config(tmp_path / "f", lambda cfg: cfg["fitted"].update(best_params_=[{"1": 1}, {"2": 2}]))
+    with pytest.raises(ValueError, match="best_params_ must hold the horizons"):
+        ProjectionForecaster.load(tmp_path / "f")
+
+
 def test_forecasts_of_a_series_that_repeats_part_of_the_fitted_one_are_causal(switching):
     # a stretch of the fitted series that departs from it before its end: every prefix must
     # give the same forecasts as the whole (the repeated run is the same for both)

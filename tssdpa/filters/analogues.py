@@ -31,6 +31,8 @@ __all__ = [
     "anchor_horizons",
     "default_delays",
     "forecast",
+    "saved_contenders",
+    "saved_structures",
     "switch_forecasts",
 ]
 
@@ -106,6 +108,36 @@ def anchor_horizons(H: int, n: int = 12) -> list[int]:
 
 def nearest_anchor(h: int, anchors: list[int]) -> int:
     return min(anchors, key=lambda a: (abs(np.log(a) - np.log(h)), a))
+
+
+def saved_structures(best, horizon: int, span: int) -> dict[int, Structure]:
+    """The structures of a file's ``best_params_``: one per anchor horizon of ``horizon``,
+    each checked against the fitted series of ``span`` samples."""
+    want = anchor_horizons(horizon)
+    if not isinstance(best, dict) or sorted(best) != sorted(str(h) for h in want):
+        got = list(best) if isinstance(best, dict) else best
+        raise ValueError(f"best_params_ must hold the horizons {want}, got {got!r}")
+    return {h: Structure.from_saved(best[str(h)], f"best_params_[{h}]", span) for h in want}
+
+
+def saved_contenders(saved, structures: dict[int, Structure], span: int) -> dict[int, list]:
+    """A file's ``contenders_``: at some anchor horizons, two or three distinct structures
+    (the fit's choice and each scoring's own), the first the anchor's own of ``structures``."""
+    if not isinstance(saved, dict):
+        raise ValueError(f"contenders_ must be an object, got {saved!r}")
+    out = {}
+    for key, c in saved.items():
+        if key not in {str(h) for h in structures}:
+            raise ValueError(f"contenders_ has a horizon {key!r} that is no anchor horizon")
+        if not isinstance(c, list) or not 2 <= len(c) <= 3:
+            raise ValueError(f"contenders_[{key}] must list two or three structures")
+        found = [Structure.from_saved(p, f"contenders_[{key}][{i}]", span)
+                 for i, p in enumerate(c)]  # fmt: skip
+        if found[0] != structures[int(key)] or len(set(found)) < len(c):
+            raise ValueError(f"contenders_[{key}] must start with best_params_[{key}] and "
+                             "hold distinct structures")  # fmt: skip
+        out[int(key)] = [s.as_dict() for s in found]
+    return out
 
 
 def default_delays(z: np.ndarray, max_embedding: int) -> list[int]:

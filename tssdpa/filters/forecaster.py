@@ -19,8 +19,11 @@ from tssdpa.filters.analogues import (
     default_delays,
     forecast,
     nearest_anchor,
+    saved_contenders,
+    saved_structures,
     switch_forecasts,
 )
+from tssdpa.filters.channel_choice import choose_independent
 from tssdpa.signal.embedding import standardise
 
 __all__ = ["ProjectionForecaster"]
@@ -84,8 +87,13 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         Largest pattern length tried when ``embedding`` is None.
     max_fit_samples : int
         Leave-one-out queries scored per candidate (spread over the series).
-    channel_independent : bool
+    channel_independent : bool or "auto"
         One univariate forecaster per channel instead of one joint pattern of all channels.
+        ``"auto"``: whichever forecasts the last quarter of the fitted series better when
+        both are fitted on the first three quarters (geometric mean over the anchor
+        horizons of the per-channel over the joint error, in each channel's variance; a tie
+        keeps the joint pattern), then fitted on the whole series
+        (:mod:`~tssdpa.filters.channel_choice`).
     holdout : float, "auto" or None
         Choose the structures forward instead of by leave-one-out: by the error on the last
         ``holdout`` of the fitted series, each query forecast from keys whose future was known
@@ -118,6 +126,12 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         ``{h: [params, ...]}`` at the anchor horizons where the forecasts switch: the
         structures they switch among, the first ``best_params_[h]`` (empty where the fit
         scored one way; a list per channel for a ``channel_independent`` fit).
+    channel_independent_ : bool
+        Whether the fit is one forecaster per channel (``channel_models_``).
+    channel_choice_ : dict
+        For ``channel_independent="auto"`` on several channels: the validation MSE of each
+        kind, ``{"joint": {h: mse}, "independent": {h: mse}}`` (empty where the series was
+        too short to compare; not saved).
     cv_results_ : pandas.DataFrame
         MSE in standardised units of every candidate at every anchor horizon, by its
         ``scoring``: ``"leave-one-out"`` or ``"forward"`` (both, for ``holdout="auto"`` on a
@@ -151,6 +165,9 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         check_no_empty_list(self, ("embedding", "delay", "n_neighbors", "bandwidth", "sigma",
                                    "model", "ridge"))  # fmt: skip
         check_int(self.horizon, "horizon")
+        ci = self.channel_independent
+        if not (isinstance(ci, (bool, np.bool_)) or (isinstance(ci, str) and ci == "auto")):
+            raise ValueError(f"channel_independent must be True, False or 'auto', got {ci!r}")
         check_int(self.max_embedding, "max_embedding")
         check_int(self.max_fit_samples, "max_fit_samples", minimum=10)
         if self.switch_half_life is not None:
@@ -250,7 +267,14 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     def _fit(self, a):
         for stale in ("structures_", "contenders_", "best_params_"):  # a refit must not reuse
             self.__dict__.pop(stale, None)  # the last fit's span, nor keep it if it fails
-        if self.channel_independent and a.shape[1] > 1:
+        auto = isinstance(self.channel_independent, str)
+        independent, self.channel_choice_ = not auto and bool(self.channel_independent), {}
+        if auto and a.shape[1] > 1:
+            independent, self.channel_choice_ = choose_independent(
+                type(self), self.get_params(), a, anchor_horizons(self.horizon), self._verbose
+            )
+        self.channel_independent_ = independent and a.shape[1] > 1
+        if self.channel_independent_:
             params = {**self.get_params(), "channel_independent": False}
             self.channel_models_ = [
                 ProjectionForecaster(**params).fit(a[:, c], self._verbose)
@@ -439,11 +463,12 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         if "holdout_" not in fitted:  # a file saved before holdout="auto": its own setting
             self.holdout_ = self.holdout if isinstance(self.holdout, float) else None
         self.channel_models_ = None
+        self.channel_independent_ = bool(models)
         self.contenders_ = {}
         if best is not None:
-            self.structures_ = self._saved_structures(best)
+            self.structures_ = saved_structures(best, self.horizon, len(self.train_))
             self.best_params_ = {h: s.as_dict() for h, s in self.structures_.items()}
-            self.contenders_ = self._saved_contenders(contenders)
+            self.contenders_ = saved_contenders(contenders, self.structures_, len(self.train_))
         if not models:
             return
         if not isinstance(models, list):
@@ -464,34 +489,6 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             self.channel_models_.append(m)
         self.best_params_ = [m.best_params_ for m in self.channel_models_]
         self.contenders_ = [m.contenders_ for m in self.channel_models_]
-
-    def _saved_structures(self, best: dict) -> dict[int, Structure]:
-        """The structures of a file's ``best_params_``: one per anchor horizon of
-        ``horizon``, each checked against the fitted series."""
-        want = anchor_horizons(self.horizon)
-        if sorted(best) != sorted(str(h) for h in want):
-            raise ValueError(f"best_params_ must hold the horizons {want}, got {list(best)}")
-        span = len(self.train_)
-        return {h: Structure.from_saved(best[str(h)], f"best_params_[{h}]", span) for h in want}
-
-    def _saved_contenders(self, saved) -> dict[int, list[dict]]:
-        """A file's ``contenders_``: at some anchor horizons, two or three distinct structures
-        (the fit's choice and each scoring's own), the first the anchor's own."""
-        if not isinstance(saved, dict):
-            raise ValueError(f"contenders_ must be an object, got {saved!r}")
-        out, span = {}, len(self.train_)
-        for key, c in saved.items():
-            if key not in {str(h) for h in self.structures_}:
-                raise ValueError(f"contenders_ has a horizon {key!r} that is no anchor horizon")
-            if not isinstance(c, list) or not 2 <= len(c) <= 3:
-                raise ValueError(f"contenders_[{key}] must list two or three structures")
-            structures = [Structure.from_saved(p, f"contenders_[{key}][{i}]", span)
-                          for i, p in enumerate(c)]  # fmt: skip
-            if structures[0] != self.structures_[int(key)] or len(set(structures)) < len(c):
-                raise ValueError(f"contenders_[{key}] must start with best_params_[{key}] and "
-                                 "hold distinct structures")  # fmt: skip
-            out[int(key)] = [s.as_dict() for s in structures]
-        return out
 
     @classmethod
     def _array_allowed(cls, key: str) -> bool:
