@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tssdpa.filters import ProjectionForecaster
-from tssdpa.filters.channel_choice import VALIDATION_SHARE, validation_errors
+from tssdpa.filters.channel_choice import VALIDATION_SHARE, choose_independent, validation_errors
 
 KW = dict(horizon=2, embedding=[1, 2, 3], model=["mean", "linear"], holdout=None)
 
@@ -87,10 +87,88 @@ def test_verbose_auto_fit_prints_both_errors_and_the_choice(capsys):
     assert "-> joint patterns" in out
 
 
-@pytest.mark.parametrize("value", ["yes", "Auto", 1, 0, None, [True]])
+@pytest.mark.parametrize("value", ["yes", "Auto", 2, -1, 0.5, None, [True]])
 def test_channel_independent_must_be_true_false_or_auto(value):
     with pytest.raises(ValueError, match="channel_independent"):
         ProjectionForecaster(channel_independent=value).fit(driven(100))
+
+
+@pytest.mark.parametrize("value", [1, np.True_, np.int64(1)])
+def test_true_like_values_fit_one_forecaster_per_channel(value):
+    fc = ProjectionForecaster(channel_independent=value, **KW).fit(driven(200))
+    assert fc.channel_independent_ and len(fc.channel_models_) == 2
+
+
+class _Fixed:
+    """A stand-in forecaster whose forecasts are given, the same for either kind unless
+    ``worse`` names one (then its forecasts are off by 1 everywhere)."""
+
+    def __init__(self, channel_independent, worse=None, fails=None, **_):
+        self.kind = "independent" if channel_independent else "joint"
+        self.worse, self.fails = worse, fails
+
+    def fit(self, a):
+        if self.kind == self.fails:
+            raise ValueError("too few complete rows")
+        return self
+
+    def forecast(self, a, horizon):
+        return np.roll(a, -horizon, axis=0) + (1.0 if self.kind == self.worse else 0.1)
+
+
+def test_a_tie_keeps_the_joint_pattern():
+    a = driven(200)
+    independent, scores = choose_independent(_Fixed, {}, a, [1, 2])
+    assert not independent and scores["joint"] == scores["independent"]
+    independent, _ = choose_independent(_Fixed, {"worse": "joint"}, a, [1, 2])
+    assert independent
+
+
+def test_a_kind_that_cannot_be_fitted_on_three_quarters_loses():
+    a = driven(200)
+    independent, scores = choose_independent(_Fixed, {"fails": "joint"}, a, [1])
+    assert independent and list(scores) == ["independent"]
+    independent, scores = choose_independent(_Fixed, {"fails": "independent"}, a, [1])
+    assert not independent and list(scores) == ["joint"]
+
+
+def test_auto_fits_channels_whose_gaps_leave_no_complete_row_one_by_one():
+    # each channel missing on alternate 20-sample blocks: no row has both channels known,
+    # so no joint pattern exists, while each channel alone has 300 samples
+    y = np.column_stack([logistic(600, 1), logistic(600, 2)])
+    block = (np.arange(600) // 20) % 2
+    y[block == 0, 0] = np.nan
+    y[block == 1, 1] = np.nan
+    with pytest.raises(ValueError, match="channel_independent=True"):
+        ProjectionForecaster(**KW).fit(y)
+    auto = ProjectionForecaster(channel_independent="auto", **KW).fit(y)
+    assert auto.channel_independent_ and list(auto.channel_choice_) == ["independent"]
+
+
+def test_refits_that_change_kind_save_and_load(tmp_path):
+    joint_data, independent_data = (
+        driven(600),
+        np.column_stack([logistic(600, 1), logistic(600, 2)]),
+    )
+    fc = ProjectionForecaster(channel_independent="auto", **KW)
+    for y, independent in ((joint_data, False), (independent_data, True), (joint_data, False)):
+        fc.fit(y)
+        assert fc.channel_independent_ == independent
+        assert (fc.channel_models_ is None) != independent
+        assert hasattr(fc, "mean_") != independent  # no state left from the other kind
+        fc.save(tmp_path / "f")
+        again = ProjectionForecaster.load(tmp_path / "f")
+        np.testing.assert_array_equal(again.forecast(y, horizon=2), fc.forecast(y, horizon=2))
+
+
+def test_a_refit_that_fails_after_its_checks_leaves_an_unfitted_forecaster():
+    # (the fitted series is replaced before the structure search: keeping the last fit's
+    # structures with it would forecast from a library they were not chosen on)
+    fc = ProjectionForecaster(**KW).fit(driven(300))
+    with pytest.raises(ValueError, match="too few"):
+        fc.fit(driven(6))
+    with pytest.raises(ValueError, match="fitted"):
+        fc.predict(2)
 
 
 def test_an_auto_fit_saves_and_loads_as_the_kind_it_chose(tmp_path):
@@ -101,6 +179,7 @@ def test_an_auto_fit_saves_and_loads_as_the_kind_it_chose(tmp_path):
     assert "channel_models_" in cfg["fitted"]
     again = ProjectionForecaster.load(tmp_path / "f")
     assert again.channel_independent_ and again.channel_independent == "auto"
+    assert again.channel_choice_ == {}  # not saved
     np.testing.assert_array_equal(again.forecast(y, horizon=2), auto.forecast(y, horizon=2))
     np.testing.assert_array_equal(again.predict(2), auto.predict(2))
 

@@ -23,7 +23,7 @@ from tssdpa.filters.analogues import (
     saved_structures,
     switch_forecasts,
 )
-from tssdpa.filters.channel_choice import choose_independent
+from tssdpa.filters.channel_choice import check_channel_independent, resolve_independence
 from tssdpa.signal.embedding import standardise
 
 __all__ = ["ProjectionForecaster"]
@@ -35,6 +35,10 @@ LONG_LINEAR_LADDER = (64, 96, 128, 168, 256, 336)
 #: ...while its embedding of the library holds at most this many values (256 MiB a copy;
 #: the Gram matrix costs rows x columns^2): the ladder stops short on long, wide series
 LADDER_MAX_ELEMS = 1 << 25
+#: what a fit sets (cleared when a refit starts)
+_FITTED = ("structures_", "contenders_", "best_params_", "mean_", "scale_", "cv_results_",
+           "holdout_", "channel_models_", "channel_choice_", "channel_independent_",
+           "n_channels_")  # fmt: skip
 
 
 class ProjectionForecaster(FitScoresView, Forecaster):
@@ -92,8 +96,8 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         ``"auto"``: whichever forecasts the last quarter of the fitted series better when
         both are fitted on the first three quarters (geometric mean over the anchor
         horizons of the per-channel over the joint error, in each channel's variance; a tie
-        keeps the joint pattern), then fitted on the whole series
-        (:mod:`~tssdpa.filters.channel_choice`).
+        keeps the joint pattern, a kind that cannot be fitted there loses), then fitted on
+        the whole series (:mod:`~tssdpa.filters.channel_choice`).
     holdout : float, "auto" or None
         Choose the structures forward instead of by leave-one-out: by the error on the last
         ``holdout`` of the fitted series, each query forecast from keys whose future was known
@@ -130,8 +134,9 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         Whether the fit is one forecaster per channel (``channel_models_``).
     channel_choice_ : dict
         For ``channel_independent="auto"`` on several channels: the validation MSE of each
-        kind, ``{"joint": {h: mse}, "independent": {h: mse}}`` (empty where the series was
-        too short to compare; not saved).
+        kind, ``{"joint": {h: mse}, "independent": {h: mse}}`` (a kind that could not be
+        fitted on three quarters is missing; empty where neither could, and after
+        :meth:`load`: it is not saved).
     cv_results_ : pandas.DataFrame
         MSE in standardised units of every candidate at every anchor horizon, by its
         ``scoring``: ``"leave-one-out"`` or ``"forward"`` (both, for ``holdout="auto"`` on a
@@ -165,9 +170,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         check_no_empty_list(self, ("embedding", "delay", "n_neighbors", "bandwidth", "sigma",
                                    "model", "ridge"))  # fmt: skip
         check_int(self.horizon, "horizon")
-        ci = self.channel_independent
-        if not (isinstance(ci, (bool, np.bool_)) or (isinstance(ci, str) and ci == "auto")):
-            raise ValueError(f"channel_independent must be True, False or 'auto', got {ci!r}")
+        check_channel_independent(self.channel_independent)
         check_int(self.max_embedding, "max_embedding")
         check_int(self.max_fit_samples, "max_fit_samples", minimum=10)
         if self.switch_half_life is not None:
@@ -265,15 +268,11 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         return super().fit(y)
 
     def _fit(self, a):
-        for stale in ("structures_", "contenders_", "best_params_"):  # a refit must not reuse
-            self.__dict__.pop(stale, None)  # the last fit's span, nor keep it if it fails
-        auto = isinstance(self.channel_independent, str)
-        independent, self.channel_choice_ = not auto and bool(self.channel_independent), {}
-        if auto and a.shape[1] > 1:
-            independent, self.channel_choice_ = choose_independent(
-                type(self), self.get_params(), a, anchor_horizons(self.horizon), self._verbose
-            )
-        self.channel_independent_ = independent and a.shape[1] > 1
+        # a refit must not reuse the last fit's span, keep its other kind's state (saved with
+        # the new one, it would not load), nor look fitted if it fails
+        for stale in _FITTED:
+            self.__dict__.pop(stale, None)
+        self.channel_independent_, self.channel_choice_ = resolve_independence(self, a)
         if self.channel_independent_:
             params = {**self.get_params(), "channel_independent": False}
             self.channel_models_ = [
@@ -463,7 +462,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         if "holdout_" not in fitted:  # a file saved before holdout="auto": its own setting
             self.holdout_ = self.holdout if isinstance(self.holdout, float) else None
         self.channel_models_ = None
-        self.channel_independent_ = bool(models)
+        self.channel_independent_, self.channel_choice_ = bool(models), {}
         self.contenders_ = {}
         if best is not None:
             self.structures_ = saved_structures(best, self.horizon, len(self.train_))
