@@ -265,8 +265,8 @@ def test_learned_init_only_stores_and_fit_validates_naming_the_argument():
         f.fit(y)
     with pytest.raises(ValueError, match="holdout"):
         LearnedProjectionFilter(holdout=1.5, **QUIET).fit(y)
-    with pytest.raises(ValueError, match="noise_std"):
-        LearnedProjectionFilter(noise_std=-1.0).fit(y)
+    with pytest.raises(ValueError, match="noise_level"):
+        LearnedProjectionFilter(noise_level=-1.0).fit(y)
     with pytest.raises(ValueError, match="linear_init"):
         LearnedProjectionForecaster(linear_init="lasso").fit(y)
     with pytest.raises(ValueError, match="dropout"):
@@ -451,6 +451,43 @@ def test_learned_fits_do_not_depend_on_the_global_random_state():
         sums.append([p.detach().clone() for m in (f, g) for p in m.system_.parameters()])
     for a, b in zip(*sums):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def _tiny_self_supervised(noisy, **kw):
+    f = LearnedProjectionFilter(window=4, num_layers=1, d_model=8, dim_feedforward=8,
+                                seq_len=32, max_epochs=1, **QUIET, **kw)  # fmt: skip
+    return [p.detach().clone() for p in f.fit(noisy).system_.parameters()]
+
+
+def test_learned_noise_level_given_as_the_estimate_reproduces_the_default_fit():
+    # the level is that of ProjectionFilter: None (estimate), "spectral", one number, one per
+    # channel, in the units of x; the default's own levels given back train the same network
+    from tssdpa.estimators.selection import noise_scale
+
+    _, noisy = square_wave(400, channels=2)
+    noisy = noisy * np.array([1.0, 5.0])  # channels on different scales
+    mean, sd = noisy.mean(axis=0), noisy.std(axis=0)
+    z = (noisy - mean) / sd
+    for spectral, setting in ((False, None), (True, "spectral")):
+        levels = [noise_scale(z[:, [c]], spectral=spectral) * sd[c] for c in range(2)]
+        want = _tiny_self_supervised(noisy, noise_level=setting)
+        for a, b in zip(want, _tiny_self_supervised(noisy, noise_level=levels)):
+            torch.testing.assert_close(a, b, rtol=0, atol=0)
+    other = _tiny_self_supervised(noisy, noise_level=[2 * v for v in levels])
+    assert any(not torch.equal(a, b) for a, b in zip(want, other))
+
+
+def test_noise_std_is_the_deprecated_name_of_noise_level():
+    with pytest.warns(DeprecationWarning, match="noise_std"):
+        f = LearnedProjectionFilter(noise_std=0.3)
+    assert f.noise_level == 0.3 and "noise_std" not in f.get_params()
+
+
+@pytest.mark.parametrize("value", [0.0, -1.0, "robust", True, [0.1, 0.2, 0.3], [[0.1]]])
+def test_a_bad_learned_noise_level_is_refused_naming_it(value):
+    _, noisy = square_wave(200, channels=2)
+    with pytest.raises(ValueError, match="noise_level"):
+        LearnedProjectionFilter(noise_level=value, max_epochs=1, **QUIET).fit(noisy)
 
 
 def test_names_moved_to_tssdpa_models_still_resolve_with_a_warning():

@@ -56,11 +56,12 @@ def check_no_empty_list(est, names) -> None:
             raise ValueError(f"{name} is an empty list of candidates")
 
 
-def noise_scale(x2: np.ndarray) -> float:
+def noise_scale(x2: np.ndarray, spectral: bool = False) -> float:
     """One noise level for a (T, C) series: the median over channels of :func:`noise_level`
-    (the channels' white-noise levels; NaN ignored; 1.0 for a series too short to say)."""
+    (the channels' white-noise levels, ``spectral`` as there; NaN ignored; 1.0 for a series
+    too short to say)."""
     ok = [c for c in range(x2.shape[1]) if np.isfinite(x2[:, c]).sum() >= 3]
-    return float(np.median(noise_level(x2[:, ok]))) if ok else 1.0
+    return float(np.median(noise_level(x2[:, ok], spectral=spectral))) if ok else 1.0
 
 
 def _mad_scale(r: np.ndarray) -> float:

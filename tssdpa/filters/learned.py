@@ -20,7 +20,7 @@ from tssdpa.checks import check_choice, check_int, check_number, check_positive
 from tssdpa.estimators.arrays import as_2d, restore
 from tssdpa.estimators.base import Denoiser, Forecaster, check_fit_input
 from tssdpa.estimators.persistence import check_context
-from tssdpa.estimators.selection import noise_scale, time_split
+from tssdpa.estimators.selection import check_noise_level, noise_scale, time_split
 from tssdpa.models.estimator import SystemEstimatorMixin, windows
 
 __all__ = ["LINEAR_LR_SCALE", "LearnedProjectionFilter", "LearnedProjectionForecaster"]
@@ -45,9 +45,13 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
         Training window length.
     d_model, num_heads, num_layers, dim_feedforward, sigma, decay : network settings
         (sigma and decay are learned per head).
-    noise_std : float or None
-        Self-supervised training (no target): extra Gaussian noise added to x, the network
-        learns to remove it (default: the robust noise estimate of x).
+    noise_level : None, "spectral", float or list of float
+        Self-supervised training (no target): the standard deviation of the extra Gaussian
+        noise added to x, which the network learns to remove -- as
+        :class:`~tssdpa.filters.ProjectionFilter`'s ``noise_level``: None estimates each
+        channel's level (:func:`~tssdpa.estimators.selection.noise_level`), ``"spectral"``
+        with its spectral floor, a number is one level for every channel, a list one per
+        channel (in the units of x). Formerly ``noise_std``.
     max_epochs, batch_size, lr, patience : training settings (early stopping on ``val_loss``;
         the best epoch is kept, and the starting model if no epoch beats it).
     holdout : float
@@ -81,14 +85,14 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
     trainable = True
     handles_nan = True  # NaN samples are masked keys of the attention
     causal = True
-    _renamed_params = _RENAMED
+    _renamed_params = {**_RENAMED, "noise_std": "noise_level"}
     _net_params = tuple(
         "lr d_model num_heads num_layers dim_feedforward window sigma decay".split()
     )
 
     def __init__(
         self, window=16, seq_len=128, d_model=32, num_heads=4, num_layers=2, dim_feedforward=64,
-        sigma=2.0, decay=0.9, noise_std=None, max_epochs=20, batch_size=32, lr=3e-3, patience=3,
+        sigma=2.0, decay=0.9, noise_level=None, max_epochs=20, batch_size=32, lr=3e-3, patience=3,
         holdout=0.2, accelerator="auto", enable_progress_bar=True, checkpoint_dir=None,
         trainer_kwargs=None, random_state=0,
     ):  # fmt: skip
@@ -97,8 +101,7 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
     def _validate_params(self) -> None:
         check_int(self.window, "window")
         check_int(self.seq_len, "seq_len")
-        if self.noise_std is not None:
-            check_positive(self.noise_std, "noise_std")
+        check_noise_level(self.noise_level)
         self._check_training_params()
 
     def _system(self, n_channels: int):
@@ -114,11 +117,13 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
             inputs, targets = z, (target - self.mean_) / self.scale_
         else:
             rng = np.random.default_rng(self.random_state)
-            ns = (
-                self.noise_std / self.scale_
-                if self.noise_std is not None
-                else np.array([noise_scale(z[:, [c]]) for c in range(C)])
-            )
+            given = check_noise_level(self.noise_level, C)
+            if given is None:
+                ns = np.array([noise_scale(z[:, [c]]) for c in range(C)])
+            elif isinstance(given, str):  # the spectral floor
+                ns = np.array([noise_scale(z[:, [c]], spectral=True) for c in range(C)])
+            else:
+                ns = given / self.scale_
             inputs, targets = z + ns * rng.normal(size=z.shape), z
         n = self.seq_len
         stride = max(1, n // 2)
