@@ -483,6 +483,18 @@ def test_noise_std_is_the_deprecated_name_of_noise_level():
     assert f.noise_level == 0.3 and "noise_std" not in f.get_params()
 
 
+def test_a_filter_saved_with_noise_std_loads_with_it_as_noise_level(
+    fitted_filter, tmp_path, edit_config
+):
+    f, _, noisy = fitted_filter
+    f.save(tmp_path / "f")
+    edit_config(tmp_path / "f", lambda cfg: cfg["params"].update(noise_std=0.25))
+    edit_config(tmp_path / "f", lambda cfg: cfg["params"].pop("noise_level"))
+    g = LearnedProjectionFilter.load(tmp_path / "f")
+    assert g.noise_level == 0.25 and "noise_std" not in g.get_params()
+    np.testing.assert_array_equal(g.filter(noisy), f.filter(noisy))
+
+
 @pytest.mark.parametrize("value", [0.0, -1.0, "robust", True, [0.1, 0.2, 0.3], [[0.1]]])
 def test_a_bad_learned_noise_level_is_refused_naming_it(value):
     _, noisy = square_wave(200, channels=2)
