@@ -500,6 +500,8 @@ def test_a_bad_learned_noise_level_is_refused_naming_it(value):
     _, noisy = square_wave(200, channels=2)
     with pytest.raises(ValueError, match="noise_level"):
         LearnedProjectionFilter(noise_level=value, max_epochs=1, **QUIET).fit(noisy)
+    with pytest.raises(ValueError, match="noise_level"):  # with a target too
+        LearnedProjectionFilter(noise_level=value, max_epochs=1, **QUIET).fit(noisy, noisy)
 
 
 def test_names_moved_to_tssdpa_models_still_resolve_with_a_warning():

@@ -112,12 +112,12 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
     def _fit(self, a: np.ndarray, target: np.ndarray | None) -> None:
         """Train on windows of (x, target), or of (x + noise, x) when no target."""
         C = a.shape[1]
+        given = check_noise_level(self.noise_level, C)  # unused with a target, still checked
         z = self._standardise(a)
         if target is not None:
             inputs, targets = z, (target - self.mean_) / self.scale_
         else:
             rng = np.random.default_rng(self.random_state)
-            given = check_noise_level(self.noise_level, C)
             if given is None:
                 ns = np.array([noise_scale(z[:, [c]]) for c in range(C)])
             elif isinstance(given, str):  # the spectral floor
