@@ -118,10 +118,9 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
             inputs, targets = z, (target - self.mean_) / self.scale_
         else:
             rng = np.random.default_rng(self.random_state)
-            if given is None:
-                ns = np.array([noise_scale(z[:, [c]]) for c in range(C)])
-            elif isinstance(given, str):  # the spectral floor
-                ns = np.array([noise_scale(z[:, [c]], spectral=True) for c in range(C)])
+            if given is None or isinstance(given, str):  # estimated ("spectral": its floor)
+                spectral = given is not None
+                ns = np.array([noise_scale(z[:, [c]], spectral=spectral) for c in range(C)])
             else:
                 ns = given / self.scale_
             inputs, targets = z + ns * rng.normal(size=z.shape), z
