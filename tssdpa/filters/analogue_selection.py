@@ -16,9 +16,12 @@ which regime the future resembles is unknown at fit time.
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from tssdpa.filters.analogues import (
     NEIGHBOUR_MODELS,
@@ -152,15 +155,55 @@ def _score_all(z, anchors, candidates, max_queries, holdout) -> _Scores:
             since_better = 0 if improved else since_better + 1
             if since_better >= 3 and len(candidates["embedding"]) > 3:
                 break  # three embeddings in a row without a better score: stop growing E
+    lin_only = [
+        E for E in lin_only if E > max(candidates["embedding"]) and E + max(anchors) < T - 1
+    ]
+
+    def linear_errors(E):
+        data = _data(z, E, 1, anchors, candidates["ridge"], cut)
+        return None if data is None else _linear_errors(data, queries, E, 1, anchors, cut)
+
+    # the lengths below the ladder are all scored: in parallel (the scores are recorded in
+    # order); the ladder's in turn, as it stops once two in a row improve no score
+    for errors in _map(linear_errors, [E for E in lin_only if E not in ladder]):
+        scores.record_all(errors or [])
     for E in lin_only:
-        if E > max(candidates["embedding"]) and E - 1 + max(anchors) + 2 < T:
-            data = _data(z, E, 1, anchors, candidates["ridge"], cut)
-            if data is not None:
-                better = _score_linear(data, queries, E, 1, scores, cut)
-                missed = 0 if better else missed + (E in ladder)
-        if missed >= 2:
-            break  # two ladder patterns in a row without a better score: stop growing
+        errors = linear_errors(E) if E in ladder else None
+        if errors is not None:
+            missed = 0 if scores.record_all(errors) else missed + 1
+            if missed >= 2:
+                break  # two ladder patterns in a row without a better score: stop growing
     return scores
+
+
+def _map(f, items: list) -> list:
+    """``[f(x) for x in items]``, spread over ``neighbours.THREADS`` threads: for numpy work
+    that releases the GIL (the linear solves and eigendecompositions above all)."""
+    if neighbours.THREADS > 1 and len(items) > 1:
+        with _one_blas_thread(), ThreadPoolExecutor(min(neighbours.THREADS, len(items))) as pool:
+            return list(pool.map(f, items))
+    return [f(x) for x in items]
+
+
+_blas = {"lock": threading.Lock(), "users": 0, "limiter": None}
+
+
+@contextmanager
+def _one_blas_thread():
+    """One BLAS thread while the workers run (BLAS's own threads on top of theirs would
+    oversubscribe the cores and spin; the solves here are small). The limit is process-wide:
+    the first of concurrent fits sets it, the last restores the original."""
+    with _blas["lock"]:
+        if _blas["users"] == 0:
+            _blas["limiter"] = threadpool_limits(1, user_api="blas")
+        _blas["users"] += 1
+    try:
+        yield
+    finally:
+        with _blas["lock"]:
+            _blas["users"] -= 1
+            if _blas["users"] == 0:
+                _blas["limiter"].restore_original_limits()
 
 
 def _data(z, E, delay, anchors, ridges, cut):
@@ -205,6 +248,13 @@ class _Scores:
         better = np.nan_to_num(mse, nan=np.inf) < self.best
         self.best = np.where(better, mse, self.best)
         return bool(better.any())
+
+    def record_all(self, errors) -> bool:
+        """:meth:`record` each (structure, squared errors) in turn; True if any improved."""
+        improved = False
+        for structure, sq in errors:
+            improved |= self.record(structure, sq)
+        return improved
 
     def near(self, i, top: int, z: float = 2.0, slack: float = 0.05) -> list[int]:
         """The candidates whose error at anchor i is not worse than candidate ``top``'s by
@@ -271,18 +321,19 @@ def _linear_at(data, queries, anchors, E, delay, cut) -> dict:
     return {r: data.blocked_linear(r, queries, gap) for r in data.coef}
 
 
-def _score_linear(data, queries, E, delay, scores, cut=None, lin_q=None) -> bool:
-    """Error of the global ridge fit at the queries, as :func:`_linear_at` forecasts them
-    (``lin_q``: those forecasts, where the caller has them already)."""
-    keys, improved = data.keys[queries], False
+def _linear_errors(data, queries, E, delay, anchors, cut=None, lin_q=None) -> list:
+    """(Structure, squared errors) of the global ridge fits at the queries, as
+    :func:`_linear_at` forecasts them (``lin_q``: those forecasts, where the caller has them
+    already)."""
+    keys, out = data.keys[queries], []
     if lin_q is None:
-        lin_q = _linear_at(data, queries, scores.anchors, E, delay, cut)
+        lin_q = _linear_at(data, queries, anchors, E, delay, cut)
     for ridge, pred in lin_q.items():
         err = data.futures[queries] - pred
         err[~np.isfinite(keys).all(1)] = np.nan  # an incomplete pattern
-        s = Structure(E, delay, 0, None, None, "linear", ridge)
-        improved |= scores.record(s, nan_mean(err**2, axis=2))
-    return improved
+        structure = Structure(E, delay, 0, None, None, "linear", ridge)
+        out.append((structure, nan_mean(err**2, axis=2)))
+    return out
 
 
 def _score_embedding(data, queries, E, delay, candidates, scores, cut=None) -> bool:
@@ -292,7 +343,9 @@ def _score_embedding(data, queries, E, delay, candidates, scores, cut=None) -> b
     with_linear = "linear" in candidates["model"]
     if not models:
         if with_linear:
-            improved |= _score_linear(data, queries, E, delay, scores, cut)
+            improved |= scores.record_all(
+                _linear_errors(data, queries, E, delay, scores.anchors, cut)
+            )
         return improved
     D = data.keys.shape[1]
     truth = data.futures[queries]  # (Q, n_anchor, C)
@@ -315,8 +368,9 @@ def _score_embedding(data, queries, E, delay, candidates, scores, cut=None) -> b
     lin_q, resid = {}, {}
     if cut is None and (with_linear or "hybrid" in models):
         hybrid = "hybrid" in models
-        for r in ridges:
-            got = data.blocked_linear(r, queries, excl, safe if hybrid else None)
+        fits = _map(lambda r: data.blocked_linear(r, queries, excl, safe if hybrid else None),
+                    ridges)  # fmt: skip
+        for r, got in zip(ridges, fits):
             lin_q[r] = got[0] if hybrid else got
             if hybrid:
                 resid[r] = data.futures[safe] - got[1]  # (Q, max k, n_anchor, C)
@@ -325,37 +379,32 @@ def _score_embedding(data, queries, E, delay, candidates, scores, cut=None) -> b
         for r in ridges:
             resid[r] = (data.futures - data.linear(np.nan_to_num(data.keys), r))[safe]
     if with_linear:
-        improved |= _score_linear(data, queries, E, delay, scores, cut, lin_q)
+        errors = _linear_errors(data, queries, E, delay, scores.anchors, cut, lin_q)
+        improved |= scores.record_all(errors)
 
-    def errors_of(k):
-        """(Structure, squared errors) of every (width, model, ridge) with k neighbours."""
+    nb_keys_all, targets_all = keys[safe], data.futures[safe]  # (Q, max k, D), (Q, max k, ..)
+
+    def errors_of(task):
+        """(Structure, squared errors) of every (model, ridge) with k neighbours and one
+        width."""
+        k, (kind, value) = task
         out = []
-        nb_keys = keys[safe[:, :k]]
-        targets = data.futures[safe[:, :k]]
+        nb_keys, targets = nb_keys_all[:, :k], targets_all[:, :k]
         res_nb = {r: res[:, :k] for r, res in resid.items()}
-        for kind, value in candidates["width"]:
-            s0 = Structure(E, delay, k, value if kind == "bandwidth" else None,
-                           value if kind == "sigma" else None, "mean")  # fmt: skip
-            w = structure_weights(dist[:, :k], s0)
-            for model in models:
-                if model == "local_linear" and len(ks) > 1 and k == ks[0] and k <= D + 1:
-                    continue  # a slope per dimension needs more than D + 1 neighbours
-                preds = neighbour_forecasts(
-                    model, w, nb_keys, query_keys, targets, res_nb, lin_q, ridges
-                )
-                for r, pred in zip([None] if model == "mean" else ridges, preds):
-                    s = Structure(**{**s0.as_dict(), "model": model, "ridge": r})
-                    out.append((s, nan_mean((pred - truth) ** 2, axis=2)))
+        s0 = Structure(E, delay, k, value if kind == "bandwidth" else None,
+                       value if kind == "sigma" else None, "mean")  # fmt: skip
+        w = structure_weights(dist[:, :k], s0)
+        for model in models:
+            if model == "local_linear" and len(ks) > 1 and k == ks[0] and k <= D + 1:
+                continue  # a slope per dimension needs more than D + 1 neighbours
+            preds = neighbour_forecasts(model, w, nb_keys, query_keys, targets, res_nb, lin_q,
+                                        ridges)  # fmt: skip
+            for r, pred in zip([None] if model == "mean" else ridges, preds):
+                s = Structure(**{**s0.as_dict(), "model": model, "ridge": r})
+                out.append((s, nan_mean((pred - truth) ** 2, axis=2)))
         return out
 
-    # the neighbour counts are independent numpy work that releases the GIL: spread them over
-    # the cores; the scores are recorded in the same order as a plain loop would
-    if neighbours.THREADS > 1 and len(ks) > 1:
-        with ThreadPoolExecutor(min(neighbours.THREADS, len(ks))) as pool:
-            results = list(pool.map(errors_of, ks))
-    else:
-        results = [errors_of(k) for k in ks]
-    for res in results:
-        for s, sq in res:
-            improved |= scores.record(s, sq)
+    # the (k, width) pairs are independent: over the cores, recorded in the order of a loop
+    for errors in _map(errors_of, [(k, width) for k in ks for width in candidates["width"]]):
+        improved |= scores.record_all(errors)
     return improved

@@ -35,8 +35,9 @@ __all__ = [
 ]
 
 _BRUTE_ELEMS = 1 << 22  # (query, key) distances per brute-force block
-#: threads for neighbour searches (k-d tree queries, the scores of several neighbour counts);
-#: read at each call, so ``tssdpa.signal.neighbours.THREADS = 1`` limits them
+#: threads for neighbour searches (k-d tree queries) and for the forecaster's search over its
+#: candidates (with one BLAS thread meanwhile); read at each call, so
+#: ``tssdpa.signal.neighbours.THREADS = 1`` limits them
 THREADS = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 
 
@@ -59,7 +60,7 @@ def _merge(dist, idx, new_d, new_i, k):
 def _tree_query(tree, rows_of_tree, queries, k):
     """k nearest (distances, row numbers) of ``queries`` in ``tree`` (inf / -1 pad)."""
     kk = min(k, tree.n)
-    d, i = tree.query(queries, k=kk)
+    d, i = tree.query(queries, k=kk, workers=THREADS)
     d = np.asarray(d, dtype=np.float64).reshape(len(queries), kk)
     rows = rows_of_tree[np.asarray(i).reshape(len(queries), kk)]
     if kk < k:
