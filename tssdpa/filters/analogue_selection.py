@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -101,8 +101,10 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, both
     otherwise.
     """
     anchors = anchor_horizons(horizon)
-    forward = _score_all(z, anchors, candidates, max_queries, holdout) if holdout else None
-    loo = _score_all(z, anchors, candidates, max_queries, None) if both or not holdout else None
+    with one_blas_thread():
+        forward = _score_all(z, anchors, candidates, max_queries, holdout) if holdout else None
+        loo = (_score_all(z, anchors, candidates, max_queries, None)
+               if both or not holdout else None)  # fmt: skip
     contenders = {}
     if forward is not None and loo is not None:
         chosen = {h: minimax_regret(i, loo, forward) for i, h in enumerate(anchors)}
@@ -163,16 +165,17 @@ def _score_all(z, anchors, candidates, max_queries, holdout) -> _Scores:
         data = _data(z, E, 1, anchors, candidates["ridge"], cut)
         return None if data is None else _linear_errors(data, queries, E, 1, anchors, cut)
 
-    # the lengths below the ladder are all scored: in parallel (the scores are recorded in
-    # order); the ladder's in turn, as it stops once two in a row improve no score
-    for errors in _map(linear_errors, [E for E in lin_only if E not in ladder]):
-        scores.record_all(errors or [])
-    for E in lin_only:
-        errors = linear_errors(E) if E in ladder else None
+    # the lengths off the ladder are all scored: computed in parallel, recorded in order; the
+    # ladder's in turn, as it stops once two of its lengths in a row improve no score
+    free = [i for i, E in enumerate(lin_only) if E not in ladder]
+    done = dict(zip(free, _map(linear_errors, [lin_only[i] for i in free])))
+    for i, E in enumerate(lin_only):
+        errors = done[i] if i in done else linear_errors(E)
         if errors is not None:
-            missed = 0 if scores.record_all(errors) else missed + 1
-            if missed >= 2:
-                break  # two ladder patterns in a row without a better score: stop growing
+            better = scores.record_all(errors)
+            missed = 0 if better else missed + (E in ladder)
+        if missed >= 2:
+            break  # two ladder patterns in a row without a better score: stop growing
     return scores
 
 
@@ -180,30 +183,37 @@ def _map(f, items: list) -> list:
     """``[f(x) for x in items]``, spread over ``neighbours.THREADS`` threads: for numpy work
     that releases the GIL (the linear solves and eigendecompositions above all)."""
     if neighbours.THREADS > 1 and len(items) > 1:
-        with _one_blas_thread(), ThreadPoolExecutor(min(neighbours.THREADS, len(items))) as pool:
+        with ThreadPoolExecutor(min(neighbours.THREADS, len(items))) as pool:
             return list(pool.map(f, items))
     return [f(x) for x in items]
 
 
-_blas = {"lock": threading.Lock(), "users": 0, "limiter": None}
+_blas = {"lock": threading.Lock(), "held": False}
 
 
 @contextmanager
-def _one_blas_thread():
-    """One BLAS thread while the workers run (BLAS's own threads on top of theirs would
-    oversubscribe the cores and spin; the solves here are small). The limit is process-wide:
-    the first of concurrent fits sets it, the last restores the original."""
+def one_blas_thread():
+    """One BLAS thread while the search runs its tasks over ``neighbours.THREADS`` threads:
+    BLAS's own threads on top of theirs oversubscribe the cores (and spin), and the solves
+    here are small. The limit is process-wide: the first of concurrent searches sets it and
+    restores it when it ends, from its own thread (as threadpoolctl requires); a search that
+    finds it held leaves it alone, and one that cannot set it runs without it."""
     with _blas["lock"]:
-        if _blas["users"] == 0:
-            _blas["limiter"] = threadpool_limits(1, user_api="blas")
-        _blas["users"] += 1
-    try:
+        mine = neighbours.THREADS > 1 and not _blas["held"]
+        _blas["held"] = _blas["held"] or mine
+    if not mine:
         yield
+        return
+    try:
+        try:
+            limit = threadpool_limits(limits=1, user_api="blas")
+        except Exception:  # noqa: BLE001 -- no hold on BLAS's threads: slower, not wrong
+            limit = nullcontext()
+        with limit:
+            yield
     finally:
         with _blas["lock"]:
-            _blas["users"] -= 1
-            if _blas["users"] == 0:
-                _blas["limiter"].restore_original_limits()
+            _blas["held"] = False
 
 
 def _data(z, E, delay, anchors, ridges, cut):
@@ -368,12 +378,16 @@ def _score_embedding(data, queries, E, delay, candidates, scores, cut=None) -> b
     lin_q, resid = {}, {}
     if cut is None and (with_linear or "hybrid" in models):
         hybrid = "hybrid" in models
-        fits = _map(lambda r: data.blocked_linear(r, queries, excl, safe if hybrid else None),
-                    ridges)  # fmt: skip
-        for r, got in zip(ridges, fits):
-            lin_q[r] = got[0] if hybrid else got
+        data.block_moments(excl)  # once, before the ridges' threads share them
+
+        def fit(r):  # the ridge's forecasts and, for the hybrid, its neighbours' residuals
+            got = data.blocked_linear(r, queries, excl, safe if hybrid else None)
+            return (got[0], data.futures[safe] - got[1]) if hybrid else (got, None)
+
+        for r, (forecasts, residuals) in zip(ridges, _map(fit, ridges)):
+            lin_q[r] = forecasts
             if hybrid:
-                resid[r] = data.futures[safe] - got[1]  # (Q, max k, n_anchor, C)
+                resid[r] = residuals  # (Q, max k, n_anchor, C)
     elif with_linear or "hybrid" in models:
         lin_q = _linear_at(data, queries, scores.anchors, E, delay, cut)
         for r in ridges:

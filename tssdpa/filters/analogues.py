@@ -223,9 +223,7 @@ class AnalogueData:
         rows = np.asarray(rows, dtype=int)
         shape = (len(self.horizons), self.C)
         d1 = len(self._moments[0])
-        most = max(1, min(MAX_BLOCKS, BLOCK_BYTES // (8 * d1 * d1)))
-        length = max(gap, 1, -(-len(self.keys) // most))
-        G, XtY, kept = self._block_moments(length)  # (n_blocks, D1, D1), (n_blocks, D1, M)
+        length, (G, XtY, kept) = self.block_moments(gap)  # (n_blocks, D1, D1), (.., D1, M)
         coef = _ridge_solve(G, XtY, ridge)  # (n_blocks, D1, M)
         block = rows // length
         design = self._design(np.nan_to_num(self.keys[rows]))[:, None, :]  # (Q, 1, D1)
@@ -243,9 +241,13 @@ class AnalogueData:
         out_nb[starved] = np.nan
         return out, out_nb
 
-    def _block_moments(self, length: int):
-        """X'X, X'Y and the row count of the library less each block of ``length`` rows and
-        its two neighbours (cached per length: the ridges of one fit share them)."""
+    def block_moments(self, gap: int):
+        """``(length, (X'X, X'Y, row count))`` of the library less each block of ``length``
+        rows and its two neighbours, for :meth:`blocked_linear` with ``gap`` (cached: the
+        ridges of one fit share them; fill the cache before fitting them in threads)."""
+        d1 = len(self._moments[0])
+        most = max(1, min(MAX_BLOCKS, BLOCK_BYTES // (8 * d1 * d1)))
+        length = max(gap, 1, -(-len(self.keys) // most))
         if length not in self._blocks:
             lib = np.flatnonzero(self.usable)
             n_blocks = -(-len(self.keys) // length)
@@ -266,7 +268,7 @@ class AnalogueData:
             G0, XtY0 = self._moments
             self._blocks[length] = (G0 - with_neighbours(gram), XtY0 - with_neighbours(cross),
                                     len(lib) - with_neighbours(count))  # fmt: skip
-        return self._blocks[length]
+        return length, self._blocks[length]
 
     @staticmethod
     def _design(keys):
