@@ -4,6 +4,7 @@ were, whichever of several concurrent searches ends first."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -25,7 +26,8 @@ def _blas_threads():
 def two_blas_threads():
     """A known starting point (a fit that leaked its one-thread limit would leave 1)."""
     with threadpool_limits(2, user_api="blas"):
-        assert {n for _, n in _blas_threads()} == {2}
+        if {n for _, n in _blas_threads()} != {2}:  # one core, or a BLAS it cannot see
+            pytest.skip("BLAS cannot run two threads here: there is no limit to check")
         yield
 
 
@@ -97,6 +99,9 @@ def blas():
     return sorted(x["num_threads"] for x in threadpool_info() if x["user_api"] == "blas")
 
 before, seen = blas(), {}
+one = [1] * len(before)
+if not before or before == one:  # one core, or a BLAS threadpoolctl cannot see
+    raise SystemExit("skip: BLAS cannot run two threads here")
 first_in, first_may_leave, first_left = threading.Event(), threading.Event(), threading.Event()
 
 def first():
@@ -119,8 +124,6 @@ for t in threads:
     t.start()
 for t in threads:
     t.join()
-one = [1] * len(before)
-assert before and before != one, before
 assert seen["first"] == [one, one], seen
 assert seen["second, first in"] == one, seen
 assert seen["second, first left"] == before, seen
@@ -134,9 +137,11 @@ assert blas() == before
 
 def test_concurrent_searches_restore_the_blas_limit_whichever_ends_first():
     # a fresh process: which thread controls OpenBLAS's limits is threadpoolctl's state
-    env = {"OPENBLAS_NUM_THREADS": "2"}
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "2"}
     result = subprocess.run([sys.executable, "-c", _CONCURRENT], capture_output=True,
-                            text=True, env={**__import__("os").environ, **env})  # fmt: skip
+                            text=True, env=env)  # fmt: skip
+    if result.returncode == 1 and "skip:" in result.stderr:
+        pytest.skip(result.stderr.strip())
     assert result.returncode == 0, result.stderr
 
 
