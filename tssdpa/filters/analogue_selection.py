@@ -197,23 +197,24 @@ def one_blas_thread():
     BLAS's own threads on top of theirs oversubscribe the cores (and spin), and the solves
     here are small. The limit is process-wide: the first of concurrent searches sets it and
     restores it when it ends, from its own thread (as threadpoolctl requires); a search that
-    finds it held leaves it alone, and one that cannot set it runs without it."""
-    with _blas["lock"]:
-        mine = neighbours.THREADS > 1 and not _blas["held"]
-        _blas["held"] = _blas["held"] or mine
-    if not mine:
-        yield
-        return
+    finds it held leaves it alone, and one that cannot set it runs without it. (An OpenBLAS
+    built on OpenMP threads takes the limit per thread: the workers keep their own.)"""
+    mine, limit = False, nullcontext()
     try:
-        try:
-            limit = threadpool_limits(limits=1, user_api="blas")
-        except Exception:  # noqa: BLE001 -- no hold on BLAS's threads: slower, not wrong
-            limit = nullcontext()
+        with _blas["lock"]:
+            mine = neighbours.THREADS > 1 and not _blas["held"]
+            _blas["held"] = _blas["held"] or mine
+        if mine:
+            try:
+                limit = threadpool_limits(limits=1, user_api="blas")
+            except Exception:  # noqa: BLE001 -- no hold on BLAS's threads: slower, not wrong
+                limit = nullcontext()
         with limit:
             yield
     finally:
-        with _blas["lock"]:
-            _blas["held"] = False
+        if mine:
+            with _blas["lock"]:
+                _blas["held"] = False
 
 
 def _data(z, E, delay, anchors, ridges, cut):
