@@ -76,9 +76,12 @@ def test_the_search_runs_on_one_blas_thread_and_restores_the_limit(two_blas_thre
 def test_a_failing_search_restores_the_blas_limit(two_blas_threads, monkeypatch):
     monkeypatch.setattr(neighbours, "THREADS", 2)
     before = _blas_threads()
+    with pytest.raises(ZeroDivisionError):
+        analogue_selection._map(lambda x: 1 / x, [1, 0, 2])
+    assert _blas_threads() == before
     with pytest.raises(ZeroDivisionError), analogue_selection.one_blas_thread():
         assert {n for _, n in _blas_threads()} == {1}
-        analogue_selection._map(lambda x: 1 / x, [1, 0, 2])
+        raise ZeroDivisionError
     assert _blas_threads() == before
     with analogue_selection.one_blas_thread():  # released: the next search limits again
         assert {n for _, n in _blas_threads()} == {1}
@@ -86,11 +89,12 @@ def test_a_failing_search_restores_the_blas_limit(two_blas_threads, monkeypatch)
 
 
 def test_a_search_that_cannot_limit_blas_runs_without_it(two_blas_threads, monkeypatch):
-    def refuse(**kwargs):
-        raise RuntimeError("no control over BLAS")
+    class Refusing:
+        def limit(self, **kwargs):
+            raise RuntimeError("no control over BLAS")
 
     before = _blas_threads()
-    monkeypatch.setattr(analogue_selection, "threadpool_limits", refuse)
+    monkeypatch.setitem(analogue_selection._blas, "controller", Refusing())
     fc, pred = _fit(make_signal("henon", 800, 0), 2, monkeypatch)
     assert np.isfinite(pred[-50:]).all()
     assert _blas_threads() == before

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from tssdpa.filters.analogues import (
     NEIGHBOUR_MODELS,
@@ -101,10 +101,8 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, both
     otherwise.
     """
     anchors = anchor_horizons(horizon)
-    with one_blas_thread():
-        forward = _score_all(z, anchors, candidates, max_queries, holdout) if holdout else None
-        loo = (_score_all(z, anchors, candidates, max_queries, None)
-               if both or not holdout else None)  # fmt: skip
+    forward = _score_all(z, anchors, candidates, max_queries, holdout) if holdout else None
+    loo = _score_all(z, anchors, candidates, max_queries, None) if both or not holdout else None
     contenders = {}
     if forward is not None and loo is not None:
         chosen = {h: minimax_regret(i, loo, forward) for i, h in enumerate(anchors)}
@@ -183,22 +181,26 @@ def _map(f, items: list) -> list:
     """``[f(x) for x in items]``, spread over ``neighbours.THREADS`` threads: for numpy work
     that releases the GIL (the linear solves and eigendecompositions above all)."""
     if neighbours.THREADS > 1 and len(items) > 1:
-        with ThreadPoolExecutor(min(neighbours.THREADS, len(items))) as pool:
+        with one_blas_thread(), ThreadPoolExecutor(min(neighbours.THREADS, len(items))) as pool:
             return list(pool.map(f, items))
     return [f(x) for x in items]
 
 
-_blas = {"lock": threading.Lock(), "held": False}
+#: who holds the one-thread limit, and threadpoolctl's view of the loaded libraries (found
+#: once: a scan costs about a millisecond, and a fit runs its tasks tens of times)
+_blas = {"lock": threading.Lock(), "held": False, "controller": None}
 
 
 @contextmanager
 def one_blas_thread():
-    """One BLAS thread while the search runs its tasks over ``neighbours.THREADS`` threads:
+    """One BLAS thread while :func:`_map` runs tasks over ``neighbours.THREADS`` threads:
     BLAS's own threads on top of theirs oversubscribe the cores (and spin), and the solves
-    here are small. The limit is process-wide: the first of concurrent searches sets it and
-    restores it when it ends, from its own thread (as threadpoolctl requires); a search that
-    finds it held leaves it alone, and one that cannot set it runs without it. (An OpenBLAS
-    built on OpenMP threads takes the limit per thread: the workers keep their own.)"""
+    there are small (the search's sequential parts, such as the ladder of long linear
+    patterns, keep BLAS's threads). The limit is process-wide: the first of concurrent
+    searches sets it and restores it, from its own thread (as threadpoolctl requires); a
+    search that finds it held leaves it alone, and one that cannot set it runs without it.
+    (An OpenBLAS built on OpenMP threads takes the limit per thread: the workers keep theirs.)
+    """
     mine, limit = False, nullcontext()
     try:
         with _blas["lock"]:
@@ -206,7 +208,9 @@ def one_blas_thread():
             _blas["held"] = _blas["held"] or mine
         if mine:
             try:
-                limit = threadpool_limits(limits=1, user_api="blas")
+                if _blas["controller"] is None:
+                    _blas["controller"] = ThreadpoolController()
+                limit = _blas["controller"].limit(limits=1, user_api="blas")
             except Exception:  # noqa: BLE001 -- no hold on BLAS's threads: slower, not wrong
                 limit = nullcontext()
         with limit:
