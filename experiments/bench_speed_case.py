@@ -1,14 +1,17 @@
 """The speed case of ``bench_autofit.py`` timed at several checkouts, alternately (issue 10).
 
-The benchmark times its speed case once (fit on 8,000 samples of Lorenz + forecasts of the
-4,000 test origins at h = 5, on 2 cores); one run's timing noise on this machine is tens of
-percent. This times the same work for each checkout given (a folder holding a ``tssdpa``
-package: a worktree of another commit, or this one), in turn, ``--repeats`` times, each in a
-fresh process, and prints the seconds -- a before / after comparison on one machine.
+The benchmark's speed case is a fit on 8,000 samples of Lorenz + forecasts of the 4,000 test
+origins at h = 5, on 2 cores; one run's timing noise on this machine is tens of percent. This
+times the same work for each checkout given (a folder holding a ``tssdpa`` package: a
+worktree of another commit, or this one), in turn, ``--repeats`` times, each in a fresh
+process (``--fits`` times in each), and prints the seconds -- a before / after comparison on
+one machine. ``--case etth1`` times a wider fit instead: a joint pattern of the seven columns
+of ETTh1.
 
     git worktree add /tmp/old a644150
     .venv/bin/python experiments/bench_speed_case.py /tmp/old . --repeats 3
     .venv/bin/python experiments/bench_speed_case.py /tmp/old . --repeats 6 --fits 3
+    .venv/bin/python experiments/bench_speed_case.py /tmp/old . --repeats 1 --case etth1
 """
 
 from __future__ import annotations
@@ -28,14 +31,19 @@ import tssdpa
 from tssdpa import ProjectionForecaster
 from tssdpa.data.synthetic import make_signal
 assert tssdpa.__file__.startswith({root!r}), tssdpa.__file__
-n, n_test, h = 12000, 4000, 5
-x = make_signal("lorenz", n, 0)
-tr = n - n_test
-z = (x - x[:tr].mean()) / x[:tr].std()
+if {case!r} == "lorenz":
+    n, n_test, h = 12000, 4000, 5
+    x = make_signal("lorenz", n, 0)
+    tr = n - n_test
+    z = (x - x[:tr].mean()) / x[:tr].std()
+else:  # the seven columns of ETTh1, a joint pattern: the fit alone
+    from tssdpa.data import load_ett
+    z, tr, h = load_ett("ETTh1", {data_dir!r}).to_numpy()[:6000], 6000, 24
 for _ in range({fits}):
     tic = time.perf_counter()
     fc = ProjectionForecaster(horizon=h).fit(z[:tr])
-    pred = np.asarray(fc.forecast(z[tr - 64:], h))
+    if tr < len(z):
+        pred = np.asarray(fc.forecast(z[tr - 64:], h))
     print(time.perf_counter() - tic)
 """
 
@@ -44,6 +52,11 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("roots", nargs="+", help="folders holding a tssdpa package")
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--case", choices=("lorenz", "etth1"), default="lorenz",
+                   help="lorenz: the benchmark's speed case; etth1: a default fit on the seven "
+                   "columns of ETTh1 (6,000 rows, horizon 24)")  # fmt: skip
+    p.add_argument("--data-dir", default=None, help="for --case etth1 (default: as tssdpa "
+                   "finds its datasets)")  # fmt: skip
     p.add_argument("--fits", type=int, default=1, help="fits timed in each process (the first "
                    "is cold: the later ones measure the search alone)")  # fmt: skip
     args = p.parse_args(argv)
@@ -51,7 +64,7 @@ def main(argv=None) -> int:
     times: dict[str, list[float]] = {r: [] for r in roots}
     for _ in range(args.repeats):
         for r in roots:
-            child = _CHILD.format(root=r, fits=args.fits)
+            child = _CHILD.format(root=r, fits=args.fits, case=args.case, data_dir=args.data_dir)
             out = subprocess.run([sys.executable, "-c", child], check=True,
                                  capture_output=True, text=True).stdout  # fmt: skip
             times[r] += [float(t) for t in out.split()]
