@@ -7,8 +7,11 @@ import re
 import numpy as np
 import pytest
 
+from tssdpa.data import add_noise
+from tssdpa.data.synthetic import make_signal
 from tssdpa.filters import ProjectionFilter
 from tssdpa.filters.projection_local import (
+    LOCAL_MARGIN,
     LOCAL_TEMPERATURE,
     LOCAL_WIDTHS,
     _candidates,
@@ -16,12 +19,14 @@ from tssdpa.filters.projection_local import (
     _weights,
     check_local,
     fit_local,
+    gain_standard_errors,
     local_mixture,
     local_mixture_naive,
     local_mixtures,
     nonlocal_divergence,
     output_divergence,
     weights_divergence,
+    width_scores,
 )
 from tssdpa.signal.lowpass import zero_phase_lowpass
 from tssdpa.signal.nonlocal_filter import run_nonlocal
@@ -74,6 +79,71 @@ def test_a_stationary_signal_keeps_the_fitted_output(tones, seed):
     assert f.local_ is None
     plain = ProjectionFilter(causal=False, local_window=None).fit(noisy)
     np.testing.assert_array_equal(f.filter(noisy), plain.filter(noisy))
+
+
+def _gains(noisy):
+    """(gain, standard error, margin), each (W,): fit_local's SURE gains over LOCAL_WIDTHS on
+    one channel, their standard errors, and LOCAL_MARGIN * s^2."""
+    f = ProjectionFilter(causal=False, local_window=None).fit(noisy)
+    xs, noise = noisy[:, None], f.noise_level_
+    _, before, after, _, _, errors = width_scores(f, xs, None, noise, LOCAL_WIDTHS)
+    return before[0] - after[:, 0], errors[:, 0], LOCAL_MARGIN * float(noise[0]) ** 2
+
+
+def test_a_gain_within_its_standard_error_does_not_adapt():
+    """The Rossler flow at 0 dB (a development cell of experiments/local_margin_probe.py):
+    its SURE gain over 201 samples passes the margin but not its own standard error, and
+    adapting would make the whole series worse."""
+    x = make_signal("rossler", T, 2, dt=0.2)
+    z = (x - x[:1200].mean()) / x[:1200].std()
+    noisy = add_noise(z, "gaussian", 0.0, seed=2000)
+    gains, errors, margin = _gains(noisy)
+    assert (gains > margin).any() and not (gains > np.maximum(errors, margin)).any()
+    assert ProjectionFilter(causal=False).fit(noisy).local_ is None
+    width = LOCAL_WIDTHS[int(np.argmax(gains))]
+    forced = ProjectionFilter(causal=False, local_window=width).fit(noisy)
+    plain = ProjectionFilter(causal=False, local_window=None).fit(noisy)
+    assert _rmse(forced.filter(noisy), z) > 1.05 * _rmse(plain.filter(noisy), z)
+
+
+def test_a_busy_then_quiet_recording_gains_beyond_its_standard_error(adapted, busy_then_quiet):
+    gains, errors, margin = _gains(busy_then_quiet[0])
+    passing = gains > np.maximum(errors, margin)
+    assert passing.all() and (gains > 2 * errors).all()
+    assert adapted.local_["window"] == LOCAL_WIDTHS[int(np.argmax(gains))]
+
+
+def _sure_differences(clean, s, a, b, draws=400, seed=3):
+    """SURE of the zero-phase low-pass ``a`` minus that of ``b`` (both exact: linear filters)
+    over noise draws, and gain_standard_errors' value on each draw."""
+    da, db = _lowpass_diagonal(**a), _lowpass_diagonal(**b)
+    rng, diffs, predicted = np.random.default_rng(seed), [], []
+    for _ in range(draws):
+        x = (clean + s * rng.normal(size=clean.size))[:, None]
+        ya, yb = zero_phase_lowpass(x, **a), zero_phase_lowpass(x, **b)
+        sure = [np.mean((y - x) ** 2) - s * s + 2 * s * s * d for y, d in ((ya, da), (yb, db))]
+        diffs.append(sure[0] - sure[1])
+        predicted.append(gain_standard_errors(x, ya, [(yb, None)], np.array([s]))[0, 0])
+    return float(np.std(diffs)), float(np.mean(predicted))
+
+
+def test_the_gain_standard_error_is_the_spread_of_sure_differences_where_the_change_is_signal():
+    """The low-passes differ on the signal (a tone between their cutoffs): the difference of
+    their SURE scores spreads over noise draws as gain_standard_errors says."""
+    clean = 3.0 * np.sin(2 * np.pi * np.arange(T) / 10)
+    spread, predicted = _sure_differences(clean, 0.5, {"cutoff": 0.6, "order": 4},
+                                          {"cutoff": 0.05, "order": 4})  # fmt: skip
+    assert spread == pytest.approx(predicted, rel=0.15)
+
+
+def test_the_gain_standard_error_overstates_the_spread_where_the_change_is_noise():
+    """Both low-passes keep the slow tone: they differ by noise alone, whose square enters the
+    difference too, and the formula overstates its spread (by about 30% here): the rule errs
+    towards keeping the fitted output."""
+    clean = np.sin(2 * np.pi * np.arange(T) / 400)
+    spread, predicted = _sure_differences(clean, 0.5, {"cutoff": 0.2, "order": 2},
+                                          {"cutoff": 0.05, "order": 2})  # fmt: skip
+    assert predicted > 1.2 * spread
 
 
 def test_the_fast_mixture_matches_the_sample_by_sample_reference():

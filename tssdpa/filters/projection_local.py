@@ -33,7 +33,13 @@ error against the clean signal grew (``experiments/local_margin_probe.py`` as of
 gain must also exceed :data:`LOCAL_MARGIN` of the noise variance: SURE rests on the estimated
 noise level, a few percent off (``noise_level``), and a relative error e of ``s^2`` moves the
 scores of two outputs apart by ``2 e s^2`` times the difference of their divergences; the
-value was set on development data (``experiments/local_margin_probe.py``).
+value was set on development data (``experiments/local_margin_probe.py``). And it must exceed
+its own standard error (:func:`gain_standard_errors`): the difference of two SURE scores
+carries the noise ``-2 mean((y_a - y) e)`` (``e`` the noise, ``y_a - y`` the change the
+adaptation makes), of standard deviation ``2 s rms(y_a - y) / sqrt(n)`` where the change
+follows the clean signal; where it follows the noise, as on a stationary signal whose weights
+have nothing but the noise to follow, the formula overstates the spread somewhat, and the rule
+errs towards keeping the fitted output.
 
 With a target (:meth:`ProjectionFilter.fit` ``target=``) the noise level is the RMS of
 ``x - target`` and the adaptation is kept where it lowers the error against the target; the
@@ -62,6 +68,7 @@ __all__ = [
     "check_local",
     "check_local_window",
     "fit_local",
+    "gain_standard_errors",
     "local_mixture",
     "local_mixture_naive",
     "local_mixtures",
@@ -302,13 +309,36 @@ def check_local_window(filt) -> None:
                          "sampled data (no tau, no recurrent)")  # fmt: skip
 
 
+def gain_standard_errors(xs, y, mixes, noise) -> np.ndarray:
+    """(W, C) the standard error of each SURE gain of the adaptations ``mixes`` (a list of
+    ``(out, div)`` as :func:`local_mixtures` returns) over the output ``y`` on ``xs`` (T, C):
+    ``2 s_c rms(out - y) / sqrt(n_c)`` over the ``n_c`` finite entries of channel c. The two
+    scores differ by ``mean((out - y)(out + y - 2 x))`` plus their divergence terms; with ``x``
+    the clean signal plus white noise ``e`` of level ``s``, its random part is ``-2 mean((out -
+    y) e)``, whose variance this is where the change follows the clean signal. Where it follows
+    the noise, its product with ``e`` has a mean (the divergence terms hold it) and a spread of
+    its own, and this overstates the spread of the difference (by about 30% for two low-passes
+    that differ by noise alone; tests/filters/test_projection_local.py)."""
+    noise = np.asarray(noise, dtype=np.float64)
+    out = np.empty((len(mixes), xs.shape[1]))
+    for i, (loc, _) in enumerate(mixes):
+        change = loc - y
+        ok = np.isfinite(change) & np.isfinite(xs)
+        n = ok.sum(axis=0)
+        squares = np.where(ok, change, 0.0) ** 2
+        out[i] = 2.0 * noise * np.sqrt(squares.sum(axis=0)) / np.maximum(n, 1)
+    return out
+
+
 def width_scores(filt, xs, times, noise, widths, target=None, tail: int = 0):
-    """``(divergence, before (C,), after (W, C), weights' divergence (W, C), nonlocal_part)``:
-    the scores of the fitted output of ``filt`` on ``xs`` and of its adaptation over each width
-    of ``widths`` -- SURE, which includes the weights' own divergence (:func:`weights_divergence`;
-    zeros with a target), or with ``target`` the squared error against it from row ``tail`` on
-    -- and the fitted output's mean ``dy_t/dx_t`` and its non-local part
-    (:func:`output_divergence`). ``noise``: the (C,) levels SURE uses."""
+    """``(divergence, before (C,), after (W, C), weights' divergence (W, C), nonlocal_part,
+    standard error (W, C))``: the scores of the fitted output of ``filt`` on ``xs`` and of its
+    adaptation over each width of ``widths`` -- SURE, which includes the weights' own
+    divergence (:func:`weights_divergence`; zeros with a target), or with ``target`` the
+    squared error against it from row ``tail`` on -- the fitted output's mean ``dy_t/dx_t``
+    and its non-local part (:func:`output_divergence`), and the standard error of each SURE
+    gain ``before - after`` (:func:`gain_standard_errors`). ``noise``: the (C,) levels SURE
+    uses."""
     noise = np.asarray(noise, dtype=np.float64)
     y, divergence, nonlocal_part = output_divergence(filt, xs, times, noise, target)
     before = _scores(xs, y, divergence, noise, target, tail)
@@ -318,7 +348,8 @@ def width_scores(filt, xs, times, noise, widths, target=None, tail: int = 0):
     if target is None:
         wdiv = weights_divergence(xs, y, divergence, noise, widths)
         afters = afters + 2.0 * noise**2 * wdiv
-    return divergence, before, afters, wdiv, nonlocal_part
+    errors = gain_standard_errors(xs, y, mixes, noise)
+    return divergence, before, afters, wdiv, nonlocal_part, errors
 
 
 def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
@@ -332,7 +363,8 @@ def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
     kept channels score lowest (mean over the channels) wins; a channel adapts only where
     that lowers its own score: its
     SURE on ``xs`` (the weights' own divergence included, :func:`weights_divergence`) by more
-    than ``LOCAL_MARGIN * s_c^2``, or with ``target`` its error against it from row ``tail``
+    than ``LOCAL_MARGIN * s_c^2`` and than the gain's standard error
+    (:func:`gain_standard_errors`), or with ``target`` its error against it from row ``tail``
     on (the weights never see the target: no margin); with an int every channel does.
 
     Returns ``(local_, (score of the fitted output, score with the adaptation), both means
@@ -348,13 +380,14 @@ def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
     noise = np.asarray(noise, dtype=np.float64)
     auto = filt.local_window == "auto"
     widths = LOCAL_WIDTHS if auto else (int(filt.local_window),)
-    divergence, before, afters, _, nonlocal_part = width_scores(
+    divergence, before, afters, _, nonlocal_part, errors = width_scores(
         filt, xs, times, noise, widths, target, tail
     )
     best = None
-    for width, after in zip(widths, afters):
+    for width, after, error in zip(widths, afters, errors):
         if auto:
-            channels = after < before - (0.0 if target is not None else LOCAL_MARGIN * noise**2)
+            margin = np.maximum(LOCAL_MARGIN * noise**2, error)
+            channels = after < before - (0.0 if target is not None else margin)
         else:
             channels = np.ones(len(noise), dtype=bool)
         kept = float(np.mean(np.where(channels, after, before)))
