@@ -13,7 +13,8 @@ import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from tssdpa.data.synthetic import make_signal
-from tssdpa.filters import ProjectionForecaster, analogue_selection
+from tssdpa.estimators import parallel
+from tssdpa.filters import ProjectionFilter, ProjectionForecaster, analogue_selection
 from tssdpa.signal import neighbours
 
 
@@ -58,6 +59,26 @@ def test_the_fit_chooses_the_same_with_one_thread_as_with_several(drift, monkeyp
     np.testing.assert_allclose(pred_one, pred_several, rtol=1e-6, atol=1e-12)
 
 
+@pytest.mark.parametrize("target", [False, True], ids=["SURE", "target"])
+def test_the_filter_fit_scores_the_same_with_one_thread_as_with_several(target, monkeypatch):
+    """ProjectionFilter's search over its (window, embedding, decay) groups: the same rows,
+    scores and mixture with one thread as with several."""
+    clean = make_signal("lorenz", 1200, 1)
+    noisy = clean + 0.3 * np.random.default_rng(2).normal(size=clean.shape)
+    fits = []
+    for threads in (1, 2):
+        monkeypatch.setattr(neighbours, "THREADS", threads)
+        f = ProjectionFilter(causal=False, max_fit_samples=600)
+        fits.append(f.fit(noisy, target=clean) if target else f.fit(noisy))
+    one, several = fits
+    assert one.best_params_ == several.best_params_
+    a, b = one.cv_results_, several.cv_results_
+    structure = [c for c in a.columns if c not in ("mse", "weight")]
+    assert len(a) > 100 and a[structure].equals(b[structure])
+    np.testing.assert_allclose(a["mse"], b["mse"], rtol=1e-9)
+    np.testing.assert_allclose(one.filter(noisy), several.filter(noisy), rtol=1e-9, atol=1e-12)
+
+
 def test_the_search_runs_on_one_blas_thread_and_restores_the_limit(two_blas_threads,
                                                                    monkeypatch):  # fmt: skip
     before, seen = _blas_threads(), []
@@ -77,13 +98,13 @@ def test_a_failing_search_restores_the_blas_limit(two_blas_threads, monkeypatch)
     monkeypatch.setattr(neighbours, "THREADS", 2)
     before = _blas_threads()
     with pytest.raises(ZeroDivisionError):
-        analogue_selection._map(lambda x: 1 / x, [1, 0, 2])
+        parallel.parallel_map(lambda x: 1 / x, [1, 0, 2])
     assert _blas_threads() == before
-    with pytest.raises(ZeroDivisionError), analogue_selection.one_blas_thread():
+    with pytest.raises(ZeroDivisionError), parallel.one_blas_thread():
         assert {n for _, n in _blas_threads()} == {1}
         raise ZeroDivisionError
     assert _blas_threads() == before
-    with analogue_selection.one_blas_thread():  # released: the next search limits again
+    with parallel.one_blas_thread():  # released: the next search limits again
         assert {n for _, n in _blas_threads()} == {1}
     assert _blas_threads() == before
 
@@ -94,19 +115,19 @@ def test_a_search_that_cannot_limit_blas_runs_without_it(two_blas_threads, monke
             raise RuntimeError("no control over BLAS")
 
     before = _blas_threads()
-    monkeypatch.setitem(analogue_selection._blas, "controller", Refusing())
+    monkeypatch.setitem(parallel._blas, "controller", Refusing())
     fc, pred = _fit(make_signal("henon", 800, 0), 2, monkeypatch)
     assert np.isfinite(pred[-50:]).all()
     assert _blas_threads() == before
     monkeypatch.undo()
-    with analogue_selection.one_blas_thread():  # not left held by the failed one
+    with parallel.one_blas_thread():  # not left held by the failed one
         assert {n for _, n in _blas_threads()} == {1}
 
 
 def test_one_search_thread_leaves_the_blas_limit_alone(two_blas_threads, monkeypatch):
     monkeypatch.setattr(neighbours, "THREADS", 1)
     before = _blas_threads()
-    with analogue_selection.one_blas_thread():
+    with parallel.one_blas_thread():
         assert _blas_threads() == before
 
 
@@ -115,7 +136,7 @@ def test_one_search_thread_leaves_the_blas_limit_alone(two_blas_threads, monkeyp
 _CONCURRENT = """
 import threading
 from threadpoolctl import threadpool_info
-from tssdpa.filters import analogue_selection as a
+from tssdpa.estimators import parallel as a
 from tssdpa.signal import neighbours
 neighbours.THREADS = 2
 
@@ -130,7 +151,7 @@ first_in, first_may_leave, first_left = threading.Event(), threading.Event(), th
 
 def first():
     with a.one_blas_thread():
-        seen["first"] = a._map(lambda _: blas(), [0, 1])
+        seen["first"] = a.parallel_map(lambda _: blas(), [0, 1])
         first_in.set()
         assert first_may_leave.wait(60)
     first_left.set()
@@ -171,9 +192,9 @@ def test_concurrent_searches_restore_the_blas_limit_whichever_ends_first():
 
 def test_map_returns_in_order_and_raises_the_first_failure(monkeypatch):
     monkeypatch.setattr(neighbours, "THREADS", 2)
-    assert analogue_selection._map(lambda x: 2 * x, [1, 2, 3]) == [2, 4, 6]
+    assert parallel.parallel_map(lambda x: 2 * x, [1, 2, 3]) == [2, 4, 6]
     with pytest.raises(ZeroDivisionError):
-        analogue_selection._map(lambda x: 1 / x, [1, 0, 2])
+        parallel.parallel_map(lambda x: 1 / x, [1, 0, 2])
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -16,13 +16,9 @@ which regime the future resembles is unknown at fit time.
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, nullcontext
-
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
+from tssdpa.estimators.parallel import parallel_map
 from tssdpa.filters.analogues import (
     NEIGHBOUR_MODELS,
     AnalogueData,
@@ -32,7 +28,6 @@ from tssdpa.filters.analogues import (
     neighbour_forecasts,
     structure_weights,
 )
-from tssdpa.signal import neighbours
 from tssdpa.signal.neighbours import causal_neighbours, loo_neighbours
 
 __all__ = ["choose_structures", "drift_holdout"]
@@ -166,7 +161,7 @@ def _score_all(z, anchors, candidates, max_queries, holdout) -> _Scores:
     # the lengths off the ladder are all scored: computed in parallel, recorded in order; the
     # ladder's in turn, as it stops once two of its lengths in a row improve no score
     free = [i for i, E in enumerate(lin_only) if E not in ladder]
-    done = dict(zip(free, _map(linear_errors, [lin_only[i] for i in free])))
+    done = dict(zip(free, parallel_map(linear_errors, [lin_only[i] for i in free])))
     for i, E in enumerate(lin_only):
         errors = done[i] if i in done else linear_errors(E)
         if errors is not None:
@@ -175,50 +170,6 @@ def _score_all(z, anchors, candidates, max_queries, holdout) -> _Scores:
         if missed >= 2:
             break  # two ladder patterns in a row without a better score: stop growing
     return scores
-
-
-def _map(f, items: list) -> list:
-    """``[f(x) for x in items]``, spread over ``neighbours.THREADS`` threads: for numpy work
-    that releases the GIL (the linear solves and eigendecompositions above all)."""
-    if neighbours.THREADS > 1 and len(items) > 1:
-        with one_blas_thread(), ThreadPoolExecutor(min(neighbours.THREADS, len(items))) as pool:
-            return list(pool.map(f, items))
-    return [f(x) for x in items]
-
-
-#: who holds the one-thread limit, and threadpoolctl's view of the loaded libraries (found
-#: once: a scan costs about a millisecond, and a fit runs its tasks tens of times)
-_blas = {"lock": threading.Lock(), "held": False, "controller": None}
-
-
-@contextmanager
-def one_blas_thread():
-    """One BLAS thread while :func:`_map` runs tasks over ``neighbours.THREADS`` threads:
-    BLAS's own threads on top of theirs oversubscribe the cores (and spin), and the solves
-    there are small (the search's sequential parts, such as the ladder of long linear
-    patterns, keep BLAS's threads). The limit is process-wide: the first of concurrent
-    searches sets it and restores it, from its own thread (as threadpoolctl requires); a
-    search that finds it held leaves it alone, and one that cannot set it runs without it.
-    (An OpenBLAS built on OpenMP threads takes the limit per thread: the workers keep theirs.)
-    """
-    mine, limit = False, nullcontext()
-    try:
-        with _blas["lock"]:
-            mine = neighbours.THREADS > 1 and not _blas["held"]
-            _blas["held"] = _blas["held"] or mine
-        if mine:
-            try:
-                if _blas["controller"] is None:
-                    _blas["controller"] = ThreadpoolController()
-                limit = _blas["controller"].limit(limits=1, user_api="blas")
-            except Exception:  # noqa: BLE001 -- no hold on BLAS's threads: slower, not wrong
-                limit = nullcontext()
-        with limit:
-            yield
-    finally:
-        if mine:
-            with _blas["lock"]:
-                _blas["held"] = False
 
 
 def _data(z, E, delay, anchors, ridges, cut):
@@ -389,7 +340,7 @@ def _score_embedding(data, queries, E, delay, candidates, scores, cut=None) -> b
             got = data.blocked_linear(r, queries, excl, safe if hybrid else None)
             return (got[0], data.futures[safe] - got[1]) if hybrid else (got, None)
 
-        for r, (forecasts, residuals) in zip(ridges, _map(fit, ridges)):
+        for r, (forecasts, residuals) in zip(ridges, parallel_map(fit, ridges)):
             lin_q[r] = forecasts
             if hybrid:
                 resid[r] = residuals  # (Q, max k, n_anchor, C)
@@ -424,6 +375,8 @@ def _score_embedding(data, queries, E, delay, candidates, scores, cut=None) -> b
         return out
 
     # the (k, width) pairs are independent: over the cores, recorded in the order of a loop
-    for errors in _map(errors_of, [(k, width) for k in ks for width in candidates["width"]]):
+    for errors in parallel_map(
+        errors_of, [(k, width) for k in ks for width in candidates["width"]]
+    ):
         improved |= scores.record_all(errors)
     return improved

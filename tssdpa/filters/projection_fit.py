@@ -33,6 +33,7 @@ import math
 import numpy as np
 
 from tssdpa.checks import check_positive
+from tssdpa.estimators.parallel import parallel_map
 from tssdpa.estimators.selection import (
     candidates,
     check_no_empty_list,
@@ -229,6 +230,19 @@ def fit_report(filt, score: str, local_scores=None) -> str:
     return "\n".join(lines)
 
 
+def _grid_rows(entry, scores: dict, degrees_of) -> list[dict]:
+    """The ``cv_results`` rows of one grid entry: a row as it is (the base alone), or the
+    scored (degree, sigma) pairs of a group ``(base, base_params, window, embedding, decay,
+    sigmas)``, in the order of the loops that built it."""
+    if isinstance(entry, dict):
+        return [entry]
+    base, base_params, w, m, dec, sigmas = entry
+    return [{"base": base, "base_params": base_params, "window": w, "embedding": m,
+             "decay": dec, "degree": d, "sigma": s}
+            for d in degrees_of(w) for s in sigmas
+            if (base, w, m, dec, d, s) in scores]  # fmt: skip
+
+
 def choose_settings(filt, xs, times, target, tail):
     """Score every candidate setting of ``filt`` (a :class:`ProjectionFilter`) on ``xs``.
 
@@ -277,13 +291,18 @@ def choose_settings(filt, xs, times, target, tail):
     scores: dict[tuple, float] = {}
     seen_uniform = set()  # sigma = inf ignores the embedding: score it once per window
 
-    def score_group(base, b, bp, window, embedding, decay, sigmas):
-        """Score every (sigma, degree) of one (window, embedding, decay) on ``x - b``."""
+    def group_configs(base, window, decay, sigmas):
+        """The (sigma, degree) pairs to score for one (window, embedding, decay) -- in the
+        order of the loop below, as the uniform kernel is scored at a window's first."""
         configs = [(s, d) for s in sigmas for d in degrees_of(window)]
         if (base, window, decay) in seen_uniform:
             configs = [(s, d) for s, d in configs if math.isfinite(s)]
         if window != NONLOCAL:  # the non-local keys depend on the embedding, even uniform
             seen_uniform.add((base, window, decay))
+        return configs
+
+    def score_group(base, b, bp, window, embedding, decay, sigmas, configs):
+        """Score the ``configs`` of one (window, embedding, decay) on ``x - b``."""
         spec = filt._spec(window=window, embedding=embedding, decay=decay, sigma=1.0, degree=0)
         if window == NONLOCAL and target is None:
             # its exact divergence, the own samples' weights: a probe would see the jumps of
@@ -301,7 +320,7 @@ def choose_settings(filt, xs, times, target, tail):
         for (s, d), v in zip(configs, scored(ys, ys_p)):
             scores[(base, window, embedding, decay, d, s)] = v
 
-    grid = []
+    grid, groups = [], []  # groups: what each task scores, and the grid rows it adds
     for base in base_candidates(filt):
         base_params, b, bp = None, 0.0, 0.0
         if base is not None:
@@ -325,13 +344,12 @@ def choose_settings(filt, xs, times, target, tail):
             else:
                 sigmas = [float(s) for s in default_sigma_grid(noise, int(m))]
                 sigmas += [] if features else [math.inf]
-            score_group(base, b, bp, w, m, dec, sigmas)
-            for d in degrees_of(w):
-                for s in sigmas:
-                    if (base, w, m, dec, d, s) in scores:
-                        grid.append({"base": base, "base_params": base_params, "window": w,
-                                     "embedding": m, "decay": dec, "degree": d,
-                                     "sigma": s})  # fmt: skip
+            configs = group_configs(base, w, dec, sigmas)
+            groups.append((base, b, bp, w, m, dec, sigmas, configs))
+            grid.append((base, base_params, w, m, dec, sigmas))
+    # the groups are independent: numpy releases the GIL in their distance and solve work
+    parallel_map(lambda g: score_group(*g), groups)
+    grid = [row for entry in grid for row in _grid_rows(entry, scores, degrees_of)]
 
     def score(c):
         keys = ("base", "window", "embedding", "decay", "degree", "sigma")

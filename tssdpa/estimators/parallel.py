@@ -1,0 +1,64 @@
+"""Independent numpy tasks of a search over threads, with one BLAS thread meanwhile.
+
+The candidate searches of :class:`~tssdpa.filters.ProjectionForecaster` and
+:class:`~tssdpa.filters.ProjectionFilter` score many independent candidates whose work --
+distances, small linear solves, eigendecompositions -- runs in numpy with the GIL released.
+:func:`parallel_map` spreads such tasks over ``tssdpa.signal.neighbours.THREADS`` threads
+(read at each call: ``neighbours.THREADS = 1`` runs them in turn).
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, nullcontext
+
+from threadpoolctl import ThreadpoolController
+
+from tssdpa.signal import neighbours
+
+__all__ = ["one_blas_thread", "parallel_map"]
+
+
+def parallel_map(f, items: list) -> list:
+    """``[f(x) for x in items]``, spread over ``neighbours.THREADS`` threads: for numpy work
+    that releases the GIL (the linear solves and eigendecompositions above all)."""
+    if neighbours.THREADS > 1 and len(items) > 1:
+        with one_blas_thread(), ThreadPoolExecutor(min(neighbours.THREADS, len(items))) as pool:
+            return list(pool.map(f, items))
+    return [f(x) for x in items]
+
+
+#: who holds the one-thread limit, and threadpoolctl's view of the loaded libraries (found
+#: once: a scan costs about a millisecond, and a fit runs its tasks tens of times)
+_blas = {"lock": threading.Lock(), "held": False, "controller": None}
+
+
+@contextmanager
+def one_blas_thread():
+    """One BLAS thread while :func:`parallel_map` runs tasks over ``neighbours.THREADS`` threads:
+    BLAS's own threads on top of theirs oversubscribe the cores (and spin), and the solves
+    there are small (the search's sequential parts, such as the ladder of long linear
+    patterns, keep BLAS's threads). The limit is process-wide: the first of concurrent
+    searches sets it and restores it, from its own thread (as threadpoolctl requires); a
+    search that finds it held leaves it alone, and one that cannot set it runs without it.
+    (An OpenBLAS built on OpenMP threads takes the limit per thread: the workers keep theirs.)
+    """
+    mine, limit = False, nullcontext()
+    try:
+        with _blas["lock"]:
+            mine = neighbours.THREADS > 1 and not _blas["held"]
+            _blas["held"] = _blas["held"] or mine
+        if mine:
+            try:
+                if _blas["controller"] is None:
+                    _blas["controller"] = ThreadpoolController()
+                limit = _blas["controller"].limit(limits=1, user_api="blas")
+            except Exception:  # noqa: BLE001 -- no hold on BLAS's threads: slower, not wrong
+                limit = nullcontext()
+        with limit:
+            yield
+    finally:
+        if mine:
+            with _blas["lock"]:
+                _blas["held"] = False
