@@ -74,7 +74,8 @@ def _kept(widths: list[dict], margin: float, with_error: bool) -> dict | None:
 
 def _line(r: dict) -> str:
     w = max(r["widths"], key=lambda w: w["gain"])
-    return (f"{r['series']:>20} {r['seed']:>2} {r['snr']:>3g} {w['width']} | {w['gain']:+.4f} "
+    snr = "-" if r["snr"] is None else f"{r['snr']:g}"  # the two-tone sines: noise 0.3
+    return (f"{r['series']:>20} {r['seed']:>2} {snr:>3} {w['width']} | {w['gain']:+.4f} "
             f"{w['error']:.4f} | {w['test']:.3f} {w['whole']:.3f}")  # fmt: skip
 
 
@@ -86,7 +87,7 @@ def _tones() -> list[dict]:
         clean = tones[0] * np.sin(2 * np.pi * t / 50) + tones[1] * np.sin(2 * np.pi * t / 17)
         noisy = clean + 0.3 * np.random.default_rng(seed).normal(size=t.size)
         widths = _widths(noisy, clean, slice(None))
-        rows.append({"series": f"tones {tones}", "seed": seed, "snr": 0, "widths": widths})
+        rows.append({"series": f"tones {tones}", "seed": seed, "snr": None, "widths": widths})
     return rows
 
 

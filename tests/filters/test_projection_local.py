@@ -93,7 +93,8 @@ def _gains(noisy):
 def test_a_gain_within_its_standard_error_does_not_adapt():
     """The Rossler flow at 0 dB (a development cell of experiments/local_margin_probe.py):
     its SURE gain over 201 samples passes the margin but not its own standard error, and
-    adapting would make the whole series worse."""
+    adapting would make the whole series worse. (The gain clears the margin by 6%: a change
+    of the settings' search may fail the first assertion rather than the rule under test.)"""
     x = make_signal("rossler", T, 2, dt=0.2)
     z = (x - x[:1200].mean()) / x[:1200].std()
     noisy = add_noise(z, "gaussian", 0.0, seed=2000)
@@ -128,8 +129,9 @@ def _sure_differences(clean, s, a, b, draws=400, seed=3):
 
 
 def test_the_gain_standard_error_is_the_spread_of_sure_differences_where_the_change_is_signal():
-    """The low-passes differ on the signal (a tone between their cutoffs): the difference of
-    their SURE scores spreads over noise draws as gain_standard_errors says."""
+    """The low-passes differ on the signal (a tone between their cutoffs: one keeps it, the
+    other removes it): the difference of their SURE scores spreads over noise draws as
+    gain_standard_errors says."""
     clean = 3.0 * np.sin(2 * np.pi * np.arange(T) / 10)
     spread, predicted = _sure_differences(clean, 0.5, {"cutoff": 0.6, "order": 4},
                                           {"cutoff": 0.05, "order": 4})  # fmt: skip
@@ -137,9 +139,9 @@ def test_the_gain_standard_error_is_the_spread_of_sure_differences_where_the_cha
 
 
 def test_the_gain_standard_error_overstates_the_spread_where_the_change_is_noise():
-    """Both low-passes keep the slow tone: they differ by noise alone, whose square enters the
-    difference too, and the formula overstates its spread (by about 30% here): the rule errs
-    towards keeping the fitted output."""
+    """Both low-passes keep the slow tone: they differ by noise alone, and here (cutoffs 0.2
+    and 0.05) the formula is about 30% above the spread (not a bound: other pairs of cutoffs
+    put it a little below)."""
     clean = np.sin(2 * np.pi * np.arange(T) / 400)
     spread, predicted = _sure_differences(clean, 0.5, {"cutoff": 0.2, "order": 2},
                                           {"cutoff": 0.05, "order": 2})  # fmt: skip

@@ -34,12 +34,12 @@ gain must also exceed :data:`LOCAL_MARGIN` of the noise variance: SURE rests on 
 noise level, a few percent off (``noise_level``), and a relative error e of ``s^2`` moves the
 scores of two outputs apart by ``2 e s^2`` times the difference of their divergences; the
 value was set on development data (``experiments/local_margin_probe.py``). And it must exceed
-its own standard error (:func:`gain_standard_errors`): the difference of two SURE scores
-carries the noise ``-2 mean((y_a - y) e)`` (``e`` the noise, ``y_a - y`` the change the
-adaptation makes), of standard deviation ``2 s rms(y_a - y) / sqrt(n)`` where the change
-follows the clean signal; where it follows the noise, as on a stationary signal whose weights
-have nothing but the noise to follow, the formula overstates the spread somewhat, and the rule
-errs towards keeping the fitted output.
+a first-order scale of its own noise (:func:`gain_standard_errors`), ``2 s rms(y_a - y) /
+sqrt(n)`` with ``y_a - y`` the change the adaptation makes: the spread of the gain over noise
+draws is 0 to 2 times that (exactly it where one output keeps what the other removes). One
+such unit is weak protection by design -- the best of three correlated widths is tested, and
+the probes' noise in the weights' divergence is not counted -- and on the development cells it
+rejected only gains that were chance (``docs/filters.md``, "Evidence for the rule").
 
 With a target (:meth:`ProjectionFilter.fit` ``target=``) the noise level is the RMS of
 ``x - target`` and the adaptation is kept where it lowers the error against the target; the
@@ -81,7 +81,8 @@ __all__ = [
 #: the weights
 LOCAL_WIDTHS, LOCAL_TEMPERATURE = (101, 201, 401), 4.0
 #: ``"auto"`` adapts a channel where its SURE drops by more than this share of ``s_c^2`` (set
-#: on the development cells of ``experiments/local_margin_probe.py``; see docs/filters.md)
+#: on the development cells of ``experiments/local_margin_probe.py``; see docs/filters.md) and
+#: by more than the gain's standard error (:func:`gain_standard_errors`)
 LOCAL_MARGIN = 0.005
 _LADDER = tuple({"cutoff": c, "order": 2} for c in LOWPASS_CUTOFFS)
 _KEYS = ("base", "window", "embedding", "decay", "degree", "sigma")
@@ -310,15 +311,18 @@ def check_local_window(filt) -> None:
 
 
 def gain_standard_errors(xs, y, mixes, noise) -> np.ndarray:
-    """(W, C) the standard error of each SURE gain of the adaptations ``mixes`` (a list of
-    ``(out, div)`` as :func:`local_mixtures` returns) over the output ``y`` on ``xs`` (T, C):
-    ``2 s_c rms(out - y) / sqrt(n_c)`` over the ``n_c`` finite entries of channel c. The two
-    scores differ by ``mean((out - y)(out + y - 2 x))`` plus their divergence terms; with ``x``
-    the clean signal plus white noise ``e`` of level ``s``, its random part is ``-2 mean((out -
-    y) e)``, whose variance this is where the change follows the clean signal. Where it follows
-    the noise, its product with ``e`` has a mean (the divergence terms hold it) and a spread of
-    its own, and this overstates the spread of the difference (by about 30% for two low-passes
-    that differ by noise alone; tests/filters/test_projection_local.py)."""
+    """(W, C) a first-order standard error of each SURE gain of the adaptations ``mixes`` (a
+    list of ``(out, div)`` as :func:`local_mixtures` returns) over the output ``y`` on ``xs``
+    (T, C): ``2 s_c rms(out - y) / sqrt(n_c)`` over the ``n_c`` finite entries of channel c.
+
+    The two scores differ by ``mean((out - y)(out + y - 2 x))`` plus their divergence terms;
+    with ``x`` the clean signal plus white noise ``e`` of level ``s``, taking ``out`` and ``y``
+    as fixed leaves the random part ``-2 mean((out - y) e)``, of this standard deviation. They
+    depend on ``e`` too: for two linear filters the first-order spread is ``(a + b)`` times this
+    at each frequency, ``a`` and ``b`` the shares of the clean signal each removes there -- 0 to
+    2 times, exactly this where one keeps what the other removes
+    (``tests/filters/test_projection_local.py`` checks that case, and one where the filters
+    differ by noise alone and this is about 30% above the spread)."""
     noise = np.asarray(noise, dtype=np.float64)
     out = np.empty((len(mixes), xs.shape[1]))
     for i, (loc, _) in enumerate(mixes):
@@ -337,8 +341,8 @@ def width_scores(filt, xs, times, noise, widths, target=None, tail: int = 0):
     divergence (:func:`weights_divergence`; zeros with a target), or with ``target`` the
     squared error against it from row ``tail`` on -- the fitted output's mean ``dy_t/dx_t``
     and its non-local part (:func:`output_divergence`), and the standard error of each SURE
-    gain ``before - after`` (:func:`gain_standard_errors`). ``noise``: the (C,) levels SURE
-    uses."""
+    gain ``before - after`` (:func:`gain_standard_errors`; it means nothing with a target).
+    ``noise``: the (C,) levels SURE uses."""
     noise = np.asarray(noise, dtype=np.float64)
     y, divergence, nonlocal_part = output_divergence(filt, xs, times, noise, target)
     before = _scores(xs, y, divergence, noise, target, tail)
@@ -385,9 +389,10 @@ def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
     )
     best = None
     for width, after, error in zip(widths, afters, errors):
-        if auto:
-            margin = np.maximum(LOCAL_MARGIN * noise**2, error)
-            channels = after < before - (0.0 if target is not None else margin)
+        if auto and target is not None:
+            channels = after < before
+        elif auto:
+            channels = after < before - np.maximum(LOCAL_MARGIN * noise**2, error)
         else:
             channels = np.ones(len(noise), dtype=bool)
         kept = float(np.mean(np.where(channels, after, before)))
