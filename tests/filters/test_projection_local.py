@@ -229,7 +229,7 @@ def test_auto_takes_the_window_width_whose_score_is_lowest(busy_then_quiet):
     for width in LOCAL_WIDTHS:
         g = copy.copy(f)
         g.local_window = width
-        _, (_, scores[width]) = fit_local(g, xs, None, None, tgt)
+        scores[width] = fit_local(g, xs, None, None, tgt)[1].kept
     assert f.local_["window"] == min(scores, key=scores.get)
     assert len(set(scores.values())) == len(LOCAL_WIDTHS)  # the widths do differ here
 
@@ -274,6 +274,21 @@ def test_a_supervised_fit_adapts_with_the_noise_its_target_reveals(busy_then_qui
 def test_verbose_fit_reports_the_local_adaptation(busy_then_quiet, capsys):
     ProjectionFilter(causal=False).fit(busy_then_quiet[0], verbose=True)
     assert re.search(r"local adaptation over (101|201|401) samples", capsys.readouterr().out)
+
+
+def test_verbose_fit_says_what_an_adaptation_left_off_would_have_gained(capsys):
+    """The Rossler cell of test_a_gain_within_its_standard_error_does_not_adapt: the report
+    gives the best width's drop and the larger drop the rule asked for."""
+    x = make_signal("rossler", T, 2, dt=0.2)
+    noisy = add_noise((x - x[:1200].mean()) / x[:1200].std(), "gaussian", 0.0, seed=2000)
+    f = ProjectionFilter(causal=False).fit(noisy, verbose=True)
+    out = capsys.readouterr().out
+    m = re.search(r"local adaptation off: SURE (\S+) without; over (\d+) samples (\S+), a drop "
+                  r"of (\S+) where more than (\S+) was needed", out)  # fmt: skip
+    assert f.local_ is None and m is not None
+    before, width, after, drop, needed = (float(v) for v in m.groups())
+    assert width in LOCAL_WIDTHS and 0 < drop < needed
+    assert drop == pytest.approx(before - after, abs=2e-4)
 
 
 def test_the_input_is_not_changed(adapted, busy_then_quiet):

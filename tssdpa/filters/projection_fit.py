@@ -44,6 +44,7 @@ from tssdpa.estimators.selection import (
     sigma_grid,
     sure_mse,
 )
+from tssdpa.filters.projection_local import LOCAL_MARGIN
 from tssdpa.filters.projection_mixture import mixture, stacked_mixture
 from tssdpa.signal.lagfilter import check_degree, run_offline
 from tssdpa.signal.lowpass import LOWPASS_CUTOFFS, LOWPASS_ORDERS, check_lowpass, zero_phase_lowpass
@@ -213,19 +214,22 @@ def structures(filt, lists: dict, n: int, target, finite=None) -> list[tuple]:
 
 def fit_report(filt, score: str, local_scores=None) -> str:
     """What ``fit(verbose=True)`` prints: the candidates, the choice, the local adaptation
-    (``local_scores``: SURE without and with it, from ``fit_local``), the five best."""
+    (``local_scores``: a :class:`~.projection_local.LocalScores` from ``fit_local``; where it
+    is off, what its best width would have gained and what the rule asked), the five best."""
     lines = [f"ProjectionFilter.fit: {len(filt.cv_results_)} candidates scored by {score}",
              "chose " + ", ".join(f"{k}={v}" for k, v in filt.best_params_.items())]  # fmt: skip
     if filt.mixture_:
         lines.append(f"averaging the {len(filt.mixture_)} candidates of largest weight")
-    if local_scores is not None:
-        loc = filt.local_
-        verdict = "off"
-        if loc:
-            verdict = (f"over {loc['window']} samples in {sum(loc['channels'])} of "
-                       f"{len(loc['channels'])} channel(s)")  # fmt: skip
-        lines.append(f"local adaptation {verdict}: {score} {local_scores[1]:.4g} with it, "
-                     f"{local_scores[0]:.4g} without")  # fmt: skip
+    loc, sc = filt.local_, local_scores
+    if sc is not None and loc:
+        lines.append(f"local adaptation over {loc['window']} samples in {sum(loc['channels'])} "
+                     f"of {len(loc['channels'])} channel(s): {score} {sc.kept:.4g} with it, "
+                     f"{sc.before:.4g} without")  # fmt: skip
+    elif sc is not None:
+        lines.append(f"local adaptation off: {score} {sc.before:.4g} without; over {sc.width} "
+                     f"samples {sc.after:.4g}, a drop of {sc.before - sc.after:.4g} where more "
+                     f"than {sc.needed:.4g} was needed (the larger of {LOCAL_MARGIN:.1%} of the "
+                     "noise variance and the gain's standard error)")  # fmt: skip
     lines.append(filt.cv_results_.sort_values("mse").head(5).to_string(index=False))
     return "\n".join(lines)
 

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import math
 from functools import cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -64,6 +65,7 @@ __all__ = [
     "LOCAL_MARGIN",
     "LOCAL_TEMPERATURE",
     "LOCAL_WIDTHS",
+    "LocalScores",
     "apply_local",
     "check_local",
     "check_local_window",
@@ -356,6 +358,20 @@ def width_scores(filt, xs, times, noise, widths, target=None, tail: int = 0):
     return divergence, before, afters, wdiv, nonlocal_part, errors
 
 
+class LocalScores(NamedTuple):
+    """What :func:`fit_local` scored, as means over the channels: the fitted output's score
+    (``before``), the score with the adaptation where it was kept (``kept``), and the width
+    whose adaptation everywhere scored lowest with that score (``width``, ``after``) and the
+    drop the rule asked of it (``needed``: the margin or the gain's standard error, 0 with a
+    target or a fixed width)."""
+
+    before: float
+    kept: float
+    width: int
+    after: float
+    needed: float
+
+
 def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
     """The ``local_`` of a zero-phase ``filt`` fitted on ``xs``: None, or ``{"window",
     "divergence", "nonlocal_divergence", "noise", "channels"}`` (the sliding window, the
@@ -371,9 +387,9 @@ def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
     (:func:`gain_standard_errors`), or with ``target`` its error against it from row ``tail``
     on (the weights never see the target: no margin); with an int every channel does.
 
-    Returns ``(local_, (score of the fitted output, score with the adaptation), both means
-    over the channels)``; ``(None, None)`` where ``filt`` does not adapt (causal, recurrent,
-    ``tau``, ``local_window=None``, a channel without noise against its target).
+    Returns ``(local_, scores)``, ``scores`` a :class:`LocalScores` (means over the
+    channels), or ``(None, None)`` where ``filt`` does not adapt (causal, recurrent, ``tau``,
+    ``local_window=None``, a channel without noise against its target).
     """
     if not _adapts(filt):
         return None, None
@@ -387,19 +403,19 @@ def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
     divergence, before, afters, _, nonlocal_part, errors = width_scores(
         filt, xs, times, noise, widths, target, tail
     )
-    best = None
+    best, nearest = None, None
     for width, after, error in zip(widths, afters, errors):
-        if auto and target is not None:
-            channels = after < before
-        elif auto:
-            channels = after < before - np.maximum(LOCAL_MARGIN * noise**2, error)
-        else:
-            channels = np.ones(len(noise), dtype=bool)
+        needed = np.zeros_like(before)  # the drop a channel's score must exceed
+        if auto and target is None:
+            needed = np.maximum(LOCAL_MARGIN * noise**2, error)
+        channels = after < before - needed if auto else np.ones(len(noise), dtype=bool)
         kept = float(np.mean(np.where(channels, after, before)))
         if best is None or kept < best[0]:  # ties: the narrower window
             best = (kept, width, channels)
+        if nearest is None or np.mean(after) < nearest[1]:
+            nearest = (width, float(np.mean(after)), float(np.mean(needed)))
     kept, width, channels = best
-    scores = (float(np.mean(before)), kept)
+    scores = LocalScores(float(np.mean(before)), kept, *nearest)
     if not channels.any():
         return None, scores
     return {"window": width, "divergence": float(divergence),
