@@ -1,6 +1,7 @@
-"""The forecaster's search spreads its candidates over threads, with one BLAS thread meanwhile:
-the choice must not depend on how many, and the process's BLAS limits must come back as they
-were, whichever of several concurrent searches ends first."""
+"""The forecaster's and the filter's searches spread their candidates over threads, with one
+BLAS thread meanwhile: the choice must not depend on how many, nor on the order they finish,
+and the process's BLAS limits must come back as they were, whichever of several concurrent
+searches ends first."""
 
 from __future__ import annotations
 
@@ -14,7 +15,12 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 from tssdpa.data.synthetic import make_signal
 from tssdpa.estimators import parallel
-from tssdpa.filters import ProjectionFilter, ProjectionForecaster, analogue_selection
+from tssdpa.filters import (
+    ProjectionFilter,
+    ProjectionForecaster,
+    analogue_selection,
+    projection_fit,
+)
 from tssdpa.signal import neighbours
 
 
@@ -76,7 +82,22 @@ def test_the_filter_fit_scores_the_same_with_one_thread_as_with_several(target, 
     structure = [c for c in a.columns if c not in ("mse", "weight")]
     assert len(a) > 100 and a[structure].equals(b[structure])
     np.testing.assert_allclose(a["mse"], b["mse"], rtol=1e-9)
+    np.testing.assert_allclose(a["weight"], b["weight"], rtol=1e-9, atol=1e-300)
     np.testing.assert_allclose(one.filter(noisy), several.filter(noisy), rtol=1e-9, atol=1e-12)
+
+
+def test_the_filter_fit_does_not_depend_on_the_order_its_groups_finish(monkeypatch):
+    """Tasks run last to first give the same rows and scores: what a group scores (the uniform
+    kernel at a window's first embedding) is decided before the tasks run."""
+    noisy = make_signal("lorenz", 800, 3) + 0.3 * np.random.default_rng(4).normal(size=800)
+    plain = ProjectionFilter(causal=False, max_fit_samples=400).fit(noisy).cv_results_
+
+    def backwards(f, items):
+        return [f(x) for x in items[::-1]][::-1]
+
+    monkeypatch.setattr(projection_fit, "parallel_map", backwards)
+    reversed_ = ProjectionFilter(causal=False, max_fit_samples=400).fit(noisy).cv_results_
+    assert plain.drop(columns="weight").equals(reversed_.drop(columns="weight"))
 
 
 def test_the_search_runs_on_one_blas_thread_and_restores_the_limit(two_blas_threads,

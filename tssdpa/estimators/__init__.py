@@ -6,7 +6,9 @@ and hyperparameter selection.
 - :mod:`~tssdpa.estimators.persistence` — ``save`` / ``load`` with a strict schema;
 - :mod:`~tssdpa.estimators.selection` — sigma grids, SURE, held-out scores, time splits;
 - :mod:`~tssdpa.estimators.linear_noise` — the noise level of a linear signal from the floor
-  of its spectrum (what the residual estimates of ``selection.noise_level`` cannot see).
+  of its spectrum (what the residual estimates of ``selection.noise_level`` cannot see);
+- :mod:`~tssdpa.estimators.parallel` — a search's independent tasks over threads, with one
+  BLAS thread meanwhile.
 """
 
 from tssdpa.estimators.arrays import ArrayMeta, as_2d, restore

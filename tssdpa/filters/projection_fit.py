@@ -305,26 +305,26 @@ def choose_settings(filt, xs, times, target, tail):
             seen_uniform.add((base, window, decay))
         return configs
 
-    def score_group(base, b, bp, window, embedding, decay, sigmas, configs):
-        """Score the ``configs`` of one (window, embedding, decay) on ``x - b``."""
+    def score_group(base, b, bp, window, embedding, decay, sigmas, configs) -> dict:
+        """The scores of the ``configs`` of one (window, embedding, decay) on ``x - b``."""
         spec = filt._spec(window=window, embedding=embedding, decay=decay, sigma=1.0, degree=0)
         if window == NONLOCAL and target is None:
             # its exact divergence, the own samples' weights: a probe would see the jumps of
             # the choice of the k nearest and give noise (see tssdpa.signal.nonlocal_filter)
             ys, own = run_nonlocal(xs, embedding, spec.n_neighbors, sigmas, spec.exclude_self)
-            for s, y, w in zip(sigmas, ys, own):
-                scores[(base, window, embedding, decay, 0, s)] = sure_mse(
-                    xs, y, None, noise, None, None, dydx=w[:, None]
-                )
-            return
+            return {(base, window, embedding, decay, 0, s):
+                    sure_mse(xs, y, None, noise, None, None, dydx=w[:, None])
+                    for s, y, w in zip(sigmas, ys, own)}  # fmt: skip
         ys = [b + y for y in run_offline(xs - b, spec, times, configs=configs)]
         ys_p = None
         if xp is not None:
             ys_p = [bp + y for y in run_offline(xp - bp, spec, times, configs=configs)]
-        for (s, d), v in zip(configs, scored(ys, ys_p)):
-            scores[(base, window, embedding, decay, d, s)] = v
+        return {(base, window, embedding, decay, d, s): v
+                for (s, d), v in zip(configs, scored(ys, ys_p))}  # fmt: skip
 
-    grid, groups = [], []  # groups: what each task scores, and the grid rows it adds
+    # groups: the scoring tasks; grid: per entry a row (the base alone) or a group's rows,
+    # which are read off the scores once every task has run
+    grid, groups = [], []
     for base in base_candidates(filt):
         base_params, b, bp = None, 0.0, 0.0
         if base is not None:
@@ -352,7 +352,8 @@ def choose_settings(filt, xs, times, target, tail):
             groups.append((base, b, bp, w, m, dec, sigmas, configs))
             grid.append((base, base_params, w, m, dec, sigmas))
     # the groups are independent: numpy releases the GIL in their distance and solve work
-    parallel_map(lambda g: score_group(*g), groups)
+    for group_scores in parallel_map(lambda g: score_group(*g), groups):
+        scores.update(group_scores)  # in the loop's order, from this thread
     grid = [row for entry in grid for row in _grid_rows(entry, scores, degrees_of)]
 
     def score(c):
