@@ -18,6 +18,9 @@ annoy) are left out: they do not return the exact neighbours the method needs.
 Usage::
 
     .venv/bin/python experiments/bench_neighbours.py --out docs/results/neighbours_bench.md
+    # the non-local filter's search: noisy patterns of 30-62 samples, 127 neighbours
+    .venv/bin/python experiments/bench_neighbours.py --keys 24000 --dims 30 62 --k 127 \
+        --noise-db 10 --repeats 1
     # with the optional libraries (not tssdpa dependencies):
     .venv/bin/pip install pykdtree faiss-cpu
 """
@@ -94,16 +97,23 @@ def main(argv=None) -> int:
     p.add_argument("--dims", type=int, nargs="+", default=[2, 5, 10, 20])
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--out", default=None)
+    p.add_argument("--k", type=int, default=None, help="neighbours per query (default 4 (D + 1); "
+                   "the non-local filter asks for 64 + D + 1)")  # fmt: skip
+    p.add_argument("--noise-db", type=float, default=None, help="white noise added to the "
+                   "series at this SNR before embedding (the non-local filter's noisy patterns; "
+                   "default none)")  # fmt: skip
     args = p.parse_args(argv)
     methods = available()
     x = make_signal("lorenz", max(args.keys) + args.queries + max(args.dims), 0, dt=0.02)
     x = (x - x.mean()) / x.std()
+    if args.noise_db is not None:
+        x = x + 10 ** (-args.noise_db / 20) * np.random.default_rng(0).normal(size=x.shape)
     rows = []
     for n in args.keys:
         for D in args.dims:
             E = delay_embedding(x[:, None], D)[D - 1 :]  # (T, D), complete rows only
             keys, queries = E[:n], E[n : n + args.queries]
-            k = 4 * (D + 1)
+            k = args.k or 4 * (D + 1)
             ref = brute(keys, queries, k)
             times = {}
             for name, fn in methods.items():
