@@ -343,7 +343,7 @@ def width_scores(filt, xs, times, noise, widths, target=None, tail: int = 0):
     divergence (:func:`weights_divergence`; zeros with a target), or with ``target`` the
     squared error against it from row ``tail`` on -- the fitted output's mean ``dy_t/dx_t``
     and its non-local part (:func:`output_divergence`), and the standard error of each SURE
-    gain ``before - after`` (:func:`gain_standard_errors`; it means nothing with a target).
+    gain ``before - after`` (:func:`gain_standard_errors`; zeros with a target).
     ``noise``: the (C,) levels SURE uses."""
     noise = np.asarray(noise, dtype=np.float64)
     y, divergence, nonlocal_part = output_divergence(filt, xs, times, noise, target)
@@ -354,7 +354,9 @@ def width_scores(filt, xs, times, noise, widths, target=None, tail: int = 0):
     if target is None:
         wdiv = weights_divergence(xs, y, divergence, noise, widths)
         afters = afters + 2.0 * noise**2 * wdiv
-    errors = gain_standard_errors(xs, y, mixes, noise)
+    errors = np.zeros_like(afters)  # SURE's gains only: a target's error has no margin
+    if target is None:
+        errors = gain_standard_errors(xs, y, mixes, noise)
     return divergence, before, afters, wdiv, nonlocal_part, errors
 
 

@@ -35,8 +35,8 @@ __all__ = [
 ]
 
 _BRUTE_ELEMS = 1 << 22  # (query, key) distances per brute-force block
-#: threads for neighbour searches (k-d tree queries) and for the forecaster's search over its
-#: candidates (with one BLAS thread meanwhile); read at each call, so
+#: threads for neighbour searches (k-d tree queries) and for the forecaster's and the filter's
+#: searches over their candidates (``tssdpa.estimators.parallel``); read at each call, so
 #: ``tssdpa.signal.neighbours.THREADS = 1`` limits them
 THREADS = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 
