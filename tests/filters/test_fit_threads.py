@@ -115,6 +115,17 @@ def test_the_search_runs_on_one_blas_thread_and_restores_the_limit(two_blas_thre
     assert _blas_threads() == before
 
 
+def test_tree_queries_inside_the_search_share_its_threads(monkeypatch):
+    monkeypatch.setattr(neighbours, "THREADS", 4)
+    threads = lambda _: neighbours.search_threads()  # noqa: E731
+    assert parallel.parallel_map(threads, [0, 1, 2, 3, 4]) == [1] * 5  # 4 workers, 1 each
+    assert parallel.parallel_map(threads, [0, 1]) == [2, 2]  # 2 workers, 2 each
+    assert neighbours.search_threads() == 4  # the caller's own queries keep every thread
+    with pytest.raises(ZeroDivisionError):  # after a failing search as well
+        parallel.parallel_map(lambda x: 1 / x, [0, 0])
+    assert neighbours.search_threads() == 4
+
+
 def test_a_failing_search_restores_the_blas_limit(two_blas_threads, monkeypatch):
     monkeypatch.setattr(neighbours, "THREADS", 2)
     before = _blas_threads()

@@ -24,9 +24,25 @@ def parallel_map(f, items: list) -> list:
     """``[f(x) for x in items]``, spread over ``neighbours.THREADS`` threads: for numpy work
     that releases the GIL (the linear solves and eigendecompositions above all)."""
     if neighbours.THREADS > 1 and len(items) > 1:
-        with one_blas_thread(), ThreadPoolExecutor(min(neighbours.THREADS, len(items))) as pool:
-            return list(pool.map(f, items))
+        workers = min(neighbours.THREADS, len(items))
+        with one_blas_thread(), ThreadPoolExecutor(workers) as pool:
+            return list(pool.map(_as_worker(f, max(1, neighbours.THREADS // workers)), items))
     return [f(x) for x in items]
+
+
+def _as_worker(f, threads: int):
+    """``f`` marked, while it runs, as a pool worker whose k-d tree queries take ``threads``
+    threads (:func:`~tssdpa.signal.neighbours.search_threads`): the workers' share of
+    ``neighbours.THREADS``."""
+
+    def run(x):
+        neighbours._POOL.threads = threads
+        try:
+            return f(x)
+        finally:
+            neighbours._POOL.threads = None
+
+    return run
 
 
 #: who holds the one-thread limit, and threadpoolctl's view of the loaded libraries (found

@@ -21,6 +21,7 @@ are Euclidean; a key or query with a NaN coordinate is never a neighbour and get
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 from scipy.spatial import cKDTree
@@ -28,6 +29,7 @@ from scipy.spatial import cKDTree
 __all__ = [
     "THREADS",
     "causal_neighbours",
+    "search_threads",
     "kernel_weights",
     "local_linear",
     "loo_neighbours",
@@ -39,6 +41,16 @@ _BRUTE_ELEMS = 1 << 22  # (query, key) distances per brute-force block
 #: searches over their candidates (``tssdpa.estimators.parallel``); read at each call, so
 #: ``tssdpa.signal.neighbours.THREADS = 1`` limits them
 THREADS = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+#: set in the worker threads of ``tssdpa.estimators.parallel.parallel_map``
+_POOL = threading.local()
+
+
+def search_threads() -> int:
+    """Threads for one k-d tree query: ``THREADS``, but inside a worker of
+    :func:`~tssdpa.estimators.parallel.parallel_map` that worker's share of them
+    (``THREADS // workers``, at least 1): the pool already keeps the cores busy, and a tree
+    query over ``THREADS`` threads in each of ``THREADS`` workers would run ``THREADS**2``."""
+    return getattr(_POOL, "threads", None) or THREADS
 
 
 def _finite_rows(a: np.ndarray) -> np.ndarray:
@@ -60,7 +72,7 @@ def _merge(dist, idx, new_d, new_i, k):
 def _tree_query(tree, rows_of_tree, queries, k):
     """k nearest (distances, row numbers) of ``queries`` in ``tree`` (inf / -1 pad)."""
     kk = min(k, tree.n)
-    d, i = tree.query(queries, k=kk, workers=THREADS)
+    d, i = tree.query(queries, k=kk, workers=search_threads())
     d = np.asarray(d, dtype=np.float64).reshape(len(queries), kk)
     rows = rows_of_tree[np.asarray(i).reshape(len(queries), kk)]
     if kk < k:

@@ -127,7 +127,7 @@ def nonlocal_neighbours(
             continue
         q = s + np.flatnonzero(complete[s:e])
         want = min(kk + 2 * half + 1, len(key_rows))
-        d, j = cKDTree(P[key_rows]).query(P[q], k=want, workers=neighbours.THREADS)
+        d, j = cKDTree(P[key_rows]).query(P[q], k=want, workers=neighbours.search_threads())
         d, j = _sorted(d.reshape(len(q), want), key_rows[np.asarray(j).reshape(len(q), want)])
         keep = allowed(q, j)
         # the kk nearest kept candidates: a stable sort puts the kept ones first, in order
