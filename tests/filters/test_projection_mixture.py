@@ -13,6 +13,7 @@ from tssdpa.filters import ProjectionFilter
 from tssdpa.filters.projection_mixture import (
     MAX_MIXTURE,
     MIN_WEIGHT,
+    best_of_each_kind,
     component_outputs,
     mixture,
     settings_of,
@@ -56,9 +57,42 @@ def test_sure_weights_are_exp_of_minus_n_times_the_sure_excess_over_temperature_
     kept = cv["weight"] > 0
     expect = np.exp(logw[kept]) / np.exp(logw[kept]).sum()
     np.testing.assert_allclose(cv["weight"][kept], expect, rtol=1e-12)
-    # everything left out is either below MIN_WEIGHT of the largest or past MAX_MIXTURE
-    assert kept.sum() == MAX_MIXTURE or (logw[~kept] < math.log(MIN_WEIGHT)).all()
+    # everything left out is below MIN_WEIGHT of the largest, past MAX_MIXTURE, or not the
+    # best of its kind
+    eligible = best_of_each_kind(cv.to_dict("records"), cv["mse"].to_numpy())
+    assert not (kept & ~eligible).any()
+    out = ~kept & eligible
+    assert kept.sum() == MAX_MIXTURE or (logw[out] < math.log(MIN_WEIGHT)).all()
     assert settings_of(fitted.mixture_[0]) == fitted.best_params_  # the best weighs most
+
+
+def _kind(c):
+    return (c["base"], str(c["base_params"]), c["window"], c["embedding"], c["decay"])
+
+
+def test_a_sure_mixture_averages_the_best_candidate_of_each_kind(fitted):
+    cv = fitted.cv_results_.astype({"base": object})
+    cv["base"] = cv["base"].where(cv["base"].notna(), None)
+    kinds = [_kind(c) for c in fitted.mixture_]
+    assert len(set(kinds)) == len(kinds) >= 2  # filters that differ, not a width ladder
+    for c in fitted.mixture_:  # each the lowest score of its kind
+        same = cv[[_kind(r) == _kind(c) for r in cv.to_dict("records")]]
+        assert same["mse"].min() == cv.loc[same.index[same["weight"] > 0][0], "mse"]
+
+
+def test_the_best_of_each_kind_is_its_lowest_finite_score_the_first_of_equals():
+    def cand(window, sigma, base=None, cutoff=None):
+        bp = None if cutoff is None else {"cutoff": cutoff, "order": 2}
+        return {"base": base, "base_params": bp, "window": window, "embedding": 1,
+                "decay": None, "degree": 0, "sigma": sigma}  # fmt: skip
+
+    grid = [cand(4, 1.0), cand(4, 2.0), cand(8, 1.0), cand(8, 2.0), cand(4, 3.0),
+            cand(0, np.inf, "butterworth", 0.2), cand(0, np.inf, "butterworth", 0.3),
+            cand(16, 1.0)]  # fmt: skip
+    scores = np.array([0.5, 0.3, 0.2, 0.2, 0.3, 0.4, 0.1, np.inf])
+    np.testing.assert_array_equal(
+        best_of_each_kind(grid, scores), [False, True, True, False, False, True, True, False]
+    )
 
 
 def _error(y, clean):
@@ -117,7 +151,8 @@ def test_filters_with_a_streaming_state_keep_one_setting(kind, noisy_and_clean):
 
 
 def test_one_candidate_far_ahead_of_the_rest_is_no_mixture():
-    grid = [{"window": w} for w in (2, 4, 8)]
+    grid = [{"base": None, "base_params": None, "window": w, "embedding": 1, "decay": None}
+            for w in (2, 4, 8)]  # fmt: skip
     components, weights = mixture(grid, [0.1, 0.5, np.inf], 1000, np.array([0.1]), 4.0)
     assert components is None
     np.testing.assert_array_equal(weights, [1.0, 0.0, 0.0])
