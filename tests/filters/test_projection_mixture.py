@@ -72,12 +72,14 @@ def _kind(c):
 
 def test_a_sure_mixture_averages_the_best_candidate_of_each_kind(fitted):
     cv = fitted.cv_results_.astype({"base": object})
-    cv["base"] = cv["base"].where(cv["base"].notna(), None)
+    cv["base"] = cv["base"].where(cv["base"].notna(), None)  # NaN in the table, None in mixture_
     kinds = [_kind(c) for c in fitted.mixture_]
     assert len(set(kinds)) == len(kinds) >= 2  # filters that differ, not a width ladder
-    for c in fitted.mixture_:  # each the lowest score of its kind
-        same = cv[[_kind(r) == _kind(c) for r in cv.to_dict("records")]]
-        assert same["mse"].min() == cv.loc[same.index[same["weight"] > 0][0], "mse"]
+    records = cv.to_dict("records")
+    for c in fitted.mixture_:  # the one weighted candidate of its kind is its lowest score
+        same = cv[[_kind(r) == _kind(c) for r in records]]
+        weighted = same[same["weight"] > 0]
+        assert len(weighted) == 1 and weighted["mse"].iloc[0] == same["mse"].min()
 
 
 def test_the_best_of_each_kind_is_its_lowest_finite_score_the_first_of_equals():

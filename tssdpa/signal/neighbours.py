@@ -29,10 +29,10 @@ from scipy.spatial import cKDTree
 __all__ = [
     "THREADS",
     "causal_neighbours",
-    "search_threads",
     "kernel_weights",
     "local_linear",
     "loo_neighbours",
+    "search_threads",
     "weighted_mean",
 ]
 
