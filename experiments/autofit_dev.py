@@ -7,7 +7,8 @@ Usage::
     # at each of the two checkouts (seeds 1 and 2, 2 processes)
     .venv/bin/python experiments/autofit_dev.py run --seeds 1 2 --out /tmp/before.jsonl
     .venv/bin/python experiments/autofit_dev.py run --seeds 1 2 --out /tmp/after.jsonl
-    # per-cell RMSE ratios after / before, cells more than 2% apart, total fit + forecast time
+    # per-cell RMSE ratios after / before (denoising: each fit, its synthetic and real cells
+    # apart), cells more than 2% apart, total fit + forecast time
     .venv/bin/python experiments/autofit_dev.py compare /tmp/before.jsonl /tmp/after.jsonl
     # the denoising cells instead (0, 10, 20 dB; ours self-supervised and with the target);
     # --ours gives the filter's arguments, e.g. local_window=None: no local adaptation
@@ -81,10 +82,21 @@ def compare(before: str, after: str) -> None:
     t_a, t_b = (sum(run[c]["time"] for c in cells) for run in (a, b))
     print(f"{len(cells)} cells: geometric mean ratio {np.exp(logs.mean()):.3f}, worst "
           f"{np.exp(logs.max()):.3f}; fit + apply {t_a:.0f} s -> {t_b:.0f} s")  # fmt: skip
+    real = {name for name, spec in bench.SERIES.items() if spec[0] in ("sunspots", "imu", "ett")}
     for fit in sorted({c[3] for c in cells} - {""}):  # denoising: each fit on its own
         lg = np.log([ratio[c] for c in cells if c[3] == fit])
         print(f"  ours ({fit}): geometric mean ratio {np.exp(lg.mean()):.3f}, worst "
               f"{np.exp(lg.max()):.3f}")  # fmt: skip
+        for part, keep in (
+            ("synthetic", lambda c: c[0] not in real),
+            ("real", lambda c: c[0] in real),
+        ):
+            r = [ratio[c] for c in cells if c[3] == fit and keep(c)]
+            if r:
+                up, down = sum(x < 1 / 1.02 for x in r), sum(x > 1.02 for x in r)
+                print(f"    {part} ({len(r)} cells): geometric mean ratio "
+                      f"{np.exp(np.mean(np.log(r))):.3f}, worst {max(r):.3f}, better / worse "
+                      f"by more than 2%: {up} / {down}")  # fmt: skip
     for label, keep in (("worse", lambda r: r > 1.02), ("better", lambda r: r < 1 / 1.02)):
         picked = [f"{c[0]} seed {c[1]} {c[2]:g} {c[3]}: {ratio[c]:.3f}".replace(" :", ":")
                   for c in cells if keep(ratio[c])]  # fmt: skip
