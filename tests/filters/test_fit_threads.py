@@ -121,7 +121,7 @@ def test_tree_queries_inside_the_search_share_its_threads(monkeypatch):
     assert parallel.parallel_map(threads, [0, 1, 2, 3, 4]) == [1] * 5  # 4 workers, 1 each
     assert parallel.parallel_map(threads, [0, 1]) == [2, 2]  # 2 workers, 2 each
     assert neighbours.search_threads() == 4  # the caller's own queries keep every thread
-    with pytest.raises(ZeroDivisionError):  # after a failing search as well
+    with pytest.raises(ZeroDivisionError):  # the caller's thread is never marked, even so
         parallel.parallel_map(lambda x: 1 / x, [0, 0])
     assert neighbours.search_threads() == 4
 

@@ -6,6 +6,7 @@ import copy
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.optimize import minimize
 
@@ -58,8 +59,8 @@ def test_sure_weights_are_exp_of_minus_n_times_the_sure_excess_over_temperature_
     expect = np.exp(logw[kept]) / np.exp(logw[kept]).sum()
     np.testing.assert_allclose(cv["weight"][kept], expect, rtol=1e-12)
     # everything left out is below MIN_WEIGHT of the largest, past MAX_MIXTURE, or not the
-    # best of its kind
-    eligible = best_of_each_kind(cv.to_dict("records"), cv["mse"].to_numpy())
+    # best of its kind (NaN in the table's base and decay columns counts as None)
+    eligible = best_of_each_kind(cv.to_dict("records"), cv["mse"])
     assert not (kept & ~eligible).any()
     out = ~kept & eligible
     assert kept.sum() == MAX_MIXTURE or (logw[out] < math.log(MIN_WEIGHT)).all()
@@ -92,9 +93,12 @@ def test_the_best_of_each_kind_is_its_lowest_finite_score_the_first_of_equals():
             cand(0, np.inf, "butterworth", 0.2), cand(0, np.inf, "butterworth", 0.3),
             cand(16, 1.0)]  # fmt: skip
     scores = np.array([0.5, 0.3, 0.2, 0.2, 0.3, 0.4, 0.1, np.inf])
-    np.testing.assert_array_equal(
-        best_of_each_kind(grid, scores), [False, True, True, False, False, True, True, False]
-    )
+    expect = [False, True, True, False, False, True, True, False]
+    np.testing.assert_array_equal(best_of_each_kind(grid, scores), expect)
+    # a table's rows (NaN for None, fresh NaN objects) and a Series of scores: the same
+    rows = [{k: (float("nan") if v is None else v) for k, v in c.items()} for c in grid]
+    series = pd.Series(scores, index=np.arange(len(grid)) + 10)
+    np.testing.assert_array_equal(best_of_each_kind(rows, series), expect)
 
 
 def _error(y, clean):

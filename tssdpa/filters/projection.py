@@ -102,8 +102,10 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
         ``scipy.signal.butter``); None lets :meth:`fit` choose them.
     mix : bool
         A zero-phase filter outputs the weighted mean of its best candidates (``mixture_``,
-        :mod:`~tssdpa.filters.projection_mixture`): weights ``exp(-N (SURE - min SURE) /
-        (mix_temperature s^2))``, with a target the convex least-squares ones. False: one.
+        :mod:`~tssdpa.filters.projection_mixture`): without a target the best of each kind
+        (base, window, embedding, decay), weighted ``exp(-N (SURE - min SURE) /
+        (mix_temperature s^2))``; with a target the convex least-squares weights of the 16
+        best. False: one.
     mix_temperature : float
         Temperature of the weights of a fit without a target (default 16).
     n_neighbors : int
@@ -133,7 +135,8 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
     n_channels_ : int, channels seen by :meth:`fit`.
     cv_results_ : pandas.DataFrame, one row per candidate tried: its window, embedding,
         degree, decay, sigma and estimated mean squared error ``mse`` (SURE without a target,
-        error on the held-out tail with one); ``weight`` in the mixture of a zero-phase fit.
+        error on the held-out tail with one); ``weight`` in the mixture of a zero-phase fit
+        (0 for a candidate left out, such as one not the best of its kind).
 
     Examples
     --------

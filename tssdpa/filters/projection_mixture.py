@@ -72,15 +72,22 @@ def _components(grid: list[dict], weights: np.ndarray, order) -> tuple[list | No
     return [{**grid[i], "weight": float(out[i])} for i in keep], out
 
 
+def _none(v):
+    """None for None or NaN (a ``cv_results_`` row holds NaN where the grid held None)."""
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+
 def _kind(c: dict) -> tuple:
-    bp = c["base_params"]
-    return (c["base"], None if bp is None else tuple(sorted(bp.items())), c["window"],
-            c["embedding"], c["decay"])  # fmt: skip
+    bp = _none(c["base_params"])
+    return (_none(c["base"]), None if bp is None else tuple(sorted(bp.items())), c["window"],
+            c["embedding"], _none(c["decay"]))  # fmt: skip
 
 
 def best_of_each_kind(grid: list[dict], scores) -> np.ndarray:
     """(len(grid),) bool: the candidate of lowest finite score of each kind (base and its
-    parameters, window, embedding, decay), the first of equals; False for the others."""
+    parameters, window, embedding, decay; None and NaN alike), the first of equals; False
+    for the others. ``grid`` may be ``cv_results_.to_dict("records")``."""
+    scores = np.asarray(scores, dtype=np.float64)
     best: dict[tuple, int] = {}
     for i, (c, s) in enumerate(zip(grid, scores)):
         k = _kind(c)
