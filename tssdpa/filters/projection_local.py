@@ -58,7 +58,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tssdpa.filters.projection_mixture import component_outputs
+from tssdpa.filters.projection_mixture import component_outputs, none_for_nan
 from tssdpa.signal.lowpass import LOWPASS_CUTOFFS, zero_phase_lowpass
 
 __all__ = [
@@ -213,8 +213,7 @@ def weights_divergence(x, y, divergence, noise, widths, probes=4, seed=0, eps=1e
 
 def _key(setting: dict) -> tuple:
     """A candidate's identity in ``cv_results_`` (pandas may turn a None into NaN)."""
-    return tuple(None if (v is None or (isinstance(v, float) and math.isnan(v))) else v
-                 for v in (setting[k] for k in _KEYS))  # fmt: skip
+    return tuple(none_for_nan(setting[k]) for k in _KEYS)
 
 
 def output_divergence(filt, xs, times, noise, target=None):

@@ -49,6 +49,7 @@ __all__ = [
     "component_outputs",
     "mixture",
     "mixture_output",
+    "none_for_nan",
     "settings_of",
     "stacked_mixture",
 ]
@@ -72,15 +73,15 @@ def _components(grid: list[dict], weights: np.ndarray, order) -> tuple[list | No
     return [{**grid[i], "weight": float(out[i])} for i in keep], out
 
 
-def _none(v):
+def none_for_nan(v):
     """None for None or NaN (a ``cv_results_`` row holds NaN where the grid held None)."""
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
 
 
 def _kind(c: dict) -> tuple:
-    bp = _none(c["base_params"])
-    return (_none(c["base"]), None if bp is None else tuple(sorted(bp.items())), c["window"],
-            c["embedding"], _none(c["decay"]))  # fmt: skip
+    bp = none_for_nan(c["base_params"])
+    return (none_for_nan(c["base"]), None if bp is None else tuple(sorted(bp.items())), c["window"],
+            c["embedding"], none_for_nan(c["decay"]))  # fmt: skip
 
 
 def best_of_each_kind(grid: list[dict], scores) -> np.ndarray:
