@@ -1,3 +1,5 @@
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -67,10 +69,43 @@ class Cli:
         assert len(r.stderr.strip().splitlines()) == 1
 
 
+class InProcessCli(Cli):
+    """The same command through :func:`tssdpa.cli.main` in this process: everything a
+    subprocess runs but the interpreter's start and the package's imports (2-3 s a call),
+    for the many cases that each check one error message. A traceback would surface as the
+    test's own error; what only a fresh interpreter shows (import-time banners, warnings that
+    pytest captures) is checked through :class:`Cli`."""
+
+    def __call__(self, *args, cwd) -> subprocess.CompletedProcess:
+        from tssdpa.cli import main
+
+        out, err = io.StringIO(), io.StringIO()
+        debug = os.environ.pop("TSSDPA_DEBUG", None)
+        here = os.getcwd()
+        os.chdir(cwd)
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    code = main([str(a) for a in args])
+                except SystemExit as exc:  # argparse's own errors
+                    code = exc.code if isinstance(exc.code, int) else 1
+        finally:
+            os.chdir(here)
+            if debug is not None:
+                os.environ["TSSDPA_DEBUG"] = debug
+        return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
 @pytest.fixture
 def cli() -> Cli:
     """``cli(*args, cwd=...)`` runs the command line; ``cli.assert_usage_error(r, message)``."""
     return Cli()
+
+
+@pytest.fixture
+def cli_in_process() -> InProcessCli:
+    """:func:`cli`'s interface, run in this process (:class:`InProcessCli`)."""
+    return InProcessCli()
 
 
 def pytest_collection_modifyitems(config, items):

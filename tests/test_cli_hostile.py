@@ -1,6 +1,8 @@
 """The command line as a new user meets it (issue 11): every mistake with the file or the
-arguments ends in one line on stderr and exit code 2 -- run in a subprocess, as a user would,
-and never a Python traceback."""
+arguments ends in one line on stderr and exit code 2, and never a Python traceback -- run in a
+subprocess, as a user would, where a fresh interpreter shows what the test process would hide
+(import banners, warnings), and through the same ``main`` in this process for the many
+one-message cases."""
 
 import argparse
 
@@ -55,10 +57,15 @@ CASES = {
 }
 
 
+# these run as the user's command in a fresh interpreter, start to end; the others through
+# the same main() in this process (a subprocess costs 2-3 s of imports a case)
+IN_A_SUBPROCESS = {"missing file", "values whose squares overflow"}
+
+
 @pytest.mark.parametrize("case", list(CASES))
-def test_a_user_mistake_exits_2_with_one_line_and_no_traceback(cli, files, case):
+def test_a_user_mistake_exits_2_with_one_line_and_no_traceback(cli, cli_in_process, files, case):
     args, message = CASES[case]
-    r = cli(*args, cwd=files)
+    r = (cli if case in IN_A_SUBPROCESS else cli_in_process)(*args, cwd=files)
     cli.assert_usage_error(r, message)
 
 

@@ -1,6 +1,7 @@
 """Every Python block of docs/*.md runs as written (issue 11), except the ones marked as
 fragments on their first line (``# fragment: ...``, e.g. a signature, or code that needs the
-reader's own arrays); blocks that need the shared datasets say so and are skipped without them.
+reader's own arrays); blocks that need the shared datasets say so and are skipped without them;
+blocks whose leading comments hold ``# slow: ...`` run with the slow tests.
 The README's blocks are run by tests/test_readme.py."""
 
 import re
@@ -24,7 +25,23 @@ def _shared_data_present() -> bool:
     return have_dataset("imu/xio-fusion/sensor_data.csv.gz") and have_dataset("ett/ETTh1.csv.gz")
 
 
-@pytest.mark.parametrize("name, block", BLOCKS, ids=[n for n, _ in BLOCKS])
+def _marked_slow(block: str) -> bool:
+    """A ``# slow: ...`` line among the block's leading comments (a model trained for minutes)."""
+    for line in block.lstrip().splitlines():
+        if not line.startswith("#"):
+            return False
+        if line.startswith("# slow:"):
+            return True
+    return False
+
+
+PARAMS = [
+    pytest.param(name, block, id=name, marks=[pytest.mark.slow] if _marked_slow(block) else [])
+    for name, block in BLOCKS
+]
+
+
+@pytest.mark.parametrize("name, block", PARAMS)
 def test_docs_python_block_runs_or_is_marked_a_fragment(name, block, tmp_path, monkeypatch):
     first = block.lstrip().splitlines()[0]
     if first.startswith("# fragment:"):

@@ -62,24 +62,27 @@ def reference_forecast(fc, train, y, h, run=0, start=0):
     G = X.T @ X
     G += np.eye(len(G)) * (ridge * np.trace(G) / len(G) + 1e-12)
     beta = np.linalg.solve(G, X.T @ Y)
+    lib_keys, lib_vals = np.array([k for k, _ in lib]), np.array([v for _, v in lib])
+    finite_y = np.isfinite(E_y).all(axis=1)
     out = np.full(len(z), np.nan)
     for t in range(len(z)):
         q = E_y[t]
         if not np.isfinite(q).all():
             continue
-        cands = lib + [
-            (E_y[j], z[j + h])
+        own = [
+            j
             for j in range(0, t - h + 1)
-            if np.isfinite(E_y[j]).all() and not (j < run and start + j + h < len(z_tr))
+            if finite_y[j] and not (j < run and start + j + h < len(z_tr))
         ]
+        cand_keys = np.vstack([lib_keys, E_y[own]])  # the training keys first, then y's
+        cand_vals = np.r_[lib_vals, z[np.array(own, dtype=int) + h]]
         lin_q = np.r_[1.0, q] @ beta
         if s.model == "linear":
             out[t] = lin_q
             continue
-        d = np.array([np.sqrt(np.sum((q - k) ** 2)) for k, _ in cands])
+        d = np.sqrt(np.sum((cand_keys - q) ** 2, axis=1))
         order = np.argsort(d, kind="stable")[: s.n_neighbors]
-        dk, keys = d[order], np.array([cands[i][0] for i in order])
-        vals = np.array([cands[i][1] for i in order])
+        dk, keys, vals = d[order], cand_keys[order], cand_vals[order]
         sig = s.bandwidth * dk.max() if s.sigma is None else s.sigma
         w = np.exp(-(dk**2) / (2 * sig**2))
         w /= w.sum()

@@ -94,10 +94,38 @@ def _client(scheduler: str | None, workers: int | None):
         )
     if workers is not None:
         raise UsageError("--workers: a running cluster has its own workers; drop --workers")
+    _refuse_closed_port(scheduler)
     try:
         return Client(scheduler, timeout=10)
     except (OSError, TimeoutError, ValueError) as exc:
         raise UsageError(f"--scheduler: cannot reach {scheduler} ({exc})") from None
+
+
+def _refuse_closed_port(scheduler: str) -> None:
+    """UsageError at once where nothing listens at a ``tcp://host:port`` (or ``host:port``)
+    address: the connection is refused on the first try, while Dask's Client would retry
+    for its whole 10 s timeout. Other schemes (tls, ucx, ...) and unreachable hosts are left
+    to the Client."""
+    import socket
+    from urllib.parse import urlsplit
+
+    address = scheduler if "://" in scheduler else f"tcp://{scheduler}"
+    parts = urlsplit(address)
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:  # a port that is not a number: the Client says what is wrong
+        return
+    if parts.scheme != "tcp" or not host or port is None:
+        return
+    try:
+        socket.create_connection((host, port), timeout=2).close()
+    except ConnectionRefusedError:
+        raise UsageError(
+            f"--scheduler: cannot reach {scheduler} (connection refused: no scheduler listens "
+            "there)"
+        ) from None
+    except OSError:  # a timeout, an unknown host: the Client's own error says more
+        return
 
 
 def run(args, parse_params) -> int:
