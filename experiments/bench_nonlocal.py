@@ -1,14 +1,17 @@
 """What the non-local filter (``ProjectionFilter(window="all")``) costs as the series grows.
 
-Its keys are the ``n_neighbors`` (64) patterns of the whole series nearest to each query's,
-found with a k-d tree (:mod:`tssdpa.signal.nonlocal_filter`). A k-d tree's search slows down
-as the pattern length grows, the more so where noise fills the pattern's dimensions, so this
-script times one filter pass (:func:`~tssdpa.signal.nonlocal_filter.run_nonlocal`, one kernel
-width) at the pattern lengths ``fit`` tries (7, 15, 31, 63) and series of 4,000 samples (what
-``fit`` scores) to 160,000, on a pulse train and a Mackey–Glass series at 10 dB. Beside it, the
-windowed zero-phase filter of the largest window ``fit`` tries (half-width 64, embedding 7)
-on the same data, timed in the same run. Median of ``--repeats`` timings; the k-d tree
-queries run on ``tssdpa.signal.neighbours.THREADS`` threads.
+Its keys are the ``n_neighbors`` (64) patterns of the whole series nearest to each query's
+(:mod:`tssdpa.signal.nonlocal_filter`), found with a k-d tree or, for long patterns among many
+keys (``BLAS_DIM``, ``BLAS_KEYS``), by blocked matrix products: a k-d tree's search slows down
+as the pattern length grows, the more so where noise fills the pattern's dimensions, and the
+products cost the same whatever the data. This script times one filter pass
+(:func:`~tssdpa.signal.nonlocal_filter.run_nonlocal`, one kernel width) with each search
+forced, side by side, at the pattern lengths ``fit`` tries (7, 15, 31, 63) and series of 4,000
+samples (what ``fit`` scores) to 160,000, on a pulse train, a Mackey–Glass series and a sum of
+three sinusoids at 10 dB. Beside it, the windowed zero-phase filter of the largest window
+``fit`` tries (half-width 64, embedding 7) on the same data, timed in the same run. Median of
+``--repeats`` timings; the k-d tree queries run on ``tssdpa.signal.neighbours.THREADS``
+threads, the matrix products on the BLAS's.
 
 Usage::
 
@@ -31,11 +34,13 @@ sys.path.insert(0, str(ROOT))
 
 from tssdpa.data.synthetic import make_signal  # noqa: E402
 from tssdpa.filters import ProjectionFilter  # noqa: E402
+from tssdpa.signal import nonlocal_filter  # noqa: E402
 from tssdpa.signal.neighbours import THREADS  # noqa: E402
-from tssdpa.signal.nonlocal_filter import run_nonlocal  # noqa: E402
+from tssdpa.signal.nonlocal_filter import BLAS_DIM, BLAS_KEYS, run_nonlocal  # noqa: E402
 
 EMBEDDINGS = (7, 15, 31, 63)
 LENGTHS = (4000, 10000, 40000, 160000)
+SEARCHES = {"k-d tree": (10**9, 0), "products": (1, 0)}  # (BLAS_DIM, BLAS_KEYS) forcing each
 
 
 def noisy(name: str, n: int, seed: int = 0) -> np.ndarray:
@@ -60,19 +65,25 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     rows = []
     ProjectionFilter(window=64, sigma=1.0, causal=False).filter(noisy("pulse_train", 500))  # warm
-    for name in ("pulse_train", "mackey_glass"):
+    for name in ("pulse_train", "mackey_glass", "sinusoids"):
         for n in LENGTHS:
             x = noisy(name, n)
             windowed = ProjectionFilter(window=64, embedding=7, sigma=1.0, causal=False)
             t = timed(lambda f=windowed, x=x: f.filter(x), args.repeats)
             row = [name, n, f"{t:.2f}"]
             for m in EMBEDDINGS:
-                t = timed(lambda x=x, m=m: run_nonlocal(x, m, 64, [1.0]), args.repeats)
-                row.append(f"{t:.2f}")
+                times = []
+                for dim, keys in SEARCHES.values():
+                    nonlocal_filter.BLAS_DIM, nonlocal_filter.BLAS_KEYS = dim, keys
+                    times.append(
+                        timed(lambda x=x, m=m: run_nonlocal(x, m, 64, [1.0]), args.repeats)
+                    )
+                nonlocal_filter.BLAS_DIM, nonlocal_filter.BLAS_KEYS = BLAS_DIM, BLAS_KEYS
+                row.append(" / ".join(f"{t:.2f}" for t in times))
             rows.append(row)
             print(" | ".join(map(str, row)), flush=True)
     head = ["series (10 dB)", "samples", "windowed (64, m=7) s"]
-    head += [f"non-local m={m} s" for m in EMBEDDINGS]
+    head += [f"non-local m={m}: tree / products s" for m in EMBEDDINGS]
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     md = [
         '# Cost of the non-local filter (`window="all"`)',
@@ -84,7 +95,9 @@ def main(argv=None) -> int:
         f"- machine: {platform.processor() or platform.machine()}, {cores} cores available, "
         f"k-d tree threads {THREADS}; python {platform.python_version()}, numpy "
         f"{np.__version__}",
-        f"- one filter pass, 64 neighbours, one kernel width; median of {args.repeats}",
+        f"- one filter pass, 64 neighbours, one kernel width; median of {args.repeats}; each "
+        f"search forced; the filter takes the products for patterns of {BLAS_DIM} coordinates "
+        f"(m - 1) or more among {BLAS_KEYS} keys or more, the k-d tree otherwise",
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),

@@ -7,8 +7,24 @@ import pytest
 
 from tssdpa.estimators.selection import sure_mse
 from tssdpa.filters import ProjectionFilter, projection_filter
-from tssdpa.signal.nonlocal_filter import run_nonlocal
+from tssdpa.signal import nonlocal_filter
+from tssdpa.signal.nonlocal_filter import nonlocal_neighbours, patterns, run_nonlocal
 from tssdpa.signal.reference import nonlocal_reference
+
+
+def force_products(monkeypatch, on: bool) -> None:
+    """Search complete patterns by matrix products (on) or by the k-d tree (off), whatever
+    their length and number."""
+    monkeypatch.setattr(nonlocal_filter, "BLAS_DIM", 1 if on else 10**9)
+    monkeypatch.setattr(nonlocal_filter, "BLAS_KEYS", 0)
+
+
+@pytest.fixture(params=["k-d tree", "matrix products"])
+def search(request, monkeypatch):
+    """Both searches of complete patterns: the k-d tree (few coordinates) and the blocked
+    matrix products (long patterns among many keys), each forced for every size."""
+    force_products(monkeypatch, request.param == "matrix products")
+    return request.param
 
 
 def wave(T=150, C=1, seed=0, gaps=True):
@@ -24,7 +40,7 @@ def wave(T=150, C=1, seed=0, gaps=True):
 @pytest.mark.parametrize("embedding", [2, 3, 4, 7])
 @pytest.mark.parametrize("channels", [1, 2])
 @pytest.mark.parametrize("exclude_self", [False, True])
-def test_non_local_filter_equals_its_loop_reference(embedding, channels, exclude_self):
+def test_non_local_filter_equals_its_loop_reference(embedding, channels, exclude_self, search):
     x = wave(C=channels, seed=embedding)
     sigmas = [0.4, 2.0, np.inf]
     ys, own = run_nonlocal(x, embedding, 9, sigmas, exclude_self)
@@ -131,7 +147,7 @@ def test_a_window_string_other_than_all_is_refused():
         ProjectionFilter(window="everything", sigma=1.0, causal=False).filter(wave())
 
 
-def test_ties_on_quantised_data_go_to_the_earlier_key_as_in_the_reference():
+def test_ties_on_quantised_data_go_to_the_earlier_key_as_in_the_reference(search):
     """Integer readings (an ADC) make many distances exactly equal: the k-d tree's order is
     replaced by (distance, key row), the reference's."""
     rng = np.random.default_rng(7)
@@ -145,7 +161,7 @@ def test_ties_on_quantised_data_go_to_the_earlier_key_as_in_the_reference():
         np.testing.assert_allclose(own, own_ref, rtol=0, atol=1e-12)
 
 
-def test_more_neighbours_than_keys_means_every_key():
+def test_more_neighbours_than_keys_means_every_key(search):
     x = wave(T=60, gaps=False)
     (y_all,), _ = run_nonlocal(x, 5, 10**12, [0.8])  # no T x 10**12 array
     (y_keys,), _ = run_nonlocal(x, 5, 56, [0.8])  # 60 - 2 * 2 complete patterns
@@ -168,7 +184,7 @@ def test_before_fit_auto_embedding_of_the_non_local_filter_is_15():
 
 
 @pytest.mark.parametrize("exclude_self", [False, True])
-def test_a_long_series_takes_its_keys_from_three_tiles_as_in_the_reference(exclude_self):
+def test_a_long_series_takes_its_keys_from_three_tiles_as_in_the_reference(exclude_self, search):
     """Beyond 3 tiles a row's keys are its tile's and its two neighbours' (linear cost)."""
     x = wave(T=170, seed=9)
     ys, own = run_nonlocal(x, 5, 7, [0.6], exclude_self, tile=40)
@@ -177,3 +193,53 @@ def test_a_long_series_takes_its_keys_from_three_tiles_as_in_the_reference(exclu
     np.testing.assert_allclose(own[0], own_ref, rtol=0, atol=1e-12)
     whole, _ = run_nonlocal(x, 5, 7, [0.6], exclude_self, tile=57)  # 170 <= 3 x 57: no tiles
     assert not np.allclose(whole[0], ys[0], equal_nan=True)
+
+
+def test_a_long_series_of_long_patterns_is_searched_by_matrix_products_by_default(monkeypatch):
+    """63-sample patterns among more than BLAS_KEYS keys (the fitted filter's longest
+    embedding on a long recording) take the products' search: the k-d tree's neighbours."""
+    t = np.arange(nonlocal_filter.BLAS_KEYS + 200)
+    x = np.sin(2 * np.pi * t / 37) + 0.3 * np.random.default_rng(5).normal(size=t.size)
+    P, usable = patterns(x[:, None], 63), np.ones(t.size, bool)
+    assert P.shape[1] >= nonlocal_filter.BLAS_DIM
+    calls = []
+    products = nonlocal_filter._blas_nearest
+    monkeypatch.setattr(nonlocal_filter, "_blas_nearest",
+                        lambda *a: calls.append(1) or products(*a))  # fmt: skip
+    dist, idx = nonlocal_neighbours(P, usable, 16, 31)
+    assert calls
+    force_products(monkeypatch, False)
+    tree_dist, tree_idx = nonlocal_neighbours(P, usable, 16, 31)
+    np.testing.assert_array_equal(idx, tree_idx)
+    np.testing.assert_allclose(dist, tree_dist, rtol=1e-12, atol=0)
+
+
+def test_the_matrix_product_search_finds_the_k_d_trees_neighbours(monkeypatch):
+    """Same distances and keys, row for row, on a repeating signal whose patterns crowd
+    together (many near-ties at the k-th distance), with the key runs' tail ragged."""
+    t = np.arange(3001)
+    x = np.sin(2 * np.pi * t / 50) + 0.05 * np.random.default_rng(3).normal(size=t.size)
+    P, usable = patterns(x[:, None], 27), np.ones(t.size, bool)
+    force_products(monkeypatch, False)
+    tree = nonlocal_neighbours(P, usable, 40, 13)
+    force_products(monkeypatch, True)
+    blas = nonlocal_neighbours(P, usable, 40, 13)
+    np.testing.assert_array_equal(blas[1], tree[1])
+    np.testing.assert_allclose(blas[0], tree[0], rtol=1e-12, atol=0)
+
+
+def test_a_query_whose_kth_distance_reaches_the_bound_is_searched_exactly(monkeypatch):
+    """A constant stretch makes every distance there 0: the matrix products' bound on the
+    keys not returned is reached, and those rows go to the exact search (ties to the
+    earlier key, as in the reference)."""
+    x = np.r_[np.zeros(120), np.sin(np.arange(80) / 3.0)][:, None]
+    force_products(monkeypatch, True)
+    calls = []
+    exact = nonlocal_filter._exact_nearest
+    monkeypatch.setattr(nonlocal_filter, "_exact_nearest",
+                        lambda q, *a: calls.append(len(q)) or exact(q, *a))  # fmt: skip
+    (y,), (own,) = run_nonlocal(x, 5, 6, [1.5])
+    y_ref, own_ref = nonlocal_reference(x, 5, 6, 1.5)
+    assert sum(calls) > 0
+    np.testing.assert_allclose(y, y_ref, rtol=0, atol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(own, own_ref, rtol=0, atol=1e-12)

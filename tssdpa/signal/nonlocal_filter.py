@@ -16,8 +16,11 @@ of its own pattern, at distance 0) and Stein's unbiased risk estimate, which
 :meth:`~tssdpa.filters.ProjectionFilter.fit` scores candidates by, stays unbiased. With x_t
 in the pattern the choice of the k nearest keys would follow x_t's noise, through a
 discontinuity SURE cannot see, and SURE would prefer exactly the candidates that overfit.
-Keys are the rows whose pattern has no missing sample, searched with a k-d tree
-(O(T (k + m)) memory, never T x T). "The whole series" holds up to ``3 TILE`` (24,576)
+Keys are the rows whose pattern has no missing sample, searched with a k-d tree or, for
+long patterns among many keys (``BLAS_DIM``, ``BLAS_KEYS``), where a k-d tree prunes little,
+by matrix products over blocks of queries (the fused operator's ``||k||² - 2 q·k``), the
+candidates' distances then recomputed from their differences (O(T (k + m)) memory and
+blocks of a fixed size, never T x T). "The whole series" holds up to ``3 TILE`` (24,576)
 samples; a longer one is cut into tiles of ``TILE`` samples, and a query's keys are the
 patterns of its tile and the tiles on either side (at least 8,192 samples of context each
 way but at the ends), so the cost grows linearly with the series, not quadratically
@@ -43,6 +46,15 @@ from tssdpa.signal.neighbours import kernel_weights, weighted_mean
 __all__ = ["TILE", "library_range", "nonlocal_neighbours", "patterns", "run_nonlocal"]
 
 _BRUTE_ELEMS = 1 << 22  # (query, key) distances per block of the exact search
+#: patterns of at least BLAS_DIM coordinates among at least BLAS_KEYS keys are searched by
+#: matrix products, the rest by a k-d tree: in many dimensions a tree prunes little, and how
+#: little depends on the data, while the products' cost is T x keys x D whatever the data.
+#: With 63-sample patterns the products took 0.4-0.6x the tree's time from 40,000 samples on,
+#: about the same at 10,000; with 31-sample ones, or at 4,000 samples (what fit scores), the
+#: tree was faster (experiments/bench_nonlocal.py)
+BLAS_DIM = 48
+BLAS_KEYS = 8192
+_RUN = 32  # keys per run whose minimum :func:`_blas_nearest` ranks first
 #: rows per tile of a long series: a row's keys come from its tile and the two beside it
 TILE = 8192
 
@@ -89,6 +101,59 @@ def _exact_nearest(queries, keys, key_rows, k: int, allowed: np.ndarray):
     return d, np.where(np.isfinite(d), j, -1)
 
 
+def _blas_nearest(P, q, key_rows, want: int):
+    """The ``want`` nearest of the (complete) patterns ``P[key_rows]`` to each complete row
+    ``q`` by matrix products, in blocks of queries: ``||k||² - 2 q·k`` ranks the keys of a
+    query as its squared distance does (``||q||²`` is the row's constant) -- the fused
+    operator's identity. The ``want`` lowest are found from the minima of runs of
+    ``_RUN`` keys: the ``want`` runs with the lowest minima hold at least ``want`` keys at or
+    below the ``want``-th of those minima, so the ``want`` nearest are within those runs and
+    the keys after the last whole run.
+
+    Returns ``(d, j, floor)``: the candidates' distances recomputed from the differences (as
+    the k-d tree computes them), their series rows, each (len(q), want), and per query a
+    distance that every key not returned is at least as far as (the product form's rounding
+    subtracted), so that a query whose k-th kept distance reaches it is searched exactly.
+    """
+    K = P[key_rows]  # (L, D)
+    L, D = K.shape
+    kn = np.einsum("ij,ij->i", K, K)
+    K_aug = np.ascontiguousarray(np.c_[-2.0 * K, kn].T)  # (D + 1, L): [-2 k, ||k||²]
+    block = max(1, _BRUTE_ELEMS // L)
+    d, j = np.empty((len(q), want)), np.empty((len(q), want), dtype=np.intp)
+    floor = np.full(len(q), np.inf)
+    runs = L // _RUN
+    buffer = np.empty((min(block, len(q)), L))
+    for a in range(0, len(q), block):
+        Q = P[q[a : a + block]]  # (B, D)
+        G = buffer[: len(Q)]
+        np.matmul(np.c_[Q, np.ones(len(Q))], K_aug, out=G)  # ||q - k||² - ||q||²  (B, L)
+        if want >= L:
+            cols = np.broadcast_to(np.arange(L), G.shape)
+        else:
+            if want <= runs:  # candidates from the runs with the lowest minima (and the tail)
+                mins = G[:, : runs * _RUN].reshape(len(Q), runs, _RUN).min(axis=2)
+                best = np.argpartition(mins, want - 1, axis=1)[:, :want]
+                cols = (best[:, :, None] * _RUN + np.arange(_RUN)).reshape(len(Q), -1)
+                tail = np.broadcast_to(np.arange(runs * _RUN, L), (len(Q), L - runs * _RUN))
+                cols = np.concatenate([cols, tail], axis=1)
+            else:
+                cols = np.broadcast_to(np.arange(L), G.shape)
+            vals = np.take_along_axis(G, cols, 1)
+            part = np.argpartition(vals, want - 1, axis=1)[:, :want]
+            cols = np.take_along_axis(cols, part, 1)
+            qn = np.einsum("ij,ij->i", Q, Q)
+            # every other key's product form is at least the largest returned; its rounding,
+            # with that of ||k||² and ||q||², is below 3 (D + 1) eps (||q||² + ||k||²)
+            slack = 8.0 * (D + 1) * np.finfo(np.float64).eps * (qn + kn.max())
+            low = np.take_along_axis(vals, part, 1).max(axis=1) + qn - slack
+            floor[a : a + len(Q)] = np.sqrt(np.maximum(low, 0.0))
+        diff = Q[:, None, :] - K[cols]  # (B, want, D)
+        d[a : a + len(Q)] = np.sqrt(np.einsum("bwd,bwd->bw", diff, diff))
+        j[a : a + len(Q)] = key_rows[cols]
+    return d, j, floor
+
+
 def nonlocal_neighbours(
     P: np.ndarray, usable: np.ndarray, k: int, half: int, exclude_self=False, tile: int = TILE
 ):
@@ -100,10 +165,11 @@ def nonlocal_neighbours(
 
     Returns ``(dist, idx)``, (T, min(k, keys)) each, sorted by (distance, key row), inf / -1
     where fewer exist; a row with no finite coordinate gets none. Complete rows are searched
-    with a k-d tree (the ``k + 2 half + 1`` nearest, then the left-out ones dropped; at most
-    ``2 half + 1`` are, so k remain); rows with missing coordinates, and rows whose k-th
-    distance ties with the last one the tree returned (a tie the tree may have broken
-    differently), by exact distances to every key.
+    with a k-d tree or, for long patterns among many keys, by :func:`_blas_nearest` (the
+    ``k + 2 half + 1`` nearest, then the left-out ones dropped; at most ``2 half + 1`` are,
+    so k remain); rows with missing coordinates, and rows whose k-th distance reaches the
+    bound on the keys the search did not return (a tie the tree may have broken differently,
+    or a key within the products' rounding), by exact distances to every key.
     """
     T = P.shape[0]
     complete = np.isfinite(P).all(axis=1)
@@ -127,15 +193,20 @@ def nonlocal_neighbours(
             continue
         q = s + np.flatnonzero(complete[s:e])
         want = min(kk + 2 * half + 1, len(key_rows))
-        d, j = cKDTree(P[key_rows]).query(P[q], k=want, workers=neighbours.search_threads())
-        d, j = _sorted(d.reshape(len(q), want), key_rows[np.asarray(j).reshape(len(q), want)])
+        if P.shape[1] >= BLAS_DIM and len(key_rows) >= BLAS_KEYS:
+            d, j, floor = _blas_nearest(P, q, key_rows, want)
+        else:
+            d, j = cKDTree(P[key_rows]).query(P[q], k=want, workers=neighbours.search_threads())
+            d, j = d.reshape(len(q), want), key_rows[np.asarray(j).reshape(len(q), want)]
+            floor = d.max(axis=1)  # a key the tree did not return is at least this far
+        d, j = _sorted(d, j)
         keep = allowed(q, j)
         # the kk nearest kept candidates: a stable sort puts the kept ones first, in order
         order = np.argsort(~keep, axis=1, kind="stable")[:, :kk]
         kept = np.take_along_axis(keep, order, 1)
         dist[q, :kk] = np.where(kept, np.take_along_axis(d, order, 1), np.inf)
         idx[q, :kk] = np.where(kept, np.take_along_axis(j, order, 1), -1)
-        tied = q[(dist[q, kk - 1] == d[:, -1]) & (want < len(key_rows))]
+        tied = q[(dist[q, kk - 1] >= floor) & (want < len(key_rows))]
         partial = s + np.flatnonzero(~complete[s:e] & np.isfinite(P[s:e]).any(axis=1))
         exact = np.concatenate([tied, partial])
         step = max(1, _BRUTE_ELEMS // len(key_rows))
