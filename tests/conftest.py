@@ -87,8 +87,8 @@ class InProcessCli(Cli):
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 try:
                     code = main([str(a) for a in args])
-                except SystemExit as exc:  # argparse's own errors
-                    code = exc.code if isinstance(exc.code, int) else 1
+                except SystemExit as exc:  # argparse's own errors (and --help: None, 0)
+                    code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
         finally:
             os.chdir(here)
             if debug is not None:

@@ -194,10 +194,14 @@ HOSTILE = {
         ["filter", "a.csv", "--out-dir", ".", "--scheduler", "fast"],
         "--scheduler must be",
     ),  # fmt: skip
-    # nothing listens on the discard port: refused at once (Dask alone retries for 10 s)
+    # nothing listens on the discard port: refused for 2 s (Dask alone retries for 10 s)
     "unreachable scheduler": (
         ["filter", "a.csv", "--out-dir", ".", "--scheduler", "tcp://127.0.0.1:9"],
         "--scheduler: cannot reach tcp://127.0.0.1:9",
+    ),  # fmt: skip
+    "malformed scheduler address": (
+        ["filter", "a.csv", "--out-dir", ".", "--scheduler", "tcp://[::1:8786"],
+        "--scheduler: cannot reach tcp://[::1:8786",
     ),  # fmt: skip
     "one-file option": (["filter", "a.csv", "--out-dir", ".", "--horizon", "3"], "--horizon"),
     "fit-on missing": (["filter", "a.csv", "--out-dir", ".", "--fit-on", "b.csv"], "--fit-on"),

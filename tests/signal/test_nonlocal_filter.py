@@ -243,3 +243,22 @@ def test_a_query_whose_kth_distance_reaches_the_bound_is_searched_exactly(monkey
     assert sum(calls) > 0
     np.testing.assert_allclose(y, y_ref, rtol=0, atol=1e-12, equal_nan=True)
     np.testing.assert_allclose(own, own_ref, rtol=0, atol=1e-12)
+
+
+def test_data_far_from_zero_keeps_the_products_search_and_its_neighbours(monkeypatch):
+    """An offset of 1e6 leaves distances alone; the products are taken about the keys' mean,
+    so their rounding stays below the gaps between distances and few queries go exact."""
+    t = np.arange(3000)
+    x = 1e6 + np.sin(2 * np.pi * t / 50) + 0.3 * np.random.default_rng(4).normal(size=t.size)
+    P, usable = patterns(x[:, None], 9), np.ones(t.size, bool)
+    force_products(monkeypatch, False)
+    tree = nonlocal_neighbours(P, usable, 12, 4)
+    force_products(monkeypatch, True)
+    calls = []
+    exact = nonlocal_filter._exact_nearest
+    monkeypatch.setattr(nonlocal_filter, "_exact_nearest",
+                        lambda q, *a: calls.append(len(q)) or exact(q, *a))  # fmt: skip
+    blas = nonlocal_neighbours(P, usable, 12, 4)
+    assert sum(calls) < 0.01 * t.size  # the first and last rows' partial patterns only
+    np.testing.assert_array_equal(blas[1], tree[1])
+    np.testing.assert_allclose(blas[0], tree[0], rtol=1e-9, atol=0)

@@ -101,31 +101,37 @@ def _client(scheduler: str | None, workers: int | None):
         raise UsageError(f"--scheduler: cannot reach {scheduler} ({exc})") from None
 
 
-def _refuse_closed_port(scheduler: str) -> None:
-    """UsageError at once where nothing listens at a ``tcp://host:port`` (or ``host:port``)
-    address: the connection is refused on the first try, while Dask's Client would retry
-    for its whole 10 s timeout. Other schemes (tls, ucx, ...) and unreachable hosts are left
-    to the Client."""
+def _refuse_closed_port(scheduler: str, wait: float = 2.0) -> None:
+    """UsageError where nothing listens at a ``tcp://host:port`` (or ``host:port``) address
+    for ``wait`` seconds (a scheduler started just before may still be opening its port):
+    Dask's Client would retry a refused connection for its whole 10 s timeout. Other schemes
+    (tls, ucx, ...), malformed addresses and unreachable hosts are left to the Client, whose
+    own error says what is wrong."""
     import socket
+    import time
     from urllib.parse import urlsplit
 
-    address = scheduler if "://" in scheduler else f"tcp://{scheduler}"
-    parts = urlsplit(address)
     try:
+        parts = urlsplit(scheduler if "://" in scheduler else f"tcp://{scheduler}")
         host, port = parts.hostname, parts.port
-    except ValueError:  # a port that is not a number: the Client says what is wrong
+    except ValueError:  # a malformed address or a port that is not a number
         return
-    if parts.scheme != "tcp" or not host or port is None:
+    if parts.scheme.lower() != "tcp" or not host or port is None:
         return
-    try:
-        socket.create_connection((host, port), timeout=2).close()
-    except ConnectionRefusedError:
-        raise UsageError(
-            f"--scheduler: cannot reach {scheduler} (connection refused: no scheduler listens "
-            "there)"
-        ) from None
-    except OSError:  # a timeout, an unknown host: the Client's own error says more
-        return
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            socket.create_connection((host, port), timeout=2).close()
+            return
+        except ConnectionRefusedError:
+            if time.monotonic() >= deadline:
+                raise UsageError(
+                    f"--scheduler: cannot reach {scheduler} (connection refused for "
+                    f"{wait:g} s: no scheduler listens there)"
+                ) from None
+            time.sleep(0.25)
+        except (OSError, ValueError):  # a timeout, an unknown host, a malformed name
+            return
 
 
 def run(args, parse_params) -> int:

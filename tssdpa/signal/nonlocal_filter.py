@@ -117,17 +117,22 @@ def _blas_nearest(P, q, key_rows, want: int):
     """
     K = P[key_rows]  # (L, D)
     L, D = K.shape
-    kn = np.einsum("ij,ij->i", K, K)
-    K_aug = np.ascontiguousarray(np.c_[-2.0 * K, kn].T)  # (D + 1, L): [-2 k, ||k||²]
-    block = max(1, _BRUTE_ELEMS // L)
+    # centred: distances do not change, and the products' rounding, which grows with ||q||²
+    # and ||k||², stays small beside them for data far from 0 (else every query goes exact)
+    centre = K.mean(axis=0)
+    Kc = K - centre
+    kn = np.einsum("ij,ij->i", Kc, Kc)
+    K_aug = np.ascontiguousarray(np.c_[-2.0 * Kc, kn].T)  # (D + 1, L): [-2 k, ||k||²]
+    block = max(1, _BRUTE_ELEMS // max(L, want * D))  # G (B, L) and the differences (B, want, D)
     d, j = np.empty((len(q), want)), np.empty((len(q), want), dtype=np.intp)
     floor = np.full(len(q), np.inf)
     runs = L // _RUN
     buffer = np.empty((min(block, len(q)), L))
     for a in range(0, len(q), block):
         Q = P[q[a : a + block]]  # (B, D)
+        Qc = Q - centre
         G = buffer[: len(Q)]
-        np.matmul(np.c_[Q, np.ones(len(Q))], K_aug, out=G)  # ||q - k||² - ||q||²  (B, L)
+        np.matmul(np.c_[Qc, np.ones(len(Q))], K_aug, out=G)  # ||q - k||² - ||q||²  (B, L)
         if want >= L:
             cols = np.broadcast_to(np.arange(L), G.shape)
         else:
@@ -142,7 +147,7 @@ def _blas_nearest(P, q, key_rows, want: int):
             vals = np.take_along_axis(G, cols, 1)
             part = np.argpartition(vals, want - 1, axis=1)[:, :want]
             cols = np.take_along_axis(cols, part, 1)
-            qn = np.einsum("ij,ij->i", Q, Q)
+            qn = np.einsum("ij,ij->i", Qc, Qc)
             # every other key's product form is at least the largest returned; its rounding,
             # with that of ||k||² and ||q||², is below 3 (D + 1) eps (||q||² + ||k||²)
             slack = 8.0 * (D + 1) * np.finfo(np.float64).eps * (qn + kn.max())
