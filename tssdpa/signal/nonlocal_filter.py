@@ -51,7 +51,7 @@ _BRUTE_ELEMS = 1 << 22  # (query, key) distances per block of the exact search
 #: little depends on the data, while the products' cost is T x keys x D whatever the data.
 #: With 63-sample patterns the products took 0.4-0.6x the tree's time from 40,000 samples on,
 #: about the same at 10,000; with 31-sample ones, or at 4,000 samples (what fit scores), the
-#: tree was faster (experiments/bench_nonlocal.py)
+#: tree was as fast or faster (experiments/bench_nonlocal.py)
 BLAS_DIM = 48
 BLAS_KEYS = 8192
 _RUN = 32  # keys per run whose minimum :func:`_blas_nearest` ranks first
