@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_info, threadpool_limits
+from threadpoolctl import ThreadpoolController, threadpool_info, threadpool_limits
 
 from tssdpa.data.synthetic import make_signal
 from tssdpa.estimators import parallel
@@ -267,3 +267,26 @@ def test_the_long_linear_patterns_are_recorded_in_order_until_two_ladder_steps_f
     # (again, a ladder step) improves nothing: one miss; 6 has no rows: neither; 7 misses
     # again: stop
     assert recorded == [1, 3, 5, 4, 5, 7]
+
+
+def test_a_blas_limit_that_fails_half_way_is_rolled_back(two_blas_threads, monkeypatch):
+    """Two BLAS libraries (numpy's and scipy's OpenBLAS): the second refusing the limit must
+    not leave the first at one thread after the search."""
+    controller = ThreadpoolController()
+    libs = [lib for lib in controller.lib_controllers if lib.user_api == "blas"]
+    if len(libs) < 2:
+        pytest.skip("one BLAS library: no half-way failure to roll back")
+    set_last = libs[-1].set_num_threads
+
+    def refuse_one(n):
+        if n == 1:
+            raise RuntimeError("refused")
+        return set_last(n)
+
+    monkeypatch.setattr(libs[-1], "set_num_threads", refuse_one)
+    monkeypatch.setitem(parallel._blas, "controller", controller)
+    monkeypatch.setattr(neighbours, "THREADS", 2)
+    before = _blas_threads()
+    with parallel.one_blas_thread():  # runs without the limit
+        pass
+    assert _blas_threads() == before

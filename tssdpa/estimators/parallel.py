@@ -50,6 +50,20 @@ def _as_worker(f, threads: int):
 _blas = {"lock": threading.Lock(), "held": False, "controller": None}
 
 
+def _blas_settings(controller) -> list:
+    """(library, its thread count) for each BLAS library ``controller`` holds."""
+    libs = getattr(controller, "lib_controllers", [])
+    return [(lib, lib.num_threads) for lib in libs if lib.user_api == "blas"]
+
+
+def _restore(settings: list) -> None:
+    for lib, n in settings:
+        try:
+            lib.set_num_threads(n)
+        except Exception:  # noqa: BLE001 -- restore what can be; the rest cannot be set
+            continue
+
+
 @contextmanager
 def one_blas_thread():
     """One BLAS thread while :func:`parallel_map` runs tasks over ``neighbours.THREADS`` threads:
@@ -57,7 +71,8 @@ def one_blas_thread():
     there are small (the search's sequential parts, such as the ladder of long linear
     patterns, keep BLAS's threads). The limit is process-wide: the first of concurrent
     searches sets it and restores it, from its own thread (as threadpoolctl requires); a
-    search that finds it held leaves it alone, and one that cannot set it runs without it.
+    search that finds it held leaves it alone, and one that cannot set it runs without it
+    (libraries that took the limit before another refused it are set back).
     (An OpenBLAS built on OpenMP threads takes the limit per thread: the workers keep theirs.)
     """
     mine, limit = False, nullcontext()
@@ -66,11 +81,14 @@ def one_blas_thread():
             mine = neighbours.THREADS > 1 and not _blas["held"]
             _blas["held"] = _blas["held"] or mine
         if mine:
+            before = []
             try:
                 if _blas["controller"] is None:
                     _blas["controller"] = ThreadpoolController()
+                before = _blas_settings(_blas["controller"])
                 limit = _blas["controller"].limit(limits=1, user_api="blas")
             except Exception:  # noqa: BLE001 -- no hold on BLAS's threads: slower, not wrong
+                _restore(before)  # a library that refused after others took the limit
                 limit = nullcontext()
         with limit:
             yield
