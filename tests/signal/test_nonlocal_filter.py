@@ -19,6 +19,19 @@ def force_products(monkeypatch, on: bool) -> None:
     monkeypatch.setattr(nonlocal_filter, "BLAS_KEYS", 0)
 
 
+def rows_searched(monkeypatch, search: str) -> list:
+    """Wrap ``nonlocal_filter.<search>`` to record each call: the length of its first argument
+    (the queries of ``_exact_nearest``); returns that list."""
+    calls, inner = [], getattr(nonlocal_filter, search)
+
+    def spy(first, *args):
+        calls.append(len(first))
+        return inner(first, *args)
+
+    monkeypatch.setattr(nonlocal_filter, search, spy)
+    return calls
+
+
 @pytest.fixture(params=["k-d tree", "matrix products"])
 def search(request, monkeypatch):
     """Both searches of complete patterns: the k-d tree (few coordinates) and the blocked
@@ -202,10 +215,7 @@ def test_a_long_series_of_long_patterns_is_searched_by_matrix_products_by_defaul
     x = np.sin(2 * np.pi * t / 37) + 0.3 * np.random.default_rng(5).normal(size=t.size)
     P, usable = patterns(x[:, None], 63), np.ones(t.size, bool)
     assert P.shape[1] >= nonlocal_filter.BLAS_DIM
-    calls = []
-    products = nonlocal_filter._blas_nearest
-    monkeypatch.setattr(nonlocal_filter, "_blas_nearest",
-                        lambda *a: calls.append(1) or products(*a))  # fmt: skip
+    calls = rows_searched(monkeypatch, "_blas_nearest")
     dist, idx = nonlocal_neighbours(P, usable, 16, 31)
     assert calls
     force_products(monkeypatch, False)
@@ -234,10 +244,7 @@ def test_a_query_whose_kth_distance_reaches_the_bound_is_searched_exactly(monkey
     earlier key, as in the reference)."""
     x = np.r_[np.zeros(120), np.sin(np.arange(80) / 3.0)][:, None]
     force_products(monkeypatch, True)
-    calls = []
-    exact = nonlocal_filter._exact_nearest
-    monkeypatch.setattr(nonlocal_filter, "_exact_nearest",
-                        lambda q, *a: calls.append(len(q)) or exact(q, *a))  # fmt: skip
+    calls = rows_searched(monkeypatch, "_exact_nearest")
     (y,), (own,) = run_nonlocal(x, 5, 6, [1.5])
     y_ref, own_ref = nonlocal_reference(x, 5, 6, 1.5)
     assert sum(calls) > 0
@@ -254,10 +261,7 @@ def test_data_far_from_zero_keeps_the_products_search_and_its_neighbours(monkeyp
     force_products(monkeypatch, False)
     tree = nonlocal_neighbours(P, usable, 12, 4)
     force_products(monkeypatch, True)
-    calls = []
-    exact = nonlocal_filter._exact_nearest
-    monkeypatch.setattr(nonlocal_filter, "_exact_nearest",
-                        lambda q, *a: calls.append(len(q)) or exact(q, *a))  # fmt: skip
+    calls = rows_searched(monkeypatch, "_exact_nearest")
     blas = nonlocal_neighbours(P, usable, 12, 4)
     assert sum(calls) < 0.01 * t.size  # the first and last rows' partial patterns only
     np.testing.assert_array_equal(blas[1], tree[1])
