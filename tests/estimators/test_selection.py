@@ -11,6 +11,7 @@ from tssdpa.estimators.selection import (
     forecast_mse,
     heldout_mse,
     noise_scale,
+    resolution,
     sigma_candidates,
     sigma_grid,
     sure_mse,
@@ -132,6 +133,20 @@ def test_sigma_grid_and_candidates():
     for bad in ([], [0.1, -1.0], "x", [[0.1]], np.inf):
         with pytest.raises(ValueError, match="sigma"):
             sigma_candidates(bad, grid)
+
+
+def test_resolution_is_the_step_of_quantised_channels_and_tiny_for_continuous_ones():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(3000, 3))
+    x[:, 0] = np.round(x[:, 0] * 100) / 100  # two decimals, stored in binary floating point
+    x[:, 1] = np.round(x[:, 1] / 0.25) * 0.25 + 1e6  # a quarter step far from zero
+    x[::7, 0] = np.nan  # missing samples are ignored
+    step = resolution(x)
+    np.testing.assert_allclose(step[:2], [0.01, 0.25], rtol=1e-6)
+    assert 0 < step[2] < 1e-4  # continuous: its smallest gap is about its range / T^2
+    np.testing.assert_array_equal(resolution(np.array([[3], [7], [5]])), [2.0])  # integers
+    for no_step in ([[1.0], [1.0], [np.nan]], [[0.0], [0.0]], [[np.nan], [np.nan]]):
+        np.testing.assert_array_equal(resolution(np.array(no_step)), [0.0])
 
 
 def test_noise_scale_recovers_white_noise_level():

@@ -128,6 +128,20 @@ def test_a_known_noise_level_keeps_a_rough_signal_the_estimate_would_smooth_away
     assert err_known <= err_estimated
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_fit_smooths_a_coarsely_quantised_signal_instead_of_returning_it(causal):
+    # a sine with noise of 0.3, recorded in steps of 0.25: its values repeat exactly, and a
+    # kernel narrower than a step gave back the input, which SURE scored as near-perfect
+    t = np.arange(1200)
+    clean = np.sin(2 * np.pi * t / 37)
+    quantised = np.round((clean + 0.3 * np.random.default_rng(0).normal(size=t.size)) / 0.25)
+    quantised *= 0.25
+    f = ProjectionFilter(causal=causal).fit(quantised)
+    assert (f.cv_results_["sigma"] >= 0.125).all()  # never narrower than half a step
+    # squared error over the recording's: about 0.04 zero-phase, 0.46 causal (1.00 before)
+    assert mse(f.filter(quantised), clean) < (0.6 if causal else 0.1) * mse(quantised, clean)
+
+
 def test_the_estimated_noise_level_given_back_reproduces_the_self_supervised_fit():
     _, noisy, _ = noisy_series("lorenz", n=500)
     est = ProjectionFilter(causal=False).fit(noisy)

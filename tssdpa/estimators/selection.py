@@ -1,6 +1,7 @@
 """Choosing hyperparameters from data: the one place every estimator's ``fit`` scores with.
 
-* scales and grids: :func:`noise_scale`, :func:`sigma_grid`, :func:`candidates`;
+* scales and grids: :func:`noise_scale`, :func:`resolution`, :func:`sigma_grid`,
+  :func:`candidates`;
 * scores of one candidate: :func:`sure_mse` (Stein's unbiased risk estimate, no clean signal
   needed), :func:`heldout_mse` (error against a target on a held-out tail),
   :func:`forecast_mse` (rolling-origin h-step error);
@@ -34,6 +35,7 @@ __all__ = [
     "heldout_mse",
     "noise_level",
     "noise_scale",
+    "resolution",
     "search",
     "sigma_candidates",
     "sigma_grid",
@@ -210,6 +212,32 @@ def _longest_finite_run(v: np.ndarray) -> np.ndarray:
     starts, ends = edges[::2], edges[1::2]
     k = int(np.argmax(ends - starts))
     return v[starts[k] : ends[k]]
+
+
+def resolution(x2: np.ndarray, digits: int = 12) -> np.ndarray:
+    """(C,) the step of the grid each channel of the (T, C) series ``x2`` is recorded on: the
+    smallest gap between its distinct finite values, 0 where it has fewer than two.
+
+    A quantised channel (an ADC's counts, a logger keeping two decimals) has a step of one
+    least significant bit; a continuous one, a gap far below its noise (about its range over
+    T squared). Values are first rounded to ``digits`` significant digits of the channel's
+    largest magnitude, so that decimals stored in binary floating point (0.07 * 3 is not 0.21)
+    keep one step.
+
+    >>> resolution(np.array([[0.1], [0.3], [0.7], [0.3]]))
+    array([0.2])
+    """
+    out = np.zeros(x2.shape[1])
+    for c in range(x2.shape[1]):
+        v = x2[:, c][np.isfinite(x2[:, c])]
+        top = float(np.abs(v).max()) if v.size else 0.0
+        if top == 0.0:
+            continue
+        scale = 10.0 ** (digits - 1 - math.floor(math.log10(top)))
+        levels = np.unique(np.round(v * scale))
+        if levels.size > 1:
+            out[c] = float(np.diff(levels).min()) / scale
+    return out
 
 
 def sigma_grid(scale: float, low: float, high: float, n: int) -> np.ndarray:

@@ -40,6 +40,7 @@ from tssdpa.estimators.selection import (
     check_noise_level,
     heldout_mse,
     noise_level,
+    resolution,
     search,
     sigma_grid,
     sure_mse,
@@ -110,11 +111,28 @@ def fit_block(x2: np.ndarray, n: int) -> slice:
     return slice(start, start + n)
 
 
-def default_sigma_grid(noise: np.ndarray, embedding: int, n: int = 14) -> np.ndarray:
+#: the kernel is never narrower than this share of the data's step (:func:`~tssdpa.estimators.
+#: selection.resolution`): at half a step, patterns one step apart in one sample weigh e^-2 of
+#: an exact match
+RESOLUTION_SHARE = 0.5
+
+
+def default_sigma_grid(
+    noise: np.ndarray, embedding: int, n: int = 14, step: float = 0.0
+) -> np.ndarray:
     """Candidate kernel widths scaled to the data: noise * sqrt(m C) * 2**(-2 .. 4.5), with
-    ``noise`` the (C,) per-channel noise levels."""
+    ``noise`` the (C,) per-channel noise levels, those below ``RESOLUTION_SHARE`` times
+    ``step`` (the largest channel's step of quantisation) raised to it, once.
+
+    Why the floor: quantised data repeat their values exactly. A kernel much narrower than a
+    step then weighs only a sample's exact repeats, so the output is the input, while SURE's
+    divergence, taken by a perturbation that splits the repeats, is small: SURE scores that
+    identity as a near-perfect filter, and the fit returns the data as they came
+    (``docs/filters.md``, "Quantised data").
+    """
     scale = float(np.median(noise))
-    return sigma_grid(scale * math.sqrt(embedding * len(noise)), -2.0, 4.5, n)
+    grid = sigma_grid(scale * math.sqrt(embedding * len(noise)), -2.0, 4.5, n)
+    return np.unique(np.maximum(grid, RESOLUTION_SHARE * step))
 
 
 def _candidates_of(name: str, value, causal: bool, n: int) -> list:
@@ -274,6 +292,8 @@ def choose_settings(filt, xs, times, target, tail):
     if noise is None or isinstance(noise, str):
         noise = noise_level(xs, spectral=noise is not None)
 
+    step = float(np.max(resolution(xs)))  # the kernel stays wider than a quantised step
+
     def degrees_of(window):  # the non-local keys have no time offset to fit a polynomial in
         return [0] if window == NONLOCAL else lists["degree"]
 
@@ -346,7 +366,7 @@ def choose_settings(filt, xs, times, target, tail):
             if isinstance(filt.sigma, (list, tuple, np.ndarray)):
                 sigmas = [float(s) for s in filt.sigma]
             else:
-                sigmas = [float(s) for s in default_sigma_grid(noise, int(m))]
+                sigmas = [float(s) for s in default_sigma_grid(noise, int(m), step=step)]
                 sigmas += [] if features else [math.inf]
             configs = group_configs(base, w, dec, sigmas)
             groups.append((base, b, bp, w, m, dec, sigmas, configs))
