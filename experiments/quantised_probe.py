@@ -1,5 +1,6 @@
 """Self-supervised denoising of quantised recordings: ``ProjectionFilter().fit(x)`` where x
-takes values on a grid (an ADC's counts, a logger keeping few decimals).
+takes values on a grid (an ADC's counts, a logger keeping few decimals); with ``--held``, of
+recordings whose readings are held between samples instead (a slower sensor, forward-filled).
 
 A quantised series repeats its values exactly. A kernel much narrower than one step weighs only
 a sample's exact repeats, so its output is the input, while SURE's divergence, taken by a
@@ -15,16 +16,29 @@ zero-phase fit and of the causal fit, each fitted on the recording alone.
 
     .venv/bin/python experiments/quantised_probe.py
     .venv/bin/python experiments/quantised_probe.py --share 0
+
+``--held``: each noisy signal (noise 0.1 and 0.3) is sampled every ``k``-th sample and each
+reading held for ``k`` samples (k = 2, 3, 4); printed: the RMSE of the recording, of the
+zero-phase fit on it as it is (``fit`` warns: ``tssdpa.estimators.selection.held_channels``),
+with the repeats marked missing (NaN), and of the distinct readings filtered as a series of
+their own, each then held again as recorded. Then the fusion IMU recording's magnetometer
+(``--data-dir``, skipped where absent), which is held so: its noise level and how much the
+fit changes it, as held and with the repeats missing.
+
+    .venv/bin/python experiments/quantised_probe.py --held --data-dir ../shared/datasets
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
 import numpy as np
 
+from tssdpa.data import load_imu
 from tssdpa.data.synthetic import make_signal
+from tssdpa.estimators.selection import held_channels
 from tssdpa.filters import ProjectionFilter, projection_fit
 
 SIGNALS = ("sine", "lorenz", "mackey_glass", "pulse_train")
@@ -41,13 +55,70 @@ def clean_signal(name: str, n: int, seed: int) -> np.ndarray:
     return (x - x.mean()) / x.std()
 
 
+def repeats_missing(x: np.ndarray) -> np.ndarray:
+    """``x`` with every sample equal to the one before set to NaN."""
+    out = np.array(x, dtype=float)
+    out[1:][x[1:] == x[:-1]] = np.nan
+    return out
+
+
+def readings_filtered(x: np.ndarray) -> np.ndarray:
+    """The distinct readings of ``x`` (each sample that differs from the one before) filtered
+    as a series of their own, each held again as in ``x``."""
+    new = np.r_[True, x[1:] != x[:-1]]
+    return zero_phase(x[new])[1][np.cumsum(new) - 1]
+
+
+def zero_phase(x: np.ndarray):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the held-samples warning: what is measured here
+        f = ProjectionFilter(causal=False).fit(x)
+    return f, np.asarray(f.filter(x))
+
+
+def held(n: int, seed: int, data_dir: str) -> None:
+    print(f"RMSE against the clean signal, readings held for k samples, seed {seed}")
+    print("signal        noise  k  recorded  fit as held  repeats missing  readings filtered")
+    for name in SIGNALS:
+        for j, noise in enumerate(NOISES[1:]):
+            for k in (2, 3, 4):
+                clean = clean_signal(name, n * k, seed)
+                rng = np.random.default_rng(1000 * seed + 10 * j + k)
+                noisy = clean + noise * rng.normal(size=clean.size)
+                recorded = np.repeat(noisy[::k], k)[: clean.size]
+                gaps = zero_phase(repeats_missing(recorded))[1]
+                outputs = (recorded, zero_phase(recorded)[1], gaps, readings_filtered(recorded))
+                errs = [np.sqrt(np.mean((y - clean) ** 2)) for y in outputs]
+                print(f"{name:13s} {noise:5.2f}  {k}  {errs[0]:8.4f}  {errs[1]:11.4f}  "
+                      f"{errs[2]:15.4f}  {errs[3]:17.4f}", flush=True)  # fmt: skip
+    try:
+        df = load_imu("imu_fusion", data_dir)
+    except (FileNotFoundError, OSError) as err:
+        print(f"fusion recording skipped: {err}")
+        return
+    x = df.to_numpy(dtype=float)[:4000]
+    found = held_channels(x)
+    print("fusion recording, first 4,000 samples: noise level / RMS change of the fit")
+    for c, share in found.items():
+        col = x[:, c]
+        (f, y), (g, z) = zero_phase(col), zero_phase(repeats_missing(col))
+        print(f"{df.columns[c]}: {share:.0%} repeats; as held {f.noise_level_[0]:.4g} / "
+              f"{np.std(y - col):.3g}, repeats missing {g.noise_level_[0]:.4g} / "
+              f"{np.std(z - col):.3g}")  # fmt: skip
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--share", type=float, default=projection_fit.RESOLUTION_SHARE,
                    help="the kernel's floor in steps (0: none, as before 2026-11-28)")  # fmt: skip
     p.add_argument("--n", type=int, default=1500)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--held", action="store_true", help="held readings instead (see above)")
+    p.add_argument("--data-dir", default="../shared/datasets")
     args = p.parse_args(argv)
+    if args.held:
+        held(args.n, args.seed, args.data_dir)
+        return 0
     projection_fit.RESOLUTION_SHARE = args.share
     print(f"RMSE against the clean signal (floor: {args.share:g} of a step), seed {args.seed}")
     print("signal        noise  step/noise  recorded  zero-phase  causal")

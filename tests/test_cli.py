@@ -214,6 +214,19 @@ def test_filter_defaults_to_the_fitted_projection_filter_and_reports_its_choice(
     assert np.mean((res["a_filtered"] - clean) ** 2) < 0.5 * np.mean((df["a"] - clean) ** 2)
 
 
+def test_filter_notes_a_column_whose_readings_are_held_between_samples(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    held = np.repeat(np.sin(np.arange(150) / 5) + 0.3 * rng.normal(size=150), 4)
+    p = tmp_path / "held.csv"
+    pd.DataFrame({"mag": held, "gyro": rng.normal(size=held.size)}).to_csv(p, index=False)
+    assert main(["filter", str(p), "--out", str(tmp_path / "out.csv")]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "note: 'mag' repeats its previous value exactly at 75%" in err
+        and "'gyro' repeats" not in err
+    )
+
+
 def test_filter_reports_the_noise_level_sure_used_and_takes_a_known_one(csv, tmp_path, capsys):
     p, _ = csv
     out = tmp_path / "out.csv"

@@ -9,6 +9,8 @@ from tssdpa.estimators.selection import (
     candidates,
     choose_correction,
     forecast_mse,
+    held_channels,
+    held_message,
     heldout_mse,
     noise_scale,
     resolution,
@@ -147,6 +149,20 @@ def test_resolution_is_the_step_of_quantised_channels_and_tiny_for_continuous_on
     np.testing.assert_array_equal(resolution(np.array([[3], [7], [5]])), [2.0])  # integers
     for no_step in ([[1.0], [1.0], [np.nan]], [[0.0], [0.0]], [[np.nan], [np.nan]]):
         np.testing.assert_array_equal(resolution(np.array(no_step)), [0.0])
+
+
+def test_held_channels_are_continuous_ones_repeating_their_readings_not_quantised_ones():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(2000, 4))
+    x[:, 0] = np.repeat(x[::4, 0], 4)  # each reading held for 4 samples
+    x[:, 1] = np.round(x[:, 1] / 0.5) * 0.5  # quantised: repeats, but on a coarse grid
+    x[:, 3] = 2.0  # constant
+    x[100:140, 0] = np.nan  # a gap: pairs with a missing sample are not counted
+    held = held_channels(x)
+    assert list(held) == [0] and held[0] == pytest.approx(0.75, abs=0.01)
+    said = held_message(held, names=["mag", "b", "c", "d"])
+    assert "'mag' repeats its previous value exactly at 75%" in said and "NaN" in said
+    assert held_channels(x[:1]) == {} and held_channels(np.full((5, 1), np.nan)) == {}
 
 
 def test_noise_scale_recovers_white_noise_level():

@@ -2,6 +2,7 @@
 how it compares with classical smoothers tuned on the clean signal."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -140,6 +141,24 @@ def test_fit_smooths_a_coarsely_quantised_signal_instead_of_returning_it(causal)
     assert (f.cv_results_["sigma"] >= 0.125).all()  # never narrower than half a step
     # squared error over the recording's: about 0.04 zero-phase, 0.46 causal (1.00 before)
     assert mse(f.filter(quantised), clean) < (0.6 if causal else 0.1) * mse(quantised, clean)
+
+
+def test_fit_warns_of_held_samples_and_marking_the_repeats_missing_lets_it_filter():
+    # a sensor read every 4th sample and forward-filled: the repeats share their noise, the
+    # noise level falls toward 0 and the fit keeps its input; marked missing, they are gaps
+    t = np.arange(2000) / 4
+    clean = np.sin(2 * np.pi * t / 37)
+    held = np.repeat((clean + 0.3 * np.random.default_rng(0).normal(size=t.size))[::4], 4)
+    with pytest.warns(UserWarning, match="x channel 0 repeats its previous value exactly at 75%"):
+        f = ProjectionFilter(causal=False).fit(held)
+    assert mse(f.filter(held), clean) > 0.9 * mse(held, clean)
+    gaps = held.copy()
+    gaps[1:][held[1:] == held[:-1]] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # neither the gaps nor a target are held samples
+        g = ProjectionFilter(causal=False).fit(gaps)
+        ProjectionFilter(causal=False).fit(held[:1000], target=clean[:1000])
+    assert mse(g.filter(gaps), clean) < 0.3 * mse(held, clean)
 
 
 def test_the_estimated_noise_level_given_back_reproduces_the_self_supervised_fit():

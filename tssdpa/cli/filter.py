@@ -185,6 +185,7 @@ def run(args) -> int:
     import numpy as np
 
     from tssdpa.compare import get_method
+    from tssdpa.estimators.selection import held_channels, held_message
 
     kind = "denoise" if args.horizon is None else "forecast"
     method = args.method
@@ -250,6 +251,9 @@ def run(args) -> int:
                 else:
                     est.fit(x[:n_fit], target=target[:n_fit])
                 _report_fit(est, method, cols)
+                held = held_channels(np.asarray(x[:n_fit], dtype=float).reshape(n_fit, -1))
+                if target is None and getattr(est, "noise_level_", None) is not None and held:
+                    print(f"{method} on {cols}: note: {held_message(held, cols)}", file=sys.stderr)
                 y = np.asarray(est.filter(x), dtype=np.float64).reshape(x.shape)
                 names = cols if args.inplace else [f"{c}{args.suffix}" for c in cols]
                 for i, c in enumerate(names):

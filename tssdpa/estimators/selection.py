@@ -1,7 +1,7 @@
 """Choosing hyperparameters from data: the one place every estimator's ``fit`` scores with.
 
 * scales and grids: :func:`noise_scale`, :func:`resolution`, :func:`sigma_grid`,
-  :func:`candidates`;
+  :func:`candidates`; what white-noise scores cannot judge: :func:`held_channels`;
 * scores of one candidate: :func:`sure_mse` (Stein's unbiased risk estimate, no clean signal
   needed), :func:`heldout_mse` (error against a target on a held-out tail),
   :func:`forecast_mse` (rolling-origin h-step error);
@@ -32,6 +32,8 @@ __all__ = [
     "check_noise_level",
     "choose_correction",
     "forecast_mse",
+    "held_channels",
+    "held_message",
     "heldout_mse",
     "noise_level",
     "noise_scale",
@@ -238,6 +240,53 @@ def resolution(x2: np.ndarray, digits: int = 12) -> np.ndarray:
         if levels.size > 1:
             out[c] = float(np.diff(levels).min()) / scale
     return out
+
+
+#: a channel repeating its previous value exactly at this share of its samples or more, while
+#: off any coarse grid, was held between readings (:func:`held_channels`)
+HELD_SHARE = 0.25
+
+
+def held_channels(x2: np.ndarray) -> dict[int, float]:
+    """``{channel: share}`` for the channels of the (T, C) series ``x2`` that repeat their
+    previous value exactly at ``share >= HELD_SHARE`` of their pairs of successive samples
+    without being on a grid that would explain it: a sensor read more slowly than it was
+    logged, each reading held (forward-filled) until the next.
+
+    A continuous reading never repeats by chance, and a quantised one repeats because its
+    steps are coarse: a channel counts only where its step (:func:`resolution`) is below a
+    thousandth of its typical change between samples that differ. Constant channels do not
+    count. Held samples carry the same noise, so the noise is not white: SURE's divergence
+    and the residual noise estimates both assume it is (the estimates fall toward 0 and the
+    fitted filter keeps nearly its input).
+    """
+    out = {}
+    step = resolution(x2)
+    for c in range(x2.shape[1]):
+        a, b = x2[:-1, c], x2[1:, c]
+        pair = np.isfinite(a) & np.isfinite(b)
+        same = pair & (a == b)
+        moves = np.abs(b - a)[pair & ~same]
+        if moves.size == 0 or step[c] >= 1e-3 * float(np.median(moves)):
+            continue
+        share = float(same.sum() / pair.sum())
+        if share >= HELD_SHARE:
+            out[c] = share
+    return out
+
+
+def held_message(held: dict[int, float], names=None) -> str:
+    """What :func:`held_channels` found, for a person; ``names`` the channels' names (else
+    "x channel i")."""
+    said = [f"{'x channel ' + str(c) if names is None else repr(names[c])} repeats its previous "
+            f"value exactly at {s:.0%} of its samples (a value held for about {1 / (1 - s):.1f} "
+            "samples)" for c, s in held.items()]  # fmt: skip
+    return ("; ".join(said) + ": a sensor read more slowly than it was logged? Held samples "
+            "share their noise, so SURE cannot judge a filter on them and the noise level "
+            "comes out too low (the fit keeps nearly its input). Mark the repeats as missing "
+            "(NaN where a sample equals the one before: the filter fills them from the "
+            "readings around), or filter the readings alone and hold them again, or fit with "
+            "a target.")  # fmt: skip
 
 
 def sigma_grid(scale: float, low: float, high: float, n: int) -> np.ndarray:
