@@ -19,7 +19,7 @@ zero-phase fit and of the causal fit, each fitted on the recording alone.
 
 ``--held``: each noisy signal (noise 0.1 and 0.3) is sampled every ``k``-th sample and each
 reading held for ``k`` samples (k = 2, 3, 4); printed: the RMSE of the recording, of the
-zero-phase fit on it as it is (``fit`` warns: ``tssdpa.estimators.selection.held_channels``),
+zero-phase fit on it as it is (``fit`` warns: ``selection.repeating_channels``),
 with the repeats marked missing (NaN), and of the distinct readings filtered as a series of
 their own, each then held again as recorded. Then the fusion IMU recording's magnetometer
 (``--data-dir``, skipped where absent), which is held so: its noise level and how much the
@@ -38,7 +38,7 @@ import numpy as np
 
 from tssdpa.data import load_imu
 from tssdpa.data.synthetic import make_signal
-from tssdpa.estimators.selection import held_channels
+from tssdpa.estimators.selection import repeating_channels
 from tssdpa.filters import ProjectionFilter, projection_fit
 
 SIGNALS = ("sine", "lorenz", "mackey_glass", "pulse_train")
@@ -97,9 +97,9 @@ def held(n: int, seed: int, data_dir: str) -> None:
         print(f"fusion recording skipped: {err}")
         return
     x = df.to_numpy(dtype=float)[:4000]
-    found = held_channels(x)
+    found = repeating_channels(x)
     print("fusion recording, first 4,000 samples: noise level / RMS change of the fit")
-    for c, share in found.items():
+    for c, (share, _) in found.items():
         col = x[:, c]
         (f, y), (g, z) = zero_phase(col), zero_phase(repeats_missing(col))
         print(f"{df.columns[c]}: {share:.0%} repeats; as held {f.noise_level_[0]:.4g} / "

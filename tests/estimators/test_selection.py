@@ -9,10 +9,10 @@ from tssdpa.estimators.selection import (
     candidates,
     choose_correction,
     forecast_mse,
-    held_channels,
-    held_message,
     heldout_mse,
     noise_scale,
+    repeating_channels,
+    repeats_message,
     resolution,
     sigma_candidates,
     sigma_grid,
@@ -151,18 +151,23 @@ def test_resolution_is_the_step_of_quantised_channels_and_tiny_for_continuous_on
         np.testing.assert_array_equal(resolution(np.array(no_step)), [0.0])
 
 
-def test_held_channels_are_continuous_ones_repeating_their_readings_not_quantised_ones():
+def test_repeating_channels_are_held_or_clipped_readings_not_quantised_ones():
     rng = np.random.default_rng(0)
-    x = rng.normal(size=(2000, 4))
+    x = rng.normal(size=(2000, 5))
     x[:, 0] = np.repeat(x[::4, 0], 4)  # each reading held for 4 samples
     x[:, 1] = np.round(x[:, 1] / 0.5) * 0.5  # quantised: repeats, but on a coarse grid
     x[:, 3] = 2.0  # constant
+    wave = 1.5 * np.sin(2 * np.pi * np.arange(2000) / 37)
+    x[:, 4] = np.clip(wave + 0.3 * x[:, 4], -1.0, 1.0)  # clipped at its range
     x[100:140, 0] = np.nan  # a gap: pairs with a missing sample are not counted
-    held = held_channels(x)
-    assert list(held) == [0] and held[0] == pytest.approx(0.75, abs=0.01)
-    said = held_message(held, names=["mag", "b", "c", "d"])
-    assert "'mag' repeats its previous value exactly at 75%" in said and "NaN" in said
-    assert held_channels(x[:1]) == {} and held_channels(np.full((5, 1), np.nan)) == {}
+    found = repeating_channels(x)
+    assert sorted(found) == [0, 4]
+    assert found[0] == (pytest.approx(0.75, abs=0.01), False)
+    assert found[4][1] and 0.25 < found[4][0] < 0.5
+    said = repeats_message(found, names=["mag", "b", "c", "d", "e"])
+    assert "'mag' repeats its previous value exactly at 75%" in said and "held for about 4" in said
+    assert "'e' repeats" in said and "clipped at its range" in said and "NaN" in said
+    assert repeating_channels(x[:1]) == {} and repeating_channels(np.full((5, 1), np.nan)) == {}
 
 
 def test_noise_scale_recovers_white_noise_level():

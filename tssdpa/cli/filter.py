@@ -185,7 +185,7 @@ def run(args) -> int:
     import numpy as np
 
     from tssdpa.compare import get_method
-    from tssdpa.estimators.selection import held_channels, held_message
+    from tssdpa.estimators.selection import repeating_channels, repeats_message
 
     kind = "denoise" if args.horizon is None else "forecast"
     method = args.method
@@ -251,9 +251,11 @@ def run(args) -> int:
                 else:
                     est.fit(x[:n_fit], target=target[:n_fit])
                 _report_fit(est, method, cols)
-                held = held_channels(np.asarray(x[:n_fit], dtype=float).reshape(n_fit, -1))
-                if target is None and getattr(est, "noise_level_", None) is not None and held:
-                    print(f"{method} on {cols}: note: {held_message(held, cols)}", file=sys.stderr)
+                fitted = np.asarray(x[:n_fit], dtype=float).reshape(n_fit, -1)
+                repeats = repeating_channels(fitted)
+                if target is None and getattr(est, "noise_level_", None) is not None and repeats:
+                    print(f"{method} on {cols}: note: {repeats_message(repeats, cols)}",
+                          file=sys.stderr)  # fmt: skip
                 y = np.asarray(est.filter(x), dtype=np.float64).reshape(x.shape)
                 names = cols if args.inplace else [f"{c}{args.suffix}" for c in cols]
                 for i, c in enumerate(names):

@@ -1,7 +1,7 @@
 """Choosing hyperparameters from data: the one place every estimator's ``fit`` scores with.
 
 * scales and grids: :func:`noise_scale`, :func:`resolution`, :func:`sigma_grid`,
-  :func:`candidates`; what white-noise scores cannot judge: :func:`held_channels`;
+  :func:`candidates`; what white-noise scores cannot judge: :func:`repeating_channels`;
 * scores of one candidate: :func:`sure_mse` (Stein's unbiased risk estimate, no clean signal
   needed), :func:`heldout_mse` (error against a target on a held-out tail),
   :func:`forecast_mse` (rolling-origin h-step error);
@@ -32,11 +32,11 @@ __all__ = [
     "check_noise_level",
     "choose_correction",
     "forecast_mse",
-    "held_channels",
-    "held_message",
     "heldout_mse",
     "noise_level",
     "noise_scale",
+    "repeating_channels",
+    "repeats_message",
     "resolution",
     "search",
     "sigma_candidates",
@@ -243,22 +243,26 @@ def resolution(x2: np.ndarray, digits: int = 12) -> np.ndarray:
 
 
 #: a channel repeating its previous value exactly at this share of its samples or more, while
-#: off any coarse grid, was held between readings (:func:`held_channels`)
-HELD_SHARE = 0.25
+#: off any coarse grid, holds or clips its readings (:func:`repeating_channels`)
+REPEAT_SHARE = 0.25
+#: ... and clips them where at least this share of its repeats sit at its extreme values
+CLIPPED_SHARE = 0.8
 
 
-def held_channels(x2: np.ndarray) -> dict[int, float]:
-    """``{channel: share}`` for the channels of the (T, C) series ``x2`` that repeat their
-    previous value exactly at ``share >= HELD_SHARE`` of their pairs of successive samples
-    without being on a grid that would explain it: a sensor read more slowly than it was
-    logged, each reading held (forward-filled) until the next.
+def repeating_channels(x2: np.ndarray) -> dict[int, tuple[float, bool]]:
+    """``{channel: (share, clipped)}`` for the channels of the (T, C) series ``x2`` that repeat
+    their previous value exactly at ``share >= REPEAT_SHARE`` of their pairs of successive
+    samples without being on a grid that would explain it; ``clipped`` where nearly all the
+    repeats sit at the channel's smallest or largest value (a sensor at the end of its range),
+    else the readings were held (a sensor read more slowly than it was logged, each reading
+    forward-filled until the next).
 
     A continuous reading never repeats by chance, and a quantised one repeats because its
     steps are coarse: a channel counts only where its step (:func:`resolution`) is below a
     thousandth of its typical change between samples that differ. Constant channels do not
-    count. Held samples carry the same noise, so the noise is not white: SURE's divergence
-    and the residual noise estimates both assume it is (the estimates fall toward 0 and the
-    fitted filter keeps nearly its input).
+    count. Repeated samples carry the same noise, so the noise is not white: SURE's
+    divergence and the residual noise estimates both assume it is (the estimates fall toward
+    0 and the fitted filter keeps nearly its input).
     """
     out = {}
     step = resolution(x2)
@@ -270,23 +274,28 @@ def held_channels(x2: np.ndarray) -> dict[int, float]:
         if moves.size == 0 or step[c] >= 1e-3 * float(np.median(moves)):
             continue
         share = float(same.sum() / pair.sum())
-        if share >= HELD_SHARE:
-            out[c] = share
+        if share >= REPEAT_SHARE:
+            ends = same & ((a == np.nanmin(x2[:, c])) | (a == np.nanmax(x2[:, c])))
+            out[c] = (share, bool(ends.sum() >= CLIPPED_SHARE * same.sum()))
     return out
 
 
-def held_message(held: dict[int, float], names=None) -> str:
-    """What :func:`held_channels` found, for a person; ``names`` the channels' names (else
-    "x channel i")."""
-    said = [f"{'x channel ' + str(c) if names is None else repr(names[c])} repeats its previous "
-            f"value exactly at {s:.0%} of its samples (a value held for about {1 / (1 - s):.1f} "
-            "samples)" for c, s in held.items()]  # fmt: skip
-    return ("; ".join(said) + ": a sensor read more slowly than it was logged? Held samples "
-            "share their noise, so SURE cannot judge a filter on them and the noise level "
-            "comes out too low (the fit keeps nearly its input). Mark the repeats as missing "
-            "(NaN where a sample equals the one before: the filter fills them from the "
-            "readings around), or filter the readings alone and hold them again, or fit with "
-            "a target.")  # fmt: skip
+def repeats_message(found: dict[int, tuple[float, bool]], names=None) -> str:
+    """What :func:`repeating_channels` found, for a person; ``names`` the channels' names
+    (else "x channel i")."""
+    said = []
+    for c, (share, clipped) in found.items():
+        name = f"x channel {c}" if names is None else repr(names[c])
+        why = ("nearly all at its smallest or largest value: a sensor clipped at its range?"
+               if clipped else f"a value held for about {1 / (1 - share):.1f} samples: a sensor "
+               "read more slowly than it was logged?")  # fmt: skip
+        said.append(f"{name} repeats its previous value exactly at {share:.0%} of its samples "
+                    f"({why})")  # fmt: skip
+    return ("; ".join(said) + " Repeated samples share their noise, so SURE cannot judge a "
+            "filter on them and the noise level comes out too low (the fit keeps nearly its "
+            "input). Mark the repeats as missing (NaN where a sample equals the one before: "
+            "the filter fills them from the samples around) or fit with a target; held "
+            "readings can also be filtered alone and held again.")  # fmt: skip
 
 
 def sigma_grid(scale: float, low: float, high: float, n: int) -> np.ndarray:
