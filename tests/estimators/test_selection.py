@@ -147,27 +147,39 @@ def test_resolution_is_the_step_of_quantised_channels_and_tiny_for_continuous_on
     np.testing.assert_allclose(step[:2], [0.01, 0.25], rtol=1e-6)
     assert 0 < step[2] < 1e-4  # continuous: its smallest gap is about its range / T^2
     np.testing.assert_array_equal(resolution(np.array([[3], [7], [5]])), [2.0])  # integers
+    # far from zero, a continuous channel's gaps are near the float spacing: no false step
+    assert resolution(1e9 + 0.03 * rng.normal(size=(3000, 1)))[0] < 1e-4
+    # a quantised channel after arithmetic (z-scored) keeps its step, rounding aside
+    z = (np.round(rng.normal(size=(3000, 1)) * 7) / 7 * 3.3 - 0.123) / 1.7
+    np.testing.assert_allclose(resolution(z), [3.3 / 7 / 1.7], rtol=1e-9)
     for no_step in ([[1.0], [1.0], [np.nan]], [[0.0], [0.0]], [[np.nan], [np.nan]]):
         np.testing.assert_array_equal(resolution(np.array(no_step)), [0.0])
 
 
-def test_repeating_channels_are_held_or_clipped_readings_not_quantised_ones():
+def test_repeating_channels_are_held_or_plateau_readings_not_quantised_ones():
     rng = np.random.default_rng(0)
-    x = rng.normal(size=(2000, 5))
+    x = rng.normal(size=(2000, 6))
     x[:, 0] = np.repeat(x[::4, 0], 4)  # each reading held for 4 samples
     x[:, 1] = np.round(x[:, 1] / 0.5) * 0.5  # quantised: repeats, but on a coarse grid
     x[:, 3] = 2.0  # constant
     wave = 1.5 * np.sin(2 * np.pi * np.arange(2000) / 37)
     x[:, 4] = np.clip(wave + 0.3 * x[:, 4], -1.0, 1.0)  # clipped at its range
+    x[:, 5] = np.where(np.sin(np.arange(2000) / 50) > 0, x[:, 5], 0.0)  # idle at exactly 0
     x[100:140, 0] = np.nan  # a gap: pairs with a missing sample are not counted
     found = repeating_channels(x)
-    assert sorted(found) == [0, 4]
+    assert sorted(found) == [0, 4, 5]
     assert found[0] == (pytest.approx(0.75, abs=0.01), False)
-    assert found[4][1] and 0.25 < found[4][0] < 0.5
-    said = repeats_message(found, names=["mag", "b", "c", "d", "e"])
+    assert found[4][1] and found[5][1] and 0.25 < found[4][0] < 0.5
+    said = repeats_message(found, names=["mag", "b", "c", "d", "e", "f"])
     assert "'mag' repeats its previous value exactly at 75%" in said and "held for about 4" in said
-    assert "'e' repeats" in said and "clipped at its range" in said and "NaN" in said
+    assert "'e' repeats" in said and "clipped at its range, or idle" in said and "NaN" in said
+    plateaus = repeats_message({5: found[5]}, estimated=False)
+    assert "x channel 5" in plateaus and "NaN" not in plateaus and "too low" not in plateaus
     assert repeating_channels(x[:1]) == {} and repeating_channels(np.full((5, 1), np.nan)) == {}
+    flags = np.repeat(np.array([True, False] * 50), 3)[:, None]  # bool and unsigned dtypes
+    assert repeating_channels(flags) == {} and resolution(flags.astype(np.uint8))[0] == 1.0
+    counts = np.repeat(np.arange(100, dtype=np.uint16)[::-1], 3)[:, None]
+    assert repeating_channels(counts) == {}  # integers on their grid, falling: no wrap-around
 
 
 def test_noise_scale_recovers_white_noise_level():

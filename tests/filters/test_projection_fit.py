@@ -146,19 +146,30 @@ def test_fit_smooths_a_coarsely_quantised_signal_instead_of_returning_it(causal)
 def test_fit_warns_of_held_samples_and_marking_the_repeats_missing_lets_it_filter():
     # a sensor read every 4th sample and forward-filled: the repeats share their noise, the
     # noise level falls toward 0 and the fit keeps its input; marked missing, they are gaps
-    t = np.arange(2000) / 4
+    t = np.arange(1000) / 4
     clean = np.sin(2 * np.pi * t / 37)
     held = np.repeat((clean + 0.3 * np.random.default_rng(0).normal(size=t.size))[::4], 4)
     with pytest.warns(UserWarning, match="x channel 0 repeats its previous value exactly at 75%"):
-        f = ProjectionFilter(causal=False).fit(held)
-    assert mse(f.filter(held), clean) > 0.9 * mse(held, clean)
+        ProjectionFilter(causal=False).fit(held)
+    with pytest.warns(UserWarning, match="cannot judge a filter on them .the fit keeps"):
+        ProjectionFilter(causal=False, noise_level=0.3).fit(held)  # no "too low": it is given
     gaps = held.copy()
     gaps[1:][held[1:] == held[:-1]] = np.nan
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # neither the gaps nor a target are held samples
+        warnings.simplefilter("error")  # neither the gaps nor a target are repeated samples
         g = ProjectionFilter(causal=False).fit(gaps)
-        ProjectionFilter(causal=False).fit(held[:1000], target=clean[:1000])
+        ProjectionFilter(causal=False).fit(held[:500], target=clean[:500])
     assert mse(g.filter(gaps), clean) < 0.3 * mse(held, clean)
+
+
+def test_the_floor_applies_only_where_every_channel_is_on_a_grid():
+    # a 0/1 status flag next to a continuous channel: patterns never repeat exactly, and a
+    # floor of half the flag's step would leave a grid of widths far above the noise
+    t = np.arange(600)
+    x = np.stack([np.sin(t / 9) + 0.03 * np.random.default_rng(0).normal(size=t.size),
+                  (np.sin(2 * np.pi * t / 300) > 0).astype(float)], axis=1)  # fmt: skip
+    f = ProjectionFilter(causal=False, window=8, embedding=1).fit(x)
+    assert f.cv_results_["sigma"].min() < 0.05
 
 
 def test_the_estimated_noise_level_given_back_reproduces_the_self_supervised_fit():

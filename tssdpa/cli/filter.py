@@ -134,6 +134,23 @@ def _params(text: str, factory) -> dict:
     return params
 
 
+def _note_repeats(est, x_fit, method: str, cols) -> None:
+    """Print :func:`~tssdpa.estimators.selection.repeats_message` where the rows a
+    self-supervised fit scored (its ``fit_block``) repeat their readings."""
+    import numpy as np
+
+    from tssdpa.estimators.selection import repeating_channels, repeats_message
+    from tssdpa.filters.projection_fit import fit_block
+
+    x2 = np.asarray(x_fit, dtype=float).reshape(len(x_fit), -1)
+    x2 = x2[fit_block(x2, min(len(x2), getattr(est, "max_fit_samples", len(x2))))]
+    found = repeating_channels(x2)
+    if found:
+        given = getattr(est, "noise_level", None)
+        said = repeats_message(found, cols, estimated=given is None or isinstance(given, str))
+        print(f"{method} on {cols}: note: {said}", file=sys.stderr)
+
+
 def _report_fit(est, method: str, cols) -> None:
     """Print what ``fit`` chose (``best_params_``, per horizon for forecasters) to stderr."""
     best = getattr(est, "best_params_", None)
@@ -185,7 +202,6 @@ def run(args) -> int:
     import numpy as np
 
     from tssdpa.compare import get_method
-    from tssdpa.estimators.selection import repeating_channels, repeats_message
 
     kind = "denoise" if args.horizon is None else "forecast"
     method = args.method
@@ -251,11 +267,8 @@ def run(args) -> int:
                 else:
                     est.fit(x[:n_fit], target=target[:n_fit])
                 _report_fit(est, method, cols)
-                fitted = np.asarray(x[:n_fit], dtype=float).reshape(n_fit, -1)
-                repeats = repeating_channels(fitted)
-                if target is None and getattr(est, "noise_level_", None) is not None and repeats:
-                    print(f"{method} on {cols}: note: {repeats_message(repeats, cols)}",
-                          file=sys.stderr)  # fmt: skip
+                if target is None and getattr(est, "noise_level_", None) is not None:
+                    _note_repeats(est, x[:n_fit], method, cols)
                 y = np.asarray(est.filter(x), dtype=np.float64).reshape(x.shape)
                 names = cols if args.inplace else [f"{c}{args.suffix}" for c in cols]
                 for i, c in enumerate(names):

@@ -216,54 +216,55 @@ def _longest_finite_run(v: np.ndarray) -> np.ndarray:
     return v[starts[k] : ends[k]]
 
 
-def resolution(x2: np.ndarray, digits: int = 12) -> np.ndarray:
+def resolution(x2: np.ndarray) -> np.ndarray:
     """(C,) the step of the grid each channel of the (T, C) series ``x2`` is recorded on: the
     smallest gap between its distinct finite values, 0 where it has fewer than two.
 
     A quantised channel (an ADC's counts, a logger keeping two decimals) has a step of one
     least significant bit; a continuous one, a gap far below its noise (about its range over
-    T squared). Values are first rounded to ``digits`` significant digits of the channel's
-    largest magnitude, so that decimals stored in binary floating point (0.07 * 3 is not 0.21)
-    keep one step.
+    T squared). Gaps within 64 units in the last place of the channel's largest magnitude are
+    rounding, not steps (decimals stored in binary floating point: 0.07 * 3 is not 0.21), and
+    are passed over.
 
     >>> resolution(np.array([[0.1], [0.3], [0.7], [0.3]]))
     array([0.2])
     """
+    x2 = np.asarray(x2, dtype=float)
     out = np.zeros(x2.shape[1])
     for c in range(x2.shape[1]):
         v = x2[:, c][np.isfinite(x2[:, c])]
-        top = float(np.abs(v).max()) if v.size else 0.0
-        if top == 0.0:
+        if v.size < 2:
             continue
-        scale = 10.0 ** (digits - 1 - math.floor(math.log10(top)))
-        levels = np.unique(np.round(v * scale))
-        if levels.size > 1:
-            out[c] = float(np.diff(levels).min()) / scale
+        gaps = np.diff(np.unique(v))
+        gaps = gaps[gaps > 64.0 * np.spacing(float(np.abs(v).max()))]
+        out[c] = float(gaps.min()) if gaps.size else 0.0
     return out
 
 
 #: a channel repeating its previous value exactly at this share of its samples or more, while
-#: off any coarse grid, holds or clips its readings (:func:`repeating_channels`)
+#: off any coarse grid, holds its readings or sits at exact values (:func:`repeating_channels`)
 REPEAT_SHARE = 0.25
-#: ... and clips them where at least this share of its repeats sit at its extreme values
-CLIPPED_SHARE = 0.8
+#: ... and sits at exact values where at least this share of its repeats are of one value or
+#: of its smallest or largest
+PLATEAU_SHARE = 0.8
 
 
 def repeating_channels(x2: np.ndarray) -> dict[int, tuple[float, bool]]:
-    """``{channel: (share, clipped)}`` for the channels of the (T, C) series ``x2`` that repeat
+    """``{channel: (share, plateau)}`` for the channels of the (T, C) series ``x2`` that repeat
     their previous value exactly at ``share >= REPEAT_SHARE`` of their pairs of successive
-    samples without being on a grid that would explain it; ``clipped`` where nearly all the
-    repeats sit at the channel's smallest or largest value (a sensor at the end of its range),
-    else the readings were held (a sensor read more slowly than it was logged, each reading
-    forward-filled until the next).
+    samples without being on a grid that would explain it. ``plateau`` where nearly all the
+    repeats are of one value or of the channel's extremes (a sensor clipped at its range, a
+    signal idle at an exact value), else the readings look held (a sensor read more slowly than
+    it was logged, each reading forward-filled until the next).
 
     A continuous reading never repeats by chance, and a quantised one repeats because its
     steps are coarse: a channel counts only where its step (:func:`resolution`) is below a
     thousandth of its typical change between samples that differ. Constant channels do not
-    count. Repeated samples carry the same noise, so the noise is not white: SURE's
-    divergence and the residual noise estimates both assume it is (the estimates fall toward
-    0 and the fitted filter keeps nearly its input).
+    count. SURE and the residual noise estimates assume white noise in every sample, and
+    repeated samples do not have it (held ones share theirs, exact ones have none): the
+    estimates fall toward 0 and the fitted filter keeps nearly its input.
     """
+    x2 = np.asarray(x2, dtype=float)
     out = {}
     step = resolution(x2)
     for c in range(x2.shape[1]):
@@ -275,27 +276,32 @@ def repeating_channels(x2: np.ndarray) -> dict[int, tuple[float, bool]]:
             continue
         share = float(same.sum() / pair.sum())
         if share >= REPEAT_SHARE:
-            ends = same & ((a == np.nanmin(x2[:, c])) | (a == np.nanmax(x2[:, c])))
-            out[c] = (share, bool(ends.sum() >= CLIPPED_SHARE * same.sum()))
+            values, counts = np.unique(a[same], return_counts=True)
+            ends = counts[(values == np.nanmin(x2[:, c])) | (values == np.nanmax(x2[:, c]))]
+            fixed = max(int(counts.max()), int(ends.sum()))
+            out[c] = (share, bool(fixed >= PLATEAU_SHARE * same.sum()))
     return out
 
 
-def repeats_message(found: dict[int, tuple[float, bool]], names=None) -> str:
+def repeats_message(found: dict[int, tuple[float, bool]], names=None, estimated=True) -> str:
     """What :func:`repeating_channels` found, for a person; ``names`` the channels' names
-    (else "x channel i")."""
+    (else "x channel i"); ``estimated``: the noise level was estimated, not given."""
     said = []
-    for c, (share, clipped) in found.items():
+    for c, (share, plateau) in found.items():
         name = f"x channel {c}" if names is None else repr(names[c])
-        why = ("nearly all at its smallest or largest value: a sensor clipped at its range?"
-               if clipped else f"a value held for about {1 / (1 - share):.1f} samples: a sensor "
-               "read more slowly than it was logged?")  # fmt: skip
+        why = ("nearly all of one value or its extremes: clipped at its range, or idle at an "
+               "exact value?" if plateau else f"each value held for about {1 / (1 - share):.1f} "
+               "samples: a sensor read more slowly than it was logged?")  # fmt: skip
         said.append(f"{name} repeats its previous value exactly at {share:.0%} of its samples "
                     f"({why})")  # fmt: skip
-    return ("; ".join(said) + " Repeated samples share their noise, so SURE cannot judge a "
-            "filter on them and the noise level comes out too low (the fit keeps nearly its "
-            "input). Mark the repeats as missing (NaN where a sample equals the one before: "
-            "the filter fills them from the samples around) or fit with a target; held "
-            "readings can also be filtered alone and held again.")  # fmt: skip
+    low = " and the noise level comes out too low" if estimated else ""
+    held = any(not plateau for _, plateau in found.values())
+    advice = (" Held readings: mark the repeats as missing (NaN where a sample equals the one "
+              "before: the filter fills them from the samples around), or filter the readings "
+              "alone and hold them again." if held else "")  # fmt: skip
+    return ("; ".join(said) + ". SURE assumes white noise in every sample, which repeated "
+            f"samples do not have, so it cannot judge a filter on them{low} (the fit keeps "
+            f"nearly its input).{advice} Or fit with a target.")  # fmt: skip
 
 
 def sigma_grid(scale: float, low: float, high: float, n: int) -> np.ndarray:

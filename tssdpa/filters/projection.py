@@ -295,7 +295,8 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
         )
         repeats = repeating_channels(xs) if tgt is None else {}
         if repeats:  # held or clipped readings: SURE's white noise they are not
-            warnings.warn(repeats_message(repeats), UserWarning, stacklevel=2)
+            given = self.noise_level is not None and not isinstance(self.noise_level, str)
+            warnings.warn(repeats_message(repeats, estimated=not given), UserWarning, stacklevel=2)
         for name, value in self.best_params_.items():
             setattr(self, name + "_", value)
         self.n_channels_ = x2.shape[1]

@@ -121,8 +121,9 @@ def default_sigma_grid(
     noise: np.ndarray, embedding: int, n: int = 14, step: float = 0.0
 ) -> np.ndarray:
     """Candidate kernel widths scaled to the data: noise * sqrt(m C) * 2**(-2 .. 4.5), with
-    ``noise`` the (C,) per-channel noise levels, those below ``RESOLUTION_SHARE`` times
-    ``step`` (the largest channel's step of quantisation) raised to it, once.
+    ``noise`` the (C,) per-channel noise levels; where ``RESOLUTION_SHARE`` times ``step``
+    (the data's step of quantisation) is above the smallest, ``n`` widths from it to the
+    larger of the largest and twice it.
 
     Why the floor: quantised data repeat their values exactly. A kernel much narrower than a
     step then weighs only a sample's exact repeats, so the output is the input, while SURE's
@@ -132,7 +133,10 @@ def default_sigma_grid(
     """
     scale = float(np.median(noise))
     grid = sigma_grid(scale * math.sqrt(embedding * len(noise)), -2.0, 4.5, n)
-    return np.unique(np.maximum(grid, RESOLUTION_SHARE * step))
+    low = RESOLUTION_SHARE * step
+    if low <= grid[0]:
+        return grid
+    return np.geomspace(low, max(grid[-1], 2.0 * low), n)
 
 
 def _candidates_of(name: str, value, causal: bool, n: int) -> list:
@@ -292,7 +296,10 @@ def choose_settings(filt, xs, times, target, tail):
     if noise is None or isinstance(noise, str):
         noise = noise_level(xs, spectral=noise is not None)
 
-    step = float(np.max(resolution(xs)))  # the kernel stays wider than a quantised step
+    # the kernel stays wider than a quantised step: patterns repeat exactly only where every
+    # channel is on a grid (a continuous channel breaks the ties), and a score against a
+    # target judges the identity it would give fairly
+    step = float(np.min(resolution(xs))) if target is None else 0.0
 
     def degrees_of(window):  # the non-local keys have no time offset to fit a polynomial in
         return [0] if window == NONLOCAL else lists["degree"]
