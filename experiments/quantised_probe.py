@@ -27,6 +27,13 @@ fit changes it, as held and with the repeats missing.
 
     .venv/bin/python experiments/quantised_probe.py --held --data-dir ../shared/datasets
 
+``--plateau``: a sine of amplitude 1.5 with noise 0.3 clipped at +-1, and a sine with noise
+0.3 idle at exactly 0 half of the time: the RMSE of the recording and of the zero-phase fit,
+as it is and with the true noise level given (what the warning advises for plateaus), against
+the clean (clipped / gated) signal.
+
+    .venv/bin/python experiments/quantised_probe.py --plateau
+
 ``--ett``: the ETT columns as recorded (first 3,000 samples, no noise added), each stored on a
 grid: its step, the estimated noise level, and the RMS change the zero-phase fit makes with
 the floor and without it.
@@ -113,6 +120,29 @@ def held(n: int, seed: int, data_dir: str) -> None:
               f"{np.std(z - col):.3g}")  # fmt: skip
 
 
+def plateau(seed: int) -> None:
+    t = np.arange(2000)
+    rng = np.random.default_rng(seed)
+    wave = np.sin(2 * np.pi * t / 37)
+    on = np.sin(t / 50) > 0
+    cases = {
+        "clipped": (np.clip(1.5 * wave + 0.3 * rng.normal(size=t.size), -1, 1),
+                    np.clip(1.5 * wave, -1, 1)),
+        "idle at 0": (np.where(on, wave + 0.3 * rng.normal(size=t.size), 0.0),
+                      np.where(on, wave, 0.0)),
+    }  # fmt: skip
+    print(f"RMSE against the clean signal, seed {seed}: recorded | fit | fit, noise level given")
+    for name, (x, clean) in cases.items():
+        found = repeating_channels(x[:, None])
+        errs = [np.sqrt(np.mean((x - clean) ** 2))]
+        for level in (None, 0.3):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                y = ProjectionFilter(causal=False, noise_level=level).fit(x).filter(x)
+            errs.append(np.sqrt(np.mean((np.asarray(y) - clean) ** 2)))
+        print(f"{name}: {found}  {errs[0]:.4f} | {errs[1]:.4f} | {errs[2]:.4f}")
+
+
 def ett(data_dir: str, share: float) -> None:
     print(f"ETT columns as recorded, first 3,000 samples: RMS change of the zero-phase fit with "
           f"the floor ({share:g} of a step) and without")  # fmt: skip
@@ -142,10 +172,14 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--held", action="store_true", help="held readings instead (see above)")
     p.add_argument("--ett", action="store_true", help="the ETT columns as recorded (see above)")
+    p.add_argument("--plateau", action="store_true", help="clipped and idle signals (see above)")
     p.add_argument("--data-dir", default="../shared/datasets")
     args = p.parse_args(argv)
     if args.held:
         held(args.n, args.seed, args.data_dir)
+        return 0
+    if args.plateau:
+        plateau(args.seed)
         return 0
     if args.ett:
         ett(args.data_dir, args.share)

@@ -175,6 +175,7 @@ def test_repeating_channels_are_held_or_plateau_readings_not_quantised_ones():
     assert "'e' repeats" in said and "clipped at its range, or idle" in said and "NaN" in said
     plateaus = repeats_message({5: found[5]}, estimated=False)
     assert "x channel 5" in plateaus and "NaN" not in plateaus and "too low" not in plateaus
+    assert "give the noise level" in plateaus and "give the noise level" in said
     assert repeating_channels(x[:1]) == {} and repeating_channels(np.full((5, 1), np.nan)) == {}
     flags = np.repeat(np.array([True, False] * 50), 3)[:, None]  # bool and unsigned dtypes
     assert repeating_channels(flags) == {} and resolution(flags.astype(np.uint8))[0] == 1.0

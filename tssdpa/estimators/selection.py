@@ -295,13 +295,17 @@ def repeats_message(found: dict[int, tuple[float, bool]], names=None, estimated=
         said.append(f"{name} repeats its previous value exactly at {share:.0%} of its samples "
                     f"({why})")  # fmt: skip
     low = " and the noise level comes out too low" if estimated else ""
-    held = any(not plateau for _, plateau in found.values())
-    advice = (" Held readings: mark the repeats as missing (NaN where a sample equals the one "
-              "before: the filter fills them from the samples around), or filter the readings "
-              "alone and hold them again." if held else "")  # fmt: skip
+    advice = []
+    if any(not plateau for _, plateau in found.values()):
+        advice.append("held readings: mark the repeats as missing (NaN where a sample equals "
+                      "the one before: the filter fills them from the samples around), or "
+                      "filter the readings alone and hold them again")  # fmt: skip
+    if any(plateau for _, plateau in found.values()):
+        advice.append("plateaus: give the noise level measured where the signal moves "
+                      "(noise_level=...)")  # fmt: skip
     return ("; ".join(said) + ". SURE assumes white noise in every sample, which repeated "
             f"samples do not have, so it cannot judge a filter on them{low} (the fit keeps "
-            f"nearly its input).{advice} Or fit with a target.")  # fmt: skip
+            f"nearly its input). For {'; for '.join(advice)}; or fit with a target.")  # fmt: skip
 
 
 def sigma_grid(scale: float, low: float, high: float, n: int) -> np.ndarray:
