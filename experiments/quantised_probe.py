@@ -21,7 +21,8 @@ zero-phase fit and of the causal fit, each fitted on the recording alone.
 reading held for ``k`` samples (k = 2, 3, 4); printed: the RMSE of the recording, of the
 zero-phase fit on it as it is (``fit`` warns: ``selection.repeating_channels``),
 with the repeats marked missing (NaN), and of the distinct readings filtered as a series of
-their own, each then held again as recorded. Then the fusion IMU recording's magnetometer
+their own, each then held again as recorded. (Since 2026-11-28 the noise level of a held
+channel is measured on the samples that change; before, on all of them.) Then the fusion IMU recording's magnetometer
 (``--data-dir``, skipped where absent), which is held so: its noise level and how much the
 fit changes it, as held and with the repeats missing.
 
@@ -29,8 +30,8 @@ fit changes it, as held and with the repeats missing.
 
 ``--plateau``: a sine of amplitude 1.5 with noise 0.3 clipped at +-1, and a sine with noise
 0.3 idle at exactly 0 half of the time: the RMSE of the recording and of the zero-phase fit,
-as it is and with the true noise level given (what the warning advises for plateaus), against
-the clean (clipped / gated) signal.
+as it is and with the true noise level given, against the clean (clipped / gated) signal.
+Since 2026-11-28 the noise level of such a channel is measured on the samples that change.
 
     .venv/bin/python experiments/quantised_probe.py --plateau
 

@@ -9,10 +9,11 @@ from tssdpa.estimators.selection import (
     candidates,
     choose_correction,
     forecast_mse,
+    held_message,
     heldout_mse,
+    noise_level,
     noise_scale,
     repeating_channels,
-    repeats_message,
     resolution,
     sigma_candidates,
     sigma_grid,
@@ -170,17 +171,28 @@ def test_repeating_channels_are_held_or_plateau_readings_not_quantised_ones():
     assert sorted(found) == [0, 4, 5]
     assert found[0] == (pytest.approx(0.75, abs=0.01), False)
     assert found[4][1] and found[5][1] and 0.25 < found[4][0] < 0.5
-    said = repeats_message(found, names=["mag", "b", "c", "d", "e", "f"])
+    said = held_message({0: found[0][0]}, names=["mag"])
     assert "'mag' repeats its previous value exactly at 75%" in said and "held for about 4" in said
-    assert "'e' repeats" in said and "clipped at its range, or idle" in said and "NaN" in said
-    plateaus = repeats_message({5: found[5]}, estimated=False)
-    assert "x channel 5" in plateaus and "NaN" not in plateaus and "too low" not in plateaus
-    assert "give the noise level" in plateaus and "give the noise level" in said
+    assert "NaN" in said
     assert repeating_channels(x[:1]) == {} and repeating_channels(np.full((5, 1), np.nan)) == {}
     flags = np.repeat(np.array([True, False] * 50), 3)[:, None]  # bool and unsigned dtypes
     assert repeating_channels(flags) == {} and resolution(flags.astype(np.uint8))[0] == 1.0
     counts = np.repeat(np.arange(100, dtype=np.uint16)[::-1], 3)[:, None]
     assert repeating_channels(counts) == {}  # integers on their grid, falling: no wrap-around
+
+
+@pytest.mark.parametrize("kind", ["held", "clipped", "idle"])
+def test_noise_level_of_repeated_readings_is_measured_on_the_samples_that_change(kind):
+    rng = np.random.default_rng(1)
+    t = np.arange(3000)
+    noisy = np.sin(2 * np.pi * t / 37) + 0.3 * rng.normal(size=t.size)
+    x = {
+        "held": np.repeat(noisy[::3], 3),
+        "clipped": np.clip(1.5 * np.sin(2 * np.pi * t / 37) + 0.3 * rng.normal(size=t.size), -1, 1),
+        "idle": np.where(np.sin(t / 50) > 0, noisy, 0.0),
+    }[kind]
+    # the truth 0.3 (clipped: less near the limits, where the noise is cut); 0.02-0.10 before
+    assert 0.2 < noise_level(x[:, None])[0] < 0.36
 
 
 def test_noise_scale_recovers_white_noise_level():

@@ -134,21 +134,19 @@ def _params(text: str, factory) -> dict:
     return params
 
 
-def _note_repeats(est, x_fit, method: str, cols) -> None:
-    """Print :func:`~tssdpa.estimators.selection.repeats_message` where the rows a
-    self-supervised fit scored (its ``fit_block``) repeat their readings."""
+def _note_held(x_fit, method: str, cols, max_fit_samples: int) -> None:
+    """Print :func:`~tssdpa.estimators.selection.held_message` where the rows a
+    self-supervised fit scored (its ``fit_block``) hold their readings."""
     import numpy as np
 
-    from tssdpa.estimators.selection import repeating_channels, repeats_message
+    from tssdpa.estimators.selection import held_message, repeating_channels
     from tssdpa.filters.projection_fit import fit_block
 
     x2 = np.asarray(x_fit, dtype=float).reshape(len(x_fit), -1)
-    x2 = x2[fit_block(x2, min(len(x2), getattr(est, "max_fit_samples", len(x2))))]
-    found = repeating_channels(x2)
-    if found:
-        given = getattr(est, "noise_level", None)
-        said = repeats_message(found, cols, estimated=given is None or isinstance(given, str))
-        print(f"{method} on {cols}: note: {said}", file=sys.stderr)
+    x2 = x2[fit_block(x2, min(len(x2), max_fit_samples))]
+    held = {c: share for c, (share, plateau) in repeating_channels(x2).items() if not plateau}
+    if held:
+        print(f"{method} on {cols}: note: {held_message(held, cols)}", file=sys.stderr)
 
 
 def _report_fit(est, method: str, cols) -> None:
@@ -268,7 +266,7 @@ def run(args) -> int:
                     est.fit(x[:n_fit], target=target[:n_fit])
                 _report_fit(est, method, cols)
                 if target is None and getattr(est, "noise_level_", None) is not None:
-                    _note_repeats(est, x[:n_fit], method, cols)
+                    _note_held(x[:n_fit], method, cols, getattr(est, "max_fit_samples", n_fit))
                 y = np.asarray(est.filter(x), dtype=np.float64).reshape(x.shape)
                 names = cols if args.inplace else [f"{c}{args.suffix}" for c in cols]
                 for i, c in enumerate(names):

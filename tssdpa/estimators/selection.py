@@ -32,11 +32,11 @@ __all__ = [
     "check_noise_level",
     "choose_correction",
     "forecast_mse",
+    "held_message",
     "heldout_mse",
     "noise_level",
     "noise_scale",
     "repeating_channels",
-    "repeats_message",
     "resolution",
     "search",
     "sigma_candidates",
@@ -132,13 +132,20 @@ def noise_level(
     clearly lower -- not the default: on smooth real recordings it can come out far too low
     (see that module).
 
+    A channel that repeats its readings exactly (:func:`repeating_channels`: held between
+    readings, clipped, idle at an exact value) is measured on the samples that differ from the
+    one before: the repeats carry no fresh noise, and counted they pull every estimate toward 0.
+
     At most ``max_samples`` (the first) samples are used. Falls back to a tenth of the robust
     spread of the data where every residual is 0 (a constant series gives a small positive
     level, never 0).
     """
     out = np.empty(x2.shape[1])
+    repeating = repeating_channels(x2[:max_samples])
     for c in range(x2.shape[1]):
         raw = x2[:max_samples, c]
+        if c in repeating:  # held readings or plateaus: measured on the samples that change
+            raw = raw[np.r_[True, raw[1:] != raw[:-1]]]
         v = raw[~np.isnan(raw)]
         levels = []
         for offsets, weights in _INTERPOLATORS:
@@ -261,8 +268,9 @@ def repeating_channels(x2: np.ndarray) -> dict[int, tuple[float, bool]]:
     steps are coarse: a channel counts only where its step (:func:`resolution`) is below a
     thousandth of its typical change between samples that differ. Constant channels do not
     count. SURE and the residual noise estimates assume white noise in every sample, and
-    repeated samples do not have it (held ones share theirs, exact ones have none): the
-    estimates fall toward 0 and the fitted filter keeps nearly its input.
+    repeated samples do not have it (held ones share theirs, exact ones have none): on them
+    the estimates fall toward 0, so :func:`noise_level` measures such a channel on the samples
+    that change.
     """
     x2 = np.asarray(x2, dtype=float)
     out = {}
@@ -283,29 +291,18 @@ def repeating_channels(x2: np.ndarray) -> dict[int, tuple[float, bool]]:
     return out
 
 
-def repeats_message(found: dict[int, tuple[float, bool]], names=None, estimated=True) -> str:
-    """What :func:`repeating_channels` found, for a person; ``names`` the channels' names
-    (else "x channel i"); ``estimated``: the noise level was estimated, not given."""
-    said = []
-    for c, (share, plateau) in found.items():
-        name = f"x channel {c}" if names is None else repr(names[c])
-        why = ("nearly all of one value or its extremes: clipped at its range, or idle at an "
-               "exact value?" if plateau else f"each value held for about {1 / (1 - share):.1f} "
-               "samples: a sensor read more slowly than it was logged?")  # fmt: skip
-        said.append(f"{name} repeats its previous value exactly at {share:.0%} of its samples "
-                    f"({why})")  # fmt: skip
-    low = " and the noise level comes out too low" if estimated else ""
-    advice = []
-    if any(not plateau for _, plateau in found.values()):
-        advice.append("held readings: mark the repeats as missing (NaN where a sample equals "
-                      "the one before: the filter fills them from the samples around), or "
-                      "filter the readings alone and hold them again")  # fmt: skip
-    if any(plateau for _, plateau in found.values()):
-        advice.append("plateaus: give the noise level measured where the signal moves "
-                      "(noise_level=...)")  # fmt: skip
-    return ("; ".join(said) + ". SURE assumes white noise in every sample, which repeated "
-            f"samples do not have, so it cannot judge a filter on them{low} (the fit keeps "
-            f"nearly its input). For {'; for '.join(advice)}; or fit with a target.")  # fmt: skip
+def held_message(held: dict[int, float], names=None) -> str:
+    """What :func:`repeating_channels` found held (``{channel: share}``), for a person;
+    ``names`` the channels' names (else "x channel i")."""
+    said = [f"{'x channel ' + str(c) if names is None else repr(names[c])} repeats its previous "
+            f"value exactly at {s:.0%} of its samples (each value held for about "
+            f"{1 / (1 - s):.1f} samples)" for c, s in held.items()]  # fmt: skip
+    return ("; ".join(said) + ": a sensor read more slowly than it was logged? The noise "
+            "level is measured on the samples that change, but held samples share their "
+            "noise, which SURE takes for signal: the fit removes little of it (nothing where "
+            "a value is held for 4 samples or more). Mark the repeats as missing (NaN where a "
+            "sample equals the one before: the filter fills them from the samples around), or "
+            "filter the readings alone and hold them again, or fit with a target.")  # fmt: skip
 
 
 def sigma_grid(scale: float, low: float, high: float, n: int) -> np.ndarray:
