@@ -21,10 +21,10 @@ zero-phase fit and of the causal fit, each fitted on the recording alone.
 reading held for ``k`` samples (k = 2, 3, 4); printed: the RMSE of the recording, of the
 zero-phase fit on it as it is (``fit`` warns: ``selection.repeating_channels``),
 with the repeats marked missing (NaN), and of the distinct readings filtered as a series of
-their own, each then held again as recorded. (Since 2026-11-28 the noise level of a held
-channel is measured on the samples that change; before, on all of them.) Then the fusion IMU recording's magnetometer
-(``--data-dir``, skipped where absent), which is held so: its noise level and how much the
-fit changes it, as held and with the repeats missing.
+their own, each then held again as recorded (since 2026-11-28 the noise level of a held
+channel is measured on the samples that change; before, on all of them). Then the fusion IMU
+recording's magnetometer (``--data-dir``, skipped where absent), which is held so: its noise
+level and how much the fit changes it, as held and with the repeats missing.
 
     .venv/bin/python experiments/quantised_probe.py --held --data-dir ../shared/datasets
 
