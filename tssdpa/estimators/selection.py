@@ -299,10 +299,11 @@ def held_message(held: dict[int, float], names=None) -> str:
             f"{1 / (1 - s):.1f} samples)" for c, s in held.items()]  # fmt: skip
     return ("; ".join(said) + ": a sensor read more slowly than it was logged? The noise "
             "level is measured on the samples that change, but held samples share their "
-            "noise, which SURE takes for signal: the fit removes little of it (nothing where "
-            "a value is held for 4 samples or more). Mark the repeats as missing (NaN where a "
-            "sample equals the one before: the filter fills them from the samples around), or "
-            "filter the readings alone and hold them again, or fit with a target.")  # fmt: skip
+            "noise, which SURE takes for signal: the fit removes little of it (next to nothing "
+            "where a value is held for 4 samples or more). Mark the repeats as missing (NaN "
+            "where a sample equals the one before: the filter fills them from the samples "
+            "around), or filter the readings alone and hold them again, or fit with a "
+            "target.")  # fmt: skip
 
 
 def sigma_grid(scale: float, low: float, high: float, n: int) -> np.ndarray:
