@@ -134,21 +134,6 @@ def _params(text: str, factory) -> dict:
     return params
 
 
-def _note_held(x_fit, method: str, cols, max_fit_samples: int) -> None:
-    """Print :func:`~tssdpa.estimators.selection.held_message` where the rows a
-    self-supervised fit scored (its ``fit_block``) hold their readings."""
-    import numpy as np
-
-    from tssdpa.estimators.selection import held_message, repeating_channels
-    from tssdpa.filters.projection_fit import fit_block
-
-    x2 = np.asarray(x_fit, dtype=float).reshape(len(x_fit), -1)
-    x2 = x2[fit_block(x2, min(len(x2), max_fit_samples))]
-    held = {c: share for c, (share, plateau) in repeating_channels(x2).items() if not plateau}
-    if held:
-        print(f"{method} on {cols}: note: {held_message(held, cols)}", file=sys.stderr)
-
-
 def _report_fit(est, method: str, cols) -> None:
     """Print what ``fit`` chose (``best_params_``, per horizon for forecasters) to stderr."""
     best = getattr(est, "best_params_", None)
@@ -200,6 +185,7 @@ def run(args) -> int:
     import numpy as np
 
     from tssdpa.compare import get_method
+    from tssdpa.estimators.selection import HeldReadingsWarning, held_message
 
     kind = "denoise" if args.horizon is None else "forecast"
     method = args.method
@@ -255,8 +241,9 @@ def run(args) -> int:
         for name in ("lightning.pytorch", "lightning.pytorch.utilities.rank_zero",
                      "lightning.fabric", "lightning.fabric.utilities.rank_zero"):  # fmt: skip
             logging.getLogger(name).setLevel(logging.ERROR)  # "GPU available: ..." banners
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("ignore")  # deprecations and tips are not for a CLI user
+        warnings.simplefilter("always", HeldReadingsWarning)  # but this one is: a note
         try:
             if kind == "denoise":
                 est = spec.build(**params)
@@ -265,8 +252,10 @@ def run(args) -> int:
                 else:
                     est.fit(x[:n_fit], target=target[:n_fit])
                 _report_fit(est, method, cols)
-                if target is None and getattr(est, "noise_level_", None) is not None:
-                    _note_held(x[:n_fit], method, cols, getattr(est, "max_fit_samples", n_fit))
+                for w in caught:  # the fit's own check, told with the columns' names
+                    if isinstance(w.message, HeldReadingsWarning):
+                        said = held_message(w.message.held, cols)
+                        print(f"{method} on {cols}: note: {said}", file=sys.stderr)
                 y = np.asarray(est.filter(x), dtype=np.float64).reshape(x.shape)
                 names = cols if args.inplace else [f"{c}{args.suffix}" for c in cols]
                 for i, c in enumerate(names):

@@ -9,7 +9,7 @@ import numpy as np
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive, to_seconds
 from tssdpa.estimators.arrays import as_2d, check_state, restore, step_input
 from tssdpa.estimators.base import Denoiser, check_fit_input, target_like
-from tssdpa.estimators.selection import FitScoresView, held_message, repeating_channels
+from tssdpa.estimators.selection import FitScoresView, HeldReadingsWarning, repeating_channels
 from tssdpa.filters import projection_fit as fitting
 from tssdpa.filters import projection_local as local
 from tssdpa.filters import projection_mixture as mixing
@@ -293,9 +293,10 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
         self.best_params_, self.cv_results_, self.noise_level_, self.mixture_ = choose_settings(
             self, xs, times, tgt, tail
         )
-        held = {c: share for c, (share, plateau) in repeating_channels(xs).items() if not plateau}
-        if held and tgt is None:  # their shared noise is not the white noise SURE assumes
-            warnings.warn(held_message(held), UserWarning, stacklevel=2)
+        repeats = repeating_channels(xs) if tgt is None else {}
+        held = {c: share for c, (share, plateau) in repeats.items() if not plateau}
+        if held:  # their shared noise is not the white noise SURE assumes
+            warnings.warn(HeldReadingsWarning(held), stacklevel=2)
         for name, value in self.best_params_.items():
             setattr(self, name + "_", value)
         self.n_channels_ = x2.shape[1]
