@@ -35,6 +35,13 @@ Since 2026-11-28 the noise level of such a channel is measured on the samples th
 
     .venv/bin/python experiments/quantised_probe.py --plateau
 
+``--bench-cells``: whether either change touches the benchmarks' denoising cells: for every
+series of ``bench_autofit.py``, ``autofit_heldout.py`` and ``autofit_unseen.py`` (seeds 0-2,
+0 / 10 / 20 dB, their noise seeds), whether the noisy series has a repeating channel or a
+step whose floor is above the grid's smallest width (embedding 1).
+
+    .venv/bin/python experiments/quantised_probe.py --bench-cells --data-dir ../shared/datasets
+
 ``--ett``: the ETT columns as recorded (first 3,000 samples, no noise added), each stored on a
 grid: its step, the estimated noise level, and the RMS change the zero-phase fit makes with
 the floor and without it.
@@ -47,12 +54,13 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 
-from tssdpa.data import load_ett, load_imu
+from tssdpa.data import add_noise, load_ett, load_imu
 from tssdpa.data.synthetic import make_signal
-from tssdpa.estimators.selection import repeating_channels, resolution
+from tssdpa.estimators.selection import noise_level, repeating_channels, resolution
 from tssdpa.filters import ProjectionFilter, projection_fit
 
 SIGNALS = ("sine", "lorenz", "mackey_glass", "pulse_train")
@@ -144,6 +152,29 @@ def plateau(seed: int) -> None:
         print(f"{name}: {found}  {errs[0]:.4f} | {errs[1]:.4f} | {errs[2]:.4f}")
 
 
+def bench_cells(data_dir: str, share: float) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import autofit_heldout  # noqa: F401 -- registers its channels in bench_autofit.SERIES
+    import autofit_unseen  # noqa: F401 -- registers its systems in bench_autofit.SERIES
+    import bench_autofit as bench
+
+    cells, touched = 0, []
+    for name in bench.SERIES:
+        for seed in (0, 1, 2):
+            try:
+                z, _ = bench.split_series(name, seed, 2000, 3000, data_dir)
+            except bench.Skip:
+                continue
+            for k, snr in enumerate(bench.SNRS):
+                noisy = add_noise(z, "gaussian", snr, seed=1000 * seed + k)[:, None]
+                cells += 1
+                floor = share * resolution(noisy)[0]
+                if repeating_channels(noisy) or floor > 0.25 * noise_level(noisy)[0]:
+                    touched.append(f"{name} seed {seed} {snr:g} dB")
+    print(f"{cells} denoising cells; touched by the floor or the repeat check: {len(touched)}"
+          + (": " + ", ".join(touched) if touched else ""))  # fmt: skip
+
+
 def ett(data_dir: str, share: float) -> None:
     print(f"ETT columns as recorded, first 3,000 samples: RMS change of the zero-phase fit with "
           f"the floor ({share:g} of a step) and without")  # fmt: skip
@@ -174,10 +205,14 @@ def main(argv=None) -> int:
     p.add_argument("--held", action="store_true", help="held readings instead (see above)")
     p.add_argument("--ett", action="store_true", help="the ETT columns as recorded (see above)")
     p.add_argument("--plateau", action="store_true", help="clipped and idle signals (see above)")
+    p.add_argument("--bench-cells", action="store_true", help="the benchmarks' cells (see above)")
     p.add_argument("--data-dir", default="../shared/datasets")
     args = p.parse_args(argv)
     if args.held:
         held(args.n, args.seed, args.data_dir)
+        return 0
+    if args.bench_cells:
+        bench_cells(args.data_dir, args.share)
         return 0
     if args.plateau:
         plateau(args.seed)
