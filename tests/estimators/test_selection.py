@@ -157,6 +157,30 @@ def test_resolution_is_the_step_of_quantised_channels_and_tiny_for_continuous_on
         np.testing.assert_array_equal(resolution(np.array(no_step)), [0.0])
 
 
+def test_resolution_passes_over_jitter_about_a_grid_but_not_the_gaps_of_continuous_values():
+    rng = np.random.default_rng(1)
+    # a reading converted between units and rounded twice: grid points 0.22 apart, each a hair
+    # (0.0005) either side, as ETTh2's oil temperature is recorded
+    grid = np.round(np.cumsum(rng.normal(size=3000)) / 0.22) * 0.22
+    jittered = grid + 0.0005 * rng.integers(0, 2, size=3000)
+    np.testing.assert_allclose(resolution(jittered[:, None]), [0.2195], rtol=1e-6)
+    # two interleaved grids (offsets 0 and 0.0975): the finer spacing is the step
+    both = np.where(rng.random(3000) < 0.5, grid, grid + 0.0975)
+    np.testing.assert_allclose(resolution(both[:, None]), [0.0975], rtol=1e-6)
+    # continuous values, however long or heavy-tailed, or held: no step far above their gaps
+    held = np.repeat(rng.normal(size=750), 4)
+    walk = np.cumsum(rng.normal(size=3000))
+    for values in (
+        rng.normal(size=3000),
+        rng.standard_cauchy(3000),
+        rng.uniform(size=50),
+        held,
+        walk,
+    ):
+        gaps = np.diff(np.unique(values))
+        assert resolution(values[:, None])[0] == gaps.min()
+
+
 def test_repeating_channels_are_held_or_plateau_readings_not_quantised_ones():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(2000, 6))

@@ -234,8 +234,19 @@ def resolution(x2: np.ndarray) -> np.ndarray:
     rounding, not steps (decimals stored in binary floating point: 0.07 * 3 is not 0.21), and
     are passed over.
 
+    Values can also sit a hair either side of their grid points (a reading converted between
+    units and rounded twice: ETTh2's oil temperature comes in pairs 0.0005 apart, the pairs
+    0.1-0.2 apart). Gaps below ``JITTER_SHARE`` of the mean gap are then passed over too,
+    where the rest form a grid: the values fill at least ``GRID_FILL`` of the points between
+    their smallest and largest on a grid of the smallest remaining gap, and the samples
+    revisit them (two or more per point on average). Continuous values do neither: their
+    smallest remaining gap is near ``JITTER_SHARE`` of the mean, which they fill to about
+    that share, and each value is one sample.
+
     >>> resolution(np.array([[0.1], [0.3], [0.7], [0.3]]))
     array([0.2])
+    >>> resolution(np.array([[0.1], [0.1005], [0.3], [0.3], [0.7], [0.6995], [0.1]]))
+    array([0.1995])
     """
     x2 = np.asarray(x2, dtype=float)
     out = np.zeros(x2.shape[1])
@@ -245,8 +256,22 @@ def resolution(x2: np.ndarray) -> np.ndarray:
             continue
         gaps = np.diff(np.unique(v))
         gaps = gaps[gaps > 64.0 * np.spacing(float(np.abs(v).max()))]
-        out[c] = float(gaps.min()) if gaps.size else 0.0
+        if not gaps.size:
+            continue
+        out[c] = float(gaps.min())
+        steps = gaps[gaps >= JITTER_SHARE * gaps.mean()]  # the gaps between points of the grid
+        points = steps.size + 1  # the grid points the values sit at
+        grid = points * steps.min() >= GRID_FILL * gaps.sum() and 2 * points <= v.size
+        if steps.min() > out[c] and grid:
+            out[c] = float(steps.min())
     return out
+
+
+#: gaps between distinct values below this share of their mean gap are jitter about a grid
+#: point, where the rest form a grid (:func:`resolution`)
+JITTER_SHARE = 1 / 8
+#: ... that the values fill to at least this share of its points
+GRID_FILL = 0.25
 
 
 #: a channel repeating its previous value exactly at this share of its samples or more, while
