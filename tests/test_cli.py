@@ -242,6 +242,21 @@ def test_filter_reports_the_noise_level_sure_used_and_takes_a_known_one(csv, tmp
     assert "noise_level gives 2 level(s) but x has 1 channel(s)" in err and "Traceback" not in err
 
 
+def test_filter_reports_how_it_compares_columns_in_different_units(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    t = np.arange(600)
+    gyro = 40 * np.sin(t / 15) + 4 * rng.normal(size=600)  # deg/s
+    accel = 0.02 * np.cos(t / 25) + 0.002 * rng.normal(size=600)  # g
+    p = tmp_path / "imu.csv"
+    pd.DataFrame({"gyro": gyro, "accel": accel}).to_csv(p, index=False)
+    assert main(["filter", str(p), "--out", str(tmp_path / "out.csv")]) == 0
+    said = re.search(r"compares the channels divided by ([0-9.e+-]+), ([0-9.e+-]+) \(their "
+                     r"standard deviations over the median", capsys.readouterr().err)  # fmt: skip
+    assert said is not None and float(said[1]) / float(said[2]) > 1000  # about 28 / 0.014
+    assert main(["filter", str(p), "--columns", "gyro", "--out", str(tmp_path / "o.csv")]) == 0
+    assert "compares the channels" not in capsys.readouterr().err  # one column: its own units
+
+
 def test_filter_target_fits_against_a_clean_column(csv, tmp_path, capsys):
     p, df = csv
     df = df.assign(clean=np.sin(np.arange(500) / 20))

@@ -134,6 +134,19 @@ def test_a_fitted_and_saved_filter_exports_what_fit_chose_through_its_method(tmp
     _close(got, want, x)
 
 
+def test_a_filter_fitted_on_channels_in_other_units_exports_its_channel_scale(tmp_path):
+    units = np.array([1.0, 1e-3, 50.0])  # deg/s, g, uT
+    x = _series(3, n=300, seed=4) * units
+    f = ProjectionFilter(window=[8, 16], embedding=[1, 3]).fit(x)
+    assert f.channel_scale_.max() / f.channel_scale_.min() > 1e4
+    sess = ort.InferenceSession(str(f.to_onnx(tmp_path / "units.onnx")))
+    want, zf = f.filter(x, zi=f.initial_state())
+    got, state = _run_chunks(sess, x, onnx_initial_state(f)["state"], [0, 1, 90, 91, 300])
+    for c in range(3):  # each channel to float32 rounding of its own range
+        _close(got[:, c], want[:, c], x[:, c])
+        _close(state[:, c], zf[:, c].astype(np.float32), x[:, c])
+
+
 @pytest.mark.parametrize(
     "kw",
     [

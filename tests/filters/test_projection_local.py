@@ -326,8 +326,9 @@ def nonlocal_adapted(busy_then_quiet):
 
 def _mean_own_weight(f, x):
     """The mean own-sample weight of ``f``'s non-local filter on ``x`` (T,) or (T, C), over
-    the known entries weighted by the noise variances."""
-    x2 = x.reshape(len(x), -1)
+    the known entries weighted by the noise variances (in the kernel's units: each channel
+    divided by ``channel_scale_``, as ``local_["noise"]`` is)."""
+    x2 = x.reshape(len(x), -1) / f.channel_scale_
     spec = f._spec()
     _, own = run_nonlocal(x2, f.embedding_, spec.n_neighbors, [f.sigma_], spec.exclude_self)
     s2 = np.where(np.isfinite(x2), np.asarray(f.local_["noise"]) ** 2, 0.0)
@@ -340,9 +341,9 @@ def _adapted_by_hand(f, x, divergence):
     plain.local_ = None
     x2 = x.reshape(len(x), -1)
     y = np.asarray(plain.filter(x2))
-    loc = f.local_
-    out = local_mixture(x2, y, divergence, loc["noise"], loc["window"], loc["channels"])[0]
-    return out.reshape(x.shape)
+    loc, u = f.local_, f.channel_scale_  # the mixture works in the kernel's units
+    out = local_mixture(x2 / u, y / u, divergence, loc["noise"], loc["window"], loc["channels"])
+    return (out[0] * u).reshape(x.shape)
 
 
 def test_the_nonlocal_part_of_the_divergence_is_the_mean_own_weight_on_the_fit_block(

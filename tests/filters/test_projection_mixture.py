@@ -131,9 +131,10 @@ def test_the_output_is_the_weighted_sum_of_each_component_filter_on_its_own(
 ):
     f = request.getfixturevalue(which)
     x = noisy_and_clean[0]
-    reference = sum(
+    u = f.channel_scale_  # the components' sigmas compare channels divided by it
+    reference = u * sum(
         c["weight"]
-        * np.asarray(ProjectionFilter(causal=False, mix=False, **settings_of(c)).filter(x))
+        * np.asarray(ProjectionFilter(causal=False, mix=False, **settings_of(c)).filter(x / u))
         for c in f.mixture_
     )
     np.testing.assert_allclose(f.filter(x), reference, rtol=1e-12, atol=1e-12)
@@ -269,9 +270,10 @@ def test_a_multichannel_mixture_with_butterworth_bases_is_the_sum_of_its_compone
     ).fit(x)  # fmt: skip
     assert f.mixture_ is not None and any(c["window"] == 0 for c in f.mixture_)
     assert {c["window"] for c in f.mixture_} > {0}  # base alone and base + projection
-    reference = sum(
+    u = f.channel_scale_  # the components' sigmas compare channels divided by it
+    reference = u * sum(
         c["weight"]
-        * np.asarray(ProjectionFilter(causal=False, mix=False, **settings_of(c)).filter(x))
+        * np.asarray(ProjectionFilter(causal=False, mix=False, **settings_of(c)).filter(x / u))
         for c in f.mixture_
     )
     np.testing.assert_allclose(f.filter(x), reference, rtol=1e-12, atol=1e-12)

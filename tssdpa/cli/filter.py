@@ -161,6 +161,14 @@ def _report_fit(est, method: str, cols) -> None:
         how = "estimated" if given is None else given if isinstance(given, str) else "given"
         print(f"{method} on {cols}: SURE's noise level ({how}) "
               + ", ".join(_fmt(float(v)) for v in noise), file=sys.stderr)  # fmt: skip
+    scale = getattr(est, "channel_scale_", None)
+    if scale is not None and any(float(v) != 1.0 for v in scale):
+        print(
+            f"{method} on {cols}: the kernel compares the channels divided by "
+            + ", ".join(_fmt(float(v)) for v in scale)
+            + " (their standard deviations over the median; sigma in those units)",
+            file=sys.stderr,
+        )
     local = getattr(est, "local_", None)
     if local:
         print(f"{method} on {cols}: mixes in zero-phase low-passes where SURE over "

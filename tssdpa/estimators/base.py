@@ -212,8 +212,10 @@ class Estimator:
             raise ValueError("train_ holds no finite sample")
         for name, positive in self._channel_arrays.items():
             v = arrays.get(name)
-            if v is not None and (v.shape != (C,) or (positive and not (v > 0).all())):
-                rule = "one value per channel" + (", each > 0" if positive else "")
+            if v is None:
+                continue
+            if v.shape != (C,) or (positive and not (np.isfinite(v) & (v > 0)).all()):
+                rule = "one value per channel" + (", each > 0 and finite" if positive else "")
                 raise ValueError(f"{name} must hold {rule} (n_channels_={C}), got {v}")
 
     def _set_state(self, fitted: dict, arrays: dict) -> None:

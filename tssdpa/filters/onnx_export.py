@@ -131,6 +131,9 @@ class StreamingStep(nn.Module):
     spec : tssdpa.signal.lagfilter.FilterSpec
         A causal spec without ``tau`` (:func:`onnx_step_spec`; with ``tau``:
         :class:`TimedStreamingStep`).
+    channel_scale : array_like (C,), optional
+        The filter's ``channel_scale_``: the kernel compares channel c's differences divided
+        by ``channel_scale[c]`` (the samples, outputs and state keep the units of x).
 
     Examples
     --------
@@ -145,7 +148,7 @@ class StreamingStep(nn.Module):
     True
     """
 
-    def __init__(self, spec):
+    def __init__(self, spec, channel_scale=None):
         super().__init__()
         if not spec.causal:
             raise ValueError("spec: only a causal spec has a streaming step")
@@ -167,6 +170,9 @@ class StreamingStep(nn.Module):
         u = -lags / max(1, self.W - 1)
         powers = u[:, None] ** np.arange(2 * self.degree + 1)
         self.register_buffer("powers", torch.tensor(powers, dtype=torch.float64))
+        # per embedding coordinate (lag-major, as emb below): 1 / the channel's scale
+        inv = 1.0 if channel_scale is None else np.tile(1.0 / np.asarray(channel_scale), self.m)
+        self.register_buffer("inv_scale", torch.tensor(inv, dtype=torch.float64))
 
     def forward(self, x: Tensor, state: Tensor) -> tuple[Tensor, Tensor]:
         return self._step(x, state, None, None)[:2]
@@ -190,7 +196,7 @@ class StreamingStep(nn.Module):
         query = emb[W - 1 :].unsqueeze(1)  # (T, 1, mC)
         # the nan_euclidean distance over the coordinates finite in both, rescaled by
         # D / (count in common); 0 when nothing is in common (only the decay ranks the keys)
-        diff = query - keys
+        diff = (query - keys) * self.inv_scale
         finite = ~torch.isnan(diff)
         sq = torch.where(finite, diff * diff, torch.zeros_like(diff)).sum(-1)  # (T, W)
         D = m * C
@@ -276,10 +282,10 @@ class TimedStreamingStep(StreamingStep):
     True
     """
 
-    def __init__(self, spec):
+    def __init__(self, spec, channel_scale=None):
         if spec.tau is None:
             raise ValueError("spec: TimedStreamingStep is for a filter with tau")
-        super().__init__(spec)
+        super().__init__(spec, channel_scale)
 
     def forward(self, x: Tensor, t: Tensor, state: Tensor, state_times: Tensor):
         return self._step(x, state, t, state_times.to(torch.float64))
@@ -377,11 +383,11 @@ def to_onnx(filt, path, n_channels: int | None = None, opset: int | None = None)
     T = torch.export.Dim("T", min=1)
     state0 = torch.zeros(spec.history + 1, C)
     if spec.tau is None:
-        module = StreamingStep(spec).eval()
+        module = StreamingStep(spec, filt._unit_scale()).eval()
         example, dynamic = (torch.zeros(T0, C), state0), ({0: T}, None)
         names = (INPUT_NAMES, OUTPUT_NAMES)
     else:
-        module = TimedStreamingStep(spec).eval()
+        module = TimedStreamingStep(spec, filt._unit_scale()).eval()
         times = torch.zeros(T0, dtype=torch.float64)
         state_times = torch.zeros(spec.history, dtype=torch.float64)
         example = (torch.zeros(T0, C), times, state0, state_times)

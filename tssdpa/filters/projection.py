@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive, to_seconds
 from tssdpa.estimators.arrays import as_2d, check_state, restore, step_input
 from tssdpa.estimators.base import Denoiser, check_fit_input, target_like
-from tssdpa.estimators.selection import FitScoresView, HeldReadingsWarning, repeating_channels
+from tssdpa.estimators.selection import FitScoresView
 from tssdpa.filters import projection_fit as fitting
 from tssdpa.filters import projection_local as local
 from tssdpa.filters import projection_mixture as mixing
+from tssdpa.filters.channel_scale import CHANNEL_SCALES, ChannelUnits, fitted_channel_scale
 from tssdpa.filters.projection_features import RandomFeatureRecursion
 from tssdpa.filters.projection_fit import AUTO, auto_default, choose_settings
 from tssdpa.signal.features import feature_filter, initial_feature_state
-from tssdpa.signal.lagfilter import check_sample_times, resolve_spec, run_causal, step_newest
+from tssdpa.signal.lagfilter import check_sample_times, resolve_spec, run_causal
 from tssdpa.signal.lowpass import check_lowpass
 from tssdpa.signal.missing import check_not_all_missing, fill_backward
 
@@ -27,7 +26,7 @@ MAX_STATE_VALUES = 10_000_000
 _SETTINGS = ("window", "embedding", "degree", "sigma", "decay", "base", "base_params")
 
 
-class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
+class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Denoiser):
     """Causal (or zero-phase) projection filter for (T,) or (T, C) sensor series.
 
     Output at step t: the weighted mean of the past samples x_j in the window, with weights
@@ -124,6 +123,10 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
         estimates it, an upper bound that is loose where the signal has white innovations
         of its own (process noise). "spectral": the floor of a linear spectrum instead where
         the series looks linear (rough AR-like signals; docs/filters.md, "Rough signals").
+    channel_scale : "std" or None
+        "std" (default): the kernel compares channels divided by ``channel_scale_`` (each
+        one's standard deviation over their median; set by :meth:`fit`), so that channels in
+        other units count alike; sigma is in those units. None: as they are.
 
     Attributes
     ----------
@@ -133,6 +136,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
         settings and ``weight`` (None: the filter is the single setting ``best_params_``).
     noise_level_ : ndarray (C,), the noise level SURE used: ``noise_level`` or the estimate
         (None with a target).
+    channel_scale_ : ndarray (C,), what each channel is divided by before the kernel.
     local_ : dict or None, the local adaptation in force (:func:`.projection_local.fit_local`).
     n_channels_ : int, channels seen by :meth:`fit`.
     cv_results_ : pandas.DataFrame, one row per candidate tried: its window, embedding,
@@ -160,7 +164,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
         causal=True, exclude_self=False, tol=1e-6, min_step=None, recurrent=None, n_features=256,
         feature_map="centres", random_state=0, dtype="float64", max_fit_samples=4000,
         holdout=1.0, base=AUTO, base_params=None, mix=True, mix_temperature=16.0, n_neighbors=64,
-        local_window=AUTO, noise_level=None,
+        local_window=AUTO, noise_level=None, channel_scale="std",
     ):  # fmt: skip
         self._store(locals())
 
@@ -215,6 +219,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
         check_choice(self.mix, "mix", (True, False))
         fitting.check_candidate_lists(self)
         check_positive(self.mix_temperature, "mix_temperature")
+        check_choice(self.channel_scale, "channel_scale", CHANNEL_SCALES)
 
     def _spec(self, exclude_self=None, **override):
         s = self._settings(**override)
@@ -287,23 +292,24 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
         tail = n - max(1, int(round(self.holdout * n)))  # first sample of the held-out tail
         times = self._times(meta, timestamps, x2.shape[0])
         times = times[block] if times is not None else None
-        for name in (*_SETTINGS, "mixture", "local"):
+        for name in (*_SETTINGS, "mixture", "local", "channel_scale"):
             self.__dict__.pop(name + "_", None)
-        tgt = None if tgt is None else tgt[block]
-        self.best_params_, self.cv_results_, self.noise_level_, self.mixture_ = choose_settings(
-            self, xs, times, tgt, tail
+        noise = fitting.fit_noise_level(self, xs)
+        self.channel_scale_ = fitted_channel_scale(self.channel_scale, np.nanstd(xs, axis=0))
+        xs, tgt = self._to_units(xs), (None if tgt is None else self._to_units(tgt[block]))
+        self.best_params_, self.cv_results_, unit_noise, self.mixture_ = choose_settings(
+            self, xs, times, tgt, tail, noise / self.channel_scale_
         )
-        repeats = repeating_channels(xs) if tgt is None else {}
-        held = {c: share for c, (share, plateau) in repeats.items() if not plateau}
-        if held:  # their shared noise is not the white noise SURE assumes
-            warnings.warn(HeldReadingsWarning(held), stacklevel=2)
+        self.noise_level_ = noise if tgt is None else None  # in the units of x
+        if tgt is None:
+            fitting.warn_held_readings(xs)
         for name, value in self.best_params_.items():
             setattr(self, name + "_", value)
         self.n_channels_ = x2.shape[1]
-        self.local_, local_scores = local.fit_local(self, xs, times, self.noise_level_, tgt, tail)
+        self.local_, local_scores = local.fit_local(self, xs, times, unit_noise, tgt, tail)
         self.fit_holdout_start_ = block.start + tail if tgt is not None else None
-        self.center_ = np.nanmean(x2, axis=0)
-        self.spread_ = np.nanstd(x2, axis=0)
+        self.center_ = np.nanmean(self._to_units(x2), axis=0)  # where random features are drawn
+        self.spread_ = np.nanstd(self._to_units(x2), axis=0)
         if self.recurrent == "features":
             self._draw_features()
         if verbose:
@@ -381,26 +387,27 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
         if zi is None:
             check_not_all_missing(x2)
         C = x2.shape[1]
+        x2, units = self._to_units(x2), self._from_units  # the kernel's units (channel_scale_)
         if self.recurrent == "features":
             args = self._feature_args(C)
             state = self.initial_state(C) if zi is None else check_state(zi, self.initial_state(C))
-            y, zf = feature_filter(x2, state, times=times, **args)
+            y, zf = feature_filter(x2, self._state_units(state, False), times=times, **args)
             if zi is None:
-                return restore(fill_backward(y), meta)
-            return restore(y, meta), zf
+                return restore(units(fill_backward(y)), meta)
+            return restore(units(y), meta), self._state_units(zf, True)
         if not self.causal and zi is not None:
             raise ValueError("zi is only defined for causal=True")
         if zi is None:
             mix = getattr(self, "mixture_", None) if self.mix and not self.causal else None
             comps = mixing.check_mixture(self, mix) or [{**self._checked_setting(), "weight": 1.0}]
             y, own = mixing.mixture_output(self, x2, times, comps)
-            return restore(local.apply_local(self, x2, y, comps, own), meta)
+            return restore(units(local.apply_local(self, x2, y, comps, own)), meta)
         spec = self._spec()
-        state = check_state(zi, self.initial_state(C))
+        state = self._state_units(check_state(zi, self.initial_state(C)), False)
         hist, hist_times = state if spec.tau is not None else (state, None)
         y, nh, nt = run_causal(x2, hist, spec, times, hist_times, min_step=self.min_step)
         zf = (nh, nt) if spec.tau is not None else nh
-        return restore(y.astype(np.float64), meta), zf
+        return restore(units(y.astype(np.float64)), meta), self._state_units(zf, True)
 
     def _checked_setting(self) -> dict:
         """The setting in force, checked as one spec (window 0 needs a base)."""
@@ -432,7 +439,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
         scalar = s.ndim == 0
         s = s.reshape(1, -1)
         if self.recurrent is None:
-            fast = step_newest(self._step_spec(), state, s[0], timestamp, self.min_step)
+            fast = self._step_newest(self._step_spec(), state, s[0], timestamp)
             if fast is not None:
                 y, new = fast
                 return (y[0] if scalar else y), new
@@ -483,8 +490,8 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, Denoiser):
         "local_": (dict, type(None)),  # checked by check_local on load
         "n_channels_": (int,),
     }
-    _array_schema = ("center_", "spread_", "features_", "feature_logw_")
-    _channel_arrays = {"center_": False, "spread_": True}
+    _array_schema = ("center_", "spread_", "features_", "feature_logw_", "channel_scale_")
+    _channel_arrays = {"center_": False, "spread_": True, "channel_scale_": True}
     _fitted_checks = {
         "mixture_": mixing.check_mixture,
         "window_": fitting.check_fitted_window,

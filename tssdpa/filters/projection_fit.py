@@ -29,17 +29,20 @@ A zero-phase filter averages its best candidates instead of keeping one
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from tssdpa.checks import check_positive
 from tssdpa.estimators.parallel import parallel_map
 from tssdpa.estimators.selection import (
+    HeldReadingsWarning,
     candidates,
     check_no_empty_list,
     check_noise_level,
     heldout_mse,
     noise_level,
+    repeating_channels,
     resolution,
     search,
     sigma_grid,
@@ -269,8 +272,28 @@ def _grid_rows(entry, scores: dict, degrees_of) -> list[dict]:
             if (base, w, m, dec, d, s) in scores]  # fmt: skip
 
 
-def choose_settings(filt, xs, times, target, tail):
-    """Score every candidate setting of ``filt`` (a :class:`ProjectionFilter`) on ``xs``.
+def fit_noise_level(filt, xs) -> np.ndarray:
+    """(C,) the noise level of each channel of ``xs`` that ``filt`` scores and scales by: its
+    ``noise_level`` where given, else the estimate (:func:`~tssdpa.estimators.selection.
+    noise_level`, ``"spectral"`` as there)."""
+    noise = check_noise_level(filt.noise_level, xs.shape[1])
+    if noise is None or isinstance(noise, str):
+        noise = noise_level(xs, spectral=noise is not None)
+    return noise
+
+
+def warn_held_readings(xs) -> None:
+    """Warn (:class:`~tssdpa.estimators.selection.HeldReadingsWarning`, at the caller of
+    ``fit``) where channels of a self-supervised fit hold their readings: their shared noise
+    is not the white noise SURE assumes."""
+    held = {c: share for c, (share, plateau) in repeating_channels(xs).items() if not plateau}
+    if held:
+        warnings.warn(HeldReadingsWarning(held), stacklevel=3)
+
+
+def choose_settings(filt, xs, times, target, tail, noise):
+    """Score every candidate setting of ``filt`` (a :class:`ProjectionFilter`) on ``xs``, whose
+    channels have the noise levels ``noise`` (C,).
 
     Returns ``(best_params, cv_results, noise, components)`` -- the first two as
     :func:`~tssdpa.estimators.selection.search`, ``noise`` the per-channel noise level SURE
@@ -292,10 +315,6 @@ def choose_settings(filt, xs, times, target, tail):
     features = filt.recurrent == "features"  # random features: a Gaussian kernel, degree 0
     if features and isinstance(filt.degree, str):
         lists["degree"] = [0]
-    noise = check_noise_level(filt.noise_level, xs.shape[1])  # scales the sigma grid; SURE's s
-    if noise is None or isinstance(noise, str):
-        noise = noise_level(xs, spectral=noise is not None)
-
     # the kernel stays wider than a quantised step: patterns repeat exactly only where every
     # channel is on a grid (a continuous channel breaks the ties), and a score against a
     # target judges the identity it would give fairly

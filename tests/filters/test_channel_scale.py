@@ -1,0 +1,155 @@
+"""Channels in different units (``ProjectionFilter(channel_scale="std")``, the default): the
+kernel compares each channel in units of its standard deviation, so the fit does not depend on
+the units a channel was recorded in (tssdpa.filters.channel_scale)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from safetensors.numpy import load_file, save_file
+
+from tssdpa.data import synthetic
+from tssdpa.filters import ProjectionFilter
+from tssdpa.filters.channel_scale import fitted_channel_scale
+
+#: deg/s beside g beside uT: five orders of magnitude between channels
+UNITS = np.array([1.0, 1e-3, 50.0])
+
+
+def _lorenz(n=800, seed=0, noise=0.3):
+    rng = np.random.default_rng(seed)
+    clean = synthetic.lorenz(n, seed=seed, component=None)
+    clean = (clean - clean.mean(0)) / clean.std(0)
+    return clean, clean + noise * rng.normal(size=clean.shape)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_the_default_fit_gives_the_same_filter_whatever_each_channels_units(causal):
+    _, noisy = _lorenz()
+    f = ProjectionFilter(causal=causal, max_fit_samples=600).fit(noisy)
+    g = ProjectionFilter(causal=causal, max_fit_samples=600).fit(noisy * UNITS)
+    np.testing.assert_allclose(g.noise_level_, f.noise_level_ * UNITS, rtol=1e-9)
+    # the same setting; sigma in the kernel's units, those of the median channel's spread
+    ratio = np.median(np.std(noisy[:600] * UNITS, axis=0)) / np.median(np.std(noisy[:600], axis=0))
+    sigma = pytest.approx(f.best_params_["sigma"] * ratio, rel=1e-9)
+    assert g.best_params_ == {**f.best_params_, "sigma": sigma}
+    np.testing.assert_allclose(g.filter(noisy * UNITS) / UNITS, f.filter(noisy), atol=1e-9)
+    # channels as they are: the fit follows the largest unit, and is another filter
+    h = ProjectionFilter(causal=causal, max_fit_samples=600, channel_scale=None)
+    h.fit(noisy * UNITS)
+    assert np.all(h.channel_scale_ == 1.0)
+    assert not np.allclose(h.filter(noisy * UNITS) / UNITS, f.filter(noisy), atol=1e-3)
+
+
+def test_channels_in_other_units_are_filtered_as_well_as_in_one_unit():
+    clean, noisy = _lorenz(1500, seed=1)
+    err = {}
+    for scale in ("std", None):
+        f = ProjectionFilter(channel_scale=scale).fit(noisy * UNITS)
+        y = f.filter(noisy * UNITS) / UNITS
+        err[scale] = np.sqrt(np.mean((y - clean) ** 2, axis=0))
+    same_unit = ProjectionFilter().fit(noisy).filter(noisy)
+    np.testing.assert_allclose(err["std"], np.sqrt(np.mean((same_unit - clean) ** 2, axis=0)))
+    # the channel in the largest unit decides the kernel and the others get a worse filter
+    assert err["std"][1] < err[None][1]
+    assert np.sum(err["std"] ** 2) < np.sum(err[None] ** 2)
+
+
+@pytest.mark.parametrize("reference_noise", [0.0, 1e-4])
+def test_a_clean_channel_beside_a_noisy_one_does_not_stop_its_filtering(reference_noise):
+    # a setpoint or reference recorded beside a noisy sensor: scaled by noise levels, the
+    # clean channel's tiny noise made it every distance, and the sensor came back unfiltered
+    rng = np.random.default_rng(0)
+    t = np.arange(1500)
+    signal = np.sin(2 * np.pi * t / 80) + 0.5 * np.sin(2 * np.pi * t / 23)
+    reference = np.cos(2 * np.pi * t / 500) + reference_noise * rng.normal(size=t.size)
+    x = np.column_stack([signal + 0.3 * rng.normal(size=t.size), reference])
+    y = ProjectionFilter().fit(x).filter(x)
+    alone = ProjectionFilter().fit(x[:, 0]).filter(x[:, 0])
+    err = np.sqrt(np.mean((y[:, 0] - signal) ** 2))
+    assert err < 0.8 * 0.3 and err < 1.1 * np.sqrt(np.mean((alone - signal) ** 2))
+
+
+def test_the_scale_is_each_channels_standard_deviation_over_their_median():
+    _, noisy = _lorenz()
+    x = noisy * UNITS
+    f = ProjectionFilter(window=8, embedding=1, degree=0, max_fit_samples=500).fit(x)
+    spread = np.std(x[:500], axis=0)  # over the fit block
+    np.testing.assert_allclose(f.channel_scale_, spread / np.median(spread), rtol=1e-12)
+    one = ProjectionFilter(window=8, embedding=1, degree=0).fit(noisy[:, 0] * 1e3)
+    np.testing.assert_array_equal(one.channel_scale_, [1.0])  # one channel keeps its units
+    constant = np.column_stack([x, np.full(len(x), 7.0)])
+    g = ProjectionFilter(window=8, embedding=1, degree=0).fit(constant)
+    assert g.channel_scale_[3] == 1.0 and np.isfinite(g.filter(constant)).all()
+    np.testing.assert_allclose(fitted_channel_scale("std", [2.0, 4.0]), [2 / 3, 4 / 3])
+    assert np.all(fitted_channel_scale(None, [2.0, 4.0]) == 1.0)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(window=[8, 16], embedding=[1, 3], degree=[0, 1]),
+        dict(window=None, decay=0.9, recurrent="features", n_features=32, sigma=[0.5, 1.0]),
+        dict(window=None, decay=0.9, recurrent="features", n_features=32, embedding=1),
+        dict(window=8, embedding=2, tau=0.05),
+    ],
+    ids=["exact", "random-features", "random-features-m1", "tau"],
+)
+def test_any_split_and_every_step_give_the_one_shot_output_in_the_units_of_x(kw):
+    _, noisy = _lorenz(300)
+    x = noisy * UNITS
+    x[[40, 41, 200], 1] = np.nan
+    t = np.arange(len(x)) * 0.01 + 0.002 * np.sin(np.arange(len(x)))
+    ts = {"timestamps": t} if "tau" in kw else {}
+    f = ProjectionFilter(**kw).fit(x, **ts)
+    assert not np.allclose(f.channel_scale_, 1.0)
+    want, zf = f.filter(x, zi=f.initial_state(), **ts)
+    for cuts in ([0, 1, 150, 300], [0, 37, 38, 260, 300]):
+        state, ys = f.initial_state(), []
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            y, state = f.filter(x[a:b], zi=state, **({"timestamps": t[a:b]} if ts else {}))
+            ys.append(y)
+        np.testing.assert_allclose(np.concatenate(ys) / UNITS, want / UNITS, atol=1e-12)
+    state = f.initial_state()
+    for i in range(60):
+        y, state = f.step(x[i], state, **({"timestamp": t[i]} if ts else {}))
+        np.testing.assert_allclose(y / UNITS, want[i] / UNITS, atol=1e-12)
+    # the state is in the units of x: its last output is the filter's, its samples as given
+    last = zf[4] if "recurrent" in kw else (zf[0] if isinstance(zf, tuple) else zf)[-1]
+    np.testing.assert_allclose(last / UNITS, want[-1] / UNITS, atol=1e-12)
+    if "recurrent" not in kw:
+        np.testing.assert_array_equal((zf[0] if isinstance(zf, tuple) else zf)[-2], x[-1])
+
+
+def test_a_saved_filter_keeps_its_scale_and_a_tampered_one_is_refused(tmp_path, edit_config):
+    _, noisy = _lorenz()
+    x = noisy * UNITS
+    f = ProjectionFilter(window=[8, 16]).fit(x)
+    f.save(tmp_path / "f")
+    g = ProjectionFilter.load(tmp_path / "f")
+    np.testing.assert_array_equal(g.channel_scale_, f.channel_scale_)
+    np.testing.assert_array_equal(g.filter(x), f.filter(x))
+    path = str(tmp_path / "f" / "arrays.safetensors")
+    arrays = load_file(path)
+    for bad in (np.array([1.0, 0.0, 2.0]), np.array([1.0, np.inf, 2.0]), np.ones(2)):
+        save_file({**arrays, "channel_scale_": bad}, path)
+        with pytest.raises(ValueError, match="channel_scale_ must hold one value per channel"):
+            ProjectionFilter.load(tmp_path / "f")
+    # a file from before channel scales: its filter compares channels as they are, as it did
+    save_file({k: v for k, v in arrays.items() if k != "channel_scale_"}, path)
+    edit_config(tmp_path / "f", lambda cfg: cfg["params"].pop("channel_scale"))
+    old = ProjectionFilter.load(tmp_path / "f")
+    fitted = {k: getattr(f, k + "_") for k in ("window", "embedding", "degree", "sigma", "decay")}
+    plain = ProjectionFilter(channel_scale=None, **fitted)
+    np.testing.assert_array_equal(old.filter(x), plain.filter(x))
+
+
+def test_a_bad_channel_scale_is_refused_naming_it():
+    _, noisy = _lorenz(200)
+    with pytest.raises(ValueError, match="channel_scale"):
+        ProjectionFilter(channel_scale="noise").fit(noisy)
+    f = ProjectionFilter(window=8).fit(noisy * UNITS)
+    with pytest.raises(ValueError, match="channel"):
+        f.step(np.ones(2), f.initial_state())
+    with pytest.raises(ValueError, match="zi"):
+        f.filter(noisy * UNITS, zi=np.zeros((f.initial_state().shape[0], 2)))

@@ -1,0 +1,99 @@
+"""Channels in their own units: the kernel of a fitted :class:`~tssdpa.filters.ProjectionFilter`
+compares each channel in units of its spread (``channel_scale="std"``, the default).
+
+One kernel width cannot suit channels in different units: on a gyroscope in deg/s beside an
+accelerometer in g, distances in the units of x are the gyroscope's alone, and the fit's one
+sigma is too wide or too narrow for every other channel. Divided by its standard deviation
+(over the fit block), each channel counts alike whatever its units, as in the forecaster's
+standardised embeddings. The scale is ``std / median(std)``, so one channel, or channels of
+one spread, keep their units and sigma its meaning.
+
+Why not the noise level, which would make the distance the noise's Mahalanobis distance: a
+channel with next to no noise (a clean reference, a setpoint beside a noisy sensor) would then
+dominate every distance, and SURE would score in units of that tiny noise; the fit left the
+noisy channel as it came (``experiments/channel_units_probe.py``, docs/filters.md §6).
+
+The filter runs on ``x / channel_scale_`` and multiplies its output (and its state, which holds
+samples and an output) back: a weighted mean and a weighted local polynomial are equivariant
+to a per-channel scale, so only the kernel's distances change.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tssdpa.signal.lagfilter import step_newest
+
+__all__ = ["CHANNEL_SCALES", "ChannelUnits", "fitted_channel_scale"]
+
+#: the values of ``ProjectionFilter(channel_scale=...)``
+CHANNEL_SCALES = ("std", None)
+
+
+def fitted_channel_scale(setting, spread) -> np.ndarray:
+    """(C,) the divisor of each channel: ``spread / median(spread)`` for ``"std"`` (a channel
+    without spread, constant, keeps 1), else ones.
+
+    >>> fitted_channel_scale("std", np.array([0.5, 0.001, 2.0, 0.0]))
+    array([1.   , 0.002, 4.   , 1.   ])
+    """
+    spread = np.asarray(spread, dtype=float)
+    ok = np.isfinite(spread) & (spread > 0)
+    if setting is None or spread.size < 2 or not ok.any():
+        return np.ones(spread.size)
+    return np.where(ok, spread / float(np.median(spread[ok])), 1.0)
+
+
+class ChannelUnits:
+    """Mixin of :class:`~tssdpa.filters.ProjectionFilter`: ``channel_scale_`` (set by ``fit``)
+    applied to its inputs, outputs and streaming states."""
+
+    def _unit_scale(self):
+        """The fitted per-channel divisor, or None where there is none or it is all ones."""
+        u = self.__dict__.get("channel_scale_")
+        if u is None or bool(np.all(u == 1.0)):
+            return None
+        return u
+
+    def _to_units(self, x2: np.ndarray) -> np.ndarray:
+        """(T, C) data in the units the kernel compares (a copy where scaled)."""
+        u = self._unit_scale()
+        return x2 if u is None else x2 / u
+
+    def _from_units(self, y: np.ndarray) -> np.ndarray:
+        u = self._unit_scale()
+        return y if u is None else y * u
+
+    def _state_units(self, state, inverse: bool):
+        """A streaming state with its samples and outputs divided (``inverse``: multiplied) by
+        the scale: the exact filters' (H + 1, C) array, alone or with its times, or the random
+        features' (history, S, n, last time, last output), whose S sums outputs' units."""
+        u = self._unit_scale()
+        if u is None or state is None:
+            return state
+        f = u if inverse else 1.0 / u
+        parts = list(state) if isinstance(state, tuple) else [state]
+        scaled = (0, 1, 4) if len(parts) == 5 else (0,)  # the parts in the units of x
+        arrays = {i: np.asarray(parts[i], dtype=float) for i in scaled}
+        if any(a.shape[-1:] != (u.size,) for a in arrays.values()):
+            if all(np.isnan(a).all() or not np.any(a) for a in arrays.values()):
+                return state  # empty (no channel data; its channel count is set later)
+            raise ValueError(
+                f"state: its arrays do not hold the {u.size} channel(s) the filter was fitted "
+                "on; start from initial_state()"
+            )
+        for i, a in arrays.items():
+            parts[i] = a * f
+        return tuple(parts) if isinstance(state, tuple) else parts[0]
+
+    def _step_newest(self, spec, state, sample: np.ndarray, timestamp):
+        """:func:`~tssdpa.signal.lagfilter.step_newest` in the kernel's units: ``(y, state)`` in
+        those of x, or None (the general path then runs, and names a wrong channel count)."""
+        u = self._unit_scale()
+        if u is not None and sample.size != u.size:
+            return None
+        scaled = sample if u is None else sample / u
+        fast = step_newest(spec, self._state_units(state, False), scaled, timestamp, self.min_step)
+        return (
+            None if fast is None else (self._from_units(fast[0]), self._state_units(fast[1], True))
+        )
