@@ -167,6 +167,12 @@ def test_resolution_passes_over_jitter_about_a_grid_but_not_the_gaps_of_continuo
     # two interleaved grids (offsets 0 and 0.0975): the finer spacing is the step
     both = np.where(rng.random(3000) < 0.5, grid, grid + 0.0975)
     np.testing.assert_allclose(resolution(both[:, None]), [0.0975], rtol=1e-6)
+    # a glitch (one sample far off) or a few levels held in turn: no grid, the smallest gap
+    glitched = np.sin(np.arange(2000) / 16) + 0.2 * rng.normal(size=2000)
+    glitched[700] = 1e4
+    levels = np.repeat([20.0, 20.2, 25.0, 20.0], 50)
+    for values in (glitched, levels, np.repeat(rng.normal(size=12), 20)):
+        assert resolution(values[:, None])[0] == np.diff(np.unique(values)).min()
     # continuous values, however long or heavy-tailed, or held: no step far above their gaps
     held = np.repeat(rng.normal(size=750), 4)
     walk = np.cumsum(rng.normal(size=3000))

@@ -135,13 +135,31 @@ def test_a_saved_filter_keeps_its_scale_and_a_tampered_one_is_refused(tmp_path, 
         save_file({**arrays, "channel_scale_": bad}, path)
         with pytest.raises(ValueError, match="channel_scale_ must hold one value per channel"):
             ProjectionFilter.load(tmp_path / "f")
-    # a file from before channel scales: its filter compares channels as they are, as it did
+    for bad, message in ((np.array([1e-320, 1.0, 2.0]), "inverse is finite"),
+                         (np.array([1, 2, 3]), "'channel_scale_' must be float64")):  # fmt: skip
+        save_file({**arrays, "channel_scale_": bad}, path)
+        with pytest.raises(ValueError, match=message):
+            ProjectionFilter.load(tmp_path / "f")
+    # saved with a channel scale, the array gone: refused, not filtered another way
     save_file({k: v for k, v in arrays.items() if k != "channel_scale_"}, path)
+    with pytest.raises(ValueError, match="channel_scale_ is missing"):
+        ProjectionFilter.load(tmp_path / "f")
+    # a file from before channel scales: its filter compares channels as they are, as it did
     edit_config(tmp_path / "f", lambda cfg: cfg["params"].pop("channel_scale"))
     old = ProjectionFilter.load(tmp_path / "f")
+    assert old.channel_scale is None  # and a refit of it keeps comparing them so
     fitted = {k: getattr(f, k + "_") for k in ("window", "embedding", "degree", "sigma", "decay")}
     plain = ProjectionFilter(channel_scale=None, **fitted)
     np.testing.assert_array_equal(old.filter(x), plain.filter(x))
+
+
+def test_a_filter_fitted_beside_a_constant_channel_saves_and_loads(tmp_path):
+    _, noisy = _lorenz(400)
+    x = np.column_stack([noisy * UNITS, np.full(len(noisy), 3.0)])
+    for kw in ({}, dict(window=None, decay=0.9, recurrent="features", n_features=16)):
+        f = ProjectionFilter(**kw).fit(x)
+        f.save(tmp_path / "f")
+        np.testing.assert_array_equal(ProjectionFilter.load(tmp_path / "f").filter(x), f.filter(x))
 
 
 def test_a_bad_channel_scale_is_refused_naming_it():

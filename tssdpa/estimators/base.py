@@ -99,6 +99,9 @@ class Estimator:
     _arrays_with_nan: ClassVar[tuple[str, ...]] = ("train_",)
     #: saved per-channel arrays, shape (n_channels_,): name -> whether it must be > 0 (a scale)
     _channel_arrays: ClassVar[dict[str, bool]] = {}
+    #: parameters added after files were first saved: the value a file without one was fitted
+    #: with (so that an older file loads as the estimator it was)
+    _saved_defaults: ClassVar[dict[str, Any]] = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -218,6 +218,7 @@ def load(cls, path):
         params = cls._rename(cfg["params"], warn=False)
     except TypeError as exc:
         raise ValueError(f"{where}: {exc}") from None
+    params = {**cls._saved_defaults, **params}
     known = set(cls._param_names())
     unknown = sorted(set(params) - known)
     if unknown:

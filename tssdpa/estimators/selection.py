@@ -236,16 +236,19 @@ def resolution(x2: np.ndarray) -> np.ndarray:
 
     Values can also sit a hair either side of their grid points (a reading converted between
     units and rounded twice: ETTh2's oil temperature comes in pairs 0.0005 apart, the pairs
-    0.1-0.2 apart). Gaps below ``JITTER_SHARE`` of the mean gap are then passed over too,
-    where the rest form a grid: the values fill at least ``GRID_FILL`` of the points between
+    0.1-0.2 apart). Gaps below ``JITTER_SHARE`` of the gaps' upper quartile are then passed
+    over too, where the rest form a grid: ``MIN_GRID_POINTS`` points or more, at most one
+    jitter gap per point, the values filling at least ``GRID_FILL`` of the points between
     their smallest and largest on a grid of the smallest remaining gap, and the samples
-    revisit them (two or more per point on average). Continuous values do neither: their
-    smallest remaining gap is near ``JITTER_SHARE`` of the mean, which they fill to about
-    that share, and each value is one sample.
+    revisiting them (two or more per point on average). Continuous values do none of this:
+    their smallest remaining gap is near ``JITTER_SHARE`` of the quartile, which they fill to
+    about that share, and each value is one sample; a glitch far from them moves neither the
+    quartile nor the rule.
 
     >>> resolution(np.array([[0.1], [0.3], [0.7], [0.3]]))
     array([0.2])
-    >>> resolution(np.array([[0.1], [0.1005], [0.3], [0.3], [0.7], [0.6995], [0.1]]))
+    >>> grid = np.repeat(np.arange(20) * 0.2, 2) + np.tile([0.0, 0.0005], 20)  # jitter pairs
+    >>> resolution(grid[:, None])
     array([0.1995])
     """
     x2 = np.asarray(x2, dtype=float)
@@ -259,17 +262,25 @@ def resolution(x2: np.ndarray) -> np.ndarray:
         if not gaps.size:
             continue
         out[c] = float(gaps.min())
-        steps = gaps[gaps >= JITTER_SHARE * gaps.mean()]  # the gaps between points of the grid
+        # the gaps between points of the grid; a quantile, which one glitch does not move
+        steps = gaps[gaps >= JITTER_SHARE * float(np.quantile(gaps, 0.75))]
         points = steps.size + 1  # the grid points the values sit at
-        grid = points * steps.min() >= GRID_FILL * gaps.sum() and 2 * points <= v.size
+        grid = (
+            points >= MIN_GRID_POINTS
+            and gaps.size - steps.size <= points  # about one jitter gap per point at most
+            and points * steps.min() >= GRID_FILL * gaps.sum()
+            and 2 * points <= v.size
+        )
         if steps.min() > out[c] and grid:
             out[c] = float(steps.min())
     return out
 
 
-#: gaps between distinct values below this share of their mean gap are jitter about a grid
-#: point, where the rest form a grid (:func:`resolution`)
+#: gaps between distinct values below this share of their upper quartile are jitter about a
+#: grid point, where the rest form a grid (:func:`resolution`)
 JITTER_SHARE = 1 / 8
+#: ... of at least this many points, with at most as many jitter gaps as points,
+MIN_GRID_POINTS = 16
 #: ... that the values fill to at least this share of its points
 GRID_FILL = 0.25
 

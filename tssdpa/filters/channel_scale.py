@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tssdpa.estimators.persistence import require_floats
 from tssdpa.signal.lagfilter import step_newest
 
 __all__ = ["CHANNEL_SCALES", "ChannelUnits", "fitted_channel_scale"]
@@ -54,6 +55,22 @@ class ChannelUnits:
         if u is None or bool(np.all(u == 1.0)):
             return None
         return u
+
+    def _set_state(self, fitted: dict, arrays: dict) -> None:
+        """Loading: a fitted filter of several channels saved with a ``channel_scale`` has its
+        ``channel_scale_``, float64, whose inverse is finite too (a file from before the
+        parameter loads as ``channel_scale=None``, ``_saved_defaults``)."""
+        super()._set_state(fitted, arrays)
+        u = arrays.get("channel_scale_")
+        if u is None and self.channel_scale is not None and fitted.get("n_channels_", 1) > 1:
+            raise ValueError(f"channel_scale_ is missing, but the filter was saved with "
+                             f"channel_scale={self.channel_scale!r}")  # fmt: skip
+        if u is not None:
+            require_floats(arrays, "channel_scale_")
+            with np.errstate(over="ignore", divide="ignore"):
+                inverse_finite = np.isfinite(1.0 / u).all()
+            if not inverse_finite:
+                raise ValueError(f"channel_scale_ must hold scales whose inverse is finite: {u}")
 
     def _to_units(self, x2: np.ndarray) -> np.ndarray:
         """(T, C) data in the units the kernel compares (a copy where scaled)."""

@@ -126,7 +126,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
     channel_scale : "std" or None
         "std" (default): the kernel compares channels divided by ``channel_scale_`` (each
         one's standard deviation over their median; set by :meth:`fit`), so that channels in
-        other units count alike; sigma is in those units. None: as they are.
+        other units count alike; sigma and ``cv_results_``'s mse are in those. None: as is.
 
     Attributes
     ----------
@@ -301,15 +301,14 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
             self, xs, times, tgt, tail, noise / self.channel_scale_
         )
         self.noise_level_ = noise if tgt is None else None  # in the units of x
-        if tgt is None:
-            fitting.warn_held_readings(xs)
+        fitting.warn_held_readings(xs, tgt)
         for name, value in self.best_params_.items():
             setattr(self, name + "_", value)
         self.n_channels_ = x2.shape[1]
         self.local_, local_scores = local.fit_local(self, xs, times, unit_noise, tgt, tail)
         self.fit_holdout_start_ = block.start + tail if tgt is not None else None
         self.center_ = np.nanmean(self._to_units(x2), axis=0)  # where random features are drawn
-        self.spread_ = np.nanstd(self._to_units(x2), axis=0)
+        self.spread_ = np.where((s := np.nanstd(self._to_units(x2), axis=0)) > 0, s, 1.0)
         if self.recurrent == "features":
             self._draw_features()
         if verbose:
@@ -492,6 +491,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
     }
     _array_schema = ("center_", "spread_", "features_", "feature_logw_", "channel_scale_")
     _channel_arrays = {"center_": False, "spread_": True, "channel_scale_": True}
+    _saved_defaults = {"channel_scale": None}  # files from before channel_scale_: as they were
     _fitted_checks = {
         "mixture_": mixing.check_mixture,
         "window_": fitting.check_fitted_window,

@@ -282,10 +282,12 @@ def fit_noise_level(filt, xs) -> np.ndarray:
     return noise
 
 
-def warn_held_readings(xs) -> None:
+def warn_held_readings(xs, target) -> None:
     """Warn (:class:`~tssdpa.estimators.selection.HeldReadingsWarning`, at the caller of
-    ``fit``) where channels of a self-supervised fit hold their readings: their shared noise
-    is not the white noise SURE assumes."""
+    ``fit``) where channels of a self-supervised fit (``target`` None) hold their readings:
+    their shared noise is not the white noise SURE assumes."""
+    if target is not None:
+        return
     held = {c: share for c, (share, plateau) in repeating_channels(xs).items() if not plateau}
     if held:
         warnings.warn(HeldReadingsWarning(held), stacklevel=3)
