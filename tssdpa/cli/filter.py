@@ -193,7 +193,7 @@ def run(args) -> int:
     import numpy as np
 
     from tssdpa.compare import get_method
-    from tssdpa.estimators.selection import HeldReadingsWarning, held_message
+    from tssdpa.estimators.input_notes import InputNote
 
     kind = "denoise" if args.horizon is None else "forecast"
     method = args.method
@@ -251,7 +251,7 @@ def run(args) -> int:
             logging.getLogger(name).setLevel(logging.ERROR)  # "GPU available: ..." banners
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("ignore")  # deprecations and tips are not for a CLI user
-        warnings.simplefilter("always", HeldReadingsWarning)  # but this one is: a note
+        warnings.simplefilter("always", InputNote)  # but these are: notes on the data
         try:
             if kind == "denoise":
                 est = spec.build(**params)
@@ -260,9 +260,9 @@ def run(args) -> int:
                 else:
                     est.fit(x[:n_fit], target=target[:n_fit])
                 _report_fit(est, method, cols)
-                for w in caught:  # the fit's own check, told with the columns' names
-                    if isinstance(w.message, HeldReadingsWarning):
-                        said = held_message(w.message.held, cols)
+                for w in caught:  # the fit's own checks, told with the columns' names
+                    if isinstance(w.message, InputNote):
+                        said = w.message.told(cols)
                         print(f"{method} on {cols}: note: {said}", file=sys.stderr)
                 y = np.asarray(est.filter(x), dtype=np.float64).reshape(x.shape)
                 names = cols if args.inplace else [f"{c}{args.suffix}" for c in cols]

@@ -27,7 +27,6 @@ from tssdpa.signal.neighbours import loo_neighbours
 __all__ = [
     "SPECTRAL",
     "FitScoresView",
-    "HeldReadingsWarning",
     "candidates",
     "check_no_empty_list",
     "check_noise_level",
@@ -341,15 +340,6 @@ def held_message(held: dict[int, float], names=None) -> str:
             "where a sample equals the one before: the filter fills them from the samples "
             "around), or filter the readings alone and hold them again, or fit with a "
             "target.")  # fmt: skip
-
-
-class HeldReadingsWarning(UserWarning):
-    """A self-supervised fit on held readings (:func:`repeating_channels`); ``held`` is
-    ``{channel: share of repeats}``, the message :func:`held_message`'s."""
-
-    def __init__(self, held: dict[int, float]):
-        self.held = held
-        super().__init__(held_message(held))
 
 
 def sigma_grid(scale: float, low: float, high: float, n: int) -> np.ndarray:

@@ -301,9 +301,9 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
             self, xs, times, tgt, tail, noise / self.channel_scale_
         )
         self.noise_level_ = noise if tgt is None else None  # in the units of x
-        fitting.warn_held_readings(xs, tgt)
         for name, value in self.best_params_.items():
             setattr(self, name + "_", value)
+        fitting.warn_input_notes(self, xs, x2, tgt)
         self.n_channels_ = x2.shape[1]
         self.local_, local_scores = local.fit_local(self, xs, times, unit_noise, tgt, tail)
         self.fit_holdout_start_ = block.start + tail if tgt is not None else None
