@@ -124,9 +124,9 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
         of its own (process noise). "spectral": the floor of a linear spectrum instead where
         the series looks linear (rough AR-like signals; docs/filters.md, "Rough signals").
     channel_scale : "std" or None
-        "std" (default): the kernel compares channels divided by ``channel_scale_`` (each
-        one's standard deviation over their median; set by :meth:`fit`), so that channels in
-        other units count alike; sigma and ``cv_results_``'s mse are in those. None: as is.
+        "std" (default): the kernel compares channels divided by ``channel_scale_`` (their
+        standard deviations over the median, set by :meth:`fit`), so channels in other units
+        count alike (sigma and ``cv_results_`` are in those units); None: as they are.
 
     Attributes
     ----------

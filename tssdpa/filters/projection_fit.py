@@ -286,8 +286,8 @@ def warn_input_notes(filt, xs, x2, target) -> None:
     """The notes of a fitted ``filt`` on its data (:mod:`~tssdpa.estimators.input_notes`),
     warned at the caller of ``fit``: held readings in the fit block ``xs`` of a self-supervised
     fit (their shared noise is not the white noise SURE assumes), and channels of ``x2``
-    missing over stretches longer than the fitted window while others are known (not for the
-    non-local filter, whose keys are patterns from anywhere, nor for a base alone)."""
+    missing, while others are known, over stretches that span the fitted window's reach (not
+    for the non-local filter, whose keys are patterns from anywhere, nor for a base alone)."""
     if target is None:
         repeats = repeating_channels(xs).items()
         held = {c: share for c, (share, plateau) in repeats if not plateau}
