@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tssdpa.estimators.selection import held_message
+from tssdpa.estimators.selection import held_message, longest_run
 
 __all__ = ["HeldReadingsWarning", "InputNote", "PartialRowsWarning", "partial_rows"]
 
@@ -46,12 +46,9 @@ def partial_rows(x2: np.ndarray) -> dict[int, tuple[int, int, int]]:
     out = {}
     for c in range(x2.shape[1]):
         rows = some & ~known[:, c]
-        if not rows.any():
-            continue
-        edges = np.flatnonzero(np.diff(np.r_[0, rows.astype(np.int8), 0]))
-        starts, ends = edges[::2], edges[1::2]
-        k = int(np.argmax(ends - starts))
-        out[c] = (int(rows.sum()), int(ends[k] - starts[k]), int(starts[k]))
+        if rows.any():
+            start, length = longest_run(rows)
+            out[c] = (int(rows.sum()), length, start)
     return out
 
 

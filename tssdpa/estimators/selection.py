@@ -34,6 +34,7 @@ __all__ = [
     "forecast_mse",
     "held_message",
     "heldout_mse",
+    "longest_run",
     "noise_level",
     "noise_scale",
     "repeating_channels",
@@ -212,15 +213,20 @@ def check_noise_level(value, n_channels: int | None = None, name: str = "noise_l
     return np.broadcast_to(levels, (n_channels,)).astype(float)
 
 
-def _longest_finite_run(v: np.ndarray) -> np.ndarray:
-    """The longest stretch of ``v`` without NaN (a spectrum needs evenly spaced samples)."""
-    ok = np.r_[False, np.isfinite(v), False]
-    edges = np.flatnonzero(np.diff(ok.astype(np.int8)))
+def longest_run(mask: np.ndarray) -> tuple[int, int]:
+    """``(start, length)`` of the longest run of True in the 1-D ``mask`` ((0, 0) if none)."""
+    edges = np.flatnonzero(np.diff(np.r_[0, np.asarray(mask, dtype=np.int8), 0]))
     if not len(edges):
-        return v[:0]
+        return 0, 0
     starts, ends = edges[::2], edges[1::2]
     k = int(np.argmax(ends - starts))
-    return v[starts[k] : ends[k]]
+    return int(starts[k]), int(ends[k] - starts[k])
+
+
+def _longest_finite_run(v: np.ndarray) -> np.ndarray:
+    """The longest stretch of ``v`` without NaN (a spectrum needs evenly spaced samples)."""
+    start, length = longest_run(np.isfinite(v))
+    return v[start : start + length]
 
 
 def resolution(x2: np.ndarray) -> np.ndarray:

@@ -50,11 +50,15 @@ class ChannelUnits:
     applied to its inputs, outputs and streaming states."""
 
     def _unit_scale(self):
-        """The fitted per-channel divisor, or None where there is none or it is all ones."""
+        """The fitted per-channel divisor, or None where there is none or it is all ones
+        (remembered for the array it was read from: ``step`` asks for it every sample)."""
         u = self.__dict__.get("channel_scale_")
-        if u is None or bool(np.all(u == 1.0)):
-            return None
-        return u
+        cached = self.__dict__.get("_unit_scale_of")
+        if cached is not None and cached[0] is u:
+            return cached[1]
+        out = None if u is None or bool(np.all(u == 1.0)) else u
+        self._unit_scale_of = (u, out)
+        return out
 
     def _set_state(self, fitted: dict, arrays: dict) -> None:
         """Loading: a fitted filter of several channels saved with a ``channel_scale`` has its
@@ -86,8 +90,10 @@ class ChannelUnits:
         the scale: the exact filters' (H + 1, C) array, alone or with its times, or the random
         features' (history, S, n, last time, last output), whose S sums outputs' units."""
         u = self._unit_scale()
-        if u is None or state is None:
+        if u is None:
             return state
+        if type(state) is np.ndarray and state.shape[-1:] == u.shape:  # the usual: one array
+            return state * u if inverse else state / u
         f = u if inverse else 1.0 / u
         parts = list(state) if isinstance(state, tuple) else [state]
         scaled = (0, 1, 4) if len(parts) == 5 else (0,)  # the parts in the units of x
@@ -107,10 +113,10 @@ class ChannelUnits:
         """:func:`~tssdpa.signal.lagfilter.step_newest` in the kernel's units: ``(y, state)`` in
         those of x, or None (the general path then runs, and names a wrong channel count)."""
         u = self._unit_scale()
-        if u is not None and sample.size != u.size:
+        if u is None:
+            return step_newest(spec, state, sample, timestamp, self.min_step)
+        if sample.size != u.size:
             return None
-        scaled = sample if u is None else sample / u
-        fast = step_newest(spec, self._state_units(state, False), scaled, timestamp, self.min_step)
-        return (
-            None if fast is None else (self._from_units(fast[0]), self._state_units(fast[1], True))
-        )
+        fast = step_newest(spec, self._state_units(state, False), sample / u, timestamp,
+                           self.min_step)  # fmt: skip
+        return None if fast is None else (fast[0] * u, self._state_units(fast[1], True))
