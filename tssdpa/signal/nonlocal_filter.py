@@ -18,23 +18,27 @@ in the pattern the choice of the k nearest keys would follow x_t's noise, throug
 discontinuity SURE cannot see, and SURE would prefer exactly the candidates that overfit.
 Keys are the rows whose pattern has no missing sample, searched with a k-d tree or, for
 long patterns among many keys (``BLAS_DIM``, ``BLAS_KEYS``), where a k-d tree prunes little,
-by matrix products over blocks of queries (the fused operator's ``||k||² - 2 q·k``), the
-candidates' distances then recomputed from their differences (O(T (k + m)) memory and
-blocks of a fixed size, never T x T). "The whole series" holds up to ``3 TILE`` (24,576)
-samples; a longer one is cut into tiles of ``TILE`` samples, and a query's keys are the
-patterns of its tile and the tiles on either side (at least 8,192 samples of context each
+by matrix products over blocks of queries (the fused operator's ``||k||² - 2 q·k``, in
+float32 to screen), the candidates' distances then recomputed in float64 from their
+differences (blocks of a fixed size, never T x T). "The whole series" holds up to ``3 TILE``
+(24,576) samples; a longer one is cut into tiles of ``TILE`` samples, and a query's keys are
+the patterns of its tile and the tiles on either side (at least 8,192 samples of context each
 way but at the ends), so the cost grows linearly with the series, not quadratically
-(``experiments/bench_nonlocal.py``). A query with missing samples in its pattern (the first
-and last m/2 rows, or near a gap) is compared on its finite coordinates only, the squared
-distance scaled by D / (coordinates used) for D coordinates, as the windowed filter does, by
-exact distances to every key: O(T) each, so a series with many scattered gaps costs up to
-O(T^2 D). Keys at equal computed distances go to the earlier one. ``exclude_self`` leaves
-the query's own pattern out.
+(``experiments/bench_nonlocal.py``). :func:`run_nonlocal` goes tile by tile, so that the
+patterns, neighbours and weights it holds are those of one tile and its keys, whatever the
+length: O(TILE (k C + m C)) memory besides the (T, C) input and outputs. A query with missing
+samples in its pattern (the first and last m/2 rows, or near a gap) is compared on its finite
+coordinates only, the squared distance scaled by D / (coordinates used) for D coordinates, as
+the windowed filter does, by exact distances to every key of its tiles: O(TILE D) each, so a
+series with many scattered gaps costs up to O(T TILE D). Keys at equal computed distances go
+to the earlier one. ``exclude_self`` leaves the query's own pattern out.
 
 The slow reference is :func:`tssdpa.signal.reference.nonlocal_reference`.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from scipy.spatial import cKDTree
@@ -43,18 +47,22 @@ from tssdpa.signal import neighbours
 from tssdpa.signal.embedding import centred_embedding
 from tssdpa.signal.neighbours import kernel_weights, weighted_mean
 
-__all__ = ["TILE", "library_range", "nonlocal_neighbours", "patterns", "run_nonlocal"]
+__all__ = ["TILE", "library_range", "nonlocal_neighbours", "patterns", "run_nonlocal", "tiles"]
 
 _BRUTE_ELEMS = 1 << 22  # (query, key) distances per block of the exact search
 #: patterns of at least BLAS_DIM coordinates among at least BLAS_KEYS keys are searched by
 #: matrix products, the rest by a k-d tree: in many dimensions a tree prunes little, and how
 #: little depends on the data, while the products' cost is T x keys x D whatever the data.
-#: With 63-sample patterns the products took 0.4-0.6x the tree's time from 40,000 samples on,
-#: about the same at 10,000; with 31-sample ones, or at 4,000 samples (what fit scores), the
-#: tree was as fast or faster (experiments/bench_nonlocal.py)
-BLAS_DIM = 48
+#: With 31-sample patterns (30 coordinates) the products took 0.6-1.0x the tree's time at
+#: 40,000 samples, about the same at 10,000; with 15-sample ones the tree was faster; at 4,000
+#: samples (what fit scores) the tree is kept (experiments/bench_nonlocal.py)
+BLAS_DIM = 30
 BLAS_KEYS = 8192
-_RUN = 32  # keys per run whose minimum :func:`_blas_nearest` ranks first
+_RUN = 8  # keys per group whose minimum :func:`_blas_nearest` ranks first
+#: keys :func:`_blas_nearest` keeps beyond those wanted: its float32 products' rounding bound
+#: is then measured at a farther key, and few queries reach it and go to the exact search
+SCREEN_EXTRA = 16
+_FLOAT32_SAFE = 1e36  # ||q||² (in the keys' scale, where ||k||² <= D) that float32 products hold
 #: rows per tile of a long series: a row's keys come from its tile and the two beside it
 TILE = 8192
 
@@ -105,57 +113,76 @@ def _blas_nearest(P, q, key_rows, want: int):
     """The ``want`` nearest of the (complete) patterns ``P[key_rows]`` to each complete row
     ``q`` by matrix products, in blocks of queries: ``||k||² - 2 q·k`` ranks the keys of a
     query as its squared distance does (``||q||²`` is the row's constant) -- the fused
-    operator's identity. The ``want`` lowest are found from the minima of runs of
-    ``_RUN`` keys: the ``want`` runs with the lowest minima hold at least ``want`` keys at or
-    below the ``want``-th of those minima, so the ``want`` nearest are within those runs and
-    the keys after the last whole run.
+    operator's identity. The products only screen, so they are taken in float32 (half the
+    time of float64): ``SCREEN_EXTRA`` more keys than wanted are kept, their distances
+    recomputed in float64 from the differences, and a bound on the rounding keeps the search
+    exact (below). The lowest products are found from the minima of ``_RUN`` groups of keys
+    (group g: keys g, g + G, g + 2G, ... for G groups, so that the minima are taken across
+    contiguous rows of the products, not along short runs): the ``n`` groups with the lowest
+    minima hold at least ``n`` keys at or below the ``n``-th of those minima, so the ``n``
+    lowest are within those groups and the keys after the last whole group.
 
-    Returns ``(d, j, floor)``: the candidates' distances recomputed from the differences (as
-    the k-d tree computes them), their series rows, each (len(q), want), and per query a
-    distance that every key not returned is at least as far as (the product form's rounding
-    subtracted), so that a query whose k-th kept distance reaches it is searched exactly.
+    Returns ``(d, j, floor)``: the candidates' distances, their series rows, each (len(q),
+    ``want + SCREEN_EXTRA`` or every key), and per query a distance that every key not returned
+    is at least as far as (the products' rounding subtracted), so that a query whose k-th kept
+    distance reaches it is searched exactly.
     """
     K = P[key_rows]  # (L, D)
     L, D = K.shape
+    n = min(want + SCREEN_EXTRA, L)
     # centred: distances do not change, and the products' rounding, which grows with ||q||²
     # and ||k||², stays small beside them for data far from 0 (else every query goes exact)
     centre = K.mean(axis=0)
     Kc = K - centre
     kn = np.einsum("ij,ij->i", Kc, Kc)
-    K_aug = np.ascontiguousarray(np.c_[-2.0 * Kc, kn].T)  # (D + 1, L): [-2 k, ||k||²]
-    block = max(1, _BRUTE_ELEMS // max(L, want * D))  # G (B, L) and the differences (B, want, D)
-    d, j = np.empty((len(q), want)), np.empty((len(q), want), dtype=np.intp)
+    # and divided by one scale, so that float32 neither overflows nor underflows: it ranks
+    # the keys as before, and the products' bound is scaled back below
+    scale = math.sqrt(kn.max() / D) if kn.max() > 0 else 1.0
+    kn_s = kn / scale**2
+    K_aug = np.ascontiguousarray(np.c_[-2.0 * Kc / scale, kn_s].T, dtype=np.float32)  # (D+1, L)
+    block = max(1, _BRUTE_ELEMS // max(L, n * D))  # G (B, L) and the differences (B, n, D)
+    d, j = np.empty((len(q), n)), np.empty((len(q), n), dtype=np.intp)
     floor = np.full(len(q), np.inf)
-    runs = L // _RUN
-    buffer = np.empty((min(block, len(q)), L))
+    groups = L // _RUN
+    whole = groups * _RUN
+    tail = np.arange(whole, L)
+    members = np.arange(_RUN) * groups  # group g's keys: g + members
+    # the float32 products' rounding, inputs' included, is below (D + 4) eps32 times the sum
+    # of the terms' magnitudes, itself below ||q||² + 2 ||k||²; twice that for safety
+    eps = 2.0 * (D + 4) * float(np.finfo(np.float32).eps)
+    buffer = np.empty((min(block, len(q)), L), dtype=np.float32)
     for a in range(0, len(q), block):
         Q = P[q[a : a + block]]  # (B, D)
         Qc = Q - centre
-        G = buffer[: len(Q)]
-        np.matmul(np.c_[Qc, np.ones(len(Q))], K_aug, out=G)  # ||q - k||² - ||q||²  (B, L)
-        if want >= L:
-            cols = np.broadcast_to(np.arange(L), G.shape)
+        B = len(Q)
+        if n >= L:
+            cols = np.broadcast_to(np.arange(L), (B, L))
         else:
-            if want <= runs:  # candidates from the runs with the lowest minima (and the tail)
-                mins = G[:, : runs * _RUN].reshape(len(Q), runs, _RUN).min(axis=2)
-                best = np.argpartition(mins, want - 1, axis=1)[:, :want]
-                cols = (best[:, :, None] * _RUN + np.arange(_RUN)).reshape(len(Q), -1)
-                tail = np.broadcast_to(np.arange(runs * _RUN, L), (len(Q), L - runs * _RUN))
-                cols = np.concatenate([cols, tail], axis=1)
+            qn = np.einsum("ij,ij->i", Qc, Qc) / scale**2
+            # the terms' sum, below ||q||² + 2 ||k||², bounds every partial sum: a query so far
+            # off that float32 could overflow is screened as 0 and gets the exact search
+            ok = qn < _FLOAT32_SAFE
+            Qs = np.c_[np.where(ok[:, None], Qc / scale, 0.0), np.ones(B)].astype(np.float32)
+            G = buffer[:B]
+            np.matmul(Qs, K_aug, out=G)  # ||q - k||² - ||q||², scaled  (B, L)
+            if n <= groups:  # candidates from the groups with the lowest minima (and the tail)
+                mins = G[:, :whole].reshape(B, _RUN, groups).min(axis=1)  # (B, groups)
+                best = np.argpartition(mins, n - 1, axis=1)[:, :n]
+                cols = (best[:, :, None] + members).reshape(B, -1)
+                cols = np.concatenate([cols, np.broadcast_to(tail, (B, len(tail)))], axis=1)
             else:
-                cols = np.broadcast_to(np.arange(L), G.shape)
+                cols = np.broadcast_to(np.arange(L), (B, L))
             vals = np.take_along_axis(G, cols, 1)
-            part = np.argpartition(vals, want - 1, axis=1)[:, :want]
+            part = np.argpartition(vals, n - 1, axis=1)[:, :n]
             cols = np.take_along_axis(cols, part, 1)
-            qn = np.einsum("ij,ij->i", Qc, Qc)
-            # every other key's product form is at least the largest returned; its rounding,
-            # with that of ||k||² and ||q||², is below 3 (D + 1) eps (||q||² + ||k||²)
-            slack = 8.0 * (D + 1) * np.finfo(np.float64).eps * (qn + kn.max())
-            low = np.take_along_axis(vals, part, 1).max(axis=1) + qn - slack
-            floor[a : a + len(Q)] = np.sqrt(np.maximum(low, 0.0))
-        diff = Q[:, None, :] - K[cols]  # (B, want, D)
-        d[a : a + len(Q)] = np.sqrt(np.einsum("bwd,bwd->bw", diff, diff))
-        j[a : a + len(Q)] = key_rows[cols]
+            # every other key's product is at least the largest kept one
+            top = np.take_along_axis(vals, part, 1).max(axis=1).astype(np.float64)
+            low = top + qn - eps * (qn + 2.0 * kn_s.max())
+            floor[a : a + B] = np.where(ok, scale * np.sqrt(np.maximum(np.where(ok, low, 0), 0)), 0)
+        diff = np.take(K, cols, axis=0)  # (B, n, D): the differences, in place
+        np.subtract(diff, Q[:, None, :], out=diff)
+        d[a : a + B] = np.sqrt(np.einsum("bwd,bwd->bw", diff, diff))
+        j[a : a + B] = key_rows[cols]
     return d, j, floor
 
 
@@ -177,50 +204,63 @@ def nonlocal_neighbours(
     or a key within the products' rounding), by exact distances to every key.
     """
     T = P.shape[0]
-    complete = np.isfinite(P).all(axis=1)
-    key_ok = complete & usable
-    k = min(k, int(key_ok.sum()))
+    k = min(k, int((np.isfinite(P).all(axis=1) & usable).sum()))
     dist, idx = np.full((T, k), np.inf), np.full((T, k), -1)
-    if not k:
+    for s, e, lo, hi in tiles(T, tile):
+        d, j = _tile_neighbours(P[lo:hi], usable[lo:hi], s - lo, e - lo, k, half, exclude_self)
+        dist[s:e], idx[s:e] = d, np.where(j >= 0, j + lo, -1)
+    return dist, idx
+
+
+def _tile_neighbours(P, usable, s: int, e: int, k: int, half: int, exclude_self: bool):
+    """:func:`nonlocal_neighbours` of rows ``s:e`` of a library's (L, D) patterns ``P``, every
+    row of which is a possible key: ``(dist, idx)``, (e - s, k) each, rows of ``P``."""
+    complete = np.isfinite(P).all(axis=1)
+    key_rows = np.flatnonzero(complete & usable)
+    dist, idx = np.full((e - s, k), np.inf), np.full((e - s, k), -1)
+    kk = min(k, len(key_rows))
+    if not kk:
         return dist, idx
 
     def allowed(q, j):  # (n_q, n_j) bool
         gap = np.abs(j - q[:, None])
         return (gap > half) | ((gap == 0) & (not exclude_self))
 
-    tiled = T > 3 * tile
-    for s in range(0, T, tile) if tiled else [0]:
-        e = min(T, s + tile) if tiled else T
-        lo, hi = library_range(s, T, tile)
-        key_rows = lo + np.flatnonzero(key_ok[lo:hi])
-        kk = min(k, len(key_rows))
-        if not kk:
-            continue
-        q = s + np.flatnonzero(complete[s:e])
-        want = min(kk + 2 * half + 1, len(key_rows))
-        if P.shape[1] >= BLAS_DIM and len(key_rows) >= BLAS_KEYS:
-            d, j, floor = _blas_nearest(P, q, key_rows, want)
-        else:
-            d, j = cKDTree(P[key_rows]).query(P[q], k=want, workers=neighbours.search_threads())
-            d, j = d.reshape(len(q), want), key_rows[np.asarray(j).reshape(len(q), want)]
-            floor = d.max(axis=1)  # a key the tree did not return is at least this far
-        d, j = _sorted(d, j)
-        keep = allowed(q, j)
-        # the kk nearest kept candidates: a stable sort puts the kept ones first, in order
-        order = np.argsort(~keep, axis=1, kind="stable")[:, :kk]
-        kept = np.take_along_axis(keep, order, 1)
-        dist[q, :kk] = np.where(kept, np.take_along_axis(d, order, 1), np.inf)
-        idx[q, :kk] = np.where(kept, np.take_along_axis(j, order, 1), -1)
-        tied = q[(dist[q, kk - 1] >= floor) & (want < len(key_rows))]
-        partial = s + np.flatnonzero(~complete[s:e] & np.isfinite(P[s:e]).any(axis=1))
-        exact = np.concatenate([tied, partial])
-        step = max(1, _BRUTE_ELEMS // len(key_rows))
-        for a in range(0, len(exact), step):
-            rows = exact[a : a + step]
-            dist[rows, :kk], idx[rows, :kk] = _exact_nearest(
-                P[rows], P[key_rows], key_rows, kk, allowed(rows, key_rows)
-            )
+    q = s + np.flatnonzero(complete[s:e])
+    want = min(kk + 2 * half + 1, len(key_rows))
+    if P.shape[1] >= BLAS_DIM and len(key_rows) >= BLAS_KEYS:
+        d, j, floor = _blas_nearest(P, q, key_rows, want)
+    else:
+        d, j = cKDTree(P[key_rows]).query(P[q], k=want, workers=neighbours.search_threads())
+        d, j = d.reshape(len(q), want), key_rows[np.asarray(j).reshape(len(q), want)]
+        floor = d.max(axis=1)  # a key the tree did not return is at least this far
+    d, j = _sorted(d, j)
+    keep = allowed(q, j)
+    # the kk nearest kept candidates: a stable sort puts the kept ones first, in order
+    order = np.argsort(~keep, axis=1, kind="stable")[:, :kk]
+    kept = np.take_along_axis(keep, order, 1)
+    dist[q - s, :kk] = np.where(kept, np.take_along_axis(d, order, 1), np.inf)
+    idx[q - s, :kk] = np.where(kept, np.take_along_axis(j, order, 1), -1)
+    tied = q[(dist[q - s, kk - 1] >= floor) & (want < len(key_rows))]
+    partial = s + np.flatnonzero(~complete[s:e] & np.isfinite(P[s:e]).any(axis=1))
+    exact = np.concatenate([tied, partial])
+    step = max(1, _BRUTE_ELEMS // len(key_rows))
+    for a in range(0, len(exact), step):
+        rows = exact[a : a + step]
+        dist[rows - s, :kk], idx[rows - s, :kk] = _exact_nearest(
+            P[rows], P[key_rows], key_rows, kk, allowed(rows, key_rows)
+        )
     return dist, idx
+
+
+def tiles(T: int, tile: int = TILE):
+    """``(s, e, lo, hi)`` for each tile of a T-row series: its rows ``s:e`` and the rows
+    ``lo:hi`` of their keys (:func:`library_range`); one tile of every row up to ``3 tile``."""
+    if T <= 3 * tile:
+        yield 0, T, 0, T
+        return
+    for s in range(0, T, tile):
+        yield (s, min(T, s + tile), *library_range(s, T, tile))
 
 
 def library_range(t: int, T: int, tile: int = TILE) -> tuple[int, int]:
@@ -243,18 +283,25 @@ def run_nonlocal(x2, embedding: int, n_neighbors: int, sigmas, exclude_self=Fals
     else in ``y_t`` depends on ``x_t``).
     """
     x2 = np.asarray(x2, dtype=np.float64)
-    half = embedding // 2  # the pattern of t spans t - half .. t + half
+    T, half = len(x2), embedding // 2  # the pattern of t spans t - half .. t + half
     usable = np.isfinite(x2).all(axis=1)
-    dist, idx = nonlocal_neighbours(
-        patterns(x2, embedding), usable, n_neighbors, half, exclude_self, tile
-    )
-    if not idx.shape[1]:  # no key at all
-        return [np.full(x2.shape, np.nan) for _ in sigmas], [np.zeros(len(x2)) for _ in sigmas]
-    values = x2[np.maximum(idx, 0)]  # (T, k, C); slots without a key get weight 0
-    own = idx == np.arange(len(x2))[:, None]
-    outs, selfw = [], []
-    for s in sigmas:
-        w = kernel_weights(dist, sigma=float(s))
-        outs.append(weighted_mean(w, values))
-        selfw.append((w * own).sum(axis=1))
+    # keys: rows whose whole span t - half .. t + half is known
+    missing = np.r_[0, np.cumsum(~usable)]
+    t = np.arange(half, T - half)
+    k = min(n_neighbors, int((missing[t + half + 1] == missing[t - half]).sum()))
+    outs = [np.full(x2.shape, np.nan) for _ in sigmas]
+    selfw = [np.zeros(T) for _ in sigmas]
+    if not k:  # no key at all
+        return outs, selfw
+    # tile by tile, so that the neighbours, their values and weights take O(tile k C) memory
+    for s, e, lo, hi in tiles(T, tile):
+        a, b = max(0, lo - half), min(T, hi + half)  # the patterns of rows lo:hi need these
+        P = patterns(x2[a:b], embedding)[lo - a : hi - a]
+        dist, idx = _tile_neighbours(P, usable[lo:hi], s - lo, e - lo, k, half, exclude_self)
+        values = x2[lo + np.maximum(idx, 0)]  # (e - s, k, C); slots without a key weigh 0
+        own = idx == np.arange(s - lo, e - lo)[:, None]
+        for out, own_weight, sigma in zip(outs, selfw, sigmas):
+            w = kernel_weights(dist, sigma=float(sigma))
+            out[s:e] = weighted_mean(w, values)
+            own_weight[s:e] = (w * own).sum(axis=1)
     return outs, selfw
