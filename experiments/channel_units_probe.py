@@ -27,7 +27,18 @@ Then ``reference``: why not the noise levels. A noisy sensor (two sines, noise 0
 samples) beside a clean reference (a slow cosine, noise 0 or 1e-4): the sensor channel's RMSE
 over its noise, for the same four fits.
 
+With ``--glitch``, instead: one glitch, a sample 300 standard deviations out, at sample 700 of
+the fit block, added to each channel in turn of ``lorenz`` and ``imu_fusion`` and to three
+single channels (Lorenz x, Mackey–Glass, the pulse train; 1,500 samples), at 10 dB. Printed:
+the RMSE over the added noise more than 200 samples from the glitch, geometric mean over
+channels and over the glitched channel, for the default fit without the glitch, with it as
+before 2026-11-28's eighth session (the plain standard deviation as the channel scale, which
+the glitch inflates, applied outside with ``channel_scale=None``; the glitch kept,
+``glitches=None``), and with it now (the spread taken with the glitch clipped,
+``channel_spread``; a zero-phase filter treats it as missing, ``tssdpa.estimators.glitches``).
+
     .venv/bin/python experiments/channel_units_probe.py --data-dir ../shared/datasets
+    .venv/bin/python experiments/channel_units_probe.py --data-dir ../shared/datasets --glitch
 """
 
 from __future__ import annotations
@@ -40,7 +51,7 @@ import warnings
 import numpy as np
 
 from tssdpa.data import load_imu
-from tssdpa.data.synthetic import lorenz
+from tssdpa.data.synthetic import lorenz, make_signal
 from tssdpa.estimators.selection import noise_level
 from tssdpa.filters import ProjectionFilter
 
@@ -93,12 +104,57 @@ def reference(seed: int) -> None:
             print(f"{ref_noise:<16g} {kind:10s}  " + "  ".join(f"{e:12.3f}" for e in errs))
 
 
+def glitch_signals(data_dir: str):
+    """The multichannel signals of :func:`signals` but the walking IMU, then three single
+    channels (z-scored, 1,500 samples, seed 0)."""
+    for name, clean in signals(data_dir):
+        if name != "imu_gait":
+            yield name, clean
+    for name in ("lorenz", "mackey_glass", "pulse_train"):
+        x = np.asarray(make_signal(name, 1500, 0), dtype=float)
+        yield name + " (1 ch)", ((x - x.mean()) / x.std())[:, None]
+
+
+def glitch(data_dir: str, seed: int) -> None:
+    print("one glitch of 300 standard deviations at 10 dB: RMSE / added noise more than 200"
+          " samples from it, geometric mean over channels and glitched channels")  # fmt: skip
+    print(f"{'signal':20s} {'fit':10s}  {'no glitch':>10s}  {'before':>10s}  {'now':>10s}")
+    for name, clean in glitch_signals(data_dir):
+        rng = np.random.default_rng(1000 * seed + 1)
+        noise = clean.std(0) * 10 ** (-10 / 20)
+        noisy = clean + noise * rng.normal(size=clean.shape)
+        away = np.abs(np.arange(len(clean)) - 700) > 200
+
+        def score(y, clean=clean, away=away, noise=noise):
+            return np.mean(np.log(np.sqrt(np.mean((y - clean)[away] ** 2, axis=0)) / noise))
+
+        for causal in (True, False):
+            logs = {"no glitch": [score(fitted(noisy, causal, "std"))], "before": [], "now": []}
+            for c in range(clean.shape[1]):
+                x = noisy.copy()
+                x[700, c] += 300 * noisy[:, c].std()
+                # before: the plain standard deviation (the same filter as the default's with
+                # its scale) and the glitch kept
+                u = np.std(x[:4000], axis=0)
+                u = u / np.median(u)
+                kept = ProjectionFilter(causal=causal, channel_scale=None, glitches=None)
+                logs["before"].append(score(np.asarray(kept.fit(x / u).filter(x / u)) * u))
+                logs["now"].append(score(fitted(x, causal, "std")))
+            kind = "causal" if causal else "zero-phase"
+            cells = "  ".join(f"{np.exp(np.mean(v)):10.3f}" for v in logs.values())
+            print(f"{name:20s} {kind:10s}  {cells}", flush=True)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data-dir", default="../shared/datasets")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--glitch", action="store_true", help="the glitch probe only")
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")  # held-readings notes: not this probe's subject
+    if args.glitch:
+        glitch(args.data_dir, args.seed)
+        return 0
     print("RMSE / added noise, geometric mean over channels (worst channel); seconds")
     print(f"{'signal':10s} {'SNR':>4s} {'fit':10s}  " + "  ".join(f"{m:>20s}" for m in MODES))
     logs = {m: [] for m in MODES}

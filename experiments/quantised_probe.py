@@ -38,7 +38,8 @@ Since 2026-11-28 the noise level of such a channel is measured on the samples th
 ``--bench-cells``: whether either change touches the benchmarks' denoising cells: for every
 series of ``bench_autofit.py``, ``autofit_heldout.py`` and ``autofit_unseen.py`` (seeds 0-2,
 0 / 10 / 20 dB, their noise seeds), whether the noisy series has a repeating channel or a
-step whose floor is above the grid's smallest width (embedding 1).
+step whose floor is above the grid's smallest width (embedding 1), and whether it has a
+glitch (``tssdpa.estimators.glitches``, which a zero-phase filter would treat as missing).
 
     .venv/bin/python experiments/quantised_probe.py --bench-cells --data-dir ../shared/datasets
 
@@ -60,6 +61,7 @@ import numpy as np
 
 from tssdpa.data import add_noise, load_ett, load_imu
 from tssdpa.data.synthetic import make_signal
+from tssdpa.estimators.glitches import glitch_mask
 from tssdpa.estimators.selection import noise_level, repeating_channels, resolution
 from tssdpa.filters import ProjectionFilter, projection_fit
 
@@ -158,7 +160,7 @@ def bench_cells(data_dir: str, share: float) -> None:
     import autofit_unseen  # noqa: F401 -- registers its systems in bench_autofit.SERIES
     import bench_autofit as bench
 
-    cells, touched = 0, []
+    cells, touched, glitched = 0, [], []
     for name in bench.SERIES:
         for seed in (0, 1, 2):
             try:
@@ -171,8 +173,11 @@ def bench_cells(data_dir: str, share: float) -> None:
                 floor = share * resolution(noisy)[0]
                 if repeating_channels(noisy) or floor > 0.25 * noise_level(noisy)[0]:
                     touched.append(f"{name} seed {seed} {snr:g} dB")
+                if glitch_mask(noisy).any():
+                    glitched.append(f"{name} seed {seed} {snr:g} dB")
     print(f"{cells} denoising cells; touched by the floor or the repeat check: {len(touched)}"
           + (": " + ", ".join(touched) if touched else ""))  # fmt: skip
+    print(f"with a glitch: {len(glitched)}" + (": " + ", ".join(glitched) if glitched else ""))
 
 
 def ett(data_dir: str, share: float) -> None:

@@ -10,7 +10,7 @@ from safetensors.numpy import load_file, save_file
 
 from tssdpa.data import synthetic
 from tssdpa.filters import ProjectionFilter
-from tssdpa.filters.channel_scale import fitted_channel_scale
+from tssdpa.filters.channel_scale import channel_spread, fitted_channel_scale
 
 #: deg/s beside g beside uT: five orders of magnitude between channels
 UNITS = np.array([1.0, 1e-3, 50.0])
@@ -71,6 +71,7 @@ def test_a_clean_channel_beside_a_noisy_one_does_not_stop_its_filtering(referenc
 
 
 def test_the_scale_is_each_channels_standard_deviation_over_their_median():
+    # (data without outliers is not clipped: see channel_spread)
     _, noisy = _lorenz()
     x = noisy * UNITS
     f = ProjectionFilter(window=8, embedding=1, degree=0, max_fit_samples=500).fit(x)
@@ -81,8 +82,36 @@ def test_the_scale_is_each_channels_standard_deviation_over_their_median():
     constant = np.column_stack([x, np.full(len(x), 7.0)])
     g = ProjectionFilter(window=8, embedding=1, degree=0).fit(constant)
     assert g.channel_scale_[3] == 1.0 and np.isfinite(g.filter(constant)).all()
-    np.testing.assert_allclose(fitted_channel_scale("std", [2.0, 4.0]), [2 / 3, 4 / 3])
-    assert np.all(fitted_channel_scale(None, [2.0, 4.0]) == 1.0)
+    spreads_2_and_4 = np.column_stack([[-2.0, 2.0], [-4.0, 4.0]])
+    np.testing.assert_allclose(fitted_channel_scale("std", spreads_2_and_4), [2 / 3, 4 / 3])
+    assert np.all(fitted_channel_scale(None, spreads_2_and_4) == 1.0)
+
+
+def test_a_glitch_does_not_shrink_its_channels_share_of_the_distances():
+    """One sample of 300 standard deviations in a channel would make its standard deviation
+    about 6x larger, and the channel count for little in the kernel: it is clipped first, so
+    the scale stays within 2% of the data's without it, and the causal filter elsewhere as good."""
+    clean, noisy = _lorenz(1500, seed=2)
+    x = noisy * UNITS
+    glitched = x.copy()
+    glitched[700, 0] += 300 * x[:, 0].std()
+    assert np.std(glitched[:, 0]) > 5 * np.std(x[:, 0])
+    f = ProjectionFilter().fit(x)
+    g = ProjectionFilter().fit(glitched)
+    np.testing.assert_allclose(g.channel_scale_, f.channel_scale_, rtol=0.02)
+    away = np.abs(np.arange(len(x)) - 700) > 200
+    err = {k: np.sqrt(np.mean(((h.filter(y) / UNITS - clean)[away]) ** 2))
+           for k, h, y in (("clean", f, x), ("glitched", g, glitched))}  # fmt: skip
+    assert err["glitched"] < 1.05 * err["clean"]
+
+
+def test_frequent_large_values_are_not_taken_for_glitches():
+    # a pulse train's pulses (1 sample in 50) and Gaussian data keep their standard deviation
+    t = np.arange(4000)
+    pulses = np.where(t % 50 == 0, 30.0, 0.0) + 0.1 * np.random.default_rng(3).normal(size=t.size)
+    gauss = np.random.default_rng(4).normal(size=t.size)
+    x = np.column_stack([pulses, gauss])
+    np.testing.assert_array_equal(channel_spread(x), np.std(x, axis=0))
 
 
 @pytest.mark.parametrize(

@@ -502,7 +502,9 @@ def test_nontrivial_sigma_changes_output():
 
 
 # ---------------------------------------------------------------------------- docs
-@pytest.mark.parametrize("module", ["functional", "projection", "forecaster", "residual"])
+@pytest.mark.parametrize(
+    "module", ["functional", "projection", "forecaster", "residual", "channel_scale"]
+)
 def test_docstring_examples_run(module):
     import doctest
     import importlib

@@ -6,7 +6,9 @@ able to say itself with the channels' names (the CLI ``tssdpa filter`` prints th
   signal;
 - :class:`PartialRowsWarning`: a channel missing over a stretch where the others are known
   (:func:`partial_rows`). A key of the filter needs every channel of its sample, so where no
-  complete sample is in reach the other channels are held or interpolated, not filtered.
+  complete sample is in reach the other channels are held or interpolated, not filtered;
+- :class:`GlitchWarning`: samples a zero-phase filter treats as missing
+  (:mod:`~tssdpa.estimators.glitches`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,13 @@ import numpy as np
 
 from tssdpa.estimators.selection import held_message, longest_run
 
-__all__ = ["HeldReadingsWarning", "InputNote", "PartialRowsWarning", "partial_rows"]
+__all__ = [
+    "GlitchWarning",
+    "HeldReadingsWarning",
+    "InputNote",
+    "PartialRowsWarning",
+    "partial_rows",
+]
 
 
 class InputNote(UserWarning):
@@ -69,3 +77,21 @@ class PartialRowsWarning(InputNote):
                 f"is within the filter's reach ({self.reach} samples) the other channels are "
                 "held or interpolated there, not filtered. Fit those channels on their own, or "
                 "filter the stretch where every channel is known.")  # fmt: skip
+
+
+class GlitchWarning(InputNote):
+    """Glitches a zero-phase fit treats as missing; ``found`` is ``{channel: (count, first)}``
+    (:func:`~tssdpa.estimators.glitches.glitch_mask`)."""
+
+    def __init__(self, found: dict[int, tuple[int, int]]):
+        self.found = found
+        super().__init__(self.told())
+
+    def told(self, names=None) -> str:
+        said = [f"{'x channel ' + str(c) if names is None else repr(names[c])} has {n:,} "
+                f"glitch{'es' if n > 1 else ''} (the first at sample {first:,})"
+                for c, (n, first) in self.found.items()]  # fmt: skip
+        return (
+            "; ".join(said) + ": samples far out of line with those around them, treated "
+            "as missing (never keys, filled from the others); glitches=None keeps them."
+        )

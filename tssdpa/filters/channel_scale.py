@@ -6,7 +6,8 @@ accelerometer in g, distances in the units of x are the gyroscope's alone, and t
 sigma is too wide or too narrow for every other channel. Divided by its standard deviation
 (over the fit block), each channel counts alike whatever its units, as in the forecaster's
 standardised embeddings. The scale is ``std / median(std)``, so one channel, or channels of
-one spread, keep their units and sigma its meaning.
+one spread, keep their units and sigma its meaning; the standard deviation is taken with rare
+far outliers (glitches) clipped (:func:`channel_spread`).
 
 Why not the noise level, which would make the distance the noise's Mahalanobis distance: a
 channel with next to no noise (a clean reference, a setpoint beside a noisy sensor) would then
@@ -25,20 +26,46 @@ import numpy as np
 from tssdpa.estimators.persistence import require_floats
 from tssdpa.signal.lagfilter import step_newest
 
-__all__ = ["CHANNEL_SCALES", "ChannelUnits", "fitted_channel_scale"]
+__all__ = ["CHANNEL_SCALES", "ChannelUnits", "channel_spread", "fitted_channel_scale"]
 
 #: the values of ``ProjectionFilter(channel_scale=...)``
 CHANNEL_SCALES = ("std", None)
+#: :func:`channel_spread` clips a channel's values to its median plus or minus GLITCH_REACH
+#: times the GLITCH_QUANTILE of their distances to it: fewer than 1 in 200 samples as far out
+#: as twice the rest are taken for glitches
+GLITCH_QUANTILE, GLITCH_REACH = 0.995, 2.0
 
 
-def fitted_channel_scale(setting, spread) -> np.ndarray:
-    """(C,) the divisor of each channel: ``spread / median(spread)`` for ``"std"`` (a channel
-    without spread, constant, keeps 1), else ones.
+def channel_spread(x2: np.ndarray) -> np.ndarray:
+    """(C,) the standard deviation of each channel of (T, C) ``x2`` (NaN ignored), its values
+    first clipped to ``median ± GLITCH_REACH q`` (q the ``GLITCH_QUANTILE`` of ``|x - median|``).
 
-    >>> fitted_channel_scale("std", np.array([0.5, 0.001, 2.0, 0.0]))
-    array([1.   , 0.002, 4.   , 1.   ])
+    One glitch of 1e4 among 4,000 samples of spread 1 would make the standard deviation 160,
+    and the channel count for next to nothing in the kernel's distances; clipped, it counts
+    as a value at the bound. Data without such outliers is not clipped (a Gaussian channel's
+    bound is 5.6 standard deviations), nor is a channel whose large values are frequent (a
+    pulse train's pulses, a gait's heel strikes in more than 1 sample in 200).
+
+    >>> x = np.r_[np.sin(np.arange(4000) / 10.0), 1e4][:, None]
+    >>> round(float(channel_spread(x)[0]), 3), round(float(np.std(x)), 1)
+    (0.707, 158.1)
     """
-    spread = np.asarray(spread, dtype=float)
+    x2 = np.asarray(x2, dtype=float)
+    centre = np.nanmedian(x2, axis=0)
+    reach = GLITCH_REACH * np.nanquantile(np.abs(x2 - centre), GLITCH_QUANTILE, axis=0)
+    return np.nanstd(np.clip(x2, centre - reach, centre + reach), axis=0)
+
+
+def fitted_channel_scale(setting, x2: np.ndarray) -> np.ndarray:
+    """(C,) the divisor of each channel of (T, C) ``x2``: for ``"std"`` its
+    :func:`channel_spread` over their median (a channel without spread, constant, keeps 1),
+    else ones.
+
+    >>> z = np.r_[-1.0, 1.0]
+    >>> fitted_channel_scale("std", np.column_stack([0.5 * z, 0.001 * z, 2 * z, 0 * z])).tolist()
+    [1.0, 0.002, 4.0, 1.0]
+    """
+    spread = channel_spread(x2)
     ok = np.isfinite(spread) & (spread > 0)
     if setting is None or spread.size < 2 or not ok.any():
         return np.ones(spread.size)

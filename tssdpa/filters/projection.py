@@ -7,6 +7,7 @@ import numpy as np
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive, to_seconds
 from tssdpa.estimators.arrays import as_2d, check_state, restore, step_input
 from tssdpa.estimators.base import Denoiser, check_fit_input, target_like
+from tssdpa.estimators.glitches import GLITCHES, glitches_missing
 from tssdpa.estimators.selection import FitScoresView
 from tssdpa.filters import projection_fit as fitting
 from tssdpa.filters import projection_local as local
@@ -125,8 +126,11 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
         the series looks linear (rough AR-like signals; docs/filters.md, "Rough signals").
     channel_scale : "std" or None
         "std" (default): the kernel compares channels divided by ``channel_scale_`` (their
-        standard deviations over the median, set by :meth:`fit`), so channels in other units
+        standard deviations, glitches clipped, over their median), so channels in other units
         count alike (sigma and ``cv_results_`` are in those units); None: as they are.
+    glitches : "missing" or None
+        "missing" (default): a zero-phase filter treats rare samples far out of line with those
+        around them as missing (:mod:`tssdpa.estimators.glitches`); None, or causal: kept.
 
     Attributes
     ----------
@@ -164,7 +168,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
         causal=True, exclude_self=False, tol=1e-6, min_step=None, recurrent=None, n_features=256,
         feature_map="centres", random_state=0, dtype="float64", max_fit_samples=4000,
         holdout=1.0, base=AUTO, base_params=None, mix=True, mix_temperature=16.0, n_neighbors=64,
-        local_window=AUTO, noise_level=None, channel_scale="std",
+        local_window=AUTO, noise_level=None, channel_scale="std", glitches="missing",
     ):  # fmt: skip
         self._store(locals())
 
@@ -220,24 +224,17 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
         fitting.check_candidate_lists(self)
         check_positive(self.mix_temperature, "mix_temperature")
         check_choice(self.channel_scale, "channel_scale", CHANNEL_SCALES)
+        check_choice(self.glitches, "glitches", GLITCHES)
 
     def _spec(self, exclude_self=None, **override):
         s = self._settings(**override)
         check_choice(self.recurrent, "recurrent", (None, "features"))
         return resolve_spec(
-            window=s["window"],
-            embedding=s["embedding"],
-            sigma=s["sigma"],
-            decay=s["decay"],
-            tau=self.tau,
-            causal=self.causal,
+            window=s["window"], embedding=s["embedding"], sigma=s["sigma"], decay=s["decay"],
+            tau=self.tau, causal=self.causal, tol=self.tol, min_step=self.min_step,
             exclude_self=self.exclude_self if exclude_self is None else exclude_self,
-            tol=self.tol,
-            min_step=self.min_step,
-            dtype=self.dtype,
-            degree=s["degree"],
-            n_neighbors=self.n_neighbors,
-        )
+            dtype=self.dtype, degree=s["degree"], n_neighbors=self.n_neighbors,
+        )  # fmt: skip
 
     def _times(self, meta, timestamps, n):
         if self.tau is None:
@@ -287,7 +284,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
         self._validate_params()
         local.check_local_window(self)
         block = fitting.fit_block(x2, min(x2.shape[0], self.max_fit_samples))
-        xs = x2[block]
+        xs = glitches_missing(self, x2[block], warn=True)
         n = len(xs)
         tail = n - max(1, int(round(self.holdout * n)))  # first sample of the held-out tail
         times = self._times(meta, timestamps, x2.shape[0])
@@ -295,7 +292,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
         for name in (*_SETTINGS, "mixture", "local", "channel_scale"):
             self.__dict__.pop(name + "_", None)
         noise = fitting.fit_noise_level(self, xs)
-        self.channel_scale_ = fitted_channel_scale(self.channel_scale, np.nanstd(xs, axis=0))
+        self.channel_scale_ = fitted_channel_scale(self.channel_scale, xs)
         xs, tgt = self._to_units(xs), (None if tgt is None else self._to_units(tgt[block]))
         self.best_params_, self.cv_results_, unit_noise, self.mixture_ = choose_settings(
             self, xs, times, tgt, tail, noise / self.channel_scale_
@@ -397,6 +394,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
         if not self.causal and zi is not None:
             raise ValueError("zi is only defined for causal=True")
         if zi is None:
+            x2 = glitches_missing(self, x2)
             mix = getattr(self, "mixture_", None) if self.mix and not self.causal else None
             comps = mixing.check_mixture(self, mix) or [{**self._checked_setting(), "weight": 1.0}]
             y, own = mixing.mixture_output(self, x2, times, comps)
@@ -491,7 +489,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
     }
     _array_schema = ("center_", "spread_", "features_", "feature_logw_", "channel_scale_")
     _channel_arrays = {"center_": False, "spread_": True, "channel_scale_": True}
-    _saved_defaults = {"channel_scale": None}  # files from before channel_scale_: as they were
+    _saved_defaults = {"channel_scale": None, "glitches": None}  # older files: as they were
     _fitted_checks = {
         "mixture_": mixing.check_mixture,
         "window_": fitting.check_fitted_window,

@@ -1,0 +1,118 @@
+"""Glitches (tssdpa.estimators.glitches): rare samples far out of line with those around them,
+which a zero-phase ProjectionFilter treats as missing (``glitches="missing"``, the default)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from tssdpa.data import load_ett, load_imu
+from tssdpa.data.synthetic import make_signal
+from tssdpa.estimators.glitches import glitch_mask
+from tssdpa.estimators.input_notes import GlitchWarning
+from tssdpa.filters import ProjectionFilter
+
+
+def _noisy(name="mackey_glass", n=1500, noise=0.316, seed=1):
+    clean = np.asarray(make_signal(name, n, 0), dtype=float)
+    clean = (clean - clean.mean()) / clean.std()
+    return clean, clean + noise * np.random.default_rng(seed).normal(size=n)
+
+
+def test_a_glitch_is_found_and_nothing_else_on_noisy_smooth_signals():
+    for name in ("lorenz", "mackey_glass", "pulse_train", "sinusoids"):
+        for noise in (0.03, 0.3, 1.0):
+            _, x = _noisy(name, noise=noise)
+            assert not glitch_mask(x[:, None]).any(), (name, noise)
+            x[[300, 301, 900]] += 300.0  # two in a row and one alone
+            np.testing.assert_array_equal(np.flatnonzero(glitch_mask(x[:, None])), [300, 301, 900])
+
+
+def test_frequent_spikes_steps_held_readings_and_events_are_not_glitches():
+    rng = np.random.default_rng(2)
+    t = np.arange(4000)
+    impulsive = 0.1 * rng.normal(size=t.size) + (rng.random(t.size) < 0.02) * 10.0
+    steps = np.repeat(rng.normal(size=40), 100)
+    events = (t % 700 == 0).astype(float)  # 6 events in a channel of zeros
+    x = np.column_stack([impulsive, steps, events, np.full(t.size, np.nan)])
+    assert not glitch_mask(x).any()
+
+
+def test_the_zero_phase_fit_filters_as_if_the_glitch_were_not_there():
+    """One glitch of 300 standard deviations made the non-local filter average it into every
+    row that took its row as a key, and the fit fell back on windowed filters: the error
+    away from the glitch rose by a quarter. Missing, it changes next to nothing, and its own
+    sample gets an estimate near the clean value."""
+    clean, x = _noisy()
+    glitched = x.copy()
+    glitched[700] += 300.0
+    away = np.abs(np.arange(len(x)) - 700) > 200
+
+    def error(y):
+        return np.sqrt(np.mean((y - clean)[away] ** 2))
+
+    base = error(ProjectionFilter(causal=False).fit(x).filter(x))
+    with pytest.warns(GlitchWarning, match="x channel 0 has 1 glitch .the first at sample 700"):
+        f = ProjectionFilter(causal=False).fit(glitched)
+    y = f.filter(glitched)
+    kept = ProjectionFilter(causal=False, glitches=None).fit(glitched).filter(glitched)
+    assert error(y) < 1.05 * base < error(kept) / 1.1
+    assert abs(y[700] - clean[700]) < 1.0 < abs(kept[700] - clean[700])
+    assert glitched[700] == x[700] + 300.0  # the input is not changed
+
+
+def test_a_causal_filter_keeps_glitches_as_its_stream_does():
+    # it cannot look at the sample after, and its offline output equals its streaming one
+    _, x = _noisy(n=600)
+    x[300] += 300.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GlitchWarning)
+        f = ProjectionFilter(causal=True).fit(x)
+    y_kept = ProjectionFilter(causal=True, glitches=None, **f.best_params_).filter(x)
+    np.testing.assert_array_equal(f.filter(x), y_kept)
+    y_stream, _ = f.filter(x, zi=f.initial_state())
+    np.testing.assert_allclose(y_stream[50:], f.filter(x)[50:], rtol=0, atol=1e-12)
+
+
+def test_a_saved_zero_phase_filter_keeps_the_setting_and_an_older_file_keeps_glitches(
+    tmp_path, edit_config
+):
+    _, x = _noisy(n=600)
+    x[300] += 300.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GlitchWarning)
+        f = ProjectionFilter(causal=False, window=[4, 8], local_window=None).fit(x)
+    f.save(tmp_path / "f")
+    g = ProjectionFilter.load(tmp_path / "f")
+    assert g.glitches == "missing"
+    np.testing.assert_array_equal(g.filter(x), f.filter(x))
+    edit_config(tmp_path / "f", lambda cfg: cfg["params"].pop("glitches"))
+    old = ProjectionFilter.load(tmp_path / "f")  # saved before the parameter: as it filtered
+    assert old.glitches is None
+    f.glitches = None
+    np.testing.assert_array_equal(old.filter(x), f.filter(x))
+
+
+def test_a_bad_glitches_value_is_refused_naming_it():
+    with pytest.raises(ValueError, match="glitches"):
+        ProjectionFilter(glitches="drop").fit(np.sin(np.arange(200) / 5.0))
+
+
+@pytest.mark.data("ett/ETTm2.csv.gz")
+def test_on_the_shared_recordings_the_glitches_are_ettm2_ots_four_dropouts():
+    found = {}
+    for name in ("ETTh1", "ETTh2", "ETTm1", "ETTm2"):
+        df = load_ett(name)
+        mask = glitch_mask(df.to_numpy())
+        found.update({(name, df.columns[c]): np.flatnonzero(mask[:, c]).tolist()
+                      for c in np.flatnonzero(mask.any(axis=0))})  # fmt: skip
+    for name in ("imu_fusion", "imu_gait"):
+        try:
+            assert not glitch_mask(load_imu(name).to_numpy()).any(), name
+        except FileNotFoundError:
+            pass
+    assert found == {("ETTm2", "OT"): [24532, 30100, 31648, 31746]}
+    ot = load_ett("ETTm2")["OT"].to_numpy()
+    assert ot[24532] == 0.0 and ot[24531] > 13  # a reading of 0 among 13.3s

@@ -1,0 +1,72 @@
+"""Glitches in a recording: rare samples far out of line with those around them.
+
+A glitch -- one sample hundreds of noise levels out, a logger's dropout to 0 -- is not noise a
+kernel filter can average away. In the non-local filter (``window="all"``) the glitch's row is
+a key like any other (its pattern leaves the sample itself out, so it looks ordinary), and
+every row that takes it as a neighbour averages the glitch's value in: one glitch of 300
+standard deviations among 1,500 samples made that filter so much worse that the zero-phase fit
+fell back on windowed ones (pulse train at 10 dB: 0.475 of the noise away from the glitch,
+against 0.331 without it; ``experiments/channel_units_probe.py --glitch``). Marked missing, it
+is neither a key nor scored, and the filter fills its sample from the others.
+
+An entry is a glitch where it is more than ``GLITCH_REACH`` times its channel's typical
+distance from the median of the ``2 GLITCH_HALF + 1`` samples around it (the 99th percentile
+of those distances over the channel). Large values that recur in more than 1 sample in 100 (a
+gait's heel strikes, a pulse train's pulses, impulsive noise at a rate of 2%) set that typical
+distance themselves and are not glitches; nor is anything in a channel that sits on its
+running median almost everywhere (held readings, steps, an event flag), whose typical distance
+is 0. On the shared recordings (the IMUs, the four ETT tables) the rule finds 4 samples, all in
+ETTm2 ``OT``: a 0 among readings of 13.3, 21.5 among 42-44, and 47.9 and 47.2 among 30.5.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+__all__ = ["GLITCHES", "GLITCH_HALF", "GLITCH_REACH", "glitch_mask", "glitches_missing"]
+
+#: the values of ``ProjectionFilter(glitches=...)``
+GLITCHES = ("missing", None)
+GLITCH_HALF = 4  # the running median's half-width: it passes over up to 4 glitches in a row
+GLITCH_REACH = 30.0
+
+
+def glitch_mask(x2: np.ndarray) -> np.ndarray:
+    """(T, C) bool: the glitches of the (T, C) series ``x2`` (NaN entries are not).
+
+    >>> x = np.sin(np.arange(200) / 5.0)[:, None] + 0.01 * np.cos(np.arange(200))[:, None]
+    >>> x[50] += 30.0
+    >>> np.flatnonzero(glitch_mask(x))
+    array([50])
+    """
+    x2 = np.asarray(x2, dtype=np.float64)
+    pad = np.full((GLITCH_HALF, x2.shape[1]), np.nan)
+    around = sliding_window_view(np.r_[pad, x2, pad], 2 * GLITCH_HALF + 1, axis=0)  # (T, C, 9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN windows and channels: NaN
+        distance = np.abs(x2 - np.nanmedian(around, axis=2))
+        typical = np.nanquantile(distance, 0.99, axis=0)
+    with np.errstate(invalid="ignore"):
+        return (distance > GLITCH_REACH * typical) & (typical > 0)
+
+
+def glitches_missing(filt, x2: np.ndarray, warn: bool = False) -> np.ndarray:
+    """``x2`` with its glitches set to NaN where the zero-phase ``filt`` treats them as missing
+    (``glitches="missing"``; a causal filter cannot look at the sample after, and keeps them),
+    else ``x2`` itself; ``warn``: a :class:`~tssdpa.estimators.input_notes.GlitchWarning`
+    at the caller's caller where there are some."""
+    if filt.causal or filt.glitches is None:
+        return x2
+    mask = glitch_mask(x2)
+    if not mask.any():
+        return x2
+    if warn:
+        from tssdpa.estimators.input_notes import GlitchWarning
+
+        found = {int(c): (int(mask[:, c].sum()), int(np.argmax(mask[:, c])))
+                 for c in np.flatnonzero(mask.any(axis=0))}  # fmt: skip
+        warnings.warn(GlitchWarning(found), stacklevel=3)
+    return np.where(mask, np.nan, x2)
