@@ -32,6 +32,16 @@ def rows_searched(monkeypatch, search: str) -> list:
     return calls
 
 
+def both_searches(monkeypatch, P, usable, k, half):
+    """``(tree, products, exact)``: :func:`nonlocal_neighbours` by the k-d tree and by the
+    matrix products, and how many rows the products' run searched exactly."""
+    force_products(monkeypatch, False)
+    tree = nonlocal_neighbours(P, usable, k, half)
+    force_products(monkeypatch, True)
+    calls = rows_searched(monkeypatch, "_exact_nearest")
+    return tree, nonlocal_neighbours(P, usable, k, half), sum(calls)
+
+
 @pytest.fixture(params=["k-d tree", "matrix products"])
 def search(request, monkeypatch):
     """Both searches of complete patterns: the k-d tree (few coordinates) and the blocked
@@ -258,12 +268,8 @@ def test_data_far_from_zero_keeps_the_products_search_and_its_neighbours(monkeyp
     t = np.arange(3000)
     x = 1e6 + np.sin(2 * np.pi * t / 50) + 0.3 * np.random.default_rng(4).normal(size=t.size)
     P, usable = patterns(x[:, None], 9), np.ones(t.size, bool)
-    force_products(monkeypatch, False)
-    tree = nonlocal_neighbours(P, usable, 12, 4)
-    force_products(monkeypatch, True)
-    calls = rows_searched(monkeypatch, "_exact_nearest")
-    blas = nonlocal_neighbours(P, usable, 12, 4)
-    assert sum(calls) < 0.01 * t.size  # the first and last rows' partial patterns only
+    tree, blas, exact = both_searches(monkeypatch, P, usable, 12, 4)
+    assert exact < 0.01 * t.size  # the first and last rows' partial patterns only
     np.testing.assert_array_equal(blas[1], tree[1])
     np.testing.assert_allclose(blas[0], tree[0], rtol=1e-9, atol=0)
 
@@ -275,12 +281,8 @@ def test_the_float32_products_find_the_trees_neighbours_at_any_scale(monkeypatch
     t = np.arange(2000)
     x = scale * (np.sin(2 * np.pi * t / 40) + 0.2 * np.random.default_rng(6).normal(size=t.size))
     P, usable = patterns(x[:, None], 11), np.ones(t.size, bool)
-    force_products(monkeypatch, False)
-    tree = nonlocal_neighbours(P, usable, 10, 5)
-    force_products(monkeypatch, True)
-    calls = rows_searched(monkeypatch, "_exact_nearest")
-    blas = nonlocal_neighbours(P, usable, 10, 5)
-    assert sum(calls) < 0.01 * t.size  # the first and last rows' partial patterns only
+    tree, blas, exact = both_searches(monkeypatch, P, usable, 10, 5)
+    assert exact < 0.01 * t.size  # the first and last rows' partial patterns only
     np.testing.assert_array_equal(blas[1], tree[1])
     np.testing.assert_allclose(blas[0], tree[0], rtol=1e-12, atol=0)
 
@@ -293,11 +295,7 @@ def test_a_query_beyond_float32s_range_is_searched_exactly(monkeypatch):
     P[300] = 1e40  # float32 holds up to 3.4e38
     usable = np.ones(600, bool)
     usable[300] = False
-    force_products(monkeypatch, False)
-    tree = nonlocal_neighbours(P, usable, 6, 0)
-    force_products(monkeypatch, True)
-    calls = rows_searched(monkeypatch, "_exact_nearest")
-    blas = nonlocal_neighbours(P, usable, 6, 0)
-    assert sum(calls) == 1
+    tree, blas, exact = both_searches(monkeypatch, P, usable, 6, 0)
+    assert exact == 1
     np.testing.assert_array_equal(blas[1], tree[1])
     np.testing.assert_allclose(blas[0], tree[0], rtol=1e-12, atol=0)
