@@ -56,11 +56,39 @@ def test_the_zero_phase_fit_filters_as_if_the_glitch_were_not_there():
     base = error(ProjectionFilter(causal=False).fit(x).filter(x))
     with pytest.warns(GlitchWarning, match="x channel 0 has 1 glitch .the first at sample 700"):
         f = ProjectionFilter(causal=False).fit(glitched)
-    y = f.filter(glitched)
+    with pytest.warns(GlitchWarning):
+        y = f.filter(glitched)
     kept = ProjectionFilter(causal=False, glitches=None).fit(glitched).filter(glitched)
     assert error(y) < 1.05 * base < error(kept) / 1.1
     assert abs(y[700] - clean[700]) < 1.0 < abs(kept[700] - clean[700])
     assert glitched[700] == x[700] + 300.0  # the input is not changed
+
+
+def test_the_warnings_count_samples_in_the_series_given_and_filter_tells_them_all():
+    _, x = _noisy(n=6000)
+    x2 = np.column_stack([x, x])
+    x2[:4500, 1] = np.nan  # the fit block is then rows 2000-5999
+    x2[[3000, 5500], 0] += 300.0
+    f = ProjectionFilter(causal=False, window=[4, 8], local_window=None)
+    with pytest.warns(GlitchWarning, match="has 2 glitches .the first at sample 3,000"):
+        f.fit(x2)
+    later = x2.copy()
+    later[[100, 3000, 5500], 0] = x2[[100, 3000, 5500], 0] + [300.0, 0.0, 0.0]
+    with pytest.warns(GlitchWarning, match="has 3 glitches .the first at sample 100"):
+        f.filter(later)
+
+
+def test_the_mask_in_blocks_of_rows_is_the_mask_in_one(monkeypatch):
+    from tssdpa.estimators import glitches
+
+    _, x = _noisy(n=3000)
+    x2 = np.column_stack([x, -x])
+    x2[[0, 1, 1500, 2999], 0] += 300.0
+    x2[[63, 64, 65], 1] -= 300.0
+    whole = glitch_mask(x2)
+    monkeypatch.setattr(glitches, "_ROWS", 64)
+    np.testing.assert_array_equal(glitch_mask(x2), whole)
+    assert whole.sum() == 7
 
 
 def test_a_causal_filter_keeps_glitches_as_its_stream_does():

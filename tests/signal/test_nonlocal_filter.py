@@ -275,27 +275,13 @@ def test_data_far_from_zero_keeps_the_products_search_and_its_neighbours(monkeyp
 
 
 @pytest.mark.parametrize("scale", [1e-30, 1e30])
-def test_the_float32_products_find_the_trees_neighbours_at_any_scale(monkeypatch, scale):
-    """The products screen in float32 after dividing by one scale: data near float32's
-    underflow or overflow keeps the tree's keys and distances."""
+def test_the_products_find_the_trees_neighbours_at_any_scale(monkeypatch, scale):
+    """Their rounding bound scales with the data: at 1e-30 and 1e30 they keep the tree's keys
+    and distances, and few queries go to the exact search."""
     t = np.arange(2000)
     x = scale * (np.sin(2 * np.pi * t / 40) + 0.2 * np.random.default_rng(6).normal(size=t.size))
     P, usable = patterns(x[:, None], 11), np.ones(t.size, bool)
     tree, blas, exact = both_searches(monkeypatch, P, usable, 10, 5)
     assert exact < 0.01 * t.size  # the first and last rows' partial patterns only
-    np.testing.assert_array_equal(blas[1], tree[1])
-    np.testing.assert_allclose(blas[0], tree[0], rtol=1e-12, atol=0)
-
-
-def test_a_query_beyond_float32s_range_is_searched_exactly(monkeypatch):
-    """A query 1e40 times farther out than the keys (not itself a key) would overflow the
-    float32 products: it goes to the exact search and gets the tree's neighbours."""
-    rng = np.random.default_rng(7)
-    P = rng.normal(size=(600, 8))
-    P[300] = 1e40  # float32 holds up to 3.4e38
-    usable = np.ones(600, bool)
-    usable[300] = False
-    tree, blas, exact = both_searches(monkeypatch, P, usable, 6, 0)
-    assert exact == 1
     np.testing.assert_array_equal(blas[1], tree[1])
     np.testing.assert_allclose(blas[0], tree[0], rtol=1e-12, atol=0)

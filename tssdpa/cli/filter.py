@@ -179,6 +179,16 @@ def _fmt(v) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
+def _tell_notes(caught, method, cols, which) -> None:
+    """Print the notes on the data (:class:`~tssdpa.estimators.input_notes.InputNote`) among
+    the ``caught`` warnings that ``which`` selects, with the columns' names."""
+    from tssdpa.estimators.input_notes import InputNote
+
+    for w in caught:
+        if isinstance(w.message, InputNote) and which(w.message):
+            print(f"{method} on {cols}: note: {w.message.told(cols)}", file=sys.stderr)
+
+
 def run(args) -> int:
     """The ``filter`` subcommand; raises :class:`UsageError` for the user's mistakes."""
     if args.out_dir is not None:
@@ -193,7 +203,7 @@ def run(args) -> int:
     import numpy as np
 
     from tssdpa.compare import get_method
-    from tssdpa.estimators.input_notes import InputNote
+    from tssdpa.estimators.input_notes import GlitchWarning, InputNote
 
     kind = "denoise" if args.horizon is None else "forecast"
     method = args.method
@@ -260,11 +270,12 @@ def run(args) -> int:
                 else:
                     est.fit(x[:n_fit], target=target[:n_fit])
                 _report_fit(est, method, cols)
-                for w in caught:  # the fit's own checks, told with the columns' names
-                    if isinstance(w.message, InputNote):
-                        said = w.message.told(cols)
-                        print(f"{method} on {cols}: note: {said}", file=sys.stderr)
+                # the fit's own checks, told with the columns' names; glitches are told by
+                # filter, which sees the whole series
+                _tell_notes(caught, method, cols, lambda w: not isinstance(w, GlitchWarning))
+                del caught[:]
                 y = np.asarray(est.filter(x), dtype=np.float64).reshape(x.shape)
+                _tell_notes(caught, method, cols, lambda w: isinstance(w, GlitchWarning))
                 names = cols if args.inplace else [f"{c}{args.suffix}" for c in cols]
                 for i, c in enumerate(names):
                     out[c] = y[:, i]

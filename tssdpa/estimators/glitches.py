@@ -32,6 +32,7 @@ __all__ = ["GLITCHES", "GLITCH_HALF", "GLITCH_REACH", "glitch_mask", "glitches_m
 GLITCHES = ("missing", None)
 GLITCH_HALF = 4  # the running median's half-width: it passes over up to 4 glitches in a row
 GLITCH_REACH = 30.0
+_ROWS = 1 << 15  # rows per block of the running median
 
 
 def glitch_mask(x2: np.ndarray) -> np.ndarray:
@@ -43,30 +44,35 @@ def glitch_mask(x2: np.ndarray) -> np.ndarray:
     array([50])
     """
     x2 = np.asarray(x2, dtype=np.float64)
-    pad = np.full((GLITCH_HALF, x2.shape[1]), np.nan)
-    around = sliding_window_view(np.r_[pad, x2, pad], 2 * GLITCH_HALF + 1, axis=0)  # (T, C, 9)
+    T, C = x2.shape
+    padded = np.r_[np.full((GLITCH_HALF, C), np.nan), x2, np.full((GLITCH_HALF, C), np.nan)]
+    distance = np.empty((T, C))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN windows and channels: NaN
-        distance = np.abs(x2 - np.nanmedian(around, axis=2))
+        for a in range(0, T, _ROWS):  # in blocks of rows: the windows take 9x their memory
+            b = min(T, a + _ROWS)
+            around = sliding_window_view(padded[a : b + 2 * GLITCH_HALF], 2 * GLITCH_HALF + 1,
+                                         axis=0)  # (b - a, C, 9)  # fmt: skip
+            distance[a:b] = np.abs(x2[a:b] - np.nanmedian(around, axis=2))
         typical = np.nanquantile(distance, 0.99, axis=0)
     with np.errstate(invalid="ignore"):
         return (distance > GLITCH_REACH * typical) & (typical > 0)
 
 
-def glitches_missing(filt, x2: np.ndarray, warn: bool = False) -> np.ndarray:
+def glitches_missing(filt, x2: np.ndarray, start: int = 0) -> np.ndarray:
     """``x2`` with its glitches set to NaN where the zero-phase ``filt`` treats them as missing
     (``glitches="missing"``; a causal filter cannot look at the sample after, and keeps them),
-    else ``x2`` itself; ``warn``: a :class:`~tssdpa.estimators.input_notes.GlitchWarning`
-    at the caller's caller where there are some."""
+    else ``x2`` itself; where there are some, a
+    :class:`~tssdpa.estimators.input_notes.GlitchWarning` at the caller's caller, its samples
+    counted from ``start`` (the row of the caller's series where ``x2`` begins)."""
     if filt.causal or filt.glitches is None:
         return x2
     mask = glitch_mask(x2)
     if not mask.any():
         return x2
-    if warn:
-        from tssdpa.estimators.input_notes import GlitchWarning
+    from tssdpa.estimators.input_notes import GlitchWarning
 
-        found = {int(c): (int(mask[:, c].sum()), int(np.argmax(mask[:, c])))
-                 for c in np.flatnonzero(mask.any(axis=0))}  # fmt: skip
-        warnings.warn(GlitchWarning(found), stacklevel=3)
+    found = {int(c): (int(mask[:, c].sum()), start + int(np.argmax(mask[:, c])))
+             for c in np.flatnonzero(mask.any(axis=0))}  # fmt: skip
+    warnings.warn(GlitchWarning(found), stacklevel=3)
     return np.where(mask, np.nan, x2)

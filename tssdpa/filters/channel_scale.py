@@ -30,15 +30,17 @@ __all__ = ["CHANNEL_SCALES", "ChannelUnits", "channel_spread", "fitted_channel_s
 
 #: the values of ``ProjectionFilter(channel_scale=...)``
 CHANNEL_SCALES = ("std", None)
-#: :func:`channel_spread` clips a channel's values to its median plus or minus GLITCH_REACH
-#: times the GLITCH_QUANTILE of their distances to it: fewer than 1 in 200 samples as far out
+#: :func:`channel_spread` clips a channel's values to its median plus or minus CLIP_REACH
+#: times the CLIP_QUANTILE of their distances to it: fewer than 1 in 200 samples as far out
 #: as twice the rest are taken for glitches
-GLITCH_QUANTILE, GLITCH_REACH = 0.995, 2.0
+CLIP_QUANTILE, CLIP_REACH = 0.995, 2.0
 
 
 def channel_spread(x2: np.ndarray) -> np.ndarray:
     """(C,) the standard deviation of each channel of (T, C) ``x2`` (NaN ignored), its values
-    first clipped to ``median ± GLITCH_REACH q`` (q the ``GLITCH_QUANTILE`` of ``|x - median|``).
+    first clipped to ``median ± CLIP_REACH q`` (q the ``CLIP_QUANTILE`` of ``|x - median|``);
+    unclipped where that leaves no spread (a channel off its median at fewer than 1 sample in
+    200: events, a late step).
 
     One glitch of 1e4 among 4,000 samples of spread 1 would make the standard deviation 160,
     and the channel count for next to nothing in the kernel's distances; clipped, it counts
@@ -52,8 +54,10 @@ def channel_spread(x2: np.ndarray) -> np.ndarray:
     """
     x2 = np.asarray(x2, dtype=float)
     centre = np.nanmedian(x2, axis=0)
-    reach = GLITCH_REACH * np.nanquantile(np.abs(x2 - centre), GLITCH_QUANTILE, axis=0)
-    return np.nanstd(np.clip(x2, centre - reach, centre + reach), axis=0)
+    reach = CLIP_REACH * np.nanquantile(np.abs(x2 - centre), CLIP_QUANTILE, axis=0)
+    clipped = np.nanstd(np.clip(x2, centre - reach, centre + reach), axis=0)
+    # a channel off its median in fewer than 1 sample in 200 (events, a late step): as it is
+    return np.where(clipped > 0, clipped, np.nanstd(x2, axis=0))
 
 
 def fitted_channel_scale(setting, x2: np.ndarray) -> np.ndarray:

@@ -284,7 +284,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
         self._validate_params()
         local.check_local_window(self)
         block = fitting.fit_block(x2, min(x2.shape[0], self.max_fit_samples))
-        xs = glitches_missing(self, x2[block], warn=True)
+        xs = glitches_missing(self, x2[block], start=block.start)
         n = len(xs)
         tail = n - max(1, int(round(self.holdout * n)))  # first sample of the held-out tail
         times = self._times(meta, timestamps, x2.shape[0])

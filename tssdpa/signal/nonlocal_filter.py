@@ -18,9 +18,9 @@ in the pattern the choice of the k nearest keys would follow x_t's noise, throug
 discontinuity SURE cannot see, and SURE would prefer exactly the candidates that overfit.
 Keys are the rows whose pattern has no missing sample, searched with a k-d tree or, for
 long patterns among many keys (``BLAS_DIM``, ``BLAS_KEYS``), where a k-d tree prunes little,
-by matrix products over blocks of queries (the fused operator's ``||k||² - 2 q·k``, in
-float32 to screen), the candidates' distances then recomputed in float64 from their
-differences (blocks of a fixed size, never T x T). "The whole series" holds up to ``3 TILE``
+by matrix products over blocks of queries (the fused operator's ``||k||² - 2 q·k``), the
+candidates' distances then recomputed from their differences (blocks of a fixed size, never
+T x T). "The whole series" holds up to ``3 TILE``
 (24,576) samples; a longer one is cut into tiles of ``TILE`` samples, and a query's keys are
 the patterns of its tile and the tiles on either side (at least 8,192 samples of context each
 way but at the ends), so the cost grows linearly with the series, not quadratically
@@ -38,8 +38,6 @@ The slow reference is :func:`tssdpa.signal.reference.nonlocal_reference`.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from scipy.spatial import cKDTree
 
@@ -53,16 +51,13 @@ _BRUTE_ELEMS = 1 << 22  # (query, key) distances per block of the exact search
 #: patterns of at least BLAS_DIM coordinates among at least BLAS_KEYS keys are searched by
 #: matrix products, the rest by a k-d tree: in many dimensions a tree prunes little, and how
 #: little depends on the data, while the products' cost is T x keys x D whatever the data.
-#: With 31-sample patterns (30 coordinates) the products took 0.6-1.0x the tree's time at
-#: 40,000 samples, about the same at 10,000; with 15-sample ones the tree was faster; at 4,000
-#: samples (what fit scores) the tree is kept (experiments/bench_nonlocal.py)
-BLAS_DIM = 30
+#: With 63-sample patterns the products took 0.4-0.6x the tree's time from 40,000 samples on,
+#: about the same at 10,000; with 31-sample ones, or at 4,000 samples (what fit scores), the
+#: tree was as fast or faster, and on drifting or nearly clean data much faster
+#: (experiments/bench_nonlocal.py)
+BLAS_DIM = 48
 BLAS_KEYS = 8192
 _RUN = 8  # keys per group whose minimum :func:`_blas_nearest` ranks first
-#: keys :func:`_blas_nearest` keeps beyond those wanted: its float32 products' rounding bound
-#: is then measured at a farther key, and few queries reach it and go to the exact search
-SCREEN_EXTRA = 16
-_FLOAT32_SAFE = 1e36  # ||q||² (in the keys' scale, where ||k||² <= D) that float32 products hold
 #: rows per tile of a long series: a row's keys come from its tile and the two beside it
 TILE = 8192
 
@@ -113,73 +108,60 @@ def _blas_nearest(P, q, key_rows, want: int):
     """The ``want`` nearest of the (complete) patterns ``P[key_rows]`` to each complete row
     ``q`` by matrix products, in blocks of queries: ``||k||² - 2 q·k`` ranks the keys of a
     query as its squared distance does (``||q||²`` is the row's constant) -- the fused
-    operator's identity. The products only screen, so they are taken in float32 (half the
-    time of float64): ``SCREEN_EXTRA`` more keys than wanted are kept, their distances
-    recomputed in float64 from the differences, and a bound on the rounding keeps the search
-    exact (below). The lowest products are found from the minima of ``_RUN`` groups of keys
-    (group g: keys g, g + G, g + 2G, ... for G groups, so that the minima are taken across
-    contiguous rows of the products, not along short runs): the ``n`` groups with the lowest
-    minima hold at least ``n`` keys at or below the ``n``-th of those minima, so the ``n``
-    lowest are within those groups and the keys after the last whole group.
+    operator's identity. The lowest products are found from the minima of groups of ``_RUN``
+    keys (group g: keys g, g + G, g + 2G, ... for G groups, so that the minima are taken
+    across rows of the products, a fast reduction, not along short runs, a slow one): the
+    ``want`` groups with the lowest minima hold at least ``want`` keys at or below the
+    ``want``-th of those minima, so the ``want`` lowest are within those groups and the keys
+    after the last whole group.
 
-    Returns ``(d, j, floor)``: the candidates' distances, their series rows, each (len(q),
-    ``want + SCREEN_EXTRA`` or every key), and per query a distance that every key not returned
-    is at least as far as (the products' rounding subtracted), so that a query whose k-th kept
-    distance reaches it is searched exactly.
+    Returns ``(d, j, floor)``: the candidates' distances recomputed from the differences (as
+    the k-d tree computes them), their series rows, each (len(q), want), and per query a
+    distance that every key not returned is at least as far as (the product form's rounding
+    subtracted), so that a query whose k-th kept distance reaches it is searched exactly.
     """
     K = P[key_rows]  # (L, D)
     L, D = K.shape
-    n = min(want + SCREEN_EXTRA, L)
     # centred: distances do not change, and the products' rounding, which grows with ||q||²
     # and ||k||², stays small beside them for data far from 0 (else every query goes exact)
     centre = K.mean(axis=0)
     Kc = K - centre
     kn = np.einsum("ij,ij->i", Kc, Kc)
-    # and divided by one scale, so that float32 neither overflows nor underflows: it ranks
-    # the keys as before, and the products' bound is scaled back below
-    scale = math.sqrt(kn.max() / D) if kn.max() > 0 else 1.0
-    kn_s = kn / scale**2
-    K_aug = np.ascontiguousarray(np.c_[-2.0 * Kc / scale, kn_s].T, dtype=np.float32)  # (D+1, L)
-    block = max(1, _BRUTE_ELEMS // max(L, n * D))  # G (B, L) and the differences (B, n, D)
-    d, j = np.empty((len(q), n)), np.empty((len(q), n), dtype=np.intp)
+    K_aug = np.ascontiguousarray(np.c_[-2.0 * Kc, kn].T)  # (D + 1, L): [-2 k, ||k||²]
+    block = max(1, _BRUTE_ELEMS // max(L, want * D))  # G (B, L) and the differences (B, want, D)
+    d, j = np.empty((len(q), want)), np.empty((len(q), want), dtype=np.intp)
     floor = np.full(len(q), np.inf)
     groups = L // _RUN
     whole = groups * _RUN
     tail = np.arange(whole, L)
     members = np.arange(_RUN) * groups  # group g's keys: g + members
-    # the float32 products' rounding, inputs' included, is below (D + 4) eps32 times the sum
-    # of the terms' magnitudes, itself below ||q||² + 2 ||k||²; twice that for safety
-    eps = 2.0 * (D + 4) * float(np.finfo(np.float32).eps)
-    buffer = np.empty((min(block, len(q)), L), dtype=np.float32)
+    buffer = np.empty((min(block, len(q)), L))
     for a in range(0, len(q), block):
         Q = P[q[a : a + block]]  # (B, D)
         Qc = Q - centre
         B = len(Q)
-        if n >= L:
+        if want >= L:
             cols = np.broadcast_to(np.arange(L), (B, L))
         else:
-            qn = np.einsum("ij,ij->i", Qc, Qc) / scale**2
-            # the terms' sum, below ||q||² + 2 ||k||², bounds every partial sum: a query so far
-            # off that float32 could overflow is screened as 0 and gets the exact search
-            ok = qn < _FLOAT32_SAFE
-            Qs = np.c_[np.where(ok[:, None], Qc / scale, 0.0), np.ones(B)].astype(np.float32)
             G = buffer[:B]
-            np.matmul(Qs, K_aug, out=G)  # ||q - k||² - ||q||², scaled  (B, L)
-            if n <= groups:  # candidates from the groups with the lowest minima (and the tail)
+            np.matmul(np.c_[Qc, np.ones(B)], K_aug, out=G)  # ||q - k||² - ||q||²  (B, L)
+            if want <= groups:  # candidates from the groups with the lowest minima (and tail)
                 mins = G[:, :whole].reshape(B, _RUN, groups).min(axis=1)  # (B, groups)
-                best = np.argpartition(mins, n - 1, axis=1)[:, :n]
+                best = np.argpartition(mins, want - 1, axis=1)[:, :want]
                 cols = (best[:, :, None] + members).reshape(B, -1)
                 cols = np.concatenate([cols, np.broadcast_to(tail, (B, len(tail)))], axis=1)
             else:
                 cols = np.broadcast_to(np.arange(L), (B, L))
             vals = np.take_along_axis(G, cols, 1)
-            part = np.argpartition(vals, n - 1, axis=1)[:, :n]
+            part = np.argpartition(vals, want - 1, axis=1)[:, :want]
             cols = np.take_along_axis(cols, part, 1)
-            # every other key's product is at least the largest kept one
-            top = np.take_along_axis(vals, part, 1).max(axis=1).astype(np.float64)
-            low = top + qn - eps * (qn + 2.0 * kn_s.max())
-            floor[a : a + B] = np.where(ok, scale * np.sqrt(np.maximum(np.where(ok, low, 0), 0)), 0)
-        diff = np.take(K, cols, axis=0)  # (B, n, D): the differences, in place
+            qn = np.einsum("ij,ij->i", Qc, Qc)
+            # every other key's product form is at least the largest returned; its rounding,
+            # with that of ||k||² and ||q||², is below 3 (D + 1) eps (||q||² + ||k||²)
+            slack = 8.0 * (D + 1) * np.finfo(np.float64).eps * (qn + kn.max())
+            low = np.take_along_axis(vals, part, 1).max(axis=1) + qn - slack
+            floor[a : a + B] = np.sqrt(np.maximum(low, 0.0))
+        diff = np.take(K, cols, axis=0)  # (B, want, D): the differences, in place
         np.subtract(diff, Q[:, None, :], out=diff)
         d[a : a + B] = np.sqrt(np.einsum("bwd,bwd->bw", diff, diff))
         j[a : a + B] = key_rows[cols]
