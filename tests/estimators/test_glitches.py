@@ -144,3 +144,28 @@ def test_on_the_shared_recordings_the_glitches_are_ettm2_ots_four_dropouts():
     assert found == {("ETTm2", "OT"): [24532, 30100, 31648, 31746]}
     ot = load_ett("ETTm2")["OT"].to_numpy()
     assert ot[24532] == 0.0 and ot[24531] > 13  # a reading of 0 among 13.3s
+
+
+def test_the_mask_is_its_plain_running_median_reference_with_gaps():
+    """The fast running median (a partition, nanmedian only where a window holds NaN) gives
+    the mask of the obvious loop over every window's nanmedian."""
+    from tssdpa.estimators.glitches import GLITCH_HALF, GLITCH_REACH
+
+    _, x = _noisy(n=800)
+    x2 = np.column_stack([x, x[::-1]])
+    x2[[10, 400, 795], 0] += 300.0
+    x2[[3, 500], 1] -= 300.0
+    x2[200:203, 0] = np.nan  # a gap beside which windows hold NaN
+    x2[401, 1] = np.nan
+    T = len(x2)
+    distance = np.full(x2.shape, np.nan)
+    for t in range(T):
+        window = x2[max(0, t - GLITCH_HALF) : t + GLITCH_HALF + 1]
+        for c in range(2):
+            if np.isfinite(window[:, c]).any():
+                distance[t, c] = abs(x2[t, c] - np.nanmedian(window[:, c]))
+    typical = np.nanquantile(distance, 0.99, axis=0)
+    with np.errstate(invalid="ignore"):
+        expected = (distance > GLITCH_REACH * typical) & (typical > 0)
+    np.testing.assert_array_equal(glitch_mask(x2), expected)
+    assert expected.sum() == 5

@@ -26,6 +26,8 @@ import warnings
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from tssdpa.estimators.input_notes import GlitchWarning
+
 __all__ = ["GLITCHES", "GLITCH_HALF", "GLITCH_REACH", "glitch_mask", "glitches_missing"]
 
 #: the values of ``ProjectionFilter(glitches=...)``
@@ -53,7 +55,13 @@ def glitch_mask(x2: np.ndarray) -> np.ndarray:
             b = min(T, a + _ROWS)
             around = sliding_window_view(padded[a : b + 2 * GLITCH_HALF], 2 * GLITCH_HALF + 1,
                                          axis=0)  # (b - a, C, 9)  # fmt: skip
-            distance[a:b] = np.abs(x2[a:b] - np.nanmedian(around, axis=2))
+            # a partition is ~10x faster than nanmedian; the windows holding NaN (the ends,
+            # gaps) take nanmedian
+            median = np.partition(around, GLITCH_HALF, axis=2)[..., GLITCH_HALF]
+            holed = np.isnan(around).any(axis=2)
+            if holed.any():
+                median[holed] = np.nanmedian(around[holed], axis=1)
+            distance[a:b] = np.abs(x2[a:b] - median)
         typical = np.nanquantile(distance, 0.99, axis=0)
     with np.errstate(invalid="ignore"):
         return (distance > GLITCH_REACH * typical) & (typical > 0)
@@ -70,8 +78,6 @@ def glitches_missing(filt, x2: np.ndarray, start: int = 0) -> np.ndarray:
     mask = glitch_mask(x2)
     if not mask.any():
         return x2
-    from tssdpa.estimators.input_notes import GlitchWarning
-
     found = {int(c): (int(mask[:, c].sum()), start + int(np.argmax(mask[:, c])))
              for c in np.flatnonzero(mask.any(axis=0))}  # fmt: skip
     warnings.warn(GlitchWarning(found), stacklevel=3)

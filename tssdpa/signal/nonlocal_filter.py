@@ -16,22 +16,22 @@ of its own pattern, at distance 0) and Stein's unbiased risk estimate, which
 :meth:`~tssdpa.filters.ProjectionFilter.fit` scores candidates by, stays unbiased. With x_t
 in the pattern the choice of the k nearest keys would follow x_t's noise, through a
 discontinuity SURE cannot see, and SURE would prefer exactly the candidates that overfit.
-Keys are the rows whose pattern has no missing sample, searched with a k-d tree or, for
-long patterns among many keys (``BLAS_DIM``, ``BLAS_KEYS``), where a k-d tree prunes little,
-by matrix products over blocks of queries (the fused operator's ``||k||² - 2 q·k``), the
-candidates' distances then recomputed from their differences (blocks of a fixed size, never
-T x T). "The whole series" holds up to ``3 TILE``
-(24,576) samples; a longer one is cut into tiles of ``TILE`` samples, and a query's keys are
-the patterns of its tile and the tiles on either side (at least 8,192 samples of context each
-way but at the ends), so the cost grows linearly with the series, not quadratically
-(``experiments/bench_nonlocal.py``). :func:`run_nonlocal` goes tile by tile, so that the
-patterns, neighbours and weights it holds are those of one tile and its keys, whatever the
-length: O(TILE (k C + m C)) memory besides the (T, C) input and outputs. A query with missing
-samples in its pattern (the first and last m/2 rows, or near a gap) is compared on its finite
-coordinates only, the squared distance scaled by D / (coordinates used) for D coordinates, as
-the windowed filter does, by exact distances to every key of its tiles: O(TILE D) each, so a
-series with many scattered gaps costs up to O(T TILE D). Keys at equal computed distances go
-to the earlier one. ``exclude_self`` leaves the query's own pattern out.
+Keys are the rows whose pattern has no missing sample, searched with a k-d tree or, for long
+patterns among many keys (``BLAS_DIM``, ``BLAS_KEYS``), where a k-d tree prunes little, by
+matrix products over blocks of queries (the fused operator's ``||k||² - 2 q·k``), the
+candidates' distances then recomputed from their differences (blocks of a fixed size, never T x
+T). "The whole series" holds up to ``3 TILE`` (24,576) samples; a longer one is cut into tiles
+of ``TILE`` samples, and a query's keys are the patterns of its tile and the tiles on either
+side (at least 8,192 samples of context each way but at the ends), so the cost grows linearly
+with the series, not quadratically (``experiments/bench_nonlocal.py``). :func:`run_nonlocal`
+goes tile by tile, so that the patterns, neighbours and weights it holds are those of one tile
+and its keys, whatever the length: O(TILE (k C + m C)) memory besides the (T, C) input and
+outputs. A query with missing samples in its pattern (the first and last m/2 rows, or near a
+gap) is compared on its finite coordinates only, the squared distance scaled by D / (coordinates
+used) for D coordinates, as the windowed filter does, by exact distances to every key of its
+tiles: O(TILE D) each, so a series with many scattered gaps costs up to O(T TILE D). Keys at
+equal computed distances go to the earlier one. ``exclude_self`` leaves the query's own pattern
+out.
 
 The slow reference is :func:`tssdpa.signal.reference.nonlocal_reference`.
 """
