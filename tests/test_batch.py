@@ -225,3 +225,30 @@ def test_the_summary_says_when_a_zero_phase_fit_averages_its_best_settings(logs,
     (tmp_path / "c").mkdir()
     causal = filter_files(str(logs / "log0.csv"), tmp_path / "c", progress=False)
     assert "window=" in causal["params"][0] and "averaged" not in causal["params"][0]
+
+
+def test_the_summary_and_the_cli_tell_each_files_glitches(cli, tmp_path):
+    """A batch run treats glitches as missing like a one-file run and says so: in the
+    summary's ``notes`` (with the column's name) and on stderr under the file's name."""
+    logs_dir = tmp_path / "in"
+    logs_dir.mkdir()
+    rng = np.random.default_rng(3)
+    t = np.arange(1500)
+    for name, where in (("spiky.csv", 700), ("clean.csv", None)):
+        a = np.sin(2 * np.pi * t / 150)[:, None] + 0.1 * rng.normal(size=(t.size, 2))
+        if where is not None:
+            a[where, 0] += 100.0  # a logger's glitch
+            a[where + 300, 1] -= 100.0
+        pd.DataFrame({"gyro": a[:, 0], "acc": a[:, 1]}).to_csv(logs_dir / name, index=False)
+    out = tmp_path / "out"
+    out.mkdir()
+    summary = filter_files(str(logs_dir / "*.csv"), out, method="projection_zp", progress=False)
+    notes = dict(zip(summary["file"].map(lambda f: Path(f).name), summary["notes"]))
+    both = "'gyro' has 1 glitch (the first at sample 700); 'acc' has 1 glitch (the first at sample"
+    assert both in notes["spiky.csv"]
+    assert notes["clean.csv"] == ""
+    (tmp_path / "cli").mkdir()
+    r = cli("filter", str(logs_dir / "*.csv"), "--out-dir", str(tmp_path / "cli"),
+            "--method", "projection_zp", "--no-progress", cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert f"spiky.csv: note: {both} 1,000)" in r.stderr and "clean.csv: note" not in r.stderr

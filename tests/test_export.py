@@ -40,13 +40,16 @@ CASES = {
 
 def _series(C, n=240, seed=0, gaps=True):
     """A float32-exact noisy multichannel series with isolated NaN, a short gap in one
-    channel and (with ``gaps``) a gap longer than every window in all channels."""
+    channel and (with ``gaps``) gaps longer than every window: in channel 1 alone (of
+    several), and in all channels."""
     rng = np.random.default_rng(seed)
     t = np.linspace(0, 12, n)[:, None]
     x = np.sin(t * (1 + np.arange(C))) + 0.3 * rng.normal(size=(n, C)) + np.arange(C)
     if gaps:
         x[rng.choice(n, 6, replace=False), rng.integers(0, C, 6)] = np.nan
         x[60:63, 0] = np.nan
+        if C > 1:
+            x[85:115, 1] = np.nan
         x[150:175] = np.nan
     return x.astype(np.float32).astype(np.float64)
 
@@ -107,10 +110,13 @@ def test_nan_behaves_as_in_python(exported):
     x = _series(C, gaps=False)
     x[:5] = np.nan
     x[100:130] = np.nan  # longer than the window: the output holds
-    x[140, 1] = np.nan  # one channel missing: that key is unusable
+    x[140, 1] = np.nan  # one channel missing: that key serves the other
+    x[180:200, 1] = np.nan  # channel 1 alone, longer than the window
     want, _ = f.filter(x, zi=f.initial_state(C))
     # window 8: from row 107 on no key is in reach
     assert np.isnan(want[:5]).all() and np.all(want[107:130] == want[106])
+    # ... and from row 187 on none with channel 1, which holds; channel 0 is filtered
+    assert np.all(want[187:200, 1] == want[186, 1]) and np.unique(want[187:200, 0]).size == 13
     got, _ = _run_chunks(sess, x, onnx_initial_state(f, C)["state"], [0, 3, 101, 120, 240])
     _close(got, want, x)
     # a state built by Python's filter continues in ONNX (and the other way round)

@@ -29,11 +29,14 @@ import numpy as np
 import pandas as pd
 
 from tssdpa.data.tables import column_values, find_time_column, numeric_columns, read_table
+from tssdpa.estimators.input_notes import collected, notes_to_tell
 
 __all__ = ["SUMMARY_COLUMNS", "expand_paths", "filter_files", "filter_table", "read_table"]
 
 #: the columns of the summary :func:`filter_files` returns, one row per input file
-SUMMARY_COLUMNS = ("file", "output", "status", "rows", "params", "nan_handled", "seconds", "error")
+SUMMARY_COLUMNS = (
+    "file", "output", "status", "rows", "params", "nan_handled", "notes", "seconds", "error"
+)  # fmt: skip
 _SUFFIXES = (".csv", ".parquet", ".pq")
 
 
@@ -58,7 +61,9 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
     """Fit ``est`` on the numeric columns of ``df`` (unless ``fit`` is False) and add the
     filtered columns ``<col><suffix>``.
 
-    Returns ``(out, info)``: the new DataFrame and ``{"columns", "rows", "nan_handled"}``.
+    Returns ``(out, info)``: the new DataFrame and ``{"columns", "rows", "nan_handled",
+    "notes"}``, ``notes`` the notes on the data (held readings, glitches:
+    :mod:`tssdpa.estimators.input_notes`) told with the columns' names, a list of strings.
     Raises ``ValueError`` naming what is wrong with the table.
 
     Examples
@@ -74,13 +79,16 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
     x, n_nan, n_inf = column_values(df, cols)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # deprecations and tips are not for a batch summary
-        if fit:
-            est.fit(x)
-        y = np.asarray(est.filter(x), dtype=np.float64).reshape(x.shape)
+        with collected() as fit_notes:  # but notes on the data are (per thread)
+            if fit:
+                est.fit(x)
+        with collected() as filter_notes:
+            y = np.asarray(est.filter(x), dtype=np.float64).reshape(x.shape)
     out = df.copy()
     for i, c in enumerate(cols):
         out[f"{c}{suffix}"] = y[:, i]
-    return out, {"columns": cols, "rows": len(df), "nan_handled": n_nan + n_inf}
+    notes = notes_to_tell(fit_notes, filter_notes, cols)
+    return out, {"columns": cols, "rows": len(df), "nan_handled": n_nan + n_inf, "notes": notes}
 
 
 def _write_atomic(df: pd.DataFrame, target: Path) -> None:
@@ -113,7 +121,7 @@ def _filter_one(path: str, target: str, method: str, params: dict, fitted, optio
         out, info = filter_table(df, est, fit=fitted is None, **options)
         _write_atomic(out, Path(target))
         row.update(output=target, status="ok", rows=info["rows"], params=_chosen(est, params),
-                   nan_handled=info["nan_handled"])  # fmt: skip
+                   nan_handled=info["nan_handled"], notes="\n".join(info["notes"]))  # fmt: skip
     except Exception as exc:  # noqa: BLE001 -- one bad file must not stop the others
         row["error"] = _first_line(exc)
     row["seconds"] = time.perf_counter() - t0

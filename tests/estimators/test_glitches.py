@@ -169,3 +169,21 @@ def test_the_mask_is_its_plain_running_median_reference_with_gaps():
         expected = (distance > GLITCH_REACH * typical) & (typical > 0)
     np.testing.assert_array_equal(glitch_mask(x2), expected)
     assert expected.sum() == 5
+
+
+def test_each_thread_collects_the_notes_it_told():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tssdpa.estimators.input_notes import collected
+
+    def fit(spike_at):
+        _, x = _noisy(seed=spike_at)
+        x[spike_at] += 300.0
+        with warnings.catch_warnings(), collected() as notes:
+            warnings.simplefilter("ignore")
+            ProjectionFilter(causal=False, window=[16], embedding=[1], degree=[0]).fit(x)
+        return [n.found for n in notes]
+
+    with ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(fit, [300, 500, 700, 900] * 2))
+    assert found == [[{0: (1, at)}] for at in [300, 500, 700, 900] * 2]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -848,3 +849,13 @@ def test_fit_names_x_and_the_channel_that_is_all_nan():
     for causal in (True, False):
         with pytest.raises(ValueError, match="x channel 1 is all NaN"):
             ProjectionFilter(causal=causal).fit(x)
+
+
+def test_a_zero_phase_random_feature_filter_is_refused_by_fit_before_any_note():
+    x = np.sin(0.05 * np.arange(600))
+    x[300] += 100.0  # a glitch a zero-phase fit would warn of
+    f = ProjectionFilter(causal=False, recurrent="features", decay=0.9, sigma=[1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the refusal comes first
+        with pytest.raises(ValueError, match="recurrent='features' is causal only"):
+            f.fit(x)

@@ -436,7 +436,7 @@ def test_short_series_try_only_non_local_patterns_they_can_hold():
         ({"base": "butterworth"}, "this base"),
         ({"tau": 1.0}, "this tau"),
         ({"degree": 2}, "this degree"),
-        ({"recurrent": "features"}, "this recurrent"),
+        ({"recurrent": "features"}, "recurrent=.features. is causal only"),
         ({"embedding": 1}, "embedding >= 2"),
     ],
 )

@@ -140,12 +140,18 @@ def test_excluding_the_sample_itself_is_masking_the_diagonal():
     np.testing.assert_allclose(got[1:], want[1:], rtol=1e-12)
 
 
-def test_keys_with_a_missing_value_are_masked_keys():
+def test_keys_with_a_missing_value_are_masked_keys_of_that_channel_only():
     E, V, _ = series(1, seed=8)
     V = V.copy()
-    V[[5, 6, 20], 1] = np.nan  # a key is usable only when every channel of its value is
+    V[[5, 6, 20], 1] = np.nan  # a key serves the channels its value has
     got = lag_kernel(E, V, 0, 9, sigma=SIGMA, decay=0.9)
-    usable = torch.from_numpy(~np.isnan(V).any(axis=1))
-    mask = usable[None, :].expand(T, T)
-    want = operator(E, np.nan_to_num(V), is_causal=True, window=10, decay=0.9, attn_mask=mask)
-    np.testing.assert_allclose(got, want, rtol=1e-12)
+    for c in range(V.shape[1]):  # one operator per channel, masking the keys without it
+        usable = torch.from_numpy(~np.isnan(V[:, c]))
+        mask = usable[None, :].expand(T, T)
+        want = operator(
+            E, np.nan_to_num(V[:, c : c + 1]), is_causal=True, window=10, decay=0.9, attn_mask=mask
+        )
+        np.testing.assert_allclose(got[:, c : c + 1], want, rtol=1e-12)
+    # channel 0 takes the keys 5, 6, 20 as before: it equals the kernel without them missing
+    whole = lag_kernel(E, np.where(np.isnan(V), 0.0, V), 0, 9, sigma=SIGMA, decay=0.9)
+    np.testing.assert_allclose(got[:, 0], whole[:, 0], rtol=1e-12)

@@ -184,11 +184,15 @@ def run(args, parse_params) -> int:
         cluster = getattr(client, "cluster", None)
         if cluster is not None:
             cluster.close()
-    shown = summary.drop(columns=["output"])
+    shown = summary.drop(columns=["output", "notes"])
     shown["file"] = [Path(f).name for f in shown["file"]]
     shown["seconds"] = shown["seconds"].map(lambda s: "" if pd.isna(s) else f"{s:.2f}")
     with pd.option_context("display.max_colwidth", 200, "display.width", 250):
         print(shown.to_string(index=False))
+    for path, notes in zip(summary["file"], summary["notes"]):
+        if isinstance(notes, str) and notes:
+            for note in notes.splitlines():
+                print(f"{Path(path).name}: note: {note}", file=sys.stderr)
     if args.summary is not None:
         summary.to_csv(args.summary, index=False)
     failed = int((summary["status"] != "ok").sum())

@@ -179,16 +179,6 @@ def _fmt(v) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
-def _tell_notes(caught, method, cols, which) -> None:
-    """Print the notes on the data (:class:`~tssdpa.estimators.input_notes.InputNote`) among
-    the ``caught`` warnings that ``which`` selects, with the columns' names."""
-    from tssdpa.estimators.input_notes import InputNote
-
-    for w in caught:
-        if isinstance(w.message, InputNote) and which(w.message):
-            print(f"{method} on {cols}: note: {w.message.told(cols)}", file=sys.stderr)
-
-
 def run(args) -> int:
     """The ``filter`` subcommand; raises :class:`UsageError` for the user's mistakes."""
     if args.out_dir is not None:
@@ -203,7 +193,7 @@ def run(args) -> int:
     import numpy as np
 
     from tssdpa.compare import get_method
-    from tssdpa.estimators.input_notes import GlitchWarning, InputNote
+    from tssdpa.estimators.input_notes import collected, notes_to_tell
 
     kind = "denoise" if args.horizon is None else "forecast"
     method = args.method
@@ -259,23 +249,21 @@ def run(args) -> int:
         for name in ("lightning.pytorch", "lightning.pytorch.utilities.rank_zero",
                      "lightning.fabric", "lightning.fabric.utilities.rank_zero"):  # fmt: skip
             logging.getLogger(name).setLevel(logging.ERROR)  # "GPU available: ..." banners
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # deprecations and tips are not for a CLI user
-        warnings.simplefilter("always", InputNote)  # but these are: notes on the data
         try:
             if kind == "denoise":
                 est = spec.build(**params)
-                if target is None:
-                    est.fit(x[:n_fit])
-                else:
-                    est.fit(x[:n_fit], target=target[:n_fit])
+                with collected() as fit_notes:  # but notes on the data are
+                    if target is None:
+                        est.fit(x[:n_fit])
+                    else:
+                        est.fit(x[:n_fit], target=target[:n_fit])
                 _report_fit(est, method, cols)
-                # the fit's own checks, told with the columns' names; glitches are told by
-                # filter, which sees the whole series
-                _tell_notes(caught, method, cols, lambda w: not isinstance(w, GlitchWarning))
-                del caught[:]
-                y = np.asarray(est.filter(x), dtype=np.float64).reshape(x.shape)
-                _tell_notes(caught, method, cols, lambda w: isinstance(w, GlitchWarning))
+                with collected() as filter_notes:
+                    y = np.asarray(est.filter(x), dtype=np.float64).reshape(x.shape)
+                for note in notes_to_tell(fit_notes, filter_notes, cols):
+                    print(f"{method} on {cols}: note: {note}", file=sys.stderr)
                 names = cols if args.inplace else [f"{c}{args.suffix}" for c in cols]
                 for i, c in enumerate(names):
                     out[c] = y[:, i]

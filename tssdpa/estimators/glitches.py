@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from tssdpa.estimators.input_notes import GlitchWarning
+from tssdpa.estimators.input_notes import GlitchWarning, tell
 
 __all__ = ["GLITCHES", "GLITCH_HALF", "GLITCH_REACH", "glitch_mask", "glitches_missing"]
 
@@ -80,5 +80,5 @@ def glitches_missing(filt, x2: np.ndarray, start: int = 0) -> np.ndarray:
         return x2
     found = {int(c): (int(mask[:, c].sum()), start + int(np.argmax(mask[:, c])))
              for c in np.flatnonzero(mask.any(axis=0))}  # fmt: skip
-    warnings.warn(GlitchWarning(found), stacklevel=3)
+    tell(GlitchWarning(found), stacklevel=3)
     return np.where(mask, np.nan, x2)

@@ -4,26 +4,33 @@ able to say itself with the channels' names (the CLI ``tssdpa filter`` prints th
 - :class:`HeldReadingsWarning`: channels that hold their readings between samples
   (:func:`~tssdpa.estimators.selection.repeating_channels`), whose shared noise SURE takes for
   signal;
-- :class:`PartialRowsWarning`: a channel missing over a stretch where the others are known
-  (:func:`partial_rows`). A key of the filter needs every channel of its sample, so where no
-  complete sample is in reach the other channels are held or interpolated, not filtered;
 - :class:`GlitchWarning`: samples a zero-phase filter treats as missing
   (:mod:`~tssdpa.estimators.glitches`).
+
+Each is warned through :func:`tell`, which also hands it to a collector of the thread that
+told it (:func:`collected`): a caller that fits many tables at once in threads (the batch
+filter on Dask's threads) gets each table's notes, where ``warnings.catch_warnings`` would mix
+them across threads.
 """
 
 from __future__ import annotations
 
-import numpy as np
+import contextlib
+import threading
+import warnings
 
-from tssdpa.estimators.selection import held_message, longest_run
+from tssdpa.estimators.selection import held_message
 
 __all__ = [
     "GlitchWarning",
     "HeldReadingsWarning",
     "InputNote",
-    "PartialRowsWarning",
-    "partial_rows",
+    "collected",
+    "notes_to_tell",
+    "tell",
 ]
+
+_collector = threading.local()
 
 
 class InputNote(UserWarning):
@@ -44,41 +51,6 @@ class HeldReadingsWarning(InputNote):
         return held_message(self.held, names)
 
 
-def partial_rows(x2: np.ndarray) -> dict[int, tuple[int, int, int]]:
-    """``{channel: (count, longest, start)}`` for the channels of the (T, C) series ``x2`` that
-    are missing (NaN) in rows where another channel is known: how many such rows, the longest
-    run of them and where it starts."""
-    x2 = np.asarray(x2, dtype=float)
-    known = np.isfinite(x2)
-    some = known.any(axis=1)
-    out = {}
-    for c in range(x2.shape[1]):
-        rows = some & ~known[:, c]
-        if rows.any():
-            start, length = longest_run(rows)
-            out[c] = (int(rows.sum()), length, start)
-    return out
-
-
-class PartialRowsWarning(InputNote):
-    """Channels missing over stretches longer than the filter's reach while others are known;
-    ``partial`` is ``{channel: (count, longest, start)}`` (:func:`partial_rows`), ``reach`` the
-    samples a row's keys span (the fitted window; zero-phase, ``2 window - 1`` centred)."""
-
-    def __init__(self, partial: dict[int, tuple[int, int, int]], reach: int):
-        self.partial, self.reach = partial, reach
-        super().__init__(self.told())
-
-    def told(self, names=None) -> str:
-        said = [f"{'x channel ' + str(c) if names is None else repr(names[c])} is missing at "
-                f"{n:,} samples where other channels are known ({run:,} in a row from sample "
-                f"{start:,})" for c, (n, run, start) in self.partial.items()]  # fmt: skip
-        return ("; ".join(said) + f": a key needs every channel of its sample, so where none "
-                f"is within the filter's reach ({self.reach} samples) the other channels are "
-                "held or interpolated there, not filtered. Fit those channels on their own, or "
-                "filter the stretch where every channel is known.")  # fmt: skip
-
-
 class GlitchWarning(InputNote):
     """Glitches a zero-phase fit treats as missing; ``found`` is ``{channel: (count, first)}``
     (:func:`~tssdpa.estimators.glitches.glitch_mask`)."""
@@ -95,3 +67,32 @@ class GlitchWarning(InputNote):
             "; ".join(said) + ": samples far out of line with those around them, treated "
             "as missing (never keys, filled from the others); glitches=None keeps them."
         )
+
+
+def tell(note: InputNote, stacklevel: int = 2) -> None:
+    """Warn of ``note`` (``stacklevel`` counted from the caller of :func:`tell`, as for
+    ``warnings.warn``) and add it to this thread's :func:`collected` list, if one is open."""
+    notes = getattr(_collector, "notes", None)
+    if notes is not None:
+        notes.append(note)
+    warnings.warn(note, stacklevel=stacklevel + 1)
+
+
+@contextlib.contextmanager
+def collected():
+    """A list of the notes told in this thread while the block runs (:func:`tell`)."""
+    outer = getattr(_collector, "notes", None)
+    _collector.notes = notes = []
+    try:
+        yield notes
+    finally:
+        _collector.notes = outer
+
+
+def notes_to_tell(fit_notes, filter_notes, names=None) -> list[str]:
+    """What to tell a user who fitted and then filtered a series, with the channels' names:
+    the fit's own notes, and the glitches as ``filter`` found them in the whole series (the
+    fit saw only its block)."""
+    kept = [n for n in fit_notes if not isinstance(n, GlitchWarning)]
+    kept += [n for n in filter_notes if isinstance(n, GlitchWarning)]
+    return [n.told(names) for n in kept]

@@ -38,11 +38,13 @@ def projection_filter(
     window, with weights ``exp(-||e_t - e_j||^2 / (2 sigma^2))`` (``e`` = delay embedding of
     length ``embedding``) times ``decay**(t-j)``. Like :func:`scipy.signal.lfilter`.
 
-    Missing samples (NaN) are never keys. A row with no usable key in reach (a gap longer
-    than the window) repeats the last defined output; without ``zi`` (offline) the rows before
-    the first defined output take that first output, while a streaming call (``zi`` given)
-    leaves them NaN since it cannot look ahead. The zero-phase filter instead interpolates
-    linearly between the defined outputs on either side (time-symmetric).
+    Missing samples (NaN) are never averaged: a key serves the channels it has, and each
+    channel is the weighted mean of the keys that have it. A channel with no usable key in
+    reach (a gap longer than the window) repeats its last defined output; without ``zi``
+    (offline) its values before its first defined output take that first output, while a
+    streaming call (``zi`` given) leaves them NaN since it cannot look ahead. The zero-phase
+    filter instead interpolates linearly between the defined outputs on either side
+    (time-symmetric).
 
     Parameters
     ----------

@@ -204,7 +204,7 @@ class StreamingStep(nn.Module):
             cnt = finite.sum(-1).to(torch.float64)
             scale = D / torch.clamp(cnt, min=1.0)
             sq = torch.where(cnt > 0, sq * scale, torch.zeros_like(sq))
-        valid = ~torch.isnan(kv).any(-1)  # a key is used only when its value is finite
+        valid = torch.ones_like(sq, dtype=torch.bool)  # (T, W)
         if self.exclude_self:
             not_self = torch.arange(W) != W - 1
             valid = valid & not_self.unsqueeze(0)
@@ -216,17 +216,19 @@ class StreamingStep(nn.Module):
             logits = logits - elapsed * self.inv_tau
             valid = valid & ~torch.isnan(elapsed)  # a key without a time is not used
             next_times = times[T:]
-        logits = torch.where(valid, logits, torch.full_like(logits, -math.inf))
-        mx = logits.amax(-1, keepdim=True)
-        empty = ~torch.isfinite(mx)  # (T, 1): no usable key in reach
-        w = torch.exp(logits - torch.where(empty, torch.zeros_like(mx), mx))
-        v = torch.where(valid.unsqueeze(-1), kv, torch.zeros_like(kv))
+        # a key serves the channels it has: one softmax per channel over the keys that have it
+        valid = valid.unsqueeze(-1) & ~torch.isnan(kv)  # (T, W, C)
+        logits = torch.where(valid, logits.unsqueeze(-1), torch.full_like(kv, -math.inf))
+        mx = logits.amax(1, keepdim=True)  # (T, 1, C)
+        empty = ~torch.isfinite(mx)  # no usable key in reach
+        w = torch.exp(logits - torch.where(empty, torch.zeros_like(mx), mx))  # (T, W, C)
+        v = torch.where(valid, kv, torch.zeros_like(kv))
         if self.degree == 0:
-            y = (w.unsqueeze(-1) * v).sum(1) / w.sum(-1, keepdim=True)
+            y = (w * v).sum(1) / w.sum(1)
         else:
             y = self._local_polynomial(w, v)
         fallback = xd if self.exclude_self else torch.full_like(xd, math.nan)
-        y = torch.where(empty, fallback, y)
+        y = torch.where(empty.squeeze(1), fallback, y)
         y, hold = _hold_last_defined(y, hold)
         new_hist = torch.cat([state[:H], x.to(state.dtype)], dim=0)[T:] if H else state[:0]
         next_state = torch.cat([new_hist, hold.to(state.dtype)], dim=0)
@@ -234,14 +236,15 @@ class StreamingStep(nn.Module):
 
     def _local_polynomial(self, w: Tensor, v: Tensor) -> Tensor:
         """Weighted least-squares polynomial of degree p in the time offset at offset 0 (the
-        constant coefficient), per row: attend_lags' normal equations, solved by Gaussian
+        constant coefficient), per row and channel (``w`` and ``v`` (T, W, C): a channel's
+        weights are over the keys that have it): attend_lags' normal equations, solved by Gaussian
         elimination unrolled over the fixed (p + 1) x (p + 1) system (symmetric positive
         definite, so no pivoting), since ONNX has no linear solver."""
         P = self.degree + 1
-        moments = w @ self.powers[:, : 2 * P - 1]  # (T, 2P - 1)
-        rhs = torch.einsum("tw,twc,wp->tpc", w, v, self.powers[:, :P])  # (T, P, C)
-        m0 = moments[:, :1]
-        G = [[moments[:, i + j : i + j + 1] for j in range(P)] for i in range(P)]  # (T, 1)
+        moments = torch.einsum("twc,wk->tkc", w, self.powers[:, : 2 * P - 1])  # (T, 2P-1, C)
+        rhs = torch.einsum("twc,twc,wp->tpc", w, v, self.powers[:, :P])  # (T, P, C)
+        m0 = moments[:, 0]
+        G = [[moments[:, i + j] for j in range(P)] for i in range(P)]  # (T, C)
         for i in range(1, P):
             G[i][i] = G[i][i] + _POLY_RIDGE * m0
         b = [rhs[:, i] for i in range(P)]  # (T, C)
@@ -292,18 +295,19 @@ class TimedStreamingStep(StreamingStep):
 
 
 def _hold_last_defined(y: Tensor, hold: Tensor) -> tuple[Tensor, Tensor]:
-    """fill_forward without a loop: every row with a NaN takes the last defined row before it
-    (``hold`` (1, C) before the first); returns ``(y, new_hold)``. Defined row t is scattered
-    to slot ``rank(t)`` of a table whose slot 0 is ``hold``, and every row reads the slot of
-    the number of defined rows up to it (ONNX has no cumulative maximum)."""
-    defined = ~torch.isnan(y).any(-1)  # (T,)
-    rank = torch.cumsum(defined.to(torch.int64), 0)  # (T,): defined rows up to t
-    contrib = torch.where(defined.unsqueeze(-1), y, torch.zeros_like(y))
+    """fill_forward without a loop: in each channel, every NaN takes the last defined value
+    before it (``hold`` (1, C) before the first); returns ``(y, new_hold)``. A channel's
+    defined value at row t is scattered to slot ``rank(t)`` of that channel's column of a
+    table whose slot 0 is ``hold``, and every row reads the slot of the number of defined
+    values up to it (ONNX has no cumulative maximum)."""
+    defined = ~torch.isnan(y)  # (T, C)
+    rank = torch.cumsum(defined.to(torch.int64), 0)  # (T, C): defined values up to t
+    contrib = torch.where(defined, y, torch.zeros_like(y))
     table = torch.cat([hold, torch.zeros_like(y)], dim=0)  # (T + 1, C)
-    # defined rows have distinct ranks; the others add zero to some slot
-    table = table.scatter_add(0, rank.unsqueeze(-1).expand_as(y), contrib)
-    total = defined.to(torch.int64).sum().reshape(1)
-    return table[rank], table[total]
+    # a channel's defined values have distinct ranks; the others add zero to some slot
+    table = table.scatter_add(0, rank, contrib)
+    total = defined.to(torch.int64).sum(0, keepdim=True)  # (1, C)
+    return table.gather(0, rank), table.gather(0, total)
 
 
 def onnx_initial_state(filt, n_channels: int | None = None) -> dict:

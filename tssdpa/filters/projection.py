@@ -205,7 +205,8 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
         return base, check_lowpass(s["base_params"])
 
     def _validate_params(self) -> None:
-        check_choice(self.recurrent, "recurrent", (None, "features"))
+        if check_choice(self.recurrent, "recurrent", (None, "features")) and not self.causal:
+            raise ValueError("recurrent='features' is causal only: give causal=True")
         check_choice(self.feature_map, "feature_map", ("centres", "performer"))
         check_int(self.n_features, "n_features")
         check_int(self.n_neighbors, "n_neighbors")
@@ -300,7 +301,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
         self.noise_level_ = noise if tgt is None else None  # in the units of x
         for name, value in self.best_params_.items():
             setattr(self, name + "_", value)
-        fitting.warn_input_notes(self, xs, x2, tgt)
+        fitting.warn_held_readings(xs, tgt)
         self.n_channels_ = x2.shape[1]
         self.local_, local_scores = local.fit_local(self, xs, times, unit_noise, tgt, tail)
         self.fit_holdout_start_ = block.start + tail if tgt is not None else None

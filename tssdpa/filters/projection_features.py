@@ -41,8 +41,6 @@ class RandomFeatureRecursion:
             raise ValueError("recurrent='features' needs decay or tau (an infinite-memory filter)")
         if s["degree"] or not np.isfinite(s["sigma"]):
             raise ValueError("recurrent='features' needs degree=0 and a finite sigma")
-        if not self.causal:
-            raise ValueError("recurrent='features' is causal only")
         drawn_for = getattr(self, "_features_drawn_for", None)
         if not hasattr(self, "features_") or drawn_for not in (None, self._features_key(C)):
             self._draw_features()

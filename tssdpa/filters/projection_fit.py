@@ -29,12 +29,11 @@ A zero-phase filter averages its best candidates instead of keeping one
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
 from tssdpa.checks import check_positive
-from tssdpa.estimators.input_notes import HeldReadingsWarning, PartialRowsWarning, partial_rows
+from tssdpa.estimators.input_notes import HeldReadingsWarning, tell
 from tssdpa.estimators.parallel import parallel_map
 from tssdpa.estimators.selection import (
     candidates,
@@ -282,24 +281,15 @@ def fit_noise_level(filt, xs) -> np.ndarray:
     return noise
 
 
-def warn_input_notes(filt, xs, x2, target) -> None:
-    """The notes of a fitted ``filt`` on its data (:mod:`~tssdpa.estimators.input_notes`),
-    warned at the caller of ``fit``: held readings in the fit block ``xs`` of a self-supervised
-    fit (their shared noise is not the white noise SURE assumes), and channels of ``x2``
-    missing, while others are known, over stretches that span the fitted window's reach (not
-    for the non-local filter, whose keys are patterns from anywhere, nor for a base alone)."""
+def warn_held_readings(xs, target) -> None:
+    """Warn, at the caller of ``fit``, of held readings in the fit block ``xs`` of a
+    self-supervised fit (:class:`~tssdpa.estimators.input_notes.HeldReadingsWarning`): their
+    shared noise is not the white noise SURE assumes."""
     if target is None:
         repeats = repeating_channels(xs).items()
         held = {c: share for c, (share, plateau) in repeats if not plateau}
         if held:
-            warnings.warn(HeldReadingsWarning(held), stacklevel=3)
-    if filt.window_ in (NONLOCAL, 0) or filt.recurrent is not None:
-        return
-    window = int(filt._spec().window)
-    reach = window if filt.causal else 2 * window - 1  # the samples a row's keys span
-    partial = {c: p for c, p in partial_rows(x2).items() if p[1] >= reach}
-    if partial:
-        warnings.warn(PartialRowsWarning(partial, reach), stacklevel=3)
+            tell(HeldReadingsWarning(held), stacklevel=3)
 
 
 def choose_settings(filt, xs, times, target, tail, noise):

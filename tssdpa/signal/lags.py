@@ -11,16 +11,18 @@ and takes the softmax-weighted mean of the values. It works on blocks of rows so
 Conventions shared by both
 --------------------------
 ``E`` (N, D): one embedding per table row, NaN where unknown.  ``V`` (N, C): the value a key
-contributes (NaN = the key is unusable).  Weight of key ``j`` for query ``t``::
+contributes (NaN: the key does not serve that channel).  Weight of key ``j`` for query ``t``::
 
     w = exp(-dist(E[t], E[j]) / (2 sigma^2)) * decay^|l - decay_origin|      (l = t - j)
     w = exp(-dist / (2 sigma^2)) * exp(-|times[t] - times[j]| / tau)           (with times)
 
 ``dist`` is the squared Euclidean distance over the coordinates finite in both vectors,
 rescaled by ``D / n_common`` (the ``nan_euclidean`` convention); 0 when nothing is in common,
-in which case only the decay ranks the keys.  A key is used only when every channel of its
-value is finite.  When ``exclude_self`` the lag-0 key is dropped.  A row with no usable key
-returns ``fallback[t]`` (NaN when no fallback is given).
+in which case only the decay ranks the keys.  A key serves the channels of its value that
+are finite: each channel of a row is the weighted mean (or local polynomial) of the keys
+that have it, normalised over them, so a channel missing over a stretch does not take the
+keys from the others.  When ``exclude_self`` the lag-0 key is dropped.  A channel of a row
+with no usable key returns ``fallback[t]`` there (NaN when no fallback is given).
 """
 
 from __future__ import annotations
@@ -157,9 +159,12 @@ def attend_lags(
             dt = np.abs(times[a:b, None] - Tw)
             extra = (dt * inv_tau).astype(dtype, copy=False)
             valid = ~np.isnan(dt)
+        per_channel = None  # (n, C, L) which channels each key has, where some has not all
         if has_nan:
-            Vw = sliding_window_view(Vk, n_lags, axis=0)  # (n, C, L)
-            vv = ~np.isnan(Vw).any(axis=1)
+            known = ~np.isnan(sliding_window_view(Vk, n_lags, axis=0))  # (n, C, L)
+            vv = known.any(axis=1)  # a key serves the channels it has
+            if n_ch > 1 and (vv & ~known.all(axis=1)).any():
+                per_channel = known
             valid = vv if valid is None else valid & vv
         if self_pos is not None:
             if valid is None:
@@ -167,8 +172,46 @@ def attend_lags(
             valid[:, self_pos] = False
         VkT = Vk.T.copy() if n_ch > 1 else Vk[:, 0][None]
         vals = [sliding_window_view(VkT[c], n_lags) for c in range(n_ch)]  # (n, L) each
-        if valid is not None:
+        if per_channel is not None:
+            vals = [np.where(valid & per_channel[:, c], v, 0.0) for c, v in enumerate(vals)]
+        elif valid is not None:
             vals = [np.where(valid, v, 0.0) for v in vals]
+        fb = None if fallback is None else fallback[a - start : b - start]
+
+        def weigh(logits, valid, vals, fb, members) -> dict:
+            """{config: (rows, len(vals)) output} from one sigma's (rows, L) logits, over
+            the keys ``valid``, for the channels whose (rows, L) values are ``vals``."""
+            if valid is not None:
+                logits = np.where(valid, logits, -np.inf)
+            if self_is_max and valid is None:
+                empty = np.zeros(len(logits), dtype=bool)
+            else:
+                mx = logits.max(axis=1, keepdims=True)
+                empty = ~np.isfinite(mx[:, 0])
+                if empty.any():
+                    mx[empty] = 0.0
+                logits -= mx
+            w = np.exp(logits, out=logits)
+            poly = [i for i in members if configs[i][1] > 0]
+            if poly:
+                fits = _local_polynomial(w, vals, powers, [configs[i][1] for i in poly])
+                results = dict(zip(poly, fits))
+            out = {}
+            for i in members:
+                if configs[i][1] == 0:
+                    den = w.sum(axis=1)
+                    num = np.empty((len(w), len(vals)), dtype=dtype)
+                    for c, v in enumerate(vals):
+                        num[:, c] = np.einsum("nl,nl->n", w, v)
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        res = num / den[:, None]
+                else:
+                    res = results[i].astype(dtype, copy=False)
+                if empty.any():
+                    res[empty] = np.nan if fb is None else fb[empty]
+                out[i] = res
+            return out
+
         # configurations sharing a sigma share the weights: one exp per distinct sigma
         by_sigma: dict[float, list[int]] = {}
         for i, (s, _) in enumerate(configs):
@@ -183,35 +226,19 @@ def attend_lags(
                 logits += decay_term
             if extra is not None:
                 logits -= extra
-            if valid is not None:
-                logits = np.where(valid, logits, -np.inf)
-            if self_is_max and valid is None:
-                empty = np.zeros(n, dtype=bool)
-            else:
-                mx = logits.max(axis=1, keepdims=True)
-                empty = ~np.isfinite(mx[:, 0])
-                if empty.any():
-                    mx[empty] = 0.0
-                logits -= mx
-            w = np.exp(logits, out=logits)
-            poly = [i for i in members if configs[i][1] > 0]
-            if poly:
-                fits = _local_polynomial(w, vals, powers, [configs[i][1] for i in poly])
-                results = dict(zip(poly, fits))
+            res = weigh(logits, valid, vals, fb, members)
+            if per_channel is not None:
+                # rows with a partial key: each channel weighs the keys that have it,
+                # normalised over them (the other rows keep the shared weights, so that they
+                # round as in a block without partial keys)
+                r = np.flatnonzero((valid & ~per_channel.all(axis=1)).any(axis=1))
+                for c in range(n_ch):
+                    part = weigh(logits[r], valid[r] & per_channel[r, c], [vals[c][r]],
+                                 None if fb is None else fb[r, c : c + 1], members)  # fmt: skip
+                    for i in members:
+                        res[i][r, c] = part[i][:, 0]
             for i in members:
-                if configs[i][1] == 0:
-                    den = w.sum(axis=1)
-                    num = np.empty((n, n_ch), dtype=dtype)
-                    for c in range(n_ch):
-                        num[:, c] = np.einsum("nl,nl->n", w, vals[c])
-                    with np.errstate(invalid="ignore", divide="ignore"):
-                        res = num / den[:, None]
-                else:
-                    res = results[i].astype(dtype, copy=False)
-                if empty.any():
-                    fill = np.nan if fallback is None else fallback[a - start : b - start][empty]
-                    res[empty] = fill
-                outs[i][a - start : b - start] = res
+                outs[i][a - start : b - start] = res[i]
 
     starts = range(start, stop, block)
     if n_threads > 1 and len(starts) > 1:

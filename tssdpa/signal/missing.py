@@ -2,9 +2,10 @@
 
 Two families, one per kind of model:
 
-* outputs of the projection filters, which never use a NaN sample as a key but may have rows
-  with no usable key: :func:`fill_forward` (streaming), :func:`fill_backward` (offline start),
-  :func:`fill_between` (zero-phase, time-symmetric);
+* outputs of the projection filters, which never average a NaN value but may have values
+  with no usable key (a key serves the channels it has, so one channel of a row may be
+  defined and another not): :func:`fill_forward` (streaming), :func:`fill_backward` (offline
+  start), :func:`fill_between` (zero-phase, time-symmetric), each channel on its own;
 * inputs of the linear models and forecasters, which need a complete series:
   :func:`fill_missing` (carry forward when causal, interpolate when offline).
 """
@@ -31,44 +32,48 @@ def check_not_all_missing(x2: np.ndarray, name: str = "x") -> None:
 
 
 def fill_forward(y: np.ndarray, hold: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Give every undefined row of (T, C) ``y`` (a NaN in any channel) the last defined row.
+    """Give every undefined value of (T, C) ``y`` (NaN) its channel's last defined value.
 
-    ``hold`` (C,) is the last defined output before ``y`` (NaN when there is none yet): rows
-    before the first defined one take it. Works in place; returns ``(y, new_hold)``.
+    ``hold`` (C,) is the last defined output of each channel before ``y`` (NaN when there is
+    none yet): values before a channel's first defined one take it. Channel by channel, since
+    a key serves the channels it has: one channel may be defined where another is not.
+    Works in place; returns ``(y, new_hold)``.
     """
     T = y.shape[0]
     if T == 0:
         return y, hold
-    undefined = np.isnan(y).any(axis=1)
+    undefined = np.isnan(y)
     if undefined.any():
-        idx = np.where(undefined, -1, np.arange(T))
-        np.maximum.accumulate(idx, out=idx)
-        src = y[np.maximum(idx, 0)]
-        src[idx < 0] = hold
+        idx = np.where(undefined, -1, np.arange(T)[:, None])  # (T, C)
+        np.maximum.accumulate(idx, axis=0, out=idx)
+        src = np.take_along_axis(y, np.maximum(idx, 0), axis=0)
+        src = np.where(idx < 0, hold, src)
         y[undefined] = src[undefined]
     return y, np.array(y[-1], dtype=np.float64)
 
 
 def fill_backward(y: np.ndarray) -> np.ndarray:
-    """Offline: leading undefined rows of ``y`` take the first defined row (in place)."""
-    undefined = np.isnan(y).any(axis=1)
-    if undefined.any() and not undefined.all():
-        first = int(np.argmin(undefined))
-        y[:first] = y[first]
+    """Offline: each channel's leading undefined values take its first defined one (in
+    place)."""
+    undefined = np.isnan(y)
+    for c in np.flatnonzero(undefined.any(axis=0) & ~undefined.all(axis=0)):
+        first = int(np.argmin(undefined[:, c]))
+        y[:first, c] = y[first, c]
     return y
 
 
 def fill_between(y: np.ndarray) -> np.ndarray:
-    """Zero-phase: undefined rows are interpolated linearly (in sample index) between the
-    nearest defined rows on either side, constant beyond the first / last one (in place).
+    """Zero-phase: each channel's undefined values are interpolated linearly (in sample index)
+    between its nearest defined values on either side, constant beyond the first / last one
+    (in place).
 
     Time-symmetric, so the zero-phase filter of the reversed series stays the reversed output.
     """
-    undefined = np.isnan(y).any(axis=1)
-    if undefined.any() and not undefined.all():
-        rows = np.arange(y.shape[0])
-        for c in range(y.shape[1]):
-            y[undefined, c] = np.interp(rows[undefined], rows[~undefined], y[~undefined, c])
+    undefined = np.isnan(y)
+    rows = np.arange(y.shape[0])
+    for c in np.flatnonzero(undefined.any(axis=0) & ~undefined.all(axis=0)):
+        gap = undefined[:, c]
+        y[gap, c] = np.interp(rows[gap], rows[~gap], y[~gap, c])
     return y
 
 

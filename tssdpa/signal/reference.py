@@ -39,44 +39,45 @@ def attend_lags_reference(
     n_emb = E.shape[1]
     out = np.full((stop - start, V.shape[1]), np.nan)
     for t in range(start, stop):
-        weights, values, offsets = [], [], []
-        for lag in range(lag_min, lag_max + 1):
-            j = t - lag
-            if exclude_self and lag == 0:
-                continue
-            if not np.all(np.isfinite(V[j])):
-                continue
-            q, k = E[t].astype(np.float64), E[j].astype(np.float64)
-            both = np.isfinite(q) & np.isfinite(k)
-            n_common = int(both.sum())
-            dist = 0.0
-            if n_common:
-                dist = float(np.sum((q[both] - k[both]) ** 2)) * n_emb / n_common
-            logw = -dist / (2.0 * sigma**2)
-            if decay is not None:
-                logw += abs(lag - decay_origin) * math.log(decay)
-            if times is not None and tau is not None:
-                if not (np.isfinite(times[t]) and np.isfinite(times[j])):
+        for c in range(V.shape[1]):  # a key serves the channels it has
+            weights, values, offsets = [], [], []
+            for lag in range(lag_min, lag_max + 1):
+                j = t - lag
+                if exclude_self and lag == 0:
                     continue
-                logw -= abs(times[t] - times[j]) / tau
-            weights.append(logw)
-            values.append(V[j].astype(np.float64))
-            offsets.append(float(j - t))
-        if not weights:
-            if fallback is not None:
-                out[t - start] = fallback[t - start]
-            continue
-        lw = np.array(weights)
-        w = np.exp(lw - lw.max())
-        if degree == 0:
-            out[t - start] = (w[:, None] * np.array(values)).sum(0) / w.sum()
-            continue
-        # weighted least squares of the values on 1, u, .., u^degree (u: scaled time offset)
-        u = np.array(offsets) / max(1, lag_max, -lag_min)
-        X = np.vander(u, degree + 1, increasing=True)
-        G = X.T @ (w[:, None] * X) + np.diag([0.0] + [1e-12 * w.sum()] * degree)
-        beta = np.linalg.solve(G, X.T @ (w[:, None] * np.array(values)))
-        out[t - start] = beta[0]
+                if not np.isfinite(V[j, c]):
+                    continue
+                q, k = E[t].astype(np.float64), E[j].astype(np.float64)
+                both = np.isfinite(q) & np.isfinite(k)
+                n_common = int(both.sum())
+                dist = 0.0
+                if n_common:
+                    dist = float(np.sum((q[both] - k[both]) ** 2)) * n_emb / n_common
+                logw = -dist / (2.0 * sigma**2)
+                if decay is not None:
+                    logw += abs(lag - decay_origin) * math.log(decay)
+                if times is not None and tau is not None:
+                    if not (np.isfinite(times[t]) and np.isfinite(times[j])):
+                        continue
+                    logw -= abs(times[t] - times[j]) / tau
+                weights.append(logw)
+                values.append(float(V[j, c]))
+                offsets.append(float(j - t))
+            if not weights:
+                if fallback is not None:
+                    out[t - start, c] = fallback[t - start, c]
+                continue
+            lw = np.array(weights)
+            w = np.exp(lw - lw.max())
+            if degree == 0:
+                out[t - start, c] = (w * np.array(values)).sum() / w.sum()
+                continue
+            # weighted least squares on 1, u, .., u^degree (u: the scaled time offset)
+            u = np.array(offsets) / max(1, lag_max, -lag_min)
+            X = np.vander(u, degree + 1, increasing=True)
+            G = X.T @ (w[:, None] * X) + np.diag([0.0] + [1e-12 * w.sum()] * degree)
+            beta = np.linalg.solve(G, X.T @ (w * np.array(values)))
+            out[t - start, c] = beta[0]
     return out
 
 
