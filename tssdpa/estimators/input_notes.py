@@ -65,7 +65,8 @@ class GlitchWarning(InputNote):
                 for c, (n, first) in self.found.items()]  # fmt: skip
         return (
             "; ".join(said) + ": samples far out of line with those around them, treated "
-            "as missing (never keys, filled from the others); glitches=None keeps them."
+            "as missing (left out of their channel's keys, filled from the others); glitches=None "
+            "keeps them."
         )
 
 
@@ -80,7 +81,8 @@ def tell(note: InputNote, stacklevel: int = 2) -> None:
 
 @contextlib.contextmanager
 def collected():
-    """A list of the notes told in this thread while the block runs (:func:`tell`)."""
+    """A list of the notes told in this thread while the block runs (:func:`tell`); in
+    nested blocks only the innermost list gets them."""
     outer = getattr(_collector, "notes", None)
     _collector.notes = notes = []
     try:

@@ -51,7 +51,7 @@ def projection_filter(
     x : array_like
         Input data, time along ``axis``. Other axes are independent series unless
         ``channel_axis`` names an axis whose entries are channels embedded jointly. Without
-        ``zi``, a series with no sample whose channels are all finite raises ``ValueError``.
+        ``zi``, a series with a channel that has no finite value raises ``ValueError``.
     window : int, None or "all"
         Number of past samples (the current one included) attended to (FIR). ``None`` with a
         ``decay`` < 1 gives the infinite-memory (IIR) filter, truncated where the dropped

@@ -360,13 +360,14 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
         Parameters
         ----------
         x : array_like, Series, DataFrame or tensor, (T,) or (T, C)
-            NaN samples are never used as keys; the output there is still defined (imputed
-            from the neighbours, decay-weighted). A row with no usable key in reach (a gap
-            longer than the window) repeats the last defined output. Offline (no ``zi``) the
-            rows before the first defined output take that first output; with ``zi`` they stay
-            NaN (a causal stream cannot look ahead). The zero-phase filter interpolates
-            linearly between the defined outputs on either side instead. Without ``zi``, a
-            series with no sample whose channels are all finite raises ``ValueError``.
+            NaN values are never averaged (a key serves the channels it has); the output
+            there is still defined (imputed from the neighbours, decay-weighted). A channel
+            with no usable key in reach (a gap longer than the window) repeats its last
+            defined output. Offline (no ``zi``) its values before its first defined output take
+            that output; with ``zi`` they stay NaN (a causal stream cannot look ahead). The
+            zero-phase filter interpolates linearly between the defined outputs on either
+            side instead. Without ``zi``, a channel with no finite value raises
+            ``ValueError``.
         zi : state, optional
             From :meth:`initial_state` or a previous call's ``zf``.
         timestamps : array_like (T,), optional
@@ -382,7 +383,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
         self._validate_params()
         times = self._times(meta, timestamps, x2.shape[0])
         if zi is None:
-            check_not_all_missing(x2)
+            check_not_all_missing(x2, complete=self.recurrent == "features")
         C = x2.shape[1]
         x2, units = self._to_units(x2), self._from_units  # the kernel's units (channel_scale_)
         if self.recurrent == "features":

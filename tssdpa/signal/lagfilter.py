@@ -179,8 +179,9 @@ def run_causal(
     """Filter (T, C) ``x2`` from ``state``; returns (y, new_state, new_times or None).
 
     ``state`` (H + 1, C): the last H = ``spec.history`` input samples (NaN = none), then the
-    last defined output (NaN = none yet), which rows without any usable key repeat. With
-    ``configs`` (a list of (sigma, degree)), ``y`` is a list: one output per configuration.
+    last defined output of each channel (NaN = none yet), which its values without any usable
+    key repeat. With ``configs`` (a list of (sigma, degree)), ``y`` is a list: one output per
+    configuration.
     """
     H = spec.history
     hist, hold = state[:H], state[H]

@@ -23,12 +23,19 @@ __all__ = [
 ]
 
 
-def check_not_all_missing(x2: np.ndarray, name: str = "x") -> None:
-    """Offline filtering needs a sample with every channel finite somewhere in (T, C) x2."""
+def check_not_all_missing(x2: np.ndarray, name: str = "x", complete: bool = False) -> None:
+    """Offline filtering of (T, C) ``x2`` needs a finite value of every channel somewhere (a
+    key serves the channels it has), or with ``complete`` (the random-feature recursion,
+    whose keys need every channel) a sample with every channel finite."""
     if np.isnan(x2).all():
         raise ValueError(f"{name} is all NaN: nothing to filter")
-    if not (~np.isnan(x2)).all(axis=1).any():
-        raise ValueError(f"{name} has no sample with every channel finite (all NaN as keys)")
+    known = ~np.isnan(x2)
+    if complete and not known.all(axis=1).any():
+        raise ValueError(f"{name} has no sample with every channel finite (a key of "
+                         "recurrent='features' needs every channel)")  # fmt: skip
+    empty = np.flatnonzero(~known.any(axis=0))
+    if empty.size:
+        raise ValueError(f"{name} channel {int(empty[0])} is all NaN: nothing to filter it from")
 
 
 def fill_forward(y: np.ndarray, hold: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
