@@ -163,13 +163,16 @@ def attend_lags(
         if has_nan:
             known = ~np.isnan(sliding_window_view(Vk, n_lags, axis=0))  # (n, C, L)
             vv = known.any(axis=1)  # a key serves the channels it has
-            if n_ch > 1 and (vv & ~known.all(axis=1)).any():
+            partial_keys = vv & ~known.all(axis=1)
+            if n_ch > 1 and partial_keys.any():
                 per_channel = known
             valid = vv if valid is None else valid & vv
         if self_pos is not None:
             if valid is None:
                 valid = np.ones((n, n_lags), dtype=bool)
             valid[:, self_pos] = False
+        if per_channel is not None:  # the rows that weigh a partial key, once for every sigma
+            partial_rows = np.flatnonzero((valid & partial_keys).any(axis=1))
         VkT = Vk.T.copy() if n_ch > 1 else Vk[:, 0][None]
         vals = [sliding_window_view(VkT[c], n_lags) for c in range(n_ch)]  # (n, L) each
         if per_channel is not None:
@@ -231,7 +234,7 @@ def attend_lags(
                 # rows with a partial key: each channel weighs the keys that have it,
                 # normalised over them (the other rows keep the shared weights, so that they
                 # round as in a block without partial keys)
-                r = np.flatnonzero((valid & ~per_channel.all(axis=1)).any(axis=1))
+                r = partial_rows
                 for c in range(n_ch):
                     part = weigh(logits[r], valid[r] & per_channel[r, c], [vals[c][r]],
                                  None if fb is None else fb[r, c : c + 1], members)  # fmt: skip
