@@ -54,7 +54,16 @@ def _chosen(est, params) -> str:
         if v is not None
     )
     mixture = getattr(est, "mixture_", None)  # a zero-phase fit averages its best settings
-    return f"{text} (the best of {len(mixture)} averaged)" if mixture else text
+    text = f"{text} (the best of {len(mixture)} averaged)" if mixture else text
+    models = getattr(est, "channel_models_", None)  # channels filtered alone, own settings
+    if models and isinstance(best, dict):
+        alone = [c for c, m in enumerate(models) if m is not None]
+        text += f"; channel(s) {', '.join(map(str, alone))} alone, each with its own fit"
+    elif isinstance(best, list):
+        text = "one fit per channel: " + " | ".join(
+            ", ".join(f"{k}={v}" for k, v in p.items() if v is not None) for p in best
+        )
+    return text
 
 
 def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_filtered"):

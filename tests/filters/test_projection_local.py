@@ -241,7 +241,7 @@ def test_each_channel_decides_for_itself(busy_then_quiet):
     rng = np.random.default_rng(1)
     steady = np.sin(2 * np.pi * np.arange(T) / 50) + 0.3 * rng.normal(size=T)
     x = np.stack([busy_then_quiet[0], steady], axis=1)
-    f = ProjectionFilter(causal=False).fit(x)
+    f = ProjectionFilter(causal=False, channel_independent=False).fit(x)
     assert f.local_["channels"] == [True, False]
     y = f.filter(x)
     f.local_window = None  # the fitted adaptation is no longer in force
@@ -397,7 +397,7 @@ def test_gaps_in_one_of_two_channels_leave_fit_and_filter_averaging_alike():
     x[700, 1] = np.nan  # channel 1 keeps the filter's output; channel 0 adapts
     f = ProjectionFilter(
         causal=False, window="all", embedding=7, sigma=[1.0], base=None, mix=False,
-        local_window=101, max_fit_samples=BLOCK,
+        local_window=101, max_fit_samples=BLOCK, channel_independent=False,
     ).fit(x)  # fmt: skip
     loc = f.local_
     # SURE's divergence of a lone non-local component is its mean own weight: all of it

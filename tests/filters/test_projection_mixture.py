@@ -267,6 +267,7 @@ def test_a_multichannel_mixture_with_butterworth_bases_is_the_sum_of_its_compone
     f = ProjectionFilter(
         causal=False, base="butterworth", window=[0, 4, 8], embedding=[1, 3], degree=[0, 2],
         mix_temperature=1e4, local_window=None,  # the mixture alone, not adapted in time
+        channel_independent=False,  # the joint mixture of both channels
     ).fit(x)  # fmt: skip
     assert f.mixture_ is not None and any(c["window"] == 0 for c in f.mixture_)
     assert {c["window"] for c in f.mixture_} > {0}  # base alone and base + projection

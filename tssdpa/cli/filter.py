@@ -139,9 +139,14 @@ def _report_fit(est, method: str, cols) -> None:
     best = getattr(est, "best_params_", None)
     if not best:
         return
-    items = best.items() if all(isinstance(v, dict) for v in best.values()) else [(None, best)]
-    for key, params in items:
-        where = "" if key is None else f" h={key}"
+    items = []  # (where, params): one model per channel (a list), per horizon, or one
+    for c, chosen in enumerate(best) if isinstance(best, list) else [(None, best)]:
+        at = "" if c is None else f" channel {cols[c] if c < len(cols) else c}"
+        if all(isinstance(v, dict) for v in chosen.values()):
+            items += [(f"{at} h={key}", params) for key, params in chosen.items()]
+        else:
+            items.append((at, chosen))
+    for where, params in items:
         chosen = ", ".join(f"{k}={_fmt(v)}" for k, v in params.items() if v is not None)
         print(f"{method}{where} on {cols}: chose {chosen}", file=sys.stderr)
     contenders = getattr(est, "contenders_", None)
@@ -167,6 +172,15 @@ def _report_fit(est, method: str, cols) -> None:
             f"{method} on {cols}: the kernel compares the channels divided by "
             + ", ".join(_fmt(float(v)) for v in scale)
             + " (their standard deviations over the median; sigma in those units)",
+            file=sys.stderr,
+        )
+    choice = getattr(est, "channel_choice_", None)  # the forecaster's is a dict of errors
+    if "chosen" in getattr(choice, "columns", ()) and (choice["chosen"] == "alone").any():
+        alone = ", ".join(str(cols[c]) if c < len(cols) else str(c)
+                          for c in choice.index[choice["chosen"] == "alone"])  # fmt: skip
+        print(
+            f"{method} on {cols}: filters {alone} alone, each with its own fit (its SURE "
+            "over the noise variance was lower than the joint fit's)",
             file=sys.stderr,
         )
     local = getattr(est, "local_", None)

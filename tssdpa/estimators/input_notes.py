@@ -25,18 +25,25 @@ __all__ = [
     "GlitchWarning",
     "HeldReadingsWarning",
     "InputNote",
+    "as_channel",
     "collected",
     "notes_to_tell",
     "tell",
 ]
 
 _collector = threading.local()
+_EVERY = object()  # as_channel's value outside its blocks: notes are of the series' channels
 
 
 class InputNote(UserWarning):
     """A warning about the data a fit was given; :meth:`told` says it with channel names."""
 
     def told(self, names=None) -> str:
+        raise NotImplementedError
+
+    def of_channel(self, channel: int) -> InputNote:
+        """The note of a fit on one channel (its channel 0) said of ``channel`` of the
+        series."""
         raise NotImplementedError
 
 
@@ -49,6 +56,9 @@ class HeldReadingsWarning(InputNote):
 
     def told(self, names=None) -> str:
         return held_message(self.held, names)
+
+    def of_channel(self, channel: int) -> HeldReadingsWarning:
+        return HeldReadingsWarning({channel + c: share for c, share in self.held.items()})
 
 
 class GlitchWarning(InputNote):
@@ -69,10 +79,19 @@ class GlitchWarning(InputNote):
             "keeps them."
         )
 
+    def of_channel(self, channel: int) -> GlitchWarning:
+        return GlitchWarning({channel + c: found for c, found in self.found.items()})
+
 
 def tell(note: InputNote, stacklevel: int = 2) -> None:
     """Warn of ``note`` (``stacklevel`` counted from the caller of :func:`tell`, as for
-    ``warnings.warn``) and add it to this thread's :func:`collected` list, if one is open."""
+    ``warnings.warn``) and add it to this thread's :func:`collected` list, if one is open;
+    inside :func:`as_channel` said of that channel, or not at all."""
+    channel = getattr(_collector, "channel", _EVERY)
+    if channel is None:
+        return
+    if channel is not _EVERY:
+        note = note.of_channel(channel)
     notes = getattr(_collector, "notes", None)
     if notes is not None:
         notes.append(note)
@@ -89,6 +108,19 @@ def collected():
         yield notes
     finally:
         _collector.notes = outer
+
+
+@contextlib.contextmanager
+def as_channel(channel: int | None):
+    """Notes told in this thread while the block runs come from a fit (or filter) of one
+    channel of a larger series: :func:`tell` says them of ``channel``, or with None not at all
+    (the caller tells them for the whole series)."""
+    outer = getattr(_collector, "channel", _EVERY)
+    _collector.channel = channel
+    try:
+        yield
+    finally:
+        _collector.channel = outer
 
 
 def notes_to_tell(fit_notes, filter_notes, names=None) -> list[str]:

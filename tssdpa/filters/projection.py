@@ -4,30 +4,32 @@ from __future__ import annotations
 
 import numpy as np
 
-from tssdpa.checks import check_choice, check_fraction, check_int, check_positive, to_seconds
-from tssdpa.estimators.arrays import as_2d, check_state, restore, step_input
+from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
+from tssdpa.estimators.arrays import as_2d, check_state, restore
 from tssdpa.estimators.base import Denoiser, check_fit_input, target_like
 from tssdpa.estimators.glitches import GLITCHES, glitches_missing
 from tssdpa.estimators.selection import FitScoresView
+from tssdpa.filters import projection_channels as channels
 from tssdpa.filters import projection_fit as fitting
 from tssdpa.filters import projection_local as local
 from tssdpa.filters import projection_mixture as mixing
 from tssdpa.filters.channel_scale import CHANNEL_SCALES, ChannelUnits, fitted_channel_scale
 from tssdpa.filters.projection_features import RandomFeatureRecursion
 from tssdpa.filters.projection_fit import AUTO, auto_default, choose_settings
-from tssdpa.signal.features import feature_filter, initial_feature_state
+from tssdpa.filters.projection_stream import Streaming
+from tssdpa.signal.features import feature_filter
 from tssdpa.signal.lagfilter import check_sample_times, resolve_spec, run_causal
 from tssdpa.signal.lowpass import check_lowpass
 from tssdpa.signal.missing import check_not_all_missing, fill_backward
 
 __all__ = ["ProjectionFilter"]
 
-#: the largest streaming state (past samples x channels) initial_state builds (80 MB)
-MAX_STATE_VALUES = 10_000_000
 _SETTINGS = ("window", "embedding", "degree", "sigma", "decay", "base", "base_params")
 
 
-class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Denoiser):
+class ProjectionFilter(
+    FitScoresView, RandomFeatureRecursion, channels.ChannelModels, ChannelUnits, Streaming, Denoiser
+):
     """Causal (or zero-phase) projection filter for (T,) or (T, C) sensor series.
 
     Output at step t: the weighted mean of the past samples x_j in the window, with weights
@@ -131,6 +133,13 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
     glitches : "missing" or None
         "missing" (default): a zero-phase filter treats rare samples far out of line with those
         around them as missing (:mod:`tssdpa.estimators.glitches`); None, or causal: kept.
+    channel_independent : "auto", bool
+        Zero-phase fits of several channels: ``"auto"`` (default) also fits one filter on
+        each channel alone and keeps, channel by channel, the output that scores lower (the
+        joint fit's or the channel's own; SURE, or the error against ``target``, over the
+        channel's noise variance: ``channel_choice_``); True fits each channel alone only;
+        False, the one joint fit. A causal filter is always joint (one streaming state; True
+        is refused). :mod:`~tssdpa.filters.projection_channels`.
 
     Attributes
     ----------
@@ -143,6 +152,14 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
     channel_scale_ : ndarray (C,), what each channel is divided by before the kernel.
     local_ : dict or None, the local adaptation in force (:func:`.projection_local.fit_local`).
     n_channels_ : int, channels seen by :meth:`fit`.
+    channel_models_ : list or None, per channel the filter fitted on it alone (None where the
+        channel takes the joint output); None where every channel takes the joint output.
+        With ``channel_independent=True`` the joint settings are not fitted and
+        ``best_params_`` / ``cv_results_`` are the channels' (a list; a ``channel`` column).
+    channel_choice_ : pandas.DataFrame or None, per channel the ``joint`` and ``alone``
+        scores and the one ``chosen`` (``channel_independent="auto"``, several channels).
+    channel_scores_ : ndarray (C,) or None, each channel's score (zero-phase fits), as in
+        ``channel_choice_``.
     cv_results_ : pandas.DataFrame, one row per candidate tried: its window, embedding,
         degree, decay, sigma and estimated mean squared error ``mse`` (SURE without a target,
         error on the held-out tail with one); ``weight`` in the mixture of a zero-phase fit
@@ -169,6 +186,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
         feature_map="centres", random_state=0, dtype="float64", max_fit_samples=4000,
         holdout=1.0, base=AUTO, base_params=None, mix=True, mix_temperature=16.0, n_neighbors=64,
         local_window=AUTO, noise_level=None, channel_scale="std", glitches="missing",
+        channel_independent=AUTO,
     ):  # fmt: skip
         self._store(locals())
 
@@ -187,22 +205,6 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
                 raise ValueError(f"{name} is a list of candidates: call fit() first")
             out[name] = auto_default(name, out) if isinstance(v, str) and v == AUTO else v
         return out
-
-    def _base(self, **override):
-        """``(base, base_params)`` in force, checked: (None, None) or ("butterworth", dict)."""
-        s = self._settings(**override)
-        base = check_choice(s["base"], "base", (None, "butterworth"))
-        if base is None:
-            return None, None
-        if self.causal or self.tau is not None or self.recurrent is not None:
-            raise ValueError(
-                "base='butterworth' needs a zero-phase filter (causal=False) on uniformly "
-                "sampled data (no tau, no recurrent)"
-            )
-        if s["base_params"] is None:
-            raise ValueError("base='butterworth' needs base_params={'cutoff': .., 'order': ..}"
-                             " or fit()")  # fmt: skip
-        return base, check_lowpass(s["base_params"])
 
     def _validate_params(self) -> None:
         if check_choice(self.recurrent, "recurrent", (None, "features")) and not self.causal:
@@ -226,6 +228,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
         check_positive(self.mix_temperature, "mix_temperature")
         check_choice(self.channel_scale, "channel_scale", CHANNEL_SCALES)
         check_choice(self.glitches, "glitches", GLITCHES)
+        channels.check_channels_setting(self)
 
     def _spec(self, exclude_self=None, **override):
         s = self._settings(**override)
@@ -284,74 +287,38 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
         tgt = target_like(target, x2)
         self._validate_params()
         local.check_local_window(self)
+        times = self._times(meta, timestamps, x2.shape[0])
+        for name in (*_SETTINGS, "mixture", "local", "channel_scale", *channels.FITTED):
+            self.__dict__.pop(name + "_", None)
+        if self.channel_independent is True and channels.fits_alone(self, x2.shape[1]):
+            return self._fit_alone(x2, tgt, times, verbose)
         block = fitting.fit_block(x2, min(x2.shape[0], self.max_fit_samples))
         xs = glitches_missing(self, x2[block], start=block.start)
         n = len(xs)
         tail = n - max(1, int(round(self.holdout * n)))  # first sample of the held-out tail
-        times = self._times(meta, timestamps, x2.shape[0])
-        times = times[block] if times is not None else None
-        for name in (*_SETTINGS, "mixture", "local", "channel_scale"):
-            self.__dict__.pop(name + "_", None)
         noise = fitting.fit_noise_level(self, xs)
         self.channel_scale_ = fitted_channel_scale(self.channel_scale, xs)
-        xs, tgt = self._to_units(xs), (None if tgt is None else self._to_units(tgt[block]))
+        xs, tgt_s = self._to_units(xs), (None if tgt is None else self._to_units(tgt[block]))
+        t_s = times[block] if times is not None else None
         self.best_params_, self.cv_results_, unit_noise, self.mixture_ = choose_settings(
-            self, xs, times, tgt, tail, noise / self.channel_scale_
+            self, xs, t_s, tgt_s, tail, noise / self.channel_scale_
         )
         self.noise_level_ = noise if tgt is None else None  # in the units of x
         for name, value in self.best_params_.items():
             setattr(self, name + "_", value)
-        fitting.warn_held_readings(xs, tgt)
+        fitting.warn_held_readings(xs, tgt_s)
         self.n_channels_ = x2.shape[1]
-        self.local_, local_scores = local.fit_local(self, xs, times, unit_noise, tgt, tail)
+        self.local_, local_scores = local.fit_local(self, xs, t_s, unit_noise, tgt_s, tail)
         self.fit_holdout_start_ = block.start + tail if tgt is not None else None
         self.center_ = np.nanmean(self._to_units(x2), axis=0)  # where random features are drawn
         self.spread_ = np.where((s := np.nanstd(self._to_units(x2), axis=0)) > 0, s, 1.0)
         if self.recurrent == "features":
             self._draw_features()
+        self._choose_channels(x2, tgt, times, (xs, t_s, unit_noise, tgt_s, tail, local_scores))
         if verbose:
-            print(fitting.fit_report(self, "SURE" if tgt is None else "held-out MSE", local_scores))
+            print(fitting.fit_report(self, "SURE" if tgt is None else "held-out MSE", local_scores)
+                  + channels.choice_report(self))  # fmt: skip
         return self
-
-    # ------------------------------------------------------------------ state
-    def initial_state(self, n_channels: int | None = None):
-        """An empty state for :meth:`filter` (``zi``) and :meth:`step`.
-
-        A (H + 1, C) array of NaN -- rows 0..H-1 hold the last H input samples (H = kept
-        history, ``window - 1 + embedding - 1``), row H the last defined output, which a row
-        with no usable key repeats -- a pair ``(samples, times)`` with ``times`` (H,) when
-        ``tau`` is set, or a 5-tuple (embedding history, feature sums S and n, last time,
-        last output) for ``recurrent="features"``.
-
-        Like ``scipy.signal``'s ``zi``, the empty state needs no fit: without ``n_channels``
-        on an unfitted filter it has one column, and an empty (all-NaN) state takes the
-        channel count of the first chunk it is given.
-        """
-        C = n_channels if n_channels is not None else getattr(self, "n_channels_", None)
-        if C is None:
-            if self.recurrent == "features":  # the features are drawn for a channel count
-                raise ValueError("recurrent='features': give n_channels or call fit() first")
-            C = 1
-        self._validate_params()
-        if self.recurrent == "features":
-            s = self._settings()
-            return initial_feature_state(
-                int(self.n_features), C, int(s["embedding"]), self.tau is not None
-            )
-        spec = self._spec()
-        if not spec.causal:
-            raise ValueError("a zero-phase (causal=False) filter has no streaming state")
-        if spec.history * C > MAX_STATE_VALUES:
-            raise ValueError(
-                f"window: the streaming state would keep {spec.history} past samples x {C} "
-                f"channel(s) (window {spec.window}, from window / decay / tau and tol); at most "
-                f"{MAX_STATE_VALUES} values -- use a shorter window, a smaller decay or a "
-                "larger tol (the offline filter() has no such limit)"
-            )
-        hist = np.full((spec.history + 1, C), np.nan)
-        if spec.tau is not None:
-            return hist, np.full(spec.history, np.nan)
-        return hist
 
     # ------------------------------------------------------------------ apply
     def filter(self, x, zi=None, timestamps=None):
@@ -384,6 +351,8 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
         times = self._times(meta, timestamps, x2.shape[0])
         if zi is None:
             check_not_all_missing(x2, complete=self.recurrent == "features")
+            if getattr(self, "channel_models_", None):  # zero-phase: zi is refused below
+                return restore(channels.filter_by_channel(self, x2, times), meta)
         C = x2.shape[1]
         x2, units = self._to_units(x2), self._from_units  # the kernel's units (channel_scale_)
         if self.recurrent == "features":
@@ -396,11 +365,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
         if not self.causal and zi is not None:
             raise ValueError("zi is only defined for causal=True")
         if zi is None:
-            x2 = glitches_missing(self, x2)
-            mix = getattr(self, "mixture_", None) if self.mix and not self.causal else None
-            comps = mixing.check_mixture(self, mix) or [{**self._checked_setting(), "weight": 1.0}]
-            y, own = mixing.mixture_output(self, x2, times, comps)
-            return restore(units(local.apply_local(self, x2, y, comps, own)), meta)
+            return restore(self._joint_output(x2, times, in_units=True), meta)
         spec = self._spec()
         state = self._state_units(check_state(zi, self.initial_state(C)), False)
         hist, hist_times = state if spec.tau is not None else (state, None)
@@ -408,62 +373,20 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
         zf = (nh, nt) if spec.tau is not None else nh
         return restore(units(y.astype(np.float64)), meta), self._state_units(zf, True)
 
+    def _joint_output(self, x2, times, in_units=False):
+        """The offline output of the filter fitted on all channels of (T, C) ``x2``."""
+        x2 = glitches_missing(self, x2 if in_units else self._to_units(x2))
+        mix = getattr(self, "mixture_", None) if self.mix and not self.causal else None
+        comps = mixing.check_mixture(self, mix) or [{**self._checked_setting(), "weight": 1.0}]
+        y, own = mixing.mixture_output(self, x2, times, comps)
+        return self._from_units(local.apply_local(self, x2, y, comps, own))
+
     def _checked_setting(self) -> dict:
         """The setting in force, checked as one spec (window 0 needs a base)."""
         setting = self._settings()
-        if self._base()[0] is None or setting["window"] != 0:
+        if mixing.base_in_force(self)[0] is None or setting["window"] != 0:
             self._spec()  # checks every setting
         return setting
-
-    def step(self, sample, state, timestamp=None):
-        """Filter one sample: returns ``(y_t, new_state)``; the state passed in is not changed.
-
-        ``sample`` is a scalar or a length-C vector; ``y_t`` has the same shape. With ``tau``
-        give the sample's ``timestamp``. Equal to :meth:`filter` of the whole series from the
-        same state (``filter(x, zi=initial_state())``), hence to the offline ``filter(x)``
-        except for rows before the first defined output (NaN here, back-filled offline). Same
-        compute dtype as :meth:`filter`: with ``dtype="float32"`` both round to float32 and
-        agree to a few float32 ulps of the data range (tested: within 1e-6 of the range).
-        """
-        s, hist = step_input(sample, state)
-        C = np.shape(hist)[-1] if np.ndim(hist) == 2 else 1
-        empty = C == 1 and np.isnan(hist).all()  # an empty state sizes itself
-        if self.recurrent is None and s.size != C and not empty:
-            raise ValueError(
-                f"sample has {s.size} value(s) but the state filters {C} channel(s): give one "
-                "value per channel"
-            )
-        if timestamp is not None:  # a number (seconds) or a datetime of any resolution
-            timestamp = float(to_seconds([timestamp], "timestamp")[0])
-        scalar = s.ndim == 0
-        s = s.reshape(1, -1)
-        if self.recurrent is None:
-            fast = self._step_newest(self._step_spec(), state, s[0], timestamp)
-            if fast is not None:
-                y, new = fast
-                return (y[0] if scalar else y), new
-        ts = None if timestamp is None else np.array([float(timestamp)])
-        y, new = self.filter(s, zi=state, timestamps=ts)
-        return (y[0, 0] if scalar else y[0]), new
-
-    def _step_spec(self):
-        """The resolved spec, cached on the settings it depends on (a step must stay cheap)."""
-        d = self.__dict__
-        key = (
-            d.get("window_"), d.get("embedding_"), d.get("sigma_"), d.get("decay_"),
-            d.get("degree_"), self.window, self.embedding, self.degree, self.sigma, self.decay,
-            self.tau, self.causal, self.n_neighbors,
-            self.exclude_self, self.tol, self.min_step, self.dtype,
-        )  # fmt: skip
-        cache = self.__dict__.get("_step_cache")
-        if cache is not None and cache[0] == key:
-            return cache[1]
-        self._validate_params()
-        spec = self._spec()
-        if not spec.causal:
-            raise ValueError("a zero-phase (causal=False) filter has no streaming state")
-        self._step_cache = (key, spec)
-        return spec
 
     def to_onnx(self, path, n_channels: int | None = None, opset: int | None = None):
         """Export the streaming step as an ONNX model; returns its ``Path``.
@@ -488,6 +411,7 @@ class ProjectionFilter(FitScoresView, RandomFeatureRecursion, ChannelUnits, Deno
         "mixture_": (list, dict, type(None)),  # checked by check_mixture on load
         "local_": (dict, type(None)),  # checked by check_local on load
         "n_channels_": (int,),
+        "channel_models_": (list, dict, type(None)),  # checked by set_channel_models_state
     }
     _array_schema = ("center_", "spread_", "features_", "feature_logw_", "channel_scale_")
     _channel_arrays = {"center_": False, "spread_": True, "channel_scale_": True}

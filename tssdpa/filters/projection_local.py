@@ -74,6 +74,7 @@ __all__ = [
     "local_mixture",
     "local_mixture_naive",
     "local_mixtures",
+    "output_scores",
     "output_divergence",
     "weights_divergence",
     "width_scores",
@@ -279,7 +280,7 @@ def _column_means(per_entry) -> np.ndarray:
     return np.where(n > 0, total / np.maximum(n, 1), np.inf)
 
 
-def _scores(xs, y, div, noise, target, tail) -> np.ndarray:
+def output_scores(xs, y, div, noise, target, tail) -> np.ndarray:
     """(C,) scores of the output ``y`` per channel: SURE (``div`` its dy/dx), or with
     ``target`` the squared error against it from row ``tail`` on."""
     if target is not None:
@@ -346,9 +347,11 @@ def width_scores(filt, xs, times, noise, widths, target=None, tail: int = 0):
     ``noise``: the (C,) levels SURE uses."""
     noise = np.asarray(noise, dtype=np.float64)
     y, divergence, nonlocal_part = output_divergence(filt, xs, times, noise, target)
-    before = _scores(xs, y, divergence, noise, target, tail)
+    before = output_scores(xs, y, divergence, noise, target, tail)
     mixes = local_mixtures(xs, y, divergence, noise, widths)
-    afters = np.stack([_scores(xs, loc, loc_div, noise, target, tail) for loc, loc_div in mixes])
+    afters = np.stack(
+        [output_scores(xs, loc, loc_div, noise, target, tail) for loc, loc_div in mixes]
+    )
     wdiv = np.zeros_like(afters)
     if target is None:
         wdiv = weights_divergence(xs, y, divergence, noise, widths)
@@ -364,13 +367,14 @@ class LocalScores(NamedTuple):
     (``before``), the score with the adaptation where it was kept (``kept``), and the width
     whose adaptation everywhere scored lowest with that score (``width``, ``after``) and the
     drop the rule asked of it (``needed``: the margin or the gain's standard error, 0 with a
-    target or a fixed width)."""
+    target or a fixed width); and ``by_channel`` (C,), each channel's ``before`` score."""
 
     before: float
     kept: float
     width: int
     after: float
     needed: float
+    by_channel: np.ndarray
 
 
 def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
@@ -416,7 +420,7 @@ def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
         if nearest is None or np.mean(after) < nearest[1]:
             nearest = (width, float(np.mean(after)), float(np.mean(needed)))
     kept, width, channels = best
-    scores = LocalScores(float(np.mean(before)), kept, *nearest)
+    scores = LocalScores(float(np.mean(before)), kept, *nearest, before)
     if not channels.any():
         return None, scores
     return {"window": width, "divergence": float(divergence),

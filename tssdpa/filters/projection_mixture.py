@@ -38,8 +38,9 @@ import math
 import numpy as np
 from scipy.optimize import nnls
 
+from tssdpa.checks import check_choice
 from tssdpa.signal.lagfilter import run_nonlocal_offline, run_offline
-from tssdpa.signal.lowpass import zero_phase_lowpass
+from tssdpa.signal.lowpass import check_lowpass, zero_phase_lowpass
 
 __all__ = [
     "MAX_MIXTURE",
@@ -143,6 +144,24 @@ def stacked_mixture(filt, grid: list[dict], scores, x2, times, target, start: in
     return _components(grid, weights, order)
 
 
+def base_in_force(filt, **override):
+    """``(base, base_params)`` of ``filt`` in force (its settings with ``override``),
+    checked: (None, None) or ("butterworth", dict)."""
+    s = filt._settings(**override)
+    base = check_choice(s["base"], "base", (None, "butterworth"))
+    if base is None:
+        return None, None
+    if filt.causal or filt.tau is not None or filt.recurrent is not None:
+        raise ValueError(
+            "base='butterworth' needs a zero-phase filter (causal=False) on uniformly "
+            "sampled data (no tau, no recurrent)"
+        )
+    if s["base_params"] is None:
+        raise ValueError("base='butterworth' needs base_params={'cutoff': .., 'order': ..}"
+                         " or fit()")  # fmt: skip
+    return base, check_lowpass(s["base_params"])
+
+
 def settings_of(component: dict) -> dict:
     """The settings of a mixture component: its dict less the weight."""
     return {k: v for k, v in component.items() if k != "weight"}
@@ -151,7 +170,7 @@ def settings_of(component: dict) -> dict:
 def check_setting(filt, setting: dict) -> None:
     """``setting`` (base, base_params, window, embedding, decay, degree, sigma) valid for
     ``filt``; ``TypeError`` / ``ValueError`` naming what is not."""
-    base, _ = filt._base(**setting)
+    base, _ = base_in_force(filt, **setting)
     if base is None and (setting["window"] == 0 or setting["base_params"] is not None):
         raise ValueError("window 0 and base_params need base='butterworth'")
     if setting["window"] != 0:

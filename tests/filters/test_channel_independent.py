@@ -1,0 +1,223 @@
+"""Each channel alone or with the others: a zero-phase ``ProjectionFilter`` with
+``channel_independent="auto"`` keeps, channel by channel, the joint fit's output or that of a
+filter fitted on the channel alone, whichever scores lower."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tssdpa.cli import main
+from tssdpa.estimators.input_notes import GlitchWarning, collected
+from tssdpa.filters import ProjectionFilter
+
+N = 1200
+
+
+def _mse(a, b):
+    return float(np.mean((np.asarray(a) - b) ** 2))
+
+
+def _unrelated(seed=0):
+    """A slow sine and a fast square wave: neither channel's distances help the other."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(N)
+    clean = np.column_stack([np.sin(2 * np.pi * t / 200), np.sign(np.sin(2 * np.pi * t / 37))])
+    return clean, clean + 0.3 * rng.normal(size=clean.shape)
+
+
+def _copies(seed=0):
+    """One signal seen by two sensors: the joint distances average their noise."""
+    rng = np.random.default_rng(seed)
+    s = np.sign(np.sin(2 * np.pi * np.arange(N) / 60))
+    clean = np.column_stack([s, s])
+    return clean, clean + 0.6 * rng.normal(size=clean.shape)
+
+
+@pytest.fixture(scope="module")
+def unrelated_fit():
+    clean, x = _unrelated()
+    return clean, x, ProjectionFilter(causal=False).fit(x)
+
+
+def test_auto_filters_unrelated_channels_alone_and_beats_the_joint_fit(unrelated_fit):
+    clean, x, f = unrelated_fit
+    assert list(f.channel_choice_["chosen"]) == ["alone", "alone"]
+    joint = ProjectionFilter(causal=False, channel_independent=False).fit(x)
+    assert _mse(f.filter(x), clean) < _mse(joint.filter(x), clean)
+
+
+def test_a_channel_filtered_alone_is_exactly_its_own_fit(unrelated_fit):
+    _, x, f = unrelated_fit
+    y = np.asarray(f.filter(x))
+    for c in range(2):
+        own = ProjectionFilter(causal=False, channel_independent=False).fit(x[:, c])
+        np.testing.assert_array_equal(y[:, c], own.filter(x[:, c]))
+        assert f.channel_models_[c].best_params_ == own.best_params_
+
+
+def test_the_choice_table_holds_both_scores_and_the_lower_wins(unrelated_fit):
+    table = unrelated_fit[2].channel_choice_
+    assert list(table.columns) == ["joint", "alone", "chosen"]
+    lower = np.where(table["alone"] < table["joint"], "alone", "joint")
+    assert list(table["chosen"]) == list(lower)
+
+
+def test_auto_keeps_the_joint_fit_for_copies_of_one_signal():
+    clean, x = _copies()
+    f = ProjectionFilter(causal=False).fit(x)
+    assert list(f.channel_choice_["chosen"]) == ["joint", "joint"]
+    assert f.channel_models_ is None
+    joint = ProjectionFilter(causal=False, channel_independent=False).fit(x)
+    np.testing.assert_array_equal(f.filter(x), joint.filter(x))
+    alone = ProjectionFilter(causal=False, channel_independent=True).fit(x)
+    assert _mse(f.filter(x), clean) < _mse(alone.filter(x), clean)
+
+
+def test_true_fits_each_channel_alone_only():
+    _, x = _unrelated(seed=1)
+    f = ProjectionFilter(causal=False, channel_independent=True).fit(x)
+    assert f.channel_choice_ is None and len(f.best_params_) == 2
+    assert not hasattr(f, "sigma_")  # no joint fit
+    assert set(f.cv_results_["channel"]) == {0, 1}
+    for c in range(2):
+        own = ProjectionFilter(causal=False, channel_independent=False).fit(x[:, c])
+        np.testing.assert_array_equal(np.asarray(f.filter(x))[:, c], own.filter(x[:, c]))
+
+
+def test_a_mixed_choice_filters_the_joint_channels_with_the_joint_fit():
+    _, x = _unrelated(seed=2)
+    f = ProjectionFilter(causal=False).fit(x)
+    f.channel_models_ = [f.channel_models_[0], None]  # as if channel 1 had kept the joint fit
+    joint = ProjectionFilter(causal=False, channel_independent=False).fit(x)
+    y = np.asarray(f.filter(x))
+    np.testing.assert_array_equal(y[:, 1], np.asarray(joint.filter(x))[:, 1])
+    np.testing.assert_array_equal(y[:, 0], f.channel_models_[0].filter(x[:, 0]))
+
+
+def test_a_causal_filter_stays_joint_and_refuses_true():
+    _, x = _unrelated()
+    f = ProjectionFilter(window=[16], embedding=[1], degree=[0]).fit(x)
+    assert f.channel_models_ is None and f.channel_choice_ is None
+    with pytest.raises(ValueError, match="channel_independent=True needs a zero-phase"):
+        ProjectionFilter(channel_independent=True).fit(x)
+
+
+@pytest.mark.parametrize("bad", ["yes", 2, None, 0.5])
+def test_a_bad_channel_independent_is_refused_by_name(bad):
+    with pytest.raises(ValueError, match="channel_independent"):
+        ProjectionFilter(causal=False, channel_independent=bad).fit(_unrelated()[1])
+
+
+def test_one_channel_is_one_fit():
+    _, x = _unrelated()
+    f = ProjectionFilter(causal=False).fit(x[:, 0])
+    assert f.channel_models_ is None and f.channel_choice_ is None
+    assert f.channel_scores_.shape == (1,)
+
+
+def test_noise_levels_given_per_channel_go_to_each_channel_fit():
+    _, x = _unrelated()
+    f = ProjectionFilter(causal=False, channel_independent=True, noise_level=[0.3, 0.5]).fit(x)
+    assert [m.noise_level for m in f.channel_models_] == [0.3, 0.5]
+    np.testing.assert_array_equal(f.noise_level_, [0.3, 0.5])
+
+
+def test_with_a_target_each_channel_fit_sees_its_own_channel_of_it():
+    clean, x = _unrelated()
+    f = ProjectionFilter(causal=False, channel_independent=True).fit(x, target=clean)
+    own = ProjectionFilter(causal=False, channel_independent=False).fit(x[:, 1], clean[:, 1])
+    np.testing.assert_array_equal(np.asarray(f.filter(x))[:, 1], own.filter(x[:, 1]))
+    g = ProjectionFilter(causal=False).fit(x, target=clean)
+    table = g.channel_choice_
+    assert list(table["chosen"]) == list(
+        np.where(table["alone"] < table["joint"], "alone", "joint")
+    )
+
+
+def test_the_input_is_not_changed_and_a_frame_comes_back_a_frame(unrelated_fit):
+    _, x, f = unrelated_fit
+    df = pd.DataFrame(x, columns=["slow", "fast"], index=pd.RangeIndex(5, 5 + N))
+    before = df.copy()
+    y = f.filter(df)
+    pd.testing.assert_frame_equal(df, before)
+    assert list(y.columns) == ["slow", "fast"] and y.index.equals(df.index)
+
+
+@pytest.mark.parametrize("independent", ["auto", True])
+def test_save_and_load_give_the_same_output(tmp_path, independent):
+    _, x = _unrelated()
+    f = ProjectionFilter(causal=False, channel_independent=independent).fit(x)
+    f.save(tmp_path / "f")
+    g = ProjectionFilter.load(tmp_path / "f")
+    np.testing.assert_array_equal(g.filter(x), f.filter(x))
+    assert len(g.channel_models_) == 2
+
+
+def _tamper(path, change):
+    config = json.loads((path / "config.json").read_text())
+    change(config["fitted"])
+    (path / "config.json").write_text(json.dumps(config))
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda f: f["channel_models_"].pop(), "one entry per channel"),
+        (lambda f: f["channel_models_"][0].update(extra=1), r"channel_models_\[0\]"),
+        (lambda f: f["channel_models_"][0]["fitted"].update(window_=-3), r"channel_models_\[0\]"),
+        (lambda f: f["channel_models_"][1]["fitted"].update(n_channels_=2), r"channel_models_\["),
+    ],
+)
+def test_a_tampered_file_is_refused_naming_the_channel_model(tmp_path, change, message):
+    _, x = _unrelated()
+    ProjectionFilter(causal=False, channel_independent=True).fit(x).save(tmp_path / "f")
+    _tamper(tmp_path / "f", change)
+    with pytest.raises(ValueError, match=message):
+        ProjectionFilter.load(tmp_path / "f")
+
+
+def test_the_cli_says_which_channels_it_filters_alone(tmp_path, capsys):
+    _, x = _unrelated()
+    p, out = tmp_path / "two.csv", tmp_path / "o.csv"
+    pd.DataFrame({"slow": x[:, 0], "fast": x[:, 1]}).to_csv(p, index=False)
+    args = ["filter", str(p), "--method", "projection", "--params", '{"causal": false}']
+    assert main([*args, "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "filters slow, fast alone" in err
+    assert "fast_filtered" in pd.read_csv(out).columns
+
+
+def test_channel_scores_follow_each_channels_error_over_its_noise_variance_in_any_units():
+    rng = np.random.default_rng(3)
+    t = np.arange(4000)
+    units = np.array([1.0, 100.0])
+    clean = np.column_stack([np.sin(2 * np.pi * t / 200), np.sign(np.sin(2 * np.pi * t / 37))])
+    clean = clean * units
+    noise = 0.3 * units
+    x = clean + noise * rng.normal(size=clean.shape)
+    f = ProjectionFilter(causal=False, channel_independent=False, local_window=None,
+                         noise_level=noise.tolist()).fit(x)  # fmt: skip
+    measured = np.mean((np.asarray(f.filter(x)) - clean) ** 2, axis=0) / noise**2
+    assert f.channel_scale_[1] / f.channel_scale_[0] > 50  # the kernel's units differ from x's
+    # the divergence is shared by the channels (its mean over them): a channel's score is
+    # near its error, not equal to it (here 0.13 / 0.34 against 0.08 / 0.36)
+    assert np.all((f.channel_scores_ > 0.5 * measured) & (f.channel_scores_ < 2 * measured))
+
+
+@pytest.mark.filterwarnings("ignore:x channel 1 has 1 glitch")
+@pytest.mark.parametrize("independent", ["auto", True])
+def test_notes_name_the_channel_they_are_about_once(independent):
+    _, x = _unrelated()
+    x[600, 1] += 300.0  # a glitch in the second channel
+    with collected() as fit_notes:
+        f = ProjectionFilter(causal=False, channel_independent=independent).fit(x)
+    with collected() as filter_notes:
+        f.filter(x)
+    for notes in (fit_notes, filter_notes):
+        glitches = [n for n in notes if isinstance(n, GlitchWarning)]
+        assert len(glitches) == 1 and list(glitches[0].found) == [1]
+        assert "'fast' has 1 glitch" in glitches[0].told(["slow", "fast"])

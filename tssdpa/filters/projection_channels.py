@@ -1,0 +1,274 @@
+"""Each channel alone or with the others: ``ProjectionFilter(channel_independent=...)``.
+
+A joint filter weighs every channel's samples by distances over all channels. Where the
+channels move together (the coordinates of one flow) that finds better neighbours than any
+channel alone; where they do not (a gyroscope beside an accelerometer) one channel's
+distances blur another's, and each channel also gets the window and width that suit the
+others. A zero-phase fit with ``channel_independent="auto"`` therefore also fits one filter on
+each channel alone and keeps, channel by channel, the output with the lower score, each score
+over that channel's noise variance so that the two fits compare
+(:func:`~tssdpa.filters.projection_local.fitted_scores`: SURE without a target, the error
+against the target with one). ``True`` fits the channels alone only.
+
+Only the zero-phase (offline) filter chooses: a causal filter keeps one streaming state, whose
+step and ONNX export run one kernel over all channels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tssdpa.estimators.input_notes import as_channel
+from tssdpa.estimators.selection import check_noise_level
+from tssdpa.filters.channel_choice import check_channel_independent
+from tssdpa.filters.projection_local import output_divergence, output_scores
+
+#: the fitted attributes of the choice (without their trailing underscore)
+FITTED = ("channel_models", "channel_choice", "channel_scores")
+
+__all__ = [
+    "FITTED",
+    "ChannelModels",
+    "channel_models_state",
+    "check_channels_setting",
+    "choice_report",
+    "check_channel_models",
+    "choose_channels",
+    "filter_by_channel",
+    "fit_each_channel",
+    "fitted_scores",
+    "fits_alone",
+    "set_channel_models_state",
+]
+
+
+def check_channels_setting(filt) -> None:
+    """``channel_independent`` of ``filt``: True, False or "auto"; True needs causal=False."""
+    value = check_channel_independent(filt.channel_independent)
+    if value is True and filt.causal:
+        raise ValueError(
+            "channel_independent=True needs a zero-phase filter (causal=False): a causal "
+            "filter streams one state over all channels; fit one ProjectionFilter per channel "
+            "to stream them apart"
+        )
+
+
+def fits_alone(filt, n_channels: int) -> bool:
+    """Whether :meth:`ProjectionFilter.fit` of ``filt`` on ``n_channels`` channels fits each
+    channel alone too (zero-phase, several channels, ``channel_independent`` True or
+    "auto")."""
+    value = filt.channel_independent
+    return not filt.causal and n_channels > 1 and (value is True or value == "auto")
+
+
+def fit_each_channel(filt, x2, target, times, notes: bool) -> list:
+    """One fitted filter per channel of (T, C) ``x2``, each with the parameters of ``filt``
+    (its own ``noise_level`` where one per channel is given), on that channel of ``target``.
+    Their notes on the data are told of their channel, or not at all without ``notes`` (the
+    joint fit told them)."""
+    levels = check_noise_level(filt.noise_level, x2.shape[1])
+    params = {**filt.get_params(), "channel_independent": False}
+    models = []
+    for c in range(x2.shape[1]):
+        if isinstance(levels, np.ndarray):
+            params["noise_level"] = float(levels[c] if levels.ndim else levels)
+        tgt = None if target is None else target[:, c]
+        with as_channel(c if notes else None):
+            models.append(type(filt)(**params).fit(x2[:, c], tgt, timestamps=times))
+    return models
+
+
+def choose_channels(joint_scores, models) -> tuple[list | None, pd.DataFrame]:
+    """``(channel_models, table)``: per channel its model of ``models`` where its own score
+    is lower than the joint fit's (``joint_scores`` (C,)), else None (the joint output), or
+    None if every channel keeps the joint output; the table has each channel's ``joint`` and
+    ``alone`` scores and the one ``chosen``."""
+    alone = np.array([float(m.channel_scores_[0]) for m in models])
+    joint = np.asarray(joint_scores, dtype=np.float64)
+    pick = alone < joint  # a NaN score (a channel without noise) keeps the joint output
+    table = pd.DataFrame({"joint": joint, "alone": alone,
+                          "chosen": np.where(pick, "alone", "joint")})  # fmt: skip
+    table.index.name = "channel"
+    return ([m if p else None for m, p in zip(models, pick)] if pick.any() else None), table
+
+
+def filter_by_channel(filt, x2, times) -> np.ndarray:
+    """(T, C) output of ``filt`` fitted channel by channel on (T, C) ``x2``: each channel's
+    own filter where it has one, the joint filter's output (on all channels) elsewhere."""
+    models = filt.channel_models_
+    joint = filt._joint_output(x2, times) if any(m is None for m in models) else None
+    out = np.empty(x2.shape)
+    for c, m in enumerate(models):
+        if m is None:
+            out[:, c] = joint[:, c]
+            continue
+        with as_channel(c if joint is None else None):  # the joint output told its glitches
+            out[:, c] = m.filter(x2[:, c], timestamps=times)
+    return out
+
+
+def fitted_scores(filt, xs, times, noise, target=None, tail: int = 0, local_scores=None):
+    """(C,) the score of each channel of the fitted output of ``filt`` on its fit block ``xs``,
+    before any local adaptation, over that channel's noise variance: SURE over ``noise**2``
+    (the (C,) levels SURE used; the divergence as
+    :func:`~tssdpa.filters.projection_local.output_divergence` gives it), or with ``target``
+    the squared error against it from row ``tail`` on over that of ``xs``. ``local_scores``:
+    what :func:`~tssdpa.filters.projection_local.fit_local` returned, which holds these scores
+    (None where it did not score: they are computed here). Unit-free, so fits of other channel
+    sets compare. The channels share the divergence (its mean over them, as the fit's scores
+    give it), so a channel's score is near its error rather than unbiased for it.
+
+    The adaptation's own scores are left out: they can rate its gain on the fit block far too
+    high (the fusion IMU's six channels at 0 dB: 0.019 of the noise variance with it, 0.085
+    without, where the error against the recording is 0.082 and 0.089;
+    ``experiments/channels_alone_probe.py --adaptation``), and would favour the fit that
+    adapts more."""
+    if local_scores is not None:
+        scores = local_scores.by_channel
+    else:
+        y, divergence, _ = output_divergence(filt, xs, times, noise, target)
+        scores = output_scores(xs, y, divergence, noise, target, tail)
+    if target is None:
+        return scores / np.asarray(noise, dtype=np.float64) ** 2
+    return scores / output_scores(xs, xs, 0.0, noise, target, tail)  # the input's own error
+
+
+def choice_report(filt) -> str:
+    """The lines :meth:`ProjectionFilter.fit` prints about its channels ("" for none)."""
+    lines = []
+    table = getattr(filt, "channel_choice_", None)
+    if table is not None:
+        lines.append("channels alone or joint (score over the noise variance):")
+        lines += [f"  channel {c}: joint {r.joint:.4g}, alone {r.alone:.4g} -> {r.chosen}"
+                  for c, r in table.iterrows()]  # fmt: skip
+    models = getattr(filt, "channel_models_", None) or []
+    for c, m in enumerate(models):
+        if m is not None:
+            chosen = ", ".join(f"{k}={v}" for k, v in m.best_params_.items() if v is not None)
+            lines.append(f"  channel {c} alone: {chosen}")
+    return "".join("\n" + line for line in lines)
+
+
+class ChannelModels:
+    """Mixin of :class:`~tssdpa.filters.ProjectionFilter`: its ``channel_models_``, fitted,
+    saved and loaded."""
+
+    def _fit_alone(self, x2, target, times, verbose=False):
+        """``channel_independent=True``: the fit is one filter per channel; the joint
+        settings are not fitted (``best_params_`` is the list of the channels')."""
+        models = fit_each_channel(self, x2, target, times, notes=True)
+        self.channel_models_, self.channel_choice_ = models, None
+        self.channel_scores_ = np.concatenate([m.channel_scores_ for m in models])
+        self.best_params_ = [m.best_params_ for m in models]
+        tables = [m.cv_results_.assign(channel=c) for c, m in enumerate(models)]
+        self.cv_results_ = pd.concat(tables, ignore_index=True)
+        self.noise_level_ = (None if target is not None else
+                             np.concatenate([m.noise_level_ for m in models]))  # fmt: skip
+        self.channel_scale_ = np.ones(x2.shape[1])  # each channel's kernel sees it alone
+        self.n_channels_ = x2.shape[1]
+        self.mixture_ = self.local_ = None
+        if verbose:
+            print(choice_report(self))
+        return self
+
+    def _choose_channels(self, x2, target, times, scored) -> None:
+        """After the joint fit: ``channel_scores_`` (zero-phase fits) from ``scored``, the
+        joint fit's ``(xs, times, noise, target, tail, local_scores)`` on its fit block, and
+        with ``channel_independent="auto"`` the choice between it and each channel alone."""
+        self.channel_models_ = self.channel_choice_ = self.channel_scores_ = None
+        if self.causal:
+            return
+        xs, t_s, noise, tgt_s, tail, local_scores = scored
+        with np.errstate(divide="ignore", invalid="ignore"):  # a channel without noise: NaN
+            self.channel_scores_ = fitted_scores(self, xs, t_s, noise, tgt_s, tail, local_scores)
+        if fits_alone(self, x2.shape[1]):
+            models = fit_each_channel(self, x2, target, times, notes=False)
+            self.channel_models_, self.channel_choice_ = choose_channels(
+                self.channel_scores_, models
+            )
+
+    def _state(self):
+        fitted, arrays = super()._state()
+        channel_models_state(self, fitted, arrays)
+        return fitted, arrays
+
+    def _set_state(self, fitted, arrays):
+        fitted = dict(fitted)
+        entries = fitted.pop("channel_models_", None)
+        own = {k: v for k, v in arrays.items() if not k.startswith("channel_")
+               or k == "channel_scale_"}  # fmt: skip
+        super()._set_state(fitted, own)
+        set_channel_models_state(self, entries, arrays)
+
+    @classmethod
+    def _array_allowed(cls, key: str) -> bool:
+        return super()._array_allowed(key) or (
+            key.startswith("channel_") and key.split(".", 1)[-1] in cls._array_schema and "." in key
+        )
+
+
+def check_channel_models(models, n_channels: int) -> None:
+    """Fitted ``channel_models_``: one entry per channel, each None or a filter of one
+    channel."""
+    if not isinstance(models, list) or len(models) != n_channels:
+        raise ValueError(f"channel_models_ must hold one entry per channel ({n_channels})")
+    for c, m in enumerate(models):
+        if m is not None and m.n_channels_ != 1:
+            raise ValueError(f"channel_models_[{c}] must filter one channel")
+
+
+def channel_models_state(filt, fitted: dict, arrays: dict) -> None:
+    """Add ``channel_models_`` of ``filt`` to its saved ``fitted`` / ``arrays``: per channel the
+    model's state (None for the joint output), its arrays prefixed ``channel_<c>.``, and its
+    ``noise_level``."""
+    models = getattr(filt, "channel_models_", None)
+    if not models:
+        return
+    fitted["channel_models_"] = []
+    for c, m in enumerate(models):
+        if m is None:
+            fitted["channel_models_"].append(None)
+            continue
+        sub_fitted, sub_arrays = m._state()
+        fitted["channel_models_"].append({"noise_level": m.noise_level, "fitted": sub_fitted})
+        arrays.update({f"channel_{c}.{k}": v for k, v in sub_arrays.items()})
+
+
+def set_channel_models_state(filt, entries, arrays: dict) -> None:
+    """Inverse of :func:`channel_models_state`: ``filt.channel_models_`` from the saved
+    ``entries``, each checked against the filter's schema (errors name the channel)."""
+    from tssdpa.estimators.persistence import check_fitted
+
+    filt.channel_models_ = None
+    if entries is None:
+        return
+    n = filt.n_channels_ if hasattr(filt, "n_channels_") else None
+    if not isinstance(entries, list) or len(entries) != n:
+        raise ValueError(f"channel_models_ must hold one entry per channel ({n})")
+    params = {**filt.get_params(), "channel_independent": False}
+    models = []
+    for c, entry in enumerate(entries):
+        if entry is None:
+            models.append(None)
+            continue
+        where = f"channel_models_[{c}]"
+        if not isinstance(entry, dict) or set(entry) != {"noise_level", "fitted"}:
+            raise ValueError(f"{where} must be null or {{'noise_level': .., 'fitted': {{..}}}}")
+        check_fitted(type(filt), entry["fitted"], where)
+        if entry["fitted"].get("channel_models_") is not None:
+            raise ValueError(f"{where} cannot hold channel models itself")
+        prefix = f"channel_{c}."
+        sub = {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
+        try:
+            m = type(filt)(**{**params, "noise_level": entry["noise_level"]})
+            m._validate_params()
+            for k in sub:
+                if not m._array_allowed(k):
+                    raise ValueError(f"unknown array {k!r}")
+            m._set_state(entry["fitted"], sub)
+        except ValueError as exc:  # name the channel: the fields repeat in each
+            raise ValueError(f"{where}: {exc}") from exc
+        models.append(m)
+    check_channel_models(models, n)
+    filt.channel_models_ = models
