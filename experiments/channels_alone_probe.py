@@ -15,7 +15,10 @@ every fit removes and this measure counts as error (its 10 and 20 dB cells score
 ``--adaptation``: for the joint fit of each cell, the local adaptation's SURE on the fit block
 (mean over the channels, over each channel's noise variance) without and with it, next to the
 error against the clean signal on the same block, without and with it -- how far the
-adaptation's own score can be trusted (why the choice scores the output before it).
+adaptation's own score can be trusted (why the choice scores the output before it) -- and the
+unadapted output's ``dy_t/dx_t`` (probed) where the adaptation hands it to the low-passes and
+elsewhere, against the constant the adaptation takes (a probe sees the jumps of the non-local
+filter's choice of neighbours: its figures are noisy where the output is non-local).
 """
 
 from __future__ import annotations
@@ -62,7 +65,6 @@ def adaptation(name, snr, noisy, clean) -> None:
     with_it = np.asarray(f.filter(noisy[:n]))
     local, f.local_ = f.local_, None
     without = np.asarray(f.filter(noisy[:n]))
-    f.local_ = local
     s2 = f.noise_level_**2
     measured = [np.mean(np.mean((y - clean[:n]) ** 2, axis=0) / s2) for y in (without, with_it)]
     u2 = unit_noise**2
@@ -70,6 +72,21 @@ def adaptation(name, snr, noisy, clean) -> None:
           f"{np.mean(kept / u2):.3f};  measured without {measured[0]:.3f}, with "
           f"{measured[1]:.3f}  ({sum(local['channels'])} of {len(s2)} channels adapt over "
           f"{width})", flush=True)  # fmt: skip
+    # the unadapted output's dy_t/dx_t, 8 probes, averaged over the adaptation's window: where
+    # the adaptation hands the output to the low-passes (it changes the output by more than
+    # half its mean change) and elsewhere, against the constant it takes
+    d = np.zeros(without.shape)
+    scale = np.sqrt(s2) * 1e-3
+    for k in range(8):
+        probe = np.random.default_rng(100 + k).choice([-1.0, 1.0], without.shape)
+        d += probe * (np.asarray(f.filter(noisy[:n] + scale * probe)) - without) / scale / 8
+    f.local_ = local
+    d = np.column_stack([np.convolve(col, np.ones(width) / width, "same") for col in d.T])
+    change = np.abs(with_it - without)
+    handed = (change > 0.5 * change.mean(axis=0)) & np.asarray(local["channels"])
+    print(f"{'':16s}dy/dx taken as {local['divergence']:.3f}; probed "
+          f"{d[handed].mean():.3f} where handed to the low-passes ({handed.mean():.0%} of the "
+          f"entries), {d[~handed].mean():.3f} elsewhere", flush=True)  # fmt: skip
 
 
 def main(argv=None) -> int:
