@@ -221,3 +221,15 @@ def test_notes_name_the_channel_they_are_about_once(independent):
         glitches = [n for n in notes if isinstance(n, GlitchWarning)]
         assert len(glitches) == 1 and list(glitches[0].found) == [1]
         assert "'fast' has 1 glitch" in glitches[0].told(["slow", "fast"])
+
+
+def test_the_batch_summary_says_which_channels_are_filtered_alone(tmp_path):
+    from tssdpa.batch import filter_files
+
+    _, x = _unrelated()
+    pd.DataFrame({"slow": x[:, 0], "fast": x[:, 1]}).to_csv(tmp_path / "a.csv", index=False)
+    (tmp_path / "out").mkdir()
+    summary = filter_files([str(tmp_path / "a.csv")], tmp_path / "out",
+                           params={"causal": False}, progress=False)  # fmt: skip
+    assert summary["status"].tolist() == ["ok"]
+    assert "channel(s) 0, 1 alone" in summary["params"].iloc[0]

@@ -179,7 +179,7 @@ def _report_fit(est, method: str, cols) -> None:
         alone = ", ".join(str(cols[c]) if c < len(cols) else str(c)
                           for c in choice.index[choice["chosen"] == "alone"])  # fmt: skip
         print(
-            f"{method} on {cols}: filters {alone} alone, each with its own fit (its SURE "
+            f"{method} on {cols}: filters {alone} alone, each with its own fit (its score "
             "over the noise variance was lower than the joint fit's)",
             file=sys.stderr,
         )
