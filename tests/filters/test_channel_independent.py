@@ -233,3 +233,12 @@ def test_the_batch_summary_says_which_channels_are_filtered_alone(tmp_path):
                            params={"causal": False}, progress=False)  # fmt: skip
     assert summary["status"].tolist() == ["ok"]
     assert "channel(s) 0, 1 alone" in summary["params"].iloc[0]
+
+
+def test_a_refit_channel_by_channel_keeps_nothing_of_the_last_fit_and_loads(tmp_path):
+    _, x = _unrelated()
+    f = ProjectionFilter(causal=False, channel_independent=False).fit(np.column_stack([x, x]))
+    f.set_params(channel_independent=True).fit(x)
+    assert not hasattr(f, "sigma_") and not hasattr(f, "center_")
+    f.save(tmp_path / "f")
+    np.testing.assert_array_equal(ProjectionFilter.load(tmp_path / "f").filter(x), f.filter(x))

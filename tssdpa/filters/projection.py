@@ -25,6 +25,8 @@ from tssdpa.signal.missing import check_not_all_missing, fill_backward
 __all__ = ["ProjectionFilter"]
 
 _SETTINGS = ("window", "embedding", "degree", "sigma", "decay", "base", "base_params")
+_FITTED = ("mixture", "local", "channel_scale", "center", "spread", "features", "feature_logw",
+           "fit_holdout_start")  # fmt: skip
 
 
 class ProjectionFilter(
@@ -288,7 +290,7 @@ class ProjectionFilter(
         self._validate_params()
         local.check_local_window(self)
         times = self._times(meta, timestamps, x2.shape[0])
-        for name in (*_SETTINGS, "mixture", "local", "channel_scale", *channels.FITTED):
+        for name in (*_SETTINGS, *_FITTED, *channels.FITTED):  # nothing stale from a last fit
             self.__dict__.pop(name + "_", None)
         if self.channel_independent is True and channels.fits_alone(self, x2.shape[1]):
             return self._fit_alone(x2, tgt, times, verbose)
