@@ -15,7 +15,8 @@ two sines (periods 100 and 70 samples, 2,000 samples), then those of
 samples) and the gyroscope and accelerometer axes of the two IMU recordings (first 3,000
 samples; ``--data-dir``, skipped where absent). Each channel in turn is made missing
 (``late``: its first 40% of samples; ``dropout``: 30% in the middle), the default
-``ProjectionFilter(causal=...).fit(x).filter(x)`` is run, and the RMSE of the *other* channels
+``ProjectionFilter(causal=..., channel_independent=False).fit(x).filter(x)`` (the joint
+fit, whose keys this probe is about) is run, and the RMSE of the *other* channels
 over the stretch, against the clean signal over the added noise, is averaged (geometric mean
 over channels and over the missing channel). ``no gap``: the same channels over the same
 stretch with nothing missing.
@@ -62,12 +63,18 @@ def main(argv=None) -> int:
         for gap, (a, b) in GAPS.items():
             stretch = slice(int(a * T), int(b * T))
             for causal in (True, False):
-                whole = np.asarray(ProjectionFilter(causal=causal).fit(noisy).filter(noisy))
+                whole = np.asarray(
+                    ProjectionFilter(causal=causal, channel_independent=False)
+                    .fit(noisy)
+                    .filter(noisy)
+                )
                 logs = {"no gap": [], "with gap": []}
                 for c in range(C):
                     x = noisy.copy()
                     x[stretch, c] = np.nan
-                    y = np.asarray(ProjectionFilter(causal=causal).fit(x).filter(x))
+                    y = np.asarray(
+                        ProjectionFilter(causal=causal, channel_independent=False).fit(x).filter(x)
+                    )
                     others = np.arange(C) != c
                     for key, out in (("no gap", whole), ("with gap", y)):
                         err = (out - clean)[stretch][:, others]

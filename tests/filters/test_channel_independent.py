@@ -242,3 +242,36 @@ def test_a_refit_channel_by_channel_keeps_nothing_of_the_last_fit_and_loads(tmp_
     assert not hasattr(f, "sigma_") and not hasattr(f, "center_")
     f.save(tmp_path / "f")
     np.testing.assert_array_equal(ProjectionFilter.load(tmp_path / "f").filter(x), f.filter(x))
+
+
+@pytest.mark.parametrize("value", [1, np.True_])
+def test_one_and_numpy_true_mean_true(value):
+    _, x = _unrelated()
+    f = ProjectionFilter(causal=False, channel_independent=value).fit(x)
+    assert f.channel_choice_ is None and all(m is not None for m in f.channel_models_)
+    with pytest.raises(ValueError, match="channel_independent=True needs a zero-phase"):
+        ProjectionFilter(channel_independent=value).fit(x)
+
+
+def test_settings_changed_after_fit_reach_the_channels_filtered_alone(unrelated_fit):
+    _, x, fitted = unrelated_fit
+    f = fitted.clone()
+    f.__dict__.update({k: v for k, v in fitted.__dict__.items() if k.endswith("_")})
+    f.set_params(local_window=None)
+    own = f.channel_models_[1]
+    np.testing.assert_array_equal(np.asarray(f.filter(x))[:, 1], own.filter(x[:, 1]))
+    assert own.local_window is None
+    f.set_params(causal=True, local_window="auto")  # a causal filter is the joint one
+    np.testing.assert_array_equal(f.filter(x), f.filter(x, zi=f.initial_state())[0])
+    f.set_params(causal=False)
+
+
+def test_a_file_from_before_the_parameter_loads_as_the_joint_filter(tmp_path):
+    _, x = _unrelated()
+    ProjectionFilter(causal=False, channel_independent=False).fit(x).save(tmp_path / "f")
+    config = json.loads((tmp_path / "f" / "config.json").read_text())
+    del config["params"]["channel_independent"]
+    (tmp_path / "f" / "config.json").write_text(json.dumps(config))
+    g = ProjectionFilter.load(tmp_path / "f")
+    assert g.channel_independent is False
+    assert g.channel_choice_ is None and g.channel_scores_ is None

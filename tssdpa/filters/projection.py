@@ -292,7 +292,7 @@ class ProjectionFilter(
         times = self._times(meta, timestamps, x2.shape[0])
         for name in (*_SETTINGS, *_FITTED, *channels.FITTED):  # nothing stale from a last fit
             self.__dict__.pop(name + "_", None)
-        if self.channel_independent is True and channels.fits_alone(self, x2.shape[1]):
+        if channels.fits_alone(self, x2.shape[1]) and self.channel_independent != AUTO:
             return self._fit_alone(x2, tgt, times, verbose)
         block = fitting.fit_block(x2, min(x2.shape[0], self.max_fit_samples))
         xs = glitches_missing(self, x2[block], start=block.start)
@@ -353,7 +353,7 @@ class ProjectionFilter(
         times = self._times(meta, timestamps, x2.shape[0])
         if zi is None:
             check_not_all_missing(x2, complete=self.recurrent == "features")
-            if getattr(self, "channel_models_", None):  # zero-phase: zi is refused below
+            if getattr(self, "channel_models_", None) and not self.causal:
                 return restore(channels.filter_by_channel(self, x2, times), meta)
         C = x2.shape[1]
         x2, units = self._to_units(x2), self._from_units  # the kernel's units (channel_scale_)
@@ -417,7 +417,8 @@ class ProjectionFilter(
     }
     _array_schema = ("center_", "spread_", "features_", "feature_logw_", "channel_scale_")
     _channel_arrays = {"center_": False, "spread_": True, "channel_scale_": True}
-    _saved_defaults = {"channel_scale": None, "glitches": None}  # older files: as they were
+    _saved_defaults = {"channel_scale": None, "glitches": None,  # older files: as they were
+                       "channel_independent": False}  # fmt: skip
     _fitted_checks = {
         "mixture_": mixing.check_mixture,
         "window_": fitting.check_fitted_window,

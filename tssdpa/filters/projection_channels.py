@@ -24,11 +24,14 @@ from tssdpa.estimators.selection import check_noise_level
 from tssdpa.filters.channel_choice import check_channel_independent
 from tssdpa.filters.projection_local import output_divergence, output_scores
 
+#: parameters that act at filter time: a channel's own filter takes the filter's (set_params)
+FOLLOWED = ("mix", "glitches", "dtype", "n_neighbors", "tol", "exclude_self", "local_window")
 #: the fitted attributes of the choice (without their trailing underscore)
 FITTED = ("channel_models", "channel_choice", "channel_scores")
 
 __all__ = [
     "FITTED",
+    "FOLLOWED",
     "ChannelModels",
     "channel_models_state",
     "check_channels_setting",
@@ -43,10 +46,15 @@ __all__ = [
 ]
 
 
+def _setting(filt):
+    """``channel_independent`` of ``filt`` as "auto", True or False (1, ``np.True_``: True)."""
+    value = check_channel_independent(filt.channel_independent)
+    return value if isinstance(value, str) else bool(value)
+
+
 def check_channels_setting(filt) -> None:
     """``channel_independent`` of ``filt``: True, False or "auto"; True needs causal=False."""
-    value = check_channel_independent(filt.channel_independent)
-    if value is True and filt.causal:
+    if _setting(filt) is True and filt.causal:
         raise ValueError(
             "channel_independent=True needs a zero-phase filter (causal=False): a causal "
             "filter streams one state over all channels; fit one ProjectionFilter per channel "
@@ -58,8 +66,7 @@ def fits_alone(filt, n_channels: int) -> bool:
     """Whether :meth:`ProjectionFilter.fit` of ``filt`` on ``n_channels`` channels fits each
     channel alone too (zero-phase, several channels, ``channel_independent`` True or
     "auto")."""
-    value = filt.channel_independent
-    return not filt.causal and n_channels > 1 and (value is True or value == "auto")
+    return not filt.causal and n_channels > 1 and _setting(filt) in (True, "auto")
 
 
 def fit_each_channel(filt, x2, target, times, notes: bool) -> list:
@@ -97,6 +104,9 @@ def filter_by_channel(filt, x2, times) -> np.ndarray:
     """(T, C) output of ``filt`` fitted channel by channel on (T, C) ``x2``: each channel's
     own filter where it has one, the joint filter's output (on all channels) elsewhere."""
     models = filt.channel_models_
+    for m in models:  # settings that apply at filter time follow the filter's own
+        if m is not None:
+            m.set_params(**{k: getattr(filt, k) for k in FOLLOWED})
     joint = filt._joint_output(x2, times) if any(m is None for m in models) else None
     out = np.empty(x2.shape)
     for c, m in enumerate(models):
@@ -200,6 +210,7 @@ class ChannelModels:
                or k == "channel_scale_"}  # fmt: skip
         super()._set_state(fitted, own)
         set_channel_models_state(self, entries, arrays)
+        self.channel_choice_ = self.channel_scores_ = None  # fit-time scores, not saved
 
     @classmethod
     def _array_allowed(cls, key: str) -> bool:
