@@ -30,6 +30,7 @@ import pandas as pd
 
 from tssdpa.data.tables import column_values, find_time_column, numeric_columns, read_table
 from tssdpa.estimators.input_notes import collected, notes_to_tell
+from tssdpa.estimators.report import chosen_settings, settings_text
 
 __all__ = ["SUMMARY_COLUMNS", "expand_paths", "filter_files", "filter_table", "read_table"]
 
@@ -45,25 +46,14 @@ def _first_line(exc) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _chosen(est, params) -> str:
-    best = getattr(est, "best_params_", None)
-    shown = best if isinstance(best, dict) and best else params
-    text = ", ".join(
-        f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-        for k, v in shown.items()
-        if v is not None
-    )
+def _chosen(est, params, names) -> str:
+    """What ``est`` chose, one line: each fit's settings with where it applies
+    (:func:`~tssdpa.estimators.report.chosen_settings`), else the ``params`` given."""
+    fits = chosen_settings(est, names) or [("", params)]
+    text = " | ".join(f"{where}: {settings_text(p)}" if where else settings_text(p)
+                      for where, p in fits)  # fmt: skip
     mixture = getattr(est, "mixture_", None)  # a zero-phase fit averages its best settings
-    text = f"{text} (the best of {len(mixture)} averaged)" if mixture else text
-    models = getattr(est, "channel_models_", None)  # channels filtered alone, own settings
-    if models and isinstance(best, dict):
-        alone = [c for c, m in enumerate(models) if m is not None]
-        text += f"; channel(s) {', '.join(map(str, alone))} alone, each with its own fit"
-    elif isinstance(best, list):
-        text = "one fit per channel: " + " | ".join(
-            ", ".join(f"{k}={v}" for k, v in p.items() if v is not None) for p in best
-        )
-    return text
+    return f"{text} (the best of {len(mixture)} averaged)" if mixture else text
 
 
 def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_filtered"):
@@ -129,7 +119,8 @@ def _filter_one(path: str, target: str, method: str, params: dict, fitted, optio
             est = get_method(method, "denoise").build(**params)
         out, info = filter_table(df, est, fit=fitted is None, **options)
         _write_atomic(out, Path(target))
-        row.update(output=target, status="ok", rows=info["rows"], params=_chosen(est, params),
+        chosen = _chosen(est, params, info["columns"])
+        row.update(output=target, status="ok", rows=info["rows"], params=chosen,
                    nan_handled=info["nan_handled"], notes="\n".join(info["notes"]))  # fmt: skip
     except Exception as exc:  # noqa: BLE001 -- one bad file must not stop the others
         row["error"] = _first_line(exc)

@@ -187,3 +187,27 @@ def test_each_thread_collects_the_notes_it_told():
     with ThreadPoolExecutor(4) as pool:
         found = list(pool.map(fit, [300, 500, 700, 900] * 2))
     assert found == [[{0: (1, at)}] for at in [300, 500, 700, 900] * 2]
+
+
+def test_a_note_points_at_the_users_line_however_deep_the_fit_told_it():
+    _, x = _noisy(n=600)
+    x2 = np.column_stack([x, np.sin(np.arange(600) / 3.0)])
+    x2[300, 0] += 300.0
+    for independent in (False, True):  # told by the joint fit, and by a fit of one channel
+        with pytest.warns(GlitchWarning) as told:
+            ProjectionFilter(causal=False, window=[4], channel_independent=independent).fit(x2)
+        assert {w.filename for w in told if issubclass(w.category, GlitchWarning)} == {__file__}
+
+
+def test_nested_channel_blocks_compose_and_a_silenced_block_stays_silent():
+    from tssdpa.estimators.input_notes import as_channel, collected, tell
+
+    with warnings.catch_warnings(), collected() as notes:
+        warnings.simplefilter("ignore")
+        with as_channel(2), as_channel(0):
+            tell(GlitchWarning({0: (1, 5)}))
+        with as_channel(None), as_channel(1):
+            tell(GlitchWarning({0: (1, 5)}))
+        with as_channel(1), as_channel(None):
+            tell(GlitchWarning({0: (1, 5)}))
+    assert [n.found for n in notes] == [{2: (1, 5)}]

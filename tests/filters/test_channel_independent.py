@@ -188,6 +188,8 @@ def test_the_cli_says_which_channels_it_filters_alone(tmp_path, capsys):
     assert main([*args, "--out", str(out)]) == 0
     err = capsys.readouterr().err
     assert "filters slow, fast alone" in err
+    for name in ("slow", "fast"):  # each channel's own settings, by its name
+        assert f"projection channel {name} on ['slow', 'fast']: chose window=" in err
     assert "fast_filtered" in pd.read_csv(out).columns
 
 
@@ -232,7 +234,8 @@ def test_the_batch_summary_says_which_channels_are_filtered_alone(tmp_path):
     summary = filter_files([str(tmp_path / "a.csv")], tmp_path / "out",
                            params={"causal": False}, progress=False)  # fmt: skip
     assert summary["status"].tolist() == ["ok"]
-    assert "channel(s) 0, 1 alone" in summary["params"].iloc[0]
+    said = summary["params"].iloc[0]
+    assert "channel slow: window=" in said and "channel fast: window=" in said
 
 
 def test_a_refit_channel_by_channel_keeps_nothing_of_the_last_fit_and_loads(tmp_path):
@@ -275,3 +278,29 @@ def test_a_file_from_before_the_parameter_loads_as_the_joint_filter(tmp_path):
     g = ProjectionFilter.load(tmp_path / "f")
     assert g.channel_independent is False
     assert g.channel_choice_ is None and g.channel_scores_ is None
+
+
+def test_the_report_names_the_joint_fit_and_each_channel_fitted_alone():
+    from tssdpa.estimators.report import chosen_settings
+
+    _, x = _unrelated()
+    f = ProjectionFilter(causal=False).fit(x)
+    assert [w for w, _ in chosen_settings(f, ["slow", "fast"])] == ["channel slow", "channel fast"]
+    f.channel_models_[0] = None  # as if the slow channel had kept the joint output
+    fits = chosen_settings(f, ["slow", "fast"])
+    assert [w for w, _ in fits] == ["joint (slow)", "channel fast"]
+    assert fits[0][1] == f.best_params_ and fits[1][1] == f.channel_models_[1].best_params_
+
+
+def test_each_channel_alone_is_scored_on_the_joint_fit_block_where_a_channel_starts_late():
+    clean, x = _unrelated()
+    x, clean = x[:1200].copy(), clean[:1200]
+    x[:600, 1] = np.nan  # the joint fit block is rows 600-999
+    kw = {"causal": False, "window": [4, 8], "max_fit_samples": 400, "local_window": None}
+    f = ProjectionFilter(**kw).fit(x)
+    for c in range(2):
+        alone = ProjectionFilter(**kw, channel_independent=False).fit(x[600:, c])
+        assert f.channel_choice_["alone"][c] == pytest.approx(alone.channel_scores_[0])
+    g = ProjectionFilter(**kw, holdout=0.5).fit(x, target=clean)
+    assert g.fit_holdout_start_ == 800  # an index into x, for the channels' fits too
+    assert {m.fit_holdout_start_ for m in g.channel_models_ if m is not None} <= {800}

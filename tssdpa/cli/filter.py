@@ -136,19 +136,13 @@ def _params(text: str, factory) -> dict:
 
 def _report_fit(est, method: str, cols) -> None:
     """Print what ``fit`` chose (``best_params_``, per horizon for forecasters) to stderr."""
-    best = getattr(est, "best_params_", None)
-    if not best:
+    from tssdpa.estimators.report import chosen_settings, format_value, settings_text
+
+    if not getattr(est, "best_params_", None):
         return
-    items = []  # (where, params): one model per channel (a list), per horizon, or one
-    for c, chosen in enumerate(best) if isinstance(best, list) else [(None, best)]:
-        at = "" if c is None else f" channel {cols[c] if c < len(cols) else c}"
-        if all(isinstance(v, dict) for v in chosen.values()):
-            items += [(f"{at} h={key}", params) for key, params in chosen.items()]
-        else:
-            items.append((at, chosen))
-    for where, params in items:
-        chosen = ", ".join(f"{k}={_fmt(v)}" for k, v in params.items() if v is not None)
-        print(f"{method}{where} on {cols}: chose {chosen}", file=sys.stderr)
+    for where, params in chosen_settings(est, cols):
+        at = f" {where}" if where else ""
+        print(f"{method}{at} on {cols}: chose {settings_text(params)}", file=sys.stderr)
     contenders = getattr(est, "contenders_", None)
     if isinstance(contenders, dict) and contenders:
         at = ",".join(map(str, contenders))
@@ -165,12 +159,12 @@ def _report_fit(est, method: str, cols) -> None:
         given = getattr(est, "noise_level", None)
         how = "estimated" if given is None else given if isinstance(given, str) else "given"
         print(f"{method} on {cols}: SURE's noise level ({how}) "
-              + ", ".join(_fmt(float(v)) for v in noise), file=sys.stderr)  # fmt: skip
+              + ", ".join(format_value(float(v)) for v in noise), file=sys.stderr)  # fmt: skip
     scale = getattr(est, "channel_scale_", None)
     if scale is not None and any(float(v) != 1.0 for v in scale):
         print(
             f"{method} on {cols}: the kernel compares the channels divided by "
-            + ", ".join(_fmt(float(v)) for v in scale)
+            + ", ".join(format_value(float(v)) for v in scale)
             + " (their standard deviations over the median; sigma in those units)",
             file=sys.stderr,
         )
@@ -187,10 +181,6 @@ def _report_fit(est, method: str, cols) -> None:
     if local:
         print(f"{method} on {cols}: mixes in zero-phase low-passes where SURE over "
               f"{local['window']} samples favours them", file=sys.stderr)  # fmt: skip
-
-
-def _fmt(v) -> str:
-    return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
 def run(args) -> int:

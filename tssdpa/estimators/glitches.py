@@ -80,5 +80,5 @@ def glitches_missing(filt, x2: np.ndarray, start: int = 0) -> np.ndarray:
         return x2
     found = {int(c): (int(mask[:, c].sum()), start + int(np.argmax(mask[:, c])))
              for c in np.flatnonzero(mask.any(axis=0))}  # fmt: skip
-    tell(GlitchWarning(found), stacklevel=3)
+    tell(GlitchWarning(found))
     return np.where(mask, np.nan, x2)

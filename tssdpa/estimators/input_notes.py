@@ -16,6 +16,8 @@ them across threads.
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 import threading
 import warnings
 
@@ -83,10 +85,24 @@ class GlitchWarning(InputNote):
         return GlitchWarning({channel + c: found for c, found in self.found.items()})
 
 
-def tell(note: InputNote, stacklevel: int = 2) -> None:
-    """Warn of ``note`` (``stacklevel`` counted from the caller of :func:`tell`, as for
-    ``warnings.warn``) and add it to this thread's :func:`collected` list, if one is open;
-    inside :func:`as_channel` said of that channel, or not at all."""
+#: the package's folder: a note is warned at the innermost call from outside it (the user's)
+_PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` of :func:`warnings.warn`, called from :func:`tell`, that points at
+    the innermost frame outside the package: a note told three calls deep in a fit of one
+    channel still names the user's line (the outermost frame where every one is inside)."""
+    frame, level = sys._getframe(2), 2  # the caller of tell
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def tell(note: InputNote) -> None:
+    """Warn of ``note`` (at the user's call: :func:`_user_stacklevel`) and add it to this
+    thread's :func:`collected` list, if one is open; inside :func:`as_channel` said of that
+    channel, or not at all."""
     channel = getattr(_collector, "channel", _EVERY)
     if channel is None:
         return
@@ -95,7 +111,7 @@ def tell(note: InputNote, stacklevel: int = 2) -> None:
     notes = getattr(_collector, "notes", None)
     if notes is not None:
         notes.append(note)
-    warnings.warn(note, stacklevel=stacklevel + 1)
+    warnings.warn(note, stacklevel=_user_stacklevel())
 
 
 @contextlib.contextmanager
@@ -114,9 +130,14 @@ def collected():
 def as_channel(channel: int | None):
     """Notes told in this thread while the block runs come from a fit (or filter) of one
     channel of a larger series: :func:`tell` says them of ``channel``, or with None not at all
-    (the caller tells them for the whole series)."""
+    (the caller tells them for the whole series). Nested blocks compose: inside a silenced
+    block nothing is told, and channel ``c`` of a block for channel ``k`` is channel ``k + c``
+    of the series."""
     outer = getattr(_collector, "channel", _EVERY)
-    _collector.channel = channel
+    if outer is None or channel is None:
+        _collector.channel = None
+    else:
+        _collector.channel = channel if outer is _EVERY else outer + channel
     try:
         yield
     finally:

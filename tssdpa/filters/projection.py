@@ -316,7 +316,8 @@ class ProjectionFilter(
         self.spread_ = np.where((s := np.nanstd(self._to_units(x2), axis=0)) > 0, s, 1.0)
         if self.recurrent == "features":
             self._draw_features()
-        self._choose_channels(x2, tgt, times, (xs, t_s, unit_noise, tgt_s, tail, local_scores))
+        scored = (xs, t_s, unit_noise, tgt_s, tail, local_scores, block.start)
+        self._choose_channels(x2, tgt, times, scored)
         if verbose:
             print(fitting.fit_report(self, "SURE" if tgt is None else "held-out MSE", local_scores)
                   + channels.choice_report(self))  # fmt: skip

@@ -69,20 +69,27 @@ def fits_alone(filt, n_channels: int) -> bool:
     return not filt.causal and n_channels > 1 and _setting(filt) in (True, "auto")
 
 
-def fit_each_channel(filt, x2, target, times, notes: bool) -> list:
+def fit_each_channel(filt, x2, target, times, notes: bool, start: int = 0) -> list:
     """One fitted filter per channel of (T, C) ``x2``, each with the parameters of ``filt``
-    (its own ``noise_level`` where one per channel is given), on that channel of ``target``.
-    Their notes on the data are told of their channel, or not at all without ``notes`` (the
-    joint fit told them)."""
+    (its own ``noise_level`` where one per channel is given), on that channel of ``target``,
+    from row ``start`` on (the joint fit block's first row: from there each channel's fit
+    block is the joint one, so that their scores compare; ``fit_holdout_start_`` still
+    counts rows of ``x2``). Their notes on the data are told of their channel, or not at all
+    without ``notes`` (the joint fit told them)."""
     levels = check_noise_level(filt.noise_level, x2.shape[1])
     params = {**filt.get_params(), "channel_independent": False}
+    rows = slice(start, None)
     models = []
     for c in range(x2.shape[1]):
         if isinstance(levels, np.ndarray):
             params["noise_level"] = float(levels[c] if levels.ndim else levels)
-        tgt = None if target is None else target[:, c]
+        tgt = None if target is None else target[rows, c]
+        t = None if times is None else times[rows]
         with as_channel(c if notes else None):
-            models.append(type(filt)(**params).fit(x2[:, c], tgt, timestamps=times))
+            m = type(filt)(**params).fit(x2[rows, c], tgt, timestamps=t)
+        if m.fit_holdout_start_ is not None:
+            m.fit_holdout_start_ += start
+        models.append(m)
     return models
 
 
@@ -184,16 +191,17 @@ class ChannelModels:
 
     def _choose_channels(self, x2, target, times, scored) -> None:
         """After the joint fit: ``channel_scores_`` (zero-phase fits) from ``scored``, the
-        joint fit's ``(xs, times, noise, target, tail, local_scores)`` on its fit block, and
+        joint fit's ``(xs, times, noise, target, tail, local_scores, start)`` on its fit block
+        (``start`` its first row), and
         with ``channel_independent="auto"`` the choice between it and each channel alone."""
         self.channel_models_ = self.channel_choice_ = self.channel_scores_ = None
         if self.causal:
             return
-        xs, t_s, noise, tgt_s, tail, local_scores = scored
+        xs, t_s, noise, tgt_s, tail, local_scores, start = scored
         with np.errstate(divide="ignore", invalid="ignore"):  # a channel without noise: NaN
             self.channel_scores_ = fitted_scores(self, xs, t_s, noise, tgt_s, tail, local_scores)
         if fits_alone(self, x2.shape[1]):
-            models = fit_each_channel(self, x2, target, times, notes=False)
+            models = fit_each_channel(self, x2, target, times, notes=False, start=start)
             self.channel_models_, self.channel_choice_ = choose_channels(
                 self.channel_scores_, models
             )

@@ -289,7 +289,7 @@ def warn_held_readings(xs, target) -> None:
         repeats = repeating_channels(xs).items()
         held = {c: share for c, (share, plateau) in repeats if not plateau}
         if held:
-            tell(HeldReadingsWarning(held), stacklevel=3)
+            tell(HeldReadingsWarning(held))
 
 
 def choose_settings(filt, xs, times, target, tail, noise):
