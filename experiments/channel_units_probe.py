@@ -157,7 +157,7 @@ def main(argv=None) -> int:
         return 0
     print("RMSE / added noise, geometric mean over channels (worst channel); seconds")
     print(f"{'signal':10s} {'SNR':>4s} {'fit':10s}  " + "  ".join(f"{m:>20s}" for m in MODES))
-    logs = {m: [] for m in MODES}
+    logs = {(kind, m): [] for kind in ("causal", "zero-phase") for m in MODES}
     for name, clean in signals(args.data_dir):
         for k, snr in enumerate(SNRS):
             rng = np.random.default_rng(1000 * args.seed + k)
@@ -169,14 +169,19 @@ def main(argv=None) -> int:
                     t0 = time.perf_counter()
                     y = fitted(noisy, causal, mode)
                     ratio = np.sqrt(np.mean((y - clean) ** 2, axis=0)) / noise
-                    logs[mode].append(np.log(ratio))
+                    logs["causal" if causal else "zero-phase", mode].append(np.log(ratio))
                     cells.append(f"{np.exp(np.mean(np.log(ratio))):.3f} ({ratio.max():.2f}) "
                                  f"{time.perf_counter() - t0:4.1f}s")  # fmt: skip
                 kind = "causal" if causal else "zero-phase"
                 print(f"{name:10s} {snr:4.0f} {kind:10s}  " + "  ".join(f"{c:>20s}" for c in cells),
                       flush=True)  # fmt: skip
+    every = {m: np.concatenate([a for (_, mode), v in logs.items() if mode == m for a in v])
+             for m in MODES}  # fmt: skip
     print("geometric mean over every channel of every cell: " + ", ".join(
-        f"{m} {np.exp(np.mean(np.concatenate(v))):.3f}" for m, v in logs.items()))  # fmt: skip
+        f"{m} {np.exp(np.mean(v)):.3f}" for m, v in every.items()))  # fmt: skip
+    for kind in ("causal", "zero-phase"):
+        means = [np.exp(np.mean(np.concatenate(logs[kind, m]))) for m in MODES]
+        print(f"  {kind} fits alone: " + ", ".join(f"{m} {v:.3f}" for m, v in zip(MODES, means)))
     reference(args.seed)
     return 0
 

@@ -30,7 +30,7 @@ import pandas as pd
 
 from tssdpa.data.tables import column_values, find_time_column, numeric_columns, read_table
 from tssdpa.estimators.input_notes import collected, notes_to_tell
-from tssdpa.estimators.report import chosen_settings, settings_text
+from tssdpa.estimators.report import fitted_models, horizon_settings, settings_text
 
 __all__ = ["SUMMARY_COLUMNS", "expand_paths", "filter_files", "filter_table", "read_table"]
 
@@ -48,12 +48,17 @@ def _first_line(exc) -> str:
 
 def _chosen(est, params, names) -> str:
     """What ``est`` chose, one line: each fit's settings with where it applies
-    (:func:`~tssdpa.estimators.report.chosen_settings`), else the ``params`` given."""
-    fits = chosen_settings(est, names) or [("", params)]
-    text = " | ".join(f"{where}: {settings_text(p)}" if where else settings_text(p)
-                      for where, p in fits)  # fmt: skip
-    mixture = getattr(est, "mixture_", None)  # a zero-phase fit averages its best settings
-    return f"{text} (the best of {len(mixture)} averaged)" if mixture else text
+    (:func:`~tssdpa.estimators.report.chosen_settings`) and how many candidates a fit that
+    averages its best ones averages, else the ``params`` given."""
+    if not getattr(est, "best_params_", None):
+        return settings_text(params)
+    parts = []
+    for where, model in fitted_models(est, names):
+        text = " | ".join(f"{w}: {settings_text(p)}" if w else settings_text(p)
+                          for w, p in horizon_settings(where, model.best_params_))  # fmt: skip
+        mixture = getattr(model, "mixture_", None)  # a zero-phase fit averages its best
+        parts.append(f"{text} (the best of {len(mixture)} averaged)" if mixture else text)
+    return " | ".join(parts)
 
 
 def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_filtered"):

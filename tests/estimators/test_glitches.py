@@ -211,3 +211,15 @@ def test_nested_channel_blocks_compose_and_a_silenced_block_stays_silent():
         with as_channel(1), as_channel(None):
             tell(GlitchWarning({0: (1, 5)}))
     assert [n.found for n in notes] == [{2: (1, 5)}]
+
+
+def test_a_note_from_a_fit_run_in_a_thread_points_at_the_fit_not_the_thread_machinery():
+    from concurrent.futures import ThreadPoolExecutor
+
+    _, x = _noisy(n=600)
+    x[300] += 300.0
+    f = ProjectionFilter(causal=False, window=[4])
+    with pytest.warns(GlitchWarning) as told, ThreadPoolExecutor(1) as pool:
+        pool.submit(f.fit, x).result()
+    files = {w.filename for w in told if issubclass(w.category, GlitchWarning)}
+    assert len(files) == 1 and files.pop().endswith("projection.py")

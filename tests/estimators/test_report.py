@@ -47,3 +47,8 @@ def test_the_docstring_example_runs():
 
     result = doctest.testmod(report)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_a_nested_setting_is_said_as_its_own_settings():
+    said = settings_text({"base": "butterworth", "base_params": {"cutoff": 0.29104884, "order": 2}})
+    assert said == "base=butterworth, base_params=(cutoff=0.291, order=2)"

@@ -4,15 +4,18 @@ filter fitted on the channel alone, whichever scores lower."""
 
 from __future__ import annotations
 
+import copy
 import json
 
 import numpy as np
 import pandas as pd
 import pytest
 
+import tssdpa.filters.projection_channels as channels
 from tssdpa.cli import main
 from tssdpa.estimators.input_notes import GlitchWarning, collected
 from tssdpa.filters import ProjectionFilter
+from tssdpa.filters.projection_channels import fit_each_channel
 
 N = 1200
 
@@ -190,6 +193,10 @@ def test_the_cli_says_which_channels_it_filters_alone(tmp_path, capsys):
     assert "filters slow, fast alone" in err
     for name in ("slow", "fast"):  # each channel's own settings, by its name
         assert f"projection channel {name} on ['slow', 'fast']: chose window=" in err
+    # no joint filter is used: nothing is said of its kernel, mixture or adaptation
+    said = [line for line in err.splitlines() if "weighted mean" in line or "low-passes" in line]
+    assert said and all(line.startswith("projection channel ") for line in said)
+    assert "the kernel compares the channels" not in err
     assert "fast_filtered" in pd.read_csv(out).columns
 
 
@@ -260,10 +267,14 @@ def test_settings_changed_after_fit_reach_the_channels_filtered_alone(unrelated_
     _, x, fitted = unrelated_fit
     f = fitted.clone()
     f.__dict__.update({k: v for k, v in fitted.__dict__.items() if k.endswith("_")})
-    f.set_params(local_window=None)
-    own = f.channel_models_[1]
-    np.testing.assert_array_equal(np.asarray(f.filter(x))[:, 1], own.filter(x[:, 1]))
-    assert own.local_window is None
+    before = np.asarray(f.filter(x))
+    own = copy.deepcopy(f.channel_models_[1])
+    assert own.mixture_  # the channel's own fit averages its best candidates
+    f.set_params(local_window=None, mix=False)
+    after = np.asarray(f.filter(x))
+    assert not np.allclose(after[:, 1], before[:, 1])  # mix=False reached the channel
+    np.testing.assert_array_equal(after[:, 1], own.set_params(mix=False).filter(x[:, 1]))
+    assert f.channel_models_[1].local_window is None
     f.set_params(causal=True, local_window="auto")  # a causal filter is the joint one
     np.testing.assert_array_equal(f.filter(x), f.filter(x, zi=f.initial_state())[0])
     f.set_params(causal=False)
@@ -303,4 +314,57 @@ def test_each_channel_alone_is_scored_on_the_joint_fit_block_where_a_channel_sta
         assert f.channel_choice_["alone"][c] == pytest.approx(alone.channel_scores_[0])
     g = ProjectionFilter(**kw, holdout=0.5).fit(x, target=clean)
     assert g.fit_holdout_start_ == 800  # an index into x, for the channels' fits too
-    assert {m.fit_holdout_start_ for m in g.channel_models_ if m is not None} <= {800}
+    models = fit_each_channel(g, x, clean, None, notes=False, block=slice(600, 1000))
+    assert [m.fit_holdout_start_ for m in models] == [800, 800]
+
+
+def test_a_channel_that_ends_before_or_early_in_the_joint_block_is_fitted_on_its_own():
+    """Fitted on the joint block it would have no sample there (before: an error), or a few
+    (a starved fit); it is fitted on its whole series, as with channel_independent=True."""
+    _, x = _unrelated()
+    for end in (300, 510):  # before the joint block (rows 500-699), 10 rows into it
+        z = x[:800].copy()
+        z[end:, 0], z[:500, 1] = np.nan, np.nan
+        kw = {"causal": False, "window": [4, 8], "max_fit_samples": 200, "local_window": None}
+        f = ProjectionFilter(**kw).fit(z)
+        alone = ProjectionFilter(**kw, channel_independent=True).fit(z)
+        assert f.channel_choice_["chosen"][0] == "alone"
+        np.testing.assert_array_equal(f.filter(z)[:, 0], alone.filter(z)[:, 0])
+
+
+def test_a_failed_fit_leaves_the_filter_unfitted(monkeypatch):
+    _, x = _unrelated()
+    f = ProjectionFilter(causal=False, window=[4], local_window=None).fit(x)
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("interrupted")
+
+    monkeypatch.setattr(channels, "fit_each_channel", fail)
+    with pytest.raises(RuntimeError, match="interrupted"):
+        f.fit(x)
+    fitted = [k for k in vars(f) if k.endswith("_") and not k.startswith("_")]
+    assert fitted == []
+
+
+def test_an_exact_channel_fitted_alone_beats_a_joint_fit_with_error():
+    """With a noise-free channel and its target, the alone fit's score is 0 / 0 (NaN) and the
+    joint fit's an error over 0 (inf): the exact output is kept."""
+    clean, x = _unrelated()
+    x = x[:800].copy()
+    x[:, 0] = clean[:800, 0]
+    target = np.column_stack([clean[:800, 0], clean[:800, 1]])
+    f = ProjectionFilter(causal=False, window=[4, 8], local_window=None).fit(x, target=target)
+    choice = f.channel_choice_.loc[0]
+    assert np.isnan(choice["alone"]) and np.isposinf(choice["joint"])
+    assert choice["chosen"] == "alone"
+    assert np.abs(f.filter(x)[:, 0] - clean[:800, 0]).max() <= np.abs(
+        ProjectionFilter(causal=False, window=[4, 8], local_window=None,
+                         channel_independent=False).fit(x, target=target).filter(x)[:, 0]
+        - clean[:800, 0]).max()  # fmt: skip
+
+
+def test_a_fit_of_each_channel_alone_with_a_target_tells_its_holdout_start():
+    clean, x = _unrelated()
+    f = ProjectionFilter(causal=False, window=[4], local_window=None, holdout=0.5,
+                         channel_independent=True).fit(x[:600], target=clean[:600])  # fmt: skip
+    assert f.fit_holdout_start_ == 300

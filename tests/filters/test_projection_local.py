@@ -274,6 +274,23 @@ def test_a_supervised_fit_adapts_with_the_noise_its_target_reveals(busy_then_qui
     assert _rmse(f.filter(noisy), clean, quiet) < 0.85 * _rmse(plain.filter(noisy), clean, quiet)
 
 
+def test_a_supervised_fit_does_not_adapt_a_channel_whose_noise_has_heavy_tails(busy_then_quiet):
+    """The sliding SURE assumes Gaussian noise: where ``x - target`` has heavy tails (Student-t
+    of 3 degrees of freedom) "auto" leaves that channel unadapted, though the adaptation
+    would lower its error against the target on the fit block; the Gaussian channel adapts."""
+    noisy, clean = busy_then_quiet
+    heavy = clean + 0.5 * np.random.default_rng(5).standard_t(3, T) / np.sqrt(3.0)
+    x, target = np.stack([noisy, heavy], axis=1), np.stack([clean, clean], axis=1)
+    f = ProjectionFilter(causal=False, channel_independent=False).fit(x, target=target)
+    assert f.local_["channels"] == [True, False]
+    noise = np.sqrt(np.mean((x - target) ** 2, axis=0))
+    _, before, afters, *_ = width_scores(f, x, None, noise, LOCAL_WIDTHS, target)
+    kept = [np.where(a < before, a, before).mean() for a in afters]  # the rule without tails
+    assert afters[int(np.argmin(kept)), 1] < before[1]  # would have adapted the heavy channel
+    fixed = ProjectionFilter(causal=False, channel_independent=False, local_window=201)
+    assert fixed.fit(x, target=target).local_["channels"] == [True, True]  # as the user set
+
+
 def test_verbose_fit_reports_the_local_adaptation(busy_then_quiet, capsys):
     ProjectionFilter(causal=False).fit(busy_then_quiet[0], verbose=True)
     assert re.search(r"local adaptation over (101|201|401) samples", capsys.readouterr().out)

@@ -136,7 +136,12 @@ def _params(text: str, factory) -> dict:
 
 def _report_fit(est, method: str, cols) -> None:
     """Print what ``fit`` chose (``best_params_``, per horizon for forecasters) to stderr."""
-    from tssdpa.estimators.report import chosen_settings, format_value, settings_text
+    from tssdpa.estimators.report import (
+        chosen_settings,
+        fitted_models,
+        format_value,
+        settings_text,
+    )
 
     if not getattr(est, "best_params_", None):
         return
@@ -149,11 +154,18 @@ def _report_fit(est, method: str, cols) -> None:
         print(f"{method} on {cols}: the fitted rows changed regime; at h={at} "
               "the forecasts switch online to whichever of that choice, leave-one-out's and "
               "forward's has the least recent error", file=sys.stderr)  # fmt: skip
-    mixture = getattr(est, "mixture_", None)
-    if mixture:
-        top = max(c["weight"] for c in mixture)
-        print(f"{method} on {cols}: outputs the weighted mean of the {len(mixture)} best "
-              f"candidates (the largest weight {top:.2f})", file=sys.stderr)  # fmt: skip
+    fits = fitted_models(est, cols)  # the joint fit where its output is used, each channel's
+    for where, model in fits:
+        at = f" {where}" if where else ""
+        mixture = getattr(model, "mixture_", None)
+        if mixture:
+            top = max(c["weight"] for c in mixture)
+            print(f"{method}{at} on {cols}: outputs the weighted mean of the {len(mixture)} "
+                  f"best candidates (the largest weight {top:.2f})", file=sys.stderr)  # fmt: skip
+        local = getattr(model, "local_", None)
+        if local:
+            print(f"{method}{at} on {cols}: mixes in zero-phase low-passes where SURE over "
+                  f"{local['window']} samples favours them", file=sys.stderr)  # fmt: skip
     noise = getattr(est, "noise_level_", None)
     if noise is not None:
         given = getattr(est, "noise_level", None)
@@ -161,7 +173,8 @@ def _report_fit(est, method: str, cols) -> None:
         print(f"{method} on {cols}: SURE's noise level ({how}) "
               + ", ".join(format_value(float(v)) for v in noise), file=sys.stderr)  # fmt: skip
     scale = getattr(est, "channel_scale_", None)
-    if scale is not None and any(float(v) != 1.0 for v in scale):
+    joint_used = any(model is est for _, model in fits)
+    if joint_used and scale is not None and any(float(v) != 1.0 for v in scale):
         print(
             f"{method} on {cols}: the kernel compares the channels divided by "
             + ", ".join(format_value(float(v)) for v in scale)
@@ -177,10 +190,6 @@ def _report_fit(est, method: str, cols) -> None:
             "over the noise variance was lower than the joint fit's)",
             file=sys.stderr,
         )
-    local = getattr(est, "local_", None)
-    if local:
-        print(f"{method} on {cols}: mixes in zero-phase low-passes where SURE over "
-              f"{local['window']} samples favours them", file=sys.stderr)  # fmt: skip
 
 
 def run(args) -> int:

@@ -89,13 +89,23 @@ class GlitchWarning(InputNote):
 _PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
 
 
+#: where a thread's target is called from: a fit run in a thread has no user's line above it
+_THREAD_CALLERS = (threading.__file__, os.path.join(os.path.dirname(threading.__file__),
+                                                    "concurrent", ""))  # fmt: skip
+
+
 def _user_stacklevel() -> int:
     """The ``stacklevel`` of :func:`warnings.warn`, called from :func:`tell`, that points at
     the innermost frame outside the package: a note told three calls deep in a fit of one
-    channel still names the user's line (the outermost frame where every one is inside)."""
+    channel still names the user's line. Where that frame is a thread's machinery (a fit run
+    by ``threading`` or ``concurrent.futures``) there is no user's line on the stack, and it
+    names the outermost call inside the package (the ``fit``); where every frame is inside
+    it, the outermost."""
     frame, level = sys._getframe(2), 2  # the caller of tell
     while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
+    if frame.f_code.co_filename.startswith(_THREAD_CALLERS):
+        return level - 1
     return level
 
 

@@ -18,7 +18,7 @@ Examples
 
 from __future__ import annotations
 
-__all__ = ["chosen_settings", "format_value", "settings_text"]
+__all__ = ["chosen_settings", "fitted_models", "format_value", "horizon_settings", "settings_text"]
 
 
 def format_value(v) -> str:
@@ -27,36 +27,45 @@ def format_value(v) -> str:
 
 
 def settings_text(params: dict) -> str:
-    """``params`` as ``k=v, ...`` (floats to 4 significant digits; None left out)."""
-    return ", ".join(f"{k}={format_value(v)}" for k, v in params.items() if v is not None)
+    """``params`` as ``k=v, ...`` (floats to 4 significant digits, a dict as ``(k=v, ...)``;
+    None left out)."""
+    return ", ".join(
+        f"{k}=({settings_text(v)})" if isinstance(v, dict) else f"{k}={format_value(v)}"
+        for k, v in params.items()
+        if v is not None
+    )
 
 
-def chosen_settings(est, names=None) -> list[tuple[str, dict]]:
-    """``(where, settings)`` for each set of settings the fitted ``est`` chose: ``where`` is
-    ``""`` for a single model, ``"channel <name>"`` for a channel's own fit, ``"joint (<names>)"``
-    for the joint fit of the channels that kept it, with ``" h=<h>"`` per horizon of a
-    forecaster; ``names`` are the channels' names (default their indices). Empty before
-    ``fit``."""
-    best = getattr(est, "best_params_", None)
-    if not best:
-        return []
+def fitted_models(est, names=None) -> list[tuple[str, object]]:
+    """``(where, model)`` for each fit inside the fitted ``est`` whose output is used: ``est``
+    itself (``where`` ``""``, or ``"joint (<names>)"`` beside channels filtered alone, with
+    the channels that keep its output) and each channel's own filter (``"channel <name>"``,
+    from ``channel_models_``); ``names`` are the channels' names (default their indices)."""
 
     def name(c: int) -> str:
         return str(names[c]) if names is not None and c < len(names) else str(c)
 
     models = getattr(est, "channel_models_", None)
-    if isinstance(best, list):  # one fit per channel
-        fits = [(f"channel {name(c)}", p) for c, p in enumerate(best)]
-    elif models:  # the joint fit and the channels filtered alone
-        joint = [name(c) for c, m in enumerate(models) if m is None]
-        fits = [(f"joint ({', '.join(joint)})", best)] if joint else []
-        fits += [(f"channel {name(c)}", m.best_params_) for c, m in enumerate(models) if m]
-    else:
-        fits = [("", best)]
-    out = []
-    for where, params in fits:
-        if params and all(isinstance(v, dict) for v in params.values()):  # per horizon
-            out += [(f"{where} h={h}".strip(), p) for h, p in params.items()]
-        else:
-            out.append((where, params))
-    return out
+    if not models:
+        return [("", est)]
+    joint = [name(c) for c, m in enumerate(models) if m is None]
+    out = [(f"joint ({', '.join(joint)})", est)] if joint else []
+    return out + [(f"channel {name(c)}", m) for c, m in enumerate(models) if m is not None]
+
+
+def horizon_settings(where: str, params: dict) -> list[tuple[str, dict]]:
+    """``[(where, params)]``, or for a forecaster's ``{h: settings}`` one ``(where h=<h>,
+    settings)`` per horizon."""
+    if params and all(isinstance(v, dict) for v in params.values()):
+        return [(f"{where} h={h}".strip(), p) for h, p in params.items()]
+    return [(where, params)]
+
+
+def chosen_settings(est, names=None) -> list[tuple[str, dict]]:
+    """``(where, settings)`` for each set of settings the fitted ``est`` chose: one per fit of
+    :func:`fitted_models`, per horizon for a forecaster (:func:`horizon_settings`). Empty
+    before ``fit``."""
+    if not getattr(est, "best_params_", None):
+        return []
+    return [item for where, model in fitted_models(est, names)
+            for item in horizon_settings(where, model.best_params_)]  # fmt: skip

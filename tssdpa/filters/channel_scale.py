@@ -21,6 +21,8 @@ to a per-channel scale, so only the kernel's distances change.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from tssdpa.estimators.persistence import require_floats
@@ -53,11 +55,13 @@ def channel_spread(x2: np.ndarray) -> np.ndarray:
     (0.707, 158.1)
     """
     x2 = np.asarray(x2, dtype=float)
-    centre = np.nanmedian(x2, axis=0)
-    reach = CLIP_REACH * np.nanquantile(np.abs(x2 - centre), CLIP_QUANTILE, axis=0)
-    clipped = np.nanstd(np.clip(x2, centre - reach, centre + reach), axis=0)
-    # a channel off its median in fewer than 1 sample in 200 (events, a late step): as it is
-    return np.where(clipped > 0, clipped, np.nanstd(x2, axis=0))
+    with warnings.catch_warnings():  # a channel unknown throughout (a fit block where it has
+        warnings.simplefilter("ignore", RuntimeWarning)  # not begun): NaN, which keeps 1
+        centre = np.nanmedian(x2, axis=0)
+        reach = CLIP_REACH * np.nanquantile(np.abs(x2 - centre), CLIP_QUANTILE, axis=0)
+        clipped = np.nanstd(np.clip(x2, centre - reach, centre + reach), axis=0)
+        # a channel off its median in fewer than 1 sample in 200 (events, a late step): as is
+        return np.where(clipped > 0, clipped, np.nanstd(x2, axis=0))
 
 
 def fitted_channel_scale(setting, x2: np.ndarray) -> np.ndarray:

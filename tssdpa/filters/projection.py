@@ -27,6 +27,7 @@ __all__ = ["ProjectionFilter"]
 _SETTINGS = ("window", "embedding", "degree", "sigma", "decay", "base", "base_params")
 _FITTED = ("mixture", "local", "channel_scale", "center", "spread", "features", "feature_logw",
            "fit_holdout_start")  # fmt: skip
+_RESULTS = ("best_params", "cv_results", "noise_level", "n_channels")
 
 
 class ProjectionFilter(
@@ -290,8 +291,20 @@ class ProjectionFilter(
         self._validate_params()
         local.check_local_window(self)
         times = self._times(meta, timestamps, x2.shape[0])
-        for name in (*_SETTINGS, *_FITTED, *channels.FITTED):  # nothing stale from a last fit
+        self._forget()  # nothing stale from a last fit
+        try:
+            return self._fit_checked(x2, tgt, times, verbose)
+        except BaseException:  # nor half of a failed one: the filter is then not fitted
+            self._forget()
+            raise
+
+    def _forget(self) -> None:
+        """Drop every fitted attribute."""
+        for name in (*_SETTINGS, *_FITTED, *channels.FITTED, *_RESULTS):
             self.__dict__.pop(name + "_", None)
+
+    def _fit_checked(self, x2, tgt, times, verbose):
+        """:meth:`fit` on the checked (T, C) ``x2``, target and sample times."""
         if channels.fits_alone(self, x2.shape[1]) and self.channel_independent != AUTO:
             return self._fit_alone(x2, tgt, times, verbose)
         block = fitting.fit_block(x2, min(x2.shape[0], self.max_fit_samples))
@@ -316,7 +329,7 @@ class ProjectionFilter(
         self.spread_ = np.where((s := np.nanstd(self._to_units(x2), axis=0)) > 0, s, 1.0)
         if self.recurrent == "features":
             self._draw_features()
-        scored = (xs, t_s, unit_noise, tgt_s, tail, local_scores, block.start)
+        scored = (xs, t_s, unit_noise, tgt_s, tail, local_scores, block)
         self._choose_channels(x2, tgt, times, scored)
         if verbose:
             print(fitting.fit_report(self, "SURE" if tgt is None else "held-out MSE", local_scores)

@@ -26,6 +26,8 @@ from tssdpa.filters.projection_local import output_divergence, output_scores
 
 #: parameters that act at filter time: a channel's own filter takes the filter's (set_params)
 FOLLOWED = ("mix", "glitches", "dtype", "n_neighbors", "tol", "exclude_self", "local_window")
+#: a channel alone is fitted on the joint fit block where it is known on this share of it
+MIN_KNOWN = 0.5
 #: the fitted attributes of the choice (without their trailing underscore)
 FITTED = ("channel_models", "channel_choice", "channel_scores")
 
@@ -69,20 +71,25 @@ def fits_alone(filt, n_channels: int) -> bool:
     return not filt.causal and n_channels > 1 and _setting(filt) in (True, "auto")
 
 
-def fit_each_channel(filt, x2, target, times, notes: bool, start: int = 0) -> list:
+def fit_each_channel(filt, x2, target, times, notes: bool, block: slice | None = None) -> list:
     """One fitted filter per channel of (T, C) ``x2``, each with the parameters of ``filt``
-    (its own ``noise_level`` where one per channel is given), on that channel of ``target``,
-    from row ``start`` on (the joint fit block's first row: from there each channel's fit
-    block is the joint one, so that their scores compare; ``fit_holdout_start_`` still
-    counts rows of ``x2``). Their notes on the data are told of their channel, or not at all
-    without ``notes`` (the joint fit told them)."""
+    (its own ``noise_level`` where one per channel is given), on that channel of ``target``.
+    With ``block`` (the joint fit block) a channel known on at least half of its rows is
+    fitted from its first row on, so that its fit block is the joint one and the two scores
+    are of the same samples (``fit_holdout_start_`` still counts rows of ``x2``); one that is
+    not (it ended before, or is mostly missing there) on its whole series, as without.
+    Their notes on the data are told of their channel, or not at all without ``notes`` (the
+    joint fit told them)."""
     levels = check_noise_level(filt.noise_level, x2.shape[1])
     params = {**filt.get_params(), "channel_independent": False}
-    rows = slice(start, None)
     models = []
     for c in range(x2.shape[1]):
         if isinstance(levels, np.ndarray):
             params["noise_level"] = float(levels[c] if levels.ndim else levels)
+        start = 0
+        if block is not None and np.isfinite(x2[block, c]).mean() >= MIN_KNOWN:
+            start = block.start
+        rows = slice(start, None)
         tgt = None if target is None else target[rows, c]
         t = None if times is None else times[rows]
         with as_channel(c if notes else None):
@@ -100,7 +107,10 @@ def choose_channels(joint_scores, models) -> tuple[list | None, pd.DataFrame]:
     ``alone`` scores and the one ``chosen``."""
     alone = np.array([float(m.channel_scores_[0]) for m in models])
     joint = np.asarray(joint_scores, dtype=np.float64)
-    pick = alone < joint  # a NaN score (a channel without noise) keeps the joint output
+    # a NaN score is 0 / 0 (a channel without noise or without error against its target, and
+    # an output equal to it): exact, so it beats an infinite score (an error over 0) and keeps
+    # the joint output otherwise
+    pick = (alone < joint) | (np.isnan(alone) & np.isposinf(joint))
     table = pd.DataFrame({"joint": joint, "alone": alone,
                           "chosen": np.where(pick, "alone", "joint")})  # fmt: skip
     table.index.name = "channel"
@@ -185,23 +195,25 @@ class ChannelModels:
         self.channel_scale_ = np.ones(x2.shape[1])  # each channel's kernel sees it alone
         self.n_channels_ = x2.shape[1]
         self.mixture_ = self.local_ = None
+        starts = {m.fit_holdout_start_ for m in models}  # the same unless a channel starts late
+        self.fit_holdout_start_ = starts.pop() if len(starts) == 1 else None
         if verbose:
             print(choice_report(self))
         return self
 
     def _choose_channels(self, x2, target, times, scored) -> None:
         """After the joint fit: ``channel_scores_`` (zero-phase fits) from ``scored``, the
-        joint fit's ``(xs, times, noise, target, tail, local_scores, start)`` on its fit block
-        (``start`` its first row), and
+        joint fit's ``(xs, times, noise, target, tail, local_scores, block)`` on its fit block
+        (``block`` its rows), and
         with ``channel_independent="auto"`` the choice between it and each channel alone."""
         self.channel_models_ = self.channel_choice_ = self.channel_scores_ = None
         if self.causal:
             return
-        xs, t_s, noise, tgt_s, tail, local_scores, start = scored
+        xs, t_s, noise, tgt_s, tail, local_scores, block = scored
         with np.errstate(divide="ignore", invalid="ignore"):  # a channel without noise: NaN
             self.channel_scores_ = fitted_scores(self, xs, t_s, noise, tgt_s, tail, local_scores)
         if fits_alone(self, x2.shape[1]):
-            models = fit_each_channel(self, x2, target, times, notes=False, start=start)
+            models = fit_each_channel(self, x2, target, times, notes=False, block=block)
             self.channel_models_, self.channel_choice_ = choose_channels(
                 self.channel_scores_, models
             )

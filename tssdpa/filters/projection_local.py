@@ -42,8 +42,9 @@ the probes' noise in the weights' divergence is not counted -- and on the develo
 rejected only gains that were chance (``docs/filters.md``, "Evidence for the rule").
 
 With a target (:meth:`ProjectionFilter.fit` ``target=``) the noise level is the RMS of
-``x - target`` and the adaptation is kept where it lowers the error against the target; the
-weights themselves never see the target.
+``x - target`` and the adaptation is kept where it lowers the error against the target and
+that noise has Gaussian tails (:mod:`~tssdpa.estimators.noise_tails`); the weights themselves
+never see the target.
 
 Channels with a missing sample keep the filter's own output (the low-passes would spread the
 gap). The low-passes' divergence at the two ends of the series is the interior one (their
@@ -58,6 +59,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from tssdpa.estimators.noise_tails import gaussian_tails
 from tssdpa.filters.projection_mixture import component_outputs, none_for_nan
 from tssdpa.signal.lowpass import LOWPASS_CUTOFFS, zero_phase_lowpass
 
@@ -390,7 +392,9 @@ def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
     SURE on ``xs`` (the weights' own divergence included, :func:`weights_divergence`) by more
     than ``LOCAL_MARGIN * s_c^2`` and than the gain's standard error
     (:func:`gain_standard_errors`), or with ``target`` its error against it from row ``tail``
-    on (the weights never see the target: no margin); with an int every channel does.
+    on (the weights never see the target: no margin) where its noise ``xs - target`` has
+    Gaussian tails (:func:`~tssdpa.estimators.noise_tails.gaussian_tails`: the sliding SURE
+    assumes them); with an int every channel does.
 
     Returns ``(local_, scores)``, ``scores`` a :class:`LocalScores` (means over the
     channels), or ``(None, None)`` where ``filt`` does not adapt (causal, recurrent, ``tau``,
@@ -398,12 +402,14 @@ def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
     """
     if not _adapts(filt):
         return None, None
+    auto = filt.local_window == "auto"
+    gaussian = True  # with a target, "auto" adapts only channels whose noise is Gaussian
     if target is not None:
         noise = np.sqrt(np.nanmean((xs - target) ** 2, axis=0))
         if not (np.isfinite(noise).all() and (noise > 0).all()):
             return None, None
+        gaussian = gaussian_tails(xs - target) if auto else gaussian
     noise = np.asarray(noise, dtype=np.float64)
-    auto = filt.local_window == "auto"
     widths = LOCAL_WIDTHS if auto else (int(filt.local_window),)
     divergence, before, afters, _, nonlocal_part, errors = width_scores(
         filt, xs, times, noise, widths, target, tail
@@ -413,7 +419,7 @@ def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
         needed = np.zeros_like(before)  # the drop a channel's score must exceed
         if auto and target is None:
             needed = np.maximum(LOCAL_MARGIN * noise**2, error)
-        channels = after < before - needed if auto else np.ones(len(noise), dtype=bool)
+        channels = (after < before - needed) & gaussian if auto else np.ones(len(noise), bool)
         kept = float(np.mean(np.where(channels, after, before)))
         if best is None or kept < best[0]:  # ties: the narrower window
             best = (kept, width, channels)
