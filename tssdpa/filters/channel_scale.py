@@ -21,8 +21,6 @@ to a per-channel scale, so only the kernel's distances change.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from tssdpa.estimators.persistence import require_floats
@@ -55,13 +53,18 @@ def channel_spread(x2: np.ndarray) -> np.ndarray:
     (0.707, 158.1)
     """
     x2 = np.asarray(x2, dtype=float)
-    with warnings.catch_warnings():  # a channel unknown throughout (a fit block where it has
-        warnings.simplefilter("ignore", RuntimeWarning)  # not begun): NaN, which keeps 1
-        centre = np.nanmedian(x2, axis=0)
-        reach = CLIP_REACH * np.nanquantile(np.abs(x2 - centre), CLIP_QUANTILE, axis=0)
-        clipped = np.nanstd(np.clip(x2, centre - reach, centre + reach), axis=0)
-        # a channel off its median in fewer than 1 sample in 200 (events, a late step): as is
-        return np.where(clipped > 0, clipped, np.nanstd(x2, axis=0))
+    out = np.full(x2.shape[1], np.nan)  # a channel unknown throughout (a fit block where it
+    known = ~np.isnan(x2).all(axis=0)  # has not begun): NaN, which keeps the scale 1
+    if not known.any():
+        return out
+    if not known.all():  # (a copy: its layout may move the sums' rounding, so only here)
+        x2 = x2[:, known]
+    centre = np.nanmedian(x2, axis=0)
+    reach = CLIP_REACH * np.nanquantile(np.abs(x2 - centre), CLIP_QUANTILE, axis=0)
+    clipped = np.nanstd(np.clip(x2, centre - reach, centre + reach), axis=0)
+    # a channel off its median in fewer than 1 sample in 200 (events, a late step): as it is
+    out[known] = np.where(clipped > 0, clipped, np.nanstd(x2, axis=0))
+    return out
 
 
 def fitted_channel_scale(setting, x2: np.ndarray) -> np.ndarray:
