@@ -58,10 +58,35 @@ def local_with(f, xs, target, robust: bool):
             "noise": noise.tolist(), "channels": channels.tolist()}  # fmt: skip
 
 
+def self_supervised(clean, tr, te, seeds) -> int:
+    """The fits without a target, on the whole noisy series: test RMSE without and with the
+    adaptation (as ``fit`` keeps it), the channels it adapts, and the tail ratio per axis of
+    ``x`` minus the unadapted output (the only trace of the noise a self-supervised fit has)."""
+    print("self-supervised: test RMSE, geometric mean over the six axes, 10 dB")
+    print(f"{'noise':10s} {'seed':>4s} {'without':>8s} {'fit':>8s}  channels adapted, "
+          "tail ratio of x - y per axis")  # fmt: skip
+    for kind in KINDS:
+        for seed in seeds:
+            noisy = add_noise(clean, kind, 10.0, seed=seed)
+            cells = []
+            for window in (None, "auto"):
+                f = ProjectionFilter(causal=False, channel_independent=False, local_window=window)
+                y = np.asarray(f.fit(noisy).filter(noisy))
+                cells.append(np.exp(np.mean(np.log(np.sqrt(np.mean((y - clean)[te:] ** 2, 0))))))
+                if window is None:
+                    ratios = " ".join(f"{v:.2f}" for v in tail_ratio(noisy - y))
+            kept = 0 if f.local_ is None else sum(f.local_["channels"])
+            print(f"{kind:10s} {seed:4d} {cells[0]:8.4f} {cells[1]:8.4f}  {kept:4d}   {ratios}",
+                  flush=True)  # fmt: skip
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data-dir", default="../shared/datasets")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    what = "fits without the target: the adaptation against none (self_supervised)"
+    p.add_argument("--self-supervised", action="store_true", help=what)
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")  # notes on the data: not this probe's subject
     df = load_imu("imu_fusion", args.data_dir)
@@ -69,6 +94,8 @@ def main(argv=None) -> int:
     clean = df[cols].to_numpy(dtype=float)[:6000]
     tr, te = int(0.6 * len(clean)), int(0.8 * len(clean))
     clean = (clean - clean[:tr].mean(0)) / clean[:tr].std(0)
+    if args.self_supervised:
+        return self_supervised(clean, tr, te, args.seeds)
     print("test RMSE, geometric mean over the six axes, 10 dB")
     print(f"{'noise':10s} {'seed':>4s} {'without':>8s} {'RMS':>8s} {'MAD':>8s} {'fit':>8s}  "
           "windows (RMS, MAD), channels fit adapts, tail ratio per axis")  # fmt: skip

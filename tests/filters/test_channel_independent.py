@@ -368,3 +368,10 @@ def test_a_fit_of_each_channel_alone_with_a_target_tells_its_holdout_start():
     f = ProjectionFilter(causal=False, window=[4], local_window=None, holdout=0.5,
                          channel_independent=True).fit(x[:600], target=clean[:600])  # fmt: skip
     assert f.fit_holdout_start_ == 300
+
+
+def test_a_verbose_fit_says_each_channels_own_settings_without_raw_dicts(capsys):
+    _, x = _unrelated()
+    ProjectionFilter(causal=False, window=[4, 8], local_window=None).fit(x, verbose=True)
+    out = capsys.readouterr().out
+    assert "channel 0 alone: " in out and "channel 1 alone: " in out and "{'" not in out

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from tssdpa.estimators.input_notes import as_channel
+from tssdpa.estimators.report import settings_text
 from tssdpa.estimators.selection import check_noise_level
 from tssdpa.filters.channel_choice import check_channel_independent
 from tssdpa.filters.projection_local import output_divergence, output_scores
@@ -172,8 +173,7 @@ def choice_report(filt) -> str:
     models = getattr(filt, "channel_models_", None) or []
     for c, m in enumerate(models):
         if m is not None:
-            chosen = ", ".join(f"{k}={v}" for k, v in m.best_params_.items() if v is not None)
-            lines.append(f"  channel {c} alone: {chosen}")
+            lines.append(f"  channel {c} alone: {settings_text(m.best_params_)}")
     return "".join("\n" + line for line in lines)
 
 
