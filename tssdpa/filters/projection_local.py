@@ -408,7 +408,10 @@ def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
         noise = np.sqrt(np.nanmean((xs - target) ** 2, axis=0))
         if not (np.isfinite(noise).all() and (noise > 0).all()):
             return None, None
-        gaussian = gaussian_tails(xs - target) if auto else gaussian
+        if auto:
+            gaussian = gaussian_tails(xs - target)
+            if not gaussian.any():  # no channel may adapt: nothing to score
+                return None, None
     noise = np.asarray(noise, dtype=np.float64)
     widths = LOCAL_WIDTHS if auto else (int(filt.local_window),)
     divergence, before, afters, _, nonlocal_part, errors = width_scores(
