@@ -7,9 +7,9 @@ the error on the fitted part raised it on new data (``experiments/local_target_n
 Student-t noise of 3 degrees of freedom on the fusion IMU, up to +24%). A fit with a target
 sees the noise itself, ``x - target``, and tests its tails: the ratio of its RMS to its MAD
 scale (1.4826 times the median absolute deviation) is 1 for Gaussian noise, with a standard
-deviation of about ``1 / sqrt(n)`` over n samples (simulated: 0.095 at 100 samples, 0.015 at
-4,000), and about 1.5 for Student-t noise of 3 degrees of freedom, 1.7 for Gaussian noise with
-2% of its samples hit by outliers of 10 times its level.
+deviation of about ``1 / sqrt(n)`` over n samples (0.096 at 100 samples, 0.015 at 4,000), and
+about 1.5 for Student-t noise of 3 degrees of freedom, 1.7 for Gaussian noise with 2% of its
+samples hit by outliers of 10 times its level (``experiments/noise_tails_probe.py``).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import numpy as np
 __all__ = ["TAIL_SDS", "gaussian_tails", "tail_ratio"]
 
 #: the ratio may exceed 1 by this many of its standard deviations (``1 / sqrt(n)``): Gaussian
-#: noise is called heavy-tailed with a chance of about 2e-4 at 100 samples, 1e-4 at 200 and
-#: none in 20,000 draws from 400 on (simulated); at 4 it was 1e-3 at 100 samples
+#: noise is called heavy-tailed in 3e-4 of 20,000 draws at 100 samples and in none from 200 on;
+#: at 4, 1.3e-3 at 100 samples (``experiments/noise_tails_probe.py``)
 TAIL_SDS = 5.0
 
 
