@@ -227,6 +227,22 @@ def test_filter_notes_a_column_whose_readings_are_held_between_samples(tmp_path,
     )
 
 
+def test_filter_notes_the_spikes_of_a_column_with_impulsive_noise(tmp_path, capsys):
+    from tssdpa.data import add_noise
+
+    rng = np.random.default_rng(1)
+    smooth = np.sin(np.arange(1500) / 25)
+    spiky = add_noise(smooth, "impulsive", 10.0, seed=2)  # 2% of the samples hit by 10x
+    p = tmp_path / "spiky.csv"
+    pd.DataFrame({"gyro": spiky, "acc": smooth + 0.1 * rng.normal(size=1500)}).to_csv(
+        p, index=False
+    )
+    assert main(["filter", str(p), "--out", str(tmp_path / "out.csv")]) == 0
+    err = capsys.readouterr().err
+    assert "note: 'gyro' has " in err and "% of its samples): impulsive noise" in err
+    assert "'acc' has" not in err
+
+
 def test_filter_reports_the_noise_level_sure_used_and_takes_a_known_one(csv, tmp_path, capsys):
     p, _ = csv
     out = tmp_path / "out.csv"

@@ -17,6 +17,8 @@ distance themselves and are not glitches; nor is anything in a channel that sits
 running median almost everywhere (held readings, steps, an event flag), whose typical distance
 is 0. On the shared recordings (the IMUs, the four ETT tables) the rule finds 4 samples, all in
 ETTm2 ``OT``: a 0 among readings of 13.3, 21.5 among 42-44, and 47.9 and 47.2 among 30.5.
+Frequent large values that are single samples off the curve of their neighbours (impulsive
+noise) are :mod:`~tssdpa.estimators.spikes`, which :func:`glitches_missing` also sets missing.
 """
 
 from __future__ import annotations
@@ -26,9 +28,18 @@ import warnings
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from tssdpa.estimators.input_notes import GlitchWarning, tell
+from tssdpa.estimators.input_notes import GlitchWarning, SpikeWarning, tell
+from tssdpa.estimators.spikes import spike_channels, spike_mask
 
-__all__ = ["GLITCHES", "GLITCH_HALF", "GLITCH_REACH", "glitch_mask", "glitches_missing"]
+__all__ = [
+    "GLITCHES",
+    "GLITCH_HALF",
+    "GLITCH_REACH",
+    "check_spike_channels",
+    "fitted_spike_channels",
+    "glitch_mask",
+    "glitches_missing",
+]
 
 #: the values of ``ProjectionFilter(glitches=...)``
 GLITCHES = ("missing", None)
@@ -67,18 +78,53 @@ def glitch_mask(x2: np.ndarray) -> np.ndarray:
         return (distance > GLITCH_REACH * typical) & (typical > 0)
 
 
+def fitted_spike_channels(filt, x2: np.ndarray) -> list[bool] | None:
+    """``spike_channels_`` of ``filt`` fitted on (T, C) ``x2``: per channel whether it has
+    impulsive noise (:func:`~tssdpa.estimators.spikes.spike_channels`), None where none has or
+    ``filt`` keeps its glitches (``glitches=None``, causal)."""
+    if filt.causal or filt.glitches is None:
+        return None
+    channels = spike_channels(x2)
+    return channels.tolist() if channels.any() else None
+
+
+def check_spike_channels(filt, channels, name: str = "spike_channels_"):
+    """A loaded ``spike_channels_``: None or a list of ``n_channels_`` bools, at least one
+    True; ``ValueError`` naming it else."""
+    if channels is None:
+        return None
+    n = getattr(filt, "n_channels_", None)
+    if (not isinstance(channels, list) or not all(isinstance(c, bool) for c in channels)
+            or len(channels) != n or not any(channels)):  # fmt: skip
+        raise ValueError(f"{name} must be None or a list of {n} bools (one True at least), "
+                         f"got {channels!r}")  # fmt: skip
+    return channels
+
+
 def glitches_missing(filt, x2: np.ndarray, start: int = 0) -> np.ndarray:
-    """``x2`` with its glitches set to NaN where the zero-phase ``filt`` treats them as missing
-    (``glitches="missing"``; a causal filter cannot look at the sample after, and keeps them),
-    else ``x2`` itself; where there are some, a
-    :class:`~tssdpa.estimators.input_notes.GlitchWarning` at the caller's caller, its samples
+    """``x2`` with its glitches, and the spikes of the channels ``filt`` found impulsive noise
+    in when fitted (``spike_channels_``, :mod:`~tssdpa.estimators.spikes`), set to NaN where the
+    zero-phase ``filt`` treats them as missing (``glitches="missing"``; a causal filter cannot
+    look at the sample after, and keeps them), else ``x2`` itself; where there are some, a
+    :class:`~tssdpa.estimators.input_notes.GlitchWarning` or
+    :class:`~tssdpa.estimators.input_notes.SpikeWarning` at the caller's caller, its samples
     counted from ``start`` (the row of the caller's series where ``x2`` begins)."""
     if filt.causal or filt.glitches is None:
         return x2
     mask = glitch_mask(x2)
-    if not mask.any():
+    if mask.any():
+        found = {int(c): (int(mask[:, c].sum()), start + int(np.argmax(mask[:, c])))
+                 for c in np.flatnonzero(mask.any(axis=0))}  # fmt: skip
+        tell(GlitchWarning(found))
+        x2 = np.where(mask, np.nan, x2)
+    channels = getattr(filt, "spike_channels_", None)
+    if not channels:
         return x2
-    found = {int(c): (int(mask[:, c].sum()), start + int(np.argmax(mask[:, c])))
-             for c in np.flatnonzero(mask.any(axis=0))}  # fmt: skip
-    tell(GlitchWarning(found))
-    return np.where(mask, np.nan, x2)
+    spikes = spike_mask(x2, channels)
+    if spikes.any():
+        known = np.isfinite(x2).sum(axis=0)
+        found = {int(c): (int(spikes[:, c].sum()), float(spikes[:, c].sum() / known[c]))
+                 for c in np.flatnonzero(spikes.any(axis=0))}  # fmt: skip
+        tell(SpikeWarning(found))
+        x2 = np.where(spikes, np.nan, x2)
+    return x2

@@ -5,7 +5,9 @@ able to say itself with the channels' names (the CLI ``tssdpa filter`` prints th
   (:func:`~tssdpa.estimators.selection.repeating_channels`), whose shared noise SURE takes for
   signal;
 - :class:`GlitchWarning`: samples a zero-phase filter treats as missing
-  (:mod:`~tssdpa.estimators.glitches`).
+  (:mod:`~tssdpa.estimators.glitches`);
+- :class:`SpikeWarning`: impulsive noise it treats as missing
+  (:mod:`~tssdpa.estimators.spikes`).
 
 Each is warned through :func:`tell`, which also hands it to a collector of the thread that
 told it (:func:`collected`): a caller that fits many tables at once in threads (the batch
@@ -27,6 +29,7 @@ __all__ = [
     "GlitchWarning",
     "HeldReadingsWarning",
     "InputNote",
+    "SpikeWarning",
     "as_channel",
     "collected",
     "notes_to_tell",
@@ -83,6 +86,29 @@ class GlitchWarning(InputNote):
 
     def of_channel(self, channel: int) -> GlitchWarning:
         return GlitchWarning({channel + c: found for c, found in self.found.items()})
+
+
+class SpikeWarning(InputNote):
+    """Spikes (impulsive noise) a zero-phase fit treats as missing; ``found`` is ``{channel:
+    (count, share of the channel's samples)}`` (:func:`~tssdpa.estimators.spikes.spike_mask`).
+    """
+
+    def __init__(self, found: dict[int, tuple[int, float]]):
+        self.found = found
+        super().__init__(self.told())
+
+    def told(self, names=None) -> str:
+        said = [f"{'x channel ' + str(c) if names is None else repr(names[c])} has {n:,} "
+                f"spikes ({share:.1%} of its samples)"
+                for c, (n, share) in self.found.items()]  # fmt: skip
+        return (
+            "; ".join(said) + ": impulsive noise (single samples far off the curve through "
+            "their neighbours), treated as missing and filled from the others; glitches=None "
+            "keeps them."
+        )
+
+    def of_channel(self, channel: int) -> SpikeWarning:
+        return SpikeWarning({channel + c: found for c, found in self.found.items()})
 
 
 #: the package's folder: a note is warned at the innermost call from outside it (the user's)
@@ -156,8 +182,9 @@ def as_channel(channel: int | None):
 
 def notes_to_tell(fit_notes, filter_notes, names=None) -> list[str]:
     """What to tell a user who fitted and then filtered a series, with the channels' names:
-    the fit's own notes, and the glitches as ``filter`` found them in the whole series (the
-    fit saw only its block)."""
-    kept = [n for n in fit_notes if not isinstance(n, GlitchWarning)]
-    kept += [n for n in filter_notes if isinstance(n, GlitchWarning)]
+    the fit's own notes, and the glitches and spikes as ``filter`` found them in the whole
+    series (the fit saw only its block)."""
+    found = (GlitchWarning, SpikeWarning)
+    kept = [n for n in fit_notes if not isinstance(n, found)]
+    kept += [n for n in filter_notes if isinstance(n, found)]
     return [n.told(names) for n in kept]

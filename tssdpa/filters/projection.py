@@ -7,7 +7,12 @@ import numpy as np
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
 from tssdpa.estimators.arrays import as_2d, check_state, restore
 from tssdpa.estimators.base import Denoiser, check_fit_input, target_like
-from tssdpa.estimators.glitches import GLITCHES, glitches_missing
+from tssdpa.estimators.glitches import (
+    GLITCHES,
+    check_spike_channels,
+    fitted_spike_channels,
+    glitches_missing,
+)
 from tssdpa.estimators.selection import FitScoresView
 from tssdpa.filters import projection_channels as channels
 from tssdpa.filters import projection_fit as fitting
@@ -26,7 +31,7 @@ __all__ = ["ProjectionFilter"]
 
 _SETTINGS = ("window", "embedding", "degree", "sigma", "decay", "base", "base_params")
 _FITTED = ("mixture", "local", "channel_scale", "center", "spread", "features", "feature_logw",
-           "fit_holdout_start")  # fmt: skip
+           "fit_holdout_start", "spike_channels")  # fmt: skip
 _RESULTS = ("best_params", "cv_results", "noise_level", "n_channels")
 
 
@@ -135,7 +140,8 @@ class ProjectionFilter(
         count alike (sigma and ``cv_results_`` are in those units); None: as they are.
     glitches : "missing" or None
         "missing" (default): a zero-phase filter treats rare samples far out of line with those
-        around them as missing (:mod:`tssdpa.estimators.glitches`); None, or causal: kept.
+        around them (:mod:`tssdpa.estimators.glitches`) and the spikes of impulsive noise
+        (:mod:`tssdpa.estimators.spikes`) as missing; None, or causal: kept.
     channel_independent : "auto", bool
         Zero-phase fits of several channels: ``"auto"`` (default) also fits one filter on
         each channel alone and keeps, channel by channel, the output that scores lower (the
@@ -308,6 +314,7 @@ class ProjectionFilter(
         if channels.fits_alone(self, x2.shape[1]) and self.channel_independent != AUTO:
             return self._fit_alone(x2, tgt, times, verbose)
         block = fitting.fit_block(x2, min(x2.shape[0], self.max_fit_samples))
+        self.spike_channels_ = fitted_spike_channels(self, x2[block])
         xs = glitches_missing(self, x2[block], start=block.start)
         n = len(xs)
         tail = n - max(1, int(round(self.holdout * n)))  # first sample of the held-out tail
@@ -427,6 +434,7 @@ class ProjectionFilter(
         "mixture_": (list, dict, type(None)),  # checked by check_mixture on load
         "local_": (dict, type(None)),  # checked by check_local on load
         "n_channels_": (int,),
+        "spike_channels_": (list, bool, type(None)),  # a list of bools: check_spike_channels
         "channel_models_": (list, dict, type(None)),  # checked by set_channel_models_state
     }
     _array_schema = ("center_", "spread_", "features_", "feature_logw_", "channel_scale_")
@@ -438,4 +446,5 @@ class ProjectionFilter(
         "window_": fitting.check_fitted_window,
         "sigma_": mixing.check_fitted_setting,
         "local_": local.check_local,
+        "spike_channels_": check_spike_channels,
     }

@@ -1,0 +1,223 @@
+"""Spikes (tssdpa.estimators.spikes): impulsive noise too frequent to be glitches, which a
+zero-phase ProjectionFilter treats as missing (``glitches="missing"``, the default)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.signal import medfilt
+
+from tssdpa.data import add_noise
+from tssdpa.data.synthetic import make_signal
+from tssdpa.estimators import spikes
+from tssdpa.estimators.input_notes import SpikeWarning, collected
+from tssdpa.estimators.spikes import (
+    MIN_SPIKE_SHARE,
+    spike_channels,
+    spike_mask,
+    spike_reference,
+)
+from tssdpa.filters import ProjectionFilter
+
+
+def _clean(name="lorenz", n=1500):
+    clean = np.asarray(make_signal(name, n, 0), dtype=float)
+    return (clean - clean.mean()) / clean.std()
+
+
+def _error(y, clean):
+    return float(np.sqrt(np.mean((np.asarray(y) - clean) ** 2)))
+
+
+def test_gaussian_noise_has_no_spikes_on_smooth_rough_and_pulsed_signals():
+    for name in ("lorenz", "mackey_glass", "pulse_train", "ar2", "henon", "sinusoids"):
+        for snr in (0.0, 10.0, 20.0, 40.0):
+            x = add_noise(_clean(name, 3000), "gaussian", snr, seed=1)
+            assert not spike_mask(x[:, None]).any(), (name, snr)
+
+
+def test_impulsive_noise_is_found_sample_by_sample():
+    clean = _clean("mackey_glass", 3000)
+    x = add_noise(clean, "impulsive", 10.0, seed=2)  # 2% of the samples hit by 10x pulses
+    hit = np.abs(x - clean) > 5 * np.std(x - clean) / 2
+    found = spike_mask(x[:, None])[:, 0]
+    assert (found & hit).sum() >= 0.9 * hit.sum()
+    assert (found & ~hit).sum() <= 0.05 * hit.sum()
+
+
+def test_a_few_spikes_in_a_channel_are_left_to_the_glitch_rule():
+    clean = _clean("lorenz", 4000)
+    x = add_noise(clean, "gaussian", 20.0, seed=0)
+    few = np.arange(100, 4000, 4000 // int(0.5 * MIN_SPIKE_SHARE * 4000))
+    x[few] += 1.0  # spikes at half the share the rule needs
+    assert not spike_mask(x[:, None]).any()
+    many = np.arange(50, 4000, 4000 // int(2 * MIN_SPIKE_SHARE * 4000))
+    x[many] += 1.0
+    found = spike_mask(x[:, None])[:, 0]
+    spiked = np.isin(np.arange(4000), np.r_[few, many])
+    assert found[spiked].mean() > 0.95 and found[~spiked].sum() <= 2
+
+
+def test_missing_samples_are_never_spikes_and_held_or_constant_channels_have_none():
+    clean = _clean("lorenz", 3000)
+    x = add_noise(clean, "impulsive", 10.0, seed=4)
+    x[1000:1100] = np.nan
+    x[::7] = np.nan
+    held = np.repeat(add_noise(clean[::10], "impulsive", 10.0, seed=5), 10)
+    x2 = np.column_stack([x, held, np.full(3000, 2.0), np.full(3000, np.nan)])
+    found = spike_mask(x2)
+    assert found[:, 0].sum() > 20 and not found[np.isnan(x), 0].any()
+    assert not found[:, 1:].any()
+
+
+def test_the_reference_leaves_the_sample_out_and_weighs_out_spikes_among_its_neighbours():
+    t = np.arange(60.0)
+    v = 0.01 * t**2 + 0.01 * np.cos(2.0 * t)
+    v[[30, 32]] += [5.0, -5.0]  # a spike, and another among its neighbours
+    ref, misfit = spike_reference(v)
+    assert abs(ref[30] - 0.01 * 30**2) < 0.03 and misfit[30] < 0.03
+
+
+def _slow_reference(v):
+    """spike_reference row by row: a weighted least-squares quadratic through the finite
+    neighbours of each sample, reweighted by Tukey's bisquare."""
+    h, T = spikes.SPIKE_HALF, len(v)
+    padded = np.r_[np.full(h, np.nan), v, np.full(h, np.nan)]
+    cubic = np.array([(-padded[t + h - 2] + 4 * padded[t + h - 1] + 4 * padded[t + h + 1]
+                       - padded[t + h + 2]) / 6 for t in range(T)])  # fmt: skip
+    resid = np.abs(v - cubic)
+    scale = 1.4826 * np.median(resid[np.isfinite(resid)]) / np.sqrt(1 + 34 / 36)
+    offsets = np.r_[np.arange(-h, 0), np.arange(1, h + 1)].astype(float)
+    design = np.stack([offsets**0, offsets, offsets**2], axis=1)
+
+    def bisquare(u):
+        u = np.where(np.isfinite(u), u, np.inf)
+        return np.where(np.abs(u) < 1, (1 - u**2) ** 2, 0.0)
+
+    ref, misfit = np.full(T, np.nan), np.full(T, np.nan)
+    for t in range(T):
+        y = padded[t + h + offsets.astype(int)]
+        if not np.isfinite(y).any():
+            continue
+        centre = np.nanmedian(y)
+        spread = 1.4826 * np.nanmedian(np.abs(y - centre))
+        w = bisquare((y - centre) / (4.685 * max(scale, spread)))
+        y0 = np.where(np.isfinite(y), y, 0.0)
+        for _ in range(3):
+            gram = design.T @ (w[:, None] * design) + 1e-9 * np.eye(3)
+            coef = np.linalg.solve(gram, design.T @ (w * y0))
+            dist = np.abs(y - design @ coef)
+            w = bisquare(dist / (4.685 * max(scale, 1.4826 * np.nanmedian(dist))))
+        if (w > 0).sum() >= 3:
+            ref[t], misfit[t] = coef[0], np.nanmedian(dist)
+    return ref, misfit
+
+
+def test_the_reference_is_the_row_by_row_robust_quadratic():
+    x = add_noise(_clean("lorenz", 400), "impulsive", 10.0, seed=6)
+    x[[50, 51, 52, 200, 203, 399]] = np.nan  # gaps, and an end
+    x[120:124] = np.nan
+    ref, misfit = spike_reference(x)
+    slow_ref, slow_misfit = _slow_reference(x)
+    np.testing.assert_array_equal(np.isnan(ref), np.isnan(slow_ref))
+    np.testing.assert_allclose(ref, slow_ref, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(misfit, slow_misfit, rtol=1e-9, atol=1e-9)
+
+
+def test_the_mask_in_blocks_of_rows_is_the_mask_in_one(monkeypatch):
+    clean = _clean("rossler", 3000)
+    x2 = np.column_stack([add_noise(clean, "impulsive", 10.0, seed=s) for s in (0, 1)])
+    whole = spike_mask(x2)
+    monkeypatch.setattr(spikes, "_ROWS", 64)
+    np.testing.assert_array_equal(spike_mask(x2), whole)
+    assert whole.sum() > 50
+
+
+def test_the_self_supervised_fit_under_impulsive_noise_beats_the_best_median_filter():
+    """Before the rule SURE took the spikes for signal and the fit kept them: under 2% outliers
+    of 10x its error was 4x this, 2.6x a median filter's (the best width, chosen on the
+    clean signal)."""
+    clean = _clean("lorenz")
+    x = add_noise(clean, "impulsive", 10.0, seed=3)
+    given = x.copy()
+    with pytest.warns(SpikeWarning, match=r"x channel 0 has \d+ spikes \(\d\.\d% of its samples"):
+        f = ProjectionFilter(causal=False).fit(x)
+    with pytest.warns(SpikeWarning):
+        y = f.filter(x)
+    kept = ProjectionFilter(causal=False, glitches=None).fit(x).filter(x)
+    median = min(_error(medfilt(x, w), clean) for w in (3, 5, 7, 9, 11, 15, 21))
+    assert _error(y, clean) < median < _error(kept, clean)
+    np.testing.assert_array_equal(x, given)  # the input is not changed
+
+
+def test_a_causal_filter_keeps_spikes_as_its_stream_does():
+    x = add_noise(_clean("lorenz", 600), "impulsive", 10.0, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SpikeWarning)
+        f = ProjectionFilter(causal=True, window=[8], embedding=[1], degree=[0]).fit(x)
+        y = f.filter(x)
+    np.testing.assert_array_equal(y, ProjectionFilter(causal=True, glitches=None,
+                                                      **f.best_params_).filter(x))  # fmt: skip
+
+
+def test_a_channel_fitted_alone_names_its_spikes_by_its_place_in_the_series():
+    clean = _clean("lorenz", 1200)
+    x2 = np.column_stack([add_noise(clean, "gaussian", 10.0, seed=0),
+                          add_noise(clean, "impulsive", 10.0, seed=1)])  # fmt: skip
+    with collected() as notes, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ProjectionFilter(causal=False, channel_independent=True, window=[4, 8],
+                         local_window=None).fit(x2)  # fmt: skip
+    said = {c for n in notes if isinstance(n, SpikeWarning) for c in n.found}
+    assert said == {1}
+    assert "'gy' has" in next(n for n in notes if isinstance(n, SpikeWarning)).told(["gx", "gy"])
+
+
+def _spiky_pair(n=2000):
+    clean = _clean("lorenz", n)
+    x2 = np.column_stack([add_noise(clean, "impulsive", 10.0, seed=7),
+                          add_noise(clean, "gaussian", 10.0, seed=8)])  # fmt: skip
+    return np.column_stack([clean, clean]), x2
+
+
+def test_the_fit_decides_which_channels_have_impulsive_noise_and_filter_keeps_to_it():
+    """The test of a channel's noise needs spikes in number: a short stretch filtered later
+    has few, and judged alone it would keep them, though the filter was fitted without."""
+    clean, x2 = _spiky_pair()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SpikeWarning)
+        f = ProjectionFilter(causal=False, channel_independent=False, window=[8, 16],
+                             local_window=None).fit(x2)  # fmt: skip
+    assert f.spike_channels_ == [True, False]
+    short = x2[1000:1150]
+    assert not spike_channels(short).any()  # too few spikes here to tell alone
+    with pytest.warns(SpikeWarning, match="x channel 0 has"):
+        y = f.filter(short)
+    kept = ProjectionFilter(causal=False, glitches=None, channel_independent=False,
+                            **f.best_params_).filter(short)  # fmt: skip
+    assert _error(y[:, 0], clean[1000:1150, 0]) < 0.7 * _error(kept[:, 0], clean[1000:1150, 0])
+    assert ProjectionFilter(causal=False, glitches=None).fit(x2).spike_channels_ is None
+
+
+def test_a_saved_filter_keeps_its_spike_channels_and_an_older_file_has_none(tmp_path, edit_config):
+    _, x2 = _spiky_pair(1200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SpikeWarning)
+        f = ProjectionFilter(causal=False, channel_independent=False, window=[8],
+                             local_window=None).fit(x2)  # fmt: skip
+        f.save(tmp_path / "f")
+        g = ProjectionFilter.load(tmp_path / "f")
+        assert g.spike_channels_ == [True, False]
+        np.testing.assert_array_equal(g.filter(x2), f.filter(x2))
+    edit_config(tmp_path / "f", lambda cfg: cfg["fitted"].pop("spike_channels_"))
+    old = ProjectionFilter.load(tmp_path / "f")  # saved before spikes: filters as it did
+    assert getattr(old, "spike_channels_", None) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SpikeWarning)
+        old.filter(x2)
+    for bad in ([True], [1, 0], [False, False], "all"):
+        edit_config(tmp_path / "f", lambda cfg, bad=bad: cfg["fitted"].update(spike_channels_=bad))
+        with pytest.raises(ValueError, match="spike_channels_"):
+            ProjectionFilter.load(tmp_path / "f")
