@@ -66,49 +66,53 @@ class HeldReadingsWarning(InputNote):
         return HeldReadingsWarning({channel + c: share for c, share in self.held.items()})
 
 
-class GlitchWarning(InputNote):
-    """Glitches a zero-phase fit treats as missing; ``found`` is ``{channel: (count, first)}``
-    (:func:`~tssdpa.estimators.glitches.glitch_mask`)."""
+class _MissingSamplesNote(InputNote):
+    """Samples a zero-phase fit treats as missing; ``found`` is ``{channel: (count, detail)}``,
+    each channel's part said by :meth:`_what` and the whole followed by ``_why``."""
 
-    def __init__(self, found: dict[int, tuple[int, int]]):
+    _why = ""
+
+    def __init__(self, found: dict[int, tuple]):
         self.found = found
         super().__init__(self.told())
 
+    def _what(self, n: int, detail) -> str:
+        raise NotImplementedError
+
     def told(self, names=None) -> str:
-        said = [f"{'x channel ' + str(c) if names is None else repr(names[c])} has {n:,} "
-                f"glitch{'es' if n > 1 else ''} (the first at sample {first:,})"
-                for c, (n, first) in self.found.items()]  # fmt: skip
-        return (
-            "; ".join(said) + ": samples far out of line with those around them, treated "
-            "as missing (left out of their channel's keys, filled from the others); glitches=None "
-            "keeps them."
-        )
+        said = [f"{'x channel ' + str(c) if names is None else repr(names[c])} has "
+                + self._what(n, detail) for c, (n, detail) in self.found.items()]  # fmt: skip
+        return "; ".join(said) + self._why
 
-    def of_channel(self, channel: int) -> GlitchWarning:
-        return GlitchWarning({channel + c: found for c, found in self.found.items()})
+    def of_channel(self, channel: int) -> _MissingSamplesNote:
+        return type(self)({channel + c: found for c, found in self.found.items()})
 
 
-class SpikeWarning(InputNote):
+class GlitchWarning(_MissingSamplesNote):
+    """Glitches a zero-phase fit treats as missing; ``found`` is ``{channel: (count, first)}``
+    (:func:`~tssdpa.estimators.glitches.glitch_mask`)."""
+
+    _why = (
+        ": samples far out of line with those around them, treated as missing (left out of "
+        "their channel's keys, filled from the others); glitches=None keeps them."
+    )
+
+    def _what(self, n: int, first: int) -> str:
+        return f"{n:,} glitch{'es' if n > 1 else ''} (the first at sample {first:,})"
+
+
+class SpikeWarning(_MissingSamplesNote):
     """Spikes (impulsive noise) a zero-phase fit treats as missing; ``found`` is ``{channel:
     (count, share of the channel's samples)}`` (:func:`~tssdpa.estimators.spikes.spike_mask`).
     """
 
-    def __init__(self, found: dict[int, tuple[int, float]]):
-        self.found = found
-        super().__init__(self.told())
+    _why = (
+        ": impulsive noise (single samples far off the curve through their neighbours), "
+        "treated as missing and filled from the others; glitches=None keeps them."
+    )
 
-    def told(self, names=None) -> str:
-        said = [f"{'x channel ' + str(c) if names is None else repr(names[c])} has {n:,} "
-                f"spikes ({share:.1%} of its samples)"
-                for c, (n, share) in self.found.items()]  # fmt: skip
-        return (
-            "; ".join(said) + ": impulsive noise (single samples far off the curve through "
-            "their neighbours), treated as missing and filled from the others; glitches=None "
-            "keeps them."
-        )
-
-    def of_channel(self, channel: int) -> SpikeWarning:
-        return SpikeWarning({channel + c: found for c, found in self.found.items()})
+    def _what(self, n: int, share: float) -> str:
+        return f"{n:,} spikes ({share:.1%} of its samples)"
 
 
 #: the package's folder: a note is warned at the innermost call from outside it (the user's)
