@@ -66,7 +66,7 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
     filtered columns ``<col><suffix>``.
 
     Returns ``(out, info)``: the new DataFrame and ``{"columns", "rows", "nan_handled",
-    "notes"}``, ``notes`` the notes on the data (held readings, glitches:
+    "notes"}``, ``notes`` the notes on the data (held readings, glitches, spikes:
     :mod:`tssdpa.estimators.input_notes`) told with the columns' names, a list of strings.
     Raises ``ValueError`` naming what is wrong with the table.
 

@@ -104,14 +104,14 @@ def _slow_reference(v):
         centre = np.nanmedian(y)
         spread = 1.4826 * np.nanmedian(np.abs(y - centre))
         w = bisquare((y - centre) / (4.685 * max(scale, spread)))
-        y0 = np.where(np.isfinite(y), y, 0.0)
+        y0 = np.where(np.isfinite(y), y - centre, 0.0)
         for _ in range(3):
             gram = design.T @ (w[:, None] * design) + 1e-9 * np.eye(3)
             coef = np.linalg.solve(gram, design.T @ (w * y0))
-            dist = np.abs(y - design @ coef)
+            dist = np.abs(y - centre - design @ coef)
             w = bisquare(dist / (4.685 * max(scale, 1.4826 * np.nanmedian(dist))))
         if (w > 0).sum() >= 3:
-            ref[t], misfit[t] = coef[0], np.nanmedian(dist)
+            ref[t], misfit[t] = centre + coef[0], np.nanmedian(dist)
     return ref, misfit
 
 
@@ -124,6 +124,20 @@ def test_the_reference_is_the_row_by_row_robust_quadratic():
     np.testing.assert_array_equal(np.isnan(ref), np.isnan(slow_ref))
     np.testing.assert_allclose(ref, slow_ref, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(misfit, slow_misfit, rtol=1e-9, atol=1e-9)
+
+
+def test_the_rule_does_not_depend_on_the_signals_level_or_scale():
+    x = add_noise(_clean("lorenz", 2000), "impulsive", 20.0, seed=9)
+    found = spike_mask(x[:, None])
+    assert found.sum() > 20
+    np.testing.assert_array_equal(spike_mask(1e6 + 1e-3 * x[:, None]), found)
+
+
+def test_channels_given_to_the_mask_are_checked_naming_them():
+    x2 = np.zeros((100, 2))
+    for bad in ([True], [True, False, True], [1, 0], "ab"):
+        with pytest.raises(ValueError, match="channels must be None or 2 bools"):
+            spike_mask(x2, bad)
 
 
 def test_the_mask_in_blocks_of_rows_is_the_mask_in_one(monkeypatch):
@@ -198,7 +212,19 @@ def test_the_fit_decides_which_channels_have_impulsive_noise_and_filter_keeps_to
     kept = ProjectionFilter(causal=False, glitches=None, channel_independent=False,
                             **f.best_params_).filter(short)  # fmt: skip
     assert _error(y[:, 0], clean[1000:1150, 0]) < 0.7 * _error(kept[:, 0], clean[1000:1150, 0])
-    assert ProjectionFilter(causal=False, glitches=None).fit(x2).spike_channels_ is None
+    kept_fit = ProjectionFilter(causal=False, glitches=None, channel_independent=False,
+                                window=[8, 16], local_window=None).fit(x2)  # fmt: skip
+    assert kept_fit.spike_channels_ == [True, False]  # decided, not used under glitches=None
+    with pytest.warns(SpikeWarning):  # set after the fit, "missing" treats them
+        kept_fit.set_params(glitches="missing").filter(short)
+    assert ProjectionFilter(causal=True, window=[8]).fit(x2).spike_channels_ is None
+    alone = ProjectionFilter(causal=False, channel_independent=True, window=[8],
+                             local_window=None)  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SpikeWarning)
+        alone.fit(x2)
+    assert alone.spike_channels_ is None
+    assert [m.spike_channels_ for m in alone.channel_models_] == [[True], None]
 
 
 def test_a_saved_filter_keeps_its_spike_channels_and_an_older_file_has_none(tmp_path, edit_config):

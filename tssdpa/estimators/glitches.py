@@ -81,14 +81,15 @@ def glitch_mask(x2: np.ndarray) -> np.ndarray:
 def fitted_spike_channels(filt, x2: np.ndarray) -> list[bool] | None:
     """``spike_channels_`` of ``filt`` fitted on (T, C) ``x2``: per channel whether it has
     impulsive noise (:func:`~tssdpa.estimators.spikes.spike_channels`), None where none has or
-    ``filt`` keeps its glitches (``glitches=None``, causal)."""
-    if filt.causal or filt.glitches is None:
+    ``filt`` is causal. Decided under ``glitches=None`` too, so that ``glitches="missing"``
+    set after the fit treats the spikes as it treats the glitches."""
+    if filt.causal:
         return None
     channels = spike_channels(x2)
     return channels.tolist() if channels.any() else None
 
 
-def check_spike_channels(filt, channels, name: str = "spike_channels_"):
+def check_spike_channels(filt, channels):
     """A loaded ``spike_channels_``: None or a list of ``n_channels_`` bools, at least one
     True; ``ValueError`` naming it else."""
     if channels is None:
@@ -96,8 +97,8 @@ def check_spike_channels(filt, channels, name: str = "spike_channels_"):
     n = getattr(filt, "n_channels_", None)
     if (not isinstance(channels, list) or not all(isinstance(c, bool) for c in channels)
             or len(channels) != n or not any(channels)):  # fmt: skip
-        raise ValueError(f"{name} must be None or a list of {n} bools (one True at least), "
-                         f"got {channels!r}")  # fmt: skip
+        raise ValueError(f"spike_channels_ must be None or a list of {n} bools (one True at "
+                         f"least), got {channels!r}")  # fmt: skip
     return channels
 
 

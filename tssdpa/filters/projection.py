@@ -160,6 +160,9 @@ class ProjectionFilter(
         (None with a target).
     channel_scale_ : ndarray (C,), what each channel is divided by before the kernel.
     local_ : dict or None, the local adaptation in force (:func:`.projection_local.fit_local`).
+    spike_channels_ : list of bool or None, per channel whether the fit found impulsive noise
+        in it (zero-phase; :mod:`tssdpa.estimators.spikes`): ``filter`` then treats its spikes
+        as missing under ``glitches="missing"``.
     n_channels_ : int, channels seen by :meth:`fit`.
     channel_models_ : list or None, per channel the filter fitted on it alone (None where the
         channel takes the joint output); None where every channel takes the joint output.
@@ -311,6 +314,7 @@ class ProjectionFilter(
 
     def _fit_checked(self, x2, tgt, times, verbose):
         """:meth:`fit` on the checked (T, C) ``x2``, target and sample times."""
+        self.spike_channels_ = None  # fitted alone, each channel's own filter has its own
         if channels.fits_alone(self, x2.shape[1]) and self.channel_independent != AUTO:
             return self._fit_alone(x2, tgt, times, verbose)
         block = fitting.fit_block(x2, min(x2.shape[0], self.max_fit_samples))
