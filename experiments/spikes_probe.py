@@ -15,6 +15,11 @@ scales) it marks, and how many others (false marks; any under Gaussian noise are
 per channel, the samples in 1,000 beyond ``IMPULSIVE_REACH`` typical distances (what decides
 whether a channel has impulsive noise), its share of exact repeats, and the spikes marked.
 
+``--part bench``: the denoising cells of ``experiments/bench_autofit.py`` as it runs them (seed
+0, Gaussian noise at 0 / 10 / 20 dB, its series lengths): the channels a self-supervised fit
+(the whole series) and a supervised one (the training part) find impulsive noise in -- none,
+so the benchmark's figures do not depend on the rule.
+
 ``--part filter``: the self-supervised ``ProjectionFilter(causal=False).fit(x)`` with and
 without the rule (``glitches=None``; the glitch rule finds nothing in these cells: its
 outliers recur in more than 1 sample in 100), test RMSE (the last 20%) against the clean
@@ -24,6 +29,7 @@ z-scored), the setting of ``experiments/local_target_noise_probe.py --self-super
 
     .venv/bin/python experiments/spikes_probe.py --part detect
     .venv/bin/python experiments/spikes_probe.py --part recordings
+    .venv/bin/python experiments/spikes_probe.py --part bench
     .venv/bin/python experiments/spikes_probe.py --part filter --series lorenz pulse_train
     .venv/bin/python experiments/spikes_probe.py --part filter --series imu6 --snrs 10
 """
@@ -107,6 +113,31 @@ def recordings(args) -> int:
     return 0
 
 
+def bench(args) -> int:
+    from bench_autofit import SERIES as BENCH
+    from bench_autofit import SNRS, Skip
+
+    from tssdpa.estimators.spikes import spike_channels
+
+    found = 0
+    for name in sorted(BENCH):
+        try:
+            z, sp = split_series(name, 0, 2000, 3000, args.data_dir)
+        except Skip as why:
+            print(f"{name}: skipped ({why})")
+            continue
+        for k, snr in enumerate(SNRS):
+            noisy = add_noise(z, "gaussian", snr, seed=k)[:, None]  # the bench's 1000 seed + k
+            cells = (
+                bool(spike_channels(noisy[:4000])[0]),
+                bool(spike_channels(noisy[: sp.train])[0]),
+            )
+            found += sum(cells)
+            print(f"{name:14s} {snr:3.0f} dB  self-supervised {cells[0]}  supervised {cells[1]}")
+    print(f"cells with impulsive noise found: {found}")
+    return 0
+
+
 def filtered(clean, noisy, te) -> list[float]:
     def rmse(y):  # geometric mean over the channels
         return float(np.exp(np.mean(np.log(np.sqrt(np.mean((y - clean)[te:] ** 2, 0))))))
@@ -139,14 +170,16 @@ def filter_part(args) -> int:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--part", choices=("detect", "recordings", "filter"), default="detect")
+    parts = ("detect", "recordings", "bench", "filter")
+    p.add_argument("--part", choices=parts, default="detect")
     p.add_argument("--series", nargs="+", default=list(SERIES))
     p.add_argument("--snrs", type=float, nargs="+", default=[0.0, 10.0, 20.0])
     p.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     p.add_argument("--data-dir", default="../shared/datasets")
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")  # the notes on the data (the spikes found): counted here
-    return {"detect": detect, "recordings": recordings, "filter": filter_part}[args.part](args)
+    run = {"detect": detect, "recordings": recordings, "bench": bench, "filter": filter_part}
+    return run[args.part](args)
 
 
 if __name__ == "__main__":
