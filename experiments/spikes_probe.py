@@ -20,6 +20,11 @@ whether a channel has impulsive noise), its share of exact repeats, and the spik
 (the whole series) and a supervised one (the training part) find impulsive noise in -- none,
 so the benchmark's figures do not depend on the rule.
 
+``--part screen``: every channel of the detect cells (their first 600, 2,000 and 3,000
+samples), of the fusion IMU's six axes under the same noises, and of the four ETT tables as
+recorded: the decision of ``spike_channels`` with its cheap screen against the rule's own
+(``channel_spikes``); it prints the channels where they differ (none).
+
 ``--part filter``: the self-supervised ``ProjectionFilter(causal=False).fit(x)`` with and
 without the rule (``glitches=None``; the glitch rule finds nothing in these cells: its
 outliers recur in more than 1 sample in 100), test RMSE (the last 20%) against the clean
@@ -30,6 +35,7 @@ z-scored), the setting of ``experiments/local_target_noise_probe.py --self-super
     .venv/bin/python experiments/spikes_probe.py --part detect
     .venv/bin/python experiments/spikes_probe.py --part recordings
     .venv/bin/python experiments/spikes_probe.py --part bench
+    .venv/bin/python experiments/spikes_probe.py --part screen
     .venv/bin/python experiments/spikes_probe.py --part filter --series lorenz pulse_train
     .venv/bin/python experiments/spikes_probe.py --part filter --series imu6 --snrs 10
 """
@@ -138,6 +144,36 @@ def bench(args) -> int:
     return 0
 
 
+def screen(args) -> int:
+    from tssdpa.data import load_ett
+    from tssdpa.estimators import spikes
+
+    def unscreened(v) -> bool:
+        _, strong, known = spikes.channel_spikes(v)
+        return strong >= spikes.MIN_SPIKES and strong > spikes.MIN_SPIKE_SHARE * known
+
+    channels = []
+    for name in [*args.series, "imu6"]:
+        clean, _ = load(name, args.data_dir)
+        for k, snr in enumerate(args.snrs):
+            for kind in args.kinds:
+                noisy = add_noise(clean, kind, snr, seed=SEEDS.get(snr, k))
+                for c in range(noisy.shape[1]):
+                    channels += [(f"{name} {snr:g} dB {kind} {c} [:{n}]", noisy[:n, c])
+                                 for n in (600, 2000, 3000)]  # fmt: skip
+    for name in ("ETTh1", "ETTh2", "ETTm1", "ETTm2"):
+        df = load_ett(name, args.data_dir)
+        channels += [(f"{name} {c}", df[c].to_numpy(dtype=np.float64))
+                     for c in df.columns if df[c].dtype.kind == "f"]  # fmt: skip
+    differ = 0
+    for label, v in channels:
+        if unscreened(v) != bool(spikes.spike_channels(v[:, None])[0]):
+            differ += 1
+            print("differs:", label)
+    print(f"channels checked {len(channels)}, decisions that differ {differ}")
+    return 0
+
+
 def filtered(clean, noisy, te) -> list[float]:
     def rmse(y):  # geometric mean over the channels
         return float(np.exp(np.mean(np.log(np.sqrt(np.mean((y - clean)[te:] ** 2, 0))))))
@@ -170,7 +206,7 @@ def filter_part(args) -> int:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parts = ("detect", "recordings", "bench", "filter")
+    parts = ("detect", "recordings", "bench", "screen", "filter")
     p.add_argument("--part", choices=parts, default="detect")
     p.add_argument("--series", nargs="+", default=list(SERIES))
     p.add_argument("--snrs", type=float, nargs="+", default=[0.0, 10.0, 20.0])
@@ -178,7 +214,8 @@ def main(argv=None) -> int:
     p.add_argument("--data-dir", default="../shared/datasets")
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")  # the notes on the data (the spikes found): counted here
-    run = {"detect": detect, "recordings": recordings, "bench": bench, "filter": filter_part}
+    run = {"detect": detect, "recordings": recordings, "bench": bench, "screen": screen,
+           "filter": filter_part}  # fmt: skip
     return run[args.part](args)
 
 
