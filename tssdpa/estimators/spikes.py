@@ -95,10 +95,8 @@ def spike_reference(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     v = np.asarray(v, dtype=np.float64)
     T, h = len(v), SPIKE_HALF
     padded = np.r_[np.full(h, np.nan), v, np.full(h, np.nan)]
-    cubic = sliding_window_view(padded[h - 2 : T + h + 2], 5) @ _CUBIC
     ref, misfit = np.full(T, np.nan), np.full(T, np.nan)
-    resid = np.abs(v - cubic)
-    resid = resid[np.isfinite(resid)]
+    resid = _cubic_residual(v)
     scale = 1.4826 * np.median(resid) / np.sqrt(1.0 + 34.0 / 36.0) if resid.size else 0.0
     if not scale > 0:  # held readings, a constant, too few samples: no spikes to tell
         return ref, misfit
@@ -151,6 +149,14 @@ def _solve_hankel(m: np.ndarray, rhs: np.ndarray) -> np.ndarray:
                          C * r0 + E * r1 + F * r2], axis=1) / det[:, None]  # fmt: skip
 
 
+def _cubic_residual(v: np.ndarray) -> np.ndarray:
+    """The finite distances of the (T,) series ``v`` from its cubic interpolation from the
+    samples at +-1, +-2 (``_CUBIC``)."""
+    padded = np.r_[np.full(2, np.nan), v, np.full(2, np.nan)]
+    resid = np.abs(v - sliding_window_view(padded, 5) @ _CUBIC)
+    return resid[np.isfinite(resid)]
+
+
 def _row_median(a: np.ndarray) -> np.ndarray:
     """(n,) the median of each row of (n, k) ``a`` over its finite entries (NaN where none):
     a sort where a row has no NaN (nanmedian is about 3x slower)."""
@@ -197,10 +203,7 @@ def _may_have_spikes(v: np.ndarray) -> bool:
     the recording is much quieter than on the whole; white noise has 0.27% of its samples
     beyond 3 scales. Over the 406 channels of ``experiments/spikes_probe.py --part screen``
     (all noises, three lengths, the ETT tables as recorded) it changes no decision."""
-    T, h = len(v), SPIKE_HALF
-    padded = np.r_[np.full(h, np.nan), v, np.full(h, np.nan)]
-    resid = np.abs(v - sliding_window_view(padded[h - 2 : T + h + 2], 5) @ _CUBIC)
-    resid = resid[np.isfinite(resid)]
+    resid = _cubic_residual(v)
     if resid.size == 0:
         return False
     far = int((resid > 3.0 * 1.4826 * np.median(resid)).sum())
