@@ -83,10 +83,10 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
     x, n_nan, n_inf = column_values(df, cols)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # deprecations and tips are not for a batch summary
-        with collected() as fit_notes:  # but notes on the data are (per thread)
+        with collected(quiet=True) as fit_notes:  # but notes on the data are (per thread)
             if fit:
                 est.fit(x)
-        with collected() as filter_notes:
+        with collected(quiet=True) as filter_notes:
             y = np.asarray(est.filter(x), dtype=np.float64).reshape(x.shape)
     out = df.copy()
     for i, c in enumerate(cols):
@@ -276,8 +276,15 @@ def _run(args, client, progress: bool) -> list[dict]:
     from rich.progress import Progress
 
     rows: list[dict | None] = [None] * len(args)
-    # on stderr: standard output is the caller's (the command prints the summary there)
-    with Progress(console=Console(stderr=True), disable=not progress) as bar:
+    # every file's block in filter_table silences warnings, but the filters are the process's:
+    # a thread of an in-process cluster leaving its block restores them while another still
+    # fits. Silenced here too, for the whole run, each restore keeps them silent.
+    # On stderr: standard output is the caller's (the command prints the summary there).
+    with (
+        warnings.catch_warnings(),
+        Progress(console=Console(stderr=True), disable=not progress) as bar,
+    ):
+        warnings.simplefilter("ignore")
         task = bar.add_task("filtering", total=len(args))
         if client is None:
             for i, a in enumerate(args):

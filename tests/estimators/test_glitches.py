@@ -189,6 +189,24 @@ def test_each_thread_collects_the_notes_it_told():
     assert found == [[{0: (1, at)}] for at in [300, 500, 700, 900] * 2]
 
 
+def test_a_quiet_collection_warns_of_nothing_even_while_other_threads_restore_the_filters():
+    """The batch filters files in threads; each thread's ``catch_warnings`` block restores the
+    process's filters when it ends, while another thread may still be fitting. A quiet
+    collection keeps its notes out of the warnings machinery, so none reaches stderr."""
+    from tssdpa.estimators.input_notes import collected, tell
+
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")  # what another thread's block may have restored
+        with collected(quiet=True) as notes:
+            tell(GlitchWarning({0: (1, 5)}))
+            with collected() as inner:  # a loud block nested inside warns again
+                tell(GlitchWarning({0: (1, 7)}))
+            tell(GlitchWarning({0: (1, 9)}))
+    assert [n.found for n in notes] == [{0: (1, 5)}, {0: (1, 9)}]
+    assert [n.found for n in inner] == [{0: (1, 7)}]
+    assert [w.message.found for w in shown] == [{0: (1, 7)}]
+
+
 def test_a_note_points_at_the_users_line_however_deep_the_fit_told_it():
     _, x = _noisy(n=600)
     x2 = np.column_stack([x, np.sin(np.arange(600) / 3.0)])

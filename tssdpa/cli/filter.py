@@ -267,13 +267,13 @@ def run(args) -> int:
         try:
             if kind == "denoise":
                 est = spec.build(**params)
-                with collected() as fit_notes:  # but notes on the data are
+                with collected(quiet=True) as fit_notes:  # but notes on the data are
                     if target is None:
                         est.fit(x[:n_fit])
                     else:
                         est.fit(x[:n_fit], target=target[:n_fit])
                 _report_fit(est, method, cols)
-                with collected() as filter_notes:
+                with collected(quiet=True) as filter_notes:
                     y = np.asarray(est.filter(x), dtype=np.float64).reshape(x.shape)
                 for note in notes_to_tell(fit_notes, filter_notes, cols):
                     print(f"{method} on {cols}: note: {note}", file=sys.stderr)

@@ -141,8 +141,8 @@ def _user_stacklevel() -> int:
 
 def tell(note: InputNote) -> None:
     """Warn of ``note`` (at the user's call: :func:`_user_stacklevel`) and add it to this
-    thread's :func:`collected` list, if one is open; inside :func:`as_channel` said of that
-    channel, or not at all."""
+    thread's :func:`collected` list, if one is open (and then, if it is quiet, only that);
+    inside :func:`as_channel` said of that channel, or not at all."""
     channel = getattr(_collector, "channel", _EVERY)
     if channel is None:
         return
@@ -151,19 +151,28 @@ def tell(note: InputNote) -> None:
     notes = getattr(_collector, "notes", None)
     if notes is not None:
         notes.append(note)
+        if _collector.quiet:
+            return
     warnings.warn(note, stacklevel=_user_stacklevel())
 
 
 @contextlib.contextmanager
-def collected():
+def collected(quiet: bool = False):
     """A list of the notes told in this thread while the block runs (:func:`tell`); in
-    nested blocks only the innermost list gets them."""
-    outer = getattr(_collector, "notes", None)
-    _collector.notes = notes = []
+    nested blocks only the innermost list gets them.
+
+    ``quiet``: the notes are collected and not warned of, for a caller that tells them
+    itself. Silencing them with :func:`warnings.catch_warnings` instead is not safe where
+    files are filtered in threads (the batch's default cluster): the warnings filters are
+    the process's, and a thread leaving its block restores them while another still fits.
+    """
+    outer = getattr(_collector, "notes", None), getattr(_collector, "quiet", False)
+    notes = []
+    _collector.notes, _collector.quiet = notes, quiet
     try:
         yield notes
     finally:
-        _collector.notes = outer
+        _collector.notes, _collector.quiet = outer
 
 
 @contextlib.contextmanager
