@@ -527,7 +527,7 @@ def test_auto_fit_leaves_out_non_local_patterns_that_missing_samples_rarely_comp
     # three channels with 5% of the entries missing: about one row in seven has a gap, so a
     # pattern of 15 rows or more is almost never complete (the fit with a target used to stop
     # with "no sample has a complete pattern of embedding 63")
-    t = np.arange(4000)
+    t = np.arange(1500)
     clean = np.column_stack([np.sin(t * 0.01 * k) for k in (1, 2, 3)])
     noisy = add_noise(clean, "dropout", 10, seed=1)
     f = ProjectionFilter(causal=False)
