@@ -17,7 +17,6 @@ from tssdpa.filters.projection_local import (
     _candidates,
     _lowpass_diagonal,
     _weights,
-    check_local,
     fit_local,
     gain_standard_errors,
     local_mixture,
@@ -477,11 +476,30 @@ def test_a_tampered_saved_local_adaptation_is_refused_on_load(
     assert str(tmp_path / "local") in str(err.value)
 
 
-def test_a_local_adaptation_on_a_causal_filter_is_refused(adapted):
-    f = copy.deepcopy(adapted)
-    f.causal = True
-    with pytest.raises(ValueError, match="local_: only a zero-phase filter"):
-        check_local(f, f.local_)
+def test_an_adaptation_switched_off_after_fit_is_saved_unused_and_works_when_switched_back(
+    adapted, busy_then_quiet, tmp_path
+):
+    noisy = busy_then_quiet[0]
+    f = copy.deepcopy(adapted).set_params(local_window=None)
+    unadapted = ProjectionFilter(causal=False, local_window=None).fit(noisy).filter(noisy)
+    np.testing.assert_array_equal(f.filter(noisy), unadapted)  # kept, unused
+    f.save(tmp_path / "off")  # used to save a file that load refused
+    g = ProjectionFilter.load(tmp_path / "off")
+    assert g.local_ == adapted.local_
+    np.testing.assert_array_equal(g.filter(noisy), unadapted)
+    g.set_params(local_window="auto")
+    np.testing.assert_array_equal(g.filter(noisy), adapted.filter(noisy))
+
+
+def test_a_filter_whose_parameters_no_longer_fit_its_fitted_state_is_not_saved(
+    adapted, busy_then_quiet, tmp_path
+):
+    f = copy.deepcopy(adapted).set_params(causal=True)  # a zero-phase mixture made causal
+    with pytest.raises(ValueError):
+        f.filter(busy_then_quiet[0])
+    with pytest.raises(ValueError, match=r"cannot save to .*the file would not load: .*mixture_"):
+        f.save(tmp_path / "broken")
+    assert not (tmp_path / "broken").exists()  # nothing written that load would refuse
 
 
 def test_the_weights_divergence_probe_matches_the_exact_trace():

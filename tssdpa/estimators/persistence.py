@@ -87,6 +87,13 @@ def save(estimator, path) -> None:
         if a.dtype.kind not in "fiub":
             raise TypeError(f"cannot save array {k!r} of dtype {a.dtype}")
         tensors[k] = a
+    try:  # a file that would not load is not written (parameters changed after fit)
+        _restore(type(estimator), json.loads(text), tensors, path, path / ARRAYS)
+    except ValueError as exc:
+        raise ValueError(
+            f"cannot save to {path}, the file would not load: {exc}. Were "
+            "parameters changed after fit? Set them back, or fit again"
+        ) from None
     if path.exists() and not path.is_dir():
         raise FileExistsError(f"{path} exists and is not a directory")
     path.mkdir(parents=True, exist_ok=True)
@@ -211,6 +218,21 @@ def load(cls, path):
 
     path = Path(path)
     cfg = _read_config(path)
+    arr_path = path / ARRAYS
+    if not arr_path.is_file() and (path / _LEGACY_ARRAYS).is_file():
+        arr_path = path / _LEGACY_ARRAYS
+    arrays = {}
+    if arr_path.is_file():
+        try:
+            arrays = load_file(str(arr_path))
+        except (SafetensorError, OSError, ValueError) as exc:
+            raise ValueError(f"{arr_path} is not a readable safetensors file: {exc}") from None
+    return _restore(cls, cfg, arrays, path, arr_path)
+
+
+def _restore(cls, cfg: dict, arrays: dict, path: Path, arr_path: Path):
+    """A new ``cls`` from a saved config and its arrays, checked against its schema (errors
+    name ``path`` and ``arr_path``)."""
     where = path / CONFIG
     if cfg["kind"] != cls.__name__:
         raise ValueError(f"{path} holds a {cfg['kind']!r}, not a {cls.__name__!r}")
@@ -225,15 +247,6 @@ def load(cls, path):
         raise ValueError(f"{where}: unknown parameter(s) {unknown} for {cls.__name__}")
     fitted = cfg["fitted"]
     check_fitted(cls, fitted, where)
-    arr_path = path / ARRAYS
-    if not arr_path.is_file() and (path / _LEGACY_ARRAYS).is_file():
-        arr_path = path / _LEGACY_ARRAYS
-    arrays = {}
-    if arr_path.is_file():
-        try:
-            arrays = load_file(str(arr_path))
-        except (SafetensorError, OSError, ValueError) as exc:
-            raise ValueError(f"{arr_path} is not a readable safetensors file: {exc}") from None
     for k, v in arrays.items():
         if not cls._array_allowed(k):
             raise ValueError(f"{arr_path}: unknown array {k!r} for {cls.__name__}")

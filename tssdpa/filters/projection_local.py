@@ -461,8 +461,10 @@ def check_local(filt, local, name: str = "local_"):
     1), ``divergence`` (finite), ``nonlocal_divergence`` (finite, or None: the stored
     divergence holds on every series, as in a file saved before 2026-11-27, which has no such
     entry and reads as None), ``noise`` (``n_channels_`` numbers > 0) and ``channels``
-    (``n_channels_`` bools, one true) on a zero-phase filter without ``tau`` whose
-    ``local_window`` is not None; ``ValueError`` naming the entry otherwise."""
+    (``n_channels_`` bools, one true); ``ValueError`` naming the entry otherwise. It is
+    checked whatever the parameters: as in memory (:func:`apply_local`), a filter whose
+    parameters were changed after the fit to ones that do not adapt (``local_window=None``,
+    ``tau``) keeps it unused, and adapts again if they are changed back."""
     if local is None:
         return None
     keys = {"window", "divergence", "nonlocal_divergence", "noise", "channels"}
@@ -470,9 +472,6 @@ def check_local(filt, local, name: str = "local_"):
         local = {**local, "nonlocal_divergence": None}
     if not isinstance(local, dict) or set(local) != keys:
         raise ValueError(f"{name} must be None or a dict of {sorted(keys)}, got {local!r:.200}")
-    if not _adapts(filt):
-        raise ValueError(f"{name}: only a zero-phase filter (causal=False) without tau or "
-                         "recurrent and with local_window not None adapts locally")  # fmt: skip
     w, s, ch = local["window"], local["noise"], local["channels"]
     if not _odd_width(w):
         raise ValueError(f"{name}['window'] must be an odd int >= 1, got {w!r}")
