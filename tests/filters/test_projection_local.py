@@ -491,6 +491,33 @@ def test_an_adaptation_switched_off_after_fit_is_saved_unused_and_works_when_swi
     np.testing.assert_array_equal(g.filter(noisy), adapted.filter(noisy))
 
 
+@pytest.mark.parametrize(
+    "change",
+    [{"causal": True}, {"local_window": None}, {"local_window": 101}, {"tau": 1.0},
+     {"sigma": 1.0}, {"glitches": None}, {"mix": False}, {"base": None},
+     {"dtype": "float32"}, {"window": [4, 8]}, {"recurrent": "features"}],
+    ids=str,
+)  # fmt: skip
+def test_any_change_after_fit_saves_and_loads_as_it_filters_or_is_refused_at_save(
+    change, adapted, busy_then_quiet, tmp_path
+):
+    noisy = busy_then_quiet[0]
+    f = copy.deepcopy(adapted).set_params(**change)
+    try:
+        f.save(tmp_path / "f")
+    except ValueError:
+        assert not (tmp_path / "f").exists()
+        return
+    g = ProjectionFilter.load(tmp_path / "f")
+    try:
+        want = f.filter(noisy)
+    except ValueError as exc:
+        with pytest.raises(ValueError, match=re.escape(str(exc))):
+            g.filter(noisy)
+    else:
+        np.testing.assert_array_equal(g.filter(noisy), want)
+
+
 def test_a_filter_whose_parameters_no_longer_fit_its_fitted_state_is_not_saved(
     adapted, busy_then_quiet, tmp_path
 ):
