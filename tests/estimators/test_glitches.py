@@ -207,6 +207,23 @@ def test_a_quiet_collection_warns_of_nothing_even_while_other_threads_restore_th
     assert [w.message.found for w in shown] == [{0: (1, 7)}]
 
 
+def test_finding_glitches_in_threads_leaves_the_processs_warning_filters_as_they_were():
+    """Gaps and an empty channel give NaN without a warning to silence: a catch_warnings
+    block run in threads (the batch's fits) had left RuntimeWarning ignored for good."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    x = np.random.default_rng(0).normal(size=(5000, 3))
+    x[::50, 1] = np.nan
+    x[:, 2] = np.nan
+    x[700, 0] += 500.0
+    before = list(warnings.filters)
+    with ThreadPoolExecutor(4) as pool:
+        masks = list(pool.map(lambda _: [glitch_mask(x) for _ in range(10)], range(8)))
+    assert warnings.filters == before
+    for mask in (m for ms in masks for m in ms):
+        np.testing.assert_array_equal(np.argwhere(mask), [[700, 0]])
+
+
 def test_a_note_points_at_the_users_line_however_deep_the_fit_told_it():
     _, x = _noisy(n=600)
     x2 = np.column_stack([x, np.sin(np.arange(600) / 3.0)])

@@ -23,8 +23,6 @@ noise) are :mod:`~tssdpa.estimators.spikes`, which :func:`glitches_missing` also
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
@@ -60,20 +58,28 @@ def glitch_mask(x2: np.ndarray) -> np.ndarray:
     T, C = x2.shape
     padded = np.r_[np.full((GLITCH_HALF, C), np.nan), x2, np.full((GLITCH_HALF, C), np.nan)]
     distance = np.empty((T, C))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN windows and channels: NaN
-        for a in range(0, T, _ROWS):  # in blocks of rows: the windows take 9x their memory
-            b = min(T, a + _ROWS)
-            around = sliding_window_view(padded[a : b + 2 * GLITCH_HALF], 2 * GLITCH_HALF + 1,
-                                         axis=0)  # (b - a, C, 9)  # fmt: skip
-            # a partition is ~10x faster than nanmedian; the windows holding NaN (the ends,
-            # gaps) take nanmedian
-            median = np.partition(around, GLITCH_HALF, axis=2)[..., GLITCH_HALF]
-            holed = np.isnan(around).any(axis=2)
-            if holed.any():
-                median[holed] = np.nanmedian(around[holed], axis=1)
-            distance[a:b] = np.abs(x2[a:b] - median)
-        typical = np.nanquantile(distance, 0.99, axis=0)
+    # all-NaN windows and channels give NaN; they are left out of nanmedian / nanquantile
+    # rather than silenced with warnings.catch_warnings, which swaps the process's filters and,
+    # with fits in threads (the batch), can leave them changed for good
+    for a in range(0, T, _ROWS):  # in blocks of rows: the windows take 9x their memory
+        b = min(T, a + _ROWS)
+        around = sliding_window_view(padded[a : b + 2 * GLITCH_HALF], 2 * GLITCH_HALF + 1,
+                                     axis=0)  # (b - a, C, 9)  # fmt: skip
+        # a partition is ~10x faster than nanmedian; the windows holding NaN (the ends, gaps)
+        # take nanmedian, those with a value at all
+        median = np.partition(around, GLITCH_HALF, axis=2)[..., GLITCH_HALF]
+        missing = np.isnan(around)
+        holed = missing.any(axis=2)
+        if holed.any():
+            median[holed] = np.nan
+            some = holed & ~missing.all(axis=2)
+            if some.any():
+                median[some] = np.nanmedian(around[some], axis=1)
+        distance[a:b] = np.abs(x2[a:b] - median)
+    typical = np.full(C, np.nan)
+    known = ~np.isnan(distance).all(axis=0)
+    if known.any():
+        typical[known] = np.nanquantile(distance[:, known], 0.99, axis=0)
     with np.errstate(invalid="ignore"):
         return (distance > GLITCH_REACH * typical) & (typical > 0)
 
