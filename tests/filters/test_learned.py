@@ -453,6 +453,28 @@ def test_learned_fits_do_not_depend_on_the_global_random_state():
         torch.testing.assert_close(a, b, rtol=0, atol=0)
 
 
+def test_a_learned_fit_leaves_the_callers_global_generators_and_environment_as_they_were():
+    """fit seeds the generators for its training; the caller's sequence goes on untouched."""
+    import os
+    import random
+
+    noisy = np.sin(np.arange(400) * 0.1) + 0.3 * np.random.default_rng(0).standard_normal(400)
+
+    def draws():
+        return random.random(), float(np.random.rand()), float(torch.rand(1))  # noqa: NPY002
+
+    env = {k: os.environ.get(k) for k in ("PL_GLOBAL_SEED", "PL_SEED_WORKERS")}
+    random.seed(5), np.random.seed(5), torch.manual_seed(5)  # noqa: NPY002
+    draws()
+    expected = draws()
+    random.seed(5), np.random.seed(5), torch.manual_seed(5)  # noqa: NPY002
+    draws()
+    LearnedProjectionFilter(window=4, num_layers=1, d_model=8, dim_feedforward=8, seq_len=32,
+                            max_epochs=1, random_state=3, **QUIET).fit(noisy)  # fmt: skip
+    assert draws() == expected
+    assert {k: os.environ.get(k) for k in env} == env
+
+
 def _tiny_self_supervised(noisy, **kw):
     f = LearnedProjectionFilter(window=4, num_layers=1, d_model=8, dim_feedforward=8,
                                 seq_len=32, max_epochs=1, **QUIET, **kw)  # fmt: skip

@@ -67,7 +67,8 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
     trainer_kwargs : dict or None
         Extra ``lightning.Trainer`` arguments (override the above).
     random_state : int
-        Seeds the initial weights, the training noise and the shuffling (formerly ``seed``).
+        Seeds the initial weights, the training noise and the shuffling (formerly ``seed``);
+        the caller's global generators are left as they were.
 
     Examples
     --------
@@ -223,7 +224,8 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
     accelerator, enable_progress_bar, checkpoint_dir, trainer_kwargs
         Lightning settings, as in :class:`LearnedProjectionFilter`.
     random_state : int
-        Seeds the initial weights and the shuffling (formerly ``seed``).
+        Seeds the initial weights and the shuffling (formerly ``seed``); the caller's global
+        generators are left as they were.
 
     Examples
     --------

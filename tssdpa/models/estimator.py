@@ -12,6 +12,9 @@ Lightning is imported only when a system is built or trained, not with this modu
 
 from __future__ import annotations
 
+import contextlib
+import os
+import random
 from typing import ClassVar
 
 import numpy as np
@@ -20,7 +23,32 @@ import torch
 from tssdpa.checks import check_decay, check_fraction, check_int, check_positive
 from tssdpa.estimators.persistence import require_floats, saved_channels
 
-__all__ = ["SystemEstimatorMixin", "windows"]
+__all__ = ["SystemEstimatorMixin", "caller_rng_kept", "windows"]
+
+#: what ``lightning.seed_everything`` sets in the environment besides the generators
+_SEED_VARIABLES = ("PL_GLOBAL_SEED", "PL_SEED_WORKERS")
+
+
+@contextlib.contextmanager
+def caller_rng_kept():
+    """Python's, numpy's and torch's global generators (CUDA's too) and Lightning's seed
+    variables as they were before the block, however it ends: a fit seeds them so that its
+    training is reproducible, and must not reseed the caller's (a user's ``np.random.rand()``
+    after ``fit`` would repeat the same numbers every time)."""
+    py_state, np_state = random.getstate(), np.random.get_state()  # noqa: NPY002
+    env = {k: os.environ.get(k) for k in _SEED_VARIABLES}
+    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+    try:
+        with torch.random.fork_rng(devices=devices):
+            yield
+    finally:
+        random.setstate(py_state)
+        np.random.set_state(np_state)  # noqa: NPY002 -- the legacy global one is the caller's
+        for k, v in env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def windows(a: np.ndarray, length: int, stride: int) -> np.ndarray:
@@ -84,26 +112,28 @@ class SystemEstimatorMixin:
         return (a - self.mean_) / self.scale_
 
     def _new_system(self, n_channels: int):
-        torch.manual_seed(self.random_state)  # initial weights must not depend on what ran before
-        return self._system(n_channels)
+        with caller_rng_kept():
+            torch.manual_seed(self.random_state)  # weights must not depend on what ran before
+            return self._system(n_channels)
 
     def _train(self, train, val) -> dict:
         """Train ``system_`` on ``(inputs, targets)`` windows; returns the history."""
         from tssdpa.models.systems import train_system
 
-        return train_system(
-            self.system_,
-            train,
-            val,
-            max_epochs=self.max_epochs,
-            batch_size=self.batch_size,
-            patience=self.patience,
-            accelerator=self.accelerator,
-            enable_progress_bar=self.enable_progress_bar,
-            checkpoint_dir=self.checkpoint_dir,
-            random_state=self.random_state,
-            trainer_kwargs=self.trainer_kwargs,
-        )
+        with caller_rng_kept():
+            return train_system(
+                self.system_,
+                train,
+                val,
+                max_epochs=self.max_epochs,
+                batch_size=self.batch_size,
+                patience=self.patience,
+                accelerator=self.accelerator,
+                enable_progress_bar=self.enable_progress_bar,
+                checkpoint_dir=self.checkpoint_dir,
+                random_state=self.random_state,
+                trainer_kwargs=self.trainer_kwargs,
+            )
 
     # ------------------------------------------------------------------ persistence
     @classmethod
