@@ -453,7 +453,9 @@ def test_learned_fits_do_not_depend_on_the_global_random_state():
         torch.testing.assert_close(a, b, rtol=0, atol=0)
 
 
-def test_a_learned_fit_leaves_the_callers_global_generators_and_environment_as_they_were():
+def test_a_learned_fit_save_and_load_leave_the_callers_global_generators_as_they_were(
+    tmp_path,
+):
     """fit seeds the generators for its training; the caller's sequence goes on untouched."""
     import os
     import random
@@ -469,8 +471,10 @@ def test_a_learned_fit_leaves_the_callers_global_generators_and_environment_as_t
     expected = draws()
     random.seed(5), np.random.seed(5), torch.manual_seed(5)  # noqa: NPY002
     draws()
-    LearnedProjectionFilter(window=4, num_layers=1, d_model=8, dim_feedforward=8, seq_len=32,
-                            max_epochs=1, random_state=3, **QUIET).fit(noisy)  # fmt: skip
+    f = LearnedProjectionFilter(window=4, num_layers=1, d_model=8, dim_feedforward=8,
+                                seq_len=32, max_epochs=1, random_state=3, **QUIET)  # fmt: skip
+    f.fit(noisy).save(tmp_path / "f")  # save checks that the file loads: a network is built
+    LearnedProjectionFilter.load(tmp_path / "f")
     assert draws() == expected
     assert {k: os.environ.get(k) for k in env} == env
 

@@ -503,11 +503,12 @@ def test_any_change_after_fit_saves_and_loads_as_it_filters_or_is_refused_at_sav
 ):
     noisy = busy_then_quiet[0]
     f = copy.deepcopy(adapted).set_params(**change)
-    try:
-        f.save(tmp_path / "f")
-    except ValueError:
+    if set(change) & {"causal", "tau", "recurrent"}:  # the fitted mixture cannot filter so
+        with pytest.raises(ValueError, match="the file would not load"):
+            f.save(tmp_path / "f")
         assert not (tmp_path / "f").exists()
         return
+    f.save(tmp_path / "f")
     g = ProjectionFilter.load(tmp_path / "f")
     try:
         want = f.filter(noisy)

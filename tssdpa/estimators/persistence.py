@@ -91,8 +91,8 @@ def save(estimator, path) -> None:
         _restore(type(estimator), json.loads(text), tensors, path, path / ARRAYS)
     except ValueError as exc:
         raise ValueError(
-            f"cannot save to {path}, the file would not load: {exc}. Were "
-            "parameters changed after fit? Set them back, or fit again"
+            f"cannot save to {path}, the file would not load: {exc} (where parameters were "
+            "changed after fit: set them back, or fit again)"
         ) from None
     if path.exists() and not path.is_dir():
         raise FileExistsError(f"{path} exists and is not a directory")

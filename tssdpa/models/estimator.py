@@ -37,9 +37,11 @@ def caller_rng_kept():
     after ``fit`` would repeat the same numbers every time)."""
     py_state, np_state = random.getstate(), np.random.get_state()  # noqa: NPY002
     env = {k: os.environ.get(k) for k in _SEED_VARIABLES}
-    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+    # CUDA's generators only where CUDA is started: reading them would start it (a context
+    # and its memory for a CPU fit)
+    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_initialized() else []
     try:
-        with torch.random.fork_rng(devices=devices):
+        with torch.random.fork_rng(devices=devices, device_type="cuda"):
             yield
     finally:
         random.setstate(py_state)
@@ -158,7 +160,8 @@ class SystemEstimatorMixin:
         super()._set_state(fitted, rest)
         if "split_" in fitted:
             self.split_ = _saved_split(fitted["split_"])
-        self.system_ = self._system(C)
+        with torch.random.fork_rng(devices=[]):  # its initial weights are overwritten below:
+            self.system_ = self._system(C)  # drawing them must not move the caller's generator
         expected = self.system_.net.state_dict()
         for k, t in net.items():
             # load_state_dict would cast other dtypes (an int weight: rounded values) silently
