@@ -8,6 +8,8 @@ frequency, as in ``scipy.signal.butter``.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from scipy import signal
 
@@ -44,9 +46,16 @@ def zero_phase_lowpass(x2: np.ndarray, cutoff: float, order: int) -> np.ndarray:
     is defined everywhere (the caller keeps the NaN of the input where it needs them).
     """
     x2 = np.asarray(x2, dtype=np.float64)
-    sos = signal.butter(int(order), float(cutoff), output="sos")
+    sos = _butterworth(int(order), float(cutoff)).copy()  # scipy's filter wants it writable
     filled = fill_between(x2.copy()) if np.isnan(x2).any() else x2
     return sosfiltfilt_short(sos, filled, axis=0)
+
+
+@functools.lru_cache(maxsize=256)
+def _butterworth(order: int, cutoff: float) -> np.ndarray:
+    """The second-order sections of a Butterworth low-pass, designed once per (order, cutoff):
+    a fit filters with the same few designs hundreds of times (shared: callers copy it)."""
+    return signal.butter(order, cutoff, output="sos")
 
 
 def sosfiltfilt_short(sos: np.ndarray, x: np.ndarray, axis: int = -1) -> np.ndarray:
