@@ -31,10 +31,10 @@ _SEED_VARIABLES = ("PL_GLOBAL_SEED", "PL_SEED_WORKERS")
 
 @contextlib.contextmanager
 def caller_rng_kept():
-    """Python's, numpy's and torch's global generators (CUDA's too) and Lightning's seed
-    variables as they were before the block, however it ends: a fit seeds them so that its
-    training is reproducible, and must not reseed the caller's (a user's ``np.random.rand()``
-    after ``fit`` would repeat the same numbers every time)."""
+    """Python's, numpy's and torch's global generators (CUDA's too where CUDA is started) and
+    Lightning's seed variables as they were before the block, however it ends: a fit seeds
+    them so that its training is reproducible, and must not reseed the caller's (a user's
+    ``np.random.rand()`` after ``fit`` would repeat the same numbers every time)."""
     py_state, np_state = random.getstate(), np.random.get_state()  # noqa: NPY002
     env = {k: os.environ.get(k) for k in _SEED_VARIABLES}
     # CUDA's generators only where CUDA is started: reading them would start it (a context

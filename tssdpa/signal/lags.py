@@ -287,8 +287,8 @@ def _first_of_solve(G: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     ``G`` (n, P, P) and right-hand sides ``rhs`` (n, P, C): Gaussian elimination without
     pivoting (stable on such matrices), each step one vector operation over the n systems.
     The systems here are small (P <= 5) and many: numpy's batched solve calls LAPACK once per
-    system, about 4x slower at n = 1200, P = 5 (a zero-phase fit spent a quarter of its time
-    there)."""
+    system, about 3x slower at n = 1200, P = 5 (``experiments/bench_local_polynomial.py``; a
+    zero-phase fit had spent a quarter of its time there)."""
     A = np.moveaxis(G, 0, -1).copy()  # (P, P, n): each entry a contiguous row over the systems
     b = np.moveaxis(rhs, 0, -1).copy()  # (P, C, n)
     P = A.shape[0]
