@@ -46,7 +46,7 @@ def zero_phase_lowpass(x2: np.ndarray, cutoff: float, order: int) -> np.ndarray:
     is defined everywhere (the caller keeps the NaN of the input where it needs them).
     """
     x2 = np.asarray(x2, dtype=np.float64)
-    sos = _butterworth(int(order), float(cutoff)).copy()  # scipy's filter wants it writable
+    sos = _butterworth(int(order), float(cutoff)).copy()  # a copy: the cached design is shared
     filled = fill_between(x2.copy()) if np.isnan(x2).any() else x2
     return sosfiltfilt_short(sos, filled, axis=0)
 
