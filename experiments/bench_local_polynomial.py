@@ -3,7 +3,7 @@ lag kernel uses, side by side in one run, and what a default zero-phase fit cost
 
 A zero-phase ``ProjectionFilter`` fit scores local polynomials of degree 2 and 4 (P = 3 and 5
 unknowns) for every row of every candidate: many small symmetric positive definite systems
-(:func:`tssdpa.signal.lags._first_of_solve`). Prints the median time of each solver over
+(:func:`tssdpa.signal.spd.solve_spd`). Prints the median time of each solver over
 ``--repeats`` calls on systems built as the kernel builds them, then the median time of the
 default fit ``ProjectionFilter(causal=False).fit(x)`` on a noisy two-channel sine.
 
@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from tssdpa.filters import ProjectionFilter
-from tssdpa.signal.lags import _first_of_solve
+from tssdpa.signal.spd import solve_spd
 
 
 def _systems(n: int, P: int, L: int = 127, seed: int = 0):
@@ -57,7 +57,7 @@ def main(argv=None) -> int:
         for P in (3, 5):
             G, rhs = _systems(n, P)
             lapack = _median_time(args.repeats, np.linalg.solve, G, rhs)
-            ours = _median_time(args.repeats, _first_of_solve, G, rhs)
+            ours = _median_time(args.repeats, solve_spd, G, rhs)
             print(f"{n:>6} {P:>2} {lapack * 1e6:>9.0f} {ours * 1e6:>12.0f} {ours / lapack:>6.2f}")
     warnings.simplefilter("ignore")
     rng = np.random.default_rng(3)

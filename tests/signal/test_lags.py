@@ -140,43 +140,6 @@ def test_local_polynomial_kernel_matches_reference(degree, mode):
     np.testing.assert_allclose(fast, ref, rtol=1e-8, atol=1e-10)
 
 
-@pytest.mark.parametrize("P", [1, 3, 5])
-def test_the_vectorised_elimination_is_as_accurate_as_lapack_down_to_rows_with_one_key(P):
-    """The local polynomial's systems: weighted moments of the time offsets (a Hankel matrix)
-    with the fit's tiny ridge on the slopes. Where keys are many both solvers agree; a row
-    with a few keys is singular but for the ridge (conditions up to ~1e12), where both err up
-    to the 4th digit: there the elimination's errors against a 40-digit solution are no
-    larger than LAPACK's (at most and in the median)."""
-    mpmath = pytest.importorskip("mpmath")
-    from tssdpa.signal.lags import _first_of_solve
-
-    rng = np.random.default_rng(P)
-    u = np.linspace(-1, 1, 41)
-    w = rng.random((200, 41))
-    w[:60] *= rng.random((60, 41)) < 0.05  # sparse rows: 0-6 keys
-    w[0, :] = 0.0
-    w[0, 7] = 0.3  # one key
-    w = w[w.sum(axis=1) > 0]
-    moments = w @ u[:, None] ** np.arange(2 * P - 1)
-    G = moments[:, np.add.outer(np.arange(P), np.arange(P))]
-    G[:, np.arange(1, P), np.arange(1, P)] += 1e-12 * moments[:, :1]
-    rhs = np.stack([(w * v) @ u[:, None] ** np.arange(P) for v in rng.normal(size=(2, 1, 41))],
-                   axis=2)  # fmt: skip
-    got, lapack = _first_of_solve(G, rhs), np.linalg.solve(G, rhs)[:, 0, :]
-    dense = slice(-140, None)
-    np.testing.assert_allclose(got[dense], lapack[dense], rtol=1e-10, atol=1e-12)
-
-    def first(g, r):
-        return float(mpmath.lu_solve(mpmath.matrix(g.tolist()), mpmath.matrix(r.tolist()))[0])
-
-    with mpmath.workdps(40):
-        exact = np.array([[first(g, r[:, c]) for c in range(r.shape[1])] for g, r in zip(G, rhs)])
-    err, lapack_err = np.abs(got - exact), np.abs(lapack - exact)
-    tiny = 1e-13 * np.abs(exact).max()
-    for stat in (np.max, np.median):  # row by row either may be the closer one
-        assert stat(err) <= 2 * stat(lapack_err) + tiny
-
-
 @pytest.mark.parametrize("degree", [0, 2, 3])
 def test_the_uniform_kernel_is_a_savitzky_golay_filter(degree):
     from scipy.signal import savgol_filter

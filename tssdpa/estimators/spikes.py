@@ -49,6 +49,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from scipy.ndimage import median_filter
 
 from tssdpa.estimators.selection import REPEAT_SHARE
+from tssdpa.signal.spd import solve_spd
 
 __all__ = [
     "IMPULSIVE_REACH",
@@ -135,18 +136,9 @@ def spike_reference(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _solve_hankel(m: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """(n, 3) solutions of the n symmetric 3x3 systems ``[[m0, m1, m2], [m1, m2, m3], [m2, m3,
-    m4]] + 1e-9 I`` (the ridge keeps a singular one defined) by their adjugates: a batched
-    LAPACK solve of 3x3 systems spends its time on the calls."""
-    a, b, c = m[:, 0] + 1e-9, m[:, 1], m[:, 2]
-    d, e, f = m[:, 2] + 1e-9, m[:, 3], m[:, 4] + 1e-9
-    # the matrix [[a, b, c], [b, d, e], [c, e, f]] and its cofactors
-    A, B, C = d * f - e * e, c * e - b * f, b * e - c * d
-    D, E, F = a * f - c * c, b * c - a * e, a * d - b * b
-    det = a * A + b * B + c * C
-    r0, r1, r2 = rhs[:, 0], rhs[:, 1], rhs[:, 2]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.stack([A * r0 + B * r1 + C * r2, B * r0 + D * r1 + E * r2,
-                         C * r0 + E * r1 + F * r2], axis=1) / det[:, None]  # fmt: skip
+    m4]] + 1e-9 I`` (the ridge keeps a singular one defined)."""
+    G = m[:, np.add.outer(np.arange(3), np.arange(3))] + 1e-9 * np.eye(3)
+    return solve_spd(G, rhs[:, :, None])[:, :, 0]
 
 
 def _cubic_residual(v: np.ndarray) -> np.ndarray:

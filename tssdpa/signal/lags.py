@@ -34,6 +34,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from tssdpa.checks import check_positive
+from tssdpa.signal.spd import solve_spd
 
 __all__ = ["attend_lags", "attend_newest", "decay_logits", "iir_truncation_lag"]
 
@@ -277,33 +278,9 @@ def _local_polynomial(w, vals, powers, degrees):
         G[:, np.arange(1, P), np.arange(1, P)] += 1e-12 * moments[:, :1]
         out = np.full((len(w), len(vals)), np.nan)
         if ok.any():
-            out[ok] = _first_of_solve(G[ok], rhs_all[ok, :P])
+            out[ok] = solve_spd(G[ok], rhs_all[ok, :P])[:, 0, :]  # the value at offset 0
         outs.append(out)
     return outs
-
-
-def _first_of_solve(G: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """``np.linalg.solve(G, rhs)[:, 0, :]`` for n symmetric positive definite (P, P) systems
-    ``G`` (n, P, P) and right-hand sides ``rhs`` (n, P, C): Gaussian elimination without
-    pivoting (stable on such matrices), each step one vector operation over the n systems.
-    The systems here are small (P <= 5) and many: numpy's batched solve calls LAPACK once per
-    system, about 3x slower at n = 1200, P = 5 (``experiments/bench_local_polynomial.py``; a
-    zero-phase fit had spent a quarter of its time there)."""
-    A = np.moveaxis(G, 0, -1).copy()  # (P, P, n): each entry a contiguous row over the systems
-    b = np.moveaxis(rhs, 0, -1).copy()  # (P, C, n)
-    P = A.shape[0]
-    for k in range(P - 1):  # eliminate below the pivot (the lower triangle is not read again)
-        for i in range(k + 1, P):
-            f = A[i, k] / A[k, k]
-            A[i, k + 1 :] -= f * A[k, k + 1 :]
-            b[i] -= f * b[k]
-    x = [None] * P
-    for i in range(P - 1, -1, -1):  # back substitution, down to the first unknown
-        acc = b[i].copy()
-        for j in range(i + 1, P):
-            acc -= A[i, j] * x[j]
-        x[i] = acc / A[i, i]
-    return x[0].T  # (n, C)
 
 
 def attend_newest(
