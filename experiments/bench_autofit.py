@@ -97,6 +97,8 @@ SERIES = {
 }  # fmt: skip
 QUICK_SERIES = ("henon", "lorenz", "sunspots")
 SNRS = (0.0, 10.0, 20.0)
+#: the noise the denoising cells add (``tssdpa.data.add_noise``'s kind; ``autofit_dev.py --noise``)
+NOISE = "gaussian"
 SIMPLEX_GRID = [{"embedding": e} for e in range(1, 11)]
 SMAP_GRID = [{"embedding": e, "theta": t} for e in range(1, 11) for t in (0, 0.5, 1, 2, 4, 8)]
 AR_LAGS = (1, 2, 4, 8, 16, 32)
@@ -294,7 +296,7 @@ def denoise_unit(name, seed, z, sp):
     }
     val, test = slice(sp.train, sp.val), slice(sp.val, sp.test)
     for k, snr in enumerate(SNRS):
-        noisy = add_noise(z, "gaussian", snr, seed=1000 * seed + k)
+        noisy = add_noise(z, NOISE, snr, seed=1000 * seed + k)
         row = {"series": name, "seed": seed, "snr": snr, "noisy": rmse(noisy[test], z[test])[0]}
         for tag, target in (("ours (self)", None), ("ours (sup)", z[: sp.train])):
             tic = time.perf_counter()

@@ -16,13 +16,24 @@ series are the rough ones, whose own white innovations the estimate takes for no
 benchmark's AR(2), two systems of ``autofit_unseen.py`` and an AR(1) (coefficient 0.5)
 generated here.
 
+``--tails`` prints what sets ``tssdpa.estimators.noise_tails.HEAVY_TAILS``: for Gaussian and
+Student-t noise (3 degrees of freedom) on the same series (``student_t`` at the same SNRs and
+seeds) and on the synthetic tasks of the default comparison (``tssdpa.data.denoise_tasks``,
+seeds 0-2, the whole series and its training part), the ratio of the level with its tails
+(``noise_tails.rms_off_slopes``, where ``noise_level`` would consider it) to the robust level:
+1 where it is not considered (the interpolators are not the tightest bounds, or the series is
+too short), and the quantiles of the others; and how many levels are raised, with the
+estimate over the true level of the noise added, robust only and as ``noise_level`` has it.
+
     .venv/bin/python experiments/noise_level_probe.py
     .venv/bin/python experiments/noise_level_probe.py --fit
+    .venv/bin/python experiments/noise_level_probe.py --tails
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -35,6 +46,9 @@ import autofit_unseen  # noqa: E402 -- registers its systems in bench_autofit.SE
 import bench_autofit as bench  # noqa: E402
 
 from tssdpa.data import Split, add_noise  # noqa: E402
+from tssdpa.data.tasks import denoise_tasks  # noqa: E402
+from tssdpa.estimators import noise_tails  # noqa: E402
+from tssdpa.estimators.noise_tails import HEAVY_TAILS  # noqa: E402
 from tssdpa.estimators.selection import noise_level  # noqa: E402
 from tssdpa.filters import ProjectionFilter  # noqa: E402
 
@@ -67,12 +81,73 @@ def rmse_ratios(z, noisy, sp) -> list[float]:
     return out
 
 
+def tails_levels(x: np.ndarray, true: float) -> tuple[float, float, float]:
+    """For the 1-D ``x`` with noise of standard deviation ``true``: the robust level and
+    ``noise_level``'s over ``true``, and the level with its tails over the robust level (1
+    where not considered): ``noise_level`` with ``HEAVY_TAILS`` out of reach (none raised),
+    as it is, and at 0 (any tail level taken)."""
+    try:
+        noise_tails.HEAVY_TAILS = math.inf
+        robust = noise_level(x[:, None])[0]
+        noise_tails.HEAVY_TAILS = 0.0
+        considered = noise_level(x[:, None])[0]
+    finally:
+        noise_tails.HEAVY_TAILS = HEAVY_TAILS
+    level = noise_level(x[:, None])[0]
+    return robust / true, level / true, considered / robust
+
+
+def tails(names, data_dir) -> int:
+    """The ``--tails`` report (see the module's docstring)."""
+    rows = {"gaussian": [], "student_t": []}
+    for ds in ("steps", "lorenz", "sinusoids", "ar2", "mackey_glass", "sunspots"):
+        for task in denoise_tasks(ds, seeds=(0, 1, 2)):
+            if task.noise in rows:
+                for part in (slice(None), slice(0, task.split.train)):
+                    x = task.noisy[part, 0]
+                    true = float(np.std(x - task.clean[part, 0]))
+                    rows[task.noise].append(tails_levels(x, true))
+    for name in names:
+        real = name in autofit_heldout.HELDOUT
+        for seed in (0,) if real else (1, 2):
+            try:
+                z, _ = series(name, seed, data_dir)
+            except bench.Skip:
+                continue
+            for k, snr in enumerate(bench.SNRS):
+                for kind, out in rows.items():
+                    x = add_noise(z, kind, snr, seed=1000 * seed + k)
+                    out.append(tails_levels(x, float(np.std(x - z))))
+    for kind, values in rows.items():
+        v = np.array(values)
+        v = v[np.isfinite(v).all(axis=1)]
+        ratio = v[:, 2]
+        considered = ratio[ratio != 1.0]
+        q = np.quantile(considered, [0.0, 0.05, 0.1, 0.25, 0.5, 0.95, 1.0])
+        print(
+            f"{kind}: {len(v)} series, considered in {len(considered)}; tail level over robust "
+            "level, quantiles 0 / 5 / 10 / 25 / 50 / 95 / 100%: "
+            + " / ".join(f"{r:.3f}" for r in q)
+        )
+        raised = v[:, 1] != v[:, 0]
+        print(
+            f"  raised at HEAVY_TAILS = {HEAVY_TAILS:g}: {int(raised.sum())}; estimate over "
+            "the true level, median (range), robust -> now: "
+            f"{np.median(v[:, 0]):.3f} ({v[:, 0].min():.3f}-{v[:, 0].max():.3f}) -> "
+            f"{np.median(v[:, 1]):.3f} ({v[:, 1].min():.3f}-{v[:, 1].max():.3f})"
+        )
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data-dir", default="../shared/datasets")
     p.add_argument("--series", nargs="+", default=None)
     p.add_argument("--fit", action="store_true", help="also the fits' test RMSE (see above)")
+    p.add_argument("--tails", action="store_true", help="the heavy-tails threshold's figures")
     args = p.parse_args(argv)
+    if args.tails:
+        return tails(args.series or SYNTHETIC + list(autofit_heldout.HELDOUT), args.data_dir)
     names = args.series or (ROUGH if args.fit else SYNTHETIC + list(autofit_heldout.HELDOUT))
     snrs = " / ".join(f"{s:g}" for s in bench.SNRS)
     print(f"series seed: estimated / true noise level at {snrs} dB")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tssdpa.estimators.noise_tails import HEAVY_TAILS, rms_off_slopes
 from tssdpa.estimators.selection import (
+    _INTERPOLATORS,
     candidates,
     choose_correction,
     forecast_mse,
@@ -20,6 +22,7 @@ from tssdpa.estimators.selection import (
     sure_mse,
     time_split,
 )
+from tssdpa.filters import ProjectionFilter
 
 
 def choose_loop(resid, corrections, sigmas, z=2.0):
@@ -260,3 +263,63 @@ def test_time_split_leaves_a_gap_of_one_window():
         time_split(100, 40, 0.2)
     with pytest.raises(ValueError, match="holdout"):
         time_split(1000, 50, 1.5)
+
+
+@pytest.mark.parametrize("interpolator", [1, 2])  # the symmetric ones: 2 and 4 neighbours
+def test_rms_off_slopes_of_white_noise_is_unbiased_by_the_choice_of_samples(interpolator):
+    # the samples are chosen on statistics without v_t and independent of the sums of its
+    # neighbours the interpolator sees, so under Gaussian noise the choice does not bias
+    offsets, weights = _INTERPOLATORS[interpolator]
+    lo = max(offsets)
+    gain = np.sqrt(1.0 + sum(w * w for w in weights))
+    rng = np.random.default_rng(3)
+    values = []
+    for _ in range(300):
+        v = rng.normal(size=2000)
+        core = v[lo:-lo]
+        pred = sum(w * v[lo + o : v.size - lo + o] for o, w in zip(offsets, weights))
+        values.append(rms_off_slopes(v, core, pred, lo) / gain)
+    assert np.mean(values) == pytest.approx(1.0, abs=0.01)
+    v = rng.normal(size=400)  # too few samples to say anything of the tails
+    assert np.isnan(rms_off_slopes(v, v[lo:-lo], v[lo:-lo], lo))
+
+
+def test_noise_level_counts_heavy_tails_as_noise_not_only_their_core():
+    rng = np.random.default_rng(4)
+    t = np.arange(3000)
+    clean = np.sin(2 * np.pi * t / 97)
+    noise = 0.3 * rng.standard_t(3, t.size) / np.sqrt(3.0)  # standard deviation 0.3
+    level = noise_level((clean + noise)[:, None])[0]
+    core = 1.4826 * np.median(np.abs(noise - np.median(noise)))  # what a robust scale sees
+    assert core < 0.75 * 0.3 and abs(level - 0.3) < abs(core - 0.3) / 2
+    gaussian = noise_level((clean + 0.3 * rng.normal(size=t.size))[:, None])[0]
+    assert gaussian == pytest.approx(0.3, rel=0.05)
+
+
+@pytest.mark.parametrize("signal", ["jumps", "bursts", "peaks"])
+def test_noise_level_does_not_take_the_signal_s_jumps_bursts_or_peaks_for_noise_tails(signal):
+    # the residuals' tails are the signal's: steep or sharply bent samples, left out
+    rng = np.random.default_rng(5)
+    t = np.arange(3000)
+    clean = {
+        "jumps": np.repeat(rng.normal(size=30), 100),
+        "bursts": np.where((t % 600) < 150, 2.0 * np.sin(2 * np.pi * t / 7), 0.0),
+        "peaks": 2.0 * np.exp(-(((t % 97) - 30) ** 2) / 4.0),  # 2 samples wide, every 97
+    }[signal]
+    noisy = clean + 0.1 * rng.normal(size=t.size)
+    r = noisy[1:-1] - 0.5 * (noisy[:-2] + noisy[2:])
+    assert np.sqrt(np.mean((r - np.median(r)) ** 2) / 1.5) > HEAVY_TAILS * 0.1  # a plain RMS
+    assert noise_level(noisy[:, None])[0] == pytest.approx(0.1, rel=0.08)
+
+
+def test_heavy_tailed_noise_is_smoothed_as_well_as_with_its_true_level():
+    rng = np.random.default_rng(6)
+    t = np.arange(1000)
+    clean = np.sin(2 * np.pi * t / 80)[:, None]
+    noisy = clean + 0.3 * rng.standard_t(3, (t.size, 1)) / np.sqrt(3.0)
+    errors = []
+    for level in (None, float(np.std(noisy - clean))):
+        y = ProjectionFilter(causal=False, noise_level=level).fit(noisy).filter(noisy)
+        errors.append(float(np.sqrt(np.mean((np.asarray(y) - clean) ** 2))))
+    # the robust level alone (0.84 of the truth here) left 1.33x the error
+    assert errors[0] < 1.1 * errors[1]

@@ -22,6 +22,7 @@ import pandas as pd
 
 from tssdpa.checks import check_fraction
 from tssdpa.estimators.linear_noise import linear_noise_level
+from tssdpa.estimators.noise_tails import rms_off_slopes, with_tails
 from tssdpa.signal.neighbours import loo_neighbours
 
 __all__ = [
@@ -126,6 +127,13 @@ def noise_level(
     several noisy estimates alone would be biased low, and at 0 dB a noise level 3-5% low
     makes SURE favour filters that keep too much noise.
 
+    Those robust scales measure the core of the noise. Where its tails are heavy (a Student-t
+    of 3 degrees of freedom: a core of 0.75-0.9 of its standard deviation, and SURE, told
+    that, keeps much of the noise), a symmetric interpolator's RMS off the signal's steep and
+    sharply bent samples replaces the level where that interpolator is among the tightest
+    bounds and its RMS exceeds the level by ``HEAVY_TAILS`` (5%; in
+    :mod:`~tssdpa.estimators.noise_tails`, with the evidence).
+
     Every one of these counts the white innovations of a rough signal (an AR process, a
     diffusion) as noise. With ``spectral``, where the series looks linear and the noise a small
     part of it, the floor of its spectrum (:func:`~tssdpa.estimators.linear_noise.
@@ -148,16 +156,17 @@ def noise_level(
         if c in repeating:  # held readings or plateaus: measured on the samples that change
             raw = raw[np.r_[True, raw[1:] != raw[:-1]]]
         v = raw[~np.isnan(raw)]
-        levels = []
+        levels, tails = [], []
         for offsets, weights in _INTERPOLATORS:
             lo, hi = -min(min(offsets), 0), max(max(offsets), 0)
             if v.size <= lo + hi + 2:
                 continue
             core = v[lo : v.size - hi]
             pred = sum(w * v[lo + o : v.size - hi + o] for o, w in zip(offsets, weights))
-            levels.append(
-                _trimmed_scale(core - pred) / math.sqrt(1.0 + sum(w * w for w in weights))
-            )
+            gain = math.sqrt(1.0 + sum(w * w for w in weights))
+            levels.append(_trimmed_scale(core - pred) / gain)
+            if lo and hi:  # symmetric: v_(t-1) and v_(t+1) through their sum (see there)
+                tails.append(rms_off_slopes(v, core, pred, lo) / gain)
         for m in (1, 2, 4):
             if v.size < 10 * (k + 2 * m + 1):
                 break
@@ -169,6 +178,7 @@ def noise_level(
         s = min(positive, default=0.0)
         if s > 0:  # the minimum of noisy estimates is biased low: average those as small
             s = float(np.mean([lv for lv in positive if lv <= (1.0 + NEAR_MIN) * s]))
+            s = with_tails(s, levels[1 : 1 + len(tails)], tails, NEAR_MIN)
             if spectral:
                 s = linear_noise_level(_longest_finite_run(raw), s)
         if not s > 0 and v.size:
