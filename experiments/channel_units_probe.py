@@ -20,7 +20,7 @@ seed ``1000 * seed + k``). Printed per cell: the RMSE against the clean signal o
 added noise's standard deviation, the geometric mean over the channels (the worst channel in
 brackets), causal and zero-phase, for four fits: the joint fit with the channels divided by
 their standard deviations (now), as they are (before), divided by their noise levels
-(``selection.noise_level``, the alternative not taken), and one fit per channel (each in its
+(``white_noise.noise_level``, the alternative not taken), and one fit per channel (each in its
 own units, for reference).
 
 Then ``reference``: why not the noise levels. A noisy sensor (two sines, noise 0.3, 1,500
@@ -52,7 +52,7 @@ import numpy as np
 
 from tssdpa.data import load_imu
 from tssdpa.data.synthetic import lorenz, make_signal
-from tssdpa.estimators.selection import noise_level
+from tssdpa.estimators.white_noise import noise_level
 from tssdpa.filters import ProjectionFilter
 
 UNITS = np.array([1.0, 1e-3, 50.0])

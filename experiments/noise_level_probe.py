@@ -2,7 +2,7 @@
 what the error costs.
 
 ``ProjectionFilter().fit(x)`` scores candidates by SURE with the noise level of
-``tssdpa.estimators.selection.noise_level``; a level too high makes SURE favour filters that
+``tssdpa.estimators.white_noise.noise_level``; a level too high makes SURE favour filters that
 smooth too much. For each development series (the synthetic ones of ``bench_autofit.py`` at
 seeds 1-2, the real channels of ``autofit_heldout.py``) and each of the benchmark's SNRs, this
 prints the estimated level over the standard deviation of the noise added (the benchmark's
@@ -49,7 +49,7 @@ from tssdpa.data import Split, add_noise  # noqa: E402
 from tssdpa.data.tasks import denoise_tasks  # noqa: E402
 from tssdpa.estimators import noise_tails  # noqa: E402
 from tssdpa.estimators.noise_tails import HEAVY_TAILS  # noqa: E402
-from tssdpa.estimators.selection import noise_level  # noqa: E402
+from tssdpa.estimators.white_noise import noise_level  # noqa: E402
 from tssdpa.filters import ProjectionFilter  # noqa: E402
 
 SYNTHETIC = [

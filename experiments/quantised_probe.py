@@ -62,7 +62,8 @@ import numpy as np
 from tssdpa.data import add_noise, load_ett, load_imu
 from tssdpa.data.synthetic import make_signal
 from tssdpa.estimators.glitches import glitch_mask
-from tssdpa.estimators.selection import noise_level, repeating_channels, resolution
+from tssdpa.estimators.selection import repeating_channels, resolution
+from tssdpa.estimators.white_noise import noise_level
 from tssdpa.filters import ProjectionFilter, projection_fit
 
 SIGNALS = ("sine", "lorenz", "mackey_glass", "pulse_train")

@@ -7,7 +7,7 @@ from scipy import signal
 from scipy.optimize import minimize
 
 from tssdpa.data.synthetic import make_signal
-from tssdpa.estimators import linear_noise, selection
+from tssdpa.estimators import linear_noise, white_noise
 from tssdpa.estimators.linear_noise import (
     ar_plus_noise_spectrum,
     fit_ar_plus_noise,
@@ -15,7 +15,7 @@ from tssdpa.estimators.linear_noise import (
     neighbour_over_linear,
     periodogram,
 )
-from tssdpa.estimators.selection import noise_level
+from tssdpa.estimators.white_noise import noise_level
 
 
 def ar_plus_noise(a, noise_sd, n=2000, seed=0):
@@ -153,7 +153,7 @@ def test_the_default_noise_level_is_the_residual_bound():
     _, noisy = ar_plus_noise([0.5], 0.1)
     assert residual_bound(noisy) > 2 * spectral_level(noisy)
     with pytest.MonkeyPatch.context() as mp:  # the spectral fit is not even run
-        mp.setattr(selection, "linear_noise_level", None)
+        mp.setattr(white_noise, "linear_noise_level", None)
         assert noise_level(noisy[:, None])[0] == residual_bound(noisy)
 
 
@@ -184,8 +184,8 @@ def test_the_level_never_exceeds_the_bound_nor_falls_below_a_tenth_of_it():
 def test_a_series_with_gaps_is_measured_on_its_longest_stretch_without_nan():
     v = np.arange(20.0)
     v[[3, 4, 12]] = np.nan
-    np.testing.assert_array_equal(selection._longest_finite_run(v), np.arange(5.0, 12.0))
-    assert selection._longest_finite_run(np.full(4, np.nan)).size == 0
+    np.testing.assert_array_equal(white_noise._longest_finite_run(v), np.arange(5.0, 12.0))
+    assert white_noise._longest_finite_run(np.full(4, np.nan)).size == 0
     clean, noisy = ar_plus_noise([0.9], 0.1, n=3000)
     gappy = noisy.copy()
     gappy[200:210] = np.nan

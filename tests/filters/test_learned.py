@@ -488,7 +488,7 @@ def _tiny_self_supervised(noisy, **kw):
 def test_learned_noise_level_given_as_the_estimate_reproduces_the_default_fit():
     # the level is that of ProjectionFilter: None (estimate), "spectral", one number, one per
     # channel, in the units of x; the default's own levels given back train the same network
-    from tssdpa.estimators.selection import noise_scale
+    from tssdpa.estimators.white_noise import noise_scale
 
     _, noisy = square_wave(400, channels=2)
     noisy = noisy * np.array([1.0, 5.0])  # channels on different scales

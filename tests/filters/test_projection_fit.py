@@ -10,7 +10,7 @@ from scipy import signal
 
 from tssdpa.data import add_noise
 from tssdpa.data.synthetic import make_signal
-from tssdpa.estimators.selection import noise_level
+from tssdpa.estimators.white_noise import noise_level
 from tssdpa.filters import ProjectionFilter, projection_filter
 from tssdpa.filters import projection_fit as fitting
 from tssdpa.filters.projection_fit import AUTO_CANDIDATES, NONLOCAL_EMBEDDINGS

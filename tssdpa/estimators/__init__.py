@@ -5,11 +5,14 @@ and hyperparameter selection.
 - :mod:`~tssdpa.estimators.arrays` — numpy / pandas / torch in, the same type out;
 - :mod:`~tssdpa.estimators.persistence` — ``save`` / ``load`` with a strict schema;
 - :mod:`~tssdpa.estimators.selection` — sigma grids, SURE, held-out scores, time splits;
+- :mod:`~tssdpa.estimators.white_noise` — the noise level, estimated or given;
+- :mod:`~tssdpa.estimators.noise_tails` — Gaussian tails or heavy ones, and what SURE does
+  then;
 - :mod:`~tssdpa.estimators.input_notes` — what ``fit`` warns its user of in their data;
 - :mod:`~tssdpa.estimators.glitches`, :mod:`~tssdpa.estimators.spikes` — samples a zero-phase
   filter treats as missing: rare ones far out of line, and impulsive noise;
 - :mod:`~tssdpa.estimators.linear_noise` — the noise level of a linear signal from the floor
-  of its spectrum (what the residual estimates of ``selection.noise_level`` cannot see);
+  of its spectrum (what the residual estimates of ``white_noise.noise_level`` cannot see);
 - :mod:`~tssdpa.estimators.parallel` — a search's independent tasks over threads, with one
   BLAS thread meanwhile.
 """

@@ -1,6 +1,6 @@
 """The white-noise level of a series whose signal is a linear Gaussian process.
 
-:func:`~tssdpa.estimators.selection.noise_level` measures residuals that leave each sample
+:func:`~tssdpa.estimators.white_noise.noise_level` measures residuals that leave each sample
 out: upper bounds, tight where the signal is predictable from its neighbours. A signal driven
 by white innovations of its own (an AR process, a diffusion) keeps an unpredictable part that
 those residuals count as noise, and SURE then smooths the signal away (an AR(1) of

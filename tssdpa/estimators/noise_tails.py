@@ -13,7 +13,8 @@ samples hit by outliers of 10 times its level (``experiments/noise_tails_probe.p
 
 A fit without a target sees only ``x``: :func:`rms_off_slopes` measures the noise with its
 tails where the signal leaks little into the residuals, and :func:`with_tails` raises the
-robust level of :func:`~tssdpa.estimators.selection.noise_level` to it where the tails are heavy.
+robust level of :func:`~tssdpa.estimators.white_noise.noise_level` to it where the tails are heavy;
+there SURE weighs each sample's divergence by its own squared noise (:func:`tail_weights`).
 """
 
 from __future__ import annotations
@@ -25,10 +26,12 @@ import numpy as np
 __all__ = [
     "HEAVY_TAILS",
     "MIN_TAIL_SAMPLES",
+    "PILOT_WIDTH",
     "TAIL_SDS",
     "gaussian_tails",
     "rms_off_slopes",
     "tail_ratio",
+    "tail_weights",
     "with_tails",
 ]
 
@@ -82,7 +85,7 @@ def rms_off_slopes(v: np.ndarray, core: np.ndarray, pred: np.ndarray, lo: int) -
     samples where the signal is neither steep nor sharply bent; NaN where fewer than
     ``MIN_TAIL_SAMPLES`` such samples remain.
 
-    The robust scales of :func:`~tssdpa.estimators.selection.noise_level` measure the core of
+    The robust scales of :func:`~tssdpa.estimators.white_noise.noise_level` measure the core of
     the noise: under Gaussian noise its standard deviation, under heavy-tailed noise less
     (Student-t of 3 degrees of freedom: 0.75-0.9 of it, and SURE, told that, keeps much of the
     noise). A plain RMS counts the tails but also the signal that leaks into the residuals where
@@ -127,3 +130,42 @@ def with_tails(s: float, levels, tails, near: float) -> float:
 
 def _mad_scale(r: np.ndarray) -> float:
     return float(np.median(np.abs(r - np.median(r))) / 0.6745)
+
+
+#: the pilot of :func:`tail_weights`: the median of the samples within this window but the
+#: centre (a lone outlier moves its neighbours' medians little, and its own not at all)
+PILOT_WIDTH = 5
+
+
+def tail_weights(x2: np.ndarray, heavy: np.ndarray) -> np.ndarray:
+    """(T, C) weights of each entry's divergence in SURE
+    (:func:`~tssdpa.estimators.selection.sure_mse`): 1 in the channels not marked ``heavy``;
+    in the others ``e_t^2 / mean(e^2)``, ``e`` the residual of ``x_t`` from the median of its
+    ``PILOT_WIDTH - 1`` nearest neighbours in time (1 where ``x`` is missing).
+
+    SURE's divergence term rests on Stein's identity, ``E[e_t y_t] = s^2 E[dy_t/dx_t]``, exact
+    for Gaussian noise only. To first order in the noise, for any noise, ``E[e_t y_t] =
+    E[e_t^2 dy_t/dx_t]``: each sample's divergence counts with its own squared noise. Under
+    Gaussian noise that is ``s^2`` on average wherever the divergence is; under heavy tails it
+    is not: a kernel filter follows an outlier (its pattern is near no other but itself), so its
+    divergence is high exactly where ``e_t^2`` is large, and SURE with ``s^2`` everywhere takes
+    it for a filter that removes the noise. The pilot's residual stands in for ``e``; the
+    weights have mean 1, so a filter whose divergence does not depend on the sample (a linear
+    smoother away from the ends) scores as before."""
+    x2 = np.asarray(x2, dtype=np.float64)
+    out = np.ones(x2.shape)
+    half = PILOT_WIDTH // 2
+    for c in np.flatnonzero(heavy):
+        v = x2[:, c]
+        padded = np.pad(v, half, mode="edge")
+        windows = np.lib.stride_tricks.sliding_window_view(padded, PILOT_WIDTH)
+        windows = np.delete(windows, half, axis=1)  # x_t itself left out
+        seen = np.isfinite(windows).any(axis=1)
+        pilot = np.full(v.shape, np.nan)
+        pilot[seen] = np.nanmedian(windows[seen], axis=1)
+        e2 = (v - pilot) ** 2
+        ok = np.isfinite(e2)
+        mean = float(np.mean(e2[ok])) if ok.any() else 0.0
+        if mean > 0:
+            out[ok, c] = e2[ok] / mean
+    return out

@@ -1,7 +1,8 @@
 """Choosing hyperparameters from data: the one place every estimator's ``fit`` scores with.
 
-* scales and grids: :func:`noise_scale`, :func:`resolution`, :func:`sigma_grid`,
-  :func:`candidates`; what white-noise scores cannot judge: :func:`repeating_channels`;
+* scales and grids: :func:`resolution`, :func:`sigma_grid`, :func:`candidates` (the noise
+  level: :mod:`~tssdpa.estimators.white_noise`); what white-noise scores cannot judge:
+  :func:`repeating_channels`;
 * scores of one candidate: :func:`sure_mse` (Stein's unbiased risk estimate, no clean signal
   needed), :func:`heldout_mse` (error against a target on a held-out tail),
   :func:`forecast_mse` (rolling-origin h-step error);
@@ -21,23 +22,16 @@ import numpy as np
 import pandas as pd
 
 from tssdpa.checks import check_fraction
-from tssdpa.estimators.linear_noise import linear_noise_level
-from tssdpa.estimators.noise_tails import rms_off_slopes, with_tails
-from tssdpa.signal.neighbours import loo_neighbours
 
 __all__ = [
-    "SPECTRAL",
     "FitScoresView",
     "candidates",
     "check_no_empty_list",
-    "check_noise_level",
     "choose_correction",
     "forecast_mse",
     "held_message",
     "heldout_mse",
     "longest_run",
-    "noise_level",
-    "noise_scale",
     "repeating_channels",
     "resolution",
     "search",
@@ -62,167 +56,6 @@ def check_no_empty_list(est, names) -> None:
             raise ValueError(f"{name} is an empty list of candidates")
 
 
-def noise_scale(x2: np.ndarray, spectral: bool = False) -> float:
-    """One noise level for a (T, C) series: the median over channels of :func:`noise_level`
-    (the channels' white-noise levels, ``spectral`` as there; NaN ignored; 1.0 for a series
-    too short to say)."""
-    ok = [c for c in range(x2.shape[1]) if np.isfinite(x2[:, c]).sum() >= 3]
-    return float(np.median(noise_level(x2[:, ok], spectral=spectral))) if ok else 1.0
-
-
-def _mad_scale(r: np.ndarray) -> float:
-    return float(np.median(np.abs(r - np.median(r))) / 0.6745)
-
-
-#: the variance of a standard Gaussian truncated to +-3 (its mean square within +-3 standard
-#: deviations, over the share of samples there)
-_TRIM3_VARIANCE = 0.9733369
-
-
-def _trimmed_scale(r: np.ndarray) -> float:
-    """Standard deviation of ``r`` about its median over the entries within 3 MAD-scales of
-    it, corrected for the trimming. Robust to a few large residuals (busy stretches of the
-    signal), and on Gaussian noise its sampling error is about two thirds of the MAD's (2%
-    against 3% at 2000 samples), which matters because the smallest of several noisy
-    estimates is biased low."""
-    m, s = float(np.median(r)), _mad_scale(r)
-    if not s > 0:
-        return s
-    inside = r[np.abs(r - m) <= 3.0 * s]
-    return float(np.sqrt(np.mean((inside - m) ** 2) / _TRIM3_VARIANCE))
-
-
-# x_t from its neighbours: (offsets, weights); Var(x_t - sum w x_{t+o}) = s^2 (1 + sum w^2)
-_INTERPOLATORS = (
-    ((-1,), (1.0,)),
-    ((-1, 1), (0.5, 0.5)),
-    ((-2, -1, 1, 2), (-1 / 6, 4 / 6, 4 / 6, -1 / 6)),
-)
-
-
-#: estimates within this fraction of the smallest are averaged (each has a sampling error of
-#: 2-3% at 2000 samples, so the smallest of several is biased low by about that much)
-NEAR_MIN = 0.04
-
-
-def noise_level(
-    x2: np.ndarray, k: int = 8, max_samples: int = 4000, spectral: bool = False
-) -> np.ndarray:
-    """Standard deviation of additive white noise in each channel of a (T, C) series.
-
-    Each estimator below is the robust spread of a residual ``x_t - f(x_{t≠j})`` that
-    leaves ``x_t`` out, divided by its noise gain: a valid upper bound, tight where ``f``
-    predicts the clean signal well. The smallest wins (see below):
-
-    * polynomial interpolation from ±1, ±2 neighbours (orders 0, 1, 3), its residuals measured
-      by :func:`_trimmed_scale`: tight on smooth signals;
-    * the mean of ``x`` at the ``k`` nearest neighbours of the two-sided delay context
-      ``(x_{t-m}..x_{t-1}, x_{t+1}..x_{t+m})`` in time-separated parts of the series, for
-      m = 1, 2, 4, its residuals measured by the MAD (on chaotic maps they are heavy-tailed,
-      the signal leaking in, and a trimmed standard deviation overestimates them): tight on
-      signals that are rough in time but deterministic in state (chaotic maps), where every
-      difference-based estimate sees the signal as noise.
-
-    The estimates within ``NEAR_MIN`` (4%) of the smallest are averaged: the smallest of
-    several noisy estimates alone would be biased low, and at 0 dB a noise level 3-5% low
-    makes SURE favour filters that keep too much noise.
-
-    Those robust scales measure the core of the noise. Where its tails are heavy (a Student-t
-    of 3 degrees of freedom: a core of 0.75-0.9 of its standard deviation, and SURE, told
-    that, keeps much of the noise), a symmetric interpolator's RMS off the signal's steep and
-    sharply bent samples replaces the level where that interpolator is among the tightest
-    bounds and its RMS exceeds the level by ``HEAVY_TAILS`` (5%; in
-    :mod:`~tssdpa.estimators.noise_tails`, with the evidence).
-
-    Every one of these counts the white innovations of a rough signal (an AR process, a
-    diffusion) as noise. With ``spectral``, where the series looks linear and the noise a small
-    part of it, the floor of its spectrum (:func:`~tssdpa.estimators.linear_noise.
-    linear_noise_level`, on the longest stretch without NaN) replaces the bound when it is
-    clearly lower -- not the default: on smooth real recordings it can come out far too low
-    (see that module).
-
-    A channel that repeats its readings exactly (:func:`repeating_channels`: held between
-    readings, clipped, idle at an exact value) is measured on the samples that differ from the
-    one before: the repeats carry no fresh noise, and counted they pull every estimate toward 0.
-
-    At most ``max_samples`` (the first) samples are used. Falls back to a tenth of the robust
-    spread of the data where every residual is 0 (a constant series gives a small positive
-    level, never 0).
-    """
-    out = np.empty(x2.shape[1])
-    repeating = repeating_channels(x2[:max_samples])
-    for c in range(x2.shape[1]):
-        raw = x2[:max_samples, c]
-        if c in repeating:  # held readings or plateaus: measured on the samples that change
-            raw = raw[np.r_[True, raw[1:] != raw[:-1]]]
-        v = raw[~np.isnan(raw)]
-        levels, tails = [], []
-        for offsets, weights in _INTERPOLATORS:
-            lo, hi = -min(min(offsets), 0), max(max(offsets), 0)
-            if v.size <= lo + hi + 2:
-                continue
-            core = v[lo : v.size - hi]
-            pred = sum(w * v[lo + o : v.size - hi + o] for o, w in zip(offsets, weights))
-            gain = math.sqrt(1.0 + sum(w * w for w in weights))
-            levels.append(_trimmed_scale(core - pred) / gain)
-            if lo and hi:  # symmetric: v_(t-1) and v_(t+1) through their sum (see there)
-                tails.append(rms_off_slopes(v, core, pred, lo) / gain)
-        for m in (1, 2, 4):
-            if v.size < 10 * (k + 2 * m + 1):
-                break
-            t = np.arange(m, v.size - m)
-            context = np.stack([v[t + o] for o in range(-m, m + 1) if o], axis=1)
-            _, nb = loo_neighbours(context, k, exclusion=2 * m)
-            levels.append(_mad_scale(v[t] - v[t[nb]].mean(axis=1)) / math.sqrt(1.0 + 1.0 / k))
-        positive = [lv for lv in levels if lv > 0]
-        s = min(positive, default=0.0)
-        if s > 0:  # the minimum of noisy estimates is biased low: average those as small
-            s = float(np.mean([lv for lv in positive if lv <= (1.0 + NEAR_MIN) * s]))
-            s = with_tails(s, levels[1 : 1 + len(tails)], tails, NEAR_MIN)
-            if spectral:
-                s = linear_noise_level(_longest_finite_run(raw), s)
-        if not s > 0 and v.size:
-            s = 0.1 * _mad_scale(v) or 0.1 * float(np.std(v))
-        if not s > 0:  # constant: any width gives the same output; keep it in the data's units
-            s = 1e-6 * max(float(np.abs(v).max()) if v.size else 0.0, 1.0)
-        out[c] = s
-    return out
-
-
-#: ``noise_level="spectral"``: estimate the level with :func:`noise_level`'s ``spectral`` option
-SPECTRAL = "spectral"
-
-
-def check_noise_level(value, n_channels: int | None = None, name: str = "noise_level"):
-    """A noise level a user knows (a sensor's datasheet, a recording at rest): None (estimate
-    it with :func:`noise_level`), ``"spectral"`` (estimate it with ``spectral=True``), one
-    standard deviation > 0 for every channel, or a list of one per channel. Returns None,
-    ``"spectral"`` or, for ``n_channels``, a (C,) float array; ``ValueError``
-    naming ``name`` for anything else (checked before fit when ``n_channels`` is None)."""
-    if value is None or (isinstance(value, str) and value == SPECTRAL):
-        return value
-    try:  # real numbers only: no bools, strings, bytes, complex or objects, whatever numpy takes
-        raw = np.asarray(value)
-        items = value if isinstance(value, (list, tuple)) else []
-        real = raw.dtype.kind in "iuf" and not any(isinstance(v, bool) for v in items)
-        levels = raw.astype(float) if real else np.array([np.nan])
-    except Exception:  # noqa: BLE001 -- e.g. a tensor that needs grad: refused by name below
-        levels = np.array([np.nan])
-    if levels.ndim > 1 or levels.size == 0 or not np.all(np.isfinite(levels) & (levels > 0)):
-        raise ValueError(
-            f"{name} must be None, 'spectral', a number > 0 or a list of one number > 0 per "
-            f"channel, got {value!r}"
-        )
-    if n_channels is None:
-        return levels
-    if levels.ndim == 1 and levels.size != n_channels:
-        raise ValueError(
-            f"{name} gives {levels.size} level(s) but x has {n_channels} channel(s): give one "
-            "number, or one per channel"
-        )
-    return np.broadcast_to(levels, (n_channels,)).astype(float)
-
-
 def longest_run(mask: np.ndarray) -> tuple[int, int]:
     """``(start, length)`` of the longest run of True in the 1-D ``mask`` ((0, 0) if none)."""
     edges = np.flatnonzero(np.diff(np.r_[0, np.asarray(mask, dtype=np.int8), 0]))
@@ -231,12 +64,6 @@ def longest_run(mask: np.ndarray) -> tuple[int, int]:
     starts, ends = edges[::2], edges[1::2]
     k = int(np.argmax(ends - starts))
     return int(starts[k]), int(ends[k] - starts[k])
-
-
-def _longest_finite_run(v: np.ndarray) -> np.ndarray:
-    """The longest stretch of ``v`` without NaN (a spectrum needs evenly spaced samples)."""
-    start, length = longest_run(np.isfinite(v))
-    return v[start : start + length]
 
 
 def resolution(x2: np.ndarray) -> np.ndarray:
@@ -384,7 +211,7 @@ def sigma_candidates(sigma, default: np.ndarray, name: str = "sigma") -> list[fl
     return cands
 
 
-def sure_mse(x, y, y_perturbed, noise, probe, eps, dydx=None) -> float:
+def sure_mse(x, y, y_perturbed, noise, probe, eps, dydx=None, weights=None) -> float:
     """Monte-Carlo SURE of a denoiser: an unbiased estimate of ``mean((y - clean)^2)``.
 
     ``y`` is the output on ``x``, ``y_perturbed`` the output on ``x + eps * noise * probe``
@@ -392,7 +219,10 @@ def sure_mse(x, y, y_perturbed, noise, probe, eps, dydx=None) -> float:
     ``mean((y - x)^2) - noise^2 + 2 noise^2 div`` has the expectation of the error against the
     clean signal; the divergence ``div`` is estimated from the one probe, or given exactly as
     ``dydx`` (``dy_t / dx_t`` per entry, broadcast against ``y``; then ``y_perturbed``,
-    ``probe`` and ``eps`` are not used). NaN entries ignored.
+    ``probe`` and ``eps`` are not used). NaN entries ignored. ``weights`` (broadcast against
+    ``y``, mean 1 per channel) weigh each entry's divergence, ``noise^2`` taking the place of
+    that entry's own squared noise: for heavy-tailed noise
+    (:func:`~tssdpa.estimators.noise_tails.tail_weights`).
     """
     if dydx is None:
         ok = ~(np.isnan(y) | np.isnan(x) | np.isnan(y_perturbed))
@@ -400,6 +230,8 @@ def sure_mse(x, y, y_perturbed, noise, probe, eps, dydx=None) -> float:
     else:
         ok = ~(np.isnan(y) | np.isnan(x))
         div_term = noise**2 * np.broadcast_to(dydx, y.shape)
+    if weights is not None:
+        div_term = weights * div_term
     per_entry = (y - x) ** 2 - noise**2 + 2.0 * div_term
     return float(np.mean(per_entry[ok])) if ok.any() else np.inf
 

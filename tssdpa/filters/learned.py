@@ -20,7 +20,8 @@ from tssdpa.checks import check_choice, check_int, check_number, check_positive
 from tssdpa.estimators.arrays import as_2d, restore
 from tssdpa.estimators.base import Denoiser, Forecaster, check_fit_input
 from tssdpa.estimators.persistence import check_context
-from tssdpa.estimators.selection import check_noise_level, noise_scale, time_split
+from tssdpa.estimators.selection import time_split
+from tssdpa.estimators.white_noise import check_noise_level, noise_scale
 from tssdpa.models.estimator import SystemEstimatorMixin, windows
 
 __all__ = ["LINEAR_LR_SCALE", "LearnedProjectionFilter", "LearnedProjectionForecaster"]
@@ -49,7 +50,7 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
         Self-supervised training (no target): the standard deviation of the extra Gaussian
         noise added to x, which the network learns to remove -- as
         :class:`~tssdpa.filters.ProjectionFilter`'s ``noise_level``: None estimates each
-        channel's level (:func:`~tssdpa.estimators.selection.noise_level`), ``"spectral"``
+        channel's level (:func:`~tssdpa.estimators.white_noise.noise_level`), ``"spectral"``
         with its spectral floor, a number is one level for every channel, a list one per
         channel (in the units of x). Formerly ``noise_std``.
     max_epochs, batch_size, lr, patience : training settings (early stopping on ``val_loss``;

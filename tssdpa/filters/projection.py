@@ -274,7 +274,7 @@ class ProjectionFilter(
           so every target sample may judge the candidates; ``holdout < 1`` scores the tail.
         * Without ``target`` (self-supervised): Stein's unbiased risk estimate (SURE),
           ``mean((y - x)^2) - s^2 + 2 s^2 div / N`` with the noise level ``s`` per channel
-          (``noise_level``, else :func:`~tssdpa.estimators.selection.noise_level`;
+          (``noise_level``, else :func:`~tssdpa.estimators.white_noise.noise_level`;
           ``noise_level_``) and the
           divergence ``div = sum dy_t/dx_t`` (one random +-1 probe; exact for
           ``window="all"``): for additive white noise, the expected squared error against the
@@ -322,19 +322,19 @@ class ProjectionFilter(
         xs = glitches_missing(self, x2[block], start=block.start)
         n = len(xs)
         tail = n - max(1, int(round(self.holdout * n)))  # first sample of the held-out tail
-        noise = fitting.fit_noise_level(self, xs)
+        noise, heavy = fitting.fit_noise_level(self, xs)
         self.channel_scale_ = fitted_channel_scale(self.channel_scale, xs)
         xs, tgt_s = self._to_units(xs), (None if tgt is None else self._to_units(tgt[block]))
         t_s = times[block] if times is not None else None
         self.best_params_, self.cv_results_, unit_noise, self.mixture_ = choose_settings(
-            self, xs, t_s, tgt_s, tail, noise / self.channel_scale_
+            self, xs, t_s, tgt_s, tail, noise / self.channel_scale_, heavy
         )
         self.noise_level_ = noise if tgt is None else None  # in the units of x
         for name, value in self.best_params_.items():
             setattr(self, name + "_", value)
         fitting.warn_held_readings(xs, tgt_s)
         self.n_channels_ = x2.shape[1]
-        self.local_, local_scores = local.fit_local(self, xs, t_s, unit_noise, tgt_s, tail)
+        self.local_, local_scores = local.fit_local(self, xs, t_s, unit_noise, tgt_s, tail, heavy)
         self.fit_holdout_start_ = block.start + tail if tgt is not None else None
         self.center_ = np.nanmean(self._to_units(x2), axis=0)  # where random features are drawn
         self.spread_ = np.where((s := np.nanstd(self._to_units(x2), axis=0)) > 0, s, 1.0)

@@ -21,7 +21,7 @@ import pandas as pd
 
 from tssdpa.estimators.input_notes import as_channel
 from tssdpa.estimators.report import settings_text
-from tssdpa.estimators.selection import check_noise_level
+from tssdpa.estimators.white_noise import check_noise_level
 from tssdpa.filters.channel_choice import check_channel_independent
 from tssdpa.filters.projection_local import output_divergence, output_scores
 

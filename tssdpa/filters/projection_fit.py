@@ -18,7 +18,7 @@ Zero-phase filters also try the non-local filter (``window="all"``,
 the :data:`NONLOCAL_EMBEDDINGS` and degree 0; without a target not on a base's residual.
 
 Scores: the error against ``target`` on a held-out tail, or, without a target, Stein's
-unbiased risk estimate with the noise level of :func:`~tssdpa.estimators.selection.noise_level`
+unbiased risk estimate with the noise level of :func:`~tssdpa.estimators.white_noise.noise_level`
 (its divergence from one random probe, or exactly, the own-sample weights, for the non-local
 filter, whose choice of keys jumps where a probe would see only noise).
 
@@ -34,19 +34,19 @@ import numpy as np
 
 from tssdpa.checks import check_positive
 from tssdpa.estimators.input_notes import HeldReadingsWarning, tell
+from tssdpa.estimators.noise_tails import tail_weights
 from tssdpa.estimators.parallel import parallel_map
 from tssdpa.estimators.selection import (
     candidates,
     check_no_empty_list,
-    check_noise_level,
     heldout_mse,
-    noise_level,
     repeating_channels,
     resolution,
     search,
     sigma_grid,
     sure_mse,
 )
+from tssdpa.estimators.white_noise import check_noise_level, noise_levels_and_tails
 from tssdpa.filters.projection_local import LOCAL_MARGIN
 from tssdpa.filters.projection_mixture import mixture, stacked_mixture
 from tssdpa.signal.lagfilter import check_degree, run_offline
@@ -271,14 +271,16 @@ def _grid_rows(entry, scores: dict, degrees_of) -> list[dict]:
             if (base, w, m, dec, d, s) in scores]  # fmt: skip
 
 
-def fit_noise_level(filt, xs) -> np.ndarray:
-    """(C,) the noise level of each channel of ``xs`` that ``filt`` scores and scales by: its
-    ``noise_level`` where given, else the estimate (:func:`~tssdpa.estimators.selection.
-    noise_level`, ``"spectral"`` as there)."""
+def fit_noise_level(filt, xs) -> tuple[np.ndarray, np.ndarray]:
+    """``(noise, heavy)``: (C,) the noise level of each channel of ``xs`` that ``filt`` scores
+    and scales by -- its ``noise_level`` where given, else the estimate
+    (:func:`~tssdpa.estimators.white_noise.noise_level`, ``"spectral"`` as there) -- and (C,)
+    the channels whose estimated level was raised for the noise's heavy tails (none where the
+    level is given)."""
     noise = check_noise_level(filt.noise_level, xs.shape[1])
     if noise is None or isinstance(noise, str):
-        noise = noise_level(xs, spectral=noise is not None)
-    return noise
+        return noise_levels_and_tails(xs, spectral=noise is not None)
+    return noise, np.zeros(xs.shape[1], dtype=bool)
 
 
 def warn_held_readings(xs, target) -> None:
@@ -292,7 +294,7 @@ def warn_held_readings(xs, target) -> None:
             tell(HeldReadingsWarning(held))
 
 
-def choose_settings(filt, xs, times, target, tail, noise):
+def choose_settings(filt, xs, times, target, tail, noise, heavy=None):
     """Score every candidate setting of ``filt`` (a :class:`ProjectionFilter`) on ``xs``, whose
     channels have the noise levels ``noise`` (C,).
 
@@ -302,7 +304,9 @@ def choose_settings(filt, xs, times, target, tail, noise):
     error against ``target`` from row ``tail`` on. ``components``: for a zero-phase filter
     with ``mix`` the mixture of its best candidates
     (:mod:`~tssdpa.filters.projection_mixture`; weights also in ``cv_results["weight"]``),
-    else None.
+    else None. In the channels ``heavy`` (C,) marks, whose noise has heavy tails, SURE weighs
+    each sample's divergence by its own squared noise (:func:`~tssdpa.estimators.noise_tails.
+    tail_weights`).
 
     With a Butterworth base the low-pass is chosen first, alone (the cutoff and order with the
     lowest score, unless ``base_params`` fixes them); then every projection candidate is
@@ -324,7 +328,9 @@ def choose_settings(filt, xs, times, target, tail, noise):
     def degrees_of(window):  # the non-local keys have no time offset to fit a polynomial in
         return [0] if window == NONLOCAL else lists["degree"]
 
-    xp = None
+    xp, weights = None, None
+    if target is None and heavy is not None and np.any(heavy):
+        weights = tail_weights(xs, heavy)
     if target is None:
         probe = np.random.default_rng(int(filt.random_state)).choice([-1.0, 1.0], xs.shape)
         eps = 1e-4
@@ -332,7 +338,8 @@ def choose_settings(filt, xs, times, target, tail, noise):
 
     def scored(ys, ys_p):
         if target is None:
-            return [sure_mse(xs, y, yp, noise, probe, eps) for y, yp in zip(ys, ys_p)]
+            return [sure_mse(xs, y, yp, noise, probe, eps, weights=weights)
+                    for y, yp in zip(ys, ys_p)]  # fmt: skip
         return [heldout_mse(y, target, tail) for y in ys]
 
     def lowpass_pair(params):
@@ -360,7 +367,7 @@ def choose_settings(filt, xs, times, target, tail, noise):
             # the choice of the k nearest and give noise (see tssdpa.signal.nonlocal_filter)
             ys, own = run_nonlocal(xs, embedding, spec.n_neighbors, sigmas, spec.exclude_self)
             return {(base, window, embedding, decay, 0, s):
-                    sure_mse(xs, y, None, noise, None, None, dydx=w[:, None])
+                    sure_mse(xs, y, None, noise, None, None, dydx=w[:, None], weights=weights)
                     for s, y, w in zip(sigmas, ys, own)}  # fmt: skip
         ys = [b + y for y in run_offline(xs - b, spec, times, configs=configs)]
         ys_p = None

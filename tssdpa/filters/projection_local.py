@@ -44,7 +44,8 @@ rejected only gains that were chance (``docs/filters.md``, "Evidence for the rul
 With a target (:meth:`ProjectionFilter.fit` ``target=``) the noise level is the RMS of
 ``x - target`` and the adaptation is kept where it lowers the error against the target and
 that noise has Gaussian tails (:mod:`~tssdpa.estimators.noise_tails`); the weights themselves
-never see the target.
+never see the target. Without one, a channel whose noise level was raised for heavy tails
+does not adapt (``docs/filters.md``, "Heavy-tailed noise").
 
 Channels with a missing sample keep the filter's own output (the low-passes would spread the
 gap). The low-passes' divergence at the two ends of the series is the interior one (their
@@ -379,7 +380,7 @@ class LocalScores(NamedTuple):
     by_channel: np.ndarray
 
 
-def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
+def fit_local(filt, xs, times, noise, target=None, tail: int = 0, heavy=None):
     """The ``local_`` of a zero-phase ``filt`` fitted on ``xs``: None, or ``{"window",
     "divergence", "nonlocal_divergence", "noise", "channels"}`` (the sliding window, the
     fitted output's mean ``dy_t/dx_t`` and the part of it that depends on the series, the
@@ -394,7 +395,9 @@ def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
     (:func:`gain_standard_errors`), or with ``target`` its error against it from row ``tail``
     on (the weights never see the target: no margin) where its noise ``xs - target`` has
     Gaussian tails (:func:`~tssdpa.estimators.noise_tails.gaussian_tails`: the sliding SURE
-    assumes them); with an int every channel does.
+    assumes them), or without one where ``heavy`` (C,) does not mark its noise as heavy-tailed
+    (its level raised for the tails, ``white_noise.noise_levels_and_tails``); with an int
+    every channel does.
 
     Returns ``(local_, scores)``, ``scores`` a :class:`LocalScores` (means over the
     channels), or ``(None, None)`` where ``filt`` does not adapt (causal, recurrent, ``tau``,
@@ -412,6 +415,10 @@ def fit_local(filt, xs, times, noise, target=None, tail: int = 0):
             gaussian = gaussian_tails(xs - target)
             if not gaussian.any():  # no channel may adapt: nothing to score
                 return None, None
+    elif auto and heavy is not None and np.any(heavy):
+        gaussian = ~np.asarray(heavy, dtype=bool)
+        if not gaussian.any():
+            return None, None
     noise = np.asarray(noise, dtype=np.float64)
     widths = LOCAL_WIDTHS if auto else (int(filt.local_window),)
     divergence, before, afters, _, nonlocal_part, errors = width_scores(

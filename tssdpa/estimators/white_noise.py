@@ -1,0 +1,206 @@
+"""The level of additive white noise in a series, from the series alone or as a user gives it.
+
+* :func:`noise_level` (per channel) and :func:`noise_scale` (one for all): residual bounds that
+  leave each sample out, raised where the noise has heavy tails
+  (:mod:`~tssdpa.estimators.noise_tails`) and, as an option, lowered to the floor of a linear
+  signal's spectrum (:mod:`~tssdpa.estimators.linear_noise`);
+* :func:`noise_levels_and_tails`: the levels and which channels' noise has heavy tails (SURE
+  then weighs each sample's divergence by its own noise: ``noise_tails.tail_weights``);
+* :func:`check_noise_level`: a level a user knows, checked.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tssdpa.estimators.linear_noise import linear_noise_level
+from tssdpa.estimators.noise_tails import rms_off_slopes, with_tails
+from tssdpa.estimators.selection import longest_run, repeating_channels
+from tssdpa.signal.neighbours import loo_neighbours
+
+__all__ = [
+    "NEAR_MIN",
+    "SPECTRAL",
+    "check_noise_level",
+    "noise_level",
+    "noise_levels_and_tails",
+    "noise_scale",
+]
+
+
+def noise_scale(x2: np.ndarray, spectral: bool = False) -> float:
+    """One noise level for a (T, C) series: the median over channels of :func:`noise_level`
+    (the channels' white-noise levels, ``spectral`` as there; NaN ignored; 1.0 for a series
+    too short to say)."""
+    ok = [c for c in range(x2.shape[1]) if np.isfinite(x2[:, c]).sum() >= 3]
+    return float(np.median(noise_level(x2[:, ok], spectral=spectral))) if ok else 1.0
+
+
+def _mad_scale(r: np.ndarray) -> float:
+    return float(np.median(np.abs(r - np.median(r))) / 0.6745)
+
+
+#: the variance of a standard Gaussian truncated to +-3 (its mean square within +-3 standard
+#: deviations, over the share of samples there)
+_TRIM3_VARIANCE = 0.9733369
+
+
+def _trimmed_scale(r: np.ndarray) -> float:
+    """Standard deviation of ``r`` about its median over the entries within 3 MAD-scales of
+    it, corrected for the trimming. Robust to a few large residuals (busy stretches of the
+    signal), and on Gaussian noise its sampling error is about two thirds of the MAD's (2%
+    against 3% at 2000 samples), which matters because the smallest of several noisy
+    estimates is biased low."""
+    m, s = float(np.median(r)), _mad_scale(r)
+    if not s > 0:
+        return s
+    inside = r[np.abs(r - m) <= 3.0 * s]
+    return float(np.sqrt(np.mean((inside - m) ** 2) / _TRIM3_VARIANCE))
+
+
+# x_t from its neighbours: (offsets, weights); Var(x_t - sum w x_{t+o}) = s^2 (1 + sum w^2)
+_INTERPOLATORS = (
+    ((-1,), (1.0,)),
+    ((-1, 1), (0.5, 0.5)),
+    ((-2, -1, 1, 2), (-1 / 6, 4 / 6, 4 / 6, -1 / 6)),
+)
+
+
+#: estimates within this fraction of the smallest are averaged (each has a sampling error of
+#: 2-3% at 2000 samples, so the smallest of several is biased low by about that much)
+NEAR_MIN = 0.04
+
+
+def noise_level(
+    x2: np.ndarray, k: int = 8, max_samples: int = 4000, spectral: bool = False
+) -> np.ndarray:
+    """Standard deviation of additive white noise in each channel of a (T, C) series.
+
+    Each estimator below is the robust spread of a residual ``x_t - f(x_{t≠j})`` that
+    leaves ``x_t`` out, divided by its noise gain: a valid upper bound, tight where ``f``
+    predicts the clean signal well. The smallest wins (see below):
+
+    * polynomial interpolation from ±1, ±2 neighbours (orders 0, 1, 3), its residuals measured
+      by :func:`_trimmed_scale`: tight on smooth signals;
+    * the mean of ``x`` at the ``k`` nearest neighbours of the two-sided delay context
+      ``(x_{t-m}..x_{t-1}, x_{t+1}..x_{t+m})`` in time-separated parts of the series, for
+      m = 1, 2, 4, its residuals measured by the MAD (on chaotic maps they are heavy-tailed,
+      the signal leaking in, and a trimmed standard deviation overestimates them): tight on
+      signals that are rough in time but deterministic in state (chaotic maps), where every
+      difference-based estimate sees the signal as noise.
+
+    The estimates within ``NEAR_MIN`` (4%) of the smallest are averaged: the smallest of
+    several noisy estimates alone would be biased low, and at 0 dB a noise level 3-5% low
+    makes SURE favour filters that keep too much noise.
+
+    Those robust scales measure the core of the noise. Where its tails are heavy (a Student-t
+    of 3 degrees of freedom: a core of 0.75-0.9 of its standard deviation, and SURE, told
+    that, keeps much of the noise), a symmetric interpolator's RMS off the signal's steep and
+    sharply bent samples replaces the level where that interpolator is among the tightest
+    bounds and its RMS exceeds the level by ``HEAVY_TAILS`` (5%; in
+    :mod:`~tssdpa.estimators.noise_tails`, with the evidence).
+
+    Every one of these counts the white innovations of a rough signal (an AR process, a
+    diffusion) as noise. With ``spectral``, where the series looks linear and the noise a small
+    part of it, the floor of its spectrum (:func:`~tssdpa.estimators.linear_noise.
+    linear_noise_level`, on the longest stretch without NaN) replaces the bound when it is
+    clearly lower -- not the default: on smooth real recordings it can come out far too low
+    (see that module).
+
+    A channel that repeats its readings exactly (:func:`repeating_channels`: held between
+    readings, clipped, idle at an exact value) is measured on the samples that differ from the
+    one before: the repeats carry no fresh noise, and counted they pull every estimate toward 0.
+
+    At most ``max_samples`` (the first) samples are used. Falls back to a tenth of the robust
+    spread of the data where every residual is 0 (a constant series gives a small positive
+    level, never 0).
+    """
+    return noise_levels_and_tails(x2, k, max_samples, spectral)[0]
+
+
+def noise_levels_and_tails(
+    x2: np.ndarray, k: int = 8, max_samples: int = 4000, spectral: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(levels, heavy)``: :func:`noise_level`'s (C,) levels, and (C,) bools, the channels whose
+    level was raised for its noise's heavy tails."""
+    out, heavy = np.empty(x2.shape[1]), np.zeros(x2.shape[1], dtype=bool)
+    repeating = repeating_channels(x2[:max_samples])
+    for c in range(x2.shape[1]):
+        raw = x2[:max_samples, c]
+        if c in repeating:  # held readings or plateaus: measured on the samples that change
+            raw = raw[np.r_[True, raw[1:] != raw[:-1]]]
+        v = raw[~np.isnan(raw)]
+        levels, tails = [], []
+        for offsets, weights in _INTERPOLATORS:
+            lo, hi = -min(min(offsets), 0), max(max(offsets), 0)
+            if v.size <= lo + hi + 2:
+                continue
+            core = v[lo : v.size - hi]
+            pred = sum(w * v[lo + o : v.size - hi + o] for o, w in zip(offsets, weights))
+            gain = math.sqrt(1.0 + sum(w * w for w in weights))
+            levels.append(_trimmed_scale(core - pred) / gain)
+            if lo and hi:  # symmetric: v_(t-1) and v_(t+1) through their sum (see there)
+                tails.append(rms_off_slopes(v, core, pred, lo) / gain)
+        for m in (1, 2, 4):
+            if v.size < 10 * (k + 2 * m + 1):
+                break
+            t = np.arange(m, v.size - m)
+            context = np.stack([v[t + o] for o in range(-m, m + 1) if o], axis=1)
+            _, nb = loo_neighbours(context, k, exclusion=2 * m)
+            levels.append(_mad_scale(v[t] - v[t[nb]].mean(axis=1)) / math.sqrt(1.0 + 1.0 / k))
+        positive = [lv for lv in levels if lv > 0]
+        s = min(positive, default=0.0)
+        if s > 0:  # the minimum of noisy estimates is biased low: average those as small
+            s = float(np.mean([lv for lv in positive if lv <= (1.0 + NEAR_MIN) * s]))
+            robust, s = s, with_tails(s, levels[1 : 1 + len(tails)], tails, NEAR_MIN)
+            heavy[c] = s > robust
+            if spectral:
+                s = linear_noise_level(_longest_finite_run(raw), s)
+        if not s > 0 and v.size:
+            s = 0.1 * _mad_scale(v) or 0.1 * float(np.std(v))
+        if not s > 0:  # constant: any width gives the same output; keep it in the data's units
+            s = 1e-6 * max(float(np.abs(v).max()) if v.size else 0.0, 1.0)
+        out[c] = s
+    return out, heavy
+
+
+#: ``noise_level="spectral"``: estimate the level with :func:`noise_level`'s ``spectral`` option
+SPECTRAL = "spectral"
+
+
+def check_noise_level(value, n_channels: int | None = None, name: str = "noise_level"):
+    """A noise level a user knows (a sensor's datasheet, a recording at rest): None (estimate
+    it with :func:`noise_level`), ``"spectral"`` (estimate it with ``spectral=True``), one
+    standard deviation > 0 for every channel, or a list of one per channel. Returns None,
+    ``"spectral"`` or, for ``n_channels``, a (C,) float array; ``ValueError``
+    naming ``name`` for anything else (checked before fit when ``n_channels`` is None)."""
+    if value is None or (isinstance(value, str) and value == SPECTRAL):
+        return value
+    try:  # real numbers only: no bools, strings, bytes, complex or objects, whatever numpy takes
+        raw = np.asarray(value)
+        items = value if isinstance(value, (list, tuple)) else []
+        real = raw.dtype.kind in "iuf" and not any(isinstance(v, bool) for v in items)
+        levels = raw.astype(float) if real else np.array([np.nan])
+    except Exception:  # noqa: BLE001 -- e.g. a tensor that needs grad: refused by name below
+        levels = np.array([np.nan])
+    if levels.ndim > 1 or levels.size == 0 or not np.all(np.isfinite(levels) & (levels > 0)):
+        raise ValueError(
+            f"{name} must be None, 'spectral', a number > 0 or a list of one number > 0 per "
+            f"channel, got {value!r}"
+        )
+    if n_channels is None:
+        return levels
+    if levels.ndim == 1 and levels.size != n_channels:
+        raise ValueError(
+            f"{name} gives {levels.size} level(s) but x has {n_channels} channel(s): give one "
+            "number, or one per channel"
+        )
+    return np.broadcast_to(levels, (n_channels,)).astype(float)
+
+
+def _longest_finite_run(v: np.ndarray) -> np.ndarray:
+    """The longest stretch of ``v`` without NaN (a spectrum needs evenly spaced samples)."""
+    start, length = longest_run(np.isfinite(v))
+    return v[start : start + length]
