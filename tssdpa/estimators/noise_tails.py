@@ -29,6 +29,7 @@ __all__ = [
     "PILOT_WIDTH",
     "TAIL_SDS",
     "gaussian_tails",
+    "mad_scale",
     "rms_off_slopes",
     "tail_ratio",
     "tail_weights",
@@ -39,6 +40,12 @@ __all__ = [
 #: noise is called heavy-tailed in 3e-4 of 20,000 draws at 100 samples and in none from 200 on;
 #: at 4, 1.3e-3 at 100 samples (``experiments/noise_tails_probe.py``)
 TAIL_SDS = 5.0
+
+
+def mad_scale(r: np.ndarray) -> float:
+    """The MAD scale of the 1-D ``r``: its median absolute deviation about the median over
+    0.6745 (the standard deviation, for Gaussian samples)."""
+    return float(np.median(np.abs(r - np.median(r))) / 0.6745)
 
 
 def tail_ratio(r: np.ndarray) -> np.ndarray:
@@ -105,7 +112,7 @@ def rms_off_slopes(v: np.ndarray, core: np.ndarray, pred: np.ndarray, lo: int) -
     bends = (at(2) + at(-2) - at(1) - at(-1), at(4) + at(-4) - at(3) - at(-3))
     keep = np.ones(slope.size, dtype=bool)
     for stat in (slope, *bends):
-        keep &= np.abs(stat - np.median(stat)) <= 3.0 * _mad_scale(stat)
+        keep &= np.abs(stat - np.median(stat)) <= 3.0 * mad_scale(stat)
     if keep.sum() < MIN_TAIL_SAMPLES:
         return math.nan
     r = (core - pred)[4 - lo : 4 - lo + m][keep]
@@ -126,10 +133,6 @@ def with_tails(s: float, levels, tails, near: float) -> float:
     raised = [q for lv, q in zip(levels, tails)
               if lv <= (1.0 + near) * s and q > HEAVY_TAILS * s]  # fmt: skip
     return min(raised) if raised else s
-
-
-def _mad_scale(r: np.ndarray) -> float:
-    return float(np.median(np.abs(r - np.median(r))) / 0.6745)
 
 
 #: the pilot of :func:`tail_weights`: the median of the samples within this window but the

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from tssdpa.estimators.linear_noise import linear_noise_level
-from tssdpa.estimators.noise_tails import rms_off_slopes, with_tails
+from tssdpa.estimators.noise_tails import mad_scale, rms_off_slopes, with_tails
 from tssdpa.estimators.selection import longest_run, repeating_channels
 from tssdpa.signal.neighbours import loo_neighbours
 
@@ -38,10 +38,6 @@ def noise_scale(x2: np.ndarray, spectral: bool = False) -> float:
     return float(np.median(noise_level(x2[:, ok], spectral=spectral))) if ok else 1.0
 
 
-def _mad_scale(r: np.ndarray) -> float:
-    return float(np.median(np.abs(r - np.median(r))) / 0.6745)
-
-
 #: the variance of a standard Gaussian truncated to +-3 (its mean square within +-3 standard
 #: deviations, over the share of samples there)
 _TRIM3_VARIANCE = 0.9733369
@@ -53,7 +49,7 @@ def _trimmed_scale(r: np.ndarray) -> float:
     signal), and on Gaussian noise its sampling error is about two thirds of the MAD's (2%
     against 3% at 2000 samples), which matters because the smallest of several noisy
     estimates is biased low."""
-    m, s = float(np.median(r)), _mad_scale(r)
+    m, s = float(np.median(r)), mad_scale(r)
     if not s > 0:
         return s
     inside = r[np.abs(r - m) <= 3.0 * s]
@@ -149,7 +145,7 @@ def noise_levels_and_tails(
             t = np.arange(m, v.size - m)
             context = np.stack([v[t + o] for o in range(-m, m + 1) if o], axis=1)
             _, nb = loo_neighbours(context, k, exclusion=2 * m)
-            levels.append(_mad_scale(v[t] - v[t[nb]].mean(axis=1)) / math.sqrt(1.0 + 1.0 / k))
+            levels.append(mad_scale(v[t] - v[t[nb]].mean(axis=1)) / math.sqrt(1.0 + 1.0 / k))
         positive = [lv for lv in levels if lv > 0]
         s = min(positive, default=0.0)
         if s > 0:  # the minimum of noisy estimates is biased low: average those as small
@@ -159,7 +155,7 @@ def noise_levels_and_tails(
             if spectral:
                 s = linear_noise_level(_longest_finite_run(raw), s)
         if not s > 0 and v.size:
-            s = 0.1 * _mad_scale(v) or 0.1 * float(np.std(v))
+            s = 0.1 * mad_scale(v) or 0.1 * float(np.std(v))
         if not s > 0:  # constant: any width gives the same output; keep it in the data's units
             s = 1e-6 * max(float(np.abs(v).max()) if v.size else 0.0, 1.0)
         out[c] = s
