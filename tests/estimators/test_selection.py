@@ -310,7 +310,7 @@ def test_noise_level_does_not_take_the_signal_s_jumps_bursts_or_peaks_for_noise_
     assert noise_level(noisy[:, None])[0] == pytest.approx(0.1, rel=0.08)
 
 
-def test_heavy_tailed_noise_is_smoothed_better_than_plain_sure_does_at_its_true_level():
+def test_heavy_tailed_noise_is_smoothed_better_than_plain_sure_does_at_its_true_level(capsys):
     # a level given is trusted as it is: plain SURE, and the local adaptation may run; the
     # estimate finds the tails, weighs SURE's divergence and does not adapt in time
     rng = np.random.default_rng(6)
@@ -319,11 +319,13 @@ def test_heavy_tailed_noise_is_smoothed_better_than_plain_sure_does_at_its_true_
     noisy = clean + 0.3 * rng.standard_t(3, (t.size, 1)) / np.sqrt(3.0)
     fits, errors = [], []
     for level in (None, float(np.std(noisy - clean))):
-        f = ProjectionFilter(causal=False, noise_level=level).fit(noisy)
+        f = ProjectionFilter(causal=False, noise_level=level).fit(noisy, verbose=True)
         fits.append(f)
         errors.append(float(np.sqrt(np.mean((np.asarray(f.filter(noisy)) - clean) ** 2))))
     assert errors[0] < 0.8 * errors[1]  # 0.074 against 0.124
     assert fits[0].local_ is None and fits[1].local_ is not None
+    said = capsys.readouterr().out
+    assert said.count("heavy-tailed noise in channel(s) [0]") == 1  # the estimate's fit only
 
 
 def test_weighted_sure_tracks_the_error_of_a_filter_that_follows_heavy_tailed_outliers():

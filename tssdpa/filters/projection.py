@@ -343,7 +343,8 @@ class ProjectionFilter(
         scored = (xs, t_s, unit_noise, tgt_s, tail, local_scores, block)
         self._choose_channels(x2, tgt, times, scored)
         if verbose:
-            print(fitting.fit_report(self, "SURE" if tgt is None else "held-out MSE", local_scores)
+            score = "SURE" if tgt is None else "held-out MSE"
+            print(fitting.fit_report(self, score, local_scores, heavy if tgt is None else None)
                   + channels.choice_report(self))  # fmt: skip
         return self
 
