@@ -88,7 +88,7 @@ HEAVY_TAILS = 1.05
 
 
 def rms_off_slopes(v: np.ndarray, core: np.ndarray, pred: np.ndarray, lo: int) -> float:
-    """RMS about the median of the residuals ``core - pred`` (``core = v[lo : lo + n]``) at the
+    """RMS about the median of the residuals ``core - pred`` (``core = v[lo : v.size - lo]``) at the
     samples where the signal is neither steep nor sharply bent; NaN where fewer than
     ``MIN_TAIL_SAMPLES`` such samples remain.
 
@@ -160,7 +160,7 @@ def tail_weights(x2: np.ndarray, heavy: np.ndarray) -> np.ndarray:
     half = PILOT_WIDTH // 2
     for c in np.flatnonzero(heavy):
         v = x2[:, c]
-        padded = np.pad(v, half, mode="edge")
+        padded = np.pad(v, half, constant_values=np.nan)  # the ends: fewer neighbours
         windows = np.lib.stride_tricks.sliding_window_view(padded, PILOT_WIDTH)
         windows = np.delete(windows, half, axis=1)  # x_t itself left out
         seen = np.isfinite(windows).any(axis=1)

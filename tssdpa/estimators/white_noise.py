@@ -151,9 +151,9 @@ def noise_levels_and_tails(
         if s > 0:  # the minimum of noisy estimates is biased low: average those as small
             s = float(np.mean([lv for lv in positive if lv <= (1.0 + NEAR_MIN) * s]))
             robust, s = s, with_tails(s, levels[1 : 1 + len(tails)], tails, NEAR_MIN)
-            heavy[c] = s > robust
             if spectral:
                 s = linear_noise_level(_longest_finite_run(raw), s)
+            heavy[c] = s > robust  # raised for the tails, and not lowered again
         if not s > 0 and v.size:
             s = 0.1 * mad_scale(v) or 0.1 * float(np.std(v))
         if not s > 0:  # constant: any width gives the same output; keep it in the data's units

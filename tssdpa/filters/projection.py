@@ -132,8 +132,10 @@ class ProjectionFilter(
         channel, where it is known (a sensor's datasheet, a recording at rest); SURE scores
         with it (with a ``target`` it only scales the sigma grid). None (default): :meth:`fit`
         estimates it, an upper bound that is loose where the signal has white innovations
-        of its own (process noise). "spectral": the floor of a linear spectrum instead where
-        the series looks linear (rough AR-like signals; docs/filters.md, "Rough signals").
+        of its own (process noise), and where the noise has heavy tails counts them and
+        weighs SURE for them (a level given is used as it is: plain SURE). "spectral": the
+        floor of a linear spectrum instead where the series looks linear (rough AR-like
+        signals; docs/filters.md, "Rough signals").
     channel_scale : "std" or None
         "std" (default): the kernel compares channels divided by ``channel_scale_`` (their
         standard deviations, glitches clipped, over their median), so channels in other units

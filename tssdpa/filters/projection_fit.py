@@ -333,9 +333,9 @@ def choose_settings(filt, xs, times, target, tail, noise, heavy=None):
     def degrees_of(window):  # the non-local keys have no time offset to fit a polynomial in
         return [0] if window == NONLOCAL else lists["degree"]
 
-    xp, weights = None, None
+    xp, tail_w = None, None
     if target is None and heavy is not None and np.any(heavy):
-        weights = tail_weights(xs, heavy)
+        tail_w = tail_weights(xs, heavy)
     if target is None:
         probe = np.random.default_rng(int(filt.random_state)).choice([-1.0, 1.0], xs.shape)
         eps = 1e-4
@@ -343,7 +343,7 @@ def choose_settings(filt, xs, times, target, tail, noise, heavy=None):
 
     def scored(ys, ys_p):
         if target is None:
-            return [sure_mse(xs, y, yp, noise, probe, eps, weights=weights)
+            return [sure_mse(xs, y, yp, noise, probe, eps, weights=tail_w)
                     for y, yp in zip(ys, ys_p)]  # fmt: skip
         return [heldout_mse(y, target, tail) for y in ys]
 
@@ -372,7 +372,7 @@ def choose_settings(filt, xs, times, target, tail, noise, heavy=None):
             # the choice of the k nearest and give noise (see tssdpa.signal.nonlocal_filter)
             ys, own = run_nonlocal(xs, embedding, spec.n_neighbors, sigmas, spec.exclude_self)
             return {(base, window, embedding, decay, 0, s):
-                    sure_mse(xs, y, None, noise, None, None, dydx=w[:, None], weights=weights)
+                    sure_mse(xs, y, None, noise, None, None, dydx=w[:, None], weights=tail_w)
                     for s, y, w in zip(sigmas, ys, own)}  # fmt: skip
         ys = [b + y for y in run_offline(xs - b, spec, times, configs=configs)]
         ys_p = None
