@@ -294,15 +294,17 @@ def test_noise_level_counts_heavy_tails_as_noise_not_only_their_core():
     assert gaussian == pytest.approx(0.3, rel=0.05)
 
 
-@pytest.mark.parametrize("signal", ["jumps", "bursts", "peaks"])
+@pytest.mark.parametrize("signal", ["jumps", "bursts", "peaks", "glitch"])
 def test_noise_level_does_not_take_the_signal_s_jumps_bursts_or_peaks_for_noise_tails(signal):
-    # the residuals' tails are the signal's: steep or sharply bent samples, left out
+    # the residuals' tails are the signal's: steep or sharply bent samples, left out; a lone
+    # glitch (a causal fit keeps it) sits in one stretch of five
     rng = np.random.default_rng(5)
     t = np.arange(3000)
     clean = {
         "jumps": np.repeat(rng.normal(size=30), 100),
         "bursts": np.where((t % 600) < 150, 2.0 * np.sin(2 * np.pi * t / 7), 0.0),
         "peaks": 2.0 * np.exp(-(((t % 97) - 30) ** 2) / 4.0),  # 2 samples wide, every 97
+        "glitch": np.where(t == 700, 30.0, 0.0),  # 300 times the noise
     }[signal]
     noisy = clean + 0.1 * rng.normal(size=t.size)
     r = noisy[1:-1] - 0.5 * (noisy[:-2] + noisy[2:])  # the two-neighbour interpolator's
