@@ -3,6 +3,7 @@ which a zero-phase ProjectionFilter treats as missing (``glitches="missing"``, t
 
 from __future__ import annotations
 
+import pickle
 import warnings
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 from tssdpa.data import load_ett, load_imu
 from tssdpa.data.synthetic import make_signal
 from tssdpa.estimators.glitches import glitch_mask
-from tssdpa.estimators.input_notes import GlitchWarning
+from tssdpa.estimators.input_notes import GlitchWarning, HeldReadingsWarning, SpikeWarning
 from tssdpa.filters import ProjectionFilter
 
 
@@ -258,3 +259,21 @@ def test_a_note_from_a_fit_run_in_a_thread_points_at_the_fit_not_the_thread_mach
         pool.submit(f.fit, x).result()
     files = {w.filename for w in told if issubclass(w.category, GlitchWarning)}
     assert len(files) == 1 and files.pop().endswith("projection.py")
+
+
+@pytest.mark.parametrize(
+    "note",
+    [
+        GlitchWarning({0: (1, 5), 2: (3, 40)}),
+        SpikeWarning({1: (4, 0.02)}),
+        HeldReadingsWarning({0: 0.9}),
+    ],  # fmt: skip
+    ids=lambda n: type(n).__name__,
+)
+def test_a_note_is_rebuilt_from_its_args_and_by_pickle(note):
+    """Process pools and pytest-xdist send a warning as its class and args, or pickled: both
+    give back the same note, saying the same thing."""
+    for rebuilt in (type(note)(*note.args), pickle.loads(pickle.dumps(note))):
+        assert type(rebuilt) is type(note)
+        assert str(rebuilt) == str(note) == note.told()
+        assert rebuilt.told(["a", "b", "c"]) == note.told(["a", "b", "c"])

@@ -46,6 +46,11 @@ class InputNote(UserWarning):
     def told(self, names=None) -> str:
         raise NotImplementedError
 
+    def __str__(self) -> str:
+        # the args are the note's data, not its text: ``type(w)(*w.args)`` and pickle rebuild
+        # it (pytest-xdist and process pools send warnings that way)
+        return self.told()
+
     def of_channel(self, channel: int) -> InputNote:
         """The note of a fit on one channel (its channel 0) said of ``channel`` of the
         series."""
@@ -57,7 +62,7 @@ class HeldReadingsWarning(InputNote):
 
     def __init__(self, held: dict[int, float]):
         self.held = held
-        super().__init__(self.told())
+        super().__init__(held)
 
     def told(self, names=None) -> str:
         return held_message(self.held, names)
@@ -74,7 +79,7 @@ class _MissingSamplesNote(InputNote):
 
     def __init__(self, found: dict[int, tuple]):
         self.found = found
-        super().__init__(self.told())
+        super().__init__(found)
 
     def _what(self, n: int, detail) -> str:
         raise NotImplementedError
