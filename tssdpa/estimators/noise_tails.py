@@ -58,7 +58,7 @@ def tail_ratio(r: np.ndarray) -> np.ndarray:
         v = r[np.isfinite(r[:, c]), c]
         if v.size:
             v = v - np.median(v)
-            mad = 1.4826 * np.median(np.abs(v))
+            mad = mad_scale(v)
             out[c] = np.sqrt(np.mean(v * v)) / mad if mad > 0 else np.nan
     return out
 
@@ -133,13 +133,13 @@ MIN_TAIL_SAMPLES = 500
 STRETCHES = 5
 
 
-def with_tails(s: float, levels, tails, near: float) -> float:
+def with_tails(s: float, symmetric, near: float) -> float:
     """The level ``s`` raised to a symmetric interpolator's RMS off the slopes
-    (:func:`rms_off_slopes`, ``tails``) where that interpolator is among the tightest bounds
-    (its robust level ``levels[i]`` within a fraction ``near`` of ``s``: its residuals are
-    mostly noise) and the RMS exceeds ``HEAVY_TAILS * s`` (the noise has heavy tails). The
-    lowest such RMS is taken."""
-    raised = [q for lv, q in zip(levels, tails)
+    (:func:`rms_off_slopes`) where that interpolator is among the tightest bounds (its robust
+    level within a fraction ``near`` of ``s``: its residuals are mostly noise) and the RMS
+    exceeds ``HEAVY_TAILS * s`` (the noise has heavy tails). ``symmetric``: a (robust level,
+    RMS off the slopes) pair per symmetric interpolator. The lowest such RMS is taken."""
+    raised = [q for lv, q in symmetric
               if lv <= (1.0 + near) * s and q > HEAVY_TAILS * s]  # fmt: skip
     return min(raised) if raised else s
 

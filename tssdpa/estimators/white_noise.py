@@ -128,7 +128,7 @@ def noise_levels_and_tails(
         if c in repeating:  # held readings or plateaus: measured on the samples that change
             raw = raw[np.r_[True, raw[1:] != raw[:-1]]]
         v = raw[~np.isnan(raw)]
-        levels, tails = [], []
+        levels, symmetric = [], []  # symmetric: (robust level, tail RMS) of each such one
         for offsets, weights in _INTERPOLATORS:
             lo, hi = -min(min(offsets), 0), max(max(offsets), 0)
             if v.size <= lo + hi + 2:
@@ -138,7 +138,7 @@ def noise_levels_and_tails(
             gain = math.sqrt(1.0 + sum(w * w for w in weights))
             levels.append(_trimmed_scale(core - pred) / gain)
             if lo and hi:  # symmetric: v_(t-1) and v_(t+1) through their sum (see there)
-                tails.append(rms_off_slopes(v, core, pred, lo) / gain)
+                symmetric.append((levels[-1], rms_off_slopes(v, core, pred, lo) / gain))
         for m in (1, 2, 4):
             if v.size < 10 * (k + 2 * m + 1):
                 break
@@ -150,7 +150,7 @@ def noise_levels_and_tails(
         s = min(positive, default=0.0)
         if s > 0:  # the minimum of noisy estimates is biased low: average those as small
             s = float(np.mean([lv for lv in positive if lv <= (1.0 + NEAR_MIN) * s]))
-            robust, s = s, with_tails(s, levels[1 : 1 + len(tails)], tails, NEAR_MIN)
+            robust, s = s, with_tails(s, symmetric, NEAR_MIN)
             if spectral:
                 s = linear_noise_level(_longest_finite_run(raw), s)
             heavy[c] = s > robust  # raised for the tails, and not lowered again
