@@ -244,6 +244,17 @@ def test_filter_notes_the_spikes_of_a_column_with_impulsive_noise(tmp_path, caps
     assert "'acc' has" not in err
 
 
+def test_filter_says_which_columns_noise_has_heavy_tails(tmp_path, capsys):
+    rng = np.random.default_rng(6)
+    smooth = np.sin(np.arange(1500) / 25)
+    p = tmp_path / "t.csv"
+    pd.DataFrame({"gyro": smooth + 0.1 * rng.standard_t(3, 1500) / np.sqrt(3),
+                  "acc": smooth + 0.1 * rng.normal(size=1500)}).to_csv(p, index=False)  # fmt: skip
+    quick = ["--params", '{"window": [16], "embedding": [1], "channel_independent": false}']
+    assert main(["filter", str(p), "--out", str(tmp_path / "out.csv"), *quick]) == 0
+    assert "heavy-tailed noise in ['gyro']: its level counts the tails" in capsys.readouterr().err
+
+
 def test_filter_reports_the_noise_level_sure_used_and_takes_a_known_one(csv, tmp_path, capsys):
     p, _ = csv
     out = tmp_path / "out.csv"

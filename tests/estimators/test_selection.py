@@ -328,8 +328,22 @@ def test_heavy_tailed_noise_is_smoothed_better_than_plain_sure_does_at_its_true_
         errors.append(float(np.sqrt(np.mean((np.asarray(f.filter(noisy)) - clean) ** 2))))
     assert errors[0] < 0.8 * errors[1]  # 0.074 against 0.124
     assert fits[0].local_ is None and fits[1].local_ is not None
+    assert fits[0].heavy_tails_.tolist() == [True] and fits[1].heavy_tails_.tolist() == [False]
     said = capsys.readouterr().out
     assert said.count("heavy-tailed noise in channel(s) [0]") == 1  # the estimate's fit only
+
+
+def test_a_fit_channel_by_channel_says_which_channels_noise_has_heavy_tails(capsys):
+    rng = np.random.default_rng(6)
+    t = np.arange(1000)
+    clean = np.sin(2 * np.pi * t / 80)[:, None] * [1.0, 1.0]
+    noise = np.column_stack([rng.normal(size=t.size), rng.standard_t(3, t.size) / np.sqrt(3)])
+    quick = {"window": [16], "embedding": [1], "channel_independent": True}
+    f = ProjectionFilter(causal=False, **quick).fit(clean + 0.3 * noise, verbose=True)
+    assert f.heavy_tails_.tolist() == [False, True]
+    assert capsys.readouterr().out.count("heavy-tailed noise in channel(s) [1]") == 1
+    target = ProjectionFilter(causal=False, **quick).fit(clean + 0.3 * noise, target=clean)
+    assert target.heavy_tails_ is None  # the target shows the noise: no level is estimated
 
 
 def test_weighted_sure_tracks_the_error_of_a_filter_that_follows_heavy_tailed_outliers():

@@ -172,6 +172,12 @@ def _report_fit(est, method: str, cols) -> None:
         how = "estimated" if given is None else given if isinstance(given, str) else "given"
         print(f"{method} on {cols}: SURE's noise level ({how}) "
               + ", ".join(format_value(float(v)) for v in noise), file=sys.stderr)  # fmt: skip
+    flags = getattr(est, "heavy_tails_", None)  # None: fitted with a target, or a forecaster
+    heavy = [] if flags is None else [c for c, h in zip(cols, flags) if h]
+    if heavy:
+        print(f"{method} on {cols}: heavy-tailed noise in {heavy}: its level counts the tails, "
+              "SURE weighs each sample's divergence by its own squared noise, no local "
+              "adaptation there", file=sys.stderr)  # fmt: skip
     scale = getattr(est, "channel_scale_", None)
     joint_used = any(model is est for _, model in fits)
     if joint_used and scale is not None and any(float(v) != 1.0 for v in scale):

@@ -18,7 +18,16 @@ Examples
 
 from __future__ import annotations
 
-__all__ = ["chosen_settings", "fitted_models", "format_value", "horizon_settings", "settings_text"]
+import numpy as np
+
+__all__ = [
+    "chosen_settings",
+    "fitted_models",
+    "format_value",
+    "heavy_tails_report",
+    "horizon_settings",
+    "settings_text",
+]
 
 
 def format_value(v) -> str:
@@ -69,3 +78,13 @@ def chosen_settings(est, names=None) -> list[tuple[str, dict]]:
         return []
     return [item for where, model in fitted_models(est, names)
             for item in horizon_settings(where, model.best_params_)]  # fmt: skip
+
+
+def heavy_tails_report(heavy) -> list[str]:
+    """The line ``fit(verbose=True)`` prints of the channels ``heavy`` ((C,) bools or None)
+    marks, whose noise has heavy tails ([] for none)."""
+    if heavy is None or not np.any(heavy):
+        return []
+    return [f"heavy-tailed noise in channel(s) {np.flatnonzero(heavy).tolist()}: its level "
+            "counts the tails, SURE weighs each sample's divergence by its own squared noise, "
+            "no local adaptation there"]  # fmt: skip

@@ -32,7 +32,7 @@ __all__ = ["ProjectionFilter"]
 _SETTINGS = ("window", "embedding", "degree", "sigma", "decay", "base", "base_params")
 _FITTED = ("mixture", "local", "channel_scale", "center", "spread", "features", "feature_logw",
            "fit_holdout_start", "spike_channels")  # fmt: skip
-_RESULTS = ("best_params", "cv_results", "noise_level", "n_channels")
+_RESULTS = ("best_params", "cv_results", "noise_level", "heavy_tails", "n_channels")
 
 
 class ProjectionFilter(
@@ -160,6 +160,10 @@ class ProjectionFilter(
         settings and ``weight`` (None: the filter is the single setting ``best_params_``).
     noise_level_ : ndarray (C,), the noise level SURE used: ``noise_level`` or the estimate
         (None with a target).
+    heavy_tails_ : ndarray of bool (C,), the channels whose estimated noise level was raised
+        for heavy tails: there SURE weighs each sample's divergence by its own squared noise
+        and the fit does not adapt in time (None with a target; all False for a given level).
+        Neither is saved.
     channel_scale_ : ndarray (C,), what each channel is divided by before the kernel.
     local_ : dict or None, the local adaptation in force (:func:`.projection_local.fit_local`).
     spike_channels_ : list of bool or None, per channel whether the fit found impulsive noise
@@ -332,6 +336,7 @@ class ProjectionFilter(
             self, xs, t_s, tgt_s, tail, noise / self.channel_scale_, heavy
         )
         self.noise_level_ = noise if tgt is None else None  # in the units of x
+        self.heavy_tails_ = heavy if tgt is None else None
         for name, value in self.best_params_.items():
             setattr(self, name + "_", value)
         fitting.warn_held_readings(xs, tgt_s)
@@ -346,8 +351,7 @@ class ProjectionFilter(
         self._choose_channels(x2, tgt, times, scored)
         if verbose:
             score = "SURE" if tgt is None else "held-out MSE"
-            print(fitting.fit_report(self, score, local_scores, heavy if tgt is None else None)
-                  + channels.choice_report(self))  # fmt: skip
+            print(fitting.fit_report(self, score, local_scores) + channels.choice_report(self))
         return self
 
     # ------------------------------------------------------------------ apply

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from tssdpa.estimators.input_notes import as_channel
-from tssdpa.estimators.report import settings_text
+from tssdpa.estimators.report import heavy_tails_report, settings_text
 from tssdpa.estimators.white_noise import check_noise_level
 from tssdpa.filters.channel_choice import check_channel_independent
 from tssdpa.filters.projection_local import output_divergence, output_scores
@@ -192,13 +192,15 @@ class ChannelModels:
         self.cv_results_ = pd.concat(tables, ignore_index=True)
         self.noise_level_ = (None if target is not None else
                              np.concatenate([m.noise_level_ for m in models]))  # fmt: skip
+        self.heavy_tails_ = (None if target is not None else
+                             np.concatenate([m.heavy_tails_ for m in models]))  # fmt: skip
         self.channel_scale_ = np.ones(x2.shape[1])  # each channel's kernel sees it alone
         self.n_channels_ = x2.shape[1]
         self.mixture_ = self.local_ = None
         starts = {m.fit_holdout_start_ for m in models}  # the same unless a channel starts late
         self.fit_holdout_start_ = starts.pop() if len(starts) == 1 else None
         if verbose:
-            print(choice_report(self))
+            print("\n".join(heavy_tails_report(self.heavy_tails_)) + choice_report(self))
         return self
 
     def _choose_channels(self, x2, target, times, scored) -> None:

@@ -36,6 +36,7 @@ from tssdpa.checks import check_positive
 from tssdpa.estimators.input_notes import HeldReadingsWarning, tell
 from tssdpa.estimators.noise_tails import tail_weights
 from tssdpa.estimators.parallel import parallel_map
+from tssdpa.estimators.report import heavy_tails_report
 from tssdpa.estimators.selection import (
     candidates,
     check_no_empty_list,
@@ -236,16 +237,13 @@ def structures(filt, lists: dict, n: int, target, finite=None) -> list[tuple]:
     return out
 
 
-def fit_report(filt, score: str, local_scores=None, heavy=None) -> str:
+def fit_report(filt, score: str, local_scores=None) -> str:
     """What ``fit(verbose=True)`` prints: the candidates, the channels whose noise has heavy
-    tails (``heavy``, (C,) bools), the choice, the local adaptation (``local_scores``: a
+    tails (``heavy_tails_``), the choice, the local adaptation (``local_scores``: a
     :class:`~.projection_local.LocalScores` from ``fit_local``; where it is off, what its best
     width would have gained and what the rule asked), the five best."""
     lines = [f"ProjectionFilter.fit: {len(filt.cv_results_)} candidates scored by {score}"]
-    if heavy is not None and np.any(heavy):
-        lines.append(f"heavy-tailed noise in channel(s) {np.flatnonzero(heavy).tolist()}: its "
-                     "level counts the tails, SURE weighs each sample's divergence by its own "
-                     "squared noise, no local adaptation there")  # fmt: skip
+    lines += heavy_tails_report(filt.heavy_tails_)
     lines.append("chose " + ", ".join(f"{k}={v}" for k, v in filt.best_params_.items()))
     if filt.mixture_:
         lines.append(f"averaging the {len(filt.mixture_)} candidates of largest weight")
