@@ -11,6 +11,8 @@ Usage::
     # denoising (peers are cheap: about 2 minutes on 2 cores); --ours gives our filter's
     # arguments (e.g. --ours local_window=None: no local adaptation in time)
     .venv/bin/python experiments/autofit_heldout.py denoise --out /tmp/dn.jsonl
+    # under Student-t noise (3 degrees of freedom) instead of Gaussian
+    .venv/bin/python experiments/autofit_heldout.py denoise --noise student_t --out /tmp/dn_t.jsonl
     # forecasting against AutoReg and Simplex (S-map's grid is slow; --smap adds it); --ours
     # gives our forecaster arguments (e.g. --ours holdout=0.25)
     .venv/bin/python experiments/autofit_heldout.py forecast --out /tmp/fc.jsonl
@@ -57,8 +59,9 @@ bench.SERIES.update(HELDOUT)
 
 
 def _unit(args) -> list:
-    task, name, data_dir, smap, ours = args
+    task, name, data_dir, smap, ours, noise = args
     (bench.OURS_FILTER if task == "denoise" else bench.OURS_FORECASTER).update(ours)
+    bench.NOISE = noise
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)  # two processes side by side, one BLAS thread each
@@ -78,8 +81,8 @@ def _unit(args) -> list:
     return rows
 
 
-def run(task: str, data_dir, out: str, smap: bool, names, ours: dict) -> None:
-    units = [(task, name, data_dir, smap, ours) for name in (names or HELDOUT)]
+def run(task: str, data_dir, out: str, smap: bool, names, ours: dict, noise="gaussian") -> None:
+    units = [(task, name, data_dir, smap, ours, noise) for name in (names or HELDOUT)]
     with ProcessPoolExecutor(2) as pool:
         rows = [row for rows in pool.map(_unit, units) for row in rows]
     Path(out).write_text("".join(json.dumps(r, default=str) + "\n" for r in rows))
@@ -124,6 +127,11 @@ def main(argv=None) -> int:
         r.add_argument("--series", nargs="+", choices=sorted(HELDOUT))
         if task == "forecast":
             r.add_argument("--smap", action="store_true", help="also tune pyEDM S-map (slow)")
+        else:
+            r.add_argument(
+                "--noise", default="gaussian", choices=["gaussian", "student_t"],
+                help="the added noise (student_t: 3 degrees of freedom)",
+            )  # fmt: skip
         r.add_argument(
             "--ours",
             nargs="*",
@@ -142,7 +150,8 @@ def main(argv=None) -> int:
         ours = {
             k: ast.literal_eval(v) for k, v in (a.split("=", 1) for a in getattr(args, "ours", []))
         }
-        run(args.command, args.data_dir, args.out, getattr(args, "smap", False), args.series, ours)
+        run(args.command, args.data_dir, args.out, getattr(args, "smap", False), args.series, ours,
+            getattr(args, "noise", "gaussian"))  # fmt: skip
     return 0
 
 
