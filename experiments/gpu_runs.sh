@@ -71,7 +71,7 @@ for step in $STEPS; do
         {
             nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
             python3 -c "import torch, lightning; print(torch.__version__, lightning.__version__)"
-            limited 100 python3 -m pytest -m gpu tests/ops/test_gpu.py -q -p no:cacheprovider
+            limited 100 python3 -m pytest -n 0 -m gpu tests/ops/test_gpu.py -q -p no:cacheprovider
         } >"$OUT/gpu_tests.txt" 2>&1 ;;
     bench)
         limited 120 python3 experiments/bench_attention.py --devices cuda \

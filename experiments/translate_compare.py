@@ -150,6 +150,9 @@ def cli_args(args: argparse.Namespace, config: Path, sequence_length: int) -> li
         "--trainer.enable_checkpointing=false",
         "--history_file=null",
         "--test_after_fit=false",
+        # what Lightning writes (the resolved config.yaml) goes under --runs-dir too, not the
+        # YAML's runs/translate/ (a run of the tests overwrote a real run's config there)
+        f"--trainer.default_root_dir={args.runs_dir / config.stem}_L{sequence_length}",
     ]
     if args.data_dir is not None:
         out.append(f"--data.data_dir={args.data_dir}")

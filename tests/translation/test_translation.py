@@ -479,6 +479,8 @@ def test_compare_script_writes_report(pairs_file, cache_dir, tmp_path):
         argv += ["--set", item]
     results = translate_compare.main(argv)
     assert [r["attention"] for r in results] == ["standard", "projection"]
+    # Lightning's resolved config goes under --runs-dir, not the YAML's runs/translate/
+    assert len(list((tmp_path / "runs").rglob("config.yaml"))) == 2
     out = tmp_path / "out"
     report = (out / "tiny.md").read_text()
     assert "tiny synthetic test" in report and "| English | reference |" in report
