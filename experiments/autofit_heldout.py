@@ -95,6 +95,10 @@ def table(path: str, before: str | None) -> None:
     if before:
         for r in map(json.loads, Path(before).read_text().splitlines()):
             old[(r["series"], r.get("snr", r.get("h")))] = r
+        # denoising runs under different noise (rows before 2026-12-02 hold no kind: Gaussian)
+        kinds = {r.get("noise", "gaussian") for r in [*rows, *old.values()] if "snr" in r}
+        if len(kinds) > 1:
+            sys.exit(f"{path} and {before} add different noise ({', '.join(sorted(kinds))})")
     ours = [k for k in ("ours", "ours (self)", "ours (sup)") if k in rows[0]]
     peers = [k for k, v in rows[0].items() if isinstance(v, dict) and k not in ours]
     block = bench.DENOISE_BLOCK if "snr" in rows[0] else None

@@ -249,8 +249,10 @@ def main(argv=None) -> int:
         for kind in [k for k in TASKS if k in present]:  # a run may hold one task only
             split_table(args.run, kind, args.before)
     else:
-        if args.report and (args.tasks != list(TASKS) or args.noise != "gaussian"):
+        if args.report and (set(args.tasks) != set(TASKS) or args.noise != "gaussian"):
             p.error("--report writes the whole run: both tasks under Gaussian noise")
+        if args.noise != "gaussian" and "denoise" not in args.tasks:
+            p.error("--noise is the denoising cells' noise: give --tasks denoise")
         run(args.out, args.report, args.seeds, args.series, args.tasks, args.noise)
     return 0
 

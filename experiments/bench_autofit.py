@@ -297,7 +297,8 @@ def denoise_unit(name, seed, z, sp):
     val, test = slice(sp.train, sp.val), slice(sp.val, sp.test)
     for k, snr in enumerate(SNRS):
         noisy = add_noise(z, NOISE, snr, seed=1000 * seed + k)
-        row = {"series": name, "seed": seed, "snr": snr, "noisy": rmse(noisy[test], z[test])[0]}
+        row = {"series": name, "seed": seed, "snr": snr, "noise": NOISE,
+               "noisy": rmse(noisy[test], z[test])[0]}  # fmt: skip
         for tag, target in (("ours (self)", None), ("ours (sup)", z[: sp.train])):
             tic = time.perf_counter()
             try:

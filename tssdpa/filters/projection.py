@@ -163,7 +163,7 @@ class ProjectionFilter(
     heavy_tails_ : ndarray of bool (C,), the channels whose estimated noise level was raised
         for heavy tails: there SURE weighs each sample's divergence by its own squared noise
         and the fit does not adapt in time (None with a target; all False for a given level).
-        Neither is saved.
+        Neither is saved: a loaded filter has neither attribute.
     channel_scale_ : ndarray (C,), what each channel is divided by before the kernel.
     local_ : dict or None, the local adaptation in force (:func:`.projection_local.fit_local`).
     spike_channels_ : list of bool or None, per channel whether the fit found impulsive noise
