@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tssdpa.estimators.noise_tails import HEAVY_TAILS, rms_off_slopes, tail_weights
+from tssdpa.estimators.noise_tails import HEAVY_TAILS, off_slopes, rms_off_slopes, tail_weights
 from tssdpa.estimators.selection import (
     candidates,
     choose_correction,
@@ -344,6 +344,21 @@ def test_a_fit_channel_by_channel_says_which_channels_noise_has_heavy_tails(caps
     assert capsys.readouterr().out.count("heavy-tailed noise in channel(s) [1]") == 1
     target = ProjectionFilter(causal=False, **quick).fit(clean + 0.3 * noise, target=clean)
     assert target.heavy_tails_ is None  # the target shows the noise: no level is estimated
+
+
+def test_tail_weights_leave_a_sharp_pulses_flanks_at_the_noises_mean_share():
+    # the pilot's residual at a pulse's flank is the pulse, not the noise: weighed by it, SURE
+    # took a filter that keeps sharp pulses for one that keeps outliers
+    rng = np.random.default_rng(8)
+    t = np.arange(3000)
+    clean = 5.0 * np.exp(-(((t % 50) - 25) ** 2) / 2.0)  # 2-3 samples wide, every 50
+    noisy = clean + 0.1 * rng.standard_t(3, t.size) / np.sqrt(3.0)
+    noisy[1010] += 3.0  # a noise outlier between two pulses
+    w = tail_weights(noisy[:, None], np.array([True]))[:, 0]
+    flanks = np.abs(np.gradient(clean)) > 0.5
+    assert flanks.sum() > 200 and np.all(w[flanks] == 1.0)
+    assert w[1010] > 100.0  # the outlier keeps its own squared noise
+    assert np.mean(w[off_slopes(noisy)]) == pytest.approx(1.0)
 
 
 def test_weighted_sure_tracks_the_error_of_a_filter_that_follows_heavy_tailed_outliers():

@@ -109,12 +109,7 @@ def rms_off_slopes(v: np.ndarray, core: np.ndarray, pred: np.ndarray, lo: int) -
     m = v.size - 8  # the samples with 4 neighbours each side: v[4 : 4 + m]
     if m < MIN_TAIL_SAMPLES:
         return math.nan
-    at = lambda k: v[4 + k : 4 + k + m]  # noqa: E731 -- v_(t+k) for those samples
-    slope = at(1) - at(-1)
-    bends = (at(2) + at(-2) - at(1) - at(-1), at(4) + at(-4) - at(3) - at(-3))
-    keep = np.ones(slope.size, dtype=bool)
-    for stat in (slope, *bends):
-        keep &= np.abs(stat - np.median(stat)) <= 3.0 * mad_scale(stat)
+    keep = off_slopes(v)[4:-4]
     if keep.sum() < MIN_TAIL_SAMPLES:
         return math.nan
     r = (core - pred)[4 - lo : 4 - lo + m][keep]
@@ -125,6 +120,31 @@ def rms_off_slopes(v: np.ndarray, core: np.ndarray, pred: np.ndarray, lo: int) -
     # Student-t of 3 degrees of freedom 0.95 of it on average
     means = [float(np.mean(part * part)) for part in np.array_split(r, STRETCHES)]
     return float(np.sqrt(np.median(means)))
+
+
+def off_slopes(v: np.ndarray) -> np.ndarray:
+    """(T,) bools: the samples of the 1-D ``v`` (NaN allowed) where the signal is neither steep
+    nor sharply bent, as far as statistics that leave ``v_t`` out can tell -- its central
+    difference ``v_(t+1) - v_(t-1)`` and bends ``v_(t+k+1) + v_(t-k-1) - v_(t+k) - v_(t-k)``
+    (k = 1, 3) within 3 MAD-scales of their medians; False within 4 samples of an end or of a
+    missing one."""
+    keep = np.zeros(v.size, dtype=bool)
+    m = v.size - 8
+    if m < 1:
+        return keep
+    at = lambda k: v[4 + k : 4 + k + m]  # noqa: E731 -- v_(t+k) for the samples 4 .. T-5
+    slope = at(1) - at(-1)
+    bends = (at(2) + at(-2) - at(1) - at(-1), at(4) + at(-4) - at(3) - at(-3))
+    inner = np.ones(m, dtype=bool)
+    for stat in (slope, *bends):
+        ok = np.isfinite(stat)
+        if not ok.any():
+            return keep
+        med = np.median(stat[ok])
+        with np.errstate(invalid="ignore"):
+            inner &= ok & (np.abs(stat - med) <= 3.0 * mad_scale(stat[ok]))
+    keep[4 : 4 + m] = inner
+    return keep
 
 
 #: fewer samples than this say too little of the noise's tails to raise a level
@@ -153,7 +173,10 @@ def tail_weights(x2: np.ndarray, heavy: np.ndarray) -> np.ndarray:
     """(T, C) weights of each entry's divergence in SURE
     (:func:`~tssdpa.estimators.selection.sure_mse`): 1 in the channels not marked ``heavy``;
     in the others ``e_t^2 / mean(e^2)``, ``e`` the residual of ``x_t`` from the median of its
-    ``PILOT_WIDTH - 1`` nearest neighbours in time (1 where ``x`` is missing).
+    ``PILOT_WIDTH - 1`` nearest neighbours in time (1 where ``x`` is missing, and where the
+    signal is steep or sharply bent, :func:`off_slopes`: there the pilot's residual is the
+    signal's as much as the noise's -- a pulse's flanks -- and weighed by it SURE took a filter
+    that keeps sharp pulses for one that keeps outliers; the mean is over the other samples).
 
     SURE's divergence term rests on Stein's identity, ``E[e_t y_t] = s^2 E[dy_t/dx_t]``, exact
     for Gaussian noise only. To first order in the noise, for any noise, ``E[e_t y_t] =
@@ -176,7 +199,9 @@ def tail_weights(x2: np.ndarray, heavy: np.ndarray) -> np.ndarray:
         pilot = np.full(v.shape, np.nan)
         pilot[seen] = np.nanmedian(windows[seen], axis=1)
         e2 = (v - pilot) ** 2
-        ok = np.isfinite(e2)
+        # where the signal is steep or sharply bent the pilot's residual is signal as much as
+        # noise (a pulse's flanks): those samples keep weight 1, the noise's mean share
+        ok = np.isfinite(e2) & off_slopes(v)
         mean = float(np.mean(e2[ok])) if ok.any() else 0.0
         if mean > 0:
             out[ok, c] = e2[ok] / mean
