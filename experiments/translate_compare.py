@@ -99,7 +99,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--runs-dir",
         type=Path,
         default=REPO / "runs/translate_compare",
-        help="where the final checkpoints go",
+        help="where the final checkpoints (and Lightning's resolved config.yaml) go",
     )
     p.add_argument("--samples", type=int, default=10, help="sample translations per run")
     p.add_argument(
