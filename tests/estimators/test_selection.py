@@ -361,6 +361,26 @@ def test_tail_weights_leave_a_sharp_pulses_flanks_at_the_noises_mean_share():
     assert np.mean(w[off_slopes(noisy)]) == pytest.approx(1.0)
 
 
+def test_a_probe_scaled_by_the_root_of_the_tail_weights_gives_their_divergence_with_less_noise():
+    # what choose_settings does in a heavy-tailed channel: sum_t w_t dy_t/dx_t from one probe
+    # c = sqrt(w) b, not from the +-1 probe b's terms weighed by w (an outlier's weight of a few
+    # hundred multiplied the noise of its neighbours' terms)
+    rng = np.random.default_rng(9)
+    x = np.sin(np.arange(3000) * 0.02) + 0.1 * rng.standard_t(3, 3000) / np.sqrt(3.0)
+    w = tail_weights(x[:, None], np.array([True]))[:, 0]
+    smooth = lambda v: np.convolve(v, np.ones(9) / 9, mode="same")  # noqa: E731 -- linear
+    exact = float(np.mean(w[4:-4])) / 9  # the interior's diagonal is 1/9
+    weighed, scaled = [], []
+    for _ in range(200):
+        b = rng.choice([-1.0, 1.0], x.size)
+        c = np.sqrt(w) * b
+        weighed.append(float(np.mean((w * b * smooth(b))[4:-4])))
+        scaled.append(float(np.mean((c * smooth(c))[4:-4])))
+    for estimates in (weighed, scaled):  # both unbiased
+        assert abs(np.mean(estimates) - exact) < 4 * np.std(estimates) / np.sqrt(200)
+    assert np.std(scaled) < 0.5 * np.std(weighed)
+
+
 def test_weighted_sure_tracks_the_error_of_a_filter_that_follows_heavy_tailed_outliers():
     # y keeps x where it is far from its neighbours' mean (an outlier), else smooths it: its
     # divergence is 1 exactly where the noise is large, which plain SURE counts at s^2

@@ -336,13 +336,18 @@ def choose_settings(filt, xs, times, target, tail, noise, heavy=None):
         tail_w = tail_weights(xs, heavy)
     if target is None:
         probe = np.random.default_rng(int(filt.random_state)).choice([-1.0, 1.0], xs.shape)
+        if tail_w is not None:
+            # the weighted divergence sum_t w_t dy_t/dx_t from a probe scaled by sqrt(w): as
+            # unbiased as weighing the +-1 probe's terms, and its noise sum_(t<j) 4 w_t w_j
+            # J_tj^2 never exceeds theirs, sum (w_t + w_j)^2 J_tj^2 -- an outlier's weight (a
+            # few hundred times the mean) no longer multiplies its neighbours' terms
+            probe = probe * np.sqrt(tail_w)
         eps = 1e-4
         xp = xs + eps * noise * probe
 
     def scored(ys, ys_p):
-        if target is None:
-            return [sure_mse(xs, y, yp, noise, probe, eps, weights=tail_w)
-                    for y, yp in zip(ys, ys_p)]  # fmt: skip
+        if target is None:  # the probe carries the tail weights (above)
+            return [sure_mse(xs, y, yp, noise, probe, eps) for y, yp in zip(ys, ys_p)]
         return [heldout_mse(y, target, tail) for y in ys]
 
     def lowpass_pair(params):
