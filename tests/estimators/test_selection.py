@@ -361,24 +361,58 @@ def test_tail_weights_leave_a_sharp_pulses_flanks_at_the_noises_mean_share():
     assert np.mean(w[off_slopes(noisy)]) == pytest.approx(1.0)
 
 
-def test_a_probe_scaled_by_the_root_of_the_tail_weights_gives_their_divergence_with_less_noise():
+@pytest.mark.parametrize("seed", [9, 2])
+def test_a_probe_scaled_by_the_root_of_the_tail_weights_gives_their_divergence_with_less_noise(
+    seed,
+):
     # what choose_settings does in a heavy-tailed channel: sum_t w_t dy_t/dx_t from one probe
     # c = sqrt(w) b, not from the +-1 probe b's terms weighed by w (an outlier's weight of a few
-    # hundred multiplied the noise of its neighbours' terms)
-    rng = np.random.default_rng(9)
+    # hundred multiplied the noise of its neighbours' terms). Both are unbiased; their exact
+    # variances over the pairs t < j: sum (w_t J_tj + w_j J_jt)^2 and sum w_t w_j (J_tj + J_jt)^2
+    rng = np.random.default_rng(seed)
     x = np.sin(np.arange(3000) * 0.02) + 0.1 * rng.standard_t(3, 3000) / np.sqrt(3.0)
     w = tail_weights(x[:, None], np.array([True]))[:, 0]
-    smooth = lambda v: np.convolve(v, np.ones(9) / 9, mode="same")  # noqa: E731 -- linear
-    exact = float(np.mean(w[4:-4])) / 9  # the interior's diagonal is 1/9
-    weighed, scaled = [], []
-    for _ in range(200):
-        b = rng.choice([-1.0, 1.0], x.size)
-        c = np.sqrt(w) * b
-        weighed.append(float(np.mean((w * b * smooth(b))[4:-4])))
-        scaled.append(float(np.mean((c * smooth(c))[4:-4])))
-    for estimates in (weighed, scaled):  # both unbiased
-        assert abs(np.mean(estimates) - exact) < 4 * np.std(estimates) / np.sqrt(200)
-    assert np.std(scaled) < 0.5 * np.std(weighed)
+
+    def variances(offsets, coefficient, two_sided):
+        weighed = scaled = 0.0
+        for d in offsets:  # pairs (t - d, t): J_t,t-d = coefficient, J_t-d,t as two_sided
+            a, b = w[d:], w[:-d]
+            back = coefficient if two_sided else 0.0
+            weighed += float(np.sum((a * coefficient + b * back) ** 2))
+            scaled += float(np.sum(a * b * (coefficient + back) ** 2))
+        return weighed, scaled
+
+    for weighed, scaled in (variances(range(1, 5), 1 / 9, True),  # a centred moving average
+                            variances(range(1, 9), 1 / 9, False)):  # a causal one  # fmt: skip
+        assert scaled < 0.25 * weighed  # the spread at most half
+    smooth = lambda v: np.convolve(v, np.ones(9) / 9, mode="same")  # noqa: E731
+    exact = float(np.mean(w[4:-4])) / 9  # the centred average's diagonal, 1/9 inside
+    probes = rng.choice([-1.0, 1.0], (200, x.size)) * np.sqrt(w)
+    estimates = [float(np.mean((c * smooth(c))[4:-4])) for c in probes]
+    assert abs(np.mean(estimates) - exact) < 4 * np.std(estimates) / np.sqrt(200)  # unbiased
+
+
+def test_a_heavy_tailed_channels_probe_carries_its_tail_weights(monkeypatch):
+    # the wiring of the test above: choose_settings scores the probed candidates of a heavy-
+    # tailed channel with the probe scaled by sqrt(w), a Gaussian one's with the +-1 probe
+    import tssdpa.filters.projection_fit as fitting
+
+    probes = []
+    real = fitting.sure_mse
+    monkeypatch.setattr(fitting, "sure_mse", lambda *a, **k: probes.append(a[4]) or real(*a, **k))
+    rng = np.random.default_rng(6)
+    t = np.arange(1000)
+    clean = np.sin(2 * np.pi * t / 80)[:, None] * [1.0, 1.0]
+    noise = np.column_stack([rng.normal(size=t.size), rng.standard_t(3, t.size) / np.sqrt(3)])
+    x = clean + 0.3 * noise
+    quick = {"window": [16], "embedding": [1], "local_window": None, "channel_independent": False}
+    f = ProjectionFilter(causal=False, **quick).fit(x)
+    assert f.heavy_tails_.tolist() == [False, True]
+    probed = [p for p in probes if p is not None]
+    assert probed and all(np.array_equal(p, probed[0]) for p in probed)
+    w = tail_weights(x, f.heavy_tails_)
+    np.testing.assert_allclose(probed[0] ** 2, w)  # +-1 in channel 0, +-sqrt(w) in channel 1
+    assert not np.all(w[:, 1] == 1.0)
 
 
 def test_weighted_sure_tracks_the_error_of_a_filter_that_follows_heavy_tailed_outliers():

@@ -31,6 +31,7 @@ __all__ = [
     "TAIL_SDS",
     "gaussian_tails",
     "mad_scale",
+    "off_slopes",
     "rms_off_slopes",
     "tail_ratio",
     "tail_weights",
@@ -126,8 +127,11 @@ def off_slopes(v: np.ndarray) -> np.ndarray:
     """(T,) bools: the samples of the 1-D ``v`` (NaN allowed) where the signal is neither steep
     nor sharply bent, as far as statistics that leave ``v_t`` out can tell -- its central
     difference ``v_(t+1) - v_(t-1)`` and bends ``v_(t+k+1) + v_(t-k-1) - v_(t+k) - v_(t-k)``
-    (k = 1, 3) within 3 MAD-scales of their medians; False within 4 samples of an end or of a
-    missing one."""
+    (k = 1, 3) within 3 MAD-scales of their medians; False within 4 samples of an end and
+    where a statistic meets a missing sample (the missing sample itself may be True). Under
+    heavy-tailed noise a second outlier within 4 samples also excludes one (Student-t of 3
+    degrees of freedom on a sine: 6.7% of the samples, 7.5% of the largest 1% of the noise;
+    Gaussian: 0.8%)."""
     keep = np.zeros(v.size, dtype=bool)
     m = v.size - 8
     if m < 1:

@@ -215,7 +215,8 @@ def sure_mse(x, y, y_perturbed, noise, probe, eps, dydx=None, weights=None) -> f
     """Monte-Carlo SURE of a denoiser: an unbiased estimate of ``mean((y - clean)^2)``.
 
     ``y`` is the output on ``x``, ``y_perturbed`` the output on ``x + eps * noise * probe``
-    (``probe`` random ±1, ``noise`` the per-channel noise level). For additive white noise
+    (``probe`` random ±1, or ±``sqrt(w)`` for the divergence weighted by ``w``, which
+    ``weights`` then leaves out; ``noise`` the per-channel noise level). For additive white noise
     ``mean((y - x)^2) - noise^2 + 2 noise^2 div`` has the expectation of the error against the
     clean signal; the divergence ``div`` is estimated from the one probe, or given exactly as
     ``dydx`` (``dy_t / dx_t`` per entry, broadcast against ``y``; then ``y_perturbed``,

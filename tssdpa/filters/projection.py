@@ -283,10 +283,12 @@ class ProjectionFilter(
           (``noise_level``, else :func:`~tssdpa.estimators.white_noise.noise_level`;
           ``noise_level_``) and the
           divergence ``div = sum dy_t/dx_t`` (one random +-1 probe; exact for
-          ``window="all"``): for additive white noise, the expected squared error against the
-          unseen clean signal. Noise that is not white (drift, correlated noise) is partly
-          taken for signal: give a ``target`` where one exists. A zero-phase filter then
-          decides on its local adaptation by the same score (``local_window``, ``local_``).
+          ``window="all"``; where the noise has heavy tails each sample's term is weighed by
+          its own squared noise, ``heavy_tails_``): for additive white noise, the expected
+          squared error against the unseen clean signal. Noise that is not white (drift,
+          correlated noise) is partly taken for signal: give a ``target`` where one exists. A
+          zero-phase filter then decides on its local adaptation by the same score
+          (``local_window``, ``local_``).
 
         Parameters
         ----------

@@ -338,8 +338,9 @@ def choose_settings(filt, xs, times, target, tail, noise, heavy=None):
         probe = np.random.default_rng(int(filt.random_state)).choice([-1.0, 1.0], xs.shape)
         if tail_w is not None:
             # the weighted divergence sum_t w_t dy_t/dx_t from a probe scaled by sqrt(w): as
-            # unbiased as weighing the +-1 probe's terms, and its noise sum_(t<j) 4 w_t w_j
-            # J_tj^2 never exceeds theirs, sum (w_t + w_j)^2 J_tj^2 -- an outlier's weight (a
+            # unbiased as weighing the +-1 probe's terms; its variance, sum_(t<j) w_t w_j
+            # (J_tj + J_jt)^2 against sum_(t<j) (w_t J_tj + w_j J_jt)^2, is never larger for a
+            # symmetric J and was lower on the one-sided filters tried -- an outlier's weight (a
             # few hundred times the mean) no longer multiplies its neighbours' terms
             probe = probe * np.sqrt(tail_w)
         eps = 1e-4
