@@ -247,3 +247,17 @@ def test_a_saved_filter_keeps_its_spike_channels_and_an_older_file_has_none(tmp_
         edit_config(tmp_path / "f", lambda cfg, bad=bad: cfg["fitted"].update(spike_channels_=bad))
         with pytest.raises(ValueError, match="spike_channels_"):
             ProjectionFilter.load(tmp_path / "f")
+
+
+def test_a_train_of_narrow_pulses_is_signal_not_impulsive_noise():
+    """Pulses 2-3 samples wide (a peak at a low sampling rate: an R wave, a heel strike) are
+    far from the quadratic through their neighbours, as spikes are, but their flanks are too:
+    three or more in a row on one side are a pulse. Before, such a train was taken for
+    impulsive noise and its pulses filled in: 0.85 error where the noisy series has 0.20."""
+    rng = np.random.default_rng(0)
+    t = np.arange(1500)
+    clean = 5.0 * np.exp(-(((t % 50) - 25) ** 2) / 2.0)
+    x = clean + 0.2 * rng.normal(size=t.size)
+    assert spike_channels(x[:, None]).tolist() == [False]
+    y = ProjectionFilter(causal=False, window=[16], embedding=[3]).fit(x).filter(x)
+    assert _error(y, clean) < 0.5 * _error(x, clean)
