@@ -261,8 +261,9 @@ def _in_a_pulse(r: np.ndarray, reach: np.ndarray) -> np.ndarray:
     """(T,) bools: the samples in a run of 3 or more in a row whose signed distances ``r`` from
     the reference are beyond ``reach`` on the same side -- a narrow pulse of the signal (a peak
     2-3 samples wide, whose flanks are far out too), not spikes, which are single samples. Two
-    adjacent impulsive hits on the same side are still spikes (kept, a fit follows them), and
-    three are rare (under 2% of outliers, 1 hit in 10,000 starts one). Without it a train of
+    adjacent impulsive hits on the same side are still marked as spikes (a fit would follow
+    such a pair), and three in a row are rare (under 2% of outliers, 1 hit in 10,000 starts
+    such a run). Without it a train of
     such pulses was taken for impulsive noise and its pulses filled in
     (``tests/estimators/test_spikes.py``)."""
     out = np.zeros(r.shape, dtype=bool)
