@@ -261,3 +261,18 @@ def test_a_train_of_narrow_pulses_is_signal_not_impulsive_noise():
     assert spike_channels(x[:, None]).tolist() == [False]
     y = ProjectionFilter(causal=False, window=[16], embedding=[3]).fit(x).filter(x)
     assert _error(y, clean) < 0.5 * _error(x, clean)
+
+
+def test_three_far_samples_in_a_row_on_one_side_are_a_pulse_and_two_are_spikes():
+    from tssdpa.estimators.spikes import _in_a_pulse
+
+    reach = np.ones(12)
+    r = np.zeros(12)
+    r[[1, 2]] = 5.0  # two adjacent hits: spikes
+    r[[5, 6, 7]] = -5.0  # a negative pulse of 3
+    r[9:] = [5.0, -5.0, 5.0]  # 3 far, but not on one side
+    assert np.flatnonzero(_in_a_pulse(r, reach)).tolist() == [5, 6, 7]
+    r[[0, 1, 2]] = 5.0  # a run at the start of the series
+    r[3] = np.nan  # a missing reference breaks a run
+    assert np.flatnonzero(_in_a_pulse(r, reach)).tolist() == [0, 1, 2, 5, 6, 7]
+    assert not _in_a_pulse(np.array([5.0, 5.0]), np.ones(2)).any()

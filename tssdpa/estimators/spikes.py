@@ -262,8 +262,11 @@ def _in_a_pulse(r: np.ndarray, reach: np.ndarray) -> np.ndarray:
     the reference are beyond ``reach`` on the same side -- a narrow pulse of the signal (a peak
     2-3 samples wide, whose flanks are far out too), not spikes, which are single samples. Two
     adjacent impulsive hits on the same side are still marked as spikes (a fit would follow
-    such a pair), and three in a row are rare (under 2% of outliers, 1 hit in 10,000 starts
-    such a run). Without it a train of
+    such a pair), and three in a row are rare (at a 2% outlier rate 1 sample in 10,000 starts
+    such a run). Pulses whose far run is shorter are still marked: exactly 2 samples wide, a
+    2-sample peak half a sample off centre, a fast one-sided decay at moderate SNR, or pulses
+    so dense (every 12 samples or fewer) that they raise the typical distance and their flanks
+    fall within reach. Without it a train of
     such pulses was taken for impulsive noise and its pulses filled in
     (``tests/estimators/test_spikes.py``)."""
     out = np.zeros(r.shape, dtype=bool)
