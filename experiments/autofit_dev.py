@@ -144,10 +144,7 @@ def main(argv=None) -> int:
         help="without the linear model's 64-336-sample patterns (what they change alone)",
     )
     r.add_argument("--denoise", action="store_true", help="the denoising cells instead")
-    r.add_argument(
-        "--noise", default="gaussian", choices=["gaussian", "student_t"],
-        help="the denoising cells' noise (student_t: 3 degrees of freedom)",
-    )  # fmt: skip
+    bench.add_noise_option(r)
     c = sub.add_parser("compare")
     c.add_argument("before")
     c.add_argument("after")

@@ -132,10 +132,7 @@ def main(argv=None) -> int:
         if task == "forecast":
             r.add_argument("--smap", action="store_true", help="also tune pyEDM S-map (slow)")
         else:
-            r.add_argument(
-                "--noise", default="gaussian", choices=["gaussian", "student_t"],
-                help="the added noise (student_t: 3 degrees of freedom)",
-            )  # fmt: skip
+            bench.add_noise_option(r)
         r.add_argument(
             "--ours",
             nargs="*",

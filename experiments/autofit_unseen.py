@@ -235,10 +235,7 @@ def main(argv=None) -> int:
     r.add_argument("--seeds", nargs="+", type=int, default=[0])
     r.add_argument("--series", nargs="+", choices=sorted(UNSEEN), default=list(UNSEEN))
     r.add_argument("--tasks", nargs="+", choices=TASKS, default=list(TASKS))
-    r.add_argument(
-        "--noise", default="gaussian", choices=["gaussian", "student_t"],
-        help="the denoising cells' noise (student_t: 3 degrees of freedom)",
-    )  # fmt: skip
+    bench.add_noise_option(r)
     t = sub.add_parser("table")
     t.add_argument("run")
     t.add_argument("before", nargs="?")

@@ -97,8 +97,18 @@ SERIES = {
 }  # fmt: skip
 QUICK_SERIES = ("henon", "lorenz", "sunspots")
 SNRS = (0.0, 10.0, 20.0)
-#: the noise the denoising cells add (``tssdpa.data.add_noise``'s kind; ``autofit_dev.py --noise``)
+#: the noise the denoising cells add (``tssdpa.data.add_noise``'s kind; the scripts' --noise)
 NOISE = "gaussian"
+
+
+def add_noise_option(parser) -> None:
+    """The ``--noise`` option of the scripts that run :func:`denoise_unit` (sets ``NOISE``)."""
+    parser.add_argument(
+        "--noise", default="gaussian", choices=["gaussian", "student_t"],
+        help="the denoising cells' noise (student_t: 3 degrees of freedom)",
+    )  # fmt: skip
+
+
 SIMPLEX_GRID = [{"embedding": e} for e in range(1, 11)]
 SMAP_GRID = [{"embedding": e, "theta": t} for e in range(1, 11) for t in (0, 0.5, 1, 2, 4, 8)]
 AR_LAGS = (1, 2, 4, 8, 16, 32)
