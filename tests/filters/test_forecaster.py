@@ -17,6 +17,7 @@ from tssdpa.filters.analogues import (
     DEFAULT_RIDGE,
     AnalogueData,
     anchor_horizons,
+    iterate_one_step,
     nearest_anchor,
 )
 from tssdpa.signal.embedding import delay_embedding
@@ -55,9 +56,13 @@ def reference_forecast(fc, train, y, h, run=0, start=0):
     E_tr = delay_embedding(z_tr[:, None], s.embedding, delay=s.delay)
     E_y = delay_embedding(z[:, None], s.embedding, delay=s.delay)
     lib = [(E_tr[j], z_tr[j + h]) for j in range(len(z_tr) - h) if np.isfinite(E_tr[j]).all()]
-    # the global linear model (fitted on the training patterns, as fit does)
-    X = np.array([np.r_[1.0, k] for k, _ in lib])
-    Y = np.array([v for _, v in lib])
+    # the global linear model (fitted on the training patterns, as fit does); the recursive
+    # one fits the next step and feeds each forecast back as the newest sample, h times
+    recursive = s.model == "recursive_linear"
+    fit_h = 1 if recursive else h
+    pairs = [(E_tr[j], z_tr[j + fit_h]) for j in range(len(z_tr) - fit_h)]
+    X = np.array([np.r_[1.0, k] for k, _ in pairs if np.isfinite(k).all()])
+    Y = np.array([v for k, v in pairs if np.isfinite(k).all()])
     ridge = s.ridge if s.ridge is not None else DEFAULT_RIDGE  # the mean has no linear part
     G = X.T @ X
     G += np.eye(len(G)) * (ridge * np.trace(G) / len(G) + 1e-12)
@@ -80,6 +85,12 @@ def reference_forecast(fc, train, y, h, run=0, start=0):
         if s.model == "linear":
             out[t] = lin_q
             continue
+        if recursive:
+            pattern = list(q)
+            for _ in range(h):
+                pattern = [np.r_[1.0, pattern] @ beta, *pattern[:-1]]
+            out[t] = pattern[0]
+            continue
         d = np.sqrt(np.sum((cand_keys - q) ** 2, axis=1))
         order = np.argsort(d, kind="stable")[: s.n_neighbors]
         dk, keys, vals = d[order], cand_keys[order], cand_vals[order]
@@ -101,14 +112,17 @@ def reference_forecast(fc, train, y, h, run=0, start=0):
     return out * fc.scale_[0] + fc.mean_[0]
 
 
-@pytest.mark.parametrize("model", ["mean", "local_linear", "linear", "hybrid"])
-@pytest.mark.parametrize("delay", [1, 2])
+@pytest.mark.parametrize(
+    "model, delay",
+    [(m, d) for m in ("mean", "local_linear", "linear", "hybrid") for d in (1, 2)]
+    + [("recursive_linear", 1)],
+)
 def test_forecasts_equal_the_explicit_loop(model, delay):
     x = logistic_map(420, noise=0.01)
     fc = ProjectionForecaster(
-        embedding=3, delay=delay, n_neighbors=7, bandwidth=0.8, model=model, horizon=2
+        embedding=3, delay=delay, n_neighbors=7, bandwidth=0.8, model=model, horizon=3
     ).fit(x[:300])
-    for h in (1, 2):
+    for h in (1, 3):
         got = fc.forecast(x, horizon=h)
         want = reference_forecast(fc, x[:300], x, h, run=300)
         np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
@@ -322,6 +336,13 @@ def _set_structure_field(field, value):
         (_set_structure_field("bandwidth", -0.5), "bandwidth must be"),
         (_set_structure_field("sigma", 0.3), "exactly one of bandwidth and sigma"),
         (_set_structure_field("ridge", float("nan")), "ridge must be"),
+        (
+            lambda cfg: [
+                p.update(model="recursive_linear", delay=2, n_neighbors=0, bandwidth=None)
+                for p in cfg["fitted"]["best_params_"].values()
+            ],
+            "'recursive_linear' needs delay 1",
+        ),  # fmt: skip
         (_set_structure_field("weight", 1.0), "unknown fields \\['weight'\\]"),
         (lambda cfg: cfg["fitted"]["best_params_"].pop("2"), "must hold the horizons \\[1, 2\\]"),
         (lambda cfg: cfg["fitted"]["best_params_"].update({"1": [3]}), "must be an object"),
@@ -946,8 +967,11 @@ def _regime_series(seed=16, n=1200):
 @pytest.fixture(scope="module")
 def switching():
     y = _regime_series()
-    fc = ProjectionForecaster(horizon=3, embedding=[1, 2, 3], n_neighbors=[4, 8]).fit(y[:900])
-    return fc, y
+    # without the recursive model, whose contender at horizon 3 is never ahead by the margin:
+    # these tests need a fit whose forecasts do switch at every horizon
+    models = ["mean", "local_linear", "linear", "hybrid"]
+    fc = ProjectionForecaster(horizon=3, embedding=[1, 2, 3], n_neighbors=[4, 8], model=models)
+    return fc.fit(y[:900]), y
 
 
 def test_a_fit_that_scored_both_ways_keeps_each_scorings_choice_as_a_contender(switching):
@@ -1146,3 +1170,93 @@ def test_forecasts_of_a_series_that_repeats_part_of_the_fitted_one_are_causal(sw
     assert fc._overlap(y2[:, None]) == (250, 50)  # the fitted series goes on for 50 rows
     for n in (100, 250, 251, 320, 499):
         np.testing.assert_array_equal(np.asarray(fc.forecast_path(y2[:n], 3)), whole[:n])
+
+
+def _companion_forecasts(design, coef, C, h):
+    """The reference for an iterated one-step fit: the state-space form. The state
+    ``[1, z_t, ..., z_(t-E+1)]`` moves one step by the companion matrix; h steps are its h-th
+    power, and the forecast is the new state's first C values."""
+    D1 = len(coef)
+    M = np.zeros((D1, D1))
+    M[0, 0] = 1.0
+    M[1 : 1 + C] = coef.T  # the next sample
+    M[1 + C :, 1 : D1 - C] = np.eye(D1 - 1 - C)  # every other sample moves one lag back
+    return (np.linalg.matrix_power(M, h) @ design.T).T[:, 1 : 1 + C]
+
+
+@pytest.mark.parametrize("channels, embedding", [(1, 1), (1, 4), (2, 3)])
+def test_iterated_one_step_forecasts_equal_powers_of_the_companion_matrix(channels, embedding):
+    rng = np.random.default_rng(channels + embedding)
+    D1 = 1 + channels * embedding
+    coef = 0.3 * rng.normal(size=(D1, channels))
+    design = np.column_stack([np.ones(6), rng.normal(size=(6, D1 - 1))])
+    horizons = [1, 2, 5, 9]
+    got = iterate_one_step(design, coef, channels, horizons)
+    for i, h in enumerate(horizons):
+        want = _companion_forecasts(design, coef, channels, h)
+        np.testing.assert_allclose(got[:, i], want, rtol=1e-10, atol=1e-12)
+    # a fit per row: each row's forecasts are its own fit's
+    per_row = coef[None] + 0.1 * rng.normal(size=(6, D1, channels))
+    got = iterate_one_step(design, per_row, channels, horizons)
+    for n in range(6):
+        want = iterate_one_step(design[n : n + 1], per_row[n], channels, horizons)
+        np.testing.assert_allclose(got[n : n + 1], want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("channels, gap", [(1, 12), (2, 2)])
+def test_blocked_recursive_forecasts_iterate_the_one_step_part_of_each_blocks_fit(channels, gap):
+    z = np.hstack([_smooth_series(c) for c in range(channels)])
+    E, ridge, horizons = 4, 1e-3, [1, 3, 7]
+    data = AnalogueData(z, E, 1, horizons, [ridge])
+    rows = np.arange(E - 1, len(z))
+    got = data.blocked_linear(ridge, rows, gap, recursive=True)
+    library = np.flatnonzero(data.usable)
+    length = max(gap, len(z) // 100)
+    for a in range(0, len(z), length):
+        b = a + length
+        coef = _fresh_ridge(data, library[(library < a - length) | (library >= b + length)], ridge)
+        mine = rows[(rows >= a) & (rows < b)]
+        design = np.column_stack([np.ones(len(mine)), data.keys[mine]])
+        for i, h in enumerate(horizons):  # the horizon-1 columns come first
+            want = _companion_forecasts(design, coef[:, :channels], channels, h)
+            np.testing.assert_allclose(got[mine - rows[0], i], want, rtol=1e-7, atol=1e-9)
+    # with every row of the series, as scored forward and as forecast
+    np.testing.assert_allclose(
+        data.recursive(data.keys[rows], ridge, horizons),
+        iterate_one_step(
+            np.column_stack([np.ones(len(rows)), data.keys[rows]]),
+            data.coef[ridge][:, :channels], channels, horizons,
+        ),
+        rtol=1e-12,
+    )  # fmt: skip
+
+
+def test_a_long_pattern_on_a_short_linear_series_forecasts_far_ahead_better_iterated():
+    # 150 samples of an AR(2) and 12 lags: an 8-step fit has as many coefficients as the
+    # one-step fit, with noisier targets; the one-step fit iterated is the efficient forecast,
+    # and the fit offered both keeps it (the paired errors of a few seeds: one may tie)
+    kw = dict(horizon=8, embedding=12, ridge=1e-6)
+    ratios, chosen = [], 0
+    for seed in range(4, 10):
+        y = ar2(2150, seed=seed)
+        both = ProjectionForecaster(model=["linear", "recursive_linear"], **kw).fit(y[:150])
+        direct = ProjectionForecaster(model="linear", **kw).fit(y[:150])
+        chosen += both.best_params_[8]["model"] == "recursive_linear"
+        assert both.best_params_[1]["model"] == "linear"  # one step: the same model
+        ratios.append(rmse(both.forecast(y, 8), y, 8, 150) / rmse(direct.forecast(y, 8), y, 8, 150))
+        assert (
+            both.cv_results_.query("model == 'recursive_linear' and horizon == 1")["mse"]
+            .isna()
+            .all()
+        )  # scored where it differs from the direct model only
+    assert chosen >= 5
+    assert np.mean(ratios) < 1.0 and max(ratios) < 1.01
+
+
+def test_the_recursive_model_needs_delay_1():
+    y = ar2(300)
+    with pytest.raises(ValueError, match="delay"):
+        ProjectionForecaster(model="recursive_linear", delay=2).fit(y)
+    # among other models it is scored at delay 1 only
+    fc = ProjectionForecaster(horizon=3, delay=[1, 2], model=["recursive_linear", "mean"]).fit(y)
+    assert set(fc.cv_results_.query("model == 'recursive_linear'")["delay"]) == {1}

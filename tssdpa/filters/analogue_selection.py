@@ -32,8 +32,11 @@ from tssdpa.signal.neighbours import causal_neighbours, loo_neighbours
 
 __all__ = ["choose_structures", "drift_holdout"]
 
-#: simplest first, for the choice among candidates that are about as good as the best
-_MODEL_RANK = {"linear": 0, "hybrid": 1, "mean": 2, "local_linear": 3}
+#: simplest first, for the choice among candidates that are about as good as the best (the
+#: recursive model fits one set of coefficients for every horizon, the direct one a set each)
+_MODEL_RANK = {"recursive_linear": 0, "linear": 1, "hybrid": 2, "mean": 3, "local_linear": 4}
+#: the global linear models, scored without a neighbour search
+_LINEAR_MODELS = ("linear", "recursive_linear")
 #: ``holdout="auto"``: score forward on the last DRIFT_HOLDOUT of the series where the spread
 #: of that part differs from the rest's by more than a factor DRIFT_RATIO
 DRIFT_HOLDOUT, DRIFT_RATIO = 0.25, 2.0
@@ -125,7 +128,8 @@ def _score_all(z, anchors, candidates, max_queries, holdout) -> _Scores:
     delays = candidates["delay"]
     ladder, missed = list(candidates.get("linear_ladder", [])), 0
     lin_only = [E for E in [*candidates.get("linear_embedding", []), *ladder] if E > 0]
-    lin_only = lin_only if "linear" in candidates["model"] else []  # no queries lost to them
+    if not set(_LINEAR_MODELS) & set(candidates["model"]):
+        lin_only = []  # no queries lost to them
     span = max([(max(candidates["embedding"]) - 1) * max(delays)] + [E - 1 for E in lin_only])
     last = T - 1 - max(anchors)
     span = min(span, max(0, last - 20))  # a short series: fewer rows are complete queries
@@ -156,7 +160,9 @@ def _score_all(z, anchors, candidates, max_queries, holdout) -> _Scores:
 
     def linear_errors(E):
         data = _data(z, E, 1, anchors, candidates["ridge"], cut)
-        return None if data is None else _linear_errors(data, queries, E, 1, anchors, cut)
+        if data is None:
+            return None
+        return _linear_errors(data, queries, E, 1, anchors, candidates["model"], cut)
 
     # the lengths off the ladder are all scored: computed in parallel, recorded in order; the
     # ladder's in turn, as it stops once two of its lengths in a row improve no score
@@ -275,30 +281,39 @@ def minimax_regret(i, a: _Scores, b: _Scores) -> Structure | None:
     return a.structures[pick[0]]
 
 
-def _linear_at(data, queries, anchors, E, delay, cut) -> dict:
+def _linear_at(data, queries, anchors, E, delay, cut, recursive=False) -> dict:
     """The global ridge fits' forecasts of ``queries`` as they are scored, by ridge: by fits
     that left out every row sharing samples with the query (blocked, as the neighbours
     leave them out: ``|j - t| <= (E-1)τ + h``); scoring forward, by the fit on the rows before
-    the holdout, which never saw the queries."""
+    the holdout, which never saw the queries. ``recursive``: their one-step parts iterated."""
     if cut is not None:
         keys = np.nan_to_num(data.keys[queries])
+        if recursive:
+            return {r: data.recursive(keys, r, anchors) for r in data.coef}
         return {r: data.linear(keys, r) for r in data.coef}
     gap = (E - 1) * delay + max(anchors)
-    return {r: data.blocked_linear(r, queries, gap) for r in data.coef}
+    return {r: data.blocked_linear(r, queries, gap, recursive=recursive) for r in data.coef}
 
 
-def _linear_errors(data, queries, E, delay, anchors, cut=None, lin_q=None) -> list:
-    """(Structure, squared errors) of the global ridge fits at the queries, as
-    :func:`_linear_at` forecasts them (``lin_q``: those forecasts, where the caller has them
-    already)."""
+def _linear_errors(data, queries, E, delay, anchors, models, cut=None, lin_q=None) -> list:
+    """(Structure, squared errors) of the global linear models among ``models`` at the
+    queries, as :func:`_linear_at` forecasts them (``lin_q``: the direct fits' forecasts,
+    where the caller has them already). The recursive model is scored with delay 1 only, and
+    at horizon 1, where it is the direct model, only when that is no candidate."""
     keys, out = data.keys[queries], []
-    if lin_q is None:
-        lin_q = _linear_at(data, queries, anchors, E, delay, cut)
-    for ridge, pred in lin_q.items():
-        err = data.futures[queries] - pred
-        err[~np.isfinite(keys).all(1)] = np.nan  # an incomplete pattern
-        structure = Structure(E, delay, 0, None, None, "linear", ridge)
-        out.append((structure, nan_mean(err**2, axis=2)))
+    incomplete = ~np.isfinite(keys).all(1)
+    kinds = {}
+    if "linear" in models:
+        kinds["linear"] = lin_q or _linear_at(data, queries, anchors, E, delay, cut)
+    if "recursive_linear" in models and delay == 1:
+        kinds["recursive_linear"] = _linear_at(data, queries, anchors, E, delay, cut, True)
+    for model, forecasts in kinds.items():
+        for ridge, pred in forecasts.items():
+            sq = nan_mean((data.futures[queries] - pred) ** 2, axis=2)
+            sq[incomplete] = np.nan
+            if model == "recursive_linear" and "linear" in kinds:
+                sq[:, 0] = np.nan  # anchors[0] is 1
+            out.append((Structure(E, delay, 0, None, None, model, ridge), sq))
     return out
 
 
@@ -308,11 +323,9 @@ def _score_embedding(data, queries, E, delay, candidates, scores, cut=None) -> b
     models = [m for m in candidates["model"] if m in NEIGHBOUR_MODELS]
     with_linear = "linear" in candidates["model"]
     if not models:
-        if with_linear:
-            improved |= scores.record_all(
-                _linear_errors(data, queries, E, delay, scores.anchors, cut)
-            )
-        return improved
+        return scores.record_all(
+            _linear_errors(data, queries, E, delay, scores.anchors, candidates["model"], cut)
+        )
     D = data.keys.shape[1]
     truth = data.futures[queries]  # (Q, n_anchor, C)
     keys = np.where(data.usable[:, None], data.keys, np.nan)  # unusable rows are no keys
@@ -348,8 +361,9 @@ def _score_embedding(data, queries, E, delay, candidates, scores, cut=None) -> b
         lin_q = _linear_at(data, queries, scores.anchors, E, delay, cut)
         for r in ridges:
             resid[r] = (data.futures - data.linear(np.nan_to_num(data.keys), r))[safe]
-    if with_linear:
-        errors = _linear_errors(data, queries, E, delay, scores.anchors, cut, lin_q)
+    if set(_LINEAR_MODELS) & set(candidates["model"]):
+        errors = _linear_errors(data, queries, E, delay, scores.anchors, candidates["model"],
+                                cut, lin_q if with_linear else None)  # fmt: skip
         improved |= scores.record_all(errors)
 
     nb_keys_all, targets_all = keys[safe], data.futures[safe]  # (Q, max k, D), (Q, max k, ..)

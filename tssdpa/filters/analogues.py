@@ -10,7 +10,13 @@ A *structure* is one way to forecast ``z[t+h]`` from the delay embedding
   fixed ``sigma``: Simplex with a smooth kernel;
 * ``model="local_linear"`` -- the weighted ridge fit of the neighbours' futures on their
   offsets from the query (S-map on a neighbourhood, the paper's projection onto a surface);
-* ``model="linear"`` -- one global ridge autoregression per horizon on the same embedding;
+* ``model="linear"`` -- one global ridge autoregression per horizon on the same embedding
+  (the direct strategy);
+* ``model="recursive_linear"`` -- the one-step autoregression iterated h times, each forecast
+  fed back as the newest sample (the recursive strategy, AutoReg's; delay 1 only). One fit
+  serves every horizon, so on a short, nearly linear series its coefficients are less noisy
+  than h-step fits of the same length; where the one-step model is wrong, its errors
+  compound and the direct fit wins;
 * ``model="hybrid"`` -- that linear forecast plus the projection of its residuals.
 """
 
@@ -36,7 +42,7 @@ __all__ = [
     "switch_forecasts",
 ]
 
-MODELS = ("mean", "local_linear", "linear", "hybrid")
+MODELS = ("mean", "local_linear", "linear", "recursive_linear", "hybrid")
 NEIGHBOUR_MODELS = ("mean", "local_linear", "hybrid")
 #: relative ridges tried by default: nearly none (smooth, nearly noise-free series need
 #: precise slopes) to a firm one (short or noisy series)
@@ -83,6 +89,8 @@ class Structure:
         if (E - 1) * delay + 1 > max_span:
             raise ValueError(f"{where}: a pattern of {(E - 1) * delay + 1} samples is longer "
                              f"than the fitted series ({max_span})")  # fmt: skip
+        if p["model"] == "recursive_linear" and delay != 1:
+            raise ValueError(f"{where}: model 'recursive_linear' needs delay 1, got {delay}")
         neighbour_model = p["model"] in NEIGHBOUR_MODELS
         k = check_int(p["n_neighbors"], f"{where}.n_neighbors", minimum=int(neighbour_model))
         if k > max_span:
@@ -168,6 +176,27 @@ MAX_BLOCKS = 100
 BLOCK_BYTES = 2**28
 
 
+def iterate_one_step(design, coef, C: int, horizons) -> np.ndarray:
+    """(N, len(horizons), C) forecasts of a one-step linear autoregression iterated to each
+    of ``horizons``: each step's forecast becomes the newest sample of the pattern.
+
+    ``design`` (N, 1 + E*C) holds ``[1, z_t, z_(t-1), ..., z_(t-E+1)]`` (delay 1, newest
+    first, channels together); ``coef`` (1 + E*C, C) is the one-step fit (intercept row first),
+    or (N, 1 + E*C, C) a fit per row (the blocked cross-validation's)."""
+    state = design[:, 1:].copy()  # (N, E*C)
+    want = {h: i for i, h in enumerate(horizons)}
+    out = np.empty((len(design), len(horizons), C))
+    for step in range(1, max(horizons) + 1):
+        if coef.ndim == 2:
+            newest = coef[0] + state @ coef[1:]  # (N, C)
+        else:
+            newest = coef[:, 0] + np.einsum("nd,ndc->nc", state, coef[:, 1:])
+        if step in want:
+            out[:, want[step]] = newest
+        state = np.concatenate([newest, state[:, : state.shape[1] - C]], axis=1)
+    return out
+
+
 def _ridge_solve(G0, XtY, ridge):
     """Ridge coefficients from the moments X'X (..., D1, D1) and X'Y (..., D1, M), one fit
     per leading index; ``ridge`` is relative to the mean diagonal of each X'X."""
@@ -183,13 +212,14 @@ class AnalogueData:
     ``futures[:, i]`` is ``z[t + horizons[i]]`` (NaN past the end); :meth:`linear` applies the
     ridge coefficients of each horizon fitted on the rows whose embedding and futures are all
     known (the training library), one fit per relative ridge in ``ridges`` (None: a series
-    to forecast from, which borrows the training fit).
+    to forecast from, which borrows the training fit). :meth:`recursive` iterates the
+    one-step fit instead (delay 1, and 1 the first of ``horizons``).
     """
 
     def __init__(self, z, embedding, delay, horizons, ridges):
         self.keys = delay_embedding(z, embedding, delay=delay)  # (T, E*C)
         T, C = z.shape
-        self.C = C
+        self.C, self.delay = C, delay
         self.horizons = list(horizons)
         fut = np.full((T, len(self.horizons), C), np.nan)
         for i, h in enumerate(self.horizons):
@@ -206,11 +236,19 @@ class AnalogueData:
         for ridge in ridges:
             self.coef[ridge] = _ridge_solve(*self._moments, ridge)
 
-    def blocked_linear(self, ridge, rows, gap: int, neighbours=None):
+    def _one_step(self, coef) -> np.ndarray:
+        """The horizon-1 columns of linear fits ``coef`` (..., D1, n_horizons * C)."""
+        if self.delay != 1 or self.horizons[0] != 1:
+            raise ValueError("the recursive linear model needs delay 1 and a one-step fit "
+                             f"(delay {self.delay}, horizons {self.horizons})")  # fmt: skip
+        return coef[..., : self.C]
+
+    def blocked_linear(self, ridge, rows, gap: int, neighbours=None, recursive=False):
         """Forecasts (len(rows), n_horizons, C) of ``rows`` by ridge fits that never saw them
         nor any row within ``gap`` of them in time; with ``neighbours`` ((len(rows), K) row
         indices), also the forecasts (len(rows), K, n_horizons, C) of each row's neighbours by
-        that row's fit, for the residuals a hybrid forecast averages.
+        that row's fit, for the residuals a hybrid forecast averages. ``recursive``: the
+        forecasts of each fit's one-step part iterated (:meth:`recursive`; no neighbours).
 
         The series is cut into blocks of ``gap`` rows (longer where that would make more than
         MAX_BLOCKS, or stacked moments over BLOCK_BYTES); a block is forecast by the fit on
@@ -226,8 +264,11 @@ class AnalogueData:
         length, (G, XtY, kept) = self.block_moments(gap)  # (n_blocks, D1, D1), (.., D1, M)
         coef = _ridge_solve(G, XtY, ridge)  # (n_blocks, D1, M)
         block = rows // length
-        design = self._design(np.nan_to_num(self.keys[rows]))[:, None, :]  # (Q, 1, D1)
-        out = (design @ coef[block]).reshape(len(rows), *shape)
+        design = self._design(np.nan_to_num(self.keys[rows]))  # (Q, D1)
+        if recursive:  # every row iterates its own block's one-step fit
+            out = iterate_one_step(design, self._one_step(coef)[block], self.C, self.horizons)
+        else:
+            out = (design[:, None, :] @ coef[block]).reshape(len(rows), *shape)
         starved = kept[block] <= d1  # no more rows left than coefficients: no fit
         out[starved] = np.nan
         if neighbours is None:
@@ -279,6 +320,12 @@ class AnalogueData:
         pred = self._design(keys) @ self.coef[ridge]
         return pred.reshape(len(keys), len(self.horizons), self.C)
 
+    def recursive(self, keys, ridge, horizons) -> np.ndarray:
+        """(N, len(horizons), C) forecasts from embeddings ``keys`` by the one-step fit
+        iterated (:func:`iterate_one_step`)."""
+        one_step = self._one_step(self.coef[ridge])
+        return iterate_one_step(self._design(keys), one_step, self.C, horizons)
+
 
 def neighbour_forecasts(model, w, keys_nb, query_keys, targets, resid, lin_q, ridges):
     """Forecasts (Q, n_h, C) of one neighbour model, one per ridge in ``ridges`` for the
@@ -320,10 +367,11 @@ def forecast(train, y, overlap, s: Structure, horizons):
     its last H patterns are keys of ``y`` only: their futures were never in it.
     """
     ridge = DEFAULT_RIDGE if s.ridge is None else s.ridge  # the mean has no linear part
-    lib = AnalogueData(train, s.embedding, s.delay, horizons, [ridge])
+    recursive = s.model == "recursive_linear"  # one fit, of the next step, for every horizon
+    lib = AnalogueData(train, s.embedding, s.delay, [1] if recursive else horizons, [ridge])
     if ridge not in lib.coef:  # only a tampered file's structure can get here
         raise ValueError(f"structure {s.as_dict()} leaves no complete pattern and future of "
-                         f"horizon {max(horizons)} in the fitted series")  # fmt: skip
+                         f"horizon {max(lib.horizons)} in the fitted series")  # fmt: skip
     new = AnalogueData(y, s.embedding, s.delay, horizons, None)
     # a query whose pattern spans a gap carries the last known values forward (causal); keys
     # keep the gap, so no filled pattern ever becomes a neighbour
@@ -331,9 +379,10 @@ def forecast(train, y, overlap, s: Structure, horizons):
     q_keys = (
         AnalogueData(_carry_forward(y), s.embedding, s.delay, [1], None).keys if gaps else new.keys
     )
-    lin_q = lib.linear(np.nan_to_num(q_keys), ridge)
-    if s.model == "linear":
-        out = lin_q
+    if recursive:
+        out = lib.recursive(np.nan_to_num(q_keys), ridge, horizons)
+    elif s.model == "linear":
+        out = lib.linear(np.nan_to_num(q_keys), ridge)
     else:
         H = max(horizons)
         lib_keys = np.where(lib.usable[:, None], lib.keys, np.nan)
@@ -344,6 +393,7 @@ def forecast(train, y, overlap, s: Structure, horizons):
         dist, idx = causal_neighbours(q_keys, s.n_neighbors, H, keys=own_keys, library=lib_keys)
         all_keys = np.concatenate([lib.keys, new.keys])
         all_fut = np.concatenate([lib.futures, new.futures])
+        lin_q = lib.linear(np.nan_to_num(q_keys), ridge)
         all_lin = np.concatenate([lib.linear(np.nan_to_num(lib.keys), ridge), lin_q])
         safe, w, q = np.maximum(idx, 0), structure_weights(dist, s), np.nan_to_num(q_keys)
         out = np.empty_like(lin_q)

@@ -50,7 +50,8 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     the ``n_neighbors`` keys nearest to the query (a k-d tree search, exact) the model is the
     projection -- Gaussian weights with a width that adapts to the local density of the keys
     -- or its local-linear form (kernel-weighted ridge least squares, as S-map), a global
-    linear autoregression, or linear plus the projection of its residuals.
+    linear autoregression (per horizon, or one step iterated), or linear plus the projection
+    of its residuals.
 
     Every parameter left as ``None`` is chosen by :meth:`fit` per horizon, by leave-one-out
     error on the fitted series (keys that share samples with the query are left out), or by
@@ -78,8 +79,8 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         0.5, 1, 2; large values give the plain mean of the k neighbours).
     sigma : float or None
         A fixed kernel width in standardised units instead of the adaptive one.
-    model : {"mean", "local_linear", "linear", "hybrid"}, list, or None
-        Default: all four.
+    model : {"mean", "local_linear", "linear", "recursive_linear", "hybrid"}, list, or None
+        Default: all five ("recursive_linear" iterates the one-step "linear"; delay 1 only).
     ridge : float, list of float, or None
         Relative ridge penalty of the local-linear and linear fits (default: chosen from
         1e-12, 1e-9, 1e-6, 1e-3 -- smooth, clean series need precise slopes, short noisy
@@ -192,6 +193,9 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         if self.model is not None:
             for m in candidates(self.model):
                 check_choice(m, "model", (*MODELS, "analogue"))
+            if set(candidates(self.model)) == {"recursive_linear"} and self.delay is not None:
+                if 1 not in candidates(self.delay):
+                    raise ValueError("delay must include 1 for model 'recursive_linear'")
         if self.ridge is not None:
             for v in candidates(self.ridge):
                 check_positive(v, "ridge", allow_zero=True)
