@@ -98,12 +98,13 @@ def detect(args) -> int:
             for kind in args.kinds:
                 noisy = add_noise(clean, kind, snr, seed=SEEDS.get(snr, k))
                 found = spike_mask(noisy)
+                n = len(noisy)
                 e = noisy - clean
                 large = np.abs(e) > 4 * 1.4826 * np.median(np.abs(e), axis=0)
                 print(f"{name:14s} {snr:3.0f} {kind:10s} {found.mean():7.2%} "
                       f"{int((found & large).sum()):4d}/{int(large.sum()):<4d} "
                       f"{int((found & ~large).sum()):5d} "
-                      f"{1000 * channel_spikes(noisy[:, 0])[1] / len(noisy):8.2f}",
+                      f"{1000 * np.count_nonzero(channel_spikes(noisy[:, 0])[1]) / n:8.2f}",
                       flush=True)  # fmt: skip
     return 0
 
@@ -122,7 +123,8 @@ def recordings(args) -> int:
         for c, col in enumerate(cols):
             _, strong, known = channel_spikes(x2[:, c])
             repeats = np.mean(x2[1:, c] == x2[:-1, c])
-            print(f"{name:10s} {col:24s} {1000 * strong / max(known, 1):8.2f} {repeats:7.1%} "
+            far = np.count_nonzero(strong)
+            print(f"{name:10s} {col:24s} {1000 * far / max(known, 1):8.2f} {repeats:7.1%} "
                   f"{int(marked[c]):6d}", flush=True)  # fmt: skip
     return 0
 
@@ -158,7 +160,9 @@ def screen(args) -> int:
 
     def unscreened(v) -> bool:
         _, strong, known = spikes.channel_spikes(v)
-        return strong >= spikes.MIN_SPIKES and strong > spikes.MIN_SPIKE_SHARE * known
+        far = np.count_nonzero(strong)
+        many = far >= spikes.MIN_SPIKES and far > spikes.MIN_SPIKE_SHARE * known
+        return many and not spikes._a_pulse_train(strong)
 
     channels = []
     for name in [*args.series, "imu6"]:

@@ -54,7 +54,8 @@ def test_a_few_spikes_in_a_channel_are_left_to_the_glitch_rule():
     x[few] += 1.0  # spikes at half the share the rule needs
     assert not spike_mask(x[:, None]).any()
     many = np.arange(50, 4000, 4000 // int(2 * MIN_SPIKE_SHARE * 4000))
-    x[many] += 1.0
+    x[many] += np.where(np.arange(many.size) % 2, 1.0, -1.0)  # evenly spaced on one side
+    # would be a train of pulses of the signal (test_a_pulse_train_is_...)
     found = spike_mask(x[:, None])[:, 0]
     spiked = np.isin(np.arange(4000), np.r_[few, many])
     assert found[spiked].mean() > 0.95 and found[~spiked].sum() <= 2
@@ -276,3 +277,66 @@ def test_three_far_samples_in_a_row_on_one_side_are_a_pulse_and_two_are_spikes()
     r[3] = np.nan  # a missing reference breaks a run
     assert np.flatnonzero(_in_a_pulse(r, reach)).tolist() == [0, 1, 2, 5, 6, 7]
     assert not _in_a_pulse(np.array([5.0, 5.0]), np.ones(2)).any()
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "flat, 2 samples, every 50",
+        "gaussian sd 0.8 half a sample off, every 50",
+        "gaussian sd 1, every 10",
+    ],
+)
+def test_a_regular_train_of_pulses_that_stand_out_as_single_samples_is_signal(shape):
+    """Pulses whose far run is shorter than 3 samples (2 samples wide, off centre, or so dense
+    that only their peaks stand out) look like impulsive hits one by one; but they come at
+    even spacing, all on one side, where impulsive hits come at random times. Before, every
+    pulse was filled in: 5x the noisy series' error on the 2-sample train."""
+    rng = np.random.default_rng(0)
+    t = np.arange(1500.0)
+    period = 10.0 if shape.endswith("every 10") else 50.0
+    phase = t % period
+    if shape.startswith("flat"):
+        clean = np.where((phase >= 25) & (phase < 27), 5.0, 0.0)
+    else:
+        centre = 5.0 if period == 10 else (25.5 if "off" in shape else 25.0)
+        sd = 0.8 if "off" in shape else 1.0
+        clean = 5.0 * np.exp(-((phase - centre) ** 2) / (2.0 * sd**2))
+    x = clean + 0.2 * rng.normal(size=t.size)
+    assert spike_channels(x[:, None]).tolist() == [False]
+    y = ProjectionFilter(causal=False).fit(x).filter(x)
+    assert _error(y, clean) < _error(x, clean)
+
+
+def test_one_sided_impulsive_hits_at_random_times_are_still_spikes():
+    # a sensor that clips one way: every hit on one side, but at random times
+    clean = _clean("mackey_glass", 3000)
+    rng = np.random.default_rng(5)
+    x = add_noise(clean, "gaussian", 20.0, seed=5)
+    hit = rng.random(3000) < 0.02
+    x[hit] += 10.0 * np.std(x - clean)
+    assert spike_channels(x[:, None]).tolist() == [True]
+    found = spike_mask(x[:, None])[:, 0]
+    assert (found & hit).sum() >= 0.9 * hit.sum()
+
+
+def test_a_pulse_train_is_far_samples_on_one_side_at_even_spacing():
+    from tssdpa.estimators.spikes import MIN_SPIKES, _a_pulse_train
+
+    def far(times, signs=1.0):
+        out = np.zeros(2000)
+        out[np.asarray(times)] = 5.0 * np.asarray(signs)
+        return out
+
+    train = np.arange(20, 2000, 50)
+    assert _a_pulse_train(far(train))
+    assert _a_pulse_train(far(train, -1.0))  # negative pulses
+    assert _a_pulse_train(far(np.delete(train, [5, 17, 30])))  # three pulses missed: gaps of 100
+    assert _a_pulse_train(far(np.r_[train, train + 1]))  # 2 samples each: one event per pulse
+    jitter = np.random.default_rng(1).integers(-2, 3, train.size)
+    assert _a_pulse_train(far(train + jitter))  # 4% spacing jitter
+    signs = np.where(np.arange(train.size) % 2, 1.0, -1.0)
+    assert not _a_pulse_train(far(train, signs))  # either side: impulsive
+    random_times = np.sort(np.random.default_rng(2).choice(2000, train.size, replace=False))
+    assert not _a_pulse_train(far(random_times))  # at random times: impulsive
+    assert not _a_pulse_train(far(train[: MIN_SPIKES - 1]))  # too few to tell

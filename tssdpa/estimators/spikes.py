@@ -24,7 +24,9 @@ pulses through as impulsive noise); the local typical distance keeps a recording
 motion.
 
 A channel is treated so only where it has impulsive noise: more than ``MIN_SPIKE_SHARE`` of
-its samples (``MIN_SPIKES`` at least) beyond ``IMPULSIVE_REACH`` typical distances, and it
+its samples (``MIN_SPIKES`` at least) beyond ``IMPULSIVE_REACH`` typical distances, those far
+samples are not a regular train of pulses of the signal (nearly all on one side at even
+spacing, :func:`_a_pulse_train`: pulses too narrow or too dense for the run rule), and it
 does not hold its readings (exact repeats, :data:`~tssdpa.estimators.selection.REPEAT_SHARE`).
 What that asks was set on the shared recordings as recorded (the two IMUs, the four ETT
 tables: 43 channels): 9 hold their readings; the others have 0.2 to 4.5 such samples in 1,000,
@@ -75,6 +77,12 @@ SCALE_HALF = 25  # the typical distance is the median over 2 SCALE_HALF + 1 samp
 SPIKE_CONTRAST = 4.0
 MIN_SPIKE_SHARE = 0.008
 MIN_SPIKES = 8
+#: far samples on one side whose gaps are within this fraction of their period of a whole
+#: number of periods (two thirds of the gaps at least) are a train of pulses: impulsive hits at
+#: random times space out geometrically, and about a fifth of their gaps are so
+TRAIN_REGULARITY = 0.1
+#: ... where this share of them at least is on the majority side (impulsive noise: half)
+TRAIN_SIDE_SHARE = 0.9
 _BISQUARE = 4.685  # Tukey's constant: 95% efficiency under Gaussian noise
 _ITERATIONS = 3
 _ROWS = 1 << 15  # rows per block: the windows take 8x their memory
@@ -185,8 +193,39 @@ def spike_channels(x2: np.ndarray) -> np.ndarray:
         if not _may_have_spikes(x2[:, c]):
             continue
         _, strong, known = channel_spikes(x2[:, c])
-        out[c] = strong >= MIN_SPIKES and strong > MIN_SPIKE_SHARE * known
+        far = np.count_nonzero(strong)
+        out[c] = far >= MIN_SPIKES and far > MIN_SPIKE_SHARE * known
+        out[c] &= not _a_pulse_train(strong)
     return out
+
+
+def _a_pulse_train(strong: np.ndarray) -> bool:
+    """Whether the far samples of ``channel_spikes`` (``strong``: (T,) their signed distances
+    from the reference, 0 elsewhere) are a regular train of pulses of the signal, not
+    impulsive noise: nearly all on one side (``TRAIN_SIDE_SHARE``), and the times
+    of their events (far samples within 2 of each other are one) on a grid: two thirds of the
+    gaps within ``TRAIN_REGULARITY`` of the period (at least a sample) of a whole number of
+    periods -- pulses stand out only where the noise lifts them, so most gaps skip some. The
+    period starts at the gaps' lower quartile and is refined as the median gap per period.
+    Impulsive hits come at random times (gaps geometric: about a fifth fall so near a grid)
+    and, unless the sensor clips one way, with either sign. A train of pulses 2 samples wide,
+    or dense enough to raise the typical distance until only their peaks stand out, had every
+    pulse filled in (``experiments/spikes_probe.py --part pulses``)."""
+    times = np.flatnonzero(strong)
+    signed = strong[times]
+    if len(times) < MIN_SPIKES:
+        return False
+    side = max(np.mean(signed > 0), np.mean(signed < 0))
+    events = times[np.r_[True, np.diff(times) > 2]]
+    gaps = np.diff(events)
+    if side < TRAIN_SIDE_SHARE or len(gaps) < MIN_SPIKES - 1:
+        return False
+    period = float(np.quantile(gaps, 0.25))
+    for _ in range(2):  # the whole number of periods of each gap, then the period they give
+        periods = np.maximum(np.round(gaps / period), 1.0)
+        period = float(np.median(gaps / periods))
+    near = np.abs(gaps - periods * period) <= max(1.0, TRAIN_REGULARITY * period)
+    return bool(np.mean(near) >= 2.0 / 3.0)
 
 
 def _may_have_spikes(v: np.ndarray) -> bool:
@@ -231,12 +270,13 @@ def spike_mask(x2: np.ndarray, channels=None) -> np.ndarray:
     return out
 
 
-def channel_spikes(v: np.ndarray) -> tuple[np.ndarray, int, int]:
+def channel_spikes(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """``(found, strong, known)`` of the (T,) channel ``v``: the (T,) samples beyond
-    ``SPIKE_REACH`` typical distances (and apart from their neighbours), how many are beyond
-    ``IMPULSIVE_REACH``, and the samples with a reference; nothing found where the channel
-    holds its readings. :func:`spike_channels` asks ``strong`` to be large enough."""
-    nothing = (np.zeros(len(v), dtype=bool), 0, 0)
+    ``SPIKE_REACH`` typical distances (and apart from their neighbours); (T,) the signed
+    distances from the reference of those beyond ``IMPULSIVE_REACH``, 0 elsewhere; and the
+    samples with a reference. Nothing found where the channel holds its readings.
+    :func:`spike_channels` asks the far ones to be many and not a train of pulses."""
+    nothing = (np.zeros(len(v), dtype=bool), np.zeros(len(v)), 0)
     before, after = v[:-1], v[1:]
     pair = np.isfinite(before) & np.isfinite(after)
     if not pair.any() or np.mean(before[pair] == after[pair]) >= REPEAT_SHARE:
@@ -253,7 +293,7 @@ def channel_spikes(v: np.ndarray) -> tuple[np.ndarray, int, int]:
     with np.errstate(invalid="ignore"):
         apart = (dist > SPIKE_CONTRAST * 1.4826 * misfit) & (typical > 0)
         apart &= ~_in_a_pulse(v - ref, SPIKE_REACH * typical)
-        strong = int((apart & (dist > IMPULSIVE_REACH * typical)).sum())
+        strong = np.where(apart & (dist > IMPULSIVE_REACH * typical), v - ref, 0.0)
         return apart & (dist > SPIKE_REACH * typical), strong, int(known.sum())
 
 
@@ -263,10 +303,11 @@ def _in_a_pulse(r: np.ndarray, reach: np.ndarray) -> np.ndarray:
     2-3 samples wide, whose flanks are far out too), not spikes, which are single samples. Two
     adjacent impulsive hits on the same side are still marked as spikes (a fit would follow
     such a pair), and three in a row are rare (at a 2% outlier rate 1 sample in 10,000 starts
-    such a run). Pulses whose far run is shorter are still marked: exactly 2 samples wide, a
-    2-sample peak half a sample off centre, a fast one-sided decay at moderate SNR, or pulses
-    so dense (every 12 samples or fewer) that they raise the typical distance and their flanks
-    fall within reach. Without it a train of
+    such a run). Pulses whose far run is shorter (exactly 2 samples wide, a 2-sample peak half a
+    sample off centre, a fast one-sided decay at moderate SNR, or pulses so dense that they
+    raise the typical distance and their flanks fall within reach) are marked here; a channel
+    of them is told from impulsive noise by their even spacing (:func:`_a_pulse_train`), where
+    a train at uneven spacing (a varying heart rate) is not. Without it a train of
     such pulses was taken for impulsive noise and its pulses filled in
     (``tests/estimators/test_spikes.py``)."""
     out = np.zeros(r.shape, dtype=bool)
