@@ -1255,8 +1255,47 @@ def test_a_long_pattern_on_a_short_linear_series_forecasts_far_ahead_better_iter
 
 def test_the_recursive_model_needs_delay_1():
     y = ar2(300)
-    with pytest.raises(ValueError, match="delay"):
-        ProjectionForecaster(model="recursive_linear", delay=2).fit(y)
+    for model in ("recursive_linear", ["recursive_linear", "mean"]):  # never scored: an error
+        with pytest.raises(ValueError, match="delay"):
+            ProjectionForecaster(model=model, delay=2).fit(y)
     # among other models it is scored at delay 1 only
     fc = ProjectionForecaster(horizon=3, delay=[1, 2], model=["recursive_linear", "mean"]).fit(y)
     assert set(fc.cv_results_.query("model == 'recursive_linear'")["delay"]) == {1}
+
+
+def test_recursive_forecasts_of_two_channels_with_gaps_equal_the_feed_back_loop():
+    # the literal loop: the one-step ridge fit on the complete training rows, each origin's
+    # pattern with gaps carried forward, each forecast fed back; horizons on geometric anchors
+    rng = np.random.default_rng(0)
+    z = np.zeros((600, 2))
+    for t in range(2, 600):
+        z[t, 0] = 1.2 * z[t - 1, 0] - 0.5 * z[t - 2, 0] + 0.3 * z[t - 1, 1] + 0.5 * rng.normal()
+        z[t, 1] = 0.7 * z[t - 1, 1] - 0.2 * z[t - 1, 0] + 0.5 * rng.normal()
+    y = z + [3.0, -2.0]
+    y[100:103, 0] = np.nan
+    y[450, 1] = np.nan
+    y[520:522] = np.nan
+    H = 30
+    fc = ProjectionForecaster(model="recursive_linear", horizon=H, embedding=[2, 3]).fit(y[:400])
+    got = np.asarray(fc.forecast_path(y, H))
+    z_tr, zz = (y[:400] - fc.mean_) / fc.scale_, (y - fc.mean_) / fc.scale_
+    filled = zz.copy()
+    for t in range(1, len(filled)):
+        filled[t] = np.where(np.isnan(filled[t]), filled[t - 1], filled[t])
+    for anchor, s in fc.structures_.items():
+        E, ridge = s.embedding, s.ridge
+        rows = [(np.r_[1.0, z_tr[j - E + 1 : j + 1][::-1].ravel()], z_tr[j + 1])
+                for j in range(E - 1, 399)]  # fmt: skip
+        rows = [(x, v) for x, v in rows if np.isfinite(x).all() and np.isfinite(v).all()]
+        X, Y = np.array([x for x, _ in rows]), np.array([v for _, v in rows])
+        G = X.T @ X
+        G += np.eye(len(G)) * (ridge * np.trace(G) / len(G) + 1e-12)
+        beta = np.linalg.solve(G, X.T @ Y)
+        hs = [h for h in range(1, H + 1) if nearest_anchor(h, list(fc.structures_)) == anchor]
+        for t in range(E - 1, len(zz), 7):
+            pattern = list(filled[t - E + 1 : t + 1][::-1])
+            for h in range(1, max(hs) + 1):
+                pattern = [np.r_[1.0, np.ravel(pattern)] @ beta, *pattern[:-1]]
+                if h in hs:
+                    want = pattern[0] * fc.scale_ + fc.mean_
+                    np.testing.assert_allclose(got[t, h - 1], want, rtol=1e-8, atol=1e-10)

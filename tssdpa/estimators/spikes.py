@@ -184,7 +184,8 @@ def _bisquare(u: np.ndarray) -> np.ndarray:
 def spike_channels(x2: np.ndarray) -> np.ndarray:
     """(C,) bool: the channels of the (T, C) series ``x2`` that have impulsive noise (more
     than ``MIN_SPIKE_SHARE`` of their samples, ``MIN_SPIKES`` at least, beyond
-    ``IMPULSIVE_REACH`` typical distances). A fit decides this once, on its block
+    ``IMPULSIVE_REACH`` typical distances) that are not a regular train of pulses of the
+    signal (:func:`_a_pulse_train`). A fit decides this once, on its block
     (``spike_channels_``), so that a short stretch filtered later, with fewer spikes than the
     test asks, is treated as the filter was fitted."""
     x2 = np.asarray(x2, dtype=np.float64)
@@ -207,6 +208,9 @@ def _a_pulse_train(strong: np.ndarray) -> bool:
     gaps within ``TRAIN_REGULARITY`` of the period (at least a sample) of a whole number of
     periods -- pulses stand out only where the noise lifts them, so most gaps skip some. The
     period starts at the gaps' lower quartile and is refined as the median gap per period.
+    It asks for ``2 MIN_SPIKES`` events (at 8, random one-sided times passed 2% of the time)
+    and a period where that reach takes at most a third of it (at a period of a few samples
+    any gap is near a whole number of periods).
     Impulsive hits come at random times (gaps geometric: about a fifth fall so near a grid)
     and, unless the sensor clips one way, with either sign. A train of pulses 2 samples wide,
     or dense enough to raise the typical distance until only their peaks stand out, had every
@@ -218,13 +222,16 @@ def _a_pulse_train(strong: np.ndarray) -> bool:
     side = max(np.mean(signed > 0), np.mean(signed < 0))
     events = times[np.r_[True, np.diff(times) > 2]]
     gaps = np.diff(events)
-    if side < TRAIN_SIDE_SHARE or len(gaps) < MIN_SPIKES - 1:
+    if side < TRAIN_SIDE_SHARE or len(gaps) < 2 * MIN_SPIKES - 1:
         return False
     period = float(np.quantile(gaps, 0.25))
     for _ in range(2):  # the whole number of periods of each gap, then the period they give
         periods = np.maximum(np.round(gaps / period), 1.0)
         period = float(np.median(gaps / periods))
-    near = np.abs(gaps - periods * period) <= max(1.0, TRAIN_REGULARITY * period)
+    reach = max(1.0, TRAIN_REGULARITY * period)
+    if (2.0 * reach + 1.0) / period > 1.0 / 3.0:
+        return False  # a period of a few samples: random gaps fall that near a grid by chance
+    near = np.abs(gaps - periods * period) <= reach
     return bool(np.mean(near) >= 2.0 / 3.0)
 
 
@@ -274,7 +281,8 @@ def channel_spikes(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """``(found, strong, known)`` of the (T,) channel ``v``: the (T,) samples beyond
     ``SPIKE_REACH`` typical distances (and apart from their neighbours); (T,) the signed
     distances from the reference of those beyond ``IMPULSIVE_REACH``, 0 elsewhere; and the
-    samples with a reference. Nothing found where the channel holds its readings.
+    samples with a reference (until 2026-12-02 the second was their count). Nothing found
+    where the channel holds its readings.
     :func:`spike_channels` asks the far ones to be many and not a train of pulses."""
     nothing = (np.zeros(len(v), dtype=bool), np.zeros(len(v)), 0)
     before, after = v[:-1], v[1:]

@@ -14,9 +14,9 @@ A *structure* is one way to forecast ``z[t+h]`` from the delay embedding
   (the direct strategy);
 * ``model="recursive_linear"`` -- the one-step autoregression iterated h times, each forecast
   fed back as the newest sample (the recursive strategy, AutoReg's; delay 1 only). One fit
-  serves every horizon, so on a short, nearly linear series its coefficients are less noisy
-  than h-step fits of the same length; where the one-step model is wrong, its errors
-  compound and the direct fit wins;
+  serves every horizon of a structure, so on a short, nearly linear series its coefficients
+  are less noisy than h-step fits of the same length; where the one-step model is wrong, its
+  errors compound and the direct fit wins;
 * ``model="hybrid"`` -- that linear forecast plus the projection of its residuals.
 """
 
@@ -183,17 +183,22 @@ def iterate_one_step(design, coef, C: int, horizons) -> np.ndarray:
     ``design`` (N, 1 + E*C) holds ``[1, z_t, z_(t-1), ..., z_(t-E+1)]`` (delay 1, newest
     first, channels together); ``coef`` (1 + E*C, C) is the one-step fit (intercept row first),
     or (N, 1 + E*C, C) a fit per row (the blocked cross-validation's)."""
-    state = design[:, 1:].copy()  # (N, E*C)
+    H, EC = max(horizons), design.shape[1] - 1
+    # every step's forecast goes left of the pattern, so the pattern a step starts from is a
+    # view of E*C columns: (N, H*C forecasts newest first, then the E*C given values)
+    path = np.empty((len(design), H * C + EC))
+    path[:, H * C :] = design[:, 1:]
     want = {h: i for i, h in enumerate(horizons)}
     out = np.empty((len(design), len(horizons), C))
-    for step in range(1, max(horizons) + 1):
+    for step in range(1, H + 1):
+        at = (H - step) * C  # this step's forecast; its pattern starts right of it
+        state = path[:, at + C : at + C + EC]
         if coef.ndim == 2:
-            newest = coef[0] + state @ coef[1:]  # (N, C)
+            path[:, at : at + C] = coef[0] + state @ coef[1:]  # (N, C)
         else:
-            newest = coef[:, 0] + np.einsum("nd,ndc->nc", state, coef[:, 1:])
+            path[:, at : at + C] = coef[:, 0] + np.einsum("nd,ndc->nc", state, coef[:, 1:])
         if step in want:
-            out[:, want[step]] = newest
-        state = np.concatenate([newest, state[:, : state.shape[1] - C]], axis=1)
+            out[:, want[step]] = path[:, at : at + C]
     return out
 
 

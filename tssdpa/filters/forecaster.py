@@ -193,8 +193,8 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         if self.model is not None:
             for m in candidates(self.model):
                 check_choice(m, "model", (*MODELS, "analogue"))
-            if set(candidates(self.model)) == {"recursive_linear"} and self.delay is not None:
-                if 1 not in candidates(self.delay):
+            if "recursive_linear" in candidates(self.model) and self.delay is not None:
+                if 1 not in candidates(self.delay):  # it would never be scored
                     raise ValueError("delay must include 1 for model 'recursive_linear'")
         if self.ridge is not None:
             for v in candidates(self.ridge):
