@@ -232,7 +232,7 @@ class AnalogueData:
                 fut[: T - h, i] = z[h:]
         self.futures = fut
         self.usable = np.isfinite(self.keys).all(1) & np.isfinite(fut).all(axis=(1, 2))
-        self.coef, self._blocks = {}, {}
+        self.coef, self._blocks, self._block_coef = {}, {}, {}
         if ridges is None or not self.usable.any():  # a series to forecast from borrows the
             return  # training fit; one without a complete row has no fit (the caller skips it)
         X = self._design(self.keys[self.usable])
@@ -267,7 +267,9 @@ class AnalogueData:
         shape = (len(self.horizons), self.C)
         d1 = len(self._moments[0])
         length, (G, XtY, kept) = self.block_moments(gap)  # (n_blocks, D1, D1), (.., D1, M)
-        coef = _ridge_solve(G, XtY, ridge)  # (n_blocks, D1, M)
+        if (length, ridge) not in self._block_coef:  # the direct and recursive models share it
+            self._block_coef[length, ridge] = _ridge_solve(G, XtY, ridge)
+        coef = self._block_coef[length, ridge]  # (n_blocks, D1, M)
         block = rows // length
         design = self._design(np.nan_to_num(self.keys[rows]))  # (Q, D1)
         if recursive:  # every row iterates its own block's one-step fit
