@@ -246,9 +246,9 @@ def test_the_long_linear_patterns_are_recorded_in_order_until_two_ladder_steps_f
 
     record = analogue_selection._Scores.record
 
-    def spy(self, structure, sq):
+    def spy(self, structure, sq, *mse):
         recorded.append(structure.embedding)
-        return record(self, structure, sq)
+        return record(self, structure, sq, *mse)
 
     data = analogue_selection._data
 

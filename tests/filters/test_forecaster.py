@@ -263,9 +263,9 @@ def test_a_longer_candidate_drops_early_queries_but_does_not_move_the_others(mon
     errors: dict = {3: {}, 200: {}}
     record = analogue_selection._Scores.record
 
-    def spy(self, structure, sq):  # keeps each run's per-query errors (``longest``: the run)
+    def spy(self, structure, sq, *mse):  # keeps each run's per-query errors (``longest``: the run)
         errors[longest][(structure.embedding, structure.model)] = sq
-        return record(self, structure, sq)
+        return record(self, structure, sq, *mse)
 
     monkeypatch.setattr(analogue_selection._Scores, "record", spy)
     for longest in (3, 200):
@@ -594,8 +594,7 @@ def test_blocked_linear_equals_fits_without_the_rows_near_each_block(channels, g
     rows = np.arange(E - 1, len(z))
     got = data.blocked_linear(ridge, rows, gap)
     library = np.flatnonzero(data.usable)
-    others = np.random.default_rng(0).choice(library, (len(rows), 4))  # a hybrid's neighbours
-    same, got_nb = data.blocked_linear(ridge, rows, gap, others)
+    same, fits = data.blocked_linear(ridge, rows, gap, fits=True)  # each row's fit, for a hybrid
     np.testing.assert_array_equal(same, got)
     length = max(gap, len(z) // 100)
     for a in range(0, len(z), length):
@@ -605,10 +604,44 @@ def test_blocked_linear_equals_fits_without_the_rows_near_each_block(channels, g
         want = np.column_stack([np.ones(len(mine)), data.keys[mine]]) @ coef
         np.testing.assert_allclose(got[mine - rows[0]].reshape(len(mine), -1), want, rtol=1e-7,
                                    atol=1e-9)  # fmt: skip
-        nb = others[mine - rows[0]]  # (m, 4): forecast by their query's fit
-        want = np.column_stack([np.ones(nb.size), data.keys[nb.ravel()]]) @ coef
-        np.testing.assert_allclose(got_nb[mine - rows[0]].reshape(nb.size, -1), want,
-                                   rtol=1e-7, atol=1e-9)  # fmt: skip
+        np.testing.assert_allclose(fits[mine - rows[0]], np.broadcast_to(coef, (len(mine),
+                                   *coef.shape)), rtol=1e-7, atol=1e-9)  # fmt: skip
+
+
+@pytest.mark.parametrize("per_query", [False, True])
+def test_a_hybrid_forecast_is_the_linear_one_plus_the_weighted_mean_of_neighbour_residuals(
+    per_query,
+):
+    # the reference forms each neighbour's residual against the query's fit; the hybrid
+    # gets the same weighted mean without forming them. Padding (weight 0, NaN key and
+    # target) and a query without weight (NaN) included
+    from tssdpa.filters.analogues import neighbour_forecasts
+
+    rng = np.random.default_rng(3)
+    Q, k, D, nh, C = 6, 5, 4, 2, 3
+    w = rng.random((Q, k))
+    w[1, 3:] = 0.0
+    w[4] = 0.0
+    w = w / np.maximum(w.sum(axis=1, keepdims=True), 1e-300)
+    keys = rng.standard_normal((Q, k, D))
+    targets = rng.standard_normal((Q, k, nh, C))
+    keys[1, 3:], targets[1, 3:] = np.nan, np.nan
+    coef = rng.standard_normal((Q, D + 1, nh * C) if per_query else (D + 1, nh * C))
+    lin_q = rng.standard_normal((Q, nh, C))
+    got = neighbour_forecasts("hybrid", w, keys, keys[:, 0], targets, {0.1: lin_q},
+                              {0.1: coef}, [0.1])[0]  # fmt: skip
+    for q in range(Q):
+        if q == 4:
+            assert np.isnan(got[q]).all()
+            continue
+        c = coef[q] if per_query else coef
+        used = w[q] > 0
+        residuals = (
+            targets[q, used].reshape(used.sum(), -1)
+            - np.column_stack([np.ones(used.sum()), keys[q, used]]) @ c
+        )
+        want = lin_q[q] + (w[q, used] @ residuals).reshape(nh, C)
+        np.testing.assert_allclose(got[q], want, rtol=1e-12, atol=1e-12)
 
 
 def test_leave_one_out_scores_the_linear_model_by_the_blocked_fits():

@@ -22,8 +22,11 @@ __all__ = ["one_blas_thread", "parallel_map"]
 
 def parallel_map(f, items: list) -> list:
     """``[f(x) for x in items]``, spread over ``neighbours.THREADS`` threads: for numpy work
-    that releases the GIL (the linear solves and eigendecompositions above all)."""
-    if neighbours.THREADS > 1 and len(items) > 1:
+    that releases the GIL (the linear solves and eigendecompositions above all). Called
+    from inside one of its own workers it runs the items in turn: the pool already keeps the
+    cores busy."""
+    nested = getattr(neighbours._POOL, "threads", None) is not None
+    if neighbours.THREADS > 1 and len(items) > 1 and not nested:
         workers = min(neighbours.THREADS, len(items))
         with one_blas_thread(), ThreadPoolExecutor(workers) as pool:
             return list(pool.map(_as_worker(f, max(1, neighbours.THREADS // workers)), items))

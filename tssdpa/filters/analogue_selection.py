@@ -209,23 +209,30 @@ class _Scores:
         self.mses: list[np.ndarray] = []  # (n_anchor,) per candidate
         self.best = np.full(len(anchors), np.inf)
 
-    def record(self, structure: Structure, sq: np.ndarray) -> bool:
-        mse = nan_mean(sq, axis=0)  # an all-NaN column: no score
-        self.mses.append(np.nan_to_num(mse, nan=np.inf))
+    def record(self, structure: Structure, sq: np.ndarray, mse=None) -> bool:
+        """Keep ``structure``'s per-query squared errors ``sq`` (Q, n_anchor) and their mean
+        ``mse`` (computed here if not given: :func:`_scored` computes it in a worker thread);
+        True if it improved any anchor's best."""
+        if mse is None:
+            mse = nan_mean(sq, axis=0)  # an all-NaN column: no score
+        scored = np.where(np.isnan(mse), np.inf, mse)
+        self.mses.append(scored)
         self.structures.append(structure)
-        self.errors.append(sq.astype(np.float32))
+        self.errors.append(sq.astype(np.float32, copy=False))
+        params = structure.as_dict()
         for i, h in enumerate(self.anchors):
-            self.rows.append({"horizon": h, **structure.as_dict(), "scoring": self.scoring,
+            self.rows.append({"horizon": h, **params, "scoring": self.scoring,
                               "mse": float(mse[i])})  # fmt: skip
-        better = np.nan_to_num(mse, nan=np.inf) < self.best
+        better = scored < self.best
         self.best = np.where(better, mse, self.best)
         return bool(better.any())
 
     def record_all(self, errors) -> bool:
-        """:meth:`record` each (structure, squared errors) in turn; True if any improved."""
+        """:meth:`record` each (structure, squared errors[, their mean]) in turn; True if any
+        improved."""
         improved = False
-        for structure, sq in errors:
-            improved |= self.record(structure, sq)
+        for item in errors:
+            improved |= self.record(*item)
         return improved
 
     def near(self, i, top: int, z: float = 2.0, slack: float = 0.05) -> list[int]:
@@ -240,9 +247,11 @@ class _Scores:
         cap = (1.0 + slack) * self.mses[top][i]
         out = []
         for c, e in enumerate(self.errors):
+            if not self.mses[c][i] <= cap:
+                continue
             d = e[:, i] - ref
             d = d[np.isfinite(d)]
-            if self.mses[c][i] <= cap and len(d) and d.mean() <= z * d.std() / np.sqrt(len(d)):
+            if len(d) and d.mean() <= z * d.std() / np.sqrt(len(d)):
                 out.append(c)
         return out
 
@@ -255,6 +264,13 @@ class _Scores:
         eligible = self.near(i, int(np.argmin(mse)))
         pick = min(eligible, key=lambda c: (_complexity(self.structures[c]), mse[c]))
         return self.structures[pick]
+
+
+def _scored(structure: Structure, sq: np.ndarray) -> tuple:
+    """``(structure, sq as float32, mean of sq per anchor)`` for :meth:`_Scores.record`: the
+    mean and the conversion done where ``sq`` is computed (in the candidates' threads), not
+    in the loop that records every candidate in turn."""
+    return structure, sq.astype(np.float32), nan_mean(sq, axis=0)
 
 
 def minimax_regret(i, a: _Scores, b: _Scores) -> Structure | None:
@@ -292,7 +308,10 @@ def _linear_at(data, queries, anchors, E, delay, cut, recursive=False) -> dict:
             return {r: data.recursive(keys, r, anchors) for r in data.coef}
         return {r: data.linear(keys, r) for r in data.coef}
     gap = (E - 1) * delay + max(anchors)
-    return {r: data.blocked_linear(r, queries, gap, recursive=recursive) for r in data.coef}
+    data.block_moments(gap)  # once, before the ridges' threads share them
+    ridges = list(data.coef)
+    fits = parallel_map(lambda r: data.blocked_linear(r, queries, gap, recursive=recursive), ridges)
+    return dict(zip(ridges, fits))
 
 
 def _linear_errors(data, queries, E, delay, anchors, models, cut=None, lin_q=None) -> list:
@@ -313,7 +332,7 @@ def _linear_errors(data, queries, E, delay, anchors, models, cut=None, lin_q=Non
             sq[incomplete] = np.nan
             if model == "recursive_linear" and "linear" in kinds:
                 sq[:, 0] = np.nan  # anchors[0] is 1
-            out.append((Structure(E, delay, 0, None, None, model, ridge), sq))
+            out.append(_scored(Structure(E, delay, 0, None, None, model, ridge), sq))
     return out
 
 
@@ -342,25 +361,17 @@ def _score_embedding(data, queries, E, delay, candidates, scores, cut=None) -> b
         dist, idx = dist[queries], idx[queries]
     safe = np.maximum(idx, 0)
     query_keys = np.nan_to_num(data.keys[queries])
-    # the linear parts as the queries are scored (_linear_at); a hybrid's neighbour residuals
-    # against the same fit as its query's linear part, as at forecast time
-    lin_q, resid = {}, {}
+    # the linear parts as the queries are scored (_linear_at), and the fits that gave them: a
+    # hybrid's neighbour residuals are against the same fit as its query's linear part, as at
+    # forecast time
+    lin_q, coefs = {}, {}
     if cut is None and (with_linear or "hybrid" in models):
-        hybrid = "hybrid" in models
         data.block_moments(excl)  # once, before the ridges' threads share them
-
-        def fit(r):  # the ridge's forecasts and, for the hybrid, its neighbours' residuals
-            got = data.blocked_linear(r, queries, excl, safe if hybrid else None)
-            return (got[0], data.futures[safe] - got[1]) if hybrid else (got, None)
-
-        for r, (forecasts, residuals) in zip(ridges, parallel_map(fit, ridges)):
-            lin_q[r] = forecasts
-            if hybrid:
-                resid[r] = residuals  # (Q, max k, n_anchor, C)
+        fits = parallel_map(lambda r: data.blocked_linear(r, queries, excl, fits=True), ridges)
+        for r, (forecasts, coef) in zip(ridges, fits):
+            lin_q[r], coefs[r] = forecasts, coef  # (Q, n_anchor, C), (Q, D1, n_anchor * C)
     elif with_linear or "hybrid" in models:
-        lin_q = _linear_at(data, queries, scores.anchors, E, delay, cut)
-        for r in ridges:
-            resid[r] = (data.futures - data.linear(np.nan_to_num(data.keys), r))[safe]
+        lin_q, coefs = _linear_at(data, queries, scores.anchors, E, delay, cut), data.coef
     if set(_LINEAR_MODELS) & set(candidates["model"]):
         errors = _linear_errors(data, queries, E, delay, scores.anchors, candidates["model"],
                                 cut, lin_q if with_linear else None)  # fmt: skip
@@ -374,18 +385,17 @@ def _score_embedding(data, queries, E, delay, candidates, scores, cut=None) -> b
         k, (kind, value) = task
         out = []
         nb_keys, targets = nb_keys_all[:, :k], targets_all[:, :k]
-        res_nb = {r: res[:, :k] for r, res in resid.items()}
         s0 = Structure(E, delay, k, value if kind == "bandwidth" else None,
                        value if kind == "sigma" else None, "mean")  # fmt: skip
         w = structure_weights(dist[:, :k], s0)
         for model in models:
             if model == "local_linear" and len(ks) > 1 and k == ks[0] and k <= D + 1:
                 continue  # a slope per dimension needs more than D + 1 neighbours
-            preds = neighbour_forecasts(model, w, nb_keys, query_keys, targets, res_nb, lin_q,
+            preds = neighbour_forecasts(model, w, nb_keys, query_keys, targets, lin_q, coefs,
                                         ridges)  # fmt: skip
             for r, pred in zip([None] if model == "mean" else ridges, preds):
                 s = Structure(**{**s0.as_dict(), "model": model, "ridge": r})
-                out.append((s, nan_mean((pred - truth) ** 2, axis=2)))
+                out.append(_scored(s, nan_mean((pred - truth) ** 2, axis=2)))
         return out
 
     # the (k, width) pairs are independent: over the cores, recorded in the order of a loop

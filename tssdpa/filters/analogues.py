@@ -28,6 +28,8 @@ import numpy as np
 from scipy.signal import lfilter
 
 from tssdpa.checks import check_choice, check_int, check_positive
+from tssdpa.estimators.parallel import parallel_map
+from tssdpa.signal import neighbours
 from tssdpa.signal.embedding import delay_embedding
 from tssdpa.signal.neighbours import causal_neighbours, kernel_weights, local_linear, weighted_mean
 
@@ -165,7 +167,11 @@ def default_delays(z: np.ndarray, max_embedding: int) -> list[int]:
 def nan_mean(a: np.ndarray, axis: int) -> np.ndarray:
     """``np.nanmean`` without its warning on all-NaN slices (NaN there): it runs in the
     neighbour threads, where ``warnings.catch_warnings`` is not safe (it swaps a global)."""
+    if a.shape[axis] == 1:  # one channel: its value, NaN stays NaN
+        return np.take(a, 0, axis=axis)
     missing = np.isnan(a)
+    if not missing.any():  # the common case, without the masked copy
+        return a.sum(axis=axis) / a.shape[axis]
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(missing, 0.0, a).sum(axis=axis) / (~missing).sum(axis=axis)
 
@@ -232,7 +238,7 @@ class AnalogueData:
                 fut[: T - h, i] = z[h:]
         self.futures = fut
         self.usable = np.isfinite(self.keys).all(1) & np.isfinite(fut).all(axis=(1, 2))
-        self.coef, self._blocks, self._block_coef = {}, {}, {}
+        self.coef, self._blocks, self._block_coef, self._filled = {}, {}, {}, None
         if ridges is None or not self.usable.any():  # a series to forecast from borrows the
             return  # training fit; one without a complete row has no fit (the caller skips it)
         X = self._design(self.keys[self.usable])
@@ -248,12 +254,12 @@ class AnalogueData:
                              f"(delay {self.delay}, horizons {self.horizons})")  # fmt: skip
         return coef[..., : self.C]
 
-    def blocked_linear(self, ridge, rows, gap: int, neighbours=None, recursive=False):
+    def blocked_linear(self, ridge, rows, gap: int, fits=False, recursive=False):
         """Forecasts (len(rows), n_horizons, C) of ``rows`` by ridge fits that never saw them
-        nor any row within ``gap`` of them in time; with ``neighbours`` ((len(rows), K) row
-        indices), also the forecasts (len(rows), K, n_horizons, C) of each row's neighbours by
-        that row's fit, for the residuals a hybrid forecast averages. ``recursive``: the
-        forecasts of each fit's one-step part iterated (:meth:`recursive`; no neighbours).
+        nor any row within ``gap`` of them in time; with ``fits``, also each row's fit
+        (len(rows), D1, n_horizons * C), which a hybrid forecast applies to the row's
+        neighbours. ``recursive``: the forecasts of each fit's one-step part iterated
+        (:meth:`recursive`).
 
         The series is cut into blocks of ``gap`` rows (longer where that would make more than
         MAX_BLOCKS, or stacked moments over BLOCK_BYTES); a block is forecast by the fit on
@@ -271,23 +277,14 @@ class AnalogueData:
             self._block_coef[length, ridge] = _ridge_solve(G, XtY, ridge)
         coef = self._block_coef[length, ridge]  # (n_blocks, D1, M)
         block = rows // length
-        design = self._design(np.nan_to_num(self.keys[rows]))  # (Q, D1)
+        design = self.filled_design()[rows]  # (Q, D1)
         if recursive:  # every row iterates its own block's one-step fit
             out = iterate_one_step(design, self._one_step(coef)[block], self.C, self.horizons)
         else:
             out = (design[:, None, :] @ coef[block]).reshape(len(rows), *shape)
         starved = kept[block] <= d1  # no more rows left than coefficients: no fit
         out[starved] = np.nan
-        if neighbours is None:
-            return out
-        nb = np.asarray(neighbours)  # (Q, K)
-        out_nb = np.full((*nb.shape, *shape), np.nan)
-        for b in np.unique(block):  # block by block: the neighbours' patterns of all queries
-            mine = np.flatnonzero(block == b)  # at once would be (Q, K, D1) values
-            design = self._design(np.nan_to_num(self.keys[nb[mine].ravel()]))
-            out_nb[mine] = (design @ coef[b]).reshape(len(mine), nb.shape[1], *shape)
-        out_nb[starved] = np.nan
-        return out, out_nb
+        return (out, coef[block]) if fits else out
 
     def block_moments(self, gap: int):
         """``(length, (X'X, X'Y, row count))`` of the library less each block of ``length``
@@ -318,6 +315,12 @@ class AnalogueData:
                                     len(lib) - with_neighbours(count))  # fmt: skip
         return length, self._blocks[length]
 
+    def filled_design(self) -> np.ndarray:
+        """``[1, keys]`` (T, D1) of every row, NaN as 0 (cached; rows are gathered from it)."""
+        if self._filled is None:
+            self._filled = self._design(np.nan_to_num(self.keys))
+        return self._filled
+
     @staticmethod
     def _design(keys):
         return np.concatenate([np.ones((len(keys), 1)), keys], axis=1)
@@ -334,18 +337,27 @@ class AnalogueData:
         return iterate_one_step(self._design(keys), one_step, self.C, horizons)
 
 
-def neighbour_forecasts(model, w, keys_nb, query_keys, targets, resid, lin_q, ridges):
+def neighbour_forecasts(model, w, keys_nb, query_keys, targets, lin_q, coefs, ridges):
     """Forecasts (Q, n_h, C) of one neighbour model, one per ridge in ``ridges`` for the
-    models with a linear part (a list); targets / resid (Q, k, n_h, C), ``resid`` and
-    ``lin_q`` dicts by ridge for the hybrid."""
+    models with a linear part (a list); ``w`` (Q, k) weights, keys_nb (Q, k, D), targets
+    (Q, k, n_h, C). The hybrid's, by ridge: ``lin_q`` the queries' linear forecasts
+    (Q, n_h, C) and ``coefs`` the fits that gave them, (D1, n_h * C) or one per query
+    (Q, D1, n_h * C)."""
     Q, k, nh, C = targets.shape
     if model == "mean":
         return [weighted_mean(w, targets.reshape(Q, k, -1)).reshape(Q, nh, C)]
     if model == "hybrid":
-        return [
-            lin_q[r] + weighted_mean(w, resid[r].reshape(Q, k, -1)).reshape(Q, nh, C)
-            for r in ridges
-        ]
+        # lin_q + sum_j w_j (target_j - [1, key_j] @ coef): the weighted mean of the
+        # neighbours' residuals, by linearity without forming them (Q x k x n_h C values per
+        # ridge): the mean target less the fit applied to [sum_j w_j, the mean key]
+        mean = weighted_mean(w, targets.reshape(Q, k, -1))  # (Q, n_h * C)
+        design = np.concatenate([w.sum(axis=1, keepdims=True), weighted_mean(w, keys_nb)], 1)
+        out = []
+        for r in ridges:
+            c = coefs[r]
+            lin_nb = design @ c if c.ndim == 2 else np.einsum("qd,qdm->qm", design, c)
+            out.append(lin_q[r] + (mean - lin_nb).reshape(Q, nh, C))
+        return out
     flat = local_linear(w, keys_nb, query_keys, targets.reshape(Q, k, -1), list(ridges))
     return [f.reshape(Q, nh, C) for f in flat]
 
@@ -401,17 +413,22 @@ def forecast(train, y, overlap, s: Structure, horizons):
         all_keys = np.concatenate([lib.keys, new.keys])
         all_fut = np.concatenate([lib.futures, new.futures])
         lin_q = lib.linear(np.nan_to_num(q_keys), ridge)
-        all_lin = np.concatenate([lib.linear(np.nan_to_num(lib.keys), ridge), lin_q])
         safe, w, q = np.maximum(idx, 0), structure_weights(dist, s), np.nan_to_num(q_keys)
         out = np.empty_like(lin_q)
-        # origins in blocks: a long path's neighbour futures (rows, k, horizons, C) are large
-        step = max(1, _GATHER_ELEMS // (s.n_neighbors * all_fut[0].size))
-        for a in range(0, len(q), step):
+        # origins in blocks, over the threads: a long path's neighbour futures (rows, k,
+        # horizons, C) are large, and the local-linear fits of many origins take a while
+        threads = max(1, neighbours.THREADS)
+        step = max(1, _GATHER_ELEMS // threads // (s.n_neighbors * all_fut[0].size))
+        step = min(step, -(-len(q) // threads))
+
+        def origins(a):
             r, nb = slice(a, a + step), safe[a : a + step]
-            out[r] = neighbour_forecasts(
-                s.model, w[r], all_keys[nb], q[r], all_fut[nb],
-                {ridge: all_fut[nb] - all_lin[nb]}, {ridge: lin_q[r]}, [ridge],
-            )[0]  # fmt: skip
+            return neighbour_forecasts(s.model, w[r], all_keys[nb], q[r], all_fut[nb],
+                                       {ridge: lin_q[r]}, lib.coef, [ridge])[0]  # fmt: skip
+
+        starts = list(range(0, len(q), step))
+        for a, got in zip(starts, parallel_map(origins, starts)):
+            out[a : a + step] = got
     out[~np.isfinite(q_keys).all(axis=1)] = np.nan
     return out
 
