@@ -126,6 +126,19 @@ def test_tree_queries_inside_the_search_share_its_threads(monkeypatch):
     assert neighbours.search_threads() == 4
 
 
+def test_a_parallel_map_inside_a_worker_runs_its_items_in_that_worker(monkeypatch):
+    import threading
+
+    monkeypatch.setattr(neighbours, "THREADS", 2)
+
+    def inner(_):  # (the worker's thread, the threads its own items ran in)
+        me = threading.get_ident()
+        return me, set(parallel.parallel_map(lambda _: threading.get_ident(), [0, 1, 2]))
+
+    outer = parallel.parallel_map(inner, [0, 1])
+    assert all(ran == {me} for me, ran in outer)  # no pool inside the pool
+
+
 def test_a_failing_search_restores_the_blas_limit(two_blas_threads, monkeypatch):
     monkeypatch.setattr(neighbours, "THREADS", 2)
     before = _blas_threads()
