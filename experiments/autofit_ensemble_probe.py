@@ -28,7 +28,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_autofit as bench  # noqa: E402 -- the benchmark's series, split and scores
 
 from tssdpa.filters import ProjectionForecaster  # noqa: E402
-from tssdpa.filters.analogues import Structure, anchor_horizons, forecast, nearest_anchor  # noqa: E402
+from tssdpa.filters.analogues import (  # noqa: E402
+    Structure,
+    anchor_horizons,
+    forecast,
+    nearest_anchor,
+    training_overlap,
+)
 from tssdpa.signal.embedding import standardise  # noqa: E402
 
 ENSEMBLES = ((3, 0.05), (5, 0.1), (10, 0.2))  # (m, slack)
@@ -55,7 +61,11 @@ def _cell(z, sp, h) -> dict:
     anchor = nearest_anchor(h, anchor_horizons(fc.horizon))
     a = z[: sp.test, None]
     lib = fc._library(standardise(fc.train_, fc.mean_, fc.scale_))
-    za, overlap, truth = standardise(a, fc.mean_, fc.scale_), fc._overlap(a), z[sp.val : sp.test]
+    za, overlap, truth = (
+        standardise(a, fc.mean_, fc.scale_),
+        training_overlap(fc.train_, a),
+        z[sp.val : sp.test],
+    )
 
     def pred(s):
         out = forecast(lib, za, overlap, s, [h])[:, 0, 0] * fc.scale_[0] + fc.mean_[0]

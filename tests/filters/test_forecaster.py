@@ -19,6 +19,7 @@ from tssdpa.filters.analogues import (
     anchor_horizons,
     iterate_one_step,
     nearest_anchor,
+    training_overlap,
 )
 from tssdpa.signal.embedding import delay_embedding
 
@@ -177,7 +178,11 @@ def test_a_gap_in_a_copy_of_the_fitted_series_leaves_the_forecasts_after_it_unch
     whole = fc.forecast_path(x, horizon=2)
     gappy = x.copy()
     gappy[200:205] = np.nan
-    assert fc._overlap(gappy[:, None]) == fc._overlap(x[:, None]) == (500, 0)
+    assert (
+        training_overlap(fc.train_, gappy[:, None])
+        == training_overlap(fc.train_, x[:, None])
+        == (500, 0)
+    )
     after = 205 + 8  # past every pattern that spans the gap
     np.testing.assert_array_equal(fc.forecast_path(gappy, horizon=2)[after:], whole[after:])
 
@@ -1200,7 +1205,10 @@ def test_forecasts_of_a_series_that_repeats_part_of_the_fitted_one_are_causal(sw
     y2 = y[600:1100].copy()
     y2[250:] += 0.2  # departs from the fitted series at row 250, before its end (row 300)
     whole = np.asarray(fc.forecast_path(y2, 3))
-    assert fc._overlap(y2[:, None]) == (250, 50)  # the fitted series goes on for 50 rows
+    assert training_overlap(fc.train_, y2[:, None]) == (
+        250,
+        50,
+    )  # the fitted series goes on for 50 rows
     for n in (100, 250, 251, 320, 499):
         np.testing.assert_array_equal(np.asarray(fc.forecast_path(y2[:n], 3)), whole[:n])
 
@@ -1332,3 +1340,28 @@ def test_recursive_forecasts_of_two_channels_with_gaps_equal_the_feed_back_loop(
                 if h in hs:
                     want = pattern[0] * fc.scale_ + fc.mean_
                     np.testing.assert_allclose(got[t, h - 1], want, rtol=1e-8, atol=1e-10)
+
+
+def test_a_recursive_path_iterates_once_per_structure_and_equals_each_horizons_forecast(
+    monkeypatch,
+):
+    # one fit iterated to the farthest horizon serves every anchor with that structure: the
+    # path equals the forecasts of one horizon at a time (each its own anchor's iteration)
+    import tssdpa.filters.forecaster as forecaster_module
+
+    y = ar2(700, seed=5)
+    fc = ProjectionForecaster(model="recursive_linear", horizon=40, embedding=[2, 4]).fit(y[:500])
+    each = np.column_stack([np.asarray(fc.forecast(y, h)) for h in range(1, 41)])
+    calls = []
+    real = forecaster_module.forecast
+
+    def counted(*args):
+        calls.append(args[3])
+        return real(*args)
+
+    monkeypatch.setattr(forecaster_module, "forecast", counted)
+    path = np.asarray(fc.forecast_path(y, 40))
+    np.testing.assert_allclose(path.reshape(len(y), 40), each, rtol=1e-12, atol=1e-12)
+    assert len(fc.structures_) == 11 and sorted(calls, key=str) == sorted(
+        set(fc.structures_.values()), key=str
+    )

@@ -374,6 +374,25 @@ def _carry_forward(y: np.ndarray) -> np.ndarray:
     return y[t, np.arange(y.shape[1])]
 
 
+def training_overlap(train, y2) -> tuple[int, int]:
+    """``(run, after)`` of :func:`forecast`: the longest run of leading rows of ``y2``
+    repeating the fitted series ``train`` from some offset (NaN matches any value, so a gap
+    does not end it; a prefix through y2's first finite row gets the same run), and the
+    fitted rows after it (ties: most)."""
+    T, n = len(train), len(y2)
+    finite = np.flatnonzero(np.isfinite(y2[:, 0]))
+    if not len(finite):
+        return 0, 0
+    r, best = finite[0], (0, 0)
+    for start in np.flatnonzero(train[:, 0] == y2[r, 0])[:16] - r:
+        m = min(n, T - start) if start >= 0 else 0
+        a, b = y2[:m], train[start : start + m]
+        same = ((a == b) | np.isnan(a)).all(axis=1)
+        run = m if same.all() else int(np.argmin(same))
+        best = max(best, (run, T - start - run))
+    return best
+
+
 def forecast(train, y, overlap, s: Structure, horizons):
     """(T, len(horizons), C) forecasts of every origin of ``y`` with structure ``s``.
 

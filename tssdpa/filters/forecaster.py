@@ -22,6 +22,7 @@ from tssdpa.filters.analogues import (
     saved_contenders,
     saved_structures,
     switch_forecasts,
+    training_overlap,
 )
 from tssdpa.filters.channel_choice import check_channel_independent, resolve_independence
 from tssdpa.signal.embedding import standardise
@@ -338,24 +339,6 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         self.cv_results_ = pd.DataFrame(rows)
 
     # ------------------------------------------------------------------ forecasting
-    def _overlap(self, y2) -> tuple[int, int]:
-        """``(run, after)``: the longest run of leading rows of ``y2`` repeating the fitted
-        series from some offset (NaN matches any value, so a gap does not end it; a prefix
-        through y2's first finite row gets the same run), and the fitted rows after it (ties:
-        most)."""
-        T, n = len(self.train_), len(y2)
-        finite = np.flatnonzero(np.isfinite(y2[:, 0]))
-        if not len(finite):
-            return 0, 0
-        r, best = finite[0], (0, 0)
-        for start in np.flatnonzero(self.train_[:, 0] == y2[r, 0])[:16] - r:
-            m = min(n, T - start) if start >= 0 else 0
-            a, b = y2[:m], self.train_[start : start + m]
-            same = ((a == b) | np.isnan(a)).all(axis=1)
-            run = m if same.all() else int(np.argmin(same))
-            best = max(best, (run, T - start - run))
-        return best
-
     def _path(self, a, horizon, switch=True):
         if horizon > self.horizon:
             raise ValueError(f"horizon must be <= the fitted horizon {self.horizon}; got {horizon}")
@@ -364,14 +347,22 @@ class ProjectionForecaster(FitScoresView, Forecaster):
                 [m._path(a[:, [c]], horizon, switch) for c, m in enumerate(self.channel_models_)],
                 axis=2,
             )
-        anchors = anchor_horizons(self.horizon)
-        groups: dict[int, list[int]] = {}
+        anchors, groups = anchor_horizons(self.horizon), {}
         for h in range(1, horizon + 1):
-            groups.setdefault(nearest_anchor(h, anchors), []).append(h)
+            anchor = nearest_anchor(h, anchors)
+            s, switching = self.structures_[anchor], switch and self.contenders_.get(anchor)
+            # a recursive structure iterates one fit for every horizon: the horizons of all
+            # its anchors that do not switch in one group (one fit, one iteration to the last)
+            alone = s.model == "recursive_linear" and not (switching and self.switch_half_life)
+            groups.setdefault(s if alone else anchor, []).append(h)
         out = np.full((len(a), horizon, a.shape[1]), np.nan)
         series = self._standardised(a)
-        for anchor, hs in groups.items():
-            out[:, np.array(hs) - 1] = self._anchor_path(series, anchor, hs, switch)
+        for key, hs in groups.items():
+            out[:, np.array(hs) - 1] = (
+                forecast(*series, key, hs)
+                if isinstance(key, Structure)
+                else self._anchor_path(series, key, hs, switch)
+            )
         return out * self.scale_ + self.mean_
 
     def _forecast_h(self, a, h):  # one horizon: only its anchor's structures
@@ -388,7 +379,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     def _standardised(self, a):
         """``(library, series, overlap)`` in standardised units: what every anchor reads."""
         z_train = self._library(standardise(self.train_, self.mean_, self.scale_))
-        return z_train, standardise(a, self.mean_, self.scale_), self._overlap(a)
+        return z_train, standardise(a, self.mean_, self.scale_), training_overlap(self.train_, a)
 
     def _anchor_path(self, series, anchor, hs, switch=True):
         """(T, len(hs), C) standardised forecasts of the horizons ``hs`` that use ``anchor``'s
