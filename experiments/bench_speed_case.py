@@ -7,13 +7,16 @@ worktree of another commit, or this one), in turn, ``--repeats`` times, each in 
 process (``--fits`` times in each), and prints the seconds -- a before / after comparison on
 one machine. ``--case etth1`` times a wider fit instead: a joint pattern of the seven columns
 of ETTh1. ``--case denoise`` times a self-supervised ``ProjectionFilter(causal=False).fit`` of
-the benchmark's Lorenz series (2,000 samples) at 10 dB.
+the benchmark's Lorenz series (2,000 samples) at 10 dB. ``--case recursive`` times the
+forecast path alone of a fitted recursive linear model over a long horizon (four coupled
+AR(2) channels, 8,000 rows, a 48-sample pattern, 336 steps: eleven anchor horizons).
 
     git worktree add /tmp/old a644150
     .venv/bin/python experiments/bench_speed_case.py /tmp/old . --repeats 3
     .venv/bin/python experiments/bench_speed_case.py /tmp/old . --repeats 6 --fits 3
     .venv/bin/python experiments/bench_speed_case.py /tmp/old . --repeats 1 --case etth1
     .venv/bin/python experiments/bench_speed_case.py /tmp/old . --repeats 3 --fits 3 --case denoise
+    .venv/bin/python experiments/bench_speed_case.py /tmp/old . --repeats 3 --case recursive
 """
 
 from __future__ import annotations
@@ -42,6 +45,13 @@ if {case!r} == "lorenz":
 elif {case!r} == "etth1":  # the seven columns of ETTh1, a joint pattern: the fit alone
     from tssdpa.data import load_ett
     z, tr, h = load_ett("ETTh1", {data_dir!r}).to_numpy()[:6000], 6000, 24
+elif {case!r} == "recursive":  # four coupled AR(2) channels; the path's time alone
+    rng = np.random.default_rng(0)
+    z = np.zeros((8000, 4))
+    for t in range(2, 8000):
+        z[t] = 0.9 * z[t - 1] - 0.3 * z[t - 2] + 0.1 * z[t - 1, ::-1] + rng.normal(size=4)
+    path_of = ProjectionForecaster(model="recursive_linear", horizon=336, embedding=48).fit(
+        z[:6000])
 else:  # the benchmark's Lorenz series at 10 dB, denoised self-supervised: the fit alone
     x = make_signal("lorenz", 2000, 0, dt=0.02)
     noisy = add_noise((x - x[:1200].mean()) / x[:1200].std(), "gaussian", 10.0, seed=1)
@@ -49,6 +59,8 @@ else:  # the benchmark's Lorenz series at 10 dB, denoised self-supervised: the f
 def work():
     if {case!r} == "denoise":
         return ProjectionFilter(causal=False).fit(noisy)
+    if {case!r} == "recursive":
+        return np.asarray(path_of.forecast_path(z, 336))
     fc = ProjectionForecaster(horizon=h).fit(z[:tr])
     if tr < len(z):
         np.asarray(fc.forecast(z[tr - 64:], h))
@@ -64,10 +76,11 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("roots", nargs="+", help="folders holding a tssdpa package")
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--case", choices=("lorenz", "etth1", "denoise"), default="lorenz",
+    p.add_argument("--case", choices=("lorenz", "etth1", "denoise", "recursive"), default="lorenz",
                    help="lorenz: the benchmark's speed case; etth1: a default fit on the seven "
                    "columns of ETTh1 (6,000 rows, horizon 24); denoise: a self-supervised "
-                   "zero-phase ProjectionFilter fit (Lorenz, 2,000 samples, 10 dB)")  # fmt: skip
+                   "zero-phase ProjectionFilter fit (Lorenz, 2,000 samples, 10 dB); "
+                   "recursive: the forecast path of a recursive linear fit, 336 steps")  # fmt: skip
     p.add_argument("--data-dir", default=None, help="for --case etth1 (default: as tssdpa "
                    "finds its datasets)")  # fmt: skip
     p.add_argument("--fits", type=int, default=1, help="fits timed in each process (the first "
