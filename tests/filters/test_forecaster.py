@@ -1365,3 +1365,11 @@ def test_a_recursive_path_iterates_once_per_structure_and_equals_each_horizons_f
     assert len(fc.structures_) == 11 and sorted(calls, key=str) == sorted(
         set(fc.structures_.values()), key=str
     )
+    # an anchor that switches among contenders keeps its own forecasts (and switching)
+    other = {**fc.best_params_[5], "embedding": 6 - fc.best_params_[5]["embedding"]}
+    fc.contenders_ = {5: [fc.best_params_[5], other]}
+    each = np.column_stack([np.asarray(fc.forecast(y, h)) for h in range(1, 41)])
+    calls.clear()
+    path = np.asarray(fc.forecast_path(y, 40))
+    np.testing.assert_allclose(path.reshape(len(y), 40), each, rtol=1e-12, atol=1e-12)
+    assert len(calls) == len(set(fc.structures_.values())) + 2  # anchor 5's two contenders

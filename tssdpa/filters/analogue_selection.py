@@ -215,7 +215,7 @@ class _Scores:
         True if it improved any anchor's best."""
         if mse is None:
             mse = nan_mean(sq, axis=0)  # an all-NaN column: no score
-        scored = np.where(np.isnan(mse), np.inf, mse)
+        scored = np.nan_to_num(mse, nan=np.inf)  # an overflow (inf) still counts as a score
         self.mses.append(scored)
         self.structures.append(structure)
         self.errors.append(sq.astype(np.float32, copy=False))
@@ -315,10 +315,11 @@ def _linear_at(data, queries, anchors, E, delay, cut, recursive=False) -> dict:
 
 
 def _linear_errors(data, queries, E, delay, anchors, models, cut=None, lin_q=None) -> list:
-    """(Structure, squared errors) of the global linear models among ``models`` at the
-    queries, as :func:`_linear_at` forecasts them (``lin_q``: the direct fits' forecasts,
-    where the caller has them already). The recursive model is scored with delay 1 only, and
-    at horizon 1, where it is the direct model, only when that is no candidate."""
+    """:func:`_scored` (Structure, squared errors, their mean) of the global linear models
+    among ``models`` at the queries, as :func:`_linear_at` forecasts them (``lin_q``: the
+    direct fits' forecasts, where the caller has them already). The recursive model is scored
+    with delay 1 only, and at horizon 1, where it is the direct model, only when that is no
+    candidate."""
     keys, out = data.keys[queries], []
     incomplete = ~np.isfinite(keys).all(1)
     kinds = {}
@@ -367,9 +368,11 @@ def _score_embedding(data, queries, E, delay, candidates, scores, cut=None) -> b
     lin_q, coefs = {}, {}
     if cut is None and (with_linear or "hybrid" in models):
         data.block_moments(excl)  # once, before the ridges' threads share them
-        fits = parallel_map(lambda r: data.blocked_linear(r, queries, excl, fits=True), ridges)
-        for r, (forecasts, coef) in zip(ridges, fits):
-            lin_q[r], coefs[r] = forecasts, coef  # (Q, n_anchor, C), (Q, D1, n_anchor * C)
+        hybrid = "hybrid" in models  # only the hybrid applies the queries' fits to neighbours
+        fits = parallel_map(lambda r: data.blocked_linear(r, queries, excl, hybrid), ridges)
+        for r, got in zip(ridges, fits):
+            # (Q, n_anchor, C), and with the hybrid (Q, D1, n_anchor * C)
+            lin_q[r], coefs[r] = got if hybrid else (got, None)
     elif with_linear or "hybrid" in models:
         lin_q, coefs = _linear_at(data, queries, scores.anchors, E, delay, cut), data.coef
     if set(_LINEAR_MODELS) & set(candidates["model"]):
@@ -380,8 +383,8 @@ def _score_embedding(data, queries, E, delay, candidates, scores, cut=None) -> b
     nb_keys_all, targets_all = keys[safe], data.futures[safe]  # (Q, max k, D), (Q, max k, ..)
 
     def errors_of(task):
-        """(Structure, squared errors) of every (model, ridge) with k neighbours and one
-        width."""
+        """:func:`_scored` (Structure, squared errors, their mean) of every (model, ridge) with
+        k neighbours and one width."""
         k, (kind, value) = task
         out = []
         nb_keys, targets = nb_keys_all[:, :k], targets_all[:, :k]

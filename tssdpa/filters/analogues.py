@@ -238,7 +238,7 @@ class AnalogueData:
                 fut[: T - h, i] = z[h:]
         self.futures = fut
         self.usable = np.isfinite(self.keys).all(1) & np.isfinite(fut).all(axis=(1, 2))
-        self.coef, self._blocks, self._block_coef, self._filled = {}, {}, {}, None
+        self.coef, self._blocks, self._block_coef = {}, {}, {}
         if ridges is None or not self.usable.any():  # a series to forecast from borrows the
             return  # training fit; one without a complete row has no fit (the caller skips it)
         X = self._design(self.keys[self.usable])
@@ -277,7 +277,7 @@ class AnalogueData:
             self._block_coef[length, ridge] = _ridge_solve(G, XtY, ridge)
         coef = self._block_coef[length, ridge]  # (n_blocks, D1, M)
         block = rows // length
-        design = self.filled_design()[rows]  # (Q, D1)
+        design = self._design(np.nan_to_num(self.keys[rows]))  # (Q, D1)
         if recursive:  # every row iterates its own block's one-step fit
             out = iterate_one_step(design, self._one_step(coef)[block], self.C, self.horizons)
         else:
@@ -315,12 +315,6 @@ class AnalogueData:
                                     len(lib) - with_neighbours(count))  # fmt: skip
         return length, self._blocks[length]
 
-    def filled_design(self) -> np.ndarray:
-        """``[1, keys]`` (T, D1) of every row, NaN as 0 (cached; rows are gathered from it)."""
-        if self._filled is None:
-            self._filled = self._design(np.nan_to_num(self.keys))
-        return self._filled
-
     @staticmethod
     def _design(keys):
         return np.concatenate([np.ones((len(keys), 1)), keys], axis=1)
@@ -349,7 +343,9 @@ def neighbour_forecasts(model, w, keys_nb, query_keys, targets, lin_q, coefs, ri
     if model == "hybrid":
         # lin_q + sum_j w_j (target_j - [1, key_j] @ coef): the weighted mean of the
         # neighbours' residuals, by linearity without forming them (Q x k x n_h C values per
-        # ridge): the mean target less the fit applied to [sum_j w_j, the mean key]
+        # ridge): the mean target less the fit applied to [sum_j w_j, the mean key]. Every
+        # neighbour with weight has a complete key and future (keys are usable rows), so a
+        # residual is never NaN where its target is not
         mean = weighted_mean(w, targets.reshape(Q, k, -1))  # (Q, n_h * C)
         design = np.concatenate([w.sum(axis=1, keepdims=True), weighted_mean(w, keys_nb)], 1)
         out = []
@@ -440,14 +436,12 @@ def forecast(train, y, overlap, s: Structure, horizons):
         step = max(1, _GATHER_ELEMS // threads // (s.n_neighbors * all_fut[0].size))
         step = min(step, -(-len(q) // threads))
 
-        def origins(a):
+        def origins(a):  # each block writes its own rows: no second copy of the path
             r, nb = slice(a, a + step), safe[a : a + step]
-            return neighbour_forecasts(s.model, w[r], all_keys[nb], q[r], all_fut[nb],
-                                       {ridge: lin_q[r]}, lib.coef, [ridge])[0]  # fmt: skip
+            out[r] = neighbour_forecasts(s.model, w[r], all_keys[nb], q[r], all_fut[nb],
+                                         {ridge: lin_q[r]}, lib.coef, [ridge])[0]  # fmt: skip
 
-        starts = list(range(0, len(q), step))
-        for a, got in zip(starts, parallel_map(origins, starts)):
-            out[a : a + step] = got
+        parallel_map(origins, list(range(0, len(q), step)))
     out[~np.isfinite(q_keys).all(axis=1)] = np.nan
     return out
 
