@@ -353,8 +353,8 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             s, switching = self.structures_[anchor], switch and self.contenders_.get(anchor)
             # a recursive structure iterates one fit for every horizon: the horizons of all
             # its anchors that do not switch in one group (one fit, one iteration to the last)
-            alone = s.model == "recursive_linear" and not (switching and self.switch_half_life)
-            groups.setdefault(s if alone else anchor, []).append(h)
+            shared = s.model == "recursive_linear" and not (switching and self.switch_half_life)
+            groups.setdefault(s if shared else anchor, []).append(h)
         out = np.full((len(a), horizon, a.shape[1]), np.nan)
         series = self._standardised(a)
         for key, hs in groups.items():
