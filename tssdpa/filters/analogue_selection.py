@@ -297,21 +297,27 @@ def minimax_regret(i, a: _Scores, b: _Scores) -> Structure | None:
     return a.structures[pick[0]]
 
 
-def _linear_at(data, queries, anchors, E, delay, cut, recursive=False) -> dict:
+def _linear_at(data, queries, anchors, E, delay, cut, recursive=False, fits=False):
     """The global ridge fits' forecasts of ``queries`` as they are scored, by ridge: by fits
     that left out every row sharing samples with the query (blocked, as the neighbours
     leave them out: ``|j - t| <= (E-1)τ + h``); scoring forward, by the fit on the rows before
-    the holdout, which never saw the queries. ``recursive``: their one-step parts iterated."""
+    the holdout, which never saw the queries. ``recursive``: their one-step parts iterated.
+    ``fits``: ``(forecasts, the fits that gave them)``, by ridge -- (D1, n_anchor * C) when
+    scoring forward, one per query (Q, D1, n_anchor * C) when blocked -- which a hybrid
+    applies to the query's neighbours."""
     if cut is not None:
         keys = np.nan_to_num(data.keys[queries])
         if recursive:
             return {r: data.recursive(keys, r, anchors) for r in data.coef}
-        return {r: data.linear(keys, r) for r in data.coef}
+        forecasts = {r: data.linear(keys, r) for r in data.coef}
+        return (forecasts, data.coef) if fits else forecasts
     gap = (E - 1) * delay + max(anchors)
     data.block_moments(gap)  # once, before the ridges' threads share them
     ridges = list(data.coef)
-    fits = parallel_map(lambda r: data.blocked_linear(r, queries, gap, recursive=recursive), ridges)
-    return dict(zip(ridges, fits))
+    got = parallel_map(lambda r: data.blocked_linear(r, queries, gap, fits, recursive), ridges)
+    if not fits:
+        return dict(zip(ridges, got))
+    return {r: g[0] for r, g in zip(ridges, got)}, {r: g[1] for r, g in zip(ridges, got)}
 
 
 def _linear_errors(data, queries, E, delay, anchors, models, cut=None, lin_q=None) -> list:
@@ -366,15 +372,10 @@ def _score_embedding(data, queries, E, delay, candidates, scores, cut=None) -> b
     # hybrid's neighbour residuals are against the same fit as its query's linear part, as at
     # forecast time
     lin_q, coefs = {}, {}
-    if cut is None and (with_linear or "hybrid" in models):
-        data.block_moments(excl)  # once, before the ridges' threads share them
-        hybrid = "hybrid" in models  # only the hybrid applies the queries' fits to neighbours
-        fits = parallel_map(lambda r: data.blocked_linear(r, queries, excl, hybrid), ridges)
-        for r, got in zip(ridges, fits):
-            # (Q, n_anchor, C), and with the hybrid (Q, D1, n_anchor * C)
-            lin_q[r], coefs[r] = got if hybrid else (got, None)
-    elif with_linear or "hybrid" in models:
-        lin_q, coefs = _linear_at(data, queries, scores.anchors, E, delay, cut), data.coef
+    if "hybrid" in models:
+        lin_q, coefs = _linear_at(data, queries, scores.anchors, E, delay, cut, fits=True)
+    elif with_linear:
+        lin_q = _linear_at(data, queries, scores.anchors, E, delay, cut)
     if set(_LINEAR_MODELS) & set(candidates["model"]):
         errors = _linear_errors(data, queries, E, delay, scores.anchors, candidates["model"],
                                 cut, lin_q if with_linear else None)  # fmt: skip

@@ -278,13 +278,14 @@ class AnalogueData:
         coef = self._block_coef[length, ridge]  # (n_blocks, D1, M)
         block = rows // length
         design = self._design(np.nan_to_num(self.keys[rows]))  # (Q, D1)
+        fit = coef[block]  # (Q, D1, M): each row's block's fit
         if recursive:  # every row iterates its own block's one-step fit
-            out = iterate_one_step(design, self._one_step(coef)[block], self.C, self.horizons)
+            out = iterate_one_step(design, self._one_step(fit), self.C, self.horizons)
         else:
-            out = (design[:, None, :] @ coef[block]).reshape(len(rows), *shape)
+            out = (design[:, None, :] @ fit).reshape(len(rows), *shape)
         starved = kept[block] <= d1  # no more rows left than coefficients: no fit
         out[starved] = np.nan
-        return (out, coef[block]) if fits else out
+        return (out, fit) if fits else out
 
     def block_moments(self, gap: int):
         """``(length, (X'X, X'Y, row count))`` of the library less each block of ``length``
