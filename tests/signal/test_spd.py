@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tssdpa.signal.spd import solve_spd
+from tssdpa.signal.spd import solve_spd, solve_spd_leading
 
 
 @pytest.mark.parametrize("P", [1, 3, 5])
@@ -43,3 +43,21 @@ def test_the_vectorised_elimination_is_as_accurate_as_lapack_down_to_rows_with_o
     tiny = 1e-13 * np.abs(exact).max()
     for stat in (np.max, np.median):  # row by row either may be the closer one
         assert stat(err) <= 2 * stat(lapack_err) + tiny
+
+
+def test_the_leading_blocks_solved_with_one_elimination_equal_their_own_solves_bitwise():
+    """Local polynomials of several degrees share one moment matrix: each lower degree's system
+    is a leading block of the highest's, and its solution must not depend on the others."""
+    rng = np.random.default_rng(0)
+    u = np.linspace(-1, 1, 33)
+    w = rng.random((300, 33))
+    w[:40] *= rng.random((40, 33)) < 0.1  # rows with a few keys: ill-conditioned blocks
+    w = w[w.sum(axis=1) > 0]
+    moments = w @ u[:, None] ** np.arange(9)
+    G = moments[:, np.add.outer(np.arange(5), np.arange(5))]
+    G[:, np.arange(1, 5), np.arange(1, 5)] += 1e-12 * moments[:, :1]
+    rhs = rng.normal(size=(len(w), 5, 3))
+    sizes = [3, 5, 1, 2]
+    for P, got in zip(sizes, solve_spd_leading(G, rhs, sizes)):
+        np.testing.assert_array_equal(got, solve_spd(G[:, :P, :P].copy(), rhs[:, :P].copy()))
+        assert got.shape == (len(w), P, 3)

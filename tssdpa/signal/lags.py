@@ -34,7 +34,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from tssdpa.checks import check_positive
-from tssdpa.signal.spd import solve_spd
+from tssdpa.signal.spd import solve_spd_leading
 
 __all__ = ["attend_lags", "attend_newest", "decay_logits", "iir_truncation_lag"]
 
@@ -270,16 +270,16 @@ def _local_polynomial(w, vals, powers, degrees):
     moments = w @ powers[:, : 2 * top - 1]  # (n, 2P-1): sum_l w u^k
     rhs_all = np.stack([(w * v) @ powers[:, :top] for v in vals], axis=2)  # (n, P, C)
     ok = moments[:, 0] > 0
-    outs = []
-    for degree in degrees:
-        P = degree + 1
-        G = moments[:, np.add.outer(np.arange(P), np.arange(P))]  # Hankel (n, P, P)
-        # a tiny ridge on the slope terms keeps rows with too few keys solvable (-> the mean)
-        G[:, np.arange(1, P), np.arange(1, P)] += 1e-12 * moments[:, :1]
-        out = np.full((len(w), len(vals)), np.nan)
-        if ok.any():
-            out[ok] = solve_spd(G[ok], rhs_all[ok, :P])[:, 0, :]  # the value at offset 0
-        outs.append(out)
+    G = moments[:, np.add.outer(np.arange(top), np.arange(top))]  # Hankel (n, P, P)
+    # a tiny ridge on the slope terms keeps rows with too few keys solvable (-> the mean)
+    G[:, np.arange(1, top), np.arange(1, top)] += 1e-12 * moments[:, :1]
+    outs = [np.full((len(w), len(vals)), np.nan) for _ in degrees]
+    if ok.any():  # a lower degree's system is a leading block of the highest's
+        every = ok.all()
+        sizes = [degree + 1 for degree in degrees]
+        fits = solve_spd_leading(G if every else G[ok], rhs_all if every else rhs_all[ok], sizes)
+        for out, fit in zip(outs, fits):
+            out[ok] = fit[:, 0, :]  # the value at offset 0
     return outs
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["solve_spd"]
+__all__ = ["solve_spd", "solve_spd_leading"]
 
 
 def solve_spd(G: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -24,18 +24,34 @@ def solve_spd(G: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     >>> solve_spd(G, np.array([[[2.0], [1.0]]]))[0, :, 0]
     array([0.5, 0. ])
     """
+    return solve_spd_leading(G, rhs, [G.shape[1]])[0]
+
+
+def solve_spd_leading(G: np.ndarray, rhs: np.ndarray, sizes) -> list[np.ndarray]:
+    """The systems of ``G``'s leading ``P`` x ``P`` blocks, for each ``P`` in ``sizes``:
+    ``[solve_spd(G[:, :P, :P], rhs[:, :P]) for P in sizes]``, bitwise, with one elimination.
+
+    Eliminating below the pivots treats each row of a leading block exactly as the block's own
+    elimination would (the block's entries are updated from the block's entries only), so the
+    largest block's elimination serves every smaller one; only the back substitutions differ.
+    The local polynomials of several degrees (:func:`tssdpa.signal.lags.attend_lags`) share
+    their moment matrix this way.
+    """
     A = np.moveaxis(G, 0, -1).copy()  # (P, P, n): each entry a contiguous row over the systems
     b = np.moveaxis(rhs, 0, -1).copy()  # (P, C, n)
-    P = A.shape[0]
-    for k in range(P - 1):  # eliminate below the pivot (the lower triangle is not read again)
-        for i in range(k + 1, P):
+    top = max(sizes)
+    for k in range(top - 1):  # eliminate below the pivot (the lower triangle is not read again)
+        for i in range(k + 1, top):
             f = A[i, k] / A[k, k]
-            A[i, k + 1 :] -= f * A[k, k + 1 :]
+            A[i, k + 1 : top] -= f * A[k, k + 1 : top]
             b[i] -= f * b[k]
-    x = np.empty_like(b)
-    for i in range(P - 1, -1, -1):  # back substitution
-        acc = b[i].copy()
-        for j in range(i + 1, P):
-            acc -= A[i, j] * x[j]
-        x[i] = acc / A[i, i]
-    return np.moveaxis(x, -1, 0)  # (n, P, C)
+    solutions = []
+    for P in sizes:
+        x = np.empty_like(b[:P])
+        for i in range(P - 1, -1, -1):  # back substitution
+            acc = b[i].copy()
+            for j in range(i + 1, P):
+                acc -= A[i, j] * x[j]
+            x[i] = acc / A[i, i]
+        solutions.append(np.moveaxis(x, -1, 0))  # (n, P, C)
+    return solutions
