@@ -155,12 +155,38 @@ def test_the_uniform_kernel_is_a_savitzky_golay_filter(degree):
     np.testing.assert_allclose(got[inner, 0], want[inner], rtol=1e-6, atol=1e-8)
 
 
-def test_a_sweep_equals_one_call_per_configuration():
-    x = np.random.default_rng(4).normal(size=(150, 2))
+def _gappy_table(gaps: bool):
+    """(E, full): a two-channel series of 150 samples after 7 NaN rows and its embeddings of 3;
+    with ``gaps``, 5% of the samples missing (keys that lack one channel: the rows that weigh
+    them go channel by channel)."""
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(150, 2))
+    if gaps:
+        x[rng.random(x.shape) < 0.05] = np.nan
     full = np.concatenate([np.full((7, 2), np.nan), x])
-    E = delay_embedding(full, 3)
+    return delay_embedding(full, 3), full
+
+
+def test_a_sweep_equals_one_call_per_configuration():
+    E, full = _gappy_table(gaps=False)
     configs = [(0.5, 0), (2.0, 1), (np.inf, 2), (0.5, 0)]
     many = attend_lags(E, full, (7, 157), 0, 7, configs=configs, decay=0.9, block_elems=50)
     for (s, p), got in zip(configs, many):
         one = attend_lags(E, full, (7, 157), 0, 7, sigma=s, degree=p, decay=0.9, block_elems=50)
         np.testing.assert_array_equal(got, one)
+
+
+@pytest.mark.parametrize("gaps", [False, True])
+def test_the_sigmas_of_a_sweep_solved_together_equal_one_sweep_per_sigma(gaps):
+    """Several sigmas with the same degrees: their local polynomials are solved in one batch,
+    bitwise as each sigma's alone. (Calls with other highest degrees may differ in the last
+    bits: the moments' matrix product is as wide as twice the highest degree.)"""
+    E, full = _gappy_table(gaps)
+    configs = [(s, p) for s in (0.3, 1.0, np.inf, 2.0) for p in (0, 2, 4)]
+    many = attend_lags(E, full, (7, 157), 0, 7, configs=configs, decay=0.9, block_elems=50)
+    for sigma in {s for s, _ in configs}:
+        mine = [i for i, (s, _) in enumerate(configs) if s == sigma]
+        alone = attend_lags(E, full, (7, 157), 0, 7, configs=[configs[i] for i in mine],
+                            decay=0.9, block_elems=50)  # fmt: skip
+        for i, one in zip(mine, alone):
+            np.testing.assert_array_equal(many[i], one)

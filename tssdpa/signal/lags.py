@@ -182,9 +182,9 @@ def attend_lags(
             vals = [np.where(valid, v, 0.0) for v in vals]
         fb = None if fallback is None else fallback[a - start : b - start]
 
-        def weigh(logits, valid, vals, fb, members) -> dict:
-            """{config: (rows, len(vals)) output} from one sigma's (rows, L) logits, over
-            the keys ``valid``, for the channels whose (rows, L) values are ``vals``."""
+        def weights(logits, valid):
+            """``(w, empty)``: one sigma's (rows, L) weights from its logits over the keys
+            ``valid`` (each row scaled by its largest), and the rows without a key."""
             if valid is not None:
                 logits = np.where(valid, logits, -np.inf)
             if self_is_max and valid is None:
@@ -195,11 +195,21 @@ def attend_lags(
                 if empty.any():
                     mx[empty] = 0.0
                 logits -= mx
-            w = np.exp(logits, out=logits)
-            poly = [i for i in members if configs[i][1] > 0]
-            if poly:
-                fits = _local_polynomial(w, vals, powers, [configs[i][1] for i in poly])
-                results = dict(zip(poly, fits))
+            return np.exp(logits, out=logits), empty
+
+        def polynomials(ws, vals, member_lists) -> list[dict]:
+            """For each (rows, L) weights of ``ws``, and the configurations of its sigma in
+            ``member_lists`` (the same degrees in the same order for all): {config: (rows,
+            len(vals)) fit} for those of degree > 0, every sigma's systems solved together."""
+            polys = [[i for i in members if configs[i][1] > 0] for members in member_lists]
+            if not polys[0]:
+                return [{} for _ in ws]
+            fits = _local_polynomial(ws, vals, powers, [configs[i][1] for i in polys[0]])
+            return [dict(zip(poly, f)) for poly, f in zip(polys, fits)]
+
+        def outputs(w, empty, vals, fb, members, fits) -> dict:
+            """{config: (rows, len(vals)) output} from one sigma's weights ``w``, for the
+            channels whose (rows, L) values are ``vals``; ``fits`` from :func:`polynomials`."""
             out = {}
             for i in members:
                 if configs[i][1] == 0:
@@ -210,7 +220,7 @@ def attend_lags(
                     with np.errstate(invalid="ignore", divide="ignore"):
                         res = num / den[:, None]
                 else:
-                    res = results[i].astype(dtype, copy=False)
+                    res = fits[i].astype(dtype, copy=False)
                 if empty.any():
                     res[empty] = np.nan if fb is None else fb[empty]
                 out[i] = res
@@ -220,25 +230,41 @@ def attend_lags(
         by_sigma: dict[float, list[int]] = {}
         for i, (s, _) in enumerate(configs):
             by_sigma.setdefault(float(s), []).append(i)
-        last = len(by_sigma) - 1
-        for g, members in enumerate(by_sigma.values()):
+        groups = list(by_sigma.values())
+        weighed, kept = [], []  # per sigma: (w, empty); its logits where partial rows need them
+        for g, members in enumerate(groups):
             inv2s2 = inv2s2s[members[0]]
             # the last sigma may work in place on the distances
-            logits = np.multiply(dist, -inv2s2, out=dist if g == last else None)
+            logits = np.multiply(dist, -inv2s2, out=dist if g == len(groups) - 1 else None)
             logits = logits.astype(dtype, copy=False)
             if decay_term is not None:
                 logits += decay_term
             if extra is not None:
                 logits -= extra
-            res = weigh(logits, valid, vals, fb, members)
+            weighed.append(weights(logits, valid))  # valid set: logits stay as they are
+            kept.append(logits if per_channel is not None else None)
+        # the local polynomials of every sigma in one solve (per sigma, small blocks spent
+        # their time on the calls); sigmas with the same degrees go together
+        fits = [None] * len(groups)
+        same_degrees: dict[tuple, list[int]] = {}
+        for g, members in enumerate(groups):
+            same_degrees.setdefault(tuple(configs[i][1] for i in members), []).append(g)
+        for gs in same_degrees.values():
+            solved = polynomials([weighed[g][0] for g in gs], vals, [groups[g] for g in gs])
+            for g, f in zip(gs, solved):
+                fits[g] = f
+        for g, members in enumerate(groups):
+            res = outputs(*weighed[g], vals, fb, members, fits[g])
             if per_channel is not None:
                 # rows with a partial key: each channel weighs the keys that have it,
                 # normalised over them (the other rows keep the shared weights, so that they
                 # round as in a block without partial keys)
                 r = partial_rows
                 for c in range(n_ch):
-                    part = weigh(logits[r], valid[r] & per_channel[r, c], [vals[c][r]],
-                                 None if fb is None else fb[r, c : c + 1], members)  # fmt: skip
+                    w, empty = weights(kept[g][r], valid[r] & per_channel[r, c])
+                    own = [vals[c][r]]
+                    part = outputs(w, empty, own, None if fb is None else fb[r, c : c + 1],
+                                   members, polynomials([w], own, [members])[0])  # fmt: skip
                     for i in members:
                         res[i][r, c] = part[i][:, 0]
             for i in members:
@@ -261,26 +287,38 @@ def _offset_powers(lags: np.ndarray, degree: int) -> np.ndarray:
     return u[:, None].astype(np.float64) ** np.arange(2 * degree + 1)
 
 
-def _local_polynomial(w, vals, powers, degrees):
+def _local_polynomial(ws, vals, powers, degrees):
     """Weighted least-squares polynomials of each degree in ``degrees`` in the time offset, per
-    row, evaluated at offset 0: their constant coefficients (a list, one (n, C) per degree).
-    ``w`` (n, L) weights, ``vals`` list of (n, L); the moments are shared by the degrees."""
-    w = w.astype(np.float64, copy=False)
+    row, evaluated at offset 0: for each (n, L) weights in ``ws``, their constant coefficients
+    (a list, one (n, C) per degree). ``vals`` list of (n, L); the moments are shared by the
+    degrees, and the systems of every weights are solved together (one call's overhead)."""
     top = max(degrees) + 1
-    moments = w @ powers[:, : 2 * top - 1]  # (n, 2P-1): sum_l w u^k
-    rhs_all = np.stack([(w * v) @ powers[:, :top] for v in vals], axis=2)  # (n, P, C)
-    ok = moments[:, 0] > 0
-    G = moments[:, np.add.outer(np.arange(top), np.arange(top))]  # Hankel (n, P, P)
-    # a tiny ridge on the slope terms keeps rows with too few keys solvable (-> the mean)
-    G[:, np.arange(1, top), np.arange(1, top)] += 1e-12 * moments[:, :1]
-    outs = [np.full((len(w), len(vals)), np.nan) for _ in degrees]
-    if ok.any():  # a lower degree's system is a leading block of the highest's
-        every = ok.all()
-        sizes = [degree + 1 for degree in degrees]
-        fits = solve_spd_leading(G if every else G[ok], rhs_all if every else rhs_all[ok], sizes)
-        for out, fit in zip(outs, fits):
-            out[ok] = fit[:, 0, :]  # the value at offset 0
-    return outs
+    hankel = np.add.outer(np.arange(top), np.arange(top))
+    diagonal = np.arange(1, top)
+    Gs, rhss, oks = [], [], []
+    for w in ws:
+        w = w.astype(np.float64, copy=False)
+        moments = w @ powers[:, : 2 * top - 1]  # (n, 2P-1): sum_l w u^k
+        rhs_all = np.stack([(w * v) @ powers[:, :top] for v in vals], axis=2)  # (n, P, C)
+        ok = moments[:, 0] > 0
+        G = moments[ok][:, hankel]  # Hankel (n_ok, P, P)
+        # a tiny ridge on the slope terms keeps rows with too few keys solvable (-> the mean)
+        G[:, diagonal, diagonal] += 1e-12 * moments[ok, :1]
+        Gs.append(G)
+        rhss.append(rhs_all[ok])
+        oks.append(ok)
+    sizes = [degree + 1 for degree in degrees]
+    # a lower degree's system is a leading block of the highest's
+    solved = solve_spd_leading(np.concatenate(Gs), np.concatenate(rhss), sizes)
+    results, at = [], 0
+    for ok in oks:
+        n_ok = int(ok.sum())
+        outs = [np.full((len(ok), len(vals)), np.nan) for _ in degrees]
+        for out, fit in zip(outs, solved):
+            out[ok] = fit[at : at + n_ok, 0, :]  # the value at offset 0
+        results.append(outs)
+        at += n_ok
+    return results
 
 
 def attend_newest(
