@@ -75,14 +75,19 @@ def _close(got, want, x):
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
-    """One exported model per case: (filter, C, session)."""
+    """One exported model per case: ``exported[name]`` is (filter, C, session), exported when a
+    test first asks for it (a test worker exports only the cases its tests use)."""
     folder = tmp_path_factory.mktemp("onnx")
-    out = {}
-    for name, (kw, C) in CASES.items():
-        f = ProjectionFilter(**kw)
-        path = to_onnx(f, folder / f"{name}.onnx", n_channels=C)
-        out[name] = (f, C, ort.InferenceSession(str(path)))
-    return out
+
+    class Exported(dict):
+        def __missing__(self, name):
+            kw, C = CASES[name]
+            f = ProjectionFilter(**kw)
+            path = to_onnx(f, folder / f"{name}.onnx", n_channels=C)
+            self[name] = (f, C, ort.InferenceSession(str(path)))
+            return self[name]
+
+    return Exported()
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

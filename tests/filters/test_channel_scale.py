@@ -25,17 +25,17 @@ def _lorenz(n=800, seed=0, noise=0.3):
 
 @pytest.mark.parametrize("causal", [True, False])
 def test_the_default_fit_gives_the_same_filter_whatever_each_channels_units(causal):
-    _, noisy = _lorenz()
-    f = ProjectionFilter(causal=causal, max_fit_samples=600).fit(noisy)
-    g = ProjectionFilter(causal=causal, max_fit_samples=600).fit(noisy * UNITS)
+    _, noisy = _lorenz(400)
+    f = ProjectionFilter(causal=causal, max_fit_samples=300).fit(noisy)
+    g = ProjectionFilter(causal=causal, max_fit_samples=300).fit(noisy * UNITS)
     np.testing.assert_allclose(g.noise_level_, f.noise_level_ * UNITS, rtol=1e-9)
     # the same setting; sigma in the kernel's units, those of the median channel's spread
-    ratio = np.median(np.std(noisy[:600] * UNITS, axis=0)) / np.median(np.std(noisy[:600], axis=0))
+    ratio = np.median(np.std(noisy[:300] * UNITS, axis=0)) / np.median(np.std(noisy[:300], axis=0))
     sigma = pytest.approx(f.best_params_["sigma"] * ratio, rel=1e-9)
     assert g.best_params_ == {**f.best_params_, "sigma": sigma}
     np.testing.assert_allclose(g.filter(noisy * UNITS) / UNITS, f.filter(noisy), atol=1e-9)
     # channels as they are: the fit follows the largest unit, and is another filter
-    h = ProjectionFilter(causal=causal, max_fit_samples=600, channel_scale=None)
+    h = ProjectionFilter(causal=causal, max_fit_samples=300, channel_scale=None)
     h.fit(noisy * UNITS)
     assert np.all(h.channel_scale_ == 1.0)
     assert not np.allclose(h.filter(noisy * UNITS) / UNITS, f.filter(noisy), atol=1e-3)
