@@ -114,3 +114,24 @@ def pytest_collection_modifyitems(config, items):
             for rel in marker.args:
                 if not have_dataset(rel):
                     item.add_marker(pytest.mark.skip(reason=f"shared dataset {rel} not found"))
+
+
+def pytest_configure(config):
+    """Each pytest-xdist worker takes its share of the cores for its threads (BLAS, torch, the
+    fits' search threads and the command lines it starts): ``-n auto`` runs one worker per
+    core, and a worker whose fits spread over every core as well oversubscribes them. Tests
+    of threading set their own counts (``tests/filters/test_fit_threads.py``)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0") or 0)
+    if not os.environ.get("PYTEST_XDIST_WORKER") or workers < 2:
+        return
+    from threadpoolctl import threadpool_limits
+
+    from tssdpa.signal import neighbours
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    share = max(1, (cores or 1) // workers)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, str(share))
+    threadpool_limits(share)
+    torch.set_num_threads(share)
+    neighbours.THREADS = min(neighbours.THREADS, share)

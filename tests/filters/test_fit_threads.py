@@ -165,6 +165,7 @@ def test_a_search_that_cannot_limit_blas_runs_without_it(two_blas_threads, monke
     assert np.isfinite(pred[-50:]).all()
     assert _blas_threads() == before
     monkeypatch.undo()
+    monkeypatch.setattr(neighbours, "THREADS", 2)  # a search that limits (whatever the default)
     with parallel.one_blas_thread():  # not left held by the failed one
         assert {n for _, n in _blas_threads()} == {1}
 

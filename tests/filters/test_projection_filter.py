@@ -823,18 +823,18 @@ def test_a_channel_first_known_after_max_fit_samples_is_fitted_from_where_it_is_
     clean = np.column_stack([np.sin(0.05 * t), np.cos(0.03 * t)])
     x = clean + 0.2 * rng.standard_normal(clean.shape)
     x[:1800, 1] = np.nan
-    kw = {"causal": causal, "max_fit_samples": 1000, "local_window": None}  # no adaptation: faster
+    kw = {"causal": causal, "max_fit_samples": 500, "local_window": None}  # no adaptation: faster
     f = ProjectionFilter(**kw).fit(x)
     y = np.asarray(f.filter(x))
     assert np.isfinite(y[1800:]).all() and np.isfinite(y[:, 0]).all()
     assert np.mean((y[1800:] - clean[1800:]) ** 2) < 0.5 * np.mean((x[1800:] - clean[1800:]) ** 2)
     target = np.where(np.isnan(x), np.nan, clean)
     g = ProjectionFilter(**kw, holdout=0.5).fit(x, target=target)
-    assert g.fit_holdout_start_ == 1800 + 500  # an index into x: the block starts at 1800
+    assert g.fit_holdout_start_ == 1800 + 250  # an index into x: the block starts at 1800
     # known in the last 100 samples only: the fit block is the last max_fit_samples
     x[:2900, 1] = np.nan
     h = ProjectionFilter(**kw, holdout=0.5).fit(x, target=target)
-    assert h.fit_holdout_start_ == 2000 + 500
+    assert h.fit_holdout_start_ == 2500 + 250
     assert np.isfinite(np.asarray(h.filter(x))[2900:]).all()
 
 
