@@ -34,7 +34,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from tssdpa.checks import check_positive
-from tssdpa.signal.spd import solve_spd_leading
+from tssdpa.signal.spd import solve_spd_rows
 
 __all__ = ["attend_lags", "attend_newest", "decay_logits", "iir_truncation_lag"]
 
@@ -293,31 +293,29 @@ def _local_polynomial(ws, vals, powers, degrees):
     (a list, one (n, C) per degree). ``vals`` list of (n, L); the moments are shared by the
     degrees, and the systems of every weights are solved together (one call's overhead)."""
     top = max(degrees) + 1
-    hankel = np.add.outer(np.arange(top), np.arange(top))
-    diagonal = np.arange(1, top)
-    Gs, rhss, oks = [], [], []
-    for w in ws:
+    starts = np.cumsum([0] + [len(w) for w in ws])  # each weights' rows among all
+    # the systems along the last axis, the layout the elimination works in
+    moments = np.empty((2 * top - 1, starts[-1]))  # sum_l w u^k
+    rhs = np.empty((top, len(vals), starts[-1]))  # sum_l w u^k v
+    for w, a, b in zip(ws, starts[:-1], starts[1:]):
         w = w.astype(np.float64, copy=False)
-        moments = w @ powers[:, : 2 * top - 1]  # (n, 2P-1): sum_l w u^k
-        rhs_all = np.stack([(w * v) @ powers[:, :top] for v in vals], axis=2)  # (n, P, C)
-        ok = moments[:, 0] > 0
-        G = moments[ok][:, hankel]  # Hankel (n_ok, P, P)
-        # a tiny ridge on the slope terms keeps rows with too few keys solvable (-> the mean)
-        G[:, diagonal, diagonal] += 1e-12 * moments[ok, :1]
-        Gs.append(G)
-        rhss.append(rhs_all[ok])
-        oks.append(ok)
-    sizes = [degree + 1 for degree in degrees]
+        moments[:, a:b] = (w @ powers[:, : 2 * top - 1]).T
+        for c, v in enumerate(vals):
+            rhs[:, c, a:b] = ((w * v) @ powers[:, :top]).T
+    ok = moments[0] > 0  # rows without weight have no fit (their systems are 0 / 0)
+    G = moments[np.add.outer(np.arange(top), np.arange(top))]  # Hankel (P, P, n)
+    # a tiny ridge on the slope terms keeps rows with too few keys solvable (-> the mean)
+    diagonal = np.arange(1, top)
+    G[diagonal, diagonal] += 1e-12 * moments[0]
     # a lower degree's system is a leading block of the highest's
-    solved = solve_spd_leading(np.concatenate(Gs), np.concatenate(rhss), sizes)
-    results, at = [], 0
-    for ok in oks:
-        n_ok = int(ok.sum())
-        outs = [np.full((len(ok), len(vals)), np.nan) for _ in degrees]
-        for out, fit in zip(outs, solved):
-            out[ok] = fit[at : at + n_ok, 0, :]  # the value at offset 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        solved = solve_spd_rows(G, rhs, [degree + 1 for degree in degrees])
+    results = []
+    for a, b in zip(starts[:-1], starts[1:]):
+        outs = [x[0, :, a:b].T.copy() for x in solved]  # the value at offset 0, (n, C)
+        for out in outs:
+            out[~ok[a:b]] = np.nan
         results.append(outs)
-        at += n_ok
     return results
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["solve_spd", "solve_spd_leading"]
+__all__ = ["solve_spd", "solve_spd_leading", "solve_spd_rows"]
 
 
 def solve_spd(G: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -39,6 +39,13 @@ def solve_spd_leading(G: np.ndarray, rhs: np.ndarray, sizes) -> list[np.ndarray]
     """
     A = np.moveaxis(G, 0, -1).copy()  # (P, P, n): each entry a contiguous row over the systems
     b = np.moveaxis(rhs, 0, -1).copy()  # (P, C, n)
+    return [np.moveaxis(x, -1, 0) for x in solve_spd_rows(A, b, sizes)]  # (n, P, C) each
+
+
+def solve_spd_rows(A: np.ndarray, b: np.ndarray, sizes) -> list[np.ndarray]:
+    """:func:`solve_spd_leading` in its working layout, the systems along the last axis: ``A``
+    (P, P, n) and ``b`` (P, C, n), both overwritten; returns a (P, C, n) solution per size.
+    For callers that build their matrices in that layout (one contiguous row per entry)."""
     top = max(sizes)
     for k in range(top - 1):  # eliminate below the pivot (the lower triangle is not read again)
         for i in range(k + 1, top):
@@ -53,5 +60,5 @@ def solve_spd_leading(G: np.ndarray, rhs: np.ndarray, sizes) -> list[np.ndarray]
             for j in range(i + 1, P):
                 acc -= A[i, j] * x[j]
             x[i] = acc / A[i, i]
-        solutions.append(np.moveaxis(x, -1, 0))  # (n, P, C)
+        solutions.append(x)
     return solutions
