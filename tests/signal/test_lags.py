@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from tssdpa.signal.embedding import delay_embedding
-from tssdpa.signal.lags import attend_lags, attend_newest, decay_logits, iir_truncation_lag
+from tssdpa.signal.lags import (
+    SIGMA_BATCH,
+    attend_lags,
+    attend_newest,
+    decay_logits,
+    iir_truncation_lag,
+)
 from tssdpa.signal.reference import attend_lags_reference
 
 RNG = np.random.default_rng(1234)
@@ -178,11 +184,13 @@ def test_a_sweep_equals_one_call_per_configuration():
 
 @pytest.mark.parametrize("gaps", [False, True])
 def test_the_sigmas_of_a_sweep_solved_together_equal_one_sweep_per_sigma(gaps):
-    """Several sigmas with the same degrees: their local polynomials are solved in one batch,
-    bitwise as each sigma's alone. (Calls with other highest degrees may differ in the last
-    bits: the moments' matrix product is as wide as twice the highest degree.)"""
+    """Several sigmas with the same degrees: their local polynomials are solved in batches of
+    SIGMA_BATCH, bitwise as each sigma's alone. (Calls with other highest degrees may differ in
+    the last bits: the moments' matrix product is as wide as twice the highest degree.)"""
     E, full = _gappy_table(gaps)
-    configs = [(s, p) for s in (0.3, 1.0, np.inf, 2.0) for p in (0, 2, 4)]
+    sigmas = (0.3, 1.0, np.inf, 2.0, 0.7, 5.0)
+    assert len(sigmas) > SIGMA_BATCH  # a full batch and a partial one
+    configs = [(s, p) for s in sigmas for p in (0, 2, 4)]
     many = attend_lags(E, full, (7, 157), 0, 7, configs=configs, decay=0.9, block_elems=50)
     for sigma in {s for s, _ in configs}:
         mine = [i for i, (s, _) in enumerate(configs) if s == sigma]

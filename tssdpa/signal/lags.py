@@ -36,7 +36,11 @@ from numpy.lib.stride_tricks import sliding_window_view
 from tssdpa.checks import check_positive
 from tssdpa.signal.spd import solve_spd_rows
 
-__all__ = ["attend_lags", "attend_newest", "decay_logits", "iir_truncation_lag"]
+__all__ = ["SIGMA_BATCH", "attend_lags", "attend_newest", "decay_logits", "iir_truncation_lag"]
+
+#: sigmas whose local polynomials one solve takes together (their (rows, L) weights are held
+#: at once: a few MiB each at the default block size)
+SIGMA_BATCH = 4
 
 
 def iir_truncation_lag(decay: float, tol: float) -> int:
@@ -231,44 +235,45 @@ def attend_lags(
         for i, (s, _) in enumerate(configs):
             by_sigma.setdefault(float(s), []).append(i)
         groups = list(by_sigma.values())
-        weighed, kept = [], []  # per sigma: (w, empty); its logits where partial rows need them
-        for g, members in enumerate(groups):
-            inv2s2 = inv2s2s[members[0]]
-            # the last sigma may work in place on the distances
-            logits = np.multiply(dist, -inv2s2, out=dist if g == len(groups) - 1 else None)
-            logits = logits.astype(dtype, copy=False)
-            if decay_term is not None:
-                logits += decay_term
-            if extra is not None:
-                logits -= extra
-            weighed.append(weights(logits, valid))  # valid set: logits stay as they are
-            kept.append(logits if per_channel is not None else None)
-        # the local polynomials of every sigma in one solve (per sigma, small blocks spent
-        # their time on the calls); sigmas with the same degrees go together
-        fits = [None] * len(groups)
+        # the local polynomials of several sigmas in one solve (one at a time, a fit's small
+        # blocks spent their time on the calls): sigmas with the same degrees, SIGMA_BATCH at
+        # a time, whose weights are held together
         same_degrees: dict[tuple, list[int]] = {}
         for g, members in enumerate(groups):
             same_degrees.setdefault(tuple(configs[i][1] for i in members), []).append(g)
-        for gs in same_degrees.values():
-            solved = polynomials([weighed[g][0] for g in gs], vals, [groups[g] for g in gs])
-            for g, f in zip(gs, solved):
-                fits[g] = f
-        for g, members in enumerate(groups):
-            res = outputs(*weighed[g], vals, fb, members, fits[g])
-            if per_channel is not None:
-                # rows with a partial key: each channel weighs the keys that have it,
-                # normalised over them (the other rows keep the shared weights, so that they
-                # round as in a block without partial keys)
-                r = partial_rows
-                for c in range(n_ch):
-                    w, empty = weights(kept[g][r], valid[r] & per_channel[r, c])
-                    own = [vals[c][r]]
-                    part = outputs(w, empty, own, None if fb is None else fb[r, c : c + 1],
-                                   members, polynomials([w], own, [members])[0])  # fmt: skip
-                    for i in members:
-                        res[i][r, c] = part[i][:, 0]
-            for i in members:
-                outs[i][a - start : b - start] = res[i]
+        batches = [gs[i : i + SIGMA_BATCH] for gs in same_degrees.values()
+                   for i in range(0, len(gs), SIGMA_BATCH)]  # fmt: skip
+        for batch in batches:
+            weighed, kept = [], []  # per sigma: (w, empty); its logits for the partial rows
+            for g in batch:
+                # the last sigma may work in place on the distances
+                last = batch is batches[-1] and g == batch[-1]
+                logits = np.multiply(dist, -inv2s2s[groups[g][0]], out=dist if last else None)
+                logits = logits.astype(dtype, copy=False)
+                if decay_term is not None:
+                    logits += decay_term
+                if extra is not None:
+                    logits -= extra
+                weighed.append(weights(logits, valid))  # valid set: logits stay as they are
+                kept.append(logits if per_channel is not None else None)
+            fits = polynomials([w for w, _ in weighed], vals, [groups[g] for g in batch])
+            for g, (w, empty), logits, fit in zip(batch, weighed, kept, fits):
+                members = groups[g]
+                res = outputs(w, empty, vals, fb, members, fit)
+                if per_channel is not None:
+                    # rows with a partial key: each channel weighs the keys that have it,
+                    # normalised over them (the other rows keep the shared weights, so that
+                    # they round as in a block without partial keys)
+                    r = partial_rows
+                    for c in range(n_ch):
+                        wc, empty_c = weights(logits[r], valid[r] & per_channel[r, c])
+                        own = [vals[c][r]]
+                        part = outputs(wc, empty_c, own, None if fb is None else fb[r, c : c + 1],
+                                       members, polynomials([wc], own, [members])[0])  # fmt: skip
+                        for i in members:
+                            res[i][r, c] = part[i][:, 0]
+                for i in members:
+                    outs[i][a - start : b - start] = res[i]
 
     starts = range(start, stop, block)
     if n_threads > 1 and len(starts) > 1:
@@ -302,14 +307,16 @@ def _local_polynomial(ws, vals, powers, degrees):
         moments[:, a:b] = (w @ powers[:, : 2 * top - 1]).T
         for c, v in enumerate(vals):
             rhs[:, c, a:b] = ((w * v) @ powers[:, :top]).T
-    ok = moments[0] > 0  # rows without weight have no fit (their systems are 0 / 0)
     G = moments[np.add.outer(np.arange(top), np.arange(top))]  # Hankel (P, P, n)
     # a tiny ridge on the slope terms keeps rows with too few keys solvable (-> the mean)
     diagonal = np.arange(1, top)
     G[diagonal, diagonal] += 1e-12 * moments[0]
+    ok = moments[0] > 0  # rows without weight have no fit: solved as the identity, then NaN
+    if not ok.all():
+        G[:, :, ~ok] = np.eye(top)[:, :, None]
+        rhs[:, :, ~ok] = 0.0
     # a lower degree's system is a leading block of the highest's
-    with np.errstate(invalid="ignore", divide="ignore"):
-        solved = solve_spd_rows(G, rhs, [degree + 1 for degree in degrees])
+    solved = solve_spd_rows(G, rhs, [degree + 1 for degree in degrees])
     results = []
     for a, b in zip(starts[:-1], starts[1:]):
         outs = [x[0, :, a:b].T.copy() for x in solved]  # the value at offset 0, (n, C)
