@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tssdpa.signal.spd import solve_spd, solve_spd_leading
+from tssdpa.signal.spd import solve_spd, solve_spd_rows
 
 
 @pytest.mark.parametrize("P", [1, 3, 5])
@@ -58,6 +58,8 @@ def test_the_leading_blocks_solved_with_one_elimination_equal_their_own_solves_b
     G[:, np.arange(1, 5), np.arange(1, 5)] += 1e-12 * moments[:, :1]
     rhs = rng.normal(size=(len(w), 5, 3))
     sizes = [3, 5, 1, 2]
-    for P, got in zip(sizes, solve_spd_leading(G, rhs, sizes)):
-        np.testing.assert_array_equal(got, solve_spd(G[:, :P, :P].copy(), rhs[:, :P].copy()))
-        assert got.shape == (len(w), P, 3)
+    A, b = np.moveaxis(G, 0, -1).copy(), np.moveaxis(rhs, 0, -1).copy()  # systems last
+    for P, got in zip(sizes, solve_spd_rows(A, b, sizes)):
+        assert got.shape == (P, 3, len(w))
+        want = solve_spd(G[:, :P, :P].copy(), rhs[:, :P].copy())
+        np.testing.assert_array_equal(np.moveaxis(got, -1, 0), want)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["solve_spd", "solve_spd_leading", "solve_spd_rows"]
+__all__ = ["solve_spd", "solve_spd_rows"]
 
 
 def solve_spd(G: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -24,12 +24,16 @@ def solve_spd(G: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     >>> solve_spd(G, np.array([[[2.0], [1.0]]]))[0, :, 0]
     array([0.5, 0. ])
     """
-    return solve_spd_leading(G, rhs, [G.shape[1]])[0]
+    A = np.moveaxis(G, 0, -1).copy()  # (P, P, n): each entry a contiguous row over the systems
+    b = np.moveaxis(rhs, 0, -1).copy()  # (P, C, n)
+    return np.moveaxis(solve_spd_rows(A, b, [A.shape[0]])[0], -1, 0)  # (n, P, C)
 
 
-def solve_spd_leading(G: np.ndarray, rhs: np.ndarray, sizes) -> list[np.ndarray]:
-    """The systems of ``G``'s leading ``P`` x ``P`` blocks, for each ``P`` in ``sizes``:
-    ``[solve_spd(G[:, :P, :P], rhs[:, :P]) for P in sizes]``, bitwise, with one elimination.
+def solve_spd_rows(A: np.ndarray, b: np.ndarray, sizes) -> list[np.ndarray]:
+    """The systems of ``A``'s leading ``P`` x ``P`` blocks, for each ``P`` in ``sizes``, in the
+    elimination's layout (the systems along the last axis, one contiguous row per entry):
+    ``A`` (P, P, n) and ``b`` (P, C, n), both overwritten; returns a (P, C, n) solution per
+    size, each bitwise :func:`solve_spd` of its block.
 
     Eliminating below the pivots treats each row of a leading block exactly as the block's own
     elimination would (the block's entries are updated from the block's entries only), so the
@@ -37,15 +41,6 @@ def solve_spd_leading(G: np.ndarray, rhs: np.ndarray, sizes) -> list[np.ndarray]
     The local polynomials of several degrees (:func:`tssdpa.signal.lags.attend_lags`) share
     their moment matrix this way.
     """
-    A = np.moveaxis(G, 0, -1).copy()  # (P, P, n): each entry a contiguous row over the systems
-    b = np.moveaxis(rhs, 0, -1).copy()  # (P, C, n)
-    return [np.moveaxis(x, -1, 0) for x in solve_spd_rows(A, b, sizes)]  # (n, P, C) each
-
-
-def solve_spd_rows(A: np.ndarray, b: np.ndarray, sizes) -> list[np.ndarray]:
-    """:func:`solve_spd_leading` in its working layout, the systems along the last axis: ``A``
-    (P, P, n) and ``b`` (P, C, n), both overwritten; returns a (P, C, n) solution per size.
-    For callers that build their matrices in that layout (one contiguous row per entry)."""
     top = max(sizes)
     for k in range(top - 1):  # eliminate below the pivot (the lower triangle is not read again)
         for i in range(k + 1, top):
