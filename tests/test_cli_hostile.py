@@ -5,6 +5,10 @@ subprocess, as a user would, where a fresh interpreter shows what the test proce
 one-message cases."""
 
 import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -98,6 +102,22 @@ def test_a_learned_filter_prints_no_lightning_banner(cli, files):
     assert r.returncode == 0, r.stderr
     for banner in ("GPU available", "TPU available", "Tip", "Warning", "Traceback"):
         assert banner not in r.stderr
+
+
+def test_import_and_a_numpy_filter_from_the_command_line_never_load_torch(files):
+    """torch and Lightning take seconds to import: ``import tssdpa`` and ``tssdpa filter`` with
+    a numpy method must not pay for them (a learned method loads them, above)."""
+    code = (
+        "import sys, tssdpa; light = 'torch' not in sys.modules; "
+        "from tssdpa.cli import main; code = main(['filter', 'good.csv', '--out', 'out.csv']); "
+        "print(light, code, [m for m in ('torch', 'lightning') if m in sys.modules])"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=files,
+                       env=env, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == "True 0 []"
+    assert (files / "out.csv").is_file()
 
 
 def test_help_of_compare_describes_every_option(cli, files):

@@ -8,8 +8,6 @@ estimator shares) and :mod:`tssdpa.data` → :mod:`tssdpa.baselines` → :mod:`t
 :mod:`tssdpa.translation` → the ``tssdpa`` command.
 """
 
-from tssdpa.ops import projection_sdpa, projection_weights
-
 __version__ = "0.2.0"
 
 __all__ = [
@@ -22,7 +20,9 @@ __all__ = [
     "projection_weights",
 ]
 
-# Estimators are imported on first use so that `import tssdpa` stays light (no Lightning).
+# Everything is imported on first use, so that `import tssdpa` stays light: the torch operator
+# (torch takes seconds to import; the numpy filters never need it) and the estimators.
+_FROM_OPS = {"projection_sdpa", "projection_weights"}
 _FROM_FILTERS = {
     "ProjectionFilter",
     "ProjectionForecaster",
@@ -32,6 +32,10 @@ _FROM_FILTERS = {
 
 
 def __getattr__(name):
+    if name in _FROM_OPS:
+        import tssdpa.ops
+
+        return getattr(tssdpa.ops, name)
     if name in _FROM_FILTERS:
         import tssdpa.filters
 

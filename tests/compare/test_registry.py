@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+import tssdpa.filters
+from tssdpa.baselines import MovingAverageFilter
 from tssdpa.compare import (
     MethodSpec,
     available_methods,
@@ -164,6 +166,22 @@ def test_build_seeds_a_third_party_factory_that_still_calls_it_seed():
         return {"seed": seed, "scale": scale}
 
     assert MethodSpec("old", "denoise", factory).build(seed=7) == {"seed": 7, "scale": 1.0}
+
+
+def test_a_factory_given_by_import_path_is_imported_when_first_built_or_inspected():
+    spec = MethodSpec("by_path", "denoise", "tssdpa.baselines:MovingAverageFilter")
+    assert spec.factory == "tssdpa.baselines:MovingAverageFilter"  # nothing imported yet
+    est = spec.build(window=5)
+    assert type(est) is MovingAverageFilter and est.window == 5
+    assert spec.factory is MovingAverageFilter and spec.resolve_factory() is MovingAverageFilter
+    learned = get_method("learned_projection", "denoise").resolve_factory()
+    assert learned is tssdpa.filters.LearnedProjectionFilter
+
+
+@pytest.mark.parametrize("bad", ["tssdpa.baselines.MovingAverageFilter", "a:b:c", ":Name"])
+def test_a_factory_path_without_module_and_name_is_refused_naming_factory(bad):
+    with pytest.raises(ValueError, match="factory must be a callable or 'module:Name'"):
+        MethodSpec("bad_path", "denoise", bad)
 
 
 def test_register_refuses_duplicates_and_unknown_tasks():

@@ -151,7 +151,7 @@ def run(args, parse_params) -> int:
         raise UsageError(f"--fit-on: {args.fit_on}: no such file")
     if args.summary is not None and not Path(args.summary).resolve().parent.is_dir():
         raise UsageError(f"--summary: the folder {str(Path(args.summary).parent)!r} does not exist")
-    # the cheap checks above run before the estimators (torch) are imported
+    # the cheap checks above run before the estimators are imported
     import pandas as pd
 
     from tssdpa.batch import expand_paths, filter_files
@@ -163,7 +163,7 @@ def run(args, parse_params) -> int:
         raise UsageError(
             f"--method: no denoise method {args.method!r}; `tssdpa methods` lists them"
         ) from None
-    params = parse_params(args.params, spec.factory)
+    params = parse_params(args.params, spec.resolve_factory())
     try:
         inputs = expand_paths(args.input)  # before a cluster starts: a typo fails fast
     except ValueError as exc:

@@ -228,7 +228,8 @@ def run(args) -> int:
         raise UsageError(f"--horizon must be a positive integer, got {args.horizon}")
     if args.out is not None and not Path(args.out).resolve().parent.is_dir():
         raise UsageError(f"--out: the folder {str(Path(args.out).parent)!r} does not exist")
-    params = _params(args.params, spec.factory)
+    factory = spec.resolve_factory()
+    params = _params(args.params, factory)
     from tssdpa.data.tables import column_values, find_time_column, numeric_columns, read_table
 
     with _usage_errors(""):
@@ -253,7 +254,7 @@ def run(args) -> int:
             )
         with _usage_errors(""):
             target, _, _ = column_values(df, args.target, "--target column")
-    elif getattr(spec.factory, "requires_target", False):
+    elif getattr(factory, "requires_target", False):
         raise UsageError(f"--method {method} needs a clean reference: give --target COLUMN")
     fraction = args.fit_fraction if args.fit_fraction is not None else (
         1.0 if kind == "denoise" else 0.7

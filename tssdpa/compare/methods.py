@@ -37,8 +37,6 @@ from tssdpa.baselines import (
 )
 from tssdpa.compare.registry import MethodSpec, register
 from tssdpa.filters import (
-    LearnedProjectionFilter,
-    LearnedProjectionForecaster,
     ProjectionFilter,
     ProjectionForecaster,
     ResidualProjectionFilter,
@@ -46,6 +44,9 @@ from tssdpa.filters import (
 )
 
 __all__: list[str] = []  # importing the module registers the methods; it exports nothing
+
+#: the learned estimators by import path, imported where one is used (torch and Lightning)
+_LEARNED = "tssdpa.filters.learned:"
 
 
 def _prod(**axes) -> list[dict]:
@@ -254,7 +255,7 @@ def _learned_denoise_grid(ctx):
 
 _denoiser(
     "learned_projection",
-    LearnedProjectionFilter,
+    _LEARNED + "LearnedProjectionFilter",
     _learned_denoise_grid,
     family="learned",
     fixed=_QUIET,
@@ -320,7 +321,7 @@ register(
     MethodSpec(
         "learned_projection",
         "forecast",
-        LearnedProjectionForecaster,
+        _LEARNED + "LearnedProjectionForecaster",
         _learned_forecast_grid,
         family="learned",
         fixed=_QUIET,

@@ -12,8 +12,10 @@ Hyperparameters are chosen on the validation split only; every method gets at mo
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,8 +35,11 @@ class MethodSpec:
     name : str
         The method's name in the tables and on the command line.
     task : {"denoise", "forecast"}
-    factory : callable
-        The estimator class (or any callable returning an estimator).
+    factory : callable or str
+        The estimator class (or any callable returning an estimator), or its import path
+        ``"module:Name"``, imported when the method is first built or inspected
+        (:meth:`resolve_factory`): the learned methods' torch and Lightning load only where
+        one of them is used, not with every ``tssdpa filter``.
     grid : callable
         ``grid(ctx) -> list of dict``: the configurations to choose from.
     family : str
@@ -56,7 +61,7 @@ class MethodSpec:
 
     name: str
     task: str
-    factory: Callable[..., Any]
+    factory: Callable[..., Any] | str
     grid: Callable[[dict], list[dict]] = field(default=lambda ctx: [{}])
     family: str = "classical"
     causal: bool = True
@@ -65,6 +70,17 @@ class MethodSpec:
     fixed: dict = field(default_factory=dict)
     history: int | None = None
 
+    def __post_init__(self):
+        if isinstance(self.factory, str) and not re.fullmatch(r"[\w.]+:\w+", self.factory):
+            raise ValueError(f"factory must be a callable or 'module:Name', got {self.factory!r}")
+
+    def resolve_factory(self) -> Callable[..., Any]:
+        """The factory, imported first where it was given as ``"module:Name"``."""
+        if isinstance(self.factory, str):
+            module, _, name = self.factory.partition(":")
+            self.factory = getattr(importlib.import_module(module), name)
+        return self.factory
+
     def build(self, ctx: dict | None = None, seed: int | None = None, **params):
         """Instantiate with ``fixed`` updated by ``params``.
 
@@ -72,18 +88,19 @@ class MethodSpec:
         ``random_state`` (from ``seed``; ``seed`` itself for a factory that still takes
         that name) are filled in when the constructor takes them and they are not given.
         """
+        factory = self.resolve_factory()
         kw = dict(self.fixed)
         kw.update(params)
         ctx = ctx or {}
         for arg, key in (("lookback", "lookback"), ("horizon", "max_horizon")):
-            if arg not in kw and key in ctx and _accepts(self.factory, arg):
+            if arg not in kw and key in ctx and _accepts(factory, arg):
                 kw[arg] = ctx[key]
         if seed is not None and not {"random_state", "seed"} & set(kw):
-            if _accepts(self.factory, "random_state"):
+            if _accepts(factory, "random_state"):
                 kw["random_state"] = seed
-            elif _accepts(self.factory, "seed"):
+            elif _accepts(factory, "seed"):
                 kw["seed"] = seed
-        return self.factory(**kw)
+        return factory(**kw)
 
 
 _REGISTRY: dict[tuple[str, str], MethodSpec] = {}
