@@ -8,6 +8,17 @@ estimator shares) and :mod:`tssdpa.data` → :mod:`tssdpa.baselines` → :mod:`t
 :mod:`tssdpa.translation` → the ``tssdpa`` command.
 """
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # what the lazy names below are, for type checkers and editors
+    from tssdpa.filters import (
+        LearnedProjectionFilter,
+        LearnedProjectionForecaster,
+        ProjectionFilter,
+        ProjectionForecaster,
+    )
+    from tssdpa.ops import projection_sdpa, projection_weights
+
 __version__ = "0.2.0"
 
 __all__ = [
@@ -29,6 +40,10 @@ _FROM_FILTERS = {
     "LearnedProjectionFilter",
     "LearnedProjectionForecaster",
 }
+
+
+def __dir__():
+    return sorted({*globals(), *__all__})
 
 
 def __getattr__(name):

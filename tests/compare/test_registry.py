@@ -68,6 +68,7 @@ def test_every_method_is_registered_on_import():
 def test_every_grid_uses_the_current_parameter_names(task, name):
     """Every configuration builds without a deprecated name (DeprecationWarning = error)."""
     spec = get_method(name, task)
+    spec.resolve_factory()  # its first import is not what this test checks
     for ctx in CTXS:
         for params in spec.grid(ctx):
             with warnings.catch_warnings():
@@ -168,20 +169,31 @@ def test_build_seeds_a_third_party_factory_that_still_calls_it_seed():
     assert MethodSpec("old", "denoise", factory).build(seed=7) == {"seed": 7, "scale": 1.0}
 
 
-def test_a_factory_given_by_import_path_is_imported_when_first_built_or_inspected():
+def test_a_factory_given_by_import_path_is_imported_when_first_built():
     spec = MethodSpec("by_path", "denoise", "tssdpa.baselines:MovingAverageFilter")
-    assert spec.factory == "tssdpa.baselines:MovingAverageFilter"  # nothing imported yet
+    same = MethodSpec("by_path", "denoise", "tssdpa.baselines:MovingAverageFilter")
     est = spec.build(window=5)
     assert type(est) is MovingAverageFilter and est.window == 5
-    assert spec.factory is MovingAverageFilter and spec.resolve_factory() is MovingAverageFilter
+    assert spec.resolve_factory() is MovingAverageFilter
+    assert spec.factory == "tssdpa.baselines:MovingAverageFilter" and spec == same  # as given
     learned = get_method("learned_projection", "denoise").resolve_factory()
     assert learned is tssdpa.filters.LearnedProjectionFilter
 
 
-@pytest.mark.parametrize("bad", ["tssdpa.baselines.MovingAverageFilter", "a:b:c", ":Name"])
-def test_a_factory_path_without_module_and_name_is_refused_naming_factory(bad):
-    with pytest.raises(ValueError, match="factory must be a callable or 'module:Name'"):
+@pytest.mark.parametrize(
+    "bad", ["tssdpa.baselines.MovingAverageFilter", "a:b:c", ":Name", ".rel:Name", "a..b:C"]
+)
+def test_a_factory_path_without_module_and_name_is_refused_naming_the_method(bad):
+    with pytest.raises(ValueError, match="method 'bad_path': factory must be a callable or"):
         MethodSpec("bad_path", "denoise", bad)
+    with pytest.raises(TypeError, match="method 'bad_path': factory must be a callable or"):
+        MethodSpec("bad_path", "denoise", None)
+
+
+def test_a_factory_path_that_leads_nowhere_fails_on_use_naming_the_method():
+    spec = MethodSpec("nowhere", "denoise", "tssdpa.baselines:NoSuchFilter")
+    with pytest.raises(ImportError, match="method 'nowhere': factory 'tssdpa.baselines:NoSuch"):
+        spec.build()
 
 
 def test_register_refuses_duplicates_and_unknown_tasks():

@@ -12,8 +12,8 @@ Hyperparameters are chosen on the validation split only; every method gets at mo
 
 from __future__ import annotations
 
-import importlib
 import inspect
+import pkgutil
 import random
 import re
 from collections.abc import Callable
@@ -24,6 +24,8 @@ from typing import Any
 DEFAULT_BUDGET = 8
 
 _TASKS = ("denoise", "forecast")
+#: an import path "package.module:Name" (or "...:Class.attribute"), as pkgutil.resolve_name reads
+_PATH = r"\w+(\.\w+)*:\w+(\.\w+)*"
 
 
 @dataclass
@@ -37,9 +39,10 @@ class MethodSpec:
     task : {"denoise", "forecast"}
     factory : callable or str
         The estimator class (or any callable returning an estimator), or its import path
-        ``"module:Name"``, imported when the method is first built or inspected
-        (:meth:`resolve_factory`): the learned methods' torch and Lightning load only where
-        one of them is used, not with every ``tssdpa filter``.
+        ``"module:Name"``, imported when the method is first built (:meth:`resolve_factory`
+        gives the callable either way; ``factory`` keeps what was given): the learned
+        methods' torch and Lightning load only where one of them is used, not with every
+        ``tssdpa filter``.
     grid : callable
         ``grid(ctx) -> list of dict``: the configurations to choose from.
     family : str
@@ -69,17 +72,32 @@ class MethodSpec:
     cost: str = "low"
     fixed: dict = field(default_factory=dict)
     history: int | None = None
+    # the factory a "module:Name" names, imported once (``factory`` keeps what was given)
+    _resolved: Callable[..., Any] | None = field(default=None, init=False, repr=False,
+                                                 compare=False)  # fmt: skip
 
     def __post_init__(self):
-        if isinstance(self.factory, str) and not re.fullmatch(r"[\w.]+:\w+", self.factory):
-            raise ValueError(f"factory must be a callable or 'module:Name', got {self.factory!r}")
+        if isinstance(self.factory, str):
+            if not re.fullmatch(_PATH, self.factory):
+                raise ValueError(f"method {self.name!r}: factory must be a callable or "
+                                 f"'module:Name', got {self.factory!r}")  # fmt: skip
+        elif not callable(self.factory):
+            raise TypeError(f"method {self.name!r}: factory must be a callable or "
+                            f"'module:Name', got {self.factory!r}")  # fmt: skip
 
     def resolve_factory(self) -> Callable[..., Any]:
-        """The factory, imported first where it was given as ``"module:Name"``."""
-        if isinstance(self.factory, str):
-            module, _, name = self.factory.partition(":")
-            self.factory = getattr(importlib.import_module(module), name)
-        return self.factory
+        """The factory: itself, or the callable its ``"module:Name"`` path names (imported on
+        the first call; an ImportError naming the method where the path leads nowhere)."""
+        if not isinstance(self.factory, str):
+            return self.factory
+        resolved = self._resolved  # read once: threads may resolve it at the same time
+        if resolved is None:
+            try:
+                resolved = pkgutil.resolve_name(self.factory)
+            except (ImportError, AttributeError, ValueError) as exc:
+                raise ImportError(f"method {self.name!r}: factory {self.factory!r}: {exc}") from exc
+            self._resolved = resolved
+        return resolved
 
     def build(self, ctx: dict | None = None, seed: int | None = None, **params):
         """Instantiate with ``fixed`` updated by ``params``.
