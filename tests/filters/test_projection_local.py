@@ -1,7 +1,10 @@
 """Local adaptation in time (tssdpa.filters.projection_local): a zero-phase fit without a
 target mixes its output with zero-phase low-passes where a sliding SURE favours them."""
 
+import contextlib
 import copy
+import functools
+import io
 import re
 
 import numpy as np
@@ -45,17 +48,51 @@ def busy_then_quiet():
 
 
 @pytest.fixture(scope="module")
-def adapted(busy_then_quiet):
-    return ProjectionFilter(causal=False).fit(busy_then_quiet[0])
+def adapted_and_report(busy_then_quiet):
+    """The default zero-phase fit of the busy-then-quiet recording, and what ``verbose`` printed
+    (one fit shared by the tests below: none of them changes it)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        f = ProjectionFilter(causal=False).fit(busy_then_quiet[0], verbose=True)
+    return f, out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def adapted(adapted_and_report):
+    return adapted_and_report[0]
+
+
+@pytest.fixture(scope="module")
+def unadapted(busy_then_quiet):
+    """The same fit without the local adaptation."""
+    return ProjectionFilter(causal=False, local_window=None).fit(busy_then_quiet[0])
+
+
+@pytest.fixture(scope="module")
+def supervised(busy_then_quiet):
+    """The default zero-phase fit of the busy-then-quiet recording against its clean signal."""
+    noisy, clean = busy_then_quiet
+    return ProjectionFilter(causal=False).fit(noisy, target=clean)
+
+
+@functools.cache
+def _stationary(tones: tuple, seed: int):
+    """``(noisy, clean, default fit, fit without the local adaptation)`` of two tones under
+    white noise; shared by the tests that use the same series (none changes the fits)."""
+    t = np.arange(T)
+    clean = tones[0] * np.sin(2 * np.pi * t / 50) + tones[1] * np.sin(2 * np.pi * t / 17)
+    noisy = clean + 0.3 * np.random.default_rng(seed).normal(size=T)
+    plain = ProjectionFilter(causal=False, local_window=None).fit(noisy)
+    return noisy, clean, ProjectionFilter(causal=False).fit(noisy), plain
 
 
 def _rmse(y, clean, part=slice(None)):
     return float(np.sqrt(np.mean((np.asarray(y)[part] - clean[part]) ** 2)))
 
 
-def test_the_quiet_half_of_a_busy_recording_gets_smoothed_more(adapted, busy_then_quiet):
+def test_the_quiet_half_of_a_busy_recording_gets_smoothed_more(adapted, unadapted, busy_then_quiet):
     noisy, clean = busy_then_quiet
-    plain = ProjectionFilter(causal=False, local_window=None).fit(noisy)
+    plain = unadapted
     assert adapted.local_ is not None and plain.local_ is None
     quiet = slice(T // 2, T)
     y, y_plain = adapted.filter(noisy), plain.filter(noisy)
@@ -73,19 +110,16 @@ def test_the_quiet_half_of_a_busy_recording_gets_smoothed_more(adapted, busy_the
     + [pytest.param((1.0, 0.5), s, marks=pytest.mark.slow) for s in (11, 12, 14)],
 )
 def test_a_stationary_signal_keeps_the_fitted_output(tones, seed):
-    t = np.arange(T)
-    clean = tones[0] * np.sin(2 * np.pi * t / 50) + tones[1] * np.sin(2 * np.pi * t / 17)
-    noisy = clean + 0.3 * np.random.default_rng(seed).normal(size=T)
-    f = ProjectionFilter(causal=False).fit(noisy)
+    noisy, _, f, plain = _stationary(tones, seed)
     assert f.local_ is None
-    plain = ProjectionFilter(causal=False, local_window=None).fit(noisy)
     np.testing.assert_array_equal(f.filter(noisy), plain.filter(noisy))
 
 
-def _gains(noisy, **params):
+def _gains(noisy, f=None, **params):
     """(gain, standard error, margin), each (W,): fit_local's SURE gains over LOCAL_WIDTHS on
-    one channel, their standard errors, and LOCAL_MARGIN * s^2."""
-    f = ProjectionFilter(causal=False, local_window=None, **params).fit(noisy)
+    one channel, their standard errors, and LOCAL_MARGIN * s^2; ``f`` the fit without the
+    adaptation (else fitted here with ``params``)."""
+    f = f or ProjectionFilter(causal=False, local_window=None, **params).fit(noisy)
     xs, noise = noisy[:, None], f.noise_level_
     _, before, after, _, _, errors = width_scores(f, xs, None, noise, LOCAL_WIDTHS)
     return before[0] - after[:, 0], errors[:, 0], LOCAL_MARGIN * float(noise[0]) ** 2
@@ -110,8 +144,10 @@ def test_a_gain_within_its_standard_error_does_not_adapt():
     assert _rmse(forced.filter(noisy), z) > 1.05 * _rmse(plain.filter(noisy), z)
 
 
-def test_a_busy_then_quiet_recording_gains_beyond_its_standard_error(adapted, busy_then_quiet):
-    gains, errors, margin = _gains(busy_then_quiet[0])
+def test_a_busy_then_quiet_recording_gains_beyond_its_standard_error(
+    adapted, unadapted, busy_then_quiet
+):
+    gains, errors, margin = _gains(busy_then_quiet[0], unadapted)
     passing = gains > np.maximum(errors, margin)
     assert passing.all() and (gains > 2 * errors).all()
     assert adapted.local_["window"] == LOCAL_WIDTHS[int(np.argmax(gains))]
@@ -212,21 +248,19 @@ def test_the_fitted_divergence_is_that_of_the_moving_average_it_chose(with_targe
 
 
 def test_local_window_as_an_int_adapts_where_auto_would_not():
-    rng = np.random.default_rng(1)
-    noisy = np.sin(2 * np.pi * np.arange(T) / 50) + 0.3 * rng.normal(size=T)
-    assert ProjectionFilter(causal=False).fit(noisy).local_ is None
+    noisy, _, auto, plain = _stationary((1.0, 0.0), 1)  # one sine
+    assert auto.local_ is None
     f = ProjectionFilter(causal=False, local_window=51).fit(noisy)
     assert f.local_["window"] == 51 and f.local_["channels"] == [True]
     assert f.local_["noise"] == pytest.approx(f.noise_level_.tolist())
-    plain = ProjectionFilter(causal=False, local_window=None).fit(noisy)
     assert not np.array_equal(f.filter(noisy), plain.filter(noisy))
 
 
-def test_auto_takes_the_window_width_whose_score_is_lowest(busy_then_quiet):
+def test_auto_takes_the_window_width_whose_score_is_lowest(supervised, busy_then_quiet):
     """With a target (no margin) "auto" keeps, of LOCAL_WIDTHS, the width whose adapted output
     is closest to the target -- each width's score as a fit with that width alone gives it."""
     noisy, clean = busy_then_quiet
-    f = ProjectionFilter(causal=False).fit(noisy, target=clean)
+    f = supervised
     xs, tgt = noisy[:, None], clean[:, None]
     scores = {}
     for width in LOCAL_WIDTHS:
@@ -238,8 +272,7 @@ def test_auto_takes_the_window_width_whose_score_is_lowest(busy_then_quiet):
 
 
 def test_each_channel_decides_for_itself(busy_then_quiet):
-    rng = np.random.default_rng(1)
-    steady = np.sin(2 * np.pi * np.arange(T) / 50) + 0.3 * rng.normal(size=T)
+    steady = _stationary((1.0, 0.0), 1)[0]
     x = np.stack([busy_then_quiet[0], steady], axis=1)
     f = ProjectionFilter(causal=False, channel_independent=False).fit(x)
     assert f.local_["channels"] == [True, False]
@@ -265,9 +298,9 @@ def test_a_causal_fit_does_not_adapt(busy_then_quiet):
     assert ProjectionFilter(causal=True).fit(busy_then_quiet[0][:600]).local_ is None
 
 
-def test_a_supervised_fit_adapts_with_the_noise_its_target_reveals(busy_then_quiet):
+def test_a_supervised_fit_adapts_with_the_noise_its_target_reveals(supervised, busy_then_quiet):
     noisy, clean = busy_then_quiet
-    f = ProjectionFilter(causal=False).fit(noisy, target=clean)
+    f = supervised
     plain = ProjectionFilter(causal=False, local_window=None).fit(noisy, target=clean)
     assert f.local_["noise"] == pytest.approx([float(np.std(noisy - clean))], rel=0.01)
     quiet = slice(T // 2, T)
@@ -291,9 +324,10 @@ def test_a_supervised_fit_does_not_adapt_a_channel_whose_noise_has_heavy_tails(b
     assert fixed.fit(x, target=target).local_["channels"] == [True, True]  # as the user set
 
 
-def test_verbose_fit_reports_the_local_adaptation(busy_then_quiet, capsys):
-    ProjectionFilter(causal=False).fit(busy_then_quiet[0], verbose=True)
-    assert re.search(r"local adaptation over (101|201|401) samples", capsys.readouterr().out)
+def test_verbose_fit_reports_the_local_adaptation(adapted_and_report):
+    f, report = adapted_and_report
+    m = re.search(r"local adaptation over (101|201|401) samples", report)
+    assert m is not None and int(m.group(1)) == f.local_["window"]
 
 
 def test_verbose_fit_says_what_an_adaptation_left_off_would_have_gained(capsys):
@@ -481,11 +515,11 @@ def test_a_tampered_saved_local_adaptation_is_refused_on_load(
 
 
 def test_an_adaptation_switched_off_after_fit_is_saved_unused_and_works_when_switched_back(
-    adapted, busy_then_quiet, tmp_path
+    adapted, unadapted, busy_then_quiet, tmp_path
 ):
     noisy = busy_then_quiet[0]
     f = copy.deepcopy(adapted).set_params(local_window=None)
-    unadapted = ProjectionFilter(causal=False, local_window=None).fit(noisy).filter(noisy)
+    unadapted = unadapted.filter(noisy)
     np.testing.assert_array_equal(f.filter(noisy), unadapted)  # kept, unused
     f.save(tmp_path / "off")  # used to save a file that load refused
     g = ProjectionFilter.load(tmp_path / "off")
