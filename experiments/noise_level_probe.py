@@ -27,7 +27,15 @@ estimate over the true level of the noise added, robust only and as ``noise_leve
 
     .venv/bin/python experiments/noise_level_probe.py
     .venv/bin/python experiments/noise_level_probe.py --fit
+``--spectrum`` prints, per series and SNR, the estimate over the true level, the floor of the
+Whittle AR(p) + noise fit over the true level without the conditions ``noise_level="spectral"``
+puts on it (``linear_noise.whittle_floor``), and the periodogram's means over 8 equal bands of
+frequency from 0 to Nyquist over the estimate squared: bands near 1 at the top mean the
+spectrum is flat there at the estimated level, the signal's own white innovations
+indistinguishable from the noise by any second-order statistic.
+
     .venv/bin/python experiments/noise_level_probe.py --tails
+    .venv/bin/python experiments/noise_level_probe.py --spectrum --series growth ar1 ar2
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ import bench_autofit as bench  # noqa: E402
 from tssdpa.data import Split, add_noise  # noqa: E402
 from tssdpa.data.tasks import denoise_tasks  # noqa: E402
 from tssdpa.estimators import noise_tails  # noqa: E402
+from tssdpa.estimators.linear_noise import periodogram, whittle_floor  # noqa: E402
 from tssdpa.estimators.noise_tails import HEAVY_TAILS  # noqa: E402
 from tssdpa.estimators.white_noise import noise_level  # noqa: E402
 from tssdpa.filters import ProjectionFilter  # noqa: E402
@@ -139,12 +148,27 @@ def tails(names, data_dir) -> int:
     return 0
 
 
+def spectrum(name: str, z: np.ndarray, seed: int) -> None:
+    """The ``--spectrum`` lines of one series (see the module's docstring)."""
+    for k, snr in enumerate(bench.SNRS):
+        noisy = add_noise(z, "gaussian", snr, seed=1000 * seed + k)
+        true = float(np.std(noisy - z))
+        level = noise_level(noisy[:, None])[0]
+        floor, _ = whittle_floor(noisy[:4000], level)  # noise_level's max_samples
+        _, power, _ = periodogram(noisy[:4000])
+        bands = [float(b.mean()) / level**2 for b in np.array_split(power, 8)]
+        print(f"{name} {seed} {snr:g} dB: estimate {level / true:.3f}, Whittle floor "
+              f"{floor / true:.3f}; bands / estimate^2 " + " ".join(f"{b:.2f}" for b in bands),
+              flush=True)  # fmt: skip
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data-dir", default="../shared/datasets")
     p.add_argument("--series", nargs="+", default=None)
     p.add_argument("--fit", action="store_true", help="also the fits' test RMSE (see above)")
     p.add_argument("--tails", action="store_true", help="the heavy-tails threshold's figures")
+    p.add_argument("--spectrum", action="store_true", help="the spectra's floors and bands")
     args = p.parse_args(argv)
     if args.tails:
         return tails(args.series or SYNTHETIC + list(autofit_heldout.HELDOUT), args.data_dir)
@@ -160,6 +184,9 @@ def main(argv=None) -> int:
             try:
                 z, sp = series(name, seed, args.data_dir)
             except bench.Skip:
+                continue
+            if args.spectrum:
+                spectrum(name, z, seed)
                 continue
             ratios, fits, spectral = [], [], []
             for k, snr in enumerate(bench.SNRS):

@@ -46,7 +46,7 @@ from scipy.optimize import minimize
 from tssdpa.signal.neighbours import loo_neighbours
 
 __all__ = ["ar_plus_noise_spectrum", "fit_ar_plus_noise", "linear_noise_level",
-           "neighbour_over_linear", "periodogram"]  # fmt: skip
+           "neighbour_over_linear", "periodogram", "whittle_floor"]  # fmt: skip
 
 MAX_ORDER = 4  # AR orders tried (chosen by BIC)
 NOISE_SHARE = 0.25  # the fitted level's square must be below this share of the variance
@@ -177,6 +177,20 @@ def linear_noise_level(v: np.ndarray, upper: float) -> float:
         return upper
     if any(neighbour_over_linear(v, h) < 1.0 for h in (1, 2)):  # stops at the first
         return upper
+    level, rejected = whittle_floor(v, upper)
+    # where the spectrum cannot tell (a rough signal at high SNR) the floor's optimum can be 0:
+    # keep it within a factor 10 of the bound (20 dB), since it also scales the sigma grid
+    level = max(level, FLOOR * upper)
+    small = level**2 <= NOISE_SHARE * float(np.var(v))
+    return level if rejected and small and level < MIN_DROP * upper else upper
+
+
+def whittle_floor(v: np.ndarray, upper: float) -> tuple[float, bool]:
+    """``(level, rejected)``: the white-noise level at the floor of the Whittle AR(p) + noise
+    fit to the gap-free ``v`` (the order by BIC, up to ``MAX_ORDER``; the free fit started from
+    the bound's optimum too), unconditioned, and whether the fit rejects the bound ``upper``
+    (twice the log-likelihood ratio of the free fit over the one with the noise fixed at
+    ``upper`` above 3.84)."""
     w, power, counts = periodogram(v, BINS)
     n_freq = counts.sum()
     best = None
@@ -191,10 +205,5 @@ def linear_noise_level(v: np.ndarray, upper: float) -> float:
         if best is None or bic < best[0]:
             best = (bic, free, fixed)
     _, free, fixed = best
-    level = math.sqrt(free[3])  # above the bound it fails MIN_DROP below
-    # where the spectrum cannot tell (a rough signal at high SNR) the floor's optimum can be 0:
-    # keep it within a factor 10 of the bound (20 dB), since it also scales the sigma grid
-    level = max(level, FLOOR * upper)
-    rejected = fixed[0] - free[0] > LR_THRESHOLD
-    small = level**2 <= NOISE_SHARE * float(np.var(v))
-    return level if rejected and small and level < MIN_DROP * upper else upper
+    # a level above the bound fails linear_noise_level's MIN_DROP
+    return math.sqrt(free[3]), fixed[0] - free[0] > LR_THRESHOLD
