@@ -7,8 +7,10 @@ the default fit restricted to each model (and to the hybrid at E = 10); ``--part
 the test RMSE of fits at a fixed pattern length with the default k = (1, 2, 4, 8) (D + 1)
 and with k = (2, 4, 8, 16, 32) (D + 1), for the local-linear and hybrid models, on Lorenz-96
 h = 8 and the gait gyroscope h = 1 / 4; ``--part smap`` S-map's own model on Lorenz-96 h = 8
-(E = 10: weights ``exp(-theta d / mean d)``, a weighted least-squares plane), on test with every
-key and with the nearest 128 / 256 / 512 only, and its leave-one-out MSE on the fitted series
+(E = 10: weights ``exp(-theta d / mean d)`` over the keys used, a weighted least-squares
+plane, as pyEDM), on test with every key (pyEDM's default leaves out the farthest: no
+difference here) and with the nearest 512 / 256 / 128 only (pyEDM's ``knn``: the mean over
+those), and its leave-one-out MSE on the fitted series
 (keys within E + h samples of the query left out, 600 queries), beside the global linear
 model's: what a fit on the fitted series alone would see of S-map's advantage on test. These
 cells are test cells: the figures explain, they choose nothing (changes are judged on
@@ -41,13 +43,14 @@ def test_rmse(name, h, data_dir, **kw):
 def smap_error(keys, targets, queries, truth, theta, k=None, exclude=None) -> float:
     """MSE over ``truth``'s variance of S-map (pyEDM's weights and plane) from the (N, E)
     ``keys`` and their ``targets`` at each of ``queries``: the nearest ``k`` keys (None: all),
-    less those ``exclude`` (a (Q, N) bool, for leave-one-out) marks."""
+    less those ``exclude`` (a (Q, N) bool, for leave-one-out) marks; each weight relative to
+    the mean distance of the keys used, as pyEDM's ``knn``."""
     err = np.empty(len(queries))
     for i, q in enumerate(queries):
         d = np.sqrt(((keys - q) ** 2).sum(axis=1))
         usable = np.flatnonzero(np.ones(len(d), bool) if exclude is None else ~exclude[i])
         near = usable[np.argsort(d[usable], kind="stable")[:k]]
-        w = np.exp(-theta * d[near] / d[usable].mean())
+        w = np.exp(-theta * d[near] / d[near].mean())
         A = np.c_[np.ones(len(near)), keys[near]] * w[:, None]
         coef = np.linalg.lstsq(A, targets[near] * w, rcond=None)[0]
         err[i] = (coef[0] + q @ coef[1:] - truth[i]) ** 2
@@ -78,10 +81,12 @@ def smap_part(data_dir, E=10, h=8) -> None:
     print(f"  test, global linear plane: {lin:.4f}")
     rows = np.sort(np.random.default_rng(0).choice(len(keys), 600, replace=False))
     exclude = np.abs(fit_t[rows, None] - fit_t[None, :]) <= E + h
-    loo = {th: smap_error(keys, targets, keys[rows], targets[rows], th, None, exclude)
-           for th in (0, 2, 4, 8)}  # fmt: skip
-    print("  leave-one-out on the fitted series, all keys: "
-          + ", ".join(f"theta={th} {v:.4f}" for th, v in loo.items())
+    cases = [(0, None), (2, None), (4, None), (8, None), (2, 512), (2, 256), (4, 512), (4, 256)]
+    loo = {c: smap_error(keys, targets, keys[rows], targets[rows], c[0], c[1], exclude)
+           for c in cases}  # fmt: skip
+    print("  leave-one-out on the fitted series: "
+          + ", ".join(f"theta={th} {'all' if k is None else k} keys {v:.4f}"
+                      for (th, k), v in loo.items())
           + " (theta=0: the global linear plane)")  # fmt: skip
 
 

@@ -25,8 +25,6 @@ seeds 0-2, the whole series and its training part), the ratio of the level with 
 too short), and the quantiles of the others; and how many levels are raised, with the
 estimate over the true level of the noise added, robust only and as ``noise_level`` has it.
 
-    .venv/bin/python experiments/noise_level_probe.py
-    .venv/bin/python experiments/noise_level_probe.py --fit
 ``--spectrum`` prints, per series and SNR, the estimate over the true level, the floor of the
 Whittle AR(p) + noise fit over the true level without the conditions ``noise_level="spectral"``
 puts on it (``linear_noise.whittle_floor``), and the periodogram's means over 8 equal bands of
@@ -34,6 +32,8 @@ frequency from 0 to Nyquist over the estimate squared: bands near 1 at the top m
 spectrum is flat there at the estimated level, the signal's own white innovations
 indistinguishable from the noise by any second-order statistic.
 
+    .venv/bin/python experiments/noise_level_probe.py
+    .venv/bin/python experiments/noise_level_probe.py --fit
     .venv/bin/python experiments/noise_level_probe.py --tails
     .venv/bin/python experiments/noise_level_probe.py --spectrum --series growth ar1 ar2
 """
@@ -174,7 +174,8 @@ def main(argv=None) -> int:
         return tails(args.series or SYNTHETIC + list(autofit_heldout.HELDOUT), args.data_dir)
     names = args.series or (ROUGH if args.fit else SYNTHETIC + list(autofit_heldout.HELDOUT))
     snrs = " / ".join(f"{s:g}" for s in bench.SNRS)
-    print(f"series seed: estimated / true noise level at {snrs} dB")
+    if not args.spectrum:
+        print(f"series seed: estimated / true noise level at {snrs} dB")
     if args.fit:
         print("  then, per SNR, test RMSE over the noisy series': default | spectral | true level")
     for name in names:

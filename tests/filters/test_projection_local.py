@@ -119,7 +119,8 @@ def _gains(noisy, f=None, **params):
     """(gain, standard error, margin), each (W,): fit_local's SURE gains over LOCAL_WIDTHS on
     one channel, their standard errors, and LOCAL_MARGIN * s^2; ``f`` the fit without the
     adaptation (else fitted here with ``params``)."""
-    f = f or ProjectionFilter(causal=False, local_window=None, **params).fit(noisy)
+    if f is None:
+        f = ProjectionFilter(causal=False, local_window=None, **params).fit(noisy)
     xs, noise = noisy[:, None], f.noise_level_
     _, before, after, _, _, errors = width_scores(f, xs, None, noise, LOCAL_WIDTHS)
     return before[0] - after[:, 0], errors[:, 0], LOCAL_MARGIN * float(noise[0]) ** 2
@@ -519,12 +520,12 @@ def test_an_adaptation_switched_off_after_fit_is_saved_unused_and_works_when_swi
 ):
     noisy = busy_then_quiet[0]
     f = copy.deepcopy(adapted).set_params(local_window=None)
-    unadapted = unadapted.filter(noisy)
-    np.testing.assert_array_equal(f.filter(noisy), unadapted)  # kept, unused
+    y_unadapted = unadapted.filter(noisy)
+    np.testing.assert_array_equal(f.filter(noisy), y_unadapted)  # kept, unused
     f.save(tmp_path / "off")  # used to save a file that load refused
     g = ProjectionFilter.load(tmp_path / "off")
     assert g.local_ == adapted.local_
-    np.testing.assert_array_equal(g.filter(noisy), unadapted)
+    np.testing.assert_array_equal(g.filter(noisy), y_unadapted)
     g.set_params(local_window="auto")
     np.testing.assert_array_equal(g.filter(noisy), adapted.filter(noisy))
 

@@ -190,7 +190,7 @@ def whittle_floor(v: np.ndarray, upper: float) -> tuple[float, bool]:
     fit to the gap-free ``v`` (the order by BIC, up to ``MAX_ORDER``; the free fit started from
     the bound's optimum too), unconditioned, and whether the fit rejects the bound ``upper``
     (twice the log-likelihood ratio of the free fit over the one with the noise fixed at
-    ``upper`` above 3.84)."""
+    ``upper`` above 3.84). ``upper`` must be positive (:func:`linear_noise_level` checks)."""
     w, power, counts = periodogram(v, BINS)
     n_freq = counts.sum()
     best = None
