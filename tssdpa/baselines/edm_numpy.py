@@ -36,10 +36,8 @@ S-map (``smap_steps``)
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
-from scipy.spatial import cKDTree
+import scipy  # its submodules load where first used: `import tssdpa` stays light
 
 from tssdpa.signal.embedding import delay_embedding
 
@@ -49,9 +47,11 @@ __all__ = ["simplex_steps", "smap_steps"]
 #: neighbours' states and targets): bounds the memory of long libraries
 _BLOCK_ELEMS = 1 << 23
 
+
 #: pyEDM's k-d tree: the same leaf size gives the same rows where distances tie (S-map keeps
 #: the tree's order; Simplex orders ties itself)
-_tree = partial(cKDTree, leafsize=20, compact_nodes=True, balanced_tree=True)
+def _tree(data: np.ndarray) -> scipy.spatial.cKDTree:
+    return scipy.spatial.cKDTree(data, leafsize=20, compact_nodes=True, balanced_tree=True)
 
 
 def states(x: np.ndarray, embedding: int, delay: int) -> np.ndarray:
@@ -60,7 +60,7 @@ def states(x: np.ndarray, embedding: int, delay: int) -> np.ndarray:
     return delay_embedding(x[:, None], embedding, delay=delay)
 
 
-def _nearest(tree: cKDTree, rows: np.ndarray, q: np.ndarray, k: int):
+def _nearest(tree: scipy.spatial.cKDTree, rows: np.ndarray, q: np.ndarray, k: int):
     """The ``k`` rows nearest to each query, in pyEDM's order (distance, then the later row
     first): (distances, rows), each (Q, k), padded with ``inf`` / -1 where fewer exist."""
     n = len(rows)

@@ -9,8 +9,8 @@ nothing from data); ``filter`` only applies it, as in scipy's ``butter`` / ``sos
 from __future__ import annotations
 
 import numpy as np
+import scipy  # scipy.signal (a second to import) loads where a filter first needs it
 from numpy.lib.stride_tricks import sliding_window_view
-from scipy import signal
 
 from tssdpa.checks import check_fraction, check_int, check_positive
 from tssdpa.estimators.base import Denoiser
@@ -59,13 +59,13 @@ class ButterworthFilter(_ZeroPhaseOption):
         check_int(self.order, "order")
 
     def _fit(self, a, target):
-        self.sos_ = signal.butter(self.order, float(self.cutoff), btype="low", output="sos")
-        self.zi_ = signal.sosfilt_zi(self.sos_)
+        self.sos_ = scipy.signal.butter(self.order, float(self.cutoff), btype="low", output="sos")
+        self.zi_ = scipy.signal.sosfilt_zi(self.sos_)
 
     def _filter_1d(self, x, channel):
         if self.zero_phase:
             return sosfiltfilt_short(self.sos_, x)
-        y, _ = signal.sosfilt(self.sos_, x, zi=self.zi_ * x[0])
+        y, _ = scipy.signal.sosfilt(self.sos_, x, zi=self.zi_ * x[0])
         return y
 
 
@@ -92,7 +92,7 @@ class SavitzkyGolayFilter(_ZeroPhaseOption):
     def _fit(self, a, target):
         if not self.zero_phase:
             # savgol_coeffs(use="conv") gives h with y[n] = sum_k h[k] x[n-k]
-            self.coeffs_ = signal.savgol_coeffs(
+            self.coeffs_ = scipy.signal.savgol_coeffs(
                 self.window, self.polyorder, pos=self.window - 1, use="conv"
             )
 
@@ -102,9 +102,9 @@ class SavitzkyGolayFilter(_ZeroPhaseOption):
             if len(x) < w:
                 return x.copy()
             w = w if w % 2 == 1 else w - 1
-            return signal.savgol_filter(x, w, min(self.polyorder, w - 1), mode="interp")
+            return scipy.signal.savgol_filter(x, w, min(self.polyorder, w - 1), mode="interp")
         padded = np.concatenate([np.full(w - 1, x[0]), x])
-        return signal.lfilter(self.coeffs_, [1.0], padded)[w - 1 :]
+        return scipy.signal.lfilter(self.coeffs_, [1.0], padded)[w - 1 :]
 
 
 class ScipyWienerFilter(Denoiser):
@@ -129,7 +129,7 @@ class ScipyWienerFilter(Denoiser):
     def _filter_1d(self, x, channel):
         noise = None if self.noise is None else float(self.noise)
         with np.errstate(divide="ignore", invalid="ignore"):
-            y = signal.wiener(x, self.window, noise)
+            y = scipy.signal.wiener(x, self.window, noise)
         return np.where(np.isfinite(y), y, x)
 
 

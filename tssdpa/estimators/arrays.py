@@ -7,11 +7,11 @@ numpy arrays, pandas Series / DataFrames (index, columns and name kept) and torc
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from tssdpa.checks import to_seconds
 
@@ -66,14 +66,17 @@ def as_2d(x, name: str = "x") -> tuple[np.ndarray, ArrayMeta]:
             f"{name} must be a real numeric array, Series, DataFrame or tensor, "
             f"got {type(x).__name__}"
         )
-    if isinstance(x, (pd.DataFrame, pd.Series)):
+    # a pandas object means pandas is loaded: a numpy caller never waits for its import
+    pd = sys.modules.get("pandas")
+    is_pandas = pd is not None and isinstance(x, (pd.DataFrame, pd.Series))
+    if is_pandas:
         dtypes = x.dtypes if isinstance(x, pd.DataFrame) else [x.dtype]
         if any(pd.api.types.is_complex_dtype(d) for d in dtypes):
             raise TypeError(f"{name} must be real, got complex values")
-    if isinstance(x, pd.DataFrame):
+    if is_pandas and isinstance(x, pd.DataFrame):
         meta = ArrayMeta("frame", False, index=x.index, columns=x.columns)
         arr = _numeric(lambda: x.to_numpy(dtype=np.float64, copy=True), x, name)
-    elif isinstance(x, pd.Series):
+    elif is_pandas:  # a Series
         meta = ArrayMeta("series", True, index=x.index, name=x.name)
         arr = _numeric(lambda: x.to_numpy(dtype=np.float64, copy=True), x, name)
     elif _is_tensor(x):
@@ -100,7 +103,7 @@ def as_2d(x, name: str = "x") -> tuple[np.ndarray, ArrayMeta]:
     if np.isinf(arr).any():
         raise ValueError(f"{name} contains inf; use NaN to mark missing samples")
     _check_magnitudes(arr, name)
-    if meta.index is not None and isinstance(meta.index, pd.DatetimeIndex):
+    if meta.index is not None and isinstance(meta.index, pd.DatetimeIndex):  # pandas input
         # absolute seconds (not relative to the first sample) keep chunked calls consistent
         meta.timestamps = to_seconds(meta.index, "index")
     return arr, meta
@@ -180,6 +183,8 @@ def restore(y: np.ndarray, meta: ArrayMeta):
     float64: a filtered integer signal is not an integer signal).
     """
     out = y[:, 0] if meta.was_1d and y.ndim == 2 else y
+    if meta.kind in ("frame", "series"):
+        import pandas as pd  # loaded already: the input was pandas
     if meta.kind == "frame":
         return pd.DataFrame(out, index=meta.index, columns=meta.columns)
     if meta.kind == "series":

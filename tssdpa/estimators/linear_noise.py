@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import minimize
+import scipy  # its submodules load where first used: `import tssdpa` stays light
 
 from tssdpa.signal.neighbours import loo_neighbours
 
@@ -146,8 +146,8 @@ def fit_ar_plus_noise(w, power, order: int, s2=None, start=None, counts=None):
     # bounds: tanh saturates beyond +-10, and the variances stay within e^+-30 of the
     # periodogram's mean (math.exp overflows near e^710 in a wild line search)
     limit = np.r_[np.full(order, 10.0), np.full(1 + free, 30.0)]
-    res = minimize(nll_and_grad, np.clip(start, -limit, limit), jac=True, method="L-BFGS-B",
-                   bounds=list(zip(-limit, limit)))  # fmt: skip
+    res = scipy.optimize.minimize(nll_and_grad, np.clip(start, -limit, limit), jac=True,
+                                  method="L-BFGS-B", bounds=list(zip(-limit, limit)))  # fmt: skip
     a, _, q, noise = unpack(res.x)
     return res.fun, a, q, noise, res.x
 

@@ -19,7 +19,6 @@ import warnings
 from collections.abc import Callable, Iterable
 
 import numpy as np
-import pandas as pd
 
 from tssdpa.checks import check_fraction
 
@@ -278,6 +277,8 @@ def search(grid: Iterable[dict], score: Callable[[dict], float]):
             best, best_score = params, mse
     if best is None:
         raise ValueError("no candidate gave a finite score (is the series nearly all NaN?)")
+    import pandas as pd  # for cv_results_ only: a second to import
+
     return dict(best), pd.DataFrame(rows)
 
 

@@ -50,8 +50,8 @@ median filter (``docs/results.md``, known gaps).
 from __future__ import annotations
 
 import numpy as np
+import scipy  # its submodules load where first used: `import tssdpa` stays light
 from numpy.lib.stride_tricks import sliding_window_view
-from scipy.ndimage import median_filter
 
 from tssdpa.estimators.selection import REPEAT_SHARE
 from tssdpa.signal.spd import solve_spd
@@ -296,7 +296,7 @@ def channel_spikes(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         return nothing
     # the typical distance around each sample: a recording that moves now and rests then (a
     # gyroscope) has larger distances while it moves, which are not spikes
-    typical = 1.4826 * median_filter(np.where(known, dist, np.median(dist[known])),
+    typical = 1.4826 * scipy.ndimage.median_filter(np.where(known, dist, np.median(dist[known])),
                                      2 * SCALE_HALF + 1, mode="nearest")  # fmt: skip
     with np.errstate(invalid="ignore"):
         apart = (dist > SPIKE_CONTRAST * 1.4826 * misfit) & (typical > 0)

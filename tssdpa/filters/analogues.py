@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.signal import lfilter
+import scipy  # scipy.signal (a second to import) loads where a forecaster first needs it
 
 from tssdpa.checks import check_choice, check_int, check_positive
 from tssdpa.estimators.parallel import parallel_map
@@ -475,7 +475,7 @@ def switch_forecasts(preds, y, overlap, horizons, half_life):
         paired[: max(0, overlap - h)] = False
         # discounted running sums: score[:, s] = decay * score[:, s-1] + error of origin s
         decay = 0.5 ** (1.0 / (half_life * h))
-        score = lfilter([1.0], [1.0, -decay], np.where(paired, sq, 0.0), axis=1)
+        score = scipy.signal.lfilter([1.0], [1.0, -decay], np.where(paired, sq, 0.0), axis=1)
         handicapped = np.zeros((n, T))  # at origin t: the sums up to t - h (0 before any)
         handicapped[:, h:] = score[:, : max(0, T - h)] * handicap
         rank = np.argsort(handicapped, axis=0, kind="stable")  # ties (none known): in order

@@ -5,7 +5,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pandas as pd
 
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
 from tssdpa.estimators.base import Forecaster
@@ -336,6 +335,8 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         self.structures_ = chosen
         self.best_params_ = {h: s.as_dict() for h, s in chosen.items()}
         self.contenders_ = {h: [s.as_dict() for s in c] for h, c in contenders.items()}
+        import pandas as pd  # for cv_results_ only: a second to import
+
         self.cv_results_ = pd.DataFrame(rows)
 
     # ------------------------------------------------------------------ forecasting

@@ -16,14 +16,18 @@ step and ONNX export run one kernel over all channels.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from tssdpa.estimators.input_notes import as_channel
 from tssdpa.estimators.report import heavy_tails_report, settings_text
 from tssdpa.estimators.white_noise import check_noise_level
 from tssdpa.filters.channel_choice import check_channel_independent
 from tssdpa.filters.projection_local import output_divergence, output_scores
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: parameters that act at filter time: a channel's own filter takes the filter's (set_params)
 FOLLOWED = ("mix", "glitches", "dtype", "n_neighbors", "tol", "exclude_self", "local_window")
@@ -112,6 +116,8 @@ def choose_channels(joint_scores, models) -> tuple[list | None, pd.DataFrame]:
     # an output equal to it): exact, so it beats an infinite score (an error over 0) and keeps
     # the joint output otherwise
     pick = (alone < joint) | (np.isnan(alone) & np.isposinf(joint))
+    import pandas as pd  # for the table only: a second to import
+
     table = pd.DataFrame({"joint": joint, "alone": alone,
                           "chosen": np.where(pick, "alone", "joint")})  # fmt: skip
     table.index.name = "channel"
@@ -189,6 +195,8 @@ class ChannelModels:
         self.channel_scores_ = np.concatenate([m.channel_scores_ for m in models])
         self.best_params_ = [m.best_params_ for m in models]
         tables = [m.cv_results_.assign(channel=c) for c, m in enumerate(models)]
+        import pandas as pd  # loaded already: the channels' cv_results_ are DataFrames
+
         self.cv_results_ = pd.concat(tables, ignore_index=True)
         self.noise_level_ = (None if target is not None else
                              np.concatenate([m.noise_level_ for m in models]))  # fmt: skip

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import nnls
+import scipy  # its submodules load where first used: `import tssdpa` stays light
 
 from tssdpa.checks import check_choice
 from tssdpa.signal.lagfilter import run_nonlocal_offline, run_offline
@@ -138,7 +138,7 @@ def stacked_mixture(filt, grid: list[dict], scores, x2, times, target, start: in
     ok = np.isfinite(A).all(axis=1) & np.isfinite(t)
     A, t = A[ok], t[ok]
     big = 1e3 * max(float(np.sqrt(np.sum(t * t))), 1e-12)  # the constraint row's weight
-    w, _ = nnls(np.vstack([A, big * np.ones(A.shape[1])]), np.append(t, big))
+    w, _ = scipy.optimize.nnls(np.vstack([A, big * np.ones(A.shape[1])]), np.append(t, big))
     weights = np.zeros(len(grid))
     weights[order] = w
     return _components(grid, weights, order)

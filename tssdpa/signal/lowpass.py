@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from scipy import signal
+import scipy  # scipy.signal (a second to import) loads where a filter first needs it
 
 from tssdpa.checks import check_int, check_number
 from tssdpa.signal.missing import fill_between
@@ -55,7 +55,7 @@ def zero_phase_lowpass(x2: np.ndarray, cutoff: float, order: int) -> np.ndarray:
 def _butterworth(order: int, cutoff: float) -> np.ndarray:
     """The second-order sections of a Butterworth low-pass, designed once per (order, cutoff):
     a fit filters with the same few designs hundreds of times (shared: callers copy it)."""
-    return signal.butter(order, cutoff, output="sos")
+    return scipy.signal.butter(order, cutoff, output="sos")
 
 
 def sosfiltfilt_short(sos: np.ndarray, x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -64,5 +64,5 @@ def sosfiltfilt_short(sos: np.ndarray, x: np.ndarray, axis: int = -1) -> np.ndar
     zeros = min((sos[:, 2] == 0).sum(), (sos[:, 5] == 0).sum())
     default = 3 * (2 * len(sos) + 1 - zeros)  # scipy's own default padlen
     if x.shape[axis] > default:
-        return signal.sosfiltfilt(sos, x, axis=axis)
-    return signal.sosfiltfilt(sos, x, axis=axis, padlen=max(x.shape[axis] - 1, 0))
+        return scipy.signal.sosfiltfilt(sos, x, axis=axis)
+    return scipy.signal.sosfiltfilt(sos, x, axis=axis, padlen=max(x.shape[axis] - 1, 0))

@@ -24,7 +24,7 @@ import os
 import threading
 
 import numpy as np
-from scipy.spatial import cKDTree
+import scipy  # its submodules load where first used: `import tssdpa` stays light
 
 __all__ = [
     "THREADS",
@@ -114,7 +114,7 @@ def loo_neighbours(keys: np.ndarray, k: int, exclusion: int, rows=None):
     qok = ok[rows]
     if not len(key_rows) or not qok.any():
         return dist, idx
-    tree = cKDTree(keys[key_rows])
+    tree = scipy.spatial.cKDTree(keys[key_rows])
     want = k + 2 * exclusion + 1
     q = rows[qok]
     d, j = _tree_query(tree, key_rows, keys[q], want)
@@ -164,7 +164,7 @@ def causal_neighbours(
         lib_rows = np.flatnonzero(_finite_rows(library))
         if len(lib_rows):
             q = np.flatnonzero(qok)
-            d, i = _tree_query(cKDTree(library[lib_rows]), lib_rows, queries[q], k)
+            d, i = _tree_query(scipy.spatial.cKDTree(library[lib_rows]), lib_rows, queries[q], k)
             dist[q], idx[q] = d, i
     n = keys.shape[0]
     kok = _finite_rows(keys)
@@ -178,7 +178,7 @@ def causal_neighbours(
         # queries that see the whole block (t - lag >= e - 1) use its tree
         q = np.flatnonzero(qok & (np.arange(T) - lag >= e - 1))
         if len(q):
-            d, i = _tree_query(cKDTree(keys[rows]), rows + L, queries[q], k)
+            d, i = _tree_query(scipy.spatial.cKDTree(keys[rows]), rows + L, queries[q], k)
             dist[q], idx[q] = _merge(dist[q], idx[q], d, i, k)
         # queries whose newest allowed key falls inside the block: exact distances, masked
         q = np.flatnonzero(qok & (np.arange(T) - lag >= s) & (np.arange(T) - lag < e - 1))

@@ -39,7 +39,7 @@ The slow reference is :func:`tssdpa.signal.reference.nonlocal_reference`.
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial import cKDTree
+import scipy  # its submodules load where first used: `import tssdpa` stays light
 
 from tssdpa.signal import neighbours
 from tssdpa.signal.embedding import centred_embedding
@@ -213,7 +213,9 @@ def _tile_neighbours(P, usable, s: int, e: int, k: int, half: int, exclude_self:
     if P.shape[1] >= BLAS_DIM and len(key_rows) >= BLAS_KEYS:
         d, j, floor = _blas_nearest(P, q, key_rows, want)
     else:
-        d, j = cKDTree(P[key_rows]).query(P[q], k=want, workers=neighbours.search_threads())
+        d, j = scipy.spatial.cKDTree(P[key_rows]).query(
+            P[q], k=want, workers=neighbours.search_threads()
+        )
         d, j = d.reshape(len(q), want), key_rows[np.asarray(j).reshape(len(q), want)]
         floor = d.max(axis=1)  # a key the tree did not return is at least this far
     d, j = _sorted(d, j)
