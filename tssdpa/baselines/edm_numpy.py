@@ -48,9 +48,9 @@ __all__ = ["simplex_steps", "smap_steps"]
 _BLOCK_ELEMS = 1 << 23
 
 
-#: pyEDM's k-d tree: the same leaf size gives the same rows where distances tie (S-map keeps
-#: the tree's order; Simplex orders ties itself)
 def _tree(data: np.ndarray) -> scipy.spatial.cKDTree:
+    """pyEDM's k-d tree: the same leaf size gives the same rows where distances tie (S-map
+    keeps the tree's order; Simplex orders ties itself)."""
     return scipy.spatial.cKDTree(data, leafsize=20, compact_nodes=True, balanced_tree=True)
 
 

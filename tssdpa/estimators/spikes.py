@@ -296,8 +296,8 @@ def channel_spikes(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         return nothing
     # the typical distance around each sample: a recording that moves now and rests then (a
     # gyroscope) has larger distances while it moves, which are not spikes
-    typical = 1.4826 * scipy.ndimage.median_filter(np.where(known, dist, np.median(dist[known])),
-                                     2 * SCALE_HALF + 1, mode="nearest")  # fmt: skip
+    filled = np.where(known, dist, np.median(dist[known]))
+    typical = 1.4826 * scipy.ndimage.median_filter(filled, 2 * SCALE_HALF + 1, mode="nearest")
     with np.errstate(invalid="ignore"):
         apart = (dist > SPIKE_CONTRAST * 1.4826 * misfit) & (typical > 0)
         apart &= ~_in_a_pulse(v - ref, SPIKE_REACH * typical)
