@@ -37,7 +37,7 @@ S-map (``smap_steps``)
 from __future__ import annotations
 
 import numpy as np
-import scipy  # its submodules load where first used: `import tssdpa` stays light
+import scipy  # submodules (scipy.signal etc.) load where first used: imports stay light
 
 from tssdpa.signal.embedding import delay_embedding
 

@@ -9,7 +9,7 @@ nothing from data); ``filter`` only applies it, as in scipy's ``butter`` / ``sos
 from __future__ import annotations
 
 import numpy as np
-import scipy  # scipy.signal (a second to import) loads where a filter first needs it
+import scipy  # submodules (scipy.signal etc.) load where first used: imports stay light
 from numpy.lib.stride_tricks import sliding_window_view
 
 from tssdpa.checks import check_fraction, check_int, check_positive

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import numpy as np
+
+from tssdpa.estimators.arrays import is_tensor
 
 __all__ = ["as_numpy", "params_json"]
 
@@ -26,7 +27,6 @@ def params_json(params: dict) -> str:
 
 def as_numpy(a) -> np.ndarray:
     """An estimator's output as a float64 numpy array (torch tensors are moved to the CPU)."""
-    torch = sys.modules.get("torch")  # a tensor means torch is loaded; never load it here
-    if torch is not None and isinstance(a, torch.Tensor):
+    if is_tensor(a):
         a = a.detach().cpu().numpy()
     return np.asarray(a, dtype=np.float64)

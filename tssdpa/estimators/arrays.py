@@ -20,6 +20,7 @@ __all__ = [
     "ArrayMeta",
     "as_2d",
     "check_state",
+    "is_tensor",
     "peak_magnitudes",
     "restore",
     "step_input",
@@ -45,7 +46,8 @@ class ArrayMeta:
     timestamps: np.ndarray | None = None  # seconds, from a DatetimeIndex
 
 
-def _is_tensor(x) -> bool:
+def is_tensor(x) -> bool:
+    """Whether ``x`` is a torch tensor, without importing torch for anything else."""
     if not type(x).__module__.startswith("torch"):
         return False
     import torch
@@ -79,7 +81,7 @@ def as_2d(x, name: str = "x") -> tuple[np.ndarray, ArrayMeta]:
     elif is_pandas:  # a Series
         meta = ArrayMeta("series", True, index=x.index, name=x.name)
         arr = _numeric(lambda: x.to_numpy(dtype=np.float64, copy=True), x, name)
-    elif _is_tensor(x):
+    elif is_tensor(x):
         import torch
 
         if x.is_complex():

@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy  # its submodules load where first used: `import tssdpa` stays light
+import scipy  # submodules (scipy.signal etc.) load where first used: imports stay light
 
 from tssdpa.signal.neighbours import loo_neighbours
 

@@ -50,7 +50,7 @@ median filter (``docs/results.md``, known gaps).
 from __future__ import annotations
 
 import numpy as np
-import scipy  # its submodules load where first used: `import tssdpa` stays light
+import scipy  # submodules (scipy.signal etc.) load where first used: imports stay light
 from numpy.lib.stride_tricks import sliding_window_view
 
 from tssdpa.estimators.selection import REPEAT_SHARE

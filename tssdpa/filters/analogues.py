@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy  # scipy.signal (a second to import) loads where a forecaster first needs it
+import scipy  # submodules (scipy.signal etc.) load where first used: imports stay light
 
 from tssdpa.checks import check_choice, check_int, check_positive
 from tssdpa.estimators.parallel import parallel_map

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy  # its submodules load where first used: `import tssdpa` stays light
+import scipy  # submodules (scipy.signal etc.) load where first used: imports stay light
 
 from tssdpa.checks import check_choice
 from tssdpa.signal.lagfilter import run_nonlocal_offline, run_offline

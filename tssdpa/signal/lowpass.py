@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-import scipy  # scipy.signal (a second to import) loads where a filter first needs it
+import scipy  # submodules (scipy.signal etc.) load where first used: imports stay light
 
 from tssdpa.checks import check_int, check_number
 from tssdpa.signal.missing import fill_between

@@ -24,7 +24,7 @@ import os
 import threading
 
 import numpy as np
-import scipy  # its submodules load where first used: `import tssdpa` stays light
+import scipy  # submodules (scipy.signal etc.) load where first used: imports stay light
 
 __all__ = [
     "THREADS",

@@ -39,7 +39,7 @@ The slow reference is :func:`tssdpa.signal.reference.nonlocal_reference`.
 from __future__ import annotations
 
 import numpy as np
-import scipy  # its submodules load where first used: `import tssdpa` stays light
+import scipy  # submodules (scipy.signal etc.) load where first used: imports stay light
 
 from tssdpa.signal import neighbours
 from tssdpa.signal.embedding import centred_embedding
