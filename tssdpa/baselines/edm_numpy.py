@@ -232,7 +232,9 @@ def _smap_solve(d, keep, idx, Xt, outer, Y, qt, theta):
     # they square the condition number: where it passes 1e7 (scaled), the rounding of G could
     # show in the 9th digit, so those origins are solved as lstsq does, by SVD
     good = lam[:, 0] > 1e-7 * lam[:, -1]
-    v = np.empty((B, E1))
+    # zeros, not empty: the rows of the SVD's origins go through the product below before
+    # they are replaced, and uninitialised memory there overflowed (RuntimeWarnings)
+    v = np.zeros((B, E1))
     v[good] = scale[good] * np.einsum(
         "bef,bf,bgf,bg->be", V[good], 1.0 / lam[good], V[good], (scale * qt)[good]
     )
