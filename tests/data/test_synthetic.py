@@ -168,3 +168,21 @@ def test_chaotic_series_do_not_depend_on_the_blas_kernel():
     if len(kernels) < 2:  # not OpenBLAS, or one that ignores OPENBLAS_CORETYPE
         pytest.skip(f"the BLAS kernel could not be changed here ({kernels})")
     assert len(digests) == 1
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: S.logistic(10, burn=-5), "burn"),
+        (lambda: S.henon(10, burn=2.5), "burn"),
+        (lambda: S.mackey_glass(10, tau=0.01), "tau"),
+        (lambda: S.mackey_glass(10, tau=-17.0), "tau"),
+        (lambda: S.mackey_glass(10, substeps=0), "substeps"),
+        (lambda: S.mackey_glass(10, dt=0.0), "dt"),
+    ],
+)
+def test_settings_that_would_leave_samples_unset_are_refused_naming_them(call, match):
+    """A negative burn-in would return rows never iterated; a delay under half a substep
+    would read the delayed value before it is integrated."""
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()

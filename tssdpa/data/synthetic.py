@@ -16,6 +16,8 @@ import math
 
 import numpy as np
 
+from tssdpa.checks import check_int, check_positive
+
 __all__ = [
     "SIGNALS",
     "make_signal",
@@ -112,9 +114,11 @@ def mackey_glass(
     Lyapunov exponent ≈ 0.006 per time unit: a Lyapunov time of ≈ 170 samples at ``dt=1``.
     """
     n = _check_n(n)
+    h = check_positive(dt, "dt") / check_int(substeps, "substeps")
+    lag = int(round(check_positive(tau, "tau") / h))
+    if lag < 1:  # the delayed value would be read before it is integrated
+        raise ValueError(f"tau must be >= dt / substeps / 2 = {h / 2:g}; got {tau!r}")
     rng = np.random.default_rng(seed)
-    h = dt / substeps
-    lag = int(round(tau / h))
     burn = int(500 / h)
     total = burn + n * substeps
     x = np.empty(total + lag + 1)
@@ -153,6 +157,7 @@ def ar2(
 
 def _maps(f, state, n: int, burn: int) -> np.ndarray:
     """Iterate the map ``f`` from ``state``: ``burn`` iterates dropped, then ``n`` states kept."""
+    burn = check_int(burn, "burn", minimum=0)
     out = np.empty((n, len(state)))
     for i in range(burn + n):
         state = f(*state)
