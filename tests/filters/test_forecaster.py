@@ -11,10 +11,11 @@ import pandas as pd
 import pytest
 
 from tssdpa.baselines import AutoRegForecaster
-from tssdpa.filters import ProjectionForecaster, analogue_selection
+from tssdpa.filters import ProjectionForecaster, analogue_selection, analogues
 from tssdpa.filters.analogue_selection import drift_holdout
 from tssdpa.filters.analogues import (
     DEFAULT_RIDGE,
+    RANGE_MARGIN,
     AnalogueData,
     anchor_horizons,
     iterate_one_step,
@@ -110,7 +111,35 @@ def reference_forecast(fc, train, y, h, run=0, start=0):
             pen = np.sqrt(ridge * scale) * np.eye(D + 1)[1:]  # the slopes' penalty as rows
             rows = np.vstack([np.sqrt(w)[:, None] * A, pen])
             out[t] = np.linalg.lstsq(rows, np.r_[np.sqrt(w) * vals, np.zeros(D)], rcond=None)[0][0]
+            # within the range of the values known at t, widened by RANGE_MARGIN of it
+            known = np.r_[z_tr, z[: t + 1]]
+            low, high = np.nanmin(known), np.nanmax(known)
+            pad = RANGE_MARGIN * (high - low)
+            out[t] = min(max(out[t], low - pad), high + pad)
     return out * fc.scale_[0] + fc.mean_[0]
+
+
+def test_a_local_linear_forecast_stays_within_the_widened_range_of_what_is_known(monkeypatch):
+    """Five neighbours and no ridge on a noisy map: planes that extrapolate far off the
+    series (beyond 6 where it stays within [-0.2, 1.2]) unguarded; guarded, each forecast from
+    origin t is the unguarded one clipped to the range of the fitted series and x[:t+1],
+    widened by RANGE_MARGIN of it on each side."""
+    x = logistic_map(420, noise=0.05)
+    kw = {"embedding": 3, "n_neighbors": 5, "bandwidth": 0.8, "ridge": 0.0, "horizon": 3}
+    fc = ProjectionForecaster(model="local_linear", **kw).fit(x[:300])
+    guarded = fc.forecast(x, horizon=3)
+    monkeypatch.setattr(analogues, "RANGE_MARGIN", np.inf)
+    free = fc.forecast(x, horizon=3)
+    low = np.fmin(x[:300].min(), np.minimum.accumulate(x))
+    high = np.fmax(x[:300].max(), np.maximum.accumulate(x))
+    pad = RANGE_MARGIN * (high - low)
+    outside = (free < low - pad) | (free > high + pad)
+    assert outside.sum() >= 3 and np.nanmax(free) > 6
+    np.testing.assert_allclose(guarded, np.clip(free, low - pad, high + pad), rtol=1e-12)
+    assert np.isnan(guarded[:2]).all()  # origins without a full pattern stay missing
+    # the mean needs no guard: a weighted mean of the neighbours' futures
+    mean = ProjectionForecaster(model="mean", **kw).fit(x[:300]).forecast(x, horizon=3)
+    assert np.nanmin(mean) >= x.min() and np.nanmax(mean) <= x.max()
 
 
 @pytest.mark.parametrize(

@@ -51,6 +51,7 @@ NEIGHBOUR_MODELS = ("mean", "local_linear", "hybrid")
 RIDGES = (1e-12, 1e-9, 1e-6, 1e-3)
 DEFAULT_RIDGE = 1e-3  # a structure saved without one (version 0.2.0 files)
 _GATHER_ELEMS = 1 << 24  # neighbours' futures gathered per block of origins in forecast()
+RANGE_MARGIN = 0.25  # of the range of the values known, each side (:func:`within_range`)
 #: a contender replaces the fit's choice only where the latter's recent errors exceed its own
 #: by this fraction (chosen on development data: ETT validation months, IMU fusion cells)
 SWITCH_MARGIN = 0.1
@@ -443,8 +444,22 @@ def forecast(train, y, overlap, s: Structure, horizons):
                                          {ridge: lin_q[r]}, lib.coef, [ridge])[0]  # fmt: skip
 
         parallel_map(origins, list(range(0, len(q), step)))
+        if s.model == "local_linear":
+            out = within_range(out, train, y)
     out[~np.isfinite(q_keys).all(axis=1)] = np.nan
     return out
+
+
+def within_range(out, train, y):
+    """The forecasts ``out`` (T, n_h, C) from each origin t of ``y`` (T, C), clipped per
+    channel to the range of the values known at t (``train`` and ``y[:t+1]``) widened by
+    RANGE_MARGIN of it each side: a plane fitted on a neighbourhood extrapolates without bound
+    where the query lies off its neighbours' cloud. Why the margin, and why cross-validation
+    scores the model unguarded: docs/filters.md."""
+    low = np.fmin(np.nanmin(train, axis=0), np.fmin.accumulate(y, axis=0))  # (T, C)
+    high = np.fmax(np.nanmax(train, axis=0), np.fmax.accumulate(y, axis=0))
+    pad = RANGE_MARGIN * (high - low)
+    return np.clip(out, (low - pad)[:, None, :], (high + pad)[:, None, :])
 
 
 def switch_forecasts(preds, y, overlap, horizons, half_life):
