@@ -137,9 +137,25 @@ def test_a_local_linear_forecast_stays_within_the_widened_range_of_what_is_known
     assert outside.sum() >= 3 and np.nanmax(free) > 6
     np.testing.assert_allclose(guarded, np.clip(free, low - pad, high + pad), rtol=1e-12)
     assert np.isnan(guarded[:2]).all()  # origins without a full pattern stay missing
-    # the mean needs no guard: a weighted mean of the neighbours' futures
-    mean = ProjectionForecaster(model="mean", **kw).fit(x[:300]).forecast(x, horizon=3)
-    assert np.nanmin(mean) >= x.min() and np.nanmax(mean) <= x.max()
+
+
+@pytest.mark.parametrize("channels", [1, 2])
+def test_predict_beyond_the_horizon_keeps_local_linear_forecasts_within_the_fitted_range(
+    channels,
+):
+    """Each round of predict reads the last round's forecasts as history; they must not
+    widen the range the next round is held to (25% a round, compounding), so every step
+    stays within the fitted series' range widened by RANGE_MARGIN, channel by channel."""
+    x = np.column_stack([logistic_map(300, seed=s, noise=0.05) for s in range(channels)])
+    kw = {"embedding": 3, "n_neighbors": 5, "bandwidth": 0.8, "ridge": 0.0, "horizon": 3}
+    fc = ProjectionForecaster(model="local_linear", channel_independent=True, **kw).fit(x)
+    pred = fc.predict(300).reshape(300, channels)
+    pad = RANGE_MARGIN * (x.max(axis=0) - x.min(axis=0))
+    assert (pred >= x.min(axis=0) - pad).all() and (pred <= x.max(axis=0) + pad).all()
+    # the case needs the guard: unguarded, the recursion diverges
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(analogues, "RANGE_MARGIN", np.inf)
+        assert np.abs(fc.predict(300)).max() > 1e6
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from tssdpa.filters.analogues import (
     saved_structures,
     switch_forecasts,
     training_overlap,
+    within_range,
 )
 from tssdpa.filters.channel_choice import check_channel_independent, resolve_independence
 from tssdpa.signal.embedding import standardise
@@ -265,9 +266,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     # ------------------------------------------------------------------ fitting
     def fit(self, y, verbose: bool = False):
         """Standardise ``y`` and choose a structure per anchor horizon; returns self.
-
-        ``verbose`` prints how it scores (``holdout``), the structures chosen and their errors.
-        """
+        ``verbose`` prints how it scores (``holdout``), the structures chosen and their errors."""
         self._verbose = verbose
         return super().fit(y)
 
@@ -394,7 +393,16 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         return switch_forecasts(preds, z, overlap[0], hs, self.switch_half_life)
 
     def _last_origin(self, history, n):
-        return self._path(self._prepare(history), n, switch=False)[-1]  # no target is new
+        if self.channel_models_:  # each channel with its own structures and range
+            return np.hstack([m._last_origin(history[:, [c]], n)
+                              for c, m in enumerate(self.channel_models_)])  # fmt: skip
+        out = self._path(self._prepare(history), n, switch=False)[-1]  # no target is new
+        # later rounds of predict read earlier forecasts as history: local-linear forecasts
+        # stay within the range of the fitted data alone, widened (within_range's rule)
+        anchors, lib = anchor_horizons(self.horizon), self._library(self.train_)
+        local = [self.structures_[nearest_anchor(h, anchors)].model == "local_linear"
+                 for h in range(1, n + 1)]  # fmt: skip
+        return np.where(np.c_[local], within_range(out[None], lib, lib[-1:])[0], out)
 
     def _prepare(self, a):
         return a  # missing samples are never keys or queries: no filling needed
