@@ -50,7 +50,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data-dir", default=None)
     p.add_argument("--series", nargs="+", default=["imu_fusion_gz", "ar2"])
-    p.add_argument("--snr", nargs="+", type=float, default=[0.0, 20.0])
+    p.add_argument("--snr", nargs="+", type=float, default=[0.0, 20.0], choices=SNRS)
     args = p.parse_args(argv)
     print("RMSE against the clean series: whole series / test fifth")
     for name in args.series:

@@ -279,9 +279,16 @@ def test_numpy_smap_solves_ill_conditioned_fits_as_lstsq_does(monkeypatch):
     svd_rows = []
     svd = np.linalg.svd
     monkeypatch.setattr(np.linalg, "svd", lambda a, **kw: svd_rows.append(len(a)) or svd(a, **kw))
-    # nor an overflow on the way, whatever uninitialised memory holds
+    # nor an overflow on the way, whatever uninitialised float memory holds
     empty = np.empty
-    monkeypatch.setattr(np, "empty", lambda *a, **kw: np.full_like(empty(*a, **kw), 1e308))
+
+    def garbage(*a, **kw):
+        out = empty(*a, **kw)
+        if out.dtype == np.float64:
+            out.fill(1e308)
+        return out
+
+    monkeypatch.setattr(np, "empty", garbage)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         fast = SMapForecaster(embedding=10, theta=8.0, engine="numpy").fit(train).forecast(y, 2)

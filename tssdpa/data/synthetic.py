@@ -115,9 +115,9 @@ def mackey_glass(
     """
     n = _check_n(n)
     h = check_positive(dt, "dt") / check_int(substeps, "substeps")
-    lag = int(round(check_positive(tau, "tau") / h))
-    if lag < 1:  # the delayed value would be read before it is integrated
-        raise ValueError(f"tau must be >= dt / substeps / 2 = {h / 2:g}; got {tau!r}")
+    if check_positive(tau, "tau") <= h / 2:  # a delay of 0 steps: read before integrated
+        raise ValueError(f"tau must be > dt / substeps / 2 = {h / 2:g}; got {tau!r}")
+    lag = int(round(tau / h))
     rng = np.random.default_rng(seed)
     burn = int(500 / h)
     total = burn + n * substeps
