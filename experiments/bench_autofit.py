@@ -217,6 +217,14 @@ def h_step(est, z: np.ndarray, lo: int, hi: int, h: int) -> np.ndarray:
     return np.asarray(est.forecast(z[start:hi], h))[lo - h - start : hi - h - start]
 
 
+def improves(score: float, best) -> bool:
+    """Whether a peer's validation ``score`` replaces the ``best`` (score, params) so far: by
+    more than 1e-9 relative, so that equivalent settings -- Savitzky-Golay's orders 2 and 3 on
+    a centred window -- keep the first of the grid instead of the one that rounding, which
+    differs from one CPU to the next, favours."""
+    return bool(np.isfinite(score) and (best is None or score < best[0] * (1 - 1e-9)))
+
+
 def tune_forecaster(cls, grid, z, sp, h):
     """Tune on validation, refit the winner on train + validation, score on test."""
     tic, best = time.perf_counter(), None
@@ -228,7 +236,7 @@ def tune_forecaster(cls, grid, z, sp, h):
                 score, _ = rmse(h_step(est, z, sp.train, sp.val, h), z[sp.train : sp.val])
         except (ValueError, np.linalg.LinAlgError):  # too little library / data for it
             continue
-        if np.isfinite(score) and (best is None or score < best[0]):
+        if improves(score, best):
             best = (score, params)
     tune = time.perf_counter() - tic
     if best is None:
@@ -327,7 +335,7 @@ def denoise_unit(name, seed, z, sp):
                 except ValueError:
                     continue
                 score = rmse(y[val], z[val])[0]  # the oracle: the clean validation part
-                if np.isfinite(score) and (best is None or score < best[0]):
+                if improves(score, best):
                     best = (score, params, rmse(y[test], z[test])[0], sq_err(y[test], z[test]))
             row[fam] = {"rmse": best[2], "params": best[1], "tune": time.perf_counter() - tic,
                         "se": best[3]}  # fmt: skip
