@@ -116,7 +116,8 @@ def test_a_saved_zero_phase_filter_keeps_the_setting_and_an_older_file_keeps_gli
     f.save(tmp_path / "f")
     g = ProjectionFilter.load(tmp_path / "f")
     assert g.glitches == "missing"
-    np.testing.assert_array_equal(g.filter(x), f.filter(x))
+    with pytest.warns(GlitchWarning, match="sample 300"):  # the loaded filter finds it too
+        np.testing.assert_array_equal(g.filter(x), f.filter(x))
     edit_config(tmp_path / "f", lambda cfg: cfg["params"].pop("glitches"))
     old = ProjectionFilter.load(tmp_path / "f")  # saved before the parameter: as it filtered
     assert old.glitches is None
