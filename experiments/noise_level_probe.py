@@ -43,6 +43,41 @@ spectral estimate over the true level at each SNR (noise seeds 0, 1, 2): where t
 option would go wrong on real recordings.
 
     .venv/bin/python experiments/noise_level_probe.py --stretches --data-dir ../shared/datasets
+
+``--fall``, ``--fresh`` and ``--scan`` measure a rule tried on 2026-12-03 and not kept (see
+``docs/filters.md``, "Rough signals"): the spectral floor by default where the residual bound
+is visibly loose, i.e. where the linear interpolator's bound (from x_(t-1), x_(t+1)) is at
+least ``FALL_RULE`` (1.15) times the cubic's (from x_(t-2)..x_(t+2)) -- the signal still
+leaking into the tighter one -- under the spectral option's own conditions. Here the rule is
+:func:`rule_level`; the library's default is the bound.
+
+``--fall`` prints, for every development series above (synthetic seeds 1-2, the real
+channels, the systems of ``autofit_unseen.py``, the AR(1)) at each SNR, and for the fusion
+IMU's stretches as ``--stretches``, the fall (linear over cubic bound) and the level over the
+true one: the default (the bound), the rule's and ``spectral``'s; rows whose rule level
+differs from the bound are marked ``*``.
+
+``--fresh`` checks the rule on linear processes generated here and used for nothing else
+(AR(1) of 0.7 and 0.9, three AR(2) other than the benchmark's, an AR(3), an ARMA(1,1), an
+MA(2); unit variance, 2,000 samples, seeds 5 and 6, 10 and 20 dB): for each cell whose rule
+level differs from the bound, the test RMSE over the noisy series' of
+``ProjectionFilter(causal=False)`` fitted with the bound, with the rule's level and with the
+true level (each given as ``noise_level``).
+
+``--scan`` looks for the rule's false alarms on recordings: every channel of the two IMU
+recordings and of ETTh1, ETTh2 and ETTm1, in stretches of 1,500 and 3,000 samples (starts
+every 1,500, at most eight of each length per channel; the longer ones overlap the shorter),
+each z-scored, with white noise at 10 and 20 dB added (noise seed: the stretch's number). A
+recording has noise of its own, so a level below the noise added is too low for certain. It
+prints the stretches whose fall is at least 1.1, with their levels over the noise added (the
+bound, the rule's, ``spectral``), and counts (over stretches x SNRs) those the rule takes
+below 0.95 of it. Where the rule's level is not the bound it also prints the RMSE against the
+recording of ``ProjectionFilter(causal=False)`` fitted with the rule's level over that with
+the bound, both on the whole noisy stretch.
+
+    .venv/bin/python experiments/noise_level_probe.py --fall --data-dir ../shared/datasets
+    .venv/bin/python experiments/noise_level_probe.py --fresh
+    .venv/bin/python experiments/noise_level_probe.py --scan --data-dir ../shared/datasets
 """
 
 from __future__ import annotations
@@ -62,8 +97,12 @@ import bench_autofit as bench  # noqa: E402
 
 from tssdpa.data import Split, add_noise  # noqa: E402
 from tssdpa.data.tasks import denoise_tasks  # noqa: E402
-from tssdpa.estimators import noise_tails  # noqa: E402
-from tssdpa.estimators.linear_noise import periodogram, whittle_floor  # noqa: E402
+from tssdpa.estimators import noise_tails, white_noise  # noqa: E402
+from tssdpa.estimators.linear_noise import (  # noqa: E402
+    linear_noise_level,
+    periodogram,
+    whittle_floor,
+)
 from tssdpa.estimators.noise_tails import HEAVY_TAILS  # noqa: E402
 from tssdpa.estimators.white_noise import noise_level  # noqa: E402
 from tssdpa.filters import ProjectionFilter  # noqa: E402
@@ -85,13 +124,13 @@ def series(name: str, seed: int, data_dir):
     return (z - z[: sp.train].mean()) / z[: sp.train].std(), sp
 
 
-def rmse_ratios(z, noisy, sp) -> list[float]:
-    """Test RMSE of the fit with the default estimate, the spectral one and the true noise
-    level, over the noisy series' test RMSE."""
+def rmse_ratios(z, noisy, sp, levels=None) -> list[float]:
+    """Test RMSE of the fit with each of ``levels`` as ``noise_level`` (default: the default
+    estimate, the spectral one and the true noise level), over the noisy series' test RMSE."""
     test = slice(sp.val, sp.test)
     base = np.sqrt(np.mean((noisy[test] - z[test]) ** 2))
     out = []
-    for level in (None, "spectral", float(np.std(noisy - z))):
+    for level in levels or (None, "spectral", float(np.std(noisy - z))):
         y = ProjectionFilter(causal=False, noise_level=level).fit(noisy).filter(noisy)
         out.append(float(np.sqrt(np.mean((y[test] - z[test]) ** 2)) / base))
     return out
@@ -169,24 +208,175 @@ def spectrum(name: str, z: np.ndarray, seed: int) -> None:
               flush=True)  # fmt: skip
 
 
-def stretches(data_dir) -> int:
-    """The ``--stretches`` report (see the module's docstring)."""
+def fusion_stretches(data_dir):
+    """``(channel, start, length, x)``: the ``--stretches`` stretches of the fusion IMU
+    recording's sensor channels, each z-scored."""
     df = bench.load_imu("imu_fusion", data_dir)
-    print("channel start length: default / spectral estimate over the true level at "
-          + " / ".join(f"{s:g}" for s in bench.SNRS) + " dB")  # fmt: skip
     for col in [c for c in df.columns if "(" in c]:  # the sensor channels, not the time
         for start, n in ((0, 1500), (0, 3000), (4000, 3000), (9000, 3000)):
             x = df[col].to_numpy(dtype=np.float64)[start : start + n]
-            x = (x - x.mean()) / x.std()
-            cells = []
+            yield col, start, n, (x - x.mean()) / x.std()
+
+
+def stretches(data_dir) -> int:
+    """The ``--stretches`` report (see the module's docstring)."""
+    print("channel start length: default / spectral estimate over the true level at "
+          + " / ".join(f"{s:g}" for s in bench.SNRS) + " dB")  # fmt: skip
+    for col, start, n, x in fusion_stretches(data_dir):
+        cells = []
+        for k, snr in enumerate(bench.SNRS):
+            noisy = add_noise(x, "gaussian", snr, seed=k)
+            true = float(np.std(noisy - x))
+            default = noise_level(noisy[:, None])[0] / true
+            cells.append(
+                f"{default:.3f}/{noise_level(noisy[:, None], spectral=True)[0] / true:.3f}"
+            )
+        print(f"{col:22s} {start:5d} {n:5d}  " + "  ".join(cells), flush=True)
+    return 0
+
+
+#: the rule's threshold on :func:`interpolator_fall` (see the module's docstring)
+FALL_RULE = 1.15
+
+
+def _interpolator_bound(v: np.ndarray, offsets, weights) -> float:
+    """``noise_level``'s bound from one of its interpolators (``white_noise._INTERPOLATORS``)."""
+    lo, hi = -min(min(offsets), 0), max(max(offsets), 0)
+    pred = sum(w * v[lo + o : v.size - hi + o] for o, w in zip(offsets, weights))
+    gain = math.sqrt(1.0 + sum(w * w for w in weights))
+    return white_noise._trimmed_scale(v[lo : v.size - hi] - pred) / gain
+
+
+def interpolator_fall(v: np.ndarray) -> float:
+    """The linear interpolator's bound over the cubic's on the 1-D ``v`` (1.0 where the cubic's
+    is 0)."""
+    linear = _interpolator_bound(v, *white_noise._INTERPOLATORS[1])
+    cubic = _interpolator_bound(v, *white_noise._INTERPOLATORS[2])
+    return linear / cubic if cubic > 0 else 1.0
+
+
+def rule_level(x: np.ndarray) -> float:
+    """The rule's level of the 1-D ``x`` without NaN: ``noise_level``'s spectral floor where the
+    fall of its first 4,000 samples (what ``noise_level`` reads) is at least ``FALL_RULE``,
+    else its bound (as ``noise_level(spectral=True)`` computes it, for one channel that does
+    not repeat its readings)."""
+    bound = float(noise_level(x[:, None])[0])
+    v = x[:4000]
+    return linear_noise_level(v, bound) if interpolator_fall(v) >= FALL_RULE else bound
+
+
+def fall_line(label: str, noisy: np.ndarray, clean: np.ndarray) -> None:
+    true = float(np.std(noisy - clean))
+    bound, rule = noise_level(noisy[:, None])[0] / true, rule_level(noisy) / true
+    spectral = noise_level(noisy[:, None], spectral=True)[0] / true
+    ratio = interpolator_fall(noisy[:4000])  # noise_level's first 4,000 samples
+    print(f"{label:36s} fall {ratio:.3f}  bound {bound:.3f}  rule {rule:.3f}  spectral "
+          f"{spectral:.3f}{'  *' if rule != bound else ''}", flush=True)  # fmt: skip
+
+
+def fall(data_dir) -> int:
+    """The ``--fall`` report (see the module's docstring)."""
+    names = SYNTHETIC + ["ar1"] + list(autofit_heldout.HELDOUT) + list(autofit_unseen.UNSEEN)
+    for name in names:
+        for seed in (0,) if name in autofit_heldout.HELDOUT else (1, 2):
+            try:
+                z, _ = series(name, seed, data_dir)
+            except bench.Skip:
+                continue
             for k, snr in enumerate(bench.SNRS):
-                noisy = add_noise(x, "gaussian", snr, seed=k)
-                true = float(np.std(noisy - x))
-                default = noise_level(noisy[:, None])[0] / true
-                cells.append(
-                    f"{default:.3f}/{noise_level(noisy[:, None], spectral=True)[0] / true:.3f}"
-                )
-            print(f"{col:22s} {start:5d} {n:5d}  " + "  ".join(cells), flush=True)
+                fall_line(f"{name} {seed} {snr:g} dB",
+                          add_noise(z, "gaussian", snr, seed=1000 * seed + k), z)  # fmt: skip
+    for col, start, n, x in fusion_stretches(data_dir):
+        for k, snr in enumerate(bench.SNRS):
+            fall_line(f"{col[:15]} {start}+{n} {snr:g} dB",
+                      add_noise(x, "gaussian", snr, seed=k), x)  # fmt: skip
+    return 0
+
+
+#: ``--fresh``'s processes: (numerator, denominator) of the filter applied to white noise
+FRESH = {
+    "AR(1) 0.9": ([1.0], [1.0, -0.9]),
+    "AR(1) 0.7": ([1.0], [1.0, -0.7]),
+    "AR(2) 1.2 -0.5": ([1.0], [1.0, -1.2, 0.5]),
+    "AR(2) 0.6 -0.3": ([1.0], [1.0, -0.6, 0.3]),
+    "AR(2) 1.8 -0.9": ([1.0], [1.0, -1.8, 0.9]),
+    "AR(3)": ([1.0], [1.0, -1.2, 0.5, -0.1]),
+    "ARMA(1,1)": ([1.0, 0.6], [1.0, -0.8]),
+    "MA(2)": ([1.0, 1.0, 0.5], [1.0]),
+}
+
+
+def fresh() -> int:
+    """The ``--fresh`` report (see the module's docstring)."""
+    print("process seed SNR: level over the truth, bound -> rule; test RMSE over the noisy "
+          "series': bound | rule | true level")  # fmt: skip
+    changed = []
+    for name, (b, a) in FRESH.items():
+        for seed in (5, 6):
+            z = lfilter(b, a, np.random.default_rng(seed).normal(size=2500))[500:]
+            sp = Split.fractions(len(z), 0.6, 0.2)
+            z = (z - z[: sp.train].mean()) / z[: sp.train].std()
+            for k, snr in enumerate((10.0, 20.0)):
+                noisy = add_noise(z, "gaussian", snr, seed=1000 * seed + k)
+                true = float(np.std(noisy - z))
+                bound, rule = float(noise_level(noisy[:, None])[0]), rule_level(noisy)
+                if bound == rule:
+                    print(f"{name} {seed} {snr:g} dB: unchanged", flush=True)
+                    continue
+                ratios = rmse_ratios(z, noisy, sp, (bound, rule, true))
+                changed.append(ratios)
+                print(f"{name} {seed} {snr:g} dB: {bound / true:.3f} -> {rule / true:.3f}; "
+                      + " | ".join(f"{r:.3f}" for r in ratios), flush=True)  # fmt: skip
+    if changed:
+        r = np.array(changed)
+        print(f"{len(r)} changed of {len(FRESH) * 4}: geometric mean RMSE rule / bound "
+              f"{np.exp(np.mean(np.log(r[:, 1] / r[:, 0]))):.3f}, worse in "
+              f"{int((r[:, 1] > r[:, 0]).sum())}")  # fmt: skip
+    return 0
+
+
+def scan(data_dir) -> int:
+    """The ``--scan`` report (see the module's docstring)."""
+    from tssdpa.data import load_ett, load_imu
+
+    recordings = {name: load_imu(name, data_dir) for name in ("imu_fusion", "imu_gait")}
+    recordings.update({name: load_ett(name, data_dir) for name in ("ETTh1", "ETTh2", "ETTm1")})
+    counts = {"cells": 0, "loose": 0, "too low": 0}
+    for rec, df in recordings.items():
+        for col in df.columns:
+            values = df[col].to_numpy(dtype=np.float64)
+            for n in (1500, 3000):
+                for i, start in enumerate(range(0, min(values.size - n, 7 * 1500) + 1, 1500)):
+                    x = values[start : start + n]
+                    if not np.std(x) > 0:
+                        continue
+                    x = (x - x.mean()) / x.std()
+                    for snr in (10.0, 20.0):
+                        noisy = add_noise(x, "gaussian", snr, seed=i)
+                        true = float(np.std(noisy - x))
+                        ratio = interpolator_fall(noisy[:4000])
+                        counts["cells"] += 1
+                        if ratio < 1.1:
+                            continue
+                        bound = float(noise_level(noisy[:, None])[0]) / true
+                        rule = rule_level(noisy) / true
+                        counts["loose"] += ratio >= FALL_RULE
+                        counts["too low"] += rule < 0.95
+                        spectral = noise_level(noisy[:, None], spectral=True)[0] / true
+                        cost = ""
+                        if rule != bound:
+                            errors = []
+                            for level in (rule * true, bound * true):
+                                f = ProjectionFilter(causal=False, noise_level=level).fit(noisy)
+                                errors.append(np.sqrt(np.mean((f.filter(noisy) - x) ** 2)))
+                            cost = f"; RMSE rule / bound {errors[0] / errors[1]:.3f}"
+                        print(f"{rec} {col[:15]:15s} {start}+{n} {snr:g} dB: fall {ratio:.3f}, "
+                              f"bound {bound:.3f}, rule {rule:.3f}, spectral "
+                              f"{spectral:.3f}{cost}", flush=True)  # fmt: skip
+    print(
+        f"{counts['cells']} stretches x SNRs; fall >= FALL_RULE ({FALL_RULE}) in "
+        f"{counts['loose']}; the rule below 0.95 of the noise added in {counts['too low']}"
+    )
     return 0
 
 
@@ -198,7 +388,16 @@ def main(argv=None) -> int:
     p.add_argument("--tails", action="store_true", help="the heavy-tails threshold's figures")
     p.add_argument("--spectrum", action="store_true", help="the spectra's floors and bands")
     p.add_argument("--stretches", action="store_true", help="the fusion IMU's stretches")
+    p.add_argument("--fall", action="store_true", help="the interpolators' fall (FALL_RULE)")
+    p.add_argument("--fresh", action="store_true", help="the rule on fresh linear processes")
+    p.add_argument("--scan", action="store_true", help="the rule's false alarms on recordings")
     args = p.parse_args(argv)
+    if args.scan:
+        return scan(args.data_dir)
+    if args.fall:
+        return fall(args.data_dir)
+    if args.fresh:
+        return fresh()
     if args.stretches:
         return stretches(args.data_dir)
     if args.tails:
