@@ -239,35 +239,27 @@ def stretches(data_dir) -> int:
 FALL_RULE = 1.15
 
 
-def _interpolator_bound(v: np.ndarray, offsets, weights) -> float:
-    """``noise_level``'s bound from one of its interpolators (``white_noise._INTERPOLATORS``)."""
-    lo, hi = -min(min(offsets), 0), max(max(offsets), 0)
-    pred = sum(w * v[lo + o : v.size - hi + o] for o, w in zip(offsets, weights))
-    gain = math.sqrt(1.0 + sum(w * w for w in weights))
-    return white_noise._trimmed_scale(v[lo : v.size - hi] - pred) / gain
-
-
 def interpolator_fall(v: np.ndarray) -> float:
     """The linear interpolator's bound over the cubic's on the 1-D ``v`` (1.0 where the cubic's
     is 0)."""
-    linear = _interpolator_bound(v, *white_noise._INTERPOLATORS[1])
-    cubic = _interpolator_bound(v, *white_noise._INTERPOLATORS[2])
+    linear = white_noise._interpolator_bound(v, *white_noise._INTERPOLATORS[1])[0]
+    cubic = white_noise._interpolator_bound(v, *white_noise._INTERPOLATORS[2])[0]
     return linear / cubic if cubic > 0 else 1.0
 
 
-def rule_level(x: np.ndarray) -> float:
-    """The rule's level of the 1-D ``x`` without NaN: ``noise_level``'s spectral floor where the
-    fall of its first 4,000 samples (what ``noise_level`` reads) is at least ``FALL_RULE``,
-    else its bound (as ``noise_level(spectral=True)`` computes it, for one channel that does
-    not repeat its readings)."""
-    bound = float(noise_level(x[:, None])[0])
+def rule_level(x: np.ndarray, bound: float) -> float:
+    """The rule's level of the 1-D ``x`` without NaN, whose ``noise_level`` is ``bound``: the
+    spectral floor where the fall of its first 4,000 samples (what ``noise_level`` reads) is at
+    least ``FALL_RULE``, else the bound (as ``noise_level(spectral=True)`` computes it, for one
+    channel that does not repeat its readings)."""
     v = x[:4000]
     return linear_noise_level(v, bound) if interpolator_fall(v) >= FALL_RULE else bound
 
 
 def fall_line(label: str, noisy: np.ndarray, clean: np.ndarray) -> None:
     true = float(np.std(noisy - clean))
-    bound, rule = noise_level(noisy[:, None])[0] / true, rule_level(noisy) / true
+    level = float(noise_level(noisy[:, None])[0])
+    bound, rule = level / true, rule_level(noisy, level) / true
     spectral = noise_level(noisy[:, None], spectral=True)[0] / true
     ratio = interpolator_fall(noisy[:4000])  # noise_level's first 4,000 samples
     print(f"{label:36s} fall {ratio:.3f}  bound {bound:.3f}  rule {rule:.3f}  spectral "
@@ -319,7 +311,8 @@ def fresh() -> int:
             for k, snr in enumerate((10.0, 20.0)):
                 noisy = add_noise(z, "gaussian", snr, seed=1000 * seed + k)
                 true = float(np.std(noisy - z))
-                bound, rule = float(noise_level(noisy[:, None])[0]), rule_level(noisy)
+                bound = float(noise_level(noisy[:, None])[0])
+                rule = rule_level(noisy, bound)
                 if bound == rule:
                     print(f"{name} {seed} {snr:g} dB: unchanged", flush=True)
                     continue
@@ -358,10 +351,10 @@ def scan(data_dir) -> int:
                         counts["cells"] += 1
                         if ratio < 1.1:
                             continue
-                        bound = float(noise_level(noisy[:, None])[0]) / true
-                        rule = rule_level(noisy) / true
+                        level = float(noise_level(noisy[:, None])[0])
+                        bound, rule = level / true, rule_level(noisy, level) / true
                         counts["loose"] += ratio >= FALL_RULE
-                        counts["too low"] += rule < 0.95
+                        counts["too low"] += rule != bound and rule < 0.95
                         spectral = noise_level(noisy[:, None], spectral=True)[0] / true
                         cost = ""
                         if rule != bound:

@@ -64,6 +64,17 @@ _INTERPOLATORS = (
 )
 
 
+def _interpolator_bound(v: np.ndarray, offsets, weights):
+    """``(level, core, pred, gain)``: the bound of the interpolator ``(offsets, weights)`` on
+    the 1-D ``v`` -- the robust spread (:func:`_trimmed_scale`) of its residual over its noise
+    gain -- with the samples it predicts, its predictions and that gain."""
+    lo, hi = -min(min(offsets), 0), max(max(offsets), 0)
+    core = v[lo : v.size - hi]
+    pred = sum(w * v[lo + o : v.size - hi + o] for o, w in zip(offsets, weights))
+    gain = math.sqrt(1.0 + sum(w * w for w in weights))
+    return _trimmed_scale(core - pred) / gain, core, pred, gain
+
+
 #: estimates within this fraction of the smallest are averaged (each has a sampling error of
 #: 2-3% at 2000 samples, so the smallest of several is biased low by about that much)
 NEAR_MIN = 0.04
@@ -133,12 +144,10 @@ def noise_levels_and_tails(
             lo, hi = -min(min(offsets), 0), max(max(offsets), 0)
             if v.size <= lo + hi + 2:
                 continue
-            core = v[lo : v.size - hi]
-            pred = sum(w * v[lo + o : v.size - hi + o] for o, w in zip(offsets, weights))
-            gain = math.sqrt(1.0 + sum(w * w for w in weights))
-            levels.append(_trimmed_scale(core - pred) / gain)
+            level, core, pred, gain = _interpolator_bound(v, offsets, weights)
+            levels.append(level)
             if lo and hi:  # symmetric: v_(t-1) and v_(t+1) through their sum (see there)
-                symmetric.append((levels[-1], rms_off_slopes(v, core, pred, lo) / gain))
+                symmetric.append((level, rms_off_slopes(v, core, pred, lo) / gain))
         for m in (1, 2, 4):
             if v.size < 10 * (k + 2 * m + 1):
                 break
