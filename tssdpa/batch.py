@@ -248,7 +248,7 @@ def filter_files(
     from tssdpa.compare import get_method
 
     spec = get_method(method, "denoise")  # ValueError listing the methods
-    if getattr(spec.resolve_factory(), "requires_target", False):
+    if spec.requires_target:
         raise ValueError(f"method: {method} fits against a clean reference; choose a "
                          "self-supervised one")  # fmt: skip
     options = dict(columns=columns, time_column=time_column, suffix=suffix)

@@ -2,6 +2,8 @@
 
 import ast
 import importlib.util
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -178,6 +180,29 @@ def test_a_factory_given_by_import_path_is_imported_when_first_built():
     assert spec.factory == "tssdpa.baselines:MovingAverageFilter" and spec == same  # as given
     learned = get_method("learned_projection", "denoise").resolve_factory()
     assert learned is tssdpa.filters.LearnedProjectionFilter
+
+
+def test_requires_target_is_read_from_a_class_and_checked_against_an_import_path():
+    from tssdpa.filters.residual_filter import ResidualProjectionFilter
+
+    assert MethodSpec("given", "denoise", ResidualProjectionFilter).requires_target
+    assert not MethodSpec("plain", "denoise", MovingAverageFilter).requires_target
+    path = "tssdpa.filters.residual_filter:ResidualProjectionFilter"
+    assert MethodSpec("declared", "denoise", path, requires_target=True).build().requires_target
+    with pytest.raises(ValueError, match="method 'undeclared': requires_target=False but"):
+        MethodSpec("undeclared", "denoise", path).resolve_factory()
+    with pytest.raises(ValueError, match="method 'wrong': requires_target=True but"):
+        MethodSpec("wrong", "denoise", MovingAverageFilter, requires_target=True)
+
+
+def test_listing_the_methods_imports_no_factory_given_by_path():
+    """``tssdpa methods`` says which need a target without importing torch for the learned
+    methods (seconds per call)."""
+    code = ("import sys, contextlib, io; from tssdpa.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out: main(['methods'])\n"
+            "print('torch' in sys.modules, 'needs --target' in out.getvalue())")  # fmt: skip
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert got.stdout.split() == ["False", "True"]
 
 
 @pytest.mark.parametrize(

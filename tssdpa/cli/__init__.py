@@ -319,7 +319,7 @@ def _methods(args) -> int:
         for n in available_methods(kind):
             s = get_method(n, kind)
             flag = "" if kind == "forecast" else (" causal" if s.causal else " zero-phase")
-            if getattr(s.resolve_factory(), "requires_target", False):
+            if s.requires_target:
                 flag += ", needs --target"
             print(f"  {n:<20} [{s.family}{flag}] {s.description}")
     return 0

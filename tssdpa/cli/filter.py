@@ -254,7 +254,7 @@ def run(args) -> int:
             )
         with _usage_errors(""):
             target, _, _ = column_values(df, args.target, "--target column")
-    elif getattr(factory, "requires_target", False):
+    elif spec.requires_target:
         raise UsageError(f"--method {method} needs a clean reference: give --target COLUMN")
     fraction = args.fit_fraction if args.fit_fraction is not None else (
         1.0 if kind == "denoise" else 0.7

@@ -60,6 +60,11 @@ class MethodSpec:
         the task's). For methods whose forecast from ``t`` reads a short state vector and a
         fixed library (the EDM peers) a short history gives the same forecasts, without
         forecasting from every earlier origin of the history too.
+    requires_target : bool
+        Whether the method fits against a clean reference only (its class's
+        ``requires_target``). Read from a callable ``factory``; for an import path, declared
+        here -- so that listing the methods imports none of them (``tssdpa methods`` would
+        load torch for the learned ones) -- and checked against the class once imported.
     """
 
     name: str
@@ -72,6 +77,7 @@ class MethodSpec:
     cost: str = "low"
     fixed: dict = field(default_factory=dict)
     history: int | None = None
+    requires_target: bool = False
     # the factory a "module:Name" names, imported once (``factory`` keeps what was given)
     _resolved: Callable[..., Any] | None = field(default=None, init=False, repr=False,
                                                  compare=False)  # fmt: skip
@@ -84,6 +90,8 @@ class MethodSpec:
         elif not callable(self.factory):
             raise TypeError(f"method {self.name!r}: factory must be a callable or "
                             f"'module:Name', got {self.factory!r}")  # fmt: skip
+        else:
+            self._check_requires_target(self.factory)
 
     def resolve_factory(self) -> Callable[..., Any]:
         """The factory: itself, or the callable its ``"module:Name"`` path names (imported on
@@ -96,8 +104,20 @@ class MethodSpec:
                 resolved = pkgutil.resolve_name(self.factory)
             except (ImportError, AttributeError, ValueError) as exc:
                 raise ImportError(f"method {self.name!r}: factory {self.factory!r}: {exc}") from exc
+            self._check_requires_target(resolved)
             self._resolved = resolved
         return resolved
+
+    def _check_requires_target(self, factory) -> None:
+        """``ValueError`` where ``requires_target`` was declared True but ``factory`` fits
+        without a target, or where an import path's class needs one and it was not declared;
+        a callable given directly sets it."""
+        own = bool(getattr(factory, "requires_target", False))
+        declared_false = not self.requires_target and isinstance(self.factory, str)
+        if (self.requires_target and not own) or (own and declared_false):
+            raise ValueError(f"method {self.name!r}: requires_target={self.requires_target} but "
+                             f"its factory's requires_target is {own}")  # fmt: skip
+        self.requires_target = own
 
     def build(self, ctx: dict | None = None, seed: int | None = None, **params):
         """Instantiate with ``fixed`` updated by ``params``.
