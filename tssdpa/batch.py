@@ -248,6 +248,7 @@ def filter_files(
     from tssdpa.compare import get_method
 
     spec = get_method(method, "denoise")  # ValueError listing the methods
+    spec.resolve_factory()  # an ImportError now, not once per file
     if spec.requires_target:
         raise ValueError(f"method: {method} fits against a clean reference; choose a "
                          "self-supervised one")  # fmt: skip

@@ -193,6 +193,11 @@ def test_requires_target_is_read_from_a_class_and_checked_against_an_import_path
         MethodSpec("undeclared", "denoise", path).resolve_factory()
     with pytest.raises(ValueError, match="method 'wrong': requires_target=True but"):
         MethodSpec("wrong", "denoise", MovingAverageFilter, requires_target=True)
+    plain = "tssdpa.baselines:MovingAverageFilter"
+    with pytest.raises(ValueError, match="declare requires_target=False in its MethodSpec"):
+        MethodSpec("wrong_path", "denoise", plain, requires_target=True).resolve_factory()
+    # a function that does not say keeps the declaration
+    assert MethodSpec("f", "denoise", lambda: None, requires_target=True).requires_target
 
 
 def test_listing_the_methods_imports_no_factory_given_by_path():
@@ -200,9 +205,10 @@ def test_listing_the_methods_imports_no_factory_given_by_path():
     methods (seconds per call)."""
     code = ("import sys, contextlib, io; from tssdpa.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()) as out: main(['methods'])\n"
-            "print('torch' in sys.modules, 'needs --target' in out.getvalue())")  # fmt: skip
+            "print('tssdpa.filters.learned' in sys.modules, 'torch' in sys.modules,"
+            " 'needs --target' in out.getvalue())")  # fmt: skip
     got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert got.stdout.split() == ["False", "True"]
+    assert got.stdout.split() == ["False", "False", "True"]
 
 
 @pytest.mark.parametrize(

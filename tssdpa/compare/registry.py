@@ -61,10 +61,11 @@ class MethodSpec:
         fixed library (the EDM peers) a short history gives the same forecasts, without
         forecasting from every earlier origin of the history too.
     requires_target : bool
-        Whether the method fits against a clean reference only (its class's
-        ``requires_target``). Read from a callable ``factory``; for an import path, declared
-        here -- so that listing the methods imports none of them (``tssdpa methods`` would
-        load torch for the learned ones) -- and checked against the class once imported.
+        Whether the method fits against a clean reference only. A factory with a
+        ``requires_target`` attribute (every estimator class) sets it, and contradicting it is
+        an error; for an import path it must be declared here -- listing the methods reads it
+        without importing them (``tssdpa methods`` would load torch for the learned ones) --
+        and is checked against the class once imported. A plain function keeps what is given.
     """
 
     name: str
@@ -109,14 +110,18 @@ class MethodSpec:
         return resolved
 
     def _check_requires_target(self, factory) -> None:
-        """``ValueError`` where ``requires_target`` was declared True but ``factory`` fits
-        without a target, or where an import path's class needs one and it was not declared;
-        a callable given directly sets it."""
-        own = bool(getattr(factory, "requires_target", False))
-        declared_false = not self.requires_target and isinstance(self.factory, str)
-        if (self.requires_target and not own) or (own and declared_false):
+        """Where ``factory`` says whether it needs a target (its ``requires_target``), that
+        is the truth: a class given directly sets the field; a declaration it contradicts --
+        True for a class without the need, or either way for an import path, whose
+        declaration ``tssdpa methods`` reads instead of importing it -- is a ``ValueError``.
+        A factory that does not say (a plain function) keeps the declaration."""
+        if not hasattr(factory, "requires_target"):
+            return
+        own = bool(factory.requires_target)
+        if own != self.requires_target and (self.requires_target or isinstance(self.factory, str)):
             raise ValueError(f"method {self.name!r}: requires_target={self.requires_target} but "
-                             f"its factory's requires_target is {own}")  # fmt: skip
+                             f"its factory's requires_target is {own}: declare "
+                             f"requires_target={own} in its MethodSpec")  # fmt: skip
         self.requires_target = own
 
     def build(self, ctx: dict | None = None, seed: int | None = None, **params):
