@@ -149,3 +149,24 @@ def test_local_linear_without_ridge_on_too_few_neighbours_takes_the_minimum_norm
     want = local_linear_reference(w, neighbours, queries, targets, ridge=0.0)
     assert np.isfinite(got).all()
     np.testing.assert_allclose(got, want, rtol=1e-8)
+
+
+def test_local_linear_over_a_list_of_ridges_gives_each_ridges_own_fit():
+    # positive ridges are solved by elimination, ridge 0 by the pseudo-inverse: one call
+    # with both gives what the loop reference gives for each ridge alone, including a
+    # neighbourhood too small to determine the slopes (3 neighbours, 6 dimensions), where
+    # only the ridge keeps the system solvable
+    rng = np.random.default_rng(9)
+    ridges = [1e-3, 0.0, 1e-12, 1e-6]
+    for Q, k, D in [(10, 12, 4), (5, 3, 6)]:
+        neighbours, queries = rng.normal(size=(Q, k, D)), rng.normal(size=(Q, D))
+        targets = rng.normal(size=(Q, k, 2))
+        w = rng.uniform(0.2, 1.0, size=(Q, k))
+        got = local_linear(w, neighbours, queries, targets, ridge=ridges)
+        assert len(got) == len(ridges)
+        for r, g in zip(ridges, got):
+            want = local_linear_reference(w, neighbours, queries, targets, ridge=r)
+            # a singular neighbourhood's slopes along its missing directions are rounding
+            # divided by the ridge: the answer is determined to about 1e-16 / ridge
+            atol = 1e-9 if k > D or r == 0 else max(1e-9, 1e-15 / r)
+            np.testing.assert_allclose(g, want, rtol=1e-7, atol=atol, err_msg=f"ridge {r}")

@@ -26,6 +26,8 @@ import threading
 import numpy as np
 import scipy  # submodules (scipy.signal etc.) load where first used: imports stay light
 
+from tssdpa.signal.spd import solve_spd
+
 __all__ = [
     "THREADS",
     "causal_neighbours",
@@ -231,8 +233,7 @@ def local_linear(weights, neighbours, queries, targets, ridge=1e-3):
     """Kernel-weighted local-linear estimate at each query: the intercept of the weighted
     ridge fit ``targets ≈ a + B (neighbour - query)`` over its neighbourhood.
 
-    ``ridge`` may be a list: then a list of estimates, one per ridge, sharing one
-    eigendecomposition.
+    ``ridge`` may be a list: then a list of estimates, one per ridge, sharing the moments.
 
     ``weights`` (Q, k), ``neighbours`` (Q, k, D), ``queries`` (Q, D), ``targets`` (Q, k, V).
     The slope penalty is ``ridge`` times the mean weighted second moment of the offsets (so
@@ -241,12 +242,15 @@ def local_linear(weights, neighbours, queries, targets, ridge=1e-3):
     through the ridge (with ``ridge`` 0: the minimum-norm slope). Returns (Q, V); NaN for a
     row without weight.
 
-    Solved in the eigenbasis of the centred weighted Gram matrix, with the intercept
-    eliminated by centring, rather than by the normal equations in [1, offset] with a fixed
-    1e-12 on the diagonal: the keys of a smooth flow lie within about 1e-3 of the query and
-    near a low-dimensional surface of the embedding, and that fixed term, large against
-    offsets of 1e-3, acted as a ridge of about 1e-6 and cost most of the precision a small
-    ridge can give (on a clean Lorenz series, a one-step error about 3x larger).
+    The intercept is eliminated by centring on the weighted means, rather than solved with
+    the slopes in the normal equations in [1, offset] with a fixed 1e-12 on the diagonal: the
+    keys of a smooth flow lie within about 1e-3 of the query and near a low-dimensional
+    surface of the embedding, and that fixed term, large against offsets of 1e-3, acted as a
+    ridge of about 1e-6 and cost most of the precision a small ridge can give (on a clean
+    Lorenz series, a one-step error about 3x larger). With a ridge the centred system is
+    positive definite, and it is solved by elimination over all queries and ridges at once
+    (:func:`~tssdpa.signal.spd.solve_spd`), faster than an eigendecomposition per query
+    (``experiments/bench_local_linear.py``).
     """
     Q, k, D = neighbours.shape
     tot = weights.sum(axis=1, keepdims=True)
@@ -260,23 +264,37 @@ def local_linear(weights, neighbours, queries, targets, ridge=1e-3):
     centred = keys - key_mean[:, None, :]  # (Q, k, D)
     wc = (centred * w[:, :, None]).transpose(0, 2, 1)  # (Q, D, k)
     gram = np.matmul(wc, centred)  # the centred weighted Gram matrix (Q, D, D)
+    cross = np.matmul(wc, t - t_mean[:, None, :])  # (Q, D, V)
     # the offsets' mean weighted second moment: their variance plus their squared mean
     scale = (np.trace(gram, axis1=1, axis2=2) + (off_mean**2).sum(axis=1)) / max(D, 1)
-    scale = np.where(scale > 0, scale, 1.0)[:, None]
-    lam, vec = np.linalg.eigh(gram)
-    # eigenvalues below the Gram matrix's rounding (1e-15 of the largest) are not resolved:
-    # zero, so that ridge 0 gives the minimum-norm slope instead of amplified rounding
-    lam = np.where(lam > 1e-15 * lam[:, -1:], lam, 0.0)
-    Vtb = np.matmul(vec.transpose(0, 2, 1), np.matmul(wc, t - t_mean[:, None, :]))  # (Q, D, V)
-    mean_along = np.matmul(vec.transpose(0, 2, 1), off_mean[:, :, None])[:, :, 0]  # (Q, D)
+    scale = np.where(scale > 0, scale, 1.0)  # (Q,)
+    ridges = list(ridge) if isinstance(ridge, (list, tuple)) else [ridge]
+    # the estimate at offset 0 is t_mean - B^T off_mean with slopes
+    # B = (gram + ridge scale I)^-1 cross, i.e. t_mean - u^T cross, u = (..)^-1 off_mean.
+    # A ridge that lifts every eigenvalue well above the Gram matrix's rounding (about
+    # D eps of its largest, which is at most D scale) is solved by elimination; a smaller
+    # one (0: the minimum-norm slope) through the eigendecomposition, where eigenvalues
+    # below 1e-15 of the largest are not resolved and count as 0, not as amplified rounding
+    eliminated = sorted({r for r in ridges if r > 10 * D**2 * np.finfo(float).eps})
+    u = {}
+    if eliminated:
+        R, diag = len(eliminated), np.arange(D)
+        A = np.broadcast_to(gram, (R, Q, D, D)).copy()
+        A[:, :, diag, diag] += np.multiply.outer(eliminated, scale)[:, :, None]
+        rhs = np.broadcast_to(off_mean[:, :, None], (R, Q, D, 1)).reshape(R * Q, D, 1)
+        u.update(zip(eliminated, solve_spd(A.reshape(R * Q, D, D), rhs).reshape(R, Q, D)))
+    if len(eliminated) < len(set(ridges)):
+        lam, vec = np.linalg.eigh(gram)
+        lam = np.where(lam > 1e-15 * lam[:, -1:], lam, 0.0)
+        mean_along = np.matmul(vec.transpose(0, 2, 1), off_mean[:, :, None])  # (Q, D, 1)
+        for r in set(ridges) - set(eliminated):
+            denom = lam + r * scale[:, None]
+            gain = np.divide(1.0, denom, out=np.zeros_like(lam), where=denom > 0)
+            u[r] = np.matmul(vec, gain[:, :, None] * mean_along)[:, :, 0]
     empty = tot[:, 0] == 0
     outs = []
-    for r in ridge if isinstance(ridge, (list, tuple)) else [ridge]:
-        # ridge slopes B = V diag(1 / (lam + ridge scale)) V^T (centred offsets' W targets);
-        # the estimate at offset 0 is t_mean - B off_mean
-        denom = lam + r * scale
-        gain = np.divide(1.0, denom, out=np.zeros_like(lam), where=denom > 0)
-        out = t_mean - np.matmul((mean_along * gain)[:, None, :], Vtb)[:, 0, :]
+    for r in ridges:
+        out = t_mean - np.matmul(u[r][:, None, :], cross)[:, 0, :]
         out[empty] = np.nan
         outs.append(out)
     return outs if isinstance(ridge, (list, tuple)) else outs[0]
