@@ -152,13 +152,14 @@ def test_local_linear_without_ridge_on_too_few_neighbours_takes_the_minimum_norm
 
 
 def test_local_linear_over_a_list_of_ridges_gives_each_ridges_own_fit():
-    # positive ridges are solved by elimination, ridge 0 by the pseudo-inverse: one call
-    # with both gives what the loop reference gives for each ridge alone, including a
-    # neighbourhood too small to determine the slopes (3 neighbours, 6 dimensions), where
-    # only the ridge keeps the system solvable
+    # ridges well above the Gram matrix's rounding are solved by elimination, the others
+    # (0, and 1e-12 in 30 dimensions) in its eigenbasis: one call with both gives what the
+    # loop reference gives for each ridge alone, including a neighbourhood too small to
+    # determine the slopes (3 neighbours, 6 dimensions), where only the ridge keeps the
+    # system solvable
     rng = np.random.default_rng(9)
     ridges = [1e-3, 0.0, 1e-12, 1e-6]
-    for Q, k, D in [(10, 12, 4), (5, 3, 6)]:
+    for Q, k, D in [(10, 12, 4), (5, 3, 6), (4, 40, 30)]:
         neighbours, queries = rng.normal(size=(Q, k, D)), rng.normal(size=(Q, D))
         targets = rng.normal(size=(Q, k, 2))
         w = rng.uniform(0.2, 1.0, size=(Q, k))
