@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from tssdpa import projection_sdpa
+from tssdpa.signal import neighbours as neighbours_module
 from tssdpa.signal.neighbours import (
     causal_neighbours,
     kernel_weights,
@@ -149,6 +150,38 @@ def test_local_linear_without_ridge_on_too_few_neighbours_takes_the_minimum_norm
     want = local_linear_reference(w, neighbours, queries, targets, ridge=0.0)
     assert np.isfinite(got).all()
     np.testing.assert_allclose(got, want, rtol=1e-8)
+
+
+def test_local_linear_with_a_ridge_below_rounding_on_too_few_neighbours_is_the_minimum_norm_fit():
+    # along the directions the 3 neighbours do not span, the cross moments are rounding:
+    # divided by a ridge of 1e-16 they were an error as large as the estimate itself
+    rng = np.random.default_rng(8)
+    Q, k, D = 4, 3, 6
+    neighbours, queries = rng.normal(size=(Q, k, D)), rng.normal(size=(Q, D))
+    targets = rng.normal(size=(Q, k, 1))
+    w = rng.uniform(0.2, 1.0, size=(Q, k))
+    got = local_linear(w, neighbours, queries, targets, ridge=1e-16)
+    want = local_linear_reference(w, neighbours, queries, targets, ridge=0.0)
+    np.testing.assert_allclose(got, want, rtol=1e-8)
+
+
+def test_local_linear_solves_by_elimination_only_where_every_ridge_clears_the_rounding(
+    monkeypatch,
+):
+    # elimination where every ridge exceeds 10 D^2 eps (the default ridges up to D = 21),
+    # otherwise one eigendecomposition for all the ridges, never both
+    calls = []
+    solve, eigh = neighbours_module.solve_spd, np.linalg.eigh
+    monkeypatch.setattr(neighbours_module, "solve_spd",
+                        lambda *a: calls.append("elimination") or solve(*a))  # fmt: skip
+    monkeypatch.setattr(np.linalg, "eigh", lambda a: calls.append("eigh") or eigh(a))
+    rng = np.random.default_rng(10)
+    for D, ridges, path in [(4, [1e-12, 1e-3], "elimination"), (21, [1e-12], "elimination"),
+                            (4, [0.0, 1e-3], "eigh"), (22, [1e-12, 1e-3], "eigh")]:  # fmt: skip
+        calls.clear()
+        neighbours, queries = rng.normal(size=(3, 40, D)), rng.normal(size=(3, D))
+        local_linear(np.ones((3, 40)), neighbours, queries, rng.normal(size=(3, 40, 1)), ridges)
+        assert calls == [path], (D, ridges)
 
 
 def test_local_linear_over_a_list_of_ridges_gives_each_ridges_own_fit():

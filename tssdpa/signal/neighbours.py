@@ -247,10 +247,11 @@ def local_linear(weights, neighbours, queries, targets, ridge=1e-3):
     keys of a smooth flow lie within about 1e-3 of the query and near a low-dimensional
     surface of the embedding, and that fixed term, large against offsets of 1e-3, acted as a
     ridge of about 1e-6 and cost most of the precision a small ridge can give (on a clean
-    Lorenz series, a one-step error about 3x larger). With a ridge the centred system is
-    positive definite, and it is solved by elimination over all queries and ridges at once
-    (:func:`~tssdpa.signal.spd.solve_spd`), faster than an eigendecomposition per query
-    (``experiments/bench_local_linear.py``).
+    Lorenz series, a one-step error about 3x larger). Ridges above ``10 D² eps``
+    (every default ridge up to D = 21) keep the centred system safely positive definite; it
+    is then solved by elimination over all queries and ridges at once
+    (:func:`~tssdpa.signal.spd.solve_spd`), faster than the eigendecomposition per query that
+    smaller ridges need (``experiments/bench_local_linear.py``).
     """
     Q, k, D = neighbours.shape
     tot = weights.sum(axis=1, keepdims=True)
@@ -268,28 +269,31 @@ def local_linear(weights, neighbours, queries, targets, ridge=1e-3):
     # the offsets' mean weighted second moment: their variance plus their squared mean
     scale = (np.trace(gram, axis1=1, axis2=2) + (off_mean**2).sum(axis=1)) / max(D, 1)
     scale = np.where(scale > 0, scale, 1.0)  # (Q,)
-    ridges = list(ridge) if isinstance(ridge, (list, tuple)) else [ridge]
+    ridges = [float(r) for r in (ridge if isinstance(ridge, (list, tuple)) else [ridge])]
+    distinct = sorted(set(ridges))
     # the estimate at offset 0 is t_mean - B^T off_mean with slopes
     # B = (gram + ridge scale I)^-1 cross, i.e. t_mean - u^T cross, u = (..)^-1 off_mean.
-    # A ridge that lifts every eigenvalue well above the Gram matrix's rounding (about
-    # D eps of its largest, which is at most D scale) is solved by elimination; a smaller
-    # one (0: the minimum-norm slope) through the eigendecomposition, where eigenvalues
-    # below 1e-15 of the largest are not resolved and count as 0, not as amplified rounding
-    eliminated = sorted({r for r in ridges if r > 10 * D**2 * np.finfo(float).eps})
+    # Where every ridge lifts the eigenvalues well above the Gram matrix's rounding (about
+    # D eps of its largest eigenvalue, which is at most D scale), elimination over all
+    # queries and ridges at once; otherwise every ridge in one eigenbasis. There, eigenvalues
+    # below 1e-15 of the largest are not resolved (0), and a direction whose eigenvalue plus
+    # ridge is still below that gets no slope (ridge 0: the minimum-norm slope): the cross
+    # moments along it are rounding too, which a tiny ridge would amplify
     u = {}
-    if eliminated:
-        R, diag = len(eliminated), np.arange(D)
+    if distinct and distinct[0] > 10 * D**2 * np.finfo(float).eps:
+        R, diag = len(distinct), np.arange(D)
         A = np.broadcast_to(gram, (R, Q, D, D)).copy()
-        A[:, :, diag, diag] += np.multiply.outer(eliminated, scale)[:, :, None]
+        A[:, :, diag, diag] += np.multiply.outer(distinct, scale)[:, :, None]
         rhs = np.broadcast_to(off_mean[:, :, None], (R, Q, D, 1)).reshape(R * Q, D, 1)
-        u.update(zip(eliminated, solve_spd(A.reshape(R * Q, D, D), rhs).reshape(R, Q, D)))
-    if len(eliminated) < len(set(ridges)):
+        u = dict(zip(distinct, solve_spd(A.reshape(R * Q, D, D), rhs).reshape(R, Q, D)))
+    elif distinct:
         lam, vec = np.linalg.eigh(gram)
-        lam = np.where(lam > 1e-15 * lam[:, -1:], lam, 0.0)
+        floor = 1e-15 * lam[:, -1:]
+        lam = np.where(lam > floor, lam, 0.0)
         mean_along = np.matmul(vec.transpose(0, 2, 1), off_mean[:, :, None])  # (Q, D, 1)
-        for r in set(ridges) - set(eliminated):
+        for r in distinct:
             denom = lam + r * scale[:, None]
-            gain = np.divide(1.0, denom, out=np.zeros_like(lam), where=denom > 0)
+            gain = np.divide(1.0, denom, out=np.zeros_like(lam), where=denom > floor)
             u[r] = np.matmul(vec, gain[:, :, None] * mean_along)[:, :, 0]
     empty = tot[:, 0] == 0
     outs = []
