@@ -22,15 +22,24 @@ first 100 queries.
 from __future__ import annotations
 
 import argparse
-import time
+import sys
+from pathlib import Path
 
 import numpy as np
 
-from tssdpa.data.synthetic import make_signal
-from tssdpa.filters.analogues import RIDGES
-from tssdpa.signal.embedding import delay_embedding
-from tssdpa.signal.neighbours import _finite, kernel_weights, local_linear, loo_neighbours
-from tssdpa.signal.reference import local_linear_reference
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_local_polynomial import _median_time  # noqa: E402
+
+from tssdpa.data.synthetic import make_signal  # noqa: E402
+from tssdpa.filters.analogues import RIDGES  # noqa: E402
+from tssdpa.signal.embedding import delay_embedding  # noqa: E402
+from tssdpa.signal.neighbours import (  # noqa: E402
+    _finite,
+    kernel_weights,
+    local_linear,
+    loo_neighbours,
+)
+from tssdpa.signal.reference import local_linear_reference  # noqa: E402
 
 
 def eigh_form(weights, neighbours, queries, targets, ridges):
@@ -76,16 +85,6 @@ def _neighbourhood(z, E, k, n_queries=958, horizons=5):
     return w, keys[idx], keys[rows], fut[idx]
 
 
-def _median_ms(repeats, f, *args) -> float:
-    f(*args)
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        f(*args)
-        times.append(time.perf_counter() - t)
-    return 1e3 * float(np.median(times))
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--repeats", type=int, default=50)
@@ -98,8 +97,8 @@ def main(argv=None) -> int:
           f" {'|eigh form - loop|':>19} {'|local_linear - loop|':>22}")  # fmt: skip
     for E, k in ((2, 12), (4, 20), (6, 28), (8, 36), (10, 44), (10, 88), (30, 124)):
         w, nb, q, t = _neighbourhood(z, E, k)
-        old = _median_ms(args.repeats, eigh_form, w, nb, q, t, ridges)
-        new = _median_ms(args.repeats, local_linear, w, nb, q, t, ridges)
+        old = 1e3 * _median_time(args.repeats, eigh_form, w, nb, q, t, ridges)
+        new = 1e3 * _median_time(args.repeats, local_linear, w, nb, q, t, ridges)
         part = (w[:100], nb[:100], q[:100], t[:100])
         ref = [local_linear_reference(*part, ridge=r) for r in ridges]
         err_old = max(np.abs(a - b).max() for a, b in zip(eigh_form(*part, ridges), ref))
