@@ -11,10 +11,8 @@ delay-embedding keys of 958 queries in a Lorenz series, Gaussian weights at 0.25
 distance, the default ridges. The last row, 30 dimensions (as wide as a three-channel pattern
 of 10), is past D = 21, where the smallest default ridge no longer clears the elimination's
 rounding bound and both forms take the eigenbasis. Prints the median milliseconds of
-``--repeats`` calls of each
-and the largest difference of the eigendecomposition form from the loop reference
-(:func:`tssdpa.signal.reference.local_linear_reference`) next to ``local_linear``'s, on the
-first 100 queries.
+``--repeats`` calls of each, and the largest difference of each from the loop reference
+(:func:`tssdpa.signal.reference.local_linear_reference`) on the first 100 queries.
 
     .venv/bin/python experiments/bench_local_linear.py
 """
