@@ -1,6 +1,10 @@
 """The ``tssdpa`` command: filter round trip on a temporary CSV, compare, methods."""
 
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -25,6 +29,14 @@ def csv(tmp_path):
     p = tmp_path / "in.csv"
     df.to_csv(p, index=False)
     return p, df
+
+
+def test_python_dash_m_tssdpa_is_the_tssdpa_command():
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    r = subprocess.run([sys.executable, "-m", "tssdpa", "filter", "--help"],
+                       capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("usage: tssdpa filter")
 
 
 def test_filter_round_trip(csv, tmp_path):

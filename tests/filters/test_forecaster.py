@@ -594,6 +594,24 @@ def test_predict_past_the_fitted_horizon_is_recursive_over_the_last_pattern():
         fc.predict(0)
 
 
+def test_predict_after_a_trailing_gap_longer_than_the_pattern_carries_the_last_reading():
+    # predict reads the last pattern's span of the series; where that span was all missing
+    # it gave NaN, while forecast_path over the whole series carries the last reading forward
+    y = np.sin(np.arange(400) / 20) + 0.2 * np.random.default_rng(0).normal(size=400)
+    y[-30:] = np.nan
+    fc = ProjectionForecaster(horizon=3).fit(y)
+    assert fc._predict_context() < 30
+    p = fc.predict(7)
+    np.testing.assert_allclose(p[:3], fc.forecast_path(y, horizon=3)[-1], rtol=1e-12)
+    assert np.isfinite(p).all()
+
+
+def test_saving_an_unfitted_forecaster_says_it_is_not_fitted(tmp_path):
+    with pytest.raises(ValueError, match="ProjectionForecaster is not fitted"):
+        ProjectionForecaster().save(tmp_path / "f")
+    assert not (tmp_path / "f").exists()
+
+
 def _ar1_linear_fit(holdout):
     """An AR(1) series of 400 samples and the linear model of embedding 1 fitted on it."""
     rng = np.random.default_rng(4)

@@ -64,6 +64,21 @@ def test_fit_searches_every_auto_setting_and_keeps_the_given_ones():
     assert f.best_params_ == {k: getattr(f, k + "_") for k in f.best_params_}
 
 
+@pytest.mark.parametrize("offset", [1e9, 1e12])
+def test_fit_on_a_large_offset_chooses_as_without_it(offset):
+    # SURE's probe is 1e-4 of the noise: added to 1e12 + a unit signal it was lost to
+    # rounding, and the fit chose a filter that did nothing
+    clean = np.sin(np.arange(600) / 20)
+    x = clean + 0.2 * np.random.default_rng(0).normal(size=600)
+    plain = ProjectionFilter().fit(x)
+    shifted = ProjectionFilter().fit(x + offset)
+    got, want = dict(shifted.best_params_), dict(plain.best_params_)
+    assert got.pop("sigma") == pytest.approx(want.pop("sigma"), rel=1e-4)  # the data's rounding
+    assert got == want
+    err = mse(shifted.filter(x + offset) - offset, clean)
+    assert err < 1.1 * mse(plain.filter(x), clean) < 0.5 * mse(x, clean)
+
+
 def test_windows_longer_than_a_quarter_of_the_data_are_not_tried():
     _, noisy, _ = noisy_series("lorenz", n=200)
     cv = ProjectionFilter().fit(noisy).cv_results_

@@ -146,6 +146,28 @@ def test_local_polynomial_kernel_matches_reference(degree, mode):
     np.testing.assert_allclose(fast, ref, rtol=1e-8, atol=1e-10)
 
 
+@pytest.mark.parametrize("lag_min", [0, -8])
+def test_a_polynomial_at_a_sample_without_its_reading_stays_within_the_values_it_weighed(lag_min):
+    # across a long gap the keys lie on one side: a quadratic fitted there extrapolated
+    # without bound (a sine of amplitude 1 filled with values beyond -100)
+    rng = np.random.default_rng(3)
+    t = np.arange(80)
+    x = np.stack([np.sin(t / 6), np.cos(t / 5)], axis=1) + 0.2 * rng.normal(size=(80, 2))
+    x[55:, 0] = np.nan  # a trailing gap in one channel
+    x[20:34, 1] = np.nan  # a gap longer than the causal window in the other
+    pad = np.full((9, 2), np.nan)
+    full = np.concatenate([pad, x, pad])
+    E = delay_embedding(full, 2)
+    kw = dict(sigma=0.9, degree=2)
+    fast = attend_lags(E, full, (9, 89), lag_min, 8, block_elems=64, **kw)
+    ref = attend_lags_reference(E, full, (9, 89), lag_min, 8, **kw)
+    np.testing.assert_allclose(fast, ref, rtol=1e-8, atol=1e-10)
+    gap = np.isnan(x) & np.isfinite(fast)
+    assert gap[:, 0].sum() >= 5 and gap[:, 1].sum() >= 5
+    lo, hi = np.nanmin(x, axis=0), np.nanmax(x, axis=0)
+    assert ((fast >= lo) & (fast <= hi))[gap].all()
+
+
 @pytest.mark.parametrize("degree", [0, 2, 3])
 def test_the_uniform_kernel_is_a_savitzky_golay_filter(degree):
     from scipy.signal import savgol_filter

@@ -385,14 +385,26 @@ class Forecaster(Estimator):
         steps = check_int(steps, "steps")
         direct = self._direct_horizon() or steps
         context = self._predict_context()
-        history = self.train_ if context is None else self.train_[-context:]
+        history = _recent(self.train_, context)
         out = np.empty((steps, self.n_channels_))
         done = 0
         while done < steps:
             n = min(direct, steps - done)
             out[done : done + n] = self._last_origin(history, n)
-            history = np.concatenate([history, out[done : done + n]])
-            if context is not None:
-                history = history[-context:]
+            history = _recent(np.concatenate([history, out[done : done + n]]), context)
             done += n
         return out[:, 0] if self.n_channels_ == 1 else out
+
+
+def _recent(history: np.ndarray, context: int | None) -> np.ndarray:
+    """The trailing ``context`` rows of (T, C) ``history`` that one forecast origin reads
+    (all of it for None), reaching back to each channel's last known sample before them: a
+    gap at the end is carried forward from it, as over the whole series."""
+    if context is None:
+        return history
+    start = max(0, len(history) - context)
+    for c in range(history.shape[1]):
+        known = np.flatnonzero(np.isfinite(history[: start + 1, c]))
+        if known.size:
+            start = min(start, int(known[-1]))
+    return history[start:]

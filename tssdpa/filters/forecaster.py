@@ -215,10 +215,9 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         else:
             width = [("bandwidth", float(v)) for v in candidates(self.bandwidth or BANDWIDTHS)]
         delay = candidates(self.delay) if self.delay is not None else None
-        # the linear model is cheap: when the embedding is free it also tries long patterns
-        # (every length up to 48 samples, then a geometric ladder to 336 -- two weeks of
-        # hourly data -- while it helps; at least ten rows of the library per coefficient),
-        # as an autoregression would
+        # the linear model is cheap: when the embedding is free it also tries long patterns,
+        # as an autoregression would (every length up to 48 samples, then a geometric ladder
+        # to 336 -- two weeks of hourly data -- while it helps; ten library rows a coefficient)
         long_linear, ladder = [], []
         if self.embedding is None:
             rows, C = len(self._library(z)), z.shape[1]  # the rows the fit scores on
@@ -435,6 +434,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     _fitted_checks = {"holdout_": _check_saved_holdout}
 
     def _state(self):
+        self._check_fitted()  # unlike a filter, an unfitted forecaster has nothing to apply
         fitted, arrays = super()._state()
         fitted.pop("best_params_", None)
         fitted.pop("contenders_", None)

@@ -333,6 +333,11 @@ class ProjectionFilter(
         noise, heavy = fitting.fit_noise_level(self, xs)
         self.channel_scale_ = fitted_channel_scale(self.channel_scale, xs)
         xs, tgt_s = self._to_units(xs), (None if tgt is None else self._to_units(tgt[block]))
+        # the settings do not depend on the level, but SURE's probe (1e-4 of the noise) is lost
+        # to rounding on a large one (a unit signal on 1e12): score the series less its median
+        level = np.array([np.median(c[np.isfinite(c)]) if np.isfinite(c).any() else 0.0
+                          for c in xs.T])  # fmt: skip
+        xs, tgt_s = xs - level, (None if tgt_s is None else tgt_s - level)
         t_s = times[block] if times is not None else None
         self.best_params_, self.cv_results_, unit_noise, self.mixture_ = choose_settings(
             self, xs, t_s, tgt_s, tail, noise / self.channel_scale_, heavy
@@ -364,7 +369,8 @@ class ProjectionFilter(
         ----------
         x : array_like, Series, DataFrame or tensor, (T,) or (T, C)
             NaN values are never averaged (a key serves the channels it has); the output
-            there is still defined (imputed from the neighbours, decay-weighted). A channel
+            there is still defined (imputed from the neighbours, decay-weighted; a local
+            polynomial there stays within the values it weighed). A channel
             with no usable key in reach (a gap longer than the window) repeats its last
             defined output. Offline (no ``zi``) its values before its first defined output take
             that output; with ``zi`` they stay NaN (a causal stream cannot look ahead). The

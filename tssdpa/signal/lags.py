@@ -185,6 +185,12 @@ def attend_lags(
         elif valid is not None:
             vals = [np.where(valid, v, 0.0) for v in vals]
         fb = None if fallback is None else fallback[a - start : b - start]
+        # (n, C) rows without their own reading: there a polynomial fitted on one side of a gap
+        # extrapolates without bound, so it is kept within the values it weighed
+        unread = None
+        if has_nan and lag_min <= 0 <= lag_max and powers.shape[1] > 1:
+            unread = ~known[:, :, int(np.nonzero(lags == 0)[0][0])]
+            unread = unread if unread.any() else None
 
         def weights(logits, valid):
             """``(w, empty)``: one sigma's (rows, L) weights from its logits over the keys
@@ -211,9 +217,10 @@ def attend_lags(
             fits = _local_polynomial(ws, vals, powers, [configs[i][1] for i in polys[0]])
             return [dict(zip(poly, f)) for poly, f in zip(polys, fits)]
 
-        def outputs(w, empty, vals, fb, members, fits) -> dict:
+        def outputs(w, empty, vals, fb, members, fits, unread) -> dict:
             """{config: (rows, len(vals)) output} from one sigma's weights ``w``, for the
-            channels whose (rows, L) values are ``vals``; ``fits`` from :func:`polynomials`."""
+            channels whose (rows, L) values are ``vals``; ``fits`` from :func:`polynomials`;
+            ``unread`` (rows, len(vals)): where a polynomial is clipped (or None)."""
             out = {}
             for i in members:
                 if configs[i][1] == 0:
@@ -225,6 +232,8 @@ def attend_lags(
                         res = num / den[:, None]
                 else:
                     res = fits[i].astype(dtype, copy=False)
+                    if unread is not None:
+                        _within_weighed(res, w, vals, unread)
                 if empty.any():
                     res[empty] = np.nan if fb is None else fb[empty]
                 out[i] = res
@@ -259,7 +268,7 @@ def attend_lags(
             fits = polynomials([w for w, _ in weighed], vals, [groups[g] for g in batch])
             for g, (w, empty), logits, fit in zip(batch, weighed, kept, fits):
                 members = groups[g]
-                res = outputs(w, empty, vals, fb, members, fit)
+                res = outputs(w, empty, vals, fb, members, fit, unread)
                 if per_channel is not None:
                     # rows with a partial key: each channel weighs the keys that have it,
                     # normalised over them (the other rows keep the shared weights, so that
@@ -268,8 +277,10 @@ def attend_lags(
                     for c in range(n_ch):
                         wc, empty_c = weights(logits[r], valid[r] & per_channel[r, c])
                         own = [vals[c][r]]
-                        part = outputs(wc, empty_c, own, None if fb is None else fb[r, c : c + 1],
-                                       members, polynomials([wc], own, [members])[0])  # fmt: skip
+                        fb_c = None if fb is None else fb[r, c : c + 1]
+                        unread_c = None if unread is None else unread[r, c : c + 1]
+                        part = outputs(wc, empty_c, own, fb_c, members,
+                                       polynomials([wc], own, [members])[0], unread_c)  # fmt: skip
                         for i in members:
                             res[i][r, c] = part[i][:, 0]
                 for i in members:
@@ -283,6 +294,19 @@ def attend_lags(
         for a in starts:
             run_block(a)
     return outs[0] if single else outs
+
+
+def _within_weighed(res, w, vals, unread) -> None:
+    """Clip ``res[r, c]`` into the range of the values ``vals[c][r]`` of positive weight
+    ``w[r]``, in place, at the ``unread`` (rows, C) entries that have such a value."""
+    for c, v in enumerate(vals):
+        r = np.flatnonzero(unread[:, c])
+        used = w[r] > 0
+        r, used = r[used.any(axis=1)], used[used.any(axis=1)]
+        if r.size:
+            lo = np.where(used, v[r], np.inf).min(axis=1)
+            hi = np.where(used, v[r], -np.inf).max(axis=1)
+            res[r, c] = np.clip(res[r, c], lo, hi)
 
 
 def _offset_powers(lags: np.ndarray, degree: int) -> np.ndarray:

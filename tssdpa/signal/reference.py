@@ -34,7 +34,8 @@ def attend_lags_reference(
     fallback: np.ndarray | None = None, degree: int = 0,
 ) -> np.ndarray:  # fmt: skip
     """Slow, explicit-loop version of :func:`attend_lags` (float64), for tests; ``degree`` > 0
-    fits the weighted polynomial in the time offset by least squares, one row at a time."""
+    fits the weighted polynomial in the time offset by least squares, one row at a time, and
+    where the row has no reading of its own clips it into the range of the values it weighed."""
     start, stop = rows
     n_emb = E.shape[1]
     out = np.full((stop - start, V.shape[1]), np.nan)
@@ -78,6 +79,9 @@ def attend_lags_reference(
             G = X.T @ (w[:, None] * X) + np.diag([0.0] + [1e-12 * w.sum()] * degree)
             beta = np.linalg.solve(G, X.T @ (w * np.array(values)))
             out[t - start, c] = beta[0]
+            if lag_min <= 0 <= lag_max and not np.isfinite(V[t, c]):  # no reading of its own:
+                weighed = np.array(values)[w > 0]  # within the values it weighed
+                out[t - start, c] = np.clip(beta[0], weighed.min(), weighed.max())
     return out
 
 
