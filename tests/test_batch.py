@@ -13,8 +13,9 @@ import pandas as pd
 import pytest
 from dask.distributed import Client, LocalCluster
 
-from tssdpa.batch import SUMMARY_COLUMNS, filter_files, read_table
+from tssdpa.batch import SUMMARY_COLUMNS, filter_files, filter_table, read_table
 from tssdpa.compare import get_method
+from tssdpa.filters import ProjectionFilter
 
 N_GOOD = 5
 
@@ -259,3 +260,12 @@ def test_the_summary_and_the_cli_tell_each_files_glitches(cli, tmp_path):
     # the files are filtered side by side in threads (the default cluster): the notes are told
     # once each, as notes, never as a raw warning with a line of the scheduler's code
     assert "Warning" not in r.stderr, r.stderr
+
+
+def test_filter_table_refuses_to_overwrite_a_column_already_in_the_table():
+    df = pd.DataFrame({"a": np.sin(np.arange(100) / 5), "a_filtered": 0.0})
+    est = ProjectionFilter(window=8, sigma=1.0)
+    with pytest.raises(ValueError, match=r"\['a_filtered'\] already in the table"):
+        filter_table(df, est, columns=["a"], fit=False)
+    out, _ = filter_table(df, est, columns=["a"], fit=False, suffix="_smooth")
+    assert (out["a_filtered"] == 0.0).all() and "a_smooth" in out

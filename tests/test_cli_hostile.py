@@ -27,6 +27,8 @@ def files(tmp_path):
     )
     pd.DataFrame({"name": ["a", "b", "c"]}).to_csv(tmp_path / "words.csv", index=False)
     good.assign(gyro=good["gyro"] * 1e200).to_csv(tmp_path / "huge.csv", index=False)
+    good.assign(gyro_filtered=1.0).to_csv(tmp_path / "refiltered.csv", index=False)
+    (tmp_path / "a_folder").mkdir()
     return tmp_path
 
 
@@ -45,6 +47,11 @@ CASES = {
     "out folder missing": (
         ["filter", "good.csv", "--out", "no/such/dir/out.csv"],
         "--out: the folder",
+    ),
+    "out is a folder": (["filter", "good.csv", "--out", "a_folder"], "'a_folder' is a folder"),
+    "output column already there": (
+        ["filter", "refiltered.csv", "--columns", "gyro"],
+        "output column(s) ['gyro_filtered'] already in the table: give another --suffix",
     ),
     "unknown method": (["filter", "good.csv", "--method", "kalmann"], "tssdpa methods"),
     "bad parameter value": (

@@ -28,7 +28,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tssdpa.data.tables import column_values, find_time_column, numeric_columns, read_table
+from tssdpa.data.tables import (
+    check_new_columns,
+    column_values,
+    find_time_column,
+    numeric_columns,
+    read_table,
+)
 from tssdpa.estimators.input_notes import collected, notes_to_tell
 from tssdpa.estimators.report import fitted_models, horizon_settings, settings_text
 
@@ -80,6 +86,7 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
     (['time', 'a', 'a_filtered'], ['a'])
     """
     cols, _ = numeric_columns(df, columns, find_time_column(df, time_column))
+    check_new_columns(df, [f"{c}{suffix}" for c in cols], "give another suffix")
     x, n_nan, n_inf = column_values(df, cols)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # deprecations and tips are not for a batch summary

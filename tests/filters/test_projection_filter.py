@@ -797,9 +797,31 @@ def test_a_window_longer_than_the_series_is_the_series_length(kw):
             long.initial_state(1)
 
 
-def test_an_embedding_longer_than_the_series_is_refused():
+@pytest.mark.parametrize("causal", [True, False])
+def test_an_embedding_longer_than_the_series_compares_the_samples_it_has(causal):
+    # as a stream's first samples do: a fitted filter refused a series shorter than its
+    # chosen embedding (5 samples under embedding 7) that it would filter streamed
+    x = np.sin(np.arange(50) / 5)
+    f = ProjectionFilter(window=8, embedding=60, degree=0, sigma=1.0, causal=causal)
+    y = f.filter(x)
+    assert np.isfinite(y).all()
+    if causal:
+        np.testing.assert_allclose(f.filter(x[:5]), y[:5], rtol=1e-12)
+        np.testing.assert_allclose(f.filter(x[:5], zi=f.initial_state())[0], y[:5], rtol=1e-12)
+
+
+def test_an_embedding_longer_than_the_series_is_refused_by_the_non_local_filter():
     with pytest.raises(ValueError, match="embedding=60 is longer than the series"):
-        ProjectionFilter(window=8, embedding=60, degree=0, sigma=1.0).filter(np.ones(50))
+        ProjectionFilter(window="all", embedding=60, sigma=1.0, causal=False).filter(np.ones(50))
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_fit_on_a_few_samples_tries_no_pattern_longer_than_a_quarter_of_them(causal):
+    x = np.sin(np.arange(12) / 3)
+    f = ProjectionFilter(causal=causal).fit(x)
+    cv = f.cv_results_
+    assert max(cv["embedding"][cv["window"] != "all"]) <= len(x) // 4  # windowed patterns
+    assert np.isfinite(f.filter(x[:5])).all()
 
 
 @pytest.mark.parametrize("recurrent", [None, "features"])
@@ -865,3 +887,31 @@ def test_a_zero_phase_random_feature_filter_is_refused_by_fit_before_any_note():
         warnings.simplefilter("error")  # the refusal comes first
         with pytest.raises(ValueError, match="recurrent='features' is causal only"):
             f.fit(x)
+
+
+@pytest.mark.parametrize("scale", [1e40, 1e-50])
+def test_float32_refuses_magnitudes_it_cannot_square_naming_dtype(scale):
+    # float32 squares overflow past about 1e19 and underflow below 1e-19: the output was
+    # inf, NaN or all zeros, with only RuntimeWarnings
+    x = scale * (np.sin(np.arange(300) / 20) + 0.2 * np.random.default_rng(0).normal(size=300))
+    with pytest.raises(ValueError, match="dtype='float32' cannot compute on x channel 0"):
+        ProjectionFilter(dtype="float32").fit(x)
+    f = ProjectionFilter(window=8, sigma=1.0, dtype="float32")
+    if scale > 1:  # small values in a later call are fine: a signal may decay
+        with pytest.raises(ValueError, match="dtype='float32'"):
+            f.filter(x)
+        with pytest.raises(ValueError, match="dtype='float32' cannot compute on sample"):
+            f.step(x[0], f.initial_state())
+    y = ProjectionFilter(dtype="float64").fit(x).filter(x)
+    assert np.isfinite(y).all() and np.abs(y).max() > 0.5 * np.abs(x).max()
+
+
+def test_a_target_missing_in_the_held_out_rows_is_refused_naming_them():
+    clean = np.sin(np.arange(500) / 20)
+    noisy = clean + 0.2 * np.random.default_rng(0).normal(size=500)
+    target = clean.copy()
+    target[-60:] = np.nan
+    with pytest.raises(ValueError, match="target has no known value in rows 450-499"):
+        ProjectionFilter(holdout=0.1).fit(noisy, target=target)
+    target[-60:-40] = clean[-60:-40]  # some known there: fitted, on those
+    assert ProjectionFilter(holdout=0.1).fit(noisy, target=target).best_params_

@@ -62,6 +62,13 @@ def test_fit_searches_every_auto_setting_and_keeps_the_given_ones():
     assert set(f.cv_results_["window"]) == {16} and set(f.cv_results_["degree"]) == {0}
     assert set(f.cv_results_["embedding"]) == {1, 3}
     assert f.best_params_ == {k: getattr(f, k + "_") for k in f.best_params_}
+    # a given window: the zero-phase base is tried under it, never alone (window 0)
+    g = ProjectionFilter(causal=False, window=16, degree=2).fit(noisy)
+    assert set(g.cv_results_["window"]) == {16} and g.window_ == 16
+    assert set(ProjectionFilter(causal=False, window=[0, 16]).fit(noisy).cv_results_["window"]) == {
+        0,
+        16,
+    }
 
 
 @pytest.mark.parametrize("offset", [1e9, 1e12])

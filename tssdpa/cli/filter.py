@@ -228,9 +228,17 @@ def run(args) -> int:
         raise UsageError(f"--horizon must be a positive integer, got {args.horizon}")
     if args.out is not None and not Path(args.out).resolve().parent.is_dir():
         raise UsageError(f"--out: the folder {str(Path(args.out).parent)!r} does not exist")
+    if args.out is not None and Path(args.out).is_dir():
+        raise UsageError(f"--out: {args.out!r} is a folder; give a file name (or --out-dir)")
     factory = spec.resolve_factory()
     params = _params(args.params, factory)
-    from tssdpa.data.tables import column_values, find_time_column, numeric_columns, read_table
+    from tssdpa.data.tables import (
+        check_new_columns,
+        column_values,
+        find_time_column,
+        numeric_columns,
+        read_table,
+    )
 
     with _usage_errors(""):
         df = read_table(args.input)
@@ -238,6 +246,14 @@ def run(args) -> int:
         time_col = find_time_column(df, args.time_column)
     with _usage_errors("--columns: " if args.columns is not None else f"{args.input}: "):
         cols, skipped = numeric_columns(df, args.columns, time_col)
+    if kind == "forecast":
+        names = [f"{c}_forecast_h{args.horizon}" for c in cols]
+    else:
+        names = cols if args.inplace else [f"{c}{args.suffix}" for c in cols]
+    if names != cols:  # --inplace writes over the filtered columns, as asked
+        how = "rename them" if kind == "forecast" else "give another --suffix (or --inplace)"
+        with _usage_errors(f"{args.input}: "):
+            check_new_columns(df, names, how)
     with _usage_errors(""):  # inf cells: a sensor glitch, treated as missing like NaN
         x, n_nan, n_inf = column_values(df, cols)
     target = None
@@ -284,7 +300,6 @@ def run(args) -> int:
                     y = np.asarray(est.filter(x), dtype=np.float64).reshape(x.shape)
                 for note in notes_to_tell(fit_notes, filter_notes, cols):
                     print(f"{method} on {cols}: note: {note}", file=sys.stderr)
-                names = cols if args.inplace else [f"{c}{args.suffix}" for c in cols]
                 for i, c in enumerate(names):
                     out[c] = y[:, i]
             else:
@@ -295,7 +310,6 @@ def run(args) -> int:
                 pred = np.asarray(est.forecast(x, horizon=args.horizon)).reshape(x.shape)
                 if not args.in_sample:
                     pred[: n_fit - 1] = np.nan  # origins inside the fitted rows: not written
-                names = [f"{c}_forecast_h{args.horizon}" for c in cols]
                 for i, c in enumerate(names):
                     out[c] = pred[:, i]
         except (ValueError, TypeError) as exc:  # "x channel 2 ..." -> the column's name

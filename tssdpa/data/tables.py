@@ -14,7 +14,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["TIME_NAMES", "column_values", "find_time_column", "numeric_columns", "read_table"]
+__all__ = [
+    "TIME_NAMES",
+    "check_new_columns",
+    "column_values",
+    "find_time_column",
+    "numeric_columns",
+    "read_table",
+]
 
 #: column names taken for sample times when no time column is named (case-insensitive)
 TIME_NAMES = re.compile(r"^(t|time|times|timestamp|timestamps|datetime|date)\b", re.IGNORECASE)
@@ -125,3 +132,11 @@ def column_values(df: pd.DataFrame, cols, what: str = "column") -> tuple[np.ndar
     if empty:
         raise ValueError(f"{what}(s) {empty} have no finite value")
     return x, n_nan, n_inf
+
+
+def check_new_columns(df: pd.DataFrame, names, how: str) -> None:
+    """``ValueError`` where an output column in ``names`` is already among ``df``'s columns:
+    it would be overwritten without a word; ``how`` says how to avoid it."""
+    clash = [n for n in names if n in df.columns]
+    if clash:
+        raise ValueError(f"output column(s) {clash} already in the table: {how}")

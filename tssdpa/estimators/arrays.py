@@ -16,9 +16,11 @@ import numpy as np
 from tssdpa.checks import to_seconds
 
 __all__ = [
+    "FLOAT32_MAGNITUDES",
     "MAGNITUDES",
     "ArrayMeta",
     "as_2d",
+    "check_float32_range",
     "check_state",
     "is_tensor",
     "peak_magnitudes",
@@ -30,6 +32,8 @@ __all__ = [
 #: distances, variances and least squares sum overflow in float64; a channel whose largest
 #: value is below the smallest is refused by every ``fit`` (its squares underflow to 0)
 MAGNITUDES = (1e-150, 1e150)
+#: the same under a float32 compute dtype (its range is about 1e-38 .. 3e38)
+FLOAT32_MAGNITUDES = (1e-15, 1e15)
 
 
 @dataclass
@@ -114,6 +118,23 @@ def as_2d(x, name: str = "x") -> tuple[np.ndarray, ArrayMeta]:
 def peak_magnitudes(arr: np.ndarray) -> np.ndarray:
     """The largest magnitude of each channel of (T, C) ``arr`` (0 for an all-NaN channel)."""
     return np.max(np.where(np.isnan(arr), 0.0, np.abs(arr)), axis=0)
+
+
+def check_float32_range(arr: np.ndarray, dtype, name: str, fit: bool = False) -> None:
+    """Under ``dtype`` "float32", a ``ValueError`` naming ``dtype`` for a channel of (T, C)
+    ``arr`` beyond ``FLOAT32_MAGNITUDES[1]`` (its squares overflow to inf) or, with ``fit``,
+    nonzero and below ``FLOAT32_MAGNITUDES[0]`` (they underflow to 0); nothing otherwise."""
+    if dtype != "float32":
+        return
+    peak = peak_magnitudes(arr)
+    lo, hi = FLOAT32_MAGNITUDES
+    bad = np.flatnonzero((peak > hi) | ((peak > 0) & (peak < lo) & fit))
+    if len(bad):
+        c = int(bad[0])
+        raise ValueError(
+            f"dtype='float32' cannot compute on {name} channel {c} (largest magnitude "
+            f"{peak[c]:.3g}; float32 keeps {lo:g} to {hi:g}): use dtype='float64' or rescale it"
+        )
 
 
 def _check_magnitudes(arr: np.ndarray, name: str) -> None:

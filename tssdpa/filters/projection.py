@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
-from tssdpa.estimators.arrays import as_2d, check_state, restore
+from tssdpa.estimators.arrays import as_2d, check_float32_range, check_state, restore
 from tssdpa.estimators.base import Denoiser, check_fit_input, target_like
 from tssdpa.estimators.glitches import (
     GLITCHES,
@@ -304,6 +304,7 @@ class ProjectionFilter(
         """
         x2, meta = as_2d(x)
         check_fit_input(x2, "x")
+        check_float32_range(x2, self.dtype, "x", fit=True)
         tgt = target_like(target, x2)
         self._validate_params()
         local.check_local_window(self)
@@ -330,6 +331,10 @@ class ProjectionFilter(
         xs = glitches_missing(self, x2[block], start=block.start)
         n = len(xs)
         tail = n - max(1, int(round(self.holdout * n)))  # first sample of the held-out tail
+        if tgt is not None and not np.isfinite(tgt[block][tail:]).any():
+            raise ValueError(f"target has no known value in rows {block.start + tail}-"
+                             f"{block.stop - 1}, the held-out last holdout={self.holdout} of "
+                             "the fitted samples where the fit scores its candidates")  # fmt: skip
         noise, heavy = fitting.fit_noise_level(self, xs)
         self.channel_scale_ = fitted_channel_scale(self.channel_scale, xs)
         xs, tgt_s = self._to_units(xs), (None if tgt is None else self._to_units(tgt[block]))
@@ -390,6 +395,7 @@ class ProjectionFilter(
         x2, meta = as_2d(x)
         self._check_channels(x2)
         self._validate_params()
+        check_float32_range(x2, self.dtype, "x")
         times = self._times(meta, timestamps, x2.shape[0])
         if zi is None:
             check_not_all_missing(x2, complete=self.recurrent == "features")

@@ -148,6 +148,8 @@ def _candidates_of(name: str, value, causal: bool, n: int) -> list:
     cands = AUTO_CANDIDATES[name][causal]
     if name == "window":  # a window longer than a quarter of the data cannot be judged
         cands = [w for w in cands if w == NONLOCAL or w <= max(cands[0], n // 4)]
+    if name == "embedding":  # nor a pattern that long
+        cands = [e for e in cands if e <= max(cands[0], n // 4)]
     return list(cands)
 
 
@@ -399,10 +401,12 @@ def choose_settings(filt, xs, times, target, tail, noise, heavy=None):
                 vals = scored([p[0] for p in pairs], [p[1] for p in pairs])
                 base_params = lows[int(np.argmin(vals))]
             b, bp = lowpass_pair(base_params)
-            # window 0 with a base: the base alone (no projection of its residual)
-            scores[(base, 0, 1, None, 0, math.inf)] = scored([b], [bp])[0]
-            grid.append({"base": base, "base_params": base_params, "window": 0, "embedding": 1,
-                         "decay": None, "degree": 0, "sigma": math.inf})  # fmt: skip
+            if isinstance(filt.window, str) or 0 in lists["window"]:  # "auto", or asked for
+                # window 0 with a base: the base alone (no projection of its residual)
+                scores[(base, 0, 1, None, 0, math.inf)] = scored([b], [bp])[0]
+                grid.append({"base": base, "base_params": base_params, "window": 0,
+                             "embedding": 1, "decay": None, "degree": 0,
+                             "sigma": math.inf})  # fmt: skip
         for w, m, dec in structures(filt, lists, n, target, np.isfinite(xs).all(axis=1)):
             if w == NONLOCAL and base is not None and target is None:
                 continue  # the base mixes x_t into every pattern: no exact divergence

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from tssdpa.checks import to_seconds
-from tssdpa.estimators.arrays import step_input
+from tssdpa.estimators.arrays import check_float32_range, step_input
 from tssdpa.signal.features import initial_feature_state
 
 __all__ = ["MAX_STATE_VALUES", "Streaming"]
@@ -79,6 +79,7 @@ class Streaming:
             timestamp = float(to_seconds([timestamp], "timestamp")[0])
         scalar = s.ndim == 0
         s = s.reshape(1, -1)
+        check_float32_range(s, self.dtype, "sample")
         if self.recurrent is None:
             fast = self._step_newest(self._step_spec(), state, s[0], timestamp)
             if fast is not None:

@@ -233,8 +233,6 @@ def run_offline(x2, spec: FilterSpec, times=None, configs=None):
     A window longer than the series is the series' length (the same keys, so the same
     output): ``window=10**9`` on 50 samples costs what ``window=50`` does."""
     T = x2.shape[0]
-    if spec.embedding > T:
-        raise ValueError(f"embedding={spec.embedding} is longer than the series ({T} samples)")
     if spec.n_neighbors is not None:
         ys, _ = run_nonlocal_offline(x2, spec, configs)
         return ys[0] if configs is None else ys
