@@ -26,6 +26,7 @@ TIERS = [
     ["compare", "translation"],
     ["export", "batch"],  # deployment: the ONNX step, many files on Dask
     ["cli", "demo", "functional", "naive", "__init__"],  # entry points, facade, shims
+    ["__main__"],  # python -m tssdpa: the command line
 ]
 MAX_LINES = 500
 

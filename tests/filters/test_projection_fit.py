@@ -347,9 +347,12 @@ def test_with_a_base_the_output_is_the_base_plus_the_projection_of_its_residual(
 
 def test_fit_tries_the_base_for_zero_phase_filters_only():
     _, noisy, _ = noisy_series("lorenz", n=600)
-    cv = ProjectionFilter(causal=False, window=[8], embedding=1, degree=0).fit(noisy).cv_results_
+    cv = ProjectionFilter(causal=False, window=[0, 8], embedding=1, degree=0).fit(noisy).cv_results_
     assert cv["base"].isna().any() and set(cv["base"].dropna()) == {"butterworth"}
     assert (cv["window"] == 0).sum() == 1  # the base alone, once
+    # a window list without 0: the base under it only
+    cv = ProjectionFilter(causal=False, window=[8], embedding=1, degree=0).fit(noisy).cv_results_
+    assert set(cv["base"].dropna()) == {"butterworth"} and set(cv["window"]) == {8}
     causal = ProjectionFilter(window=[8], embedding=1, degree=0).fit(noisy)
     assert causal.cv_results_["base"].isna().all() and causal.base_ is None
     with pytest.raises(ValueError, match="base='butterworth' needs causal=False"):
