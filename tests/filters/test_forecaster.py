@@ -22,6 +22,7 @@ from tssdpa.filters.analogues import (
     nearest_anchor,
     training_overlap,
 )
+from tssdpa.filters.residual import ResidualProjectionForecaster
 from tssdpa.signal.embedding import delay_embedding
 
 
@@ -606,9 +607,12 @@ def test_predict_after_a_trailing_gap_longer_than_the_pattern_carries_the_last_r
     assert np.isfinite(p).all()
 
 
-def test_saving_an_unfitted_forecaster_says_it_is_not_fitted(tmp_path):
-    with pytest.raises(ValueError, match="ProjectionForecaster is not fitted"):
-        ProjectionForecaster().save(tmp_path / "f")
+@pytest.mark.parametrize(
+    "cls", [ProjectionForecaster, AutoRegForecaster, ResidualProjectionForecaster]
+)
+def test_saving_an_unfitted_forecaster_says_it_is_not_fitted(cls, tmp_path):
+    with pytest.raises(ValueError, match=f"{cls.__name__} is not fitted"):
+        cls().save(tmp_path / "f")
     assert not (tmp_path / "f").exists()
 
 

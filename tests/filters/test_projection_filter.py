@@ -810,6 +810,14 @@ def test_an_embedding_longer_than_the_series_compares_the_samples_it_has(causal)
         np.testing.assert_allclose(f.filter(x[:5], zi=f.initial_state())[0], y[:5], rtol=1e-12)
 
 
+@pytest.mark.parametrize("causal", [True, False])
+def test_an_embedding_far_longer_than_the_series_is_refused_before_building_its_patterns(causal):
+    # 10**5 samples a pattern on 50 asked 75 GiB
+    f = ProjectionFilter(window=8, embedding=10**5, sigma=1.0, causal=causal)
+    with pytest.raises(ValueError, match="embedding=100000 is longer than the series"):
+        f.filter(np.ones(50))
+
+
 def test_an_embedding_longer_than_the_series_is_refused_by_the_non_local_filter():
     with pytest.raises(ValueError, match="embedding=60 is longer than the series"):
         ProjectionFilter(window="all", embedding=60, sigma=1.0, causal=False).filter(np.ones(50))
@@ -894,14 +902,19 @@ def test_float32_refuses_magnitudes_it_cannot_square_naming_dtype(scale):
     # float32 squares overflow past about 1e19 and underflow below 1e-19: the output was
     # inf, NaN or all zeros, with only RuntimeWarnings
     x = scale * (np.sin(np.arange(300) / 20) + 0.2 * np.random.default_rng(0).normal(size=300))
-    with pytest.raises(ValueError, match="dtype='float32' cannot compute on x channel 0"):
-        ProjectionFilter(dtype="float32").fit(x)
+    for dtype in ("float32", np.float32, "f4"):
+        with pytest.raises(ValueError, match="x channel 0 reaches magnitude .* dtype=float32"):
+            ProjectionFilter(dtype=dtype).fit(x)
     f = ProjectionFilter(window=8, sigma=1.0, dtype="float32")
     if scale > 1:  # small values in a later call are fine: a signal may decay
-        with pytest.raises(ValueError, match="dtype='float32'"):
+        with pytest.raises(ValueError, match="x channel 0 .* dtype=float32"):
             f.filter(x)
-        with pytest.raises(ValueError, match="dtype='float32' cannot compute on sample"):
+        with pytest.raises(ValueError, match="sample channel 0 .* dtype=float32"):
             f.step(x[0], f.initial_state())
+        with pytest.raises(ValueError, match="x channel 0 .* dtype=float32"):
+            projection_filter(x, window=8, sigma=1.0, dtype=np.float32)
+        with pytest.raises(ValueError, match="x contains inf"):  # inf: its own message
+            f.step(np.inf, f.initial_state())
     y = ProjectionFilter(dtype="float64").fit(x).filter(x)
     assert np.isfinite(y).all() and np.abs(y).max() > 0.5 * np.abs(x).max()
 
@@ -915,3 +928,17 @@ def test_a_target_missing_in_the_held_out_rows_is_refused_naming_them():
         ProjectionFilter(holdout=0.1).fit(noisy, target=target)
     target[-60:-40] = clean[-60:-40]  # some known there: fitted, on those
     assert ProjectionFilter(holdout=0.1).fit(noisy, target=target).best_params_
+    both = np.stack([clean, clean], axis=1)  # fitted channel by channel: named
+    both[-60:, 1] = np.nan
+    f = ProjectionFilter(holdout=0.1, causal=False, channel_independent=True)
+    with pytest.raises(ValueError, match="x channel 1: target has no known value"):
+        f.fit(np.stack([noisy, noisy], axis=1), target=both)
+
+
+def test_float32_refuses_to_fit_a_signal_its_offset_would_round_away():
+    # on an offset of 1e9 float32 rounds in steps of 64: the fit chose on the data less its
+    # median, the filter then computed on the rounded series (worse than the noisy input)
+    x = 1e9 + np.sin(np.arange(300) / 20) + 0.2 * np.random.default_rng(0).normal(size=300)
+    with pytest.raises(ValueError, match="x channel 0 reaches 1e\\+09, .* times its spread"):
+        ProjectionFilter(dtype="float32").fit(x)
+    assert np.isfinite(ProjectionFilter(dtype="float32").fit(x - 1e9).filter(x - 1e9)).all()

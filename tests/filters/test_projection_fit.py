@@ -65,6 +65,9 @@ def test_fit_searches_every_auto_setting_and_keeps_the_given_ones():
     # a given window: the zero-phase base is tried under it, never alone (window 0)
     g = ProjectionFilter(causal=False, window=16, degree=2).fit(noisy)
     assert set(g.cv_results_["window"]) == {16} and g.window_ == 16
+    assert set(ProjectionFilter(causal=False, window="all").fit(noisy).cv_results_["window"]) == {
+        "all"
+    }
     assert set(ProjectionFilter(causal=False, window=[0, 16]).fit(noisy).cv_results_["window"]) == {
         0,
         16,

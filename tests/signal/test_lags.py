@@ -7,6 +7,7 @@ import pytest
 
 from tssdpa.signal.embedding import delay_embedding
 from tssdpa.signal.lags import (
+    GAP_MARGIN,
     SIGMA_BATCH,
     attend_lags,
     attend_newest,
@@ -165,7 +166,21 @@ def test_a_polynomial_at_a_sample_without_its_reading_stays_within_the_values_it
     gap = np.isnan(x) & np.isfinite(fast)
     assert gap[:, 0].sum() >= 5 and gap[:, 1].sum() >= 5
     lo, hi = np.nanmin(x, axis=0), np.nanmax(x, axis=0)
-    assert ((fast >= lo) & (fast <= hi))[gap].all()
+    pad = GAP_MARGIN * (hi - lo)
+    assert ((fast >= lo - pad) & (fast <= hi + pad))[gap].all()
+
+
+def test_a_peak_inside_a_short_gap_keeps_its_height():
+    # the margin: clipped to the values weighed alone, a quadratic across 5 missing samples
+    # at a sine's crest was flattened to 0.90 (the crest 1.0)
+    x = np.sin(np.arange(120) / 6)[:, None]
+    crest = int(np.argmax(x[:, 0]))
+    x[crest - 2 : crest + 3] = np.nan
+    pad = np.full((7, 1), np.nan)
+    full = np.concatenate([pad, x, pad])
+    E = delay_embedding(full, 1)
+    y = attend_lags(E, full, (7, 127), -7, 7, sigma=np.inf, degree=2)
+    assert abs(y[crest, 0] - 1.0) < 0.02
 
 
 @pytest.mark.parametrize("degree", [0, 2, 3])

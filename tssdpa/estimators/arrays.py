@@ -8,6 +8,7 @@ numpy arrays, pandas Series / DataFrames (index, columns and name kept) and torc
 from __future__ import annotations
 
 import sys
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,8 +33,10 @@ __all__ = [
 #: distances, variances and least squares sum overflow in float64; a channel whose largest
 #: value is below the smallest is refused by every ``fit`` (its squares underflow to 0)
 MAGNITUDES = (1e-150, 1e150)
-#: the same under a float32 compute dtype (its range is about 1e-38 .. 3e38)
-FLOAT32_MAGNITUDES = (1e-15, 1e15)
+#: the same under a float32 compute dtype (its range is about 1e-38 .. 3e38), whose 24-bit
+#: significand also cannot resolve a channel whose values reach FLOAT32_SPREAD times their
+#: spread (a unit signal on an offset of 1e9 rounds in steps of 64)
+FLOAT32_MAGNITUDES, FLOAT32_SPREAD = (1e-15, 1e15), 1e5
 
 
 @dataclass
@@ -121,20 +124,33 @@ def peak_magnitudes(arr: np.ndarray) -> np.ndarray:
 
 
 def check_float32_range(arr: np.ndarray, dtype, name: str, fit: bool = False) -> None:
-    """Under ``dtype`` "float32", a ``ValueError`` naming ``dtype`` for a channel of (T, C)
-    ``arr`` beyond ``FLOAT32_MAGNITUDES[1]`` (its squares overflow to inf) or, with ``fit``,
-    nonzero and below ``FLOAT32_MAGNITUDES[0]`` (they underflow to 0); nothing otherwise."""
-    if dtype != "float32":
+    """Under a float32 compute ``dtype``, a ``ValueError`` naming the channel of (T, C)
+    ``arr`` and ``dtype`` where a finite value is beyond ``FLOAT32_MAGNITUDES[1]`` (its
+    squares overflow to inf); with ``fit`` (the whole series, not a chunk of a stream) also
+    where the channel is nonzero and below ``FLOAT32_MAGNITUDES[0]`` (its squares underflow
+    to 0) or reaches ``FLOAT32_SPREAD`` times its standard deviation (float32 rounds the
+    signal away). Nothing otherwise: inf and NaN are other checks' to refuse."""
+    try:
+        if np.dtype(dtype) != np.float32:
+            return
+    except TypeError:  # not a dtype: the estimator's own check names it
         return
-    peak = peak_magnitudes(arr)
+    finite = np.where(np.isfinite(arr), arr, np.nan)
+    peak = peak_magnitudes(finite)
     lo, hi = FLOAT32_MAGNITUDES
-    bad = np.flatnonzero((peak > hi) | ((peak > 0) & (peak < lo) & fit))
-    if len(bad):
-        c = int(bad[0])
-        raise ValueError(
-            f"dtype='float32' cannot compute on {name} channel {c} (largest magnitude "
-            f"{peak[c]:.3g}; float32 keeps {lo:g} to {hi:g}): use dtype='float64' or rescale it"
-        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all NaN: NaN, never compared true
+        spread = np.nanstd(finite, axis=0) if fit else np.full(len(peak), np.nan)
+    for c in range(arr.shape[1]):
+        why = None
+        if peak[c] > hi or (fit and 0 < peak[c] < lo):
+            why = f"reaches magnitude {peak[c]:.3g}, beyond {lo:g} to {hi:g}"
+        elif peak[c] >= FLOAT32_SPREAD * spread[c] > 0:
+            why = f"reaches {peak[c]:.3g}, {peak[c] / spread[c]:.3g} times its spread"
+        if why:
+            raise ValueError(f"{name} channel {c} {why}, which dtype=float32 cannot compute "
+                             "on: use dtype='float64' or rescale it (other units, less an "
+                             "offset)")  # fmt: skip
 
 
 def _check_magnitudes(arr: np.ndarray, name: str) -> None:

@@ -295,6 +295,10 @@ class Forecaster(Estimator):
     #: forecasts use the past only, always
     causal: ClassVar[bool] = True
 
+    def save(self, path) -> None:
+        self._check_fitted()  # unlike a filter, an unfitted forecaster has nothing to apply
+        super().save(path)
+
     def _validate_params(self) -> None:
         """Check the constructor arguments; raise naming the argument. Called by ``fit``."""
 

@@ -434,7 +434,6 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     _fitted_checks = {"holdout_": _check_saved_holdout}
 
     def _state(self):
-        self._check_fitted()  # unlike a filter, an unfitted forecaster has nothing to apply
         fitted, arrays = super()._state()
         fitted.pop("best_params_", None)
         fitted.pop("contenders_", None)

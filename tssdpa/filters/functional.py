@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from tssdpa.estimators.arrays import check_float32_range
 from tssdpa.signal.lagfilter import check_sample_times, resolve_spec, run_causal, run_offline
 from tssdpa.signal.missing import check_not_all_missing
 
@@ -161,6 +162,7 @@ def projection_filter(
         raise ValueError("x is empty along the time axis")
     if np.isinf(x).any():  # as every estimator: NaN marks a missing sample, inf is refused
         raise ValueError("x contains inf; use NaN to mark missing samples")
+    check_float32_range(np.reshape(np.moveaxis(x, axis, 0), (T, -1)), spec.dtype, "x")
     times = check_sample_times(timestamps, T, min_step=min_step) if use_times else None
     if not causal and zi is not None:
         raise ValueError("zi is only defined for causal=True (a zero-phase filter is offline)")

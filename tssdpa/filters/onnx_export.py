@@ -40,6 +40,8 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from tssdpa.signal.lags import GAP_MARGIN
+
 __all__ = [
     "INPUT_NAMES",
     "OPSET",
@@ -227,6 +229,14 @@ class StreamingStep(nn.Module):
             y = (w * v).sum(1) / w.sum(1)
         else:
             y = self._local_polynomial(w, v)
+            # no reading of its own: near the values it weighed (attend_lags' rule, GAP_MARGIN;
+            # Min / Max, as ONNX's Clip takes scalar bounds only)
+            used = w > 0
+            lo = torch.where(used, v, torch.full_like(v, math.inf)).amin(1)
+            hi = torch.where(used, v, torch.full_like(v, -math.inf)).amax(1)
+            pad = GAP_MARGIN * (hi - lo)
+            unread = torch.isnan(xd) & used.any(1)
+            y = torch.where(unread, torch.maximum(torch.minimum(y, hi + pad), lo - pad), y)
         fallback = xd if self.exclude_self else torch.full_like(xd, math.nan)
         y = torch.where(empty.squeeze(1), fallback, y)
         y, hold = _hold_last_defined(y, hold)

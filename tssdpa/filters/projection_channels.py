@@ -98,7 +98,12 @@ def fit_each_channel(filt, x2, target, times, notes: bool, block: slice | None =
         tgt = None if target is None else target[rows, c]
         t = None if times is None else times[rows]
         with as_channel(c if notes else None):
-            m = type(filt)(**params).fit(x2[rows, c], tgt, timestamps=t)
+            try:
+                m = type(filt)(**params).fit(x2[rows, c], tgt, timestamps=t)
+            except ValueError as exc:  # a one-channel fit's message: say which channel
+                if "channel" in str(exc):
+                    raise
+                raise ValueError(f"x channel {c}: {exc}") from None
         if m.fit_holdout_start_ is not None:
             m.fit_holdout_start_ += start
         models.append(m)

@@ -401,7 +401,7 @@ def choose_settings(filt, xs, times, target, tail, noise, heavy=None):
                 vals = scored([p[0] for p in pairs], [p[1] for p in pairs])
                 base_params = lows[int(np.argmin(vals))]
             b, bp = lowpass_pair(base_params)
-            if isinstance(filt.window, str) or 0 in lists["window"]:  # "auto", or asked for
+            if (isinstance(filt.window, str) and filt.window == AUTO) or 0 in lists["window"]:
                 # window 0 with a base: the base alone (no projection of its residual)
                 scores[(base, 0, 1, None, 0, math.inf)] = scored([b], [bp])[0]
                 grid.append({"base": base, "base_params": base_params, "window": 0,

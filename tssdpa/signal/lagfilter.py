@@ -23,6 +23,7 @@ from tssdpa.signal.nonlocal_filter import run_nonlocal
 
 __all__ = [
     "MAX_DEGREE",
+    "MAX_SHORT_SERIES_PATTERNS",
     "FilterSpec",
     "check_degree",
     "check_sample_times",
@@ -39,6 +40,9 @@ __all__ = [
 #: offset up to u^(2p), whose condition number grows ~1000x per degree (4e11 at 8, 1e15 at 10)
 #: and beyond 8 leaves float64 too few correct digits
 MAX_DEGREE = 8
+#: the values an embedding longer than the series may build its patterns from (1 GiB of
+#: float64): such patterns are mostly missing, and 10**5 samples of them on 50 asked 75 GiB
+MAX_SHORT_SERIES_PATTERNS = 1 << 27
 
 
 def check_degree(degree) -> int:
@@ -236,6 +240,12 @@ def run_offline(x2, spec: FilterSpec, times=None, configs=None):
     if spec.n_neighbors is not None:
         ys, _ = run_nonlocal_offline(x2, spec, configs)
         return ys[0] if configs is None else ys
+    # the table's size: a row per sample, per padding and per past sample a pattern reaches
+    patterns = spec.embedding * (spec.embedding + T + 2 * min(spec.window, T)) * x2.shape[1]
+    if spec.embedding > T and patterns > MAX_SHORT_SERIES_PATTERNS:
+        raise ValueError(f"embedding={spec.embedding} is longer than the series ({T} samples), "
+                         f"and its patterns would hold {patterns:.3g} values: give a shorter "
+                         "embedding")  # fmt: skip
     if spec.window > T:
         # keys reach back (or around) at most T - 1 samples: a longer window (or IIR
         # truncation lag) attends to exactly the same keys, without its padding

@@ -36,11 +36,22 @@ from numpy.lib.stride_tricks import sliding_window_view
 from tssdpa.checks import check_positive
 from tssdpa.signal.spd import solve_spd_rows
 
-__all__ = ["SIGMA_BATCH", "attend_lags", "attend_newest", "decay_logits", "iir_truncation_lag"]
+__all__ = [
+    "GAP_MARGIN",
+    "SIGMA_BATCH",
+    "attend_lags",
+    "attend_newest",
+    "decay_logits",
+    "iir_truncation_lag",
+]
 
 #: sigmas whose local polynomials one solve takes together (their (rows, L) weights are held
 #: at once: a few MiB each at the default block size)
 SIGMA_BATCH = 4
+#: a local polynomial at a sample without its reading stays within the values it weighed
+#: widened by this share of their range on each side: enough for a peak inside a short gap,
+#: not for the swing of a fit on one side of a long one (past -100 on a unit sine)
+GAP_MARGIN = 0.25
 
 
 def iir_truncation_lag(decay: float, tol: float) -> int:
@@ -185,8 +196,9 @@ def attend_lags(
         elif valid is not None:
             vals = [np.where(valid, v, 0.0) for v in vals]
         fb = None if fallback is None else fallback[a - start : b - start]
-        # (n, C) rows without their own reading: there a polynomial fitted on one side of a gap
-        # extrapolates without bound, so it is kept within the values it weighed
+        # (n, C) rows without their own reading: there a polynomial fitted on keys on one
+        # side (a causal filter's, or at the edge of a gap) or on a few far keys either side
+        # swings without bound, so it is kept near the values it weighed (GAP_MARGIN)
         unread = None
         if has_nan and lag_min <= 0 <= lag_max and powers.shape[1] > 1:
             unread = ~known[:, :, int(np.nonzero(lags == 0)[0][0])]
@@ -298,7 +310,8 @@ def attend_lags(
 
 def _within_weighed(res, w, vals, unread) -> None:
     """Clip ``res[r, c]`` into the range of the values ``vals[c][r]`` of positive weight
-    ``w[r]``, in place, at the ``unread`` (rows, C) entries that have such a value."""
+    ``w[r]`` widened by ``GAP_MARGIN`` of it on each side, in place, at the ``unread``
+    (rows, C) entries that have such a value."""
     for c, v in enumerate(vals):
         r = np.flatnonzero(unread[:, c])
         used = w[r] > 0
@@ -306,7 +319,8 @@ def _within_weighed(res, w, vals, unread) -> None:
         if r.size:
             lo = np.where(used, v[r], np.inf).min(axis=1)
             hi = np.where(used, v[r], -np.inf).max(axis=1)
-            res[r, c] = np.clip(res[r, c], lo, hi)
+            pad = GAP_MARGIN * (hi - lo)
+            res[r, c] = np.clip(res[r, c], lo - pad, hi + pad)
 
 
 def _offset_powers(lags: np.ndarray, degree: int) -> np.ndarray:

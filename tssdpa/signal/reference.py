@@ -17,6 +17,8 @@ import math
 
 import numpy as np
 
+from tssdpa.signal.lags import GAP_MARGIN
+
 __all__ = [
     "attend_lags_reference",
     "kernel_regression_reference",
@@ -35,7 +37,8 @@ def attend_lags_reference(
 ) -> np.ndarray:  # fmt: skip
     """Slow, explicit-loop version of :func:`attend_lags` (float64), for tests; ``degree`` > 0
     fits the weighted polynomial in the time offset by least squares, one row at a time, and
-    where the row has no reading of its own clips it into the range of the values it weighed."""
+    where the row has no reading of its own clips it into the range of the values it weighed,
+    widened by :data:`~tssdpa.signal.lags.GAP_MARGIN` of it on each side."""
     start, stop = rows
     n_emb = E.shape[1]
     out = np.full((stop - start, V.shape[1]), np.nan)
@@ -80,8 +83,9 @@ def attend_lags_reference(
             beta = np.linalg.solve(G, X.T @ (w * np.array(values)))
             out[t - start, c] = beta[0]
             if lag_min <= 0 <= lag_max and not np.isfinite(V[t, c]):  # no reading of its own:
-                weighed = np.array(values)[w > 0]  # within the values it weighed
-                out[t - start, c] = np.clip(beta[0], weighed.min(), weighed.max())
+                weighed = np.array(values)[w > 0]  # near the values it weighed
+                pad = GAP_MARGIN * (weighed.max() - weighed.min())
+                out[t - start, c] = np.clip(beta[0], weighed.min() - pad, weighed.max() + pad)
     return out
 
 
