@@ -818,6 +818,14 @@ def test_an_embedding_far_longer_than_the_series_is_refused_before_building_its_
         f.filter(np.ones(50))
 
 
+def test_random_features_without_a_complete_pattern_are_refused_not_all_nan():
+    f = ProjectionFilter(recurrent="features", window=None, decay=0.9, n_features=16,
+                         embedding=60)  # fmt: skip
+    with pytest.raises(ValueError, match="no sample of x has a complete pattern of embedding=60"):
+        f.filter(np.sin(np.arange(50) / 5))
+    assert np.isfinite(f.filter(np.sin(np.arange(80) / 5))).all()
+
+
 def test_an_embedding_longer_than_the_series_is_refused_by_the_non_local_filter():
     with pytest.raises(ValueError, match="embedding=60 is longer than the series"):
         ProjectionFilter(window="all", embedding=60, sigma=1.0, causal=False).filter(np.ones(50))

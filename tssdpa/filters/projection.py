@@ -408,6 +408,10 @@ class ProjectionFilter(
             state = self.initial_state(C) if zi is None else check_state(zi, self.initial_state(C))
             y, zf = feature_filter(x2, self._state_units(state, False), times=times, **args)
             if zi is None:
+                if np.isnan(y).all():  # as the non-local filter: no key, no output
+                    raise ValueError(f"recurrent='features': no sample of x has a complete "
+                                     f"pattern of embedding={args['embedding']} (all channels "
+                                     f"known) among its {len(x2)}")  # fmt: skip
                 return restore(units(fill_backward(y)), meta)
             return restore(units(y), meta), self._state_units(zf, True)
         if not self.causal and zi is not None:
