@@ -64,6 +64,10 @@ CASES = {
         "needs a clean reference: give --target",
     ),
     "unknown dataset": (["compare", "denoise", "--dataset", "nope"], "dataset must be one of"),
+    # --n 0 fell back to the default length; --horizons 0 ran the comparison, then KeyError
+    "zero length": (["compare", "denoise", "--n", "0"], "--n must be a positive integer, got 0"),
+    "zero horizon": (["compare", "forecast", "--horizons", "0"], "must be a positive integer"),
+    "negative origins": (["compare", "forecast", "--max-origins", "-5"], "positive integer"),
     "values whose squares overflow": (["filter", "huge.csv"], "column 'gyro' reaches magnitude"),
 }
 

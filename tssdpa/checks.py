@@ -24,6 +24,7 @@ __all__ = [
     "check_int",
     "check_number",
     "check_positive",
+    "check_sigma",
     "check_tau",
     "to_seconds",
 ]
@@ -67,6 +68,20 @@ def check_positive(
         bound = ">= 0" if allow_zero else "> 0"
         finite = "" if allow_inf else "finite "
         raise ValueError(f"{name} must be a {finite}number {bound}, got {value!r}")
+    return v
+
+
+#: the narrowest kernel width taken: below it 1/σ² overflows float64 (as values below 1e-150
+#: are refused by every fit: tssdpa.estimators.arrays.MAGNITUDES)
+SIGMA_FLOOR = 1e-150
+
+
+def check_sigma(value: Any, name: str = "sigma", *, allow_inf: bool = False) -> float:
+    """A kernel width: :func:`check_positive`, and at least :data:`SIGMA_FLOOR`."""
+    v = check_positive(value, name, allow_inf=allow_inf)
+    if v < SIGMA_FLOOR:
+        raise ValueError(f"{name} must be at least {SIGMA_FLOOR:g} (1/{name}² overflows "
+                         f"below), got {value!r}: rescale the data instead")  # fmt: skip
     return v
 
 

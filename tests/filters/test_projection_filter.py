@@ -950,3 +950,24 @@ def test_float32_refuses_to_fit_a_signal_its_offset_would_round_away():
     with pytest.raises(ValueError, match="x channel 0 reaches 1e\\+09, .* times its spread"):
         ProjectionFilter(dtype="float32").fit(x)
     assert np.isfinite(ProjectionFilter(dtype="float32").fit(x - 1e9).filter(x - 1e9)).all()
+
+
+def test_a_huge_sigma_is_the_uniform_kernel_and_a_vanishing_one_is_refused():
+    x = np.sin(np.arange(50) / 3.0)
+    np.testing.assert_allclose(
+        projection_filter(x, window=3, sigma=1e300), projection_filter(x, window=3, sigma=np.inf)
+    )
+    for call in (lambda: projection_filter(x, window=3, sigma=1e-300),
+                 lambda: ProjectionFilter(window=3, sigma=1e-300).filter(x)):  # fmt: skip
+        with pytest.raises(ValueError, match="sigma must be at least 1e-150"):
+            call()
+
+
+def test_a_state_holding_inf_is_refused_as_x_is():
+    # an inf history entry made every output inf
+    x = np.sin(np.arange(100) / 5.0)
+    with pytest.raises(ValueError, match="zi contains inf"):
+        projection_filter(x, window=6, sigma=0.5, embedding=2, zi=np.full(7, np.inf))
+    f = ProjectionFilter(window=6, sigma=0.5, embedding=2)
+    with pytest.raises(ValueError, match="zi contains inf"):
+        f.filter(x, zi=np.full_like(np.asarray(f.initial_state()), np.inf))

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from tssdpa import projection_sdpa
+from tssdpa import projection_sdpa, projection_weights
 
 
 @pytest.mark.parametrize("backend", ["auto", "fused", "math"])
@@ -72,3 +72,25 @@ def test_float32_data_near_1e_pm30_with_a_matching_sigma_gives_the_scaled_result
         projection_sdpa(qd, kd, vd, sigma=sd, backend="math", **structure).sum(), sd
     )
     torch.testing.assert_close(g_sig.double() * scale, g_ref, rtol=1e-3, atol=1e-5)
+
+
+@pytest.mark.parametrize("backend", ["auto", "fused", "math"])
+def test_a_huge_float_sigma_is_the_uniform_limit_and_a_vanishing_one_is_refused(backend):
+    # sigma**2 overflowed Python floats past 1.4e154 (OverflowError) and 1/sigma**2 divided by
+    # zero below 1e-162 (ZeroDivisionError)
+    q = torch.randn(1, 5, 2, generator=torch.Generator().manual_seed(0))
+    uniform = q.mean(dim=-2, keepdim=True).expand_as(q)
+    torch.testing.assert_close(projection_sdpa(q, q, sigma=1e200, backend=backend), uniform)
+    with pytest.raises(ValueError, match="sigma must be at least 1e-150"):
+        projection_sdpa(q, q, sigma=1e-300, backend=backend)
+
+
+@pytest.mark.parametrize("backend", ["auto", "fused", "math"])
+def test_an_empty_batch_or_sequence_gives_an_empty_result_of_the_right_shape(backend):
+    # the value scan took aminmax over an empty key, and the distances reshaped 0 elements
+    q, k, v = torch.randn(0, 3, 10, 4), torch.randn(0, 3, 12, 4), torch.randn(0, 3, 12, 5)
+    assert projection_sdpa(q, k, v, sigma=0.5, backend=backend).shape == (0, 3, 10, 5)
+    q, k = torch.randn(2, 3, 10, 4), torch.randn(2, 3, 12, 4)
+    assert projection_sdpa(q[..., :0, :], k, backend=backend).shape == (2, 3, 0, 4)
+    assert projection_weights(q[..., :0, :], k).shape == (2, 3, 0, 12)
+    assert projection_weights(q, k[..., :0, :]).shape == (2, 3, 10, 0)

@@ -191,6 +191,11 @@ def _seeds(args, default: bool) -> tuple:
 
 
 def _compare(args) -> int:
+    for flag in ("n", "budget", "max_origins", "horizons"):  # 0 fell back to a default, or
+        value = getattr(args, flag)  # ran a whole comparison before failing
+        if value is not None and min(value if isinstance(value, list) else [value]) < 1:
+            name = "--" + flag.replace("_", "-")
+            raise UsageError(f"{name} must be a positive integer, got {value}")
     from tssdpa.compare import run_tasks
     from tssdpa.compare.plots import write_plots
     from tssdpa.compare.tables import markdown_tables, overview_markdown, write_tables

@@ -203,7 +203,7 @@ def check_state(zi, ref):
                 a = np.broadcast_to(a, r.shape).copy()  # empty: sized by the first chunk
             if a.shape != r.shape:
                 raise ValueError(f"zi[{k}] has shape {a.shape}, expected {r.shape}")
-            out.append(a)
+            out.append(_no_inf(a, f"zi[{k}]"))
         return tuple(out)
     a = np.asarray(zi, dtype=np.float64)
     if a.ndim == 1 and (ref.shape[1] == 1 or np.isnan(a).all()):
@@ -212,6 +212,14 @@ def check_state(zi, ref):
         a = np.broadcast_to(a, ref.shape).copy()  # an empty state holds no channel data
     if a.shape != ref.shape:
         raise ValueError(f"zi has shape {a.shape}, expected {ref.shape}")
+    return _no_inf(a, "zi")
+
+
+def _no_inf(a: np.ndarray, name: str) -> np.ndarray:
+    """``a``, or ``ValueError`` naming it where it holds inf (a state marks none by NaN, as
+    every input does: an inf history entry made every output inf)."""
+    if np.isinf(a).any():
+        raise ValueError(f"{name} contains inf; use NaN to mark missing samples")
     return a
 
 

@@ -192,6 +192,8 @@ def projection_filter(
         if use_times and zi_times is None:
             raise ValueError("with timestamps, zi must be a pair (samples, times)")
         zi_vals = np.asarray(zi_vals, dtype=np.float64)
+        if np.isinf(zi_vals).any():  # as x: NaN marks a missing sample, inf is refused
+            raise ValueError("zi contains inf; use NaN to mark missing samples")
         expected = list(x.shape)
         expected[axis] = S
         if zi_vals.shape != tuple(expected):

@@ -115,7 +115,7 @@ def _sig2(sigma):
     """``(σ² as a tensor or None, the kernel's scale)``: a float σ goes in as the scale."""
     if isinstance(sigma, Tensor):
         return sigma.square(), 1.0
-    return None, 1.0 / sigma**2
+    return None, 1.0 / sigma / sigma  # 1e300: 0, where sigma**2 overflows
 
 
 def _bias_form(q, k, v, sigma, is_causal) -> Tensor:

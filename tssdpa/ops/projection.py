@@ -25,6 +25,7 @@ import warnings
 import torch
 from torch import Tensor
 
+from tssdpa.checks import check_sigma
 from tssdpa.ops import reference
 from tssdpa.ops.blockwise import blockwise_attention
 from tssdpa.ops.fused import centred_keys, fused_attention
@@ -101,7 +102,7 @@ def _fused_logit_error(qc: Tensor, kc: Tensor, sigma: Tensor | float) -> float:
     qn = qc.detach().norm(dim=-1).amax() if qc.numel() else qc.new_zeros(())
     kn = kc.detach().norm(dim=-1).amax() if kc.numel() else kc.new_zeros(())
     smin = sigma.detach().amin() if isinstance(sigma, Tensor) else sigma
-    return float(eps * (qn * kn + 0.5 * kn * kn) / smin**2)
+    return float(eps * (qn * kn + 0.5 * kn * kn) / smin / smin)
 
 
 #: Magnitudes of q and k the fused path takes as they are; beyond them (float32 squares
@@ -148,7 +149,7 @@ def _projection_sdpa_blockwise(q, k, v, sig, structure, tol, dropout_p=0.0) -> T
     c, kc, n2 = centred_keys(k)
     ka = torch.cat([kc, -0.5 * n2], dim=-1)  # (..., S, E+1)
     del kc, n2
-    s = 1.0 / sig.square() if isinstance(sig, Tensor) else 1.0 / sig**2
+    s = 1.0 / sig.square() if isinstance(sig, Tensor) else 1.0 / sig / sig
     keys = ("is_causal", "window", "decay", "tau", "timestamps", "attn_mask")
     st = {name: structure[name] for name in keys}
     return blockwise_attention(q, c, s, ka, v, st, tol=tol, dropout_p=dropout_p)
@@ -162,6 +163,8 @@ def _prepare(query, key, value, sigma, attn_mask, structure, dropout_p, backend,
     batch = check_qkv(query, key, value)
     L, S = query.shape[-2], key.shape[-2]
     sigma = check_param("sigma", sigma, check_values=validate)
+    if not isinstance(sigma, Tensor):
+        sigma = check_sigma(sigma)
     per_row = check_sigma_shape(sigma, batch, query.dim(), L)
     window, decay, tau, timestamps = check_structure(
         structure["window"],
@@ -318,7 +321,11 @@ def projection_sdpa(
         fused SDPA kernels on the augmented vectors (O(L) memory when no mask, window or decay
         is asked for). ``"auto"``: fused unless its estimated logit rounding error exceeds
         :data:`FUSED_MAX_LOGIT_ERROR` nats (small σ relative to the spread of q and k).
-        That estimate is one device→host read per call; name the backend to avoid it.
+        That estimate is one device→host read per call; name the backend to avoid it. It
+        bounds the forward logits: the fused backward's gradients with respect to query and
+        key carry about that error times the values' range over σ, absolute, which swamps
+        the tiny gradients of nearly one-hot weights (σ well below the keys' spacing).
+        Where such gradients must be exact, use ``"math"``.
     validate : bool
         Scan the values of tensor arguments (σ, decay, τ > 0, NaN in masks and timestamps;
         non-finite keys / values), and on the fused path rescale q, k and σ by one power of
@@ -359,8 +366,9 @@ def projection_sdpa(
         backend,
         validate,
     )
-    if k.shape[-2] == 0:  # no keys: every row is empty, and an empty row is zeros
-        out = q.new_zeros(*q.shape[:-1], v.shape[-1])
+    if k.shape[-2] == 0 or q.numel() == 0 or k.numel() == 0:  # no keys, no rows or batch:
+        batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+        out = q.new_zeros(*batch, q.shape[-2], v.shape[-1])  # an empty row is zeros
         if q.requires_grad or k.requires_grad or v.requires_grad:
             out = out + 0.0 * (q.sum() + k.sum() + v.sum())  # zero gradients, not none
         return out.to(query.dtype)

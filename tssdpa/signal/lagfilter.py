@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from tssdpa.checks import check_decay, check_int, check_positive, check_tau, to_seconds
+from tssdpa.checks import check_decay, check_int, check_sigma, check_tau, to_seconds
 from tssdpa.signal.embedding import centred_embedding, delay_embedding
 from tssdpa.signal.lags import attend_lags, attend_newest, decay_logits, iir_truncation_lag
 from tssdpa.signal.missing import fill_backward, fill_between, fill_forward
@@ -109,7 +109,7 @@ def resolve_spec(
         return FilterSpec(
             window=0,
             embedding=embedding,
-            sigma=check_positive(sigma, "sigma", allow_inf=True),
+            sigma=check_sigma(sigma, allow_inf=True),
             decay=None,
             tau=None,
             causal=False,
@@ -119,7 +119,7 @@ def resolve_spec(
         )
     if window is not None:
         window = check_int(window, "window")
-    sigma = check_positive(sigma, "sigma", allow_inf=True)
+    sigma = check_sigma(sigma, allow_inf=True)
     if decay is not None:
         decay = check_decay(decay)
     if tau is not None:

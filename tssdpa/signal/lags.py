@@ -123,7 +123,7 @@ def attend_lags(
         raise IndexError("key range outside the padded table (internal error)")
     lags = np.arange(lag_max, lag_min - 1, -1)  # window position k <-> lag lags[k]; keys ascend
     n_lags = lags.size
-    inv2s2s = [dtype.type(0.5 / (float(s) ** 2)) for s, _ in configs]
+    inv2s2s = [dtype.type(0.5 / float(s) / float(s)) for s, _ in configs]  # 1e300: 0, not
     decay_term = decay_logits(lags, decay, dtype, decay_origin)
     self_pos = None
     if exclude_self and lag_min <= 0 <= lag_max:
@@ -398,7 +398,7 @@ def attend_newest(
         d = E[-1][:, None] - E.T
     d *= d
     w = d.sum(axis=0) if d.ndim == 2 else d
-    w *= -dt.type(0.5 / (float(sigma) ** 2))
+    w *= -dt.type(0.5 / float(sigma) / float(sigma))
     # decay and tau are exclusive: at most one of the two terms is added
     if decay_term is not None:
         w += decay_term
