@@ -71,17 +71,18 @@ def check_positive(
     return v
 
 
-#: the narrowest kernel width taken: below it 1/σ² overflows float64 (as values below 1e-150
-#: are refused by every fit: tssdpa.estimators.arrays.MAGNITUDES)
-SIGMA_FLOOR = 1e-150
+#: the narrowest kernel width the numpy filters take: below about 7e-155 their logit scale
+#: 0.5/σ² overflows float64 (and their output was NaN, or a ZeroDivisionError below 1.5e-162)
+SIGMA_FLOOR = 1e-154
 
 
 def check_sigma(value: Any, name: str = "sigma", *, allow_inf: bool = False) -> float:
-    """A kernel width: :func:`check_positive`, and at least :data:`SIGMA_FLOOR`."""
+    """A kernel width of the numpy filters: :func:`check_positive`, and at least
+    :data:`SIGMA_FLOOR`."""
     v = check_positive(value, name, allow_inf=allow_inf)
     if v < SIGMA_FLOOR:
-        raise ValueError(f"{name} must be at least {SIGMA_FLOOR:g} (1/{name}² overflows "
-                         f"below), got {value!r}: rescale the data instead")  # fmt: skip
+        raise ValueError(f"{name} must be at least {SIGMA_FLOOR:g} (0.5/{name}² overflows "
+                         f"float64 below), got {value!r}: rescale the data instead")  # fmt: skip
     return v
 
 

@@ -75,14 +75,17 @@ def test_float32_data_near_1e_pm30_with_a_matching_sigma_gives_the_scaled_result
 
 
 @pytest.mark.parametrize("backend", ["auto", "fused", "math"])
-def test_a_huge_float_sigma_is_the_uniform_limit_and_a_vanishing_one_is_refused(backend):
-    # sigma**2 overflowed Python floats past 1.4e154 (OverflowError) and 1/sigma**2 divided by
-    # zero below 1e-162 (ZeroDivisionError)
-    q = torch.randn(1, 5, 2, generator=torch.Generator().manual_seed(0))
+def test_a_huge_float_sigma_is_the_uniform_limit_and_a_vanishing_one_the_nearest_key(backend):
+    # sigma**2 overflowed Python floats past 1.4e154 (OverflowError); the fused kernels' scale
+    # 1/sigma**2 divided by zero below 1e-162 (ZeroDivisionError): they refuse it by name now
+    q = torch.randn(1, 5, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     uniform = q.mean(dim=-2, keepdim=True).expand_as(q)
     torch.testing.assert_close(projection_sdpa(q, q, sigma=1e200, backend=backend), uniform)
-    with pytest.raises(ValueError, match="sigma must be at least 1e-150"):
-        projection_sdpa(q, q, sigma=1e-300, backend=backend)
+    if backend == "fused":
+        with pytest.raises(ValueError, match="backend='fused' cannot take sigma=1e-300"):
+            projection_sdpa(q, q, sigma=1e-300, backend=backend)
+    else:  # each query's nearest key is itself
+        torch.testing.assert_close(projection_sdpa(q, q, sigma=1e-300, backend=backend), q)
 
 
 @pytest.mark.parametrize("backend", ["auto", "fused", "math"])
@@ -94,3 +97,15 @@ def test_an_empty_batch_or_sequence_gives_an_empty_result_of_the_right_shape(bac
     assert projection_sdpa(q[..., :0, :], k, backend=backend).shape == (2, 3, 0, 4)
     assert projection_weights(q[..., :0, :], k).shape == (2, 3, 0, 12)
     assert projection_weights(q, k[..., :0, :]).shape == (2, 3, 10, 0)
+    # no coordinates: every distance 0, every weight equal (it was zeros, or an error)
+    v = torch.arange(4.0).reshape(1, 4, 1)
+    e = torch.randn(1, 4, 0)
+    torch.testing.assert_close(
+        projection_sdpa(e, e, v, backend=backend), torch.full((1, 4, 1), 1.5)
+    )
+    # gradients of an empty call are zeros, not none: for sigma too
+    s = torch.tensor(0.5, requires_grad=True)
+    projection_sdpa(
+        torch.randn(2, 0, 3), torch.randn(2, 5, 3), sigma=s, backend=backend
+    ).sum().backward()
+    assert s.grad == 0

@@ -177,13 +177,16 @@ def _numeric(convert, x, name):
 
 def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
     """A ``step`` call's ``sample`` as float64 and the history array of its ``state`` (the
-    state itself, or the first item of a tuple state), each refused by name if malformed."""
+    state itself, or the first item of a tuple state), each refused by name if malformed or
+    holding inf (NaN marks a missing sample)."""
     s = _numeric(lambda: np.asarray(sample, dtype=np.float64), sample, "sample")
     hist = state[0] if isinstance(state, tuple) and state else state
     if not isinstance(hist, np.ndarray) or hist.dtype.kind != "f":
         raise TypeError(
             f"state must be what initial_state() or step() returned, got {type(state).__name__}"
         )
+    _no_inf(s, "sample")
+    _no_inf(hist, "state")
     return s, hist
 
 
@@ -217,7 +220,7 @@ def check_state(zi, ref):
 
 def _no_inf(a: np.ndarray, name: str) -> np.ndarray:
     """``a``, or ``ValueError`` naming it where it holds inf (a state marks none by NaN, as
-    every input does: an inf history entry made every output inf)."""
+    every input does: projection_filter passed an inf history entry on as inf outputs)."""
     if np.isinf(a).any():
         raise ValueError(f"{name} contains inf; use NaN to mark missing samples")
     return a

@@ -398,7 +398,7 @@ class ProjectionFilter(
         check_float32_range(x2, self.dtype, "x")
         times = self._times(meta, timestamps, x2.shape[0])
         if zi is None:
-            check_not_all_missing(x2, complete=self.recurrent == "features")
+            check_not_all_missing(x2, complete=int(self.recurrent == "features"))
             if getattr(self, "channel_models_", None) and not self.causal:
                 return restore(channels.filter_by_channel(self, x2, times), meta)
         C = x2.shape[1]
@@ -406,12 +406,10 @@ class ProjectionFilter(
         if self.recurrent == "features":
             args = self._feature_args(C)
             state = self.initial_state(C) if zi is None else check_state(zi, self.initial_state(C))
+            if zi is None:  # as the non-local filter: no complete pattern, no key, no output
+                check_not_all_missing(x2, complete=args["embedding"])
             y, zf = feature_filter(x2, self._state_units(state, False), times=times, **args)
             if zi is None:
-                if np.isnan(y).all():  # as the non-local filter: no key, no output
-                    raise ValueError(f"recurrent='features': no sample of x has a complete "
-                                     f"pattern of embedding={args['embedding']} (all channels "
-                                     f"known) among its {len(x2)}")  # fmt: skip
                 return restore(units(fill_backward(y)), meta)
             return restore(units(y), meta), self._state_units(zf, True)
         if not self.causal and zi is not None:

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from tssdpa.checks import check_positive
+from tssdpa.checks import SIGMA_FLOOR, check_sigma
 from tssdpa.estimators.input_notes import HeldReadingsWarning, tell
 from tssdpa.estimators.noise_tails import tail_weights
 from tssdpa.estimators.parallel import parallel_map
@@ -136,7 +136,7 @@ def default_sigma_grid(
     """
     scale = float(np.median(noise))
     grid = sigma_grid(scale * math.sqrt(embedding * len(noise)), -2.0, 4.5, n)
-    low = RESOLUTION_SHARE * step
+    low = max(RESOLUTION_SHARE * step, SIGMA_FLOOR)  # data near 1e-150: no width filter refuses
     if low <= grid[0]:
         return grid
     return np.geomspace(low, max(grid[-1], 2.0 * low), n)
@@ -162,7 +162,7 @@ def check_candidate_lists(filt) -> None:
         for d in candidates(filt.degree):
             check_degree(d)
     for s in candidates(filt.sigma):
-        check_positive(s, "sigma", allow_inf=True)
+        check_sigma(s, allow_inf=True)
     check_noise_level(filt.noise_level)
 
 

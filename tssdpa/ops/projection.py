@@ -25,7 +25,6 @@ import warnings
 import torch
 from torch import Tensor
 
-from tssdpa.checks import check_sigma
 from tssdpa.ops import reference
 from tssdpa.ops.blockwise import blockwise_attention
 from tssdpa.ops.fused import centred_keys, fused_attention
@@ -121,7 +120,8 @@ def _scan_values(q: Tensor, k: Tensor, v: Tensor, fused: bool) -> float | None:
     is told apart by an exact second check). ``isfinite(x).all()`` and ``abs().amax()`` were
     four passes, 0.3 ms at B·H = 4, L = 512, E = 64 on 2 cores: a fifth of the kernel's time.
     """
-    parts = [*torch.aminmax(k.detach()), v.detach().sum()]  # k, v are not empty here
+    # k holds rows here; with no coordinates (E = 0) every distance is 0 and nothing to scan
+    parts = [*(torch.aminmax(k.detach()) if k.numel() else k.new_zeros(2)), v.detach().sum()]
     if fused and q.numel():
         parts += torch.aminmax(q.detach())
     kmin, kmax, vsum, *qrange = torch.stack(parts).tolist()
@@ -163,8 +163,6 @@ def _prepare(query, key, value, sigma, attn_mask, structure, dropout_p, backend,
     batch = check_qkv(query, key, value)
     L, S = query.shape[-2], key.shape[-2]
     sigma = check_param("sigma", sigma, check_values=validate)
-    if not isinstance(sigma, Tensor):
-        sigma = check_sigma(sigma)
     per_row = check_sigma_shape(sigma, batch, query.dim(), L)
     window, decay, tau, timestamps = check_structure(
         structure["window"],
@@ -366,11 +364,12 @@ def projection_sdpa(
         backend,
         validate,
     )
-    if k.shape[-2] == 0 or q.numel() == 0 or k.numel() == 0:  # no keys, no rows or batch:
-        batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-        out = q.new_zeros(*batch, q.shape[-2], v.shape[-1])  # an empty row is zeros
-        if q.requires_grad or k.requires_grad or v.requires_grad:
-            out = out + 0.0 * (q.sum() + k.sum() + v.sum())  # zero gradients, not none
+    if 0 in (*q.shape[:-1], *k.shape[:-1]):  # no keys, no rows or an empty batch: an empty
+        out = q.new_zeros(*q.shape[:-1], v.shape[-1])  # row is zeros (q holds the batch)
+        inputs = [q, k, v, sig, structure["decay"], structure["tau"]]
+        inputs = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
+        if inputs:  # zero gradients, not none
+            out = out + 0.0 * sum(x.sum() for x in inputs)
         return out.to(query.dtype)
     scale = _scan_values(q, k, v, fused=backend != "math") if validate else None
     if scale is not None:
@@ -381,6 +380,11 @@ def projection_sdpa(
         c = k.detach().mean(dim=-2, keepdim=True)
         exact = _fused_logit_error(q - c, k - c, sig) <= FUSED_MAX_LOGIT_ERROR
         backend = "fused" if exact else "math"
+    elif backend == "fused" and validate:  # its scale 1/σ²: math takes σ -> 0 in its limit
+        smin = float(sig.detach().amin()) if isinstance(sig, Tensor) else sig
+        if not math.isfinite(1.0 / smin / smin if smin > 0 else math.inf):
+            raise ValueError(f"backend='fused' cannot take sigma={smin:g}: 1/sigma² overflows; "
+                             "use backend='math' or 'auto' (the nearest-key limit)")  # fmt: skip
     L, S = q.shape[-2], k.shape[-2]
     window = structure["window"]
     decayed = structure["decay"] is not None or structure["tau"] is not None

@@ -21,8 +21,10 @@ def distances(query: Tensor, key: Tensor) -> Tensor:
     precision, and memory stays O(L·S) rather than O(L·S·E).
     """
     batch = torch.broadcast_shapes(query.shape[:-2], key.shape[:-2])
-    if query.shape[-2] == 0 or key.shape[-2] == 0 or 0 in batch:  # nothing to reshape by -1
-        return query.new_zeros(*batch, query.shape[-2], key.shape[-2])
+    if 0 in (query.shape[-2], key.shape[-2], query.shape[-1], *batch):  # no -1 to reshape by;
+        # without coordinates every distance is 0
+        out = query.new_zeros(*batch, query.shape[-2], key.shape[-2])
+        return out + 0.0 * (query.sum() + key.sum())  # in the graph: zero gradients
     q = query.expand(*batch, *query.shape[-2:]).reshape(-1, *query.shape[-2:])
     k = key.expand(*batch, *key.shape[-2:]).reshape(-1, *key.shape[-2:])
     d = _Distances.apply(q, k)

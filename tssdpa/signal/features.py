@@ -52,6 +52,8 @@ def draw_features(
     ``"performer"``: rows ~ N(0, I / sigma^2), weights 0. ``"centres"``: centres ~ N(center,
     diag(spread^2 + sigma^2 / 2)), log-weights = -log p(c) / 2 (constants dropped: they cancel).
     """
+    if not sigma < 1e150:  # its squares below overflow; the exact filters take any width
+        raise ValueError(f"sigma must be below 1e150 with random features, got {sigma!r}")
     rng = np.random.default_rng(random_state)
     if kind == "performer":
         return rng.normal(size=(n_features, dim)) / sigma, np.zeros(n_features)

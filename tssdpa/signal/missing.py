@@ -23,16 +23,25 @@ __all__ = [
 ]
 
 
-def check_not_all_missing(x2: np.ndarray, name: str = "x", complete: bool = False) -> None:
+def check_not_all_missing(x2: np.ndarray, name: str = "x", complete: int = 0) -> None:
     """Offline filtering of (T, C) ``x2`` needs a finite value of every channel somewhere (a
     key serves the channels it has), or with ``complete`` (the random-feature recursion,
-    whose keys need every channel) a sample with every channel finite."""
+    whose keys need every channel of a whole pattern) ``complete`` consecutive samples with
+    every channel finite."""
     if np.isnan(x2).all():
         raise ValueError(f"{name} is all NaN: nothing to filter")
     known = ~np.isnan(x2)
-    if complete and not known.all(axis=1).any():
-        raise ValueError(f"{name} has no sample with every channel finite (a key of "
-                         "recurrent='features' needs every channel)")  # fmt: skip
+    if complete:
+        rows = known.all(axis=1).astype(np.int64)
+        run = (
+            np.convolve(rows, np.ones(complete, np.int64), "valid")
+            if len(rows) >= complete
+            else rows[:0]
+        )
+        if not (run == complete).any():
+            raise ValueError(f"{name} has no {complete} consecutive sample(s) with every channel "
+                             f"finite: a key of recurrent='features' needs a whole pattern "
+                             f"(embedding={complete})")  # fmt: skip
     empty = np.flatnonzero(~known.any(axis=0))
     if empty.size:
         raise ValueError(f"{name} channel {int(empty[0])} is all NaN: nothing to filter it from")
