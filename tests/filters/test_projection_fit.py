@@ -568,3 +568,12 @@ def test_auto_fit_leaves_out_non_local_patterns_that_missing_samples_rarely_comp
     y = f.filter(noisy)
     assert np.isfinite(y).all()
     assert np.mean((y - clean) ** 2) < np.nanmean((noisy - clean) ** 2)
+
+
+def test_fit_on_data_near_the_smallest_magnitude_chooses_a_width_filter_takes():
+    # the noise-scaled width grid reached below the filters' sigma floor: fit chose 3.8e-151,
+    # and filter refused it
+    t = np.arange(300)
+    x = 1e-148 * (np.sin(t / 7) + 1e-3 * np.random.default_rng(0).normal(size=300))
+    f = ProjectionFilter().fit(x)
+    assert f.sigma_ >= 1e-154 and np.isfinite(f.filter(x)).all()
