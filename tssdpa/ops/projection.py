@@ -380,10 +380,9 @@ def projection_sdpa(
         c = k.detach().mean(dim=-2, keepdim=True)
         exact = _fused_logit_error(q - c, k - c, sig) <= FUSED_MAX_LOGIT_ERROR
         backend = "fused" if exact else "math"
-    elif backend == "fused" and validate:  # its scale 1/σ²: math takes σ -> 0 in its limit
-        smin = float(sig.detach().amin()) if isinstance(sig, Tensor) else sig
-        if not math.isfinite(1.0 / smin / smin if smin > 0 else math.inf):
-            raise ValueError(f"backend='fused' cannot take sigma={smin:g}: 1/sigma² overflows; "
+    elif backend == "fused" and not isinstance(sig, Tensor):  # its scale 1/σ² (a float σ: no
+        if not math.isfinite(1.0 / sig / sig):  # device read); math takes σ -> 0 in its limit
+            raise ValueError(f"backend='fused' cannot take sigma={sig:g}: 1/sigma² overflows; "
                              "use backend='math' or 'auto' (the nearest-key limit)")  # fmt: skip
     L, S = q.shape[-2], k.shape[-2]
     window = structure["window"]
