@@ -978,3 +978,17 @@ def test_a_state_holding_inf_is_refused_as_x_is():
         f.filter(x, zi=bad)
     with pytest.raises(ValueError, match="state contains inf"):  # the fast path too
         f.step(x[0], bad)
+
+
+def test_projection_filter_names_a_non_integer_axis_and_inf_state_times():
+    x = np.sin(np.arange(40) / 3.0)
+    with pytest.raises(TypeError, match="axis must be an integer, got 1.0"):
+        projection_filter(np.stack([x, x]), window=3, sigma=0.5, axis=1.0)
+    with pytest.raises(TypeError, match="channel_axis must be an integer"):
+        projection_filter(np.stack([x, x]), window=3, sigma=0.5, axis=1, channel_axis=0.0)
+    t = np.arange(40.0)
+    empty = (np.full(3, np.nan), np.full(2, np.nan))
+    _, (hist, times) = projection_filter(x, window=3, sigma=0.5, tau=1.0, timestamps=t, zi=empty)
+    with pytest.raises(ValueError, match="zi times contain inf"):
+        projection_filter(x, window=3, sigma=0.5, tau=1.0, timestamps=t + 40,
+                          zi=(hist, np.r_[times[:-1], -np.inf]))  # fmt: skip

@@ -242,3 +242,10 @@ def test_blocks_train_and_respect_padding():
     torch.testing.assert_close(
         dec(x, mem, memory_key_padding_mask=pad)[0], dec(x, mem2, memory_key_padding_mask=pad)[0]
     )
+
+
+@pytest.mark.parametrize("sigma", ["a", None, [1.0, [2.0]]])
+def test_a_sigma_that_is_no_number_is_refused_naming_it(sigma):
+    # it was torch's "new(): invalid data type 'str'"
+    with pytest.raises(TypeError, match="sigma must be a float or one float per head"):
+        ProjectionMultiheadAttention(8, 2, sigma=sigma)

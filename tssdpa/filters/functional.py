@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import warnings
 
 import numpy as np
@@ -129,6 +130,11 @@ def projection_filter(
         raise TypeError(f"x must be a real numeric array, got dtype {x.dtype}")
     if x.ndim == 0:
         raise ValueError("x must have at least one dimension")
+    for name, value in (("axis", axis), ("channel_axis", channel_axis)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, numbers.Integral)
+        ):
+            raise TypeError(f"{name} must be an integer, got {value!r}")
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"axis {axis} is out of range for x with {x.ndim} dimension(s)")
     axis = axis % x.ndim
@@ -206,6 +212,8 @@ def projection_filter(
             zi_times = np.asarray(zi_times, dtype=np.float64)
             if zi_times.shape != (H,):
                 raise ValueError(f"zi times have shape {zi_times.shape}, expected ({H},)")
+            if np.isinf(zi_times).any():  # as the filter's own state: NaN marks "no sample"
+                raise ValueError("zi times contain inf; use NaN for a slot without a sample")
             hist_times = zi_times
 
     out = np.empty((T, C, B), dtype=np.float64)

@@ -22,7 +22,10 @@ from tssdpa.ops.structure import check_param, combine_mask, time_structure
 
 def _per_head(name: str, x, num_heads: int, *, upper: float | None = None) -> Tensor:
     """A float or per-head sequence/tensor as a float32 tensor (H,), validated."""
-    t = torch.as_tensor(x, dtype=torch.float32).reshape(-1)
+    try:
+        t = torch.as_tensor(x, dtype=torch.float32).reshape(-1)
+    except (TypeError, ValueError, RuntimeError):  # a str, None, a ragged list
+        raise TypeError(f"{name} must be a float or one float per head, got {x!r}") from None
     if t.numel() == 1:
         t = t.expand(num_heads).clone()
     if t.numel() != num_heads:
