@@ -992,3 +992,21 @@ def test_projection_filter_names_a_non_integer_axis_and_inf_state_times():
     with pytest.raises(ValueError, match="zi times contain inf"):
         projection_filter(x, window=3, sigma=0.5, tau=1.0, timestamps=t + 40,
                           zi=(hist, np.r_[times[:-1], -np.inf]))  # fmt: skip
+
+
+def test_random_features_whose_weights_all_underflow_are_refused_naming_sigma():
+    f = ProjectionFilter(window=5, sigma=1e-15, recurrent="features", decay=0.9, random_state=0)
+    with pytest.raises(ValueError, match="every feature weight underflowed at sigma=1e-15"):
+        f.filter(np.sin(np.arange(100) / 5))
+
+
+def test_step_refuses_inf_in_a_timed_state_or_timestamp():
+    f = ProjectionFilter(sigma=1.0, window=3, embedding=1, tau=1.0)
+    state = f.initial_state()
+    for t in range(3):
+        _, state = f.step(float(t), state, timestamp=float(t))
+    samples, times = state
+    with pytest.raises(ValueError, match="state's times contains inf"):
+        f.step(3.0, (samples, np.r_[-np.inf, times[1:]]), timestamp=3.0)
+    with pytest.raises(ValueError, match="timestamp must be finite"):
+        f.step(3.0, state, timestamp=np.inf)

@@ -109,3 +109,27 @@ def test_an_empty_batch_or_sequence_gives_an_empty_result_of_the_right_shape(bac
         torch.randn(2, 0, 3), torch.randn(2, 5, 3), sigma=s, backend=backend
     ).sum().backward()
     assert s.grad == 0
+
+
+@pytest.mark.parametrize("backend", ["auto", "fused", "math"])
+def test_a_float32_width_the_dtype_cannot_hold_is_refused_naming_it(backend):
+    # it rounded to 0 in float32 and the output was NaN; the fused scale 1/sigma**2 overflows
+    # float32 far sooner, where math and auto still give the limit
+    q = torch.randn(1, 5, 2, generator=torch.Generator().manual_seed(0))
+    with pytest.raises(ValueError, match="sigma=1e-160 is below what torch.float32 holds"):
+        projection_sdpa(q, q, sigma=1e-160, backend=backend)
+    if backend == "fused":
+        with pytest.raises(ValueError, match="1/sigma² overflows torch.float32"):
+            projection_sdpa(q, q, sigma=1e-30, backend=backend)
+    else:
+        torch.testing.assert_close(projection_sdpa(q, q, sigma=1e-30, backend=backend), q)
+
+
+def test_an_empty_call_is_zero_even_with_a_non_finite_tracked_width():
+    # 0.0 * sum(inputs) was NaN where a tracked input summed to inf
+    s = torch.tensor(float("inf"), requires_grad=True)
+    out = projection_sdpa(torch.randn(1, 2, 3), torch.randn(1, 0, 3), torch.randn(1, 0, 2),
+                          sigma=s, validate=False)  # fmt: skip
+    assert (out == 0).all()
+    out.sum().backward()
+    assert s.grad == 0

@@ -187,6 +187,8 @@ def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
         )
     _no_inf(s, "sample")
     _no_inf(hist, "state")
+    if isinstance(state, tuple) and len(state) > 1:  # (samples, times): NaN marks no sample
+        _no_inf(np.asarray(state[1], dtype=np.float64), "state's times")
     return s, hist
 
 

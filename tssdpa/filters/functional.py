@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import numbers
+import operator
 import warnings
 
 import numpy as np
@@ -130,11 +130,8 @@ def projection_filter(
         raise TypeError(f"x must be a real numeric array, got dtype {x.dtype}")
     if x.ndim == 0:
         raise ValueError("x must have at least one dimension")
-    for name, value in (("axis", axis), ("channel_axis", channel_axis)):
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, numbers.Integral)
-        ):
-            raise TypeError(f"{name} must be an integer, got {value!r}")
+    axis = _integer(axis, "axis")
+    channel_axis = None if channel_axis is None else _integer(channel_axis, "channel_axis")
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"axis {axis} is out of range for x with {x.ndim} dimension(s)")
     axis = axis % x.ndim
@@ -240,3 +237,13 @@ def projection_filter(
         zfm = np.moveaxis(zfm, 1, ch_m)
     zfm = np.moveaxis(zfm, 0, axis)
     return (y, (zfm, zf_times)) if use_times else (y, zfm)
+
+
+def _integer(value, name: str) -> int:
+    """An int, numpy integer or 0-d integer array as an int; ``TypeError`` naming it else."""
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer, got {value!r}") from None

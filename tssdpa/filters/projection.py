@@ -410,6 +410,10 @@ class ProjectionFilter(
                 check_not_all_missing(x2, complete=args["embedding"])
             y, zf = feature_filter(x2, self._state_units(state, False), times=times, **args)
             if zi is None:
+                if np.isnan(y).all():  # complete patterns, but every feature weight underflowed
+                    raise ValueError(f"recurrent='features': every feature weight underflowed "
+                                     f"at sigma={args['sigma']:g}; give a wider sigma or the "
+                                     "exact kernel (recurrent=None)")  # fmt: skip
                 return restore(units(fill_backward(y)), meta)
             return restore(units(y), meta), self._state_units(zf, True)
         if not self.causal and zi is not None:

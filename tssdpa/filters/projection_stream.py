@@ -77,6 +77,8 @@ class Streaming:
             )
         if timestamp is not None:  # a number (seconds) or a datetime of any resolution
             timestamp = float(to_seconds([timestamp], "timestamp")[0])
+            if not np.isfinite(timestamp):
+                raise ValueError(f"timestamp must be finite, got {timestamp!r}")
         scalar = s.ndim == 0
         s = s.reshape(1, -1)
         check_float32_range(s, self.dtype, "sample")

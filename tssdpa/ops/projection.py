@@ -163,6 +163,10 @@ def _prepare(query, key, value, sigma, attn_mask, structure, dropout_p, backend,
     batch = check_qkv(query, key, value)
     L, S = query.shape[-2], key.shape[-2]
     sigma = check_param("sigma", sigma, check_values=validate)
+    tiny = torch.finfo(_compute_dtype(query.dtype)).tiny if query.is_floating_point() else 0.0
+    if not isinstance(sigma, Tensor) and sigma < tiny:  # it would round to 0 in that dtype
+        raise ValueError(f"sigma={sigma:g} is below what {_compute_dtype(query.dtype)} holds "
+                         f"({tiny:.3g}): compute in float64 or rescale the data")  # fmt: skip
     per_row = check_sigma_shape(sigma, batch, query.dim(), L)
     window, decay, tau, timestamps = check_structure(
         structure["window"],
@@ -368,8 +372,8 @@ def projection_sdpa(
         out = q.new_zeros(*q.shape[:-1], v.shape[-1])  # row is zeros (q holds the batch)
         inputs = [q, k, v, sig, structure["decay"], structure["tau"]]
         inputs = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
-        if inputs:  # zero gradients, not none
-            out = out + 0.0 * sum(x.sum() for x in inputs)
+        if inputs:  # zero gradients, not none (sums of empty slices: exactly 0, never NaN)
+            out = out + sum(x.reshape(-1)[:0].sum() for x in inputs)
         return out.to(query.dtype)
     scale = _scan_values(q, k, v, fused=backend != "math") if validate else None
     if scale is not None:
@@ -381,9 +385,10 @@ def projection_sdpa(
         exact = _fused_logit_error(q - c, k - c, sig) <= FUSED_MAX_LOGIT_ERROR
         backend = "fused" if exact else "math"
     elif backend == "fused" and not isinstance(sig, Tensor):  # its scale 1/σ² (a float σ: no
-        if not math.isfinite(1.0 / sig / sig):  # device read); math takes σ -> 0 in its limit
-            raise ValueError(f"backend='fused' cannot take sigma={sig:g}: 1/sigma² overflows; "
-                             "use backend='math' or 'auto' (the nearest-key limit)")  # fmt: skip
+        if not 1.0 / sig / sig <= torch.finfo(q.dtype).max:  # device read); math takes σ -> 0
+            raise ValueError(f"backend='fused' cannot take sigma={sig:g}: 1/sigma² overflows "
+                             f"{q.dtype}; use backend='math' or 'auto' (the nearest-key "
+                             "limit)")  # fmt: skip
     L, S = q.shape[-2], k.shape[-2]
     window = structure["window"]
     decayed = structure["decay"] is not None or structure["tau"] is not None

@@ -31,6 +31,7 @@ def check_not_all_missing(x2: np.ndarray, name: str = "x", complete: int = 0) ->
     if np.isnan(x2).all():
         raise ValueError(f"{name} is all NaN: nothing to filter")
     known = ~np.isnan(x2)
+    complete = int(complete)  # True: one complete sample
     if complete:
         rows = known.all(axis=1).astype(np.int64)
         run = (
