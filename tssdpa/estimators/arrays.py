@@ -22,6 +22,7 @@ __all__ = [
     "ArrayMeta",
     "as_2d",
     "check_float32_range",
+    "check_no_inf",
     "check_state",
     "is_tensor",
     "peak_magnitudes",
@@ -185,10 +186,10 @@ def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
         raise TypeError(
             f"state must be what initial_state() or step() returned, got {type(state).__name__}"
         )
-    _no_inf(s, "sample")
-    _no_inf(hist, "state")
+    check_no_inf(s, "sample")
+    check_no_inf(hist, "state")
     if isinstance(state, tuple) and len(state) > 1:  # (samples, times): NaN marks no sample
-        _no_inf(np.asarray(state[1], dtype=np.float64), "state's times")
+        check_no_inf(np.asarray(state[1], dtype=np.float64), "state's times")
     return s, hist
 
 
@@ -208,7 +209,7 @@ def check_state(zi, ref):
                 a = np.broadcast_to(a, r.shape).copy()  # empty: sized by the first chunk
             if a.shape != r.shape:
                 raise ValueError(f"zi[{k}] has shape {a.shape}, expected {r.shape}")
-            out.append(_no_inf(a, f"zi[{k}]"))
+            out.append(check_no_inf(a, f"zi[{k}]"))
         return tuple(out)
     a = np.asarray(zi, dtype=np.float64)
     if a.ndim == 1 and (ref.shape[1] == 1 or np.isnan(a).all()):
@@ -217,10 +218,10 @@ def check_state(zi, ref):
         a = np.broadcast_to(a, ref.shape).copy()  # an empty state holds no channel data
     if a.shape != ref.shape:
         raise ValueError(f"zi has shape {a.shape}, expected {ref.shape}")
-    return _no_inf(a, "zi")
+    return check_no_inf(a, "zi")
 
 
-def _no_inf(a: np.ndarray, name: str) -> np.ndarray:
+def check_no_inf(a: np.ndarray, name: str) -> np.ndarray:
     """``a``, or ``ValueError`` naming it where it holds inf (a state marks none by NaN, as
     every input does: projection_filter passed an inf history entry on as inf outputs)."""
     if np.isinf(a).any():

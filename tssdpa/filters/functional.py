@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from tssdpa.estimators.arrays import check_float32_range
+from tssdpa.estimators.arrays import check_float32_range, check_no_inf
 from tssdpa.signal.lagfilter import check_sample_times, resolve_spec, run_causal, run_offline
 from tssdpa.signal.missing import check_not_all_missing
 
@@ -163,8 +163,7 @@ def projection_filter(
     T = x.shape[axis]
     if T == 0:
         raise ValueError("x is empty along the time axis")
-    if np.isinf(x).any():  # as every estimator: NaN marks a missing sample, inf is refused
-        raise ValueError("x contains inf; use NaN to mark missing samples")
+    check_no_inf(x, "x")  # as every estimator: NaN marks a missing sample, inf is refused
     check_float32_range(np.reshape(np.moveaxis(x, axis, 0), (T, -1)), spec.dtype, "x")
     times = check_sample_times(timestamps, T, min_step=min_step) if use_times else None
     if not causal and zi is not None:
@@ -194,9 +193,7 @@ def projection_filter(
         zi_vals, zi_times = zi if use_times and isinstance(zi, tuple) else (zi, None)
         if use_times and zi_times is None:
             raise ValueError("with timestamps, zi must be a pair (samples, times)")
-        zi_vals = np.asarray(zi_vals, dtype=np.float64)
-        if np.isinf(zi_vals).any():  # as x: NaN marks a missing sample, inf is refused
-            raise ValueError("zi contains inf; use NaN to mark missing samples")
+        zi_vals = check_no_inf(np.asarray(zi_vals, dtype=np.float64), "zi")
         expected = list(x.shape)
         expected[axis] = S
         if zi_vals.shape != tuple(expected):

@@ -398,7 +398,7 @@ class ProjectionFilter(
         check_float32_range(x2, self.dtype, "x")
         times = self._times(meta, timestamps, x2.shape[0])
         if zi is None:
-            check_not_all_missing(x2, complete=int(self.recurrent == "features"))
+            check_not_all_missing(x2)  # random features check whole patterns below
             if getattr(self, "channel_models_", None) and not self.causal:
                 return restore(channels.filter_by_channel(self, x2, times), meta)
         C = x2.shape[1]

@@ -123,7 +123,8 @@ def attend_lags(
         raise IndexError("key range outside the padded table (internal error)")
     lags = np.arange(lag_max, lag_min - 1, -1)  # window position k <-> lag lags[k]; keys ascend
     n_lags = lags.size
-    inv2s2s = [dtype.type(0.5 / float(s) / float(s)) for s, _ in configs]  # 1e300: 0, not
+    # 0.5/s/s, not 0.5/s**2: a width of 1e300 gives 0 (uniform) where its square overflowed
+    inv2s2s = [dtype.type(0.5 / float(s) / float(s)) for s, _ in configs]
     decay_term = decay_logits(lags, decay, dtype, decay_origin)
     self_pos = None
     if exclude_self and lag_min <= 0 <= lag_max:
