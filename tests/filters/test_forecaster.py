@@ -306,6 +306,35 @@ def test_the_linear_model_reaches_a_dependence_further_back_than_48_samples():
     assert int(short["embedding"].max()) <= 90
 
 
+def test_the_long_linear_patterns_are_left_out_only_where_the_linear_model_is_far_behind(
+    monkeypatch,
+):
+    chaotic, linear = logistic_map(600), ar2(600, seed=3)
+    # the logistic map: neighbour models are exact, the linear model 100x worse at best
+    assert ProjectionForecaster(horizon=1).fit(chaotic).cv_results_["embedding"].max() <= 10
+    assert ProjectionForecaster(horizon=1).fit(linear).cv_results_["embedding"].max() > 10
+    monkeypatch.setattr(analogue_selection, "LINEAR_FAR_BEHIND", np.inf)  # the rule off
+    assert ProjectionForecaster(horizon=1).fit(chaotic).cv_results_["embedding"].max() > 10
+
+
+def test_the_linear_model_is_far_behind_only_where_it_is_at_every_anchor():
+    from tssdpa.filters.analogue_selection import _Scores
+    from tssdpa.filters.analogues import Structure
+
+    scores = _Scores([1, 2], "leave-one-out")
+    assert not scores.linear_far_behind(100.0)  # nothing scored yet
+    lin = Structure(3, 1, 0, None, None, "linear", 1e-3)
+    near = Structure(3, 1, 8, 0.5, None, "local_linear", 1e-3)
+    scores.record(lin, np.array([[1.0, 1.0]]))
+    scores.record(near, np.array([[1e-3, 0.5]]))  # 1000x better at anchor 1, 2x at anchor 2
+    assert not scores.linear_far_behind(100.0)
+    scores.record(near, np.array([[1e-3, 1e-3]]))
+    assert scores.linear_far_behind(100.0) and not scores.linear_far_behind(1e4)
+    no_linear = _Scores([1], "leave-one-out")
+    no_linear.record(near, np.array([[1.0]]))
+    assert no_linear.linear_far_behind(100.0)  # no linear score: behind
+
+
 def test_a_longer_candidate_drops_early_queries_but_does_not_move_the_others(monkeypatch):
     y = ar2(2000, seed=4)[:, None]
     base = {"embedding": [1, 2, 3], "delay": [1], "n_neighbors": lambda D: [8],

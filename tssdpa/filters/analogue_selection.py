@@ -40,6 +40,11 @@ _LINEAR_MODELS = ("linear", "recursive_linear")
 #: ``holdout="auto"``: score forward on the last DRIFT_HOLDOUT of the series where the spread
 #: of that part differs from the rest's by more than a factor DRIFT_RATIO
 DRIFT_HOLDOUT, DRIFT_RATIO = 0.25, 2.0
+#: the long linear patterns are not scored where, at every anchor, the linear models of the
+#: neighbour embeddings are more than LINEAR_FAR_BEHIND times the best error: a longer
+#: pattern improved the linear model's error by at most 7.5x over the development fits
+#: (``experiments/long_linear_gain.py``), so it could not come near the best there
+LINEAR_FAR_BEHIND = 100.0
 
 
 def _spread(v: np.ndarray) -> np.ndarray:
@@ -80,7 +85,8 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, both
     the embedding's dimension D), ``width`` (a list of ``("bandwidth", s)`` or
     ``("sigma", s)``), ``model``, ``ridge`` (relative ridges of the linear parts), and
     ``linear_embedding`` (longer embeddings tried for the linear model alone, which is
-    cheap), ``linear_ladder`` (longer still, in order, until two in a row improve no score).
+    cheap), ``linear_ladder`` (longer still, in order, until two in a row improve no score); both
+    are left out where the linear models are far behind the best (LINEAR_FAR_BEHIND).
     Every candidate is scored on the same query times, so candidates are compared on paired
     errors. Returns ``(best {anchor: Structure}, rows of cv results, contenders)``; each row
     names its ``scoring``.
@@ -157,6 +163,8 @@ def _score_all(z, anchors, candidates, max_queries, holdout) -> _Scores:
     lin_only = [
         E for E in lin_only if E > max(candidates["embedding"]) and E + max(anchors) < T - 1
     ]
+    if scores.linear_far_behind(LINEAR_FAR_BEHIND):
+        lin_only = []
 
     def linear_errors(E):
         data = _data(z, E, 1, anchors, candidates["ridge"], cut)
@@ -226,6 +234,13 @@ class _Scores:
         better = scored < self.best
         self.best = np.where(better, mse, self.best)
         return bool(better.any())
+
+    def linear_far_behind(self, factor: float) -> bool:
+        """True where at every anchor the best global linear model's error is more than
+        ``factor`` times the best error (a linear model without a score counts as behind)."""
+        linear = [m for s, m in zip(self.structures, self.mses) if s.model in _LINEAR_MODELS]
+        best_linear = np.min(linear, axis=0) if linear else np.full(len(self.anchors), np.inf)
+        return bool(np.all(best_linear > factor * self.best))
 
     def record_all(self, errors) -> bool:
         """:meth:`record` each (structure, squared errors[, their mean]) in turn; True if any
