@@ -141,6 +141,12 @@ def test_learned_filter_rejects_other_channels_and_bad_state(fitted_filter):
         f.filter(noisy[:, :1])
     with pytest.raises(ValueError, match="zi"):
         f.filter(noisy, zi=np.zeros((2, 2)))
+    state = f.initial_state()
+    state[-1, 0] = np.inf  # NaN marks a missing sample; inf was passed on as inf outputs
+    with pytest.raises(ValueError, match="zi contains inf"):
+        f.filter(noisy, zi=state)
+    with pytest.raises(ValueError, match="zi contains inf"):
+        f.step(noisy[0], state)
     with pytest.raises(ValueError, match="fit"):
         LearnedProjectionFilter().filter(noisy)
 

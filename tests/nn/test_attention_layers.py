@@ -249,3 +249,39 @@ def test_a_sigma_that_is_no_number_is_refused_naming_it(sigma):
     # it was torch's "new(): invalid data type 'str'"
     with pytest.raises(TypeError, match="sigma must be a float or one float per head"):
         ProjectionMultiheadAttention(8, 2, sigma=sigma)
+
+
+def test_keys_and_values_of_different_lengths_or_batches_are_refused_naming_them():
+    m = ProjectionMultiheadAttention(8, 2, batch_first=True)
+    x = torch.randn(2, 5, 8)
+    with pytest.raises(ValueError, match="key and value must have the same length"):
+        m(x, x, torch.randn(2, 4, 8))
+    with pytest.raises(ValueError, match="key and value must have the same length"):
+        m(x, x, torch.randn(1, 5, 8))
+    with pytest.raises(ValueError, match="query and key must have the same batch size"):
+        m(x, torch.randn(3, 5, 8), torch.randn(3, 5, 8))
+    seq_first = ProjectionMultiheadAttention(8, 2)  # (L, B, E): the batch is axis 1
+    with pytest.raises(ValueError, match="axis 1"):
+        seq_first(torch.randn(5, 2, 8), torch.randn(5, 3, 8), torch.randn(5, 3, 8))
+    y, _ = m(x, torch.randn(2, 7, 8), torch.randn(2, 7, 8))  # keys longer than the queries
+    assert y.shape == (2, 5, 8)
+
+
+@pytest.mark.parametrize("learn", [False, True])
+def test_the_kernel_parameters_take_the_layer_dtype(learn):
+    kw = dict(sigma=0.3, tau=2.0, learn_sigma=learn, learn_decay=learn, dtype=torch.float64)
+    m = ProjectionMultiheadAttention(8, 2, batch_first=True, **kw)
+    assert m.kernel_sigma().dtype == m.kernel_decay().dtype == torch.float64
+    assert m.kernel_sigma()[0].item() == pytest.approx(0.3, rel=1e-15)  # not via float32
+    x = torch.randn(2, 5, 8, dtype=torch.float64)
+    y, _ = m(x, x, x, timestamps=torch.arange(5.0, dtype=torch.float64).expand(2, 5))
+    assert y.dtype == torch.float64
+    decay = ProjectionMultiheadAttention(8, 2, decay=0.9, learn_decay=learn, dtype=torch.float64)
+    assert decay.kernel_decay().dtype == torch.float64
+
+
+def test_a_kernel_parameter_outside_the_dtype_range_is_refused_naming_it():
+    with pytest.raises(ValueError, match="sigma .* out of the range of dtype torch.float16"):
+        ProjectionMultiheadAttention(8, 2, sigma=1e-9, dtype=torch.float16)
+    with pytest.raises(ValueError, match="tau .* out of the range of dtype torch.float32"):
+        ProjectionMultiheadAttention(8, 2, tau=1e50)

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from tssdpa.checks import check_choice, check_int, check_number, check_positive
-from tssdpa.estimators.arrays import as_2d, restore
+from tssdpa.estimators.arrays import as_2d, check_no_inf, restore
 from tssdpa.estimators.base import Denoiser, Forecaster, check_fit_input
 from tssdpa.estimators.persistence import check_context
 from tssdpa.estimators.selection import time_split
@@ -177,6 +177,7 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
             zi = np.asarray(zi, dtype=np.float64)
             if zi.shape != (H, self.n_channels_):
                 raise ValueError(f"zi has shape {zi.shape}, expected {(H, self.n_channels_)}")
+            check_no_inf(zi, "zi")
             hist_z = (zi - self.mean_) / self.scale_
         z = (a - self.mean_) / self.scale_
         y = self._apply(z, hist_z) * self.scale_ + self.mean_

@@ -20,10 +20,11 @@ from tssdpa.ops.reference import masked_softmax
 from tssdpa.ops.structure import check_param, combine_mask, time_structure
 
 
-def _per_head(name: str, x, num_heads: int, *, upper: float | None = None) -> Tensor:
-    """A float or per-head sequence/tensor as a float32 tensor (H,), validated."""
+def _per_head(name: str, x, num_heads: int, dtype, *, upper: float | None = None) -> Tensor:
+    """A float or per-head sequence/tensor as a ``dtype`` tensor (H,), validated (also after
+    the cast: a value outside a half type's range becomes 0 or inf, which is refused)."""
     try:
-        t = torch.as_tensor(x, dtype=torch.float32).reshape(-1)
+        t = torch.as_tensor(x, dtype=torch.float64).reshape(-1)
     except (TypeError, ValueError, RuntimeError):  # a str, None, a ragged list
         raise TypeError(f"{name} must be a float or one float per head, got {x!r}") from None
     if t.numel() == 1:
@@ -31,7 +32,11 @@ def _per_head(name: str, x, num_heads: int, *, upper: float | None = None) -> Te
     if t.numel() != num_heads:
         raise ValueError(f"{name} must be a float or have one value per head ({num_heads})")
     check_param(name, t, upper=upper)
-    return t
+    try:
+        check_param(name, t.to(dtype), upper=upper)
+    except ValueError:
+        raise ValueError(f"{name} {t.tolist()} is out of the range of dtype {dtype}") from None
+    return t.to(dtype)
 
 
 class ProjectionMultiheadAttention(nn.Module):
@@ -112,6 +117,11 @@ class ProjectionMultiheadAttention(nn.Module):
     ) -> None:
         super().__init__()
         fk = {"device": device, "dtype": dtype}
+        # the kernel's parameters in the module's dtype, as its weights (torch's default)
+        kernel = {
+            "device": device,
+            "dtype": dtype if dtype is not None else torch.get_default_dtype(),
+        }
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"embed_dim and num_heads must be > 0, got {embed_dim}, {num_heads}")
         if head_dim is None:
@@ -173,28 +183,28 @@ class ProjectionMultiheadAttention(nn.Module):
         # Kernel and time-structure parameters: buffers when fixed (not in state_dict, so a
         # torch nn.MultiheadAttention state_dict loads), parameters when learned.
         self.learn_sigma, self.learn_decay = learn_sigma, learn_decay
-        s = _per_head("sigma", sigma, num_heads)
+        s = _per_head("sigma", sigma, num_heads, kernel["dtype"])
         if learn_sigma:
-            self.log_sigma = nn.Parameter(s.log().to(device))
+            self.log_sigma = nn.Parameter(s.log().to(**kernel))
         else:
-            self.register_buffer("sigma", s.to(device), persistent=False)
+            self.register_buffer("sigma", s.to(**kernel), persistent=False)
         self.decay_kind = (
             None if decay is None and tau is None else ("tau" if tau is not None else "decay")
         )
         if decay is not None:
-            g = _per_head("decay", decay, num_heads, upper=1.0)
+            g = _per_head("decay", decay, num_heads, kernel["dtype"], upper=1.0)
             if learn_decay:
                 if bool((g >= 1).any()):
                     raise ValueError("a learned decay must start below 1 (sigmoid parametrisation)")
-                self.decay_logit = nn.Parameter(torch.logit(g).to(device))
+                self.decay_logit = nn.Parameter(torch.logit(g).to(**kernel))
             else:
-                self.register_buffer("decay", g.to(device), persistent=False)
+                self.register_buffer("decay", g.to(**kernel), persistent=False)
         elif tau is not None:
-            t = _per_head("tau", tau, num_heads)
+            t = _per_head("tau", tau, num_heads, kernel["dtype"])
             if learn_decay:
-                self.log_tau = nn.Parameter(t.log().to(device))
+                self.log_tau = nn.Parameter(t.log().to(**kernel))
             else:
-                self.register_buffer("tau", t.to(device), persistent=False)
+                self.register_buffer("tau", t.to(**kernel), persistent=False)
         self._reset_parameters()
 
     def _reset_parameters(self) -> None:
@@ -309,6 +319,17 @@ class ProjectionMultiheadAttention(nn.Module):
             raise ValueError(
                 f"key/value last dims must be kdim={self.kdim}, vdim={self.vdim}, got "
                 f"{key.shape[-1]}, {value.shape[-1]}"
+            )
+        if key.shape[:-1] != value.shape[:-1]:  # one value per key
+            raise ValueError(
+                "key and value must have the same length and batch size, got "
+                f"{tuple(key.shape)}, {tuple(value.shape)}"
+            )
+        batch_axis = 0 if self.batch_first else 1
+        if batched and query.shape[batch_axis] != key.shape[batch_axis]:
+            raise ValueError(
+                f"query and key must have the same batch size (axis {batch_axis}, "
+                f"batch_first={self.batch_first}), got {tuple(query.shape)}, {tuple(key.shape)}"
             )
         if not batched:
             query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
