@@ -520,6 +520,12 @@ def test_a_tampered_saved_setting_is_refused_on_load_even_under_a_mixture(
         ({"sigma": [1.0, -1.0]}, ValueError, "sigma must be a number > 0"),
         ({"window": []}, ValueError, "window is an empty list of candidates"),
         ({"degree": ()}, ValueError, "degree is an empty list of candidates"),
+        # there is no "auto" decay: it was a KeyError from the search
+        ({"decay": "auto"}, TypeError, "decay must be a number, got str 'auto'"),
+        ({"decay": [0.9, 1.5]}, ValueError, "decay must be in \\(0, 1\\]"),
+        # random features need an infinite memory: the fit succeeded, then filter refused
+        ({"recurrent": "features"}, ValueError, "recurrent='features' needs decay or tau"),
+        ({"recurrent": "features", "decay": [0.9, None]}, ValueError, "must not hold None"),
     ],
 )
 def test_bad_candidate_lists_are_refused_at_fit_naming_the_setting(kw, exc, message):

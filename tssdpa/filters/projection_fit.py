@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from tssdpa.checks import SIGMA_FLOOR, check_sigma
+from tssdpa.checks import SIGMA_FLOOR, check_decay, check_sigma
 from tssdpa.estimators.input_notes import HeldReadingsWarning, tell
 from tssdpa.estimators.noise_tails import tail_weights
 from tssdpa.estimators.parallel import parallel_map
@@ -155,9 +155,18 @@ def _candidates_of(name: str, value, causal: bool, n: int) -> list:
 
 def check_candidate_lists(filt) -> None:
     """The settings of ``filt`` given as candidate lists: none empty, every degree an int in
-    0 .. MAX_DEGREE, every sigma > 0 (inf: the uniform kernel); and its ``noise_level``.
-    Windows, embeddings and decays are checked where the search builds their specs."""
+    0 .. MAX_DEGREE, every sigma > 0 (inf: the uniform kernel), every decay in (0, 1] or None
+    (there is no ``"auto"`` decay); and its ``noise_level``. Windows and embeddings are
+    checked where the search builds their specs. Random features need an infinite memory: a
+    decay (every candidate) or ``tau``, refused here rather than by the fitted filter."""
     check_no_empty_list(filt, ("window", "embedding", "degree", "decay", "sigma"))
+    decays = candidates(filt.decay)
+    for d in decays:
+        if d is not None:
+            check_decay(d)
+    if filt.recurrent == "features" and filt.tau is None and None in decays:
+        raise ValueError("recurrent='features' needs decay or tau (an infinite-memory filter); "
+                         "a list of decays must not hold None")  # fmt: skip
     if not (isinstance(filt.degree, str) and filt.degree == AUTO):
         for d in candidates(filt.degree):
             check_degree(d)
