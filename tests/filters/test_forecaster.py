@@ -313,6 +313,12 @@ def test_the_long_linear_patterns_are_left_out_only_where_the_linear_model_is_fa
     # the logistic map: neighbour models are exact, the linear model 100x worse at best
     assert ProjectionForecaster(horizon=1).fit(chaotic).cv_results_["embedding"].max() <= 10
     assert ProjectionForecaster(horizon=1).fit(linear).cv_results_["embedding"].max() > 10
+    # a series that changed regime is scored both ways, and minimax pairs the candidates
+    # both scorings reached: one scoring leaving the long patterns out could move its pick
+    drifted = np.concatenate([chaotic[:450], 3.0 * chaotic[450:]])
+    cv = ProjectionForecaster(horizon=1).fit(drifted).cv_results_
+    assert set(cv["scoring"]) == {"leave-one-out", "forward"}
+    assert all(g["embedding"].max() > 10 for _, g in cv.groupby("scoring"))
     monkeypatch.setattr(analogue_selection, "LINEAR_FAR_BEHIND", np.inf)  # the rule off
     assert ProjectionForecaster(horizon=1).fit(chaotic).cv_results_["embedding"].max() > 10
 

@@ -147,6 +147,13 @@ def test_learned_filter_rejects_other_channels_and_bad_state(fitted_filter):
         f.filter(noisy, zi=state)
     with pytest.raises(ValueError, match="zi contains inf"):
         f.step(noisy[0], state)
+    state[-1, 0] = 1e39  # finite, but inf in the float32 network: NaN outputs, passed on in zf
+    with pytest.raises(ValueError, match="zi channel 0 lies more than"):
+        f.filter(noisy, zi=state)
+    far = noisy.copy()
+    far[5, 1] = 1e39
+    with pytest.raises(ValueError, match="x channel 1 lies more than"):
+        f.filter(far)
     with pytest.raises(ValueError, match="fit"):
         LearnedProjectionFilter().filter(noisy)
 
@@ -192,6 +199,10 @@ def test_learned_forecaster_interface(fitted_forecaster, tmp_path):
         fc.forecast(y, horizon=13)
     with pytest.raises(ValueError, match="channel"):
         fc.forecast(y[:, 0])
+    far = y.copy()
+    far[10, 1] = 1e39  # finite, but inf in the float32 network: NaN forecasts
+    with pytest.raises(ValueError, match="y channel 1 lies more than"):
+        fc.forecast(far, horizon=5)
 
 
 def test_learned_forecaster_multivariate_with_validation_series_and_bad_input():

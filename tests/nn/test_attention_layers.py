@@ -280,8 +280,20 @@ def test_the_kernel_parameters_take_the_layer_dtype(learn):
     assert decay.kernel_decay().dtype == torch.float64
 
 
+def test_a_half_precision_layer_keeps_its_kernel_parameters_in_float32():
+    # projection_sdpa computes half inputs in float32; in bfloat16 a decay of 0.999 was 1
+    for learn in (False, True):
+        m = ProjectionMultiheadAttention(
+            8, 2, sigma=1e-9, decay=0.999, learn_decay=learn, learn_sigma=learn,
+            dtype=torch.bfloat16,
+        )  # fmt: skip
+        assert m.kernel_sigma().dtype == m.kernel_decay().dtype == torch.float32
+        assert m.kernel_sigma()[0].item() == pytest.approx(1e-9, rel=1e-6)
+        assert m.kernel_decay()[0].item() == pytest.approx(0.999, rel=1e-6)
+
+
 def test_a_kernel_parameter_outside_the_dtype_range_is_refused_naming_it():
-    with pytest.raises(ValueError, match="sigma .* out of the range of dtype torch.float16"):
-        ProjectionMultiheadAttention(8, 2, sigma=1e-9, dtype=torch.float16)
     with pytest.raises(ValueError, match="tau .* out of the range of dtype torch.float32"):
         ProjectionMultiheadAttention(8, 2, tau=1e50)
+    with pytest.raises(ValueError, match="sigma .* out of the range of dtype torch.float32"):
+        ProjectionMultiheadAttention(8, 2, sigma=1e-50, dtype=torch.float16)

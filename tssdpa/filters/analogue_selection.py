@@ -86,7 +86,8 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, both
     ``("sigma", s)``), ``model``, ``ridge`` (relative ridges of the linear parts), and
     ``linear_embedding`` (longer embeddings tried for the linear model alone, which is
     cheap), ``linear_ladder`` (longer still, in order, until two in a row improve no score); both
-    are left out where the linear models are far behind the best (LINEAR_FAR_BEHIND).
+    are left out where the linear models are far behind the best (LINEAR_FAR_BEHIND), unless
+    the series is scored both ways.
     Every candidate is scored on the same query times, so candidates are compared on paired
     errors. Returns ``(best {anchor: Structure}, rows of cv results, contenders)``; each row
     names its ``scoring``.
@@ -105,8 +106,12 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, both
     otherwise.
     """
     anchors = anchor_horizons(horizon)
-    forward = _score_all(z, anchors, candidates, max_queries, holdout) if holdout else None
-    loo = _score_all(z, anchors, candidates, max_queries, None) if both or not holdout else None
+    # scored both ways, the minimax rule pairs the candidates both scorings reached: the long
+    # linear patterns are kept in both, as one scoring leaving them out would move the pick
+    prune = not (holdout and both)
+    forward = _score_all(z, anchors, candidates, max_queries, holdout, prune) if holdout else None
+    loo = (_score_all(z, anchors, candidates, max_queries, None, prune)
+           if both or not holdout else None)  # fmt: skip
     contenders = {}
     if forward is not None and loo is not None:
         chosen = {h: minimax_regret(i, loo, forward) for i, h in enumerate(anchors)}
@@ -127,9 +132,10 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, both
     return chosen, [row for x in (loo, forward) if x for row in x.rows], contenders
 
 
-def _score_all(z, anchors, candidates, max_queries, holdout) -> _Scores:
+def _score_all(z, anchors, candidates, max_queries, holdout, prune=True) -> _Scores:
     """Every candidate's per-query squared errors: leave-one-out (``holdout`` None) or
-    forward on the last ``holdout`` of ``z``."""
+    forward on the last ``holdout`` of ``z``; with ``prune``, none of the long linear patterns
+    where the linear models are far behind (LINEAR_FAR_BEHIND)."""
     T = len(z)
     delays = candidates["delay"]
     ladder, missed = list(candidates.get("linear_ladder", [])), 0
@@ -163,7 +169,7 @@ def _score_all(z, anchors, candidates, max_queries, holdout) -> _Scores:
     lin_only = [
         E for E in lin_only if E > max(candidates["embedding"]) and E + max(anchors) < T - 1
     ]
-    if scores.linear_far_behind(LINEAR_FAR_BEHIND):
+    if prune and scores.linear_far_behind(LINEAR_FAR_BEHIND):
         lin_only = []
 
     def linear_errors(E):
@@ -240,7 +246,8 @@ class _Scores:
         ``factor`` times the best error (a linear model without a score counts as behind)."""
         linear = [m for s, m in zip(self.structures, self.mses) if s.model in _LINEAR_MODELS]
         best_linear = np.min(linear, axis=0) if linear else np.full(len(self.anchors), np.inf)
-        return bool(np.all(best_linear > factor * self.best))
+        with np.errstate(invalid="ignore"):  # factor inf, best 0: NaN, never behind
+            return bool(np.all(best_linear > factor * self.best))
 
     def record_all(self, errors) -> bool:
         """:meth:`record` each (structure, squared errors[, their mean]) in turn; True if any

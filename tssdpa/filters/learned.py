@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from tssdpa.checks import check_choice, check_int, check_number, check_positive
-from tssdpa.estimators.arrays import as_2d, check_no_inf, restore
+from tssdpa.estimators.arrays import FLOAT32_MAGNITUDES, as_2d, check_no_inf, restore
 from tssdpa.estimators.base import Denoiser, Forecaster, check_fit_input
 from tssdpa.estimators.persistence import check_context
 from tssdpa.estimators.selection import time_split
@@ -33,6 +33,20 @@ __all__ = ["LINEAR_LR_SCALE", "LearnedProjectionFilter", "LearnedProjectionForec
 LINEAR_LR_SCALE = 0.01
 
 _RENAMED = {"seed": "random_state", "val_fraction": "holdout"}
+
+
+def _in_float32_reach(z: np.ndarray, name: str) -> np.ndarray:
+    """Standardised ``z``, or ``ValueError`` naming ``name`` where a value lies beyond
+    FLOAT32_MAGNITUDES[1] fitted standard deviations from the fitted mean: the network computes
+    in float32, where it (or its square) overflows to inf and the outputs turn NaN."""
+    with np.errstate(invalid="ignore"):
+        far = np.abs(z) > FLOAT32_MAGNITUDES[1]
+    if far.any():
+        c = int(np.argwhere(far)[0, 1])
+        raise ValueError(f"{name} channel {c} lies more than {FLOAT32_MAGNITUDES[1]:g} fitted "
+                         "standard deviations from the fitted mean, beyond what the float32 "
+                         "network computes on")  # fmt: skip
+    return z
 
 
 class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
@@ -178,8 +192,8 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
             if zi.shape != (H, self.n_channels_):
                 raise ValueError(f"zi has shape {zi.shape}, expected {(H, self.n_channels_)}")
             check_no_inf(zi, "zi")
-            hist_z = (zi - self.mean_) / self.scale_
-        z = (a - self.mean_) / self.scale_
+            hist_z = _in_float32_reach((zi - self.mean_) / self.scale_, "zi")
+        z = _in_float32_reach((a - self.mean_) / self.scale_, "x")
         y = self._apply(z, hist_z) * self.scale_ + self.mean_
         if zi is None:
             return restore(y, meta)
@@ -340,7 +354,7 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
         """(T, horizon, C) forecasts of the net from every window of ``a`` (NaN before the
         first full window)."""
         net = self.system_.net.eval()
-        z = np.nan_to_num((a - self.mean_) / self.scale_)  # missing -> the training mean
+        z = np.nan_to_num(_in_float32_reach((a - self.mean_) / self.scale_, "y"))  # NaN -> mean
         T, C = z.shape
         out = np.full((T, self.horizon, C), np.nan)
         Lb = self.lookback

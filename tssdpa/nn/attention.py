@@ -15,14 +15,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from tssdpa.ops.projection import projection_sdpa, projection_weights
+from tssdpa.ops.projection import _compute_dtype, projection_sdpa, projection_weights
 from tssdpa.ops.reference import masked_softmax
 from tssdpa.ops.structure import check_param, combine_mask, time_structure
 
 
 def _per_head(name: str, x, num_heads: int, dtype, *, upper: float | None = None) -> Tensor:
-    """A float or per-head sequence/tensor as a ``dtype`` tensor (H,), validated (also after
-    the cast: a value outside a half type's range becomes 0 or inf, which is refused)."""
+    """A float or per-head sequence/tensor as a float64 tensor (H,), validated, also as it
+    will be stored in ``dtype`` (a value beyond its range would become 0 or inf)."""
     try:
         t = torch.as_tensor(x, dtype=torch.float64).reshape(-1)
     except (TypeError, ValueError, RuntimeError):  # a str, None, a ragged list
@@ -36,7 +36,7 @@ def _per_head(name: str, x, num_heads: int, dtype, *, upper: float | None = None
         check_param(name, t.to(dtype), upper=upper)
     except ValueError:
         raise ValueError(f"{name} {t.tolist()} is out of the range of dtype {dtype}") from None
-    return t.to(dtype)
+    return t
 
 
 class ProjectionMultiheadAttention(nn.Module):
@@ -117,11 +117,10 @@ class ProjectionMultiheadAttention(nn.Module):
     ) -> None:
         super().__init__()
         fk = {"device": device, "dtype": dtype}
-        # the kernel's parameters in the module's dtype, as its weights (torch's default)
-        kernel = {
-            "device": device,
-            "dtype": dtype if dtype is not None else torch.get_default_dtype(),
-        }
+        # the kernel's parameters in the dtype the kernel computes in: the weights' (torch's
+        # default), float32 for half types (projection_sdpa computes those in float32; a
+        # decay of 0.999 in bfloat16 is 1). Their log / logit are taken in float64 first
+        kernel = {"device": device, "dtype": _compute_dtype(dtype or torch.get_default_dtype())}
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"embed_dim and num_heads must be > 0, got {embed_dim}, {num_heads}")
         if head_dim is None:
