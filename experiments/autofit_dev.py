@@ -122,7 +122,7 @@ def main(argv=None) -> int:
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run")
     r.add_argument("--seeds", nargs="+", type=int, default=[1, 2])
-    r.add_argument("--data-dir", default="../shared/datasets")
+    r.add_argument("--data-dir", default=None)
     r.add_argument("--out", required=True)
     r.add_argument(
         "--ours",

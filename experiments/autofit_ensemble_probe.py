@@ -104,7 +104,7 @@ def main(argv=None) -> None:
         action="store_true",
         help="the real development channels of autofit_heldout.py instead of the synthetic series",
     )
-    p.add_argument("--data-dir", default="../shared/datasets")
+    p.add_argument("--data-dir", default=None)
     args = p.parse_args(argv)
     if args.heldout:
         import autofit_heldout  # registers its channels in bench.SERIES

@@ -126,7 +126,7 @@ def main(argv=None) -> int:
     sub = p.add_subparsers(dest="command", required=True)
     for task in ("denoise", "forecast"):
         r = sub.add_parser(task)
-        r.add_argument("--data-dir", default="../shared/datasets")
+        r.add_argument("--data-dir", default=None)
         r.add_argument("--out", required=True)
         r.add_argument("--series", nargs="+", choices=sorted(HELDOUT))
         if task == "forecast":

@@ -30,7 +30,7 @@ from tssdpa.filters.analogues import anchor_horizons, nearest_anchor  # noqa: E4
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("cases", nargs="+", choices=list(md.CASES))
-    p.add_argument("--data-dir", default="../shared/datasets")
+    p.add_argument("--data-dir", default=None)
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")
     print("| case | h | validation: per channel / joint | test: per channel / joint |")

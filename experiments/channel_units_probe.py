@@ -147,7 +147,7 @@ def glitch(data_dir: str, seed: int) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data-dir", default="../shared/datasets")
+    p.add_argument("--data-dir", default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--glitch", action="store_true", help="the glitch probe only")
     args = p.parse_args(argv)

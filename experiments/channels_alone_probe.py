@@ -91,7 +91,7 @@ def adaptation(name, snr, noisy, clean) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data-dir", default="../shared/datasets")
+    p.add_argument("--data-dir", default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--adaptation", action="store_true", help="the adaptation's scores only")
     args = p.parse_args(argv)

@@ -126,7 +126,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--series", nargs="+", required=True, choices=sorted(bench.SERIES))
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--data-dir", default="../shared/datasets")
+    p.add_argument("--data-dir", default=None)
     args = p.parse_args(argv)
     cells = [(n, snr, args.seed, args.data_dir) for n in args.series for snr in bench.SNRS]
     logs = {lt: [] for lt in LOCAL}

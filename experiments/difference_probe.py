@@ -67,7 +67,7 @@ def _unit(args) -> list:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("run", help="a run of autofit_heldout.py forecast (its peers are reused)")
-    p.add_argument("--data-dir", default="../shared/datasets")
+    p.add_argument("--data-dir", default=None)
     p.add_argument("--out", required=True)
     args = p.parse_args(argv)
     rows = [json.loads(line) for line in Path(args.run).read_text().splitlines()]

@@ -70,7 +70,7 @@ def main(argv=None) -> int:
     p.add_argument("cells", choices=("dev", "bench"))
     p.add_argument("--k", type=int, default=5, help="structures averaged at most")
     p.add_argument("--slack", type=float, default=0.05, help="relative excess over the best")
-    p.add_argument("--data-dir", default="../shared/datasets")
+    p.add_argument("--data-dir", default=None)
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")
     held = autofit_heldout.HELDOUT

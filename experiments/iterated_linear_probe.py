@@ -33,7 +33,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("series", choices=sorted(bench.SERIES))
     p.add_argument("h", type=int)
-    p.add_argument("--data-dir", default="../shared/datasets")
+    p.add_argument("--data-dir", default=None)
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")
     z, sp = bench.split_series(args.series, 0, 2000, 3000, args.data_dir)

@@ -58,7 +58,7 @@ def adapted(x, y, divergence, noise, width, channels):
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data-dir", default="../shared/datasets")
+    p.add_argument("--data-dir", default=None)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")

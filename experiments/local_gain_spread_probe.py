@@ -31,7 +31,7 @@ from tssdpa.filters.projection_local import LOCAL_WIDTHS  # noqa: E402
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data-dir", default="../shared/datasets")
+    p.add_argument("--data-dir", default=None)
     p.add_argument("--series", default="imu_fusion_gz", choices=sorted(bench.SERIES))
     p.add_argument("--snr", type=float, default=0.0, choices=bench.SNRS)
     p.add_argument("--draws", type=int, default=12)

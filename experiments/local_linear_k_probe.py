@@ -33,7 +33,7 @@ def main(argv=None) -> int:
     p.add_argument("--embeddings", type=int, nargs="+", default=[6, 9])
     p.add_argument("--neighbors", type=int, nargs="+", default=[40, 80, 160, 320, 640])
     p.add_argument("--bandwidths", type=float, nargs="+", default=[0.5, 1.0, 2.0])
-    p.add_argument("--data-dir", default="../shared/datasets")
+    p.add_argument("--data-dir", default=None)
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")
     z, sp = bench.split_series(args.series, 0, 2000, 3000, args.data_dir)

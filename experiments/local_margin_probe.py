@@ -110,7 +110,7 @@ def _unit(args) -> list:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data-dir", default="../shared/datasets")
+    p.add_argument("--data-dir", default=None)
     p.add_argument("--series", nargs="+", default=None,
                    help="score these series of bench_autofit / autofit_heldout instead, seed 0 "
                    "(a benchmark cell: for reporting, not for setting the rule)")  # fmt: skip

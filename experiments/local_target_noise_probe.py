@@ -93,7 +93,7 @@ def self_supervised(clean, tr, te, seeds, kinds) -> int:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data-dir", default="../shared/datasets")
+    p.add_argument("--data-dir", default=None)
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     what = "fits without the target: the adaptation against none (self_supervised)"
     p.add_argument("--self-supervised", action="store_true", help=what)

@@ -32,7 +32,7 @@ def main(argv=None) -> int:
     p.add_argument("seed", type=int)
     p.add_argument("snr", type=float, choices=bench.SNRS)
     p.add_argument("--target", action="store_true", help="fit with the clean training part")
-    p.add_argument("--data-dir", default="../shared/datasets")
+    p.add_argument("--data-dir", default=None)
     args = p.parse_args(argv)
     z, sp = bench.split_series(args.series, args.seed, 2000, 3000, args.data_dir)
     noise_seed = 1000 * args.seed + bench.SNRS.index(args.snr)  # the benchmark's noise

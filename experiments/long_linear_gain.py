@@ -85,7 +85,7 @@ def _unit(args) -> list:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data-dir", default="../shared/datasets")
+    p.add_argument("--data-dir", default=None)
     p.add_argument("--seeds", nargs="+", type=int, default=[1, 2])
     args = p.parse_args(argv)
     real = ("sunspots", "imu", "ett")

@@ -68,7 +68,7 @@ def _line(tag, name, n, snr, r, f) -> float:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data-dir", default="../shared/datasets")
+    p.add_argument("--data-dir", default=None)
     p.add_argument("--length", type=int, default=12000)
     args = p.parse_args(argv)
     ratios: dict[str, list[float]] = {"self": [], "sup": []}

@@ -121,7 +121,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run")
-    r.add_argument("--data-dir", default="../shared/datasets")
+    r.add_argument("--data-dir", default=None)
     r.add_argument("--out", required=True)
     r.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     r.add_argument("--ours", nargs="*", default=[], metavar="NAME=VALUE",

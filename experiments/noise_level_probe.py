@@ -375,7 +375,7 @@ def scan(data_dir) -> int:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data-dir", default="../shared/datasets")
+    p.add_argument("--data-dir", default=None)
     p.add_argument("--series", nargs="+", default=None)
     p.add_argument("--fit", action="store_true", help="also the fits' test RMSE (see above)")
     p.add_argument("--tails", action="store_true", help="the heavy-tails threshold's figures")

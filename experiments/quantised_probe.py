@@ -212,7 +212,7 @@ def main(argv=None) -> int:
     p.add_argument("--ett", action="store_true", help="the ETT columns as recorded (see above)")
     p.add_argument("--plateau", action="store_true", help="clipped and idle signals (see above)")
     p.add_argument("--bench-cells", action="store_true", help="the benchmarks' cells (see above)")
-    p.add_argument("--data-dir", default="../shared/datasets")
+    p.add_argument("--data-dir", default=None)
     args = p.parse_args(argv)
     if args.held:
         held(args.n, args.seed, args.data_dir)

@@ -57,7 +57,7 @@ def switched(cands: list[np.ndarray], truth: np.ndarray, h: int, half_life: floa
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data-dir", default="../shared/datasets")
+    ap.add_argument("--data-dir", default=None)
     ap.add_argument("--switch-margins", type=float, nargs="+", default=[analogues.SWITCH_MARGIN])
     args = ap.parse_args()
     margin = analogues.SWITCH_MARGIN

@@ -257,7 +257,7 @@ def main(argv=None) -> int:
     p.add_argument("--series", nargs="+", default=list(SERIES))
     p.add_argument("--snrs", type=float, nargs="+", default=[0.0, 10.0, 20.0])
     p.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
-    p.add_argument("--data-dir", default="../shared/datasets")
+    p.add_argument("--data-dir", default=None)
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")  # the notes on the data (the spikes found): counted here
     run = {"detect": detect, "recordings": recordings, "bench": bench, "screen": screen,

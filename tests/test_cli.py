@@ -318,6 +318,27 @@ def test_filter_target_fits_against_a_clean_column(csv, tmp_path, capsys):
     assert "one column per filtered column" in capsys.readouterr().err
 
 
+def test_filter_target_leaves_the_target_columns_out_of_the_filtered_ones(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    clean = np.sin(np.arange(400) / 20)
+    p, out = tmp_path / "in.csv", tmp_path / "out.csv"
+    noisy = clean + 0.3 * rng.normal(size=400)
+    flag = np.arange(400) % 2 == 0
+    pd.DataFrame({"time": np.arange(400), "noisy": noisy, "clean": clean, "flag": flag}).to_csv(
+        p, index=False
+    )
+    # the obvious command: it was "give one column per filtered column (2: [noisy, clean])"
+    assert main(["filter", str(p), "--target", "clean", "--out", str(out)]) == 0
+    written = pd.read_csv(out)
+    assert "noisy_filtered" in written and "clean_filtered" not in written
+    assert "flag_filtered" not in written  # true / false flags are skipped, not filtered
+    capsys.readouterr()
+    # a column fitted against itself (the advice followed) is refused
+    assert main(["filter", str(p), "--columns", "noisy", "clean", "--target", "noisy",
+                 "clean"]) == 2  # fmt: skip
+    assert "given as --target too" in capsys.readouterr().err
+
+
 def test_filter_reports_a_local_adaptation_on_a_busy_then_quiet_recording(tmp_path, capsys):
     rng = np.random.default_rng(0)
     t = np.arange(1600)

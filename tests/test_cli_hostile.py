@@ -69,6 +69,8 @@ CASES = {
     "zero horizon": (["compare", "forecast", "--horizons", "0"], "must be a positive integer"),
     "negative origins": (["compare", "forecast", "--max-origins", "-5"], "positive integer"),
     "values whose squares overflow": (["filter", "huge.csv"], "column 'gyro' reaches magnitude"),
+    # it exited 1 ("ValueError: ...")
+    "unknown download": (["download", "--names", "bogus"], "--names: unknown dataset(s)"),
 }
 
 

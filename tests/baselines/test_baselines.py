@@ -314,3 +314,10 @@ def test_dlinear_per_step_ridge_equals_one_fit_per_penalty_step_by_step():
         B.DLinearForecaster(lookback=16, horizon=4, ridge=[1.0, 2.0]).fit(y)
     with pytest.raises(ValueError, match="ridge"):
         B.DLinearForecaster(lookback=16, horizon=2, ridge=[1.0, -2.0]).fit(y)
+
+
+def test_seasonal_naive_refuses_a_series_shorter_than_its_period():
+    # it fitted, then forecast NaN everywhere: no value one season earlier
+    with pytest.raises(ValueError, match="fewer than period=24"):
+        B.SeasonalNaiveForecaster().fit(np.sin(np.arange(20.0)))
+    assert np.isfinite(B.SeasonalNaiveForecaster(period=5).fit(np.arange(20.0)).predict(3)).all()

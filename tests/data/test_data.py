@@ -105,6 +105,28 @@ def test_download_checks_sha256(tmp_path):
         D.download(["nope"], cache_dir=tmp_path, manifest=man)
 
 
+def test_a_damaged_cached_download_is_fetched_again(tmp_path):
+    raw = tmp_path / "src.csv"
+    raw.write_bytes(b"a,b\n1,2\n")
+    man = {"x/f.csv.gz": (raw.as_uri(), D.sha256_file(raw), "test")}
+    cached = tmp_path / "cache" / "x" / "f.csv.gz"
+    for damage in (b"not gzip at all", gzip.compress(b"a,b\n1,2\n")[:12]):  # wrong, cut short
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.write_bytes(damage)  # it was BadGzipFile / EOFError, naming no file
+        [p] = D.download(cache_dir=tmp_path / "cache", manifest=man, log=lambda m: None)
+        assert gzip.open(p).read() == b"a,b\n1,2\n"
+
+
+def test_a_data_folder_named_explicitly_must_exist(tmp_path, monkeypatch):
+    # a typo in --data-dir or TSSDPA_DATA silently read the data of another folder
+    with pytest.raises(FileNotFoundError, match="data_dir .*: no folder"):
+        D.find_dataset("ett/ETTh1.csv.gz", tmp_path / "no_such_folder")
+    monkeypatch.setenv(D.ENV_VAR, str(tmp_path / "typo"))
+    with pytest.raises(FileNotFoundError, match=f"{D.ENV_VAR}: no folder"):
+        D.find_dataset("ett/ETTh1.csv.gz")
+    assert not D.have_dataset("ett/ETTh1.csv.gz")
+
+
 def test_manifest_matches_datasets_folder():
     import json
     from pathlib import Path

@@ -49,7 +49,8 @@ class SeasonalNaiveForecaster(Forecaster):
         check_int(self.period, "period")
 
     def _fit(self, a):
-        pass
+        if len(a) < self.period:  # no value one season earlier: every forecast would be NaN
+            raise ValueError(f"y has {len(a)} samples, fewer than period={self.period}")
 
     def _predict_context(self) -> int:
         return self.period

@@ -331,8 +331,11 @@ def _methods(args) -> int:
 
 
 def _download(args) -> int:
-    from tssdpa.data import download
+    from tssdpa.data import MANIFEST, download
 
+    unknown = [n for n in args.names or [] if n not in MANIFEST]
+    if unknown:
+        raise UsageError(f"--names: unknown dataset(s) {unknown}; known: {sorted(MANIFEST)}")
     download(args.names, args.cache_dir, force=args.force)
     return 0
 

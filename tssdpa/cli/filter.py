@@ -245,7 +245,7 @@ def run(args) -> int:
     with _usage_errors("--time-column: "):
         time_col = find_time_column(df, args.time_column)
     with _usage_errors("--columns: " if args.columns is not None else f"{args.input}: "):
-        cols, skipped = numeric_columns(df, args.columns, time_col)
+        cols, skipped = numeric_columns(df, args.columns, time_col, args.target or ())
     if kind == "forecast":
         names = [f"{c}_forecast_h{args.horizon}" for c in cols]
     else:

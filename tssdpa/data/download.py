@@ -69,6 +69,15 @@ def sha256_file(path: str | os.PathLike, gz: bool = False) -> str:
     return h.hexdigest()
 
 
+def _cached_sha256(path: Path) -> str | None:
+    """sha256 of a cached file's decompressed bytes; None where it is no whole gzip file (a
+    damaged copy is fetched again)."""
+    try:
+        return sha256_file(path, gz=True)
+    except (OSError, EOFError):  # gzip.BadGzipFile is an OSError
+        return None
+
+
 def download(
     names: list[str] | None = None,
     cache_dir: str | os.PathLike | None = None,
@@ -91,7 +100,7 @@ def download(
     for rel in names:
         url, sha, _lic = manifest[rel]
         dest = root / rel
-        if dest.is_file() and not force and sha256_file(dest, gz=True) == sha:
+        if dest.is_file() and not force and _cached_sha256(dest) == sha:
             log(f"ok      {rel} (cached, sha256 verified)")
             done.append(dest)
             continue

@@ -16,13 +16,20 @@ CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ts
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
+def _existing(folder: Path, name: str) -> Path:
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{name}: no folder {str(folder)!r}")
+    return folder
+
+
 def candidate_dirs(data_dir: str | os.PathLike | None = None) -> list[Path]:
     """The folders searched for datasets, most specific first."""
     dirs: list[Path] = []
+    # a folder named explicitly must exist: a typo would silently read other data
     if data_dir is not None:
-        dirs.append(Path(data_dir).expanduser())
+        dirs.append(_existing(Path(data_dir).expanduser(), "data_dir (--data-dir)"))
     if os.environ.get(ENV_VAR):
-        dirs.append(Path(os.environ[ENV_VAR]).expanduser())
+        dirs.append(_existing(Path(os.environ[ENV_VAR]).expanduser(), ENV_VAR))
     dirs += [Path.cwd().parent / "shared" / "datasets", _REPO_ROOT.parent / "shared" / "datasets"]
     dirs.append(CACHE_DIR)
     return dirs

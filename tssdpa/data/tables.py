@@ -90,11 +90,15 @@ def find_time_column(df: pd.DataFrame, name=None):
     return None
 
 
-def numeric_columns(df: pd.DataFrame, columns=None, time_column=None) -> tuple[list, list]:
+def numeric_columns(
+    df: pd.DataFrame, columns=None, time_column=None, targets=()
+) -> tuple[list, list]:
     """The columns to filter and the ones skipped: ``(columns, skipped)``.
 
-    ``columns`` given: those (each must exist and not be the time column), nothing skipped.
-    Otherwise every numeric column but the time column, and the other columns as skipped.
+    ``columns`` given: those (each must exist and be neither the time column nor one of the
+    ``targets``, the clean references a supervised fit is scored against), nothing skipped.
+    Otherwise every numeric column but those, and the other columns (text, true / false
+    flags) as skipped.
     """
     if columns is not None:
         missing = [c for c in columns if c not in df.columns]
@@ -102,9 +106,13 @@ def numeric_columns(df: pd.DataFrame, columns=None, time_column=None) -> tuple[l
             raise ValueError(f"{missing} not in the file (its columns: {list(df.columns)})")
         if time_column is not None and time_column in columns:
             raise ValueError(f"{time_column!r} is the time column; it is not filtered")
+        both = [c for c in columns if c in targets]
+        if both:
+            raise ValueError(f"{both} given as --target too: a column is not its own reference")
         return list(columns), []
-    rest = [c for c in df.columns if c != time_column]
-    cols = [c for c in rest if pd.api.types.is_numeric_dtype(df[c])]
+    rest = [c for c in df.columns if c != time_column and c not in targets]
+    cols = [c for c in rest if pd.api.types.is_numeric_dtype(df[c])
+            and not pd.api.types.is_bool_dtype(df[c])]  # fmt: skip
     if not cols:
         raise ValueError(f"no numeric column to filter (columns: {list(df.columns)})")
     return cols, [c for c in rest if c not in cols]
