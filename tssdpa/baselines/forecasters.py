@@ -261,6 +261,7 @@ class DLinearForecaster(Forecaster):
     # persistence: the effective linear map of every channel
     _fitted_schema = {"n_channels_": (int,)}
     _array_schema = ("train_", "linear_map_", "bias_")
+    _structural_params = ("lookback", "horizon")
 
     def _state(self):
         fitted, arrays = super()._state()

@@ -166,9 +166,23 @@ class Estimator:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
 
+    #: parameters the fitted state is shaped by (a lookback, an embedding, a horizon): changed
+    #: after fit, the state no longer fits them, and using it is refused naming them
+    _structural_params: ClassVar[tuple[str, ...]] = ()
+
+    def _record_structure(self) -> None:
+        """Called at the end of fit and of load: the structural parameters the state fits."""
+        self._fitted_structure_ = {n: getattr(self, n) for n in self._structural_params}
+
     def _check_fitted(self, attribute: str = "n_channels_") -> None:
         if not hasattr(self, attribute):
             raise ValueError(f"{type(self).__name__} is not fitted: call fit() first")
+        fitted = self.__dict__.get("_fitted_structure_", {})
+        changed = [f"{n}={getattr(self, n)!r} (fitted with {v!r})" for n, v in fitted.items()
+                   if getattr(self, n) != v]  # fmt: skip
+        if changed:
+            raise ValueError(f"{type(self).__name__}: {', '.join(changed)} changed after fit: "
+                             "set it back, or fit again")  # fmt: skip
 
     def _check_channels(self, a: np.ndarray, name: str = "x") -> None:
         n = getattr(self, "n_channels_", None)
@@ -259,6 +273,7 @@ class Denoiser(Estimator):
         self._validate_params()
         self._fit(a, tgt)
         self.n_channels_ = a.shape[1]
+        self._record_structure()
         return self
 
     def _fit(self, a: np.ndarray, target: np.ndarray | None) -> None:
@@ -312,6 +327,7 @@ class Forecaster(Estimator):
         self.train_ = a
         self._fit(a)
         self.n_channels_ = a.shape[1]
+        self._record_structure()
         return self
 
     def _fit(self, a: np.ndarray) -> None:

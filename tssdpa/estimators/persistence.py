@@ -263,4 +263,5 @@ def _restore(cls, cfg: dict, arrays: dict, path: Path, arr_path: Path):
         obj._set_state(fitted, {k: np.array(v) for k, v in arrays.items()})
     except (KeyError, AttributeError, TypeError, ValueError, RuntimeError) as exc:
         raise ValueError(f"{path}: cannot restore the saved {cls.__name__}: {exc}") from exc
+    obj._record_structure()
     return obj

@@ -110,6 +110,7 @@ class ResidualProjectionForecaster(Forecaster):
     """
 
     _renamed_params = {"lags": "embedding", "window": "library_size"}
+    _structural_params = ("embedding", "horizon")
 
     def __init__(
         self,

@@ -1,0 +1,43 @@
+"""A fitted state shaped by a parameter (a lookback, an embedding, a horizon) no longer fits
+it once the parameter changes: using it is refused naming the parameter, until it is set
+back or the estimator is fitted again (it was a numpy broadcasting error)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tssdpa.baselines import DLinearForecaster
+from tssdpa.filters.residual import ResidualProjectionForecaster
+
+Y = np.sin(np.arange(600) / 7) + 0.1 * np.random.default_rng(0).normal(size=600)
+
+CASES = [
+    (lambda: ResidualProjectionForecaster(horizon=3), "embedding", 8),
+    (lambda: ResidualProjectionForecaster(horizon=3), "horizon", 5),
+    (lambda: DLinearForecaster(lookback=24), "lookback", 48),
+]
+
+
+@pytest.mark.parametrize("make, name, value", CASES)
+def test_a_structural_parameter_changed_after_fit_is_refused_until_set_back(make, name, value):
+    est = make().fit(Y)
+    before = est.forecast(Y, 1)
+    fitted_value = getattr(est, name)
+    est.set_params(**{name: value})
+    for use in (lambda: est.forecast(Y, 1), lambda: est.predict(2)):
+        with pytest.raises(ValueError, match=f"{name}={value} .*changed after fit"):
+            use()
+    est.set_params(**{name: fitted_value})
+    np.testing.assert_array_equal(est.forecast(Y, 1), before)
+    est.set_params(**{name: value}).fit(Y)  # fitted again: the new value holds
+    assert np.isfinite(est.forecast(Y, 1)[-1]).all()
+
+
+def test_a_loaded_estimator_knows_the_parameters_its_state_fits(tmp_path):
+    est = DLinearForecaster(lookback=24).fit(Y)
+    est.save(tmp_path / "m")
+    loaded = DLinearForecaster.load(tmp_path / "m")
+    loaded.set_params(lookback=48)
+    with pytest.raises(ValueError, match="lookback=48 .*changed after fit"):
+        loaded.forecast(Y, 1)
