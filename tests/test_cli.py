@@ -363,3 +363,17 @@ def test_filter_forecasting_reports_the_online_switch_on_a_series_that_changed_r
     err = capsys.readouterr().err
     assert "the forecasts switch online" in err and "h=1,2" in err
     assert np.isfinite(pd.read_csv(out)["gyro_forecast_h2"].to_numpy()[900:-2]).all()
+
+
+def test_filter_with_tau_takes_the_time_column_as_the_sample_times(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    x = np.sin(np.arange(300) / 10) + 0.1 * rng.normal(size=300)
+    outs = []
+    for name, t in (("even", np.arange(300.0)), ("uneven", np.cumsum(rng.uniform(0.2, 3, 300)))):
+        p, out = tmp_path / f"{name}.csv", tmp_path / f"{name}_out.csv"
+        pd.DataFrame({"time": t, "a": x}).to_csv(p, index=False)
+        args = ["filter", str(p), "--method", "projection", "--params", '{"tau": 5.0}']
+        assert main([*args, "--out", str(out)]) == 0
+        assert "used as the sample times (tau)" in capsys.readouterr().err
+        outs.append(pd.read_csv(out)["a_filtered"].to_numpy())
+    assert np.isfinite(outs[0]).all() and not np.allclose(outs[0], outs[1])  # the times count

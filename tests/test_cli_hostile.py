@@ -29,6 +29,10 @@ def files(tmp_path):
     good.assign(gyro=good["gyro"] * 1e200).to_csv(tmp_path / "huge.csv", index=False)
     good.assign(gyro_filtered=1.0).to_csv(tmp_path / "refiltered.csv", index=False)
     (tmp_path / "a_folder").mkdir()
+    pd.DataFrame({"gyro": good["gyro"]}).to_csv(tmp_path / "words_and_numbers.csv", index=False)
+    pd.DataFrame({"time": np.arange(300.0)[::-1], "gyro": good["gyro"]}).to_csv(
+        tmp_path / "backwards.csv", index=False
+    )
     return tmp_path
 
 
@@ -71,6 +75,15 @@ CASES = {
     "values whose squares overflow": (["filter", "huge.csv"], "column 'gyro' reaches magnitude"),
     # it exited 1 ("ValueError: ...")
     "unknown download": (["download", "--names", "bogus"], "--names: unknown dataset(s)"),
+    # tau needs the sample times: it said "pass timestamps=", which the CLI has no way to do
+    "tau without a time column": (
+        ["filter", "words_and_numbers.csv", "--params", '{"tau": 5.0}'],
+        "tau (a time constant) needs the sample times",
+    ),
+    "tau with times out of order": (
+        ["filter", "backwards.csv", "--params", '{"tau": 5.0}'],
+        "time column 'time' must be non-decreasing",
+    ),
 }
 
 

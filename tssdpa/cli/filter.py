@@ -198,6 +198,28 @@ def _report_fit(est, method: str, cols) -> None:
         )
 
 
+def _sample_times(est, df, time_col):
+    """The time column's values as the sample times of a filter whose decay is a time
+    constant (``tau``): its ``timestamps``; None for any other filter."""
+    if getattr(est, "tau", None) is None:
+        return None
+    if time_col is None:
+        raise UsageError("tau (a time constant) needs the sample times: the file has no "
+                         "time column; name it with --time-column")  # fmt: skip
+    import pandas as pd
+
+    from tssdpa.signal.lagfilter import check_sample_times
+
+    t = df[time_col]
+    if not pd.api.types.is_datetime64_any_dtype(t) and not pd.api.types.is_numeric_dtype(t):
+        t = pd.to_datetime(t, errors="coerce")  # text dates (the CSV reader keeps them text)
+        if t.isna().any():
+            raise UsageError(f"time column {time_col!r}: neither numbers nor dates")
+    with _usage_errors(""):  # finite and in order: a shuffled file is refused, not filtered
+        check_sample_times(t.to_numpy(), len(t), name=f"time column {time_col!r}")
+    return t.to_numpy()
+
+
 def run(args) -> int:
     """The ``filter`` subcommand; raises :class:`UsageError` for the user's mistakes."""
     if args.out_dir is not None:
@@ -290,14 +312,16 @@ def run(args) -> int:
         try:
             if kind == "denoise":
                 est = spec.build(**params)
+                times = _sample_times(est, df, time_col)
+                fit_kw = {} if times is None else {"timestamps": times[:n_fit]}
+                if target is not None:
+                    fit_kw["target"] = target[:n_fit]
                 with collected(quiet=True) as fit_notes:  # but notes on the data are
-                    if target is None:
-                        est.fit(x[:n_fit])
-                    else:
-                        est.fit(x[:n_fit], target=target[:n_fit])
+                    est.fit(x[:n_fit], **fit_kw)
                 _report_fit(est, method, cols)
+                filter_kw = {} if times is None else {"timestamps": times}
                 with collected(quiet=True) as filter_notes:
-                    y = np.asarray(est.filter(x), dtype=np.float64).reshape(x.shape)
+                    y = np.asarray(est.filter(x, **filter_kw), dtype=np.float64).reshape(x.shape)
                 for note in notes_to_tell(fit_notes, filter_notes, cols):
                     print(f"{method} on {cols}: note: {note}", file=sys.stderr)
                 for i, c in enumerate(names):
@@ -322,7 +346,8 @@ def run(args) -> int:
     if skipped:
         notes.append(f"skipped non-numeric column(s) {skipped}")
     if time_col is not None:
-        notes.append(f"time column {time_col!r} copied through")
+        use = "used as the sample times (tau) and " if getattr(est, "tau", None) else ""
+        notes.append(f"time column {time_col!r} {use}copied through")
     if kind == "forecast":
         first = 0 if args.in_sample else n_fit - 1
         notes.append(f"fitted on rows 1-{n_fit}; forecasts written from row {first + 1} on")
