@@ -127,6 +127,29 @@ def test_a_data_folder_named_explicitly_must_exist(tmp_path, monkeypatch):
     assert not D.have_dataset("ett/ETTh1.csv.gz")
 
 
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"not gzip", "not a readable copy of the dataset"),  # was BadGzipFile, naming no file
+        (gzip.compress(b"date,HUFL\n2020-01-01,1\n" * 50)[:40], "not a readable copy"),
+        (gzip.compress(b"date,X\n2020-01-01,1\n"), "columns \\['X'\\], expected"),
+        # a cut copy loaded, then the fixed split ran past its end
+        (
+            gzip.compress(
+                b"date,HUFL,HULL,MUFL,MULL,LUFL,LULL,OT\n" + b"2020-01-01,1,1,1,1,1,1,1\n" * 20
+            ),
+            "20 rows, fewer than the 14400 of its split",
+        ),  # fmt: skip
+    ],
+)
+def test_a_damaged_ett_file_is_refused_naming_it(tmp_path, content, message):
+    (tmp_path / "ett").mkdir()
+    (tmp_path / "ett" / "ETTh1.csv.gz").write_bytes(content)
+    with pytest.raises(ValueError, match=message) as err:
+        D.load_ett("ETTh1", tmp_path)
+    assert "ETTh1.csv.gz" in str(err.value) and "tssdpa download --force" in str(err.value)
+
+
 def test_manifest_matches_datasets_folder():
     import json
     from pathlib import Path

@@ -75,13 +75,39 @@ class Split:
         return cls(int(n * train), int(n * (train + val)), int(n), context)
 
 
+#: the columns of every ETT file, in order
+ETT_COLUMNS = ("HUFL", "HULL", "MUFL", "MULL", "LUFL", "LULL", "OT")
+
+
+def _read_dataset(path, **kwargs) -> pd.DataFrame:
+    """``pd.read_csv(path)``, or ``ValueError`` naming the file where it is damaged or not the
+    dataset (a gzip error, a parse error, a missing column)."""
+    try:
+        return pd.read_csv(path, **kwargs)
+    except (OSError, EOFError, ValueError, KeyError, pd.errors.ParserError) as exc:
+        raise ValueError(f"{path}: not a readable copy of the dataset ({exc}); fetch it again "
+                         "with `tssdpa download --force`") from None  # fmt: skip
+
+
+def _damaged(path, why: str) -> ValueError:
+    return ValueError(f"{path}: {why}; fetch it again with `tssdpa download --force`")
+
+
 def load_ett(name: str = "ETTh1", data_dir: str | os.PathLike | None = None) -> pd.DataFrame:
-    """Read an ETT CSV (``date`` index, columns HUFL ... OT) as float64."""
+    """Read an ETT CSV (``date`` index, columns HUFL ... OT) as float64; a file without those
+    columns or with fewer rows than its split (:func:`ett_split`) is refused naming it."""
     if name not in ETT_NAMES:
         raise ValueError(f"name must be one of {ETT_NAMES}; got {name!r}")
     path = find_dataset(f"ett/{name}.csv.gz", data_dir)
-    df = pd.read_csv(path, parse_dates=["date"], index_col="date")
-    return df.astype(np.float64)
+    df = _read_dataset(path, parse_dates=["date"], index_col="date")
+    if tuple(df.columns) != ETT_COLUMNS:
+        raise _damaged(path, f"columns {list(df.columns)}, expected {list(ETT_COLUMNS)}")
+    if len(df) < ett_split(name).test:
+        raise _damaged(path, f"{len(df)} rows, fewer than the {ett_split(name).test} of its split")
+    try:
+        return df.astype(np.float64)
+    except ValueError as exc:
+        raise _damaged(path, f"a value that is no number ({exc})") from None
 
 
 def ett_split(name: str, lookback: int = 336) -> Split:
@@ -109,7 +135,10 @@ def load_imu(
     """
     if name not in IMU_FILES:
         raise ValueError(f"name must be one of {sorted(IMU_FILES)}; got {name!r}")
-    df = pd.read_csv(find_dataset(IMU_FILES[name], data_dir))
+    path = find_dataset(IMU_FILES[name], data_dir)
+    df = _read_dataset(path)
+    if df.shape[1] < 2 or len(df) < 2 or not all(map(pd.api.types.is_numeric_dtype, df.dtypes)):
+        raise _damaged(path, "not a time column and numeric channels of two rows or more")
     df.columns = [c.strip() for c in df.columns]
     tcol = df.columns[0]
     df = df.groupby(tcol, sort=True).mean()
