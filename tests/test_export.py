@@ -250,3 +250,18 @@ def test_argument_errors_name_the_argument(tmp_path):
     fitted = ProjectionFilter(window=[4], embedding=[1], degree=[0]).fit(_series(2, gaps=False))
     with pytest.raises(ValueError, match="n_channels=3"):
         onnx_initial_state(fitted, 3)
+
+
+def test_an_opset_below_the_exporters_or_no_int_and_a_folder_path_are_refused(tmp_path):
+    # opset 13 / 17 wrote opset 18 anyway (an older runtime refuses it), with a traceback
+    f = ProjectionFilter(window=4, sigma=1.0)
+    with pytest.raises(ValueError, match="opset must be >= 18"):
+        to_onnx(f, tmp_path / "f.onnx", n_channels=1, opset=17)
+    with pytest.raises(TypeError, match="opset must be an int, got str"):
+        to_onnx(f, tmp_path / "f.onnx", n_channels=1, opset="18")
+    with pytest.raises(ValueError, match="is a folder"):
+        to_onnx(f, tmp_path, n_channels=1)
+    import onnx
+
+    path = to_onnx(f, tmp_path / "f20.onnx", n_channels=1, opset=20)
+    assert {o.domain: o.version for o in onnx.load(str(path)).opset_import}[""] == 20

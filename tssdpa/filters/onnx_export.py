@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import math
+import numbers
 import warnings
 from pathlib import Path
 
@@ -392,6 +393,14 @@ def to_onnx(filt, path, n_channels: int | None = None, opset: int | None = None)
     path = Path(path)
     if not path.parent.is_dir():
         raise ValueError(f"path: the folder {str(path.parent)!r} does not exist")
+    if path.is_dir():
+        raise ValueError(f"path: {str(path)!r} is a folder; give a file name")
+    if opset is not None:
+        if isinstance(opset, bool) or not isinstance(opset, numbers.Integral):
+            raise TypeError(f"opset must be an int, got {type(opset).__name__} {opset!r}")
+        if opset < OPSET:  # torch's exporter writes OPSET; converting down failed (and wrote
+            # OPSET anyway, which an older runtime refuses)
+            raise ValueError(f"opset must be >= {OPSET} (the exporter's own), got {opset}")
     # trace with a chunk of several samples, so that no size is specialised to 1
     T0 = 5
     T = torch.export.Dim("T", min=1)
