@@ -174,3 +174,15 @@ def test_every_option_of_every_subcommand_has_help_and_no_empty_default():
             assert text.count("(default") <= 1, f"tssdpa {name} {action.option_strings}: {text}"
         text = command.format_help()
         assert "(default: None)" not in text and "(default: False)" not in text, name
+
+
+def test_a_reader_that_stops_early_ends_the_output_without_a_traceback(tmp_path):
+    # `tssdpa filter big.csv | head -1` ended in "BrokenPipeError: [Errno 32] Broken pipe"
+    pd.DataFrame({"a": np.sin(np.arange(50_000) / 10)}).to_csv(tmp_path / "big.csv", index=False)
+    cmd = [sys.executable, "-m", "tssdpa", "filter", "big.csv", "--method", "moving_average"]
+    p = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout.readline().decode().strip() == "a,a_filtered"
+    p.stdout.close()  # as head does once it has its line
+    err = p.stderr.read().decode()
+    p.wait(timeout=120)
+    assert p.returncode == 141 and "Error" not in err and "Traceback" not in err

@@ -379,6 +379,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"tssdpa {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader of standard output stopped (`... | head`): no more to say
+        # Python flushes stdout again at exit; point it at devnull so that raises nothing
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # as a shell reports a command ended by SIGPIPE
     except Exception as exc:  # noqa: BLE001 -- the command line shows no traceback
         if os.environ.get("TSSDPA_DEBUG"):
             raise
