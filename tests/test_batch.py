@@ -147,6 +147,9 @@ def test_argument_errors_name_the_argument(logs, tmp_path):
         filter_files(str(logs / "log0.csv"), tmp_path, method="kalmann")
     with pytest.raises(ValueError, match="fit_on"):
         filter_files(str(logs / "log0.csv"), tmp_path, fit_on=logs / "allnan.csv")
+    # once, naming it: every file failed with "__init__() got an unexpected keyword argument"
+    with pytest.raises(ValueError, match=r"params: unknown parameter\(s\) \['windw'\]"):
+        filter_files(str(logs / "*.csv"), tmp_path, params={"windw": 8})
 
 
 # ------------------------------------------------------------------ the command line

@@ -253,9 +253,14 @@ def filter_files(
     paths = expand_paths(paths_or_glob)
     targets = _targets(paths, out_dir, suffix)
     from tssdpa.compare import get_method
+    from tssdpa.compare.registry import unknown_parameters
 
     spec = get_method(method, "denoise")  # ValueError listing the methods
-    spec.resolve_factory()  # an ImportError now, not once per file
+    factory = spec.resolve_factory()  # an ImportError now, not once per file
+    unknown, valid = unknown_parameters(factory, params)
+    if unknown:  # once, not as every file's failure
+        raise ValueError(f"params: unknown parameter(s) {unknown} for {factory.__name__}; "
+                         f"valid: {', '.join(valid)}")  # fmt: skip
     if spec.requires_target:
         raise ValueError(f"method: {method} fits against a clean reference; choose a "
                          "self-supervised one")  # fmt: skip

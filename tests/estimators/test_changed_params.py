@@ -7,15 +7,23 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tssdpa.baselines import DLinearForecaster
+from tssdpa.baselines import AutoRegForecaster, DLinearForecaster, SeasonalNaiveForecaster
+from tssdpa.filters import ProjectionForecaster
 from tssdpa.filters.residual import ResidualProjectionForecaster
+from tssdpa.filters.residual_filter import ResidualProjectionFilter
 
 Y = np.sin(np.arange(600) / 7) + 0.1 * np.random.default_rng(0).normal(size=600)
 
 CASES = [
     (lambda: ResidualProjectionForecaster(horizon=3), "embedding", 8),
     (lambda: ResidualProjectionForecaster(horizon=3), "horizon", 5),
+    (lambda: ResidualProjectionForecaster(horizon=2, base="dlinear", lookback=48), "lookback", 8),
     (lambda: DLinearForecaster(lookback=24), "lookback", 48),
+    # these forecast NaN, or other values, silently
+    (lambda: DLinearForecaster(lookback=24), "normalize", "last"),
+    (lambda: AutoRegForecaster(lags=6), "lags", 2),
+    (lambda: SeasonalNaiveForecaster(period=5), "period", 24),
+    (lambda: ProjectionForecaster(horizon=4, max_embedding=3), "horizon", 8),  # a KeyError
 ]
 
 
@@ -26,7 +34,7 @@ def test_a_structural_parameter_changed_after_fit_is_refused_until_set_back(make
     fitted_value = getattr(est, name)
     est.set_params(**{name: value})
     for use in (lambda: est.forecast(Y, 1), lambda: est.predict(2)):
-        with pytest.raises(ValueError, match=f"{name}={value} .*changed after fit"):
+        with pytest.raises(ValueError, match=f"{name}={value!r} .*changed after fit"):
             use()
     est.set_params(**{name: fitted_value})
     np.testing.assert_array_equal(est.forecast(Y, 1), before)
@@ -41,3 +49,11 @@ def test_a_loaded_estimator_knows_the_parameters_its_state_fits(tmp_path):
     loaded.set_params(lookback=48)
     with pytest.raises(ValueError, match="lookback=48 .*changed after fit"):
         loaded.forecast(Y, 1)
+
+
+def test_a_denoiser_changed_after_fit_is_refused_on_filter():
+    clean = np.sin(np.arange(600) / 7)
+    f = ResidualProjectionFilter(embedding=8).fit(Y, target=clean)
+    f.set_params(embedding=16)  # it was a numpy matmul error
+    with pytest.raises(ValueError, match="embedding=16 .*changed after fit"):
+        f.filter(Y)

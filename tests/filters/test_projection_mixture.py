@@ -150,7 +150,9 @@ def test_mix_false_keeps_the_single_best_candidate(with_target, noisy_and_clean)
     np.testing.assert_array_equal(f.filter(x), single.filter(x))
 
 
-@pytest.mark.parametrize("kind", [{"causal": True}, {"causal": True, "recurrent": "features"}])
+@pytest.mark.parametrize(
+    "kind", [{"causal": True}, {"causal": True, "recurrent": "features", "decay": 0.9}]
+)
 def test_filters_with_a_streaming_state_keep_one_setting(kind, noisy_and_clean):
     x, clean = noisy_and_clean
     assert ProjectionFilter(**kind).fit(x).mixture_ is None

@@ -42,6 +42,8 @@ class SeasonalNaiveForecaster(Forecaster):
     """Value one season earlier: ``y[t+h] ≈ y[t+h-k*period]`` with the smallest k >= 1 that
     keeps the index at or before ``t``."""
 
+    _structural_params = ("period",)
+
     def __init__(self, period: int = 24):
         self.period = period
 
@@ -74,6 +76,8 @@ class AutoRegForecaster(Forecaster):
     new series are computed by vectorised recursion (identical to ``AutoRegResults.apply`` then
     ``forecast`` at each origin, without the per-origin Python loop).
     """
+
+    _structural_params = ("lags", "trend")
 
     def __init__(self, lags: int = 2, trend: str = "c"):
         self.lags = lags
@@ -261,7 +265,7 @@ class DLinearForecaster(Forecaster):
     # persistence: the effective linear map of every channel
     _fitted_schema = {"n_channels_": (int,)}
     _array_schema = ("train_", "linear_map_", "bias_")
-    _structural_params = ("lookback", "horizon")
+    _structural_params = ("lookback", "horizon", "individual", "normalize")
 
     def _state(self):
         fitted, arrays = super()._state()

@@ -12,7 +12,6 @@ missing / infinite cells treated as missing, the columns skipped.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import json
 import logging
 import re
@@ -122,10 +121,9 @@ def _params(text: str, factory) -> dict:
         raise UsageError(f"--params must be a JSON object ({exc})") from None
     if not isinstance(params, dict):
         raise UsageError(f'--params must be a JSON object like {{"window": 16}}, got {text!r}')
-    valid = [
-        n for n in inspect.signature(factory.__init__).parameters if n not in ("self", "kwargs")
-    ]
-    unknown = sorted(set(params) - set(valid) - set(getattr(factory, "_renamed_params", {})))
+    from tssdpa.compare.registry import unknown_parameters
+
+    unknown, valid = unknown_parameters(factory, params)
     if unknown:
         raise UsageError(
             f"--params: unknown parameter(s) {unknown} for {factory.__name__}; valid: "

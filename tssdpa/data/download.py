@@ -14,6 +14,7 @@ import os
 import shutil
 import tempfile
 import urllib.request
+import zlib
 from pathlib import Path
 
 from tssdpa.data.paths import CACHE_DIR
@@ -74,7 +75,7 @@ def _cached_sha256(path: Path) -> str | None:
     damaged copy is fetched again)."""
     try:
         return sha256_file(path, gz=True)
-    except (OSError, EOFError):  # gzip.BadGzipFile is an OSError
+    except (OSError, EOFError, zlib.error):  # gzip.BadGzipFile is an OSError
         return None
 
 

@@ -285,6 +285,7 @@ class Denoiser(Estimator):
         if self.trainable:
             if not hasattr(self, "n_channels_"):
                 raise ValueError(f"{type(self).__name__} must be fitted before filter(x)")
+            self._check_fitted()  # and not changed since
             self._check_channels(a)
         else:  # a data-free design: redone on use, so it always follows the parameters
             self._validate_params()

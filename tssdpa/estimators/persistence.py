@@ -171,6 +171,7 @@ def unnest(part, fitted: dict, arrays: dict, name: str):
         part._set_state(fitted[name], sub)
     except ValueError as exc:  # name the part: the same field may be in the outer state too
         raise ValueError(f"{name}: {exc}") from exc
+    part._record_structure()
     return part
 
 

@@ -256,6 +256,7 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
     """
 
     _renamed_params = _RENAMED
+    _structural_params = ("lookback", "horizon")
     _fitted_schema = {**SystemEstimatorMixin._fitted_schema, "linear_init_": (dict, type(None))}
     _array_schema = (*SystemEstimatorMixin._array_schema, "train_")
     _net_params = tuple(
@@ -338,6 +339,7 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
             self.history_ = {"initial_val_loss": loss, "final_val_loss": loss, "epochs": 0,
                              "kept_initial": True}  # fmt: skip
         self.n_channels_ = C
+        self._record_structure()
         return self
 
     def _check_horizon(self, horizon, name: str = "horizon") -> int:

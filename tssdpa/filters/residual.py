@@ -110,7 +110,8 @@ class ResidualProjectionForecaster(Forecaster):
     """
 
     _renamed_params = {"lags": "embedding", "window": "library_size"}
-    _structural_params = ("embedding", "horizon")
+    _structural_params = ("base", "base_params", "embedding", "horizon", "lookback",
+                          "channel_independent")  # fmt: skip
 
     def __init__(
         self,

@@ -73,6 +73,7 @@ class ResidualProjectionFilter(Denoiser):
     requires_target = True
 
     _renamed_params = {"taps": "window"}
+    _structural_params = ("window", "embedding", "causal")
 
     @classmethod
     def _rename(cls, params, warn=True):
