@@ -162,6 +162,18 @@ def split_series(name: str, seed: int, n: int, real_len: int, data_dir):
     return (x - mu) / (sd if sd > 0 else 1.0), sp
 
 
+def worker_split(name: str, seed: int, data_dir):
+    """In a worker of a development script (two processes side by side, one BLAS thread
+    each): :func:`split_series` at the default lengths; None where the data is absent."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+    try:
+        return split_series(name, seed, 2000, 3000, data_dir)
+    except Skip:
+        return None
+
+
 def sq_err(pred, target) -> np.ndarray:
     """Squared errors, NaN where the prediction is missing (kept for the paired verdict)."""
     return ((np.asarray(pred, dtype=np.float64) - target) ** 2).astype(np.float32)

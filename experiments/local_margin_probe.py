@@ -93,13 +93,10 @@ def _tones() -> list[dict]:
 
 def _unit(args) -> list:
     name, seed, data_dir = args
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(1)  # two processes side by side, one BLAS thread each
-    try:
-        z, sp = bench.split_series(name, seed, 2000, 3000, data_dir)
-    except bench.Skip:
+    split = bench.worker_split(name, seed, data_dir)
+    if split is None:
         return []
+    z, sp = split
     test, rows = slice(sp.val, sp.test), []
     for k, snr in enumerate(bench.SNRS):
         noisy = bench.add_noise(z, "gaussian", snr, seed=1000 * seed + k)

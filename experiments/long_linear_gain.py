@@ -72,15 +72,10 @@ def _fit_records(z, sp, h) -> tuple[list[dict], bool]:
 
 
 def _unit(args) -> list:
-    name, seed, data_dir = args
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(1)  # two processes side by side, one BLAS thread each
-    try:
-        z, sp = bench.split_series(name, seed, 2000, 3000, data_dir)
-    except bench.Skip:
-        return []
-    return [(f"{name} s{seed} h{h}", _fit_records(z, sp, h)) for h in bench.SERIES[name][2]]
+    name, seed, _ = args
+    split = bench.worker_split(*args)  # None: no data
+    horizons = bench.SERIES[name][2] if split is not None else []
+    return [(f"{name} s{seed} h{h}", _fit_records(*split, h)) for h in horizons]
 
 
 def main(argv=None) -> int:

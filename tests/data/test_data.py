@@ -110,7 +110,7 @@ def test_a_damaged_cached_download_is_fetched_again(tmp_path):
     raw.write_bytes(b"a,b\n1,2\n")
     man = {"x/f.csv.gz": (raw.as_uri(), D.sha256_file(raw), "test")}
     cached = tmp_path / "cache" / "x" / "f.csv.gz"
-    for damage in (b"not gzip at all", gzip.compress(b"a,b\n1,2\n")[:12]):  # wrong, cut short
+    for damage in (b"not gzip at all", _gz(b"a,b\n1,2\n")[:12]):  # wrong, cut short
         cached.parent.mkdir(parents=True, exist_ok=True)
         cached.write_bytes(damage)  # it was BadGzipFile / EOFError, naming no file
         [p] = D.download(cache_dir=tmp_path / "cache", manifest=man, log=lambda m: None)
@@ -127,20 +127,23 @@ def test_a_data_folder_named_explicitly_must_exist(tmp_path, monkeypatch):
     assert not D.have_dataset("ett/ETTh1.csv.gz")
 
 
+def _gz(text: bytes) -> bytes:
+    return gzip.compress(text, mtime=0)  # the same bytes in every test worker
+
+
 @pytest.mark.parametrize(
     "content, message",
     [
         (b"not gzip", "not a readable copy of the dataset"),  # was BadGzipFile, naming no file
-        (gzip.compress(b"date,HUFL\n2020-01-01,1\n" * 50)[:40], "not a readable copy"),
-        (gzip.compress(b"date,X\n2020-01-01,1\n"), "columns \\['X'\\], expected"),
+        (_gz(b"date,HUFL\n2020-01-01,1\n" * 50)[:40], "not a readable copy"),
+        (_gz(b"date,X\n2020-01-01,1\n"), "columns \\['X'\\], expected"),
         # a cut copy loaded, then the fixed split ran past its end
         (
-            gzip.compress(
-                b"date,HUFL,HULL,MUFL,MULL,LUFL,LULL,OT\n" + b"2020-01-01,1,1,1,1,1,1,1\n" * 20
-            ),
+            _gz(b"date,HUFL,HULL,MUFL,MULL,LUFL,LULL,OT\n" + b"2020-01-01,1,1,1,1,1,1,1\n" * 20),
             "20 rows, fewer than the 14400 of its split",
         ),  # fmt: skip
     ],
+    ids=["not gzip", "cut short", "other columns", "too few rows"],
 )
 def test_a_damaged_ett_file_is_refused_naming_it(tmp_path, content, message):
     (tmp_path / "ett").mkdir()
