@@ -57,3 +57,10 @@ def test_a_denoiser_changed_after_fit_is_refused_on_filter():
     f.set_params(embedding=16)  # it was a numpy matmul error
     with pytest.raises(ValueError, match="embedding=16 .*changed after fit"):
         f.filter(Y)
+
+
+def test_a_dict_parameter_edited_in_place_after_fit_is_a_change_too():
+    fc = ResidualProjectionForecaster(horizon=2, base_params={"lags": 12}).fit(Y)
+    fc.base_params["lags"] = 2  # the same dict object: compared against a copy
+    with pytest.raises(ValueError, match="base_params=.*changed after fit"):
+        fc.predict(2)

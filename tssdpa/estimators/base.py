@@ -19,6 +19,7 @@ classical baselines alike):
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import warnings
@@ -172,7 +173,9 @@ class Estimator:
 
     def _record_structure(self) -> None:
         """Called at the end of fit and of load: the structural parameters the state fits."""
-        self._fitted_structure_ = {n: getattr(self, n) for n in self._structural_params}
+        # copies: a dict parameter edited in place is a change too
+        self._fitted_structure_ = {n: copy.deepcopy(getattr(self, n))
+                                   for n in self._structural_params}  # fmt: skip
 
     def _check_fitted(self, attribute: str = "n_channels_") -> None:
         if not hasattr(self, attribute):
