@@ -89,7 +89,10 @@ def test_without_columns_the_time_column_is_copied_and_text_columns_are_skipped(
     assert "time_filtered" not in res.columns
     np.testing.assert_array_equal(res["time"], df["time"])
     err = capsys.readouterr().err
-    assert "skipped non-numeric column(s) ['label']" in err and "time column 'time'" in err
+    assert (
+        "skipped column(s) of text or true / false values ['label']" in err
+        and "time column 'time'" in err
+    )
 
 
 def test_filter_forecast_mode(csv, tmp_path):

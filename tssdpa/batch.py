@@ -253,7 +253,7 @@ def filter_files(
     paths = expand_paths(paths_or_glob)
     targets = _targets(paths, out_dir, suffix)
     from tssdpa.compare import get_method
-    from tssdpa.compare.registry import unknown_parameters
+    from tssdpa.estimators.base import unknown_parameters
 
     spec = get_method(method, "denoise")  # ValueError listing the methods
     factory = spec.resolve_factory()  # an ImportError now, not once per file

@@ -605,3 +605,11 @@ def test_an_fir_length_that_looks_like_an_old_library_size_is_flagged():
     clean, noisy = square_wave(3000)
     with pytest.warns(UserWarning, match="library_size"):
         ResidualProjectionFilter(window=2000, embedding=4, sigma=SIGMAS).fit(noisy, target=clean)
+
+
+def test_an_unknown_base_parameter_is_refused_naming_it_and_the_base():
+    # it was Python's "__init__() got an unexpected keyword argument 'lags'"
+    y = np.sin(np.arange(400) / 7)
+    with pytest.raises(ValueError, match=r"base_params: unknown parameter\(s\) \['lags'\] for "
+                       r"base='dlinear'; valid: lookback"):  # fmt: skip
+        ResidualProjectionForecaster(base="dlinear", base_params={"lags": 3}).fit(y)

@@ -121,7 +121,7 @@ def _params(text: str, factory) -> dict:
         raise UsageError(f"--params must be a JSON object ({exc})") from None
     if not isinstance(params, dict):
         raise UsageError(f'--params must be a JSON object like {{"window": 16}}, got {text!r}')
-    from tssdpa.compare.registry import unknown_parameters
+    from tssdpa.estimators.base import unknown_parameters
 
     unknown, valid = unknown_parameters(factory, params)
     if unknown:
@@ -342,7 +342,7 @@ def run(args) -> int:
     if n_nan or n_inf:
         notes.append(f"{n_nan} missing and {n_inf} infinite cell(s) treated as missing")
     if skipped:
-        notes.append(f"skipped non-numeric column(s) {skipped}")
+        notes.append(f"skipped column(s) of text or true / false values {skipped}")
     if time_col is not None:
         use = "used as the sample times (tau) and " if getattr(est, "tau", None) else ""
         notes.append(f"time column {time_col!r} {use}copied through")

@@ -196,12 +196,3 @@ def search_space(
 
 def _accepts(factory, name: str) -> bool:
     return name in inspect.signature(factory).parameters
-
-
-def unknown_parameters(factory, params) -> tuple[list[str], list[str]]:
-    """``(unknown, valid)``: the names in ``params`` that ``factory``'s constructor does not
-    take (nor renames), and the ones it takes."""
-    valid = [n for n in inspect.signature(factory.__init__).parameters
-             if n not in ("self", "kwargs")]  # fmt: skip
-    unknown = sorted(set(params) - set(valid) - set(getattr(factory, "_renamed_params", {})))
-    return unknown, valid

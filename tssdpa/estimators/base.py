@@ -84,6 +84,15 @@ def check_fit_input(a: np.ndarray, name: str) -> None:
         )
 
 
+def unknown_parameters(factory, params) -> tuple[list[str], list[str]]:
+    """``(unknown, valid)``: the names in ``params`` that ``factory``'s constructor does not
+    take (nor renames), and the ones it takes."""
+    valid = [n for n in inspect.signature(factory.__init__).parameters
+             if n not in ("self", "kwargs")]  # fmt: skip
+    unknown = sorted(set(params) - set(valid) - set(getattr(factory, "_renamed_params", {})))
+    return unknown, valid
+
+
 class Estimator:
     """Parameter handling, cloning, fitted-state checks and persistence for every estimator."""
 

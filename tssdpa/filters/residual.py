@@ -23,7 +23,7 @@ import numpy as np
 
 from tssdpa.baselines.forecasters import AutoRegForecaster, DLinearForecaster
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
-from tssdpa.estimators.base import Forecaster
+from tssdpa.estimators.base import Forecaster, unknown_parameters
 from tssdpa.estimators.persistence import (
     check_context,
     nest,
@@ -151,6 +151,11 @@ class ResidualProjectionForecaster(Forecaster):
     # ----------------------------------------------------------------- pieces
     def _make_base(self):
         params = dict(self.base_params or {})
+        cls = AutoRegForecaster if self.base == "autoreg" else DLinearForecaster
+        unknown, valid = unknown_parameters(cls, params)
+        if unknown:  # it was Python's "unexpected keyword argument"
+            raise ValueError(f"base_params: unknown parameter(s) {unknown} for base="
+                             f"{self.base!r}; valid: {', '.join(valid)}")  # fmt: skip
         if self.base == "autoreg":
             return AutoRegForecaster(**params)
         return DLinearForecaster(lookback=self.lookback, horizon=self.horizon, **params)
