@@ -321,3 +321,9 @@ def test_seasonal_naive_refuses_a_series_shorter_than_its_period():
     with pytest.raises(ValueError, match="fewer than period=24"):
         B.SeasonalNaiveForecaster().fit(np.sin(np.arange(20.0)))
     assert np.isfinite(B.SeasonalNaiveForecaster(period=5).fit(np.arange(20.0)).predict(3)).all()
+
+
+def test_the_kalman_smoother_refuses_a_single_sample_naming_it():
+    # statsmodels failed with "'shape' elements cannot be negative"
+    with pytest.raises(ValueError, match="x has 1 sample"):
+        B.KalmanSmoother().fit(np.ones(1))

@@ -126,6 +126,8 @@ class KalmanSmoother(Denoiser):
         check_int(self.max_fit_samples, "max_fit_samples", 10)
 
     def _fit(self, a, target):
+        if len(a) < 2:  # statsmodels failed with "'shape' elements cannot be negative"
+            raise ValueError(f"x has {len(a)} sample(s); the state-space fit needs 2 or more")
         self.models_ = []
         for c in range(a.shape[1]):
             y = np.ascontiguousarray(a[-self.max_fit_samples :, c])
