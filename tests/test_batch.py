@@ -272,3 +272,24 @@ def test_filter_table_refuses_to_overwrite_a_column_already_in_the_table():
         filter_table(df, est, columns=["a"], fit=False)
     out, _ = filter_table(df, est, columns=["a"], fit=False, suffix="_smooth")
     assert (out["a_filtered"] == 0.0).all() and "a_smooth" in out
+
+
+def test_a_tau_filter_takes_each_files_time_column_as_its_sample_times(logs, tmp_path):
+    # it failed every file with "tau is set: pass timestamps=" (the CLI's --out-dir too)
+    summary = filter_files(str(logs / "log0.csv"), tmp_path, method="projection",
+                           params={"tau": 0.05}, progress=False)  # fmt: skip
+    assert summary["status"].tolist() == ["ok"], summary["error"].tolist()
+
+
+def test_a_factory_that_is_a_function_takes_its_own_parameters():
+    from tssdpa.estimators.base import unknown_parameters
+
+    def make(window=3, causal=True):
+        return ProjectionFilter(window=window, causal=causal)
+
+    assert unknown_parameters(make, {"window": 5}) == ([], ["window", "causal"])
+    assert unknown_parameters(make, {"windw": 5})[0] == ["windw"]
+    assert unknown_parameters(lambda **kw: None, {"anything": 1})[0] == []
+    from tssdpa.filters import ProjectionForecaster  # lags: embedding's old name
+
+    assert unknown_parameters(ProjectionForecaster, {"horizon": 5, "lags": 2})[0] == []

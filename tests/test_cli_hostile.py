@@ -186,3 +186,23 @@ def test_a_reader_that_stops_early_ends_the_output_without_a_traceback(tmp_path)
     err = p.stderr.read().decode()
     p.wait(timeout=120)
     assert p.returncode == 141 and "Error" not in err and "Traceback" not in err
+
+
+def test_main_called_in_a_program_leaves_its_standard_output_alone_on_a_broken_pipe(
+    files, monkeypatch
+):
+    from tssdpa.cli import main
+
+    class Closed:  # a reader that went away, and no file descriptor (a StringIO, Jupyter)
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self):
+            pass
+
+        def fileno(self):
+            raise OSError("no file descriptor")
+
+    monkeypatch.setattr(sys, "stdout", Closed())
+    monkeypatch.chdir(files)
+    assert main(["filter", "good.csv", "--method", "moving_average"]) == 141

@@ -34,6 +34,7 @@ from tssdpa.data.tables import (
     find_time_column,
     numeric_columns,
     read_table,
+    sample_times,
 )
 from tssdpa.estimators.input_notes import collected, notes_to_tell
 from tssdpa.estimators.report import fitted_models, horizon_settings, settings_text
@@ -85,16 +86,19 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
     >>> out.columns.tolist(), info["columns"]
     (['time', 'a', 'a_filtered'], ['a'])
     """
-    cols, _ = numeric_columns(df, columns, find_time_column(df, time_column))
+    time_column = find_time_column(df, time_column)
+    cols, _ = numeric_columns(df, columns, time_column)
     check_new_columns(df, [f"{c}{suffix}" for c in cols], "give another suffix")
     x, n_nan, n_inf = column_values(df, cols)
+    times = sample_times(est, df, time_column)  # a filter with tau: the time column
+    kw = {} if times is None else {"timestamps": times}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # deprecations and tips are not for a batch summary
         with collected(quiet=True) as fit_notes:  # but notes on the data are (per thread)
             if fit:
-                est.fit(x)
+                est.fit(x, **kw)
         with collected(quiet=True) as filter_notes:
-            y = np.asarray(est.filter(x), dtype=np.float64).reshape(x.shape)
+            y = np.asarray(est.filter(x, **kw), dtype=np.float64).reshape(x.shape)
     out = df.copy()
     for i, c in enumerate(cols):
         out[f"{c}{suffix}"] = y[:, i]
@@ -259,7 +263,8 @@ def filter_files(
     factory = spec.resolve_factory()  # an ImportError now, not once per file
     unknown, valid = unknown_parameters(factory, params)
     if unknown:  # once, not as every file's failure
-        raise ValueError(f"params: unknown parameter(s) {unknown} for {factory.__name__}; "
+        what = getattr(factory, "__name__", factory)
+        raise ValueError(f"params: unknown parameter(s) {unknown} for {what}; "
                          f"valid: {', '.join(valid)}")  # fmt: skip
     if spec.requires_target:
         raise ValueError(f"method: {method} fits against a clean reference; choose a "

@@ -131,10 +131,21 @@ def _gz(text: bytes) -> bytes:
     return gzip.compress(text, mtime=0)  # the same bytes in every test worker
 
 
+def _damaged_inside() -> bytes:
+    """A gzip file whose compressed data is overwritten early on: zlib's "invalid bit length
+    repeat" (zlib.error), where a damaged check sum is gzip's BadGzipFile."""
+    rng = np.random.default_rng(0)
+    rows = b"".join(b"2020-01-01,%.3f,%.3f\n" % tuple(v) for v in rng.normal(size=(4000, 2)))
+    data = bytearray(_gz(b"date,HUFL,HULL\n" + rows))
+    data[40:140] = bytes(rng.integers(0, 256, 100, dtype=np.uint8))
+    return bytes(data)
+
+
 @pytest.mark.parametrize(
     "content, message",
     [
         (b"not gzip", "not a readable copy of the dataset"),  # was BadGzipFile, naming no file
+        (_damaged_inside(), "not a readable copy"),  # zlib.error, not an OSError
         (_gz(b"date,HUFL\n2020-01-01,1\n" * 50)[:40], "not a readable copy"),
         (_gz(b"date,X\n2020-01-01,1\n"), "columns \\['X'\\], expected"),
         # a cut copy loaded, then the fixed split ran past its end
@@ -143,14 +154,16 @@ def _gz(text: bytes) -> bytes:
             "20 rows, fewer than the 14400 of its split",
         ),  # fmt: skip
     ],
-    ids=["not gzip", "cut short", "other columns", "too few rows"],
+    ids=["not gzip", "damaged inside", "cut short", "other columns", "too few rows"],
 )
 def test_a_damaged_ett_file_is_refused_naming_it(tmp_path, content, message):
     (tmp_path / "ett").mkdir()
     (tmp_path / "ett" / "ETTh1.csv.gz").write_bytes(content)
     with pytest.raises(ValueError, match=message) as err:
         D.load_ett("ETTh1", tmp_path)
-    assert "ETTh1.csv.gz" in str(err.value) and "tssdpa download --force" in str(err.value)
+    assert "ETTh1.csv.gz" in str(err.value)
+    # the folder read first is where a fresh copy must go
+    assert f"tssdpa download --force --cache-dir {tmp_path}`" in str(err.value)
 
 
 def test_manifest_matches_datasets_folder():

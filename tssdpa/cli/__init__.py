@@ -379,9 +379,15 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"tssdpa {args.command}: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # the reader of standard output stopped (`... | head`): no more to say
-        # Python flushes stdout again at exit; point it at devnull so that raises nothing
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except BrokenPipeError:  # the reader of the output stopped (`... | head`): no more to say
+        if argv is None:  # the console command: Python flushes stdout again at exit, so
+            # point it at devnull (a caller's own process keeps its stdout)
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+                os.close(devnull)
+            except (OSError, ValueError):  # stdout is no file descriptor
+                pass
         return 141  # as a shell reports a command ended by SIGPIPE
     except Exception as exc:  # noqa: BLE001 -- the command line shows no traceback
         if os.environ.get("TSSDPA_DEBUG"):

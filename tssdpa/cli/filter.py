@@ -125,9 +125,9 @@ def _params(text: str, factory) -> dict:
 
     unknown, valid = unknown_parameters(factory, params)
     if unknown:
+        what = getattr(factory, "__name__", factory)
         raise UsageError(
-            f"--params: unknown parameter(s) {unknown} for {factory.__name__}; valid: "
-            + ", ".join(valid)
+            f"--params: unknown parameter(s) {unknown} for {what}; valid: " + ", ".join(valid)
         )
     return params
 
@@ -196,28 +196,6 @@ def _report_fit(est, method: str, cols) -> None:
         )
 
 
-def _sample_times(est, df, time_col):
-    """The time column's values as the sample times of a filter whose decay is a time
-    constant (``tau``): its ``timestamps``; None for any other filter."""
-    if getattr(est, "tau", None) is None:
-        return None
-    if time_col is None:
-        raise UsageError("tau (a time constant) needs the sample times: the file has no "
-                         "time column; name it with --time-column")  # fmt: skip
-    import pandas as pd
-
-    from tssdpa.signal.lagfilter import check_sample_times
-
-    t = df[time_col]
-    if not pd.api.types.is_datetime64_any_dtype(t) and not pd.api.types.is_numeric_dtype(t):
-        t = pd.to_datetime(t, errors="coerce")  # text dates (the CSV reader keeps them text)
-        if t.isna().any():
-            raise UsageError(f"time column {time_col!r}: neither numbers nor dates")
-    with _usage_errors(""):  # finite and in order: a shuffled file is refused, not filtered
-        check_sample_times(t.to_numpy(), len(t), name=f"time column {time_col!r}")
-    return t.to_numpy()
-
-
 def run(args) -> int:
     """The ``filter`` subcommand; raises :class:`UsageError` for the user's mistakes."""
     if args.out_dir is not None:
@@ -258,6 +236,7 @@ def run(args) -> int:
         find_time_column,
         numeric_columns,
         read_table,
+        sample_times,
     )
 
     with _usage_errors(""):
@@ -310,7 +289,8 @@ def run(args) -> int:
         try:
             if kind == "denoise":
                 est = spec.build(**params)
-                times = _sample_times(est, df, time_col)
+                with _usage_errors(""):  # tau: the time column is the sample times
+                    times = sample_times(est, df, time_col)
                 fit_kw = {} if times is None else {"timestamps": times[:n_fit]}
                 if target is not None:
                     fit_kw["target"] = target[:n_fit]

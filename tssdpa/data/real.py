@@ -7,7 +7,9 @@ from it is written by these functions.
 from __future__ import annotations
 
 import os
+import zlib
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -79,18 +81,20 @@ class Split:
 ETT_COLUMNS = ("HUFL", "HULL", "MUFL", "MULL", "LUFL", "LULL", "OT")
 
 
-def _read_dataset(path, **kwargs) -> pd.DataFrame:
+def _read_dataset(path, relative: str, **kwargs) -> pd.DataFrame:
     """``pd.read_csv(path)``, or ``ValueError`` naming the file where it is damaged or not the
     dataset (a gzip error, a parse error, a missing column)."""
     try:
         return pd.read_csv(path, **kwargs)
-    except (OSError, EOFError, ValueError, KeyError, pd.errors.ParserError) as exc:
-        raise ValueError(f"{path}: not a readable copy of the dataset ({exc}); fetch it again "
-                         "with `tssdpa download --force`") from None  # fmt: skip
+    except (OSError, EOFError, zlib.error, ValueError, KeyError, pd.errors.ParserError) as exc:
+        raise _damaged(path, relative, f"not a readable copy of the dataset ({exc})") from None
 
 
-def _damaged(path, why: str) -> ValueError:
-    return ValueError(f"{path}: {why}; fetch it again with `tssdpa download --force`")
+def _damaged(path, relative: str, why: str) -> ValueError:
+    # the first folder holding the file is read: a fresh copy must go there
+    root = Path(path).parents[len(Path(relative).parts) - 1]
+    return ValueError(f"{path}: {why}; replace it with a good copy (`tssdpa download --force "
+                      f"--cache-dir {root}` fetches one there)")  # fmt: skip
 
 
 def load_ett(name: str = "ETTh1", data_dir: str | os.PathLike | None = None) -> pd.DataFrame:
@@ -98,16 +102,18 @@ def load_ett(name: str = "ETTh1", data_dir: str | os.PathLike | None = None) -> 
     columns or with fewer rows than its split (:func:`ett_split`) is refused naming it."""
     if name not in ETT_NAMES:
         raise ValueError(f"name must be one of {ETT_NAMES}; got {name!r}")
-    path = find_dataset(f"ett/{name}.csv.gz", data_dir)
-    df = _read_dataset(path, parse_dates=["date"], index_col="date")
+    rel = f"ett/{name}.csv.gz"
+    path = find_dataset(rel, data_dir)
+    df = _read_dataset(path, rel, parse_dates=["date"], index_col="date")
     if tuple(df.columns) != ETT_COLUMNS:
-        raise _damaged(path, f"columns {list(df.columns)}, expected {list(ETT_COLUMNS)}")
+        raise _damaged(path, rel, f"columns {list(df.columns)}, expected {list(ETT_COLUMNS)}")
     if len(df) < ett_split(name).test:
-        raise _damaged(path, f"{len(df)} rows, fewer than the {ett_split(name).test} of its split")
+        why = f"{len(df)} rows, fewer than the {ett_split(name).test} of its split"
+        raise _damaged(path, rel, why)
     try:
         return df.astype(np.float64)
     except ValueError as exc:
-        raise _damaged(path, f"a value that is no number ({exc})") from None
+        raise _damaged(path, rel, f"a value that is no number ({exc})") from None
 
 
 def ett_split(name: str, lookback: int = 336) -> Split:
@@ -136,9 +142,10 @@ def load_imu(
     if name not in IMU_FILES:
         raise ValueError(f"name must be one of {sorted(IMU_FILES)}; got {name!r}")
     path = find_dataset(IMU_FILES[name], data_dir)
-    df = _read_dataset(path)
+    df = _read_dataset(path, IMU_FILES[name])
     if df.shape[1] < 2 or len(df) < 2 or not all(map(pd.api.types.is_numeric_dtype, df.dtypes)):
-        raise _damaged(path, "not a time column and numeric channels of two rows or more")
+        why = "expected a time column then sensor channels, all numbers, over two rows or more"
+        raise _damaged(path, IMU_FILES[name], why)
     df.columns = [c.strip() for c in df.columns]
     tcol = df.columns[0]
     df = df.groupby(tcol, sort=True).mean()

@@ -90,6 +90,30 @@ def find_time_column(df: pd.DataFrame, name=None):
     return None
 
 
+def sample_times(est, df: pd.DataFrame, time_column):
+    """The time column's values as the ``timestamps`` of a filter whose decay is a time
+    constant (``est.tau`` set); None for any other filter. ``ValueError`` where the table has
+    no time column, or one that is not numbers or dates, or not finite and in order."""
+    if getattr(est, "tau", None) is None:
+        return None
+    if time_column is None:
+        raise ValueError("tau (a time constant) needs the sample times: the file has no "
+                         "time column; name it with --time-column")  # fmt: skip
+    from tssdpa.signal.lagfilter import check_sample_times
+
+    t = df[time_column]
+    if not pd.api.types.is_datetime64_any_dtype(t) and not pd.api.types.is_numeric_dtype(t):
+        # text dates (a CSV keeps them text); UTC, as the filter takes them: offsets may
+        # differ across a daylight-saving change
+        t = pd.to_datetime(t, errors="coerce", utc=True)
+        if t.isna().any():
+            row = int(np.flatnonzero(t.isna().to_numpy())[0]) + 1
+            raise ValueError(f"time column {time_column!r}: data row {row} is no number or "
+                             "date")  # fmt: skip
+    check_sample_times(t.to_numpy(), len(t), name=f"time column {time_column!r}")
+    return t.to_numpy()
+
+
 def numeric_columns(
     df: pd.DataFrame, columns=None, time_column=None, targets=()
 ) -> tuple[list, list]:

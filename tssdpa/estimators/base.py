@@ -85,12 +85,20 @@ def check_fit_input(a: np.ndarray, name: str) -> None:
 
 
 def unknown_parameters(factory, params) -> tuple[list[str], list[str]]:
-    """``(unknown, valid)``: the names in ``params`` that ``factory``'s constructor does not
-    take (nor renames), and the ones it takes."""
-    valid = [n for n in inspect.signature(factory.__init__).parameters
-             if n not in ("self", "kwargs")]  # fmt: skip
-    unknown = sorted(set(params) - set(valid) - set(getattr(factory, "_renamed_params", {})))
-    return unknown, valid
+    """``(unknown, valid)``: the names in ``params`` that ``factory`` (a class, or any callable
+    returning an estimator) does not take (nor renames), and the ones it takes; none unknown
+    where it takes ``**kwargs``."""
+    try:
+        sig = inspect.signature(factory)  # a class: its __init__ less self
+    except (TypeError, ValueError):  # no signature to read: nothing to refuse
+        return [], []
+    kinds = {p.kind for p in sig.parameters.values()}
+    valid = [n for n, p in sig.parameters.items()
+             if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]  # fmt: skip
+    if inspect.Parameter.VAR_KEYWORD in kinds:
+        return [], valid
+    renamed = factory._all_renamed() if hasattr(factory, "_all_renamed") else {}
+    return sorted(set(params) - set(valid) - set(renamed)), valid
 
 
 class Estimator:

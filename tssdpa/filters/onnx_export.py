@@ -398,9 +398,12 @@ def to_onnx(filt, path, n_channels: int | None = None, opset: int | None = None)
     if opset is not None:
         if isinstance(opset, bool) or not isinstance(opset, numbers.Integral):
             raise TypeError(f"opset must be an int, got {type(opset).__name__} {opset!r}")
-        if opset < OPSET:  # torch's exporter writes OPSET; converting down failed (and wrote
-            # OPSET anyway, which an older runtime refuses)
-            raise ValueError(f"opset must be >= {OPSET} (the exporter's own), got {opset}")
+        # torch's exporter writes OPSET and converts to another; outside this range that
+        # failed and wrote OPSET anyway (which an older runtime refuses), with a traceback
+        top = torch.onnx._constants.ONNX_MAX_OPSET
+        if not OPSET <= opset <= top:
+            raise ValueError(f"opset must be in {OPSET}..{top} (what the exporter writes), "
+                             f"got {opset}")  # fmt: skip
     # trace with a chunk of several samples, so that no size is specialised to 1
     T0 = 5
     T = torch.export.Dim("T", min=1)
