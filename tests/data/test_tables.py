@@ -68,7 +68,7 @@ def test_sample_times_of_a_tau_filter_take_text_dates_across_a_daylight_saving_c
     when = ["2024-03-31T01:59:00+01:00", "2024-03-31T03:00:00+02:00", "2024-03-31T03:01:00+02:00"]
     df = pd.DataFrame({"time": when, "a": [1.0, 2.0, 3.0]})
     t = sample_times(ProjectionFilter(tau=60.0), df, "time")
-    assert np.diff(t.astype("datetime64[s]").astype(float)).tolist() == [60.0, 60.0]
+    assert np.diff(t).astype("timedelta64[s]").astype(float).tolist() == [60.0, 60.0]
     assert sample_times(ProjectionFilter(), df, "time") is None  # no tau: no times needed
     df.loc[1, "time"] = "soon"
     with pytest.raises(ValueError, match="time column 'time': data row 2 is no number or date"):

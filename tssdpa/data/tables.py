@@ -110,6 +110,8 @@ def sample_times(est, df: pd.DataFrame, time_column):
             row = int(np.flatnonzero(t.isna().to_numpy())[0]) + 1
             raise ValueError(f"time column {time_column!r}: data row {row} is no number or "
                              "date")  # fmt: skip
+    if isinstance(t.dtype, pd.DatetimeTZDtype):  # zone-aware: as plain UTC datetimes
+        t = t.dt.tz_convert("UTC").dt.tz_localize(None)
     check_sample_times(t.to_numpy(), len(t), name=f"time column {time_column!r}")
     return t.to_numpy()
 
