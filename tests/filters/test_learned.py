@@ -598,3 +598,10 @@ def test_a_channel_that_is_all_nan_is_refused_naming_y_before_training():
         LearnedProjectionForecaster(lookback=8, horizon=2).fit(y)
     with pytest.raises(ValueError, match="y_val channel 1 is all NaN"):
         LearnedProjectionForecaster(lookback=8, horizon=2).fit(y[:, [0, 0]], y_val=y)
+
+
+@pytest.mark.parametrize("cls", [LearnedProjectionFilter, LearnedProjectionForecaster])
+def test_a_width_that_the_heads_do_not_divide_is_refused_naming_d_model(cls):
+    # it named the attention layer's embed_dim and head_dim, which the user never set
+    with pytest.raises(ValueError, match=r"d_model \(6\) must be divisible by num_heads \(4\)"):
+        cls(d_model=6, num_heads=4, max_epochs=1).fit(np.sin(np.arange(1000) / 5))

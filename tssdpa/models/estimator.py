@@ -93,6 +93,9 @@ class SystemEstimatorMixin:
         """Check the settings every learned estimator has (errors name the argument)."""
         for name in ("d_model", "num_heads", "num_layers", "dim_feedforward", "max_epochs"):
             check_int(getattr(self, name), name)
+        if self.d_model % self.num_heads:  # each head gets d_model / num_heads of the width
+            raise ValueError(f"d_model ({self.d_model}) must be divisible by num_heads "
+                             f"({self.num_heads})")  # fmt: skip
         check_int(self.batch_size, "batch_size")
         check_int(self.patience, "patience", minimum=0)
         check_int(self.random_state, "random_state", minimum=0)
