@@ -292,6 +292,28 @@ def test_a_half_precision_layer_keeps_its_kernel_parameters_in_float32():
         assert m.kernel_decay()[0].item() == pytest.approx(0.999, rel=1e-6)
 
 
+@pytest.mark.parametrize("cast", ["to", "half", "bfloat16"])
+def test_a_layer_cast_to_half_precision_keeps_its_kernel_parameters_in_float32(cast):
+    # the cast rounded them with the weights: a decay of 0.999 became 1 in bfloat16
+    for learn in (False, True):
+        m = ProjectionMultiheadAttention(8, 2, sigma=1e-9, decay=0.999, learn_decay=learn,
+                                         learn_sigma=learn)  # fmt: skip
+        half = m.to(torch.bfloat16) if cast == "to" else getattr(m, cast)()
+        assert half is m and m.in_proj_weight.dtype in (torch.bfloat16, torch.float16)
+        assert m.kernel_sigma().dtype == m.kernel_decay().dtype == torch.float32
+        assert m.kernel_sigma()[0].item() == pytest.approx(1e-9, rel=1e-6)
+        assert m.kernel_decay()[0].item() == pytest.approx(0.999, rel=1e-6)
+        if learn:  # still the module's parameters, trained in float32
+            names = {n for n, _ in m.named_parameters()}
+            assert {"log_sigma", "decay_logit"} <= names
+        x = torch.randn(2, 5, 8, dtype=m.in_proj_weight.dtype)
+        y, _ = m(x, x, x)
+        assert y.dtype == x.dtype and torch.isfinite(y).all()
+        m.double()  # back to a wide dtype: the kernel parameters follow it
+        assert m.kernel_decay().dtype == torch.float64
+        assert m.kernel_decay()[0].item() == pytest.approx(0.999, rel=1e-6)
+
+
 def test_a_kernel_parameter_outside_the_dtype_range_is_refused_naming_it():
     with pytest.raises(ValueError, match="tau .* out of the range of dtype torch.float32"):
         ProjectionMultiheadAttention(8, 2, tau=1e50)

@@ -125,6 +125,48 @@ def test_a_float32_width_the_dtype_cannot_hold_is_refused_naming_it(backend):
         torch.testing.assert_close(projection_sdpa(q, q, sigma=1e-30, backend=backend), q)
 
 
+@pytest.mark.parametrize("tensor_sigma", [False, True])
+@pytest.mark.parametrize("structure", [{}, {"is_causal": True}, {"decay": 0.9}])
+@pytest.mark.parametrize("backend", ["auto", "math"])
+def test_a_width_far_below_the_distances_gives_each_row_its_nearest_key(
+    backend, structure, tensor_sigma
+):
+    # with queries that are not keys every (d/sigma)^2 overflowed float32 to inf, and each
+    # row's softmax of -inf logits was NaN (sigma = 1e-21 is well inside float32's range)
+    g = torch.Generator().manual_seed(1)
+    q, k, v = (
+        torch.randn(1, 7, 2, generator=g),
+        torch.randn(1, 9, 2, generator=g),
+        torch.randn(1, 9, 3, generator=g),
+    )
+    for s in (1e-21, 1e-30):
+        sigma = torch.tensor(s, requires_grad=True) if tensor_sigma else s
+        qg, kg = q.clone().requires_grad_(), k.clone().requires_grad_()
+        out = projection_sdpa(qg, kg, v, sigma=sigma, backend=backend, **structure)
+        # float64 holds these logits: its weights are those of the nearest allowed key
+        expected = projection_sdpa(q.double(), k.double(), v.double(), sigma=s,
+                                   backend="math", **structure)  # fmt: skip
+        torch.testing.assert_close(out.double(), expected)
+        grads = torch.autograd.grad(out.sum(), [qg, kg])  # a one-hot row moves with no input
+        assert all(bool((gr == 0).all()) for gr in grads)
+
+
+@pytest.mark.parametrize("structure", [{}, {"decay": 0.9}])
+def test_the_fused_backend_refuses_a_tensor_width_whose_logits_could_overflow(structure):
+    # a float sigma was refused by name, a tensor one gave NaN rows
+    g = torch.Generator().manual_seed(1)
+    q, k = torch.randn(1, 7, 2, generator=g), torch.randn(1, 9, 2, generator=g)
+    with pytest.raises(ValueError, match="backend='fused' cannot take sigma down to 1e-19"):
+        projection_sdpa(q, k, sigma=torch.tensor([1e-19]), backend="fused", **structure)
+    out = projection_sdpa(q, k, sigma=torch.tensor([1e-19]), backend="auto", **structure)
+    assert torch.isfinite(out).all()
+    # a width the logits hold is taken as before
+    torch.testing.assert_close(
+        projection_sdpa(q, k, sigma=torch.tensor([1e-3]), backend="fused", **structure),
+        projection_sdpa(q, k, sigma=1e-3, backend="math", **structure),
+    )
+
+
 def test_an_empty_call_is_zero_even_with_a_non_finite_tracked_width():
     # 0.0 * sum(inputs) was NaN where a tracked input summed to inf
     s = torch.tensor(float("inf"), requires_grad=True)

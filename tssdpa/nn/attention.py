@@ -223,6 +223,28 @@ class ProjectionMultiheadAttention(nn.Module):
 
     # ------------------------------------------------------------------ kernel parameters
 
+    _KERNEL_TENSORS = ("log_sigma", "sigma", "decay_logit", "decay", "log_tau", "tau")
+
+    def _apply(self, fn, recurse=True):
+        # .to(torch.bfloat16), .half() and Lightning's bf16-true precision cast every float
+        # tensor of the module; the kernel's parameters stay in the dtype the kernel computes
+        # in (float32 for half types, as a layer built with dtype= has them): in bfloat16 a
+        # decay of 0.999 is 1. They are taken again from their values before the cast.
+        before = {name: t.detach().clone() for name in self._KERNEL_TENSORS
+                  if isinstance(t := getattr(self, name, None), Tensor)}  # fmt: skip
+        super()._apply(fn, recurse)
+        for name, old in before.items():
+            t = getattr(self, name)
+            want = _compute_dtype(t.dtype)
+            if want == t.dtype:
+                continue
+            kept = old.to(device=t.device, dtype=want)
+            if isinstance(t, nn.Parameter):
+                t.data = kept
+            else:
+                self._buffers[name] = kept
+        return self
+
     def kernel_sigma(self) -> Tensor:
         """σ per head, shape (H,)."""
         return self.log_sigma.exp() if self.learn_sigma else self.sigma

@@ -108,7 +108,24 @@ def projection_weights_math(
     # float32 data near 1e±30 with a σ of the same scale would under- or overflow in the
     # squares (cdist's too) though the ratio is of order one.
     c = power_of_two_scale(query, key)
-    logits = -0.5 * (distances(query / c, key / c) * (c / sigma)).square()  # (..., L, S)
+    d = distances(query / c, key / c)  # (..., L, S)
+    r = c / sigma
+    # Each row is shifted by its nearest usable key's term, (d² - d_min²)/σ² as (d - d_min)/σ
+    # times (d + d_min)/σ: a row's softmax does not change, but its largest logit is then the
+    # nearest key's 0 + bias rather than -(d_min/σ)²/2, which for σ far below the distances
+    # (1e-21 in float32) is -inf in every column, and the softmax NaN. That row's weights go to
+    # its nearest keys instead: the limit σ -> 0. The shift is detached (a constant per row
+    # changes no weight, so neither their gradient); the second factor is capped at the
+    # dtype's largest value, where 0 (the nearest key) times inf would be NaN.
+    usable = None if allowed is None else allowed
+    if bias is not None:
+        finite = torch.isfinite(bias)
+        usable = finite if usable is None else usable & finite
+    dd = d.detach() if usable is None else d.detach().masked_fill(~usable, float("inf"))
+    d_min = dd.amin(dim=-1, keepdim=True) if dd.shape[-1] else dd.new_zeros(*dd.shape[:-1], 1)
+    d_min = torch.where(torch.isfinite(d_min), d_min, 0.0)  # a row with no usable key
+    big = torch.finfo(d.dtype).max
+    logits = -0.5 * ((d - d_min) * r) * ((d + d_min) * r).clamp(max=big)  # (..., L, S)
     if bias is not None:
         logits = logits + bias
     return masked_softmax(logits, allowed)
