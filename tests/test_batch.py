@@ -293,3 +293,19 @@ def test_a_factory_that_is_a_function_takes_its_own_parameters():
     from tssdpa.filters import ProjectionForecaster  # lags: embedding's old name
 
     assert unknown_parameters(ProjectionForecaster, {"horizon": 5, "lags": 2})[0] == []
+
+
+@pytest.mark.parametrize("sep", [";", "\t", ","])
+def test_each_output_has_its_inputs_separator(logs, tmp_path, sep):
+    # a semicolon or tab file was written back comma-separated, though the outputs are
+    # documented to keep their input's format
+    src = tmp_path / "in"
+    src.mkdir()
+    pd.read_csv(logs / "log0.csv").to_csv(src / "log0.csv", index=False, sep=sep)
+    out = tmp_path / "out"
+    out.mkdir()
+    summary = filter_files(str(src / "log0.csv"), out, progress=False)
+    assert summary["status"].tolist() == ["ok"], summary["error"].tolist()
+    header = (out / "log0.csv").read_text().splitlines()[0]
+    assert header == sep.join(["time", "a", "b", "a_filtered", "b_filtered"])
+    assert read_table(out / "log0.csv").attrs["sep"] == sep

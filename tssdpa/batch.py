@@ -113,7 +113,7 @@ def _write_atomic(df: pd.DataFrame, target: Path) -> None:
         if target.suffix.lower() in (".parquet", ".pq"):
             df.to_parquet(tmp, engine="pyarrow", index=False)
         else:
-            df.to_csv(tmp, index=False)
+            df.to_csv(tmp, index=False, sep=df.attrs.get("sep", ","))  # as its input's
         os.replace(tmp, target)
     finally:
         if tmp.exists():

@@ -33,7 +33,8 @@ def _first_line(exc) -> str:
 
 
 def read_table(path) -> pd.DataFrame:
-    """A CSV (comma, semicolon or tab separated, header row) or Parquet file as a DataFrame.
+    """A CSV (comma, semicolon or tab separated, header row) or Parquet file as a DataFrame;
+    a CSV's separator is in ``df.attrs["sep"]``.
 
     Parquet is read with pyarrow (no pickled objects are ever loaded). Raises ``ValueError``
     naming the file and what is wrong with it.
@@ -63,9 +64,12 @@ def read_table(path) -> pd.DataFrame:
             raise ValueError(f"{path} is not a readable Parquet file ({why})") from None
     else:
         try:
-            df = pd.read_csv(p)
-            if df.shape[1] == 1 and re.search(r"[;\t]", str(df.columns[0])):
+            df, sep = pd.read_csv(p), ","
+            header = str(df.columns[0])
+            if df.shape[1] == 1 and re.search(r"[;\t]", header):
                 df = pd.read_csv(p, sep=None, engine="python")  # sniff ';' or tab
+                sep = next((c for c in (";", "\t") if len(header.split(c)) == df.shape[1]), ";")
+            df.attrs["sep"] = sep  # tssdpa.batch writes its outputs with the input's separator
         except pd.errors.EmptyDataError:
             raise ValueError(f"{path} is empty; expected a header row and data rows") from None
         except (pd.errors.ParserError, UnicodeDecodeError) as exc:
