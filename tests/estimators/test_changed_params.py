@@ -24,6 +24,11 @@ CASES = [
     (lambda: AutoRegForecaster(lags=6), "lags", 2),
     (lambda: SeasonalNaiveForecaster(period=5), "period", 24),
     (lambda: ProjectionForecaster(horizon=4, max_embedding=3), "horizon", 8),  # a KeyError
+    (lambda: ProjectionForecaster(horizon=4, max_embedding=3), "library_size", 100),
+    (lambda: ResidualProjectionForecaster(horizon=2), "base", "dlinear"),
+    (lambda: ResidualProjectionForecaster(horizon=2), "channel_independent", True),
+    (lambda: AutoRegForecaster(lags=6), "trend", "n"),
+    (lambda: DLinearForecaster(lookback=24), "individual", True),
 ]
 
 
@@ -64,3 +69,11 @@ def test_a_dict_parameter_edited_in_place_after_fit_is_a_change_too():
     fc.base_params["lags"] = 2  # the same dict object: compared against a copy
     with pytest.raises(ValueError, match="base_params=.*changed after fit"):
         fc.predict(2)
+
+
+def test_a_parameter_the_fitted_settings_do_not_use_may_change_after_fit():
+    # the autoreg base reads no lookback: a change was refused, though it changes nothing
+    fc = ResidualProjectionForecaster(horizon=2, lookback=48).fit(Y)
+    before = fc.forecast(Y, 1)
+    fc.set_params(lookback=96)
+    np.testing.assert_array_equal(fc.forecast(Y, 1), before)

@@ -192,7 +192,12 @@ class Estimator:
         """Called at the end of fit and of load: the structural parameters the state fits."""
         # copies: a dict parameter edited in place is a change too
         self._fitted_structure_ = {n: copy.deepcopy(getattr(self, n))
-                                   for n in self._structural_params}  # fmt: skip
+                                   for n in self._structure_names()}  # fmt: skip
+
+    def _structure_names(self) -> tuple[str, ...]:
+        """The structural parameters this fit depends on (all of ``_structural_params`` unless
+        a subclass knows that its fitted settings leave some unused)."""
+        return self._structural_params
 
     def _check_fitted(self, attribute: str = "n_channels_") -> None:
         if not hasattr(self, attribute):

@@ -160,6 +160,11 @@ class ResidualProjectionForecaster(Forecaster):
             return AutoRegForecaster(**params)
         return DLinearForecaster(lookback=self.lookback, horizon=self.horizon, **params)
 
+    def _structure_names(self) -> tuple[str, ...]:
+        # the autoreg base does not read the lookback: changing it after fit changes nothing
+        unused = () if self.base == "dlinear" else ("lookback",)
+        return tuple(n for n in self._structural_params if n not in unused)
+
     def _keys(self, a):
         """(T, G, D) patterns: G = 1 joint pattern or C per-channel ones; NaN when incomplete."""
         z = standardise(a, self.mean_, self.scale_)
