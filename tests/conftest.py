@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tssdpa.data import have_dataset
+from tssdpa.data import find_dataset
 
 
 @pytest.fixture(scope="module")
@@ -112,8 +112,10 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         for marker in item.iter_markers(name="data"):
             for rel in marker.args:
-                if not have_dataset(rel):
-                    item.add_marker(pytest.mark.skip(reason=f"shared dataset {rel} not found"))
+                try:
+                    find_dataset(rel)
+                except FileNotFoundError as err:  # its message names TSSDPA_DATA if that is wrong
+                    item.add_marker(pytest.mark.skip(reason=f"shared dataset {rel}: {err}"))
 
 
 def pytest_configure(config):
