@@ -605,3 +605,26 @@ def test_a_width_that_the_heads_do_not_divide_is_refused_naming_d_model(cls):
     # it named the attention layer's embed_dim and head_dim, which the user never set
     with pytest.raises(ValueError, match=r"d_model \(6\) must be divisible by num_heads \(4\)"):
         cls(d_model=6, num_heads=4, max_epochs=1).fit(np.sin(np.arange(1000) / 5))
+
+
+def test_a_structural_parameter_edited_in_a_saved_file_is_refused_on_load(
+    fitted_filter, fitted_forecaster, tmp_path, edit_config
+):
+    # the filter's attention window is not in its weights: an edited window loaded and
+    # changed every output
+    f = fitted_filter[0]
+    f.save(tmp_path / "f")
+    edit_config(tmp_path / "f", lambda cfg: cfg["params"].update(window=12))
+    with pytest.raises(ValueError, match="window=12, but the saved state was fitted with window=6"):
+        LearnedProjectionFilter.load(tmp_path / "f")
+    f.set_params(window=12)  # changed after fit: filter and save refuse it alike
+    with pytest.raises(ValueError, match="window=12 .*changed after fit"):
+        f.filter(fitted_filter[1][:100])
+    with pytest.raises(ValueError, match="window=12 .*changed after fit"):
+        f.save(tmp_path / "f2")
+    f.set_params(window=6)
+    fc = fitted_forecaster[0]
+    fc.save(tmp_path / "c")
+    edit_config(tmp_path / "c", lambda cfg: cfg["params"].update(horizon=6))
+    with pytest.raises(ValueError, match="horizon=6, but the saved state was fitted with"):
+        LearnedProjectionForecaster.load(tmp_path / "c")

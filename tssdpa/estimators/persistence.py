@@ -80,6 +80,9 @@ def save(estimator, path) -> None:
         "params": jsonable(estimator.get_params(), "params"),
         "fitted": jsonable(fitted, "fitted"),
     }
+    structure = estimator.__dict__.get("_fitted_structure_")
+    if structure:  # what the state was fitted with: a hand-edited parameter is refused on load
+        cfg["structure"] = jsonable(structure, "structure")
     text = json.dumps(cfg, indent=2, allow_nan=True)
     tensors = {}
     for k, v in arrays.items():
@@ -231,6 +234,19 @@ def load(cls, path):
     return _restore(cls, cfg, arrays, path, arr_path)
 
 
+def _check_saved_structure(structure, params: dict, where) -> None:
+    """The saved parameters agree with the ``structure`` the state was fitted with (the
+    structural parameters as :func:`save` recorded them; a file written before 2026-12-03
+    has none): a window or lookback edited in the config would load and change every output
+    (the weights do not record it)."""
+    if not isinstance(structure, dict):
+        raise ValueError(f"{where}: 'structure' must be a JSON object, got {structure!r:.100}")
+    for name, value in structure.items():
+        if name not in params or params[name] != value:
+            raise ValueError(f"{where}: {name}={params.get(name)!r}, but the saved state was "
+                             f"fitted with {name}={value!r}")  # fmt: skip
+
+
 def _restore(cls, cfg: dict, arrays: dict, path: Path, arr_path: Path):
     """A new ``cls`` from a saved config and its arrays, checked against its schema (errors
     name ``path`` and ``arr_path``)."""
@@ -246,6 +262,7 @@ def _restore(cls, cfg: dict, arrays: dict, path: Path, arr_path: Path):
     unknown = sorted(set(params) - known)
     if unknown:
         raise ValueError(f"{where}: unknown parameter(s) {unknown} for {cls.__name__}")
+    _check_saved_structure(cfg.get("structure", {}), params, where)
     fitted = cfg["fitted"]
     check_fitted(cls, fitted, where)
     for k, v in arrays.items():

@@ -102,6 +102,7 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
     handles_nan = True  # NaN samples are masked keys of the attention
     causal = True
     _renamed_params = {**_RENAMED, "noise_std": "noise_level"}
+    _structural_params = ("window",)  # the net attends over it; its weights do not record it
     _net_params = tuple(
         "lr d_model num_heads num_layers dim_feedforward window sigma decay".split()
     )
