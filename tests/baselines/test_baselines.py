@@ -327,3 +327,32 @@ def test_the_kalman_smoother_refuses_a_single_sample_naming_it():
     # statsmodels failed with "'shape' elements cannot be negative"
     with pytest.raises(ValueError, match="x has 1 sample"):
         B.KalmanSmoother().fit(np.ones(1))
+
+
+def test_savgol_zero_phase_is_scipys_for_an_even_window_and_a_short_series():
+    # an even window was made odd (8 -> 7), and a series shorter than the window came back
+    # unfiltered
+    x = np.cumsum(np.random.default_rng(0).normal(size=80))
+    np.testing.assert_allclose(
+        B.SavitzkyGolayFilter(8, 2).filter(x), signal.savgol_filter(x, 8, 2, mode="interp")
+    )
+    short = x[:9]
+    np.testing.assert_allclose(
+        B.SavitzkyGolayFilter(11, 2).filter(short),
+        signal.savgol_filter(short, 11, 2, mode="nearest"),
+    )
+    assert not np.allclose(B.SavitzkyGolayFilter(11, 2).filter(short), short)
+
+
+def test_a_wiener_fir_filter_refuses_a_window_or_causality_changed_after_fit():
+    # causal=False applied the causal taps centred (the output read the future); another
+    # window was numpy's matmul error
+    x = np.sin(np.arange(300) / 10) + 0.3 * np.random.default_rng(0).normal(size=300)
+    f = B.WienerFIRFilter(window=5).fit(x)
+    before = f.filter(x)
+    for name, value in (("causal", False), ("window", 7)):
+        f.set_params(**{name: value})
+        with pytest.raises(ValueError, match=f"{name}={value!r} .*changed after fit"):
+            f.filter(x)
+        f.set_params(causal=True, window=5)
+    np.testing.assert_array_equal(f.filter(x), before)

@@ -75,7 +75,9 @@ class SavitzkyGolayFilter(_ZeroPhaseOption):
     Zero-phase uses :func:`scipy.signal.savgol_filter` (centred window); the causal version fits
     the polynomial to the trailing ``window`` samples and evaluates it at the newest one
     (:func:`scipy.signal.savgol_coeffs` with ``pos=window - 1``). ``window`` is scipy's
-    ``window_length``.
+    ``window_length`` (even lengths as scipy takes them); a series shorter than it is
+    filtered with scipy's ``mode="nearest"`` (its end values repeated) instead of ``"interp"``,
+    which needs a full window.
     """
 
     _renamed_params = {"window_length": "window"}
@@ -99,10 +101,9 @@ class SavitzkyGolayFilter(_ZeroPhaseOption):
     def _filter_1d(self, x, channel):
         w = self.window
         if self.zero_phase:
-            if len(x) < w:
-                return x.copy()
-            w = w if w % 2 == 1 else w - 1
-            return scipy.signal.savgol_filter(x, w, min(self.polyorder, w - 1), mode="interp")
+            # an even window was made odd (w - 1) and a short series came back unfiltered
+            mode = "interp" if len(x) >= w else "nearest"
+            return scipy.signal.savgol_filter(x, w, self.polyorder, mode=mode)
         padded = np.concatenate([np.full(w - 1, x[0]), x])
         return scipy.signal.lfilter(self.coeffs_, [1.0], padded)[w - 1 :]
 
@@ -187,6 +188,7 @@ class WienerFIRFilter(Denoiser):
 
     trainable = True
     _renamed_params = {"taps": "window"}
+    _structural_params = ("window", "causal")  # the taps' number and placement
 
     def __init__(self, window: int = 16, causal: bool = True, ridge: float = 1e-6):
         self._store(locals())
