@@ -447,6 +447,30 @@ def test_a_tampered_saved_structure_is_refused_on_load_naming_the_field(
         ProjectionForecaster.load(tmp_path / "f")
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.float16, np.float32])
+def test_a_saved_training_series_of_another_dtype_is_refused(dtype, tmp_path):
+    # an int64 train_ loaded and moved the forecasts
+    from safetensors.numpy import load_file, save_file
+
+    y = logistic_map(300, noise=0.01)
+    ProjectionForecaster(horizon=2, embedding=2, model="mean").fit(y).save(tmp_path / "f")
+    arrays = load_file(str(tmp_path / "f" / "arrays.safetensors"))
+    arrays["train_"] = arrays["train_"].astype(dtype)
+    save_file(arrays, str(tmp_path / "f" / "arrays.safetensors"))
+    with pytest.raises(ValueError, match="array 'train_' must be float64"):
+        ProjectionForecaster.load(tmp_path / "f")
+
+
+def test_a_saved_forecaster_without_its_structures_is_refused(tmp_path, edit_config):
+    # it loaded, then predict raised AttributeError: no structures_
+    ProjectionForecaster(horizon=2, embedding=2).fit(logistic_map(300, noise=0.01)).save(
+        tmp_path / "f"
+    )
+    edit_config(tmp_path / "f", lambda cfg: cfg["fitted"].pop("best_params_"))
+    with pytest.raises(ValueError, match="missing fitted 'best_params_'"):
+        ProjectionForecaster.load(tmp_path / "f")
+
+
 def test_a_saved_forecaster_without_its_training_series_is_refused(tmp_path):
     from safetensors.numpy import load_file, save_file
 

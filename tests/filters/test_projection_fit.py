@@ -485,6 +485,16 @@ def test_a_tampered_saved_window_is_refused_on_load_naming_it(tmp_path, edit_con
         ProjectionFilter.load(tmp_path / "f")
 
 
+@pytest.mark.parametrize("field", ["sigma_", "window_", "degree_"])
+def test_a_saved_fit_without_a_setting_it_chose_is_refused_on_load(field, tmp_path, edit_config):
+    # it loaded and filtered with the parameter instead (sigma=1.0; window "auto" -> 32)
+    _, noisy, _ = noisy_series("pulse_train", n=400, snr_db=10.0)
+    ProjectionFilter(window=[8, 16], degree=[0, 1], mix=False).fit(noisy).save(tmp_path / "f")
+    edit_config(tmp_path / "f", lambda cfg: cfg["fitted"].pop(field))
+    with pytest.raises(ValueError, match=f"missing fitted '{field}' \\(fit chose it"):
+        ProjectionFilter.load(tmp_path / "f")
+
+
 @pytest.mark.parametrize("causal", [True, False])
 @pytest.mark.parametrize(
     "field, value, message",

@@ -417,13 +417,9 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         return max((s.embedding - 1) * s.delay + 1 for m in models for s in m.structures_.values())
 
     # ------------------------------------------------------------------ persistence
-    _fitted_schema = {
-        "n_channels_": (int,),
-        "holdout_": (float, type(None)),
-        "best_params_": (dict, list),
-        "contenders_": (dict, list),
-        "channel_models_": (list, dict, type(None)),
-    }
+    _fitted_schema = {"n_channels_": (int,), "holdout_": (float, type(None)),
+                      "best_params_": (dict, list), "contenders_": (dict, list),
+                      "channel_models_": (list, dict, type(None))}  # fmt: skip
     _array_schema = ("mean_", "scale_", "train_")
     _channel_arrays = {"mean_": False, "scale_": True}
 
@@ -451,7 +447,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         return fitted, arrays
 
     def _set_state(self, fitted, arrays):
-        from tssdpa.estimators.persistence import check_fitted, require
+        from tssdpa.estimators.persistence import check_fitted, require_floats
 
         fitted = dict(fitted)
         models = fitted.pop("channel_models_", None)
@@ -459,9 +455,12 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             raise ValueError("a channel_independent state keeps best_params_ and contenders_ "
                              "in its channel_models_ only")  # fmt: skip
         best = fitted.pop("best_params_", None)
+        if best is None and models is None:  # it loaded, and predict raised AttributeError
+            raise ValueError("missing fitted 'best_params_'")
         contenders = fitted.pop("contenders_", {})  # none in a file saved before them
         own = {k: v for k, v in arrays.items() if not k.startswith("channel_")}
-        require(own, *(self._array_schema if best is not None else ("train_",)))
+        # float64 and finite, as fit keeps them (an int64 train_ loaded and moved the forecasts)
+        require_floats(own, *(self._array_schema if best is not None else ("train_",)))
         super()._set_state(fitted, own)
         if "holdout_" not in fitted:  # a file saved before holdout="auto": its own setting
             self.holdout_ = self.holdout if isinstance(self.holdout, float) else None

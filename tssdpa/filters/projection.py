@@ -471,7 +471,24 @@ class ProjectionFilter(
     _array_schema = ("center_", "spread_", "features_", "feature_logw_", "channel_scale_")
     _channel_arrays = {"center_": False, "spread_": True, "channel_scale_": True}
     _saved_defaults = {"channel_scale": None, "glitches": None,  # older files: as they were
-                       "channel_independent": False}  # fmt: skip
+                       "channel_independent": False, "base": None}  # fmt: skip
+
+    def _set_state(self, fitted: dict, arrays: dict) -> None:
+        # a fitted file holds every setting fit chose: without one, _settings fell back to
+        # the parameter (sigma=1.0, window "auto" -> 32) and filtered with it, silently;
+        # channels fitted alone each hold their own (and the joint ones are then unused)
+        alone = fitted.get("channel_models_")
+        alone = isinstance(alone, list) and all(e is not None for e in alone) and bool(alone)
+        if "n_channels_" in fitted and not alone:
+            for name in _SETTINGS:
+                v = getattr(self, name)
+                chosen = (
+                    name == "sigma" or isinstance(v, list) or (isinstance(v, str) and v == AUTO)
+                )
+                if chosen and f"{name}_" not in fitted:
+                    raise ValueError(f"missing fitted '{name}_' (fit chose it: {name}={v!r})")
+        super()._set_state(fitted, arrays)
+
     _fitted_checks = {
         "mixture_": mixing.check_mixture,
         "window_": fitting.check_fitted_window,
