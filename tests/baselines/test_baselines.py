@@ -356,3 +356,42 @@ def test_a_wiener_fir_filter_refuses_a_window_or_causality_changed_after_fit():
             f.filter(x)
         f.set_params(causal=True, window=5)
     np.testing.assert_array_equal(f.filter(x), before)
+
+
+_LEADING_NAN = np.r_[np.full(3, np.nan), np.sin(np.arange(60) / 4) + 3.0]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        B.NaiveForecaster,
+        lambda: B.SeasonalNaiveForecaster(period=2),
+        lambda: B.AutoRegForecaster(lags=2),
+        lambda: B.DLinearForecaster(lookback=4, horizon=2),
+    ],
+)
+def test_a_forecast_from_before_the_first_sample_is_nan_not_read_from_the_future(make):
+    # the leading NaN took the first sample's value, and those origins were forecast from it
+    fc = make().fit(np.sin(np.arange(200) / 4) + 3.0)
+    y = _LEADING_NAN
+    path = fc.forecast_path(y, horizon=2)
+    assert np.isnan(path[:3]).all() and np.isnan(fc.forecast(y, 1)[:3]).all()
+    for t in range(3, 12):  # every later origin reads y[:t+1] only
+        np.testing.assert_allclose(fc.forecast_path(y[: t + 1], horizon=2)[t], path[t], rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "filt",
+    [
+        B.ButterworthFilter(0.3, 2, zero_phase=False),
+        B.SavitzkyGolayFilter(5, 2, zero_phase=False),
+        B.MovingAverageFilter(3),
+        B.MedianFilter(3, causal=True),
+    ],
+)
+def test_a_causal_filter_gives_nan_before_the_first_sample(filt):
+    x = _LEADING_NAN
+    y = filt.filter(x)
+    assert np.isnan(y[:3]).all() and np.isfinite(y[3:]).all()
+    for t in range(3, 12):  # output t reads x[:t+1] only
+        np.testing.assert_allclose(filt.filter(x[: t + 1])[t], y[t], rtol=1e-12)

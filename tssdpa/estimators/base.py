@@ -315,8 +315,10 @@ class Denoiser(Estimator):
         else:  # a data-free design: redone on use, so it always follows the parameters
             self._validate_params()
             self._fit(a, None)
-        a = a if self.handles_nan else fill_missing(a, self.causal)
-        out = np.column_stack([self._filter_1d(a[:, c], c) for c in range(a.shape[1])])
+        filled = a if self.handles_nan else fill_missing(a, self.causal)
+        out = np.column_stack([self._filter_1d(filled[:, c], c) for c in range(a.shape[1])])
+        if self.causal and filled is not a:  # leading NaN took the first sample, a later one
+            out[before_history(a)] = np.nan
         return restore(out, meta)
 
     def _filter_1d(self, x: np.ndarray, channel: int) -> np.ndarray:  # pragma: no cover
@@ -392,14 +394,32 @@ class Forecaster(Estimator):
         Returns (T, H) for a 1-D ``y`` and (T, H, C) otherwise; NaN where history is too short.
         """
         a, meta, horizon = self._series(y, horizon)
-        out = self._path(self._prepare(a), horizon)
+        out = self._without_future(a, self._path(self._prepare(a), horizon))
         return out[:, :, 0] if meta.was_1d else out
 
     def forecast(self, y, horizon: int = 1):
         """Aligned with ``y`` (same type and shape): entry ``t`` predicts ``y[t+horizon]``
         from ``y[:t+1]``; NaN where the history is too short."""
         a, meta, horizon = self._series(y, horizon)
-        return restore(self._forecast_h(self._prepare(a), horizon), meta)
+        out = self._without_future(a, self._forecast_h(self._prepare(a), horizon)[:, None])
+        return restore(out[:, 0], meta)
+
+    def _channels_apart(self) -> bool:
+        """Whether each channel's forecasts read that channel's past alone."""
+        return True
+
+    def _without_future(self, a: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """``out`` (T, H, C), forecasts from the filled ``a`` (T, C), NaN at the origins whose
+        past holds no sample of the channels read: the default ``_prepare`` gave the leading
+        NaN the first sample, which came after them (they were forecast from it)."""
+        before = before_history(a)
+        if not before.any() or type(self)._prepare is not Forecaster._prepare:
+            return out
+        if not self._channels_apart():
+            before = np.broadcast_to(before.any(axis=1, keepdims=True), before.shape)
+        out = out.copy()
+        out[np.broadcast_to(before[:, None, :], out.shape)] = np.nan
+        return out
 
     def _forecast_h(self, a: np.ndarray, h: int) -> np.ndarray:
         """(T, C) forecasts of horizon ``h`` alone (direct methods override this)."""
@@ -440,6 +460,11 @@ class Forecaster(Estimator):
             history = _recent(np.concatenate([history, out[done : done + n]]), context)
             done += n
         return out[:, 0] if self.n_channels_ == 1 else out
+
+
+def before_history(a: np.ndarray) -> np.ndarray:
+    """(T, C) bools: the rows of (T, C) ``a`` before each channel's first finite sample."""
+    return ~np.logical_or.accumulate(np.isfinite(a), axis=0)
 
 
 def _recent(history: np.ndarray, context: int | None) -> np.ndarray:

@@ -160,6 +160,9 @@ class ResidualProjectionForecaster(Forecaster):
             return AutoRegForecaster(**params)
         return DLinearForecaster(lookback=self.lookback, horizon=self.horizon, **params)
 
+    def _channels_apart(self) -> bool:
+        return bool(self.channel_independent)  # else one pattern holds every channel
+
     def _structure_names(self) -> tuple[str, ...]:
         # the autoreg base does not read the lookback: changing it after fit changes nothing
         unused = () if self.base == "dlinear" else ("lookback",)
