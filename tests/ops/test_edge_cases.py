@@ -175,3 +175,36 @@ def test_an_empty_call_is_zero_even_with_a_non_finite_tracked_width():
     assert (out == 0).all()
     out.sum().backward()
     assert s.grad == 0
+
+
+@pytest.mark.parametrize("query_dims", [3, 4])
+@pytest.mark.parametrize(
+    "structure",
+    [
+        lambda g: {
+            "tau": 1.0,
+            "timestamps": torch.rand(3, 1, 6, generator=g, dtype=torch.float64).cumsum(-1),
+        },  # fmt: skip
+        lambda g: {"decay": 0.9, "attn_mask": torch.rand(3, 2, 6, 6, generator=g) > 0.3},
+        lambda g: {"is_causal": True, "attn_mask": torch.rand(3, 2, 6, 6, generator=g) > 0.3},
+    ],
+)
+def test_a_mask_or_timestamps_with_more_leading_dims_give_the_broadcast_on_every_backend(
+    query_dims, structure
+):
+    # per-batch times or masks for heads shared across the batch: the math path broadcast
+    # them, the fused decay path raised torch's reshape error
+    g = torch.Generator().manual_seed(3)
+    q = torch.randn(1, 2, 6, 3, generator=g, dtype=torch.float64)
+    q = q[0] if query_dims == 3 else q
+    st = structure(g)
+    outs = []
+    for backend in ("math", "auto", "fused"):
+        qg = q.clone().requires_grad_()
+        out = projection_sdpa(qg, qg, qg, backend=backend, **st)
+        (grad,) = torch.autograd.grad(out.square().sum(), qg)
+        outs.append((out, grad))
+    assert outs[0][0].shape == (3, 2, 6, 3)
+    for out, grad in outs[1:]:
+        torch.testing.assert_close(out, outs[0][0])
+        torch.testing.assert_close(grad, outs[0][1])

@@ -204,6 +204,12 @@ def _prepare(query, key, value, sigma, attn_mask, structure, dropout_p, backend,
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
 
     dtype = _compute_dtype(query.dtype)
+    # A mask or timestamps may add leading dims (per-batch times for shared heads): the
+    # result has the broadcast of all of them, as the math path gives it
+    extra = [] if timestamps is None else [t.shape[:-1] for t in timestamps]
+    if attn_mask is not None:
+        extra.append(attn_mask.shape[:-2])
+    batch = torch.broadcast_shapes(batch, *extra)
     # One common batch shape: the fused kernels do not broadcast leading dims.
     q = query.to(dtype).expand(*batch, L, query.shape[-1])
     k = key.to(dtype).expand(*batch, S, key.shape[-1])
