@@ -628,3 +628,26 @@ def test_a_structural_parameter_edited_in_a_saved_file_is_refused_on_load(
     edit_config(tmp_path / "c", lambda cfg: cfg["params"].update(horizon=6))
     with pytest.raises(ValueError, match="horizon=6, but the saved state was fitted with"):
         LearnedProjectionForecaster.load(tmp_path / "c")
+
+
+def test_a_float64_torch_default_changes_neither_fit_nor_load(fitted_filter, tmp_path):
+    # the net was built in the caller's default dtype: fit raised a float / double mismatch,
+    # and load refused a good file ("must be torch.float64")
+    f, _, noisy = fitted_filter
+    f.save(tmp_path / "f")
+    x = noisy[:500]
+    small = dict(window=4, seq_len=32, d_model=8, num_heads=2, num_layers=1, max_epochs=1,
+                 enable_progress_bar=False, trainer_kwargs=TRAINER)  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = LearnedProjectionFilter(**small).fit(x).filter(x)
+        before = torch.get_default_dtype()
+        torch.set_default_dtype(torch.float64)
+        try:
+            got = LearnedProjectionFilter(**small).fit(x).filter(x)
+            loaded = LearnedProjectionFilter.load(tmp_path / "f").filter(x)
+            assert torch.get_default_dtype() == torch.float64  # the caller's, kept
+        finally:
+            torch.set_default_dtype(before)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(loaded, f.filter(x))

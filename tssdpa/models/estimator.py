@@ -23,10 +23,23 @@ import torch
 from tssdpa.checks import check_decay, check_fraction, check_int, check_positive
 from tssdpa.estimators.persistence import require_floats, saved_channels
 
-__all__ = ["SystemEstimatorMixin", "caller_rng_kept", "windows"]
+__all__ = ["SystemEstimatorMixin", "caller_rng_kept", "float32_default", "windows"]
 
 #: what ``lightning.seed_everything`` sets in the environment besides the generators
 _SEED_VARIABLES = ("PL_GLOBAL_SEED", "PL_SEED_WORKERS")
+
+
+@contextlib.contextmanager
+def float32_default():
+    """torch's default dtype float32 within the block, the caller's after it: the nets are
+    float32 (their data is cast to it), and one built under a caller's float64 default had
+    float64 weights that the data and saved files did not match."""
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float32)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(before)
 
 
 @contextlib.contextmanager
@@ -117,7 +130,7 @@ class SystemEstimatorMixin:
         return (a - self.mean_) / self.scale_
 
     def _new_system(self, n_channels: int):
-        with caller_rng_kept():
+        with caller_rng_kept(), float32_default():
             torch.manual_seed(self.random_state)  # weights must not depend on what ran before
             return self._system(n_channels)
 
@@ -125,7 +138,7 @@ class SystemEstimatorMixin:
         """Train ``system_`` on ``(inputs, targets)`` windows; returns the history."""
         from tssdpa.models.systems import train_system
 
-        with caller_rng_kept():
+        with caller_rng_kept(), float32_default():
             return train_system(
                 self.system_,
                 train,
@@ -163,8 +176,10 @@ class SystemEstimatorMixin:
         super()._set_state(fitted, rest)
         if "split_" in fitted:
             self.split_ = _saved_split(fitted["split_"])
-        with torch.random.fork_rng(devices=[]):  # its initial weights are overwritten below:
-            self.system_ = self._system(C)  # drawing them must not move the caller's generator
+        # its initial weights are overwritten below: drawing them must not move the caller's
+        # generator
+        with torch.random.fork_rng(devices=[]), float32_default():
+            self.system_ = self._system(C)
         expected = self.system_.net.state_dict()
         for k, t in net.items():
             # load_state_dict would cast other dtypes (an int weight: rounded values) silently
