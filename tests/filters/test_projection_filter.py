@@ -530,6 +530,32 @@ def test_features_step_equals_one_shot():
 
 
 # ---------------------------------------------------------------------------- review fixes
+def test_exact_datetime_steps_of_min_step_are_taken_whole_streamed_and_stepped():
+    from tssdpa.checks import to_seconds
+
+    # a 1 kHz DatetimeIndex: as float seconds since the epoch (an ulp of 2.4e-7 s in 2024)
+    # its exact 1 ms steps read 0.99993-1.00017 ms, and min_step=0.001 refused them
+    n = 400
+    idx = pd.date_range("2024-05-01 12:00", periods=n, freq="1ms")
+    x = pd.Series(np.sin(np.arange(n) / 50), index=idx)
+    f = ProjectionFilter(window=None, tau=0.01, min_step=0.001, embedding=1, degree=0,
+                         sigma=0.5)  # fmt: skip
+    whole = np.asarray(f.filter(x))
+    relative = f.filter(x.to_numpy(), timestamps=np.arange(n) * 1e-3)
+    np.testing.assert_allclose(whole, relative, atol=1e-5)  # the times' own rounding
+    state, parts = f.initial_state(1), []
+    for a, b in ((0, 150), (150, 151), (151, 300)):
+        y, state = f.filter(x.iloc[a:b], zi=state)
+        parts.append(np.asarray(y))
+    t = to_seconds(idx[300:])  # the filter's own reading of them
+    for i in range(300, n):  # the per-sample step, from the state's float times
+        y, state = f.step(x.iloc[i], state, timestamp=t[i - 300])
+        parts.append(np.atleast_1d(y))
+    np.testing.assert_allclose(np.concatenate(parts), whole, atol=1e-12)
+    with pytest.raises(ValueError, match="min_step"):  # a step truly below it: still refused
+        f.filter(x.to_numpy(), timestamps=np.arange(n) * 0.9e-3)
+
+
 def test_min_step_is_enforced_by_the_class():
     """tau + min_step: steps below min_step would void the truncation bound, so every path
     raises (functional, filter, chunked filter, fast and general step, features)."""

@@ -172,9 +172,20 @@ def check_sample_times(times, n: int, name: str = "timestamps", min_step=None) -
     steps = np.diff(times)
     if np.any(steps < 0):
         raise ValueError(f"{name} must be non-decreasing (monotonic), found a step backwards")
-    if min_step is not None and np.any(steps < min_step):
+    if min_step is not None and below_min_step(steps, min_step, times):
         raise ValueError(f"{name} has a step smaller than min_step={min_step}")
     return times
+
+
+def below_min_step(steps, min_step: float, times) -> bool:
+    """Whether a step between sample ``times`` (seconds) is below ``min_step`` by more than
+    their rounding: datetimes become float seconds since the epoch, whose spacing is 2.4e-7 s
+    in 2024, so an exact 1 ms step reads 0.99993-1.00017 ms (and was refused at
+    ``min_step=0.001``). Two roundings of each time apart: the slack is 4 units of the last
+    place of the largest time."""
+    times = np.asarray(times, dtype=np.float64)
+    slack = 4.0 * float(np.spacing(np.abs(times).max())) if times.size else 0.0
+    return bool(np.any(np.asarray(steps) < min_step - slack))
 
 
 def run_causal(
@@ -201,7 +212,12 @@ def run_causal(
         last = hist_times[~np.isnan(hist_times)]
         if last.size and T and times[0] < last[-1]:
             raise ValueError("timestamps must continue after the state's last timestamp")
-        if last.size and T and min_step is not None and times[0] - last[-1] < min_step:
+        if (
+            last.size
+            and T
+            and min_step is not None
+            and below_min_step(times[0] - last[-1], min_step, times[:1])
+        ):
             raise ValueError(f"timestamps have a step smaller than min_step={min_step}")
     ys = attend_lags(
         E,
@@ -328,7 +344,10 @@ def step_newest(spec: FilterSpec, state, sample: np.ndarray, timestamp=None, min
         if times.shape != (H,) or np.isnan(times).any():
             return None
         t_now = float(timestamp)
-        if H and (t_now < times[-1] or (min_step is not None and t_now - times[-1] < min_step)):
+        if H and (
+            t_now < times[-1]
+            or (min_step is not None and below_min_step(t_now - times[-1], min_step, [t_now]))
+        ):
             return None
     elif isinstance(state, tuple):
         return None
