@@ -196,10 +196,15 @@ def _compare(args) -> int:
         if value is not None and min(value if isinstance(value, list) else [value]) < 1:
             name = "--" + flag.replace("_", "-")
             raise UsageError(f"{name} must be a positive integer, got {value}")
-    from tssdpa.compare import run_tasks
+    if args.seeds is not None and min(args.seeds) < 0:  # numpy's message named no option
+        raise UsageError(f"--seeds must be integers >= 0, got {args.seeds}")
+    from tssdpa.compare import available_methods, run_tasks
     from tssdpa.compare.plots import write_plots
     from tssdpa.compare.tables import markdown_tables, overview_markdown, write_tables
 
+    unknown = sorted(set(args.methods or ()) - set(available_methods()))
+    if unknown:  # before any task is built (it was exit 1, "ValueError: methods: ...")
+        raise UsageError(f"--methods: unknown name(s) {unknown}; `tssdpa methods` lists them")
     kinds = ["denoise", "forecast"] if args.task == "all" else [args.task]
     tic = time.perf_counter()
     tasks = []

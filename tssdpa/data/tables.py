@@ -8,6 +8,7 @@ turns it into its one-line message.
 
 from __future__ import annotations
 
+import csv
 import re
 from pathlib import Path
 
@@ -70,6 +71,12 @@ def read_table(path) -> pd.DataFrame:
                 df = pd.read_csv(p, sep=None, engine="python")  # sniff ';' or tab
                 sep = next((c for c in (";", "\t") if len(header.split(c)) == df.shape[1]), ";")
             df.attrs["sep"] = sep  # tssdpa.batch writes its outputs with the input's separator
+            with open(p, newline="", encoding="utf-8", errors="replace") as fh:
+                names = next(csv.reader(fh, delimiter=sep), [])
+            twice = sorted({n for n in names if names.count(n) > 1})
+            if twice:  # pandas renames the second "a" to "a.1", which the output then carried
+                raise ValueError(f"{path}: column name(s) {twice} appear more than once in the "
+                                 "header; rename them")  # fmt: skip
         except pd.errors.EmptyDataError:
             raise ValueError(f"{path} is empty; expected a header row and data rows") from None
         except (pd.errors.ParserError, UnicodeDecodeError) as exc:
