@@ -309,3 +309,14 @@ def test_each_output_has_its_inputs_separator(logs, tmp_path, sep):
     header = (out / "log0.csv").read_text().splitlines()[0]
     assert header == sep.join(["time", "a", "b", "a_filtered", "b_filtered"])
     assert read_table(out / "log0.csv").attrs["sep"] == sep
+
+
+def test_a_spreadsheet_export_with_trailing_separators_is_read(tmp_path):
+    # its empty header names are pandas' "Unnamed: n" columns, not a name given twice
+    p = tmp_path / "export.csv"
+    p.write_text("time,a,b,,\n" + "".join(f"{t},{np.sin(t)},{np.cos(t)},,\n" for t in range(50)))
+    df = read_table(p)
+    assert list(df.columns[:3]) == ["time", "a", "b"]
+    out, info = filter_table(df, ProjectionFilter(window=8, sigma=1.0), columns=["a", "b"],
+                             fit=False)  # fmt: skip
+    assert info["columns"] == ["a", "b"] and np.isfinite(out["a_filtered"]).all()

@@ -329,13 +329,14 @@ def test_the_kalman_smoother_refuses_a_single_sample_naming_it():
         B.KalmanSmoother().fit(np.ones(1))
 
 
-def test_savgol_zero_phase_is_scipys_for_an_even_window_and_a_short_series():
-    # an even window was made odd (8 -> 7), and a series shorter than the window came back
-    # unfiltered
+def test_savgol_zero_phase_refuses_an_even_window_and_filters_a_short_series():
+    # an even window was made odd (8 -> 7) silently (scipy's own even window is half a sample
+    # off centre: not zero-phase), and a series shorter than the window came back unfiltered
     x = np.cumsum(np.random.default_rng(0).normal(size=80))
-    np.testing.assert_allclose(
-        B.SavitzkyGolayFilter(8, 2).filter(x), signal.savgol_filter(x, 8, 2, mode="interp")
-    )
+    with pytest.raises(ValueError, match="window must be odd for zero_phase=True"):
+        B.SavitzkyGolayFilter(8, 2).filter(x)
+    causal = B.SavitzkyGolayFilter(8, 2, zero_phase=False).filter(x)  # a trailing fit: any length
+    assert np.isfinite(causal).all()
     short = x[:9]
     np.testing.assert_allclose(
         B.SavitzkyGolayFilter(11, 2).filter(short),
@@ -395,3 +396,22 @@ def test_a_causal_filter_gives_nan_before_the_first_sample(filt):
     assert np.isnan(y[:3]).all() and np.isfinite(y[3:]).all()
     for t in range(3, 12):  # output t reads x[:t+1] only
         np.testing.assert_allclose(filt.filter(x[: t + 1])[t], y[t], rtol=1e-12)
+
+
+def test_channels_that_start_apart_are_forecast_from_their_own_first_sample():
+    # each channel's own model: NaN until that channel starts; a model whose patterns hold
+    # every channel (the residual hybrid's joint keys): NaN until both have
+    from tssdpa.filters.residual import ResidualProjectionForecaster
+
+    t = np.arange(300)
+    train = np.stack([np.sin(t / 5), np.cos(t / 7)], 1)
+    y = train.copy()
+    y[:3, 0], y[:6, 1] = np.nan, np.nan
+    ar = B.AutoRegForecaster(lags=2).fit(train).forecast(y, 1)
+    assert np.isnan(ar[:3, 0]).all() and np.isfinite(ar[3:, 0]).all()
+    assert np.isnan(ar[:6, 1]).all() and np.isfinite(ar[6:, 1]).all()
+    for independent, first in ((False, 6), (True, 3)):
+        fc = ResidualProjectionForecaster(horizon=1, embedding=4, lookback=48,
+                                          channel_independent=independent).fit(train)  # fmt: skip
+        out = fc.forecast(y, 1)
+        assert np.isnan(out[:first, 0]).all() and np.isfinite(out[first:, 0]).all()

@@ -309,6 +309,12 @@ def test_a_layer_cast_to_half_precision_keeps_its_kernel_parameters_in_float32(c
         x = torch.randn(2, 5, 8, dtype=m.in_proj_weight.dtype)
         y, _ = m(x, x, x)
         assert y.dtype == x.dtype and torch.isfinite(y).all()
+        if learn:  # cast mid-training: the gradients stay with their parameters' dtype
+            y.float().square().sum().backward()
+            opt = torch.optim.Adam(m.parameters())
+            m.to(torch.float16)
+            assert m.log_sigma.grad.dtype == m.decay_logit.grad.dtype == torch.float32
+            opt.step()  # it raised: a bfloat16 gradient on a float32 parameter
         m.double()  # back to a wide dtype: the kernel parameters follow it
         assert m.kernel_decay().dtype == torch.float64
         assert m.kernel_decay()[0].item() == pytest.approx(0.999, rel=1e-6)

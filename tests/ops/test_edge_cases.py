@@ -139,15 +139,20 @@ def test_a_width_far_below_the_distances_gives_each_row_its_nearest_key(
         torch.randn(1, 9, 2, generator=g),
         torch.randn(1, 9, 3, generator=g),
     )
-    for s in (1e-21, 1e-30):
+    # 1e-36 with data of 1e3: c / sigma overflowed float32 (0 * inf); 1e-39 is subnormal
+    for s, scale in ((1e-21, 1.0), (1e-30, 1.0), (1e-36, 1e3), (1e-39, 1.0)):
+        if s < 1e-38 and not tensor_sigma:
+            continue  # a float below float32's range is refused by name (the test above)
         sigma = torch.tensor(s, requires_grad=True) if tensor_sigma else s
-        qg, kg = q.clone().requires_grad_(), k.clone().requires_grad_()
+        qg, kg = (q * scale).requires_grad_(), (k * scale).requires_grad_()
         out = projection_sdpa(qg, kg, v, sigma=sigma, backend=backend, **structure)
         # float64 holds these logits: its weights are those of the nearest allowed key
-        expected = projection_sdpa(q.double(), k.double(), v.double(), sigma=s,
-                                   backend="math", **structure)  # fmt: skip
+        expected = projection_sdpa(q.double() * scale, k.double() * scale, v.double(),
+                                   sigma=s, backend="math", **structure)  # fmt: skip
         torch.testing.assert_close(out.double(), expected)
-        grads = torch.autograd.grad(out.sum(), [qg, kg])  # a one-hot row moves with no input
+        # a one-hot row moves with no input: zero gradients, sigma's too (it was NaN)
+        inputs = [qg, kg, sigma] if tensor_sigma else [qg, kg]
+        grads = torch.autograd.grad(out.sum(), inputs)
         assert all(bool((gr == 0).all()) for gr in grads)
 
 

@@ -2,6 +2,7 @@
 
 import torch
 
+from tssdpa import projection_sdpa
 from tssdpa.ops.reference import distances
 
 
@@ -67,3 +68,25 @@ def test_projection_sdpa_runs_on_meta_tensors():
     for backend in ("fused", "math"):
         out = projection_sdpa(q, q, q, sigma=1.0, backend=backend, validate=False)
         assert out.shape == (2, 7, 4) and out.device.type == "meta"
+
+
+def test_the_math_backend_works_under_torch_func_and_twice_differentiated():
+    # its logits go through a custom autograd function (_ShiftedSquare): vmap, grad and
+    # double backward must still work through it
+    g = torch.Generator().manual_seed(0)
+    q = torch.randn(1, 5, 2, dtype=torch.float64, generator=g)
+    k = torch.randn(1, 7, 2, dtype=torch.float64, generator=g)
+    s = torch.tensor(0.8, dtype=torch.float64)
+
+    def f(a, b, sigma):
+        return projection_sdpa(a, b, sigma=sigma, backend="math", is_causal=True)
+
+    inputs = tuple(t.clone().requires_grad_() for t in (q, k, s))
+    assert torch.autograd.gradcheck(f, inputs)
+    assert torch.autograd.gradgradcheck(f, inputs)
+    batched = torch.func.vmap(lambda a: f(a, k, s))(torch.stack([q, 2 * q]))
+    torch.testing.assert_close(batched[1], f(2 * q, k, s))
+    grad = torch.func.grad(lambda a: f(a, k, s).square().sum())(q)
+    qg = q.clone().requires_grad_()
+    (expected,) = torch.autograd.grad(f(qg, k, s).square().sum(), qg)
+    torch.testing.assert_close(grad, expected)

@@ -28,7 +28,8 @@ class _ZeroPhaseOption(Denoiser):
 
 
 class IdentityFilter(Denoiser):
-    """Returns its input (NaN filled): the "no filtering" reference row."""
+    """Returns its input (NaN filled; causal: NaN before a channel's first sample): the "no
+    filtering" reference row."""
 
     def __init__(self, causal: bool = True):
         self.causal = causal
@@ -75,9 +76,9 @@ class SavitzkyGolayFilter(_ZeroPhaseOption):
     Zero-phase uses :func:`scipy.signal.savgol_filter` (centred window); the causal version fits
     the polynomial to the trailing ``window`` samples and evaluates it at the newest one
     (:func:`scipy.signal.savgol_coeffs` with ``pos=window - 1``). ``window`` is scipy's
-    ``window_length`` (even lengths as scipy takes them); a series shorter than it is
-    filtered with scipy's ``mode="nearest"`` (its end values repeated) instead of ``"interp"``,
-    which needs a full window.
+    ``window_length``, odd for the zero-phase filter (scipy fits an even window half a sample
+    off centre); a series shorter than it is filtered with scipy's ``mode="nearest"`` (its end
+    values repeated) instead of ``"interp"``, which needs a full window.
     """
 
     _renamed_params = {"window_length": "window"}
@@ -90,6 +91,9 @@ class SavitzkyGolayFilter(_ZeroPhaseOption):
         check_int(self.polyorder, "polyorder", 0)
         if self.polyorder >= self.window:
             raise ValueError(f"polyorder must be < window; got {self.polyorder} >= {self.window}")
+        if self.zero_phase and self.window % 2 == 0:  # it was made window - 1 silently
+            raise ValueError(f"window must be odd for zero_phase=True (an even window centres "
+                             f"the fit half a sample off), got {self.window}")  # fmt: skip
 
     def _fit(self, a, target):
         if not self.zero_phase:

@@ -71,9 +71,11 @@ def read_table(path) -> pd.DataFrame:
                 df = pd.read_csv(p, sep=None, engine="python")  # sniff ';' or tab
                 sep = next((c for c in (";", "\t") if len(header.split(c)) == df.shape[1]), ";")
             df.attrs["sep"] = sep  # tssdpa.batch writes its outputs with the input's separator
-            with open(p, newline="", encoding="utf-8", errors="replace") as fh:
+            # utf-8-sig: a byte-order mark is not part of the first name (pandas drops it too);
+            # empty names (trailing separators of a spreadsheet export) are pandas' "Unnamed"
+            with open(p, newline="", encoding="utf-8-sig", errors="replace") as fh:
                 names = next(csv.reader(fh, delimiter=sep), [])
-            twice = sorted({n for n in names if names.count(n) > 1})
+            twice = sorted({n for n in names if n and names.count(n) > 1})
             if twice:  # pandas renames the second "a" to "a.1", which the output then carried
                 raise ValueError(f"{path}: column name(s) {twice} appear more than once in the "
                                  "header; rename them")  # fmt: skip

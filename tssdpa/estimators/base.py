@@ -275,7 +275,9 @@ class Denoiser(Estimator):
     """``fit(x, target=None) -> self`` then ``filter(x)``, shaped and typed like ``x``.
 
     Subclasses define ``_fit(a, target)`` (design from (T, C) arrays; may ignore the data)
-    and ``_filter_1d(x, channel)``; missing samples are filled first unless ``handles_nan``.
+    and ``_filter_1d(x, channel)``; missing samples are filled first unless ``handles_nan``
+    (a causal filter's output is NaN before a channel's first sample: the filling took a
+    later sample there).
     """
 
     #: whether ``fit`` learns from data (``filter`` before ``fit`` raises only then)

@@ -229,11 +229,13 @@ class ProjectionMultiheadAttention(nn.Module):
         # .to(torch.bfloat16), .half() and Lightning's bf16-true precision cast every float
         # tensor of the module; the kernel's parameters stay in the dtype the kernel computes
         # in (float32 for half types, as a layer built with dtype= has them): in bfloat16 a
-        # decay of 0.999 is 1. They are taken again from their values before the cast.
-        before = {name: t.detach().clone() for name in self._KERNEL_TENSORS
+        # decay of 0.999 is 1. They are taken again from their values before the cast, and a
+        # learned one's gradient with them (a half gradient on a float32 parameter: Adam failed)
+        before = {name: (t.detach().clone(), None if t.grad is None else t.grad.clone())
+                  for name in self._KERNEL_TENSORS
                   if isinstance(t := getattr(self, name, None), Tensor)}  # fmt: skip
         super()._apply(fn, recurse)
-        for name, old in before.items():
+        for name, (old, old_grad) in before.items():
             t = getattr(self, name)
             want = _compute_dtype(t.dtype)
             if want == t.dtype:
@@ -241,6 +243,8 @@ class ProjectionMultiheadAttention(nn.Module):
             kept = old.to(device=t.device, dtype=want)
             if isinstance(t, nn.Parameter):
                 t.data = kept
+                if old_grad is not None:
+                    t.grad = old_grad.to(device=t.device, dtype=want)
             else:
                 self._buffers[name] = kept
         return self

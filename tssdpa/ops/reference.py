@@ -66,6 +66,30 @@ class _Distances(torch.autograd.Function):
         return grad_q.to(q.dtype), grad_k.to(k.dtype)
 
 
+class _ShiftedSquare(torch.autograd.Function):
+    """``-(e - m)(e + m) / 2`` = ``-(e² - m²)/2`` for (..., L, S) ``e`` and a detached
+    (..., L, 1) row shift ``m``: the logits ``-e²/2`` up to a constant per row, whose product
+    form stays finite where e² overflows (the far keys' logits go to -inf, the nearest key's
+    is 0). Its gradient is ``-e`` as that of ``-e²/2``, saved as the square would save it
+    (the two factors are formed in the forward pass only); differentiable twice."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(e: Tensor, m: Tensor) -> Tensor:
+        out = torch.sub(e, m)
+        return out.mul_(e + m).mul_(-0.5)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor, None]:
+        (e,) = ctx.saved_tensors
+        return -grad * e, None
+
+
 def power_of_two_scale(query: Tensor, key: Tensor) -> Tensor:
     """A power of two near the largest magnitude of ``query`` and ``key`` (1 when empty or
     all zero), as a detached 0-d tensor (no host sync); dividing by it is exact."""
@@ -109,23 +133,24 @@ def projection_weights_math(
     # squares (cdist's too) though the ratio is of order one.
     c = power_of_two_scale(query, key)
     d = distances(query / c, key / c)  # (..., L, S)
-    r = c / sigma
-    # Each row is shifted by its nearest usable key's term, (d² - d_min²)/σ² as (d - d_min)/σ
-    # times (d + d_min)/σ: a row's softmax does not change, but its largest logit is then the
-    # nearest key's 0 + bias rather than -(d_min/σ)²/2, which for σ far below the distances
-    # (1e-21 in float32) is -inf in every column, and the softmax NaN. That row's weights go to
-    # its nearest keys instead: the limit σ -> 0. The shift is detached (a constant per row
-    # changes no weight, so neither their gradient); the second factor is capped at the
-    # dtype's largest value, where 0 (the nearest key) times inf would be NaN.
-    usable = None if allowed is None else allowed
+    # e = d/σ, each row shifted by its nearest usable key's e_min: a row's softmax does not
+    # change, but its largest logit is the nearest key's 0 + bias, where -(e²)/2 was -inf in
+    # every column for σ far below the distances (1e-21 in float32) and the softmax NaN; the
+    # row's weight goes to its nearest keys instead, the limit σ -> 0 (_ShiftedSquare).
+    # c/σ is formed in float64 (its gradient -c/σ² underflowed to 0 * inf), and capped where
+    # d/σ would overflow (the weights are one-hot long before: the cap changes none of them)
+    sig = sigma.double() if isinstance(sigma, Tensor) else sigma
+    big = torch.finfo(d.dtype).max
+    cap = big / (4.0 * d.detach().amax().clamp(min=1.0)) if d.numel() else big
+    e = d * torch.minimum((c.double() / sig).to(d.dtype), torch.as_tensor(cap, dtype=d.dtype))
+    usable = allowed
     if bias is not None:
         finite = torch.isfinite(bias)
         usable = finite if usable is None else usable & finite
-    dd = d.detach() if usable is None else d.detach().masked_fill(~usable, float("inf"))
-    d_min = dd.amin(dim=-1, keepdim=True) if dd.shape[-1] else dd.new_zeros(*dd.shape[:-1], 1)
-    d_min = torch.where(torch.isfinite(d_min), d_min, 0.0)  # a row with no usable key
-    big = torch.finfo(d.dtype).max
-    logits = -0.5 * ((d - d_min) * r) * ((d + d_min) * r).clamp(max=big)  # (..., L, S)
+    ee = e.detach() if usable is None else torch.where(usable, e.detach(), float("inf"))
+    e_min = ee.amin(dim=-1, keepdim=True) if ee.shape[-1] else ee.new_zeros(*ee.shape[:-1], 1)
+    e_min = torch.where(torch.isfinite(e_min), e_min, 0.0)  # a row with no usable key
+    logits = _ShiftedSquare.apply(e, e_min)  # (..., L, S)
     if bias is not None:
         logits = logits + bias
     return masked_softmax(logits, allowed)
