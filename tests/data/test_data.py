@@ -175,3 +175,14 @@ def test_manifest_matches_datasets_folder():
     assert {e["path"]: e["sha256"] for e in man["files"]} == {
         k: v[1] for k, v in D.MANIFEST.items()
     }
+
+
+def test_the_folders_searched_are_each_named_once(tmp_path, monkeypatch):
+    # from the repository root the working directory's parent and the repository's are one
+    # folder, which the not-found message listed twice
+    from tssdpa.data import paths
+
+    monkeypatch.chdir(paths._REPO_ROOT)
+    monkeypatch.delenv("TSSDPA_DATA", raising=False)
+    dirs = paths.candidate_dirs()
+    assert len(dirs) == len(set(dirs))

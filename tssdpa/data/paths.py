@@ -32,7 +32,7 @@ def candidate_dirs(data_dir: str | os.PathLike | None = None) -> list[Path]:
         dirs.append(_existing(Path(os.environ[ENV_VAR]).expanduser(), ENV_VAR))
     dirs += [Path.cwd().parent / "shared" / "datasets", _REPO_ROOT.parent / "shared" / "datasets"]
     dirs.append(CACHE_DIR)
-    return dirs
+    return list(dict.fromkeys(dirs))  # once each (from the repository root two are the same)
 
 
 def find_dataset(relative: str | os.PathLike, data_dir: str | os.PathLike | None = None) -> Path:
