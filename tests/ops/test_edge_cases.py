@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from tssdpa import projection_sdpa, projection_weights
+from tssdpa.ops import reference
 
 
 @pytest.mark.parametrize("backend", ["auto", "fused", "math"])
@@ -154,6 +155,21 @@ def test_a_width_far_below_the_distances_gives_each_row_its_nearest_key(
         inputs = [qg, kg, sigma] if tensor_sigma else [qg, kg]
         grads = torch.autograd.grad(out.sum(), inputs)
         assert all(bool((gr == 0).all()) for gr in grads)
+
+
+def test_a_tiny_width_skips_a_nearest_key_the_bias_excludes_and_keeps_float64_gradients():
+    # a key with a -inf log weight nearer than the usable ones had a positive shifted logit,
+    # which overflowed to +inf: +inf - inf was NaN; in float64 sigma's gradient was NaN below
+    # 1e-154 (-c/sigma^2 overflowed)
+    q, k = torch.tensor([[[0.0]]]), torch.tensor([[[0.0], [1.0], [2.0]]])
+    bias = torch.tensor([[float("-inf"), 0.0, 0.0]])
+    w = reference.projection_weights_math(q, k, 1e-21, None, bias)
+    torch.testing.assert_close(w, torch.tensor([[[0.0, 1.0, 0.0]]]))
+    g = torch.Generator().manual_seed(0)
+    q, k = (torch.randn(2, n, 3, dtype=torch.float64, generator=g) for n in (5, 7))
+    s = torch.full((2,), 1e-160, dtype=torch.float64, requires_grad=True)
+    (grad,) = torch.autograd.grad(projection_sdpa(q, k, sigma=s, backend="math").sum(), s)
+    assert (grad == 0).all()
 
 
 @pytest.mark.parametrize("structure", [{}, {"decay": 0.9}])

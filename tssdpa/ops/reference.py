@@ -8,6 +8,8 @@ zeros. Everything here works in float64 as well as float32, and is what the fuse
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -77,8 +79,10 @@ class _ShiftedSquare(torch.autograd.Function):
 
     @staticmethod
     def forward(e: Tensor, m: Tensor) -> Tensor:
+        # at most 0: a key left out of the row's shift (masked, or a -inf bias) nearer than
+        # its usable keys would be positive, and +inf + (-inf) in the bias NaN
         out = torch.sub(e, m)
-        return out.mul_(e + m).mul_(-0.5)
+        return out.mul_(e + m).mul_(-0.5).clamp_(max=0.0)
 
     @staticmethod
     def setup_context(ctx, inputs, output) -> None:
@@ -132,17 +136,13 @@ def projection_weights_math(
     # float32 data near 1e±30 with a σ of the same scale would under- or overflow in the
     # squares (cdist's too) though the ratio is of order one.
     c = power_of_two_scale(query, key)
-    d = distances(query / c, key / c)  # (..., L, S)
+    qs, ks = query / c, key / c
+    d = distances(qs, ks)  # (..., L, S)
     # e = d/σ, each row shifted by its nearest usable key's e_min: a row's softmax does not
     # change, but its largest logit is the nearest key's 0 + bias, where -(e²)/2 was -inf in
     # every column for σ far below the distances (1e-21 in float32) and the softmax NaN; the
     # row's weight goes to its nearest keys instead, the limit σ -> 0 (_ShiftedSquare).
-    # c/σ is formed in float64 (its gradient -c/σ² underflowed to 0 * inf), and capped where
-    # d/σ would overflow (the weights are one-hot long before: the cap changes none of them)
-    sig = sigma.double() if isinstance(sigma, Tensor) else sigma
-    big = torch.finfo(d.dtype).max
-    cap = big / (4.0 * d.detach().amax().clamp(min=1.0)) if d.numel() else big
-    e = d * torch.minimum((c.double() / sig).to(d.dtype), torch.as_tensor(cap, dtype=d.dtype))
+    e = d * _inverse_width(qs, ks, c, sigma, d.dtype)
     usable = allowed
     if bias is not None:
         finite = torch.isfinite(bias)
@@ -154,6 +154,24 @@ def projection_weights_math(
     if bias is not None:
         logits = logits + bias
     return masked_softmax(logits, allowed)
+
+
+def _inverse_width(qs: Tensor, ks: Tensor, c: Tensor, sigma, dtype) -> Tensor:
+    """``c/σ``, the factor from the distances of the rescaled data ``qs``, ``ks`` to d/σ:
+    (..., L, 1) or broadcastable to it, in ``dtype``. Formed as ``exp(log c - log σ)`` in
+    float64 (float32 on MPS, which has none), so that its σ gradient never meets 0 * inf
+    (``-c/σ²`` overflowed for a tiny σ), and capped per row where d/σ could overflow: at a
+    quarter of the dtype's largest value over a bound on the row's finite distances,
+    ``||q_i|| + max ||k_j||`` over the finite keys (a NaN or inf query spoils its own row
+    only). The weights are one-hot long before the cap: it changes none of them."""
+    wide = torch.float32 if c.device.type == "mps" else torch.float64
+    kn = ks.detach().norm(dim=-1)  # (..., S)
+    kn = torch.where(torch.isfinite(kn), kn, 0.0)
+    k_max = kn.amax(dim=-1, keepdim=True) if kn.shape[-1] else kn.new_zeros(*kn.shape[:-1], 1)
+    bound = qs.detach().norm(dim=-1, keepdim=True) + k_max.unsqueeze(-1)  # (..., L, 1)
+    log_cap = torch.log(torch.finfo(dtype).max / (4.0 * bound.to(wide).clamp(min=1.0)))
+    log_sigma = sigma.to(wide).log() if isinstance(sigma, Tensor) else math.log(sigma)
+    return torch.exp(torch.minimum(c.to(wide).log() - log_sigma, log_cap)).to(dtype)
 
 
 def projection_sdpa_math(
