@@ -82,7 +82,7 @@ class _ShiftedSquare(torch.autograd.Function):
         # at most 0: a key left out of the row's shift (masked, or a -inf bias) nearer than
         # its usable keys would be positive, and +inf + (-inf) in the bias NaN
         out = torch.sub(e, m)
-        return out.mul_(e + m).mul_(-0.5).clamp_(max=0.0)
+        return out.mul_(e + m).mul_(-0.5).clamp_max_(0.0)  # (clamp_ has no vmap rule)
 
     @staticmethod
     def setup_context(ctx, inputs, output) -> None:
