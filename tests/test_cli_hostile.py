@@ -55,6 +55,11 @@ CASES = {
         "--out: the folder",
     ),
     "out is a folder": (["filter", "good.csv", "--out", "a_folder"], "'a_folder' is a folder"),
+    # --inplace --out good.csv replaced the recording with its filtered copy
+    "out is the input file": (
+        ["filter", "good.csv", "--inplace", "--out", "./good.csv"],
+        "--out: './good.csv' is the input file",
+    ),
     "output column already there": (
         ["filter", "refiltered.csv", "--columns", "gyro"],
         "output column(s) ['gyro_filtered'] already in the table: give another --suffix",

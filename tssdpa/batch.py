@@ -35,6 +35,7 @@ from tssdpa.data.tables import (
     numeric_columns,
     read_table,
     sample_times,
+    write_table,
 )
 from tssdpa.estimators.input_notes import collected, notes_to_tell
 from tssdpa.estimators.report import fitted_models, horizon_settings, settings_text
@@ -106,20 +107,6 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
     return out, {"columns": cols, "rows": len(df), "nan_handled": n_nan + n_inf, "notes": notes}
 
 
-def _write_atomic(df: pd.DataFrame, target: Path) -> None:
-    """Write ``df`` next to ``target`` under a temporary name, then rename it onto ``target``."""
-    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.partial")
-    try:
-        if target.suffix.lower() in (".parquet", ".pq"):
-            df.to_parquet(tmp, engine="pyarrow", index=False)
-        else:
-            df.to_csv(tmp, index=False, sep=df.attrs.get("sep", ","))  # as its input's
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
 def _filter_one(path: str, target: str, method: str, params: dict, fitted, options: dict):
     """One file, end to end; never raises: the summary row says what happened."""
     t0 = time.perf_counter()
@@ -134,7 +121,7 @@ def _filter_one(path: str, target: str, method: str, params: dict, fitted, optio
 
             est = get_method(method, "denoise").build(**params)
         out, info = filter_table(df, est, fit=fitted is None, **options)
-        _write_atomic(out, Path(target))
+        write_table(out, target)
         chosen = _chosen(est, params, info["columns"])
         row.update(output=target, status="ok", rows=info["rows"], params=chosen,
                    nan_handled=info["nan_handled"], notes="\n".join(info["notes"]))  # fmt: skip

@@ -168,6 +168,11 @@ def run(args, parse_params) -> int:
         inputs = expand_paths(args.input)  # before a cluster starts: a typo fails fast
     except ValueError as exc:
         raise UsageError(str(exc).replace("paths_or_glob: ", "input: ")) from None
+    if args.summary is not None:
+        read = [*inputs, *([args.fit_on] if args.fit_on else [])]
+        if any(Path(args.summary).resolve() == Path(p).resolve() for p in read):
+            raise UsageError(f"--summary: {args.summary!r} is one of the input files; write "
+                             "the summary elsewhere")  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the cluster's start-up notes are not for the user
         client = _client(args.scheduler, args.workers)
@@ -194,7 +199,9 @@ def run(args, parse_params) -> int:
             for note in notes.splitlines():
                 print(f"{Path(path).name}: note: {note}", file=sys.stderr)
     if args.summary is not None:
-        summary.to_csv(args.summary, index=False)
+        from tssdpa.data.tables import write_table
+
+        write_table(summary, args.summary)
     failed = int((summary["status"] != "ok").sum())
     print(
         f"{len(summary) - failed} of {len(summary)} file(s) filtered into {out_dir}"

@@ -228,6 +228,9 @@ def run(args) -> int:
         raise UsageError(f"--out: the folder {str(Path(args.out).parent)!r} does not exist")
     if args.out is not None and Path(args.out).is_dir():
         raise UsageError(f"--out: {args.out!r} is a folder; give a file name (or --out-dir)")
+    if args.out is not None and Path(args.out).resolve() == Path(args.input).resolve():
+        raise UsageError(f"--out: {args.out!r} is the input file; write the output elsewhere "
+                         "(--inplace replaces the columns in the output, not the file)")  # fmt: skip
     factory = spec.resolve_factory()
     params = _params(args.params, factory)
     from tssdpa.data.tables import (
@@ -237,6 +240,7 @@ def run(args) -> int:
         numeric_columns,
         read_table,
         sample_times,
+        write_table,
     )
 
     with _usage_errors(""):
@@ -322,7 +326,7 @@ def run(args) -> int:
     if n_nan or n_inf:
         notes.append(f"{n_nan} missing and {n_inf} infinite cell(s) treated as missing")
     if skipped:
-        notes.append(f"skipped column(s) of text or true / false values {skipped}")
+        notes.append(f"skipped column(s) of text or true / false values, or with no name {skipped}")
     if time_col is not None:
         use = "used as the sample times (tau) and " if getattr(est, "tau", None) else ""
         notes.append(f"time column {time_col!r} {use}copied through")
@@ -334,7 +338,9 @@ def run(args) -> int:
     for n in notes:
         print(f"  {n}", file=sys.stderr)
     if args.out:
-        out.to_csv(args.out, index=False)
+        out.attrs.pop("sep", None)  # one file: comma separated, as on standard output
+        with _usage_errors("--out: "):
+            write_table(out, args.out)
     else:
         out.to_csv(sys.stdout, index=False)
     return 0

@@ -9,7 +9,9 @@ turns it into its one-line message.
 from __future__ import annotations
 
 import csv
+import os
 import re
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +24,7 @@ __all__ = [
     "find_time_column",
     "numeric_columns",
     "read_table",
+    "write_table",
 ]
 
 #: column names taken for sample times when no time column is named (case-insensitive)
@@ -37,8 +40,13 @@ def read_table(path) -> pd.DataFrame:
     """A CSV (comma, semicolon or tab separated, header row) or Parquet file as a DataFrame;
     a CSV's separator is in ``df.attrs["sep"]``.
 
-    Parquet is read with pyarrow (no pickled objects are ever loaded). Raises ``ValueError``
-    naming the file and what is wrong with it.
+    Parquet is read with pyarrow (no pickled objects are ever loaded); an index stored in the
+    file (a ``DatetimeIndex``, a time index, a MultiIndex's levels) comes back as ordinary
+    leading columns, so that it is found as the time column and written out again. A CSV's
+    columns are its header's: a trailing separator on the data rows does not shift them, and
+    the names of columns with an empty header (a saved index, a trailing separator on every
+    line) are in ``df.attrs["unnamed"]``, never picked for filtering on their own. Raises
+    ``ValueError`` naming the file and what is wrong with it.
 
     Examples
     --------
@@ -63,18 +71,24 @@ def read_table(path) -> pd.DataFrame:
         except Exception as exc:  # noqa: BLE001 -- pyarrow raises several types for bad files
             why = _first_line(exc)
             raise ValueError(f"{path} is not a readable Parquet file ({why})") from None
+        if not isinstance(df.index, pd.RangeIndex) or df.index.name is not None:
+            df = df.reset_index()  # pyarrow restored a stored index: keep it as columns
     else:
         try:
-            df, sep = pd.read_csv(p), ","
+            # index_col=False: data rows one field longer than the header (a trailing
+            # separator) would otherwise turn the first column into the index, dropped later
+            df, sep = pd.read_csv(p, index_col=False), ","
             header = str(df.columns[0])
             if df.shape[1] == 1 and re.search(r"[;\t]", header):
-                df = pd.read_csv(p, sep=None, engine="python")  # sniff ';' or tab
+                df = pd.read_csv(p, sep=None, engine="python", index_col=False)  # ';' or tab
                 sep = next((c for c in (";", "\t") if len(header.split(c)) == df.shape[1]), ";")
             df.attrs["sep"] = sep  # tssdpa.batch writes its outputs with the input's separator
             # utf-8-sig: a byte-order mark is not part of the first name (pandas drops it too);
             # empty names (trailing separators of a spreadsheet export) are pandas' "Unnamed"
             with open(p, newline="", encoding="utf-8-sig", errors="replace") as fh:
                 names = next(csv.reader(fh, delimiter=sep), [])
+            if len(names) == df.shape[1]:
+                df.attrs["unnamed"] = [c for c, n in zip(df.columns, names) if not n.strip()]
             twice = sorted({n for n in names if n and names.count(n) > 1})
             if twice:  # pandas renames the second "a" to "a.1", which the output then carried
                 raise ValueError(f"{path}: column name(s) {twice} appear more than once in the "
@@ -149,12 +163,13 @@ def numeric_columns(
         if both:
             raise ValueError(f"{both} given as --target too: a column is not its own reference")
         return list(columns), []
-    rest = [c for c in df.columns if c != time_column and c not in targets]
+    unnamed = df.attrs.get("unnamed", [])  # a saved index or a trailing separator: copied
+    rest = [c for c in df.columns if c != time_column and c not in targets and c not in unnamed]
     cols = [c for c in rest if pd.api.types.is_numeric_dtype(df[c])
             and not pd.api.types.is_bool_dtype(df[c])]  # fmt: skip
     if not cols:
         raise ValueError(f"no numeric column to filter (columns: {list(df.columns)})")
-    return cols, [c for c in rest if c not in cols]
+    return cols, [c for c in rest if c not in cols] + [c for c in unnamed if c in df.columns]
 
 
 def column_values(df: pd.DataFrame, cols, what: str = "column") -> tuple[np.ndarray, int, int]:
@@ -187,3 +202,26 @@ def check_new_columns(df: pd.DataFrame, names, how: str) -> None:
     clash = [n for n in names if n in df.columns]
     if clash:
         raise ValueError(f"output column(s) {clash} already in the table: {how}")
+
+
+def write_table(df: pd.DataFrame, target) -> None:
+    """Write ``df`` to ``target`` -- Parquet for a ``.parquet`` / ``.pq`` name, else CSV with
+    the input's separator (``df.attrs["sep"]``) -- under a temporary name beside it, renamed
+    onto ``target`` when complete: a failed write (a full disk) leaves no half-written file
+    and any earlier file at ``target`` untouched."""
+    target = Path(target)
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.partial")
+    try:
+        if target.suffix.lower() in (".parquet", ".pq"):
+            try:
+                df.to_parquet(tmp, engine="pyarrow", index=False)
+            except ImportError:
+                raise ValueError(
+                    "writing Parquet needs pyarrow: pip install 'tssdpa[distributed]'"
+                ) from None
+        else:
+            df.to_csv(tmp, index=False, sep=df.attrs.get("sep", ","))
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()

@@ -1,0 +1,95 @@
+"""The shapes a user's table comes in, read and written by ``tssdpa filter``: what is in the
+file's columns comes out in the same columns, nothing the user did not ask for is filtered,
+and no input file or earlier output is ever overwritten or left half-written."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tssdpa.cli import main
+from tssdpa.data.tables import read_table
+
+FIXED = '{"window": [3], "embedding": [1], "degree": [0]}'  # a fast fit
+
+
+def _rows(n=40):
+    t = np.arange(n)
+    return t * 0.01, np.sin(t / 5), np.cos(t / 7)
+
+
+def test_a_trailing_separator_on_the_data_rows_keeps_every_column_in_its_place(tmp_path):
+    t, a, b = _rows()
+    lines = ["time,gx,gy"] + [f"{ti},{float(ai)!r},{float(bi)!r}," for ti, ai, bi in zip(t, a, b)]
+    (tmp_path / "log.csv").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.csv"
+    args = ["filter", str(tmp_path / "log.csv"), "--columns", "gx", "--params", FIXED]
+    assert main([*args, "--out", str(out)]) == 0
+    res = pd.read_csv(out)
+    assert list(res.columns) == ["time", "gx", "gy", "gx_filtered"]
+    np.testing.assert_array_equal(res["time"], t)  # pandas took the time as the index: gone
+    np.testing.assert_array_equal(res["gx"], a)
+    np.testing.assert_array_equal(res["gy"], b)
+
+
+@pytest.mark.parametrize("layout", ["saved index", "trailing separator everywhere"])
+def test_a_column_with_no_name_is_copied_through_and_not_filtered(tmp_path, layout, capsys):
+    t, a, b = _rows()
+    if layout == "saved index":
+        pd.DataFrame({"a": a, "b": b}).to_csv(tmp_path / "log.csv")  # header ",a,b"
+    else:
+        lines = ["a,b,"] + [f"{float(ai)!r},{float(bi)!r}," for ai, bi in zip(a, b)]
+        (tmp_path / "log.csv").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.csv"
+    assert main(["filter", str(tmp_path / "log.csv"), "--params", FIXED, "--out", str(out)]) == 0
+    res = pd.read_csv(out)
+    assert [c for c in res.columns if c.endswith("_filtered")] == ["a_filtered", "b_filtered"]
+    assert "with no name" in capsys.readouterr().err
+    # the same fit on a and b alone: the unnamed column took no part in it
+    alone = tmp_path / "alone.csv"
+    pd.DataFrame({"a": a, "b": b}).to_csv(alone, index=False)
+    assert main(["filter", str(alone), "--params", FIXED, "--out", str(tmp_path / "o2.csv")]) == 0
+    np.testing.assert_array_equal(res["a_filtered"], pd.read_csv(tmp_path / "o2.csv")["a_filtered"])
+
+
+def test_a_parquet_files_index_comes_back_as_columns_and_can_be_the_time_column(tmp_path):
+    pytest.importorskip("pyarrow")
+    t, a, _ = _rows()
+    when = pd.date_range("2024-01-01", periods=len(a), freq="10ms", name="ts")
+    pd.DataFrame({"a": a}, index=when).to_parquet(tmp_path / "log.parquet")
+    assert list(read_table(tmp_path / "log.parquet").columns) == ["ts", "a"]
+    out = tmp_path / "out.parquet"
+    args = ["filter", str(tmp_path / "log.parquet"), "--params", '{"tau": 0.05, "sigma": 1.0}']
+    assert main([*args, "--out", str(out)]) == 0  # tau: the index is the sample times
+    res = pd.read_parquet(out)  # a Parquet file, as its name says (it was CSV text)
+    assert list(res.columns) == ["ts", "a", "a_filtered"]
+    pd.testing.assert_series_equal(res["ts"], when.to_series(index=res.index), check_freq=False)
+
+
+def test_a_failed_write_leaves_the_earlier_output_whole(tmp_path, monkeypatch, capsys):
+    t, a, _ = _rows()
+    pd.DataFrame({"time": t, "a": a}).to_csv(tmp_path / "log.csv", index=False)
+    out = tmp_path / "out.csv"
+    out.write_text("an earlier result\n")
+
+    def half_then_fail(self, path, *args, **kwargs):
+        open(path, "w").write("time,a\n0.0,")  # a partial file, then the disk fills up
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", half_then_fail)
+    assert main(["filter", str(tmp_path / "log.csv"), "--params", FIXED, "--out", str(out)]) == 1
+    assert "No space left on device" in capsys.readouterr().err
+    assert out.read_text() == "an earlier result\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log.csv", "out.csv"]
+
+
+def test_the_batch_summary_never_overwrites_an_input(tmp_path, capsys):
+    t, a, _ = _rows()
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "out").mkdir()
+    log = tmp_path / "logs" / "log0.csv"
+    pd.DataFrame({"time": t, "a": a}).to_csv(log, index=False)
+    before = log.read_bytes()
+    args = ["filter", str(log), "--out-dir", str(tmp_path / "out"), "--summary", str(log)]
+    assert main([*args, "--params", FIXED, "--no-progress"]) == 2
+    assert "--summary" in capsys.readouterr().err
+    assert log.read_bytes() == before
