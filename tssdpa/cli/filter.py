@@ -229,8 +229,8 @@ def run(args) -> int:
     if args.out is not None and Path(args.out).is_dir():
         raise UsageError(f"--out: {args.out!r} is a folder; give a file name (or --out-dir)")
     if args.out is not None and Path(args.out).resolve() == Path(args.input).resolve():
-        raise UsageError(f"--out: {args.out!r} is the input file; write the output elsewhere "
-                         "(--inplace replaces the columns in the output, not the file)")  # fmt: skip
+        raise UsageError(f"--out: {args.out!r} is the input file; write the output "
+                         "elsewhere (--inplace replaces the columns, not the file)")  # fmt: skip
     factory = spec.resolve_factory()
     params = _params(args.params, factory)
     from tssdpa.data.tables import (
