@@ -105,6 +105,31 @@ def test_broadcast_key_and_value_get_summed_gradients():
         torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-10)
 
 
+@pytest.mark.parametrize("view", ["q", "k", "v", "dout"])
+@pytest.mark.parametrize("grad", [False, True], ids=["bias-form", "column-form"])
+@pytest.mark.parametrize("E,Ev", [(4, 3), (4, 4), (4, 5)])
+def test_transposed_views_give_the_contiguous_result(view, grad, E, Ev):
+    # a channels-first series read through .mT: the CPU flash kernels read rows as dense
+    # runs and returned garbage (an error of 1.3-1.9, different from run to run)
+    q, k, v = _inputs((2,), 9, 11, E, Ev, torch.float64, seed=5)
+    names = ["q", "k", "v"] if grad else ["q", "v"]
+    ref = _grads(q, k, v, 1.3, names, backend="math")
+    if view == "dout":  # the output gradient arrives as a transposed view
+        leaves = [t.clone().requires_grad_(n in names) for n, t in zip("qkv", (q, k, v))]
+        y = projection_sdpa(*leaves, sigma=1.3, backend="fused")
+        w = torch.randn(y.shape, generator=torch.Generator().manual_seed(3), dtype=y.dtype)
+        gs = torch.autograd.grad(y, [t for t in leaves if t.requires_grad], w.mT.contiguous().mT)
+        got = (y.detach(), gs)
+    else:
+        pick = dict(q=q, k=k, v=v)
+        pick[view] = pick[view].mT.contiguous().mT  # the same values, last dim strided
+        assert pick[view].stride(-1) != 1
+        got = _grads(pick["q"], pick["k"], pick["v"], 1.3, names, backend="fused")
+    torch.testing.assert_close(got[0], ref[0], rtol=1e-9, atol=1e-10)
+    for a, b in zip(got[1], ref[1], strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-10)
+
+
 def _kernels(fn) -> set[str]:
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         fn()

@@ -56,8 +56,14 @@ def _cpu_flash_ok(q: Tensor, k: Tensor, v: Tensor, dropout_p: float) -> bool:
 
 
 def _as4(t: Tensor | None) -> Tensor | None:
-    """(..., L, E) as the (B, H, L, E) the CPU flash kernels take (leading dims flattened)."""
-    if t is None or t.dim() == 4:
+    """(..., L, E) as the (B, H, L, E) the CPU flash kernels take (leading dims flattened),
+    its last dim contiguous: the kernels read rows as dense runs and gave garbage for a
+    transposed view such as ``x.mT`` (other strides, zero ones of ``expand`` too, they take)."""
+    if t is None:
+        return t
+    if t.stride(-1) != 1 and t.shape[-1] > 1:
+        t = t.contiguous()
+    if t.dim() == 4:
         return t
     return t.reshape(-1, *t.shape[-3:]) if t.dim() > 4 else t[(None,) * (4 - t.dim())]
 
