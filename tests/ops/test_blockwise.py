@@ -175,6 +175,27 @@ def test_skipping_stays_within_the_stated_bound(case, tol, kernel):
         torch.testing.assert_close(a, b, rtol=0, atol=50 * tol * float(b.abs().max()))
 
 
+@pytest.mark.parametrize(
+    "case",
+    [dict(decay=0.8), dict(is_causal=True, decay=0.9), dict(tau=0.3)],
+    ids=["decay", "causal-decay", "tau"],
+)
+def test_rows_past_the_last_key_stay_within_the_bound(case, kernel):
+    # more queries than keys: a block's guessed range (the previous block's) fell past the
+    # last key, clipped to nothing, and the block came back as zeros (errors of 0.4-1.1)
+    tol, L, S = 1e-6, 800, 300  # the default block size
+    q, _, _, g = _inputs(1, 1, L, S, 2, 2, seed=13)
+    k = torch.randn(1, 1, S, 2, dtype=D64, generator=g)
+    v = torch.randn(1, 1, S, 2, dtype=D64, generator=g)
+    kw = dict(case)
+    if "tau" in kw:  # queries every 0.5, keys every 0.1: the later rows lie past the last key
+        kw["timestamps"] = (torch.arange(L, dtype=D64) * 0.5, torch.arange(S, dtype=D64) * 0.1)
+    got = projection_sdpa(q, k, v, sigma=1.0, backend="fused", decay_tol=tol, **kw)
+    want = projection_sdpa(q, k, v, sigma=1.0, backend="math", **kw)
+    spread = v.amax(dim=-2, keepdim=True) - v.amin(dim=-2, keepdim=True)
+    assert ((got - want).abs() <= tol * spread + 1e-12).all()
+
+
 def test_zero_tolerance_and_unsorted_times_skip_nothing():
     q, k, v, g = _inputs(1, 1, 200, 200, 2, 2, seed=5)
     t = _times(200, g, sort=False)

@@ -173,6 +173,8 @@ class _Blockwise(torch.autograd.Function):
             j0, j1 = base
             if plan.tol > 0.0 and guess is not None:
                 j0, j1 = clip(a - guess[0], b + guess[1], base)
+                if j1 <= j0:  # the guess misses every key the block may see (rows past the
+                    j0, j1 = base  # last key): no lower bound on its weight; start from all
             qs, qc = _queries(q[..., a:b, :], c, _rows(s, a, b))
             o, m = _attend(plan, qs, ka, v, a, b, j0, j1)
             if plan.tol > 0.0 and j1 > j0:
