@@ -202,6 +202,30 @@ def test_layer_bad_forward_shapes():
         m(x, x, x, attn_mask=torch.zeros(3, 5, 5))
 
 
+@pytest.mark.parametrize("attention", ["projection", "standard"])
+@pytest.mark.parametrize("name", ["key_padding_mask", "attn_mask"])
+def test_integer_masks_are_refused_as_torch_refuses_them(attention, name):
+    # a tokenizer's 0/1 int64 mask was added to the logits as a log-weight: it masked nothing
+    m = ProjectionMultiheadAttention(8, 2, batch_first=True, attention=attention)
+    x = torch.randn(2, 5, 8)
+    mask = (
+        torch.ones(2, 5, dtype=torch.int64)
+        if name == "key_padding_mask"
+        else torch.ones(5, 5, dtype=torch.int64)
+    )
+    with pytest.raises(TypeError, match=f"{name} must be bool"):
+        m(x, x, x, **{name: mask})
+
+
+@pytest.mark.parametrize("bad", ["no", 1, torch.tensor(True)], ids=["str", "int", "tensor"])
+def test_is_causal_must_be_a_bool(bad):
+    x = torch.randn(1, 5, 8)
+    with pytest.raises(TypeError, match="is_causal must be True or False"):
+        ProjectionMultiheadAttention(8, 2, batch_first=True)(x, x, x, is_causal=bad)
+    with pytest.raises(TypeError, match="is_causal must be True or False"):
+        projection_sdpa(x, x, sigma=1.0, is_causal=bad)
+
+
 @pytest.mark.parametrize("norm_first", [False, True])
 @pytest.mark.parametrize("attention", ["projection", "standard"])
 def test_causal_blocks_do_not_look_ahead(norm_first, attention):

@@ -330,6 +330,13 @@ class ProjectionMultiheadAttention(nn.Module):
         ``is_causal=True`` applies the causal mask (combined with ``attn_mask`` if given).
         ``timestamps``: (B, L) for self-attention, or a pair ((B, L), (B, S)); needs ``tau``.
         """
+        for name, m in (("attn_mask", attn_mask), ("key_padding_mask", key_padding_mask)):
+            if m is not None and m.dtype != torch.bool and not m.is_floating_point():
+                # an integer 0/1 mask (a tokenizer's) was added to the logits: it masked nothing
+                raise TypeError(f"{name} must be bool (True = masked) or floating point "
+                                f"(added to the logits), got {m.dtype}")  # fmt: skip
+        if not isinstance(is_causal, bool):
+            raise TypeError(f"is_causal must be True or False, got {is_causal!r}")
         batched = query.dim() == 3
         if query.dim() not in (2, 3) or key.dim() != query.dim() or value.dim() != query.dim():
             raise ValueError(

@@ -233,6 +233,8 @@ def _prepare(query, key, value, sigma, attn_mask, structure, dropout_p, backend,
 
 
 def _structure(is_causal, window, decay, tau, timestamps) -> dict:
+    if not isinstance(is_causal, bool):  # "no" and tensor(True) were read by truthiness
+        raise TypeError(f"is_causal must be True or False, got {is_causal!r}")
     if timestamps is not None and decay is not None and tau is None:
         warnings.warn(
             "decay with timestamps is read as the time constant tau; pass tau= instead "
