@@ -229,3 +229,65 @@ def test_a_mask_or_timestamps_with_more_leading_dims_give_the_broadcast_on_every
     for out, grad in outs[1:]:
         torch.testing.assert_close(out, outs[0][0])
         torch.testing.assert_close(grad, outs[0][1])
+
+
+def test_rows_past_the_windows_reach_have_finite_width_gradients_on_the_fused_path():
+    # causal window of 1 over fewer keys than rows, on the windowed block path: the last
+    # block reached no key, a kernel call with S = 0 gave NaN σ gradients (math gave 0)
+    L, S = 800, 520  # S > 2 (256 + W): the block path
+    g = torch.Generator().manual_seed(0)
+    q = torch.randn(1, 1, L, 3, dtype=torch.float64, generator=g)
+    k = torch.randn(1, 1, S, 3, dtype=torch.float64, generator=g)
+    v = torch.randn(1, 1, S, 2, dtype=torch.float64, generator=g)
+    sig0 = torch.rand(1, 1, L, 1, dtype=torch.float64, generator=g) + 0.5
+    got = []
+    for backend in ("fused", "math"):
+        sig = sig0.clone().requires_grad_()
+        out = projection_sdpa(q, k, v, sigma=sig, is_causal=True, window=3, backend=backend)
+        out.square().sum().backward()
+        got.append((out.detach(), sig.grad))
+    past = got[0][0][..., S + 2 :, :]  # rows S, S + 1 still reach keys S - 2, S - 1
+    assert torch.equal(past, torch.zeros_like(past))
+    for a, b in zip(*got, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("decay", [dict(decay=0.9), dict(tau=1.0)], ids=["decay", "tau"])
+def test_a_learned_float_mask_with_a_decay_gets_its_gradient_or_a_clear_error(decay):
+    # the fused decay path reads the mask block by block and gave it no gradient (None)
+    L = 6
+    if "tau" in decay:
+        decay = dict(decay, timestamps=torch.arange(L, dtype=torch.float64))
+    q = torch.randn(1, 2, L, 3, dtype=torch.float64)
+    grads = {}
+    for backend in ("auto", "math"):
+        bias = torch.linspace(-0.3, 0.2, L * L, dtype=torch.float64).reshape(L, L)
+        bias.requires_grad_()
+        out = projection_sdpa(q, q, q, sigma=1.0, attn_mask=bias, backend=backend, **decay)
+        out.square().sum().backward()
+        grads[backend] = bias.grad
+    torch.testing.assert_close(grads["auto"], grads["math"], rtol=1e-9, atol=1e-12)
+    bias = torch.zeros(L, L, dtype=torch.float64, requires_grad=True)
+    with pytest.raises(ValueError, match="attn_mask wants a gradient.*backend='math'"):
+        projection_sdpa(q, q, q, sigma=1.0, attn_mask=bias, backend="fused", **decay)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [dict(), dict(decay=0.9), dict(decay=torch.tensor(0.9, dtype=torch.float64))],
+    ids=["column-form", "blockwise", "blockwise-learned-decay"],
+)
+def test_a_second_derivative_through_the_fused_path_raises_instead_of_being_wrong(kw):
+    # the blockwise backward treats out, lse and the key mean as constants: with a learned
+    # decay autograd recorded it and gradgradcheck failed (10.36 against 8.99)
+    kw = {n: (t.clone().requires_grad_() if isinstance(t, torch.Tensor) else t)
+          for n, t in kw.items()}  # fmt: skip
+    q, k, v = (torch.randn(1, 1, 5, 2, dtype=torch.float64, requires_grad=True) for _ in "qkv")
+    out = projection_sdpa(q, k, v, sigma=1.0, backend="fused", **kw)
+    (gq,) = torch.autograd.grad(out.square().sum(), q, create_graph=True)
+    # torch's once_differentiable: "differentiate twice", or no path back to q at all
+    with pytest.raises(RuntimeError, match="differentiate twice|not have been used"):
+        torch.autograd.grad(gq.square().sum(), q)
+    ref = projection_sdpa(q, k, v, sigma=1.0, backend="math", **kw)  # the reference can
+    (gq,) = torch.autograd.grad(ref.square().sum(), q, create_graph=True)
+    assert torch.autograd.grad(gq.square().sum(), q)[0].isfinite().all()

@@ -197,7 +197,8 @@ class _Blockwise(torch.autograd.Function):
         return out
 
     @staticmethod
-    def backward(ctx, dout):
+    @torch.autograd.function.once_differentiable  # out, lse and c enter the backward as
+    def backward(ctx, dout):  # constants: a second derivative through it would be wrong
         q, s, ka, v, param, c, out, lse = ctx.saved_tensors
         plan = ctx.plan
         s_grad = s is not None and ctx.needs_input_grad[1]

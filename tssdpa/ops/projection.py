@@ -268,7 +268,11 @@ def _projection_sdpa_windowed(q, k, v, sig, structure, dropout_p, block):
     L, S = q.shape[-2], k.shape[-2]
     ts = structure["timestamps"]
     outs = []
+    lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     for a, b, j0, j1 in _blocks(L, S, structure["window"], structure["is_causal"], block):
+        if j1 == j0:  # rows past the last key's reach: zero, as a row with no allowed key
+            outs.append(q.new_zeros(*lead, b - a, v.shape[-1]))  # (a kernel call with S = 0
+            continue  # gave NaN σ gradients)
         part = dict(structure)
         if ts is not None:
             part["timestamps"] = (ts[0][..., a:b], ts[1][..., j0:j1])
@@ -411,6 +415,14 @@ def projection_sdpa(
         q, k, sig = q / scale, k / scale, sig / scale
     if not (isinstance(decay_tol, numbers.Real) and 0.0 <= decay_tol < 1.0):
         raise ValueError(f"decay_tol must be in [0, 1), got {decay_tol!r}")
+    mask = structure["attn_mask"]
+    decayed = structure["decay"] is not None or structure["tau"] is not None
+    if decayed and torch.is_grad_enabled() and isinstance(mask, Tensor) and mask.requires_grad:
+        # the blockwise path reads the mask slice by slice and gives it no gradient
+        if backend == "fused":
+            raise ValueError("attn_mask wants a gradient, which the fused backend gives only "
+                             "without a decay / tau; use backend='math'")  # fmt: skip
+        backend = "math"
     if backend == "auto":
         c = k.detach().mean(dim=-2, keepdim=True)
         exact = _fused_logit_error(q - c, k - c, sig) <= FUSED_MAX_LOGIT_ERROR
@@ -422,7 +434,6 @@ def projection_sdpa(
                              "limit)")  # fmt: skip
     L, S = q.shape[-2], k.shape[-2]
     window = structure["window"]
-    decayed = structure["decay"] is not None or structure["tau"] is not None
     if backend == "fused" and decayed:
         # The IIR structure block by block: memory O(L·block) instead of O(L·S).
         out = _projection_sdpa_blockwise(q, k, v, sig, structure, float(decay_tol), dropout_p)
