@@ -803,6 +803,37 @@ def test_the_empty_state_needs_no_fit_and_sizes_itself_on_the_first_chunk():
     np.testing.assert_allclose(y, g.filter(x, zi=g.initial_state(3), timestamps=t)[0])
 
 
+@pytest.mark.parametrize("window,embedding", [(4, 1), (1, 1), (2, 2)])
+def test_step_sizes_the_empty_state_on_its_first_sample_as_filter_does(window, embedding):
+    # the per-sample fast path refused it: "state has shape (4, 1), expected (4, 3)"
+    x = np.random.default_rng(4).normal(size=(30, 3))
+    f = ProjectionFilter(window=window, embedding=embedding, degree=0, sigma=1.0)
+    state, ys = f.initial_state(), []
+    for row in x:
+        y, state = f.step(row, state)
+        ys.append(y)
+    np.testing.assert_allclose(np.array(ys), f.filter(x, zi=f.initial_state(3))[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_float32_with_epoch_timestamps_keeps_the_time_resolution(causal):
+    # float32 epoch seconds (1.7e9) resolve 128 s: the times were cast before differencing,
+    # and a 100 Hz recording's decay came out flat (0.21 off the float64 filter)
+    t = 1.7e9 + np.arange(400) * 0.01
+    x = np.sin(np.arange(400) / 8.0)[:, None] + 0.1 * np.random.default_rng(2).normal(size=(400, 1))
+    kw = dict(window=60 if causal else 40, tau=0.05, sigma=0.5, causal=causal)
+    y64 = ProjectionFilter(**kw).filter(x, timestamps=t)
+    f32 = ProjectionFilter(dtype="float32", **kw)
+    tol = 1e-5 * np.ptp(x)
+    np.testing.assert_allclose(f32.filter(x, timestamps=t), y64, rtol=0, atol=tol)
+    if causal:
+        state, ys = f32.initial_state(1), []
+        for row, ti in zip(x, t):
+            y, state = f32.step(row, state, timestamp=ti)
+            ys.append(y)
+        np.testing.assert_allclose(np.array(ys), y64, rtol=0, atol=tol)
+
+
 def test_step_with_a_sample_of_the_wrong_length_says_what_the_sample_should_be():
     f = ProjectionFilter(window=4, embedding=1, degree=0, sigma=0.5)
     state = f.initial_state(2)

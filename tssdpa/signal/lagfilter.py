@@ -208,7 +208,7 @@ def run_causal(
     if use_times:
         if times is None:
             raise ValueError("tau is set: timestamps are required")
-        full_times = np.concatenate([hist_times, times]).astype(spec.dtype)
+        full_times = _relative(np.concatenate([hist_times, times]), spec.dtype)
         last = hist_times[~np.isnan(hist_times)]
         if last.size and T and times[0] < last[-1]:
             raise ValueError("timestamps must continue after the state's last timestamp")
@@ -305,7 +305,7 @@ def run_noncausal(x2, spec: FilterSpec, times=None, configs=None):
         if times is None:
             raise ValueError("tau is set: timestamps are required")
         tp = np.full(K - 1, np.nan)
-        full_times = np.concatenate([tp, times, tp]).astype(spec.dtype)
+        full_times = _relative(np.concatenate([tp, times, tp]), spec.dtype)
     y = attend_lags(
         E,
         full,
@@ -355,6 +355,8 @@ def step_newest(spec: FilterSpec, state, sample: np.ndarray, timestamp=None, min
         state = np.asarray(state, dtype=np.float64)
     if state.ndim == 1:
         state = state[:, None]
+    if state.shape[1] == 1 != sample.shape[0] and np.isnan(state).all():
+        return None  # an empty state: the general path sizes it to the sample's channels
     if state.shape != (H + 1, sample.shape[0]):
         raise ValueError(f"state has shape {state.shape}, expected {(H + 1, sample.shape[0])}")
     # buf = [history (H), sample, output]: the new state is the view buf[1:]
@@ -368,8 +370,8 @@ def step_newest(spec: FilterSpec, state, sample: np.ndarray, timestamp=None, min
     fc = full if dt == np.float64 else full.astype(dt)
     elapsed = None
     if spec.tau is not None:
-        t_full = np.append(times, t_now).astype(dt)[spec.embedding - 1 :]
-        elapsed = t_full[-1] - t_full
+        t_full = np.append(times, t_now)[spec.embedding - 1 :]
+        elapsed = (t_full[-1] - t_full).astype(dt)  # in float64 first, as in _relative
     y = attend_newest(
         fc,
         spec.embedding,
@@ -383,6 +385,14 @@ def step_newest(spec: FilterSpec, state, sample: np.ndarray, timestamp=None, min
     if times is None:
         return y.astype(np.float64), buf[1:]
     return y.astype(np.float64), (buf[1:], np.append(times, t_now)[1:])
+
+
+def _relative(times: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Sample times (float64, NaN = none) less their first defined one, in ``dtype``: only
+    differences enter the kernel, and float32 epoch seconds (1.7e9) resolve 128 s, which
+    flattened a 100 Hz recording's decay."""
+    defined = times[~np.isnan(times)]
+    return (times - defined[0] if defined.size else times).astype(dtype)
 
 
 @functools.lru_cache(maxsize=64)
