@@ -388,10 +388,13 @@ def test_a_forecast_from_before_the_first_sample_is_nan_not_read_from_the_future
         B.SavitzkyGolayFilter(5, 2, zero_phase=False),
         B.MovingAverageFilter(3),
         B.MedianFilter(3, causal=True),
+        B.KalmanSmoother(smoother=False),  # it handles NaN itself, and gave 0 there
     ],
 )
 def test_a_causal_filter_gives_nan_before_the_first_sample(filt):
     x = _LEADING_NAN
+    if filt.trainable:
+        filt.fit(x[3:])
     y = filt.filter(x)
     assert np.isnan(y[:3]).all() and np.isfinite(y[3:]).all()
     for t in range(3, 12):  # output t reads x[:t+1] only

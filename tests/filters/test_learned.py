@@ -135,6 +135,27 @@ def test_learned_filter_step_equals_one_pass_and_masks_nan(fitted_filter):
     np.testing.assert_allclose(np.array(steps), y_once, atol=1e-5)
 
 
+def test_learned_filter_gives_nan_where_a_channel_has_no_sample_in_reach(
+    fitted_filter, cuts=(7, 31)
+):
+    # before a channel's first sample the net saw nothing and gave the training mean
+    f, clean, noisy = fitted_filter
+    H = f.history_length
+    x = noisy[: 3 * H + 40].copy()
+    x[:5, 0] = np.nan
+    x[H + 10 : 3 * H + 12, 0] = np.nan  # a gap longer than the receptive field (H + 1)
+    y = f.filter(x)
+    empty = np.zeros(len(x), bool)
+    empty[:5] = True
+    empty[2 * H + 10 : 3 * H + 12] = True  # rows whose H + 1 samples all lie in the gap
+    assert np.array_equal(np.isnan(y[:, 0]), empty) and np.isfinite(y[:, 1:]).all()
+    z, parts = f.initial_state(), []
+    for a, b in zip((0, *cuts), (*cuts, len(x))):  # any chunking: the same rows
+        part, z = f.filter(x[a:b], zi=z)
+        parts.append(part)
+    np.testing.assert_allclose(np.concatenate(parts), y, atol=1e-5)
+
+
 def test_learned_filter_rejects_other_channels_and_bad_state(fitted_filter):
     f, clean, noisy = fitted_filter
     with pytest.raises(ValueError, match="channel"):

@@ -319,8 +319,8 @@ class Denoiser(Estimator):
             self._fit(a, None)
         filled = a if self.handles_nan else fill_missing(a, self.causal)
         out = np.column_stack([self._filter_1d(filled[:, c], c) for c in range(a.shape[1])])
-        if self.causal and filled is not a:  # leading NaN took the first sample, a later one
-            out[before_history(a)] = np.nan
+        if self.causal:  # nothing before a channel's first sample: filled ones took a later
+            out[before_history(a)] = np.nan  # sample, NaN-handling ones gave 0 (Kalman)
         return restore(out, meta)
 
     def _filter_1d(self, x: np.ndarray, channel: int) -> np.ndarray:  # pragma: no cover

@@ -196,6 +196,12 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
             hist_z = _in_float32_reach((zi - self.mean_) / self.scale_, "zi")
         z = _in_float32_reach((a - self.mean_) / self.scale_, "x")
         y = self._apply(z, hist_z) * self.scale_ + self.mean_
+        # no sample of a channel in a row's receptive field (before its first one, or a gap
+        # longer than the field): NaN, not the training mean the net gives for nothing
+        seen = np.isfinite(np.concatenate([np.full((H, a.shape[1]), np.nan) if zi is None
+                                           else zi, a]))  # fmt: skip
+        counts = np.cumsum(np.vstack([np.zeros((1, a.shape[1])), seen]), axis=0)
+        y[counts[H + 1 :] == counts[: a.shape[0]]] = np.nan
         if zi is None:
             return restore(y, meta)
         full = np.concatenate([zi, a])
