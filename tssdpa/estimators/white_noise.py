@@ -155,7 +155,11 @@ def noise_levels_and_tails(
             context = np.stack([v[t + o] for o in range(-m, m + 1) if o], axis=1)
             _, nb = loo_neighbours(context, k, exclusion=2 * m)
             levels.append(mad_scale(v[t] - v[t[nb]].mean(axis=1)) / math.sqrt(1.0 + 1.0 / k))
-        positive = [lv for lv in levels if lv > 0]
+        # a bound of exactly 0: an interpolator predicts most samples exactly (a clean line,
+        # a constant-speed encoder's counts) -- no noise to see; the other bounds left alone
+        # took the level (74 on a clean ramp 0..1999) and the fit smoothed the signal away
+        exact = bool(levels) and min(levels) == 0.0
+        positive = [] if exact else [lv for lv in levels if lv > 0]
         s = min(positive, default=0.0)
         if s > 0:  # the minimum of noisy estimates is biased low: average those as small
             s = float(np.mean([lv for lv in positive if lv <= (1.0 + NEAR_MIN) * s]))
@@ -163,9 +167,9 @@ def noise_levels_and_tails(
             if spectral:
                 s = linear_noise_level(_longest_finite_run(raw), s)
             heavy[c] = s > robust  # raised for the tails, and not lowered again
-        if not s > 0 and v.size:
+        if not s > 0 and v.size and not exact:
             s = 0.1 * mad_scale(v) or 0.1 * float(np.std(v))
-        if not s > 0:  # constant: any width gives the same output; keep it in the data's units
+        if not s > 0:  # constant or exact: a level in the data's units, far below its values
             s = 1e-6 * max(float(np.abs(v).max()) if v.size else 0.0, 1.0)
         out[c] = s
     return out, heavy
