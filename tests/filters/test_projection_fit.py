@@ -553,6 +553,16 @@ def test_a_tampered_saved_setting_is_refused_on_load_even_under_a_mixture(
         # random features need an infinite memory: the fit succeeded, then filter refused
         ({"recurrent": "features"}, ValueError, "recurrent='features' needs decay or tau"),
         ({"recurrent": "features", "decay": [0.9, None]}, ValueError, "must not hold None"),
+        # "math domain error" from the sigma grid's square root
+        ({"embedding": -1}, ValueError, "embedding must be an integer >= 1, got -1"),
+        ({"embedding": [3, -1], "sigma": 0.5}, ValueError, "embedding must be an integer >= 1"),
+        ({"window": -2}, ValueError, "window must be an integer >= 0"),
+        # "no candidate gave a finite score (is the series nearly all NaN?)"
+        ({"window": 0}, ValueError, "window=0 is the zero-phase Butterworth base alone"),
+        ({"window": [0, 8], "causal": False, "base": None}, ValueError, "window=0 is the"),
+        # read by truthiness: "no" excluded the sample itself, "False" fitted a causal filter
+        ({"exclude_self": "no"}, ValueError, "exclude_self must be one of \(True, False\)"),
+        ({"causal": "False"}, ValueError, "causal must be one of \(True, False\)"),
     ],
 )
 def test_bad_candidate_lists_are_refused_at_fit_naming_the_setting(kw, exc, message):

@@ -225,6 +225,8 @@ class ProjectionFilter(
         return out
 
     def _validate_params(self) -> None:
+        check_choice(self.causal, "causal", (True, False))
+        check_choice(self.exclude_self, "exclude_self", (True, False))
         if check_choice(self.recurrent, "recurrent", (None, "features")) and not self.causal:
             raise ValueError("recurrent='features' is causal only: give causal=True")
         check_choice(self.feature_map, "feature_map", ("centres", "performer"))

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from tssdpa.checks import SIGMA_FLOOR, check_decay, check_sigma
+from tssdpa.checks import SIGMA_FLOOR, check_decay, check_int, check_sigma
 from tssdpa.estimators.input_notes import HeldReadingsWarning, tell
 from tssdpa.estimators.noise_tails import tail_weights
 from tssdpa.estimators.parallel import parallel_map
@@ -160,6 +160,17 @@ def check_candidate_lists(filt) -> None:
     checked where the search builds their specs. Random features need an infinite memory: a
     decay (every candidate) or ``tau``, refused here rather than by the fitted filter."""
     check_no_empty_list(filt, ("window", "embedding", "degree", "decay", "sigma"))
+    if not (isinstance(filt.embedding, str) and filt.embedding == AUTO):
+        for m in candidates(filt.embedding):  # before the sigma grid takes its square root
+            check_int(m, "embedding")
+    if not isinstance(filt.window, str):
+        windows = candidates(filt.window)
+        for w in windows:
+            if w is not None and not isinstance(w, str):
+                check_int(w, "window", minimum=0)
+        if 0 in windows and (filt.causal or filt.tau is not None or filt.base is None):
+            raise ValueError("window=0 is the zero-phase Butterworth base alone: it needs "
+                             "causal=False, no tau and base 'auto' or 'butterworth'")  # fmt: skip
     decays = candidates(filt.decay)
     for d in decays:
         if d is not None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from tssdpa.checks import check_decay, check_int, check_sigma, check_tau, to_seconds
+from tssdpa.checks import check_choice, check_decay, check_int, check_sigma, check_tau, to_seconds
 from tssdpa.signal.embedding import centred_embedding, delay_embedding
 from tssdpa.signal.lags import attend_lags, attend_newest, decay_logits, iir_truncation_lag
 from tssdpa.signal.missing import fill_backward, fill_between, fill_forward
@@ -98,6 +98,8 @@ def resolve_spec(
     n_neighbors=64,
 ) -> FilterSpec:
     """Validate user settings and work out how many lags the filter needs."""
+    check_choice(causal, "causal", (True, False))  # "False" or "no" were read as True
+    check_choice(exclude_self, "exclude_self", (True, False))
     embedding = check_int(embedding, "embedding")
     degree = check_degree(degree)
     if isinstance(window, str) and window == "all":
