@@ -561,8 +561,8 @@ def test_a_tampered_saved_setting_is_refused_on_load_even_under_a_mixture(
         ({"window": 0}, ValueError, "window=0 is the zero-phase Butterworth base alone"),
         ({"window": [0, 8], "causal": False, "base": None}, ValueError, "window=0 is the"),
         # read by truthiness: "no" excluded the sample itself, "False" fitted a causal filter
-        ({"exclude_self": "no"}, ValueError, "exclude_self must be one of \(True, False\)"),
-        ({"causal": "False"}, ValueError, "causal must be one of \(True, False\)"),
+        ({"exclude_self": "no"}, ValueError, r"exclude_self must be one of \(True, False\)"),
+        ({"causal": "False"}, ValueError, r"causal must be one of \(True, False\)"),
     ],
 )
 def test_bad_candidate_lists_are_refused_at_fit_naming_the_setting(kw, exc, message):
