@@ -67,7 +67,7 @@ CASES = {
     "unknown method": (["filter", "good.csv", "--method", "kalmann"], "tssdpa methods"),
     "bad parameter value": (
         ["filter", "good.csv", "--params", '{"window": -3}'],
-        "window must be an integer >= 1",
+        "window must be an integer >= 0",
     ),
     "time column filtered": (["filter", "good.csv", "--columns", "Time (s)"], "time column"),
     "supervised method without target": (
@@ -88,6 +88,21 @@ CASES = {
         "--methods: unknown name(s) ['nosuch']",
     ),
     "values whose squares overflow": (["filter", "huge.csv"], "column 'gyro' reaches magnitude"),
+    # "KeyError: 'task'" after running nothing; "KeyError: 'mse'" after running everything
+    "no method of the task": (
+        ["compare", "denoise", "--methods", "naive"],
+        "--methods: none of ['naive'] is a denoise method",
+    ),
+    "horizon past the test part": (
+        ["compare", "forecast", "--horizons", "100000"],
+        "horizons: 100000 is not shorter than",
+    ),
+    # FileExistsError; for --docs after the whole run
+    "out is a file": (["compare", "denoise", "--out", "good.csv"], "--out: 'good.csv' is a file"),
+    "docs is a file": (
+        ["compare", "denoise", "--docs", "good.csv"],
+        "--docs: 'good.csv' is a file",
+    ),
     # it exited 1 ("ValueError: ...")
     "unknown download": (["download", "--names", "bogus"], "--names: unknown dataset(s)"),
     # tau needs the sample times: it said "pass timestamps=", which the CLI has no way to do

@@ -206,6 +206,13 @@ def _compare(args) -> int:
     if unknown:  # before any task is built (it was exit 1, "ValueError: methods: ...")
         raise UsageError(f"--methods: unknown name(s) {unknown}; `tssdpa methods` lists them")
     kinds = ["denoise", "forecast"] if args.task == "all" else [args.task]
+    for k in kinds if args.methods else ():  # it ran with none, then failed on "KeyError: 'task'"
+        if not set(args.methods) & set(available_methods(k)):
+            raise UsageError(f"--methods: none of {args.methods} is a {k} method; `tssdpa "
+                             "methods` lists them")  # fmt: skip
+    for flag, folder in (("--out", args.out), ("--docs", args.docs)):
+        if folder and Path(folder).exists() and not Path(folder).is_dir():
+            raise UsageError(f"{flag}: {folder!r} is a file; give a folder")
     tic = time.perf_counter()
     tasks = []
     try:
