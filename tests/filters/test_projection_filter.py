@@ -342,6 +342,24 @@ def test_save_load_round_trip(tmp_path):
     ]
 
 
+def test_a_boolean_format_in_a_saved_config_is_refused_naming_it(tmp_path, edit_config):
+    # True == 1: it passed for format 1
+    _, noisy = noisy_square(300)
+    ProjectionFilter(window=[8], embedding=[1], degree=[0]).fit(noisy).save(tmp_path / "f")
+    edit_config(tmp_path / "f", lambda cfg: cfg.update(format=True))
+    with pytest.raises(ValueError, match="malformed 'format'"):
+        ProjectionFilter.load(tmp_path / "f")
+
+
+def test_a_config_nested_too_deeply_for_json_is_refused_as_invalid(tmp_path):
+    # RecursionError from the json module
+    _, noisy = noisy_square(300)
+    ProjectionFilter(window=[8], embedding=[1], degree=[0]).fit(noisy).save(tmp_path / "f")
+    (tmp_path / "f" / "config.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match="not valid JSON: nested too deeply"):
+        ProjectionFilter.load(tmp_path / "f")
+
+
 @pytest.mark.parametrize(
     "name, value, message",
     [

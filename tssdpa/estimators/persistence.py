@@ -110,12 +110,13 @@ def _read_config(path: Path) -> dict:
         raise FileNotFoundError(f"no saved estimator at {path} (missing {CONFIG})")
     try:
         cfg = json.loads(cfg_path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{cfg_path} is not valid JSON: {exc}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise ValueError(f"{cfg_path} is not valid JSON: {why}") from None
     if not isinstance(cfg, dict):
         raise ValueError(f"{cfg_path} must hold a JSON object")
     for key, kind in (("kind", str), ("format", int), ("params", dict), ("fitted", dict)):
-        if not isinstance(cfg.get(key), kind):
+        if not isinstance(cfg.get(key), kind) or isinstance(cfg.get(key), bool):
             raise ValueError(f"{cfg_path}: missing or malformed {key!r}")
     if cfg["format"] != FORMAT:
         raise ValueError(f"{cfg_path}: unsupported format {cfg['format']} (expected {FORMAT})")
