@@ -93,3 +93,25 @@ def test_the_batch_summary_never_overwrites_an_input(tmp_path, capsys):
     assert main([*args, "--params", FIXED, "--no-progress"]) == 2
     assert "--summary" in capsys.readouterr().err
     assert log.read_bytes() == before
+
+
+def test_a_repeated_header_name_in_a_compressed_csv_is_refused_as_in_a_plain_one(tmp_path):
+    # the header was read from the gzip bytes as text: "a,a" became "a" and "a.1", unnoticed
+    import gzip
+
+    (tmp_path / "log.csv.gz").write_bytes(gzip.compress(b"a,a,b\n1,2,3\n4,5,6\n"))
+    with pytest.raises(ValueError, match=r"\['a'\] appear more than once"):
+        read_table(tmp_path / "log.csv.gz")
+
+
+@pytest.mark.parametrize(
+    "name, is_time",
+    [("T (degC)", False), ("t [degC]", False), ("t (s)", True), ("Time (s)", True),
+     ("timestamp [ms]", True), ("time (UTC)", True), ("T", True), ("Date Time", True)],
+)  # fmt: skip
+def test_a_name_like_t_is_the_time_column_unless_its_unit_is_not_one_of_time(name, is_time):
+    # Jena climate's temperature "T (degC)" was taken for the time column and not filtered
+    from tssdpa.data.tables import find_time_column
+
+    df = pd.DataFrame({name: [1.0, 2.0], "x": [0.5, 0.7]})
+    assert find_time_column(df) == (name if is_time else None)

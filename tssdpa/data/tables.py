@@ -8,7 +8,6 @@ turns it into its one-line message.
 
 from __future__ import annotations
 
-import csv
 import os
 import re
 import uuid
@@ -29,6 +28,12 @@ __all__ = [
 
 #: column names taken for sample times when no time column is named (case-insensitive)
 TIME_NAMES = re.compile(r"^(t|time|times|timestamp|timestamps|datetime|date)\b", re.IGNORECASE)
+#: a unit in brackets after such a name must be one of time for it to be the time column
+#: ("T (degC)" is a temperature, "t (s)" a time)
+_UNIT = re.compile(r"[(\[]\s*([^)\]]*?)\s*[)\]]")
+_TIME_UNITS = {"s", "sec", "secs", "second", "seconds", "ms", "us", "µs", "ns", "min", "mins",
+               "minute", "minutes", "h", "hr", "hrs", "hour", "hours", "d", "day", "days",
+               "utc", "unix", "epoch", "iso"}  # fmt: skip
 
 
 def _first_line(exc) -> str:
@@ -83,10 +88,11 @@ def read_table(path) -> pd.DataFrame:
                 df = pd.read_csv(p, sep=None, engine="python", index_col=False)  # ';' or tab
                 sep = next((c for c in (";", "\t") if len(header.split(c)) == df.shape[1]), ";")
             df.attrs["sep"] = sep  # tssdpa.batch writes its outputs with the input's separator
-            # utf-8-sig: a byte-order mark is not part of the first name (pandas drops it too);
-            # empty names (trailing separators of a spreadsheet export) are pandas' "Unnamed"
-            with open(p, newline="", encoding="utf-8-sig", errors="replace") as fh:
-                names = next(csv.reader(fh, delimiter=sep), [])
+            # the header as written (pandas renames a repeated "a" to "a.1", an empty name to
+            # "Unnamed: 2"), read by pandas too: a .csv.gz is decompressed, a BOM dropped
+            head = pd.read_csv(p, sep=sep, header=None, nrows=1, dtype=str, index_col=False,
+                               keep_default_na=False, engine="python")  # fmt: skip
+            names = [str(n) for n in head.iloc[0]] if len(head) else []
             if len(names) == df.shape[1]:
                 df.attrs["unnamed"] = [c for c, n in zip(df.columns, names) if not n.strip()]
             twice = sorted({n for n in names if n and names.count(n) > 1})
@@ -112,7 +118,11 @@ def find_time_column(df: pd.DataFrame, name=None):
                              f"{list(df.columns)})")  # fmt: skip
         return name
     for c in df.columns:
-        if pd.api.types.is_datetime64_any_dtype(df[c]) or TIME_NAMES.match(str(c).strip()):
+        if pd.api.types.is_datetime64_any_dtype(df[c]):
+            return c
+        name = str(c).strip()
+        unit = _UNIT.search(name)
+        if TIME_NAMES.match(name) and (unit is None or unit[1].lower() in _TIME_UNITS):
             return c
     return None
 
