@@ -291,3 +291,13 @@ def test_a_second_derivative_through_the_fused_path_raises_instead_of_being_wron
     ref = projection_sdpa(q, k, v, sigma=1.0, backend="math", **kw)  # the reference can
     (gq,) = torch.autograd.grad(ref.square().sum(), q, create_graph=True)
     assert torch.autograd.grad(gq.square().sum(), q)[0].isfinite().all()
+
+
+@pytest.mark.parametrize("backend", ["auto", "fused", "math"])
+@pytest.mark.parametrize("bad", [float("inf"), float("-inf"), float("nan")])
+def test_a_non_finite_timestamp_is_refused_on_every_backend(backend, bad):
+    # inf passed the check: the math backend gave a NaN row, the fused one zeros
+    q, k, v = torch.randn(1, 5, 2), torch.randn(1, 6, 2), torch.randn(1, 6, 1)
+    times = (torch.tensor([0.0, 1.0, bad, 3.0, 4.0]), torch.arange(6.0))
+    with pytest.raises(ValueError, match=r"timestamps \(query\) contain NaN or inf"):
+        projection_sdpa(q, k, v, sigma=1.0, tau=1.0, timestamps=times, backend=backend)
