@@ -1502,3 +1502,17 @@ def test_a_recursive_path_iterates_once_per_structure_and_equals_each_horizons_f
     path = np.asarray(fc.forecast_path(y, 40))
     np.testing.assert_allclose(path.reshape(len(y), 40), each, rtol=1e-12, atol=1e-12)
     assert len(calls) == len(set(fc.structures_.values())) + 2  # anchor 5's two contenders
+
+
+def test_a_series_too_short_to_fit_says_so_and_names_gaps_only_where_there_are_some():
+    # ten complete samples of two channels: it said "fill the gaps", and there were none
+    t = np.arange(10)
+    y = np.c_[np.sin(t / 3.0), np.cos(t / 5.0)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="too few complete patterns") as err:
+            ProjectionForecaster(horizon=2, holdout=0.5).fit(y)
+        assert "fill the gaps" not in str(err.value)
+        y[3:7, 1] = np.nan
+        with pytest.raises(ValueError, match="fill the gaps or fit each channel on its own"):
+            ProjectionForecaster(horizon=2, holdout=0.5).fit(y)

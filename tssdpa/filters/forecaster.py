@@ -328,7 +328,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             msg = (f"y has {len(z)} samples, {known} of them "
                    f"{'known' if z.shape[1] == 1 else 'with every channel known'}: too few "
                    "complete patterns and futures for any candidate structure")  # fmt: skip
-            if z.shape[1] > 1:
+            if z.shape[1] > 1 and known < len(z):  # (no gaps: the series is too short)
                 msg += "; fill the gaps or fit each channel on its own (channel_independent=True)"
             raise ValueError(msg)
         self.structures_ = chosen
