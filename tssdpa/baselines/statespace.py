@@ -35,6 +35,8 @@ def _matrix(ssm, name):
             raise ValueError(f"time-varying {name} matrix is not supported")
         m = m[..., 0]
     elif m.ndim == 2 and name in ("state_intercept", "obs_intercept"):
+        if m.shape[1] > 1 and not (m == m[:, :1]).all():  # a time trend: not followed
+            raise ValueError(f"time-varying {name} is not supported")
         m = m[:, 0]
     return m
 
@@ -176,7 +178,10 @@ class ARIMAForecaster(_StateSpaceForecaster):
     order : tuple (p, d, q)
     seasonal_order : tuple (P, D, Q, s)
     trend : str or None
-        statsmodels trend spec (``"c"``, ``"t"``, ``"ct"``, ``None``).
+        ``"c"`` (a constant) or ``None``. A time trend (``"t"``, ``"ct"``) makes the state
+        intercept vary with time, which the rolling forecasts do not follow: refused (its
+        steps beyond the first were off by 0.1-1.7; difference the series, ``d = 1``, with
+        ``"c"`` for a drift).
     max_fit_samples : int
         At most this many (final) training samples are used for the likelihood fit.
     """
@@ -200,6 +205,7 @@ class ARIMAForecaster(_StateSpaceForecaster):
                 raise ValueError(f"{name} must be {what}; got {value!r}")
             for v in value:
                 check_int(v, name, minimum=0)
+        check_choice(self.trend, "trend", (None, "n", "c"))
 
     def _make(self, y):
         from statsmodels.tsa.statespace.sarimax import SARIMAX
