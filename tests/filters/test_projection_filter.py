@@ -852,26 +852,6 @@ def test_float32_with_epoch_timestamps_keeps_the_time_resolution(causal):
         np.testing.assert_allclose(np.array(ys), y64, rtol=0, atol=tol)
 
 
-@pytest.mark.parametrize("kw", [dict(window=1000), dict(window=None, decay=0.99)])
-def test_a_long_window_local_quadratic_is_the_weighted_least_squares_fit_offline_and_streamed(kw):
-    # the slope terms' fixed ridge outweighed a long window's small scaled moments: the
-    # stream's early rows were off by 0.1-0.8, and the offline call (its window clipped to
-    # the series) disagreed with it
-    t = np.arange(300)
-    x = np.sin(t / 15.0) + 0.1 * np.random.default_rng(6).normal(size=300)
-    f = ProjectionFilter(embedding=1, degree=2, sigma=np.inf, **kw)
-    offline = f.filter(x)
-    streamed, _ = f.filter(x, zi=f.initial_state(1))
-    exact = np.empty(300)
-    for i in range(300):  # every key up to i, weighted by the decay, a quadratic in the lag
-        lag = np.arange(i, -1, -1.0)[-1000:]
-        w = np.sqrt(0.99**lag) if "decay" in kw else np.ones_like(lag)
-        X = np.vander(-lag, 3, increasing=True) * w[:, None]
-        exact[i] = np.linalg.lstsq(X, x[i + 1 - len(lag) : i + 1] * w, rcond=None)[0][0]
-    np.testing.assert_allclose(streamed[3:], exact[3:], rtol=0, atol=1e-7)
-    np.testing.assert_allclose(offline[3:], exact[3:], rtol=0, atol=1e-7)
-
-
 def test_step_with_a_sample_of_the_wrong_length_says_what_the_sample_should_be():
     f = ProjectionFilter(window=4, embedding=1, degree=0, sigma=0.5)
     state = f.initial_state(2)

@@ -347,13 +347,9 @@ def _local_polynomial(ws, vals, powers, degrees):
         for c, v in enumerate(vals):
             rhs[:, c, a:b] = ((w * v) @ powers[:, :top]).T
     G = moments[np.add.outer(np.arange(top), np.arange(top))]  # Hankel (P, P, n)
-    # a tiny ridge on the slope terms keeps rows with too few keys solvable (-> the mean);
-    # relative to each term's own moment: the offsets are scaled by the window, and a fixed
-    # one outweighed the higher moments of the few keys a long window's row may have (the
-    # start of a stream, a slow decay), distorting the fit (0.77 on a unit sine)
+    # a tiny ridge on the slope terms keeps rows with too few keys solvable (-> the mean)
     diagonal = np.arange(1, top)
-    own = G[diagonal, diagonal]  # (degree, n)
-    G[diagonal, diagonal] += 1e-12 * np.where(own > 0, own, moments[0])
+    G[diagonal, diagonal] += 1e-12 * moments[0]
     ok = moments[0] > 0  # rows without weight have no fit: solved as the identity, then NaN
     if not ok.all():
         G[:, :, ~ok] = np.eye(top)[:, :, None]

@@ -79,9 +79,7 @@ def attend_lags_reference(
             # weighted least squares on 1, u, .., u^degree (u: the scaled time offset)
             u = np.array(offsets) / max(1, lag_max, -lag_min)
             X = np.vander(u, degree + 1, increasing=True)
-            G = X.T @ (w[:, None] * X)  # a ridge of 1e-12 of each slope term's own moment
-            own = np.diag(G)[1:]
-            G[1:, 1:] += np.diag(1e-12 * np.where(own > 0, own, w.sum()))
+            G = X.T @ (w[:, None] * X) + np.diag([0.0] + [1e-12 * w.sum()] * degree)
             beta = np.linalg.solve(G, X.T @ (w * np.array(values)))
             out[t - start, c] = beta[0]
             if lag_min <= 0 <= lag_max and not np.isfinite(V[t, c]):  # no reading of its own:
