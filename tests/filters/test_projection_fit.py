@@ -143,6 +143,19 @@ def test_a_noise_free_piecewise_straight_signal_has_no_noise_and_is_left_alone(n
         assert np.max(np.abs(y - x)) < 1e-3 * np.ptp(x)
 
 
+@pytest.mark.parametrize("sd", [0.2, 0.3, 0.4])
+def test_noisy_readings_rounded_to_integers_keep_their_noise_level(sd):
+    # most interpolation residuals of integer readings are exactly 0: taken for a noise-free
+    # signal, they were left unfiltered (the level 7e-5 instead of the noise's spread)
+    rng = np.random.default_rng(0)
+    clean = 20 * np.sin(np.arange(2000) / 200.0)
+    x = np.round(clean + sd * rng.normal(size=2000))
+    level = noise_level(x[:, None])[0]
+    assert 0.5 * np.std(x - clean) < level < 2 * np.std(x - clean)
+    y = ProjectionFilter(causal=False).fit(x).filter(x)
+    assert np.sqrt(np.mean((y - clean) ** 2)) < 0.8 * np.sqrt(np.mean((x - clean) ** 2))
+
+
 def rough_growth(n=1500, snr_db=20.0, seed=0):
     """The stochastic growth model of the particle-filter literature (``x' = x/2 + 25 x /
     (1 + x^2) + 8 cos(1.2 t) + v``, ``v ~ N(0, 10)``) plus white noise: its own white

@@ -56,6 +56,12 @@ def _trimmed_scale(r: np.ndarray) -> float:
     return float(np.sqrt(np.mean((inside - m) ** 2) / _TRIM3_VARIANCE))
 
 
+_EPS = float(np.finfo(np.float64).eps)
+#: an interpolator whose residual is exactly 0 at all but this share of the samples sees a
+#: noise-free signal (a clean ramp, an encoder's counts: only its turns are off); a bound of 0
+#: with more off (readings rounded to integers, pulses on a flat baseline) is set aside
+EXACT_SHARE = 0.01
+
 # x_t from its neighbours: (offsets, weights); Var(x_t - sum w x_{t+o}) = s^2 (1 + sum w^2)
 _INTERPOLATORS = (
     ((-1,), (1.0,)),
@@ -140,12 +146,15 @@ def noise_levels_and_tails(
             raw = raw[np.r_[True, raw[1:] != raw[:-1]]]
         v = raw[~np.isnan(raw)]
         levels, symmetric = [], []  # symmetric: (robust level, tail RMS) of each such one
+        exact = False  # an interpolator predicts all but EXACT_SHARE of the samples exactly
         for offsets, weights in _INTERPOLATORS:
             lo, hi = -min(min(offsets), 0), max(max(offsets), 0)
             if v.size <= lo + hi + 2:
                 continue
             level, core, pred, gain = _interpolator_bound(v, offsets, weights)
             levels.append(level)
+            off = np.abs(core - pred) > 16 * _EPS * np.abs(core).max()  # rounding is exact
+            exact = exact or float(np.mean(off)) <= EXACT_SHARE
             if lo and hi:  # symmetric: v_(t-1) and v_(t+1) through their sum (see there)
                 symmetric.append((level, rms_off_slopes(v, core, pred, lo) / gain))
         for m in (1, 2, 4):
@@ -155,10 +164,9 @@ def noise_levels_and_tails(
             context = np.stack([v[t + o] for o in range(-m, m + 1) if o], axis=1)
             _, nb = loo_neighbours(context, k, exclusion=2 * m)
             levels.append(mad_scale(v[t] - v[t[nb]].mean(axis=1)) / math.sqrt(1.0 + 1.0 / k))
-        # a bound of exactly 0: an interpolator predicts most samples exactly (a clean line,
-        # a constant-speed encoder's counts) -- no noise to see; the other bounds left alone
-        # took the level (74 on a clean ramp 0..1999) and the fit smoothed the signal away
-        exact = bool(levels) and min(levels) == 0.0
+        # an interpolator predicting the samples exactly (a clean line, a constant-speed
+        # encoder's counts): no noise to see; the other bounds left alone took the level (74
+        # on a clean ramp 0..1999) and the fit smoothed the signal away
         positive = [] if exact else [lv for lv in levels if lv > 0]
         s = min(positive, default=0.0)
         if s > 0:  # the minimum of noisy estimates is biased low: average those as small
