@@ -1,6 +1,8 @@
 """Tables: published numbers, and the headline's winner (ties up to rounding)."""
 
+import numpy as np
 import pandas as pd
+import pytest
 
 from tssdpa.compare.tables import _duel, published_results
 
@@ -40,3 +42,43 @@ def test_headline_calls_a_difference_inside_the_spread_over_seeds_a_tie():
     assert _duel("d", "f", "MSE", s, fam, higher=False, seeds=steady)["winner"] == "tssdpa"
     one = seeds([0.95], [1.00])
     assert _duel("d", "f", "MSE", s, fam, higher=False, seeds=one)["winner"] == "tssdpa (1 run)"
+
+
+def _forecast_rows(scores: dict) -> pd.DataFrame:
+    """Result rows of one forecasting cell: method -> {seed: mse} (family from the name)."""
+    rows = []
+    for method, by_seed in scores.items():
+        for seed, mse in by_seed.items():
+            rows.append(dict(task="forecast", dataset="ar2", setting="univariate", horizon=10,
+                             method=method, seed=seed, mse=mse, mae=mse,
+                             family="learned" if "learned" in method else "projection"
+                             if method == "projection" else "linear", note="", params="",
+                             metric="step", fit_s=0.1, apply_s=0.1, error=""))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_a_method_run_on_fewer_seeds_is_never_called_best():
+    # learned (seed 0 only, 0.98) was named best tssdpa and bold over projection, whose mean
+    # (0.94 + 1.03) / 2 = 0.98... lost only for its harder seed 1
+    from tssdpa.compare.tables import markdown_tables, overview
+
+    frame = _forecast_rows({
+        "autoreg": {0: 0.95, 1: 1.04},
+        "projection": {0: 0.94, 1: 1.03},
+        "learned_projection": {0: 0.979},
+    })  # fmt: skip
+    row = overview(frame).iloc[0]
+    assert row["best tssdpa"] == "projection"
+    table = markdown_tables(frame, "forecast")
+    learned = next(line for line in table.splitlines() if line.startswith("| learned_projection"))
+    assert "**" not in learned and "1 seed(s)" in learned
+
+
+def test_a_seed_without_a_score_leaves_the_mean_unknown():
+    # the NaN seed was skipped: the other seed's score shown as the method's, in bold
+    from tssdpa.compare.tables import aggregate
+
+    frame = _forecast_rows({"autoreg": {0: 0.95, 1: 1.04}, "projection": {0: 0.5, 1: np.nan}})
+    agg = aggregate(frame, "forecast").set_index("method")
+    assert np.isnan(agg.loc["projection", "mse_mean"]) and agg.loc["projection", "n_seeds"] == 2
+    assert agg.loc["autoreg", "mse_mean"] == pytest.approx(0.995)
