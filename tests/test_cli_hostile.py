@@ -95,7 +95,7 @@ CASES = {
     ),
     "horizon past the test part": (
         ["compare", "forecast", "--horizons", "100000"],
-        "horizons: 100000 is not shorter than",
+        "horizons: 100000 is longer than",
     ),
     # FileExistsError; for --docs after the whole run
     "out is a file": (["compare", "denoise", "--out", "good.csv"], "--out: 'good.csv' is a file"),

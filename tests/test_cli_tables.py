@@ -115,3 +115,29 @@ def test_a_name_like_t_is_the_time_column_unless_its_unit_is_not_one_of_time(nam
 
     df = pd.DataFrame({name: [1.0, 2.0], "x": [0.5, 0.7]})
     assert find_time_column(df) == (name if is_time else None)
+
+
+def test_row_names_the_header_does_not_name_are_dropped_not_shifted_into_the_columns(tmp_path):
+    # R's write.table(sep=","): each data row starts with its name; index_col=False read the
+    # names as "time" and shifted every column by one
+    t, a, b = _rows()
+    lines = ['"time","a","b"'] + [f'"{i + 1}",{ti},{ai!r},{bi!r}' for i, (ti, ai, bi) in
+                                  enumerate(zip(t, map(float, a), map(float, b)))]  # fmt: skip
+    (tmp_path / "log.csv").write_text("\n".join(lines) + "\n")
+    df = read_table(tmp_path / "log.csv")
+    assert list(df.columns) == ["time", "a", "b"]
+    np.testing.assert_array_equal(df["time"], t)
+    np.testing.assert_array_equal(df["b"], b)
+
+
+@pytest.mark.parametrize("how", ["named row numbers", "rows left after a filter"])
+def test_a_parquet_files_row_numbers_are_not_a_column(tmp_path, how):
+    pytest.importorskip("pyarrow")
+    _, a, _ = _rows()
+    df = pd.DataFrame({"a": a})
+    if how == "named row numbers":
+        df.index.name = "sample"
+    else:
+        df = df[df["a"] > -0.5]  # an Int64 index of the rows kept
+    df.to_parquet(tmp_path / "log.parquet")
+    assert list(read_table(tmp_path / "log.parquet").columns) == ["a"]

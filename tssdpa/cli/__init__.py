@@ -206,10 +206,11 @@ def _compare(args) -> int:
     if unknown:  # before any task is built (it was exit 1, "ValueError: methods: ...")
         raise UsageError(f"--methods: unknown name(s) {unknown}; `tssdpa methods` lists them")
     kinds = ["denoise", "forecast"] if args.task == "all" else [args.task]
-    for k in kinds if args.methods else ():  # it ran with none, then failed on "KeyError: 'task'"
-        if not set(args.methods) & set(available_methods(k)):
-            raise UsageError(f"--methods: none of {args.methods} is a {k} method; `tssdpa "
-                             "methods` lists them")  # fmt: skip
+    if args.methods:  # of no task asked: it ran nothing, then failed on "KeyError: 'task'"
+        kinds = [k for k in kinds if set(args.methods) & set(available_methods(k))]
+        if not kinds:
+            raise UsageError(f"--methods: none of {args.methods} is a {args.task} method; "
+                             "`tssdpa methods` lists them")  # fmt: skip
     for flag, folder in (("--out", args.out), ("--docs", args.docs)):
         if folder and Path(folder).exists() and not Path(folder).is_dir():
             raise UsageError(f"{flag}: {folder!r} is a file; give a folder")

@@ -76,16 +76,14 @@ def read_table(path) -> pd.DataFrame:
         except Exception as exc:  # noqa: BLE001 -- pyarrow raises several types for bad files
             why = _first_line(exc)
             raise ValueError(f"{path} is not a readable Parquet file ({why})") from None
-        if not isinstance(df.index, pd.RangeIndex) or df.index.name is not None:
+        if not _row_numbers(df.index):
             df = df.reset_index()  # pyarrow restored a stored index: keep it as columns
     else:
         try:
-            # index_col=False: data rows one field longer than the header (a trailing
-            # separator) would otherwise turn the first column into the index, dropped later
-            df, sep = pd.read_csv(p, index_col=False), ","
+            df, sep = _read_csv(p, ","), ","
             header = str(df.columns[0])
             if df.shape[1] == 1 and re.search(r"[;\t]", header):
-                df = pd.read_csv(p, sep=None, engine="python", index_col=False)  # ';' or tab
+                df = _read_csv(p, None)  # sniff ';' or tab
                 sep = next((c for c in (";", "\t") if len(header.split(c)) == df.shape[1]), ";")
             df.attrs["sep"] = sep  # tssdpa.batch writes its outputs with the input's separator
             # the header as written (pandas renames a repeated "a" to "a.1", an empty name to
@@ -106,6 +104,26 @@ def read_table(path) -> pd.DataFrame:
     if len(df) == 0:
         raise ValueError(f"{path} has a header but no data rows")
     return df
+
+
+def _read_csv(p: Path, sep) -> pd.DataFrame:
+    """A CSV whose data rows may hold one field more than its header. Where that field is
+    empty in every row it is a trailing separator: the columns are the header's (pandas took
+    the first for the index, dropped later, and shifted the others). Otherwise it is a row
+    name (R's ``write.table``) that pandas takes for the index, as it should."""
+    kw = {} if sep == "," else dict(sep=None, engine="python")
+    df = pd.read_csv(p, **kw)
+    if not _row_numbers(df.index) and len(df.columns) and df.iloc[:, -1].isna().all():
+        df = pd.read_csv(p, index_col=False, **kw)
+    return df
+
+
+def _row_numbers(index: pd.Index) -> bool:
+    """Whether ``index`` only numbers the rows (0, 1, ... under any name or integer dtype,
+    as pandas stores a frame's default or filtered index): not data to keep."""
+    if isinstance(index, pd.MultiIndex) or not pd.api.types.is_integer_dtype(index):
+        return False
+    return isinstance(index, pd.RangeIndex) or bool((np.diff(index.to_numpy()) > 0).all())
 
 
 def find_time_column(df: pd.DataFrame, name=None):

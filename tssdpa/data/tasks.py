@@ -249,9 +249,9 @@ def forecast_tasks(
         lb = lookback or lb
         hz = tuple(horizons or hz)
         shortest = min(sp.val - sp.train, sp.test - sp.val)  # of the validation / test parts
-        if max(hz) >= shortest:  # no origin would be scored: the comparison ran, then failed
+        if max(hz) > shortest:  # no origin would be scored: the comparison ran, then failed
             why = f"{dataset}'s validation and test parts ({shortest} samples)"
-            raise ValueError(f"horizons: {max(hz)} is not shorter than {why}; give shorter ones")
+            raise ValueError(f"horizons: {max(hz)} is longer than {why}; give shorter ones")
         y, _, _ = zscore(x, sp.train)
         sp = Split(sp.train, sp.val, sp.test, context=lb)
         if period is None:
