@@ -11,10 +11,7 @@ is neither a key nor scored, and the filter fills its sample from the others.
 
 An entry is a glitch where it is more than ``GLITCH_REACH`` times its channel's typical
 distance from the median of the ``2 GLITCH_HALF + 1`` samples around it (the 99th percentile
-of those distances over the channel), and farther than ``GLITCH_HALF`` times the second
-smallest step between neighbours in that window: the median lags a trend by that much at the
-series' ends and at its turns, which on a nearly noise-free trend (an encoder's counts) is
-hundreds of its noise levels. Large values that recur in more than 1 sample in 100 (a
+of those distances over the channel). Large values that recur in more than 1 sample in 100 (a
 gait's heel strikes, a pulse train's pulses, impulsive noise at a rate of 2%) set that typical
 distance themselves and are not glitches; nor is anything in a channel that sits on its
 running median almost everywhere (held readings, steps, an event flag), whose typical distance
@@ -64,40 +61,27 @@ def glitch_mask(x2: np.ndarray) -> np.ndarray:
     # all-NaN windows and channels give NaN; they are left out of nanmedian / nanquantile
     # rather than silenced with warnings.catch_warnings, which swaps the process's filters and,
     # with fits in threads (the batch), can leave them changed for good
-    slack = np.empty((T, C))
     for a in range(0, T, _ROWS):  # in blocks of rows: the windows take 9x their memory
         b = min(T, a + _ROWS)
         around = sliding_window_view(padded[a : b + 2 * GLITCH_HALF], 2 * GLITCH_HALF + 1,
                                      axis=0)  # (b - a, C, 9)  # fmt: skip
-        distance[a:b] = np.abs(x2[a:b] - _window_median(around))
-        # a trend's median lags it at the ends (one-sided windows) and at corners, by up to
-        # GLITCH_HALF of its steps: that many of the small steps around are slack, not a
-        # glitch (a clean encoder's ends and turns were flagged and filled 45 counts off);
-        # the second smallest of the 8 steps: a run of 4 glitches makes up to 5 of them large
-        steps = np.sort(np.abs(np.diff(around, axis=2)), axis=2)  # NaN last
-        low = np.maximum((~np.isnan(steps)).sum(axis=2, keepdims=True) - 1, 0) // 4
-        slack[a:b] = GLITCH_HALF * np.take_along_axis(steps, low, axis=2)[..., 0]
+        # a partition is ~10x faster than nanmedian; the windows holding NaN (the ends, gaps)
+        # take nanmedian, those with a value at all
+        median = np.partition(around, GLITCH_HALF, axis=2)[..., GLITCH_HALF]
+        missing = np.isnan(around)
+        holed = missing.any(axis=2)
+        if holed.any():
+            median[holed] = np.nan
+            some = holed & ~missing.all(axis=2)
+            if some.any():
+                median[some] = np.nanmedian(around[some], axis=1)
+        distance[a:b] = np.abs(x2[a:b] - median)
     typical = np.full(C, np.nan)
     known = ~np.isnan(distance).all(axis=0)
     if known.any():
         typical[known] = np.nanquantile(distance[:, known], 0.99, axis=0)
     with np.errstate(invalid="ignore"):
-        return (distance > GLITCH_REACH * typical) & (typical > 0) & ~(distance <= slack)
-
-
-def _window_median(around: np.ndarray) -> np.ndarray:
-    """The median over the last axis, NaN ignored (NaN where a window has no value): a
-    partition, ~10x faster than nanmedian, for the windows without NaN (all but the ends and
-    gaps)."""
-    median = np.partition(around, around.shape[-1] // 2, axis=-1)[..., around.shape[-1] // 2]
-    missing = np.isnan(around)
-    holed = missing.any(axis=-1)
-    if holed.any():
-        median[holed] = np.nan
-        some = holed & ~missing.all(axis=-1)
-        if some.any():
-            median[some] = np.nanmedian(around[some], axis=-1)
-    return median
+        return (distance > GLITCH_REACH * typical) & (typical > 0)
 
 
 def fitted_spike_channels(filt, x2: np.ndarray) -> list[bool] | None:
