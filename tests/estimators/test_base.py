@@ -217,3 +217,26 @@ def test_load_checks_the_saved_settings_as_fit_would(tmp_path):
     cfg_path.write_text(json.dumps(cfg))
     with pytest.raises(ValueError, match="config.json.*gain= only"):
         Scale.load(tmp_path / "s")
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: B.AutoRegForecaster(lags=8),
+        lambda: B.DLinearForecaster(lookback=16, horizon=2),
+        lambda: F.ResidualProjectionForecaster(horizon=2),
+    ],
+    ids=["autoreg", "dlinear", "residual-projection"],
+)
+def test_a_refit_that_fails_leaves_the_last_fit_as_it_was(make):
+    # the training series and scales were replaced before the length check refused the
+    # refit: the model still read as fitted and forecast from the rejected data
+    t = np.arange(400)
+    y = np.c_[np.sin(t / 7.0), np.cos(t / 11.0)]
+    est = make().fit(y)
+    before = (est.forecast(y, horizon=2), est.predict(2))
+    with pytest.raises(ValueError):
+        est.fit(100 + 10 * y[:12])
+    np.testing.assert_array_equal(est.forecast(y, horizon=2), before[0])
+    np.testing.assert_array_equal(est.predict(2), before[1])
+    assert "_fitting_" not in est.__dict__
