@@ -156,6 +156,26 @@ def test_learned_filter_gives_nan_where_a_channel_has_no_sample_in_reach(
     np.testing.assert_allclose(np.concatenate(parts), y, atol=1e-5)
 
 
+def test_learned_forecaster_gives_nan_where_its_window_holds_no_sample_of_a_channel(
+    fitted_forecaster,
+):
+    # before channel 1's first sample the net forecast from the training mean put there
+    fc, y = fitted_forecaster
+    y = y[:400].copy()
+    y[:100, 1] = np.nan
+    y[200:260, 0] = np.nan  # a gap longer than the 48-sample window
+    path = fc.forecast_path(y)
+    empty = np.zeros(len(y), bool)
+    empty[:100] = True
+    empty[200 + 47 : 260] = True  # origins whose 48 samples all lie in the gap
+    starts = np.arange(len(y)) >= fc.lookback - 1
+    assert np.isnan(path[empty]).all()
+    assert np.isfinite(path[~empty & starts]).all()
+    np.testing.assert_array_equal(
+        np.isnan(fc.forecast(y, horizon=3)[:, 0]), np.isnan(path[:, 2, 0])
+    )
+
+
 def test_learned_filter_rejects_other_channels_and_bad_state(fitted_filter):
     f, clean, noisy = fitted_filter
     with pytest.raises(ValueError, match="channel"):

@@ -358,6 +358,17 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
     def _prepare(self, a: np.ndarray) -> np.ndarray:
         return a  # missing samples become the training mean in _net_path
 
+    def _without_future(self, a: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """NaN at the origins whose window (``lookback`` samples) holds no sample of some
+        channel (the net reads them all): before a channel's first sample or in a gap longer
+        than the window it forecast from the training mean it put there."""
+        seen = np.cumsum(np.vstack([np.zeros((1, a.shape[1])), np.isfinite(a)]), axis=0)
+        start = np.maximum(np.arange(len(a)) + 1 - self.lookback, 0)
+        empty = (seen[1:] == seen[start]).any(axis=1)  # (T,)
+        out = out.copy()
+        out[empty] = np.nan
+        return out
+
     @torch.no_grad()
     def _net_path(self, a: np.ndarray, batch: int = 512) -> np.ndarray:
         """(T, horizon, C) forecasts of the net from every window of ``a`` (NaN before the
