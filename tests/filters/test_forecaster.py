@@ -1516,3 +1516,14 @@ def test_a_series_too_short_to_fit_says_so_and_names_gaps_only_where_there_are_s
         y[3:7, 1] = np.nan
         with pytest.raises(ValueError, match="fill the gaps or fit each channel on its own"):
             ProjectionForecaster(horizon=2, holdout=0.5).fit(y)
+
+
+def test_a_saved_channel_independent_fit_missing_a_channel_model_is_refused(tmp_path, edit_config):
+    # one channel model short, it loaded and forecast two of three channels
+    t = np.arange(400)
+    y = np.c_[np.sin(t / 7.0), np.cos(t / 11.0), np.sin(t / 5.0)]
+    fc = ProjectionForecaster(embedding=[1, 2], horizon=1, channel_independent=True).fit(y)
+    fc.save(tmp_path / "f")
+    edit_config(tmp_path / "f", lambda cfg: cfg["fitted"]["channel_models_"].pop())
+    with pytest.raises(ValueError, match="channel_models_ must be a list of 3 states"):
+        ProjectionForecaster.load(tmp_path / "f")

@@ -473,8 +473,9 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             self.contenders_ = saved_contenders(contenders, self.structures_, len(self.train_))
         if not models:
             return
-        if not isinstance(models, list):
-            raise ValueError(f"channel_models_ must be a list of states, got {models!r}")
+        n = self.train_.shape[1]  # a list one short loaded, and forecast one channel less
+        if not isinstance(models, list) or len(models) != n:
+            raise ValueError(f"channel_models_ must be a list of {n} states, got {models!r:.200}")
         params = {**self.get_params(), "channel_independent": False}
         self.channel_models_ = []
         for c, sub_fitted in enumerate(models):
