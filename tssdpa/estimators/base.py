@@ -30,6 +30,7 @@ import numpy as np
 
 from tssdpa.checks import check_int
 from tssdpa.estimators.arrays import MAGNITUDES, as_2d, peak_magnitudes, restore
+from tssdpa.estimators.fit_guard import keeps_the_last_fit_on_failure
 from tssdpa.signal.missing import fill_missing
 
 __all__ = ["Denoiser", "Estimator", "Forecaster", "check_fit_input", "renamed", "target_like"]
@@ -101,30 +102,6 @@ def unknown_parameters(factory, params) -> tuple[list[str], list[str]]:
     return sorted(set(params) - set(valid) - set(renamed)), valid
 
 
-def _keeps_the_last_fit_on_failure(fit):
-    """``fit`` that, where it raises, leaves the estimator as it was: a refit refused part way
-    (a series too short, after the training series and scales were replaced) left a model
-    that still read as fitted and forecast from the rejected data (``predict`` 107 instead of
-    -1.5). Nested calls (a subclass's fit through ``super().fit``) are one fit."""
-
-    @functools.wraps(fit)
-    def guarded(self, *args, **kwargs):
-        if self.__dict__.get("_fitting_"):
-            return fit(self, *args, **kwargs)
-        before = dict(self.__dict__)
-        self.__dict__["_fitting_"] = True
-        try:
-            return fit(self, *args, **kwargs)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            raise
-        finally:
-            self.__dict__.pop("_fitting_", None)
-
-    return guarded
-
-
 class Estimator:
     """Parameter handling, cloning, fitted-state checks and persistence for every estimator."""
 
@@ -148,7 +125,7 @@ class Estimator:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "fit" in cls.__dict__:
-            cls.fit = _keeps_the_last_fit_on_failure(cls.__dict__["fit"])
+            cls.fit = keeps_the_last_fit_on_failure(cls.__dict__["fit"])
         init = cls.__dict__.get("__init__")
         if init is not None and ("_renamed_params" in cls.__dict__ or "_rename" in cls.__dict__):
 

@@ -23,6 +23,7 @@ import sys
 import threading
 import warnings
 
+from tssdpa.estimators.fit_guard import GUARD_NAME
 from tssdpa.estimators.selection import held_message
 
 __all__ = [
@@ -137,10 +138,14 @@ def _user_stacklevel() -> int:
     names the outermost call inside the package (the ``fit``); where every frame is inside
     it, the outermost."""
     frame, level = sys._getframe(2), 2  # the caller of tell
+    inside = []
     while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        inside.append(frame.f_code.co_name)
         frame, level = frame.f_back, level + 1
     if frame.f_code.co_filename.startswith(_THREAD_CALLERS):
-        return level - 1
+        level -= 1
+        while inside and inside.pop() == GUARD_NAME:  # the fit itself, not its guard
+            level -= 1
     return level
 
 

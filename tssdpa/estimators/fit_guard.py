@@ -1,0 +1,35 @@
+"""A fit that raises leaves its estimator as it was (applied to every ``Estimator``'s
+``fit`` by :class:`~tssdpa.estimators.base.Estimator`)."""
+
+from __future__ import annotations
+
+import functools
+
+__all__ = ["GUARD_NAME", "keeps_the_last_fit_on_failure"]
+
+#: the name of the wrapper's frame, which notes told in a fit skip (:mod:`.input_notes`)
+GUARD_NAME = "fit_guarded"
+
+
+def keeps_the_last_fit_on_failure(fit):
+    """``fit`` that, where it raises, leaves the estimator as it was: a refit refused part way
+    (a series too short, after the training series and scales were replaced) left a model
+    that still read as fitted and forecast from the rejected data (``predict`` 107 instead of
+    -1.5). Nested calls (a subclass's fit through ``super().fit``) are one fit."""
+
+    @functools.wraps(fit)
+    def fit_guarded(self, *args, **kwargs):
+        if self.__dict__.get("_fitting_"):
+            return fit(self, *args, **kwargs)
+        before = dict(self.__dict__)
+        self.__dict__["_fitting_"] = True
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+        finally:
+            self.__dict__.pop("_fitting_", None)
+
+    return fit_guarded
