@@ -141,3 +141,25 @@ def test_edm_peers_score_the_same_with_their_short_history(name, small_forecast)
     for a, b in zip(short, full):
         assert a["params"] == b["params"] and a["n_origins"] == b["n_origins"]
         np.testing.assert_allclose([a["val_mse"], a["mse"]], [b["val_mse"], b["mse"]], rtol=1e-12)
+
+
+@pytest.mark.parametrize("max_origins", [None, 10_000, 40])
+def test_nan_forecasts_are_counted_whatever_the_origin_cap(max_origins):
+    # with max_origins set, an expensive method's errors were averaged over its finite
+    # forecasts only: NaN from half the origins gave a finite MSE, "subsampled: 40 of 80"
+    from tssdpa.baselines import NaiveForecaster
+    from tssdpa.compare.forecasting import evaluate_forecaster
+    from tssdpa.compare.registry import MethodSpec
+    from tssdpa.data.tasks import forecast_tasks
+
+    class HalfMissing(NaiveForecaster):
+        def _path(self, a, horizon):
+            out = super()._path(a, horizon).copy()
+            out[1::2] = np.nan
+            return out
+
+    task = forecast_tasks("ar2", seeds=(0,), n=400, max_origins=max_origins)[0]
+    for cls, finite in ((HalfMissing, False), (NaiveForecaster, True)):
+        spec = MethodSpec("m", "forecast", cls, cost="high")
+        rows, _ = evaluate_forecaster(spec, task, budget=1)
+        assert all(np.isfinite(r["mse"]) == finite for r in rows)

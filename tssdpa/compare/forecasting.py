@@ -32,6 +32,12 @@ def _origin_blocks(first: int, last: int, max_origins: int | None, n_blocks: int
     return [(int(s), int(s) + size - 1) for s in starts], size * n_blocks
 
 
+def _origins(first: int, last: int, max_origins: int | None) -> np.ndarray:
+    """The origins :func:`rolling_errors` evaluates, in the order of its rows."""
+    blocks, _ = _origin_blocks(first, last, max_origins)
+    return np.concatenate([np.arange(a, b + 1) for a, b in blocks])
+
+
 def rolling_errors(
     est,
     y: np.ndarray,
@@ -125,15 +131,12 @@ def _validation_scores(est, task: ForecastTask, max_o, steps, history) -> dict:
     v0, v1 = sp.bounds("val")
     first, last = v0 - 1, v1 - 1 - min(task.horizons)
     se, ae, _, _ = rolling_errors(est, y[:v1], first, last, hmax, history, max_o, steps=steps)
-    origins = np.arange(len(se)) + first
+    # the rows whose h-step target is inside the part; a NaN forecast among them is counted
+    # (subsampled, the rows with finite errors were kept: NaN forecasts went unseen)
+    origins = _origins(first, last, max_o)
     scores = {}
     for h in task.horizons:
-        if max_o is None:
-            s = _horizon_scores(se, ae, origins, v1 - 1 - h, h, C, task.metric)[0]
-        else:  # subsampled: the rows whose h-step target is inside the part (finite errors)
-            cols = _cols(h, task.metric)
-            good = np.all(np.isfinite(se[:, cols]), axis=1)
-            s = float(np.mean(se[good, cols]) / C) if good.any() else np.inf
+        s = _horizon_scores(se, ae, origins, v1 - 1 - h, h, C, task.metric)[0]
         scores[h] = s if np.isfinite(s) else np.inf
     return scores
 
@@ -199,18 +202,10 @@ def evaluate_forecaster(
             )
             test_cache[k] = (se, ae, n_used, kept, time.perf_counter() - tic, first)
         se, ae, n_used, kept, pred_s, first = test_cache[k]
-        if max_o is None:
-            origins = np.arange(len(se)) + first
-            mse_h, mae_h = _horizon_scores(se, ae, origins, t1 - 1 - h, h, C, mode)
-            n_orig = int(np.sum(origins <= t1 - 1 - h))
-            note = ""
-        else:
-            cols = _cols(h, mode)
-            good = np.all(np.isfinite(se[:, cols]), axis=1)
-            mse_h = float(np.mean(se[good, cols]) / C)
-            mae_h = float(np.mean(ae[good, cols]) / C)
-            n_orig, n_all = int(good.sum()), t1 - t0 - h + 1
-            note = f"subsampled: {n_orig} of {n_all} origins" if n_orig < n_all else ""
+        origins = _origins(first, last, max_o)  # as in _validation_scores
+        mse_h, mae_h = _horizon_scores(se, ae, origins, t1 - 1 - h, h, C, mode)
+        n_orig, n_all = int(np.sum(origins <= t1 - 1 - h)), t1 - t0 - h + 1
+        note = f"subsampled: {n_orig} of {n_all} origins" if n_orig < n_all else ""
         rows.append(
             {
                 "task": "forecast",
