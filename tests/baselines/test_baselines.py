@@ -421,3 +421,20 @@ def test_channels_that_start_apart_are_forecast_from_their_own_first_sample():
                                           channel_independent=independent).fit(train)  # fmt: skip
         out = fc.forecast(y, 1)
         assert np.isnan(out[:first, 0]).all() and np.isfinite(out[first:, 0]).all()
+
+
+def test_the_kalman_fit_takes_the_last_samples_up_to_a_channels_last_one():
+    # the last max_fit_samples were all missing: statsmodels' "'shape' elements cannot be
+    # negative", naming nothing
+    rng = np.random.default_rng(0)
+    x = np.sin(np.arange(200) / 5) + 0.2 * rng.standard_normal(200)
+    x[150:] = np.nan
+    k = B.KalmanSmoother(max_fit_samples=50).fit(x)
+    y = k.filter(x)
+    assert np.isfinite(y[:150]).all()
+    np.testing.assert_allclose(k.models_[0][1], np.std(x[100:150]), rtol=1e-12)
+
+
+def test_a_simplex_library_too_small_for_n_neighbors_names_n_neighbors():
+    with pytest.raises(ValueError, match=r"needs at least 500 \(n_neighbors=500\)"):
+        B.SimplexForecaster(2, n_neighbors=500).fit(np.sin(np.arange(200) / 5))

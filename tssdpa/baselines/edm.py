@@ -139,6 +139,7 @@ class _EDMForecaster(Forecaster):
                 f"{name}={h} leaves {max(rows, 0)} library rows in the training series of "
                 f"{n_train} samples (embedding={self.embedding}, delay={self.delay}); "
                 f"{type(self).__name__} needs at least {need}"
+                + (f" (n_neighbors={self.n_neighbors})" if need == self.n_neighbors else "")
             )
 
     def _fit(self, a: np.ndarray) -> None:

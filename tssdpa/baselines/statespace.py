@@ -132,7 +132,10 @@ class KalmanSmoother(Denoiser):
             raise ValueError(f"x has {len(a)} sample(s); the state-space fit needs 2 or more")
         self.models_ = []
         for c in range(a.shape[1]):
-            y = np.ascontiguousarray(a[-self.max_fit_samples :, c])
+            # the last max_fit_samples up to the channel's last sample (a missing tail left
+            # statsmodels nothing: "'shape' elements cannot be negative")
+            end = int(np.flatnonzero(np.isfinite(a[:, c]))[-1]) + 1
+            y = np.ascontiguousarray(a[max(0, end - self.max_fit_samples) : end, c])
             scale = float(np.nanstd(y)) or 1.0
             res = _fit_uc(self.level, (y / scale).tobytes())
             self.models_.append((_FittedSS(res), scale))
