@@ -341,9 +341,10 @@ def test_a_channel_that_ends_before_or_early_in_the_joint_block_is_fitted_on_its
         np.testing.assert_array_equal(f.filter(z)[:, 0], alone.filter(z)[:, 0])
 
 
-def test_a_failed_fit_leaves_the_filter_unfitted(monkeypatch):
+def test_a_failed_fit_leaves_the_filter_as_it_was(monkeypatch):
     _, x = _unrelated()
     f = ProjectionFilter(causal=False, window=[4], local_window=None).fit(x)
+    before, state = f.filter(x), dict(vars(f))
 
     def fail(*args, **kwargs):
         raise RuntimeError("interrupted")
@@ -351,8 +352,9 @@ def test_a_failed_fit_leaves_the_filter_unfitted(monkeypatch):
     monkeypatch.setattr(channels, "fit_each_channel", fail)
     with pytest.raises(RuntimeError, match="interrupted"):
         f.fit(x)
-    fitted = [k for k in vars(f) if k.endswith("_") and not k.startswith("_")]
-    assert fitted == []
+    assert vars(f).keys() == state.keys()
+    assert all(vars(f)[k] is v for k, v in state.items())
+    np.testing.assert_array_equal(f.filter(x), before)
 
 
 def test_an_exact_channel_fitted_alone_beats_a_joint_fit_with_error():
