@@ -264,6 +264,9 @@ def test_learned_forecaster_multivariate_with_validation_series_and_bad_input():
     assert fc.split_ == {"train": (0, 300), "val": None}
     with pytest.raises(ValueError, match="y_val"):
         fc.fit(y[:300], y_val=y[300:, :2])
+    # it said "series has 20 samples", for y_val and y alike
+    with pytest.raises(ValueError, match="y_val has 20 samples, fewer than lookback"):
+        fc.fit(y[:300], y_val=y[300:320])
     with pytest.raises(ValueError, match="lookback"):
         LearnedProjectionForecaster(lookback=0).fit(y)
     with pytest.raises(ValueError, match="fit"):

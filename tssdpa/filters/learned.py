@@ -303,8 +303,11 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
             n_channels=n_channels, learn_decay=self.decay is not None, **self._net_kwargs()
         )
 
-    def _pairs(self, z):
-        w = windows(z, self.lookback + self.horizon, self.stride)
+    def _pairs(self, z, name: str = "y"):
+        n = self.lookback + self.horizon
+        if len(z) < n:  # named: y_val's and y's were one message
+            raise ValueError(f"{name} has {len(z)} samples, fewer than lookback + horizon = {n}")
+        w = windows(z, n, self.stride)
         return w[:, : self.lookback], w[:, self.lookback :]
 
     def fit(self, y, y_val=None) -> LearnedProjectionForecaster:
@@ -321,7 +324,7 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
             if v.shape[1] != C:
                 raise ValueError(f"y_val has {v.shape[1]} channel(s) but y has {C}")
             train = self._pairs(z)
-            val = self._pairs(np.nan_to_num((v - self.mean_) / self.scale_))
+            val = self._pairs(np.nan_to_num((v - self.mean_) / self.scale_), "y_val")
             self.split_ = {"train": (0, z.shape[0]), "val": None}
         else:
             # split the series in time first (train | gap of one window | validation tail),
