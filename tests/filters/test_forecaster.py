@@ -1527,3 +1527,15 @@ def test_a_saved_channel_independent_fit_missing_a_channel_model_is_refused(tmp_
     edit_config(tmp_path / "f", lambda cfg: cfg["fitted"]["channel_models_"].pop())
     with pytest.raises(ValueError, match="channel_models_ must be a list of 3 states"):
         ProjectionForecaster.load(tmp_path / "f")
+
+
+def test_a_chunk_of_a_quantised_series_is_found_in_the_fitted_one():
+    # a thermometer at 0.1 degC: the chunk's first value occurs 20 times in the fitted series,
+    # and only the first 16 places were tried, so the chunk's rows were counted twice as keys
+    rng = np.random.default_rng(0)
+    n = 4000
+    drift = np.cumsum(0.05 * rng.standard_normal(n)) * 0.2
+    y = np.round(20 + 5 * np.sin(np.arange(n) * 0.05) + drift, 1)
+    fc = ProjectionForecaster(horizon=2, embedding=[2, 3], model="mean").fit(y[:3000])
+    assert (y[:3000] == y[2900]).sum() > 16
+    assert training_overlap(fc.train_, y[2900:, None]) == (100, 0)

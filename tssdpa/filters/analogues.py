@@ -1,6 +1,5 @@
 """The analogue model of :class:`~tssdpa.filters.ProjectionForecaster`: its structures and
-their forecasts from a training library plus the causal past (their cross-validated choice is
-:mod:`tssdpa.filters.analogue_selection`).
+their forecasts from a training library plus the causal past (chosen in analogue_selection).
 
 A *structure* is one way to forecast ``z[t+h]`` from the delay embedding
 ``e_t = [z_t, z_(t-τ), ..., z_(t-(E-1)τ)]`` (standardised units):
@@ -12,11 +11,8 @@ A *structure* is one way to forecast ``z[t+h]`` from the delay embedding
   offsets from the query (S-map on a neighbourhood, the paper's projection onto a surface);
 * ``model="linear"`` -- one global ridge autoregression per horizon on the same embedding
   (the direct strategy);
-* ``model="recursive_linear"`` -- the one-step autoregression iterated h times, each forecast
-  fed back as the newest sample (the recursive strategy, AutoReg's; delay 1 only). One fit
-  serves every horizon of a structure, so on a short, nearly linear series its coefficients
-  are less noisy than h-step fits of the same length; where the one-step model is wrong, its
-  errors compound and the direct fit wins;
+* ``model="recursive_linear"`` -- the one-step autoregression iterated h times (delay 1
+  only): less noisy than h-step fits on a short, nearly linear series, else errors compound;
 * ``model="hybrid"`` -- that linear forecast plus the projection of its residuals.
 """
 
@@ -75,10 +71,9 @@ class Structure:
 
     @classmethod
     def from_saved(cls, p, where: str, max_span: int) -> Structure:
-        """A structure read from a file, checked field by field (a file is not trusted): a
-        known model, integer E, τ >= 1 whose pattern spans at most ``max_span`` samples (the
-        fitted series), 0 <= k <= ``max_span`` (>= 1 for the neighbour models, which need
-        exactly one of bandwidth and sigma), positive finite widths, a finite ridge >= 0."""
+        """A structure read from a (not trusted) file, checked field by field: a known model,
+        integer E, τ >= 1 spanning at most ``max_span`` samples, 0 <= k <= ``max_span`` (>= 1,
+        and one of bandwidth / sigma, for the neighbour models), widths > 0, a ridge >= 0."""
         if not isinstance(p, dict):
             raise ValueError(f"{where} must be an object, got {p!r}")
         fields = cls.__dataclass_fields__
@@ -382,7 +377,14 @@ def training_overlap(train, y2) -> tuple[int, int]:
     if not len(finite):
         return 0, 0
     r, best = finite[0], (0, 0)
-    for start in np.flatnonzero(train[:, 0] == y2[r, 0])[:16] - r:
+    starts = np.flatnonzero(train[:, 0] == y2[r, 0]) - r
+    for k in finite[1:33]:  # a repeated value (quantised data): narrow by the next rows (the
+        if len(starts) <= 16:  # first 16 alone missed the real start: rows keyed twice)
+            break
+        idx = starts + k
+        keep = (idx >= T) | (train[np.minimum(idx, T - 1), 0] == y2[k, 0])
+        starts = starts[keep] if keep.any() else starts
+    for start in starts[:16]:
         m = min(n, T - start) if start >= 0 else 0
         a, b = y2[:m], train[start : start + m]
         same = ((a == b) | np.isnan(a)).all(axis=1)
@@ -394,13 +396,11 @@ def training_overlap(train, y2) -> tuple[int, int]:
 def forecast(train, y, overlap, s: Structure, horizons):
     """(T, len(horizons), C) forecasts of every origin of ``y`` with structure ``s``.
 
-    The keys are the training series' patterns (always allowed: what ``fit`` saw) and the
-    patterns of ``y`` that are not training keys already, each usable from origin t once its
-    future is known (``j <= t - max(horizons)``). ``overlap = (run, after)``: the first
-    ``run`` rows of ``y`` repeat training rows, which go on for ``after`` more rows; pattern
-    j of them is a training key where its ``max(horizons)``-step future is inside the training
-    series (``j + H < run + after``). Where the run reaches the end of the training series,
-    its last H patterns are keys of ``y`` only: their futures were never in it.
+    Keys: the training patterns (always allowed) and the patterns of ``y`` that are not
+    training keys already, usable from origin t once their future is known (``j <= t - H``,
+    H = max(horizons)). ``overlap = (run, after)``: the first ``run`` rows of ``y`` repeat
+    training rows, which go on ``after`` more; pattern j of them is a training key where
+    ``j + H < run + after`` (its future inside the training series), else a key of ``y``.
     """
     ridge = DEFAULT_RIDGE if s.ridge is None else s.ridge  # the mean has no linear part
     recursive = s.model == "recursive_linear"  # one fit, of the next step, for every horizon
