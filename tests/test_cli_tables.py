@@ -141,3 +141,26 @@ def test_a_parquet_files_row_numbers_are_not_a_column(tmp_path, how):
         df = df[df["a"] > -0.5]  # an Int64 index of the rows kept
     df.to_parquet(tmp_path / "log.parquet")
     assert list(read_table(tmp_path / "log.parquet").columns) == ["a"]
+
+
+def test_a_trailing_separator_after_an_integer_first_column_keeps_the_columns(tmp_path):
+    # pandas reads an index of 0, 1, 2, ... back as a RangeIndex: taken for its own row
+    # numbers, the shifted read was kept (t held x, x was empty)
+    lines = ["t,x"] + [f"{i},{0.5 + i}," for i in range(30)]
+    (tmp_path / "log.csv").write_text("\n".join(lines) + "\n")
+    df = read_table(tmp_path / "log.csv")
+    assert list(df.columns) == ["t", "x"]
+    np.testing.assert_array_equal(df["t"], np.arange(30))
+    np.testing.assert_array_equal(df["x"], 0.5 + np.arange(30))
+
+
+def test_a_named_integer_parquet_index_is_kept_even_when_evenly_spaced(tmp_path):
+    # epoch nanoseconds, evenly spaced: pandas stores them as a range, and they were dropped
+    pytest.importorskip("pyarrow")
+    t_ns = 1_700_000_000_000_000_000 + 10_000_000 * np.arange(5)
+    pd.DataFrame({"t_ns": t_ns, "x": np.arange(5.0)}).set_index("t_ns").to_parquet(
+        tmp_path / "log.parquet"
+    )
+    df = read_table(tmp_path / "log.parquet")
+    assert list(df.columns) == ["t_ns", "x"]
+    np.testing.assert_array_equal(df["t_ns"], t_ns)

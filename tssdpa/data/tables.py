@@ -76,7 +76,7 @@ def read_table(path) -> pd.DataFrame:
         except Exception as exc:  # noqa: BLE001 -- pyarrow raises several types for bad files
             why = _first_line(exc)
             raise ValueError(f"{path} is not a readable Parquet file ({why})") from None
-        if not _row_numbers(df.index):
+        if _stored_index(p, df.index):
             df = df.reset_index()  # pyarrow restored a stored index: keep it as columns
     else:
         try:
@@ -113,17 +113,28 @@ def _read_csv(p: Path, sep) -> pd.DataFrame:
     name (R's ``write.table``) that pandas takes for the index, as it should."""
     kw = {} if sep == "," else dict(sep=None, engine="python")
     df = pd.read_csv(p, **kw)
-    if not _row_numbers(df.index) and len(df.columns) and df.iloc[:, -1].isna().all():
+    if len(df) == 0 or not len(df.columns):
+        return df
+    first = pd.read_csv(p, header=None, skiprows=1, nrows=1, dtype=str, **kw)  # a data row
+    if first.shape[1] > df.shape[1] and df.iloc[:, -1].isna().all():
         df = pd.read_csv(p, index_col=False, **kw)
     return df
 
 
-def _row_numbers(index: pd.Index) -> bool:
-    """Whether ``index`` only numbers the rows (0, 1, ... under any name or integer dtype,
-    as pandas stores a frame's default or filtered index): not data to keep."""
-    if isinstance(index, pd.MultiIndex) or not pd.api.types.is_integer_dtype(index):
-        return False
-    return isinstance(index, pd.RangeIndex) or bool((np.diff(index.to_numpy()) > 0).all())
+def _stored_index(p: Path, index: pd.Index) -> bool:
+    """Whether a Parquet file's ``index`` is data to keep: stored as a column and named or
+    not integers (an unnamed integer index is the row numbers a filtered frame kept), or a
+    named RangeIndex other than 0, 1, ... (evenly spaced epoch nanoseconds ``t_ns``, which
+    pandas stores as a range)."""
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(p).pandas_metadata or {}
+    stored = meta.get("index_columns", [])
+    if any(isinstance(c, str) for c in stored):
+        return any(n is not None for n in index.names) or not pd.api.types.is_integer_dtype(index)
+    # a RangeIndex: row numbers (0, 1, ...) or, named and evenly spaced elsewhere, data
+    return any(c.get("name") is not None and (c.get("start"), c.get("step")) != (0, 1)
+               for c in stored if isinstance(c, dict))  # fmt: skip
 
 
 def find_time_column(df: pd.DataFrame, name=None):

@@ -130,6 +130,16 @@ _THREAD_CALLERS = (threading.__file__, os.path.join(os.path.dirname(threading.__
                                                     "concurrent", ""))  # fmt: skip
 
 
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for a :func:`warnings.warn` in the calling function that points at
+    the innermost frame outside the package (a fixed level counted the frames of one call
+    path; the fit guard added one, and the warning named the guard's line)."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _user_stacklevel() -> int:
     """The ``stacklevel`` of :func:`warnings.warn`, called from :func:`tell`, that points at
     the innermost frame outside the package: a note told three calls deep in a fit of one

@@ -8,6 +8,7 @@ import numpy as np
 
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
 from tssdpa.estimators.base import Forecaster
+from tssdpa.estimators.input_notes import user_stacklevel
 from tssdpa.estimators.selection import FitScoresView, candidates, check_no_empty_list
 from tssdpa.filters.analogue_selection import choose_structures, drift_holdout
 from tssdpa.filters.analogues import (
@@ -247,7 +248,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             warnings.warn(
                 'ProjectionForecaster: model="analogue" is deprecated, use "mean"',
                 DeprecationWarning,
-                stacklevel=4,
+                stacklevel=user_stacklevel(),
             )
         return ["mean" if m == "analogue" else m for m in models]
 
@@ -271,8 +272,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         return super().fit(y)
 
     def _fit(self, a):
-        # a refit must not reuse the last fit's span, keep its other kind's state (saved with
-        # the new one, it would not load), nor look fitted if it fails
+        # a refit must not reuse the last fit's span nor keep its other kind's state
         for stale in _FITTED:
             self.__dict__.pop(stale, None)
         self.channel_independent_, self.channel_choice_ = resolve_independence(self, a)

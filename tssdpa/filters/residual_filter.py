@@ -14,6 +14,7 @@ import numpy as np
 from tssdpa.baselines.linear import WienerFIRFilter
 from tssdpa.checks import check_fraction, check_int, check_positive
 from tssdpa.estimators.base import Denoiser
+from tssdpa.estimators.input_notes import user_stacklevel
 from tssdpa.estimators.persistence import nest, require_floats, saved_channels, unnest
 from tssdpa.estimators.selection import choose_correction
 from tssdpa.filters.residual import _check_fade, _fade_radius, _sigmas
@@ -112,7 +113,7 @@ class ResidualProjectionFilter(Denoiser):
                 f"ResidualProjectionFilter: window={self.window} taps. Since 0.2 window is the "
                 "FIR length; before, it was the library size (now library_size=)",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
         _sigmas(self.sigma, 1)
         check_fraction(self.holdout, "holdout")
