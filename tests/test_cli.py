@@ -388,16 +388,3 @@ def test_compare_all_with_methods_of_one_task_runs_that_task(tmp_path):
     args = ["compare", "all", "--methods", "noisy", "moving_average", "--seeds", "0"]
     assert main([*args, "--out", str(out), "--no-plots", "--no-progress"]) == 0
     assert set(pd.read_csv(out / "results.csv")["task"]) == {"denoise"}
-
-
-def test_a_folder_filled_with_other_cell_settings_is_not_resumed_into(tmp_path, capsys):
-    # cells are reused by (task, dataset, setting, seed, method): an --n 400 row showed
-    # beside --n 3000 ones, and the new horizon 3 was never run
-    out = str(tmp_path / "cmp")
-    base = ["compare", "forecast", "--dataset", "ar2", "--methods", "autoreg", "--seeds", "0",
-            "--out", out, "--no-plots", "--no-progress"]  # fmt: skip
-    assert main([*base, "--n", "400", "--horizons", "1"]) == 0
-    assert main([*base, "--n", "600", "--horizons", "1", "3"]) == 2
-    err = capsys.readouterr().err
-    assert "--n 400 there, 600 here" in err and "--horizons [1] there, [1, 3] here" in err
-    assert main([*base, "--n", "400", "--horizons", "1", "--seeds", "1"]) == 0  # more seeds

@@ -22,8 +22,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import os
 import shlex
 import sys
@@ -225,7 +223,6 @@ def _compare(args) -> int:
         raise UsageError(str(exc)) from None
     out = Path(args.out)
     earlier, before = _logged_commands(out), _row_count(out)
-    _check_same_cells(args, earlier, out)
     # logged before the run, so that the rows of an interrupted run are named too
     commands = earlier if earlier[-1:] == [args.argv_line] else earlier + [args.argv_line]
     _log_commands(out, commands)
@@ -265,33 +262,6 @@ def _compare(args) -> int:
 def _row_count(out: Path) -> int:
     path = out / "results.csv"
     return sum(1 for _ in path.open()) if path.exists() else 0
-
-
-#: options that change what a cell's rows hold: a folder's rows are reused by cell (task,
-#: dataset, setting, seed, method), so one run with other values mixed its rows with the old
-_CELL_OPTIONS = ("n", "horizons", "budget", "max_origins", "quick", "features")
-
-
-def _check_same_cells(args, earlier: list[str], out: Path) -> None:
-    """``UsageError`` where a command that filled ``out`` set a :data:`_CELL_OPTIONS` value
-    other than this one's (an ``--n 400`` row showed beside ``--n 3000`` ones, its other
-    horizons never run)."""
-    parser = build_parser()
-    for line in earlier:
-        try:
-            with contextlib.redirect_stderr(io.StringIO()):  # argparse's own message
-                old = parser.parse_args(shlex.split(line))
-        except SystemExit:  # a line this version does not parse: nothing to compare
-            continue
-        if getattr(old, "command", None) != "compare":
-            continue
-        differ = [o for o in _CELL_OPTIONS if getattr(old, o, None) != getattr(args, o, None)]
-        if differ:
-            flags = ", ".join(f"--{o.replace('_', '-')} {getattr(old, o)!r} there, "
-                              f"{getattr(args, o)!r} here" for o in differ)  # fmt: skip
-            raise UsageError(f"--out: {str(out)!r} holds rows of a run with other settings "
-                             f"({flags}): its cells would be reused; give another "
-                             "folder")  # fmt: skip
 
 
 def _logged_commands(out: Path) -> list[str]:
