@@ -1539,3 +1539,15 @@ def test_a_chunk_of_a_quantised_series_is_found_in_the_fitted_one():
     fc = ProjectionForecaster(horizon=2, embedding=[2, 3], model="mean").fit(y[:3000])
     assert (y[:3000] == y[2900]).sum() > 16
     assert training_overlap(fc.train_, y[2900:, None]) == (100, 0)
+
+
+def test_a_channel_independent_fit_has_the_channel_models_cv_results():
+    # AttributeError: the docstring promised cv_results_ and only joint fits set it
+    t = np.arange(400)
+    y = np.c_[np.sin(t / 7.0), np.cos(t / 11.0)]
+    fc = ProjectionForecaster(embedding=[1, 2], horizon=1, channel_independent=True).fit(y)
+    cv = fc.cv_results_
+    assert sorted(set(cv["channel"])) == [0, 1]
+    for c, m in enumerate(fc.channel_models_):
+        part = cv[cv["channel"] == c].drop(columns="channel").reset_index(drop=True)
+        pd.testing.assert_frame_equal(part, m.cv_results_.reset_index(drop=True))

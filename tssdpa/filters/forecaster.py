@@ -71,8 +71,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         Largest horizon. A structure is chosen for every horizon up to 12; beyond, at 1,
         ``horizon`` and geometric steps between, the other horizons using the nearest one.
     delay : int, list of int, or None
-        Lag spacing τ (default: 1 and, for a finely sampled signal, the lag where the
-        autocorrelation first falls below 1/e).
+        Lag spacing τ (default: 1, and the autocorrelation's 1/e lag for a fine sampling).
     n_neighbors : int, list of int, or None
         Keys per query k (default: 1, 2, 4 and 8 times the pattern dimension plus one; the
         local-linear model, which fits a slope per dimension, tries the larger three).
@@ -85,11 +84,9 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         Default: all five ("recursive_linear" iterates the one-step "linear"; delay 1 only).
     ridge : float, list of float, or None
         Relative ridge penalty of the local-linear and linear fits (default: chosen from
-        1e-12, 1e-9, 1e-6, 1e-3 -- smooth, clean series need precise slopes, short noisy
-        ones a firm penalty).
+        1e-12, 1e-9, 1e-6, 1e-3).
     library_size : int or None
-        Keep only the newest this-many patterns of the fitted series as keys (default: all).
-        Formerly ``window``.
+        Keep only the newest this-many patterns of the fitted series (formerly ``window``).
     max_embedding : int
         Largest pattern length tried when ``embedding`` is None.
     max_fit_samples : int
@@ -136,14 +133,13 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     channel_independent_ : bool
         Whether the fit is one forecaster per channel (``channel_models_``).
     channel_choice_ : dict
-        For ``channel_independent="auto"`` on several channels: the validation MSE of each
-        kind, ``{"joint": {h: mse}, "independent": {h: mse}}`` (a kind that could not be
-        fitted on three quarters is missing; empty where neither could, and after
-        :meth:`load`: it is not saved).
+        For ``channel_independent="auto"`` on several channels: each kind's validation MSE,
+        ``{"joint": {h: mse}, "independent": {h: mse}}`` (a kind not fitted on three quarters
+        missing; empty where neither was, and after :meth:`load`: it is not saved).
     cv_results_ : pandas.DataFrame
-        MSE in standardised units of every candidate at every anchor horizon, by its
-        ``scoring``: ``"leave-one-out"`` or ``"forward"`` (both, for ``holdout="auto"`` on a
-        univariate series that changed regime).
+        MSE in standardised units of every candidate at every anchor horizon, by ``scoring``
+        (``"leave-one-out"`` or ``"forward"``); the channel models' tables, with a
+        ``channel`` column, for a ``channel_independent`` fit.
 
     Examples
     --------
@@ -285,6 +281,10 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             self.best_params_ = [m.best_params_ for m in self.channel_models_]
             self.contenders_ = [m.contenders_ for m in self.channel_models_]
             self.holdout_ = None  # each channel model has its own
+            import pandas as pd  # loaded already: the channels' cv_results_ are DataFrames
+
+            tables = [m.cv_results_.assign(channel=c) for c, m in enumerate(self.channel_models_)]
+            self.cv_results_ = pd.concat(tables, ignore_index=True)
             return
         self.channel_models_ = None
         self.mean_ = np.nanmean(a, axis=0)
