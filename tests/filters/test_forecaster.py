@@ -1551,3 +1551,22 @@ def test_a_channel_independent_fit_has_the_channel_models_cv_results():
     for c, m in enumerate(fc.channel_models_):
         part = cv[cv["channel"] == c].drop(columns="channel").reset_index(drop=True)
         pd.testing.assert_frame_equal(part, m.cv_results_.reset_index(drop=True))
+
+
+def test_a_library_size_fit_scores_the_default_delays_as_the_same_delays_given():
+    # before fit the library's span was taken with delay 1: the default τ = 22 candidates
+    # were scored on a library cut too short for them (0 rows against 32)
+    from tssdpa.filters.analogues import default_delays
+    from tssdpa.signal.embedding import standardise
+
+    rng = np.random.default_rng(0)
+    t = np.arange(2000)
+    y = np.sin(0.02 * t) + 0.3 * np.sin(0.047 * t) + 0.02 * rng.standard_normal(2000)
+    kw = dict(horizon=1, library_size=60, model="mean")
+    auto = ProjectionForecaster(**kw).fit(y)
+    z = standardise(auto.train_, auto.mean_, auto.scale_)
+    delays = default_delays(z, auto.max_embedding)
+    assert max(delays) > 1
+    given = ProjectionForecaster(delay=delays, **kw).fit(y)
+    count = lambda f: f.cv_results_.groupby("delay")["mse"].count()  # noqa: E731
+    pd.testing.assert_series_equal(count(auto), count(given))

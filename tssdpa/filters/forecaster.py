@@ -93,11 +93,10 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         Leave-one-out queries scored per candidate (spread over the series).
     channel_independent : bool or "auto"
         One univariate forecaster per channel instead of one joint pattern of all channels.
-        ``"auto"``: whichever forecasts the last quarter of the fitted series better when
-        both are fitted on the first three quarters (geometric mean over the anchor
-        horizons of the per-channel over the joint error, in each channel's variance; a tie
-        keeps the joint pattern, a kind that cannot be fitted there loses), then fitted on
-        the whole series (:mod:`~tssdpa.filters.channel_choice`).
+        ``"auto"``: whichever forecasts the last quarter better when both are fitted on the
+        first three (geometric mean over the anchor horizons of the per-channel over the joint
+        error; a tie keeps the joint pattern, a kind that cannot be fitted there loses), then
+        fitted on the whole series (:mod:`~tssdpa.filters.channel_choice`).
     holdout : float, "auto" or None
         Choose the structures forward instead of by leave-one-out: by the error on the last
         ``holdout`` of the fitted series, each query forecast from keys whose future was known
@@ -252,12 +251,13 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         """The newest ``library_size`` patterns of the fitted series (all by default)."""
         if self.library_size is None:
             return z_train
-        # rows that are patterns need (E-1)τ rows before them and h after them; the span of
-        # the fit's choices only: a contender must not move their forecasts
+        # patterns need (E-1)τ rows before them and h after: the span of the fit's choices (a
+        # contender must not move their forecasts), else of every delay the fit may try
         if self.__dict__.get("structures_") is not None:  # fitted (fit clears it first)
             span = max((s.embedding - 1) * s.delay for s in self.structures_.values())
         else:
-            span = (self.max_embedding - 1) * max(candidates(self.delay or 1))
+            tau = default_delays(z_train, self.max_embedding) if self.delay is None else self.delay
+            span = (self.max_embedding - 1) * max(candidates(tau))
         return z_train[-(self.library_size + span + self.horizon) :]
 
     # ------------------------------------------------------------------ fitting
