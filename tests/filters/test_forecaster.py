@@ -555,10 +555,14 @@ def test_library_size_keeps_the_newest_patterns_only():
 
 
 def test_library_size_caps_the_long_linear_patterns_at_ten_library_rows_per_coefficient():
+    from tssdpa.filters.analogues import default_delays
+    from tssdpa.signal.embedding import standardise
+
     y = ar2(5000, seed=5)
-    cv = ProjectionForecaster(horizon=1, library_size=300, holdout=None).fit(y).cv_results_
-    rows = 300 + (10 - 1) + 1  # the library and the span of the longest neighbour pattern
-    assert 10 < int(cv["embedding"].max()) <= rows // 10
+    fc = ProjectionForecaster(horizon=1, library_size=300, holdout=None).fit(y)
+    tau = max(default_delays(standardise(fc.train_, fc.mean_, fc.scale_), 10))
+    rows = 300 + (10 - 1) * tau + 1  # the library and the span of the longest pattern tried
+    assert 10 < int(fc.cv_results_["embedding"].max()) <= rows // 10
     assert int(ProjectionForecaster(horizon=1).fit(y).cv_results_["embedding"].max()) > 48
 
 
