@@ -6,6 +6,9 @@ from it is written by these functions.
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import io
 import os
 import zlib
 from dataclasses import dataclass
@@ -80,19 +83,21 @@ class Split:
 def _read_dataset(path, relative: str, **kwargs) -> pd.DataFrame:
     """``pd.read_csv(path)``, or ``ValueError`` naming the file where it is damaged or not the
     dataset: a gzip error, a parse error, or contents whose sha256 is not the published
-    file's (:data:`~tssdpa.data.download.MANIFEST`; a few ms; a shortened or edited copy read
-    without a word and moved a comparison's figures)."""
-    from tssdpa.data.download import MANIFEST, sha256_file
+    file's (:data:`~tssdpa.data.download.MANIFEST`; a shortened or edited copy read without
+    a word and moved a comparison's figures). The file is decompressed once, for both."""
+    from tssdpa.data.download import MANIFEST
 
     try:
-        got = sha256_file(path, gz=str(path).endswith(".gz"))
+        data = Path(path).read_bytes()
+        data = gzip.decompress(data) if str(path).endswith(".gz") else data
     except (OSError, EOFError, zlib.error) as exc:
         raise _damaged(path, relative, f"not a readable copy of the dataset ({exc})") from None
+    got = hashlib.sha256(data).hexdigest()
     if relative in MANIFEST and got != MANIFEST[relative][1]:
         why = f"its contents' sha256 {got[:12]}... is not the published file's"
         raise _damaged(path, relative, why)
     try:
-        return pd.read_csv(path, **kwargs)
+        return pd.read_csv(io.BytesIO(data), **kwargs)
     except (OSError, EOFError, zlib.error, ValueError, KeyError, pd.errors.ParserError) as exc:
         raise _damaged(path, relative, f"not a readable copy of the dataset ({exc})") from None
 

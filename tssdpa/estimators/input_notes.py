@@ -130,14 +130,22 @@ _THREAD_CALLERS = (threading.__file__, os.path.join(os.path.dirname(threading.__
                                                     "concurrent", ""))  # fmt: skip
 
 
+def _outside(frame, level: int):
+    """``(frame, level, inside)``: the innermost frame outside the package from ``frame`` (at
+    stack ``level``) up, its level, and the names of the package's frames passed, innermost
+    first."""
+    inside = []
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        inside.append(frame.f_code.co_name)
+        frame, level = frame.f_back, level + 1
+    return frame, level, inside
+
+
 def user_stacklevel() -> int:
     """The ``stacklevel`` for a :func:`warnings.warn` in the calling function that points at
     the innermost frame outside the package (a fixed level counted the frames of one call
     path; the fit guard added one, and the warning named the guard's line)."""
-    frame, level = sys._getframe(1), 1
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame, level = frame.f_back, level + 1
-    return level
+    return _outside(sys._getframe(1), 1)[1]
 
 
 def _user_stacklevel() -> int:
@@ -147,11 +155,7 @@ def _user_stacklevel() -> int:
     by ``threading`` or ``concurrent.futures``) there is no user's line on the stack, and it
     names the outermost call inside the package (the ``fit``); where every frame is inside
     it, the outermost."""
-    frame, level = sys._getframe(2), 2  # the caller of tell
-    inside = []
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        inside.append(frame.f_code.co_name)
-        frame, level = frame.f_back, level + 1
+    frame, level, inside = _outside(sys._getframe(2), 2)  # from the caller of tell
     if frame.f_code.co_filename.startswith(_THREAD_CALLERS):
         level -= 1
         while inside and inside.pop() == GUARD_NAME:  # the fit itself, not its guard
