@@ -24,12 +24,15 @@ from tssdpa.export import (
 from tssdpa.filters import ProjectionFilter
 
 #: settings covering what a causal fit can choose: FIR windows, embeddings 1 / 3 / 7, degree
-#: 0 / 1 / 2, finite and infinite sigma, a decay, the IIR truncation, exclude_self
+#: 0 / 1 / 2, finite and infinite sigma, a decay, the IIR truncation, exclude_self, a window
+#: longer than the series
 CASES = {
     "fir": (dict(window=8, sigma=0.5), 1),
     "fir-embedding-decay-2ch": (dict(window=8, embedding=3, sigma=0.8, decay=0.9), 2),
     "iir-truncated-2ch": (dict(window=None, decay=0.8, embedding=2, sigma=0.7), 2),
     "savgol-degree2": (dict(window=16, sigma=np.inf, degree=2), 1),
+    # longer than the series: early rows and rows past a gap weigh keys in a small part of it
+    "degree2-window-past-the-series": (dict(window=400, sigma=0.9, degree=2), 1),
     "degree1-exclude-self-3ch": (
         dict(window=12, embedding=7, sigma=1.5, degree=1, exclude_self=True),
         3,

@@ -154,6 +154,22 @@ def test_filter_chunking_invariance(cuts, config):
     np.testing.assert_allclose(np.concatenate(parts), y_once, rtol=0, atol=atol)
 
 
+@pytest.mark.parametrize("cut", [1, 3, 7, 20])
+def test_a_local_polynomial_longer_than_the_series_is_least_squares_whatever_the_chunking(cut):
+    """A window of 1000 on 30 samples: each row's keys fill a small part of it; the fit is
+    still the exact least squares of the row's past (np.polyfit), and a stream from the empty
+    state gives it too (the one-shot filter caps the window at the series' length, the stream
+    cannot: their offsets' units differed, and the ridge bent the stream's early rows)."""
+    x = np.random.default_rng(3).normal(size=30)
+    f = ProjectionFilter(embedding=1, degree=2, sigma=np.inf, window=1000)
+    y_once = np.asarray(f.filter(x))
+    exact = [np.polyval(np.polyfit(np.arange(t + 1.0), x[: t + 1], 2), t) for t in range(2, 30)]
+    np.testing.assert_allclose(y_once[2:], exact, rtol=0, atol=1e-8)
+    y1, z = f.filter(x[:cut], zi=f.initial_state())
+    y2, _ = f.filter(x[cut:], zi=z)
+    np.testing.assert_allclose(np.concatenate([y1, y2]), y_once, rtol=0, atol=1e-10)
+
+
 @pytest.mark.parametrize(
     "kw",
     [

@@ -254,6 +254,13 @@ class StreamingStep(nn.Module):
         P = self.degree + 1
         moments = torch.einsum("twc,wk->tkc", w, self.powers[:, : 2 * P - 1])  # (T, 2P-1, C)
         rhs = torch.einsum("twc,twc,wp->tpc", w, v, self.powers[:, :P])  # (T, P, C)
+        # offsets in units of each row's farthest weighed key (attend_lags' _local_polynomial)
+        reach = torch.abs(self.powers[:, 1]).view(1, -1, 1)  # (1, W, 1)
+        span = torch.where(w > 0, reach, torch.zeros_like(w)).amax(1)  # (T, C)
+        inv = 1.0 / torch.where(span > 0, span, torch.ones_like(span))
+        unit = inv.unsqueeze(1) ** torch.arange(2 * P - 1, dtype=torch.float64).view(1, -1, 1)
+        moments = moments * unit  # (T, 2P-1, C)
+        rhs = rhs * unit[:, :P]
         m0 = moments[:, 0]
         G = [[moments[:, i + j] for j in range(P)] for i in range(P)]  # (T, C)
         for i in range(1, P):

@@ -341,11 +341,22 @@ def _local_polynomial(ws, vals, powers, degrees):
     # the systems along the last axis, the layout the elimination works in
     moments = np.empty((2 * top - 1, starts[-1]))  # sum_l w u^k
     rhs = np.empty((top, len(vals), starts[-1]))  # sum_l w u^k v
+    reach = np.abs(powers[:, 1])  # |u| of each key
     for w, a, b in zip(ws, starts[:-1], starts[1:]):
         w = w.astype(np.float64, copy=False)
         moments[:, a:b] = (w @ powers[:, : 2 * top - 1]).T
         for c, v in enumerate(vals):
             rhs[:, c, a:b] = ((w * v) @ powers[:, :top]).T
+        # each row's offsets in units of its own farthest weighed key: the fit at offset 0 is
+        # the same in any unit, but the ridge below is not, and in the window's unit a row with
+        # keys in a small part of it (the first rows of a long window, the edge of a gap) has
+        # moments u^k so small that the ridge bends its fit (a stream and the one-shot filter,
+        # whose window is capped at the series' length, then differed)
+        span = np.where(w > 0, reach, 0.0).max(axis=1)
+        inv = 1.0 / np.where(span > 0, span, 1.0)
+        unit = inv[None, :] ** np.arange(2 * top - 1)[:, None]  # (2P - 1, n)
+        moments[:, a:b] *= unit
+        rhs[:, :, a:b] *= unit[:top, None, :]
     G = moments[np.add.outer(np.arange(top), np.arange(top))]  # Hankel (P, P, n)
     # a tiny ridge on the slope terms keeps rows with too few keys solvable (-> the mean)
     diagonal = np.arange(1, top)
