@@ -342,6 +342,7 @@ def _local_polynomial(ws, vals, powers, degrees):
     moments = np.empty((2 * top - 1, starts[-1]))  # sum_l w u^k
     rhs = np.empty((top, len(vals), starts[-1]))  # sum_l w u^k v
     reach = np.abs(powers[:, 1])  # |u| of each key
+    farthest = np.flatnonzero(reach == reach.max())
     for w, a, b in zip(ws, starts[:-1], starts[1:]):
         w = w.astype(np.float64, copy=False)
         moments[:, a:b] = (w @ powers[:, : 2 * top - 1]).T
@@ -352,11 +353,15 @@ def _local_polynomial(ws, vals, powers, degrees):
         # keys in a small part of it (the first rows of a long window, the edge of a gap) has
         # moments u^k so small that the ridge bends its fit (a stream and the one-shot filter,
         # whose window is capped at the series' length, then differed)
-        span = np.where(w > 0, reach, 0.0).max(axis=1)
-        inv = 1.0 / np.where(span > 0, span, 1.0)
-        unit = inv[None, :] ** np.arange(2 * top - 1)[:, None]  # (2P - 1, n)
-        moments[:, a:b] *= unit
-        rhs[:, :, a:b] *= unit[:top, None, :]
+        # (most rows weigh a key at the window's end: their unit is already that)
+        short = ~(w[:, farthest] > 0).any(axis=1)
+        if short.any():
+            rows = np.flatnonzero(short)
+            span = np.where(w[rows] > 0, reach, 0.0).max(axis=1)
+            inv = 1.0 / np.where(span > 0, span, 1.0)
+            unit = inv[None, :] ** np.arange(2 * top - 1)[:, None]  # (2P - 1, rows)
+            moments[:, a + rows] *= unit
+            rhs[:, :, a + rows] *= unit[:top, None, :]
     G = moments[np.add.outer(np.arange(top), np.arange(top))]  # Hankel (P, P, n)
     # a tiny ridge on the slope terms keeps rows with too few keys solvable (-> the mean)
     diagonal = np.arange(1, top)
