@@ -163,6 +163,12 @@ def test_compare_command_is_resumable(tmp_path, capsys):
     assert (tmp_path / "tables" / "denoise_ar2.md").exists()
     assert main(args) == 0
     assert len(pd.read_csv(tmp_path / "results.csv")) == n
+    capsys.readouterr()
+    longer = [*args[: args.index("--n") + 1], "400", *args[args.index("--n") + 2 :]]
+    assert main(longer) == 2  # other settings: a usage error, no traceback, nothing appended
+    err = capsys.readouterr().err
+    assert "other settings" in err and "Traceback" not in err
+    assert len(pd.read_csv(tmp_path / "results.csv")) == n
 
 
 def test_docs_name_every_command_that_filled_the_folder(tmp_path):

@@ -43,6 +43,31 @@ def test_run_tasks_resumable_tables_and_plots(tmp_path):
     assert len(res2.aggregate("denoise")) == 3  # one row per method, mean over two seeds
 
 
+def test_a_resume_with_other_settings_is_refused_not_mixed_into_the_tables(tmp_path):
+    """Rows of another --n or other horizons are not taken for this run's cells (they were
+    skipped as done, and the new horizons never computed); other methods with other settings
+    share the folder (docs/results/ett fills one folder in steps), and a file written before
+    the settings were stored is resumed as it is."""
+    den = denoise_tasks("ar2", seeds=(0,), settings=[("gaussian", 10.0)], n=300)
+    run_tasks(den, methods=["noisy"], out=tmp_path, progress=False)
+    rows = pd.read_csv(tmp_path / "results.csv")
+    assert rows["cell_settings"].str.contains("samples=300").all()
+    longer = denoise_tasks("ar2", seeds=(0,), settings=[("gaussian", 10.0)], n=400)
+    with pytest.raises(ValueError, match=r"out: .*results.csv holds 1 cell.*samples=300"):
+        run_tasks(longer, methods=["noisy"], out=tmp_path, progress=False)
+    run_tasks(longer, methods=["butterworth"], out=tmp_path, progress=False)  # another method
+    fc = forecast_tasks("ar2", seeds=(0,), n=300, horizons=(1,), lookback=8)
+    run_tasks(fc, methods=["naive"], out=tmp_path, progress=False)
+    more = forecast_tasks("ar2", seeds=(0,), n=300, horizons=(1, 2), lookback=8)
+    with pytest.raises(ValueError, match="stored '.*horizons=1 lookback"):
+        run_tasks(more, methods=["naive"], out=tmp_path, progress=False)
+    assert len(pd.read_csv(tmp_path / "results.csv")) == 3  # nothing appended by a refusal
+    old = pd.read_csv(tmp_path / "results.csv").drop(columns="cell_settings")
+    old.to_csv(tmp_path / "results.csv", index=False)
+    res = run_tasks(longer, methods=["noisy"], out=tmp_path, progress=False)
+    assert len(res.frame) == 3  # reused: nothing says what made those rows
+
+
 def test_run_tasks_rejects_unknown_method_names():
     tasks = denoise_tasks("ar2", seeds=(0,), settings=[("gaussian", 10.0)], n=200)
     with pytest.raises(ValueError, match="unknown name.*nope"):

@@ -1,7 +1,9 @@
 """The ``tssdpa`` command.
 
 ``tssdpa compare denoise|forecast|all --dataset NAME --out DIR``
-    Run a comparison (resumable: finished cells in ``DIR/results.csv`` are not recomputed),
+    Run a comparison (resumable: finished cells in ``DIR/results.csv`` are not recomputed;
+    cells stored there with other settings -- ``--n``, ``--horizons``, ``--budget``... -- are
+    refused rather than mixed in),
     write tables and plots, print the headline table. ``--dataset default`` is the embedded
     comparison (synthetic signals + statsmodels sunspots; no downloads).
 ``tssdpa filter INPUT.csv [--columns a b] [--method NAME] [--target c d] --out OUT.csv``
@@ -44,7 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="denoising / forecasting comparison",
         description="Run every method on the datasets' tasks (hyperparameters chosen on "
         "validation, scores on test), write tables, plots and results.csv, and print the "
-        "headline table. Resumable: finished cells in OUT/results.csv are not recomputed.",
+        "headline table. Resumable: finished cells in OUT/results.csv are not recomputed; "
+        "cells stored there with other settings (--n, --horizons, --budget, --max-origins...) "
+        "are refused, not mixed in.",
         formatter_class=DefaultsFormatter,
     )
     c.add_argument("task", choices=["denoise", "forecast", "all"], help="what to compare")
@@ -199,6 +203,7 @@ def _compare(args) -> int:
     if args.seeds is not None and min(args.seeds) < 0:  # numpy's message named no option
         raise UsageError(f"--seeds must be integers >= 0, got {args.seeds}")
     from tssdpa.compare import available_methods, run_tasks
+    from tssdpa.compare.harness import ResumeError
     from tssdpa.compare.plots import write_plots
     from tssdpa.compare.tables import markdown_tables, overview_markdown, write_tables
 
@@ -237,6 +242,8 @@ def _compare(args) -> int:
             progress=not args.no_progress,
             log=lambda m: print(m, file=sys.stderr),
         )
+    except ResumeError as exc:
+        raise UsageError(str(exc)) from None
     finally:
         if _row_count(out) == before:  # nothing added: not one of the commands behind the rows
             commands = earlier or commands

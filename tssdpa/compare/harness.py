@@ -30,10 +30,12 @@ from tssdpa.compare.registry import DEFAULT_BUDGET, available_methods, get_metho
 from tssdpa.compare.tables import aggregate, markdown_tables
 from tssdpa.data.tasks import DenoiseTask, ForecastTask
 
-__all__ = ["ComparisonResults", "run_tasks"]
+__all__ = ["ComparisonResults", "ResumeError", "run_tasks"]
 
 #: in quick runs, learned denoisers are trained on this noise setting only (and one seed)
 QUICK_LEARNED_SETTING = "gaussian@10dB"
+#: the results.csv column of :func:`cell_settings`
+SETTINGS_COLUMN = "cell_settings"
 
 
 # ------------------------------------------------------------------------------ runner
@@ -85,13 +87,15 @@ def run_tasks(
                 f"methods: unknown name(s) {unknown}; known: {sorted(set(available_methods()))}"
             )
     out = Path(out) if out is not None else None
-    done, old = set(), None
+    done, old = {}, None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         f = out / "results.csv"
         if f.exists() and f.stat().st_size:
             old = pd.read_csv(f)
-            done = {_key(r) for r in old.to_dict("records")}
+            for r in old.to_dict("records"):  # a file written before cell_settings: None
+                stored = r.get(SETTINGS_COLUMN)
+                done.setdefault(_key(r), set()).add(stored if isinstance(stored, str) else None)
     cells = []
     for task in tasks:
         kind = "denoise" if isinstance(task, DenoiseTask) else "forecast"
@@ -118,6 +122,7 @@ def run_tasks(
                 continue  # quick runs: learned models on one seed and one noise setting only
             cells.append((task, spec))
     new_rows = []
+    _check_resume(cells, done, budget, out)
     todo = [(t, s) for t, s in cells if _cell_key(t, s) not in done]
     if any(s.family == "learned" for _, s in todo):
         _quiet_lightning()
@@ -153,6 +158,48 @@ def _quiet_lightning():
 def _cell_key(task, spec):
     kind = "denoise" if isinstance(task, DenoiseTask) else "forecast"
     return (kind, task.dataset, task.setting, int(task.seed), spec.name)
+
+
+def cell_settings(task, spec, budget: int) -> str:
+    """What shapes a cell's rows besides its key (task, dataset, setting, seed, method): the
+    series' length and split, the budget, ``quick``; for forecasting the horizons, lookback,
+    history, metric and the origin cap where it applies. Stored with each row, so that a resumed
+    run reuses a cell only where they agree."""
+    series = task.noisy if isinstance(task, DenoiseTask) else task.y
+    sp = task.split
+    parts = [f"samples={len(series)}", f"split={sp.train}/{sp.val}/{sp.test}",
+             f"budget={budget}", f"quick={int(bool(task.quick))}"]  # fmt: skip
+    if isinstance(task, ForecastTask):
+        cap = task.max_origins if spec.cost == "high" else None
+        parts += [f"horizons={','.join(str(int(h)) for h in task.horizons)}",
+                  f"lookback={task.lookback}", f"history={task.history}",
+                  f"metric={task.metric}", f"max_origins={cap}"]  # fmt: skip
+    return " ".join(parts)
+
+
+class ResumeError(ValueError):
+    """``out`` holds rows of this run's cells made with other settings (:func:`cell_settings`)."""
+
+
+def _check_resume(cells, done: dict, budget: int, out) -> None:
+    """Refuse to resume into a results.csv whose rows for a cell of this run were made with
+    other settings (another ``--n``, ``--horizons``, ``--budget``, ``--max-origins``...):
+    skipping the cell would mix them into this run's tables. Rows written before the settings
+    were stored (no ``cell_settings``) are reused as they are."""
+    clashes = []
+    for task, spec in cells:
+        stored = done.get(_cell_key(task, spec), set()) - {None}
+        if stored and stored != {cell_settings(task, spec, budget)}:
+            clashes.append((task, spec, sorted(stored)))
+    if not clashes:
+        return
+    task, spec, stored = clashes[0]
+    raise ResumeError(
+        f"out: {Path(out) / 'results.csv'} holds {len(clashes)} cell(s) of this run made with "
+        f"other settings, e.g. {task.dataset} {task.setting} seed {task.seed} {spec.name}: "
+        f"stored '{'; '.join(stored)}', this run '{cell_settings(task, spec, budget)}'. Use "
+        "another output folder or the stored run's settings, or remove those rows"
+    )
 
 
 def _append_csv(path: Path, rows: list[dict]):
@@ -214,10 +261,12 @@ def _run_cell(task, spec, budget, out, trace_seed, trace_settings, log):
         }
         if isinstance(task, DenoiseTask):
             base.update(noise=task.noise, snr_db=task.snr_db, causal=spec.causal)
-            return [base]
-        return [dict(base, horizon=int(h)) for h in task.horizons]
+            rows = [base]
+        else:
+            rows = [dict(base, horizon=int(h)) for h in task.horizons]
     for r in rows:
         r.setdefault("error", "")
+        r[SETTINGS_COLUMN] = cell_settings(task, spec, budget)
     return rows
 
 
