@@ -1574,3 +1574,23 @@ def test_a_library_size_fit_scores_the_default_delays_as_the_same_delays_given()
     given = ProjectionForecaster(delay=delays, **kw).fit(y)
     count = lambda f: f.cv_results_.groupby("delay")["mse"].count()  # noqa: E731
     pd.testing.assert_series_equal(count(auto), count(given))
+
+
+@pytest.mark.parametrize("series", ["logistic", "random_walk"])
+def test_a_horizon_of_the_path_is_the_forecast_at_that_horizon_past_twelve(series):
+    """Past 12 horizons share anchors' structures; a horizon's forecast depends on its
+    anchor's group (keys whose future reaches the group's last horizon), and forecast(h),
+    forecast_path(H) and a shorter forecast_path all compute that whole group: they agree
+    (forecast(h) once used h alone, so local-linear, hybrid and switching forecasts differed).
+    The random walk changes regime in its last quarter: its forecasts switch among contenders."""
+    if series == "logistic":
+        y, kw = logistic_map(700), dict(model=["local_linear", "hybrid"], embedding=[1, 2])
+    else:
+        y = np.cumsum(np.random.default_rng(0).normal(size=700))
+        kw = dict(model=["linear", "local_linear"], embedding=[1, 2, 3])
+    fc = ProjectionForecaster(horizon=16, **kw).fit(y[:500])
+    assert series == "logistic" or fc.contenders_
+    path, short = np.asarray(fc.forecast_path(y, 16)), np.asarray(fc.forecast_path(y, 9))
+    np.testing.assert_array_equal(short, path[:, :9])
+    for h in range(1, 17):
+        np.testing.assert_array_equal(np.asarray(fc.forecast(y, horizon=h)), path[:, h - 1])

@@ -180,23 +180,19 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             check_fraction(self.holdout, "holdout")
         if self.library_size is not None:
             check_int(self.library_size, "library_size", minimum=10)
-        for name in ("embedding", "delay", "n_neighbors"):
-            if getattr(self, name) is not None:
-                for v in candidates(getattr(self, name)):
-                    check_int(v, name)
-        for name in ("bandwidth", "sigma"):
-            if getattr(self, name) is not None:
-                for v in candidates(getattr(self, name)):
-                    check_positive(v, name)
+        for name, check in (("embedding", check_int), ("delay", check_int),
+                            ("n_neighbors", check_int), ("bandwidth", check_positive),
+                            ("sigma", check_positive)):  # fmt: skip
+            for v in candidates(getattr(self, name)) if getattr(self, name) is not None else ():
+                check(v, name)
         if self.model is not None:
             for m in candidates(self.model):
                 check_choice(m, "model", (*MODELS, "analogue"))
-            if "recursive_linear" in candidates(self.model) and self.delay is not None:
-                if 1 not in candidates(self.delay):  # it would never be scored
-                    raise ValueError("delay must include 1 for model 'recursive_linear'")
-        if self.ridge is not None:
-            for v in candidates(self.ridge):
-                check_positive(v, "ridge", allow_zero=True)
+            recursive = "recursive_linear" in candidates(self.model)
+            if recursive and 1 not in candidates(self.delay or 1):  # it would never be scored
+                raise ValueError("delay must include 1 for model 'recursive_linear'")
+        for v in candidates(self.ridge) if self.ridge is not None else ():
+            check_positive(v, "ridge", allow_zero=True)
 
     def _candidates(self, z):
         emb = candidates(self.embedding) if self.embedding is not None else None
@@ -212,6 +208,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         else:
             width = [("bandwidth", float(v)) for v in candidates(self.bandwidth or BANDWIDTHS)]
         delay = candidates(self.delay) if self.delay is not None else None
+        ridges = list(RIDGES) if self.ridge is None else list(map(float, candidates(self.ridge)))
         # the linear model is cheap: when the embedding is free it also tries long patterns,
         # as an autoregression would (every length up to 48 samples, then a geometric ladder
         # to 336 -- two weeks of hourly data -- while it helps; ten library rows a coefficient)
@@ -230,9 +227,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             "n_neighbors": neighbours,
             "width": width,
             "model": self._models(),
-            "ridge": [float(r) for r in candidates(self.ridge)]
-            if self.ridge is not None
-            else list(RIDGES),
+            "ridge": ridges,
         }
 
     def _models(self) -> list[str]:
@@ -343,10 +338,8 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         if horizon > self.horizon:
             raise ValueError(f"horizon must be <= the fitted horizon {self.horizon}; got {horizon}")
         if getattr(self, "channel_models_", None):
-            return np.concatenate(
-                [m._path(a[:, [c]], horizon, switch) for c, m in enumerate(self.channel_models_)],
-                axis=2,
-            )
+            return np.concatenate([m._path(a[:, [c]], horizon, switch)
+                                   for c, m in enumerate(self.channel_models_)], 2)  # fmt: skip
         anchors, groups = anchor_horizons(self.horizon), {}
         for h in range(1, horizon + 1):
             anchor = nearest_anchor(h, anchors)
@@ -358,22 +351,29 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         out = np.full((len(a), horizon, a.shape[1]), np.nan)
         series = self._standardised(a)
         for key, hs in groups.items():
-            out[:, np.array(hs) - 1] = (
-                forecast(*series, key, hs)
-                if isinstance(key, Structure)
-                else self._anchor_path(series, key, hs, switch)
-            )
+            if isinstance(key, Structure):
+                out[:, np.array(hs) - 1] = forecast(*series, key, hs)
+            else:  # the anchor's whole group, as forecast(horizon=h) computes it
+                group = self._anchor_group(key)[1]
+                path = self._anchor_path(series, key, group, switch)
+                out[:, np.array(hs) - 1] = path[:, [group.index(h) for h in hs]]
         return out * self.scale_ + self.mean_
+
+    def _anchor_group(self, h):
+        """``(anchor, group)``: ``h``'s anchor and the horizons with its structure, forecast
+        together (keys whose future reaches the group's last serve all), by ``forecast`` too."""
+        anchors = anchor_horizons(self.horizon)
+        a = nearest_anchor(h, anchors)
+        return a, [g for g in range(1, self.horizon + 1) if nearest_anchor(g, anchors) == a]
 
     def _forecast_h(self, a, h):  # one horizon: only its anchor's structures
         if h > self.horizon:
             raise ValueError(f"horizon must be <= the fitted horizon {self.horizon}; got {h}")
         if getattr(self, "channel_models_", None):
-            return np.column_stack(
-                [m._forecast_h(a[:, [c]], h)[:, 0] for c, m in enumerate(self.channel_models_)]
-            )
-        anchor = nearest_anchor(h, anchor_horizons(self.horizon))
-        out = self._anchor_path(self._standardised(a), anchor, [h])[:, 0]
+            return np.column_stack([m._forecast_h(a[:, [c]], h)[:, 0]
+                                    for c, m in enumerate(self.channel_models_)])  # fmt: skip
+        anchor, group = self._anchor_group(h)
+        out = self._anchor_path(self._standardised(a), anchor, group)[:, group.index(h)]
         return out * self.scale_ + self.mean_
 
     def _standardised(self, a):
