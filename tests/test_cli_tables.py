@@ -164,3 +164,23 @@ def test_a_named_integer_parquet_index_is_kept_even_when_evenly_spaced(tmp_path)
     df = read_table(tmp_path / "log.parquet")
     assert list(df.columns) == ["t_ns", "x"]
     np.testing.assert_array_equal(df["t_ns"], t_ns)
+
+
+def test_an_integer_column_with_a_blank_cell_is_copied_digit_for_digit(tmp_path):
+    """pandas reads integers with an empty cell as float64: nanosecond times were written
+    rounded to 17 digits (1.7333000001234568e+18) and counts as 3.0; they are read as exact
+    nullable integers now, copied as written, and still filtered as numbers when asked."""
+    t0, n = 1733300000123456789, 40
+    times = ["" if i == 7 else str(t0 + i * 10_000_001) for i in range(n)]
+    counts = ["" if i == 3 else str(i * 3) for i in range(n)]
+    lines = ["t_ns,gx,count"] + [f"{t},{float(np.sin(i / 5))!r},{c}"
+                                 for i, (t, c) in enumerate(zip(times, counts))]  # fmt: skip
+    (tmp_path / "log.csv").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.csv"
+    args = ["filter", str(tmp_path / "log.csv"), "--params", FIXED, "--out", str(out)]
+    assert main([*args, "--columns", "gx"]) == 0
+    rows = [line.split(",") for line in out.read_text().splitlines()[1:]]
+    assert [r[0] for r in rows] == times and [r[2] for r in rows] == counts
+    assert main([*args, "--columns", "gx", "count"]) == 0  # a column of them, filtered
+    res = pd.read_csv(out)  # the blank is a missing sample, estimated from the others
+    assert np.isnan(res["count"][3]) and np.isfinite(res["count_filtered"]).all()

@@ -116,8 +116,35 @@ def _read_csv(p: Path, sep) -> pd.DataFrame:
     if len(df) == 0 or not len(df.columns):
         return df
     first = pd.read_csv(p, header=None, skiprows=1, nrows=1, dtype=str, **kw)  # a data row
-    if first.shape[1] > df.shape[1] and df.iloc[:, -1].isna().all():
+    shifted = first.shape[1] > df.shape[1] and df.iloc[:, -1].isna().all()
+    if shifted:
         df = pd.read_csv(p, index_col=False, **kw)
+    return _exact_integers(df, lambda: pd.read_csv(p, dtype=str, **kw,
+                                                   **({"index_col": False} if shifted else {})))
+
+
+_INTEGER = re.compile(r"\s*[+-]?\d+\s*")
+
+
+def _exact_integers(df: pd.DataFrame, read_text) -> pd.DataFrame:
+    """``df`` with each column of integers that has empty cells -- which pandas reads as
+    float64, rounding integers past 2^53 (nanosecond times) and writing ``1.0`` for ``1`` --
+    as pandas' nullable ``Int64`` read from its text (``read_text()``: the file read again as
+    text, in the same columns), so that a column copied through is written as it was read."""
+    floats = [i for i, d in enumerate(df.dtypes) if d == np.float64]
+    maybe = [i for i in floats if df.iloc[:, i].isna().any()
+             and np.all(np.mod(df.iloc[:, i].dropna().to_numpy(), 1) == 0)]  # fmt: skip
+    if not maybe:
+        return df
+    text = read_text()
+    if text.shape != df.shape:
+        return df
+    for i in maybe:
+        cells = text.iloc[:, i]
+        whole = cells.map(lambda v: isinstance(v, str) and _INTEGER.fullmatch(v) is not None)
+        if (whole | df.iloc[:, i].isna()).all():
+            ints = [int(v) if w else None for v, w in zip(cells, whole)]
+            df.isetitem(i, pd.array(ints, dtype="Int64"))
     return df
 
 
@@ -178,6 +205,8 @@ def sample_times(est, df: pd.DataFrame, time_column):
                              "date")  # fmt: skip
     if isinstance(t.dtype, pd.DatetimeTZDtype):  # zone-aware: as plain UTC datetimes
         t = t.dt.tz_convert("UTC").dt.tz_localize(None)
+    if isinstance(t.dtype, pd.api.extensions.ExtensionDtype):  # Int64 with a blank
+        t = pd.Series(t.to_numpy(dtype=np.float64, na_value=np.nan))
     check_sample_times(t.to_numpy(), len(t), name=f"time column {time_column!r}")
     return t.to_numpy()
 
@@ -226,7 +255,7 @@ def column_values(df: pd.DataFrame, cols, what: str = "column") -> tuple[np.ndar
                 f"{what} {c!r} is not numeric: {df[c].iloc[row]!r} in data row {row + 1}; "
                 "clean the file or choose other columns"
             )
-        x[:, i] = v.to_numpy(dtype=np.float64)
+        x[:, i] = v.to_numpy(dtype=np.float64, na_value=np.nan)  # Int64 with blanks too
     n_inf, n_nan = int(np.isinf(x).sum()), int(np.isnan(x).sum())
     x[np.isinf(x)] = np.nan
     empty = [c for c, e in zip(cols, np.isnan(x).all(axis=0)) if e]
