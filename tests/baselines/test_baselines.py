@@ -438,3 +438,28 @@ def test_the_kalman_fit_takes_the_last_samples_up_to_a_channels_last_one():
 def test_a_simplex_library_too_small_for_n_neighbors_names_n_neighbors():
     with pytest.raises(ValueError, match=r"needs at least 500 \(n_neighbors=500\)"):
         B.SimplexForecaster(2, n_neighbors=500).fit(np.sin(np.arange(200) / 5))
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [B.AutoRegForecaster, B.ARIMAForecaster, B.ETSForecaster, B.UnobservedComponentsForecaster],
+)
+def test_a_missing_tail_is_not_fitted_as_the_last_reading_held(cls):
+    """A channel whose recording stops early, fitted with the rest of a longer table: the
+    model is the one fitted up to its last reading. Filled forward, the tail was a constant
+    the model was fitted on; where it held the last max_fit_samples, ARIMA's one-step RMSE on
+    an AR(2) went from 0.99 to 3.07."""
+    rng = np.random.default_rng(0)
+    y = np.zeros(700)
+    for i in range(2, 700):
+        y[i] = 1.6 * y[i - 1] - 0.8 * y[i - 2] + rng.normal()
+    gappy = np.column_stack([y, y])
+    gappy[300:, 0] = np.nan  # channel 0 stops at 300; channel 1 goes on
+    kw = {} if cls is B.AutoRegForecaster else {"max_fit_samples": 300}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        both = cls(**kw).fit(gappy).forecast(np.column_stack([y, y]), horizon=1)
+        cut = cls(**kw).fit(y[:300]).forecast(y, horizon=1)
+        whole = cls(**kw).fit(y).forecast(y, horizon=1)
+    np.testing.assert_allclose(np.asarray(both)[:, 0], np.asarray(cut), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(np.asarray(both)[:, 1], np.asarray(whole), rtol=1e-7, atol=1e-9)

@@ -364,8 +364,11 @@ class Forecaster(Estimator):
         return self
 
     def _fit(self, a: np.ndarray) -> None:
-        a = fill_missing(a, True)
-        self.models_ = [self._fit_1d(a[:, c]) for c in range(a.shape[1])]
+        filled = fill_missing(a, True)
+        # each channel up to its last reading: a missing tail, filled forward, is a constant
+        # no model is to be fitted on (it was, where it held the last max_fit_samples)
+        ends = [int(np.flatnonzero(np.isfinite(a[:, c]))[-1]) + 1 for c in range(a.shape[1])]
+        self.models_ = [self._fit_1d(filled[:end, c]) for c, end in enumerate(ends)]
 
     def _fit_1d(self, y: np.ndarray):  # pragma: no cover
         raise NotImplementedError
