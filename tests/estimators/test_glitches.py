@@ -154,9 +154,10 @@ def test_a_steep_nearly_noise_free_trend_has_no_glitch_and_its_glitches_are_foun
     running median lay 2 steps off the sample: the last samples were taken for glitches and
     filled off the trace, and they set the typical distance so high that a glitch of 1000
     noise levels inside went unseen. A cut window on a trend now takes its values carried to
-    its centre along its median step. A glitch still moves the median of its neighbours'
-    windows a rank, a step of the trend: up to 4 of them on one side go with it (filled from
-    the samples around)."""
+    its centre along its median step, and the typical distance is at least the typical step
+    (a glitch is 30 of them off: on a clean ramp the distances are all 0). A glitch still moves
+    the median of its neighbours' windows a rank, a step of the trend: up to 4 of them on one
+    side go with it (filled from the samples around)."""
     t = np.arange(600.0)
     clean = (t / 100) ** 2
     ramp = clean + 0.001 * np.random.default_rng(0).normal(size=t.size)
@@ -170,8 +171,8 @@ def test_a_steep_nearly_noise_free_trend_has_no_glitch_and_its_glitches_are_foun
         y = ProjectionFilter(causal=False).fit(ramp).filter(ramp)
     assert np.abs(y - clean).max() < 0.005  # it was 0.028 at the last sample
     inside, start, last = ramp.copy(), ramp.copy(), ramp.copy()
-    inside[300] += 1.0  # 16 steps of the trend there
-    start[[0, 1]] = 0.5  # two in a row at the start (0 to 0.0001 there)
+    inside[300] += 3.0  # 3000 noise levels, 50 steps of the trend there
+    start[[0, 1]] = 3.0  # two in a row at the start (0 to 0.0001 there)
     last[-1] = 0.0  # a dropout of the last sample
     assert found(start) == [0, 1]
     assert found(inside)[0] == 300 and found(inside)[-1] <= 304
@@ -317,3 +318,24 @@ def test_a_note_is_rebuilt_from_its_args_and_by_pickle(note):
         assert type(rebuilt) is type(note)
         assert str(rebuilt) == str(note) == note.told()
         assert rebuilt.told(["a", "b", "c"]) == note.told(["a", "b", "c"])
+
+
+@pytest.mark.parametrize("ramp", ["linspace(0, 1)", "0.1 t", "t + 0.5"])
+def test_on_a_clean_ramp_a_glitch_is_found_and_a_reading_between_gaps_is_not_one(ramp):
+    """A noise-free ramp sits on its running median: every distance is 0, and so was the
+    typical distance (no glitch could be found) but for the cut windows at the ends, which
+    the trend rule made 0 too; the typical step is its floor. A smooth sine with gaps: the
+    readings between gaps, whose cut windows are no trend, are not glitches."""
+    t = np.arange(600.0)
+    x = {"linspace(0, 1)": t / 599, "0.1 t": 0.1 * t, "t + 0.5": t + 0.5}[ramp]
+    assert not glitch_mask(x[:, None]).any()
+    x[300] += 100 * (x[1] - x[0])
+    assert np.flatnonzero(glitch_mask(x[:, None])).tolist() == [300]
+    for seed in (35, 39):  # two draws whose isolated readings were taken for glitches
+        rng = np.random.default_rng(seed)
+        t = np.arange(2000.0)
+        sine = 10 * np.sin(t / 50) + 0.001 * rng.normal(size=t.size)
+        for _ in range(30):
+            a = rng.integers(0, 1990)
+            sine[a : a + rng.integers(1, 20)] = np.nan
+        assert not glitch_mask(sine[:, None]).any()

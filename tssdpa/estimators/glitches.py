@@ -11,8 +11,9 @@ is neither a key nor scored, and the filter fills its sample from the others.
 
 An entry is a glitch where it is more than ``GLITCH_REACH`` times its channel's typical
 distance from the median of the ``2 GLITCH_HALF + 1`` samples around it (the 99th percentile
-of those distances over the channel; where the window is cut -- the ends, gaps -- and on a
-trend, the median of its values carried along the trend to the sample: :func:`_along_the_trend`).
+of those distances over the channel, or its median step where that is more; where the window
+is cut -- the ends, gaps -- and on a trend, the median of its values carried along the trend to
+the sample: :func:`_along_the_trend`).
 Large values that recur in more than 1 sample in 100 (a gait's heel strikes, a pulse
 train's pulses, impulsive noise at a rate of 2%) set that typical
 distance themselves and are not glitches; nor is anything in a channel that sits on its
@@ -85,6 +86,11 @@ def glitch_mask(x2: np.ndarray) -> np.ndarray:
     known = ~np.isnan(distance).all(axis=0)
     if known.any():
         typical[known] = np.nanquantile(distance[:, known], 0.99, axis=0)
+        # at least the typical step: on a smooth trend (a clean ramp, a counter) the running
+        # median passes through nearly every sample, its 99th percentile of distances is 0 or
+        # set by the few cut windows, and a glitch went unseen or a reading was taken for one
+        steps = np.abs(np.diff(x2[:, known], axis=0))
+        typical[known] = np.fmax(typical[known], np.nanmedian(steps, axis=0))
     with np.errstate(invalid="ignore"):
         return (distance > GLITCH_REACH * typical) & (typical > 0)
 
