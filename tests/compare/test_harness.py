@@ -53,19 +53,27 @@ def test_a_resume_with_other_settings_is_refused_not_mixed_into_the_tables(tmp_p
     rows = pd.read_csv(tmp_path / "results.csv")
     assert rows["cell_settings"].str.contains("samples=300").all()
     longer = denoise_tasks("ar2", seeds=(0,), settings=[("gaussian", 10.0)], n=400)
-    with pytest.raises(ValueError, match=r"out: .*results.csv holds 1 cell.*samples=300"):
+    with pytest.raises(ValueError, match=r"out: .*results.csv holds rows of 1 .*samples=300"):
         run_tasks(longer, methods=["noisy"], out=tmp_path, progress=False)
+    other_seed = denoise_tasks("ar2", seeds=(1,), settings=[("gaussian", 10.0)], n=400)
+    with pytest.raises(ValueError, match="samples=300"):  # else averaged over the seeds
+        run_tasks(other_seed, methods=["noisy"], out=tmp_path, progress=False)
+    with pytest.raises(ValueError, match="builds ar2 gaussian@10dB twice"):  # in one run
+        run_tasks(den + other_seed, methods=["butterworth"], out=tmp_path, progress=False)
     run_tasks(longer, methods=["butterworth"], out=tmp_path, progress=False)  # another method
     fc = forecast_tasks("ar2", seeds=(0,), n=300, horizons=(1,), lookback=8)
     run_tasks(fc, methods=["naive"], out=tmp_path, progress=False)
     more = forecast_tasks("ar2", seeds=(0,), n=300, horizons=(1, 2), lookback=8)
     with pytest.raises(ValueError, match="stored '.*horizons=1 lookback"):
         run_tasks(more, methods=["naive"], out=tmp_path, progress=False)
-    assert len(pd.read_csv(tmp_path / "results.csv")) == 3  # nothing appended by a refusal
+    run_tasks(more, methods=["autoreg"], out=tmp_path, progress=False)
+    turned = forecast_tasks("ar2", seeds=(0,), n=300, horizons=(2, 1), lookback=8)
+    run_tasks(turned, methods=["autoreg"], out=tmp_path, progress=False)  # the same cells
+    assert len(pd.read_csv(tmp_path / "results.csv")) == 5  # nothing appended by a refusal
     old = pd.read_csv(tmp_path / "results.csv").drop(columns="cell_settings")
     old.to_csv(tmp_path / "results.csv", index=False)
     res = run_tasks(longer, methods=["noisy"], out=tmp_path, progress=False)
-    assert len(res.frame) == 3  # reused: nothing says what made those rows
+    assert len(res.frame) == 5  # reused: nothing says what made those rows
 
 
 def test_run_tasks_rejects_unknown_method_names():

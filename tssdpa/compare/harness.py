@@ -171,7 +171,7 @@ def cell_settings(task, spec, budget: int) -> str:
              f"budget={budget}", f"quick={int(bool(task.quick))}"]  # fmt: skip
     if isinstance(task, ForecastTask):
         cap = task.max_origins if spec.cost == "high" else None
-        parts += [f"horizons={','.join(str(int(h)) for h in task.horizons)}",
+        parts += [f"horizons={','.join(str(int(h)) for h in sorted(task.horizons))}",
                   f"lookback={task.lookback}", f"history={task.history}",
                   f"metric={task.metric}", f"max_origins={cap}"]  # fmt: skip
     return " ".join(parts)
@@ -182,23 +182,39 @@ class ResumeError(ValueError):
 
 
 def _check_resume(cells, done: dict, budget: int, out) -> None:
-    """Refuse to resume into a results.csv whose rows for a cell of this run were made with
-    other settings (another ``--n``, ``--horizons``, ``--budget``, ``--max-origins``...):
-    skipping the cell would mix them into this run's tables. Rows written before the settings
-    were stored (no ``cell_settings``) are reused as they are."""
-    clashes = []
+    """Refuse a run that would mix rows made with other settings (another ``--n``,
+    ``--horizons``, ``--budget``, ``--max-origins``...) into one method's figures: where it
+    builds a dataset's setting twice with different settings (``--dataset default --dataset
+    ar2``), or where ``results.csv`` holds rows of one of its methods on one of its datasets
+    and settings, of any seed, made with other settings (skipped as done, or averaged over
+    the seeds with this run's). Rows written before the settings were stored (no
+    ``cell_settings``) are reused as they are."""
+    mine: dict = {}  # (kind, dataset, setting, method) -> {settings: (task, spec)}
     for task, spec in cells:
-        stored = done.get(_cell_key(task, spec), set()) - {None}
-        if stored and stored != {cell_settings(task, spec, budget)}:
-            clashes.append((task, spec, sorted(stored)))
+        kind, dataset, setting, _, method = _cell_key(task, spec)
+        mine.setdefault((kind, dataset, setting, method), {}).setdefault(
+            cell_settings(task, spec, budget), (task, spec))  # fmt: skip
+    for group, made in mine.items():
+        if len(made) > 1:
+            raise ResumeError(
+                f"this run builds {group[1]} {group[2]} twice, with other settings "
+                f"({' and '.join(repr(m) for m in sorted(made))}): its {group[3]} rows would be "
+                "mixed; run them separately, into other output folders"
+            )
+    stored: dict = {}
+    for (kind, dataset, setting, _, method), settings in done.items():
+        stored.setdefault((kind, dataset, setting, method), set()).update(settings - {None})
+    clashes = [(made, stored[g]) for g, made in mine.items()
+               if stored.get(g) and stored[g] != set(made)]  # fmt: skip
     if not clashes:
         return
-    task, spec, stored = clashes[0]
+    made, kept = clashes[0]
+    (task, spec), this = next(iter(made.values())), next(iter(made))
     raise ResumeError(
-        f"out: {Path(out) / 'results.csv'} holds {len(clashes)} cell(s) of this run made with "
-        f"other settings, e.g. {task.dataset} {task.setting} seed {task.seed} {spec.name}: "
-        f"stored '{'; '.join(stored)}', this run '{cell_settings(task, spec, budget)}'. Use "
-        "another output folder or the stored run's settings, or remove those rows"
+        f"out: {Path(out) / 'results.csv'} holds rows of {len(clashes)} method(s) on this run's "
+        f"data made with other settings, e.g. {task.dataset} {task.setting} {spec.name}: stored "
+        f"'{'; '.join(sorted(kept))}', this run '{this}'. Use another output folder or the "
+        "stored run's settings, or remove those rows"
     )
 
 

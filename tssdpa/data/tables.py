@@ -119,8 +119,9 @@ def _read_csv(p: Path, sep) -> pd.DataFrame:
     shifted = first.shape[1] > df.shape[1] and df.iloc[:, -1].isna().all()
     if shifted:
         df = pd.read_csv(p, index_col=False, **kw)
-    return _exact_integers(df, lambda: pd.read_csv(p, dtype=str, **kw,
-                                                   **({"index_col": False} if shifted else {})))
+    return _exact_integers(
+        df, lambda: pd.read_csv(p, dtype=str, **kw, **({"index_col": False} if shifted else {}))
+    )
 
 
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
