@@ -89,8 +89,11 @@ def glitch_mask(x2: np.ndarray) -> np.ndarray:
         # at least the typical step: on a smooth trend (a clean ramp, a counter) the running
         # median passes through nearly every sample, its 99th percentile of distances is 0 or
         # set by the few cut windows, and a glitch went unseen or a reading was taken for one
-        steps = np.abs(np.diff(x2[:, known], axis=0))
-        typical[known] = np.fmax(typical[known], np.nanmedian(steps, axis=0))
+        steps = np.abs(np.diff(x2, axis=0))
+        for c in np.flatnonzero(known):  # (a channel read every other sample has no step)
+            finite = steps[np.isfinite(steps[:, c]), c]
+            if finite.size:
+                typical[c] = max(typical[c], float(np.median(finite)))
     with np.errstate(invalid="ignore"):
         return (distance > GLITCH_REACH * typical) & (typical > 0)
 
