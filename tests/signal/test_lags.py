@@ -147,6 +147,32 @@ def test_local_polynomial_kernel_matches_reference(degree, mode):
     np.testing.assert_allclose(fast, ref, rtol=1e-8, atol=1e-10)
 
 
+@pytest.mark.parametrize("degree", [2, 4])
+@pytest.mark.parametrize("exclude_self", [False, True])
+def test_a_local_polynomial_whose_keys_fill_a_small_part_of_the_window_matches_reference(
+    degree, exclude_self
+):
+    """A window of 300 lags over 60 samples (and a gap): each row's offsets are measured in
+    the unit of its own farthest key, in the kernel and in the reference alike (the
+    reference once kept the window's unit and was 1.03 off the kernel and least squares)."""
+    rng = np.random.default_rng(degree)
+    x = np.cumsum(rng.normal(size=(60, 1)), axis=0) * 0.2
+    x[30:33] = np.nan
+    full = np.concatenate([np.full((300, 1), np.nan), x])
+    E = delay_embedding(full, 1)
+    kw = dict(sigma=np.inf, degree=degree, exclude_self=exclude_self)
+    fast = attend_lags(E, full, (300, 360), 0, 299, block_elems=64, **kw)
+    ref = attend_lags_reference(E, full, (300, 360), 0, 299, **kw)
+    first = degree + exclude_self  # the first row with enough keys for the polynomial; the
+    # rows before rest on the ridge, whose near-singular solve two solvers round differently
+    np.testing.assert_allclose(fast[first:], ref[first:], rtol=1e-8, atol=1e-9)
+    np.testing.assert_allclose(fast[:first], ref[:first], rtol=0, atol=1e-5)
+    t = np.arange(first, 30)
+    lsq = [np.polyval(np.polyfit(np.arange(r + 1 - exclude_self), x[: r + 1 - exclude_self, 0],
+                                 degree), r) for r in t]  # fmt: skip
+    np.testing.assert_allclose(fast[t, 0], lsq, rtol=0, atol=1e-6)
+
+
 @pytest.mark.parametrize("lag_min", [0, -8])
 def test_a_polynomial_at_a_sample_without_its_reading_stays_within_the_values_it_weighed(lag_min):
     # across a long gap the keys lie on one side: a quadratic fitted there extrapolated

@@ -41,7 +41,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from tssdpa.signal.lags import GAP_MARGIN
+from tssdpa.signal.lags import GAP_MARGIN, SPAN_WEIGHT, power_of_two_at_most
 
 __all__ = [
     "INPUT_NAMES",
@@ -169,8 +169,8 @@ class StreamingStep(nn.Module):
         decay = spec.decay
         logit = lags * math.log(decay) if decay is not None and decay != 1.0 else 0.0 * lags
         self.register_buffer("decay_logit", torch.tensor(logit, dtype=torch.float64))
-        # powers of the scaled time offset u = -lag / max lag (attend_lags' _offset_powers)
-        u = -lags / max(1, self.W - 1)
+        # powers of the scaled time offset u = -lag / 2^floor(log2 max lag) (attend_lags')
+        u = -lags / power_of_two_at_most(self.W - 1)
         powers = u[:, None] ** np.arange(2 * self.degree + 1)
         self.register_buffer("powers", torch.tensor(powers, dtype=torch.float64))
         # per embedding coordinate (lag-major, as emb below): 1 / the channel's scale
@@ -256,8 +256,10 @@ class StreamingStep(nn.Module):
         rhs = torch.einsum("twc,twc,wp->tpc", w, v, self.powers[:, :P])  # (T, P, C)
         # offsets in units of each row's farthest weighed key (attend_lags' _local_polynomial)
         reach = torch.abs(self.powers[:, 1]).view(1, -1, 1)  # (1, W, 1)
-        span = torch.where(w > 0, reach, torch.zeros_like(w)).amax(1)  # (T, C)
-        inv = 1.0 / torch.where(span > 0, span, torch.ones_like(span))
+        span = torch.where(w >= SPAN_WEIGHT, reach, torch.zeros_like(w)).amax(1)  # (T, C)
+        inv = torch.exp2(
+            -torch.floor(torch.log2(torch.where(span > 0, span, torch.ones_like(span))))
+        )
         unit = inv.unsqueeze(1) ** torch.arange(2 * P - 1, dtype=torch.float64).view(1, -1, 1)
         moments = moments * unit  # (T, 2P-1, C)
         rhs = rhs * unit[:, :P]

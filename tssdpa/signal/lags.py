@@ -52,6 +52,9 @@ SIGMA_BATCH = 4
 #: widened by this share of their range on each side: enough for a peak inside a short gap,
 #: not for the swing of a fit on one side of a long one (past -100 on a unit sine)
 GAP_MARGIN = 0.25
+#: a local polynomial measures each row's time offsets in units of the power of 2 at or below
+#: its farthest key of at least this weight, relative to the row's largest (1)
+SPAN_WEIGHT = 1e-12
 
 
 def iir_truncation_lag(decay: float, tol: float) -> int:
@@ -324,10 +327,16 @@ def _within_weighed(res, w, vals, unread) -> None:
             res[r, c] = np.clip(res[r, c], lo - pad, hi + pad)
 
 
+def power_of_two_at_most(n: int) -> int:
+    """The largest power of 2 <= ``n`` (1 for ``n`` <= 1)."""
+    return 1 << max(0, int(n).bit_length() - 1)
+
+
 def _offset_powers(lags: np.ndarray, degree: int) -> np.ndarray:
-    """(L, 2·degree + 1) powers of the scaled time offset ``(j - t) / max|j - t|`` of each
-    key (scaled so that the normal equations stay well conditioned)."""
-    u = -lags / max(1, int(np.abs(lags).max()))
+    """(L, 2·degree + 1) powers of the scaled time offset ``(j - t) / 2^floor(log2 max|j - t|)``
+    of each key (scaled so that the normal equations stay well conditioned; by a power of 2,
+    so that :func:`_local_polynomial`'s rescaling of a row, by another, is exact)."""
+    u = -lags / power_of_two_at_most(int(np.abs(lags).max()))
     return u[:, None].astype(np.float64) ** np.arange(2 * degree + 1)
 
 
@@ -353,12 +362,16 @@ def _local_polynomial(ws, vals, powers, degrees):
         # keys in a small part of it (the first rows of a long window, the edge of a gap) has
         # moments u^k so small that the ridge bends its fit (a stream and the one-shot filter,
         # whose window is capped at the series' length, then differed)
-        # (most rows weigh a key at the window's end: their unit is already that)
-        short = ~(w[:, farthest] > 0).any(axis=1)
+        # (most rows weigh a key at the window's end: their unit is already that). A key
+        # counts from SPAN_WEIGHT of the row's largest weight (1): the ones below move no
+        # moment, and float32 and float64, whose weights underflow at different lags, agree
+        short = ~(w[:, farthest] >= SPAN_WEIGHT).any(axis=1)
         if short.any():
             rows = np.flatnonzero(short)
-            span = np.where(w[rows] > 0, reach, 0.0).max(axis=1)
-            inv = 1.0 / np.where(span > 0, span, 1.0)
+            span = np.where(w[rows] >= SPAN_WEIGHT, reach, 0.0).max(axis=1)
+            # a power of 2 (the unit's too): exact, so that a stream and the one-shot filter,
+            # with other windows, have the same moments (a row with one key then fits it)
+            inv = 2.0 ** -np.floor(np.log2(np.where(span > 0, span, 1.0)))
             unit = inv[None, :] ** np.arange(2 * top - 1)[:, None]  # (2P - 1, rows)
             moments[:, a + rows] *= unit
             rhs[:, :, a + rows] *= unit[:top, None, :]

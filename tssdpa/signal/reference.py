@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from tssdpa.signal.lags import GAP_MARGIN
+from tssdpa.signal.lags import GAP_MARGIN, SPAN_WEIGHT, power_of_two_at_most
 
 __all__ = [
     "attend_lags_reference",
@@ -76,8 +76,10 @@ def attend_lags_reference(
             if degree == 0:
                 out[t - start, c] = (w * np.array(values)).sum() / w.sum()
                 continue
-            # weighted least squares on 1, u, .., u^degree (u: the scaled time offset)
-            u = np.array(offsets) / max(1, lag_max, -lag_min)
+            # weighted least squares on 1, u, .., u^degree (u: the time offset in units of the
+            # power of 2 at or below the farthest key of weight at least SPAN_WEIGHT)
+            far = np.abs(np.array(offsets))[w >= SPAN_WEIGHT]
+            u = np.array(offsets) / power_of_two_at_most(int(far.max()))
             X = np.vander(u, degree + 1, increasing=True)
             G = X.T @ (w[:, None] * X) + np.diag([0.0] + [1e-12 * w.sum()] * degree)
             beta = np.linalg.solve(G, X.T @ (w * np.array(values)))
