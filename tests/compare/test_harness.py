@@ -69,11 +69,15 @@ def test_a_resume_with_other_settings_is_refused_not_mixed_into_the_tables(tmp_p
     run_tasks(more, methods=["autoreg"], out=tmp_path, progress=False)
     turned = forecast_tasks("ar2", seeds=(0,), n=300, horizons=(2, 1), lookback=8)
     run_tasks(turned, methods=["autoreg"], out=tmp_path, progress=False)  # the same cells
-    assert len(pd.read_csv(tmp_path / "results.csv")) == 5  # nothing appended by a refusal
+    for cap in (None, 10_000):  # a cap above the 59 origins caps nothing: the same cells
+        capped = forecast_tasks("ar2", seeds=(0,), n=300, horizons=(1, 2), lookback=8,
+                                max_origins=cap)  # fmt: skip
+        run_tasks(capped, methods=["arima"], out=tmp_path, progress=False)
+    assert len(pd.read_csv(tmp_path / "results.csv")) == 7  # nothing appended by a refusal
     old = pd.read_csv(tmp_path / "results.csv").drop(columns="cell_settings")
     old.to_csv(tmp_path / "results.csv", index=False)
     res = run_tasks(longer, methods=["noisy"], out=tmp_path, progress=False)
-    assert len(res.frame) == 5  # reused: nothing says what made those rows
+    assert len(res.frame) == 7  # reused: nothing says what made those rows
 
 
 def test_run_tasks_rejects_unknown_method_names():

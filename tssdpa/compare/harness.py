@@ -171,6 +171,10 @@ def cell_settings(task, spec, budget: int) -> str:
              f"budget={budget}", f"quick={int(bool(task.quick))}"]  # fmt: skip
     if isinstance(task, ForecastTask):
         cap = task.max_origins if spec.cost == "high" else None
+        h1 = min(task.horizons)  # the validation and test origins (evaluate_forecaster's)
+        if cap is not None and all(b - a - h1 + 1 <= cap for a, b in
+                                   (sp.bounds("val"), sp.bounds("test"))):  # fmt: skip
+            cap = None  # it caps nothing
         parts += [f"horizons={','.join(str(int(h)) for h in sorted(task.horizons))}",
                   f"lookback={task.lookback}", f"history={task.history}",
                   f"metric={task.metric}", f"max_origins={cap}"]  # fmt: skip
