@@ -339,3 +339,9 @@ def test_on_a_clean_ramp_a_glitch_is_found_and_a_reading_between_gaps_is_not_one
             a = rng.integers(0, 1990)
             sine[a : a + rng.integers(1, 20)] = np.nan
         assert not glitch_mask(sine[:, None]).any()
+    # a floor of 30 steps instead of one hid glitches of 1,400 noise levels on a smooth,
+    # finely sampled sine (84 before the floor)
+    t = np.arange(3000.0)
+    smooth = np.sin(2 * np.pi * t / 1000) + 1e-4 * np.random.default_rng(0).normal(size=t.size)
+    smooth[1234] += 0.02  # 200 noise levels, 3 steps of the sine
+    assert np.flatnonzero(glitch_mask(smooth[:, None])).tolist() == [1234]

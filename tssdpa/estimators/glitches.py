@@ -11,7 +11,8 @@ is neither a key nor scored, and the filter fills its sample from the others.
 
 An entry is a glitch where it is more than ``GLITCH_REACH`` times its channel's typical
 distance from the median of the ``2 GLITCH_HALF + 1`` samples around it (the 99th percentile
-of those distances over the channel, or its median step where that is more; where the window
+of those distances over the channel, or its median step over ``GLITCH_REACH`` where that is
+more; where the window
 is cut -- the ends, gaps -- and on a trend, the median of its values carried along the trend to
 the sample: :func:`_along_the_trend`).
 Large values that recur in more than 1 sample in 100 (a gait's heel strikes, a pulse
@@ -86,14 +87,16 @@ def glitch_mask(x2: np.ndarray) -> np.ndarray:
     known = ~np.isnan(distance).all(axis=0)
     if known.any():
         typical[known] = np.nanquantile(distance[:, known], 0.99, axis=0)
-        # at least the typical step: on a smooth trend (a clean ramp, a counter) the running
-        # median passes through nearly every sample, its 99th percentile of distances is 0 or
-        # set by the few cut windows, and a glitch went unseen or a reading was taken for one
+        # a glitch is at least one typical step off: on a clean trend (a ramp, a counter) the
+        # running median passes through nearly every sample, the 99th percentile of the
+        # distances is 0 or set by the few cut windows, and a glitch went unseen or a reading
+        # at an end was taken for one (as a floor on its own, 30 steps, it hid glitches of
+        # hundreds of noise levels on smooth, finely sampled signals)
         steps = np.abs(np.diff(x2, axis=0))
         for c in np.flatnonzero(known):  # (a channel read every other sample has no step)
             finite = steps[np.isfinite(steps[:, c]), c]
             if finite.size:
-                typical[c] = max(typical[c], float(np.median(finite)))
+                typical[c] = max(typical[c], float(np.median(finite)) / GLITCH_REACH)
     with np.errstate(invalid="ignore"):
         return (distance > GLITCH_REACH * typical) & (typical > 0)
 
@@ -114,16 +117,20 @@ def _along_the_trend(windows: np.ndarray) -> np.ndarray:
     along the median of the known steps, else of the values. The plain median of a window cut
     to one side of its centre is off the sample by a few steps: on a steep, nearly noise-free
     trend many noise levels, and the last samples of an accelerating ramp were taken for
-    glitches. (A whole window's plain median needs no such care: on a trend it is the sample
-    itself, and carrying the values along an uneven trend -- quantised readings -- scatters
-    them: ETTm2 ``OT``'s typical distance grew by a quarter, and three of its dropouts went
-    unseen.)"""
+    glitches. A window with fewer than two steps gets NaN: no verdict. (A whole window's
+    plain median needs no such care: on a trend it is the sample itself, and carrying the
+    values along an uneven trend -- quantised readings -- scatters them: ETTm2 ``OT``'s
+    typical distance grew by a quarter, and three of its dropouts went unseen.)"""
     steps = np.diff(windows, axis=1)
     slope = np.zeros(len(windows))
     stepped = ~np.isnan(steps).all(axis=1)
     slope[stepped] = np.nanmedian(steps[stepped], axis=1)
     trend = _on_a_trend(steps, slope)
-    return np.nanmedian(windows + np.where(trend, slope, 0.0)[:, None] * _TO_CENTRE, axis=1)
+    median = np.nanmedian(windows + np.where(trend, slope, 0.0)[:, None] * _TO_CENTRE, axis=1)
+    # readings between gaps, with fewer than two steps: their spread over several lags is
+    # the signal's as much as a glitch's; no verdict
+    median[(~np.isnan(steps)).sum(axis=1) < 2] = np.nan
+    return median
 
 
 def fitted_spike_channels(filt, x2: np.ndarray) -> list[bool] | None:
