@@ -463,3 +463,25 @@ def test_a_missing_tail_is_not_fitted_as_the_last_reading_held(cls):
         whole = cls(**kw).fit(y).forecast(y, horizon=1)
     np.testing.assert_allclose(np.asarray(both)[:, 0], np.asarray(cut), rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(np.asarray(both)[:, 1], np.asarray(whole), rtol=1e-7, atol=1e-9)
+
+
+def test_a_channel_stopping_too_early_to_fit_is_named_and_a_residual_base_fits_up_to_it():
+    """With the filled tail gone, a channel of 1 reading is too short for the model: a
+    ValueError naming the channel (ARIMA raised IndexError, the CLI's exit 1), and
+    projection_residual's AutoReg base is fitted up to the last reading as AutoReg is."""
+    from tssdpa.filters.residual import ResidualProjectionForecaster
+
+    rng = np.random.default_rng(0)
+    y = np.zeros(700)
+    for i in range(2, 700):
+        y[i] = 1.6 * y[i - 1] - 0.8 * y[i - 2] + rng.normal()
+    short = np.column_stack([y, y])
+    short[1:, 0] = np.nan
+    with pytest.raises(ValueError, match="y channel 0 stops at sample 0 of 700"):
+        B.ARIMAForecaster().fit(short)
+    gappy = y.copy()
+    gappy[300:] = np.nan
+    res = ResidualProjectionForecaster(horizon=1).fit(gappy)
+    np.testing.assert_allclose(
+        res.base_.models_[0][1], B.AutoRegForecaster().fit(y[:300]).models_[0][1], rtol=1e-10
+    )

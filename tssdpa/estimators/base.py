@@ -368,7 +368,17 @@ class Forecaster(Estimator):
         # each channel up to its last reading: a missing tail, filled forward, is a constant
         # no model is to be fitted on (it was, where it held the last max_fit_samples)
         ends = [int(np.flatnonzero(np.isfinite(a[:, c]))[-1]) + 1 for c in range(a.shape[1])]
-        self.models_ = [self._fit_1d(filled[:end, c]) for c, end in enumerate(ends)]
+        self.models_ = []
+        for c, end in enumerate(ends):
+            try:
+                self.models_.append(self._fit_1d(filled[:end, c]))
+            except (ValueError, IndexError, np.linalg.LinAlgError) as exc:
+                if end == len(a):
+                    raise
+                n = int(np.isfinite(a[:end, c]).sum())
+                raise ValueError(f"y channel {c} stops at sample {end - 1} of {len(a)} (the rest "
+                                 f"is missing): its {n} reading(s) are too few to fit "
+                                 f"({type(exc).__name__}: {exc})") from None  # fmt: skip
 
     def _fit_1d(self, y: np.ndarray):  # pragma: no cover
         raise NotImplementedError

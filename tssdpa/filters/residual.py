@@ -237,7 +237,7 @@ class ResidualProjectionForecaster(Forecaster):
 
     # ---------------------------------------------------------------- fitting
     def _fit(self, a):
-        a = fill_missing(a, True)
+        raw, a = a, fill_missing(a, True)  # the base fits the raw (its own missing rule)
         T, C = a.shape
         H = self.horizon
         self.mean_ = a.mean(axis=0)
@@ -257,7 +257,7 @@ class ResidualProjectionForecaster(Forecaster):
         dim = self.embedding if self.channel_independent else self.embedding * C
         sigmas = _sigmas(self.sigma, dim)
         # choose sigma / alpha with the base fitted on the head only, scored on the tail
-        head = self._make_base().fit(a[:n_head])
+        head = self._make_base().fit(raw[:n_head])
         lib = self._library(head, a[:n_head])
         origins = np.arange(n_head - 1, T - 1)
         if len(origins) > self.max_holdout_origins:
@@ -285,7 +285,7 @@ class ResidualProjectionForecaster(Forecaster):
         self.sigma_ = sig.reshape(H, C)
         self.alpha_ = alpha.reshape(H, C)
         # final model: base and library from the whole training series
-        self.base_ = self._make_base().fit(a)
+        self.base_ = self._make_base().fit(raw)
         self.library_ = self._library(self.base_, a)
 
     def _direct_horizon(self) -> int:
