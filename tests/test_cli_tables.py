@@ -2,6 +2,8 @@
 file's columns comes out in the same columns, nothing the user did not ask for is filtered,
 and no input file or earlier output is ever overwritten or left half-written."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -184,3 +186,20 @@ def test_an_integer_column_with_a_blank_cell_is_copied_digit_for_digit(tmp_path)
     assert main([*args, "--columns", "gx", "count"]) == 0  # a column of them, filtered
     res = pd.read_csv(out)  # the blank is a missing sample, estimated from the others
     assert np.isnan(res["count"][3]) and np.isfinite(res["count_filtered"]).all()
+
+
+def test_integers_past_int64_or_an_inf_beside_a_blank_stay_floats_without_a_word(tmp_path, capsys):
+    """Columns the exact-integer reading cannot hold: a number past int64 (an OverflowError,
+    exit 1) and an inf (a RuntimeWarning from its remainder on every run); read as floats,
+    as before."""
+    n = ["99999999999999999999999" if i == 0 else "" if i == 3 else str(i) for i in range(40)]
+    m = ["inf" if i == 0 else "" if i == 4 else str(i) for i in range(40)]
+    lines = ["time;a;n;m"] + [f"{i};{float(np.sin(i / 5))!r};{n[i]};{m[i]}" for i in range(40)]
+    (tmp_path / "log.csv").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.csv"
+    args = ["filter", str(tmp_path / "log.csv"), "--columns", "a", "--params", FIXED]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert main([*args, "--out", str(out)]) == 0
+    res = pd.read_csv(out)
+    assert res["n"][0] == 1e23 and np.isnan(res["n"][3]) and np.isinf(res["m"][0])

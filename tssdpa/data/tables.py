@@ -125,6 +125,7 @@ def _read_csv(p: Path, sep) -> pd.DataFrame:
 
 
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _exact_integers(df: pd.DataFrame, read_text) -> pd.DataFrame:
@@ -132,9 +133,13 @@ def _exact_integers(df: pd.DataFrame, read_text) -> pd.DataFrame:
     float64, rounding integers past 2^53 (nanosecond times) and writing ``1.0`` for ``1`` --
     as pandas' nullable ``Int64`` read from its text (``read_text()``: the file read again as
     text, in the same columns), so that a column copied through is written as it was read."""
+
+    def whole(v):  # finite whole numbers (inf has no remainder)
+        return np.isfinite(v).all() and np.all(np.mod(v, 1) == 0)
+
     floats = [i for i, d in enumerate(df.dtypes) if d == np.float64]
     maybe = [i for i in floats if df.iloc[:, i].isna().any()
-             and np.all(np.mod(df.iloc[:, i].dropna().to_numpy(), 1) == 0)]  # fmt: skip
+             and whole(df.iloc[:, i].dropna().to_numpy())]  # fmt: skip
     if not maybe:
         return df
     text = read_text()
@@ -142,10 +147,11 @@ def _exact_integers(df: pd.DataFrame, read_text) -> pd.DataFrame:
         return df
     for i in maybe:
         cells = text.iloc[:, i]
-        whole = cells.map(lambda v: isinstance(v, str) and _INTEGER.fullmatch(v) is not None)
-        if (whole | df.iloc[:, i].isna()).all():
-            ints = [int(v) if w else None for v, w in zip(cells, whole)]
-            df.isetitem(i, pd.array(ints, dtype="Int64"))
+        text_ints = cells.map(lambda v: isinstance(v, str) and _INTEGER.fullmatch(v) is not None)
+        if (text_ints | df.iloc[:, i].isna()).all():
+            ints = [int(v) if w else None for v, w in zip(cells, text_ints)]
+            if all(v is None or _INT64_MIN <= v <= _INT64_MAX for v in ints):  # else float
+                df.isetitem(i, pd.array(ints, dtype="Int64"))
     return df
 
 
