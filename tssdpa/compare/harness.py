@@ -123,7 +123,9 @@ def run_tasks(
             cells.append((task, spec))
     new_rows = []
     _check_resume(cells, done, budget, out)
-    todo = [(t, s) for t, s in cells if _cell_key(t, s) not in done]
+    # a dataset named twice (identical settings: _check_resume refuses others) runs once
+    todo = list({_cell_key(t, s): (t, s) for t, s in cells if _cell_key(t, s) not in done}
+                .values())  # fmt: skip
     if any(s.family == "learned" for _, s in todo):
         _quiet_lightning()
     bar = _progress(progress, len(todo))
@@ -215,8 +217,9 @@ def _check_resume(cells, done: dict, budget: int, out) -> None:
     made, kept = clashes[0]
     (task, spec), this = next(iter(made.values())), next(iter(made))
     raise ResumeError(
-        f"out: {Path(out) / 'results.csv'} holds rows of {len(clashes)} method(s) on this run's "
-        f"data made with other settings, e.g. {task.dataset} {task.setting} {spec.name}: stored "
+        f"out: {Path(out) / 'results.csv'} holds rows made with other settings for "
+        f"{len(clashes)} of this run's (dataset, setting, method), e.g. {task.dataset} "
+        f"{task.setting} {spec.name}: stored "
         f"'{'; '.join(sorted(kept))}', this run '{this}'. Use another output folder or the "
         "stored run's settings, or remove those rows"
     )
