@@ -345,3 +345,9 @@ def test_on_a_clean_ramp_a_glitch_is_found_and_a_reading_between_gaps_is_not_one
     smooth = np.sin(2 * np.pi * t / 1000) + 1e-4 * np.random.default_rng(0).normal(size=t.size)
     smooth[1234] += 0.02  # 200 noise levels, 3 steps of the sine
     assert np.flatnonzero(glitch_mask(smooth[:, None])).tolist() == [1234]
+    # an encoder at constant speed, stopping, turning back: its turns are on the line of the
+    # counts on one side (the step floor alone took them for glitches); a glitch is on neither
+    counts = np.cumsum(np.repeat([3, 0, -2, 5], 500)).astype(float)
+    assert not glitch_mask(counts[:, None]).any()
+    counts[1250] += 100.0
+    assert np.flatnonzero(glitch_mask(counts[:, None])).tolist() == [1250]

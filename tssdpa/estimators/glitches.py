@@ -12,15 +12,15 @@ is neither a key nor scored, and the filter fills its sample from the others.
 An entry is a glitch where it is more than ``GLITCH_REACH`` times its channel's typical
 distance from the median of the ``2 GLITCH_HALF + 1`` samples around it (the 99th percentile
 of those distances over the channel, or its median step over ``GLITCH_REACH`` where that is
-more; where the window
-is cut -- the ends, gaps -- and on a trend, the median of its values carried along the trend to
-the sample: :func:`_along_the_trend`).
-Large values that recur in more than 1 sample in 100 (a gait's heel strikes, a pulse
-train's pulses, impulsive noise at a rate of 2%) set that typical
-distance themselves and are not glitches; nor is anything in a channel that sits on its
-running median almost everywhere (held readings, steps, an event flag), whose typical distance
-is 0. On the shared recordings (the IMUs, the four ETT tables) the rule finds 4 samples, all in
-ETTm2 ``OT``: a 0 among readings of 13.3, 21.5 among 42-44, and 47.9 and 47.2 among 30.5.
+more; where the window is cut -- the ends, gaps -- and on a trend, the median of its values
+carried along the trend to the sample: :func:`_along_the_trend`), and off the line of the two
+samples on either side of it (a turn of a clean signal is on one). Large values that recur in
+more than 1 sample in 100 (a gait's heel strikes, a pulse train's pulses, impulsive noise at
+a rate of 2%) set that typical distance themselves and are not glitches; nor is anything in a
+channel that sits on its running median almost everywhere and does not move (held readings,
+steps, an event flag), whose typical distance is 0. On the shared recordings (the IMUs, the
+four ETT tables) the rule finds 4 samples, all in ETTm2 ``OT``: a 0 among readings of 13.3,
+21.5 among 42-44, and 47.9 and 47.2 among 30.5.
 Frequent large values that are single samples off the curve of their neighbours (impulsive
 noise) are :mod:`~tssdpa.estimators.spikes`, which :func:`glitches_missing` also sets missing.
 """
@@ -97,8 +97,22 @@ def glitch_mask(x2: np.ndarray) -> np.ndarray:
             finite = steps[np.isfinite(steps[:, c]), c]
             if finite.size:
                 typical[c] = max(typical[c], float(np.median(finite)) / GLITCH_REACH)
+    reach = GLITCH_REACH * typical
     with np.errstate(invalid="ignore"):
-        return (distance > GLITCH_REACH * typical) & (typical > 0)
+        mask = (distance > reach) & (typical > 0)
+    if mask.any():  # a glitch is off the line of the two samples on either side of it; a
+        # turn of a clean signal (an encoder stopping, turning back) is on one of them. Lines
+        # through flagged samples clear nothing (the ends of a run of glitches are on the line
+        # of the others), nor do sides without two samples
+        p = np.r_[np.full((2, C), np.nan), x2, np.full((2, C), np.nan)]  # x2[t] is p[t + 2]
+        f = np.r_[np.ones((2, C), bool), mask, np.ones((2, C), bool)]
+        on_a_line = np.zeros_like(mask)
+        for a, b in ((slice(1, T + 1), slice(0, T)), (slice(3, T + 3), slice(4, T + 4))):
+            with np.errstate(invalid="ignore"):
+                on = np.abs(x2 - (2 * p[a] - p[b])) <= reach
+            on_a_line |= on & ~f[a] & ~f[b]
+        mask &= ~on_a_line
+    return mask
 
 
 def _on_a_trend(steps: np.ndarray, slope: np.ndarray) -> np.ndarray:

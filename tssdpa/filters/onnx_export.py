@@ -232,7 +232,7 @@ class StreamingStep(nn.Module):
             y = self._local_polynomial(w, v)
             # no reading of its own: near the values it weighed (attend_lags' rule, GAP_MARGIN;
             # Min / Max, as ONNX's Clip takes scalar bounds only)
-            used = w > 0
+            used = w >= SPAN_WEIGHT
             lo = torch.where(used, v, torch.full_like(v, math.inf)).amin(1)
             hi = torch.where(used, v, torch.full_like(v, -math.inf)).amax(1)
             pad = GAP_MARGIN * (hi - lo)

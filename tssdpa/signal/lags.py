@@ -313,12 +313,13 @@ def attend_lags(
 
 
 def _within_weighed(res, w, vals, unread) -> None:
-    """Clip ``res[r, c]`` into the range of the values ``vals[c][r]`` of positive weight
-    ``w[r]`` widened by ``GAP_MARGIN`` of it on each side, in place, at the ``unread``
-    (rows, C) entries that have such a value."""
+    """Clip ``res[r, c]`` into the range of the values ``vals[c][r]`` of weight ``w[r]`` at
+    least ``SPAN_WEIGHT`` (of the row's largest, 1; float32 and float64 underflow at different
+    lags) widened by ``GAP_MARGIN`` of it on each side, in place, at the ``unread`` (rows, C)
+    entries that have such a value."""
     for c, v in enumerate(vals):
         r = np.flatnonzero(unread[:, c])
-        used = w[r] > 0
+        used = w[r] >= SPAN_WEIGHT
         r, used = r[used.any(axis=1)], used[used.any(axis=1)]
         if r.size:
             lo = np.where(used, v[r], np.inf).min(axis=1)

@@ -85,7 +85,7 @@ def attend_lags_reference(
             beta = np.linalg.solve(G, X.T @ (w * np.array(values)))
             out[t - start, c] = beta[0]
             if lag_min <= 0 <= lag_max and not np.isfinite(V[t, c]):  # no reading of its own:
-                weighed = np.array(values)[w > 0]  # near the values it weighed
+                weighed = np.array(values)[w >= SPAN_WEIGHT]  # near the values it weighed
                 pad = GAP_MARGIN * (weighed.max() - weighed.min())
                 out[t - start, c] = np.clip(beta[0], weighed.min() - pad, weighed.max() + pad)
     return out
