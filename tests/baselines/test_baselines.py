@@ -479,6 +479,9 @@ def test_a_channel_stopping_too_early_to_fit_is_named_and_a_residual_base_fits_u
     short[1:, 0] = np.nan
     with pytest.raises(ValueError, match="y channel 0 stops at sample 0 of 700"):
         B.ARIMAForecaster().fit(short)
+    late = np.column_stack([y[:400], y[:400]])
+    late[:330, 1] = np.nan  # absent from the head the sigma is chosen on: the filled head
+    assert np.isfinite(ResidualProjectionForecaster(horizon=1).fit(late).predict(1)).all()
     gappy = y.copy()
     gappy[300:] = np.nan
     res = ResidualProjectionForecaster(horizon=1).fit(gappy)

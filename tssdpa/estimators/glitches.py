@@ -65,6 +65,7 @@ def glitch_mask(x2: np.ndarray) -> np.ndarray:
     T, C = x2.shape
     padded = np.r_[np.full((GLITCH_HALF, C), np.nan), x2, np.full((GLITCH_HALF, C), np.nan)]
     distance = np.empty((T, C))
+    cut = np.zeros((T, C), dtype=bool)  # whose window an end or a gap cuts
     # all-NaN windows and channels give NaN; they are left out of nanmedian / nanquantile
     # rather than silenced with warnings.catch_warnings, which swaps the process's filters and,
     # with fits in threads (the batch), can leave them changed for good
@@ -77,6 +78,7 @@ def glitch_mask(x2: np.ndarray) -> np.ndarray:
         median = np.partition(around, GLITCH_HALF, axis=2)[..., GLITCH_HALF]
         missing = np.isnan(around)
         holed = missing.any(axis=2)
+        cut[a:b] = holed
         if holed.any():
             median[holed] = np.nan
             some = holed & ~missing.all(axis=2)
@@ -105,7 +107,10 @@ def glitch_mask(x2: np.ndarray) -> np.ndarray:
         # through flagged samples clear nothing (the ends of a run of glitches are on the line
         # of the others), nor do sides without two samples
         p = np.r_[np.full((2, C), np.nan), x2, np.full((2, C), np.nan)]  # x2[t] is p[t + 2]
-        f = np.r_[np.ones((2, C), bool), mask, np.ones((2, C), bool)]
+        # lines only through samples their whole window judged no glitch (a cut window holds
+        # too few samples to pass over a run of glitches at an end or a gap)
+        judged = mask | cut
+        f = np.r_[np.ones((2, C), bool), judged, np.ones((2, C), bool)]
         on_a_line = np.zeros_like(mask)
         for a, b in ((slice(1, T + 1), slice(0, T)), (slice(3, T + 3), slice(4, T + 4))):
             with np.errstate(invalid="ignore"):

@@ -257,7 +257,10 @@ class ResidualProjectionForecaster(Forecaster):
         dim = self.embedding if self.channel_independent else self.embedding * C
         sigmas = _sigmas(self.sigma, dim)
         # choose sigma / alpha with the base fitted on the head only, scored on the tail
-        head = self._make_base().fit(raw[:n_head])
+        try:  # each channel up to its last reading in the head, as the final base
+            head = self._make_base().fit(raw[:n_head])
+        except ValueError:  # a channel with too few readings there: the filled head
+            head = self._make_base().fit(a[:n_head])
         lib = self._library(head, a[:n_head])
         origins = np.arange(n_head - 1, T - 1)
         if len(origins) > self.max_holdout_origins:
