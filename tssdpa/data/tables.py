@@ -116,12 +116,10 @@ def _read_csv(p: Path, sep) -> pd.DataFrame:
     if len(df) == 0 or not len(df.columns):
         return df
     first = pd.read_csv(p, header=None, skiprows=1, nrows=1, dtype=str, **kw)  # a data row
-    shifted = first.shape[1] > df.shape[1] and df.iloc[:, -1].isna().all()
-    if shifted:
-        df = pd.read_csv(p, index_col=False, **kw)
-    return _exact_integers(
-        df, lambda: pd.read_csv(p, dtype=str, **kw, **({"index_col": False} if shifted else {}))
-    )
+    if first.shape[1] > df.shape[1] and df.iloc[:, -1].isna().all():
+        kw["index_col"] = False
+        df = pd.read_csv(p, **kw)
+    return _exact_integers(df, lambda: pd.read_csv(p, dtype=str, **kw))
 
 
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")

@@ -103,14 +103,12 @@ def glitch_mask(x2: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         mask = (distance > reach) & (typical > 0)
     if mask.any():  # a glitch is off the line of the two samples on either side of it; a
-        # turn of a clean signal (an encoder stopping, turning back) is on one of them. Lines
-        # through flagged samples clear nothing (the ends of a run of glitches are on the line
-        # of the others), nor do sides without two samples
+        # turn of a clean signal (an encoder stopping, turning back) is on one of them. A line
+        # counts only through two samples their whole window judged no glitch: not through
+        # flagged ones (the ends of a run of glitches are on the line of the others), nor cut
+        # ones (a cut window holds too few samples to pass over a run at an end or a gap)
         p = np.r_[np.full((2, C), np.nan), x2, np.full((2, C), np.nan)]  # x2[t] is p[t + 2]
-        # lines only through samples their whole window judged no glitch (a cut window holds
-        # too few samples to pass over a run of glitches at an end or a gap)
-        judged = mask | cut
-        f = np.r_[np.ones((2, C), bool), judged, np.ones((2, C), bool)]
+        f = np.r_[np.ones((2, C), bool), mask | cut, np.ones((2, C), bool)]
         on_a_line = np.zeros_like(mask)
         for a, b in ((slice(1, T + 1), slice(0, T)), (slice(3, T + 3), slice(4, T + 4))):
             with np.errstate(invalid="ignore"):
@@ -122,12 +120,12 @@ def glitch_mask(x2: np.ndarray) -> np.ndarray:
 
 def _on_a_trend(steps: np.ndarray, slope: np.ndarray) -> np.ndarray:
     """Whether windows of these steps (..., 8) lie on a trend: at least :data:`TREND_SHARE` of
-    their known steps (two at least) go the way of their median step ``slope`` (...), which is
-    not 0 (white noise: 7 windows in 100)."""
+    their known steps go the way of their median step ``slope`` (...), which is not 0 (white
+    noise: 7 windows in 100)."""
     known = (~np.isnan(steps)).sum(axis=-1)
     with np.errstate(invalid="ignore"):
         agree = (np.sign(steps) == np.sign(slope)[..., None]).sum(axis=-1)
-    return (slope != 0) & (known >= 2) & (agree >= TREND_SHARE * known)
+    return (slope != 0) & (agree >= TREND_SHARE * known)
 
 
 def _along_the_trend(windows: np.ndarray) -> np.ndarray:
@@ -141,14 +139,14 @@ def _along_the_trend(windows: np.ndarray) -> np.ndarray:
     values along an uneven trend -- quantised readings -- scatters them: ETTm2 ``OT``'s
     typical distance grew by a quarter, and three of its dropouts went unseen.)"""
     steps = np.diff(windows, axis=1)
-    slope = np.zeros(len(windows))
-    stepped = ~np.isnan(steps).all(axis=1)
-    slope[stepped] = np.nanmedian(steps[stepped], axis=1)
-    trend = _on_a_trend(steps, slope)
-    median = np.nanmedian(windows + np.where(trend, slope, 0.0)[:, None] * _TO_CENTRE, axis=1)
     # readings between gaps, with fewer than two steps: their spread over several lags is
     # the signal's as much as a glitch's; no verdict
-    median[(~np.isnan(steps)).sum(axis=1) < 2] = np.nan
+    judged = (~np.isnan(steps)).sum(axis=1) >= 2
+    slope = np.zeros(len(windows))
+    slope[judged] = np.nanmedian(steps[judged], axis=1)
+    trend = _on_a_trend(steps, slope)
+    median = np.nanmedian(windows + np.where(trend, slope, 0.0)[:, None] * _TO_CENTRE, axis=1)
+    median[~judged] = np.nan
     return median
 
 

@@ -358,20 +358,18 @@ def _local_polynomial(ws, vals, powers, degrees):
         moments[:, a:b] = (w @ powers[:, : 2 * top - 1]).T
         for c, v in enumerate(vals):
             rhs[:, c, a:b] = ((w * v) @ powers[:, :top]).T
-        # each row's offsets in units of its own farthest weighed key: the fit at offset 0 is
-        # the same in any unit, but the ridge below is not, and in the window's unit a row with
-        # keys in a small part of it (the first rows of a long window, the edge of a gap) has
-        # moments u^k so small that the ridge bends its fit (a stream and the one-shot filter,
-        # whose window is capped at the series' length, then differed)
-        # (most rows weigh a key at the window's end: their unit is already that). A key
-        # counts from SPAN_WEIGHT of the row's largest weight (1): the ones below move no
-        # moment, and float32 and float64, whose weights underflow at different lags, agree
+        # each row's offsets in units of the power of 2 at or below its farthest key of
+        # weight >= SPAN_WEIGHT: the fit at offset 0 is the same in any unit, but the ridge
+        # below is not, and in the window's unit a row whose keys fill a small part of it (the
+        # first rows of a long window, the edge of a gap) has moments u^k so small that the
+        # ridge bends its fit (a stream and the one-shot filter, whose window is capped at the
+        # series' length, differed). Powers of 2 rescale exactly; the cut-off keeps float32
+        # and float64, whose weights underflow at different lags, on one unit. Rows that
+        # weigh a key at the window's end (most) have the window's unit already.
         short = ~(w[:, farthest] >= SPAN_WEIGHT).any(axis=1)
         if short.any():
             rows = np.flatnonzero(short)
             span = np.where(w[rows] >= SPAN_WEIGHT, reach, 0.0).max(axis=1)
-            # a power of 2 (the unit's too): exact, so that a stream and the one-shot filter,
-            # with other windows, have the same moments (a row with one key then fits it)
             inv = 2.0 ** -np.floor(np.log2(np.where(span > 0, span, 1.0)))
             unit = inv[None, :] ** np.arange(2 * top - 1)[:, None]  # (2P - 1, rows)
             moments[:, a + rows] *= unit
