@@ -368,18 +368,19 @@ def _carry_forward(y: np.ndarray) -> np.ndarray:
 
 
 def training_overlap(train, y2) -> tuple[int, int]:
-    """``(run, after)`` of :func:`forecast`: the longest run of leading rows of ``y2``
-    repeating the fitted series ``train`` from some offset (NaN matches any value, so a gap
-    does not end it; a prefix through y2's first finite row gets the same run), and the
-    fitted rows after it (ties: most)."""
+    """``(run, after)`` of :func:`forecast`: the longest run of leading rows of ``y2`` repeating
+    ``train`` from some offset (NaN matches any value; a prefix through y2's first finite row
+    gets the same run), and the fitted rows after it (ties: most)."""
     T, n = len(train), len(y2)
     finite = np.flatnonzero(np.isfinite(y2[:, 0]))
     if not len(finite):
         return 0, 0
     r, best = finite[0], (0, 0)
     starts = np.flatnonzero(train[:, 0] == y2[r, 0]) - r
-    for k in finite[1:33]:  # a repeated value (quantised data): narrow by the next rows (the
-        if len(starts) <= 16:  # first 16 alone missed the real start: rows keyed twice)
+    # a value repeated in train (quantised data): narrow the starts by the next rows (the
+    # first 16 alone missed the real one, and its rows were keyed twice)
+    for k in finite[1:33]:
+        if len(starts) <= 16:
             break
         idx = starts + k
         keep = (idx >= T) | (train[np.minimum(idx, T - 1), 0] == y2[k, 0])
@@ -400,8 +401,7 @@ def forecast(train, y, overlap, s: Structure, horizons):
     training keys already, usable from origin t once their future is known (``j <= t - H``,
     H = max(horizons)). ``overlap = (run, after)``: the first ``run`` rows of ``y`` repeat
     training rows, which go on ``after`` more; pattern j of them is a training key where
-    ``j + H < run + after`` (its future inside the training series), else a key of ``y``.
-    """
+    ``j + H < run + after`` (its future inside the training series), else a key of ``y``."""
     ridge = DEFAULT_RIDGE if s.ridge is None else s.ridge  # the mean has no linear part
     recursive = s.model == "recursive_linear"  # one fit, of the next step, for every horizon
     lib = AnalogueData(train, s.embedding, s.delay, [1] if recursive else horizons, [ridge])
