@@ -16,6 +16,7 @@ import numpy as np
 
 from tssdpa.checks import check_choice, check_int
 from tssdpa.estimators.base import Denoiser, Forecaster
+from tssdpa.signal.missing import reading_ends
 
 __all__ = [
     "KalmanSmoother",
@@ -131,10 +132,9 @@ class KalmanSmoother(Denoiser):
         if len(a) < 2:  # statsmodels failed with "'shape' elements cannot be negative"
             raise ValueError(f"x has {len(a)} sample(s); the state-space fit needs 2 or more")
         self.models_ = []
-        for c in range(a.shape[1]):
-            # the last max_fit_samples up to the channel's last sample (a missing tail left
-            # statsmodels nothing: "'shape' elements cannot be negative")
-            end = int(np.flatnonzero(np.isfinite(a[:, c]))[-1]) + 1
+        # the last max_fit_samples up to each channel's last sample (a missing tail left
+        # statsmodels nothing: "'shape' elements cannot be negative")
+        for c, end in enumerate(reading_ends(a)):
             y = np.ascontiguousarray(a[max(0, end - self.max_fit_samples) : end, c])
             scale = float(np.nanstd(y)) or 1.0
             res = _fit_uc(self.level, (y / scale).tobytes())

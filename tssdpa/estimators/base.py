@@ -31,7 +31,7 @@ import numpy as np
 from tssdpa.checks import check_int
 from tssdpa.estimators.arrays import MAGNITUDES, as_2d, peak_magnitudes, restore
 from tssdpa.estimators.fit_guard import keeps_the_last_fit_on_failure
-from tssdpa.signal.missing import fill_missing
+from tssdpa.signal.missing import fill_missing, reading_ends
 
 __all__ = ["Denoiser", "Estimator", "Forecaster", "check_fit_input", "renamed", "target_like"]
 
@@ -365,11 +365,8 @@ class Forecaster(Estimator):
 
     def _fit(self, a: np.ndarray) -> None:
         filled = fill_missing(a, True)
-        # each channel up to its last reading: a missing tail, filled forward, is a constant
-        # no model is to be fitted on (it was, where it held the last max_fit_samples)
-        ends = [int(np.flatnonzero(np.isfinite(a[:, c]))[-1]) + 1 for c in range(a.shape[1])]
         self.models_ = []
-        for c, end in enumerate(ends):
+        for c, end in enumerate(reading_ends(a)):  # (it fitted a filled tail's constant too)
             try:
                 self.models_.append(self._fit_1d(filled[:end, c]))
             except (ValueError, IndexError, np.linalg.LinAlgError) as exc:

@@ -20,6 +20,7 @@ __all__ = [
     "fill_between",
     "fill_forward",
     "fill_missing",
+    "reading_ends",
 ]
 
 
@@ -119,3 +120,11 @@ def fill_missing(a: np.ndarray, causal: bool) -> np.ndarray:
         else:
             out[:, c] = np.interp(t, t[ok], col[ok])
     return out
+
+
+def reading_ends(a: np.ndarray) -> list[int]:
+    """One past each channel's last finite sample of the (T, C) ``a`` (0 for a channel with
+    none): a model is fitted up to there, not on a missing tail filled forward."""
+    finite = np.isfinite(a)
+    return [int(a.shape[0] - np.argmax(finite[::-1, c])) if finite[:, c].any() else 0
+            for c in range(a.shape[1])]  # fmt: skip
