@@ -320,3 +320,21 @@ def test_a_spreadsheet_export_with_trailing_separators_is_read(tmp_path):
     out, info = filter_table(df, ProjectionFilter(window=8, sigma=1.0), columns=["a", "b"],
                              fit=False)  # fmt: skip
     assert info["columns"] == ["a", "b"] and np.isfinite(out["a_filtered"]).all()
+
+
+def test_the_outputs_copy_each_input_column_as_its_text(tmp_path):
+    # pandas wrote what it parsed: "true" as "True", "2.50" as "2.5", "NaN" as an empty cell
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    out.mkdir()
+    flag = ["true" if i % 3 else "FALSE" for i in range(60)]
+    temp = ["NaN" if i == 5 else f"{20 + i / 4:.2f}" for i in range(60)]
+    lines = ["flag;temp;a"] + [
+        f"{f};{t};{float(np.sin(i / 5))!r}" for i, (f, t) in enumerate(zip(flag, temp))
+    ]
+    (src / "log.csv").write_text("\n".join(lines) + "\n")
+    summary = filter_files(str(src / "log.csv"), out, columns=["a"], progress=False)
+    assert summary["status"].tolist() == ["ok"], summary["error"].tolist()
+    written = (out / "log.csv").read_text().splitlines()
+    assert written[0] == "flag;temp;a;a_filtered"
+    assert [line.split(";")[:3] for line in written[1:]] == [l.split(";") for l in lines[1:]]

@@ -191,7 +191,7 @@ def test_an_integer_column_with_a_blank_cell_is_copied_digit_for_digit(tmp_path)
 def test_integers_past_int64_or_an_inf_beside_a_blank_stay_floats_without_a_word(tmp_path, capsys):
     """Columns the exact-integer reading cannot hold: a number past int64 (an OverflowError,
     exit 1) and an inf (a RuntimeWarning from its remainder on every run); read as floats,
-    as before."""
+    and copied as their text."""
     n = ["99999999999999999999999" if i == 0 else "" if i == 3 else str(i) for i in range(40)]
     m = ["inf" if i == 0 else "" if i == 4 else str(i) for i in range(40)]
     lines = ["time;a;n;m"] + [f"{i};{float(np.sin(i / 5))!r};{n[i]};{m[i]}" for i in range(40)]
@@ -201,5 +201,35 @@ def test_integers_past_int64_or_an_inf_beside_a_blank_stay_floats_without_a_word
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         assert main([*args, "--out", str(out)]) == 0
-    res = pd.read_csv(out)
-    assert res["n"][0] == 1e23 and np.isnan(res["n"][3]) and np.isinf(res["m"][0])
+    rows = [line.split(",") for line in out.read_text().splitlines()[1:]]
+    assert [r[2] for r in rows] == n and [r[3] for r in rows] == m  # copied as written
+
+
+@pytest.mark.parametrize("to", ["file", "stdout"])
+def test_every_column_not_filtered_is_copied_as_its_text(tmp_path, capsys, to):
+    """pandas writes what it parsed: ``true`` came out as ``True``, ``2.50`` as ``2.5``,
+    ``1e3`` as ``1000.0`` and a ``NaN`` cell as an empty one. The columns the command does not
+    write are now copied as the file has them, cell for cell (a ';' file is written with
+    commas, a cell with a comma quoted); the filtered column is written as numbers."""
+    n = 40
+    time = [f"{i / 100:.3f}" for i in range(n)]
+    flag = ["true" if i % 3 else "FALSE" for i in range(n)]
+    temp = ["NaN" if i == 5 else "1e3" if i == 6 else f"{20 + i / 4:.2f}" for i in range(n)]
+    note = ['"left, right"' if i == 2 else "ok" for i in range(n)]
+    gx = [repr(float(np.sin(i / 5))) for i in range(n)]
+    rows = zip(time, flag, temp, note, gx)
+    (tmp_path / "log.csv").write_text(
+        "\n".join(["time;flag;temp;note;gx"] + [";".join(r) for r in rows]) + "\n"
+    )
+    args = ["filter", str(tmp_path / "log.csv"), "--columns", "gx", "--inplace", "--params", FIXED]
+    out = tmp_path / "out.csv"
+    assert main([*args, "--out", str(out)] if to == "file" else args) == 0
+    written = out.read_text() if to == "file" else capsys.readouterr().out
+    lines = written.splitlines()
+    assert lines[0] == "time,flag,temp,note,gx"
+    cells = [line.rsplit(",", 1)[0] for line in lines[1:]]  # all but the filtered gx
+    assert cells == [
+        ",".join(r[:3] + (r[3].replace(";", ","),)) for r in zip(time, flag, temp, note)
+    ]
+    res = pd.read_csv(out if to == "file" else __import__("io").StringIO(written))
+    assert np.isfinite(res["gx"]).all() and not np.allclose(res["gx"], [float(v) for v in gx])

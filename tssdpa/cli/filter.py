@@ -234,6 +234,7 @@ def run(args) -> int:
     factory = spec.resolve_factory()
     params = _params(args.params, factory)
     from tssdpa.data.tables import (
+        cells_as_read,
         check_new_columns,
         column_values,
         find_time_column,
@@ -340,7 +341,7 @@ def run(args) -> int:
     if args.out:
         out.attrs.pop("sep", None)  # one file: comma separated, as on standard output
         with _usage_errors("--out: "):
-            write_table(out, args.out)
+            write_table(out, args.out, written=names)
     else:
-        out.to_csv(sys.stdout, index=False)
+        cells_as_read(out, names).to_csv(sys.stdout, index=False)
     return 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import uuid
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ import pandas as pd
 
 __all__ = [
     "TIME_NAMES",
+    "cells_as_read",
     "check_new_columns",
     "column_values",
     "find_time_column",
@@ -80,11 +82,12 @@ def read_table(path) -> pd.DataFrame:
             df = df.reset_index()  # pyarrow restored a stored index: keep it as columns
     else:
         try:
-            df, sep = _read_csv(p, ","), ","
-            header = str(df.columns[0])
-            if df.shape[1] == 1 and re.search(r"[;\t]", header):
-                df = _read_csv(p, None)  # sniff ';' or tab
-                sep = next((c for c in (";", "\t") if len(header.split(c)) == df.shape[1]), ";")
+            try:
+                df, sep = _read_csv(p, ","), ","
+            except pd.errors.ParserError as exc:  # rows of unequal commas: a ';' or tab file
+                df, sep = _other_separator(p, exc)  # whose cells hold commas ("left, right")
+            if df.shape[1] == 1 and re.search(r"[;\t]", str(df.columns[0])):
+                df, sep = _other_separator(p)
             df.attrs["sep"] = sep  # tssdpa.batch writes its outputs with the input's separator
             # the header as written (pandas renames a repeated "a" to "a.1", an empty name to
             # "Unnamed: 2"), read by pandas too: a .csv.gz is decompressed, a BOM dropped
@@ -106,12 +109,29 @@ def read_table(path) -> pd.DataFrame:
     return df
 
 
+def _other_separator(p: Path, comma_error=None) -> tuple[pd.DataFrame, str]:
+    """``(df, sep)``: the CSV ``p`` read with ';' or with tabs, whichever finds more columns
+    (';' on a tie); with neither more than one, the comma's ``comma_error`` is raised again
+    (without one, the ';' reading is returned)."""
+    best = None
+    for sep in (";", "\t"):
+        try:
+            df = _read_csv(p, sep)
+        except pd.errors.ParserError:
+            continue
+        if best is None or df.shape[1] > best[0].shape[1]:
+            best = (df, sep)
+    if comma_error is not None and (best is None or best[0].shape[1] < 2):
+        raise comma_error
+    return best if best is not None else (_read_csv(p, ";"), ";")
+
+
 def _read_csv(p: Path, sep) -> pd.DataFrame:
     """A CSV whose data rows may hold one field more than its header. Where that field is
     empty in every row it is a trailing separator: the columns are the header's (pandas took
     the first for the index, dropped later, and shifted the others). Otherwise it is a row
     name (R's ``write.table``) that pandas takes for the index, as it should."""
-    kw = {} if sep == "," else dict(sep=None, engine="python")
+    kw = {} if sep == "," else dict(sep=sep)
     df = pd.read_csv(p, **kw)
     if len(df) == 0 or not len(df.columns):
         return df
@@ -119,7 +139,34 @@ def _read_csv(p: Path, sep) -> pd.DataFrame:
     if first.shape[1] > df.shape[1] and df.iloc[:, -1].isna().all():
         kw["index_col"] = False
         df = pd.read_csv(p, **kw)
-    return _exact_integers(df, lambda: pd.read_csv(p, dtype=str, **kw))
+    df = _exact_integers(df, lambda: pd.read_csv(p, dtype=str, **kw))
+    df.attrs["csv_text"] = (str(p), kw)  # how to read its cells as text again (cells_as_read)
+    return df
+
+
+def cells_as_read(out: pd.DataFrame, written=()) -> pd.DataFrame:
+    """``out`` -- a table :func:`read_table` read from a CSV file, with the columns ``written``
+    added or overwritten -- with each of its other columns as the file's text, cell for cell:
+    pandas writes what it parsed, ``true`` as ``True``, ``2.50`` as ``2.5``, ``NaN`` as an empty
+    cell. A table not read from a CSV (Parquet keeps its types) or whose file no longer has
+    its rows and columns is returned as it is."""
+    source = out.attrs.get("csv_text")
+    if source is None:
+        return out
+    path, kw = source
+    try:
+        with warnings.catch_warnings():  # a trailing separator: warned of when first read
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            text = pd.read_csv(path, dtype=str, keep_default_na=False, **kw)
+    except (OSError, ValueError, pd.errors.ParserError):  # moved or rewritten since
+        return out
+    copied = [c for c in out.columns if c in text.columns and c not in set(written)]
+    if len(text) != len(out) or not copied:
+        return out
+    out = out.copy()
+    for c in copied:
+        out[c] = text[c].to_numpy()  # by position: an R row-name index is read as text there
+    return out
 
 
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
@@ -277,11 +324,12 @@ def check_new_columns(df: pd.DataFrame, names, how: str) -> None:
         raise ValueError(f"output column(s) {clash} already in the table: {how}")
 
 
-def write_table(df: pd.DataFrame, target) -> None:
+def write_table(df: pd.DataFrame, target, written=()) -> None:
     """Write ``df`` to ``target`` -- Parquet for a ``.parquet`` / ``.pq`` name, else CSV with
-    the input's separator (``df.attrs["sep"]``) -- under a temporary name beside it, renamed
-    onto ``target`` when complete: a failed write (a full disk) leaves no half-written file
-    and any earlier file at ``target`` untouched."""
+    the input's separator (``df.attrs["sep"]``) and the columns it copied from a CSV input
+    but ``written`` as they were read (:func:`cells_as_read`) -- under a temporary name beside
+    it, renamed onto ``target`` when complete: a failed write (a full disk) leaves no
+    half-written file and any earlier file at ``target`` untouched."""
     target = Path(target)
     tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.partial")
     try:
@@ -293,7 +341,7 @@ def write_table(df: pd.DataFrame, target) -> None:
                     "writing Parquet needs pyarrow: pip install 'tssdpa[distributed]'"
                 ) from None
         else:
-            df.to_csv(tmp, index=False, sep=df.attrs.get("sep", ","))
+            cells_as_read(df, written).to_csv(tmp, index=False, sep=df.attrs.get("sep", ","))
         os.replace(tmp, target)
     finally:
         if tmp.exists():
