@@ -233,3 +233,26 @@ def test_every_column_not_filtered_is_copied_as_its_text(tmp_path, capsys, to):
     ]
     res = pd.read_csv(out if to == "file" else __import__("io").StringIO(written))
     assert np.isfinite(res["gx"]).all() and not np.allclose(res["gx"], [float(v) for v in gx])
+
+
+def test_a_spreadsheet_export_with_decimal_commas_is_read_as_numbers_and_written_so(tmp_path):
+    """Much of Europe's spreadsheets write ``20,5`` with ';' between cells: such columns were
+    text, skipped ("no numeric column"). They are numbers now, and the output keeps the
+    file's format (';' and decimal commas) so that the same spreadsheet reads it."""
+    n = 40
+    temp = [f"{20 + np.sin(i / 5):.3f}".replace(".", ",") for i in range(n)]
+    count = [str(i) for i in range(n)]
+    note = ["a, b" if i == 2 else "ok" for i in range(n)]
+    lines = ["time;temp;count;note"] + [f"{i};{a};{c};{d}" for i, (a, c, d) in
+                                       enumerate(zip(temp, count, note))]  # fmt: skip
+    (tmp_path / "log.csv").write_text("\n".join(lines) + "\n")
+    df = read_table(tmp_path / "log.csv")
+    np.testing.assert_allclose(df["temp"], [float(v.replace(",", ".")) for v in temp])
+    out = tmp_path / "out.csv"
+    args = ["filter", str(tmp_path / "log.csv"), "--columns", "temp", "--params", FIXED]
+    assert main([*args, "--out", str(out)]) == 0
+    written = out.read_text().splitlines()
+    assert written[0] == "time;temp;count;note;temp_filtered"
+    assert [line.rsplit(";", 1)[0] for line in written[1:]] == lines[1:]
+    res = pd.read_csv(out, sep=";", decimal=",")
+    assert res["temp_filtered"].dtype == np.float64 and np.isfinite(res["temp_filtered"]).all()

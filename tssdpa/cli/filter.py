@@ -338,10 +338,13 @@ def run(args) -> int:
     print(f"{method} on {cols} -> {names} ({len(out)} rows, {where})", file=sys.stderr)
     for n in notes:
         print(f"  {n}", file=sys.stderr)
+    if out.attrs.get("decimal") != ",":  # one file: comma separated, as on standard output
+        out.attrs.pop("sep", None)  # (decimal commas keep their ';' or tabs, as a sheet has)
     if args.out:
-        out.attrs.pop("sep", None)  # one file: comma separated, as on standard output
         with _usage_errors("--out: "):
             write_table(out, args.out, written=names)
     else:
-        cells_as_read(out, names).to_csv(sys.stdout, index=False)
+        cells_as_read(out, names).to_csv(
+            sys.stdout, index=False, sep=out.attrs.get("sep", ","),
+            decimal=out.attrs.get("decimal", "."))  # fmt: skip
     return 0

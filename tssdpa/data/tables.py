@@ -123,15 +123,35 @@ def _other_separator(p: Path, comma_error=None) -> tuple[pd.DataFrame, str]:
             best = (df, sep)
     if comma_error is not None and (best is None or best[0].shape[1] < 2):
         raise comma_error
-    return best if best is not None else (_read_csv(p, ";"), ";")
+    df, sep = best if best is not None else (_read_csv(p, ";"), ";")
+    if any(_decimal_commas(df[c]) for c in df.columns if df[c].dtype == object or
+           pd.api.types.is_string_dtype(df[c].dtype)):  # fmt: skip
+        df = _read_csv(p, sep, decimal=",")
+        df.attrs["decimal"] = ","  # written back so: the file stays one a spreadsheet reads
+    return df, sep
 
 
-def _read_csv(p: Path, sep) -> pd.DataFrame:
+#: a number written with a decimal comma (a spreadsheet's export in much of Europe): "1,5"
+_DECIMAL_COMMA = re.compile(r"\s*[+-]?(\d+,\d*|,\d+)([eE][+-]?\d+)?\s*")
+
+
+def _decimal_commas(cells: pd.Series) -> bool:
+    """Whether every non-empty cell of a text column is an integer or a number with a decimal
+    comma, and one at least has the comma."""
+    text = cells.dropna().astype(str)
+    commas = text.map(lambda v: _DECIMAL_COMMA.fullmatch(v) is not None)
+    return bool(len(text) and commas.any() and (commas | text.map(
+        lambda v: _INTEGER.fullmatch(v) is not None)).all())  # fmt: skip
+
+
+def _read_csv(p: Path, sep, decimal=".") -> pd.DataFrame:
     """A CSV whose data rows may hold one field more than its header. Where that field is
     empty in every row it is a trailing separator: the columns are the header's (pandas took
     the first for the index, dropped later, and shifted the others). Otherwise it is a row
     name (R's ``write.table``) that pandas takes for the index, as it should."""
     kw = {} if sep == "," else dict(sep=sep)
+    if decimal != ".":
+        kw["decimal"] = decimal
     df = pd.read_csv(p, **kw)
     if len(df) == 0 or not len(df.columns):
         return df
@@ -341,7 +361,9 @@ def write_table(df: pd.DataFrame, target, written=()) -> None:
                     "writing Parquet needs pyarrow: pip install 'tssdpa[distributed]'"
                 ) from None
         else:
-            cells_as_read(df, written).to_csv(tmp, index=False, sep=df.attrs.get("sep", ","))
+            cells_as_read(df, written).to_csv(
+                tmp, index=False, sep=df.attrs.get("sep", ","),
+                decimal=df.attrs.get("decimal", "."))  # fmt: skip
         os.replace(tmp, target)
     finally:
         if tmp.exists():
