@@ -13,7 +13,8 @@ An entry is a glitch where it is more than ``GLITCH_REACH`` times its channel's 
 distance from the median of the ``2 GLITCH_HALF + 1`` samples around it (the 99th percentile
 of those distances over the channel, or its median step over ``GLITCH_REACH`` where that is
 more; where the window is cut -- the ends, gaps -- and on a trend, the median of its values
-carried along the trend to the sample: :func:`_along_the_trend`), and off the line of the two
+carried along the trend to the sample: :func:`_along_the_trend`; and again without the
+glitches found before it: :func:`_cleared_without_the_others`), and off the line of the two
 samples on either side of it (a turn of a clean signal is on one). Large values that recur in
 more than 1 sample in 100 (a gait's heel strikes, a pulse train's pulses, impulsive noise at
 a rate of 2%) set that typical distance themselves and are not glitches; nor is anything in a
@@ -102,6 +103,8 @@ def glitch_mask(x2: np.ndarray) -> np.ndarray:
     reach = GLITCH_REACH * typical
     with np.errstate(invalid="ignore"):
         mask = (distance > reach) & (typical > 0)
+    if mask.any():
+        mask &= ~_cleared_without_the_others(x2, mask, distance, reach)
     if mask.any():  # a glitch is off the line of the two samples on either side of it; a
         # turn of a clean signal (an encoder stopping, turning back) is on one of them. A line
         # counts only through two samples their whole window judged no glitch: not through
@@ -116,6 +119,38 @@ def glitch_mask(x2: np.ndarray) -> np.ndarray:
             on_a_line |= on & ~f[a] & ~f[b]
         mask &= ~on_a_line
     return mask
+
+
+def _cleared_without_the_others(x2, mask, distance, reach) -> np.ndarray:
+    """(T, C) bool: the flagged entries of ``mask`` that are within ``reach`` (C,) of the
+    running median of their window once the glitches found before them are out of it (taken,
+    like an end's or a gap's, along the trend: :func:`_along_the_trend`). A glitch moves the
+    median of its neighbours' windows a rank; on a steep, nearly noise-free trend a rank is a
+    step of the trend, 30 typical distances and more, and up to 4 neighbours on one side were
+    flagged with it. The flagged entries are judged again from the farthest (``distance`` over
+    ``reach``) on, each without those kept before it: the glitch goes first and stays, its
+    neighbours then are on the trend; each of a run of glitches is off the samples around
+    it whichever goes first. (All the others out at once, a run of falsely flagged neighbours
+    left each other too few samples to say.)"""
+    T = len(x2)
+    cleared, kept = np.zeros_like(mask), np.zeros_like(mask)
+    rows, cols = np.nonzero(mask)
+    for i in np.argsort(-(distance[rows, cols] / reach[cols]), kind="stable"):
+        r, c = rows[i], cols[i]
+        at = np.arange(r - GLITCH_HALF, r + GLITCH_HALF + 1)
+        inside = (at >= 0) & (at < T)
+        out = np.zeros(at.size, dtype=bool)
+        out[inside] = kept[at[inside], c]
+        if out.any():  # else its window is the one that flagged it
+            window = np.full(at.size, np.nan)
+            window[inside & ~out] = x2[at[inside & ~out], c]
+            median = _along_the_trend(window[None])[0]
+            if np.isnan(median) and np.isfinite(window).sum() >= 3:  # too few steps for a
+                median = np.nanmedian(window)  # trend; with itself and 2 more, a plain median
+            with np.errstate(invalid="ignore"):  # NaN (2 samples or fewer): it stays flagged
+                cleared[r, c] = abs(x2[r, c] - median) <= reach[c]
+        kept[r, c] = not cleared[r, c]
+    return cleared
 
 
 def _on_a_trend(steps: np.ndarray, slope: np.ndarray) -> np.ndarray:
