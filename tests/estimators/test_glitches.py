@@ -359,3 +359,21 @@ def test_on_a_clean_ramp_a_glitch_is_found_and_a_reading_between_gaps_is_not_one
     ramp = 0.5 * np.arange(300.0)
     ramp[55:60], ramp[60:63] = np.nan, ramp[60:63] + 50
     assert 62 in np.flatnonzero(glitch_mask(ramp[:, None]))
+
+
+@pytest.mark.parametrize("start", [0, 1, 2])
+def test_a_run_of_three_or_four_glitches_at_an_end_is_found_and_nothing_beside_it(start):
+    """At the ends the window was cut to 5-7 samples, and a run of 3 glitches among them set
+    their median: a logger's first 3 readings at 0 on a signal at 5 flagged the clean sample
+    before them or missed the first. The window there is the 9 samples nearest."""
+    t = np.arange(600.0)
+    x = 5 + np.sin(t / 20) + 0.01 * np.random.default_rng(1).normal(size=t.size)
+    for run in (3, 4):
+        for y, where in ((x.copy(), slice(start, start + run)), (x[::-1].copy(), None)):
+            at = (
+                np.arange(start, start + run)
+                if where
+                else np.arange(599 - start - run + 1, 600 - start)
+            )
+            y[at] = 0.0
+            assert np.flatnonzero(glitch_mask(y[:, None])).tolist() == at.tolist(), (run, start)

@@ -49,7 +49,8 @@ GLITCHES = ("missing", None)
 GLITCH_HALF = 4  # the running median's half-width: it passes over up to 4 glitches in a row
 GLITCH_REACH = 30.0
 _ROWS = 1 << 15  # rows per block of the running median
-_TO_CENTRE = GLITCH_HALF - np.arange(2 * GLITCH_HALF + 1)  # from each window position
+_WIDTH = 2 * GLITCH_HALF + 1  # the running median's window
+_TO_CENTRE = GLITCH_HALF - np.arange(_WIDTH)  # from each position of a centred window
 #: a window is on a trend where this share of its steps go one way (:func:`_on_a_trend`)
 TREND_SHARE = 7 / 8
 
@@ -86,6 +87,15 @@ def glitch_mask(x2: np.ndarray) -> np.ndarray:
             if some.any():
                 median[some] = _along_the_trend(around[some])
         distance[a:b] = np.abs(x2[a:b] - median)
+    if T >= _WIDTH:  # at the ends, the 9 samples nearest: a run of 3 glitches among the 5-7 of
+        # a cut window set its median (a logger's first 3 readings at 0 on a signal at 5:
+        # the clean first sample flagged, or the first glitch missed)
+        ends = np.r_[0:GLITCH_HALF, T - GLITCH_HALF : T]
+        starts = _window_starts(ends, T)
+        windows = x2[starts[:, None] + np.arange(_WIDTH)].transpose(0, 2, 1)  # (8, C, 9)
+        to_centre = np.repeat((ends - starts)[:, None] - np.arange(_WIDTH), C, axis=0)
+        median = _along_the_trend(windows.reshape(-1, _WIDTH), to_centre).reshape(-1, C)
+        distance[ends] = np.abs(x2[ends] - median)
     typical = np.full(C, np.nan)
     known = ~np.isnan(distance).all(axis=0)
     if known.any():
@@ -137,20 +147,27 @@ def _cleared_without_the_others(x2, mask, distance, reach) -> np.ndarray:
     rows, cols = np.nonzero(mask)
     for i in np.argsort(-(distance[rows, cols] / reach[cols]), kind="stable"):
         r, c = rows[i], cols[i]
-        at = np.arange(r - GLITCH_HALF, r + GLITCH_HALF + 1)
+        at = _window_starts(np.array([r]), T)[0] + np.arange(_WIDTH)  # its window's positions
         inside = (at >= 0) & (at < T)
         out = np.zeros(at.size, dtype=bool)
         out[inside] = kept[at[inside], c]
         if out.any():  # else its window is the one that flagged it
             window = np.full(at.size, np.nan)
             window[inside & ~out] = x2[at[inside & ~out], c]
-            median = _along_the_trend(window[None])[0]
+            median = _along_the_trend(window[None], r - at)[0]
             if np.isnan(median) and np.isfinite(window).sum() >= 3:  # too few steps for a
                 median = np.nanmedian(window)  # trend; with itself and 2 more, a plain median
             with np.errstate(invalid="ignore"):  # NaN (2 samples or fewer): it stays flagged
                 cleared[r, c] = abs(x2[r, c] - median) <= reach[c]
         kept[r, c] = not cleared[r, c]
     return cleared
+
+
+def _window_starts(rows: np.ndarray, T: int) -> np.ndarray:
+    """The first position of each row's window: ``GLITCH_HALF`` before it, moved inward at
+    the ends of a series of at least ``_WIDTH`` samples (the nearest 9), else cut there."""
+    starts = rows - GLITCH_HALF
+    return np.clip(starts, 0, T - _WIDTH) if T >= _WIDTH else starts
 
 
 def _on_a_trend(steps: np.ndarray, slope: np.ndarray) -> np.ndarray:
@@ -163,11 +180,13 @@ def _on_a_trend(steps: np.ndarray, slope: np.ndarray) -> np.ndarray:
     return (slope != 0) & (agree >= TREND_SHARE * known)
 
 
-def _along_the_trend(windows: np.ndarray) -> np.ndarray:
-    """(n,) the running median of the (n, 9) windows that hold NaN (the ends of the series,
-    the edges of gaps): on a trend (:func:`_on_a_trend`), of the values carried to the centre
-    along the median of the known steps, else of the values. The plain median of a window cut
-    to one side of its centre is off the sample by a few steps: on a steep, nearly noise-free
+def _along_the_trend(windows: np.ndarray, to_centre=None) -> np.ndarray:
+    """(n,) the running median of the (n, 9) windows that hold NaN (the edges of gaps) or are
+    not centred on their sample (the ends; ``to_centre``: (9,) or (n, 9), each position's
+    distance to the sample, by default that of a centred window): on a trend
+    (:func:`_on_a_trend`), of the values carried to the sample along the median of the known
+    steps, else of the values. The plain median of a window to one side of its sample is off
+    it by a few steps: on a steep, nearly noise-free
     trend many noise levels, and the last samples of an accelerating ramp were taken for
     glitches. A window with fewer than two steps gets NaN: no verdict. (A whole window's
     plain median needs no such care: on a trend it is the sample itself, and carrying the
@@ -180,8 +199,10 @@ def _along_the_trend(windows: np.ndarray) -> np.ndarray:
     slope = np.zeros(len(windows))
     slope[judged] = np.nanmedian(steps[judged], axis=1)
     trend = _on_a_trend(steps, slope)
-    median = np.nanmedian(windows + np.where(trend, slope, 0.0)[:, None] * _TO_CENTRE, axis=1)
-    median[~judged] = np.nan
+    carried = windows + np.where(trend, slope, 0.0)[:, None] * (
+        _TO_CENTRE if to_centre is None else to_centre)  # fmt: skip
+    median = np.full(len(windows), np.nan)  # (all-NaN rows are not given to nanmedian)
+    median[judged] = np.nanmedian(carried[judged], axis=1)
     return median
 
 
