@@ -210,16 +210,28 @@ HOSTILE = {
     ),  # fmt: skip
     "one-file option": (["filter", "a.csv", "--out-dir", ".", "--horizon", "3"], "--horizon"),
     "fit-on missing": (["filter", "a.csv", "--out-dir", ".", "--fit-on", "b.csv"], "--fit-on"),
+    # each overwrote a file: the summary an output, an output the file fitted on
+    "summary over an output": (
+        ["filter", "a.csv", "--out-dir", "out", "--summary", "out/a.csv"],
+        "--summary: 'out/a.csv' is the output of an input file",
+    ),
+    "output over the fit-on file": (
+        ["filter", "a.csv", "--out-dir", "out", "--fit-on", "out/a.csv"],
+        "--out-dir: the output of a.csv would overwrite the fit_on file",
+    ),
 }
 
 
 @pytest.mark.parametrize("case", list(HOSTILE))
 def test_cli_mistakes_exit_2_with_one_line(cli, cli_in_process, tmp_path, case):
     (tmp_path / "a.csv").write_text("a\n1\n2\n3\n")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "a.csv").write_text("a\n4\n5\n6\n")  # stays as it is
     args, message = HOSTILE[case]
     # one case as the user's command in a fresh interpreter; the rest through the same main()
     r = (cli if case == "pattern matches nothing" else cli_in_process)(*args, cwd=tmp_path)
     cli.assert_usage_error(r, message)
+    assert (tmp_path / "out" / "a.csv").read_text() == "a\n4\n5\n6\n"
 
 
 def test_the_summary_says_when_a_zero_phase_fit_averages_its_best_settings(logs, tmp_path):

@@ -35,10 +35,23 @@ def files(tmp_path):
     pd.DataFrame({"time": np.arange(300.0)[::-1], "gyro": good["gyro"]}).to_csv(
         tmp_path / "backwards.csv", index=False
     )
+    # a stray comma in one row: pandas took every row's first field for its index and
+    # shifted each column one place left (exit 0, gyro_filtered of another column)
+    (tmp_path / "stray.csv").write_text(
+        "time,gyro,temp\n0,0.5,20,oops\n" + "".join(f"{i},0.{i},2{i}\n" for i in range(1, 9))
+    )
+    (tmp_path / "broken.csv.gz").write_bytes(b"\x1f\x8b\x08\x00junk")  # exit 1 (EOFError)
     return tmp_path
 
 
 CASES = {
+    "a row with a field more than the others": (
+        ["filter", "stray.csv"],
+        "stray.csv: line 2 has 4 fields, the header 3",
+    ),
+    "a broken gzip file": (["filter", "broken.csv.gz"], "broken.csv.gz is not a readable CSV"),
+    # --suffix "" wrote the filtered values over the columns, as --inplace, unasked
+    "empty suffix": (["filter", "good.csv", "--suffix", ""], "--suffix: empty"),
     "missing file": (["filter", "nope.csv"], "nope.csv: no such file"),
     "empty file": (["filter", "empty.csv"], "empty.csv is empty"),
     "header only": (["filter", "header.csv"], "has a header but no data rows"),

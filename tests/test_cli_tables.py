@@ -119,15 +119,22 @@ def test_a_name_like_t_is_the_time_column_unless_its_unit_is_not_one_of_time(nam
     assert find_time_column(df) == (name if is_time else None)
 
 
-def test_row_names_the_header_does_not_name_are_dropped_not_shifted_into_the_columns(tmp_path):
+@pytest.mark.parametrize("last", ["b", "an all-NA column"])
+def test_row_names_the_header_does_not_name_are_dropped_not_shifted_into_the_columns(
+    tmp_path, last
+):
     # R's write.table(sep=","): each data row starts with its name; index_col=False read the
-    # names as "time" and shifted every column by one
+    # names as "time" and shifted every column by one. With an all-NA last column the rows
+    # looked like a trailing separator (NA read as missing), and were shifted so again
     t, a, b = _rows()
-    lines = ['"time","a","b"'] + [f'"{i + 1}",{ti},{ai!r},{bi!r}' for i, (ti, ai, bi) in
-                                  enumerate(zip(t, map(float, a), map(float, b)))]  # fmt: skip
+    na = last != "b"
+    lines = ['"time","a","b"' + (',"c"' if na else "")] + [
+        f'"{i + 1}",{ti},{ai!r},{bi!r}' + (",NA" if na else "")
+        for i, (ti, ai, bi) in enumerate(zip(t, map(float, a), map(float, b)))
+    ]
     (tmp_path / "log.csv").write_text("\n".join(lines) + "\n")
     df = read_table(tmp_path / "log.csv")
-    assert list(df.columns) == ["time", "a", "b"]
+    assert list(df.columns) == ["time", "a", "b"] + (["c"] if na else [])
     np.testing.assert_array_equal(df["time"], t)
     np.testing.assert_array_equal(df["b"], b)
 
@@ -256,3 +263,51 @@ def test_a_spreadsheet_export_with_decimal_commas_is_read_as_numbers_and_written
     assert [line.rsplit(";", 1)[0] for line in written[1:]] == lines[1:]
     res = pd.read_csv(out, sep=";", decimal=",")
     assert res["temp_filtered"].dtype == np.float64 and np.isfinite(res["temp_filtered"]).all()
+
+
+def test_a_tab_file_whose_header_holds_a_comma_is_read_with_tabs(tmp_path):
+    # the comma reading found two columns ("time\tspeed", " m/s\ttemp") and filtered those
+    lines = ["time\tspeed, m/s\ttemp"] + [f"{i}\t{np.sin(i / 5):.4f}\t{20 + i}" for i in range(40)]
+    (tmp_path / "log.csv").write_text("\n".join(lines) + "\n")
+    df = read_table(tmp_path / "log.csv")
+    assert list(df.columns) == ["time", "speed, m/s", "temp"] and df.attrs["sep"] == "\t"
+
+
+def test_an_empty_column_name_is_written_empty_and_a_gz_output_is_compressed(tmp_path):
+    # the output's header read "Unnamed: 1" (pandas' name), and --out log.csv.gz wrote plain
+    # text under a .gz name, which nothing could read back
+    lines = ["time,,a"] + [f"{i},x{i},{float(np.sin(i / 5))!r}" for i in range(40)]
+    (tmp_path / "log.csv").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.csv.gz"
+    args = ["filter", str(tmp_path / "log.csv"), "--params", FIXED, "--out", str(out)]
+    assert main(args) == 0
+    import gzip
+
+    written = gzip.decompress(out.read_bytes()).decode().splitlines()
+    assert written[0] == "time,,a,a_filtered"
+    assert [w.rsplit(",", 1)[0] for w in written[1:]] == lines[1:]
+    assert list(read_table(out).columns[-2:]) == ["a", "a_filtered"]
+
+
+@pytest.mark.parametrize("name", ["t_ns", "timestamp_ms", "%time", "Time_s"])
+def test_a_time_column_with_its_unit_in_its_name_is_the_time_column(tmp_path, name):
+    # "t_ns" (the library's own examples) and ROS's "%time" were filtered as a data channel
+    from tssdpa.data.tables import find_time_column
+
+    df = pd.DataFrame({name: np.arange(5), "a": np.arange(5.0)})
+    assert find_time_column(df) == name
+    assert find_time_column(pd.DataFrame({"t_motor": [1.0], "temp": [2.0]})) is None
+
+
+def test_a_file_changed_while_it_was_filtered_is_not_copied_from(tmp_path):
+    # its copied columns were taken from the new file beside outputs computed from the old
+    from tssdpa.data.csv_files import cells_as_read
+
+    p = tmp_path / "log.csv"
+    p.write_text("time,a\n0,1.0\n1,2.0\n")
+    df = read_table(p)
+    assert cells_as_read(df)["a"].tolist() == ["1.0", "2.0"]
+    with open(p, "a") as f:
+        f.write("2,3.0\n")  # a logger still writing it
+    with pytest.raises(ValueError, match="log.csv changed while it was filtered"):
+        cells_as_read(df)

@@ -158,7 +158,7 @@ def expand_paths(paths_or_glob) -> list[str]:
     return list(dict.fromkeys(out))  # a file named twice is filtered once
 
 
-def _targets(paths, out_dir: Path, suffix: str) -> list[str]:
+def _targets(paths, out_dir: Path, suffix: str, fit_on=None) -> list[str]:
     names = [Path(p).name for p in paths]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -172,6 +172,9 @@ def _targets(paths, out_dir: Path, suffix: str) -> list[str]:
         if t.resolve() == Path(p).resolve():
             raise ValueError(f"out_dir: {out_dir} holds the input {p}; writing there would "
                              "overwrite it -- choose another folder")  # fmt: skip
+        if fit_on is not None and t.resolve() == Path(fit_on).resolve():
+            raise ValueError(f"out_dir: the output of {p} would overwrite the fit_on file "
+                             f"{fit_on} -- choose another folder")  # fmt: skip
         targets.append(str(t))
     return targets
 
@@ -242,7 +245,7 @@ def filter_files(
         raise ValueError(f"out_dir: {str(out_dir)!r} is not an existing folder")
     params = dict(params or {})
     paths = expand_paths(paths_or_glob)
-    targets = _targets(paths, out_dir, suffix)
+    targets = _targets(paths, out_dir, suffix, fit_on)
     from tssdpa.compare import get_method
     from tssdpa.estimators.base import unknown_parameters
 

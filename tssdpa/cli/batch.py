@@ -13,6 +13,7 @@ is in the summary with its reason), 2 for a mistake in the arguments.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -173,6 +174,10 @@ def run(args, parse_params) -> int:
         if any(Path(args.summary).resolve() == Path(p).resolve() for p in read):
             raise UsageError(f"--summary: {args.summary!r} is one of the input files; write "
                              "the summary elsewhere")  # fmt: skip
+        outputs = [(out_dir / Path(p).name).resolve() for p in inputs]
+        if Path(args.summary).resolve() in outputs:
+            raise UsageError(f"--summary: {args.summary!r} is the output of an input file in "
+                             "--out-dir; write the summary elsewhere")  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the cluster's start-up notes are not for the user
         client = _client(args.scheduler, args.workers)
@@ -182,8 +187,8 @@ def run(args, parse_params) -> int:
             fit_on=args.fit_on, columns=args.columns, time_column=args.time_column,
             suffix=args.suffix, progress=not args.no_progress,
         )  # fmt: skip
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    except ValueError as exc:  # out_dir: -> --out-dir:, as the user wrote it
+        raise UsageError(re.sub(r"^out_dir: ", "--out-dir: ", str(exc))) from None
     finally:
         client.close()
         cluster = getattr(client, "cluster", None)

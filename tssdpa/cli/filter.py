@@ -224,6 +224,9 @@ def run(args) -> int:
         ) from None
     if args.horizon is not None and args.horizon < 1:
         raise UsageError(f"--horizon must be a positive integer, got {args.horizon}")
+    if args.suffix == "" and not args.inplace and args.horizon is None:
+        raise UsageError("--suffix: empty, the filtered values would replace the columns; "
+                         "give --inplace for that")  # fmt: skip
     if args.out is not None and not Path(args.out).resolve().parent.is_dir():
         raise UsageError(f"--out: the folder {str(Path(args.out).parent)!r} does not exist")
     if args.out is not None and Path(args.out).is_dir():
@@ -233,8 +236,8 @@ def run(args) -> int:
                          "elsewhere (--inplace replaces the columns, not the file)")  # fmt: skip
     factory = spec.resolve_factory()
     params = _params(args.params, factory)
+    from tssdpa.data.csv_files import cells_as_read
     from tssdpa.data.tables import (
-        cells_as_read,
         check_new_columns,
         column_values,
         find_time_column,
@@ -344,7 +347,8 @@ def run(args) -> int:
         with _usage_errors("--out: "):
             write_table(out, args.out, written=names)
     else:
-        cells_as_read(out, names).to_csv(
-            sys.stdout, index=False, sep=out.attrs.get("sep", ","),
-            decimal=out.attrs.get("decimal", "."))  # fmt: skip
+        with _usage_errors(""):  # the input changed while it was filtered
+            copied = cells_as_read(out, names)
+        copied.to_csv(sys.stdout, index=False, sep=out.attrs.get("sep", ","),
+                      decimal=out.attrs.get("decimal", "."))  # fmt: skip
     return 0

@@ -8,18 +8,20 @@ turns it into its one-line message.
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import uuid
-import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from tssdpa.data.csv_files import cells_as_read, compression, read_csv_file
+
 __all__ = [
     "TIME_NAMES",
-    "cells_as_read",
     "check_new_columns",
     "column_values",
     "find_time_column",
@@ -28,8 +30,10 @@ __all__ = [
     "write_table",
 ]
 
-#: column names taken for sample times when no time column is named (case-insensitive)
-TIME_NAMES = re.compile(r"^(t|time|times|timestamp|timestamps|datetime|date)\b", re.IGNORECASE)
+#: column names taken for sample times when no time column is named (case-insensitive; ``t_ns``,
+#: ``timestamp_ms``, ROS's ``%time`` too)
+TIME_NAMES = re.compile(r"^%?(t|time|times|timestamp|timestamps|datetime|date)"
+                        r"(_(ns|us|ms|s|sec|secs|utc|unix|epoch))?\b", re.IGNORECASE)  # fmt: skip
 #: a unit in brackets after such a name must be one of time for it to be the time column
 #: ("T (degC)" is a temperature, "t (s)" a time)
 _UNIT = re.compile(r"[(\[]\s*([^)\]]*?)\s*[)\]]")
@@ -45,7 +49,8 @@ def _first_line(exc) -> str:
 
 def read_table(path) -> pd.DataFrame:
     """A CSV (comma, semicolon or tab separated, header row) or Parquet file as a DataFrame;
-    a CSV's separator is in ``df.attrs["sep"]``.
+    a CSV's separator is in ``df.attrs["sep"]`` (:func:`~tssdpa.data.csv_files.read_csv_file`
+    reads it as it is laid out).
 
     Parquet is read with pyarrow (no pickled objects are ever loaded); an index stored in the
     file (a ``DatetimeIndex``, a time index, a MultiIndex's levels) comes back as ordinary
@@ -82,141 +87,14 @@ def read_table(path) -> pd.DataFrame:
             df = df.reset_index()  # pyarrow restored a stored index: keep it as columns
     else:
         try:
-            try:
-                df, sep = _read_csv(p, ","), ","
-            except pd.errors.ParserError as exc:  # rows of unequal commas: a ';' or tab file
-                df, sep = _other_separator(p, exc)  # whose cells hold commas ("left, right")
-            if df.shape[1] == 1 and re.search(r"[;\t]", str(df.columns[0])):
-                df, sep = _other_separator(p)
-            df.attrs["sep"] = sep  # tssdpa.batch writes its outputs with the input's separator
-            # the header as written (pandas renames a repeated "a" to "a.1", an empty name to
-            # "Unnamed: 2"), read by pandas too: a .csv.gz is decompressed, a BOM dropped
-            head = pd.read_csv(p, sep=sep, header=None, nrows=1, dtype=str, index_col=False,
-                               keep_default_na=False, engine="python")  # fmt: skip
-            names = [str(n) for n in head.iloc[0]] if len(head) else []
-            if len(names) == df.shape[1]:
-                df.attrs["unnamed"] = [c for c, n in zip(df.columns, names) if not n.strip()]
-            twice = sorted({n for n in names if n and names.count(n) > 1})
-            if twice:  # pandas renames the second "a" to "a.1", which the output then carried
-                raise ValueError(f"{path}: column name(s) {twice} appear more than once in the "
-                                 "header; rename them")  # fmt: skip
+            df = read_csv_file(p)
         except pd.errors.EmptyDataError:
             raise ValueError(f"{path} is empty; expected a header row and data rows") from None
-        except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        except (pd.errors.ParserError, UnicodeDecodeError, csv.Error, EOFError, OSError,
+                zipfile.BadZipFile) as exc:  # fmt: skip
             raise ValueError(f"{path} is not a readable CSV file ({_first_line(exc)})") from None
     if len(df) == 0:
         raise ValueError(f"{path} has a header but no data rows")
-    return df
-
-
-def _other_separator(p: Path, comma_error=None) -> tuple[pd.DataFrame, str]:
-    """``(df, sep)``: the CSV ``p`` read with ';' or with tabs, whichever finds more columns
-    (';' on a tie); with neither more than one, the comma's ``comma_error`` is raised again
-    (without one, the ';' reading is returned)."""
-    best = None
-    for sep in (";", "\t"):
-        try:
-            df = _read_csv(p, sep)
-        except pd.errors.ParserError:
-            continue
-        if best is None or df.shape[1] > best[0].shape[1]:
-            best = (df, sep)
-    if comma_error is not None and (best is None or best[0].shape[1] < 2):
-        raise comma_error
-    df, sep = best if best is not None else (_read_csv(p, ";"), ";")
-    if any(_decimal_commas(df[c]) for c in df.columns if df[c].dtype == object or
-           pd.api.types.is_string_dtype(df[c].dtype)):  # fmt: skip
-        df = _read_csv(p, sep, decimal=",")
-        df.attrs["decimal"] = ","  # written back so: the file stays one a spreadsheet reads
-    return df, sep
-
-
-#: a number written with a decimal comma (a spreadsheet's export in much of Europe): "1,5"
-_DECIMAL_COMMA = re.compile(r"\s*[+-]?(\d+,\d*|,\d+)([eE][+-]?\d+)?\s*")
-
-
-def _decimal_commas(cells: pd.Series) -> bool:
-    """Whether every non-empty cell of a text column is an integer or a number with a decimal
-    comma, and one at least has the comma."""
-    text = cells.dropna().astype(str)
-    commas = text.map(lambda v: _DECIMAL_COMMA.fullmatch(v) is not None)
-    return bool(len(text) and commas.any() and (commas | text.map(
-        lambda v: _INTEGER.fullmatch(v) is not None)).all())  # fmt: skip
-
-
-def _read_csv(p: Path, sep, decimal=".") -> pd.DataFrame:
-    """A CSV whose data rows may hold one field more than its header. Where that field is
-    empty in every row it is a trailing separator: the columns are the header's (pandas took
-    the first for the index, dropped later, and shifted the others). Otherwise it is a row
-    name (R's ``write.table``) that pandas takes for the index, as it should."""
-    kw = {} if sep == "," else dict(sep=sep)
-    if decimal != ".":
-        kw["decimal"] = decimal
-    df = pd.read_csv(p, **kw)
-    if len(df) == 0 or not len(df.columns):
-        return df
-    first = pd.read_csv(p, header=None, skiprows=1, nrows=1, dtype=str, **kw)  # a data row
-    if first.shape[1] > df.shape[1] and df.iloc[:, -1].isna().all():
-        kw["index_col"] = False
-        df = pd.read_csv(p, **kw)
-    df = _exact_integers(df, lambda: pd.read_csv(p, dtype=str, **kw))
-    df.attrs["csv_text"] = (str(p), kw)  # how to read its cells as text again (cells_as_read)
-    return df
-
-
-def cells_as_read(out: pd.DataFrame, written=()) -> pd.DataFrame:
-    """``out`` -- a table :func:`read_table` read from a CSV file, with the columns ``written``
-    added or overwritten -- with each of its other columns as the file's text, cell for cell:
-    pandas writes what it parsed, ``true`` as ``True``, ``2.50`` as ``2.5``, ``NaN`` as an empty
-    cell. A table not read from a CSV (Parquet keeps its types) or whose file no longer has
-    its rows and columns is returned as it is."""
-    source = out.attrs.get("csv_text")
-    if source is None:
-        return out
-    path, kw = source
-    try:
-        with warnings.catch_warnings():  # a trailing separator: warned of when first read
-            warnings.simplefilter("ignore", pd.errors.ParserWarning)
-            text = pd.read_csv(path, dtype=str, keep_default_na=False, **kw)
-    except (OSError, ValueError, pd.errors.ParserError):  # moved or rewritten since
-        return out
-    copied = [c for c in out.columns if c in text.columns and c not in set(written)]
-    if len(text) != len(out) or not copied:
-        return out
-    out = out.copy()
-    for c in copied:
-        out[c] = text[c].to_numpy()  # by position: an R row-name index is read as text there
-    return out
-
-
-_INTEGER = re.compile(r"\s*[+-]?\d+\s*")
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-def _exact_integers(df: pd.DataFrame, read_text) -> pd.DataFrame:
-    """``df`` with each column of integers that has empty cells -- which pandas reads as
-    float64, rounding integers past 2^53 (nanosecond times) and writing ``1.0`` for ``1`` --
-    as pandas' nullable ``Int64`` read from its text (``read_text()``: the file read again as
-    text, in the same columns), so that a column copied through is written as it was read."""
-
-    def whole(v):  # finite whole numbers (inf has no remainder)
-        return np.isfinite(v).all() and np.all(np.mod(v, 1) == 0)
-
-    floats = [i for i, d in enumerate(df.dtypes) if d == np.float64]
-    maybe = [i for i in floats if df.iloc[:, i].isna().any()
-             and whole(df.iloc[:, i].dropna().to_numpy())]  # fmt: skip
-    if not maybe:
-        return df
-    text = read_text()
-    if text.shape != df.shape:
-        return df
-    for i in maybe:
-        cells = text.iloc[:, i]
-        text_ints = cells.map(lambda v: isinstance(v, str) and _INTEGER.fullmatch(v) is not None)
-        if (text_ints | df.iloc[:, i].isna()).all():
-            ints = [int(v) if w else None for v, w in zip(cells, text_ints)]
-            if all(v is None or _INT64_MIN <= v <= _INT64_MAX for v in ints):  # else float
-                df.isetitem(i, pd.array(ints, dtype="Int64"))
     return df
 
 
@@ -346,8 +224,9 @@ def check_new_columns(df: pd.DataFrame, names, how: str) -> None:
 
 def write_table(df: pd.DataFrame, target, written=()) -> None:
     """Write ``df`` to ``target`` -- Parquet for a ``.parquet`` / ``.pq`` name, else CSV with
-    the input's separator (``df.attrs["sep"]``) and the columns it copied from a CSV input
-    but ``written`` as they were read (:func:`cells_as_read`) -- under a temporary name beside
+    the input's separator (``df.attrs["sep"]``), the compression its name asks for (``.gz``)
+    and the columns it copied from a CSV input but ``written`` as they were read
+    (:func:`~tssdpa.data.csv_files.cells_as_read`) -- under a temporary name beside
     it, renamed onto ``target`` when complete: a failed write (a full disk) leaves no
     half-written file and any earlier file at ``target`` untouched."""
     target = Path(target)
@@ -363,7 +242,7 @@ def write_table(df: pd.DataFrame, target, written=()) -> None:
         else:
             cells_as_read(df, written).to_csv(
                 tmp, index=False, sep=df.attrs.get("sep", ","),
-                decimal=df.attrs.get("decimal", "."))  # fmt: skip
+                decimal=df.attrs.get("decimal", "."), compression=compression(target))  # fmt: skip
         os.replace(tmp, target)
     finally:
         if tmp.exists():

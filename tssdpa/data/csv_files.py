@@ -1,0 +1,235 @@
+"""A user's CSV file read as it is laid out, and its cells written back as they were.
+
+* :func:`read_csv_file`: the separator (',' ';' or tab, :func:`separator`), the layout of
+  its rows (:func:`row_layout`: a trailing separator, R's row names, or rows whose fields do
+  not line up with the header -- refused, never shifted), decimal commas, integers with
+  blanks read exactly;
+* :func:`cells_as_read`: a table read so, its copied columns as the file's text again;
+* :func:`compression`: the compression a file name asks for.
+
+pandas alone reads such files silently wrong: a data row with one field more than the header
+makes every row's first field the index and shifts each column one place left; R's
+``write.table`` with an all-``NA`` last column looked like a trailing separator; a ';' file
+whose header holds a comma was read with commas.
+"""
+
+from __future__ import annotations
+
+import bz2
+import csv
+import gzip
+import lzma
+import os
+import re
+import warnings
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["cells_as_read", "compression", "read_csv_file", "row_layout", "separator"]
+
+SEPARATORS = (",", ";", "\t")
+SNIFF_ROWS = 200  # rows read to choose the separator
+_COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip"}
+
+
+def compression(path) -> str | dict | None:
+    """The compression pandas should write ``path`` with, from its name (``None``: plain)."""
+    name = Path(path).name
+    method = _COMPRESSIONS.get(Path(path).suffix.lower())
+    if method == "zip":  # the archive's member: the name without .zip
+        return {"method": "zip", "archive_name": name[:-4]}
+    return method
+
+
+def _open_text(p: Path):
+    """The file as text (UTF-8, a BOM dropped, newlines as written: csv's reader needs them),
+    decompressed by its suffix; ``None`` for a compression read here by pandas alone."""
+    suffix = p.suffix.lower()
+    kw = dict(encoding="utf-8-sig", newline="")
+    if suffix in (".gz", ".bz2", ".xz"):
+        return {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}[suffix](p, "rt", **kw)
+    if suffix == ".zip":
+        archive = zipfile.ZipFile(p)
+        members = archive.namelist()
+        if len(members) != 1:
+            archive.close()
+            return None  # pandas says what is wrong with it
+        import io
+
+        return io.TextIOWrapper(archive.open(members[0]), **kw)
+    if suffix in (".zst", ".tar", ".tgz"):
+        return None
+    return open(p, **kw)  # noqa: SIM115 -- closed by the caller's with
+
+
+def _rows(p: Path, sep: str, limit: int | None = None):
+    """``[(line, fields), ...]``: each non-blank row's line number and fields (csv's reader,
+    pandas' quoting rules), the first ``limit`` rows only where given; ``None`` where the file
+    is not read here (:func:`_open_text`)."""
+    handle = _open_text(p)
+    if handle is None:
+        return None
+    out = []
+    with handle:
+        reader = csv.reader(handle, delimiter=sep)
+        for fields in reader:
+            if fields and any(f.strip() for f in fields):  # pandas skips blank lines
+                out.append((reader.line_num, fields))
+                if limit is not None and len(out) >= limit:
+                    break
+    return out
+
+
+def separator(p: Path) -> str:
+    """',', ';' or tab: the one whose first :data:`SNIFF_ROWS` rows have the most fields in the
+    header, at least 2, and data rows of as many fields or one more (a row name or a trailing
+    separator); the first of those on a tie, ',' where none fits. A ';' file's cells may hold
+    commas ("left, right", decimal commas) and its header too ("speed, m/s")."""
+    best, most = ",", 1
+    for sep in SEPARATORS:
+        rows = _rows(p, sep, SNIFF_ROWS)
+        if not rows:
+            return ","
+        n = len(rows[0][1])
+        if n > most and all(len(f) in (n, n + 1) for _, f in rows[1:]):
+            best, most = sep, n
+    return best
+
+
+def row_layout(p: Path, sep: str, rows=None) -> tuple[str, list[str]]:
+    """``(layout, header)``: how the data rows of the CSV ``p`` line up with its ``header``'s
+    fields -- ``"plain"`` (as many or fewer: the missing ones are blank), ``"trailing"`` (one
+    more, empty, in some rows: a trailing separator), ``"row names"`` (one more in every row,
+    not all empty: R's ``write.table``, whose header does not name its row names) -- and
+    ``ValueError`` naming the first row that fits none (pandas made its first field every
+    row's index and shifted the columns one place left). ``("plain", [])`` where the file is
+    not read here."""
+    rows = _rows(p, sep) if rows is None else rows
+    if not rows:
+        return "plain", []
+    header = rows[0][1]
+    n = len(header)
+    longer = [(line, f) for line, f in rows[1:] if len(f) > n]
+    if not longer:
+        return "plain", header
+    if all(len(f) == n + 1 and f[-1] == "" for _, f in longer):
+        return "trailing", header
+    if len(longer) == len(rows) - 1 and all(len(f) == n + 1 for _, f in longer):
+        return "row names", header
+    line, f = next(((line, f) for line, f in longer if len(f) != n + 1), longer[0])
+    raise ValueError(f"{p}: line {line} has {len(f)} fields, the header {n}: a separator in "
+                     "a cell that is not quoted? Quote that cell or fix the row")  # fmt: skip
+
+
+def read_csv_file(p: Path) -> pd.DataFrame:
+    """The CSV ``p`` as a DataFrame, laid out as :func:`row_layout` says, its separator in
+    ``attrs["sep"]``, its decimal mark in ``attrs["decimal"]`` where it is a comma, the names
+    its header leaves empty in ``attrs["unnamed"]``, and what :func:`cells_as_read` needs to
+    read its cells again in ``attrs["csv_text"]``. ``ValueError`` for a name the header gives
+    twice (pandas renamed the second ``a`` to ``a.1``, which the output then carried)."""
+    sep = separator(p)
+    layout, header = row_layout(p, sep)
+    kw = {} if sep == "," else dict(sep=sep)
+    if layout == "trailing":
+        kw["index_col"] = False  # else pandas takes the first column for the index
+    with warnings.catch_warnings():  # a trailing separator: rows longer than the header
+        warnings.simplefilter("ignore", pd.errors.ParserWarning)
+        df = pd.read_csv(p, **kw)
+        if sep != "," and any(_decimal_commas(df[c]) for c in df.columns if _is_text(df[c])):
+            kw["decimal"] = ","
+            df = pd.read_csv(p, **kw)
+            df.attrs["decimal"] = ","  # written back so: the file stays one a spreadsheet reads
+        if len(df.columns):
+            df = _exact_integers(df, lambda: pd.read_csv(p, dtype=str, **kw))
+    stat = os.stat(p)
+    df.attrs["csv_text"] = (str(p), kw, (stat.st_size, stat.st_mtime_ns))
+    df.attrs["sep"] = sep  # tssdpa.batch writes its outputs with the input's separator
+    names = header[1:] if layout == "row names" else header  # as written: pandas renames them
+    names = [n.strip() for n in names]
+    if len(names) == df.shape[1]:
+        df.attrs["unnamed"] = [c for c, n in zip(df.columns, names) if not n]
+    twice = sorted({n for n in names if n and names.count(n) > 1})
+    if twice:
+        raise ValueError(f"{p}: column name(s) {twice} appear more than once in the header; "
+                         "rename them")  # fmt: skip
+    return df
+
+
+def cells_as_read(out: pd.DataFrame, written=()) -> pd.DataFrame:
+    """``out`` -- a table :func:`read_csv_file` read, with the columns ``written`` added or
+    overwritten -- with each of its other columns as the file's text, cell for cell (pandas
+    writes what it parsed: ``true`` as ``True``, ``2.50`` as ``2.5``, ``NaN`` as an empty cell)
+    and their names as the header has them (an empty one, not pandas' ``Unnamed: 2``). A table
+    not read from a CSV (Parquet keeps its types) is returned as it is; ``ValueError`` where
+    the file changed since it was read (a logger still writing it)."""
+    source = out.attrs.get("csv_text")
+    if source is None:
+        return out
+    path, kw, seen = source
+    try:
+        stat = os.stat(path)
+    except OSError:
+        stat = None
+    if stat is None or (stat.st_size, stat.st_mtime_ns) != seen:
+        raise ValueError(f"{path} changed while it was filtered (a logger still writing it?); "
+                         "its columns cannot be copied as they were read -- run again on a "
+                         "copy that stays put")  # fmt: skip
+    with warnings.catch_warnings():  # a trailing separator: warned of when first read
+        warnings.simplefilter("ignore", pd.errors.ParserWarning)
+        text = pd.read_csv(path, dtype=str, keep_default_na=False, **kw)
+    written = set(written)
+    copied = [c for c in out.columns if c in text.columns and c not in written]
+    out = out.copy()
+    for c in copied:
+        out[c] = text[c].to_numpy()  # by position: an R row-name index is read as text there
+    unnamed = [c for c in out.attrs.get("unnamed", []) if c in copied]
+    return out.rename(columns=dict.fromkeys(unnamed, "")) if unnamed else out
+
+
+def _is_text(column: pd.Series) -> bool:
+    return column.dtype == object or pd.api.types.is_string_dtype(column.dtype)
+
+
+#: a number written with a decimal comma (a spreadsheet's export in much of Europe): "1,5"
+_DECIMAL_COMMA = re.compile(r"\s*[+-]?(\d+,\d*|,\d+)([eE][+-]?\d+)?\s*")
+_INTEGER = re.compile(r"\s*[+-]?\d+\s*")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _decimal_commas(cells: pd.Series) -> bool:
+    """Whether every non-empty cell of a text column is an integer or a number with a decimal
+    comma, and one at least has the comma."""
+    text = cells.dropna().astype(str)
+    commas = text.map(lambda v: _DECIMAL_COMMA.fullmatch(v) is not None)
+    return bool(len(text) and commas.any() and (commas | text.map(
+        lambda v: _INTEGER.fullmatch(v) is not None)).all())  # fmt: skip
+
+
+def _exact_integers(df: pd.DataFrame, read_text) -> pd.DataFrame:
+    """``df`` with each column of integers that has empty cells -- which pandas reads as
+    float64, rounding integers past 2^53 (nanosecond times) and writing ``1.0`` for ``1`` --
+    as pandas' nullable ``Int64`` read from its text (``read_text()``: the file read again as
+    text, in the same columns): nanosecond times stay exact as sample times too."""
+
+    def whole(v):  # finite whole numbers (inf has no remainder)
+        return np.isfinite(v).all() and np.all(np.mod(v, 1) == 0)
+
+    floats = [i for i, d in enumerate(df.dtypes) if d == np.float64]
+    maybe = [i for i in floats if df.iloc[:, i].isna().any()
+             and whole(df.iloc[:, i].dropna().to_numpy())]  # fmt: skip
+    if not maybe:
+        return df
+    text = read_text()
+    if text.shape != df.shape:
+        return df
+    for i in maybe:
+        cells = text.iloc[:, i]
+        text_ints = cells.map(lambda v: isinstance(v, str) and _INTEGER.fullmatch(v) is not None)
+        if (text_ints | df.iloc[:, i].isna()).all():
+            ints = [int(v) if w else None for v, w in zip(cells, text_ints)]
+            if all(v is None or _INT64_MIN <= v <= _INT64_MAX for v in ints):  # else float
+                df.isetitem(i, pd.array(ints, dtype="Int64"))
+    return df
