@@ -90,7 +90,9 @@ def test_without_columns_the_time_column_is_copied_and_text_columns_are_skipped(
     np.testing.assert_array_equal(res["time"], df["time"])
     err = capsys.readouterr().err
     assert (
-        "skipped column(s) of text or true / false values, or with no name ['label']" in err
+        "skipped column(s) of text or true / false values, with no finite value or with no name "
+        "['label']"
+        in err
         and "time column 'time'" in err
     )
 

@@ -311,3 +311,16 @@ def test_a_file_changed_while_it_was_filtered_is_not_copied_from(tmp_path):
         f.write("2,3.0\n")  # a logger still writing it
     with pytest.raises(ValueError, match="log.csv changed while it was filtered"):
         cells_as_read(df)
+
+
+def test_a_column_a_sensor_left_empty_is_skipped_and_reported_unless_asked_for(tmp_path, capsys):
+    # it stopped the whole file: "column(s) ['c'] have no finite value", though a and b were fine
+    lines = ["time,a,c,b"] + [f"{i},{float(np.sin(i / 5))!r},,{i % 7}" for i in range(40)]
+    (tmp_path / "log.csv").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.csv"
+    args = ["filter", str(tmp_path / "log.csv"), "--params", FIXED, "--out", str(out)]
+    assert main(args) == 0
+    assert list(pd.read_csv(out).columns) == ["time", "a", "c", "b", "a_filtered", "b_filtered"]
+    assert "with no finite value or with no name ['c']" in capsys.readouterr().err
+    assert main([*args, "--columns", "c"]) == 2
+    assert "['c'] have no finite value" in capsys.readouterr().err

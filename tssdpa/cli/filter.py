@@ -330,7 +330,8 @@ def run(args) -> int:
     if n_nan or n_inf:
         notes.append(f"{n_nan} missing and {n_inf} infinite cell(s) treated as missing")
     if skipped:
-        notes.append(f"skipped column(s) of text or true / false values, or with no name {skipped}")
+        notes.append("skipped column(s) of text or true / false values, with no finite value "
+                     f"or with no name {skipped}")  # fmt: skip
     if time_col is not None:
         use = "used as the sample times (tau) and " if getattr(est, "tau", None) else ""
         notes.append(f"time column {time_col!r} {use}copied through")

@@ -168,8 +168,8 @@ def numeric_columns(
 
     ``columns`` given: those (each must exist and be neither the time column nor one of the
     ``targets``, the clean references a supervised fit is scored against), nothing skipped.
-    Otherwise every numeric column but those, and the other columns (text, true / false
-    flags) as skipped.
+    Otherwise every numeric column with a finite value but those, and the other columns
+    (text, true / false flags, a sensor that logged nothing) as skipped.
     """
     if columns is not None:
         missing = [c for c in columns if c not in df.columns]
@@ -185,6 +185,10 @@ def numeric_columns(
     rest = [c for c in df.columns if c != time_column and c not in targets and c not in unnamed]
     cols = [c for c in rest if pd.api.types.is_numeric_dtype(df[c])
             and not pd.api.types.is_bool_dtype(df[c])]  # fmt: skip
+    finite = [
+        c for c in cols if np.isfinite(df[c].to_numpy(dtype=np.float64, na_value=np.nan)).any()
+    ]
+    cols = finite if finite else cols  # none finite: column_values says so, naming them
     if not cols:
         raise ValueError(f"no numeric column to filter (columns: {list(df.columns)})")
     return cols, [c for c in rest if c not in cols] + [c for c in unnamed if c in df.columns]
