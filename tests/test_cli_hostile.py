@@ -41,6 +41,7 @@ def files(tmp_path):
         "time,gyro,temp\n0,0.5,20,oops\n" + "".join(f"{i},0.{i},2{i}\n" for i in range(1, 9))
     )
     (tmp_path / "broken.csv.gz").write_bytes(b"\x1f\x8b\x08\x00junk")  # exit 1 (EOFError)
+    (tmp_path / "broken.csv.xz").write_bytes(b"garbage\n")  # exit 1 (LZMAError)
     return tmp_path
 
 
@@ -50,6 +51,7 @@ CASES = {
         "stray.csv: line 2 has 4 fields, the header 3",
     ),
     "a broken gzip file": (["filter", "broken.csv.gz"], "broken.csv.gz is not a readable CSV"),
+    "a broken xz file": (["filter", "broken.csv.xz"], "broken.csv.xz is not a readable CSV"),
     # --suffix "" wrote the filtered values over the columns, as --inplace, unasked
     "empty suffix": (["filter", "good.csv", "--suffix", ""], "--suffix: empty"),
     "missing file": (["filter", "nope.csv"], "nope.csv: no such file"),

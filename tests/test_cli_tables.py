@@ -324,3 +324,62 @@ def test_a_column_a_sensor_left_empty_is_skipped_and_reported_unless_asked_for(t
     assert "with no finite value or with no name ['c']" in capsys.readouterr().err
     assert main([*args, "--columns", "c"]) == 2
     assert "['c'] have no finite value" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_commas_in_a_column_beside_decimal_points_are_text_not_decimal_commas(tmp_path, sep):
+    # a ';' file's pin pairs "1,2" (or a tab file's thousands "1,037") switched the whole file
+    # to decimal commas: that column was filtered as 1.2, the real numbers skipped as text
+    cells = [f"1,{i % 9 + 1}" if sep == ";" else f"1,{i:03d}" for i in range(30)]
+    lines = [sep.join(["time", "a", "pins"])]
+    lines += [sep.join([str(i), f"{np.sin(i / 4):.3f}", c]) for i, c in enumerate(cells)]
+    (tmp_path / "log.csv").write_text("\n".join(lines) + "\n")
+    df = read_table(tmp_path / "log.csv")
+    assert df["a"].dtype == np.float64 and df["pins"].tolist() == cells
+    assert "decimal" not in df.attrs
+
+
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_a_semicolon_file_with_short_rows_is_read_with_its_separator(tmp_path, sep):
+    # one row with cells left off, or a logger's cut last line, made ';' and tabs fail the
+    # separator's check: the header came out as one column, "no numeric column"
+    lines = [sep.join(["time", "a", "b"])] + [
+        sep.join([str(i), f"{np.sin(i / 4):.3f}", f"{np.cos(i / 4):.3f}"]) for i in range(60)
+    ]
+    lines[10] = sep.join(["9", "0.5"])
+    lines.append(sep.join(["60", "0.1"]))
+    (tmp_path / "log.csv").write_text("\n".join(lines) + "\n")
+    df = read_table(tmp_path / "log.csv")
+    assert list(df.columns) == ["time", "a", "b"] and df.attrs["sep"] == sep
+    assert np.isnan(df["b"].iloc[9]) and np.isnan(df["b"].iloc[-1]) and df["a"].iloc[-1] == 0.1
+
+
+def test_a_parquet_output_of_a_csv_is_filtered_again(tmp_path):
+    # pandas stored the CSV's read options in the Parquet file; read back, its copied columns
+    # were refused as "changed while it was filtered"
+    pytest.importorskip("pyarrow")
+    lines = ["time,a,b"] + [f"{i},{np.sin(i / 4):.3f},{i}" for i in range(40)]
+    (tmp_path / "log.csv").write_text("\n".join(lines) + "\n")
+    args = ["--params", FIXED, "--columns", "a"]
+    assert (
+        main(["filter", str(tmp_path / "log.csv"), *args, "--out", str(tmp_path / "a.parquet")])
+        == 0
+    )
+    assert read_table(tmp_path / "a.parquet").attrs == {}
+    assert main(["filter", str(tmp_path / "a.parquet"), *args, "--suffix", "_2",
+                 "--out", str(tmp_path / "b.csv")]) == 0  # fmt: skip
+    assert list(pd.read_csv(tmp_path / "b.csv").columns) == ["time", "a", "b", "a_filtered", "a_2"]
+
+
+def test_row_names_with_a_name_given_twice_are_refused_and_long_cells_read(tmp_path):
+    # R's row names moved the duplicate check one name on: "a","b","a" was read as a, b, a.1
+    rows = [f'"{i + 1}",{i},{np.sin(i / 4):.3f},{i % 3}' for i in range(30)]
+    (tmp_path / "r.csv").write_text('"a","b","a"\n' + "\n".join(rows) + "\n")
+    with pytest.raises(ValueError, match=r"\['a'\] appear more than once"):
+        read_table(tmp_path / "r.csv")
+    # a cell past csv's 131,072 characters and names that differ by a space were refused
+    lines = ["time,a, a,note"] + [
+        f"{i},{i},{i},{'x' * (200_000 if i == 3 else 1)}" for i in range(9)
+    ]
+    (tmp_path / "long.csv").write_text("\n".join(lines) + "\n")
+    assert list(read_table(tmp_path / "long.csv").columns) == ["time", "a", " a", "note"]

@@ -344,12 +344,12 @@ def run(args) -> int:
         print(f"  {n}", file=sys.stderr)
     if out.attrs.get("decimal") != ",":  # one file: comma separated, as on standard output
         out.attrs.pop("sep", None)  # (decimal commas keep their ';' or tabs, as a sheet has)
+    with _usage_errors(""):  # the input changed while it was filtered
+        out = cells_as_read(out, names)
     if args.out:
         with _usage_errors("--out: "):
-            write_table(out, args.out, written=names)
+            write_table(out, args.out)
     else:
-        with _usage_errors(""):  # the input changed while it was filtered
-            copied = cells_as_read(out, names)
-        copied.to_csv(sys.stdout, index=False, sep=out.attrs.get("sep", ","),
-                      decimal=out.attrs.get("decimal", "."))  # fmt: skip
+        out.to_csv(sys.stdout, index=False, sep=out.attrs.get("sep", ","),
+                   decimal=out.attrs.get("decimal", "."))  # fmt: skip
     return 0

@@ -66,62 +66,79 @@ def _open_text(p: Path):
 
 
 def _rows(p: Path, sep: str, limit: int | None = None):
-    """``[(line, fields), ...]``: each non-blank row's line number and fields (csv's reader,
-    pandas' quoting rules), the first ``limit`` rows only where given; ``None`` where the file
-    is not read here (:func:`_open_text`)."""
+    """Each non-blank row's ``(line number, fields)`` (csv's reader, pandas' quoting rules;
+    cells of any length), the first ``limit`` rows only where given; nothing where the file
+    is not read here (:func:`_open_text`). A generator: a whole file is never held."""
     handle = _open_text(p)
     if handle is None:
-        return None
-    out = []
-    with handle:
-        reader = csv.reader(handle, delimiter=sep)
-        for fields in reader:
-            if fields and any(f.strip() for f in fields):  # pandas skips blank lines
-                out.append((reader.line_num, fields))
-                if limit is not None and len(out) >= limit:
-                    break
-    return out
+        return
+    limit_before = csv.field_size_limit()
+    csv.field_size_limit(2**31 - 1)  # pandas reads a cell of any length
+    try:
+        with handle:
+            reader = csv.reader(handle, delimiter=sep)
+            count = 0
+            for fields in reader:
+                if fields and any(f.strip() for f in fields):  # pandas skips blank lines
+                    yield reader.line_num, fields
+                    count += 1
+                    if limit is not None and count >= limit:
+                        return
+    finally:
+        csv.field_size_limit(limit_before)
 
 
 def separator(p: Path) -> str:
-    """',', ';' or tab: the one whose first :data:`SNIFF_ROWS` rows have the most fields in the
-    header, at least 2, and data rows of as many fields or one more (a row name or a trailing
-    separator); the first of those on a tie, ',' where none fits. A ';' file's cells may hold
-    commas ("left, right", decimal commas) and its header too ("speed, m/s")."""
+    """',', ';' or tab: of those whose first :data:`SNIFF_ROWS` rows have at least 2 fields in
+    the header, no data row more than one more (a row name or a trailing separator) and most
+    data rows as many or more (fewer: a logger's cut last line, cells left off), the one with
+    the most in the header; the first of them on a tie, ',' where none fits. A ';' file's
+    cells may hold commas ("left, right", decimal commas) and its header too ("speed, m/s")."""
     best, most = ",", 1
     for sep in SEPARATORS:
-        rows = _rows(p, sep, SNIFF_ROWS)
+        rows = [len(f) for _, f in _rows(p, sep, SNIFF_ROWS)]
         if not rows:
             return ","
-        n = len(rows[0][1])
-        if n > most and all(len(f) in (n, n + 1) for _, f in rows[1:]):
+        n, data = rows[0], rows[1:]
+        full = sum(k >= n for k in data)
+        if n > most and all(k <= n + 1 for k in data) and 2 * full >= len(data):
             best, most = sep, n
     return best
 
 
-def row_layout(p: Path, sep: str, rows=None) -> tuple[str, list[str]]:
+def row_layout(p: Path, sep: str) -> tuple[str, list[str]]:
     """``(layout, header)``: how the data rows of the CSV ``p`` line up with its ``header``'s
     fields -- ``"plain"`` (as many or fewer: the missing ones are blank), ``"trailing"`` (one
     more, empty, in some rows: a trailing separator), ``"row names"`` (one more in every row,
     not all empty: R's ``write.table``, whose header does not name its row names) -- and
     ``ValueError`` naming the first row that fits none (pandas made its first field every
     row's index and shifted the columns one place left). ``("plain", [])`` where the file is
-    not read here."""
-    rows = _rows(p, sep) if rows is None else rows
-    if not rows:
-        return "plain", []
-    header = rows[0][1]
+    not read here. One pass over the rows, none of them kept."""
+    rows = _rows(p, sep)
+    header = next(rows, (0, []))[1]
     n = len(header)
-    longer = [(line, f) for line, f in rows[1:] if len(f) > n]
-    if not longer:
+    n_data = n_longer = 0
+    trailing = names = True  # every longer row: one more field, empty / one more field
+    first_bad = first_longer = None  # (line, fields): of more than one more / of one more
+    for line, f in rows:
+        n_data += 1
+        if len(f) > n:
+            n_longer += 1
+            if first_longer is None:
+                first_longer = (line, len(f))
+            trailing = trailing and len(f) == n + 1 and f[-1] == ""
+            if len(f) != n + 1:
+                names = False
+                first_bad = first_bad or (line, len(f))
+    if not n_longer:
         return "plain", header
-    if all(len(f) == n + 1 and f[-1] == "" for _, f in longer):
+    if trailing:
         return "trailing", header
-    if len(longer) == len(rows) - 1 and all(len(f) == n + 1 for _, f in longer):
+    if names and n_longer == n_data:
         return "row names", header
-    line, f = next(((line, f) for line, f in longer if len(f) != n + 1), longer[0])
-    raise ValueError(f"{p}: line {line} has {len(f)} fields, the header {n}: a separator in "
-                     "a cell that is not quoted? Quote that cell or fix the row")  # fmt: skip
+    line, k = first_bad or first_longer
+    raise ValueError(f"{p}: line {line} has {k} fields, the header {n}: a separator in a cell "
+                     "that is not quoted? Quote that cell or fix the row")  # fmt: skip
 
 
 def read_csv_file(p: Path) -> pd.DataFrame:
@@ -138,7 +155,7 @@ def read_csv_file(p: Path) -> pd.DataFrame:
     with warnings.catch_warnings():  # a trailing separator: rows longer than the header
         warnings.simplefilter("ignore", pd.errors.ParserWarning)
         df = pd.read_csv(p, **kw)
-        if sep != "," and any(_decimal_commas(df[c]) for c in df.columns if _is_text(df[c])):
+        if sep != "," and _decimal_comma_file(df, sep):
             kw["decimal"] = ","
             df = pd.read_csv(p, **kw)
             df.attrs["decimal"] = ","  # written back so: the file stays one a spreadsheet reads
@@ -147,11 +164,10 @@ def read_csv_file(p: Path) -> pd.DataFrame:
     stat = os.stat(p)
     df.attrs["csv_text"] = (str(p), kw, (stat.st_size, stat.st_mtime_ns))
     df.attrs["sep"] = sep  # tssdpa.batch writes its outputs with the input's separator
-    names = header[1:] if layout == "row names" else header  # as written: pandas renames them
-    names = [n.strip() for n in names]
+    names = header  # as written: pandas renames them (R's row names have no name there)
     if len(names) == df.shape[1]:
-        df.attrs["unnamed"] = [c for c, n in zip(df.columns, names) if not n]
-    twice = sorted({n for n in names if n and names.count(n) > 1})
+        df.attrs["unnamed"] = [c for c, n in zip(df.columns, names) if not n.strip()]
+    twice = sorted({n for n in names if n.strip() and names.count(n) > 1})
     if twice:
         raise ValueError(f"{p}: column name(s) {twice} appear more than once in the header; "
                          "rename them")  # fmt: skip
@@ -173,7 +189,7 @@ def cells_as_read(out: pd.DataFrame, written=()) -> pd.DataFrame:
         stat = os.stat(path)
     except OSError:
         stat = None
-    if stat is None or (stat.st_size, stat.st_mtime_ns) != seen:
+    if stat is None or (stat.st_size, stat.st_mtime_ns) != tuple(seen):
         raise ValueError(f"{path} changed while it was filtered (a logger still writing it?); "
                          "its columns cannot be copied as they were read -- run again on a "
                          "copy that stays put")  # fmt: skip
@@ -183,6 +199,7 @@ def cells_as_read(out: pd.DataFrame, written=()) -> pd.DataFrame:
     written = set(written)
     copied = [c for c in out.columns if c in text.columns and c not in written]
     out = out.copy()
+    del out.attrs["csv_text"]  # copied: a second call leaves it as it is
     for c in copied:
         out[c] = text[c].to_numpy()  # by position: an R row-name index is read as text there
     unnamed = [c for c in out.attrs.get("unnamed", []) if c in copied]
@@ -199,13 +216,34 @@ _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-def _decimal_commas(cells: pd.Series) -> bool:
+def _decimal_comma_file(df: pd.DataFrame, sep: str) -> bool:
+    """Whether the table read with decimal points is one written with decimal commas: a text
+    column at least is all integers and numbers with a decimal comma -- in a tab file not all
+    with 3 digits after it (``1,000``: a thousands separator as much; ';' is a decimal-comma
+    spreadsheet's) -- and no column is numbers with a decimal point (a text column of ``1,2``
+    pin numbers beside them is text)."""
+    for c in df.columns:
+        v = df[c]
+        if pd.api.types.is_float_dtype(v.dtype):
+            finite = v.to_numpy(dtype=np.float64, na_value=np.nan)
+            finite = finite[np.isfinite(finite)]
+            if np.any(finite != np.round(finite)):
+                return False  # decimal points
+    return any(_decimal_commas(df[c], sep == ";") for c in df.columns if _is_text(df[c]))
+
+
+def _decimal_commas(cells: pd.Series, thousands_too: bool) -> bool:
     """Whether every non-empty cell of a text column is an integer or a number with a decimal
-    comma, and one at least has the comma."""
+    comma, and one at least has the comma (unless ``thousands_too``, with other than 3 digits
+    after it)."""
     text = cells.dropna().astype(str)
-    commas = text.map(lambda v: _DECIMAL_COMMA.fullmatch(v) is not None)
-    return bool(len(text) and commas.any() and (commas | text.map(
-        lambda v: _INTEGER.fullmatch(v) is not None)).all())  # fmt: skip
+    found = text.map(_DECIMAL_COMMA.fullmatch)
+    commas = found.map(lambda m: m is not None)
+    if not len(text) or not commas.any():
+        return False
+    integers = text.map(lambda v: _INTEGER.fullmatch(v) is not None)
+    fraction = found[commas].map(lambda m: len(m[1].split(",")[1]))
+    return bool((commas | integers).all() and (thousands_too or (fraction != 3).any()))
 
 
 def _exact_integers(df: pd.DataFrame, read_text) -> pd.DataFrame:

@@ -9,6 +9,7 @@ turns it into its one-line message.
 from __future__ import annotations
 
 import csv
+import lzma
 import os
 import re
 import uuid
@@ -85,13 +86,14 @@ def read_table(path) -> pd.DataFrame:
             raise ValueError(f"{path} is not a readable Parquet file ({why})") from None
         if _stored_index(p, df.index):
             df = df.reset_index()  # pyarrow restored a stored index: keep it as columns
+        df.attrs = {}  # pandas restores a writer's attrs (another CSV's read options)
     else:
         try:
             df = read_csv_file(p)
         except pd.errors.EmptyDataError:
             raise ValueError(f"{path} is empty; expected a header row and data rows") from None
         except (pd.errors.ParserError, UnicodeDecodeError, csv.Error, EOFError, OSError,
-                zipfile.BadZipFile) as exc:  # fmt: skip
+                zipfile.BadZipFile, lzma.LZMAError) as exc:  # fmt: skip
             raise ValueError(f"{path} is not a readable CSV file ({_first_line(exc)})") from None
     if len(df) == 0:
         raise ValueError(f"{path} has a header but no data rows")
@@ -226,6 +228,11 @@ def check_new_columns(df: pd.DataFrame, names, how: str) -> None:
         raise ValueError(f"output column(s) {clash} already in the table: {how}")
 
 
+def _without_attrs(df: pd.DataFrame) -> pd.DataFrame:
+    df.attrs = {}
+    return df
+
+
 def write_table(df: pd.DataFrame, target, written=()) -> None:
     """Write ``df`` to ``target`` -- Parquet for a ``.parquet`` / ``.pq`` name, else CSV with
     the input's separator (``df.attrs["sep"]``), the compression its name asks for (``.gz``)
@@ -237,8 +244,9 @@ def write_table(df: pd.DataFrame, target, written=()) -> None:
     tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.partial")
     try:
         if target.suffix.lower() in (".parquet", ".pq"):
-            try:
-                df.to_parquet(tmp, engine="pyarrow", index=False)
+            try:  # without the input's attrs, which pandas would store in the file
+                df.copy(deep=False).pipe(_without_attrs).to_parquet(tmp, engine="pyarrow",
+                                                                    index=False)  # fmt: skip
             except ImportError:
                 raise ValueError(
                     "writing Parquet needs pyarrow: pip install 'tssdpa[distributed]'"
