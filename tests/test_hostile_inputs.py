@@ -181,3 +181,91 @@ def test_using_an_unfitted_trainable_estimator_says_fit_first(make):
         pytest.skip("a design-only filter needs no fit")
     with pytest.raises(ValueError, match="fit"):
         _use(est, X)
+
+
+def _fit_with(cls, name, **settings):
+    """``value -> cls(name=value, **settings)`` fitted on ``X``."""
+    return lambda value: _fit(cls(**(settings | {name: value})), X)
+
+
+def _build(path, name, *args, **settings):
+    """``value -> path's class(*args, name=value, **settings)``: the torch tier checks its
+    settings when it is built (imported here: torch and Lightning load only for these)."""
+
+    def build(value):
+        module, _, cls = path.rpartition(".")
+        return getattr(__import__(module, fromlist=[cls]), cls)(*args, **(settings | {name: value}))
+
+    return build
+
+
+_LEARNED = {"max_epochs": 1, "enable_progress_bar": False}
+#: every on/off setting: each was read by truthiness ("False" switched it on, ETS's
+#: trend="mul" gave an additive trend)
+SWITCHES = {
+    "IdentityFilter.causal": _fit_with(B.IdentityFilter, "causal"),
+    "MovingAverageFilter.causal": _fit_with(B.MovingAverageFilter, "causal"),
+    "MedianFilter.causal": _fit_with(B.MedianFilter, "causal"),
+    "WienerFIRFilter.causal": _fit_with(B.WienerFIRFilter, "causal", window=4),
+    "ButterworthFilter.zero_phase": _fit_with(B.ButterworthFilter, "zero_phase"),
+    "SavitzkyGolayFilter.zero_phase": _fit_with(B.SavitzkyGolayFilter, "zero_phase"),
+    "KalmanSmoother.smoother": _fit_with(B.KalmanSmoother, "smoother"),
+    "ETSForecaster.trend": _fit_with(B.ETSForecaster, "trend"),
+    "ETSForecaster.damped_trend": _fit_with(B.ETSForecaster, "damped_trend", trend=True),
+    "DLinearForecaster.individual": _fit_with(
+        B.DLinearForecaster, "individual", lookback=16, horizon=2
+    ),
+    "ResidualProjectionFilter.causal": _fit_with(F.ResidualProjectionFilter, "causal", window=4),
+    "ResidualProjectionForecaster.channel_independent": _fit_with(
+        F.ResidualProjectionForecaster, "channel_independent", base_params={"lags": 2}
+    ),
+    **{
+        f"LearnedProjectionForecaster.{name}": _fit_with(
+            F.LearnedProjectionForecaster, name, lookback=16, horizon=2, **_LEARNED
+        )
+        for name in ("channel_independent", "attention", "enable_progress_bar")
+    },
+    "LearnedProjectionFilter.enable_progress_bar": _fit_with(
+        F.LearnedProjectionFilter, "enable_progress_bar", max_epochs=1
+    ),
+    **{
+        f"ProjectionMultiheadAttention.{name}": _build(
+            "tssdpa.nn.ProjectionMultiheadAttention", name, 8, 2
+        )
+        for name in (
+            "bias",
+            "add_bias_kv",
+            "add_zero_attn",
+            "batch_first",
+            "learn_sigma",
+            "learn_decay",
+            "normalize_qk",
+        )  # fmt: skip
+    },
+    "EncoderBlock.norm_first": _build("tssdpa.nn.EncoderBlock", "norm_first", 8, 2),
+    "DecoderBlock.norm_first": _build("tssdpa.nn.DecoderBlock", "norm_first", 8, 2),
+    "DenoisingNet.learn_decay": _build("tssdpa.models.DenoisingNet", "learn_decay", 1),
+    **{
+        f"ForecastingNet.{name}": _build("tssdpa.models.ForecastingNet", name, 16, 2, 1)
+        for name in ("channel_independent", "attention", "learn_decay")
+    },
+    **{
+        f"TranslationTransformer.{name}": _build("tssdpa.translation.TranslationTransformer", name)
+        for name in ("padding_mask", "full_precision_attention", "keras_init")
+    },
+    "TranslationDataModule.pin_memory": _build(
+        "tssdpa.translation.TranslationDataModule", "pin_memory"
+    ),
+    **{
+        f"TranslationSystem.{name}": _build("tssdpa.translation.TranslationSystem", name, None)
+        for name in ("loss_counts_padding", "bleu", "compile")
+    },
+}
+
+
+@pytest.mark.parametrize("bad", ["False", "mul", None, 2])
+@pytest.mark.parametrize("switch", sorted(SWITCHES))
+def test_an_on_off_setting_refuses_anything_but_true_or_false_naming_it(switch, bad):
+    name = switch.rpartition(".")[2]
+    with pytest.raises(ValueError, match=rf"{name} must be one of \(True, False\), got"):
+        SWITCHES[switch](bad)

@@ -195,6 +195,7 @@ class DLinearForecaster(Forecaster):
         for name in ("lookback", "horizon", "moving_average"):
             check_int(getattr(self, name), name)
         self._ridges()
+        check_choice(self.individual, "individual", (True, False))
         check_choice(self.normalize, "normalize", ("none", "last"))
 
     def _ridges(self) -> np.ndarray:

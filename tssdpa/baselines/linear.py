@@ -12,7 +12,7 @@ import numpy as np
 import scipy  # submodules (scipy.signal etc.) load where first used: imports stay light
 from numpy.lib.stride_tricks import sliding_window_view
 
-from tssdpa.checks import check_fraction, check_int, check_positive
+from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
 from tssdpa.estimators.base import Denoiser
 from tssdpa.estimators.persistence import require_floats, saved_channels
 from tssdpa.signal.lowpass import sosfiltfilt_short
@@ -26,6 +26,9 @@ class _ZeroPhaseOption(Denoiser):
     def causal(self) -> bool:
         return not self.zero_phase
 
+    def _validate_params(self):
+        check_choice(self.zero_phase, "zero_phase", (True, False))  # "False" read as True
+
 
 class IdentityFilter(Denoiser):
     """Returns its input (NaN filled; causal: NaN before a channel's first sample): the "no
@@ -33,6 +36,9 @@ class IdentityFilter(Denoiser):
 
     def __init__(self, causal: bool = True):
         self.causal = causal
+
+    def _validate_params(self):
+        check_choice(self.causal, "causal", (True, False))
 
     def _filter_1d(self, x, channel):
         return x
@@ -56,6 +62,7 @@ class ButterworthFilter(_ZeroPhaseOption):
         self._store(locals())
 
     def _validate_params(self):
+        super()._validate_params()
         check_fraction(self.cutoff, "cutoff (a fraction of Nyquist)")
         check_int(self.order, "order")
 
@@ -87,6 +94,7 @@ class SavitzkyGolayFilter(_ZeroPhaseOption):
         self._store(locals())
 
     def _validate_params(self):
+        super()._validate_params()
         check_int(self.window, "window", 2)
         check_int(self.polyorder, "polyorder", 0)
         if self.polyorder >= self.window:
@@ -144,6 +152,7 @@ class _SlidingWindowFilter(Denoiser):
 
     def _validate_params(self):
         check_int(self.window, "window")
+        check_choice(self.causal, "causal", (True, False))
 
     def _padded(self, x):
         k = self.window
@@ -199,6 +208,7 @@ class WienerFIRFilter(Denoiser):
 
     def _validate_params(self):
         check_int(self.window, "window")
+        check_choice(self.causal, "causal", (True, False))
         check_positive(self.ridge, "ridge", allow_zero=True)
 
     def _lags(self):

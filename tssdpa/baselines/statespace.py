@@ -126,6 +126,7 @@ class KalmanSmoother(Denoiser):
 
     def _validate_params(self):
         check_choice(self.level, "level", _UC_LEVELS)
+        check_choice(self.smoother, "smoother", (True, False))
         check_int(self.max_fit_samples, "max_fit_samples", 10)
 
     def _fit(self, a, target):
@@ -238,6 +239,9 @@ class ETSForecaster(_StateSpaceForecaster):
 
     def _validate_params(self):
         super()._validate_params()
+        # additive only: trend="mul" was read as True (an additive trend), "False" too
+        check_choice(self.trend, "trend", (True, False))
+        check_choice(self.damped_trend, "damped_trend", (True, False))
         if self.damped_trend and not self.trend:
             raise ValueError("damped_trend=True needs trend=True")
         if self.seasonal is not None:

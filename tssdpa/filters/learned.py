@@ -287,6 +287,8 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
         for name in ("lookback", "horizon", "moving_average", "patch_len", "stride"):
             check_int(getattr(self, name), name)
         check_choice(self.linear_init, "linear_init", ("ridge", "none"))
+        for name in ("channel_independent", "attention"):
+            check_choice(getattr(self, name), name, (True, False))
         check_positive(self.linear_lr_scale, "linear_lr_scale", allow_zero=True)
         if not 0.0 <= check_number(self.dropout, "dropout") < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}")

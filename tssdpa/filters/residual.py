@@ -146,6 +146,7 @@ class ResidualProjectionForecaster(Forecaster):
         _sigmas(self.sigma, 1)
         check_fraction(self.holdout, "holdout")
         _check_fade(self.fade)
+        check_choice(self.channel_independent, "channel_independent", (True, False))
         self._make_base()._validate_params()  # invalid base_params fail here, naming them
 
     # ----------------------------------------------------------------- pieces

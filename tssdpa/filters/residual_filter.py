@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from tssdpa.baselines.linear import WienerFIRFilter
-from tssdpa.checks import check_fraction, check_int, check_positive
+from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
 from tssdpa.estimators.base import Denoiser
 from tssdpa.estimators.input_notes import user_stacklevel
 from tssdpa.estimators.persistence import nest, require_floats, saved_channels, unnest
@@ -108,6 +108,7 @@ class ResidualProjectionFilter(Denoiser):
     def _validate_params(self) -> None:
         for name in ("window", "embedding", "library_size"):
             check_int(getattr(self, name), name)
+        check_choice(self.causal, "causal", (True, False))
         if self.window > _LONG_FIR:
             warnings.warn(
                 f"ResidualProjectionFilter: window={self.window} taps. Since 0.2 window is the "

@@ -20,7 +20,7 @@ from typing import ClassVar
 import numpy as np
 import torch
 
-from tssdpa.checks import check_decay, check_fraction, check_int, check_positive
+from tssdpa.checks import check_choice, check_decay, check_fraction, check_int, check_positive
 from tssdpa.estimators.persistence import require_floats, saved_channels
 
 __all__ = ["SystemEstimatorMixin", "caller_rng_kept", "float32_default", "windows"]
@@ -117,6 +117,7 @@ class SystemEstimatorMixin:
         if self.decay is not None:
             check_decay(self.decay)
         check_fraction(self.holdout, "holdout")
+        check_choice(self.enable_progress_bar, "enable_progress_bar", (True, False))
         if self.trainer_kwargs is not None and not isinstance(self.trainer_kwargs, dict):
             raise TypeError(f"trainer_kwargs must be a dict or None, got {self.trainer_kwargs!r}")
 

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from tssdpa.checks import check_choice
 from tssdpa.nn import EncoderBlock
 
 __all__ = ["DenoisingNet", "ForecastingNet"]
@@ -59,6 +60,7 @@ class DenoisingNet(nn.Module):
         decay: float | None = 0.9, learn_decay: bool = True, dropout: float = 0.0,
     ):  # fmt: skip
         super().__init__()
+        check_choice(learn_decay, "learn_decay", (True, False))  # read only with a decay below
         if window is None or window < 1:
             raise ValueError("window must be an int >= 1 (it bounds the receptive field)")
         self.n_channels, self.window, self.num_layers = n_channels, window, num_layers
@@ -127,6 +129,9 @@ class ForecastingNet(nn.Module):
         dropout: float = 0.0, attention: bool = True, normalize: str = "last",
     ):  # fmt: skip
         super().__init__()
+        for name, flag in (("channel_independent", channel_independent),
+                           ("attention", attention), ("learn_decay", learn_decay)):  # fmt: skip
+            check_choice(flag, name, (True, False))
         if lookback < 1 or horizon < 1:
             raise ValueError("lookback and horizon must be >= 1")
         if normalize not in ("none", "last"):

@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from tssdpa.checks import check_choice
 from tssdpa.ops.projection import _compute_dtype, projection_sdpa, projection_weights
 from tssdpa.ops.reference import masked_softmax
 from tssdpa.ops.structure import check_param, combine_mask, time_structure
@@ -121,6 +122,11 @@ class ProjectionMultiheadAttention(nn.Module):
         # default), float32 for half types (projection_sdpa computes those in float32; a
         # decay of 0.999 in bfloat16 is 1). Their log / logit are taken in float64 first
         kernel = {"device": device, "dtype": _compute_dtype(dtype or torch.get_default_dtype())}
+        for name, flag in (("bias", bias), ("add_bias_kv", add_bias_kv),
+                           ("add_zero_attn", add_zero_attn), ("batch_first", batch_first),
+                           ("learn_sigma", learn_sigma), ("learn_decay", learn_decay),
+                           ("normalize_qk", normalize_qk)):  # fmt: skip
+            check_choice(flag, name, (True, False))  # "False" was read as True
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"embed_dim and num_heads must be > 0, got {embed_dim}, {num_heads}")
         if head_dim is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
+from tssdpa.checks import check_choice
 from tssdpa.nn.attention import ProjectionMultiheadAttention
 
 _ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU}
@@ -33,9 +34,9 @@ class _Sublayer(nn.Module):
 
     def __init__(self, d_model: int, dropout: float, norm_first: bool) -> None:
         super().__init__()
+        self.norm_first = check_choice(norm_first, "norm_first", (True, False))
         self.norm = nn.LayerNorm(d_model)
         self.dropout = nn.Dropout(dropout)
-        self.norm_first = norm_first
 
     def forward(self, x: Tensor, f) -> Tensor:
         if self.norm_first:

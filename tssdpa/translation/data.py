@@ -18,6 +18,7 @@ import lightning as L
 import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 
+from tssdpa.checks import check_choice
 from tssdpa.data.paths import CACHE_DIR, find_dataset
 from tssdpa.translation.text import (
     Vocabulary,
@@ -183,6 +184,7 @@ class TranslationDataModule(L.LightningDataModule):
                 raise ValueError(f"{name} must be positive, got {value}")
         if eval_batch_size is not None and eval_batch_size < 1:
             raise ValueError(f"eval_batch_size must be positive, got {eval_batch_size}")
+        check_choice(pin_memory, "pin_memory", (True, False))
         if vocab_size < 3:
             raise ValueError(f"vocab_size must be at least 3, got {vocab_size}")
         for name, value in [("val_fraction", val_fraction), ("test_fraction", test_fraction)]:

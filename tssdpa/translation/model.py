@@ -14,6 +14,7 @@ from typing import Literal
 import torch
 from torch import Tensor, nn
 
+from tssdpa.checks import check_choice
 from tssdpa.nn import DecoderBlock, EncoderBlock
 
 AttentionKind = Literal["standard", "projection"]
@@ -97,6 +98,9 @@ class TranslationTransformer(nn.Module):
         ]:
             if value < 1:
                 raise ValueError(f"{name} must be positive, got {value}")
+        for name, flag in (("padding_mask", padding_mask), ("keras_init", keras_init),
+                           ("full_precision_attention", full_precision_attention)):  # fmt: skip
+            check_choice(flag, name, (True, False))
         if head_dim is not None and head_dim < 1:
             raise ValueError(f"head_dim must be positive or None, got {head_dim}")
         if attention not in ("standard", "projection"):

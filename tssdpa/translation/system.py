@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torchmetrics import Metric
 
+from tssdpa.checks import check_choice
 from tssdpa.translation.model import TranslationTransformer
 from tssdpa.translation.text import END_TOKEN, PAD_ID, START_TOKEN
 
@@ -88,6 +89,9 @@ class TranslationSystem(L.LightningModule):
         super().__init__()
         if learning_rate <= 0:
             raise ValueError(f"learning_rate must be positive, got {learning_rate}")
+        for name, flag in (("loss_counts_padding", loss_counts_padding), ("bleu", bleu),
+                           ("compile", compile)):  # fmt: skip
+            check_choice(flag, name, (True, False))
         if not isinstance(transformer, TranslationTransformer):
             raise TypeError(
                 f"transformer must be a TranslationTransformer, got {type(transformer).__name__}"
