@@ -122,6 +122,36 @@ def test_as_2d_rejects_bad_input_naming_it(bad, exc, word):
         as_2d(bad, "x")
 
 
+def _masked_glitch(x, at):
+    """``x`` with a glitch at ``at`` that the caller has masked, and ``x`` with NaN there."""
+    m = np.ma.masked_array(x.copy(), mask=np.zeros(x.shape, bool))
+    m[at] = 1e6
+    m[at] = np.ma.masked
+    nan = x.astype(np.float64)
+    nan[at] = np.nan
+    return m, nan
+
+
+def test_a_masked_entry_is_a_missing_sample_in_fit_filter_and_forecast():
+    rng = np.random.default_rng(0)
+    x = np.sin(np.arange(300) * 0.2) + 0.1 * rng.standard_normal(300)
+    m, nan = _masked_glitch(x, 10)
+    before_data, before_mask = m.data.copy(), m.mask.copy()
+    filt = F.ProjectionFilter(window=[8, 16])  # fit chooses the settings from the series
+    np.testing.assert_array_equal(filt.fit(m).filter(m), filt.fit(nan).filter(nan))
+    f = F.ProjectionFilter(window=8, sigma=0.5)
+    np.testing.assert_array_equal(f.step(m[10:11], f.initial_state())[0], [np.nan])
+    kw = {"window": 8, "sigma": 0.5}
+    np.testing.assert_array_equal(F.projection_filter(m, **kw), F.projection_filter(nan, **kw))
+    fc = F.ProjectionForecaster(horizon=2, embedding=2, n_neighbors=4, model="mean")
+    np.testing.assert_array_equal(fc.fit(m).forecast(m, 2), fc.fit(nan).forecast(nan, 2))
+    np.testing.assert_array_equal(m.data, before_data)  # the caller's array is untouched
+    np.testing.assert_array_equal(m.mask, before_mask)
+    ints, nan_ints = _masked_glitch(np.arange(12), 3)  # an integer array: NaN needs floats
+    np.testing.assert_array_equal(as_2d(ints)[0], nan_ints[:, None])
+    assert ints.dtype.kind == "i" and ints.data[3] == 1e6
+
+
 def test_restore_gives_integer_tensors_back_as_float():
     a, meta = as_2d(torch.arange(4))
     out = restore(a / 2, meta)

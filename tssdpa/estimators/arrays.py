@@ -28,6 +28,7 @@ __all__ = [
     "peak_magnitudes",
     "restore",
     "step_input",
+    "unmasked",
 ]
 
 #: the magnitudes of the values a channel may hold: beyond the largest, the squares that
@@ -63,13 +64,22 @@ def is_tensor(x) -> bool:
     return isinstance(x, torch.Tensor)
 
 
+def unmasked(x):
+    """``x``, or for a numpy masked array of numbers a new float64 array, NaN (the missing
+    sample) where it is masked: ``np.array`` and ``np.asarray`` read the data under the mask
+    (the caller's array is not changed)."""
+    if isinstance(x, np.ma.MaskedArray) and x.dtype.kind in "biuf":
+        return x.astype(np.float64).filled(np.nan)
+    return x
+
+
 def as_2d(x, name: str = "x") -> tuple[np.ndarray, ArrayMeta]:
     """Convert numpy / pandas / torch input to a new float64 (T, C) array (input untouched).
 
     Raises ``TypeError`` for non-numeric input and ``ValueError`` (naming ``name``) for the
     wrong number of dimensions, no samples, no channels, ``inf`` (NaN marks a missing
     sample; ``inf`` is refused everywhere) or a value beyond 1e150 in magnitude
-    (``MAGNITUDES``).
+    (``MAGNITUDES``). A numpy masked array's masked entries are missing samples (NaN).
     """
     if x is None or isinstance(x, (str, bytes)):
         raise TypeError(
@@ -99,7 +109,7 @@ def as_2d(x, name: str = "x") -> tuple[np.ndarray, ArrayMeta]:
     else:
         if np.iscomplexobj(x):
             raise TypeError(f"{name} must be a real numeric array, got complex values")
-        arr = _numeric(lambda: np.array(x, dtype=np.float64, copy=True), x, name)
+        arr = _numeric(lambda: np.array(unmasked(x), dtype=np.float64, copy=True), x, name)
         meta = ArrayMeta("numpy", arr.ndim == 1)
     if arr.ndim == 1:
         arr = arr[:, None]
@@ -180,7 +190,7 @@ def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
     """A ``step`` call's ``sample`` as float64 and the history array of its ``state`` (the
     state itself, or the first item of a tuple state), each refused by name if malformed or
     holding inf (NaN marks a missing sample)."""
-    s = _numeric(lambda: np.asarray(sample, dtype=np.float64), sample, "sample")
+    s = _numeric(lambda: np.asarray(unmasked(sample), dtype=np.float64), sample, "sample")
     hist = state[0] if isinstance(state, tuple) and state else state
     if not isinstance(hist, np.ndarray) or hist.dtype.kind != "f":
         raise TypeError(

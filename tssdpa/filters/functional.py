@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from tssdpa.estimators.arrays import check_float32_range, check_no_inf
+from tssdpa.estimators.arrays import check_float32_range, check_no_inf, unmasked
 from tssdpa.signal.lagfilter import check_sample_times, resolve_spec, run_causal, run_offline
 from tssdpa.signal.missing import check_not_all_missing
 
@@ -125,7 +125,7 @@ def projection_filter(
     >>> bool(np.allclose(np.concatenate([y1, y2]), y))
     True
     """
-    x = np.asarray(x)
+    x = np.asarray(unmasked(x))
     if not np.issubdtype(x.dtype, np.number) or np.iscomplexobj(x):
         raise TypeError(f"x must be a real numeric array, got dtype {x.dtype}")
     if x.ndim == 0:

@@ -17,7 +17,13 @@ import numpy as np
 import torch
 
 from tssdpa.checks import check_choice, check_int, check_number, check_positive
-from tssdpa.estimators.arrays import FLOAT32_MAGNITUDES, as_2d, check_no_inf, restore
+from tssdpa.estimators.arrays import (
+    FLOAT32_MAGNITUDES,
+    as_2d,
+    check_no_inf,
+    restore,
+    unmasked,
+)
 from tssdpa.estimators.base import Denoiser, Forecaster, check_fit_input
 from tssdpa.estimators.persistence import check_context
 from tssdpa.estimators.selection import time_split
@@ -209,7 +215,7 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
 
     def step(self, sample, state):
         """One sample (scalar or (C,)): returns ``(y_t, new_state)``."""
-        s = np.asarray(sample, dtype=np.float64)
+        s = np.asarray(unmasked(sample), dtype=np.float64)
         y, new = self.filter(s.reshape(1, -1), zi=state)
         return (y[0, 0] if s.ndim == 0 else y[0]), new
 
