@@ -176,6 +176,15 @@ def test_learned_forecaster_gives_nan_where_its_window_holds_no_sample_of_a_chan
     )
 
 
+def test_learned_filter_initial_state_takes_only_the_fitted_channel_count(fitted_filter):
+    f, _, _ = fitted_filter  # fitted on 2 channels; n_channels was ignored
+    assert f.initial_state(n_channels=2).shape == f.initial_state().shape
+    with pytest.raises(ValueError, match="n_channels=3, but the LearnedProjectionFilter was"):
+        f.initial_state(n_channels=3)
+    with pytest.raises(TypeError, match="n_channels must be an int"):
+        f.initial_state(n_channels="2")
+
+
 def test_learned_filter_rejects_other_channels_and_bad_state(fitted_filter):
     f, clean, noisy = fitted_filter
     with pytest.raises(ValueError, match="channel"):

@@ -1127,3 +1127,28 @@ def test_a_gap_rows_clip_ignores_keys_below_the_weight_the_unit_ignores_in_both_
     ys = [np.asarray(ProjectionFilter(**kw, dtype=d).filter(x)) for d in ("float64", "float32")]
     rows = np.arange(241, 280, 3)
     np.testing.assert_allclose(ys[0][rows], ys[1][rows], rtol=0, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "fitted_on, n_channels, exc, words",
+    [
+        (None, "2", TypeError, "n_channels must be an int, got str"),
+        (None, 2.0, TypeError, "n_channels must be an int, got float"),
+        (None, [2], TypeError, "n_channels must be an int, got list"),
+        (None, True, TypeError, "n_channels must be an int, got bool"),
+        (None, -1, ValueError, "n_channels must be an integer >= 1"),
+        (None, 0, ValueError, "n_channels must be an integer >= 1"),  # step then IndexError
+        (2, 3, ValueError, "n_channels=3, but the ProjectionFilter was fitted on 2"),
+        (2, 1, ValueError, "n_channels=1, but the ProjectionFilter was fitted on 2"),
+    ],
+)
+def test_initial_state_takes_a_positive_int_n_channels_the_fitted_count_once_fitted(
+    fitted_on, n_channels, exc, words
+):
+    f = ProjectionFilter(window=4, embedding=1, degree=0, sigma=1.0)
+    if fitted_on:
+        f.fit(RNG.standard_normal((50, fitted_on)))
+    with pytest.raises(exc, match=words):
+        f.initial_state(n_channels=n_channels)
+    C = fitted_on or 3
+    assert f.initial_state(n_channels=np.int64(C)).shape == (4, C)  # numpy ints are ints

@@ -28,6 +28,7 @@ from tssdpa.estimators.base import Denoiser, Forecaster, check_fit_input
 from tssdpa.estimators.persistence import check_context
 from tssdpa.estimators.selection import time_split
 from tssdpa.estimators.white_noise import check_noise_level, noise_scale
+from tssdpa.filters.projection_stream import stream_channels
 from tssdpa.models.estimator import SystemEstimatorMixin, windows
 
 __all__ = ["LINEAR_LR_SCALE", "LearnedProjectionFilter", "LearnedProjectionForecaster"]
@@ -165,8 +166,10 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
         return self.system_.net.receptive_field - 1
 
     def initial_state(self, n_channels=None):
-        """Empty state: (receptive_field - 1, C) array of NaN."""
-        return np.full((self.history_length, self.n_channels_), np.nan)
+        """Empty state: (receptive_field - 1, C) array of NaN. ``n_channels``, if given, is the
+        fitted channel count (an error naming it otherwise)."""
+        H = self.history_length  # fitted, or an error saying so
+        return np.full((H, stream_channels(self, n_channels)), np.nan)
 
     @torch.no_grad()
     def _apply(self, z: np.ndarray, hist: np.ndarray, block: int = 2048) -> np.ndarray:

@@ -41,6 +41,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from tssdpa.filters.projection_stream import stream_channels
 from tssdpa.signal.lags import GAP_MARGIN, SPAN_WEIGHT, power_of_two_at_most
 
 __all__ = [
@@ -108,18 +109,13 @@ def onnx_step_spec(filt, n_channels: int | None = None):
     # the private _spec is the one place that resolves fitted settings, window=None (the IIR
     # truncation lag) and the checks of every setting: the exported step must run exactly it
     spec = filt._spec()
-    C = n_channels if n_channels is not None else getattr(filt, "n_channels_", None)
+    C = stream_channels(filt, n_channels)  # checked: an int >= 1, the fitted count if fitted
     if C is None:
         raise ValueError("n_channels: the filter is not fitted; give the stream's channel count")
-    if isinstance(C, bool) or not isinstance(C, (int, np.integer)) or C < 1:
-        raise ValueError(f"n_channels must be a positive integer, got {C!r}")
-    fitted = getattr(filt, "n_channels_", None)
-    if fitted is not None and n_channels is not None and int(n_channels) != fitted:
-        raise ValueError(f"n_channels={n_channels}, but the filter was fitted on {fitted}")
-    filt.initial_state(int(C))  # the state-size limit of the Python step, and its error
+    filt.initial_state(C)  # the state-size limit of the Python step, and its error
     if spec.tau is not None and spec.history == 0:
         raise ValueError("filter: window 1 with embedding 1 keeps no past sample; drop tau")
-    return spec, int(C)
+    return spec, C
 
 
 class StreamingStep(nn.Module):

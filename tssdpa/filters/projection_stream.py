@@ -5,14 +5,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from tssdpa.checks import to_seconds
+from tssdpa.checks import check_int, to_seconds
 from tssdpa.estimators.arrays import check_float32_range, step_input
 from tssdpa.signal.features import initial_feature_state
 
-__all__ = ["MAX_STATE_VALUES", "Streaming"]
+__all__ = ["MAX_STATE_VALUES", "Streaming", "stream_channels"]
 
 #: the largest streaming state (past samples x channels) initial_state builds (80 MB)
 MAX_STATE_VALUES = 10_000_000
+
+
+def stream_channels(filt, n_channels) -> int | None:
+    """The channel count of a stream of ``filt``: ``n_channels``, an int >= 1 that equals the
+    fitted channel count where ``filt`` is fitted (else an error naming it), or without it the
+    fitted count (None before ``fit``)."""
+    fitted = getattr(filt, "n_channels_", None)
+    if n_channels is None:
+        return fitted
+    C = check_int(n_channels, "n_channels")
+    if fitted is not None and C != fitted:
+        raise ValueError(f"n_channels={C}, but the {type(filt).__name__} was fitted on "
+                         f"{fitted} channel(s)")  # fmt: skip
+    return C
 
 
 class Streaming:
@@ -29,9 +43,10 @@ class Streaming:
 
         Like ``scipy.signal``'s ``zi``, the empty state needs no fit: without ``n_channels``
         on an unfitted filter it has one column, and an empty (all-NaN) state takes the
-        channel count of the first chunk it is given.
+        channel count of the first chunk it is given. ``n_channels`` is an int >= 1, the
+        fitted channel count on a fitted filter.
         """
-        C = n_channels if n_channels is not None else getattr(self, "n_channels_", None)
+        C = stream_channels(self, n_channels)
         if C is None:
             if self.recurrent == "features":  # the features are drawn for a channel count
                 raise ValueError("recurrent='features': give n_channels or call fit() first")
