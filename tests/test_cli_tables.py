@@ -383,3 +383,38 @@ def test_row_names_with_a_name_given_twice_are_refused_and_long_cells_read(tmp_p
     ]
     (tmp_path / "long.csv").write_text("\n".join(lines) + "\n")
     assert list(read_table(tmp_path / "long.csv").columns) == ["time", "a", " a", "note"]
+
+
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_a_file_whose_rows_mostly_leave_off_a_last_cell_keeps_its_separator(tmp_path, sep):
+    # most rows without their optional last cell made ';' and tabs fail the sniff: one column
+    lines = [sep.join(["t", "a", "b", "event"])]
+    lines += [sep.join([str(i), f"{np.sin(i / 4):.3f}", str(i % 3)]) for i in range(20)]
+    lines.append(sep.join(["20", "1", "2", "start"]))
+    (tmp_path / "log.csv").write_text("\n".join(lines) + "\n")
+    df = read_table(tmp_path / "log.csv")
+    assert list(df.columns) == ["t", "a", "b", "event"] and df["event"].iloc[-1] == "start"
+
+
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_decimal_commas_under_a_header_with_a_comma_split_on_the_files_separator(tmp_path, sep):
+    # "time;speed, m/s" and "0;10,84" split in two with commas too: the comma reading won the
+    # tie and filtered the digits after the decimal comma as a column " m/s" (exit 0)
+    speeds = [f"{10 + np.sin(i / 4):.2f}".replace(".", ",") for i in range(30)]
+    lines = [f"time{sep}speed, m/s"] + [f"{i}{sep}{v}" for i, v in enumerate(speeds)]
+    (tmp_path / "log.csv").write_text("\n".join(lines) + "\n")
+    df = read_table(tmp_path / "log.csv")
+    assert list(df.columns) == ["time", "speed, m/s"] and df.attrs["sep"] == sep
+    np.testing.assert_allclose(df["speed, m/s"], [float(v.replace(",", ".")) for v in speeds])
+
+
+def test_a_semicolon_file_in_a_tar_archive_is_read_with_semicolons(tmp_path):
+    # a tar archive is read by pandas alone; the sniff gave ',' without looking: one column
+    import tarfile
+
+    (tmp_path / "data.csv").write_text(
+        "time;a;b\n" + "".join(f"{i};{i / 2};{i % 3}\n" for i in range(20))
+    )
+    with tarfile.open(tmp_path / "data.csv.tar", "w") as tar:
+        tar.add(tmp_path / "data.csv", arcname="data.csv")
+    assert list(read_table(tmp_path / "data.csv.tar").columns) == ["time", "a", "b"]

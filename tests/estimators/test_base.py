@@ -150,6 +150,9 @@ def test_a_masked_entry_is_a_missing_sample_in_fit_filter_and_forecast():
     ints, nan_ints = _masked_glitch(np.arange(12), 3)  # an integer array: NaN needs floats
     np.testing.assert_array_equal(as_2d(ints)[0], nan_ints[:, None])
     assert ints.dtype.kind == "i" and ints.data[3] == 1e6
+    objects = np.ma.masked_array(np.arange(12.0).astype(object), mask=ints.mask)
+    objects.data[3] = 1e6  # objects too: the value under the mask was read as data
+    np.testing.assert_array_equal(as_2d(objects)[0], nan_ints[:, None])
 
 
 def test_restore_gives_integer_tensors_back_as_float():

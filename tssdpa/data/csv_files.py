@@ -47,6 +47,8 @@ def compression(path) -> str | dict | None:
 def _open_text(p: Path):
     """The file as text (UTF-8, a BOM dropped, newlines as written: csv's reader needs them),
     decompressed by its suffix; ``None`` for a compression read here by pandas alone."""
+    if not _readable_here(p):
+        return None
     suffix = p.suffix.lower()
     kw = dict(encoding="utf-8-sig", newline="")
     if suffix in (".gz", ".bz2", ".xz"):
@@ -60,8 +62,6 @@ def _open_text(p: Path):
         import io
 
         return io.TextIOWrapper(archive.open(members[0]), **kw)
-    if suffix in (".zst", ".tar", ".tgz"):
-        return None
     return open(p, **kw)  # noqa: SIM115 -- closed by the caller's with
 
 
@@ -88,22 +88,46 @@ def _rows(p: Path, sep: str, limit: int | None = None):
         csv.field_size_limit(limit_before)
 
 
+#: a cell that is a number, with a decimal point or comma
+_NUMBER = re.compile(r"\s*[+-]?(\d+([.,]\d*)?|[.,]\d+)([eE][+-]?\d+)?\s*")
+
+
 def separator(p: Path) -> str:
     """',', ';' or tab: of those whose first :data:`SNIFF_ROWS` rows have at least 2 fields in
-    the header, no data row more than one more (a row name or a trailing separator) and most
-    data rows as many or more (fewer: a logger's cut last line, cells left off), the one with
-    the most in the header; the first of them on a tie, ',' where none fits. A ';' file's
-    cells may hold commas ("left, right", decimal commas) and its header too ("speed, m/s")."""
-    best, most = ",", 1
+    the header and no data row more than one more (a row name or a trailing separator; fewer
+    are cells left off, a logger's cut last line), the one whose data rows hold the most
+    numbers, then the most fields in the header; the first of them on a tie, ',' where none
+    fits. A ';' file's cells may hold commas ("left, right", decimal commas) and its header too
+    ("time;speed, m/s" splits in two either way: its rows "0;10,84" are numbers with ';')."""
+    if not _readable_here(p):
+        return _pandas_separator(p)
+    best, score = ",", None
     for sep in SEPARATORS:
-        rows = [len(f) for _, f in _rows(p, sep, SNIFF_ROWS)]
+        rows = [f for _, f in _rows(p, sep, SNIFF_ROWS)]
         if not rows:
             return ","
-        n, data = rows[0], rows[1:]
-        full = sum(k >= n for k in data)
-        if n > most and all(k <= n + 1 for k in data) and 2 * full >= len(data):
-            best, most = sep, n
+        n, data = len(rows[0]), rows[1:]
+        if n < 2 or any(len(f) > n + 1 for f in data):
+            continue
+        numbers = sum(_NUMBER.fullmatch(c) is not None for f in data for c in f)
+        if score is None or (numbers, n) > score:
+            best, score = sep, (numbers, n)
     return best
+
+
+def _readable_here(p: Path) -> bool:
+    """Whether :func:`_open_text` reads ``p`` (a tar archive, .zst: pandas alone)."""
+    name = p.name.lower()
+    return not name.endswith((".zst", ".tar", ".tgz", ".tar.gz", ".tar.bz2", ".tar.xz"))
+
+
+def _pandas_separator(p: Path) -> str:
+    """The separator of a file read by pandas alone: ',' unless its header, read so, is one
+    name that ';' or tabs split (into more names: the more)."""
+    header = str(pd.read_csv(p, nrows=1).columns[0]) if p.stat().st_size else ""
+    splits = {sep: len(header.split(sep)) for sep in (";", "\t")}
+    sep = max(splits, key=splits.get)
+    return sep if splits[sep] > 1 else ","
 
 
 def row_layout(p: Path, sep: str) -> tuple[str, list[str]]:

@@ -65,12 +65,15 @@ def is_tensor(x) -> bool:
 
 
 def unmasked(x):
-    """``x``, or for a numpy masked array of numbers a new float64 array, NaN (the missing
-    sample) where it is masked: ``np.array`` and ``np.asarray`` read the data under the mask
-    (the caller's array is not changed)."""
-    if isinstance(x, np.ma.MaskedArray) and x.dtype.kind in "biuf":
+    """``x``, or for a numpy masked array a new array with the missing sample where it is
+    masked -- float64 with NaN for numbers, objects with NaN for any other dtype (checked as
+    the caller's objects would be): ``np.array`` and ``np.asarray`` read the data under
+    the mask (the caller's array is not changed)."""
+    if not isinstance(x, np.ma.MaskedArray):
+        return x
+    if x.dtype.kind in "biuf":
         return x.astype(np.float64).filled(np.nan)
-    return x
+    return x.astype(object).filled(np.nan)
 
 
 def as_2d(x, name: str = "x") -> tuple[np.ndarray, ArrayMeta]:
