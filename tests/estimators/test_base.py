@@ -273,3 +273,48 @@ def test_a_refit_that_fails_leaves_the_last_fit_as_it_was(make):
     np.testing.assert_array_equal(est.forecast(y, horizon=2), before[0])
     np.testing.assert_array_equal(est.predict(2), before[1])
     assert "_fitting_" not in est.__dict__
+
+
+def test_a_save_that_fails_half_way_leaves_a_folder_that_loads_as_it_was_or_not_at_all(
+    tmp_path, monkeypatch
+):
+    """The config and the arrays were written straight to their names, config first: a full
+    disk at the arrays left a new config beside old arrays, and that pair loaded -- B's
+    settings on A's training series, a forecaster of neither."""
+    import tssdpa.estimators.persistence as persistence
+
+    t = np.arange(300)
+    a = F.ProjectionForecaster(horizon=2).fit(np.sin(t / 7))
+    b = F.ProjectionForecaster(horizon=2).fit(3 * np.cos(t / 5) + 10)
+    a.save(tmp_path / "m")
+    real = persistence._replace
+
+    def full_disk(target, data):
+        if target.name == persistence.CONFIG:
+            raise OSError(28, "No space left on device")
+        real(target, data)
+
+    monkeypatch.setattr(persistence, "_replace", full_disk)
+    with pytest.raises(OSError):
+        b.save(tmp_path / "m")  # the arrays are B's, the config still A's
+    with pytest.raises(ValueError, match="is not the arrays .* was saved with"):
+        F.ProjectionForecaster.load(tmp_path / "m")
+    monkeypatch.setattr(persistence, "_replace", real)
+    b.save(tmp_path / "m")
+    np.testing.assert_array_equal(
+        F.ProjectionForecaster.load(tmp_path / "m").predict(2), b.predict(2)
+    )
+    assert sorted(p.name for p in (tmp_path / "m").iterdir()) == [
+        "arrays.safetensors",
+        "config.json",
+    ]
+
+
+def test_a_numpy_dtype_setting_is_saved_by_its_name(tmp_path):
+    # dtype=np.float32 fitted and filtered, then save raised TypeError (no JSON for a type)
+    x = np.sin(np.arange(300) / 7) + 0.2 * np.random.default_rng(0).normal(size=300)
+    f = F.ProjectionFilter(dtype=np.float32).fit(x)
+    f.save(tmp_path / "f")
+    g = F.ProjectionFilter.load(tmp_path / "f")
+    assert g.dtype == "float32"
+    np.testing.assert_array_equal(g.filter(x), f.filter(x))

@@ -305,3 +305,19 @@ def test_a_library_of_a_channel_the_filter_does_not_have_is_refused(tmp_path):
     _tamper_arrays(tmp_path / "e", lambda a: a.update({"library_keys.5": a["library_keys.0"]}))
     with pytest.raises(ValueError, match="'library_keys.5' is not a library of the 2 channel"):
         ResidualProjectionFilter.load(tmp_path / "e")
+
+
+def test_a_huge_saved_fade_radius_fades_nothing_instead_of_overflowing(tmp_path):
+    # a radius past 1e154 loaded (finite, > 0), then predict raised OverflowError squaring it
+    from tssdpa.signal.library import kernel_regression
+
+    rng = np.random.default_rng(0)
+    keys, values, queries = (
+        rng.normal(size=(20, 3)),
+        rng.normal(size=(20, 1)),
+        rng.normal(size=(4, 3)),
+    )
+    far, none = (
+        kernel_regression(queries, keys, values, [0.5], null_distance=d)[0] for d in (1e300, None)
+    )
+    np.testing.assert_array_equal(far, none)

@@ -3,7 +3,7 @@
 A saved estimator is a directory with
 
 * ``config.json``: ``{"kind": class name, "format": 1, "params": constructor arguments,
-  "fitted": fitted attributes in JSON types}``;
+  "fitted": fitted attributes in JSON types, "arrays_sha256": the arrays file's digest}``;
 * ``arrays.safetensors``: fitted numpy arrays, and the weights of a torch module under the
   ``net.`` prefix (read with safetensors: no code runs while loading).
 
@@ -19,7 +19,10 @@ with :func:`require` / :func:`require_floats`, :func:`saved_channels` and
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -47,11 +50,14 @@ _LEGACY_ARRAYS = "model.safetensors"  # learned estimators saved before the unif
 
 
 def jsonable(v, name: str = "value"):
-    """Plain JSON types from numpy scalars / arrays, lists, tuples and dicts (else TypeError)."""
+    """Plain JSON types from numpy scalars / arrays / dtypes, lists, tuples and dicts (else
+    TypeError)."""
     if isinstance(v, np.ndarray):
         return jsonable(v.tolist(), name)
     if isinstance(v, np.generic):
         return jsonable(v.item(), name)
+    if isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic)):
+        return np.dtype(v).name  # dtype=np.float32: saved as "float32", which it takes too
     if isinstance(v, (list, tuple)):
         return [jsonable(a, f"{name}[{i}]") for i, a in enumerate(v)]
     if isinstance(v, dict):
@@ -65,8 +71,11 @@ def jsonable(v, name: str = "value"):
 
 def save(estimator, path) -> None:
     """Write ``estimator`` to directory ``path``; everything is converted and checked before
-    anything is created on disk."""
-    from safetensors.numpy import save_file
+    anything is created on disk. Each file is written under a temporary name and renamed onto
+    its own, the arrays first, and the config records the arrays' SHA-256: a save that fails
+    half-way (a full disk, a killed process) leaves a folder that loads as it was or not at
+    all, never a new config beside old arrays (which loaded, a model of neither)."""
+    from safetensors.numpy import save as safetensors_bytes
 
     if not (estimator._fitted_schema or estimator._array_schema):
         raise NotImplementedError(
@@ -83,13 +92,15 @@ def save(estimator, path) -> None:
     structure = estimator.__dict__.get("_fitted_structure_")
     if structure:  # what the state was fitted with: a hand-edited parameter is refused on load
         cfg["structure"] = jsonable(structure, "structure")
-    text = json.dumps(cfg, indent=2, allow_nan=True)
     tensors = {}
     for k, v in arrays.items():
         a = np.ascontiguousarray(v)
         if a.dtype.kind not in "fiub":
             raise TypeError(f"cannot save array {k!r} of dtype {a.dtype}")
         tensors[k] = a
+    blob = safetensors_bytes(tensors)
+    cfg["arrays_sha256"] = hashlib.sha256(blob).hexdigest()
+    text = json.dumps(cfg, indent=2, allow_nan=True)
     try:  # a file that would not load is not written (parameters changed after fit)
         _restore(type(estimator), json.loads(text), tensors, path, path / ARRAYS)
     except ValueError as exc:
@@ -100,8 +111,19 @@ def save(estimator, path) -> None:
     if path.exists() and not path.is_dir():
         raise FileExistsError(f"{path} exists and is not a directory")
     path.mkdir(parents=True, exist_ok=True)
-    (path / CONFIG).write_text(text)
-    save_file(tensors, str(path / ARRAYS))
+    _replace(path / ARRAYS, blob)
+    _replace(path / CONFIG, text.encode())
+
+
+def _replace(target: Path, data: bytes) -> None:
+    """Write ``data`` under a temporary name beside ``target``, then rename it onto it."""
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.partial")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
 
 
 def _read_config(path: Path) -> dict:
@@ -219,7 +241,7 @@ def check_context(forecaster, train) -> None:
 def load(cls, path):
     """Read what :func:`save` wrote into a new ``cls``, checked against its schema."""
     from safetensors import SafetensorError
-    from safetensors.numpy import load_file
+    from safetensors.numpy import load as load_bytes
 
     path = Path(path)
     cfg = _read_config(path)
@@ -227,12 +249,20 @@ def load(cls, path):
     if not arr_path.is_file() and (path / _LEGACY_ARRAYS).is_file():
         arr_path = path / _LEGACY_ARRAYS
     arrays = {}
+    digest = cfg.get("arrays_sha256")  # written since 2026-12-04; older files have none
+    if digest is not None and not arr_path.is_file():
+        raise ValueError(f"{path / CONFIG} names arrays, but {arr_path} is missing")
     if arr_path.is_file():
         try:
-            arrays = load_file(str(arr_path))
+            blob = arr_path.read_bytes()
+            arrays = load_bytes(blob)
         except (SafetensorError, OSError, ValueError) as exc:
             raise ValueError(f"{arr_path} is not a readable safetensors file: {exc}") from None
-    return _restore(cls, cfg, arrays, path, arr_path)
+    est = _restore(cls, cfg, arrays, path, arr_path)  # a wrong array is named first
+    if digest is not None and hashlib.sha256(blob).hexdigest() != digest:
+        raise ValueError(f"{arr_path} is not the arrays {path / CONFIG} was saved with (a "
+                         "save that failed half-way, or an edited file)")  # fmt: skip
+    return est
 
 
 def _check_saved_structure(structure, params: dict, where) -> None:

@@ -69,7 +69,9 @@ def kernel_regression(queries, keys, values, sigmas, columns=None, null_distance
                 continue
             logits = d2 / (-2.0 * s**2)
             if null_distance is not None:  # the pseudo-key's column is dropped after normalising
-                null = np.full_like(logits[:, :1], -(float(null_distance) ** 2) / (2.0 * s**2))
+                with np.errstate(over="ignore"):  # a radius past 1e154: -inf, no weight
+                    null_logit = -0.5 * np.square(np.float64(null_distance) / s)
+                null = np.full_like(logits[:, :1], null_logit)
                 w = _softmax_rows(np.concatenate([logits, null], axis=-1))[:, :-1]
             else:
                 w = _softmax_rows(logits)
