@@ -12,7 +12,7 @@ from tssdpa.compare import (
     rolling_errors,
 )
 from tssdpa.data import Split
-from tssdpa.data.tasks import ForecastTask
+from tssdpa.data.tasks import ForecastTask, forecast_tasks
 
 CLASSICAL = [
     m
@@ -163,3 +163,11 @@ def test_nan_forecasts_are_counted_whatever_the_origin_cap(max_origins):
         spec = MethodSpec("m", "forecast", cls, cost="high")
         rows, _ = evaluate_forecaster(spec, task, budget=1)
         assert all(np.isfinite(r["mse"]) == finite for r in rows)
+
+
+def test_a_repeated_horizon_is_scored_once():
+    # `--horizons 1 5 5` gave two rows per (seed, method) at h=5: a shrunken std, n_seeds 2x
+    task = forecast_tasks("ar2", seeds=(0,), n=400, horizons=(5, 1, 5), lookback=16)[0]
+    assert task.horizons == (1, 5)
+    rows, _ = evaluate_forecaster(get_method("naive", "forecast"), task, budget=1)
+    assert [r["horizon"] for r in rows] == [1, 5]

@@ -247,7 +247,7 @@ def forecast_tasks(
             if dataset in IMU_FILES:
                 history = lb + 1000
         lb = lookback or lb
-        hz = tuple(horizons or hz)
+        hz = tuple(sorted({int(h) for h in (horizons or hz)}))  # 5 5 scored h=5 twice
         shortest = min(sp.val - sp.train, sp.test - sp.val)  # of the validation / test parts
         if max(hz) > shortest:  # no origin would be scored: the comparison ran, then failed
             why = f"{dataset}'s validation and test parts ({shortest} samples)"
