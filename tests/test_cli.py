@@ -396,3 +396,50 @@ def test_compare_all_with_methods_of_one_task_runs_that_task(tmp_path):
     args = ["compare", "all", "--methods", "noisy", "moving_average", "--seeds", "0"]
     assert main([*args, "--out", str(out), "--no-plots", "--no-progress"]) == 0
     assert set(pd.read_csv(out / "results.csv")["task"]) == {"denoise"}
+
+
+_RUN = ["compare", "forecast", "-d", "ar2", "--n", "300", "--seeds", "0", "--horizons", "1"]
+_RUN += ["--methods", "naive", "--no-progress", "--no-plots"]
+
+
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        ("a,b\n1,2\n", "lacks the column(s)"),  # a foreign CSV: was KeyError 'task'
+        ("task,dataset,setting,method\nforecast,ar2,univariate,naive\n", "['seed']"),
+        ("task,dataset,setting,seed,method\nforecast,ar2,univariate,zero,naive\n", "'zero'"),
+        (b"\x89PNG\r\n\x1a\n\x00\xe0\xff\xfe" * 8, "UnicodeDecodeError"),
+        (None, "IsADirectoryError"),  # results.csv a folder
+    ],
+)
+def test_a_corrupted_results_csv_is_a_usage_error_before_anything_is_written(
+    tmp_path, capsys, content, says
+):
+    f = tmp_path / "results.csv"
+    if content is None:
+        f.mkdir()
+    else:
+        f.write_bytes(content if isinstance(content, bytes) else content.encode())
+    assert main([*_RUN, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(f) in err and says in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.csv"]  # no commands.txt
+
+
+@pytest.mark.parametrize(
+    "extra, says",
+    [
+        (["--out", "{tmp}/afile/sub"], "--out: "),  # was NotADirectoryError, exit 1
+        (["--out", "{tmp}/o", "--docs", "{tmp}/o/"], "--docs: the --out folder"),  # SameFileError
+        (["--n", "2"], "--n 2: split boundaries"),
+        (["--n", "1"], "--n 1: n must be"),
+        (["-d", "bogus"], "--dataset must be one of"),
+    ],
+)
+def test_a_compare_usage_error_names_its_option_and_runs_nothing(tmp_path, capsys, extra, says):
+    (tmp_path / "afile").write_text("x")
+    extra = [a.replace("{tmp}", str(tmp_path)) for a in extra]
+    out = [] if "--out" in extra else ["--out", str(tmp_path / "run")]
+    assert main([*_RUN, *out, *extra]) == 2
+    assert says in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]

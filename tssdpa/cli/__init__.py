@@ -216,17 +216,31 @@ def _compare(args) -> int:
         if not kinds:
             raise UsageError(f"--methods: none of {args.methods} is a {args.task} method; "
                              "`tssdpa methods` lists them")  # fmt: skip
+    from tssdpa.compare.harness import read_results
+    from tssdpa.data import DATASETS
+
+    unknown = sorted(set(args.dataset or ()) - {"default", *DATASETS})
+    if unknown:  # before any task is built
+        raise UsageError(f"--dataset must be one of {DATASETS} or 'default'; got {unknown}")
     for flag, folder in (("--out", args.out), ("--docs", args.docs)):
-        if folder and Path(folder).exists() and not Path(folder).is_dir():
-            raise UsageError(f"{flag}: {folder!r} is a file; give a folder")
+        # the folder or the first of its parents that exists (afile/sub: NotADirectoryError)
+        there = folder and next(p for p in (Path(folder), *Path(folder).parents) if p.exists())
+        if there and not there.is_dir():
+            raise UsageError(f"{flag}: {str(there)!r} is a file; give a folder")
+    if args.docs and Path(args.docs).resolve() == Path(args.out).resolve():
+        raise UsageError("--docs: the --out folder; give another one")  # ran, then SameFileError
     tic = time.perf_counter()
     tasks = []
     try:
         for k in kinds:
             tasks += _tasks(args, k)
     except (FileNotFoundError, ValueError) as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(_naming_the_option(exc, args)) from None
     out = Path(args.out)
+    try:  # before anything is written (commands.txt was, then run_tasks failed on the file)
+        read_results(out)
+    except ResumeError as exc:
+        raise UsageError(str(exc)) from None
     earlier, before = _logged_commands(out), _row_count(out)
     # logged before the run, so that the rows of an interrupted run are named too
     commands = earlier if earlier[-1:] == [args.argv_line] else earlier + [args.argv_line]
@@ -264,6 +278,16 @@ def _compare(args) -> int:
         f"rows: {out / 'results.csv'}   ({time.perf_counter() - tic:.0f} s)"
     )
     return 0
+
+
+def _naming_the_option(exc: Exception, args) -> str:
+    """A task builder's message, naming the option behind it (it named ``n`` or none)."""
+    msg = str(exc)
+    if isinstance(exc, FileNotFoundError):
+        return msg
+    if msg.startswith("horizons:") and args.horizons:
+        return "--" + msg
+    return f"--n {args.n}: {msg}" if args.n is not None else msg
 
 
 def _row_count(out: Path) -> int:

@@ -30,7 +30,7 @@ from tssdpa.compare.registry import DEFAULT_BUDGET, available_methods, get_metho
 from tssdpa.compare.tables import aggregate, markdown_tables
 from tssdpa.data.tasks import DenoiseTask, ForecastTask
 
-__all__ = ["ComparisonResults", "ResumeError", "run_tasks"]
+__all__ = ["ComparisonResults", "ResumeError", "read_results", "run_tasks"]
 
 #: in quick runs, learned denoisers are trained on this noise setting only (and one seed)
 QUICK_LEARNED_SETTING = "gaussian@10dB"
@@ -89,13 +89,11 @@ def run_tasks(
     out = Path(out) if out is not None else None
     done, old = {}, None
     if out is not None:
+        old = read_results(out)
         out.mkdir(parents=True, exist_ok=True)
-        f = out / "results.csv"
-        if f.exists() and f.stat().st_size:
-            old = pd.read_csv(f)
-            for r in old.to_dict("records"):  # a file written before cell_settings: None
-                stored = r.get(SETTINGS_COLUMN)
-                done.setdefault(_key(r), set()).add(stored if isinstance(stored, str) else None)
+        for r in [] if old is None else old.to_dict("records"):
+            stored = r.get(SETTINGS_COLUMN)  # a file written before cell_settings: None
+            done.setdefault(_key(r), set()).add(stored if isinstance(stored, str) else None)
     cells = []
     for task in tasks:
         kind = "denoise" if isinstance(task, DenoiseTask) else "forecast"
@@ -184,7 +182,38 @@ def cell_settings(task, spec, budget: int) -> str:
 
 
 class ResumeError(ValueError):
-    """``out`` holds rows of this run's cells made with other settings (:func:`cell_settings`)."""
+    """``out`` holds rows of this run's cells made with other settings (:func:`cell_settings`),
+    or a ``results.csv`` that is not one (:func:`read_results`)."""
+
+
+#: the columns that name a row's cell (:func:`_key`)
+_KEY_COLUMNS = ("task", "dataset", "setting", "seed", "method")
+
+
+def read_results(out) -> pd.DataFrame | None:
+    """The rows of ``out/results.csv``, None where there are none; :class:`ResumeError`, naming
+    the file and what is wrong, where it is not a results file (a folder, a binary or foreign
+    file, a column or a seed missing...): these gave raw KeyError / UnicodeDecodeError..."""
+    f = Path(out) / "results.csv"
+    if not f.exists():
+        return None
+    try:
+        if not f.stat().st_size:
+            return None
+        old = pd.read_csv(f)
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        why = f"cannot be read as a CSV ({type(exc).__name__}: {exc})"
+    else:
+        missing = [c for c in _KEY_COLUMNS if c not in old]
+        if missing:
+            why = f"lacks the column(s) {missing} of a results file"
+        else:
+            seed = pd.to_numeric(old["seed"], errors="coerce")
+            bad = old["seed"][~(np.isfinite(seed) & (seed == seed.round()))]
+            if bad.empty:
+                return old
+            why = f"has seeds that are not integers, e.g. {bad.iloc[0]!r}"
+    raise ResumeError(f"out: {f} {why}; use another output folder, or remove or repair that file")
 
 
 def _check_resume(cells, done: dict, budget: int, out) -> None:
