@@ -443,3 +443,17 @@ def test_a_compare_usage_error_names_its_option_and_runs_nothing(tmp_path, capsy
     assert main([*_RUN, *out, *extra]) == 2
     assert says in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_a_dataset_named_next_to_the_default_gets_its_own_budget(tmp_path):
+    # the default's budget (4) was applied to every dataset named with it
+    args = ["compare", "forecast", "--dataset", "default", "-d", "chirp", "--seeds", "0"]
+    args += ["--horizons", "1", "--methods", "naive", "--no-progress", "--no-plots"]
+    assert main([*args, "--out", str(tmp_path)]) == 0
+    rows = pd.read_csv(tmp_path / "results.csv")
+    budget = rows.set_index("dataset")["cell_settings"].str.extract(r"budget=(\d+)")[0]
+    assert budget.to_dict() == {"lorenz": "4", "mackey_glass": "4", "ar2": "4", "sunspots": "4",
+                                "chirp": "8"}  # fmt: skip
+    alone = [a for a in args if a not in ("--dataset", "default")]  # was refused: other settings
+    assert main([*alone, "--out", str(tmp_path)]) == 0
+    assert len(pd.read_csv(tmp_path / "results.csv")) == len(rows)

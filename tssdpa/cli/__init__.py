@@ -217,7 +217,7 @@ def _compare(args) -> int:
             raise UsageError(f"--methods: none of {args.methods} is a {args.task} method; "
                              "`tssdpa methods` lists them")  # fmt: skip
     from tssdpa.compare.harness import read_results
-    from tssdpa.data import DATASETS
+    from tssdpa.data import DATASETS, DEFAULT_DATASETS
 
     unknown = sorted(set(args.dataset or ()) - {"default", *DATASETS})
     if unknown:  # before any task is built
@@ -230,7 +230,7 @@ def _compare(args) -> int:
     if args.docs and Path(args.docs).resolve() == Path(args.out).resolve():
         raise UsageError("--docs: the --out folder; give another one")  # ran, then SameFileError
     tic = time.perf_counter()
-    tasks = []
+    tasks, names = [], args.dataset or ["default"]
     try:
         for k in kinds:
             tasks += _tasks(args, k)
@@ -245,14 +245,14 @@ def _compare(args) -> int:
     # logged before the run, so that the rows of an interrupted run are named too
     commands = earlier if earlier[-1:] == [args.argv_line] else earlier + [args.argv_line]
     _log_commands(out, commands)
-    is_default = "default" in (args.dataset or ["default"])
-    budget = args.budget or (4 if is_default else 8)
+    # 4 for the default's datasets, 8 for those named (the default's 4 was applied to them)
+    small = {d for k in kinds for d in DEFAULT_DATASETS[k]} if "default" in names else set()
     try:
         res = run_tasks(
             tasks,
             methods=args.methods,
             out=out,
-            budget=budget,
+            budget=lambda task: args.budget or (4 if task.dataset in small else 8),
             progress=not args.no_progress,
             log=lambda m: print(m, file=sys.stderr),
         )

@@ -47,7 +47,7 @@ def run_tasks(
     tasks: list,
     methods: list[str] | None = None,
     out: str | Path | None = None,
-    budget: int = DEFAULT_BUDGET,
+    budget=DEFAULT_BUDGET,
     progress: bool = True,
     trace_seed: int = 0,
     trace_settings: tuple = ("gaussian@10dB", "M", "univariate", "multivariate"),
@@ -66,8 +66,8 @@ def run_tasks(
         Method names (default: every registered method of each task's kind).
     out : str or Path, optional
         Folder for ``results.csv`` and the traces / curves the plots read.
-    budget : int
-        Configurations tried per method.
+    budget : int or callable
+        Configurations tried per method; a callable gives them per task (``task -> int``).
     progress : bool
         Show a progress bar.
     trace_seed, trace_settings
@@ -120,7 +120,8 @@ def run_tasks(
                 continue  # quick runs: learned models on one seed and one noise setting only
             cells.append((task, spec))
     new_rows = []
-    _check_resume(cells, done, budget, out)
+    budget_of = budget if callable(budget) else lambda task: budget
+    _check_resume(cells, done, budget_of, out)
     # a dataset named twice (identical settings: _check_resume refuses others) runs once
     todo = list({_cell_key(t, s): (t, s) for t, s in cells if _cell_key(t, s) not in done}
                 .values())  # fmt: skip
@@ -134,7 +135,7 @@ def run_tasks(
                 pb.update(
                     tid, description=f"{task.dataset} {task.setting} s{task.seed} {spec.name}"
                 )
-            rows = _run_cell(task, spec, budget, out, trace_seed, trace_settings, log)
+            rows = _run_cell(task, spec, budget_of(task), out, trace_seed, trace_settings, log)
             new_rows += rows
             if out is not None:
                 _append_csv(out / "results.csv", rows)
@@ -216,7 +217,7 @@ def read_results(out) -> pd.DataFrame | None:
     raise ResumeError(f"out: {f} {why}; use another output folder, or remove or repair that file")
 
 
-def _check_resume(cells, done: dict, budget: int, out) -> None:
+def _check_resume(cells, done: dict, budget_of, out) -> None:
     """Refuse a run that would mix rows made with other settings (another ``--n``,
     ``--horizons``, ``--budget``, ``--max-origins``...) into one method's figures: where it
     builds a dataset's setting twice with different settings (``--dataset default --dataset
@@ -228,7 +229,7 @@ def _check_resume(cells, done: dict, budget: int, out) -> None:
     for task, spec in cells:
         kind, dataset, setting, _, method = _cell_key(task, spec)
         mine.setdefault((kind, dataset, setting, method), {}).setdefault(
-            cell_settings(task, spec, budget), (task, spec))  # fmt: skip
+            cell_settings(task, spec, budget_of(task)), (task, spec))  # fmt: skip
     for group, made in mine.items():
         if len(made) > 1:
             raise ResumeError(
