@@ -44,12 +44,12 @@ def test_headline_calls_a_difference_inside_the_spread_over_seeds_a_tie():
     assert _duel("d", "f", "MSE", s, fam, higher=False, seeds=one)["winner"] == "tssdpa (1 run)"
 
 
-def _forecast_rows(scores: dict) -> pd.DataFrame:
+def _forecast_rows(scores: dict, dataset: str = "ar2") -> pd.DataFrame:
     """Result rows of one forecasting cell: method -> {seed: mse} (family from the name)."""
     rows = []
     for method, by_seed in scores.items():
         for seed, mse in by_seed.items():
-            rows.append(dict(task="forecast", dataset="ar2", setting="univariate", horizon=10,
+            rows.append(dict(task="forecast", dataset=dataset, setting="univariate", horizon=10,
                              method=method, seed=seed, mse=mse, mae=mse,
                              family="learned" if "learned" in method else "projection"
                              if method == "projection" else "linear", note="", params="",
@@ -82,3 +82,18 @@ def test_a_seed_without_a_score_leaves_the_mean_unknown():
     agg = aggregate(frame, "forecast").set_index("method")
     assert np.isnan(agg.loc["projection", "mse_mean"]) and agg.loc["projection", "n_seeds"] == 2
     assert agg.loc["autoreg", "mse_mean"] == pytest.approx(0.995)
+
+
+def test_a_method_run_once_by_design_on_a_seed_independent_series_counts_as_complete():
+    # sunspots is the same on every seed: run_tasks runs autoreg / naive once; the tables
+    # counted them '1 seed(s)' against learned's 2 and dropped them from the headline
+    from tssdpa.compare.tables import markdown_tables, overview
+
+    scores = {"autoreg": {0: 0.352}, "naive": {0: 0.894}, "learned_projection": {0: 0.36, 1: 0.34}}
+    frame = _forecast_rows(scores, dataset="sunspots")
+    row = overview(frame).iloc[0]
+    assert (row["best classical"], row["best tssdpa"]) == ("autoreg", "learned_projection")
+    assert row["winner"] == "tie"  # paired on both seeds: -2.2% and +3.4%
+    table = markdown_tables(frame, "forecast")
+    assert "seed(s)" not in table and "**0.894**" not in table
+    assert "**0.350 ± 0.014**" in table

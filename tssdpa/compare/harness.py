@@ -27,7 +27,7 @@ import pandas as pd
 from tssdpa.compare.denoising import evaluate_denoiser
 from tssdpa.compare.forecasting import evaluate_forecaster
 from tssdpa.compare.registry import DEFAULT_BUDGET, available_methods, get_method
-from tssdpa.compare.tables import aggregate, markdown_tables
+from tssdpa.compare.tables import aggregate, forecast_runs_once, markdown_tables
 from tssdpa.data.tasks import DenoiseTask, ForecastTask
 
 __all__ = ["ComparisonResults", "ResumeError", "read_results", "run_tasks"]
@@ -104,8 +104,7 @@ def run_tasks(
             first_seed = min(t.seed for t in tasks if t.dataset == task.dataset)
             if (
                 kind == "forecast"
-                and not task.seeded_data
-                and spec.family != "learned"
+                and forecast_runs_once(task.dataset, spec.family)
                 and task.seed != first_seed
             ):
                 continue  # deterministic method on a seed-independent series: one run is enough

@@ -7,7 +7,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tssdpa.data.tasks import SYNTHETIC
+
 __all__ = [
+    "forecast_runs_once",
     "aggregate",
     "markdown_tables",
     "published_results",
@@ -29,6 +32,23 @@ def published_results(path: str | Path | None = None) -> pd.DataFrame:
             columns=["model", "dataset", "features", "horizon", "mse", "mae", "source"]
         )
     return pd.read_csv(p, comment="#")
+
+
+def forecast_runs_once(dataset: str, family: str) -> bool:
+    """Whether :func:`~tssdpa.compare.run_tasks` forecasts with a method on the first seed only:
+    a deterministic (not learned) method on a series that is the same on every seed (the real
+    ones). That one run stands for every seed; the tables count it so."""
+    return dataset not in SYNTHETIC and family != "learned"
+
+
+def _counted_seeds(a: pd.DataFrame) -> pd.Series:
+    """Per method of forecast aggregate rows ``a`` (one dataset), its seed count, a method run
+    once by design (:func:`forecast_runs_once`) counting as run on every seed: it was counted
+    '1 seed(s)' against a learned method's 2, and left out of the headline and the bold marks."""
+    g = a.groupby("method", sort=False)
+    n, fam = g["n_seeds"].min(), g["family"].first()
+    once = np.array([forecast_runs_once(a["dataset"].iloc[0], f) for f in fam])
+    return n.where(~once, n.max())
 
 
 def _mode(s: pd.Series):
@@ -180,7 +200,7 @@ def _forecast_tables(agg: pd.DataFrame, dataset: str, setting: str, published: p
             c = f"{m.upper()} h={int(r['horizon'])}"
             vals.loc[r["method"], c] = r[f"{m}_mean"]
             txt.loc[r["method"], c] = _fmt(r[f"{m}_mean"], r[f"{m}_std"])
-    seeds = a.groupby("method", sort=False)["n_seeds"].min()
+    seeds = _counted_seeds(a)
     txt = _bold_best(txt.fillna("—"), vals, False, seeds=seeds[methods].to_numpy())
     meta = a.groupby("method", sort=False).agg(
         fit_s=("fit_s_mean", "mean"),
@@ -311,10 +331,10 @@ def overview(frame: pd.DataFrame) -> pd.DataFrame:
     if not fc.empty:
         raw = frame[frame["task"] == "forecast"]
         for (ds, st, h), g in fc.groupby(["dataset", "setting", "horizon"], sort=False):
-            s = _on_every_seed(g.set_index("method")["mse_mean"], g.set_index("method")["n_seeds"])
+            s = _on_every_seed(g.set_index("method")["mse_mean"], _counted_seeds(g))
             fam = g.set_index("method")["family"]
             r = raw[(raw["dataset"] == ds) & (raw["setting"] == st) & (raw["horizon"] == h)]
-            seeds = r.groupby(["method", "seed"])["mse"].mean()
+            seeds = _on_each_seed(r.groupby(["method", "seed"])["mse"].mean(), ds, fam)
             what = f"forecast {st} h={int(h)}"
             rows.append(_duel(ds, what, "MSE", s, fam, higher=False, seeds=seeds))
     return pd.DataFrame(rows)
@@ -324,6 +344,19 @@ def _on_every_seed(scores: pd.Series, n_seeds: pd.Series) -> pd.Series:
     """The scores of the methods run on every seed: a mean over fewer (a quick-mode learned
     method's seed 0) named a method best over one that lost only on the harder seed."""
     return scores[n_seeds.reindex(scores.index) == n_seeds.max()]
+
+
+def _on_each_seed(seeds: pd.Series, ds: str, fam: pd.Series) -> pd.Series:
+    """Per-seed scores (method, seed) with the one run of a method run once by design
+    (:func:`forecast_runs_once`) standing for every seed, so that it pairs with the others'."""
+    every = sorted(pd.unique(seeds.index.get_level_values("seed")))
+    parts = {
+        m: pd.Series(v.iloc[0], index=every)
+        if forecast_runs_once(ds, fam.get(m)) and len(v) == 1
+        else v.droplevel("method")
+        for m, v in seeds.groupby(level="method", sort=False)
+    }
+    return pd.concat(parts, names=["method", "seed"]) if parts else seeds
 
 
 def _duel(ds, what, metric, s, fam, higher, seeds=None, z: float = 2.0):
