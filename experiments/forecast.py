@@ -32,6 +32,13 @@ from lightning.pytorch.cli import LightningCLI
 from tssdpa.data.lightning import ForecastDataModule
 
 
+def penalty_text(ridge) -> str:
+    """The ridge penalty of the linear start as text: one value, or the per-step list."""
+    if isinstance(ridge, (list, tuple)):
+        return "[" + ", ".join(f"{float(r):g}" for r in ridge) + "]"
+    return f"{float(ridge):g}"
+
+
 class ForecastCLI(LightningCLI):
     def add_arguments_to_parser(self, parser):
         parser.link_arguments("data.lookback", "model.lookback")
@@ -58,7 +65,7 @@ class ForecastCLI(LightningCLI):
             if es.monitor == "val_loss":
                 es.best_score = torch.tensor(float(val))
         print(
-            f"linear branch: closed-form ridge DLinear (ridge={info['ridge']:g}, "
+            f"linear branch: closed-form ridge DLinear (ridge={penalty_text(info['ridge'])}, "
             f"normalize={info['normalize']}), val MSE {val:.4f}"
         )
 
