@@ -5,7 +5,8 @@ Learned model (LightningCLI; ``DenoisingSystem`` on (noisy, clean) windows):
     python experiments/denoise.py fit --config experiments/configs/denoise_lorenz.yaml
 
 After ``fit`` the best checkpoint filters the test windows and one row (RMSE, SNR gain) is
-appended to ``--results_csv``.
+appended to ``--results_csv``. The resolved config goes beside it
+(``runs/denoise_learned.config.yaml``; never over the ``--config`` file).
 
 Classical baselines and nonparametric projection filters (the comparison harness):
 

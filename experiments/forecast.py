@@ -9,7 +9,8 @@ fitted on the training split (penalty chosen on validation); the starting model 
 too (``start.ckpt``) and kept when no epoch beats its validation loss. After ``fit`` the best
 checkpoint is scored on the test windows (DLinear protocol: z-scored data, every window,
 stride 1) and one row per run is appended to ``--results_csv`` (test MSE/MAE, validation MSE,
-epochs, fit time). ``test --config ... --ckpt_path CKPT`` scores a checkpoint through
+epochs, fit time). The resolved config goes beside the CSV
+(``<its stem>.config.yaml``). ``test --config ... --ckpt_path CKPT`` scores a checkpoint through
 ``ForecastingSystem.test_step`` (``test_loss`` = MSE, ``test_mae``).
 
 Classical baselines and nonparametric projection forecasters (the comparison harness):

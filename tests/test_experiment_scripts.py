@@ -46,3 +46,32 @@ def test_forecast_fit_with_a_ridge_start_prints_per_step_penalties(tmp_path, mon
 @pytest.mark.parametrize(("ridge", "text"), [(0.01, "0.01"), ([1.0, 1.0], "[1, 1]")])
 def test_forecast_penalty_text_is_one_value_or_the_list(ridge, text):
     assert _script("forecast").penalty_text(ridge) == text
+
+
+def test_denoise_fit_keeps_the_users_config_file_and_saves_the_resolved_one_beside_the_csv(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / "config.yaml"
+    config.write_text((EXPERIMENTS / "configs" / "denoise_lorenz.yaml").read_text())
+    before = config.read_bytes()
+    argv = ["fit", "--config", "config.yaml", *_TINY, "--data.n", "800",
+            "--model.d_model", "8", "--results_csv", "res/out.csv"]  # fmt: skip
+    assert _script("denoise").main(argv) == 0
+    assert config.read_bytes() == before
+    resolved = (tmp_path / "res" / "out.config.yaml").read_text()
+    assert "results_csv: res/out.csv" in resolved and "d_model: 8" in resolved
+
+
+def test_denoise_fit_refuses_a_results_csv_whose_config_would_replace_the_config_file(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / "out.config.yaml"
+    config.write_text((EXPERIMENTS / "configs" / "denoise_lorenz.yaml").read_text())
+    before = config.read_bytes()
+    argv = ["fit", "--config", "out.config.yaml", *_TINY, "--results_csv", "out.csv"]
+    assert _script("denoise").main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("denoise.py: error: --config out.config.yaml")
+    assert config.read_bytes() == before
