@@ -75,3 +75,41 @@ def test_denoise_fit_refuses_a_results_csv_whose_config_would_replace_the_config
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("denoise.py: error: --config out.config.yaml")
     assert config.read_bytes() == before
+
+
+_BAD = [
+    ("denoise", ["--data.n", "-5"], "n must be"),
+    ("denoise", ["--model.d_model", "-4"], "d_model must be"),
+    ("denoise", ["--model.num_heads", "3"], "divisible by num_heads"),
+    ("denoise", ["--data.noise", "foo"], "noise must be one of"),
+    ("denoise", ["--data.dataset", "nope"], "dataset must be one of"),
+    ("denoise", ["--trainer.max_epochs", "-2"], "max_epochs"),
+    ("denoise", ["--data.seq_len", "0"], "seq_len must be"),
+    ("denoise", ["--model.lr", "-1"], "lr must be"),
+    ("denoise", {"data": "stride: 0"}, "stride must be"),
+    ("denoise", {"data": "batch_size: -1"}, "batch_size must be"),
+    ("forecast", ["--data.horizon", "0"], "horizon must be"),
+    ("forecast", ["--data.lookback", "-1"], "lookback must be"),
+    ("forecast", ["--data.features", "X"], "features must be one of"),
+    ("forecast", ["--data.horizon", "5000"], "horizons: 5000 is longer"),
+    ("forecast", ["--model.patch_len", "0"], "patch_len must be"),
+]
+
+
+@pytest.mark.parametrize(("script", "bad", "message"), _BAD, ids=[str(c[1]) for c in _BAD])
+def test_bad_settings_are_one_line_and_exit_code_2_before_training(
+    script, bad, message, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    config = EXPERIMENTS / "configs" / f"{script}_lorenz.yaml"
+    if isinstance(bad, dict):  # a setting from a YAML file
+        (tmp_path / "bad.yaml").write_text("".join(f"{k}:\n  {v}\n" for k, v in bad.items()))
+        bad = ["--config", "bad.yaml"]
+    argv = ["fit", "--config", str(config), *_TINY, "--data.n", "800", *bad,
+            "--results_csv", "out.csv"]  # fmt: skip
+    if script == "forecast":
+        argv[argv.index("800")] = "4000"
+    assert _script(script).main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"{script}.py: error: ") and message in err[-1]
+    assert not (tmp_path / "out.csv").exists()

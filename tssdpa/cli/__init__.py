@@ -450,9 +450,11 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
     ``classical ...`` runs the classical harness (``tssdpa compare TASK ...``); anything else
     goes to the LightningCLI of the learned model. The resolved config of a run is saved beside
     ``--results_csv`` as ``<its stem>.config.yaml`` (never over a ``--config`` file: refused).
-    A bad setting, found while the classes are built (``ValueError``), is one line on stderr
+    A bad setting, found while the classes are built (``ValueError``, the Trainer's
+    ``MisconfigurationException``), is one line on stderr
     and exit code 2.
     """
+    from lightning.fabric.utilities.exceptions import MisconfigurationException
     from lightning.pytorch.cli import SaveConfigCallback
 
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -491,7 +493,7 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
         def instantiate_classes(self) -> None:
             try:
                 super().instantiate_classes()
-            except ValueError as exc:
+            except (ValueError, MisconfigurationException) as exc:  # the Trainer's: max_epochs
                 raise BadSetting(str(exc)) from None
 
     try:

@@ -12,6 +12,9 @@ import torch
 from numpy.lib.stride_tricks import sliding_window_view
 from torch.utils.data import DataLoader, TensorDataset
 
+from tssdpa.checks import check_choice, check_int, check_number
+from tssdpa.data.noise import NOISES
+
 __all__ = ["ForecastDataModule", "DenoiseDataModule"]
 
 
@@ -25,6 +28,14 @@ def _windows(y: np.ndarray, start: int, stop: int, lookback: int, horizon: int, 
 
 class _SplitDataModule(L.LightningDataModule):
     """Loaders over the ``train_set`` / ``val_set`` / ``test_set`` that ``setup`` builds."""
+
+    @staticmethod
+    def _check_common(batch_size, n, seed, num_workers) -> None:
+        """The settings every data module has (errors name the argument)."""
+        check_int(batch_size, "batch_size")
+        check_int(n, "n", minimum=2)
+        check_int(seed, "seed", minimum=0)
+        check_int(num_workers, "num_workers", minimum=0)
 
     def _loader(self, ds, shuffle):
         return DataLoader(
@@ -78,6 +89,10 @@ class ForecastDataModule(_SplitDataModule):
         num_workers: int = 0,
     ):  # fmt: skip
         super().__init__()
+        check_choice(features, "features", ("M", "S"))
+        check_int(lookback, "lookback")
+        check_int(horizon, "horizon")
+        self._check_common(batch_size, n, seed, num_workers)
         self.save_hyperparameters()
 
     def train_series(self) -> np.ndarray:
@@ -124,6 +139,11 @@ class DenoiseDataModule(_SplitDataModule):
         data_dir: str | None = None, num_workers: int = 0,
     ):  # fmt: skip
         super().__init__()
+        check_choice(noise, "noise", NOISES)
+        check_number(snr_db, "snr_db")
+        check_int(seq_len, "seq_len")
+        check_int(stride, "stride")
+        self._check_common(batch_size, n, seed, num_workers)
         self.save_hyperparameters()
 
     def setup(self, stage: str | None = None):

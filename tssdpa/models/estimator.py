@@ -22,6 +22,7 @@ import torch
 
 from tssdpa.checks import check_choice, check_decay, check_fraction, check_int, check_positive
 from tssdpa.estimators.persistence import require_floats, saved_channels
+from tssdpa.models.nets import check_encoder
 
 __all__ = ["SystemEstimatorMixin", "caller_rng_kept", "float32_default", "windows"]
 
@@ -104,11 +105,8 @@ class SystemEstimatorMixin:
 
     def _check_training_params(self) -> None:
         """Check the settings every learned estimator has (errors name the argument)."""
-        for name in ("d_model", "num_heads", "num_layers", "dim_feedforward", "max_epochs"):
-            check_int(getattr(self, name), name)
-        if self.d_model % self.num_heads:  # each head gets d_model / num_heads of the width
-            raise ValueError(f"d_model ({self.d_model}) must be divisible by num_heads "
-                             f"({self.num_heads})")  # fmt: skip
+        check_encoder(self.d_model, self.num_heads, self.num_layers, self.dim_feedforward)
+        check_int(self.max_epochs, "max_epochs")
         check_int(self.batch_size, "batch_size")
         check_int(self.patience, "patience", minimum=0)
         check_int(self.random_state, "random_state", minimum=0)

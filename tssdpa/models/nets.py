@@ -17,10 +17,21 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from tssdpa.checks import check_choice
+from tssdpa.checks import check_choice, check_int
 from tssdpa.nn import EncoderBlock
 
 __all__ = ["DenoisingNet", "ForecastingNet"]
+
+
+def check_encoder(d_model, num_heads, num_layers, dim_feedforward) -> None:
+    """Check the encoder settings of every net (ints >= 1, ``d_model`` divisible by
+    ``num_heads``); errors name the argument."""
+    check_int(d_model, "d_model")
+    check_int(num_heads, "num_heads")
+    check_int(num_layers, "num_layers")
+    check_int(dim_feedforward, "dim_feedforward")
+    if d_model % num_heads:  # each head gets d_model / num_heads of the width
+        raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
 
 
 def _encoder_stack(d_model, num_heads, dim_feedforward, dropout, num_layers, **attention):
@@ -61,6 +72,8 @@ class DenoisingNet(nn.Module):
     ):  # fmt: skip
         super().__init__()
         check_choice(learn_decay, "learn_decay", (True, False))  # read only with a decay below
+        check_int(n_channels, "n_channels")
+        check_encoder(d_model, num_heads, num_layers, dim_feedforward)
         if window is None or window < 1:
             raise ValueError("window must be an int >= 1 (it bounds the receptive field)")
         self.n_channels, self.window, self.num_layers = n_channels, window, num_layers
@@ -132,8 +145,11 @@ class ForecastingNet(nn.Module):
         for name, flag in (("channel_independent", channel_independent),
                            ("attention", attention), ("learn_decay", learn_decay)):  # fmt: skip
             check_choice(flag, name, (True, False))
-        if lookback < 1 or horizon < 1:
-            raise ValueError("lookback and horizon must be >= 1")
+        for name, value in (("lookback", lookback), ("horizon", horizon),
+                            ("n_channels", n_channels), ("moving_average", moving_average),
+                            ("patch_len", patch_len)):  # fmt: skip
+            check_int(value, name)
+        check_encoder(d_model, num_heads, num_layers, dim_feedforward)
         if normalize not in ("none", "last"):
             raise ValueError(f"normalize must be 'none' or 'last'; got {normalize!r}")
         self.register_buffer("level_norm", torch.tensor(float(normalize == "last")))

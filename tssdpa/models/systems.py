@@ -37,6 +37,8 @@ class _SystemBase(L.LightningModule):
 
     def __init__(self, lr: float, weight_decay: float):
         super().__init__()
+        check_positive(lr, "lr")
+        check_positive(weight_decay, "weight_decay", allow_zero=True)
         self.lr, self.weight_decay = lr, weight_decay
 
     def _errors(self, batch) -> Tensor:
