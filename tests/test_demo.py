@@ -1,5 +1,6 @@
 """The operator demo runs on embedded data and says what it did."""
 
+import pytest
 import torch
 
 from tssdpa import demo
@@ -22,3 +23,19 @@ def test_delay_embedding_rows_are_lagged_samples():
     e = demo.delay_embedding(x, 3)
     assert e.tolist()[0] == [0.0, 0.0, 0.0]
     assert e.tolist()[4] == [4.0, 3.0, 2.0]
+
+
+@pytest.mark.parametrize(
+    ("argv", "name"),
+    [
+        (["--window", "0"], "--window"),
+        (["--window", "-3"], "--window"),
+        (["--embedding", "0"], "--embedding"),
+    ],  # fmt: skip
+)
+def test_window_and_embedding_below_one_are_one_line_and_exit_code_2(argv, name, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        demo.main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and name in err[0] and "must be an integer >= 1" in err[0]

@@ -11,6 +11,7 @@ import math
 
 import torch
 
+from tssdpa.checks import check_int
 from tssdpa.ops import projection_sdpa
 
 
@@ -44,6 +45,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--embedding", type=int, default=8, help="delay-embedding length m")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
+    try:
+        check_int(args.window, "--window")
+        check_int(args.embedding, "--embedding")
+    except ValueError as exc:  # one line, exit code 2, as argparse's own errors
+        p.exit(2, f"{p.prog}: error: {exc}\n")
 
     clean, noisy = embedded_signal(seed=args.seed)
     e = delay_embedding(noisy, args.embedding).unsqueeze(0)  # (1, T, m)
