@@ -66,7 +66,7 @@ class DenoiseCLI(LightningCLI):
 
 
 def main(argv=None):
-    from tssdpa.cli import experiment_main
+    from tssdpa.cli.experiment import experiment_main
     from tssdpa.models import DenoisingSystem
 
     return experiment_main("denoise", DenoiseCLI, DenoisingSystem, DenoiseDataModule, argv)

@@ -123,7 +123,7 @@ class ForecastCLI(LightningCLI):
 
 
 def main(argv=None):
-    from tssdpa.cli import experiment_main
+    from tssdpa.cli.experiment import experiment_main
     from tssdpa.models import ForecastingSystem
 
     return experiment_main("forecast", ForecastCLI, ForecastingSystem, ForecastDataModule, argv)

@@ -1,0 +1,78 @@
+"""The entry point of the LightningCLI experiment scripts (``experiments/denoise.py`` and
+``experiments/forecast.py``): their ``classical`` subcommand runs ``tssdpa compare``, anything
+else the learned model's LightningCLI, its resolved config saved beside the results CSV."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+__all__ = ["experiment_main"]
+
+
+def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=None) -> int:
+    """Entry point shared by ``experiments/denoise.py`` and ``experiments/forecast.py``.
+
+    ``classical ...`` runs the classical harness (``tssdpa compare TASK ...``); anything else
+    goes to the LightningCLI of the learned model. The resolved config of a run is saved beside
+    ``--results_csv`` as ``<its stem>.config.yaml`` (never over a ``--config`` file: refused).
+    A bad setting, found while the classes are built (``ValueError``, the Trainer's
+    ``MisconfigurationException``), is one line on stderr
+    and exit code 2.
+    """
+    from lightning.fabric.utilities.exceptions import MisconfigurationException
+    from lightning.pytorch.cli import SaveConfigCallback
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "classical":
+        from tssdpa.cli import main
+
+        return main(["compare", task, *argv[1:]])
+
+    class SaveBesideResults(SaveConfigCallback):
+        """Saves the resolved config beside the results CSV, not into the log folder (the
+        working directory without a logger, where it replaced a user's ``config.yaml``)."""
+
+        def __init__(self, parser, config, **kwargs):
+            super().__init__(parser, config, save_to_log_dir=False, **kwargs)
+            csv = Path(str(config["results_csv"]))
+            self.path = csv.with_name(f"{csv.stem}.config.yaml")
+            for given in config.get("config") or ():
+                if Path(str(given)).resolve() == self.path.resolve():
+                    raise ValueError(
+                        f"--config {given} is where the resolved config of this run goes "
+                        "(beside --results_csv): give another --results_csv"
+                    )
+
+        def save_config(self, trainer, pl_module, stage) -> None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.parser.save(
+                self.config,
+                str(self.path),
+                skip_none=False,
+                overwrite=True,
+                multifile=self.multifile,
+            )  # as Lightning saves it
+
+    class BadSetting(Exception):
+        pass
+
+    class Checked(cli_class):
+        def instantiate_classes(self) -> None:
+            try:
+                super().instantiate_classes()
+            except (ValueError, MisconfigurationException) as exc:  # the Trainer's: max_epochs
+                raise BadSetting(str(exc)) from None
+
+    try:
+        Checked(
+            system_class,
+            datamodule_class,
+            args=argv,
+            seed_everything_default=0,
+            save_config_callback=SaveBesideResults,
+        )
+    except BadSetting as exc:
+        print(f"{task}.py: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
