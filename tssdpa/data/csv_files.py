@@ -18,6 +18,7 @@ from __future__ import annotations
 import bz2
 import csv
 import gzip
+import io
 import lzma
 import os
 import re
@@ -59,9 +60,7 @@ def _open_text(p: Path):
         if len(members) != 1:
             archive.close()
             return None  # pandas says what is wrong with it
-        import io
-
-        return io.TextIOWrapper(archive.open(members[0]), **kw)
+        return io.TextIOWrapper(archive.open(members[0]), **kw)  # the archive: closed by gc
     return open(p, **kw)  # noqa: SIM115 -- closed by the caller's with
 
 
