@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tssdpa"
 
 #: lower tiers first; a module may import its own unit and units of strictly lower tiers
 TIERS = [
-    ["checks"],
+    ["checks", "files"],  # argument checks; writing a file whole or not at all
     ["ops"],
     ["nn", "signal"],
     ["estimators", "data"],

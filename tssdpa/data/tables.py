@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import csv
 import lzma
-import os
 import re
-import uuid
 import zipfile
 from pathlib import Path
 
@@ -20,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from tssdpa.data.csv_files import cells_as_read, compression, read_csv_file
+from tssdpa.files import replacing
 
 __all__ = [
     "TIME_NAMES",
@@ -228,34 +227,24 @@ def check_new_columns(df: pd.DataFrame, names, how: str) -> None:
         raise ValueError(f"output column(s) {clash} already in the table: {how}")
 
 
-def _without_attrs(df: pd.DataFrame) -> pd.DataFrame:
-    df.attrs = {}
-    return df
-
-
-def write_table(df: pd.DataFrame, target, written=()) -> None:
+def write_table(df: pd.DataFrame, target) -> None:
     """Write ``df`` to ``target`` -- Parquet for a ``.parquet`` / ``.pq`` name, else CSV with
     the input's separator (``df.attrs["sep"]``), the compression its name asks for (``.gz``)
-    and the columns it copied from a CSV input but ``written`` as they were read
-    (:func:`~tssdpa.data.csv_files.cells_as_read`) -- under a temporary name beside
-    it, renamed onto ``target`` when complete: a failed write (a full disk) leaves no
-    half-written file and any earlier file at ``target`` untouched."""
-    target = Path(target)
-    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.partial")
-    try:
-        if target.suffix.lower() in (".parquet", ".pq"):
-            try:  # without the input's attrs, which pandas would store in the file
-                df.copy(deep=False).pipe(_without_attrs).to_parquet(tmp, engine="pyarrow",
-                                                                    index=False)  # fmt: skip
+    and the columns it copied from a CSV input as they were read
+    (:func:`~tssdpa.data.csv_files.cells_as_read`) -- through :func:`~tssdpa.files.replacing`:
+    a failed write (a full disk) leaves no half-written file and any earlier file at
+    ``target`` untouched."""
+    with replacing(target) as tmp:
+        if Path(target).suffix.lower() in (".parquet", ".pq"):
+            plain = df.copy(deep=False)
+            plain.attrs = {}  # the input's attrs, which pandas would store in the file
+            try:
+                plain.to_parquet(tmp, engine="pyarrow", index=False)
             except ImportError:
                 raise ValueError(
                     "writing Parquet needs pyarrow: pip install 'tssdpa[distributed]'"
                 ) from None
         else:
-            cells_as_read(df, written).to_csv(
+            cells_as_read(df).to_csv(
                 tmp, index=False, sep=df.attrs.get("sep", ","),
                 decimal=df.attrs.get("decimal", "."), compression=compression(target))  # fmt: skip
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            tmp.unlink()

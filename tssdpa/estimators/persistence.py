@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import uuid
 from pathlib import Path
 
 import numpy as np
 
 from tssdpa.checks import check_int
+from tssdpa.files import replacing
 
 __all__ = [
     "FORMAT",
@@ -116,14 +115,8 @@ def save(estimator, path) -> None:
 
 
 def _replace(target: Path, data: bytes) -> None:
-    """Write ``data`` under a temporary name beside ``target``, then rename it onto it."""
-    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.partial")
-    try:
+    with replacing(target) as tmp:
         tmp.write_bytes(data)
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 def _read_config(path: Path) -> dict:

@@ -1,0 +1,34 @@
+"""Writing a file so that a failure never leaves it half-written."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from pathlib import Path
+
+__all__ = ["replacing"]
+
+
+@contextlib.contextmanager
+def replacing(target):
+    """Yield a temporary path beside ``target`` to write to; renamed onto ``target`` when the
+    block ends without an error (``os.replace``: atomic on one file system), removed either
+    way. A failed write (a full disk, a killed process) leaves any earlier ``target`` as it
+    was.
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "a.txt"
+    >>> with replacing(p) as tmp:
+    ...     _ = tmp.write_text("done")
+    >>> p.read_text(), sorted(q.name for q in p.parent.iterdir())
+    ('done', ['a.txt'])
+    """
+    target = Path(target)
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.partial")
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
