@@ -183,7 +183,8 @@ def test_a_steep_nearly_noise_free_trend_has_no_glitch_and_its_glitches_are_foun
 
 
 def test_the_mask_is_its_plain_running_median_reference_with_gaps():
-    """The fast running median (a partition; where a window holds NaN, the median of its
+    """The fast running median (a partition; at the ends the 9 nearest samples; where a window
+    holds NaN or is not centred, the median of its
     values carried to its centre along the median of its steps) gives the mask of the obvious
     loop over every window."""
     from tssdpa.estimators.glitches import GLITCH_HALF, GLITCH_REACH
@@ -197,14 +198,16 @@ def test_the_mask_is_its_plain_running_median_reference_with_gaps():
     T = len(x2)
     distance = np.full(x2.shape, np.nan)
     for t in range(T):
-        at = np.arange(t - GLITCH_HALF, t + GLITCH_HALF + 1)  # the window's positions
+        # the window's positions: centred, at the ends the 9 nearest
+        at = min(max(t - GLITCH_HALF, 0), T - 2 * GLITCH_HALF - 1) + np.arange(2 * GLITCH_HALF + 1)
         inside = (at >= 0) & (at < T)
         for c in range(2):
             window = np.full(at.size, np.nan)
             window[inside] = x2[at[inside], c]
             if not np.isfinite(window).any():
                 continue
-            if np.isnan(window).any():  # each value carried to t along the median step
+            if np.isnan(window).any() or at[0] != t - GLITCH_HALF:  # carried to t along the
+                # median step
                 steps = [b - a for a, b in zip(window[:-1], window[1:]) if np.isfinite(a - b)]
                 slope = np.median(steps) if steps else 0.0
                 window = window + slope * (t - at)
