@@ -488,3 +488,14 @@ def test_a_channel_stopping_too_early_to_fit_is_named_and_a_residual_base_fits_u
     np.testing.assert_allclose(
         res.base_.models_[0][1], B.AutoRegForecaster().fit(y[:300]).models_[0][1], rtol=1e-10
     )
+
+
+def test_the_scipy_wiener_baseline_pads_with_zeros_as_scipy_does():
+    # its docstring's figures: a constant 1 comes back 0.97 at the ends with the default
+    # window, 0.87 with window=21, where the other sliding-window baselines repeat the end values
+    y = B.ScipyWienerFilter(window=21).fit(np.ones(50)).filter(np.ones(50))
+    assert round(float(y[0]), 2) == 0.87 and y[0] < y[1] < y[10] == 1.0
+    assert round(float(B.ScipyWienerFilter().fit(np.ones(50)).filter(np.ones(50))[0]), 2) == 0.97
+    np.testing.assert_array_equal(
+        B.MovingAverageFilter(21).fit(np.ones(50)).filter(np.ones(50)), 1.0
+    )
