@@ -171,3 +171,12 @@ def test_a_repeated_horizon_is_scored_once():
     assert task.horizons == (1, 5)
     rows, _ = evaluate_forecaster(get_method("naive", "forecast"), task, budget=1)
     assert [r["horizon"] for r in rows] == [1, 5]
+
+
+@pytest.mark.parametrize("cap", [1, 3, 7, 8, 13])
+def test_the_origin_cap_is_never_exceeded(cap):
+    # 8 blocks of at least one origin each: a cap of 3 scored 8 origins
+    y = np.cumsum(np.random.default_rng(3).standard_normal((700, 1)), axis=0) * 0.1
+    f = B.NaiveForecaster().fit(y[:500])
+    se, _, n_used = rolling_errors(f, y, 600, 680, 4, max_origins=cap)[:3]
+    assert n_used == len(se) <= cap and n_used >= cap // 8 * 8

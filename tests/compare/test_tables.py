@@ -97,3 +97,15 @@ def test_a_method_run_once_by_design_on_a_seed_independent_series_counts_as_comp
     table = markdown_tables(frame, "forecast")
     assert "seed(s)" not in table and "**0.894**" not in table
     assert "**0.350 ± 0.014**" in table
+
+
+def test_the_headline_says_when_the_two_methods_were_scored_on_other_origins():
+    # --max-origins caps the costly methods only: their MSE over 40 origins was set against
+    # the others' over 281 without a word
+    from tssdpa.compare.tables import overview
+
+    frame = _forecast_rows({"autoreg": {0: 1.0, 1: 1.0}, "projection": {0: 0.5, 1: 0.52}})
+    frame["n_origins"] = np.where(frame["method"] == "projection", 40, 281)
+    assert overview(frame).iloc[0]["winner"] == "tssdpa (on 281 vs 40 origins)"
+    frame["n_origins"] = 281
+    assert overview(frame).iloc[0]["winner"] == "tssdpa"

@@ -27,7 +27,8 @@ def _origin_blocks(first: int, last: int, max_origins: int | None, n_blocks: int
     total = last - first + 1
     if max_origins is None or total <= max_origins:
         return [(first, last)], total
-    size = max(1, max_origins // n_blocks)
+    n_blocks = min(n_blocks, max_origins)  # 8 blocks of 1 gave 8 origins for a cap of 3
+    size = max_origins // n_blocks
     starts = np.linspace(first, last - size + 1, n_blocks).astype(int)
     return [(int(s), int(s) + size - 1) for s in starts], size * n_blocks
 

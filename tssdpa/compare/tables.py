@@ -337,6 +337,11 @@ def overview(frame: pd.DataFrame) -> pd.DataFrame:
             seeds = _on_each_seed(r.groupby(["method", "seed"])["mse"].mean(), ds, fam)
             what = f"forecast {st} h={int(h)}"
             rows.append(_duel(ds, what, "MSE", s, fam, higher=False, seeds=seeds))
+            if "n_origins" in r:  # --max-origins caps the costly methods only: say so
+                n = r.groupby("method")["n_origins"].max()
+                pair = [n.get(rows[-1][k]) for k in ("best classical", "best tssdpa")]
+                if pair[0] != pair[1] and all(pd.notna(pair)):
+                    rows[-1]["winner"] += f" (on {pair[0]:.0f} vs {pair[1]:.0f} origins)"
     return pd.DataFrame(rows)
 
 
