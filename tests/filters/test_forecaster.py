@@ -1594,3 +1594,19 @@ def test_a_horizon_of_the_path_is_the_forecast_at_that_horizon_past_twelve(serie
     np.testing.assert_array_equal(short, path[:, :9])
     for h in range(1, 17):
         np.testing.assert_array_equal(np.asarray(fc.forecast(y, horizon=h)), path[:, h - 1])
+
+
+@pytest.mark.parametrize("model", ["mean", "local_linear", "hybrid", "linear"])
+def test_a_series_beyond_reach_of_the_fitted_scale_is_refused_naming_y_and_its_channel(model):
+    # fitted at a scale of 1e-100, a value of 1e100 (inside the range every input may hold) is
+    # 1e200 standard deviations out: its squared distances were inf, and the neighbour
+    # search's missing index raised IndexError ("index 399 is out of bounds")
+    x = logistic_map(500) * 1e-100
+    fc = ProjectionForecaster(horizon=2, embedding=2, model=model).fit(x[:400])
+    far = x.copy()
+    far[450] = 1e100
+    with pytest.raises(ValueError, match="y channel 0 lies more than 1e.150 fitted standard"):
+        fc.forecast(far, 1)
+    with pytest.raises(ValueError, match="y channel 0"):
+        fc.forecast_path(far, 2)
+    assert np.isfinite(fc.forecast(x, 1)[1:]).all()  # the fitted scale itself is fine

@@ -29,6 +29,7 @@ __all__ = [
     "restore",
     "step_input",
     "unmasked",
+    "within_reach",
 ]
 
 #: the magnitudes of the values a channel may hold: beyond the largest, the squares that
@@ -165,6 +166,22 @@ def check_float32_range(arr: np.ndarray, dtype, name: str, fit: bool = False) ->
             raise ValueError(f"{name} channel {c} {why}, which dtype=float32 cannot compute "
                              "on: use dtype='float64' or rescale it (other units, less an "
                              "offset)")  # fmt: skip
+
+
+def within_reach(z: np.ndarray, name: str, reach: float = MAGNITUDES[1]) -> np.ndarray:
+    """Standardised (T, C) ``z``, or ``ValueError`` naming ``name`` and the channel where a
+    value lies more than ``reach`` fitted standard deviations from the fitted mean: a series
+    within ``MAGNITUDES`` can still be that far from a channel fitted at a small scale, and
+    the squared distances and Gram matrices of its patterns overflow to inf (the neighbour
+    search of ProjectionForecaster raised IndexError on it)."""
+    with np.errstate(invalid="ignore"):
+        far = np.abs(z) > reach
+    if far.any():
+        c = int(np.argwhere(far)[0, 1])
+        raise ValueError(f"{name} channel {c} lies more than {reach:g} fitted standard "
+                         "deviations from the fitted mean: its squares overflow float64 "
+                         "(rescale it as the fitted series was, or fit on it)")  # fmt: skip
+    return z
 
 
 def _check_magnitudes(arr: np.ndarray, name: str) -> None:

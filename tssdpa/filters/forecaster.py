@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
+from tssdpa.estimators.arrays import within_reach
 from tssdpa.estimators.base import Forecaster
 from tssdpa.estimators.input_notes import user_stacklevel
 from tssdpa.estimators.selection import FitScoresView, candidates, check_no_empty_list
@@ -174,9 +175,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         check_int(self.max_fit_samples, "max_fit_samples", minimum=10)
         if self.switch_half_life is not None:
             check_positive(self.switch_half_life, "switch_half_life")
-        if self.holdout is not None and not (
-            isinstance(self.holdout, str) and self.holdout == "auto"
-        ):
+        if not (self.holdout is None or (isinstance(self.holdout, str) and self.holdout == "auto")):
             check_fraction(self.holdout, "holdout")
         if self.library_size is not None:
             check_int(self.library_size, "library_size", minimum=10)
@@ -379,7 +378,8 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     def _standardised(self, a):
         """``(library, series, overlap)`` in standardised units: what every anchor reads."""
         z_train = self._library(standardise(self.train_, self.mean_, self.scale_))
-        return z_train, standardise(a, self.mean_, self.scale_), training_overlap(self.train_, a)
+        z = within_reach(standardise(a, self.mean_, self.scale_), "y")  # else inf distances
+        return z_train, z, training_overlap(self.train_, a)
 
     def _anchor_path(self, series, anchor, hs, switch=True):
         """(T, len(hs), C) standardised forecasts of the horizons ``hs`` that use ``anchor``'s
