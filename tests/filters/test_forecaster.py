@@ -1610,3 +1610,15 @@ def test_a_series_beyond_reach_of_the_fitted_scale_is_refused_naming_y_and_its_c
     with pytest.raises(ValueError, match="y channel 0"):
         fc.forecast_path(far, 2)
     assert np.isfinite(fc.forecast(x, 1)[1:]).all()  # the fitted scale itself is fine
+
+
+@pytest.mark.parametrize("width", ["sigma", "bandwidth"])
+def test_a_kernel_width_too_narrow_for_float64_fits_as_the_nearest_neighbour_forecaster(width):
+    # every weight underflowed to 0: each candidate scored NaN, and the fit of 400 known
+    # samples said "too few complete patterns and futures for any candidate structure"
+    x = logistic_map(500)
+    kw = dict(horizon=1, embedding=2, n_neighbors=3, model="mean")
+    fc = ProjectionForecaster(**kw, **{width: 1e-300}).fit(x[:400])
+    narrow = ProjectionForecaster(**kw, **{width: 1e-100}).fit(x[:400])  # nearest alone too
+    np.testing.assert_array_equal(fc.forecast(x, 1), narrow.forecast(x, 1))
+    assert np.isfinite(fc.forecast(x, 1)[1:]).all()

@@ -3,6 +3,8 @@ adaptive Gaussian weights, the local-linear fit, and top-k projection as project
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -72,6 +74,19 @@ def test_kernel_weights_follow_the_definition(kw):
     has_keys = np.isfinite(dist).any(axis=1)
     np.testing.assert_allclose(w[has_keys].sum(axis=1), 1.0)
     assert (w[~has_keys] == 0).all() and not has_keys[1]
+
+
+@pytest.mark.parametrize("kw", [dict(sigma=1e-160), dict(sigma=1e-300), dict(bandwidth=1e-300)])
+def test_a_width_too_narrow_for_float64_weights_the_nearest_neighbours_alone(kw):
+    # d^2 / 2σ^2 overflowed for every neighbour: all weights 0 (NaN forecasts), with warnings
+    dist = np.array([[0.5, 0.5, 0.9, np.inf], [0.1, 0.2, 0.3, 0.4], [0.0, 0.0, 1.0, 2.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        w = kernel_weights(dist, **kw)
+    want = [[0.5, 0.5, 0, 0], [1, 0, 0, 0], [0.5, 0.5, 0, 0]]  # the limit as the width -> 0
+    np.testing.assert_array_equal(w, want)
+    narrow = {k: 1e-100 for k in kw}  # still representable: the same weights
+    np.testing.assert_array_equal(kernel_weights(dist, **narrow), want)
 
 
 def test_top_k_projection_is_projection_sdpa_over_the_nearest_keys():

@@ -209,8 +209,17 @@ def kernel_weights(dist: np.ndarray, bandwidth: float | None = None, sigma=None)
         s = bandwidth * np.where(ref > 0, ref, 1.0)
     else:
         s = np.broadcast_to(np.asarray(sigma, dtype=np.float64), (len(d), 1))
-    logw = np.where(finite, -(d**2) / (2.0 * s**2), -np.inf)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # a width near 0
+        logw = np.where(finite, -(d**2) / (2.0 * s**2), -np.inf)
     top = logw.max(axis=1, keepdims=True)
+    # a width so narrow that every exponent overflowed to -inf (or 0/0 where it underflowed
+    # to 0): the kernel's limit, the nearest neighbours alone; their weights were all 0, and
+    # a forecaster fitted with sigma=1e-160 said "too few complete patterns"
+    lost = ~np.isfinite(top[:, 0]) & finite.any(axis=1)
+    if lost.any():
+        near = np.where(finite, d, np.inf)[lost]
+        logw[lost] = np.where(near == near.min(axis=1, keepdims=True), 0.0, -np.inf)
+        top[lost] = 0.0
     w = np.exp(logw - np.where(np.isfinite(top), top, 0.0))
     tot = w.sum(axis=1, keepdims=True)
     return np.divide(w, tot, out=np.zeros_like(w), where=tot > 0)
