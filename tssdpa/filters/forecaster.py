@@ -230,9 +230,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         }
 
     def _models(self) -> list[str]:
-        if self.model is None:
-            return list(MODELS)
-        models = candidates(self.model)
+        models = list(MODELS) if self.model is None else candidates(self.model)
         if "analogue" in models:
             warnings.warn(
                 'ProjectionForecaster: model="analogue" is deprecated, use "mean"',
@@ -251,7 +249,8 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             span = max((s.embedding - 1) * s.delay for s in self.structures_.values())
         else:
             tau = default_delays(z_train, self.max_embedding) if self.delay is None else self.delay
-            span = (self.max_embedding - 1) * max(candidates(tau))
+            given = [E for E in candidates(self.embedding) if E is not None]  # may be longer
+            span = (max([self.max_embedding, *given]) - 1) * max(candidates(tau))
         return z_train[-(self.library_size + span + self.horizon) :]
 
     # ------------------------------------------------------------------ fitting
