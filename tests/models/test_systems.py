@@ -244,3 +244,28 @@ def test_forecast_datamodule_gives_the_ridge_start_its_data():
     assert res["val_loss"] == pytest.approx(info["val_mse"], rel=1e-4)
     trainer.fit(system, datamodule=dm)
     assert trainer.current_epoch == 1
+
+
+def test_train_system_without_checkpoint_files_keeps_the_best_epoch_not_the_last(tmp_path):
+    """enable_checkpointing=False (as the learned estimators' examples and tests train) kept
+    the last epoch's weights: 0.299 on validation here, where the best epoch had 0.164."""
+    from tssdpa.models.systems import train_system
+
+    y = np.sin(0.1 * np.arange(500))[:, None]
+    y = y + 0.3 * np.random.default_rng(0).normal(size=y.shape)
+    train, val = _pairs(y[:350], 32, 4), _pairs(y[350:], 32, 4)
+    kw = dict(max_epochs=8, batch_size=8, patience=8, enable_progress_bar=False,
+              accelerator="cpu")  # fmt: skip
+    losses, weights = [], []
+    for checkpoints in (str(tmp_path), False):
+        torch.manual_seed(0)
+        system = ForecastingSystem(32, 4, 1, patch_len=8, d_model=8, num_heads=2,
+                                   dim_feedforward=16, lr=0.05, linear_init="none")  # fmt: skip
+        extra = {"enable_checkpointing": False} if checkpoints is False else {}
+        h = train_system(system, train, val, checkpoint_dir=checkpoints or None,
+                         trainer_kwargs={"logger": False, **extra}, **kw)  # fmt: skip
+        losses.append(h["final_val_loss"])
+        weights.append(system.net.state_dict())
+    assert losses[1] == pytest.approx(losses[0], rel=1e-6)  # the same best epoch, in memory
+    for k, v in weights[0].items():
+        torch.testing.assert_close(weights[1][k], v)

@@ -281,7 +281,7 @@ def train_system(
         ``{"initial_val_loss", "final_val_loss", "epochs", "kept_initial"}``; ``system`` is
         left on the CPU in eval mode.
     """
-    from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
+    from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint
     from torch.utils.data import DataLoader, TensorDataset
 
     L.seed_everything(random_state, verbose=False)
@@ -316,6 +316,19 @@ def train_system(
             save_weights_only=True,
         )
         callbacks.append(ckpt)
+    else:  # no checkpoint files: the best epoch's weights in memory (the last epoch's were
+        # kept, worse on validation than the best: 0.299 against 0.164 in the test)
+
+        class BestWeights(Callback):
+            best, state = math.inf, None
+
+            def on_validation_end(self, trainer, module):
+                loss = trainer.callback_metrics.get("val_loss")
+                fitting = trainer.state.fn == "fit" and not trainer.sanity_checking
+                if fitting and loss is not None and float(loss) < self.best:
+                    self.best, self.state = float(loss), copy.deepcopy(module.state_dict())
+
+        callbacks.append(best := BestWeights())
     trainer = L.Trainer(callbacks=callbacks, **kwargs)
     initial = trainer.validate(system, val_dl, verbose=False)[0]["val_loss"]
     if math.isfinite(initial):  # patience counts from the starting model too
@@ -325,6 +338,8 @@ def train_system(
     if ckpt is not None and ckpt.best_model_path:
         state = torch.load(ckpt.best_model_path, map_location="cpu", weights_only=True)
         system.load_state_dict(state["state_dict"])
+    elif ckpt is None and best.state is not None:
+        system.load_state_dict(best.state)
     final = trainer.validate(system, val_dl, verbose=False)[0]["val_loss"]
     # the starting point is a candidate too: training never returns a worse validation loss
     kept_initial = not final < initial
