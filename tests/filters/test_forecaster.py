@@ -1640,3 +1640,14 @@ def test_a_kernel_width_too_narrow_for_float64_fits_as_the_nearest_neighbour_for
     narrow = ProjectionForecaster(**kw, **{width: 1e-100}).fit(x[:400])  # nearest alone too
     np.testing.assert_array_equal(fc.forecast(x, 1), narrow.forecast(x, 1))
     assert np.isfinite(fc.forecast(x, 1)[1:]).all()
+
+
+def test_a_channel_independent_forecaster_names_the_channel_beyond_reach_of_its_scale():
+    # each channel model checked its own one-channel slice: it said "y channel 0" for any
+    x = logistic_map(500)
+    y = np.c_[x, x * 1e-100]
+    fc = ProjectionForecaster(horizon=1, embedding=2, model="mean", channel_independent=True)
+    fc.fit(y[:400])
+    y[450, 1] = 1e100
+    with pytest.raises(ValueError, match="y channel 1 lies more than"):
+        fc.forecast(y, 1)

@@ -377,8 +377,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     def _standardised(self, a):
         """``(library, series, overlap)`` in standardised units: what every anchor reads."""
         z_train = self._library(standardise(self.train_, self.mean_, self.scale_))
-        z = within_reach(standardise(a, self.mean_, self.scale_), "y")  # else inf distances
-        return z_train, z, training_overlap(self.train_, a)
+        return z_train, standardise(a, self.mean_, self.scale_), training_overlap(self.train_, a)
 
     def _anchor_path(self, series, anchor, hs, switch=True):
         """(T, len(hs), C) standardised forecasts of the horizons ``hs`` that use ``anchor``'s
@@ -403,8 +402,10 @@ class ProjectionForecaster(FitScoresView, Forecaster):
                  for h in range(1, n + 1)]  # fmt: skip
         return np.where(np.c_[local], within_range(out[None], lib, lib[-1:])[0], out)
 
-    def _prepare(self, a):
-        return a  # missing samples are never keys or queries: no filling needed
+    def _prepare(self, a):  # no filling: missing samples are never keys or queries
+        fitted = [(m.mean_, m.scale_) for m in self.channel_models_ or [self]]  # per channel
+        within_reach(standardise(a, *map(np.hstack, zip(*fitted))), "y")  # else inf distances
+        return a
 
     def _direct_horizon(self) -> int:
         return self.horizon
