@@ -269,3 +269,27 @@ def test_train_system_without_checkpoint_files_keeps_the_best_epoch_not_the_last
     assert losses[1] == pytest.approx(losses[0], rel=1e-6)  # the same best epoch, in memory
     for k, v in weights[0].items():
         torch.testing.assert_close(weights[1][k], v)
+
+
+def test_train_system_runs_the_callers_own_callbacks_from_trainer_kwargs():
+    """trainer_kwargs=dict(callbacks=[...]) raised TypeError: Trainer() got multiple values
+    for keyword argument 'callbacks'."""
+    from lightning.pytorch.callbacks import Callback
+
+    from tssdpa.models.systems import train_system
+
+    class Epochs(Callback):
+        count = 0
+
+        def on_train_epoch_end(self, trainer, module):
+            self.count += 1
+
+    y = _ar_series(300, channels=1)
+    train, val = _pairs(y[:200], 16, 2), _pairs(y[200:], 16, 2)
+    for given in ([Epochs()], Epochs()):  # a list, or one callback, as Trainer takes them
+        system = ForecastingSystem(16, 2, 1, patch_len=8, d_model=8, num_heads=2,
+                                   dim_feedforward=16, linear_init="none")  # fmt: skip
+        kw = {"logger": False, "enable_checkpointing": False, "callbacks": given}
+        train_system(system, train, val, max_epochs=2, batch_size=32, patience=2,
+                     accelerator="cpu", enable_progress_bar=False, trainer_kwargs=kw)  # fmt: skip
+        assert (given[0] if isinstance(given, list) else given).count == 2

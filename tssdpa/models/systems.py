@@ -329,6 +329,10 @@ def train_system(
                     self.best, self.state = float(loss), copy.deepcopy(module.state_dict())
 
         callbacks.append(best := BestWeights())
+    # the caller's own callbacks (trainer_kwargs) run beside these: passed on as a second
+    # callbacks= they raised TypeError ("got multiple values for keyword argument")
+    extra = kwargs.pop("callbacks", None) or []
+    callbacks += [extra] if isinstance(extra, Callback) else list(extra)
     trainer = L.Trainer(callbacks=callbacks, **kwargs)
     initial = trainer.validate(system, val_dl, verbose=False)[0]["val_loss"]
     if math.isfinite(initial):  # patience counts from the starting model too
