@@ -339,3 +339,15 @@ def test_the_harness_runs_them(name):
     assert [r["horizon"] for r in rows] == [1, 3]
     assert all(np.isfinite(r["mse"]) and np.isfinite(r["val_mse"]) for r in rows)
     assert all(r["n_origins"] > 0 and r["n_configs"] == 2 for r in rows)
+
+
+def test_pyedm_smap_on_a_constant_channel_is_a_value_error_naming_it_and_the_numpy_engine():
+    # pyEDM's S-map weights by distance over the mean distance, 0/0 on a constant library:
+    # its numpy.linalg.LinAlgError ("SVD did not converge") escaped fit-then-forecast as is
+    t = np.arange(300)
+    y = np.c_[np.sin(0.2 * t), np.full(300, 5.0)]
+    fc = SMapForecaster().fit(y[:200])
+    with pytest.raises(ValueError, match="y channel 1: pyEDM could not solve.*engine='numpy'"):
+        fc.forecast(y, 1)
+    numpy_engine = SMapForecaster(engine="numpy").fit(y[:200]).forecast(y, 1)
+    np.testing.assert_allclose(numpy_engine[2:, 1], 5.0)

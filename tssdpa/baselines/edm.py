@@ -181,7 +181,14 @@ class _EDMForecaster(Forecaster):
                     # one more row (the NaN after y) when a single origin is new: pyEDM
                     # wants pred start < end, and drops the row as incomplete
                     pred = [first + done + 1, first + T + (done == T - 1)]
-                    obj = self._call(pyEDM, frame, lib, pred, h)
+                    try:
+                        obj = self._call(pyEDM, frame, lib, pred, h)
+                    except np.linalg.LinAlgError as exc:  # it escaped pyEDM's S-map as is
+                        raise ValueError(
+                            f"y channel {c}: pyEDM could not solve the local fit ({exc}): "
+                            "its library states may coincide (a constant channel: mean distance "
+                            "0, weights 0/0); engine='numpy' forecasts it"
+                        ) from None
                     rows = np.asarray(obj.pred_i, dtype=int) - first  # rows of y
                     values[rows, c] = obj.projection
                 memo.rows[h] = (max(done, T), values)
