@@ -301,3 +301,24 @@ def test_a_non_finite_timestamp_is_refused_on_every_backend(backend, bad):
     times = (torch.tensor([0.0, 1.0, bad, 3.0, 4.0]), torch.arange(6.0))
     with pytest.raises(ValueError, match=r"timestamps \(query\) contain NaN or inf"):
         projection_sdpa(q, k, v, sigma=1.0, tau=1.0, timestamps=times, backend=backend)
+
+
+@pytest.mark.parametrize("backend", ["auto", "fused", "math"])
+@pytest.mark.parametrize("name", ["decay", "tau"])
+@pytest.mark.parametrize("as_tensor", [False, True])
+def test_a_decay_or_tau_that_rounds_to_zero_in_float32_is_refused_naming_it(
+    backend, name, as_tensor
+):
+    # 1e-300 is 0 in float32: log 0 times the lag 0 (or 0 / 0 between equal times) made
+    # every row NaN, on every backend and in projection_weights
+    q = torch.randn(1, 5, 2, generator=torch.Generator().manual_seed(0))
+    t = torch.arange(5.0)
+    x = torch.tensor(1e-300, dtype=torch.float64) if as_tensor else 1e-300
+    kw = {"decay": x} if name == "decay" else {"tau": x, "timestamps": t}
+    with pytest.raises(ValueError, match=f"{name}.* rounds to 0 in torch.float32"):
+        projection_sdpa(q, q, sigma=1.0, backend=backend, **kw)
+    with pytest.raises(ValueError, match=f"{name}.* rounds to 0 in torch.float32"):
+        projection_weights(q, q, sigma=1.0, **kw)
+    # in float64 it is the limit: each row keeps its own sample
+    out = projection_sdpa(q.double(), q.double(), sigma=1.0, backend=backend, **kw)
+    torch.testing.assert_close(out, q.double())

@@ -195,6 +195,7 @@ def _prepare(query, key, value, sigma, attn_mask, structure, dropout_p, backend,
         L,
         S,
         check_values=validate,
+        dtype=_compute_dtype(query.dtype),
     )
     if attn_mask is not None:
         check_attn_mask(attn_mask, batch, L, S, check_values=validate)

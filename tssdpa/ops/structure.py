@@ -217,11 +217,11 @@ def check_attn_mask(attn_mask, batch, L: int, S: int, check_values: bool = True)
             )
 
 
-def check_structure(window, decay, tau, timestamps, batch, L, S, check_values=True):
+def check_structure(window, decay, tau, timestamps, batch, L, S, check_values=True, dtype=None):
     """Validate the time-structure arguments; returns ``(window, decay, tau, timestamps)``.
 
     ``decay`` is γ in (0, 1] (per step), ``tau`` the time constant τ > 0 (needs timestamps);
-    they are exclusive.
+    they are exclusive. ``dtype``: the one the operator computes in, which must hold them.
     """
     if window is not None:
         window = check_int(window, "window")
@@ -239,7 +239,23 @@ def check_structure(window, decay, tau, timestamps, batch, L, S, check_values=Tr
     if tau is not None:
         tau = check_param("tau", tau, check_values=check_values)
         check_param_shape("tau", tau, batch)
+    for name, x in (("decay", decay), ("tau", tau)):
+        if x is not None and dtype is not None and (check_values or not isinstance(x, Tensor)):
+            _check_nonzero_in(name, x, dtype)
     return window, decay, tau, timestamps
+
+
+def _check_nonzero_in(name: str, x, dtype: torch.dtype) -> None:
+    """Raise where a positive decay / τ rounds to 0 in ``dtype``: the structure then takes
+    ``log 0 = -inf`` times a lag 0 (γ) or ``0 / 0`` where two times are equal (τ), and the
+    rows were NaN."""
+    t = x.detach() if isinstance(x, Tensor) else torch.tensor(x, dtype=torch.float64)
+    if bool((t.to(dtype) == 0).any()):
+        shown = f"={x:g}" if not isinstance(x, Tensor) else " (a tensor)"
+        raise ValueError(
+            f"{name}{shown} rounds to 0 in {dtype}, the dtype the operator computes in: "
+            "compute in float64"
+        )
 
 
 # --------------------------------------------------------------------------- structure
