@@ -322,3 +322,21 @@ def test_a_decay_or_tau_that_rounds_to_zero_in_float32_is_refused_naming_it(
     # in float64 it is the limit: each row keeps its own sample
     out = projection_sdpa(q.double(), q.double(), sigma=1.0, backend=backend, **kw)
     torch.testing.assert_close(out, q.double())
+
+
+@pytest.mark.parametrize("backend", ["auto", "fused", "math"])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+@pytest.mark.parametrize("scale", [1e-25, 1e25])
+def test_a_non_finite_query_spoils_only_its_own_row_with_data_far_from_unit_scale(
+    backend, bad, scale
+):
+    # the power-of-two rescale of float32 data near 1e±25 took the query's NaN / inf as its
+    # magnitude and was skipped: every row's distances over- or underflowed (all NaN, or a
+    # ValueError blaming sigma on the fused backend)
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 6, 3, generator=g) for _ in range(3))
+    expected = projection_sdpa(q.double(), k.double(), v.double(), sigma=0.7, backend="math")
+    q = q * scale
+    q[0, 0, 1] = bad
+    out = projection_sdpa(q, k * scale, v, sigma=0.7 * scale, backend=backend)
+    torch.testing.assert_close(out[0, 1:].double(), expected[0, 1:], rtol=1e-4, atol=1e-5)

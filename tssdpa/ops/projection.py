@@ -138,8 +138,11 @@ def _scan_values(q: Tensor, k: Tensor, v: Tensor, fused: bool, sig=None) -> floa
             "to them; replace them by finite values and exclude them with attn_mask (the "
             "filters of tssdpa.filters treat NaN samples as missing themselves)"
         )
+    if not all(map(math.isfinite, qrange)):  # rare: a NaN / inf query spoils its own rows
+        # only; the others still need the scale of the finite entries
+        qrange = [float(q.detach().abs().nan_to_num(0.0, posinf=0.0).amax())]
     m = max(abs(x) for x in (kmin, kmax, *qrange))
-    if not fused or not math.isfinite(m) or m == 0.0:  # a NaN / inf query spoils its rows only
+    if not fused or m == 0.0:
         return None
     p = math.ldexp(1.0, math.frexp(m)[1])  # as reference.power_of_two_scale
     p = None if FUSED_SAFE_MAGNITUDE[0] <= p <= FUSED_SAFE_MAGNITUDE[1] else p

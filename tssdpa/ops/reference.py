@@ -95,12 +95,14 @@ class _ShiftedSquare(torch.autograd.Function):
 
 
 def power_of_two_scale(query: Tensor, key: Tensor) -> Tensor:
-    """A power of two near the largest magnitude of ``query`` and ``key`` (1 when empty or
-    all zero), as a detached 0-d tensor (no host sync); dividing by it is exact."""
+    """A power of two near the largest finite magnitude of ``query`` and ``key`` (1 when
+    empty or all zero), as a detached 0-d tensor (no host sync); dividing by it is exact.
+    NaN / inf entries are passed over: a NaN query gave NaN here, hence no scale, and the
+    distances of every other row over- or underflowed with data near 1e±25 in float32."""
     m = torch.zeros((), dtype=query.dtype, device=query.device)
     for t in (query, key):
         if t.numel():
-            m = torch.maximum(m, t.detach().abs().amax())
+            m = torch.maximum(m, t.detach().abs().nan_to_num(0.0, posinf=0.0).amax())
     return torch.ldexp(torch.ones_like(m), torch.frexp(m).exponent)
 
 
