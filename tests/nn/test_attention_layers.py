@@ -1,5 +1,7 @@
 """ProjectionMultiheadAttention as a drop-in for nn.MultiheadAttention, and the blocks."""
 
+import copy
+
 import pytest
 import torch
 from torch import nn
@@ -349,3 +351,22 @@ def test_a_kernel_parameter_outside_the_dtype_range_is_refused_naming_it():
         ProjectionMultiheadAttention(8, 2, tau=1e50)
     with pytest.raises(ValueError, match="sigma .* out of the range of dtype torch.float32"):
         ProjectionMultiheadAttention(8, 2, sigma=1e-50, dtype=torch.float16)
+
+
+@pytest.mark.parametrize("name", ["sigma", "decay", "tau"])
+def test_a_kernel_parameter_given_as_a_tensor_is_copied_and_detached_by_the_layer(name):
+    # a float64 tensor became the layer's buffer itself (m.sigma.mul_(2) doubled the
+    # caller's tensor), and one requiring grad stayed a node of the caller's graph: every
+    # backward added to its .grad, and copy.deepcopy(layer) raised
+    x = torch.tensor([0.5, 0.7], dtype=torch.float64)
+    m = ProjectionMultiheadAttention(8, 2, dtype=torch.float64, **{name: x})
+    getattr(m, name).mul_(0.5)
+    assert torch.equal(x, torch.tensor([0.5, 0.7], dtype=torch.float64))
+    x = torch.tensor([0.5, 0.7], requires_grad=True)
+    m = ProjectionMultiheadAttention(8, 2, batch_first=True, **{name: x})
+    assert not getattr(m, name).requires_grad
+    h = torch.randn(2, 5, 8)
+    ts = {"timestamps": torch.arange(5.0).expand(2, 5)} if name == "tau" else {}
+    m(h, h, h, need_weights=False, **ts)[0].sum().backward()
+    assert x.grad is None
+    copy.deepcopy(m)

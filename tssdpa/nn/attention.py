@@ -23,9 +23,13 @@ from tssdpa.ops.structure import check_param, combine_mask, time_structure
 
 def _per_head(name: str, x, num_heads: int, dtype, *, upper: float | None = None) -> Tensor:
     """A float or per-head sequence/tensor as a float64 tensor (H,), validated, also as it
-    will be stored in ``dtype`` (a value beyond its range would become 0 or inf)."""
+    will be stored in ``dtype`` (a value beyond its range would become 0 or inf). A tensor is
+    copied and detached: the layer kept the caller's float64 tensor itself as its buffer (an
+    in-place change on either side changed the other), or one that required grad as a node of
+    the caller's graph (its gradient accumulated there on every backward; deepcopy failed)."""
     try:
-        t = torch.as_tensor(x, dtype=torch.float64).reshape(-1)
+        x = x.detach() if isinstance(x, Tensor) else x
+        t = torch.as_tensor(x, dtype=torch.float64).reshape(-1).clone()
     except (TypeError, ValueError, RuntimeError):  # a str, None, a ragged list
         raise TypeError(f"{name} must be a float or one float per head, got {x!r}") from None
     if t.numel() == 1:
