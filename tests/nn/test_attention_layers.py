@@ -370,3 +370,10 @@ def test_a_kernel_parameter_given_as_a_tensor_is_copied_and_detached_by_the_laye
     m(h, h, h, need_weights=False, **ts)[0].sum().backward()
     assert x.grad is None
     copy.deepcopy(m)
+
+
+def test_a_backend_typo_is_refused_when_the_layer_is_built():
+    # it was accepted, and the default need_weights=True never reads the backend: the typo
+    # went unnoticed until a call with need_weights=False
+    with pytest.raises(ValueError, match="backend must be one of"):
+        ProjectionMultiheadAttention(8, 2, backend="flash")

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from tssdpa.checks import check_choice
-from tssdpa.ops.projection import _compute_dtype, projection_sdpa, projection_weights
+from tssdpa.ops.projection import BACKENDS, _compute_dtype, projection_sdpa, projection_weights
 from tssdpa.ops.reference import masked_softmax
 from tssdpa.ops.structure import check_param, combine_mask, time_structure
 
@@ -140,6 +140,8 @@ class ProjectionMultiheadAttention(nn.Module):
                     "unless head_dim is given"
                 )
             head_dim = embed_dim // num_heads
+        # here, not at the first call: need_weights=True (the default) never reads it
+        check_choice(backend, "backend", BACKENDS)
         if attention not in ("projection", "standard"):
             raise ValueError(f"attention must be 'projection' or 'standard', got {attention!r}")
         if normalize_qk and attention != "projection":
