@@ -377,3 +377,21 @@ def test_a_backend_typo_is_refused_when_the_layer_is_built():
     # went unnoticed until a call with need_weights=False
     with pytest.raises(ValueError, match="backend must be one of"):
         ProjectionMultiheadAttention(8, 2, backend="flash")
+
+
+@pytest.mark.parametrize(
+    "kwargs,error,word",
+    [
+        (dict(window=True), TypeError, "window must be an int"),  # it was a window of 1
+        (dict(head_dim=0), ValueError, "head_dim must be an integer >= 1"),  # empty heads
+        (dict(head_dim=-1), ValueError, "head_dim"),  # a RuntimeError inside torch.empty
+        (dict(embed_dim=8.0), TypeError, "embed_dim"),  # a TypeError inside torch.empty
+        (dict(num_heads=2.0), TypeError, "num_heads"),
+        (dict(kdim=0), ValueError, "kdim"),  # an empty key projection
+    ],
+)
+def test_the_layer_sizes_and_window_must_be_positive_ints_named_in_the_error(kwargs, error, word):
+    base = dict(embed_dim=8, num_heads=2)
+    base.update(kwargs)
+    with pytest.raises(error, match=word):
+        ProjectionMultiheadAttention(**base)

@@ -9,13 +9,12 @@ width ``sigma`` (fixed or learned, per head), FIR ``window``, IIR ``decay`` / ``
 from __future__ import annotations
 
 import math
-import numbers
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from tssdpa.checks import check_choice
+from tssdpa.checks import check_choice, check_int
 from tssdpa.ops.projection import BACKENDS, _compute_dtype, projection_sdpa, projection_weights
 from tssdpa.ops.reference import masked_softmax
 from tssdpa.ops.structure import check_param, combine_mask, time_structure
@@ -131,8 +130,18 @@ class ProjectionMultiheadAttention(nn.Module):
                            ("learn_sigma", learn_sigma), ("learn_decay", learn_decay),
                            ("normalize_qk", normalize_qk)):  # fmt: skip
             check_choice(flag, name, (True, False))  # "False" was read as True
-        if embed_dim <= 0 or num_heads <= 0:
-            raise ValueError(f"embed_dim and num_heads must be > 0, got {embed_dim}, {num_heads}")
+        # sizes and the window as ints >= 1: window=True was a window of 1, head_dim=0 built
+        # empty heads, and 8.0 or -1 failed inside torch.empty
+        embed_dim, num_heads = check_int(embed_dim, "embed_dim"), check_int(num_heads, "num_heads")
+        head_dim, kdim, vdim, window = (
+            None if x is None else check_int(x, name)
+            for x, name in (
+                (head_dim, "head_dim"),
+                (kdim, "kdim"),
+                (vdim, "vdim"),
+                (window, "window"),
+            )
+        )
         if head_dim is None:
             if embed_dim % num_heads:
                 raise ValueError(
@@ -150,8 +159,6 @@ class ProjectionMultiheadAttention(nn.Module):
             raise ValueError(f"value must be 'separate' or 'key', got {value!r}")
         if decay is not None and tau is not None:
             raise ValueError("give decay (per step) or tau (time constant), not both")
-        if window is not None and (not isinstance(window, numbers.Integral) or window < 1):
-            raise ValueError(f"window must be a positive int, got {window!r}")
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout}")
 
