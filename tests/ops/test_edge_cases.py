@@ -340,3 +340,23 @@ def test_a_non_finite_query_spoils_only_its_own_row_with_data_far_from_unit_scal
     q[0, 0, 1] = bad
     out = projection_sdpa(q, k * scale, v, sigma=0.7 * scale, backend=backend)
     torch.testing.assert_close(out[0, 1:].double(), expected[0, 1:], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("backend", ["auto", "fused", "math"])
+@pytest.mark.parametrize("decay", [None, 0.9])
+def test_a_float64_mask_entry_infinite_in_float32_counts_as_that_infinity(backend, decay):
+    # -1e300 in a float64 mask is -inf in float32 but was left allowed: a row of them gave
+    # NaN on the math backend and zeros on the fused one; +1e300 passed the +inf check and
+    # gave a NaN row on both
+    g = torch.Generator().manual_seed(0)
+    q, k, v = torch.randn(1, 4, 2, generator=g), torch.randn(1, 5, 2, generator=g), None
+    mask = torch.zeros(4, 5, dtype=torch.float64)
+    mask[1] = -1e300  # row 1: every key excluded, a zero row as documented
+    mask[2, 1:] = -1e300  # row 2: key 0 only
+    out = projection_sdpa(q, k, v, sigma=1.0, attn_mask=mask, decay=decay, backend=backend)
+    assert torch.equal(out[0, 1], torch.zeros(2))
+    torch.testing.assert_close(out[0, 2], k[0, 0])
+    assert torch.isfinite(out).all()
+    mask[0, 2] = 1e300
+    with pytest.raises(ValueError, match=r"attn_mask contains \+inf \(in torch.float32\)"):
+        projection_sdpa(q, k, v, sigma=1.0, attn_mask=mask, decay=decay, backend=backend)

@@ -201,7 +201,7 @@ def _prepare(query, key, value, sigma, attn_mask, structure, dropout_p, backend,
         dtype=_compute_dtype(query.dtype),
     )
     if attn_mask is not None:
-        check_attn_mask(attn_mask, batch, L, S, check_values=validate)
+        check_attn_mask(attn_mask, batch, L, S, validate, _compute_dtype(query.dtype))
     if not (isinstance(dropout_p, numbers.Real) and 0.0 <= dropout_p < 1.0):
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p!r}")
     if backend not in BACKENDS:

@@ -195,9 +195,13 @@ def check_timestamps(
     return pair
 
 
-def check_attn_mask(attn_mask, batch, L: int, S: int, check_values: bool = True) -> None:
+def check_attn_mask(
+    attn_mask, batch, L: int, S: int, check_values: bool = True, dtype=None
+) -> None:
     """A bool or float mask broadcastable to (..., L, S); float masks must not hold NaN or
-    ``+inf`` (an additive log weight of +inf is no weight at all: ``-inf`` excludes a key)."""
+    ``+inf`` (an additive log weight of +inf is no weight at all: ``-inf`` excludes a key),
+    also once cast to ``dtype``, the one the operator computes in (1e300 in a float64 mask is
+    +inf in float32)."""
     if not isinstance(attn_mask, Tensor):
         raise TypeError(f"attn_mask must be a tensor, got {type(attn_mask).__name__}")
     if attn_mask.dtype != torch.bool and not attn_mask.is_floating_point():
@@ -210,10 +214,10 @@ def check_attn_mask(attn_mask, batch, L: int, S: int, check_values: bool = True)
     if check_values and attn_mask.is_floating_point():
         if bool(torch.isnan(attn_mask).any()):
             raise ValueError("attn_mask contains NaN")
-        if bool(torch.isposinf(attn_mask).any()):
+        if bool(torch.isposinf(attn_mask if dtype is None else attn_mask.to(dtype)).any()):
             raise ValueError(
-                "attn_mask contains +inf: a float mask is an additive log weight; use -inf "
-                "(or a bool mask) to exclude keys"
+                f"attn_mask contains +inf (in {dtype or attn_mask.dtype}): a float mask is an "
+                "additive log weight; use -inf (or a bool mask) to exclude keys"
             )
 
 
@@ -315,8 +319,11 @@ def time_structure(
         if attn_mask.dtype == torch.bool:
             allowed = attn_mask if allowed is None else allowed & attn_mask
         else:
-            finite = ~torch.isneginf(attn_mask)
-            m = attn_mask.to(dtype).masked_fill(~finite, 0.0)
+            # -inf in the compute dtype excludes a key: -1e300 in a float64 mask too, which
+            # is -inf in float32 (left allowed, a row of them gave NaN on the math backend)
+            m = attn_mask.to(dtype)
+            finite = ~torch.isneginf(m)
+            m = m.masked_fill(~finite, 0.0)
             bias = m if bias is None else bias + m
             allowed = finite if allowed is None else allowed & finite
     return allowed, bias
