@@ -2,6 +2,7 @@
 
 import copy
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -395,3 +396,13 @@ def test_the_layer_sizes_and_window_must_be_positive_ints_named_in_the_error(kwa
     base.update(kwargs)
     with pytest.raises(error, match=word):
         ProjectionMultiheadAttention(**base)
+
+
+@pytest.mark.parametrize("pair", [False, True])
+def test_timestamps_that_are_not_tensors_are_refused_naming_them(pair):
+    # a numpy array raised AttributeError: 'numpy.ndarray' object has no attribute 'unsqueeze'
+    m = ProjectionMultiheadAttention(8, 2, batch_first=True, tau=1.0)
+    x = torch.randn(2, 3, 8)
+    ts = np.zeros((2, 3))
+    with pytest.raises(TypeError, match="timestamps must be a tensor"):
+        m(x, x, x, timestamps=(ts, ts) if pair else ts)

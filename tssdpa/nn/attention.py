@@ -417,6 +417,9 @@ class ProjectionMultiheadAttention(nn.Module):
             if self.decay_kind != "tau":
                 raise ValueError("timestamps need the layer to be built with tau=")
             pair = timestamps if isinstance(timestamps, (tuple, list)) else (timestamps, timestamps)
+            if not all(isinstance(t, Tensor) for t in pair):  # a numpy array: AttributeError
+                raise TypeError("timestamps must be a tensor (B, L) or a pair of tensors "
+                                f"((B, L), (B, S)), got {type(timestamps).__name__}")  # fmt: skip
             timestamps = tuple(t if batched else t.unsqueeze(0) for t in pair)
             timestamps = tuple(
                 t.unsqueeze(-2) for t in timestamps
