@@ -406,3 +406,23 @@ def test_timestamps_that_are_not_tensors_are_refused_naming_them(pair):
     ts = np.zeros((2, 3))
     with pytest.raises(TypeError, match="timestamps must be a tensor"):
         m(x, x, x, timestamps=(ts, ts) if pair else ts)
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+@torch.no_grad()
+def test_a_half_precision_standard_layer_keeps_its_decay(need_weights):
+    # its structure was built in bfloat16, where γ = 0.999 is 1: no decay at all
+    torch.manual_seed(0)
+    m = ProjectionMultiheadAttention(
+        8, 2, batch_first=True, attention="standard", decay=0.999, dtype=torch.bfloat16
+    )
+    m.in_proj_weight[16:] = torch.eye(8)  # v and the output are the value rows themselves
+    m.out_proj.weight[:] = torch.eye(8)
+    x = torch.ones(1, 300, 8, dtype=torch.bfloat16)  # equal keys: the weights are γ^(i-j)
+    v = torch.arange(300.0).reshape(1, 300, 1).expand(1, 300, 8).to(torch.bfloat16)
+    out, w = m(x, x, v, need_weights=need_weights, is_causal=True)
+    g = 0.999 ** torch.arange(299.0, -1.0, -1.0)  # row 299's weights, γ^(299 - j)
+    if need_weights:
+        assert (w[0, -1, 0] / w[0, -1, -1]).item() == pytest.approx(g[0].item(), rel=2e-2)
+    expected = (g * torch.arange(300.0)).sum() / g.sum()  # 157.0; without the decay 149.5
+    assert out[0, -1, 0].item() == pytest.approx(expected.item(), rel=1e-2)

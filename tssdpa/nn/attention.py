@@ -457,9 +457,12 @@ class ProjectionMultiheadAttention(nn.Module):
                     **structure,
                 )
         else:
+            # the log-weights from γ / τ in float32, then in q's dtype: a bfloat16 structure
+            # took γ = 0.999 as 1 and decayed nothing
             allowed, bias = time_structure(
-                L, S, attn_mask=mask, device=q.device, dtype=q.dtype, **structure
+                L, S, attn_mask=mask, device=q.device, dtype=_compute_dtype(q.dtype), **structure
             )
+            bias = None if bias is None else bias.to(q.dtype)
             if need_weights:
                 logits = (q @ k.transpose(-1, -2)) / math.sqrt(Dh)
                 weights = masked_softmax(logits if bias is None else logits + bias, allowed)
