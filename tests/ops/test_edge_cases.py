@@ -360,3 +360,20 @@ def test_a_float64_mask_entry_infinite_in_float32_counts_as_that_infinity(backen
     mask[0, 2] = 1e300
     with pytest.raises(ValueError, match=r"attn_mask contains \+inf \(in torch.float32\)"):
         projection_sdpa(q, k, v, sigma=1.0, attn_mask=mask, decay=decay, backend=backend)
+
+
+def test_timestamps_that_require_grad_get_it_or_a_clear_error():
+    # the fused (blockwise) path reads the times block by block: no gradient reached them,
+    # and backward() left their .grad None while the math backend gives one
+    q = torch.randn(1, 6, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    grads = {}
+    for backend in ("auto", "math"):
+        t = torch.linspace(0.0, 3.0, 6, dtype=torch.float64).requires_grad_()
+        tk = torch.linspace(0.2, 2.5, 6, dtype=torch.float64)
+        out = projection_sdpa(q, q, q, tau=0.5, timestamps=(t, tk), backend=backend)
+        out.square().sum().backward()
+        grads[backend] = t.grad
+    assert grads["math"] is not None and grads["math"].abs().sum() > 0
+    torch.testing.assert_close(grads["auto"], grads["math"], rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="timestamps wants a gradient.*backend='math'"):
+        projection_sdpa(q, q, q, tau=0.5, timestamps=(t, tk), backend="fused")

@@ -349,7 +349,8 @@ def projection_sdpa(
         ``exp(-|t_i - t_j| / τ)``; needs ``timestamps``. Exclusive with ``decay``.
     timestamps : Tensor (..., L) or pair (Tensor (..., L), Tensor (..., S)), optional
         Sample times of queries and keys (one shared tensor when L == S). Differences are
-        taken in float64. (``decay`` with timestamps is read as ``tau``, deprecated.)
+        taken in float64. (``decay`` with timestamps is read as ``tau``, deprecated.) Times
+        that require grad get it on the math backend (``"auto"`` takes it for them).
     dropout_p : float
         Dropout on the normalised weights (use only while training).
     backend : {"auto", "fused", "math"}
@@ -419,13 +420,15 @@ def projection_sdpa(
         q, k, sig = q / scale, k / scale, sig / scale
     if not (isinstance(decay_tol, numbers.Real) and 0.0 <= decay_tol < 1.0):
         raise ValueError(f"decay_tol must be in [0, 1), got {decay_tol!r}")
-    mask = structure["attn_mask"]
     decayed = structure["decay"] is not None or structure["tau"] is not None
-    if decayed and torch.is_grad_enabled() and isinstance(mask, Tensor) and mask.requires_grad:
-        # the blockwise path reads the mask slice by slice and gives it no gradient
+    # the blockwise path reads the mask and the times slice by slice and gives them no gradient
+    named = [("attn_mask", structure["attn_mask"])]
+    named += [("timestamps", t) for t in structure["timestamps"] or ()]
+    tracked = [name for name, x in named if isinstance(x, Tensor) and x.requires_grad]
+    if decayed and torch.is_grad_enabled() and tracked:
         if backend == "fused":
-            raise ValueError("attn_mask wants a gradient, which the fused backend gives only "
-                             "without a decay / tau; use backend='math'")  # fmt: skip
+            raise ValueError(f"{tracked[0]} wants a gradient, which the fused backend gives "
+                             "only without a decay / tau; use backend='math'")  # fmt: skip
         backend = "math"
     if backend == "auto":
         c = k.detach().mean(dim=-2, keepdim=True)
