@@ -426,3 +426,10 @@ def test_a_half_precision_standard_layer_keeps_its_decay(need_weights):
         assert (w[0, -1, 0] / w[0, -1, -1]).item() == pytest.approx(g[0].item(), rel=2e-2)
     expected = (g * torch.arange(300.0)).sum() / g.sum()  # 157.0; without the decay 149.5
     assert out[0, -1, 0].item() == pytest.approx(expected.item(), rel=1e-2)
+
+
+@pytest.mark.parametrize("dropout", [None, "0.1"])
+def test_a_dropout_that_is_no_number_is_refused_naming_it(dropout):
+    # it raised TypeError("'<=' not supported between instances of 'float' and 'NoneType'")
+    with pytest.raises(TypeError, match="dropout must be a number"):
+        ProjectionMultiheadAttention(8, 2, dropout=dropout)

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from tssdpa.checks import check_choice, check_int
+from tssdpa.checks import check_choice, check_int, check_number
 from tssdpa.ops.projection import BACKENDS, _compute_dtype, projection_sdpa, projection_weights
 from tssdpa.ops.reference import masked_softmax
 from tssdpa.ops.structure import check_param, combine_mask, time_structure
@@ -159,7 +159,8 @@ class ProjectionMultiheadAttention(nn.Module):
             raise ValueError(f"value must be 'separate' or 'key', got {value!r}")
         if decay is not None and tau is not None:
             raise ValueError("give decay (per step) or tau (time constant), not both")
-        if not 0.0 <= dropout < 1.0:
+        # a number first: None or "0.1" raised TypeError('<=' not supported ...) unnamed
+        if not 0.0 <= check_number(dropout, "dropout") < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout}")
 
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, head_dim
