@@ -326,3 +326,23 @@ def test_dropout_with_a_decay_equals_the_math_weights_times_the_same_masks(is_ca
     for a, b in zip(ins, ref_ins):
         torch.testing.assert_close(a.grad, b.grad, rtol=1e-9, atol=1e-11)
     assert (masks == 0).any() and (masks > 1).any()  # weights were dropped and rescaled
+
+
+@pytest.mark.parametrize("what", ["attn_mask", "timestamps"])
+def test_a_mask_or_times_changed_in_place_before_backward_raise_instead_of_bending_it(what):
+    # the blockwise backward builds each block's structure again from the caller's mask and
+    # times: changed in between, they silently changed the gradients (by 5.3 against the
+    # math backend's, which keeps the forward's values), where torch's ops raise
+    g = torch.Generator().manual_seed(0)
+    q = torch.randn(1, 8, 3, dtype=torch.float64, generator=g, requires_grad=True)
+    mask = torch.rand(8, 8, generator=g) > 0.3
+    mask.fill_diagonal_(True)
+    t = torch.rand(8, dtype=torch.float64, generator=g).cumsum(0)
+    kw = dict(attn_mask=mask, decay=0.8) if what == "attn_mask" else dict(tau=0.5, timestamps=t)
+    out = projection_sdpa(q, q, q, sigma=1.0, backend="fused", **kw)
+    if what == "attn_mask":
+        mask[0, 1:] = ~mask[0, 1:]
+    else:
+        t.mul_(3.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()

@@ -161,7 +161,7 @@ def _queries(qb: Tensor, c: Tensor, sb) -> tuple[Tensor, Tensor]:
 
 class _Blockwise(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q, s, ka, v, param, c, plan):
+    def forward(ctx, q, s, ka, v, param, c, plan, *kept):
         s = plan.scale if s is None else s
         L, S = q.shape[-2], ka.shape[-2]
         out = q.new_empty(*q.shape[:-1], v.shape[-1])  # (..., L, Ev)
@@ -193,13 +193,16 @@ class _Blockwise(torch.autograd.Function):
             lse[..., a:b] = m
             plan.blocks.append((a, b, j0, j1))
         ctx.plan = plan
-        ctx.save_for_backward(q, s if isinstance(s, Tensor) else None, ka, v, param, c, out, lse)
+        s_ = s if isinstance(s, Tensor) else None
+        # ``kept``: the mask and times the backward reads again; saved so that an in-place
+        # change before it raises (it silently bent the gradients) as for torch's own ops
+        ctx.save_for_backward(q, s_, ka, v, param, c, out, lse, *kept)
         return out
 
     @staticmethod
     @torch.autograd.function.once_differentiable  # out, lse and c enter the backward as
     def backward(ctx, dout):  # constants: a second derivative through it would be wrong
-        q, s, ka, v, param, c, out, lse = ctx.saved_tensors
+        q, s, ka, v, param, c, out, lse, *kept = ctx.saved_tensors
         plan = ctx.plan
         s_grad = s is not None and ctx.needs_input_grad[1]
         s = plan.scale if s is None else s
@@ -234,7 +237,7 @@ class _Blockwise(torch.autograd.Function):
             scale = 1.0 / p if plan.kind == "decay" else 1.0 / p.square()
             gsum = gsum.reshape(plan.batch) if gsum is not None else p * 0
             gparam = _sum_to(gsum * scale, param.shape).to(param.dtype)
-        return dq, gs, dka, dv, gparam, None, None
+        return dq, gs, dka, dv, gparam, None, None, *(None for _ in kept)
 
 
 def _attend(plan: Plan, qs, ka, v, a: int, b: int, j0: int, j1: int):
@@ -317,5 +320,9 @@ def blockwise_attention(q, c, s, ka, v, structure, *, tol=0.0, block=None, dropo
 
     s4 = as4(s, batch) if isinstance(s, Tensor) else None
     ptensor = param if isinstance(param, Tensor) else None
-    out = _Blockwise.apply(four(q), s4, four(ka), four(v), ptensor, four(c), plan)
+    # the mask and times the backward reads again (an inference tensor cannot be saved, nor
+    # changed in place outside inference mode)
+    kept = (structure.get("attn_mask"), *(structure["timestamps"] or ()))
+    kept = [x for x in kept if isinstance(x, Tensor) and not x.is_inference()]
+    out = _Blockwise.apply(four(q), s4, four(ka), four(v), ptensor, four(c), plan, *kept)
     return out.reshape(*batch, *out.shape[-2:])
