@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from tssdpa import projection_sdpa, projection_weights
-from tssdpa.ops import reference
+from tssdpa.ops import reference, time_structure
 
 
 @pytest.mark.parametrize("backend", ["auto", "fused", "math"])
@@ -377,3 +377,17 @@ def test_timestamps_that_require_grad_get_it_or_a_clear_error():
     torch.testing.assert_close(grads["auto"], grads["math"], rtol=1e-9, atol=1e-12)
     with pytest.raises(ValueError, match="timestamps wants a gradient.*backend='math'"):
         projection_sdpa(q, q, q, tau=0.5, timestamps=(t, tk), backend="fused")
+
+
+@pytest.mark.parametrize("backend", ["auto", "fused", "math"])
+@pytest.mark.parametrize("structure", [{}, {"is_causal": True}, {"decay": 0.9}])
+def test_a_window_past_every_lag_limits_nothing_however_large(backend, structure):
+    # compared with int64 lags, 2**63 wrapped to a negative window (every key excluded: a
+    # zero output, silently) and 10**30 raised OverflowError('int too big to convert')
+    q = torch.randn(1, 5, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    expected = projection_sdpa(q, q, q, sigma=1.0, backend=backend, **structure)
+    for window in (2**63, 10**30):
+        out = projection_sdpa(q, q, q, sigma=1.0, window=window, backend=backend, **structure)
+        torch.testing.assert_close(out, expected)
+    allowed, _ = time_structure(5, 5, window=2**63)  # called directly too (the layers do)
+    assert allowed.all()

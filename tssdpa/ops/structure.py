@@ -228,7 +228,9 @@ def check_structure(window, decay, tau, timestamps, batch, L, S, check_values=Tr
     they are exclusive. ``dtype``: the one the operator computes in, which must hold them.
     """
     if window is not None:
-        window = check_int(window, "window")
+        # past every lag a window limits nothing: clamped, as int64 lags compared with 2**63
+        # wrapped (every key excluded) and 10**30 overflowed
+        window = min(check_int(window, "window"), max(L, S, 1))
     if decay is not None and tau is not None:
         raise ValueError("give decay (per step, gamma) or tau (time constant), not both")
     if timestamps is not None:
@@ -297,6 +299,8 @@ def time_structure(
         decay, tau = None, decay
     allowed: Tensor | None = None
     bias: Tensor | None = None
+    if window is not None:  # |lag| < that bound: clamped as in check_structure
+        window = min(window, max(L, S) + abs(offsets[0] - offsets[1]))
     if is_causal or window is not None or decay is not None:
         i = torch.arange(offsets[0], offsets[0] + L, device=device)
         j = torch.arange(offsets[1], offsets[1] + S, device=device)
