@@ -391,3 +391,14 @@ def test_a_window_past_every_lag_limits_nothing_however_large(backend, structure
         torch.testing.assert_close(out, expected)
     allowed, _ = time_structure(5, 5, window=2**63)  # called directly too (the layers do)
     assert allowed.all()
+
+
+@pytest.mark.parametrize("bad", [None, 0, "no"], ids=["none", "int", "str"])
+def test_validate_must_be_a_bool(bad):
+    # it was read by truthiness: validate=None skipped the scan for NaN keys silently
+    k = torch.randn(1, 4, 2)
+    k[0, 0, 0] = float("nan")
+    with pytest.raises(TypeError, match="validate must be True or False"):
+        projection_sdpa(torch.randn(1, 4, 2), k, sigma=1.0, validate=bad)
+    with pytest.raises(TypeError, match="validate must be True or False"):
+        projection_weights(torch.randn(1, 4, 2), k, sigma=1.0, validate=bad)

@@ -182,6 +182,8 @@ def _projection_sdpa_blockwise(q, k, v, sig, structure, tol, dropout_p=0.0) -> T
 def _prepare(query, key, value, sigma, attn_mask, structure, dropout_p, backend, validate):
     """Validate a request; returns ``(q, k, v, sigma, structure)`` in the compute dtype."""
     batch = check_qkv(query, key, value)
+    if not isinstance(validate, bool):  # None / 0 skipped every check, "no" kept them
+        raise TypeError(f"validate must be True or False, got {validate!r}")
     L, S = query.shape[-2], key.shape[-2]
     sigma = check_param("sigma", sigma, check_values=validate)
     tiny = torch.finfo(_compute_dtype(query.dtype)).tiny if query.is_floating_point() else 0.0
