@@ -402,3 +402,21 @@ def test_validate_must_be_a_bool(bad):
         projection_sdpa(torch.randn(1, 4, 2), k, sigma=1.0, validate=bad)
     with pytest.raises(TypeError, match="validate must be True or False"):
         projection_weights(torch.randn(1, 4, 2), k, sigma=1.0, validate=bad)
+
+
+@pytest.mark.parametrize("backend", ["auto", "fused", "math"])
+def test_integer_epoch_nanosecond_times_weigh_as_their_differences(backend):
+    # converted to float64 before the subtraction, int64 times near 1.7e18 kept 256 ns of
+    # resolution: 100 ns samples with tau = 300 ns came out 0.09 away from the same times
+    # counted from 0 (and the learned tau's gradient with them)
+    g = torch.Generator().manual_seed(0)
+    q = torch.randn(1, 8, 2, dtype=torch.float64, generator=g)
+    rel = (torch.arange(8) * 100 + torch.randint(0, 50, (8,), generator=g)).sort().values
+    outs, grads = [], []
+    for t in (rel, rel + 1_700_000_000_000_000_000):
+        tau = torch.tensor(300.0, dtype=torch.float64, requires_grad=True)
+        out = projection_sdpa(q, q, q, sigma=1.0, tau=tau, timestamps=t, backend=backend)
+        outs.append(out)
+        grads.append(torch.autograd.grad(out.square().sum(), tau)[0])
+    torch.testing.assert_close(outs[1], outs[0], rtol=0, atol=1e-12)
+    torch.testing.assert_close(grads[1], grads[0], rtol=1e-9, atol=1e-12)

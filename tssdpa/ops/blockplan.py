@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from tssdpa.ops.structure import combine_mask, param_tensor, time_structure
+from tssdpa.ops.structure import combine_mask, param_tensor, time_differences, time_structure
 
 __all__ = [
     "SKIP_GRAIN",
@@ -162,8 +162,7 @@ def block_dist(plan: Plan, a: int, b: int, j0: int, j1: int, device, dtype) -> T
     """``dist_ij`` (|i-j| or |t_i - t_j|) of one block, for the gradient of the decay."""
     if plan.kind == "tau":
         tq, tk = plan.structure["timestamps"]
-        tq = tq[..., a:b, None].to(device, torch.float64)
-        dt = tq - tk[..., None, j0:j1].to(device, torch.float64)
+        dt = time_differences(tq[..., a:b], tk[..., j0:j1], device)
         return as4(dt.abs().to(dtype), plan.batch)
     i = torch.arange(a, b, device=device)[:, None]
     j = torch.arange(j0, j1, device=device)[None, :]

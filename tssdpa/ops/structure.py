@@ -28,6 +28,7 @@ __all__ = [
     "check_timestamps",
     "combine_mask",
     "param_tensor",
+    "time_differences",
     "time_structure",
 ]
 
@@ -314,10 +315,9 @@ def time_structure(
         d = param_tensor(decay, device, dtype)  # (..., 1, 1)
         bias = lag.abs().to(dtype) * torch.log(d)  # log γ^|i-j|
     elif tau is not None:
-        tq, tk = timestamps
         # Differences in float64 first: absolute times (e.g. epoch seconds) lose all
         # resolution in float32 before subtraction.
-        dt = tq.to(device, torch.float64)[..., :, None] - tk.to(device, torch.float64)[..., None, :]
+        dt = time_differences(*timestamps, device)
         bias = -dt.abs().to(dtype) / param_tensor(tau, device, dtype)
     if attn_mask is not None:
         if attn_mask.dtype == torch.bool:
@@ -331,6 +331,16 @@ def time_structure(
             bias = m if bias is None else bias + m
             allowed = finite if allowed is None else allowed & finite
     return allowed, bias
+
+
+def time_differences(tq: Tensor, tk: Tensor, device=None) -> Tensor:
+    """``t_i - t_j`` (..., L, S) in float64 from query times (..., L) and key times (..., S).
+    Integer times are subtracted as int64 first: float64 holds int64 epoch nanoseconds
+    (1.7e18) to 256 ns only, which moved the weights of 100 ns samples by 0.09."""
+    if not (tq.is_floating_point() or tk.is_floating_point()):
+        tq, tk = tq.to(device, torch.int64), tk.to(device, torch.int64)  # uint8 would wrap
+        return (tq[..., :, None] - tk[..., None, :]).to(torch.float64)
+    return tq.to(device, torch.float64)[..., :, None] - tk.to(device, torch.float64)[..., None, :]
 
 
 def combine_mask(allowed: Tensor | None, bias: Tensor | None) -> Tensor | None:
