@@ -261,3 +261,34 @@ def test_the_sigmas_of_a_sweep_solved_together_equal_one_sweep_per_sigma(gaps):
                             decay=0.9, block_elems=50)  # fmt: skip
         for i, one in zip(mine, alone):
             np.testing.assert_array_equal(many[i], one)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "sigma"), [(np.float32, 1e-20), (np.float32, 1e-100), (np.float64, 1e-154)]
+)
+@pytest.mark.parametrize("exclude_self", [False, True])
+@pytest.mark.parametrize("decay", [None, 0.9])
+def test_a_kernel_narrower_than_its_dtype_reaches_weighs_the_nearest_key(
+    dtype, sigma, exclude_self, decay
+):
+    """0.5/σ² overflowed float32 below σ = 3.8e-20 (0 · inf: every output NaN), and in either
+    dtype a key farther than the logit's reach went to -inf with the rest: a row without the
+    sample itself as a key returned its fallback (the step NaN). Now the nearest key, as with
+    a width just above the data's spacing; the step still rounds like the last row."""
+    rng = np.random.default_rng(9)
+    x = rng.normal(size=(60, 2)) * [1.0, 50.0]
+    full = np.concatenate([np.full((5, 2), np.nan), x])
+    E = delay_embedding(full, 2)
+    kw = dict(exclude_self=exclude_self, decay=decay, fallback=full[5:] if exclude_self else None)
+    with np.errstate(over="raise", invalid="raise"):  # no such warning either
+        fast = attend_lags(E.astype(dtype), full.astype(dtype), (5, 65), 0, 4, sigma=sigma, **kw)
+    want = attend_lags_reference(E, full, (5, 65), 0, 4, sigma=1e-3, **kw)
+    np.testing.assert_allclose(fast[1:], want[1:], rtol=1e-6)  # row 0: its only key, itself
+    one = attend_newest(
+        full[-6:].astype(dtype),
+        2,
+        decay_logits(np.arange(4, -1, -1), decay, np.dtype(dtype)),
+        sigma,
+        exclude_self=exclude_self,
+    )
+    np.testing.assert_array_equal(one, fast[-1])

@@ -127,7 +127,7 @@ def attend_lags(
     lags = np.arange(lag_max, lag_min - 1, -1)  # window position k <-> lag lags[k]; keys ascend
     n_lags = lags.size
     # 0.5/s/s, not 0.5/s**2: a width of 1e300 gives 0 (uniform) where its square overflowed
-    inv2s2s = [dtype.type(0.5 / float(s) / float(s)) for s, _ in configs]
+    inv2s2s = [logit_scale(s, dtype) for s, _ in configs]
     decay_term = decay_logits(lags, decay, dtype, decay_origin)
     self_pos = None
     if exclude_self and lag_min <= 0 <= lag_max:
@@ -191,6 +191,16 @@ def attend_lags(
             if valid is None:
                 valid = np.ones((n, n_lags), dtype=bool)
             valid[:, self_pos] = False
+        # rows whose farthest key's logit overflows at the narrowest sigma (_nearest_first)
+        row_max = far_rows = low = None
+        if float(dist.max()) > logit_reach(max(inv2s2s), dtype):
+            row_max = dist.max(axis=1)
+            far_rows = np.flatnonzero(row_max > logit_reach(max(inv2s2s), dtype))
+            usable = dist[far_rows]
+            if valid is not None:
+                usable = np.where(valid[far_rows], usable, np.inf)
+            low = np.zeros(n, dtype=dist.dtype)  # float64 in a float32 block with gaps
+            low[far_rows] = _finite_or_zero(usable.min(axis=1))
         if per_channel is not None:  # the rows that weigh a partial key, once for every sigma
             partial_rows = np.flatnonzero((valid & partial_keys).any(axis=1))
         VkT = Vk.T.copy() if n_ch > 1 else Vk[:, 0][None]
@@ -273,8 +283,16 @@ def attend_lags(
             for g in batch:
                 # the last sigma may work in place on the distances
                 last = batch is batches[-1] and g == batch[-1]
-                logits = np.multiply(dist, -inv2s2s[groups[g][0]], out=dist if last else None)
-                logits = logits.astype(dtype, copy=False)
+                inv = inv2s2s[groups[g][0]]
+                near = None
+                if far_rows is not None:  # from the nearest key: see _nearest_first
+                    r = far_rows[row_max[far_rows] > logit_reach(inv, dtype)]
+                    near = (r, _nearest_first(dist[r], low[r, None], inv))
+                with np.errstate(over="ignore"):  # -inf: a key beyond the kernel's reach
+                    logits = np.multiply(dist, -inv, out=dist if last else None)
+                    logits = logits.astype(dtype, copy=False)
+                    if near is not None:
+                        logits[near[0]] = near[1]
                 if decay_term is not None:
                     logits += decay_term
                 if extra is not None:
@@ -326,6 +344,36 @@ def _within_weighed(res, w, vals, unread) -> None:
             hi = np.where(used, v[r], -np.inf).max(axis=1)
             pad = GAP_MARGIN * (hi - lo)
             res[r, c] = np.clip(res[r, c], lo - pad, hi + pad)
+
+
+def logit_scale(sigma: float, dtype) -> np.generic:
+    """``0.5 / sigma²`` in ``dtype``, at most its largest finite value: in float32 a sigma
+    below 3.8e-20 (which float64 takes) overflowed to inf, and the key at distance 0 (the
+    sample itself) got the logit 0 · inf = NaN: every output NaN. The narrowest width the
+    dtype holds gives the same limit, the nearest key."""
+    dtype = np.dtype(dtype)
+    return dtype.type(min(0.5 / float(sigma) / float(sigma), float(np.finfo(dtype).max)))
+
+
+def logit_reach(scale, dtype) -> float:
+    """The squared distance beyond which the logit ``-distance · scale`` overflows ``dtype``
+    (to -inf); none for the uniform kernel (scale 0)."""
+    return float(np.finfo(np.dtype(dtype)).max) / float(scale) if scale else math.inf
+
+
+def _finite_or_zero(a: np.ndarray) -> np.ndarray:
+    return np.where(np.isfinite(a), a, 0.0).astype(a.dtype, copy=False)
+
+
+def _nearest_first(dist: np.ndarray, low: np.ndarray, scale) -> np.ndarray:
+    """The logits ``-(dist - low) · scale`` of rows whose farthest key's logit overflows
+    (``low``: each row's smallest distance over its usable keys). The softmax is unchanged by
+    the shift, but with a sigma far below the keys' spacing the plain logits of every key but
+    one at distance 0 overflowed to -inf: a row without the sample itself as a key (with
+    ``exclude_self``, or at a missing sample) had no key left and returned its fallback or
+    NaN, where the narrow kernel's answer is its nearest key (as with a wider sigma)."""
+    with np.errstate(over="ignore"):  # -inf: a key beyond the kernel's reach
+        return (dist - low) * -scale
 
 
 def power_of_two_at_most(n: int) -> int:
@@ -427,7 +475,12 @@ def attend_newest(
         d = E[-1][:, None] - E.T
     d *= d
     w = d.sum(axis=0) if d.ndim == 2 else d
-    w *= -dt.type(0.5 / float(sigma) / float(sigma))
+    scale = logit_scale(sigma, dt)
+    if float(w.max()) > logit_reach(scale, dt):  # as attend_lags: from the nearest key
+        low = _finite_or_zero(np.min(w[:-1] if exclude_self else w, initial=np.inf, keepdims=True))
+        w = _nearest_first(w, low, scale)
+    else:
+        w *= -scale
     # decay and tau are exclusive: at most one of the two terms is added
     if decay_term is not None:
         w += decay_term
