@@ -89,6 +89,25 @@ def test_a_width_too_narrow_for_float64_weights_the_nearest_neighbours_alone(kw)
     np.testing.assert_array_equal(kernel_weights(dist, **narrow), want)
 
 
+def test_a_sigma_far_below_the_distances_weighs_the_nearest_neighbour_not_none():
+    """At the narrowest sigma the filters take (1e-154) every logit -d²/2σ² beyond d = 1.3
+    overflowed to -inf: the row had no weight, and the non-local filter's output was NaN
+    (then interpolated) on 196 of 200 samples. Now its nearest neighbour, as at 1e-6."""
+    from tssdpa.signal.nonlocal_filter import run_nonlocal
+
+    dist, _ = loo_neighbours(keys_with_gaps(60, 2) * 50.0, 5, 1)
+    dist[0, 2:] = np.inf  # a query with only two neighbours
+    dist[1] = np.inf  # and one with none
+    with np.errstate(over="raise", invalid="raise"):
+        w = kernel_weights(dist, sigma=1e-154)
+    nearest = np.zeros_like(w)
+    nearest[np.isfinite(dist[:, 0]), 0] = 1.0  # sorted by distance, no ties
+    np.testing.assert_array_equal(w, nearest)
+    x = np.random.default_rng(0).normal(size=(200, 1)) * 10
+    narrow, _ = run_nonlocal(x, 4, 8, [1e-154], exclude_self=True)
+    np.testing.assert_array_equal(narrow[0], run_nonlocal(x, 4, 8, [1e-6], exclude_self=True)[0][0])
+
+
 def test_top_k_projection_is_projection_sdpa_over_the_nearest_keys():
     rng = np.random.default_rng(4)
     keys, values = rng.normal(size=(80, 3)), rng.normal(size=(80, 2))
