@@ -80,6 +80,28 @@ def test_kernel_regression_limits_are_nearest_neighbour_and_plain_mean():
     np.testing.assert_allclose(huge, np.broadcast_to(v.mean(0), huge.shape), atol=1e-9)
 
 
+@pytest.mark.parametrize("null_distance", [None, 2.0])
+def test_kernel_regression_past_the_floats_reach_keeps_the_limits_nearest_key_and_plain_mean(
+    null_distance,
+):
+    """The estimators pass any finite sigma > 0. Below 1e-154 every -d²/2σ² overflowed (or
+    was 0/0 once σ² underflowed) and the estimate was NaN; past 1e154 ``s**2`` raised
+    OverflowError. Now the nearest key (or the null key, if nearer) and the plain mean, as
+    at 1e-3 and 1e6."""
+    rng = np.random.default_rng(2)
+    q, k, v = rng.normal(size=(40, 3)), rng.normal(size=(30, 3)), rng.normal(size=(30, 2))
+    with np.errstate(over="raise", divide="raise", invalid="raise"):
+        narrow = kernel_regression(q, k, v, [1e-160, 1e-320], null_distance=null_distance)
+        wide = kernel_regression(q, k, v, [1e300], null_distance=null_distance)[0]
+    tiny, huge = kernel_regression(q, k, v, [1e-3, 1e6], null_distance=null_distance)
+    for got in narrow:
+        np.testing.assert_allclose(got, tiny, atol=1e-12)
+    np.testing.assert_allclose(wide, huge, atol=1e-9)
+    q[3, 0] = np.nan  # a query with NaN keeps its NaN estimate, as at any sigma
+    (got,) = kernel_regression(q, k, v, [1e-160], null_distance=null_distance)
+    assert np.isnan(got[3]).all() and np.isfinite(np.delete(got, 3, axis=0)).all()
+
+
 def test_kernel_regression_of_wide_values_is_accurate_to_float32_rounding():
     # more than 256 value columns (a long multichannel residual path) are averaged in float32
     rng = np.random.default_rng(5)

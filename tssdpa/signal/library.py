@@ -37,6 +37,20 @@ def _softmax_rows(logits: np.ndarray) -> np.ndarray:
     return w / w.sum(axis=-1, keepdims=True)
 
 
+def _nearest_where_lost(logits: np.ndarray, sq: np.ndarray, s: float) -> None:
+    """Rows of ``logits`` with no finite one (a sigma far below the distances: every
+    ``-d²/2σ²`` overflowed to -inf, or 0/0 = NaN once σ² underflowed) recomputed from the
+    row's nearest key (``sq`` its squared distances), in place: their estimate was NaN,
+    where the narrow kernel's answer is the nearest key's value. Other rows keep theirs."""
+    # (a NaN distance, from a query or key with NaN, keeps its NaN estimate)
+    lost = np.flatnonzero(~np.isfinite(logits.max(axis=1)) & ~np.isnan(sq).any(axis=1))
+    if lost.size:
+        gap = sq[lost] - sq[lost].min(axis=1, keepdims=True)
+        scale = min(0.5 / s / s, np.finfo(np.float64).max)
+        with np.errstate(over="ignore"):
+            logits[lost] = np.where(gap > 0, -gap * scale, 0.0)
+
+
 def kernel_regression(queries, keys, values, sigmas, columns=None, null_distance=None):
     """Projection (Nadaraya–Watson) estimate of ``values`` (M, V) at ``queries`` (N, D).
 
@@ -67,14 +81,20 @@ def kernel_regression(queries, keys, values, sigmas, columns=None, null_distance
         for out, s, cols, v in zip(outs, sigmas, columns, vs):
             if v.shape[1] == 0:
                 continue
-            logits = d2 / (-2.0 * s**2)
+            # s * s, not s**2, which raised OverflowError past 1e154 (there: uniform weights)
+            with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+                logits = d2 / (-2.0 * (s * s))
+            sq = d2
             if null_distance is not None:  # the pseudo-key's column is dropped after normalising
                 with np.errstate(over="ignore"):  # a radius past 1e154: -inf, no weight
                     null_logit = -0.5 * np.square(np.float64(null_distance) / s)
                 null = np.full_like(logits[:, :1], null_logit)
-                w = _softmax_rows(np.concatenate([logits, null], axis=-1))[:, :-1]
-            else:
-                w = _softmax_rows(logits)
+                logits = np.concatenate([logits, null], axis=-1)
+                sq = np.concatenate([d2, np.full_like(null, float(null_distance) ** 2)], axis=-1)
+            _nearest_where_lost(logits, sq, s)
+            w = _softmax_rows(logits)
+            if null_distance is not None:
+                w = w[:, :-1]
             out[s0 : s0 + len(d2), cols] = w.astype(v.dtype) @ v
     return outs
 
