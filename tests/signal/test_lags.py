@@ -76,6 +76,25 @@ def test_delay_embedding_layout():
     np.testing.assert_array_equal(centred[2], [6, 7, 4, 5, 2, 3])
 
 
+@pytest.mark.parametrize("n", [0, 1, 9])
+@pytest.mark.parametrize("m", [1, 3])
+@pytest.mark.parametrize("delay", [1, 2])
+def test_a_delay_embedding_of_any_offset_is_a_new_array_of_the_lagged_samples(n, m, delay):
+    """Row t: x[t + o - i d] for i < m, NaN outside x. An offset below 0 or beyond m - 1 (a
+    window wholly in the future) or an empty x raised from the padding, and with m = 1 the
+    result was a read-only view of it."""
+    x = np.random.default_rng(n).normal(size=(n, 2))
+    for offset in (-2, 0, m - 1, m + 2):
+        want = np.full((n, 2 * m), np.nan)
+        for t in range(n):
+            for i in range(m):
+                if 0 <= t + offset - i * delay < n:
+                    want[t, 2 * i : 2 * i + 2] = x[t + offset - i * delay]
+        got = delay_embedding(x, m, offset=offset, delay=delay)
+        np.testing.assert_array_equal(got, want)
+        got[...] = 0.0  # a new array: writable
+
+
 @pytest.mark.parametrize("decay", [0.5, 0.9, 0.99])
 @pytest.mark.parametrize("tol", [1e-3, 1e-8])
 def test_iir_truncation_lag_is_minimal(decay, tol):

@@ -28,14 +28,20 @@ def delay_embedding(x: np.ndarray, m: int, offset: int = 0, delay: int = 1) -> n
         cols = (np.arange(m)[:, None] * delay * C + np.arange(C)[None, :]).reshape(-1)
         return np.ascontiguousarray(spread[:, cols])
     n, c = x.shape
-    lo = m - 1 - offset  # rows of NaN needed before x
-    hi = offset  # rows of NaN needed after x
+    # rows of NaN needed before and after x: none on a side the window does not pass (an
+    # offset below 0 or beyond m - 1 made one negative, and the padding failed to fill)
+    lo = max(0, m - 1 - offset)
+    hi = max(0, offset, m - lo - n)  # and at least one window (an empty x)
     pad = np.full((n + lo + hi, c), np.nan, dtype=x.dtype)
     pad[lo : lo + n] = x
     win = sliding_window_view(pad, m, axis=0)  # (n + lo + hi - m + 1, c, m), window in last
-    # window i covers pad[i : i+m] = x[i-lo : i-lo+m]; row t needs x[t+o-m+1 : t+o+1] -> i = t
-    emb = win[:n, :, ::-1]  # newest first
-    return np.ascontiguousarray(emb.transpose(0, 2, 1)).reshape(n, m * c)
+    # window i covers pad[i : i+m] = x[i-lo : i-lo+m]; row t needs x[t+o-m+1 : t+o+1]:
+    # i = t + first (first = 0 for 0 <= offset <= m - 1)
+    first = offset - m + 1 + lo
+    emb = win[first : first + n, :, ::-1]  # newest first
+    # a copy, always: for m = 1 (or an empty x) the transposed view is contiguous already, and
+    # ascontiguousarray returned it, a read-only view of the padding, not a new array
+    return np.array(emb.transpose(0, 2, 1), order="C").reshape(n, m * c)
 
 
 def centred_embedding(x: np.ndarray, m: int) -> np.ndarray:
