@@ -311,3 +311,30 @@ def test_a_kernel_narrower_than_its_dtype_reaches_weighs_the_nearest_key(
         exclude_self=exclude_self,
     )
     np.testing.assert_array_equal(one, fast[-1])
+
+
+def test_a_float32_tau_filter_far_from_its_first_sample_keeps_its_time_steps():
+    """The filters' times were rounded to float32 after taking off the first sample's: 1e5 s
+    later a 10 ms step was 7.8 ms wide, and the whole-series filter drifted from float64
+    (and from the per-sample step, which rounds its own differences). Now the differences
+    are taken in float64 and rounded: float32 agrees with float64 to float32 rounding."""
+    from tssdpa.signal.lagfilter import resolve_spec, run_causal, step_newest
+
+    rng = np.random.default_rng(0)
+    T = 400
+    times = np.r_[0.0, 1e5 + np.cumsum(rng.uniform(0.008, 0.012, T - 1))]
+    x = (np.sin(np.arange(T) / 10) + 0.3 * rng.normal(size=T))[:, None]
+    ys = {}
+    for dtype in (np.float64, np.float32):
+        spec = resolve_spec(window=8, embedding=2, sigma=0.5, decay=None, tau=0.03,
+                            causal=True, exclude_self=False, tol=1e-6, min_step=None,
+                            dtype=dtype)  # fmt: skip
+        state = np.full((spec.history + 1, 1), np.nan)
+        ys[dtype], state, hist_times = run_causal(
+            x[:-1], state, spec, times[:-1], np.full(spec.history, np.nan)
+        )
+        last, _ = step_newest(spec, (state, hist_times), x[-1], times[-1])
+        whole, _, _ = run_causal(x, np.full_like(state, np.nan), spec, times,
+                                 np.full(spec.history, np.nan))  # fmt: skip
+        np.testing.assert_allclose(last, whole[-1], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(ys[np.float32], ys[np.float64], rtol=0, atol=2e-6)

@@ -210,7 +210,7 @@ def run_causal(
     if use_times:
         if times is None:
             raise ValueError("tau is set: timestamps are required")
-        full_times = _relative(np.concatenate([hist_times, times]), spec.dtype)
+        full_times = _relative(np.concatenate([hist_times, times]))
         last = hist_times[~np.isnan(hist_times)]
         if last.size and T and times[0] < last[-1]:
             raise ValueError("timestamps must continue after the state's last timestamp")
@@ -307,7 +307,7 @@ def run_noncausal(x2, spec: FilterSpec, times=None, configs=None):
         if times is None:
             raise ValueError("tau is set: timestamps are required")
         tp = np.full(K - 1, np.nan)
-        full_times = _relative(np.concatenate([tp, times, tp]), spec.dtype)
+        full_times = _relative(np.concatenate([tp, times, tp]))
     y = attend_lags(
         E,
         full,
@@ -389,12 +389,14 @@ def step_newest(spec: FilterSpec, state, sample: np.ndarray, timestamp=None, min
     return y.astype(np.float64), (buf[1:], np.append(times, t_now)[1:])
 
 
-def _relative(times: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """Sample times (float64, NaN = none) less their first defined one, in ``dtype``: only
-    differences enter the kernel, and float32 epoch seconds (1.7e9) resolve 128 s, which
-    flattened a 100 Hz recording's decay."""
+def _relative(times: np.ndarray) -> np.ndarray:
+    """Sample times (float64, NaN = none) less their first defined one, in float64 whatever
+    the compute dtype: float32 epoch seconds (1.7e9) resolve 128 s, which flattened a 100 Hz
+    recording's decay, and float32 times since the first sample still lose a 10 ms step's
+    digits as they grow (1.5e-5 of the data range between step and filter 200 s into a
+    100 Hz series). The kernel takes the differences in float64, then rounds them."""
     defined = times[~np.isnan(times)]
-    return (times - defined[0] if defined.size else times).astype(dtype)
+    return times - defined[0] if defined.size else np.array(times, dtype=np.float64)
 
 
 @functools.lru_cache(maxsize=64)

@@ -176,7 +176,8 @@ def attend_lags(
         valid = None
         if use_times:
             Tw = sliding_window_view(times[k0:k1], n_lags)  # (n, L)
-            dt = np.abs(times[a:b, None] - Tw)
+            # in the times' dtype (float64 from the filters), then rounded: see lagfilter._relative
+            dt = np.abs(times[a:b, None] - Tw).astype(dtype, copy=False)
             extra = (dt * inv_tau).astype(dtype, copy=False)
             valid = ~np.isnan(dt)
         per_channel = None  # (n, C, L) which channels each key has, where some has not all
