@@ -56,6 +56,30 @@ def test_causal_neighbours_use_only_the_library_and_the_past(lag, block):
     assert_same_neighbours(got, want)
 
 
+@pytest.mark.parametrize("search", ["loo", "causal"])
+def test_on_quantised_keys_the_neighbours_are_the_references_up_to_which_tied_key_is_kept(
+    search,
+):
+    """Ties are not broken by row (the docstrings say so): the distances are the reference's,
+    every key returned is at its distance, and the keys nearer than the k-th are the
+    reference's; only which keys tied at the k-th distance are kept may differ."""
+    keys = np.round(np.random.default_rng(5).normal(size=(150, 2)))  # many exact ties
+    if search == "loo":
+        got = loo_neighbours(keys, 5, 2)
+        want = neighbours_reference(keys, keys, 5, lambda i, j: abs(i - j) > 2)
+    else:
+        got = causal_neighbours(keys, 5, 1, block=16)
+        want = neighbours_reference(keys, keys, 5, lambda t, j: j <= t - 1)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    assert (got[1] != want[1]).any()  # some kept tied keys are not the reference's
+    for i, (dist, idx, ridx) in enumerate(zip(got[0], got[1], want[1])):
+        found = idx >= 0
+        np.testing.assert_allclose(np.hypot(*(keys[idx[found]] - keys[i]).T), dist[found])
+        if found.any():
+            nearer = dist < dist[found].max()
+            assert set(idx[nearer]) == set(ridx[nearer])
+
+
 def test_causal_neighbours_without_a_library_start_with_no_neighbour():
     keys = np.random.default_rng(3).normal(size=(30, 2))
     dist, idx = causal_neighbours(keys, 3, 2)

@@ -106,6 +106,9 @@ def loo_neighbours(keys: np.ndarray, k: int, exclusion: int, rows=None):
 
     ``keys`` (N, D); rows with NaN are neither queries nor neighbours. Returns
     ``(dist (Q, k), idx (Q, k))`` sorted by distance, ``inf`` / ``-1`` where fewer exist.
+    Keys at equal distances (duplicated patterns, quantised data) come in the k-d tree's
+    order, not by row: the distances are those of the reference, but which of several tied
+    keys fills the last places may differ from it (deterministic for the same input).
     """
     N = keys.shape[0]
     rows = np.arange(N) if rows is None else np.asarray(rows)
@@ -153,6 +156,9 @@ def causal_neighbours(
     fewer keys exist. Key rows are searched with one k-d tree per time block of ``block``
     rows (the blocks entirely in a query's past) plus exact distances inside the block that
     contains ``t - lag``: exact for every query, O(T (T / block) log block + T block) work.
+    Keys at equal distances come in the trees' and blocks' order, not by row: which of several
+    tied keys fills the last places may differ from the reference's and with ``block`` (whose
+    default grows with the number of keys), the distances never do.
     """
     keys = queries if keys is None else keys
     T = queries.shape[0]
