@@ -338,3 +338,28 @@ def test_a_float32_tau_filter_far_from_its_first_sample_keeps_its_time_steps():
                                  np.full(spec.history, np.nan))  # fmt: skip
         np.testing.assert_allclose(last, whole[-1], rtol=0, atol=1e-6)
     np.testing.assert_allclose(ys[np.float32], ys[np.float64], rtol=0, atol=2e-6)
+
+
+@pytest.mark.parametrize(("dtype", "sigma"), [(np.float32, 1e-20), (np.float64, 1e-154)])
+@pytest.mark.parametrize("lag_min", [0, -4])
+@pytest.mark.parametrize("tau", [None, 2.0])
+def test_a_channel_without_its_sample_under_too_narrow_a_kernel_takes_its_nearest_key(
+    dtype, sigma, lag_min, tau
+):
+    """Where one channel misses its sample, its keys are the ones that have it; the row's
+    nearest key (which had only the other channel) kept logit 0 and every key of this channel
+    overflowed to -inf: NaN (filled from its neighbours by the filters, 1.6 off on unit data).
+    Now each channel is weighed from its own nearest key, as with a width just above the
+    data's spacing."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(60, 2)) * [1.0, 10.0]
+    x[20:23, 0] = np.nan
+    full = np.concatenate([np.full((5, 2), np.nan), x, np.full((5, 2), np.nan)])
+    E = delay_embedding(full, 2)
+    times = np.r_[np.full(5, np.nan), np.cumsum(rng.uniform(0.5, 1.5, 60)), np.full(5, np.nan)]
+    kw = dict(times=times if tau else None, tau=tau)
+    with np.errstate(over="raise", invalid="raise"):
+        fast = attend_lags(E.astype(dtype), full.astype(dtype), (5, 65), lag_min, 4,
+                           sigma=sigma, **kw)  # fmt: skip
+    want = attend_lags_reference(E, full, (5, 65), lag_min, 4, sigma=1e-3, **kw)
+    np.testing.assert_allclose(fast[1:], want[1:], rtol=1e-6)

@@ -193,17 +193,16 @@ def attend_lags(
                 valid = np.ones((n, n_lags), dtype=bool)
             valid[:, self_pos] = False
         # rows whose farthest key's logit overflows at the narrowest sigma (_nearest_first)
-        row_max = far_rows = low = None
+        row_max = far_rows = low = partial_dist = None
         if float(dist.max()) > logit_reach(max(inv2s2s), dtype):
             row_max = dist.max(axis=1)
             far_rows = np.flatnonzero(row_max > logit_reach(max(inv2s2s), dtype))
-            usable = dist[far_rows]
-            if valid is not None:
-                usable = np.where(valid[far_rows], usable, np.inf)
-            low = np.zeros(n, dtype=dist.dtype)  # float64 in a float32 block with gaps
-            low[far_rows] = _finite_or_zero(usable.min(axis=1))
+            low = np.zeros((n, 1), dtype=dist.dtype)  # float64 in a float32 block with gaps
+            low[far_rows] = _nearest(dist[far_rows], None if valid is None else valid[far_rows])
         if per_channel is not None:  # the rows that weigh a partial key, once for every sigma
             partial_rows = np.flatnonzero((valid & partial_keys).any(axis=1))
+            if far_rows is not None:  # a copy: the last sigma overwrites dist
+                partial_dist = dist[partial_rows]
         VkT = Vk.T.copy() if n_ch > 1 else Vk[:, 0][None]
         vals = [sliding_window_view(VkT[c], n_lags) for c in range(n_ch)]  # (n, L) each
         if per_channel is not None:
@@ -288,7 +287,7 @@ def attend_lags(
                 near = None
                 if far_rows is not None:  # from the nearest key: see _nearest_first
                     r = far_rows[row_max[far_rows] > logit_reach(inv, dtype)]
-                    near = (r, _nearest_first(dist[r], low[r, None], inv))
+                    near = (r, _nearest_first(dist[r], low[r], inv))
                 with np.errstate(over="ignore"):  # -inf: a key beyond the kernel's reach
                     logits = np.multiply(dist, -inv, out=dist if last else None)
                     logits = logits.astype(dtype, copy=False)
@@ -310,7 +309,14 @@ def attend_lags(
                     # they round as in a block without partial keys)
                     r = partial_rows
                     for c in range(n_ch):
-                        wc, empty_c = weights(logits[r], valid[r] & per_channel[r, c])
+                        lg, keys_c = logits[r], valid[r] & per_channel[r, c]
+                        if partial_dist is not None:  # from the nearest key with channel c
+                            inv = inv2s2s[members[0]]
+                            f = np.flatnonzero(row_max[r] > logit_reach(inv, dtype))
+                            d, x_f = partial_dist[f], None if extra is None else extra[r][f]
+                            low_c = _nearest(d, keys_c[f])
+                            lg[f] = _nearest_first(d, low_c, inv, dtype, decay_term, x_f)
+                        wc, empty_c = weights(lg, keys_c)
                         own = [vals[c][r]]
                         fb_c = None if fb is None else fb[r, c : c + 1]
                         unread_c = None if unread is None else unread[r, c : c + 1]
@@ -348,33 +354,33 @@ def _within_weighed(res, w, vals, unread) -> None:
 
 
 def logit_scale(sigma: float, dtype) -> np.generic:
-    """``0.5 / sigma²`` in ``dtype``, at most its largest finite value: in float32 a sigma
-    below 3.8e-20 (which float64 takes) overflowed to inf, and the key at distance 0 (the
-    sample itself) got the logit 0 · inf = NaN: every output NaN. The narrowest width the
-    dtype holds gives the same limit, the nearest key."""
+    """``0.5 / sigma²`` in ``dtype``, capped (float32's inf below 3.8e-20 gave 0 · inf = NaN)."""
     dtype = np.dtype(dtype)
     return dtype.type(min(0.5 / float(sigma) / float(sigma), float(np.finfo(dtype).max)))
 
 
 def logit_reach(scale, dtype) -> float:
-    """The squared distance beyond which the logit ``-distance · scale`` overflows ``dtype``
-    (to -inf); none for the uniform kernel (scale 0)."""
+    """The squared distance past which ``-distance · scale`` overflows ``dtype`` (scale 0: inf)."""
     return float(np.finfo(np.dtype(dtype)).max) / float(scale) if scale else math.inf
 
 
-def _finite_or_zero(a: np.ndarray) -> np.ndarray:
-    return np.where(np.isfinite(a), a, 0.0).astype(a.dtype, copy=False)
+def _nearest(dist: np.ndarray, valid) -> np.ndarray:
+    """(n, 1): each row of (n, L) ``dist``'s smallest over its ``valid`` keys (0 if none)."""
+    low = (dist if valid is None else np.where(valid, dist, np.inf)).min(axis=1, keepdims=True)
+    return np.where(np.isfinite(low), low, 0.0).astype(dist.dtype, copy=False)
 
 
-def _nearest_first(dist: np.ndarray, low: np.ndarray, scale) -> np.ndarray:
-    """The logits ``-(dist - low) · scale`` of rows whose farthest key's logit overflows
-    (``low``: each row's smallest distance over its usable keys). The softmax is unchanged by
-    the shift, but with a sigma far below the keys' spacing the plain logits of every key but
-    one at distance 0 overflowed to -inf: a row without the sample itself as a key (with
-    ``exclude_self``, or at a missing sample) had no key left and returned its fallback or
-    NaN, where the narrow kernel's answer is its nearest key (as with a wider sigma)."""
+def _nearest_first(dist, low, scale, dtype=None, decay_term=None, extra=None) -> np.ndarray:
+    """Logits ``-(dist - low) · scale`` (+ decay, - time terms) of rows whose farthest key
+    overflows, ``low`` their nearest usable key's distance: the same softmax, but a row (or
+    channel) without its own sample kept a key (it had none: fallback or NaN)."""
     with np.errstate(over="ignore"):  # -inf: a key beyond the kernel's reach
-        return (dist - low) * -scale
+        out = ((dist - low) * -scale).astype(dtype or dist.dtype, copy=False)
+    if decay_term is not None:
+        out += decay_term
+    if extra is not None:
+        out -= extra
+    return out
 
 
 def power_of_two_at_most(n: int) -> int:
@@ -477,11 +483,9 @@ def attend_newest(
     d *= d
     w = d.sum(axis=0) if d.ndim == 2 else d
     scale = logit_scale(sigma, dt)
-    if float(w.max()) > logit_reach(scale, dt):  # as attend_lags: from the nearest key
-        low = _finite_or_zero(np.min(w[:-1] if exclude_self else w, initial=np.inf, keepdims=True))
-        w = _nearest_first(w, low, scale)
-    else:
-        w *= -scale
+    far = float(w.max()) > logit_reach(scale, dt)  # as attend_lags: from the nearest key
+    low = _nearest((w[:-1] if exclude_self else w)[None], None)[0] if far else 0.0
+    w = _nearest_first(w, low, scale)  # (w - 0) · -scale: bitwise w · -scale
     # decay and tau are exclusive: at most one of the two terms is added
     if decay_term is not None:
         w += decay_term
