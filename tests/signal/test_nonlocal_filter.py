@@ -104,6 +104,28 @@ def test_own_weight_is_the_exact_derivative_of_the_output_at_the_sample(sigma):
     assert (own[3:-3] > 0).all() and (own <= 1).all() and (own[:3] == 0).all()
 
 
+def test_own_weight_of_a_lone_sample_between_gaps_is_0_though_its_filled_output_moves_with_it():
+    """The docstring's caveat: a row whose pattern is all missing has no key (weight 0) and
+    its output is interpolated from the rows beside it, whose patterns hold x_t."""
+    from tssdpa.signal.lagfilter import resolve_spec, run_nonlocal_offline
+
+    x = np.random.default_rng(1).normal(size=(80, 1))
+    x[[10, 12]] = np.nan  # sample 11 alone: its pattern (embedding 2) is x_10, x_12
+    spec = resolve_spec(window="all", embedding=2, sigma=0.7, decay=None, tau=None,
+                        causal=False, exclude_self=False, tol=1e-6, min_step=None,
+                        dtype=np.float64, n_neighbors=6)  # fmt: skip
+    (y,), (own,) = run_nonlocal_offline(x, spec)
+    for t in (11, 20):
+        bumped = x.copy()
+        bumped[t] += 1e-6
+        (yb,), _ = run_nonlocal_offline(bumped, spec)
+        moved = (yb[t, 0] - y[t, 0]) / 1e-6
+        if t == 11:
+            assert own[t] == 0 and abs(moved) > 0.01
+        else:
+            assert moved == pytest.approx(own[t], abs=1e-6) and own[t] > 0
+
+
 def test_sure_with_the_exact_divergence_is_unbiased_for_the_non_local_filter():
     rng = np.random.default_rng(3)
     t = np.arange(400)

@@ -280,7 +280,10 @@ def run_nonlocal_offline(x2, spec: FilterSpec, configs=None):
     """:func:`run_offline` of the non-local filter (``spec.n_neighbors`` set), one output per
     configuration (``[spec.sigma]`` without ``configs``), and the (T,) weight of each row's own
     sample per configuration: its ``dy_t / dx_t``
-    (:func:`~tssdpa.signal.nonlocal_filter.run_nonlocal`). Returns ``(outputs, self_weights)``."""
+    (:func:`~tssdpa.signal.nonlocal_filter.run_nonlocal`) where the row has a key. A row without
+    one (every sample of its pattern missing: a lone sample between gaps) has weight 0, but its
+    output is interpolated from the rows beside it, whose patterns hold x_t: there it is not the
+    derivative. Returns ``(outputs, self_weights)``."""
     T = x2.shape[0]
     if spec.embedding > T:
         raise ValueError(f"embedding={spec.embedding} is longer than the series ({T} samples)")
