@@ -363,3 +363,27 @@ def test_a_channel_without_its_sample_under_too_narrow_a_kernel_takes_its_neares
                            sigma=sigma, **kw)  # fmt: skip
     want = attend_lags_reference(E, full, (5, 65), lag_min, 4, sigma=1e-3, **kw)
     np.testing.assert_allclose(fast[1:], want[1:], rtol=1e-6)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_the_truncated_iir_filter_is_within_tol_of_the_infinite_one_only_with_the_sample_itself(
+    causal,
+):
+    """FilterSpec's docstring: within tol times the range when the sample itself is a key;
+    with exclude_self a narrow kernel leaves little kept weight, and the bound tol / kept
+    weight allows (and here reaches) far more."""
+    from tssdpa.signal.lagfilter import resolve_spec, run_offline
+
+    rng = np.random.default_rng(0)
+    T = 600
+    x = (np.sign(np.sin(np.arange(T) * 2 * np.pi / 150)) + 0.01 * rng.normal(size=T))[:, None]
+    x[::7] += rng.normal(size=(len(x[::7]), 1)) * 0.5
+    for exclude_self in (False, True):
+        kw = dict(embedding=3, sigma=0.05, decay=0.9, tau=None, causal=causal, tol=1e-6,
+                  min_step=None, dtype=np.float64, exclude_self=exclude_self)  # fmt: skip
+        y_iir = run_offline(x, resolve_spec(window=None, **kw))
+        err = np.abs(y_iir - run_offline(x, resolve_spec(window=T, **kw))).max()
+        if exclude_self:
+            assert err > 0.1
+        else:
+            assert err <= 1e-6 * np.ptp(x)
