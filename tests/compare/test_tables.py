@@ -145,9 +145,10 @@ def test_the_denoise_headline_prefers_methods_that_scored_every_setting():
     # like-for-like mean, however high the learned filter's one 10 dB gain
     from tssdpa.compare.tables import overview
 
+    projection = {"gaussian@0dB": 4.0, "gaussian@10dB": 9.5, "gaussian@20dB": 1.5}
     frame = _denoise_rows({
         "butterworth": ("classical", DB3),
-        "projection": ("projection", {"gaussian@0dB": 4.0, "gaussian@10dB": 9.5, "gaussian@20dB": 1.5}),
+        "projection": ("projection", projection),
         "learned_projection": ("learned", {"gaussian@10dB": 12.0}),
     })  # fmt: skip
     row = overview(frame).iloc[0]
