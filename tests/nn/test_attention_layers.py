@@ -271,6 +271,30 @@ def test_blocks_train_and_respect_padding():
     )
 
 
+def test_a_decoder_block_built_with_tau_attends_by_the_times_it_is_given():
+    # forward had no timestamps: a decoder built with tau raised "forward needs timestamps"
+    torch.manual_seed(5)
+    tau = dict(tau=2.0)
+    dec = DecoderBlock(8, 2, 16, self_attention_kwargs=tau, cross_attention_kwargs=tau).eval()
+    x, mem = torch.randn(2, 5, 8), torch.randn(2, 4, 8)
+    t, tm = torch.arange(5.0).expand(2, 5), torch.arange(4.0).expand(2, 4)
+    out = dec(x, mem, timestamps=t, memory_timestamps=tm)
+    h = dec.self_sublayer(
+        x, lambda a: dec.self_attn(a, a, a, is_causal=True, timestamps=t, need_weights=False)[0]
+    )
+    h = dec.cross_sublayer(
+        h, lambda a: dec.cross_attn(a, mem, mem, timestamps=(t, tm), need_weights=False)[0]
+    )
+    torch.testing.assert_close(out, dec.ff_sublayer(h, dec.feed_forward))
+    assert not torch.allclose(out, dec(x, mem, timestamps=t * 3, memory_timestamps=tm * 3))
+    with pytest.raises(ValueError, match="forward needs timestamps"):
+        dec(x, mem, timestamps=t)  # the cross-attention needs the memory's times too
+    only_self = DecoderBlock(8, 2, 16, self_attention_kwargs=tau).eval()
+    only_self(x, mem, timestamps=t)  # the cross-attention, without tau, takes none
+    with pytest.raises(ValueError, match="built with tau"):
+        DecoderBlock(8, 2, 16)(x, mem, timestamps=t)
+
+
 @pytest.mark.parametrize("sigma", ["a", None, [1.0, [2.0]]])
 def test_a_sigma_that_is_no_number_is_refused_naming_it(sigma):
     # it was torch's "new(): invalid data type 'str'"

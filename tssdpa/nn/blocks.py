@@ -118,15 +118,30 @@ class DecoderBlock(nn.Module):
         tgt_key_padding_mask: Tensor | None = None,
         memory_key_padding_mask: Tensor | None = None,
         tgt_is_causal: bool = True,
+        timestamps: Tensor | None = None,
+        memory_timestamps: Tensor | None = None,
     ) -> Tensor:
+        """``x`` (B, T, d_model) attends to itself and to ``memory`` (B, S, d_model).
+
+        ``timestamps`` (B, T) and ``memory_timestamps`` (B, S): the sample times of ``x`` and
+        of ``memory``, for the attention layers built with ``tau`` (self-attention reads
+        ``timestamps``, cross-attention both); given to a block with no such layer, an error.
+        """
+        timed = [m.decay_kind == "tau" for m in (self.self_attn, self.cross_attn)]
+        if not any(timed) and (timestamps is not None or memory_timestamps is not None):
+            raise ValueError("timestamps need an attention layer built with tau=")
+        pair = (timestamps, memory_timestamps)
+        cross_times = None if any(t is None for t in pair) else pair  # the layer names a lack
+
         def self_attend(h: Tensor) -> Tensor:
             masks = dict(key_padding_mask=tgt_key_padding_mask, is_causal=tgt_is_causal)
-            return self.self_attn(h, h, h, need_weights=False, **masks)[0]
+            when = {"timestamps": timestamps} if timed[0] else {}
+            return self.self_attn(h, h, h, need_weights=False, **masks, **when)[0]
 
         def cross_attend(h: Tensor) -> Tensor:
-            return self.cross_attn(
-                h, memory, memory, key_padding_mask=memory_key_padding_mask, need_weights=False
-            )[0]
+            when = {"timestamps": cross_times} if timed[1] else {}
+            masks = dict(key_padding_mask=memory_key_padding_mask)
+            return self.cross_attn(h, memory, memory, need_weights=False, **masks, **when)[0]
 
         x = self.self_sublayer(x, self_attend)  # (B, T, d_model)
         x = self.cross_sublayer(x, cross_attend)
