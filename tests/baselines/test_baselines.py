@@ -250,6 +250,9 @@ def test_moving_average_matrix_matches_dlinear_padding():
         (lambda: B.WaveletDenoiser("nope"), "wavelet"),
         (lambda: B.AutoRegForecaster(lags=0), "lags"),
         (lambda: B.ARIMAForecaster(order=(1, 0)), "order"),
+        # statsmodels' own errors named no argument ("Seasonal periodicity must be ...")
+        (lambda: B.ARIMAForecaster(seasonal_order=(1, 0, 0, 1)), "seasonal_order"),
+        (lambda: B.ARIMAForecaster(seasonal_order=(0, 1, 0, 0)), "seasonal_order"),
         # a time trend's intercept varies with time; the forecasts beyond one step used its
         # first value (off by 0.1-1.7 against statsmodels' own)
         (lambda: B.ARIMAForecaster(trend="ct"), "trend must be one of"),

@@ -209,6 +209,11 @@ class ARIMAForecaster(_StateSpaceForecaster):
                 raise ValueError(f"{name} must be {what}; got {value!r}")
             for v in value:
                 check_int(v, name, minimum=0)
+        *seasonal, s = self.seasonal_order
+        # statsmodels refused these at fit with a message that named no argument
+        if s == 1 or (s == 0 and any(seasonal)):
+            raise ValueError(f"seasonal_order: the period s must be >= 2, or 0 with P = D = Q = 0; "
+                             f"got {tuple(self.seasonal_order)!r}")  # fmt: skip
         check_choice(self.trend, "trend", (None, "n", "c"))
 
     def _make(self, y):
