@@ -131,6 +131,13 @@ def test_wiener_fir_ignores_missing_target_samples_instead_of_fitting_nan_taps()
         B.WienerFIRFilter(4).fit(x[:10], target=np.r_[s[:3], np.full(7, np.nan)])
 
 
+def test_a_wiener_fir_fitted_without_a_target_on_too_short_an_x_names_x():
+    with pytest.raises(ValueError, match=r"^x channel 0 has 20 finite samples; the filter has 29"):
+        B.WienerFIRFilter(30).fit(np.sin(np.arange(20.0)))
+    with pytest.raises(ValueError, match=r"^target channel 0 has 20 finite samples"):
+        B.WienerFIRFilter(30).fit(np.arange(20.0), target=np.sin(np.arange(20.0)))
+
+
 def test_kalman_handles_missing_values(series):
     clean, noisy = series
     x = noisy.copy()

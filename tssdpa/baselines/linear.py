@@ -243,8 +243,10 @@ class WienerFIRFilter(Denoiser):
             # a missing target sample is no equation (the input's gaps were filled above)
             known = np.isfinite(s)
             if known.sum() <= mask.sum():
+                # without a target, x is what was too short (it named a target not given)
                 raise ValueError(
-                    f"target channel {c} has {int(known.sum())} finite samples; the filter "
+                    f"{'x' if target is None else 'target'} channel {c} has "
+                    f"{int(known.sum())} finite samples; the filter "
                     f"has {int(mask.sum())} taps to fit"
                 )
             Xm, s = X[known][:, mask], s[known]
