@@ -131,6 +131,21 @@ def test_wiener_fir_ignores_missing_target_samples_instead_of_fitting_nan_taps()
         B.WienerFIRFilter(4).fit(x[:10], target=np.r_[s[:3], np.full(7, np.nan)])
 
 
+def test_the_wiener_fir_ridge_penalises_the_mean_squared_error_and_even_centred_windows_add_a_tap():
+    rng = np.random.default_rng(3)
+    s = np.sin(np.arange(300) / 7)
+    x = s + 0.5 * rng.standard_normal(300)
+    f = B.WienerFIRFilter(6, ridge=0.1).fit(x, target=s)
+    # row t holds x[t], ..., x[t-5], the series' first value repeated before it
+    X = np.stack([np.r_[np.full(k, x[0]), x[: 300 - k]] for k in range(6)], axis=1)
+    Xc, sc = X - X.mean(0), s - s.mean()
+    h = np.linalg.solve(Xc.T @ Xc / 300 + 0.1 * np.eye(6), Xc.T @ sc / 300)  # (1/n) sum + ridge
+    np.testing.assert_allclose(f.coef_[0], h, atol=1e-12)
+    even, odd = (B.WienerFIRFilter(w, causal=False).fit(x, target=s) for w in (8, 9))
+    assert len(even.coef_[0]) == 9
+    np.testing.assert_array_equal(even.filter(x), odd.filter(x))
+
+
 def test_a_wiener_fir_fitted_without_a_target_on_too_short_an_x_names_x():
     with pytest.raises(ValueError, match=r"^x channel 0 has 20 finite samples; the filter has 29"):
         B.WienerFIRFilter(30).fit(np.sin(np.arange(20.0)))

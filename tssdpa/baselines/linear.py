@@ -195,12 +195,14 @@ class MovingAverageFilter(_SlidingWindowFilter):
 class WienerFIRFilter(Denoiser):
     """Optimal linear FIR (Wiener) filter fitted by least squares on the training split.
 
-    Solves ``min_h sum_t (s[t] - sum_k h[k] x[t-k] - b)^2 + ridge * ||h||^2`` per channel, where
-    ``x`` is the noisy training series and ``s`` the clean target given to ``fit`` (when no target
-    is given, the filter is fitted to predict ``x`` itself from its *other* taps, which is the
-    best the data allow without ground truth). ``window`` is the FIR length (formerly
-    ``taps``): causal taps are ``k = 0 .. window-1``; zero-phase (``causal=False``) taps are
-    centred, ``k = -(window//2) .. window//2``.
+    Solves ``min_h (1/n) sum_t (s[t] - sum_k h[k] x[t-k] - b)^2 + ridge * ||h||^2`` per
+    channel over its ``n`` equations (the mean squared error: ``ridge`` weighs alike on any
+    training length), where ``x`` is the noisy training series and ``s`` the clean target
+    given to ``fit`` (when no target is given, the filter is fitted to predict ``x`` itself
+    from its *other* taps, which is the best the data allow without ground truth).
+    ``window`` is the FIR length (formerly ``taps``): causal taps are ``k = 0 .. window-1``;
+    zero-phase (``causal=False``) taps are centred, ``k = -(window//2) .. window//2``, so an
+    even window has ``window + 1`` of them (the same filter as ``window + 1``).
     """
 
     trainable = True
