@@ -218,6 +218,20 @@ def test_state_space_rolling_matches_statsmodels():
     assert isinstance(fitted.res.model, SARIMAX)
 
 
+def test_an_arima_without_a_trend_or_differencing_reverts_to_the_training_mean_not_to_zero():
+    rng = np.random.default_rng(0)
+    e, y = rng.standard_normal(400), np.zeros(400)
+    for t in range(1, 400):
+        y[t] = 0.5 * y[t - 1] + e[t]
+    y += 10.0
+    f = B.ARIMAForecaster((1, 0, 0), trend=None).fit(y[:300])
+    fitted, loc, scale = f.models_[0]
+    assert loc == pytest.approx(y[:300].mean()) and scale == pytest.approx(y[:300].std())
+    # 50 steps ahead an AR(1) with phi near 0.5 has forgotten the origin: the training mean
+    # (SARIMAX(trend=None) on the raw series, no constant, gives 7.5 here)
+    assert f.forecast_path(y, horizon=50)[-1, -1] == pytest.approx(y[:300].mean(), abs=1e-6)
+
+
 def test_autoreg_matches_statsmodels_apply():
     from statsmodels.tsa.ar_model import AutoReg
 

@@ -177,15 +177,20 @@ class _StateSpaceForecaster(Forecaster):
 class ARIMAForecaster(_StateSpaceForecaster):
     """ARIMA / SARIMAX (``statsmodels.tsa.statespace.SARIMAX``) with rolling forecasts.
 
+    Each channel is standardised by its training mean and standard deviation before the fit
+    (and the forecasts scaled back), so with ``d = 0`` and ``trend=None`` the ARMA reverts to
+    the training mean, where SARIMAX on the raw series (``trend=None``: no constant) reverts
+    to 0. With ``trend="c"``, or ``d >= 1``, the two are the same model.
+
     Parameters
     ----------
     order : tuple (p, d, q)
     seasonal_order : tuple (P, D, Q, s)
     trend : str or None
-        ``"c"`` (a constant) or ``None``. A time trend (``"t"``, ``"ct"``) makes the state
-        intercept vary with time, which the rolling forecasts do not follow: refused (its
-        steps beyond the first were off by 0.1-1.7; difference the series, ``d = 1``, with
-        ``"c"`` for a drift).
+        ``"c"`` (a constant) or ``None`` (none beyond the training mean). A time trend
+        (``"t"``, ``"ct"``) makes the state intercept vary with time, which the rolling
+        forecasts do not follow: refused (its steps beyond the first were off by 0.1-1.7;
+        difference the series, ``d = 1``, with ``"c"`` for a drift).
     max_fit_samples : int
         At most this many (final) training samples are used for the likelihood fit.
     """
