@@ -293,6 +293,8 @@ def test_moving_average_matrix_matches_dlinear_padding():
         # first value (off by 0.1-1.7 against statsmodels' own)
         (lambda: B.ARIMAForecaster(trend="ct"), "trend must be one of"),
         (lambda: B.ETSForecaster(damped_trend=True), "damped_trend"),
+        # y has 400 samples: statsmodels' own error named no argument
+        (lambda: B.ETSForecaster(seasonal=201), "seasonal=201 needs two full seasons"),
         (lambda: B.DLinearForecaster(normalize="x"), "normalize"),
     ],
 )

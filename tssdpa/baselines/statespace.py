@@ -260,6 +260,10 @@ class ETSForecaster(_StateSpaceForecaster):
     def _make(self, y):
         from statsmodels.tsa.statespace.exponential_smoothing import ExponentialSmoothing
 
+        # statsmodels' own error ("less than two full seasonal cycles") named no argument
+        if self.seasonal is not None and len(y) < 2 * self.seasonal:
+            raise ValueError(f"seasonal={self.seasonal} needs two full seasons to fit: "
+                             f"y has {len(y)} samples, fewer than {2 * self.seasonal}")  # fmt: skip
         return ExponentialSmoothing(
             y, trend=bool(self.trend), damped_trend=bool(self.damped_trend), seasonal=self.seasonal
         )
