@@ -165,6 +165,18 @@ def test_kalman_handles_missing_values(series):
     assert np.all(np.isfinite(y2))
 
 
+@pytest.mark.parametrize("smoother", [False, True])
+def test_the_kalman_smoother_refuses_an_all_nan_channel_like_the_other_denoisers(smoother, series):
+    _, noisy = series
+    f = B.KalmanSmoother(smoother=smoother).fit(noisy[:200])
+    x = noisy.copy()
+    x[:, 1] = np.nan  # the smoother returned 0.0 for every sample of it
+    with pytest.raises(ValueError, match="x channel 1 is all NaN"):
+        f.filter(x)
+    with pytest.raises(ValueError, match="channel 1 is all NaN"):
+        B.ButterworthFilter(zero_phase=smoother).filter(x)
+
+
 def test_wavelet_matches_manual_universal_threshold():
     import pywt
 

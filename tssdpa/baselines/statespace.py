@@ -142,6 +142,8 @@ class KalmanSmoother(Denoiser):
             self.models_.append((_FittedSS(res), scale))
 
     def _filter_1d(self, x, channel):
+        if np.isnan(x).all():  # the smoother gave the diffuse prior's 0 as the estimate
+            raise ValueError(f"x channel {channel} is all NaN: nothing to filter it from")
         fitted, scale = self.models_[channel]
         r = fitted.apply(x / scale)
         Z = _matrix(r.model.ssm, "design")[0]
