@@ -552,3 +552,15 @@ def test_the_scipy_wiener_baseline_pads_with_zeros_as_scipy_does():
     np.testing.assert_array_equal(
         B.MovingAverageFilter(21).fit(np.ones(50)).filter(np.ones(50)), 1.0
     )
+
+
+def test_the_scipy_wiener_end_pull_shrinks_with_length_and_where_scipy_gives_nan_x_comes_back():
+    # scipy's noise estimate, the mean local variance, falls with the length: 200 samples
+    ends = [B.ScipyWienerFilter(w).filter(np.ones(200))[[0, -1]] for w in (5, 21)]
+    np.testing.assert_allclose(ends, [[0.99333] * 2, [0.96667] * 2], atol=1e-5)
+    with np.errstate(divide="ignore", invalid="ignore"):  # scipy's 0/0 inside the constant
+        np.testing.assert_array_equal(ends[0], signal.wiener(np.ones(200), 5)[[0, -1]])
+        # window 1: every local variance, hence scipy's noise estimate, is 0, and scipy's NaN
+        x = np.sin(np.arange(50.0))
+        assert np.isnan(signal.wiener(x, 1)).all()
+    np.testing.assert_array_equal(B.ScipyWienerFilter(1).filter(x), x)
