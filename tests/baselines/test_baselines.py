@@ -108,6 +108,15 @@ def test_savgol_causal_fits_polynomial_exactly():
     np.testing.assert_allclose(y[10:], x[10:], atol=1e-6)
 
 
+def test_the_causal_savgol_fits_its_first_windows_with_the_first_sample_repeated_before_it():
+    x = np.cos(np.arange(30) / 3.0) + np.arange(30) / 10
+    y = B.SavitzkyGolayFilter(7, 2, zero_phase=False).filter(x)
+    padded = np.r_[np.full(6, x[0]), x]
+    for t in range(10):
+        fit = np.polynomial.polynomial.Polynomial.fit(np.arange(7), padded[t : t + 7], 2)
+        assert y[t] == pytest.approx(fit(6), abs=1e-10)
+
+
 def test_wiener_fir_recovers_known_filter():
     rng = np.random.default_rng(1)
     x = rng.standard_normal(3000)

@@ -82,7 +82,9 @@ class SavitzkyGolayFilter(_ZeroPhaseOption):
 
     Zero-phase uses :func:`scipy.signal.savgol_filter` (centred window); the causal version fits
     the polynomial to the trailing ``window`` samples and evaluates it at the newest one
-    (:func:`scipy.signal.savgol_coeffs` with ``pos=window - 1``). ``window`` is scipy's
+    (:func:`scipy.signal.savgol_coeffs` with ``pos=window - 1``); the first ``window - 1``
+    outputs, whose windows reach back before the series, fit it with the first sample
+    repeated there (as the other trailing filters do). ``window`` is scipy's
     ``window_length``, odd for the zero-phase filter (scipy fits an even window half a sample
     off centre); a series shorter than it is filtered with scipy's ``mode="nearest"`` (its end
     values repeated) instead of ``"interp"``, which needs a full window.
