@@ -101,6 +101,16 @@ def test_butterworth_matches_scipy(series):
     np.testing.assert_allclose(B.ButterworthFilter(0.2, 3).filter(x), ref, atol=1e-10)
 
 
+def test_a_zero_phase_butterworth_pads_a_series_too_short_for_scipy_with_its_length_less_one():
+    x = np.sin(np.arange(16) / 3.0)
+    sos = signal.butter(4, 0.1, output="sos")
+    f = B.ButterworthFilter(0.1, 4, zero_phase=True)
+    with pytest.raises(ValueError, match="padlen"):
+        signal.sosfiltfilt(sos, x[:15])
+    np.testing.assert_allclose(f.filter(x[:15]), signal.sosfiltfilt(sos, x[:15], padlen=14))
+    np.testing.assert_allclose(f.filter(x), signal.sosfiltfilt(sos, x))  # 16: scipy's own
+
+
 def test_savgol_causal_fits_polynomial_exactly():
     t = np.arange(100, dtype=float)
     x = 0.5 * t**2 - 3 * t + 1

@@ -55,7 +55,9 @@ class ButterworthFilter(_ZeroPhaseOption):
         Filter order (for ``zero_phase`` the effective order doubles).
     zero_phase : bool
         ``False``: causal ``sosfilt`` with steady-state initial conditions scaled by the first
-        sample (no start-up transient). ``True``: offline ``sosfiltfilt``.
+        sample (no start-up transient). ``True``: offline ``sosfiltfilt`` with scipy's default
+        padding, except on a series no longer than that padding (scipy's default ``padlen``:
+        15 samples at ``order=4``), where scipy raises: it is padded with its length less one.
     """
 
     def __init__(self, cutoff: float = 0.1, order: int = 4, zero_phase: bool = False):
