@@ -127,6 +127,24 @@ def test_the_causal_savgol_fits_its_first_windows_with_the_first_sample_repeated
         assert y[t] == pytest.approx(fit(6), abs=1e-10)
 
 
+def test_centred_sliding_windows_repeat_the_ends_and_an_even_one_reaches_further_ahead():
+    from scipy import ndimage
+
+    x = 5 + np.cos(np.arange(40) / 2.0)  # falling at the start: zeros there change the median
+    median = B.MedianFilter(5).filter(x)
+    np.testing.assert_array_equal(median, ndimage.median_filter(x, 5, mode="nearest"))
+    assert median[0] != signal.medfilt(x, 5)[0]  # scipy's medfilt pads with zeros
+    impulse = np.zeros(12)
+    impulse[6] = 4.0
+    # window 4 at t: t-1 .. t+2, so the impulse at 6 reaches t = 4 .. 7
+    np.testing.assert_array_equal(
+        B.MovingAverageFilter(4, causal=False).filter(impulse), np.r_[[0] * 4, [1] * 4, [0] * 4]
+    )
+    # a step at 6: t = 5 is the first window (4 .. 7) holding two of its samples (ndimage: 6)
+    step = np.r_[[0.0] * 6, [4.0] * 6]
+    assert np.flatnonzero(B.MedianFilter(4).filter(step))[0] == 5
+
+
 def test_wiener_fir_recovers_known_filter():
     rng = np.random.default_rng(1)
     x = rng.standard_normal(3000)

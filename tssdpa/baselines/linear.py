@@ -173,8 +173,11 @@ class _SlidingWindowFilter(Denoiser):
 
 
 class MedianFilter(_SlidingWindowFilter):
-    """Running median over ``window`` samples (scipy's ``kernel_size``): centred
-    (``medfilt``-like) or trailing (causal)."""
+    """Running median over ``window`` samples (scipy's ``kernel_size``): centred or trailing
+    (causal), the end values repeated beyond the series' edges (centred and odd:
+    ``scipy.ndimage.median_filter(mode="nearest")``; :func:`scipy.signal.medfilt` pads with
+    zeros instead). An even centred window holds ``window // 2`` samples after each one and
+    ``window // 2 - 1`` before it."""
 
     _renamed_params = {"kernel_size": "window"}
 
@@ -187,7 +190,10 @@ class MedianFilter(_SlidingWindowFilter):
 
 
 class MovingAverageFilter(_SlidingWindowFilter):
-    """Boxcar average over ``window`` samples, trailing (causal) or centred."""
+    """Boxcar average over ``window`` samples, trailing (causal) or centred, the end values
+    repeated beyond the series' edges. An even centred window holds ``window // 2`` samples
+    after each one and ``window // 2 - 1`` before it (pandas' ``rolling(center=True)`` and
+    ``scipy.ndimage.uniform_filter1d`` hold the extra one before)."""
 
     def __init__(self, window: int = 5, causal: bool = True):
         self.window = window
