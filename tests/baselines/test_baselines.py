@@ -229,6 +229,15 @@ def test_wavelet_matches_manual_universal_threshold():
     )
 
 
+def test_a_wavelet_level_beyond_the_largest_useful_one_is_capped_and_a_short_series_kept():
+    x = np.sin(np.arange(100) / 4.0) + 0.3 * np.random.default_rng(0).standard_normal(100)
+    capped = B.WaveletDenoiser(level=99).filter(x)  # db4 on 100 samples: 3 levels
+    np.testing.assert_array_equal(capped, B.WaveletDenoiser(level=3).filter(x))
+    np.testing.assert_array_equal(capped, B.WaveletDenoiser().filter(x))
+    np.testing.assert_array_equal(B.WaveletDenoiser().filter(x[:13]), x[:13])  # db4: 8 taps
+    assert not np.array_equal(B.WaveletDenoiser().filter(x[:14]), x[:14])
+
+
 @pytest.mark.parametrize("f", FORECASTERS, ids=lambda f: type(f).__name__)
 def test_forecaster_contract(f):
     rng = np.random.default_rng(2)

@@ -22,7 +22,9 @@ class WaveletDenoiser(Denoiser):
     wavelet : str
         Any PyWavelets discrete wavelet name (``"db4"``, ``"sym8"``, ...).
     level : int or None
-        Decomposition depth; ``None`` = the largest useful level.
+        Decomposition depth; ``None`` = the largest useful level (``pywt.dwt_max_level``),
+        which also caps a larger one. A series too short for one level (fewer than twice the
+        wavelet's filter length less one: 14 samples for ``"db4"``) comes back unfiltered.
     mode : {"soft", "hard"}
         Thresholding rule.
     scale : float
