@@ -351,3 +351,27 @@ def test_pyedm_smap_on_a_constant_channel_is_a_value_error_naming_it_and_the_num
         fc.forecast(y, 1)
     numpy_engine = SMapForecaster(engine="numpy").fit(y[:200]).forecast(y, 1)
     np.testing.assert_allclose(numpy_engine[2:, 1], 5.0)
+
+
+@pytest.mark.parametrize("engine", ["pyedm", "numpy"])
+@pytest.mark.parametrize("cls", [SimplexForecaster, SMapForecaster])
+def test_a_channel_with_a_missing_tail_has_the_library_of_its_readings_not_a_filled_tail(
+    cls, engine
+):
+    # filled forward, channel 0's last 100 samples were a constant run of library states
+    # (Simplex forecasts off by up to 0.37 on this unit sine)
+    rng = np.random.default_rng(0)
+    x = np.sin(np.arange(400) * 0.3) + 0.05 * rng.standard_normal(400)
+    train = np.column_stack([x[:300], x[:300]])
+    train[200:, 0] = np.nan
+    test = np.column_stack([x[300:], x[300:]])
+    both = cls(3, engine=engine).fit(train).forecast_path(test, 3)
+    np.testing.assert_array_equal(
+        both[:, :, 0], cls(3, engine=engine).fit(x[:200]).forecast_path(x[300:], 3)
+    )
+    np.testing.assert_array_equal(
+        both[:, :, 1], cls(3, engine=engine).fit(x[:300]).forecast_path(x[300:], 3)
+    )
+    train[5:, 0] = np.nan  # 5 readings: too few for a library
+    with pytest.raises(ValueError, match="library rows in y channel 0's readings of 5 samples"):
+        cls(3, engine=engine).fit(train)

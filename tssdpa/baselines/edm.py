@@ -17,7 +17,8 @@ horizon ``h`` of a call   ``Tp = h``
 ========================  ==============================================================
 
 Protocol (the ``Forecaster`` contract, rolling origin, no refitting): ``fit(y)`` keeps the
-training series as the fixed library, one univariate model per channel. ``forecast_path(y, H)``
+training series as the fixed library, one univariate model per channel, each up to its last
+reading (gaps before it carried forward; a missing tail is no data). ``forecast_path(y, H)``
 puts the training series and ``y`` in one pyEDM data frame, training rows first, then
 ``(embedding - 1) * delay`` NaN rows so that no state vector of ``y`` reaches back into the
 training series, then ``y`` (and one NaN row); ``lib`` is the training rows and ``pred`` the
@@ -54,7 +55,7 @@ import numpy as np
 from tssdpa.baselines.edm_numpy import simplex_steps, smap_steps
 from tssdpa.checks import check_choice, check_int, check_positive
 from tssdpa.estimators.base import Forecaster
-from tssdpa.signal.missing import fill_missing
+from tssdpa.signal.missing import fill_missing, reading_ends
 
 __all__ = ["SimplexForecaster", "SMapForecaster"]
 
@@ -130,13 +131,17 @@ class _EDMForecaster(Forecaster):
     def _min_library(self) -> int:  # pragma: no cover
         raise NotImplementedError
 
-    def _check_library(self, n_train: int, h: int, name: str) -> None:
+    def _check_library(self, h: int, name: str) -> None:
+        lengths = [len(lib) for lib in self.library_]
+        c = int(np.argmin(lengths))
+        n_train = lengths[c]
+        where = "the training series" if n_train == max(lengths) else f"y channel {c}'s readings"
         rows = n_train - self._shift - h  # library rows with a complete state vector and target
         # pyEDM also wants the library to span a state vector and its target
         need = max(self._min_library(), self._shift + h + 1)
         if rows < need:
             raise ValueError(
-                f"{name}={h} leaves {max(rows, 0)} library rows in the training series of "
+                f"{name}={h} leaves {max(rows, 0)} library rows in {where} of "
                 f"{n_train} samples (embedding={self.embedding}, delay={self.delay}); "
                 f"{type(self).__name__} needs at least {need}"
                 + (f" (n_neighbors={self.n_neighbors})" if need == self.n_neighbors else "")
@@ -145,8 +150,11 @@ class _EDMForecaster(Forecaster):
     def _fit(self, a: np.ndarray) -> None:
         if self.engine == "pyedm":
             _pyedm()  # fail at fit, naming the extra, when pyEDM is missing
-        self._check_library(len(a), 1, "horizon")
-        self.library_ = fill_missing(a, True)
+        filled = fill_missing(a, True)
+        # each channel's library ends at its last reading: a missing tail filled forward was
+        # a run of made-up constant states that the forecasts took as neighbours
+        self.library_ = [filled[:end, c] for c, end in enumerate(reading_ends(a))]
+        self._check_library(1, "horizon")
         self._memo = _Memo()
 
     def _predict_context(self) -> int:
@@ -161,10 +169,10 @@ class _EDMForecaster(Forecaster):
     def _steps(self, a: np.ndarray, steps) -> np.ndarray:
         """(T, len(steps), C): column ``j`` holds the forecasts ``steps[j]`` ahead."""
         steps = list(steps)
-        self._check_library(len(self.library_), max(steps), "horizon")
+        self._check_library(max(steps), "horizon")
         if self.engine == "numpy":
             return np.stack(
-                [self._numpy_steps(self.library_[:, c], a[:, c], steps) for c in range(a.shape[1])],
+                [self._numpy_steps(self.library_[c], a[:, c], steps) for c in range(a.shape[1])],
                 axis=-1,
             )
         pyEDM = _pyedm()
@@ -173,7 +181,7 @@ class _EDMForecaster(Forecaster):
         if T <= self._shift:  # no complete state vector in y
             return out
         memo = self._memo.align(a, self.get_params())
-        frames = [self._frame(self.library_[:, c], a[:, c]) for c in range(C)]
+        frames = [self._frame(self.library_[c], a[:, c]) for c in range(C)]
         for j, h in enumerate(steps):
             done, values = memo.rows.get(h, (0, np.full((len(memo.y), C), np.nan)))
             if done < T:  # forecasts from origins done..T-1 are new
