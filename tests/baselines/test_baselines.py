@@ -564,6 +564,23 @@ def test_a_missing_tail_is_not_fitted_as_the_last_reading_held(cls):
     np.testing.assert_allclose(np.asarray(both)[:, 1], np.asarray(whole), rtol=1e-7, atol=1e-9)
 
 
+def test_dlinear_fits_a_channel_up_to_its_last_reading_not_on_its_missing_tail_filled():
+    # filled forward, channel 0's last 100 samples were windows forecasting a constant
+    rng = np.random.default_rng(0)
+    x = np.sin(np.arange(400) * 0.3) + 0.05 * rng.standard_normal(400)
+    train = np.column_stack([x[:300], x[:300]])
+    train[200:, 0] = np.nan
+    test = np.column_stack([x[300:], x[300:]])
+    both = B.DLinearForecaster(24, 4, individual=True).fit(train).forecast_path(test, 4)
+    cut = B.DLinearForecaster(24, 4).fit(x[:200]).forecast_path(x[300:], 4)
+    whole = B.DLinearForecaster(24, 4).fit(x[:300]).forecast_path(x[300:], 4)
+    np.testing.assert_allclose(both[:, :, 0], cut, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(both[:, :, 1], whole, rtol=1e-9, atol=1e-12)
+    train[27:, 0] = np.nan  # 27 readings: fewer than lookback + horizon
+    with pytest.raises(ValueError, match="y channel 0 stops at sample 26 of 300"):
+        B.DLinearForecaster(24, 4).fit(train)
+
+
 def test_a_channel_stopping_too_early_to_fit_is_named_and_a_residual_base_fits_up_to_it():
     """With the filled tail gone, a channel of 1 reading is too short for the model: a
     ValueError naming the channel (ARIMA raised IndexError, the CLI's exit 1), and

@@ -11,7 +11,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from tssdpa.checks import check_choice, check_int, check_positive
 from tssdpa.estimators.base import Forecaster
 from tssdpa.estimators.persistence import check_context, require_floats, saved_channels
-from tssdpa.signal.missing import fill_missing
+from tssdpa.signal.missing import fill_missing, reading_ends
 
 __all__ = [
     "NaiveForecaster",
@@ -224,6 +224,14 @@ class DLinearForecaster(Forecaster):
             raise ValueError(
                 f"y has {len(a)} samples; lookback + horizon = {L + H} are needed to fit"
             )
+        # each channel's windows end at its last reading: a missing tail filled forward was a
+        # constant the map was fitted to forecast
+        ends = reading_ends(a)
+        for c, end in enumerate(ends):
+            if end < L + H:
+                raise ValueError(f"y channel {c} stops at sample {end - 1} of {len(a)} (the rest "
+                                 f"is missing): lookback + horizon = {L + H} samples up to it are "
+                                 "needed to fit")  # fmt: skip
         a = fill_missing(a, True)
         A = moving_average_matrix(L, self.moving_average)
         M = np.hstack([(np.eye(L) - A).T, A.T])  # features = x @ M  (L -> 2L)
@@ -233,7 +241,7 @@ class DLinearForecaster(Forecaster):
             n, sx, sy = 0, np.zeros(L), np.zeros(H)
             xx, xy = np.zeros((L, L)), np.zeros((L, H))
             for c in g:
-                X, Y = self._windows(a[:, c], H)
+                X, Y = self._windows(a[: ends[c], c], H)
                 for s in range(0, len(X), 4096):
                     xb, yb = X[s : s + 4096], Y[s : s + 4096]
                     n += len(xb)
