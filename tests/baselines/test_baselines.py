@@ -190,6 +190,19 @@ def test_a_wiener_fir_fitted_without_a_target_on_too_short_an_x_names_x():
         B.WienerFIRFilter(30).fit(np.arange(20.0), target=np.sin(np.arange(20.0)))
 
 
+@pytest.mark.parametrize("causal", [True, False])
+def test_a_wiener_fir_fitted_without_a_target_takes_no_equation_from_a_missing_sample(causal):
+    # filled, a missing tail was 100 equations predicting the last reading from itself
+    rng = np.random.default_rng(0)
+    x = np.sin(np.arange(300) / 5.0) + 0.3 * rng.standard_normal(300)
+    gappy = x.copy()
+    gappy[200:] = np.nan
+    f = B.WienerFIRFilter(8, causal=causal).fit(gappy)
+    g = B.WienerFIRFilter(8, causal=causal).fit(x[:200])
+    np.testing.assert_allclose(f.coef_[0], g.coef_[0], rtol=1e-9, atol=1e-12)
+    assert f.intercept_[0] == pytest.approx(g.intercept_[0], rel=1e-9, abs=1e-12)
+
+
 def test_kalman_handles_missing_values(series):
     clean, noisy = series
     x = noisy.copy()

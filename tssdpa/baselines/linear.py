@@ -242,7 +242,7 @@ class WienerFIRFilter(Denoiser):
         return sliding_window_view(padded, ahead + back + 1)[:, ::-1]
 
     def _fit(self, a, target):
-        a = fill_missing(a, self.causal)
+        raw, a = a, fill_missing(a, self.causal)
         ahead, _ = self._lags()
         self.coef_, self.intercept_ = [], []
         for c in range(a.shape[1]):
@@ -251,7 +251,7 @@ class WienerFIRFilter(Denoiser):
                 s = target[:, c]
                 mask = np.ones(X.shape[1], bool)
             else:  # self-supervised: predict x[t] from the other taps
-                s = a[:, c]
+                s = raw[:, c]  # a missing x[t] is no equation (filled, it was made up)
                 mask = np.ones(X.shape[1], bool)
                 mask[ahead] = False
             # a missing target sample is no equation (the input's gaps were filled above)
