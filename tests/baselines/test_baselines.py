@@ -535,6 +535,14 @@ def test_channels_that_start_apart_are_forecast_from_their_own_first_sample():
         assert np.isnan(out[:first, 0]).all() and np.isfinite(out[first:, 0]).all()
 
 
+def test_the_kalman_smoother_refuses_a_channel_stopping_after_one_reading_naming_it():
+    x = np.cumsum(np.random.default_rng(0).standard_normal(100))
+    table = np.column_stack([x, x])
+    table[1:, 1] = np.nan  # statsmodels failed with "'shape' elements cannot be negative"
+    with pytest.raises(ValueError, match="x channel 1 stops at sample 0 of 100"):
+        B.KalmanSmoother().fit(table)
+
+
 def test_the_kalman_fit_takes_the_last_samples_up_to_a_channels_last_one():
     # the last max_fit_samples were all missing: statsmodels' "'shape' elements cannot be
     # negative", naming nothing

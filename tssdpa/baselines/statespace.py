@@ -136,6 +136,9 @@ class KalmanSmoother(Denoiser):
         # the last max_fit_samples up to each channel's last sample (a missing tail left
         # statsmodels nothing: "'shape' elements cannot be negative")
         for c, end in enumerate(reading_ends(a)):
+            if end < 2:  # one reading left statsmodels the same error as one sample
+                raise ValueError(f"x channel {c} stops at sample {end - 1} of {len(a)} (the rest "
+                                 "is missing): the state-space fit needs 2 or more")  # fmt: skip
             y = np.ascontiguousarray(a[max(0, end - self.max_fit_samples) : end, c])
             scale = float(np.nanstd(y)) or 1.0
             res = _fit_uc(self.level, (y / scale).tobytes())
