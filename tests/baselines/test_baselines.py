@@ -203,6 +203,14 @@ def test_a_wiener_fir_fitted_without_a_target_takes_no_equation_from_a_missing_s
     assert f.intercept_[0] == pytest.approx(g.intercept_[0], rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.parametrize("causal", [True, False])
+def test_a_one_tap_wiener_fir_without_a_target_is_refused_naming_window(causal):
+    x = np.sin(np.arange(100) / 5.0)
+    with pytest.raises(ValueError, match="window=1 without a target leaves no tap"):
+        B.WienerFIRFilter(1, causal=causal).fit(x)  # it returned the training mean throughout
+    np.testing.assert_allclose(B.WienerFIRFilter(1, causal=causal).fit(x, 2 * x).coef_[0], 2, 1e-4)
+
+
 def test_kalman_handles_missing_values(series):
     clean, noisy = series
     x = noisy.copy()

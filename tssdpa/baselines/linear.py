@@ -242,6 +242,9 @@ class WienerFIRFilter(Denoiser):
         return sliding_window_view(padded, ahead + back + 1)[:, ::-1]
 
     def _fit(self, a, target):
+        if target is None and self.window == 1:  # it fitted no tap: every output the mean
+            raise ValueError("window=1 without a target leaves no tap to fit (x[t] itself is "
+                             "left out): give the clean target, or window >= 2")  # fmt: skip
         raw, a = a, fill_missing(a, self.causal)
         ahead, _ = self._lags()
         self.coef_, self.intercept_ = [], []
