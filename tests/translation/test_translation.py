@@ -21,6 +21,7 @@ from tssdpa.translation import (
     TranslationTransformer,
     Translator,
     Vocabulary,
+    read_pairs,
     standardize_english,
     standardize_spanish,
     translate,
@@ -149,6 +150,12 @@ def test_vocabulary_layout_and_encoding():
     assert vocab.decode([3, 2, 0, 1]) == "b a [UNK]"
     with pytest.raises(ValueError, match="max_tokens"):
         Vocabulary.build(["a"], max_tokens=2)
+
+
+def test_read_pairs_drops_a_byte_order_mark(tmp_path):
+    path = tmp_path / "pairs.txt"
+    path.write_bytes("\ufeffGo.\tVe.\nHi.\tHola.\n".encode())
+    assert read_pairs(path) == [("Go.", "Ve."), ("Hi.", "Hola.")]
 
 
 def test_split_sizes_match_keras_example():

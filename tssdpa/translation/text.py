@@ -56,12 +56,15 @@ def wrap_target(spanish: str) -> str:
 def read_pairs(path: str | os.PathLike, max_pairs: int | None = None) -> list[tuple[str, str]]:
     """Read ``English<TAB>Spanish`` lines from a (optionally gzipped) text file.
 
-    Extra tab-separated columns (the attribution column of newer releases) are ignored.
+    Extra tab-separated columns (the attribution column of newer releases) are ignored. A
+    byte order mark at the start of the file is dropped.
     """
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
     pairs: list[tuple[str, str]] = []
-    with opener(path, "rt", encoding="utf-8") as fh:
+    # utf-8-sig: a file saved with a byte order mark (Windows editors) had it glued to the
+    # first English word, which then became a vocabulary word of its own.
+    with opener(path, "rt", encoding="utf-8-sig") as fh:
         for lineno, line in enumerate(fh, start=1):
             line = line.rstrip("\n")
             if not line:
