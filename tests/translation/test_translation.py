@@ -158,6 +158,20 @@ def test_read_pairs_drops_a_byte_order_mark(tmp_path):
     assert read_pairs(path) == [("Go.", "Ve."), ("Hi.", "Hola.")]
 
 
+def test_read_pairs_names_the_file_and_line_of_bytes_that_are_not_utf8(tmp_path):
+    path = tmp_path / "pairs.txt"
+    path.write_bytes(b"Go.\tVe.\n" * 5000 + "Hi.\tHola señor.\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=rf"^{path}:5001: not UTF-8"):
+        read_pairs(path)
+    damaged = tmp_path / "pairs.txt.gz"
+    damaged.write_bytes(gzip.compress(b"Go.\tVe.\n" * 5000)[:-12])  # cut short
+    with pytest.raises(ValueError, match="not a whole gzip file"):
+        read_pairs(damaged)
+    damaged.write_bytes(b"Go.\tVe.\n")  # plain text under a .gz name
+    with pytest.raises(ValueError, match="not a whole gzip file"):
+        read_pairs(damaged)
+
+
 def test_split_sizes_match_keras_example():
     assert split_sizes(118_964, 0.15, 0.15) == (83_276, 17_844, 17_844)
 

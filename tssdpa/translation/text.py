@@ -17,6 +17,7 @@ import gzip
 import os
 import re
 import string
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -57,25 +58,47 @@ def read_pairs(path: str | os.PathLike, max_pairs: int | None = None) -> list[tu
     """Read ``English<TAB>Spanish`` lines from a (optionally gzipped) text file.
 
     Extra tab-separated columns (the attribution column of newer releases) are ignored. A
-    byte order mark at the start of the file is dropped.
+    byte order mark at the start of the file is dropped. A line that is not UTF-8, or a
+    ``.gz`` file that is no whole gzip file, raises ``ValueError`` naming the file (and line).
     """
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
     pairs: list[tuple[str, str]] = []
     # utf-8-sig: a file saved with a byte order mark (Windows editors) had it glued to the
     # first English word, which then became a vocabulary word of its own.
-    with opener(path, "rt", encoding="utf-8-sig") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            line = line.rstrip("\n")
-            if not line:
-                continue
-            fields = line.split("\t")
-            if len(fields) < 2:
-                raise ValueError(f"{path}:{lineno}: expected 'English<TAB>Spanish', got {line!r}")
-            pairs.append((fields[0], fields[1]))
-            if max_pairs is not None and len(pairs) >= max_pairs:
-                break
+    try:
+        with opener(path, "rt", encoding="utf-8-sig") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                line = line.rstrip("\n")
+                if not line:
+                    continue
+                fields = line.split("\t")
+                if len(fields) < 2:
+                    raise ValueError(
+                        f"{path}:{lineno}: expected 'English<TAB>Spanish', got {line!r}"
+                    )
+                pairs.append((fields[0], fields[1]))
+                if max_pairs is not None and len(pairs) >= max_pairs:
+                    break
+    # The decoder's and gzip's own errors named neither the file nor the line.
+    except UnicodeDecodeError as err:
+        where = f"{path}:{_undecodable_line(path, opener)}"
+        raise ValueError(f"{where}: not UTF-8 text ({err.reason})") from None
+    except (gzip.BadGzipFile, EOFError, zlib.error) as err:
+        raise ValueError(f"{path}: not a whole gzip file ({err})") from None
     return pairs
+
+
+def _undecodable_line(path: Path, opener) -> int:
+    """Number of the first line of ``path`` that is not UTF-8 (the text reader decodes in
+    chunks, so its error does not say)."""
+    with opener(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return lineno
+    return 0
 
 
 class Vocabulary:
