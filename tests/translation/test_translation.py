@@ -241,7 +241,13 @@ def test_vocabulary_never_sees_test_only_words(tmp_path, cache_dir):
 
 @pytest.mark.parametrize(
     ("argument", "value"),
-    [("sequence_length", 0), ("batch_size", 0), ("vocab_size", 2), ("val_fraction", 1.5)],
+    [
+        ("sequence_length", 0),
+        ("batch_size", 0),
+        ("vocab_size", 2),
+        ("val_fraction", 1.5),
+        ("max_pairs", 2),
+    ],
 )
 def test_datamodule_rejects_bad_arguments(pairs_file, cache_dir, argument, value):
     with pytest.raises(ValueError, match=argument):

@@ -196,6 +196,10 @@ class TranslationDataModule(L.LightningDataModule):
             )
         if num_workers < 0:
             raise ValueError(f"num_workers must be >= 0, got {num_workers}")
+        # Checked here, not only when the pairs are vectorised: that is inside Trainer.fit,
+        # after the model and trainer were built.
+        if max_pairs is not None and max_pairs < 3:
+            raise ValueError(f"max_pairs must be at least 3, got {max_pairs}")
         self.save_hyperparameters()
         self.data_dir = data_dir
         self.dataset = dataset
