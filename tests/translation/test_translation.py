@@ -313,6 +313,16 @@ def test_model_rejects_bad_arguments():
         tiny_model("projection", cross_attention_sigma=0.0)
 
 
+@pytest.mark.parametrize("attention", ["standard", "projection"])
+@pytest.mark.parametrize(
+    ("argument", "value"),
+    [("attention_backend", "fusd"), ("learn_sigma", "yes"), ("normalize_qk", 2)],
+)
+def test_model_refuses_a_bad_setting_when_built_not_at_its_first_step(attention, argument, value):
+    with pytest.raises(ValueError, match=argument):
+        tiny_model(attention, **{argument: value})
+
+
 @pytest.mark.parametrize("full_precision", [False, True])
 def test_full_precision_attention_under_bf16_autocast(full_precision):
     torch.manual_seed(2)

@@ -16,6 +16,7 @@ from torch import Tensor, nn
 
 from tssdpa.checks import check_choice
 from tssdpa.nn import DecoderBlock, EncoderBlock
+from tssdpa.ops import BACKENDS
 
 AttentionKind = Literal["standard", "projection"]
 AttentionValue = Literal["separate", "key"]
@@ -99,8 +100,13 @@ class TranslationTransformer(nn.Module):
             if value < 1:
                 raise ValueError(f"{name} must be positive, got {value}")
         for name, flag in (("padding_mask", padding_mask), ("keras_init", keras_init),
-                           ("full_precision_attention", full_precision_attention)):  # fmt: skip
+                           ("full_precision_attention", full_precision_attention),
+                           ("learn_sigma", learn_sigma),
+                           ("normalize_qk", normalize_qk)):  # fmt: skip
             check_choice(flag, name, (True, False))
+        # Checked here: projection_sdpa checks it only on the first forward pass, inside
+        # Trainer.fit, and a standard-attention model never used it at all.
+        check_choice(attention_backend, "attention_backend", BACKENDS)
         if head_dim is not None and head_dim < 1:
             raise ValueError(f"head_dim must be positive or None, got {head_dim}")
         if attention not in ("standard", "projection"):
