@@ -392,6 +392,19 @@ def test_tiny_training_learns_and_translates(pairs_file, cache_dir, tmp_path, at
     assert translator.translate(first) == [system.test_hypotheses[dm.splits["test"][0]]]
 
 
+def test_an_untrained_model_translates_into_words_of_its_vocabulary(pairs_file, cache_dir):
+    # The synthetic corpus fills 44 of the 64 output entries: ids 44-63 have no word.
+    torch.manual_seed(0)
+    dm = tiny_data(pairs_file, cache_dir)
+    system = TranslationSystem(tiny_model())
+    tiny_trainer(0).test(system, datamodule=dm, verbose=False)  # BLEU decodes the test split
+    assert len(system.test_hypotheses) == len(dm.datasets["test"])
+    words = Vocabulary(["", "[UNK]", START_TOKEN, END_TOKEN, "hola"])
+    translator = Translator(tiny_model(), Vocabulary(["", "[UNK]", "i"]), words)
+    for sentence in translator.translate(["I see the cat.", "I"]):
+        assert set(sentence.split()) <= {"[UNK]", "hola"}
+
+
 def test_resume_from_epoch_checkpoint_matches_uninterrupted_run(pairs_file, cache_dir, tmp_path):
     def run(max_epochs: int, ckpt_dir: Path, ckpt_path: str | None = None):
         L.seed_everything(0)

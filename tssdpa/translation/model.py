@@ -235,13 +235,20 @@ class TranslationTransformer(nn.Module):
 
     @torch.no_grad()
     def greedy_decode(
-        self, source: Tensor, start_id: int, end_id: int, max_length: int | None = None
+        self,
+        source: Tensor,
+        start_id: int,
+        end_id: int,
+        max_length: int | None = None,
+        vocab_size: int | None = None,
     ) -> Tensor:
         """Greedy decoding from ``[start]``; returns generated ids (B, ≤ max_length).
 
         Each step feeds the whole prefix (causal attention makes that equal to the
         teacher-forced computation); rows that produced ``end_id`` are padded afterwards, and
-        decoding stops early once every row has.
+        decoding stops early once every row has. Only ids below ``vocab_size`` (default: the
+        whole output layer) are chosen: a vocabulary built on a small corpus fills fewer
+        entries than the configured output layer.
         """
         max_length = self.sequence_length if max_length is None else max_length
         if not 1 <= max_length <= self.sequence_length:
@@ -249,13 +256,19 @@ class TranslationTransformer(nn.Module):
                 f"max_length must be in [1, sequence_length={self.sequence_length}], "
                 f"got {max_length}"
             )
+        outputs = self.output.out_features
+        vocab_size = outputs if vocab_size is None else vocab_size
+        if not 1 <= vocab_size <= outputs:
+            raise ValueError(f"vocab_size must be in [1, {outputs}], got {vocab_size}")
         memory, source_padding = self.encode(source)
         batch = source.shape[0]
         prefix = torch.full((batch, 1), start_id, dtype=torch.long, device=source.device)
         finished = torch.zeros(batch, dtype=torch.bool, device=source.device)
         generated = []
         for _ in range(max_length):
-            logits = self.decode(prefix, memory, source_padding)[:, -1]
+            # An id past the vocabulary (never a training target, but an untrained or briefly
+            # trained model picks them) had no word: decoding it raised IndexError.
+            logits = self.decode(prefix, memory, source_padding)[:, -1, :vocab_size]
             token = logits.argmax(dim=-1).masked_fill(finished, 0)
             generated.append(token)
             finished |= token == end_id

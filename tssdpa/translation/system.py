@@ -147,7 +147,7 @@ class TranslationSystem(L.LightningModule):
             source, _, index = batch
             vocab = self.trainer.datamodule.target_vocab
             generated = self.transformer.greedy_decode(
-                source, vocab.index[START_TOKEN], vocab.index[END_TOKEN]
+                source, vocab.index[START_TOKEN], vocab.index[END_TOKEN], vocab_size=len(vocab)
             )
             for i, ids in zip(index.tolist(), generated.tolist()):
                 self.test_hypotheses[i] = vocab.decode(ids)

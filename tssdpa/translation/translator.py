@@ -76,7 +76,9 @@ class Translator:
         try:
             for lo in range(0, len(sentences), batch_size):
                 source = self.vectorize(sentences[lo : lo + batch_size]).to(self.device)
-                generated = self.transformer.greedy_decode(source, start, end)
+                generated = self.transformer.greedy_decode(
+                    source, start, end, vocab_size=len(self.target_vocab)
+                )
                 out += [self.target_vocab.decode(ids) for ids in generated.tolist()]
         finally:
             self.transformer.train(was_training)
