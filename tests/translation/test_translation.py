@@ -6,6 +6,7 @@ import gzip
 import itertools
 import json
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -403,6 +404,59 @@ def test_an_untrained_model_translates_into_words_of_its_vocabulary(pairs_file, 
     translator = Translator(tiny_model(), Vocabulary(["", "[UNK]", "i"]), words)
     for sentence in translator.translate(["I see the cat.", "I"]):
         assert set(sentence.split()) <= {"[UNK]", "hola"}
+
+
+class _RunsCode:
+    def __reduce__(self):
+        return (os.system, ("touch translator-pickle-ran",))
+
+
+def test_translator_refuses_a_checkpoint_outside_its_layout_naming_the_file(tmp_path):
+    model = tiny_model()
+    good = {
+        "state_dict": {f"transformer.{k}": v for k, v in model.state_dict().items()},
+        "translation": {
+            "transformer_config": dict(model.config),
+            "source_vocab": ["", "[UNK]", "i", "see"],
+            "target_vocab": ["", "[UNK]", START_TOKEN, END_TOKEN, "veo"],
+        },
+    }
+    path = tmp_path / "model.ckpt"
+    torch.save(good, path)
+    assert len(Translator.from_checkpoint(path).translate(["I see."])) == 1
+
+    def tampered(edit):
+        bad = {"state_dict": dict(good["state_dict"]), "translation": dict(good["translation"])}
+        edit(bad)
+        return bad
+
+    cases = {
+        "tensor": torch.zeros(3),
+        "longer_vocab": tampered(
+            lambda c: c["translation"].update(source_vocab=["", "[UNK]"] + list("abc") * 30)
+        ),
+        "number_word": tampered(lambda c: c["translation"].update(target_vocab=[*"ab", 5])),
+        "unknown_setting": tampered(
+            lambda c: c["translation"].update(transformer_config={"bogus": 1})
+        ),
+        "no_state_dict": tampered(lambda c: c.pop("state_dict")),
+        "other_size": tampered(
+            lambda c: c["translation"].update(
+                transformer_config=dict(model.config, embed_dim=48, head_dim=24)
+            )
+        ),
+    }
+    for name, contents in cases.items():
+        torch.save(contents, tmp_path / f"{name}.ckpt")
+    (tmp_path / "cut.ckpt").write_bytes(path.read_bytes()[:1000])
+    (tmp_path / "empty.ckpt").write_bytes(b"")
+    with (tmp_path / "pickle.ckpt").open("wb") as fh:
+        pickle.dump({"translation": _RunsCode()}, fh)
+    for name in [*cases, "cut", "empty", "pickle"]:
+        bad = tmp_path / f"{name}.ckpt"
+        with pytest.raises(ValueError, match=f"checkpoint '{bad}'"):
+            Translator.from_checkpoint(bad)
+    assert not (Path.cwd() / "translator-pickle-ran").exists()
 
 
 def test_resume_from_epoch_checkpoint_matches_uninterrupted_run(pairs_file, cache_dir, tmp_path):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import os
+import pickle
 from collections.abc import Sequence
 
 import torch
@@ -28,6 +30,15 @@ class Translator:
         for token in (START_TOKEN, END_TOKEN):
             if token not in target_vocab:
                 raise ValueError(f"target_vocab lacks the {token!r} marker")
+        # A vocabulary longer than the model's tables: its last words would index past the
+        # source embedding (IndexError mid-translation) or never be produced.
+        sizes = {
+            "source_vocab": (len(source_vocab), transformer.source_embedding.tokens.num_embeddings),
+            "target_vocab": (len(target_vocab), transformer.output.out_features),
+        }
+        for name, (words, entries) in sizes.items():
+            if words > entries:
+                raise ValueError(f"{name} has {words} entries, the model only {entries}")
         self.transformer = transformer
         self.source_vocab = source_vocab
         self.target_vocab = target_vocab
@@ -36,22 +47,55 @@ class Translator:
     def from_checkpoint(
         cls, path: str | os.PathLike, map_location: str | torch.device = "cpu"
     ) -> Translator:
-        """Rebuild from a checkpoint written by ``TranslationSystem`` (loaded weights-only)."""
-        checkpoint = torch.load(path, map_location=map_location, weights_only=True)
-        info = checkpoint.get("translation")
-        if info is None or "source_vocab" not in info:
+        """Rebuild from a checkpoint written by ``TranslationSystem`` (loaded weights-only).
+
+        A file that does not load weights-only, or whose contents are not a translation model
+        of the expected layout (a dict with ``state_dict`` and ``translation``: the transformer
+        config, two lists of words no longer than the model's tables), raises ``ValueError``
+        naming it.
+        """
+        try:
+            checkpoint = torch.load(path, map_location=map_location, weights_only=True)
+        except (RuntimeError, pickle.UnpicklingError, EOFError) as err:
+            # A truncated or foreign file; a pickle of arbitrary objects is refused here too
+            # (weights_only never runs its code).
+            first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+            raise ValueError(
+                f"checkpoint {str(path)!r} does not load weights-only: {first}"
+            ) from None
+        info = checkpoint.get("translation") if isinstance(checkpoint, dict) else None
+        if not isinstance(info, dict) or "source_vocab" not in info:
             raise ValueError(
                 f"checkpoint {str(path)!r} holds no translation model and vocabularies "
                 "(was it written by TranslationSystem with its data module attached?)"
             )
-        transformer = TranslationTransformer.from_config(info["transformer_config"])
+        try:
+            return cls._from_contents(checkpoint, info, map_location)
+        except (KeyError, TypeError, ValueError, RuntimeError) as err:
+            # A missing entry, a wrong type, the model's own checks of its config, or
+            # load_state_dict's size mismatch: one message naming the file.
+            why = " ".join(str(err).split())
+            raise ValueError(
+                f"checkpoint {str(path)!r} is not a usable translation model: {why}"
+            ) from None
+
+    @classmethod
+    def _from_contents(cls, checkpoint: dict, info: dict, map_location) -> Translator:
+        config, state = info["transformer_config"], checkpoint["state_dict"]
+        if not isinstance(config, dict) or not isinstance(state, dict):
+            raise TypeError("transformer_config and state_dict must be dicts")
+        unknown = set(config) - set(inspect.signature(TranslationTransformer).parameters)
+        if unknown:
+            raise ValueError(f"transformer_config has unknown settings {sorted(map(str, unknown))}")
+        vocabs = [info["source_vocab"], info["target_vocab"]]
+        if not all(isinstance(v, list) and all(isinstance(w, str) for w in v) for v in vocabs):
+            raise TypeError("source_vocab and target_vocab must be lists of words")
+        transformer = TranslationTransformer.from_config(config)
         prefix = "transformer."
-        state = {
-            k[len(prefix) :]: v for k, v in checkpoint["state_dict"].items() if k.startswith(prefix)
-        }
+        state = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
         transformer.load_state_dict(state)
         transformer.to(map_location).eval()
-        return cls(transformer, Vocabulary(info["source_vocab"]), Vocabulary(info["target_vocab"]))
+        return cls(transformer, *(Vocabulary(v) for v in vocabs))
 
     @property
     def device(self) -> torch.device:
