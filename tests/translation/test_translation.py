@@ -459,6 +459,18 @@ def test_translator_refuses_a_checkpoint_outside_its_layout_naming_the_file(tmp_
     assert not (Path.cwd() / "translator-pickle-ran").exists()
 
 
+def test_a_checkpoint_is_refused_on_data_with_other_vocabularies(pairs_file, cache_dir, tmp_path):
+    system, trainer = TranslationSystem(tiny_model(), bleu=False), tiny_trainer(1)
+    trainer.fit(system, datamodule=tiny_data(pairs_file, cache_dir))
+    path = tmp_path / "model.ckpt"
+    trainer.save_checkpoint(path, weights_only=True)
+    # the same data: restored; another shuffle (another training split): refused
+    same, other = tiny_data(pairs_file, cache_dir), tiny_data(pairs_file, cache_dir, seed=1)
+    tiny_trainer(1).test(system, datamodule=same, ckpt_path=path, weights_only=True)
+    with pytest.raises(ValueError, match="_vocab is not the data module's"):
+        tiny_trainer(1).test(system, datamodule=other, ckpt_path=path, weights_only=True)
+
+
 def test_resume_from_epoch_checkpoint_matches_uninterrupted_run(pairs_file, cache_dir, tmp_path):
     def run(max_epochs: int, ckpt_dir: Path, ckpt_path: str | None = None):
         L.seed_everything(0)
