@@ -554,6 +554,33 @@ def test_cli_fit_then_test(pairs_file, cache_dir, tmp_path):
     assert "test_bleu" in cli.trainer.callback_metrics
 
 
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("--data.batch_size=0", "batch_size must be positive, got 0"),
+        ("--trainer.max_epochs=-2", "`max_epochs` must be a non-negative integer"),
+        ("--data.max_pairs=2", "max_pairs must be at least 3"),
+        ("--data.dataset={latin1}", "{latin1}:2: not UTF-8 text"),
+    ],
+)
+def test_cli_refuses_a_bad_setting_before_training_in_one_line_with_exit_code_2(
+    pairs_file, cache_dir, tmp_path, capsys, setting, message
+):
+    from tssdpa.translation.cli import TranslationCLI
+
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("Go.\tVe.\nHi.\tHola señor.\n".encode("latin-1"))
+    setting, message = (x.format(latin1=latin1) for x in (setting, message))
+    config = REPO / "experiments/configs/translate_standard.yaml"
+    args = ["fit", "--config", str(config), *cli_overrides(pairs_file, cache_dir, tmp_path)]
+    with pytest.raises(SystemExit) as exit_:
+        TranslationCLI(args=[*args, setting])
+    assert exit_.value.code == 2
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith("pytest: error: ") and message in last
+    assert not (tmp_path / "history.csv").exists()  # refused before training
+
+
 def test_compare_script_writes_report(pairs_file, cache_dir, tmp_path):
     sys.path.insert(0, str(REPO / "experiments"))
     try:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import csv
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
+from lightning.fabric.utilities.exceptions import MisconfigurationException
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 
 from tssdpa.translation.data import TranslationDataModule
@@ -20,6 +23,10 @@ class TranslationCLI(LightningCLI):
     are set once under ``data``. After ``fit`` the test split is evaluated (loss, accuracies,
     BLEU) unless ``--test_after_fit false``, and ``--history_file`` receives the per-epoch
     metrics as CSV.
+
+    A bad setting (a constructor's ``ValueError``, the Trainer's
+    ``MisconfigurationException``) is one line on stderr and exit code 2, like the parser's
+    own errors, and so is, before any training, a pair file that cannot be read.
     """
 
     def __init__(self, args: Sequence[str] | None = None, run: bool = True, **kwargs):
@@ -47,6 +54,40 @@ class TranslationCLI(LightningCLI):
     def _subcommand_option(self, name: str):
         config = self.config[self.subcommand] if self.subcommand else self.config
         return config.get(name)
+
+    @staticmethod
+    def _refuse(message: str) -> NoReturn:
+        print(f"{Path(sys.argv[0]).name}: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+    def instantiate_classes(self) -> None:
+        # The classes check their arguments as they are built; their errors reached the user
+        # as tracebacks (exit code 1).
+        try:
+            super().instantiate_classes()
+        except (ValueError, MisconfigurationException) as exc:
+            self._refuse(str(exc))
+
+    def _check_before_run(self) -> None:
+        """Refuse, before any training, what would otherwise fail later inside the Trainer."""
+        try:
+            self.datamodule.source_path()
+            if self.trainer.local_rank == 0:  # Lightning prepares the data on local rank 0
+                self.datamodule.prepare_data()  # vectorised once: the run reads the cache
+        except (ValueError, FileNotFoundError) as exc:
+            self._refuse(f"--data: {exc}")
+
+    def before_fit(self) -> None:
+        self._check_before_run()
+
+    def before_validate(self) -> None:
+        self._check_before_run()
+
+    def before_test(self) -> None:
+        self._check_before_run()
+
+    def before_predict(self) -> None:
+        self._check_before_run()
 
     def after_fit(self) -> None:
         history_file = self._subcommand_option("history_file")
