@@ -581,6 +581,25 @@ def test_cli_refuses_a_bad_setting_before_training_in_one_line_with_exit_code_2(
     assert not (tmp_path / "history.csv").exists()  # refused before training
 
 
+def test_cli_refuses_a_history_file_that_is_a_folder_or_one_of_its_inputs(
+    pairs_file, cache_dir, tmp_path, capsys
+):
+    from tssdpa.translation.cli import TranslationCLI
+
+    data, config = tmp_path / "pairs.txt.gz", tmp_path / "config.yaml"
+    data.write_bytes(pairs_file.read_bytes())
+    config.write_bytes((REPO / "experiments/configs/translate_standard.yaml").read_bytes())
+    args = ["fit", "--config", str(config), *cli_overrides(pairs_file, cache_dir, tmp_path)]
+    args += [f"--data.dataset={data}", "--test_after_fit=false"]
+    for history, why in ((data, "would overwrite"), (config, "would overwrite"),
+                         (tmp_path, "is a folder")):  # fmt: skip
+        before = history.read_bytes() if history.is_file() else None
+        with pytest.raises(SystemExit) as exit_:
+            TranslationCLI(args=[*args, f"--history_file={history}"])
+        assert exit_.value.code == 2 and why in capsys.readouterr().err
+        assert before is None or history.read_bytes() == before
+
+
 def test_compare_script_writes_report(pairs_file, cache_dir, tmp_path):
     sys.path.insert(0, str(REPO / "experiments"))
     try:

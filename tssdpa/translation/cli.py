@@ -26,7 +26,8 @@ class TranslationCLI(LightningCLI):
 
     A bad setting (a constructor's ``ValueError``, the Trainer's
     ``MisconfigurationException``) is one line on stderr and exit code 2, like the parser's
-    own errors, and so is, before any training, a pair file that cannot be read.
+    own errors, and so is, before any training, a pair file that cannot be read or a
+    ``--history_file`` that is a folder, the pair file or a ``--config`` file.
     """
 
     def __init__(self, args: Sequence[str] | None = None, run: bool = True, **kwargs):
@@ -69,13 +70,24 @@ class TranslationCLI(LightningCLI):
             self._refuse(str(exc))
 
     def _check_before_run(self) -> None:
-        """Refuse, before any training, what would otherwise fail later inside the Trainer."""
+        """Refuse, before any training, what would otherwise fail (or destroy data) later."""
         try:
-            self.datamodule.source_path()
+            source = self.datamodule.source_path()
             if self.trainer.local_rank == 0:  # Lightning prepares the data on local rank 0
                 self.datamodule.prepare_data()  # vectorised once: the run reads the cache
         except (ValueError, FileNotFoundError) as exc:
             self._refuse(f"--data: {exc}")
+        history_file = self._subcommand_option("history_file")
+        if history_file:
+            # Written only after fit: a folder failed then, losing the run's history, and the
+            # pair file (or a config) was overwritten, destroying the data the run had read.
+            history = Path(history_file).expanduser()
+            if history.is_dir():
+                self._refuse(f"--history_file {history_file} is a folder")
+            inputs = [source, *(Path(str(c)) for c in self._subcommand_option("config") or ())]
+            for given in inputs:
+                if history.resolve() == given.resolve():
+                    self._refuse(f"--history_file {history_file} would overwrite {given}")
 
     def before_fit(self) -> None:
         self._check_before_run()
