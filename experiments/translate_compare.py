@@ -35,6 +35,7 @@ from pathlib import Path
 import lightning
 import torch
 
+from tssdpa.files import replacing
 from tssdpa.translation.cli import TranslationCLI, write_history
 
 REPO = Path(__file__).resolve().parents[1]
@@ -216,7 +217,7 @@ def run_one(args: argparse.Namespace, config: Path, sequence_length: int) -> dic
 
 
 def write_epochs_csv(results: list[dict], path: Path) -> None:
-    with path.open("w", newline="") as fh:
+    with replacing(path) as tmp, tmp.open("w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=EPOCH_COLUMNS, extrasaction="ignore")
         writer.writeheader()
         for r in results:
@@ -227,7 +228,7 @@ def write_epochs_csv(results: list[dict], path: Path) -> None:
 
 
 def write_samples_csv(results: list[dict], path: Path) -> None:
-    with path.open("w", newline="") as fh:
+    with replacing(path) as tmp, tmp.open("w", newline="") as fh:
         writer = csv.DictWriter(
             fh,
             fieldnames=[
@@ -293,7 +294,8 @@ def plot(results: list[dict], path: Path) -> None:
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    with replacing(path) as tmp:
+        fig.savefig(tmp, dpi=120, format="png")
     plt.close(fig)
 
 
@@ -423,12 +425,16 @@ def write_report(
             cells += [_md_cell(r["samples"][i]["translation"]) for r in runs]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
-    path.write_text("\n".join(lines))
+    with replacing(path) as tmp:
+        tmp.write_text("\n".join(lines))
 
 
 def write_outputs(
     results: list[dict], args: argparse.Namespace, commands: list[str], env: str
 ) -> None:
+    # Each file whole or not at all (tssdpa.files.replacing): they are rewritten after every
+    # run, and a run cut off by a time limit mid-write had left a truncated report or CSV in
+    # place of the last whole one.
     out = args.output_dir / args.name
     write_epochs_csv(results, out.with_name(f"{args.name}_epochs.csv"))
     write_samples_csv(results, out.with_name(f"{args.name}_samples.csv"))
@@ -462,8 +468,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
             env = environment(results)
             write_outputs(results, args, [command], env)
             saved = {"command": command, "environment": env, "results": results}
-            path = args.output_dir / f"{args.name}_results.json"
-            path.write_text(json.dumps(saved, indent=1, default=str))
+            with replacing(args.output_dir / f"{args.name}_results.json") as tmp:
+                tmp.write_text(json.dumps(saved, indent=1, default=str))
     return results
 
 

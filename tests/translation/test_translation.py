@@ -600,6 +600,34 @@ def test_cli_refuses_a_history_file_that_is_a_folder_or_one_of_its_inputs(
         assert before is None or history.read_bytes() == before
 
 
+class _Unwritable:
+    def __str__(self):
+        raise OSError("disk full")
+
+
+def test_history_and_comparison_files_are_written_whole_or_not_at_all(tmp_path):
+    from tssdpa.translation.cli import write_history
+
+    sys.path.insert(0, str(REPO / "experiments"))
+    try:
+        import translate_compare
+    finally:
+        sys.path.pop(0)
+    rows = [{"epoch": 0, "train_loss": 1.0}, {"epoch": 1, "train_loss": _Unwritable()}]
+    results = [{"sequence_length": 8, "attention": "standard", "history": rows}]
+    writers = {
+        "history.csv": lambda path: write_history(rows, path),
+        "epochs.csv": lambda path: translate_compare.write_epochs_csv(results, path),
+    }
+    for name, write in writers.items():
+        path = tmp_path / name
+        path.write_text("the last whole file\n")
+        with pytest.raises(OSError, match="disk full"):
+            write(path)
+        assert path.read_text() == "the last whole file\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(writers)
+
+
 def test_compare_script_writes_report(pairs_file, cache_dir, tmp_path):
     sys.path.insert(0, str(REPO / "experiments"))
     try:

@@ -12,6 +12,7 @@ from typing import NoReturn
 from lightning.fabric.utilities.exceptions import MisconfigurationException
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 
+from tssdpa.files import replacing
 from tssdpa.translation.data import TranslationDataModule
 from tssdpa.translation.system import TranslationSystem
 
@@ -116,7 +117,8 @@ def write_history(rows: list[dict], path: str | os.PathLike) -> None:
     columns: list[str] = []
     for row in rows:
         columns += [k for k in row if k not in columns]
-    with path.open("w", newline="") as fh:
+    # Whole or not at all: a failed write leaves an earlier history as it was.
+    with replacing(path) as tmp, tmp.open("w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=columns)
         writer.writeheader()
         writer.writerows(rows)
