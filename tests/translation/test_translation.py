@@ -262,6 +262,18 @@ def test_missing_dataset_names_the_search(tmp_path):
         dm.prepare_data()
 
 
+def test_a_copy_of_the_published_pairs_that_differs_from_it_is_refused(tmp_path, cache_dir):
+    copy = tmp_path / "spa-eng" / "spa.txt.gz"  # looked up by the published file's name
+    copy.parent.mkdir()
+    copy.write_bytes(gzip.compress("\n".join(synthetic_pairs()).encode()))
+    dm = TranslationDataModule(data_dir=str(tmp_path), cache_dir=str(cache_dir))
+    with pytest.raises(ValueError, match=rf"^{copy}: its contents' sha256 .* not the published"):
+        dm.prepare_data()
+    copy.write_bytes(copy.read_bytes()[:-20])  # cut short
+    with pytest.raises(ValueError, match=rf"^{copy}: not a readable copy"):
+        dm.prepare_data()
+
+
 # --------------------------------------------------------------------------- model
 
 

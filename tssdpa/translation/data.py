@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 
 from tssdpa.checks import check_choice
+from tssdpa.data.download import sha256_file
 from tssdpa.data.paths import CACHE_DIR, find_dataset
 from tssdpa.translation.text import (
     Vocabulary,
@@ -30,6 +32,11 @@ from tssdpa.translation.text import (
 
 DEFAULT_DATASET = "spa-eng/spa.txt.gz"
 CACHE_FORMAT_VERSION = 1
+#: sha256 of the published files' (decompressed) contents, by the name they are looked up
+#: under (the dataset's PROVENANCE.md): the 2018 two-column release of 118,964 pairs.
+PUBLISHED_SHA256 = {
+    DEFAULT_DATASET: "6ec60e212f812ee3430f7568ea6f33b6fb080e32193c5952e8da0ee8ba45574c",
+}
 
 
 @dataclass(frozen=True)
@@ -233,6 +240,23 @@ class TranslationDataModule(L.LightningDataModule):
             return candidate
         return find_dataset(self.dataset, self.data_dir)
 
+    def _check_published(self, source: Path) -> None:
+        """A file looked up by a published dataset's name must be that file: a shortened,
+        edited or other-release copy was read without a word and moved every figure (the
+        cache is keyed by the file's bytes, so a good file is checked once)."""
+        expected = PUBLISHED_SHA256.get(str(self.dataset))
+        if expected is None:
+            return
+        try:
+            got = sha256_file(source, gz=source.suffix == ".gz")
+        except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+            raise ValueError(f"{source}: not a readable copy of {self.dataset} ({exc})") from None
+        if got != expected:
+            raise ValueError(
+                f"{source}: its contents' sha256 {got[:12]}... is not the published "
+                f"{self.dataset}'s (see its PROVENANCE.md); pass another file by its path"
+            )
+
     def cache_path(self) -> Path:
         """Cache file named by a hash of the pair file's bytes and the vectorisation settings."""
         digest = hashlib.sha256(self.source_path().read_bytes())
@@ -244,7 +268,9 @@ class TranslationDataModule(L.LightningDataModule):
         path = self.cache_path()
         if path.is_file():
             return
-        arrays = vectorize_pairs(read_pairs(self.source_path()), self.settings)
+        source = self.source_path()
+        self._check_published(source)
+        arrays = vectorize_pairs(read_pairs(source), self.settings)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".tmp{os.getpid()}")
         torch.save(arrays, tmp)
