@@ -132,6 +132,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error(f"--max-epochs must be positive, got {args.max_epochs}")
     if args.samples < 0:
         p.error(f"--samples must be >= 0, got {args.samples}")
+    # The outputs are named <output-dir>/<name>_...: a name with a folder in it failed only
+    # when the first report was written, after the first training run.
+    if not args.name or Path(args.name).name != args.name or args.name in (".", ".."):
+        p.error(f"--name must be a file name without a folder, got {args.name!r}")
     for item in args.set:
         if "=" not in item:
             p.error(f"--set expects KEY=VALUE, got {item!r}")

@@ -715,6 +715,18 @@ def test_compare_script_writes_report(pairs_file, cache_dir, tmp_path):
         translate_compare.parse_args(["--merge", str(tmp_path / "runs")])
 
 
+@pytest.mark.parametrize("name", ["runs/tiny", "", ".."])
+def test_compare_script_refuses_a_name_with_a_folder_before_training(name, capsys):
+    sys.path.insert(0, str(REPO / "experiments"))
+    try:
+        import translate_compare
+    finally:
+        sys.path.pop(0)
+    with pytest.raises(SystemExit) as exit_:
+        translate_compare.parse_args(["--name", name])
+    assert exit_.value.code == 2 and "--name must be a file name" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("attention", ["standard", "projection"])
 def test_transformer_traces_as_one_graph_under_mixed_precision(attention):
     # A graph break splits torch.compile's graph (model.compile=true) at the break, and the
