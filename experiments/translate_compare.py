@@ -176,6 +176,9 @@ def run_one(args: argparse.Namespace, config: Path, sequence_length: int) -> dic
         cli = TranslationCLI(args=cli_args(args, config, sequence_length), run=False)
     finally:
         sys.argv = saved_argv
+    # What LightningCLI runs before fit: an unreadable pair file is one line and exit code 2
+    # here too, not a traceback from inside Trainer.fit.
+    cli.before_fit()
     system, datamodule, trainer = cli.model, cli.datamodule, cli.trainer
     attention = system.transformer.config["attention"]
     start = time.perf_counter()

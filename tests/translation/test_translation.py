@@ -715,6 +715,31 @@ def test_compare_script_writes_report(pairs_file, cache_dir, tmp_path):
         translate_compare.parse_args(["--merge", str(tmp_path / "runs")])
 
 
+def test_compare_script_refuses_an_unreadable_pair_file_in_one_line(cache_dir, tmp_path, capsys):
+    sys.path.insert(0, str(REPO / "experiments"))
+    try:
+        import translate_compare
+    finally:
+        sys.path.pop(0)
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("Go.\tVe.\nHi.\tHola señor.\n".encode("latin-1"))
+    argv = ["--output-dir", str(tmp_path / "out"), "--runs-dir", str(tmp_path / "runs")]
+    for item in (
+        f"data.dataset={latin1}",
+        f"data.cache_dir={cache_dir}",
+        "trainer.accelerator=cpu",
+    ):
+        argv += ["--set", item]
+    with pytest.raises(SystemExit) as exit_:
+        translate_compare.main(argv)
+    assert exit_.value.code == 2
+    assert (
+        capsys.readouterr()
+        .err.splitlines()[-1]
+        .endswith(f"{latin1}:2: not UTF-8 text (invalid continuation byte)")
+    )
+
+
 @pytest.mark.parametrize("name", ["runs/tiny", "", ".."])
 def test_compare_script_refuses_a_name_with_a_folder_before_training(name, capsys):
     sys.path.insert(0, str(REPO / "experiments"))
