@@ -9,6 +9,7 @@ import os
 import pickle
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import lightning as L
@@ -211,6 +212,32 @@ def test_datamodule_split_vocabulary_and_cache(pairs_file, cache_dir):
     assert torch.equal(again.arrays["target"], dm.arrays["target"])
     other = tiny_data(pairs_file, cache_dir, seed=1)
     assert other.cache_path() != dm.cache_path()
+
+
+def test_a_damaged_or_edited_cache_is_rebuilt_not_trusted(pairs_file, tmp_path):
+    dm = tiny_data(pairs_file, tmp_path)
+    dm.setup()
+    path, good = dm.cache_path(), dm.arrays
+    edits = {
+        "cut short": lambda: path.write_bytes(path.read_bytes()[:5000]),
+        "empty": lambda: path.write_bytes(b""),
+        "ids past the vocabulary": lambda: torch.save(good | {"target": good["target"] + 99}, path),
+        "narrower rows": lambda: torch.save(good | {"source": good["source"][:, :3]}, path),
+        "split sizes": lambda: torch.save(good | {"split_sizes": [10, 10, 500]}, path),
+        "a missing entry": lambda: torch.save(
+            {k: v for k, v in good.items() if k != "english"}, path
+        ),
+    }
+    for edit in edits.values():
+        edit()
+        with pytest.warns(UserWarning, match="vectorising again"):
+            again = tiny_data(pairs_file, tmp_path)
+            again.setup()
+        assert torch.equal(again.arrays["target"], good["target"])
+        assert again.arrays["split_sizes"] == good["split_sizes"]
+    with warnings.catch_warnings():  # the rebuilt cache is read as it is
+        warnings.simplefilter("error")
+        tiny_data(pairs_file, tmp_path).setup()
 
 
 def test_vocabulary_never_sees_test_only_words(tmp_path, cache_dir):

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
+import warnings
 import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -263,10 +265,10 @@ class TranslationDataModule(L.LightningDataModule):
         digest.update(json.dumps(asdict(self.settings), sort_keys=True).encode())
         return self.cache_dir / f"pairs-{digest.hexdigest()[:16]}.pt"
 
-    def prepare_data(self) -> None:
+    def prepare_data(self, force: bool = False) -> None:
         """Vectorise the pair file into the cache unless it is there already (rank 0 only)."""
         path = self.cache_path()
-        if path.is_file():
+        if path.is_file() and not force:
             return
         source = self.source_path()
         self._check_published(source)
@@ -282,7 +284,13 @@ class TranslationDataModule(L.LightningDataModule):
         path = self.cache_path()
         if not path.is_file():
             self.prepare_data()
-        self.arrays = torch.load(path, weights_only=True)
+        self.arrays = self._read_cache(path)
+        if self.arrays is None:
+            warnings.warn(
+                f"{path}: damaged or not this data's cache; vectorising again", stacklevel=2
+            )
+            self.prepare_data(force=True)
+            self.arrays = torch.load(path, weights_only=True)
         self.source_vocab = Vocabulary(self.arrays["source_vocab"])
         self.target_vocab = Vocabulary(self.arrays["target_vocab"])
         n_train, n_val, _ = self.arrays["split_sizes"]
@@ -297,6 +305,35 @@ class TranslationDataModule(L.LightningDataModule):
             )
             for name, (lo, hi) in bounds.items()
         }
+
+    def _read_cache(self, path: Path) -> dict[str, object] | None:
+        """The cached arrays, or None where the file does not load or is not what these
+        settings vectorise to. A cut-short cache raised EOFError or 'Invalid argument' on every
+        later run, and an edited one (ids past the vocabulary, split sizes that do not add up,
+        narrower rows) was trained on as it was."""
+        try:
+            arrays = torch.load(path, weights_only=True)
+            n, length = len(arrays["english"]), self.settings.sequence_length
+            sizes = arrays["split_sizes"]
+            words = [*arrays["english"], *arrays["spanish"]]
+            words += [*arrays["source_vocab"], *arrays["target_vocab"]]
+            fits = (
+                arrays["settings"] == asdict(self.settings)
+                and len(arrays["spanish"]) == n
+                and all(isinstance(w, str) for w in words)
+                and len(sizes) == 3
+                and sum(sizes) == n
+                and min(sizes) >= 1
+            )
+            for side, width in (("source", length), ("target", length + 1)):
+                ids, vocab = arrays[side], Vocabulary(arrays[f"{side}_vocab"])
+                fits = fits and ids.dtype == torch.long and ids.shape == (n, width)
+                fits = fits and 0 <= int(ids.min()) and int(ids.max()) < len(vocab)
+        except (OSError, EOFError, RuntimeError, pickle.UnpicklingError):  # does not load
+            return None
+        except (KeyError, TypeError, ValueError, AttributeError):  # not the cache's layout
+            return None
+        return arrays if fits else None
 
     # -- access for evaluation and reporting ----------------------------------------------------
     def _require_setup(self) -> None:
