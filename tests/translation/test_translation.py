@@ -510,6 +510,22 @@ def test_a_checkpoint_is_refused_on_data_with_other_vocabularies(pairs_file, cac
         tiny_trainer(1).test(system, datamodule=other, ckpt_path=path, weights_only=True)
 
 
+def test_translator_refuses_sentences_that_are_not_strings_naming_the_argument():
+    words = Vocabulary(["", "[UNK]", START_TOKEN, END_TOKEN, "hola"])
+    translator = Translator(tiny_model(), Vocabulary(["", "[UNK]", "i"]), words)
+    not_a_sequence = "sentences must be a string or a sequence of strings, got"
+    cases = [([None], r"sentences\[0\] must be a string, got NoneType"),
+             (["I", 3], r"sentences\[1\] must be a string, got int"),
+             (5, f"{not_a_sequence} int"),
+             (b"I see", f"{not_a_sequence} bytes")]  # fmt: skip
+    for sentences, message in cases:
+        with pytest.raises(TypeError, match=message):
+            translator.translate(sentences)
+    with pytest.raises(TypeError, match="batch_size must be an int"):
+        translator.translate(["I"], batch_size=1.5)
+    assert len(translator.translate(s for s in ["I", "I see"])) == 2  # any iterable
+
+
 def test_resume_from_epoch_checkpoint_matches_uninterrupted_run(pairs_file, cache_dir, tmp_path):
     def run(max_epochs: int, ckpt_dir: Path, ckpt_path: str | None = None):
         L.seed_everything(0)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import inspect
 import os
 import pickle
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import torch
 
+from tssdpa.checks import check_int
 from tssdpa.translation.model import TranslationTransformer
 from tssdpa.translation.text import END_TOKEN, START_TOKEN, Vocabulary, standardize_english
 
@@ -108,10 +109,20 @@ class Translator:
 
     def translate(self, sentences: str | Sequence[str], batch_size: int = 256) -> list[str]:
         """Greedy translations (standardised Spanish, without markers) of ``sentences``."""
+        # Checked up front: None, a number or bytes among the sentences failed deep inside
+        # standardisation with AttributeError ('NoneType' object has no attribute 'lower').
         if isinstance(sentences, str):
             sentences = [sentences]
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        if isinstance(sentences, (bytes, bytearray)) or not isinstance(sentences, Iterable):
+            raise TypeError(
+                "sentences must be a string or a sequence of strings, got "
+                f"{type(sentences).__name__}"
+            )
+        sentences = list(sentences)
+        for i, sentence in enumerate(sentences):
+            if not isinstance(sentence, str):
+                raise TypeError(f"sentences[{i}] must be a string, got {type(sentence).__name__}")
+        batch_size = check_int(batch_size, "batch_size")
         was_training = self.transformer.training
         self.transformer.eval()
         start = self.target_vocab.index[START_TOKEN]
