@@ -683,6 +683,33 @@ def test_history_and_comparison_files_are_written_whole_or_not_at_all(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(writers)
 
 
+def test_cli_refuses_a_checkpoint_it_cannot_use_before_running(
+    pairs_file, cache_dir, tmp_path, capsys
+):
+    from tssdpa.translation.cli import TranslationCLI
+
+    config = REPO / "experiments/configs/translate_standard.yaml"
+    args = ["--config", str(config), *cli_overrides(pairs_file, cache_dir, tmp_path)]
+    cli = TranslationCLI(args=["fit", *args, "--test_after_fit=false"])
+    path = tmp_path / "model.ckpt"
+    cli.trainer.save_checkpoint(path, weights_only=True)
+    with (tmp_path / "pickle.ckpt").open("wb") as fh:
+        pickle.dump({"state_dict": _RunsCode()}, fh)
+    init = "--model.transformer.init_args"
+    cases = [
+        ([f"--ckpt_path={tmp_path / 'none.ckpt'}"], "no such file"),
+        ([f"--ckpt_path={tmp_path / 'pickle.ckpt'}"], "does not load weights-only"),
+        ([f"--ckpt_path={path}", f"{init}.feedforward_dim=48"], "holds another model"),
+        ([f"--ckpt_path={path}", "--data.seed=1"], "_vocab is not the data module's"),
+    ]
+    for extra, message in cases:
+        with pytest.raises(SystemExit) as exit_:
+            TranslationCLI(args=["test", *args, "--weights_only=true", *extra])
+        assert exit_.value.code == 2 and message in capsys.readouterr().err
+    assert not (Path.cwd() / "translator-pickle-ran").exists()
+    TranslationCLI(args=["test", *args, "--weights_only=true", f"--ckpt_path={path}"])
+
+
 def test_compare_script_writes_report(pairs_file, cache_dir, tmp_path):
     sys.path.insert(0, str(REPO / "experiments"))
     try:

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import csv
 import os
+import pickle
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+import torch
 from lightning.fabric.utilities.exceptions import MisconfigurationException
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 
 from tssdpa.files import replacing
 from tssdpa.translation.data import TranslationDataModule
-from tssdpa.translation.system import TranslationSystem
+from tssdpa.translation.system import TranslationSystem, check_vocabularies
 
 
 class TranslationCLI(LightningCLI):
@@ -78,6 +80,9 @@ class TranslationCLI(LightningCLI):
                 self.datamodule.prepare_data()  # vectorised once: the run reads the cache
         except (ValueError, FileNotFoundError) as exc:
             self._refuse(f"--data: {exc}")
+        ckpt_path = self._subcommand_option("ckpt_path")
+        if getattr(self, "_checkpoint", None) is not None:
+            self._check_checkpoint(ckpt_path)
         history_file = self._subcommand_option("history_file")
         if history_file:
             # Written only after fit: a folder failed then, losing the run's history, and the
@@ -89,6 +94,46 @@ class TranslationCLI(LightningCLI):
             for given in inputs:
                 if history.resolve() == given.resolve():
                     self._refuse(f"--history_file {history_file} would overwrite {given}")
+
+    def parse_arguments(self, parser: LightningArgumentParser, args) -> None:
+        super().parse_arguments(parser, args)
+        # LightningCLI loads --ckpt_path (weights-only) for its hyperparameters right after
+        # parsing: a missing file was found only inside the Trainer, and one that does not
+        # load weights-only was a traceback from there.
+        self._checkpoint = None
+        subcommand = self.config.get("subcommand")
+        ckpt_path = self.config[subcommand].get("ckpt_path") if subcommand else None
+        if ckpt_path and ckpt_path not in ("last", "best", "hpc", "registry"):
+            if not Path(ckpt_path).is_file():
+                self._refuse(f"--ckpt_path {ckpt_path}: no such file")
+            try:
+                checkpoint = torch.load(ckpt_path, map_location="cpu", weights_only=True)
+            except (RuntimeError, pickle.UnpicklingError, EOFError) as exc:
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                self._refuse(f"--ckpt_path {ckpt_path} does not load weights-only: {first}")
+            if not isinstance(checkpoint, dict) or not isinstance(
+                checkpoint.get("state_dict"), dict
+            ):
+                self._refuse(f"--ckpt_path {ckpt_path} is not a Lightning checkpoint")
+            self._checkpoint = checkpoint
+
+    def _check_checkpoint(self, ckpt_path: str) -> None:
+        """A --ckpt_path of another model size, or trained on other vocabularies, failed (or
+        was silently misread) inside the Trainer."""
+        checkpoint, self._checkpoint = self._checkpoint, None  # not kept for the whole run
+        shapes = {k: tuple(v.shape) for k, v in self.model.state_dict().items()}
+        saved = {k: tuple(getattr(v, "shape", ())) for k, v in checkpoint["state_dict"].items()}
+        if saved != shapes:
+            differ = sorted(k for k in {*saved, *shapes} if saved.get(k) != shapes.get(k))
+            self._refuse(
+                f"--ckpt_path {ckpt_path} holds another model (first differing weight "
+                f"{differ[0]!r}): give the model settings it was trained with"
+            )
+        try:
+            self.datamodule.setup()
+            check_vocabularies(checkpoint.get("translation", {}), self.datamodule)
+        except ValueError as exc:
+            self._refuse(f"--ckpt_path {ckpt_path}: {exc}")
 
     def before_fit(self) -> None:
         self._check_before_run()

@@ -245,20 +245,27 @@ class TranslationSystem(L.LightningModule):
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
         translation = checkpoint.get("translation", {})
-        # Lightning sets the data module up before it restores a checkpoint. A checkpoint
-        # tested or resumed on data vectorised otherwise (another seed, max_pairs, vocab_size
-        # or pair file) read every id as another word: silently wrong metrics and BLEU.
+        # Lightning sets the data module up before it restores a checkpoint.
         datamodule = getattr(self.trainer, "datamodule", None) if self._trainer else None
-        if datamodule is not None and getattr(datamodule, "arrays", None) is not None:
-            for name in ("source_vocab", "target_vocab"):
-                saved = translation.get(name)
-                if saved is not None and list(saved) != getattr(datamodule, name).tokens:
-                    raise ValueError(
-                        f"the checkpoint's {name} is not the data module's: it was trained on "
-                        "data vectorised with other settings (seed, max_pairs, vocab_size, "
-                        "dataset); use those"
-                    )
+        check_vocabularies(translation, datamodule)
         self.history = list(translation.get("history", []))
+
+
+def check_vocabularies(translation: dict, datamodule) -> None:
+    """``ValueError`` where a checkpoint's vocabularies (its ``translation`` entry) are not
+    those of a set-up ``datamodule``. A checkpoint tested or resumed on data vectorised
+    otherwise (another seed, max_pairs, vocab_size or pair file) read every id as another
+    word: silently wrong metrics and BLEU."""
+    if datamodule is None or getattr(datamodule, "arrays", None) is None:
+        return
+    for name in ("source_vocab", "target_vocab"):
+        saved = translation.get(name)
+        if saved is not None and list(saved) != getattr(datamodule, name).tokens:
+            raise ValueError(
+                f"the checkpoint's {name} is not the data module's: it was trained on "
+                "data vectorised with other settings (seed, max_pairs, vocab_size, "
+                "dataset); use those"
+            )
 
 
 def corpus_bleu(hypotheses: dict[int, str], reference) -> float:
