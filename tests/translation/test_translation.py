@@ -240,6 +240,17 @@ def test_a_damaged_or_edited_cache_is_rebuilt_not_trusted(pairs_file, tmp_path):
         tiny_data(pairs_file, tmp_path).setup()
 
 
+def test_a_failed_cache_write_leaves_no_file_behind(pairs_file, tmp_path, monkeypatch):
+    def save_half(obj, path):
+        Path(path).write_bytes(b"half a cache")
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(torch, "save", save_half)
+    with pytest.raises(OSError, match="No space left"):
+        tiny_data(pairs_file, tmp_path / "cache").prepare_data()
+    assert list((tmp_path / "cache").iterdir()) == []
+
+
 def test_vocabulary_never_sees_test_only_words(tmp_path, cache_dir):
     # Every test-split sentence gets a word of its own; none may enter the vocabulary.
     lines = synthetic_pairs()

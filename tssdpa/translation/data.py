@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import pickle
 import warnings
 import zlib
@@ -24,6 +23,7 @@ from torch.utils.data import DataLoader, Dataset, Sampler
 from tssdpa.checks import check_choice
 from tssdpa.data.download import sha256_file
 from tssdpa.data.paths import CACHE_DIR, find_dataset
+from tssdpa.files import replacing
 from tssdpa.translation.text import (
     Vocabulary,
     read_pairs,
@@ -274,9 +274,9 @@ class TranslationDataModule(L.LightningDataModule):
         self._check_published(source)
         arrays = vectorize_pairs(read_pairs(source), self.settings)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        torch.save(arrays, tmp)
-        os.replace(tmp, path)
+        # replacing: a failed write (a full disk) had left its pid-named partial file behind
+        with replacing(path) as tmp:
+            torch.save(arrays, tmp)
 
     def setup(self, stage: str | None = None) -> None:
         if self.arrays is not None:
