@@ -126,6 +126,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for length in args.sequence_lengths:
         if length < 1:
             p.error(f"--sequence-lengths: must be positive, got {length}")
+    if len(set(args.sequence_lengths)) < len(args.sequence_lengths):
+        p.error(f"--sequence-lengths: each length once, got {args.sequence_lengths}")
+    if len({c.resolve() for c in args.configs}) < len(args.configs):
+        p.error("--configs: each config once")
     if args.max_pairs is not None and args.max_pairs < 3:
         p.error(f"--max-pairs must be at least 3, got {args.max_pairs}")
     if args.max_epochs is not None and args.max_epochs < 1:
@@ -169,18 +173,32 @@ def cli_args(args: argparse.Namespace, config: Path, sequence_length: int) -> li
     return out
 
 
-def run_one(args: argparse.Namespace, config: Path, sequence_length: int) -> dict:
-    """Train, test and sample one configuration; returns its results."""
+def run_one(
+    args: argparse.Namespace, config: Path, sequence_length: int, done: list[dict] = ()
+) -> dict:
+    """Train, test and sample one configuration; returns its results. ``done``: the results
+    of this invocation so far (a run of the same attention and length is refused)."""
     saved_argv, sys.argv = sys.argv, sys.argv[:1]  # the CLI reads only the arguments given
     try:
         cli = TranslationCLI(args=cli_args(args, config, sequence_length), run=False)
     finally:
         sys.argv = saved_argv
+    system, datamodule, trainer = cli.model, cli.datamodule, cli.trainer
+    attention = system.transformer.config["attention"]
+    # Runs are stored and reported by attention and length: a second one (the same length
+    # twice, or two configs of one attention) overwrote the first's checkpoint and history
+    # while its results still pointed there, and the report kept one of the two.
+    for other in done:
+        if (other["attention"], other["sequence_length"]) == (attention, sequence_length):
+            print(
+                f"translate_compare.py: error: {config} runs {attention} attention at L = "
+                f"{sequence_length}, as {other['config']} did: give each attention once",
+                file=sys.stderr,
+            )
+            raise SystemExit(2)
     # What LightningCLI runs before fit: an unreadable pair file is one line and exit code 2
     # here too, not a traceback from inside Trainer.fit.
     cli.before_fit()
-    system, datamodule, trainer = cli.model, cli.datamodule, cli.trainer
-    attention = system.transformer.config["attention"]
     start = time.perf_counter()
     trainer.fit(system, datamodule=datamodule)
     fit_time = time.perf_counter() - start
@@ -469,7 +487,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     results = []
     for length in args.sequence_lengths:
         for config in args.configs:
-            results.append(run_one(args, config, length))
+            results.append(run_one(args, config, length, results))
             # Rewritten after every run: a run cut off by a time limit (a device lease) still
             # leaves the report of the runs that finished.
             env = environment(results)

@@ -821,6 +821,29 @@ def test_compare_script_refuses_an_unreadable_pair_file_in_one_line(cache_dir, t
     )
 
 
+def test_compare_script_runs_each_attention_and_length_once(tmp_path, capsys):
+    sys.path.insert(0, str(REPO / "experiments"))
+    try:
+        import translate_compare
+    finally:
+        sys.path.pop(0)
+    standard = REPO / "experiments/configs/translate_standard.yaml"
+    for argv in (["--sequence-lengths", "8", "8"], ["--configs", str(standard), str(standard)]):
+        with pytest.raises(SystemExit) as exit_:
+            translate_compare.parse_args(argv)
+        assert exit_.value.code == 2 and "once" in capsys.readouterr().err
+    # two configs of one attention: refused before the second run trains
+    other = tmp_path / "standard_too.yaml"
+    other.write_text(standard.read_text())
+    small = ["--set", "data.vocab_size=64", "--set", "model.transformer.init_args.embed_dim=16"]
+    argv = ["--configs", str(standard), str(other), "--runs-dir", str(tmp_path / "runs")]
+    args = translate_compare.parse_args([*argv, *small])
+    done = [{"attention": "standard", "sequence_length": 20, "config": str(standard)}]
+    with pytest.raises(SystemExit) as exit_:
+        translate_compare.run_one(args, other, 20, done)
+    assert exit_.value.code == 2 and "give each attention once" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("name", ["runs/tiny", "", ".."])
 def test_compare_script_refuses_a_name_with_a_folder_before_training(name, capsys):
     sys.path.insert(0, str(REPO / "experiments"))
