@@ -57,6 +57,10 @@ EPOCH_COLUMNS = [
     "tokens_per_s",
 ]
 
+#: what each run's entry of <name>_results.json holds (run_one's return value)
+RESULT_KEYS = {"attention", "sequence_length", "config", "history", "test", "fit_time_s",
+               "train_time_s", "samples", "precision", "n_pairs", "transformer"}  # fmt: skip
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
@@ -120,6 +124,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for folder in args.merge or []:
         if not (folder / f"{args.name}_results.json").is_file():
             p.error(f"--merge: {folder} holds no {args.name}_results.json")
+        # Read here against the layout main() writes: a cut-short or edited file was a
+        # JSONDecodeError or KeyError traceback from the middle of the report.
+        path = folder / f"{args.name}_results.json"
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            runs = saved["results"]
+            valid = isinstance(saved["command"], str) and isinstance(saved["environment"], str)
+            valid = valid and isinstance(runs, list) and runs != []
+            valid = valid and all(isinstance(r, dict) and RESULT_KEYS <= r.keys() for r in runs)
+        except (ValueError, KeyError, TypeError):  # JSONDecodeError and UnicodeDecodeError too
+            valid = False
+        if not valid:
+            p.error(f"--merge: {path} is not a results file that this script wrote")
+    for name, folder in (("--output-dir", args.output_dir), ("--runs-dir", args.runs_dir)):
+        if folder.exists() and not folder.is_dir():
+            p.error(f"{name}: {folder} is a file, not a folder")
     for cfg in args.configs:
         if not cfg.is_file():
             p.error(f"--configs: {cfg} does not exist")

@@ -844,6 +844,31 @@ def test_compare_script_runs_each_attention_and_length_once(tmp_path, capsys):
     assert exit_.value.code == 2 and "give each attention once" in capsys.readouterr().err
 
 
+def test_compare_script_refuses_a_results_file_it_did_not_write_and_a_file_as_a_folder(
+    tmp_path, capsys
+):
+    sys.path.insert(0, str(REPO / "experiments"))
+    try:
+        import translate_compare
+    finally:
+        sys.path.pop(0)
+    results = tmp_path / "runs" / "translation_results.json"
+    results.parent.mkdir()
+    for text in ('{"command": "x", "results": [', '{"command": "x", "environment": "e", '
+                 '"results": [{"attention": "standard"}]}', "[]", "\udc80"):  # fmt: skip
+        results.write_text(text, errors="surrogateescape")
+        with pytest.raises(SystemExit) as exit_:
+            translate_compare.parse_args(["--merge", str(results.parent)])
+        assert exit_.value.code == 2
+        assert "is not a results file that this script wrote" in capsys.readouterr().err
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    for option in ("--output-dir", "--runs-dir"):
+        with pytest.raises(SystemExit) as exit_:
+            translate_compare.parse_args([option, str(a_file)])
+        assert exit_.value.code == 2 and "is a file, not a folder" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("name", ["runs/tiny", "", ".."])
 def test_compare_script_refuses_a_name_with_a_folder_before_training(name, capsys):
     sys.path.insert(0, str(REPO / "experiments"))
