@@ -293,6 +293,13 @@ def test_datamodule_rejects_bad_arguments(pairs_file, cache_dir, argument, value
         tiny_data(pairs_file, cache_dir, **{argument: value})
 
 
+def test_datamodule_refuses_a_file_as_its_cache_folder(pairs_file, tmp_path):
+    a_file = tmp_path / "cache"
+    a_file.write_text("")
+    with pytest.raises(ValueError, match="cache_dir .* is a file, not a folder"):
+        tiny_data(pairs_file, a_file)
+
+
 def test_missing_dataset_names_the_search(tmp_path):
     dm = TranslationDataModule(data_dir=str(tmp_path), cache_dir=str(tmp_path))
     dm.dataset = "spa-eng/does-not-exist.txt.gz"

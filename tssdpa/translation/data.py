@@ -226,6 +226,9 @@ class TranslationDataModule(L.LightningDataModule):
             max_pairs=max_pairs,
         )
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir else CACHE_DIR / "translation"
+        # found otherwise only when the cache is written, inside Trainer.fit (FileExistsError)
+        if self.cache_dir.exists() and not self.cache_dir.is_dir():
+            raise ValueError(f"cache_dir {str(self.cache_dir)!r} is a file, not a folder")
         self.arrays: dict[str, object] | None = None
 
     @property
