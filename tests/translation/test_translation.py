@@ -154,6 +154,15 @@ def test_vocabulary_layout_and_encoding():
         Vocabulary.build(["a"], max_tokens=2)
 
 
+def test_vocabulary_refuses_a_negative_or_fractional_length():
+    vocab = Vocabulary(["", "[UNK]", "a", "b"])
+    assert vocab.encode("a b a", 0) == [] and vocab.encode_batch(["a"], 0).shape == (1, 0)
+    with pytest.raises(ValueError, match="length must be an integer >= 0"):
+        vocab.encode_batch(["a b a"], -1)  # had given a (1, 2) tensor
+    with pytest.raises(TypeError, match="length must be an int"):
+        vocab.encode("a b", 2.5)
+
+
 def test_read_pairs_drops_a_byte_order_mark(tmp_path):
     path = tmp_path / "pairs.txt"
     path.write_bytes("\ufeffGo.\tVe.\nHi.\tHola.\n".encode())

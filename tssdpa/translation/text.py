@@ -24,6 +24,8 @@ from pathlib import Path
 
 import torch
 
+from tssdpa.checks import check_int
+
 PAD_TOKEN = ""
 OOV_TOKEN = "[UNK]"
 START_TOKEN = "[start]"
@@ -141,6 +143,9 @@ class Vocabulary:
 
     def encode(self, text: str, length: int) -> list[int]:
         """Indices of the words of ``text``, truncated or zero-padded to ``length``."""
+        # A negative length sliced words off the end and padded nothing: rows of another
+        # width, which encode_batch's reshape then took as the width of the whole batch.
+        length = check_int(length, "length", minimum=0)
         ids = [self.index.get(w, OOV_ID) for w in text.split()[:length]]
         return ids + [PAD_ID] * (length - len(ids))
 
