@@ -737,6 +737,15 @@ def test_cli_refuses_a_checkpoint_it_cannot_use_before_running(
     TranslationCLI(args=["test", *args, "--weights_only=true", f"--ckpt_path={path}"])
 
 
+def test_cli_has_no_predict_subcommand(capsys):
+    from tssdpa.translation.cli import TranslationCLI
+
+    config = REPO / "experiments/configs/translate_standard.yaml"
+    with pytest.raises(SystemExit) as exit_:
+        TranslationCLI(args=["predict", "--config", str(config)])
+    assert exit_.value.code == 2 and "predict" in capsys.readouterr().err
+
+
 def test_compare_script_writes_report(pairs_file, cache_dir, tmp_path):
     sys.path.insert(0, str(REPO / "experiments"))
     try:
