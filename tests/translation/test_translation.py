@@ -169,6 +169,14 @@ def test_read_pairs_drops_a_byte_order_mark(tmp_path):
     assert read_pairs(path) == [("Go.", "Ve."), ("Hi.", "Hola.")]
 
 
+def test_read_pairs_refuses_a_pair_with_an_empty_side_naming_the_line(tmp_path):
+    path = tmp_path / "pairs.txt"
+    for text, side in (("Go.\tVe.\n\tHola.\n", "English"), ("Go.\tVe.\nHi.\t  \n", "Spanish")):
+        path.write_text(text)
+        with pytest.raises(ValueError, match=rf"^{path}:2: empty {side} sentence"):
+            read_pairs(path)
+
+
 def test_read_pairs_names_the_file_and_line_of_bytes_that_are_not_utf8(tmp_path):
     path = tmp_path / "pairs.txt"
     path.write_bytes(b"Go.\tVe.\n" * 5000 + "Hi.\tHola señor.\n".encode("latin-1"))

@@ -60,8 +60,9 @@ def read_pairs(path: str | os.PathLike, max_pairs: int | None = None) -> list[tu
     """Read ``English<TAB>Spanish`` lines from a (optionally gzipped) text file.
 
     Extra tab-separated columns (the attribution column of newer releases) are ignored. A
-    byte order mark at the start of the file is dropped. A line that is not UTF-8, or a
-    ``.gz`` file that is no whole gzip file, raises ``ValueError`` naming the file (and line).
+    byte order mark at the start of the file is dropped. A line that is not UTF-8 or has an
+    empty side, or a ``.gz`` file that is no whole gzip file, raises ``ValueError`` naming the
+    file (and line).
     """
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
@@ -79,6 +80,11 @@ def read_pairs(path: str | os.PathLike, max_pairs: int | None = None) -> list[tu
                     raise ValueError(
                         f"{path}:{lineno}: expected 'English<TAB>Spanish', got {line!r}"
                     )
+                # An empty side trained the model to translate nothing into a sentence (or a
+                # sentence into nothing) without a word about the line.
+                for side, text in (("English", fields[0]), ("Spanish", fields[1])):
+                    if not text.strip():
+                        raise ValueError(f"{path}:{lineno}: empty {side} sentence in {line!r}")
                 pairs.append((fields[0], fields[1]))
                 if max_pairs is not None and len(pairs) >= max_pairs:
                     break
