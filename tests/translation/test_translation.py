@@ -533,6 +533,17 @@ def test_translator_refuses_a_checkpoint_outside_its_layout_naming_the_file(tmp_
     assert not (Path.cwd() / "translator-pickle-ran").exists()
 
 
+@pytest.mark.parametrize(
+    "smaller", [{"source_vocab_size": 10}, {"target_vocab_size": 40}, {"sequence_length": 4}]
+)
+def test_the_system_refuses_a_model_smaller_than_its_data_before_the_first_step(
+    pairs_file, cache_dir, smaller
+):
+    system = TranslationSystem(tiny_model(**smaller), bleu=False)
+    with pytest.raises(ValueError, match=f"transformer's {next(iter(smaller))} .* below"):
+        tiny_trainer(1).fit(system, datamodule=tiny_data(pairs_file, cache_dir))
+
+
 def test_a_checkpoint_is_refused_on_data_with_other_vocabularies(pairs_file, cache_dir, tmp_path):
     system, trainer = TranslationSystem(tiny_model(), bleu=False), tiny_trainer(1)
     trainer.fit(system, datamodule=tiny_data(pairs_file, cache_dir))

@@ -108,6 +108,25 @@ class TranslationSystem(L.LightningModule):
         self._epoch_train_time: float | None = None
         self.test_hypotheses: dict[int, str] = {}
 
+    def setup(self, stage: str) -> None:
+        # Lightning sets the data module up first. A vocabulary larger than the model's
+        # tables, or rows longer than its positions, failed inside the first step
+        # ("IndexError: index out of range in self").
+        datamodule = getattr(self.trainer, "datamodule", None)
+        if datamodule is None or getattr(datamodule, "arrays", None) is None:
+            return
+        needs = {
+            "source_vocab_size": len(datamodule.source_vocab),
+            "target_vocab_size": len(datamodule.target_vocab),
+            "sequence_length": datamodule.sequence_length,
+        }
+        for name, needed in needs.items():
+            if self.transformer.config[name] < needed:
+                raise ValueError(
+                    f"the transformer's {name} {self.transformer.config[name]} is below the "
+                    f"data module's {needed}"
+                )
+
     # -- steps ------------------------------------------------------------------------------
     def forward(self, source: Tensor, target_input: Tensor) -> Tensor:
         return self.__dict__["_forward_fn"](source, target_input)
