@@ -86,11 +86,12 @@ def kernel_regression(queries, keys, values, sigmas, columns=None, null_distance
                 logits = d2 / (-2.0 * (s * s))
             sq = d2
             if null_distance is not None:  # the pseudo-key's column is dropped after normalising
+                r = np.float64(null_distance)
                 with np.errstate(over="ignore"):  # a radius past 1e154: -inf, no weight
-                    null_logit = -0.5 * np.square(np.float64(null_distance) / s)
+                    null_logit, null_sq = -0.5 * np.square(r / s), np.square(r)
                 null = np.full_like(logits[:, :1], null_logit)
                 logits = np.concatenate([logits, null], axis=-1)
-                sq = np.concatenate([d2, np.full_like(null, float(null_distance) ** 2)], axis=-1)
+                sq = np.concatenate([d2, np.full_like(null, null_sq)], axis=-1)
             _nearest_where_lost(logits, sq, s)
             w = _softmax_rows(logits)
             if null_distance is not None:
