@@ -100,6 +100,12 @@ def glitch_mask(x2: np.ndarray) -> np.ndarray:
     known = ~np.isnan(distance).all(axis=0)
     if known.any():
         typical[known] = np.nanquantile(distance[:, known], 0.99, axis=0)
+        # a channel on its running median at 99% of its samples (a clean step, an event flag)
+        # has a typical distance of 0 however long it is: interpolated, the 99th percentile of
+        # 100-200 samples took a share of its one or two largest distances, and a clean square
+        # wave's last sample, starting a new level, or an event's 2 samples of 200 were glitches
+        on_median = np.nanquantile(distance[:, known], 0.99, axis=0, method="lower") == 0
+        typical[known] = np.where(on_median, 0.0, typical[known])
         # a glitch is at least one typical step off: on a clean trend (a ramp, a counter) the
         # running median passes through nearly every sample, the 99th percentile of the
         # distances is 0 or set by the few cut windows, and a glitch went unseen or a reading
