@@ -89,6 +89,11 @@ CASES = {
         ["filter", "good.csv", "--method", "projection_residual"],
         "needs a clean reference: give --target",
     ),
+    # the sample times were taken for the clean signal: exit 0 and a nonsense filter
+    "time column as the target": (
+        ["filter", "good.csv", "--method", "projection_residual", "--target", "Time (s)"],
+        "--target: 'Time (s)' is the time column",
+    ),
     "unknown dataset": (["compare", "denoise", "--dataset", "nope"], "dataset must be one of"),
     # --n 0 fell back to the default length; --horizons 0 ran the comparison, then KeyError
     "zero length": (["compare", "denoise", "--n", "0"], "--n must be a positive integer, got 0"),

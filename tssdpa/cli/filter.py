@@ -270,6 +270,10 @@ def run(args) -> int:
         absent = [c for c in args.target if c not in df.columns]
         if absent:
             raise UsageError(f"--target: not in {args.input}: {absent}")
+        if time_col is not None and time_col in args.target:
+            # its numbers are the sample times, not a clean copy of a column: a fit against
+            # them was a silent nonsense filter (the time column is never filtered either)
+            raise UsageError(f"--target: {time_col!r} is the time column, not a clean reference")
         if len(args.target) != len(cols):
             raise UsageError(
                 f"--target: give one column per filtered column ({len(cols)}: {cols}), "
