@@ -28,6 +28,7 @@ def files(tmp_path):
     pd.DataFrame({"name": ["a", "b", "c"]}).to_csv(tmp_path / "words.csv", index=False)
     # with a byte-order mark, as some spreadsheets write it: the first name is still "time"
     (tmp_path / "twice.csv").write_text("\ufefftime;time;gyro\n0;1;2\n1;2;3\n2;3;4\n")
+    good.assign(clean=0.0).to_csv(tmp_path / "clean_ref.csv", index=False)
     good.assign(gyro=good["gyro"] * 1e200).to_csv(tmp_path / "huge.csv", index=False)
     good.assign(gyro_filtered=1.0).to_csv(tmp_path / "refiltered.csv", index=False)
     (tmp_path / "a_folder").mkdir()
@@ -93,6 +94,11 @@ CASES = {
     "time column as the target": (
         ["filter", "good.csv", "--method", "projection_residual", "--target", "Time (s)"],
         "--target: 'Time (s)' is the time column",
+    ),
+    # --target was ignored: a fit on the noisy column alone, exit 0, as if supervised
+    "a target for a method that ignores it": (
+        ["filter", "clean_ref.csv", "--method", "butterworth", "--target", "clean"],
+        "--target: --method butterworth does not fit against a clean reference",
     ),
     "unknown dataset": (["compare", "denoise", "--dataset", "nope"], "dataset must be one of"),
     # --n 0 fell back to the default length; --horizons 0 ran the comparison, then KeyError

@@ -22,6 +22,8 @@ from tssdpa.signal.missing import fill_missing
 class _ZeroPhaseOption(Denoiser):
     """A filter with a ``zero_phase`` switch: causal unless it is on."""
 
+    uses_target = False  # Butterworth, Savitzky-Golay: a fixed design
+
     @property
     def causal(self) -> bool:
         return not self.zero_phase
@@ -33,6 +35,8 @@ class _ZeroPhaseOption(Denoiser):
 class IdentityFilter(Denoiser):
     """Returns its input (NaN filled; causal: NaN before a channel's first sample): the "no
     filtering" reference row."""
+
+    uses_target = False
 
     def __init__(self, causal: bool = True):
         self.causal = causal
@@ -138,6 +142,7 @@ class ScipyWienerFilter(Denoiser):
     """
 
     causal = False
+    uses_target = False
     _renamed_params = {"mysize": "window"}
 
     def __init__(self, window: int = 5, noise: float | None = None):
@@ -159,6 +164,8 @@ class ScipyWienerFilter(Denoiser):
 class _SlidingWindowFilter(Denoiser):
     """A statistic of the ``window`` samples trailing (causal) or centred on each sample,
     the series' end values repeated at its edges."""
+
+    uses_target = False
 
     def _validate_params(self):
         check_int(self.window, "window")

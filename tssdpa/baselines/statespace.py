@@ -113,6 +113,7 @@ class KalmanSmoother(Denoiser):
 
     trainable = True
     handles_nan = True
+    uses_target = False  # the likelihood of the noisy series alone
     _renamed_params = {"max_fit": "max_fit_samples"}
 
     def __init__(

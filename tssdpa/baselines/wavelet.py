@@ -31,6 +31,7 @@ class WaveletDenoiser(Denoiser):
         Multiplier on the universal threshold (1.0 = the textbook rule).
     """
 
+    uses_target = False
     causal = False
 
     def __init__(

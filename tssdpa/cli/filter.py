@@ -301,6 +301,11 @@ def run(args) -> int:
         try:
             if kind == "denoise":
                 est = spec.build(**params)
+                if target is not None and not getattr(est, "uses_target", True):
+                    # it fitted on the noisy columns alone and exited 0, as if supervised
+                    raise UsageError(f"--target: --method {method} does not fit against a "
+                                     "clean reference; drop --target or choose a method "
+                                     "that does (wiener_fir, projection...)")  # fmt: skip
                 with _usage_errors(""):  # tau: the time column is the sample times
                     times = sample_times(est, df, time_col)
                 fit_kw = {} if times is None else {"timestamps": times[:n_fit]}

@@ -289,6 +289,10 @@ class Denoiser(Estimator):
     handles_nan: ClassVar[bool] = False
     #: whether ``fit`` needs the clean ``target`` (supervised only)
     requires_target: ClassVar[bool] = False
+    #: whether ``fit`` reads a ``target`` given to it: False where it takes one and ignores
+    #: it (so that one comparison loop passes it to every denoiser); the command line
+    #: refuses ``--target`` there rather than fit unsupervised while the user asked otherwise
+    uses_target: ClassVar[bool] = True
     #: whether output t depends on input up to t only (a parameter or property in subclasses)
     causal: bool = True
 
