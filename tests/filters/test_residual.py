@@ -613,3 +613,13 @@ def test_an_unknown_base_parameter_is_refused_naming_it_and_the_base():
     with pytest.raises(ValueError, match=r"base_params: unknown parameter\(s\) \['lags'\] for "
                        r"base='dlinear'; valid: lookback"):  # fmt: skip
         ResidualProjectionForecaster(base="dlinear", base_params={"lags": 3}).fit(y)
+
+
+@pytest.mark.parametrize("cls", [ResidualProjectionFilter, WienerFIRFilter])
+def test_a_target_whose_squares_underflow_is_refused_naming_it(cls):
+    # at 1e-200 every squared error against the target was 0: the hybrid's residual
+    # correction was switched off without a word (alpha 0); refused as such an x is
+    clean, noisy = square_wave(600, seed=1)
+    with pytest.raises(ValueError, match="target channel 0 is at most 1e-200 in magnitude"):
+        cls(window=8).fit(noisy, target=clean * 1e-200)
+    assert cls(window=8).fit(noisy, target=clean * 1e-140).filter(noisy).shape == noisy.shape

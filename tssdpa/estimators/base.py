@@ -64,6 +64,9 @@ def target_like(target, a: np.ndarray) -> np.ndarray | None:
     tgt, _ = as_2d(target, "target")
     if tgt.shape != a.shape:
         raise ValueError(f"target must have the shape of x {a.shape}; got {tgt.shape}")
+    # as x: a channel under 1e-150 squares to 0, so every error against it was 0 and the
+    # supervised fits fell back silently (the residual correction switched off)
+    check_fit_input(tgt, "target")
     return tgt
 
 
