@@ -14,7 +14,7 @@ import pytest
 
 from tssdpa.baselines import AutoRegForecaster, WienerFIRFilter
 from tssdpa.data.synthetic import ar2, lorenz
-from tssdpa.filters import ResidualProjectionFilter, ResidualProjectionForecaster
+from tssdpa.filters import ProjectionFilter, ResidualProjectionFilter, ResidualProjectionForecaster
 from tssdpa.signal.reference import kernel_regression_reference
 
 # ------------------------------------------------------------------------------ helpers
@@ -623,3 +623,19 @@ def test_a_target_whose_squares_underflow_is_refused_naming_it(cls):
     with pytest.raises(ValueError, match="target channel 0 is at most 1e-200 in magnitude"):
         cls(window=8).fit(noisy, target=clean * 1e-200)
     assert cls(window=8).fit(noisy, target=clean * 1e-140).filter(noisy).shape == noisy.shape
+
+
+@pytest.mark.parametrize("cls", [ResidualProjectionFilter, WienerFIRFilter, ProjectionFilter])
+def test_a_pandas_target_indexed_unlike_x_is_refused_not_paired_by_position(cls):
+    # a target of another period (or sorted otherwise) was fitted against the wrong samples
+    clean, noisy = square_wave(600, seed=1)
+    x = pd.Series(noisy, index=pd.date_range("2024-01-01", periods=600, freq="s"))
+    shifted = pd.Series(clean, index=x.index + pd.Timedelta("1h"))
+    with pytest.raises(ValueError, match="target's index is not x's"):
+        cls().fit(x, target=shifted)
+    reversed_ = pd.Series(clean[::-1], index=x.index[::-1])  # the same rows, read backwards
+    with pytest.raises(ValueError, match="target's index is not x's"):
+        cls().fit(x, target=reversed_)
+    aligned = pd.Series(clean, index=x.index)  # the same index, or plain numpy: fitted
+    assert cls().fit(x, target=aligned).filter(x).shape == x.shape
+    assert cls().fit(x, target=clean).filter(x).shape == x.shape

@@ -57,13 +57,21 @@ def renamed(
     return out
 
 
-def target_like(target, a: np.ndarray) -> np.ndarray | None:
-    """A denoiser's clean ``target`` as a (T, C) array shaped like the input ``a`` (or None)."""
+def target_like(target, a: np.ndarray, index=None) -> np.ndarray | None:
+    """A denoiser's clean ``target`` as a (T, C) array shaped like the input ``a`` (or None);
+    ``index``: x's pandas index, which a pandas target's must equal."""
     if target is None:
         return None
-    tgt, _ = as_2d(target, "target")
+    tgt, meta = as_2d(target, "target")
     if tgt.shape != a.shape:
         raise ValueError(f"target must have the shape of x {a.shape}; got {tgt.shape}")
+    # the rows are paired by position: a target indexed otherwise (another period, sorted
+    # differently) was fitted against the wrong samples without a word
+    if index is not None and meta.index is not None and not meta.index.equals(index):
+        raise ValueError(
+            "target's index is not x's: the rows would pair by position; align it first "
+            "(target.reindex(x.index)) or pass numpy arrays"
+        )
     # as x: a channel under 1e-150 squares to 0, so every error against it was 0 and the
     # supervised fits fell back silently (the residual correction switched off)
     check_fit_input(tgt, "target")
@@ -304,9 +312,9 @@ class Denoiser(Estimator):
 
     def fit(self, x, target=None) -> Denoiser:
         """Fit on a noisy training series ``x`` (and its clean ``target`` when known)."""
-        a, _ = as_2d(x, "x")
+        a, meta = as_2d(x, "x")
         check_fit_input(a, "x")
-        tgt = target_like(target, a)
+        tgt = target_like(target, a, meta.index)
         self._validate_params()
         self._fit(a, tgt)
         self.n_channels_ = a.shape[1]
