@@ -639,3 +639,16 @@ def test_a_pandas_target_indexed_unlike_x_is_refused_not_paired_by_position(cls)
     aligned = pd.Series(clean, index=x.index)  # the same index, or plain numpy: fitted
     assert cls().fit(x, target=aligned).filter(x).shape == x.shape
     assert cls().fit(x, target=clean).filter(x).shape == x.shape
+
+
+@pytest.mark.parametrize("cls", [ResidualProjectionFilter, WienerFIRFilter, ProjectionFilter])
+def test_a_dataframe_target_with_x_columns_in_another_order_is_refused(cls):
+    # each channel was fitted against the other's clean reference without a word
+    clean, noisy = square_wave(600, seed=1)
+    x = pd.DataFrame({"a": noisy, "b": -noisy})
+    swapped = pd.DataFrame({"b": -clean, "a": clean})
+    with pytest.raises(ValueError, match=r"target's columns \['b', 'a'\] are x's"):
+        cls().fit(x, target=swapped)
+    assert cls().fit(x, target=swapped[["a", "b"]]).filter(x).shape == x.shape
+    named = pd.DataFrame({"clean_a": clean, "clean_b": -clean})  # other names: by position
+    assert cls().fit(x, target=named).filter(x).shape == x.shape

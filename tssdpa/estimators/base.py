@@ -57,14 +57,16 @@ def renamed(
     return out
 
 
-def target_like(target, a: np.ndarray, index=None) -> np.ndarray | None:
+def target_like(target, a: np.ndarray, like=None) -> np.ndarray | None:
     """A denoiser's clean ``target`` as a (T, C) array shaped like the input ``a`` (or None);
-    ``index``: x's pandas index, which a pandas target's must equal."""
+    ``like``: x's :class:`ArrayMeta`, whose pandas index a pandas target's must equal (and
+    whose column names a DataFrame target's must not hold in another order)."""
     if target is None:
         return None
     tgt, meta = as_2d(target, "target")
     if tgt.shape != a.shape:
         raise ValueError(f"target must have the shape of x {a.shape}; got {tgt.shape}")
+    index = None if like is None else like.index
     # the rows are paired by position: a target indexed otherwise (another period, sorted
     # differently) was fitted against the wrong samples without a word
     if index is not None and meta.index is not None and not meta.index.equals(index):
@@ -72,6 +74,15 @@ def target_like(target, a: np.ndarray, index=None) -> np.ndarray | None:
             "target's index is not x's: the rows would pair by position; align it first "
             "(target.reindex(x.index)) or pass numpy arrays"
         )
+    # so are the channels: x's own column names in another order fitted a against b's
+    # reference (other names, e.g. clean_a, clean_b, still pair by position)
+    cols = None if like is None else like.columns
+    if cols is not None and meta.columns is not None and not meta.columns.equals(cols):
+        if sorted(map(str, meta.columns)) == sorted(map(str, cols)):
+            raise ValueError(
+                f"target's columns {list(meta.columns)} are x's {list(cols)} in another "
+                "order: the channels would pair by position; use target[x.columns]"
+            )
     # as x: a channel under 1e-150 squares to 0, so every error against it was 0 and the
     # supervised fits fell back silently (the residual correction switched off)
     check_fit_input(tgt, "target")
@@ -314,7 +325,7 @@ class Denoiser(Estimator):
         """Fit on a noisy training series ``x`` (and its clean ``target`` when known)."""
         a, meta = as_2d(x, "x")
         check_fit_input(a, "x")
-        tgt = target_like(target, a, meta.index)
+        tgt = target_like(target, a, meta)
         self._validate_params()
         self._fit(a, tgt)
         self.n_channels_ = a.shape[1]

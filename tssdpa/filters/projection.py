@@ -307,7 +307,7 @@ class ProjectionFilter(
         x2, meta = as_2d(x)
         check_fit_input(x2, "x")
         check_float32_range(x2, self.dtype, "x", fit=True)
-        tgt = target_like(target, x2, meta.index)
+        tgt = target_like(target, x2, meta)
         self._validate_params()
         local.check_local_window(self)
         times = self._times(meta, timestamps, x2.shape[0])
