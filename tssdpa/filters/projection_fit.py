@@ -319,6 +319,29 @@ def warn_held_readings(xs, target) -> None:
             tell(HeldReadingsWarning(held))
 
 
+def check_target_units(xs, target) -> None:
+    """``ValueError`` naming the channel where ``target`` is plainly not a clean copy of ``xs``
+    in its units: ``xs`` regressed on it has a slope of about 1 (noise uncorrelated with the
+    signal), here one out of [1/4, 4] by more than three standard errors -- another unit
+    (mV for V), a scale or a flipped sign. The filter's output is a weighted mean of x, so
+    the fit scored every candidate against a signal it cannot give and chose the wrong one."""
+    for c in range(xs.shape[1]):
+        ok = np.isfinite(xs[:, c]) & np.isfinite(target[:, c])
+        t, x = target[ok, c] - target[ok, c].mean(), xs[ok, c] - xs[ok, c].mean()
+        n, var = int(ok.sum()), float(t @ t)
+        if n < 3 or not var > 0:  # a constant target: no scale to compare
+            continue
+        slope = float(x @ t) / var
+        se = math.sqrt(max(float(np.sum((x - slope * t) ** 2)), 0.0) / (n - 2) / var)
+        if slope + 3 * se < 0.25 or slope - 3 * se > 4:
+            which = f"target channel {c}" if xs.shape[1] > 1 else "target"  # (one: a fit
+            raise ValueError(  # of one channel apart says which, "x channel c: ...")
+                f"{which} is not in the units of x: x changes by {slope:.3g} per "
+                "unit of the target where a clean copy of x gives about 1; rescale the "
+                "target (another unit, scale or sign?)"
+            )
+
+
 def choose_settings(filt, xs, times, target, tail, noise, heavy=None):
     """Score every candidate setting of ``filt`` (a :class:`ProjectionFilter`) on ``xs``, whose
     channels have the noise levels ``noise`` (C,).
@@ -337,6 +360,8 @@ def choose_settings(filt, xs, times, target, tail, noise, heavy=None):
     lowest score, unless ``base_params`` fixes them); then every projection candidate is
     scored as ``B(x) + P(x - B(x))``.
     """
+    if target is not None:  # on the rows it scores (the target before judges nothing)
+        check_target_units(xs[tail:], target[tail:])
     n = xs.shape[0]
     lists = {
         name: _candidates_of(name, getattr(filt, name), filt.causal, n)
