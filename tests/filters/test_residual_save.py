@@ -157,6 +157,22 @@ def test_a_residual_library_of_another_pattern_length_is_refused(tmp_path):
         ResidualProjectionForecaster.load(tmp_path / "e")
 
 
+@pytest.mark.parametrize(
+    "name, keys, message",
+    [
+        ("residual_forecaster_autoreg", ("library_keys", "library_residuals"), "library_keys"),
+        ("residual_filter", ("library_keys.1", "library_residuals.1"), "library of channel 1"),
+    ],
+)
+def test_a_saved_library_without_a_pattern_is_refused_at_load(name, keys, message, tmp_path):
+    # it loaded, then forecast / filter failed inside numpy (reshape, max of nothing)
+    est = _fit(SAVEABLE[name]())
+    est.save(tmp_path / "e")
+    _tamper_arrays(tmp_path / "e", lambda a: a.update({k: a[k][:0] for k in keys}))
+    with pytest.raises(ValueError, match=f"{message} must hold one .*at least, got 0"):
+        type(est).load(tmp_path / "e")
+
+
 def _fitted_array_names(est, tmp_path):
     est.save(tmp_path / "names")
     return sorted(load_file(str(tmp_path / "names" / "arrays.safetensors")))

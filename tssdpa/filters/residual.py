@@ -364,6 +364,8 @@ class ResidualProjectionForecaster(Forecaster):
         if keys.shape[1:] != (G, D) or len(keys) != len(resid) or resid.shape[1:] != (H, C):
             raise ValueError(f"library_keys must be (patterns, {G}, {D}), library_residuals "
                              f"(patterns, {H}, {C}); got {keys.shape}, {resid.shape}")  # fmt: skip
+        if not len(keys):  # fit keeps one at least; forecasting failed in numpy's reshape
+            raise ValueError("library_keys must hold one training pattern at least, got 0")
         self.sigma_, self.alpha_, self.library_ = sigma, alpha, (keys, resid)
         self.null_distance_ = self._saved_null_distance(fitted, G)
         self.base_ = unnest(self._make_base(), fitted, arrays, "base_")

@@ -239,6 +239,8 @@ class ResidualProjectionFilter(Denoiser):
                 raise ValueError(
                     f"library of channel {c} does not match embedding={self.embedding}"
                 )
+            if not len(K):  # fit keeps one at least; filtering failed in numpy's max
+                raise ValueError(f"library of channel {c} must hold one pattern at least, got 0")
             self.library_.append((K, R))
         self.base_ = unnest(self._base(), fitted, arrays, "base_")
         if self.base_.n_channels_ != C:
