@@ -652,3 +652,13 @@ def test_a_dataframe_target_with_x_columns_in_another_order_is_refused(cls):
     assert cls().fit(x, target=swapped[["a", "b"]]).filter(x).shape == x.shape
     named = pd.DataFrame({"clean_a": clean, "clean_b": -clean})  # other names: by position
     assert cls().fit(x, target=named).filter(x).shape == x.shape
+
+
+@pytest.mark.parametrize("fitted_fade, later_fade", [(None, 2.0), (2.0, None)])
+def test_fade_changed_after_fit_leaves_the_filter_output_as_fitted(fitted_fade, later_fade):
+    # fitted without fade, then fade=2.0: the filter read its 0 as a fade radius and faded
+    # every correction out (three times the error), where the forecaster kept its fit
+    clean, noisy = square_wave(1200, seed=1)
+    f = ResidualProjectionFilter(fade=fitted_fade).fit(noisy[:900], target=clean[:900])
+    before = f.filter(noisy)
+    np.testing.assert_array_equal(f.set_params(fade=later_fade).filter(noisy), before)

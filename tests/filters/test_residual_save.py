@@ -173,6 +173,18 @@ def test_a_saved_library_without_a_pattern_is_refused_at_load(name, keys, messag
         type(est).load(tmp_path / "e")
 
 
+def test_a_filter_saved_with_fade_radii_but_fade_none_is_refused(tmp_path):
+    # the radii are what the filter applies: a file saying fade=None loaded and faded anyway
+    est = _fit(SAVEABLE["residual_filter"]())
+    est.save(tmp_path / "e")
+    cfg_path = tmp_path / "e" / "config.json"
+    cfg = json.loads(cfg_path.read_text())
+    cfg["params"]["fade"] = None
+    cfg_path.write_text(json.dumps(cfg))
+    with pytest.raises(ValueError, match="null_distance_ must be 0 without fade"):
+        ResidualProjectionFilter.load(tmp_path / "e")
+
+
 def _fitted_array_names(est, tmp_path):
     est.save(tmp_path / "names")
     return sorted(load_file(str(tmp_path / "names" / "arrays.safetensors")))

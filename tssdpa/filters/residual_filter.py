@@ -182,8 +182,11 @@ class ResidualProjectionFilter(Denoiser):
         if self.alpha_[channel] == 0:
             return lin
         K, R = self.library_[channel]
+        # the radius fit chose (0 fitted without fade, NaN no fade for the channel), whatever
+        # fade says now: fitted without fade and set to fade=2.0, it read the 0 as a radius
+        # and faded every correction out (as the forecaster, fade acts through fit only)
         null = self.null_distance_[channel]
-        null = None if self.fade is None or np.isnan(null) else null
+        null = null if null > 0 else None
         (corr,) = kernel_regression(
             self._keys(lin, channel), K, R, [self.sigma_[channel]], None, null
         )
@@ -227,6 +230,8 @@ class ResidualProjectionFilter(Denoiser):
         null = self.null_distance_
         if self.fade is not None and not (np.isnan(null) | (null > 0)).all():
             raise ValueError(f"null_distance_ must be > 0 or NaN (no fade), got {null}")
+        if self.fade is None and (null > 0).any():  # radii are used: a fade the file denies
+            raise ValueError(f"null_distance_ must be 0 without fade, got {null}")
         libraries = [(f"library_keys.{c}", f"library_residuals.{c}") for c in range(C)]
         known = {name for pair in libraries for name in pair}
         extra = sorted(k for k in arrays if k.startswith("library_") and k not in known)
