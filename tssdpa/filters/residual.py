@@ -34,7 +34,7 @@ from tssdpa.estimators.persistence import (
 from tssdpa.estimators.selection import choose_correction, sigma_candidates, sigma_grid
 from tssdpa.signal.embedding import delay_embedding, standardise
 from tssdpa.signal.library import kernel_regression, nearest_distance
-from tssdpa.signal.missing import fill_missing
+from tssdpa.signal.missing import fill_missing, reading_ends
 
 __all__ = ["ResidualProjectionForecaster"]
 
@@ -183,11 +183,13 @@ class ResidualProjectionForecaster(Forecaster):
             return self.lookback
         return int((self.base_params or {}).get("lags", AutoRegForecaster().lags))
 
-    def _residual_paths(self, base, a, origins, H):
+    def _residual_paths(self, base, a, origins, H, truth=None):
         """(N, H, C) truth minus the base's forecast path from each origin (NaN past the end).
 
+        ``truth`` (default ``a``): what the paths are scored against, NaN where unknown.
         Computed over contiguous chunks of origins so memory stays O(chunk * H * C)."""
         T, C = a.shape
+        truth_of = a if truth is None else truth
         out = np.full((len(origins), H, C), np.nan)
         ctx = self._context()
         chunk = max(1, 2**22 // (H * C))
@@ -196,17 +198,17 @@ class ResidualProjectionForecaster(Forecaster):
             s0 = max(0, int(o[0]) - ctx)
             path = base._path(a[s0 : int(o[-1]) + 1], H)[o - s0]
             idx = o[:, None] + np.arange(1, H + 1)[None, :]
-            truth = np.full(path.shape, np.nan)
+            known = np.full(path.shape, np.nan)
             inside = idx < T
-            truth[inside] = a[idx[inside]]
-            out[i0 : i0 + chunk] = truth - path
+            known[inside] = truth_of[idx[inside]]
+            out[i0 : i0 + chunk] = known - path
         return out
 
-    def _library(self, base, a):
+    def _library(self, base, a, truth=None):
         H = self.horizon
         rows = np.arange(len(a) - H)[-self.library_size :]
         E = self._keys(a)[rows]
-        R = self._residual_paths(base, a, rows, H)
+        R = self._residual_paths(base, a, rows, H, truth)
         ok = np.isfinite(E).all(axis=(1, 2)) & np.isfinite(R).all(axis=(1, 2))
         if not ok.any():
             raise ValueError(
@@ -240,6 +242,12 @@ class ResidualProjectionForecaster(Forecaster):
     def _fit(self, a):
         raw, a = a, fill_missing(a, True)  # the base fits the raw (its own missing rule)
         T, C = a.shape
+        # residuals are scored up to each channel's last reading: on its missing tail filled
+        # forward the holdout judged forecasts of a held value (the correction switched off)
+        # and the library learnt residuals from it
+        truth = a.copy()
+        for c, end in enumerate(reading_ends(raw)):
+            truth[end:, c] = np.nan
         H = self.horizon
         self.mean_ = a.mean(axis=0)
         sd = a.std(axis=0)
@@ -262,13 +270,13 @@ class ResidualProjectionForecaster(Forecaster):
             head = self._make_base().fit(raw[:n_head])
         except ValueError:  # a channel with too few readings there: the filled head
             head = self._make_base().fit(a[:n_head])
-        lib = self._library(head, a[:n_head])
+        lib = self._library(head, a[:n_head], truth[:n_head])
         origins = np.arange(n_head - 1, T - 1)
         if len(origins) > self.max_holdout_origins:
             origins = origins[
                 np.linspace(0, len(origins) - 1, self.max_holdout_origins).astype(int)
             ]
-        resid = self._residual_paths(head, a, origins, H)  # (N, H, C)
+        resid = self._residual_paths(head, a, origins, H, truth)  # (N, H, C)
         Eh = self._keys(a)[origins]
         self.null_distance_ = None
         if self.fade is not None:
@@ -290,7 +298,7 @@ class ResidualProjectionForecaster(Forecaster):
         self.alpha_ = alpha.reshape(H, C)
         # final model: base and library from the whole training series
         self.base_ = self._make_base().fit(raw)
-        self.library_ = self._library(self.base_, a)
+        self.library_ = self._library(self.base_, a, truth)
 
     def _direct_horizon(self) -> int:
         return self.horizon
