@@ -29,6 +29,9 @@ def files(tmp_path):
     # with a byte-order mark, as some spreadsheets write it: the first name is still "time"
     (tmp_path / "twice.csv").write_text("\ufefftime;time;gyro\n0;1;2\n1;2;3\n2;3;4\n")
     good.assign(clean=0.0).to_csv(tmp_path / "clean_ref.csv", index=False)
+    clean = good.assign(gyro2=good["gyro"], clean=np.sin(np.arange(300) / 9), clean2=0.5)
+    clean.loc[7, "clean"] = np.nan
+    clean.to_csv(tmp_path / "clean_gap.csv", index=False)
     good.assign(gyro=good["gyro"] * 1e200).to_csv(tmp_path / "huge.csv", index=False)
     good.assign(gyro_filtered=1.0).to_csv(tmp_path / "refiltered.csv", index=False)
     (tmp_path / "a_folder").mkdir()
@@ -99,6 +102,22 @@ CASES = {
     "a target for a method that ignores it": (
         ["filter", "clean_ref.csv", "--method", "butterworth", "--target", "clean"],
         "--target: --method butterworth does not fit against a clean reference",
+    ),
+    # "target channel 0 is missing ...": a channel number where the user named a column
+    "a target column with a missing cell": (
+        [
+            "filter",
+            "clean_gap.csv",
+            "--method",
+            "projection_residual",
+            "--columns",
+            "gyro",
+            "gyro2",
+            "--target",
+            "clean2",
+            "clean",
+        ],  # fmt: skip
+        "--target column 'clean' is missing at sample 7",
     ),
     "unknown dataset": (["compare", "denoise", "--dataset", "nope"], "dataset must be one of"),
     # --n 0 fell back to the default length; --horizons 0 ran the comparison, then KeyError

@@ -334,6 +334,10 @@ def run(args) -> int:
         except (ValueError, TypeError) as exc:  # "x channel 2 ..." -> the column's name
             msg = re.sub(r"^(x|y) channel (\d+)",
                          lambda m: f"column {cols[int(m[2])]!r}", str(exc))  # fmt: skip
+            if args.target is not None:  # "target channel 1": the user named it otherwise
+                named = args.target
+                msg = re.sub(r"\btarget channel (\d+)",
+                             lambda m: f"--target column {named[int(m[1])]!r}", msg)  # fmt: skip
             raise UsageError(f"{method}: {msg}") from None
     notes = []
     if n_nan or n_inf:

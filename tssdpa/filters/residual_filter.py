@@ -138,8 +138,11 @@ class ResidualProjectionFilter(Denoiser):
             raise ValueError(
                 "ResidualProjectionFilter needs the clean target: fit(x, target=clean)"
             )
-        if not np.isfinite(target).all():
-            raise ValueError("target must be finite (no NaN / inf): it is the clean signal")
+        if not np.isfinite(target).all():  # naming where: a CLI user reads a column's name
+            t, c = (int(i[0]) for i in np.nonzero(~np.isfinite(target)))
+            which = f"target channel {c}" if target.shape[1] > 1 else "target"
+            raise ValueError(f"{which} is missing at sample {t}: the clean signal must be "
+                             "known at every sample (no NaN / inf)")  # fmt: skip
         a = fill_missing(a, self.causal)
         T, C = a.shape
         n_head = T - max(int(round(self.holdout * T)), 1)
