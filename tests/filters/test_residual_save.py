@@ -185,6 +185,14 @@ def test_a_filter_saved_with_fade_radii_but_fade_none_is_refused(tmp_path):
         ResidualProjectionFilter.load(tmp_path / "e")
 
 
+@pytest.mark.parametrize("make", [SAVEABLE["residual_filter"], SAVEABLE["wiener_fir"]])
+def test_saving_an_unfitted_trained_filter_is_refused_saying_fit_it(make, tmp_path):
+    # ResidualProjectionFilter raised AttributeError: ... no attribute 'n_channels_'
+    with pytest.raises(ValueError, match="is not fitted: call fit"):
+        make().save(tmp_path / "e")
+    assert not (tmp_path / "e").exists()
+
+
 def _fitted_array_names(est, tmp_path):
     est.save(tmp_path / "names")
     return sorted(load_file(str(tmp_path / "names" / "arrays.safetensors")))

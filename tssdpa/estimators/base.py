@@ -321,6 +321,11 @@ class Denoiser(Estimator):
     def _validate_params(self) -> None:
         """Check the constructor arguments; raise naming the argument. Called by ``fit``."""
 
+    def save(self, path) -> None:
+        if self.trainable:  # a trained filter unfitted has nothing to apply (it raised
+            self._check_fitted()  # AttributeError 'n_channels_' reading its state)
+        super().save(path)
+
     def fit(self, x, target=None) -> Denoiser:
         """Fit on a noisy training series ``x`` (and its clean ``target`` when known)."""
         a, meta = as_2d(x, "x")
@@ -370,7 +375,7 @@ class Forecaster(Estimator):
     causal: ClassVar[bool] = True
 
     def save(self, path) -> None:
-        self._check_fitted()  # unlike a filter, an unfitted forecaster has nothing to apply
+        self._check_fitted()  # an unfitted forecaster has nothing to apply
         super().save(path)
 
     def _validate_params(self) -> None:
