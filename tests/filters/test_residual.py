@@ -677,3 +677,20 @@ def test_a_channel_stopping_early_is_scored_on_its_readings_not_on_its_filled_ta
     path = fc.forecast_path(y, 3)
     mse = np.mean((path[1600:2990, 2, 0] - y[1603:2993, 0]) ** 2)
     assert mse < 5e-4  # on the readings alone 1.7e-4; scored on the filled tail 2.1e-3
+
+
+@pytest.mark.parametrize("cls", [ResidualProjectionFilter, WienerFIRFilter])
+def test_a_supervised_fit_ends_at_x_last_reading_not_on_its_filled_tail(cls):
+    # x stopped at 800 of 1200 with the target known: its held last reading was fitted to
+    # the moving target (the FIR 3 times worse than on the readings, worse than x itself)
+    # and the holdout, all in the tail, switched the correction off (25 times worse)
+    clean, noisy = square_wave(2400, seed=0)
+    x = noisy[:1200].copy()
+    x[800:] = np.nan
+    stopped = cls().fit(x, target=clean[:1200]).filter(noisy)
+    readings = cls().fit(noisy[:800], target=clean[:800]).filter(noisy)
+
+    def mse(y):
+        return np.mean((y[1500:] - clean[1500:]) ** 2)
+
+    assert mse(stopped) < 1.1 * mse(readings)

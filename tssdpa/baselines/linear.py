@@ -16,7 +16,7 @@ from tssdpa.checks import check_choice, check_fraction, check_int, check_positiv
 from tssdpa.estimators.base import Denoiser
 from tssdpa.estimators.persistence import require_floats, saved_channels
 from tssdpa.signal.lowpass import sosfiltfilt_short
-from tssdpa.signal.missing import fill_missing
+from tssdpa.signal.missing import fill_missing, reading_ends
 
 
 class _ZeroPhaseOption(Denoiser):
@@ -255,10 +255,12 @@ class WienerFIRFilter(Denoiser):
         raw, a = a, fill_missing(a, self.causal)
         ahead, _ = self._lags()
         self.coef_, self.intercept_ = [], []
-        for c in range(a.shape[1]):
+        for c, end in enumerate(reading_ends(raw)):
             X = self._design(a[:, c])
             if target is not None:
-                s = target[:, c]
+                # past x's last reading its inputs are the held last reading, made up: no
+                # equation (they fitted the taps to map a constant onto the moving target)
+                s = np.where(np.arange(len(a)) < end, target[:, c], np.nan)
                 mask = np.ones(X.shape[1], bool)
             else:  # self-supervised: predict x[t] from the other taps
                 s = raw[:, c]  # a missing x[t] is no equation (filled, it was made up)

@@ -20,7 +20,7 @@ from tssdpa.estimators.selection import choose_correction
 from tssdpa.filters.residual import _check_fade, _fade_radius, _sigmas
 from tssdpa.signal.embedding import delay_embedding, standardise
 from tssdpa.signal.library import kernel_regression, nearest_distance
-from tssdpa.signal.missing import fill_missing
+from tssdpa.signal.missing import fill_missing, reading_ends
 
 __all__ = ["ResidualProjectionFilter"]
 
@@ -143,6 +143,7 @@ class ResidualProjectionFilter(Denoiser):
             which = f"target channel {c}" if target.shape[1] > 1 else "target"
             raise ValueError(f"{which} is missing at sample {t}: the clean signal must be "
                              "known at every sample (no NaN / inf)")  # fmt: skip
+        ends = reading_ends(a)  # x's missing tail, filled, is made up: nothing is fitted there
         a = fill_missing(a, self.causal)
         T, C = a.shape
         n_head = T - max(int(round(self.holdout * T)), 1)
@@ -151,32 +152,42 @@ class ResidualProjectionFilter(Denoiser):
                 f"x has {T} samples; too few for window={self.window}, embedding={self.embedding}"
             )
         sigmas = _sigmas(self.sigma, self.embedding)
-        self.base_ = self._base().fit(a, target)
+        # the FIRs too: a NaN target sample is no equation of theirs
+        known = np.where(np.arange(T)[:, None] < np.array(ends), target, np.nan)
+        self.base_ = self._base().fit(a, known)
         lin_all = np.column_stack([self.base_._filter_1d(a[:, c], c) for c in range(C)])
         self.mean_, sd = lin_all.mean(axis=0), lin_all.std(axis=0)
         self.scale_ = np.where(sd > 0, sd, 1.0)
-        # sigma / alpha: the Wiener FIR refitted on the head, scored on the held-out tail
-        head = self._base().fit(a[:n_head], target[:n_head])
+        # sigma / alpha: the Wiener FIR refitted on the head, scored on the held-out tail --
+        # of each channel's readings: past x's last one the FIR's output is that of the held
+        # reading, made up (the correction was scored there, and switched off)
         self.sigma_, self.alpha_, self.null_distance_ = np.zeros(C), np.zeros(C), np.zeros(C)
-        lib = slice(max(0, n_head - self.library_size), n_head)
-        for c in range(C):
-            lin = head._filter_1d(a[:, c], c)
+        for c, end in enumerate(ends):
+            n_c = end - max(int(round(self.holdout * end)), 1)
+            if n_c <= self.window + self.embedding:
+                raise ValueError(
+                    f"x channel {c} has {end} samples up to its last reading; too few for "
+                    f"window={self.window}, embedding={self.embedding}"
+                )
+            head = self._base().fit(a[:n_c, [c]], target[:n_c, [c]])
+            lin = head._filter_1d(a[:, c], 0)
             E = self._keys(lin, c)
             resid = (target[:, c] - lin)[:, None]
+            lib, held = slice(max(0, n_c - self.library_size), n_c), slice(n_c, end)
             null = None
             if self.fade is not None:
                 null = _fade_radius(
-                    self.fade, nearest_distance(E[n_head:], E[lib]).max(), self.embedding
+                    self.fade, nearest_distance(E[held], E[lib]).max(), self.embedding
                 )
                 self.null_distance_[c] = np.nan if null is None else null
-            corr = kernel_regression(E[n_head:], E[lib], resid[lib], sigmas, None, null)
-            s, al = choose_correction(resid[n_head:], corr, sigmas)
+            corr = kernel_regression(E[held], E[lib], resid[lib], sigmas, None, null)
+            s, al = choose_correction(resid[held], corr, sigmas)
             self.sigma_[c], self.alpha_[c] = s[0], al[0]
-        rows = slice(max(0, T - self.library_size), T)
-        self.library_ = [
-            (self._keys(lin_all[:, c], c)[rows], (target[:, c] - lin_all[:, c])[rows, None])
-            for c in range(C)
-        ]
+        self.library_ = []
+        for c in range(C):
+            rows = slice(max(0, ends[c] - self.library_size), ends[c])
+            resid = (target[:, c] - lin_all[:, c])[rows, None]
+            self.library_.append((self._keys(lin_all[:, c], c)[rows], resid))
 
     def _filter_1d(self, x, channel):
         if channel >= len(self.library_):
