@@ -650,3 +650,20 @@ def test_a_target_in_other_units_than_x_is_refused_naming_it(scale):
     apart = ProjectionFilter(causal=False, channel_independent=True)
     with pytest.raises(ValueError, match="^x channel 1: target is not in the units of x"):
         apart.fit(both, target=clean_both)  # each channel fitted alone: it said channel 0
+
+
+def test_a_target_beside_x_missing_tail_scores_nothing():
+    # x stopped at 800 of 1200, the target went on: the zero-phase fit scored its candidates
+    # on x's filled tail (30 times the error of a fit on the 800 readings with holdout=0.3)
+    rng = np.random.default_rng(0)
+    t = np.arange(2400)
+    clean = np.sin(t * 0.02) + 0.3 * np.sign(np.sin(t * 0.005))
+    noisy = clean + 0.3 * rng.standard_normal(2400)
+    x = noisy[:1200].copy()
+    x[800:] = np.nan
+    with pytest.raises(ValueError, match=r"no known value in rows 840-1199 \(beside a reading"):
+        ProjectionFilter(causal=False, holdout=0.3).fit(x, target=clean[:1200])
+    y = ProjectionFilter(causal=False).fit(x, target=clean[:1200]).filter(noisy)
+    ref = ProjectionFilter(causal=False).fit(noisy[:800], target=clean[:800]).filter(noisy)
+    mse = [np.mean((v[1500:] - clean[1500:]) ** 2) for v in (y, ref)]
+    assert mse[0] < 1.2 * mse[1]  # it was 0.0058 against 0.0034

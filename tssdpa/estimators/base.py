@@ -57,10 +57,11 @@ def renamed(
     return out
 
 
-def target_like(target, a: np.ndarray, like=None) -> np.ndarray | None:
+def target_like(target, a: np.ndarray, like=None, readings=False) -> np.ndarray | None:
     """A denoiser's clean ``target`` as a (T, C) array shaped like the input ``a`` (or None);
     ``like``: x's :class:`ArrayMeta`, whose pandas index a pandas target's must equal (and
-    whose column names a DataFrame target's must not hold in another order)."""
+    whose column names a DataFrame target's must not hold in another order). ``readings``:
+    NaN (unknown) past each channel's last reading of ``a``, where x is made up by filling."""
     if target is None:
         return None
     tgt, meta = as_2d(target, "target")
@@ -86,6 +87,8 @@ def target_like(target, a: np.ndarray, like=None) -> np.ndarray | None:
     # as x: a channel under 1e-150 squares to 0, so every error against it was 0 and the
     # supervised fits fell back silently (the residual correction switched off)
     check_fit_input(tgt, "target")
+    if readings:
+        tgt[np.arange(len(a))[:, None] >= np.array(reading_ends(a))] = np.nan
     return tgt
 
 

@@ -307,7 +307,7 @@ class ProjectionFilter(
         x2, meta = as_2d(x)
         check_fit_input(x2, "x")
         check_float32_range(x2, self.dtype, "x", fit=True)
-        tgt = target_like(target, x2, meta)
+        tgt = target_like(target, x2, meta, readings=True)
         self._validate_params()
         local.check_local_window(self)
         times = self._times(meta, timestamps, x2.shape[0])
@@ -335,8 +335,8 @@ class ProjectionFilter(
         tail = n - max(1, int(round(self.holdout * n)))  # first sample of the held-out tail
         if tgt is not None and not np.isfinite(tgt[block][tail:]).any():
             raise ValueError(f"target has no known value in rows {block.start + tail}-"
-                             f"{block.stop - 1}, the held-out last holdout={self.holdout} of "
-                             "the fitted samples where the fit scores its candidates")  # fmt: skip
+                             f"{block.stop - 1} (beside a reading of x), the held-out last "
+                             f"holdout={self.holdout} of the samples the fit scores")  # fmt: skip
         noise, heavy = fitting.fit_noise_level(self, xs)
         self.channel_scale_ = fitted_channel_scale(self.channel_scale, xs)
         xs, tgt_s = self._to_units(xs), (None if tgt is None else self._to_units(tgt[block]))
