@@ -29,8 +29,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from tssdpa.checks import check_int
-from tssdpa.estimators.arrays import MAGNITUDES, as_2d, peak_magnitudes, restore
+from tssdpa.estimators.arrays import as_2d, restore
 from tssdpa.estimators.fit_guard import keeps_the_last_fit_on_failure
+from tssdpa.estimators.fit_input import check_fit_input, target_like
 from tssdpa.signal.missing import fill_missing, reading_ends
 
 __all__ = ["Denoiser", "Estimator", "Forecaster", "check_fit_input", "renamed", "target_like"]
@@ -55,59 +56,6 @@ def renamed(
             )
         out[new] = out.pop(old)
     return out
-
-
-def target_like(target, a: np.ndarray, like=None, readings=False) -> np.ndarray | None:
-    """A denoiser's clean ``target`` as a (T, C) array shaped like the input ``a`` (or None);
-    ``like``: x's :class:`ArrayMeta`, whose pandas index a pandas target's must equal (and
-    whose column names a DataFrame target's must not hold in another order). ``readings``:
-    NaN (unknown) past each channel's last reading of ``a``, where x is made up by filling."""
-    if target is None:
-        return None
-    tgt, meta = as_2d(target, "target")
-    if tgt.shape != a.shape:
-        raise ValueError(f"target must have the shape of x {a.shape}; got {tgt.shape}")
-    index = None if like is None else like.index
-    # the rows are paired by position: a target indexed otherwise (another period, sorted
-    # differently) was fitted against the wrong samples without a word
-    if index is not None and meta.index is not None and not meta.index.equals(index):
-        raise ValueError(
-            "target's index is not x's: the rows would pair by position; align it first "
-            "(target.reindex(x.index)) or pass numpy arrays"
-        )
-    # so are the channels: x's own column names in another order fitted a against b's
-    # reference (other names, e.g. clean_a, clean_b, still pair by position)
-    cols = None if like is None else like.columns
-    if cols is not None and meta.columns is not None and not meta.columns.equals(cols):
-        if sorted(map(str, meta.columns)) == sorted(map(str, cols)):
-            raise ValueError(
-                f"target's columns {list(meta.columns)} are x's {list(cols)} in another "
-                "order: the channels would pair by position; use target[x.columns]"
-            )
-    # as x: a channel under 1e-150 squares to 0, so every error against it was 0 and the
-    # supervised fits fell back silently (the residual correction switched off)
-    check_fit_input(tgt, "target")
-    if readings:
-        tgt[np.arange(len(a))[:, None] >= np.array(reading_ends(a))] = np.nan
-    return tgt
-
-
-def check_fit_input(a: np.ndarray, name: str) -> None:
-    """What a ``fit`` asks of its (T, C) series beyond :func:`as_2d`, a ``ValueError`` naming
-    ``name`` and the channel otherwise: every channel has a known sample, and none is so small
-    (largest magnitude nonzero, below 1e-150) that its squares underflow to 0. (Small values
-    in a later ``filter`` or ``forecast`` call are fine: a signal may decay.)"""
-    empty = np.flatnonzero(np.isnan(a).all(axis=0))
-    if len(empty):
-        raise ValueError(f"{name} channel {empty[0]} is all NaN: nothing to fit on")
-    peak = peak_magnitudes(a)
-    tiny = np.flatnonzero((peak > 0) & (peak < MAGNITUDES[0]))
-    if len(tiny):
-        c = int(tiny[0])
-        raise ValueError(
-            f"{name} channel {c} is at most {peak[c]:.3g} in magnitude, below "
-            f"{MAGNITUDES[0]:g} where squares underflow float64: rescale it (e.g. other units)"
-        )
 
 
 def unknown_parameters(factory, params) -> tuple[list[str], list[str]]:
