@@ -283,19 +283,19 @@ class ProjectionFilter(
         * Without ``target`` (self-supervised): Stein's unbiased risk estimate (SURE),
           ``mean((y - x)^2) - s^2 + 2 s^2 div / N`` with the noise level ``s`` per channel
           (``noise_level``, else :func:`~tssdpa.estimators.white_noise.noise_level`;
-          ``noise_level_``) and the
-          divergence ``div = sum dy_t/dx_t`` (one random +-1 probe; exact for
-          ``window="all"``; where the noise has heavy tails each sample's term is weighed by
-          its own squared noise, ``heavy_tails_``): for additive white noise, the expected
-          squared error against the unseen clean signal. Noise that is not white (drift,
-          correlated noise) is partly taken for signal: give a ``target`` where one exists. A
-          zero-phase filter then decides on its local adaptation by the same score
-          (``local_window``, ``local_``).
+          ``noise_level_``) and the divergence ``div = sum dy_t/dx_t`` (one random +-1
+          probe; exact for ``window="all"``; where the noise has heavy tails each sample's
+          term is weighed by its own squared noise, ``heavy_tails_``): for additive white
+          noise, the expected squared error against the unseen clean signal. Noise that is
+          not white (drift, correlated noise) is partly taken for signal: give a ``target``
+          where one exists. A zero-phase filter then decides on its local adaptation by the
+          same score (``local_window``, ``local_``).
 
         Parameters
         ----------
         x : array_like, Series, DataFrame or tensor, (T,) or (T, C)
         target : same shape as x, optional
+            The clean x, in its units (x regressed on it with a slope out of [1/4, 4]: refused).
         timestamps : array_like (T,), optional
         verbose : bool
             Print the chosen settings and the five best candidates with their scores.
