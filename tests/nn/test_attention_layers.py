@@ -457,3 +457,13 @@ def test_a_dropout_that_is_no_number_is_refused_naming_it(dropout):
     # it raised TypeError("'<=' not supported between instances of 'float' and 'NoneType'")
     with pytest.raises(TypeError, match="dropout must be a number"):
         ProjectionMultiheadAttention(8, 2, dropout=dropout)
+
+
+def test_a_kernel_setting_the_layer_cannot_use_is_refused_not_ignored():
+    # learn_sigma on a standard layer and learn_decay without a decay or tau learned nothing
+    with pytest.raises(ValueError, match="learn_sigma needs attention='projection'"):
+        ProjectionMultiheadAttention(8, 2, attention="standard", learn_sigma=True)
+    with pytest.raises(ValueError, match="learn_decay needs a decay= or tau="):
+        ProjectionMultiheadAttention(8, 2, learn_decay=True)
+    layer = ProjectionMultiheadAttention(8, 2, tau=2.0, learn_decay=True)
+    assert layer.log_tau.requires_grad

@@ -57,7 +57,7 @@ class ProjectionMultiheadAttention(nn.Module):
     sigma : float or sequence of floats
         Kernel width σ, one value or one per head (projection only).
     learn_sigma : bool
-        Learn σ per head (parametrised as log σ).
+        Learn σ per head (parametrised as log σ; projection only).
     window : int, optional
         FIR length: only keys with ``0 <= i-j < window`` (causal) or ``|i-j| < window``.
     decay : float or sequence, optional
@@ -153,8 +153,11 @@ class ProjectionMultiheadAttention(nn.Module):
         check_choice(backend, "backend", BACKENDS)
         if attention not in ("projection", "standard"):
             raise ValueError(f"attention must be 'projection' or 'standard', got {attention!r}")
-        if normalize_qk and attention != "projection":
-            raise ValueError("normalize_qk needs attention='projection'")
+        for name, on in (("normalize_qk", normalize_qk), ("learn_sigma", learn_sigma)):
+            if on and attention != "projection":  # a standard layer has no kernel: not ignored
+                raise ValueError(f"{name} needs attention='projection'")
+        if learn_decay and decay is None and tau is None:  # else silently nothing to learn
+            raise ValueError("learn_decay needs a decay= or tau= to start from")
         if value not in ("separate", "key"):
             raise ValueError(f"value must be 'separate' or 'key', got {value!r}")
         if decay is not None and tau is not None:
