@@ -137,8 +137,11 @@ def test_centred_sliding_windows_repeat_the_ends_and_an_even_one_reaches_further
     impulse = np.zeros(12)
     impulse[6] = 4.0
     # window 4 at t: t-1 .. t+2, so the impulse at 6 reaches t = 4 .. 7
-    np.testing.assert_array_equal(
-        B.MovingAverageFilter(4, causal=False).filter(impulse), np.r_[[0] * 4, [1] * 4, [0] * 4]
+    np.testing.assert_allclose(  # up to the rounding of the running sum
+        B.MovingAverageFilter(4, causal=False).filter(impulse),
+        np.r_[[0] * 4, [1] * 4, [0] * 4],
+        rtol=0,
+        atol=1e-12,
     )
     # a step at 6: t = 5 is the first window (4 .. 7) holding two of its samples (ndimage: 6)
     step = np.r_[[0.0] * 6, [4.0] * 6]
@@ -656,3 +659,14 @@ def test_the_scipy_wiener_end_pull_shrinks_with_length_and_where_scipy_gives_nan
         x = np.sin(np.arange(50.0))
         assert np.isnan(signal.wiener(x, 1)).all()
     np.testing.assert_array_equal(B.ScipyWienerFilter(1).filter(x), x)
+
+
+def test_a_moving_average_keeps_its_digits_on_a_large_offset():
+    # a running sum of the values themselves grew to 1e14, and its differences lost the
+    # noise's digits: 0.006 off np.convolve here (1.7% of the output's spread)
+    x = 1e9 + np.random.default_rng(0).standard_normal(100_000)
+    for causal in (True, False):
+        f = B.MovingAverageFilter(8, causal=causal)
+        y = f.fit(x).filter(x)
+        want = np.convolve(f._padded(x), np.ones(8) / 8, "valid")
+        np.testing.assert_allclose(y - 1e9, want - 1e9, rtol=0, atol=1e-6)

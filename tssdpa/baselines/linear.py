@@ -207,8 +207,13 @@ class MovingAverageFilter(_SlidingWindowFilter):
         self.causal = causal
 
     def _filter_1d(self, x, channel):
-        c = np.concatenate([[0.0], np.cumsum(self._padded(x))])
-        return (c[self.window :] - c[: -self.window]) / self.window
+        # the running sum of the deviations from the mean: of the values themselves it grows
+        # with the offset, and differencing it lost their digits (1e9 + unit noise over 1e5
+        # samples: 0.006 off np.convolve, 1.7% of the output's spread)
+        known = x[np.isfinite(x)]
+        ref = float(known.mean()) if known.size else 0.0
+        c = np.concatenate([[0.0], np.cumsum(self._padded(x) - ref)])
+        return ref + (c[self.window :] - c[: -self.window]) / self.window
 
 
 class WienerFIRFilter(Denoiser):
