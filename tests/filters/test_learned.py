@@ -255,6 +255,21 @@ def test_learned_forecaster_interface(fitted_forecaster, tmp_path):
         fc.forecast(far, horizon=5)
 
 
+def test_a_gap_in_the_future_windows_is_no_target_not_the_training_mean():
+    # filled before the windows were cut, a gap at the end of y_val (the last window's
+    # future, no window's past) was scored as the training mean: 0.21 of the variance lost
+    # by a starting model that fits this sine to 6e-11
+    y = np.sin(np.arange(400) * 0.2)[:, None]
+    gap = y.copy()
+    gap[396:] = np.nan
+    kw = dict(lookback=24, horizon=4, patch_len=6, d_model=8, max_epochs=1, stride=4,
+              enable_progress_bar=False, trainer_kwargs=TRAINER)  # fmt: skip
+    fc = LearnedProjectionForecaster(**kw).fit(y[:300], y_val=gap[300:])
+    assert fc.history_["initial_val_loss"] < 1e-6
+    with pytest.raises(ValueError, match="y_val has no window of 28 samples with a known future"):
+        LearnedProjectionForecaster(**kw).fit(y[:300], y_val=np.r_[y[300:324], gap[396:]])
+
+
 def test_learned_forecaster_multivariate_with_validation_series_and_bad_input():
     y = np.sin(np.arange(400) * 0.2)[:, None] * np.array([[1.0, 0.5, 2.0]])
     fc = LearnedProjectionForecaster(

@@ -228,7 +228,8 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
 
     ``forecast_path(y, horizon=h)[t, k-1]`` predicts y[t+k] from the ``lookback`` samples ending
     at t (NaN for t < lookback - 1); inputs are standardised with the training statistics
-    (DLinear / ETTh1 protocol); missing samples count as the training mean.
+    (DLinear / ETTh1 protocol); missing samples count as the training mean in the inputs and
+    are no targets in training.
 
     Parameters
     ----------
@@ -319,7 +320,13 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
         if len(z) < n:  # named: y_val's and y's were one message
             raise ValueError(f"{name} has {len(z)} samples, fewer than lookback + horizon = {n}")
         w = windows(z, n, self.stride)
-        return w[:, : self.lookback], w[:, self.lookback :]
+        # a missing input is the training mean (0); a missing target is no target: the loss
+        # skips it (filled, the gaps were trained on as the mean), and a window without one
+        # is dropped (a batch of them has no loss)
+        known = np.isfinite(w[:, self.lookback :]).any(axis=(1, 2))
+        if not known.any():
+            raise ValueError(f"{name} has no window of {n} samples with a known future sample")
+        return np.nan_to_num(w[known, : self.lookback]), w[known, self.lookback :]
 
     def fit(self, y, y_val=None) -> LearnedProjectionForecaster:
         """Train on (past, future) windows of ``y``; validation on the windows of ``y_val``
@@ -328,14 +335,14 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
         check_fit_input(a, "y")
         self._validate_params()
         C = a.shape[1]
-        z = np.nan_to_num(self._standardise(a))
+        z = self._standardise(a)  # NaN kept for the targets (_pairs)
         if y_val is not None:
             v, _ = as_2d(y_val, "y_val")
             check_fit_input(v, "y_val")
             if v.shape[1] != C:
                 raise ValueError(f"y_val has {v.shape[1]} channel(s) but y has {C}")
             train = self._pairs(z)
-            val = self._pairs(np.nan_to_num((v - self.mean_) / self.scale_), "y_val")
+            val = self._pairs((v - self.mean_) / self.scale_, "y_val")
             self.split_ = {"train": (0, z.shape[0]), "val": None}
         else:
             # split the series in time first (train | gap of one window | validation tail),
@@ -344,7 +351,7 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
             t1, v0 = time_split(z.shape[0], n, self.holdout, "y")
             self.split_ = {"train": (0, t1), "val": (v0, z.shape[0])}
             train, val = self._pairs(z[:t1]), self._pairs(z[v0:])
-        train_series = z[: self.split_["train"][1]]
+        train_series = np.nan_to_num(z[: self.split_["train"][1]])  # the ridge start's
         self.train_ = a
         self.system_ = self._new_system(C)
         self.linear_init_ = None
