@@ -6,7 +6,11 @@ ratio is ``snr_db`` (for the Gaussian and Student-t models).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from tssdpa.checks import check_number
 
 __all__ = ["NOISES", "add_noise", "noise_std_for_snr"]
 
@@ -17,7 +21,16 @@ def noise_std_for_snr(clean: np.ndarray, snr_db: float) -> np.ndarray:
     """Per-channel noise standard deviation giving ``10 log10(var(clean)/var(noise)) = snr_db``."""
     clean = np.asarray(clean, dtype=np.float64)
     var = np.nanvar(clean, axis=0)
-    return np.sqrt(var / 10 ** (float(snr_db) / 10.0))
+    return np.sqrt(var / 10 ** (_check_snr(snr_db) / 10.0))
+
+
+def _check_snr(snr_db) -> float:
+    # NaN gave an all-NaN "noisy" copy and -inf one of +-inf, both without a word; +inf is
+    # a noiseless copy, the limit, and stays allowed
+    v = check_number(snr_db, "snr_db")
+    if math.isnan(v) or v == -math.inf:
+        raise ValueError(f"snr_db must be a number of dB or inf (no noise), got {snr_db!r}")
+    return v
 
 
 def add_noise(
