@@ -19,3 +19,24 @@ def test_an_snr_of_nan_or_minus_infinity_is_refused_naming_snr_db(snr):
 
 def test_an_snr_of_infinity_gives_the_clean_signal_back():
     np.testing.assert_array_equal(D.add_noise(CLEAN, "gaussian", float("inf")), CLEAN)
+
+
+@pytest.mark.parametrize(
+    "kind, kwargs, name",
+    [
+        ("student_t", {"df": float("inf")}, "df"),
+        ("student_t", {"df": float("nan")}, "df"),
+        ("impulsive", {"outlier_rate": 1.5}, "outlier_rate"),
+        ("impulsive", {"outlier_rate": -1.0}, "outlier_rate"),
+        ("impulsive", {"outlier_rate": float("nan")}, "outlier_rate"),
+        ("impulsive", {"outlier_scale": float("nan")}, "outlier_scale"),
+        ("impulsive", {"outlier_scale": -5.0}, "outlier_scale"),
+        ("dropout", {"dropout_rate": 1.5}, "dropout_rate"),
+        ("dropout", {"dropout_rate": float("nan")}, "dropout_rate"),
+        ("quantize", {"levels": 2.7}, "levels"),
+        ("quantize", {"levels": 1}, "levels"),
+    ],
+)
+def test_a_noise_model_parameter_out_of_its_range_is_refused_naming_it(kind, kwargs, name):
+    with pytest.raises((ValueError, TypeError), match=name):
+        D.add_noise(CLEAN, kind, 10.0, **kwargs)

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from tssdpa.checks import check_number
+from tssdpa.checks import check_int, check_number, check_positive
 
 __all__ = ["NOISES", "add_noise", "noise_std_for_snr"]
 
@@ -30,6 +30,13 @@ def _check_snr(snr_db) -> float:
     v = check_number(snr_db, "snr_db")
     if math.isnan(v) or v == -math.inf:
         raise ValueError(f"snr_db must be a number of dB or inf (no noise), got {snr_db!r}")
+    return v
+
+
+def _check_rate(value, name: str) -> float:
+    v = check_number(value, name)
+    if not 0.0 <= v <= 1.0:
+        raise ValueError(f"{name} must be a fraction in [0, 1], got {value!r}")
     return v
 
 
@@ -61,11 +68,22 @@ def add_noise(
     x = np.array(clean, dtype=np.float64, copy=True)
     if x.ndim not in (1, 2):
         raise ValueError(f"clean must be 1-D or 2-D; got shape {x.shape}")
+    # checked before any draw: a NaN or out-of-range model parameter gave an all-NaN copy
+    # (df=inf, outlier_scale=NaN), a rate that is no fraction was clipped in effect (rates
+    # of 1.5 or -1), and levels=2.7 was read as 2, each without a word
+    if kind == "student_t":
+        if not check_positive(df, "df") > 2:
+            raise ValueError(f"df must be a finite number > 2 for finite variance; got {df!r}")
+    elif kind == "impulsive":
+        _check_rate(outlier_rate, "outlier_rate")
+        check_positive(outlier_scale, "outlier_scale", allow_zero=True)
+    elif kind == "dropout":
+        _check_rate(dropout_rate, "dropout_rate")
+    elif kind == "quantize":
+        check_int(levels, "levels", minimum=2)
     rng = np.random.default_rng(seed)
     std = noise_std_for_snr(x, snr_db)
     if kind == "student_t":
-        if not df > 2:
-            raise ValueError(f"df must be > 2 for finite variance; got {df!r}")
         e = rng.standard_t(df, x.shape) / np.sqrt(df / (df - 2.0))
     else:
         e = rng.standard_normal(x.shape)
@@ -76,8 +94,6 @@ def add_noise(
     elif kind == "dropout":
         y[rng.random(x.shape) < dropout_rate] = np.nan
     elif kind == "quantize":
-        if int(levels) < 2:
-            raise ValueError(f"levels must be >= 2; got {levels!r}")
         lo, hi = np.nanmin(x, axis=0), np.nanmax(x, axis=0)
         step = (hi - lo) / (int(levels) - 1)
         step = np.where(step > 0, step, 1.0)
