@@ -40,3 +40,19 @@ def test_an_snr_of_infinity_gives_the_clean_signal_back():
 def test_a_noise_model_parameter_out_of_its_range_is_refused_naming_it(kind, kwargs, name):
     with pytest.raises((ValueError, TypeError), match=name):
         D.add_noise(CLEAN, kind, 10.0, **kwargs)
+
+
+@pytest.mark.parametrize("bad", ["inf", "complex"])
+def test_an_infinite_or_complex_clean_signal_is_refused_naming_clean(bad):
+    x = np.r_[CLEAN, np.inf] if bad == "inf" else CLEAN + 1j
+    with pytest.raises(ValueError, match="clean"):
+        D.add_noise(x, "gaussian", 10.0)
+
+
+def test_a_nan_reading_stays_nan_and_the_rest_gets_noise_at_the_snr():
+    x = np.sin(np.arange(20000) / 10.0)
+    x[100] = np.nan
+    y = D.add_noise(x, "gaussian", 10.0)
+    assert np.isnan(y[100]) and np.isfinite(np.delete(y, 100)).all()
+    got = 10 * np.log10(np.nanvar(x) / np.nanvar(y - x))
+    assert abs(got - 10.0) < 0.1

@@ -65,9 +65,13 @@ def add_noise(
     """
     if kind not in NOISES:
         raise ValueError(f"kind must be one of {NOISES}; got {kind!r}")
+    if np.iscomplexobj(clean):  # the cast kept the real part with only a warning
+        raise ValueError("clean must be real; got complex values")
     x = np.array(clean, dtype=np.float64, copy=True)
     if x.ndim not in (1, 2):
         raise ValueError(f"clean must be 1-D or 2-D; got shape {x.shape}")
+    if np.isinf(x).any():  # its variance is NaN: the whole channel came back NaN, unsaid
+        raise ValueError("clean must be finite (NaN marks a missing reading); got +-inf")
     # checked before any draw: a NaN or out-of-range model parameter gave an all-NaN copy
     # (df=inf, outlier_scale=NaN), a rate that is no fraction was clipped in effect (rates
     # of 1.5 or -1), and levels=2.7 was read as 2, each without a word
