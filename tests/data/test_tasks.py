@@ -113,3 +113,10 @@ def test_lightning_forecast_windows_follow_the_protocol():
     xt, yt = dm.train_set.tensors
     assert len(xt) == sp.train - 16 - 4 + 1
     assert dm.n_channels == 1
+
+
+@pytest.mark.parametrize("columns", [["x"], "ar2", []])
+def test_denoise_columns_that_are_missing_empty_or_a_string_are_refused_naming_columns(columns):
+    with pytest.raises(ValueError, match="columns") as err:
+        denoise_tasks("ar2", seeds=(0,), n=200, columns=columns)
+    assert "tuple.index" not in str(err.value)

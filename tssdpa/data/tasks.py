@@ -178,13 +178,14 @@ def denoise_tasks(
     for seed in seeds:
         x, sp, cols, share, _ = _series(dataset, seed, n, data_dir)
         if dataset in ETT_NAMES:
-            keep = list(columns or ["OT"])
+            keep = _columns(dataset, ["OT"] if columns is None else columns, cols)
             idx = [cols.index(c) for c in keep]
             x, cols = x[:, idx], tuple(keep)
             sp = Split(sp.train, sp.val, sp.test)
         elif columns is not None:
-            idx = [cols.index(c) for c in columns]
-            x, cols = x[:, idx], tuple(columns)
+            keep = _columns(dataset, columns, cols)
+            idx = [cols.index(c) for c in keep]
+            x, cols = x[:, idx], tuple(keep)
         x, _, _ = zscore(x, sp.train)
         for k, (noise, snr) in enumerate(settings):
             noisy = add_noise(x, noise, snr, seed=1000 * seed + k)
@@ -194,6 +195,19 @@ def denoise_tasks(
                 )
             )
     return tasks
+
+
+def _columns(dataset: str, columns, known: tuple) -> list:
+    # a missing name raised "tuple.index(x): x not in tuple", naming neither; a string was
+    # split into letters; [] meant OT for ETT but a task of no channel for the IMU
+    if isinstance(columns, str):
+        raise ValueError(f"columns must be a list of column names; got the string {columns!r}")
+    keep = list(columns)
+    missing = [c for c in keep if c not in known]
+    if missing or not keep:
+        why = f"no column {missing}" if missing else "no column named"
+        raise ValueError(f"columns: {why} in {dataset}; it has {list(known)}")
+    return keep
 
 
 _FORECAST = {
