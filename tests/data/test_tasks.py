@@ -120,3 +120,14 @@ def test_denoise_columns_that_are_missing_empty_or_a_string_are_refused_naming_c
     with pytest.raises(ValueError, match="columns") as err:
         denoise_tasks("ar2", seeds=(0,), n=200, columns=columns)
     assert "tuple.index" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [({"lookback": 0}, "lookback"), ({"lookback": -5}, "lookback"), ({"lookback": 2.5}, "lookback"),
+     ({"horizons": [0]}, "horizons"), ({"horizons": [-1, 2]}, "horizons"),
+     ({"horizons": [2.5]}, "horizons")],
+)  # fmt: skip
+def test_a_lookback_or_horizon_that_is_no_positive_integer_is_refused_naming_it(kwargs, name):
+    with pytest.raises((ValueError, TypeError), match=name):
+        forecast_tasks("ar2", seeds=(0,), n=400, **kwargs)

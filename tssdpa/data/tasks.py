@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tssdpa.checks import check_int
 from tssdpa.data import real
 from tssdpa.data.noise import add_noise
 from tssdpa.data.real import ETT_NAMES, IMU_FILES, Split
@@ -260,7 +261,11 @@ def forecast_tasks(
             history = None if len(x) <= 20000 else lb + 1000
             if dataset in IMU_FILES:
                 history = lb + 1000
-        lb = lookback or lb
+        # lookback=0 fell back to the default, -5 failed naming Split's context, and
+        # horizons of 0, -1 or 2.5 (read as 2) were kept: each is refused naming it
+        lb = lb if lookback is None else check_int(lookback, "lookback")
+        if horizons is not None:
+            horizons = [check_int(h, "horizons") for h in horizons]
         hz = tuple(sorted({int(h) for h in (horizons or hz)}))  # 5 5 scored h=5 twice
         shortest = min(sp.val - sp.train, sp.test - sp.val)  # of the validation / test parts
         if max(hz) > shortest:  # no origin would be scored: the comparison ran, then failed
