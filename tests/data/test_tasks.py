@@ -131,3 +131,13 @@ def test_denoise_columns_that_are_missing_empty_or_a_string_are_refused_naming_c
 def test_a_lookback_or_horizon_that_is_no_positive_integer_is_refused_naming_it(kwargs, name):
     with pytest.raises((ValueError, TypeError), match=name):
         forecast_tasks("ar2", seeds=(0,), n=400, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "make, name",
+    [(lambda: D.Split(1.5, 2.5, 3.5), "train"), (lambda: D.Split(1, 2, 3, context=float("nan")),
+     "context"), (lambda: D.Split.fractions(10.7), "n")],
+)  # fmt: skip
+def test_a_split_boundary_or_length_that_is_no_integer_is_refused_naming_it(make, name):
+    with pytest.raises(TypeError, match=name):
+        make()

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tssdpa.checks import check_int
 from tssdpa.data.paths import find_dataset
 
 __all__ = [
@@ -52,6 +53,9 @@ class Split:
     context: int = 0
 
     def __post_init__(self):
+        # a float boundary (1.5) or a NaN context was stored, to fail later as a slice index
+        for name in ("train", "val", "test", "context"):
+            check_int(getattr(self, name), name, minimum=-(2**63))
         if not 0 < self.train < self.val < self.test:
             raise ValueError(
                 f"split boundaries must satisfy 0 < train < val < test; got {self.train}, "
@@ -77,7 +81,8 @@ class Split:
             raise ValueError(
                 f"train and val must be fractions with train + val < 1; got {train}, {val}"
             )
-        return cls(int(n * train), int(n * (train + val)), int(n), context)
+        n = check_int(n, "n")  # n=10.7 was read as 10
+        return cls(int(n * train), int(n * (train + val)), n, context)
 
 
 def _read_dataset(path, relative: str, **kwargs) -> pd.DataFrame:
