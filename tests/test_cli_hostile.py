@@ -150,6 +150,12 @@ CASES = {
     ),
     # it exited 1 ("ValueError: ...")
     "unknown download": (["download", "--names", "bogus"], "--names: unknown dataset(s)"),
+    # it fetched into the working directory / ended in NotADirectoryError (exit 1)
+    "empty download cache-dir": (["download", "--cache-dir", ""], "--cache-dir: '' is no folder"),
+    "download cache-dir is a file": (
+        ["download", "--cache-dir", "good.csv"],
+        "--cache-dir: 'good.csv' is no folder",
+    ),
     # tau needs the sample times: it said "pass timestamps=", which the CLI has no way to do
     "tau without a time column": (
         ["filter", "words_and_numbers.csv", "--params", '{"tau": 5.0}'],

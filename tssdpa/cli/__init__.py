@@ -380,6 +380,9 @@ def _download(args) -> int:
     unknown = [n for n in args.names or [] if n not in MANIFEST]
     if unknown:
         raise UsageError(f"--names: unknown dataset(s) {unknown}; known: {sorted(MANIFEST)}")
+    # "" downloaded into the working directory; a file ended in NotADirectoryError, exit 1
+    if args.cache_dir is not None and (not args.cache_dir or os.path.isfile(args.cache_dir)):
+        raise UsageError(f"--cache-dir: {args.cache_dir!r} is no folder")
     download(args.names, args.cache_dir, force=args.force)
     return 0
 
