@@ -141,6 +141,14 @@ def test_a_data_folder_named_explicitly_must_exist(tmp_path, monkeypatch):
     assert not D.have_dataset("ett/ETTh1.csv.gz")
 
 
+def test_an_empty_data_dir_is_refused_not_read_as_the_working_directory(tmp_path, monkeypatch):
+    (tmp_path / "ett").mkdir()
+    (tmp_path / "ett" / "ETTh1.csv.gz").write_bytes(b"not the data")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match="data_dir .*empty"):
+        D.find_dataset("ett/ETTh1.csv.gz", "")
+
+
 def _gz(text: bytes) -> bytes:
     return gzip.compress(text, mtime=0)  # the same bytes in every test worker
 

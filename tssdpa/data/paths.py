@@ -27,6 +27,8 @@ def candidate_dirs(data_dir: str | os.PathLike | None = None) -> list[Path]:
     dirs: list[Path] = []
     # a folder named explicitly must exist: a typo would silently read other data
     if data_dir is not None:
+        if not os.fspath(data_dir):  # Path("") is ".": the working directory was searched
+            raise FileNotFoundError("data_dir (--data-dir): an empty path names no folder")
         dirs.append(_existing(Path(data_dir).expanduser(), "data_dir (--data-dir)"))
     if os.environ.get(ENV_VAR):
         dirs.append(_existing(Path(os.environ[ENV_VAR]).expanduser(), ENV_VAR))
