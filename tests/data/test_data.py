@@ -149,6 +149,12 @@ def test_an_empty_data_dir_is_refused_not_read_as_the_working_directory(tmp_path
         D.find_dataset("ett/ETTh1.csv.gz", "")
 
 
+def test_download_names_given_as_one_string_are_refused_naming_names(tmp_path):
+    with pytest.raises(ValueError, match="names must be a list.*'ett/ETTh1.csv.gz'"):
+        D.download("ett/ETTh1.csv.gz", tmp_path, log=lambda m: None)
+    assert not any(tmp_path.iterdir())
+
+
 def _gz(text: bytes) -> bytes:
     return gzip.compress(text, mtime=0)  # the same bytes in every test worker
 

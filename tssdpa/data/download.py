@@ -92,6 +92,8 @@ def download(
     deleted and raises ``ValueError`` naming the file.
     """
     manifest = MANIFEST if manifest is None else manifest
+    if isinstance(names, str):  # it was split into letters: "unknown dataset 'e'"
+        raise ValueError(f"names must be a list of dataset paths; got the string {names!r}")
     names = list(manifest) if names is None else list(names)
     for n in names:
         if n not in manifest:
