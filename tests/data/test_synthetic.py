@@ -186,3 +186,20 @@ def test_settings_that_would_leave_samples_unset_are_refused_naming_them(call, m
     would read the delayed value before it is integrated."""
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+@pytest.mark.parametrize(
+    "name, kwargs, match",
+    [
+        ("sinusoids", {"fs": 0.0}, "fs"),
+        ("chirp", {"fs": 0.0}, "fs"),
+        ("sinusoids", {"n_components": 0}, "n_components"),
+        ("steps", {"n_steps": -1}, "n_steps"),
+        ("mackey_glass", {"power": float("nan")}, "power"),
+        ("lorenz", {"rho": float("nan")}, "rho"),
+        ("rossler", {"c": float("inf")}, "'c'"),
+    ],
+)
+def test_a_setting_that_gives_no_finite_signal_is_refused_naming_it(name, kwargs, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        S.make_signal(name, 50, 0, **kwargs)

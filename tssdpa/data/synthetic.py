@@ -46,6 +46,8 @@ def _check_n(n):
 def sinusoids(n: int = 2000, seed: int = 0, *, n_components: int = 3, fs: float = 100.0):
     """Sum of ``n_components`` sinusoids with random frequencies (0.2–5 Hz), amplitudes, phases."""
     n = _check_n(n)
+    fs = check_positive(fs, "fs")  # fs=0 gave an all-NaN signal
+    n_components = check_int(n_components, "n_components")  # 0 gave zeros
     rng = np.random.default_rng(seed)
     t = np.arange(n) / fs
     f = rng.uniform(0.2, 5.0, n_components)
@@ -59,6 +61,7 @@ def chirp(n: int = 2000, seed: int = 0, *, f0: float = 0.2, f1: float = 8.0, fs:
     from scipy.signal import chirp as _chirp
 
     n = _check_n(n)
+    fs = check_positive(fs, "fs")  # fs=0 gave an all-NaN signal
     rng = np.random.default_rng(seed)
     t = np.arange(n) / fs
     return rng.uniform(0.8, 1.2) * _chirp(t, f0, t[-1], f1, phi=rng.uniform(0, 360))
@@ -67,6 +70,8 @@ def chirp(n: int = 2000, seed: int = 0, *, f0: float = 0.2, f1: float = 8.0, fs:
 def steps_and_impacts(n: int = 2000, seed: int = 0, *, n_steps: int = 6, n_impacts: int = 6):
     """Piecewise-constant levels plus decaying oscillatory impacts (robot contact-like)."""
     n = _check_n(n)
+    n_steps = check_int(n_steps, "n_steps", minimum=0)  # -1 failed in numpy, naming neither
+    n_impacts = check_int(n_impacts, "n_impacts", minimum=0)
     rng = np.random.default_rng(seed)
     x = np.zeros(n)
     for pos in np.sort(rng.integers(0, n, n_steps)):
@@ -366,4 +371,8 @@ def make_signal(name: str, n: int = 2000, seed: int = 0, **kwargs) -> np.ndarray
     known = {**SIGNALS, **BENCHMARK_SIGNALS}
     if name not in known:
         raise ValueError(f"name must be one of {sorted(known)}; got {name!r}")
-    return known[name](n, seed, **kwargs)
+    x = known[name](n, seed, **kwargs)
+    # a NaN or infinite setting (rho=nan, power=nan, f1=inf...) gave a NaN series unsaid
+    if not np.isfinite(x).all():
+        raise ValueError(f"{name} with {kwargs or 'its defaults'} is not finite: check them")
+    return x
