@@ -102,6 +102,14 @@ def test_load_imu_resamples_uniformly():
     assert np.allclose(dt, dt[0], rtol=1e-6) and df.shape[1] == 6
 
 
+@pytest.mark.data("imu/xio-gait-tracking/short_walk.csv.gz")
+def test_load_imu_without_resampling_returns_every_row_of_the_file_in_order():
+    # PROVENANCE.md: 16,539 rows, 205 repeated timestamps; they were averaged away unsaid
+    df = D.load_imu("imu_gait", resample=False)
+    assert df.shape == (16539, 6) and (df.index.duplicated()).sum() == 205
+    assert df.index.is_monotonic_increasing and df.index.name == "Time (s)"
+
+
 def test_download_checks_sha256(tmp_path):
     raw = tmp_path / "src.csv"
     raw.write_bytes(b"a,b\n1,2\n")

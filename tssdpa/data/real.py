@@ -144,6 +144,9 @@ def load_imu(
 ) -> pd.DataFrame:
     """Read an x-io IMU recording; optionally resample it onto its median time step.
 
+    With ``resample=False`` every row of the file is returned as recorded (repeated
+    timestamps included), indexed by its time in seconds.
+
     The gait recording has repeated timestamps; with ``resample=True`` duplicate times are
     averaged and every channel is linearly interpolated onto a uniform grid at the median step,
     as PROVENANCE.md advises. The index is time in seconds.
@@ -154,9 +157,9 @@ def load_imu(
     df = _read_dataset(path, IMU_FILES[name])  # the published file: time, then channels
     df.columns = [c.strip() for c in df.columns]
     tcol = df.columns[0]
+    if not resample:  # the rows as recorded: they were averaged by time too, 16,539 gait
+        return df.set_index(tcol).astype(np.float64)  # rows read as 16,334 without a word
     df = df.groupby(tcol, sort=True).mean()
-    if not resample:
-        return df.astype(np.float64)
     t = df.index.to_numpy(dtype=np.float64)
     step = float(np.median(np.diff(t)))
     grid = t[0] + step * np.arange(int(np.floor((t[-1] - t[0]) / step)) + 1)
