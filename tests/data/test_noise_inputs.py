@@ -56,3 +56,11 @@ def test_a_nan_reading_stays_nan_and_the_rest_gets_noise_at_the_snr():
     assert np.isnan(y[100]) and np.isfinite(np.delete(y, 100)).all()
     got = 10 * np.log10(np.nanvar(x) / np.nanvar(y - x))
     assert abs(got - 10.0) < 0.1
+
+
+@pytest.mark.parametrize("seed", [None, 1.5, -1, True])
+def test_a_seed_that_is_no_non_negative_integer_is_refused_naming_seed(seed):
+    with pytest.raises((ValueError, TypeError), match="seed"):
+        D.add_noise(CLEAN, "gaussian", 10.0, seed=seed)
+    with pytest.raises((ValueError, TypeError), match="seed"):
+        D.make_signal("ar2", 50, seed)

@@ -72,6 +72,9 @@ def add_noise(
         raise ValueError(f"clean must be 1-D or 2-D; got shape {x.shape}")
     if np.isinf(x).any():  # its variance is NaN: the whole channel came back NaN, unsaid
         raise ValueError("clean must be finite (NaN marks a missing reading); got +-inf")
+    # seed=None drew fresh noise on every call (no two runs alike), 1.5 or -1 failed in
+    # numpy naming nothing: the documented seed is an int >= 0
+    check_int(seed, "seed", minimum=0)
     # checked before any draw: a NaN or out-of-range model parameter gave an all-NaN copy
     # (df=inf, outlier_scale=NaN), a rate that is no fraction was clipped in effect (rates
     # of 1.5 or -1), and levels=2.7 was read as 2, each without a word

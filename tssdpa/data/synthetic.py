@@ -371,7 +371,8 @@ def make_signal(name: str, n: int = 2000, seed: int = 0, **kwargs) -> np.ndarray
     known = {**SIGNALS, **BENCHMARK_SIGNALS}
     if name not in known:
         raise ValueError(f"name must be one of {sorted(known)}; got {name!r}")
-    x = known[name](n, seed, **kwargs)
+    # seed=None gave another signal on every call: "the same seed, the same signal" needs one
+    x = known[name](n, check_int(seed, "seed", minimum=0), **kwargs)
     # a NaN or infinite setting (rho=nan, power=nan, f1=inf...) gave a NaN series unsaid
     if not np.isfinite(x).all():
         raise ValueError(f"{name} with {kwargs or 'its defaults'} is not finite: check them")
