@@ -64,3 +64,10 @@ def test_a_seed_that_is_no_non_negative_integer_is_refused_naming_seed(seed):
         D.add_noise(CLEAN, "gaussian", 10.0, seed=seed)
     with pytest.raises((ValueError, TypeError), match="seed"):
         D.make_signal("ar2", 50, seed)
+
+
+def test_a_constant_channel_is_refused_at_a_finite_snr_not_returned_noiseless():
+    x = np.column_stack([CLEAN, np.full(len(CLEAN), 2.0)])
+    with pytest.raises(ValueError, match=r"clean: channel\(s\) \[1\] are constant"):
+        D.add_noise(x, "gaussian", 10.0)
+    np.testing.assert_array_equal(D.add_noise(x, "gaussian", float("inf")), x)

@@ -90,6 +90,12 @@ def add_noise(
         check_int(levels, "levels", minimum=2)
     rng = np.random.default_rng(seed)
     std = noise_std_for_snr(x, snr_db)
+    flat = np.flatnonzero(np.atleast_1d(std) == 0) if _check_snr(snr_db) < math.inf else []
+    if len(flat):  # no variance to set the noise by: it came back noiseless at any SNR
+        raise ValueError(
+            f"clean: channel(s) {flat.tolist()} are constant, so no noise level gives an SNR "
+            f"of {snr_db} dB; drop them or add noise of a set std"
+        )
     if kind == "student_t":
         e = rng.standard_t(df, x.shape) / np.sqrt(df / (df - 2.0))
     else:
