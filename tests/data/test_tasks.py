@@ -141,3 +141,9 @@ def test_a_lookback_or_horizon_that_is_no_positive_integer_is_refused_naming_it(
 def test_a_split_boundary_or_length_that_is_no_integer_is_refused_naming_it(make, name):
     with pytest.raises(TypeError, match=name):
         make()
+
+
+@pytest.mark.parametrize("n_train", [0, -3, 11])
+def test_zscore_with_a_training_length_outside_the_series_is_refused_naming_n_train(n_train):
+    with pytest.raises(ValueError, match="n_train"):
+        zscore(np.arange(10.0)[:, None], n_train)

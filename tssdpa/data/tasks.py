@@ -123,6 +123,11 @@ def estimate_period(x: np.ndarray, max_period: int) -> int | None:
 
 def zscore(y: np.ndarray, n_train: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Scale columns with the mean and std of the first ``n_train`` rows only."""
+    # n_train=0 gave all-NaN columns and a negative one the statistics of all rows but its
+    # last few (the test part's among them): the scaling leaked what it must not see
+    n_train = check_int(n_train, "n_train")
+    if n_train > len(y):
+        raise ValueError(f"n_train must be at most the {len(y)} rows of y, got {n_train}")
     mu = np.nanmean(y[:n_train], axis=0)
     sd = np.nanstd(y[:n_train], axis=0)
     sd = np.where(sd > 0, sd, 1.0)
