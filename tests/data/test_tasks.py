@@ -147,3 +147,9 @@ def test_a_split_boundary_or_length_that_is_no_integer_is_refused_naming_it(make
 def test_zscore_with_a_training_length_outside_the_series_is_refused_naming_n_train(n_train):
     with pytest.raises(ValueError, match="n_train"):
         zscore(np.arange(10.0)[:, None], n_train)
+
+
+@pytest.mark.parametrize("lookback", [-1, 2.5])
+def test_ett_split_with_a_bad_lookback_says_lookback(lookback):
+    with pytest.raises((ValueError, TypeError), match="lookback"):
+        D.ett_split("ETTh1", lookback)

@@ -134,6 +134,7 @@ def ett_split(name: str, lookback: int = 336) -> Split:
     """
     if name not in ETT_NAMES:
         raise ValueError(f"name must be one of {ETT_NAMES}; got {name!r}")
+    lookback = check_int(lookback, "lookback", minimum=0)  # -1 was "context must be >= 0"
     per_hour = 4 if name.startswith("ETTm") else 1
     month = 30 * 24 * per_hour
     return Split(12 * month, 16 * month, 20 * month, context=lookback)
