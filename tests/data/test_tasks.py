@@ -153,3 +153,12 @@ def test_zscore_with_a_training_length_outside_the_series_is_refused_naming_n_tr
 def test_ett_split_with_a_bad_lookback_says_lookback(lookback):
     with pytest.raises((ValueError, TypeError), match="lookback"):
         D.ett_split("ETTh1", lookback)
+
+
+@pytest.mark.parametrize("seeds", [0, (0, 0), (1.5,), (-1,)])
+@pytest.mark.parametrize("make", [denoise_tasks, forecast_tasks])
+def test_seeds_that_are_not_a_list_of_distinct_non_negative_ints_are_refused_naming_seeds(
+    make, seeds
+):
+    with pytest.raises((ValueError, TypeError), match="seeds"):
+        make("ar2", seeds=seeds, n=400)

@@ -181,7 +181,7 @@ def denoise_tasks(
             ("dropout", 10.0),
         ]
     tasks = []
-    for seed in seeds:
+    for seed in _seeds(seeds):
         x, sp, cols, share, _ = _series(dataset, seed, n, data_dir)
         if dataset in ETT_NAMES:
             keep = _columns(dataset, ["OT"] if columns is None else columns, cols)
@@ -201,6 +201,17 @@ def denoise_tasks(
                 )
             )
     return tasks
+
+
+def _seeds(seeds) -> list[int]:
+    # seeds=0 failed with "'int' object is not iterable"; (0, 0) made every cell twice, to
+    # be averaged as two seeds; 1.5 or -1 failed inside numpy, naming nothing
+    if not isinstance(seeds, (list, tuple, range)):
+        raise TypeError(f"seeds must be a list of seeds, e.g. (0, 1, 2); got {seeds!r}")
+    out = [check_int(s, "seeds", minimum=0) for s in seeds]
+    if len(set(out)) < len(out):
+        raise ValueError(f"seeds must differ from each other; got {list(seeds)}")
+    return out
 
 
 def _columns(dataset: str, columns, known: tuple) -> list:
@@ -252,7 +263,7 @@ def forecast_tasks(
     if features not in ("M", "S"):
         raise ValueError(f"features must be 'M' or 'S'; got {features!r}")
     tasks = []
-    for seed in seeds:
+    for seed in _seeds(seeds):
         x, sp, cols, share, period = _series(dataset, seed, n, data_dir)
         if dataset in ETT_NAMES:
             lb, hz = 336, (96, 192, 336, 720)
