@@ -150,6 +150,8 @@ CASES = {
     ),
     # it exited 1 ("ValueError: ...")
     "unknown download": (["download", "--names", "bogus"], "--names: unknown dataset(s)"),
+    # the task builder's message came prefixed with "--n 300:", naming another option
+    "repeated seeds": (["compare", "denoise", "--seeds", "0", "0"], "--seeds must differ"),
     # it fetched into the working directory / ended in NotADirectoryError (exit 1)
     "empty download cache-dir": (["download", "--cache-dir", ""], "--cache-dir: '' is no folder"),
     "download cache-dir is a file": (

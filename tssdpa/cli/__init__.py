@@ -202,6 +202,8 @@ def _compare(args) -> int:
             raise UsageError(f"{name} must be a positive integer, got {value}")
     if args.seeds is not None and min(args.seeds) < 0:  # numpy's message named no option
         raise UsageError(f"--seeds must be integers >= 0, got {args.seeds}")
+    if args.seeds is not None and len(set(args.seeds)) < len(args.seeds):  # was "--n 300: ..."
+        raise UsageError(f"--seeds must differ from each other, got {args.seeds}")
     from tssdpa.compare import available_methods, run_tasks
     from tssdpa.compare.harness import ResumeError
     from tssdpa.compare.plots import write_plots
