@@ -168,19 +168,24 @@ def check_float32_range(arr: np.ndarray, dtype, name: str, fit: bool = False) ->
                              "offset)")  # fmt: skip
 
 
-def within_reach(z: np.ndarray, name: str, reach: float = MAGNITUDES[1]) -> np.ndarray:
-    """Standardised (T, C) ``z``, or ``ValueError`` naming ``name`` and the channel where a
-    value lies more than ``reach`` fitted standard deviations from the fitted mean: a series
-    within ``MAGNITUDES`` can still be that far from a channel fitted at a small scale, and
-    the squared distances and Gram matrices of its patterns overflow to inf (the neighbour
-    search of ProjectionForecaster raised IndexError on it)."""
+def within_reach(
+    z: np.ndarray,
+    name: str,
+    reach: float = MAGNITUDES[1],
+    why: str = "its squares overflow float64 (rescale it as the fitted series was, or fit on it)",
+) -> np.ndarray:
+    """Standardised (T, C) ``z``, or ``ValueError`` naming ``name``, the channel and ``why``
+    where a value lies more than ``reach`` fitted standard deviations from the fitted mean: a
+    series within ``MAGNITUDES`` can still be that far from a channel fitted at a small scale,
+    and the squared distances and Gram matrices of its patterns overflow to inf (the neighbour
+    search of ProjectionForecaster raised IndexError on it; a float32 network, whose reach is
+    ``FLOAT32_MAGNITUDES[1]``, gave NaN outputs)."""
     with np.errstate(invalid="ignore"):
         far = np.abs(z) > reach
     if far.any():
         c = int(np.argwhere(far)[0, 1])
         raise ValueError(f"{name} channel {c} lies more than {reach:g} fitted standard "
-                         "deviations from the fitted mean: its squares overflow float64 "
-                         "(rescale it as the fitted series was, or fit on it)")  # fmt: skip
+                         f"deviations from the fitted mean: {why}")  # fmt: skip
     return z
 
 

@@ -23,6 +23,7 @@ from tssdpa.estimators.arrays import (
     check_no_inf,
     restore,
     unmasked,
+    within_reach,
 )
 from tssdpa.estimators.base import Denoiser, Forecaster, check_fit_input
 from tssdpa.estimators.persistence import check_context
@@ -43,17 +44,10 @@ _RENAMED = {"seed": "random_state", "val_fraction": "holdout"}
 
 
 def _in_float32_reach(z: np.ndarray, name: str) -> np.ndarray:
-    """Standardised ``z``, or ``ValueError`` naming ``name`` where a value lies beyond
-    FLOAT32_MAGNITUDES[1] fitted standard deviations from the fitted mean: the network computes
-    in float32, where it (or its square) overflows to inf and the outputs turn NaN."""
-    with np.errstate(invalid="ignore"):
-        far = np.abs(z) > FLOAT32_MAGNITUDES[1]
-    if far.any():
-        c = int(np.argwhere(far)[0, 1])
-        raise ValueError(f"{name} channel {c} lies more than {FLOAT32_MAGNITUDES[1]:g} fitted "
-                         "standard deviations from the fitted mean, beyond what the float32 "
-                         "network computes on")  # fmt: skip
-    return z
+    """:func:`within_reach` of the float32 network, where a value (or its square) beyond
+    ``FLOAT32_MAGNITUDES[1]`` overflows to inf and the outputs turn NaN."""
+    return within_reach(z, name, FLOAT32_MAGNITUDES[1], "beyond what the float32 network "
+                        "computes on")  # fmt: skip
 
 
 class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
