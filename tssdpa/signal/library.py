@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["kernel_regression", "nearest_distance", "squared_distance_blocks"]
+__all__ = [
+    "kernel_regression",
+    "nearest_distance",
+    "nearest_where_lost",
+    "squared_distance_blocks",
+]
 
 _QUERY_BLOCK = 1024
 _BLOCK_ELEMS = 2**22  # query rows per block: at most this many (row, key) distances
@@ -37,17 +42,25 @@ def _softmax_rows(logits: np.ndarray) -> np.ndarray:
     return w / w.sum(axis=-1, keepdims=True)
 
 
-def _nearest_where_lost(logits: np.ndarray, sq: np.ndarray, s: float) -> None:
-    """Rows of ``logits`` with no finite one (a sigma far below the distances: every
-    ``-d²/2σ²`` overflowed to -inf, or 0/0 = NaN once σ² underflowed) recomputed from the
-    row's nearest key (``sq`` its squared distances), in place: their estimate was NaN,
-    where the narrow kernel's answer is the nearest key's value. Other rows keep theirs."""
-    # (a NaN distance, from a query or key with NaN, keeps its NaN estimate)
-    lost = np.flatnonzero(~np.isfinite(logits.max(axis=1)) & ~np.isnan(sq).any(axis=1))
+def nearest_where_lost(logits: np.ndarray, sq: np.ndarray, sigma) -> None:
+    """Rows of the (n, M) Gaussian ``logits`` ``-sq / 2σ²`` with no finite one -- a ``sigma``
+    far below the distances: every logit overflowed to -inf, or was 0/0 = NaN once σ²
+    underflowed -- recomputed in place from the row's nearest key, ``-(sq - min sq) / 2σ²``.
+    The softmax is the same, but keeps its largest logit 0: such a row had no weight at all
+    (a NaN estimate) where the narrow kernel's limit is its nearest keys.
+
+    ``sq``: the squared distances, inf where there is no key (a row with none keeps its
+    logits, as does one with a NaN distance, from a query or key with NaN). ``sigma``: a
+    float, or one per row (n, 1). Other rows keep theirs (and their rounding).
+    """
+    lost = ~np.isfinite(logits.max(axis=1)) & np.isfinite(sq).any(axis=1)
+    lost = np.flatnonzero(lost & ~np.isnan(sq).any(axis=1))
     if lost.size:
         gap = sq[lost] - sq[lost].min(axis=1, keepdims=True)
-        scale = min(0.5 / s / s, np.finfo(np.float64).max)
-        with np.errstate(over="ignore"):
+        s = np.asarray(sigma, dtype=np.float64)
+        s = s[lost] if s.ndim else s
+        with np.errstate(over="ignore", divide="ignore"):  # 1/σ² capped: 0 · inf was NaN
+            scale = np.minimum(0.5 / s / s, np.finfo(np.float64).max)
             logits[lost] = np.where(gap > 0, -gap * scale, 0.0)
 
 
@@ -92,7 +105,7 @@ def kernel_regression(queries, keys, values, sigmas, columns=None, null_distance
                 null = np.full_like(logits[:, :1], null_logit)
                 logits = np.concatenate([logits, null], axis=-1)
                 sq = np.concatenate([d2, np.full_like(null, null_sq)], axis=-1)
-            _nearest_where_lost(logits, sq, s)
+            nearest_where_lost(logits, sq, s)
             w = _softmax_rows(logits)
             if null_distance is not None:
                 w = w[:, :-1]

@@ -26,6 +26,7 @@ import threading
 import numpy as np
 import scipy  # submodules (scipy.signal etc.) load where first used: imports stay light
 
+from tssdpa.signal.library import nearest_where_lost
 from tssdpa.signal.spd import solve_spd
 
 __all__ = [
@@ -218,20 +219,11 @@ def kernel_weights(dist: np.ndarray, bandwidth: float | None = None, sigma=None)
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # a width near 0
         logw = np.where(finite, -(d**2) / (2.0 * s**2), -np.inf)
     top = logw.max(axis=1, keepdims=True)
-    lost = np.flatnonzero(~np.isfinite(top[:, 0]) & finite.any(axis=1))
-    if lost.size:
-        # every neighbour's logit overflowed to -inf (a sigma far below their distances, e.g.
-        # the floor 1e-154 beyond distance 1.3), or was 0/0 (a width whose square underflowed
-        # to 0, at distance 0): the row had no weight (a NaN estimate; a forecaster fitted
-        # with sigma=1e-160 said "too few complete patterns") where the narrow kernel's limit
-        # is its nearest neighbours. Measured from the nearest the softmax is the same but
-        # keeps the logit 0; rows that did not overflow keep their rounding
-        d2 = d[lost] ** 2
-        near = np.where(finite[lost], d2, np.inf).min(axis=1, keepdims=True)
-        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-            rel = -(d2 - near) / (2.0 * s[lost] ** 2)
-        logw[lost] = np.where(finite[lost], np.where(d2 == near, 0.0, rel), -np.inf)
-        top[lost] = 0.0
+    if not np.isfinite(top).all():  # (rare: the squared distances are made only then)
+        # a sigma far below the distances (e.g. the floor 1e-154 beyond distance 1.3) left
+        # the row no weight (a forecaster fitted with sigma=1e-160: "too few complete patterns")
+        nearest_where_lost(logw, np.where(finite, d * d, np.inf), s)
+        top = logw.max(axis=1, keepdims=True)
     w = np.exp(logw - np.where(np.isfinite(top), top, 0.0))
     tot = w.sum(axis=1, keepdims=True)
     return np.divide(w, tot, out=np.zeros_like(w), where=tot > 0)
