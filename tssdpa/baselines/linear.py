@@ -16,7 +16,7 @@ from tssdpa.checks import check_choice, check_fraction, check_int, check_positiv
 from tssdpa.estimators.base import Denoiser
 from tssdpa.estimators.persistence import require_floats, saved_channels
 from tssdpa.signal.lowpass import sosfiltfilt_short
-from tssdpa.signal.missing import fill_missing, reading_ends
+from tssdpa.signal.missing import fill_missing, reading_ends, unknown_past_readings
 
 
 class _ZeroPhaseOption(Denoiser):
@@ -260,12 +260,12 @@ class WienerFIRFilter(Denoiser):
         raw, a = a, fill_missing(a, self.causal)
         ahead, _ = self._lags()
         self.coef_, self.intercept_ = [], []
-        for c, end in enumerate(reading_ends(raw)):
+        if target is not None:  # past x's last reading its inputs are made up: no equation
+            target = unknown_past_readings(target, reading_ends(raw))
+        for c in range(a.shape[1]):
             X = self._design(a[:, c])
             if target is not None:
-                # past x's last reading its inputs are the held last reading, made up: no
-                # equation (they fitted the taps to map a constant onto the moving target)
-                s = np.where(np.arange(len(a)) < end, target[:, c], np.nan)
+                s = target[:, c]
                 mask = np.ones(X.shape[1], bool)
             else:  # self-supervised: predict x[t] from the other taps
                 s = raw[:, c]  # a missing x[t] is no equation (filled, it was made up)

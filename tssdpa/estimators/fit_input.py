@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from tssdpa.estimators.arrays import MAGNITUDES, as_2d, peak_magnitudes
-from tssdpa.signal.missing import reading_ends
+from tssdpa.signal.missing import reading_ends, unknown_past_readings
 
 __all__ = ["check_fit_input", "target_like"]
 
@@ -41,9 +41,7 @@ def target_like(target, a: np.ndarray, like=None, readings=False) -> np.ndarray 
     # as x: a channel under 1e-150 squares to 0, so every error against it was 0 and the
     # supervised fits fell back silently (the residual correction switched off)
     check_fit_input(tgt, "target")
-    if readings:
-        tgt[np.arange(len(a))[:, None] >= np.array(reading_ends(a))] = np.nan
-    return tgt
+    return unknown_past_readings(tgt, reading_ends(a)) if readings else tgt
 
 
 def check_fit_input(a: np.ndarray, name: str) -> None:

@@ -34,7 +34,7 @@ from tssdpa.estimators.persistence import (
 from tssdpa.estimators.selection import choose_correction, sigma_candidates, sigma_grid
 from tssdpa.signal.embedding import delay_embedding, standardise
 from tssdpa.signal.library import kernel_regression, nearest_distance
-from tssdpa.signal.missing import fill_missing, reading_ends
+from tssdpa.signal.missing import fill_missing, reading_ends, unknown_past_readings
 
 __all__ = ["ResidualProjectionForecaster"]
 
@@ -245,9 +245,7 @@ class ResidualProjectionForecaster(Forecaster):
         # residuals are scored up to each channel's last reading: on its missing tail filled
         # forward the holdout judged forecasts of a held value (the correction switched off)
         # and the library learnt residuals from it
-        truth = a.copy()
-        for c, end in enumerate(reading_ends(raw)):
-            truth[end:, c] = np.nan
+        truth = unknown_past_readings(a, reading_ends(raw))
         H = self.horizon
         self.mean_ = a.mean(axis=0)
         sd = a.std(axis=0)

@@ -20,7 +20,7 @@ from tssdpa.estimators.selection import choose_correction
 from tssdpa.filters.residual import _check_fade, _fade_radius, _sigmas
 from tssdpa.signal.embedding import delay_embedding, standardise
 from tssdpa.signal.library import kernel_regression, nearest_distance
-from tssdpa.signal.missing import fill_missing, reading_ends
+from tssdpa.signal.missing import fill_missing, reading_ends, unknown_past_readings
 
 __all__ = ["ResidualProjectionFilter"]
 
@@ -153,8 +153,7 @@ class ResidualProjectionFilter(Denoiser):
             )
         sigmas = _sigmas(self.sigma, self.embedding)
         # the FIRs too: a NaN target sample is no equation of theirs
-        known = np.where(np.arange(T)[:, None] < np.array(ends), target, np.nan)
-        self.base_ = self._base().fit(a, known)
+        self.base_ = self._base().fit(a, unknown_past_readings(target, ends))
         lin_all = np.column_stack([self.base_._filter_1d(a[:, c], c) for c in range(C)])
         self.mean_, sd = lin_all.mean(axis=0), lin_all.std(axis=0)
         self.scale_ = np.where(sd > 0, sd, 1.0)

@@ -21,6 +21,7 @@ __all__ = [
     "fill_forward",
     "fill_missing",
     "reading_ends",
+    "unknown_past_readings",
 ]
 
 
@@ -128,3 +129,10 @@ def reading_ends(a: np.ndarray) -> list[int]:
     finite = np.isfinite(a)
     return [int(a.shape[0] - np.argmax(finite[::-1, c])) if finite[:, c].any() else 0
             for c in range(a.shape[1])]  # fmt: skip
+
+
+def unknown_past_readings(values: np.ndarray, ends) -> np.ndarray:
+    """(T, C) ``values`` with NaN (unknown) past each channel's ``ends``
+    (:func:`reading_ends` of the input): there the input is its last reading held, made up,
+    and a fit against ``values`` learnt to map a constant onto them (or scored it)."""
+    return np.where(np.arange(len(values))[:, None] < np.asarray(ends), values, np.nan)
