@@ -694,3 +694,14 @@ def test_a_supervised_fit_ends_at_x_last_reading_not_on_its_filled_tail(cls):
         return np.mean((y[1500:] - clean[1500:]) ** 2)
 
     assert mse(stopped) < 1.1 * mse(readings)
+
+
+def test_a_channel_whose_readings_stop_too_early_is_refused_naming_it():
+    """A channel of x whose readings end before the head can hold a window and an embedding
+    names the channel and where it stops (the series' own length is long enough)."""
+    rng = np.random.default_rng(0)
+    clean = np.column_stack([np.sin(np.arange(200) / 5.0)] * 2)
+    x = clean + 0.1 * rng.standard_normal(clean.shape)
+    x[30:, 1] = np.nan
+    with pytest.raises(ValueError, match=r"x channel 1 stops at sample 29 of 200 .*window=16"):
+        ResidualProjectionFilter().fit(x, target=clean)

@@ -11,7 +11,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from tssdpa.checks import check_choice, check_int, check_positive
 from tssdpa.estimators.base import Forecaster
 from tssdpa.estimators.persistence import check_context, require_floats, saved_channels
-from tssdpa.signal.missing import fill_missing, reading_ends
+from tssdpa.signal.missing import fill_missing, reading_ends, stops_early
 
 __all__ = [
     "NaiveForecaster",
@@ -229,9 +229,8 @@ class DLinearForecaster(Forecaster):
         ends = reading_ends(a)
         for c, end in enumerate(ends):
             if end < L + H:
-                raise ValueError(f"y channel {c} stops at sample {end - 1} of {len(a)} (the rest "
-                                 f"is missing): lookback + horizon = {L + H} samples up to it are "
-                                 "needed to fit")  # fmt: skip
+                raise ValueError(f"{stops_early('y', c, end, len(a))}: lookback + horizon = "
+                                 f"{L + H} samples up to it are needed to fit")  # fmt: skip
         a = fill_missing(a, True)
         A = moving_average_matrix(L, self.moving_average)
         M = np.hstack([(np.eye(L) - A).T, A.T])  # features = x @ M  (L -> 2L)

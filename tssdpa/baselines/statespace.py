@@ -16,7 +16,7 @@ import numpy as np
 
 from tssdpa.checks import check_choice, check_int
 from tssdpa.estimators.base import Denoiser, Forecaster
-from tssdpa.signal.missing import reading_ends
+from tssdpa.signal.missing import reading_ends, stops_early
 
 __all__ = [
     "KalmanSmoother",
@@ -138,8 +138,8 @@ class KalmanSmoother(Denoiser):
         # statsmodels nothing: "'shape' elements cannot be negative")
         for c, end in enumerate(reading_ends(a)):
             if end < 2:  # one reading left statsmodels the same error as one sample
-                raise ValueError(f"x channel {c} stops at sample {end - 1} of {len(a)} (the rest "
-                                 "is missing): the state-space fit needs 2 or more")  # fmt: skip
+                raise ValueError(f"{stops_early('x', c, end, len(a))}: the state-space fit "
+                                 "needs 2 or more")  # fmt: skip
             y = np.ascontiguousarray(a[max(0, end - self.max_fit_samples) : end, c])
             scale = float(np.nanstd(y)) or 1.0
             res = _fit_uc(self.level, (y / scale).tobytes())

@@ -32,7 +32,7 @@ from tssdpa.checks import check_int
 from tssdpa.estimators.arrays import as_2d, restore
 from tssdpa.estimators.fit_guard import keeps_the_last_fit_on_failure
 from tssdpa.estimators.fit_input import check_fit_input, target_like
-from tssdpa.signal.missing import fill_missing, reading_ends
+from tssdpa.signal.missing import fill_missing, reading_ends, stops_early
 
 __all__ = ["Denoiser", "Estimator", "Forecaster", "check_fit_input", "renamed", "target_like"]
 
@@ -355,8 +355,8 @@ class Forecaster(Estimator):
                 if end == len(a):
                     raise
                 n = int(np.isfinite(a[:end, c]).sum())
-                raise ValueError(f"y channel {c} stops at sample {end - 1} of {len(a)} (the rest "
-                                 f"is missing): its {n} reading(s) are too few to fit "
+                raise ValueError(f"{stops_early('y', c, end, len(a))}: its {n} reading(s) are "
+                                 "too few to fit "
                                  f"({type(exc).__name__}: {exc})") from None  # fmt: skip
 
     def _fit_1d(self, y: np.ndarray):  # pragma: no cover

@@ -20,7 +20,7 @@ from tssdpa.estimators.selection import choose_correction
 from tssdpa.filters.residual import _check_fade, _fade_radius, _sigmas
 from tssdpa.signal.embedding import delay_embedding, standardise
 from tssdpa.signal.library import kernel_regression, nearest_distance
-from tssdpa.signal.missing import fill_missing, reading_ends, unknown_past_readings
+from tssdpa.signal.missing import fill_missing, reading_ends, stops_early, unknown_past_readings
 
 __all__ = ["ResidualProjectionFilter"]
 
@@ -165,7 +165,7 @@ class ResidualProjectionFilter(Denoiser):
             n_c = end - max(int(round(self.holdout * end)), 1)
             if n_c <= self.window + self.embedding:
                 raise ValueError(
-                    f"x channel {c} has {end} samples up to its last reading; too few for "
+                    f"{stops_early('x', c, end, T)}: too few samples up to it for "
                     f"window={self.window}, embedding={self.embedding}"
                 )
             head = self._base().fit(a[:n_c, [c]], target[:n_c, [c]])

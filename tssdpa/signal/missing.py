@@ -21,6 +21,7 @@ __all__ = [
     "fill_forward",
     "fill_missing",
     "reading_ends",
+    "stops_early",
     "unknown_past_readings",
 ]
 
@@ -136,3 +137,10 @@ def unknown_past_readings(values: np.ndarray, ends) -> np.ndarray:
     (:func:`reading_ends` of the input): there the input is its last reading held, made up,
     and a fit against ``values`` learnt to map a constant onto them (or scored it)."""
     return np.where(np.arange(len(values))[:, None] < np.asarray(ends), values, np.nan)
+
+
+def stops_early(name: str, channel: int, end: int, n: int) -> str:
+    """The start of a fit's error about ``channel`` of the series ``name`` (``n`` samples)
+    whose readings end at ``end`` (:func:`reading_ends`): what is left up to there is what
+    was too short, which the series' length does not show."""
+    return f"{name} channel {channel} stops at sample {end - 1} of {n} (the rest is missing)"
