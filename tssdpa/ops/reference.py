@@ -102,7 +102,8 @@ def power_of_two_scale(query: Tensor, key: Tensor) -> Tensor:
     m = torch.zeros((), dtype=query.dtype, device=query.device)
     for t in (query, key):
         if t.numel():
-            m = torch.maximum(m, t.detach().abs().nan_to_num(0.0, posinf=0.0).amax())
+            # in place on abs's own copy: a second full-size copy made the call ~50% slower
+            m = torch.maximum(m, t.detach().abs().nan_to_num_(0.0, posinf=0.0).amax())
     return torch.ldexp(torch.ones_like(m), torch.frexp(m).exponent)
 
 
