@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import csv
 import os
-import pickle
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-import torch
 from lightning.fabric.utilities.exceptions import MisconfigurationException
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 
 from tssdpa.files import replacing
 from tssdpa.translation.data import TranslationDataModule
 from tssdpa.translation.system import TranslationSystem, check_vocabularies
+from tssdpa.translation.translator import load_checkpoint
 
 
 class TranslationCLI(LightningCLI):
@@ -107,15 +106,9 @@ class TranslationCLI(LightningCLI):
             if not Path(ckpt_path).is_file():
                 self._refuse(f"--ckpt_path {ckpt_path}: no such file")
             try:
-                checkpoint = torch.load(ckpt_path, map_location="cpu", weights_only=True)
-            except (RuntimeError, pickle.UnpicklingError, EOFError) as exc:
-                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-                self._refuse(f"--ckpt_path {ckpt_path} does not load weights-only: {first}")
-            if not isinstance(checkpoint, dict) or not isinstance(
-                checkpoint.get("state_dict"), dict
-            ):
-                self._refuse(f"--ckpt_path {ckpt_path} is not a Lightning checkpoint")
-            self._checkpoint = checkpoint
+                self._checkpoint = load_checkpoint(ckpt_path)
+            except ValueError as exc:
+                self._refuse(f"--ckpt_path {ckpt_path} {exc}")
 
     def _check_checkpoint(self, ckpt_path: str) -> None:
         """A --ckpt_path of another model size, or trained on other vocabularies, failed (or

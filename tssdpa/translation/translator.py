@@ -14,6 +14,21 @@ from tssdpa.translation.model import TranslationTransformer
 from tssdpa.translation.text import END_TOKEN, START_TOKEN, Vocabulary, standardize_english
 
 
+def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict:
+    """The contents of a Lightning checkpoint file, loaded weights-only (a pickle of arbitrary
+    objects is refused, its code never run), or ``ValueError`` saying what the file is not,
+    for the caller to name it: a cut-short or foreign file, or one whose contents are no dict
+    with a ``state_dict`` dict."""
+    try:
+        checkpoint = torch.load(path, map_location=map_location, weights_only=True)
+    except (RuntimeError, pickle.UnpicklingError, EOFError) as err:
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise ValueError(f"does not load weights-only: {first}") from None
+    if not isinstance(checkpoint, dict) or not isinstance(checkpoint.get("state_dict"), dict):
+        raise ValueError("is not a Lightning checkpoint")
+    return checkpoint
+
+
 class Translator:
     """A trained :class:`TranslationTransformer` with its two vocabularies.
 
@@ -56,15 +71,10 @@ class Translator:
         naming it.
         """
         try:
-            checkpoint = torch.load(path, map_location=map_location, weights_only=True)
-        except (RuntimeError, pickle.UnpicklingError, EOFError) as err:
-            # A truncated or foreign file; a pickle of arbitrary objects is refused here too
-            # (weights_only never runs its code).
-            first = (str(err).strip().splitlines() or [type(err).__name__])[0]
-            raise ValueError(
-                f"checkpoint {str(path)!r} does not load weights-only: {first}"
-            ) from None
-        info = checkpoint.get("translation") if isinstance(checkpoint, dict) else None
+            checkpoint = load_checkpoint(path, map_location)
+        except ValueError as err:
+            raise ValueError(f"checkpoint {str(path)!r} {err}") from None
+        info = checkpoint.get("translation")
         if not isinstance(info, dict) or "source_vocab" not in info:
             raise ValueError(
                 f"checkpoint {str(path)!r} holds no translation model and vocabularies "
@@ -83,8 +93,8 @@ class Translator:
     @classmethod
     def _from_contents(cls, checkpoint: dict, info: dict, map_location) -> Translator:
         config, state = info["transformer_config"], checkpoint["state_dict"]
-        if not isinstance(config, dict) or not isinstance(state, dict):
-            raise TypeError("transformer_config and state_dict must be dicts")
+        if not isinstance(config, dict):
+            raise TypeError("transformer_config must be a dict")
         unknown = set(config) - set(inspect.signature(TranslationTransformer).parameters)
         if unknown:
             raise ValueError(f"transformer_config has unknown settings {sorted(map(str, unknown))}")
