@@ -332,9 +332,9 @@ class TranslationDataModule(L.LightningDataModule):
                 ids, vocab = arrays[side], Vocabulary(arrays[f"{side}_vocab"])
                 fits = fits and ids.dtype == torch.long and ids.shape == (n, width)
                 fits = fits and 0 <= int(ids.min()) and int(ids.max()) < len(vocab)
-        except (OSError, EOFError, RuntimeError, pickle.UnpicklingError):  # does not load
-            return None
-        except (KeyError, TypeError, ValueError, AttributeError):  # not the cache's layout
+        # it does not load (the first four), or is not the cache's layout (the others)
+        except (OSError, EOFError, RuntimeError, pickle.UnpicklingError,
+                KeyError, TypeError, ValueError, AttributeError):  # fmt: skip
             return None
         return arrays if fits else None
 
