@@ -554,20 +554,20 @@ def test_library_size_keeps_the_newest_patterns_only():
     np.testing.assert_allclose(fc.forecast(x[600:], 1), same.forecast(x[600:], 1), rtol=1e-12)
 
 
-def test_library_size_fits_a_given_embedding_longer_than_max_embedding_on_that_many_patterns():
+def test_library_size_fits_a_given_embedding_longer_than_max_embedding_on_that_many_patterns(
+    monkeypatch,
+):
     # the fit cut its library for patterns of max_embedding=10: 60 + 9 + 1 rows left E=50
     # 20 patterns with a future (its forecasts use 60), and 600 known samples were "too few
     # complete patterns and futures for any candidate structure"
     x = logistic_map(700, noise=0.01)
-    kw = dict(embedding=50, horizon=1, model="mean")
-    fc = ProjectionForecaster(library_size=60, **kw).fit(x[:600])
     seen = []
     real = analogue_selection._score_all
-    analogue_selection._score_all = lambda z, *a, **k: seen.append(len(z)) or real(z, *a, **k)
-    try:
-        ProjectionForecaster(library_size=60, **kw).fit(x[:600])
-    finally:
-        analogue_selection._score_all = real
+    monkeypatch.setattr(
+        analogue_selection, "_score_all", lambda z, *a, **k: seen.append(len(z)) or real(z, *a, **k)
+    )
+    fc = ProjectionForecaster(library_size=60, embedding=50, horizon=1, model="mean")
+    fc.fit(x[:600])
     assert seen == [60 + 49 + 1]  # the rows its forecasts read: 60 patterns of 50 samples
     assert np.isfinite(fc.forecast(x, 1)[600:]).all()
 
