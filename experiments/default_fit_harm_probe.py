@@ -35,6 +35,7 @@ import numpy as np
 from scipy.signal import chirp, savgol_filter, sawtooth
 
 from tssdpa.filters import ProjectionFilter
+from tssdpa.signal.missing import fill_missing
 
 
 def snr_noise(clean: np.ndarray, db: float) -> float:
@@ -143,12 +144,6 @@ def build_cases(n: int, seed: int, long: bool) -> list[tuple[str, np.ndarray, np
     return cases
 
 
-def interp_nan(x: np.ndarray) -> np.ndarray:
-    x = np.array(x, dtype=float)
-    ok = np.isfinite(x)
-    return np.interp(np.arange(len(x)), np.flatnonzero(ok), x[ok]) if not ok.all() else x
-
-
 def rmse(y: np.ndarray, clean: np.ndarray, mask: np.ndarray) -> float:
     """RMSE over ``mask``, per channel in units of the clean channel's range, averaged."""
     y, clean = (np.asarray(a, dtype=float).reshape(len(clean), -1) for a in (y, clean))
@@ -165,11 +160,11 @@ def oracle(x: np.ndarray, clean: np.ndarray, mask: np.ndarray, causal: bool) -> 
     m2 = np.asarray(mask, dtype=bool).reshape(len(clean), -1)
     best = np.zeros_like(x2)
     for c in range(x2.shape[1]):
-        v, cands = interp_nan(x2[:, c]), []
+        v, cands = fill_missing(x2[:, [c]], causal=False)[:, 0], []  # interpolated
         n = len(v)
         if causal:
+            cs = np.cumsum(np.r_[0.0, v])
             for w in range(1, min(101, n + 1)):
-                cs = np.cumsum(np.r_[0.0, v])
                 cands.append((cs[1:] - cs[np.maximum(np.arange(1, n + 1) - w, 0)])
                              / np.minimum(np.arange(1, n + 1), w))  # fmt: skip
         else:
