@@ -39,6 +39,7 @@ from tssdpa.data.tables import (
 )
 from tssdpa.estimators.input_notes import collected, notes_to_tell
 from tssdpa.estimators.report import fitted_models, horizon_settings, settings_text
+from tssdpa.files import same_path
 
 __all__ = ["SUMMARY_COLUMNS", "expand_paths", "filter_files", "filter_table", "read_table"]
 
@@ -169,10 +170,10 @@ def _targets(paths, out_dir: Path, suffix: str, fit_on=None) -> list[str]:
         if Path(p).suffix.lower() not in _SUFFIXES:
             raise ValueError(f"paths_or_glob: {p} is not a .csv or .parquet file")
         t = out_dir / Path(p).name
-        if t.resolve() == Path(p).resolve():
+        if same_path(t, p):
             raise ValueError(f"out_dir: {out_dir} holds the input {p}; writing there would "
                              "overwrite it -- choose another folder")  # fmt: skip
-        if fit_on is not None and t.resolve() == Path(fit_on).resolve():
+        if fit_on is not None and same_path(t, fit_on):
             raise ValueError(f"out_dir: the output of {p} would overwrite the fit_on file "
                              f"{fit_on} -- choose another folder")  # fmt: skip
         targets.append(str(t))

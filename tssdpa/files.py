@@ -7,7 +7,7 @@ import os
 import uuid
 from pathlib import Path
 
-__all__ = ["replacing"]
+__all__ = ["replacing", "same_path"]
 
 
 @contextlib.contextmanager
@@ -32,3 +32,13 @@ def replacing(target):
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def same_path(a, b) -> bool:
+    """Whether ``a`` and ``b`` name one file once links and ``..`` are resolved: the test by
+    which an output that would overwrite an input (or a config) is refused.
+
+    >>> same_path("x/../a.csv", "a.csv"), same_path("a.csv", "b.csv")
+    (True, False)
+    """
+    return Path(a).resolve() == Path(b).resolve()

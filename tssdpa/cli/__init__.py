@@ -33,6 +33,7 @@ from pathlib import Path
 from tssdpa.cli import filter as filter_command
 from tssdpa.cli.errors import UsageError
 from tssdpa.cli.helptext import DefaultsFormatter
+from tssdpa.files import same_path
 
 __all__ = ["main", "build_parser"]
 
@@ -229,7 +230,7 @@ def _compare(args) -> int:
         there = folder and next(p for p in (Path(folder), *Path(folder).parents) if p.exists())
         if there and not there.is_dir():
             raise UsageError(f"{flag}: {str(there)!r} is a file; give a folder")
-    if args.docs and Path(args.docs).resolve() == Path(args.out).resolve():
+    if args.docs and same_path(args.docs, args.out):
         raise UsageError("--docs: the --out folder; give another one")  # ran, then SameFileError
     tic = time.perf_counter()
     tasks, names = [], args.dataset or ["default"]

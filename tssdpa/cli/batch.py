@@ -19,6 +19,7 @@ import warnings
 from pathlib import Path
 
 from tssdpa.cli.errors import UsageError
+from tssdpa.files import same_path
 
 __all__ = ["add_arguments", "check_single_file_args", "run"]
 
@@ -171,7 +172,7 @@ def run(args, parse_params) -> int:
         raise UsageError(str(exc).replace("paths_or_glob: ", "input: ")) from None
     if args.summary is not None:
         read = [*inputs, *([args.fit_on] if args.fit_on else [])]
-        if any(Path(args.summary).resolve() == Path(p).resolve() for p in read):
+        if any(same_path(args.summary, p) for p in read):
             raise UsageError(f"--summary: {args.summary!r} is one of the input files; write "
                              "the summary elsewhere")  # fmt: skip
         outputs = [(out_dir / Path(p).name).resolve() for p in inputs]

@@ -23,6 +23,8 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
     from lightning.fabric.utilities.exceptions import MisconfigurationException
     from lightning.pytorch.cli import SaveConfigCallback
 
+    from tssdpa.files import same_path
+
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "classical":
         from tssdpa.cli import main
@@ -38,7 +40,7 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
             csv = Path(str(config["results_csv"]))
             self.path = csv.with_name(f"{csv.stem}.config.yaml")
             for given in config.get("config") or ():
-                if Path(str(given)).resolve() == self.path.resolve():
+                if same_path(str(given), self.path):
                     raise ValueError(
                         f"--config {given} is where the resolved config of this run goes "
                         "(beside --results_csv): give another --results_csv"

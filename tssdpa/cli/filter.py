@@ -23,6 +23,7 @@ from pathlib import Path
 from tssdpa.cli import batch as batch_command
 from tssdpa.cli.errors import UsageError
 from tssdpa.cli.helptext import DefaultsFormatter
+from tssdpa.files import same_path
 
 __all__ = ["add_parser", "run"]
 
@@ -231,7 +232,7 @@ def run(args) -> int:
         raise UsageError(f"--out: the folder {str(Path(args.out).parent)!r} does not exist")
     if args.out is not None and Path(args.out).is_dir():
         raise UsageError(f"--out: {args.out!r} is a folder; give a file name (or --out-dir)")
-    if args.out is not None and Path(args.out).resolve() == Path(args.input).resolve():
+    if args.out is not None and same_path(args.out, args.input):
         raise UsageError(f"--out: {args.out!r} is the input file; write the output "
                          "elsewhere (--inplace replaces the columns, not the file)")  # fmt: skip
     factory = spec.resolve_factory()

@@ -12,7 +12,7 @@ from typing import NoReturn
 from lightning.fabric.utilities.exceptions import MisconfigurationException
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 
-from tssdpa.files import replacing
+from tssdpa.files import replacing, same_path
 from tssdpa.translation.data import TranslationDataModule
 from tssdpa.translation.system import TranslationSystem, check_vocabularies
 from tssdpa.translation.translator import load_checkpoint
@@ -91,7 +91,7 @@ class TranslationCLI(LightningCLI):
                 self._refuse(f"--history_file {history_file} is a folder")
             inputs = [source, *(Path(str(c)) for c in self._subcommand_option("config") or ())]
             for given in inputs:
-                if history.resolve() == given.resolve():
+                if same_path(history, given):
                     self._refuse(f"--history_file {history_file} would overwrite {given}")
 
     def parse_arguments(self, parser: LightningArgumentParser, args) -> None:
