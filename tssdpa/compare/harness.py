@@ -29,6 +29,7 @@ from tssdpa.compare.forecasting import evaluate_forecaster
 from tssdpa.compare.registry import DEFAULT_BUDGET, available_methods, get_method
 from tssdpa.compare.tables import aggregate, forecast_runs_once, markdown_tables
 from tssdpa.data.tasks import DenoiseTask, ForecastTask
+from tssdpa.files import replacing
 
 __all__ = ["ComparisonResults", "ResumeError", "read_results", "run_tasks"]
 
@@ -266,9 +267,8 @@ def _append_csv(path: Path, rows: list[dict]):
             return
         if old_cols != list(df.columns):  # new columns: rewrite atomically
             full = pd.concat([pd.read_csv(path), df], ignore_index=True)
-            tmp = path.with_suffix(".csv.tmp")
-            full.to_csv(tmp, index=False)
-            tmp.replace(path)
+            with replacing(path) as tmp:  # a failed write leaves no .tmp file behind
+                full.to_csv(tmp, index=False)
             return
         df.to_csv(path, mode="a", header=False, index=False)
     else:
