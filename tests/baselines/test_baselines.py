@@ -377,6 +377,8 @@ def test_moving_average_matrix_matches_dlinear_padding():
         (lambda: B.ETSForecaster(damped_trend=True), "damped_trend"),
         # y has 400 samples: statsmodels' own error named no argument
         (lambda: B.ETSForecaster(seasonal=201), "seasonal=201 needs two full seasons"),
+        # it said "seasonal=24 needs two full seasons to fit: y has 30 samples" of 400
+        (lambda: B.ETSForecaster(seasonal=24, max_fit_samples=30), "max_fit_samples=30 holds"),
         (lambda: B.DLinearForecaster(normalize="x"), "normalize"),
     ],
 )

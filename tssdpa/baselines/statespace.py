@@ -262,6 +262,12 @@ class ETSForecaster(_StateSpaceForecaster):
             raise ValueError("damped_trend=True needs trend=True")
         if self.seasonal is not None:
             check_int(self.seasonal, "seasonal", 2)
+            # the fit reads the last max_fit_samples: fewer than two seasons there, and _make
+            # blamed seasonal and a y "of max_fit_samples samples", however long y was
+            if self.max_fit_samples < 2 * self.seasonal:
+                raise ValueError(f"max_fit_samples={self.max_fit_samples} holds fewer than two "
+                                 f"full seasons of seasonal={self.seasonal} "
+                                 f"({2 * self.seasonal})")  # fmt: skip
 
     def _make(self, y):
         from statsmodels.tsa.statespace.exponential_smoothing import ExponentialSmoothing
