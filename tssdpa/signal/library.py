@@ -42,26 +42,33 @@ def _softmax_rows(logits: np.ndarray) -> np.ndarray:
     return w / w.sum(axis=-1, keepdims=True)
 
 
-def nearest_where_lost(logits: np.ndarray, sq: np.ndarray, sigma) -> None:
+def nearest_where_lost(logits: np.ndarray, sq: np.ndarray, sigma, valid=None) -> None:
     """Rows of the (n, M) Gaussian ``logits`` ``-sq / 2σ²`` with no finite one -- a ``sigma``
     far below the distances: every logit overflowed to -inf, or was 0/0 = NaN once σ²
     underflowed -- recomputed in place from the row's nearest key, ``-(sq - min sq) / 2σ²``.
     The softmax is the same, but keeps its largest logit 0: such a row had no weight at all
     (a NaN estimate) where the narrow kernel's limit is its nearest keys.
 
-    ``sq``: the squared distances, inf where there is no key (a row with none keeps its
-    logits, as does one with a NaN distance, from a query or key with NaN). ``sigma``: a
-    float, or one per row (n, 1). Other rows keep theirs (and their rounding).
+    ``sq``: the squared distances (a row with a NaN one, from a query or key with NaN, keeps
+    its logits). ``sigma``: a float, or one per row (n, 1). ``valid`` (n, M) bool, optional:
+    the keys a row has (a row with none keeps its logits; the others stay -inf). Other rows
+    keep theirs (and their rounding).
     """
-    lost = ~np.isfinite(logits.max(axis=1)) & np.isfinite(sq).any(axis=1)
-    lost = np.flatnonzero(lost & ~np.isnan(sq).any(axis=1))
+    lost = ~np.isfinite(logits.max(axis=1)) & ~np.isnan(sq).any(axis=1)
+    if valid is not None:
+        lost &= valid.any(axis=1)
+    lost = np.flatnonzero(lost)
     if lost.size:
-        gap = sq[lost] - sq[lost].min(axis=1, keepdims=True)
+        sq = sq[lost]
+        keys = None if valid is None else valid[lost]
+        near = (sq if keys is None else np.where(keys, sq, np.inf)).min(axis=1, keepdims=True)
+        gap = sq - near  # (inf - inf = NaN where every key's square overflowed: weight 1)
         s = np.asarray(sigma, dtype=np.float64)
         s = s[lost] if s.ndim else s
-        with np.errstate(over="ignore", divide="ignore"):  # 1/σ² capped: 0 · inf was NaN
-            scale = np.minimum(0.5 / s / s, np.finfo(np.float64).max)
-            logits[lost] = np.where(gap > 0, -gap * scale, 0.0)
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # 1/σ² capped
+            scale = np.minimum(0.5 / s / s, np.finfo(np.float64).max)  # (0 · inf was NaN)
+            out = np.where(gap > 0, -gap * scale, 0.0)
+        logits[lost] = out if keys is None else np.where(keys, out, -np.inf)
 
 
 def kernel_regression(queries, keys, values, sigmas, columns=None, null_distance=None):

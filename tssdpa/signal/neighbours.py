@@ -217,12 +217,13 @@ def kernel_weights(dist: np.ndarray, bandwidth: float | None = None, sigma=None)
     else:
         s = np.broadcast_to(np.asarray(sigma, dtype=np.float64), (len(d), 1))
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # a width near 0
-        logw = np.where(finite, -(d**2) / (2.0 * s**2), -np.inf)
+        sq = d * d
+        logw = np.where(finite, -sq / (2.0 * s**2), -np.inf)
     top = logw.max(axis=1, keepdims=True)
-    if not np.isfinite(top).all():  # (rare: the squared distances are made only then)
+    if not np.isfinite(top).all():
         # a sigma far below the distances (e.g. the floor 1e-154 beyond distance 1.3) left
         # the row no weight (a forecaster fitted with sigma=1e-160: "too few complete patterns")
-        nearest_where_lost(logw, np.where(finite, d * d, np.inf), s)
+        nearest_where_lost(logw, sq, s, valid=finite)
         top = logw.max(axis=1, keepdims=True)
     w = np.exp(logw - np.where(np.isfinite(top), top, 0.0))
     tot = w.sum(axis=1, keepdims=True)
