@@ -191,6 +191,10 @@ def test_a_wiener_fir_fitted_without_a_target_on_too_short_an_x_names_x():
         B.WienerFIRFilter(30).fit(np.sin(np.arange(20.0)))
     with pytest.raises(ValueError, match=r"^target channel 0 has 20 finite samples"):
         B.WienerFIRFilter(30).fit(np.arange(20.0), target=np.sin(np.arange(20.0)))
+    # x stopping early cut the target short: "target channel 0 has 20 finite samples"
+    x = np.r_[np.arange(20.0), np.full(80, np.nan)]
+    with pytest.raises(ValueError, match=r"^x channel 0 stops at sample 19 of 100 .*: 20 samples"):
+        B.WienerFIRFilter(30).fit(x, target=np.sin(np.arange(100.0)))
 
 
 @pytest.mark.parametrize("causal", [True, False])

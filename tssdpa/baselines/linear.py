@@ -16,7 +16,7 @@ from tssdpa.checks import check_choice, check_fraction, check_int, check_positiv
 from tssdpa.estimators.base import Denoiser
 from tssdpa.estimators.persistence import require_floats, saved_channels
 from tssdpa.signal.lowpass import sosfiltfilt_short
-from tssdpa.signal.missing import fill_missing, reading_ends, unknown_past_readings
+from tssdpa.signal.missing import fill_missing, reading_ends, stops_early, unknown_past_readings
 
 
 class _ZeroPhaseOption(Denoiser):
@@ -260,8 +260,9 @@ class WienerFIRFilter(Denoiser):
         raw, a = a, fill_missing(a, self.causal)
         ahead, _ = self._lags()
         self.coef_, self.intercept_ = [], []
+        ends = reading_ends(raw)
         if target is not None:  # past x's last reading its inputs are made up: no equation
-            target = unknown_past_readings(target, reading_ends(raw))
+            target = unknown_past_readings(target, ends)
         for c in range(a.shape[1]):
             X = self._design(a[:, c])
             if target is not None:
@@ -273,6 +274,11 @@ class WienerFIRFilter(Denoiser):
                 mask[ahead] = False
             # a missing target sample is no equation (the input's gaps were filled above)
             known = np.isfinite(s)
+            if known.sum() <= mask.sum() and target is not None and ends[c] < len(a):
+                raise ValueError(  # x cut the target short, not the target itself
+                    f"{stops_early('x', c, int(ends[c]), len(a))}: {int(known.sum())} samples "
+                    f"with a target are left for the filter's {int(mask.sum())} taps"
+                )
             if known.sum() <= mask.sum():
                 # without a target, x is what was too short (it named a target not given)
                 raise ValueError(
