@@ -111,8 +111,11 @@ def kernel_regression(queries, keys, values, sigmas, columns=None, null_distance
                     null_logit, null_sq = -0.5 * np.square(r / s), np.square(r)
                 null = np.full_like(logits[:, :1], null_logit)
                 logits = np.concatenate([logits, null], axis=-1)
-                sq = np.concatenate([d2, np.full_like(null, null_sq)], axis=-1)
-            nearest_where_lost(logits, sq, s)
+                sq = None  # built below only where a row lost every logit: rare, a copy of d2
+            if not np.isfinite(logits.max(axis=1)).all():
+                if sq is None:
+                    sq = np.concatenate([d2, np.full_like(null, null_sq)], axis=-1)
+                nearest_where_lost(logits, sq, s)
             w = _softmax_rows(logits)
             if null_distance is not None:
                 w = w[:, :-1]
