@@ -35,6 +35,13 @@ Since 2026-11-28 the noise level of such a channel is measured on the samples th
 
     .venv/bin/python experiments/quantised_probe.py --plateau
 
+``--exact``: series whose residuals are exactly 0 at most samples (a staircase, 0/1 pulses,
+set-points, slow sines rounded to integers with noise well below the step): their noise
+level and what the zero-phase fit changes (since 2026-12-05 such a series keeps a level far
+below its values and comes back as it was; before, the level was a tenth of its spread).
+
+    .venv/bin/python experiments/quantised_probe.py --exact
+
 ``--bench-cells``: whether either change touches the benchmarks' denoising cells: for every
 series of ``bench_autofit.py``, ``autofit_heldout.py`` and ``autofit_unseen.py`` (seeds 0-2,
 0 / 10 / 20 dB, their noise seeds), whether the noisy series has a repeating channel or a
@@ -202,6 +209,34 @@ def ett(data_dir: str, share: float) -> None:
                   f"{changes[0]:.4g}  {changes[1]:.4g}", flush=True)  # fmt: skip
 
 
+def exact_series(seed: int) -> None:
+    """``--exact``: series whose residual bounds are all 0 (exact at most samples): each
+    one's noise level and the zero-phase fit's largest and RMS change, and for the rounded
+    sines the RMSE against the sine of the recording, of the fit and of the fit given
+    ``noise_level=1/sqrt(12)`` (rounding to integers: uniform error of a unit step)."""
+    t = np.arange(2000)
+    rng = np.random.default_rng(seed)
+    series = {"staircase floor(t/37)": (np.floor(t / 37.0), None),
+              "the same x10": (10 * np.floor(t / 37.0), None),
+              "0/1 pulses (5 of 50)": ((t % 50 < 5).astype(float), None),
+              "set-points (60 each)": (np.repeat(rng.normal(size=t.size // 60 + 1), 60)[: t.size],
+                                       None)}  # fmt: skip
+    for amp, sd in ((5, 0.05), (20, 0.1)):
+        sine = amp * np.sin(t / 200.0)
+        series[f"round({amp} sin + {sd:g} noise)"] = (np.round(sine + sd * rng.normal(size=t.size)),
+                                                     sine)  # fmt: skip
+    print(f"{'series':28s} level      max change  RMS change  RMSE: recorded / fit / told")
+    for name, (x, clean) in series.items():
+        f, y = zero_phase(x)
+        err = ""
+        if clean is not None:  # and told the grid's rounding error: step / sqrt(12), step 1
+            told = ProjectionFilter(causal=False, noise_level=1 / np.sqrt(12)).fit(x).filter(x)
+            err = " / ".join(f"{np.sqrt(np.mean((np.asarray(v) - clean) ** 2)):.3f}"
+                             for v in (x, y, told))  # fmt: skip
+        print(f"{name:28s} {f.noise_level_[0]:.3g}  {np.max(np.abs(y - x)):10.3g}  "
+              f"{np.sqrt(np.mean((y - x) ** 2)):10.3g}  {err}", flush=True)  # fmt: skip
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--share", type=float, default=projection_fit.RESOLUTION_SHARE,
@@ -212,8 +247,12 @@ def main(argv=None) -> int:
     p.add_argument("--ett", action="store_true", help="the ETT columns as recorded (see above)")
     p.add_argument("--plateau", action="store_true", help="clipped and idle signals (see above)")
     p.add_argument("--bench-cells", action="store_true", help="the benchmarks' cells (see above)")
+    p.add_argument("--exact", action="store_true", help="series exact at most samples (above)")
     p.add_argument("--data-dir", default=None)
     args = p.parse_args(argv)
+    if args.exact:
+        exact_series(args.seed)
+        return 0
     if args.held:
         held(args.n, args.seed, args.data_dir)
         return 0

@@ -59,7 +59,8 @@ def _trimmed_scale(r: np.ndarray) -> float:
 _EPS = float(np.finfo(np.float64).eps)
 #: an interpolator whose residual is exactly 0 at all but this share of the samples sees a
 #: noise-free signal (a clean ramp, an encoder's counts: only its turns are off); a bound of 0
-#: with more off (readings rounded to integers, pulses on a flat baseline) is set aside
+#: with more off (readings rounded to integers) is set aside for the other bounds, and the
+#: signal is noise-free only where every bound is 0 (:func:`noise_level`)
 EXACT_SHARE = 0.01
 
 # x_t from its neighbours: (offsets, weights); Var(x_t - sum w x_{t+o}) = s^2 (1 + sum w^2)
@@ -73,10 +74,15 @@ _INTERPOLATORS = (
 def _interpolator_bound(v: np.ndarray, offsets, weights):
     """``(level, core, pred, gain)``: the bound of the interpolator ``(offsets, weights)`` on
     the 1-D ``v`` -- the robust spread (:func:`_trimmed_scale`) of its residual over its noise
-    gain -- with the samples it predicts, its predictions and that gain."""
+    gain -- with the samples it predicts, its predictions and that gain. A residual within
+    rounding of 0 is 0 (the predictions are the samples there): the weights (-1/6, 4/6, 4/6,
+    -1/6) sum to 1 + 2e-16, and whether a repeated value came out exact or 1e-16 off decided
+    whether a staircase was kept or smoothed."""
     lo, hi = -min(min(offsets), 0), max(max(offsets), 0)
     core = v[lo : v.size - hi]
     pred = sum(w * v[lo + o : v.size - hi + o] for o, w in zip(offsets, weights))
+    rounding = np.abs(core - pred) <= 16 * _EPS * np.abs(core).max()
+    pred = np.where(rounding, core, pred)
     gain = math.sqrt(1.0 + sum(w * w for w in weights))
     return _trimmed_scale(core - pred) / gain, core, pred, gain
 
@@ -126,9 +132,16 @@ def noise_level(
     readings, clipped, idle at an exact value) is measured on the samples that differ from the
     one before: the repeats carry no fresh noise, and counted they pull every estimate toward 0.
 
-    At most ``max_samples`` (the first) samples are used. Falls back to a tenth of the robust
-    spread of the data where every residual is 0 (a constant series gives a small positive
-    level, never 0).
+    A signal with no noise to see gets a small positive level, far below its values (never 0):
+    where an interpolator predicts all but ``EXACT_SHARE`` of the samples exactly, and where
+    every bound is 0 -- each residual exactly 0 at over half of the samples, which white noise
+    of a continuous distribution never gives: a staircase on a grid, 0/1 pulses, readings held
+    at set-points, the noise (if any) below the grid's step. Such a series is kept as it came.
+    (Until 2026-12-05 the second case took a tenth of the data's robust spread, a level set by
+    its range, not by any noise: a clean staircase 0..16 got 0.59 and its steps were smoothed
+    by up to 0.42, or were kept where a residual of 1e-16 rounding passed for a level.)
+
+    At most ``max_samples`` (the first) samples are used.
     """
     return noise_levels_and_tails(x2, k, max_samples, spectral)[0]
 
@@ -153,8 +166,7 @@ def noise_levels_and_tails(
                 continue
             level, core, pred, gain = _interpolator_bound(v, offsets, weights)
             levels.append(level)
-            off = np.abs(core - pred) > 16 * _EPS * np.abs(core).max()  # rounding is exact
-            exact = exact or float(np.mean(off)) <= EXACT_SHARE
+            exact = exact or float(np.mean(core != pred)) <= EXACT_SHARE
             if lo and hi:  # symmetric: v_(t-1) and v_(t+1) through their sum (see there)
                 symmetric.append((level, rms_off_slopes(v, core, pred, lo) / gain))
         for m in (1, 2, 4):
@@ -175,9 +187,8 @@ def noise_levels_and_tails(
             if spectral:
                 s = linear_noise_level(_longest_finite_run(raw), s)
             heavy[c] = s > robust  # raised for the tails, and not lowered again
-        if not s > 0 and v.size and not exact:
-            s = 0.1 * mad_scale(v) or 0.1 * float(np.std(v))
-        if not s > 0:  # constant or exact: a level in the data's units, far below its values
+        if not s > 0:  # constant, exact, or exact at most samples: a level in the data's
+            # units, far below its values (see the docstring)
             s = 1e-6 * max(float(np.abs(v).max()) if v.size else 0.0, 1.0)
         out[c] = s
     return out, heavy

@@ -129,13 +129,12 @@ class ProjectionFilter(
         lowers the fit's score (SURE, or the target's error); None: never.
     noise_level : None, "spectral", float or list of floats
         The standard deviation of the additive white noise, one for every channel or one per
-        channel, where it is known (a sensor's datasheet, a recording at rest); SURE scores
-        with it (with a ``target`` it only scales the sigma grid). None (default): :meth:`fit`
-        estimates it, an upper bound that is loose where the signal has white innovations
-        of its own (process noise), and where the noise has heavy tails counts them and
-        weighs SURE for them (a level given is used as it is: plain SURE). "spectral": the
-        floor of a linear spectrum instead where the series looks linear (rough AR-like
-        signals; docs/filters.md, "Rough signals").
+        channel, where known (a datasheet, a recording at rest; on a coarse grid, ``step /
+        sqrt(12)``); SURE scores with it (with a ``target`` it only scales the sigma grid).
+        None (default): :meth:`fit` estimates it, an upper bound, loose where the signal has
+        white innovations of its own, raised for heavy tails (SURE then weighs for them); a
+        series exact at most samples (a staircase, pulses) has none and is kept. "spectral":
+        the floor of a linear spectrum where the series looks linear (docs/filters.md).
     channel_scale : "std" or None
         "std" (default): the kernel compares channels divided by ``channel_scale_`` (their
         standard deviations, glitches clipped, over their median), so channels in other units
