@@ -203,3 +203,23 @@ def test_settings_that_would_leave_samples_unset_are_refused_naming_them(call, m
 def test_a_setting_that_gives_no_finite_signal_is_refused_naming_it(name, kwargs, match):
     with pytest.raises((ValueError, TypeError), match=match):
         S.make_signal(name, 50, 0, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "name, kwargs, valid",
+    [
+        ("lorenz", {}, r"\[0, 2\]"),
+        ("henon", {}, r"\[0, 1\]"),
+        ("ikeda", {}, r"\[0, 1\]"),
+        ("rossler", {}, r"\[0, 2\]"),
+        ("lorenz96", {"dims": 5}, r"\[0, 4\]"),
+    ],
+)
+def test_a_component_the_system_lacks_is_refused_naming_component_and_the_valid_range(
+    name, kwargs, valid
+):
+    with pytest.raises(ValueError, match=rf"component must be in {valid}"):
+        S.make_signal(name, 50, 0, component=5, **kwargs)
+    with pytest.raises(ValueError, match="component"):
+        S.make_signal(name, 50, 0, component=-1, **kwargs)
+    assert S.make_signal(name, 50, 0, component=None, **kwargs).ndim == 2

@@ -43,6 +43,17 @@ def _check_n(n):
     return int(n)
 
 
+def _check_component(component, size: int):
+    """``component`` as an index in ``[0, size - 1]``, or None (every component): 5 of a
+    3-component system raised a bare IndexError after the whole integration."""
+    if component is None:
+        return None
+    component = check_int(component, "component", minimum=0)
+    if component >= size:
+        raise ValueError(f"component must be in [0, {size - 1}] or None; got {component!r}")
+    return component
+
+
 def sinusoids(n: int = 2000, seed: int = 0, *, n_components: int = 3, fs: float = 100.0):
     """Sum of ``n_components`` sinusoids with random frequencies (0.2–5 Hz), amplitudes, phases."""
     n = _check_n(n)
@@ -96,6 +107,7 @@ def lorenz(
     samples at the default ``dt=0.02`` and ≈ 11 samples at ``dt=0.1``.
     """
     n = _check_n(n)
+    component = _check_component(component, 3)
     rng = np.random.default_rng(seed)
     y0 = rng.normal(0, 1, 3) + np.array([1.0, 1.0, 20.0])
 
@@ -197,6 +209,7 @@ def henon(
     Returns ``component`` (0 = x) as (n,), or (x, y) as (n, 2) when ``component`` is None.
     """
     n = _check_n(n)
+    component = _check_component(component, 2)
     start = np.random.default_rng(seed).uniform(-0.1, 0.1, 2)
     out = _maps(lambda x, y: (1.0 - a * x * x + y, b * x), tuple(start), n, burn)
     return out if component is None else out[:, component].copy()
@@ -215,6 +228,7 @@ def ikeda(
     (0 = x) as (n,), or (x, y) as (n, 2) when ``component`` is None.
     """
     n = _check_n(n)
+    component = _check_component(component, 2)
     start = np.random.default_rng(seed).uniform(-0.5, 0.5, 2)
 
     def f(x, y):
@@ -267,6 +281,7 @@ def rossler(
     units, ≈ 70 samples at ``dt=0.2``. Returns ``component`` (0 = x) as (n,), or (n, 3).
     """
     n = _check_n(n)
+    component = _check_component(component, 3)
     rng = np.random.default_rng(seed)
     y0 = np.array([*rng.normal(0, 1, 2), rng.uniform(0, 0.5)])
 
@@ -294,6 +309,7 @@ def lorenz96(
     n = _check_n(n)
     if isinstance(dims, bool) or int(dims) != dims or dims < 4:
         raise ValueError(f"dims must be an integer >= 4; got {dims!r}")
+    component = _check_component(component, int(dims))
     y0 = forcing + np.random.default_rng(seed).normal(0, 1, int(dims))
     i = np.arange(int(dims))
     ip1, im1, im2 = (i + 1) % dims, i - 1, i - 2  # negative indices wrap around
