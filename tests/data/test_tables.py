@@ -34,6 +34,17 @@ def test_without_columns_every_numeric_column_but_time_is_taken_and_text_skipped
         numeric_columns(df[["label"]], None, None)
 
 
+def test_a_string_for_columns_or_targets_is_one_column_name_not_its_characters():
+    df = pd.DataFrame({c: [1.0, 2.0] for c in ["gyro", "g", "y", "r", "o", "gyro_ref"]})
+    assert numeric_columns(df, "gyro") == (["gyro"], [])
+    with pytest.raises(ValueError, match=r"\['gyr'\] not in the file"):
+        numeric_columns(df, "gyr")
+    # "gyro" is a substring of the target's name, not the target
+    assert numeric_columns(df, None, None, "gyro_ref")[0] == ["gyro", "g", "y", "r", "o"]
+    with pytest.raises(ValueError, match="given as --target too"):
+        numeric_columns(df, "gyro_ref", None, "gyro_ref")
+
+
 def test_inf_cells_become_missing_and_are_counted_text_cells_are_named():
     df = pd.DataFrame({"a": [1.0, np.inf, np.nan, 2.0], "b": ["1", "2", "oops", "4"]})
     x, n_nan, n_inf = column_values(df, ["a"])

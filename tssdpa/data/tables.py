@@ -170,8 +170,11 @@ def numeric_columns(
     ``columns`` given: those (each must exist and be neither the time column nor one of the
     ``targets``, the clean references a supervised fit is scored against), nothing skipped.
     Otherwise every numeric column with a finite value but those, and the other columns
-    (text, true / false flags, a sensor that logged nothing) as skipped.
+    (text, true / false flags, a sensor that logged nothing) as skipped. A string for
+    ``columns`` or ``targets`` is one column's name (``"gyro"`` was the columns g, y, r, o).
     """
+    columns = [columns] if isinstance(columns, str) else columns
+    targets = [targets] if isinstance(targets, str) else targets
     if columns is not None:
         missing = [c for c in columns if c not in df.columns]
         if missing:
