@@ -360,6 +360,17 @@ def test_moving_average_matrix_matches_dlinear_padding():
     np.testing.assert_allclose(A @ x, ref)
 
 
+def test_an_even_dlinear_moving_average_is_refused_naming_it():
+    """An even kernel has no centre: the padding averaged one more sample ahead than behind,
+    a trend half a sample early (DLinear's own series_decomp returns one sample too few)."""
+    y = np.sin(np.arange(400) * 0.1)
+    with pytest.raises(ValueError, match="moving_average must be odd.*got 4: take 3 or 5"):
+        B.DLinearForecaster(lookback=24, horizon=6, moving_average=4).fit(y)
+    with pytest.raises(ValueError, match="window must be odd"):
+        B.moving_average_matrix(10, 4)
+    B.DLinearForecaster(lookback=24, horizon=6, moving_average=1).fit(y)  # no trend: fine
+
+
 @pytest.mark.parametrize(
     "make, match",
     [

@@ -142,12 +142,16 @@ class AutoRegForecaster(Forecaster):
 def moving_average_matrix(length: int, window: int) -> np.ndarray:
     """The (length, length) matrix of DLinear's ``series_decomp`` moving average.
 
-    ``window`` is the length of the moving average (DLinear's ``kernel_size``). DLinear pads
+    ``window`` is the length of the moving average (DLinear's ``kernel_size``), odd. DLinear pads
     the series with ``(window-1)//2`` copies of its first and last values and averages with
-    stride 1; ``trend = A @ x``.
+    stride 1; ``trend = A @ x``. An even window is refused: it has no centre (DLinear's own
+    ``series_decomp`` returns one sample too few), and this padding gave an average over one
+    more sample ahead than behind, a trend half a sample early.
     """
     length = check_int(length, "length")
     k = check_int(window, "window")
+    if k % 2 == 0:
+        raise ValueError(f"window must be odd (a centred moving average); got {k}")
     pad = (k - 1) // 2
     A = np.zeros((length, length))
     for i in range(length):
@@ -160,8 +164,8 @@ class DLinearForecaster(Forecaster):
     """DLinear-style direct multi-horizon linear forecaster fitted by (ridge) least squares.
 
     The lookback window ``x`` (length ``lookback``) is split into trend ``A x`` (DLinear's
-    moving average over ``moving_average`` samples, formerly ``kernel_size``) and remainder
-    ``x - A x``; each part gets its own linear map
+    centred moving average over ``moving_average`` samples, an odd number, formerly
+    ``kernel_size``) and remainder ``x - A x``; each part gets its own linear map
     to the ``horizon`` future values (plus a bias), fitted jointly by least squares with an L2
     penalty ``ridge`` on all training windows whose targets lie inside the training series
     (one penalty, or a sequence of ``horizon`` penalties, one per step ahead: each step is its
@@ -194,6 +198,10 @@ class DLinearForecaster(Forecaster):
     def _validate_params(self):
         for name in ("lookback", "horizon", "moving_average"):
             check_int(getattr(self, name), name)
+        if self.moving_average % 2 == 0:  # no centre: the trend came half a sample early
+            raise ValueError(f"moving_average must be odd (a centred moving average); got "
+                             f"{self.moving_average}: take {self.moving_average - 1} or "
+                             f"{self.moving_average + 1}")  # fmt: skip
         self._ridges()
         check_choice(self.individual, "individual", (True, False))
         check_choice(self.normalize, "normalize", ("none", "last"))
