@@ -39,3 +39,20 @@ def test_window_and_embedding_below_one_are_one_line_and_exit_code_2(argv, name,
     assert exit_.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and name in err[0] and "must be an integer >= 1" in err[0]
+
+
+@pytest.mark.parametrize("seed", ["-1", "18446744073709551616", "99999999999999999999"])
+def test_a_seed_outside_0_to_2_64_minus_1_is_one_line_naming_seed_and_exit_code_2(seed, capsys):
+    """-1 was the noise of seed 2**64 - 1 unsaid; a seed past 64 bits was a traceback."""
+    with pytest.raises(SystemExit) as exit_:
+        demo.main(["--seed", seed])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--seed must be an integer from 0 to 18446744073709551615" in err[0]
+
+
+def test_a_non_integer_seed_is_refused_by_argparse_naming_seed(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        demo.main(["--seed", "1.5"])
+    assert exit_.value.code == 2
+    assert "argument --seed: invalid int value" in capsys.readouterr().err

@@ -14,6 +14,8 @@ import torch
 from tssdpa.checks import check_int
 from tssdpa.ops import projection_sdpa
 
+_MAX_SEED = 2**64 - 1  # torch.Generator.manual_seed's range
+
 
 def embedded_signal(n: int = 2000, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """A chirp with a square-wave step train plus white noise at 5 dB SNR: (clean, noisy)."""
@@ -43,11 +45,15 @@ def main(argv: list[str] | None = None) -> None:
     )
     p.add_argument("--window", type=int, default=32, help="FIR length W (samples)")
     p.add_argument("--embedding", type=int, default=8, help="delay-embedding length m")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help=f"noise seed, 0 to {_MAX_SEED}")
     args = p.parse_args(argv)
     try:
         check_int(args.window, "--window")
         check_int(args.embedding, "--embedding")
+        # torch wrapped -1 to 2**64 - 1 (the same noise as that seed) and raised a traceback
+        # on a seed past 64 bits
+        if not 0 <= args.seed <= _MAX_SEED:
+            raise ValueError(f"--seed must be an integer from 0 to {_MAX_SEED}, got {args.seed}")
     except ValueError as exc:  # one line, exit code 2, as argparse's own errors
         p.exit(2, f"{p.prog}: error: {exc}\n")
 
