@@ -90,3 +90,46 @@ def test_the_math_backend_works_under_torch_func_and_twice_differentiated():
     qg = q.clone().requires_grad_()
     (expected,) = torch.autograd.grad(f(qg, k, s).square().sum(), qg)
     torch.testing.assert_close(grad, expected)
+
+
+def test_a_row_whose_every_allowed_logit_is_minus_inf_is_zero_with_zero_gradients():
+    """As a row with none allowed: it was NaN, and NaN gradients reached every other row."""
+    from tssdpa.ops import masked_softmax
+
+    ninf = float("-inf")
+    logits = torch.tensor([[0.0, 1.0, 2.0], [ninf, ninf, 0.5], [ninf, ninf, ninf]])
+    logits.requires_grad_()
+    allowed = torch.tensor([[True, True, True], [True, True, False], [True, True, True]])
+    for mask in (allowed, None):
+        w = masked_softmax(logits, mask)
+        (g,) = torch.autograd.grad((w * torch.arange(3.0)).sum(), logits)
+        # row 1: key 2 not allowed leaves nothing; every key allowed, key 2 takes all
+        assert torch.equal(w[1], torch.tensor([0.0, 0.0, 0.0 if mask is not None else 1.0]))
+        assert torch.equal(w[2], torch.zeros(3)) and torch.isfinite(g).all()
+        torch.testing.assert_close(w[0], torch.softmax(logits[0], -1))
+
+
+def test_reference_and_fused_agree_where_a_bias_takes_every_allowed_key_of_a_row():
+    from tssdpa.ops.fused import fused_attention
+    from tssdpa.ops.reference import projection_sdpa_math
+
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 5, n, generator=g, dtype=torch.float64) for n in (3, 3, 2))
+    sigma = torch.tensor(1.3, dtype=torch.float64).reshape(1, 1, 1)
+    allowed = torch.ones(5, 5, dtype=torch.bool).tril()
+    bias = torch.zeros(5, 5, dtype=torch.float64)
+    bias[3, :4] = float("-inf")  # row 3: its allowed keys 0..3 all have weight 0
+    outs, grads = [], []
+    for attend in (projection_sdpa_math, fused_attention):
+        leaves = [t.clone().requires_grad_() for t in (q, k, v, sigma)]
+        if attend is fused_attention:
+            out = attend(*leaves, allowed, bias, False, 0.0)
+        else:
+            out = attend(*leaves, allowed, bias, 0.0)
+        outs.append(out)
+        grads.append(torch.autograd.grad((out * torch.linspace(-1, 2, 2)).sum(), leaves))
+    assert torch.equal(outs[0][:, 3], torch.zeros(2, 2))
+    torch.testing.assert_close(outs[0], outs[1])
+    for a, b in zip(*grads):
+        assert torch.isfinite(a).all()
+        torch.testing.assert_close(a, b)

@@ -113,12 +113,15 @@ def squared_distances(query: Tensor, key: Tensor) -> Tensor:
 
 
 def masked_softmax(logits: Tensor, allowed: Tensor | None) -> Tensor:
-    """Row softmax over allowed entries; a row with none allowed is all zeros (not NaN)."""
-    if allowed is None:
-        return torch.softmax(logits, dim=-1)
-    empty = ~allowed.any(dim=-1, keepdim=True)  # (..., L, 1)
+    """Row softmax over allowed entries (every entry when ``allowed`` is None). A row with no
+    usable entry -- none allowed, or a -inf logit (a -inf bias) in every allowed one -- is all
+    zeros with zero gradients, not NaN: a row with no usable key, as the fused path and
+    :func:`~tssdpa.ops.projection_sdpa` give it."""
+    usable = logits != float("-inf")  # a NaN logit stays usable: it spoils its row
+    usable = usable if allowed is None else usable & allowed
+    empty = ~usable.any(dim=-1, keepdim=True)  # (..., L, 1)
     # Fill empty rows with finite logits so the softmax and its gradient stay finite, then zero.
-    logits = logits.masked_fill(~allowed, float("-inf")).masked_fill(empty, 0.0)
+    logits = logits.masked_fill(~usable, float("-inf")).masked_fill(empty, 0.0)
     return torch.softmax(logits, dim=-1).masked_fill(empty, 0.0)
 
 
