@@ -729,6 +729,41 @@ def test_history_and_comparison_files_are_written_whole_or_not_at_all(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(writers)
 
 
+def test_the_final_checkpoint_is_written_whole_or_not_at_all(
+    pairs_file, cache_dir, tmp_path, monkeypatch
+):
+    """Lightning moves a checkpoint from the system's temporary folder: a copy, which a crash
+    cuts short, where that is another disk; here a write that fails half way."""
+    from lightning.pytorch import Trainer
+
+    sys.path.insert(0, str(REPO / "experiments"))
+    try:
+        import translate_compare
+    finally:
+        sys.path.pop(0)
+
+    def half_written(self, path, weights_only=False):
+        Path(path).write_bytes(b"PK\x03\x04 half a checkpoint")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(Trainer, "save_checkpoint", half_written)
+    init = "model.transformer.init_args"
+    small = [f"data.dataset={pairs_file}", f"data.cache_dir={cache_dir}", "data.vocab_size=64",
+             f"{init}.embed_dim=16", f"{init}.num_heads=2", f"{init}.head_dim=8",
+             f"{init}.feedforward_dim=32", "trainer.accelerator=cpu",
+             "trainer.enable_model_summary=false", "trainer.enable_progress_bar=false"]  # fmt: skip
+    argv = ["--runs-dir", str(tmp_path / "runs"), "--max-epochs", "1", "--max-pairs", "60"]
+    args = translate_compare.parse_args([*argv, *(x for item in small for x in ("--set", item))])
+    run_dir = tmp_path / "runs" / f"standard_L{SEQUENCE_LENGTH}"
+    run_dir.mkdir(parents=True)
+    (run_dir / "final.ckpt").write_bytes(b"the last whole checkpoint")
+    config = REPO / "experiments/configs/translate_standard.yaml"
+    with pytest.raises(OSError, match="disk full"):
+        translate_compare.run_one(args, config, SEQUENCE_LENGTH)
+    assert (run_dir / "final.ckpt").read_bytes() == b"the last whole checkpoint"
+    assert [p.name for p in run_dir.iterdir()] == ["final.ckpt"]
+
+
 def test_cli_refuses_a_checkpoint_it_cannot_use_before_running(
     pairs_file, cache_dir, tmp_path, capsys
 ):
@@ -806,6 +841,9 @@ def test_compare_script_writes_report(pairs_file, cache_dir, tmp_path):
         argv += ["--set", item]
     results = translate_compare.main(argv)
     assert [r["attention"] for r in results] == ["standard", "projection"]
+    for r in results:  # each final checkpoint alone in its folder, whole
+        assert torch.load(r["checkpoint"], weights_only=True)["state_dict"]
+        assert not list(Path(r["checkpoint"]).parent.glob(".*.partial"))
     # Lightning's resolved config goes under --runs-dir, not the YAML's runs/translate/
     assert len(list((tmp_path / "runs").rglob("config.yaml"))) == 2
     out = tmp_path / "out"
