@@ -177,6 +177,23 @@ def test_read_pairs_refuses_a_pair_with_an_empty_side_naming_the_line(tmp_path):
             read_pairs(path)
 
 
+def test_read_pairs_ignores_an_attribution_column_and_refuses_a_tab_inside_a_sentence(tmp_path):
+    """A TAB in a sentence cut it there: the rest of a Spanish sentence was read as the
+    attribution, or of an English one as the Spanish, without a word."""
+    path = tmp_path / "pairs.txt"
+    path.write_text("Go.\tVe.\tCC-BY 2.0 #1\nHi.\tHola.\tCC-BY 2.0 #2\n")
+    assert read_pairs(path) == [("Go.", "Ve."), ("Hi.", "Hola.")]
+    cases = [
+        ("Go.\tVe.\nI said\thi.\tDije hola.\n", r":2: 3 tab-separated fields \(line 1 has 2\)"),
+        ("Go.\tVe.\tCC\nHi.\tHo\tla.\tCC\n", ":2: 4 tab-separated fields"),
+        ("I said\thi.\tDije hola.\nGo.\tVe.\n", r":2: 2 tab-separated fields \(line 1 has 3\)"),
+    ]
+    for text, match in cases:
+        path.write_text(text)
+        with pytest.raises(ValueError, match=f"{match}.*a TAB inside a sentence"):
+            read_pairs(path)
+
+
 def test_read_pairs_names_the_file_and_line_of_bytes_that_are_not_utf8(tmp_path):
     path = tmp_path / "pairs.txt"
     path.write_bytes(b"Go.\tVe.\n" * 5000 + "Hi.\tHola señor.\n".encode("latin-1"))

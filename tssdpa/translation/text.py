@@ -59,14 +59,18 @@ def wrap_target(spanish: str) -> str:
 def read_pairs(path: str | os.PathLike, max_pairs: int | None = None) -> list[tuple[str, str]]:
     """Read ``English<TAB>Spanish`` lines from a (optionally gzipped) text file.
 
-    Extra tab-separated columns (the attribution column of newer releases) are ignored. A
-    byte order mark at the start of the file is dropped. A line that is not UTF-8 or has an
-    empty side, or a ``.gz`` file that is no whole gzip file, raises ``ValueError`` naming the
-    file (and line).
+    A file of ``English<TAB>Spanish<TAB>attribution`` lines (newer releases) is read too, its
+    third column ignored; every line of a file must have the first line's number of columns:
+    a TAB inside a sentence (one more column) raises ``ValueError`` naming the line, as it was
+    cut at the TAB (the rest of a Spanish sentence read as attribution, of an English one as
+    the Spanish). A byte order mark at the start of the file is dropped. A line that is not
+    UTF-8 or has an empty side, or a ``.gz`` file that is no whole gzip file, raises
+    ``ValueError`` naming the file (and line).
     """
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
     pairs: list[tuple[str, str]] = []
+    columns = None  # (fields per line, the line that set it)
     # utf-8-sig: a file saved with a byte order mark (Windows editors) had it glued to the
     # first English word, which then became a vocabulary word of its own.
     try:
@@ -80,6 +84,12 @@ def read_pairs(path: str | os.PathLike, max_pairs: int | None = None) -> list[tu
                     raise ValueError(
                         f"{path}:{lineno}: expected 'English<TAB>Spanish', got {line!r}"
                     )
+                columns = columns or (len(fields), lineno)
+                if len(fields) > 3 or len(fields) != columns[0]:
+                    rule = ("English, Spanish and an optional attribution" if len(fields) > 3
+                            else f"line {columns[1]} has {columns[0]}")  # fmt: skip
+                    raise ValueError(f"{path}:{lineno}: {len(fields)} tab-separated fields "
+                                     f"({rule}): a TAB inside a sentence? {line!r}")  # fmt: skip
                 # An empty side trained the model to translate nothing into a sentence (or a
                 # sentence into nothing) without a word about the line.
                 for side, text in (("English", fields[0]), ("Spanish", fields[1])):
