@@ -678,6 +678,8 @@ def test_cli_fit_then_test(pairs_file, cache_dir, tmp_path):
         ("--data.batch_size=0", "batch_size must be positive, got 0"),
         ("--trainer.max_epochs=-2", "`max_epochs` must be a non-negative integer"),
         ("--data.max_pairs=2", "max_pairs must be at least 3"),
+        # it trained on the file's 240 pairs without a word
+        ("--data.max_pairs=100000", "max_pairs=100000 is more than the 240 pairs there are"),
         ("--data.dataset={latin1}", "{latin1}:2: not UTF-8 text"),
     ],
 )

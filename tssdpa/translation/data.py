@@ -74,6 +74,9 @@ def vectorize_pairs(
     if settings.max_pairs is not None:
         if settings.max_pairs < 3:
             raise ValueError(f"max_pairs must be at least 3, got {settings.max_pairs}")
+        if settings.max_pairs > len(pairs):  # it ran on fewer pairs than asked, unsaid
+            raise ValueError(f"max_pairs={settings.max_pairs} is more than the {len(pairs)} pairs "
+                             f"there are: give at most {len(pairs)}, or none for all")  # fmt: skip
     generator = torch.Generator().manual_seed(settings.seed)
     order = torch.randperm(len(pairs), generator=generator).tolist()
     if settings.max_pairs is not None:
@@ -165,7 +168,8 @@ class TranslationDataModule(L.LightningDataModule):
         val_fraction: Fraction of pairs for validation.
         test_fraction: Fraction of pairs for testing.
         seed: Seed of the shuffle before the split and of the per-epoch training order.
-        max_pairs: Use only the first ``max_pairs`` shuffled pairs (reduced runs and tests).
+        max_pairs: Use only the first ``max_pairs`` shuffled pairs (reduced runs and tests);
+            more than the file holds is refused.
         num_workers: DataLoader worker processes.
         pin_memory: Pin batches in page-locked memory (faster host→GPU copies).
         cache_dir: Where the vectorised cache goes (default ``~/.cache/tssdpa/translation``).
