@@ -56,3 +56,14 @@ def test_a_non_integer_seed_is_refused_by_argparse_naming_seed(capsys):
         demo.main(["--seed", "1.5"])
     assert exit_.value.code == 2
     assert "argument --seed: invalid int value" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["--window", "--embedding"])
+@pytest.mark.parametrize("value", ["2001", "99999999999999999999"])
+def test_a_window_or_embedding_past_the_signal_is_one_line_and_exit_code_2(name, value, capsys):
+    """A 64-bit overflow or an allocation of terabytes was a traceback."""
+    with pytest.raises(SystemExit) as exit_:
+        demo.main([name, value])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{name} must be at most the signal's 2000 samples" in err[0]

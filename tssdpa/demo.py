@@ -15,9 +15,10 @@ from tssdpa.checks import check_int
 from tssdpa.ops import projection_sdpa
 
 _MAX_SEED = 2**64 - 1  # torch.Generator.manual_seed's range
+_LENGTH = 2000  # samples of the demo's signal
 
 
-def embedded_signal(n: int = 2000, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+def embedded_signal(n: int = _LENGTH, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """A chirp with a square-wave step train plus white noise at 5 dB SNR: (clean, noisy)."""
     g = torch.Generator().manual_seed(seed)
     t = torch.linspace(0, 1, n, dtype=torch.float64)
@@ -43,13 +44,18 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("--window", type=int, default=32, help="FIR length W (samples)")
-    p.add_argument("--embedding", type=int, default=8, help="delay-embedding length m")
+    p.add_argument("--window", type=int, default=32, help=f"FIR length W, 1 to {_LENGTH} samples")
+    p.add_argument(
+        "--embedding", type=int, default=8, help=f"delay-embedding length m, 1 to {_LENGTH}"
+    )
     p.add_argument("--seed", type=int, default=0, help=f"noise seed, 0 to {_MAX_SEED}")
     args = p.parse_args(argv)
     try:
-        check_int(args.window, "--window")
-        check_int(args.embedding, "--embedding")
+        for name, value in (("--window", args.window), ("--embedding", args.embedding)):
+            # past the signal's length: a traceback (a 64-bit overflow, memory) for nothing
+            if check_int(value, name) > _LENGTH:
+                raise ValueError(f"{name} must be at most the signal's {_LENGTH} samples, "
+                                 f"got {value}")  # fmt: skip
         # torch wrapped -1 to 2**64 - 1 (the same noise as that seed) and raised a traceback
         # on a seed past 64 bits
         if not 0 <= args.seed <= _MAX_SEED:
