@@ -67,3 +67,9 @@ def test_a_window_or_embedding_past_the_signal_is_one_line_and_exit_code_2(name,
     assert exit_.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"{name} must be at most the signal's 2000 samples" in err[0]
+
+
+@pytest.mark.parametrize("seed", [-1, 2**64, 1.5])
+def test_the_embedded_signal_refuses_a_seed_torch_would_wrap_or_reject_naming_seed(seed):
+    with pytest.raises((ValueError, TypeError), match="seed"):
+        demo.embedded_signal(seed=seed)

@@ -19,7 +19,11 @@ _LENGTH = 2000  # samples of the demo's signal
 
 
 def embedded_signal(n: int = _LENGTH, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """A chirp with a square-wave step train plus white noise at 5 dB SNR: (clean, noisy)."""
+    """A chirp with a square-wave step train plus white noise at 5 dB SNR: (clean, noisy).
+    ``seed`` from 0 to 2**64 - 1 (torch wrapped -1 to 2**64 - 1 without a word)."""
+    seed = check_int(seed, "seed", minimum=0)
+    if seed > _MAX_SEED:
+        raise ValueError(f"seed must be at most {_MAX_SEED}, got {seed}")
     g = torch.Generator().manual_seed(seed)
     t = torch.linspace(0, 1, n, dtype=torch.float64)
     clean = torch.sin(2 * math.pi * (3 * t + 8 * t**2)) + 0.6 * torch.sign(
