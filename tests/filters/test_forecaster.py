@@ -159,6 +159,22 @@ def test_predict_beyond_the_horizon_keeps_local_linear_forecasts_within_the_fitt
         assert np.abs(fc.predict(300)).max() > 1e6
 
 
+def test_predict_with_a_library_size_equals_the_last_row_of_forecast_path_for_local_linear():
+    """Both hold a local-linear forecast to the range of the whole fitted series, not to that
+    of the library ``library_size`` keeps: predict clipped -1.47 to -0.31 (the library's range
+    widened), where forecast_path's last row kept it within the early samples' [-5, 5]."""
+    x = logistic_map(800, noise=0.01)
+    x[:300] = 10 * x[:300] - 5  # early values far outside the library's range
+    x[-1] = 1.6  # the last pattern off the library's cloud: the plane extrapolates
+    kw = {"embedding": 2, "n_neighbors": 12, "bandwidth": 1.0, "ridge": 1e-6, "horizon": 3}
+    fc = ProjectionForecaster(model="local_linear", library_size=200, **kw).fit(x)
+    path = fc.forecast_path(x, 3)[-1]
+    np.testing.assert_allclose(fc.predict(3), path, rtol=1e-12)
+    library = x[-(200 + 1 + 3) :]
+    pad = RANGE_MARGIN * np.ptp(library)
+    assert path.min() < library.min() - pad  # the case needs the whole series' range
+
+
 @pytest.mark.parametrize(
     "model, delay",
     [(m, d) for m in ("mean", "local_linear", "linear", "hybrid") for d in (1, 2)]

@@ -394,14 +394,16 @@ def training_overlap(train, y2) -> tuple[int, int]:
     return best
 
 
-def forecast(train, y, overlap, s: Structure, horizons):
+def forecast(train, y, overlap, s: Structure, horizons, known=None):
     """(T, len(horizons), C) forecasts of every origin of ``y`` with structure ``s``.
 
     Keys: the training patterns (always allowed) and the patterns of ``y`` that are not
     training keys already, usable from origin t once their future is known (``j <= t - H``,
     H = max(horizons)). ``overlap = (run, after)``: the first ``run`` rows of ``y`` repeat
     training rows, which go on ``after`` more; pattern j of them is a training key where
-    ``j + H < run + after`` (its future inside the training series), else a key of ``y``."""
+    ``j + H < run + after`` (its future inside the training series), else a key of ``y``.
+    ``known``: the fitted rows whose range bounds local-linear forecasts with ``y[:t+1]``'s
+    (default ``train``; a library cut to ``library_size`` still knows the whole series)."""
     ridge = DEFAULT_RIDGE if s.ridge is None else s.ridge  # the mean has no linear part
     recursive = s.model == "recursive_linear"  # one fit, of the next step, for every horizon
     lib = AnalogueData(train, s.embedding, s.delay, [1] if recursive else horizons, [ridge])
@@ -411,10 +413,8 @@ def forecast(train, y, overlap, s: Structure, horizons):
     new = AnalogueData(y, s.embedding, s.delay, horizons, None)
     # a query whose pattern spans a gap carries the last known values forward (causal); keys
     # keep the gap, so no filled pattern ever becomes a neighbour
-    gaps = np.isnan(y).any()
-    q_keys = (
-        AnalogueData(_carry_forward(y), s.embedding, s.delay, [1], None).keys if gaps else new.keys
-    )
+    fill = _carry_forward(y) if np.isnan(y).any() else None
+    q_keys = new.keys if fill is None else AnalogueData(fill, s.embedding, s.delay, [1], None).keys
     if recursive:
         out = lib.recursive(np.nan_to_num(q_keys), ridge, horizons)
     elif s.model == "linear":
@@ -445,7 +445,7 @@ def forecast(train, y, overlap, s: Structure, horizons):
 
         parallel_map(origins, list(range(0, len(q), step)))
         if s.model == "local_linear":
-            out = within_range(out, train, y)
+            out = within_range(out, train if known is None else known, y)
     out[~np.isfinite(q_keys).all(axis=1)] = np.nan
     return out
 

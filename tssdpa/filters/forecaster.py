@@ -101,14 +101,13 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     holdout : float, "auto" or None
         Choose the structures forward instead of by leave-one-out: by the error on the last
         ``holdout`` of the fitted series, each query forecast from keys whose future was known
-        before it and linear parts fitted on the rows before (a validation split; for series
-        that drift). None: leave-one-out over the whole series. ``"auto"`` (default):
-        leave-one-out, and where the last quarter's standard deviation differs from the
-        rest's by more than a factor 2 in some channel (a change of regime): for one channel,
-        both leave-one-out and forward on the last quarter, keeping per horizon, among the
-        candidates both scorings reached, the one whose larger excess over the best of either
-        is least (the future may resemble the recent regime or the earlier one); for a joint
-        pattern of several channels, forward alone.
+        before it and linear parts fitted on the rows before (a validation split; for series that
+        drift). None: leave-one-out over the whole series. ``"auto"`` (default): leave-one-out, and
+        where the last quarter's standard deviation differs from the rest's by more than a factor 2
+        in some channel (a change of regime): for one channel, both leave-one-out and forward on the
+        last quarter, keeping per horizon, among the candidates both scorings reached, the one whose
+        larger excess over the best of either is least (the future may resemble the recent regime or
+        the earlier one); for a joint pattern of several channels, forward alone.
     switch_half_life : float or None
         Where the fit scored both ways, forecasts switch online among the contenders --
         that choice and each scoring's own -- to the one whose squared errors over the
@@ -350,7 +349,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         series = self._standardised(a)
         for key, hs in groups.items():
             if isinstance(key, Structure):
-                out[:, np.array(hs) - 1] = forecast(*series, key, hs)
+                out[:, np.array(hs) - 1] = forecast(*series[:3], key, hs, series[3])
             else:  # the anchor's whole group, as forecast(horizon=h) computes it
                 group = self._anchor_group(key)[1]
                 path = self._anchor_path(series, key, group, switch)
@@ -375,19 +374,20 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         return out * self.scale_ + self.mean_
 
     def _standardised(self, a):
-        """``(library, series, overlap)`` in standardised units: what every anchor reads."""
-        z_train = self._library(standardise(self.train_, self.mean_, self.scale_))
-        return z_train, standardise(a, self.mean_, self.scale_), training_overlap(self.train_, a)
+        """``(library, series, overlap, fitted series)``, standardised: what anchors read."""
+        fitted = standardise(self.train_, self.mean_, self.scale_)
+        z, overlap = standardise(a, self.mean_, self.scale_), training_overlap(self.train_, a)
+        return self._library(fitted), z, overlap, fitted
 
     def _anchor_path(self, series, anchor, hs, switch=True):
         """(T, len(hs), C) standardised forecasts of the horizons ``hs`` that use ``anchor``'s
         structure, or that switch among its contenders (``switch`` and ``switch_half_life``);
         ``series`` as :meth:`_standardised` returns it."""
-        z_train, z, overlap = series
+        z_train, z, overlap, known = series
         contenders = self.contenders_.get(anchor) if switch and self.switch_half_life else None
         if not contenders:
-            return forecast(z_train, z, overlap, self.structures_[anchor], hs)
-        preds = np.stack([forecast(z_train, z, overlap, Structure(**p), hs) for p in contenders])
+            return forecast(z_train, z, overlap, self.structures_[anchor], hs, known)
+        preds = np.stack([forecast(*series[:3], Structure(**p), hs, known) for p in contenders])
         return switch_forecasts(preds, z, overlap[0], hs, self.switch_half_life)
 
     def _last_origin(self, history, n):
@@ -397,10 +397,10 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         out = self._path(self._prepare(history), n, switch=False)[-1]  # no target is new
         # later rounds of predict read earlier forecasts as history: local-linear forecasts
         # stay within the range of the fitted data alone, widened (within_range's rule)
-        anchors, lib = anchor_horizons(self.horizon), self._library(self.train_)
+        anchors, fitted = anchor_horizons(self.horizon), self.train_  # all of it, as _path
         local = [self.structures_[nearest_anchor(h, anchors)].model == "local_linear"
                  for h in range(1, n + 1)]  # fmt: skip
-        return np.where(np.c_[local], within_range(out[None], lib, lib[-1:])[0], out)
+        return np.where(np.c_[local], within_range(out[None], fitted, fitted[-1:])[0], out)
 
     def _prepare(self, a):  # no filling: missing samples are never keys or queries
         fitted = [(m.mean_, m.scale_) for m in self.channel_models_ or [self]]  # per channel
