@@ -705,3 +705,24 @@ def test_a_channel_whose_readings_stop_too_early_is_refused_naming_it():
     x[30:, 1] = np.nan
     with pytest.raises(ValueError, match=r"x channel 1 stops at sample 29 of 200 .*window=16"):
         ResidualProjectionFilter().fit(x, target=clean)
+
+
+def test_a_channel_stopping_before_the_holdout_gets_its_correction_chosen_on_its_own_readings():
+    # channel 0 stops at 1000 of 1500 samples, before the holdout (the last 375): it had no
+    # residual to score there, alpha came out 0 (the correction silently off) and its 3-step
+    # MSE was 2.1e-3; chosen on the last quarter of its own readings 1.4e-4, as a fit of its
+    # 1000 readings alone (1.4e-4)
+    x = np.asarray(lorenz(3000)).reshape(3000, -1)[:, 0]
+    y = np.column_stack([x, x])
+    train = y[:1500].copy()
+    train[1000:, 0] = np.nan
+    kw = dict(base_params={"lags": 8}, embedding=8, horizon=3, channel_independent=True)
+    fc = ResidualProjectionForecaster(**kw).fit(train)
+    assert (fc.alpha_[:, 0] > 0).all()
+    path = fc.forecast_path(y, 3)
+    assert np.mean((path[1600:2990, 2, 0] - y[1603:2993, 0]) ** 2) < 5e-4
+    # too few readings to choose it on: said, and off
+    train[20:, 0] = np.nan
+    with pytest.warns(UserWarning, match="channel 0 stops at sample 19"):
+        fc = ResidualProjectionForecaster(**kw).fit(train)
+    assert (fc.alpha_[:, 0] == 0).all()

@@ -17,13 +17,16 @@ any origin exactly causal and makes every horizon one attention pass.
 
 from __future__ import annotations
 
+import copy
 import math
+import warnings
 
 import numpy as np
 
 from tssdpa.baselines.forecasters import AutoRegForecaster, DLinearForecaster
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
 from tssdpa.estimators.base import Forecaster, unknown_parameters
+from tssdpa.estimators.input_notes import user_stacklevel
 from tssdpa.estimators.persistence import (
     check_context,
     nest,
@@ -83,7 +86,8 @@ class ResidualProjectionForecaster(Forecaster):
     sigma : float, list of float, or None
         Kernel width candidates in standardised units (``None``: ``sqrt(D) * 2**-8 .. 1``).
     holdout : float
-        Fraction of the training series held out to choose sigma and alpha.
+        Fraction of the training series held out to choose sigma and alpha (with
+        ``channel_independent``, of a channel's own readings where they stop before it).
     max_holdout_origins : int
         Holdout origins scored (evenly spaced) at most.
     channel_independent : bool
@@ -263,7 +267,18 @@ class ResidualProjectionForecaster(Forecaster):
             )
         dim = self.embedding if self.channel_independent else self.embedding * C
         sigmas = _sigmas(self.sigma, dim)
-        # choose sigma / alpha with the base fitted on the head only, scored on the tail
+        self.sigma_, self.alpha_ = self._choose(raw, a, truth, n_head, sigmas)
+        if self.channel_independent:  # a channel stopping early: its own readings' holdout
+            self._choose_stopped(raw, a, truth, sigmas, need)
+        # final model: base and library from the whole training series
+        self.base_ = self._make_base().fit(raw)
+        self.library_ = self._library(self.base_, a, truth)
+
+    def _choose(self, raw, a, truth, n_head, sigmas):
+        """``(sigma, alpha)`` (H, C) of the correction (and ``null_distance_``), chosen with
+        the base fitted on ``a[:n_head]`` alone and scored on the rest."""
+        T, C = a.shape
+        H = self.horizon
         try:  # each channel up to its last reading in the head, as the final base
             head = self._make_base().fit(raw[:n_head])
         except ValueError:  # a channel with too few readings there: the filled head
@@ -292,11 +307,34 @@ class ResidualProjectionForecaster(Forecaster):
         sig, alpha = choose_correction(
             resid.reshape(n, -1), [c.reshape(n, -1) for c in corr], sigmas, overlap=overlap
         )
-        self.sigma_ = sig.reshape(H, C)
-        self.alpha_ = alpha.reshape(H, C)
-        # final model: base and library from the whole training series
-        self.base_ = self._make_base().fit(raw)
-        self.library_ = self._library(self.base_, a, truth)
+        return sig.reshape(H, C), alpha.reshape(H, C)
+
+    def _choose_stopped(self, raw, a, truth, sigmas, need):
+        """Per channel whose readings stop before the series' holdout or early in it (fewer
+        readings there than half the last ``holdout`` of its own: its correction came out
+        off): its sigma, alpha and fade radius chosen on the last ``holdout`` of its readings.
+        One pattern group per channel (channel_independent)."""
+        n_head = len(a) - max(int(round(self.holdout * len(a))), 1)
+        for c, end in enumerate(reading_ends(raw)):
+            own = max(int(round(self.holdout * end)), 1)
+            if end - n_head >= own / 2:
+                continue
+            if end - own < need:
+                warnings.warn(
+                    f"ResidualProjectionForecaster: channel {c} stops at sample {end - 1}, "
+                    f"too early to choose its correction on its {end} readings: it stays off "
+                    "(alpha 0)",
+                    stacklevel=user_stacklevel(),
+                )
+                self.alpha_[:, c] = 0.0
+                continue
+            one = copy.copy(self)  # in this fit's units: its mean and scale of channel c
+            one.mean_, one.scale_ = self.mean_[[c]], self.scale_[[c]]
+            cut = slice(0, end), [c]
+            sig, alpha = one._choose(raw[cut], a[cut], truth[cut], end - own, sigmas)
+            self.sigma_[:, c], self.alpha_[:, c] = sig[:, 0], alpha[:, 0]
+            if self.null_distance_ is not None:
+                self.null_distance_[c] = one.null_distance_[0]
 
     def _direct_horizon(self) -> int:
         return self.horizon
