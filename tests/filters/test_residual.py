@@ -726,3 +726,22 @@ def test_a_channel_stopping_before_the_holdout_gets_its_correction_chosen_on_its
     with pytest.warns(UserWarning, match="channel 0 stops at sample 19"):
         fc = ResidualProjectionForecaster(**kw).fit(train)
     assert (fc.alpha_[:, 0] == 0).all()
+
+
+def test_a_channel_stopping_early_leaves_the_other_channels_their_whole_library(tmp_path):
+    # channel_independent: the library kept only the rows where every channel had a residual,
+    # so channel 1, complete, lost all but 50 rows to channel 0 stopping at 60 of 1500: its
+    # alpha came out 0 and its 3-step MSE was 2.1e-3 against 1.2e-4 with channel 0 complete
+    x = np.asarray(lorenz(3000)).reshape(3000, -1)[:, 0]
+    y = np.column_stack([x, x])
+    kw = dict(base_params={"lags": 8}, embedding=8, horizon=3, channel_independent=True)
+    complete = ResidualProjectionForecaster(**kw).fit(y[:1500])
+    train = y[:1500].copy()
+    train[60:, 0] = np.nan
+    fc = ResidualProjectionForecaster(**kw).fit(train)
+    np.testing.assert_array_equal(fc.alpha_[:, 1], complete.alpha_[:, 1])
+    path = fc.forecast_path(y, 3)
+    np.testing.assert_allclose(path[:, :, 1], complete.forecast_path(y, 3)[:, :, 1], rtol=1e-12)
+    fc.save(tmp_path / "e")  # its library's rows past channel 0's end: NaN in channel 0's
+    again = ResidualProjectionForecaster.load(tmp_path / "e")
+    np.testing.assert_array_equal(again.forecast_path(y, 3), path)

@@ -63,6 +63,20 @@ def _fade_radius(fade, nearest, dim):
     return fade * nearest
 
 
+def _group_rows(E, R):
+    """(M, G) bools: the library rows whose pattern (M, G, D) and residual path (M, H, C) are
+    known, per pattern group (one joint group of every channel, or group g of channel g)."""
+    paths = np.isfinite(R).all(axis=1)  # (M, C)
+    paths = paths.all(axis=1, keepdims=True) if E.shape[1] == 1 else paths
+    return np.isfinite(E).all(axis=2) & paths
+
+
+def _known_keys(keys):
+    """The rows of (M, D) ``keys`` without NaN (a group's rows unknown where a channel stops)."""
+    ok = np.isfinite(keys).all(axis=1)
+    return keys if ok.all() else keys[ok]
+
+
 class ResidualProjectionForecaster(Forecaster):
     """Linear forecaster plus a projection (analogue) forecast of its residual path.
 
@@ -213,13 +227,18 @@ class ResidualProjectionForecaster(Forecaster):
         rows = np.arange(len(a) - H)[-self.library_size :]
         E = self._keys(a)[rows]
         R = self._residual_paths(base, a, rows, H, truth)
-        ok = np.isfinite(E).all(axis=(1, 2)) & np.isfinite(R).all(axis=(1, 2))
-        if not ok.any():
+        # per pattern group: a channel stopping early leaves the others' rows (NaN its own)
+        ok = _group_rows(E, R)
+        if not ok.any(axis=0).all():
             raise ValueError(
                 f"y is too short: no training pattern of {self.embedding} samples has a known "
                 f"{H}-step future under the linear base"
             )
-        return E[ok], R[ok]
+        if ok.shape[1] > 1:  # one group per channel
+            E, R = E.copy(), R.copy()
+            E[~ok], R[np.broadcast_to(~ok[:, None], R.shape)] = np.nan, np.nan
+        keep = ok.any(axis=1)
+        return E[keep], R[keep]
 
     def _corrections(self, E, lib, sigmas, masks=None):
         """Per sigma, the (N, H, C) kernel-regression estimate of the residual path.
@@ -237,7 +256,9 @@ class ResidualProjectionForecaster(Forecaster):
             vals = R[:, :, chans].reshape(len(R), -1)  # (M, H * C_g)
             cols = None if masks is None else [m[:, chans].reshape(-1) for m in masks]
             null = None if self.null_distance_ is None else self.null_distance_[g]
-            est = kernel_regression(E[ok, g], K[:, g], vals, sigmas, cols, null)
+            rows = _group_rows(K[:, [g]], R[:, :, chans])[:, 0]
+            lib = (K[:, g], vals) if rows.all() else (K[rows, g], vals[rows])
+            est = kernel_regression(E[ok, g], *lib, sigmas, cols, null)
             for out, e in zip(outs, est):
                 out[ok, :, chans] = e.reshape(-1, H, vals.shape[1] // H)
         return outs
@@ -296,7 +317,9 @@ class ResidualProjectionForecaster(Forecaster):
             ok = np.isfinite(Eh).all(axis=(1, 2))
             self.null_distance_ = [
                 _fade_radius(
-                    self.fade, nearest_distance(Eh[ok, g], lib[0][:, g]).max(), Eh.shape[2]
+                    self.fade,
+                    nearest_distance(Eh[ok, g], _known_keys(lib[0][:, g])).max(),
+                    Eh.shape[2],
                 )
                 for g in range(Eh.shape[1])
             ]
@@ -359,6 +382,8 @@ class ResidualProjectionForecaster(Forecaster):
 
     # ---------------------------------------------------------------- persistence
     _channel_arrays = {"mean_": False, "scale_": True}
+    # NaN: a channel's library rows past its last reading (one pattern group per channel)
+    _arrays_with_nan = ("train_", "library_keys", "library_residuals")
     _fitted_schema = {
         "n_channels_": (int,),
         "null_distance_": (list, float, type(None)),
@@ -408,8 +433,10 @@ class ResidualProjectionForecaster(Forecaster):
         if keys.shape[1:] != (G, D) or len(keys) != len(resid) or resid.shape[1:] != (H, C):
             raise ValueError(f"library_keys must be (patterns, {G}, {D}), library_residuals "
                              f"(patterns, {H}, {C}); got {keys.shape}, {resid.shape}")  # fmt: skip
-        if not len(keys):  # fit keeps one at least; forecasting failed in numpy's reshape
-            raise ValueError("library_keys must hold one training pattern at least, got 0")
+        known = int(_group_rows(keys, resid).sum(axis=0).min())
+        if not known:  # fit keeps one a group; forecasting failed in numpy's reshape
+            raise ValueError("library_keys must hold one known training pattern (with its "
+                             f"residuals) per pattern group at least, got {known}")  # fmt: skip
         self.sigma_, self.alpha_, self.library_ = sigma, alpha, (keys, resid)
         self.null_distance_ = self._saved_null_distance(fitted, G)
         self.base_ = unnest(self._make_base(), fitted, arrays, "base_")
