@@ -745,3 +745,27 @@ def test_a_channel_stopping_early_leaves_the_other_channels_their_whole_library(
     fc.save(tmp_path / "e")  # its library's rows past channel 0's end: NaN in channel 0's
     again = ResidualProjectionForecaster.load(tmp_path / "e")
     np.testing.assert_array_equal(again.forecast_path(y, 3), path)
+
+
+def test_a_univariate_series_stopping_before_the_holdout_gets_its_correction_on_its_readings():
+    # the last 500 of 1500 samples missing: no residual in the holdout, alpha 0, 3-step MSE
+    # 2.1e-3; chosen on the last quarter of its 1000 readings: 1.4e-4
+    x = np.asarray(lorenz(3000)).reshape(3000, -1)[:, 0]
+    train = x[:1500].copy()
+    train[1000:] = np.nan
+    fc = ResidualProjectionForecaster(base_params={"lags": 8}, embedding=8, horizon=3)
+    fc.fit(train)
+    assert (fc.alpha_ > 0).all()
+    path = fc.forecast_path(x, 3)
+    assert np.mean((path[1600:2990, 2] - x[1603:2993]) ** 2) < 5e-4
+
+
+def test_a_joint_pattern_with_a_channel_stopping_before_the_holdout_says_so():
+    # every channel's correction came out off (alpha 0), silently: the holdout's joint
+    # patterns hold channel 0's last reading
+    x = np.asarray(lorenz(1500)).reshape(1500, -1)[:, 0]
+    train = np.column_stack([x, x])
+    train[1000:, 0] = np.nan
+    fc = ResidualProjectionForecaster(base_params={"lags": 8}, embedding=8, horizon=3)
+    with pytest.warns(UserWarning, match="channel 0 stops at sample 999.*channel_independent"):
+        fc.fit(train)

@@ -100,8 +100,8 @@ class ResidualProjectionForecaster(Forecaster):
     sigma : float, list of float, or None
         Kernel width candidates in standardised units (``None``: ``sqrt(D) * 2**-8 .. 1``).
     holdout : float
-        Fraction of the training series held out to choose sigma and alpha (with
-        ``channel_independent``, of a channel's own readings where they stop before it).
+        Fraction of the training series held out to choose sigma and alpha (of a channel's
+        own readings where they stop before it, one channel a pattern; a joint pattern warns).
     max_holdout_origins : int
         Holdout origins scored (evenly spaced) at most.
     channel_independent : bool
@@ -289,8 +289,7 @@ class ResidualProjectionForecaster(Forecaster):
         dim = self.embedding if self.channel_independent else self.embedding * C
         sigmas = _sigmas(self.sigma, dim)
         self.sigma_, self.alpha_ = self._choose(raw, a, truth, n_head, sigmas)
-        if self.channel_independent:  # a channel stopping early: its own readings' holdout
-            self._choose_stopped(raw, a, truth, sigmas, need)
+        self._choose_stopped(raw, a, truth, sigmas, need)  # on a channel's own readings
         # final model: base and library from the whole training series
         self.base_ = self._make_base().fit(raw)
         self.library_ = self._library(self.base_, a, truth)
@@ -336,12 +335,21 @@ class ResidualProjectionForecaster(Forecaster):
         """Per channel whose readings stop before the series' holdout or early in it (fewer
         readings there than half the last ``holdout`` of its own: its correction came out
         off): its sigma, alpha and fade radius chosen on the last ``holdout`` of its readings.
-        One pattern group per channel (channel_independent)."""
+        A joint pattern of several channels holds its last reading there: said, not chosen."""
         n_head = len(a) - max(int(round(self.holdout * len(a))), 1)
         for c, end in enumerate(reading_ends(raw)):
             own = max(int(round(self.holdout * end)), 1)
             if end - n_head >= own / 2:
                 continue
+            if not self.channel_independent and a.shape[1] > 1:
+                warnings.warn(
+                    f"ResidualProjectionForecaster: channel {c} stops at sample {end - 1}, "
+                    f"before most of the holdout (from sample {n_head}): the joint pattern "
+                    "holds its last reading there, and every channel's correction is chosen "
+                    "on that; channel_independent=True chooses each on its own readings",
+                    stacklevel=user_stacklevel(),
+                )
+                return
             if end - own < need:
                 warnings.warn(
                     f"ResidualProjectionForecaster: channel {c} stops at sample {end - 1}, "
