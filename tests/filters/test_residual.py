@@ -769,3 +769,19 @@ def test_a_joint_pattern_with_a_channel_stopping_before_the_holdout_says_so():
     fc = ResidualProjectionForecaster(base_params={"lags": 8}, embedding=8, horizon=3)
     with pytest.warns(UserWarning, match="channel 0 stops at sample 999.*channel_independent"):
         fc.fit(train)
+
+
+@pytest.mark.parametrize("channel_independent", [False, True])
+def test_a_channel_stopping_before_the_newest_library_size_rows_still_has_library_size_patterns(
+    channel_independent,
+):
+    # the library was the newest library_size rows of the series: channel 0 stopping at 250
+    # of 400 left it none of the newest 50, and fit said "y is too short" of 400 samples
+    y = np.column_stack([logistic_map(400, seed=1), 100 * logistic_map(400, seed=2)])
+    y[250:, 0] = np.nan
+    kw = dict(base_params={"lags": 4}, embedding=4, horizon=3, library_size=50)
+    fc = ResidualProjectionForecaster(channel_independent=channel_independent, **kw).fit(y)
+    keys, resid = fc.library_
+    known = np.isfinite(keys).all(axis=2) & np.isfinite(resid).all(axis=1)[:, : keys.shape[1]]
+    assert (known.sum(axis=0) == 50).all()  # each pattern group: its newest 50 known rows
+    assert np.isfinite(fc.forecast_path(y, 3)[300:]).all()

@@ -223,12 +223,16 @@ class ResidualProjectionForecaster(Forecaster):
         return out
 
     def _library(self, base, a, truth=None):
+        """``(keys, residual paths)`` of the newest ``library_size`` rows of each pattern group
+        with a known residual path (a channel's end H samples before its last reading)."""
         H = self.horizon
-        rows = np.arange(len(a) - H)[-self.library_size :]
+        end = min(reading_ends(a if truth is None else truth))  # the earliest channel's
+        rows = np.arange(max(0, min(end, len(a)) - H - self.library_size), len(a) - H)
         E = self._keys(a)[rows]
         R = self._residual_paths(base, a, rows, H, truth)
         # per pattern group: a channel stopping early leaves the others' rows (NaN its own)
         ok = _group_rows(E, R)
+        ok &= np.cumsum(ok[::-1], axis=0)[::-1] <= self.library_size  # the newest known
         if not ok.any(axis=0).all():
             raise ValueError(
                 f"y is too short: no training pattern of {self.embedding} samples has a known "
