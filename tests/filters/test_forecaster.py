@@ -570,6 +570,19 @@ def test_library_size_keeps_the_newest_patterns_only():
     np.testing.assert_allclose(fc.forecast(x[600:], 1), same.forecast(x[600:], 1), rtol=1e-12)
 
 
+def test_library_size_keeps_the_newest_patterns_with_readings_before_a_missing_tail():
+    # the library was the newest rows of the series: a tail of 150 missing samples left none
+    # of the newest 102 with a reading, and fit said "y has 600 samples, 450 of them known:
+    # too few complete patterns" (and a shorter tail left fewer than library_size patterns)
+    x = logistic_map(900, noise=0.01)
+    train = x[:600].copy()
+    train[450:] = np.nan
+    kw = dict(embedding=2, n_neighbors=5, bandwidth=1.0, model="mean")
+    fc = ProjectionForecaster(library_size=100, **kw).fit(train)
+    same = ProjectionForecaster(**kw).fit(x[450 - 102 : 450])
+    np.testing.assert_allclose(fc.forecast(x[600:], 1), same.forecast(x[600:], 1), rtol=1e-12)
+
+
 def test_library_size_fits_a_given_embedding_longer_than_max_embedding_on_that_many_patterns(
     monkeypatch,
 ):

@@ -28,6 +28,7 @@ from tssdpa.filters.analogues import (
 )
 from tssdpa.filters.channel_choice import check_channel_independent, resolve_independence
 from tssdpa.signal.embedding import standardise
+from tssdpa.signal.missing import newest_known
 
 __all__ = ["ProjectionForecaster"]
 
@@ -239,7 +240,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         return ["mean" if m == "analogue" else m for m in models]
 
     def _library(self, z_train):
-        """The newest ``library_size`` patterns of the fitted series (all by default)."""
+        """The newest ``library_size`` patterns with readings of the fitted series (default all)."""
         if self.library_size is None:
             return z_train
         # patterns need (E-1)τ rows before them and h after: the span of the fit's choices (a
@@ -250,7 +251,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             tau = default_delays(z_train, self.max_embedding) if self.delay is None else self.delay
             given = [E for E in candidates(self.embedding) if E is not None]  # may be longer
             span = (max([self.max_embedding, *given]) - 1) * max(candidates(tau))
-        return z_train[-(self.library_size + span + self.horizon) :]
+        return newest_known(z_train, self.library_size + span + self.horizon)
 
     # ------------------------------------------------------------------ fitting
     def fit(self, y, verbose: bool = False):
@@ -345,8 +346,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             # its anchors that do not switch in one group (one fit, one iteration to the last)
             shared = s.model == "recursive_linear" and not (switching and self.switch_half_life)
             groups.setdefault(s if shared else anchor, []).append(h)
-        out = np.full((len(a), horizon, a.shape[1]), np.nan)
-        series = self._standardised(a)
+        out, series = np.full((len(a), horizon, a.shape[1]), np.nan), self._standardised(a)
         for key, hs in groups.items():
             if isinstance(key, Structure):
                 out[:, np.array(hs) - 1] = forecast(*series[:3], key, hs, series[3])

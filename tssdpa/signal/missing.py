@@ -132,6 +132,15 @@ def reading_ends(a: np.ndarray) -> list[int]:
             for c in range(a.shape[1])]  # fmt: skip
 
 
+def newest_known(a: np.ndarray, n: int) -> np.ndarray:
+    """The rows of (T, C) ``a`` from ``n`` before the end of its last complete row (every
+    channel known) on: its newest ``n`` rows with readings and the missing tail after them
+    (``a[-n:]`` held no reading of a series whose last ``n`` rows or more are missing)."""
+    complete = np.flatnonzero(np.isfinite(a).all(axis=1))
+    end = int(complete[-1]) + 1 if len(complete) else len(a)
+    return a[max(0, end - n) :]
+
+
 def unknown_past_readings(values: np.ndarray, ends) -> np.ndarray:
     """(T, C) ``values`` with NaN (unknown) past each channel's ``ends``
     (:func:`reading_ends` of the input): there the input is its last reading held, made up,
