@@ -1569,6 +1569,14 @@ def test_a_series_too_short_to_fit_says_so_and_names_gaps_only_where_there_are_s
             ProjectionForecaster(horizon=2, holdout=0.5).fit(y)
 
 
+def test_a_library_size_too_small_to_score_on_is_named_not_the_series():
+    # it said "y has 400 samples, 400 of them known: too few complete patterns": the 10
+    # patterns library_size keeps are each within a pattern and 12 steps of every query
+    x = logistic_map(400, noise=0.01)
+    with pytest.raises(ValueError, match=r"library \(library_size=10\) keeps .* of y's 400"):
+        ProjectionForecaster(horizon=12, library_size=10, max_embedding=3).fit(x)
+
+
 def test_a_saved_channel_independent_fit_missing_a_channel_model_is_refused(tmp_path, edit_config):
     # one channel model short, it loaded and forecast two of three channels
     t = np.arange(400)

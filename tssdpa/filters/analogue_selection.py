@@ -30,7 +30,7 @@ from tssdpa.filters.analogues import (
 )
 from tssdpa.signal.neighbours import causal_neighbours, loo_neighbours
 
-__all__ = ["choose_structures", "drift_holdout"]
+__all__ = ["choose_structures", "drift_holdout", "no_structure"]
 
 #: simplest first, for the choice among candidates that are about as good as the best (the
 #: recursive model fits one set of coefficients for every horizon, the direct one a set each)
@@ -75,6 +75,23 @@ def drift_holdout(z: np.ndarray) -> tuple[float | None, float]:
     r = float(ratio[np.argmax(distance)]) if ratio.size else 1.0
     drifted = r > DRIFT_RATIO or r < 1.0 / DRIFT_RATIO
     return (DRIFT_HOLDOUT if drifted else None), r
+
+
+def no_structure(z: np.ndarray, rows: int, library_size: int | None) -> str:
+    """The error of a fit on the (T, C) ``z`` that scored no candidate structure, whose
+    library (``library_size``) kept ``rows`` of its rows: what is known, and what to change."""
+    known = int(np.isfinite(z).all(axis=1).sum())
+    what = (f"y has {len(z)} samples, {known} of them "
+            f"{'known' if z.shape[1] == 1 else 'with every channel known'}")  # fmt: skip
+    if rows < len(z):  # the library, not the series, is too short
+        what = f"the library (library_size={library_size}) keeps {rows} of y's {len(z)} rows"
+    msg = f"{what}: too few complete patterns and futures for any candidate structure"
+    if rows < len(z):
+        msg += (" (leave-one-out leaves out the keys within a pattern and a horizon of each "
+                "query); a larger library_size")  # fmt: skip
+    if z.shape[1] > 1 and known < len(z):  # (no gaps: the series is too short)
+        msg += "; fill the gaps or fit each channel on its own (channel_independent=True)"
+    return msg
 
 
 def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, both=False,

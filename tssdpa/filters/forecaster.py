@@ -11,7 +11,7 @@ from tssdpa.estimators.arrays import within_reach
 from tssdpa.estimators.base import Forecaster
 from tssdpa.estimators.input_notes import user_stacklevel
 from tssdpa.estimators.selection import FitScoresView, candidates, check_no_empty_list
-from tssdpa.filters.analogue_selection import choose_structures, drift_holdout
+from tssdpa.filters.analogue_selection import choose_structures, drift_holdout, no_structure
 from tssdpa.filters.analogues import (
     MODELS,
     RIDGES,
@@ -317,13 +317,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             self.holdout_ = None
             chosen, rows, contenders = choose()
         if any(s is None for s in chosen.values()):
-            known = int(np.isfinite(z).all(axis=1).sum())
-            msg = (f"y has {len(z)} samples, {known} of them "
-                   f"{'known' if z.shape[1] == 1 else 'with every channel known'}: too few "
-                   "complete patterns and futures for any candidate structure")  # fmt: skip
-            if z.shape[1] > 1 and known < len(z):  # (no gaps: the series is too short)
-                msg += "; fill the gaps or fit each channel on its own (channel_independent=True)"
-            raise ValueError(msg)
+            raise ValueError(no_structure(z, len(library), self.library_size))
         self.structures_ = chosen
         self.best_params_ = {h: s.as_dict() for h, s in chosen.items()}
         self.contenders_ = {h: [s.as_dict() for s in c] for h, c in contenders.items()}
