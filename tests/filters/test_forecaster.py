@@ -583,6 +583,19 @@ def test_library_size_keeps_the_newest_patterns_with_readings_before_a_missing_t
     np.testing.assert_allclose(fc.forecast(x[600:], 1), same.forecast(x[600:], 1), rtol=1e-12)
 
 
+def test_a_holdout_is_the_last_part_of_the_readings_before_a_missing_tail():
+    # holdout=0.25 scored on the last 150 of 600 rows, all missing: "y has 600 samples, 400
+    # of them known: too few complete patterns"; a tail of 100 left it 50 readings to choose on
+    x = logistic_map(800, noise=0.01)
+    for tail in (100, 200):
+        train = x[:600].copy()
+        train[600 - tail :] = np.nan
+        fc = ProjectionForecaster(horizon=2, holdout=0.25).fit(train)
+        same = ProjectionForecaster(horizon=2, holdout=0.25).fit(x[: 600 - tail])
+        assert fc.best_params_ == same.best_params_
+        np.testing.assert_allclose(fc.forecast(x[600:], 1), same.forecast(x[600:], 1), rtol=1e-12)
+
+
 def test_library_size_fits_a_given_embedding_longer_than_max_embedding_on_that_many_patterns(
     monkeypatch,
 ):

@@ -80,13 +80,16 @@ def drift_holdout(z: np.ndarray) -> tuple[float | None, float]:
 def no_structure(z: np.ndarray, rows: int, library_size: int | None) -> str:
     """The error of a fit on the (T, C) ``z`` that scored no candidate structure, whose
     library (``library_size``) kept ``rows`` of its rows: what is known, and what to change."""
-    known = int(np.isfinite(z).all(axis=1).sum())
+    complete = np.isfinite(z).all(axis=1)
+    known = int(complete.sum())
     what = (f"y has {len(z)} samples, {known} of them "
             f"{'known' if z.shape[1] == 1 else 'with every channel known'}")  # fmt: skip
-    if rows < len(z):  # the library, not the series, is too short
+    # the library, not the series, is too short (a missing tail is no library row)
+    cut = library_size is not None and known and rows <= np.flatnonzero(complete)[-1]
+    if cut:
         what = f"the library (library_size={library_size}) keeps {rows} of y's {len(z)} rows"
     msg = f"{what}: too few complete patterns and futures for any candidate structure"
-    if rows < len(z):
+    if cut:
         msg += (" (leave-one-out leaves out the keys within a pattern and a horizon of each "
                 "query); a larger library_size")  # fmt: skip
     if z.shape[1] > 1 and known < len(z):  # (no gaps: the series is too short)

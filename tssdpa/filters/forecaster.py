@@ -101,14 +101,15 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         fitted on the whole series (:mod:`~tssdpa.filters.channel_choice`).
     holdout : float, "auto" or None
         Choose the structures forward instead of by leave-one-out: by the error on the last
-        ``holdout`` of the fitted series, each query forecast from keys whose future was known
-        before it and linear parts fitted on the rows before (a validation split; for series that
-        drift). None: leave-one-out over the whole series. ``"auto"`` (default): leave-one-out, and
-        where the last quarter's standard deviation differs from the rest's by more than a factor 2
-        in some channel (a change of regime): for one channel, both leave-one-out and forward on the
-        last quarter, keeping per horizon, among the candidates both scorings reached, the one whose
-        larger excess over the best of either is least (the future may resemble the recent regime or
-        the earlier one); for a joint pattern of several channels, forward alone.
+        ``holdout`` of the fitted series (up to its last complete row: a missing tail is left out),
+        each query forecast from keys whose future was known before it and linear parts fitted on
+        the rows before (a validation split; for series that drift). None: leave-one-out over the
+        whole series. ``"auto"`` (default): leave-one-out, and where the last quarter's standard
+        deviation differs from the rest's by more than a factor 2 in some channel (a change of
+        regime): for one channel, both leave-one-out and forward on the last quarter, keeping per
+        horizon, among the candidates both scorings reached, the one whose larger excess over the
+        best of either is least (the future may resemble the recent regime or the earlier one); for
+        a joint pattern of several channels, forward alone.
     switch_half_life : float or None
         Where the fit scored both ways, forecasts switch online among the contenders --
         that choice and each scoring's own -- to the one whose squared errors over the
@@ -240,9 +241,10 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         return ["mean" if m == "analogue" else m for m in models]
 
     def _library(self, z_train):
-        """The newest ``library_size`` patterns with readings of the fitted series (default all)."""
+        """The newest ``library_size`` patterns of the fitted series (default all), up to its
+        last complete row: a missing tail holds none, and a holdout there scored nothing."""
         if self.library_size is None:
-            return z_train
+            return newest_known(z_train, len(z_train))
         # patterns need (E-1)τ rows before them and h after: the span of the fit's choices (a
         # contender must not move their forecasts), else of every delay the fit may try
         if self.__dict__.get("structures_") is not None:  # fitted (fit clears it first)

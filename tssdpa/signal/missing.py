@@ -133,12 +133,12 @@ def reading_ends(a: np.ndarray) -> list[int]:
 
 
 def newest_known(a: np.ndarray, n: int) -> np.ndarray:
-    """The rows of (T, C) ``a`` from ``n`` before the end of its last complete row (every
-    channel known) on: its newest ``n`` rows with readings and the missing tail after them
-    (``a[-n:]`` held no reading of a series whose last ``n`` rows or more are missing)."""
+    """The newest ``n`` rows of (T, C) ``a`` up to its last complete row (every channel
+    known): a missing tail after it is left out (``a[-n:]`` held no reading of a series whose
+    last ``n`` rows or more are missing)."""
     complete = np.flatnonzero(np.isfinite(a).all(axis=1))
     end = int(complete[-1]) + 1 if len(complete) else len(a)
-    return a[max(0, end - n) :]
+    return a[max(0, end - n) : end]
 
 
 def unknown_past_readings(values: np.ndarray, ends) -> np.ndarray:
