@@ -596,6 +596,18 @@ def test_a_holdout_is_the_last_part_of_the_readings_before_a_missing_tail():
         np.testing.assert_allclose(fc.forecast(x[600:], 1), same.forecast(x[600:], 1), rtol=1e-12)
 
 
+def test_a_fit_with_a_missing_tail_forecasts_a_series_that_repeats_its_readings_as_a_fit_on_them():
+    # the missing tail counted as training rows that the series repeated: the patterns of the
+    # series whose future fell there were neither its keys nor library keys (2 keys lost)
+    x = logistic_map(800, noise=0.01)
+    train = x[:600].copy()
+    train[300:] = np.nan
+    kw = dict(embedding=2, n_neighbors=5, bandwidth=1.0, model="mean", horizon=2)
+    fc = ProjectionForecaster(**kw).fit(train)
+    same = ProjectionForecaster(**kw).fit(x[:300])
+    np.testing.assert_allclose(fc.forecast_path(x, 2), same.forecast_path(x, 2), rtol=1e-12)
+
+
 def test_library_size_fits_a_given_embedding_longer_than_max_embedding_on_that_many_patterns(
     monkeypatch,
 ):

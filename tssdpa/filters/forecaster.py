@@ -372,7 +372,8 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     def _standardised(self, a):
         """``(library, series, overlap, fitted series)``, standardised: what anchors read."""
         fitted = standardise(self.train_, self.mean_, self.scale_)
-        z, overlap = standardise(a, self.mean_, self.scale_), training_overlap(self.train_, a)
+        known = newest_known(self.train_, len(self.train_))  # a missing tail repeats nothing
+        z, overlap = standardise(a, self.mean_, self.scale_), training_overlap(known, a)
         return self._library(fitted), z, overlap, fitted
 
     def _anchor_path(self, series, anchor, hs, switch=True):
