@@ -270,6 +270,18 @@ def test_a_gap_in_the_future_windows_is_no_target_not_the_training_mean():
         LearnedProjectionForecaster(**kw).fit(y[:300], y_val=np.r_[y[300:324], gap[396:]])
 
 
+def test_the_validation_tail_is_the_last_part_of_the_readings_before_a_missing_tail():
+    # split on every row, the last 150 of 400 samples missing left the validation tail (the
+    # last 20%) no target: "y has no window of 28 samples with a known future sample"
+    y = np.sin(np.arange(400) * 0.2)[:, None]
+    y[250:] = np.nan
+    kw = dict(lookback=24, horizon=4, patch_len=6, d_model=8, max_epochs=1, stride=4,
+              enable_progress_bar=False, trainer_kwargs=TRAINER)  # fmt: skip
+    fc = LearnedProjectionForecaster(**kw).fit(y)
+    assert fc.split_["val"][1] == 250  # the last 20% of the 250 readings
+    assert fc.split_ == LearnedProjectionForecaster(**kw).fit(y[:250]).split_
+
+
 def test_learned_forecaster_multivariate_with_validation_series_and_bad_input():
     y = np.sin(np.arange(400) * 0.2)[:, None] * np.array([[1.0, 0.5, 2.0]])
     fc = LearnedProjectionForecaster(

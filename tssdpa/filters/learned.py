@@ -342,9 +342,11 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
             # split the series in time first (train | gap of one window | validation tail),
             # then cut windows from each part: no sample is in both
             n = self.lookback + self.horizon
-            t1, v0 = time_split(z.shape[0], n, self.holdout, "y")
-            self.split_ = {"train": (0, t1), "val": (v0, z.shape[0])}
-            train, val = self._pairs(z[:t1]), self._pairs(z[v0:])
+            # up to the last reading: a missing tail has no target to validate on
+            T = len(z) - int(np.argmax(np.isfinite(z[::-1]).any(axis=1)))
+            t1, v0 = time_split(T, n, self.holdout, "y" if T == len(z) else "y to its last reading")
+            self.split_ = {"train": (0, t1), "val": (v0, T)}
+            train, val = self._pairs(z[:t1]), self._pairs(z[v0:T])
         train_series = np.nan_to_num(z[: self.split_["train"][1]])  # the ridge start's
         self.train_ = a
         self.system_ = self._new_system(C)
