@@ -176,6 +176,21 @@ def test_learned_forecaster_gives_nan_where_its_window_holds_no_sample_of_a_chan
     )
 
 
+@pytest.mark.parametrize("with_target", [False, True])
+def test_the_learned_filter_validates_on_the_last_part_of_x_up_to_its_last_reading(with_target):
+    # split on every row, x missing its last 30% left the validation tail no reading: its
+    # loss was NaN (no target) or that of outputs from nothing (the clean target), no epoch
+    # beat the starting model, and the fit kept it: nothing trained, silently
+    clean, noisy = square_wave(1000)
+    x = noisy.copy()
+    x[700:] = np.nan
+    kw = dict(window=6, seq_len=48, d_model=8, num_heads=2, num_layers=1, max_epochs=1,
+              enable_progress_bar=False, trainer_kwargs=TRAINER)  # fmt: skip
+    f = LearnedProjectionFilter(**kw).fit(x, target=clean if with_target else None)
+    assert f.split_["val"] == (560, 700)  # the last 20% of the 700 readings
+    assert np.isfinite(f.history_["initial_val_loss"])
+
+
 def test_learned_filter_initial_state_takes_only_the_fitted_channel_count(fitted_filter):
     f, _, _ = fitted_filter  # fitted on 2 channels; n_channels was ignored
     assert f.initial_state(n_channels=2).shape == f.initial_state().shape

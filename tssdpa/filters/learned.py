@@ -146,10 +146,12 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
         stride = max(1, n // 2)
         # split the series first (train | gap of one window | validation tail), then cut
         # windows from each part: training and validation windows never share a sample
-        a_, b_ = time_split(a.shape[0], n, self.holdout, "x")
-        self.split_ = {"train": (0, a_), "val": (b_, a.shape[0])}
+        # up to x's last reading: past it no output is scored (without x, no target either)
+        T = len(a) - int(np.argmax(np.isfinite(a[::-1]).any(axis=1)))
+        a_, b_ = time_split(T, n, self.holdout, "x" if T == len(a) else "x to its last reading")
+        self.split_ = {"train": (0, a_), "val": (b_, T)}
         train = (windows(inputs[:a_], n, stride), windows(targets[:a_], n, stride))
-        val = (windows(inputs[b_:], n, stride), windows(targets[b_:], n, stride))
+        val = (windows(inputs[b_:T], n, stride), windows(targets[b_:T], n, stride))
         self.system_ = self._new_system(C)
         self.history_ = self._train(train, val)
 
