@@ -191,6 +191,25 @@ def test_the_learned_filter_validates_on_the_last_part_of_x_up_to_its_last_readi
     assert np.isfinite(f.history_["initial_val_loss"])
 
 
+def test_a_target_where_x_has_no_reading_in_reach_is_no_target(monkeypatch):
+    # the filter gives NaN where no reading of x is in a sample's receptive field, but the
+    # fit trained (and validated) the net to output the target there from nothing; inside a
+    # gap it bridges (a reading within reach) the target stays: the net learns to fill it
+    import tssdpa.filters.learned as learned
+
+    clean, noisy = square_wave(1000)
+    x = noisy.copy()
+    x[100:103] = np.nan  # bridged
+    x[300:360] = np.nan  # beyond the receptive field (2 layers of window 6: 11 samples)
+    series = []
+    monkeypatch.setattr(learned, "windows", lambda a, n, s: series.append(a) or np.zeros((1,)))
+    monkeypatch.setattr(LearnedProjectionFilter, "_train", lambda self, train, val: {})
+    LearnedProjectionFilter(window=6, num_layers=2, seq_len=48).fit(x, target=clean)
+    targets = series[1]  # (inputs, targets) of the training part, then of the validation
+    assert np.isfinite(targets[:310]).all() and np.isnan(targets[310:360]).all()
+    assert np.isfinite(targets[360:]).all()
+
+
 def test_learned_filter_initial_state_takes_only_the_fitted_channel_count(fitted_filter):
     f, _, _ = fitted_filter  # fitted on 2 channels; n_channels was ignored
     assert f.initial_state(n_channels=2).shape == f.initial_state().shape

@@ -128,12 +128,18 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
         return DenoisingSystem(n_channels, **self._net_kwargs())
 
     def _fit(self, a: np.ndarray, target: np.ndarray | None) -> None:
-        """Train on windows of (x, target), or of (x + noise, x) when no target."""
+        """Train on windows of (x, target), or of (x + noise, x) when no target; no target
+        where no reading of x is within reach (where :meth:`filter` gives NaN)."""
         C = a.shape[1]
         given = check_noise_level(self.noise_level, C)  # unused with a target, still checked
         z = self._standardise(a)
         if target is not None:
-            inputs, targets = z, (target - self.mean_) / self.scale_
+            # no target where the filter gives no output: no reading of x in the sample's
+            # receptive field (a shorter gap the net bridges, and learns to)
+            seen = np.cumsum(np.vstack([np.zeros((1, C)), np.isfinite(a)]), axis=0)
+            reach = np.maximum(np.arange(len(a)) - self.num_layers * (self.window - 1), 0)
+            known = seen[1:] > seen[reach]
+            inputs, targets = z, np.where(known, (target - self.mean_) / self.scale_, np.nan)
         else:
             rng = np.random.default_rng(self.random_state)
             if given is None or isinstance(given, str):  # estimated ("spectral": its floor)
