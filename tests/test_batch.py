@@ -215,6 +215,11 @@ HOSTILE = {
         ["filter", "a.csv", "--out-dir", "out", "--summary", "out/a.csv"],
         "--summary: 'out/a.csv' is the output of an input file",
     ),
+    # every file was filtered, then writing the summary failed: IsADirectoryError, exit 1
+    "summary a folder": (
+        ["filter", "a.csv", "--out-dir", "out", "--summary", "."],
+        "--summary: '.' is a folder; give a file name",
+    ),
     "output over the fit-on file": (
         ["filter", "a.csv", "--out-dir", "out", "--fit-on", "out/a.csv"],
         "--out-dir: the output of a.csv would overwrite the fit_on file",

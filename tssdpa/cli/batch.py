@@ -153,6 +153,8 @@ def run(args, parse_params) -> int:
         raise UsageError(f"--fit-on: {args.fit_on}: no such file")
     if args.summary is not None and not Path(args.summary).resolve().parent.is_dir():
         raise UsageError(f"--summary: the folder {str(Path(args.summary).parent)!r} does not exist")
+    if args.summary is not None and Path(args.summary).is_dir():
+        raise UsageError(f"--summary: {args.summary!r} is a folder; give a file name")
     # the cheap checks above run before the estimators are imported
     import pandas as pd
 
