@@ -355,3 +355,13 @@ def test_the_outputs_copy_each_input_column_as_its_text(tmp_path):
     written = (out / "log.csv").read_text().splitlines()
     assert written[0] == "flag;temp;a;a_filtered"
     assert [line.split(";")[:3] for line in written[1:]] == [l.split(";") for l in lines[1:]]
+
+
+def test_columns_given_as_one_string_is_refused_not_read_as_its_letters(logs, tmp_path):
+    # "ab" filtered the columns a and b; "a" filtered a by luck
+    for given in ("ab", "a"):
+        with pytest.raises(TypeError, match=rf"columns must be a list .* string '{given}'"):
+            filter_files(str(logs / "log0.csv"), tmp_path, columns=given, progress=False)
+        with pytest.raises(TypeError, match="columns must be a list"):
+            filter_table(read_table(logs / "log0.csv"), ProjectionFilter(window=8), columns=given)
+    assert os.listdir(tmp_path) == []

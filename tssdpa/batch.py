@@ -70,6 +70,13 @@ def _chosen(est, params, names) -> str:
     return " | ".join(parts)
 
 
+def _check_columns(columns) -> None:
+    """A string is a column name, not a list of them: iterated, ``"ab"`` filtered a and b."""
+    if isinstance(columns, str):
+        raise TypeError(f"columns must be a list of column names, got the string {columns!r} "
+                        f"(one column: [{columns!r}])")  # fmt: skip
+
+
 def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_filtered"):
     """Fit ``est`` on the numeric columns of ``df`` (unless ``fit`` is False) and add the
     filtered columns ``<col><suffix>``.
@@ -88,6 +95,7 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
     >>> out.columns.tolist(), info["columns"]
     (['time', 'a', 'a_filtered'], ['a'])
     """
+    _check_columns(columns)
     time_column = find_time_column(df, time_column)
     cols, _ = numeric_columns(df, columns, time_column)
     check_new_columns(df, [f"{c}{suffix}" for c in cols], "give another suffix")
@@ -245,6 +253,7 @@ def filter_files(
     if not out_dir.is_dir():
         raise ValueError(f"out_dir: {str(out_dir)!r} is not an existing folder")
     params = dict(params or {})
+    _check_columns(columns)
     paths = expand_paths(paths_or_glob)
     targets = _targets(paths, out_dir, suffix, fit_on)
     from tssdpa.compare import get_method
