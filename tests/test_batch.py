@@ -220,6 +220,8 @@ HOSTILE = {
         ["filter", "a.csv", "--out-dir", "out", "--summary", "."],
         "--summary: '.' is a folder; give a file name",
     ),
+    # each file failed on its own: "output column(s) ['a'] already in the table"
+    "empty suffix": (["filter", "a.csv", "--out-dir", "out", "--suffix="], "--suffix: empty"),
     "output over the fit-on file": (
         ["filter", "a.csv", "--out-dir", "out", "--fit-on", "out/a.csv"],
         "--out-dir: the output of a.csv would overwrite the fit_on file",
@@ -364,4 +366,16 @@ def test_columns_given_as_one_string_is_refused_not_read_as_its_letters(logs, tm
             filter_files(str(logs / "log0.csv"), tmp_path, columns=given, progress=False)
         with pytest.raises(TypeError, match="columns must be a list"):
             filter_table(read_table(logs / "log0.csv"), ProjectionFilter(window=8), columns=given)
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("suffix, error", [("", ValueError), (None, TypeError), (3, TypeError)])
+def test_a_suffix_that_is_empty_or_no_string_is_refused_before_any_file(
+    logs, tmp_path, suffix, error
+):
+    # None wrote the columns aNone and bNone; "" failed every file, one by one
+    with pytest.raises(error, match="suffix"):
+        filter_files(str(logs / "log0.csv"), tmp_path, suffix=suffix, progress=False)
+    with pytest.raises(error, match="suffix"):
+        filter_table(read_table(logs / "log0.csv"), ProjectionFilter(window=8), suffix=suffix)
     assert os.listdir(tmp_path) == []

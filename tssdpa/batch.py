@@ -77,6 +77,16 @@ def _check_columns(columns) -> None:
                         f"(one column: [{columns!r}])")  # fmt: skip
 
 
+def _check_suffix(suffix) -> None:
+    """The filtered columns' suffix: a non-empty string (None wrote ``aNone``, and an empty
+    one failed every file, its columns already in the table)."""
+    if not isinstance(suffix, str):
+        raise TypeError(f"suffix must be a string, got {type(suffix).__name__} {suffix!r}")
+    if not suffix:
+        raise ValueError("suffix: empty, the filtered columns would take the input columns' "
+                         "names; give a suffix such as '_filtered'")  # fmt: skip
+
+
 def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_filtered"):
     """Fit ``est`` on the numeric columns of ``df`` (unless ``fit`` is False) and add the
     filtered columns ``<col><suffix>``.
@@ -96,6 +106,7 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
     (['time', 'a', 'a_filtered'], ['a'])
     """
     _check_columns(columns)
+    _check_suffix(suffix)
     time_column = find_time_column(df, time_column)
     cols, _ = numeric_columns(df, columns, time_column)
     check_new_columns(df, [f"{c}{suffix}" for c in cols], "give another suffix")
@@ -254,6 +265,7 @@ def filter_files(
         raise ValueError(f"out_dir: {str(out_dir)!r} is not an existing folder")
     params = dict(params or {})
     _check_columns(columns)
+    _check_suffix(suffix)
     paths = expand_paths(paths_or_glob)
     targets = _targets(paths, out_dir, suffix, fit_on)
     from tssdpa.compare import get_method

@@ -153,6 +153,9 @@ def run(args, parse_params) -> int:
         raise UsageError(f"--fit-on: {args.fit_on}: no such file")
     if args.summary is not None and not Path(args.summary).resolve().parent.is_dir():
         raise UsageError(f"--summary: the folder {str(Path(args.summary).parent)!r} does not exist")
+    if args.suffix == "":  # every file failed, its columns already in the table
+        raise UsageError("--suffix: empty, the filtered columns would take the input columns' "
+                         "names; give a suffix such as '_filtered'")  # fmt: skip
     if args.summary is not None and Path(args.summary).is_dir():
         raise UsageError(f"--summary: {args.summary!r} is a folder; give a file name")
     # the cheap checks above run before the estimators are imported
