@@ -270,3 +270,23 @@ def test_an_opset_below_the_exporters_or_no_int_and_a_folder_path_are_refused(tm
 
     path = to_onnx(f, tmp_path / "f20.onnx", n_channels=1, opset=20)
     assert {o.domain: o.version for o in onnx.load(str(path)).opset_import}[""] == 20
+
+
+def test_a_failed_write_leaves_an_earlier_model_whole_and_no_partial_file(tmp_path, monkeypatch):
+    import torch
+
+    f = ProjectionFilter(window=4, sigma=1.0)
+    path = to_onnx(f, tmp_path / "f.onnx", n_channels=1)
+    before = path.read_bytes()
+
+    def half_then_fail(self, destination, *args, **kwargs):
+        with open(destination, "wb") as fh:  # a partial model, then the disk fills up
+            fh.write(before[: len(before) // 2])
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(torch.onnx.ONNXProgram, "save", half_then_fail)
+    with pytest.raises(OSError, match="No space left"):
+        to_onnx(ProjectionFilter(window=8, sigma=1.0), path, n_channels=1)
+    assert path.read_bytes() == before  # was half a model, which onnxruntime refuses
+    assert [p.name for p in tmp_path.iterdir()] == ["f.onnx"]
+    ort.InferenceSession(str(path))

@@ -444,5 +444,8 @@ def to_onnx(filt, path, n_channels: int | None = None, opset: int | None = None)
             )
     finally:
         quiet.setLevel(level)
-    program.save(str(path), external_data=False)
+    from tssdpa.files import replacing
+
+    with replacing(path) as tmp:  # a failed write leaves an earlier model as it was
+        program.save(str(tmp), external_data=False)
     return path
