@@ -77,6 +77,21 @@ def test_denoise_fit_refuses_a_results_csv_whose_config_would_replace_the_config
     assert config.read_bytes() == before
 
 
+def test_denoise_fit_refuses_a_results_csv_that_is_the_config_file(tmp_path, monkeypatch, capsys):
+    # the results row was appended to the YAML file after training, exit code 0
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / "my.yaml"
+    config.write_text((EXPERIMENTS / "configs" / "denoise_lorenz.yaml").read_text())
+    before = config.read_bytes()
+    argv = ["fit", "--config", "my.yaml", *_TINY, "--data.n", "800", "--results_csv", "my.yaml"]
+    assert _script("denoise").main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == ("denoise.py: error: --results_csv my.yaml is the --config file my.yaml: "
+                       "give another --results_csv")  # fmt: skip
+    assert config.read_bytes() == before
+    assert not (tmp_path / "my.config.yaml").exists()
+
+
 _BAD = [
     ("denoise", ["--data.n", "-5"], "n must be"),
     ("denoise", ["--model.d_model", "-4"], "d_model must be"),

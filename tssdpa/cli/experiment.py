@@ -15,7 +15,8 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
 
     ``classical ...`` runs the classical harness (``tssdpa compare TASK ...``); anything else
     goes to the LightningCLI of the learned model. The resolved config of a run is saved beside
-    ``--results_csv`` as ``<its stem>.config.yaml`` (never over a ``--config`` file: refused).
+    ``--results_csv`` as ``<its stem>.config.yaml`` (never over a ``--config`` file: refused,
+    as is a ``--results_csv`` that is one).
     A bad setting, found while the classes are built (``ValueError``, the Trainer's
     ``MisconfigurationException``), is one line on stderr
     and exit code 2.
@@ -40,6 +41,11 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
             csv = Path(str(config["results_csv"]))
             self.path = csv.with_name(f"{csv.stem}.config.yaml")
             for given in config.get("config") or ():
+                if same_path(str(given), csv):  # the results row was appended to the YAML
+                    raise ValueError(
+                        f"--results_csv {csv} is the --config file {given}: give another "
+                        "--results_csv"
+                    )
                 if same_path(str(given), self.path):
                     raise ValueError(
                         f"--config {given} is where the resolved config of this run goes "
