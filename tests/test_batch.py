@@ -222,6 +222,12 @@ HOSTILE = {
     ),
     # each file failed on its own: "output column(s) ['a'] already in the table"
     "empty suffix": (["filter", "a.csv", "--out-dir", "out", "--suffix="], "--suffix: empty"),
+    # the message named filter_files' argument: "paths_or_glob: a.txt is not ..."
+    "not a table": (["filter", "a.txt", "--out-dir", "out"], "input: a.txt is not a .csv"),
+    "two inputs of one name": (
+        ["filter", "a.csv", "out/a.csv", "--out-dir", "."],
+        "input: several inputs are named ['a.csv']",
+    ),
     "output over the fit-on file": (
         ["filter", "a.csv", "--out-dir", "out", "--fit-on", "out/a.csv"],
         "--out-dir: the output of a.csv would overwrite the fit_on file",

@@ -193,8 +193,9 @@ def run(args, parse_params) -> int:
             fit_on=args.fit_on, columns=args.columns, time_column=args.time_column,
             suffix=args.suffix, progress=not args.no_progress,
         )  # fmt: skip
-    except ValueError as exc:  # out_dir: -> --out-dir:, as the user wrote it
-        raise UsageError(re.sub(r"^out_dir: ", "--out-dir: ", str(exc))) from None
+    except ValueError as exc:  # out_dir: -> --out-dir:, paths_or_glob: -> input:, as given
+        text = re.sub(r"^out_dir: ", "--out-dir: ", str(exc))
+        raise UsageError(re.sub(r"^paths_or_glob: ", "input: ", text)) from None
     finally:
         client.close()
         cluster = getattr(client, "cluster", None)
