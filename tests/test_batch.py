@@ -385,3 +385,22 @@ def test_a_suffix_that_is_empty_or_no_string_is_refused_before_any_file(
     with pytest.raises(error, match="suffix"):
         filter_table(read_table(logs / "log0.csv"), ProjectionFilter(window=8), suffix=suffix)
     assert os.listdir(tmp_path) == []
+
+
+def test_compressed_csv_logs_are_filtered_into_outputs_compressed_alike(logs, sequential, tmp_path):
+    # refused: "log0.csv.gz is not a .csv or .parquet file" (tssdpa filter reads and writes it)
+    import gzip
+
+    seq_out, _ = sequential
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "log0.csv.gz").write_bytes(gzip.compress((logs / "log0.csv").read_bytes()))
+    out = tmp_path / "out"
+    out.mkdir()
+    summary = filter_files(str(src / "*.csv.gz"), out, progress=False)
+    assert summary["status"].tolist() == ["ok"], summary["error"].tolist()
+    assert os.listdir(out) == ["log0.csv.gz"]
+    with gzip.open(out / "log0.csv.gz", "rb") as fh:  # gzip, not plain text under .gz
+        assert fh.read() == (seq_out / "log0.csv").read_bytes()
+    with pytest.raises(ValueError, match=r"log0.parquet.gz is not a .csv \(.csv.gz"):
+        filter_files(str(src / "log0.parquet.gz"), out, progress=False)

@@ -48,6 +48,16 @@ SUMMARY_COLUMNS = (
     "file", "output", "status", "rows", "params", "nan_handled", "notes", "seconds", "error"
 )  # fmt: skip
 _SUFFIXES = (".csv", ".parquet", ".pq")
+#: a CSV compressed as ``tssdpa filter`` reads and writes one (log.csv.gz)
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zip")
+
+
+def _is_table(path) -> bool:
+    """A CSV or Parquet name; a CSV may be compressed (``.csv.gz``)."""
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if len(suffixes) >= 2 and suffixes[-1] in _COMPRESSED:
+        return suffixes[-2] == ".csv"
+    return bool(suffixes) and suffixes[-1] in _SUFFIXES
 
 
 def _first_line(exc) -> str:
@@ -186,8 +196,9 @@ def _targets(paths, out_dir: Path, suffix: str, fit_on=None) -> list[str]:
                          "input's name in out_dir, so the names must differ")  # fmt: skip
     targets = []
     for p in paths:
-        if Path(p).suffix.lower() not in _SUFFIXES:
-            raise ValueError(f"paths_or_glob: {p} is not a .csv or .parquet file")
+        if not _is_table(p):
+            raise ValueError(f"paths_or_glob: {p} is not a .csv (.csv.gz, .bz2, .xz, .zip) or "
+                             ".parquet file")  # fmt: skip
         t = out_dir / Path(p).name
         if same_path(t, p):
             raise ValueError(f"out_dir: {out_dir} holds the input {p}; writing there would "
@@ -216,7 +227,8 @@ def filter_files(
     Parameters
     ----------
     paths_or_glob : str, Path, or list of them
-        Files and glob patterns (``"logs/*.csv"``), CSV or Parquet. A pattern matching no file
+        Files and glob patterns (``"logs/*.csv"``), CSV (compressed too, as ``tssdpa filter``
+        reads one: ``.csv.gz``, ``.bz2``, ``.xz``, ``.zip``) or Parquet. A pattern matching no file
         raises ``ValueError``; a listed file that does not exist is a failed row.
     out_dir : str or Path
         An existing folder; each output has its input's name and format.
