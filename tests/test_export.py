@@ -290,3 +290,28 @@ def test_a_failed_write_leaves_an_earlier_model_whole_and_no_partial_file(tmp_pa
     assert path.read_bytes() == before  # was half a model, which onnxruntime refuses
     assert [p.name for p in tmp_path.iterdir()] == ["f.onnx"]
     ort.InferenceSession(str(path))
+
+
+@pytest.mark.parametrize("kw", [dict(window=8, sigma=0.5), dict(window=8, sigma=0.5, tau=0.05)])
+def test_the_model_takes_float32_samples_under_a_float64_torch_default(tmp_path, kw):
+    import torch
+
+    # x, state, y and next_state were float64 (tensor(double)): the float32 state of
+    # onnx_initial_state and float32 samples were refused by onnxruntime
+    f = ProjectionFilter(**kw)
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        sess = ort.InferenceSession(str(to_onnx(f, tmp_path / "f.onnx", n_channels=2)))
+    finally:
+        torch.set_default_dtype(before)
+    types = {a.name: a.type for a in [*sess.get_inputs(), *sess.get_outputs()]}
+    for name in ("x", "state", "y", "next_state"):
+        assert types[name] == "tensor(float)"
+    x = _series(2, n=40, gaps=False)
+    feed = {"x": x.astype(np.float32), **onnx_initial_state(f, 2)}
+    if f.tau is not None:
+        feed["t"] = np.arange(40) * 0.01
+    y = sess.run(None, feed)[0]
+    want = f.filter(x, zi=f.initial_state(2), **({"timestamps": feed["t"]} if f.tau else {}))[0]
+    _close(y, want, x)

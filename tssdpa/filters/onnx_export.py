@@ -412,16 +412,17 @@ def to_onnx(filt, path, n_channels: int | None = None, opset: int | None = None)
     # trace with a chunk of several samples, so that no size is specialised to 1
     T0 = 5
     T = torch.export.Dim("T", min=1)
-    state0 = torch.zeros(spec.history + 1, C)
+    # float32 whatever torch's default dtype (a float64 default exported a float64 model)
+    state0 = torch.zeros(spec.history + 1, C, dtype=torch.float32)
     if spec.tau is None:
         module = StreamingStep(spec, filt._unit_scale()).eval()
-        example, dynamic = (torch.zeros(T0, C), state0), ({0: T}, None)
+        example, dynamic = (torch.zeros(T0, C, dtype=torch.float32), state0), ({0: T}, None)
         names = (INPUT_NAMES, OUTPUT_NAMES)
     else:
         module = TimedStreamingStep(spec, filt._unit_scale()).eval()
         times = torch.zeros(T0, dtype=torch.float64)
         state_times = torch.zeros(spec.history, dtype=torch.float64)
-        example = (torch.zeros(T0, C), times, state0, state_times)
+        example = (torch.zeros(T0, C, dtype=torch.float32), times, state0, state_times)
         dynamic = ({0: T}, {0: T}, None, None)
         names = (TIMED_INPUT_NAMES, TIMED_OUTPUT_NAMES)
     # the exporter's notes (missing torchvision, progress) are not for the user
