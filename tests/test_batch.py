@@ -228,6 +228,11 @@ HOSTILE = {
         ["filter", "a.csv", "out/a.csv", "--out-dir", "."],
         "input: several inputs are named ['a.csv']",
     ),
+    # "method: projection_residual fits ...", the Python argument's name, after a cluster started
+    "supervised method": (
+        ["filter", "a.csv", "--out-dir", "out", "--method", "projection_residual"],
+        "--method: projection_residual fits against a clean reference (--target)",
+    ),
     "output over the fit-on file": (
         ["filter", "a.csv", "--out-dir", "out", "--fit-on", "out/a.csv"],
         "--out-dir: the output of a.csv would overwrite the fit_on file",

@@ -170,6 +170,9 @@ def run(args, parse_params) -> int:
         raise UsageError(
             f"--method: no denoise method {args.method!r}; `tssdpa methods` lists them"
         ) from None
+    if spec.requires_target:  # said by filter_files, as 'method: ...', once a cluster ran
+        raise UsageError(f"--method: {args.method} fits against a clean reference (--target), "
+                         "which --out-dir does not take; choose a self-supervised one")  # fmt: skip
     params = parse_params(args.params, spec.resolve_factory())
     try:
         inputs = expand_paths(args.input)  # before a cluster starts: a typo fails fast
