@@ -409,3 +409,14 @@ def test_compressed_csv_logs_are_filtered_into_outputs_compressed_alike(logs, se
         assert fh.read() == (seq_out / "log0.csv").read_bytes()
     with pytest.raises(ValueError, match=r"log0.parquet.gz is not a .csv \(.csv.gz"):
         filter_files(str(src / "log0.parquet.gz"), out, progress=False)
+
+
+def test_cli_a_fit_on_file_without_data_is_named_as_the_option(cli_in_process, tmp_path):
+    # "tssdpa filter: fit_on: e.csv: ...", the Python argument's name
+    (tmp_path / "a.csv").write_text("a\n1\n2\n3\n")
+    (tmp_path / "e.csv").write_text("a\n")
+    (tmp_path / "out").mkdir()
+    r = cli_in_process("filter", "a.csv", "--out-dir", "out", "--fit-on", "e.csv", cwd=tmp_path)
+    cli_in_process.assert_usage_error(r, "tssdpa filter: --fit-on: e.csv: e.csv has a header but "
+                                         "no data rows")  # fmt: skip
+    assert os.listdir(tmp_path / "out") == []

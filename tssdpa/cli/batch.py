@@ -196,9 +196,10 @@ def run(args, parse_params) -> int:
             fit_on=args.fit_on, columns=args.columns, time_column=args.time_column,
             suffix=args.suffix, progress=not args.no_progress,
         )  # fmt: skip
-    except ValueError as exc:  # out_dir: -> --out-dir:, paths_or_glob: -> input:, as given
-        text = re.sub(r"^out_dir: ", "--out-dir: ", str(exc))
-        raise UsageError(re.sub(r"^paths_or_glob: ", "input: ", text)) from None
+    except ValueError as exc:  # filter_files' argument names -> the command's
+        names = {"out_dir": "--out-dir", "paths_or_glob": "input", "fit_on": "--fit-on"}
+        text = re.sub(r"^(out_dir|paths_or_glob|fit_on): ", lambda m: f"{names[m[1]]}: ", str(exc))
+        raise UsageError(text) from None
     finally:
         client.close()
         cluster = getattr(client, "cluster", None)
