@@ -25,7 +25,9 @@ def replacing(target):
     ('done', ['a.txt'])
     """
     target = Path(target)
-    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.partial")
+    # the name cut short: a name the file system takes (255 bytes) may not take 18 more
+    short = target.name.encode()[:100].decode(errors="ignore")
+    tmp = target.with_name(f".{short}.{uuid.uuid4().hex[:8]}.partial")
     try:
         yield tmp
         os.replace(tmp, target)
