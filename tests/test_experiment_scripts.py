@@ -92,6 +92,18 @@ def test_denoise_fit_refuses_a_results_csv_that_is_the_config_file(tmp_path, mon
     assert not (tmp_path / "my.config.yaml").exists()
 
 
+def test_a_results_csv_that_is_a_folder_is_refused_before_training(tmp_path, monkeypatch, capsys):
+    # the run trained, then appending its row ended in a traceback (IsADirectoryError)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "res").mkdir()
+    config = EXPERIMENTS / "configs" / "denoise_lorenz.yaml"
+    argv = ["fit", "--config", str(config), *_TINY, "--data.n", "800", "--results_csv", "res"]
+    assert _script("denoise").main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == "denoise.py: error: --results_csv res is a folder; give a file name"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["res"]
+
+
 _BAD = [
     ("denoise", ["--data.n", "-5"], "n must be"),
     ("denoise", ["--model.d_model", "-4"], "d_model must be"),

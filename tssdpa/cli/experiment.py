@@ -40,6 +40,8 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
             super().__init__(parser, config, save_to_log_dir=False, **kwargs)
             csv = Path(str(config["results_csv"]))
             self.path = csv.with_name(f"{csv.stem}.config.yaml")
+            if csv.is_dir():  # the row is appended after training: refused before it
+                raise ValueError(f"--results_csv {csv} is a folder; give a file name")
             for given in config.get("config") or ():
                 if same_path(str(given), csv):  # the results row was appended to the YAML
                     raise ValueError(
