@@ -27,6 +27,7 @@ import torch
 from lightning.pytorch.cli import LightningCLI
 
 from tssdpa.data.lightning import DenoiseDataModule
+from tssdpa.files import replacing
 
 
 class DenoiseCLI(LightningCLI):
@@ -61,7 +62,11 @@ class DenoiseCLI(LightningCLI):
         }
         out = Path(self.config[self.subcommand]["results_csv"])
         out.parent.mkdir(parents=True, exist_ok=True)
-        pd.DataFrame([row]).to_csv(out, mode="a", header=not out.exists(), index=False)
+        table = pd.DataFrame([row])
+        if out.exists():  # other columns (forecast.py's, an older file's): by name, not shifted
+            table = pd.concat([pd.read_csv(out), table], ignore_index=True)
+        with replacing(out) as tmp:  # whole or not at all
+            table.to_csv(tmp, index=False)
         print(f"test RMSE {row['rmse']:.4f}  SNR gain {row['snr_gain_db']:.2f} dB -> {out}")
 
 

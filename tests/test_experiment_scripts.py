@@ -104,6 +104,29 @@ def test_a_results_csv_that_is_a_folder_is_refused_before_training(tmp_path, mon
     assert sorted(p.name for p in tmp_path.iterdir()) == ["res"]
 
 
+def test_denoise_adds_its_row_by_column_name_to_a_results_csv_of_other_columns(
+    tmp_path, monkeypatch
+):
+    # its values were appended in its own order under forecast.py's header: the RMSE read as
+    # the horizon, the method as the seed, ...
+    import pandas as pd
+
+    monkeypatch.chdir(tmp_path)
+    before = pd.DataFrame({"dataset": ["lorenz"], "setting": ["M"], "horizon": [4], "seed": [0],
+                           "method": ["learned_projection_system"], "mse": [0.5]})  # fmt: skip
+    before.to_csv("out.csv", index=False)
+    config = EXPERIMENTS / "configs" / "denoise_lorenz.yaml"
+    argv = ["fit", "--config", str(config), *_TINY, "--data.n", "800", "--results_csv", "out.csv"]
+    assert _script("denoise").main(argv) == 0
+    table = pd.read_csv("out.csv")
+    assert len(table) == 2
+    pd.testing.assert_frame_equal(table.loc[:0, list(before.columns)], before, check_dtype=False)
+    new = table.iloc[1]
+    assert new["setting"] == "gaussian@10dB" and pd.isna(new["horizon"]) and new["seed"] == 0
+    assert 0 < new["rmse"] < 10 and pd.isna(table["rmse"][0])
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
 _BAD = [
     ("denoise", ["--data.n", "-5"], "n must be"),
     ("denoise", ["--model.d_model", "-4"], "d_model must be"),
