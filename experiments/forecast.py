@@ -31,6 +31,7 @@ import torch
 from lightning.pytorch.cli import LightningCLI
 
 from tssdpa.data.lightning import ForecastDataModule
+from tssdpa.files import replacing
 
 
 def penalty_text(ridge) -> str:
@@ -115,7 +116,8 @@ class ForecastCLI(LightningCLI):
         if out.exists():  # older files may lack the newer columns
             table = pd.concat([pd.read_csv(out), table], ignore_index=True)
             table["epochs"] = table["epochs"].astype("Int64")
-        table.to_csv(out, index=False)
+        with replacing(out) as tmp:  # the whole file is rewritten: whole or not at all
+            table.to_csv(tmp, index=False)
         print(
             f"test MSE {row['mse']:.4f}  MAE {row['mae']:.4f}  (val MSE {val:.4f}, "
             f"{row['epochs']} epochs, {fit_s:.0f} s)  -> {out}"

@@ -127,6 +127,30 @@ def test_denoise_adds_its_row_by_column_name_to_a_results_csv_of_other_columns(
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 
+def test_forecast_a_failed_results_write_leaves_the_earlier_rows(tmp_path, monkeypatch):
+    # the file was rewritten in place: a write failing half-way lost every earlier row
+    import pandas as pd
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out.csv").write_text("dataset,mse\nlorenz,0.5\n")
+    real = pd.DataFrame.to_csv
+
+    def half_then_fail(self, path=None, *args, **kwargs):
+        if path is None:
+            return real(self, path, *args, **kwargs)
+        Path(path).write_text("dataset,")  # a partial file, then the disk fills up
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", half_then_fail)
+    argv = ["fit", *_TINY, "--model.d_model", "8", "--model.patch_len", "8", "--data.dataset",
+            "lorenz", "--data.lookback", "32", "--data.horizon", "4", "--data.n", "800",
+            "--results_csv", "out.csv"]  # fmt: skip
+    with pytest.raises(OSError, match="No space left"):
+        _script("forecast").main(argv)
+    assert (tmp_path / "out.csv").read_text() == "dataset,mse\nlorenz,0.5\n"
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+
+
 _BAD = [
     ("denoise", ["--data.n", "-5"], "n must be"),
     ("denoise", ["--model.d_model", "-4"], "d_model must be"),
