@@ -39,6 +39,13 @@ def test_denoising_net_needs_a_window():
         DenoisingNet(1, window=0)
 
 
+def test_denoising_net_names_the_shape_it_expects():
+    # "mat1 and mat2 shapes cannot be multiplied (20x3 and 2x8)", from the embedding
+    net = DenoisingNet(2, d_model=8, num_heads=2, num_layers=1, window=4)
+    with pytest.raises(ValueError, match=r"expected \(B, T, 2\), got \(1, 20, 3\)"):
+        net(torch.randn(1, 20, 3))
+
+
 def test_forecasting_net_starts_as_dlinear():
     """With the attention head at zero the output equals a numpy DLinear reference."""
     torch.manual_seed(1)

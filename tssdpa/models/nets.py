@@ -94,6 +94,8 @@ class DenoisingNet(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         """x (B, T, C) -> (B, T, C); causal."""
+        if x.shape[-1] != self.n_channels:  # the embedding's matmul error named no shape
+            raise ValueError(f"expected (B, T, {self.n_channels}), got {tuple(x.shape)}")
         missing = torch.isnan(x)
         x0 = torch.where(missing, torch.zeros_like(x), x)
         pad = missing.any(dim=-1)
