@@ -233,6 +233,11 @@ HOSTILE = {
         ["filter", "a.csv", "--out-dir", "out", "--method", "projection_residual"],
         "--method: projection_residual fits against a clean reference (--target)",
     ),
+    # every file failed on its own, "sigma must be a number > 0", exit 1
+    "bad parameter value": (
+        ["filter", "a.csv", "--out-dir", "out", "--params", '{"sigma": -1}'],
+        "--params: sigma must be a number > 0, got -1",
+    ),
     "output over the fit-on file": (
         ["filter", "a.csv", "--out-dir", "out", "--fit-on", "out/a.csv"],
         "--out-dir: the output of a.csv would overwrite the fit_on file",
@@ -420,3 +425,12 @@ def test_cli_a_fit_on_file_without_data_is_named_as_the_option(cli_in_process, t
     cli_in_process.assert_usage_error(r, "tssdpa filter: --fit-on: e.csv: e.csv has a header but "
                                          "no data rows")  # fmt: skip
     assert os.listdir(tmp_path / "out") == []
+
+
+def test_a_bad_parameter_value_is_refused_once_before_any_file(logs, tmp_path):
+    # each file failed with it: "sigma must be a number > 0, got -1" five times over
+    with pytest.raises(ValueError, match=r"params: sigma must be a number > 0, got -1"):
+        filter_files(str(logs / "*.csv"), tmp_path, params={"sigma": -1}, progress=False)
+    with pytest.raises(ValueError, match=r"params: causal must be one of \(True, False\)"):
+        filter_files(str(logs / "*.csv"), tmp_path, params={"causal": "no"}, progress=False)
+    assert os.listdir(tmp_path) == []

@@ -293,6 +293,12 @@ def filter_files(
     if spec.requires_target:
         raise ValueError(f"method: {method} fits against a clean reference; choose a "
                          "self-supervised one")  # fmt: skip
+    validate = getattr(spec.build(**params), "_validate_params", None)
+    try:  # once, not as every file's failure (sigma=-1 failed each file, one by one)
+        if validate is not None:
+            validate()
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"params: {exc}") from None
     options = dict(columns=columns, time_column=time_column, suffix=suffix)
     fitted = None
     if fit_on is not None:

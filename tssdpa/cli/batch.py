@@ -197,8 +197,9 @@ def run(args, parse_params) -> int:
             suffix=args.suffix, progress=not args.no_progress,
         )  # fmt: skip
     except ValueError as exc:  # filter_files' argument names -> the command's
-        names = {"out_dir": "--out-dir", "paths_or_glob": "input", "fit_on": "--fit-on"}
-        text = re.sub(r"^(out_dir|paths_or_glob|fit_on): ", lambda m: f"{names[m[1]]}: ", str(exc))
+        names = {"out_dir": "--out-dir", "paths_or_glob": "input", "fit_on": "--fit-on",
+                 "params": "--params"}  # fmt: skip
+        text = re.sub(rf"^({'|'.join(names)}): ", lambda m: f"{names[m[1]]}: ", str(exc))
         raise UsageError(text) from None
     finally:
         client.close()
