@@ -434,3 +434,9 @@ def test_a_bad_parameter_value_is_refused_once_before_any_file(logs, tmp_path):
     with pytest.raises(ValueError, match=r"params: causal must be one of \(True, False\)"):
         filter_files(str(logs / "*.csv"), tmp_path, params={"causal": "no"}, progress=False)
     assert os.listdir(tmp_path) == []
+
+
+def test_params_that_are_no_dict_are_refused_naming_the_argument(logs, tmp_path):
+    # "cannot convert dictionary update sequence element #0 to a sequence"
+    with pytest.raises(TypeError, match=r"params must be a dict .*, got list \[8\]"):
+        filter_files(str(logs / "log0.csv"), tmp_path, params=[8], progress=False)

@@ -275,6 +275,9 @@ def filter_files(
     out_dir = Path(out_dir)
     if not out_dir.is_dir():
         raise ValueError(f"out_dir: {str(out_dir)!r} is not an existing folder")
+    if params is not None and not isinstance(params, dict):  # dict([1]) said "sequence element"
+        raise TypeError(f"params must be a dict of the method's arguments, got "
+                        f"{type(params).__name__} {params!r:.80}")  # fmt: skip
     params = dict(params or {})
     _check_columns(columns)
     _check_suffix(suffix)
