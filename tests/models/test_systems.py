@@ -156,6 +156,14 @@ def test_ridge_init_needs_a_finite_validation_target():
         system.init_linear_ridge(y[:200], (past, np.full_like(future, np.nan)))
 
 
+def test_ridge_init_refuses_an_empty_grid_naming_it():
+    # "cannot unpack non-iterable NoneType object"
+    y = _ar_series(400)
+    system = ForecastingSystem(lookback=32, horizon=4, n_channels=1, linear_init="ridge")
+    with pytest.raises(ValueError, match="grid: no configuration to try"):
+        system.init_linear_ridge(y[:300], _pairs(y[300:], 32, 4), grid=[])
+
+
 def test_ridge_system_refuses_to_fit_before_init_linear_ridge():
     y = _ar_series(300)
     xs, ys = (torch.as_tensor(a.copy(), dtype=torch.float32) for a in _pairs(y, 40, 8))

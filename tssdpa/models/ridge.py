@@ -67,9 +67,13 @@ def ridge_linear_init(net: ForecastingNet, train_series, val_pairs, grid=None) -
     if not ok.any():
         raise ValueError("the validation windows have no finite target")
     n_ok = ok.sum(axis=(0, 2))  # (H,) finite targets per step
+    grid = list(grid) if grid is not None else list(RIDGE_GRID)
+    if not grid:  # it ended in "cannot unpack non-iterable NoneType object"
+        raise ValueError("grid: no configuration to try; give {'ridge', 'normalize'} dicts "
+                         "or None for RIDGE_GRID")  # fmt: skip
     fits: dict[str, list] = {}  # normalize -> [(ridge, W, b, per-step squared-error sums)]
     scores = []
-    for cfg in grid if grid is not None else RIDGE_GRID:
+    for cfg in grid:
         est = DLinearForecaster(
             lookback=net.lookback,
             horizon=net.horizon,
