@@ -26,3 +26,14 @@ def test_a_failed_write_leaves_the_earlier_file_and_no_temporary_one(tmp_path):
         raise OSError("disk full")
     assert target.read_text() == "before"
     assert [p.name for p in tmp_path.iterdir()] == ["a.csv"]
+
+
+def test_a_replaced_file_keeps_its_permissions(tmp_path):
+    # a private (0600) output came back world-readable (0644, the umask's) after a rewrite
+    target = tmp_path / "a.csv"
+    target.write_text("before")
+    target.chmod(0o600)
+    with replacing(target) as tmp:
+        tmp.write_text("after")
+    assert target.read_text() == "after"
+    assert target.stat().st_mode & 0o777 == 0o600

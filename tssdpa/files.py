@@ -15,7 +15,7 @@ def replacing(target):
     """Yield a temporary path beside ``target`` to write to; renamed onto ``target`` when the
     block ends without an error (``os.replace``: atomic on one file system), removed either
     way. A failed write (a full disk, a killed process) leaves any earlier ``target`` as it
-    was.
+    was; a replaced ``target`` keeps its permission bits.
 
     >>> import tempfile
     >>> p = Path(tempfile.mkdtemp()) / "a.txt"
@@ -30,6 +30,8 @@ def replacing(target):
     tmp = target.with_name(f".{short}.{uuid.uuid4().hex[:8]}.partial")
     try:
         yield tmp
+        with contextlib.suppress(OSError):  # an earlier file's mode: a private one stays so
+            os.chmod(tmp, os.stat(target).st_mode & 0o7777)
         os.replace(tmp, target)
     finally:
         if tmp.exists():
