@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from dask.distributed import Client, LocalCluster
 
-from tssdpa.batch import SUMMARY_COLUMNS, filter_files, filter_table, read_table
+from tssdpa.batch import SUMMARY_COLUMNS, expand_paths, filter_files, filter_table, read_table
 from tssdpa.compare import get_method
 from tssdpa.filters import ProjectionFilter
 
@@ -440,3 +440,16 @@ def test_params_that_are_no_dict_are_refused_naming_the_argument(logs, tmp_path)
     # "cannot convert dictionary update sequence element #0 to a sequence"
     with pytest.raises(TypeError, match=r"params must be a dict .*, got list \[8\]"):
         filter_files(str(logs / "log0.csv"), tmp_path, params=[8], progress=False)
+
+
+def test_a_file_named_twice_in_other_spellings_is_filtered_once(logs, tmp_path, monkeypatch):
+    # "several inputs are named ['log0.csv']": expand_paths kept ./log0.csv and its absolute
+    # path as two files, whose outputs clashed
+    monkeypatch.chdir(logs)
+    assert expand_paths(["log0.csv", str(logs / "log0.csv"), "./log0.csv", "log2.csv"]) == [
+        "log0.csv",
+        "log2.csv",
+    ]
+    summary = filter_files(["./log0.csv", str(logs / "*.csv")], tmp_path, progress=False)
+    names = [Path(f).name for f in summary["file"]]
+    assert names.count("log0.csv") == 1 and summary["file"][0] == "./log0.csv"

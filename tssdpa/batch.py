@@ -185,7 +185,10 @@ def expand_paths(paths_or_glob) -> list[str]:
             out.append(item)  # a missing file is reported in its summary row
     if not out:
         raise ValueError("paths_or_glob: no input file")
-    return list(dict.fromkeys(out))  # a file named twice is filtered once
+    first: dict[str, str] = {}  # a file named twice is filtered once, however spelt
+    for p in out:  # (./a.csv, its absolute path, a link to it)
+        first.setdefault(os.path.realpath(p), p)
+    return list(first.values())
 
 
 def _targets(paths, out_dir: Path, suffix: str, fit_on=None) -> list[str]:
