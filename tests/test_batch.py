@@ -226,7 +226,8 @@ HOSTILE = {
     "not a table": (["filter", "a.txt", "--out-dir", "out"], "input: a.txt is not a .csv"),
     "two inputs of one name": (
         ["filter", "a.csv", "out/a.csv", "--out-dir", "."],
-        "input: several inputs are named ['a.csv']",
+        "input: several inputs are named ['a.csv']; each output takes its input's name in the "
+        "output folder",  # it said "in out_dir", the Python argument's name
     ),
     # "method: projection_residual fits ...", the Python argument's name, after a cluster started
     "supervised method": (

@@ -196,7 +196,7 @@ def _targets(paths, out_dir: Path, suffix: str, fit_on=None) -> list[str]:
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise ValueError(f"paths_or_glob: several inputs are named {dup}; each output takes its "
-                         "input's name in out_dir, so the names must differ")  # fmt: skip
+                         "input's name in the output folder, so the names must differ")  # fmt: skip
     targets = []
     for p in paths:
         if not _is_table(p):
