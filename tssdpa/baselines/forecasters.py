@@ -170,7 +170,9 @@ class DLinearForecaster(Forecaster):
     penalty ``ridge`` on all training windows whose targets lie inside the training series
     (one penalty, or a sequence of ``horizon`` penalties, one per step ahead: each step is its
     own least-squares problem). With ``individual=False`` (DLinear's default) one set of
-    weights is shared by all channels.
+    weights is shared by all channels, so the fit is not equivariant to a channel's scale or
+    offset: standardise channels in other units first, as DLinear's data loaders do (the
+    comparison harness z-scores with the training statistics), or take ``individual=True``.
     ``normalize="last"`` subtracts the window's last value first (NLinear).
 
     Notes
