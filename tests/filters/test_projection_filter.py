@@ -1152,3 +1152,29 @@ def test_initial_state_takes_a_positive_int_n_channels_the_fitted_count_once_fit
         f.initial_state(n_channels=n_channels)
     C = fitted_on or 3
     assert f.initial_state(n_channels=np.int64(C)).shape == (4, C)  # numpy ints are ints
+
+
+@pytest.mark.parametrize(
+    "config",
+    [{}, {"decay": 0.9}, {"tau": 0.5}, {"recurrent": "features", "decay": 0.9, "n_features": 32}],
+    ids=["fir", "iir", "tau", "features"],
+)
+def test_an_empty_chunk_of_a_stream_gives_no_output_and_the_state_as_it_was(config):
+    # a control loop's tick without new samples raised "x is empty (0 samples)"; the ONNX
+    # export of the same filter returns an empty chunk and its state
+    rng = np.random.default_rng(0)
+    x, t = rng.normal(size=(200, 2)), np.arange(200) * 0.01
+    f = ProjectionFilter(window=16, sigma=1.0, **config)
+    times = (lambda a, b: {"timestamps": t[a:b]}) if "tau" in config else (lambda a, b: {})
+    whole, _ = f.filter(x, zi=f.initial_state(2), **times(0, 200))
+    y1, z1 = f.filter(x[:80], zi=f.initial_state(2), **times(0, 80))
+    y0, z0 = f.filter(x[80:80], zi=z1, **times(80, 80))
+    y2, _ = f.filter(x[80:], zi=z0, **times(80, 200))
+    assert y0.shape == (0, 2)
+    np.testing.assert_allclose(np.r_[y1, y2], whole, rtol=0, atol=1e-12)
+    frame, _ = f.filter(pd.DataFrame(x[:0], columns=["a", "b"]), zi=z1, **times(80, 80))
+    assert list(frame.columns) == ["a", "b"] and len(frame) == 0
+    with pytest.raises(ValueError, match="empty"):  # offline, an empty x is still refused
+        f.filter(x[:0])
+    with pytest.raises(ValueError, match="causal=True"):  # a zero-phase filter has no state
+        ProjectionFilter(causal=False, window=16, sigma=1.0).filter(x[:0], zi=z1)

@@ -77,11 +77,12 @@ def unmasked(x):
     return x.astype(object).filled(np.nan)
 
 
-def as_2d(x, name: str = "x") -> tuple[np.ndarray, ArrayMeta]:
+def as_2d(x, name: str = "x", allow_empty: bool = False) -> tuple[np.ndarray, ArrayMeta]:
     """Convert numpy / pandas / torch input to a new float64 (T, C) array (input untouched).
 
     Raises ``TypeError`` for non-numeric input and ``ValueError`` (naming ``name``) for the
-    wrong number of dimensions, no samples, no channels, ``inf`` (NaN marks a missing
+    wrong number of dimensions, no samples (unless ``allow_empty``: a chunk of a stream may
+    have none), no channels, ``inf`` (NaN marks a missing
     sample; ``inf`` is refused everywhere) or a value beyond 1e150 in magnitude
     (``MAGNITUDES``). A numpy masked array's masked entries are missing samples (NaN).
     """
@@ -120,7 +121,7 @@ def as_2d(x, name: str = "x") -> tuple[np.ndarray, ArrayMeta]:
         meta.was_1d = True
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 1-D (T,) or 2-D (T, C), got shape {arr.shape}")
-    if arr.shape[0] == 0:
+    if arr.shape[0] == 0 and not allow_empty:
         raise ValueError(f"{name} is empty (0 samples)")
     if arr.shape[1] == 0:
         raise ValueError(f"{name} has 0 channels")
@@ -134,8 +135,9 @@ def as_2d(x, name: str = "x") -> tuple[np.ndarray, ArrayMeta]:
 
 
 def peak_magnitudes(arr: np.ndarray) -> np.ndarray:
-    """The largest magnitude of each channel of (T, C) ``arr`` (0 for an all-NaN channel)."""
-    return np.max(np.where(np.isnan(arr), 0.0, np.abs(arr)), axis=0)
+    """The largest magnitude of each channel of (T, C) ``arr`` (0 for an all-NaN channel, or
+    where ``arr`` has no rows)."""
+    return np.max(np.where(np.isnan(arr), 0.0, np.abs(arr)), axis=0, initial=0.0)
 
 
 def check_float32_range(arr: np.ndarray, dtype, name: str, fit: bool = False) -> None:

@@ -376,15 +376,14 @@ class ProjectionFilter(
         x : array_like, Series, DataFrame or tensor, (T,) or (T, C)
             NaN values are never averaged (a key serves the channels it has); the output
             there is still defined (imputed from the neighbours, decay-weighted; a local
-            polynomial there stays within the values it weighed). A channel
-            with no usable key in reach (a gap longer than the window) repeats its last
-            defined output. Offline (no ``zi``) its values before its first defined output take
-            that output; with ``zi`` they stay NaN (a causal stream cannot look ahead). The
-            zero-phase filter interpolates linearly between the defined outputs on either
-            side instead. Without ``zi``, a channel with no finite value raises
-            ``ValueError``.
+            polynomial stays within the values it weighed). A channel with no usable key in
+            reach (a gap longer than the window) repeats its last defined output. Offline (no
+            ``zi``) its values before its first defined output take that output; with ``zi``
+            they stay NaN (a causal stream cannot look ahead). The zero-phase filter
+            interpolates linearly between the defined outputs on either side instead. Without
+            ``zi``, a channel with no finite value raises ``ValueError``.
         zi : state, optional
-            From :meth:`initial_state` or a previous call's ``zf``.
+            From :meth:`initial_state` or a previous ``zf``; x may then be empty: zf = zi.
         timestamps : array_like (T,), optional
             Sample times for ``tau`` (a DatetimeIndex is used automatically).
 
@@ -393,10 +392,14 @@ class ProjectionFilter(
         y : same type and shape as x (pandas index preserved)
         zf : state, only when ``zi`` is given
         """
-        x2, meta = as_2d(x)
+        if not self.causal and zi is not None:
+            raise ValueError("zi is only defined for causal=True")
+        x2, meta = as_2d(x, allow_empty=zi is not None)  # a stream's chunk may be empty
         self._check_channels(x2)
         self._validate_params()
         check_float32_range(x2, self.dtype, "x")
+        if x2.shape[0] == 0:  # an empty chunk of a stream (no new samples): the state as it was
+            return restore(x2, meta), check_state(zi, self.initial_state(x2.shape[1]))
         times = self._times(meta, timestamps, x2.shape[0])
         if zi is None:
             check_not_all_missing(x2)  # random features check whole patterns below
@@ -417,8 +420,6 @@ class ProjectionFilter(
                                      "exact kernel (recurrent=None)")  # fmt: skip
                 return restore(units(fill_backward(y)), meta)
             return restore(units(y), meta), self._state_units(zf, True)
-        if not self.causal and zi is not None:
-            raise ValueError("zi is only defined for causal=True")
         if zi is None:
             return restore(self._joint_output(x2, times, in_units=True), meta)
         spec = self._spec()
