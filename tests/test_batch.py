@@ -454,3 +454,16 @@ def test_a_file_named_twice_in_other_spellings_is_filtered_once(logs, tmp_path, 
     summary = filter_files(["./log0.csv", str(logs / "*.csv")], tmp_path, progress=False)
     names = [Path(f).name for f in summary["file"]]
     assert names.count("log0.csv") == 1 and summary["file"][0] == "./log0.csv"
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_an_output_folder_where_no_file_can_be_written_is_refused_once_naming_it(
+    cli, cli_in_process, tmp_path
+):
+    # each file failed on its own, naming '/proc/.a.csv.7d759210.partial', a temporary file
+    # the user never gave
+    (tmp_path / "a.csv").write_text("a\n1\n2\n3\n")
+    with pytest.raises(ValueError, match="out_dir: cannot write files in '/proc'"):
+        filter_files(str(tmp_path / "a.csv"), "/proc", progress=False)
+    r = cli_in_process("filter", "a.csv", "--out-dir", "/proc", cwd=tmp_path)
+    cli.assert_usage_error(r, "--out-dir: cannot write files in '/proc'")

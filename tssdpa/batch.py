@@ -191,6 +191,19 @@ def expand_paths(paths_or_glob) -> list[str]:
     return list(first.values())
 
 
+def _check_writable(out_dir: Path) -> None:
+    """``ValueError`` naming ``out_dir`` where no file can be written in it (read-only, not
+    a real folder like /proc): each file failed on its own, naming a temporary file the user
+    never gave ('.log0.csv.7d759210.partial')."""
+    probe = out_dir / f".tssdpa-write-check.{uuid.uuid4().hex[:8]}"
+    try:
+        probe.open("x").close()
+    except OSError as err:
+        raise ValueError(f"out_dir: cannot write files in {str(out_dir)!r} "
+                         f"({err.strerror or err})") from None  # fmt: skip
+    probe.unlink(missing_ok=True)
+
+
 def _targets(paths, out_dir: Path, suffix: str, fit_on=None) -> list[str]:
     names = [Path(p).name for p in paths]
     dup = sorted({n for n in names if names.count(n) > 1})
@@ -278,6 +291,7 @@ def filter_files(
     out_dir = Path(out_dir)
     if not out_dir.is_dir():
         raise ValueError(f"out_dir: {str(out_dir)!r} is not an existing folder")
+    _check_writable(out_dir)
     if params is not None and not isinstance(params, dict):  # dict([1]) said "sequence element"
         raise TypeError(f"params must be a dict of the method's arguments, got "
                         f"{type(params).__name__} {params!r:.80}")  # fmt: skip
