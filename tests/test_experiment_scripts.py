@@ -187,3 +187,20 @@ def test_bad_settings_are_one_line_and_exit_code_2_before_training(
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith(f"{script}.py: error: ") and message in err[-1]
     assert not (tmp_path / "out.csv").exists()
+
+
+@pytest.mark.parametrize("script", ["denoise", "forecast"])
+def test_a_results_csv_that_is_no_csv_table_is_refused_before_training(
+    script, tmp_path, monkeypatch, capsys
+):
+    # the run trained, then reading the file to add its row ended in a traceback
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "last.ckpt").write_bytes(bytes(range(256)) * 4)
+    argv = ["fit", *_TINY, "--data.n", "800", "--results_csv", "last.ckpt"]
+    if script == "forecast":
+        argv += ["--model.d_model", "8", "--model.patch_len", "8", "--data.lookback", "32",
+                 "--data.horizon", "4"]  # fmt: skip
+    assert _script(script).main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"{script}.py: error: --results_csv last.ckpt is no CSV table")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["last.ckpt"]

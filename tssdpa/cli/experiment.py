@@ -42,6 +42,14 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
             self.path = csv.with_name(f"{csv.stem}.config.yaml")
             if csv.is_dir():  # the row is appended after training: refused before it
                 raise ValueError(f"--results_csv {csv} is a folder; give a file name")
+            if csv.is_file():  # read after training, to add the row by its columns
+                import pandas as pd
+
+                try:
+                    pd.read_csv(csv, nrows=5)
+                except (ValueError, UnicodeDecodeError) as exc:  # a checkpoint, an empty file
+                    raise ValueError(f"--results_csv {csv} is no CSV table ({type(exc).__name__}"
+                                     "); give another file name") from None  # fmt: skip
             for given in config.get("config") or ():
                 if same_path(str(given), csv):  # the results row was appended to the YAML
                     raise ValueError(
