@@ -80,13 +80,6 @@ def _chosen(est, params, names) -> str:
     return " | ".join(parts)
 
 
-def _check_columns(columns) -> None:
-    """A string is a column name, not a list of them: iterated, ``"ab"`` filtered a and b."""
-    if isinstance(columns, str):
-        raise TypeError(f"columns must be a list of column names, got the string {columns!r} "
-                        f"(one column: [{columns!r}])")  # fmt: skip
-
-
 def _check_suffix(suffix) -> None:
     """The filtered columns' suffix: a non-empty string (None wrote ``aNone``, and an empty
     one failed every file, its columns already in the table)."""
@@ -115,7 +108,6 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
     >>> out.columns.tolist(), info["columns"]
     (['time', 'a', 'a_filtered'], ['a'])
     """
-    _check_columns(columns)
     _check_suffix(suffix)
     time_column = find_time_column(df, time_column)
     cols, _ = numeric_columns(df, columns, time_column)
@@ -259,8 +251,9 @@ def filter_files(
     fit_on : str or Path, optional
         Fit one filter on this file (in this process) and apply it to every file, instead of
         fitting each file on itself.
-    columns : list of str, optional
-        Columns to filter (default: every numeric column but the time column).
+    columns : list of str, or str, optional
+        Columns to filter (default: every numeric column but the time column); a string is
+        one column's name (:func:`~tssdpa.data.tables.numeric_columns`).
     time_column : str, optional
         The column of sample times, copied through and never filtered (default: one named
         time / timestamp ..., or a datetime column).
@@ -296,7 +289,6 @@ def filter_files(
         raise TypeError(f"params must be a dict of the method's arguments, got "
                         f"{type(params).__name__} {params!r:.80}")  # fmt: skip
     params = dict(params or {})
-    _check_columns(columns)
     _check_suffix(suffix)
     paths = expand_paths(paths_or_glob)
     targets = _targets(paths, out_dir, suffix, fit_on)
