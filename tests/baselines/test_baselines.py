@@ -371,6 +371,19 @@ def test_an_even_dlinear_moving_average_is_refused_naming_it():
     B.DLinearForecaster(lookback=24, horizon=6, moving_average=1).fit(y)  # no trend: fine
 
 
+def test_a_dlinear_saved_with_an_even_moving_average_still_loads_and_forecasts(tmp_path):
+    # its fitted linear map is what forecasts; refusing the even window at load (as at fit)
+    # left a model saved before 2026-12-05 unusable ('moving_average must be odd')
+    y = np.sin(np.arange(400) * 0.1)
+    fc = B.DLinearForecaster(lookback=24, horizon=6, moving_average=5).fit(y)
+    fc.save(tmp_path / "m")
+    config = tmp_path / "m" / "config.json"
+    config.write_text(config.read_text().replace('"moving_average": 5', '"moving_average": 4'))
+    loaded = B.DLinearForecaster.load(tmp_path / "m")
+    assert loaded.moving_average == 4
+    np.testing.assert_array_equal(loaded.forecast_path(y, 6), fc.forecast_path(y, 6))
+
+
 @pytest.mark.parametrize(
     "make, match",
     [

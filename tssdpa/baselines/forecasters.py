@@ -200,10 +200,6 @@ class DLinearForecaster(Forecaster):
     def _validate_params(self):
         for name in ("lookback", "horizon", "moving_average"):
             check_int(getattr(self, name), name)
-        if self.moving_average % 2 == 0:  # no centre: the trend came half a sample early
-            raise ValueError(f"moving_average must be odd (a centred moving average); got "
-                             f"{self.moving_average}: take {self.moving_average - 1} or "
-                             f"{self.moving_average + 1}")  # fmt: skip
         self._ridges()
         check_choice(self.individual, "individual", (True, False))
         check_choice(self.normalize, "normalize", ("none", "last"))
@@ -229,6 +225,12 @@ class DLinearForecaster(Forecaster):
         return X, Y
 
     def _fit(self, a):
+        # at fit, not in _validate_params: a model saved with an even one (before 2026-12-05)
+        # holds its fitted map, which loads and forecasts as it did
+        if self.moving_average % 2 == 0:  # no centre: the trend came half a sample early
+            raise ValueError(f"moving_average must be odd (a centred moving average); got "
+                             f"{self.moving_average}: take {self.moving_average - 1} or "
+                             f"{self.moving_average + 1}")  # fmt: skip
         L, H = self.lookback, self.horizon
         if len(a) < L + H:
             raise ValueError(
