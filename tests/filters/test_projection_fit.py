@@ -163,6 +163,18 @@ def test_a_series_exact_at_most_samples_has_no_noise_whatever_its_range(name, sc
     assert np.max(np.abs(y - x)) < 1e-9 * np.ptp(x)
 
 
+@pytest.mark.parametrize("sd", [0.3, 1.0, 5.0])
+def test_readings_on_a_grid_held_through_long_dropouts_keep_their_noise_level(sd):
+    # a 0.1-step logger, its noise 3 to 50 steps, each reading held through two dropouts (57%
+    # of the samples): every bound was 0 and the series was taken for noise-free (level 2e-5)
+    rng = np.random.default_rng(1)
+    t = np.arange(3000)
+    x = np.round((20 * np.sin(2 * np.pi * t / 300) + sd * rng.normal(size=t.size)) * 10) / 10
+    for a, b in ((500, 1300), (1800, 2700)):
+        x[a:b] = x[a - 1]
+    assert 0.8 * sd < noise_level(x[:, None])[0] < 1.2 * sd
+
+
 @pytest.mark.parametrize("sd", [0.2, 0.3, 0.4])
 def test_noisy_readings_rounded_to_integers_keep_their_noise_level(sd):
     # most interpolation residuals of integer readings are exactly 0: taken for a noise-free

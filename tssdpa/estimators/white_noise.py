@@ -137,6 +137,9 @@ def noise_level(
     every bound is 0 -- each residual exactly 0 at over half of the samples, which white noise
     of a continuous distribution never gives: a staircase on a grid, 0/1 pulses, readings held
     at set-points, the noise (if any) below the grid's step. Such a series is kept as it came.
+    Readings on a grid held through dropouts (most changes followed by another,
+    :data:`HELD_RUNS`: fresh readings between the holds) are measured on the samples that
+    change instead, as a repeating channel.
     (Until 2026-12-05 the second case took a tenth of the data's robust spread, a level set by
     its range, not by any noise: a clean staircase 0..16 got 0.59 and its steps were smoothed
     by up to 0.42, or were kept where a residual of 1e-16 rounding passed for a level.)
@@ -156,42 +159,76 @@ def noise_levels_and_tails(
     for c in range(x2.shape[1]):
         raw = x2[:max_samples, c]
         if c in repeating:  # held readings or plateaus: measured on the samples that change
-            raw = raw[np.r_[True, raw[1:] != raw[:-1]]]
-        v = raw[~np.isnan(raw)]
-        levels, symmetric = [], []  # symmetric: (robust level, tail RMS) of each such one
-        exact = False  # an interpolator predicts all but EXACT_SHARE of the samples exactly
-        for offsets, weights in _INTERPOLATORS:
-            lo, hi = -min(min(offsets), 0), max(max(offsets), 0)
-            if v.size <= lo + hi + 2:
-                continue
-            level, core, pred, gain = _interpolator_bound(v, offsets, weights)
-            levels.append(level)
-            exact = exact or float(np.mean(core != pred)) <= EXACT_SHARE
-            if lo and hi:  # symmetric: v_(t-1) and v_(t+1) through their sum (see there)
-                symmetric.append((level, rms_off_slopes(v, core, pred, lo) / gain))
-        for m in (1, 2, 4):
-            if v.size < 10 * (k + 2 * m + 1):
-                break
-            t = np.arange(m, v.size - m)
-            context = np.stack([v[t + o] for o in range(-m, m + 1) if o], axis=1)
-            _, nb = loo_neighbours(context, k, exclusion=2 * m)
-            levels.append(mad_scale(v[t] - v[t[nb]].mean(axis=1)) / math.sqrt(1.0 + 1.0 / k))
-        # an interpolator predicting the samples exactly (a clean line, a constant-speed
-        # encoder's counts): no noise to see; the other bounds left alone took the level (74
-        # on a clean ramp 0..1999) and the fit smoothed the signal away
-        positive = [] if exact else [lv for lv in levels if lv > 0]
-        s = min(positive, default=0.0)
-        if s > 0:  # the minimum of noisy estimates is biased low: average those as small
-            s = float(np.mean([lv for lv in positive if lv <= (1.0 + NEAR_MIN) * s]))
-            robust, s = s, with_tails(s, symmetric, NEAR_MIN)
-            if spectral:
-                s = linear_noise_level(_longest_finite_run(raw), s)
-            heavy[c] = s > robust  # raised for the tails, and not lowered again
+            raw = _changes(raw)
+        s, heavy[c], exact = _level(raw, k, spectral)
+        if not s > 0 and not exact and c not in repeating and _held_between_fresh(raw):
+            # readings on a grid held through dropouts, fresh between them: the holds made
+            # every bound 0 (noise of 50 grid steps was kept as noise-free), not a clean signal
+            s, heavy[c], exact = _level(_changes(raw), k, spectral)
         if not s > 0:  # constant, exact, or exact at most samples: a level in the data's
             # units, far below its values (see the docstring)
+            v = raw[~np.isnan(raw)]
             s = 1e-6 * max(float(np.abs(v).max()) if v.size else 0.0, 1.0)
         out[c] = s
     return out, heavy
+
+
+def _changes(raw: np.ndarray) -> np.ndarray:
+    """The samples of the 1-D ``raw`` that differ from the one before (and the first)."""
+    return raw[np.r_[True, raw[1:] != raw[:-1]]]
+
+
+#: a series whose residual bounds are all 0 where at least this share of its changes is
+#: followed by another change holds readings between stretches of fresh ones (a staircase,
+#: pulses or set-points change once between repeats: 0; a sine rounded with noise below the
+#: step flickers at its steps: 0.3-0.5; ETT's LULL, exact zeros and short bursts: 0.55-0.7)
+HELD_RUNS = 0.8
+
+
+def _held_between_fresh(raw: np.ndarray) -> bool:
+    """Whether most changes of the 1-D ``raw`` are followed by another (:data:`HELD_RUNS`)."""
+    a, b = raw[:-1], raw[1:]
+    change = np.isfinite(a) & np.isfinite(b) & (a != b)
+    n = int(change[:-1].sum())
+    return n > 0 and int((change[:-1] & change[1:]).sum()) >= HELD_RUNS * n
+
+
+def _level(raw: np.ndarray, k: int, spectral: bool) -> tuple[float, bool, bool]:
+    """``(level, heavy, exact)`` of the 1-D ``raw`` (NaN ignored): :func:`noise_level`'s
+    bound (0 where none is positive), whether it was raised for heavy tails, and whether an
+    interpolator predicts all but ``EXACT_SHARE`` of the samples exactly."""
+    v = raw[~np.isnan(raw)]
+    levels, symmetric = [], []  # symmetric: (robust level, tail RMS) of each such one
+    exact = False
+    for offsets, weights in _INTERPOLATORS:
+        lo, hi = -min(min(offsets), 0), max(max(offsets), 0)
+        if v.size <= lo + hi + 2:
+            continue
+        level, core, pred, gain = _interpolator_bound(v, offsets, weights)
+        levels.append(level)
+        exact = exact or float(np.mean(core != pred)) <= EXACT_SHARE
+        if lo and hi:  # symmetric: v_(t-1) and v_(t+1) through their sum (see there)
+            symmetric.append((level, rms_off_slopes(v, core, pred, lo) / gain))
+    for m in (1, 2, 4):
+        if v.size < 10 * (k + 2 * m + 1):
+            break
+        t = np.arange(m, v.size - m)
+        context = np.stack([v[t + o] for o in range(-m, m + 1) if o], axis=1)
+        _, nb = loo_neighbours(context, k, exclusion=2 * m)
+        levels.append(mad_scale(v[t] - v[t[nb]].mean(axis=1)) / math.sqrt(1.0 + 1.0 / k))
+    # an interpolator predicting the samples exactly (a clean line, a constant-speed
+    # encoder's counts): no noise to see; the other bounds left alone took the level (74
+    # on a clean ramp 0..1999) and the fit smoothed the signal away
+    positive = [] if exact else [lv for lv in levels if lv > 0]
+    s = min(positive, default=0.0)
+    heavy = False
+    if s > 0:  # the minimum of noisy estimates is biased low: average those as small
+        s = float(np.mean([lv for lv in positive if lv <= (1.0 + NEAR_MIN) * s]))
+        robust, s = s, with_tails(s, symmetric, NEAR_MIN)
+        if spectral:
+            s = linear_noise_level(_longest_finite_run(raw), s)
+        heavy = s > robust  # raised for the tails, and not lowered again
+    return s, heavy, exact
 
 
 #: ``noise_level="spectral"``: estimate the level with :func:`noise_level`'s ``spectral`` option
