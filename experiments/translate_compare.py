@@ -226,9 +226,14 @@ def run_one(
     run_dir = args.runs_dir / f"{attention}_L{sequence_length}"
     run_dir.mkdir(parents=True, exist_ok=True)
     # Whole or not at all, as the other outputs: Lightning writes it in the system's temporary
-    # folder and moves it here, a copy (cut short by a crash) where that is another disk
-    with replacing(run_dir / "final.ckpt") as tmp:
-        trainer.save_checkpoint(tmp, weights_only=True)
+    # folder and moves it here, a copy (cut short by a crash) where that is another disk. Only
+    # the first process of a DDP run writes it; the others take part in its barrier alone (a
+    # temporary file they never wrote was a FileNotFoundError there)
+    if trainer.is_global_zero:
+        with replacing(run_dir / "final.ckpt") as tmp:
+            trainer.save_checkpoint(tmp, weights_only=True)
+    else:
+        trainer.save_checkpoint(run_dir / "final.ckpt", weights_only=True)
     write_history(system.history, run_dir / "history.csv")
     test_range = datamodule.splits["test"]
     samples = []

@@ -783,6 +783,38 @@ def test_the_final_checkpoint_is_written_whole_or_not_at_all(
     assert [p.name for p in run_dir.iterdir()] == ["final.ckpt"]
 
 
+def test_a_ddp_process_other_than_the_first_writes_no_final_checkpoint_and_goes_on(
+    pairs_file, cache_dir, tmp_path, monkeypatch
+):
+    """Lightning saves a checkpoint from the first process only: another one's temporary file
+    was never written, and renaming it raised FileNotFoundError in that process."""
+    from lightning.pytorch import Trainer
+
+    sys.path.insert(0, str(REPO / "experiments"))
+    try:
+        import translate_compare
+    finally:
+        sys.path.pop(0)
+
+    saved = []
+    monkeypatch.setattr(Trainer, "is_global_zero", property(lambda self: False))
+    monkeypatch.setattr(Trainer, "save_checkpoint", lambda self, path, weights_only=False:
+                        saved.append(Path(path).name))  # fmt: skip
+    init = "model.transformer.init_args"
+    small = [f"data.dataset={pairs_file}", f"data.cache_dir={cache_dir}", "data.vocab_size=64",
+             f"{init}.embed_dim=16", f"{init}.num_heads=2", f"{init}.head_dim=8",
+             f"{init}.feedforward_dim=32", "trainer.accelerator=cpu",
+             "trainer.enable_model_summary=false", "trainer.enable_progress_bar=false"]  # fmt: skip
+    argv = ["--runs-dir", str(tmp_path / "runs"), "--max-epochs", "1", "--max-pairs", "60"]
+    args = translate_compare.parse_args([*argv, *(x for item in small for x in ("--set", item))])
+    config = REPO / "experiments/configs/translate_standard.yaml"
+    translate_compare.run_one(args, config, SEQUENCE_LENGTH)
+    assert saved == ["final.ckpt"]
+    run_dir = tmp_path / "runs" / f"standard_L{SEQUENCE_LENGTH}"
+    assert not (run_dir / "final.ckpt").exists()
+    assert not [p for p in run_dir.iterdir() if p.name.endswith(".partial")]
+
+
 def test_cli_refuses_a_checkpoint_it_cannot_use_before_running(
     pairs_file, cache_dir, tmp_path, capsys
 ):
