@@ -219,6 +219,33 @@ def test_step_equals_one_shot(kw):
         np.testing.assert_array_equal(a, b)  # the first state object was not mutated
 
 
+@pytest.mark.parametrize("degree", [2, 3])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_a_polynomial_whose_keys_cannot_determine_it_is_streamed_as_filtered_at_once(degree, dtype):
+    """Without the sample itself a window of degree + 1 holds ``degree`` keys (fewer at the
+    start and beside a gap): each row fits the degree its keys determine, the filter of
+    degree - 1 exactly, in a stream of steps or chunks as at once (the ridge decided such
+    rows, and step and filter differed by 1.4e-4 at degree 3)."""
+    x = np.cumsum(np.random.default_rng(5).normal(size=(60, 2)), axis=0) * 0.3
+    x[20:23, 0] = np.nan
+    x[40:44] = np.nan
+    kw = dict(window=degree + 1, sigma=0.8, embedding=2, exclude_self=True, dtype=dtype)
+    f = ProjectionFilter(degree=degree, **kw)
+    want, _ = f.filter(x, zi=f.initial_state(2))
+    lower = ProjectionFilter(degree=degree - 1, **kw)
+    np.testing.assert_array_equal(want, lower.filter(x, zi=lower.initial_state(2))[0])
+    z, ys = f.initial_state(2), []
+    for sample in x:
+        y, z = f.step(sample, z)
+        ys.append(y)
+    np.testing.assert_allclose(np.array(ys), want, rtol=0, atol=1e-12)
+    z, parts = f.initial_state(2), []
+    for a, b in [(0, 7), (7, 21), (21, 41), (41, 60)]:
+        y, z = f.filter(x[a:b], zi=z)
+        parts.append(y)
+    np.testing.assert_allclose(np.concatenate(parts), want, rtol=0, atol=1e-12)
+
+
 def test_step_scalar_sample():
     f = ProjectionFilter(window=4, sigma=1.0)
     s = f.initial_state(1)

@@ -183,13 +183,42 @@ def test_a_local_polynomial_whose_keys_fill_a_small_part_of_the_window_matches_r
     fast = attend_lags(E, full, (300, 360), 0, 299, block_elems=64, **kw)
     ref = attend_lags_reference(E, full, (300, 360), 0, 299, **kw)
     first = degree + exclude_self  # the first row with enough keys for the polynomial; the
-    # rows before rest on the ridge, whose near-singular solve two solvers round differently
-    np.testing.assert_allclose(fast[first:], ref[first:], rtol=1e-8, atol=1e-9)
-    np.testing.assert_allclose(fast[:first], ref[:first], rtol=0, atol=1e-5)
+    # rows before fit the degree their keys determine, in both
+    np.testing.assert_allclose(fast, ref, rtol=1e-8, atol=1e-9)
     t = np.arange(first, 30)
     lsq = [np.polyval(np.polyfit(np.arange(r + 1 - exclude_self), x[: r + 1 - exclude_self, 0],
                                  degree), r) for r in t]  # fmt: skip
     np.testing.assert_allclose(fast[t, 0], lsq, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("degree", [1, 2, 3])
+@pytest.mark.parametrize("mode", ["plain", "times", "twosided"])
+def test_a_row_with_fewer_keys_of_weight_than_its_degree_needs_fits_the_highest_they_determine(
+    degree, mode
+):
+    """Leaving the sample out of a window of degree + 1 lags gives each row ``degree`` keys,
+    and fewer at the start and beside a gap: a degree-p polynomial is not determined there,
+    and the ridge on its slopes alone decided it (0.34 off the line through two keys at
+    degree 2, 0.75 at degree 3). Such a row fits the highest degree its keys determine, down
+    to the mean of one key: the kernel of degree - 1, and the reference, give the same."""
+    rng = np.random.default_rng(degree)
+    x = np.cumsum(rng.normal(size=(50, 2)), axis=0) * 0.3
+    x[20:22, 0] = np.nan
+    x[33:36] = np.nan
+    pad = np.full((8, 2), np.nan)
+    full = np.concatenate([pad, x, pad])
+    E = delay_embedding(full, 2)
+    times = np.concatenate([np.full(8, np.nan), np.repeat(np.arange(25.0), 2), np.full(8, np.nan)])
+    kw = dict(sigma=0.8, exclude_self=True)
+    lag_min = -degree if mode == "twosided" else 0  # two-sided: degree keys either side
+    if mode == "times":  # repeated timestamps: the offsets are still the lags
+        kw.update(times=times, tau=3.0)
+    got = attend_lags(E, full, (8, 58), lag_min, degree, degree=degree, block_elems=64, **kw)
+    ref = attend_lags_reference(E, full, (8, 58), lag_min, degree, degree=degree, **kw)
+    np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12)
+    if mode != "twosided":
+        lower = attend_lags(E, full, (8, 58), 0, degree, degree=degree - 1, block_elems=64, **kw)
+        np.testing.assert_allclose(got, lower, rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.parametrize("lag_min", [0, -8])

@@ -65,7 +65,7 @@ TIMED_OUTPUT_NAMES = ("y", "next_state", "next_state_times")
 #: ONNX opset of the exported graph (onnxruntime 1.16 and later run it)
 OPSET = 18
 #: the ridge :func:`~tssdpa.signal.lags.attend_lags` adds to the slope terms of a local
-#: polynomial (relative to the total weight), so rows with too few keys stay solvable
+#: polynomial (relative to the total weight); rows with too few keys fit a lower degree
 _POLY_RIDGE = 1e-12
 
 
@@ -270,13 +270,19 @@ class StreamingStep(nn.Module):
                 for j in range(k, P):
                     G[i][j] = G[i][j] - f * G[k][j]
                 b[i] = b[i] - f * b[k]
-        a = [None] * P
-        for i in range(P - 1, -1, -1):  # back substitution
-            acc = b[i]
-            for j in range(i + 1, P):
-                acc = acc - G[i][j] * a[j]
-            a[i] = acc / G[i][i]
-        return torch.where(m0 > 0, a[0], torch.full_like(a[0], math.nan))
+        # a (row, channel) with fewer keys of weight than P fits the highest degree they
+        # determine (attend_lags' rule): the back substitution of that leading block
+        weighed = (w >= SPAN_WEIGHT).sum(1)  # (T, C)
+        y = torch.full_like(m0, math.nan)
+        for size in range(P, 0, -1):
+            a = [None] * size
+            for i in range(size - 1, -1, -1):  # back substitution
+                acc = b[i]
+                for j in range(i + 1, size):
+                    acc = acc - G[i][j] * a[j]
+                a[i] = acc / G[i][i]
+            y = torch.where((weighed >= size) if size == P else (weighed == size), a[0], y)
+        return torch.where(m0 > 0, y, torch.full_like(y, math.nan))
 
 
 class TimedStreamingStep(StreamingStep):

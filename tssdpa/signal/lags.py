@@ -36,14 +36,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 from tssdpa.checks import check_positive
 from tssdpa.signal.spd import solve_spd_rows
 
-__all__ = [
-    "GAP_MARGIN",
-    "SIGMA_BATCH",
-    "attend_lags",
-    "attend_newest",
-    "decay_logits",
-    "iir_truncation_lag",
-]
+__all__ = ["GAP_MARGIN", "SIGMA_BATCH", "attend_lags", "attend_newest", "decay_logits",
+           "iir_truncation_lag"]  # fmt: skip
 
 #: sigmas whose local polynomials one solve takes together (their (rows, L) weights are held
 #: at once: a few MiB each at the default block size)
@@ -408,8 +402,10 @@ def _local_polynomial(ws, vals, powers, degrees):
     rhs = np.empty((top, len(vals), starts[-1]))  # sum_l w u^k v
     reach = np.abs(powers[:, 1])  # |u| of each key
     farthest = np.flatnonzero(reach == reach.max())
+    weighed = np.empty(starts[-1], dtype=np.int64)  # keys of weight >= SPAN_WEIGHT per row
     for w, a, b in zip(ws, starts[:-1], starts[1:]):
         w = w.astype(np.float64, copy=False)
+        weighed[a:b] = (w >= SPAN_WEIGHT).sum(axis=1)
         moments[:, a:b] = (w @ powers[:, : 2 * top - 1]).T
         for c, v in enumerate(vals):
             rhs[:, c, a:b] = ((w * v) @ powers[:, :top]).T
@@ -430,22 +426,26 @@ def _local_polynomial(ws, vals, powers, degrees):
             moments[:, a + rows] *= unit
             rhs[:, :, a + rows] *= unit[:top, None, :]
     G = moments[np.add.outer(np.arange(top), np.arange(top))]  # Hankel (P, P, n)
-    # a tiny ridge on the slope terms keeps rows with too few keys solvable (-> the mean)
+    # a tiny ridge on the slope terms (rows with enough keys round as they always did)
     diagonal = np.arange(1, top)
     G[diagonal, diagonal] += 1e-12 * moments[0]
     ok = moments[0] > 0  # rows without weight have no fit: solved as the identity, then NaN
     if not ok.all():
         G[:, :, ~ok] = np.eye(top)[:, :, None]
         rhs[:, :, ~ok] = 0.0
-    # a lower degree's system is a leading block of the highest's
-    solved = solve_spd_rows(G, rhs, [degree + 1 for degree in degrees])
-    results = []
-    for a, b in zip(starts[:-1], starts[1:]):
-        outs = [x[0, :, a:b].T.copy() for x in solved]  # the value at offset 0, (n, C)
-        for out in outs:
-            out[~ok[a:b]] = np.nan
-        results.append(outs)
-    return results
+    # a lower degree's system is a leading block of the highest's. A row whose keys of weight
+    # cannot determine the degree (fewer than degree + 1: a stream's first rows, a gap's edge;
+    # the ridge alone decided it, and a stream and the one-shot filter differed by 1e-4) fits
+    # the highest degree they do (one key: the mean)
+    fits = [degree + 1 for degree in degrees]
+    sizes = sorted(set(fits) | set(np.unique(np.clip(weighed, 1, top)).tolist()))
+    solved = dict(zip(sizes, (x[0] for x in solve_spd_rows(G, rhs, sizes))))  # at offset 0
+    values = [solved[P].copy() for P in fits]  # (C, rows)
+    for value, P in zip(values, fits):
+        for p in (p for p in sizes if p < P):
+            value[:, weighed == p] = solved[p][:, weighed == p]
+        value[:, ~ok] = np.nan
+    return [[x[:, a:b].T.copy() for x in values] for a, b in zip(starts[:-1], starts[1:])]
 
 
 def attend_newest(

@@ -76,12 +76,14 @@ def attend_lags_reference(
             if degree == 0:
                 out[t - start, c] = (w * np.array(values)).sum() / w.sum()
                 continue
-            # weighted least squares on 1, u, .., u^degree (u: the time offset in units of the
-            # power of 2 at or below the farthest key of weight at least SPAN_WEIGHT)
+            # weighted least squares on 1, u, .., u^p (u: the time offset in units of the
+            # power of 2 at or below the farthest key of weight at least SPAN_WEIGHT), p the
+            # degree or, with fewer such keys than degree + 1, the highest degree they determine
             far = np.abs(np.array(offsets))[w >= SPAN_WEIGHT]
             u = np.array(offsets) / power_of_two_at_most(int(far.max()))
-            X = np.vander(u, degree + 1, increasing=True)
-            G = X.T @ (w[:, None] * X) + np.diag([0.0] + [1e-12 * w.sum()] * degree)
+            p = min(degree, far.size - 1)
+            X = np.vander(u, p + 1, increasing=True)
+            G = X.T @ (w[:, None] * X) + np.diag([0.0] + [1e-12 * w.sum()] * p)
             beta = np.linalg.solve(G, X.T @ (w * np.array(values)))
             out[t - start, c] = beta[0]
             if lag_min <= 0 <= lag_max and not np.isfinite(V[t, c]):  # no reading of its own:
