@@ -243,6 +243,17 @@ def weighted_mean(weights: np.ndarray, targets: np.ndarray) -> np.ndarray:
     return out
 
 
+def rounding_floor(w, neighbours, queries) -> np.ndarray:
+    """(Q, 1): the squared spread the centring of a neighbourhood leaves as rounding, below
+    which :func:`local_linear` resolves no direction: ``(16 k eps size)²``, ``size`` the
+    largest coordinate of the query plus that of its neighbours of weight > 0 (rows of ``w``
+    (Q, k)), so that offsets from the query, or from the neighbours' mean, are covered."""
+    k = w.shape[1]
+    used = np.where((w > 0)[:, :, None], np.abs(neighbours), 0.0)
+    size = used.max(axis=(1, 2), initial=0.0) + np.abs(queries).max(axis=1, initial=0.0)
+    return ((16.0 * k * np.finfo(np.float64).eps) * size)[:, None] ** 2
+
+
 def local_linear(weights, neighbours, queries, targets, ridge=1e-3):
     """Kernel-weighted local-linear estimate at each query: the intercept of the weighted
     ridge fit ``targets ≈ a + B (neighbour - query)`` over its neighbourhood.
@@ -253,8 +264,10 @@ def local_linear(weights, neighbours, queries, targets, ridge=1e-3):
     The slope penalty is ``ridge`` times the mean weighted second moment of the offsets (so
     it is scale-free); the intercept is not penalised. A neighbourhood too small or degenerate
     to fit a slope (fewer than D + 1 weighted neighbours) falls back towards the weighted mean
-    through the ridge (with ``ridge`` 0: the minimum-norm slope). Returns (Q, V); NaN for a
-    row without weight.
+    through the ridge (with ``ridge`` 0: the minimum-norm slope, no slope along a direction
+    the neighbours spread less than rounding in (:func:`rounding_floor`): all of them
+    identical give the weighted mean of their targets). Returns (Q, V); NaN for a row
+    without weight.
 
     The intercept is eliminated by centring on the weighted means, rather than solved with
     the slopes in the normal equations in [1, offset] with a fixed 1e-12 on the diagonal: the
@@ -290,9 +303,10 @@ def local_linear(weights, neighbours, queries, targets, ridge=1e-3):
     # Where every ridge lifts the eigenvalues well above the Gram matrix's rounding (about
     # D eps of its largest eigenvalue, which is at most D scale), elimination over all
     # queries and ridges at once; otherwise every ridge in one eigenbasis. There, eigenvalues
-    # below 1e-15 of the largest are not resolved (0), and a direction whose eigenvalue plus
-    # ridge is still below that gets no slope (ridge 0: the minimum-norm slope): the cross
-    # moments along it are rounding too, which a tiny ridge would amplify
+    # below 1e-15 of the largest, or below the centring's rounding (rounding_floor: all
+    # neighbours identical left rounding alone), are not resolved (0), and a direction whose
+    # eigenvalue plus ridge is still below that gets no slope (ridge 0: the minimum-norm
+    # slope): the cross moments along it are rounding too, which a tiny ridge would amplify
     u = {}
     if distinct and distinct[0] > 10 * D**2 * np.finfo(float).eps:
         R, diag = len(distinct), np.arange(D)
@@ -302,7 +316,7 @@ def local_linear(weights, neighbours, queries, targets, ridge=1e-3):
         u = dict(zip(distinct, solve_spd(A.reshape(R * Q, D, D), rhs).reshape(R, Q, D)))
     elif distinct:
         lam, vec = np.linalg.eigh(gram)
-        floor = 1e-15 * lam[:, -1:]
+        floor = np.maximum(1e-15 * lam[:, -1:], rounding_floor(w, keys, _finite(queries)))
         lam = np.where(lam > floor, lam, 0.0)
         mean_along = np.matmul(vec.transpose(0, 2, 1), off_mean[:, :, None])  # (Q, D, 1)
         for r in distinct:

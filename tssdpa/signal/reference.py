@@ -161,13 +161,19 @@ def local_linear_reference(weights, neighbours, queries, targets, ridge=1e-3):
         t = np.nan_to_num(targets[i])
         scale = np.sum(w[:, None] * X**2) / max(D, 1)
         # the intercept is free: centre on the weighted means, then the ridge fit of the
-        # slopes, the penalty as extra rows sqrt(lambda) I with zero targets; lstsq (an SVD)
-        # gives the minimum-norm slopes where they are not determined
+        # slopes by the SVD of the weighted centred offsets, s / (s² + lambda) along each
+        # direction; a direction with s² below 1e-15 of the largest or the centring's
+        # rounding (16 k eps size)², size the largest coordinate of the query plus that of
+        # its weighted neighbours, gets no slope (ridge 0: the minimum-norm slopes)
         xm, tm = w @ X, w @ t
-        A = np.vstack([np.sqrt(w)[:, None] * (X - xm),
-                       np.sqrt(ridge * (scale if scale > 0 else 1.0)) * np.eye(D)])  # fmt: skip
-        b = np.vstack([np.sqrt(w)[:, None] * (t - tm), np.zeros((D, t.shape[1]))])
-        slopes = np.linalg.lstsq(A, b, rcond=None)[0]  # (D, V)
+        U, s, Vt = np.linalg.svd(np.sqrt(w)[:, None] * (X - xm), full_matrices=False)
+        size = np.abs(neighbours[i][w > 0]).max(initial=0.0) + np.abs(queries[i]).max()
+        floor = max(1e-15 * (s**2).max(initial=0.0), (16.0 * k * np.finfo(float).eps * size) ** 2)
+        s = np.where(s**2 > floor, s, 0.0)
+        lam = ridge * (scale if scale > 0 else 1.0)
+        gain = np.divide(s, s**2 + lam, out=np.zeros_like(s), where=s > 0)
+        b = np.sqrt(w)[:, None] * (t - tm)
+        slopes = Vt.T @ (gain[:, None] * (U.T @ b))  # (D, V)
         out[i] = tm - xm @ slopes
     return out
 
