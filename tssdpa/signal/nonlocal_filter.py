@@ -30,8 +30,10 @@ outputs. A query with missing samples in its pattern (the first and last m/2 row
 gap) is compared on its finite coordinates only, the squared distance scaled by D / (coordinates
 used) for D coordinates, as the windowed filter does, by exact distances to every key of its
 tiles: O(TILE D) each, so a series with many scattered gaps costs up to O(T TILE D). Keys at
-equal computed distances go to the earlier one. ``exclude_self`` leaves the query's own pattern
-out.
+equal computed distances go to the earlier one; distances equal only up to rounding are not
+ties, so a quantised series shifted by a constant, or with its channels in another order, may
+pick other keys among equally near ones (an output 0.05 apart on a unit sine in steps of 0.1).
+``exclude_self`` leaves the query's own pattern out.
 
 The slow reference is :func:`tssdpa.signal.reference.nonlocal_reference`.
 """
