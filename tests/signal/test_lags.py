@@ -221,23 +221,6 @@ def test_a_row_with_fewer_keys_of_weight_than_its_degree_needs_fits_the_highest_
         np.testing.assert_allclose(got, lower, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("seed", [1, 5])
-def test_a_local_polynomial_row_does_not_depend_on_the_rows_computed_beside_it(seed):
-    """A narrow kernel on a random walk: many rows weigh one near key and a few faint ones
-    (1e-11 of it), on which the slopes rest, so a rounding of the moments is amplified up
-    to 1e11. BLAS summed a row in an order that depended on the rows in its block (a block
-    of one row and one of 100 gave 2.5e-5 apart, a stream's step and the filter 2.5e-4):
-    the moments are summed row by row, the same in any block."""
-    x = np.cumsum(np.random.default_rng(seed).normal(size=(100, 2)), axis=0)
-    full = np.concatenate([np.full((49, 2), np.nan), x])
-    E = delay_embedding(full, 3)
-    kw = dict(sigma=0.1, degree=2, exclude_self=True)
-    whole = attend_lags(E, full, (49, 149), 0, 49, **kw)
-    for rows_per_block in (1, 2, 7):
-        got = attend_lags(E, full, (49, 149), 0, 49, block_elems=50 * rows_per_block, **kw)
-        np.testing.assert_array_equal(got, whole)
-
-
 @pytest.mark.parametrize("lag_min", [0, -8])
 def test_a_polynomial_at_a_sample_without_its_reading_stays_within_the_values_it_weighed(lag_min):
     # across a long gap the keys lie on one side: a quadratic fitted there extrapolated

@@ -349,7 +349,8 @@ def _within_weighed(res, w, vals, unread) -> None:
 
 def logit_scale(sigma: float, dtype) -> np.generic:
     """``0.5 / sigma²`` in ``dtype``, capped (float32's inf below 3.8e-20 gave 0 · inf = NaN)."""
-    return np.dtype(dtype).type(min(0.5 / float(sigma) / float(sigma), float(np.finfo(dtype).max)))
+    dtype = np.dtype(dtype)
+    return dtype.type(min(0.5 / float(sigma) / float(sigma), float(np.finfo(dtype).max)))
 
 
 def logit_reach(scale, dtype) -> float:
@@ -401,16 +402,13 @@ def _local_polynomial(ws, vals, powers, degrees):
     rhs = np.empty((top, len(vals), starts[-1]))  # sum_l w u^k v
     reach = np.abs(powers[:, 1])  # |u| of each key
     farthest = np.flatnonzero(reach == reach.max())
-    cols = [np.ascontiguousarray(powers[:, k]) for k in range(2 * top - 1)]
     weighed = np.empty(starts[-1], dtype=np.int64)  # keys of weight >= SPAN_WEIGHT per row
     for w, a, b in zip(ws, starts[:-1], starts[1:]):
         w = w.astype(np.float64, copy=False)
         weighed[a:b] = (w >= SPAN_WEIGHT).sum(axis=1)
-        # einsum, not matmul: BLAS sums a row in an order that depends on the rows beside it
-        moments[:, a:b] = [np.einsum("nl,l->n", w, col) for col in cols]
+        moments[:, a:b] = (w @ powers[:, : 2 * top - 1]).T
         for c, v in enumerate(vals):
-            wv = w * v
-            rhs[:, c, a:b] = [np.einsum("nl,l->n", wv, col) for col in cols[:top]]
+            rhs[:, c, a:b] = ((w * v) @ powers[:, :top]).T
         # each row's offsets in units of the power of 2 at or below its farthest key of
         # weight >= SPAN_WEIGHT: the fit at offset 0 is the same in any unit, but the ridge
         # below is not, and in the window's unit a row whose keys fill a small part of it (the
@@ -432,11 +430,13 @@ def _local_polynomial(ws, vals, powers, degrees):
     diagonal = np.arange(1, top)
     G[diagonal, diagonal] += 1e-12 * moments[0]
     ok = moments[0] > 0  # rows without weight have no fit: solved as the identity, then NaN
-    G[:, :, ~ok] = np.eye(top)[:, :, None]
-    rhs[:, :, ~ok] = 0.0
+    if not ok.all():
+        G[:, :, ~ok] = np.eye(top)[:, :, None]
+        rhs[:, :, ~ok] = 0.0
     # a lower degree's system is a leading block of the highest's. A row whose keys of weight
     # cannot determine the degree (fewer than degree + 1: a stream's first rows, a gap's edge;
-    # the ridge alone decided it) fits the highest degree they do (one key: the mean)
+    # the ridge alone decided it, and a stream and the one-shot filter differed by 1e-4) fits
+    # the highest degree they do (one key: the mean)
     fits = [degree + 1 for degree in degrees]
     sizes = sorted(set(fits) | set(np.unique(np.clip(weighed, 1, top)).tolist()))
     solved = dict(zip(sizes, (x[0] for x in solve_spd_rows(G, rhs, sizes))))  # at offset 0
