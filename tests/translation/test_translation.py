@@ -766,13 +766,7 @@ def test_the_final_checkpoint_is_written_whole_or_not_at_all(
         raise OSError("disk full")
 
     monkeypatch.setattr(Trainer, "save_checkpoint", half_written)
-    init = "model.transformer.init_args"
-    small = [f"data.dataset={pairs_file}", f"data.cache_dir={cache_dir}", "data.vocab_size=64",
-             f"{init}.embed_dim=16", f"{init}.num_heads=2", f"{init}.head_dim=8",
-             f"{init}.feedforward_dim=32", "trainer.accelerator=cpu",
-             "trainer.enable_model_summary=false", "trainer.enable_progress_bar=false"]  # fmt: skip
-    argv = ["--runs-dir", str(tmp_path / "runs"), "--max-epochs", "1", "--max-pairs", "60"]
-    args = translate_compare.parse_args([*argv, *(x for item in small for x in ("--set", item))])
+    args = _tiny_compare_args(translate_compare, pairs_file, cache_dir, tmp_path)
     run_dir = tmp_path / "runs" / f"standard_L{SEQUENCE_LENGTH}"
     run_dir.mkdir(parents=True)
     (run_dir / "final.ckpt").write_bytes(b"the last whole checkpoint")
@@ -781,6 +775,17 @@ def test_the_final_checkpoint_is_written_whole_or_not_at_all(
         translate_compare.run_one(args, config, SEQUENCE_LENGTH)
     assert (run_dir / "final.ckpt").read_bytes() == b"the last whole checkpoint"
     assert [p.name for p in run_dir.iterdir()] == ["final.ckpt"]
+
+
+def _tiny_compare_args(translate_compare, pairs_file, cache_dir, tmp_path):
+    """``translate_compare``'s arguments for one epoch of a tiny model on 60 pairs."""
+    init = "model.transformer.init_args"
+    small = [f"data.dataset={pairs_file}", f"data.cache_dir={cache_dir}", "data.vocab_size=64",
+             f"{init}.embed_dim=16", f"{init}.num_heads=2", f"{init}.head_dim=8",
+             f"{init}.feedforward_dim=32", "trainer.accelerator=cpu",
+             "trainer.enable_model_summary=false", "trainer.enable_progress_bar=false"]  # fmt: skip
+    argv = ["--runs-dir", str(tmp_path / "runs"), "--max-epochs", "1", "--max-pairs", "60"]
+    return translate_compare.parse_args([*argv, *(x for item in small for x in ("--set", item))])
 
 
 def test_a_ddp_process_other_than_the_first_writes_no_final_checkpoint_and_goes_on(
@@ -800,13 +805,7 @@ def test_a_ddp_process_other_than_the_first_writes_no_final_checkpoint_and_goes_
     monkeypatch.setattr(Trainer, "is_global_zero", property(lambda self: False))
     monkeypatch.setattr(Trainer, "save_checkpoint", lambda self, path, weights_only=False:
                         saved.append(Path(path).name))  # fmt: skip
-    init = "model.transformer.init_args"
-    small = [f"data.dataset={pairs_file}", f"data.cache_dir={cache_dir}", "data.vocab_size=64",
-             f"{init}.embed_dim=16", f"{init}.num_heads=2", f"{init}.head_dim=8",
-             f"{init}.feedforward_dim=32", "trainer.accelerator=cpu",
-             "trainer.enable_model_summary=false", "trainer.enable_progress_bar=false"]  # fmt: skip
-    argv = ["--runs-dir", str(tmp_path / "runs"), "--max-epochs", "1", "--max-pairs", "60"]
-    args = translate_compare.parse_args([*argv, *(x for item in small for x in ("--set", item))])
+    args = _tiny_compare_args(translate_compare, pairs_file, cache_dir, tmp_path)
     config = REPO / "experiments/configs/translate_standard.yaml"
     translate_compare.run_one(args, config, SEQUENCE_LENGTH)
     assert saved == ["final.ckpt"]
