@@ -469,3 +469,20 @@ def test_an_output_folder_where_no_file_can_be_written_is_refused_once_naming_it
         filter_files(str(tmp_path / "a.csv"), "/proc", progress=False)
     r = cli_in_process("filter", "a.csv", "--out-dir", "/proc", cwd=tmp_path)
     cli.assert_usage_error(r, "--out-dir: cannot write files in '/proc'")
+
+
+def test_a_bad_parameter_value_is_refused_before_a_cluster_starts(
+    cli, cli_in_process, tmp_path, monkeypatch
+):
+    # the value was checked inside filter_files, after the Dask cluster had started
+    import tssdpa.cli.batch as cli_batch
+
+    def no_cluster(*args, **kwargs):
+        raise AssertionError("a cluster was started")
+
+    monkeypatch.setattr(cli_batch, "_client", no_cluster)
+    (tmp_path / "a.csv").write_text("a\n1\n2\n3\n")
+    (tmp_path / "out").mkdir()
+    args = ["filter", "a.csv", "--out-dir", "out", "--params", '{"sigma": -1}']
+    r = cli_in_process(*args, cwd=tmp_path)
+    cli.assert_usage_error(r, "--params: sigma must be a number > 0, got -1")

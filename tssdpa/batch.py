@@ -183,6 +183,17 @@ def expand_paths(paths_or_glob) -> list[str]:
     return list(first.values())
 
 
+def check_params(spec, params: dict) -> None:
+    """``ValueError`` ('params: ...') where the method ``spec`` refuses the values of
+    ``params`` (sigma=-1): once, before any file (each file failed on its own)."""
+    validate = getattr(spec.build(**params), "_validate_params", None)
+    try:
+        if validate is not None:
+            validate()
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"params: {exc}") from None
+
+
 def _check_writable(out_dir: Path) -> None:
     """``ValueError`` naming ``out_dir`` where no file can be written in it (read-only, not
     a real folder like /proc): each file failed on its own, naming a temporary file the user
@@ -305,12 +316,7 @@ def filter_files(
     if spec.requires_target:
         raise ValueError(f"method: {method} fits against a clean reference; choose a "
                          "self-supervised one")  # fmt: skip
-    validate = getattr(spec.build(**params), "_validate_params", None)
-    try:  # once, not as every file's failure (sigma=-1 failed each file, one by one)
-        if validate is not None:
-            validate()
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"params: {exc}") from None
+    check_params(spec, params)
     options = dict(columns=columns, time_column=time_column, suffix=suffix)
     fitted = None
     if fit_on is not None:

@@ -161,7 +161,7 @@ def run(args, parse_params) -> int:
     # the cheap checks above run before the estimators are imported
     import pandas as pd
 
-    from tssdpa.batch import expand_paths, filter_files
+    from tssdpa.batch import check_params, expand_paths, filter_files
     from tssdpa.compare import get_method
 
     try:
@@ -174,6 +174,10 @@ def run(args, parse_params) -> int:
         raise UsageError(f"--method: {args.method} fits against a clean reference (--target), "
                          "which --out-dir does not take; choose a self-supervised one")  # fmt: skip
     params = parse_params(args.params, spec.resolve_factory())
+    try:  # before a cluster starts
+        check_params(spec, params)
+    except ValueError as exc:
+        raise UsageError(str(exc).replace("params: ", "--params: ", 1)) from None
     try:
         inputs = expand_paths(args.input)  # before a cluster starts: a typo fails fast
     except ValueError as exc:
