@@ -198,8 +198,8 @@ def test_a_results_csv_that_is_no_csv_table_is_refused_before_training(
     (tmp_path / "last.ckpt").write_bytes(bytes(range(256)) * 4)
     argv = ["fit", *_TINY, "--data.n", "800", "--results_csv", "last.ckpt"]
     if script == "forecast":
-        argv += ["--model.d_model", "8", "--model.patch_len", "8", "--data.lookback", "32",
-                 "--data.horizon", "4"]  # fmt: skip
+        argv += ["--model.d_model", "8", "--model.patch_len", "8", "--data.dataset", "lorenz",
+                 "--data.lookback", "32", "--data.horizon", "4"]  # fmt: skip
     assert _script(script).main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith(f"{script}.py: error: --results_csv last.ckpt is no CSV table")

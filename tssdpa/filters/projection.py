@@ -64,9 +64,8 @@ class ProjectionFilter(
         7, 15, 31, 63) and means 1 (``window="all"``: 15) before :meth:`fit`.
     degree : "auto", int or list of int
         0: the weighted mean; p <= 8: the weighted least-squares polynomial of degree p in the
-        time offset, evaluated at t (follows trends without lag; a row with fewer keys of
-        weight than p + 1 fits the highest degree they determine). ``"auto"`` (default)
-        searches 0, 1, 2 (zero-phase 0, 2, 4) and means 0 before :meth:`fit`.
+        time offset at t (no lag on trends; a row with under p + 1 keys of weight fits the
+        highest degree they determine). "auto": 0, 1, 2 (zero-phase 0, 2, 4); 0 before fit.
     sigma : float or list of float
         Kernel width used before :meth:`fit`; a list gives the candidates :meth:`fit` tries
         (default: a grid scaled to the data's noise level, plus ``inf``, the uniform kernel).
