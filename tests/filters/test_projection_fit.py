@@ -175,6 +175,15 @@ def test_readings_on_a_grid_held_through_long_dropouts_keep_their_noise_level(sd
     assert 0.8 * sd < noise_level(x[:, None])[0] < 1.2 * sd
 
 
+def test_one_huge_glitch_does_not_make_the_noise_pass_for_rounding():
+    # residuals within 16 eps of the series' largest value were rounding: one sample of 1e13
+    # in a unit sine with noise 0.01 made every residual "exact", and the level 1e7
+    rng = np.random.default_rng(0)
+    x = np.sin(np.arange(2000) / 30.0) + 0.01 * rng.normal(size=2000)
+    x[700] = 1e13
+    assert 0.005 < noise_level(x[:, None])[0] < 0.02
+
+
 @pytest.mark.parametrize("sd", [0.2, 0.3, 0.4])
 def test_noisy_readings_rounded_to_integers_keep_their_noise_level(sd):
     # most interpolation residuals of integer readings are exactly 0: taken for a noise-free
