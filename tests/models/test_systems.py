@@ -85,6 +85,28 @@ def test_denoising_system_test_step_logs_mse_and_mae():
     assert res["test_mae"] == pytest.approx(float(torch.mean((xs - ys).abs())), rel=1e-5)
 
 
+def test_epoch_losses_are_the_mse_over_all_finite_targets_a_batch_without_any_included():
+    """A batch with no finite target adds nothing (its mean was NaN, so was the epoch's
+    val_loss: train_system stopped after one epoch and kept the untrained weights), and a batch
+    with a few counts by its finite targets, not by its windows."""
+    clean, noisy = _square_wave(384)
+    xs = torch.tensor(noisy.reshape(-1, 32, 1), dtype=torch.float32)  # 12 windows
+    ys = torch.tensor(clean.reshape(-1, 32, 1), dtype=torch.float32)
+    ys[4:8] = float("nan")  # the second batch of 4: no target at all
+    ys[8:11, 5:] = float("nan")  # the third: a few
+    system = DenoisingSystem(1, d_model=8, num_heads=2, num_layers=1, window=4)
+    data = DataLoader(TensorDataset(xs, ys), batch_size=4)
+    with torch.no_grad():
+        err = system(xs) - ys
+    ok = ~torch.isnan(ys)
+    want_mse, want_mae = float(err[ok].square().mean()), float(err[ok].abs().mean())
+    [val] = _trainer().validate(system, data, verbose=False)
+    assert val["val_loss"] == pytest.approx(want_mse, rel=1e-5)
+    [res] = _trainer().test(system, data, verbose=False)
+    assert res["test_loss"] == pytest.approx(want_mse, rel=1e-5)
+    assert res["test_mae"] == pytest.approx(want_mae, rel=1e-5)
+
+
 # ------------------------------------------------------------------ ridge-initialised linear branch
 @pytest.mark.parametrize("normalize", ["none", "last"])
 def test_ridge_init_equals_closed_form_dlinear(normalize):

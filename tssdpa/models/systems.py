@@ -47,26 +47,33 @@ class _SystemBase(L.LightningModule):
         ok = ~torch.isnan(targets)
         return pred[ok] - targets[ok]
 
-    def _loss(self, batch) -> Tensor:
-        return torch.mean(self._errors(batch) ** 2)
+    def _loss(self, batch) -> tuple[Tensor, int]:
+        """``(MSE over the batch's finite targets, how many there are)``: 0 (with zero
+        gradients) for a batch with none, logged with that weight, so that an epoch's loss is
+        the MSE over all its finite targets. ``mean`` of none was NaN, which made the epoch's
+        ``val_loss`` NaN: training stopped after one epoch and its weights were discarded."""
+        err = self._errors(batch)
+        n = err.numel()
+        return err.square().sum() / max(n, 1), n
 
     def training_step(self, batch, batch_idx):
-        loss = self._loss(batch)
-        self.log("train_loss", loss, prog_bar=True, on_epoch=True, on_step=False)
+        loss, n = self._loss(batch)
+        self.log("train_loss", loss, prog_bar=True, on_epoch=True, on_step=False, batch_size=n)
         return loss
 
     def validation_step(self, batch, batch_idx):
-        loss = self._loss(batch)
-        self.log("val_loss", loss, prog_bar=True, on_epoch=True, on_step=False)
+        loss, n = self._loss(batch)
+        self.log("val_loss", loss, prog_bar=True, on_epoch=True, on_step=False, batch_size=n)
         return loss
 
     def test_step(self, batch, batch_idx):
         """Logs ``test_loss`` (MSE) and ``test_mae`` over the finite targets of the test set."""
         err = self._errors(batch)
         n = err.numel()
-        loss = torch.mean(err**2)
+        loss = err.square().sum() / max(n, 1)
         self.log("test_loss", loss, on_epoch=True, on_step=False, batch_size=n)
-        self.log("test_mae", err.abs().mean(), on_epoch=True, on_step=False, batch_size=n)
+        mae = err.abs().sum() / max(n, 1)
+        self.log("test_mae", mae, on_epoch=True, on_step=False, batch_size=n)
         return loss
 
     def configure_optimizers(self):
