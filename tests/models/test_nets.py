@@ -34,6 +34,19 @@ def test_untrained_denoising_net_is_the_identity_with_missing_samples_as_zero():
     torch.testing.assert_close(y, torch.nan_to_num(x, nan=0.0), rtol=0, atol=0)
 
 
+def test_denoising_net_refuses_inf_naming_x_rather_than_spoil_outputs_out_of_its_reach():
+    """An inf sample made every output NaN, also those whose receptive field ends before it
+    (NaN is a missing sample; inf is no value at all)."""
+    net = DenoisingNet(1, d_model=8, num_heads=2, num_layers=1, window=4).eval()
+    x = torch.randn(1, 20, 1)
+    for bad in (float("inf"), float("-inf")):
+        x[0, 0, 0] = bad
+        with pytest.raises(ValueError, match="x holds inf"):
+            net(x)
+    x[0, 0, 0] = float("nan")
+    assert torch.isfinite(net(x)).all()  # NaN stays a missing sample
+
+
 def test_denoising_net_needs_a_window():
     with pytest.raises(ValueError, match="window"):
         DenoisingNet(1, window=0)

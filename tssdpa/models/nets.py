@@ -48,8 +48,8 @@ class DenoisingNet(nn.Module):
 
     Every block attends causally over a window of ``window`` steps, so the output at t depends
     on the last ``receptive_field = num_layers * (window - 1) + 1`` samples only. NaN inputs
-    are replaced by 0 and masked as keys in every layer. The head starts at zero, so an
-    untrained net is the identity.
+    are replaced by 0 and masked as keys in every layer; ±inf is refused. The head starts at
+    zero, so an untrained net is the identity.
 
     Parameters
     ----------
@@ -96,6 +96,8 @@ class DenoisingNet(nn.Module):
         """x (B, T, C) -> (B, T, C); causal."""
         if x.shape[-1] != self.n_channels:  # the embedding's matmul error named no shape
             raise ValueError(f"expected (B, T, {self.n_channels}), got {tuple(x.shape)}")
+        if bool(torch.isinf(x).any()):  # every output went NaN, far outside its reach
+            raise ValueError("x holds inf: give a finite value, or NaN for a missing sample")
         missing = torch.isnan(x)
         x0 = torch.where(missing, torch.zeros_like(x), x)
         pad = missing.any(dim=-1)
