@@ -196,6 +196,22 @@ def test_rows_past_the_last_key_stay_within_the_bound(case, kernel):
     assert ((got - want).abs() <= tol * spread + 1e-12).all()
 
 
+def test_skipping_keeps_its_bound_with_int64_epoch_nanosecond_timestamps():
+    """The skipping bounds compared times in float64 from their absolute values, which hold
+    epoch nanoseconds (1.7e18) to 256 ns: with τ = 20 ns the skipped keys held 0.49 of a row's
+    weight at decay_tol = 0.01; times counted from an origin give what they give near 0."""
+    L, tol = 700, 1e-2
+    base = 1_700_000_000_000_000_123
+    t = base + torch.arange(L)  # int64, 1 ns apart
+    q = torch.zeros(1, L, 1, dtype=D64)  # the kernel factor is 1: the weights are the decay's
+    v = (torch.arange(L) % 2).to(D64)[None, :, None]  # spread 1
+    for times in (t, t - base):
+        got = projection_sdpa(q, q, v, tau=20.0, timestamps=times, is_causal=True,
+                              backend="fused", decay_tol=tol)  # fmt: skip
+        want = projection_sdpa(q, q, v, tau=20.0, timestamps=times, is_causal=True, backend="math")
+        assert float((got - want).abs().max()) <= tol
+
+
 def test_zero_tolerance_and_unsorted_times_skip_nothing():
     q, k, v, g = _inputs(1, 1, 200, 200, 2, 2, seed=5)
     t = _times(200, g, sort=False)
