@@ -178,6 +178,25 @@ def test_ridge_init_needs_a_finite_validation_target():
         system.init_linear_ridge(y[:200], (past, np.full_like(future, np.nan)))
 
 
+def test_ridge_init_refuses_non_finite_validation_inputs_naming_val_pairs():
+    """A NaN in one past window made every score NaN, and the grid's first configuration was
+    kept without a word (val_mse NaN)."""
+    y = _ar_series(400, channels=1)
+    past, future = _pairs(y[300:], 24, 6)
+    system = ForecastingSystem(lookback=24, horizon=6, n_channels=1, linear_init="ridge")
+    for part, value, match in [(past, np.nan, "past windows hold NaN"),
+                               (past, np.inf, "past windows hold NaN or inf"),
+                               (future, np.inf, "future windows hold inf")]:  # fmt: skip
+        bad = part.copy()
+        bad[3, 5, 0] = value
+        pair = (bad, future) if part is past else (past, bad)
+        with pytest.raises(ValueError, match=f"val_pairs: the {match}"):
+            system.init_linear_ridge(y[:300], pair)
+    future = future.copy()
+    future[3, 5, 0] = np.nan  # a missing target is no target: still chosen
+    assert np.isfinite(system.init_linear_ridge(y[:300], (past, future))["val_mse"])
+
+
 def test_ridge_init_refuses_an_empty_grid_naming_it():
     # "cannot unpack non-iterable NoneType object"
     y = _ar_series(400)

@@ -47,7 +47,8 @@ def ridge_linear_init(net: ForecastingNet, train_series, val_pairs, grid=None) -
         The training series; the only data the linear model is fitted on.
     val_pairs : tuple of array_like
         Validation windows ``(past (N, lookback, C), future (N, horizon, C))``; the
-        configuration with the lowest MSE on them (NaN targets ignored) is kept.
+        configuration with the lowest MSE on them (NaN targets ignored) is kept. The past
+        windows must be finite.
     grid : iterable of dict, optional
         ``{"ridge", "normalize"}`` configurations (default :data:`RIDGE_GRID`, the harness's
         DLinear search). Every one is a :class:`~tssdpa.baselines.DLinearForecaster` with
@@ -63,6 +64,12 @@ def ridge_linear_init(net: ForecastingNet, train_series, val_pairs, grid=None) -
     a = np.asarray(train_series, dtype=np.float64)
     a = a[:, None] if a.ndim == 1 else a
     Xv, Yv = (np.asarray(t, dtype=np.float64) for t in val_pairs)
+    # a NaN past made every score NaN: the grid's first configuration was kept, unscored
+    if not np.isfinite(Xv).all():
+        raise ValueError("val_pairs: the past windows hold NaN or inf; fill missing inputs "
+                         "first (the learned forecaster takes the training mean)")  # fmt: skip
+    if np.isinf(Yv).any():
+        raise ValueError("val_pairs: the future windows hold inf (NaN is a missing target)")
     ok = ~np.isnan(Yv)
     if not ok.any():
         raise ValueError("the validation windows have no finite target")
