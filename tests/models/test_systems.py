@@ -197,6 +197,24 @@ def test_ridge_init_refuses_non_finite_validation_inputs_naming_val_pairs():
     assert np.isfinite(system.init_linear_ridge(y[:300], (past, future))["val_mse"])
 
 
+def test_ridge_init_refuses_windows_of_another_shape_naming_val_pairs():
+    """A one-channel past was broadcast against two target channels and scored without a
+    word; other shapes failed inside numpy's einsum or broadcasting, unnamed."""
+    y = _ar_series(400, channels=1)
+    past, future = _pairs(y[300:], 24, 6)
+    system = ForecastingSystem(lookback=24, horizon=6, n_channels=1, linear_init="ridge")
+    for pair in [
+        (past, np.concatenate([future, future], 2)),
+        (past[:, 1:], future),
+        (past, future[:, :5]),
+        (past[:-1], future),
+        (past[..., 0], future[..., 0]),
+    ]:
+        with pytest.raises(ValueError, match=r"val_pairs must be \(past \(N, 24, C\)"):
+            system.init_linear_ridge(y[:300], pair)
+    assert np.isfinite(system.init_linear_ridge(y[:300, 0], (past, future))["val_mse"])
+
+
 def test_ridge_init_refuses_an_empty_grid_naming_it():
     # "cannot unpack non-iterable NoneType object"
     y = _ar_series(400)

@@ -64,6 +64,13 @@ def ridge_linear_init(net: ForecastingNet, train_series, val_pairs, grid=None) -
     a = np.asarray(train_series, dtype=np.float64)
     a = a[:, None] if a.ndim == 1 else a
     Xv, Yv = (np.asarray(t, dtype=np.float64) for t in val_pairs)
+    ok_shapes = Xv.ndim == Yv.ndim == 3 and Xv.shape[1] == net.lookback
+    if not (ok_shapes and Yv.shape == (Xv.shape[0], net.horizon, Xv.shape[2])):
+        # broadcast or unnamed before: a one-channel past scored against two target channels
+        raise ValueError(
+            f"val_pairs must be (past (N, {net.lookback}, C), future (N, {net.horizon}, C)) "
+            f"for this net, got {Xv.shape} and {Yv.shape}"
+        )
     # a NaN past made every score NaN: the grid's first configuration was kept, unscored
     if not np.isfinite(Xv).all():
         raise ValueError("val_pairs: the past windows hold NaN or inf; fill missing inputs "
