@@ -221,6 +221,44 @@ def test_a_row_with_fewer_keys_of_weight_than_its_degree_needs_fits_the_highest_
         np.testing.assert_allclose(got, lower, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("degree", [1, 2])
+def test_a_power_its_keys_determine_only_to_rounding_is_not_fitted(degree):
+    """A row of three keys, one at distance 0 and two far out (weights 1 and 1e-11): the
+    slope rests on the faint keys, whose share of the moments is below rounding (the pivot
+    is below PIVOT_FLOOR of its diagonal). The kernel and the reference fit the mean there,
+    as they fit the highest degree a row's keys determine when it has too few of them."""
+    E = np.array([[0.0], [7.0], [7.0], [0.0]])  # keys 0-2, the query 3
+    V = np.array([[1.0], [-5.0], [9.0], [0.0]])
+    kw = dict(sigma=1.0, exclude_self=True)
+    got = attend_lags(E, V, (3, 4), 0, 3, degree=degree, **kw)
+    mean = attend_lags(E, V, (3, 4), 0, 3, degree=0, **kw)
+    ref = attend_lags_reference(E, V, (3, 4), 0, 3, degree=degree, **kw)
+    np.testing.assert_array_equal(got, mean)
+    np.testing.assert_allclose(ref, mean, rtol=1e-12)
+    # with the far keys nearer (1e-3 of the weight) the slope is fitted, in both
+    E[1:3] = 3.7
+    got = attend_lags(E, V, (3, 4), 0, 3, degree=degree, **kw)
+    assert abs(got[0, 0] - attend_lags(E, V, (3, 4), 0, 3, degree=0, **kw)[0, 0]) > 1e-3
+    ref = attend_lags_reference(E, V, (3, 4), 0, 3, degree=degree, **kw)
+    np.testing.assert_allclose(got, ref, rtol=1e-9)
+
+
+@pytest.mark.parametrize("seed", [1, 5, 8])
+def test_a_local_polynomial_row_does_not_depend_on_the_rows_computed_beside_it(seed):
+    """A narrow kernel on a random walk: many rows weigh one near key and a few faint ones
+    (1e-11 of it). BLAS sums a row's moments in an order that depends on the rows in its
+    block; the powers those faint keys alone determine amplified that rounding (blocks of
+    one row and of 100 were 2.5e-5 apart): such powers are not fitted (PIVOT_FLOOR)."""
+    x = np.cumsum(np.random.default_rng(seed).normal(size=(100, 2)), axis=0)
+    full = np.concatenate([np.full((49, 2), np.nan), x])
+    E = delay_embedding(full, 3)
+    kw = dict(sigma=0.1, degree=2, exclude_self=True)
+    whole = attend_lags(E, full, (49, 149), 0, 49, **kw)
+    for rows_per_block in (1, 2, 7):
+        got = attend_lags(E, full, (49, 149), 0, 49, block_elems=50 * rows_per_block, **kw)
+        np.testing.assert_allclose(got, whole, rtol=0, atol=1e-10 * np.abs(x).max())
+
+
 @pytest.mark.parametrize("lag_min", [0, -8])
 def test_a_polynomial_at_a_sample_without_its_reading_stays_within_the_values_it_weighed(lag_min):
     # across a long gap the keys lie on one side: a quadratic fitted there extrapolated

@@ -42,7 +42,8 @@ import torch
 from torch import Tensor, nn
 
 from tssdpa.filters.projection_stream import stream_channels
-from tssdpa.signal.lags import GAP_MARGIN, SPAN_WEIGHT, power_of_two_at_most
+from tssdpa.signal.lags import GAP_MARGIN
+from tssdpa.signal.local_polynomial import PIVOT_FLOOR, SPAN_WEIGHT, power_of_two_at_most
 
 __all__ = [
     "INPUT_NAMES",
@@ -264,15 +265,22 @@ class StreamingStep(nn.Module):
         for i in range(1, P):
             G[i][i] = G[i][i] + _POLY_RIDGE * m0
         b = [rhs[:, i] for i in range(P)]  # (T, C)
+        diagonal = [G[i][i] for i in range(P)]
         for k in range(P):  # forward elimination
             for i in range(k + 1, P):
                 f = G[i][k] / G[k][k]
                 for j in range(k, P):
                     G[i][j] = G[i][j] - f * G[k][j]
                 b[i] = b[i] - f * b[k]
-        # a (row, channel) with fewer keys of weight than P fits the highest degree they
-        # determine (attend_lags' rule): the back substitution of that leading block
-        weighed = (w >= SPAN_WEIGHT).sum(1)  # (T, C)
+        # a (row, channel) with fewer keys of weight than P, or a power whose pivot is below
+        # PIVOT_FLOOR of its diagonal, fits the highest degree its keys determine (attend_lags'
+        # rule): the back substitution of that leading block
+        weighed = (w >= SPAN_WEIGHT).sum(1).to(m0.dtype)  # (T, C)
+        determined, still = torch.ones_like(m0), torch.ones_like(m0, dtype=torch.bool)
+        for i in range(1, P):
+            still = torch.logical_and(still, G[i][i] >= PIVOT_FLOOR * diagonal[i])
+            determined = determined + still.to(m0.dtype)
+        weighed = torch.minimum(weighed, determined)
         y = torch.full_like(m0, math.nan)
         for size in range(P, 0, -1):
             a = [None] * size

@@ -34,7 +34,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from tssdpa.checks import check_positive
-from tssdpa.signal.spd import solve_spd_rows
+from tssdpa.signal.local_polynomial import SPAN_WEIGHT, local_polynomial, offset_powers
 
 __all__ = ["GAP_MARGIN", "SIGMA_BATCH", "attend_lags", "attend_newest", "decay_logits",
            "iir_truncation_lag"]  # fmt: skip
@@ -46,9 +46,6 @@ SIGMA_BATCH = 4
 #: widened by this share of their range on each side: enough for a peak inside a short gap,
 #: not for the swing of a fit on one side of a long one (past -100 on a unit sine)
 GAP_MARGIN = 0.25
-#: a local polynomial measures each row's time offsets in units of the power of 2 at or below
-#: its farthest key of at least this weight, relative to the row's largest (1)
-SPAN_WEIGHT = 1e-12
 
 
 def iir_truncation_lag(decay: float, tol: float) -> int:
@@ -131,7 +128,7 @@ def attend_lags(
     block = max(1, block_elems // n_lags)
     use_times = times is not None and tau is not None
     inv_tau = 1.0 / tau if use_times else None
-    powers = _offset_powers(lags, max(p for _, p in configs))
+    powers = offset_powers(lags, max(p for _, p in configs))
 
     def run_block(a: int) -> None:
         b = min(stop, a + block)
@@ -234,7 +231,7 @@ def attend_lags(
             polys = [[i for i in members if configs[i][1] > 0] for members in member_lists]
             if not polys[0]:
                 return [{} for _ in ws]
-            fits = _local_polynomial(ws, vals, powers, [configs[i][1] for i in polys[0]])
+            fits = local_polynomial(ws, vals, powers, [configs[i][1] for i in polys[0]])
             return [dict(zip(poly, f)) for poly, f in zip(polys, fits)]
 
         def outputs(w, empty, vals, fb, members, fits, unread) -> dict:
@@ -375,77 +372,6 @@ def _nearest_first(dist, low, scale, dtype=None, decay_term=None, extra=None) ->
     if extra is not None:
         out -= extra
     return out
-
-
-def power_of_two_at_most(n: int) -> int:
-    """The largest power of 2 <= ``n`` (1 for ``n`` <= 1)."""
-    return 1 << max(0, int(n).bit_length() - 1)
-
-
-def _offset_powers(lags: np.ndarray, degree: int) -> np.ndarray:
-    """(L, 2·degree + 1) powers of the scaled time offset ``(j - t) / 2^floor(log2 max|j - t|)``
-    of each key (scaled so that the normal equations stay well conditioned; by a power of 2,
-    so that :func:`_local_polynomial`'s rescaling of a row, by another, is exact)."""
-    u = -lags / power_of_two_at_most(int(np.abs(lags).max()))
-    return u[:, None].astype(np.float64) ** np.arange(2 * degree + 1)
-
-
-def _local_polynomial(ws, vals, powers, degrees):
-    """Weighted least-squares polynomials of each degree in ``degrees`` in the time offset, per
-    row, evaluated at offset 0: for each (n, L) weights in ``ws``, their constant coefficients
-    (a list, one (n, C) per degree). ``vals`` list of (n, L); the moments are shared by the
-    degrees, and the systems of every weights are solved together (one call's overhead)."""
-    top = max(degrees) + 1
-    starts = np.cumsum([0] + [len(w) for w in ws])  # each weights' rows among all
-    # the systems along the last axis, the layout the elimination works in
-    moments = np.empty((2 * top - 1, starts[-1]))  # sum_l w u^k
-    rhs = np.empty((top, len(vals), starts[-1]))  # sum_l w u^k v
-    reach = np.abs(powers[:, 1])  # |u| of each key
-    farthest = np.flatnonzero(reach == reach.max())
-    weighed = np.empty(starts[-1], dtype=np.int64)  # keys of weight >= SPAN_WEIGHT per row
-    for w, a, b in zip(ws, starts[:-1], starts[1:]):
-        w = w.astype(np.float64, copy=False)
-        weighed[a:b] = (w >= SPAN_WEIGHT).sum(axis=1)
-        moments[:, a:b] = (w @ powers[:, : 2 * top - 1]).T
-        for c, v in enumerate(vals):
-            rhs[:, c, a:b] = ((w * v) @ powers[:, :top]).T
-        # each row's offsets in units of the power of 2 at or below its farthest key of
-        # weight >= SPAN_WEIGHT: the fit at offset 0 is the same in any unit, but the ridge
-        # below is not, and in the window's unit a row whose keys fill a small part of it (the
-        # first rows of a long window, the edge of a gap) has moments u^k so small that the
-        # ridge bends its fit (a stream and the one-shot filter, whose window is capped at the
-        # series' length, differed). Powers of 2 rescale exactly; the cut-off keeps float32
-        # and float64, whose weights underflow at different lags, on one unit. Rows that
-        # weigh a key at the window's end (most) have the window's unit already.
-        short = ~(w[:, farthest] >= SPAN_WEIGHT).any(axis=1)
-        if short.any():
-            rows = np.flatnonzero(short)
-            span = np.where(w[rows] >= SPAN_WEIGHT, reach, 0.0).max(axis=1)
-            inv = 2.0 ** -np.floor(np.log2(np.where(span > 0, span, 1.0)))
-            unit = inv[None, :] ** np.arange(2 * top - 1)[:, None]  # (2P - 1, rows)
-            moments[:, a + rows] *= unit
-            rhs[:, :, a + rows] *= unit[:top, None, :]
-    G = moments[np.add.outer(np.arange(top), np.arange(top))]  # Hankel (P, P, n)
-    # a tiny ridge on the slope terms (rows with enough keys round as they always did)
-    diagonal = np.arange(1, top)
-    G[diagonal, diagonal] += 1e-12 * moments[0]
-    ok = moments[0] > 0  # rows without weight have no fit: solved as the identity, then NaN
-    if not ok.all():
-        G[:, :, ~ok] = np.eye(top)[:, :, None]
-        rhs[:, :, ~ok] = 0.0
-    # a lower degree's system is a leading block of the highest's. A row whose keys of weight
-    # cannot determine the degree (fewer than degree + 1: a stream's first rows, a gap's edge;
-    # the ridge alone decided it, and a stream and the one-shot filter differed by 1e-4) fits
-    # the highest degree they do (one key: the mean)
-    fits = [degree + 1 for degree in degrees]
-    sizes = sorted(set(fits) | set(np.unique(np.clip(weighed, 1, top)).tolist()))
-    solved = dict(zip(sizes, (x[0] for x in solve_spd_rows(G, rhs, sizes))))  # at offset 0
-    values = [solved[P].copy() for P in fits]  # (C, rows)
-    for value, P in zip(values, fits):
-        for p in (p for p in sizes if p < P):
-            value[:, weighed == p] = solved[p][:, weighed == p]
-        value[:, ~ok] = np.nan
-    return [[x[:, a:b].T.copy() for x in values] for a, b in zip(starts[:-1], starts[1:])]
 
 
 def attend_newest(

@@ -17,7 +17,8 @@ import math
 
 import numpy as np
 
-from tssdpa.signal.lags import GAP_MARGIN, SPAN_WEIGHT, power_of_two_at_most
+from tssdpa.signal.lags import GAP_MARGIN
+from tssdpa.signal.local_polynomial import PIVOT_FLOOR, SPAN_WEIGHT, power_of_two_at_most
 
 __all__ = [
     "attend_lags_reference",
@@ -84,6 +85,14 @@ def attend_lags_reference(
             p = min(degree, far.size - 1)
             X = np.vander(u, p + 1, increasing=True)
             G = X.T @ (w[:, None] * X) + np.diag([0.0] + [1e-12 * w.sum()] * p)
+            # and no power whose pivot (its diagonal entry less what the lower powers explain)
+            # is below PIVOT_FLOOR of its diagonal entry: the powers up to the first such one
+            for k in range(1, p + 1):
+                pivot = G[k, k] - G[k, :k] @ np.linalg.solve(G[:k, :k], G[:k, k])
+                if pivot < PIVOT_FLOOR * G[k, k]:
+                    p = k - 1
+                    break
+            X, G = X[:, : p + 1], G[: p + 1, : p + 1]
             beta = np.linalg.solve(G, X.T @ (w * np.array(values)))
             out[t - start, c] = beta[0]
             if lag_min <= 0 <= lag_max and not np.isfinite(V[t, c]):  # no reading of its own:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["solve_spd", "solve_spd_rows"]
+__all__ = ["back_substitute", "eliminate", "solve_spd", "solve_spd_rows"]
 
 
 def solve_spd(G: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -41,19 +41,28 @@ def solve_spd_rows(A: np.ndarray, b: np.ndarray, sizes) -> list[np.ndarray]:
     The local polynomials of several degrees (:func:`tssdpa.signal.lags.attend_lags`) share
     their moment matrix this way.
     """
-    top = max(sizes)
-    for k in range(top - 1):  # eliminate below the pivot (the lower triangle is not read again)
+    eliminate(A, b)
+    return [back_substitute(A, b, P) for P in sizes]
+
+
+def eliminate(A: np.ndarray, b: np.ndarray) -> None:
+    """Gaussian elimination below the pivots of :func:`solve_spd_rows`'s systems, in place:
+    ``A``'s diagonal then holds the pivots (each entry's Schur complement in its leading
+    block), and :func:`back_substitute` solves any leading block."""
+    top = A.shape[0]
+    for k in range(top - 1):  # the lower triangle is not read again
         for i in range(k + 1, top):
             f = A[i, k] / A[k, k]
             A[i, k + 1 : top] -= f * A[k, k + 1 : top]
             b[i] -= f * b[k]
-    solutions = []
-    for P in sizes:
-        x = np.empty_like(b[:P])
-        for i in range(P - 1, -1, -1):  # back substitution
-            acc = b[i].copy()
-            for j in range(i + 1, P):
-                acc -= A[i, j] * x[j]
-            x[i] = acc / A[i, i]
-        solutions.append(x)
-    return solutions
+
+
+def back_substitute(A: np.ndarray, b: np.ndarray, P: int) -> np.ndarray:
+    """(P, C, n) solution of the leading P x P block of systems :func:`eliminate` reduced."""
+    x = np.empty_like(b[:P])
+    for i in range(P - 1, -1, -1):
+        acc = b[i].copy()
+        for j in range(i + 1, P):
+            acc -= A[i, j] * x[j]
+        x[i] = acc / A[i, i]
+    return x
