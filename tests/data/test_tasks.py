@@ -115,11 +115,22 @@ def test_lightning_forecast_windows_follow_the_protocol():
     assert dm.n_channels == 1
 
 
-@pytest.mark.parametrize("columns", [["x"], "ar2", []])
-def test_denoise_columns_that_are_missing_empty_or_a_string_are_refused_naming_columns(columns):
+@pytest.mark.parametrize("columns", [["x"], "ar", []])
+def test_denoise_columns_that_are_missing_or_empty_are_refused_naming_columns(columns):
     with pytest.raises(ValueError, match="columns") as err:
         denoise_tasks("ar2", seeds=(0,), n=200, columns=columns)
     assert "tuple.index" not in str(err.value)
+
+
+def test_a_string_for_denoise_columns_is_one_column_name_as_numeric_columns_takes_it():
+    # a synthetic series' one column is named after it
+    [one] = denoise_tasks("ar2", seeds=(0,), settings=[("gaussian", 10.0)], n=200, columns="ar2")
+    [listed] = denoise_tasks("ar2", seeds=(0,), settings=[("gaussian", 10.0)], n=200,
+                             columns=["ar2"])  # fmt: skip
+    assert one.columns == listed.columns == ("ar2",)
+    np.testing.assert_array_equal(one.noisy, listed.noisy)
+    with pytest.raises(ValueError, match=r"columns: no column \['ar'\] in ar2"):
+        denoise_tasks("ar2", seeds=(0,), n=200, columns="ar")  # the name, not its letters
 
 
 @pytest.mark.parametrize(

@@ -169,7 +169,8 @@ def denoise_tasks(
 
     Synthetic signals get a fresh realisation per seed; real recordings are z-scored with their
     training statistics and only the noise changes with the seed. ETT uses the ``OT`` column
-    unless ``columns`` is given.
+    unless ``columns`` is given: a list of column names, or a string, one column's name (as
+    :func:`~tssdpa.data.tables.numeric_columns` takes it).
     """
     if settings is None:
         settings = [
@@ -216,10 +217,9 @@ def _seeds(seeds) -> list[int]:
 
 def _columns(dataset: str, columns, known: tuple) -> list:
     # a missing name raised "tuple.index(x): x not in tuple", naming neither; a string was
-    # split into letters; [] meant OT for ETT but a task of no channel for the IMU
-    if isinstance(columns, str):
-        raise ValueError(f"columns must be a list of column names; got the string {columns!r}")
-    keep = list(columns)
+    # split into letters, then refused; it is one column's name, as numeric_columns takes it;
+    # [] meant OT for ETT but a task of no channel for the IMU
+    keep = [columns] if isinstance(columns, str) else list(columns)
     missing = [c for c in keep if c not in known]
     if missing or not keep:
         why = f"no column {missing}" if missing else "no column named"
