@@ -200,7 +200,10 @@ def run_one(
     of this invocation so far (a run of the same attention and length is refused)."""
     saved_argv, sys.argv = sys.argv, sys.argv[:1]  # the CLI reads only the arguments given
     try:
-        cli = TranslationCLI(args=cli_args(args, config, sequence_length), run=False)
+        # --max-pairs is given to the CLI as --data.max_pairs: its messages name ours
+        names = {"max_pairs": "--max-pairs"} if args.max_pairs is not None else {}
+        cli_argv = cli_args(args, config, sequence_length)
+        cli = TranslationCLI(args=cli_argv, run=False, option_names=names)
     finally:
         sys.argv = saved_argv
     system, datamodule, trainer = cli.model, cli.datamodule, cli.trainer

@@ -677,9 +677,12 @@ def test_cli_fit_then_test(pairs_file, cache_dir, tmp_path):
     [
         ("--data.batch_size=0", "batch_size must be positive, got 0"),
         ("--trainer.max_epochs=-2", "`max_epochs` must be a non-negative integer"),
-        ("--data.max_pairs=2", "max_pairs must be at least 3"),
+        ("--data.max_pairs=2", "--data.max_pairs must be at least 3, got 2"),
         # it trained on the file's 240 pairs without a word
-        ("--data.max_pairs=100000", "max_pairs=100000 is more than the 240 pairs there are"),
+        (
+            "--data.max_pairs=100000",
+            "--data.max_pairs must be at most the 240 pairs there are, got 100000",
+        ),
         ("--data.dataset={latin1}", "{latin1}:2: not UTF-8 text"),
     ],
 )
@@ -699,6 +702,31 @@ def test_cli_refuses_a_bad_setting_before_training_in_one_line_with_exit_code_2(
     last = capsys.readouterr().err.splitlines()[-1]
     assert last.startswith("pytest: error: ") and message in last
     assert not (tmp_path / "history.csv").exists()  # refused before training
+
+
+def test_max_pairs_above_the_pair_file_is_refused_naming_it_as_the_user_gave_it(
+    pairs_file, cache_dir, tmp_path, capsys
+):
+    """Python names the argument, translate_compare.py its --max-pairs (it said '--data:
+    max_pairs=100000 is more than ...', an option it does not have)."""
+    with pytest.raises(ValueError, match=r"^max_pairs must be at most the 240 pairs there "
+                       r"are, got 100000"):  # fmt: skip
+        tiny_data(pairs_file, cache_dir, max_pairs=100000).prepare_data()
+    sys.path.insert(0, str(REPO / "experiments"))
+    try:
+        import translate_compare
+    finally:
+        sys.path.pop(0)
+    args = _tiny_compare_args(translate_compare, pairs_file, cache_dir, tmp_path)
+    args.max_pairs = 100000
+    with pytest.raises(SystemExit) as exit_:
+        translate_compare.run_one(
+            args, REPO / "experiments/configs/translate_standard.yaml", SEQUENCE_LENGTH
+        )
+    assert exit_.value.code == 2
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last == ("pytest: error: --max-pairs must be at most the 240 pairs there are, got "
+                    "100000 (none: all of them)")  # fmt: skip
 
 
 def test_cli_refuses_a_history_file_that_is_a_folder_or_one_of_its_inputs(

@@ -32,7 +32,17 @@ class TranslationCLI(LightningCLI):
     ``--history_file`` that is a folder, the pair file or a ``--config`` file.
     """
 
-    def __init__(self, args: Sequence[str] | None = None, run: bool = True, **kwargs):
+    def __init__(
+        self,
+        args: Sequence[str] | None = None,
+        run: bool = True,
+        option_names: dict[str, str] | None = None,
+        **kwargs,
+    ):
+        """``option_names``: the flag a front end gave a data setting by, for its messages
+        (``{"max_pairs": "--max-pairs"}``); by default this command's own, ``--data.<name>``."""
+        # set first: the classes are built (and their errors told) inside LightningCLI's init
+        self.option_names = {"max_pairs": "--data.max_pairs", **(option_names or {})}
         kwargs.setdefault("save_config_kwargs", {"overwrite": True})
         super().__init__(TranslationSystem, TranslationDataModule, args=args, run=run, **kwargs)
 
@@ -63,13 +73,21 @@ class TranslationCLI(LightningCLI):
         print(f"{Path(sys.argv[0]).name}: error: {message}", file=sys.stderr)
         raise SystemExit(2)
 
+    def _as_given(self, message: str) -> str | None:
+        """``message`` naming the flag the user gave instead of the Python argument it starts
+        with; None when it starts with none of ``option_names``."""
+        for name, flag in self.option_names.items():
+            if message.startswith(f"{name} "):
+                return flag + message[len(name) :]
+        return None
+
     def instantiate_classes(self) -> None:
         # The classes check their arguments as they are built; their errors reached the user
         # as tracebacks (exit code 1).
         try:
             super().instantiate_classes()
         except (ValueError, MisconfigurationException) as exc:
-            self._refuse(str(exc))
+            self._refuse(self._as_given(str(exc)) or str(exc))
 
     def _check_before_run(self) -> None:
         """Refuse, before any training, what would otherwise fail (or destroy data) later."""
@@ -78,7 +96,7 @@ class TranslationCLI(LightningCLI):
             if self.trainer.local_rank == 0:  # Lightning prepares the data on local rank 0
                 self.datamodule.prepare_data()  # vectorised once: the run reads the cache
         except (ValueError, FileNotFoundError) as exc:
-            self._refuse(f"--data: {exc}")
+            self._refuse(self._as_given(str(exc)) or f"--data: {exc}")
         ckpt_path = self._subcommand_option("ckpt_path")
         if getattr(self, "_checkpoint", None) is not None:
             self._check_checkpoint(ckpt_path)

@@ -75,8 +75,8 @@ def vectorize_pairs(
         if settings.max_pairs < 3:
             raise ValueError(f"max_pairs must be at least 3, got {settings.max_pairs}")
         if settings.max_pairs > len(pairs):  # it ran on fewer pairs than asked, unsaid
-            raise ValueError(f"max_pairs={settings.max_pairs} is more than the {len(pairs)} pairs "
-                             f"there are: give at most {len(pairs)}, or none for all")  # fmt: skip
+            raise ValueError(f"max_pairs must be at most the {len(pairs)} pairs there are, got "
+                             f"{settings.max_pairs} (none: all of them)")  # fmt: skip
     generator = torch.Generator().manual_seed(settings.seed)
     order = torch.randperm(len(pairs), generator=generator).tolist()
     if settings.max_pairs is not None:
