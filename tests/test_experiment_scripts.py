@@ -167,6 +167,8 @@ _BAD = [
     ("forecast", ["--data.features", "X"], "features must be one of"),
     ("forecast", ["--data.horizon", "5000"], "horizons: 5000 is longer"),
     ("forecast", ["--model.patch_len", "0"], "patch_len must be"),
+    # it was rounded up to 25 and trained without a word
+    ("forecast", ["--model.moving_average", "24"], "--model.moving_average must be odd"),
 ]
 
 

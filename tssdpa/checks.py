@@ -108,6 +108,17 @@ def check_tau(value: Any, name: str = "tau") -> float:
     return check_positive(value, name)
 
 
+def check_moving_average(value: Any, name: str = "moving_average") -> int:
+    """An odd positive width of a centred moving average (DLinear's trend kernel): an even one
+    has no centre, its trend half a sample early. Checked at fit only by the forecasters that
+    take one: a model saved with an even one (before 2026-12-05) loads as it was fitted."""
+    k = check_int(value, name)
+    if k % 2 == 0:
+        raise ValueError(f"{name} must be odd (a centred moving average); got {k}: take "
+                         f"{k - 1} or {k + 1}")  # fmt: skip
+    return k
+
+
 def check_choice(value: Any, name: str, choices: tuple) -> Any:
     """``value`` if it is one of ``choices``, else ``ValueError`` listing them."""
     if value not in choices:

@@ -289,6 +289,31 @@ def test_learned_forecaster_interface(fitted_forecaster, tmp_path):
         fc.forecast(far, horizon=5)
 
 
+def test_an_even_moving_average_is_refused_at_fit_naming_it_and_a_saved_one_still_loads(
+    fitted_forecaster, tmp_path
+):
+    """One rule with DLinearForecaster: the network rounded 24 up to 25 without a word."""
+    fc, y = fitted_forecaster  # moving_average=25
+    even = LearnedProjectionForecaster(
+        lookback=48, horizon=12, moving_average=24, max_epochs=1, enable_progress_bar=False,
+        trainer_kwargs=TRAINER,
+    )  # fmt: skip
+    with pytest.raises(ValueError, match=r"^moving_average must be odd \(a centred moving "
+                       r"average\); got 24: take 23 or 25$"):  # fmt: skip
+        even.fit(y)
+    assert not hasattr(even, "system_")  # refused before a network was built
+    # one saved with an even one (trained as the odd one above it) loads and forecasts as saved
+    fc.save(tmp_path / "m")
+    config = tmp_path / "m" / "config.json"
+    cfg = json.loads(config.read_text())
+    assert cfg["params"]["moving_average"] == 25
+    cfg["params"]["moving_average"] = 24
+    config.write_text(json.dumps(cfg))
+    loaded = LearnedProjectionForecaster.load(tmp_path / "m")
+    assert loaded.moving_average == 24
+    np.testing.assert_array_equal(loaded.forecast_path(y), fc.forecast_path(y))
+
+
 def test_a_gap_in_the_future_windows_is_no_target_not_the_training_mean():
     # filled before the windows were cut, a gap at the end of y_val (the last window's
     # future, no window's past) was scored as the training mean: 0.21 of the variance lost

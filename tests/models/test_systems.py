@@ -231,6 +231,17 @@ def test_ridge_system_refuses_to_fit_before_init_linear_ridge():
         _trainer(max_epochs=1).fit(system, DataLoader(TensorDataset(xs, ys), batch_size=64))
 
 
+def test_a_forecasting_system_with_an_even_moving_average_builds_but_refuses_to_fit_naming_it():
+    # as DLinearForecaster: a checkpoint saved with one (rounded up) still loads
+    system = ForecastingSystem(40, 8, 2, patch_len=8, d_model=8, moving_average=24)
+    assert system.net.moving_average == 25
+    xs, ys = (
+        torch.as_tensor(a.copy(), dtype=torch.float32) for a in _pairs(_ar_series(300), 40, 8)
+    )
+    with pytest.raises(ValueError, match=r"^moving_average must be odd .*got 24: take 23 or 25"):
+        _trainer(max_epochs=1).fit(system, DataLoader(TensorDataset(xs, ys), batch_size=64))
+
+
 def test_forecasting_system_rejects_bad_settings():
     with pytest.raises(ValueError, match="linear_init"):
         ForecastingSystem(16, 4, 1, linear_init="lasso")

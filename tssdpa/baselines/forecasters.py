@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from tssdpa.checks import check_choice, check_int, check_positive
+from tssdpa.checks import check_choice, check_int, check_moving_average, check_positive
 from tssdpa.estimators.base import Forecaster
 from tssdpa.estimators.persistence import check_context, require_floats, saved_channels
 from tssdpa.signal.missing import fill_missing, reading_ends, stops_early
@@ -227,10 +227,7 @@ class DLinearForecaster(Forecaster):
     def _fit(self, a):
         # at fit, not in _validate_params: a model saved with an even one (before 2026-12-05)
         # holds its fitted map, which loads and forecasts as it did
-        if self.moving_average % 2 == 0:  # no centre: the trend came half a sample early
-            raise ValueError(f"moving_average must be odd (a centred moving average); got "
-                             f"{self.moving_average}: take {self.moving_average - 1} or "
-                             f"{self.moving_average + 1}")  # fmt: skip
+        check_moving_average(self.moving_average)
         L, H = self.lookback, self.horizon
         if len(a) < L + H:
             raise ValueError(

@@ -81,6 +81,13 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
                 super().instantiate_classes()
             except (ValueError, MisconfigurationException) as exc:  # the Trainer's: max_epochs
                 raise BadSetting(str(exc)) from None
+            # what the system builds (a checkpoint loads) but does not fit, before fitting
+            check = getattr(self.model, "check_fit_settings", None)
+            if self.subcommand == "fit" and check is not None:
+                try:
+                    check()
+                except ValueError as exc:  # its message starts with the argument's name
+                    raise BadSetting(f"--model.{exc}") from None
 
     try:
         Checked(

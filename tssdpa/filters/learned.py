@@ -16,7 +16,13 @@ import warnings
 import numpy as np
 import torch
 
-from tssdpa.checks import check_choice, check_int, check_number, check_positive
+from tssdpa.checks import (
+    check_choice,
+    check_int,
+    check_moving_average,
+    check_number,
+    check_positive,
+)
 from tssdpa.estimators.arrays import (
     FLOAT32_MAGNITUDES,
     as_2d,
@@ -336,6 +342,8 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
         a, _ = as_2d(y, "y")
         check_fit_input(a, "y")
         self._validate_params()
+        # at fit, not in _validate_params: a model saved with an even one loads as it was
+        check_moving_average(self.moving_average)
         C = a.shape[1]
         z = self._standardise(a)  # NaN kept for the targets (_pairs)
         if y_val is not None:

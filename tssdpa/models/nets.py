@@ -127,7 +127,10 @@ class ForecastingNet(nn.Module):
     channel_independent : bool
         One univariate model shared by the channels (True) or patches of all channels.
     moving_average : int
-        Trend kernel of the linear branch (made odd and at most ``lookback``).
+        Trend kernel of the linear branch, odd (at most ``lookback``, or ``lookback + 1`` for
+        an even ``lookback``). An even one, refused at fit by :class:`ForecastingSystem` and
+        ``LearnedProjectionForecaster`` as by ``DLinearForecaster``, is built as the odd one
+        above it: a model saved with one (before 2026-12-05) loads as it was trained.
     patch_len, d_model, num_heads, num_layers, dim_feedforward, dropout
         Attention branch settings (patches of ``patch_len`` samples are its tokens).
     sigma, learn_sigma, decay, learn_decay

@@ -23,7 +23,7 @@ import lightning as L
 import torch
 from torch import Tensor
 
-from tssdpa.checks import check_choice, check_positive
+from tssdpa.checks import check_choice, check_moving_average, check_positive
 from tssdpa.models.nets import DenoisingNet, ForecastingNet
 from tssdpa.models.ridge import ridge_linear_init
 
@@ -213,7 +213,13 @@ class ForecastingSystem(_SystemBase):
         self.linear_init_info = ridge_linear_init(self.net, train_series, val_pairs, grid)
         return self.linear_init_info
 
+    def check_fit_settings(self) -> None:
+        """``ValueError`` naming a setting that is built (a saved model loads) but not fitted:
+        an even ``moving_average`` (it was rounded up; ``DLinearForecaster`` refuses it)."""
+        check_moving_average(self.hparams.moving_average)
+
     def on_fit_start(self) -> None:
+        self.check_fit_settings()
         # the ridge start needs the training series, which only the caller knows
         if self.linear_init == "ridge" and self.linear_init_info is None:
             raise RuntimeError(
