@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from tssdpa.checks import check_fraction
+from tssdpa.checks import check_fraction, check_positive
 
 __all__ = [
     "FitScoresView",
@@ -332,3 +332,25 @@ def time_split(T: int, gap: int, holdout: float, name: str = "x") -> tuple[int, 
             f"and a validation part of {n_val} samples"
         )
     return a, b
+
+
+# the kernel widths and fade of the residual forecaster and filter (tssdpa.filters.residual*)
+def _sigmas(sigma, dim):
+    """Kernel-width candidates in standardised units: ``sqrt(dim) * 2**-8 .. 1`` by default."""
+    return sigma_candidates(sigma, sigma_grid(math.sqrt(dim), -8, 0, 9))
+
+
+def _check_fade(value):
+    if value is not None:
+        check_positive(value, "fade")
+
+
+def _fade_radius(fade, nearest, dim):
+    """Distance of the zero-valued pseudo-pattern, or None (no fade).
+
+    When every holdout pattern has an (almost) exact copy in the library (periodic or quantised
+    data) the largest nearest distance is ~0 and a radius proportional to it would switch off
+    every correction for the slightest noise; there is nothing to calibrate it on, so no fade."""
+    if fade is None or not nearest > 1e-6 * math.sqrt(dim):
+        return None
+    return fade * nearest

@@ -18,7 +18,6 @@ any origin exactly causal and makes every horizon one attention pass.
 from __future__ import annotations
 
 import copy
-import math
 import warnings
 
 import numpy as np
@@ -34,33 +33,12 @@ from tssdpa.estimators.persistence import (
     saved_channels,
     unnest,
 )
-from tssdpa.estimators.selection import choose_correction, sigma_candidates, sigma_grid
+from tssdpa.estimators.selection import _check_fade, _fade_radius, _sigmas, choose_correction
 from tssdpa.signal.embedding import delay_embedding, standardise
 from tssdpa.signal.library import kernel_regression, nearest_distance
 from tssdpa.signal.missing import fill_missing, reading_ends, unknown_past_readings
 
 __all__ = ["ResidualProjectionForecaster"]
-
-
-def _sigmas(sigma, dim):
-    """Kernel-width candidates in standardised units: ``sqrt(dim) * 2**-8 .. 1`` by default."""
-    return sigma_candidates(sigma, sigma_grid(math.sqrt(dim), -8, 0, 9))
-
-
-def _check_fade(value):
-    if value is not None:
-        check_positive(value, "fade")
-
-
-def _fade_radius(fade, nearest, dim):
-    """Distance of the zero-valued pseudo-pattern, or None (no fade).
-
-    When every holdout pattern has an (almost) exact copy in the library (periodic or quantised
-    data) the largest nearest distance is ~0 and a radius proportional to it would switch off
-    every correction for the slightest noise; there is nothing to calibrate it on, so no fade."""
-    if fade is None or not nearest > 1e-6 * math.sqrt(dim):
-        return None
-    return fade * nearest
 
 
 def _group_rows(E, R):

@@ -16,8 +16,7 @@ from tssdpa.checks import check_choice, check_fraction, check_int, check_positiv
 from tssdpa.estimators.base import Denoiser
 from tssdpa.estimators.input_notes import user_stacklevel
 from tssdpa.estimators.persistence import nest, require_floats, saved_channels, unnest
-from tssdpa.estimators.selection import choose_correction
-from tssdpa.filters.residual import _check_fade, _fade_radius, _sigmas
+from tssdpa.estimators.selection import _check_fade, _fade_radius, _sigmas, choose_correction
 from tssdpa.signal.embedding import delay_embedding, standardise
 from tssdpa.signal.library import kernel_regression, nearest_distance
 from tssdpa.signal.missing import fill_missing, reading_ends, stops_early, unknown_past_readings
