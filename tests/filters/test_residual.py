@@ -728,6 +728,32 @@ def test_a_channel_stopping_before_the_holdout_gets_its_correction_chosen_on_its
     assert (fc.alpha_[:, 0] == 0).all()
 
 
+def test_a_channel_that_starts_late_keeps_its_missing_head_out_of_the_scale_and_library():
+    # channel 1 starts at 500 of 1500: its head, filled with its first reading, entered its
+    # mean (-0.009 against -1.79 of its readings), its scale (6.82 against 7.76) and its
+    # library (1490 patterns, 500 of them the copied reading, against the 990 of its readings)
+    x = np.asarray(lorenz(3000)).reshape(3000, -1)[:, 0]
+    train = np.column_stack([x, x])[:1500]
+    train[:500, 1] = np.nan
+    kw = dict(base_params={"lags": 8}, embedding=8, horizon=3, channel_independent=True)
+    fc = ResidualProjectionForecaster(**kw).fit(train)
+    alone = ResidualProjectionForecaster(**kw).fit(train[500:, [1]])  # its readings alone
+    np.testing.assert_allclose([fc.mean_[1], fc.scale_[1]], [x[500:1500].mean(), x[500:1500].std()])
+    keys = fc.library_[0][:, 1]
+    keys = keys[np.isfinite(keys).all(axis=1)]
+    assert keys.shape == alone.library_[0][:, 0].shape == (990, 8)
+    np.testing.assert_allclose(keys, alone.library_[0][:, 0], rtol=1e-12)
+    # a start in the holdout: no pattern of its own there to choose its correction on
+    train[:1300, 1] = np.nan
+    with pytest.warns(UserWarning, match=r"channel\(s\) \[1\] start at sample\(s\) \[1300\], "
+                      "too late to choose a correction before the holdout"):  # fmt: skip
+        fc = ResidualProjectionForecaster(**kw).fit(train)
+    assert (fc.alpha_[:, 1] == 0).all() and (fc.alpha_[:, 0] > 0).all()
+    with pytest.warns(UserWarning, match=r"\[1300\], .*every channel's stays off"):
+        fc = ResidualProjectionForecaster(**{**kw, "channel_independent": False}).fit(train)
+    assert (fc.alpha_ == 0).all()  # the joint pattern holds channel 1: none before 1300
+
+
 def test_a_channel_stopping_early_leaves_the_other_channels_their_whole_library(tmp_path):
     # channel_independent: the library kept only the rows where every channel had a residual,
     # so channel 1, complete, lost all but 50 rows to channel 0 stopping at 60 of 1500: its

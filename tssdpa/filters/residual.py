@@ -24,7 +24,7 @@ import numpy as np
 
 from tssdpa.baselines.forecasters import AutoRegForecaster, DLinearForecaster
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
-from tssdpa.estimators.base import Forecaster, unknown_parameters
+from tssdpa.estimators.base import Forecaster, before_history, unknown_parameters
 from tssdpa.estimators.input_notes import user_stacklevel
 from tssdpa.estimators.persistence import (
     check_context,
@@ -192,7 +192,10 @@ class ResidualProjectionForecaster(Forecaster):
         for i0 in range(0, len(origins), chunk):
             o = origins[i0 : i0 + chunk]
             s0 = max(0, int(o[0]) - ctx)
-            path = base._path(a[s0 : int(o[-1]) + 1], H)[o - s0]
+            # a missing head reads as the first reading; no path from before it (as forecasts)
+            lead = before_history(x := a[s0 : int(o[-1]) + 1])
+            path = base._path(fill_missing(np.where(lead.all(axis=0), 0.0, x), True), H)[o - s0]
+            path[np.broadcast_to(lead[o - s0][:, None], path.shape)] = np.nan
             idx = o[:, None] + np.arange(1, H + 1)[None, :]
             known = np.full(path.shape, np.nan)
             inside = idx < T
@@ -248,14 +251,16 @@ class ResidualProjectionForecaster(Forecaster):
     # ---------------------------------------------------------------- fitting
     def _fit(self, a):
         raw, a = a, fill_missing(a, True)  # the base fits the raw (its own missing rule)
+        # a late start stays missing (first reading copied back: a reading in mean, library)
+        a = np.where(before_history(raw), np.nan, a)
         T, C = a.shape
         # residuals are scored up to each channel's last reading: on its missing tail filled
         # forward the holdout judged forecasts of a held value (the correction switched off)
         # and the library learnt residuals from it
         truth = unknown_past_readings(a, reading_ends(raw))
         H = self.horizon
-        self.mean_ = a.mean(axis=0)
-        sd = a.std(axis=0)
+        self.mean_ = np.nanmean(a, axis=0)
+        sd = np.nanstd(a, axis=0)
         self.scale_ = np.where(sd > 0, sd, 1.0)
         n_head = T - max(int(round(self.holdout * T)), 1)
         if self.base == "dlinear":
@@ -270,7 +275,7 @@ class ResidualProjectionForecaster(Forecaster):
             )
         dim = self.embedding if self.channel_independent else self.embedding * C
         sigmas = _sigmas(self.sigma, dim)
-        self.sigma_, self.alpha_ = self._choose(raw, a, truth, n_head, sigmas)
+        self._choose_started(raw, a, truth, n_head, sigmas, need)
         self._choose_stopped(raw, a, truth, sigmas, need)  # on a channel's own readings
         # final model: base and library from the whole training series
         self.base_ = self._make_base().fit(raw)
@@ -312,6 +317,35 @@ class ResidualProjectionForecaster(Forecaster):
             resid.reshape(n, -1), [c.reshape(n, -1) for c in corr], sigmas, overlap=overlap
         )
         return sig.reshape(H, C), alpha.reshape(H, C)
+
+    def _choose_started(self, raw, a, truth, n_head, sigmas, need):
+        """:meth:`_choose` on the channels with ``need`` readings before the holdout; a later
+        one's correction is off (alpha 0), said: every channel's with a joint pattern."""
+        starts, C = before_history(raw).sum(axis=0), a.shape[1]
+        late = [c for c, s in enumerate(starts) if n_head - s < need]
+        joint = late and not self.channel_independent  # no pattern of every channel there
+        keep = [] if joint else [c for c in range(C) if c not in late]
+        self.sigma_ = np.full((self.horizon, C), sigmas[0])
+        self.alpha_ = np.zeros_like(self.sigma_)
+        groups = C if self.channel_independent else 1
+        self.null_distance_ = None if self.fade is None else [None] * groups
+        if keep:
+            one = copy.copy(self)  # in this fit's units: the mean and scale of those channels
+            one.mean_, one.scale_ = self.mean_[keep], self.scale_[keep]
+            sig, alpha = one._choose(raw[:, keep], a[:, keep], truth[:, keep], n_head, sigmas)
+            self.sigma_[:, keep], self.alpha_[:, keep] = sig, alpha
+            if not late or one.null_distance_ is None:
+                self.null_distance_ = one.null_distance_
+            else:  # one group per channel: a late one's has no fade radius
+                for i, c in enumerate(keep):
+                    self.null_distance_[c] = one.null_distance_[i]
+        if late:
+            warnings.warn(f"ResidualProjectionForecaster: channel(s) {late} start at sample(s) "
+                          f"{starts[late].tolist()}, too late to choose a correction before the "
+                          f"holdout (from {n_head}): " + ("every channel's stays off (alpha 0), "
+                          "the joint pattern holding them all; channel_independent=True chooses "
+                          "the others'" if joint and C > 1 else "it stays off (alpha 0)"),
+                          stacklevel=user_stacklevel())  # fmt: skip
 
     def _choose_stopped(self, raw, a, truth, sigmas, need):
         """Per channel whose readings stop before the series' holdout or early in it (fewer
