@@ -643,6 +643,38 @@ def test_dlinear_fits_a_channel_up_to_its_last_reading_not_on_its_missing_tail_f
         B.DLinearForecaster(24, 4).fit(train)
 
 
+def test_a_channel_that_starts_late_is_fitted_from_its_first_reading():
+    """Its missing head, filled back with the first reading, was fitted as data: 300 copies
+    of it in the EDM library (700 states for 400 readings), ARIMA's standardisation 0.157 /
+    2.70 (its readings: -0.039 / 3.55), DLinear's weights off by up to 0.057, AutoReg's
+    coefficients [1.60197, -0.80349] (its readings: [1.60126, -0.80418])."""
+    rng = np.random.default_rng(0)
+    y = np.zeros(700)
+    for i in range(2, 700):
+        y[i] = 1.6 * y[i - 1] - 0.8 * y[i - 2] + rng.normal()
+    late = np.column_stack([y, y])
+    late[:300, 1] = np.nan
+    alone = y[300:]
+    fc = B.AutoRegForecaster(lags=2).fit(late)
+    ar = B.AutoRegForecaster(lags=2)
+    np.testing.assert_allclose(fc.models_[1][1], ar.fit(alone).models_[0][1], rtol=1e-10)
+    np.testing.assert_allclose(fc.models_[0][1], ar.fit(y).models_[0][1])
+    dl = B.DLinearForecaster(24, 4, individual=True).fit(late).weights_[1]
+    for got, want in zip(dl, B.DLinearForecaster(24, 4).fit(alone).weights_[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(B.SimplexForecaster(engine="numpy").fit(late).library_[1], alone)
+    arima = B.ARIMAForecaster().fit(late).models_[1]
+    np.testing.assert_allclose(arima[1:], [alone.mean(), alone.std()])
+    late[:695, 1] = np.nan  # 5 readings: too few, named with where they are
+    with pytest.raises(ValueError, match=r"^y channel 1 has readings from sample 695 to 699 "
+                       r"of 700 only \(the rest is missing\): its 5 reading\(s\) are too "
+                       "few"):  # fmt: skip
+        B.AutoRegForecaster(lags=2).fit(late)
+    with pytest.raises(ValueError, match=r"^y channel 1 has readings from sample 695 .*: lookback "
+                       r"\+ horizon = 28 samples of it are needed"):  # fmt: skip
+        B.DLinearForecaster(24, 4).fit(late)
+
+
 def test_a_channel_stopping_too_early_to_fit_is_named_and_a_residual_base_fits_up_to_it():
     """With the filled tail gone, a channel of 1 reading is too short for the model: a
     ValueError naming the channel (ARIMA raised IndexError, the CLI's exit 1), and

@@ -55,7 +55,7 @@ import numpy as np
 from tssdpa.baselines.edm_numpy import simplex_steps, smap_steps
 from tssdpa.checks import check_choice, check_int, check_positive
 from tssdpa.estimators.base import Forecaster
-from tssdpa.signal.missing import fill_missing, reading_ends
+from tssdpa.signal.missing import fill_missing, reading_ends, reading_starts
 
 __all__ = ["SimplexForecaster", "SMapForecaster"]
 
@@ -151,9 +151,11 @@ class _EDMForecaster(Forecaster):
         if self.engine == "pyedm":
             _pyedm()  # fail at fit, naming the extra, when pyEDM is missing
         filled = fill_missing(a, True)
-        # each channel's library ends at its last reading: a missing tail filled forward was
-        # a run of made-up constant states that the forecasts took as neighbours
-        self.library_ = [filled[:end, c] for c, end in enumerate(reading_ends(a))]
+        # each channel's library lies between its first and last readings: a missing head
+        # filled back, or a tail filled forward, was a run of made-up constant states that the
+        # forecasts took as neighbours
+        spans = zip(reading_starts(a), reading_ends(a))
+        self.library_ = [filled[s:e, c] for c, (s, e) in enumerate(spans)]
         self._check_library(1, "horizon")
         self._memo = _Memo()
 

@@ -32,7 +32,7 @@ from tssdpa.checks import check_int
 from tssdpa.estimators.arrays import as_2d, restore
 from tssdpa.estimators.fit_guard import keeps_the_last_fit_on_failure
 from tssdpa.estimators.fit_input import check_fit_input, target_like
-from tssdpa.signal.missing import fill_missing, reading_ends, stops_early
+from tssdpa.signal.missing import fill_missing, reading_ends, reading_span, reading_starts
 
 __all__ = ["Denoiser", "Estimator", "Forecaster", "check_fit_input", "renamed", "target_like"]
 
@@ -348,15 +348,17 @@ class Forecaster(Estimator):
     def _fit(self, a: np.ndarray) -> None:
         filled = fill_missing(a, True)
         self.models_ = []
-        for c, end in enumerate(reading_ends(a)):  # (it fitted a filled tail's constant too)
+        # each channel from its first reading to its last: a missing head filled back with the
+        # first reading, or a tail filled forward with the last, was a constant fitted as data
+        for c, (start, end) in enumerate(zip(reading_starts(a), reading_ends(a))):
             try:
-                self.models_.append(self._fit_1d(filled[:end, c]))
+                self.models_.append(self._fit_1d(filled[start:end, c]))
             except (ValueError, IndexError, np.linalg.LinAlgError) as exc:
-                if end == len(a):
+                if (start, end) == (0, len(a)):
                     raise
-                n = int(np.isfinite(a[:end, c]).sum())
-                raise ValueError(f"{stops_early('y', c, end, len(a))}: its {n} reading(s) are "
-                                 "too few to fit "
+                n = int(np.isfinite(a[start:end, c]).sum())
+                raise ValueError(f"{reading_span('y', c, start, end, len(a))}: its {n} "
+                                 "reading(s) are too few to fit "
                                  f"({type(exc).__name__}: {exc})") from None  # fmt: skip
 
     def _fit_1d(self, y: np.ndarray):  # pragma: no cover

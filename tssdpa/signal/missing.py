@@ -132,6 +132,14 @@ def reading_ends(a: np.ndarray) -> list[int]:
             for c in range(a.shape[1])]  # fmt: skip
 
 
+def reading_starts(a: np.ndarray) -> list[int]:
+    """Each channel's first finite sample of the (T, C) ``a`` (T for a channel with none): a
+    model is fitted from there, not on a missing head filled back with the first reading."""
+    finite = np.isfinite(a)
+    return [int(np.argmax(finite[:, c])) if finite[:, c].any() else a.shape[0]
+            for c in range(a.shape[1])]  # fmt: skip
+
+
 def newest_known(a: np.ndarray, n: int) -> np.ndarray:
     """The newest ``n`` rows of (T, C) ``a`` up to its last complete row (every channel
     known): a missing tail after it is left out (``a[-n:]`` held no reading of a series whose
@@ -153,3 +161,11 @@ def stops_early(name: str, channel: int, end: int, n: int) -> str:
     whose readings end at ``end`` (:func:`reading_ends`): what is left up to there is what
     was too short, which the series' length does not show."""
     return f"{name} channel {channel} stops at sample {end - 1} of {n} (the rest is missing)"
+
+
+def reading_span(name: str, channel: int, start: int, end: int, n: int) -> str:
+    """:func:`stops_early`, for readings that may also start late (at :func:`reading_starts`)."""
+    if start == 0:
+        return stops_early(name, channel, end, n)
+    return (f"{name} channel {channel} has readings from sample {start} to {end - 1} of {n} "
+            "only (the rest is missing)")  # fmt: skip
