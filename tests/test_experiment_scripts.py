@@ -4,6 +4,8 @@ on small synthetic tasks."""
 from __future__ import annotations
 
 import importlib.util
+import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -41,6 +43,23 @@ def test_forecast_fit_with_a_ridge_start_prints_per_step_penalties(tmp_path, mon
     out = capsys.readouterr().out
     assert "ridge=[0.0001, 0.01, 0.01, 1]" in out
     assert (tmp_path / "out.csv").exists()
+
+
+def test_a_script_run_from_the_command_line_gets_no_lightning_warning_on_its_arguments(
+    tmp_path, monkeypatch
+):
+    # experiment_main gave LightningCLI sys.argv[1:] as args too, and every run said "LightningCLI's
+    # args parameter is intended to run from within Python ... got: sys.argv[1:]=[...]"
+    monkeypatch.chdir(tmp_path)
+    argv = ["fit", *_TINY, "--model.d_model", "8", "--model.patch_len", "8", "--data.dataset",
+            "lorenz", "--data.lookback", "32", "--data.horizon", "4", "--data.n", "800",
+            "--results_csv", "out.csv"]  # fmt: skip
+    monkeypatch.setattr(sys, "argv", ["forecast.py", *argv])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert _script("forecast").main() == 0
+    assert not [w for w in caught if "args parameter" in str(w.message)]
+    assert (tmp_path / "out.csv").exists()  # the arguments were read: the results went there
 
 
 @pytest.mark.parametrize(("ridge", "text"), [(0.01, "0.01"), ([1.0, 1.0], "[1, 1]")])

@@ -26,6 +26,7 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
 
     from tssdpa.files import same_path
 
+    from_command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "classical":
         from tssdpa.cli import main
@@ -93,7 +94,10 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
         Checked(
             system_class,
             datamodule_class,
-            args=argv,
+            # from the command line, LightningCLI reads sys.argv itself (and a DDP run starts
+            # its other processes with it): given them as args too, it warned on every run
+            # ("... not recommended to provide both args and command line arguments")
+            args=None if from_command_line else argv,
             seed_everything_default=0,
             save_config_callback=SaveBesideResults,
         )
