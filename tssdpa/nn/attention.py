@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from tssdpa.checks import check_choice, check_int, check_number
+from tssdpa.nn.torch_inputs import attend_nested, torch_masks
 from tssdpa.ops.projection import BACKENDS, _compute_dtype, projection_sdpa, projection_weights
 from tssdpa.ops.reference import masked_softmax
 from tssdpa.ops.structure import check_param, combine_mask, time_structure
@@ -80,6 +81,10 @@ class ProjectionMultiheadAttention(nn.Module):
         too). ``||q - k||²`` then lies in [0, 4], so the logits are bounded by ``2/σ²``
         whatever the projections learn (σ = 0.3 and 0.5 tried in ``docs/translation.md``).
 
+    It can be the ``self_attn`` (or ``multihead_attn``) of torch's ``nn.TransformerEncoderLayer``
+    / ``nn.TransformerDecoderLayer``: torch then calls its ``forward`` in every mode, never its
+    fused softmax kernel (see ``_qkv_same_embed_dim``), nested batches included.
+
     Examples
     --------
     >>> import torch
@@ -92,6 +97,18 @@ class ProjectionMultiheadAttention(nn.Module):
     """
 
     __constants__ = ["batch_first"]
+
+    @property
+    def _qkv_same_embed_dim(self) -> bool:
+        """False: no fused softmax kernel may take this layer's ``in_proj_weight`` as its q/k/v.
+
+        Outside ``nn.MultiheadAttention`` itself, torch reads this attribute only to decide
+        whether ``nn.TransformerEncoderLayer`` (in eval, without grad) may hand its
+        ``self_attn``'s packed projections to ``torch._transformer_encoder_layer_fwd`` and
+        whether ``nn.TransformerEncoder`` may use nested tensors; that kernel computes
+        softmax attention. The layer then failed there (no ``merge_masks``); False makes torch
+        call this module's ``forward`` instead, as in training."""
+        return False
 
     def __init__(
         self,
@@ -169,7 +186,7 @@ class ProjectionMultiheadAttention(nn.Module):
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, head_dim
         self.kdim = kdim if kdim is not None else embed_dim
         self.vdim = vdim if vdim is not None else embed_dim
-        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self._packed_in_proj = self.kdim == embed_dim and self.vdim == embed_dim
         self.dropout, self.batch_first = dropout, batch_first
         self.attention, self.value, self.window, self.backend = attention, value, window, backend
         self.normalize_qk = normalize_qk
@@ -178,7 +195,7 @@ class ProjectionMultiheadAttention(nn.Module):
         self.inner_dim = inner
         n_proj = 2 if value == "key" else 3
 
-        if self._qkv_same_embed_dim:
+        if self._packed_in_proj:
             self.in_proj_weight = nn.Parameter(torch.empty(n_proj * inner, embed_dim, **fk))
             self.register_parameter("q_proj_weight", None)
             self.register_parameter("k_proj_weight", None)
@@ -231,7 +248,7 @@ class ProjectionMultiheadAttention(nn.Module):
 
     def _reset_parameters(self) -> None:
         # Same initialisation as torch.nn.MultiheadAttention.
-        if self._qkv_same_embed_dim:
+        if self._packed_in_proj:
             nn.init.xavier_uniform_(self.in_proj_weight)
         else:
             for w in (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight):
@@ -292,7 +309,7 @@ class ProjectionMultiheadAttention(nn.Module):
         bq, bk, bv = (
             (None, None, None) if b is None else (b[:inner], b[inner : 2 * inner], b[2 * inner :])
         )
-        if self._qkv_same_embed_dim:
+        if self._packed_in_proj:
             w = self.in_proj_weight
             wq, wk, wv = w[:inner], w[inner : 2 * inner], w[2 * inner :]
         else:
@@ -301,40 +318,6 @@ class ProjectionMultiheadAttention(nn.Module):
         k = F.linear(key, wk, bk)
         v = k if self.value == "key" else F.linear(value, wv, bv)
         return q, k, v
-
-    def _merge_masks(self, attn_mask, key_padding_mask, B, L, S, dtype):
-        """torch MHA masks → (allowed bool or None, additive float or None), shaped (B,H,L,S)."""
-        H = self.num_heads
-        allowed, add = None, None
-        if attn_mask is not None:
-            if attn_mask.dim() == 3:
-                if attn_mask.shape[0] != B * H:
-                    raise ValueError(
-                        f"attn_mask of shape {tuple(attn_mask.shape)}: 3-D masks must be "
-                        f"(batch*num_heads, L, S) = ({B * H}, {L}, {S})"
-                    )
-                attn_mask = attn_mask.reshape(B, H, *attn_mask.shape[-2:])
-            if attn_mask.shape[-2:] != (L, S):
-                raise ValueError(
-                    f"attn_mask must be (L, S) = ({L}, {S}) or (batch*num_heads, L, S), got "
-                    f"{tuple(attn_mask.shape)}"
-                )
-            if attn_mask.dtype == torch.bool:
-                allowed = ~attn_mask  # torch MHA: True = NOT allowed
-            else:
-                add = attn_mask.to(dtype)
-        if key_padding_mask is not None:
-            if key_padding_mask.shape != (B, S):
-                raise ValueError(
-                    f"key_padding_mask must be (batch, S) = ({B}, {S}), got "
-                    f"{tuple(key_padding_mask.shape)}"
-                )
-            kpm = key_padding_mask[:, None, None, :]  # (B, 1, 1, S)
-            if kpm.dtype == torch.bool:
-                allowed = ~kpm if allowed is None else allowed & ~kpm
-            else:
-                add = kpm.to(dtype) if add is None else add + kpm.to(dtype)
-        return allowed, add
 
     def forward(
         self,
@@ -352,7 +335,14 @@ class ProjectionMultiheadAttention(nn.Module):
 
         ``is_causal=True`` applies the causal mask (combined with ``attn_mask`` if given).
         ``timestamps``: (B, L) for self-attention, or a pair ((B, L), (B, S)); needs ``tau``.
+        Nested (B, ragged length, E) query, key and value (what ``nn.TransformerEncoder`` makes
+        of a padded batch) are attended padded, the padding as ``key_padding_mask``.
         """
+        if any(t.is_nested for t in (query, key, value)):
+            return attend_nested(self.forward, query, key, value, batch_first=self.batch_first,
+                                 key_padding_mask=key_padding_mask, need_weights=need_weights,
+                                 attn_mask=attn_mask, timestamps=timestamps, is_causal=is_causal,
+                                 average_attn_weights=average_attn_weights)  # fmt: skip
         for name, m in (("attn_mask", attn_mask), ("key_padding_mask", key_padding_mask)):
             if m is not None and m.dtype != torch.bool and not m.is_floating_point():
                 # an integer 0/1 mask (a tokenizer's) was added to the logits: it masked nothing
@@ -414,7 +404,7 @@ class ProjectionMultiheadAttention(nn.Module):
             key_padding_mask = None if key_padding_mask is None else F.pad(key_padding_mask, (0, 1))
         S = k.shape[2]
 
-        allowed, add = self._merge_masks(attn_mask, key_padding_mask, B, L, S, q.dtype)
+        allowed, add = torch_masks(attn_mask, key_padding_mask, B, H, L, S, q.dtype)
         mask = combine_mask(allowed, add)
         decay = self.kernel_decay()
         if timestamps is not None:
