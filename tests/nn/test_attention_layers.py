@@ -147,6 +147,34 @@ def test_learned_sigma_and_decay_receive_gradients():
     torch.testing.assert_close(m.kernel_decay(), torch.full((2,), 0.9))
 
 
+@pytest.mark.parametrize("dtype, far", [(torch.float32, -120.0), (torch.float64, -800.0)])
+@pytest.mark.parametrize("kind", ["decay", "tau"])
+def test_a_learned_decay_driven_far_down_weighs_only_the_own_key_not_nan(dtype, far, kind):
+    # float32 sigmoid is exactly 0 below a logit of -88.7, exp below a log tau of about -104:
+    # every output and gradient was NaN (log 0 x lag 0, 0 / 0 at equal times)
+    torch.manual_seed(0)
+    start = {"decay": 0.5} if kind == "decay" else {"tau": 0.5}
+    m = ProjectionMultiheadAttention(8, 2, batch_first=True, sigma=2.0, learn_decay=True,
+                                     dtype=dtype, **start)  # fmt: skip
+    param = m.decay_logit if kind == "decay" else m.log_tau
+    with torch.no_grad():
+        param.fill_(far)
+    x = torch.randn(2, 6, 8, dtype=dtype, requires_grad=True)
+    times = torch.rand(2, 6, dtype=dtype).add(0.1).cumsum(-1)
+    when = {"timestamps": times} if kind == "tau" else {}
+    # the limit: each query's own key (lag 0, the same time) alone keeps a weight
+    want = m.out_proj(nn.functional.linear(x, m.in_proj_weight[16:], m.in_proj_bias[16:]))
+    tol = {"rtol": 0, "atol": 1e-6 if dtype == torch.float32 else 1e-12}
+    for need_weights, backend in ((True, "math"), (False, "math"), (False, "fused")):
+        m.backend = backend
+        y, w = m(x, x, x, need_weights=need_weights, **when)
+        torch.testing.assert_close(y, want, **tol)
+        if need_weights:
+            torch.testing.assert_close(w, torch.eye(6, dtype=dtype).expand(2, 6, 6), **tol)
+        grads = torch.autograd.grad(y.square().sum(), (x, param))
+        assert all(bool(g.isfinite().all()) for g in grads)
+
+
 def test_tau_uses_timestamps_and_requires_them():
     m = ProjectionMultiheadAttention(8, 2, batch_first=True, tau=0.5, learn_decay=True)
     x = torch.randn(2, 6, 8)

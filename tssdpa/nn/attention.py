@@ -297,9 +297,15 @@ class ProjectionMultiheadAttention(nn.Module):
         """γ (or τ) per head, shape (H,), or None."""
         if self.decay_kind is None:
             return None
-        if self.decay_kind == "decay":
-            return torch.sigmoid(self.decay_logit) if self.learn_decay else self.decay
-        return self.log_tau.exp() if self.learn_decay else self.tau
+        if not self.learn_decay:
+            return self.decay if self.decay_kind == "decay" else self.tau
+        # a learned γ or τ no smaller than the dtype's smallest normal number: below a logit
+        # of -88.7 (float32) sigmoid gave exactly 0, below a log τ of about -104 exp did, and
+        # log 0 x lag 0 (or 0 / τ = 0) made every output and gradient NaN. Beyond the floor the
+        # decayed weights are 0 in that dtype anyway (e^-87 next to the lag-0 weight 1)
+        logit = self.decay_logit if self.decay_kind == "decay" else self.log_tau
+        logit = logit.clamp(min=math.log(torch.finfo(logit.dtype).tiny))
+        return torch.sigmoid(logit) if self.decay_kind == "decay" else logit.exp()
 
     # ------------------------------------------------------------------ forward
 
