@@ -233,6 +233,22 @@ def test_the_torch_twin_fits_rows_with_too_few_keys_for_the_degree_as_the_numpy_
     np.testing.assert_allclose(y.numpy(), want, rtol=1e-12, atol=1e-12)
 
 
+def test_the_torch_twin_fits_a_uniform_window_to_its_full_degree():
+    """With sigma=inf no key is faint: a causal window's u^7, whose pivot is 1e-8 of its
+    diagonal, is fitted, as the numpy kernel fits it (the twin fitted degree 6 or lower, 3% of
+    the range off a causal Savitzky-Golay filter of degree 7)."""
+    import torch
+    from scipy.signal import savgol_coeffs
+
+    W = 16
+    x = np.cumsum(np.random.default_rng(2).normal(size=(80, 1)), axis=0)
+    f = ProjectionFilter(window=W, embedding=1, sigma=np.inf, degree=7)
+    y, _ = StreamingStep(f._spec())(torch.tensor(x), torch.tensor(f.initial_state(1)))
+    h = savgol_coeffs(W, 7, pos=W - 1, use="dot")
+    want = np.array([h @ x[t - W + 1 : t + 1, 0] for t in range(W - 1, len(x))])
+    np.testing.assert_allclose(y.numpy()[W - 1 :, 0], want, rtol=0, atol=1e-4 * np.ptp(x))
+
+
 def test_the_torch_twin_fits_no_power_its_keys_determine_only_to_rounding():
     """exclude_self and a narrow kernel on a random walk put some rows' slopes on keys of
     1e-11 of their heaviest one's weight: the numpy kernel does not fit such a power

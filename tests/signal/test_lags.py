@@ -243,6 +243,27 @@ def test_a_power_its_keys_determine_only_to_rounding_is_not_fitted(degree):
     np.testing.assert_allclose(got, ref, rtol=1e-9)
 
 
+@pytest.mark.parametrize(("W", "degree"), [(9, 6), (16, 7), (16, 8)])
+def test_a_causal_uniform_window_fits_its_full_degree_as_savitzky_golay_does(W, degree):
+    """sigma=inf weighs every key 1, so no power rests on faint keys: the pivots of u^6..u^8
+    over a causal window (down to 1e-9 of their diagonal) are the powers' near-collinearity,
+    not rounding. PIVOT_FLOOR made these rows fit a lower degree, 3-50% of the range off
+    scipy's causal Savitzky-Golay filter, in the kernel and the reference alike."""
+    from scipy.signal import savgol_coeffs
+
+    n = 120
+    x = np.cumsum(np.random.default_rng(2).normal(size=(n, 1)), axis=0)
+    full = np.concatenate([np.full((W - 1, 1), np.nan), x])
+    got = attend_lags(full, full, (W - 1, W - 1 + n), 0, W - 1, sigma=np.inf, degree=degree)
+    ref = attend_lags_reference(full, full, (W - 1, W - 1 + n), 0, W - 1, sigma=np.inf,
+                                degree=degree)  # fmt: skip
+    h = savgol_coeffs(W, degree, pos=W - 1, use="dot")  # the fit at the window's newest sample
+    want = np.array([h @ x[t - W + 1 : t + 1, 0] for t in range(W - 1, n)])
+    tol = 1e-4 * np.ptp(x)  # the ridge (1e-12 of the weight) bends degree 8 by 1e-5
+    np.testing.assert_allclose(got[W - 1 :, 0], want, rtol=0, atol=tol)
+    np.testing.assert_allclose(ref[W - 1 :, 0], want, rtol=0, atol=tol)
+
+
 @pytest.mark.parametrize("seed", [1, 5, 8])
 def test_a_local_polynomial_row_does_not_depend_on_the_rows_computed_beside_it(seed):
     """A narrow kernel on a random walk: many rows weigh one near key and a few faint ones

@@ -43,7 +43,12 @@ from torch import Tensor, nn
 
 from tssdpa.filters.projection_stream import stream_channels
 from tssdpa.signal.lags import GAP_MARGIN
-from tssdpa.signal.local_polynomial import PIVOT_FLOOR, SPAN_WEIGHT, power_of_two_at_most
+from tssdpa.signal.local_polynomial import (
+    FAINT_WEIGHT,
+    PIVOT_FLOOR,
+    SPAN_WEIGHT,
+    power_of_two_at_most,
+)
 
 __all__ = [
     "INPUT_NAMES",
@@ -272,13 +277,15 @@ class StreamingStep(nn.Module):
                 for j in range(k, P):
                     G[i][j] = G[i][j] - f * G[k][j]
                 b[i] = b[i] - f * b[k]
-        # a (row, channel) with fewer keys of weight than P, or a power whose pivot is below
-        # PIVOT_FLOOR of its diagonal, fits the highest degree its keys determine (attend_lags'
-        # rule): the back substitution of that leading block
+        # a (row, channel) with fewer keys of weight than P, or weighing a faint key and a
+        # power whose pivot is below PIVOT_FLOOR of its diagonal, fits the highest degree its
+        # keys determine (attend_lags' rule): the back substitution of that leading block
         weighed = (w >= SPAN_WEIGHT).sum(1).to(m0.dtype)  # (T, C)
+        faint = torch.logical_and(w > 0, w < FAINT_WEIGHT).any(1)  # (T, C)
         determined, still = torch.ones_like(m0), torch.ones_like(m0, dtype=torch.bool)
         for i in range(1, P):
-            still = torch.logical_and(still, G[i][i] >= PIVOT_FLOOR * diagonal[i])
+            pivoted = torch.logical_or(G[i][i] >= PIVOT_FLOOR * diagonal[i], ~faint)
+            still = torch.logical_and(still, pivoted)
             determined = determined + still.to(m0.dtype)
         weighed = torch.minimum(weighed, determined)
         y = torch.full_like(m0, math.nan)

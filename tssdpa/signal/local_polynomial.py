@@ -10,8 +10,9 @@ Two rules make a row's fit depend on its keys alone, not on the rows computed be
 stream of steps, chunks and the one-shot filter agree to rounding):
 
 * a power of the offset is fitted only where the keys determine it beyond rounding
-  (:data:`PIVOT_FLOOR`), else the row fits the highest degree they do, as it does with fewer
-  keys of weight than the degree needs;
+  (:data:`PIVOT_FLOOR`, in a row that weighs a faint key: :data:`FAINT_WEIGHT`), else the
+  row fits the highest degree they do, as it does with fewer keys of weight than the degree
+  needs;
 * the offsets are measured in units of a power of 2 (the window's, or a shorter one: see
   :data:`SPAN_WEIGHT`), so that rescaling is exact.
 """
@@ -23,6 +24,7 @@ import numpy as np
 from tssdpa.signal.spd import back_substitute, eliminate
 
 __all__ = [
+    "FAINT_WEIGHT",
     "PIVOT_FLOOR",
     "SPAN_WEIGHT",
     "local_polynomial",
@@ -40,6 +42,14 @@ SPAN_WEIGHT = 1e-12
 #: put a row's slope on keys of 1e-11 of its heaviest one's weight, and a stream and the
 #: one-shot filter, which round in another order, were 6e-4 of the range apart
 PIVOT_FLOOR = 1e-6
+#: :data:`PIVOT_FLOOR` holds in a row that weighs some key below this share of its heaviest
+#: one's weight (0 is no key): a power resting on such keys is lost in the rounding of the heavy
+#: ones. A row without one (the uniform kernel, sigma=inf, whose keys all weigh 1; a wide one)
+#: has small pivots only where the powers are near-collinear over the window (u^6 of a causal
+#: one: 2e-7 of its diagonal), which its fit at offset 0 does not amplify: it fits its degree
+#: (the floor made a causal Savitzky-Golay filter of degree 6-8 one of a lower degree, 3-30%
+#: of the range off scipy's, where a stream and the one-shot filter agreed to 2e-11 at 7)
+FAINT_WEIGHT = 1e-3
 
 
 def power_of_two_at_most(n: int) -> int:
@@ -69,9 +79,11 @@ def local_polynomial(ws, vals, powers, degrees):
     reach = np.abs(powers[:, 1])  # |u| of each key
     farthest = np.flatnonzero(reach == reach.max())
     weighed = np.empty(starts[-1], dtype=np.int64)  # keys of weight >= SPAN_WEIGHT per row
+    faint = np.empty(starts[-1], dtype=bool)  # rows weighing a key in (0, FAINT_WEIGHT)
     for w, a, b in zip(ws, starts[:-1], starts[1:]):
         w = w.astype(np.float64, copy=False)
         weighed[a:b] = (w >= SPAN_WEIGHT).sum(axis=1)
+        faint[a:b] = ((w > 0) & (w < FAINT_WEIGHT)).any(axis=1)
         moments[:, a:b] = (w @ powers[:, : 2 * top - 1]).T
         for c, v in enumerate(vals):
             rhs[:, c, a:b] = ((w * v) @ powers[:, :top]).T
@@ -102,13 +114,14 @@ def local_polynomial(ws, vals, powers, degrees):
     # a lower degree's system is a leading block of the highest's. A row whose keys cannot
     # determine the degree fits the highest degree they do (one key: the mean): with fewer
     # keys of weight than degree + 1 (a stream's first rows, a gap's edge) the ridge alone
-    # decided it, and where a power's pivot is below PIVOT_FLOOR of its diagonal the rounding
-    # of the moments did (see PIVOT_FLOOR)
+    # decided it, and where a power's pivot is below PIVOT_FLOOR of its diagonal in a row
+    # weighing a faint key the rounding of the moments did (see PIVOT_FLOOR, FAINT_WEIGHT)
     fits = [degree + 1 for degree in degrees]
     every = np.arange(top)
     diagonal = G[every, every].copy()  # (P, rows); after the elimination, its pivots
     eliminate(G, rhs)
     determined = np.cumprod(G[every, every] >= PIVOT_FLOOR * diagonal, axis=0).sum(axis=0)
+    determined[~faint] = top
     limit = np.minimum(np.clip(weighed, 1, top), np.maximum(determined, 1))
     sizes = sorted(set(fits) | set(np.unique(limit).tolist()))
     solved = {P: back_substitute(G, rhs, P)[0] for P in sizes}  # at offset 0

@@ -18,7 +18,12 @@ import math
 import numpy as np
 
 from tssdpa.signal.lags import GAP_MARGIN
-from tssdpa.signal.local_polynomial import PIVOT_FLOOR, SPAN_WEIGHT, power_of_two_at_most
+from tssdpa.signal.local_polynomial import (
+    FAINT_WEIGHT,
+    PIVOT_FLOOR,
+    SPAN_WEIGHT,
+    power_of_two_at_most,
+)
 
 __all__ = [
     "attend_lags_reference",
@@ -85,9 +90,11 @@ def attend_lags_reference(
             p = min(degree, far.size - 1)
             X = np.vander(u, p + 1, increasing=True)
             G = X.T @ (w[:, None] * X) + np.diag([0.0] + [1e-12 * w.sum()] * p)
-            # and no power whose pivot (its diagonal entry less what the lower powers explain)
-            # is below PIVOT_FLOOR of its diagonal entry: the powers up to the first such one
-            for k in range(1, p + 1):
+            # and, with a key of weight in (0, FAINT_WEIGHT), no power whose pivot (its diagonal
+            # entry less what the lower powers explain) is below PIVOT_FLOOR of its diagonal
+            # entry: the powers up to the first such one
+            faint = bool(np.any((w > 0) & (w < FAINT_WEIGHT)))
+            for k in range(1, (p if faint else 0) + 1):
                 pivot = G[k, k] - G[k, :k] @ np.linalg.solve(G[:k, :k], G[:k, k])
                 if pivot < PIVOT_FLOOR * G[k, k]:
                     p = k - 1
