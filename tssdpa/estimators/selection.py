@@ -25,8 +25,11 @@ from tssdpa.checks import check_fraction, check_positive
 __all__ = [
     "FitScoresView",
     "candidates",
+    "check_fade",
     "check_no_empty_list",
     "choose_correction",
+    "correction_sigmas",
+    "fade_radius",
     "forecast_mse",
     "held_message",
     "heldout_mse",
@@ -335,17 +338,18 @@ def time_split(T: int, gap: int, holdout: float, name: str = "x") -> tuple[int, 
 
 
 # the kernel widths and fade of the residual forecaster and filter (tssdpa.filters.residual*)
-def _sigmas(sigma, dim):
+def correction_sigmas(sigma, dim):
     """Kernel-width candidates in standardised units: ``sqrt(dim) * 2**-8 .. 1`` by default."""
     return sigma_candidates(sigma, sigma_grid(math.sqrt(dim), -8, 0, 9))
 
 
-def _check_fade(value):
+def check_fade(value):
+    """``fade`` of the residual forecaster and filter: None, or a positive number."""
     if value is not None:
         check_positive(value, "fade")
 
 
-def _fade_radius(fade, nearest, dim):
+def fade_radius(fade, nearest, dim):
     """Distance of the zero-valued pseudo-pattern, or None (no fade).
 
     When every holdout pattern has an (almost) exact copy in the library (periodic or quantised

@@ -33,7 +33,12 @@ from tssdpa.estimators.persistence import (
     saved_channels,
     unnest,
 )
-from tssdpa.estimators.selection import _check_fade, _fade_radius, _sigmas, choose_correction
+from tssdpa.estimators.selection import (
+    check_fade,
+    choose_correction,
+    correction_sigmas,
+    fade_radius,
+)
 from tssdpa.signal.embedding import delay_embedding, standardise
 from tssdpa.signal.library import kernel_regression, nearest_distance
 from tssdpa.signal.missing import fill_missing, reading_ends, unknown_past_readings
@@ -139,9 +144,9 @@ class ResidualProjectionForecaster(Forecaster):
             )
         for name in ("embedding", "horizon", "lookback", "library_size", "max_holdout_origins"):
             check_int(getattr(self, name), name)
-        _sigmas(self.sigma, 1)
+        correction_sigmas(self.sigma, 1)
         check_fraction(self.holdout, "holdout")
-        _check_fade(self.fade)
+        check_fade(self.fade)
         check_choice(self.channel_independent, "channel_independent", (True, False))
         self._make_base()._validate_params()  # invalid base_params fail here, naming them
 
@@ -274,7 +279,7 @@ class ResidualProjectionForecaster(Forecaster):
                 f"must be at least {need} to fit the {self.base} base and its library"
             )
         dim = self.embedding if self.channel_independent else self.embedding * C
-        sigmas = _sigmas(self.sigma, dim)
+        sigmas = correction_sigmas(self.sigma, dim)
         self._choose_started(raw, a, truth, n_head, sigmas, need)
         self._choose_stopped(raw, a, truth, sigmas, need)  # on a channel's own readings
         # final model: base and library from the whole training series
@@ -302,7 +307,7 @@ class ResidualProjectionForecaster(Forecaster):
         if self.fade is not None:
             ok = np.isfinite(Eh).all(axis=(1, 2))
             self.null_distance_ = [
-                _fade_radius(
+                fade_radius(
                     self.fade,
                     nearest_distance(Eh[ok, g], _known_keys(lib[0][:, g])).max(),
                     Eh.shape[2],
@@ -469,7 +474,7 @@ class ResidualProjectionForecaster(Forecaster):
 
     def _saved_null_distance(self, fitted, G):
         """None without ``fade``; else one fade radius per pattern group, each None (no fade
-        for that group) or a finite distance > 0, as :func:`_fade_radius` gives."""
+        for that group) or a finite distance > 0, as :func:`fade_radius` gives."""
         if "null_distance_" not in fitted:
             raise ValueError("missing fitted 'null_distance_'")
         null = fitted["null_distance_"]

@@ -16,7 +16,12 @@ from tssdpa.checks import check_choice, check_fraction, check_int, check_positiv
 from tssdpa.estimators.base import Denoiser
 from tssdpa.estimators.input_notes import user_stacklevel
 from tssdpa.estimators.persistence import nest, require_floats, saved_channels, unnest
-from tssdpa.estimators.selection import _check_fade, _fade_radius, _sigmas, choose_correction
+from tssdpa.estimators.selection import (
+    check_fade,
+    choose_correction,
+    correction_sigmas,
+    fade_radius,
+)
 from tssdpa.signal.embedding import delay_embedding, standardise
 from tssdpa.signal.library import kernel_regression, nearest_distance
 from tssdpa.signal.missing import fill_missing, reading_ends, stops_early, unknown_past_readings
@@ -115,10 +120,10 @@ class ResidualProjectionFilter(Denoiser):
                 UserWarning,
                 stacklevel=user_stacklevel(),
             )
-        _sigmas(self.sigma, 1)
+        correction_sigmas(self.sigma, 1)
         check_fraction(self.holdout, "holdout")
         check_positive(self.ridge, "ridge", allow_zero=True)
-        _check_fade(self.fade)
+        check_fade(self.fade)
 
     def _base(self):
         return WienerFIRFilter(window=self.window, causal=self.causal, ridge=self.ridge)
@@ -150,7 +155,7 @@ class ResidualProjectionFilter(Denoiser):
             raise ValueError(
                 f"x has {T} samples; too few for window={self.window}, embedding={self.embedding}"
             )
-        sigmas = _sigmas(self.sigma, self.embedding)
+        sigmas = correction_sigmas(self.sigma, self.embedding)
         # the FIRs too: a NaN target sample is no equation of theirs
         self.base_ = self._base().fit(a, unknown_past_readings(target, ends))
         lin_all = np.column_stack([self.base_._filter_1d(a[:, c], c) for c in range(C)])
@@ -174,7 +179,7 @@ class ResidualProjectionFilter(Denoiser):
             lib, held = slice(max(0, n_c - self.library_size), n_c), slice(n_c, end)
             null = None
             if self.fade is not None:
-                null = _fade_radius(
+                null = fade_radius(
                     self.fade, nearest_distance(E[held], E[lib]).max(), self.embedding
                 )
                 self.null_distance_[c] = np.nan if null is None else null
