@@ -55,7 +55,7 @@ import numpy as np
 from tssdpa.baselines.edm_numpy import simplex_steps, smap_steps
 from tssdpa.checks import check_choice, check_int, check_positive
 from tssdpa.estimators.base import Forecaster
-from tssdpa.signal.missing import fill_missing, reading_ends, reading_starts
+from tssdpa.signal.missing import fill_missing, reading_spans
 
 __all__ = ["SimplexForecaster", "SMapForecaster"]
 
@@ -154,8 +154,7 @@ class _EDMForecaster(Forecaster):
         # each channel's library lies between its first and last readings: a missing head
         # filled back, or a tail filled forward, was a run of made-up constant states that the
         # forecasts took as neighbours
-        spans = zip(reading_starts(a), reading_ends(a))
-        self.library_ = [filled[s:e, c] for c, (s, e) in enumerate(spans)]
+        self.library_ = [filled[s:e, c] for c, (s, e) in enumerate(reading_spans(a))]
         self._check_library(1, "horizon")
         self._memo = _Memo()
 

@@ -11,7 +11,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from tssdpa.checks import check_choice, check_int, check_moving_average, check_positive
 from tssdpa.estimators.base import Forecaster
 from tssdpa.estimators.persistence import check_context, require_floats, saved_channels
-from tssdpa.signal.missing import fill_missing, reading_ends, reading_span, reading_starts
+from tssdpa.signal.missing import fill_missing, reading_span, reading_spans
 
 __all__ = [
     "NaiveForecaster",
@@ -235,8 +235,8 @@ class DLinearForecaster(Forecaster):
             )
         # each channel's windows lie between its first and last readings: a missing head filled
         # back, or a tail filled forward, was a constant the map was fitted to forecast
-        starts, ends = reading_starts(a), reading_ends(a)
-        for c, (start, end) in enumerate(zip(starts, ends)):
+        spans = reading_spans(a)
+        for c, (start, end) in enumerate(spans):
             if end - start < L + H:
                 raise ValueError(f"{reading_span('y', c, start, end, len(a))}: lookback + "
                                  f"horizon = {L + H} samples of it are needed to fit")  # fmt: skip
@@ -249,7 +249,7 @@ class DLinearForecaster(Forecaster):
             n, sx, sy = 0, np.zeros(L), np.zeros(H)
             xx, xy = np.zeros((L, L)), np.zeros((L, H))
             for c in g:
-                X, Y = self._windows(a[starts[c] : ends[c], c], H)
+                X, Y = self._windows(a[slice(*spans[c]), c], H)
                 for s in range(0, len(X), 4096):
                     xb, yb = X[s : s + 4096], Y[s : s + 4096]
                     n += len(xb)

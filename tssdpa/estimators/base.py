@@ -32,7 +32,7 @@ from tssdpa.checks import check_int
 from tssdpa.estimators.arrays import as_2d, restore
 from tssdpa.estimators.fit_guard import keeps_the_last_fit_on_failure
 from tssdpa.estimators.fit_input import check_fit_input, target_like
-from tssdpa.signal.missing import fill_missing, reading_ends, reading_span, reading_starts
+from tssdpa.signal.missing import fill_missing, reading_span, reading_spans
 
 __all__ = ["Denoiser", "Estimator", "Forecaster", "check_fit_input", "renamed", "target_like"]
 
@@ -350,7 +350,7 @@ class Forecaster(Estimator):
         self.models_ = []
         # each channel from its first reading to its last: a missing head filled back with the
         # first reading, or a tail filled forward with the last, was a constant fitted as data
-        for c, (start, end) in enumerate(zip(reading_starts(a), reading_ends(a))):
+        for c, (start, end) in enumerate(reading_spans(a)):
             try:
                 self.models_.append(self._fit_1d(filled[start:end, c]))
             except (ValueError, IndexError, np.linalg.LinAlgError) as exc:

@@ -41,7 +41,7 @@ from tssdpa.estimators.selection import (
 )
 from tssdpa.signal.embedding import delay_embedding, standardise
 from tssdpa.signal.library import kernel_regression, nearest_distance
-from tssdpa.signal.missing import fill_missing, reading_ends, unknown_past_readings
+from tssdpa.signal.missing import fill_missing, reading_ends, reading_starts, unknown_past_readings
 
 __all__ = ["ResidualProjectionForecaster"]
 
@@ -326,7 +326,7 @@ class ResidualProjectionForecaster(Forecaster):
     def _choose_started(self, raw, a, truth, n_head, sigmas, need):
         """:meth:`_choose` on the channels with ``need`` readings before the holdout; a later
         one's correction is off (alpha 0), said: every channel's with a joint pattern."""
-        starts, C = before_history(raw).sum(axis=0), a.shape[1]
+        starts, C = np.array(reading_starts(raw)), a.shape[1]
         late = [c for c, s in enumerate(starts) if n_head - s < need]
         joint = late and not self.channel_independent  # no pattern of every channel there
         keep = [] if joint else [c for c in range(C) if c not in late]

@@ -21,6 +21,9 @@ __all__ = [
     "fill_forward",
     "fill_missing",
     "reading_ends",
+    "reading_span",
+    "reading_spans",
+    "reading_starts",
     "stops_early",
     "unknown_past_readings",
 ]
@@ -161,6 +164,12 @@ def stops_early(name: str, channel: int, end: int, n: int) -> str:
     whose readings end at ``end`` (:func:`reading_ends`): what is left up to there is what
     was too short, which the series' length does not show."""
     return f"{name} channel {channel} stops at sample {end - 1} of {n} (the rest is missing)"
+
+
+def reading_spans(a: np.ndarray) -> list[tuple[int, int]]:
+    """Each channel's ``(first reading, one past its last)`` of the (T, C) ``a``
+    (:func:`reading_starts`, :func:`reading_ends`): the part a model is fitted on."""
+    return list(zip(reading_starts(a), reading_ends(a)))
 
 
 def reading_span(name: str, channel: int, start: int, end: int, n: int) -> str:
