@@ -205,3 +205,38 @@ def test_a_bad_channel_scale_is_refused_naming_it():
         f.step(np.ones(2), f.initial_state())
     with pytest.raises(ValueError, match="zi"):
         f.filter(noisy * UNITS, zi=np.zeros((f.initial_state().shape[0], 2)))
+
+
+def _units_with_a_sentinel(n=300):
+    """A 1e-3 channel beside two of 1e3 (its kernel units: x 1e6), a sentinel 1e14 at 150:
+    its squared kernel distance (1e40) overflows float32."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(n, 3)) * np.array([1e-3, 1e3, 1e3])
+    z = x.copy()
+    z[150, 0] = 1e14
+    return x, z
+
+
+def _stepped(f, z):
+    state, ys = f.initial_state(), []
+    for sample in z:
+        y, state = f.step(sample, state)
+        ys.append(y)
+    return np.array(ys)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_float32_moving_average_averages_a_sample_whose_kernel_distance_overflows():
+    # sigma=inf is the uniform kernel: distances do not count. Its logit, distance x 0, was
+    # inf x 0 = NaN past float32's overflow: filter held the last output over the window
+    # (-0.00043 where the mean is 2.5e13), step gave NaN
+    x, z = _units_with_a_sentinel()
+    kw = dict(window=4, embedding=1, degree=0, sigma=[np.inf])
+    f32 = ProjectionFilter(dtype="float32", **kw).fit(x)
+    f64 = ProjectionFilter(dtype="float64", **kw).fit(x)
+    assert f32.sigma_ == np.inf and f32.channel_scale_[0] < 1e-5
+    want = np.array([z[i - 3 : i + 1].mean(0) for i in range(3, len(z))])
+    np.testing.assert_allclose(f64.filter(z)[3:], want, rtol=1e-12, atol=1e-9)
+    rounding = 1e-5 * np.array([1e-3, 1e3, 1e3])  # float32's, in each channel's units
+    for got in (f32.filter(z), _stepped(f32, z)):
+        assert (np.abs(got[3:] - want) <= 1e-6 * np.abs(want) + rounding).all()

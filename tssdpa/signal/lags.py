@@ -279,11 +279,16 @@ def attend_lags(
                 if far_rows is not None:  # from the nearest key: see _nearest_first
                     r = far_rows[row_max[far_rows] > logit_reach(inv, dtype)]
                     near = (r, _nearest_first(dist[r], low[r], inv))
-                with np.errstate(over="ignore"):  # -inf: a key beyond the kernel's reach
-                    logits = np.multiply(dist, -inv, out=dist if last else None)
-                    logits = logits.astype(dtype, copy=False)
-                    if near is not None:
-                        logits[near[0]] = near[1]
+                if inv == 0:  # the uniform kernel: every key 0, also past an overflow
+                    reuse = last and dist.dtype == dtype
+                    logits = dist if reuse else np.empty(dist.shape, dtype)
+                    logits.fill(0.0)  # (dist · -0 was NaN where its square overflowed)
+                else:
+                    with np.errstate(over="ignore"):  # -inf: a key beyond the kernel's reach
+                        logits = np.multiply(dist, -inv, out=dist if last else None)
+                        logits = logits.astype(dtype, copy=False)
+                        if near is not None:
+                            logits[near[0]] = near[1]
                 if decay_term is not None:
                     logits += decay_term
                 if extra is not None:
@@ -411,7 +416,10 @@ def attend_newest(
     scale = logit_scale(sigma, dt)
     far = float(w.max()) > logit_reach(scale, dt)  # as attend_lags: from the nearest key
     low = _nearest((w[:-1] if exclude_self else w)[None], None)[0] if far else 0.0
-    w = _nearest_first(w, low, scale)  # (w - 0) · -scale: bitwise w · -scale
+    if scale == 0:  # the uniform kernel, as attend_lags: 0, not inf · -0 = NaN
+        w = np.zeros_like(w)
+    else:
+        w = _nearest_first(w, low, scale)  # (w - 0) · -scale: bitwise w · -scale
     # decay and tau are exclusive: at most one of the two terms is added
     if decay_term is not None:
         w += decay_term
