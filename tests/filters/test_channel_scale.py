@@ -240,3 +240,33 @@ def test_a_float32_moving_average_averages_a_sample_whose_kernel_distance_overfl
     rounding = 1e-5 * np.array([1e-3, 1e3, 1e3])  # float32's, in each channel's units
     for got in (f32.filter(z), _stepped(f32, z)):
         assert (np.abs(got[3:] - want) <= 1e-6 * np.abs(want) + rounding).all()
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("kw", [dict(embedding=1, exclude_self=True), dict(embedding=2)])
+def test_a_float32_filter_whose_kernel_distances_all_overflow_takes_the_nearest_key(kw):
+    # where every key's squared distance overflows float32 (a sentinel 1e14 in a channel of
+    # kernel units x 1e6), a narrow kernel's limit is still its nearest key, as where they
+    # do not: the row had no key, and filter gave the sentinel itself (exclude_self's
+    # fallback) or held the last output (the missing sample after it), step NaN
+    x, z = _units_with_a_sentinel()
+    z[151, 0] = np.nan  # its embedding-2 pattern holds the sentinel
+    f = ProjectionFilter(window=8, degree=0, dtype="float32", **kw).fit(x)
+    assert f.sigma_ < np.inf and f.channel_scale_[0] < 1e-5
+    y, stepped = f.filter(z), _stepped(f, z)
+    # the sentinel dominates the distances: the nearest key has the largest channel 0 where
+    # the query holds the sentinel (the sample before the query's, with embedding 2)
+    row = 150 if kw.get("exclude_self") else 151
+    before = 1 if kw.get("exclude_self") else 2
+    keys = np.arange(row - 7, row + 1)
+    keys = keys[np.isfinite(z[keys, 0]) & (keys != row if before == 1 else True)]
+    nearest = keys[np.argmax(z[keys - before + 1, 0] if before == 2 else z[keys, 0])]
+    ch = slice(None) if before == 1 else slice(0, 1)  # (1, 2: the row's own sample, known)
+    np.testing.assert_allclose(y[row, ch], z[nearest, ch], rtol=1e-6)
+    np.testing.assert_allclose(stepped[row, ch], z[nearest, ch], rtol=1e-6)
+    g = ProjectionFilter(window=8, degree=0, dtype="float64", **kw).fit(x)
+    # the other rows: float64's, to rounding (151 weighs the sentinel as 1e14 x its weight)
+    rounding = 1e-5 * np.array([1e-3, 1e3, 1e3])
+    other = (np.arange(len(z)) < 150) | (np.arange(len(z)) > 151)
+    for got in (y, stepped):
+        assert (np.abs(got - g.filter(z))[other] <= rounding).all()

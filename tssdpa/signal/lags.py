@@ -34,6 +34,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from tssdpa.checks import check_positive
+from tssdpa.signal.library import far_gaps
 from tssdpa.signal.local_polynomial import SPAN_WEIGHT, local_polynomial, offset_powers
 
 __all__ = ["GAP_MARGIN", "SIGMA_BATCH", "attend_lags", "attend_newest", "decay_logits",
@@ -184,12 +185,15 @@ def attend_lags(
                 valid = np.ones((n, n_lags), dtype=bool)
             valid[:, self_pos] = False
         # rows whose farthest key's logit overflows at the narrowest sigma (_nearest_first)
-        row_max = far_rows = low = partial_dist = None
+        row_max = far_rows = low = partial_dist = lost = None
         if float(dist.max()) > logit_reach(max(inv2s2s), dtype):
             row_max = dist.max(axis=1)
             far_rows = np.flatnonzero(row_max > logit_reach(max(inv2s2s), dtype))
             low = np.zeros((n, 1), dtype=dist.dtype)  # float64 in a float32 block with gaps
-            low[far_rows] = _nearest(dist[far_rows], None if valid is None else valid[far_rows])
+            low[far_rows], gone = _nearest(
+                dist[far_rows], None if valid is None else valid[far_rows], True
+            )
+            lost = far_rows[gone]  # every usable key overflowed: see _rescaled_logits
         if per_channel is not None:  # the rows that weigh a partial key, once for every sigma
             partial_rows = np.flatnonzero((valid & partial_keys).any(axis=1))
             if far_rows is not None:  # a copy: the last sigma overwrites dist
@@ -289,6 +293,9 @@ def attend_lags(
                         logits = logits.astype(dtype, copy=False)
                         if near is not None:
                             logits[near[0]] = near[1]
+                        if lost is not None and lost.size:
+                            keys_lost = None if valid is None else valid[lost]
+                            logits[lost] = _rescaled_logits(Eq[lost], Kw[lost], keys_lost, inv)
                 if decay_term is not None:
                     logits += decay_term
                 if extra is not None:
@@ -310,8 +317,19 @@ def attend_lags(
                             inv = inv2s2s[members[0]]
                             f = np.flatnonzero(row_max[r] > logit_reach(inv, dtype))
                             d, x_f = partial_dist[f], None if extra is None else extra[r][f]
-                            low_c = _nearest(d, keys_c[f])
+                            low_c, gone = _nearest(d, keys_c[f], True)
                             lg[f] = _nearest_first(d, low_c, inv, dtype, decay_term, x_f)
+                            g = f[gone]
+                            if g.size:  # every key with channel c overflowed
+                                rows_g = r[g]
+                                with np.errstate(over="ignore"):
+                                    lg_g = _rescaled_logits(Eq[rows_g], Kw[rows_g], keys_c[g],
+                                                            inv).astype(dtype)  # fmt: skip
+                                if decay_term is not None:
+                                    lg_g += decay_term
+                                if extra is not None:
+                                    lg_g -= extra[rows_g]
+                                lg[g] = lg_g
                         wc, empty_c = weights(lg, keys_c)
                         own = [vals[c][r]]
                         fb_c = None if fb is None else fb[r, c : c + 1]
@@ -360,10 +378,32 @@ def logit_reach(scale, dtype) -> float:
     return float(np.finfo(np.dtype(dtype)).max) / float(scale) if scale else math.inf
 
 
-def _nearest(dist: np.ndarray, valid) -> np.ndarray:
-    """(n, 1): each row of (n, L) ``dist``'s smallest over its ``valid`` keys (0 if none)."""
+def _nearest(dist: np.ndarray, valid, lost: bool = False):
+    """(n, 1): each row of (n, L) ``dist``'s smallest over its ``valid`` keys (0 if none);
+    with ``lost``, also (n,) bool: the rows that have a valid key, none at a finite distance
+    (every usable key's squared distance overflowed the dtype)."""
     low = (dist if valid is None else np.where(valid, dist, np.inf)).min(axis=1, keepdims=True)
-    return np.where(np.isfinite(low), low, 0.0).astype(dist.dtype, copy=False)
+    out = np.where(np.isfinite(low), low, 0.0).astype(dist.dtype, copy=False)
+    if not lost:
+        return out
+    gone = ~np.isfinite(low[:, 0])
+    if valid is not None and gone.any():
+        gone &= valid.any(axis=1)
+    return out, gone
+
+
+def _rescaled_logits(Eq: np.ndarray, Kw: np.ndarray, valid, scale) -> np.ndarray:
+    """(r, L) float64 logits ``-(dist - nearest) · scale`` of rows whose every usable key's
+    squared distance overflowed (:func:`_nearest`'s ``lost``), from the queries ``Eq``
+    (r, D) and keys ``Kw`` (r, D, L) in a larger unit
+    (:func:`~tssdpa.signal.library.far_gaps`): the nearest usable key keeps 0 and the others
+    fall to -inf (or stay finite under a width as large as the distances) -- the limit
+    :func:`_nearest_first` takes where the nearest key's distance is finite, and the library
+    kernel's; such a row had no key (fallback, NaN or the held output)."""
+    gap, unit = far_gaps(Eq, Kw.transpose(0, 2, 1), valid)
+    with np.errstate(over="ignore", invalid="ignore"):
+        k = np.square(unit * math.sqrt(float(scale)))  # (r, 1), inf past float64
+        return np.where(gap > 0, -gap * k, 0.0)
 
 
 def _nearest_first(dist, low, scale, dtype=None, decay_term=None, extra=None) -> np.ndarray:
@@ -418,6 +458,15 @@ def attend_newest(
     low = _nearest((w[:-1] if exclude_self else w)[None], None)[0] if far else 0.0
     if scale == 0:  # the uniform kernel, as attend_lags: 0, not inf · -0 = NaN
         w = np.zeros_like(w)
+    elif far and not np.isfinite(w[:-1] if exclude_self else w).any():
+        # every key's square overflowed: attend_lags' _rescaled_logits
+        Ek = (fc.T if m == 1 else E.T)[None]  # (1, D, L): the keys of w, query last
+        keys = None
+        if exclude_self:
+            keys = np.ones((1, w.size), dtype=bool)
+            keys[0, -1] = False
+        with np.errstate(over="ignore"):
+            w = _rescaled_logits(Ek[:, :, -1], Ek, keys, scale)[0].astype(dt)
     else:
         w = _nearest_first(w, low, scale)  # (w - 0) · -scale: bitwise w · -scale
     # decay and tau are exclusive: at most one of the two terms is added

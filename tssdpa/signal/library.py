@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "far_gaps",
     "kernel_regression",
     "nearest_distance",
     "nearest_where_lost",
@@ -40,6 +41,40 @@ def squared_distance_blocks(queries: np.ndarray, keys: np.ndarray):
 def _softmax_rows(logits: np.ndarray) -> np.ndarray:
     w = np.exp(logits - logits.max(axis=-1, keepdims=True))
     return w / w.sum(axis=-1, keepdims=True)
+
+
+def far_gaps(queries: np.ndarray, keys: np.ndarray, valid=None):
+    """``(gap, unit)`` for queries whose every squared distance overflows float64: ``gap``
+    (n, M) each key's squared distance less the nearest usable one's, in units of ``unit**2``
+    (n, 1), ``unit`` the largest coordinate the query compares (inf: not a usable key).
+
+    ``queries`` (n, D); ``keys`` (M, D) shared or (n, M, D) per query; NaN coordinates are
+    compared where both are finite, rescaled by D / (count in common), as the lag kernel does;
+    ``valid`` (n, M) bool, optional. Where the keys share their coordinates in common (no NaN)
+    the query's own square, common to every key, is left out: ``|k|² - 2 q·k``, so a query
+    1e17 times farther than the keys are apart still tells them apart (the plain differences
+    round them equal, and the row took their uniform mean)."""
+    n, D = queries.shape
+    M = keys.shape[-2]
+    gap, unit = np.full((n, M), np.inf), np.ones((n, 1))
+    for i in range(n):
+        q = np.asarray(queries[i], dtype=np.float64)
+        k = np.asarray(keys[i] if keys.ndim == 3 else keys, dtype=np.float64)
+        fin = np.isfinite(q)[None, :] & np.isfinite(k)
+        use = np.ones(M, dtype=bool) if valid is None else np.asarray(valid[i], dtype=bool)
+        big = max(np.abs(np.where(fin, q, 0.0)).max(), np.abs(np.where(fin, k, 0.0)).max())
+        unit[i] = big if 0.0 < big < np.inf else 1.0
+        qs, ks = np.where(fin, q / unit[i], 0.0), np.where(fin, k / unit[i], 0.0)
+        cnt = fin.sum(axis=1)
+        g = (ks * (ks - 2.0 * qs)).sum(axis=1)  # over the coordinates in common
+        if (fin[use] == fin[use][:1]).all():  # the same coordinates: |q|² is common to all
+            d = g * (D / max(int(cnt[use][0]), 1)) if use.any() else g
+        else:
+            d = (D / np.maximum(cnt, 1)) * ((qs * qs).sum(axis=1) + g)
+        d = np.where(cnt > 0, d, 0.0)  # nothing in common: distance 0 (lag kernel)
+        d = np.where(use, d, np.inf)
+        gap[i] = d - d.min() if use.any() else d
+    return gap, unit
 
 
 def nearest_where_lost(logits: np.ndarray, sq: np.ndarray, sigma, valid=None) -> None:
