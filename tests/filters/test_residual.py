@@ -816,3 +816,28 @@ def test_a_channel_stopping_before_the_newest_library_size_rows_still_has_librar
     known = np.isfinite(keys).all(axis=2) & np.isfinite(resid).all(axis=1)[:, : keys.shape[1]]
     assert (known.sum(axis=0) == 50).all()  # each pattern group: its newest 50 known rows
     assert np.isfinite(fc.forecast_path(y, 3)[300:]).all()
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_residual_filter_query_beyond_float64_squares_takes_its_nearest_keys_residual():
+    # a channel of spread 1e-6 (standardised x 1e11) and a reading of 9e149: the patterns
+    # that hold it lie 1e155 from every key, whose squared distances overflow float64. The
+    # narrow kernel's limit is the nearest key (as the lag kernel's): those rows took the
+    # uniform mean of the library's residuals (-3e-23 where they are +-1e-6)
+    rng = np.random.default_rng(0)
+    t = np.arange(1500)
+    clean = 1e-6 * np.sign(np.sin(t / 15))
+    noisy = clean + 3e-7 * rng.normal(size=1500)
+    f = ResidualProjectionFilter(window=8, embedding=3, fade=None).fit(noisy, clean)
+    assert f.alpha_[0] > 0.5
+    z = noisy.copy()
+    z[700] = 9e149
+    corr = (f.filter(z) - f.base_.filter(z)) / f.alpha_[0]
+    keys, resid = f.library_[0]
+    queries = f._keys(f.base_._filter_1d(z, 0), 0)
+    far = np.flatnonzero(np.abs(queries).max(axis=1) > 1.4e154)  # squares past float64
+    far = far[np.abs(f.base_.filter(z)[far]) < 1.0]  # where the base leaves the digits
+    assert far.size >= 2
+    # so far out, the nearest key is the one farthest along the query's direction
+    nearest = np.argmax(keys @ (queries[far] / np.abs(queries[far]).max(axis=1)[:, None]).T, 0)
+    np.testing.assert_allclose(corr[far], resid[nearest, 0], rtol=1e-6)

@@ -77,7 +77,7 @@ def far_gaps(queries: np.ndarray, keys: np.ndarray, valid=None):
     return gap, unit
 
 
-def nearest_where_lost(logits: np.ndarray, sq: np.ndarray, sigma, valid=None) -> None:
+def nearest_where_lost(logits: np.ndarray, sq: np.ndarray, sigma, valid=None, unit=None) -> None:
     """Rows of the (n, M) Gaussian ``logits`` ``-sq / 2σ²`` with no finite one -- a ``sigma``
     far below the distances: every logit overflowed to -inf, or was 0/0 = NaN once σ²
     underflowed -- recomputed in place from the row's nearest key, ``-(sq - min sq) / 2σ²``.
@@ -86,8 +86,10 @@ def nearest_where_lost(logits: np.ndarray, sq: np.ndarray, sigma, valid=None) ->
 
     ``sq``: the squared distances (a row with a NaN one, from a query or key with NaN, keeps
     its logits). ``sigma``: a float, or one per row (n, 1). ``valid`` (n, M) bool, optional:
-    the keys a row has (a row with none keeps its logits; the others stay -inf). Other rows
-    keep theirs (and their rounding).
+    the keys a row has (a row with none keeps its logits; the others stay -inf). ``unit``
+    (n, 1), optional: ``sq`` is in units of ``unit**2`` (:func:`far_gaps`), for rows whose
+    squares overflowed; without it such a row (every key at inf) would have no nearest
+    key. Other rows keep their logits (and their rounding).
     """
     lost = ~np.isfinite(logits.max(axis=1)) & ~np.isnan(sq).any(axis=1)
     if valid is not None:
@@ -97,11 +99,14 @@ def nearest_where_lost(logits: np.ndarray, sq: np.ndarray, sigma, valid=None) ->
         sq = sq[lost]
         keys = None if valid is None else valid[lost]
         near = (sq if keys is None else np.where(keys, sq, np.inf)).min(axis=1, keepdims=True)
-        gap = sq - near  # (inf - inf = NaN where every key's square overflowed: weight 1)
+        gap = sq - near  # (inf - inf = NaN where every key's square overflowed: see unit)
         s = np.asarray(sigma, dtype=np.float64)
         s = s[lost] if s.ndim else s
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # 1/σ² capped
             scale = np.minimum(0.5 / s / s, np.finfo(np.float64).max)  # (0 · inf was NaN)
+            if unit is not None:  # 0.5 (unit / σ)², inf past float64: the others -inf
+                u = unit[lost]
+                scale = np.where(u == 1.0, scale, 0.5 * np.square(u / s))
             out = np.where(gap > 0, -gap * scale, 0.0)
         logits[lost] = out if keys is None else np.where(keys, out, -np.inf)
 
@@ -150,7 +155,16 @@ def kernel_regression(queries, keys, values, sigmas, columns=None, null_distance
             if not np.isfinite(logits.max(axis=1)).all():
                 if sq is None:
                     sq = np.concatenate([d2, np.full_like(null, null_sq)], axis=-1)
-                nearest_where_lost(logits, sq, s)
+                unit = None
+                q = queries[s0 : s0 + len(d2)]
+                over = np.flatnonzero(~np.isfinite(sq).any(axis=1) & np.isfinite(q).all(axis=1))
+                if over.size:  # every key's square overflowed: the gaps between them
+                    sq, unit = sq.copy(), np.ones((len(sq), 1))
+                    sq_o, unit[over] = far_gaps(q[over], np.asarray(keys))
+                    if null_distance is not None:  # its radius's square overflowed too: out
+                        sq_o = np.concatenate([sq_o, np.full((len(over), 1), np.inf)], axis=-1)
+                    sq[over] = sq_o
+                nearest_where_lost(logits, sq, s, unit=unit)
             w = _softmax_rows(logits)
             if null_distance is not None:
                 w = w[:, :-1]
