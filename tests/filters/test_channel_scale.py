@@ -270,3 +270,26 @@ def test_a_float32_filter_whose_kernel_distances_all_overflow_takes_the_nearest_
     other = (np.arange(len(z)) < 150) | (np.arange(len(z)) > 151)
     for got in (y, stepped):
         assert (np.abs(got - g.filter(z))[other] <= rounding).all()
+
+
+def test_the_non_local_filter_takes_a_reading_whose_squared_distances_overflow_as_any_other():
+    # 1e150 in a channel of kernel units x 5e5: its patterns' squared distances overflow
+    # float64, the k-d tree returned those keys as index len(keys), and filter raised
+    # IndexError. Its patterns are now no key's neighbours, as they were not at 1e140: the
+    # weights are the same, and the output is linear in the reading
+    rng = np.random.default_rng(0)
+    t = np.arange(600)
+    x = np.stack([1e-3 * np.sin(t / 10) + 1e-4 * rng.normal(size=600),
+                  1e3 * np.sin(t / 7) + 100 * rng.normal(size=600)], axis=1)  # fmt: skip
+    f = ProjectionFilter(causal=False, window="all", embedding=3, glitches=None, base=None,
+                         channel_independent=False, local_window=None).fit(x)  # fmt: skip
+    out = {}
+    for v in (1e140, 1e150):
+        z = x.copy()
+        z[300, 0] = v
+        out[v] = f.filter(z)
+    touched = np.abs(out[1e140][:, 0]) > 1e100  # the rows that weigh the reading
+    assert 0 < touched.sum() < 100 and np.isfinite(out[1e150]).all()
+    np.testing.assert_allclose(out[1e150][touched, 0], 1e10 * out[1e140][touched, 0], rtol=1e-12)
+    np.testing.assert_array_equal(out[1e150][~touched], out[1e140][~touched])
+    np.testing.assert_array_equal(out[1e150][:, 1], out[1e140][:, 1])

@@ -89,9 +89,10 @@ def _exact_nearest(queries, keys, key_rows, k: int, allowed: np.ndarray):
     fin = np.isfinite(queries)
     q0 = np.where(fin, queries, 0.0)
     d2 = np.zeros((len(queries), len(keys)))
-    for c in range(D):  # coordinate by coordinate: memory (n_q, n_k), not x D
-        diff = q0[:, c, None] - keys[None, :, c]
-        d2 += np.where(fin[:, c, None], diff * diff, 0.0)
+    with np.errstate(over="ignore"):  # inf: a key beyond float64's squares is none
+        for c in range(D):  # coordinate by coordinate: memory (n_q, n_k), not x D
+            diff = q0[:, c, None] - keys[None, :, c]
+            d2 += np.where(fin[:, c, None], diff * diff, 0.0)
     d2 *= (D / np.maximum(fin.sum(axis=1), 1))[:, None]
     d = np.sqrt(np.where(allowed, d2, np.inf))
     # the k nearest, ties at the k-th distance included, then those in (distance, row) order
@@ -218,7 +219,10 @@ def _tile_neighbours(P, usable, s: int, e: int, k: int, half: int, exclude_self:
         d, j = scipy.spatial.cKDTree(P[key_rows]).query(
             P[q], k=want, workers=neighbours.search_threads()
         )
-        d, j = d.reshape(len(q), want), key_rows[np.asarray(j).reshape(len(q), want)]
+        d, j = d.reshape(len(q), want), np.asarray(j).reshape(len(q), want)
+        # a key at an infinite distance (its square overflowed float64) comes back as index
+        # len(key_rows): none (it raised IndexError)
+        j = np.where(j < len(key_rows), key_rows[np.minimum(j, len(key_rows) - 1)], -1)
         floor = d.max(axis=1)  # a key the tree did not return is at least this far
     d, j = _sorted(d, j)
     keep = allowed(q, j)
