@@ -7,6 +7,8 @@ equal ``filter(x, zi=initial_state())`` (and so ``filter(x)``) to float32 roundi
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -357,3 +359,27 @@ def test_the_model_takes_float32_samples_under_a_float64_torch_default(tmp_path,
     y = sess.run(None, feed)[0]
     want = f.filter(x, zi=f.initial_state(2), **({"timestamps": feed["t"]} if f.tau else {}))[0]
     _close(y, want, x)
+
+
+def test_an_export_of_a_filter_fitted_far_from_zero_warns_that_float32_rounds_its_samples(
+    tmp_path,
+):
+    # epoch-like readings (1.7e9 plus a unit signal): the model's float32 samples round them
+    # in steps of 128, and its output was off by 1.25 times the signal's amplitude, silently
+    rng = np.random.default_rng(0)
+    unit = np.stack([np.sin(np.arange(400) / 20) + 0.2 * rng.normal(size=400)] * 2, axis=1)
+    # a pressure of spread 2.5 Pa at 101325 Pa (float32 steps: 0.4% of it) is fine
+    x = unit * np.array([2.5, 1.0]) + np.array([101325.0, 1.7e9])
+    f = ProjectionFilter(window=16, embedding=2).fit(x)
+    with pytest.warns(UserWarning, match="channel 1 was fitted about 1.7e\\+09, .* steps of 128"):
+        path = f.to_onnx(tmp_path / "epoch.onnx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        stuck = np.column_stack([x[:, 0], np.full(400, 3.3)])  # constant: float32 keeps it
+        ProjectionFilter(window=16, embedding=2).fit(stuck).to_onnx(tmp_path / "pa.onnx")
+    # the remedy it names: the offset off before the model and back on after
+    sess, offset = ort.InferenceSession(str(path)), np.array([101325.0, 1.7e9])
+    want = f.filter(x, zi=f.initial_state())[0]
+    state = onnx_initial_state(f)["state"]
+    got = sess.run(None, {"x": (x - offset).astype(np.float32), "state": state})[0] + offset
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)  # float32 rounding of a unit signal
