@@ -293,3 +293,21 @@ def test_the_non_local_filter_takes_a_reading_whose_squared_distances_overflow_a
     np.testing.assert_allclose(out[1e150][touched, 0], 1e10 * out[1e140][touched, 0], rtol=1e-12)
     np.testing.assert_array_equal(out[1e150][~touched], out[1e140][~touched])
     np.testing.assert_array_equal(out[1e150][:, 1], out[1e140][:, 1])
+
+
+def test_constant_channels_have_no_spread_and_leave_the_others_their_units():
+    # a stuck or unused channel (3.3 V, 1e-9) beside a signal: np.std's rounding gave 800
+    # samples of 3.3 a spread of 4.4e-16, the median of three spreads was that, the signal's
+    # channel_scale_ 4.6e13, and the fit chose a 128-sample moving average (RMSE 0.81 where
+    # the signal's own fit has 0.086)
+    rng = np.random.default_rng(2)
+    t = np.arange(800)
+    clean = np.sin(t / 25)
+    x = np.stack([clean + 0.2 * rng.normal(size=800), np.full(800, 3.3), np.full(800, 1e-9)], 1)
+    assert np.std(x[:, 1]) > 0  # (the rounding)
+    np.testing.assert_array_equal(channel_spread(x)[1:], 0.0)
+    f = ProjectionFilter().fit(x)
+    np.testing.assert_array_equal(f.channel_scale_, 1.0)
+    alone = ProjectionFilter().fit(x[:, :1]).filter(x[:, :1])[:, 0]
+    rmse = [np.sqrt(np.mean((y - clean) ** 2)) for y in (f.filter(x)[:, 0], alone)]
+    assert rmse[0] < 1.25 * rmse[1] < 0.5  # (the joint fit: 0.098, the signal alone: 0.087)

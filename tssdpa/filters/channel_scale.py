@@ -64,6 +64,10 @@ def channel_spread(x2: np.ndarray) -> np.ndarray:
     clipped = np.nanstd(np.clip(x2, centre - reach, centre + reach), axis=0)
     # a channel off its median in fewer than 1 sample in 200 (events, a late step): as it is
     out[known] = np.where(clipped > 0, clipped, np.nanstd(x2, axis=0))
+    # a constant channel has none: np.std's rounding gave 800 samples of 3.3 a spread of
+    # 4.4e-16 (of 7.0, 0), which then set the median of a few channels
+    constant = np.nanmax(x2, axis=0) == np.nanmin(x2, axis=0)
+    out[np.flatnonzero(known)[constant]] = 0.0
     return out
 
 
