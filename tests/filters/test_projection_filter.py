@@ -1229,3 +1229,18 @@ def test_an_empty_chunk_of_a_stream_gives_no_output_and_the_state_as_it_was(conf
         f.filter(x[:0])
     with pytest.raises(ValueError, match="causal=True"):  # a zero-phase filter has no state
         ProjectionFilter(causal=False, window=16, sigma=1.0).filter(x[:0], zi=z1)
+
+
+@pytest.mark.parametrize("level", [3.3, 1e-9, 7.0])
+def test_float32_fits_a_constant_channel_at_any_level(level):
+    # the refusal of a channel 1e5 times its spread from 0 took np.std's rounding for a
+    # spread: a constant channel of 3.3 (std 4.4e-16) or 1e-9 was refused, one of 7.0 (std 0)
+    # fitted. float32 computes a constant exactly (every distance 0 in that channel)
+    rng = np.random.default_rng(0)
+    signal = np.sin(np.arange(400) / 20) + 0.2 * rng.normal(size=400)
+    x = np.stack([signal, np.full(400, level)], axis=1)
+    y = ProjectionFilter(window=16, dtype="float32").fit(x).filter(x)
+    np.testing.assert_allclose(y[:, 1], np.float32(level), rtol=1e-6)
+    x[:, 1] = 1e9 + (signal > 0)  # a step of 1 on 1e9: float32 rounds it away, refused
+    with pytest.raises(ValueError, match="x channel 1 reaches 1e\\+09, .* times its spread"):
+        ProjectionFilter(dtype="float32").fit(x)
