@@ -24,6 +24,7 @@ __all__ = [
     "check_float32_range",
     "check_no_inf",
     "check_state",
+    "float32_samples_note",
     "is_tensor",
     "peak_magnitudes",
     "restore",
@@ -171,6 +172,31 @@ def check_float32_range(arr: np.ndarray, dtype, name: str, fit: bool = False) ->
             raise ValueError(f"{name} channel {c} {why}, which dtype=float32 cannot compute "
                              "on: use dtype='float64' or rescale it (other units, less an "
                              "offset)")  # fmt: skip
+
+
+def float32_samples_note(filt) -> str | None:
+    """What float32 samples do to a channel that ``filt`` was fitted on (``center_``,
+    ``spread_``, ``channel_scale_``), where its level is more than ``FLOAT32_SPREAD`` times its
+    spread and it is not constant: they round it coarser than a float32 compute dtype is
+    allowed to (``fit`` refuses it there); None where they do not (or nothing is fitted)."""
+    center, spread = getattr(filt, "center_", None), getattr(filt, "spread_", None)
+    if center is None or spread is None:
+        return None
+    center, spread = np.asarray(center, dtype=np.float64), np.asarray(spread, dtype=np.float64)
+    ratio = np.abs(center) / spread
+    # a spread at float64's rounding of the level is a constant channel's (np.std of 3.3s:
+    # 4.4e-16), which float32 keeps exactly
+    far = np.flatnonzero((ratio > FLOAT32_SPREAD) & (spread > 64 * np.spacing(np.abs(center))))
+    if not far.size:
+        return None
+    c = int(far[0])
+    units = getattr(filt, "channel_scale_", None)  # center_ is in the kernel's units
+    level = float(center[c] * (1.0 if units is None else np.asarray(units)[c]))
+    step = float(np.spacing(np.float32(abs(level))))
+    return (f"channel {c} was fitted about {level:.6g}, {ratio[c]:.3g} times its spread: "
+            f"float32 rounds it in steps of {step:.3g}, {step / abs(level) * ratio[c]:.2g} of "
+            "its spread. Subtract an offset (its level) from x before the model and add it "
+            "back to y (the filter is equivariant to an offset)")  # fmt: skip
 
 
 def within_reach(

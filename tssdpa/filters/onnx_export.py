@@ -41,7 +41,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from tssdpa.estimators.arrays import FLOAT32_SPREAD
+from tssdpa.estimators.arrays import float32_samples_note
 from tssdpa.filters.projection_stream import stream_channels
 from tssdpa.signal.lags import GAP_MARGIN
 from tssdpa.signal.local_polynomial import (
@@ -369,34 +369,6 @@ def onnx_initial_state(filt, n_channels: int | None = None) -> dict:
     return state
 
 
-def _warn_far_from_zero(filt) -> None:
-    """Warn where ``filt`` was fitted on a channel whose level is more than ``FLOAT32_SPREAD``
-    times its spread (``center_``, ``spread_``), not constant: the model's float32 samples
-    round it coarser than a float32 compute dtype is allowed to (``fit`` refuses it there)."""
-    center, spread = getattr(filt, "center_", None), getattr(filt, "spread_", None)
-    if center is None or spread is None:
-        return
-    center, spread = np.asarray(center, dtype=np.float64), np.asarray(spread, dtype=np.float64)
-    ratio = np.abs(center) / spread
-    # a spread at float64's rounding of the level is a constant channel's (np.std of 3.3s:
-    # 4.4e-16), which float32 keeps exactly
-    far = np.flatnonzero((ratio > FLOAT32_SPREAD) & (spread > 64 * np.spacing(np.abs(center))))
-    if far.size:
-        c = int(far[0])
-        units = getattr(filt, "channel_scale_", None)  # center_ is in the kernel's units
-        level = float(center[c] * (1.0 if units is None else np.asarray(units)[c]))
-        step = float(np.spacing(np.float32(abs(level))))
-        warnings.warn(
-            f"to_onnx: the model takes float32 samples, and channel {c} was fitted about "
-            f"{level:.6g}, {ratio[c]:.3g} times its spread: float32 rounds it in steps of "
-            f"{step:.3g}, {step / abs(level) * ratio[c]:.2g} of its spread. Subtract an offset "
-            "(its level) from x before the model and add it back to y (the filter is "
-            "equivariant to an offset)",
-            UserWarning,
-            stacklevel=3,
-        )
-
-
 def to_onnx(filt, path, n_channels: int | None = None, opset: int | None = None) -> Path:
     """Export the streaming step of a fitted causal ``ProjectionFilter`` as an ONNX model.
 
@@ -445,7 +417,9 @@ def to_onnx(filt, path, n_channels: int | None = None, opset: int | None = None)
             "onnxscript)"
         ) from None
     spec, C = onnx_step_spec(filt, n_channels)
-    _warn_far_from_zero(filt)
+    coarse = float32_samples_note(filt)
+    if coarse:
+        warnings.warn(f"to_onnx: the model takes float32 samples, and {coarse}", stacklevel=2)
     path = Path(path)
     if not path.parent.is_dir():
         raise ValueError(f"path: the folder {str(path.parent)!r} does not exist")
