@@ -225,3 +225,21 @@ def test_a_results_csv_that_is_no_csv_table_is_refused_before_training(
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith(f"{script}.py: error: --results_csv last.ckpt is no CSV table")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["last.ckpt"]
+
+
+@pytest.mark.parametrize("script", ["denoise", "forecast"])
+def test_a_real_dataset_not_found_is_one_line_naming_the_scripts_data_dir_option(
+    script, tmp_path, monkeypatch, capsys
+):
+    # it was a FileNotFoundError traceback, whose hint named --data-dir, an option these
+    # scripts do not have (theirs is --data.data_dir)
+    monkeypatch.chdir(tmp_path)
+    dataset = {"denoise": "imu_fusion", "forecast": "ETTh1"}[script]
+    argv = ["fit", *_TINY, "--data.dataset", dataset, "--data.data_dir", "no_such_folder",
+            "--results_csv", "out.csv"]  # fmt: skip
+    assert _script(script).main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"{script}.py: error: --data: ")
+    assert "--data.data_dir" in err[-1] and "no_such_folder" in err[-1]
+    assert "--data-dir" not in err[-1]
+    assert not (tmp_path / "out.csv").exists()

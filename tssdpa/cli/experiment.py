@@ -18,7 +18,7 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
     ``--results_csv`` as ``<its stem>.config.yaml`` (never over a ``--config`` file: refused,
     as is a ``--results_csv`` that is one).
     A bad setting, found while the classes are built (``ValueError``, the Trainer's
-    ``MisconfigurationException``), is one line on stderr
+    ``MisconfigurationException``, a real dataset not found), is one line on stderr
     and exit code 2.
     """
     from lightning.fabric.utilities.exceptions import MisconfigurationException
@@ -82,6 +82,11 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
                 super().instantiate_classes()
             except (ValueError, MisconfigurationException) as exc:  # the Trainer's: max_epochs
                 raise BadSetting(str(exc)) from None
+            except FileNotFoundError as exc:  # a real dataset, read as the classes are linked
+                # named as these scripts spell the option (tssdpa compare's is --data-dir)
+                flag = "--data.data_dir"
+                message = str(exc).replace("data_dir (--data-dir)", flag)
+                raise BadSetting(f"--data: {message.replace('--data-dir', flag)}") from None
             # what the system builds (a checkpoint loads) but does not fit, before fitting
             check = getattr(self.model, "check_fit_settings", None)
             if self.subcommand == "fit" and check is not None:
