@@ -202,6 +202,7 @@ def run_one(
     try:
         # --max-pairs is given to the CLI as --data.max_pairs: its messages name ours
         names = {"max_pairs": "--max-pairs"} if args.max_pairs is not None else {}
+        names["data_dir"] = "--data-dir"  # given to the CLI as --data.data_dir
         cli_argv = cli_args(args, config, sequence_length)
         cli = TranslationCLI(args=cli_argv, run=False, option_names=names)
     finally:

@@ -704,6 +704,29 @@ def test_cli_refuses_a_bad_setting_before_training_in_one_line_with_exit_code_2(
     assert not (tmp_path / "history.csv").exists()  # refused before training
 
 
+@pytest.mark.parametrize("data_dir", ["no_such_folder", "."])
+def test_cli_names_its_own_data_dir_option_when_the_dataset_is_not_found(
+    pairs_file, cache_dir, tmp_path, capsys, monkeypatch, data_dir
+):
+    """translate.py's option is --data.data_dir: it said 'Pass --data-dir' (and 'data_dir
+    (--data-dir): no folder'), which it rejects as an unrecognized argument."""
+    from tssdpa.translation.cli import TranslationCLI
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TSSDPA_DATA", raising=False)
+    monkeypatch.setattr("tssdpa.data.paths.CACHE_DIR", tmp_path / "no_cache")
+    monkeypatch.setattr("tssdpa.data.paths._REPO_ROOT", tmp_path / "no_repo" / "checkout")
+    config = REPO / "experiments/configs/translate_standard.yaml"
+    args = ["fit", "--config", str(config), *cli_overrides(pairs_file, cache_dir, tmp_path)]
+    args += ["--data.dataset=spa-eng/spa.txt.gz", f"--data.data_dir={data_dir}"]
+    with pytest.raises(SystemExit) as exit_:
+        TranslationCLI(args=args)
+    assert exit_.value.code == 2
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith("pytest: error: ") and "--data.data_dir" in last
+    assert "--data-dir" not in last
+
+
 def test_max_pairs_above_the_pair_file_is_refused_naming_it_as_the_user_gave_it(
     pairs_file, cache_dir, tmp_path, capsys
 ):

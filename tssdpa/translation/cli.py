@@ -42,7 +42,11 @@ class TranslationCLI(LightningCLI):
         """``option_names``: the flag a front end gave a data setting by, for its messages
         (``{"max_pairs": "--max-pairs"}``); by default this command's own, ``--data.<name>``."""
         # set first: the classes are built (and their errors told) inside LightningCLI's init
-        self.option_names = {"max_pairs": "--data.max_pairs", **(option_names or {})}
+        self.option_names = {
+            "max_pairs": "--data.max_pairs",
+            "data_dir": "--data.data_dir",
+            **(option_names or {}),
+        }
         kwargs.setdefault("save_config_kwargs", {"overwrite": True})
         super().__init__(TranslationSystem, TranslationDataModule, args=args, run=run, **kwargs)
 
@@ -96,7 +100,10 @@ class TranslationCLI(LightningCLI):
             if self.trainer.local_rank == 0:  # Lightning prepares the data on local rank 0
                 self.datamodule.prepare_data()  # vectorised once: the run reads the cache
         except (ValueError, FileNotFoundError) as exc:
-            self._refuse(self._as_given(str(exc)) or f"--data: {exc}")
+            # the dataset lookup names tssdpa compare's --data-dir: this command's own flag
+            flag = self.option_names["data_dir"]
+            message = str(exc).replace("data_dir (--data-dir)", flag).replace("--data-dir", flag)
+            self._refuse(self._as_given(message) or f"--data: {message}")
         ckpt_path = self._subcommand_option("ckpt_path")
         if getattr(self, "_checkpoint", None) is not None:
             self._check_checkpoint(ckpt_path)
