@@ -275,6 +275,53 @@ def test_a_refit_that_fails_leaves_the_last_fit_as_it_was(make):
     assert "_fitting_" not in est.__dict__
 
 
+_BY_COLUMN = {
+    "projection": ("filter", lambda: F.ProjectionFilter(window=8, embedding=1, degree=0)),
+    "wiener-fir": ("filter", lambda: B.WienerFIRFilter()),  # fitted against a target
+    "autoreg": ("forecast", lambda: B.AutoRegForecaster(lags=4)),
+    "projection-forecaster": ("forecast", lambda: F.ProjectionForecaster(horizon=2)),
+}
+
+
+@pytest.mark.parametrize("case", _BY_COLUMN)
+def test_a_dataframe_with_other_columns_than_the_fit_is_refused_naming_both(case):
+    # each channel keeps its fitted scale and settings by position: the columns swapped were
+    # filtered with each other's settings and came back labelled as given, without a word
+    method, make = _BY_COLUMN[case]
+    t = np.arange(300.0)
+    frame = pd.DataFrame({"gyro": np.sin(t / 9), "accel": 100 + 50 * np.cos(t / 5)})
+    frame += np.random.default_rng(0).normal(0, [0.1, 5.0], size=frame.shape)
+    fit_kw = {"target": frame.to_numpy()} if case == "wiener-fir" else {}
+    est = make().fit(frame, **fit_kw)
+    assert est.feature_names_in_ == ["gyro", "accel"]
+    run = getattr(est, method)
+    run(frame)  # the same columns: fine, and numpy input is not checked (no names)
+    run(frame.to_numpy())
+    with pytest.raises(ValueError, match=r"fitted on the columns \['gyro', 'accel'\]: select "
+                       r"them in that order"):  # fmt: skip
+        run(frame[["accel", "gyro"]])
+    with pytest.raises(ValueError, match=r"has the columns \['gyro', 'acc'\].*rename them"):
+        run(frame.rename(columns={"accel": "acc"}))
+    est.fit(frame.to_numpy(), **fit_kw)  # a fit on numpy forgets the names
+    assert not hasattr(est, "feature_names_in_")
+    run(frame[["accel", "gyro"]])
+
+
+def test_a_filter_fitted_on_a_dataframe_checks_its_columns_after_save_and_load(tmp_path):
+    t = np.arange(300.0)
+    frame = pd.DataFrame({"gyro": np.sin(t / 9), "accel": 100 + 50 * np.cos(t / 5)})
+    F.ProjectionFilter(window=8, embedding=1, degree=0).fit(frame).save(tmp_path / "f")
+    loaded = F.ProjectionFilter.load(tmp_path / "f")
+    assert loaded.feature_names_in_ == ["gyro", "accel"]
+    with pytest.raises(ValueError, match="select them in that order"):
+        loaded.filter(frame[["accel", "gyro"]])
+    config = json.loads((tmp_path / "f" / "config.json").read_text())
+    config["feature_names_in"] = ["gyro"]  # one name for two channels
+    (tmp_path / "f" / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="'feature_names_in' must be one column name per chan"):
+        F.ProjectionFilter.load(tmp_path / "f")
+
+
 def test_a_save_that_fails_half_way_leaves_a_folder_that_loads_as_it_was_or_not_at_all(
     tmp_path, monkeypatch
 ):

@@ -23,10 +23,12 @@ __all__ = [
     "as_2d",
     "check_float32_range",
     "check_no_inf",
+    "check_columns",
     "check_state",
     "float32_samples_note",
     "is_tensor",
     "peak_magnitudes",
+    "record_columns",
     "restore",
     "step_input",
     "unmasked",
@@ -314,3 +316,28 @@ def restore(y: np.ndarray, meta: ArrayMeta):
         dtype = meta.torch_dtype if meta.torch_dtype.is_floating_point else torch.float64
         return torch.as_tensor(np.array(out), dtype=dtype, device=meta.torch_device)
     return out
+
+
+def record_columns(estimator, data) -> None:
+    """Set ``estimator.feature_names_in_`` to the column names of ``data`` when it is a
+    pandas DataFrame (as scikit-learn does), else remove it: called after every ``fit``."""
+    pd = sys.modules.get("pandas")
+    if pd is not None and isinstance(data, pd.DataFrame):
+        estimator.feature_names_in_ = list(data.columns)
+    else:
+        estimator.__dict__.pop("feature_names_in_", None)
+
+
+def check_columns(estimator, meta: ArrayMeta, name: str = "x") -> None:
+    """``ValueError`` where a DataFrame's columns are not those of the DataFrame ``estimator``
+    was fitted on, in the same order: each channel keeps its fitted scale, width and settings
+    by position, so swapped columns were filtered with each other's (and labelled as given)."""
+    fitted = estimator.__dict__.get("feature_names_in_")
+    if fitted is None or meta.kind != "frame" or list(meta.columns) == list(fitted):
+        return
+    given = list(meta.columns)
+    how = (f"select them in that order ({name}[{fitted!r}])"
+           if sorted(map(str, given)) == sorted(map(str, fitted))
+           else "rename them, or fit on these")  # fmt: skip
+    raise ValueError(f"{name} has the columns {given}, but {type(estimator).__name__} was fitted "
+                     f"on the columns {fitted}: {how}")  # fmt: skip

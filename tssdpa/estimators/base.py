@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from tssdpa.checks import check_int
-from tssdpa.estimators.arrays import as_2d, restore
+from tssdpa.estimators.arrays import as_2d, check_columns, restore
 from tssdpa.estimators.fit_guard import keeps_the_last_fit_on_failure
 from tssdpa.estimators.fit_input import check_fit_input, target_like
 from tssdpa.signal.missing import fill_missing, reading_span, reading_spans
@@ -185,12 +185,14 @@ class Estimator:
             raise ValueError(f"{type(self).__name__}: {', '.join(changed)} changed after fit: "
                              "set it back, or fit again")  # fmt: skip
 
-    def _check_channels(self, a: np.ndarray, name: str = "x") -> None:
+    def _check_channels(self, a: np.ndarray, name: str = "x", meta=None) -> None:
         n = getattr(self, "n_channels_", None)
         if n is not None and a.shape[1] != n:
             raise ValueError(
                 f"{name} has {a.shape[1]} channel(s) but {type(self).__name__} was fitted on {n}"
             )
+        if meta is not None:  # a DataFrame: its columns by name, those of a DataFrame fit
+            check_columns(self, meta, name)
 
     # ------------------------------------------------------------------ persistence
     def save(self, path) -> None:
@@ -298,7 +300,7 @@ class Denoiser(Estimator):
             if not hasattr(self, "n_channels_"):
                 raise ValueError(f"{type(self).__name__} must be fitted before filter(x)")
             self._check_fitted()  # and not changed since
-            self._check_channels(a)
+            self._check_channels(a, meta=meta)
         else:  # a data-free design: redone on use, so it always follows the parameters
             self._validate_params()
             self._fit(a, None)
@@ -377,7 +379,7 @@ class Forecaster(Estimator):
         self._check_fitted()
         horizon = self._check_horizon(horizon, name)
         a, meta = as_2d(y, "y")
-        self._check_channels(a, "y")
+        self._check_channels(a, "y", meta)
         return a, meta, horizon
 
     def _check_horizon(self, horizon, name: str = "horizon") -> int:

@@ -1,9 +1,12 @@
-"""A fit that raises leaves its estimator as it was (applied to every ``Estimator``'s
-``fit`` by :class:`~tssdpa.estimators.base.Estimator`)."""
+"""A fit that raises leaves its estimator as it was, and one that succeeds records the
+columns of a DataFrame it was given (applied to every ``Estimator``'s ``fit`` by
+:class:`~tssdpa.estimators.base.Estimator`)."""
 
 from __future__ import annotations
 
 import functools
+
+from tssdpa.estimators.arrays import record_columns
 
 __all__ = ["GUARD_NAME", "keeps_the_last_fit_on_failure"]
 
@@ -24,7 +27,10 @@ def keeps_the_last_fit_on_failure(fit):
         before = dict(self.__dict__)
         self.__dict__["_fitting_"] = True
         try:
-            return fit(self, *args, **kwargs)
+            fitted = fit(self, *args, **kwargs)
+            series = args[0] if args else kwargs.get("x", kwargs.get("y"))
+            record_columns(self, series)  # a DataFrame's: later ones are checked against them
+            return fitted
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(before)

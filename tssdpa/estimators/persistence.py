@@ -91,6 +91,9 @@ def save(estimator, path) -> None:
     structure = estimator.__dict__.get("_fitted_structure_")
     if structure:  # what the state was fitted with: a hand-edited parameter is refused on load
         cfg["structure"] = jsonable(structure, "structure")
+    names = estimator.__dict__.get("feature_names_in_")  # a DataFrame's columns (text names)
+    if names is not None and all(isinstance(n, str) for n in names):
+        cfg["feature_names_in"] = list(names)
     tensors = {}
     for k, v in arrays.items():
         a = np.ascontiguousarray(v)
@@ -305,5 +308,13 @@ def _restore(cls, cfg: dict, arrays: dict, path: Path, arr_path: Path):
         obj._set_state(fitted, {k: np.array(v) for k, v in arrays.items()})
     except (KeyError, AttributeError, TypeError, ValueError, RuntimeError) as exc:
         raise ValueError(f"{path}: cannot restore the saved {cls.__name__}: {exc}") from exc
+    names = cfg.get("feature_names_in")  # written since 2026-12-05, for a DataFrame's fit
+    if names is not None:
+        n = getattr(obj, "n_channels_", None)
+        if not (isinstance(names, list) and all(isinstance(c, str) for c in names)
+                and len(names) == (len(names) if n is None else n)):  # fmt: skip
+            raise ValueError(f"{where}: 'feature_names_in' must be one column name per "
+                             f"channel (n_channels_={n}), got {names!r:.100}")  # fmt: skip
+        obj.feature_names_in_ = names
     obj._record_structure()
     return obj

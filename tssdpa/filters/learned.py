@@ -201,7 +201,7 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
         """
         self._check_fitted()
         a, meta = as_2d(x, "x")
-        self._check_channels(a, "x")
+        self._check_channels(a, "x", meta)
         H = self.history_length
         if zi is None:
             hist_z = np.full((H, self.n_channels_), np.nan)

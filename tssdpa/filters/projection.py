@@ -395,7 +395,7 @@ class ProjectionFilter(
         if not self.causal and zi is not None:
             raise ValueError("zi is only defined for causal=True")
         x2, meta = as_2d(x, allow_empty=zi is not None)  # a stream's chunk may be empty
-        self._check_channels(x2)
+        self._check_channels(x2, meta=meta)
         self._validate_params()
         check_float32_range(x2, self.dtype, "x")
         if x2.shape[0] == 0:  # an empty chunk of a stream (no new samples): the state as it was
