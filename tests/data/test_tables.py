@@ -22,6 +22,19 @@ def test_a_datetime_column_is_the_time_column_and_a_named_one_must_exist():
         find_time_column(df, "nope")
 
 
+def test_a_csvs_iso_datetime_column_is_the_time_column(tmp_path):
+    # a CSV keeps its datetimes as text: 'stamp' was skipped as a text column, and
+    # --params '{"tau": ...}' said "the file has no time column"
+    path = tmp_path / "log.csv"
+    path.write_text("stamp,gyro\n2026-05-01T12:00:00.000,1.0\n2026-05-01T12:00:00.010,2.0\n"
+                    "2026-05-01 12:00:00.020+00:00,3.0\n")  # fmt: skip
+    assert find_time_column(read_table(path)) == "stamp"
+    days = pd.DataFrame({"gyro": [1.0, 2.0], "day": ["2026-05-01", "2026-05-02"]})
+    assert find_time_column(days) == "day"
+    for text in (["a", "b"], ["2026-05-01", "soon"], ["2026-13-45", "2026-05-02"], ["12", "13"]):
+        assert find_time_column(pd.DataFrame({"gyro": [1.0, 2.0], "label": text})) is None
+
+
 def test_without_columns_every_numeric_column_but_time_is_taken_and_text_skipped():
     df = pd.DataFrame({"time": [0.0, 1.0], "a": [1.0, 2.0], "label": ["x", "y"], "b": [3, 4]})
     assert numeric_columns(df, None, "time") == (["a", "b"], ["label"])

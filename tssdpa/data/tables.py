@@ -117,21 +117,37 @@ def _stored_index(p: Path, index: pd.Index) -> bool:
 
 def find_time_column(df: pd.DataFrame, name=None):
     """The column of sample times: ``name`` when given, else the first column named like
-    :data:`TIME_NAMES` (``time``, ``Time (s)``, ``timestamp``, ...) or holding datetimes;
-    None when there is none."""
+    :data:`TIME_NAMES` (``time``, ``Time (s)``, ``timestamp``, ...) or holding datetimes (also
+    as ISO 8601 text, as a CSV has them); None when there is none."""
     if name is not None:
         if name not in df.columns:
             raise ValueError(f"{name!r} is not a column of the file (its columns: "
                              f"{list(df.columns)})")  # fmt: skip
         return name
     for c in df.columns:
-        if pd.api.types.is_datetime64_any_dtype(df[c]):
+        if pd.api.types.is_datetime64_any_dtype(df[c]) or _text_dates(df[c]):
             return c
         name = str(c).strip()
         unit = _UNIT.search(name)
         if TIME_NAMES.match(name) and (unit is None or unit[1].lower() in _TIME_UNITS):
             return c
     return None
+
+
+def _text_dates(column: pd.Series) -> bool:
+    """Whether a text column holds ISO 8601 dates (``2026-05-01T12:00:00.25``, with or without
+    a zone): a CSV keeps its datetime column as text, which was not found as the time column
+    (its first 20 values are looked at, each a date with its ``-`` and ``:`` or ``-`` only)."""
+    if pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+        return False
+    head = column.dropna().head(20)
+    if head.empty or not all(isinstance(v, str) and _ISO_DATE.match(v.strip()) for v in head):
+        return False
+    return not pd.to_datetime(head, format="ISO8601", errors="coerce", utc=True).isna().any()
+
+
+#: the start of an ISO 8601 date, what :func:`_text_dates` looks for before parsing
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}|$)")
 
 
 def sample_times(est, df: pd.DataFrame, time_column):
