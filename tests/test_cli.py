@@ -173,6 +173,18 @@ def test_compare_command_is_resumable(tmp_path, capsys):
     assert len(pd.read_csv(tmp_path / "results.csv")) == n
 
 
+def test_compare_with_no_plots_names_no_plots_folder(tmp_path, capsys):
+    # it printed 'plots: OUT/plots', a folder it had not written
+    args = ["compare", "denoise", "--dataset", "ar2", "--methods", "noisy", "--seeds", "0",
+            "--n", "300", "--out", str(tmp_path), "--no-progress"]  # fmt: skip
+    assert main([*args, "--no-plots"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert "plots: none (--no-plots)" in last and not (tmp_path / "plots").exists()
+    assert main(args) == 0
+    assert f"plots: {tmp_path / 'plots'}" in capsys.readouterr().out
+    assert (tmp_path / "plots").is_dir()
+
+
 def test_docs_name_every_command_that_filled_the_folder(tmp_path):
     out, docs = tmp_path / "run", tmp_path / "docs"
     base = ["compare", "denoise", "--dataset", "ar2", "--seeds", "0", "--n", "300"]

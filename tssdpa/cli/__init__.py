@@ -276,8 +276,9 @@ def _compare(args) -> int:
             print(markdown_tables(frame, k))
     print("\n## Headline: best classical vs best tssdpa method (test split)\n")
     print(overview_markdown(frame))
+    plots = "none (--no-plots)" if args.no_plots else out / "plots"  # not a folder it lacks
     print(
-        f"\nFull tables: {out / 'tables'}   plots: {out / 'plots'}   "
+        f"\nFull tables: {out / 'tables'}   plots: {plots}   "
         f"rows: {out / 'results.csv'}   ({time.perf_counter() - tic:.0f} s)"
     )
     return 0
