@@ -165,7 +165,7 @@ CASES = {
     ),
     "tau with times out of order": (
         ["filter", "backwards.csv", "--params", '{"tau": 5.0}'],
-        "time column 'time' must be non-decreasing",
+        "time column 'time' steps backwards at data row 2 (298.0 after 299.0)",
     ),
 }
 

@@ -97,3 +97,22 @@ def test_sample_times_of_a_tau_filter_take_text_dates_across_a_daylight_saving_c
     df.loc[1, "time"] = "soon"
     with pytest.raises(ValueError, match="time column 'time': data row 2 is no number or date"):
         sample_times(ProjectionFilter(tau=60.0), df, "time")
+
+
+@pytest.mark.parametrize("kind", ["seconds", "iso"])
+def test_a_time_column_that_steps_backwards_is_refused_naming_the_row(kind):
+    # it said "time column 't' must be non-decreasing (monotonic), found a step backwards",
+    # leaving the user to search a log of thousands of rows
+    from tssdpa.data.tables import sample_times
+    from tssdpa.filters import ProjectionFilter
+
+    t = np.array([0.0, 0.01, 0.02, 0.015, 0.03])
+    if kind == "iso":
+        t = (pd.Timestamp("2026-05-01") + pd.to_timedelta(t, unit="s")).strftime(
+            "%Y-%m-%dT%H:%M:%S.%f"
+        )
+    df = pd.DataFrame({"t": t, "gyro": np.arange(5.0)})
+    with pytest.raises(ValueError, match=r"^time column 't' steps backwards at data row 4 "):
+        sample_times(ProjectionFilter(window=4, tau=0.1), df, "t")
+    df.loc[3, "t"] = df.loc[2, "t"]  # a repeated time is no step backwards
+    assert len(sample_times(ProjectionFilter(window=4, tau=0.1), df, "t")) == 5

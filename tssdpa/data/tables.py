@@ -161,6 +161,15 @@ def sample_times(est, df: pd.DataFrame, time_column):
                          "time column; name it with --time-column")  # fmt: skip
     from tssdpa.signal.lagfilter import check_sample_times
 
+    t = _time_values(df, time_column)
+    check_sample_times(t, len(t), name=f"time column {time_column!r}")
+    return t
+
+
+def _time_values(df: pd.DataFrame, time_column) -> np.ndarray:
+    """The time column as numbers or datetime64 (text dates parsed, as UTC), ``ValueError``
+    naming the first row that is neither, or the first step backwards (a log concatenated
+    out of order; the filter's own check names no row)."""
     t = df[time_column]
     if not pd.api.types.is_datetime64_any_dtype(t) and not pd.api.types.is_numeric_dtype(t):
         # text dates (a CSV keeps them text); UTC, as the filter takes them: offsets may
@@ -174,8 +183,16 @@ def sample_times(est, df: pd.DataFrame, time_column):
         t = t.dt.tz_convert("UTC").dt.tz_localize(None)
     if isinstance(t.dtype, pd.api.extensions.ExtensionDtype):  # Int64 with a blank
         t = pd.Series(t.to_numpy(dtype=np.float64, na_value=np.nan))
-    check_sample_times(t.to_numpy(), len(t), name=f"time column {time_column!r}")
-    return t.to_numpy()
+    values = t.to_numpy()
+    steps = np.diff(values)
+    with np.errstate(invalid="ignore"):  # NaN / NaT: the filter's check names them
+        back = np.flatnonzero(steps < steps.dtype.type(0))
+    if back.size:
+        i = int(back[0])
+        raise ValueError(f"time column {time_column!r} steps backwards at data row {i + 2} "
+                         f"({values[i + 1]} after {values[i]}): sort the rows by time, "
+                         "or drop the repeated stretch")  # fmt: skip
+    return values
 
 
 def numeric_columns(
