@@ -486,3 +486,13 @@ def test_a_bad_parameter_value_is_refused_before_a_cluster_starts(
     args = ["filter", "a.csv", "--out-dir", "out", "--params", '{"sigma": -1}']
     r = cli_in_process(*args, cwd=tmp_path)
     cli.assert_usage_error(r, "--params: sigma must be a number > 0, got -1")
+
+
+def test_filter_table_notes_a_time_column_that_steps_backwards():
+    from tssdpa.baselines import MovingAverageFilter
+
+    t = np.arange(100) * 0.01
+    t[60:] -= 0.2
+    df = pd.DataFrame({"time": t, "a": np.sin(np.arange(100) / 9.0)})
+    _, info = filter_table(df, MovingAverageFilter())
+    assert any("1 step(s) backwards" in n and "equally spaced" in n for n in info["notes"])

@@ -469,3 +469,25 @@ def test_a_dataset_named_next_to_the_default_gets_its_own_budget(tmp_path):
     alone = [a for a in args if a not in ("--dataset", "default")]  # was refused: other settings
     assert main([*alone, "--out", str(tmp_path)]) == 0
     assert len(pd.read_csv(tmp_path / "results.csv")) == len(rows)
+
+
+def test_filter_notes_repeated_times_steps_backwards_and_gaps_in_the_time_column(tmp_path, capsys):
+    # the rows were filtered as equally spaced without a word about a time column that
+    # repeats, goes back (logs concatenated out of order) or skips (a logger's dropouts)
+    t = np.arange(200) * 0.01
+    t[50] = t[49]  # a repeated time
+    t[120:] -= 0.3  # a step backwards
+    t[150:] += 0.5  # a dropout of 50 steps
+    gyro = np.sin(np.arange(200) / 9.0)
+    pd.DataFrame({"time": t, "gyro": gyro}).to_csv(tmp_path / "log.csv", index=False)
+    args = ["filter", str(tmp_path / "log.csv"), "--method", "moving_average"]
+    assert main([*args, "--out", str(tmp_path / "out.csv")]) == 0
+    err = capsys.readouterr().err
+    assert ("time column 'time' has 1 repeated time(s), 1 step(s) backwards, 1 gap(s) of 10 or "
+            "more median steps (the longest 51): the filter takes the rows as equally "
+            "spaced") in err  # fmt: skip
+    pd.DataFrame({"time": np.arange(200) * 0.01, "gyro": gyro}).to_csv(
+        tmp_path / "log.csv", index=False
+    )
+    assert main([*args, "--out", str(tmp_path / "out.csv")]) == 0
+    assert "equally spaced" not in capsys.readouterr().err  # a jitter-free clock: nothing

@@ -35,6 +35,7 @@ from tssdpa.data.tables import (
     numeric_columns,
     read_table,
     sample_times,
+    sampling_note,
     write_table,
 )
 from tssdpa.estimators.input_notes import collected, notes_to_tell
@@ -125,7 +126,10 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
     out = df.copy()
     for i, c in enumerate(cols):
         out[f"{c}{suffix}"] = y[:, i]
-    notes = notes_to_tell(fit_notes, filter_notes, cols)
+    notes = list(notes_to_tell(fit_notes, filter_notes, cols))
+    sampling = sampling_note(df, time_column) if times is None else None
+    if sampling:  # repeated times, steps backwards, dropouts: rows taken as equally spaced
+        notes.append(sampling)
     return out, {"columns": cols, "rows": len(df), "nan_handled": n_nan + n_inf, "notes": notes}
 
 

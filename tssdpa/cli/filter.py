@@ -246,6 +246,7 @@ def run(args) -> int:
         numeric_columns,
         read_table,
         sample_times,
+        sampling_note,
         write_table,
     )
 
@@ -350,6 +351,9 @@ def run(args) -> int:
     if time_col is not None:
         use = "used as the sample times (tau) and " if getattr(est, "tau", None) else ""
         notes.append(f"time column {time_col!r} {use}copied through")
+        sampling = None if use else sampling_note(df, time_col)
+        if sampling:  # a log concatenated out of order, a logger's dropouts
+            notes.append(sampling)
     if kind == "forecast":
         first = 0 if args.in_sample else n_fit - 1
         notes.append(f"fitted on rows 1-{n_fit}; forecasts written from row {first + 1} on")

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tssdpa.checks import to_seconds
 from tssdpa.data.csv_files import cells_as_read, compression, read_csv_file
 from tssdpa.files import replacing
 
@@ -27,6 +28,7 @@ __all__ = [
     "find_time_column",
     "numeric_columns",
     "read_table",
+    "sampling_note",
     "write_table",
 ]
 
@@ -164,6 +166,43 @@ def sample_times(est, df: pd.DataFrame, time_column):
     t = _time_values(df, time_column)
     check_sample_times(t, len(t), name=f"time column {time_column!r}")
     return t
+
+
+#: a step this many times the median step between rows is a gap worth telling (a dropout)
+GAP_STEPS = 10
+
+
+def sampling_note(df: pd.DataFrame, time_column) -> str | None:
+    """What the time column shows that a filter taking the rows as equally spaced does not
+    see -- repeated times, steps backwards, gaps of ``GAP_STEPS`` median steps or more --
+    or None (none of them, or times that are no numbers or dates)."""
+    if time_column is None:
+        return None
+    try:
+        values = df[time_column]
+        if not pd.api.types.is_numeric_dtype(values):
+            values = pd.to_datetime(values, errors="raise", utc=True).dt.tz_localize(None)
+        t = to_seconds(values.to_numpy(), "time column")
+    except (ValueError, TypeError, AttributeError):
+        return None
+    steps = np.diff(t)
+    steps = steps[np.isfinite(steps)]
+    if steps.size == 0:
+        return None
+    told = []
+    for count, what in ((int((steps == 0).sum()), "repeated time(s)"),
+                        (int((steps < 0).sum()), "step(s) backwards")):  # fmt: skip
+        if count:
+            told.append(f"{count} {what}")
+    typical = float(np.median(steps))
+    if typical > 0 and steps.max() >= GAP_STEPS * typical:
+        gaps = int((steps >= GAP_STEPS * typical).sum())
+        told.append(f"{gaps} gap(s) of {GAP_STEPS} or more median steps (the longest "
+                    f"{steps.max() / typical:.0f})")  # fmt: skip
+    if not told:
+        return None
+    return (f"time column {time_column!r} has {', '.join(told)}: the filter takes the rows as "
+            "equally spaced")  # fmt: skip
 
 
 def _time_values(df: pd.DataFrame, time_column) -> np.ndarray:
