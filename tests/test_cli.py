@@ -491,3 +491,20 @@ def test_filter_notes_repeated_times_steps_backwards_and_gaps_in_the_time_column
     )
     assert main([*args, "--out", str(tmp_path / "out.csv")]) == 0
     assert "equally spaced" not in capsys.readouterr().err  # a jitter-free clock: nothing
+
+
+def test_a_time_step_below_min_step_is_named_by_the_time_column_and_its_row(tmp_path, capsys):
+    # it said "projection: timestamps has a step smaller than min_step=0.002": no option or
+    # column of the user's is called timestamps, and the row was left to find
+    t = np.arange(300) * 0.0025
+    t[100] = t[99]  # a logger's repeated timestamp
+    gyro = np.sin(np.arange(300) / 9.0)
+    pd.DataFrame({"Time (s)": t, "gyro": gyro}).to_csv(tmp_path / "log.csv", index=False)
+    params = '{"tau": 0.02, "window": null, "min_step": 0.002}'
+    args = ["filter", str(tmp_path / "log.csv"), "--method", "projection", "--params", params]
+    assert main([*args, "--out", str(tmp_path / "out.csv")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "tssdpa filter: projection: time column 'Time (s)' has a step smaller than "
+        "min_step=0.002, first at data row 101 (0 s after data row 100); give a smaller "
+        "min_step, or a window"
+    )

@@ -198,6 +198,28 @@ def _report_fit(est, method: str, cols) -> None:
         )
 
 
+def _time_column_message(msg: str, est, times, time_col) -> str:
+    """The filter's "timestamps has a step smaller than min_step=..." naming the time column
+    and the first row whose step is (the user gave no ``timestamps``, and a log has
+    thousands of rows)."""
+    if not msg.startswith("timestamps has a step smaller than min_step"):
+        return msg
+    import numpy as np
+
+    from tssdpa.checks import to_seconds
+    from tssdpa.signal.lagfilter import below_min_step
+
+    t = to_seconds(times, "timestamps")
+    steps = np.diff(t)
+    first = next((i for i in range(len(steps))
+                  if below_min_step(steps[i : i + 1], est.min_step, t)), None)  # fmt: skip
+    where = "" if first is None else (
+        f", first at data row {first + 2} ({steps[first]:.6g} s after data row {first + 1})"
+    )  # fmt: skip
+    return (f"time column {time_col!r} has a step smaller than min_step={est.min_step}{where}; "
+            "give a smaller min_step, or a window")  # fmt: skip
+
+
 def run(args) -> int:
     """The ``filter`` subcommand; raises :class:`UsageError` for the user's mistakes."""
     if args.out_dir is not None:
@@ -299,6 +321,7 @@ def run(args) -> int:
         for name in ("lightning.pytorch", "lightning.pytorch.utilities.rank_zero",
                      "lightning.fabric", "lightning.fabric.utilities.rank_zero"):  # fmt: skip
             logging.getLogger(name).setLevel(logging.ERROR)  # "GPU available: ..." banners
+    times = None  # the time column's, where a filter with tau reads it
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # deprecations and tips are not for a CLI user
         try:
@@ -337,6 +360,8 @@ def run(args) -> int:
         except (ValueError, TypeError) as exc:  # "x channel 2 ..." -> the column's name
             msg = re.sub(r"^(x|y) channel (\d+)",
                          lambda m: f"column {cols[int(m[2])]!r}", str(exc))  # fmt: skip
+            if kind == "denoise" and times is not None:  # the time column, by row
+                msg = _time_column_message(msg, est, times, time_col)
             if args.target is not None:  # "target channel 1": the user named it otherwise
                 named = args.target
                 msg = re.sub(r"\btarget channel (\d+)",
