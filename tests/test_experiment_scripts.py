@@ -243,3 +243,14 @@ def test_a_real_dataset_not_found_is_one_line_naming_the_scripts_data_dir_option
     assert "--data.data_dir" in err[-1] and "no_such_folder" in err[-1]
     assert "--data-dir" not in err[-1]
     assert not (tmp_path / "out.csv").exists()
+
+
+@pytest.mark.parametrize("script", ["denoise", "forecast"])
+def test_help_names_the_classical_subcommand(script, capsys):
+    # it said "Lightning Trainer command line tool" and listed {fit,validate,test,predict}:
+    # nothing told that `classical` runs the comparison harness
+    with pytest.raises(SystemExit) as exit_:
+        _script(script).main(["--help"])
+    assert exit_.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"`{script}.py classical ...`, the same as `tssdpa compare {script} ...`" in text

@@ -10,6 +10,15 @@ from pathlib import Path
 __all__ = ["experiment_main"]
 
 
+_DESCRIPTION = (
+    "The learned {task} model (LightningCLI): `{task}.py fit --config "
+    "experiments/configs/{task}_lorenz.yaml`, then a row of test scores appended to "
+    "--results_csv. The classical and nonparametric projection methods instead: `{task}.py "
+    "classical ...`, the same as `tssdpa compare {task} ...` (its options: `{task}.py "
+    "classical --help`)."
+)
+
+
 def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=None) -> int:
     """Entry point shared by ``experiments/denoise.py`` and ``experiments/forecast.py``.
 
@@ -105,6 +114,8 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
             args=None if from_command_line else argv,
             seed_everything_default=0,
             save_config_callback=SaveBesideResults,
+            # the LightningCLI's own ("Lightning Trainer command line tool") named no classical
+            parser_kwargs={"description": _DESCRIPTION.format(task=task)},
         )
     except BadSetting as exc:
         print(f"{task}.py: error: {exc}", file=sys.stderr)
