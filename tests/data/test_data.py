@@ -149,6 +149,28 @@ def test_a_data_folder_named_explicitly_must_exist(tmp_path, monkeypatch):
     assert not D.have_dataset("ett/ETTh1.csv.gz")
 
 
+def test_a_missing_dataset_is_offered_to_tssdpa_download_only_where_it_fetches_it(
+    tmp_path, monkeypatch
+):
+    # the translation pairs were told "or run `tssdpa download`", which refuses them
+    # ("unknown dataset(s) ['spa-eng/spa.txt.gz']")
+    import tssdpa.data.paths as paths
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(D.ENV_VAR, raising=False)
+    monkeypatch.setattr(paths, "CACHE_DIR", tmp_path / "cache")
+    monkeypatch.setattr(paths, "_REPO_ROOT", tmp_path / "repo" / "checkout")
+    from tssdpa.translation.data import TranslationDataModule
+
+    with pytest.raises(FileNotFoundError) as pairs:
+        TranslationDataModule(data_dir=str(tmp_path), cache_dir=str(tmp_path)).source_path()
+    assert "tssdpa download` does not fetch it" in str(pairs.value)
+    assert f"copy it to {tmp_path / 'cache' / 'spa-eng' / 'spa.txt.gz'}" in str(pairs.value)
+    assert "spa-eng/spa.txt.gz" not in D.MANIFEST
+    with pytest.raises(FileNotFoundError, match=r"or run `tssdpa download`; see datasets/READ"):
+        D.find_dataset("ett/ETTh1.csv.gz", tmp_path)
+
+
 def test_an_empty_data_dir_is_refused_not_read_as_the_working_directory(tmp_path, monkeypatch):
     (tmp_path / "ett").mkdir()
     (tmp_path / "ett" / "ETTh1.csv.gz").write_bytes(b"not the data")

@@ -37,8 +37,14 @@ def candidate_dirs(data_dir: str | os.PathLike | None = None) -> list[Path]:
     return list(dict.fromkeys(dirs))  # once each (from the repository root two are the same)
 
 
-def find_dataset(relative: str | os.PathLike, data_dir: str | os.PathLike | None = None) -> Path:
+def find_dataset(
+    relative: str | os.PathLike, data_dir: str | os.PathLike | None = None, *,
+    downloadable: bool = True,
+) -> Path:  # fmt: skip
     """Return the path of ``relative`` (e.g. ``"ett/ETTh1.csv.gz"``) in the first folder holding it.
+
+    ``downloadable``: whether ``tssdpa download`` fetches it (the error suggests it then; the
+    translation pairs are not in its manifest).
 
     Raises
     ------
@@ -50,10 +56,13 @@ def find_dataset(relative: str | os.PathLike, data_dir: str | os.PathLike | None
         p = d / relative
         if p.is_file():
             return p
+    how = "run `tssdpa download`"
+    if not downloadable:  # the translation pairs: `tssdpa download` refused them by name
+        how = f"copy it to {CACHE_DIR / relative} (`tssdpa download` does not fetch it)"
     raise FileNotFoundError(
         f"dataset file {str(relative)!r} not found; searched: "
         + ", ".join(str(d) for d in searched)
-        + f". Pass --data-dir, set {ENV_VAR}, or run `tssdpa download` (see datasets/README.md)."
+        + f". Pass --data-dir, set {ENV_VAR}, or {how}; see datasets/README.md."
     )
 
 

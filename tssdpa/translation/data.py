@@ -247,7 +247,7 @@ class TranslationDataModule(L.LightningDataModule):
             if not candidate.is_file():
                 raise FileNotFoundError(f"dataset file {str(candidate)!r} does not exist")
             return candidate
-        return find_dataset(self.dataset, self.data_dir)
+        return find_dataset(self.dataset, self.data_dir, downloadable=False)
 
     def _check_published(self, source: Path) -> None:
         """A file looked up by a published dataset's name must be that file: a shortened,
