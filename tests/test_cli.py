@@ -508,3 +508,21 @@ def test_a_time_step_below_min_step_is_named_by_the_time_column_and_its_row(tmp_
         "min_step=0.002, first at data row 101 (0 s after data row 100); give a smaller "
         "min_step, or a window"
     )
+
+
+def test_a_csv_filtered_into_parquet_keeps_its_numbers_as_numbers(tmp_path):
+    # every column copied from the CSV was written as text (the cells as read, for a CSV
+    # output): a Parquet reader got strings for the time and the sensor columns
+    t = np.arange(300) * 0.01
+    df = pd.DataFrame({"time": t, "gyro": np.sin(t * 7), "label": ["still"] * 300})
+    df.to_csv(tmp_path / "log.csv", index=False)
+    for extra in ([], ["--inplace"]):
+        out = tmp_path / "out.parquet"
+        args = ["filter", str(tmp_path / "log.csv"), "--method", "moving_average", *extra]
+        assert main([*args, "--out", str(out)]) == 0
+        back = pd.read_parquet(out)
+        assert back["time"].dtype == np.float64 and back["gyro"].dtype == np.float64
+        np.testing.assert_array_equal(back["time"], t)
+        assert back["label"].tolist() == ["still"] * 300
+        filtered = back["gyro"] if extra else back["gyro_filtered"]
+        assert filtered.dtype == np.float64 and not np.allclose(filtered, df["gyro"])

@@ -388,8 +388,10 @@ def run(args) -> int:
         print(f"  {n}", file=sys.stderr)
     if out.attrs.get("decimal") != ",":  # one file: comma separated, as on standard output
         out.attrs.pop("sep", None)  # (decimal commas keep their ';' or tabs, as a sheet has)
-    with _usage_errors(""):  # the input changed while it was filtered
-        out = cells_as_read(out, names)
+    parquet = bool(args.out) and Path(args.out).suffix.lower() in (".parquet", ".pq")
+    if not parquet:  # Parquet keeps the values' types: a CSV's text cells were all strings
+        with _usage_errors(""):  # the input changed while it was filtered
+            out = cells_as_read(out, names)
     if args.out:
         with _usage_errors("--out: "):
             write_table(out, args.out)
