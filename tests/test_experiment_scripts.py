@@ -254,3 +254,16 @@ def test_help_names_the_classical_subcommand(script, capsys):
     assert exit_.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
     assert f"`{script}.py classical ...`, the same as `tssdpa compare {script} ...`" in text
+
+
+@pytest.mark.parametrize("subcommand", ["test", "fit"])
+def test_a_ckpt_path_that_is_no_file_is_one_line_and_exit_code_2(subcommand, tmp_path,
+                                                                 monkeypatch, capsys):  # fmt: skip
+    # it was a FileNotFoundError traceback from inside the Trainer, after the data was built
+    monkeypatch.chdir(tmp_path)
+    argv = [subcommand, *_TINY, "--data.n", "800", "--results_csv", "out.csv",
+            "--ckpt_path", "runs/nope.ckpt"]  # fmt: skip
+    assert _script("denoise").main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == "denoise.py: error: --ckpt_path runs/nope.ckpt: no such file"
+    assert not (tmp_path / "out.csv").exists()

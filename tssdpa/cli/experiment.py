@@ -86,6 +86,15 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
         pass
 
     class Checked(cli_class):
+        def parse_arguments(self, parser, args) -> None:
+            super().parse_arguments(parser, args)
+            # found only inside the Trainer, after the data was built: a traceback
+            subcommand = self.config.get("subcommand")
+            ckpt = self.config[subcommand].get("ckpt_path") if subcommand else None
+            if ckpt and ckpt not in ("last", "best", "hpc", "registry"):
+                if not Path(ckpt).is_file():
+                    raise BadSetting(f"--ckpt_path {ckpt}: no such file")
+
         def instantiate_classes(self) -> None:
             try:
                 super().instantiate_classes()
