@@ -526,3 +526,19 @@ def test_a_csv_filtered_into_parquet_keeps_its_numbers_as_numbers(tmp_path):
         assert back["label"].tolist() == ["still"] * 300
         filtered = back["gyro"] if extra else back["gyro_filtered"]
         assert filtered.dtype == np.float64 and not np.allclose(filtered, df["gyro"])
+
+
+def test_horizon_with_the_zero_phase_filter_named_is_refused_not_swapped_for_a_forecaster(
+    tmp_path, capsys
+):
+    # '--horizon 3 --method projection_zp' ran the projection forecaster without a word;
+    # without --method the forecaster is still the default
+    t = np.arange(300) * 0.01
+    pd.DataFrame({"time": t, "gyro": np.sin(t * 7)}).to_csv(tmp_path / "log.csv", index=False)
+    args = ["filter", str(tmp_path / "log.csv"), "--horizon", "3", "--out", str(tmp_path / "o.csv")]
+    assert main([*args, "--method", "projection_zp"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tssdpa filter: --method projection_zp is a zero-phase filter")
+    assert not (tmp_path / "o.csv").exists()
+    assert main(args) == 0
+    assert "projection on ['gyro'] -> ['gyro_forecast_h3']" in capsys.readouterr().err

@@ -164,6 +164,7 @@ def run(args, parse_params) -> int:
     from tssdpa.batch import check_params, expand_paths, filter_files
     from tssdpa.compare import get_method
 
+    args.method = args.method or "projection_zp"
     try:
         spec = get_method(args.method, "denoise")
     except ValueError:

@@ -59,9 +59,10 @@ def add_parser(sub) -> None:
     f.add_argument(
         "--method",
         "-m",
-        default="projection_zp",
-        help="a denoiser or forecaster from `tssdpa methods`; projection_zp is the zero-phase "
-        "projection filter with every setting chosen by its fit ('projection' with --horizon)",
+        default=None,
+        help="a denoiser or forecaster from `tssdpa methods` (default: projection_zp, the "
+        "zero-phase projection filter with every setting chosen by its fit; with --horizon "
+        "projection, the projection forecaster)",
     )
     f.add_argument(
         "--target",
@@ -237,9 +238,11 @@ def run(args) -> int:
     from tssdpa.estimators.input_notes import collected, notes_to_tell
 
     kind = "denoise" if args.horizon is None else "forecast"
-    method = args.method
-    if kind == "forecast" and method == "projection_zp":
-        method = "projection"  # the default names the filter; a forecaster is causal anyway
+    method = args.method or ("projection_zp" if kind == "denoise" else "projection")
+    if kind == "forecast" and method == "projection_zp":  # it ran 'projection' without a word
+        raise UsageError("--method projection_zp is a zero-phase filter and forecasts nothing; "
+                         "with --horizon drop --method (the projection forecaster) or choose a "
+                         "forecaster from `tssdpa methods`")  # fmt: skip
     try:
         spec = get_method(method, kind)
     except (KeyError, ValueError):
