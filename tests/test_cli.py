@@ -542,3 +542,17 @@ def test_horizon_with_the_zero_phase_filter_named_is_refused_not_swapped_for_a_f
     assert not (tmp_path / "o.csv").exists()
     assert main(args) == 0
     assert "projection on ['gyro'] -> ['gyro_forecast_h3']" in capsys.readouterr().err
+
+
+def test_inplace_with_horizon_is_refused_not_ignored(tmp_path, capsys):
+    # the forecasts went to gyro_forecast_h3 as without --inplace, exit code 0
+    t = np.arange(300) * 0.01
+    pd.DataFrame({"time": t, "gyro": np.sin(t * 7)}).to_csv(tmp_path / "log.csv", index=False)
+    args = ["filter", str(tmp_path / "log.csv"), "--horizon", "3", "--inplace",
+            "--out", str(tmp_path / "o.csv")]  # fmt: skip
+    assert main(args) == 2
+    assert capsys.readouterr().err == (
+        "tssdpa filter: --inplace: forecasts go to new columns <col>_forecast_h3, never over "
+        "the series; drop --inplace\n"
+    )
+    assert not (tmp_path / "o.csv").exists()
