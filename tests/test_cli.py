@@ -556,3 +556,12 @@ def test_inplace_with_horizon_is_refused_not_ignored(tmp_path, capsys):
         "the series; drop --inplace\n"
     )
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_in_sample_without_horizon_is_refused_not_ignored(tmp_path, capsys):
+    t = np.arange(300) * 0.01
+    pd.DataFrame({"time": t, "gyro": np.sin(t * 7)}).to_csv(tmp_path / "log.csv", index=False)
+    args = ["filter", str(tmp_path / "log.csv"), "--in-sample", "--out", str(tmp_path / "o.csv")]
+    assert main(args) == 2
+    assert capsys.readouterr().err.startswith("tssdpa filter: --in-sample is for forecasting")
+    assert not (tmp_path / "o.csv").exists()

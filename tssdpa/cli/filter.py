@@ -251,6 +251,9 @@ def run(args) -> int:
         ) from None
     if args.horizon is not None and args.horizon < 1:
         raise UsageError(f"--horizon must be a positive integer, got {args.horizon}")
+    if args.horizon is None and args.in_sample:  # it filtered every row all the same
+        raise UsageError("--in-sample is for forecasting (--horizon); a filter writes every "
+                         "row")  # fmt: skip
     if args.horizon is not None and args.inplace:  # it wrote new columns all the same
         raise UsageError(f"--inplace: forecasts go to new columns <col>_forecast_h{args.horizon}"
                          ", never over the series; drop --inplace")  # fmt: skip
