@@ -116,3 +116,21 @@ def test_a_time_column_that_steps_backwards_is_refused_naming_the_row(kind):
         sample_times(ProjectionFilter(window=4, tau=0.1), df, "t")
     df.loc[3, "t"] = df.loc[2, "t"]  # a repeated time is no step backwards
     assert len(sample_times(ProjectionFilter(window=4, tau=0.1), df, "t")) == 5
+
+
+@pytest.mark.parametrize(
+    ("name", "per_second"),
+    [("t_ns", 1e9), ("%time", 1e9), ("timestamp_ms", 1e3), ("time (ms)", 1e3),
+     ("t_us", 1e6), ("Time (s)", 1.0), ("time", 1.0), ("t (min)", 1 / 60)],
+)  # fmt: skip
+def test_a_time_column_in_another_unit_than_seconds_gives_seconds_to_tau(name, per_second):
+    # the numbers were taken as seconds whatever the name said: tau=0.05 s on a t_ns column
+    # was 0.05 ns, every other sample weighed nothing, and the output was the input
+    from tssdpa.data.tables import sample_times
+    from tssdpa.filters import ProjectionFilter
+
+    seconds = 1000.0 + np.arange(50) * 0.01
+    df = pd.DataFrame({name: seconds * per_second, "gyro": np.sin(np.arange(50.0))})
+    assert find_time_column(df) == name
+    got = sample_times(ProjectionFilter(window=8, tau=0.05), df, name)
+    np.testing.assert_allclose(got, seconds, rtol=0, atol=1e-6)

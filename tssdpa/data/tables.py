@@ -44,6 +44,31 @@ _TIME_UNITS = {"s", "sec", "secs", "second", "seconds", "ms", "us", "µs", "ns",
                "utc", "unix", "epoch", "iso"}  # fmt: skip
 
 
+#: seconds per unit of a time column's numbers, by the unit in its name (``t_ns``,
+#: ``time (ms)``); any other name's numbers are seconds
+_SECONDS_PER = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "min": 60.0, "mins": 60.0,
+                "minute": 60.0, "minutes": 60.0, "h": 3600.0, "hr": 3600.0, "hrs": 3600.0,
+                "hour": 3600.0, "hours": 3600.0, "d": 86400.0, "day": 86400.0,
+                "days": 86400.0}  # fmt: skip
+
+
+def seconds_per_unit(name) -> float:
+    """Seconds per unit of the numbers in a time column named ``name``: ``t_ns`` and ROS's
+    ``%time`` (epoch nanoseconds) 1e-9, ``timestamp_ms`` and ``time (ms)`` 1e-3, ``t (min)``
+    60, ...; 1 for seconds and for a name that gives no unit."""
+    text = str(name).strip()
+    if text.lower() == "%time":  # rostopic echo -p: nanoseconds since the epoch
+        return 1e-9
+    unit = None
+    named = TIME_NAMES.match(text)
+    if named and named[3]:
+        unit = named[3]
+    bracket = _UNIT.search(text)
+    if bracket:
+        unit = bracket[1]
+    return _SECONDS_PER.get((unit or "").lower(), 1.0)
+
+
 def _first_line(exc) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -154,7 +179,8 @@ _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}|$)")
 
 def sample_times(est, df: pd.DataFrame, time_column):
     """The time column's values as the ``timestamps`` of a filter whose decay is a time
-    constant (``est.tau`` set); None for any other filter. ``ValueError`` where the table has
+    constant (``est.tau`` set), in seconds (numbers in the unit the column's name gives,
+    :func:`seconds_per_unit`); None for any other filter. ``ValueError`` where the table has
     no time column, or one that is not numbers or dates, or not finite and in order."""
     if getattr(est, "tau", None) is None:
         return None
@@ -164,6 +190,9 @@ def sample_times(est, df: pd.DataFrame, time_column):
     from tssdpa.signal.lagfilter import check_sample_times
 
     t = _time_values(df, time_column)
+    scale = seconds_per_unit(time_column)
+    if scale != 1.0 and np.issubdtype(t.dtype, np.number):  # t_ns: tau is in seconds
+        t = t.astype(np.float64) * scale
     check_sample_times(t, len(t), name=f"time column {time_column!r}")
     return t
 
