@@ -565,3 +565,16 @@ def test_in_sample_without_horizon_is_refused_not_ignored(tmp_path, capsys):
     assert main(args) == 2
     assert capsys.readouterr().err.startswith("tssdpa filter: --in-sample is for forecasting")
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_an_input_swallowed_by_columns_is_explained(tmp_path, capsys):
+    # 'tssdpa filter --columns gyro log.csv' said only "the following arguments are
+    # required: input": --columns had taken log.csv as a second column name
+    t = np.arange(300) * 0.01
+    pd.DataFrame({"time": t, "gyro": np.sin(t * 7)}).to_csv(tmp_path / "log.csv", index=False)
+    with pytest.raises(SystemExit) as exit_:
+        main(["filter", "--columns", "gyro", str(tmp_path / "log.csv")])
+    assert exit_.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "required: input (an input given after --columns or --target is read as" in last
+    assert "give the input first, as in tssdpa filter log.csv --columns a b)" in last

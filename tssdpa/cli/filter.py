@@ -37,6 +37,7 @@ def add_parser(sub) -> None:
         "missing cells and the skipped columns are reported on stderr.",
         formatter_class=DefaultsFormatter,
     )
+    f.error = _error.__get__(f)  # argparse's message, told where a swallowed input went
     f.add_argument(
         "input",
         nargs="+",
@@ -106,6 +107,16 @@ def add_parser(sub) -> None:
     f.add_argument("--inplace", action="store_true", help="overwrite the original columns instead")
     f.add_argument("--out", "-o", default=None, help="output CSV (default: standard output)")
     batch_command.add_arguments(f)
+
+
+def _error(parser, message: str):
+    """``parser.error``, saying why an input given after ``--columns a b`` is missing: the
+    list took it as one more column name ("the following arguments are required: input")."""
+    if "required: input" in message:
+        message += (" (an input given after --columns or --target is read as one more "
+                    "column name: give the input first, as in tssdpa filter log.csv "
+                    "--columns a b)")  # fmt: skip
+    type(parser).error(parser, message)
 
 
 @contextlib.contextmanager
