@@ -79,11 +79,9 @@ def local_polynomial(ws, vals, powers, degrees):
     reach = np.abs(powers[:, 1])  # |u| of each key
     farthest = np.flatnonzero(reach == reach.max())
     weighed = np.empty(starts[-1], dtype=np.int64)  # keys of weight >= SPAN_WEIGHT per row
-    faint = np.empty(starts[-1], dtype=bool)  # rows weighing a key in (0, FAINT_WEIGHT)
     for w, a, b in zip(ws, starts[:-1], starts[1:]):
         w = w.astype(np.float64, copy=False)
         weighed[a:b] = (w >= SPAN_WEIGHT).sum(axis=1)
-        faint[a:b] = ((w > 0) & (w < FAINT_WEIGHT)).any(axis=1)
         moments[:, a:b] = (w @ powers[:, : 2 * top - 1]).T
         for c, v in enumerate(vals):
             rhs[:, c, a:b] = ((w * v) @ powers[:, :top]).T
@@ -118,10 +116,14 @@ def local_polynomial(ws, vals, powers, degrees):
     # weighing a faint key the rounding of the moments did (see PIVOT_FLOOR, FAINT_WEIGHT)
     fits = [degree + 1 for degree in degrees]
     every = np.arange(top)
-    diagonal = G[every, every].copy()  # (P, rows); after the elimination, its pivots
+    floor = PIVOT_FLOOR * G[every, every]  # (P, rows); after the elimination, the pivots
     eliminate(G, rhs)
-    determined = np.cumprod(G[every, every] >= PIVOT_FLOOR * diagonal, axis=0).sum(axis=0)
-    determined[~faint] = top
+    below = np.flatnonzero((G[every, every] < floor).any(axis=0))  # the few rows below it
+    determined = np.full(starts[-1], top)
+    for w, a, b in zip(ws, starts[:-1], starts[1:]):  # of those, the rows weighing faint keys
+        r = below[(below >= a) & (below < b)]
+        r = r[((w[r - a] > 0) & (w[r - a] < FAINT_WEIGHT)).any(axis=1)]
+        determined[r] = np.argmax(G[every, every][:, r] < floor[:, r], axis=0)  # the first
     limit = np.minimum(np.clip(weighed, 1, top), np.maximum(determined, 1))
     sizes = sorted(set(fits) | set(np.unique(limit).tolist()))
     solved = {P: back_substitute(G, rhs, P)[0] for P in sizes}  # at offset 0
