@@ -115,21 +115,21 @@ def local_polynomial(ws, vals, powers, degrees):
     # decided it, and where a power's pivot is below PIVOT_FLOOR of its diagonal in a row
     # weighing a faint key the rounding of the moments did (see PIVOT_FLOOR, FAINT_WEIGHT)
     fits = [degree + 1 for degree in degrees]
-    every = np.arange(top)
-    floor = PIVOT_FLOOR * G[every, every]  # (P, rows); after the elimination, the pivots
+    floor = PIVOT_FLOOR * G.diagonal()  # (rows, P); after the elimination, the pivots
     eliminate(G, rhs)
-    below = np.flatnonzero((G[every, every] < floor).any(axis=0))  # the few rows below it
-    determined = np.full(starts[-1], top)
-    for w, a, b in zip(ws, starts[:-1], starts[1:]):  # of those, the rows weighing faint keys
-        r = below[(below >= a) & (below < b)]
+    limit = np.clip(weighed, 1, top)
+    below = np.flatnonzero((G.diagonal() < floor).any(axis=1))  # the few rows below it
+    for w, a, b in zip(ws, starts[:-1], starts[1:]) if below.size else ():
+        r = below[(below >= a) & (below < b)]  # of those, the rows weighing faint keys
         r = r[((w[r - a] > 0) & (w[r - a] < FAINT_WEIGHT)).any(axis=1)]
-        determined[r] = np.argmax(G[every, every][:, r] < floor[:, r], axis=0)  # the first
-    limit = np.minimum(np.clip(weighed, 1, top), np.maximum(determined, 1))
-    sizes = sorted(set(fits) | set(np.unique(limit).tolist()))
-    solved = {P: back_substitute(G, rhs, P)[0] for P in sizes}  # at offset 0
-    values = [solved[P].copy() for P in fits]  # (C, rows)
+        first = np.argmax(G.diagonal()[r] < floor[r], axis=1)  # the first power below
+        limit[r] = np.minimum(limit[r], np.maximum(first, 1))
+    values = [back_substitute(G, rhs, P)[0] for P in fits]  # (C, rows), at offset 0
+    fewer = np.flatnonzero(limit < top)  # (few) rows: their block's back substitution
     for value, P in zip(values, fits):
-        for p in (p for p in sizes if p < P):
-            value[:, limit == p] = solved[p][:, limit == p]
+        for p in np.unique(limit[fewer]).tolist() if fewer.size else ():
+            if p < P:
+                r = fewer[limit[fewer] == p]
+                value[:, r] = back_substitute(G[:, :, r], rhs[:, :, r], p)[0]
         value[:, ~ok] = np.nan
     return [[x[:, a:b].T.copy() for x in values] for a, b in zip(starts[:-1], starts[1:])]
