@@ -365,3 +365,17 @@ def test_a_numpy_dtype_setting_is_saved_by_its_name(tmp_path):
     g = F.ProjectionFilter.load(tmp_path / "f")
     assert g.dtype == "float32"
     np.testing.assert_array_equal(g.filter(x), f.filter(x))
+
+
+def test_a_dataframe_fit_with_column_names_that_are_not_text_checks_no_names(tmp_path):
+    # scikit-learn records feature_names_in_ for text column names only, and save keeps text
+    # names only: a fit on pd.DataFrame(array)[[3, 5]] refused pd.DataFrame(new_array) in
+    # memory ('fitted on the columns [3, 5]') and took it after save and load
+    rng = np.random.default_rng(0)
+    a = np.cumsum(rng.normal(size=(300, 2)), axis=0)
+    frame = pd.DataFrame(np.c_[a, a][:, :4])[[3, 1]]
+    est = F.ProjectionFilter(window=8, embedding=1, degree=0).fit(frame)
+    assert not hasattr(est, "feature_names_in_")
+    est.filter(pd.DataFrame(a))
+    est.save(tmp_path / "f")
+    F.ProjectionFilter.load(tmp_path / "f").filter(pd.DataFrame(a))

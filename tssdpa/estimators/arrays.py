@@ -320,9 +320,12 @@ def restore(y: np.ndarray, meta: ArrayMeta):
 
 def record_columns(estimator, data) -> None:
     """Set ``estimator.feature_names_in_`` to the column names of ``data`` when it is a
-    pandas DataFrame (as scikit-learn does), else remove it: called after every ``fit``."""
+    pandas DataFrame whose column names are all text (as scikit-learn does), else remove it:
+    called after every ``fit``. Positional names (``pd.DataFrame(array)``'s 0, 1, ...) are
+    not names to check: ``save`` keeps text names only, so they held in memory alone."""
     pd = sys.modules.get("pandas")
-    if pd is not None and isinstance(data, pd.DataFrame):
+    if (pd is not None and isinstance(data, pd.DataFrame)
+            and all(isinstance(c, str) for c in data.columns)):  # fmt: skip
         estimator.feature_names_in_ = list(data.columns)
     else:
         estimator.__dict__.pop("feature_names_in_", None)
