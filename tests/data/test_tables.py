@@ -35,6 +35,15 @@ def test_a_csvs_iso_datetime_column_is_the_time_column(tmp_path):
         assert find_time_column(pd.DataFrame({"gyro": [1.0, 2.0], "label": text})) is None
 
 
+def test_a_column_named_as_times_is_the_time_column_before_an_earlier_one_of_text_dates():
+    # a CSV's 'run_date' (one date on every row, metadata) ahead of 't' took the time role:
+    # tau read one repeated time, and 't' was filtered as a signal
+    df = pd.DataFrame({"run_date": ["2026-05-01"] * 3, "t": [0.0, 0.01, 0.02],
+                       "gyro": [1.0, 2.0, 3.0]})  # fmt: skip
+    assert find_time_column(df) == "t"
+    assert find_time_column(df.drop(columns="t")) == "run_date"  # no other: the text dates
+
+
 def test_without_columns_every_numeric_column_but_time_is_taken_and_text_skipped():
     df = pd.DataFrame({"time": [0.0, 1.0], "a": [1.0, 2.0], "label": ["x", "y"], "b": [3, 4]})
     assert numeric_columns(df, None, "time") == (["a", "b"], ["label"])

@@ -55,7 +55,7 @@ def add_parser(sub) -> None:
         default=None,
         help="the column of sample times, copied through unchanged and never filtered "
         "(default: a column named time / timestamp / 'Time (s)' ..., or a datetime column, "
-        "in a CSV ISO 8601 text such as 2026-05-01T12:00:00.25)",
+        "else one of ISO 8601 text such as 2026-05-01T12:00:00.25, as a CSV has them)",
     )
     f.add_argument(
         "--method",

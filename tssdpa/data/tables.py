@@ -144,21 +144,23 @@ def _stored_index(p: Path, index: pd.Index) -> bool:
 
 def find_time_column(df: pd.DataFrame, name=None):
     """The column of sample times: ``name`` when given, else the first column named like
-    :data:`TIME_NAMES` (``time``, ``Time (s)``, ``timestamp``, ...) or holding datetimes (also
-    as ISO 8601 text, as a CSV has them); None when there is none."""
+    :data:`TIME_NAMES` (``time``, ``Time (s)``, ``timestamp``, ...) or holding datetimes, else
+    the first holding ISO 8601 text dates (as a CSV has them); None when there is none."""
     if name is not None:
         if name not in df.columns:
             raise ValueError(f"{name!r} is not a column of the file (its columns: "
                              f"{list(df.columns)})")  # fmt: skip
         return name
     for c in df.columns:
-        if pd.api.types.is_datetime64_any_dtype(df[c]) or _text_dates(df[c]):
+        if pd.api.types.is_datetime64_any_dtype(df[c]):
             return c
         name = str(c).strip()
         unit = _UNIT.search(name)
         if TIME_NAMES.match(name) and (unit is None or unit[1].lower() in _TIME_UNITS):
             return c
-    return None
+    # text dates only where no column is named as times: a 'run_date' of one value ahead of
+    # 't' took the time role from it, and 't' was filtered as a signal
+    return next((c for c in df.columns if _text_dates(df[c])), None)
 
 
 def _text_dates(column: pd.Series) -> bool:
