@@ -388,6 +388,21 @@ def test_filter_forecasting_reports_the_online_switch_on_a_series_that_changed_r
     assert np.isfinite(pd.read_csv(out)["gyro_forecast_h2"].to_numpy()[900:-2]).all()
 
 
+def test_filter_with_tau_says_the_unit_it_read_from_the_time_columns_name(tmp_path, capsys):
+    # t_ns's numbers are nanoseconds for tau (in seconds) since f4498a6: a tau given in the
+    # column's unit, as it was taken before, smoothed 1e9 times as long, and the summary said
+    # only "used as the sample times (tau)"
+    x = np.sin(np.arange(300) / 10) + 0.1 * np.random.default_rng(1).normal(size=300)
+    for name, said in (("t_ns", "x 1e-09 s, by its name"), ("time", None)):
+        p = tmp_path / f"{name}.csv"
+        pd.DataFrame({name: np.arange(300) * 10_000_000, "a": x}).to_csv(p, index=False)
+        args = ["filter", str(p), "--method", "projection", "--params", '{"tau": 0.05}']
+        assert main([*args, "--out", str(tmp_path / "out.csv")]) == 0
+        err = capsys.readouterr().err
+        assert "used as the sample times (tau" in err
+        assert (said in err) if said else "by its name" not in err
+
+
 def test_filter_with_tau_takes_the_time_column_as_the_sample_times(tmp_path, capsys):
     rng = np.random.default_rng(1)
     x = np.sin(np.arange(300) / 10) + 0.1 * rng.normal(size=300)

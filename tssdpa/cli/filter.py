@@ -289,6 +289,7 @@ def run(args) -> int:
         read_table,
         sample_times,
         sampling_note,
+        seconds_per_unit,
         write_table,
     )
 
@@ -395,6 +396,9 @@ def run(args) -> int:
                      f"or with no name {skipped}")  # fmt: skip
     if time_col is not None:
         use = "used as the sample times (tau) and " if getattr(est, "tau", None) else ""
+        per = seconds_per_unit(time_col)
+        if use and per != 1.0 and df[time_col].dtype.kind in "iuf":  # numbers, not dates
+            use = f"used as the sample times (tau; its numbers x {per:g} s, by its name) and "
         notes.append(f"time column {time_col!r} {use}copied through")
         sampling = None if use else sampling_note(df, time_col)
         if sampling:  # a log concatenated out of order, a logger's dropouts
