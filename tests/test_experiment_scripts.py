@@ -267,3 +267,15 @@ def test_a_ckpt_path_that_is_no_file_is_one_line_and_exit_code_2(subcommand, tmp
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == "denoise.py: error: --ckpt_path runs/nope.ckpt: no such file"
     assert not (tmp_path / "out.csv").exists()
+
+
+@pytest.mark.parametrize("ckpt", ["s3://bucket/runs/x.ckpt", "https://host/x.ckpt",
+                                  "registry:denoiser:v2", "REGISTRY", "last"])  # fmt: skip
+def test_a_remote_or_registry_ckpt_path_is_left_to_lightning_not_refused_as_no_file(ckpt):
+    # Lightning reads s3:// and https:// checkpoints through fsspec, and 'registry:<name>'
+    # from its model registry: '--ckpt_path s3://bucket/runs/x.ckpt: no such file' refused them
+    from tssdpa.cli import experiment
+
+    assert not experiment.missing_checkpoint(ckpt)
+    assert experiment.missing_checkpoint("runs/nope.ckpt")
+    assert experiment.missing_checkpoint("file:///nowhere/nope.ckpt")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-__all__ = ["experiment_main"]
+__all__ = ["experiment_main", "missing_checkpoint"]
 
 
 _DESCRIPTION = (
@@ -17,6 +17,20 @@ _DESCRIPTION = (
     "classical ...`, the same as `tssdpa compare {task} ...` (its options: `{task}.py "
     "classical --help`)."
 )
+
+
+def missing_checkpoint(ckpt_path) -> bool:
+    """Whether ``--ckpt_path`` names a local file that is not there: not Lightning's words
+    (``last``, ``best``, ``hpc``, ``registry`` or ``registry:<name>``) nor a remote URL
+    (``s3://...``, ``https://...``, which Lightning reads through fsspec)."""
+    if not ckpt_path:
+        return False
+    text = str(ckpt_path)
+    if text in ("last", "best", "hpc") or text.lower().split(":")[0] == "registry":
+        return False
+    if "://" in text and not text.startswith("file://"):
+        return False
+    return not Path(text.removeprefix("file://")).is_file()
 
 
 def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=None) -> int:
@@ -91,9 +105,8 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
             # found only inside the Trainer, after the data was built: a traceback
             subcommand = self.config.get("subcommand")
             ckpt = self.config[subcommand].get("ckpt_path") if subcommand else None
-            if ckpt and ckpt not in ("last", "best", "hpc", "registry"):
-                if not Path(ckpt).is_file():
-                    raise BadSetting(f"--ckpt_path {ckpt}: no such file")
+            if missing_checkpoint(ckpt):
+                raise BadSetting(f"--ckpt_path {ckpt}: no such file")
 
         def instantiate_classes(self) -> None:
             try:
