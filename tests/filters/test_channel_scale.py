@@ -311,3 +311,20 @@ def test_constant_channels_have_no_spread_and_leave_the_others_their_units():
     alone = ProjectionFilter().fit(x[:, :1]).filter(x[:, :1])[:, 0]
     rmse = [np.sqrt(np.mean((y - clean) ** 2)) for y in (f.filter(x)[:, 0], alone)]
     assert rmse[0] < 1.25 * rmse[1] < 0.5  # (the joint fit: 0.098, the signal alone: 0.087)
+
+
+@pytest.mark.parametrize("level", [3.3, 2e5, 1.7e9])
+def test_to_onnx_float32_note_is_silent_for_a_constant_channel_at_any_level(level):
+    # fit stores spread_ 1 where np.std is 0 (800 samples of 2e5 or 1.7e9, not of 3.3): the
+    # note took 1 for the spread and told a stuck channel it was rounded in steps of 128
+    from tssdpa.estimators.arrays import float32_samples_note
+
+    rng = np.random.default_rng(0)
+    signal = np.sin(np.arange(800) / 9) + 0.1 * rng.normal(size=800)
+    stuck = ProjectionFilter(window=[16], embedding=[1], degree=[0])
+    assert float32_samples_note(stuck.fit(np.c_[signal, np.full(800, level)])) is None
+    if level > 1e5:  # the same level with a unit signal on it is still told
+        moving = ProjectionFilter(window=[16], embedding=[1], degree=[0]).fit(
+            np.c_[signal, level + signal]
+        )
+        assert "channel 1 was fitted about" in float32_samples_note(moving)

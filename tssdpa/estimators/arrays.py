@@ -187,8 +187,10 @@ def float32_samples_note(filt) -> str | None:
     center, spread = np.asarray(center, dtype=np.float64), np.asarray(spread, dtype=np.float64)
     ratio = np.abs(center) / spread
     # a spread at float64's rounding of the level is a constant channel's (np.std of 3.3s:
-    # 4.4e-16), which float32 keeps exactly
-    far = np.flatnonzero((ratio > FLOAT32_SPREAD) & (spread > 64 * np.spacing(np.abs(center))))
+    # 4.4e-16), which float32 keeps exactly; so is a spread_ of exactly 1, fit's stand-in for
+    # an np.std of 0 (800 samples of 2e5 or 1.7e9)
+    constant = (spread <= 64 * np.spacing(np.abs(center))) | (spread == 1.0)
+    far = np.flatnonzero((ratio > FLOAT32_SPREAD) & ~constant)
     if not far.size:
         return None
     c = int(far[0])
