@@ -573,6 +573,19 @@ def test_inplace_with_horizon_is_refused_not_ignored(tmp_path, capsys):
     assert not (tmp_path / "o.csv").exists()
 
 
+def test_suffix_with_horizon_is_refused_not_ignored(tmp_path, capsys):
+    # the forecasts went to gyro_forecast_h3 whatever --suffix said, exit code 0
+    t = np.arange(300) * 0.01
+    pd.DataFrame({"time": t, "gyro": np.sin(t * 7)}).to_csv(tmp_path / "log.csv", index=False)
+    args = ["filter", str(tmp_path / "log.csv"), "--horizon", "3", "--out", str(tmp_path / "o.csv")]
+    assert main([*args, "--suffix", "_smooth"]) == 2
+    assert capsys.readouterr().err == (
+        "tssdpa filter: --suffix: forecasts go to new columns <col>_forecast_h3; drop --suffix\n"
+    )
+    assert not (tmp_path / "o.csv").exists()
+    assert main(args) == 0  # without it, as before
+
+
 def test_in_sample_without_horizon_is_refused_not_ignored(tmp_path, capsys):
     t = np.arange(300) * 0.01
     pd.DataFrame({"time": t, "gyro": np.sin(t * 7)}).to_csv(tmp_path / "log.csv", index=False)

@@ -101,8 +101,8 @@ def add_parser(sub) -> None:
     )
     f.add_argument(
         "--suffix",
-        default="_filtered",
-        help="the filtered column <col> goes to <col><suffix>",
+        default=None,
+        help="the filtered column <col> goes to <col><suffix> (default: _filtered)",
     )
     f.add_argument("--inplace", action="store_true", help="overwrite the original columns instead")
     f.add_argument("--out", "-o", default=None, help="output CSV (default: standard output)")
@@ -234,6 +234,9 @@ def _time_column_message(msg: str, est, times, time_col) -> str:
 
 def run(args) -> int:
     """The ``filter`` subcommand; raises :class:`UsageError` for the user's mistakes."""
+    suffix_given = args.suffix is not None  # a forecast names its columns itself
+    if not suffix_given:
+        args.suffix = "_filtered"
     if args.out_dir is not None:
         return batch_command.run(args, _params)
     if len(args.input) > 1 or (not Path(args.input[0]).exists() and has_magic(args.input[0])):
@@ -268,6 +271,9 @@ def run(args) -> int:
     if args.horizon is not None and args.inplace:  # it wrote new columns all the same
         raise UsageError(f"--inplace: forecasts go to new columns <col>_forecast_h{args.horizon}"
                          ", never over the series; drop --inplace")  # fmt: skip
+    if args.horizon is not None and suffix_given:  # it was ignored, as --inplace was
+        raise UsageError(f"--suffix: forecasts go to new columns <col>_forecast_h{args.horizon}"
+                         "; drop --suffix")  # fmt: skip
     if args.suffix == "" and not args.inplace and args.horizon is None:
         raise UsageError("--suffix: empty, the filtered values would replace the columns; "
                          "give --inplace for that")  # fmt: skip
