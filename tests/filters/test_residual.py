@@ -664,14 +664,20 @@ def test_fade_changed_after_fit_leaves_the_filter_output_as_fitted(fitted_fade, 
     np.testing.assert_array_equal(f.set_params(fade=later_fade).filter(noisy), before)
 
 
-def test_a_channel_stopping_early_is_scored_on_its_readings_not_on_its_filled_tail():
-    # the holdout scored forecasts of channel 0's last reading held for 200 samples: every
-    # correction lost there, alpha 0, forecasts 15 times worse than a fit on its readings
+def _lorenz_pair_stopping_at(stop: int):
+    """(y (3000, 2), its first 1500 rows with channel 0 missing from ``stop`` on, the
+    forecaster's settings): two copies of a Lorenz coordinate, forecast 3 steps ahead."""
     x = np.asarray(lorenz(3000)).reshape(3000, -1)[:, 0]
     y = np.column_stack([x, x])
     train = y[:1500].copy()
-    train[1300:, 0] = np.nan
-    kw = dict(base_params={"lags": 8}, embedding=8, horizon=3, channel_independent=True)
+    train[stop:, 0] = np.nan
+    return y, train, dict(base_params={"lags": 8}, embedding=8, horizon=3, channel_independent=True)
+
+
+def test_a_channel_stopping_early_is_scored_on_its_readings_not_on_its_filled_tail():
+    # the holdout scored forecasts of channel 0's last reading held for 200 samples: every
+    # correction lost there, alpha 0, forecasts 15 times worse than a fit on its readings
+    y, train, kw = _lorenz_pair_stopping_at(1300)
     fc = ResidualProjectionForecaster(**kw).fit(train)
     assert (fc.alpha_[:, 0] > 0).all()
     path = fc.forecast_path(y, 3)
@@ -712,11 +718,7 @@ def test_a_channel_stopping_before_the_holdout_gets_its_correction_chosen_on_its
     # residual to score there, alpha came out 0 (the correction silently off) and its 3-step
     # MSE was 2.1e-3; chosen on the last quarter of its own readings 1.4e-4, as a fit of its
     # 1000 readings alone (1.4e-4)
-    x = np.asarray(lorenz(3000)).reshape(3000, -1)[:, 0]
-    y = np.column_stack([x, x])
-    train = y[:1500].copy()
-    train[1000:, 0] = np.nan
-    kw = dict(base_params={"lags": 8}, embedding=8, horizon=3, channel_independent=True)
+    y, train, kw = _lorenz_pair_stopping_at(1000)
     fc = ResidualProjectionForecaster(**kw).fit(train)
     assert (fc.alpha_[:, 0] > 0).all()
     path = fc.forecast_path(y, 3)
@@ -763,12 +765,8 @@ def test_a_channel_stopping_early_leaves_the_other_channels_their_whole_library(
     # channel_independent: the library kept only the rows where every channel had a residual,
     # so channel 1, complete, lost all but 50 rows to channel 0 stopping at 60 of 1500: its
     # alpha came out 0 and its 3-step MSE was 2.1e-3 against 1.2e-4 with channel 0 complete
-    x = np.asarray(lorenz(3000)).reshape(3000, -1)[:, 0]
-    y = np.column_stack([x, x])
-    kw = dict(base_params={"lags": 8}, embedding=8, horizon=3, channel_independent=True)
+    y, train, kw = _lorenz_pair_stopping_at(60)
     complete = ResidualProjectionForecaster(**kw).fit(y[:1500])
-    train = y[:1500].copy()
-    train[60:, 0] = np.nan
     fc = ResidualProjectionForecaster(**kw).fit(train)
     np.testing.assert_array_equal(fc.alpha_[:, 1], complete.alpha_[:, 1])
     path = fc.forecast_path(y, 3)
