@@ -113,6 +113,27 @@ def test_a_width_too_narrow_for_float64_weights_the_nearest_neighbours_alone(kw)
     np.testing.assert_array_equal(kernel_weights(dist, **narrow), want)
 
 
+@pytest.mark.parametrize("scale", [1e200, 1e-200])
+@pytest.mark.parametrize("kw", [dict(bandwidth=0.8), dict(sigma=0.7)])
+def test_kernel_weights_do_not_depend_on_the_unit_of_the_distances(kw, scale):
+    # d² overflows at 1e200 and underflows at 1e-200: both rows took the uniform mean
+    dist, _ = loo_neighbours(keys_with_gaps(60, 2), 5, 1)
+    dist[0, 2:] = np.inf  # a query with only two neighbours
+    scaled = {k: v * scale if k == "sigma" else v for k, v in kw.items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        w = kernel_weights(dist * scale, **scaled)
+    np.testing.assert_allclose(w, kernel_weights(dist, **kw), rtol=1e-12)
+    np.testing.assert_allclose(w, kernel_weights_reference(dist * scale, **scaled), rtol=1e-12)
+
+
+def test_a_fixed_sigma_far_below_distances_too_large_to_square_weighs_the_nearest_keys():
+    dist = np.array([[1e200, 1e200, 2e200, np.inf], [3e200, 1e300, 2e307, 2e307]])
+    want = [[0.5, 0.5, 0, 0], [1, 0, 0, 0]]
+    np.testing.assert_array_equal(kernel_weights(dist, sigma=1.0), want)
+    np.testing.assert_array_equal(kernel_weights_reference(dist, sigma=1.0), want)
+
+
 def test_a_sigma_far_below_the_distances_weighs_the_nearest_neighbour_not_none():
     """At the narrowest sigma the filters take (1e-154) every logit -d²/2σ² beyond d = 1.3
     overflowed to -inf: the row had no weight, and the non-local filter's output was NaN

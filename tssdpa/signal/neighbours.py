@@ -26,7 +26,6 @@ import threading
 import numpy as np
 import scipy  # submodules (scipy.signal etc.) load where first used: imports stay light
 
-from tssdpa.signal.library import nearest_where_lost
 from tssdpa.signal.spd import solve_spd
 
 __all__ = [
@@ -216,16 +215,16 @@ def kernel_weights(dist: np.ndarray, bandwidth: float | None = None, sigma=None)
         s = bandwidth * np.where(ref > 0, ref, 1.0)
     else:
         s = np.broadcast_to(np.asarray(sigma, dtype=np.float64), (len(d), 1))
+    # The logits relative to the nearest key, -(d² - d_min²) / 2σ², as two ratios to σ: the
+    # softmax is the same, its largest logit is 0, and neither d² nor σ² is formed, so
+    # distances of 1e200 (d² overflows) or 1e-200 (d² underflows) weigh as at 1 -- they took
+    # the uniform mean -- and a σ far below the distances leaves the nearest keys alone.
+    near = np.where(finite, d, np.inf).min(axis=1, keepdims=True)
+    near = np.where(np.isfinite(near), near, 0.0)  # a row without keys: all -inf below
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # a width near 0
-        sq = d * d
-        logw = np.where(finite, -sq / (2.0 * s**2), -np.inf)
-    top = logw.max(axis=1, keepdims=True)
-    if not np.isfinite(top).all():
-        # a sigma far below the distances (e.g. the floor 1e-154 beyond distance 1.3) left
-        # the row no weight (a forecaster fitted with sigma=1e-160: "too few complete patterns")
-        nearest_where_lost(logw, sq, s, valid=finite)
-        top = logw.max(axis=1, keepdims=True)
-    w = np.exp(logw - np.where(np.isfinite(top), top, 0.0))
+        logw = -0.5 * ((d - near) / s) * ((d + near) / s)
+    logw = np.where(d == near, 0.0, logw)  # 0 x inf where d / σ overflows at the nearest
+    w = np.exp(np.where(finite, logw, -np.inf))
     tot = w.sum(axis=1, keepdims=True)
     return np.divide(w, tot, out=np.zeros_like(w), where=tot > 0)
 

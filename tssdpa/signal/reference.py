@@ -14,6 +14,7 @@ Every fast kernel in :mod:`tssdpa.signal` has its reference here, and the tests 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -151,14 +152,22 @@ def neighbours_reference(queries, keys, k, allowed):
 
 
 def kernel_weights_reference(dist, bandwidth=None, sigma=None):
-    """Loop form of :func:`~tssdpa.signal.neighbours.kernel_weights`."""
+    """Loop form of :func:`~tssdpa.signal.neighbours.kernel_weights`, in exact arithmetic: the
+    logits ``-(d² - d_min²) / 2σ²`` as fractions, so no square overflows or underflows."""
     out = np.zeros_like(dist, dtype=np.float64)
     for i, row in enumerate(dist):
         finite = [d for d in row if np.isfinite(d)]
         if not finite:
             continue
-        s = sigma if sigma is not None else bandwidth * (max(finite) or 1.0)
-        w = [math.exp(-(d**2) / (2.0 * s**2)) if np.isfinite(d) else 0.0 for d in row]
+        s = Fraction(sigma if sigma is not None else bandwidth * (max(finite) or 1.0))
+        near = Fraction(min(finite)) ** 2
+        w = []
+        for d in row:
+            if not np.isfinite(d):
+                w.append(0.0)
+                continue
+            excess = (Fraction(d) ** 2 - near) / (2 * s**2)
+            w.append(math.exp(-float(excess)) if excess < 800 else 0.0)  # exp(-800) is 0
         out[i] = np.array(w) / sum(w)
     return out
 
