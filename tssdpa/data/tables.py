@@ -210,11 +210,8 @@ def sampling_note(df: pd.DataFrame, time_column) -> str | None:
     if time_column is None:
         return None
     try:
-        values = df[time_column]
-        if not pd.api.types.is_numeric_dtype(values):
-            values = pd.to_datetime(values, errors="raise", utc=True).dt.tz_localize(None)
-        t = to_seconds(values.to_numpy(), "time column")
-    except (ValueError, TypeError, AttributeError):
+        t = to_seconds(_parsed_times(df, time_column), "time column")
+    except (ValueError, TypeError):
         return None
     steps = np.diff(t)
     steps = steps[np.isfinite(steps)]
@@ -237,9 +234,23 @@ def sampling_note(df: pd.DataFrame, time_column) -> str | None:
 
 
 def _time_values(df: pd.DataFrame, time_column) -> np.ndarray:
+    """:func:`_parsed_times`, ``ValueError`` also at the first step backwards (a log
+    concatenated out of order; the filter's own check names no row)."""
+    values = _parsed_times(df, time_column)
+    steps = np.diff(values)
+    with np.errstate(invalid="ignore"):  # NaN / NaT: the filter's check names them
+        back = np.flatnonzero(steps < steps.dtype.type(0))
+    if back.size:
+        i = int(back[0])
+        raise ValueError(f"time column {time_column!r} steps backwards at data row {i + 2} "
+                         f"({values[i + 1]} after {values[i]}): sort the rows by time, "
+                         "or drop the repeated stretch")  # fmt: skip
+    return values
+
+
+def _parsed_times(df: pd.DataFrame, time_column) -> np.ndarray:
     """The time column as numbers or datetime64 (text dates parsed, as UTC), ``ValueError``
-    naming the first row that is neither, or the first step backwards (a log concatenated
-    out of order; the filter's own check names no row)."""
+    naming the first row that is neither."""
     t = df[time_column]
     if not pd.api.types.is_datetime64_any_dtype(t) and not pd.api.types.is_numeric_dtype(t):
         # text dates (a CSV keeps them text); UTC, as the filter takes them: offsets may
@@ -253,16 +264,7 @@ def _time_values(df: pd.DataFrame, time_column) -> np.ndarray:
         t = t.dt.tz_convert("UTC").dt.tz_localize(None)
     if isinstance(t.dtype, pd.api.extensions.ExtensionDtype):  # Int64 with a blank
         t = pd.Series(t.to_numpy(dtype=np.float64, na_value=np.nan))
-    values = t.to_numpy()
-    steps = np.diff(values)
-    with np.errstate(invalid="ignore"):  # NaN / NaT: the filter's check names them
-        back = np.flatnonzero(steps < steps.dtype.type(0))
-    if back.size:
-        i = int(back[0])
-        raise ValueError(f"time column {time_column!r} steps backwards at data row {i + 2} "
-                         f"({values[i + 1]} after {values[i]}): sort the rows by time, "
-                         "or drop the repeated stretch")  # fmt: skip
-    return values
+    return t.to_numpy()
 
 
 def numeric_columns(
