@@ -6,8 +6,8 @@
     python3 dev.py test   # create/refresh .venv, install with test extras, run the tests
 
 Extra arguments after the command are passed on: to the `tssdpa` command for `run` (replacing
-the default job, e.g. `python3 dev.py run filter my.csv --columns x --out y.csv`), to pytest
-for `test`.
+the default job, e.g. `python3 dev.py run filter my.csv --columns x --out y.csv`, run in the
+current folder), to pytest for `test` (run in the repository).
 Environment:
     TSSDPA_TORCH        torch requirement to install (default "torch==2.13.0", the CPU wheel);
                         e.g. "torch==2.5.1" together with
@@ -25,7 +25,7 @@ import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-VENV = Path(os.environ.get("TSSDPA_VENV", ROOT / ".venv"))
+VENV = Path(os.environ.get("TSSDPA_VENV", ROOT / ".venv")).resolve()  # a relative one: from here
 TORCH = os.environ.get("TSSDPA_TORCH", "torch==2.13.0")
 TORCH_INDEX = os.environ.get("TSSDPA_TORCH_INDEX")
 
@@ -68,7 +68,10 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 2
     command, rest = argv[0], argv[1:]
-    os.chdir(ROOT)
+    # The default job and the tests run in the repository (runs/default, pytest's settings);
+    # a job of the user's own (`run filter my.csv --out y.csv`) where the user is, so that
+    # its paths mean what they mean in the user's shell.
+    cwd = os.getcwd() if command == "run" and rest else ROOT
     if command == "run":
         py = ensure_env("peers")  # the pyEDM Simplex / S-map peers join the comparison
         job = rest or ["compare", "all", "--dataset", "default", "--out", "runs/default"]
@@ -77,7 +80,7 @@ def main(argv: list[str]) -> int:
         py = ensure_env("test")
         cmd = [str(py), "-m", "pytest", *rest]
     print("+", " ".join(cmd), flush=True)
-    return subprocess.run(cmd).returncode
+    return subprocess.run(cmd, cwd=cwd).returncode
 
 
 if __name__ == "__main__":
