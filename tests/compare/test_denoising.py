@@ -78,3 +78,24 @@ def test_denoise_warmup_feeds_earlier_samples_as_state_only():
     filt = [a for k, a in _Spy.log if k == "filter"]
     assert np.array_equal(filt[-1], clean[240 - 16 :])  # 16 samples of state before the test
     assert trace.shape == (60, 1)  # scored on the test part only
+
+
+def test_a_gap_in_the_clean_series_is_no_sample_to_score_and_the_choice_is_still_made():
+    # one missing clean value in the validation part made every configuration's validation
+    # RMSE NaN (inf): the first configuration was kept, and the test scores were NaN
+    from dataclasses import replace
+
+    from tssdpa.data.tasks import denoise_tasks
+
+    task = denoise_tasks("sinusoids", seeds=(0,), settings=[("gaussian", 10.0)], n=400)[0]
+    clean, noisy = task.clean.copy(), task.noisy.copy()
+    clean[[250, 300, 350]] = noisy[[250, 300, 350]] = np.nan  # validation 240..320, test ..400
+    gappy = replace(task, clean=clean, noisy=noisy)
+    spec = get_method("savgol_zp", "denoise")
+    row, trace = evaluate_denoiser(spec, gappy, budget=8, keep_trace=True)
+    full, _ = evaluate_denoiser(spec, task, budget=8)
+    assert row["params"] == full["params"]
+    assert all(np.isfinite(row[k]) for k in ("val_rmse", "rmse", "mae", "snr_gain_db"))
+    known = ~np.isnan(clean[320:])
+    want = np.sqrt(np.mean((trace[known] - clean[320:][known]) ** 2))
+    assert row["rmse"] == pytest.approx(want, rel=1e-12)

@@ -1,5 +1,7 @@
 """Forecasting evaluation: rolling origins, per-horizon choice on validation, no leakage."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -181,3 +183,30 @@ def test_the_origin_cap_is_never_exceeded(cap):
     se, _, n_used = rolling_errors(f, y, 600, 680, 4, max_origins=cap)[:3]
     blocks = min(8, cap)  # as many blocks as fit, of cap // blocks origins each
     assert n_used == len(se) == cap // blocks * blocks <= cap
+
+
+@pytest.mark.parametrize("metric", ["step", "path"])
+def test_a_gap_in_the_series_is_no_target_and_the_choice_is_still_made_on_the_others(metric):
+    # one missing value in the validation (test) part made every configuration's validation
+    # (test) MSE NaN: inf for all, so the first configuration was "chosen", test MSE NaN
+    from dataclasses import replace
+
+    task = forecast_tasks("ar2", seeds=(0,), n=400, horizons=(1, 3), lookback=16)[0]
+    y = task.y.copy()
+    y[[250, 300, 330, 370]] = np.nan  # validation 240..320, test 320..400
+    gappy = replace(task, y=y, metric=metric)
+    rows, _ = evaluate_forecaster(get_method("autoreg", "forecast"), gappy, budget=4)
+    full, _ = evaluate_forecaster(get_method("autoreg", "forecast"), task, budget=4)
+    for r, f in zip(rows, full):
+        assert np.isfinite(r["val_mse"]) and np.isfinite(r["mse"]) and np.isfinite(r["mae"])
+        assert r["params"] == f["params"]  # four of 80 targets missing: the same choice
+        # by hand: the fitted AR's forecasts from every test origin, over the known targets
+        est = get_method("autoreg", "forecast").build(task.ctx, seed=0, **json.loads(r["params"]))
+        est.fit(y[: task.split.train])
+        h, (t0, t1) = r["horizon"], task.split.bounds("test")
+        path = est.forecast_path(y[:t1], horizon=h)
+        origins = np.arange(t0 - 1, t1 - h)
+        steps = range(h) if metric == "path" else [h - 1]
+        err = np.concatenate([path[origins, s, 0] - y[origins + s + 1, 0] for s in steps])
+        want = [np.nanmean(err**2), np.nanmean(np.abs(err))]
+        np.testing.assert_allclose([r["mse"], r["mae"]], want, rtol=1e-12)

@@ -63,7 +63,8 @@ def rolling_errors(
     Returns
     -------
     se, ae : ndarray (n_origins, hmax)
-        Errors summed over channels (NaN where ``t + h`` is past the end of ``y``).
+        Errors summed over the channels whose target ``y[t + h]`` is known (a missing one,
+        a gap in the series, adds nothing; NaN where ``t + h`` is past the end of ``y``).
     n_used : int
         Origins evaluated (fewer than ``last - first + 1`` when subsampled).
     kept : ndarray (hmax, C) or None
@@ -92,6 +93,7 @@ def rolling_errors(
             truth = np.full(pred.shape, np.nan)
             truth[ok] = y[idx[ok]]
             d = pred - truth
+            d[ok[:, :, None] & np.isnan(truth)] = 0.0  # no target: nothing to score there
             se_all.append(np.sum(d**2, axis=2))
             ae_all.append(np.sum(np.abs(d), axis=2))
             if keep_origin is not None and s0 <= keep_origin <= s1:
@@ -104,15 +106,27 @@ def _cols(h: int, mode: str) -> slice:
     return slice(0, h) if mode == "path" else slice(h - 1, h)
 
 
-def _horizon_scores(se, ae, origins, last_origin_for_h, h, C, mode="path"):
+def _known_targets(y: np.ndarray, origins: np.ndarray, hmax: int) -> np.ndarray:
+    """(n_origins, hmax) how many channels of ``y[t + h]`` are known for each origin ``t``
+    (0 past the end of ``y``): what the errors of :func:`rolling_errors` are averaged over."""
+    idx = origins[:, None] + np.arange(1, hmax + 1)[None, :]
+    inside = idx < len(y)
+    known = np.zeros(idx.shape, dtype=np.int64)
+    known[inside] = np.isfinite(y[idx[inside]]).sum(axis=-1)
+    return known
+
+
+def _horizon_scores(se, ae, origins, last_origin_for_h, h, known, mode="path"):
     """MSE / MAE at horizon ``h`` over the origins whose ``h``-step target is in the part:
     averaged over steps 1..h (``"path"``, the DLinear protocol) or at step h only
-    (``"step"``)."""
+    (``"step"``), per known target (``known``: :func:`_known_targets`; a missing target made
+    every configuration's score NaN, and the first was chosen whatever the others did)."""
     ok = origins <= last_origin_for_h
-    if not ok.any():
-        return np.nan, np.nan
     cols = _cols(h, mode)
-    return (float(np.mean(se[ok, cols]) / C), float(np.mean(ae[ok, cols]) / C))
+    n = known[ok, cols].sum() if ok.any() else 0
+    if not n:
+        return np.nan, np.nan
+    return (float(np.sum(se[ok, cols]) / n), float(np.sum(ae[ok, cols]) / n))
 
 
 def _history(spec: MethodSpec, task: ForecastTask, est) -> int | None:
@@ -127,7 +141,7 @@ def _history(spec: MethodSpec, task: ForecastTask, est) -> int | None:
 
 def _validation_scores(est, task: ForecastTask, max_o, steps, history) -> dict:
     """Validation MSE per horizon of a fitted forecaster (inf where not finite)."""
-    y, sp, C = task.y, task.split, task.y.shape[1]
+    y, sp = task.y, task.split
     hmax = max(task.horizons)
     v0, v1 = sp.bounds("val")
     first, last = v0 - 1, v1 - 1 - min(task.horizons)
@@ -135,9 +149,10 @@ def _validation_scores(est, task: ForecastTask, max_o, steps, history) -> dict:
     # the rows whose h-step target is inside the part; a NaN forecast among them is counted
     # (subsampled, the rows with finite errors were kept: NaN forecasts went unseen)
     origins = _origins(first, last, max_o)
+    known = _known_targets(y[:v1], origins, hmax)
     scores = {}
     for h in task.horizons:
-        s = _horizon_scores(se, ae, origins, v1 - 1 - h, h, C, task.metric)[0]
+        s = _horizon_scores(se, ae, origins, v1 - 1 - h, h, known, task.metric)[0]
         scores[h] = s if np.isfinite(s) else np.inf
     return scores
 
@@ -170,7 +185,6 @@ def evaluate_forecaster(
         chosen for the largest horizon (or None).
     """
     sp, y = task.split, task.y
-    C = y.shape[1]
     hmax = max(task.horizons)
     tr1 = sp.train
     t0, t1 = sp.bounds("test")
@@ -204,7 +218,8 @@ def evaluate_forecaster(
             test_cache[k] = (se, ae, n_used, kept, time.perf_counter() - tic, first)
         se, ae, n_used, kept, pred_s, first = test_cache[k]
         origins = _origins(first, last, max_o)  # as in _validation_scores
-        mse_h, mae_h = _horizon_scores(se, ae, origins, t1 - 1 - h, h, C, mode)
+        known = _known_targets(y[:t1], origins, hmax)
+        mse_h, mae_h = _horizon_scores(se, ae, origins, t1 - 1 - h, h, known, mode)
         n_orig, n_all = int(np.sum(origins <= t1 - 1 - h)), t1 - t0 - h + 1
         note = f"subsampled: {n_orig} of {n_all} origins" if n_orig < n_all else ""
         rows.append(

@@ -1,4 +1,5 @@
-"""Error metrics for denoising and forecasting. NaN in the estimate are counted, never hidden."""
+"""Error metrics for denoising and forecasting. NaN in the estimate are counted, never hidden;
+NaN in the truth (a gap in the recording) are no sample to score and are left out."""
 
 from __future__ import annotations
 
@@ -17,10 +18,19 @@ def _pair(truth, est, name="estimate"):
     return t, e
 
 
+def _known(t: np.ndarray, e: np.ndarray):
+    """The entries of truth ``t`` and estimate ``e`` where the truth is known: a missing truth
+    made every error NaN, so that one gap in a user's series scored every configuration alike
+    (inf) and the first was chosen, whatever the others did."""
+    known = ~np.isnan(t)
+    return t[known], e[known]
+
+
 def mse(truth, est) -> float:
-    """Mean squared error (NaN if the estimate has any NaN)."""
-    t, e = _pair(truth, est)
-    return float(np.mean((e - t) ** 2))
+    """Mean squared error over the known truth (NaN if the estimate has NaN there, or no
+    truth is known)."""
+    t, e = _known(*_pair(truth, est))
+    return float(np.mean((e - t) ** 2)) if t.size else float("nan")
 
 
 def rmse(truth, est) -> float:
@@ -29,16 +39,16 @@ def rmse(truth, est) -> float:
 
 
 def mae(truth, est) -> float:
-    """Mean absolute error."""
-    t, e = _pair(truth, est)
-    return float(np.mean(np.abs(e - t)))
+    """Mean absolute error over the known truth (as :func:`mse`)."""
+    t, e = _known(*_pair(truth, est))
+    return float(np.mean(np.abs(e - t))) if t.size else float("nan")
 
 
 def snr_db(clean, est) -> float:
     """``10 log10(sum (s - mean s)^2 / sum (est - s)^2)`` over all channels, ignoring entries
-    where ``est`` is NaN (used for noisy inputs with dropouts)."""
+    where ``est`` is NaN (used for noisy inputs with dropouts) or ``clean`` is."""
     s, e = _pair(clean, est)
-    ok = np.isfinite(e)
+    ok = np.isfinite(e) & ~np.isnan(s)
     sig = np.sum(((s - np.nanmean(s, axis=0)) ** 2)[ok])
     err = np.sum(((e - s) ** 2)[ok])
     if err == 0:
@@ -47,8 +57,9 @@ def snr_db(clean, est) -> float:
 
 
 def snr_improvement_db(clean, noisy, est) -> float:
-    """Output SNR minus input SNR, in dB (NaN if ``est`` has NaN)."""
-    if not np.all(np.isfinite(np.asarray(est, dtype=np.float64))):
+    """Output SNR minus input SNR, in dB (NaN if ``est`` has NaN where ``clean`` is known)."""
+    s, e = _pair(clean, est)
+    if not np.all(np.isfinite(e[~np.isnan(s)])):
         return float("nan")
     return snr_db(clean, est) - snr_db(clean, noisy)
 
