@@ -107,3 +107,22 @@ def test_failing_method_is_recorded_not_fatal(tmp_path):
     assert "boom" in err and any("boom" in m for m in logged)
     assert "boom" in markdown_tables(res.frame, "denoise")
     assert np.isfinite(res.frame.set_index("method").loc["noisy", "rmse"])
+
+
+def test_a_callers_own_seeded_forecast_series_is_forecast_on_every_seed():
+    # the harness ran a classical forecaster on the first seed only of any dataset not named
+    # like a synthetic one: three series of a caller's own (seeded_data=True, the default)
+    # gave one naive row, shown as the mean over three seeds; a series the same on every
+    # seed (seeded_data=False, as forecast_tasks sets for the recordings) still runs once
+    from tssdpa.data import Split
+    from tssdpa.data.tasks import ForecastTask
+
+    def task(seed, seeded):
+        y = np.cumsum(np.random.default_rng(seed if seeded else 0).standard_normal((300, 1)), 0)
+        return ForecastTask("mine", y, Split(180, 240, 300, context=8), (1,), 8, seed,
+                            seeded_data=seeded)  # fmt: skip
+
+    for seeded, runs in ((True, [0, 1, 2]), (False, [0])):
+        res = run_tasks([task(s, seeded) for s in range(3)], methods=["naive"], progress=False)
+        assert sorted(res.frame["seed"]) == runs
+        assert res.aggregate("forecast")["n_seeds"].tolist() == [len(runs)]

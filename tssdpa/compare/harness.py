@@ -27,7 +27,7 @@ import pandas as pd
 from tssdpa.compare.denoising import evaluate_denoiser
 from tssdpa.compare.forecasting import evaluate_forecaster
 from tssdpa.compare.registry import DEFAULT_BUDGET, available_methods, get_method
-from tssdpa.compare.tables import aggregate, forecast_runs_once, markdown_tables
+from tssdpa.compare.tables import aggregate, markdown_tables
 from tssdpa.data.tasks import DenoiseTask, ForecastTask
 from tssdpa.files import replacing
 
@@ -105,7 +105,8 @@ def run_tasks(
             first_seed = min(t.seed for t in tasks if t.dataset == task.dataset)
             if (
                 kind == "forecast"
-                and forecast_runs_once(task.dataset, spec.family)
+                and not task.seeded_data  # what the task says, not its name: a caller's own
+                and spec.family != "learned"  # seeded series ran on its first seed alone
                 and task.seed != first_seed
             ):
                 continue  # deterministic method on a seed-independent series: one run is enough

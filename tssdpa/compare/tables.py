@@ -37,7 +37,10 @@ def published_results(path: str | Path | None = None) -> pd.DataFrame:
 def forecast_runs_once(dataset: str, family: str) -> bool:
     """Whether :func:`~tssdpa.compare.run_tasks` forecasts with a method on the first seed only:
     a deterministic (not learned) method on a series that is the same on every seed (the real
-    ones). That one run stands for every seed; the tables count it so."""
+    ones). That one run stands for every seed; the tables count it so. (The harness reads the
+    task's ``seeded_data``, which :func:`~tssdpa.data.forecast_tasks` sets so; a results frame
+    names the dataset only. A caller's own seeded series is run on every seed, and its rows
+    are read as they are.)"""
     return dataset not in SYNTHETIC and family != "learned"
 
 
