@@ -210,3 +210,16 @@ def test_a_gap_in_the_series_is_no_target_and_the_choice_is_still_made_on_the_ot
         err = np.concatenate([path[origins, s, 0] - y[origins + s + 1, 0] for s in steps])
         want = [np.nanmean(err**2), np.nanmean(np.abs(err))]
         np.testing.assert_allclose([r["mse"], r["mae"]], want, rtol=1e-12)
+
+
+def test_ets_tries_a_seasonal_model_only_where_two_seasons_fit_in_the_training_part():
+    # a period of 48 on 90 training samples: the seasonal configurations could not be fitted
+    # and failed the whole method, though the others fit
+    t = np.arange(150)
+    y = np.sin(2 * np.pi * t / 30)[:, None] + 0.2 * np.random.default_rng(0).standard_normal(
+        (150, 1)
+    )
+    task = ForecastTask("short", y, Split(90, 120, 150, context=16), (1, 5), 16, 0, period=48)
+    rows, _ = evaluate_forecaster(get_method("ets", "forecast"), task, budget=8)
+    assert all(np.isfinite(r["mse"]) and r["n_configs"] == 3 for r in rows)
+    assert len(get_method("ets", "forecast").grid({**task.ctx, "n_train": 96})) == 5

@@ -140,7 +140,9 @@ def _arima_orders(c):
 def _ets(c):
     g = [{"trend": False}, {"trend": True}, {"trend": True, "damped_trend": True}]
     p = c.get("period")
-    if p and 2 <= p <= 48 and not c.get("quick"):
+    # two full seasons to fit on (ETSForecaster refuses fewer): a period of 48 on 90 training
+    # samples failed the whole method, though its non-seasonal configurations fit
+    if p and 2 <= p <= 48 and 2 * p <= c.get("n_train", 2 * p) and not c.get("quick"):
         g += [{"trend": False, "seasonal": p}, {"trend": True, "damped_trend": True, "seasonal": p}]
     return g
 
