@@ -126,3 +126,25 @@ def test_a_callers_own_seeded_forecast_series_is_forecast_on_every_seed():
         res = run_tasks([task(s, seeded) for s in range(3)], methods=["naive"], progress=False)
         assert sorted(res.frame["seed"]) == runs
         assert res.aggregate("forecast")["n_seeds"].tolist() == [len(runs)]
+
+
+def test_a_dataset_named_by_its_path_is_scored_and_its_files_are_written(tmp_path):
+    # a caller's own series named "logs/run1.csv": saving its trace into traces/logs/ (no such
+    # folder) failed every method after it was scored, and write_tables raised
+    from tssdpa.data import Split
+    from tssdpa.data.tasks import DenoiseTask, ForecastTask
+
+    c = np.sin(np.arange(300) / 6.0)[:, None]
+    noisy = c + 0.3 * np.random.default_rng(0).standard_normal(c.shape)
+    name = "logs/run1.csv"
+    tasks = [DenoiseTask(name, c, noisy, Split(180, 240, 300), "gaussian", 10.0, 0),
+             ForecastTask(name, c, Split(180, 240, 300, context=8), (1, 2), 8, 0)]  # fmt: skip
+    res = run_tasks(tasks, methods=["moving_average", "naive"], out=tmp_path, progress=False)
+    assert (res.frame["error"] == "").all() and res.frame["mse"].notna().sum() == 2
+    written = {p.name for p in write_tables(res.frame, tmp_path / "tables")}
+    assert {"denoise_logs_run1.csv.md", "forecast_logs_run1.csv.md"} <= written
+    pngs = {p.name for p in write_plots(tmp_path, res.frame, tmp_path / "plots")}
+    assert {
+        "denoise_logs_run1.csv_trace.png",
+        "forecast_logs_run1.csv_univariate_paths.png",
+    } <= pngs

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 
 from tssdpa.estimators.arrays import is_tensor
 
-__all__ = ["as_numpy", "params_json"]
+__all__ = ["as_numpy", "params_json", "safe_name"]
 
 
 def params_json(params: dict) -> str:
@@ -23,6 +24,14 @@ def params_json(params: dict) -> str:
         return v
 
     return json.dumps({k: conv(v) for k, v in params.items()}, sort_keys=True)
+
+
+def safe_name(name) -> str:
+    """``name`` (a dataset, setting or method) as a part of a file name: every character but
+    letters, digits and ``. _ @ + -`` made ``_``. A caller's own dataset named by its path
+    (``logs/run1.csv``) made the traces, tables and plots paths into folders that do not exist:
+    every method of it was recorded as failed (FileNotFoundError) after it was scored."""
+    return re.sub(r"[^\w.@+-]", "_", str(name))
 
 
 def as_numpy(a) -> np.ndarray:

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tssdpa.compare.common import safe_name
 from tssdpa.compare.denoising import evaluate_denoiser
 from tssdpa.compare.forecasting import evaluate_forecaster
 from tssdpa.compare.registry import DEFAULT_BUDGET, available_methods, get_method
@@ -329,18 +330,18 @@ def _save_trace(out: Path, task: DenoiseTask, name: str, trace: np.ndarray):
     d.mkdir(exist_ok=True)
     t0, t1 = task.split.bounds("test")
     n = min(600, t1 - t0)
-    stem = f"{task.dataset}__{task.setting}"
+    stem = f"{safe_name(task.dataset)}__{safe_name(task.setting)}"
     base = d / f"{stem}__truth.npz"
     if not base.exists():
         np.savez_compressed(base, clean=task.clean[t0 : t0 + n], noisy=task.noisy[t0 : t0 + n])
-    np.savez_compressed(d / f"{stem}__{name}.npz", out=trace[:n])
+    np.savez_compressed(d / f"{stem}__{safe_name(name)}.npz", out=trace[:n])
 
 
 def _save_path(out: Path, task: ForecastTask, name: str, extras: dict):
     """A method's kept forecast path from one test origin (and the truth around it, once)."""
     d = out / "curves"
     d.mkdir(exist_ok=True)
-    stem = f"{task.dataset}__{task.setting}"
+    stem = f"{safe_name(task.dataset)}__{safe_name(task.setting)}"
     if extras.get("path") is not None:
         o = extras["keep_origin"]
         hmax = extras["path"].shape[0]
@@ -350,7 +351,7 @@ def _save_path(out: Path, task: ForecastTask, name: str, extras: dict):
             np.savez_compressed(
                 base, history=task.y[lo : o + 1], future=task.y[o + 1 : o + 1 + hmax], origin=o
             )
-        np.savez_compressed(d / f"{stem}__{name}__path.npz", path=extras["path"])
+        np.savez_compressed(d / f"{stem}__{safe_name(name)}__path.npz", path=extras["path"])
 
 
 class _NullBar:

@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tssdpa.compare.common import safe_name
+
 __all__ = ["plot_traces", "plot_forecasts", "plot_error_vs_horizon", "write_plots"]
 
 
@@ -19,10 +21,15 @@ def _plt():
     return plt
 
 
+def _stem(*names) -> str:
+    """The file name part of a cell's saved arrays (as the harness writes them)."""
+    return "__".join(safe_name(n) for n in names)
+
+
 def _truth(folder, kind: str, dataset: str, setting: str):
     """``(folder/kind, the saved truth of one cell or None)``: ``kind`` "traces" or "curves"."""
     d = Path(folder) / kind
-    truth = d / f"{dataset}__{setting}__truth.npz"
+    truth = d / f"{_stem(dataset, setting)}__truth.npz"
     return d, (np.load(truth) if truth.exists() else None)
 
 
@@ -104,7 +111,7 @@ def plot_traces(
             ).any()
         ]
         for m in names + ours:
-            f = d / f"{dataset}__{setting}__{m}.npz"
+            f = d / f"{_stem(dataset, setting, m)}.npz"
             if f.exists():
                 ax.plot(np.load(f)["out"][:n, 0], lw=1.0, label=m)
         ax.set_title(f"{dataset}, {setting}: {title}")
@@ -140,7 +147,7 @@ def plot_forecasts(
     ax.plot(np.arange(x0, 1), hist, color="k", lw=1.2, label="history")
     ax.plot(np.arange(1, len(fut) + 1), fut, color="k", lw=1.2, ls="--", label="truth")
     for m in names:
-        f = d / f"{dataset}__{setting}__{m}__path.npz"
+        f = d / f"{_stem(dataset, setting, m)}__path.npz"
         if f.exists():
             p = np.load(f)["path"][:, channel]
             _plot_finite(ax, np.arange(1, len(p) + 1), p, lw=1.0, label=m)
@@ -199,12 +206,18 @@ def write_plots(
         return made
     den = frame[frame["task"] == "denoise"]
     for ds in pd.unique(den["dataset"]):
-        p = plot_traces(folder, frame, ds, trace_setting, dest / f"denoise_{ds}_trace.png")
+        p = plot_traces(
+            folder, frame, ds, trace_setting, dest / f"denoise_{safe_name(ds)}_trace.png"
+        )
         made += [p] if p else []
     fc = frame[frame["task"] == "forecast"]
     for (ds, st), _ in fc.groupby(["dataset", "setting"], sort=False):
-        p = plot_forecasts(folder, frame, ds, st, dest / f"forecast_{ds}_{st}_paths.png")
+        p = plot_forecasts(
+            folder, frame, ds, st, dest / f"forecast_{safe_name(ds)}_{safe_name(st)}_paths.png"
+        )
         made += [p] if p else []
-        p = plot_error_vs_horizon(folder, frame, ds, st, dest / f"forecast_{ds}_{st}_error.png")
+        p = plot_error_vs_horizon(
+            folder, frame, ds, st, dest / f"forecast_{safe_name(ds)}_{safe_name(st)}_error.png"
+        )
         made += [p] if p else []
     return made

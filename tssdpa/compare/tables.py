@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tssdpa.compare.common import safe_name
 from tssdpa.data.tasks import SYNTHETIC
 
 __all__ = [
@@ -299,7 +300,7 @@ def write_tables(frame: pd.DataFrame, out: str | Path) -> list[Path]:
         agg.to_csv(p, index=False, float_format="%.6g")
         written.append(p)
         for d in pd.unique(agg["dataset"]):
-            p = out / f"{task}_{d}.md"
+            p = out / f"{task}_{safe_name(d)}.md"
             p.write_text(markdown_tables(frame, task, d) + "\n")
             written.append(p)
     return written
