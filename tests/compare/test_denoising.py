@@ -101,14 +101,19 @@ def test_a_gap_in_the_clean_series_is_no_sample_to_score_and_the_choice_is_still
     assert row["rmse"] == pytest.approx(want, rel=1e-12)
 
 
-@pytest.mark.parametrize("name", ["wiener_fir", "wiener_fir_zp"])
-def test_a_short_series_keeps_the_wiener_fir_windows_it_can_fit(name):
+@pytest.mark.parametrize(
+    "name, n_configs",
+    [("wiener_fir", 3), ("wiener_fir_zp", 3), ("projection_residual", 2),
+     ("projection_residual_zp", 2)],
+)  # fmt: skip
+def test_a_short_series_keeps_the_wiener_fir_windows_it_can_fit(name, n_configs):
     # 60 training samples: the 64 (65) tap window could not be fitted and failed the whole
-    # method, though 8, 16 and 32 taps fit; the grid of a long series is unchanged
+    # method, though 8, 16 and 32 taps fit (16 under a residual projection); the grid of a
+    # long series is unchanged
     c = np.sin(np.arange(100) / 6.0)[:, None]
     noisy = c + 0.3 * np.random.default_rng(0).standard_normal(c.shape)
     task = DenoiseTask("short", c, noisy, Split(60, 80, 100), "gaussian", 10.0, 0)
     spec = get_method(name, "denoise")
     row, _ = evaluate_denoiser(spec, task, budget=8)
-    assert np.isfinite(row["rmse"]) and row["n_configs"] == 3
+    assert np.isfinite(row["rmse"]) and row["n_configs"] == n_configs
     assert len(spec.grid({"n_train": 600})) == 4

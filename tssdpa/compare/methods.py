@@ -217,7 +217,14 @@ def _proj_denoise_grid(ctx):
 def _residual_denoise_grid(ctx):
     # sigma and the shrinkage are chosen inside fit() on a held-out tail of the training
     # split; the Wiener FIR's window spans the range of the plain `wiener_fir` grid
-    return _prod(window=[16, 64], embedding=[8, 16])
+    grid = _prod(window=[16, 64], embedding=[8, 16])
+    n = ctx.get("n_train")
+    if n is None:
+        return grid
+    # the part before that tail must exceed window + embedding (the fit refuses it else): on
+    # 60 training samples the 64-sample window failed the whole method, though 16 fits
+    head = n - max(round(ResidualProjectionFilter().holdout * n), 1)
+    return [p for p in grid if head > p["window"] + p["embedding"]] or grid[:1]
 
 
 for _name, _cls, _grid, _what in (
