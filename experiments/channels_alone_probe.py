@@ -12,6 +12,9 @@ every fit removes and this measure counts as error (its 10 and 20 dB cells score
 
     .venv/bin/python experiments/channels_alone_probe.py --data-dir ../shared/datasets
 
+``--causal``: causal filters, fitted jointly (what ``"auto"`` keeps for them) and one per
+channel (``True``, streamed as one: ``tssdpa.filters.channel_streams``).
+
 ``--adaptation``: for the joint fit of each cell, the local adaptation's SURE on the fit block
 (mean over the channels, over each channel's noise variance) without and with it, next to the
 error against the clean signal on the same block, without and with it -- how far the
@@ -94,15 +97,20 @@ def main(argv=None) -> int:
     p.add_argument("--data-dir", default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--adaptation", action="store_true", help="the adaptation's scores only")
+    causal = "causal filters: joint (what auto keeps) and one per channel (True)"
+    p.add_argument("--causal", action="store_true", help=causal)
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")  # held-readings notes: not this probe's subject
     if args.adaptation:
         print("the joint fit's local adaptation on its fit block: scores over the noise "
               "variance, mean over the channels")  # fmt: skip
     else:
-        print("RMSE / added noise, geometric mean over channels; fit + filter seconds; "
-              "auto's choice per channel (j joint, A alone)")  # fmt: skip
-    logs = {m: [] for m in MODES}
+        print(
+            "RMSE / added noise, geometric mean over channels; fit + filter seconds"
+            + ("" if args.causal else "; auto's choice per channel (j joint, A alone)")
+        )
+    modes = {"joint": False, "alone": True} if args.causal else MODES
+    logs = {m: [] for m in modes}
     for name, clean in all_signals(args.data_dir):
         for k, snr in enumerate(SNRS):
             rng = np.random.default_rng(1000 * args.seed + k)
@@ -112,9 +120,9 @@ def main(argv=None) -> int:
                 adaptation(name, snr, noisy, clean)
                 continue
             cells = []
-            for mode, value in MODES.items():
+            for mode, value in modes.items():
                 t0 = time.perf_counter()
-                f = ProjectionFilter(causal=False, channel_independent=value).fit(noisy)
+                f = ProjectionFilter(causal=args.causal, channel_independent=value).fit(noisy)
                 y = np.asarray(f.filter(noisy))
                 seconds = time.perf_counter() - t0
                 ratio = np.sqrt(np.mean((y - clean) ** 2, axis=0)) / noise

@@ -107,12 +107,11 @@ def test_a_mixed_choice_filters_the_joint_channels_with_the_joint_fit():
     np.testing.assert_array_equal(y[:, 0], f.channel_models_[0].filter(x[:, 0]))
 
 
-def test_a_causal_filter_stays_joint_and_refuses_true():
+def test_a_causal_filter_stays_joint_under_auto():
+    # True fits it channel by channel (tests/filters/test_channel_streams.py)
     _, x = _unrelated()
     f = ProjectionFilter(window=[16], embedding=[1], degree=[0]).fit(x)
     assert f.channel_models_ is None and f.channel_choice_ is None
-    with pytest.raises(ValueError, match="channel_independent=True needs a zero-phase"):
-        ProjectionFilter(channel_independent=True).fit(x)
 
 
 @pytest.mark.parametrize("bad", ["yes", 2, None, 0.5])
@@ -268,8 +267,8 @@ def test_one_and_numpy_true_mean_true(value):
     _, x = _unrelated()
     f = ProjectionFilter(causal=False, channel_independent=value).fit(x)
     assert f.channel_choice_ is None and all(m is not None for m in f.channel_models_)
-    with pytest.raises(ValueError, match="channel_independent=True needs a zero-phase"):
-        ProjectionFilter(channel_independent=value).fit(x)
+    g = ProjectionFilter(channel_independent=value, window=[16], embedding=[1]).fit(x)
+    assert all(m is not None and m.causal for m in g.channel_models_)
 
 
 def test_settings_changed_after_fit_reach_the_channels_filtered_alone(unrelated_fit):

@@ -42,6 +42,7 @@ import torch
 from torch import Tensor, nn
 
 from tssdpa.estimators.arrays import float32_samples_note
+from tssdpa.filters import channel_streams as streams
 from tssdpa.filters.projection_stream import stream_channels
 from tssdpa.signal.lags import GAP_MARGIN
 from tssdpa.signal.local_polynomial import (
@@ -101,6 +102,13 @@ def onnx_step_spec(filt, n_channels: int | None = None):
     """
     if not callable(getattr(filt, "_spec", None)):  # the public entry points name the type
         raise TypeError(f"filter must be a ProjectionFilter, got {type(filt).__name__}")
+    if streams.composite(filt):
+        raise ValueError("filter: fitted channel by channel, a spec per channel_models_")
+    return _checked_spec(filt, n_channels)
+
+
+def _checked_spec(filt, n_channels):
+    """:func:`onnx_step_spec` of the filter's own kernel."""
     if not filt.causal:
         raise ValueError(
             "filter: a zero-phase (causal=False) filter looks ahead and has no streaming step; "
@@ -348,6 +356,16 @@ def _hold_last_defined(y: Tensor, hold: Tensor) -> tuple[Tensor, Tensor]:
     return table.gather(0, rank), table.gather(0, total)
 
 
+def _layout(filt, n_channels) -> tuple[int, float | None, int]:
+    """``(H, tau, C)`` of the exported step of ``filt``, every part's spec checked."""
+    if not streams.composite(filt):
+        spec, C = onnx_step_spec(filt, n_channels)
+        return spec.history, spec.tau, C
+    for f, inputs, _ in streams.parts(filt):
+        _checked_spec(f, len(inputs))
+    return streams.history(filt), filt.tau, stream_channels(filt, n_channels)
+
+
 def onnx_initial_state(filt, n_channels: int | None = None) -> dict:
     """The empty state of the exported step: ``{"state": (H + 1, C) float32 of NaN}``, and
     with ``tau`` ``"state_times"``: (H,) float64 of NaN.
@@ -362,10 +380,10 @@ def onnx_initial_state(filt, n_channels: int | None = None) -> dict:
     >>> {k: (v.shape, str(v.dtype)) for k, v in s.items()}
     {'state': ((6, 2), 'float32')}
     """
-    spec, C = onnx_step_spec(filt, n_channels)
-    state = {"state": np.full((spec.history + 1, C), np.nan, dtype=np.float32)}
-    if spec.tau is not None:
-        state["state_times"] = np.full(spec.history, np.nan)  # float64, like the times
+    H, tau, C = _layout(filt, n_channels)
+    state = {"state": np.full((H + 1, C), np.nan, dtype=np.float32)}
+    if tau is not None:
+        state["state_times"] = np.full(H, np.nan)  # float64, like the times
     return state
 
 
@@ -416,7 +434,7 @@ def to_onnx(filt, path, n_channels: int | None = None, opset: int | None = None)
             "to_onnx needs the optional extra: pip install 'tssdpa[deploy]' (onnx, onnxruntime, "
             "onnxscript)"
         ) from None
-    spec, C = onnx_step_spec(filt, n_channels)
+    H, tau, C = _layout(filt, n_channels)
     coarse = float32_samples_note(filt)
     if coarse:
         warnings.warn(f"to_onnx: the model takes float32 samples, and {coarse}", stacklevel=2)
@@ -438,15 +456,20 @@ def to_onnx(filt, path, n_channels: int | None = None, opset: int | None = None)
     T0 = 5
     T = torch.export.Dim("T", min=1)
     # float32 whatever torch's default dtype (a float64 default exported a float64 model)
-    state0 = torch.zeros(spec.history + 1, C, dtype=torch.float32)
-    if spec.tau is None:
-        module = StreamingStep(spec, filt._unit_scale()).eval()
+    state0 = torch.zeros(H + 1, C, dtype=torch.float32)
+    step = StreamingStep if tau is None else TimedStreamingStep
+    if streams.composite(filt):
+        from tssdpa.filters.onnx_channels import channel_steps
+
+        module = channel_steps(filt, step).eval()
+    else:
+        module = step(filt._spec(), filt._unit_scale()).eval()
+    if tau is None:
         example, dynamic = (torch.zeros(T0, C, dtype=torch.float32), state0), ({0: T}, None)
         names = (INPUT_NAMES, OUTPUT_NAMES)
     else:
-        module = TimedStreamingStep(spec, filt._unit_scale()).eval()
         times = torch.zeros(T0, dtype=torch.float64)
-        state_times = torch.zeros(spec.history, dtype=torch.float64)
+        state_times = torch.zeros(H, dtype=torch.float64)
         example = (torch.zeros(T0, C, dtype=torch.float32), times, state0, state_times)
         dynamic = ({0: T}, {0: T}, None, None)
         names = (TIMED_INPUT_NAMES, TIMED_OUTPUT_NAMES)

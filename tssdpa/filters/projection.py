@@ -14,6 +14,7 @@ from tssdpa.estimators.glitches import (
     glitches_missing,
 )
 from tssdpa.estimators.selection import FitScoresView
+from tssdpa.filters import channel_streams as streams
 from tssdpa.filters import projection_channels as channels
 from tssdpa.filters import projection_fit as fitting
 from tssdpa.filters import projection_local as local
@@ -23,7 +24,7 @@ from tssdpa.filters.projection_features import RandomFeatureRecursion
 from tssdpa.filters.projection_fit import AUTO, auto_default, choose_settings
 from tssdpa.filters.projection_stream import Streaming
 from tssdpa.signal.features import feature_filter
-from tssdpa.signal.lagfilter import check_sample_times, resolve_spec, run_causal
+from tssdpa.signal.lagfilter import check_sample_times, resolve_spec
 from tssdpa.signal.lowpass import check_lowpass
 from tssdpa.signal.missing import check_not_all_missing, fill_backward
 
@@ -148,8 +149,8 @@ class ProjectionFilter(
         each channel alone and keeps, channel by channel, the output that scores lower (the
         joint fit's or the channel's own; SURE, or the error against ``target``, over the
         channel's noise variance: ``channel_choice_``); True fits each channel alone only;
-        False, the one joint fit. A causal filter is always joint (one streaming state; True
-        is refused). :mod:`~tssdpa.filters.projection_channels`.
+        False, the one joint fit. A causal filter is joint under ``"auto"``; with True it
+        is fitted channel by channel and streams one state (:mod:`.channel_streams`).
 
     Attributes
     ----------
@@ -403,8 +404,11 @@ class ProjectionFilter(
         times = self._times(meta, timestamps, x2.shape[0])
         if zi is None:
             check_not_all_missing(x2)  # random features check whole patterns below
-            if getattr(self, "channel_models_", None) and not self.causal:
+            if streams.by_channel(self):
                 return restore(channels.filter_by_channel(self, x2, times), meta)
+        elif self.recurrent is None:  # a stream of the exact kernel, channel by channel or not
+            y, zf = streams.stream(self, x2, zi, times)
+            return restore(y, meta), zf
         C = x2.shape[1]
         x2, units = self._to_units(x2), self._from_units  # the kernel's units (channel_scale_)
         if self.recurrent == "features":
@@ -420,14 +424,7 @@ class ProjectionFilter(
                                      "exact kernel (recurrent=None)")  # fmt: skip
                 return restore(units(fill_backward(y)), meta)
             return restore(units(y), meta), self._state_units(zf, True)
-        if zi is None:
-            return restore(self._joint_output(x2, times, in_units=True), meta)
-        spec = self._spec()
-        state = self._state_units(check_state(zi, self.initial_state(C)), False)
-        hist, hist_times = state if spec.tau is not None else (state, None)
-        y, nh, nt = run_causal(x2, hist, spec, times, hist_times, min_step=self.min_step)
-        zf = (nh, nt) if spec.tau is not None else nh
-        return restore(units(y.astype(np.float64)), meta), self._state_units(zf, True)
+        return restore(self._joint_output(x2, times, in_units=True), meta)
 
     def _joint_output(self, x2, times, in_units=False):
         """The offline output of the filter fitted on all channels of (T, C) ``x2``."""

@@ -10,8 +10,9 @@ over that channel's noise variance so that the two fits compare
 (:func:`~tssdpa.filters.projection_local.fitted_scores`: SURE without a target, the error
 against the target with one). ``True`` fits the channels alone only.
 
-Only the zero-phase (offline) filter chooses: a causal filter keeps one streaming state, whose
-step and ONNX export run one kernel over all channels.
+Only the zero-phase (offline) filter chooses; a causal filter is fitted channel by channel
+where ``channel_independent=True`` is given, and streamed as one
+(:mod:`~tssdpa.filters.channel_streams`: one state, ``step`` and the ONNX export).
 """
 
 from __future__ import annotations
@@ -60,20 +61,23 @@ def _setting(filt):
 
 
 def check_channels_setting(filt) -> None:
-    """``channel_independent`` of ``filt``: True, False or "auto"; True needs causal=False."""
-    if _setting(filt) is True and filt.causal:
+    """``channel_independent`` of ``filt``: True, False or "auto"; True not with
+    ``recurrent="features"``."""
+    if _setting(filt) is True and filt.recurrent is not None:
         raise ValueError(
-            "channel_independent=True needs a zero-phase filter (causal=False): a causal "
-            "filter streams one state over all channels; fit one ProjectionFilter per channel "
+            "channel_independent=True needs the exact kernel (recurrent=None): random "
+            "features stream one state over all channels; fit one ProjectionFilter per channel "
             "to stream them apart"
         )
 
 
 def fits_alone(filt, n_channels: int) -> bool:
     """Whether :meth:`ProjectionFilter.fit` of ``filt`` on ``n_channels`` channels fits each
-    channel alone too (zero-phase, several channels, ``channel_independent`` True or
-    "auto")."""
-    return not filt.causal and n_channels > 1 and _setting(filt) in (True, "auto")
+    channel alone (too): several channels and ``channel_independent`` True, or "auto" for a
+    zero-phase filter (a causal one stays joint: :mod:`.channel_streams` streams it either
+    way, but ``fit`` scores the choice on zero-phase outputs only)."""
+    setting = _setting(filt)
+    return n_channels > 1 and (setting is True or (setting == "auto" and not filt.causal))
 
 
 def fit_each_channel(filt, x2, target, times, notes: bool, block: slice | None = None) -> list:
@@ -197,7 +201,8 @@ class ChannelModels:
         settings are not fitted (``best_params_`` is the list of the channels')."""
         models = fit_each_channel(self, x2, target, times, notes=True)
         self.channel_models_, self.channel_choice_ = models, None
-        self.channel_scores_ = np.concatenate([m.channel_scores_ for m in models])
+        scores = [m.channel_scores_ for m in models]  # a causal fit scores no output
+        self.channel_scores_ = None if self.causal else np.concatenate(scores)
         self.best_params_ = [m.best_params_ for m in models]
         tables = [m.cv_results_.assign(channel=c) for c, m in enumerate(models)]
         import pandas as pd  # loaded already: the channels' cv_results_ are DataFrames

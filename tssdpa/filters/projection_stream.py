@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from tssdpa.checks import check_int, to_seconds
-from tssdpa.estimators.arrays import check_float32_range, step_input
+from tssdpa.estimators.arrays import check_float32_range, check_state, step_input
+from tssdpa.filters import channel_streams as streams
 from tssdpa.signal.features import initial_feature_state
+from tssdpa.signal.lagfilter import run_causal
 
 __all__ = ["MAX_STATE_VALUES", "Streaming", "stream_channels"]
 
@@ -52,6 +54,12 @@ class Streaming:
                 raise ValueError("recurrent='features': give n_channels or call fit() first")
             C = 1
         self._validate_params()
+        if streams.composite(self):  # fitted channel by channel: the longest history
+            return streams.initial_state(self, C)
+        return self._own_initial_state(C)
+
+    def _own_initial_state(self, C: int):
+        """:meth:`initial_state` of this filter's own kernel over ``C`` channels."""
         if self.recurrent == "features":
             s = self._settings()
             return initial_feature_state(
@@ -97,7 +105,7 @@ class Streaming:
         scalar = s.ndim == 0
         s = s.reshape(1, -1)
         check_float32_range(s, self.dtype, "sample")
-        if self.recurrent is None:
+        if self.recurrent is None and not streams.composite(self):
             fast = self._step_newest(self._step_spec(), state, s[0], timestamp)
             if fast is not None:
                 y, new = fast
@@ -124,3 +132,14 @@ class Streaming:
             raise ValueError("a zero-phase (causal=False) filter has no streaming state")
         self._step_cache = (key, spec)
         return spec
+
+    def _stream(self, x2: np.ndarray, zi, times):
+        """``filter(x2, zi)`` of this filter's own kernel on checked (T, C) ``x2`` (the
+        exact kernel): ``(y, zf)`` in the units of x."""
+        spec = self._spec()
+        state = self._state_units(check_state(zi, self._own_initial_state(x2.shape[1])), False)
+        hist, hist_times = state if spec.tau is not None else (state, None)
+        y, nh, nt = run_causal(self._to_units(x2), hist, spec, times, hist_times,
+                               min_step=self.min_step)  # fmt: skip
+        zf = (nh, nt) if spec.tau is not None else nh
+        return self._from_units(y.astype(np.float64)), self._state_units(zf, True)

@@ -1,0 +1,82 @@
+"""A causal filter fitted channel by channel, streamed as one
+(``ProjectionFilter(causal=True, channel_independent=True)``).
+
+Each channel's own filter keeps a history of its own length (its window and embedding); the
+joint filter, where some channels keep its output, one of its own over every channel. The
+stream keeps one state in the layout of :meth:`ProjectionFilter.initial_state`, ``(H + 1,
+C)`` with ``H`` the longest of those histories: rows ``0 .. H-1`` the last ``H`` input samples
+of every channel, row ``H`` each channel's last defined output (with ``tau``, the times of
+those ``H`` samples beside it). Each filter reads the newest rows it needs, its own channel
+(the joint filter: every channel), so the state moves between Python and the exported ONNX
+model as a joint filter's does, and any split of a series into chunks gives the one-shot
+result, since each filter's does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tssdpa.estimators.arrays import check_state
+
+__all__ = ["by_channel", "composite", "history", "initial_state", "parts", "stream"]
+
+
+def by_channel(filt) -> bool:
+    """Whether ``filt`` filters with its ``channel_models_``: it has them, as causal as it is
+    (one switched between causal and zero-phase by ``set_params`` after its fit filters with
+    its joint settings, as a joint fit does)."""
+    models = getattr(filt, "channel_models_", None)
+    return bool(models) and all(m is None or m.causal == filt.causal for m in models)
+
+
+def composite(filt) -> bool:
+    """Whether ``filt`` streams channel by channel: causal, :func:`by_channel`."""
+    return bool(getattr(filt, "causal", False)) and by_channel(filt)  # any object: False
+
+
+def parts(filt) -> list[tuple[object, list[int], list[int]]]:
+    """``(filter, inputs, outputs)`` of a composite ``filt``: the joint filter over every
+    channel for the channels that keep its output (where any does), then each channel's own
+    filter over its channel."""
+    models = filt.channel_models_
+    joint = [c for c, m in enumerate(models) if m is None]
+    out = [(filt, list(range(len(models))), joint)] if joint else []
+    return out + [(m, [c], [c]) for c, m in enumerate(models) if m is not None]
+
+
+def history(filt) -> int:
+    """``H`` of the composite state: the longest history its parts keep."""
+    return max(f._spec().history for f, _, _ in parts(filt))
+
+
+def initial_state(filt, n_channels: int):
+    """The empty composite state: (H + 1, C) NaN, with (H,) NaN times where ``tau`` is set."""
+    H = history(filt)
+    hist = np.full((H + 1, n_channels), np.nan)
+    return (hist, np.full(H, np.nan)) if filt.tau is not None else hist
+
+
+def stream(filt, x2: np.ndarray, zi, times):
+    """``filt.filter(x2, zi)`` of a causal ``filt`` on checked (T, C) ``x2``: ``(y, zf)``;
+    channel by channel where ``filt`` is composite, else its own kernel's stream."""
+    if not composite(filt):
+        return filt._stream(x2, zi, times)
+    timed = filt.tau is not None
+    state = check_state(zi, initial_state(filt, x2.shape[1]))
+    hist, hist_times = state if timed else (state, None)
+    H, T = hist.shape[0] - 1, x2.shape[0]
+    y, last = np.empty(x2.shape), hist[H].copy()
+    for f, inputs, outputs in parts(filt):
+        h = f._spec().history
+        sub = hist[H - h :, inputs]  # its newest h samples and (row h) the outputs held
+        sub_state = (sub, hist_times[H - h :]) if timed else sub
+        yf, zf = f._stream(x2[:, inputs], sub_state, times)
+        at = [inputs.index(c) for c in outputs]
+        y[:, outputs] = yf[:, at]
+        last[outputs] = (zf[0] if timed else zf)[-1, at]
+    # every channel's newest H samples, as given (each filter reads them in its own units)
+    samples = np.concatenate([hist[:H], x2])[T:]
+    new = np.vstack([samples, last[None, :]])
+    if timed:
+        return y, (new, np.concatenate([hist_times, np.asarray(times, dtype=np.float64)])[T:])
+    return y, new
