@@ -552,6 +552,17 @@ def test_bad_arguments_raise_at_fit_naming_them():
         ProjectionForecaster().fit(np.full(50, np.nan))
 
 
+def test_candidates_given_as_numpy_arrays_are_the_same_candidates_as_lists():
+    y = logistic_map(300, noise=0.01)
+    kw = dict(embedding=2, n_neighbors=9, model="mean", horizon=1)
+    for name, values in (("bandwidth", [0.5, 1.0]), ("delay", [1, 2])):
+        extra = {"model": ["mean", "recursive_linear"]} if name == "delay" else {}
+        as_list = ProjectionForecaster(**{**kw, **extra, name: values}).fit(y)
+        as_array = ProjectionForecaster(**{**kw, **extra, name: np.array(values)}).fit(y)
+        assert as_array.best_params_ == as_list.best_params_
+        assert len(as_array.cv_results_) == len(as_list.cv_results_)
+
+
 def test_old_parameter_names_still_work_with_a_deprecation_warning():
     y = logistic_map(300, noise=0.01)
     with pytest.warns(DeprecationWarning, match="deprecated"):

@@ -188,8 +188,8 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         if self.model is not None:
             for m in candidates(self.model):
                 check_choice(m, "model", (*MODELS, "analogue"))
-            recursive = "recursive_linear" in candidates(self.model)
-            if recursive and 1 not in candidates(self.delay or 1):  # it would never be scored
+            delays = candidates(1 if self.delay is None else self.delay)  # (no array truth)
+            if "recursive_linear" in candidates(self.model) and 1 not in delays:  # unscored
                 raise ValueError("delay must include 1 for model 'recursive_linear'")
         for v in candidates(self.ridge) if self.ridge is not None else ():
             check_positive(v, "ridge", allow_zero=True)
@@ -206,7 +206,8 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         if self.sigma is not None:
             width = [("sigma", float(v)) for v in candidates(self.sigma)]
         else:
-            width = [("bandwidth", float(v)) for v in candidates(self.bandwidth or BANDWIDTHS)]
+            bw = BANDWIDTHS if self.bandwidth is None else self.bandwidth  # an array has no truth
+            width = [("bandwidth", float(v)) for v in candidates(bw)]
         delay = candidates(self.delay) if self.delay is not None else None
         ridges = list(RIDGES) if self.ridge is None else list(map(float, candidates(self.ridge)))
         # the linear model is cheap: when the embedding is free it also tries long patterns,
