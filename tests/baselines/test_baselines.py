@@ -334,6 +334,17 @@ def test_autoreg_matches_statsmodels_apply():
     assert np.all(np.isnan(P[0]))  # not enough history
 
 
+def test_an_autoregression_on_a_huge_offset_forecasts_as_on_the_signal_alone():
+    rng = np.random.default_rng(6)
+    y = np.zeros(600)
+    e = rng.standard_normal(600)
+    for t in range(2, 600):
+        y[t] = 1.5 * y[t - 1] - 0.7 * y[t - 2] + e[t]
+    want = B.AutoRegForecaster(8).fit(y[:450]).forecast_path(y, horizon=3)
+    got = B.AutoRegForecaster(8).fit(y[:450] + 1e9).forecast_path(y + 1e9, horizon=3) - 1e9
+    np.testing.assert_allclose(got, want, atol=1e-4)  # float64 holds 1e9 to 1.2e-7
+
+
 def test_dlinear_recovers_linear_map():
     rng = np.random.default_rng(7)
     y = np.zeros(2000)

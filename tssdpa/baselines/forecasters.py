@@ -92,12 +92,16 @@ class AutoRegForecaster(Forecaster):
 
         if len(y) <= 2 * self.lags + 1:
             raise ValueError(f"y is too short ({len(y)}) for lags={self.lags}")
+        # with a constant, OLS on the centred series is the same model: its constant c' is
+        # c - m (1 - sum phi). Uncentred, a unit signal on an offset of 1e9 lost the slopes to
+        # the constant column's rounding (forecasts off by 1e3)
+        m = float(np.mean(y)) if self.trend == "c" else 0.0
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = AutoReg(y, lags=self.lags, trend=self.trend).fit()
+            res = AutoReg(y - m, lags=self.lags, trend=self.trend).fit()
         p = np.asarray(res.params)
-        const = p[0] if self.trend == "c" else 0.0
         phi = p[1:] if self.trend == "c" else p
+        const = p[0] + m * (1.0 - phi.sum()) if self.trend == "c" else 0.0
         return const, phi
 
     def _predict_context(self) -> int:
