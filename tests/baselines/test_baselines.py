@@ -345,6 +345,17 @@ def test_an_autoregression_on_a_huge_offset_forecasts_as_on_the_signal_alone():
     np.testing.assert_allclose(got, want, atol=1e-4)  # float64 holds 1e9 to 1.2e-7
 
 
+@pytest.mark.parametrize("individual", [False, True])
+def test_dlinear_on_a_huge_offset_forecasts_as_on_the_signal_alone(individual):
+    rng = np.random.default_rng(7)
+    t = np.arange(600)
+    y = np.sin(0.3 * t) + 0.5 * np.sin(0.71 * t) ** 3 + 0.1 * rng.standard_normal(600)
+    kw = dict(lookback=48, horizon=3, individual=individual)
+    want = B.DLinearForecaster(**kw).fit(y[:450]).forecast_path(y, horizon=3)
+    got = B.DLinearForecaster(**kw).fit(y[:450] + 1e9).forecast_path(y + 1e9, horizon=3) - 1e9
+    np.testing.assert_allclose(got, want, atol=1e-4)  # float64 holds 1e9 to 1.2e-7
+
+
 def test_dlinear_recovers_linear_map():
     rng = np.random.default_rng(7)
     y = np.zeros(2000)

@@ -250,10 +250,15 @@ class DLinearForecaster(Forecaster):
         groups = [[c] for c in range(a.shape[1])] if self.individual else [list(range(a.shape[1]))]
         self.weights_ = [None] * a.shape[1]
         for g in groups:
+            # the sums below are taken about a level of the group's readings: about 0, the
+            # covariances xx / n - mx mx' of a unit signal on an offset of 1e9 lost it to
+            # rounding (forecasts 8e2 off). One level for the group keeps its covariances,
+            # and the bias is mapped back (normalize="last" windows have no level)
+            level = 0.0 if self.normalize == "last" else float(np.nanmean(a[:, g]))
             n, sx, sy = 0, np.zeros(L), np.zeros(H)
             xx, xy = np.zeros((L, L)), np.zeros((L, H))
             for c in g:
-                X, Y = self._windows(a[slice(*spans[c]), c], H)
+                X, Y = self._windows(a[slice(*spans[c]), c] - level, H)
                 for s in range(0, len(X), 4096):
                     xb, yb = X[s : s + 4096], Y[s : s + 4096]
                     n += len(xb)
@@ -273,7 +278,7 @@ class DLinearForecaster(Forecaster):
                 # lstsq: the two branches are collinear, so G is singular when ridge == 0
                 Wf[:, cols] = np.linalg.lstsq(G, rhs[:, cols], rcond=None)[0]  # (2L, H)
             W = M @ Wf  # effective (L, H)
-            b = my - mx @ W
+            b = my - mx @ W + level * (1.0 - W.sum(axis=0))
             for c in g:
                 self.weights_[c] = (W, b)
 
