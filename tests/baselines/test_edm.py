@@ -176,6 +176,16 @@ def test_multichannel_one_model_per_channel(cls, engine):
     assert np.isfinite(e1.forecast_path(x[170:171, 0], horizon=2)).all()  # one sample is enough
 
 
+@pytest.mark.parametrize("engine", ["pyedm", "numpy"])
+@pytest.mark.parametrize("cls", [SimplexForecaster, SMapForecaster])
+def test_a_huge_offset_gives_the_forecasts_of_the_signal_alone_plus_the_offset(cls, engine):
+    x = _series(300, seed=3)[:, 0]
+    want = cls(embedding=4, engine=engine).fit(x[:220]).forecast_path(x[220:], horizon=3)
+    est = cls(embedding=4, engine=engine).fit(x[:220] + 1e9)
+    got = est.forecast_path(x[220:] + 1e9, horizon=3) - 1e9
+    np.testing.assert_allclose(got, want, atol=1e-5)  # float64 holds 1e9 to 1.2e-7
+
+
 @pytest.mark.parametrize(
     "est,name,err",
     [
