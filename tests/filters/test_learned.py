@@ -6,6 +6,7 @@ import json
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from hypothesis import given, settings
@@ -327,6 +328,17 @@ def test_a_gap_in_the_future_windows_is_no_target_not_the_training_mean():
     assert fc.history_["initial_val_loss"] < 1e-6
     with pytest.raises(ValueError, match="y_val has no window of 28 samples with a known future"):
         LearnedProjectionForecaster(**kw).fit(y[:300], y_val=np.r_[y[300:324], gap[396:]])
+
+
+def test_a_validation_frame_with_the_columns_of_y_in_another_order_is_refused():
+    t = np.arange(400)
+    y = pd.DataFrame({"a": np.sin(t * 0.2), "b": 100.0 + 10.0 * np.cos(t * 0.05)})
+    kw = dict(lookback=24, horizon=4, patch_len=6, d_model=8, max_epochs=1, stride=4,
+              enable_progress_bar=False, trainer_kwargs=TRAINER)  # fmt: skip
+    with pytest.raises(ValueError, match=r"y_val's columns \['b', 'a'\] are y's"):
+        LearnedProjectionForecaster(**kw).fit(y[:300], y_val=y[300:][["b", "a"]])
+    fc = LearnedProjectionForecaster(**kw).fit(y[:300], y_val=y[300:])  # in order: fine
+    assert fc.forecast_path(y).shape == (400, 4, 2)
 
 
 def test_the_validation_tail_is_the_last_part_of_the_readings_before_a_missing_tail():

@@ -339,7 +339,7 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
     def fit(self, y, y_val=None) -> LearnedProjectionForecaster:
         """Train on (past, future) windows of ``y``; validation on the windows of ``y_val``
         or, without it, of the last ``holdout`` of ``y``. Returns self."""
-        a, _ = as_2d(y, "y")
+        a, meta = as_2d(y, "y")
         check_fit_input(a, "y")
         self._validate_params()
         # at fit, not in _validate_params: a model saved with an even one loads as it was
@@ -347,10 +347,17 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
         C = a.shape[1]
         z = self._standardise(a)  # NaN kept for the targets (_pairs)
         if y_val is not None:
-            v, _ = as_2d(y_val, "y_val")
+            v, v_meta = as_2d(y_val, "y_val")
             check_fit_input(v, "y_val")
             if v.shape[1] != C:
                 raise ValueError(f"y_val has {v.shape[1]} channel(s) but y has {C}")
+            # the channels pair by position: y's columns in another order validated each
+            # channel on another's windows, standardised with its statistics, without a word
+            cols, v_cols = meta.columns, v_meta.columns
+            if cols is not None and v_cols is not None and not v_cols.equals(cols):
+                if sorted(map(str, v_cols)) == sorted(map(str, cols)):
+                    raise ValueError(f"y_val's columns {list(v_cols)} are y's {list(cols)} in "
+                                     "another order: use y_val[y.columns]")  # fmt: skip
             train = self._pairs(z)
             val = self._pairs((v - self.mean_) / self.scale_, "y_val")
             self.split_ = {"train": (0, z.shape[0]), "val": None}
