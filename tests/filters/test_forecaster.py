@@ -291,6 +291,27 @@ def test_search_results_and_verbose_report(capsys):
         assert chosen["mse"].min() <= 1.5 * top["mse"]
 
 
+def test_the_verbose_report_gives_the_error_of_the_chosen_structure_and_of_the_best():
+    import contextlib
+    import io
+    import re
+
+    x = logistic_map(300, noise=0.3)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        fc = ProjectionForecaster(horizon=2, model=["mean", "local_linear"], max_fit_samples=200)
+        fc.fit(x, verbose=True)
+    cv = fc.cv_results_
+    for h, params in fc.best_params_.items():
+        line = next(s for s in out.getvalue().splitlines() if s.startswith(f"horizon {h}:"))
+        said, best = map(float, re.search(r"MSE ([\d.e-]+), best ([\d.e-]+)", line).groups())
+        at_h = cv[cv["horizon"] == h]
+        row = at_h[np.logical_and.reduce([at_h[k].eq(v) if v is not None else at_h[k].isna()
+                                          for k, v in params.items()])]  # fmt: skip
+        np.testing.assert_allclose(said, row["mse"].iloc[0], rtol=1e-3)
+        np.testing.assert_allclose(best, at_h["mse"].min(), rtol=1e-3)
+
+
 def test_a_linear_process_keeps_the_linear_model_and_a_chaotic_one_does_not():
     y = ar2(2000, seed=2)
     assert ProjectionForecaster(horizon=1).fit(y).best_params_[1]["model"] == "linear"

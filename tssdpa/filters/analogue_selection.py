@@ -145,8 +145,14 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, both
         chosen = {h: scores.simplest_near_best(i) for i, h in enumerate(anchors)}
     if verbose:
         for i, (h, s) in enumerate(chosen.items()):
-            how = ", ".join(f"{x.scoring} MSE {x.best[i]:.4g}" for x in (loo, forward) if x)
-            print(f"horizon {h}: {s.as_dict() if s else None}  ({how} at best)")
+            # the choice's own error, then the best's: the simplest near the best is chosen,
+            # and the best alone read as the choice's (its cv_results_ row said otherwise)
+            how = ", ".join(
+                f"{x.scoring} MSE {x.mses[x.structures.index(s)][i]:.4g}, best {x.best[i]:.4g}"
+                for x in (loo, forward)
+                if x and s in x.structures
+            )
+            print(f"horizon {h}: {s.as_dict() if s else None}  ({how})")
             for c in contenders.get(h, [])[1:]:
                 print(f"    or online: {c.as_dict()}")
     return chosen, [row for x in (loo, forward) if x for row in x.rows], contenders
