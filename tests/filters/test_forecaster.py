@@ -584,6 +584,18 @@ def test_candidates_given_as_numpy_arrays_are_the_same_candidates_as_lists():
         assert len(as_array.cv_results_) == len(as_list.cv_results_)
 
 
+@pytest.mark.parametrize("model", ["mean", "linear", "recursive_linear", "hybrid"])
+def test_a_refit_given_the_chosen_structure_chooses_it_and_forecasts_alike(model):
+    y = ar2(400, seed=3)
+    fc = ProjectionForecaster(horizon=1, model=model, max_fit_samples=200).fit(y[:300])
+    again = ProjectionForecaster(horizon=1, max_fit_samples=200, **fc.best_params_[1])
+    again.fit(y[:300])
+    assert again.best_params_ == fc.best_params_
+    np.testing.assert_array_equal(again.forecast(y, horizon=1), fc.forecast(y, horizon=1))
+    with pytest.raises(ValueError, match="n_neighbors must be an integer >= 1"):
+        ProjectionForecaster(n_neighbors=0, model=["mean", "linear"]).fit(y)
+
+
 def test_old_parameter_names_still_work_with_a_deprecation_warning():
     y = logistic_map(300, noise=0.01)
     with pytest.warns(DeprecationWarning, match="deprecated"):

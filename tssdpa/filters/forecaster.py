@@ -180,9 +180,11 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             check_fraction(self.holdout, "holdout")
         if self.library_size is not None:
             check_int(self.library_size, "library_size", minimum=10)
+        # the global linear models (MODELS[2:4]) read no neighbours: best_params_ say 0 for them
+        k0 = self.model is not None and all(m in MODELS[2:4] for m in candidates(self.model))
         for name, check in (("embedding", check_int), ("delay", check_int),
-                            ("n_neighbors", check_int), ("bandwidth", check_positive),
-                            ("sigma", check_positive)):  # fmt: skip
+                            ("n_neighbors", lambda v, n: check_int(v, n, minimum=1 - k0)),
+                            ("bandwidth", check_positive), ("sigma", check_positive)):  # fmt: skip
             for v in candidates(getattr(self, name)) if getattr(self, name) is not None else ():
                 check(v, name)
         if self.model is not None:
