@@ -71,6 +71,19 @@ def test_a_dict_parameter_edited_in_place_after_fit_is_a_change_too():
         fc.predict(2)
 
 
+def test_an_array_in_a_structural_parameter_is_compared_by_its_elements():
+    ridge = np.array([1e-3, 1e-2])
+    kw = dict(horizon=2, base="dlinear", lookback=48, base_params={"ridge": ridge})
+    fc = ResidualProjectionForecaster(**kw).fit(Y)
+    before = fc.forecast(Y, 1)  # it raised numpy's "truth value of an array is ambiguous"
+    assert fc.predict(3).shape == (3,)
+    ridge[1] = 1.0  # edited in place after fit: a change
+    with pytest.raises(ValueError, match="base_params=.*changed after fit"):
+        fc.forecast(Y, 1)
+    ridge[1] = 1e-2
+    np.testing.assert_array_equal(fc.forecast(Y, 1), before)
+
+
 def test_a_parameter_the_fitted_settings_do_not_use_may_change_after_fit():
     # the autoreg base reads no lookback: a change was refused, though it changes nothing
     fc = ResidualProjectionForecaster(horizon=2, lookback=48).fit(Y)

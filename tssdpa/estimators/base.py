@@ -180,7 +180,7 @@ class Estimator:
             raise ValueError(f"{type(self).__name__} is not fitted: call fit() first")
         fitted = self.__dict__.get("_fitted_structure_", {})
         changed = [f"{n}={getattr(self, n)!r} (fitted with {v!r})" for n, v in fitted.items()
-                   if getattr(self, n) != v]  # fmt: skip
+                   if not _same(getattr(self, n), v)]  # fmt: skip
         if changed:
             raise ValueError(f"{type(self).__name__}: {', '.join(changed)} changed after fit: "
                              "set it back, or fit again")  # fmt: skip
@@ -461,6 +461,19 @@ class Forecaster(Estimator):
             history = _recent(np.concatenate([history, out[done : done + n]]), context)
             done += n
         return out[:, 0] if self.n_channels_ == 1 else out
+
+
+def _same(a, b) -> bool:
+    """Whether two parameter values are equal, arrays by their elements (also inside dicts,
+    lists and tuples): ``!=`` on an array, e.g. a per-step ridge in a ``base_params`` dict,
+    raised numpy's 'truth value of an array is ambiguous' from every call after fit."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return type(a) is type(b) and np.array_equal(a, b)
+    return bool(a == b)
 
 
 def before_history(a: np.ndarray) -> np.ndarray:
