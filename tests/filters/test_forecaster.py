@@ -213,6 +213,15 @@ def test_a_fixed_sigma_replaces_the_adaptive_width():
     )
 
 
+def test_a_bandwidth_given_beside_a_fixed_sigma_is_refused_not_ignored():
+    x = logistic_map(300, noise=0.01)
+    kw = dict(embedding=2, n_neighbors=9, model="mean")
+    with pytest.raises(ValueError, match="bandwidth or sigma, not both"):
+        ProjectionForecaster(**kw, sigma=0.3, bandwidth=[0.5, 2.0]).fit(x)
+    fc = ProjectionForecaster(**kw, bandwidth=[0.5, 2.0]).fit(x)  # each alone is fine
+    assert fc.best_params_[1]["bandwidth"] in (0.5, 2.0)
+
+
 def test_forecasts_use_nothing_after_the_origin():
     x = logistic_map(600, noise=0.01)
     fc = ProjectionForecaster(horizon=3).fit(x[:400])

@@ -205,11 +205,11 @@ class ProjectionForecaster(FitScoresView, Forecaster):
                 return candidates(self.n_neighbors)
             return [m * (D + 1) for m in (1, 2, 4, 8)]  # local-linear uses the larger three
 
-        if self.sigma is not None:
-            width = [("sigma", float(v)) for v in candidates(self.sigma)]
-        else:
-            bw = BANDWIDTHS if self.bandwidth is None else self.bandwidth  # an array has no truth
-            width = [("bandwidth", float(v)) for v in candidates(bw)]
+        if self.sigma is not None and self.bandwidth is not None:  # (at fit: a file loads)
+            raise ValueError("give bandwidth or sigma, not both: sigma replaces the adaptive width")
+        kind, w = ("sigma", self.sigma) if self.sigma is not None else ("bandwidth", self.bandwidth)
+        w = BANDWIDTHS if w is None else w  # (not `or`: an array has no truth value)
+        width = [(kind, float(v)) for v in candidates(w)]
         delay = candidates(self.delay) if self.delay is not None else None
         ridges = list(RIDGES) if self.ridge is None else list(map(float, candidates(self.ridge)))
         # the linear model is cheap: when the embedding is free it also tries long patterns,
