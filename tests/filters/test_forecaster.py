@@ -1647,6 +1647,16 @@ def test_a_series_too_short_to_fit_says_so_and_names_gaps_only_where_there_are_s
             ProjectionForecaster(horizon=2, holdout=0.5).fit(y)
 
 
+def test_a_series_too_short_to_score_forward_names_the_holdout():
+    # 15 samples fit with leave-one-out; scored forward they were refused with "y has 15
+    # samples, 15 of them known: too few complete patterns", the holdout unnamed
+    y = logistic_map(15, noise=0.01)
+    ProjectionForecaster(horizon=2, holdout=None).fit(y)
+    with pytest.raises(ValueError, match=r"forward on the last 0.25 of y \(holdout=0.25\): "
+                                         "holdout=None scores leave-one-out"):  # fmt: skip
+        ProjectionForecaster(horizon=2, holdout=0.25).fit(y)
+
+
 def test_a_library_size_too_small_to_score_on_is_named_not_the_series():
     # it said "y has 400 samples, 400 of them known: too few complete patterns": the 10
     # patterns library_size keeps are each within a pattern and 12 steps of every query

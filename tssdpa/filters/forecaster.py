@@ -322,7 +322,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             self.holdout_ = None
             chosen, rows, contenders = choose()
         if any(s is None for s in chosen.values()):
-            raise ValueError(no_structure(z, len(library), self.library_size))
+            raise ValueError(no_structure(z, len(library), self.library_size, self.holdout_))
         self.structures_ = chosen
         self.best_params_ = {h: s.as_dict() for h, s in chosen.items()}
         self.contenders_ = {h: [s.as_dict() for s in c] for h, c in contenders.items()}
