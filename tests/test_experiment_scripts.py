@@ -279,3 +279,20 @@ def test_a_remote_or_registry_ckpt_path_is_left_to_lightning_not_refused_as_no_f
     assert not experiment.missing_checkpoint(ckpt)
     assert experiment.missing_checkpoint("runs/nope.ckpt")
     assert experiment.missing_checkpoint("file:///nowhere/nope.ckpt")
+
+
+@pytest.mark.parametrize("subcommand", ["test", "validate", "predict"])
+def test_evaluating_without_a_ckpt_path_is_refused_not_a_score_of_untrained_weights(
+    subcommand, tmp_path, monkeypatch, capsys
+):
+    # `test` without --ckpt_path printed test_loss 0.103 of the randomly initialised model
+    # (a trained checkpoint: 0.098), as any other run's table, with exit code 0
+    monkeypatch.chdir(tmp_path)
+    argv = [subcommand, *_TINY, "--data.n", "800", "--results_csv", "out.csv"]
+    assert _script("denoise").main(argv) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert err[-1] == (f"denoise.py: error: {subcommand} needs --ckpt_path CKPT (the trained "
+                       f"model to {subcommand}): without one the untrained, randomly "
+                       "initialised weights would be scored")  # fmt: skip
+    assert "test_loss" not in captured.out and "val_loss" not in captured.out

@@ -19,6 +19,11 @@ _DESCRIPTION = (
 )
 
 
+#: the subcommands that only evaluate a model: without --ckpt_path they would evaluate the
+#: untrained one
+_EVALUATE = ("validate", "test", "predict")
+
+
 def missing_checkpoint(ckpt_path) -> bool:
     """Whether ``--ckpt_path`` names a local file that is not there: not Lightning's words
     (``last``, ``best``, ``hpc``, ``registry`` or ``registry:<name>``) nor a remote URL
@@ -40,6 +45,7 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
     goes to the LightningCLI of the learned model. The resolved config of a run is saved beside
     ``--results_csv`` as ``<its stem>.config.yaml`` (never over a ``--config`` file: refused,
     as is a ``--results_csv`` that is one).
+    ``validate``, ``test`` and ``predict`` need ``--ckpt_path`` (refused without one).
     A bad setting, found while the classes are built (``ValueError``, the Trainer's
     ``MisconfigurationException``, a real dataset not found), is one line on stderr
     and exit code 2.
@@ -107,6 +113,13 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
             ckpt = self.config[subcommand].get("ckpt_path") if subcommand else None
             if missing_checkpoint(ckpt):
                 raise BadSetting(f"--ckpt_path {ckpt}: no such file")
+            if subcommand in _EVALUATE and not ckpt:
+                # without one, Lightning scored the freshly initialised weights and printed
+                # their metrics as any other run's, without a word
+                raise BadSetting(
+                    f"{subcommand} needs --ckpt_path CKPT (the trained model to {subcommand}): "
+                    "without one the untrained, randomly initialised weights would be scored"
+                )
 
         def instantiate_classes(self) -> None:
             try:
