@@ -371,3 +371,17 @@ def test_train_system_runs_the_callers_own_callbacks_from_trainer_kwargs():
         train_system(system, train, val, max_epochs=2, batch_size=32, patience=2,
                      accelerator="cpu", enable_progress_bar=False, trainer_kwargs=kw)  # fmt: skip
         assert (given[0] if isinstance(given, list) else given).count == 2
+
+
+def test_predict_gives_the_nets_outputs_on_the_test_windows_of_the_data_module():
+    # LightningCLI's `predict` was a MisconfigurationException traceback (no
+    # predict_dataloader), and Lightning's default predict_step called the net on the
+    # (inputs, targets) pair
+    from tssdpa.data.lightning import DenoiseDataModule
+
+    dm = DenoiseDataModule(n=800, seq_len=32, batch_size=5)
+    system = DenoisingSystem(n_channels=dm.n_channels, d_model=8, num_heads=2, num_layers=1)
+    out = _trainer().predict(system.eval(), datamodule=dm)
+    inputs = dm.test_set.tensors[0]
+    with torch.no_grad():
+        torch.testing.assert_close(torch.cat(out), system(inputs))

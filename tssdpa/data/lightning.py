@@ -60,6 +60,10 @@ class _SplitDataModule(L.LightningDataModule):
     def test_dataloader(self):
         return self._loader(self.test_set, False)
 
+    def predict_dataloader(self):
+        """The test windows, in order (``predict`` had no data: a traceback)."""
+        return self._loader(self.test_set, False)
+
 
 class ForecastDataModule(_SplitDataModule):
     """Rolling windows of a forecasting task (ETT: the DLinear / PatchTST protocol).

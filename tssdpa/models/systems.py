@@ -76,6 +76,12 @@ class _SystemBase(L.LightningModule):
         self.log("test_mae", mae, on_epoch=True, on_step=False, batch_size=n)
         return loss
 
+    def predict_step(self, batch, batch_idx):
+        """The net's output on the inputs of an (inputs, targets) batch (Lightning's default
+        called the net on the pair itself: a TypeError)."""
+        inputs = batch[0] if isinstance(batch, (tuple, list)) else batch
+        return self.net(inputs)
+
     def configure_optimizers(self):
         return torch.optim.AdamW(self.parameters(), lr=self.lr, weight_decay=self.weight_decay)
 
