@@ -54,6 +54,9 @@ class DenoiseCLI(LightningCLI):
             "dataset": h.dataset,
             "setting": f"{h.noise}@{h.snr_db:g}dB",
             "seed": h.seed,
+            # the seed of the weights' initialisation and the shuffling (``seed`` is the
+            # data's): runs of --seed_everything 0 and 1 read as the same run without it
+            "seed_everything": self.config[self.subcommand]["seed_everything"],
             "method": "learned_projection_system",
             "rmse": float(np.sqrt(err / n)),
             "snr_gain_db": float(10 * np.log10(noise / err)),

@@ -97,6 +97,9 @@ class ForecastCLI(LightningCLI):
             "setting": h.features,
             "horizon": h.horizon,
             "seed": h.seed,
+            # the seed of the weights' initialisation and the shuffling (``seed`` is the
+            # data's): runs of --seed_everything 0 and 1 read as the same run without it
+            "seed_everything": self.config[self.subcommand]["seed_everything"],
             "method": "learned_projection_system",
             "mse": se / n,
             "mae": ae / n,
