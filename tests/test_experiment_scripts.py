@@ -314,3 +314,45 @@ def test_the_results_row_records_the_seed_of_the_weights_not_only_the_datas(
     assert _script(script).main(argv) == 0
     row = pd.read_csv(tmp_path / "o.csv").iloc[-1]
     assert row["seed"] == 0 and row["seed_everything"] == 3
+
+
+@pytest.mark.parametrize("word", ["last", "best"])
+def test_a_ckpt_path_word_naming_no_checkpoint_is_refused_not_the_untrained_weights_scored(
+    word, tmp_path, monkeypatch, capsys
+):
+    # `test --ckpt_path last` with no last.ckpt: a Lightning warning, then test_loss 0.103 of the
+    # untrained weights, exit 0; `best` (no fit in this process): a ValueError traceback
+    monkeypatch.chdir(tmp_path)
+    config = EXPERIMENTS / "configs" / "denoise_lorenz.yaml"
+    argv = ["test", "--config", str(config), *_TINY, "--data.n", "800", "--ckpt_path", word]
+    assert _script("denoise").main(argv) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert err[-1].startswith(f"denoise.py: error: --ckpt_path {word}: ")
+    assert "test_loss" not in captured.out
+
+
+def test_test_with_ckpt_path_last_scores_the_last_checkpoint_when_there_is_one(
+    tmp_path, monkeypatch, capsys
+):
+    import re
+
+    import torch
+
+    from tssdpa.data.lightning import DenoiseDataModule
+    from tssdpa.models import DenoisingSystem
+
+    monkeypatch.chdir(tmp_path)
+    config = EXPERIMENTS / "configs" / "denoise_lorenz.yaml"
+    common = ["--config", str(config), *_TINY, "--data.n", "800", "--results_csv", "out.csv"]
+    assert _script("denoise").main(["fit", *common, "--trainer.callbacks.save_last", "true"]) == 0
+    capsys.readouterr()
+    assert _script("denoise").main(["test", *common, "--ckpt_path", "last"]) == 0
+    [printed] = re.findall(r"test_loss\W+([0-9.]+)", capsys.readouterr().out)
+    model = DenoisingSystem.load_from_checkpoint("runs/ckpt/denoise_lorenz/last.ckpt").eval()
+    dm = DenoiseDataModule(n=800)
+    dm.setup()
+    x, y = dm.test_set.tensors
+    with torch.no_grad():
+        mse = float((model(x) - y).square().mean())
+    assert float(printed) == pytest.approx(mse, rel=1e-5)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-__all__ = ["experiment_main", "missing_checkpoint"]
+__all__ = ["experiment_main", "missing_checkpoint", "unresolved_checkpoint"]
 
 
 _DESCRIPTION = (
@@ -36,6 +36,32 @@ def missing_checkpoint(ckpt_path) -> bool:
     if "://" in text and not text.startswith("file://"):
         return False
     return not Path(text.removeprefix("file://")).is_file()
+
+
+def unresolved_checkpoint(ckpt_path, trainer) -> str | None:
+    """Why Lightning's word ``best`` or ``last`` names no checkpoint for ``validate`` /
+    ``test`` / ``predict`` with ``trainer`` (None when it does, or for anything else).
+
+    ``last`` with no ``last*.ckpt`` in a ``ModelCheckpoint`` folder was a warning among
+    Lightning's chatter, then the untrained weights were scored; ``best`` in a process that
+    did not fit was a ValueError traceback saying ModelCheckpoint was not configured for it.
+    """
+    if ckpt_path == "best":
+        return (
+            "'best' is the best checkpoint of a fit in this same run; give the checkpoint file "
+            "(under the ModelCheckpoint dirpath of the fit)"
+        )
+    if ckpt_path == "last":
+        found = set()
+        for cb in trainer.checkpoint_callbacks:  # where Lightning looks, as it looks
+            find = getattr(cb, "_find_last_checkpoints", None)
+            found |= set(find(trainer)) if find is not None else set()
+        if not found:
+            return (
+                "no last checkpoint (last.ckpt, saved with ModelCheckpoint save_last=True) "
+                "in the checkpoint folder; give the checkpoint file"
+            )
+    return None
 
 
 def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=None) -> int:
@@ -131,6 +157,11 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
                 flag = "--data.data_dir"
                 message = str(exc).replace("data_dir (--data-dir)", flag)
                 raise BadSetting(f"--data: {message.replace('--data-dir', flag)}") from None
+            if self.subcommand in _EVALUATE:
+                ckpt = self.config[self.subcommand].get("ckpt_path")
+                no_file = unresolved_checkpoint(ckpt, self.trainer)
+                if no_file:
+                    raise BadSetting(f"--ckpt_path {ckpt}: {no_file}")
             # what the system builds (a checkpoint loads) but does not fit, before fitting
             check = getattr(self.model, "check_fit_settings", None)
             if self.subcommand == "fit" and check is not None:
