@@ -76,12 +76,20 @@ class ForecastCLI(LightningCLI):
         cb = self.trainer.checkpoint_callback
         ckpt = getattr(cb, "best_model_path", "")
         best = getattr(cb, "best_model_score", None)
-        val = float(best) if ckpt and best is not None else float("nan")
+        if ckpt and best is not None and getattr(cb, "monitor", None) == "val_loss":
+            val, load = float(best), ckpt  # the best epoch on validation
+        else:
+            # no checkpoint chosen on val_loss (Lightning's default ModelCheckpoint keeps the
+            # latest epoch, with no score): the model as trained, validated now. The NaN that
+            # stood here lost to the starting model: every epoch was thrown away
+            val = float(self.trainer.validate(model, datamodule=dm, verbose=False)[0]["val_loss"])
+            load, ckpt = None, ckpt if getattr(cb, "monitor", True) is None else ""
         start = getattr(self, "_start", None)
         if start is not None and not val < start[1]:  # no epoch beat the starting model
             ckpt, val = start
-        if ckpt:
-            model = type(model).load_from_checkpoint(ckpt)
+            load = ckpt
+        if load:
+            model = type(model).load_from_checkpoint(load)
         model.eval()
         se = ae = n = 0.0
         with torch.no_grad():
