@@ -387,3 +387,17 @@ def test_forecast_with_the_default_checkpointing_keeps_training_that_beats_the_r
     row = pd.read_csv(tmp_path / "out.csv").iloc[-1]
     assert row["val_mse"] < row["start_val_mse"]
     assert not row["checkpoint"].endswith("start.ckpt")
+
+
+def test_a_test_run_leaves_the_resolved_config_of_the_fit_beside_the_results(tmp_path, monkeypatch):
+    # `test` saved its own config over the fit's: the rows made at 10 dB were described by
+    # the test run's snr_db: 0 and its ckpt_path
+    monkeypatch.chdir(tmp_path)
+    config = EXPERIMENTS / "configs" / "denoise_lorenz.yaml"
+    common = ["--config", str(config), *_TINY, "--data.n", "800", "--results_csv", "out.csv"]
+    assert _script("denoise").main(["fit", *common]) == 0
+    saved = (tmp_path / "out.config.yaml").read_text()
+    [ckpt] = Path("runs/ckpt/denoise_lorenz").glob("*.ckpt")
+    argv = ["test", *common, "--data.snr_db", "0", "--ckpt_path", str(ckpt)]
+    assert _script("denoise").main(argv) == 0
+    assert (tmp_path / "out.config.yaml").read_text() == saved

@@ -68,8 +68,8 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
     """Entry point shared by ``experiments/denoise.py`` and ``experiments/forecast.py``.
 
     ``classical ...`` runs the classical harness (``tssdpa compare TASK ...``); anything else
-    goes to the LightningCLI of the learned model. The resolved config of a run is saved beside
-    ``--results_csv`` as ``<its stem>.config.yaml`` (never over a ``--config`` file: refused,
+    goes to the LightningCLI of the learned model. The resolved config of a ``fit`` is saved
+    beside ``--results_csv`` as ``<its stem>.config.yaml`` (never over a ``--config`` file: refused,
     as is a ``--results_csv`` that is one).
     ``validate``, ``test`` and ``predict`` need ``--ckpt_path`` (refused without one).
     A bad setting, found while the classes are built (``ValueError``, the Trainer's
@@ -119,6 +119,8 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
                     )
 
         def save_config(self, trainer, pl_module, stage) -> None:
+            if stage != "fit":  # only fit adds a row: a test run replaced the config of the
+                return  # fit that wrote the rows with its own (another snr_db, a ckpt_path)
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.parser.save(
                 self.config,
