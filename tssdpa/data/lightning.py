@@ -129,6 +129,13 @@ class ForecastDataModule(_SplitDataModule):
         )
         y, sp = self.task.y, self.task.split
         L_, H = h.lookback, h.horizon
+        if sp.train < L_ + H:  # not one training window: numpy's "window shape cannot be
+            # larger than input array shape" was all the scripts said
+            raise ValueError(
+                f"lookback + horizon ({L_} + {H}) is longer than the training part of "
+                f"{h.dataset} ({sp.train} samples): no training window; give a shorter "
+                "lookback or a longer series"
+            )
         self.train_set = TensorDataset(*_windows(y, L_, sp.train, L_, H))
         self.val_set = TensorDataset(*_windows(y, sp.train, sp.val, L_, H))
         self.test_set = TensorDataset(*_windows(y, sp.val, sp.test, L_, H))
