@@ -102,7 +102,9 @@ class ForecastCLI(LightningCLI):
         fit_s = time.perf_counter() - getattr(self, "_tic", time.perf_counter())
         row = {
             "dataset": h.dataset,
-            "setting": h.features,
+            # the task's, as the harness records it: --data.features (M or S) is ETT's alone,
+            # and a Lorenz row said "M" (or "S") of a univariate series
+            "setting": dm.task.setting,
             "horizon": h.horizon,
             "seed": h.seed,
             # the seed of the weights' initialisation and the shuffling (``seed`` is the

@@ -403,3 +403,20 @@ def test_a_test_run_leaves_the_resolved_config_of_the_fit_beside_the_results(tmp
     argv = ["test", *common, "--data.snr_db", "0", "--ckpt_path", str(ckpt)]
     assert _script("denoise").main(argv) == 0
     assert (tmp_path / "out.config.yaml").read_text() == saved
+
+
+def test_forecast_records_the_tasks_setting_not_the_ett_features_flag(tmp_path, monkeypatch):
+    # the Lorenz task is univariate; its row said "S", the ETT flag given, as the harness's
+    # rows of the same task say "univariate"
+    import pandas as pd
+
+    from tssdpa.data.tasks import forecast_tasks
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["fit", *_TINY, "--model.d_model", "8", "--model.patch_len", "8", "--data.dataset",
+            "lorenz", "--data.features", "S", "--data.lookback", "32", "--data.horizon", "4",
+            "--data.n", "800", "--results_csv", "out.csv"]  # fmt: skip
+    assert _script("forecast").main(argv) == 0
+    [task] = forecast_tasks("lorenz", seeds=(0,), n=800, horizons=(4,), lookback=32)
+    assert pd.read_csv(tmp_path / "out.csv")["setting"].tolist() == [task.setting]
+    assert task.setting == "univariate"
