@@ -18,7 +18,7 @@ import numpy as np
 
 from tssdpa.estimators.arrays import check_state
 
-__all__ = ["by_channel", "composite", "history", "initial_state", "parts", "stream"]
+__all__ = ["by_channel", "composite", "history", "initial_state", "parts", "step", "stream"]
 
 
 def by_channel(filt) -> bool:
@@ -46,7 +46,7 @@ def parts(filt) -> list[tuple[object, list[int], list[int]]]:
 
 def history(filt) -> int:
     """``H`` of the composite state: the longest history its parts keep."""
-    return max(f._spec().history for f, _, _ in parts(filt))
+    return max(f._step_spec().history for f, _, _ in parts(filt))
 
 
 def initial_state(filt, n_channels: int):
@@ -61,16 +61,37 @@ def stream(filt, x2: np.ndarray, zi, times):
     channel by channel where ``filt`` is composite, else its own kernel's stream."""
     if not composite(filt):
         return filt._stream(x2, zi, times)
+    return _by_part(filt, x2, zi, times, lambda f, cols, sub: f._stream(x2[:, cols], sub, times))
+
+
+def step(filt, sample: np.ndarray, state, timestamp):
+    """``filt.step`` of a composite ``filt`` on one (C,) ``sample``: ``(y (C,), state)``, each
+    part by its own one-row step (:meth:`_step_newest`) where it has one."""
+    times = None if timestamp is None else np.array([timestamp])
+
+    def one_row(f, cols, sub):
+        fast = f._step_newest(f._step_spec(), sub, sample[cols], timestamp)
+        if fast is None:
+            return f._stream(sample[None, cols], sub, times)
+        return fast[0][None, :], fast[1]
+
+    y, new = _by_part(filt, sample[None, :], state, times, one_row)
+    return y[0], new
+
+
+def _by_part(filt, x2, zi, times, run):
+    """The composite stream of (T, C) ``x2`` from state ``zi``: ``run(part, its channels,
+    its state)`` gives each part's ``(y, zf)``; each channel's output and held output are its
+    part's, the samples every channel's newest."""
     timed = filt.tau is not None
     state = check_state(zi, initial_state(filt, x2.shape[1]))
     hist, hist_times = state if timed else (state, None)
     H, T = hist.shape[0] - 1, x2.shape[0]
     y, last = np.empty(x2.shape), hist[H].copy()
     for f, inputs, outputs in parts(filt):
-        h = f._spec().history
+        h = f._step_spec().history
         sub = hist[H - h :, inputs]  # its newest h samples and (row h) the outputs held
-        sub_state = (sub, hist_times[H - h :]) if timed else sub
-        yf, zf = f._stream(x2[:, inputs], sub_state, times)
+        yf, zf = run(f, inputs, (sub, hist_times[H - h :]) if timed else sub)
         at = [inputs.index(c) for c in outputs]
         y[:, outputs] = yf[:, at]
         last[outputs] = (zf[0] if timed else zf)[-1, at]
