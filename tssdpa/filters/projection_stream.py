@@ -3,10 +3,18 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from tssdpa.checks import check_int, to_seconds
-from tssdpa.estimators.arrays import check_float32_range, check_state, step_input
+from tssdpa.estimators.arrays import (
+    ArrayMeta,
+    check_columns,
+    check_float32_range,
+    check_state,
+    step_input,
+)
 from tssdpa.filters import channel_streams as streams
 from tssdpa.signal.features import initial_feature_state
 from tssdpa.signal.lagfilter import run_causal
@@ -29,6 +37,20 @@ def stream_channels(filt, n_channels) -> int | None:
         raise ValueError(f"n_channels={C}, but the {type(filt).__name__} was fitted on "
                          f"{fitted} channel(s)")  # fmt: skip
     return C
+
+
+def check_sample_labels(filt, sample) -> None:
+    """A pandas sample names its channels: a row ``df.iloc[i]`` (a Series indexed by the
+    columns) or a one-row DataFrame must have the columns of the DataFrame ``filt`` was
+    fitted on, in that order, as :meth:`filter` checks (``ValueError`` naming ``sample``);
+    by position alone, swapped columns were each filtered with the other's state and scale."""
+    pd = sys.modules.get("pandas")
+    if pd is None or not isinstance(sample, (pd.Series, pd.DataFrame)):
+        return
+    if isinstance(sample, pd.Series) and len(sample) == 1:  # one value: its label may be a time
+        return
+    labels = sample.index if isinstance(sample, pd.Series) else sample.columns
+    check_columns(filt, ArrayMeta("frame", False, columns=labels), "sample")
 
 
 class Streaming:
@@ -90,6 +112,7 @@ class Streaming:
         compute dtype as :meth:`filter`: with ``dtype="float32"`` both round to float32 and
         agree to a few float32 ulps of the data range (tested: within 1e-6 of the range).
         """
+        check_sample_labels(self, sample)
         s, hist = step_input(sample, state)
         C = np.shape(hist)[-1] if np.ndim(hist) == 2 else 1
         empty = C == 1 and np.isnan(hist).all()  # an empty state sizes itself
