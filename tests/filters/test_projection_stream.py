@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tssdpa.filters import ProjectionFilter
+from tssdpa.filters import ProjectionFilter, projection_filter
 
 
 def _imu_frame(n=300, seed=0):
@@ -41,3 +41,29 @@ def test_a_pandas_row_with_other_labels_than_the_fit_is_refused_by_step():
         ys.append(y)
     y_zi, _ = f.filter(df.iloc[:50], zi=f.initial_state())
     np.testing.assert_allclose(np.array(ys), y_zi.to_numpy(), rtol=1e-12, atol=1e-9)
+
+
+def test_timestamps_without_tau_are_refused_not_ignored():
+    """Nothing but tau reads the sample times: given to a filter without it, they were
+    dropped, and a recording with a 2 s hole in time was filtered as if its samples were
+    equally spaced (the same numbers as without the times), with no word."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=60)
+    t = np.r_[np.arange(30) * 0.01, 2.0 + np.arange(30) * 0.01]  # a hole of 2 s
+    f = ProjectionFilter(window=None, decay=0.9, sigma=1.0)
+    with pytest.raises(ValueError, match="timestamps: tau is None"):
+        f.filter(x, timestamps=t)
+    with pytest.raises(ValueError, match="timestamps: tau is None"):
+        f.filter(x, zi=f.initial_state(), timestamps=t)
+    with pytest.raises(ValueError, match="timestamp: tau is None"):
+        f.step(x[0], f.initial_state(), timestamp=t[0])
+    with pytest.raises(ValueError, match="timestamps: tau is None"):
+        ProjectionFilter(window=[8], embedding=[1], degree=[0]).fit(x, timestamps=t)
+    with pytest.raises(ValueError, match="timestamps: tau is None"):
+        projection_filter(x, window=8, sigma=1.0, timestamps=t)
+    # a DatetimeIndex is the data's own: still taken, and read only where tau is set
+    s = pd.Series(x, index=pd.Timestamp("2026-01-01") + pd.to_timedelta(t, unit="s"))
+    np.testing.assert_array_equal(f.filter(s).to_numpy(), f.filter(x))
+    timed = ProjectionFilter(window=None, tau=0.05, min_step=0.005, sigma=1.0)
+    # (epoch seconds hold the times to 2e-7 s: equal to rounding)
+    np.testing.assert_allclose(timed.filter(s).to_numpy(), timed.filter(x, timestamps=t), atol=1e-5)

@@ -85,7 +85,8 @@ def projection_filter(
         ``timestamps`` a pair ``(samples, times)``, ``times`` holding the times of the
         ``window - 1 + embedding - 1`` samples. ``None`` filters offline and returns only ``y``.
     timestamps : array_like, optional
-        Sample times (1-D, non-decreasing, one per sample along ``axis``).
+        Sample times (1-D, non-decreasing, one per sample along ``axis``), for ``tau``
+        (refused without it: nothing would read them).
     channel_axis : int, optional
         Axis holding channels that share one embedding.
     exclude_self : bool, optional
@@ -146,6 +147,10 @@ def projection_filter(
         decay, tau = None, decay
     if tau is not None and not use_times:
         raise ValueError("tau needs timestamps (the sample times)")
+    if use_times and tau is None:  # ignored, they filtered an irregular series as regular
+        raise ValueError("timestamps: tau is None, so nothing reads them (the samples are "
+                         "taken as equally spaced); give tau, the time constant in their "
+                         "units, or drop timestamps")  # fmt: skip
     spec = resolve_spec(
         window=window,
         embedding=embedding,

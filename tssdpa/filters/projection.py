@@ -22,9 +22,9 @@ from tssdpa.filters import projection_mixture as mixing
 from tssdpa.filters.channel_scale import CHANNEL_SCALES, ChannelUnits, fitted_channel_scale
 from tssdpa.filters.projection_features import RandomFeatureRecursion
 from tssdpa.filters.projection_fit import AUTO, auto_default, choose_settings
-from tssdpa.filters.projection_stream import Streaming
+from tssdpa.filters.projection_stream import Streaming, sample_times
 from tssdpa.signal.features import feature_filter
-from tssdpa.signal.lagfilter import check_sample_times, resolve_spec
+from tssdpa.signal.lagfilter import resolve_spec
 from tssdpa.signal.lowpass import check_lowpass
 from tssdpa.signal.missing import check_not_all_missing, fill_backward
 
@@ -261,12 +261,7 @@ class ProjectionFilter(
         )  # fmt: skip
 
     def _times(self, meta, timestamps, n):
-        if self.tau is None:
-            return None
-        t = timestamps if timestamps is not None else meta.timestamps
-        if t is None:
-            raise ValueError("tau is set: pass timestamps= or a series with a DatetimeIndex")
-        return check_sample_times(t, n, min_step=self.min_step)
+        return sample_times(self, meta, timestamps, n)
 
     # ------------------------------------------------------------------ fit
     def fit(self, x, target=None, timestamps=None, verbose=False):
@@ -386,7 +381,7 @@ class ProjectionFilter(
         zi : state, optional
             From :meth:`initial_state` or a previous ``zf``; x may then be empty: zf = zi.
         timestamps : array_like (T,), optional
-            Sample times for ``tau`` (a DatetimeIndex is used automatically).
+            Sample times for ``tau`` (a DatetimeIndex is used automatically); refused without.
 
         Returns
         -------

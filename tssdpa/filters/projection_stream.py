@@ -17,9 +17,9 @@ from tssdpa.estimators.arrays import (
 )
 from tssdpa.filters import channel_streams as streams
 from tssdpa.signal.features import initial_feature_state
-from tssdpa.signal.lagfilter import run_causal
+from tssdpa.signal.lagfilter import check_sample_times, run_causal
 
-__all__ = ["MAX_STATE_VALUES", "Streaming", "stream_channels"]
+__all__ = ["MAX_STATE_VALUES", "UNREAD_TIMES", "Streaming", "sample_times", "stream_channels"]
 
 #: the largest streaming state (past samples x channels) initial_state builds (80 MB)
 MAX_STATE_VALUES = 10_000_000
@@ -37,6 +37,26 @@ def stream_channels(filt, n_channels) -> int | None:
         raise ValueError(f"n_channels={C}, but the {type(filt).__name__} was fitted on "
                          f"{fitted} channel(s)")  # fmt: skip
     return C
+
+
+UNREAD_TIMES = ("timestamps: tau is None, so nothing reads them (the samples are taken as "
+                "equally spaced); give tau, the decay's time constant in seconds, or drop "
+                "timestamps")  # fmt: skip
+
+
+def sample_times(filt, meta, timestamps, n):
+    """The checked (n,) sample times in seconds ``filt`` reads (``timestamps``, else a
+    DatetimeIndex's, ``meta.timestamps``), or None without ``tau``. Times given explicitly to a
+    filter without ``tau`` are refused: ignored, they let an irregular series be filtered as a
+    regular one without a word (a DatetimeIndex is part of the data and is not refused)."""
+    if filt.tau is None:
+        if timestamps is not None:
+            raise ValueError(UNREAD_TIMES)
+        return None
+    t = timestamps if timestamps is not None else meta.timestamps
+    if t is None:
+        raise ValueError("tau is set: pass timestamps= or a series with a DatetimeIndex")
+    return check_sample_times(t, n, min_step=filt.min_step)
 
 
 def check_sample_labels(filt, sample) -> None:
@@ -121,6 +141,9 @@ class Streaming:
                 f"sample has {s.size} value(s) but the state filters {C} channel(s): give one "
                 "value per channel"
             )
+        if timestamp is not None and self.tau is None:  # as filter: nothing would read it
+            raise ValueError("timestamp: tau is None, so nothing reads it (the samples are "
+                             "taken as equally spaced); give tau or drop timestamp")  # fmt: skip
         if timestamp is not None:  # a number (seconds) or a datetime of any resolution
             timestamp = float(to_seconds([timestamp], "timestamp")[0])
             if not np.isfinite(timestamp):
