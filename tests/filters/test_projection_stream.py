@@ -3,6 +3,8 @@ per-sample inputs, against filter of the same data."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -67,3 +69,21 @@ def test_timestamps_without_tau_are_refused_not_ignored():
     timed = ProjectionFilter(window=None, tau=0.05, min_step=0.005, sigma=1.0)
     # (epoch seconds hold the times to 2e-7 s: equal to rounding)
     np.testing.assert_allclose(timed.filter(s).to_numpy(), timed.filter(x, timestamps=t), atol=1e-5)
+
+
+def test_fit_warns_where_tau_is_far_below_the_sample_step():
+    """ROS-style epoch nanoseconds read as seconds (as documented) with tau=0.05: every key
+    weighs exp(-1e7 / 0.05) = 0 beside the sample itself, so the fitted filter returned x
+    exactly (max |y - x| = 0.0), and fit said nothing."""
+    rng = np.random.default_rng(0)
+    x = np.sin(np.arange(300) / 10) + 0.3 * rng.normal(size=300)
+    steps = 10_000_000 + rng.integers(0, 2_000_000, 300)
+    t_ns = (1_700_000_000_000_000_000 + np.cumsum(steps)).astype(np.int64)
+    f = ProjectionFilter(window=[16], embedding=[1], degree=[0], tau=0.05)
+    with pytest.warns(UserWarning, match=r"median step, 1.1\d*e\+07 s, is 2.2\d*e\+08 times tau"):
+        f.fit(x, timestamps=t_ns)
+    assert np.array_equal(f.filter(x, timestamps=t_ns), x)  # what the warning says
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the same times in seconds: no warning, and it filters
+        f.fit(x, timestamps=t_ns / 1e9)
+    assert np.max(np.abs(f.filter(x, timestamps=t_ns / 1e9) - x)) > 0.1

@@ -260,8 +260,8 @@ class ProjectionFilter(
             dtype=self.dtype, degree=s["degree"], n_neighbors=self.n_neighbors,
         )  # fmt: skip
 
-    def _times(self, meta, timestamps, n):
-        return sample_times(self, meta, timestamps, n)
+    def _times(self, meta, timestamps, n, fit=False):
+        return sample_times(self, meta, timestamps, n, fit)
 
     # ------------------------------------------------------------------ fit
     def fit(self, x, target=None, timestamps=None, verbose=False):
@@ -305,7 +305,7 @@ class ProjectionFilter(
         tgt = target_like(target, x2, meta, readings=True)
         self._validate_params()
         local.check_local_window(self)
-        times = self._times(meta, timestamps, x2.shape[0])
+        times = self._times(meta, timestamps, x2.shape[0], fit=True)
         self._forget()  # nothing stale from a last fit
         try:
             return self._fit_checked(x2, tgt, times, verbose)

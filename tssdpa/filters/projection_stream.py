@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 
 import numpy as np
 
@@ -19,7 +20,14 @@ from tssdpa.filters import channel_streams as streams
 from tssdpa.signal.features import initial_feature_state
 from tssdpa.signal.lagfilter import check_sample_times, run_causal
 
-__all__ = ["MAX_STATE_VALUES", "UNREAD_TIMES", "Streaming", "sample_times", "stream_channels"]
+__all__ = [
+    "MAX_STATE_VALUES",
+    "TAU_STEPS",
+    "UNREAD_TIMES",
+    "Streaming",
+    "sample_times",
+    "stream_channels",
+]
 
 #: the largest streaming state (past samples x channels) initial_state builds (80 MB)
 MAX_STATE_VALUES = 10_000_000
@@ -44,11 +52,16 @@ UNREAD_TIMES = ("timestamps: tau is None, so nothing reads them (the samples are
                 "timestamps")  # fmt: skip
 
 
-def sample_times(filt, meta, timestamps, n):
+#: a median step this many times ``tau`` leaves every key a weight below exp(-30) = 1e-13
+TAU_STEPS = 30.0
+
+
+def sample_times(filt, meta, timestamps, n, fit: bool = False):
     """The checked (n,) sample times in seconds ``filt`` reads (``timestamps``, else a
     DatetimeIndex's, ``meta.timestamps``), or None without ``tau``. Times given explicitly to a
     filter without ``tau`` are refused: ignored, they let an irregular series be filtered as a
-    regular one without a word (a DatetimeIndex is part of the data and is not refused)."""
+    regular one without a word (a DatetimeIndex is part of the data and is not refused).
+    ``fit``: warn where the median step is ``TAU_STEPS`` times ``tau`` or more."""
     if filt.tau is None:
         if timestamps is not None:
             raise ValueError(UNREAD_TIMES)
@@ -56,7 +69,16 @@ def sample_times(filt, meta, timestamps, n):
     t = timestamps if timestamps is not None else meta.timestamps
     if t is None:
         raise ValueError("tau is set: pass timestamps= or a series with a DatetimeIndex")
-    return check_sample_times(t, n, min_step=filt.min_step)
+    times = check_sample_times(t, n, min_step=filt.min_step)
+    step = float(np.median(np.diff(times))) if n > 1 else 0.0
+    if fit and step >= TAU_STEPS * float(filt.tau):
+        # no key weighs against the sample itself: the filter returns x, and fit scores and
+        # keeps that without a word (epoch nanoseconds read as seconds, tau=0.05: y == x)
+        warnings.warn(f"timestamps: their median step, {step:.3g} s, is {step / filt.tau:.3g} "
+                      f"times tau={filt.tau:g} s, so no sample weighs on another and the "
+                      "filter returns x unchanged; both are in seconds (nanosecond times: "
+                      "divide by 1e9)", UserWarning, stacklevel=5)  # fmt: skip
+    return times
 
 
 def check_sample_labels(filt, sample) -> None:
