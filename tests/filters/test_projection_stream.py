@@ -87,3 +87,20 @@ def test_fit_warns_where_tau_is_far_below_the_sample_step():
         warnings.simplefilter("error")  # the same times in seconds: no warning, and it filters
         f.fit(x, timestamps=t_ns / 1e9)
     assert np.max(np.abs(f.filter(x, timestamps=t_ns / 1e9) - x)) > 0.1
+
+
+def test_step_takes_a_tensor_sample_as_filter_takes_a_tensor():
+    """filter reads any tensor (detached, from its device); step read it with np.asarray,
+    which raised torch's own RuntimeError for a tensor that requires grad (the output of a
+    torch model upstream of the filter)."""
+    torch = pytest.importorskip("torch")
+    f = ProjectionFilter(window=4, embedding=2, sigma=0.5)
+    x = torch.randn(20, 2, dtype=torch.float64, requires_grad=True)
+    state, ys = f.initial_state(2), []
+    for i in range(20):
+        y, state = f.step(x[i], state)
+        ys.append(y)
+    y_zi, _ = f.filter(x, zi=f.initial_state(2))
+    np.testing.assert_allclose(np.array(ys), y_zi.detach().numpy(), rtol=1e-12, atol=1e-12)
+    with pytest.raises(TypeError, match="sample must be real"):
+        f.step(torch.tensor([1j, 2.0]), f.initial_state(2))

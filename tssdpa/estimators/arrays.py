@@ -250,6 +250,10 @@ def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
     """A ``step`` call's ``sample`` as float64 and the history array of its ``state`` (the
     state itself, or the first item of a tuple state), each refused by name if malformed or
     holding inf (NaN marks a missing sample)."""
+    if is_tensor(sample):  # as as_2d: numpy() refuses one that requires grad or is on a GPU
+        if sample.is_complex():
+            raise TypeError(f"sample must be real, got a {sample.dtype} tensor")
+        sample = sample.detach().cpu()
     s = _numeric(lambda: np.asarray(unmasked(sample), dtype=np.float64), sample, "sample")
     hist = state[0] if isinstance(state, tuple) and state else state
     if not isinstance(hist, np.ndarray) or hist.dtype.kind != "f":
