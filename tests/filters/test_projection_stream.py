@@ -104,3 +104,13 @@ def test_step_takes_a_tensor_sample_as_filter_takes_a_tensor():
     np.testing.assert_allclose(np.array(ys), y_zi.detach().numpy(), rtol=1e-12, atol=1e-12)
     with pytest.raises(TypeError, match="sample must be real"):
         f.step(torch.tensor([1j, 2.0]), f.initial_state(2))
+
+
+def test_a_step_without_its_timestamp_says_to_give_timestamp():
+    """With tau, a step without its time was told 'pass timestamps= or a series with a
+    DatetimeIndex' (filter's message): step takes neither (timestamps= is a TypeError)."""
+    f = ProjectionFilter(window=8, tau=0.05, sigma=1.0)
+    with pytest.raises(ValueError, match=r"timestamp: tau is set.*timestamp=t"):
+        f.step(1.0, f.initial_state())
+    y, _ = f.step(1.0, f.initial_state(), timestamp=0.0)
+    assert y == 1.0

@@ -166,6 +166,9 @@ class Streaming:
         if timestamp is not None and self.tau is None:  # as filter: nothing would read it
             raise ValueError("timestamp: tau is None, so nothing reads it (the samples are "
                              "taken as equally spaced); give tau or drop timestamp")  # fmt: skip
+        if timestamp is None and self.tau is not None:  # filter's message names its own input
+            raise ValueError("timestamp: tau is set, give the sample's time (step(sample, "
+                             "state, timestamp=t), in seconds or a datetime)")  # fmt: skip
         if timestamp is not None:  # a number (seconds) or a datetime of any resolution
             timestamp = float(to_seconds([timestamp], "timestamp")[0])
             if not np.isfinite(timestamp):
