@@ -114,3 +114,20 @@ def test_a_step_without_its_timestamp_says_to_give_timestamp():
         f.step(1.0, f.initial_state())
     y, _ = f.step(1.0, f.initial_state(), timestamp=0.0)
     assert y == 1.0
+
+
+@pytest.mark.parametrize("big", [1e160, 1e300])
+def test_step_refuses_a_sample_beyond_1e150_as_filter_does(big):
+    """Once the history was full, step's latency path computed on a sample of 1e160 (its
+    squares overflow float64) and returned it with only numpy's RuntimeWarning, where
+    filter(x, zi=state) refuses it, as every estimator does (docs/filters.md §12)."""
+    f = ProjectionFilter(window=4, embedding=2, sigma=0.5)
+    state = f.initial_state()
+    for v in [1.0, 2.0, 1.5, 1.2, 1.1, 0.9]:
+        _, state = f.step(v, state)
+    with pytest.raises(ValueError, match=r"x channel 0 reaches magnitude"):
+        f.filter(np.array([big]), zi=state)
+    with pytest.raises(ValueError, match=r"sample channel 0 reaches magnitude"):
+        f.step(big, state)
+    with pytest.raises(ValueError, match=r"sample channel 1 reaches magnitude"):
+        f.step([1.0, -big], f.initial_state(2))

@@ -249,7 +249,7 @@ def _numeric(convert, x, name):
 def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
     """A ``step`` call's ``sample`` as float64 and the history array of its ``state`` (the
     state itself, or the first item of a tuple state), each refused by name if malformed or
-    holding inf (NaN marks a missing sample)."""
+    holding inf (NaN marks a missing sample), the sample also beyond ``MAGNITUDES``."""
     if is_tensor(sample):  # as as_2d: numpy() refuses one that requires grad or is on a GPU
         if sample.is_complex():
             raise TypeError(f"sample must be real, got a {sample.dtype} tensor")
@@ -261,6 +261,9 @@ def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
             f"state must be what initial_state() or step() returned, got {type(state).__name__}"
         )
     check_no_inf(s, "sample")
+    # refused as in filter: the latency path of step computed on, overflowing to a warning
+    if (np.abs(s) > MAGNITUDES[1]).any():  # the cheap test first: step must stay cheap
+        _check_magnitudes(s.reshape(1, -1), "sample")
     check_no_inf(hist, "state")
     if isinstance(state, tuple) and len(state) > 1:  # (samples, times): NaN marks no sample
         check_no_inf(np.asarray(state[1], dtype=np.float64), "state's times")
