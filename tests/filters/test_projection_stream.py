@@ -131,3 +131,23 @@ def test_step_refuses_a_sample_beyond_1e150_as_filter_does(big):
         f.step(big, state)
     with pytest.raises(ValueError, match=r"sample channel 1 reaches magnitude"):
         f.step([1.0, -big], f.initial_state(2))
+
+
+def test_a_random_feature_step_names_the_sample_of_the_wrong_length():
+    """The exact filters' step said 'sample has 3 value(s) but the state filters 2
+    channel(s)'; with recurrent='features' the check was skipped and the error came from
+    filter, naming x ('x has 3 channel(s) ...') or zi ('zi[0] has shape (1, 2), expected
+    (1, 3)'), neither of which step takes."""
+    x = np.random.default_rng(0).normal(size=(200, 2))
+    f = ProjectionFilter(window=None, decay=0.9, recurrent="features", n_features=16,
+                         embedding=2).fit(x)  # fmt: skip
+    state = f.initial_state()
+    for i in range(5):
+        _, state = f.step(x[i], state)
+    for sample in (np.ones(3), 1.0):
+        with pytest.raises(ValueError, match=r"sample has \d value\(s\) but the state filters 2"):
+            f.step(sample, state)
+    unfitted = ProjectionFilter(window=None, decay=0.9, recurrent="features", n_features=16,
+                                embedding=2, sigma=1.0)  # fmt: skip
+    with pytest.raises(ValueError, match=r"sample has 3 value\(s\) but the state filters 2"):
+        unfitted.step(np.ones(3), unfitted.initial_state(n_channels=2))

@@ -158,7 +158,7 @@ class Streaming:
         s, hist = step_input(sample, state)
         C = np.shape(hist)[-1] if np.ndim(hist) == 2 else 1
         empty = C == 1 and np.isnan(hist).all()  # an empty state sizes itself
-        if self.recurrent is None and s.size != C and not empty:
+        if s.size != C and not empty:  # random features too: hist is their embedding history
             raise ValueError(
                 f"sample has {s.size} value(s) but the state filters {C} channel(s): give one "
                 "value per channel"
