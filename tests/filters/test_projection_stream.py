@@ -151,3 +151,18 @@ def test_a_random_feature_step_names_the_sample_of_the_wrong_length():
                                 embedding=2, sigma=1.0)  # fmt: skip
     with pytest.raises(ValueError, match=r"sample has 3 value\(s\) but the state filters 2"):
         unfitted.step(np.ones(3), unfitted.initial_state(n_channels=2))
+
+
+def test_step_reads_pandas_na_as_a_missing_sample_as_filter_does():
+    """Looping over a nullable column (Float64, Int64) gives pd.NA where a reading is
+    missing: filter reads it as NaN, and step raised 'sample must be a real numeric array,
+    Series, DataFrame or tensor, got NAType'."""
+    f = ProjectionFilter(window=8, embedding=2, sigma=5.0, degree=0)
+    s = pd.Series([100, 104, 98, 101, 99, 103, 97, 102, 100, 96], dtype="Int64")
+    s[4] = pd.NA
+    state, ys = f.initial_state(), []
+    for v in s:
+        y, state = f.step(v, state)
+        ys.append(y)
+    y_zi, _ = f.filter(s, zi=f.initial_state())
+    np.testing.assert_allclose(np.array(ys), y_zi.to_numpy(dtype=float), rtol=1e-12)

@@ -254,6 +254,9 @@ def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
         if sample.is_complex():
             raise TypeError(f"sample must be real, got a {sample.dtype} tensor")
         sample = sample.detach().cpu()
+    pd = sys.modules.get("pandas")
+    if pd is not None and sample is pd.NA:  # a nullable column's missing value, as filter reads
+        sample = np.nan
     s = _numeric(lambda: np.asarray(unmasked(sample), dtype=np.float64), sample, "sample")
     hist = state[0] if isinstance(state, tuple) and state else state
     if not isinstance(hist, np.ndarray) or hist.dtype.kind != "f":
