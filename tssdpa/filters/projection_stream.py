@@ -181,7 +181,7 @@ class Streaming:
             if fast is not None:
                 y, new = fast
                 return (y[0] if scalar else y), new
-        elif self.recurrent is None and (timestamp is not None or self.tau is None):
+        elif self.recurrent is None:
             y, new = streams.step(self, s[0], state, timestamp)  # each channel's own step
             return (y[0] if scalar else y), new
         ts = None if timestamp is None else np.array([float(timestamp)])
