@@ -12,8 +12,8 @@ every fit removes and this measure counts as error (its 10 and 20 dB cells score
 
     .venv/bin/python experiments/channels_alone_probe.py --data-dir ../shared/datasets
 
-``--causal``: causal filters, fitted jointly (what ``"auto"`` keeps for them) and one per
-channel (``True``, streamed as one: ``tssdpa.filters.channel_streams``).
+``--causal``: the same for causal filters (a choice or one fit per channel streams as one:
+``tssdpa.filters.channel_streams``).
 
 ``--adaptation``: for the joint fit of each cell, the local adaptation's SURE on the fit block
 (mean over the channels, over each channel's noise variance) without and with it, next to the
@@ -97,8 +97,7 @@ def main(argv=None) -> int:
     p.add_argument("--data-dir", default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--adaptation", action="store_true", help="the adaptation's scores only")
-    causal = "causal filters: joint (what auto keeps) and one per channel (True)"
-    p.add_argument("--causal", action="store_true", help=causal)
+    p.add_argument("--causal", action="store_true", help="causal filters (default zero-phase)")
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")  # held-readings notes: not this probe's subject
     if args.adaptation:
@@ -106,11 +105,10 @@ def main(argv=None) -> int:
               "variance, mean over the channels")  # fmt: skip
     else:
         print(
-            "RMSE / added noise, geometric mean over channels; fit + filter seconds"
-            + ("" if args.causal else "; auto's choice per channel (j joint, A alone)")
+            "RMSE / added noise, geometric mean over channels; fit + filter seconds; "
+            "auto's choice per channel (j joint, A alone)"
         )
-    modes = {"joint": False, "alone": True} if args.causal else MODES
-    logs = {m: [] for m in modes}
+    logs = {m: [] for m in MODES}
     for name, clean in all_signals(args.data_dir):
         for k, snr in enumerate(SNRS):
             rng = np.random.default_rng(1000 * args.seed + k)
@@ -120,7 +118,7 @@ def main(argv=None) -> int:
                 adaptation(name, snr, noisy, clean)
                 continue
             cells = []
-            for mode, value in modes.items():
+            for mode, value in MODES.items():
                 t0 = time.perf_counter()
                 f = ProjectionFilter(causal=args.causal, channel_independent=value).fit(noisy)
                 y = np.asarray(f.filter(noisy))

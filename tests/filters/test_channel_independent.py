@@ -107,10 +107,23 @@ def test_a_mixed_choice_filters_the_joint_channels_with_the_joint_fit():
     np.testing.assert_array_equal(y[:, 0], f.channel_models_[0].filter(x[:, 0]))
 
 
-def test_a_causal_filter_stays_joint_under_auto():
-    # True fits it channel by channel (tests/filters/test_channel_streams.py)
-    _, x = _unrelated()
+def test_a_causal_auto_fit_filters_unrelated_channels_alone_and_beats_the_joint_fit():
+    # and streams them as one (tests/filters/test_channel_streams.py)
+    clean, x = _unrelated()
     f = ProjectionFilter(window=[16], embedding=[1], degree=[0]).fit(x)
+    assert list(f.channel_choice_["chosen"]) == ["alone", "alone"]
+    assert all(m.causal for m in f.channel_models_)
+    kw = dict(window=[16], embedding=[1], degree=[0], channel_independent=False)
+    joint = ProjectionFilter(**kw).fit(x)
+    assert _mse(f.filter(x), clean) < _mse(joint.filter(x), clean)
+    np.testing.assert_array_equal(f.filter(x, zi=f.initial_state())[0][:, 0],
+                                  f.channel_models_[0].filter(x[:, 0], zi=f.channel_models_[0]
+                                                              .initial_state())[0])  # fmt: skip
+
+
+def test_random_features_stay_joint_under_auto():
+    _, x = _unrelated()
+    f = ProjectionFilter(recurrent="features", decay=0.9, window=[16], embedding=[1]).fit(x)
     assert f.channel_models_ is None and f.channel_choice_ is None
 
 

@@ -156,7 +156,7 @@ def test_any_split_and_every_step_give_the_one_shot_output_in_the_units_of_x(kw)
 def test_a_saved_filter_keeps_its_scale_and_a_tampered_one_is_refused(tmp_path, edit_config):
     _, noisy = _lorenz()
     x = noisy * UNITS
-    f = ProjectionFilter(window=[8, 16]).fit(x)
+    f = ProjectionFilter(window=[8, 16], channel_independent=False).fit(x)  # one joint scale
     f.save(tmp_path / "f")
     g = ProjectionFilter.load(tmp_path / "f")
     np.testing.assert_array_equal(g.channel_scale_, f.channel_scale_)

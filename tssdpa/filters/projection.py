@@ -145,12 +145,12 @@ class ProjectionFilter(
         around them (:mod:`tssdpa.estimators.glitches`) and the spikes of impulsive noise
         (:mod:`tssdpa.estimators.spikes`) as missing; None, or causal: kept.
     channel_independent : "auto", bool
-        Zero-phase fits of several channels: ``"auto"`` (default) also fits one filter on
-        each channel alone and keeps, channel by channel, the output that scores lower (the
+        Fits of several channels: ``"auto"`` (default) also fits one filter on each
+        channel alone and keeps, channel by channel, the output that scores lower (the
         joint fit's or the channel's own; SURE, or the error against ``target``, over the
         channel's noise variance: ``channel_choice_``); True fits each channel alone only;
-        False, the one joint fit. A causal filter is joint under ``"auto"``; with True it
-        is fitted channel by channel and streams one state (:mod:`.channel_streams`).
+        False, the one joint fit. A causal filter so fitted streams one state
+        (:mod:`.channel_streams`); ``recurrent="features"`` is always joint.
 
     Attributes
     ----------
@@ -176,7 +176,7 @@ class ProjectionFilter(
         ``best_params_`` / ``cv_results_`` are the channels' (a list; a ``channel`` column).
     channel_choice_ : pandas.DataFrame or None, per channel the ``joint`` and ``alone``
         scores and the one ``chosen`` (``channel_independent="auto"``, several channels).
-    channel_scores_ : ndarray (C,) or None, each channel's score (zero-phase fits), as in
+    channel_scores_ : ndarray (C,) or None, each channel's score, as in
         ``channel_choice_``.
     cv_results_ : pandas.DataFrame, one row per candidate tried: its window, embedding,
         degree, decay, sigma and estimated mean squared error ``mse`` (SURE without a target,

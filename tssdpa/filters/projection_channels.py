@@ -4,15 +4,14 @@ A joint filter weighs every channel's samples by distances over all channels. Wh
 channels move together (the coordinates of one flow) that finds better neighbours than any
 channel alone; where they do not (a gyroscope beside an accelerometer) one channel's
 distances blur another's, and each channel also gets the window and width that suit the
-others. A zero-phase fit with ``channel_independent="auto"`` therefore also fits one filter on
+others. A fit with ``channel_independent="auto"`` therefore also fits one filter on
 each channel alone and keeps, channel by channel, the output with the lower score, each score
 over that channel's noise variance so that the two fits compare
 (:func:`~tssdpa.filters.projection_local.fitted_scores`: SURE without a target, the error
 against the target with one). ``True`` fits the channels alone only.
 
-Only the zero-phase (offline) filter chooses; a causal filter is fitted channel by channel
-where ``channel_independent=True`` is given, and streamed as one
-(:mod:`~tssdpa.filters.channel_streams`: one state, ``step`` and the ONNX export).
+A causal filter so fitted streams as one (:mod:`~tssdpa.filters.channel_streams`: one state,
+``step`` and the ONNX export); ``recurrent="features"`` stays joint.
 """
 
 from __future__ import annotations
@@ -73,11 +72,10 @@ def check_channels_setting(filt) -> None:
 
 def fits_alone(filt, n_channels: int) -> bool:
     """Whether :meth:`ProjectionFilter.fit` of ``filt`` on ``n_channels`` channels fits each
-    channel alone (too): several channels and ``channel_independent`` True, or "auto" for a
-    zero-phase filter (a causal one stays joint: :mod:`.channel_streams` streams it either
-    way, but ``fit`` scores the choice on zero-phase outputs only)."""
+    channel alone (too): several channels and ``channel_independent`` True, or "auto" with
+    the exact kernel (random features stream one state over all channels)."""
     setting = _setting(filt)
-    return n_channels > 1 and (setting is True or (setting == "auto" and not filt.causal))
+    return n_channels > 1 and (setting is True or (setting == "auto" and filt.recurrent is None))
 
 
 def fit_each_channel(filt, x2, target, times, notes: bool, block: slice | None = None) -> list:
@@ -201,8 +199,7 @@ class ChannelModels:
         settings are not fitted (``best_params_`` is the list of the channels')."""
         models = fit_each_channel(self, x2, target, times, notes=True)
         self.channel_models_, self.channel_choice_ = models, None
-        scores = [m.channel_scores_ for m in models]  # a causal fit scores no output
-        self.channel_scores_ = None if self.causal else np.concatenate(scores)
+        self.channel_scores_ = np.concatenate([m.channel_scores_ for m in models])
         self.best_params_ = [m.best_params_ for m in models]
         tables = [m.cv_results_.assign(channel=c) for c, m in enumerate(models)]
         import pandas as pd  # loaded already: the channels' cv_results_ are DataFrames
@@ -222,12 +219,12 @@ class ChannelModels:
         return self
 
     def _choose_channels(self, x2, target, times, scored) -> None:
-        """After the joint fit: ``channel_scores_`` (zero-phase fits) from ``scored``, the
+        """After the joint fit: ``channel_scores_`` from ``scored``, the
         joint fit's ``(xs, times, noise, target, tail, local_scores, block)`` on its fit block
         (``block`` its rows), and
         with ``channel_independent="auto"`` the choice between it and each channel alone."""
         self.channel_models_ = self.channel_choice_ = self.channel_scores_ = None
-        if self.causal:
+        if self.recurrent is not None:  # random features: one state over all channels
             return
         xs, t_s, noise, tgt_s, tail, local_scores, block = scored
         with np.errstate(divide="ignore", invalid="ignore"):  # a channel without noise: NaN
