@@ -71,3 +71,14 @@ def test_a_constant_channel_is_refused_at_a_finite_snr_not_returned_noiseless():
     with pytest.raises(ValueError, match=r"clean: channel\(s\) \[1\] are constant"):
         D.add_noise(x, "gaussian", 10.0)
     np.testing.assert_array_equal(D.add_noise(x, "gaussian", float("inf")), x)
+
+
+def test_a_reference_sets_the_noise_level_and_later_rows_leave_it_alone():
+    clean = np.concatenate([CLEAN, 5 * CLEAN])  # the later half louder
+    noisy = D.add_noise(clean, "gaussian", 10.0, seed=0, reference=clean[:500])
+    louder = clean.copy()
+    louder[500:] *= 3  # an edit after the reference: the noise is the same
+    again = D.add_noise(louder, "gaussian", 10.0, seed=0, reference=louder[:500])
+    np.testing.assert_allclose(noisy - clean, again - louder, rtol=0, atol=1e-12)
+    snr = 10 * np.log10(np.var(CLEAN) / np.var(noisy[:500] - clean[:500]))
+    assert snr == pytest.approx(10.0, abs=0.5)  # the reference's SNR, not the whole series'

@@ -6,6 +6,9 @@
     refused rather than mixed in),
     write tables and plots, print the headline table. ``--dataset default`` is the embedded
     comparison (synthetic signals + statsmodels sunspots; no downloads).
+``tssdpa compare denoise|forecast|all --file DATA.csv [--columns a b] [--target c d]``
+    The same comparison on the columns of your own CSV / Parquet file
+    (:mod:`tssdpa.cli.compare_file`).
 ``tssdpa filter INPUT.csv [--columns a b] [--method NAME] [--target c d] --out OUT.csv``
     Fit and apply any registered denoiser (default: the zero-phase projection filter, every
     setting chosen by its ``fit``) or, with ``--horizon``, forecaster to a CSV file
@@ -30,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+from tssdpa.cli import compare_file
 from tssdpa.cli import filter as filter_command
 from tssdpa.cli.errors import UsageError
 from tssdpa.cli.helptext import DefaultsFormatter
@@ -58,8 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
         "-d",
         action="append",
         default=None,
-        help="dataset name (repeatable); 'default' = the embedded comparison",
+        help="dataset name (repeatable); 'default' = the embedded comparison (default: "
+        "'default', none with --file)",
     )
+    compare_file.add_arguments(c)
     c.add_argument(
         "--out", "-o", default="runs/compare", help="output folder (default: runs/compare)"
     )
@@ -154,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _tasks(args, kind: str):
     from tssdpa.data import DEFAULT_DATASETS, ETT_NAMES, denoise_tasks, forecast_tasks
 
-    names = args.dataset or ["default"]
+    names = args.dataset or ([] if args.file else ["default"])
     out = []
     for name in names:
         sets = DEFAULT_DATASETS[kind] if name == "default" else [name]
@@ -205,6 +211,7 @@ def _compare(args) -> int:
         raise UsageError(f"--seeds must be integers >= 0, got {args.seeds}")
     if args.seeds is not None and len(set(args.seeds)) < len(args.seeds):  # was "--n 300: ..."
         raise UsageError(f"--seeds must differ from each other, got {args.seeds}")
+    compare_file.check_arguments(args)
     from tssdpa.compare import available_methods, run_tasks
     from tssdpa.compare.harness import ResumeError
     from tssdpa.compare.plots import write_plots
@@ -233,7 +240,9 @@ def _compare(args) -> int:
     if args.docs and same_path(args.docs, args.out):
         raise UsageError("--docs: the --out folder; give another one")  # ran, then SameFileError
     tic = time.perf_counter()
-    tasks, names = [], args.dataset or ["default"]
+    tasks, names = [], args.dataset or ([] if args.file else ["default"])
+    if args.file is not None:  # its mistakes before the datasets' (a download, a long build)
+        tasks += compare_file.file_tasks(args, kinds, _seeds(args, default=False))
     try:
         for k in kinds:
             tasks += _tasks(args, k)

@@ -29,7 +29,7 @@ from tssdpa.compare.denoising import evaluate_denoiser
 from tssdpa.compare.forecasting import evaluate_forecaster
 from tssdpa.compare.registry import DEFAULT_BUDGET, available_methods, get_method
 from tssdpa.compare.tables import aggregate, markdown_tables
-from tssdpa.data.tasks import DenoiseTask, ForecastTask
+from tssdpa.data.tasks import RECORDED, DenoiseTask, ForecastTask
 from tssdpa.files import replacing
 
 __all__ = ["ComparisonResults", "ResumeError", "read_results", "run_tasks"]
@@ -105,8 +105,7 @@ def run_tasks(
             spec = get_method(name, kind)
             first_seed = min(t.seed for t in tasks if t.dataset == task.dataset)
             if (
-                kind == "forecast"
-                and not task.seeded_data  # what the task says, not its name: a caller's own
+                not task.seeded_data  # what the task says, not its name: a caller's own
                 and spec.family != "learned"  # seeded series ran on its first seed alone
                 and task.seed != first_seed
             ):
@@ -116,7 +115,8 @@ def run_tasks(
                 and spec.family == "learned"
                 and (
                     task.seed != first_seed
-                    or (kind == "denoise" and task.setting != QUICK_LEARNED_SETTING)
+                    # a recorded noisy / clean pair has no other setting to train on
+                    or (kind == "denoise" and task.setting not in (QUICK_LEARNED_SETTING, RECORDED))
                 )
             ):
                 continue  # quick runs: learned models on one seed and one noise setting only
@@ -166,8 +166,9 @@ def _cell_key(task, spec):
 def cell_settings(task, spec, budget: int) -> str:
     """What shapes a cell's rows besides its key (task, dataset, setting, seed, method): the
     series' length and split, the budget, ``quick``; for forecasting the horizons, lookback,
-    history, metric and the origin cap where it applies. Stored with each row, so that a resumed
-    run reuses a cell only where they agree."""
+    history, metric and the origin cap where it applies; for a caller's own data (a file) the
+    fingerprint of its values. Stored with each row, so that a resumed run reuses a cell only
+    where they agree."""
     series = task.noisy if isinstance(task, DenoiseTask) else task.y
     sp = task.split
     parts = [f"samples={len(series)}", f"split={sp.train}/{sp.val}/{sp.test}",
@@ -181,6 +182,8 @@ def cell_settings(task, spec, budget: int) -> str:
         parts += [f"horizons={','.join(str(int(h)) for h in sorted(task.horizons))}",
                   f"lookback={task.lookback}", f"history={task.history}",
                   f"metric={task.metric}", f"max_origins={cap}"]  # fmt: skip
+    if task.fingerprint is not None:  # another file of the same name: other rows
+        parts.append(f"data={task.fingerprint}")
     return " ".join(parts)
 
 

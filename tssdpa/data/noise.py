@@ -43,7 +43,7 @@ def _check_rate(value, name: str) -> float:
 def add_noise(
     clean, kind: str = "gaussian", snr_db: float = 10.0, seed: int = 0, *, df: float = 3.0,
     outlier_rate: float = 0.02, outlier_scale: float = 10.0, dropout_rate: float = 0.05,
-    levels: int = 16,
+    levels: int = 16, reference=None,
 ) -> np.ndarray:  # fmt: skip
     """Return a noisy copy of ``clean`` (T,) or (T, C).
 
@@ -62,6 +62,10 @@ def add_noise(
         Signal-to-noise ratio of the additive part, dB.
     seed : int
         Seed of the noise realisation.
+    reference : array, optional
+        Rows of ``clean`` whose variance sets the noise level (default: all of ``clean``).
+        The training part, for a split series whose later parts must not shape the noise
+        added to the earlier ones.
     """
     if kind not in NOISES:
         raise ValueError(f"kind must be one of {NOISES}; got {kind!r}")
@@ -89,7 +93,7 @@ def add_noise(
     elif kind == "quantize":
         check_int(levels, "levels", minimum=2)
     rng = np.random.default_rng(seed)
-    std = noise_std_for_snr(x, snr_db)
+    std = noise_std_for_snr(x if reference is None else reference, snr_db)
     flat = np.flatnonzero(np.atleast_1d(std) == 0) if _check_snr(snr_db) < math.inf else []
     if len(flat):  # no variance to set the noise by: it came back noiseless at any SNR
         raise ValueError(

@@ -20,6 +20,9 @@ from tssdpa.data.synthetic import SIGNALS, make_signal
 __all__ = [
     "DenoiseTask",
     "ForecastTask",
+    "RECORDED",
+    "TableSeries",
+    "recorded_denoise_tasks",
     "DATASETS",
     "DEFAULT_DATASETS",
     "denoise_tasks",
@@ -35,6 +38,24 @@ DEFAULT_DATASETS = {
     "forecast": ("lorenz", "mackey_glass", "ar2", "sunspots"),
 }
 DATASETS = SYNTHETIC + ("sunspots",) + ETT_NAMES + tuple(IMU_FILES)
+#: the setting of a denoising task whose noisy series was recorded, not made here
+RECORDED = "recorded"
+
+
+@dataclass(eq=False)
+class TableSeries:
+    """A caller's own series (the columns of a CSV / Parquet file, ``tssdpa compare --file``),
+    given to :func:`denoise_tasks` / :func:`forecast_tasks` in place of a dataset name: split
+    60/20/20 in time order and z-scored with its training part, as the real recordings are.
+
+    ``fingerprint`` (of the values) goes into every row's ``cell_settings``, so that a resumed
+    run never mixes in the rows of another file or another version of it with the same name.
+    """
+
+    name: str
+    values: np.ndarray  # (T, C)
+    columns: tuple
+    fingerprint: str
 
 
 @dataclass
@@ -46,16 +67,18 @@ class DenoiseTask:
     noisy: np.ndarray  # (T, C)
     split: Split
     noise: str
-    snr_db: float
+    snr_db: float | None  # None: the noise was recorded (RECORDED), not added at an SNR
     seed: int
     columns: tuple = ()
     shareable: bool = True  # False for CC BY-ND data: no traces written
     warmup: int = 256
     quick: bool = False  # smaller search grids for expensive (learned) methods
+    seeded_data: bool = True  # False: clean and noisy do not depend on the seed
+    fingerprint: str | None = None  # of a caller's own data (TableSeries)
 
     @property
     def setting(self) -> str:
-        return f"{self.noise}@{self.snr_db:g}dB"
+        return self.noise if self.snr_db is None else f"{self.noise}@{self.snr_db:g}dB"
 
     @property
     def n_channels(self) -> int:
@@ -88,6 +111,7 @@ class ForecastTask:
     metric: str = "step"
     quick: bool = False  # smaller search grids for expensive (learned) methods
     extra: dict = field(default_factory=dict)
+    fingerprint: str | None = None  # of a caller's own data (TableSeries)
 
     @property
     def n_channels(self) -> int:
@@ -135,7 +159,11 @@ def zscore(y: np.ndarray, n_train: int) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 
 def _series(name: str, seed: int, n: int, data_dir=None):
-    """(values (T, C), split, columns, shareable, period) for a dataset name."""
+    """(values (T, C), split, columns, shareable, period) for a dataset name or a
+    :class:`TableSeries` (split as the real recordings are)."""
+    if isinstance(name, TableSeries):
+        x = name.values
+        return x, Split.fractions(len(x), 0.6, 0.2), tuple(name.columns), True, None
     if name in SYNTHETIC:
         x = make_signal(name, n, seed)[:, None]
         period = None
@@ -167,10 +195,11 @@ def denoise_tasks(
 ) -> list[DenoiseTask]:
     """Denoising tasks for ``dataset`` over ``settings`` [(noise, snr_db), ...] and ``seeds``.
 
-    Synthetic signals get a fresh realisation per seed; real recordings are z-scored with their
-    training statistics and only the noise changes with the seed. ETT uses the ``OT`` column
-    unless ``columns`` is given: a list of column names, or a string, one column's name (as
-    :func:`~tssdpa.data.tables.numeric_columns` takes it).
+    ``dataset`` is a name of :data:`DATASETS` or a :class:`TableSeries`, taken as the clean
+    signal. Synthetic signals get a fresh realisation per seed; real recordings (and a
+    TableSeries) are z-scored with their training statistics and only the noise changes with
+    the seed. ETT uses the ``OT`` column unless ``columns`` is given: a list of column names,
+    or a string, one column's name (as :func:`~tssdpa.data.tables.numeric_columns` takes it).
     """
     if settings is None:
         settings = [
@@ -182,26 +211,71 @@ def denoise_tasks(
             ("dropout", 10.0),
         ]
     tasks = []
+    name, fingerprint = _name(dataset)
     for seed in _seeds(seeds):
         x, sp, cols, share, _ = _series(dataset, seed, n, data_dir)
-        if dataset in ETT_NAMES:
-            keep = _columns(dataset, ["OT"] if columns is None else columns, cols)
+        if fingerprint is None and name in ETT_NAMES:
+            keep = _columns(name, ["OT"] if columns is None else columns, cols)
             idx = [cols.index(c) for c in keep]
             x, cols = x[:, idx], tuple(keep)
             sp = Split(sp.train, sp.val, sp.test)
         elif columns is not None:
-            keep = _columns(dataset, columns, cols)
+            keep = _columns(name, columns, cols)
             idx = [cols.index(c) for c in keep]
             x, cols = x[:, idx], tuple(keep)
         x, _, _ = zscore(x, sp.train)
         for k, (noise, snr) in enumerate(settings):
-            noisy = add_noise(x, noise, snr, seed=1000 * seed + k)
+            # a caller's own series: the noise level from the training part, so that editing
+            # the test rows changes nothing before them (the named datasets keep the level of
+            # their whole series, which their published figures were made with)
+            ref = None if fingerprint is None else x[: sp.train]
+            noisy = add_noise(x, noise, snr, seed=1000 * seed + k, reference=ref)
             tasks.append(
-                DenoiseTask(
-                    dataset, x, noisy, sp, noise, float(snr), int(seed), cols, share, quick=quick
-                )
-            )
+                DenoiseTask(name, x, noisy, sp, noise, float(snr), int(seed), cols, share,
+                            quick=quick, fingerprint=fingerprint)
+            )  # fmt: skip
     return tasks
+
+
+def recorded_denoise_tasks(
+    series: TableSeries, clean, seeds=(0,), quick: bool = False
+) -> list[DenoiseTask]:
+    """Denoising tasks of a recorded pair: ``series`` the noisy columns, ``clean`` (T, C) their
+    clean references, column for column (setting :data:`RECORDED`, no noise added). Both are
+    scaled with the clean columns' training mean and std, so that noisy and clean stay in one
+    scale. The data do not change with the seed: the harness runs a deterministic method on
+    the first seed only, as it does for a real recording's forecasting."""
+    noisy = np.asarray(series.values, dtype=np.float64)
+    clean = np.asarray(clean, dtype=np.float64)
+    if clean.shape != noisy.shape:
+        raise ValueError(f"clean must have the shape {noisy.shape} of the noisy columns, one "
+                         f"reference per column; got {clean.shape}")  # fmt: skip
+    sp = Split.fractions(len(noisy), 0.6, 0.2)
+    clean, mu, sd = zscore(clean, sp.train)
+    noisy = (noisy - mu) / sd
+    return [
+        DenoiseTask(
+            series.name,
+            clean,
+            noisy,
+            sp,
+            RECORDED,
+            None,
+            int(seed),
+            tuple(series.columns),
+            quick=quick,
+            seeded_data=False,
+            fingerprint=series.fingerprint,
+        )  # fmt: skip
+        for seed in _seeds(seeds)
+    ]
+
+
+def _name(dataset) -> tuple[str, str | None]:
+    """The name and fingerprint of a dataset name or :class:`TableSeries`."""
+    if isinstance(dataset, TableSeries):
+        return dataset.name, dataset.fingerprint
+    return dataset, None
 
 
 def _seeds(seeds) -> list[int]:
@@ -263,19 +337,21 @@ def forecast_tasks(
     if features not in ("M", "S"):
         raise ValueError(f"features must be 'M' or 'S'; got {features!r}")
     tasks = []
+    dataset, fingerprint = _name(source := dataset)
+    named = dataset if fingerprint is None else None  # a file named ETTh1.csv is no ETT
     for seed in _seeds(seeds):
-        x, sp, cols, share, period = _series(dataset, seed, n, data_dir)
-        if dataset in ETT_NAMES:
+        x, sp, cols, share, period = _series(source, seed, n, data_dir)
+        if named in ETT_NAMES:
             lb, hz = 336, (96, 192, 336, 720)
             setting = features
             if features == "S":
                 x, cols = x[:, [cols.index("OT")]], ("OT",)
             history = lb + 720
         else:
-            lb, hz = _FORECAST[dataset]
+            lb, hz = _FORECAST[named] if named else table_forecast_setup(sp)
             setting = "univariate" if x.shape[1] == 1 else "multivariate"
             history = None if len(x) <= 20000 else lb + 1000
-            if dataset in IMU_FILES:
+            if named in IMU_FILES:
                 history = lb + 1000
         # lookback=0 fell back to the default, -5 failed naming Split's context, and
         # horizons of 0, -1 or 2.5 (read as 2) were kept: each is refused naming it
@@ -291,8 +367,8 @@ def forecast_tasks(
         sp = Split(sp.train, sp.val, sp.test, context=lb)
         if period is None:
             period = estimate_period(y[: sp.train, -1], max_period=lb)
-        seeded = dataset in SYNTHETIC
-        metric = "path" if dataset in ETT_NAMES else "step"
+        seeded = named in SYNTHETIC
+        metric = "path" if named in ETT_NAMES else "step"
         tasks.append(
             ForecastTask(
                 dataset,
@@ -310,6 +386,16 @@ def forecast_tasks(
                 max_origins,
                 metric,
                 quick,
+                fingerprint=fingerprint,
             )
         )
     return tasks
+
+
+def table_forecast_setup(sp: Split) -> tuple[int, tuple]:
+    """(lookback, horizons) for a :class:`TableSeries` split as ``sp``: lookback 64 (as the
+    100 Hz IMU recording's), at most an eighth of the training part; horizons 1, 2, 5, 10 up to
+    a quarter of the validation / test parts (at least 1)."""
+    lookback = max(4, min(64, sp.train // 8))
+    shortest = min(sp.val - sp.train, sp.test - sp.val)
+    return lookback, tuple(h for h in (1, 2, 5, 10) if h <= max(1, shortest // 4))

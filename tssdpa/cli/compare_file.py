@@ -1,0 +1,178 @@
+"""``tssdpa compare ... --file PATH``: the comparison on the columns of a user's own CSV or
+Parquet file.
+
+The file is read with the rules ``tssdpa filter`` uses (:mod:`tssdpa.data.tables`: separators,
+a time column found or named, text columns skipped). Its columns become a
+:class:`~tssdpa.data.tasks.TableSeries` named by the file's stem, split 60/20/20 in time order
+and z-scored with the training part, as the real recordings are: forecasting scores them at
+horizons fitted to the length (``--horizons`` to choose); denoising takes them as the clean
+signal and adds the comparison's noise settings, or, with ``--target``, scores the recorded
+noisy columns against the clean ones named there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from tssdpa.cli.errors import UsageError
+
+__all__ = ["add_arguments", "check_arguments", "file_tasks", "MIN_ROWS"]
+
+#: rows a file needs: 60/20/20 leaves validation and test parts of 20 rows or more
+MIN_ROWS = 100
+
+#: endings taken off a file's name to make its dataset name (``run1.csv.gz`` -> ``run1``)
+_ENDINGS = (".gz", ".bz2", ".xz", ".zip", ".zst", ".tar", ".csv", ".tsv", ".txt", ".parquet",
+            ".pq")  # fmt: skip
+
+
+def add_arguments(c) -> None:
+    """The ``--file`` options of the ``compare`` parser ``c``."""
+    c.add_argument(
+        "--file",
+        "-f",
+        action="append",
+        default=None,
+        metavar="PATH",
+        help="compare on the numeric columns of your own CSV / Parquet file (repeatable; named "
+        "by its stem in the tables; split 60/20/20 in time order, z-scored with the training "
+        "part): forecast them, or, for denoise, add the noise settings to them as the clean "
+        "signal. With --dataset too, both run",
+    )
+    c.add_argument(
+        "--columns",
+        nargs="+",
+        default=None,
+        help="with --file: the columns to compare on (default: every numeric column but the "
+        "time column and the --target ones)",
+    )
+    c.add_argument(
+        "--time-column",
+        default=None,
+        help="with --file: the column of sample times, never taken as a signal (default: a "
+        "column named time / timestamp ..., or one of dates)",
+    )
+    c.add_argument(
+        "--target",
+        nargs="+",
+        default=None,
+        metavar="COLUMN",
+        help="with --file, for denoise: clean reference columns, one per compared column; the "
+        "compared columns are then the recorded noisy signal (setting 'recorded', no noise "
+        "added; the data do not change with the seed)",
+    )
+
+
+def check_arguments(args) -> None:
+    """Refuse the ``--file`` options where they would be ignored."""
+    if args.file is None:
+        for flag in ("columns", "time_column", "target"):
+            if getattr(args, flag) is not None:
+                raise UsageError(f"--{flag.replace('_', '-')} is for --file; give --file PATH")
+        return
+    if args.target is not None and args.task != "denoise":
+        raise UsageError("--target is for denoise (a noisy / clean pair); forecasters fit "
+                         "on the series itself: drop --target or compare denoise")  # fmt: skip
+    if args.n is not None and not args.dataset:
+        raise UsageError("--n sets the length of the synthetic signals; a --file's series is "
+                         "all its rows")  # fmt: skip
+
+
+@contextlib.contextmanager
+def _usage_errors(prefix: str):
+    try:
+        yield
+    except ValueError as exc:
+        raise UsageError(f"{prefix}{exc}") from None
+
+
+def dataset_name(path) -> str:
+    """The file's name without its folder and endings: ``logs/run1.csv.gz`` -> ``run1``."""
+    name = Path(path).name
+    while name.lower().endswith(_ENDINGS) and "." in name[1:]:
+        name = name[: name.rindex(".")]
+    return name or Path(path).name
+
+
+def _series(args, path):
+    """(TableSeries, clean target or None) of the file ``path``; :class:`UsageError` naming
+    the option behind each mistake."""
+    from tssdpa.data.tables import (
+        column_values,
+        find_time_column,
+        numeric_columns,
+        read_table,
+        sampling_note,
+    )
+    from tssdpa.data.tasks import TableSeries
+
+    with _usage_errors("--file: "):
+        df = read_table(path)
+    with _usage_errors("--time-column: "):
+        time_col = find_time_column(df, args.time_column)
+    with _usage_errors("--columns: " if args.columns is not None else f"--file {path}: "):
+        cols, _ = numeric_columns(df, args.columns, time_col, args.target or ())
+    with _usage_errors("--columns: " if args.columns is not None else f"--file {path}: "):
+        x, n_nan, _ = column_values(df, cols)
+    target = None
+    if args.target is not None:
+        absent = [c for c in args.target if c not in df.columns]
+        if absent:
+            raise UsageError(f"--target: not in {path}: {absent}")
+        if time_col is not None and time_col in args.target:
+            raise UsageError(f"--target: {time_col!r} is the time column, not a clean reference")
+        if len(args.target) != len(cols):
+            raise UsageError(f"--target: give one column per compared column ({len(cols)}: "
+                             f"{cols}), got {len(args.target)}")  # fmt: skip
+        with _usage_errors(f"--file {path}: "):
+            target, _, _ = column_values(df, args.target, "--target column")
+    if len(x) < MIN_ROWS:
+        raise UsageError(f"--file: {path} has {len(x)} rows; a comparison needs at least "
+                         f"{MIN_ROWS} (split 60/20/20 into train, validation and test parts, "
+                         "in time order)")  # fmt: skip
+    note = sampling_note(df, time_col)
+    if note:
+        print(f"tssdpa compare: {path}: {note}", file=sys.stderr)
+    if n_nan:  # inf cells are NaN now too
+        print(f"tssdpa compare: {path}: {n_nan} missing or infinite cell(s), left missing",
+              file=sys.stderr)  # fmt: skip
+    # of the names and values compared, not of the file's bytes: a column added elsewhere in
+    # the file changes no row, an edited value does
+    digest = hashlib.sha256(repr([list(cols), list(args.target or ())]).encode())
+    for values in (x, target):
+        if values is not None:
+            digest.update(np.ascontiguousarray(values, dtype="<f8").tobytes())
+    series = TableSeries(dataset_name(path), x, tuple(cols), "sha256:" + digest.hexdigest()[:16])
+    return series, target
+
+
+def file_tasks(args, kinds: list[str], seeds: tuple) -> list:
+    """The tasks of each of ``args.file`` for each of ``kinds``."""
+    from tssdpa.data.tasks import denoise_tasks, forecast_tasks, recorded_denoise_tasks
+
+    tasks = []
+    for path in args.file:
+        tasks += _tasks(args, path, kinds, seeds, denoise_tasks, forecast_tasks,
+                        recorded_denoise_tasks)  # fmt: skip
+    return tasks
+
+
+def _tasks(args, path, kinds, seeds, denoise_tasks, forecast_tasks, recorded_denoise_tasks):
+    series, target = _series(args, path)
+    tasks = []
+    for kind in kinds:
+        # a constant column (no noise level gives an SNR), horizons too long for the parts
+        with _usage_errors("--" if args.horizons and kind == "forecast" else f"--file {path}: "):
+            if kind == "denoise" and target is not None:
+                tasks += recorded_denoise_tasks(series, target, seeds=seeds, quick=args.quick)
+            elif kind == "denoise":
+                tasks += denoise_tasks(series, seeds=seeds, quick=args.quick)
+            else:
+                tasks += forecast_tasks(series, seeds=seeds, horizons=args.horizons,
+                                        max_origins=args.max_origins, quick=args.quick)  # fmt: skip
+    return tasks
