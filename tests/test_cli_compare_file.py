@@ -165,3 +165,15 @@ def test_help_of_compare_explains_the_file_options(capsys):
     for words in ("--file PATH", "--columns", "--time-column", "--target COLUMN", "stem",
                   "60/20/20 in time order"):  # fmt: skip
         assert words in text
+
+
+def test_a_recorded_pair_gets_its_trace_plot_and_the_plots_folder_named_is_there(
+    data, tmp_path, capsys
+):
+    # it printed 'plots: OUT/plots' and wrote no plot: traces were kept for gaussian@10dB only
+    out = tmp_path / "o"
+    args = ["compare", "denoise", "--file", str(data), "--columns", "a_noisy", "--target", "a"]
+    args += ["--seeds", "0", "--methods", "noisy", "moving_average", "--no-progress"]
+    assert main([*args, "--out", str(out)]) == 0
+    assert f"plots: {out / 'plots'}" in capsys.readouterr().out
+    assert (out / "plots" / "denoise_my_run_trace.png").is_file()

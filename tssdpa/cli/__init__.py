@@ -276,8 +276,7 @@ def _compare(args) -> int:
             _log_commands(out, commands)
     frame = res.frame
     write_tables(frame, out / "tables")
-    if not args.no_plots:
-        write_plots(out, frame, out / "plots")
+    made = [] if args.no_plots else write_plots(out, frame, out / "plots")
     if args.docs:
         _write_docs(Path(args.docs), out, frame, commands)
     if args.full:
@@ -285,7 +284,8 @@ def _compare(args) -> int:
             print(markdown_tables(frame, k))
     print("\n## Headline: best classical vs best tssdpa method (test split)\n")
     print(overview_markdown(frame))
-    plots = "none (--no-plots)" if args.no_plots else out / "plots"  # not a folder it lacks
+    # not a folder it lacks: --no-plots, or nothing to plot (no saved trace or path)
+    plots = "none (--no-plots)" if args.no_plots else out / "plots" if made else "none"
     print(
         f"\nFull tables: {out / 'tables'}   plots: {plots}   "
         f"rows: {out / 'results.csv'}   ({time.perf_counter() - tic:.0f} s)"

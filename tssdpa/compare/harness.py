@@ -52,7 +52,7 @@ def run_tasks(
     budget=DEFAULT_BUDGET,
     progress: bool = True,
     trace_seed: int = 0,
-    trace_settings: tuple = ("gaussian@10dB", "M", "univariate", "multivariate"),
+    trace_settings: tuple = ("gaussian@10dB", RECORDED, "M", "univariate", "multivariate"),
     log=None,
 ) -> ComparisonResults:
     """Run every method on every task and return a :class:`ComparisonResults`.

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from tssdpa.compare.common import safe_name
+from tssdpa.data.tasks import RECORDED
 
 __all__ = ["plot_traces", "plot_forecasts", "plot_error_vs_horizon", "write_plots"]
 
@@ -206,9 +207,10 @@ def write_plots(
         return made
     den = frame[frame["task"] == "denoise"]
     for ds in pd.unique(den["dataset"]):
-        p = plot_traces(
-            folder, frame, ds, trace_setting, dest / f"denoise_{safe_name(ds)}_trace.png"
-        )
+        settings = set(den.loc[den["dataset"] == ds, "setting"])
+        # a recorded noisy / clean pair (compare --file --target) has no noise setting
+        st = RECORDED if trace_setting not in settings and RECORDED in settings else trace_setting
+        p = plot_traces(folder, frame, ds, st, dest / f"denoise_{safe_name(ds)}_trace.png")
         made += [p] if p else []
     fc = frame[frame["task"] == "forecast"]
     for (ds, st), _ in fc.groupby(["dataset", "setting"], sort=False):
