@@ -181,22 +181,3 @@ def test_the_onnx_step_of_a_channel_by_channel_filter_is_its_stream(tmp_path, ti
         state = dict(zip(state, got[1:]))
     want = f.filter(x.astype(np.float32), zi=f.initial_state(), timestamps=t if timed else None)[0]
     _close(np.vstack(out), want, x, rtol=1e-6)  # float32 samples and outputs
-
-
-def test_a_setting_changed_after_fit_reaches_every_channel_in_the_stream_as_offline():
-    _, x = _unrelated(seed=5)
-    f = ProjectionFilter(channel_independent=True, window=[8], embedding=[2]).fit(x)
-    before = f.filter(x, zi=f.initial_state())[0]
-    f.set_params(exclude_self=True)  # the stream took it only after an offline call
-    after = f.filter(x, zi=f.initial_state())[0]
-    assert not np.allclose(after, before, equal_nan=True)
-    for c, m in enumerate(f.channel_models_):
-        assert m.exclude_self
-        own = ProjectionFilter(**{**m.get_params(), "exclude_self": True})
-        own.__dict__.update({k: v for k, v in m.__dict__.items() if k.endswith("_")})
-        _close(after[:, c], own.filter(x[:, c], zi=own.initial_state())[0], x[:, c])
-    z, ys = f.initial_state(), []
-    for sample in x[:50]:
-        y, z = f.step(sample, z)
-        ys.append(y)
-    _close(np.array(ys), after[:50], x)

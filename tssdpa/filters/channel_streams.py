@@ -17,7 +17,6 @@ from __future__ import annotations
 import numpy as np
 
 from tssdpa.estimators.arrays import check_state
-from tssdpa.filters.projection_channels import follow
 
 __all__ = ["by_channel", "composite", "history", "initial_state", "parts", "step", "stream"]
 
@@ -39,7 +38,7 @@ def parts(filt) -> list[tuple[object, list[int], list[int]]]:
     """``(filter, inputs, outputs)`` of a composite ``filt``: the joint filter over every
     channel for the channels that keep its output (where any does), then each channel's own
     filter over its channel."""
-    models = follow(filt)
+    models = filt.channel_models_
     joint = [c for c, m in enumerate(models) if m is None]
     out = [(filt, list(range(len(models))), joint)] if joint else []
     return out + [(m, [c], [c]) for c, m in enumerate(models) if m is not None]

@@ -49,7 +49,6 @@ __all__ = [
     "fit_each_channel",
     "fitted_scores",
     "fits_alone",
-    "follow",
     "set_channel_models_state",
 ]
 
@@ -132,22 +131,13 @@ def choose_channels(joint_scores, models) -> tuple[list | None, pd.DataFrame]:
     return ([m if p else None for m, p in zip(models, pick)] if pick.any() else None), table
 
 
-def follow(filt) -> list:
-    """``filt.channel_models_``, each with the settings that apply at filter time
-    (:data:`FOLLOWED`) set to the filter's own: offline, streamed and stepped alike (the
-    stream took an ``exclude_self`` set after the fit only once an offline call had passed
-    it on)."""
-    want = {k: getattr(filt, k) for k in FOLLOWED}
-    for m in filt.channel_models_:
-        if m is not None and any(getattr(m, k) is not v for k, v in want.items()):
-            m.set_params(**want)
-    return filt.channel_models_
-
-
 def filter_by_channel(filt, x2, times) -> np.ndarray:
     """(T, C) output of ``filt`` fitted channel by channel on (T, C) ``x2``: each channel's
     own filter where it has one, the joint filter's output (on all channels) elsewhere."""
-    models = follow(filt)
+    models = filt.channel_models_
+    for m in models:  # settings that apply at filter time follow the filter's own
+        if m is not None:
+            m.set_params(**{k: getattr(filt, k) for k in FOLLOWED})
     joint = filt._joint_output(x2, times) if any(m is None for m in models) else None
     out = np.empty(x2.shape)
     for c, m in enumerate(models):
