@@ -181,3 +181,26 @@ def test_the_onnx_step_of_a_channel_by_channel_filter_is_its_stream(tmp_path, ti
         state = dict(zip(state, got[1:]))
     want = f.filter(x.astype(np.float32), zi=f.initial_state(), timestamps=t if timed else None)[0]
     _close(np.vstack(out), want, x, rtol=1e-6)  # float32 samples and outputs
+
+
+@pytest.mark.parametrize("setting", [{"exclude_self": True}, {"dtype": "float32"}])
+def test_a_setting_changed_after_fit_reaches_each_channels_stream_before_any_offline_call(
+    fitted, setting
+):
+    _, x, f = fitted
+    import copy
+
+    g, want = copy.deepcopy(f), copy.deepcopy(f)
+    g.set_params(**setting)
+    want.set_params(**setting)
+    # a stream and steps first: nothing offline has told the channels' filters yet
+    y, _ = g.filter(x, zi=g.initial_state())
+    z, steps = g.initial_state(), []
+    for sample in x[:80]:
+        s, z = g.step(sample, z)
+        steps.append(s)
+    for c, m in enumerate(want.channel_models_):
+        m.set_params(**setting)
+        alone = m.filter(x[:, c], zi=m.initial_state())[0]
+        _close(y[:, c], alone, x[:, c])
+        _close(np.array(steps)[:, c], alone[:80], x[:, c])

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from tssdpa.estimators.arrays import check_state
+from tssdpa.filters.projection_channels import follow_settings
 
 __all__ = ["by_channel", "composite", "history", "initial_state", "parts", "step", "stream"]
 
@@ -37,7 +38,10 @@ def composite(filt) -> bool:
 def parts(filt) -> list[tuple[object, list[int], list[int]]]:
     """``(filter, inputs, outputs)`` of a composite ``filt``: the joint filter over every
     channel for the channels that keep its output (where any does), then each channel's own
-    filter over its channel."""
+    filter over its channel, each with the settings of ``filt`` that apply at filter time
+    (``set_params`` after fit: exclude_self, dtype, ... reached the stream only after an
+    offline call had passed them on)."""
+    follow_settings(filt)
     models = filt.channel_models_
     joint = [c for c, m in enumerate(models) if m is None]
     out = [(filt, list(range(len(models))), joint)] if joint else []

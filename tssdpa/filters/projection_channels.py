@@ -47,6 +47,7 @@ __all__ = [
     "choose_channels",
     "filter_by_channel",
     "fit_each_channel",
+    "follow_settings",
     "fitted_scores",
     "fits_alone",
     "set_channel_models_state",
@@ -135,9 +136,7 @@ def filter_by_channel(filt, x2, times) -> np.ndarray:
     """(T, C) output of ``filt`` fitted channel by channel on (T, C) ``x2``: each channel's
     own filter where it has one, the joint filter's output (on all channels) elsewhere."""
     models = filt.channel_models_
-    for m in models:  # settings that apply at filter time follow the filter's own
-        if m is not None:
-            m.set_params(**{k: getattr(filt, k) for k in FOLLOWED})
+    follow_settings(filt)
     joint = filt._joint_output(x2, times) if any(m is None for m in models) else None
     out = np.empty(x2.shape)
     for c, m in enumerate(models):
@@ -147,6 +146,18 @@ def filter_by_channel(filt, x2, times) -> np.ndarray:
         with as_channel(c if joint is None else None):  # the joint output told its glitches
             out[:, c] = m.filter(x2[:, c], timestamps=times)
     return out
+
+
+def follow_settings(filt) -> None:
+    """Each of ``filt.channel_models_`` takes the settings of ``filt`` that apply at filter
+    time (:data:`FOLLOWED`, changed by ``set_params`` after fit), wherever it filters: the
+    offline output, the stream, ``step`` and the ONNX export (only those that differ: a step
+    asks every sample)."""
+    for m in filt.channel_models_ or ():
+        if m is not None:
+            changed = {k: getattr(filt, k) for k in FOLLOWED if getattr(m, k) != getattr(filt, k)}
+            if changed:
+                m.set_params(**changed)
 
 
 def fitted_scores(filt, xs, times, noise, target=None, tail: int = 0, local_scores=None):
