@@ -204,3 +204,21 @@ def test_a_setting_changed_after_fit_reaches_each_channels_stream_before_any_off
         alone = m.filter(x[:, c], zi=m.initial_state())[0]
         _close(y[:, c], alone, x[:, c])
         _close(np.array(steps)[:, c], alone[:80], x[:, c])
+
+
+def test_tau_set_after_fit_times_each_channels_filter_as_the_joint_filters():
+    _, x = _unrelated(seed=5)
+    t = np.cumsum(np.random.default_rng(6).uniform(0.005, 0.015, size=N))
+    f = ProjectionFilter(channel_independent=True, window=[8, 16]).fit(x)
+    f.set_params(tau=0.05)  # as a joint filter: its fitted settings, with the decay in time
+    y = np.asarray(f.filter(x, timestamps=t))
+    one, _ = f.filter(x, zi=f.initial_state(), timestamps=t)
+    z, steps = f.initial_state(), []
+    for sample, when in zip(x[:60], t):
+        s, z = f.step(sample, z, timestamp=when)
+        steps.append(s)
+    _close(np.array(steps), one[:60], x)
+    for c, m in enumerate(f.channel_models_):
+        assert m.tau == 0.05
+        np.testing.assert_array_equal(y[:, c], m.filter(x[:, c], timestamps=t))
+        _close(one[:, c], m.filter(x[:, c], zi=m.initial_state(), timestamps=t)[0], x[:, c])

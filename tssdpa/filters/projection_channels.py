@@ -29,8 +29,11 @@ from tssdpa.filters.projection_local import output_divergence, output_scores
 if TYPE_CHECKING:
     import pandas as pd
 
-#: parameters that act at filter time: a channel's own filter takes the filter's (set_params)
-FOLLOWED = ("mix", "glitches", "dtype", "n_neighbors", "tol", "exclude_self", "local_window")
+#: parameters that act at filter time: a channel's own filter takes the filter's (set_params);
+#: tau and min_step too, as the joint filter reads them (a tau set after fit left the channels
+#: untimed, refusing the timestamps the filter itself now needed)
+FOLLOWED = ("mix", "glitches", "dtype", "n_neighbors", "tol", "exclude_self", "local_window",
+            "tau", "min_step")  # fmt: skip
 #: a channel alone is fitted on the joint fit block where it is known on this share of it
 MIN_KNOWN = 0.5
 #: the fitted attributes of the choice (without their trailing underscore)
