@@ -222,3 +222,14 @@ def test_tau_set_after_fit_times_each_channels_filter_as_the_joint_filters():
         assert m.tau == 0.05
         np.testing.assert_array_equal(y[:, c], m.filter(x[:, c], timestamps=t))
         _close(one[:, c], m.filter(x[:, c], zi=m.initial_state(), timestamps=t)[0], x[:, c])
+
+
+def test_to_onnx_of_channels_fitted_alone_warns_where_float32_samples_round_one_coarsely(tmp_path):
+    pytest.importorskip("onnxruntime")
+    rng = np.random.default_rng(7)
+    t = np.arange(N)
+    x = np.column_stack([np.sin(t / 9), 1e6 + np.sin(t / 7)]) + 0.1 * rng.normal(size=(N, 2))
+    f = ProjectionFilter(window=[8], channel_independent=True).fit(x)
+    # as a joint fit warns: float32 steps of 0.0625 on a channel whose spread is 0.7
+    with pytest.warns(UserWarning, match=r"channel 1 was fitted about 1e\+06"):
+        f.to_onnx(tmp_path / "f.onnx")

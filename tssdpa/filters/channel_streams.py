@@ -16,10 +16,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from tssdpa.estimators.arrays import check_state
+from tssdpa.estimators.arrays import check_state, float32_samples_note
 from tssdpa.filters.projection_channels import follow_settings
 
-__all__ = ["by_channel", "composite", "history", "initial_state", "parts", "step", "stream"]
+__all__ = [
+    "by_channel",
+    "composite",
+    "float32_note",
+    "history",
+    "initial_state",
+    "parts",
+    "step",
+    "stream",
+]
 
 
 def by_channel(filt) -> bool:
@@ -46,6 +55,21 @@ def parts(filt) -> list[tuple[object, list[int], list[int]]]:
     joint = [c for c, m in enumerate(models) if m is None]
     out = [(filt, list(range(len(models))), joint)] if joint else []
     return out + [(m, [c], [c]) for c, m in enumerate(models) if m is not None]
+
+
+def float32_note(filt) -> str | None:
+    """:func:`~tssdpa.estimators.arrays.float32_samples_note` of ``filt``, or where it has no
+    joint fit (``channel_independent=True``) of its channels' own filters, naming the
+    channel: the joint fit's ``center_`` covered every channel, and without one a channel at
+    1e6 with a spread of 0.7 was exported without a word."""
+    note = float32_samples_note(filt)
+    if note is not None or not composite(filt):
+        return note
+    for c, m in enumerate(filt.channel_models_):
+        note = None if m is None else float32_samples_note(m)
+        if note is not None:  # the channel's own filter calls it channel 0
+            return f"channel {c}" + note.removeprefix("channel 0")
+    return None
 
 
 def history(filt) -> int:

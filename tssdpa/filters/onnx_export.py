@@ -41,7 +41,6 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from tssdpa.estimators.arrays import float32_samples_note
 from tssdpa.filters import channel_streams as streams
 from tssdpa.filters.projection_stream import stream_channels
 from tssdpa.signal.lags import GAP_MARGIN
@@ -435,7 +434,7 @@ def to_onnx(filt, path, n_channels: int | None = None, opset: int | None = None)
             "onnxscript)"
         ) from None
     H, tau, C = _layout(filt, n_channels)
-    coarse = float32_samples_note(filt)
+    coarse = streams.float32_note(filt)
     if coarse:
         warnings.warn(f"to_onnx: the model takes float32 samples, and {coarse}", stacklevel=2)
     path = Path(path)
