@@ -233,3 +233,17 @@ def test_to_onnx_of_channels_fitted_alone_warns_where_float32_samples_round_one_
     # as a joint fit warns: float32 steps of 0.0625 on a channel whose spread is 0.7
     with pytest.warns(UserWarning, match=r"channel 1 was fitted about 1e\+06"):
         f.to_onnx(tmp_path / "f.onnx")
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_channels_fitted_alone_then_switched_causal_are_refused_not_filtered_with_defaults(
+    causal,
+):
+    _, x = _unrelated(seed=8)
+    f = ProjectionFilter(channel_independent=True, causal=causal).fit(x)
+    f.set_params(causal=not causal)  # no joint fit: nothing chose a window or sigma for it
+    with pytest.raises(ValueError, match="channel_independent=True.*set causal back"):
+        f.filter(x)
+    if not causal:
+        with pytest.raises(ValueError, match="channel_independent=True.*set causal back"):
+            f.initial_state()

@@ -211,6 +211,12 @@ class ProjectionFilter(
     # ------------------------------------------------------------------ settings
     def _settings(self, **override) -> dict:
         """The scalar settings in force: fitted values if fitted, else the parameters."""
+        models = self.__dict__.get("channel_models_")
+        if models and "sigma_" not in self.__dict__:  # True: no joint fit (their causal not ours)
+            raise ValueError(f"fitted with channel_independent=True, each channel alone and "
+                             f"causal={models[0].causal}: no joint fit chose settings for "
+                             f"causal={self.causal} (they were the defaults, window 32, sigma "
+                             "1); set causal back or fit again")  # fmt: skip
         out = dict(override)
         for name in _SETTINGS:
             if name in out:
