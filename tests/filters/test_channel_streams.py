@@ -247,3 +247,14 @@ def test_channels_fitted_alone_then_switched_causal_are_refused_not_filtered_wit
     if not causal:
         with pytest.raises(ValueError, match="channel_independent=True.*set causal back"):
             f.initial_state()
+
+
+def test_a_channel_by_channel_state_too_large_is_refused_as_a_joint_one():
+    rng = np.random.default_rng(9)
+    x, t = rng.normal(size=(300, 3)), np.arange(300) * 0.01
+    iir = dict(window=None, tau=1.0, min_step=1e-6, embedding=1, degree=0, sigma=1.0)
+    f = ProjectionFilter(**{**iir, "window": 8}, channel_independent=False).fit(x, timestamps=t)
+    # one channel's IIR keeps 2.8e7 samples: the state would be 660 MB of NaN for three
+    f.channel_models_ = [None, ProjectionFilter(**iir).fit(x[:, 1], timestamps=t), None]
+    with pytest.raises(ValueError, match="streaming state would keep 27631021 past samples x 3"):
+        f.initial_state()

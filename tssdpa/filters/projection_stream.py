@@ -95,6 +95,18 @@ def check_sample_labels(filt, sample) -> None:
     check_columns(filt, ArrayMeta("frame", False, columns=labels), "sample")
 
 
+def _check_state_size(history: int, C: int, window: str) -> None:
+    """``ValueError`` where a state of ``history`` samples x ``C`` channels is over
+    :data:`MAX_STATE_VALUES` (``window``: where the history comes from)."""
+    if history * C > MAX_STATE_VALUES:
+        raise ValueError(
+            f"window: the streaming state would keep {history} past samples x {C} "
+            f"channel(s) ({window}, from window / decay / tau and tol); at most "
+            f"{MAX_STATE_VALUES} values -- use a shorter window, a smaller decay or a "
+            "larger tol (the offline filter() has no such limit)"
+        )
+
+
 class Streaming:
     """Mixin of :class:`~tssdpa.filters.ProjectionFilter`: ``initial_state`` and ``step``."""
 
@@ -119,6 +131,8 @@ class Streaming:
             C = 1
         self._validate_params()
         if streams.composite(self):  # fitted channel by channel: the longest history
+            H = streams.history(self)  # every channel keeps it (one had 660 MB built)
+            _check_state_size(H, C, "the longest of its channels' filters")
             return streams.initial_state(self, C)
         return self._own_initial_state(C)
 
@@ -132,13 +146,7 @@ class Streaming:
         spec = self._spec()
         if not spec.causal:
             raise ValueError("a zero-phase (causal=False) filter has no streaming state")
-        if spec.history * C > MAX_STATE_VALUES:
-            raise ValueError(
-                f"window: the streaming state would keep {spec.history} past samples x {C} "
-                f"channel(s) (window {spec.window}, from window / decay / tau and tol); at most "
-                f"{MAX_STATE_VALUES} values -- use a shorter window, a smaller decay or a "
-                "larger tol (the offline filter() has no such limit)"
-            )
+        _check_state_size(spec.history, C, f"window {spec.window}")
         hist = np.full((spec.history + 1, C), np.nan)
         if spec.tau is not None:
             return hist, np.full(spec.history, np.nan)
