@@ -42,6 +42,7 @@ import torch
 from torch import Tensor, nn
 
 from tssdpa.filters import channel_streams as streams
+from tssdpa.filters.onnx_channels import channel_steps
 from tssdpa.filters.projection_stream import stream_channels
 from tssdpa.signal.lags import GAP_MARGIN
 from tssdpa.signal.local_polynomial import (
@@ -362,7 +363,9 @@ def _layout(filt, n_channels) -> tuple[int, float | None, int]:
         return spec.history, spec.tau, C
     for f, inputs, _ in streams.parts(filt):
         _checked_spec(f, len(inputs))
-    return streams.history(filt), filt.tau, stream_channels(filt, n_channels)
+    C = stream_channels(filt, n_channels)
+    filt.initial_state(C)  # the limit on the whole state (each part's alone is checked above)
+    return streams.history(filt), filt.tau, C
 
 
 def onnx_initial_state(filt, n_channels: int | None = None) -> dict:
@@ -458,8 +461,6 @@ def to_onnx(filt, path, n_channels: int | None = None, opset: int | None = None)
     state0 = torch.zeros(H + 1, C, dtype=torch.float32)
     step = StreamingStep if tau is None else TimedStreamingStep
     if streams.composite(filt):
-        from tssdpa.filters.onnx_channels import channel_steps
-
         module = channel_steps(filt, step).eval()
     else:
         module = step(filt._spec(), filt._unit_scale()).eval()
