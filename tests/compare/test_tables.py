@@ -155,3 +155,23 @@ def test_the_denoise_headline_prefers_methods_that_scored_every_setting():
     assert (row["best classical"], row["best tssdpa"]) == ("butterworth", "projection")
     assert (row["classical"], row["tssdpa"]) == (13 / 3, 5.0)
     assert row["metric"] == "mean SNR gain dB" and row["winner"].startswith("tssdpa")
+
+
+def test_a_method_run_once_on_a_recorded_pair_counts_as_complete():
+    # compare denoise --file --target: the recorded pair is the same on every seed, so
+    # run_tasks runs savgol / projection once; the tables counted them '1 seed(s)' against
+    # learned's 2, dropped them from the bold marks and the headline ('—' for classical)
+    from tssdpa.compare.tables import markdown_tables, overview
+
+    seeds = {"savgol": ("classical", {0: 3.0}), "projection": ("projection", {0: 2.0}),
+             "learned_projection": ("learned", {0: 2.4, 1: 2.6})}  # fmt: skip
+    frame = pd.concat(
+        [_denoise_rows({m: (fam, {"recorded": v})}).assign(seed=s)
+         for m, (fam, by_seed) in seeds.items() for s, v in by_seed.items()]
+    )  # fmt: skip
+    row = overview(frame).iloc[0]
+    assert (row["best classical"], row["best tssdpa"]) == ("savgol", "learned_projection")
+    assert (row["classical"], row["tssdpa"]) == (3.0, 2.5)
+    assert row["winner"] == "classical"  # paired on both seeds: 0.6 and 0.4 dB
+    table = markdown_tables(frame, "denoise")
+    assert "seed(s)" not in table and "**3.00**" in table

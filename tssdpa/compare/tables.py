@@ -8,10 +8,11 @@ import numpy as np
 import pandas as pd
 
 from tssdpa.compare.common import safe_name
-from tssdpa.data.tasks import SYNTHETIC
+from tssdpa.data.tasks import RECORDED, SYNTHETIC
 
 __all__ = [
     "forecast_runs_once",
+    "denoise_runs_once",
     "aggregate",
     "markdown_tables",
     "published_results",
@@ -43,6 +44,24 @@ def forecast_runs_once(dataset: str, family: str) -> bool:
     names the dataset only. A caller's own seeded series is run on every seed, and its rows
     are read as they are.)"""
     return dataset not in SYNTHETIC and family != "learned"
+
+
+def denoise_runs_once(setting: str, family: str) -> bool:
+    """Whether :func:`~tssdpa.compare.run_tasks` denoises with a method on the first seed only:
+    a deterministic (not learned) method on a recorded noisy / clean pair (setting
+    :data:`~tssdpa.data.tasks.RECORDED`, ``compare --file --target``), the same on every seed."""
+    return setting == RECORDED and family != "learned"
+
+
+def _counted_denoise(a: pd.DataFrame) -> pd.DataFrame:
+    """Denoise aggregate rows ``a`` with a method run once by design (:func:`denoise_runs_once`)
+    counted as run on every seed of its dataset and setting: against a learned method's 2 seeds
+    it was counted '1 seed(s)', left out of the bold marks and of the headline ('—')."""
+    once = np.array([denoise_runs_once(s, f) for s, f in zip(a["setting"], a["family"])], bool)
+    if not once.any():
+        return a
+    full = a.groupby(["dataset", "setting"])["n_seeds"].transform("max")
+    return a.assign(n_seeds=a["n_seeds"].where(~once, full))
 
 
 def _counted_seeds(a: pd.DataFrame) -> pd.Series:
@@ -139,7 +158,7 @@ def _md(df: pd.DataFrame) -> str:
 
 
 def _denoise_tables(agg: pd.DataFrame, dataset: str) -> str:
-    a = agg[agg["dataset"] == dataset]
+    a = _counted_denoise(agg[agg["dataset"] == dataset])
     settings = list(pd.unique(a["setting"]))
     methods = list(pd.unique(a["method"]))
     meta = a.groupby("method", sort=False).agg(
@@ -321,7 +340,7 @@ def overview(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     den = aggregate(frame, "denoise")
     if not den.empty:
-        den = den[den["method"] != "noisy"]
+        den = _counted_denoise(den[den["method"] != "noisy"])
         raw = frame[frame["task"] == "denoise"]
         for (ds, causal), g in den.groupby(["dataset", "causal"], sort=False):
             r = raw[(raw["dataset"] == ds) & (raw["causal"] == causal)]
@@ -334,7 +353,8 @@ def overview(frame: pd.DataFrame) -> pd.DataFrame:
             s = _on_every_seed(g.set_index("method")["mse_mean"], _counted_seeds(g))
             fam = g.set_index("method")["family"]
             r = raw[(raw["dataset"] == ds) & (raw["setting"] == st) & (raw["horizon"] == h)]
-            seeds = _on_each_seed(r.groupby(["method", "seed"])["mse"].mean(), ds, fam)
+            once = lambda m, ds=ds, fam=fam: forecast_runs_once(ds, fam.get(m))  # noqa: E731
+            seeds = _on_each_seed(r.groupby(["method", "seed"])["mse"].mean(), once)
             what = f"forecast {st} h={int(h)}"
             rows.append(_duel(ds, what, "MSE", s, fam, higher=False, seeds=seeds))
             if "n_origins" in r:  # --max-origins caps the costly methods only: say so
@@ -379,7 +399,8 @@ def _denoise_duel(ds: str, what: str, g: pd.DataFrame, raw: pd.DataFrame) -> dic
     common = set.intersection(*(have[m] for m in picks)) if picks else set()
     s = mean_over(picks, common)
     r = raw[raw["method"].isin(picks) & raw["setting"].isin(common)]
-    seeds = r.groupby(["method", "seed"])["snr_gain_db"].mean()
+    once = lambda m: all(denoise_runs_once(st, fam.get(m)) for st in common)  # noqa: E731
+    seeds = _on_each_seed(r.groupby(["method", "seed"])["snr_gain_db"].mean(), once)
     metric = "mean SNR gain dB"
     if len(picks) == 2 and common != table:
         over = [x for x in pd.unique(g["setting"]) if x in common]
@@ -393,14 +414,13 @@ def _on_every_seed(scores: pd.Series, n_seeds: pd.Series) -> pd.Series:
     return scores[n_seeds.reindex(scores.index) == n_seeds.max()]
 
 
-def _on_each_seed(seeds: pd.Series, ds: str, fam: pd.Series) -> pd.Series:
+def _on_each_seed(seeds: pd.Series, once) -> pd.Series:
     """Per-seed scores (method, seed) with the one run of a method run once by design
-    (:func:`forecast_runs_once`) standing for every seed, so that it pairs with the others'."""
+    (``once(method)``: :func:`forecast_runs_once`, :func:`denoise_runs_once`) standing for
+    every seed, so that it pairs with the others'."""
     every = sorted(pd.unique(seeds.index.get_level_values("seed")))
     parts = {
-        m: pd.Series(v.iloc[0], index=every)
-        if forecast_runs_once(ds, fam.get(m)) and len(v) == 1
-        else v.droplevel("method")
+        m: pd.Series(v.iloc[0], index=every) if once(m) and len(v) == 1 else v.droplevel("method")
         for m, v in seeds.groupby(level="method", sort=False)
     }
     return pd.concat(parts, names=["method", "seed"]) if parts else seeds
