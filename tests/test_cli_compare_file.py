@@ -137,6 +137,17 @@ def _write(tmp_path, name, text):
         ("forecast", ["--file", "{data}", "--target", "a"], "--target is for denoise"),
         ("forecast", ["--file", "{data}", "--n", "400"], "--n sets the length"),
         ("forecast", ["--columns", "a"], "--columns is for --file"),
+        (
+            "all",
+            ["--file", "{late}"],
+            "--file: column(s) ['b'] of {late} have no value in the "
+            "training part (its first 180 rows)",
+        ),  # fmt: skip
+        (
+            "denoise",
+            ["--file", "{late}", "--columns", "a", "--target", "b"],
+            "--target: column(s) ['b'] of {late} have no value",
+        ),  # fmt: skip
     ],
 )
 def test_a_mistake_with_the_file_exits_2_in_one_line_and_writes_nothing(
@@ -147,6 +158,17 @@ def test_a_mistake_with_the_file_exits_2_in_one_line_and_writes_nothing(
         "data": str(data),
         "text": str(_write(tmp_path, "text.csv", "time,label\n1,x\n2,y\n")),
         "short": str(_write(tmp_path, "short.csv", "a\n" + "".join(f"{i}\n" for i in range(50)))),
+        # b starts after the training part: its z-score was NaN everywhere, the run a KeyError
+        "late": str(
+            _write(
+                tmp_path,
+                "late.csv",
+                "a,b\n"
+                + "".join(
+                    f"{np.sin(i / 9)},{np.cos(i / 7) if i >= 200 else ''}\n" for i in range(N)
+                ),
+            )
+        ),
     }
     extra = [a.format(**names) for a in extra]
     out = tmp_path / "o"

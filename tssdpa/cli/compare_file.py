@@ -135,6 +135,7 @@ def _series(args, path):
         raise UsageError(f"--file: {path} has {len(x)} rows; a comparison needs at least "
                          f"{MIN_ROWS} (split 60/20/20 into train, validation and test parts, "
                          "in time order)")  # fmt: skip
+    _check_training_part(path, x, cols, target, args.target)
     note = sampling_note(df, time_col)
     if note:
         print(f"tssdpa compare: {path}: {note}", file=sys.stderr)
@@ -149,6 +150,24 @@ def _series(args, path):
             digest.update(np.ascontiguousarray(values, dtype="<f8").tobytes())
     series = TableSeries(dataset_name(path), x, tuple(cols), "sha256:" + digest.hexdigest()[:16])
     return series, target
+
+
+def _check_training_part(path, x, cols, target, target_cols) -> None:
+    """Refuse a column with no value in the training part (the first 60% of the rows): it is
+    z-scored with that part's statistics, so every value came out NaN, every cell failed and
+    the run ended in "KeyError: 'Column not found: snr_gain_db'"."""
+    from tssdpa.data.real import Split
+
+    n_train = Split.fractions(len(x), 0.6, 0.2).train
+    for values, names, option in ((x, cols, "--file"), (target, target_cols, "--target")):
+        if values is None:
+            continue
+        empty = [c for c, known in zip(names, np.isfinite(values[:n_train]).any(axis=0))
+                 if not known]  # fmt: skip
+        if empty:
+            raise UsageError(f"{option}: column(s) {empty} of {path} have no value in the "
+                             f"training part (its first {n_train} rows), whose statistics "
+                             "scale them; drop them with --columns or fill them in")  # fmt: skip
 
 
 def file_tasks(args, kinds: list[str], seeds: tuple) -> list:
