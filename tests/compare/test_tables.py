@@ -175,3 +175,19 @@ def test_a_method_run_once_on_a_recorded_pair_counts_as_complete():
     assert row["winner"] == "classical"  # paired on both seeds: 0.6 and 0.4 dB
     table = markdown_tables(frame, "denoise")
     assert "seed(s)" not in table and "**3.00**" in table
+
+
+def test_the_headline_of_a_run_whose_every_cell_failed_names_no_winner():
+    # learned_projection alone on a short series: every row an error row, no score columns;
+    # the headline raised "KeyError: 'Column not found: snr_gain_db'"
+    from tssdpa.compare.tables import overview
+
+    base = dict(dataset="d", seed=0, method="learned_projection", family="learned",
+                error="ValueError: x has 180 samples: too short")  # fmt: skip
+    den = pd.DataFrame([dict(base, task="denoise", setting="gaussian@10dB", noise="gaussian",
+                             snr_db=10.0, causal=True)])  # fmt: skip
+    fc = pd.DataFrame([dict(base, task="forecast", setting="univariate", horizon=1)])
+    for frame in (den, fc, pd.concat([den, fc])):
+        rows = overview(frame)
+        assert len(rows) == (2 if len(frame) == 2 else 1)
+        assert set(rows["winner"]) == {"—"} and set(rows["best tssdpa"]) == {"—"}

@@ -338,6 +338,9 @@ def overview(frame: pd.DataFrame) -> pd.DataFrame:
     is called only beyond the noise: see :func:`_duel`.
     """
     rows = []
+    # a run whose every cell failed has error rows only, without the score columns: the
+    # headline raised "KeyError: 'Column not found: snr_gain_db'" after the tables were written
+    frame = frame.assign(**{c: np.nan for c in ("snr_gain_db", "mse") if c not in frame})
     den = aggregate(frame, "denoise")
     if not den.empty:
         den = _counted_denoise(den[den["method"] != "noisy"])
