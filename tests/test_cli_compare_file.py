@@ -89,6 +89,18 @@ def test_a_recorded_pair_is_scored_against_its_clean_column_without_added_noise(
     assert (rows.loc[rows["method"] == "moving_average", "snr_gain_db"] > 0).all()
 
 
+def test_missing_cells_of_the_clean_columns_are_counted_too(tmp_path, capsys):
+    # a recorded pair with 2 missing noisy cells and 3 missing clean ones said "2 missing"
+    df = _table()
+    df.loc[[10, 200], "a_noisy"] = np.nan
+    df.loc[[20, 210, 250], "a"] = np.nan
+    path = tmp_path / "gaps.csv"
+    df.to_csv(path, index=False)
+    assert _run(path, "denoise", tmp_path / "o", "--columns", "a_noisy", "--target", "a") == 0
+    err = capsys.readouterr().err
+    assert "5 missing or infinite cell(s) (3 of them in --target columns)" in err
+
+
 def test_a_resumed_run_never_mixes_in_rows_of_another_file_of_the_same_name(data, tmp_path, capsys):
     out = tmp_path / "o"
     assert _run(data, "forecast", out, "--horizons", "1") == 0

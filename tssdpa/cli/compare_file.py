@@ -126,7 +126,7 @@ def _series(args, path):
         cols, _ = numeric_columns(df, args.columns, time_col, args.target or ())
     with _usage_errors("--columns: " if args.columns is not None else f"--file {path}: "):
         x, n_nan, _ = column_values(df, cols)
-    target = None
+    target, n_nan_clean = None, 0
     if args.target is not None:
         absent = [c for c in args.target if c not in df.columns]
         if absent:
@@ -137,7 +137,7 @@ def _series(args, path):
             raise UsageError(f"--target: give one column per compared column ({len(cols)}: "
                              f"{cols}), got {len(args.target)}")  # fmt: skip
         with _usage_errors(f"--file {path}: "):
-            target, _, _ = column_values(df, args.target, "--target column")
+            target, n_nan_clean, _ = column_values(df, args.target, "--target column")
     if len(x) < MIN_ROWS:
         raise UsageError(f"--file: {path} has {len(x)} rows; a comparison needs at least "
                          f"{MIN_ROWS} (split 60/20/20 into train, validation and test parts, "
@@ -146,9 +146,10 @@ def _series(args, path):
     note = sampling_note(df, time_col)
     if note:
         print(f"tssdpa compare: {path}: {note}", file=sys.stderr)
-    if n_nan:  # inf cells are NaN now too
-        print(f"tssdpa compare: {path}: {n_nan} missing or infinite cell(s), left missing",
-              file=sys.stderr)  # fmt: skip
+    if n_nan or n_nan_clean:  # inf cells are NaN now too; the --target ones went unsaid
+        where = f" ({n_nan_clean} of them in --target columns)" if n_nan_clean else ""
+        print(f"tssdpa compare: {path}: {n_nan + n_nan_clean} missing or infinite cell(s)"
+              f"{where}, left missing", file=sys.stderr)  # fmt: skip
     # of the names and values compared, not of the file's bytes: a column added elsewhere in
     # the file changes no row, an edited value does
     digest = hashlib.sha256(repr([list(cols), list(args.target or ())]).encode())
