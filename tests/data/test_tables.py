@@ -67,6 +67,15 @@ def test_a_string_for_columns_or_targets_is_one_column_name_not_its_characters()
         numeric_columns(df, "gyro_ref", None, "gyro_ref")
 
 
+def test_a_column_named_twice_is_refused_not_taken_as_two_channels():
+    # `filter --columns a a` fitted two channels and wrote one a_filtered; `compare --file
+    # --columns a a` scored column a twice
+    df = pd.DataFrame({"a": [1.0, 2.0], "b": [3.0, 4.0]})
+    with pytest.raises(ValueError, match=r"\['a'\] named twice"):
+        numeric_columns(df, ["a", "b", "a"])
+    assert numeric_columns(df, ["b", "a"]) == (["b", "a"], [])
+
+
 def test_inf_cells_become_missing_and_are_counted_text_cells_are_named():
     df = pd.DataFrame({"a": [1.0, np.inf, np.nan, 2.0], "b": ["1", "2", "oops", "4"]})
     x, n_nan, n_inf = column_values(df, ["a"])

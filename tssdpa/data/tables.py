@@ -286,6 +286,11 @@ def numeric_columns(
             raise ValueError(f"{missing} not in the file (its columns: {list(df.columns)})")
         if time_column is not None and time_column in columns:
             raise ValueError(f"{time_column!r} is the time column; it is not filtered")
+        # a column named twice was filtered (and fitted, compared) as two channels, its
+        # outputs written to one "<name>_filtered" column
+        twice = sorted({c for c in columns if list(columns).count(c) > 1})
+        if twice:
+            raise ValueError(f"{twice} named twice; name each column once")
         both = [c for c in columns if c in targets]
         if both:
             raise ValueError(f"{both} given as --target too: a column is not its own reference")
