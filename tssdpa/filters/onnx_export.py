@@ -43,7 +43,7 @@ from torch import Tensor, nn
 
 from tssdpa.filters import channel_streams as streams
 from tssdpa.filters.onnx_channels import channel_steps
-from tssdpa.filters.projection_stream import stream_channels
+from tssdpa.filters.projection_stream import check_state_size, stream_channels
 from tssdpa.signal.lags import GAP_MARGIN
 from tssdpa.signal.local_polynomial import (
     FAINT_WEIGHT,
@@ -127,7 +127,7 @@ def _checked_spec(filt, n_channels):
     C = stream_channels(filt, n_channels)  # checked: an int >= 1, the fitted count if fitted
     if C is None:
         raise ValueError("n_channels: the filter is not fitted; give the stream's channel count")
-    filt.initial_state(C)  # the state-size limit of the Python step, and its error
+    check_state_size(spec.history, C, f"window {spec.window}")  # the Python step's limit
     if spec.tau is not None and spec.history == 0:
         raise ValueError("filter: window 1 with embedding 1 keeps no past sample; drop tau")
     return spec, C
@@ -364,7 +364,7 @@ def _layout(filt, n_channels) -> tuple[int, float | None, int]:
     for f, inputs, _ in streams.parts(filt):
         _checked_spec(f, len(inputs))
     C = stream_channels(filt, n_channels)
-    filt.initial_state(C)  # the limit on the whole state (each part's alone is checked above)
+    check_state_size(streams.history(filt), C, "the longest of its channels' filters")
     return streams.history(filt), filt.tau, C
 
 

@@ -22,6 +22,7 @@ from tssdpa.signal.lagfilter import check_sample_times, run_causal
 
 __all__ = [
     "MAX_STATE_VALUES",
+    "check_state_size",
     "TAU_STEPS",
     "UNREAD_TIMES",
     "Streaming",
@@ -95,7 +96,7 @@ def check_sample_labels(filt, sample) -> None:
     check_columns(filt, ArrayMeta("frame", False, columns=labels), "sample")
 
 
-def _check_state_size(history: int, C: int, window: str) -> None:
+def check_state_size(history: int, C: int, window: str) -> None:
     """``ValueError`` where a state of ``history`` samples x ``C`` channels is over
     :data:`MAX_STATE_VALUES` (``window``: where the history comes from)."""
     if history * C > MAX_STATE_VALUES:
@@ -132,7 +133,7 @@ class Streaming:
         self._validate_params()
         if streams.composite(self):  # fitted channel by channel: the longest history
             H = streams.history(self)  # every channel keeps it (one had 660 MB built)
-            _check_state_size(H, C, "the longest of its channels' filters")
+            check_state_size(H, C, "the longest of its channels' filters")
             return streams.initial_state(self, C)
         return self._own_initial_state(C)
 
@@ -146,7 +147,7 @@ class Streaming:
         spec = self._spec()
         if not spec.causal:
             raise ValueError("a zero-phase (causal=False) filter has no streaming state")
-        _check_state_size(spec.history, C, f"window {spec.window}")
+        check_state_size(spec.history, C, f"window {spec.window}")
         hist = np.full((spec.history + 1, C), np.nan)
         if spec.tau is not None:
             return hist, np.full(spec.history, np.nan)
