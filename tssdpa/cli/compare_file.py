@@ -12,14 +12,13 @@ noisy columns against the clean ones named there.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from tssdpa.cli.errors import UsageError
+from tssdpa.cli.errors import UsageError, usage_errors
 
 __all__ = ["add_arguments", "check_arguments", "file_tasks", "MIN_ROWS"]
 
@@ -83,14 +82,6 @@ def check_arguments(args) -> None:
                          "all its rows")  # fmt: skip
 
 
-@contextlib.contextmanager
-def _usage_errors(prefix: str):
-    try:
-        yield
-    except ValueError as exc:
-        raise UsageError(f"{prefix}{exc}") from None
-
-
 def dataset_name(path) -> str:
     """The file's name without its folder and endings: ``logs/run1.csv.gz`` -> ``run1``;
     ``ar2.csv`` -> ``ar2 (file)``, not the name of a built-in dataset."""
@@ -118,13 +109,13 @@ def _series(args, path):
     )
     from tssdpa.data.tasks import TableSeries
 
-    with _usage_errors("--file: "):
+    with usage_errors("--file: "):
         df = read_table(path)
-    with _usage_errors("--time-column: "):
+    with usage_errors("--time-column: "):
         time_col = find_time_column(df, args.time_column)
-    with _usage_errors("--columns: " if args.columns is not None else f"--file {path}: "):
+    with usage_errors("--columns: " if args.columns is not None else f"--file {path}: "):
         cols, _ = numeric_columns(df, args.columns, time_col, args.target or ())
-    with _usage_errors("--columns: " if args.columns is not None else f"--file {path}: "):
+    with usage_errors("--columns: " if args.columns is not None else f"--file {path}: "):
         x, n_nan, _ = column_values(df, cols)
     target, n_nan_clean = None, 0
     if args.target is not None:
@@ -136,7 +127,7 @@ def _series(args, path):
         if len(args.target) != len(cols):
             raise UsageError(f"--target: give one column per compared column ({len(cols)}: "
                              f"{cols}), got {len(args.target)}")  # fmt: skip
-        with _usage_errors(f"--file {path}: "):
+        with usage_errors(f"--file {path}: "):
             target, n_nan_clean, _ = column_values(df, args.target, "--target column")
     if len(x) < MIN_ROWS:
         raise UsageError(f"--file: {path} has {len(x)} rows; a comparison needs at least "
@@ -194,7 +185,7 @@ def _tasks(args, path, kinds, seeds, denoise_tasks, forecast_tasks, recorded_den
     tasks = []
     for kind in kinds:
         # a constant column (no noise level gives an SNR), horizons too long for the parts
-        with _usage_errors("--" if args.horizons and kind == "forecast" else f"--file {path}: "):
+        with usage_errors("--" if args.horizons and kind == "forecast" else f"--file {path}: "):
             if kind == "denoise" and target is not None:
                 tasks += recorded_denoise_tasks(series, target, seeds=seeds, quick=args.quick)
             elif kind == "denoise":

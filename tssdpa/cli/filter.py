@@ -11,7 +11,6 @@ missing / infinite cells treated as missing, the columns skipped.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import re
@@ -21,7 +20,7 @@ from glob import has_magic
 from pathlib import Path
 
 from tssdpa.cli import batch as batch_command
-from tssdpa.cli.errors import UsageError
+from tssdpa.cli.errors import UsageError, usage_errors
 from tssdpa.cli.helptext import DefaultsFormatter
 from tssdpa.files import same_path
 
@@ -117,15 +116,6 @@ def _error(parser, message: str):
                     "column name: give the input first, as in tssdpa filter log.csv "
                     "--columns a b)")  # fmt: skip
     type(parser).error(parser, message)
-
-
-@contextlib.contextmanager
-def _usage_errors(prefix: str):
-    """A ValueError of the table readers becomes the user's one-line message."""
-    try:
-        yield
-    except ValueError as exc:
-        raise UsageError(f"{prefix}{exc}") from None
 
 
 def _params(text: str, factory) -> dict:
@@ -299,11 +289,11 @@ def run(args) -> int:
         write_table,
     )
 
-    with _usage_errors(""):
+    with usage_errors(""):
         df = read_table(args.input)
-    with _usage_errors("--time-column: "):
+    with usage_errors("--time-column: "):
         time_col = find_time_column(df, args.time_column)
-    with _usage_errors("--columns: " if args.columns is not None else f"{args.input}: "):
+    with usage_errors("--columns: " if args.columns is not None else f"{args.input}: "):
         cols, skipped = numeric_columns(df, args.columns, time_col, args.target or ())
     if kind == "forecast":
         names = [f"{c}_forecast_h{args.horizon}" for c in cols]
@@ -311,9 +301,9 @@ def run(args) -> int:
         names = cols if args.inplace else [f"{c}{args.suffix}" for c in cols]
     if names != cols:  # --inplace writes over the filtered columns, as asked
         how = "rename them" if kind == "forecast" else "give another --suffix (or --inplace)"
-        with _usage_errors(f"{args.input}: "):
+        with usage_errors(f"{args.input}: "):
             check_new_columns(df, names, how)
-    with _usage_errors(""):  # inf cells: a sensor glitch, treated as missing like NaN
+    with usage_errors(""):  # inf cells: a sensor glitch, treated as missing like NaN
         x, n_nan, n_inf = column_values(df, cols)
     target = None
     if args.target is not None:
@@ -331,7 +321,7 @@ def run(args) -> int:
                 f"--target: give one column per filtered column ({len(cols)}: {cols}), "
                 f"got {len(args.target)}"
             )
-        with _usage_errors(""):
+        with usage_errors(""):
             target, _, _ = column_values(df, args.target, "--target column")
     elif spec.requires_target:
         raise UsageError(f"--method {method} needs a clean reference: give --target COLUMN")
@@ -359,7 +349,7 @@ def run(args) -> int:
                     raise UsageError(f"--target: --method {method} does not fit against a "
                                      "clean reference; drop --target or choose a method "
                                      "that does (wiener_fir, projection...)")  # fmt: skip
-                with _usage_errors(""):  # tau: the time column is the sample times
+                with usage_errors(""):  # tau: the time column is the sample times
                     times = sample_times(est, df, time_col)
                 fit_kw = {} if times is None else {"timestamps": times[:n_fit]}
                 if target is not None:
@@ -420,10 +410,10 @@ def run(args) -> int:
         out.attrs.pop("sep", None)  # (decimal commas keep their ';' or tabs, as a sheet has)
     parquet = bool(args.out) and Path(args.out).suffix.lower() in (".parquet", ".pq")
     if not parquet:  # Parquet keeps the values' types: a CSV's text cells were all strings
-        with _usage_errors(""):  # the input changed while it was filtered
+        with usage_errors(""):  # the input changed while it was filtered
             out = cells_as_read(out, names)
     if args.out:
-        with _usage_errors("--out: "):
+        with usage_errors("--out: "):
             write_table(out, args.out)
     else:
         out.to_csv(sys.stdout, index=False, sep=out.attrs.get("sep", ","),
