@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from tssdpa.cli.errors import UsageError, usage_errors
+from tssdpa.cli.filter import check_target_columns
 
 __all__ = ["add_arguments", "check_arguments", "file_tasks", "MIN_ROWS"]
 
@@ -119,14 +120,7 @@ def _series(args, path):
         x, n_nan, _ = column_values(df, cols)
     target, n_nan_clean = None, 0
     if args.target is not None:
-        absent = [c for c in args.target if c not in df.columns]
-        if absent:
-            raise UsageError(f"--target: not in {path}: {absent}")
-        if time_col is not None and time_col in args.target:
-            raise UsageError(f"--target: {time_col!r} is the time column, not a clean reference")
-        if len(args.target) != len(cols):
-            raise UsageError(f"--target: give one column per compared column ({len(cols)}: "
-                             f"{cols}), got {len(args.target)}")  # fmt: skip
+        check_target_columns(df, args.target, cols, time_col, path, "compared")
         with usage_errors(f"--file {path}: "):
             target, n_nan_clean, _ = column_values(df, args.target, "--target column")
     if len(x) < MIN_ROWS:

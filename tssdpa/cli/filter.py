@@ -24,7 +24,21 @@ from tssdpa.cli.errors import UsageError, usage_errors
 from tssdpa.cli.helptext import DefaultsFormatter
 from tssdpa.files import same_path
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "check_target_columns", "run"]
+
+
+def check_target_columns(df, targets, cols, time_col, source, role: str) -> None:
+    """``--target`` of a command: one column of ``df`` per ``role`` column of ``cols``, none of
+    them the time column (its numbers are the sample times, not a clean copy of a column: a fit
+    against them was a silent nonsense filter); ``UsageError`` naming the option."""
+    absent = [c for c in targets if c not in df.columns]
+    if absent:
+        raise UsageError(f"--target: not in {source}: {absent}")
+    if time_col is not None and time_col in targets:
+        raise UsageError(f"--target: {time_col!r} is the time column, not a clean reference")
+    if len(targets) != len(cols):
+        raise UsageError(f"--target: give one column per {role} column ({len(cols)}: {cols}), "
+                         f"got {len(targets)}")  # fmt: skip
 
 
 def add_parser(sub) -> None:
@@ -309,18 +323,7 @@ def run(args) -> int:
     if args.target is not None:
         if kind == "forecast":
             raise UsageError("--target: forecasters fit on the series itself; drop --target")
-        absent = [c for c in args.target if c not in df.columns]
-        if absent:
-            raise UsageError(f"--target: not in {args.input}: {absent}")
-        if time_col is not None and time_col in args.target:
-            # its numbers are the sample times, not a clean copy of a column: a fit against
-            # them was a silent nonsense filter (the time column is never filtered either)
-            raise UsageError(f"--target: {time_col!r} is the time column, not a clean reference")
-        if len(args.target) != len(cols):
-            raise UsageError(
-                f"--target: give one column per filtered column ({len(cols)}: {cols}), "
-                f"got {len(args.target)}"
-            )
+        check_target_columns(df, args.target, cols, time_col, args.input, "filtered")
         with usage_errors(""):
             target, _, _ = column_values(df, args.target, "--target column")
     elif spec.requires_target:
