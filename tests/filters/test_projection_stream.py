@@ -89,6 +89,20 @@ def test_fit_warns_where_tau_is_far_below_the_sample_step():
     assert np.max(np.abs(f.filter(x, timestamps=t_ns / 1e9) - x)) > 0.1
 
 
+@pytest.mark.parametrize("channel_independent", ["auto", True])
+def test_fit_of_channels_alone_warns_of_their_common_times_once(channel_independent):
+    # each channel's own fit read the same times and warned again: three warnings for two
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(300, 2))
+    kw = dict(window=[8], embedding=[1], degree=[0], tau=0.05)
+    f = ProjectionFilter(channel_independent=channel_independent, **kw)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        f.fit(x, timestamps=np.arange(300) * 1e7)
+    told = [w for w in seen if "times tau" in str(w.message)]
+    assert len(told) == 1  # (auto fits each channel alone too, whatever it keeps)
+
+
 def test_step_takes_a_tensor_sample_as_filter_takes_a_tensor():
     """filter reads any tensor (detached, from its device); step read it with np.asarray,
     which raised torch's own RuntimeError for a tensor that requires grad (the output of a

@@ -35,6 +35,7 @@ __all__ = [
     "collected",
     "notes_to_tell",
     "tell",
+    "within_channel",
 ]
 
 _collector = threading.local()
@@ -215,6 +216,12 @@ def as_channel(channel: int | None):
         yield
     finally:
         _collector.channel = outer
+
+
+def within_channel() -> bool:
+    """Whether this thread runs inside :func:`as_channel`: a fit or filter of one channel of a
+    larger series, whose caller tells what concerns the whole series (its sample times)."""
+    return getattr(_collector, "channel", _EVERY) is not _EVERY
 
 
 def notes_to_tell(fit_notes, filter_notes, names=None) -> list[str]:

@@ -16,6 +16,7 @@ from tssdpa.estimators.arrays import (
     check_state,
     step_input,
 )
+from tssdpa.estimators.input_notes import within_channel
 from tssdpa.filters import channel_streams as streams
 from tssdpa.signal.features import initial_feature_state
 from tssdpa.signal.lagfilter import check_sample_times, run_causal
@@ -72,7 +73,8 @@ def sample_times(filt, meta, timestamps, n, fit: bool = False):
         raise ValueError("tau is set: pass timestamps= or a series with a DatetimeIndex")
     times = check_sample_times(t, n, min_step=filt.min_step)
     step = float(np.median(np.diff(times))) if n > 1 else 0.0
-    if fit and step >= TAU_STEPS * float(filt.tau):
+    # once, by the fit of the whole series: its channels' own fits read the same times
+    if fit and not within_channel() and step >= TAU_STEPS * float(filt.tau):
         # no key weighs against the sample itself: the filter returns x, and fit scores and
         # keeps that without a word (epoch nanoseconds read as seconds, tau=0.05: y == x)
         warnings.warn(f"timestamps: their median step, {step:.3g} s, is {step / filt.tau:.3g} "
