@@ -1776,3 +1776,17 @@ def test_a_channel_independent_forecaster_names_the_channel_beyond_reach_of_its_
     y[450, 1] = 1e100
     with pytest.raises(ValueError, match="y channel 1 lies more than"):
         fc.forecast(y, 1)
+
+
+def test_cv_results_mark_the_structure_kept_at_each_anchor_which_need_not_score_best():
+    y = np.sin(np.arange(600) / 7) + 0.05 * np.random.default_rng(0).normal(size=600)
+    f = ProjectionForecaster(horizon=3).fit(y)
+    cv = f.cv_results_
+    for h, params in f.best_params_.items():
+        kept = cv[(cv["horizon"] == h) & cv["chosen"]]
+        assert len(kept) == 1
+        row = kept.iloc[0]
+        assert {k: row[k] for k in ("embedding", "delay", "model")} == {
+            k: params[k] for k in ("embedding", "delay", "model")
+        }
+        assert row["mse"] >= cv[cv["horizon"] == h]["mse"].min()

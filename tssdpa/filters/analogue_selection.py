@@ -116,7 +116,7 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, both
     the series is scored both ways.
     Every candidate is scored on the same query times, so candidates are compared on paired
     errors. Returns ``(best {anchor: Structure}, rows of cv results, contenders)``; each row
-    names its ``scoring``.
+    names its ``scoring`` and whether it is ``chosen``.
 
     ``holdout`` (a fraction) scores forward instead: the queries are the last ``holdout`` of
     the series, each forecast only from keys whose future is known before it, and the linear
@@ -161,7 +161,12 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, both
             print(f"horizon {h}: {s.as_dict() if s else None}  ({how})")
             for c in contenders.get(h, [])[1:]:
                 print(f"    or online: {c.as_dict()}")
-    return chosen, [row for x in (loo, forward) if x for row in x.rows], contenders
+    # each row says whether its structure is the one kept at its anchor: the simplest near
+    # the best is kept, so the row of lowest mse is often not it (scikit-learn's rank_)
+    n = len(anchors)
+    rows = [{**row, "chosen": x.structures[k // n] == chosen[row["horizon"]]}
+            for x in (loo, forward) if x for k, row in enumerate(x.rows)]  # fmt: skip
+    return chosen, rows, contenders
 
 
 def _score_all(z, anchors, candidates, max_queries, holdout, prune=True) -> _Scores:

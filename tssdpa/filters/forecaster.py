@@ -139,8 +139,8 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         missing; empty where neither was, and after :meth:`load`: it is not saved).
     cv_results_ : pandas.DataFrame
         MSE in standardised units of every candidate at every anchor horizon, by ``scoring``
-        (``"leave-one-out"`` or ``"forward"``); the channel models' tables, with a
-        ``channel`` column, for a ``channel_independent`` fit.
+        (``"leave-one-out"`` or ``"forward"``), ``chosen`` where kept; the channel models'
+        tables, with a ``channel`` column, for a ``channel_independent`` fit.
 
     Examples
     --------
