@@ -318,14 +318,19 @@ def test_an_arima_without_a_trend_or_differencing_reverts_to_the_training_mean_n
     assert f.forecast_path(y, horizon=50)[-1, -1] == pytest.approx(y[:300].mean(), abs=1e-6)
 
 
+def _ar2(n: int, seed: int) -> np.ndarray:
+    """y_t = 1.5 y_{t-1} - 0.7 y_{t-2} + e_t from zeros, unit white e."""
+    e = np.random.default_rng(seed).standard_normal(n)
+    y = np.zeros(n)
+    for t in range(2, n):
+        y[t] = 1.5 * y[t - 1] - 0.7 * y[t - 2] + e[t]
+    return y
+
+
 def test_autoreg_matches_statsmodels_apply():
     from statsmodels.tsa.ar_model import AutoReg
 
-    rng = np.random.default_rng(6)
-    y = np.zeros(400)
-    e = rng.standard_normal(400)
-    for t in range(2, 400):
-        y[t] = 1.5 * y[t - 1] - 0.7 * y[t - 2] + e[t]
+    y = _ar2(400, seed=6)
     f = B.AutoRegForecaster(2).fit(y[:300])
     res = AutoReg(y[:300], lags=2, trend="c").fit()
     P = f.forecast_path(y, horizon=3)
@@ -335,11 +340,7 @@ def test_autoreg_matches_statsmodels_apply():
 
 
 def test_an_autoregression_on_a_huge_offset_forecasts_as_on_the_signal_alone():
-    rng = np.random.default_rng(6)
-    y = np.zeros(600)
-    e = rng.standard_normal(600)
-    for t in range(2, 600):
-        y[t] = 1.5 * y[t - 1] - 0.7 * y[t - 2] + e[t]
+    y = _ar2(600, seed=6)
     want = B.AutoRegForecaster(8).fit(y[:450]).forecast_path(y, horizon=3)
     got = B.AutoRegForecaster(8).fit(y[:450] + 1e9).forecast_path(y + 1e9, horizon=3) - 1e9
     np.testing.assert_allclose(got, want, atol=1e-4)  # float64 holds 1e9 to 1.2e-7

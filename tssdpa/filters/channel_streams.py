@@ -72,14 +72,15 @@ def float32_note(filt) -> str | None:
     return None
 
 
-def history(filt) -> int:
-    """``H`` of the composite state: the longest history its parts keep."""
-    return max(f._step_spec().history for f, _, _ in parts(filt))
+def history(filt, pieces=None) -> int:
+    """``H`` of the composite state: the longest history its parts (``pieces``, else
+    :func:`parts`) keep."""
+    return max(f._step_spec().history for f, _, _ in pieces or parts(filt))
 
 
-def initial_state(filt, n_channels: int):
+def initial_state(filt, n_channels: int, H: int | None = None):
     """The empty composite state: (H + 1, C) NaN, with (H,) NaN times where ``tau`` is set."""
-    H = history(filt)
+    H = history(filt) if H is None else H
     hist = np.full((H + 1, n_channels), np.nan)
     return (hist, np.full(H, np.nan)) if filt.tau is not None else hist
 
@@ -112,11 +113,12 @@ def _by_part(filt, x2, zi, times, run):
     its state)`` gives each part's ``(y, zf)``; each channel's output and held output are its
     part's, the samples every channel's newest."""
     timed = filt.tau is not None
-    state = check_state(zi, initial_state(filt, x2.shape[1]))
+    pieces = parts(filt)  # once a call: a step asks for them every sample
+    state = check_state(zi, initial_state(filt, x2.shape[1], history(filt, pieces)))
     hist, hist_times = state if timed else (state, None)
     H, T = hist.shape[0] - 1, x2.shape[0]
     y, last = np.empty(x2.shape), hist[H].copy()
-    for f, inputs, outputs in parts(filt):
+    for f, inputs, outputs in pieces:
         h = f._step_spec().history
         sub = hist[H - h :, inputs]  # its newest h samples and (row h) the outputs held
         yf, zf = run(f, inputs, (sub, hist_times[H - h :]) if timed else sub)
