@@ -249,13 +249,23 @@ def test_channels_fitted_alone_then_switched_causal_are_refused_not_filtered_wit
             f.initial_state()
 
 
-def test_a_channel_by_channel_state_too_large_is_refused_as_a_joint_one():
+def _long_iir(min_step, others):
+    """A 3-channel filter whose channel 1 is an IIR filter alone (its history set by
+    ``min_step``), the others ``others``: None (the joint output) or short FIR filters alone."""
     rng = np.random.default_rng(9)
     x, t = rng.normal(size=(300, 3)), np.arange(300) * 0.01
-    iir = dict(window=None, tau=1.0, min_step=1e-6, embedding=1, degree=0, sigma=1.0)
-    f = ProjectionFilter(**{**iir, "window": 8}, channel_independent=False).fit(x, timestamps=t)
+    iir = dict(window=None, tau=1.0, min_step=min_step, embedding=1, degree=0, sigma=1.0)
+    short = {**iir, "window": 8}
+    f = ProjectionFilter(**short, channel_independent=False).fit(x, timestamps=t)
+    alone = [ProjectionFilter(**(iir if c == 1 else short)).fit(x[:, c], timestamps=t)
+             for c in range(3)]  # fmt: skip
+    f.channel_models_ = [m if c == 1 or others else None for c, m in enumerate(alone)]
+    return f
+
+
+def test_a_channel_by_channel_state_too_large_is_refused_as_a_joint_one():
     # one channel's IIR keeps 2.8e7 samples: the state would be 660 MB of NaN for three
-    f.channel_models_ = [None, ProjectionFilter(**iir).fit(x[:, 1], timestamps=t), None]
+    f = _long_iir(1e-6, others=None)
     with pytest.raises(ValueError, match="streaming state would keep 27631021 past samples x 3"):
         f.initial_state()
 
@@ -263,13 +273,7 @@ def test_a_channel_by_channel_state_too_large_is_refused_as_a_joint_one():
 def test_the_onnx_state_of_channels_each_within_the_limit_but_not_together_is_refused():
     from tssdpa.export import onnx_initial_state
 
-    rng = np.random.default_rng(9)
-    x, t = rng.normal(size=(300, 3)), np.arange(300) * 0.01
-    iir = dict(window=None, tau=1.0, min_step=7e-6, embedding=1, degree=0, sigma=1.0)
-    f = ProjectionFilter(**{**iir, "window": 8}, channel_independent=False).fit(x, timestamps=t)
-    short = {**iir, "window": 8}  # every channel alone, as channel_independent=True fits
-    f.channel_models_ = [ProjectionFilter(**(iir if c == 1 else short)).fit(x[:, c], timestamps=t)
-                         for c in range(3)]  # fmt: skip
+    f = _long_iir(7e-6, others="alone")  # every channel alone, as channel_independent=True fits
     assert f.channel_models_[1].initial_state()[0].shape[0] < 10_000_000  # alone: allowed
     for state in (f.initial_state, lambda: onnx_initial_state(f)):
         with pytest.raises(ValueError, match="streaming state would keep .* past samples x 3"):
