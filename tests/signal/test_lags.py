@@ -107,7 +107,10 @@ def test_iir_truncation_lag_is_minimal(decay, tol):
 @pytest.mark.parametrize("exclude_self", [False, True])
 @pytest.mark.parametrize("mode", ["plain", "decay", "times"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_one_row_kernel_rounds_like_the_last_row_of_attend_lags(m, exclude_self, mode, dtype):
+@pytest.mark.parametrize("degree", [0, 1, 2])
+def test_one_row_kernel_rounds_like_the_last_row_of_attend_lags(
+    m, exclude_self, mode, dtype, degree
+):
     rng = np.random.default_rng(m + 7 * exclude_self)
     K, C = 9, 2
     x = rng.normal(size=(K + m - 1, C)).astype(dtype)
@@ -122,6 +125,7 @@ def test_one_row_kernel_rounds_like_the_last_row_of_attend_lags(m, exclude_self,
         0,
         K - 1,
         sigma=0.8,
+        degree=degree,
         decay=decay,
         times=times.astype(dtype) if tau else None,
         tau=tau,
@@ -136,8 +140,16 @@ def test_one_row_kernel_rounds_like_the_last_row_of_attend_lags(m, exclude_self,
         elapsed=t[-1] - t if tau else None,
         tau=tau,
         exclude_self=exclude_self,
+        degree=degree,
     )
+    assert one.dtype == fast.dtype
     np.testing.assert_array_equal(one, fast[0])
+    if dtype == np.float64:  # and the loop form's last row
+        want = attend_lags_reference(
+            E, x, (len(x) - 1, len(x)), 0, K - 1, sigma=0.8, degree=degree, decay=decay,
+            times=times if tau else None, tau=tau, exclude_self=exclude_self,
+        )  # fmt: skip
+        np.testing.assert_allclose(one, want[0], rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("degree", [1, 2])

@@ -338,10 +338,8 @@ def step_newest(spec: FilterSpec, state, sample: np.ndarray, timestamp=None, min
     are finite and the times are consistent (then the output row always has a usable key);
     returns ``(y (C,), new_state)`` equal to :func:`run_causal` on that one sample, computed in
     the filter's dtype. None sends the caller to :func:`run_causal`, which also raises the
-    errors for inconsistent input. A local polynomial (``degree`` > 0) takes the general path.
+    errors for inconsistent input.
     """
-    if spec.degree:
-        return None
     H = spec.history
     times = t_now = None
     if spec.tau is not None:
@@ -388,6 +386,7 @@ def step_newest(spec: FilterSpec, state, sample: np.ndarray, timestamp=None, min
         elapsed=elapsed,
         tau=spec.tau,
         exclude_self=spec.exclude_self,
+        degree=spec.degree,
     )
     buf[H + 1] = y
     if times is None:

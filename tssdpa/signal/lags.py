@@ -428,14 +428,17 @@ def attend_newest(
     elapsed: np.ndarray | None = None,
     tau: float | None = None,
     exclude_self: bool = False,
+    degree: int = 0,
 ) -> np.ndarray:
     """The lag kernel for the newest row of ``fc`` only: the per-sample ``step`` of a filter.
 
     ``fc`` (K + m - 1, C): the last samples in the compute dtype, no NaN, newest last; the
     keys are its K newest embeddings of length m = ``embedding``. ``decay_term`` (K,) from
     :func:`decay_logits` for lags K-1 .. 0, ``elapsed`` (K,) the time from each key to the
-    newest sample (with ``tau``). Same operations in the same order as :func:`attend_lags`
-    on the last row, so both round alike. Returns (C,) in the dtype of ``fc``.
+    newest sample (with ``tau``); ``degree`` > 0 the local polynomial of that degree
+    (:func:`~tssdpa.signal.local_polynomial.local_polynomial`) instead of the weighted mean.
+    Same operations in the same order as :func:`attend_lags` on the last row, so both round
+    alike. Returns (C,) in the dtype of ``fc``.
     """
     m = embedding
     C = fc.shape[1]
@@ -477,7 +480,12 @@ def attend_newest(
     if exclude_self:
         w[-1] = -np.inf  # attend_lags masks the sample itself the same way
     if exclude_self or tau is not None:
-        w -= w.max()
+        w -= w.max()  # else the sample itself is the largest, 0: each weight at most 1
     np.exp(w, out=w)
+    if degree:
+        # attend_lags on a block of one row: the same weights, values and powers, one system
+        powers = offset_powers(np.arange(w.size - 1, -1, -1), degree)
+        own = [vals[None, :, c] for c in range(C)]  # (1, K) per channel, oldest key first
+        return local_polynomial([w[None]], own, powers, [degree])[0][0][0].astype(dt)
     den = w.sum()
     return np.einsum("l,cl->c", w, vals.T.copy()) / den  # attend_lags' per-channel dot
