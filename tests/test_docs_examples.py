@@ -2,7 +2,8 @@
 fragments on their first line (``# fragment: ...``, e.g. a signature, or code that needs the
 reader's own arrays); blocks that need the shared datasets say so and are skipped without them;
 blocks whose leading comments hold ``# slow: ...`` run with the slow tests.
-The README's blocks are run by tests/test_readme.py."""
+The README's blocks are run by tests/test_readme.py; the docstring examples of the modules
+that no other test doctests run here too."""
 
 import re
 from pathlib import Path
@@ -57,3 +58,31 @@ def test_docs_python_block_runs_or_is_marked_a_fragment(name, block, tmp_path, m
 def test_the_docs_have_runnable_examples():
     runnable = [b for _, b in BLOCKS if not b.lstrip().startswith("# fragment:")]
     assert len(runnable) >= 8
+
+
+# Modules whose docstring examples (``>>>``) no other test runs; the filters, forecasters,
+# learned estimators, noise tails and reports are doctested beside their own tests.
+DOCTESTED_HERE = [
+    "tssdpa.batch",
+    "tssdpa.compare",
+    "tssdpa.data.tables",
+    "tssdpa.estimators.glitches",
+    "tssdpa.estimators.selection",
+    "tssdpa.estimators.spikes",
+    "tssdpa.files",
+    "tssdpa.filters.residual_filter",
+    "tssdpa.nn.attention",
+    "tssdpa.ops.projection",
+    "tssdpa.signal.spd",
+    pytest.param("tssdpa.filters.onnx_export", marks=pytest.mark.slow),  # ~20 s of exports
+]
+
+
+@pytest.mark.parametrize("module", DOCTESTED_HERE)
+def test_docstring_examples_show_what_the_code_returns(module, tmp_path, monkeypatch):
+    import doctest
+    import importlib
+
+    monkeypatch.chdir(tmp_path)  # examples may write files
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.attempted > 0 and result.failed == 0
