@@ -606,3 +606,20 @@ def test_an_input_swallowed_by_columns_is_explained(tmp_path, capsys):
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert "required: input (an input given after --columns or --target is read as" in last
     assert "give the input first, as in tssdpa filter log.csv --columns a b)" in last
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--method", "autoreg"], "--method: autoreg is a forecaster: give --horizon H"),
+        (["--method", "butterworth", "--horizon", "2"], "--method: butterworth is a denoiser"),
+        (["--method", "autoreg", "--out-dir", "."], "--method: autoreg is a forecaster"),
+    ],
+)
+def test_a_method_of_the_other_task_is_named_as_such_not_as_unknown(csv, capsys, args, says):
+    """`tssdpa methods` lists autoreg, so 'no denoise method' sent the user to a list that
+    holds it; the message says what it is and which option runs it."""
+    p, _ = csv
+    assert main(["filter", str(p), *args]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "no denoise method" not in err and "no forecast method" not in err

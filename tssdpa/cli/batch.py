@@ -21,7 +21,7 @@ from pathlib import Path
 from tssdpa.cli.errors import UsageError
 from tssdpa.files import same_path
 
-__all__ = ["add_arguments", "check_single_file_args", "run"]
+__all__ = ["add_arguments", "check_single_file_args", "method_error", "run"]
 
 #: options of the one-file command that the many-file one does not take
 _SINGLE_ONLY = {"target": "--target", "horizon": "--horizon", "fit_fraction": "--fit-fraction",
@@ -71,6 +71,27 @@ def check_single_file_args(args) -> None:
     given = [flag for name, flag in _BATCH_ONLY.items() if getattr(args, name) is not None]
     if given:
         raise UsageError(f"{', '.join(given)} need(s) --out-dir (filtering many files)")
+
+
+def method_error(method: str, kind: str) -> UsageError:
+    """The error for a ``--method`` that is no ``kind`` ("denoise" or "forecast") method.
+
+    A method of the other task is named as such, with the option that runs it: `tssdpa
+    methods` lists both tasks, so "no denoise method 'autoreg'" sent the user to a list that
+    holds it.
+    """
+    from tssdpa.compare import get_method
+
+    other = "forecast" if kind == "denoise" else "denoise"
+    try:
+        get_method(method, other)
+    except (KeyError, ValueError):
+        return UsageError(f"--method: no {kind} method {method!r}; `tssdpa methods` lists them")
+    if other == "forecast":
+        return UsageError(f"--method: {method} is a forecaster: give --horizon H (one file, "
+                          "not --out-dir) to forecast with it, or choose a denoiser")  # fmt: skip
+    return UsageError(f"--method: {method} is a denoiser: drop --horizon to filter with it, "
+                      "or choose a forecaster")  # fmt: skip
 
 
 def _client(scheduler: str | None, workers: int | None):
@@ -168,9 +189,7 @@ def run(args, parse_params) -> int:
     try:
         spec = get_method(args.method, "denoise")
     except ValueError:
-        raise UsageError(
-            f"--method: no denoise method {args.method!r}; `tssdpa methods` lists them"
-        ) from None
+        raise method_error(args.method, "denoise") from None
     if spec.requires_target:  # said by filter_files, as 'method: ...', once a cluster ran
         raise UsageError(f"--method: {args.method} fits against a clean reference (--target), "
                          "which --out-dir does not take; choose a self-supervised one")  # fmt: skip

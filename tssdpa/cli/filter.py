@@ -264,9 +264,7 @@ def run(args) -> int:
     try:
         spec = get_method(method, kind)
     except (KeyError, ValueError):
-        raise UsageError(
-            f"--method: no {kind} method {method!r}; `tssdpa methods` lists them"
-        ) from None
+        raise batch_command.method_error(method, kind) from None
     if args.horizon is not None and args.horizon < 1:
         raise UsageError(f"--horizon must be a positive integer, got {args.horizon}")
     if args.horizon is None and args.in_sample:  # it filtered every row all the same
