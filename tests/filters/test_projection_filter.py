@@ -430,6 +430,29 @@ def test_a_boolean_format_in_a_saved_config_is_refused_naming_it(tmp_path, edit_
         ProjectionFilter.load(tmp_path / "f")
 
 
+@pytest.mark.parametrize(
+    ("param", "value", "message"),
+    [
+        ("window", "x", "window must be an int"),
+        ("window", "16", "window must be an int"),
+        ("window", ["8", "16"], "window must be an int"),
+        ("local_window", -3, "local_window must be 'auto', None or an odd int"),
+        ("local_window", "x", "local_window must be 'auto', None or an odd int"),
+        ("local_window", [101], "local_window must be 'auto', None or an odd int"),
+    ],
+)
+def test_a_saved_setting_edited_to_what_fit_refuses_is_refused_on_load(
+    param, value, message, tmp_path, edit_config
+):
+    # fit refused these, but load's check of the settings did not (window="16" and
+    # local_window=-3 loaded; the next fit of the loaded filter failed)
+    _, noisy = noisy_square(300)
+    ProjectionFilter(window=[8], embedding=[1], degree=[0]).fit(noisy).save(tmp_path / "f")
+    edit_config(tmp_path / "f", lambda cfg: cfg["params"].update({param: value}))
+    with pytest.raises(ValueError, match=f"config.json: {message}"):
+        ProjectionFilter.load(tmp_path / "f")
+
+
 def test_a_config_nested_too_deeply_for_json_is_refused_as_invalid(tmp_path):
     # RecursionError from the json module
     _, noisy = noisy_square(300)

@@ -251,6 +251,7 @@ class ProjectionFilter(
             check_lowpass(self.base_params)
         check_choice(self.mix, "mix", (True, False))
         fitting.check_candidate_lists(self)
+        local.check_local_window(self, fit=False)  # its value (load reads it from a file)
         check_positive(self.mix_temperature, "mix_temperature")
         check_choice(self.channel_scale, "channel_scale", CHANNEL_SCALES)
         check_choice(self.glitches, "glitches", GLITCHES)

@@ -156,17 +156,17 @@ def _candidates_of(name: str, value, causal: bool, n: int) -> list:
 def check_candidate_lists(filt) -> None:
     """The settings of ``filt`` given as candidate lists: none empty, every degree an int in
     0 .. MAX_DEGREE, every sigma > 0 (inf: the uniform kernel), every decay in (0, 1] or None
-    (there is no ``"auto"`` decay); and its ``noise_level``. Windows and embeddings are
-    checked where the search builds their specs. Random features need an infinite memory: a
+    (there is no ``"auto"`` decay), every window None, an int >= 0 or "all", every embedding
+    an int; and its ``noise_level``. Random features need an infinite memory: a
     decay (every candidate) or ``tau``, refused here rather than by the fitted filter."""
     check_no_empty_list(filt, ("window", "embedding", "degree", "decay", "sigma"))
     if not (isinstance(filt.embedding, str) and filt.embedding == AUTO):
         for m in candidates(filt.embedding):  # before the sigma grid takes its square root
             check_int(m, "embedding")
-    if not isinstance(filt.window, str):
+    if not (isinstance(filt.window, str) and filt.window == AUTO):
         windows = candidates(filt.window)
-        for w in windows:
-            if w is not None and not isinstance(w, str):
+        for w in windows:  # any other string ("16" in an edited file) is refused here too
+            if w is not None and not (isinstance(w, str) and w == NONLOCAL):
                 check_int(w, "window", minimum=0)
         if 0 in windows and (filt.causal or filt.tau is not None or filt.base is None):
             raise ValueError("window=0 is the zero-phase Butterworth base alone: it needs "

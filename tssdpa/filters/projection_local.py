@@ -302,15 +302,15 @@ def _adapts(filt) -> bool:
     return filt.local_window is not None and uniform_zero_phase
 
 
-def check_local_window(filt) -> None:
-    """``local_window`` of ``filt``: "auto", None or an odd int >= 1 (a centred window); an
-    int needs a zero-phase filter on uniformly sampled data. ``ValueError`` else."""
+def check_local_window(filt, fit: bool = True) -> None:
+    """``local_window`` of ``filt``: "auto", None or an odd int >= 1 (a centred window); at
+    ``fit`` an int needs a zero-phase filter on uniformly sampled data. ``ValueError`` else."""
     w = filt.local_window
     if w is None or (isinstance(w, str) and w == "auto"):
         return
     if not _odd_width(w):
         raise ValueError(f"local_window must be 'auto', None or an odd int >= 1, got {w!r}")
-    if not _adapts(filt):
+    if fit and not _adapts(filt):
         raise ValueError("local_window needs a zero-phase filter (causal=False) on uniformly "
                          "sampled data (no tau, no recurrent)")  # fmt: skip
 
