@@ -81,6 +81,21 @@ def test_arrays_of_the_wrong_shape_are_refused(fitted, tmp_path):
         type(fitted).load(tmp_path / "e")
 
 
+@pytest.mark.parametrize("name", ["residual_forecaster_autoreg", "residual_filter"])
+@pytest.mark.parametrize("sigma", ["1.5", True, ["0.5", "1"]])
+def test_a_kernel_width_saved_as_text_or_a_bool_is_refused_naming_sigma(
+    name, sigma, tmp_path, edit_config
+):
+    """numpy read "1.5" and True as widths: such a config.json loaded, and fit took them."""
+    est = _fit(SAVEABLE[name]())
+    est.save(tmp_path / "e")
+    edit_config(tmp_path / "e", lambda cfg: cfg["params"].update(sigma=sigma))
+    with pytest.raises(ValueError, match="config.json: sigma must be > 0"):
+        type(est).load(tmp_path / "e")
+    with pytest.raises(ValueError, match="sigma must be > 0"):
+        _fit(SAVEABLE[name]().set_params(sigma=sigma))
+
+
 @pytest.mark.parametrize("cls", [ResidualProjectionForecaster, ResidualProjectionFilter])
 def test_the_nested_base_state_is_checked_against_the_base_schema(cls, tmp_path):
     est = _fit(SAVEABLE["residual_filter" if cls is ResidualProjectionFilter else

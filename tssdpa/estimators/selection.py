@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from tssdpa.checks import check_fraction, check_positive
+from tssdpa.checks import check_fraction, check_number, check_positive
 
 __all__ = [
     "FitScoresView",
@@ -203,6 +203,10 @@ def sigma_candidates(sigma, default: np.ndarray, name: str = "sigma") -> list[fl
     try:
         if np.ndim(sigma) > 1:
             raise ValueError
+        # numbers only: asarray(dtype=float) read "1.5" and True as widths (one an edited
+        # config.json held loaded and fitted)
+        for s in candidates(sigma):
+            check_number(s, name)
         cands = [float(s) for s in np.atleast_1d(np.asarray(sigma, dtype=float))]
     except (TypeError, ValueError):
         raise ValueError(
