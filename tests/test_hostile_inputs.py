@@ -104,6 +104,13 @@ BAD = {
         TypeError,
         "{x} must be a real",
     ),
+    # numpy reads "0.5" as 0.5 when asked for floats: these were fitted and filtered
+    "numbers as text": (lambda x: x.astype(str), TypeError, "{x} must be a real.*got text"),
+    "numbers as text pandas": (
+        lambda x: pd.Series(x.astype(str), dtype="string"),
+        TypeError,
+        "{x} must be a real.*got text",
+    ),
     "3-D": (lambda x: x.reshape(-1, 1, 1), ValueError, "{x} must be 1-D"),
     "empty": (lambda x: x[:0], ValueError, "{x} is empty"),
     "no channels": (lambda x: np.empty((len(x), 0)), ValueError, "{x} has 0 channels"),
@@ -124,7 +131,7 @@ def test_fit_refuses_bad_input_naming_the_argument(make, case):
         _fit(est, bad)
 
 
-@pytest.mark.parametrize("case", ["inf", "complex", "text", "3-D", "empty"])
+@pytest.mark.parametrize("case", ["inf", "complex", "text", "numbers as text", "3-D", "empty"])
 @pytest.mark.parametrize("make", sorted(ESTIMATORS))
 def test_a_fitted_estimator_refuses_bad_input_naming_the_argument(make, case):
     est = _fit(ESTIMATORS[make](), X)

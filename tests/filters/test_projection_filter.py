@@ -1033,6 +1033,18 @@ def test_step_refuses_a_malformed_state_or_sample_naming_it(recurrent):
         f.step("a", f.initial_state())
 
 
+@pytest.mark.parametrize("sample", ["1.0", b"1", ["0.5"], np.array("0.5")])
+def test_a_number_given_as_text_is_refused_by_step_as_by_filter(sample):
+    # numpy read "1.0" as 1.0: step and filter took numbers kept as text for numbers
+    _, noisy = noisy_square(400)
+    f = ProjectionFilter(window=[8], embedding=[1], degree=[0]).fit(noisy)
+    with pytest.raises(TypeError, match="sample must be a real numeric.*got text"):
+        f.step(sample, f.initial_state())
+    with pytest.raises(TypeError, match="x must be a real numeric.*got text"):
+        f.filter(np.array(["0.5"] * 20))
+    assert f.step(np.array(0.5, dtype=object), f.initial_state())[0] == 0.5  # a boxed number
+
+
 @pytest.mark.parametrize("causal", [True, False])
 def test_a_channel_first_known_after_max_fit_samples_is_fitted_from_where_it_is_known(causal):
     # the fit scores on max_fit_samples samples: the first ones would hold no value of

@@ -101,6 +101,10 @@ def as_2d(x, name: str = "x", allow_empty: bool = False) -> tuple[np.ndarray, Ar
         dtypes = x.dtypes if isinstance(x, pd.DataFrame) else [x.dtype]
         if any(pd.api.types.is_complex_dtype(d) for d in dtypes):
             raise TypeError(f"{name} must be real, got complex values")
+    if is_pandas:  # text columns: each column's own values (a frame's may differ)
+        for i, d in enumerate(dtypes):
+            if d.kind in "OSU":
+                _refuse_text(x.iloc[:, i] if isinstance(x, pd.DataFrame) else x, name)
     if is_pandas and isinstance(x, pd.DataFrame):
         meta = ArrayMeta("frame", False, index=x.index, columns=x.columns)
         arr = _numeric(lambda: x.to_numpy(dtype=np.float64, copy=True), x, name)
@@ -118,6 +122,7 @@ def as_2d(x, name: str = "x", allow_empty: bool = False) -> tuple[np.ndarray, Ar
         if np.iscomplexobj(x):
             raise TypeError(f"{name} must be a real numeric array, got complex values")
         arr = _numeric(lambda: np.array(unmasked(x), dtype=np.float64, copy=True), x, name)
+        _refuse_text(unmasked(x), name)
         meta = ArrayMeta("numpy", arr.ndim == 1)
     if arr.ndim == 1:
         arr = arr[:, None]
@@ -246,6 +251,21 @@ def _numeric(convert, x, name):
         ) from None
 
 
+def _refuse_text(values, name: str) -> None:
+    """``TypeError`` naming ``name`` where ``values`` (array-like, a pandas column) holds text:
+    asked for float64, numpy reads "1.5" (or b"1") as 1.5, so numbers kept as text (a column
+    read as strings, a sample parsed from a line but not converted) were filtered as numbers
+    while any other text was refused. Only text and object dtypes are looked into."""
+    a = values if isinstance(values, np.ndarray) else np.asarray(values)
+    text = a.dtype.kind in "US" or (
+        a.dtype.kind == "O" and any(isinstance(v, (str, bytes)) for v in a.ravel())
+    )
+    if text:
+        raise TypeError(f"{name} must be a real numeric array, Series, DataFrame or tensor, "
+                        "got text (numbers as strings: convert them first, e.g. "
+                        "pandas.to_numeric)")  # fmt: skip
+
+
 def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
     """A ``step`` call's ``sample`` as float64 and the history array of its ``state`` (the
     state itself, or the first item of a tuple state), each refused by name if malformed or
@@ -258,6 +278,8 @@ def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
     if pd is not None and sample is pd.NA:  # a nullable column's missing value, as filter reads
         sample = np.nan
     s = _numeric(lambda: np.asarray(unmasked(sample), dtype=np.float64), sample, "sample")
+    if not isinstance(sample, (float, int)):  # the cheap test first: step must stay cheap
+        _refuse_text(unmasked(sample), "sample")
     hist = state[0] if isinstance(state, tuple) and state else state
     if not isinstance(hist, np.ndarray) or hist.dtype.kind != "f":
         raise TypeError(
