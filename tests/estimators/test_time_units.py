@@ -2,14 +2,17 @@
 expectations are plain float seconds written out by hand, never the conversion under test."""
 
 import datetime as dt
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from tssdpa.baselines import AutoRegForecaster, DLinearForecaster
 from tssdpa.checks import to_seconds
 from tssdpa.estimators.arrays import as_2d
-from tssdpa.filters import ProjectionFilter
+from tssdpa.estimators.spacing import UnevenSamplingWarning
+from tssdpa.filters import ProjectionFilter, ProjectionForecaster, ResidualProjectionForecaster
 
 SECONDS = np.array([0.0, 0.5, 1.25, 3.0])  # offsets from 2024-01-01T00:00:00Z
 EPOCH_2024 = 1704067200.0  # 2024-01-01T00:00:00Z in Unix seconds (date -u -d 2024-01-01 +%s)
@@ -70,3 +73,47 @@ def test_tau_acts_in_seconds_for_a_microsecond_index():
 def test_complex_pandas_input_is_refused_not_cast(make):
     with pytest.raises(TypeError, match="x must be real"):
         as_2d(make(np.ones(5) + 1j))
+
+
+_UNEVEN_FORECASTERS = {
+    "autoreg": lambda: AutoRegForecaster(lags=3),
+    "dlinear": lambda: DLinearForecaster(lookback=24, horizon=2),
+    "projection": lambda: ProjectionForecaster(horizon=2),
+    "residual": lambda: ResidualProjectionForecaster(embedding=4, horizon=2),
+}
+
+
+@pytest.mark.parametrize("make", sorted(_UNEVEN_FORECASTERS))
+def test_a_forecaster_warns_where_its_datetime_index_is_not_equally_spaced(make):
+    # every forecaster counts lags and horizons in samples: gaps of 10 s in a 1 s series
+    # were fitted and forecast as equally spaced samples without a word
+    steps = np.where(np.random.default_rng(0).random(400) < 0.1, 10.0, 1.0)
+    t = np.cumsum(steps)
+    y = pd.Series(np.sin(t / 8), index=pd.to_datetime(t, unit="s"))
+    with pytest.warns(UnevenSamplingWarning, match="median step 1 s, largest 10 s") as told:
+        est = _UNEVEN_FORECASTERS[make]().fit(y)
+    assert type(est).__name__ in str(told[0].message)
+    with pytest.warns(UnevenSamplingWarning, match="not equally spaced"):
+        path = est.forecast_path(y, 2)
+    # a warning, nothing else: the numbers are those of the bare array
+    np.testing.assert_array_equal(path, est.forecast_path(y.to_numpy(), 2))
+    np.testing.assert_array_equal(
+        est.predict(3), _UNEVEN_FORECASTERS[make]().fit(y.to_numpy()).predict(3)
+    )
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        pd.date_range("2024-01-01", periods=300, freq="s"),
+        pd.date_range("2024-03-01", periods=300, freq="h", tz="Europe/Berlin"),  # a DST change
+        pd.date_range("2024-01-01", periods=300, freq="MS"),  # months of 28 to 31 days
+        pd.DatetimeIndex(np.array(pd.bdate_range("2024-01-01", periods=300))),  # no freq set
+        pd.to_datetime(np.arange(300) + 0.01 * np.sin(np.arange(300)), unit="s"),  # jitter
+    ],
+)
+def test_a_regular_or_calendar_datetime_index_is_forecast_without_a_word(index):
+    y = pd.Series(np.sin(np.arange(300) / 8), index=index)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        AutoRegForecaster(lags=3).fit(y).forecast(y)

@@ -32,6 +32,7 @@ from tssdpa.checks import check_int
 from tssdpa.estimators.arrays import as_2d, check_columns, restore
 from tssdpa.estimators.fit_guard import keeps_the_last_fit_on_failure
 from tssdpa.estimators.fit_input import check_fit_input, target_like
+from tssdpa.estimators.spacing import warn_uneven
 from tssdpa.signal.missing import fill_missing, reading_span, reading_spans
 
 __all__ = ["Denoiser", "Estimator", "Forecaster", "check_fit_input", "renamed", "target_like"]
@@ -336,7 +337,8 @@ class Forecaster(Estimator):
 
     def fit(self, y) -> Forecaster:
         """Fit on the training series ``y`` (T,) or (T, C)."""
-        a, _ = as_2d(y, "y")
+        a, meta = as_2d(y, "y")
+        warn_uneven(self, meta)  # gaps in a DatetimeIndex: fitted as equally spaced samples
         check_fit_input(a, "y")
         if len(a) < 3:
             raise ValueError(f"y must have at least 3 samples; got {len(a)}")
@@ -380,6 +382,7 @@ class Forecaster(Estimator):
         horizon = self._check_horizon(horizon, name)
         a, meta = as_2d(y, "y")
         self._check_channels(a, "y", meta)
+        warn_uneven(self, meta)
         return a, meta, horizon
 
     def _check_horizon(self, horizon, name: str = "horizon") -> int:

@@ -34,6 +34,7 @@ from tssdpa.estimators.arrays import (
 from tssdpa.estimators.base import Denoiser, Forecaster, check_fit_input
 from tssdpa.estimators.persistence import check_context
 from tssdpa.estimators.selection import time_split
+from tssdpa.estimators.spacing import warn_uneven
 from tssdpa.estimators.white_noise import check_noise_level, noise_scale
 from tssdpa.filters.projection_stream import stream_channels
 from tssdpa.models.estimator import SystemEstimatorMixin, windows
@@ -340,6 +341,7 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
         """Train on (past, future) windows of ``y``; validation on the windows of ``y_val``
         or, without it, of the last ``holdout`` of ``y``. Returns self."""
         a, meta = as_2d(y, "y")
+        warn_uneven(self, meta)  # gaps in a DatetimeIndex: trained as equally spaced samples
         check_fit_input(a, "y")
         self._validate_params()
         # at fit, not in _validate_params: a model saved with an even one loads as it was

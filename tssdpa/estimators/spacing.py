@@ -1,0 +1,64 @@
+"""What a forecaster tells of a DatetimeIndex that is not equally spaced.
+
+Every forecaster counts its lags, embedding, lookback, horizon and ``predict(steps)`` in
+samples: a series with gaps or repeated times in its index is forecast as if its samples were
+equally spaced, which no number shows. :func:`warn_uneven` says so, naming the median and the
+largest step, as ``tssdpa filter`` notes of a time column (``tssdpa.data.tables``).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from tssdpa.estimators.input_notes import user_stacklevel
+
+__all__ = ["UnevenSamplingWarning", "uneven_note", "warn_uneven"]
+
+#: a step this far from the median step, as a share of it, is uneven: a missing sample (twice
+#: the median) or a repeated time is, the jitter of a logger's clock is not
+TOLERANCE = 0.5
+
+
+class UnevenSamplingWarning(UserWarning):
+    """A series' DatetimeIndex is not equally spaced; the estimator counts samples."""
+
+
+def uneven_note(times, name: str = "y") -> str | None:
+    """What is uneven about the sample ``times`` (seconds, in order of the rows), or None where
+    every step is within ``TOLERANCE`` of the median step (or there are fewer than 2 steps)."""
+    steps = np.diff(np.asarray(times, dtype=np.float64))
+    steps = steps[np.isfinite(steps)]
+    if steps.size < 2:
+        return None
+    typical = float(np.median(steps))
+    off = np.abs(steps - typical) > TOLERANCE * abs(typical)
+    if typical > 0 and not off.any():
+        return None
+    return (f"{name}'s DatetimeIndex is not equally spaced: median step {typical:.6g} s, "
+            f"largest {steps.max():.6g} s, smallest {steps.min():.6g} s ({int(off.sum())} of "
+            f"{steps.size} steps off the median by more than {TOLERANCE:g} of it)")  # fmt: skip
+
+
+def _calendar(index) -> bool:
+    """Whether pandas names the frequency of ``index``: a series regular in its calendar
+    (business days: Monday after Friday) is equally spaced in it."""
+    if index.freq is not None:
+        return True
+    with warnings.catch_warnings():  # pandas 3 warns that inferred_freq will return an offset
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return index.inferred_freq is not None
+
+
+def warn_uneven(estimator, meta, name: str = "y") -> None:
+    """Warn where the DatetimeIndex of the input ``meta`` describes is not equally spaced."""
+    times = getattr(meta, "timestamps", None)
+    note = None if times is None else uneven_note(times, name)
+    if note and _calendar(meta.index):
+        return
+    if note:
+        warnings.warn(f"{note}; {type(estimator).__name__} takes the samples as equally spaced "
+                      "(its lags, horizon and predict steps count samples, not time): resample "
+                      "the series onto a regular grid first, e.g. y.resample('1s').mean()",
+                      UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
