@@ -357,6 +357,40 @@ def test_a_save_that_fails_half_way_leaves_a_folder_that_loads_as_it_was_or_not_
     ]
 
 
+@pytest.mark.parametrize(
+    "make, key, value",
+    [
+        (lambda x: F.ProjectionFilter(window=[16], embedding=[1]).fit(x), ("sigma_",), 2.0),
+        (lambda x: F.ProjectionFilter(window=[16], degree=[0]).fit(x), ("degree_",), 2),
+        (lambda x: F.ProjectionForecaster(horizon=2).fit(x), ("best_params_", "1", "ridge"), 1.5),
+        (lambda x: F.ResidualProjectionForecaster().fit(x), ("null_distance_", 0), 1.5),
+    ],
+    ids=["filter sigma_", "filter degree_", "forecaster ridge", "residual radius"],
+)
+def test_a_fitted_value_edited_to_another_valid_one_is_refused_on_load(
+    make, key, value, tmp_path, edit_config
+):
+    """Only the arrays were digested: each of these loaded and changed every output (a sigma_
+    of 2.0 for 1.34 by 0.04, a ridge of 1.5 for 0.001 by 0.29), where an edited array is
+    refused."""
+    t = np.arange(600)
+    x = np.sin(t / 10) + 0.1 * np.random.default_rng(0).standard_normal(600)
+    est = make(x)
+    est.save(tmp_path / "e")
+    type(est).load(tmp_path / "e")  # as saved: loads
+
+    def edit(cfg):
+        node = cfg["fitted"]
+        for k in key[:-1]:
+            node = node[k]
+        assert node[key[-1]] != value
+        node[key[-1]] = value
+
+    edit_config(tmp_path / "e", edit)
+    with pytest.raises(ValueError, match="config.json: its 'fitted' state is not the one"):
+        type(est).load(tmp_path / "e")
+
+
 def test_a_numpy_dtype_setting_is_saved_by_its_name(tmp_path):
     # dtype=np.float32 fitted and filtered, then save raised TypeError (no JSON for a type)
     x = np.sin(np.arange(300) / 7) + 0.2 * np.random.default_rng(0).normal(size=300)

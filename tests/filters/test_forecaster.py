@@ -1083,7 +1083,10 @@ def test_holdout_is_saved_and_a_file_without_it_loads_with_its_setting(tmp_path,
     ProjectionForecaster(**small).fit(y).save(tmp_path / "a")
     assert ProjectionForecaster.load(tmp_path / "a").holdout_ == 0.25
     ProjectionForecaster(**small, holdout=0.5).fit(y).save(tmp_path / "b")
-    edit_config(tmp_path / "b", lambda cfg: cfg["fitted"].pop("holdout_"))  # an older file
+    # an older file (written before the fitted state's digest too)
+    edit_config(
+        tmp_path / "b", lambda cfg: (cfg["fitted"].pop("holdout_"), cfg.pop("fitted_sha256"))
+    )
     assert ProjectionForecaster.load(tmp_path / "b").holdout_ == 0.5
 
 
@@ -1336,7 +1339,10 @@ def test_contenders_are_saved_and_a_file_without_them_loads_without_switching(
     back = ProjectionForecaster.load(tmp_path / "a")
     assert back.contenders_ == fc.contenders_
     np.testing.assert_array_equal(back.forecast_path(y, 3), fc.forecast_path(y, 3))
-    edit_config(tmp_path / "a", lambda cfg: cfg["fitted"].pop("contenders_"))  # an older file
+    # an older file (written before the fitted state's digest too)
+    edit_config(
+        tmp_path / "a", lambda cfg: (cfg["fitted"].pop("contenders_"), cfg.pop("fitted_sha256"))
+    )
     old = ProjectionForecaster.load(tmp_path / "a")
     assert old.contenders_ == {}
     old.switch_half_life = fc.switch_half_life = None
@@ -1426,6 +1432,9 @@ def test_a_saved_structure_without_a_complete_pattern_and_future_fails_clearly(
     edit_config(
         tmp_path / "f", lambda cfg: cfg["fitted"]["contenders_"]["3"].__setitem__(1, linear)
     )
+    with pytest.raises(ValueError, match="'fitted' state is not the one it was saved with"):
+        ProjectionForecaster.load(tmp_path / "f")
+    edit_config(tmp_path / "f", lambda cfg: cfg.pop("fitted_sha256"))  # as a file before it
     back = ProjectionForecaster.load(tmp_path / "f")
     with pytest.raises(ValueError, match="no complete pattern and future"):
         back.forecast_path(y, 3)

@@ -3,7 +3,8 @@
 A saved estimator is a directory with
 
 * ``config.json``: ``{"kind": class name, "format": 1, "params": constructor arguments,
-  "fitted": fitted attributes in JSON types, "arrays_sha256": the arrays file's digest}``;
+  "fitted": fitted attributes in JSON types, "arrays_sha256": the arrays file's digest,
+  "fitted_sha256": the fitted attributes' digest}``;
 * ``arrays.safetensors``: fitted numpy arrays, and the weights of a torch module under the
   ``net.`` prefix (read with safetensors: no code runs while loading).
 
@@ -14,7 +15,8 @@ its ``_array_allowed``. Anything else, a missing file, malformed JSON or state t
 restored raises an error that names the file (and the key where there is one). Only classes
 that declare a schema can be saved. A class's ``_set_state`` checks the values themselves
 with :func:`require` / :func:`require_floats`, :func:`saved_channels` and
-:func:`check_context`: a file that loads gives the outputs of the estimator that wrote it.
+:func:`check_context`, and the digests refuse arrays or fitted values edited to other valid
+ones: a file that loads gives the outputs of the estimator that wrote it.
 """
 
 from __future__ import annotations
@@ -102,6 +104,7 @@ def save(estimator, path) -> None:
         tensors[k] = a
     blob = safetensors_bytes(tensors)
     cfg["arrays_sha256"] = hashlib.sha256(blob).hexdigest()
+    cfg["fitted_sha256"] = _fitted_digest(cfg["fitted"])
     text = json.dumps(cfg, indent=2, allow_nan=True)
     try:  # a file that would not load is not written (parameters changed after fit)
         _restore(type(estimator), json.loads(text), tensors, path, path / ARRAYS)
@@ -115,6 +118,12 @@ def save(estimator, path) -> None:
     path.mkdir(parents=True, exist_ok=True)
     _replace(path / ARRAYS, blob)
     _replace(path / CONFIG, text.encode())
+
+
+def _fitted_digest(fitted: dict) -> str:
+    """SHA-256 of the JSON fitted state (canonical: sorted keys; floats print exactly)."""
+    text = json.dumps(fitted, sort_keys=True, allow_nan=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _replace(target: Path, data: bytes) -> None:
@@ -258,6 +267,13 @@ def load(cls, path):
     if digest is not None and hashlib.sha256(blob).hexdigest() != digest:
         raise ValueError(f"{arr_path} is not the arrays {path / CONFIG} was saved with (a "
                          "save that failed half-way, or an edited file)")  # fmt: skip
+    # what fit learned, as the arrays: a fitted value edited to another valid one (sigma_,
+    # a ridge, a radius) loaded and changed every output; the parameters are not digested,
+    # an edit there is a set_params (checked as such; structural ones against 'structure')
+    fitted_digest = cfg.get("fitted_sha256")  # written since 2026-12-05
+    if fitted_digest is not None and _fitted_digest(cfg["fitted"]) != fitted_digest:
+        raise ValueError(f"{path / CONFIG}: its 'fitted' state is not the one it was saved "
+                         "with (an edited file): fit again and save")  # fmt: skip
     return est
 
 
