@@ -1021,6 +1021,14 @@ def test_fit_on_a_few_samples_tries_no_pattern_longer_than_a_quarter_of_them(cau
     assert np.isfinite(f.filter(x[:5])).all()
 
 
+@pytest.mark.parametrize("dtype", ["x", "flaot32", {"a": 1}])
+def test_a_dtype_numpy_does_not_know_is_refused_naming_dtype(dtype):
+    # numpy's own "data type 'x' not understood" named no argument
+    _, noisy = noisy_square(300)
+    with pytest.raises(TypeError, match="dtype must be float32 or float64, got"):
+        ProjectionFilter(window=[8], embedding=[1], degree=[0], dtype=dtype).fit(noisy)
+
+
 @pytest.mark.parametrize("recurrent", [None, "features"])
 def test_step_refuses_a_malformed_state_or_sample_naming_it(recurrent):
     _, noisy = noisy_square(400)

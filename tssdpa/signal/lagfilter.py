@@ -159,7 +159,10 @@ def resolve_spec(
 
 
 def _check_dtype(dtype) -> np.dtype:
-    dtype = np.dtype(dtype)
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:  # numpy's "data type 'x' not understood" named no argument
+        raise TypeError(f"dtype must be float32 or float64, got {dtype!r}") from None
     if dtype not in (np.float32, np.float64):
         raise ValueError(f"dtype must be float32 or float64, got {dtype}")
     return dtype
