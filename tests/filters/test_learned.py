@@ -574,6 +574,22 @@ def test_a_tampered_saved_learned_estimator_is_refused_on_load_naming_the_field(
         type(est).load(tmp_path / "e")
 
 
+@pytest.mark.parametrize("which", ["filter", "forecaster"])
+@pytest.mark.parametrize("bad", [-3, ["runs"], {"dir": "runs"}])
+def test_a_checkpoint_dir_that_is_no_path_is_refused_naming_it(
+    which, bad, fitted_filter, fitted_forecaster, tmp_path, edit_config
+):
+    """fit raised Lightning's 'expected str, bytes or os.PathLike object, not int' (no name);
+    a config.json holding one loaded."""
+    est = fitted_filter[0] if which == "filter" else fitted_forecaster[0]
+    est.save(tmp_path / "e")
+    edit_config(tmp_path / "e", lambda cfg: cfg["params"].update(checkpoint_dir=bad))
+    with pytest.raises(ValueError, match="config.json: checkpoint_dir must be a path or None"):
+        type(est).load(tmp_path / "e")
+    with pytest.raises(TypeError, match="checkpoint_dir must be a path or None"):
+        est.clone().set_params(checkpoint_dir=bad).fit(np.zeros((300, est.n_channels_)))
+
+
 @pytest.mark.parametrize(
     "edit, message",
     [

@@ -118,6 +118,11 @@ class SystemEstimatorMixin:
         check_choice(self.enable_progress_bar, "enable_progress_bar", (True, False))
         if self.trainer_kwargs is not None and not isinstance(self.trainer_kwargs, dict):
             raise TypeError(f"trainer_kwargs must be a dict or None, got {self.trainer_kwargs!r}")
+        # Lightning's own "expected str, bytes or os.PathLike object, not int" named nothing
+        if self.checkpoint_dir is not None and not isinstance(
+            self.checkpoint_dir, str | os.PathLike
+        ):
+            raise TypeError(f"checkpoint_dir must be a path or None, got {self.checkpoint_dir!r}")
 
     def _standardise(self, a: np.ndarray) -> np.ndarray:
         """Set ``mean_`` / ``scale_`` from ``a`` (NaN ignored) and return ``a`` standardised."""
