@@ -148,3 +148,26 @@ def test_a_dataset_named_by_its_path_is_scored_and_its_files_are_written(tmp_pat
         "denoise_logs_run1.csv_trace.png",
         "forecast_logs_run1.csv_univariate_paths.png",
     } <= pngs
+
+
+def test_the_tables_count_seeds_by_what_the_harness_ran_not_by_the_datasets_name(tmp_path):
+    # the tables took every dataset not named like a synthetic one for seed-independent and
+    # counted a deterministic method's one row as a run on every seed: a caller's own seeded
+    # series, naive run on seed 0 alone (an earlier, shorter run into the folder), stood as
+    # complete beside autoreg's three seeds -- no "1 seed(s)", its one seed paired with each
+    # of autoreg's in the headline. The harness records what it ran; the tables read that.
+    from tssdpa.compare.tables import markdown_tables, overview
+    from tssdpa.data import Split
+    from tssdpa.data.tasks import ForecastTask
+
+    def task(seed):
+        y = np.cumsum(np.random.default_rng(seed).standard_normal((300, 1)), 0)
+        return ForecastTask("mine", y, Split(180, 240, 300, context=8), (1,), 8, seed)
+
+    run_tasks([task(0)], methods=["naive"], out=tmp_path, progress=False)
+    res = run_tasks([task(s) for s in range(3)], methods=["autoreg"], out=tmp_path,
+                    progress=False)  # fmt: skip
+    naive = next(line for line in markdown_tables(res.frame, "forecast").splitlines()
+                 if line.startswith("| naive"))  # fmt: skip
+    assert "1 seed(s)" in naive and "**" not in naive
+    assert overview(res.frame).iloc[0]["best classical"] == "autoreg"

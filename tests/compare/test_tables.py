@@ -191,3 +191,18 @@ def test_the_headline_of_a_run_whose_every_cell_failed_names_no_winner():
         rows = overview(frame)
         assert len(rows) == (2 if len(frame) == 2 else 1)
         assert set(rows["winner"]) == {"—"} and set(rows["best tssdpa"]) == {"—"}
+
+
+def test_a_denoise_method_the_harness_ran_once_counts_as_complete_whatever_the_setting():
+    # a caller's own fixed noisy copy (seeded_data=False) under a noise setting's name: the
+    # harness ran savgol once, and recorded so; the tables went by the setting ('recorded'
+    # only) and counted it '1 seed(s)' against learned's 2
+    from tssdpa.compare.tables import markdown_tables
+
+    frame = pd.concat([
+        _denoise_rows({"savgol": ("classical", {"gaussian@10dB": 3.0})}).assign(runs_once=True),
+        *(_denoise_rows({"learned_projection": ("learned", {"gaussian@10dB": v})})
+          .assign(seed=s, runs_once=False) for s, v in ((0, 2.4), (1, 2.6))),
+    ])  # fmt: skip
+    table = markdown_tables(frame, "denoise")
+    assert "seed(s)" not in table and "**3.00**" in table

@@ -28,7 +28,7 @@ from tssdpa.compare.common import safe_name
 from tssdpa.compare.denoising import evaluate_denoiser
 from tssdpa.compare.forecasting import evaluate_forecaster
 from tssdpa.compare.registry import DEFAULT_BUDGET, available_methods, get_method
-from tssdpa.compare.tables import aggregate, markdown_tables
+from tssdpa.compare.tables import RUNS_ONCE_COLUMN, aggregate, markdown_tables
 from tssdpa.data.tasks import RECORDED, DenoiseTask, ForecastTask
 from tssdpa.files import replacing
 
@@ -104,11 +104,7 @@ def run_tasks(
         for name in names:
             spec = get_method(name, kind)
             first_seed = min(t.seed for t in tasks if t.dataset == task.dataset)
-            if (
-                not task.seeded_data  # what the task says, not its name: a caller's own
-                and spec.family != "learned"  # seeded series ran on its first seed alone
-                and task.seed != first_seed
-            ):
+            if _runs_once(task, spec) and task.seed != first_seed:
                 continue  # deterministic method on a seed-independent series: one run is enough
             if (
                 task.quick
@@ -156,6 +152,15 @@ def _quiet_lightning():
     for name in list(logging.root.manager.loggerDict):
         if name.startswith(("lightning", "pytorch_lightning")):
             logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def _runs_once(task, spec) -> bool:
+    """Whether the method runs on the first seed alone, its one run standing for every seed:
+    a deterministic (not learned) method on a series the same on every seed. What the task
+    says, not its name (a caller's own seeded series runs on every seed); stored with each row
+    (:data:`~tssdpa.compare.tables.RUNS_ONCE_COLUMN`) for the tables, which counted seeds by
+    the dataset's name and so took a caller's seeded series' one-seed rows for complete."""
+    return not task.seeded_data and spec.family != "learned"
 
 
 def _cell_key(task, spec):
@@ -324,6 +329,7 @@ def _run_cell(task, spec, budget, out, trace_seed, trace_settings, log):
     for r in rows:
         r.setdefault("error", "")
         r[SETTINGS_COLUMN] = cell_settings(task, spec, budget)
+        r[RUNS_ONCE_COLUMN] = _runs_once(task, spec)
     return rows
 
 

@@ -29,35 +29,45 @@ _PUBLISHED = Path(__file__).resolve().parents[2] / "datasets" / "published_ett.c
 def published_results(path: str | Path | None = None) -> pd.DataFrame:
     """Published ETT numbers (``datasets/published_ett.csv``); empty frame when absent."""
     p = Path(path) if path is not None else _PUBLISHED
-    if not p.is_file():
-        return pd.DataFrame(
-            columns=["model", "dataset", "features", "horizon", "mse", "mae", "source"]
-        )
-    return pd.read_csv(p, comment="#")
+    cols = ["model", "dataset", "features", "horizon", "mse", "mae", "source"]
+    return pd.read_csv(p, comment="#") if p.is_file() else pd.DataFrame(columns=cols)
+
+
+#: the column where :func:`~tssdpa.compare.run_tasks` records whether it ran a row's method on
+#: the first seed alone (by the task's ``seeded_data``), that run standing for every seed
+RUNS_ONCE_COLUMN = "runs_once"
 
 
 def forecast_runs_once(dataset: str, family: str) -> bool:
-    """Whether :func:`~tssdpa.compare.run_tasks` forecasts with a method on the first seed only:
-    a deterministic (not learned) method on a series that is the same on every seed (the real
-    ones). That one run stands for every seed; the tables count it so. (The harness reads the
-    task's ``seeded_data``, which :func:`~tssdpa.data.forecast_tasks` sets so; a results frame
-    names the dataset only. A caller's own seeded series is run on every seed, and its rows
-    are read as they are.)"""
+    """The harness's rule for forecast rows written without :data:`RUNS_ONCE_COLUMN`: a
+    deterministic method on a dataset not named like a synthetic one ran on the first seed."""
     return dataset not in SYNTHETIC and family != "learned"
 
 
 def denoise_runs_once(setting: str, family: str) -> bool:
-    """Whether :func:`~tssdpa.compare.run_tasks` denoises with a method on the first seed only:
-    a deterministic (not learned) method on a recorded noisy / clean pair (setting
-    :data:`~tssdpa.data.tasks.RECORDED`, ``compare --file --target``), the same on every seed."""
+    """The harness's rule for denoise rows written without :data:`RUNS_ONCE_COLUMN`: a
+    deterministic method on a recorded pair (:data:`~tssdpa.data.tasks.RECORDED`) ran once."""
     return setting == RECORDED and family != "learned"
+
+
+def _runs_once(df: pd.DataFrame, task: str) -> pd.Series:
+    """Per row: whether its method was run once by design, as the harness recorded it; by the
+    rule of its time for an older row. (The tables went by the name alone, and took a
+    caller's own seeded series' one-seed rows for complete.)"""
+    rule = forecast_runs_once if task == "forecast" else denoise_runs_once
+    by = df["dataset"] if task == "forecast" else df["setting"]
+    old = pd.Series([rule(b, f) for b, f in zip(by, df["family"])], index=df.index, dtype=bool)
+    if RUNS_ONCE_COLUMN not in df:
+        return old
+    stored = df[RUNS_ONCE_COLUMN]  # True / False, NaN on an older row, "True" read as text
+    return old.where(stored.isna(), stored.astype(str).str.lower().isin(("true", "1", "1.0")))
 
 
 def _counted_denoise(a: pd.DataFrame) -> pd.DataFrame:
     """Denoise aggregate rows ``a`` with a method run once by design (:func:`denoise_runs_once`)
     counted as run on every seed of its dataset and setting: against a learned method's 2 seeds
     it was counted '1 seed(s)', left out of the bold marks and of the headline ('—')."""
-    once = np.array([denoise_runs_once(s, f) for s, f in zip(a["setting"], a["family"])], bool)
+    once = a["runs_once"].to_numpy(bool)
     if not once.any():
         return a
     full = a.groupby(["dataset", "setting"])["n_seeds"].transform("max")
@@ -69,8 +79,7 @@ def _counted_seeds(a: pd.DataFrame) -> pd.Series:
     once by design (:func:`forecast_runs_once`) counting as run on every seed: it was counted
     '1 seed(s)' against a learned method's 2, and left out of the headline and the bold marks."""
     g = a.groupby("method", sort=False)
-    n, fam = g["n_seeds"].min(), g["family"].first()
-    once = np.array([forecast_runs_once(a["dataset"].iloc[0], f) for f in fam])
+    n, once = g["n_seeds"].min(), g["runs_once"].all()
     return n.where(~once, n.max())
 
 
@@ -93,6 +102,7 @@ def aggregate(frame: pd.DataFrame, task: str) -> pd.DataFrame:
     if "error" not in df:
         df["error"] = ""
     df["error"] = df["error"].astype(object).where(df["error"].notna(), "")
+    df["runs_once"] = _runs_once(df, task)
     g = df.groupby(keys, sort=False)
     out = g[metrics].agg(["mean", "std"])
     out.columns = [f"{a}_{b}" for a, b in out.columns]
@@ -103,6 +113,7 @@ def aggregate(frame: pd.DataFrame, task: str) -> pd.DataFrame:
     for m in metrics:
         out.loc[short[m], [f"{m}_mean", f"{m}_std"]] = np.nan
     out["family"] = g["family"].first()
+    out["runs_once"] = g["runs_once"].all()  # the harness's fact, read by the seed counts
     if task == "denoise":
         out["causal"] = g["causal"].first()
     else:
@@ -356,7 +367,7 @@ def overview(frame: pd.DataFrame) -> pd.DataFrame:
             s = _on_every_seed(g.set_index("method")["mse_mean"], _counted_seeds(g))
             fam = g.set_index("method")["family"]
             r = raw[(raw["dataset"] == ds) & (raw["setting"] == st) & (raw["horizon"] == h)]
-            once = lambda m, ds=ds, fam=fam: forecast_runs_once(ds, fam.get(m))  # noqa: E731
+            once = g.set_index("method")["runs_once"].get
             seeds = _on_each_seed(r.groupby(["method", "seed"])["mse"].mean(), once)
             what = f"forecast {st} h={int(h)}"
             rows.append(_duel(ds, what, "MSE", s, fam, higher=False, seeds=seeds))
@@ -402,7 +413,8 @@ def _denoise_duel(ds: str, what: str, g: pd.DataFrame, raw: pd.DataFrame) -> dic
     common = set.intersection(*(have[m] for m in picks)) if picks else set()
     s = mean_over(picks, common)
     r = raw[raw["method"].isin(picks) & raw["setting"].isin(common)]
-    once = lambda m: all(denoise_runs_once(st, fam.get(m)) for st in common)  # noqa: E731
+    ran_once = g[g["setting"].isin(common)].groupby("method")["runs_once"].all()
+    once = lambda m: bool(ran_once.get(m, False))  # noqa: E731
     seeds = _on_each_seed(r.groupby(["method", "seed"])["snr_gain_db"].mean(), once)
     metric = "mean SNR gain dB"
     if len(picks) == 2 and common != table:
