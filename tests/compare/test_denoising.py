@@ -117,3 +117,18 @@ def test_a_short_series_keeps_the_wiener_fir_windows_it_can_fit(name, n_configs)
     row, _ = evaluate_denoiser(spec, task, budget=8)
     assert np.isfinite(row["rmse"]) and row["n_configs"] == n_configs
     assert len(spec.grid({"n_train": 600})) == 4
+
+
+@pytest.mark.parametrize("quick", [True, False])
+def test_a_short_series_sizes_the_learned_filters_training_windows_to_fit(quick):
+    # 60 training samples (a 100-row --file): windows of 32 (quick) or 128 samples left no
+    # room for the filter's training part, gap and validation tail -- every cell an [error]
+    # "x has 60 samples: too short ..."; a series long enough keeps its grid as it was
+    c = np.sin(np.arange(100) / 6.0)[:, None]
+    noisy = c + 0.3 * np.random.default_rng(0).standard_normal(c.shape)
+    task = DenoiseTask("short", c, noisy, Split(60, 80, 100), "gaussian", 10.0, 0, quick=quick)
+    spec = get_method("learned_projection", "denoise")
+    row, _ = evaluate_denoiser(spec, task, budget=1)
+    assert np.isfinite(row["rmse"]) and '"seq_len": 20' in row["params"]
+    long = {"n_train": 600, "quick": quick}
+    assert [g.get("seq_len") for g in spec.grid(long)] == ([32] if quick else [None] * 4)
