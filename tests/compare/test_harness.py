@@ -171,3 +171,52 @@ def test_the_tables_count_seeds_by_what_the_harness_ran_not_by_the_datasets_name
                  if line.startswith("| naive"))  # fmt: skip
     assert "1 seed(s)" in naive and "**" not in naive
     assert overview(res.frame).iloc[0]["best classical"] == "autoreg"
+
+
+@pytest.mark.parametrize("cut", ["after its method", "inside its params"])
+def test_a_run_killed_while_writing_a_row_resumes_to_what_an_uninterrupted_run_gives(tmp_path, cut):
+    # a run killed while appending a cell's rows left a half-written last row: cut inside a
+    # quoted field it made results.csv unreadable (every resume refused); cut elsewhere it
+    # was read with NaN scores and its cell counted as done, h=2 of autoreg never scored,
+    # and the next row was appended onto the half line. The half row is dropped (with a
+    # note), with the rows its cell wrote before it, and the cell runs again
+    from tssdpa.data import Split
+    from tssdpa.data.tasks import ForecastTask
+
+    y = np.cumsum(np.random.default_rng(0).standard_normal((300, 1)), 0)
+    task = ForecastTask("mine", y, Split(180, 240, 300, context=8), (1, 2), 8, 0)
+    whole = run_tasks([task], methods=["naive", "autoreg"], out=tmp_path / "a", progress=False)
+    text = (tmp_path / "a" / "results.csv").read_text()
+    last = text.rstrip("\n").rsplit("\n", 1)[1]
+    assert last.startswith("forecast,mine,univariate,2,step,0,autoreg,")
+    at = (
+        len(text.rstrip("\n"))
+        - len(last)
+        + (last.index(",autoreg,") + 8 if cut == "after its method" else last.index('""lags') + 3)
+    )
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "results.csv").write_text(text[:at])
+    notes = []
+    res = run_tasks([task], methods=["naive", "autoreg"], out=tmp_path / "b", progress=False,
+                    log=notes.append)  # fmt: skip
+    assert any("incomplete last row" in n for n in notes)
+    cols = ["method", "horizon", "mse", "mae", "params"]
+    rows = pd.read_csv(tmp_path / "b" / "results.csv")[cols]
+    want = whole.frame[cols].sort_values(["method", "horizon"], ignore_index=True)
+    pd.testing.assert_frame_equal(rows.sort_values(["method", "horizon"], ignore_index=True),
+                                  want)  # fmt: skip
+    pd.testing.assert_frame_equal(
+        res.frame[cols].sort_values(["method", "horizon"], ignore_index=True), want
+    )
+
+
+def test_a_results_row_with_missing_fields_is_refused_naming_it(tmp_path):
+    # a row short of fields (a line cut and glued to the next) was read with NaN scores
+    from tssdpa.compare.harness import ResumeError, read_results
+
+    (tmp_path / "results.csv").write_text(
+        "task,dataset,setting,seed,method,mse\nforecast,d,u,0,naive,1.0\nforecast,d,u,0,ar\n"
+        "forecast,d,u,1,naive,2.0\n"
+    )
+    with pytest.raises(ResumeError, match="row 2 has 5 fields, the header 6"):
+        read_results(tmp_path)

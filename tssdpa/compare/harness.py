@@ -28,6 +28,13 @@ from tssdpa.compare.common import safe_name
 from tssdpa.compare.denoising import evaluate_denoiser
 from tssdpa.compare.forecasting import evaluate_forecaster
 from tssdpa.compare.registry import DEFAULT_BUDGET, available_methods, get_method
+from tssdpa.compare.results_file import (
+    ResumeError,
+    _append_csv,
+    _drop_partial_row,
+    _note,
+    read_results,
+)
 from tssdpa.compare.tables import RUNS_ONCE_COLUMN, aggregate, markdown_tables
 from tssdpa.data.tasks import RECORDED, DenoiseTask, ForecastTask
 from tssdpa.files import replacing
@@ -92,6 +99,7 @@ def run_tasks(
     done, old = {}, None
     if out is not None:
         old = read_results(out)
+        _drop_partial_row(out / "results.csv", log)
         out.mkdir(parents=True, exist_ok=True)
         for r in [] if old is None else old.to_dict("records"):
             stored = r.get(SETTINGS_COLUMN)  # a file written before cell_settings: None
@@ -120,6 +128,7 @@ def run_tasks(
     new_rows = []
     budget_of = budget if callable(budget) else lambda task: budget
     _check_resume(cells, done, budget_of, out)
+    old = _drop_incomplete_cells(cells, done, old, out, log)
     # a dataset named twice (identical settings: _check_resume refuses others) runs once
     todo = list({_cell_key(t, s): (t, s) for t, s in cells if _cell_key(t, s) not in done}
                 .values())  # fmt: skip
@@ -192,39 +201,33 @@ def cell_settings(task, spec, budget: int) -> str:
     return " ".join(parts)
 
 
-class ResumeError(ValueError):
-    """``out`` holds rows of this run's cells made with other settings (:func:`cell_settings`),
-    or a ``results.csv`` that is not one (:func:`read_results`)."""
-
-
-#: the columns that name a row's cell (:func:`_key`)
-_KEY_COLUMNS = ("task", "dataset", "setting", "seed", "method")
-
-
-def read_results(out) -> pd.DataFrame | None:
-    """The rows of ``out/results.csv``, None where there are none; :class:`ResumeError`, naming
-    the file and what is wrong, where it is not a results file (a folder, a binary or foreign
-    file, a column or a seed missing...): these gave raw KeyError / UnicodeDecodeError..."""
-    f = Path(out) / "results.csv"
-    if not f.exists():
-        return None
-    try:
-        if not f.stat().st_size:
-            return None
-        old = pd.read_csv(f)
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        why = f"cannot be read as a CSV ({type(exc).__name__}: {exc})"
-    else:
-        missing = [c for c in _KEY_COLUMNS if c not in old]
-        if missing:
-            why = f"lacks the column(s) {missing} of a results file"
-        else:
-            seed = pd.to_numeric(old["seed"], errors="coerce")
-            bad = old["seed"][~(np.isfinite(seed) & (seed == seed.round()))]
-            if bad.empty:
-                return old
-            why = f"has seeds that are not integers, e.g. {bad.iloc[0]!r}"
-    raise ResumeError(f"out: {f} {why}; use another output folder, or remove or repair that file")
+def _drop_incomplete_cells(cells, done: dict, old, out, log):
+    """Drop from ``out/results.csv`` (and ``old``) the rows of a forecasting cell that lacks
+    some of its horizons' rows (a run stopped while writing them: see
+    :func:`_drop_partial_row`), and from ``done``, so that it runs again: counted as done,
+    its missing horizons were never scored. Returns ``old`` without them."""
+    if old is None or "horizon" not in old:
+        return old
+    have: dict = {}
+    for r in old.to_dict("records"):
+        have.setdefault(_key(r), set()).add(r["horizon"])
+    gone = {
+        k
+        for t, s in cells
+        if isinstance(t, ForecastTask)
+        and (k := _cell_key(t, s)) in done
+        and not set(t.horizons) <= have.get(k, set())
+    }
+    if not gone:
+        return old
+    drop = np.array([_key(r) in gone for r in old.to_dict("records")], dtype=bool)
+    with replacing(out / "results.csv") as tmp:
+        old[~drop].to_csv(tmp, index=False)
+    for k in gone:
+        done.pop(k)
+    _note(log, f"out: dropped the rows of {len(gone)} cell(s) missing some horizons' rows, "
+               f"e.g. {' '.join(map(str, sorted(gone)[0][1:]))}; they run again")  # fmt: skip
+    return old[~drop].reset_index(drop=True)
 
 
 def _check_resume(cells, done: dict, budget_of, out) -> None:
@@ -263,26 +266,6 @@ def _check_resume(cells, done: dict, budget_of, out) -> None:
         f"'{'; '.join(sorted(kept))}', this run '{this}'. Use another output folder or the "
         "stored run's settings, or remove those rows"
     )
-
-
-def _append_csv(path: Path, rows: list[dict]):
-    """Append ``rows`` to the CSV at ``path``; rewrite it when the rows bring new columns."""
-    if not rows:
-        return
-    df = pd.DataFrame(rows)
-    if path.exists() and path.stat().st_size:
-        old_cols = list(pd.read_csv(path, nrows=0).columns)
-        if set(df.columns) <= set(old_cols):
-            df.reindex(columns=old_cols).to_csv(path, mode="a", header=False, index=False)
-            return
-        if old_cols != list(df.columns):  # new columns: rewrite atomically
-            full = pd.concat([pd.read_csv(path), df], ignore_index=True)
-            with replacing(path) as tmp:  # a failed write leaves no .tmp file behind
-                full.to_csv(tmp, index=False)
-            return
-        df.to_csv(path, mode="a", header=False, index=False)
-    else:
-        df.to_csv(path, index=False)
 
 
 def _run_cell(task, spec, budget, out, trace_seed, trace_settings, log):

@@ -1,0 +1,124 @@
+"""The ``results.csv`` of a comparison: read back for a resumed run (refused where it is not a
+results file), appended to cell by cell, and a last row a stopped run half wrote cut off."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tssdpa.files import replacing
+
+__all__ = ["ResumeError", "read_results"]
+
+
+class ResumeError(ValueError):
+    """``out`` holds rows of this run's cells made with other settings
+    (:func:`~tssdpa.compare.harness.cell_settings`),
+    or a ``results.csv`` that is not one (:func:`read_results`)."""
+
+
+#: the columns that name a row's cell (:func:`tssdpa.compare.harness._key`)
+_KEY_COLUMNS = ("task", "dataset", "setting", "seed", "method")
+
+
+def read_results(out) -> pd.DataFrame | None:
+    """The rows of ``out/results.csv``, None where there are none; :class:`ResumeError`, naming
+    the file and what is wrong, where it is not a results file (a folder, a binary or foreign
+    file, a column or a seed missing...): these gave raw KeyError / UnicodeDecodeError..."""
+    f = Path(out) / "results.csv"
+    if not f.exists():
+        return None
+    try:
+        data = f.read_bytes()
+        data = data[: _complete_part(data)]  # not a last row a run stopped writing
+        if not data.strip():
+            return None
+        old = pd.read_csv(io.BytesIO(data))
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        why = f"cannot be read as a CSV ({type(exc).__name__}: {exc})"
+    else:
+        missing = [c for c in _KEY_COLUMNS if c not in old]
+        short = _short_row(data)
+        if short:  # pandas filled the missing fields in with NaN: a score read as unknown
+            why = short
+        elif missing:
+            why = f"lacks the column(s) {missing} of a results file"
+        else:
+            seed = pd.to_numeric(old["seed"], errors="coerce")
+            bad = old["seed"][~(np.isfinite(seed) & (seed == seed.round()))]
+            if bad.empty:
+                return old
+            why = f"has seeds that are not integers, e.g. {bad.iloc[0]!r}"
+    raise ResumeError(f"out: {f} {why}; use another output folder, or remove or repair that file")
+
+
+def _complete_part(data: bytes) -> int:
+    """The length of the whole rows of CSV bytes: up to the last newline outside quotes
+    (pandas quotes a field holding a newline, a comma or a quote, and doubles the quote)."""
+    end, inside = 0, False
+    for m in re.finditer(rb'["\n]', data):
+        if m.group() == b'"':
+            inside = not inside
+        elif not inside:
+            end = m.end()
+    return end
+
+
+def _short_row(data: bytes) -> str:
+    """What is wrong with a row whose fields are not the header's, or ''."""
+    rows = csv.reader(io.StringIO(data.decode()))
+    header = next(rows, [])
+    for i, row in enumerate(rows, 1):
+        if row and len(row) != len(header):
+            return f"is malformed: its row {i} has {len(row)} fields, the header {len(header)}"
+    return ""
+
+
+def _note(log, message: str) -> None:
+    if log is not None:
+        log(message)
+    else:
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+def _drop_partial_row(f: Path, log) -> None:
+    """Cut off a last row that a run stopped while writing (killed mid-append): cut inside a
+    quoted field it made the file unreadable, cut elsewhere it was read with NaN scores as a
+    finished cell, and the next row was appended onto it. Its cell runs again."""
+    if not f.is_file():
+        return
+    data = f.read_bytes()
+    keep = _complete_part(data)
+    if keep < len(data):
+        with open(f, "r+b") as fh:
+            fh.truncate(keep)
+        if data[keep:].strip():
+            _note(log, f"out: {f}: dropped its incomplete last row "
+                       f"{data[keep:][:60].decode(errors='replace')!r}... (a run stopped while "
+                       "writing it); its cell runs again")  # fmt: skip
+
+
+def _append_csv(path: Path, rows: list[dict]):
+    """Append ``rows`` to the CSV at ``path``; rewrite it when the rows bring new columns."""
+    if not rows:
+        return
+    df = pd.DataFrame(rows)
+    if path.exists() and path.stat().st_size:
+        old_cols = list(pd.read_csv(path, nrows=0).columns)
+        if set(df.columns) <= set(old_cols):
+            df.reindex(columns=old_cols).to_csv(path, mode="a", header=False, index=False)
+            return
+        if old_cols != list(df.columns):  # new columns: rewrite atomically
+            full = pd.concat([pd.read_csv(path), df], ignore_index=True)
+            with replacing(path) as tmp:  # a failed write leaves no .tmp file behind
+                full.to_csv(tmp, index=False)
+            return
+        df.to_csv(path, mode="a", header=False, index=False)
+    else:
+        df.to_csv(path, index=False)
