@@ -20,6 +20,7 @@ __all__ = [
     "LOWPASS_CUTOFFS",
     "LOWPASS_ORDERS",
     "check_lowpass",
+    "sosfiltfilt_padlen",
     "sosfiltfilt_short",
     "zero_phase_lowpass",
 ]
@@ -58,11 +59,16 @@ def _butterworth(order: int, cutoff: float) -> np.ndarray:
     return scipy.signal.butter(order, cutoff, output="sos")
 
 
+def sosfiltfilt_padlen(sos: np.ndarray) -> int:
+    """scipy's default edge padding of ``sosfiltfilt(sos, x)``: ``x`` needs more samples."""
+    zeros = min((sos[:, 2] == 0).sum(), (sos[:, 5] == 0).sum())
+    return int(3 * (2 * len(sos) + 1 - zeros))
+
+
 def sosfiltfilt_short(sos: np.ndarray, x: np.ndarray, axis: int = -1) -> np.ndarray:
     """``scipy.signal.sosfiltfilt`` with scipy's default edge padding where the series is long
     enough for it, and the longest padding that fits on a shorter one (scipy raises there)."""
-    zeros = min((sos[:, 2] == 0).sum(), (sos[:, 5] == 0).sum())
-    default = 3 * (2 * len(sos) + 1 - zeros)  # scipy's own default padlen
+    default = sosfiltfilt_padlen(sos)
     if x.shape[axis] > default:
         return scipy.signal.sosfiltfilt(sos, x, axis=axis)
     return scipy.signal.sosfiltfilt(sos, x, axis=axis, padlen=max(x.shape[axis] - 1, 0))
