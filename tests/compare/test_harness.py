@@ -60,7 +60,11 @@ def test_a_resume_with_other_settings_is_refused_not_mixed_into_the_tables(tmp_p
         run_tasks(other_seed, methods=["noisy"], out=tmp_path, progress=False)
     with pytest.raises(ValueError, match="builds ar2 gaussian@10dB twice"):  # in one run
         run_tasks(den + other_seed, methods=["butterworth"], out=tmp_path, progress=False)
-    run_tasks(longer, methods=["butterworth"], out=tmp_path, progress=False)  # another method
+    # another method on another series (n=400) was let in: one table set it beside noisy's
+    # scores on n=300; refused now (this line pinned that it ran). On the same series it runs
+    with pytest.raises(ValueError, match="holds rows of ar2 gaussian@10dB scored on another"):
+        run_tasks(longer, methods=["butterworth"], out=tmp_path, progress=False)
+    run_tasks(den, methods=["butterworth"], out=tmp_path, progress=False)  # another method
     fc = forecast_tasks("ar2", seeds=(0,), n=300, horizons=(1,), lookback=8)
     run_tasks(fc, methods=["naive"], out=tmp_path, progress=False)
     more = forecast_tasks("ar2", seeds=(0,), n=300, horizons=(1, 2), lookback=8)
@@ -220,3 +224,16 @@ def test_a_results_row_with_missing_fields_is_refused_naming_it(tmp_path):
     )
     with pytest.raises(ResumeError, match="row 2 has 5 fields, the header 6"):
         read_results(tmp_path)
+
+
+def test_a_table_never_sets_methods_scored_on_other_series_side_by_side(tmp_path):
+    # naive on 300 samples of a series and autoreg on 3000 of another filled one table, each
+    # method's settings its own (budget, --max-origins): the series a table is scored on is
+    # the same for all of its methods
+    def fc(n):
+        return forecast_tasks("ar2", seeds=(0,), n=n, horizons=(1,), lookback=8)
+
+    run_tasks(fc(300), methods=["naive"], out=tmp_path / "f", progress=False)
+    with pytest.raises(ValueError, match="scored on another series .*samples=300.*samples=3000"):
+        run_tasks(fc(3000), methods=["autoreg"], out=tmp_path / "f", progress=False)
+    run_tasks(fc(300), methods=["autoreg"], out=tmp_path / "f", budget=2, progress=False)

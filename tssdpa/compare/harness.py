@@ -201,6 +201,15 @@ def cell_settings(task, spec, budget: int) -> str:
     return " ".join(parts)
 
 
+#: the cell_settings that say which series a cell was scored on, not how a method was run:
+#: every method of one table must share them
+_DATA_SETTINGS = ("samples", "split", "metric", "noise", "data")
+
+
+def _data_settings(settings: str) -> str:
+    return " ".join(t for t in settings.split() if t.split("=", 1)[0] in _DATA_SETTINGS)
+
+
 def _drop_incomplete_cells(cells, done: dict, old, out, log):
     """Drop from ``out/results.csv`` (and ``old``) the rows of a forecasting cell that lacks
     some of its horizons' rows (a run stopped while writing them: see
@@ -256,6 +265,7 @@ def _check_resume(cells, done: dict, budget_of, out) -> None:
     clashes = [(made, stored[g]) for g, made in mine.items()
                if stored.get(g) and stored[g] != set(made)]  # fmt: skip
     if not clashes:
+        _check_same_series(mine, stored, out)
         return
     made, kept = clashes[0]
     (task, spec), this = next(iter(made.values())), next(iter(made))
@@ -266,6 +276,25 @@ def _check_resume(cells, done: dict, budget_of, out) -> None:
         f"'{'; '.join(sorted(kept))}', this run '{this}'. Use another output folder or the "
         "stored run's settings, or remove those rows"
     )
+
+
+def _check_same_series(mine: dict, stored: dict, out) -> None:
+    """Refuse rows of another method on the same (dataset, setting) scored on another series
+    (another ``--n``, split, metric, noise or file): one table set them side by side, e.g.
+    naive on 300 samples of ar2 against autoreg on another 3000, without a word."""
+    series: dict = {}
+    for (kind, dataset, setting, _), settings in stored.items():
+        series.setdefault((kind, dataset, setting), set()).update(map(_data_settings, settings))
+    for (kind, dataset, setting, _), made in mine.items():
+        this = {_data_settings(m) for m in made}
+        kept = series.get((kind, dataset, setting)) or this  # rows without settings: reused
+        if kept != this:
+            raise ResumeError(
+                f"out: {Path(out) / 'results.csv'} holds rows of {dataset} {setting} scored "
+                f"on another series ('{'; '.join(sorted(kept))}', this run "
+                f"'{'; '.join(sorted(this))}'): its tables would set them beside this run's. "
+                "Use another output folder or the stored run's settings, or remove those rows"
+            )
 
 
 def _run_cell(task, spec, budget, out, trace_seed, trace_settings, log):
