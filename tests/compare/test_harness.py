@@ -237,3 +237,22 @@ def test_a_table_never_sets_methods_scored_on_other_series_side_by_side(tmp_path
     with pytest.raises(ValueError, match="scored on another series .*samples=300.*samples=3000"):
         run_tasks(fc(3000), methods=["autoreg"], out=tmp_path / "f", progress=False)
     run_tasks(fc(300), methods=["autoreg"], out=tmp_path / "f", budget=2, progress=False)
+
+
+def test_a_learned_forecaster_too_long_for_a_short_series_is_skipped_with_one_note():
+    # 60 training samples, lookback 7 and horizon 20: the learned forecaster's own split
+    # (training windows, a gap of 27, a validation tail of 27) does not fit; every seed's
+    # cell was an [error] row "y has 60 samples: too short ..." and a traceback on stderr
+    from tssdpa.data import Split
+    from tssdpa.data.tasks import ForecastTask
+
+    y = np.sin(np.arange(100) / 5.0)[:, None]
+    tasks = [ForecastTask("short", y, Split(60, 80, 100, context=7), (20,), 7, s)
+             for s in (0, 1)]  # fmt: skip
+    notes = []
+    res = run_tasks(tasks, methods=["learned_projection", "naive"], progress=False,
+                    log=notes.append)  # fmt: skip
+    assert set(res.frame["method"]) == {"naive"} and not res.frame["error"].any()
+    assert notes == ["learned_projection skipped on short univariate: its training part of 60 "
+                     "samples is shorter than the 81 the method needs; a longer series or "
+                     "shorter horizons would let it run"]  # fmt: skip

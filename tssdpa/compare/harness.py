@@ -104,13 +104,18 @@ def run_tasks(
         for r in [] if old is None else old.to_dict("records"):
             stored = r.get(SETTINGS_COLUMN)  # a file written before cell_settings: None
             done.setdefault(_key(r), set()).add(stored if isinstance(stored, str) else None)
-    cells = []
+    cells, short = [], {}
     for task in tasks:
         kind = "denoise" if isinstance(task, DenoiseTask) else "forecast"
         known = available_methods(kind)
         names = known if methods is None else [m for m in methods if m in known]
         for name in names:
             spec = get_method(name, kind)
+            need = None if spec.min_train is None else spec.min_train(task.ctx)
+            if need is not None and task.split.train < need:  # one note, not an error a cell
+                short.setdefault((spec.name, task.dataset, task.setting),
+                                 (task.split.train, need))  # fmt: skip
+                continue
             first_seed = min(t.seed for t in tasks if t.dataset == task.dataset)
             if _runs_once(task, spec) and task.seed != first_seed:
                 continue  # deterministic method on a seed-independent series: one run is enough
@@ -125,6 +130,10 @@ def run_tasks(
             ):
                 continue  # quick runs: learned models on one seed and one noise setting only
             cells.append((task, spec))
+    for (name, dataset, setting), (n, need) in short.items():
+        _note(log, f"{name} skipped on {dataset} {setting}: its training part of {n} samples is "
+                   f"shorter than the {need} the method needs; a longer series or shorter "
+                   "horizons would let it run")  # fmt: skip
     new_rows = []
     budget_of = budget if callable(budget) else lambda task: budget
     _check_resume(cells, done, budget_of, out)

@@ -356,6 +356,9 @@ register(
         fixed=_QUIET,
         description="learned DLinear + projection-attention (Lightning)",
         cost="high",
+        # its own split: training windows, a gap of lookback + horizon, a validation tail as
+        # long (time_split): a short --file with long --horizons failed every cell "too short"
+        min_train=lambda c: 3 * (int(c["lookback"]) + int(c["max_horizon"])),
     )
 )
 

@@ -66,6 +66,10 @@ class MethodSpec:
         an error; for an import path it must be declared here -- listing the methods reads it
         without importing them (``tssdpa methods`` would load torch for the learned ones) --
         and is checked against the class once imported. A plain function keeps what is given.
+    min_train : callable or None
+        ``min_train(ctx) -> int``: the fewest training samples the method can be fitted on
+        (None: no floor of its own). The harness skips it, with one note, on a task whose
+        training part is shorter, rather than record an error for every cell.
     """
 
     name: str
@@ -79,6 +83,7 @@ class MethodSpec:
     fixed: dict = field(default_factory=dict)
     history: int | None = None
     requires_target: bool = False
+    min_train: Callable[[dict], int] | None = None
     # the factory a "module:Name" names, imported once (``factory`` keeps what was given)
     _resolved: Callable[..., Any] | None = field(default=None, init=False, repr=False,
                                                  compare=False)  # fmt: skip
