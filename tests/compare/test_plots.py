@@ -70,3 +70,18 @@ def test_forecast_paths_show_the_best_method_of_every_horizon(figures, tmp_path)
     labels = {line.get_label() for line in ax.get_lines()}
     assert {"alpha", "beta", "history", "truth"} <= labels  # alpha best at h=1, beta at h=5, 10
     assert ax.get_ylabel()
+
+
+def test_error_vs_horizon_leaves_out_a_mean_the_table_calls_unknown(figures, tmp_path):
+    # beta's seed 1 has no score at h=5 and h=10 (a failed run, NaN forecasts): the table
+    # shows '—' there, the plot drew seed 0's 0.3 and 0.8 as beta's means and named beta
+    # "best at some h" on them
+    frame = _frame()
+    frame.loc[(frame["method"] == "beta") & (frame["seed"] == 1) & (frame["horizon"] > 1),
+              "mse"] = np.nan  # fmt: skip
+    assert plots.plot_error_vs_horizon(tmp_path, frame, "d", "s", tmp_path / "e.png")
+    ax = figures[0].axes[0]
+    series = {b.get_label().split(" ")[0]: b.lines[0].get_ydata() for b in ax.containers}
+    np.testing.assert_allclose(series["beta"], [0.2 * 1.05])  # h=1 alone
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "beta" in legend and "alpha (best at some h)" in legend

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from tssdpa.compare.common import safe_name
+from tssdpa.compare.tables import aggregate
 from tssdpa.data.tasks import RECORDED
 
 __all__ = ["plot_traces", "plot_forecasts", "plot_error_vs_horizon", "write_plots"]
@@ -73,14 +74,22 @@ def _plot_finite(ax, x, y, **kw):
 
 
 def _table_means(frame, task, dataset, setting, metric):
-    """(method x horizon) means and standard deviations over seeds of ``metric``, as in the
-    tables (one column per horizon)."""
-    df = frame[
-        (frame["task"] == task) & (frame["dataset"] == dataset) & (frame["setting"] == setting)
-    ]
-    df = df[np.isfinite(pd.to_numeric(df[metric], errors="coerce"))]
-    g = df.groupby(["method", "horizon"])[metric]
-    return g.mean().unstack(), g.std().unstack()
+    """(method x horizon) means and standard deviations over seeds of ``metric``: the tables'
+    own (:func:`~tssdpa.compare.tables.aggregate`), NaN where a seed has no score. Averaged
+    here over the seeds that had one, a failed seed left the other's score drawn as the
+    method's mean, and named best, where the table shows '—'."""
+    a = aggregate(frame, task)
+    if a.empty:
+        return pd.DataFrame(), pd.DataFrame()
+    a = a[(a["dataset"] == dataset) & (a["setting"] == setting)]
+    return (a.pivot(index="method", columns="horizon", values=f"{metric}_mean"),
+            a.pivot(index="method", columns="horizon", values=f"{metric}_std"))  # fmt: skip
+
+
+def _best_per_horizon(means: pd.DataFrame) -> list:
+    """The method of lowest mean in each horizon column that has one (a column of unknown
+    means only has none: idxmin raised on it)."""
+    return [means[c].idxmin() for c in means.columns if means[c].notna().any()]
 
 
 def plot_traces(
@@ -138,9 +147,9 @@ def plot_forecasts(
     ]
     means, _ = _table_means(frame, "forecast", dataset, setting, "mse")
     # the best method of every horizon column of the table, then the next best at the largest
-    names = list(dict.fromkeys(means.idxmin(axis=0).tolist()))
+    names = list(dict.fromkeys(_best_per_horizon(means)))
     names += [m for m in means[means.columns.max()].sort_values().index if m not in names]
-    names = names[: max(4, len(set(means.idxmin(axis=0))))]
+    names = names[: max(4, len(set(_best_per_horizon(means))))]
     fam = df.groupby("method")["family"].first()
     names += [m for m in fam.index if fam[m] in ("projection", "learned") and m not in names]
     fig, ax = plt.subplots(figsize=(10, 4))
@@ -171,7 +180,7 @@ def plot_error_vs_horizon(
     plt = _plt()
     fig, ax = plt.subplots(figsize=(10, 4.5))
     hs = np.asarray(means.columns, dtype=float)
-    best = set(means.idxmin(axis=0))
+    best = set(_best_per_horizon(means))
     # a small horizontal offset per method keeps the error bars of one horizon apart
     offsets = np.linspace(-0.15, 0.15, len(means)) if len(means) > 1 else [0.0]
     for off, (m, row) in zip(offsets, means.iterrows()):
