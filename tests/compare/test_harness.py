@@ -256,3 +256,19 @@ def test_a_learned_forecaster_too_long_for_a_short_series_is_skipped_with_one_no
     assert notes == ["learned_projection skipped on short univariate: its training part of 60 "
                      "samples is shorter than the 81 the method needs; a longer series or "
                      "shorter horizons would let it run"]  # fmt: skip
+
+
+_BAD_BUDGETS = [(0, ValueError), (-1, ValueError), (2.5, TypeError), (None, TypeError),
+                (lambda task: 0, ValueError)]  # fmt: skip
+
+
+@pytest.mark.parametrize("budget, error", _BAD_BUDGETS)
+def test_a_budget_that_is_no_count_is_refused_naming_it_before_any_cell_runs(
+    tmp_path, budget, error
+):
+    # it ran every cell and recorded each as failed: "cannot unpack non-iterable NoneType
+    # object" (0), "Sample larger than population or is negative" (-1), ...
+    tasks = denoise_tasks("ar2", seeds=(0,), settings=[("gaussian", 10.0)], n=300)
+    with pytest.raises(error, match="budget"):
+        run_tasks(tasks, methods=["butterworth"], budget=budget, out=tmp_path, progress=False)
+    assert not (tmp_path / "results.csv").exists()

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tssdpa.checks import check_int
 from tssdpa.compare.common import safe_name
 from tssdpa.compare.denoising import evaluate_denoiser
 from tssdpa.compare.forecasting import evaluate_forecaster
@@ -95,6 +96,10 @@ def run_tasks(
             raise ValueError(
                 f"methods: unknown name(s) {unknown}; known: {sorted(set(available_methods()))}"
             )
+    if not callable(budget):
+        # 0, -1, 2.5 or None ran every cell and recorded each as failed, with "cannot unpack
+        # non-iterable NoneType object", "Sample larger than population"...
+        budget = check_int(budget, "budget")
     out = Path(out) if out is not None else None
     done, old = {}, None
     if out is not None:
@@ -135,7 +140,10 @@ def run_tasks(
                    f"shorter than the {need} the method needs; a longer series or shorter "
                    "horizons would let it run")  # fmt: skip
     new_rows = []
-    budget_of = budget if callable(budget) else lambda task: budget
+    if callable(budget):  # checked per task, before any cell runs (_check_resume asks)
+        budget_of = lambda task: check_int(budget(task), "budget")  # noqa: E731
+    else:
+        budget_of = lambda task: budget  # noqa: E731
     _check_resume(cells, done, budget_of, out)
     old = _drop_incomplete_cells(cells, done, old, out, log)
     # a dataset named twice (identical settings: _check_resume refuses others) runs once
