@@ -256,6 +256,9 @@ def test_a_learned_forecaster_too_long_for_a_short_series_is_skipped_with_one_no
     assert notes == ["learned_projection skipped on short univariate: its training part of 60 "
                      "samples is shorter than the 81 the method needs; a longer series or "
                      "shorter horizons would let it run"]  # fmt: skip
+    # nothing but it asked for: no rows at all; the headline was "KeyError: 'task'"
+    alone = run_tasks(tasks, methods=["learned_projection"], progress=False, log=notes.append)
+    assert alone.frame.empty and overview(alone.frame).empty and not str(alone)
 
 
 _BAD_BUDGETS = [(0, ValueError), (-1, ValueError), (2.5, TypeError), (None, TypeError),

@@ -448,7 +448,11 @@ class ComparisonResults:
         tasks = (
             [task]
             if task
-            else [t for t in ("denoise", "forecast") if (self.frame.get("task") == t).any()]
+            else [
+                t
+                for t in ("denoise", "forecast")
+                if "task" in self.frame and (self.frame["task"] == t).any()
+            ]
         )
         return "\n\n".join(markdown_tables(self.frame, t) for t in tasks)
 

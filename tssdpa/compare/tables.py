@@ -90,7 +90,7 @@ def _mode(s: pd.Series):
 
 def aggregate(frame: pd.DataFrame, task: str) -> pd.DataFrame:
     """Mean and std over seeds per (dataset, setting, method[, horizon])."""
-    df = frame[frame["task"] == task].copy()
+    df = frame[frame["task"] == task].copy() if "task" in frame else frame.iloc[:0]  # no rows
     if df.empty:
         return df
     keys = ["dataset", "setting", "method"] + (["horizon"] if task == "forecast" else [])
