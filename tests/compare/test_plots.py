@@ -85,3 +85,16 @@ def test_error_vs_horizon_leaves_out_a_mean_the_table_calls_unknown(figures, tmp
     np.testing.assert_allclose(series["beta"], [0.2 * 1.05])  # h=1 alone
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "beta" in legend and "alpha (best at some h)" in legend
+
+
+def test_the_traces_drawn_are_the_best_by_the_tables_means():
+    # x's seed 1 failed (no score): its seed 0's 20 dB made it 'best', drawn first, where the
+    # table shows '—' for it
+    rows = [dict(task="denoise", dataset="d", setting="s", seed=seed, method=m, causal=True,
+                 family="classical", snr_gain_db=v)
+            for m, gains in {"x": (20.0, np.nan), "y": (5.0, 5.0), "z": (3.0, 4.0)}.items()
+            for seed, v in enumerate(gains)]  # fmt: skip
+    assert plots._best(pd.DataFrame(rows), "denoise", "d", "s", "snr_gain_db", True, True) == [
+        "y",
+        "z",
+    ]

@@ -46,16 +46,17 @@ def _save(fig, dest: Path) -> Path:
 
 
 def _best(frame, task, dataset, setting, metric, higher, causal=None, k=3):
-    df = frame[
-        (frame["task"] == task) & (frame["dataset"] == dataset) & (frame["setting"] == setting)
-    ]
-    if causal is not None and "causal" in df:
-        df = df[df["causal"].astype(bool) == causal]
-    if df.empty or metric not in df:
+    """The ``k`` methods of best mean ``metric`` over seeds, as the tables average it
+    (:func:`~tssdpa.compare.tables.aggregate`: unknown where a seed has no score; a mean
+    over the seeds that had one drew a method whose other seed failed among the best)."""
+    a = aggregate(frame, task)
+    if a.empty or f"{metric}_mean" not in a:
         return []
-    s = df.groupby("method")[metric].mean().dropna()
-    s = s.sort_values(ascending=not higher)
-    return list(s.index[:k])
+    a = a[(a["dataset"] == dataset) & (a["setting"] == setting)]
+    if causal is not None and "causal" in a:
+        a = a[a["causal"].astype(bool) == causal]
+    s = a.set_index("method")[f"{metric}_mean"].astype(float).dropna()
+    return list(s.sort_values(ascending=not higher).index[:k])
 
 
 def _plot_finite(ax, x, y, **kw):
