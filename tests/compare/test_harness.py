@@ -275,3 +275,19 @@ def test_a_budget_that_is_no_count_is_refused_naming_it_before_any_cell_runs(
     with pytest.raises(error, match="budget"):
         run_tasks(tasks, methods=["butterworth"], budget=budget, out=tmp_path, progress=False)
     assert not (tmp_path / "results.csv").exists()
+
+
+def test_a_noise_setting_drawn_with_another_seed_is_not_mixed_into_its_table(tmp_path):
+    # the noise of a setting is seeded by its place in the settings list: impulsive@10dB is
+    # 4th in `--dataset default`'s list, 5th in a named dataset's (and 1st alone), so the
+    # "same" cell had other noise (3.5 apart here) and both runs' rows filled one table
+    def den(settings):
+        tasks = denoise_tasks("ar2", seeds=(0,), settings=settings, n=300)
+        return [t for t in tasks if t.setting == "impulsive@10dB"]
+
+    alone, second = den([("impulsive", 10.0)]), den([("gaussian", 0.0), ("impulsive", 10.0)])
+    assert np.abs(alone[0].noisy - second[0].noisy).max() > 1
+    run_tasks(alone, methods=["noisy"], out=tmp_path, progress=False)
+    with pytest.raises(ValueError, match="scored on another series .*noise_index=0.*noise_index=1"):
+        run_tasks(second, methods=["butterworth"], out=tmp_path, progress=False)
+    run_tasks(alone, methods=["butterworth"], out=tmp_path, progress=False)  # the same noise

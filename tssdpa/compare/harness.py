@@ -213,6 +213,10 @@ def cell_settings(task, spec, budget: int) -> str:
         parts += [f"horizons={','.join(str(int(h)) for h in sorted(task.horizons))}",
                   f"lookback={task.lookback}", f"history={task.history}",
                   f"metric={task.metric}", f"max_origins={cap}"]  # fmt: skip
+    if isinstance(task, DenoiseTask) and task.noise_index is not None:
+        # the noise is seeded by the setting's place in its list: the same setting in
+        # another list drew other noise
+        parts.append(f"noise_index={task.noise_index}")
     if task.fingerprint is not None:  # another file of the same name: other rows
         parts.append(f"data={task.fingerprint}")
     return " ".join(parts)
@@ -220,7 +224,7 @@ def cell_settings(task, spec, budget: int) -> str:
 
 #: the cell_settings that say which series a cell was scored on, not how a method was run:
 #: every method of one table must share them
-_DATA_SETTINGS = ("samples", "split", "metric", "noise", "data")
+_DATA_SETTINGS = ("samples", "split", "metric", "noise", "noise_index", "data")
 
 
 def _data_settings(settings: str) -> str:

@@ -75,6 +75,9 @@ class DenoiseTask:
     quick: bool = False  # smaller search grids for expensive (learned) methods
     seeded_data: bool = True  # False: clean and noisy do not depend on the seed
     fingerprint: str | None = None  # of a caller's own data (TableSeries)
+    #: the setting's place in denoise_tasks' list: its noise is drawn with the seed
+    #: ``1000 * seed + noise_index``, so one setting draws other noise in another list
+    noise_index: int | None = None
 
     @property
     def setting(self) -> str:
@@ -232,7 +235,7 @@ def denoise_tasks(
             noisy = add_noise(x, noise, snr, seed=1000 * seed + k, reference=ref)
             tasks.append(
                 DenoiseTask(name, x, noisy, sp, noise, float(snr), int(seed), cols, share,
-                            quick=quick, fingerprint=fingerprint)
+                            quick=quick, fingerprint=fingerprint, noise_index=k)
             )  # fmt: skip
     return tasks
 
