@@ -15,6 +15,12 @@ every fit removes and this measure counts as error (its 10 and 20 dB cells score
 ``--causal``: the same for causal filters (a choice or one fit per channel streams as one:
 ``tssdpa.filters.channel_streams``).
 
+``--held-out``: signals none of the cells above use, for checking the choice where it was not
+made: the fusion IMU's gyroscope + accelerometer at samples 9,000-12,000 and the walking IMU's
+at 10,000-13,000 (taken as clean, as above), the first 3,000 rows of ETTh2's and ETTm1's seven
+columns, Lorenz-96 coordinates 5-9 of seed 1, and Rössler's three coordinates (seed 1) in
+units of 1, 0.001 and 50.
+
 ``--adaptation``: for the joint fit of each cell, the local adaptation's SURE on the fit block
 (mean over the channels, over each channel's noise variance) without and with it, next to the
 error against the clean signal on the same block, without and with it -- how far the
@@ -37,8 +43,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from channel_units_probe import SNRS, signals  # noqa: E402
 
-from tssdpa.data.real import load_ett  # noqa: E402
-from tssdpa.data.synthetic import lorenz96  # noqa: E402
+from tssdpa.data.real import load_ett, load_imu  # noqa: E402
+from tssdpa.data.synthetic import lorenz96, rossler  # noqa: E402
 from tssdpa.filters import ProjectionFilter  # noqa: E402
 from tssdpa.filters.projection_local import width_scores  # noqa: E402
 
@@ -52,6 +58,25 @@ def all_signals(data_dir: str):
     except (FileNotFoundError, OSError) as err:
         print(f"etth1 skipped: {err}")
     yield "lorenz96", lorenz96(2000, seed=0, component=None)[:, :5]
+
+
+def held_out_signals(data_dir: str):
+    for name, start in (("imu_fusion", 9000), ("imu_gait", 10000)):
+        try:
+            df = load_imu(name, data_dir)
+        except (FileNotFoundError, OSError) as err:
+            print(f"{name} skipped: {err}")
+            continue
+        cols = [c for c in df.columns if c.startswith(("Gyroscope", "Accelerometer"))]
+        yield f"{name}@{start}", df[cols].to_numpy(dtype=float)[start : start + 3000]
+    for name in ("ETTh2", "ETTm1"):
+        try:
+            yield name.lower(), load_ett(name, data_dir).iloc[:3000].to_numpy(dtype=float)
+        except (FileNotFoundError, OSError) as err:
+            print(f"{name} skipped: {err}")
+    yield "lorenz96_s1", lorenz96(2000, seed=1, component=None)[:, 5:]
+    clean = rossler(2000, seed=1, component=None)
+    yield "rossler_s1", (clean - clean.mean(0)) / clean.std(0) * np.array([1.0, 1e-3, 50.0])
 
 
 def adaptation(name, snr, noisy, clean) -> None:
@@ -98,6 +123,7 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--adaptation", action="store_true", help="the adaptation's scores only")
     p.add_argument("--causal", action="store_true", help="causal filters (default zero-phase)")
+    p.add_argument("--held-out", action="store_true", help="the signals of held_out_signals")
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")  # held-readings notes: not this probe's subject
     if args.adaptation:
@@ -109,7 +135,8 @@ def main(argv=None) -> int:
             "auto's choice per channel (j joint, A alone)"
         )
     logs = {m: [] for m in MODES}
-    for name, clean in all_signals(args.data_dir):
+    source = held_out_signals if args.held_out else all_signals
+    for name, clean in source(args.data_dir):
         for k, snr in enumerate(SNRS):
             rng = np.random.default_rng(1000 * args.seed + k)
             noise = clean.std(0) * 10 ** (-snr / 20)

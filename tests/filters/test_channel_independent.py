@@ -15,7 +15,7 @@ import tssdpa.filters.projection_channels as channels
 from tssdpa.cli import main
 from tssdpa.estimators.input_notes import GlitchWarning, collected
 from tssdpa.filters import ProjectionFilter
-from tssdpa.filters.projection_channels import fit_each_channel
+from tssdpa.filters.projection_channels import CAUSAL_TIE, choose_channels, fit_each_channel
 
 N = 600  # samples of each test series: enough for the choices below, and fits in seconds
 
@@ -119,6 +119,27 @@ def test_a_causal_auto_fit_filters_unrelated_channels_alone_and_beats_the_joint_
     np.testing.assert_array_equal(f.filter(x, zi=f.initial_state())[0][:, 0],
                                   f.channel_models_[0].filter(x[:, 0], zi=f.channel_models_[0]
                                                               .initial_state())[0])  # fmt: skip
+
+
+def test_a_causal_fit_keeps_the_joint_filter_where_a_channel_alone_scores_within_the_tie():
+    # one more filter a channel streams alone costs a kernel per sample: a causal fit splits a
+    # channel off only where its own score is lower by more than CAUSAL_TIE of the joint one
+    class Alone:
+        def __init__(self, score):
+            self.channel_scores_ = [score]
+
+    joint = [1.0, 1.0, 1.0, 2.0]
+    alone = [Alone(0.95), Alone(0.85), Alone(1.2), Alone(1.85)]
+    assert CAUSAL_TIE == 0.1
+    models, table = choose_channels(joint, alone, CAUSAL_TIE)
+    assert list(table["chosen"]) == ["joint", "alone", "joint", "joint"]
+    assert models == [None, alone[1], None, None]
+    zero_phase, _ = choose_channels(joint, alone)  # no tie: the lower score wins
+    assert zero_phase == [alone[0], alone[1], None, alone[3]]
+    clean, x = _unrelated()
+    f = ProjectionFilter(window=[16], embedding=[1], degree=[0]).fit(x)
+    t = f.channel_choice_
+    assert list(t["chosen"]) == list(np.where(t["alone"] < 0.9 * t["joint"], "alone", "joint"))
 
 
 def test_random_features_stay_joint_under_auto():

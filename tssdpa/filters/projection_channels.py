@@ -36,10 +36,19 @@ FOLLOWED = ("mix", "glitches", "dtype", "n_neighbors", "tol", "exclude_self", "l
             "tau", "min_step")  # fmt: skip
 #: a channel alone is fitted on the joint fit block where it is known on this share of it
 MIN_KNOWN = 0.5
+#: a causal fit takes a channel's own filter only where its score is lower than the joint
+#: fit's by more than this share: within it the two are a tie, which keeps the joint filter,
+#: one kernel to stream (each filter of a channel alone is one more per sample: a step of the
+#: fusion IMU's six channels each alone took 10x the joint one's time,
+#: ``experiments/bench_channel_streams.py``). Chosen on the development probe's channels
+#: (geometric mean of the error over every channel: 0.803 at 0, 0.795 at 0.1, half as many
+#: channels alone) and confirmed on held-out ones (0.686 at 0 and 0.685 at 0.1), docs/filters.md
+CAUSAL_TIE = 0.1
 #: the fitted attributes of the choice (without their trailing underscore)
 FITTED = ("channel_models", "channel_choice", "channel_scores")
 
 __all__ = [
+    "CAUSAL_TIE",
     "FITTED",
     "FOLLOWED",
     "ChannelModels",
@@ -116,17 +125,17 @@ def fit_each_channel(filt, x2, target, times, notes: bool, block: slice | None =
     return models
 
 
-def choose_channels(joint_scores, models) -> tuple[list | None, pd.DataFrame]:
+def choose_channels(joint_scores, models, tie: float = 0.0) -> tuple[list | None, pd.DataFrame]:
     """``(channel_models, table)``: per channel its model of ``models`` where its own score
-    is lower than the joint fit's (``joint_scores`` (C,)), else None (the joint output), or
-    None if every channel keeps the joint output; the table has each channel's ``joint`` and
-    ``alone`` scores and the one ``chosen``."""
+    is lower than the joint fit's (``joint_scores`` (C,)) by more than the share ``tie`` of it,
+    else None (the joint output), or None if every channel keeps the joint output; the table
+    has each channel's ``joint`` and ``alone`` scores and the one ``chosen``."""
     alone = np.array([float(m.channel_scores_[0]) for m in models])
     joint = np.asarray(joint_scores, dtype=np.float64)
     # a NaN score is 0 / 0 (a channel without noise or without error against its target, and
     # an output equal to it): exact, so it beats an infinite score (an error over 0) and keeps
     # the joint output otherwise
-    pick = (alone < joint) | (np.isnan(alone) & np.isposinf(joint))
+    pick = (alone < joint * (1.0 - tie)) | (np.isnan(alone) & np.isposinf(joint))
     import pandas as pd  # for the table only: a second to import
 
     table = pd.DataFrame({"joint": joint, "alone": alone,
@@ -246,7 +255,7 @@ class ChannelModels:
         if fits_alone(self, x2.shape[1]):
             models = fit_each_channel(self, x2, target, times, notes=False, block=block)
             self.channel_models_, self.channel_choice_ = choose_channels(
-                self.channel_scores_, models
+                self.channel_scores_, models, CAUSAL_TIE if self.causal else 0.0
             )
 
     def _state(self):
