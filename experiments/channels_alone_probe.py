@@ -15,6 +15,12 @@ every fit removes and this measure counts as error (its 10 and 20 dB cells score
 ``--causal``: the same for causal filters (a choice or one fit per channel streams as one:
 ``tssdpa.filters.channel_streams``).
 
+``--ties`` (with ``--causal``): each cell's auto fit's per-channel scores (joint and alone) and
+the errors of the joint and the one-per-channel filters, then the error over every channel of
+the choice that takes a channel's own filter only where its score is lower by more than a
+share (0 .. 0.2) of the joint one's (``projection_channels.CAUSAL_TIE``), with the number of
+channels it filters alone.
+
 ``--held-out``: signals none of the cells above use, for checking the choice where it was not
 made: the fusion IMU's gyroscope + accelerometer at samples 9,000-12,000 and the walking IMU's
 at 10,000-13,000 (taken as clean, as above), the first 3,000 rows of ETTh2's and ETTm1's seven
@@ -79,6 +85,37 @@ def held_out_signals(data_dir: str):
     yield "rossler_s1", (clean - clean.mean(0)) / clean.std(0) * np.array([1.0, 1e-3, 50.0])
 
 
+TIES = (0.0, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2)
+
+
+def tie_rows(noisy, clean, noise) -> list[tuple]:
+    """Per channel: (joint score, alone score, joint error, alone error) of the causal fits;
+    the scores from auto's ``channel_choice_``, errors as RMSE over the added noise."""
+    f = ProjectionFilter(causal=True, channel_independent="auto").fit(noisy)
+    table = f.channel_choice_
+    f.channel_models_ = None  # the joint filter's output on every channel
+    joint = np.asarray(f.filter(noisy))
+    alone = np.asarray(
+        ProjectionFilter(causal=True, channel_independent=True).fit(noisy).filter(noisy)
+    )
+    err = [np.sqrt(np.mean((y - clean) ** 2, axis=0)) / noise for y in (joint, alone)]
+    return list(zip(table["joint"], table["alone"], err[0], err[1]))
+
+
+def tie_table(rows) -> None:
+    J, A, ej, ea = (np.array(v, dtype=float) for v in zip(*rows))
+    gm = lambda e: float(np.exp(np.mean(np.log(e))))  # noqa: E731
+    print(f"{len(J)} channels: joint {gm(ej):.4f}, alone {gm(ea):.4f}, the better of the two "
+          f"{gm(np.minimum(ej, ea)):.4f}")  # fmt: skip
+    for tie in TIES:
+        pick = A < J * (1.0 - tie)
+        e = np.where(pick, ea, ej)
+        print(
+            f"  tie {tie:.2f}: {gm(e):.4f}, {int(pick.sum())} channels alone, "
+            f"{int((e / ej > 1.02).sum())} worse than joint by > 2% (worst {np.max(e / ej):.3f})"
+        )
+
+
 def adaptation(name, snr, noisy, clean) -> None:
     f = ProjectionFilter(causal=False, channel_independent=False).fit(noisy)
     if not f.local_:
@@ -124,6 +161,7 @@ def main(argv=None) -> int:
     p.add_argument("--adaptation", action="store_true", help="the adaptation's scores only")
     p.add_argument("--causal", action="store_true", help="causal filters (default zero-phase)")
     p.add_argument("--held-out", action="store_true", help="the signals of held_out_signals")
+    p.add_argument("--ties", action="store_true", help="the causal choice's tie, swept")
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")  # held-readings notes: not this probe's subject
     if args.adaptation:
@@ -134,7 +172,7 @@ def main(argv=None) -> int:
             "RMSE / added noise, geometric mean over channels; fit + filter seconds; "
             "auto's choice per channel (j joint, A alone)"
         )
-    logs = {m: [] for m in MODES}
+    logs, ties = {m: [] for m in MODES}, []
     source = held_out_signals if args.held_out else all_signals
     for name, clean in source(args.data_dir):
         for k, snr in enumerate(SNRS):
@@ -143,6 +181,12 @@ def main(argv=None) -> int:
             noisy = clean + noise * rng.normal(size=clean.shape)
             if args.adaptation:
                 adaptation(name, snr, noisy, clean)
+                continue
+            if args.ties:
+                ties += tie_rows(noisy, clean, noise)
+                print(f"{name:10s} {snr:4.0f}  " + "  ".join(
+                    f"{j:.3f}/{a:.3f} -> {e:.3f}/{ea:.3f}" for j, a, e, ea in ties[-clean.shape[1]:]
+                ), flush=True)  # fmt: skip
                 continue
             cells = []
             for mode, value in MODES.items():
@@ -157,7 +201,9 @@ def main(argv=None) -> int:
                     chosen = "".join("A" if c == "alone" else "j" for c in f.channel_choice_.chosen)
                     cells[-1] += f" {chosen}"
             print(f"{name:10s} {snr:4.0f}  " + "   ".join(cells), flush=True)
-    if args.adaptation:
+    if args.ties:
+        tie_table(ties)
+    if args.adaptation or args.ties:
         return 0
     print("geometric mean over every channel of every cell: " + ", ".join(
         f"{m} {np.exp(np.mean(np.concatenate(v))):.3f}" for m, v in logs.items()))  # fmt: skip
