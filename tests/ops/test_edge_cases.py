@@ -420,3 +420,48 @@ def test_integer_epoch_nanosecond_times_weigh_as_their_differences(backend):
         grads.append(torch.autograd.grad(out.square().sum(), tau)[0])
     torch.testing.assert_close(outs[1], outs[0], rtol=0, atol=1e-12)
     torch.testing.assert_close(grads[1], grads[0], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["math", "fused"])
+@pytest.mark.parametrize("tau", [1e-25, 1e-32], ids=["weights-alive", "weights-vanished"])
+def test_a_tiny_float32_tau_has_the_float64_gradient_not_inf_or_nan(backend, tau):
+    # dist/τ² overflowed float32 below τ ~ 1e-19: inf where the gradient is 2.6e26, and
+    # inf · 0 = NaN where every weight that depends on τ had vanished (gradient 0)
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 40, 3, generator=g) for _ in "qkv")
+    times = torch.rand(40, dtype=torch.float64, generator=g).cumsum(0) * 1e-25
+    grads = {}
+    for dtype in (torch.float32, torch.float64):
+        t = torch.tensor([tau, 5e-26], dtype=dtype, requires_grad=True)
+        out = projection_sdpa(q.to(dtype), k.to(dtype), v.to(dtype), sigma=1.0, tau=t,
+                              timestamps=times, backend=backend)  # fmt: skip
+        (out * v.to(dtype)).sum().backward()
+        grads[dtype] = t.grad.double()
+    assert grads[torch.float32].isfinite().all()
+    torch.testing.assert_close(grads[torch.float32], grads[torch.float64], rtol=1e-5, atol=0.0)
+
+
+def test_the_tau_and_time_gradients_of_the_math_backend_stay_twice_differentiable():
+    # τ's bias -|Δt|/τ goes through a custom autograd function (its τ gradient divides twice)
+    g = torch.Generator().manual_seed(0)
+    q = torch.randn(2, 5, 2, dtype=torch.float64, generator=g)
+    times = torch.rand(5, dtype=torch.float64, generator=g).cumsum(0)
+    tau = torch.tensor([0.7, 1.3], dtype=torch.float64)
+
+    def f(a, t, ta):
+        return projection_sdpa(a, a, sigma=1.0, backend="math", tau=ta, timestamps=t)
+
+    inputs = tuple(x.clone().requires_grad_() for x in (q, times, tau))
+    assert torch.autograd.gradcheck(f, inputs)
+    assert torch.autograd.gradgradcheck(f, inputs)
+    # and in forward mode (torch.func.hessian is jacfwd of jacrev; it raised without a jvp)
+
+    def loss(ta, t):
+        out = projection_sdpa(q, q, sigma=1.0, backend="math", tau=ta, timestamps=t,
+                              validate=False)  # fmt: skip
+        return out.square().sum()
+
+    want = torch.autograd.functional.hessian(lambda ta: loss(ta, times), tau)
+    torch.testing.assert_close(torch.func.hessian(loss)(tau, times), want)
+    (want,) = torch.autograd.grad(loss(tau, inputs[1]), inputs[1])
+    torch.testing.assert_close(torch.func.jacfwd(loss, argnums=1)(tau, times), want)

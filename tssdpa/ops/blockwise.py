@@ -234,9 +234,11 @@ class _Blockwise(torch.autograd.Function):
         if need_param:
             # d bias / d param: bias = |i-j| · ln γ → dist / γ; bias = -|Δt| / τ → dist / τ²
             p = param.to(q.dtype)  # a float32 parameter of a float64 request: divide in fp64
-            scale = 1.0 / p if plan.kind == "decay" else 1.0 / p.square()
             gsum = gsum.reshape(plan.batch) if gsum is not None else p * 0
-            gparam = _sum_to(gsum * scale, param.shape).to(param.dtype)
+            # divided by τ twice, not times 1/τ²: τ² underflows float32 below ~1e-19, and
+            # 1/τ² = inf gave inf for a finite gradient, NaN (inf · 0) where it was 0
+            g = gsum / p if plan.kind == "decay" else gsum / p / p
+            gparam = _sum_to(g, param.shape).to(param.dtype)
         return dq, gs, dka, dv, gparam, None, None, *(None for _ in kept)
 
 

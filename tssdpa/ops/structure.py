@@ -318,7 +318,7 @@ def time_structure(
         # Differences in float64 first: absolute times (e.g. epoch seconds) lose all
         # resolution in float32 before subtraction.
         dt = time_differences(*timestamps, device)
-        bias = -dt.abs().to(dtype) / param_tensor(tau, device, dtype)
+        bias = _MinusOverTau.apply(dt.abs().to(dtype), param_tensor(tau, device, dtype))
     if attn_mask is not None:
         if attn_mask.dtype == torch.bool:
             allowed = attn_mask if allowed is None else allowed & attn_mask
@@ -331,6 +331,39 @@ def time_structure(
             bias = m if bias is None else bias + m
             allowed = finite if allowed is None else allowed & finite
     return allowed, bias
+
+
+class _MinusOverTau(torch.autograd.Function):
+    """``-dist / τ`` with the τ gradient ``(Σ g·dist) / τ / τ``: the sum first (finite), then
+    divided by τ twice. Autograd's own ``g·(dist/τ)/τ`` per element overflowed float32 below
+    τ ~ 1e-19 (inf for a finite gradient) and met a vanished weight's ``g = 0`` as
+    ``0 · inf = NaN``. Differentiable twice, in forward mode too, vmap-able."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(dist: Tensor, tau: Tensor) -> Tensor:
+        return -(dist / tau)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        ctx.save_for_backward(*inputs)
+        ctx.save_for_forward(*inputs)
+
+    @staticmethod
+    def jvp(ctx, d_dist: Tensor | None, d_tau: Tensor | None) -> Tensor:
+        dist, tau = ctx.saved_tensors
+        out = 0.0 if d_dist is None else -d_dist / tau
+        return out if d_tau is None else out + (dist / tau) * (d_tau / tau)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        dist, tau = ctx.saved_tensors
+        g_dist = -grad / tau if ctx.needs_input_grad[0] else None  # times that want one
+        g_tau = None
+        if ctx.needs_input_grad[1]:
+            g_tau = (grad * dist).sum_to_size(tau.shape) / tau / tau
+        return g_dist, g_tau
 
 
 def time_differences(tq: Tensor, tk: Tensor, device=None) -> Tensor:
