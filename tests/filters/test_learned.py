@@ -424,6 +424,45 @@ def test_frozen_linear_forecaster_without_attention_is_the_closed_form_model():
     assert fc.history_["final_val_loss"] == fc.linear_init_["val_mse"]
 
 
+def test_a_channel_that_starts_late_is_left_out_of_the_ridge_start_until_its_first_reading():
+    # its missing head was filled with 0 (the mean) and fitted as readings: the closed-form
+    # start forecast 0.043 off the ridge DLinear of the readings alone here
+    from tssdpa.baselines import DLinearForecaster
+
+    y = _ar_series(1200)
+    y[:500, 1] = np.nan
+    fc = LearnedProjectionForecaster(lookback=32, horizon=8, moving_average=5, attention=False,
+                                     linear_lr_scale=0.0, **QUIET).fit(y)  # fmt: skip
+    cfg = fc.linear_init_
+    z = (y - fc.mean_) / fc.scale_
+    ridge = DLinearForecaster(lookback=32, horizon=8, moving_average=5, individual=False,
+                              ridge=cfg["ridge"], normalize=cfg["normalize"])  # fmt: skip
+    ridge.fit(z[: fc.split_["train"][1]])
+    want = ridge.forecast_path(z, horizon=8) * fc.scale_ + fc.mean_
+    # from the first window holding both channels (before it the forecaster gives NaN)
+    np.testing.assert_allclose(fc.forecast_path(y)[531:], want[531:], atol=1e-5)
+
+
+def test_a_training_part_too_short_for_the_ridge_start_is_refused_naming_y():
+    # filled with the mean, 165 missing samples and 35 readings were a ridge start's data
+    y = _ar_series(300)
+    y[:165] = np.nan
+    fc = LearnedProjectionForecaster(lookback=32, horizon=8, patch_len=8, d_model=8, **QUIET)
+    with pytest.raises(ValueError, match=r"y: its training part \(samples 0 to 199\): no "):
+        fc.fit(y)
+
+
+def test_a_ridge_start_with_no_channel_long_enough_is_refused_naming_train_series():
+    from tssdpa.models import ForecastingNet, ridge_linear_init
+
+    net = ForecastingNet(lookback=8, horizon=2, n_channels=1, moving_average=3)
+    series = np.full((40, 1), np.nan)
+    series[35:, 0] = 1.0
+    past, future = np.zeros((3, 8, 1)), np.ones((3, 2, 1))
+    with pytest.raises(ValueError, match="train_series: no channel has lookback"):
+        ridge_linear_init(net, series, (past, future))
+
+
 # ------------------------------------------------------------------ parameters and persistence
 def test_learned_init_only_stores_and_fit_validates_naming_the_argument():
     y = _ar_series(300)

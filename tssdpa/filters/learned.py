@@ -372,12 +372,18 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
             t1, v0 = time_split(T, n, self.holdout, "y" if T == len(z) else "y to its last reading")
             self.split_ = {"train": (0, t1), "val": (v0, T)}
             train, val = self._pairs(z[:t1]), self._pairs(z[v0:T])
-        train_series = np.nan_to_num(z[: self.split_["train"][1]])  # the ridge start's
+        train_series = z[: self.split_["train"][1]]  # the ridge start's: NaN left out there
         self.train_ = a
         self.system_ = self._new_system(C)
         self.linear_init_ = None
         if self.linear_init == "ridge":
-            info = self.system_.init_linear_ridge(train_series, val)
+            try:
+                info = self.system_.init_linear_ridge(train_series, val)
+            except ValueError as e:  # named the ridge start's own argument, not y
+                if not str(e).startswith("train_series:"):
+                    raise
+                raise ValueError(f"y: its training part (samples 0 to {len(train_series) - 1})"
+                                 + str(e)[len("train_series"):]) from None  # fmt: skip
             self.linear_init_ = {k: info[k] for k in ("ridge", "normalize", "val_mse")}
         if any(p.requires_grad for p in self.system_.parameters()):
             self.history_ = self._train(train, val)

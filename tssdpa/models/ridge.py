@@ -13,6 +13,7 @@ import numpy as np
 
 from tssdpa.baselines import DLinearForecaster
 from tssdpa.models.nets import ForecastingNet
+from tssdpa.signal.missing import reading_spans
 
 __all__ = ["RIDGE_GRID", "ridge_linear_init"]
 
@@ -44,7 +45,10 @@ def ridge_linear_init(net: ForecastingNet, train_series, val_pairs, grid=None) -
     net : ForecastingNet
         Its lookback, horizon and moving-average kernel define the linear model.
     train_series : array_like, (T,) or (T, C)
-        The training series; the only data the linear model is fitted on.
+        The training series; the only data the linear model is fitted on. NaN is a missing
+        sample: each channel is fitted between its first and last readings (gaps filled as
+        :class:`~tssdpa.baselines.DLinearForecaster` fills them), and a channel with fewer
+        than ``lookback + horizon`` samples there is left out (the weights are shared).
     val_pairs : tuple of array_like
         Validation windows ``(past (N, lookback, C), future (N, horizon, C))``; the
         configuration with the lowest MSE on them (NaN targets ignored) is kept. The past
@@ -63,6 +67,15 @@ def ridge_linear_init(net: ForecastingNet, train_series, val_pairs, grid=None) -
     """
     a = np.asarray(train_series, dtype=np.float64)
     a = a[:, None] if a.ndim == 1 else a
+    # missing samples are no data: a late channel's head filled with 0 (its mean) was fitted
+    # as readings, forecasts 0.077 off the fit on the readings alone
+    n = net.lookback + net.horizon
+    fitted = [c for c, (start, end) in enumerate(reading_spans(a)) if end - start >= n]
+    if not fitted:
+        raise ValueError(f"train_series: no channel has lookback + horizon = {n} samples "
+                         "from its first reading to its last, the least a ridge start is "
+                         "fitted on (linear_init='none' starts without one)")  # fmt: skip
+    a = a[:, fitted]
     Xv, Yv = (np.asarray(t, dtype=np.float64) for t in val_pairs)
     ok_shapes = Xv.ndim == Yv.ndim == 3 and Xv.shape[1] == net.lookback
     if not (ok_shapes and Yv.shape == (Xv.shape[0], net.horizon, Xv.shape[2])):
