@@ -188,8 +188,23 @@ def test_the_learned_filter_validates_on_the_last_part_of_x_up_to_its_last_readi
     kw = dict(window=6, seq_len=48, d_model=8, num_heads=2, num_layers=1, max_epochs=1,
               enable_progress_bar=False, trainer_kwargs=TRAINER)  # fmt: skip
     f = LearnedProjectionFilter(**kw).fit(x, target=clean if with_target else None)
-    assert f.split_["val"] == (560, 700)  # the last 20% of the 700 readings
+    # the last 20% of the 700 readings; with a target, up to the last one within reach of
+    # them (the receptive field of 5 samples past x's last reading), as a target is kept
+    assert f.split_["val"] == ((564, 705) if with_target else (560, 700))
     assert np.isfinite(f.history_["initial_val_loss"])
+
+
+def test_a_target_missing_over_the_tail_moves_the_validation_part_to_its_last_target():
+    # the validation tail held no target: val_loss NaN, one epoch, the untrained start kept
+    # (filter MSE 0.0902, that of the noisy input itself)
+    clean, noisy = square_wave(1000)
+    target = clean.copy()
+    target[700:] = np.nan
+    kw = dict(window=6, seq_len=48, d_model=8, num_heads=2, num_layers=1, max_epochs=2,
+              enable_progress_bar=False, trainer_kwargs=TRAINER)  # fmt: skip
+    f = LearnedProjectionFilter(**kw).fit(noisy, target=target)
+    assert f.split_["val"] == (560, 700)  # the last 20% of the 700 targets
+    assert np.isfinite(f.history_["initial_val_loss"]) and f.history_["epochs"] == 2
 
 
 def test_a_target_where_x_has_no_reading_in_reach_is_no_target(monkeypatch):

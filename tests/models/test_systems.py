@@ -349,6 +349,26 @@ def test_train_system_without_checkpoint_files_keeps_the_best_epoch_not_the_last
         torch.testing.assert_close(weights[1][k], v)
 
 
+@pytest.mark.parametrize("part", ["train_pairs", "val_pairs"])
+def test_train_system_refuses_a_set_without_a_finite_target_naming_it(part):
+    # a validation set without one: every val_loss NaN, early stopping ended the fit after
+    # one epoch, and the untrained start was kept without a word
+    from tssdpa.models.systems import train_system
+
+    y = _ar_series(300, channels=1)
+    train, val = _pairs(y[:200], 16, 2), _pairs(y[200:], 16, 2)
+    if part == "train_pairs":
+        train = (train[0], np.full_like(train[1], np.nan))
+    else:
+        val = (val[0], np.full_like(val[1], np.nan))
+    system = ForecastingSystem(16, 2, 1, patch_len=8, d_model=8, num_heads=2,
+                               dim_feedforward=16, linear_init="none")  # fmt: skip
+    with pytest.raises(ValueError, match=f"{part}: the targets hold no finite value"):
+        train_system(system, train, val, max_epochs=2, batch_size=32, patience=2,
+                     accelerator="cpu", enable_progress_bar=False,
+                     trainer_kwargs={"logger": False, "enable_checkpointing": False})  # fmt: skip
+
+
 def test_train_system_runs_the_callers_own_callbacks_from_trainer_kwargs():
     """trainer_kwargs=dict(callbacks=[...]) raised TypeError: Trainer() got multiple values
     for keyword argument 'callbacks'."""

@@ -159,9 +159,12 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
         stride = max(1, n // 2)
         # split the series first (train | gap of one window | validation tail), then cut
         # windows from each part: training and validation windows never share a sample
-        # up to x's last reading: past it no output is scored (without x, no target either)
-        T = len(a) - int(np.argmax(np.isfinite(a[::-1]).any(axis=1)))
-        a_, b_ = time_split(T, n, self.holdout, "x" if T == len(a) else "x to its last reading")
+        # up to the last target (x's last reading without one; a target needs x in reach):
+        # a target missing over the tail left the validation part none, every val_loss NaN,
+        # and the untrained start was kept after one epoch, silently
+        T = len(a) - int(np.argmax(np.isfinite(targets[::-1]).any(axis=1)))
+        last = "x to its last reading" if target is None else "x to its last target"
+        a_, b_ = time_split(T, n, self.holdout, "x" if T == len(a) else last)
         self.split_ = {"train": (0, a_), "val": (b_, T)}
         train = (windows(inputs[:a_], n, stride), windows(targets[:a_], n, stride))
         val = (windows(inputs[b_:T], n, stride), windows(targets[b_:T], n, stride))

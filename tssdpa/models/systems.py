@@ -305,6 +305,12 @@ def train_system(
 
     L.seed_everything(random_state, verbose=False)
     to_t = [torch.as_tensor(a, dtype=torch.float32) for a in (*train_pairs, *val_pairs)]
+    for name, targets in (("train_pairs", to_t[1]), ("val_pairs", to_t[3])):
+        # no finite target, no loss: every val_loss was NaN, early stopping ended the fit
+        # after one epoch and the untrained start was kept, without a word
+        if not bool(torch.isfinite(targets).any()):
+            raise ValueError(f"{name}: the targets hold no finite value, so there is no loss "
+                             "to train or validate on")  # fmt: skip
     g = torch.Generator().manual_seed(random_state)
     train_dl = DataLoader(
         TensorDataset(to_t[0], to_t[1]), batch_size=batch_size, shuffle=True, generator=g
