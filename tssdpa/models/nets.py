@@ -48,8 +48,10 @@ class DenoisingNet(nn.Module):
 
     Every block attends causally over a window of ``window`` steps, so the output at t depends
     on the last ``receptive_field = num_layers * (window - 1) + 1`` samples only. NaN inputs
-    are replaced by 0 and masked as keys in every layer; ±inf is refused. The head starts at
-    zero, so an untrained net is the identity.
+    are replaced by 0 (the training mean, in the learned filter's standardised units); a
+    sample missing on every channel is masked as a key in every layer, one read on some
+    channels is kept. ±inf is refused. The head starts at zero, so an untrained net is the
+    identity.
 
     Parameters
     ----------
@@ -100,7 +102,10 @@ class DenoisingNet(nn.Module):
             raise ValueError("x holds inf: give a finite value, or NaN for a missing sample")
         missing = torch.isnan(x)
         x0 = torch.where(missing, torch.zeros_like(x), x)
-        pad = missing.any(dim=-1)
+        # a key is masked only where no channel was read: masked where any one was missing,
+        # a channel missing over a stretch hid every other channel's readings there, and
+        # their outputs came out worse than the noisy input (MSE 0.114 against 0.093)
+        pad = missing.all(dim=-1)
         h = self.embed(x0)
         for blk in self.blocks:
             h = blk(h, key_padding_mask=pad if pad.any() else None, is_causal=True)
