@@ -491,6 +491,14 @@ def test_a_ridge_start_with_no_channel_long_enough_is_refused_naming_train_serie
 
 
 # ------------------------------------------------------------------ parameters and persistence
+@pytest.mark.parametrize("cls", [LearnedProjectionFilter, LearnedProjectionForecaster])
+def test_a_decay_of_1_is_refused_at_fit_naming_decay_since_it_is_learned(cls):
+    # check_decay took 1 (no decay), then the net said "a learned decay must start below 1"
+    y = _ar_series(300)
+    with pytest.raises(ValueError, match=r"decay=1\.0: a learned decay starts below 1"):
+        cls(decay=1.0, **QUIET).fit(y)
+
+
 def test_learned_init_only_stores_and_fit_validates_naming_the_argument():
     y = _ar_series(300)
     f = LearnedProjectionFilter(window="8", holdout=2.0)  # nothing checked yet

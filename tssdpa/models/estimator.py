@@ -112,8 +112,13 @@ class SystemEstimatorMixin:
         check_int(self.random_state, "random_state", minimum=0)
         check_positive(self.sigma, "sigma")
         check_positive(self.lr, "lr")
-        if self.decay is not None:
-            check_decay(self.decay)
+        if self.decay is not None and check_decay(self.decay) == 1.0:
+            # the nets learn it through a sigmoid, which reaches 1 only at infinity: the layer
+            # refused it as "a learned decay must start below 1", naming no argument
+            raise ValueError(
+                f"decay={self.decay!r}: a learned decay starts below 1 (it is learned "
+                "through a sigmoid); give e.g. 0.99, or None for none"
+            )
         check_fraction(self.holdout, "holdout")
         check_choice(self.enable_progress_bar, "enable_progress_bar", (True, False))
         if self.trainer_kwargs is not None and not isinstance(self.trainer_kwargs, dict):
