@@ -470,6 +470,22 @@ def test_a_channel_that_starts_late_is_left_out_of_the_ridge_start_until_its_fir
     np.testing.assert_allclose(fc.forecast_path(y)[531:], want[531:], atol=1e-5)
 
 
+def test_a_channels_target_with_no_reading_of_it_in_the_window_is_no_target(monkeypatch):
+    # forecast_path gives NaN at such an origin, but the fit trained the net to forecast the
+    # first values of a late channel from the training mean put in its missing past
+    y = _ar_series(600)
+    y[:300, 1] = np.nan
+    seen = {}
+    monkeypatch.setattr(LearnedProjectionForecaster, "_train",
+                        lambda self, train, val: seen.update(train=train) or {})  # fmt: skip
+    LearnedProjectionForecaster(lookback=32, horizon=4, linear_init="none").fit(y)
+    past, future = seen["train"]  # stride 1: window i covers samples i .. i + 35
+    assert len(past) == 600 - 120 - 36 + 1 - 36  # the training part less its last window
+    no_reading = np.arange(len(past)) + 32 <= 300  # channel 1's window all missing
+    assert np.isnan(future[no_reading, :, 1]).all()
+    assert np.isfinite(future[~no_reading, :, 1]).all() and np.isfinite(future[..., 0]).all()
+
+
 def test_a_training_part_too_short_for_the_ridge_start_is_refused_naming_y():
     # filled with the mean, 165 missing samples and 35 readings were a ridge start's data
     y = _ar_series(300)

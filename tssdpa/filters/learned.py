@@ -332,13 +332,17 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
         if len(z) < n:  # named: y_val's and y's were one message
             raise ValueError(f"{name} has {len(z)} samples, fewer than lookback + horizon = {n}")
         w = windows(z, n, self.stride)
+        past, future = w[:, : self.lookback], w[:, self.lookback :]
         # a missing input is the training mean (0); a missing target is no target: the loss
-        # skips it (filled, the gaps were trained on as the mean), and a window without one
-        # is dropped (a batch of them has no loss)
-        known = np.isfinite(w[:, self.lookback :]).any(axis=(1, 2))
+        # skips it (filled, the gaps were trained on as the mean), and so is a channel's
+        # target with no reading of that channel in the window (forecast_path gives NaN
+        # there; it was trained to forecast it from the mean put in its place: a late
+        # channel's first values). A window without a target is dropped (no loss)
+        future = np.where(np.isfinite(past).any(axis=1)[:, None, :], future, np.nan)
+        known = np.isfinite(future).any(axis=(1, 2))
         if not known.any():
             raise ValueError(f"{name} has no window of {n} samples with a known future sample")
-        return np.nan_to_num(w[known, : self.lookback]), w[known, self.lookback :]
+        return np.nan_to_num(past[known]), future[known]
 
     def fit(self, y, y_val=None) -> LearnedProjectionForecaster:
         """Train on (past, future) windows of ``y``; validation on the windows of ``y_val``
