@@ -142,6 +142,27 @@ def test_a_causal_fit_keeps_the_joint_filter_where_a_channel_alone_scores_within
     assert list(t["chosen"]) == list(np.where(t["alone"] < 0.9 * t["joint"], "alone", "joint"))
 
 
+def test_the_causal_tie_never_lets_a_higher_score_win_where_the_scores_are_below_zero():
+    # SURE over a noise level given above the true one scores below 0: 0.9 x a negative joint
+    # score is higher, and every channel of two copies of one signal was split off with a
+    # higher score than the joint fit's (noise_level=1.2, true 0.6: -0.210 against -0.224)
+    class Alone:
+        def __init__(self, score):
+            self.channel_scores_ = [score]
+
+    joint = [-1.0, -1.0, np.inf, 1.0]
+    alone = [Alone(-0.95), Alone(-1.15), Alone(5.0), Alone(0.85)]
+    models, table = choose_channels(joint, alone, CAUSAL_TIE)
+    assert list(table["chosen"]) == ["joint", "alone", "alone", "alone"]
+    assert models == [None, alone[1], alone[2], alone[3]]
+    _, x = _copies()
+    f = ProjectionFilter(window=[16], embedding=[1], degree=[0], noise_level=1.2).fit(x)
+    t = f.channel_choice_
+    assert (t["joint"] < 0).all()
+    assert list(t["chosen"]) == list(np.where(t["alone"] < 1.1 * t["joint"], "alone", "joint"))
+    assert f.channel_models_ is None  # both keep the joint filter, as their scores say
+
+
 def test_random_features_stay_joint_under_auto():
     _, x = _unrelated()
     f = ProjectionFilter(recurrent="features", decay=0.9, window=[16], embedding=[1]).fit(x)

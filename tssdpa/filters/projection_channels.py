@@ -135,7 +135,11 @@ def choose_channels(joint_scores, models, tie: float = 0.0) -> tuple[list | None
     # a NaN score is 0 / 0 (a channel without noise or without error against its target, and
     # an output equal to it): exact, so it beats an infinite score (an error over 0) and keeps
     # the joint output otherwise
-    pick = (alone < joint * (1.0 - tie)) | (np.isnan(alone) & np.isposinf(joint))
+    # lower by the share tie of the joint score's size: a score below 0 (SURE over a noise
+    # level above the true one) times 1 - tie is higher, and so let a worse score win
+    with np.errstate(invalid="ignore"):  # inf - inf: the bar is the infinite score itself
+        bar = np.where(np.isfinite(joint), joint - tie * np.abs(joint), joint)
+    pick = (alone < bar) | (np.isnan(alone) & np.isposinf(joint))
     import pandas as pd  # for the table only: a second to import
 
     table = pd.DataFrame({"joint": joint, "alone": alone,
