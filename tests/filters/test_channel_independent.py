@@ -440,3 +440,14 @@ def test_a_verbose_fit_says_each_channels_own_settings_without_raw_dicts(capsys)
     ProjectionFilter(causal=False, window=[4, 8], local_window=None).fit(x, verbose=True)
     out = capsys.readouterr().out
     assert "channel 0 alone: " in out and "channel 1 alone: " in out and "{'" not in out
+
+
+def test_a_verbose_causal_fit_says_its_tie_where_a_lower_score_keeps_the_joint_filter(capsys):
+    # the report read 'joint 0.342, alone 0.3344 -> joint' with nothing saying why the lower
+    # score lost: a causal fit splits a channel off only beyond CAUSAL_TIE
+    _, x = _unrelated()
+    ProjectionFilter(window=[16], embedding=[1], degree=[0]).fit(x, verbose=True)
+    assert "causal: alone where lower by more than 10% of the joint one" in capsys.readouterr().out
+    ProjectionFilter(causal=False, window=[4], local_window=None).fit(x, verbose=True)
+    out = capsys.readouterr().out
+    assert "channels alone or joint (score over the noise variance):" in out

@@ -148,7 +148,8 @@ class ProjectionFilter(
         Fits of several channels: ``"auto"`` (default) also fits one filter on each
         channel alone and keeps, channel by channel, the output that scores lower (the
         joint fit's or the channel's own; SURE, or the error against ``target``, over the
-        channel's noise variance: ``channel_choice_``); True fits each channel alone only;
+        channel's noise variance: ``channel_choice_``; a causal fit the channel's own only
+        where lower by more than 10%, ``projection_channels.CAUSAL_TIE``); True: alone only;
         False, the one joint fit. A causal filter so fitted streams one state
         (:mod:`.channel_streams`); ``recurrent="features"`` is always joint.
 

@@ -5,8 +5,10 @@ channels move together (the coordinates of one flow) that finds better neighbour
 channel alone; where they do not (a gyroscope beside an accelerometer) one channel's
 distances blur another's, and each channel also gets the window and width that suit the
 others. A fit with ``channel_independent="auto"`` therefore also fits one filter on
-each channel alone and keeps, channel by channel, the output with the lower score, each score
-over that channel's noise variance so that the two fits compare
+each channel alone and keeps, channel by channel, the output with the lower score (a causal
+fit the channel's own only where lower by more than :data:`CAUSAL_TIE` of the joint one: one
+kernel less to stream), each score over that channel's noise variance so that the two fits
+compare
 (:func:`~tssdpa.filters.projection_local.fitted_scores`: SURE without a target, the error
 against the target with one). ``True`` fits the channels alone only.
 
@@ -207,7 +209,9 @@ def choice_report(filt) -> str:
     lines = []
     table = getattr(filt, "channel_choice_", None)
     if table is not None:
-        lines.append("channels alone or joint (score over the noise variance):")
+        tie = (f"; causal: alone where lower by more than {CAUSAL_TIE:.0%} of the joint one"
+               if filt.causal else "")  # fmt: skip
+        lines.append(f"channels alone or joint (score over the noise variance{tie}):")
         lines += [f"  channel {c}: joint {r.joint:.4g}, alone {r.alone:.4g} -> {r.chosen}"
                   for c, r in table.iterrows()]  # fmt: skip
     models = getattr(filt, "channel_models_", None) or []
