@@ -291,3 +291,16 @@ def test_a_noise_setting_drawn_with_another_seed_is_not_mixed_into_its_table(tmp
     with pytest.raises(ValueError, match="scored on another series .*noise_index=0.*noise_index=1"):
         run_tasks(second, methods=["butterworth"], out=tmp_path, progress=False)
     run_tasks(alone, methods=["butterworth"], out=tmp_path, progress=False)  # the same noise
+
+
+def test_a_results_file_from_before_the_noise_draw_was_recorded_is_refused_saying_so(tmp_path):
+    # rows written before noise_index was stored: the refusal advised "the stored run's
+    # settings", which differ only by a noise_index no option gives
+    tasks = denoise_tasks("ar2", seeds=(0,), settings=[("gaussian", 10.0)], n=300)
+    run_tasks(tasks, methods=["noisy"], out=tmp_path, progress=False)
+    rows = pd.read_csv(tmp_path / "results.csv")
+    rows["cell_settings"] = rows["cell_settings"].str.replace(r" noise_index=\d+", "", regex=True)
+    rows.to_csv(tmp_path / "results.csv", index=False)
+    for methods in (["noisy"], ["butterworth"]):  # the same method's rows, another method's
+        with pytest.raises(ValueError, match="before the noise draw of a setting was recorded"):
+            run_tasks(tasks, methods=methods, out=tmp_path, progress=False)

@@ -290,6 +290,7 @@ def _check_resume(cells, done: dict, budget_of, out) -> None:
         return
     made, kept = clashes[0]
     (task, spec), this = next(iter(made.values())), next(iter(made))
+    _refuse_unrecorded_noise(kept, {this}, f"{task.dataset} {task.setting}", out)
     raise ResumeError(
         f"out: {Path(out) / 'results.csv'} holds rows made with other settings for "
         f"{len(clashes)} of this run's (dataset, setting, method), e.g. {task.dataset} "
@@ -297,6 +298,25 @@ def _check_resume(cells, done: dict, budget_of, out) -> None:
         f"'{'; '.join(sorted(kept))}', this run '{this}'. Use another output folder or the "
         "stored run's settings, or remove those rows"
     )
+
+
+def _refuse_unrecorded_noise(kept: set, this: set, cell: str, out) -> None:
+    """Refuse stored rows that differ from this run's settings only by lacking its
+    ``noise_index``: written before the noise draw was recorded, they cannot be matched, and
+    the usual advice, the stored run's settings, names a setting no option gives."""
+
+    def bare(settings):
+        return {
+            " ".join(t for t in s.split() if not t.startswith("noise_index=")) for s in settings
+        }
+
+    if all("noise_index=" not in s for s in kept) and bare(kept) == bare(this) != this:
+        raise ResumeError(
+            f"out: {Path(out) / 'results.csv'} holds rows of {cell} written before the noise "
+            "draw of a setting was recorded (no noise_index in their cell_settings: before "
+            "2026-12-05), so whether they drew this run's noise cannot be told. Use another "
+            "output folder, or remove those rows to run them again"
+        )
 
 
 def _check_same_series(mine: dict, stored: dict, out) -> None:
@@ -310,6 +330,7 @@ def _check_same_series(mine: dict, stored: dict, out) -> None:
         this = {_data_settings(m) for m in made}
         kept = series.get((kind, dataset, setting)) or this  # rows without settings: reused
         if kept != this:
+            _refuse_unrecorded_noise(kept, this, f"{dataset} {setting}", out)
             raise ResumeError(
                 f"out: {Path(out) / 'results.csv'} holds rows of {dataset} {setting} scored "
                 f"on another series ('{'; '.join(sorted(kept))}', this run "
