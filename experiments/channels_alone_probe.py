@@ -108,7 +108,7 @@ def tie_table(rows) -> None:
     print(f"{len(J)} channels: joint {gm(ej):.4f}, alone {gm(ea):.4f}, the better of the two "
           f"{gm(np.minimum(ej, ea)):.4f}")  # fmt: skip
     for tie in TIES:
-        pick = A < J * (1.0 - tie)
+        pick = A < J - tie * np.abs(J)  # projection_channels.choose_channels' bar
         e = np.where(pick, ea, ej)
         print(
             f"  tie {tie:.2f}: {gm(e):.4f}, {int(pick.sum())} channels alone, "
