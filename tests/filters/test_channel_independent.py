@@ -250,7 +250,7 @@ def test_the_cli_says_which_channels_it_filters_alone(tmp_path, capsys):
     args = ["filter", str(p), "--method", "projection", "--params", '{"causal": false}']
     assert main([*args, "--out", str(out)]) == 0
     err = capsys.readouterr().err
-    assert "filters slow, fast alone" in err
+    assert "filters slow, fast alone" in err and "joint fit's)" in err
     for name in ("slow", "fast"):  # each channel's own settings, by its name
         line = f"projection channel {name} on ['slow', 'fast']: chose "
         assert line in err and "window=" in err.split(line)[1].splitlines()[0]
@@ -451,3 +451,14 @@ def test_a_verbose_causal_fit_says_its_tie_where_a_lower_score_keeps_the_joint_f
     ProjectionFilter(causal=False, window=[4], local_window=None).fit(x, verbose=True)
     out = capsys.readouterr().out
     assert "channels alone or joint (score over the noise variance):" in out
+
+
+def test_the_cli_says_a_causal_filter_takes_a_channel_alone_only_beyond_the_tie(tmp_path, capsys):
+    _, x = _unrelated()
+    p = tmp_path / "two.csv"
+    pd.DataFrame({"slow": x[:, 0], "fast": x[:, 1]}).to_csv(p, index=False)
+    args = ["filter", str(p), "--method", "projection", "--out", str(tmp_path / "o.csv")]
+    assert main([*args, "--params", '{"window": [16], "embedding": [1], "degree": [0]}']) == 0
+    err = capsys.readouterr().err
+    assert "alone, each with its own fit" in err
+    assert "lower than the joint fit's by more than 10%)" in err

@@ -207,9 +207,10 @@ def _report_fit(est, method: str, cols) -> None:
     if "chosen" in getattr(choice, "columns", ()) and (choice["chosen"] == "alone").any():
         alone = ", ".join(str(cols[c]) if c < len(cols) else str(c)
                           for c in choice.index[choice["chosen"] == "alone"])  # fmt: skip
+        tie = " by more than 10%" if getattr(est, "causal", False) else ""  # CAUSAL_TIE
         print(
             f"{method} on {cols}: filters {alone} alone, each with its own fit (its score "
-            "over the noise variance was lower than the joint fit's)",
+            f"over the noise variance was lower than the joint fit's{tie})",
             file=sys.stderr,
         )
 
