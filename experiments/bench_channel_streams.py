@@ -43,6 +43,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from channel_units_probe import imu_axes  # noqa: E402
+
+from tssdpa.data.synthetic import lorenz  # noqa: E402
 from tssdpa.filters import ProjectionFilter  # noqa: E402
 
 FITS = {"joint": False, "per channel": True, "auto": "auto"}
@@ -50,17 +54,10 @@ CHUNK = 100
 
 
 def series(data_dir: str | None) -> tuple[str, np.ndarray]:
-    try:
-        from tssdpa.data.real import load_imu
-
-        df = load_imu("imu_fusion", data_dir)
-        cols = [c for c in df.columns if c.startswith(("Gyroscope", "Accelerometer"))]
-        return "fusion IMU, gyroscope + accelerometer, samples 0-3000", df[cols].to_numpy(
-            dtype=float
-        )[:3000]
-    except (FileNotFoundError, OSError) as err:
-        print(f"fusion IMU not found ({err}); Lorenz instead", flush=True)
-    from tssdpa.data.synthetic import lorenz
+    x = imu_axes("imu_fusion", data_dir)
+    if x is not None:
+        return "fusion IMU, gyroscope + accelerometer, samples 0-3000", x
+    print("Lorenz instead", flush=True)
 
     clean = lorenz(3000, seed=0, component=None)
     clean = (clean - clean.mean(0)) / clean.std(0) * np.array([1.0, 1e-3, 50.0])

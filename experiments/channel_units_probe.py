@@ -59,17 +59,25 @@ UNITS = np.array([1.0, 1e-3, 50.0])
 SNRS = (0.0, 10.0, 20.0)
 
 
+def imu_axes(name: str, data_dir: str | None, start: int = 0, n: int = 3000):
+    """The gyroscope and accelerometer axes of an IMU recording, samples ``start`` to
+    ``start + n``, or None (said) where the shared data are absent."""
+    try:
+        df = load_imu(name, data_dir)
+    except (FileNotFoundError, OSError) as err:
+        print(f"{name} skipped: {err}")
+        return None
+    cols = [c for c in df.columns if c.startswith(("Gyroscope", "Accelerometer"))]
+    return df[cols].to_numpy(dtype=float)[start : start + n]
+
+
 def signals(data_dir: str):
     clean = lorenz(1500, seed=0, component=None)
     yield "lorenz", (clean - clean.mean(0)) / clean.std(0) * UNITS
     for name in ("imu_fusion", "imu_gait"):
-        try:
-            df = load_imu(name, data_dir)
-        except (FileNotFoundError, OSError) as err:
-            print(f"{name} skipped: {err}")
-            continue
-        cols = [c for c in df.columns if c.startswith(("Gyroscope", "Accelerometer"))]
-        yield name, df[cols].to_numpy(dtype=float)[:3000]
+        x = imu_axes(name, data_dir)
+        if x is not None:
+            yield name, x
 
 
 def fitted(x: np.ndarray, causal: bool, mode: str) -> np.ndarray:

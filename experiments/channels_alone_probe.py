@@ -47,9 +47,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from channel_units_probe import SNRS, signals  # noqa: E402
+from channel_units_probe import SNRS, imu_axes, signals  # noqa: E402
 
-from tssdpa.data.real import load_ett, load_imu  # noqa: E402
+from tssdpa.data.real import load_ett  # noqa: E402
 from tssdpa.data.synthetic import lorenz96, rossler  # noqa: E402
 from tssdpa.filters import ProjectionFilter  # noqa: E402
 from tssdpa.filters.projection_local import width_scores  # noqa: E402
@@ -68,13 +68,9 @@ def all_signals(data_dir: str):
 
 def held_out_signals(data_dir: str):
     for name, start in (("imu_fusion", 9000), ("imu_gait", 10000)):
-        try:
-            df = load_imu(name, data_dir)
-        except (FileNotFoundError, OSError) as err:
-            print(f"{name} skipped: {err}")
-            continue
-        cols = [c for c in df.columns if c.startswith(("Gyroscope", "Accelerometer"))]
-        yield f"{name}@{start}", df[cols].to_numpy(dtype=float)[start : start + 3000]
+        x = imu_axes(name, data_dir, start)
+        if x is not None:
+            yield f"{name}@{start}", x
     for name in ("ETTh2", "ETTm1"):
         try:
             yield name.lower(), load_ett(name, data_dir).iloc[:3000].to_numpy(dtype=float)
