@@ -461,6 +461,9 @@ def test_a_corrupted_results_csv_is_a_usage_error_before_anything_is_written(
         (["--n", "2"], "--n 2: split boundaries"),
         (["--n", "1"], "--n 1: n must be"),
         (["-d", "bogus"], "--dataset must be one of"),
+        # ignored before: --features S on a dataset without M / S variants ran its M table
+        (["-d", "imu_fusion", "--features", "S"], "--features: only the ETT datasets"),
+        (["--features", "M"], "--features: only the ETT datasets"),
     ],
 )
 def test_a_compare_usage_error_names_its_option_and_runs_nothing(tmp_path, capsys, extra, says):
@@ -623,3 +626,11 @@ def test_a_method_of_the_other_task_is_named_as_such_not_as_unknown(csv, capsys,
     assert main(["filter", str(p), *args]) == 2
     err = capsys.readouterr().err
     assert says in err and "no denoise method" not in err and "no forecast method" not in err
+
+
+@pytest.mark.parametrize("flag", [["--horizons", "2"], ["--features", "S"]])
+def test_compare_denoise_refuses_the_forecasting_options_it_would_ignore(tmp_path, capsys, flag):
+    args = ["compare", "denoise", "-d", "ETTh1", "--no-progress", "--out", str(tmp_path / "o")]
+    assert main([*args, *flag]) == 2
+    assert f"{flag[0]} is for forecasting" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

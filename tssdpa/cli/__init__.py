@@ -92,8 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--features",
         choices=["M", "S", "both"],
-        default="both",
-        help="ETT: multivariate, OT only, or both",
+        default=None,
+        help="ETT forecasting: multivariate, OT only, or both (default)",
     )
     c.add_argument(
         "--horizons",
@@ -177,7 +177,7 @@ def _tasks(args, kind: str):
                     quick=default or args.quick,
                 )
             else:
-                feats = ["M", "S"] if args.features == "both" else [args.features]
+                feats = ["M", "S"] if args.features in (None, "both") else [args.features]
                 for ft in feats if ds in ETT_NAMES else ["M"]:
                     out += forecast_tasks(
                         ds,
@@ -193,6 +193,22 @@ def _tasks(args, kind: str):
 
 
 _DEFAULT_SETTINGS = [("gaussian", 0.0), ("gaussian", 10.0), ("gaussian", 20.0), ("impulsive", 10.0)]
+
+
+def _check_forecast_only(args, kinds) -> None:
+    """Refuse ``--features`` and ``--horizons`` where nothing reads them (they were ignored:
+    ``--features S`` on imu_fusion ran its multivariate table)."""
+    from tssdpa.data import DEFAULT_DATASETS, ETT_NAMES
+
+    for flag in ("features", "horizons"):
+        if getattr(args, flag) is not None and "forecast" not in kinds:
+            raise UsageError(f"--{flag} is for forecasting; compare denoise takes none")
+    names = args.dataset or ([] if args.file else ["default"])
+    sets = {d for n in names for d in (DEFAULT_DATASETS["forecast"] if n == "default" else [n])}
+    if args.features is not None and not sets & set(ETT_NAMES):
+        raise UsageError(f"--features: only the ETT datasets ({', '.join(ETT_NAMES)}) have "
+                         "M / S variants; the others (and --file) are forecast with every "
+                         "column")  # fmt: skip
 
 
 def _seeds(args, default: bool) -> tuple:
@@ -232,6 +248,7 @@ def _compare(args) -> int:
     unknown = sorted(set(args.dataset or ()) - {"default", *DATASETS})
     if unknown:  # before any task is built
         raise UsageError(f"--dataset must be one of {DATASETS} or 'default'; got {unknown}")
+    _check_forecast_only(args, kinds)
     for flag, folder in (("--out", args.out), ("--docs", args.docs)):
         # the folder or the first of its parents that exists (afile/sub: NotADirectoryError)
         there = folder and next(p for p in (Path(folder), *Path(folder).parents) if p.exists())
