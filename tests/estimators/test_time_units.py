@@ -8,7 +8,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tssdpa.baselines import AutoRegForecaster, DLinearForecaster
+from tssdpa.baselines import (
+    AutoRegForecaster,
+    ButterworthFilter,
+    DLinearForecaster,
+    IdentityFilter,
+    KalmanSmoother,
+    MedianFilter,
+    MovingAverageFilter,
+    SavitzkyGolayFilter,
+    WienerFIRFilter,
+)
 from tssdpa.checks import to_seconds
 from tssdpa.estimators.arrays import as_2d
 from tssdpa.estimators.spacing import UnevenSamplingWarning
@@ -100,6 +110,73 @@ def test_a_forecaster_warns_where_its_datetime_index_is_not_equally_spaced(make)
     np.testing.assert_array_equal(
         est.predict(3), _UNEVEN_FORECASTERS[make]().fit(y.to_numpy()).predict(3)
     )
+
+
+def _uneven_series(n=400):
+    """1 s samples with gaps of 10 s (one step in ten), noisy."""
+    steps = np.where(np.random.default_rng(0).random(n) < 0.1, 10.0, 1.0)
+    t = np.cumsum(steps)
+    noise = 0.1 * np.random.default_rng(1).normal(size=n)
+    return pd.Series(np.sin(t / 8) + noise, index=pd.to_datetime(t, unit="s"))
+
+
+_FEW = dict(window=[8], embedding=[1], degree=[0])  # one candidate: a quick fit
+_UNEVEN_DENOISERS = {
+    "projection_causal": lambda: ProjectionFilter(**_FEW),
+    "projection_zero_phase": lambda: ProjectionFilter(causal=False, **_FEW),
+    "moving_average": lambda: MovingAverageFilter(window=5),
+    "savitzky_golay": lambda: SavitzkyGolayFilter(window=11),
+    "butterworth": lambda: ButterworthFilter(cutoff=0.2),
+    "kalman": lambda: KalmanSmoother(),
+    "wiener_fir": lambda: WienerFIRFilter(window=8),
+    "median": lambda: MedianFilter(window=5),
+}
+
+
+@pytest.mark.parametrize("make", sorted(_UNEVEN_DENOISERS))
+def test_a_denoiser_warns_where_its_datetime_index_is_not_equally_spaced(make):
+    # every denoiser counts its window / cutoff / decay in samples: gaps of 10 s in a 1 s
+    # series were filtered as equally spaced samples without a word (the CLI alone said so)
+    x = _uneven_series()
+    with pytest.warns(UnevenSamplingWarning, match="median step 1 s, largest 10 s") as told:
+        est = _UNEVEN_DENOISERS[make]().fit(x)
+    message = str(told[0].message)
+    assert type(est).__name__ in message and "window, cutoff" in message
+    assert told[0].filename == __file__  # the user's line, not the package's
+    assert ("tau=" in message) == make.startswith("projection")  # its way to read the times
+    with pytest.warns(UnevenSamplingWarning, match="x's DatetimeIndex is not equally spaced"):
+        y = est.filter(x)
+    # a warning, nothing else: the numbers are those of the bare array
+    bare = _UNEVEN_DENOISERS[make]().fit(x.to_numpy())
+    np.testing.assert_array_equal(y.to_numpy(), bare.filter(x.to_numpy()))
+
+
+@pytest.mark.parametrize(
+    "make, x",
+    [
+        # tau: the index is read as the sample times, gaps and all
+        (lambda: ProjectionFilter(tau=5.0, **_FEW), _uneven_series()),
+        (lambda: ProjectionFilter(tau=5.0, causal=False, **_FEW), _uneven_series()),
+        # nothing counted in samples: the identity
+        (IdentityFilter, _uneven_series()),
+        # equally spaced, in seconds or in a calendar pandas names; or no index at all
+        *[
+            (make, pd.Series(np.sin(np.arange(300) / 8), index=index))
+            for make in (lambda: ProjectionFilter(**_FEW), MovingAverageFilter)
+            for index in (
+                pd.date_range("2024-01-01", periods=300, freq="s"),
+                pd.date_range("2024-01-01", periods=300, freq="MS"),
+                pd.DatetimeIndex(np.array(pd.bdate_range("2024-01-01", periods=300))),
+            )
+        ],
+        (lambda: ProjectionFilter(**_FEW), _uneven_series().to_numpy()),
+        (ButterworthFilter, _uneven_series().to_numpy()),
+    ],
+)
+def test_a_denoiser_reading_the_times_or_given_regular_data_does_not_warn(make, x):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnevenSamplingWarning)
+        make().fit(x).filter(x)
 
 
 @pytest.mark.parametrize(

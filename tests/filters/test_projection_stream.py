@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tssdpa.estimators.spacing import UnevenSamplingWarning
 from tssdpa.filters import ProjectionFilter, projection_filter
 
 
@@ -63,9 +64,11 @@ def test_timestamps_without_tau_are_refused_not_ignored():
         ProjectionFilter(window=[8], embedding=[1], degree=[0]).fit(x, timestamps=t)
     with pytest.raises(ValueError, match="timestamps: tau is None"):
         projection_filter(x, window=8, sigma=1.0, timestamps=t)
-    # a DatetimeIndex is the data's own: still taken, and read only where tau is set
+    # a DatetimeIndex is the data's own: still taken, and read only where tau is set (the
+    # hole said so without it: UnevenSamplingWarning, tests/estimators/test_time_units.py)
     s = pd.Series(x, index=pd.Timestamp("2026-01-01") + pd.to_timedelta(t, unit="s"))
-    np.testing.assert_array_equal(f.filter(s).to_numpy(), f.filter(x))
+    with pytest.warns(UnevenSamplingWarning, match="not equally spaced.*give tau="):
+        np.testing.assert_array_equal(f.filter(s).to_numpy(), f.filter(x))
     timed = ProjectionFilter(window=None, tau=0.05, min_step=0.005, sigma=1.0)
     # (epoch seconds hold the times to 2e-7 s: equal to rounding)
     np.testing.assert_allclose(timed.filter(s).to_numpy(), timed.filter(x, timestamps=t), atol=1e-5)

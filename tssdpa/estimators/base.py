@@ -31,7 +31,7 @@ import numpy as np
 from tssdpa.checks import check_int
 from tssdpa.estimators.arrays import as_2d, check_columns, restore
 from tssdpa.estimators.fit_guard import keeps_the_last_fit_on_failure
-from tssdpa.estimators.fit_input import check_fit_input, target_like
+from tssdpa.estimators.fit_input import check_fit_input, denoiser_input, target_like
 from tssdpa.estimators.spacing import warn_uneven
 from tssdpa.signal.missing import fill_missing, reading_span, reading_spans
 
@@ -282,7 +282,7 @@ class Denoiser(Estimator):
 
     def fit(self, x, target=None) -> Denoiser:
         """Fit on a noisy training series ``x`` (and its clean ``target`` when known)."""
-        a, meta = as_2d(x, "x")
+        a, meta = denoiser_input(self, x)  # a DatetimeIndex not equally spaced: warned of
         check_fit_input(a, "x")
         tgt = target_like(target, a, meta)
         self._validate_params()
@@ -296,7 +296,7 @@ class Denoiser(Estimator):
 
     def filter(self, x):
         """Filter ``x`` (T,) or (T, C); returns the same shape and type."""
-        a, meta = as_2d(x, "x")
+        a, meta = denoiser_input(self, x)
         if self.trainable:
             if not hasattr(self, "n_channels_"):
                 raise ValueError(f"{type(self).__name__} must be fitted before filter(x)")

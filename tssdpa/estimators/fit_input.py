@@ -1,14 +1,35 @@
 """What ``fit`` asks of its series and of a denoiser's clean ``target`` (re-exported by
-:mod:`tssdpa.estimators.base`, where they were)."""
+:mod:`tssdpa.estimators.base`, where they were), and what a denoiser's ``fit`` and ``filter``
+tell of its ``x`` (:func:`denoiser_input`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from tssdpa.estimators.arrays import MAGNITUDES, as_2d, peak_magnitudes
+from tssdpa.estimators.arrays import MAGNITUDES, ArrayMeta, as_2d, peak_magnitudes
+from tssdpa.estimators.spacing import warn_uneven
 from tssdpa.signal.missing import reading_ends, unknown_past_readings
 
-__all__ = ["check_fit_input", "target_like"]
+__all__ = ["FILTER_COUNTS", "check_fit_input", "denoiser_input", "target_like"]
+
+#: what a denoiser counts in samples, not time (:func:`~tssdpa.estimators.spacing.warn_uneven`)
+FILTER_COUNTS = "its window, cutoff, decay and other per-sample settings"
+#: what a denoiser with ``tau`` (ProjectionFilter) may do instead of resampling
+TAU_ADVICE = "give tau= (seconds) and it weighs the samples by their times, or "
+
+
+def denoiser_input(estimator, x, allow_empty: bool = False) -> tuple[np.ndarray, ArrayMeta]:
+    """:func:`as_2d` of a denoiser's ``x`` (``fit`` and ``filter`` alike), with an
+    :class:`~tssdpa.estimators.spacing.UnevenSamplingWarning` where its DatetimeIndex is not
+    equally spaced: the denoiser takes the rows as equally spaced samples. Not where it reads
+    the index as the sample times (``tau`` set: ProjectionFilter), nor where it counts no
+    samples (``counts_samples = False``: IdentityFilter)."""
+    a, meta = as_2d(x, "x", allow_empty=allow_empty)
+    tau = getattr(estimator, "tau", None)
+    if tau is None and getattr(estimator, "counts_samples", True):
+        advice = TAU_ADVICE if hasattr(estimator, "tau") else ""
+        warn_uneven(estimator, meta, "x", FILTER_COUNTS, advice)
+    return a, meta
 
 
 def target_like(target, a: np.ndarray, like=None, readings=False) -> np.ndarray | None:

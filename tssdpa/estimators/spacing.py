@@ -1,9 +1,11 @@
-"""What a forecaster tells of a DatetimeIndex that is not equally spaced.
+"""What an estimator tells of a DatetimeIndex that is not equally spaced.
 
 Every forecaster counts its lags, embedding, lookback, horizon and ``predict(steps)`` in
-samples: a series with gaps or repeated times in its index is forecast as if its samples were
-equally spaced, which no number shows. :func:`warn_uneven` says so, naming the median and the
-largest step, as ``tssdpa filter`` notes of a time column (``tssdpa.data.tables``).
+samples, and every denoiser its window, cutoff or decay (``ProjectionFilter`` without
+``tau``): a series with gaps or repeated times in its index is forecast or filtered as if its
+samples were equally spaced, which no number shows. :func:`warn_uneven` says so, naming the
+median and the largest step, as ``tssdpa filter`` notes of a time column
+(``tssdpa.data.tables``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import numpy as np
 
 from tssdpa.estimators.input_notes import user_stacklevel
 
-__all__ = ["UnevenSamplingWarning", "uneven_note", "warn_uneven"]
+__all__ = ["FORECASTER_COUNTS", "UnevenSamplingWarning", "uneven_note", "warn_uneven"]
 
 #: a step this far from the median step, as a share of it, is uneven: a missing sample (twice
 #: the median) or a repeated time is, the jitter of a logger's clock is not
@@ -51,14 +53,21 @@ def _calendar(index) -> bool:
         return index.inferred_freq is not None
 
 
-def warn_uneven(estimator, meta, name: str = "y") -> None:
-    """Warn where the DatetimeIndex of the input ``meta`` describes is not equally spaced."""
+#: what a forecaster counts in samples (:func:`warn_uneven`'s ``counts``)
+FORECASTER_COUNTS = "its lags, horizon and predict steps"
+
+
+def warn_uneven(estimator, meta, name: str = "y", counts: str = FORECASTER_COUNTS,
+                advice: str = "") -> None:  # fmt: skip
+    """Warn where the DatetimeIndex of the input ``meta`` describes is not equally spaced:
+    ``counts`` names what ``estimator`` counts in samples, ``advice`` what to do other than
+    resample (ending in ", or ", e.g. "give tau=..., or ")."""
     times = getattr(meta, "timestamps", None)
     note = None if times is None else uneven_note(times, name)
     if note and _calendar(meta.index):
         return
     if note:
         warnings.warn(f"{note}; {type(estimator).__name__} takes the samples as equally spaced "
-                      "(its lags, horizon and predict steps count samples, not time): resample "
-                      "the series onto a regular grid first, e.g. y.resample('1s').mean()",
+                      f"({counts} count samples, not time): {advice}resample the series "
+                      f"onto a regular grid first, e.g. {name}.resample('1s').mean()",
                       UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip

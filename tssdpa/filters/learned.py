@@ -31,7 +31,7 @@ from tssdpa.estimators.arrays import (
     unmasked,
     within_reach,
 )
-from tssdpa.estimators.base import Denoiser, Forecaster, check_fit_input
+from tssdpa.estimators.base import Denoiser, Forecaster, check_fit_input, denoiser_input
 from tssdpa.estimators.persistence import check_context
 from tssdpa.estimators.selection import time_split
 from tssdpa.estimators.spacing import warn_uneven
@@ -204,7 +204,7 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
         samples of a state that are NaN count as missing (masked keys).
         """
         self._check_fitted()
-        a, meta = as_2d(x, "x")
+        a, meta = denoiser_input(self, x)  # an uneven DatetimeIndex: warned of
         self._check_channels(a, "x", meta)
         H = self.history_length
         if zi is None:

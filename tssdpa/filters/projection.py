@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
-from tssdpa.estimators.arrays import as_2d, check_float32_range, check_state, restore
-from tssdpa.estimators.base import Denoiser, check_fit_input, target_like
+from tssdpa.estimators.arrays import check_float32_range, check_state, restore
+from tssdpa.estimators.base import Denoiser, check_fit_input, denoiser_input, target_like
 from tssdpa.estimators.glitches import (
     GLITCHES,
     check_spike_channels,
@@ -307,7 +307,7 @@ class ProjectionFilter(
         -------
         self
         """
-        x2, meta = as_2d(x)
+        x2, meta = denoiser_input(self, x)  # an uneven DatetimeIndex without tau: warned of
         check_fit_input(x2, "x")
         check_float32_range(x2, self.dtype, "x", fit=True)
         tgt = target_like(target, x2, meta, readings=True)
@@ -398,7 +398,7 @@ class ProjectionFilter(
         """
         if not self.causal and zi is not None:
             raise ValueError("zi is only defined for causal=True")
-        x2, meta = as_2d(x, allow_empty=zi is not None)  # a stream's chunk may be empty
+        x2, meta = denoiser_input(self, x, zi is not None)  # a stream's chunk may be empty
         self._check_channels(x2, meta=meta)
         self._validate_params()
         check_float32_range(x2, self.dtype, "x")
