@@ -41,7 +41,7 @@ MIN_KNOWN = 0.5
 #: a causal fit takes a channel's own filter only where its score is lower than the joint
 #: fit's by more than this share: within it the two are a tie, which keeps the joint filter,
 #: one kernel to stream (each filter of a channel alone is one more per sample: a step of the
-#: fusion IMU's six channels each alone took 10x the joint one's time,
+#: fusion IMU's six channels each alone took 8.7x the joint one's time,
 #: ``experiments/bench_channel_streams.py``). Chosen on the development probe's channels
 #: (geometric mean of the error over every channel: 0.803 at 0, 0.795 at 0.1, half as many
 #: channels alone) and confirmed on held-out ones (0.686 at 0 and 0.685 at 0.1), docs/filters.md
