@@ -634,3 +634,17 @@ def test_compare_denoise_refuses_the_forecasting_options_it_would_ignore(tmp_pat
     assert main([*args, *flag]) == 2
     assert f"{flag[0]} is for forecasting" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("flag", [["--horizons", "2"], ["--features", "S"]])
+def test_compare_all_with_denoise_methods_only_names_the_methods_not_compare_denoise(
+    tmp_path, capsys, flag
+):
+    # compare all whose --methods are all denoisers runs no forecast: the refusal said
+    # "compare denoise takes none", a command the user did not type
+    args = ["compare", "all", "-d", "ETTh1", "--methods", "moving_average", "--no-progress"]
+    assert main([*args, "--out", str(tmp_path / "o"), *flag]) == 2
+    err = capsys.readouterr().err
+    assert f"{flag[0]} is for forecasting" in err and "compare denoise" not in err
+    assert "--methods" in err and "moving_average" in err
+    assert not (tmp_path / "o").exists()

@@ -202,7 +202,9 @@ def _check_forecast_only(args, kinds) -> None:
 
     for flag in ("features", "horizons"):
         if getattr(args, flag) is not None and "forecast" not in kinds:
-            raise UsageError(f"--{flag} is for forecasting; compare denoise takes none")
+            runs = "compare denoise takes none" if args.task == "denoise" else \
+                f"none of --methods {' '.join(args.methods)} forecasts"  # fmt: skip
+            raise UsageError(f"--{flag} is for forecasting; {runs}")
     names = args.dataset or ([] if args.file else ["default"])
     sets = {d for n in names for d in (DEFAULT_DATASETS["forecast"] if n == "default" else [n])}
     if args.features is not None and not sets & set(ETT_NAMES):
