@@ -2,6 +2,7 @@
 expectations are plain float seconds written out by hand, never the conversion under test."""
 
 import datetime as dt
+import re
 import warnings
 
 import numpy as np
@@ -194,3 +195,16 @@ def test_a_regular_or_calendar_datetime_index_is_forecast_without_a_word(index):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         AutoRegForecaster(lags=3).fit(y).forecast(y)
+
+
+@pytest.mark.parametrize("step, grid", [("1h", "h"), ("1500ms", "1500ms"), ("1D", "24h")])
+def test_the_uneven_warning_suggests_a_grid_of_the_median_step(step, grid):
+    # it said x.resample('1s') whatever the step: an hourly series with gaps was told to
+    # resample onto seconds, 3600 rows an hour, all but one NaN
+    index = pd.date_range("2024-01-01", periods=200, freq=step)
+    x = pd.Series(np.sin(np.arange(197) / 8), index=index.delete([50, 51, 120]))
+    with pytest.warns(UnevenSamplingWarning, match=re.escape(f"x.resample('{grid}').mean()")):
+        MovingAverageFilter(window=5).filter(x)
+    assert len(x.resample(grid).mean()) == 200  # the suggestion: the regular grid back
+    with pytest.warns(UnevenSamplingWarning, match=re.escape(f"y.resample('{grid}').mean()")):
+        AutoRegForecaster().fit(x.rename(None))

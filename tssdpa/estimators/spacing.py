@@ -53,6 +53,17 @@ def _calendar(index) -> bool:
         return index.inferred_freq is not None
 
 
+def _grid(times) -> str:
+    """A pandas frequency of the median step of ``times`` (seconds), e.g. 'h' for 3600 s;
+    '1s' where that step is not positive (repeated times)."""
+    import pandas as pd
+
+    steps = np.diff(np.asarray(times, dtype=np.float64))
+    typical = float(np.median(steps[np.isfinite(steps)]))
+    step = pd.Timedelta(seconds=typical).round("us") if typical > 0 else pd.Timedelta(0)
+    return pd.tseries.frequencies.to_offset(step).freqstr if step > pd.Timedelta(0) else "1s"
+
+
 #: what a forecaster counts in samples (:func:`warn_uneven`'s ``counts``)
 FORECASTER_COUNTS = "its lags, horizon and predict steps"
 
@@ -69,5 +80,5 @@ def warn_uneven(estimator, meta, name: str = "y", counts: str = FORECASTER_COUNT
     if note:
         warnings.warn(f"{note}; {type(estimator).__name__} takes the samples as equally spaced "
                       f"({counts} count samples, not time): {advice}resample the series "
-                      f"onto a regular grid first, e.g. {name}.resample('1s').mean()",
+                      f"onto a regular grid first, e.g. {name}.resample('{_grid(times)}').mean()",
                       UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
