@@ -83,8 +83,11 @@ def test_fit_warns_where_tau_is_far_below_the_sample_step():
     steps = 10_000_000 + rng.integers(0, 2_000_000, 300)
     t_ns = (1_700_000_000_000_000_000 + np.cumsum(steps)).astype(np.int64)
     f = ProjectionFilter(window=[16], embedding=[1], degree=[0], tau=0.05)
-    with pytest.warns(UserWarning, match=r"median step, 1.1\d*e\+07 s, is 2.2\d*e\+08 times tau"):
+    with pytest.warns(
+        UserWarning, match=r"median step, 1.1\d*e\+07 s, is 2.2\d*e\+08 times tau"
+    ) as w:
         f.fit(x, timestamps=t_ns)
+    assert {r.filename for r in w if "times tau" in str(r.message)} == {__file__}  # the user's line
     assert np.array_equal(f.filter(x, timestamps=t_ns), x)  # what the warning says
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the same times in seconds: no warning, and it filters

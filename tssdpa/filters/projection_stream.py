@@ -16,7 +16,7 @@ from tssdpa.estimators.arrays import (
     check_state,
     step_input,
 )
-from tssdpa.estimators.input_notes import within_channel
+from tssdpa.estimators.input_notes import user_stacklevel, within_channel
 from tssdpa.filters import channel_streams as streams
 from tssdpa.signal.features import initial_feature_state
 from tssdpa.signal.lagfilter import check_sample_times, run_causal
@@ -80,7 +80,7 @@ def sample_times(filt, meta, timestamps, n, fit: bool = False):
         warnings.warn(f"timestamps: their median step, {step:.3g} s, is {step / filt.tau:.3g} "
                       f"times tau={filt.tau:g} s, so no sample weighs on another and the "
                       "filter returns x unchanged; both are in seconds (nanosecond times: "
-                      "divide by 1e9)", UserWarning, stacklevel=5)  # fmt: skip
+                      "divide by 1e9)", UserWarning, stacklevel=user_stacklevel())  # fmt: skip
     return times
 
 
