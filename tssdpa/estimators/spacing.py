@@ -27,14 +27,19 @@ class UnevenSamplingWarning(UserWarning):
     """A series' DatetimeIndex is not equally spaced; the estimator counts samples."""
 
 
+def _steps(times) -> tuple[np.ndarray, float]:
+    """The finite steps between the sample ``times`` (seconds) and their median (NaN: none)."""
+    steps = np.diff(np.asarray(times, dtype=np.float64))
+    steps = steps[np.isfinite(steps)]
+    return steps, float(np.median(steps)) if steps.size else float("nan")
+
+
 def uneven_note(times, name: str = "y") -> str | None:
     """What is uneven about the sample ``times`` (seconds, in order of the rows), or None where
     every step is within ``TOLERANCE`` of the median step (or there are fewer than 2 steps)."""
-    steps = np.diff(np.asarray(times, dtype=np.float64))
-    steps = steps[np.isfinite(steps)]
+    steps, typical = _steps(times)
     if steps.size < 2:
         return None
-    typical = float(np.median(steps))
     off = np.abs(steps - typical) > TOLERANCE * abs(typical)
     if typical > 0 and not off.any():
         return None
@@ -58,8 +63,7 @@ def _grid(times) -> str:
     '1s' where that step is not positive (repeated times)."""
     import pandas as pd
 
-    steps = np.diff(np.asarray(times, dtype=np.float64))
-    typical = float(np.median(steps[np.isfinite(steps)]))
+    typical = _steps(times)[1]
     step = pd.Timedelta(seconds=typical).round("us") if typical > 0 else pd.Timedelta(0)
     return pd.tseries.frequencies.to_offset(step).freqstr if step > pd.Timedelta(0) else "1s"
 
