@@ -224,7 +224,7 @@ def cell_settings(task, spec, budget: int) -> str:
 
 #: the cell_settings that say which series a cell was scored on, not how a method was run:
 #: every method of one table must share them
-_DATA_SETTINGS = ("samples", "split", "metric", "noise", "noise_index", "data")
+_DATA_SETTINGS = ("samples", "split", "metric", "noise_index", "data")
 
 
 def _data_settings(settings: str) -> str:
