@@ -6,8 +6,9 @@ weighted by the kernel, and evaluates it at the row's own time (offset 0). Its l
 :func:`tssdpa.signal.reference.attend_lags_reference` (``degree`` > 0), and the ONNX step
 (:mod:`tssdpa.filters.onnx_export`) unrolls the same equations.
 
-Two rules make a row's fit depend on its keys alone, not on the rows computed beside it (a
-stream of steps, chunks and the one-shot filter agree to rounding):
+A row's fit depends on its keys alone, not on the rows computed beside it: a stream of steps,
+chunks and the one-shot filter give the same bits. Its moments are summed row by row in one
+order (:func:`row_dot`), and two rules keep the fit off what the rounding alone decides:
 
 * a power of the offset is fitted only where the keys determine it beyond rounding
   (:data:`PIVOT_FLOOR`, in a row that weighs a faint key: :data:`FAINT_WEIGHT`), else the
@@ -30,6 +31,7 @@ __all__ = [
     "local_polynomial",
     "offset_powers",
     "power_of_two_at_most",
+    "row_dot",
 ]
 
 #: a local polynomial measures each row's time offsets in units of the power of 2 at or below
@@ -65,6 +67,18 @@ def offset_powers(lags: np.ndarray, degree: int) -> np.ndarray:
     return u[:, None].astype(np.float64) ** np.arange(2 * degree + 1)
 
 
+def row_dot(a: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """(n,) ``a @ u`` of (n, L) ``a`` and (L,) ``u``, each row summed alone in one order.
+
+    Not a matrix product: BLAS sums a one-row product (gemv) in another order than a block's
+    (gemm), and a local polynomial of high degree amplifies the moments' rounding by its
+    conditioning (a stream of one-row steps was 3e-4 of the range off the one-shot filter at
+    degree 8, exclude_self, after a constant stretch). einsum's loop reduces each row
+    of ``a`` alone, whatever ``n``.
+    """
+    return np.einsum("nl,l->n", a, u)
+
+
 def local_polynomial(ws, vals, powers, degrees):
     """Weighted least-squares polynomials of each degree in ``degrees`` in the time offset, per
     row, evaluated at offset 0: for each (n, L) weights in ``ws`` (each row's largest 1), a list
@@ -76,15 +90,19 @@ def local_polynomial(ws, vals, powers, degrees):
     # the systems along the last axis, the layout the elimination works in
     moments = np.empty((2 * top - 1, starts[-1]))  # sum_l w u^k
     rhs = np.empty((top, len(vals), starts[-1]))  # sum_l w u^k v
+    columns = np.ascontiguousarray(powers[:, : 2 * top - 1].T)  # (2P - 1, L): u^k of each key
     reach = np.abs(powers[:, 1])  # |u| of each key
     farthest = np.flatnonzero(reach == reach.max())
     weighed = np.empty(starts[-1], dtype=np.int64)  # keys of weight >= SPAN_WEIGHT per row
     for w, a, b in zip(ws, starts[:-1], starts[1:]):
         w = w.astype(np.float64, copy=False)
         weighed[a:b] = (w >= SPAN_WEIGHT).sum(axis=1)
-        moments[:, a:b] = (w @ powers[:, : 2 * top - 1]).T
+        for k in range(2 * top - 1):
+            moments[k, a:b] = row_dot(w, columns[k])
         for c, v in enumerate(vals):
-            rhs[:, c, a:b] = ((w * v) @ powers[:, :top]).T
+            wv = w * v
+            for k in range(top):
+                rhs[k, c, a:b] = row_dot(wv, columns[k])
         # each row's offsets in units of the power of 2 at or below its farthest key of
         # weight >= SPAN_WEIGHT: the fit is the same in any unit, but the ridge below is not,
         # and in the window's unit a row whose keys fill a small part of it (the first rows of
