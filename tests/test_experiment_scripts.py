@@ -62,6 +62,20 @@ def test_a_script_run_from_the_command_line_gets_no_lightning_warning_on_its_arg
     assert (tmp_path / "out.csv").exists()  # the arguments were read: the results went there
 
 
+def test_forecast_fit_with_a_ridge_start_saves_its_resolved_config_beside_the_csv(
+    tmp_path, monkeypatch
+):
+    # the start is validated before fit: Lightning took the config as saved at that
+    # validate, and a ridge-started run (the ETTh1 config's) left no out.config.yaml
+    monkeypatch.chdir(tmp_path)
+    argv = ["fit", *_TINY, "--model.linear_init", "ridge", "--model.d_model", "8",
+            "--model.patch_len", "8", "--data.dataset", "lorenz", "--data.lookback", "32",
+            "--data.horizon", "4", "--data.n", "800", "--results_csv", "out.csv"]  # fmt: skip
+    assert _script("forecast").main(argv) == 0
+    resolved = (tmp_path / "out.config.yaml").read_text()
+    assert "linear_init: ridge" in resolved and "results_csv: out.csv" in resolved
+
+
 @pytest.mark.parametrize(("ridge", "text"), [(0.01, "0.01"), ([1.0, 1.0], "[1, 1]")])
 def test_forecast_penalty_text_is_one_value_or_the_list(ridge, text):
     assert _script("forecast").penalty_text(ridge) == text

@@ -118,9 +118,16 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
                         "(beside --results_csv): give another --results_csv"
                     )
 
+        def setup(self, trainer, pl_module, stage) -> None:
+            # only fit adds a row: a test run replaced the config of the fit that wrote the
+            # rows with its own (another snr_db, a ckpt_path). Skipped here, not in
+            # save_config: Lightning marks the config saved after any stage's setup, and the
+            # validation of the starting model before fit (forecast.py's ridge start) left
+            # a fit with no resolved config at all
+            if stage == "fit":
+                super().setup(trainer, pl_module, stage)
+
         def save_config(self, trainer, pl_module, stage) -> None:
-            if stage != "fit":  # only fit adds a row: a test run replaced the config of the
-                return  # fit that wrote the rows with its own (another snr_db, a ckpt_path)
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.parser.save(
                 self.config,
