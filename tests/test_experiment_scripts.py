@@ -413,7 +413,7 @@ def test_a_test_run_leaves_the_resolved_config_of_the_fit_beside_the_results(tmp
     common = ["--config", str(config), *_TINY, "--data.n", "800", "--results_csv", "out.csv"]
     assert _script("denoise").main(["fit", *common]) == 0
     saved = (tmp_path / "out.config.yaml").read_text()
-    [ckpt] = Path("runs/ckpt/denoise_lorenz").glob("*.ckpt")
+    [ckpt] = Path("runs/ckpt/denoise_lorenz").glob("epoch*.ckpt")  # start.ckpt beside it
     argv = ["test", *common, "--data.snr_db", "0", "--ckpt_path", str(ckpt)]
     assert _script("denoise").main(argv) == 0
     assert (tmp_path / "out.config.yaml").read_text() == saved
@@ -434,3 +434,25 @@ def test_forecast_records_the_tasks_setting_not_the_ett_features_flag(tmp_path, 
     [task] = forecast_tasks("lorenz", seeds=(0,), n=800, horizons=(4,), lookback=32)
     assert pd.read_csv(tmp_path / "out.csv")["setting"].tolist() == [task.setting]
     assert task.setting == "univariate"
+
+
+@pytest.mark.parametrize(("lr", "kept_start"), [(0.3, True), (0.003, False)])
+def test_denoise_fit_never_ends_worse_on_validation_than_its_identity_start(
+    tmp_path, monkeypatch, lr, kept_start
+):
+    # the best epoch was reported even where it was worse on validation than the untrained
+    # identity: lr 0.3 gave a test SNR gain of -2.1 dB, where the start itself gains 0 dB
+    import pandas as pd
+
+    monkeypatch.chdir(tmp_path)
+    config = EXPERIMENTS / "configs" / "denoise_lorenz.yaml"
+    argv = ["fit", "--config", str(config), *_TINY, "--data.n", "800", "--model.d_model", "8",
+            "--model.lr", str(lr), "--results_csv", "out.csv"]  # fmt: skip
+    assert _script("denoise").main(argv) == 0
+    row = pd.read_csv(tmp_path / "out.csv").iloc[-1]
+    assert row["val_mse"] <= row["start_val_mse"]
+    assert row["checkpoint"].endswith("start.ckpt") == kept_start
+    if kept_start:  # the identity: its output is the noisy input
+        assert row["snr_gain_db"] == pytest.approx(0.0, abs=1e-6)
+    else:
+        assert row["val_mse"] < row["start_val_mse"] and row["snr_gain_db"] > 0
