@@ -908,3 +908,49 @@ def test_a_float64_torch_default_changes_neither_fit_nor_load(fitted_filter, tmp
             torch.set_default_dtype(before)
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(loaded, f.filter(x))
+
+
+@pytest.mark.parametrize(
+    ("cls", "with_target"),
+    [(LearnedProjectionFilter, False), (LearnedProjectionFilter, True),
+     (LearnedProjectionForecaster, False)],
+)  # fmt: skip
+def test_the_standardisation_comes_from_the_training_part_not_the_validation_tail(
+    cls, with_target, monkeypatch
+):
+    # the statistics were taken over the whole series: a validation tail 10x larger and
+    # shifted by 5 moved mean_ from 0.030 to 1.151 and scale_ from 0.710 to 3.810
+    monkeypatch.setattr(cls, "_train", lambda self, train, val: {})  # the scaling alone
+    kw = (
+        dict(window=4, seq_len=32, d_model=8, num_heads=2, num_layers=1)
+        if cls is LearnedProjectionFilter
+        else dict(lookback=16, horizon=4, d_model=8, patch_len=8)
+    )
+    clean, x = square_wave(600, channels=2)
+    fits = []
+    for tail in (lambda v: v, lambda v: 10 * v + 5):
+        y = x.copy()
+        y[-100:] = tail(y[-100:])
+        fits.append(cls(**kw, **QUIET))
+        fits[-1].fit(y, **({"target": clean} if with_target else {}))
+    a, b = fits
+    stop = a.split_["train"][1]
+    assert stop < 500 and b.split_ == a.split_
+    np.testing.assert_array_equal(b.mean_, a.mean_)
+    np.testing.assert_array_equal(b.scale_, a.scale_)
+    np.testing.assert_allclose(a.mean_, x[:stop].mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(a.scale_, x[:stop].std(axis=0), rtol=1e-12)
+
+
+def test_a_channel_read_only_after_the_training_part_is_standardised_by_its_readings(
+    monkeypatch,
+):
+    monkeypatch.setattr(LearnedProjectionForecaster, "_train", lambda self, train, val: {})
+    y = _ar_series(600)
+    y[:550, 1] = np.nan
+    y[550:, 1] = 100 + 3 * y[550:, 1]
+    fc = LearnedProjectionForecaster(lookback=16, horizon=4, d_model=8, patch_len=8, **QUIET)
+    fc.fit(y)
+    assert fc.split_["train"][1] < 550
+    np.testing.assert_allclose(fc.mean_[1], np.nanmean(y[:, 1]), rtol=1e-12)
+    np.testing.assert_allclose(fc.scale_[1], np.nanstd(y[:, 1]), rtol=1e-12)

@@ -139,13 +139,27 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
         where no reading of x is within reach (where :meth:`filter` gives NaN)."""
         C = a.shape[1]
         given = check_noise_level(self.noise_level, C)  # unused with a target, still checked
-        z = self._standardise(a)
+        n = self.seq_len
+        stride = max(1, n // 2)
+        known = None
         if target is not None:
             # no target where the filter gives no output: no reading of x in the sample's
             # receptive field (a shorter gap the net bridges, and learns to)
             seen = np.cumsum(np.vstack([np.zeros((1, C)), np.isfinite(a)]), axis=0)
             reach = np.maximum(np.arange(len(a)) - self.num_layers * (self.window - 1), 0)
             known = seen[1:] > seen[reach]
+        has_target = np.isfinite(a) if target is None else known & np.isfinite(target)
+        # split the series first (train | gap of one window | validation tail), then cut
+        # windows from each part: training and validation windows never share a sample
+        # up to the last target (x's last reading without one; a target needs x in reach):
+        # a target missing over the tail left the validation part none, every val_loss NaN,
+        # and the untrained start was kept after one epoch, silently
+        T = len(a) - int(np.argmax(has_target[::-1].any(axis=1)))
+        last = "x to its last reading" if target is None else "x to its last target"
+        a_, b_ = time_split(T, n, self.holdout, "x" if T == len(a) else last)
+        self.split_ = {"train": (0, a_), "val": (b_, T)}
+        z = self._standardise(a, a_)  # the training part's statistics
+        if target is not None:
             inputs, targets = z, np.where(known, (target - self.mean_) / self.scale_, np.nan)
         else:
             rng = np.random.default_rng(self.random_state)
@@ -155,17 +169,6 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
             else:
                 ns = given / self.scale_
             inputs, targets = z + ns * rng.normal(size=z.shape), z
-        n = self.seq_len
-        stride = max(1, n // 2)
-        # split the series first (train | gap of one window | validation tail), then cut
-        # windows from each part: training and validation windows never share a sample
-        # up to the last target (x's last reading without one; a target needs x in reach):
-        # a target missing over the tail left the validation part none, every val_loss NaN,
-        # and the untrained start was kept after one epoch, silently
-        T = len(a) - int(np.argmax(np.isfinite(targets[::-1]).any(axis=1)))
-        last = "x to its last reading" if target is None else "x to its last target"
-        a_, b_ = time_split(T, n, self.holdout, "x" if T == len(a) else last)
-        self.split_ = {"train": (0, a_), "val": (b_, T)}
         train = (windows(inputs[:a_], n, stride), windows(targets[:a_], n, stride))
         val = (windows(inputs[b_:T], n, stride), windows(targets[b_:T], n, stride))
         self.system_ = self._new_system(C)
@@ -354,7 +357,6 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
         # at fit, not in _validate_params: a model saved with an even one loads as it was
         check_moving_average(self.moving_average)
         C = a.shape[1]
-        z = self._standardise(a)  # NaN kept for the targets (_pairs)
         if y_val is not None:
             v, v_meta = as_2d(y_val, "y_val")
             check_fit_input(v, "y_val")
@@ -367,6 +369,7 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
                 if sorted(map(str, v_cols)) == sorted(map(str, cols)):
                     raise ValueError(f"y_val's columns {list(v_cols)} are y's {list(cols)} in "
                                      "another order: use y_val[y.columns]")  # fmt: skip
+            z = self._standardise(a)  # NaN kept for the targets (_pairs)
             train = self._pairs(z)
             val = self._pairs((v - self.mean_) / self.scale_, "y_val")
             self.split_ = {"train": (0, z.shape[0]), "val": None}
@@ -375,9 +378,10 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
             # then cut windows from each part: no sample is in both
             n = self.lookback + self.horizon
             # up to the last reading: a missing tail has no target to validate on
-            T = len(z) - int(np.argmax(np.isfinite(z[::-1]).any(axis=1)))
-            t1, v0 = time_split(T, n, self.holdout, "y" if T == len(z) else "y to its last reading")
+            T = len(a) - int(np.argmax(np.isfinite(a[::-1]).any(axis=1)))
+            t1, v0 = time_split(T, n, self.holdout, "y" if T == len(a) else "y to its last reading")
             self.split_ = {"train": (0, t1), "val": (v0, T)}
+            z = self._standardise(a, t1)  # the training part's statistics; NaN kept (_pairs)
             train, val = self._pairs(z[:t1]), self._pairs(z[v0:T])
         train_series = z[: self.split_["train"][1]]  # the ridge start's: NaN left out there
         self.train_ = a

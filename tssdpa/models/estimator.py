@@ -129,12 +129,20 @@ class SystemEstimatorMixin:
         ):
             raise TypeError(f"checkpoint_dir must be a path or None, got {self.checkpoint_dir!r}")
 
-    def _standardise(self, a: np.ndarray) -> np.ndarray:
-        """Set ``mean_`` / ``scale_`` from ``a`` (NaN ignored) and return ``a`` standardised."""
+    def _standardise(self, a: np.ndarray, train_stop: int | None = None) -> np.ndarray:
+        """Set ``mean_`` / ``scale_`` from the training part ``a[:train_stop]`` (NaN ignored)
+        and return the whole of ``a`` standardised.
+
+        Taken from the whole series, the statistics held the validation tail: its values
+        changed the fitted scaling (and so the model) although it is only to validate on.
+        A channel with no reading in the training part takes them from its readings in the
+        rest (the network is never trained on it, but its inputs must be in its range)."""
         if np.isnan(a).all():
             raise ValueError("the training series is all NaN")
-        self.mean_ = np.nanmean(a, axis=0)
-        sd = np.nanstd(a, axis=0)
+        part = a[:train_stop]
+        cols = [part[:, c] if np.isfinite(part[:, c]).any() else a[:, c] for c in range(a.shape[1])]
+        self.mean_ = np.array([np.nanmean(c) for c in cols])
+        sd = np.array([np.nanstd(c) for c in cols])
         self.scale_ = np.where(sd > 0, sd, 1.0)
         return (a - self.mean_) / self.scale_
 
