@@ -761,13 +761,16 @@ def _tiny_self_supervised(noisy, **kw):
 
 def test_learned_noise_level_given_as_the_estimate_reproduces_the_default_fit():
     # the level is that of ProjectionFilter: None (estimate), "spectral", one number, one per
-    # channel, in the units of x; the default's own levels given back train the same network
+    # channel, in the units of x; the default's own levels given back train the same network.
+    # Both the statistics and the levels are the training part's (before the holdout)
+    from tssdpa.estimators.selection import time_split
     from tssdpa.estimators.white_noise import noise_scale
 
     _, noisy = square_wave(400, channels=2)
     noisy = noisy * np.array([1.0, 5.0])  # channels on different scales
-    mean, sd = noisy.mean(axis=0), noisy.std(axis=0)
-    z = (noisy - mean) / sd
+    stop, _ = time_split(400, 32, 0.2, "x")
+    mean, sd = noisy[:stop].mean(axis=0), noisy[:stop].std(axis=0)
+    z = (noisy[:stop] - mean) / sd
     for spectral, setting in ((False, None), (True, "spectral")):
         levels = [noise_scale(z[:, [c]], spectral=spectral) * sd[c] for c in range(2)]
         want = _tiny_self_supervised(noisy, noise_level=setting)
@@ -954,3 +957,21 @@ def test_a_channel_read_only_after_the_training_part_is_standardised_by_its_read
     assert fc.split_["train"][1] < 550
     np.testing.assert_allclose(fc.mean_[1], np.nanmean(y[:, 1]), rtol=1e-12)
     np.testing.assert_allclose(fc.scale_[1], np.nanstd(y[:, 1]), rtol=1e-12)
+
+
+def test_the_training_noise_level_is_estimated_on_the_training_part(monkeypatch):
+    # estimated over the whole series, a validation tail 10x noisier raised the std of the
+    # noise added to the training inputs from 0.144 to 0.157
+    seen = []
+    monkeypatch.setattr(LearnedProjectionFilter, "_train",
+                        lambda self, train, val: seen.append(train) or {})  # fmt: skip
+    rng = np.random.default_rng(0)
+    x = np.sin(np.linspace(0, 50, 600))[:, None] + 0.1 * rng.normal(size=(600, 1))
+    noisier = x.copy()
+    noisier[-100:] += 0.9 * rng.normal(size=(100, 1))
+    for y in (x, noisier):
+        LearnedProjectionFilter(window=4, seq_len=32, d_model=8, num_heads=2, num_layers=1,
+                                **QUIET).fit(y)  # fmt: skip
+    (inputs, targets), (inputs2, targets2) = seen
+    np.testing.assert_array_equal(targets2, targets)
+    np.testing.assert_array_equal(inputs2, inputs)

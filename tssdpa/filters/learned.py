@@ -72,7 +72,8 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
         Self-supervised training (no target): the standard deviation of the extra Gaussian
         noise added to x, which the network learns to remove -- as
         :class:`~tssdpa.filters.ProjectionFilter`'s ``noise_level``: None estimates each
-        channel's level (:func:`~tssdpa.estimators.white_noise.noise_level`), ``"spectral"``
+        channel's level on the training part, before ``holdout``
+        (:func:`~tssdpa.estimators.white_noise.noise_level`), ``"spectral"``
         with its spectral floor, a number is one level for every channel, a list one per
         channel (in the units of x). Formerly ``noise_std``.
     max_epochs, batch_size, lr, patience : training settings (early stopping on ``val_loss``;
@@ -165,7 +166,12 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
             rng = np.random.default_rng(self.random_state)
             if given is None or isinstance(given, str):  # estimated ("spectral": its floor)
                 spectral = given is not None
-                ns = np.array([noise_scale(z[:, [c]], spectral=spectral) for c in range(C)])
+                # on the training part, as the statistics: the validation tail's noise set
+                # the training noise too (a tail 10x noisier: its std 0.144 -> 0.157); the
+                # whole series for a channel with too few readings there (as _standardise)
+                parts = [z[:a_, [c]] if np.isfinite(z[:a_, c]).sum() >= 3 else z[:, [c]]
+                         for c in range(C)]  # fmt: skip
+                ns = np.array([noise_scale(p, spectral=spectral) for p in parts])
             else:
                 ns = given / self.scale_
             inputs, targets = z + ns * rng.normal(size=z.shape), z
