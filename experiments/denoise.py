@@ -29,6 +29,7 @@ import pandas as pd
 import torch
 from lightning.pytorch.cli import LightningCLI
 
+from tssdpa.cli.experiment import chosen_checkpoint, start_checkpoint
 from tssdpa.data.lightning import DenoiseDataModule
 from tssdpa.files import replacing
 
@@ -42,31 +43,12 @@ class DenoiseCLI(LightningCLI):
         """Score and checkpoint the starting model, a candidate for the best checkpoint: the
         best epoch was reported even where it was worse on validation than the untrained
         identity (test SNR gain -2.1 dB at lr 0.3, where the start gains 0 dB)."""
-        model, dm = self.model, self.datamodule
-        val = self.trainer.validate(model, datamodule=dm, verbose=False)[0]["val_loss"]
-        cb = self.trainer.checkpoint_callback
-        folder = Path(getattr(cb, "dirpath", None) or self.trainer.default_root_dir)
-        path = folder / "start.ckpt"
-        self.trainer.save_checkpoint(path, weights_only=True)
-        self._start = (str(path), float(val))
-        for es in self.trainer.early_stopping_callbacks:  # patience counts from the start too
-            if es.monitor == "val_loss":
-                es.best_score = torch.tensor(float(val))
+        self._start = start_checkpoint(self.trainer, self.model, self.datamodule)
 
     def after_fit(self):
         model, dm = self.model, self.datamodule
-        cb = self.trainer.checkpoint_callback
-        ckpt = getattr(cb, "best_model_path", "")
-        best = getattr(cb, "best_model_score", None)
-        if ckpt and best is not None and getattr(cb, "monitor", None) == "val_loss":
-            val, load = float(best), ckpt  # the best epoch on validation
-        else:  # no checkpoint chosen on val_loss: the model as trained, validated now
-            val = float(self.trainer.validate(model, datamodule=dm, verbose=False)[0]["val_loss"])
-            load, ckpt = None, ckpt if getattr(cb, "monitor", True) is None else ""
         start = self._start
-        if not val < start[1]:  # no epoch beat the starting model: it is the result
-            ckpt, val = start
-            load = ckpt
+        load, ckpt, val = chosen_checkpoint(self.trainer, model, dm, start)
         if load:
             model = type(model).load_from_checkpoint(load)
         model.eval()

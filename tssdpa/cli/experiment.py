@@ -7,7 +7,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-__all__ = ["experiment_main", "missing_checkpoint", "unresolved_checkpoint"]
+__all__ = [
+    "chosen_checkpoint",
+    "experiment_main",
+    "missing_checkpoint",
+    "start_checkpoint",
+    "unresolved_checkpoint",
+]
 
 
 _DESCRIPTION = (
@@ -62,6 +68,43 @@ def unresolved_checkpoint(ckpt_path, trainer) -> str | None:
                 "in the checkpoint folder; give the checkpoint file"
             )
     return None
+
+
+def start_checkpoint(trainer, model, datamodule) -> tuple[str, float]:
+    """Validate ``model`` before training and checkpoint it (``start.ckpt``, beside the
+    epochs' checkpoints): ``(path, val_loss)``, a candidate for :func:`chosen_checkpoint`.
+    Early stopping on ``val_loss`` counts its patience from it too."""
+    import torch
+
+    val = float(trainer.validate(model, datamodule=datamodule, verbose=False)[0]["val_loss"])
+    cb = trainer.checkpoint_callback
+    path = Path(getattr(cb, "dirpath", None) or trainer.default_root_dir) / "start.ckpt"
+    trainer.save_checkpoint(path, weights_only=True)
+    for es in trainer.early_stopping_callbacks:
+        if es.monitor == "val_loss":
+            es.best_score = torch.tensor(val)
+    return str(path), val
+
+
+def chosen_checkpoint(trainer, model, datamodule, start) -> tuple[str | None, str, float]:
+    """After fit: ``(file to load or None for the model as trained, checkpoint to report,
+    its val_loss)`` -- the best epoch on validation, or the start of :func:`start_checkpoint`
+    where no epoch beat it (a learned model never ends worse on validation than it began)."""
+    cb = trainer.checkpoint_callback
+    ckpt = getattr(cb, "best_model_path", "")
+    best = getattr(cb, "best_model_score", None)
+    if ckpt and best is not None and getattr(cb, "monitor", None) == "val_loss":
+        val, load = float(best), ckpt  # the best epoch on validation
+    else:
+        # no checkpoint chosen on val_loss (Lightning's default ModelCheckpoint keeps the
+        # latest epoch, with no score): the model as trained, validated now. The NaN that
+        # stood here lost to the starting model: every epoch was thrown away
+        val = float(trainer.validate(model, datamodule=datamodule, verbose=False)[0]["val_loss"])
+        load, ckpt = None, ckpt if getattr(cb, "monitor", True) is None else ""
+    if not val < start[1]:  # no epoch beat the starting model
+        ckpt, val = start
+        load = ckpt
+    return load, ckpt, val
 
 
 def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=None) -> int:
