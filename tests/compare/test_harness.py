@@ -304,3 +304,42 @@ def test_a_results_file_from_before_the_noise_draw_was_recorded_is_refused_sayin
     for methods in (["noisy"], ["butterworth"]):  # the same method's rows, another method's
         with pytest.raises(ValueError, match="before the noise draw of a setting was recorded"):
             run_tasks(tasks, methods=methods, out=tmp_path, progress=False)
+
+
+class _FailsOnce:
+    """Fails the first fit in a process (a transient failure), filters as identity after."""
+
+    causal = True
+    failed = False
+
+    def fit(self, x, target=None):
+        if not _FailsOnce.failed:
+            _FailsOnce.failed = True
+            raise RuntimeError("transient")
+        return self
+
+    def filter(self, x):
+        return x
+
+
+def test_a_resumed_run_retries_a_failed_cell_and_keeps_no_stale_error_row(tmp_path):
+    # a failed cell counted as done: the resumed run never retried it, and its error stayed
+    # in the tables for good
+    register(MethodSpec("fails_once_test", "denoise", _FailsOnce), overwrite=True)
+    tasks = denoise_tasks("ar2", seeds=(0,), settings=[("gaussian", 10.0)], n=200)
+    logged = []
+    try:
+        first = run_tasks(tasks, methods=["fails_once_test", "noisy"], out=tmp_path,
+                          progress=False, log=logged.append)  # fmt: skip
+        assert "transient" in first.frame.set_index("method").loc["fails_once_test", "error"]
+        res = run_tasks(tasks, methods=["fails_once_test", "noisy"], out=tmp_path,
+                        progress=False, log=logged.append)  # fmt: skip
+    finally:
+        _REGISTRY.pop(("denoise", "fails_once_test"), None)
+    for frame in (res.frame, pd.read_csv(tmp_path / "results.csv")):
+        assert sorted(frame["method"]) == ["fails_once_test", "noisy"]  # one row each
+        row = frame.set_index("method").loc["fails_once_test"]
+        assert not isinstance(row["error"], str) or row["error"] == ""
+        assert np.isfinite(row["rmse"])
+    assert any("failed" in m and "run again" in m for m in logged)
+    assert "transient" not in markdown_tables(res.frame, "denoise")

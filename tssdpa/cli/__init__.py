@@ -1,9 +1,9 @@
 """The ``tssdpa`` command.
 
 ``tssdpa compare denoise|forecast|all --dataset NAME --out DIR``
-    Run a comparison (resumable: finished cells in ``DIR/results.csv`` are not recomputed;
-    cells stored there with other settings -- ``--n``, ``--horizons``, ``--budget``... -- are
-    refused rather than mixed in),
+    Run a comparison (resumable: finished cells in ``DIR/results.csv`` are not recomputed,
+    failed ones run again; cells stored there with other settings -- ``--n``,
+    ``--horizons``, ``--budget``... -- are refused rather than mixed in),
     write tables and plots, print the headline table. ``--dataset default`` is the embedded
     comparison (synthetic signals + statsmodels sunspots; no downloads).
 ``tssdpa compare denoise|forecast|all --file DATA.csv [--columns a b] [--target c d]``
@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         "validation, scores on test), write tables, plots and results.csv, and print the "
         "headline table. Resumable: finished cells in OUT/results.csv are not recomputed; "
         "cells stored there with other settings (--n, --horizons, --budget, --max-origins...) "
-        "are refused, not mixed in.",
+        "are refused, not mixed in; failed cells run again.",
         formatter_class=DefaultsFormatter,
     )
     c.add_argument("task", choices=["denoise", "forecast", "all"], help="what to compare")

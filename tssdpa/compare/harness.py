@@ -10,7 +10,8 @@ Protocol, for every method (classical or ours) alike:
 The test part never reaches ``fit`` and never influences the choice. One (task, method) cell
 is evaluated by :func:`~tssdpa.compare.denoising.evaluate_denoiser` or
 :func:`~tssdpa.compare.forecasting.evaluate_forecaster`; :func:`run_tasks` runs the cells,
-appends their rows to ``results.csv`` as they finish and skips the cells already there.
+appends their rows to ``results.csv`` as they finish and skips the cells already there (a
+failed one runs again).
 """
 
 from __future__ import annotations
@@ -66,8 +67,9 @@ def run_tasks(
     """Run every method on every task and return a :class:`ComparisonResults`.
 
     With ``out``, rows are appended to ``out/results.csv`` as each (task, method) cell finishes,
-    and cells already there are skipped (resumable). Errors in one method are recorded in the
-    ``error`` column and the run continues.
+    and cells already there are skipped (resumable); a cell stored with an ``error`` runs
+    again, its old rows dropped. Errors in one method are recorded in the ``error`` column and
+    the run continues.
 
     Parameters
     ----------
@@ -232,22 +234,32 @@ def _data_settings(settings: str) -> str:
 
 
 def _drop_incomplete_cells(cells, done: dict, old, out, log):
-    """Drop from ``out/results.csv`` (and ``old``) the rows of a forecasting cell that lacks
-    some of its horizons' rows (a run stopped while writing them: see
-    :func:`_drop_partial_row`), and from ``done``, so that it runs again: counted as done,
-    its missing horizons were never scored. Returns ``old`` without them."""
-    if old is None or "horizon" not in old:
+    """Drop from ``out/results.csv`` (and ``old``) the rows of this run's cells that are not
+    done, and from ``done``, so that they run again: a cell whose rows record an ``error``
+    (counted as done, one transient failure stayed in the tables for good, and a retried
+    cell's new score would have been set beside its stale error row), and a forecasting cell
+    that lacks some of its horizons' rows (a run stopped while writing them: see
+    :func:`_drop_partial_row`; counted as done, its missing horizons were never scored).
+    Returns ``old`` without them."""
+    if old is None:
         return old
     have: dict = {}
+    failed = set()
     for r in old.to_dict("records"):
-        have.setdefault(_key(r), set()).add(r["horizon"])
-    gone = {
+        have.setdefault(_key(r), set()).add(r.get("horizon"))
+        if isinstance(r.get("error"), str) and r["error"]:  # read back, "" is NaN
+            failed.add(_key(r))
+    ran = {_cell_key(t, s): t for t, s in cells}
+    gone_failed = {k for k in ran if k in done and k in failed}
+    gone_short = {
         k
-        for t, s in cells
+        for k, t in ran.items()
         if isinstance(t, ForecastTask)
-        and (k := _cell_key(t, s)) in done
+        and k in done
+        and k not in gone_failed
         and not set(t.horizons) <= have.get(k, set())
     }
+    gone = gone_failed | gone_short
     if not gone:
         return old
     drop = np.array([_key(r) in gone for r in old.to_dict("records")], dtype=bool)
@@ -255,8 +267,10 @@ def _drop_incomplete_cells(cells, done: dict, old, out, log):
         old[~drop].to_csv(tmp, index=False)
     for k in gone:
         done.pop(k)
-    _note(log, f"out: dropped the rows of {len(gone)} cell(s) missing some horizons' rows, "
-               f"e.g. {' '.join(map(str, sorted(gone)[0][1:]))}; they run again")  # fmt: skip
+    for what, keys in (("failed", gone_failed), ("missing some horizons' rows", gone_short)):
+        if keys:
+            _note(log, f"out: dropped the rows of {len(keys)} cell(s) {what}, e.g. "
+                       f"{' '.join(map(str, sorted(keys)[0][1:]))}; they run again")  # fmt: skip
     return old[~drop].reset_index(drop=True)
 
 
