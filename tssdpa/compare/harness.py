@@ -26,7 +26,6 @@ import numpy as np
 import pandas as pd
 
 from tssdpa.checks import check_int
-from tssdpa.compare.common import safe_name
 from tssdpa.compare.denoising import evaluate_denoiser
 from tssdpa.compare.forecasting import evaluate_forecaster
 from tssdpa.compare.registry import DEFAULT_BUDGET, available_methods, get_method
@@ -35,6 +34,8 @@ from tssdpa.compare.results_file import (
     _append_csv,
     _drop_partial_row,
     _note,
+    _save_path,
+    _save_trace,
     read_results,
 )
 from tssdpa.compare.tables import RUNS_ONCE_COLUMN, aggregate, markdown_tables
@@ -399,36 +400,6 @@ def _run_cell(task, spec, budget, out, trace_seed, trace_settings, log):
         r[SETTINGS_COLUMN] = cell_settings(task, spec, budget)
         r[RUNS_ONCE_COLUMN] = _runs_once(task, spec)
     return rows
-
-
-def _save_trace(out: Path, task: DenoiseTask, name: str, trace: np.ndarray):
-    """The first test samples of a denoised trace (and, once, the clean and noisy input)."""
-    d = out / "traces"
-    d.mkdir(exist_ok=True)
-    t0, t1 = task.split.bounds("test")
-    n = min(600, t1 - t0)
-    stem = f"{safe_name(task.dataset)}__{safe_name(task.setting)}"
-    base = d / f"{stem}__truth.npz"
-    if not base.exists():
-        np.savez_compressed(base, clean=task.clean[t0 : t0 + n], noisy=task.noisy[t0 : t0 + n])
-    np.savez_compressed(d / f"{stem}__{safe_name(name)}.npz", out=trace[:n])
-
-
-def _save_path(out: Path, task: ForecastTask, name: str, extras: dict):
-    """A method's kept forecast path from one test origin (and the truth around it, once)."""
-    d = out / "curves"
-    d.mkdir(exist_ok=True)
-    stem = f"{safe_name(task.dataset)}__{safe_name(task.setting)}"
-    if extras.get("path") is not None:
-        o = extras["keep_origin"]
-        hmax = extras["path"].shape[0]
-        base = d / f"{stem}__truth.npz"
-        if not base.exists():
-            lo = max(0, o + 1 - 3 * hmax)
-            np.savez_compressed(
-                base, history=task.y[lo : o + 1], future=task.y[o + 1 : o + 1 + hmax], origin=o
-            )
-        np.savez_compressed(d / f"{stem}__{safe_name(name)}__path.npz", path=extras["path"])
 
 
 class _NullBar:

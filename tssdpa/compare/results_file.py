@@ -1,5 +1,6 @@
-"""The ``results.csv`` of a comparison: read back for a resumed run (refused where it is not a
-results file), appended to cell by cell, and a last row a stopped run half wrote cut off."""
+"""The files of a comparison's output folder: its ``results.csv``, read back for a resumed run
+(refused where it is not a results file), appended to cell by cell, and a last row a stopped
+run half wrote cut off; the denoised traces and forecast paths the plots read."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tssdpa.compare.common import safe_name
+from tssdpa.data.tasks import DenoiseTask, ForecastTask
 from tssdpa.files import replacing
 
 __all__ = ["ResumeError", "read_results"]
@@ -122,3 +125,33 @@ def _append_csv(path: Path, rows: list[dict]):
         df.to_csv(path, mode="a", header=False, index=False)
     else:
         df.to_csv(path, index=False)
+
+
+def _save_trace(out: Path, task: DenoiseTask, name: str, trace: np.ndarray):
+    """The first test samples of a denoised trace (and, once, the clean and noisy input)."""
+    d = out / "traces"
+    d.mkdir(exist_ok=True)
+    t0, t1 = task.split.bounds("test")
+    n = min(600, t1 - t0)
+    stem = f"{safe_name(task.dataset)}__{safe_name(task.setting)}"
+    base = d / f"{stem}__truth.npz"
+    if not base.exists():
+        np.savez_compressed(base, clean=task.clean[t0 : t0 + n], noisy=task.noisy[t0 : t0 + n])
+    np.savez_compressed(d / f"{stem}__{safe_name(name)}.npz", out=trace[:n])
+
+
+def _save_path(out: Path, task: ForecastTask, name: str, extras: dict):
+    """A method's kept forecast path from one test origin (and the truth around it, once)."""
+    d = out / "curves"
+    d.mkdir(exist_ok=True)
+    stem = f"{safe_name(task.dataset)}__{safe_name(task.setting)}"
+    if extras.get("path") is not None:
+        o = extras["keep_origin"]
+        hmax = extras["path"].shape[0]
+        base = d / f"{stem}__truth.npz"
+        if not base.exists():
+            lo = max(0, o + 1 - 3 * hmax)
+            np.savez_compressed(
+                base, history=task.y[lo : o + 1], future=task.y[o + 1 : o + 1 + hmax], origin=o
+            )
+        np.savez_compressed(d / f"{stem}__{safe_name(name)}__path.npz", path=extras["path"])
