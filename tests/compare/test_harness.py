@@ -343,3 +343,27 @@ def test_a_resumed_run_retries_a_failed_cell_and_keeps_no_stale_error_row(tmp_pa
         assert np.isfinite(row["rmse"])
     assert any("failed" in m and "run again" in m for m in logged)
     assert "transient" not in markdown_tables(res.frame, "denoise")
+
+
+def test_seasonal_naive_on_a_series_without_a_season_is_skipped_with_a_note_not_run():
+    # a 300-row random walk (a --file): its "period" was the lookback's edge, and
+    # seasonal_naive scored MSE 1.15 at h=1 beside naive's 0.05, a broken baseline unsaid
+    from tssdpa.data.tasks import TableSeries
+
+    def file_tasks(y):
+        series = TableSeries("mine", y[:, None], ("v",), "sha256:0")
+        return forecast_tasks(series, seeds=(0,))
+
+    walk = np.cumsum(np.random.default_rng(0).standard_normal(300))
+    notes = []
+    res = run_tasks(file_tasks(walk), methods=["naive", "seasonal_naive"], progress=False,
+                    log=notes.append)  # fmt: skip
+    assert set(res.frame["method"]) == {"naive"}
+    assert len(notes) == 1 and notes[0].startswith("seasonal_naive skipped on mine univariate: "
+                                                   "no season")  # fmt: skip
+    t = np.arange(1200)  # where there is one, it runs with it, beating naive
+    seasonal = np.sin(2 * np.pi * t / 24) + 0.1 * np.random.default_rng(0).standard_normal(1200)
+    res = run_tasks(file_tasks(seasonal), methods=["naive", "seasonal_naive"], progress=False)
+    rows = res.frame[res.frame["horizon"] == 10].set_index("method")
+    assert rows.loc["seasonal_naive", "params"] == '{"period": 24}'
+    assert rows.loc["seasonal_naive", "mse"] < rows.loc["naive", "mse"] / 10

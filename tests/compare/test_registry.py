@@ -72,6 +72,8 @@ def test_every_grid_uses_the_current_parameter_names(task, name):
     spec = get_method(name, task)
     spec.resolve_factory()  # its first import is not what this test checks
     for ctx in CTXS:
+        if spec.why_skipped(ctx) is not None:  # the harness never builds it there
+            continue
         for params in spec.grid(ctx):
             with warnings.catch_warnings():
                 warnings.simplefilter("error", DeprecationWarning)

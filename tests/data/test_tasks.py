@@ -50,6 +50,18 @@ def test_estimate_period_finds_a_sinusoid():
     assert estimate_period(np.ones(8), max_period=64) is None  # too short
 
 
+def test_estimate_period_finds_no_season_in_red_noise_and_the_season_under_it():
+    # a random walk's power rises towards the lowest frequency: its highest peak in the band
+    # was the band's edge (16 to 62 samples, near the lookback), taken for a season
+    walks = [np.cumsum(np.random.default_rng(s).standard_normal(n)) for s in range(5)
+             for n in (180, 1800)]  # fmt: skip
+    assert [estimate_period(w, max_period=64) for w in walks] == [None] * 10
+    t = np.arange(1800)
+    for s in range(3):  # a daily season under the same kind of walk is still found
+        walk = 0.2 * np.cumsum(np.random.default_rng(s).standard_normal(1800))
+        assert estimate_period(np.sin(2 * np.pi * t / 24) + walk, max_period=64) == 24
+
+
 def test_denoise_tasks_are_seeded_and_split():
     tasks = denoise_tasks(
         "ar2", seeds=(0, 1), settings=[("gaussian", 10.0), ("dropout", 10)], n=300

@@ -112,18 +112,13 @@ def run_tasks(
         for r in [] if old is None else old.to_dict("records"):
             stored = r.get(SETTINGS_COLUMN)  # a file written before cell_settings: None
             done.setdefault(_key(r), set()).add(stored if isinstance(stored, str) else None)
-    cells, short = [], {}
+    cells, skipped = [], {}
     for task in tasks:
         kind = "denoise" if isinstance(task, DenoiseTask) else "forecast"
         known = available_methods(kind)
         names = known if methods is None else [m for m in methods if m in known]
         for name in names:
             spec = get_method(name, kind)
-            need = None if spec.min_train is None else spec.min_train(task.ctx)
-            if need is not None and task.split.train < need:  # one note, not an error a cell
-                short.setdefault((spec.name, task.dataset, task.setting),
-                                 (task.split.train, need))  # fmt: skip
-                continue
             first_seed = min(t.seed for t in tasks if t.dataset == task.dataset)
             if _runs_once(task, spec) and task.seed != first_seed:
                 continue  # deterministic method on a seed-independent series: one run is enough
@@ -137,11 +132,22 @@ def run_tasks(
                 )
             ):
                 continue  # quick runs: learned models on one seed and one noise setting only
+            why = spec.why_skipped(task.ctx)
+            if why is not None:  # one note, not an error a cell
+                skipped.setdefault((spec.name, task.dataset, task.setting), (why, set()))[1].add(
+                    task.seed
+                )
+                continue
             cells.append((task, spec))
-    for (name, dataset, setting), (n, need) in short.items():
-        _note(log, f"{name} skipped on {dataset} {setting}: its training part of {n} samples is "
-                   f"shorter than the {need} the method needs; a longer series or shorter "
-                   "horizons would let it run")  # fmt: skip
+    ran = {(s.name, t.dataset, t.setting) for t, s in cells}
+    for (name, dataset, setting), (why, seeds) in skipped.items():
+        # where it ran on other seeds, the note names those it did not
+        on = (
+            f" (seed {', '.join(map(str, sorted(seeds)))})"
+            if (name, dataset, setting) in ran
+            else ""
+        )
+        _note(log, f"{name} skipped on {dataset} {setting}{on}: {why}")
     new_rows = []
     if callable(budget):  # checked per task, before any cell runs (_check_resume asks)
         budget_of = lambda task: check_int(budget(task), "budget")  # noqa: E731

@@ -70,6 +70,10 @@ class MethodSpec:
         ``min_train(ctx) -> int``: the fewest training samples the method can be fitted on
         (None: no floor of its own). The harness skips it, with one note, on a task whose
         training part is shorter, rather than record an error for every cell.
+    skip_if : callable or None
+        ``skip_if(ctx) -> str or None``: why the method has no sound run on a task (None: it
+        has), e.g. a seasonal forecaster on a series without a season. The harness skips it
+        there with one note giving the reason, rather than run something else under its name.
     """
 
     name: str
@@ -84,6 +88,7 @@ class MethodSpec:
     history: int | None = None
     requires_target: bool = False
     min_train: Callable[[dict], int] | None = None
+    skip_if: Callable[[dict], str | None] | None = None
     # the factory a "module:Name" names, imported once (``factory`` keeps what was given)
     _resolved: Callable[..., Any] | None = field(default=None, init=False, repr=False,
                                                  compare=False)  # fmt: skip
@@ -98,6 +103,17 @@ class MethodSpec:
                             f"'module:Name', got {self.factory!r}")  # fmt: skip
         else:
             self._check_requires_target(self.factory)
+
+    def why_skipped(self, ctx: dict) -> str | None:
+        """Why the method cannot run on a task of context ``ctx`` (its ``min_train``, its
+        ``skip_if``), or None where it can."""
+        need = None if self.min_train is None else self.min_train(ctx)
+        if need is not None and ctx["n_train"] < need:
+            return (
+                f"its training part of {ctx['n_train']} samples is shorter than the {need} "
+                "the method needs; a longer series or shorter horizons would let it run"
+            )
+        return None if self.skip_if is None else self.skip_if(ctx)
 
     def resolve_factory(self) -> Callable[..., Any]:
         """The factory: itself, or the callable its ``"module:Name"`` path names (imported on
