@@ -367,3 +367,17 @@ def test_seasonal_naive_on_a_series_without_a_season_is_skipped_with_a_note_not_
     rows = res.frame[res.frame["horizon"] == 10].set_index("method")
     assert rows.loc["seasonal_naive", "params"] == '{"period": 24}'
     assert rows.loc["seasonal_naive", "mse"] < rows.loc["naive", "mse"] / 10
+
+
+def test_a_quick_learned_denoiser_without_its_setting_is_named_in_a_note_not_dropped():
+    # quick runs train learned denoisers on gaussian@10dB only: where the caller's settings
+    # lacked it, learned_projection vanished from the results without a word
+    tasks = denoise_tasks("ar2", seeds=(0, 1), settings=[("gaussian", 0.0), ("dropout", 10.0)],
+                          n=300, quick=True)  # fmt: skip
+    notes = []
+    res = run_tasks(tasks, methods=["noisy", "learned_projection"], progress=False,
+                    log=notes.append)  # fmt: skip
+    assert set(res.frame["method"]) == {"noisy"}
+    assert notes == ["learned_projection skipped on ar2: quick runs train learned denoisers on "
+                     "gaussian@10dB only, not among this run's settings (gaussian@0dB, "
+                     "dropout@10dB); add it or run without quick"]  # fmt: skip

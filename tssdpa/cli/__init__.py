@@ -117,7 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--quick",
         action="store_true",
-        help="small grids for learned methods (always on for 'default')",
+        help="small grids for learned methods, trained on the first seed and, denoising, on "
+        "gaussian@10dB only (always on for 'default')",
     )
     c.add_argument("--no-progress", action="store_true", help="no progress bars")
     c.add_argument("--no-plots", action="store_true", help="write no plots (faster)")

@@ -112,7 +112,7 @@ def run_tasks(
         for r in [] if old is None else old.to_dict("records"):
             stored = r.get(SETTINGS_COLUMN)  # a file written before cell_settings: None
             done.setdefault(_key(r), set()).add(stored if isinstance(stored, str) else None)
-    cells, skipped = [], {}
+    cells, skipped, quick_off = [], {}, {}
     for task in tasks:
         kind = "denoise" if isinstance(task, DenoiseTask) else "forecast"
         known = available_methods(kind)
@@ -122,16 +122,14 @@ def run_tasks(
             first_seed = min(t.seed for t in tasks if t.dataset == task.dataset)
             if _runs_once(task, spec) and task.seed != first_seed:
                 continue  # deterministic method on a seed-independent series: one run is enough
-            if (
-                task.quick
-                and spec.family == "learned"
-                and (
-                    task.seed != first_seed
-                    # a recorded noisy / clean pair has no other setting to train on
-                    or (kind == "denoise" and task.setting not in (QUICK_LEARNED_SETTING, RECORDED))
-                )
-            ):
-                continue  # quick runs: learned models on one seed and one noise setting only
+            if task.quick and spec.family == "learned":
+                # quick runs: learned models on one seed and one noise setting only (a
+                # recorded noisy / clean pair has no other setting to train on)
+                if task.seed != first_seed:
+                    continue
+                if kind == "denoise" and task.setting not in (QUICK_LEARNED_SETTING, RECORDED):
+                    quick_off.setdefault((spec.name, task.dataset), []).append(task.setting)
+                    continue
             why = spec.why_skipped(task.ctx)
             if why is not None:  # one note, not an error a cell
                 skipped.setdefault((spec.name, task.dataset, task.setting), (why, set()))[1].add(
@@ -148,6 +146,12 @@ def run_tasks(
             else ""
         )
         _note(log, f"{name} skipped on {dataset} {setting}{on}: {why}")
+    for (name, dataset), settings in quick_off.items():
+        if not any(s.name == name and t.dataset == dataset for t, s in cells):  # else it ran
+            given = ", ".join(dict.fromkeys(settings))
+            _note(log, f"{name} skipped on {dataset}: quick runs train learned denoisers on "
+                       f"{QUICK_LEARNED_SETTING} only, not among this run's settings "
+                       f"({given}); add it or run without quick")  # fmt: skip
     new_rows = []
     if callable(budget):  # checked per task, before any cell runs (_check_resume asks)
         budget_of = lambda task: check_int(budget(task), "budget")  # noqa: E731
