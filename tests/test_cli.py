@@ -648,3 +648,38 @@ def test_compare_all_with_denoise_methods_only_names_the_methods_not_compare_den
     assert f"{flag[0]} is for forecasting" in err and "compare denoise" not in err
     assert "--methods" in err and "moving_average" in err
     assert not (tmp_path / "o").exists()
+
+
+def _documented_compare_commands():
+    """Every ``tssdpa compare ...`` of README.md and docs/*.md: inline code (which may wrap
+    over lines) and lines of code blocks; a synopsis with alternatives (``a|b``) is no
+    command."""
+    import shlex
+
+    root = Path(__file__).resolve().parents[1]
+    found = []
+    for f in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        text = f.read_text(encoding="utf-8")
+        spans = []
+        for block in re.findall(r"```[a-z]*\n(.*?)```", text, re.S):
+            spans += block.replace("\\\n", " ").splitlines()
+        prose = re.sub(r"```.*?```", "", text, flags=re.S)
+        spans += [" ".join(s.split()) for s in re.findall(r"`([^`]+)`", prose)]
+        for s in spans:
+            if "tssdpa compare" in s and "|" not in s:
+                cmd = s[s.index("tssdpa compare") :].split(" #")[0]
+                found.append((f.name, shlex.split(cmd)[1:]))
+    return found
+
+
+def test_every_compare_command_in_the_docs_parses():
+    from tssdpa.cli import build_parser
+
+    commands = _documented_compare_commands()
+    assert len(commands) >= 5  # README's --file example, docs/results.md's runs...
+    parser = build_parser()
+    for name, argv in commands:
+        try:
+            parser.parse_args(argv)
+        except SystemExit:
+            pytest.fail(f"{name}: tssdpa {' '.join(argv)} does not parse")
