@@ -273,7 +273,7 @@ def _compare(args) -> int:
         read_results(out)
     except ResumeError as exc:
         raise UsageError(str(exc)) from None
-    earlier, before = _logged_commands(out), _row_count(out)
+    earlier, before = _logged_commands(out), _rows_state(out)
     # logged before the run, so that the rows of an interrupted run are named too
     commands = earlier if earlier[-1:] == [args.argv_line] else earlier + [args.argv_line]
     _log_commands(out, commands)
@@ -291,7 +291,7 @@ def _compare(args) -> int:
     except ResumeError as exc:
         raise UsageError(str(exc)) from None
     finally:
-        if _row_count(out) == before:  # nothing added: not one of the commands behind the rows
+        if _rows_state(out) == before:  # nothing added: not one of the commands behind the rows
             commands = earlier or commands
             _log_commands(out, commands)
     frame = res.frame
@@ -323,9 +323,14 @@ def _naming_the_option(exc: Exception, args) -> str:
     return f"--n {args.n}: {msg}" if args.n is not None else msg
 
 
-def _row_count(out: Path) -> int:
+def _rows_state(out: Path) -> str:
+    """A digest of ``out/results.csv``: unchanged where a run added nothing. Not its row count:
+    a failed cell run again replaces its error rows with as many scored ones, and the command
+    that scored them was taken for one that added nothing, left out of ``commands.txt``."""
+    import hashlib
+
     path = out / "results.csv"
-    return sum(1 for _ in path.open()) if path.exists() else 0
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else ""
 
 
 def _logged_commands(out: Path) -> list[str]:
