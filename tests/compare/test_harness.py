@@ -381,3 +381,13 @@ def test_a_quick_learned_denoiser_without_its_setting_is_named_in_a_note_not_dro
     assert notes == ["learned_projection skipped on ar2: quick runs train learned denoisers on "
                      "gaussian@10dB only, not among this run's settings (gaussian@0dB, "
                      "dropout@10dB); add it or run without quick"]  # fmt: skip
+
+
+def test_a_dataset_denoised_and_forecast_on_other_seeds_runs_each_task_on_its_first_seed():
+    # the first seed was taken over both kinds: denoised on seed 0, forecast on 1 and 2, a
+    # deterministic forecaster (run on the first seed alone) ran on none, without a word
+    tasks = denoise_tasks("sunspots", seeds=(0,), settings=[("gaussian", 10.0)])
+    tasks += forecast_tasks("sunspots", seeds=(1, 2))
+    res = run_tasks(tasks, methods=["noisy", "naive"], progress=False)
+    ran = res.frame.groupby(["task", "method"])["seed"].apply(sorted).to_dict()
+    assert ran == {("denoise", "noisy"): [0], ("forecast", "naive"): [1, 1, 1, 1]}

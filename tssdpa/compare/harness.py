@@ -113,13 +113,19 @@ def run_tasks(
             stored = r.get(SETTINGS_COLUMN)  # a file written before cell_settings: None
             done.setdefault(_key(r), set()).add(stored if isinstance(stored, str) else None)
     cells, skipped, quick_off = [], {}, {}
+    # per kind: a dataset's denoising seeds said nothing of its forecasting ones (denoised on
+    # seed 0, forecast on 1 and 2: naive, run on seed 0 alone, ran on none, unsaid)
+    first: dict = {}
+    for t in tasks:
+        k = (isinstance(t, DenoiseTask), t.dataset)
+        first[k] = min(first.get(k, t.seed), t.seed)
     for task in tasks:
         kind = "denoise" if isinstance(task, DenoiseTask) else "forecast"
         known = available_methods(kind)
         names = known if methods is None else [m for m in methods if m in known]
         for name in names:
             spec = get_method(name, kind)
-            first_seed = min(t.seed for t in tasks if t.dataset == task.dataset)
+            first_seed = first[(kind == "denoise", task.dataset)]
             if _runs_once(task, spec) and task.seed != first_seed:
                 continue  # deterministic method on a seed-independent series: one run is enough
             if task.quick and spec.family == "learned":
