@@ -391,3 +391,13 @@ def test_a_dataset_denoised_and_forecast_on_other_seeds_runs_each_task_on_its_fi
     res = run_tasks(tasks, methods=["noisy", "naive"], progress=False)
     ran = res.frame.groupby(["task", "method"])["seed"].apply(sorted).to_dict()
     assert ran == {("denoise", "noisy"): [0], ("forecast", "naive"): [1, 1, 1, 1]}
+
+
+def test_a_method_asked_for_with_no_task_of_its_kind_is_named_in_a_note():
+    # naive asked for on denoising tasks alone: no row, no word
+    tasks = denoise_tasks("ar2", seeds=(0,), settings=[("gaussian", 10.0)], n=300)
+    notes = []
+    res = run_tasks(tasks, methods=["noisy", "naive", "projection"], progress=False,
+                    log=notes.append)  # fmt: skip
+    assert set(res.frame["method"]) == {"noisy", "projection"}  # projection: both kinds
+    assert notes == ["naive skipped: a forecasting method, and no forecasting task was given"]

@@ -158,6 +158,11 @@ def run_tasks(
             _note(log, f"{name} skipped on {dataset}: quick runs train learned denoisers on "
                        f"{QUICK_LEARNED_SETTING} only, not among this run's settings "
                        f"({given}); add it or run without quick")  # fmt: skip
+    given = {"denoise" if isinstance(t, DenoiseTask) else "forecast" for t in tasks}
+    for name in dict.fromkeys(methods or ()):  # one of no task given: no row, and no word
+        if not any(name in available_methods(k) for k in given):
+            kind = "denoising" if name in available_methods("denoise") else "forecasting"
+            _note(log, f"{name} skipped: a {kind} method, and no {kind} task was given")
     new_rows = []
     if callable(budget):  # checked per task, before any cell runs (_check_resume asks)
         budget_of = lambda task: check_int(budget(task), "budget")  # noqa: E731
