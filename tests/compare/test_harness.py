@@ -401,3 +401,40 @@ def test_a_method_asked_for_with_no_task_of_its_kind_is_named_in_a_note():
                     log=notes.append)  # fmt: skip
     assert set(res.frame["method"]) == {"noisy", "projection"}  # projection: both kinds
     assert notes == ["naive skipped: a forecasting method, and no forecasting task was given"]
+
+
+def _naive_failing_once():
+    from tssdpa.baselines import NaiveForecaster
+
+    class FailsOnce(NaiveForecaster):
+        failed = False
+
+        def _fit(self, a):
+            if not FailsOnce.failed:
+                FailsOnce.failed = True
+                raise RuntimeError("transient")
+
+    return FailsOnce
+
+
+def test_a_method_run_once_is_not_run_again_when_a_resumed_run_starts_on_another_seed(tmp_path):
+    # sunspots is the same on every seed: naive runs on the first seed alone. Resumed with
+    # seeds 0 and 1 after a run on seed 1, it ran again on seed 0 (a copy counted as a
+    # second seed); a failed stored run still runs again
+    run_tasks(forecast_tasks("sunspots", seeds=(1,)), methods=["naive"], out=tmp_path,
+              progress=False)  # fmt: skip
+    res = run_tasks(forecast_tasks("sunspots", seeds=(0, 1)), methods=["naive"], out=tmp_path,
+                    progress=False)  # fmt: skip
+    stored = pd.read_csv(tmp_path / "results.csv")
+    assert len(stored) == len(res.frame) == 4 and set(stored["seed"]) == {1}
+    register(MethodSpec("naive_fails_once_test", "forecast", _naive_failing_once()),
+             overwrite=True)  # fmt: skip
+    try:
+        for seeds in ((1,), (0, 1)):
+            res = run_tasks(forecast_tasks("sunspots", seeds=seeds),
+                            methods=["naive_fails_once_test"], out=tmp_path / "f",
+                            progress=False, log=lambda m: None)  # fmt: skip
+    finally:
+        _REGISTRY.pop(("forecast", "naive_fails_once_test"), None)
+    assert (res.frame["error"].fillna("") == "").all()
+    assert sorted(res.frame["seed"]) == [0, 0, 0, 0]

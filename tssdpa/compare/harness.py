@@ -171,7 +171,7 @@ def run_tasks(
     _check_resume(cells, done, budget_of, out)
     old = _drop_incomplete_cells(cells, done, old, out, log)
     # a dataset named twice (identical settings: _check_resume refuses others) runs once
-    todo = list({_cell_key(t, s): (t, s) for t, s in cells if _cell_key(t, s) not in done}
+    todo = list({_cell_key(t, s): (t, s) for t, s in cells if not _stored(t, s, done)}
                 .values())  # fmt: skip
     if any(s.family == "learned" for _, s in todo):
         _quiet_lightning()
@@ -216,6 +216,16 @@ def _runs_once(task, spec) -> bool:
 def _cell_key(task, spec):
     kind = "denoise" if isinstance(task, DenoiseTask) else "forecast"
     return (kind, task.dataset, task.setting, int(task.seed), spec.name)
+
+
+def _stored(task, spec, done: dict) -> list:
+    """The keys of ``done`` that stand for the cell: its own, or, for a method run once by
+    design (:func:`_runs_once`), that of any seed: a resumed run whose first seed was another
+    ran it again, and the tables counted the copy as a second seed."""
+    key = _cell_key(task, spec)
+    if not _runs_once(task, spec):
+        return [key] if key in done else []
+    return [k for k in done if k[:3] + k[4:] == key[:3] + key[4:]]
 
 
 def cell_settings(task, spec, budget: int) -> str:
@@ -271,16 +281,10 @@ def _drop_incomplete_cells(cells, done: dict, old, out, log):
         have.setdefault(_key(r), set()).add(r.get("horizon"))
         if isinstance(r.get("error"), str) and r["error"]:  # read back, "" is NaN
             failed.add(_key(r))
-    ran = {_cell_key(t, s): t for t, s in cells}
-    gone_failed = {k for k in ran if k in done and k in failed}
-    gone_short = {
-        k
-        for k, t in ran.items()
-        if isinstance(t, ForecastTask)
-        and k in done
-        and k not in gone_failed
-        and not set(t.horizons) <= have.get(k, set())
-    }
+    stored = [(k, t) for t, s in cells for k in _stored(t, s, done)]
+    gone_failed = {k for k, _ in stored if k in failed}
+    gone_short = {k for k, t in stored if isinstance(t, ForecastTask) and k not in gone_failed
+                  and not set(t.horizons) <= have.get(k, set())}  # fmt: skip
     gone = gone_failed | gone_short
     if not gone:
         return old
