@@ -227,3 +227,21 @@ def test_a_recorded_pair_gets_its_trace_plot_and_the_plots_folder_named_is_there
     assert main([*args, "--out", str(out)]) == 0
     assert f"plots: {out / 'plots'}" in capsys.readouterr().out
     assert (out / "plots" / "denoise_my_run_trace.png").is_file()
+
+
+def test_two_files_of_one_name_are_refused_naming_both_before_anything_is_written(
+    data, tmp_path, capsys
+):
+    # logs/a/run.csv and logs/b/run.csv are both 'run' in the tables: the run was refused
+    # with "this run builds run univariate twice, with other settings ('samples=300 ...
+    # data=sha256:...')", naming neither file, after commands.txt was written
+    other = tmp_path / "elsewhere" / data.name
+    other.parent.mkdir()
+    _table(seed=1).to_csv(other, index=False)
+    out = tmp_path / "o"
+    assert _run(data, "forecast", out, "--file", str(other), "--horizons", "1") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert f"--file: {data} and {other} are both named 'my run'" in err
+    assert not out.exists()
+    assert _run(data, "forecast", out, "--file", str(data), "--horizons", "1") == 0  # one file

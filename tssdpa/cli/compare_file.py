@@ -167,10 +167,18 @@ def file_tasks(args, kinds: list[str], seeds: tuple) -> list:
     """The tasks of each of ``args.file`` for each of ``kinds``."""
     from tssdpa.data.tasks import denoise_tasks, forecast_tasks, recorded_denoise_tasks
 
-    tasks = []
+    tasks, named = [], {}
     for path in args.file:
-        tasks += _tasks(args, path, kinds, seeds, denoise_tasks, forecast_tasks,
-                        recorded_denoise_tasks)  # fmt: skip
+        made = _tasks(args, path, kinds, seeds, denoise_tasks, forecast_tasks,
+                      recorded_denoise_tasks)  # fmt: skip
+        name, values = made[0].dataset, made[0].fingerprint
+        first, seen = named.setdefault(name, (path, values))
+        if seen != values:  # refused later as "builds run univariate twice", naming no file
+            raise UsageError(f"--file: {first} and {path} are both named {name!r} in the "
+                             "tables (a file's name without its folder and endings) but hold "
+                             "other values; rename one, or compare them into separate "
+                             "output folders")  # fmt: skip
+        tasks += made
     return tasks
 
 
