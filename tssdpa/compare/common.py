@@ -1,8 +1,9 @@
-"""Small helpers shared by the denoising and the forecasting evaluation."""
+"""Small helpers shared by the denoising and the forecasting evaluation and the harness."""
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 
 import numpy as np
@@ -39,3 +40,34 @@ def as_numpy(a) -> np.ndarray:
     if is_tensor(a):
         a = a.detach().cpu().numpy()
     return np.asarray(a, dtype=np.float64)
+
+
+def _quiet_lightning():
+    """Silence Lightning's per-fit info messages (it sets its loggers' levels on import)."""
+    import lightning.pytorch  # noqa: F401  (imported first: importing it sets the levels)
+
+    for name in list(logging.root.manager.loggerDict):
+        if name.startswith(("lightning", "pytorch_lightning")):
+            logging.getLogger(name).setLevel(logging.ERROR)
+
+
+class _NullBar:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *a):
+        return False
+
+
+def _progress(enabled: bool, total: int):
+    if not enabled:
+        return _NullBar()
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn("{task.description:<48}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        transient=False,
+    )

@@ -16,7 +16,6 @@ failed one runs again).
 
 from __future__ import annotations
 
-import logging
 import traceback
 import warnings
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from tssdpa.checks import check_int
+from tssdpa.compare.common import _progress, _quiet_lightning
 from tssdpa.compare.denoising import evaluate_denoiser
 from tssdpa.compare.forecasting import evaluate_forecaster
 from tssdpa.compare.registry import DEFAULT_BUDGET, available_methods, get_method
@@ -193,15 +193,6 @@ def run_tasks(
     if old is not None:
         frame = pd.concat([old, frame], ignore_index=True) if len(frame) else old
     return ComparisonResults(frame, out)
-
-
-def _quiet_lightning():
-    """Silence Lightning's per-fit info messages (it sets its loggers' levels on import)."""
-    import lightning.pytorch  # noqa: F401  (imported first: importing it sets the levels)
-
-    for name in list(logging.root.manager.loggerDict):
-        if name.startswith(("lightning", "pytorch_lightning")):
-            logging.getLogger(name).setLevel(logging.ERROR)
 
 
 def _runs_once(task, spec) -> bool:
@@ -425,28 +416,6 @@ def _run_cell(task, spec, budget, out, trace_seed, trace_settings, log):
         r[SETTINGS_COLUMN] = cell_settings(task, spec, budget)
         r[RUNS_ONCE_COLUMN] = _runs_once(task, spec)
     return rows
-
-
-class _NullBar:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *a):
-        return False
-
-
-def _progress(enabled: bool, total: int):
-    if not enabled:
-        return _NullBar()
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(
-        TextColumn("{task.description:<48}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        transient=False,
-    )
 
 
 @dataclass
