@@ -438,3 +438,16 @@ def test_a_method_run_once_is_not_run_again_when_a_resumed_run_starts_on_another
         _REGISTRY.pop(("forecast", "naive_fails_once_test"), None)
     assert (res.frame["error"].fillna("") == "").all()
     assert sorted(res.frame["seed"]) == [0, 0, 0, 0]
+
+
+def test_traces_and_paths_are_saved_for_a_run_without_seed_0(tmp_path):
+    # traces and forecast paths were saved for seed 0 alone: a run on seeds 1 and 2 saved
+    # none and drew no trace or path plot, unsaid
+    tasks = denoise_tasks("ar2", seeds=(1, 2), settings=[("gaussian", 10.0)], n=300)
+    tasks += forecast_tasks("ar2", seeds=(1, 2), n=300, horizons=(1, 2), lookback=8)
+    res = run_tasks(tasks, methods=["moving_average", "naive"], out=tmp_path, progress=False)
+    assert {p.name for p in (tmp_path / "traces").iterdir()} == {
+        "ar2__gaussian@10dB__truth.npz", "ar2__gaussian@10dB__moving_average.npz"}  # fmt: skip
+    assert (tmp_path / "curves" / "ar2__univariate__naive__path.npz").exists()
+    names = {p.name for p in write_plots(tmp_path, res.frame, tmp_path / "plots")}
+    assert {"denoise_ar2_trace.png", "forecast_ar2_univariate_paths.png"} <= names
