@@ -451,3 +451,20 @@ def test_traces_and_paths_are_saved_for_a_run_without_seed_0(tmp_path):
     assert (tmp_path / "curves" / "ar2__univariate__naive__path.npz").exists()
     names = {p.name for p in write_plots(tmp_path, res.frame, tmp_path / "plots")}
     assert {"denoise_ar2_trace.png", "forecast_ar2_univariate_paths.png"} <= names
+
+
+def test_a_resumed_run_saves_its_traces_for_the_seed_of_the_truth_already_there(tmp_path):
+    # after a run on seed 1, one resumed with seeds 0 and 1 saved the new method's trace for
+    # seed 0 beside seed 1's truth and traces: one plot mixed two realisations of the series
+    settings = [("gaussian", 10.0)]
+    run_tasks(denoise_tasks("ar2", seeds=(1,), settings=settings, n=300),
+              methods=["moving_average"], out=tmp_path / "a", progress=False)  # fmt: skip
+    run_tasks(denoise_tasks("ar2", seeds=(0, 1), settings=settings, n=300),
+              methods=["moving_average", "median"], out=tmp_path / "a", progress=False)  # fmt: skip
+    run_tasks(denoise_tasks("ar2", seeds=(1,), settings=settings, n=300),
+              methods=["median"], out=tmp_path / "b", progress=False)  # fmt: skip
+    for name in ("truth", "median"):
+        a, b = (np.load(tmp_path / d / "traces" / f"ar2__gaussian@10dB__{name}.npz")
+                for d in ("a", "b"))  # fmt: skip
+        for key in b.files:
+            np.testing.assert_array_equal(a[key], b[key])

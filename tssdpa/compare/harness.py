@@ -36,6 +36,7 @@ from tssdpa.compare.results_file import (
     _note,
     _save_path,
     _save_trace,
+    _trace_seed,
     read_results,
 )
 from tssdpa.compare.tables import RUNS_ONCE_COLUMN, aggregate, markdown_tables
@@ -185,9 +186,10 @@ def run_tasks(
                     tid, description=f"{task.dataset} {task.setting} s{task.seed} {spec.name}"
                 )
             # seed 0 alone by default: a run on seeds 1 and 2 saved no trace and drew no plot
-            seed = (
-                first[(spec.task == "denoise", task.dataset)] if trace_seed is None else trace_seed
-            )
+            seed = trace_seed
+            if seed is None:  # the seed of the traces already there, else the first
+                seed = None if out is None else _trace_seed(out, task)
+                seed = first[(spec.task == "denoise", task.dataset)] if seed is None else seed
             rows = _run_cell(task, spec, budget_of(task), out, seed, trace_settings, log)
             new_rows += rows
             if out is not None:

@@ -127,6 +127,19 @@ def _append_csv(path: Path, rows: list[dict]):
         df.to_csv(path, index=False)
 
 
+def _trace_seed(out: Path, task) -> int | None:
+    """The seed of the truth saved in ``out`` for the task's dataset and setting (None where
+    there is none; 0 in a folder written before it was stored, the seed traces were saved
+    for then): a resumed run saves its traces for that seed, so that a plot never sets a
+    method's trace of one seed against the truth of another."""
+    kind = "traces" if isinstance(task, DenoiseTask) else "curves"
+    base = out / kind / f"{safe_name(task.dataset)}__{safe_name(task.setting)}__truth.npz"
+    if not base.exists():
+        return None
+    with np.load(base) as f:
+        return int(f["seed"]) if "seed" in f.files else 0
+
+
 def _save_trace(out: Path, task: DenoiseTask, name: str, trace: np.ndarray):
     """The first test samples of a denoised trace (and, once, the clean and noisy input)."""
     d = out / "traces"
@@ -136,7 +149,8 @@ def _save_trace(out: Path, task: DenoiseTask, name: str, trace: np.ndarray):
     stem = f"{safe_name(task.dataset)}__{safe_name(task.setting)}"
     base = d / f"{stem}__truth.npz"
     if not base.exists():
-        np.savez_compressed(base, clean=task.clean[t0 : t0 + n], noisy=task.noisy[t0 : t0 + n])
+        np.savez_compressed(base, clean=task.clean[t0 : t0 + n], noisy=task.noisy[t0 : t0 + n],
+                            seed=task.seed)  # fmt: skip
     np.savez_compressed(d / f"{stem}__{safe_name(name)}.npz", out=trace[:n])
 
 
@@ -152,6 +166,10 @@ def _save_path(out: Path, task: ForecastTask, name: str, extras: dict):
         if not base.exists():
             lo = max(0, o + 1 - 3 * hmax)
             np.savez_compressed(
-                base, history=task.y[lo : o + 1], future=task.y[o + 1 : o + 1 + hmax], origin=o
+                base,
+                history=task.y[lo : o + 1],
+                future=task.y[o + 1 : o + 1 + hmax],
+                origin=o,
+                seed=task.seed,
             )
         np.savez_compressed(d / f"{stem}__{safe_name(name)}__path.npz", path=extras["path"])
