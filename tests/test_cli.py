@@ -721,3 +721,14 @@ def test_a_command_that_reran_a_failed_cell_is_logged_with_its_rows(tmp_path):
     assert pd.read_csv(out / "results.csv")["error"].isna().all()
     logged = (out / "commands.txt").read_text().splitlines()
     assert len(logged) == 2 and logged[1].endswith("--methods fails_once_test")
+
+
+def test_a_run_refused_before_any_cell_leaves_no_new_folder(tmp_path, capsys):
+    # --dataset default --dataset ar2 builds ar2 twice with other settings: refused, exit 2,
+    # but the --out folder it named was left behind holding a commands.txt of that command
+    out = tmp_path / "run"
+    args = ["compare", "forecast", "--dataset", "default", "--dataset", "ar2", "--methods",
+            "naive", "--out", str(out), "--no-progress", "--no-plots"]  # fmt: skip
+    assert main(args) == 2
+    assert "builds ar2 univariate twice" in capsys.readouterr().err
+    assert not out.exists()

@@ -27,6 +27,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import sys
@@ -273,7 +274,7 @@ def _compare(args) -> int:
         read_results(out)
     except ResumeError as exc:
         raise UsageError(str(exc)) from None
-    earlier, before = _logged_commands(out), _rows_state(out)
+    earlier, before, existed = _logged_commands(out), _rows_state(out), out.exists()
     # logged before the run, so that the rows of an interrupted run are named too
     commands = earlier if earlier[-1:] == [args.argv_line] else earlier + [args.argv_line]
     _log_commands(out, commands)
@@ -289,10 +290,14 @@ def _compare(args) -> int:
             log=lambda m: print(m, file=sys.stderr),
         )
     except ResumeError as exc:
+        if not existed:  # refused before any cell ran: it left a folder of its commands.txt
+            (out / "commands.txt").unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                out.rmdir()
         raise UsageError(str(exc)) from None
     finally:
-        if _rows_state(out) == before:  # nothing added: not one of the commands behind the rows
-            commands = earlier or commands
+        if _rows_state(out) == before and out.exists():  # nothing added: not one of the
+            commands = earlier or commands  # commands behind the rows
             _log_commands(out, commands)
     frame = res.frame
     write_tables(frame, out / "tables")
