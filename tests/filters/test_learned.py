@@ -342,6 +342,36 @@ def test_an_even_moving_average_is_refused_at_fit_naming_it_and_a_saved_one_stil
     np.testing.assert_array_equal(loaded.forecast_path(y), fc.forecast_path(y))
 
 
+def test_a_moving_average_or_patch_len_longer_than_the_lookback_is_warned_of_and_recorded(
+    fitted_forecaster,
+):
+    """The net lowered moving_average=25 to 9 and patch_len=16 to 8 for lookback=8 without a
+    word: a user who set them believed the model used them. Clipped still (the harness's
+    grids rely on it), but told once, and the values used are in moving_average_ /
+    patch_len_."""
+    fc, y = fitted_forecaster  # lookback 48, moving_average 25, patch_len 8: taken as given
+    assert (fc.moving_average_, fc.patch_len_) == (25, 8)
+    short = LearnedProjectionForecaster(lookback=8, horizon=2, moving_average=25, patch_len=16,
+                                        d_model=8, max_epochs=1, **QUIET)  # fmt: skip
+    with pytest.warns(UserWarning) as told:
+        short.fit(y[:200])
+    notes = [str(w.message) for w in told if "is built as" in str(w.message)]
+    assert notes == [
+        "LearnedProjectionForecaster: moving_average=25 is built as 9 (at most lookback=8, "
+        "+ 1 as it is even); patch_len=16 is built as 8 (at most lookback=8); "
+        "moving_average_ and patch_len_ hold the values used"
+    ]
+    assert (short.moving_average_, short.patch_len_) == (9, 8)
+    assert short.system_.net.moving_average == 9
+    linear = LearnedProjectionForecaster(lookback=8, horizon=2, moving_average=7, patch_len=16,
+                                         attention=False, max_epochs=1, **QUIET)  # fmt: skip
+    with warnings.catch_warnings(record=True) as told:
+        warnings.simplefilter("always")
+        linear.fit(y[:200])
+    assert not [w for w in told if "is built as" in str(w.message)]  # patch_len is unused
+    assert (linear.moving_average_, linear.patch_len_) == (7, None)
+
+
 def test_a_gap_in_the_future_windows_is_no_target_not_the_training_mean():
     # filled before the windows were cut, a gap at the end of y_val (the last window's
     # future, no window's past) was scored as the training mean: 0.21 of the variance lost

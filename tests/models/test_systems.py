@@ -242,6 +242,22 @@ def test_a_forecasting_system_with_an_even_moving_average_builds_but_refuses_to_
         _trainer(max_epochs=1).fit(system, DataLoader(TensorDataset(xs, ys), batch_size=64))
 
 
+def test_a_forecasting_system_warns_once_at_fit_of_a_moving_average_built_shorter():
+    # lookback 16: moving_average=25 was built as 17 without a word
+    system = ForecastingSystem(16, 2, 1, patch_len=8, d_model=8, num_heads=2,
+                               dim_feedforward=16, moving_average=25)  # fmt: skip
+    assert system.net.moving_average == 17
+    xs, ys = (torch.as_tensor(a.copy(), dtype=torch.float32) for a in _pairs(_ar_series(200, 1),
+                                                                              16, 2))  # fmt: skip
+    with pytest.warns(UserWarning) as told:
+        system.check_fit_settings()
+        _trainer(max_epochs=1).fit(system, DataLoader(TensorDataset(xs, ys), batch_size=64))
+    notes = [str(w.message) for w in told if "is built as" in str(w.message)]
+    assert notes == ["ForecastingSystem: moving_average=25 is built as 17 (at most lookback=16, "
+                     "+ 1 as it is even); net.moving_average and net.patch_len hold the values "
+                     "used"]  # fmt: skip
+
+
 def test_forecasting_system_rejects_bad_settings():
     with pytest.raises(ValueError, match="linear_init"):
         ForecastingSystem(16, 4, 1, linear_init="lasso")

@@ -259,9 +259,12 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
     channel_independent : bool
         Share one univariate model across channels (default) or mix channels in each patch.
     moving_average : int
-        Kernel of the trend/seasonal split of the linear part.
+        Kernel of the trend/seasonal split of the linear part, odd; one longer than
+        ``lookback`` (+ 1 for an even one) is built as that bound, warned of at fit
+        (``moving_average_`` holds the kernel used).
     patch_len, d_model, num_heads, num_layers, dim_feedforward, sigma, decay, dropout,
-    attention : network settings (``attention=False`` gives plain DLinear).
+    attention : network settings (``attention=False`` gives plain DLinear). A ``patch_len``
+        over ``lookback`` is built as ``lookback``, warned of at fit (``patch_len_``).
     stride : int
         Step between training windows.
     linear_init : {"ridge", "none"}
@@ -392,6 +395,7 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
         train_series = z[: self.split_["train"][1]]  # the ridge start's: NaN left out there
         self.train_ = a
         self.system_ = self._new_system(C)
+        self.system_.check_fit_settings(type(self).__name__, "moving_average_ and patch_len_")
         self.linear_init_ = None
         if self.linear_init == "ridge":
             try:
@@ -413,6 +417,20 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
         self.n_channels_ = C
         self._record_structure()
         return self
+
+    @property
+    def moving_average_(self) -> int:
+        """The trend kernel the net uses: ``moving_average``, at most ``lookback`` (+ 1 for
+        an even one); fit warns where it differs."""
+        self._check_fitted()
+        return self.system_.net.moving_average
+
+    @property
+    def patch_len_(self) -> int | None:
+        """The patch length the net uses (``patch_len``, at most ``lookback``; None without
+        attention); fit warns where it differs."""
+        self._check_fitted()
+        return self.system_.net.patch_len if self.attention else None
 
     def _check_horizon(self, horizon, name: str = "horizon") -> int:
         h = super()._check_horizon(horizon, name)

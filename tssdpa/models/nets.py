@@ -20,7 +20,7 @@ from torch import Tensor, nn
 from tssdpa.checks import check_choice, check_int
 from tssdpa.nn import EncoderBlock
 
-__all__ = ["DenoisingNet", "ForecastingNet"]
+__all__ = ["DenoisingNet", "ForecastingNet", "clipped_settings"]
 
 
 def check_encoder(d_model, num_heads, num_layers, dim_feedforward) -> None:
@@ -41,6 +41,21 @@ def _encoder_stack(d_model, num_heads, dim_feedforward, dropout, num_layers, **a
         EncoderBlock(d_model, num_heads, dim_feedforward, dropout, attention_kwargs=attention)
         for _ in range(num_layers)
     )
+
+
+def clipped_settings(net: ForecastingNet, moving_average: int, patch_len: int) -> list[str]:
+    """What ``net`` was built with in place of the ``moving_average`` and ``patch_len`` it was
+    given, one phrase each (none where it took them as given). An even ``moving_average``
+    is not listed: it is refused at fit (:func:`~tssdpa.checks.check_moving_average`)."""
+    out = []
+    even = ", + 1 as it is even" if net.lookback % 2 == 0 else ""
+    if moving_average % 2 and net.moving_average != moving_average:
+        out.append(f"moving_average={moving_average} is built as {net.moving_average} (at most "
+                   f"lookback={net.lookback}{even})")  # fmt: skip
+    if net.use_attention and net.patch_len != patch_len:
+        out.append(f"patch_len={patch_len} is built as {net.patch_len} (at most "
+                   f"lookback={net.lookback})")  # fmt: skip
+    return out
 
 
 class DenoisingNet(nn.Module):
@@ -135,9 +150,13 @@ class ForecastingNet(nn.Module):
         Trend kernel of the linear branch, odd (at most ``lookback``, or ``lookback + 1`` for
         an even ``lookback``). An even one, refused at fit by :class:`ForecastingSystem` and
         ``LearnedProjectionForecaster`` as by ``DLinearForecaster``, is built as the odd one
-        above it: a model saved with one (before 2026-12-05) loads as it was trained.
+        above it: a model saved with one (before 2026-12-05) loads as it was trained. A longer
+        one is built as that bound (warned of at fit: :func:`clipped_settings`); the
+        attribute ``moving_average`` holds the kernel used.
     patch_len, d_model, num_heads, num_layers, dim_feedforward, dropout
-        Attention branch settings (patches of ``patch_len`` samples are its tokens).
+        Attention branch settings (patches of ``patch_len`` samples are its tokens; a
+        ``patch_len`` over ``lookback`` is built as ``lookback``, warned of at fit, and the
+        attribute ``patch_len`` holds the length used).
     sigma, learn_sigma, decay, learn_decay
         Projection-attention kernel width and IIR decay, and whether they are learned.
     attention : bool
@@ -167,6 +186,8 @@ class ForecastingNet(nn.Module):
         self.register_buffer("level_norm", torch.tensor(float(normalize == "last")))
         self.lookback, self.horizon, self.n_channels = lookback, horizon, n_channels
         self.channel_independent = channel_independent
+        # clipped, not refused: the harness's grids and the CLI pass the default 25 and
+        # patch_len 16 with lookbacks as short as 4; fitting warns (clipped_settings)
         self.moving_average = max(1, min(moving_average, lookback) | 1)  # odd
         self.linear_trend = nn.Linear(lookback, horizon)
         self.linear_seasonal = nn.Linear(lookback, horizon)

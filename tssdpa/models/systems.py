@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import math
 import tempfile
+import warnings
 from typing import Literal
 
 import lightning as L
@@ -24,7 +25,8 @@ import torch
 from torch import Tensor
 
 from tssdpa.checks import check_choice, check_moving_average, check_positive
-from tssdpa.models.nets import DenoisingNet, ForecastingNet
+from tssdpa.estimators.input_notes import user_stacklevel
+from tssdpa.models.nets import DenoisingNet, ForecastingNet, clipped_settings
 from tssdpa.models.ridge import ridge_linear_init
 
 __all__ = ["DenoisingSystem", "ForecastingSystem", "train_system"]
@@ -202,6 +204,7 @@ class ForecastingSystem(_SystemBase):
         )
         for p in self._linear_params():
             p.requires_grad_(self.linear_lr_scale > 0)
+        self._clipping_told = False  # check_fit_settings warns once
         #: summary of the ridge start (None until :meth:`init_linear_ridge`); checkpointed
         self.linear_init_info: dict | None = None
 
@@ -219,10 +222,22 @@ class ForecastingSystem(_SystemBase):
         self.linear_init_info = ridge_linear_init(self.net, train_series, val_pairs, grid)
         return self.linear_init_info
 
-    def check_fit_settings(self) -> None:
+    def check_fit_settings(
+        self, owner: str = "ForecastingSystem", recorded: str = "net.moving_average and "
+        "net.patch_len",
+    ) -> None:  # fmt: skip
         """``ValueError`` naming a setting that is built (a saved model loads) but not fitted:
-        an even ``moving_average`` (it was rounded up; ``DLinearForecaster`` refuses it)."""
+        an even ``moving_average`` (it was rounded up; ``DLinearForecaster`` refuses it).
+
+        A ``moving_average`` or ``patch_len`` longer than the lookback is built shorter
+        (:func:`~tssdpa.models.nets.clipped_settings`): warned of once, by ``owner``, saying
+        that ``recorded`` hold the values used (a user who set 51 believed the model used 51)."""
         check_moving_average(self.hparams.moving_average)
+        clipped = clipped_settings(self.net, self.hparams.moving_average, self.hparams.patch_len)
+        if clipped and not self._clipping_told:
+            self._clipping_told = True
+            warnings.warn(f"{owner}: {'; '.join(clipped)}; {recorded} hold the values used",
+                          stacklevel=user_stacklevel())  # fmt: skip
 
     def on_fit_start(self) -> None:
         self.check_fit_settings()
