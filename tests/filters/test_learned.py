@@ -372,6 +372,34 @@ def test_a_moving_average_or_patch_len_longer_than_the_lookback_is_warned_of_and
     assert (linear.moving_average_, linear.patch_len_) == (7, None)
 
 
+@pytest.mark.parametrize("which", ["filter", "forecaster"])
+def test_a_holdout_shorter_than_one_window_is_raised_to_it_with_a_warning(which):
+    """holdout=0.02 of 600 samples (12) was raised to one window (60 samples, 10%) without a
+    word: the training part shrank by 48 samples more than the user asked for."""
+    y = _ar_series(600, channels=1)
+    if which == "filter":
+        est = LearnedProjectionFilter(window=4, seq_len=60, d_model=8, num_layers=1,
+                                      holdout=0.02, max_epochs=1, **QUIET)  # fmt: skip
+        gap = "seq_len = 60"
+    else:
+        est = LearnedProjectionForecaster(lookback=48, horizon=12, patch_len=8, d_model=8,
+                                          holdout=0.02, max_epochs=1, **QUIET)  # fmt: skip
+        gap = "lookback + horizon = 60"
+    with pytest.warns(UserWarning) as told:
+        est.fit(y)
+    notes = [str(w.message) for w in told if "holdout" in str(w.message)]
+    assert notes == [
+        f"{type(est).__name__}: holdout=0.02 is 12 of the 600 samples of "
+        f"{'x' if which == 'filter' else 'y'}, fewer than one validation window ({gap}): "
+        "the last 60 samples (10%) validate, and split_ records the sample ranges"
+    ]
+    assert est.split_ == {"train": (0, 480), "val": (540, 600)}
+    with warnings.catch_warnings(record=True) as told:  # a holdout of a window or more: none
+        warnings.simplefilter("always")
+        est.set_params(holdout=0.1).fit(y)
+    assert not [w for w in told if "holdout" in str(w.message)]
+
+
 def test_a_gap_in_the_future_windows_is_no_target_not_the_training_mean():
     # filled before the windows were cut, a gap at the end of y_val (the last window's
     # future, no window's past) was scored as the training mean: 0.21 of the variance lost

@@ -33,7 +33,6 @@ from tssdpa.estimators.arrays import (
 )
 from tssdpa.estimators.base import Denoiser, Forecaster, check_fit_input, denoiser_input
 from tssdpa.estimators.persistence import check_context
-from tssdpa.estimators.selection import time_split
 from tssdpa.estimators.spacing import warn_uneven
 from tssdpa.estimators.white_noise import check_noise_level, noise_scale
 from tssdpa.filters.projection_stream import stream_channels
@@ -82,7 +81,8 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
         Fraction of the samples, the last ones in time, held out for validation (formerly
         ``val_fraction``). The series is split first (training part, a gap of ``seq_len``
         samples, validation tail) and windows are cut from each part, so no training window
-        overlaps a validation one (``split_`` records the sample ranges).
+        overlaps a validation one (``split_`` records the sample ranges). The tail is at
+        least one window: a smaller ``holdout`` is raised to it, with a warning.
     accelerator : str
         Lightning accelerator ("auto", "cpu", "gpu", ...).
     enable_progress_bar : bool
@@ -157,7 +157,7 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
         # and the untrained start was kept after one epoch, silently
         T = len(a) - int(np.argmax(has_target[::-1].any(axis=1)))
         last = "x to its last reading" if target is None else "x to its last target"
-        a_, b_ = time_split(T, n, self.holdout, "x" if T == len(a) else last)
+        a_, b_ = self._split(T, n, "seq_len", "x" if T == len(a) else last)
         self.split_ = {"train": (0, a_), "val": (b_, T)}
         z = self._standardise(a, a_)  # the training part's statistics
         if target is not None:
@@ -277,7 +277,8 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
     max_epochs, batch_size, lr, patience : training settings, as in the filter.
     holdout : float
         Without ``y_val``: the fraction held out for validation, as in the filter (formerly
-        ``val_fraction``), with a gap of ``lookback + horizon`` samples.
+        ``val_fraction``), with a gap of ``lookback + horizon`` samples (at least that many
+        held out: a smaller ``holdout`` is raised to it, with a warning).
     accelerator, enable_progress_bar, checkpoint_dir, trainer_kwargs
         Lightning settings, as in :class:`LearnedProjectionFilter`.
     random_state : int
@@ -388,7 +389,8 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
             n = self.lookback + self.horizon
             # up to the last reading: a missing tail has no target to validate on
             T = len(a) - int(np.argmax(np.isfinite(a[::-1]).any(axis=1)))
-            t1, v0 = time_split(T, n, self.holdout, "y" if T == len(a) else "y to its last reading")
+            t1, v0 = self._split(T, n, "lookback + horizon",
+                                 "y" if T == len(a) else "y to its last reading")  # fmt: skip
             self.split_ = {"train": (0, t1), "val": (v0, T)}
             z = self._standardise(a, t1)  # the training part's statistics; NaN kept (_pairs)
             train, val = self._pairs(z[:t1]), self._pairs(z[v0:T])

@@ -15,13 +15,16 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import warnings
 from typing import ClassVar
 
 import numpy as np
 import torch
 
 from tssdpa.checks import check_choice, check_decay, check_fraction, check_int, check_positive
+from tssdpa.estimators.input_notes import user_stacklevel
 from tssdpa.estimators.persistence import require_floats, saved_channels
+from tssdpa.estimators.selection import time_split
 from tssdpa.models.nets import check_encoder
 
 __all__ = ["SystemEstimatorMixin", "caller_rng_kept", "float32_default", "windows"]
@@ -128,6 +131,23 @@ class SystemEstimatorMixin:
             self.checkpoint_dir, str | os.PathLike
         ):
             raise TypeError(f"checkpoint_dir must be a path or None, got {self.checkpoint_dir!r}")
+
+    def _split(self, T: int, gap: int, gap_name: str, name: str) -> tuple[int, int]:
+        """:func:`~tssdpa.estimators.selection.time_split` of ``T`` samples, warning where the
+        validation part is longer than ``holdout`` asked: it is at least one window (``gap``
+        samples), so ``holdout=0.05`` of 2000 samples with lookback + horizon = 432 held out
+        432 (22%), and trained on 1136 samples where 1468 were expected, without a word."""
+        a, b = time_split(T, gap, self.holdout, name)
+        asked = int(round(T * self.holdout))
+        if T - b > asked:
+            warnings.warn(
+                f"{type(self).__name__}: holdout={self.holdout!r} is {asked} of the {T} "
+                f"samples of {name}, fewer than one validation window ({gap_name} = {gap}): "
+                f"the last {T - b} samples ({(T - b) / T:.0%}) validate, and split_ records "
+                "the sample ranges",
+                stacklevel=user_stacklevel(),
+            )
+        return a, b
 
     def _standardise(self, a: np.ndarray, train_stop: int | None = None) -> np.ndarray:
         """Set ``mean_`` / ``scale_`` from the training part ``a[:train_stop]`` (NaN ignored)
