@@ -127,6 +127,18 @@ def test_forecasting_net_checks_its_input_shape_and_settings():
         ForecastingNet(lookback=8, horizon=2, n_channels=1, normalize="mean")
 
 
+def test_forecasting_net_refuses_to_learn_a_decay_it_was_given_none_of():
+    # learn_decay=True with decay=None (the default) built no decay at all, without a word
+    with pytest.raises(ValueError, match=r"^learn_decay=True needs a decay to start from, "
+                       r"got decay=None: give e.g. decay=0.9, or learn_decay=False$"):  # fmt: skip
+        ForecastingNet(lookback=16, horizon=4, n_channels=1, learn_decay=True)
+    net = ForecastingNet(lookback=16, horizon=4, n_channels=1, learn_decay=True, decay=0.9)
+    assert [n for n, _ in net.named_parameters() if "decay" in n] == [
+        "blocks.0.self_attn.decay_logit"
+    ]
+    ForecastingNet(lookback=16, horizon=4, n_channels=1, learn_decay=True, attention=False)
+
+
 def test_forecasting_net_without_level_norm_in_an_old_state_dict_normalises_by_the_last_value():
     net = ForecastingNet(lookback=8, horizon=2, n_channels=1, normalize="none", attention=False)
     state = {k: v for k, v in net.state_dict().items() if k != "level_norm"}

@@ -158,7 +158,8 @@ class ForecastingNet(nn.Module):
         ``patch_len`` over ``lookback`` is built as ``lookback``, warned of at fit, and the
         attribute ``patch_len`` holds the length used).
     sigma, learn_sigma, decay, learn_decay
-        Projection-attention kernel width and IIR decay, and whether they are learned.
+        Projection-attention kernel width and IIR decay, and whether they are learned
+        (``learn_decay=True`` needs a ``decay`` to start from).
     attention : bool
         False gives the linear (DLinear / NLinear) model alone.
     normalize : {"last", "none"}
@@ -183,6 +184,9 @@ class ForecastingNet(nn.Module):
         check_encoder(d_model, num_heads, num_layers, dim_feedforward)
         if normalize not in ("none", "last"):
             raise ValueError(f"normalize must be 'none' or 'last'; got {normalize!r}")
+        if learn_decay and decay is None and attention:  # it was dropped: no decay was learned
+            raise ValueError("learn_decay=True needs a decay to start from, got decay=None: "
+                             "give e.g. decay=0.9, or learn_decay=False")  # fmt: skip
         self.register_buffer("level_norm", torch.tensor(float(normalize == "last")))
         self.lookback, self.horizon, self.n_channels = lookback, horizon, n_channels
         self.channel_independent = channel_independent
