@@ -365,6 +365,23 @@ def test_train_system_without_checkpoint_files_keeps_the_best_epoch_not_the_last
         torch.testing.assert_close(weights[1][k], v)
 
 
+def test_train_system_refuses_a_checkpoint_dir_with_checkpointing_turned_off(tmp_path):
+    # the folder was ignored: the fit ran, and nothing was written where the user asked
+    from tssdpa.models.systems import train_system
+
+    y = _ar_series(300, channels=1)
+    train, val = _pairs(y[:200], 16, 2), _pairs(y[200:], 16, 2)
+    system = ForecastingSystem(16, 2, 1, patch_len=8, d_model=8, num_heads=2,
+                               dim_feedforward=16, linear_init="none")  # fmt: skip
+    with pytest.raises(ValueError, match=r"^checkpoint_dir='.*ck' is given but trainer_kwargs "
+                       r"sets enable_checkpointing=False"):  # fmt: skip
+        train_system(system, train, val, max_epochs=1, batch_size=32, patience=1,
+                     accelerator="cpu", enable_progress_bar=False,
+                     checkpoint_dir=tmp_path / "ck",
+                     trainer_kwargs={"logger": False, "enable_checkpointing": False})  # fmt: skip
+    assert not (tmp_path / "ck").exists()
+
+
 @pytest.mark.parametrize("part", ["train_pairs", "val_pairs"])
 def test_train_system_refuses_a_set_without_a_finite_target_naming_it(part):
     # a validation set without one: every val_loss NaN, early stopping ended the fit after

@@ -88,7 +88,8 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
         Lightning accelerator ("auto", "cpu", "gpu", ...).
     enable_progress_bar : bool
     checkpoint_dir : str or None
-        Where the best checkpoint goes (a temporary folder when None); reloaded after fit.
+        Where the best checkpoint goes (a temporary folder when None), reloaded after fit;
+        refused with ``trainer_kwargs=dict(enable_checkpointing=False)``.
     trainer_kwargs : dict or None
         Extra ``lightning.Trainer`` arguments (override the above).
     random_state : int
@@ -143,9 +144,8 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
         given = check_noise_level(self.noise_level, C)  # unused with a target, still checked
         n = self.seq_len
         if self.window > n:  # at fit: a file saved with one loads as it was
-            # no training or validation window holds a lag of seq_len or more: filtering
-            # attended there untrained and unvalidated (window 64 for 16: test MSE 0.041,
-            # not 0.029; the same val_loss)
+            # no training or validation window holds a lag of seq_len or more: filtering attended
+            # there untrained, unvalidated (window 64 for 16: test MSE 0.041, not 0.029)
             raise ValueError(f"window={self.window} is longer than seq_len={n}, the training "
                              "windows: take window <= seq_len, or a longer seq_len")  # fmt: skip
         stride = max(1, n // 2)

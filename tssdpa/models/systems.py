@@ -303,7 +303,8 @@ def train_system(
         Lightning accelerator.
     enable_progress_bar : bool
     checkpoint_dir : str or None
-        Where the best checkpoint goes (a temporary folder, removed after, when None).
+        Where the best checkpoint goes (a temporary folder, removed after, when None); refused
+        with ``enable_checkpointing=False`` in ``trainer_kwargs``.
     random_state : int
         Seeds Lightning's generators and the shuffling.
     trainer_kwargs : dict or None
@@ -340,6 +341,11 @@ def train_system(
         deterministic=False,
     )
     kwargs.update(trainer_kwargs or {})
+    if checkpoint_dir is not None and not kwargs.get("enable_checkpointing", True):
+        # the folder was ignored: no file written there, and no word of it
+        raise ValueError(f"checkpoint_dir={str(checkpoint_dir)!r} is given but trainer_kwargs "
+                         "sets enable_checkpointing=False, so nothing would be written there: "
+                         "drop one of them")  # fmt: skip
     early = EarlyStopping("val_loss", patience=patience, mode="min")
     callbacks = [early]
     ckpt = None
