@@ -73,6 +73,20 @@ def test_tiny_lightning_run_lowers_validation_loss():
     assert after < before
 
 
+def test_a_denoising_system_refuses_to_train_on_windows_shorter_than_its_window():
+    # lags beyond the training windows went untrained, and filtering used them
+    clean, noisy = _square_wave(256)
+    xs = torch.tensor(noisy.reshape(-1, 8, 1), dtype=torch.float32)
+    ys = torch.tensor(clean.reshape(-1, 8, 1), dtype=torch.float32)
+    system = DenoisingSystem(1, d_model=8, num_heads=2, num_layers=1, window=16)
+    before = {k: v.clone() for k, v in system.state_dict().items()}
+    with pytest.raises(ValueError, match=r"^the training windows hold 8 samples, fewer than "
+                       r"window=16: take window <= 8, or longer windows \(seq_len\)$"):  # fmt: skip
+        _trainer(max_epochs=1).fit(system, DataLoader(TensorDataset(xs, ys), batch_size=8))
+    for k, v in system.state_dict().items():  # refused before a step
+        torch.testing.assert_close(v, before[k])
+
+
 def test_denoising_system_test_step_logs_mse_and_mae():
     clean, noisy = _square_wave(256)
     xs = torch.tensor(noisy.reshape(-1, 32, 1), dtype=torch.float32)
