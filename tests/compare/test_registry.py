@@ -240,3 +240,17 @@ def test_register_refuses_duplicates_and_unknown_tasks():
         _REGISTRY.pop(("denoise", "dup_test"), None)
     with pytest.raises(ValueError, match="spec.task"):
         register(MethodSpec("x", "smooth", _Unseeded))
+
+
+@pytest.mark.parametrize("quick", [False, True])
+@pytest.mark.parametrize("n_train", [20, 30, 45, 60, 200, 600])
+def test_the_learned_denoise_grid_never_asks_for_a_window_beyond_its_sequences(quick, n_train):
+    """The filter refuses a window longer than ``seq_len`` (it trained without the far lags,
+    then used them): on a short training part the grid's windows shrink with its sequences
+    rather than fail every cell."""
+    ctx = {"n_train": n_train, "quick": quick}
+    grid = get_method("learned_projection", "denoise").grid(ctx)
+    assert grid
+    for params in grid:
+        assert params["window"] <= params.get("seq_len", 128)
+    assert len({tuple(sorted(p.items())) for p in grid}) == len(grid)  # no duplicate

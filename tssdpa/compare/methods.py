@@ -285,7 +285,7 @@ def _learned_denoise_grid(ctx):
     if ctx.get("quick"):
         return [
             {
-                "window": 8,
+                "window": min(8, fit),  # the filter refuses a window beyond seq_len
                 "num_layers": 1,
                 "d_model": 8,
                 "dim_feedforward": 16,
@@ -293,8 +293,12 @@ def _learned_denoise_grid(ctx):
                 "max_epochs": 3,
             }
         ]
-    grid = _prod(window=[8, 16], num_layers=[1, 2], d_model=[16], max_epochs=[10])
-    return grid if fit >= 128 else [dict(g, seq_len=fit) for g in grid]  # 128: the default
+    if fit >= 128:  # 128: the default seq_len
+        return _prod(window=[8, 16], num_layers=[1, 2], d_model=[16], max_epochs=[10])
+    # windows beyond seq_len are refused (they trained without their far lags, then used
+    # them): a window of the whole sequence at most, each width once
+    windows = sorted({min(w, fit) for w in (8, 16)})
+    return _prod(window=windows, num_layers=[1, 2], d_model=[16], max_epochs=[10], seq_len=[fit])
 
 
 _denoiser(
