@@ -18,6 +18,7 @@ from tssdpa import baselines as B
 from tssdpa import filters as F
 from tssdpa.checks import check_int
 from tssdpa.estimators import Denoiser, Estimator, Forecaster, as_2d, restore
+from tssdpa.estimators.persistence import FORMAT
 
 
 class Scale(Denoiser):
@@ -389,6 +390,25 @@ def test_a_fitted_value_edited_to_another_valid_one_is_refused_on_load(
     edit_config(tmp_path / "e", edit)
     with pytest.raises(ValueError, match="config.json: its 'fitted' state is not the one"):
         type(est).load(tmp_path / "e")
+
+
+@pytest.mark.parametrize("digest", ["fitted_sha256", "arrays_sha256"])
+def test_a_current_file_without_its_digest_is_refused_and_an_older_one_loads(
+    digest, tmp_path, edit_config
+):
+    """The digests were optional for every file: deleting fitted_sha256 beside an edited
+    sigma_ loaded the edit (and changed every output). A file of the current format carries
+    both; one of format 1, written before them, still loads."""
+    x = np.sin(np.arange(400) / 10) + 0.1 * np.random.default_rng(0).standard_normal(400)
+    est = F.ProjectionFilter(window=[16], embedding=[1]).fit(x)
+    est.save(tmp_path / "e")
+    assert json.loads((tmp_path / "e" / "config.json").read_text())["format"] == FORMAT
+    edit_config(tmp_path / "e", lambda cfg: cfg.pop(digest))
+    with pytest.raises(ValueError, match=f"config.json: missing {digest!r}"):
+        F.ProjectionFilter.load(tmp_path / "e")
+    edit_config(tmp_path / "e", lambda cfg: cfg.update(format=1))  # as a file before them
+    back = F.ProjectionFilter.load(tmp_path / "e")
+    np.testing.assert_array_equal(back.filter(x), est.filter(x))
 
 
 def test_a_numpy_dtype_setting_is_saved_by_its_name(tmp_path):

@@ -239,7 +239,8 @@ def test_a_saved_filter_keeps_its_spike_channels_and_an_older_file_has_none(tmp_
         assert g.spike_channels_ == [True, False]
         np.testing.assert_array_equal(g.filter(x2), f.filter(x2))
     edit_config(tmp_path / "f", lambda cfg: (cfg["fitted"].pop("spike_channels_"),
-                                             cfg.pop("fitted_sha256")))  # fmt: skip
+                                             cfg.pop("fitted_sha256"),
+                                             cfg.update(format=1)))  # fmt: skip
     old = ProjectionFilter.load(tmp_path / "f")  # saved before spikes: filters as it did
     assert getattr(old, "spike_channels_", None) is None
     with warnings.catch_warnings():

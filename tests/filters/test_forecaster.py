@@ -1085,7 +1085,8 @@ def test_holdout_is_saved_and_a_file_without_it_loads_with_its_setting(tmp_path,
     ProjectionForecaster(**small, holdout=0.5).fit(y).save(tmp_path / "b")
     # an older file (written before the fitted state's digest too)
     edit_config(
-        tmp_path / "b", lambda cfg: (cfg["fitted"].pop("holdout_"), cfg.pop("fitted_sha256"))
+        tmp_path / "b",
+        lambda cfg: (cfg["fitted"].pop("holdout_"), cfg.pop("fitted_sha256"), cfg.update(format=1)),
     )
     assert ProjectionForecaster.load(tmp_path / "b").holdout_ == 0.5
 
@@ -1341,7 +1342,12 @@ def test_contenders_are_saved_and_a_file_without_them_loads_without_switching(
     np.testing.assert_array_equal(back.forecast_path(y, 3), fc.forecast_path(y, 3))
     # an older file (written before the fitted state's digest too)
     edit_config(
-        tmp_path / "a", lambda cfg: (cfg["fitted"].pop("contenders_"), cfg.pop("fitted_sha256"))
+        tmp_path / "a",
+        lambda cfg: (
+            cfg["fitted"].pop("contenders_"),
+            cfg.pop("fitted_sha256"),
+            cfg.update(format=1),
+        ),
     )
     old = ProjectionForecaster.load(tmp_path / "a")
     assert old.contenders_ == {}
@@ -1434,7 +1440,9 @@ def test_a_saved_structure_without_a_complete_pattern_and_future_fails_clearly(
     )
     with pytest.raises(ValueError, match="'fitted' state is not the one it was saved with"):
         ProjectionForecaster.load(tmp_path / "f")
-    edit_config(tmp_path / "f", lambda cfg: cfg.pop("fitted_sha256"))  # as a file before it
+    edit_config(
+        tmp_path / "f", lambda cfg: (cfg.pop("fitted_sha256"), cfg.update(format=1))
+    )  # older
     back = ProjectionForecaster.load(tmp_path / "f")
     with pytest.raises(ValueError, match="no complete pattern and future"):
         back.forecast_path(y, 3)

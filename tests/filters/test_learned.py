@@ -278,7 +278,7 @@ def test_learned_filter_save_load_roundtrip_in_the_unified_format(fitted_filter,
         "config.json",
     ]
     cfg = json.loads((tmp_path / "lf" / "config.json").read_text())
-    assert cfg["kind"] == "LearnedProjectionFilter" and cfg["format"] == 1
+    assert cfg["kind"] == "LearnedProjectionFilter" and cfg["format"] == 2
     assert {"random_state", "holdout"} <= set(cfg["params"]) and "seed" not in cfg["params"]
     g = LearnedProjectionFilter.load(tmp_path / "lf")
     np.testing.assert_array_equal(g.filter(noisy), f.filter(noisy))

@@ -437,7 +437,8 @@ def test_a_file_saved_without_the_nonlocal_part_keeps_its_divergence_on_every_se
     noisy = busy_then_quiet[0]
     nonlocal_adapted.save(tmp_path / "old")
     edit_config(tmp_path / "old", lambda cfg: (cfg["fitted"]["local_"].pop("nonlocal_divergence"),
-                                               cfg.pop("fitted_sha256")))  # fmt: skip
+                                               cfg.pop("fitted_sha256"),
+                                               cfg.update(format=1)))  # fmt: skip
     back = ProjectionFilter.load(tmp_path / "old")
     assert back.local_["nonlocal_divergence"] is None
     want = _adapted_by_hand(back, noisy, nonlocal_adapted.local_["divergence"])

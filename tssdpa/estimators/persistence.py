@@ -2,9 +2,10 @@
 
 A saved estimator is a directory with
 
-* ``config.json``: ``{"kind": class name, "format": 1, "params": constructor arguments,
+* ``config.json``: ``{"kind": class name, "format": 2, "params": constructor arguments,
   "fitted": fitted attributes in JSON types, "arrays_sha256": the arrays file's digest,
-  "fitted_sha256": the fitted attributes' digest}``;
+  "fitted_sha256": the fitted attributes' digest}`` (format 2 must carry both digests;
+  format 1, files written before them, may lack them and still loads);
 * ``arrays.safetensors``: fitted numpy arrays, and the weights of a torch module under the
   ``net.`` prefix (read with safetensors: no code runs while loading).
 
@@ -44,7 +45,12 @@ __all__ = [
     "unnest",
 ]
 
-FORMAT = 1
+#: the format :func:`save` writes. 2: the digests are part of it, and a file without one is
+#: refused (deleting ``fitted_sha256`` beside an edited value loaded the edit); 1: files from
+#: before them (with or without), which load as they did
+FORMAT = 2
+FORMATS = (1, 2)
+DIGESTS = ("arrays_sha256", "fitted_sha256")
 CONFIG = "config.json"
 ARRAYS = "arrays.safetensors"
 _LEGACY_ARRAYS = "model.safetensors"  # learned estimators saved before the unified format
@@ -145,8 +151,12 @@ def _read_config(path: Path) -> dict:
     for key, kind in (("kind", str), ("format", int), ("params", dict), ("fitted", dict)):
         if not isinstance(cfg.get(key), kind) or isinstance(cfg.get(key), bool):
             raise ValueError(f"{cfg_path}: missing or malformed {key!r}")
-    if cfg["format"] != FORMAT:
+    if cfg["format"] not in FORMATS:
         raise ValueError(f"{cfg_path}: unsupported format {cfg['format']} (expected {FORMAT})")
+    for key in DIGESTS if cfg["format"] >= 2 else ():
+        if not isinstance(cfg.get(key), str):
+            raise ValueError(f"{cfg_path}: missing {key!r} (a file of format {cfg['format']} "
+                             "carries it: an edited file)")  # fmt: skip
     return cfg
 
 
@@ -254,7 +264,7 @@ def load(cls, path):
     if not arr_path.is_file() and (path / _LEGACY_ARRAYS).is_file():
         arr_path = path / _LEGACY_ARRAYS
     arrays = {}
-    digest = cfg.get("arrays_sha256")  # written since 2026-12-04; older files have none
+    digest = cfg.get("arrays_sha256")  # written since 2026-12-04; format 1 may have none
     if digest is not None and not arr_path.is_file():
         raise ValueError(f"{path / CONFIG} names arrays, but {arr_path} is missing")
     if arr_path.is_file():
@@ -270,7 +280,7 @@ def load(cls, path):
     # what fit learned, as the arrays: a fitted value edited to another valid one (sigma_,
     # a ridge, a radius) loaded and changed every output; the parameters are not digested,
     # an edit there is a set_params (checked as such; structural ones against 'structure')
-    fitted_digest = cfg.get("fitted_sha256")  # written since 2026-12-05
+    fitted_digest = cfg.get("fitted_sha256")  # written since 2026-12-05 (format 1: optional)
     if fitted_digest is not None and _fitted_digest(cfg["fitted"]) != fitted_digest:
         raise ValueError(f"{path / CONFIG}: its 'fitted' state is not the one it was saved "
                          "with (an edited file): fit again and save")  # fmt: skip
