@@ -74,6 +74,25 @@ def test_timestamps_without_tau_are_refused_not_ignored():
     np.testing.assert_allclose(timed.filter(s).to_numpy(), timed.filter(x, timestamps=t), atol=1e-5)
 
 
+def test_a_stream_with_an_uneven_index_warns_once_not_once_per_chunk():
+    """Each chunk of a stream checked its own DatetimeIndex and warned with its own counts,
+    so even Python's default filter showed all of them: a 1,000-chunk stream of a logger that
+    drops samples printed 1,000 UnevenSamplingWarnings. The stream says it once."""
+    rng = np.random.default_rng(0)
+    t = np.cumsum(rng.choice([1, 1, 1, 2, 3], size=600))
+    x = pd.Series(np.sin(t / 20), index=pd.Timestamp("2026-01-01") + pd.to_timedelta(t, "s"))
+    f = ProjectionFilter(window=8, embedding=1, degree=0, sigma=1.0)
+    zi = f.initial_state(1)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")  # every warning emitted, whatever the registry holds
+        for k in range(20):
+            _, zi = f.filter(x.iloc[30 * k : 30 * (k + 1)], zi=zi)
+    uneven = [w for w in seen if issubclass(w.category, UnevenSamplingWarning)]
+    assert len(uneven) == 1 and "not equally spaced" in str(uneven[0].message)
+    with pytest.warns(UnevenSamplingWarning):  # a whole series filtered offline still warns
+        f.filter(x)
+
+
 def test_fit_warns_where_tau_is_far_below_the_sample_step():
     """ROS-style epoch nanoseconds read as seconds (as documented) with tau=0.05: every key
     weighs exp(-1e7 / 0.05) = 0 beside the sample itself, so the fitted filter returned x

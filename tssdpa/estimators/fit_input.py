@@ -18,17 +18,25 @@ FILTER_COUNTS = "its window, cutoff, decay and other per-sample settings"
 TAU_ADVICE = "give tau= (seconds) and it weighs the samples by their times, or "
 
 
-def denoiser_input(estimator, x, allow_empty: bool = False) -> tuple[np.ndarray, ArrayMeta]:
+def denoiser_input(estimator, x, stream: bool = False) -> tuple[np.ndarray, ArrayMeta]:
     """:func:`as_2d` of a denoiser's ``x`` (``fit`` and ``filter`` alike), with an
     :class:`~tssdpa.estimators.spacing.UnevenSamplingWarning` where its DatetimeIndex is not
     equally spaced: the denoiser takes the rows as equally spaced samples. Not where it reads
     the index as the sample times (``tau`` set: ProjectionFilter), nor where it counts no
-    samples (``counts_samples = False``: IdentityFilter)."""
-    a, meta = as_2d(x, "x", allow_empty=allow_empty)
+    samples (``counts_samples = False``: IdentityFilter).
+
+    ``stream``: ``x`` is a chunk of a stream (``filter(x, zi=...)``), which may be empty, and
+    the warning is given once per estimator, not once per chunk: each chunk's own counts made
+    each message new (and the default filter shows each new one), so a 1,000-chunk stream
+    printed 1,000 of them."""
+    a, meta = as_2d(x, "x", allow_empty=stream)
     tau = getattr(estimator, "tau", None)
-    if tau is None and getattr(estimator, "counts_samples", True):
+    told = stream and estimator.__dict__.get("_stream_told_uneven", False)
+    if tau is None and getattr(estimator, "counts_samples", True) and not told:
         advice = TAU_ADVICE if hasattr(estimator, "tau") else ""
-        warn_uneven(estimator, meta, "x", FILTER_COUNTS, advice)
+        warned = warn_uneven(estimator, meta, "x", FILTER_COUNTS, advice)
+        if stream and warned:
+            estimator.__dict__["_stream_told_uneven"] = True
     return a, meta
 
 

@@ -73,16 +73,17 @@ FORECASTER_COUNTS = "its lags, horizon and predict steps"
 
 
 def warn_uneven(estimator, meta, name: str = "y", counts: str = FORECASTER_COUNTS,
-                advice: str = "") -> None:  # fmt: skip
+                advice: str = "") -> bool:  # fmt: skip
     """Warn where the DatetimeIndex of the input ``meta`` describes is not equally spaced:
     ``counts`` names what ``estimator`` counts in samples, ``advice`` what to do other than
-    resample (ending in ", or ", e.g. "give tau=..., or ")."""
+    resample (ending in ", or ", e.g. "give tau=..., or "). Returns whether it warned."""
     times = getattr(meta, "timestamps", None)
     note = None if times is None else uneven_note(times, name)
     if note and _calendar(meta.index):
-        return
+        return False
     if note:
         warnings.warn(f"{note}; {type(estimator).__name__} takes the samples as equally spaced "
                       f"({counts} count samples, not time): {advice}resample the series "
                       f"onto a regular grid first, e.g. {name}.resample('{_grid(times)}').mean()",
                       UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
+    return bool(note)

@@ -398,7 +398,7 @@ class ProjectionFilter(
         """
         if not self.causal and zi is not None:
             raise ValueError("zi is only defined for causal=True")
-        x2, meta = denoiser_input(self, x, zi is not None)  # a stream's chunk may be empty
+        x2, meta = denoiser_input(self, x, stream=zi is not None)  # a chunk may be empty
         self._check_channels(x2, meta=meta)
         self._validate_params()
         check_float32_range(x2, self.dtype, "x")
