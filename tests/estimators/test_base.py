@@ -433,3 +433,26 @@ def test_a_dataframe_fit_with_column_names_that_are_not_text_checks_no_names(tmp
     est.filter(pd.DataFrame(a))
     est.save(tmp_path / "f")
     F.ProjectionFilter.load(tmp_path / "f").filter(pd.DataFrame(a))
+
+
+def test_forecast_path_of_pandas_is_a_dataframe_on_its_index_with_a_column_per_horizon():
+    """forecast gave pandas back and forecast_path a bare array: the origins' times and the
+    channels' names were lost, and a (T, H, C) array's last axis had to be matched by hand."""
+    t = np.arange(400)
+    index = pd.date_range("2026-01-01", periods=400, freq="min", tz="UTC")
+    frame = pd.DataFrame({"gyro": np.sin(t / 9), "enc": np.cos(t / 13)}, index=index)
+    for est in (B.AutoRegForecaster(lags=3), F.ProjectionForecaster(horizon=3)):
+        est.fit(frame["gyro"])
+        path = est.forecast_path(frame["gyro"], horizon=3)
+        want = est.forecast_path(frame["gyro"].to_numpy(), horizon=3)
+        assert list(path.columns) == [1, 2, 3] and path.columns.name == "h"
+        assert path.index.equals(index)
+        np.testing.assert_array_equal(path.to_numpy(), want)
+        np.testing.assert_array_equal(path[2].to_numpy(), est.forecast(frame["gyro"], 2))
+        est.fit(frame)
+        path = est.forecast_path(frame, horizon=3)
+        want = est.forecast_path(frame.to_numpy(), horizon=3)  # (T, H, C)
+        assert path.index.equals(index) and path.shape == (400, 6)
+        np.testing.assert_array_equal(path["enc"].to_numpy(), want[:, :, 1])
+        np.testing.assert_array_equal(path[("gyro", 3)].to_numpy(), want[:, 2, 0])
+        assert isinstance(want, np.ndarray)  # numpy in, numpy out

@@ -3,7 +3,10 @@ model forecasts directly, at a cost linear in ``steps``."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from tssdpa.baselines import (
@@ -12,6 +15,7 @@ from tssdpa.baselines import (
     NaiveForecaster,
     SeasonalNaiveForecaster,
 )
+from tssdpa.estimators.spacing import UnevenSamplingWarning
 from tssdpa.filters import LearnedProjectionForecaster, ResidualProjectionForecaster
 
 rng = np.random.default_rng(0)
@@ -100,3 +104,63 @@ def test_predict_refuses_steps_that_are_not_a_positive_integer(steps):
     fc = NaiveForecaster().fit(Y)
     with pytest.raises((ValueError, TypeError), match="steps"):
         fc.predict(steps)
+
+
+#: every kind of forecaster, through the shared base
+KINDS = {**DIRECT, "naive": NaiveForecaster, "autoreg": lambda: AutoRegForecaster(lags=3)}
+
+
+@pytest.mark.parametrize("make", KINDS.values(), ids=KINDS.keys())
+def test_after_a_pandas_fit_predict_returns_pandas_on_the_continued_index(make):
+    """After a fit on a Series or DataFrame, filter and forecast gave pandas back and predict
+    a bare array: the fitted name, columns and the times the forecasts are for were lost."""
+    index = pd.date_range("2026-03-28", periods=600, freq="h", tz="Europe/Berlin", name="t")
+    s = pd.Series(Y, index=index, name="temp")
+    fc = make().fit(s)
+    want = make().fit(Y).predict(6)
+    got = fc.predict(6)
+    assert isinstance(got, pd.Series) and got.name == "temp"
+    expected = pd.date_range(index[-1], periods=7, freq="h", name="t")[1:]  # over the DST change
+    assert got.index.equals(expected) and str(got.index.tz) == "Europe/Berlin"
+    np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-6, atol=1e-6)
+    frame = pd.DataFrame({"a": Y, "b": Y[::-1].copy()}, index=index)
+    got = make().fit(frame).predict(3)
+    assert isinstance(got, pd.DataFrame) and list(got.columns) == ["a", "b"]
+    assert got.index.equals(expected[:3])
+    assert isinstance(make().fit(Y).predict(3), np.ndarray)  # numpy in, numpy out
+
+
+def test_predict_continues_each_kind_of_index_and_a_saved_model_keeps_it(tmp_path):
+    y = Y[:200]
+    cases = {
+        "business days": pd.bdate_range("2026-01-05", periods=200),  # to a Friday
+        "periods": pd.period_range("2000-01", periods=200, freq="M"),
+        "integers, step 5": pd.Index(np.arange(100, 1100, 5)),
+        "range": pd.RangeIndex(200),
+        "uneven times": pd.to_datetime(np.cumsum(np.r_[1, np.tile([1, 3], 99), 1]), unit="s"),
+    }
+    want = {
+        "business days": pd.bdate_range("2026-10-12", periods=3),  # Monday after the Friday
+        "periods": pd.period_range("2016-09", periods=3, freq="M"),
+        "integers, step 5": pd.Index([1100, 1105, 1110]),
+        "range": pd.RangeIndex(200, 203),
+        "uneven times": pd.RangeIndex(200, 203),  # positions: no time to make up
+    }
+    for name, index in cases.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UnevenSamplingWarning)
+            fc = AutoRegForecaster(lags=2).fit(pd.Series(y, index=index))
+        got = fc.predict(3)
+        assert list(got.index) == list(want[name]), name
+        fc.save(tmp_path / "m")
+        back = AutoRegForecaster.load(tmp_path / "m").predict(3)
+        assert back.index.equals(got.index), name
+        np.testing.assert_array_equal(back.to_numpy(), got.to_numpy())
+
+
+def test_a_saved_pandas_output_that_does_not_fit_the_model_is_refused(tmp_path, edit_config):
+    frame = pd.DataFrame({"a": Y, "b": Y}, index=pd.date_range("2026", periods=600, freq="D"))
+    AutoRegForecaster(lags=2).fit(frame).save(tmp_path / "m")
+    edit_config(tmp_path / "m", lambda cfg: cfg["pandas_output"]["columns"].pop())
+    with pytest.raises(ValueError, match="malformed 'pandas_output'.*one column per channel"):
+        AutoRegForecaster.load(tmp_path / "m")

@@ -446,7 +446,7 @@ def test_a_validation_frame_with_the_columns_of_y_in_another_order_is_refused():
     with pytest.raises(ValueError, match=r"y_val's columns \['b', 'a'\] are y's"):
         LearnedProjectionForecaster(**kw).fit(y[:300], y_val=y[300:][["b", "a"]])
     fc = LearnedProjectionForecaster(**kw).fit(y[:300], y_val=y[300:])  # in order: fine
-    assert fc.forecast_path(y).shape == (400, 4, 2)
+    assert fc.forecast_path(y)["b"].shape == (400, 4)  # a DataFrame's path: (column, h) columns
 
 
 def test_the_validation_tail_is_the_last_part_of_the_readings_before_a_missing_tail():

@@ -277,8 +277,10 @@ def test_forecaster_accepts_pandas_and_get_params_round_trips():
     fc = ResidualProjectionForecaster(base_params={"lags": 3}, embedding=4, horizon=2, sigma=SIGMAS)
     fc.fit(s)
     path = fc.forecast_path(s, horizon=2)
-    assert isinstance(path, np.ndarray) and path.shape == (300, 2)
-    np.testing.assert_array_equal(path, fc.forecast_path(s.to_numpy(), horizon=2))
+    # a DataFrame on the Series' index, a column per horizon (a bare array before 2026-12-05)
+    assert isinstance(path, pd.DataFrame) and path.shape == (300, 2)
+    assert path.index.equals(idx) and list(path.columns) == [1, 2]
+    np.testing.assert_array_equal(path.to_numpy(), fc.forecast_path(s.to_numpy(), horizon=2))
     again = fc.set_params(sigma=0.5)
     assert isinstance(again, ResidualProjectionForecaster) and again.sigma == 0.5
     assert again.get_params()["base_params"] == {"lags": 3}

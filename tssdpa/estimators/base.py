@@ -32,6 +32,7 @@ from tssdpa.checks import check_int
 from tssdpa.estimators.arrays import as_2d, check_columns, restore
 from tssdpa.estimators.fit_guard import keeps_the_last_fit_on_failure
 from tssdpa.estimators.fit_input import check_fit_input, denoiser_input, target_like
+from tssdpa.estimators.pandas_out import path_like, predicted
 from tssdpa.estimators.spacing import warn_uneven
 from tssdpa.signal.missing import fill_missing, reading_span, reading_spans
 
@@ -392,14 +393,14 @@ class Forecaster(Estimator):
         """The series as ``_path`` needs it (default: NaN carried forward)."""
         return fill_missing(a, True)
 
-    def forecast_path(self, y, horizon: int = 1) -> np.ndarray:
+    def forecast_path(self, y, horizon: int = 1):
         """Rolling-origin forecasts: ``out[t, h-1]`` predicts ``y[t+h]`` from ``y[:t+1]`` only.
 
         Returns (T, H) for a 1-D ``y`` and (T, H, C) otherwise; NaN where history is too short.
+        A pandas ``y`` gives a DataFrame on its index (columns: :mod:`.pandas_out`).
         """
         a, meta, horizon = self._series(y, horizon)
-        out = self._without_future(a, self._path(self._prepare(a), horizon))
-        return out[:, :, 0] if meta.was_1d else out
+        return path_like(self._without_future(a, self._path(self._prepare(a), horizon)), meta)
 
     def forecast(self, y, horizon: int = 1):
         """Aligned with ``y`` (same type and shape): entry ``t`` predicts ``y[t+horizon]``
@@ -442,9 +443,9 @@ class Forecaster(Estimator):
         of :meth:`predict`."""
         return self._path(self._prepare(history), n)[-1]
 
-    def predict(self, steps: int) -> np.ndarray:
+    def predict(self, steps: int):
         """Forecast ``steps`` values past the end of the series given to ``fit``: (steps,) for
-        one channel, else (steps, C).
+        one channel, else (steps, C); pandas after a fit on pandas (:mod:`.pandas_out`).
 
         A model with a largest horizon (``horizon`` of the direct multi-step models) forecasts
         beyond it recursively: the first ``horizon`` forecasts are appended to the series and
@@ -463,7 +464,7 @@ class Forecaster(Estimator):
             out[done : done + n] = self._last_origin(history, n)
             history = _recent(np.concatenate([history, out[done : done + n]]), context)
             done += n
-        return out[:, 0] if self.n_channels_ == 1 else out
+        return predicted(self, out[:, 0] if self.n_channels_ == 1 else out)
 
 
 def _same(a, b) -> bool:

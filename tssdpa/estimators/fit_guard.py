@@ -1,12 +1,13 @@
 """A fit that raises leaves its estimator as it was, and one that succeeds records the
-columns of a DataFrame it was given (applied to every ``Estimator``'s ``fit`` by
-:class:`~tssdpa.estimators.base.Estimator`)."""
+columns of a DataFrame it was given and, for a forecaster, what pandas ``predict`` returns
+(applied to every ``Estimator``'s ``fit`` by :class:`~tssdpa.estimators.base.Estimator`)."""
 
 from __future__ import annotations
 
 import functools
 
 from tssdpa.estimators.arrays import record_columns
+from tssdpa.estimators.pandas_out import record_output
 
 __all__ = ["GUARD_NAME", "keeps_the_last_fit_on_failure"]
 
@@ -30,6 +31,7 @@ def keeps_the_last_fit_on_failure(fit):
             fitted = fit(self, *args, **kwargs)
             series = args[0] if args else kwargs.get("x", kwargs.get("y"))
             record_columns(self, series)  # a DataFrame's: later ones are checked against them
+            record_output(self, series)  # a forecaster's on pandas: predict returns pandas
             return fitted
         except BaseException:
             self.__dict__.clear()

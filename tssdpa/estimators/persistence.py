@@ -5,7 +5,8 @@ A saved estimator is a directory with
 * ``config.json``: ``{"kind": class name, "format": 2, "params": constructor arguments,
   "fitted": fitted attributes in JSON types, "arrays_sha256": the arrays file's digest,
   "fitted_sha256": the fitted attributes' digest}`` (format 2 must carry both digests;
-  format 1, files written before them, may lack them and still loads);
+  format 1, files written before them, may lack them and still loads), and after a fit on
+  pandas ``"pandas_output"``: what ``predict`` returns (:mod:`.pandas_out`);
 * ``arrays.safetensors``: fitted numpy arrays, and the weights of a torch module under the
   ``net.`` prefix (read with safetensors: no code runs while loading).
 
@@ -29,6 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from tssdpa.checks import check_int
+from tssdpa.estimators.pandas_out import ATTRIBUTE as OUTPUT_ATTRIBUTE
+from tssdpa.estimators.pandas_out import loaded_output, saved_output
 from tssdpa.files import replacing
 
 __all__ = [
@@ -102,6 +105,9 @@ def save(estimator, path) -> None:
     names = estimator.__dict__.get("feature_names_in_")  # a DataFrame's columns (text names)
     if names is not None and all(isinstance(n, str) for n in names):
         cfg["feature_names_in"] = list(names)
+    output = saved_output(estimator)  # what predict returns after a fit on pandas
+    if output is not None:
+        cfg["pandas_output"] = jsonable(output, "pandas_output")
     tensors = {}
     for k, v in arrays.items():
         a = np.ascontiguousarray(v)
@@ -342,5 +348,8 @@ def _restore(cls, cfg: dict, arrays: dict, path: Path, arr_path: Path):
             raise ValueError(f"{where}: 'feature_names_in' must be one column name per "
                              f"channel (n_channels_={n}), got {names!r:.100}")  # fmt: skip
         obj.feature_names_in_ = names
+    if cfg.get("pandas_output") is not None:  # written since 2026-12-05, for a pandas fit
+        output = loaded_output(cfg["pandas_output"], where, getattr(obj, "n_channels_", None))
+        obj.__dict__[OUTPUT_ATTRIBUTE] = output
     obj._record_structure()
     return obj
