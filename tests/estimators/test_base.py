@@ -411,6 +411,21 @@ def test_a_current_file_without_its_digest_is_refused_and_an_older_one_loads(
     np.testing.assert_array_equal(back.filter(x), est.filter(x))
 
 
+def test_a_current_file_without_its_structure_is_refused_and_an_older_one_loads(
+    tmp_path, edit_config
+):
+    """Deleting 'structure' beside an edited structural parameter loaded the edit: a
+    ProjectionForecaster's library_size edited to 100 changed forecast_path by 0.52."""
+    y = np.sin(np.arange(400) / 10) + 0.1 * np.random.default_rng(0).standard_normal(400)
+    F.ProjectionForecaster(horizon=2, embedding=[2], n_neighbors=[4]).fit(y).save(tmp_path / "f")
+    edit_config(tmp_path / "f", lambda cfg: (cfg.pop("structure"),
+                                             cfg["params"].update(library_size=100)))  # fmt: skip
+    with pytest.raises(ValueError, match="config.json: missing 'structure'"):
+        F.ProjectionForecaster.load(tmp_path / "f")
+    edit_config(tmp_path / "f", lambda cfg: cfg.update(format=1))  # as a file before it
+    assert F.ProjectionForecaster.load(tmp_path / "f").library_size == 100
+
+
 def test_a_numpy_dtype_setting_is_saved_by_its_name(tmp_path):
     # dtype=np.float32 fitted and filtered, then save raised TypeError (no JSON for a type)
     x = np.sin(np.arange(300) / 7) + 0.2 * np.random.default_rng(0).normal(size=300)

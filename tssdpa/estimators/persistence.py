@@ -48,9 +48,10 @@ __all__ = [
     "unnest",
 ]
 
-#: the format :func:`save` writes. 2: the digests are part of it, and a file without one is
-#: refused (deleting ``fitted_sha256`` beside an edited value loaded the edit); 1: files from
-#: before them (with or without), which load as they did
+#: the format :func:`save` writes. 2: the digests are part of it, and so is ``structure`` for
+#: an estimator whose state depends on parameters; a file without one is refused (deleting
+#: ``fitted_sha256`` beside an edited value loaded the edit); 1: files from before them (with
+#: or without), which load as they did
 FORMAT = 2
 FORMATS = (1, 2)
 DIGESTS = ("arrays_sha256", "fitted_sha256")
@@ -340,6 +341,11 @@ def _restore(cls, cfg: dict, arrays: dict, path: Path, arr_path: Path):
         obj._set_state(fitted, {k: np.array(v) for k, v in arrays.items()})
     except (KeyError, AttributeError, TypeError, ValueError, RuntimeError) as exc:
         raise ValueError(f"{path}: cannot restore the saved {cls.__name__}: {exc}") from exc
+    # format 2 writes what the state was fitted with wherever it depends on parameters:
+    # without it, an edited library_size loaded (forecast_path off by 0.52)
+    if cfg["format"] >= 2 and "structure" not in cfg and obj._structure_names():
+        raise ValueError(f"{where}: missing 'structure' (a file of format 2 carries it for a "
+                         f"{cls.__name__}: an edited file)")  # fmt: skip
     names = cfg.get("feature_names_in")  # written since 2026-12-05, for a DataFrame's fit
     if names is not None:
         n = getattr(obj, "n_channels_", None)
