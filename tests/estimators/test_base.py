@@ -406,7 +406,7 @@ def test_a_current_file_without_its_digest_is_refused_and_an_older_one_loads(
     edit_config(tmp_path / "e", lambda cfg: cfg.pop(digest))
     with pytest.raises(ValueError, match=f"config.json: missing {digest!r}"):
         F.ProjectionFilter.load(tmp_path / "e")
-    edit_config(tmp_path / "e", lambda cfg: cfg.update(format=1))  # as a file before them
+    edit_config(tmp_path / "e", lambda cfg: (cfg.update(format=1), cfg.pop("fitted_sha256", 0)))
     back = F.ProjectionFilter.load(tmp_path / "e")
     np.testing.assert_array_equal(back.filter(x), est.filter(x))
 
@@ -422,8 +422,21 @@ def test_a_current_file_without_its_structure_is_refused_and_an_older_one_loads(
                                              cfg["params"].update(library_size=100)))  # fmt: skip
     with pytest.raises(ValueError, match="config.json: missing 'structure'"):
         F.ProjectionForecaster.load(tmp_path / "f")
-    edit_config(tmp_path / "f", lambda cfg: cfg.update(format=1))  # as a file before it
+    edit_config(tmp_path / "f", lambda cfg: (cfg.update(format=1), cfg.pop("fitted_sha256")))
     assert F.ProjectionForecaster.load(tmp_path / "f").library_size == 100
+
+
+@pytest.mark.parametrize("key", ["feature_names_in", "pandas_output"])
+def test_what_a_pandas_fit_learned_is_digested_too(key, tmp_path, edit_config):
+    """Deleting feature_names_in loaded a filter that took a DataFrame's columns swapped, each
+    channel filtered with the other's scale (gyro off by 1.1), where its fit refused them."""
+    t = np.arange(400)
+    frame = pd.DataFrame({"gyro": np.sin(t / 10), "enc": 1000 + 100 * np.cos(t / 20)},
+                         index=pd.date_range("2026", periods=400, freq="s"))  # fmt: skip
+    F.ProjectionForecaster(horizon=1, embedding=[2], n_neighbors=[4]).fit(frame).save(tmp_path)
+    edit_config(tmp_path, lambda cfg: cfg.pop(key))
+    with pytest.raises(ValueError, match=f"'fitted' state is not the one.*{key}"):
+        F.ProjectionForecaster.load(tmp_path)
 
 
 def test_a_numpy_dtype_setting_is_saved_by_its_name(tmp_path):

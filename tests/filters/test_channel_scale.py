@@ -179,7 +179,7 @@ def test_a_saved_filter_keeps_its_scale_and_a_tampered_one_is_refused(tmp_path, 
     # a file from before channel scales (and before the arrays' digest): its filter compares
     # channels as they are, as it did
     edit_config(tmp_path / "f", lambda cfg: (cfg["params"].pop("channel_scale"),
-                                             cfg.pop("arrays_sha256"),
+                                             cfg.pop("arrays_sha256"), cfg.pop("fitted_sha256"),
                                              cfg.update(format=1)))  # fmt: skip
     old = ProjectionFilter.load(tmp_path / "f")
     assert old.channel_scale is None  # and a refit of it keeps comparing them so

@@ -117,7 +117,7 @@ def save(estimator, path) -> None:
         tensors[k] = a
     blob = safetensors_bytes(tensors)
     cfg["arrays_sha256"] = hashlib.sha256(blob).hexdigest()
-    cfg["fitted_sha256"] = _fitted_digest(cfg["fitted"])
+    cfg["fitted_sha256"] = _fitted_digest(cfg)
     text = json.dumps(cfg, indent=2, allow_nan=True)
     try:  # a file that would not load is not written (parameters changed after fit)
         _restore(type(estimator), json.loads(text), tensors, path, path / ARRAYS)
@@ -133,9 +133,19 @@ def save(estimator, path) -> None:
     _replace(path / CONFIG, text.encode())
 
 
-def _fitted_digest(fitted: dict) -> str:
-    """SHA-256 of the JSON fitted state (canonical: sorted keys; floats print exactly)."""
-    text = json.dumps(fitted, sort_keys=True, allow_nan=True, separators=(",", ":"))
+#: what format 2's ``fitted_sha256`` covers beside ``fitted``: what fit learned of a pandas
+#: input (deleting ``feature_names_in`` let the loaded filter take swapped columns, each
+#: channel filtered with the other's scale: off by 1.1)
+_DIGESTED = ("feature_names_in", "pandas_output")
+
+
+def _fitted_digest(cfg: dict) -> str:
+    """SHA-256 of the JSON fitted state of ``cfg`` (canonical: sorted keys; floats print
+    exactly): ``fitted``, and from format 2 also the keys of ``_DIGESTED``."""
+    state = cfg["fitted"]
+    if cfg["format"] >= 2:
+        state = {"fitted": state, **{k: cfg.get(k) for k in _DIGESTED}}
+    text = json.dumps(state, sort_keys=True, allow_nan=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -288,9 +298,10 @@ def load(cls, path):
     # a ridge, a radius) loaded and changed every output; the parameters are not digested,
     # an edit there is a set_params (checked as such; structural ones against 'structure')
     fitted_digest = cfg.get("fitted_sha256")  # written since 2026-12-05 (format 1: optional)
-    if fitted_digest is not None and _fitted_digest(cfg["fitted"]) != fitted_digest:
+    if fitted_digest is not None and _fitted_digest(cfg) != fitted_digest:
         raise ValueError(f"{path / CONFIG}: its 'fitted' state is not the one it was saved "
-                         "with (an edited file): fit again and save")  # fmt: skip
+                         "with (an edited file: a fitted value, or from format 2 also its "
+                         f"{' or '.join(map(repr, _DIGESTED))}): fit again and save")  # fmt: skip
     return est
 
 
