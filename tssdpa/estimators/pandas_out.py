@@ -67,6 +67,9 @@ def _continuation(pd, index) -> dict:
                     "freq": freq.freqstr, "name": name}  # fmt: skip
     if isinstance(index, pd.PeriodIndex):
         return {"type": "period", "last": str(index[-1]), "freq": index.freqstr, "name": name}
+    if isinstance(index, pd.RangeIndex) and index.step > 0:  # no array of a long one
+        return {"type": "range", "next": int(index[-1]) + index.step, "step": index.step,
+                "name": name}  # fmt: skip
     if index.dtype.kind in "iu" and len(index) > 1:
         steps = np.diff(index.to_numpy().astype(np.int64))
         if steps[0] > 0 and (steps == steps[0]).all():
