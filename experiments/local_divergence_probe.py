@@ -31,6 +31,7 @@ from channel_units_probe import SNRS, signals  # noqa: E402
 
 import tssdpa.filters.projection_local as local  # noqa: E402
 from tssdpa.filters import ProjectionFilter  # noqa: E402
+from tssdpa.filters.projection_divergence import lowpass_diagonal  # noqa: E402
 from tssdpa.signal.lowpass import zero_phase_lowpass  # noqa: E402
 
 PROBES = 8
@@ -42,7 +43,7 @@ def adapted(x, y, divergence, noise, width, channels):
     ladder = local._LADDER
     for c in np.flatnonzero(channels):
         Y = np.stack([y[:, c]] + [zero_phase_lowpass(x[:, [c]], **p)[:, 0] for p in ladder])
-        diag = [local._lowpass_diagonal(p["cutoff"], p["order"]) for p in ladder]
+        diag = [lowpass_diagonal(p["cutoff"], p["order"]) for p in ladder]
         D = np.stack([divergence[:, c]] + [np.full(len(x), d) for d in diag])
         s2 = noise[c] ** 2
         r = (Y - x[:, c]) ** 2 - s2 + 2 * s2 * D

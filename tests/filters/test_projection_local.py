@@ -13,20 +13,22 @@ import pytest
 from tssdpa.data import add_noise
 from tssdpa.data.synthetic import make_signal
 from tssdpa.filters import ProjectionFilter
+from tssdpa.filters.local_reference import local_mixture_naive
+from tssdpa.filters.projection_divergence import (
+    lowpass_diagonal,
+    nonlocal_divergence,
+    output_divergence,
+)
 from tssdpa.filters.projection_local import (
     LOCAL_MARGIN,
     LOCAL_TEMPERATURE,
     LOCAL_WIDTHS,
     _candidates,
-    _lowpass_diagonal,
     _weights,
     fit_local,
     gain_standard_errors,
     local_mixture,
-    local_mixture_naive,
     local_mixtures,
-    nonlocal_divergence,
-    output_divergence,
     weights_divergence,
     width_scores,
 )
@@ -157,7 +159,7 @@ def test_a_busy_then_quiet_recording_gains_beyond_its_standard_error(
 def _sure_differences(clean, s, a, b, draws=400, seed=3):
     """SURE of the zero-phase low-pass ``a`` minus that of ``b`` (both exact: linear filters)
     over noise draws, and gain_standard_errors' value on each draw."""
-    da, db = _lowpass_diagonal(**a), _lowpass_diagonal(**b)
+    da, db = lowpass_diagonal(**a), lowpass_diagonal(**b)
     rng, diffs, predicted = np.random.default_rng(seed), [], []
     for _ in range(draws):
         x = (clean + s * rng.normal(size=clean.size))[:, None]
@@ -229,7 +231,7 @@ def test_a_channel_with_a_missing_sample_keeps_the_filters_output():
 def test_the_lowpass_divergence_is_the_diagonal_of_its_matrix():
     n, cutoff = 600, 0.05
     matrix = zero_phase_lowpass(np.eye(n), cutoff=cutoff, order=2)  # column j: response to e_j
-    assert _lowpass_diagonal(cutoff, 2) == pytest.approx(matrix[n // 2, n // 2], rel=1e-9)
+    assert lowpass_diagonal(cutoff, 2) == pytest.approx(matrix[n // 2, n // 2], rel=1e-9)
 
 
 @pytest.mark.parametrize("with_target", [False, True])
@@ -243,9 +245,10 @@ def test_the_fitted_divergence_is_that_of_the_moving_average_it_chose(with_targe
     target = clean[:, None] if with_target else None
     f.fit(noisy, target=None if target is None else clean)
     noise = [0.5] if with_target else f.noise_level_
-    _, divergence, nonlocal_part = output_divergence(f, noisy[:, None], None, noise, target)
+    _, divergence, nonlocal_part, rows = output_divergence(f, noisy[:, None], None, noise, target)
     assert divergence == pytest.approx(1 / 15, abs=0.01)  # 15 taps of equal weight
     assert nonlocal_part == 0.0  # a windowed filter: nothing depends on the series' length
+    assert rows == divergence  # nor on the row
 
 
 def test_local_window_as_an_int_adapts_where_auto_would_not():
@@ -379,15 +382,27 @@ def nonlocal_adapted(busy_then_quiet):
     ).fit(busy_then_quiet[0])
 
 
-def _mean_own_weight(f, x):
-    """The mean own-sample weight of ``f``'s non-local filter on ``x`` (T,) or (T, C), over
-    the known entries weighted by the noise variances (in the kernel's units: each channel
-    divided by ``channel_scale_``, as ``local_["noise"]`` is)."""
+def _own_weights(f, x):
+    """(T,) the own-sample weight of each row of ``f``'s non-local filter on ``x`` (T,) or
+    (T, C) (in the kernel's units: each channel divided by ``channel_scale_``)."""
     x2 = x.reshape(len(x), -1) / f.channel_scale_
     spec = f._spec()
-    _, own = run_nonlocal(x2, f.embedding_, spec.n_neighbors, [f.sigma_], spec.exclude_self)
+    return run_nonlocal(x2, f.embedding_, spec.n_neighbors, [f.sigma_], spec.exclude_self)[1][0]
+
+
+def _mean_own_weight(f, x):
+    """The mean of :func:`_own_weights` over the known entries weighted by the noise variances
+    (``local_["noise"]``, in the kernel's units)."""
+    x2 = x.reshape(len(x), -1)
     s2 = np.where(np.isfinite(x2), np.asarray(f.local_["noise"]) ** 2, 0.0)
-    return float((s2 * own[0][:, None]).sum() / s2.sum())
+    return float((s2 * _own_weights(f, x)[:, None]).sum() / s2.sum())
+
+
+def _rows(f, x):
+    """(T, 1) the divergence the adaptation of ``f`` weighs each row of ``x`` by: the fitted
+    one with its non-local part each row's own weight on ``x``."""
+    loc = f.local_
+    return (loc["divergence"] - loc["nonlocal_divergence"] + _own_weights(f, x))[:, None]
 
 
 def _adapted_by_hand(f, x, divergence):
@@ -411,10 +426,10 @@ def test_the_nonlocal_part_of_the_divergence_is_the_mean_own_weight_on_the_fit_b
     )
     # one non-local component scored by SURE with its exact own weights: all of it
     assert loc["divergence"] == pytest.approx(loc["nonlocal_divergence"], rel=1e-9)
-    # the fit block itself is filtered with the fitted divergence unchanged
+    # the fit block itself is filtered with each row's own weight, whose mean that is
     np.testing.assert_allclose(
         nonlocal_adapted.filter(noisy[:BLOCK]),
-        _adapted_by_hand(nonlocal_adapted, noisy[:BLOCK], loc["divergence"]),
+        _adapted_by_hand(nonlocal_adapted, noisy[:BLOCK], _rows(nonlocal_adapted, noisy[:BLOCK])),
         rtol=1e-12, atol=1e-12,
     )  # fmt: skip
 
@@ -426,8 +441,7 @@ def test_a_longer_series_than_the_fit_block_brings_its_own_nonlocal_divergence(
     loc = nonlocal_adapted.local_
     own = _mean_own_weight(nonlocal_adapted, noisy)
     assert own < loc["nonlocal_divergence"]  # more patterns near each: less weight on itself
-    want = _adapted_by_hand(nonlocal_adapted, noisy, loc["divergence"] + own - loc[
-        "nonlocal_divergence"])  # fmt: skip
+    want = _adapted_by_hand(nonlocal_adapted, noisy, _rows(nonlocal_adapted, noisy))
     np.testing.assert_allclose(nonlocal_adapted.filter(noisy), want, rtol=1e-12, atol=1e-12)
 
 
@@ -460,7 +474,7 @@ def test_gaps_in_one_of_two_channels_leave_fit_and_filter_averaging_alike():
     # SURE's divergence of a lone non-local component is its mean own weight: all of it
     assert loc["divergence"] == pytest.approx(loc["nonlocal_divergence"], rel=1e-9)
     assert loc["nonlocal_divergence"] == pytest.approx(_mean_own_weight(f, x[:BLOCK]), rel=1e-12)
-    divergence = loc["divergence"] + _mean_own_weight(f, x) - loc["nonlocal_divergence"]
+    divergence = _rows(f, x)
     y = f.filter(x)
     span = np.nanmax(np.abs(x))  # (rounding of the weights: ulps of the data, not of y ~ 0)
     np.testing.assert_allclose(y, _adapted_by_hand(f, x, divergence), rtol=1e-12, atol=1e-14 * span)
@@ -482,7 +496,7 @@ def test_the_nonlocal_part_weighs_each_nonlocal_component_net_of_its_base():
     mean_own = sum(noise[c] ** 2 * own[0][t] for t, c in entries) / sum(
         noise[c] ** 2 for _, c in entries
     )
-    want = 0.25 * mean_own + 0.5 * (1.0 - _lowpass_diagonal(0.2, 2)) * 0.2
+    want = 0.25 * mean_own + 0.5 * (1.0 - lowpass_diagonal(0.2, 2)) * 0.2
     assert nonlocal_divergence(x, comps, own, noise) == pytest.approx(want, rel=1e-12)
 
 
@@ -600,3 +614,24 @@ def test_the_weights_divergence_of_several_widths_is_each_widths_own():
     alone = [weights_divergence(*args, (w,))[0] for w in LOCAL_WIDTHS]
     np.testing.assert_allclose(together, np.stack(alone), rtol=1e-12)
     assert len({round(float(v), 12) for v in together[:, 0]}) == len(LOCAL_WIDTHS)
+
+
+def test_the_adaptation_weighs_each_row_of_a_nonlocal_filter_by_its_own_weight():
+    """A pattern with no near copy keeps its own sample, a recurring one little of it: with
+    the mean own weight in every row, the sliding SURE took the first rows' output, near the
+    noisy input, for a good one and kept it from the low-passes."""
+    rng = np.random.default_rng(0)
+    t = np.arange(T)
+    pulse = 3.0 * np.exp(-0.5 * ((t % 50) - 25.0) ** 2 / 4.0)
+    wander = zero_phase_lowpass(rng.normal(size=(T, 1)), cutoff=0.02, order=2)[:, 0]
+    clean = np.where(t < T // 2, pulse, wander / wander.std())  # recurs, then does not
+    noisy = clean + 0.3 * rng.normal(size=T)
+    f = ProjectionFilter(
+        causal=False, window="all", embedding=15, base=None, mix=False, local_window=101
+    ).fit(noisy)
+    rows = _rows(f, noisy)
+    assert rows.max() > 3 * rows.min()
+    y = f.filter(noisy)
+    np.testing.assert_allclose(y, _adapted_by_hand(f, noisy, rows), rtol=1e-12, atol=1e-12)
+    with_mean = _adapted_by_hand(f, noisy, f.local_["divergence"])
+    assert _rmse(y, clean) < 0.95 * _rmse(with_mean, clean)

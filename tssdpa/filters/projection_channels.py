@@ -26,7 +26,7 @@ from tssdpa.estimators.input_notes import as_channel
 from tssdpa.estimators.report import heavy_tails_report, settings_text
 from tssdpa.estimators.white_noise import check_noise_level
 from tssdpa.filters.channel_choice import check_channel_independent
-from tssdpa.filters.projection_local import output_divergence, output_scores
+from tssdpa.filters.projection_divergence import output_divergence, output_scores
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -181,8 +181,8 @@ def follow_settings(filt) -> None:
 def fitted_scores(filt, xs, times, noise, target=None, tail: int = 0, local_scores=None):
     """(C,) the score of each channel of the fitted output of ``filt`` on its fit block ``xs``,
     before any local adaptation, over that channel's noise variance: SURE over ``noise**2``
-    (the (C,) levels SURE used; the divergence as
-    :func:`~tssdpa.filters.projection_local.output_divergence` gives it), or with ``target``
+    (the (C,) levels SURE used; the divergence per row as
+    :func:`~tssdpa.filters.projection_divergence.output_divergence` gives it), or with ``target``
     the squared error against it from row ``tail`` on over that of ``xs``. ``local_scores``:
     what :func:`~tssdpa.filters.projection_local.fit_local` returned, which holds these scores
     (None where it did not score: they are computed here). Unit-free, so fits of other channel
@@ -197,8 +197,8 @@ def fitted_scores(filt, xs, times, noise, target=None, tail: int = 0, local_scor
     if local_scores is not None:
         scores = local_scores.by_channel
     else:
-        y, divergence, _ = output_divergence(filt, xs, times, noise, target)
-        scores = output_scores(xs, y, divergence, noise, target, tail)
+        y, _, _, rows = output_divergence(filt, xs, times, noise, target)
+        scores = output_scores(xs, y, rows, noise, target, tail)
     if target is None:
         return scores / np.asarray(noise, dtype=np.float64) ** 2
     return scores / output_scores(xs, xs, 0.0, noise, target, tail)  # the input's own error

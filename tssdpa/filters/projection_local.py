@@ -14,13 +14,12 @@ a centred window of ``width`` samples (truncated at the ends) and weighs the can
 :data:`LOCAL_TEMPERATURE`: the exponentially weighted aggregate of
 :mod:`~tssdpa.filters.projection_mixture`, made local). The candidates are the filter's own
 output and the zero-phase Butterworth low-passes of :data:`LOWPASS_CUTOFFS` (order 2), whose
-``dy_t/dx_t`` is known exactly. The filter's own divergence is the mean of the fit's SURE
-scores (exact for the non-local filter, one probe for the others; :func:`output_divergence`),
-taken as constant in time: a per-sample probe is too noisy for a window of 101 samples. Its
-non-local part, the weight each sample keeps on itself, usually falls as the series grows
-(more patterns near each one); ``filter`` takes that part on the series it filters
-(:func:`nonlocal_divergence`), which is longer than the fit block for a supervised fit or a
-series beyond ``max_fit_samples``.
+``dy_t/dx_t`` is known exactly. The filter's own divergence is per row
+(:mod:`~tssdpa.filters.projection_divergence`): the windowed components' part the mean of
+their SURE scores' (one probe; per sample too noisy for a window of 101 samples), the
+non-local ones' each row's own weight, exact. That weight usually falls as the series grows
+(more patterns near each one); ``filter`` takes it on the series it filters, which is longer
+than the fit block for a supervised fit or a series beyond ``max_fit_samples``.
 
 :func:`fit_local` tries the widths of :data:`LOCAL_WIDTHS` (a heavy noise needs a wide window
 to average the local terms over, a short stretch a narrow one) and keeps the one with the
@@ -55,13 +54,17 @@ padding raises it there), an approximation in the windows that touch an end.
 from __future__ import annotations
 
 import math
-from functools import cache
 from typing import NamedTuple
 
 import numpy as np
 
 from tssdpa.estimators.noise_tails import gaussian_tails
-from tssdpa.filters.projection_mixture import component_outputs, none_for_nan
+from tssdpa.filters.projection_divergence import (
+    divergence_rows,
+    lowpass_diagonal,
+    output_divergence,
+    output_scores,
+)
 from tssdpa.signal.lowpass import LOWPASS_CUTOFFS, zero_phase_lowpass
 
 __all__ = [
@@ -70,15 +73,13 @@ __all__ = [
     "LOCAL_WIDTHS",
     "LocalScores",
     "apply_local",
+    "by_row",
     "check_local",
     "check_local_window",
     "fit_local",
     "gain_standard_errors",
     "local_mixture",
-    "local_mixture_naive",
     "local_mixtures",
-    "output_scores",
-    "output_divergence",
     "weights_divergence",
     "width_scores",
 ]
@@ -91,31 +92,28 @@ LOCAL_WIDTHS, LOCAL_TEMPERATURE = (101, 201, 401), 4.0
 #: by more than the gain's standard error (:func:`gain_standard_errors`)
 LOCAL_MARGIN = 0.005
 _LADDER = tuple({"cutoff": c, "order": 2} for c in LOWPASS_CUTOFFS)
-_KEYS = ("base", "window", "embedding", "decay", "degree", "sigma")
 
 
-@cache
-def _lowpass_diagonal(cutoff: float, order: int, n: int = 4001) -> float:
-    """``dy_t/dx_t`` of the zero-phase low-pass away from the ends: the response at the
-    centre of a long series to a unit impulse there (the ends, where the padding changes it,
-    take the same value)."""
-    e = np.zeros((n, 1))
-    e[n // 2] = 1.0
-    return float(zero_phase_lowpass(e, cutoff=cutoff, order=order)[n // 2, 0])
+def by_row(divergence, T: int) -> np.ndarray:
+    """(T,) ``dy_t/dx_t`` of a fitted output per row from a number (the same in every row) or
+    per row values, (T,) or (T, 1), as :func:`output_divergence` gives them."""
+    return np.broadcast_to(np.ravel(np.asarray(divergence, dtype=np.float64)), (T,))
 
 
-def _candidates(x: np.ndarray, y: np.ndarray, divergence: float):
-    """(K, T) outputs and (K,) divergences of the candidates for one channel: ``y`` first."""
+def _candidates(x: np.ndarray, y: np.ndarray, divergence):
+    """(K, T) outputs and (K, T) divergences of the candidates for one channel: ``y`` first
+    (``divergence`` a number or per row, :func:`by_row`)."""
     outs = [y] + [zero_phase_lowpass(x[:, None], **p)[:, 0] for p in _LADDER]
-    divs = [divergence] + [_lowpass_diagonal(p["cutoff"], p["order"]) for p in _LADDER]
-    return np.stack(outs), np.asarray(divs)
+    divs = [by_row(divergence, len(x))]
+    divs += [np.full(len(x), lowpass_diagonal(p["cutoff"], p["order"])) for p in _LADDER]
+    return np.stack(outs), np.stack(divs)
 
 
 def _weights(x, Y, D, width: int, noise: float, temperature: float) -> np.ndarray:
-    """(K, T) weights of the candidates ``Y`` (K, T) on the channel ``x`` (T,), ``D`` (K,) their
-    divergences: the per-sample SURE terms, their centred window means (cumulative sums), then
-    the exponential weights, normalised over K."""
-    r = (Y - x) ** 2 - noise * noise + 2.0 * noise * noise * D[:, None]
+    """(K, T) weights of the candidates ``Y`` (K, T) on the channel ``x`` (T,), ``D`` (K, T)
+    their divergences: the per-sample SURE terms, their centred window means (cumulative
+    sums), then the exponential weights, normalised over K."""
+    r = (Y - x) ** 2 - noise * noise + 2.0 * noise * noise * D
     K, T = r.shape
     half = width // 2
     c = np.concatenate([np.zeros((K, 1)), np.cumsum(r, axis=1)], axis=1)
@@ -136,10 +134,11 @@ def _skipped(x2, y, c: int, channels) -> bool:
 
 
 def local_mixture(
-    x2, y, divergence: float, noise, width: int, channels=None, temperature=LOCAL_TEMPERATURE
+    x2, y, divergence, noise, width: int, channels=None, temperature=LOCAL_TEMPERATURE
 ):
-    """The locally weighted mixture of ``y`` (a filter's output on ``x2``, both (T, C), with the
-    mean ``dy_t/dx_t`` ``divergence``) and the zero-phase low-passes of ``x2``.
+    """The locally weighted mixture of ``y`` (a filter's output on ``x2``, both (T, C), with
+    ``dy_t/dx_t`` ``divergence``, a number or per row: :func:`by_row`) and the zero-phase
+    low-passes of ``x2``.
 
     Returns ``(out, div)``, both (T, C): the output and its ``dy_t/dx_t`` with the weights taken
     as fixed. ``noise``: (C,) noise levels; ``channels``: (C,) bools, the channels to adapt
@@ -148,13 +147,12 @@ def local_mixture(
     return local_mixtures(x2, y, divergence, noise, (width,), channels, temperature)[0]
 
 
-def local_mixtures(
-    x2, y, divergence: float, noise, widths, channels=None, temperature=LOCAL_TEMPERATURE
-):
+def local_mixtures(x2, y, divergence, noise, widths, channels=None, temperature=LOCAL_TEMPERATURE):
     """:func:`local_mixture` for each window width of ``widths`` (a list of ``(out, div)``),
     the candidates of each channel computed once for all of them."""
     x2, y = np.asarray(x2, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    mixes = [(y.copy(), np.full(y.shape, float(divergence))) for _ in widths]
+    rows = by_row(divergence, len(y))[:, None]
+    mixes = [(y.copy(), np.broadcast_to(rows, y.shape).copy()) for _ in widths]
     for c in range(x2.shape[1]):
         if _skipped(x2, y, c, channels):
             continue
@@ -163,31 +161,8 @@ def local_mixtures(
         for width, (out, div) in zip(widths, mixes):
             w = _weights(x2[:, c], Y, D, width, s, temperature)
             out[:, c] = (w * Y).sum(axis=0)
-            div[:, c] = w.T @ D
+            div[:, c] = (w * D).sum(axis=0)
     return mixes
-
-
-def local_mixture_naive(
-    x2, y, divergence, noise, width, channels=None, temperature=LOCAL_TEMPERATURE
-):
-    """:func:`local_mixture` written sample by sample (the reference for the tests)."""
-    x2, y = np.asarray(x2, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    out, div = y.copy(), np.full(y.shape, float(divergence))
-    T = x2.shape[0]
-    for c in range(x2.shape[1]):
-        if _skipped(x2, y, c, channels):
-            continue
-        s2 = float(noise[c]) ** 2
-        Y, D = _candidates(x2[:, c], y[:, c], divergence)
-        for t in range(T):
-            lo, hi = max(0, t - width // 2), min(T, t + width // 2 + 1)
-            risk = [np.mean((Y[k, lo:hi] - x2[lo:hi, c]) ** 2 - s2 + 2 * s2 * D[k])
-                    for k in range(len(Y))]  # fmt: skip
-            logw = [-(hi - lo) * (v - min(risk)) / (temperature * s2) for v in risk]
-            w = np.exp(logw) / np.sum(np.exp(logw))
-            out[t, c] = float(w @ Y[:, t])
-            div[t, c] = float(w @ D)
-    return out, div
 
 
 def weights_divergence(x, y, divergence, noise, widths, probes=4, seed=0, eps=1e-4):
@@ -195,8 +170,9 @@ def weights_divergence(x, y, divergence, noise, widths, probes=4, seed=0, eps=1e
     leaves out, for each window width of ``widths`` -- the weights' own dependence on x,
     ``mean_t sum_k dw_k(t)/dx_t y_k(t)`` -- as the mean over ``probes`` random +-1 probes (one
     is as noisy as the gains it judges), the same probes for every width. The low-passes are
-    perturbed exactly, the fitted output along its mean diagonal (``divergence``)."""
+    perturbed exactly, the fitted output along its diagonal (``divergence``, :func:`by_row`)."""
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    divergence = by_row(divergence, len(x))
     rng = np.random.default_rng(seed)
     out = np.zeros((len(widths), x.shape[1]))
     for c in range(x.shape[1]):
@@ -213,83 +189,6 @@ def weights_divergence(x, y, divergence, noise, widths, probes=4, seed=0, eps=1e
                 change = float(np.mean(b * ((wp - w) * Y).sum(axis=0)))
                 out[i, c] += change / (eps * s) ** 2 / probes
     return out
-
-
-def _key(setting: dict) -> tuple:
-    """A candidate's identity in ``cv_results_`` (pandas may turn a None into NaN)."""
-    return tuple(none_for_nan(setting[k]) for k in _KEYS)
-
-
-def output_divergence(filt, xs, times, noise, target=None):
-    """The fitted output of ``filt`` on its fit block ``xs`` (T, C) and its mean ``dy_t/dx_t``.
-
-    For white noise of level ``s``, ``mean((y - clean)^2) = mean((y - x)^2) - mean(s^2) + 2
-    mean(s^2 dy/dx)`` in expectation (Stein's identity, what SURE rests on), solved here for
-    the divergence of each component: its error against the clean signal is its SURE score in
-    ``cv_results_``, or with ``target`` its error against the target on the whole block.
-    Averaged with the mixture's weights. Returns ``(y, divergence, nonlocal_part)``, the last
-    the part of ``divergence`` that :func:`nonlocal_divergence` follows on another series.
-    """
-    comps = filt.mixture_ or [{**filt.best_params_, "weight": 1.0}]
-    outs, own = component_outputs(filt, xs, times, comps, self_weights=True)
-    scores = {_key(row): row["mse"] for row in filt.cv_results_.to_dict("records")}
-    s2 = np.broadcast_to(np.asarray(noise, dtype=np.float64) ** 2, xs.shape)
-    y, divergence = np.zeros(xs.shape), 0.0
-    for comp, out in zip(comps, outs):
-        ok = np.isfinite(out) & np.isfinite(xs)
-        if target is None:
-            error = scores[_key(comp)]
-        else:
-            ok &= np.isfinite(target)
-            error = float(np.mean((out - target)[ok] ** 2))
-        fit_term = float(np.mean((out - xs)[ok] ** 2))
-        mean_s2 = float(np.mean(s2[ok]))
-        divergence += comp["weight"] * (error - fit_term + mean_s2) / (2 * mean_s2)
-        y = y + comp["weight"] * out
-    return y, divergence, nonlocal_divergence(xs, comps, own, noise)
-
-
-def nonlocal_divergence(x2, components, self_weights, noise) -> float:
-    """The part of the mean ``dy_t/dx_t`` of the mixture ``components`` on (T, C) ``x2`` that
-    depends on the series filtered: over the non-local components, weight times ``1 - b``
-    (``b`` the diagonal of the component's base, 0 without one: ``y = B(x) + P(x - B(x))``)
-    times the own-sample weight (``self_weights``, as
-    :func:`~.projection_mixture.component_outputs` gives them; 0 in a row that is not a key),
-    averaged over the known entries of ``x2`` weighted by the (C,) ``noise`` variances, as
-    SURE averages it. A longer series usually has more patterns near each one, so less weight
-    stays on the sample itself; the windowed filters' ``dy_t/dx_t`` does not depend on the
-    series' length."""
-    if all(own is None for own in self_weights):  # windowed filters only: nothing to average
-        return 0.0
-    s2 = np.where(np.isfinite(x2), np.asarray(noise, dtype=np.float64) ** 2, 0.0)  # (T, C)
-    if not s2.any():
-        return 0.0
-    row_share = s2.sum(axis=1) / s2.sum()  # (T,) each row's share of the mean
-    total = 0.0
-    for comp, own in zip(components, self_weights):
-        if own is None:
-            continue
-        bp = comp["base_params"]
-        b = 0.0 if comp["base"] is None else _lowpass_diagonal(bp["cutoff"], bp["order"])
-        total += comp["weight"] * (1.0 - b) * float(row_share @ own)
-    return total
-
-
-def _column_means(per_entry) -> np.ndarray:
-    """(C,) means over the finite entries of each column (inf where there is none)."""
-    ok = np.isfinite(per_entry)
-    n = ok.sum(axis=0)
-    total = np.where(ok, per_entry, 0.0).sum(axis=0)
-    return np.where(n > 0, total / np.maximum(n, 1), np.inf)
-
-
-def output_scores(xs, y, div, noise, target, tail) -> np.ndarray:
-    """(C,) scores of the output ``y`` per channel: SURE (``div`` its dy/dx), or with
-    ``target`` the squared error against it from row ``tail`` on."""
-    if target is not None:
-        return _column_means((y - target)[tail:] ** 2)
-    s2 = np.asarray(noise, dtype=np.float64) ** 2
-    return _column_means((y - xs) ** 2 - s2 + 2.0 * s2 * div)
 
 
 def _odd_width(w) -> bool:
@@ -349,15 +248,15 @@ def width_scores(filt, xs, times, noise, widths, target=None, tail: int = 0):
     gain ``before - after`` (:func:`gain_standard_errors`; zeros with a target).
     ``noise``: the (C,) levels SURE uses."""
     noise = np.asarray(noise, dtype=np.float64)
-    y, divergence, nonlocal_part = output_divergence(filt, xs, times, noise, target)
-    before = output_scores(xs, y, divergence, noise, target, tail)
-    mixes = local_mixtures(xs, y, divergence, noise, widths)
+    y, divergence, nonlocal_part, rows = output_divergence(filt, xs, times, noise, target)
+    before = output_scores(xs, y, rows, noise, target, tail)
+    mixes = local_mixtures(xs, y, rows, noise, widths)
     afters = np.stack(
         [output_scores(xs, loc, loc_div, noise, target, tail) for loc, loc_div in mixes]
     )
     wdiv = np.zeros_like(afters)
     if target is None:
-        wdiv = weights_divergence(xs, y, divergence, noise, widths)
+        wdiv = weights_divergence(xs, y, rows, noise, widths)
         afters = afters + 2.0 * noise**2 * wdiv
     errors = np.zeros_like(afters)  # SURE's gains only: a target's error has no margin
     if target is None:
@@ -449,17 +348,17 @@ def apply_local(filt, x2, y, components, self_weights):
     own-sample weights ``self_weights``) with the fitted ``local_`` in force, if any and if
     ``filt``'s parameters still allow it (zero-phase, no ``tau``, ``local_window`` not None).
 
-    The divergence is the fitted one with its non-local part taken on ``x2``
-    (:func:`nonlocal_divergence`): the non-local filter of a longer series than the fit block
-    keeps less weight on each sample, and with the block's value the sliding SURE would
-    overrate its error and hand the low-passes too much."""
+    The divergence is the fitted one with its non-local part taken on ``x2``, row by row
+    (:func:`~.projection_divergence.divergence_rows`): the non-local filter of a longer
+    series than the fit block keeps less weight on each sample, and with the block's value
+    the sliding SURE would overrate its error and hand the low-passes too much."""
     loc = getattr(filt, "local_", None)
     if not loc or not _adapts(filt):
         return y
     divergence = loc["divergence"]
     if loc["nonlocal_divergence"] is not None:
-        nonlocal_part = nonlocal_divergence(x2, components, self_weights, loc["noise"])
-        divergence += nonlocal_part - loc["nonlocal_divergence"]
+        divergence = divergence_rows(divergence, loc["nonlocal_divergence"], components,
+                                     self_weights)  # fmt: skip
     return local_mixture(x2, y, divergence, loc["noise"], loc["window"], loc["channels"])[0]
 
 
