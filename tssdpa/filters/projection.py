@@ -20,6 +20,7 @@ from tssdpa.filters import projection_fit as fitting
 from tssdpa.filters import projection_local as local
 from tssdpa.filters import projection_mixture as mixing
 from tssdpa.filters.channel_scale import CHANNEL_SCALES, ChannelUnits, fitted_channel_scale
+from tssdpa.filters.projection_alternative import fit_adapted
 from tssdpa.filters.projection_features import RandomFeatureRecursion
 from tssdpa.filters.projection_fit import AUTO, auto_default, choose_settings
 from tssdpa.filters.projection_stream import Streaming, sample_times
@@ -166,7 +167,7 @@ class ProjectionFilter(
         and the fit does not adapt in time (None with a target; all False for a given level).
         Neither is saved: a loaded filter has neither attribute.
     channel_scale_ : ndarray (C,), what each channel is divided by before the kernel.
-    local_ : dict or None, the local adaptation in force (:func:`.projection_local.fit_local`).
+    local_ : dict or None, the local adaptation in force (:mod:`.projection_alternative`).
     spike_channels_ : list of bool or None, per channel whether the fit found impulsive noise
         in it (zero-phase; :mod:`tssdpa.estimators.spikes`): ``filter`` then treats its spikes
         as missing under ``glitches="missing"``.
@@ -205,8 +206,7 @@ class ProjectionFilter(
         feature_map="centres", random_state=0, dtype="float64", max_fit_samples=4000,
         holdout=1.0, base=AUTO, base_params=None, mix=True, mix_temperature=16.0, n_neighbors=64,
         local_window=AUTO, noise_level=None, channel_scale="std", glitches="missing",
-        channel_independent=AUTO,
-    ):  # fmt: skip
+        channel_independent=AUTO):  # fmt: skip
         self._store(locals())
 
     # ------------------------------------------------------------------ settings
@@ -358,7 +358,7 @@ class ProjectionFilter(
             setattr(self, name + "_", value)
         fitting.warn_held_readings(xs, tgt_s)
         self.n_channels_ = x2.shape[1]
-        self.local_, local_scores = local.fit_local(self, xs, t_s, unit_noise, tgt_s, tail, heavy)
+        self.local_, local_scores = fit_adapted(self, xs, t_s, unit_noise, tgt_s, tail, heavy)
         self.fit_holdout_start_ = block.start + tail if tgt is not None else None
         self.center_ = np.nanmean(self._to_units(x2), axis=0)  # where random features are drawn
         self.spread_ = np.where((s := np.nanstd(self._to_units(x2), axis=0)) > 0, s, 1.0)

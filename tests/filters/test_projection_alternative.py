@@ -1,0 +1,49 @@
+"""The zero-phase fit's second choice (tssdpa.filters.projection_alternative): where a
+waveform recurs in part of a recording only, the non-local filter adapted in time beats the
+windowed filter the whole-block SURE picks."""
+
+import numpy as np
+import pytest
+
+from tssdpa.filters import ProjectionFilter
+from tssdpa.signal.lowpass import zero_phase_lowpass
+
+WINDOWED = [2, 4, 8, 16, 32, 64]  # the "auto" windows less the non-local "all"
+
+
+def _recurs_then_wanders(seed=0, T=2000):
+    rng = np.random.default_rng(seed)
+    t = np.arange(T)
+    pulse = 2.0 * np.exp(-0.5 * ((t % 40) - 20.0) ** 2 / 2.0)
+    wander = zero_phase_lowpass(rng.normal(size=(T, 1)), cutoff=0.01, order=2)[:, 0]
+    clean = np.where(t < 0.4 * T, pulse, 2 * wander / wander.std())
+    return clean + rng.normal(size=T), clean
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    """The recording, its clean signal and the default zero-phase fit (shared: unchanged)."""
+    noisy, clean = _recurs_then_wanders()
+    return noisy, clean, ProjectionFilter(causal=False).fit(noisy)
+
+
+def _rmse(y, clean):
+    return float(np.sqrt(np.mean((np.asarray(y) - clean) ** 2)))
+
+
+def test_a_recording_that_recurs_in_part_is_handed_to_the_nonlocal_filter_adapted_in_time(fitted):
+    noisy, clean, f = fitted
+    windowed = ProjectionFilter(causal=False, window=WINDOWED).fit(noisy)
+    assert f.best_params_["window"] == "all" and f.window_ == "all"
+    assert f.local_ is not None  # adapted: low-passes where nothing recurs
+    weighed = f.cv_results_[f.cv_results_["weight"] > 0]
+    assert (weighed["window"] == "all").all()
+    assert f.cv_results_["weight"].sum() == pytest.approx(1.0)
+    assert _rmse(f.filter(noisy), clean) < 0.97 * _rmse(windowed.filter(noisy), clean)
+
+
+def test_the_switched_choice_saves_and_loads_as_any_fit(fitted, tmp_path):
+    noisy, _, f = fitted
+    f.save(tmp_path / "f")
+    back = ProjectionFilter.load(tmp_path / "f")
+    np.testing.assert_array_equal(back.filter(noisy), f.filter(noisy))
