@@ -447,13 +447,16 @@ def attend_newest(
     if exclude_self and vals.shape[0] == 1:
         return fc[-1].copy()  # no other key: the fallback is the sample itself
     # squared distance summed coordinate by coordinate (newest sample first), the order of
-    # attend_lags: a reduction over axis 0 of (D, L) accumulates row by row
+    # attend_lags: a reduction over axis 0 of a C-ordered (D, L) accumulates row by row (the
+    # difference with the transposed keys is F-ordered, whose sum numpy ran along memory in
+    # another order from 8 coordinates on: a degree 8 step was 4e-7 off the one-shot filter)
     if m == 1:
         d = fc[-1][:, None] - fc.T if C > 1 else fc[-1] - fc[:, 0]
     else:
         E = sliding_window_view(fc, m, axis=0)[:, :, ::-1]
         E = E.transpose(0, 2, 1).reshape(E.shape[0], m * C)
         d = E[-1][:, None] - E.T
+    d = np.ascontiguousarray(d)
     d *= d
     w = d.sum(axis=0) if d.ndim == 2 else d
     scale = logit_scale(sigma, dt)
