@@ -47,3 +47,16 @@ def test_the_switched_choice_saves_and_loads_as_any_fit(fitted, tmp_path):
     f.save(tmp_path / "f")
     back = ProjectionFilter.load(tmp_path / "f")
     np.testing.assert_array_equal(back.filter(noisy), f.filter(noisy))
+
+
+def test_verbose_fit_says_the_nonlocal_candidates_replaced_the_lowest_scoring_choice(capsys):
+    """The table of the best candidates lists windowed ones below the chosen non-local one,
+    with weight 0: the report says why, rather than a choice that reads as out of order."""
+    noisy, _ = _recurs_then_wanders()
+    f = ProjectionFilter(causal=False).fit(noisy, verbose=True)
+    out = capsys.readouterr().out
+    assert f.window_ == "all" and f.cv_results_["mse"].idxmin() != f.cv_results_["weight"].idxmax()
+    assert "the non-local candidates alone" in out
+    windowed = ProjectionFilter(causal=False, window=WINDOWED).fit(noisy, verbose=True)
+    assert windowed.window_ != "all"
+    assert "the non-local candidates alone" not in capsys.readouterr().out

@@ -267,6 +267,10 @@ def fit_report(filt, score: str, local_scores=None) -> str:
     lines = [f"ProjectionFilter.fit: {len(filt.cv_results_)} candidates scored by {score}"]
     lines += heavy_tails_report(filt.heavy_tails_)
     lines.append("chose " + ", ".join(f"{k}={v}" for k, v in filt.best_params_.items()))
+    cv = filt.cv_results_  # SURE's best without weight: the fit switched (projection_alternative)
+    if score == "SURE" and "weight" in cv and cv["weight"][cv["mse"].idxmin()] == 0:
+        lines.append("the non-local candidates alone: adapted in time they scored lower than "
+                     "the candidates of lowest SURE (below, weight 0) adapted")  # fmt: skip
     if filt.mixture_:
         lines.append(f"averaging the {len(filt.mixture_)} candidates of largest weight")
     loc, sc = filt.local_, local_scores
