@@ -1040,6 +1040,26 @@ def test_a_channel_read_only_after_the_training_part_is_standardised_by_its_read
     np.testing.assert_allclose(fc.scale_[1], np.nanstd(y[:, 1]), rtol=1e-12)
 
 
+@pytest.mark.parametrize("readings", [1, 2])
+def test_a_channel_read_too_few_times_in_the_training_part_is_standardised_by_its_readings(
+    readings, monkeypatch
+):
+    # one reading there gave scale_ 1.0 (its std 0) and mean_ that reading: the channel's
+    # later values, 100 + 30 y, came to the network up to 44 units out (two readings: 88);
+    # too few to estimate a spread, it takes its readings' statistics, as the noise level does
+    monkeypatch.setattr(LearnedProjectionForecaster, "_train", lambda self, train, val: {})
+    y = _ar_series(600)
+    y[:, 1] = 100 + 30 * y[:, 1]
+    y[:550, 1] = np.nan
+    fc = LearnedProjectionForecaster(lookback=16, horizon=4, d_model=8, patch_len=8, **QUIET)
+    stop = fc.fit(y).split_["train"][1]
+    y[stop - readings : stop, 1] = 100.0 + np.arange(readings)
+    fc.fit(y)
+    assert fc.split_["train"][1] == stop
+    np.testing.assert_allclose(fc.mean_[1], np.nanmean(y[:, 1]), rtol=1e-12)
+    np.testing.assert_allclose(fc.scale_[1], np.nanstd(y[:, 1]), rtol=1e-12)
+
+
 def test_the_training_noise_level_is_estimated_on_the_training_part(monkeypatch):
     # estimated over the whole series, a validation tail 10x noisier raised the std of the
     # noise added to the training inputs from 0.144 to 0.157

@@ -155,12 +155,14 @@ class SystemEstimatorMixin:
 
         Taken from the whole series, the statistics held the validation tail: its values
         changed the fitted scaling (and so the model) although it is only to validate on.
-        A channel with no reading in the training part takes them from its readings in the
-        rest (the network is never trained on it, but its inputs must be in its range)."""
+        A channel with under 3 readings in the training part takes them from its readings in
+        the rest (the network is never trained on it, but its inputs must be in its range: one
+        reading gave the scale 1, its std 0), as the filter's noise level does."""
         if np.isnan(a).all():
             raise ValueError("the training series is all NaN")
         part = a[:train_stop]
-        cols = [part[:, c] if np.isfinite(part[:, c]).any() else a[:, c] for c in range(a.shape[1])]
+        cols = [part[:, c] if np.isfinite(part[:, c]).sum() >= 3 else a[:, c]
+                for c in range(a.shape[1])]  # fmt: skip
         self.mean_ = np.array([np.nanmean(c) for c in cols])
         sd = np.array([np.nanstd(c) for c in cols])
         self.scale_ = np.where(sd > 0, sd, 1.0)
