@@ -93,6 +93,26 @@ def test_a_stream_with_an_uneven_index_warns_once_not_once_per_chunk():
         f.filter(x)
 
 
+def test_a_stream_after_a_refit_warns_of_its_uneven_index_again():
+    """Once per stream, not once per filter object: the flag that kept the chunks quiet
+    outlived a fit, so the stream of a refitted filter over another uneven recording said
+    nothing (0 warnings; now 1)."""
+    rng = np.random.default_rng(0)
+    t = np.cumsum(rng.choice([1, 1, 1, 2, 3], size=300))
+    x = pd.Series(np.sin(t / 20), index=pd.Timestamp("2026-01-01") + pd.to_timedelta(t, "s"))
+    f = ProjectionFilter(window=8, embedding=1, degree=0)
+    counts = []
+    for _ in range(2):
+        f.fit(x.to_numpy())
+        zi = f.initial_state(1)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            for k in range(5):
+                _, zi = f.filter(x.iloc[30 * k : 30 * (k + 1)], zi=zi)
+        counts.append(sum(issubclass(w.category, UnevenSamplingWarning) for w in seen))
+    assert counts == [1, 1]
+
+
 def test_fit_warns_where_tau_is_far_below_the_sample_step():
     """ROS-style epoch nanoseconds read as seconds (as documented) with tau=0.05: every key
     weighs exp(-1e7 / 0.05) = 0 beside the sample itself, so the fitted filter returned x

@@ -32,6 +32,9 @@ def keeps_the_last_fit_on_failure(fit):
             series = args[0] if args else kwargs.get("x", kwargs.get("y"))
             record_columns(self, series)  # a DataFrame's: later ones are checked against them
             record_output(self, series)  # a forecaster's on pandas: predict returns pandas
+            # a stream of the refitted filter is another stream: it warns of its own uneven
+            # index (kept, the flag silenced every stream after the first)
+            self.__dict__.pop("_stream_told_uneven", None)  # fit_input.STREAM_TOLD
             return fitted
         except BaseException:
             self.__dict__.clear()

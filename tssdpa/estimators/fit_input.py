@@ -16,6 +16,8 @@ __all__ = ["FILTER_COUNTS", "check_fit_input", "denoiser_input", "target_like"]
 FILTER_COUNTS = "its window, cutoff, decay and other per-sample settings"
 #: what a denoiser with ``tau`` (ProjectionFilter) may do instead of resampling
 TAU_ADVICE = "give tau= (seconds) and it weighs the samples by their times, or "
+#: set once a stream warned of its uneven index; a fit drops it (fit_guard): a new stream
+STREAM_TOLD = "_stream_told_uneven"
 
 
 def denoiser_input(estimator, x, stream: bool = False) -> tuple[np.ndarray, ArrayMeta]:
@@ -31,12 +33,12 @@ def denoiser_input(estimator, x, stream: bool = False) -> tuple[np.ndarray, Arra
     printed 1,000 of them."""
     a, meta = as_2d(x, "x", allow_empty=stream)
     tau = getattr(estimator, "tau", None)
-    told = stream and estimator.__dict__.get("_stream_told_uneven", False)
+    told = stream and estimator.__dict__.get(STREAM_TOLD, False)
     if tau is None and getattr(estimator, "counts_samples", True) and not told:
         advice = TAU_ADVICE if hasattr(estimator, "tau") else ""
         warned = warn_uneven(estimator, meta, "x", FILTER_COUNTS, advice)
         if stream and warned:
-            estimator.__dict__["_stream_told_uneven"] = True
+            estimator.__dict__[STREAM_TOLD] = True
     return a, meta
 
 
