@@ -487,3 +487,16 @@ def test_the_truncated_iir_filter_is_within_tol_of_the_infinite_one_only_with_th
             assert err > 0.1
         else:
             assert err <= 1e-6 * np.ptp(x)
+
+
+def test_row_dot_sums_a_strided_block_as_its_contiguous_rows():
+    """Each row summed in one order whatever the block's memory layout: a column-ordered or
+    strided block gave other bits than its rows taken alone."""
+    from tssdpa.signal.local_polynomial import row_dot
+
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(40, 33)) * 10.0 ** rng.integers(-6, 6, (40, 33))
+    u = rng.normal(size=33)
+    want = np.array([row_dot(r[None].copy(), u)[0] for r in a])
+    np.testing.assert_array_equal(row_dot(np.asfortranarray(a), u), want)
+    np.testing.assert_array_equal(row_dot(np.hstack([a, a])[:, :33], u), want)

@@ -74,9 +74,10 @@ def row_dot(a: np.ndarray, u: np.ndarray) -> np.ndarray:
     (gemm), and a local polynomial of high degree amplifies the moments' rounding by its
     conditioning (a stream of one-row steps was 3e-4 of the range off the one-shot filter at
     degree 8, exclude_self, after a constant stretch). einsum's loop reduces each row
-    of ``a`` alone, whatever ``n``.
+    of ``a`` alone, whatever ``n``, where the rows are contiguous (a strided or column-ordered
+    block would be summed in another order: such a block is copied first).
     """
-    return np.einsum("nl,l->n", a, u)
+    return np.einsum("nl,l->n", np.ascontiguousarray(a), u)
 
 
 def local_polynomial(ws, vals, powers, degrees):
