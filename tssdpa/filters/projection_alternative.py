@@ -18,7 +18,9 @@ noise level a few percent off): the two outputs' divergences are close, so such 
 both scores alike, and with the margin one development cell of 27 switched
 (``experiments/autofit_heldout.py denoise``; docs/filters.md, "The non-local filter alone").
 Only without a target (the stacked mixture weighs the non-local candidates against one
-already), where the fit scored both kinds and chose a windowed one.
+already), with ``mix`` and the adaptation on, where the fit scored both kinds and chose a
+windowed one. The switch rests on the adaptation: ``set_params(local_window=None)`` after it
+leaves the non-local filter unadapted, which the fit would not have chosen; fit again.
 """
 
 from __future__ import annotations
