@@ -22,6 +22,27 @@ def one_torch_thread():
     torch.set_num_threads(before)
 
 
+@pytest.fixture
+def fails_once():
+    """A denoiser class whose first fit fails (a transient failure), the identity after: a
+    new class per test, so each test's first fit fails."""
+
+    class FailsOnce:
+        causal = True
+        failed = False
+
+        def fit(self, x, target=None):
+            if not FailsOnce.failed:
+                FailsOnce.failed = True
+                raise RuntimeError("transient")
+            return self
+
+        def filter(self, x):
+            return x
+
+    return FailsOnce
+
+
 def edit_saved_config(folder, edit) -> None:
     """Tamper with an estimator saved in ``folder``: ``edit`` changes its config dict in place
     (what a hostile or corrupted file would hold)."""

@@ -685,23 +685,7 @@ def test_every_compare_command_in_the_docs_parses():
             pytest.fail(f"{name}: tssdpa {' '.join(argv)} does not parse")
 
 
-class _FailsOnce:
-    """A denoiser whose first fit fails (a transient failure); the identity after."""
-
-    causal = True
-    failed = False
-
-    def fit(self, x, target=None):
-        if not _FailsOnce.failed:
-            _FailsOnce.failed = True
-            raise RuntimeError("transient")
-        return self
-
-    def filter(self, x):
-        return x
-
-
-def test_a_command_that_reran_a_failed_cell_is_logged_with_its_rows(tmp_path):
+def test_a_command_that_reran_a_failed_cell_is_logged_with_its_rows(tmp_path, fails_once):
     # the rows of a retried cell replace its error rows, so the row count stays: the
     # command that scored them was taken for one that added nothing and left out of the log
     from tssdpa.compare import MethodSpec, register
@@ -711,7 +695,7 @@ def test_a_command_that_reran_a_failed_cell_is_logged_with_its_rows(tmp_path):
     base = ["compare", "denoise", "--dataset", "ar2", "--seeds", "0", "--n", "300"]
     base += ["--out", str(out), "--no-progress", "--no-plots"]
     first, second = base + ["--methods", "fails_once_test"], base + ["--budget", "8"]
-    register(MethodSpec("fails_once_test", "denoise", _FailsOnce), overwrite=True)
+    register(MethodSpec("fails_once_test", "denoise", fails_once), overwrite=True)
     try:
         assert main(first) == 0
         assert "transient" in pd.read_csv(out / "results.csv")["error"].iloc[0]

@@ -306,26 +306,10 @@ def test_a_results_file_from_before_the_noise_draw_was_recorded_is_refused_sayin
             run_tasks(tasks, methods=methods, out=tmp_path, progress=False)
 
 
-class _FailsOnce:
-    """Fails the first fit in a process (a transient failure), filters as identity after."""
-
-    causal = True
-    failed = False
-
-    def fit(self, x, target=None):
-        if not _FailsOnce.failed:
-            _FailsOnce.failed = True
-            raise RuntimeError("transient")
-        return self
-
-    def filter(self, x):
-        return x
-
-
-def test_a_resumed_run_retries_a_failed_cell_and_keeps_no_stale_error_row(tmp_path):
+def test_a_resumed_run_retries_a_failed_cell_and_keeps_no_stale_error_row(tmp_path, fails_once):
     # a failed cell counted as done: the resumed run never retried it, and its error stayed
     # in the tables for good
-    register(MethodSpec("fails_once_test", "denoise", _FailsOnce), overwrite=True)
+    register(MethodSpec("fails_once_test", "denoise", fails_once), overwrite=True)
     tasks = denoise_tasks("ar2", seeds=(0,), settings=[("gaussian", 10.0)], n=200)
     logged = []
     try:
