@@ -130,6 +130,7 @@ def test_one_row_kernel_rounds_like_the_last_row_of_attend_lags(
         times=times.astype(dtype) if tau else None,
         tau=tau,
         exclude_self=exclude_self,
+        rowwise=True,  # as the causal filter runs it
     )
     t = times.astype(dtype)[m - 1 :]
     one = attend_newest(

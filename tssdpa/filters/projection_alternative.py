@@ -41,13 +41,14 @@ def fit_adapted(filt, xs, times, noise, target, tail, heavy):
     after switching ``filt``'s choice (``best_params_``, the settings, ``mixture_`` and the
     ``cv_results_`` weights) to the non-local candidates alone where their adapted SURE
     (``scores.kept``, the mean over the channels) is lower (see the module)."""
-    local_, scores = fit_local(filt, xs, times, noise, target, tail, heavy)
+    lowpasses: dict = {}  # the same series twice: its low-passes (and probes') once
+    local_, scores = fit_local(filt, xs, times, noise, target, tail, heavy, lowpasses)
     alternative = _nonlocal_choice(filt, xs, noise, target)
     if alternative is None or scores is None:
         return local_, scores
     kept = _choice(filt)
     _switch(filt, *alternative)
-    local_a, scores_a = fit_local(filt, xs, times, noise, target, tail, heavy)
+    local_a, scores_a = fit_local(filt, xs, times, noise, target, tail, heavy, lowpasses)
     if scores_a is not None and scores_a.kept < scores.kept:
         return local_a, scores_a
     _switch(filt, *kept)

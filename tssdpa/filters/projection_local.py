@@ -53,6 +53,7 @@ padding raises it there), an approximation in the windows that touch an end.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from typing import NamedTuple
 
@@ -100,10 +101,22 @@ def by_row(divergence, T: int) -> np.ndarray:
     return np.broadcast_to(np.ravel(np.asarray(divergence, dtype=np.float64)), (T,))
 
 
-def _candidates(x: np.ndarray, y: np.ndarray, divergence):
+def _lowpasses(x: np.ndarray, cache: dict | None) -> list:
+    """The low-passes of the channel ``x`` (T,), from ``cache`` (a dict a caller keeps across
+    adaptations of the same series, keyed by the samples' bytes) where they are there."""
+    key = hashlib.blake2b(x.tobytes(), digest_size=16).digest() if cache is not None else None
+    if key in (cache or {}):
+        return cache[key]
+    outs = [zero_phase_lowpass(x[:, None], **p)[:, 0] for p in _LADDER]
+    if cache is not None:
+        cache[key] = outs
+    return outs
+
+
+def _candidates(x: np.ndarray, y: np.ndarray, divergence, cache: dict | None = None):
     """(K, T) outputs and (K, T) divergences of the candidates for one channel: ``y`` first
-    (``divergence`` a number or per row, :func:`by_row`)."""
-    outs = [y] + [zero_phase_lowpass(x[:, None], **p)[:, 0] for p in _LADDER]
+    (``divergence`` a number or per row, :func:`by_row`; ``cache``: :func:`_lowpasses`)."""
+    outs = [y] + _lowpasses(x, cache)
     divs = [by_row(divergence, len(x))]
     divs += [np.full(len(x), lowpass_diagonal(p["cutoff"], p["order"])) for p in _LADDER]
     return np.stack(outs), np.stack(divs)
@@ -147,9 +160,12 @@ def local_mixture(
     return local_mixtures(x2, y, divergence, noise, (width,), channels, temperature)[0]
 
 
-def local_mixtures(x2, y, divergence, noise, widths, channels=None, temperature=LOCAL_TEMPERATURE):
+def local_mixtures(
+    x2, y, divergence, noise, widths, channels=None, temperature=LOCAL_TEMPERATURE, cache=None
+):
     """:func:`local_mixture` for each window width of ``widths`` (a list of ``(out, div)``),
-    the candidates of each channel computed once for all of them."""
+    the candidates of each channel computed once for all of them (``cache``: the low-passes
+    kept across calls on the same series, :func:`_lowpasses`)."""
     x2, y = np.asarray(x2, dtype=np.float64), np.asarray(y, dtype=np.float64)
     rows = by_row(divergence, len(y))[:, None]
     mixes = [(y.copy(), np.broadcast_to(rows, y.shape).copy()) for _ in widths]
@@ -157,7 +173,7 @@ def local_mixtures(x2, y, divergence, noise, widths, channels=None, temperature=
         if _skipped(x2, y, c, channels):
             continue
         s = float(noise[c])
-        Y, D = _candidates(x2[:, c], y[:, c], divergence)
+        Y, D = _candidates(x2[:, c], y[:, c], divergence, cache)
         for width, (out, div) in zip(widths, mixes):
             w = _weights(x2[:, c], Y, D, width, s, temperature)
             out[:, c] = (w * Y).sum(axis=0)
@@ -165,12 +181,13 @@ def local_mixtures(x2, y, divergence, noise, widths, channels=None, temperature=
     return mixes
 
 
-def weights_divergence(x, y, divergence, noise, widths, probes=4, seed=0, eps=1e-4):
+def weights_divergence(x, y, divergence, noise, widths, probes=4, seed=0, eps=1e-4, cache=None):
     """(W, C) the part of the local mixture's mean ``dy_t/dx_t`` that :func:`local_mixture`
     leaves out, for each window width of ``widths`` -- the weights' own dependence on x,
     ``mean_t sum_k dw_k(t)/dx_t y_k(t)`` -- as the mean over ``probes`` random +-1 probes (one
     is as noisy as the gains it judges), the same probes for every width. The low-passes are
-    perturbed exactly, the fitted output along its diagonal (``divergence``, :func:`by_row`)."""
+    perturbed exactly, the fitted output along its diagonal (``divergence``, :func:`by_row`);
+    ``cache``: the low-passes kept across calls on the same series (:func:`_lowpasses`)."""
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     divergence = by_row(divergence, len(x))
     rng = np.random.default_rng(seed)
@@ -179,11 +196,11 @@ def weights_divergence(x, y, divergence, noise, widths, probes=4, seed=0, eps=1e
         if _skipped(x, y, c, None):
             continue
         s, t = float(noise[c]), LOCAL_TEMPERATURE
-        Y, D = _candidates(x[:, c], y[:, c], divergence)
+        Y, D = _candidates(x[:, c], y[:, c], divergence, cache)
         ws = [_weights(x[:, c], Y, D, width, s, t) for width in widths]
         for _ in range(probes):
             b = eps * s * rng.choice([-1.0, 1.0], x.shape[0])
-            Yp, _ = _candidates(x[:, c] + b, y[:, c] + divergence * b, divergence)
+            Yp, _ = _candidates(x[:, c] + b, y[:, c] + divergence * b, divergence, cache)
             for i, (width, w) in enumerate(zip(widths, ws)):
                 wp = _weights(x[:, c] + b, Yp, D, width, s, t)
                 change = float(np.mean(b * ((wp - w) * Y).sum(axis=0)))
@@ -238,7 +255,7 @@ def gain_standard_errors(xs, y, mixes, noise) -> np.ndarray:
     return out
 
 
-def width_scores(filt, xs, times, noise, widths, target=None, tail: int = 0):
+def width_scores(filt, xs, times, noise, widths, target=None, tail: int = 0, cache=None):
     """``(divergence, before (C,), after (W, C), weights' divergence (W, C), nonlocal_part,
     standard error (W, C))``: the scores of the fitted output of ``filt`` on ``xs`` and of its
     adaptation over each width of ``widths`` -- SURE, which includes the weights' own
@@ -246,17 +263,18 @@ def width_scores(filt, xs, times, noise, widths, target=None, tail: int = 0):
     squared error against it from row ``tail`` on -- the fitted output's mean ``dy_t/dx_t``
     and its non-local part (:func:`output_divergence`), and the standard error of each SURE
     gain ``before - after`` (:func:`gain_standard_errors`; zeros with a target).
-    ``noise``: the (C,) levels SURE uses."""
+    ``noise``: the (C,) levels SURE uses; ``cache``: the low-passes kept across calls on ``xs``
+    (:func:`_lowpasses`)."""
     noise = np.asarray(noise, dtype=np.float64)
     y, divergence, nonlocal_part, rows = output_divergence(filt, xs, times, noise, target)
     before = output_scores(xs, y, rows, noise, target, tail)
-    mixes = local_mixtures(xs, y, rows, noise, widths)
+    mixes = local_mixtures(xs, y, rows, noise, widths, cache=cache)
     afters = np.stack(
         [output_scores(xs, loc, loc_div, noise, target, tail) for loc, loc_div in mixes]
     )
     wdiv = np.zeros_like(afters)
     if target is None:
-        wdiv = weights_divergence(xs, y, rows, noise, widths)
+        wdiv = weights_divergence(xs, y, rows, noise, widths, cache=cache)
         afters = afters + 2.0 * noise**2 * wdiv
     errors = np.zeros_like(afters)  # SURE's gains only: a target's error has no margin
     if target is None:
@@ -279,7 +297,7 @@ class LocalScores(NamedTuple):
     by_channel: np.ndarray
 
 
-def fit_local(filt, xs, times, noise, target=None, tail: int = 0, heavy=None):
+def fit_local(filt, xs, times, noise, target=None, tail: int = 0, heavy=None, cache=None):
     """The ``local_`` of a zero-phase ``filt`` fitted on ``xs``: None, or ``{"window",
     "divergence", "nonlocal_divergence", "noise", "channels"}`` (the sliding window, the
     fitted output's mean ``dy_t/dx_t`` and the part of it that depends on the series, the
@@ -297,6 +315,8 @@ def fit_local(filt, xs, times, noise, target=None, tail: int = 0, heavy=None):
     assumes them), or without one where ``heavy`` (C,) does not mark its noise as heavy-tailed
     (its level raised for the tails, ``white_noise.noise_levels_and_tails``); with an int
     every channel does.
+
+    ``cache``: the low-passes kept across adaptations of ``xs`` (:func:`_lowpasses`).
 
     Returns ``(local_, scores)``, ``scores`` a :class:`LocalScores` (means over the
     channels), or ``(None, None)`` where ``filt`` does not adapt (causal, recurrent, ``tau``,
@@ -321,7 +341,7 @@ def fit_local(filt, xs, times, noise, target=None, tail: int = 0, heavy=None):
     noise = np.asarray(noise, dtype=np.float64)
     widths = LOCAL_WIDTHS if auto else (int(filt.local_window),)
     divergence, before, afters, _, nonlocal_part, errors = width_scores(
-        filt, xs, times, noise, widths, target, tail
+        filt, xs, times, noise, widths, target, tail, cache
     )
     best, nearest = None, None
     for width, after, error in zip(widths, afters, errors):

@@ -197,14 +197,16 @@ def below_min_step(steps, min_step: float, times) -> bool:
 
 
 def run_causal(
-    x2, state, spec: FilterSpec, times=None, hist_times=None, min_step=None, configs=None
-):
+    x2, state, spec: FilterSpec, times=None, hist_times=None, min_step=None, configs=None,
+    rowwise=True,
+):  # fmt: skip
     """Filter (T, C) ``x2`` from ``state``; returns (y, new_state, new_times or None).
 
     ``state`` (H + 1, C): the last H = ``spec.history`` input samples (NaN = none), then the
     last defined output of each channel (NaN = none yet), which its values without any usable
     key repeat. With ``configs`` (a list of (sigma, degree)), ``y`` is a list: one output per
-    configuration.
+    configuration. ``rowwise`` (:func:`~tssdpa.signal.lags.attend_lags`): True where the
+    output must give a stream of steps' bits.
     """
     H = spec.history
     hist, hold = state[:H], state[H]
@@ -239,6 +241,7 @@ def run_causal(
         tau=spec.tau,
         exclude_self=spec.exclude_self,
         fallback=full[H:] if spec.exclude_self else None,
+        rowwise=rowwise,
     )
     filled = [fill_forward(y, hold.astype(spec.dtype)) for y in ys]
     y, hold = filled[0] if configs is None else ([f[0] for f in filled], filled[0][1])
@@ -278,7 +281,9 @@ def run_offline(x2, spec: FilterSpec, times=None, configs=None):
         return run_noncausal(x2, spec, times, configs)
     state = np.full((spec.history + 1, x2.shape[1]), np.nan)
     hist_times = np.full(spec.history, np.nan) if spec.tau is not None else None
-    y, _, _ = run_causal(x2, state, spec, times, hist_times, configs=configs)
+    # the fit's scoring of many configurations need not round as a stream does: BLAS there
+    y, _, _ = run_causal(x2, state, spec, times, hist_times, configs=configs,
+                         rowwise=configs is None)  # fmt: skip
     return fill_backward(y) if configs is None else [fill_backward(v) for v in y]
 
 

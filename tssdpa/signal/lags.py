@@ -94,6 +94,7 @@ def attend_lags(
     fallback: np.ndarray | None = None,
     block_elems: int = 1 << 18,
     n_threads: int = 1,
+    rowwise: bool = False,
 ):
     """Fast blocked projection over lags ``lag_min..lag_max`` for query rows ``rows[0]:rows[1]``.
 
@@ -102,7 +103,10 @@ def attend_lags(
     p in the time offset ``j - t``, evaluated at the query's time (with ``sigma = inf`` the
     uniform kernel: a moving average, or a Savitzky–Golay filter, of the window). Returns
     (n_rows, C) in the dtype of ``E``; with ``configs`` (a list of (sigma, degree)) a list
-    of them, one per configuration, sharing one distance computation.
+    of them, one per configuration, sharing one distance computation. ``rowwise``: a local
+    polynomial's moments summed row by row (:func:`~.local_polynomial.row_dot`), so that a
+    row's bits do not depend on the rows computed with it (a causal filter, which a stream of
+    steps must reproduce); else by BLAS, faster.
     """
     single = configs is None
     configs = [(sigma, degree)] if single else list(configs)
@@ -235,7 +239,8 @@ def attend_lags(
             polys = [[i for i in members if configs[i][1] > 0] for members in member_lists]
             if not polys[0]:
                 return [{} for _ in ws]
-            fits = local_polynomial(ws, vals, powers, [configs[i][1] for i in polys[0]])
+            degrees = [configs[i][1] for i in polys[0]]
+            fits = local_polynomial(ws, vals, powers, degrees, rowwise)
             return [dict(zip(poly, f)) for poly, f in zip(polys, fits)]
 
         def outputs(w, empty, vals, fb, members, fits, unread) -> dict:
@@ -489,6 +494,6 @@ def attend_newest(
         # attend_lags on a block of one row: the same weights, values and powers, one system
         powers = offset_powers(np.arange(w.size - 1, -1, -1), degree)
         own = [vals[None, :, c] for c in range(C)]  # (1, K) per channel, oldest key first
-        return local_polynomial([w[None]], own, powers, [degree])[0][0][0].astype(dt)
+        return local_polynomial([w[None]], own, powers, [degree], True)[0][0][0].astype(dt)
     den = w.sum()
     return np.einsum("l,cl->c", w, vals.T.copy()) / den  # attend_lags' per-channel dot
