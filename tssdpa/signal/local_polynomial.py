@@ -6,9 +6,10 @@ weighted by the kernel, and evaluates it at the row's own time (offset 0). Its l
 :func:`tssdpa.signal.reference.attend_lags_reference` (``degree`` > 0), and the ONNX step
 (:mod:`tssdpa.filters.onnx_export`) unrolls the same equations.
 
-A row's fit depends on its keys alone, not on the rows computed beside it: a stream of steps,
-chunks and the one-shot filter give the same bits. Its moments are summed row by row in one
-order (:func:`row_dot`), and two rules keep the fit off what the rounding alone decides:
+A row's fit depends on its keys alone, not on the rows computed beside it: for a causal filter
+a stream of steps, chunks and the one-shot filter give the same bits, its moments summed row
+by row in one order (:func:`row_dot`, ``rowwise``; elsewhere BLAS, faster). Two rules keep the
+fit off what the rounding alone decides:
 
 * a power of the offset is fitted only where the keys determine it beyond rounding
   (:data:`PIVOT_FLOOR`, in a row that weighs a faint key: :data:`FAINT_WEIGHT`), else the
