@@ -230,6 +230,7 @@ def test_a_local_polynomial_without_the_sample_streams_bitwise_as_filtered_at_on
     x = x[:, None]
     f = ProjectionFilter(window=16, embedding=2, degree=degree, sigma=sigma, exclude_self=True)
     once, _ = f.filter(x, zi=f.initial_state(1))
+    np.testing.assert_array_equal(f.filter(x), once)  # the one-shot path, without a state
     z, steps = f.initial_state(1), []
     for sample in x:
         y, z = f.step(sample, z)

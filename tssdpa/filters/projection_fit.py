@@ -429,10 +429,11 @@ def choose_settings(filt, xs, times, target, tail, noise, heavy=None):
             return {(base, window, embedding, decay, 0, s):
                     sure_mse(xs, y, None, noise, None, None, dydx=w[:, None], weights=tail_w)
                     for s, y, w in zip(sigmas, ys, own)}  # fmt: skip
-        ys = [b + y for y in run_offline(xs - b, spec, times, configs=configs)]
+        # scores need not round as a stream does: BLAS moments (see run_causal's rowwise)
+        ys = [b + y for y in run_offline(xs - b, spec, times, configs=configs, rowwise=False)]
         ys_p = None
         if xp is not None:
-            ys_p = [bp + y for y in run_offline(xp - bp, spec, times, configs=configs)]
+            ys_p = [bp + y for y in run_offline(xp - bp, spec, times, configs, rowwise=False)]
         return {(base, window, embedding, decay, d, s): v
                 for (s, d), v in zip(configs, scored(ys, ys_p))}  # fmt: skip
 

@@ -255,11 +255,12 @@ def run_causal(
     return y, new_state, None
 
 
-def run_offline(x2, spec: FilterSpec, times=None, configs=None):
+def run_offline(x2, spec: FilterSpec, times=None, configs=None, rowwise=True):
     """One-shot filter of (T, C) ``x2`` (no state): causal from an empty state with the
     leading undefined rows back-filled, or the zero-phase filter (windowed or non-local).
     With ``configs`` (a list of (sigma, degree)) a list of outputs, one per configuration,
-    sharing the distances.
+    sharing the distances. ``rowwise`` (:func:`run_causal`): False only where the output
+    need not give a stream's bits, the fit's scoring of its candidates (faster).
 
     A window longer than the series is the series' length (the same keys, so the same
     output): ``window=10**9`` on 50 samples costs what ``window=50`` does."""
@@ -281,9 +282,7 @@ def run_offline(x2, spec: FilterSpec, times=None, configs=None):
         return run_noncausal(x2, spec, times, configs)
     state = np.full((spec.history + 1, x2.shape[1]), np.nan)
     hist_times = np.full(spec.history, np.nan) if spec.tau is not None else None
-    # the fit's scoring of many configurations need not round as a stream does: BLAS there
-    y, _, _ = run_causal(x2, state, spec, times, hist_times, configs=configs,
-                         rowwise=configs is None)  # fmt: skip
+    y, _, _ = run_causal(x2, state, spec, times, hist_times, configs=configs, rowwise=rowwise)
     return fill_backward(y) if configs is None else [fill_backward(v) for v in y]
 
 
