@@ -36,7 +36,7 @@ from tssdpa.estimators.persistence import check_context
 from tssdpa.estimators.spacing import warn_uneven
 from tssdpa.estimators.white_noise import check_noise_level, noise_scale
 from tssdpa.filters.projection_stream import stream_channels
-from tssdpa.models.estimator import SystemEstimatorMixin, windows
+from tssdpa.models.estimator import SystemEstimatorMixin, training_columns, windows
 
 __all__ = ["LINEAR_LR_SCALE", "LearnedProjectionFilter", "LearnedProjectionForecaster"]
 
@@ -174,11 +174,9 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
             if given is None or isinstance(given, str):  # estimated ("spectral": its floor)
                 spectral = given is not None
                 # on the training part, as the statistics: the validation tail's noise set
-                # the training noise too (a tail 10x noisier: its std 0.144 -> 0.157); the
-                # whole series for a channel with too few readings there (as _standardise)
-                parts = [z[:a_, [c]] if np.isfinite(z[:a_, c]).sum() >= 3 else z[:, [c]]
-                         for c in range(C)]  # fmt: skip
-                ns = np.array([noise_scale(p, spectral=spectral) for p in parts])
+                # the training noise too (a tail 10x noisier: its std 0.144 -> 0.157)
+                parts = training_columns(z, a_)
+                ns = np.array([noise_scale(p[:, None], spectral=spectral) for p in parts])
             else:
                 ns = given / self.scale_
             inputs, targets = z + ns * rng.normal(size=z.shape), z

@@ -27,7 +27,14 @@ from tssdpa.estimators.persistence import require_floats, saved_channels
 from tssdpa.estimators.selection import time_split
 from tssdpa.models.nets import check_encoder
 
-__all__ = ["SystemEstimatorMixin", "caller_rng_kept", "float32_default", "windows"]
+__all__ = [
+    "MIN_TRAINING_READINGS",
+    "SystemEstimatorMixin",
+    "caller_rng_kept",
+    "float32_default",
+    "training_columns",
+    "windows",
+]
 
 #: what ``lightning.seed_everything`` sets in the environment besides the generators
 _SEED_VARIABLES = ("PL_GLOBAL_SEED", "PL_SEED_WORKERS")
@@ -76,6 +83,19 @@ def windows(a: np.ndarray, length: int, stride: int) -> np.ndarray:
         raise ValueError(f"series has {a.shape[0]} samples, fewer than the window {length}")
     starts = np.arange(0, a.shape[0] - length + 1, stride)
     return np.stack([a[s : s + length] for s in starts])
+
+
+#: a channel with fewer readings than this in the training part is described by all of them
+MIN_TRAINING_READINGS = 3
+
+
+def training_columns(a: np.ndarray, stop: int | None) -> list[np.ndarray]:
+    """Each channel of (T, C) ``a`` over its training part ``a[:stop]``, or over all of ``a``
+    where that part holds fewer than :data:`MIN_TRAINING_READINGS` readings (one reading has
+    no spread: its scale was 1, its noise level 0). The statistics a learned estimator takes
+    (scaling, training noise) come from here, never from the validation tail."""
+    return [a[:stop, c] if np.isfinite(a[:stop, c]).sum() >= MIN_TRAINING_READINGS else a[:, c]
+            for c in range(a.shape[1])]  # fmt: skip
 
 
 class SystemEstimatorMixin:
@@ -155,14 +175,12 @@ class SystemEstimatorMixin:
 
         Taken from the whole series, the statistics held the validation tail: its values
         changed the fitted scaling (and so the model) although it is only to validate on.
-        A channel with under 3 readings in the training part takes them from its readings in
-        the rest (the network is never trained on it, but its inputs must be in its range: one
-        reading gave the scale 1, its std 0), as the filter's noise level does."""
+        A channel with too few readings in the training part takes them from all of its
+        readings (:func:`training_columns`: the network is never trained on it, but its
+        inputs must be in its range), as the filter's training noise level does."""
         if np.isnan(a).all():
             raise ValueError("the training series is all NaN")
-        part = a[:train_stop]
-        cols = [part[:, c] if np.isfinite(part[:, c]).sum() >= 3 else a[:, c]
-                for c in range(a.shape[1])]  # fmt: skip
+        cols = training_columns(a, train_stop)
         self.mean_ = np.array([np.nanmean(c) for c in cols])
         sd = np.array([np.nanstd(c) for c in cols])
         self.scale_ = np.where(sd > 0, sd, 1.0)
