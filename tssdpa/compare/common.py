@@ -10,7 +10,7 @@ import numpy as np
 
 from tssdpa.estimators.arrays import is_tensor
 
-__all__ = ["as_numpy", "params_json", "safe_name"]
+__all__ = ["as_numpy", "params_json", "progress_bar", "quiet_lightning", "safe_name"]
 
 
 def params_json(params: dict) -> str:
@@ -42,7 +42,7 @@ def as_numpy(a) -> np.ndarray:
     return np.asarray(a, dtype=np.float64)
 
 
-def _quiet_lightning():
+def quiet_lightning():
     """Silence Lightning's per-fit info messages (it sets its loggers' levels on import)."""
     import lightning.pytorch  # noqa: F401  (imported first: importing it sets the levels)
 
@@ -59,7 +59,7 @@ class _NullBar:
         return False
 
 
-def _progress(enabled: bool, total: int):
+def progress_bar(enabled: bool, total: int):
     if not enabled:
         return _NullBar()
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

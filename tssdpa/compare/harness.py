@@ -25,19 +25,19 @@ import numpy as np
 import pandas as pd
 
 from tssdpa.checks import check_int
-from tssdpa.compare.common import _progress, _quiet_lightning
+from tssdpa.compare.common import progress_bar, quiet_lightning
 from tssdpa.compare.denoising import evaluate_denoiser
 from tssdpa.compare.forecasting import evaluate_forecaster
 from tssdpa.compare.registry import DEFAULT_BUDGET, available_methods, get_method
 from tssdpa.compare.results_file import (
     ResumeError,
-    _append_csv,
-    _drop_partial_row,
-    _note,
-    _save_path,
-    _save_trace,
-    _trace_seed,
+    append_csv,
+    drop_partial_row,
+    log_note,
     read_results,
+    save_path,
+    save_trace,
+    stored_trace_seed,
 )
 from tssdpa.compare.tables import RUNS_ONCE_COLUMN, aggregate, markdown_tables
 from tssdpa.data.tasks import RECORDED, DenoiseTask, ForecastTask
@@ -109,7 +109,7 @@ def run_tasks(
     done, old = {}, None
     if out is not None:
         old = read_results(out)
-        _drop_partial_row(out / "results.csv", log)
+        drop_partial_row(out / "results.csv", log)
         out.mkdir(parents=True, exist_ok=True)
         for r in [] if old is None else old.to_dict("records"):
             stored = r.get(SETTINGS_COLUMN)  # a file written before cell_settings: None
@@ -153,18 +153,18 @@ def run_tasks(
             if (name, dataset, setting) in ran
             else ""
         )
-        _note(log, f"{name} skipped on {dataset} {setting}{on}: {why}")
+        log_note(log, f"{name} skipped on {dataset} {setting}{on}: {why}")
     for (name, dataset), settings in quick_off.items():
         if not any(s.name == name and t.dataset == dataset for t, s in cells):  # else it ran
             given = ", ".join(dict.fromkeys(settings))
-            _note(log, f"{name} skipped on {dataset}: quick runs train learned denoisers on "
+            log_note(log, f"{name} skipped on {dataset}: quick runs train learned denoisers on "
                        f"{QUICK_LEARNED_SETTING} only, not among this run's settings "
                        f"({given}); add it or run without quick")  # fmt: skip
     given = {"denoise" if isinstance(t, DenoiseTask) else "forecast" for t in tasks}
     for name in dict.fromkeys(methods or ()):  # one of no task given: no row, and no word
         if not any(name in available_methods(k) for k in given):
             kind = "denoising" if name in available_methods("denoise") else "forecasting"
-            _note(log, f"{name} skipped: a {kind} method, and no {kind} task was given")
+            log_note(log, f"{name} skipped: a {kind} method, and no {kind} task was given")
     new_rows = []
     if callable(budget):  # checked per task, before any cell runs (_check_resume asks)
         budget_of = lambda task: check_int(budget(task), "budget")  # noqa: E731
@@ -176,8 +176,8 @@ def run_tasks(
     todo = list({_cell_key(t, s): (t, s) for t, s in cells if not _stored(t, s, done)}
                 .values())  # fmt: skip
     if any(s.family == "learned" for _, s in todo):
-        _quiet_lightning()
-    bar = _progress(progress, len(todo))
+        quiet_lightning()
+    bar = progress_bar(progress, len(todo))
     with bar as pb:
         tid = pb.add_task("comparing", total=len(todo)) if pb is not None else None
         for task, spec in todo:
@@ -188,12 +188,12 @@ def run_tasks(
             # seed 0 alone by default: a run on seeds 1 and 2 saved no trace and drew no plot
             seed = trace_seed
             if seed is None:  # the seed of the traces already there, else the first
-                seed = None if out is None else _trace_seed(out, task)
+                seed = None if out is None else stored_trace_seed(out, task)
                 seed = first[(spec.task == "denoise", task.dataset)] if seed is None else seed
             rows = _run_cell(task, spec, budget_of(task), out, seed, trace_settings, log)
             new_rows += rows
             if out is not None:
-                _append_csv(out / "results.csv", rows)
+                append_csv(out / "results.csv", rows)
             if pb is not None:
                 pb.advance(tid)
     frame = pd.DataFrame(new_rows)
@@ -269,7 +269,7 @@ def _drop_incomplete_cells(cells, done: dict, old, out, log):
     (counted as done, one transient failure stayed in the tables for good, and a retried
     cell's new score would have been set beside its stale error row), and a forecasting cell
     that lacks some of its horizons' rows (a run stopped while writing them: see
-    :func:`_drop_partial_row`; counted as done, its missing horizons were never scored).
+    :func:`drop_partial_row`; counted as done, its missing horizons were never scored).
     Returns ``old`` without them."""
     if old is None:
         return old
@@ -293,7 +293,7 @@ def _drop_incomplete_cells(cells, done: dict, old, out, log):
         done.pop(k)
     for what, keys in (("failed", gone_failed), ("missing some horizons' rows", gone_short)):
         if keys:
-            _note(log, f"out: dropped the rows of {len(keys)} cell(s) {what}, e.g. "
+            log_note(log, f"out: dropped the rows of {len(keys)} cell(s) {what}, e.g. "
                        f"{' '.join(map(str, sorted(keys)[0][1:]))}; they run again")  # fmt: skip
     return old[~drop].reset_index(drop=True)
 
@@ -392,11 +392,11 @@ def _run_cell(task, spec, budget, out, trace_seed, trace_settings, log):
                 row, trace = evaluate_denoiser(spec, task, budget, keep_trace=want)
                 rows = [row]
                 if want:
-                    _save_trace(out, task, spec.name, trace)
+                    save_trace(out, task, spec.name, trace)
             else:
                 rows, extras = evaluate_forecaster(spec, task, budget, keep_path=want)
                 if want:
-                    _save_path(out, task, spec.name, extras)
+                    save_path(out, task, spec.name, extras)
     except Exception as exc:  # keep going; record the failure
         msg = f"{type(exc).__name__}: {exc}"
         if log is not None:

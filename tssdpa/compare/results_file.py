@@ -17,7 +17,16 @@ from tssdpa.compare.common import safe_name
 from tssdpa.data.tasks import DenoiseTask, ForecastTask
 from tssdpa.files import replacing
 
-__all__ = ["ResumeError", "read_results"]
+__all__ = [
+    "ResumeError",
+    "append_csv",
+    "drop_partial_row",
+    "log_note",
+    "read_results",
+    "save_path",
+    "save_trace",
+    "stored_trace_seed",
+]
 
 
 class ResumeError(ValueError):
@@ -83,14 +92,14 @@ def _short_row(data: bytes) -> str:
     return ""
 
 
-def _note(log, message: str) -> None:
+def log_note(log, message: str) -> None:
     if log is not None:
         log(message)
     else:
         warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
-def _drop_partial_row(f: Path, log) -> None:
+def drop_partial_row(f: Path, log) -> None:
     """Cut off a last row that a run stopped while writing (killed mid-append): cut inside a
     quoted field it made the file unreadable, cut elsewhere it was read with NaN scores as a
     finished cell, and the next row was appended onto it. Its cell runs again."""
@@ -102,12 +111,12 @@ def _drop_partial_row(f: Path, log) -> None:
         with open(f, "r+b") as fh:
             fh.truncate(keep)
         if data[keep:].strip():
-            _note(log, f"out: {f}: dropped its incomplete last row "
+            log_note(log, f"out: {f}: dropped its incomplete last row "
                        f"{data[keep:][:60].decode(errors='replace')!r}... (a run stopped while "
                        "writing it); its cell runs again")  # fmt: skip
 
 
-def _append_csv(path: Path, rows: list[dict]):
+def append_csv(path: Path, rows: list[dict]):
     """Append ``rows`` to the CSV at ``path``; rewrite it when the rows bring new columns."""
     if not rows:
         return
@@ -127,7 +136,7 @@ def _append_csv(path: Path, rows: list[dict]):
         df.to_csv(path, index=False)
 
 
-def _trace_seed(out: Path, task) -> int | None:
+def stored_trace_seed(out: Path, task) -> int | None:
     """The seed of the truth saved in ``out`` for the task's dataset and setting (None where
     there is none; 0 in a folder written before it was stored, the seed traces were saved
     for then): a resumed run saves its traces for that seed, so that a plot never sets a
@@ -140,7 +149,7 @@ def _trace_seed(out: Path, task) -> int | None:
         return int(f["seed"]) if "seed" in f.files else 0
 
 
-def _save_trace(out: Path, task: DenoiseTask, name: str, trace: np.ndarray):
+def save_trace(out: Path, task: DenoiseTask, name: str, trace: np.ndarray):
     """The first test samples of a denoised trace (and, once, the clean and noisy input)."""
     d = out / "traces"
     d.mkdir(exist_ok=True)
@@ -154,7 +163,7 @@ def _save_trace(out: Path, task: DenoiseTask, name: str, trace: np.ndarray):
     np.savez_compressed(d / f"{stem}__{safe_name(name)}.npz", out=trace[:n])
 
 
-def _save_path(out: Path, task: ForecastTask, name: str, extras: dict):
+def save_path(out: Path, task: ForecastTask, name: str, extras: dict):
     """A method's kept forecast path from one test origin (and the truth around it, once)."""
     d = out / "curves"
     d.mkdir(exist_ok=True)
