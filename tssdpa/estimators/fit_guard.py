@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 
 from tssdpa.estimators.arrays import record_columns
+from tssdpa.estimators.fit_input import STREAM_TOLD
 from tssdpa.estimators.pandas_out import record_output
 
 __all__ = ["GUARD_NAME", "keeps_the_last_fit_on_failure"]
@@ -34,7 +35,7 @@ def keeps_the_last_fit_on_failure(fit):
             record_output(self, series)  # a forecaster's on pandas: predict returns pandas
             # a stream of the refitted filter is another stream: it warns of its own uneven
             # index (kept, the flag silenced every stream after the first)
-            self.__dict__.pop("_stream_told_uneven", None)  # fit_input.STREAM_TOLD
+            self.__dict__.pop(STREAM_TOLD, None)
             return fitted
         except BaseException:
             self.__dict__.clear()
