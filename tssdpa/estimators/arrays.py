@@ -19,6 +19,7 @@ from tssdpa.checks import to_seconds
 __all__ = [
     "FLOAT32_MAGNITUDES",
     "MAGNITUDES",
+    "STREAM_TOLD",
     "ArrayMeta",
     "as_2d",
     "check_float32_range",
@@ -34,6 +35,10 @@ __all__ = [
     "unmasked",
     "within_reach",
 ]
+
+#: set on an estimator once a stream warned of its uneven index (fit_input.denoiser_input);
+#: a fit drops it (fit_guard): a new stream warns again
+STREAM_TOLD = "_stream_told_uneven"
 
 #: the magnitudes of the values a channel may hold: beyond the largest, the squares that
 #: distances, variances and least squares sum overflow in float64; a channel whose largest

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import functools
 
-from tssdpa.estimators.arrays import record_columns
-from tssdpa.estimators.fit_input import STREAM_TOLD
+from tssdpa.estimators.arrays import STREAM_TOLD, record_columns
 from tssdpa.estimators.pandas_out import record_output
 
 __all__ = ["GUARD_NAME", "keeps_the_last_fit_on_failure"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tssdpa.estimators.arrays import MAGNITUDES, ArrayMeta, as_2d, peak_magnitudes
+from tssdpa.estimators.arrays import MAGNITUDES, STREAM_TOLD, ArrayMeta, as_2d, peak_magnitudes
 from tssdpa.estimators.spacing import warn_uneven
 from tssdpa.signal.missing import reading_ends, unknown_past_readings
 
@@ -16,8 +16,6 @@ __all__ = ["FILTER_COUNTS", "check_fit_input", "denoiser_input", "target_like"]
 FILTER_COUNTS = "its window, cutoff, decay and other per-sample settings"
 #: what a denoiser with ``tau`` (ProjectionFilter) may do instead of resampling
 TAU_ADVICE = "give tau= (seconds) and it weighs the samples by their times, or "
-#: set once a stream warned of its uneven index; a fit drops it (fit_guard): a new stream
-STREAM_TOLD = "_stream_told_uneven"
 
 
 def denoiser_input(estimator, x, stream: bool = False) -> tuple[np.ndarray, ArrayMeta]:
