@@ -23,6 +23,10 @@ def _script(name: str):
 _TINY = ["--trainer.max_epochs", "1", "--trainer.limit_train_batches", "2",
          "--trainer.enable_progress_bar", "false", "--trainer.logger", "false",
          "--trainer.enable_model_summary", "false", "--trainer.accelerator", "cpu"]  # fmt: skip
+#: a small forecaster on a short Lorenz series, its row in out.csv
+_TINY_LORENZ = ["--model.d_model", "8", "--model.patch_len", "8", "--data.dataset", "lorenz",
+                "--data.lookback", "32", "--data.horizon", "4", "--data.n", "800",
+                "--results_csv", "out.csv"]  # fmt: skip
 
 
 def test_forecast_fit_with_a_ridge_start_prints_per_step_penalties(tmp_path, monkeypatch, capsys):
@@ -51,9 +55,7 @@ def test_a_script_run_from_the_command_line_gets_no_lightning_warning_on_its_arg
     # experiment_main gave LightningCLI sys.argv[1:] as args too, and every run said "LightningCLI's
     # args parameter is intended to run from within Python ... got: sys.argv[1:]=[...]"
     monkeypatch.chdir(tmp_path)
-    argv = ["fit", *_TINY, "--model.d_model", "8", "--model.patch_len", "8", "--data.dataset",
-            "lorenz", "--data.lookback", "32", "--data.horizon", "4", "--data.n", "800",
-            "--results_csv", "out.csv"]  # fmt: skip
+    argv = ["fit", *_TINY, *_TINY_LORENZ]
     monkeypatch.setattr(sys, "argv", ["forecast.py", *argv])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -175,9 +177,7 @@ def test_forecast_a_failed_results_write_leaves_the_earlier_rows(tmp_path, monke
         raise OSError("No space left on device")
 
     monkeypatch.setattr(pd.DataFrame, "to_csv", half_then_fail)
-    argv = ["fit", *_TINY, "--model.d_model", "8", "--model.patch_len", "8", "--data.dataset",
-            "lorenz", "--data.lookback", "32", "--data.horizon", "4", "--data.n", "800",
-            "--results_csv", "out.csv"]  # fmt: skip
+    argv = ["fit", *_TINY, *_TINY_LORENZ]
     with pytest.raises(OSError, match="No space left"):
         _script("forecast").main(argv)
     assert (tmp_path / "out.csv").read_text() == "dataset,mse\nlorenz,0.5\n"
@@ -395,10 +395,7 @@ def test_forecast_with_the_default_checkpointing_keeps_training_that_beats_the_r
 
     monkeypatch.setattr(systems, "ridge_linear_init", offset_start)
     monkeypatch.chdir(tmp_path)
-    argv = ["fit", *_TINY, "--model.linear_init", "ridge", "--model.d_model", "8",
-            "--model.patch_len", "8", "--model.lr", "0.01", "--data.dataset", "lorenz",
-            "--data.lookback", "32", "--data.horizon", "4", "--data.n", "800",
-            "--results_csv", "out.csv"]  # fmt: skip
+    argv = ["fit", *_TINY, *_TINY_LORENZ, "--model.linear_init", "ridge", "--model.lr", "0.01"]
     assert _script("forecast").main(argv) == 0
     row = pd.read_csv(tmp_path / "out.csv").iloc[-1]
     assert row["val_mse"] < row["start_val_mse"]
@@ -466,10 +463,7 @@ def test_forecast_fit_without_a_ridge_start_keeps_its_untrained_start_when_no_ep
     import pandas as pd
 
     monkeypatch.chdir(tmp_path)
-    argv = ["fit", *_TINY, "--model.linear_init", "none", "--model.d_model", "8",
-            "--model.patch_len", "8", "--model.lr", "0.3", "--data.dataset", "lorenz",
-            "--data.lookback", "32", "--data.horizon", "4", "--data.n", "800",
-            "--results_csv", "out.csv"]  # fmt: skip
+    argv = ["fit", *_TINY, *_TINY_LORENZ, "--model.linear_init", "none", "--model.lr", "0.3"]
     assert _script("forecast").main(argv) == 0
     row = pd.read_csv(tmp_path / "out.csv").iloc[-1]
     assert row["val_mse"] == row["start_val_mse"] < 2.0
