@@ -7,7 +7,8 @@ that share samples with the query excluded (``|j - t| <= (E-1)τ + h``), and kee
 the simplest candidate whose paired error is within two standard errors of the best (a
 stricter form of the one-standard-error rule, since the best of several hundred candidates
 looks better than it is): a linear process keeps the linear model unless a nonlinear one is
-clearly better; among the global linear models near the best, the lowest error. All the (k, bandwidth, model) candidates of one (E, τ) share its search.
+clearly better; among the global linear models near the best, the lowest error. All the
+(k, bandwidth, model) candidates of one (E, τ) share its search.
 
 A series that changed regime (``holdout="auto"`` of the forecaster) is scored both ways, and
 the candidate kept is the one least worse than the best under either (:func:`minimax_regret`):
