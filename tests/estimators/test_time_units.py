@@ -208,3 +208,100 @@ def test_the_uneven_warning_suggests_a_grid_of_the_median_step(step, grid):
     assert len(x.resample(grid).mean()) == 200  # the suggestion: the regular grid back
     with pytest.warns(UnevenSamplingWarning, match=re.escape(f"y.resample('{grid}').mean()")):
         AutoRegForecaster().fit(x.rename(None))
+
+
+def _irregular(n=120):
+    """Samples at irregular times (seconds from the start) and a noisy sine at them."""
+    rng = np.random.default_rng(3)
+    secs = np.round(np.cumsum(rng.uniform(0.05, 0.15, n)), 6)  # representable in us
+    return secs, np.sin(secs) + 0.1 * rng.normal(size=n)
+
+
+@pytest.mark.parametrize("frame", [False, True], ids=["series", "frame"])
+def test_a_timedelta_index_is_a_time_axis_as_the_equivalent_datetime_index_is(frame):
+    """With tau, a TimedeltaIndex (the times since the start) was refused ('pass timestamps=
+    or a series with a DatetimeIndex'): its entries are times as a DatetimeIndex's are, read
+    in the same unit (seconds; to_seconds), so it filters as the DatetimeIndex from any
+    origin and as its seconds given as timestamps."""
+    secs, x = _irregular()
+    deltas = pd.to_timedelta(secs, unit="s")
+
+    def wrap(index):
+        return pd.DataFrame({"a": x}, index=index) if frame else pd.Series(x, index=index)
+
+    def filtered(data, **timestamps):
+        f = ProjectionFilter(window=None, tau=1.0, min_step=0.01, embedding=1, degree=0)
+        out = f.fit(data, **timestamps).filter(data, **timestamps)
+        return np.asarray(out, dtype=float).ravel()
+
+    by_deltas = ProjectionFilter(window=None, tau=1.0, min_step=0.01, embedding=1, degree=0)
+    out = by_deltas.fit(wrap(deltas)).filter(wrap(deltas))
+    assert isinstance(out, pd.DataFrame if frame else pd.Series) and out.index.equals(deltas)
+    got = np.asarray(out, dtype=float).ravel()
+    by_dates = filtered(wrap(pd.Timestamp("2024-01-01") + deltas))
+    # epoch seconds near 1.7e9 are spaced 2.4e-7 s apart: agreement to that rounding
+    np.testing.assert_allclose(got, by_dates, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(got, filtered(x, timestamps=secs), rtol=0, atol=1e-9)
+
+
+def test_a_timedelta_index_not_equally_spaced_is_warned_of_by_its_name():
+    # a TimedeltaIndex with gaps is forecast as equally spaced samples, as a DatetimeIndex is
+    steps = np.where(np.random.default_rng(0).random(400) < 0.1, 10.0, 1.0)
+    y = pd.Series(np.sin(np.cumsum(steps) / 8), index=pd.to_timedelta(np.cumsum(steps), "s"))
+    with pytest.warns(UnevenSamplingWarning, match="y's TimedeltaIndex is not equally spaced"):
+        AutoRegForecaster(lags=3).fit(y)
+    regular = pd.Series(y.to_numpy(), index=pd.timedelta_range(0, periods=400, freq="s"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnevenSamplingWarning)
+        AutoRegForecaster(lags=3).fit(regular)
+
+
+@pytest.mark.parametrize("kind", ["datetime", "timedelta"])
+def test_timestamps_that_disagree_with_the_series_time_index_are_refused_naming_them(kind):
+    """timestamps= given with a series carrying its own time index silently replaced the
+    index: the data was filtered at times it does not hold (with times 100 s apart instead of
+    its own, the output moved by ~0.4). Times that disagree are refused in fit, filter and a
+    stream's filter; the index's own times given again are taken."""
+    secs, x = _irregular()
+    if kind == "datetime":
+        index, own = pd.Timestamp("2024-01-01") + pd.to_timedelta(secs, "s"), EPOCH_2024 + secs
+    else:
+        index, own = pd.to_timedelta(secs, "s"), secs
+    s = pd.Series(x, index=index)
+    f = ProjectionFilter(window=None, tau=1.0, min_step=0.01, embedding=1, degree=0, sigma=0.5)
+    other = np.arange(len(x)) * 100.0
+    with pytest.raises(ValueError, match=r"timestamps= and x's index disagree \(row 0"):
+        f.fit(s, timestamps=other)
+    f.fit(s)
+    for call in (lambda t: f.filter(s, timestamps=t),
+                 lambda t: f.filter(s, zi=f.initial_state(), timestamps=t)[0]):  # fmt: skip
+        with pytest.raises(ValueError, match="timestamps= and x's index disagree"):
+            call(other)
+        with pytest.raises(ValueError, match="timestamps= and x's index disagree"):
+            call(own[::-1].cumsum())  # another series of times, increasing too
+        np.testing.assert_allclose(call(own).to_numpy(), call(None).to_numpy(), atol=1e-9)
+        np.testing.assert_array_equal(call(index).to_numpy(), call(None).to_numpy())
+    f.fit(s, timestamps=own)  # the same times twice: taken
+
+
+def test_a_pandas_step_sample_carries_its_time_and_a_disagreeing_timestamp_is_refused():
+    """As filter reads a time index, step reads the time of a pandas sample (a row
+    df.iloc[i], named by its time, or a one-row frame df.iloc[[i]]): before, it was told to
+    give timestamp=, and a timestamp= other than the row's time was taken without a word."""
+    secs, x = _irregular(40)
+    index = pd.Timestamp("2024-01-01") + pd.to_timedelta(secs, "s")
+    df = pd.DataFrame({"a": x, "b": x[::-1].copy()}, index=index)
+    f = ProjectionFilter(window=None, tau=1.0, min_step=0.01, embedding=1, degree=0, sigma=0.5)
+    f.fit(df)
+    rows, frames, given = f.initial_state(), f.initial_state(), f.initial_state()
+    for i in range(len(df)):
+        y_row, rows = f.step(df.iloc[i], rows)
+        y_frame, frames = f.step(df.iloc[[i]], frames)
+        y_given, given = f.step(df.iloc[i].to_numpy(), given, timestamp=index[i])
+        np.testing.assert_array_equal(y_row, y_given)
+        np.testing.assert_array_equal(np.ravel(y_frame), y_given)
+    f.step(df.iloc[0], f.initial_state(), timestamp=index[0])  # its own time again: taken
+    with pytest.raises(ValueError, match="timestamp= and the sample's own time.*disagree"):
+        f.step(df.iloc[1], rows, timestamp=index[0])
+    with pytest.raises(ValueError, match="timestamp= and the sample's own time.*disagree"):
+        f.step(df.iloc[[1]], rows, timestamp=EPOCH_2024)

@@ -61,7 +61,7 @@ class ArrayMeta:
     name: Any = None
     torch_dtype: Any = None
     torch_device: Any = None
-    timestamps: np.ndarray | None = None  # seconds, from a DatetimeIndex
+    timestamps: np.ndarray | None = None  # seconds, from a DatetimeIndex or TimedeltaIndex
 
 
 def is_tensor(x) -> bool:
@@ -141,8 +141,10 @@ def as_2d(x, name: str = "x", allow_empty: bool = False) -> tuple[np.ndarray, Ar
     if np.isinf(arr).any():
         raise ValueError(f"{name} contains inf; use NaN to mark missing samples")
     _check_magnitudes(arr, name)
-    if meta.index is not None and isinstance(meta.index, pd.DatetimeIndex):  # pandas input
-        # absolute seconds (not relative to the first sample) keep chunked calls consistent
+    if meta.index is not None and isinstance(meta.index, (pd.DatetimeIndex, pd.TimedeltaIndex)):
+        # absolute seconds (not relative to the first sample) keep chunked calls consistent:
+        # since the Unix epoch for datetimes, since zero for timedeltas (as to_seconds reads
+        # any time), so a TimedeltaIndex is a time axis as a DatetimeIndex is
         meta.timestamps = to_seconds(meta.index, "index")
     return arr, meta
 

@@ -20,10 +20,11 @@ TAU_ADVICE = "give tau= (seconds) and it weighs the samples by their times, or "
 
 def denoiser_input(estimator, x, stream: bool = False) -> tuple[np.ndarray, ArrayMeta]:
     """:func:`as_2d` of a denoiser's ``x`` (``fit`` and ``filter`` alike), with an
-    :class:`~tssdpa.estimators.spacing.UnevenSamplingWarning` where its DatetimeIndex is not
-    equally spaced: the denoiser takes the rows as equally spaced samples. Not where it reads
-    the index as the sample times (``tau`` set: ProjectionFilter), nor where it counts no
-    samples (``counts_samples = False``: IdentityFilter).
+    :class:`~tssdpa.estimators.spacing.UnevenSamplingWarning` where its time index
+    (DatetimeIndex, TimedeltaIndex) is not equally spaced: the denoiser takes the rows as
+    equally spaced samples. Not where it reads the index as the sample times (``tau`` set:
+    ProjectionFilter), nor where it counts no samples (``counts_samples = False``:
+    IdentityFilter).
 
     ``stream``: ``x`` is a chunk of a stream (``filter(x, zi=...)``), which may be empty, and
     the warning is given once per estimator, not once per chunk: each chunk's own counts made

@@ -1,4 +1,4 @@
-"""What an estimator tells of a DatetimeIndex that is not equally spaced.
+"""What an estimator tells of a time index (DatetimeIndex, TimedeltaIndex) not equally spaced.
 
 Every forecaster counts its lags, embedding, lookback, horizon and ``predict(steps)`` in
 samples, and every denoiser its window, cutoff or decay (``ProjectionFilter`` without
@@ -24,7 +24,7 @@ TOLERANCE = 0.5
 
 
 class UnevenSamplingWarning(UserWarning):
-    """A series' DatetimeIndex is not equally spaced; the estimator counts samples."""
+    """A series' time index is not equally spaced; the estimator counts samples."""
 
 
 def _steps(times) -> tuple[np.ndarray, float]:
@@ -34,16 +34,17 @@ def _steps(times) -> tuple[np.ndarray, float]:
     return steps, float(np.median(steps)) if steps.size else float("nan")
 
 
-def uneven_note(times, name: str = "y") -> str | None:
-    """What is uneven about the sample ``times`` (seconds, in order of the rows), or None where
-    every step is within ``TOLERANCE`` of the median step (or there are fewer than 2 steps)."""
+def uneven_note(times, name: str = "y", index: str = "DatetimeIndex") -> str | None:
+    """What is uneven about the sample ``times`` (seconds, in order of the rows) of ``name``'s
+    ``index`` (its kind), or None where every step is within ``TOLERANCE`` of the median step
+    (or there are fewer than 2 steps)."""
     steps, typical = _steps(times)
     if steps.size < 2:
         return None
     off = np.abs(steps - typical) > TOLERANCE * abs(typical)
     if typical > 0 and not off.any():
         return None
-    return (f"{name}'s DatetimeIndex is not equally spaced: median step {typical:.6g} s, "
+    return (f"{name}'s {index} is not equally spaced: median step {typical:.6g} s, "
             f"largest {steps.max():.6g} s, smallest {steps.min():.6g} s ({int(off.sum())} of "
             f"{steps.size} steps off the median by more than {TOLERANCE:g} of it)")  # fmt: skip
 
@@ -74,11 +75,11 @@ FORECASTER_COUNTS = "its lags, horizon and predict steps"
 
 def warn_uneven(estimator, meta, name: str = "y", counts: str = FORECASTER_COUNTS,
                 advice: str = "") -> bool:  # fmt: skip
-    """Warn where the DatetimeIndex of the input ``meta`` describes is not equally spaced:
+    """Warn where the time index of the input ``meta`` describes is not equally spaced:
     ``counts`` names what ``estimator`` counts in samples, ``advice`` what to do other than
     resample (ending in ", or ", e.g. "give tau=..., or "). Returns whether it warned."""
     times = getattr(meta, "timestamps", None)
-    note = None if times is None else uneven_note(times, name)
+    note = None if times is None else uneven_note(times, name, type(meta.index).__name__)
     if note and _calendar(meta.index):
         return False
     if note:

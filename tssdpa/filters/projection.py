@@ -74,7 +74,7 @@ class ProjectionFilter(
     decay : float, list, or None
         Per-sample weight factor gamma in (0, 1].
     tau : float or None
-        Time constant of the decay in time units; needs timestamps (argument or DatetimeIndex).
+        Time constant of the decay in seconds; needs timestamps (argument or time index).
     causal : bool
         False gives the two-sided zero-phase smoother (offline only).
     exclude_self : bool
@@ -389,7 +389,7 @@ class ProjectionFilter(
         zi : state, optional
             From :meth:`initial_state` or a previous ``zf``; x may then be empty: zf = zi.
         timestamps : array_like (T,), optional
-            Sample times for ``tau`` (a DatetimeIndex is used automatically); refused without.
+            Times for ``tau`` (a Datetime/TimedeltaIndex's are read; given too: the same).
 
         Returns
         -------

@@ -27,6 +27,8 @@ __all__ = [
     "TAU_STEPS",
     "UNREAD_TIMES",
     "Streaming",
+    "same_times",
+    "sample_label_time",
     "sample_times",
     "stream_channels",
 ]
@@ -60,9 +62,10 @@ TAU_STEPS = 30.0
 
 def sample_times(filt, meta, timestamps, n, fit: bool = False):
     """The checked (n,) sample times in seconds ``filt`` reads (``timestamps``, else a
-    DatetimeIndex's, ``meta.timestamps``), or None without ``tau``. Times given explicitly to a
-    filter without ``tau`` are refused: ignored, they let an irregular series be filtered as a
-    regular one without a word (a DatetimeIndex is part of the data and is not refused).
+    DatetimeIndex's or TimedeltaIndex's, ``meta.timestamps``), or None without ``tau``. Times
+    given explicitly to a filter without ``tau`` are refused: ignored, they let an irregular
+    series be filtered as a regular one without a word (a time index is part of the data and
+    is not refused). Times given beside a time index must be its times (:func:`same_times`).
     ``fit``: warn where the median step is ``TAU_STEPS`` times ``tau`` or more."""
     if filt.tau is None:
         if timestamps is not None:
@@ -70,8 +73,11 @@ def sample_times(filt, meta, timestamps, n, fit: bool = False):
         return None
     t = timestamps if timestamps is not None else meta.timestamps
     if t is None:
-        raise ValueError("tau is set: pass timestamps= or a series with a DatetimeIndex")
+        raise ValueError("tau is set: pass timestamps= or a series with a DatetimeIndex or "
+                         "TimedeltaIndex")  # fmt: skip
     times = check_sample_times(t, n, min_step=filt.min_step)
+    if timestamps is not None and meta.timestamps is not None:
+        same_times(times, meta.timestamps, "timestamps", "x's index")
     step = float(np.median(np.diff(times))) if n > 1 else 0.0
     # once, by the fit of the whole series: its channels' own fits read the same times
     if fit and not within_channel() and step >= TAU_STEPS * float(filt.tau):
@@ -82,6 +88,39 @@ def sample_times(filt, meta, timestamps, n, fit: bool = False):
                       "filter returns x unchanged; both are in seconds (nanosecond times: "
                       "divide by 1e9)", UserWarning, stacklevel=user_stacklevel())  # fmt: skip
     return times
+
+
+def same_times(given, own, name: str, whose: str) -> None:
+    """``ValueError`` naming ``name`` where the times ``given`` (seconds) are not ``own``, the
+    times the data carries (``whose``: its index, or a sample's label). One of them was
+    silently used, the index ignored, so a series was filtered at times it does not hold;
+    equal to the rounding of a conversion of epoch seconds (an ulp is 2.4e-7 s in 2024) they
+    are the same times, given twice."""
+    given, own = np.asarray(given, dtype=np.float64), np.asarray(own, dtype=np.float64)
+    slack = 1e-6 + 4.0 * float(np.spacing(np.abs(own).max())) if own.size else 0.0
+    off = np.flatnonzero(~(np.abs(given - own) <= slack))
+    if off.size:
+        i = int(off[0])
+        row = f"row {i}: " if given.size > 1 else ""
+        raise ValueError(f"{name}= and {whose} disagree ({row}{given[i]:.6f} s against "
+                         f"{own[i]:.6f} s, seconds since the epoch for datetimes): the data "
+                         f"carries its own times; drop {name}= to use them, or pass the "
+                         "values without the index (.to_numpy()) to use yours")  # fmt: skip
+
+
+def sample_label_time(sample):
+    """The time a pandas ``sample`` of :meth:`Streaming.step` carries, in seconds, or None: a
+    one-row DataFrame's (or one-value Series') DatetimeIndex / TimedeltaIndex entry, or the
+    name of a row ``df.iloc[i]`` of a DataFrame with such an index (a Timestamp/Timedelta)."""
+    pd = sys.modules.get("pandas")
+    if pd is None or not isinstance(sample, (pd.Series, pd.DataFrame)):
+        return None
+    times = (pd.DatetimeIndex, pd.TimedeltaIndex)
+    if len(sample.index) == 1 and isinstance(sample.index, times):
+        return float(to_seconds(sample.index, "sample's index")[0])
+    if isinstance(sample, pd.Series) and isinstance(sample.name, (pd.Timestamp, pd.Timedelta)):
+        return float(to_seconds(pd.Index([sample.name]), "sample's name")[0])
+    return None
 
 
 def check_sample_labels(filt, sample) -> None:
@@ -159,9 +198,12 @@ class Streaming:
         """Filter one sample: returns ``(y_t, new_state)``; the state passed in is not changed.
 
         ``sample`` is a scalar or a length-C vector; ``y_t`` has the same shape. With ``tau``
-        give the sample's ``timestamp``. Equal to :meth:`filter` of the whole series from the
-        same state (``filter(x, zi=initial_state())``), hence to the offline ``filter(x)``
-        except for rows before the first defined output (NaN here, back-filled offline). Same
+        give the sample's ``timestamp``; a pandas row of a frame with a DatetimeIndex or
+        TimedeltaIndex (``df.iloc[i]``, named by its time, or ``df.iloc[[i]]``) carries its
+        own, and a ``timestamp`` given beside it must be the same time. Equal to
+        :meth:`filter` of the whole series from the same state (``filter(x,
+        zi=initial_state())``), hence to the offline ``filter(x)`` except for rows before the
+        first defined output (NaN here, back-filled offline). Same
         compute dtype as :meth:`filter`: with ``dtype="float32"`` both round to float32 and
         agree to a few float32 ulps of the data range (tested: within 1e-6 of the range).
         """
@@ -177,13 +219,18 @@ class Streaming:
         if timestamp is not None and self.tau is None:  # as filter: nothing would read it
             raise ValueError("timestamp: tau is None, so nothing reads it (the samples are "
                              "taken as equally spaced); give tau or drop timestamp")  # fmt: skip
-        if timestamp is None and self.tau is not None:  # filter's message names its own input
+        # as filter reads a time index: a pandas sample's own time, checked against timestamp
+        own = sample_label_time(sample) if self.tau is not None else None
+        if timestamp is None and own is None and self.tau is not None:  # (filter's message
             raise ValueError("timestamp: tau is set, give the sample's time (step(sample, "
                              "state, timestamp=t), in seconds or a datetime)")  # fmt: skip
         if timestamp is not None:  # a number (seconds) or a datetime of any resolution
             timestamp = float(to_seconds([timestamp], "timestamp")[0])
             if not np.isfinite(timestamp):
                 raise ValueError(f"timestamp must be finite, got {timestamp!r}")
+            if own is not None:
+                same_times([timestamp], [own], "timestamp", "the sample's own time (its label)")
+        timestamp = own if timestamp is None else timestamp
         scalar = s.ndim == 0
         s = s.reshape(1, -1)
         check_float32_range(s, self.dtype, "sample")
