@@ -3,6 +3,7 @@ model forecasts directly, at a cost linear in ``steps``."""
 
 from __future__ import annotations
 
+import datetime as dt
 import warnings
 
 import numpy as np
@@ -15,6 +16,7 @@ from tssdpa.baselines import (
     NaiveForecaster,
     SeasonalNaiveForecaster,
 )
+from tssdpa.estimators import persistence
 from tssdpa.estimators.spacing import UnevenSamplingWarning
 from tssdpa.filters import LearnedProjectionForecaster, ResidualProjectionForecaster
 
@@ -163,4 +165,80 @@ def test_a_saved_pandas_output_that_does_not_fit_the_model_is_refused(tmp_path, 
     AutoRegForecaster(lags=2).fit(frame).save(tmp_path / "m")
     edit_config(tmp_path / "m", lambda cfg: cfg["pandas_output"]["columns"].pop())
     with pytest.raises(ValueError, match="malformed 'pandas_output'.*one column per channel"):
+        AutoRegForecaster.load(tmp_path / "m")
+
+
+_LABELLED = {
+    "numpy integer columns": pd.DataFrame({np.int64(3): Y, np.int64(5): Y[::-1].copy()}),
+    "uint8 columns": pd.DataFrame(np.c_[Y, Y], columns=pd.Index([1, 2], dtype="uint8")),
+    "float32 columns, named": pd.DataFrame(
+        np.c_[Y, Y], columns=pd.Index([1.5, 2.5], dtype="float32", name=("unit", 1))
+    ),
+    "tuple columns (a MultiIndex)": pd.DataFrame(
+        np.c_[Y, Y], columns=pd.MultiIndex.from_tuples([("a", 1), ("b", 2)], names=["k", 3])
+    ),
+    "Timestamp columns": pd.DataFrame(
+        np.c_[Y, Y], columns=pd.date_range("2020", periods=2, freq="D", tz="UTC").as_unit("ns")
+    ),
+    "Timedelta and Period columns": pd.DataFrame(
+        np.c_[Y, Y, Y], columns=[pd.Timedelta(1, "s"), pd.Period("2020-01", "M"), "c"]
+    ),
+    "numpy integer name": pd.Series(Y, name=np.int64(7)),
+    "tuple name, Timestamp index name": pd.Series(
+        Y, name=("a", 1), index=pd.RangeIndex(600, name=pd.Timestamp("2020"))
+    ),
+}
+
+
+@pytest.mark.parametrize("data", _LABELLED.values(), ids=_LABELLED.keys())
+def test_a_saved_forecaster_predicts_with_the_labels_it_was_fitted_with(data, tmp_path):
+    """The saved config is JSON: a numpy integer name came back a Python int, and tuple or
+    Timestamp labels made the loaded model's predict return a bare array, without a word.
+    Each now comes back as it was fitted (typed labels in the file, read strictly)."""
+    fc = AutoRegForecaster(lags=2).fit(data)
+    fc.save(tmp_path / "m")
+    want, got = fc.predict(3), AutoRegForecaster.load(tmp_path / "m").predict(3)
+    assert type(got) is type(data)
+    if isinstance(data, pd.Series):
+        assert type(got.name) is type(data.name) and got.name == data.name
+        pd.testing.assert_series_equal(got, want, check_exact=True)
+        assert got.index.name == data.index.name
+    else:
+        pd.testing.assert_frame_equal(got, want, check_exact=True, check_freq=False)
+        pd.testing.assert_index_equal(got.columns, data.columns, exact="equiv")
+        assert list(got.columns.names) == list(data.columns.names)
+
+
+@pytest.mark.parametrize(
+    "columns, label",
+    [([frozenset({1}), "b"], "frozenset"), ([dt.date(2020, 1, 1), "b"], "datetime.date")],
+)
+def test_a_label_a_saved_file_cannot_hold_is_refused_at_save_naming_it(columns, label, tmp_path):
+    fc = AutoRegForecaster(lags=2).fit(pd.DataFrame(np.c_[Y, Y], columns=columns))
+    with pytest.raises(TypeError, match=f"cannot save the column label {label}"):
+        fc.save(tmp_path / "m")
+    assert not (tmp_path / "m").exists()  # nothing written
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        {"numpy": "object", "value": 3},  # only bool, integer and float numpy types
+        {"numpy": "int8", "value": 300},  # out of its range
+        {"numpy": "float32", "value": 0.1},  # not a float32 value
+        {"tuple": "ab"},
+        {"timestamp": "2020-01-01", "tz": "UTC", "extra": 1},
+        {"pickle": "gASV"},
+    ],
+)
+def test_a_malformed_typed_label_is_refused_on_load(edit, tmp_path, edit_config):
+    frame = pd.DataFrame({np.int64(3): Y, np.int64(5): Y})
+    AutoRegForecaster(lags=2).fit(frame).save(tmp_path / "m")
+
+    def tamper(cfg):  # the digest made again: the label itself is what load checks
+        cfg["pandas_output"]["columns"][0] = edit
+        cfg["fitted_sha256"] = persistence._fitted_digest(cfg)
+
+    edit_config(tmp_path / "m", tamper)
+    with pytest.raises(ValueError, match="malformed 'pandas_output'.*column label"):
         AutoRegForecaster.load(tmp_path / "m")

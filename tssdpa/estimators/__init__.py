@@ -4,7 +4,7 @@ and hyperparameter selection.
 - :mod:`~tssdpa.estimators.base` — :class:`Estimator`, :class:`Denoiser`, :class:`Forecaster`;
 - :mod:`~tssdpa.estimators.arrays` — numpy / pandas / torch in, the same type out;
 - :mod:`~tssdpa.estimators.pandas_out` — a forecaster's ``predict`` / ``forecast_path`` as
-  pandas after pandas in;
+  pandas after pandas in; :mod:`~tssdpa.estimators.labels` — their labels in a saved file;
 - :mod:`~tssdpa.estimators.persistence` — ``save`` / ``load`` with a strict schema;
 - :mod:`~tssdpa.estimators.selection` — sigma grids, SURE, held-out scores, time splits;
 - :mod:`~tssdpa.estimators.white_noise` — the noise level, estimated or given;

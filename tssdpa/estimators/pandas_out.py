@@ -13,8 +13,11 @@ return another shape, so they have their own rules (docs/CONTRACTS.md):
   columns ``h`` = 1..H; of a DataFrame, one with the columns (column, h): ``out["gyro"]``
   is that channel's (T, H) path.
 
-A saved forecaster keeps what ``predict`` returns (``config.json``'s ``pandas_output``) where
-its labels are text or numbers; otherwise the loaded one returns numpy.
+A saved forecaster keeps what ``predict`` returns (``config.json``'s ``pandas_output``), its
+labels exactly (:mod:`.labels`: numpy scalars, tuples, Timestamps and Timedeltas as typed
+objects); a label of any other type, or an index whose time zone does not come back from its
+name, is refused by ``save`` naming it (before, the loaded model returned numpy, or a numpy
+integer name as a Python int, without a word).
 """
 
 from __future__ import annotations
@@ -26,11 +29,11 @@ from typing import Any
 import numpy as np
 
 from tssdpa.estimators.arrays import ArrayMeta
+from tssdpa.estimators.labels import NUMPY_DTYPES, decode_label, encode_label, same_label
 
 __all__ = ["loaded_output", "path_like", "predicted", "record_output", "saved_output"]
 
 ATTRIBUTE = "_pandas_output_"
-_SCALARS = (str, int, float, bool, type(None), np.integer, np.floating, np.bool_)
 
 
 def record_output(estimator, series) -> None:
@@ -47,7 +50,7 @@ def record_output(estimator, series) -> None:
     if isinstance(series, pd.Series):
         spec.update(kind="series", name=series.name)
     else:
-        spec.update(kind="frame", columns=series.columns.tolist(), columns_name=series.columns.name)
+        spec.update(kind="frame", columns=series.columns)  # an Index: immutable, kept as is
     estimator.__dict__[ATTRIBUTE] = spec
 
 
@@ -110,8 +113,7 @@ def predicted(estimator, out: np.ndarray):
     index = _future(pd, spec["index"], len(out))
     if spec["kind"] == "series":
         return pd.Series(out, index=index, name=spec["name"])
-    columns = pd.Index(spec["columns"], name=spec["columns_name"])
-    return pd.DataFrame(out.reshape(len(out), -1), index=index, columns=columns)
+    return pd.DataFrame(out.reshape(len(out), -1), index=index, columns=spec["columns"])
 
 
 def path_like(out: np.ndarray, meta: ArrayMeta):
@@ -132,49 +134,122 @@ def path_like(out: np.ndarray, meta: ArrayMeta):
 
 
 def saved_output(estimator) -> dict | None:
-    """What :func:`record_output` recorded, in JSON types, for ``config.json``; None where
-    nothing was or its labels are not text or numbers (the loaded model returns numpy)."""
+    """What :func:`record_output` recorded, in JSON types, for ``config.json`` (None where
+    nothing was): ``TypeError`` / ``ValueError`` naming a label that would not come back as
+    it is (:mod:`.labels`), or an index time zone that would not."""
     spec = estimator.__dict__.get(ATTRIBUTE)
     if spec is None:
         return None
-    ix = dict(spec["index"])
+    import pandas as pd  # fitted on pandas: it is loaded
+
+    ix = {**spec["index"], "name": encode_label(spec["index"]["name"], "the index's name")}
     if ix.get("tz") is not None:
         ix["tz"] = str(ix["tz"])
-    saved = {**spec, "index": ix}
-    labels = [saved.get("name"), saved.get("columns_name"), ix["name"], *saved.get("columns", [])]
-    if not all(isinstance(v, _SCALARS) for v in labels):
-        return None
-    if _malformed(saved, None):  # a zone that does not come back from its name: not kept
-        return None
+    saved = {"kind": spec["kind"], "index": ix}
+    if spec["kind"] == "series":
+        saved["name"] = encode_label(spec["name"], "the Series' name")
+    else:
+        columns = spec["columns"]
+        saved["columns"] = [encode_label(c, "the column label") for c in columns]
+        names = [encode_label(n, "the columns' name") for n in columns.names]
+        if isinstance(columns, pd.MultiIndex):
+            saved["columns_names"] = names
+        else:
+            saved["columns_name"] = names[0]
+        if columns.dtype.kind in "biuf":  # uint8 labels are not pandas' default int64
+            saved["columns_dtype"] = columns.dtype.name
+        if columns.dtype.kind in "mM":  # times: their resolution, which labels do not carry
+            saved["columns_unit"] = columns.unit
+    try:  # as load reads it: the labels are, an index's time zone may not be
+        differs = _difference(spec, loaded_output(saved, "pandas_output", None))
+    except ValueError:
+        differs = f"the fitted series' index (time zone {ix.get('tz')!r})"
+    if differs:
+        zone = ("; a time zone known by no name: convert the index, e.g. tz_convert('UTC')"
+                if "index" in differs else "")  # fmt: skip
+        raise ValueError(f"cannot save {differs}: it would not come back from the file as it "
+                         f"is, and the loaded model's predict would differ{zone}")  # fmt: skip
     return saved
+
+
+def _difference(spec: dict, back: dict) -> str | None:
+    """What labels ``predict`` otherwise after a recorded output ``spec`` went through the file
+    (``back``): None where nothing does (names, columns, the continued index)."""
+    import pandas as pd
+
+    if not same_label(spec.get("name"), back.get("name")):
+        return f"the Series' name {spec['name']!r}"
+    if spec["kind"] == "frame":
+        a, b = spec["columns"], back["columns"]
+        # (a RangeIndex comes back an Index of the same integers: the same labels)
+        multi = isinstance(a, pd.MultiIndex), isinstance(b, pd.MultiIndex)
+        if not (multi[0] == multi[1] and a.dtype == b.dtype and len(a) == len(b)
+                and all(map(same_label, a, b))
+                and all(map(same_label, a.names, b.names))):  # fmt: skip
+            return f"the column labels {a!r:.200}"
+    ia, ib = _future(pd, spec["index"], 3), _future(pd, back["index"], 3)
+    if not (type(ia) is type(ib) and ia.equals(ib) and same_label(ia.name, ib.name)
+            and str(getattr(ia, "tz", None)) == str(getattr(ib, "tz", None))):  # fmt: skip
+        return f"the fitted series' index (continued as {ia!r:.200})"
+    return None
 
 
 def loaded_output(saved, where, n_channels: int | None) -> dict:
-    """``config.json``'s ``pandas_output`` checked against the ``n_channels`` fitted (a
-    ``ValueError`` naming ``where`` and the key where it is malformed)."""
-    why = _malformed(saved, n_channels)
-    if why:
-        raise ValueError(f"{where}: malformed 'pandas_output' ({why}): {saved!r:.200}")
-    return saved
+    """``config.json``'s ``pandas_output`` as :func:`record_output` records it, checked against
+    the ``n_channels`` fitted (a ``ValueError`` naming ``where`` and the key where it is
+    malformed)."""
+    try:
+        spec = _decoded(saved, n_channels)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"{where}: malformed 'pandas_output' ({exc}): {saved!r:.200}") from None
+    return spec
 
 
-def _malformed(saved, n_channels: int | None) -> str | None:
-    """What is wrong with a saved ``pandas_output`` (None: nothing)."""
+def _decoded(saved, n_channels: int | None) -> dict:
+    """The recorded output a saved ``pandas_output`` describes; ``ValueError`` saying what is
+    wrong with it."""
     import pandas as pd  # a model fitted on pandas is used with pandas
 
     if not (isinstance(saved, dict) and isinstance(saved.get("index"), dict)):
-        return "an object with an 'index' object"
-    if saved.get("kind") == "series":
+        raise ValueError("an object with an 'index' object")
+    ix = {**saved["index"], "name": decode_label(saved["index"].get("name"), "index name")}
+    spec = {"kind": saved.get("kind"), "index": ix}
+    if spec["kind"] == "series":
         if n_channels not in (None, 1):
-            return f"a Series output for n_channels_={n_channels}"
-    elif saved.get("kind") == "frame":
+            raise ValueError(f"a Series output for n_channels_={n_channels}")
+        spec["name"] = decode_label(saved.get("name"), "name")
+    elif spec["kind"] == "frame":
         cols = saved.get("columns")
         if not isinstance(cols, list) or n_channels not in (None, len(cols)):
-            return f"one column per channel (n_channels_={n_channels})"
+            raise ValueError(f"one column per channel (n_channels_={n_channels})")
+        spec["columns"] = _columns(pd, saved, [decode_label(c, "column label") for c in cols])
     else:
-        return "kind 'series' or 'frame'"
+        raise ValueError("kind 'series' or 'frame'")
     try:
-        _future(pd, saved["index"], 2)
+        _future(pd, ix, 2)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        return f"an index that cannot be continued: {type(exc).__name__}: {exc}"
-    return None
+        raise ValueError(
+            f"an index that cannot be continued: {type(exc).__name__}: {exc}"
+        ) from None
+    return spec
+
+
+def _columns(pd, saved: dict, labels: list):
+    """The column Index of a saved frame output: its ``labels``, name(s) and numeric dtype."""
+    names = saved.get("columns_names")
+    if names is not None:  # a MultiIndex: one name per level, each label a tuple of them
+        if not (isinstance(names, list) and names and all(
+                isinstance(c, tuple) and len(c) == len(names) for c in labels)):  # fmt: skip
+            raise ValueError("columns_names: one name per level of tuple column labels")
+        names = [decode_label(n, "columns_names") for n in names]
+        return pd.MultiIndex.from_tuples(labels, names=names)
+    dtype, unit = saved.get("columns_dtype"), saved.get("columns_unit")
+    if dtype is not None and dtype not in NUMPY_DTYPES:
+        raise ValueError(f"columns_dtype {dtype!r}: a numpy bool, integer or float dtype")
+    name = decode_label(saved.get("columns_name"), "columns_name")
+    columns = pd.Index(labels, name=name, dtype=dtype, tupleize_cols=False)
+    if unit is None:
+        return columns
+    if unit not in ("s", "ms", "us", "ns") or not hasattr(columns, "as_unit"):
+        raise ValueError(f"columns_unit {unit!r}: s, ms, us or ns, of time column labels")
+    return columns.as_unit(unit)
