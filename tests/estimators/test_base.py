@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -18,7 +19,7 @@ from tssdpa import baselines as B
 from tssdpa import filters as F
 from tssdpa.checks import check_int
 from tssdpa.estimators import Denoiser, Estimator, Forecaster, as_2d, restore
-from tssdpa.estimators.persistence import FORMAT
+from tssdpa.estimators.persistence import FORMAT, UncheckedFileWarning
 
 
 class Scale(Denoiser):
@@ -407,8 +408,41 @@ def test_a_current_file_without_its_digest_is_refused_and_an_older_one_loads(
     with pytest.raises(ValueError, match=f"config.json: missing {digest!r}"):
         F.ProjectionFilter.load(tmp_path / "e")
     edit_config(tmp_path / "e", lambda cfg: (cfg.update(format=1), cfg.pop("fitted_sha256", 0)))
-    back = F.ProjectionFilter.load(tmp_path / "e")
+    with pytest.warns(UncheckedFileWarning, match="its fitted values load unchecked"):
+        back = F.ProjectionFilter.load(tmp_path / "e")
     np.testing.assert_array_equal(back.filter(x), est.filter(x))
+
+
+def test_a_format_2_file_edited_to_format_1_is_refused_or_loads_with_a_warning(
+    tmp_path, edit_config
+):
+    """Setting "format": 1 and deleting fitted_sha256 loaded a file with an edited fitted
+    value (a ProjectionForecaster's ridge) without a word: format 1's digests are optional.
+    A file holding what only format 2 wrote (pandas_output) is refused; one without it cannot
+    be told from a genuine older file (the digests guard against accidents, not tampering),
+    and loads with a warning that its fitted values are unchecked."""
+    t = np.arange(400)
+    y = np.sin(t / 10) + 0.1 * np.random.default_rng(0).standard_normal(400)
+    series = pd.Series(y, index=pd.date_range("2026", periods=400, freq="s"))
+    fc = F.ProjectionForecaster(horizon=2, embedding=[2], n_neighbors=[4])
+    fc.fit(series).save(tmp_path / "f")
+
+    def downgrade(cfg):
+        cfg["fitted"]["best_params_"]["1"]["ridge"] = 1.5
+        cfg.update(format=1)
+        cfg.pop("fitted_sha256")
+
+    edit_config(tmp_path / "f", downgrade)
+    with pytest.raises(ValueError, match="'pandas_output' in a file of format 1.*edited"):
+        F.ProjectionForecaster.load(tmp_path / "f")
+    fc.fit(y).save(tmp_path / "g")  # numpy: no key format 1 lacks
+    edit_config(tmp_path / "g", downgrade)
+    with pytest.warns(UncheckedFileWarning, match="format-1 file without 'fitted_sha256'") as w:
+        F.ProjectionForecaster.load(tmp_path / "g")
+    assert w[0].filename == __file__  # the user's line, not the package's
+    with warnings.catch_warnings():  # what save writes loads without a word
+        warnings.simplefilter("error", UncheckedFileWarning)
+        F.ProjectionForecaster.load(fc.save(tmp_path / "h") or tmp_path / "h")
 
 
 def test_a_current_file_without_its_structure_is_refused_and_an_older_one_loads(
@@ -423,7 +457,8 @@ def test_a_current_file_without_its_structure_is_refused_and_an_older_one_loads(
     with pytest.raises(ValueError, match="config.json: missing 'structure'"):
         F.ProjectionForecaster.load(tmp_path / "f")
     edit_config(tmp_path / "f", lambda cfg: (cfg.update(format=1), cfg.pop("fitted_sha256")))
-    assert F.ProjectionForecaster.load(tmp_path / "f").library_size == 100
+    with pytest.warns(UncheckedFileWarning):
+        assert F.ProjectionForecaster.load(tmp_path / "f").library_size == 100
 
 
 @pytest.mark.parametrize("key", ["feature_names_in", "pandas_output"])

@@ -13,6 +13,7 @@ from tssdpa.data import add_noise
 from tssdpa.data.synthetic import make_signal
 from tssdpa.estimators import spikes
 from tssdpa.estimators.input_notes import SpikeWarning, collected
+from tssdpa.estimators.persistence import UncheckedFileWarning
 from tssdpa.estimators.spikes import (
     MIN_SPIKE_SHARE,
     spike_channels,
@@ -241,7 +242,8 @@ def test_a_saved_filter_keeps_its_spike_channels_and_an_older_file_has_none(tmp_
     edit_config(tmp_path / "f", lambda cfg: (cfg["fitted"].pop("spike_channels_"),
                                              cfg.pop("fitted_sha256"),
                                              cfg.update(format=1)))  # fmt: skip
-    old = ProjectionFilter.load(tmp_path / "f")  # saved before spikes: filters as it did
+    with pytest.warns(UncheckedFileWarning):  # saved before spikes: filters as it did
+        old = ProjectionFilter.load(tmp_path / "f")
     assert getattr(old, "spike_channels_", None) is None
     with warnings.catch_warnings():
         warnings.simplefilter("error", SpikeWarning)

@@ -9,6 +9,7 @@ import pytest
 from safetensors.numpy import load_file, save_file
 
 from tssdpa.data import synthetic
+from tssdpa.estimators.persistence import UncheckedFileWarning
 from tssdpa.filters import ProjectionFilter
 from tssdpa.filters.channel_scale import channel_spread, fitted_channel_scale
 
@@ -181,7 +182,8 @@ def test_a_saved_filter_keeps_its_scale_and_a_tampered_one_is_refused(tmp_path, 
     edit_config(tmp_path / "f", lambda cfg: (cfg["params"].pop("channel_scale"),
                                              cfg.pop("arrays_sha256"), cfg.pop("fitted_sha256"),
                                              cfg.update(format=1)))  # fmt: skip
-    old = ProjectionFilter.load(tmp_path / "f")
+    with pytest.warns(UncheckedFileWarning):
+        old = ProjectionFilter.load(tmp_path / "f")
     assert old.channel_scale is None  # and a refit of it keeps comparing them so
     fitted = {k: getattr(f, k + "_") for k in ("window", "embedding", "degree", "sigma", "decay")}
     plain = ProjectionFilter(channel_scale=None, **fitted)

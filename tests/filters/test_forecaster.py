@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from tssdpa.baselines import AutoRegForecaster
+from tssdpa.estimators.persistence import UncheckedFileWarning
 from tssdpa.filters import ProjectionForecaster, analogue_selection, analogues
 from tssdpa.filters.analogue_selection import drift_holdout
 from tssdpa.filters.analogues import (
@@ -1118,7 +1119,8 @@ def test_holdout_is_saved_and_a_file_without_it_loads_with_its_setting(tmp_path,
         tmp_path / "b",
         lambda cfg: (cfg["fitted"].pop("holdout_"), cfg.pop("fitted_sha256"), cfg.update(format=1)),
     )
-    assert ProjectionForecaster.load(tmp_path / "b").holdout_ == 0.5
+    with pytest.warns(UncheckedFileWarning):
+        assert ProjectionForecaster.load(tmp_path / "b").holdout_ == 0.5
 
 
 @pytest.mark.parametrize("bad", [0, 1.0, -0.5, 5.0, "auto", [0.25]])
@@ -1379,7 +1381,8 @@ def test_contenders_are_saved_and_a_file_without_them_loads_without_switching(
             cfg.update(format=1),
         ),
     )
-    old = ProjectionForecaster.load(tmp_path / "a")
+    with pytest.warns(UncheckedFileWarning):
+        old = ProjectionForecaster.load(tmp_path / "a")
     assert old.contenders_ == {}
     old.switch_half_life = fc.switch_half_life = None
     try:
@@ -1473,7 +1476,8 @@ def test_a_saved_structure_without_a_complete_pattern_and_future_fails_clearly(
     edit_config(
         tmp_path / "f", lambda cfg: (cfg.pop("fitted_sha256"), cfg.update(format=1))
     )  # older
-    back = ProjectionForecaster.load(tmp_path / "f")
+    with pytest.warns(UncheckedFileWarning):
+        back = ProjectionForecaster.load(tmp_path / "f")
     with pytest.raises(ValueError, match="no complete pattern and future"):
         back.forecast_path(y, 3)
 

@@ -19,23 +19,33 @@ that declare a schema can be saved. A class's ``_set_state`` checks the values t
 with :func:`require` / :func:`require_floats`, :func:`saved_channels` and
 :func:`check_context`, and the digests refuse arrays or fitted values edited to other valid
 ones: a file that loads gives the outputs of the estimator that wrote it.
+
+The digests guard against accidents (a save that failed half-way, a value edited by hand or
+by a script), not tampering: whoever can write the file can write its digests too (they are
+plain SHA-256 of its own contents, no secret). A format-1 file, which may lack them, loads
+with an :class:`UncheckedFileWarning` where it has no ``fitted_sha256``; a format-2 file
+edited to format 1 is refused where it holds a key format 1 never wrote (``pandas_output``)
+and otherwise cannot be told from a genuine older file.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from tssdpa.checks import check_int
+from tssdpa.estimators.input_notes import user_stacklevel
 from tssdpa.estimators.pandas_out import ATTRIBUTE as OUTPUT_ATTRIBUTE
 from tssdpa.estimators.pandas_out import loaded_output, saved_output
 from tssdpa.files import replacing
 
 __all__ = [
     "FORMAT",
+    "UncheckedFileWarning",
     "check_context",
     "check_fitted",
     "jsonable",
@@ -55,6 +65,11 @@ __all__ = [
 FORMAT = 2
 FORMATS = (1, 2)
 DIGESTS = ("arrays_sha256", "fitted_sha256")
+#: keys only format 2 has written (pandas_output came after it): a format-1 file holding one is
+#: a format-2 file downgraded, which format 1's optional digests would let load edited. The
+#: other keys (the digests, structure, feature_names_in) were written by format 1 too, so a
+#: downgraded file without them cannot be told from a genuine older one (load warns of it)
+FORMAT_2_ONLY = ("pandas_output",)
 CONFIG = "config.json"
 ARRAYS = "arrays.safetensors"
 _LEGACY_ARRAYS = "model.safetensors"  # learned estimators saved before the unified format
@@ -174,6 +189,10 @@ def _read_config(path: Path) -> dict:
         if not isinstance(cfg.get(key), str):
             raise ValueError(f"{cfg_path}: missing {key!r} (a file of format {cfg['format']} "
                              "carries it: an edited file)")  # fmt: skip
+    for key in FORMAT_2_ONLY if cfg["format"] < 2 else ():
+        if key in cfg:  # format 1 was never written with it: its digests were removed
+            raise ValueError(f"{cfg_path}: {key!r} in a file of format 1, which never "
+                             "held it: a format-2 file edited to format 1")  # fmt: skip
     return cfg
 
 
@@ -302,7 +321,17 @@ def load(cls, path):
         raise ValueError(f"{path / CONFIG}: its 'fitted' state is not the one it was saved "
                          "with (an edited file: a fitted value, or from format 2 also its "
                          f"{' or '.join(map(repr, _DIGESTED))}): fit again and save")  # fmt: skip
+    if fitted_digest is None:  # format 1 from before the digest, or a format-2 file edited so
+        warnings.warn(f"{path / CONFIG}: a format-1 file without 'fitted_sha256' (written "
+                      "before 2026-12-05, or edited to look so): its fitted values load "
+                      "unchecked; save it again to write format 2, whose digests refuse an "
+                      "edited file", UncheckedFileWarning,
+                      stacklevel=user_stacklevel())  # fmt: skip
     return est
+
+
+class UncheckedFileWarning(UserWarning):
+    """A saved estimator loaded without the digest of its fitted values (format 1)."""
 
 
 def _check_saved_structure(structure, params: dict, where) -> None:
