@@ -212,7 +212,7 @@ def _decoded(saved, n_channels: int | None) -> dict:
 
     if not (isinstance(saved, dict) and isinstance(saved.get("index"), dict)):
         raise ValueError("an object with an 'index' object")
-    ix = {**saved["index"], "name": decode_label(saved["index"].get("name"), "index name")}
+    ix = {**saved["index"], "name": decode_label(saved["index"]["name"], "index name")}
     spec = {"kind": saved.get("kind"), "index": ix}
     if spec["kind"] == "series":
         if n_channels not in (None, 1):
