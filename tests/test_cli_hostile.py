@@ -213,6 +213,21 @@ def test_a_learned_filter_prints_no_lightning_banner(cli, files):
         assert banner not in r.stderr
 
 
+def test_a_learned_setting_built_otherwise_than_given_is_told_once_as_a_note(cli, files):
+    # the command silenced every warning: patch_len=16 was built as 8 without a word
+    params = '{"max_epochs": 1, "d_model": 8, "lookback": 8, "patch_len": 16}'
+    args = ["filter", "good.csv", "--method", "learned_projection", "--horizon", "2"]
+    r = cli(*args, "--params", params, "--out", "out.csv", cwd=files)
+    assert r.returncode == 0, r.stderr
+    assert [line for line in r.stderr.splitlines() if "is built as" in line] == [
+        "learned_projection on ['gyro']: note: LearnedProjectionForecaster: moving_average=25 "
+        "is built as 9 (at most lookback=8, + 1 as it is even); patch_len=16 is built as 8 (at "
+        "most lookback=8); moving_average_ and patch_len_ hold the values used"
+    ]
+    for banner in ("Warning", "Traceback"):
+        assert banner not in r.stderr
+
+
 def test_import_and_a_numpy_filter_from_the_command_line_never_load_torch(files):
     """torch and Lightning take seconds to import: ``import tssdpa`` and ``tssdpa filter`` with
     a numpy method must not pay for them (a learned method loads them, above)."""

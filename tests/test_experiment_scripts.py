@@ -184,6 +184,32 @@ def test_forecast_a_failed_results_write_leaves_the_earlier_rows(tmp_path, monke
     assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")]
 
 
+def test_a_setting_built_otherwise_than_given_is_one_plain_note_on_stderr(
+    tmp_path, monkeypatch, capsys
+):
+    # forecast.py printed it after the path of Lightning's cli.py (which built the model);
+    # denoise.py cut seq_len to a short split without a word
+    monkeypatch.chdir(tmp_path)
+    argv = ["fit", *_TINY, "--model.d_model", "8", "--data.dataset", "lorenz",
+            "--data.lookback", "8", "--data.horizon", "4", "--data.n", "800",
+            "--results_csv", "out.csv"]  # fmt: skip
+    assert _script("forecast").main(argv) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert [line for line in err if "is built as" in line] == [
+        "forecast.py: note: ForecastingSystem: moving_average=25 is built as 9 (at most "
+        "lookback=8, + 1 as it is even); patch_len=16 is built as 8 (at most lookback=8); "
+        "net.moving_average and net.patch_len hold the values used"
+    ]
+    argv = ["fit", *_TINY, "--model.d_model", "8", "--data.n", "400", "--results_csv", "out.csv"]
+    assert _script("denoise").main(argv) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert [line for line in err if "is built as" in line] == [
+        "denoise.py: note: DenoiseDataModule: seq_len=128 is built as 80 in the validation "
+        "part (80 samples), 80 in the test part (80 samples) of lorenz (one window as long as "
+        "the part); give a shorter seq_len or a longer series for windows of seq_len throughout"
+    ]
+
+
 _BAD = [
     ("denoise", ["--data.n", "-5"], "n must be"),
     ("denoise", ["--model.d_model", "-4"], "d_model must be"),

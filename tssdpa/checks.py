@@ -18,6 +18,7 @@ _SECONDS = {"W": 604800.0, "D": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0, "ms":
             "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "fs": 1e-15, "as": 1e-18}  # fmt: skip
 
 __all__ = [
+    "SettingWarning",
     "check_choice",
     "check_decay",
     "check_fraction",
@@ -28,6 +29,13 @@ __all__ = [
     "check_tau",
     "to_seconds",
 ]
+
+
+class SettingWarning(UserWarning):
+    """A setting used otherwise than it was given (a learned model's ``patch_len`` built as its
+    ``lookback``, a data module's ``seq_len`` as a short split): the message names the
+    argument, the value given and the value used. The command-line tools, which silence
+    other warnings, tell it as a note (the user gave the setting and believed it used)."""
 
 
 def check_int(value: Any, name: str, minimum: int = 1) -> int:

@@ -5,6 +5,7 @@ else the learned model's LightningCLI, its resolved config saved beside the resu
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
 __all__ = [
@@ -23,6 +24,23 @@ _DESCRIPTION = (
     "classical ...`, the same as `tssdpa compare {task} ...` (its options: `{task}.py "
     "classical --help`)."
 )
+
+
+def _notes_said(prog: str, show):
+    """A ``warnings.showwarning`` that prints a :class:`~tssdpa.checks.SettingWarning` (a
+    setting used otherwise than given: ``patch_len`` built as the lookback, ``seq_len`` as a
+    short split) as one line, ``<prog>: note: ...``, and passes the others to ``show``.
+    Lightning's format put the path of its own module that built the model before it (not
+    where the setting came from)."""
+    from tssdpa.checks import SettingWarning
+
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, SettingWarning):
+            print(f"{prog}: note: {message}", file=sys.stderr)
+        else:
+            show(message, category, filename, lineno, file, line)
+
+    return showwarning
 
 
 #: the subcommands that only evaluate a model: without --ckpt_path they would evaluate the
@@ -223,18 +241,20 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
                     raise BadSetting(f"--model.{exc}") from None
 
     try:
-        Checked(
-            system_class,
-            datamodule_class,
-            # from the command line, LightningCLI reads sys.argv itself (and a DDP run starts
-            # its other processes with it): given them as args too, it warned on every run
-            # ("... not recommended to provide both args and command line arguments")
-            args=None if from_command_line else argv,
-            seed_everything_default=0,
-            save_config_callback=SaveBesideResults,
-            # the LightningCLI's own ("Lightning Trainer command line tool") named no classical
-            parser_kwargs={"description": _DESCRIPTION.format(task=task)},
-        )
+        with warnings.catch_warnings():  # the settings' notes as one plain line each
+            warnings.showwarning = _notes_said(f"{task}.py", warnings.showwarning)
+            Checked(
+                system_class,
+                datamodule_class,
+                # from the command line, LightningCLI reads sys.argv itself (and a DDP run starts
+                # its other processes with it): given them as args too, it warned on every run
+                # ("... not recommended to provide both args and command line arguments")
+                args=None if from_command_line else argv,
+                seed_everything_default=0,
+                save_config_callback=SaveBesideResults,
+                # the LightningCLI's own ("Lightning Trainer command line tool") named no classical
+                parser_kwargs={"description": _DESCRIPTION.format(task=task)},
+            )
     except BadSetting as exc:
         print(f"{task}.py: error: {exc}", file=sys.stderr)
         return 2

@@ -369,8 +369,11 @@ def run(args) -> int:
             else:
                 lookback = params.pop("lookback", min(64, max(1, n_fit // 4)))
                 est = spec.build({"max_horizon": args.horizon, "lookback": lookback}, **params)
-                est.fit(x[:n_fit])
+                with collected(quiet=True) as fit_notes:  # a setting used otherwise than
+                    est.fit(x[:n_fit])  # given (a learned model's patch_len) was silenced
                 _report_fit(est, method, cols)
+                for note in notes_to_tell(fit_notes, [], cols):
+                    print(f"{method} on {cols}: note: {note}", file=sys.stderr)
                 pred = np.asarray(est.forecast(x, horizon=args.horizon)).reshape(x.shape)
                 if not args.in_sample:
                     pred[: n_fit - 1] = np.nan  # origins inside the fitted rows: not written

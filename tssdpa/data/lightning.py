@@ -6,13 +6,15 @@ model trained here is scored on exactly the harness's test windows.
 
 from __future__ import annotations
 
+import warnings
+
 import lightning as L
 import numpy as np
 import torch
 from numpy.lib.stride_tricks import sliding_window_view
 from torch.utils.data import DataLoader, TensorDataset
 
-from tssdpa.checks import check_choice, check_int, check_number
+from tssdpa.checks import SettingWarning, check_choice, check_int, check_number
 from tssdpa.data.noise import NOISES
 
 __all__ = ["ForecastDataModule", "DenoiseDataModule"]
@@ -142,7 +144,31 @@ class ForecastDataModule(_SplitDataModule):
 
 
 class DenoiseDataModule(_SplitDataModule):
-    """(noisy, clean) windows of a denoising task (one noise setting and seed)."""
+    """(noisy, clean) windows of a denoising task (one noise setting and seed).
+
+    Parameters
+    ----------
+    dataset : str
+        Any name :func:`tssdpa.data.tasks.denoise_tasks` accepts.
+    noise : str
+        One of :data:`tssdpa.data.noise.NOISES`.
+    snr_db : float
+        Signal-to-noise ratio of the noisy copy.
+    seq_len : int
+        Window length. A part of the split shorter than it (a short series) gets one window
+        as long as the part, warned of once (:class:`~tssdpa.checks.SettingWarning`: the
+        value given and the values used); the window tensors of ``train_set`` / ``val_set`` /
+        ``test_set`` hold the lengths used.
+    stride : int
+        Step between windows.
+    batch_size : int
+    n : int
+        Length of synthetic series.
+    seed : int
+    data_dir : str or None
+    num_workers : int
+        DataLoader workers.
+    """
 
     def __init__(
         self, dataset: str = "lorenz", noise: str = "gaussian", snr_db: float = 10.0,
@@ -169,10 +195,12 @@ class DenoiseDataModule(_SplitDataModule):
         )
         t = self.task
         noisy = fill_missing(t.noisy, causal=True)
-        sets = []
-        for part in ("train", "val", "test"):
+        sets, shortened = [], []
+        for part, said in (("train", "training"), ("val", "validation"), ("test", "test")):
             a, b = t.split.bounds(part)
             L_ = min(h.seq_len, b - a)
+            if L_ < h.seq_len:  # shortened without a word, the windows of 80 said seq_len=128
+                shortened.append(f"{L_} in the {said} part ({b - a} samples)")
             xs = sliding_window_view(noisy[a:b], L_, axis=0)[:: h.stride].transpose(0, 2, 1)
             ys = sliding_window_view(t.clean[a:b], L_, axis=0)[:: h.stride].transpose(0, 2, 1)
             sets.append(
@@ -182,3 +210,9 @@ class DenoiseDataModule(_SplitDataModule):
                 )
             )
         self.train_set, self.val_set, self.test_set = sets
+        if shortened:
+            warnings.warn(SettingWarning(
+                f"DenoiseDataModule: seq_len={h.seq_len} is built as {', '.join(shortened)} "
+                f"of {h.dataset} (one window as long as the part); give a shorter seq_len or a "
+                "longer series for windows of seq_len throughout"
+            ), stacklevel=2)  # fmt: skip

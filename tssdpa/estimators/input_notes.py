@@ -1,5 +1,6 @@
-"""What ``fit`` tells its user about their data: warnings of the :class:`InputNote` kind, each
-able to say itself with the channels' names (the CLI ``tssdpa filter`` prints them as notes).
+"""What ``fit`` tells its user about their data, and about the settings it used otherwise than
+given: warnings of the :class:`InputNote` kind, each able to say itself with the channels'
+names (the CLI ``tssdpa filter`` prints them as notes).
 
 - :class:`HeldReadingsWarning`: channels that hold their readings between samples
   (:func:`~tssdpa.estimators.selection.repeating_channels`), whose shared noise SURE takes for
@@ -7,7 +8,9 @@ able to say itself with the channels' names (the CLI ``tssdpa filter`` prints th
 - :class:`GlitchWarning`: samples a zero-phase filter treats as missing
   (:mod:`~tssdpa.estimators.glitches`);
 - :class:`SpikeWarning`: impulsive noise it treats as missing
-  (:mod:`~tssdpa.estimators.spikes`).
+  (:mod:`~tssdpa.estimators.spikes`);
+- :class:`SettingChangedWarning`: a setting used otherwise than given (a learned model's
+  ``patch_len`` built as its ``lookback``, a ``holdout`` raised to one validation window).
 
 Each is warned through :func:`tell`, which also hands it to a collector of the thread that
 told it (:func:`collected`): a caller that fits many tables at once in threads (the batch
@@ -23,6 +26,7 @@ import sys
 import threading
 import warnings
 
+from tssdpa.checks import SettingWarning
 from tssdpa.estimators.fit_guard import GUARD_NAME
 from tssdpa.estimators.selection import held_message
 
@@ -30,6 +34,7 @@ __all__ = [
     "GlitchWarning",
     "HeldReadingsWarning",
     "InputNote",
+    "SettingChangedWarning",
     "SpikeWarning",
     "as_channel",
     "collected",
@@ -43,7 +48,8 @@ _EVERY = object()  # as_channel's value outside its blocks: notes are of the ser
 
 
 class InputNote(UserWarning):
-    """A warning about the data a fit was given; :meth:`told` says it with channel names."""
+    """A warning about the data (or settings) a fit was given; :meth:`told` says it with
+    channel names."""
 
     def told(self, names=None) -> str:
         raise NotImplementedError
@@ -71,6 +77,21 @@ class HeldReadingsWarning(InputNote):
 
     def of_channel(self, channel: int) -> HeldReadingsWarning:
         return HeldReadingsWarning({channel + c: share for c, share in self.held.items()})
+
+
+class SettingChangedWarning(InputNote, SettingWarning):
+    """A :class:`~tssdpa.checks.SettingWarning` of a fit, told as a note (:func:`tell`):
+    ``text`` names the argument, the value given and the value used."""
+
+    def __init__(self, text: str):
+        self.text = text
+        super().__init__(text)
+
+    def told(self, names=None) -> str:
+        return self.text
+
+    def of_channel(self, channel: int) -> SettingChangedWarning:
+        return self  # a setting of the whole fit, whichever channel told it
 
 
 class _MissingSamplesNote(InputNote):

@@ -15,14 +15,13 @@ from __future__ import annotations
 import contextlib
 import os
 import random
-import warnings
 from typing import ClassVar
 
 import numpy as np
 import torch
 
 from tssdpa.checks import check_choice, check_decay, check_fraction, check_int, check_positive
-from tssdpa.estimators.input_notes import user_stacklevel
+from tssdpa.estimators.input_notes import SettingChangedWarning, tell
 from tssdpa.estimators.persistence import require_floats, saved_channels
 from tssdpa.estimators.selection import time_split
 from tssdpa.models.nets import check_encoder
@@ -160,13 +159,12 @@ class SystemEstimatorMixin:
         a, b = time_split(T, gap, self.holdout, name)
         asked = int(round(T * self.holdout))
         if T - b > asked:
-            warnings.warn(
+            tell(SettingChangedWarning(
                 f"{type(self).__name__}: holdout={self.holdout!r} is {asked} of the {T} "
                 f"samples of {name}, fewer than one validation window ({gap_name} = {gap}): "
                 f"the last {T - b} samples ({(T - b) / T:.0%}) validate, and split_ records "
-                "the sample ranges",
-                stacklevel=user_stacklevel(),
-            )
+                "the sample ranges"
+            ))  # fmt: skip
         return a, b
 
     def _standardise(self, a: np.ndarray, train_stop: int | None = None) -> np.ndarray:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import copy
 import math
 import tempfile
-import warnings
 from typing import Literal
 
 import lightning as L
@@ -25,7 +24,7 @@ import torch
 from torch import Tensor
 
 from tssdpa.checks import check_choice, check_moving_average, check_positive
-from tssdpa.estimators.input_notes import user_stacklevel
+from tssdpa.estimators.input_notes import SettingChangedWarning, tell
 from tssdpa.models.nets import DenoisingNet, ForecastingNet, clipped_settings
 from tssdpa.models.ridge import ridge_linear_init
 
@@ -246,8 +245,9 @@ class ForecastingSystem(_SystemBase):
         clipped = clipped_settings(self.net, self.hparams.moving_average, self.hparams.patch_len)
         if clipped and not self._clipping_told:
             self._clipping_told = True
-            warnings.warn(f"{owner}: {'; '.join(clipped)}; {recorded} hold the values used",
-                          stacklevel=user_stacklevel())  # fmt: skip
+            # a note, not a bare warning: the CLI tells it where it silences the others
+            tell(SettingChangedWarning(f"{owner}: {'; '.join(clipped)}; {recorded} hold the "
+                                       "values used"))  # fmt: skip
 
     def on_fit_start(self) -> None:
         self.check_fit_settings()
