@@ -423,6 +423,27 @@ def test_a_holdout_shorter_than_one_window_is_raised_to_it_with_a_warning(which)
     assert not [w for w in told if "holdout" in str(w.message)]
 
 
+def test_the_forecasters_stride_thins_its_training_windows_only(monkeypatch):
+    # stride=8 thinned the validation windows too: 13 of the 101 origins of the validation
+    # tail were scored (early stopping, the kept epoch and the ridge start chose on them)
+    seen = {}
+
+    def record(self, train, val):
+        seen.update(train=train, val=val)
+        return {}
+
+    monkeypatch.setattr(LearnedProjectionForecaster, "_train", record)
+    y = _ar_series(600, channels=1)
+    fc = LearnedProjectionForecaster(lookback=16, horizon=4, stride=8, d_model=8, **QUIET)
+    fc.fit(y)
+    (t0, t1), (v0, v1) = fc.split_["train"], fc.split_["val"]
+    assert len(seen["val"][0]) == v1 - v0 - 20 + 1  # every window of lookback + horizon
+    assert len(seen["train"][0]) == len(range(0, t1 - t0 - 20 + 1, 8))
+    fc.fit(y[:400], y_val=y[400:])
+    assert len(seen["val"][0]) == 200 - 20 + 1
+    assert len(seen["train"][0]) == len(range(0, 400 - 20 + 1, 8))
+
+
 def test_a_gap_in_the_future_windows_is_no_target_not_the_training_mean():
     # filled before the windows were cut, a gap at the end of y_val (the last window's
     # future, no window's past) was scored as the training mean: 0.21 of the variance lost

@@ -39,3 +39,19 @@ def test_a_series_whose_splits_all_hold_seq_len_gives_no_warning():
     dm = DenoiseDataModule(n=800, seq_len=128)
     assert _set_up(dm) == []
     assert {s.tensors[0].shape[1] for s in (dm.train_set, dm.val_set, dm.test_set)} == {128}
+
+
+def test_the_training_stride_thins_the_training_windows_only():
+    # the validation and test windows were thinned by the training stride too: 3 of the 33
+    # windows of the validation part, its last 16 samples never scored
+    dm = DenoiseDataModule(n=800, seq_len=128, stride=16)
+    dm.setup()
+    for part, name in ((dm.val_set, "val"), (dm.test_set, "test")):
+        a, b = dm.task.split.bounds(name)
+        noisy, clean = part.tensors
+        assert noisy.shape[0] == clean.shape[0] == b - a - 128 + 1  # every window
+        # consecutive windows one sample apart: the second starts where the first's second
+        # sample is
+        assert (noisy[1, :-1] == noisy[0, 1:]).all() and (clean[1, :-1] == clean[0, 1:]).all()
+    a, b = dm.task.split.bounds("train")
+    assert dm.train_set.tensors[0].shape[0] == len(range(0, b - a - 128 + 1, 16))

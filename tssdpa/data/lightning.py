@@ -160,7 +160,9 @@ class DenoiseDataModule(_SplitDataModule):
         value given and the values used); the window tensors of ``train_set`` / ``val_set`` /
         ``test_set`` hold the lengths used.
     stride : int
-        Step between windows.
+        Step between training windows. The validation and test windows are every window
+        (step 1): their scores do not depend on a training setting, and no sample at the end
+        of a part is left unscored.
     batch_size : int
     n : int
         Length of synthetic series.
@@ -201,8 +203,11 @@ class DenoiseDataModule(_SplitDataModule):
             L_ = min(h.seq_len, b - a)
             if L_ < h.seq_len:  # shortened without a word, the windows of 80 said seq_len=128
                 shortened.append(f"{L_} in the {said} part ({b - a} samples)")
-            xs = sliding_window_view(noisy[a:b], L_, axis=0)[:: h.stride].transpose(0, 2, 1)
-            ys = sliding_window_view(t.clean[a:b], L_, axis=0)[:: h.stride].transpose(0, 2, 1)
+            # validation and test windows at every step: thinned by the training stride, the
+            # scores changed with it, and up to stride - 1 samples at a part's end were unscored
+            step = h.stride if part == "train" else 1
+            xs = sliding_window_view(noisy[a:b], L_, axis=0)[::step].transpose(0, 2, 1)
+            ys = sliding_window_view(t.clean[a:b], L_, axis=0)[::step].transpose(0, 2, 1)
             sets.append(
                 TensorDataset(
                     torch.tensor(xs.copy(), dtype=torch.float32),

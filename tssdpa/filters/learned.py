@@ -271,7 +271,8 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
     attention : network settings (``attention=False`` gives plain DLinear). A ``patch_len``
         over ``lookback`` is built as ``lookback``, warned of at fit (``patch_len_``).
     stride : int
-        Step between training windows.
+        Step between training windows; the validation windows (and the ridge start's) are
+        every window, whatever the stride (thinned, fewer origins were scored).
     linear_init : {"ridge", "none"}
         ``"ridge"``: the linear branch starts as the closed-form ridge DLinear of the training
         part, configured on the validation windows (:func:`tssdpa.models.ridge_linear_init`;
@@ -345,11 +346,11 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
             n_channels=n_channels, learn_decay=self.decay is not None, **self._net_kwargs()
         )
 
-    def _pairs(self, z, name: str = "y"):
+    def _pairs(self, z, name: str = "y", stride: int = 1):
         n = self.lookback + self.horizon
         if len(z) < n:  # named: y_val's and y's were one message
             raise ValueError(f"{name} has {len(z)} samples, fewer than lookback + horizon = {n}")
-        w = windows(z, n, self.stride)
+        w = windows(z, n, stride)
         past, future = w[:, : self.lookback], w[:, self.lookback :]
         # a missing input is the training mean (0); a missing target is no target: the loss
         # skips it (filled, the gaps were trained on as the mean), and so is a channel's
@@ -385,7 +386,7 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
                     raise ValueError(f"y_val's columns {list(v_cols)} are y's {list(cols)} in "
                                      "another order: use y_val[y.columns]")  # fmt: skip
             z = self._standardise(a)  # NaN kept for the targets (_pairs)
-            train = self._pairs(z)
+            train = self._pairs(z, stride=self.stride)
             val = self._pairs((v - self.mean_) / self.scale_, "y_val")
             self.split_ = {"train": (0, z.shape[0]), "val": None}
         else:
@@ -398,7 +399,7 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
                                  "y" if T == len(a) else "y to its last reading")  # fmt: skip
             self.split_ = {"train": (0, t1), "val": (v0, T)}
             z = self._standardise(a, t1)  # the training part's statistics; NaN kept (_pairs)
-            train, val = self._pairs(z[:t1]), self._pairs(z[v0:T])
+            train, val = self._pairs(z[:t1], stride=self.stride), self._pairs(z[v0:T])
         train_series = z[: self.split_["train"][1]]  # the ridge start's: NaN left out there
         self.train_ = a
         self.system_ = self._new_system(C)
