@@ -230,6 +230,8 @@ _BAD = [
     ("forecast", ["--model.patch_len", "0"], "patch_len must be"),
     # it was rounded up to 25 and trained without a word
     ("forecast", ["--model.moving_average", "24"], "--model.moving_average must be odd"),
+    # learn_decay=True (the default) with no decay: no decay was learned, unsaid
+    ("denoise", ["--model.decay", "null"], "--model.learn_decay=True needs a decay to start"),
 ]
 
 

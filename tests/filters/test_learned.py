@@ -288,6 +288,16 @@ def test_learned_filter_save_load_roundtrip_in_the_unified_format(fitted_filter,
         LearnedProjectionFilter().save(tmp_path / "unfitted")
 
 
+def test_a_learned_filter_without_a_decay_fits_with_none_and_one_with_a_decay_learns_it():
+    # the net now refuses learn_decay=True with decay=None: the filter asks for a learned
+    # decay only where it has one to start from
+    clean, noisy = square_wave(600)
+    for decay, names in ((None, []), (0.9, ["blocks.0.self_attn.decay_logit"])):
+        f = LearnedProjectionFilter(window=8, seq_len=32, d_model=8, num_layers=1, decay=decay,
+                                    max_epochs=1, **QUIET).fit(noisy, target=clean)  # fmt: skip
+        assert [n for n, _ in f.system_.net.named_parameters() if "decay" in n] == names
+
+
 def test_a_window_longer_than_seq_len_is_refused_at_fit_and_a_saved_one_still_loads(
     fitted_filter, tmp_path
 ):

@@ -139,6 +139,19 @@ def test_forecasting_net_refuses_to_learn_a_decay_it_was_given_none_of():
     ForecastingNet(lookback=16, horizon=4, n_channels=1, learn_decay=True, attention=False)
 
 
+def test_denoising_net_refuses_to_learn_a_decay_it_was_given_none_of_naming_both():
+    # learn_decay=True (the default) with decay=None built no decay and learned none, unsaid
+    with pytest.raises(ValueError, match=r"^learn_decay=True needs a decay to start from, "
+                       r"got decay=None: give e.g. decay=0.9, or learn_decay=False$"):  # fmt: skip
+        DenoisingNet(1, d_model=8, num_heads=2, decay=None, learn_decay=True)
+    net = DenoisingNet(1, d_model=8, num_heads=2, num_layers=1, decay=0.9, learn_decay=True)
+    assert [n for n, _ in net.named_parameters() if "decay" in n] == [
+        "blocks.0.self_attn.decay_logit"
+    ]
+    net = DenoisingNet(1, d_model=8, num_heads=2, decay=None, learn_decay=False)
+    assert not [n for n, _ in net.named_parameters() if "decay" in n]
+
+
 def test_forecasting_net_without_level_norm_in_an_old_state_dict_normalises_by_the_last_value():
     net = ForecastingNet(lookback=8, horizon=2, n_channels=1, normalize="none", attention=False)
     state = {k: v for k, v in net.state_dict().items() if k != "level_norm"}

@@ -272,6 +272,22 @@ def test_a_forecasting_system_warns_once_at_fit_of_a_moving_average_built_shorte
                      "used"]  # fmt: skip
 
 
+def test_a_denoising_system_without_a_decay_refuses_to_learn_one_at_fit_naming_both():
+    # learn_decay=True (the default) with decay=None learned no decay, unsaid. It builds (a
+    # checkpoint saved with it loads as trained) and is refused at fit
+    system = DenoisingSystem(n_channels=1, d_model=8, num_heads=2, num_layers=1, decay=None)
+    assert not [n for n, _ in system.named_parameters() if "decay" in n]
+    clean, noisy = _square_wave(200)
+    xs, ys = (torch.as_tensor(a[None].repeat(4, 0), dtype=torch.float32) for a in (noisy, clean))
+    message = r"^learn_decay=True needs a decay to start from, got decay=None"
+    with pytest.raises(ValueError, match=message):
+        system.check_fit_settings()
+    with pytest.raises(ValueError, match=message):
+        _trainer(max_epochs=1).fit(system, DataLoader(TensorDataset(xs, ys), batch_size=2))
+    DenoisingSystem(n_channels=1, d_model=8, num_heads=2, decay=None,
+                    learn_decay=False).check_fit_settings()  # fmt: skip
+
+
 def test_forecasting_system_rejects_bad_settings():
     with pytest.raises(ValueError, match="linear_init"):
         ForecastingSystem(16, 4, 1, linear_init="lasso")

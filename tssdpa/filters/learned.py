@@ -23,20 +23,18 @@ from tssdpa.checks import (
     check_number,
     check_positive,
 )
-from tssdpa.estimators.arrays import (
-    FLOAT32_MAGNITUDES,
-    as_2d,
-    check_no_inf,
-    restore,
-    unmasked,
-    within_reach,
-)
+from tssdpa.estimators.arrays import as_2d, check_no_inf, restore, unmasked
 from tssdpa.estimators.base import Denoiser, Forecaster, check_fit_input, denoiser_input
 from tssdpa.estimators.persistence import check_context
 from tssdpa.estimators.spacing import warn_uneven
 from tssdpa.estimators.white_noise import check_noise_level, noise_scale
 from tssdpa.filters.projection_stream import stream_channels
-from tssdpa.models.estimator import SystemEstimatorMixin, training_columns, windows
+from tssdpa.models.estimator import (
+    SystemEstimatorMixin,
+    in_float32_reach,
+    training_columns,
+    windows,
+)
 
 __all__ = ["LINEAR_LR_SCALE", "LearnedProjectionFilter", "LearnedProjectionForecaster"]
 
@@ -47,13 +45,6 @@ __all__ = ["LINEAR_LR_SCALE", "LearnedProjectionFilter", "LearnedProjectionForec
 LINEAR_LR_SCALE = 0.01
 
 _RENAMED = {"seed": "random_state", "val_fraction": "holdout"}
-
-
-def _in_float32_reach(z: np.ndarray, name: str) -> np.ndarray:
-    """:func:`within_reach` of the float32 network, where a value (or its square) beyond
-    ``FLOAT32_MAGNITUDES[1]`` overflows to inf and the outputs turn NaN."""
-    return within_reach(z, name, FLOAT32_MAGNITUDES[1], "beyond what the float32 network "
-                        "computes on")  # fmt: skip
 
 
 class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
@@ -135,7 +126,8 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
     def _system(self, n_channels: int):
         from tssdpa.models.systems import DenoisingSystem
 
-        return DenoisingSystem(n_channels, **self._net_kwargs())
+        return DenoisingSystem(n_channels, learn_decay=self.decay is not None,
+                               **self._net_kwargs())  # fmt: skip
 
     def _fit(self, a: np.ndarray, target: np.ndarray | None) -> None:
         """Train on windows of (x, target), or of (x + noise, x) when no target; no target
@@ -228,8 +220,8 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
             if zi.shape != (H, self.n_channels_):
                 raise ValueError(f"zi has shape {zi.shape}, expected {(H, self.n_channels_)}")
             check_no_inf(zi, "zi")
-            hist_z = _in_float32_reach((zi - self.mean_) / self.scale_, "zi")
-        z = _in_float32_reach((a - self.mean_) / self.scale_, "x")
+            hist_z = in_float32_reach((zi - self.mean_) / self.scale_, "zi")
+        z = in_float32_reach((a - self.mean_) / self.scale_, "x")
         y = self._apply(z, hist_z) * self.scale_ + self.mean_
         # no sample of a channel in a row's receptive field (before its first one, or a gap
         # longer than the field): NaN, not the training mean the net gives for nothing
@@ -463,7 +455,7 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
         """(T, horizon, C) forecasts of the net from every window of ``a`` (NaN before the
         first full window)."""
         net = self.system_.net.eval()
-        z = np.nan_to_num(_in_float32_reach((a - self.mean_) / self.scale_, "y"))  # NaN -> mean
+        z = np.nan_to_num(in_float32_reach((a - self.mean_) / self.scale_, "y"))  # NaN -> mean
         T, C = z.shape
         out = np.full((T, self.horizon, C), np.nan)
         Lb = self.lookback

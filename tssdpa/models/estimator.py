@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from tssdpa.checks import check_choice, check_decay, check_fraction, check_int, check_positive
+from tssdpa.estimators.arrays import FLOAT32_MAGNITUDES, within_reach
 from tssdpa.estimators.input_notes import SettingChangedWarning, tell
 from tssdpa.estimators.persistence import require_floats, saved_channels
 from tssdpa.estimators.selection import time_split
@@ -31,6 +32,7 @@ __all__ = [
     "SystemEstimatorMixin",
     "caller_rng_kept",
     "float32_default",
+    "in_float32_reach",
     "training_columns",
     "windows",
 ]
@@ -82,6 +84,14 @@ def windows(a: np.ndarray, length: int, stride: int) -> np.ndarray:
         raise ValueError(f"series has {a.shape[0]} samples, fewer than the window {length}")
     starts = np.arange(0, a.shape[0] - length + 1, stride)
     return np.stack([a[s : s + length] for s in starts])
+
+
+def in_float32_reach(z: np.ndarray, name: str) -> np.ndarray:
+    """:func:`~tssdpa.estimators.arrays.within_reach` of the float32 networks, where a value
+    (or its square) beyond ``FLOAT32_MAGNITUDES[1]`` overflows to inf and the outputs turn
+    NaN."""
+    return within_reach(z, name, FLOAT32_MAGNITUDES[1], "beyond what the float32 network "
+                        "computes on")  # fmt: skip
 
 
 #: a channel with fewer readings than this in the training part is described by all of them

@@ -34,6 +34,14 @@ def check_encoder(d_model, num_heads, num_layers, dim_feedforward) -> None:
         raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
 
 
+def check_learn_decay(learn_decay: bool, decay) -> None:
+    """``ValueError`` naming both for ``learn_decay=True`` with ``decay=None``: there is no
+    decay to learn, and the nets built none at all, without a word."""
+    if learn_decay and decay is None:
+        raise ValueError("learn_decay=True needs a decay to start from, got decay=None: "
+                         "give e.g. decay=0.9, or learn_decay=False")  # fmt: skip
+
+
 def _encoder_stack(d_model, num_heads, dim_feedforward, dropout, num_layers, **attention):
     """``num_layers`` projection-attention encoder blocks; ``attention`` configures the
     attention of each (sigma, window, decay, ...)."""
@@ -79,7 +87,9 @@ class DenoisingNet(nn.Module):
     sigma, learn_sigma
         Kernel width of the projection attention, and whether it is learned (per head).
     decay, learn_decay
-        Per-step IIR factor of the attention (None: none), and whether it is learned.
+        Per-step IIR factor of the attention (None: none), and whether it is learned
+        (``learn_decay=True`` needs a ``decay`` to start from: with ``decay=None`` give
+        ``learn_decay=False``).
     """
 
     def __init__(
@@ -88,7 +98,8 @@ class DenoisingNet(nn.Module):
         decay: float | None = 0.9, learn_decay: bool = True, dropout: float = 0.0,
     ):  # fmt: skip
         super().__init__()
-        check_choice(learn_decay, "learn_decay", (True, False))  # read only with a decay below
+        check_choice(learn_decay, "learn_decay", (True, False))
+        check_learn_decay(learn_decay, decay)
         check_int(n_channels, "n_channels")
         check_encoder(d_model, num_heads, num_layers, dim_feedforward)
         if window is None or window < 1:
@@ -98,7 +109,7 @@ class DenoisingNet(nn.Module):
         self.blocks = _encoder_stack(
             d_model, num_heads, dim_feedforward, dropout, num_layers,
             sigma=sigma, learn_sigma=learn_sigma, window=window, decay=decay,
-            learn_decay=learn_decay and decay is not None,
+            learn_decay=learn_decay,
         )  # fmt: skip
         self.head = nn.Linear(d_model, n_channels)
         nn.init.zeros_(self.head.weight)
@@ -184,9 +195,8 @@ class ForecastingNet(nn.Module):
         check_encoder(d_model, num_heads, num_layers, dim_feedforward)
         if normalize not in ("none", "last"):
             raise ValueError(f"normalize must be 'none' or 'last'; got {normalize!r}")
-        if learn_decay and decay is None and attention:  # it was dropped: no decay was learned
-            raise ValueError("learn_decay=True needs a decay to start from, got decay=None: "
-                             "give e.g. decay=0.9, or learn_decay=False")  # fmt: skip
+        if attention:  # without it there is no attention, and no decay to learn
+            check_learn_decay(learn_decay, decay)
         self.register_buffer("level_norm", torch.tensor(float(normalize == "last")))
         self.lookback, self.horizon, self.n_channels = lookback, horizon, n_channels
         self.channel_independent = channel_independent
@@ -207,8 +217,7 @@ class ForecastingNet(nn.Module):
             self.position = nn.Parameter(torch.zeros(self.n_patches, d_model))
             self.blocks = _encoder_stack(
                 d_model, num_heads, dim_feedforward, dropout, num_layers,
-                sigma=sigma, learn_sigma=learn_sigma, decay=decay,
-                learn_decay=learn_decay and decay is not None,
+                sigma=sigma, learn_sigma=learn_sigma, decay=decay, learn_decay=learn_decay,
             )  # fmt: skip
             self.attn_head = nn.Linear(self.n_patches * d_model, horizon * width)
             nn.init.zeros_(self.attn_head.weight)  # residual bypass: starts as the linear model

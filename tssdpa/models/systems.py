@@ -25,7 +25,7 @@ from torch import Tensor
 
 from tssdpa.checks import check_choice, check_moving_average, check_positive
 from tssdpa.estimators.input_notes import SettingChangedWarning, tell
-from tssdpa.models.nets import DenoisingNet, ForecastingNet, clipped_settings
+from tssdpa.models.nets import DenoisingNet, ForecastingNet, check_learn_decay, clipped_settings
 from tssdpa.models.ridge import ridge_linear_init
 
 __all__ = ["DenoisingSystem", "ForecastingSystem", "train_system"]
@@ -103,7 +103,10 @@ class DenoisingSystem(_SystemBase):
         AdamW settings.
     d_model, num_heads, num_layers, dim_feedforward, window, sigma, learn_sigma, decay,
     learn_decay, dropout
-        Network settings, as in :class:`~tssdpa.models.DenoisingNet`.
+        Network settings, as in :class:`~tssdpa.models.DenoisingNet`. ``learn_decay=True``
+        (the default) with ``decay=None`` is refused at fit (:meth:`check_fit_settings`); it
+        builds, with no decay, so that a checkpoint saved with it (before 2026-12-06, when
+        it learned no decay without a word) loads as it was trained.
 
     Examples
     --------
@@ -132,9 +135,18 @@ class DenoisingSystem(_SystemBase):
             sigma=sigma,
             learn_sigma=learn_sigma,
             decay=decay,
-            learn_decay=learn_decay,
+            learn_decay=learn_decay and decay is not None,  # refused at fit, loaded as saved
             dropout=dropout,
         )
+
+    def check_fit_settings(self) -> None:
+        """``ValueError`` naming the settings that build (a checkpoint loads) but are not
+        fitted: ``learn_decay=True`` with ``decay=None``, no decay to learn (it was dropped
+        without a word)."""
+        check_learn_decay(self.hparams.learn_decay, self.hparams.decay)
+
+    def on_fit_start(self) -> None:
+        self.check_fit_settings()
 
     def on_train_batch_start(self, batch, batch_idx) -> None:
         # windows shorter than the attention window hold none of its longer lags: they were
