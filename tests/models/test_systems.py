@@ -162,6 +162,23 @@ def test_ridge_init_chooses_on_validation_the_harness_grid():
     assert system.net.level_norm.item() == float(info["normalize"] == "last")
 
 
+def test_a_normalize_given_to_the_system_is_kept_by_the_ridge_start():
+    # the ridge start chose the normalisation on validation whatever the user had given
+    # (normalize="last" on Lorenz came back "none"); it now chooses the penalties only
+    y = _ar_series()
+    train, val = y[:600], _pairs(y[600:], 40, 8)
+    for given in ("none", "last"):  # one of them is not the one validation would choose
+        system = ForecastingSystem(40, 8, 2, patch_len=8, d_model=8, normalize=given)
+        info = system.init_linear_ridge(train, val)
+        assert info["normalize"] == given
+        assert system.net.level_norm.item() == float(given == "last")
+        assert {s["normalize"] for s in info["scores"]} == {given}
+    with pytest.raises(ValueError, match=r"^grid: no configuration with normalize='last'"):
+        ForecastingSystem(40, 8, 2, patch_len=8, d_model=8, normalize="last").init_linear_ridge(
+            train, val, grid=[{"ridge": 1.0, "normalize": "none"}]
+        )
+
+
 def test_ridge_init_chooses_the_penalty_of_each_step_on_its_own_validation_error():
     from tssdpa.baselines import DLinearForecaster
 

@@ -26,7 +26,7 @@ from torch import Tensor
 from tssdpa.checks import check_choice, check_moving_average, check_positive
 from tssdpa.estimators.input_notes import SettingChangedWarning, tell
 from tssdpa.models.nets import DenoisingNet, ForecastingNet, check_learn_decay, clipped_settings
-from tssdpa.models.ridge import ridge_linear_init
+from tssdpa.models.ridge import RIDGE_GRID, ridge_linear_init
 
 __all__ = ["DenoisingSystem", "ForecastingSystem", "train_system"]
 
@@ -171,15 +171,21 @@ class ForecastingSystem(_SystemBase):
         AdamW settings.
     linear_init : {"none", "ridge"}
         ``"ridge"``: the linear (DLinear) branch starts as the closed-form ridge DLinear of
-        the training split, its penalty and level normalisation chosen on validation windows;
-        the caller sets it with :meth:`init_linear_ridge` before ``Trainer.fit`` (which
-        raises ``RuntimeError`` otherwise). The attention head starts at zero, so training
-        starts from that linear forecaster. ``"none"``: DLinear's averaging start.
+        the training split, its penalty and level normalisation (unless given) chosen on
+        validation windows; the caller sets it with :meth:`init_linear_ridge` before
+        ``Trainer.fit`` (which raises ``RuntimeError`` otherwise). The attention head starts
+        at zero, so training starts from that linear forecaster. ``"none"``: DLinear's
+        averaging start.
     linear_lr_scale : float
         Learning-rate multiplier of the linear branch (0 freezes it).
     channel_independent, moving_average, patch_len, d_model, num_heads, num_layers,
-    dim_feedforward, sigma, learn_sigma, decay, learn_decay, dropout, attention, normalize
+    dim_feedforward, sigma, learn_sigma, decay, learn_decay, dropout, attention
         Network settings, as in :class:`~tssdpa.models.ForecastingNet`.
+    normalize : {None, "last", "none"}
+        Level normalisation of the linear branch (NLinear or DLinear). None: the ridge start
+        chooses it on validation (``"last"`` without one). A given one is kept: the ridge
+        start searches its penalties with that normalisation only (before 2026-12-06 it
+        chose the normalisation on validation whatever was given).
 
     Examples
     --------
@@ -197,7 +203,7 @@ class ForecastingSystem(_SystemBase):
         patch_len: int = 16, d_model: int = 64, num_heads: int = 4, num_layers: int = 1,
         dim_feedforward: int = 128, sigma: float = 4.0, learn_sigma: bool = True,
         decay: float | None = None, learn_decay: bool = False, dropout: float = 0.0,
-        attention: bool = True, normalize: Literal["last", "none"] = "last",
+        attention: bool = True, normalize: Literal["last", "none"] | None = None,
     ):  # fmt: skip
         super().__init__(lr, weight_decay)
         check_choice(linear_init, "linear_init", ("none", "ridge"))
@@ -221,7 +227,7 @@ class ForecastingSystem(_SystemBase):
             learn_decay=learn_decay,
             dropout=dropout,
             attention=attention,
-            normalize=normalize,
+            normalize="last" if normalize is None else normalize,
         )
         for p in self._linear_params():
             p.requires_grad_(self.linear_lr_scale > 0)
@@ -238,8 +244,17 @@ class ForecastingSystem(_SystemBase):
 
         See :func:`~tssdpa.models.ridge.ridge_linear_init`; returns its summary, also kept in
         ``linear_init_info``. With a :class:`~tssdpa.data.lightning.ForecastDataModule`:
-        ``system.init_linear_ridge(dm.train_series(), dm.val_pairs())``.
+        ``system.init_linear_ridge(dm.train_series(), dm.val_pairs())``. A ``normalize`` given
+        to the system keeps the configurations of ``grid`` (default
+        :data:`~tssdpa.models.ridge.RIDGE_GRID`) with that normalisation only.
         """
+        given = self.hparams.normalize
+        if given is not None:  # the user's choice, not the one validation prefers
+            grid = [c for c in (RIDGE_GRID if grid is None else grid) if c["normalize"] == given]
+            if not grid:
+                raise ValueError(f"grid: no configuration with normalize={given!r}, the "
+                                 "system's; give one, or normalize=None to choose it on "
+                                 "validation")  # fmt: skip
         self.linear_init_info = ridge_linear_init(self.net, train_series, val_pairs, grid)
         return self.linear_init_info
 
