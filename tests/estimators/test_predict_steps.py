@@ -242,3 +242,34 @@ def test_a_malformed_typed_label_is_refused_on_load(edit, tmp_path, edit_config)
     edit_config(tmp_path / "m", tamper)
     with pytest.raises(ValueError, match="malformed 'pandas_output'.*column label"):
         AutoRegForecaster.load(tmp_path / "m")
+
+
+def test_a_time_zone_known_by_no_name_is_refused_at_save_naming_where_it_is(tmp_path):
+    """A Timestamp label whose zone has no name (dateutil's tzoffset) would not come back from
+    the file: save blamed "the fitted series' index (time zone None)", whose zone was fine, and
+    told to convert the index; it names the label now. The index's own such zone is refused
+    with that advice, which no refusal of the labels gets (a column index named "index")."""
+    from dateutil.tz import tzoffset
+
+    zone = tzoffset("X", 3600)
+    hours = pd.date_range("2024-01-01", periods=600, freq="h")
+    label = pd.Timestamp("2024-01-01", tz=zone)
+    for data, what in (
+        (pd.Series(Y, index=hours, name=label), "the Series' name"),
+        (pd.DataFrame({label: Y, "b": Y}, index=hours), "the column label"),
+    ):
+        fc = AutoRegForecaster(lags=2).fit(data)
+        with pytest.raises(ValueError, match=rf"^cannot save {what} Timestamp\(.*its time zone "
+                           r"\"tzoffset\('X', 3600\)\" is known by no name") as told:  # fmt: skip
+            fc.save(tmp_path / "m")
+        assert "index" not in str(told.value)
+    fc = AutoRegForecaster(lags=2).fit(pd.Series(Y, index=hours.tz_localize(zone)))
+    with pytest.raises(ValueError, match=r"^cannot save the fitted series' index.*convert the "
+                       r"index, e.g. tz_convert\('UTC'\)$"):  # fmt: skip
+        fc.save(tmp_path / "m")
+    columns = pd.CategoricalIndex(["a", "b"], name="index")  # comes back a plain Index
+    fc = AutoRegForecaster(lags=2).fit(pd.DataFrame(np.c_[Y, Y], index=hours, columns=columns))
+    with pytest.raises(ValueError, match="^cannot save the column labels Categorical") as told:
+        fc.save(tmp_path / "m")
+    assert "tz_convert" not in str(told.value)
+    assert not (tmp_path / "m").exists()

@@ -9,7 +9,8 @@ refused, and nothing is unpickled):
 * a numpy scalar (``np.int64(3)``): ``{"numpy": "int64", "value": 3}``, of a bool, integer
   or float dtype;
 * a tuple (a MultiIndex column): ``{"tuple": [label, ...]}``;
-* a ``pd.Timestamp``: ``{"timestamp": ISO 8601, "tz": its zone's name or null}``;
+* a ``pd.Timestamp``: ``{"timestamp": ISO 8601, "tz": its zone's name or null}`` (a zone
+  known by no name, such as dateutil's ``tzoffset``, is refused: ``ValueError``);
 * a ``pd.Timedelta``: ``{"timedelta": ISO 8601}``;
 * a ``pd.Period``: ``{"period": its text, "freq": its frequency}``.
 
@@ -38,7 +39,8 @@ _JSON_SCALARS = (str, bool, int, float)
 
 def encode_label(value, what: str):
     """``value``, a pandas label, as JSON (see the module's docstring); ``TypeError`` naming
-    ``what`` and the label where it has no exact form."""
+    ``what`` and the label where it has no exact form (``ValueError`` where it is a Timestamp
+    whose time zone has none)."""
     import pandas as pd  # a label of a pandas fit: pandas is loaded
 
     if value is None or type(value) in _JSON_SCALARS:
@@ -48,7 +50,10 @@ def encode_label(value, what: str):
     if type(value) is tuple:
         return {"tuple": [encode_label(v, what) for v in value]}
     if type(value) is pd.Timestamp:
-        return {"timestamp": value.isoformat(), "tz": None if value.tz is None else str(value.tz)}
+        out = {"timestamp": value.isoformat(), "tz": None if value.tz is None else str(value.tz)}
+        if value.tz is not None:  # a zone known by no name (dateutil's tzoffset) does not come
+            _zone_comes_back(value, out, what)  # back: refused here, naming the label
+        return out
     if type(value) is pd.Timedelta:
         return {"timedelta": value.isoformat()}
     if type(value) is pd.Period:
@@ -59,6 +64,20 @@ def encode_label(value, what: str):
         "None, numpy scalars, tuples of them, Timestamps, Timedeltas, Periods); rename it and "
         "fit again"
     )
+
+
+def _zone_comes_back(value, encoded: dict, what: str) -> None:
+    """``ValueError`` naming ``what`` and the Timestamp ``value`` where its ``encoded`` form
+    does not read back as it (its time zone is known by no name pandas reads): the error
+    otherwise blamed the series' index, whose zone was not the one lost."""
+    try:
+        same = same_label(decode_label(encoded, what), value)
+    except ValueError:
+        same = False
+    if not same:
+        raise ValueError(f"cannot save {what} {value!r}: its time zone {str(value.tz)!r} is "
+                         "known by no name and would not come back from the file; convert it, "
+                         "e.g. tz_convert('UTC'), and fit again")  # fmt: skip
 
 
 def decode_label(value, what: str):

@@ -34,6 +34,8 @@ from tssdpa.estimators.labels import NUMPY_DTYPES, decode_label, encode_label, s
 __all__ = ["loaded_output", "path_like", "predicted", "record_output", "saved_output"]
 
 ATTRIBUTE = "_pandas_output_"
+#: how saved_output names the index where it would not come back (its advice is the index's)
+_INDEX_DIFFERS = "the fitted series' index"
 
 
 def record_output(estimator, series) -> None:
@@ -163,10 +165,10 @@ def saved_output(estimator) -> dict | None:
     try:  # as load reads it: the labels are, an index's time zone may not be
         differs = _difference(spec, loaded_output(saved, "pandas_output", None))
     except ValueError:
-        differs = f"the fitted series' index (time zone {ix.get('tz')!r})"
+        differs = f"{_INDEX_DIFFERS} (time zone {ix.get('tz')!r})"
     if differs:
         zone = ("; a time zone known by no name: convert the index, e.g. tz_convert('UTC')"
-                if "index" in differs else "")  # fmt: skip
+                if differs.startswith(_INDEX_DIFFERS) else "")  # fmt: skip
         raise ValueError(f"cannot save {differs}: it would not come back from the file as it "
                          f"is, and the loaded model's predict would differ{zone}")  # fmt: skip
     return saved
@@ -190,7 +192,7 @@ def _difference(spec: dict, back: dict) -> str | None:
     ia, ib = _future(pd, spec["index"], 3), _future(pd, back["index"], 3)
     if not (type(ia) is type(ib) and ia.equals(ib) and same_label(ia.name, ib.name)
             and str(getattr(ia, "tz", None)) == str(getattr(ib, "tz", None))):  # fmt: skip
-        return f"the fitted series' index (continued as {ia!r:.200})"
+        return f"{_INDEX_DIFFERS} (continued as {ia!r:.200})"
     return None
 
 
