@@ -273,3 +273,18 @@ def test_a_time_zone_known_by_no_name_is_refused_at_save_naming_where_it_is(tmp_
         fc.save(tmp_path / "m")
     assert "tz_convert" not in str(told.value)
     assert not (tmp_path / "m").exists()
+
+
+def test_predict_labels_stay_as_fitted_when_the_user_renames_a_columns_axis(tmp_path):
+    """The fit kept the DataFrame's column Index itself, and every predict handed it out:
+    an Index's name is mutable, so the user's ``df.columns.name = ...`` after the fit, or on
+    one predict's output, renamed every later predict's columns (of a loaded model too)."""
+    columns = pd.MultiIndex.from_tuples([("a", 1), ("b", 2)], names=["k", "n"])
+    data = pd.DataFrame(np.c_[Y, Y], columns=columns)
+    fc = AutoRegForecaster(lags=2).fit(data)
+    data.columns.names = ["renamed", "after fit"]
+    fc.save(tmp_path / "m")
+    for model in (fc, AutoRegForecaster.load(tmp_path / "m")):
+        first = model.predict(2)
+        first.columns.names = ["renamed", "output"]
+        assert list(model.predict(2).columns.names) == ["k", "n"]

@@ -52,7 +52,9 @@ def record_output(estimator, series) -> None:
     if isinstance(series, pd.Series):
         spec.update(kind="series", name=series.name)
     else:
-        spec.update(kind="frame", columns=series.columns)  # an Index: immutable, kept as is
+        # a copy: an Index's values are immutable, not its name(s), and the user's
+        # df.columns.name = "x" after the fit renamed what predict returned
+        spec.update(kind="frame", columns=series.columns.copy())
     estimator.__dict__[ATTRIBUTE] = spec
 
 
@@ -115,7 +117,9 @@ def predicted(estimator, out: np.ndarray):
     index = _future(pd, spec["index"], len(out))
     if spec["kind"] == "series":
         return pd.Series(out, index=index, name=spec["name"])
-    return pd.DataFrame(out.reshape(len(out), -1), index=index, columns=spec["columns"])
+    # a copy of the columns each time: renaming one output's columns renamed every later one's
+    columns = spec["columns"].copy()
+    return pd.DataFrame(out.reshape(len(out), -1), index=index, columns=columns)
 
 
 def path_like(out: np.ndarray, meta: ArrayMeta):
