@@ -288,3 +288,19 @@ def test_predict_labels_stay_as_fitted_when_the_user_renames_a_columns_axis(tmp_
         first = model.predict(2)
         first.columns.names = ["renamed", "output"]
         assert list(model.predict(2).columns.names) == ["k", "n"]
+
+
+@pytest.mark.parametrize("dtype", ["Int64", "Float64", "category"])
+def test_column_labels_of_a_pandas_dtype_are_refused_at_save_naming_them_with_the_remedy(
+    dtype, tmp_path
+):
+    # a nullable Int64 dtype was written as columns_dtype, which no file may hold: save
+    # blamed "the fitted series' index (time zone None)" and told to convert the index
+    columns = pd.Index([1, 2], dtype=dtype)
+    fc = AutoRegForecaster(lags=2).fit(pd.DataFrame(np.c_[Y, Y], columns=columns))
+    with pytest.raises(ValueError, match=r"^cannot save the column labels .*predict would "
+                       r"differ; give the columns a numpy dtype or text, e\.g\. df\.columns = "
+                       r"df\.columns\.astype\(str\), and fit again$"):  # fmt: skip
+        fc.save(tmp_path / "m")
+    renamed = pd.DataFrame(np.c_[Y, Y], columns=columns.astype(str))  # the remedy saves
+    AutoRegForecaster(lags=2).fit(renamed).save(tmp_path / "m")

@@ -15,9 +15,10 @@ return another shape, so they have their own rules (docs/CONTRACTS.md):
 
 A saved forecaster keeps what ``predict`` returns (``config.json``'s ``pandas_output``), its
 labels exactly (:mod:`.labels`: numpy scalars, tuples, Timestamps and Timedeltas as typed
-objects); a label of any other type, or an index whose time zone does not come back from its
-name, is refused by ``save`` naming it (before, the loaded model returned numpy, or a numpy
-integer name as a Python int, without a word).
+objects); a label of any other type, a time zone that does not come back from its name, or
+columns of a pandas dtype (categorical, nullable ``Int64``: they come back as numpy's) are
+refused by ``save`` naming them (before, the loaded model returned numpy, or a numpy integer
+name as a Python int, without a word).
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ from tssdpa.estimators.labels import NUMPY_DTYPES, decode_label, encode_label, s
 __all__ = ["loaded_output", "path_like", "predicted", "record_output", "saved_output"]
 
 ATTRIBUTE = "_pandas_output_"
-#: how saved_output names the index where it would not come back (its advice is the index's)
+#: how saved_output names the index / the columns where they would not come back (the
+#: advice of each is its own)
 _INDEX_DIFFERS = "the fitted series' index"
+_COLUMNS_DIFFER = "the column labels"
 
 
 def record_output(estimator, series) -> None:
@@ -162,19 +165,26 @@ def saved_output(estimator) -> dict | None:
             saved["columns_names"] = names
         else:
             saved["columns_name"] = names[0]
-        if columns.dtype.kind in "biuf":  # uint8 labels are not pandas' default int64
-            saved["columns_dtype"] = columns.dtype.name
-        if columns.dtype.kind in "mM":  # times: their resolution, which labels do not carry
-            saved["columns_unit"] = columns.unit
+        # numpy's dtypes only: a nullable Int64 one ("Int64" is no numpy name) made the
+        # file unreadable, and save blamed the index's time zone; refused below, by name
+        if isinstance(columns.dtype, np.dtype) and columns.dtype.kind in "biuf":
+            saved["columns_dtype"] = columns.dtype.name  # uint8 labels: not the default int64
+        if isinstance(columns, (pd.DatetimeIndex, pd.TimedeltaIndex)):  # their resolution,
+            saved["columns_unit"] = columns.unit  # which the labels do not carry
     try:  # as load reads it: the labels are, an index's time zone may not be
         differs = _difference(spec, loaded_output(saved, "pandas_output", None))
     except ValueError:
         differs = f"{_INDEX_DIFFERS} (time zone {ix.get('tz')!r})"
     if differs:
-        zone = ("; a time zone known by no name: convert the index, e.g. tz_convert('UTC')"
-                if differs.startswith(_INDEX_DIFFERS) else "")  # fmt: skip
+        if differs.startswith(_INDEX_DIFFERS):
+            advice = "; a time zone known by no name: convert the index, e.g. tz_convert('UTC')"
+        elif differs.startswith(_COLUMNS_DIFFER):  # a categorical or nullable dtype
+            advice = ("; give the columns a numpy dtype or text, e.g. df.columns = "
+                      "df.columns.astype(str), and fit again")  # fmt: skip
+        else:
+            advice = ""
         raise ValueError(f"cannot save {differs}: it would not come back from the file as it "
-                         f"is, and the loaded model's predict would differ{zone}")  # fmt: skip
+                         f"is, and the loaded model's predict would differ{advice}")  # fmt: skip
     return saved
 
 
@@ -192,7 +202,7 @@ def _difference(spec: dict, back: dict) -> str | None:
         if not (multi[0] == multi[1] and a.dtype == b.dtype and len(a) == len(b)
                 and all(map(same_label, a, b))
                 and all(map(same_label, a.names, b.names))):  # fmt: skip
-            return f"the column labels {a!r:.200}"
+            return f"{_COLUMNS_DIFFER} {a!r:.200}"
     ia, ib = _future(pd, spec["index"], 3), _future(pd, back["index"], 3)
     if not (type(ia) is type(ib) and ia.equals(ib) and same_label(ia.name, ib.name)
             and str(getattr(ia, "tz", None)) == str(getattr(ib, "tz", None))):  # fmt: skip
