@@ -223,3 +223,18 @@ def test_ets_tries_a_seasonal_model_only_where_two_seasons_fit_in_the_training_p
     rows, _ = evaluate_forecaster(get_method("ets", "forecast"), task, budget=8)
     assert all(np.isfinite(r["mse"]) and r["n_configs"] == 3 for r in rows)
     assert len(get_method("ets", "forecast").grid({**task.ctx, "n_train": 96})) == 5
+
+
+def test_seasonal_naive_with_a_period_longer_than_the_task_history_scores_every_origin():
+    # the task's history (the IMU's lookback + 1000) was given whatever the period: a season
+    # longer than it (periods are searched up to half the training part) left the first
+    # period's origins of every block without a value one period earlier, and the MSE NaN
+    t = np.arange(3000)
+    y = np.sin(2 * np.pi * t / 120)[:, None]
+    task = ForecastTask(
+        "long_season", y, Split(1800, 2400, 3000, context=16), (1, 5), 16, 0, period=120,
+        history=40,
+    )  # fmt: skip
+    rows, _ = evaluate_forecaster(get_method("seasonal_naive", "forecast"), task)
+    assert [r["n_origins"] for r in rows] == [600, 596]  # every test origin of h = 1, 5
+    np.testing.assert_allclose([r["mse"] for r in rows], 0.0, atol=1e-20)

@@ -7,9 +7,11 @@ from tssdpa import data as D
 from tssdpa.data.tasks import (
     DATASETS,
     DEFAULT_DATASETS,
+    TableSeries,
     denoise_tasks,
     estimate_period,
     forecast_tasks,
+    season_search_limit,
     zscore,
 )
 
@@ -56,10 +58,45 @@ def test_estimate_period_finds_no_season_in_red_noise_and_the_season_under_it():
     walks = [np.cumsum(np.random.default_rng(s).standard_normal(n)) for s in range(5)
              for n in (180, 1800)]  # fmt: skip
     assert [estimate_period(w, max_period=64) for w in walks] == [None] * 10
+    # nor searched up to half the series (forecast_tasks' band), one channel or several
+    assert [estimate_period(w, max_period=season_search_limit(len(w))) for w in walks] == [
+        None
+    ] * 10
+    pairs = [np.c_[w, w[::-1]] for w in walks]
+    assert [estimate_period(p, max_period=season_search_limit(len(p))) for p in pairs] == [
+        None
+    ] * 10
     t = np.arange(1800)
     for s in range(3):  # a daily season under the same kind of walk is still found
         walk = 0.2 * np.cumsum(np.random.default_rng(s).standard_normal(1800))
         assert estimate_period(np.sin(2 * np.pi * t / 24) + walk, max_period=64) == 24
+
+
+def _hourly(n: int, seed: int = 0, noise: float = 0.3) -> np.ndarray:
+    """A 24-sample season under white noise."""
+    t = np.arange(n)
+    return np.sin(2 * np.pi * t / 24) + noise * np.random.default_rng(seed).standard_normal(n)
+
+
+def test_the_period_is_that_of_any_channel_with_a_season_not_of_the_last_channel_alone():
+    # the last channel alone was searched: a file whose last channel is noise got no season,
+    # though another had a clear daily one
+    rng = np.random.default_rng(1)
+    y = np.c_[_hourly(1200), rng.standard_normal(1200), rng.standard_normal(1200)]
+    assert estimate_period(y, max_period=64) == 24
+    assert estimate_period(y[:, ::-1], max_period=64) == 24
+    [t] = forecast_tasks(TableSeries("mine", y, ("a", "b", "c"), "sha256:0"), seeds=(0,))
+    assert t.period == 24
+
+
+def test_a_300_row_hourly_file_finds_its_24_hour_season_past_a_shorter_lookback():
+    # periods were searched up to the lookback only (22 for a 300-row file): the daily
+    # season of 24 samples could not be found; the training part (180 rows) holds 7 of it
+    y = _hourly(300, noise=0.2)[:, None]
+    series = TableSeries("hourly", y, ("load",), "sha256:0")
+    for lookback in (None, 16):
+        [t] = forecast_tasks(series, seeds=(0,), lookback=lookback)
+        assert t.lookback < 24 and t.period == 24
 
 
 def test_denoise_tasks_are_seeded_and_split():

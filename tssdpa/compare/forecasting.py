@@ -130,11 +130,18 @@ def _horizon_scores(se, ae, origins, last_origin_for_h, h, known, mode="path"):
 
 
 def _history(spec: MethodSpec, task: ForecastTask, est) -> int | None:
-    """The history given with each block of origins: the task's, or less where ``spec``
-    needs less (:class:`~tssdpa.compare.registry.MethodSpec` ``history``, raised to what
-    the fitted ``est`` reads from one origin where that is longer)."""
+    """The history given with each block of origins: the task's (raised to what the fitted
+    ``est`` reads from one origin where that is longer), or less where ``spec`` needs less
+    (:class:`~tssdpa.compare.registry.MethodSpec` ``history``, raised to what ``est`` reads
+    from one origin where that is longer)."""
     if spec.history is None:
-        return task.history
+        # never less than one origin reads: a seasonal naive period beyond the IMU's history
+        # of 1064 samples (periods are searched up to half the training part) left the first
+        # period's origins of every block without a value one period earlier (NaN forecasts)
+        reads = getattr(est, "_predict_context", lambda: None)()  # None: it does not say
+        if task.history is None or reads is None:
+            return task.history
+        return max(task.history, int(reads))
     need = max(spec.history, int(est._predict_context()))
     return need if task.history is None else min(need, task.history)
 

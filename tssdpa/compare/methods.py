@@ -36,6 +36,7 @@ from tssdpa.baselines import (
     WienerFIRFilter,
 )
 from tssdpa.compare.registry import MethodSpec, register
+from tssdpa.data.tasks import season_search_limit
 from tssdpa.filters import (
     ProjectionFilter,
     ProjectionForecaster,
@@ -161,7 +162,8 @@ def _no_season(c):
     if not c.get("period"):
         return (
             "no season in its training part (no periodogram peak of 2 to "
-            f"{c.get('lookback')} samples above red noise), so no seasonal naive forecast"
+            f"{season_search_limit(c.get('n_train', 0))} samples above red noise in any "
+            "channel), so no seasonal naive forecast"
         )
     return None
 

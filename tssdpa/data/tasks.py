@@ -29,6 +29,7 @@ __all__ = [
     "forecast_tasks",
     "zscore",
     "estimate_period",
+    "season_search_limit",
 ]
 
 SYNTHETIC = tuple(SIGNALS)
@@ -132,6 +133,13 @@ class ForecastTask:
         }
 
 
+def season_search_limit(n_train: int) -> int:
+    """The longest period :func:`forecast_tasks` searches a training part of ``n_train``
+    samples for: one of which two full cycles fit there. (It searched up to the lookback: a
+    300-row hourly file, lookback 22, could not find its 24-hour season.)"""
+    return max(2, int(n_train) // 2)
+
+
 def estimate_period(x: np.ndarray, max_period: int, alpha: float = 0.05) -> int | None:
     """Dominant period (samples) of the training series from its periodogram, or None where
     no period of 2 to ``max_period`` samples stands out.
@@ -143,26 +151,54 @@ def estimate_period(x: np.ndarray, max_period: int, alpha: float = 0.05) -> int 
     the lowest frequency, so its highest peak in the band was the band's edge, the lookback,
     and the seasonal naive forecaster copied values from a lookback ago (a 300-row random
     walk: MSE 1.15 where the naive one's was 0.05).
+
+    ``x`` (T,) or (T, C): each channel is tested on its own (Bonferroni over the channels
+    too), and the period is that of the channel whose peak stands highest above its
+    threshold (the last channel alone was tested: a file whose last channel had no season
+    got none, whatever its other channels had). The peak's frequency bin is refined to the
+    whole period of highest power between its neighbour bins (a 24-sample season in 180
+    samples lies between the bins of 22.5 and 25.7 samples).
     """
+    x = np.asarray(x, dtype=np.float64)
+    x = x[:, None] if x.ndim == 1 else x
+    if x.ndim != 2:
+        raise ValueError(f"x must be (T,) or (T, C); got shape {x.shape}")
+    best, best_excess = None, 1.0
+    for col in x.T:
+        found = _channel_period(col[np.isfinite(col)], max_period, alpha / x.shape[1])
+        if found is not None and found[1] > best_excess:
+            best, best_excess = found
+    return best
+
+
+def _channel_period(x: np.ndarray, max_period: int, alpha: float):
+    """(period, peak power over its threshold) of one channel's finite values, or None: the
+    test of :func:`estimate_period`."""
     from scipy.signal import periodogram
 
-    x = np.asarray(x, dtype=np.float64)
-    x = x[np.isfinite(x)]
     if len(x) < 16:
         return None
     f, p = periodogram(x - x.mean(), detrend="linear")
-    ok = (f > 0) & (1.0 / np.maximum(f, 1e-12) <= max_period) & (1.0 / np.maximum(f, 1e-12) >= 2)
+    periods = 1.0 / np.maximum(f, 1e-12)
+    ok = (f > 0) & (periods <= max_period) & (periods >= 2)
     if not ok.any():
         return None
     k = np.flatnonzero(ok)[np.argmax(p[ok])]
-    d = x - np.polyval(np.polyfit(np.arange(len(x)), x, 1), np.arange(len(x)))
+    t = np.arange(len(x))
+    d = x - np.polyval(np.polyfit(t, x, 1), t)
     r = float(np.clip(d[1:] @ d[:-1] / max(d @ d, 1e-300), -0.99, 0.99))
     red = (1 - r * r) / (1 - 2 * r * np.cos(2 * np.pi * f) + r * r)
     red *= p[1:].mean() / red[1:].mean()
-    if not p[k] > red[k] * np.log(ok.sum() / alpha):
+    excess = p[k] / (red[k] * np.log(ok.sum() / alpha))
+    if not excess > 1:
         return None
-    per = int(round(1.0 / f[k]))
-    return per if per >= 2 else None
+    # whole periods between the neighbour bins, scored by the detrended series' power there
+    lo = max(2, int(np.ceil(periods[k + 1])) if k + 1 < len(f) else 2)
+    hi = min(int(max_period), int(np.floor(periods[k - 1])))
+    # (at most 64 of them: at the lowest bins of a long series there are thousands)
+    whole = np.unique(np.linspace(lo, max(lo, hi), 64).round().astype(int))
+    power = np.abs(np.exp(-2j * np.pi * np.outer(1.0 / whole, t)) @ d)
+    return int(whole[np.argmax(power)]), float(excess)
 
 
 def zscore(y: np.ndarray, n_train: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -386,7 +422,7 @@ def forecast_tasks(
         y, _, _ = zscore(x, sp.train)
         sp = Split(sp.train, sp.val, sp.test, context=lb)
         if period is None:
-            period = estimate_period(y[: sp.train, -1], max_period=lb)
+            period = estimate_period(y[: sp.train], max_period=season_search_limit(sp.train))
         seeded = named in SYNTHETIC
         metric = "path" if named in ETT_NAMES else "step"
         tasks.append(
