@@ -452,3 +452,35 @@ def test_a_resumed_run_saves_its_traces_for_the_seed_of_the_truth_already_there(
                 for d in ("a", "b"))  # fmt: skip
         for key in b.files:
             np.testing.assert_array_equal(a[key], b[key])
+
+
+def test_an_explicit_trace_seed_is_never_saved_beside_the_truth_of_another_seed(tmp_path):
+    # the truth is saved once per (dataset, setting): a resumed run given trace_seed=1 saved
+    # seed 1's traces beside seed 0's truth and traces, one plot of two realisations
+    tasks = denoise_tasks("ar2", seeds=(0, 1), settings=[("gaussian", 10.0)], n=300)
+    run_tasks(tasks, methods=["moving_average"], out=tmp_path, progress=False)
+    before = (tmp_path / "results.csv").read_bytes()
+    with pytest.raises(ValueError, match=r"^trace_seed: .* truth of seed 0 .* trace_seed=0"):
+        run_tasks(tasks, methods=["median"], out=tmp_path, progress=False, trace_seed=1)
+    assert not (tmp_path / "traces" / "ar2__gaussian@10dB__median.npz").exists()
+    assert (tmp_path / "results.csv").read_bytes() == before
+    run_tasks(tasks, methods=["median"], out=tmp_path, progress=False, trace_seed=0)
+    assert (tmp_path / "traces" / "ar2__gaussian@10dB__median.npz").exists()
+    # in a folder of its own, the truth and every trace are those of the seed given
+    run_tasks(tasks, methods=["median"], out=tmp_path / "one", progress=False, trace_seed=1)
+    run_tasks(tasks[1:], methods=["median"], out=tmp_path / "alone", progress=False)
+    for name in ("truth", "median"):
+        a, b = (np.load(tmp_path / d / "traces" / f"ar2__gaussian@10dB__{name}.npz")
+                for d in ("one", "alone"))  # fmt: skip
+        for key in b.files:
+            np.testing.assert_array_equal(a[key], b[key])
+
+
+def test_a_trace_seed_not_among_the_seeds_run_is_refused(tmp_path):
+    # no trace was saved and no trace plot drawn, unsaid
+    tasks = denoise_tasks("ar2", seeds=(0, 1), settings=[("gaussian", 10.0)], n=300)
+    with pytest.raises(ValueError, match=r"^trace_seed: 2 is not among this run's seeds \[0, 1\]"):
+        run_tasks(tasks, methods=["median"], out=tmp_path, progress=False, trace_seed=2)
+    with pytest.raises(TypeError, match="trace_seed"):
+        run_tasks(tasks, methods=["median"], out=tmp_path, progress=False, trace_seed=1.0)
+    assert not (tmp_path / "results.csv").exists()

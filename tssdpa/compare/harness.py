@@ -32,6 +32,7 @@ from tssdpa.compare.registry import DEFAULT_BUDGET, available_methods, get_metho
 from tssdpa.compare.results_file import (
     ResumeError,
     append_csv,
+    check_trace_seed,
     drop_partial_row,
     log_note,
     read_results,
@@ -85,8 +86,11 @@ def run_tasks(
     progress : bool
         Show a progress bar.
     trace_seed, trace_settings
-        Denoised traces and forecast paths are saved for this seed (default: each dataset's
-        first) and these settings only.
+        Denoised traces and forecast paths are saved for this seed (default: the seed of the
+        traces already in ``out``, else each dataset's first) and these settings only. A
+        ``trace_seed`` not among the tasks' seeds, or other than that of the traces already
+        in ``out``, is refused (ValueError): one plot would set two seeds' series side by
+        side.
     log : callable, optional
         Receives one message per failed cell.
 
@@ -106,6 +110,8 @@ def run_tasks(
         # non-iterable NoneType object", "Sample larger than population"...
         budget = check_int(budget, "budget")
     out = Path(out) if out is not None else None
+    if trace_seed is not None:
+        trace_seed = check_trace_seed(trace_seed, tasks, out, trace_settings)
     done, old = {}, None
     if out is not None:
         old = read_results(out)

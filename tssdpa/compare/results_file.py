@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tssdpa.checks import check_int
 from tssdpa.compare.common import safe_name
 from tssdpa.data.tasks import DenoiseTask, ForecastTask
 from tssdpa.files import replacing
@@ -20,6 +21,7 @@ from tssdpa.files import replacing
 __all__ = [
     "ResumeError",
     "append_csv",
+    "check_trace_seed",
     "drop_partial_row",
     "log_note",
     "read_results",
@@ -147,6 +149,32 @@ def stored_trace_seed(out: Path, task) -> int | None:
         return None
     with np.load(base) as f:
         return int(f["seed"]) if "seed" in f.files else 0
+
+
+def check_trace_seed(trace_seed, tasks: list, out, settings) -> int:
+    """A caller's ``trace_seed``, refused (ValueError naming it) where it is not among the
+    seeds of ``tasks`` (no trace would be saved) or where ``out`` holds the saved truth of
+    one of their (dataset, setting) among ``settings`` for another seed: the truth is saved
+    once per (dataset, setting), so this seed's traces were saved beside another seed's
+    truth and traces, and one plot set two realisations of the series side by side."""
+    trace_seed = check_int(trace_seed, "trace_seed", minimum=0)
+    seeds = sorted({int(t.seed) for t in tasks})
+    if seeds and trace_seed not in seeds:
+        raise ValueError(
+            f"trace_seed: {trace_seed} is not among this run's seeds {seeds}, so no trace "
+            "would be saved; give one of them"
+        )
+    for task in tasks if out is not None else ():
+        if task.shareable and task.setting in settings:
+            stored = stored_trace_seed(Path(out), task)
+            if stored is not None and stored != trace_seed:
+                raise ValueError(
+                    f"trace_seed: {out} holds the truth of seed {stored} for {task.dataset} "
+                    f"{task.setting}, and the traces of seed {trace_seed} would be saved "
+                    f"beside it; give trace_seed={stored} or none (the stored seed is then "
+                    "used), or use another output folder"
+                )
+    return trace_seed
 
 
 def save_trace(out: Path, task: DenoiseTask, name: str, trace: np.ndarray):
