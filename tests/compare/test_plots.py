@@ -98,3 +98,17 @@ def test_the_traces_drawn_are_the_best_by_the_tables_means():
         "y",
         "z",
     ]
+
+
+def test_forecast_paths_are_titled_with_the_seed_of_the_saved_truth(figures, tmp_path):
+    # the title said seed 0 whatever seed the paths were saved for
+    d = tmp_path / "curves"
+    d.mkdir()
+    truth = dict(history=np.zeros((30, 1)), future=np.ones((10, 1)), origin=29)
+    np.savez(d / "d__s__truth.npz", **truth, seed=2)
+    np.savez(d / "d__s__alpha__path.npz", path=np.full((10, 1), 0.5))
+    assert plots.plot_forecasts(tmp_path, _frame(), "d", "s", tmp_path / "p.png")
+    assert figures[0].axes[0].get_title().endswith("(seed 2)")
+    np.savez(d / "d__s__truth.npz", **truth)  # written before the seed was stored: seed 0
+    assert plots.plot_forecasts(tmp_path, _frame(), "d", "s", tmp_path / "p.png")
+    assert figures[1].axes[0].get_title().endswith("(seed 0)")

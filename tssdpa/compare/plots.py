@@ -165,7 +165,10 @@ def plot_forecasts(
     ax.axvline(0.5, color="0.6", lw=0.8)
     ax.set_xlabel("steps from the forecast origin")
     ax.set_ylabel("value (z-scored, training statistics)")
-    ax.set_title(f"{dataset} ({setting}): forecast from one test origin (seed 0)")
+    # the truth's seed (0 in a folder written before it was stored): a run whose traces were
+    # of seed 1 was titled seed 0
+    seed = int(t["seed"]) if "seed" in t.files else 0
+    ax.set_title(f"{dataset} ({setting}): forecast from one test origin (seed {seed})")
     ax.legend(fontsize=7, ncol=3)
     return _save(fig, dest)
 
