@@ -388,7 +388,11 @@ def forecast_tasks(
     statistics, lookback 336, horizons 96/192/336/720, metrics on the scaled data averaged over
     steps 1..h; ``features`` ``"M"`` (all seven channels) or ``"S"`` (``OT`` only). Other series
     are z-scored with their training statistics, synthetic ones get a fresh realisation per
-    seed, and the error is the h-step-ahead error (step h only).
+    seed, and the error is the h-step-ahead error (step h only). A series without a known
+    season (ETT's daily one, sunspots' 11 years) gets the one :func:`estimate_period` finds
+    in the training part, in any channel, among periods of 2 to
+    :func:`season_search_limit` samples (None where none stands above red noise): the
+    ``period`` of the seasonal naive and seasonal ETS forecasters.
     """
     if features not in ("M", "S"):
         raise ValueError(f"features must be 'M' or 'S'; got {features!r}")
