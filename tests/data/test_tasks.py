@@ -1,5 +1,7 @@
 """Benchmark tasks and their splits: what the harness and the Lightning datamodules share."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -87,6 +89,17 @@ def test_the_period_is_that_of_any_channel_with_a_season_not_of_the_last_channel
     assert estimate_period(y[:, ::-1], max_period=64) == 24
     [t] = forecast_tasks(TableSeries("mine", y, ("a", "b", "c"), "sha256:0"), seeds=(0,))
     assert t.period == 24
+
+
+def test_a_constant_or_empty_channel_adds_no_season_and_no_warning():
+    # a constant channel's peak was tested as 0 / 0 (a RuntimeWarning)
+    y = np.c_[np.ones(600), np.full(600, np.nan), _hourly(600)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert estimate_period(y, max_period=64) == 24
+        assert estimate_period(y[:, :2], max_period=64) is None
+    with pytest.raises(ValueError, match=r"^x must be \(T,\) or \(T, C\)"):
+        estimate_period(y[:, :, None], max_period=64)
 
 
 def test_a_300_row_hourly_file_finds_its_24_hour_season_past_a_shorter_lookback():

@@ -189,9 +189,10 @@ def _channel_period(x: np.ndarray, max_period: int, alpha: float):
     r = float(np.clip(d[1:] @ d[:-1] / max(d @ d, 1e-300), -0.99, 0.99))
     red = (1 - r * r) / (1 - 2 * r * np.cos(2 * np.pi * f) + r * r)
     red *= p[1:].mean() / red[1:].mean()
-    excess = p[k] / (red[k] * np.log(ok.sum() / alpha))
-    if not excess > 1:
+    threshold = red[k] * np.log(ok.sum() / alpha)
+    if not p[k] > threshold:  # (a constant channel: no power, and no 0 / 0 either)
         return None
+    excess = p[k] / threshold
     # whole periods between the neighbour bins, scored by the detrended series' power there
     lo = max(2, int(np.ceil(periods[k + 1])) if k + 1 < len(f) else 2)
     hi = min(int(max_period), int(np.floor(periods[k - 1])))
