@@ -437,6 +437,14 @@ def test_traces_and_paths_are_saved_for_a_run_without_seed_0(tmp_path):
     assert {"denoise_ar2_trace.png", "forecast_ar2_univariate_paths.png"} <= names
 
 
+def _assert_same_traces(a_dir, b_dir, names):
+    """The ar2 gaussian@10dB traces ``names`` saved in the two run folders are equal."""
+    for name in names:
+        a, b = (np.load(d / "traces" / f"ar2__gaussian@10dB__{name}.npz") for d in (a_dir, b_dir))
+        for key in b.files:
+            np.testing.assert_array_equal(a[key], b[key])
+
+
 def test_a_resumed_run_saves_its_traces_for_the_seed_of_the_truth_already_there(tmp_path):
     # after a run on seed 1, one resumed with seeds 0 and 1 saved the new method's trace for
     # seed 0 beside seed 1's truth and traces: one plot mixed two realisations of the series
@@ -447,11 +455,7 @@ def test_a_resumed_run_saves_its_traces_for_the_seed_of_the_truth_already_there(
               methods=["moving_average", "median"], out=tmp_path / "a", progress=False)  # fmt: skip
     run_tasks(denoise_tasks("ar2", seeds=(1,), settings=settings, n=300),
               methods=["median"], out=tmp_path / "b", progress=False)  # fmt: skip
-    for name in ("truth", "median"):
-        a, b = (np.load(tmp_path / d / "traces" / f"ar2__gaussian@10dB__{name}.npz")
-                for d in ("a", "b"))  # fmt: skip
-        for key in b.files:
-            np.testing.assert_array_equal(a[key], b[key])
+    _assert_same_traces(tmp_path / "a", tmp_path / "b", ("truth", "median"))
 
 
 def test_an_explicit_trace_seed_is_never_saved_beside_the_truth_of_another_seed(tmp_path):
@@ -469,11 +473,7 @@ def test_an_explicit_trace_seed_is_never_saved_beside_the_truth_of_another_seed(
     # in a folder of its own, the truth and every trace are those of the seed given
     run_tasks(tasks, methods=["median"], out=tmp_path / "one", progress=False, trace_seed=1)
     run_tasks(tasks[1:], methods=["median"], out=tmp_path / "alone", progress=False)
-    for name in ("truth", "median"):
-        a, b = (np.load(tmp_path / d / "traces" / f"ar2__gaussian@10dB__{name}.npz")
-                for d in ("one", "alone"))  # fmt: skip
-        for key in b.files:
-            np.testing.assert_array_equal(a[key], b[key])
+    _assert_same_traces(tmp_path / "one", tmp_path / "alone", ("truth", "median"))
 
 
 def test_a_trace_seed_not_among_the_seeds_run_is_refused(tmp_path):
