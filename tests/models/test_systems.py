@@ -179,6 +179,12 @@ def test_a_normalize_given_to_the_system_is_kept_by_the_ridge_start():
         )
 
 
+def test_a_normalize_the_system_does_not_know_is_refused_listing_none_among_the_choices():
+    # the net's own message listed 'none' and 'last' only, while the system also takes None
+    with pytest.raises(ValueError, match=r"^normalize must be one of \(None, 'last', 'none'\)"):
+        ForecastingSystem(40, 8, 2, patch_len=8, d_model=8, normalize="mean")
+
+
 def test_ridge_init_chooses_the_penalty_of_each_step_on_its_own_validation_error():
     from tssdpa.baselines import DLinearForecaster
 

@@ -207,6 +207,7 @@ class ForecastingSystem(_SystemBase):
     ):  # fmt: skip
         super().__init__(lr, weight_decay)
         check_choice(linear_init, "linear_init", ("none", "ridge"))
+        check_choice(normalize, "normalize", (None, "last", "none"))  # the net's has no None
         check_positive(linear_lr_scale, "linear_lr_scale", allow_zero=True)
         self.save_hyperparameters()
         self.linear_init, self.linear_lr_scale = linear_init, float(linear_lr_scale)
