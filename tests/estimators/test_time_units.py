@@ -316,3 +316,13 @@ def test_timestamps_beside_an_index_with_a_missing_time_name_the_row_that_differ
     f = ProjectionFilter(window=None, tau=1.0, min_step=0.01, embedding=1, degree=0)
     with pytest.raises(ValueError, match=r"x's index disagree \(row 30: .* against nan s"):
         f.fit(s, timestamps=EPOCH_2024 + secs)
+
+
+def test_a_missing_time_in_the_index_is_named_as_the_index_not_as_timestamps():
+    # without timestamps= the message named timestamps, an argument the user had not passed
+    secs, x = _irregular(50)
+    index = pd.Timestamp("2024-01-01") + pd.to_timedelta(secs, "s")
+    s = pd.Series(x, index=index.where(np.arange(50) != 30, pd.NaT))
+    f = ProjectionFilter(window=None, tau=1.0, min_step=0.01, embedding=1, degree=0)
+    with pytest.raises(ValueError, match=r"^x's time index must be finite"):
+        f.fit(s)

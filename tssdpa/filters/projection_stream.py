@@ -75,7 +75,9 @@ def sample_times(filt, meta, timestamps, n, fit: bool = False):
     if t is None:
         raise ValueError("tau is set: pass timestamps= or a series with a DatetimeIndex or "
                          "TimedeltaIndex")  # fmt: skip
-    times = check_sample_times(t, n, min_step=filt.min_step)
+    # named by where they came from: the index's NaT is no fault of a timestamps= not given
+    times = check_sample_times(t, n, "timestamps" if timestamps is not None else "x's time index",
+                               min_step=filt.min_step)  # fmt: skip
     if timestamps is not None and meta.timestamps is not None:
         same_times(times, meta.timestamps, "timestamps", "x's index")
     step = float(np.median(np.diff(times))) if n > 1 else 0.0
