@@ -31,7 +31,7 @@ def test_the_default_fit_gives_the_same_filter_whatever_each_channels_units(caus
     g = ProjectionFilter(causal=causal, max_fit_samples=300).fit(noisy * UNITS)
     np.testing.assert_allclose(g.noise_level_, f.noise_level_ * UNITS, rtol=1e-9)
     # the same setting; sigma in the kernel's units, those of the median channel's spread
-    ratio = np.median(np.std(noisy[:300] * UNITS, axis=0)) / np.median(np.std(noisy[:300], axis=0))
+    ratio = np.median(np.std(noisy * UNITS, axis=0)) / np.median(np.std(noisy, axis=0))
     sigma = pytest.approx(f.best_params_["sigma"] * ratio, rel=1e-9)
     assert g.best_params_ == {**f.best_params_, "sigma": sigma}
     np.testing.assert_allclose(g.filter(noisy * UNITS) / UNITS, f.filter(noisy), atol=1e-9)
@@ -76,7 +76,7 @@ def test_the_scale_is_each_channels_standard_deviation_over_their_median():
     _, noisy = _lorenz()
     x = noisy * UNITS
     f = ProjectionFilter(window=8, embedding=1, degree=0, max_fit_samples=500).fit(x)
-    spread = np.std(x[:500], axis=0)  # over the fit block
+    spread = np.std(x, axis=0)  # over every sample fitted, not the block of 500 alone
     np.testing.assert_allclose(f.channel_scale_, spread / np.median(spread), rtol=1e-12)
     one = ProjectionFilter(window=8, embedding=1, degree=0).fit(noisy[:, 0] * 1e3)
     np.testing.assert_array_equal(one.channel_scale_, [1.0])  # one channel keeps its units
@@ -86,6 +86,18 @@ def test_the_scale_is_each_channels_standard_deviation_over_their_median():
     spreads_2_and_4 = np.column_stack([[-2.0, 2.0], [-4.0, 4.0]])
     np.testing.assert_allclose(fitted_channel_scale("std", spreads_2_and_4), [2 / 3, 4 / 3])
     assert np.all(fitted_channel_scale(None, spreads_2_and_4) == 1.0)
+
+
+def test_a_channel_still_through_the_fit_block_is_scaled_by_its_spread_over_the_whole_series():
+    # the fusion IMU's gyroscope Z axis: still through the first half of the training part
+    # (the fit block), moving in the second; scaled by the block's spread, mostly noise, its
+    # noise was magnified 12x and drove every kernel distance
+    rng = np.random.default_rng(0)
+    t = np.arange(2000)
+    moving = np.where(t < 1000, 0.0, np.sin(t / 15.0))
+    x = np.column_stack([np.sin(t / 20.0), moving]) + 0.05 * rng.normal(size=(2000, 2))
+    f = ProjectionFilter(window=8, embedding=1, degree=0, max_fit_samples=1000).fit(x)
+    np.testing.assert_allclose(f.channel_scale_, fitted_channel_scale("std", x), rtol=1e-12)
 
 
 def test_a_glitch_does_not_shrink_its_channels_share_of_the_distances():
