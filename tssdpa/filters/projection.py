@@ -341,13 +341,8 @@ class ProjectionFilter(
                              f"{block.stop - 1} (beside a reading of x), the held-out last "
                              f"holdout={self.holdout} of the samples the fit scores")  # fmt: skip
         noise, heavy = fitting.fit_noise_level(self, xs)
-        # the units are the whole series' (the block's glitches missing as in xs): the block
-        # caps the cost of scoring, and its first samples need not show every channel moving;
-        # a gyroscope axis still through the first 4,000 of the fusion IMU's 8,056 training
-        # samples had a spread there of 0.07 of its own, mostly noise, and that noise, scaled
-        # up 3-12x, then drove every distance (causal impulsive 10 dB: 18.5 -> 11.6 dB)
-        whole = np.concatenate([x2[: block.start], xs, x2[block.stop :]])
-        self.channel_scale_ = fitted_channel_scale(self.channel_scale, whole)
+        whole = np.concatenate([x2[: block.start], xs, x2[block.stop :]])  # not the block's:
+        self.channel_scale_ = fitted_channel_scale(self.channel_scale, whole)  # see its module
         xs, tgt_s = self._to_units(xs), (None if tgt is None else self._to_units(tgt[block]))
         # the settings do not depend on the level, but SURE's probe (1e-4 of the noise) is lost
         # to rounding on a large one (a unit signal on 1e12): score the series less its median
@@ -455,8 +450,7 @@ class ProjectionFilter(
 
         Inputs ``x`` (T, C) float32 and ``state``; outputs ``y`` and ``next_state``; the
         empty state is :func:`tssdpa.export.onnx_initial_state`. Causal filters only; needs
-        ``tssdpa[deploy]``. The same as :func:`tssdpa.export.to_onnx` (``docs/deploy.md``).
-        """
+        ``tssdpa[deploy]``. The same as :func:`tssdpa.export.to_onnx` (``docs/deploy.md``)."""
         from tssdpa.filters.onnx_export import to_onnx
 
         return to_onnx(self, path, n_channels=n_channels, opset=opset)
