@@ -307,22 +307,24 @@ def test_a_pandas_step_sample_carries_its_time_and_a_disagreeing_timestamp_is_re
         f.step(df.iloc[[1]], rows, timestamp=EPOCH_2024)
 
 
-def test_timestamps_beside_an_index_with_a_missing_time_name_the_row_that_differs():
-    # a NaT in the index made the tolerance NaN: every row "disagreed", and the error named
-    # row 0, whose times were the same
+def _series_missing_time_30():
+    """Irregular seconds, a series on them whose index is NaT at row 30, and a filter with tau."""
     secs, x = _irregular(50)
     index = pd.Timestamp("2024-01-01") + pd.to_timedelta(secs, "s")
     s = pd.Series(x, index=index.where(np.arange(50) != 30, pd.NaT))
-    f = ProjectionFilter(window=None, tau=1.0, min_step=0.01, embedding=1, degree=0)
+    return secs, s, ProjectionFilter(window=None, tau=1.0, min_step=0.01, embedding=1, degree=0)
+
+
+def test_timestamps_beside_an_index_with_a_missing_time_name_the_row_that_differs():
+    # a NaT in the index made the tolerance NaN: every row "disagreed", and the error named
+    # row 0, whose times were the same
+    secs, s, f = _series_missing_time_30()
     with pytest.raises(ValueError, match=r"x's index disagree \(row 30: .* against nan s"):
         f.fit(s, timestamps=EPOCH_2024 + secs)
 
 
 def test_a_missing_time_in_the_index_is_named_as_the_index_not_as_timestamps():
     # without timestamps= the message named timestamps, an argument the user had not passed
-    secs, x = _irregular(50)
-    index = pd.Timestamp("2024-01-01") + pd.to_timedelta(secs, "s")
-    s = pd.Series(x, index=index.where(np.arange(50) != 30, pd.NaT))
-    f = ProjectionFilter(window=None, tau=1.0, min_step=0.01, embedding=1, degree=0)
+    secs, s, f = _series_missing_time_30()
     with pytest.raises(ValueError, match=r"^x's time index must be finite"):
         f.fit(s)
