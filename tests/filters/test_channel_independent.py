@@ -462,3 +462,79 @@ def test_the_cli_says_a_causal_filter_takes_a_channel_alone_only_beyond_the_tie(
     err = capsys.readouterr().err
     assert "alone, each with its own fit" in err
     assert "lower than the joint fit's by more than 10%)" in err
+
+
+BLOCK = 300  # max_fit_samples of the long series below: a third of it is the fit block
+LONG = {"window": [4, 16, 64], "embedding": [1], "degree": [0], "max_fit_samples": BLOCK}
+
+
+def _still_then_moving(seed=0, n=3 * BLOCK):
+    """A channel still through the fit block, then moving as the other, a square wave: the
+    fusion IMU's gyroscope Z, still in the first 4,000 samples and turning after them."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    square = np.sign(np.sin(2 * np.pi * t / 23))
+    clean = np.column_stack([np.where(t < BLOCK, 0.0, square), square])
+    return clean, clean + 0.3 * rng.normal(size=clean.shape)
+
+
+@pytest.mark.parametrize("with_target", [False, True])
+def test_a_causal_fit_of_a_long_series_chooses_on_the_rows_after_its_fit_block(with_target):
+    # alone, the still channel's filter averages its window flat and wins the fit block; on
+    # the rows after it that filter lags every step of the wave, and the joint one does not
+    clean, x = _still_then_moving()
+    target = clean if with_target else None
+    f = ProjectionFilter(**LONG).fit(x, target=target)
+    t = f.channel_choice_
+    assert t["alone"][0] < (1 - CAUSAL_TIE) * t["joint"][0]  # the fit block: alone
+    assert t["chosen"][0] == "joint"
+    after = slice(BLOCK, None)
+    alone = ProjectionFilter(**LONG, channel_independent=True).fit(x, target=target)
+    assert _mse(f.filter(x)[after, 0], clean[after, 0]) < _mse(
+        alone.filter(x)[after, 0], clean[after, 0]
+    )
+    assert t["held_out_alone"][0] > t["held_out_joint"][0]  # as the rows after it say
+    # the same series ending with its fit block has no other rows: chosen on the block
+    g = ProjectionFilter(**LONG).fit(x[:BLOCK], target=None if target is None else target[:BLOCK])
+    assert "held_out_joint" not in g.channel_choice_ and g.channel_choice_["chosen"][0] == "alone"
+
+
+def test_the_held_out_rows_are_scored_by_the_error_against_the_target_over_the_inputs():
+    clean, x = _still_then_moving()
+    f = ProjectionFilter(**LONG).fit(x, target=clean)
+    t = f.channel_choice_
+    f.channel_models_ = None  # the joint output on every channel
+    alone = ProjectionFilter(**LONG, channel_independent=True).fit(x, target=clean)
+    after = slice(BLOCK, None)
+    noisy = np.mean((x[after] - clean[after]) ** 2, axis=0)
+    for column, y in (("held_out_joint", f.filter(x)), ("held_out_alone", alone.filter(x))):
+        error = np.mean((np.asarray(y)[after] - clean[after]) ** 2, axis=0)
+        np.testing.assert_allclose(t[column], error / noisy, rtol=1e-9)
+
+
+def test_a_channel_known_on_too_few_rows_after_the_fit_block_is_chosen_on_the_block():
+    clean, x = _still_then_moving()
+    x[BLOCK + 60 :, 0] = np.nan  # 60 known rows after the block: under MIN_HELD_OUT of 300
+    assert 60 < channels.MIN_HELD_OUT * BLOCK
+    t = ProjectionFilter(**LONG).fit(x).channel_choice_
+    assert np.isnan(t["held_out_joint"][0]) and np.isnan(t["held_out_alone"][0])
+    assert t["chosen"][0] == "alone"  # the fit block's choice, as before
+    assert np.isfinite(t["held_out_joint"][1]) and np.isfinite(t["held_out_alone"][1])
+
+
+def test_a_verbose_fit_and_the_cli_say_a_long_series_was_chosen_on_the_rows_after_its_block(
+    tmp_path, capsys
+):
+    _, x = _unrelated(n=3 * BLOCK)
+    kw = {"window": [16], "embedding": [1], "degree": [0], "max_fit_samples": BLOCK}
+    f = ProjectionFilter(**kw).fit(x, verbose=True)
+    assert f.channel_choice_["chosen"][0] == "alone"
+    out = capsys.readouterr().out
+    assert "on the rows after the fit block where a channel has enough" in out
+    assert "channel 0: joint " in out and "; after the fit block joint " in out
+    p = tmp_path / "two.csv"
+    pd.DataFrame({"slow": x[:, 0], "fast": x[:, 1]}).to_csv(p, index=False)
+    args = ["filter", str(p), "--method", "projection", "--out", str(tmp_path / "o.csv")]
+    assert main([*args, "--params", json.dumps(kw)]) == 0
+    err = capsys.readouterr().err
+    assert "joint fit's by more than 10% on the rows after the fit block)" in err

@@ -208,9 +208,12 @@ def _report_fit(est, method: str, cols) -> None:
         alone = ", ".join(str(cols[c]) if c < len(cols) else str(c)
                           for c in choice.index[choice["chosen"] == "alone"])  # fmt: skip
         tie = " by more than 10%" if getattr(est, "causal", False) else ""  # CAUSAL_TIE
+        picked = choice[choice["chosen"] == "alone"]  # a causal fit of a longer series:
+        held = picked.get("held_out_joint")  # scored on the rows after its fit block
+        held = " on the rows after the fit block" if held is not None and held.notna().all() else ""
         print(
             f"{method} on {cols}: filters {alone} alone, each with its own fit (its score "
-            f"over the noise variance was lower than the joint fit's{tie})",
+            f"over the noise variance was lower than the joint fit's{tie}{held})",
             file=sys.stderr,
         )
 

@@ -147,10 +147,10 @@ class ProjectionFilter(
         (:mod:`tssdpa.estimators.spikes`) as missing; None, or causal: kept.
     channel_independent : "auto", bool
         Fits of several channels: ``"auto"`` (default) also fits one filter on each
-        channel alone and keeps, channel by channel, the output that scores lower (the
-        joint fit's or the channel's own; SURE, or the error against ``target``, over the
-        channel's noise variance: ``channel_choice_``; a causal fit the channel's own only
-        where lower by more than 10%, ``projection_channels.CAUSAL_TIE``); True: alone only;
+        channel alone and keeps, channel by channel, the output that scores lower (SURE, or
+        the error against ``target``, over the channel's noise variance: ``channel_choice_``;
+        causal: on the rows after the fit block where the series has enough, the channel's
+        own only where lower by over 10%; :mod:`.projection_channels`); True: alone only;
         False, the one joint fit. A causal filter so fitted streams one state
         (:mod:`.channel_streams`); ``recurrent="features"`` is always joint.
 
@@ -176,8 +176,8 @@ class ProjectionFilter(
         channel takes the joint output); None where every channel takes the joint output.
         With ``channel_independent=True`` the joint settings are not fitted and
         ``best_params_`` / ``cv_results_`` are the channels' (a list; a ``channel`` column).
-    channel_choice_ : pandas.DataFrame or None, per channel the ``joint`` and ``alone``
-        scores and the one ``chosen`` (``channel_independent="auto"``, several channels).
+    channel_choice_ : pandas.DataFrame or None, per channel the ``joint`` and ``alone`` scores
+        (causal, after the fit block too: ``held_out_*``) and the one ``chosen`` ("auto").
     channel_scores_ : ndarray (C,) or None, each channel's score, as in
         ``channel_choice_``.
     cv_results_ : pandas.DataFrame, one row per candidate tried: its window, embedding,
