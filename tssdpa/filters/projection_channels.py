@@ -10,7 +10,7 @@ fit the channel's own only where lower by more than :data:`CAUSAL_TIE` of the jo
 kernel less to stream), each score over that channel's noise variance so that the two fits
 compare (:func:`fitted_scores`: SURE without a target, the error against the target with
 one). The scores are of the fit block, whose samples tuned both fits' settings; a causal fit
-of a longer series scores the two on the rows outside it instead, where a channel has enough
+of a longer series scores the two on the rows after it instead, where a channel has enough
 of them (:func:`held_out_scores`). ``True`` fits the channels alone only.
 
 A causal filter so fitted streams as one (:mod:`~tssdpa.filters.channel_streams`: one state,
@@ -169,22 +169,25 @@ def choose_channels(
 
 def held_out_scores(filt, x2, target, times, block: slice, models):
     """``(joint, alone, scored)``, each (C,): the scores of the joint output of the fitted
-    ``filt`` and of each channel's filter of ``models`` on the rows of (T, C) ``x2`` outside
-    the fit ``block``, on which no setting was tuned, and where a channel is known on enough of
-    them (:data:`MIN_HELD_OUT`) to score it; None where none is. Each filter runs over the
-    whole series, as it streams. The scores are those of the fit on its block
-    (:func:`fitted_scores`): the error against ``target`` over the input's, or SURE over the
-    noise variance with the noise level the fit estimated (``noise_level_``; each sample's
-    divergence by its own squared noise in the ``heavy_tails_`` channels) and the divergence
-    of a fresh +-1 probe on those rows.
+    ``filt`` and of each channel's filter of ``models`` on the rows of (T, C) ``x2`` after the
+    fit ``block`` (as many as it holds at most: they bound the cost), on which no setting was
+    tuned, and where a channel is known on enough of them (:data:`MIN_HELD_OUT`) to score it;
+    None where none is. Each filter runs from the block's first row on, as it streams. The
+    scores are those of the fit on its block (:func:`fitted_scores`): the error against
+    ``target`` over the input's, or SURE over the noise variance with the noise level the fit
+    estimated (``noise_level_``; each sample's divergence by its own squared noise in the
+    ``heavy_tails_`` channels) and the divergence of a fresh +-1 probe on those rows.
 
     Scored on its fit block alone a channel's own filter can win by fitting that stretch: the
     fusion IMU's gyroscope Y at impulsive 10 dB scored 0.251 against the joint 0.283 there,
     then 0.221 against 0.186 on the training rows after it and a test RMSE of 0.135 against
     0.053 (docs/filters.md)."""
-    rows = np.ones(len(x2), dtype=bool)
-    rows[block] = False
-    scored = np.isfinite(x2[rows]).sum(axis=0) >= MIN_HELD_OUT * (block.stop - block.start)
+    n = block.stop - block.start
+    span = slice(block.start, min(len(x2), block.stop + n))
+    x2, rows = x2[span], slice(n, None)
+    times = None if times is None else times[span]
+    target = None if target is None else target[span]
+    scored = np.isfinite(x2[rows]).sum(axis=0) >= MIN_HELD_OUT * n
     if not scored.any():
         return None
     # the filters are shift-equivariant: the median off, the probe is not lost to rounding
