@@ -180,7 +180,7 @@ def held_out_scores(filt, x2, target, times, block: slice, models):
 
     Scored on its fit block alone a channel's own filter can win by fitting that stretch: the
     fusion IMU's gyroscope Y at impulsive 10 dB scored 0.251 against the joint 0.283 there,
-    then 0.221 against 0.186 on the training rows after it and a test RMSE of 0.135 against
+    then 0.212 against 0.184 on the training rows after it and a test RMSE of 0.135 against
     0.053 (docs/filters.md)."""
     n = block.stop - block.start
     span = slice(block.start, min(len(x2), block.stop + n))
