@@ -678,21 +678,30 @@ def test_fit_on_data_near_the_smallest_magnitude_chooses_a_width_filter_takes():
     assert f.sigma_ >= 1e-154 and np.isfinite(f.filter(x)).all()
 
 
+def _sine_and_noisy_copies():
+    """A unit sine, a copy with noise 0.3 and one with noise 3 (ten times the signal)."""
+    rng = np.random.default_rng(0)
+    clean = np.sin(np.arange(1000) * 0.05)
+    return clean, clean + 0.3 * rng.standard_normal(1000), clean + 3.0 * rng.standard_normal(1000)
+
+
 @pytest.mark.parametrize("scale", [1e-3, 1e3, -1.0])
 def test_a_target_in_other_units_than_x_is_refused_naming_it(scale):
     # the output is a weighted mean of x: scored against a target in volts for x in
     # millivolts (or flipped) the fit chose a heavy low-pass six times worse than x itself
-    rng = np.random.default_rng(0)
-    clean = np.sin(np.arange(1000) * 0.05)
-    x = clean + 0.3 * rng.standard_normal(1000)
+    clean, x, _ = _sine_and_noisy_copies()
     with pytest.raises(ValueError, match="^target is not in the units of x"):
         ProjectionFilter(causal=False).fit(x, target=clean * scale)
-    noisier = clean + 3.0 * rng.standard_normal(1000)  # ten times the signal: still its units
-    assert ProjectionFilter(causal=False).fit(noisier, target=clean).best_params_
     both, clean_both = np.column_stack([x, x]), np.column_stack([clean, clean * scale])
-    apart = ProjectionFilter(causal=False, channel_independent=True)
+    # channel 0 is fitted before channel 1 is refused: one setting, as its search is not checked
+    apart = ProjectionFilter(causal=False, channel_independent=True, window=16, embedding=1)
     with pytest.raises(ValueError, match="^x channel 1: target is not in the units of x"):
         apart.fit(both, target=clean_both)  # each channel fitted alone: it said channel 0
+
+
+def test_a_target_far_noisier_than_x_is_in_its_units():
+    clean, _, noisier = _sine_and_noisy_copies()  # the noise ten times the signal
+    assert ProjectionFilter(causal=False).fit(noisier, target=clean).best_params_
 
 
 def test_a_target_beside_x_missing_tail_scores_nothing():
