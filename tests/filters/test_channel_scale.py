@@ -4,6 +4,8 @@ the units a channel was recorded in (tssdpa.filters.channel_scale)."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from safetensors.numpy import load_file, save_file
@@ -42,11 +44,19 @@ def test_the_default_fit_gives_the_same_filter_whatever_each_channels_units(caus
     assert not np.allclose(h.filter(noisy * UNITS) / UNITS, f.filter(noisy), atol=1e-3)
 
 
+@functools.cache
+def _default_fit_in_units(n, seed):
+    """``(clean, noisy, the default fit of noisy * UNITS)`` of :func:`_lorenz`: one fit shared
+    by the tests that use it (none changes it)."""
+    clean, noisy = _lorenz(n, seed=seed)
+    return clean, noisy, ProjectionFilter().fit(noisy * UNITS)
+
+
 def test_channels_in_other_units_are_filtered_as_well_as_in_one_unit():
-    clean, noisy = _lorenz(1500, seed=1)
+    clean, noisy, fitted = _default_fit_in_units(1500, 1)
     err = {}
     for scale in ("std", None):
-        f = ProjectionFilter(channel_scale=scale).fit(noisy * UNITS)
+        f = fitted if scale == "std" else ProjectionFilter(channel_scale=scale).fit(noisy * UNITS)
         y = f.filter(noisy * UNITS) / UNITS
         err[scale] = np.sqrt(np.mean((y - clean) ** 2, axis=0))
     same_unit = ProjectionFilter().fit(noisy).filter(noisy)
@@ -56,17 +66,31 @@ def test_channels_in_other_units_are_filtered_as_well_as_in_one_unit():
     assert np.sum(err["std"] ** 2) < np.sum(err[None] ** 2)
 
 
-@pytest.mark.parametrize("reference_noise", [0.0, 1e-4])
-def test_a_clean_channel_beside_a_noisy_one_does_not_stop_its_filtering(reference_noise):
-    # a setpoint or reference recorded beside a noisy sensor: scaled by noise levels, the
-    # clean channel's tiny noise made it every distance, and the sensor came back unfiltered
+def _sensor_beside_a_reference(reference_noise):
+    """(signal, x): a noisy sensor of ``signal`` beside a reference with ``reference_noise``
+    (the sensor's noise is the same whatever that is)."""
     rng = np.random.default_rng(0)
     t = np.arange(1500)
     signal = np.sin(2 * np.pi * t / 80) + 0.5 * np.sin(2 * np.pi * t / 23)
     reference = np.cos(2 * np.pi * t / 500) + reference_noise * rng.normal(size=t.size)
-    x = np.column_stack([signal + 0.3 * rng.normal(size=t.size), reference])
+    return signal, np.column_stack([signal + 0.3 * rng.normal(size=t.size), reference])
+
+
+@functools.cache
+def _sensor_filtered_alone():
+    """The default fit's output of the sensor alone: fitted once for both cases."""
+    sensor = _sensor_beside_a_reference(0.0)[1][:, 0]
+    return sensor, ProjectionFilter().fit(sensor).filter(sensor)
+
+
+@pytest.mark.parametrize("reference_noise", [0.0, 1e-4])
+def test_a_clean_channel_beside_a_noisy_one_does_not_stop_its_filtering(reference_noise):
+    # a setpoint or reference recorded beside a noisy sensor: scaled by noise levels, the
+    # clean channel's tiny noise made it every distance, and the sensor came back unfiltered
+    signal, x = _sensor_beside_a_reference(reference_noise)
     y = ProjectionFilter().fit(x).filter(x)
-    alone = ProjectionFilter().fit(x[:, 0]).filter(x[:, 0])
+    sensor, alone = _sensor_filtered_alone()
+    np.testing.assert_array_equal(x[:, 0], sensor)
     err = np.sqrt(np.mean((y[:, 0] - signal) ** 2))
     assert err < 0.8 * 0.3 and err < 1.1 * np.sqrt(np.mean((alone - signal) ** 2))
 
@@ -104,12 +128,11 @@ def test_a_glitch_does_not_shrink_its_channels_share_of_the_distances():
     """One sample of 300 standard deviations in a channel would make its standard deviation
     about 8x larger, and the channel count for little in the kernel: it is clipped first, so
     the scale stays within 2% of the data's without it, and the causal filter elsewhere as good."""
-    clean, noisy = _lorenz(1500, seed=2)
+    clean, noisy, f = _default_fit_in_units(1500, 1)
     x = noisy * UNITS
     glitched = x.copy()
     glitched[700, 0] += 300 * x[:, 0].std()
     assert np.std(glitched[:, 0]) > 5 * np.std(x[:, 0])
-    f = ProjectionFilter().fit(x)
     g = ProjectionFilter().fit(glitched)
     np.testing.assert_allclose(g.channel_scale_, f.channel_scale_, rtol=0.02)
     away = np.abs(np.arange(len(x)) - 700) > 200
