@@ -78,13 +78,18 @@ def supervised(busy_then_quiet):
     return ProjectionFilter(causal=False).fit(noisy, target=clean)
 
 
-@functools.cache
-def _stationary(tones: tuple, seed: int):
-    """``(noisy, clean, default fit, fit without the local adaptation)`` of two tones under
-    white noise; shared by the tests that use the same series (none changes the fits)."""
+def _tones(tones: tuple, seed: int):
+    """``(noisy, clean)``: two tones of amplitudes ``tones`` under white noise."""
     t = np.arange(T)
     clean = tones[0] * np.sin(2 * np.pi * t / 50) + tones[1] * np.sin(2 * np.pi * t / 17)
-    noisy = clean + 0.3 * np.random.default_rng(seed).normal(size=T)
+    return clean + 0.3 * np.random.default_rng(seed).normal(size=T), clean
+
+
+@functools.cache
+def _stationary(tones: tuple, seed: int):
+    """``(noisy, clean, default fit, fit without the local adaptation)`` of :func:`_tones`;
+    shared by the tests that use the same series (none changes the fits)."""
+    noisy, clean = _tones(tones, seed)
     plain = ProjectionFilter(causal=False, local_window=None).fit(noisy)
     return noisy, clean, ProjectionFilter(causal=False).fit(noisy), plain
 
@@ -277,7 +282,7 @@ def test_auto_takes_the_window_width_whose_score_is_lowest(supervised, busy_then
 
 
 def test_each_channel_decides_for_itself(busy_then_quiet):
-    steady = _stationary((1.0, 0.0), 1)[0]
+    steady = _tones((1.0, 0.0), 1)[0]
     x = np.stack([busy_then_quiet[0], steady], axis=1)
     f = ProjectionFilter(causal=False, channel_independent=False).fit(x)
     assert f.local_["channels"] == [True, False]
