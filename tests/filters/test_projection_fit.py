@@ -195,6 +195,9 @@ def test_noisy_readings_rounded_to_integers_keep_their_noise_level(sd):
     x = np.round(clean + sd * rng.normal(size=2000))
     level = noise_level(x[:, None])[0]
     assert 0.5 * np.std(x - clean) < level < 2 * np.std(x - clean)
+    # the fit on the first half: as well filtered (RMSE ratio 0.76, 0.73, 0.56 at seed 0, at
+    # most 0.77, 0.73, 0.67 over seeds 0-3; 0.77, 0.63, 0.61 on all 2000) in a third of the time
+    x, clean = x[:1000], clean[:1000]
     y = ProjectionFilter(causal=False).fit(x).filter(x)
     assert np.sqrt(np.mean((y - clean) ** 2)) < 0.8 * np.sqrt(np.mean((x - clean) ** 2))
 
