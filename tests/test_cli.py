@@ -312,7 +312,10 @@ def test_filter_reports_how_it_compares_columns_in_different_units(tmp_path, cap
     accel = 0.02 * np.cos(t / 25) + 0.002 * rng.normal(size=600)  # g
     p = tmp_path / "imu.csv"
     pd.DataFrame({"gyro": gyro, "accel": accel}).to_csv(p, index=False)
-    joint = ["--params", '{"channel_independent": false}']  # auto filters these apart
+    # auto filters these apart; the reports, not the choices, are checked: one window and
+    # embedding where auto is not needed
+    quick = '"window": [16], "embedding": [1]'
+    joint = ["--params", '{"channel_independent": false, ' + quick + "}"]
     assert main(["filter", str(p), *joint, "--out", str(tmp_path / "out.csv")]) == 0
     said = re.search(r"compares the channels divided by ([0-9.e+-]+), ([0-9.e+-]+) \(their "
                      r"standard deviations over the median", capsys.readouterr().err)  # fmt: skip
@@ -320,7 +323,8 @@ def test_filter_reports_how_it_compares_columns_in_different_units(tmp_path, cap
     assert main(["filter", str(p), "--out", str(tmp_path / "out.csv")]) == 0
     err = capsys.readouterr().err  # each column filtered alone: no joint kernel to tell of
     assert "filters gyro, accel alone" in err and "compares the channels" not in err
-    assert main(["filter", str(p), "--columns", "gyro", "--out", str(tmp_path / "o.csv")]) == 0
+    one = ["--columns", "gyro", "--params", "{" + quick + "}"]
+    assert main(["filter", str(p), *one, "--out", str(tmp_path / "o.csv")]) == 0
     assert "compares the channels" not in capsys.readouterr().err  # one column: its own units
 
 
