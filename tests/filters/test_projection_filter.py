@@ -1112,11 +1112,13 @@ def test_a_channel_first_known_after_max_fit_samples_is_fitted_from_where_it_is_
     assert np.isfinite(y[1800:]).all() and np.isfinite(y[:, 0]).all()
     assert np.mean((y[1800:] - clean[1800:]) ** 2) < 0.5 * np.mean((x[1800:] - clean[1800:]) ** 2)
     target = np.where(np.isnan(x), np.nan, clean)
-    g = ProjectionFilter(**kw, holdout=0.5).fit(x, target=target)
+    # where the fit block lies is checked below, the search on it above: one window and degree
+    kw.update(window=[16], degree=[0], holdout=0.5)
+    g = ProjectionFilter(**kw).fit(x, target=target)
     assert g.fit_holdout_start_ == 1800 + 250  # an index into x: the block starts at 1800
     # known in the last 100 samples only: the fit block is the last max_fit_samples
     x[:2900, 1] = np.nan
-    h = ProjectionFilter(**kw, holdout=0.5).fit(x, target=target)
+    h = ProjectionFilter(**kw).fit(x, target=target)
     assert h.fit_holdout_start_ == 2500 + 250
     assert np.isfinite(np.asarray(h.filter(x))[2900:]).all()
 
