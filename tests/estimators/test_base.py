@@ -281,7 +281,11 @@ _BY_COLUMN = {
     "projection": ("filter", lambda: F.ProjectionFilter(window=8, embedding=1, degree=0)),
     "wiener-fir": ("filter", lambda: B.WienerFIRFilter()),  # fitted against a target
     "autoreg": ("forecast", lambda: B.AutoRegForecaster(lags=4)),
-    "projection-forecaster": ("forecast", lambda: F.ProjectionForecaster(horizon=2)),
+    # (settings given, as the filters': the columns are checked, not the search)
+    "projection-forecaster": (
+        "forecast",
+        lambda: F.ProjectionForecaster(horizon=2, embedding=3, delay=1),
+    ),
 }
 
 
