@@ -200,7 +200,7 @@ def spectrum(name: str, z: np.ndarray, seed: int) -> None:
         noisy = add_noise(z, "gaussian", snr, seed=1000 * seed + k)
         true = float(np.std(noisy - z))
         level = noise_level(noisy[:, None])[0]
-        floor, _ = whittle_floor(noisy[:4000], level)  # noise_level's max_samples
+        floor = whittle_floor(noisy[:4000], level).level  # noise_level's max_samples
         _, power, _ = periodogram(noisy[:4000])
         bands = [float(b.mean()) / level**2 for b in np.array_split(power, 8)]
         print(f"{name} {seed} {snr:g} dB: estimate {level / true:.3f}, Whittle floor "

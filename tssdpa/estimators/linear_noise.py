@@ -39,14 +39,16 @@ gyroscope's first 2,500-3,000), where the residual bound was within 3%.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import scipy  # submodules (scipy.signal etc.) load where first used: imports stay light
 
+from tssdpa.estimators.parallel import one_blas_thread
 from tssdpa.signal.neighbours import loo_neighbours
 
-__all__ = ["ar_plus_noise_spectrum", "fit_ar_plus_noise", "linear_noise_level",
-           "neighbour_over_linear", "periodogram", "whittle_floor"]  # fmt: skip
+__all__ = ["FloorFit", "ar_plus_noise_spectrum", "fit_ar_plus_noise", "linear_noise_level",
+           "misfit_p", "neighbour_over_linear", "periodogram", "whittle_floor"]  # fmt: skip
 
 MAX_ORDER = 4  # AR orders tried (chosen by BIC)
 NOISE_SHARE = 0.25  # the fitted level's square must be below this share of the variance
@@ -56,6 +58,9 @@ BOUND_SHARE = 0.5  # and the bound's square below this share of the variance
 FLOOR = 0.1  # the fitted level is at least this fraction of the bound
 BINS = 256  # the periodogram's means over this many runs of frequencies are fitted
 MIN_SAMPLES = 200  # shorter stretches without NaN keep the bound
+ZERO_FLOOR = 1e-12  # the noise variance (over the periodogram's mean) tested as "no floor"
+MISFIT_ALPHA = 0.01  # the strict rule needs the spectrum's misfit p-value at least this
+MISFIT_PARTS, MISFIT_BANDS = 4, 8  # stretches of the series, runs of frequencies in each
 
 
 def _ar_from_partial(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -169,28 +174,61 @@ def neighbour_over_linear(v: np.ndarray, h: int, m: int = 4, k: int = 8, p: int 
     return float(err_nb / err_lin) if err_lin > 0 else math.inf
 
 
-def linear_noise_level(v: np.ndarray, upper: float) -> float:
+class FloorFit(NamedTuple):
+    """:func:`whittle_floor`'s answer for one series."""
+
+    level: float  #: the white-noise level at the fitted floor (unconditioned)
+    rejected: bool  #: the fit rejects the bound (its floor fixed there fits worse, LR > 3.84)
+    identified: bool  #: the fit rejects a floor of 0 the same way: there is a floor to see
+    misfit_p: float  #: p-value of the spectrum's fit to each half of the series (:func:`misfit_p`)
+
+
+def linear_noise_level(v: np.ndarray, upper: float, strict: bool = True) -> float:
     """The noise level of the gap-free series ``v`` given the residual estimators' ``upper``
     bound: the floor of the Whittle AR(p) + noise fit where the conditions of the module's
-    docstring hold, else ``upper`` (never more)."""
+    docstring hold, else ``upper`` (never more). ``strict`` (the default rule of
+    :func:`~tssdpa.estimators.white_noise.noise_level`) adds two: the floor is identified and
+    the fitted spectrum fits both halves of the series (``misfit_p`` at least ``MISFIT_ALPHA``);
+    ``noise_level="spectral"`` leaves them out."""
     if not upper > 0 or v.size < MIN_SAMPLES or upper**2 > BOUND_SHARE * float(np.var(v)):
         return upper
     if any(neighbour_over_linear(v, h) < 1.0 for h in (1, 2)):  # stops at the first
         return upper
-    level, rejected = whittle_floor(v, upper)
+    with one_blas_thread(always=True):
+        fit = whittle_floor(v, upper)
     # where the spectrum cannot tell (a rough signal at high SNR) the floor's optimum can be 0:
     # keep it within a factor 10 of the bound (20 dB), since it also scales the sigma grid
-    level = max(level, FLOOR * upper)
+    level = max(fit.level, FLOOR * upper)
     small = level**2 <= NOISE_SHARE * float(np.var(v))
-    return level if rejected and small and level < MIN_DROP * upper else upper
+    if strict and not (fit.identified and fit.misfit_p >= MISFIT_ALPHA):
+        return upper
+    return level if fit.rejected and small and level < MIN_DROP * upper else upper
 
 
-def whittle_floor(v: np.ndarray, upper: float) -> tuple[float, bool]:
-    """``(level, rejected)``: the white-noise level at the floor of the Whittle AR(p) + noise
-    fit to the gap-free ``v`` (the order by BIC, up to ``MAX_ORDER``; the free fit started from
-    the bound's optimum too), unconditioned, and whether the fit rejects the bound ``upper``
-    (twice the log-likelihood ratio of the free fit over the one with the noise fixed at
-    ``upper`` above 3.84). ``upper`` must be positive (:func:`linear_noise_level` checks)."""
+def misfit_p(v: np.ndarray, a, q: float, s2: float, parts: int = MISFIT_PARTS,
+             bands: int = MISFIT_BANDS) -> float:  # fmt: skip
+    """The p-value of the AR(``a``, ``q``) + white noise (``s2``) spectrum as the spectrum of
+    each of ``parts`` equal stretches of ``v``: each stretch's periodogram over the spectrum is
+    near 1 on average in each of ``bands`` runs of frequencies (the ratios are independent
+    exponentials of mean 1 where the model holds: a run of ``n`` sums to ``n +- sqrt(n)``); the
+    runs' squared standardised sums add up to a chi-square of ``parts * bands`` degrees of
+    freedom. A spectrum the AR(p) cannot follow (a recording's shoulders and notches) or one
+    that moves between the stretches (a recording at rest, then in motion) is rejected."""
+    stat = 0.0
+    for part in np.array_split(v, parts):
+        w, power, _ = periodogram(part)
+        ratio = power / ar_plus_noise_spectrum(w, a, q, s2)
+        for run in np.array_split(ratio, bands):
+            stat += (run.sum() - run.size) ** 2 / run.size
+    return float(scipy.stats.chi2.sf(stat, parts * bands))
+
+
+def whittle_floor(v: np.ndarray, upper: float) -> FloorFit:
+    """The Whittle AR(p) + noise fit to the gap-free ``v`` (the order by BIC, up to
+    ``MAX_ORDER``; the free fit started from the bound's optimum too), compared with the same
+    order's fits with the noise fixed at the bound ``upper`` and at 0 (a likelihood-ratio test
+    each, twice the log-likelihood ratio above 3.84), and its :func:`misfit_p`. ``upper`` must
+    be positive (:func:`linear_noise_level` checks)."""
     w, power, counts = periodogram(v, BINS)
     n_freq = counts.sum()
     best = None
@@ -203,7 +241,19 @@ def whittle_floor(v: np.ndarray, upper: float) -> tuple[float, bool]:
         free = min(free, again, key=lambda f: f[0])
         bic = free[0] + 0.5 * (order + 2) * math.log(n_freq)
         if best is None or bic < best[0]:
-            best = (bic, free, fixed)
-    _, free, fixed = best
+            best = (bic, order, free, fixed)
+    _, order, free, fixed = best
+    # a floor of 0 (numerically: far below the spectrum's mean), from the default start and
+    # from the free fit's AR: the better of the two, so that a floor is not called seen for
+    # want of a good fit without it
+    none = ZERO_FLOOR * float(np.mean(power))
+    zeros = [fit_ar_plus_noise(w, power, order, s2=none, start=start, counts=counts)
+             for start in (None, free[4][: order + 1])]  # fmt: skip
+    zero = min(zeros, key=lambda f: f[0])
     # a level above the bound fails linear_noise_level's MIN_DROP
-    return math.sqrt(free[3]), fixed[0] - free[0] > LR_THRESHOLD
+    return FloorFit(
+        level=math.sqrt(free[3]),
+        rejected=fixed[0] - free[0] > LR_THRESHOLD,
+        identified=zero[0] - free[0] > LR_THRESHOLD,
+        misfit_p=misfit_p(v, free[1], free[2], free[3]),
+    )

@@ -68,11 +68,15 @@ def _restore(settings: list) -> None:
 
 
 @contextmanager
-def one_blas_thread():
+def one_blas_thread(always: bool = False):
     """One BLAS thread while :func:`parallel_map` runs tasks over ``neighbours.THREADS`` threads:
     BLAS's own threads on top of theirs oversubscribe the cores (and spin), and the solves
     there are small (the search's sequential parts, such as the ladder of long linear
-    patterns, keep BLAS's threads). The limit is process-wide: the first of concurrent
+    patterns, keep BLAS's threads). ``always``: whatever ``neighbours.THREADS`` is, for
+    sequential work made of BLAS calls too small to share (an optimiser's steps in a few
+    parameters: with another process on the cores, BLAS's spinning threads made the Whittle
+    fits of :mod:`~tssdpa.estimators.linear_noise` 6x slower). The limit is process-wide: the
+    first of concurrent
     searches sets it and restores it, from its own thread (as threadpoolctl requires); a
     search that finds it held leaves it alone, and one that cannot set it runs without it
     (libraries that took the limit before another refused it are set back).
@@ -81,7 +85,7 @@ def one_blas_thread():
     mine, limit = False, nullcontext()
     try:
         with _blas["lock"]:
-            mine = neighbours.THREADS > 1 and not _blas["held"]
+            mine = (always or neighbours.THREADS > 1) and not _blas["held"]
             _blas["held"] = _blas["held"] or mine
         if mine:
             before = []

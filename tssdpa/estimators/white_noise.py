@@ -99,7 +99,11 @@ NEAR_MIN = 0.04
 
 
 def noise_level(
-    x2: np.ndarray, k: int = 8, max_samples: int = 4000, spectral: bool = False
+    x2: np.ndarray,
+    k: int = 8,
+    max_samples: int = 4000,
+    spectral: bool = False,
+    checked_floor: bool = True,
 ) -> np.ndarray:
     """Standard deviation of additive white noise in each channel of a (T, C) series.
 
@@ -152,11 +156,15 @@ def noise_level(
 
     At most ``max_samples`` (the first) samples are used.
     """
-    return noise_levels_and_tails(x2, k, max_samples, spectral)[0]
+    return noise_levels_and_tails(x2, k, max_samples, spectral, checked_floor)[0]
 
 
 def noise_levels_and_tails(
-    x2: np.ndarray, k: int = 8, max_samples: int = 4000, spectral: bool = False
+    x2: np.ndarray,
+    k: int = 8,
+    max_samples: int = 4000,
+    spectral: bool = False,
+    checked_floor: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(levels, heavy)``: :func:`noise_level`'s (C,) levels, and (C,) bools, the channels whose
     level was raised for its noise's heavy tails."""
@@ -166,11 +174,11 @@ def noise_levels_and_tails(
         raw = x2[:max_samples, c]
         if c in repeating:  # held readings or plateaus: measured on the samples that change
             raw = _changes(raw)
-        s, heavy[c], exact = _level(raw, k, spectral)
+        s, heavy[c], exact = _level(raw, k, spectral, checked_floor)
         if not s > 0 and not exact and c not in repeating and _held_between_fresh(raw):
             # readings on a grid held through dropouts, fresh between them: the holds made
             # every bound 0 (noise of 50 grid steps was kept as noise-free), not a clean signal
-            s, heavy[c], exact = _level(_changes(raw), k, spectral)
+            s, heavy[c], exact = _level(_changes(raw), k, spectral, checked_floor)
         if not s > 0:  # constant, exact, or exact at most samples: a level in the data's
             # units, far below its values (see the docstring)
             v = raw[~np.isnan(raw)]
@@ -199,7 +207,9 @@ def _held_between_fresh(raw: np.ndarray) -> bool:
     return n > 0 and int((change[:-1] & change[1:]).sum()) >= HELD_RUNS * n
 
 
-def _level(raw: np.ndarray, k: int, spectral: bool) -> tuple[float, bool, bool]:
+def _level(
+    raw: np.ndarray, k: int, spectral: bool, checked_floor: bool
+) -> tuple[float, bool, bool]:
     """``(level, heavy, exact)`` of the 1-D ``raw`` (NaN ignored): :func:`noise_level`'s
     bound (0 where none is positive), whether it was raised for heavy tails, and whether an
     interpolator predicts all but ``EXACT_SHARE`` of the samples exactly."""
@@ -231,8 +241,8 @@ def _level(raw: np.ndarray, k: int, spectral: bool) -> tuple[float, bool, bool]:
     if s > 0:  # the minimum of noisy estimates is biased low: average those as small
         s = float(np.mean([lv for lv in positive if lv <= (1.0 + NEAR_MIN) * s]))
         robust, s = s, with_tails(s, symmetric, NEAR_MIN)
-        if spectral:
-            s = linear_noise_level(_longest_finite_run(raw), s)
+        if spectral or checked_floor:
+            s = linear_noise_level(_longest_finite_run(raw), s, strict=not spectral)
         heavy = s > robust  # raised for the tails, and not lowered again
     return s, heavy, exact
 

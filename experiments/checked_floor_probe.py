@@ -1,0 +1,189 @@
+"""Where the default noise level's checked spectral floor acts, and what it does there.
+
+``tssdpa.estimators.white_noise.noise_level`` lowers the residual estimators' upper bound to
+the floor of a Whittle AR(p) + white-noise fit where the spectral option's conditions hold
+(``noise_level="spectral"``) and two more: the fit rejects a floor of 0 (the floor is
+identified) and its spectrum fits each quarter of the series (``linear_noise.misfit_p`` at
+least ``MISFIT_ALPHA``). For every cell below where the unchecked floor differs from the bound
+this prints the bound, the unchecked and the default level over the noise added, whether the
+floor is identified and the misfit p-value; where the default differs from the bound, the
+RMSE of ``ProjectionFilter(causal=False)`` fitted by default over the same fit with the
+checked floor switched off (``checked_floor=False``: the default before 2026-12-06), on the
+test part (the recordings: the whole stretch, against the recording). Then, per set: the
+cells changed, the geometric mean of those RMSE ratios and the cells made worse, and (the
+recordings) the default levels below 0.95 of the noise added, too low for certain (a
+recording has noise of its own).
+
+Sets (``--set``):
+
+* ``cells``: every series of ``bench_autofit.py`` (the unseen systems and the held-out real
+  channels included) at the benchmark's SNRs, Gaussian and Student-t noise (3 degrees of
+  freedom), synthetic seeds 0-5 (the benchmark uses 0, the development scripts 1-2), real
+  series once;
+* ``fresh``: the linear processes of ``noise_level_probe.py --fresh`` (used for nothing else),
+  seeds 5-8, 10 and 20 dB, both noises;
+* ``recordings``: the stretches of ``noise_level_probe.py --scan`` (both IMU recordings, ETTh1,
+  ETTh2, ETTm1; 1,500 and 3,000 samples), 10 and 20 dB.
+
+(``DATA``: ``../shared/datasets`` or wherever the datasets are.)
+
+    .venv/bin/python experiments/checked_floor_probe.py --set fresh
+    .venv/bin/python experiments/checked_floor_probe.py --set cells --data-dir DATA
+    .venv/bin/python experiments/checked_floor_probe.py --set recordings --data-dir DATA
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+from scipy.signal import lfilter
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import noise_level_probe as probe  # noqa: E402 -- registers the unseen and held-out series
+
+from tssdpa.data import Split, add_noise, load_ett, load_imu  # noqa: E402
+from tssdpa.estimators import white_noise  # noqa: E402
+from tssdpa.estimators.linear_noise import linear_noise_level, whittle_floor  # noqa: E402
+from tssdpa.estimators.white_noise import noise_level  # noqa: E402
+from tssdpa.filters import ProjectionFilter  # noqa: E402
+
+bench = probe.bench
+NOISES = ("gaussian", "student_t")
+
+
+@contextmanager
+def floor_unchecked():
+    """The default noise level as it was before the checked floor: the residual bound."""
+    original = white_noise.linear_noise_level
+    white_noise.linear_noise_level = lambda v, upper, strict=True: (
+        original(v, upper, strict) if not strict else upper
+    )
+    try:
+        yield
+    finally:
+        white_noise.linear_noise_level = original
+
+
+def default_rmse(noisy: np.ndarray, clean: np.ndarray, part: slice) -> float:
+    y = ProjectionFilter(causal=False).fit(noisy).filter(noisy)
+    return float(np.sqrt(np.mean((y[part] - clean[part]) ** 2)))
+
+
+def cell(label: str, noisy: np.ndarray, clean: np.ndarray, part: slice, out: list) -> None:
+    """One cell's line, where the unchecked floor differs from the bound; appends
+    ``(rmse ratio or None, default level / noise added)`` to ``out``."""
+    true = float(np.std(noisy - clean))
+    bound = float(noise_level(noisy[:, None], checked_floor=False)[0])
+    v = noisy[:4000]  # what noise_level reads
+    unchecked = linear_noise_level(v, bound, strict=False)
+    if unchecked == bound:
+        return
+    fit = whittle_floor(v, bound)
+    level = float(noise_level(noisy[:, None])[0])
+    line = (
+        f"{label:36s} bound {bound / true:.3f}  unchecked {unchecked / true:.3f}  default "
+        f"{level / true:.3f}  identified {'yes' if fit.identified else 'no '}  misfit p "
+        f"{fit.misfit_p:.2g}"
+    )
+    ratio = None
+    if level != bound:
+        with floor_unchecked():
+            before = default_rmse(noisy, clean, part)
+        ratio = default_rmse(noisy, clean, part) / before
+        line += f"  RMSE default / before {ratio:.3f}"
+    out.append((ratio, level / true))
+    print(line, flush=True)
+
+
+def summary(rows: list, recordings: bool) -> None:
+    ratios = [r for r, _ in rows if r is not None]
+    gm = math.exp(float(np.mean(np.log(ratios)))) if ratios else float("nan")
+    line = (
+        f"{len(rows)} cells where the unchecked floor differs from the bound; the default "
+        f"changed {len(ratios)}: geometric mean RMSE default / before {gm:.3f}, worse in "
+        f"{sum(r > 1.0 for r in ratios)}"
+    )
+    if recordings:
+        low = sum(r is not None and level < 0.95 for r, level in rows)
+        line += f"; default level below 0.95 of the noise added in {low}"
+    print(line)
+
+
+def cells(data_dir) -> None:
+    rows = []
+    for name in bench.SERIES:
+        real = name in probe.autofit_heldout.HELDOUT or bench.SERIES[name][0] in (
+            "imu", "ett", "sunspots")  # fmt: skip
+        for seed in (0,) if real else range(6):
+            try:
+                z, sp = bench.split_series(name, seed, 2000, 3000, data_dir)
+            except bench.Skip:
+                continue
+            for k, snr in enumerate(bench.SNRS):
+                for kind in NOISES:
+                    noisy = add_noise(z, kind, snr, seed=1000 * seed + k)
+                    cell(f"{name} {seed} {snr:g} dB {kind}", noisy, z, slice(sp.val, sp.test),
+                         rows)  # fmt: skip
+    summary(rows, False)
+
+
+def fresh() -> None:
+    rows = []
+    for name, (b, a) in probe.FRESH.items():
+        for seed in (5, 6, 7, 8):
+            z = lfilter(b, a, np.random.default_rng(seed).normal(size=2500))[500:]
+            sp = Split.fractions(len(z), 0.6, 0.2)
+            z = (z - z[: sp.train].mean()) / z[: sp.train].std()
+            for k, snr in enumerate((10.0, 20.0)):
+                for kind in NOISES:
+                    noisy = add_noise(z, kind, snr, seed=1000 * seed + k)
+                    cell(f"{name} {seed} {snr:g} dB {kind}", noisy, z, slice(sp.val, sp.test),
+                         rows)  # fmt: skip
+    summary(rows, False)
+
+
+def recordings(data_dir) -> None:
+    found = {name: load_imu(name, data_dir) for name in ("imu_fusion", "imu_gait")}
+    found.update({name: load_ett(name, data_dir) for name in ("ETTh1", "ETTh2", "ETTm1")})
+    rows, n_cells = [], 0
+    for rec, df in found.items():
+        for col in df.columns:
+            values = df[col].to_numpy(dtype=np.float64)
+            for n in (1500, 3000):
+                for i, start in enumerate(range(0, min(values.size - n, 7 * 1500) + 1, 1500)):
+                    x = values[start : start + n]
+                    if not np.std(x) > 0:
+                        continue
+                    x = (x - x.mean()) / x.std()
+                    for snr in (10.0, 20.0):
+                        n_cells += 1
+                        noisy = add_noise(x, "gaussian", snr, seed=i)
+                        cell(f"{rec} {col[:12]} {start}+{n} {snr:g} dB", noisy, x, slice(None),
+                             rows)  # fmt: skip
+    print(f"{n_cells} stretches x SNRs")
+    summary(rows, True)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--set", choices=("cells", "fresh", "recordings"), required=True)
+    p.add_argument("--data-dir", default=None)
+    args = p.parse_args(argv)
+    if args.set == "cells":
+        cells(args.data_dir)
+    elif args.set == "fresh":
+        fresh()
+    else:
+        recordings(args.data_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
