@@ -30,10 +30,26 @@ fitted floor only where all of these hold:
 The floor's maximum-likelihood value is used (the top of its confidence interval left an
 AR(1) at 20 dB at 3-4x its noise level), but never below a tenth of the bound.
 
-It is an option (``noise_level(spectral=True)``, ``ProjectionFilter(noise_level="spectral")``),
-not the default: on the fusion recording's accelerometer at 20 dB it passed every condition
-and came out at a tenth of the true level on the first 1,500 samples (0.6-0.75 of it on a
-gyroscope's first 2,500-3,000), where the residual bound was within 3%.
+Those conditions alone are the option ``noise_level="spectral"``
+(``noise_level(spectral=True)``): on the fusion recording's accelerometer at 20 dB they all
+held and the floor came out at a tenth of the true level on the first 1,500 samples (0.6-0.75
+of it on a gyroscope's first 2,500-3,000), where the residual bound was within 3%. The
+default (``strict``, :func:`~tssdpa.estimators.white_noise.noise_level` unless told
+``checked_floor=False``) takes the floor only where two more hold:
+
+* the floor is identified: the fit rejects a floor of 0 as it rejects the bound. An AR(1) of
+  0.5 at 20 dB fits as well with no floor at all, and its maximum-likelihood floor is a guess
+  (0.1-2.3x the truth over seeds; as the level, at 10 dB, errors up to 1.4x the bound's);
+* the fitted spectrum is the spectrum of each quarter of the series (:func:`misfit_p`: the
+  periodogram of each quarter over the fitted spectrum, in 8 runs of frequencies, a
+  chi-square test at ``MISFIT_ALPHA``). A recording's spectrum has shoulders and notches no
+  AR(4) follows, and moves as the recording goes from rest to motion: the fusion recording's
+  stretches whose unchecked floor is far too low have p-values below 1e-10. Quarters, not
+  halves: heavy-tailed noise bunched in a stretch of a smooth nonlinear signal (Lorenz-96 at
+  10 dB, Student-t noise, seed 3) passed as halves (p 0.18) with a floor of half the truth.
+
+``experiments/checked_floor_probe.py`` measures what the default does (docs/filters.md, "Rough
+signals").
 """
 
 from __future__ import annotations

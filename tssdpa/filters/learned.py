@@ -65,7 +65,7 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
         :class:`~tssdpa.filters.ProjectionFilter`'s ``noise_level``: None estimates each
         channel's level on the training part, before ``holdout``
         (:func:`~tssdpa.estimators.white_noise.noise_level`), ``"spectral"``
-        with its spectral floor, a number is one level for every channel, a list one per
+        with its spectral floor unchecked, a number is one level for every channel, a list one per
         channel (in the units of x). Formerly ``noise_std``.
     max_epochs, batch_size, lr, patience : training settings (early stopping on ``val_loss``;
         the best epoch is kept, and the starting model if no epoch beats it).
