@@ -196,7 +196,9 @@ class FloorFit(NamedTuple):
     level: float  #: the white-noise level at the fitted floor (unconditioned)
     rejected: bool  #: the fit rejects the bound (its floor fixed there fits worse, LR > 3.84)
     identified: bool  #: the fit rejects a floor of 0 the same way: there is a floor to see
-    misfit_p: float  #: p-value of the spectrum's fit to each half of the series (:func:`misfit_p`)
+    misfit_p: (
+        float  #: p-value of the spectrum's fit to each quarter of the series (:func:`misfit_p`)
+    )
 
 
 def linear_noise_level(v: np.ndarray, upper: float, strict: bool = True) -> float:
@@ -204,21 +206,27 @@ def linear_noise_level(v: np.ndarray, upper: float, strict: bool = True) -> floa
     bound: the floor of the Whittle AR(p) + noise fit where the conditions of the module's
     docstring hold, else ``upper`` (never more). ``strict`` (the default rule of
     :func:`~tssdpa.estimators.white_noise.noise_level`) adds two: the floor is identified and
-    the fitted spectrum fits both halves of the series (``misfit_p`` at least ``MISFIT_ALPHA``);
-    ``noise_level="spectral"`` leaves them out."""
+    the fitted spectrum fits each quarter of the series (``misfit_p`` at least
+    ``MISFIT_ALPHA``); ``noise_level="spectral"`` leaves them out."""
     if not upper > 0 or v.size < MIN_SAMPLES or upper**2 > BOUND_SHARE * float(np.var(v)):
         return upper
     if any(neighbour_over_linear(v, h) < 1.0 for h in (1, 2)):  # stops at the first
         return upper
     with one_blas_thread(always=True):
-        fit = whittle_floor(v, upper)
-    # where the spectrum cannot tell (a rough signal at high SNR) the floor's optimum can be 0:
-    # keep it within a factor 10 of the bound (20 dB), since it also scales the sigma grid
-    level = max(fit.level, FLOOR * upper)
-    small = level**2 <= NOISE_SHARE * float(np.var(v))
-    if strict and not (fit.identified and fit.misfit_p >= MISFIT_ALPHA):
-        return upper
-    return level if fit.rejected and small and level < MIN_DROP * upper else upper
+        spectrum, order, free, fixed = _whittle_fits(v, upper)
+        # where the spectrum cannot tell (a rough signal at high SNR) the floor's optimum can
+        # be 0: keep it within a factor 10 of the bound (20 dB), as it also scales sigma's grid
+        level = max(math.sqrt(free[3]), FLOOR * upper)
+        small = level**2 <= NOISE_SHARE * float(np.var(v))
+        rejected = fixed[0] - free[0] > LR_THRESHOLD
+        if not (rejected and small and level < MIN_DROP * upper):
+            return upper
+        # the strict checks last: they cost two more fits, and most series stop above
+        if strict:
+            identified, p = _floor_checks(v, spectrum, order, free)
+            if not (identified and p >= MISFIT_ALPHA):
+                return upper
+    return level
 
 
 def misfit_p(v: np.ndarray, a, q: float, s2: float, parts: int = MISFIT_PARTS,
@@ -245,6 +253,16 @@ def whittle_floor(v: np.ndarray, upper: float) -> FloorFit:
     order's fits with the noise fixed at the bound ``upper`` and at 0 (a likelihood-ratio test
     each, twice the log-likelihood ratio above 3.84), and its :func:`misfit_p`. ``upper`` must
     be positive (:func:`linear_noise_level` checks)."""
+    spectrum, order, free, fixed = _whittle_fits(v, upper)
+    identified, p = _floor_checks(v, spectrum, order, free)
+    # a level above the bound fails linear_noise_level's MIN_DROP
+    return FloorFit(level=math.sqrt(free[3]), rejected=fixed[0] - free[0] > LR_THRESHOLD,
+                    identified=identified, misfit_p=p)  # fmt: skip
+
+
+def _whittle_fits(v: np.ndarray, upper: float):
+    """``((w, power, counts), order, free, fixed)``: :func:`whittle_floor`'s binned periodogram,
+    its order and its free fit and the fit with the noise at ``upper`` at that order."""
     w, power, counts = periodogram(v, BINS)
     n_freq = counts.sum()
     best = None
@@ -259,6 +277,12 @@ def whittle_floor(v: np.ndarray, upper: float) -> FloorFit:
         if best is None or bic < best[0]:
             best = (bic, order, free, fixed)
     _, order, free, fixed = best
+    return (w, power, counts), order, free, fixed
+
+
+def _floor_checks(v: np.ndarray, spectrum, order: int, free) -> tuple[bool, float]:
+    """``(identified, misfit p-value)`` of the free fit ``free`` (:func:`_whittle_fits`)."""
+    w, power, counts = spectrum
     # a floor of 0 (numerically: far below the spectrum's mean), from the default start and
     # from the free fit's AR: the better of the two, so that a floor is not called seen for
     # want of a good fit without it
@@ -266,10 +290,4 @@ def whittle_floor(v: np.ndarray, upper: float) -> FloorFit:
     zeros = [fit_ar_plus_noise(w, power, order, s2=none, start=start, counts=counts)
              for start in (None, free[4][: order + 1])]  # fmt: skip
     zero = min(zeros, key=lambda f: f[0])
-    # a level above the bound fails linear_noise_level's MIN_DROP
-    return FloorFit(
-        level=math.sqrt(free[3]),
-        rejected=fixed[0] - free[0] > LR_THRESHOLD,
-        identified=zero[0] - free[0] > LR_THRESHOLD,
-        misfit_p=misfit_p(v, free[1], free[2], free[3]),
-    )
+    return zero[0] - free[0] > LR_THRESHOLD, misfit_p(v, free[1], free[2], free[3])
