@@ -1,6 +1,8 @@
 """The noise level of a linear signal from the floor of its spectrum
 (tssdpa.estimators.linear_noise), and where noise_level uses it."""
 
+from collections import OrderedDict
+
 import numpy as np
 import pytest
 import scipy.optimize
@@ -293,3 +295,18 @@ def test_the_fit_stays_finite_on_a_recorded_accelerometer_that_overflowed_it():
     for bound in (residual_bound(v), 0.08588118145575946):  # the second overflowed it
         level = linear_noise_level(v, bound)
         assert linear_noise.FLOOR * bound <= level <= bound
+
+
+def test_a_series_met_before_gets_its_answer_again_without_the_fits(monkeypatch):
+    monkeypatch.setattr(linear_noise, "_ANSWERS", OrderedDict())  # none met before
+    _, noisy = rough_ar2()
+    bound = residual_bound(noisy)
+    first = linear_noise_level(noisy, bound)
+    monkeypatch.setattr(linear_noise, "_whittle_fits", None)  # any fit now fails
+    assert linear_noise_level(noisy.copy(), bound) == first
+    changed = noisy.copy()
+    changed[0] += 1e-9  # another series: fitted again
+    with pytest.raises(TypeError):
+        linear_noise_level(changed, bound)
+    with pytest.raises(TypeError):
+        linear_noise_level(noisy, bound, strict=False)  # another rule
