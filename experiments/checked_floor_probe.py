@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import noise_level_probe as probe  # noqa: E402 -- registers the unseen and held-out series
 
-from tssdpa.data import Split, add_noise, load_ett, load_imu  # noqa: E402
+from tssdpa.data import Split, add_noise  # noqa: E402
 from tssdpa.estimators import white_noise  # noqa: E402
 from tssdpa.estimators.linear_noise import linear_noise_level, whittle_floor  # noqa: E402
 from tssdpa.estimators.white_noise import noise_level  # noqa: E402
@@ -160,23 +160,12 @@ def fresh() -> None:
 
 
 def recordings(data_dir) -> None:
-    found = {name: load_imu(name, data_dir) for name in ("imu_fusion", "imu_gait")}
-    found.update({name: load_ett(name, data_dir) for name in ("ETTh1", "ETTh2", "ETTm1")})
     rows, n_cells = [], 0
-    for rec, df in found.items():
-        for col in df.columns:
-            values = df[col].to_numpy(dtype=np.float64)
-            for n in (1500, 3000):
-                for i, start in enumerate(range(0, min(values.size - n, 7 * 1500) + 1, 1500)):
-                    x = values[start : start + n]
-                    if not np.std(x) > 0:
-                        continue
-                    x = (x - x.mean()) / x.std()
-                    for snr in (10.0, 20.0):
-                        n_cells += 1
-                        noisy = add_noise(x, "gaussian", snr, seed=i)
-                        cell(f"{rec} {col[:12]} {start}+{n} {snr:g} dB", noisy, x, slice(None),
-                             rows)  # fmt: skip
+    for rec, col, start, n, i, x in probe.scan_stretches(data_dir):
+        for snr in (10.0, 20.0):
+            n_cells += 1
+            noisy = add_noise(x, "gaussian", snr, seed=i)
+            cell(f"{rec} {col[:12]} {start}+{n} {snr:g} dB", noisy, x, slice(None), rows)
     print(f"{n_cells} stretches x SNRs")
     summary(rows, True)
 

@@ -49,7 +49,8 @@ option would go wrong on real recordings.
 is visibly loose, i.e. where the linear interpolator's bound (from x_(t-1), x_(t+1)) is at
 least ``FALL_RULE`` (1.15) times the cubic's (from x_(t-2)..x_(t+2)) -- the signal still
 leaking into the tighter one -- under the spectral option's own conditions. Here the rule is
-:func:`rule_level`; the library's default is the bound.
+:func:`rule_level`; the bound is ``noise_level(x, checked_floor=False)`` (the library's
+default until 2026-12-06, when it took the checked floor of ``checked_floor_probe.py``).
 
 ``--fall`` prints, for every development series above (synthetic seeds 1-2, the real
 channels, the systems of ``autofit_unseen.py``, the AR(1)) at each SNR, and for the fusion
@@ -143,12 +144,12 @@ def tails_levels(x: np.ndarray, true: float) -> tuple[float, float, float]:
     as it is, and at 0 (any tail level taken)."""
     try:
         noise_tails.HEAVY_TAILS = math.inf
-        robust = noise_level(x[:, None])[0]
+        robust = noise_level(x[:, None], checked_floor=False)[0]
         noise_tails.HEAVY_TAILS = 0.0
-        considered = noise_level(x[:, None])[0]
+        considered = noise_level(x[:, None], checked_floor=False)[0]
     finally:
         noise_tails.HEAVY_TAILS = HEAVY_TAILS
-    level = noise_level(x[:, None])[0]
+    level = noise_level(x[:, None], checked_floor=False)[0]
     return robust / true, level / true, considered / robust
 
 
@@ -199,7 +200,7 @@ def spectrum(name: str, z: np.ndarray, seed: int) -> None:
     for k, snr in enumerate(bench.SNRS):
         noisy = add_noise(z, "gaussian", snr, seed=1000 * seed + k)
         true = float(np.std(noisy - z))
-        level = noise_level(noisy[:, None])[0]
+        level = noise_level(noisy[:, None], checked_floor=False)[0]
         floor = whittle_floor(noisy[:4000], level).level  # noise_level's max_samples
         _, power, _ = periodogram(noisy[:4000])
         bands = [float(b.mean()) / level**2 for b in np.array_split(power, 8)]
@@ -258,7 +259,7 @@ def rule_level(x: np.ndarray, bound: float) -> float:
 
 def fall_line(label: str, noisy: np.ndarray, clean: np.ndarray) -> None:
     true = float(np.std(noisy - clean))
-    level = float(noise_level(noisy[:, None])[0])
+    level = float(noise_level(noisy[:, None], checked_floor=False)[0])
     bound, rule = level / true, rule_level(noisy, level) / true
     spectral = noise_level(noisy[:, None], spectral=True)[0] / true
     ratio = interpolator_fall(noisy[:4000])  # noise_level's first 4,000 samples
@@ -311,7 +312,7 @@ def fresh() -> int:
             for k, snr in enumerate((10.0, 20.0)):
                 noisy = add_noise(z, "gaussian", snr, seed=1000 * seed + k)
                 true = float(np.std(noisy - z))
-                bound = float(noise_level(noisy[:, None])[0])
+                bound = float(noise_level(noisy[:, None], checked_floor=False)[0])
                 rule = rule_level(noisy, bound)
                 if bound == rule:
                     print(f"{name} {seed} {snr:g} dB: unchanged", flush=True)
@@ -328,44 +329,49 @@ def fresh() -> int:
     return 0
 
 
-def scan(data_dir) -> int:
-    """The ``--scan`` report (see the module's docstring)."""
+def scan_stretches(data_dir):
+    """``(recording, channel, start, length, number, x)``: the ``--scan`` stretches, each
+    z-scored (those of zero spread left out); ``number`` counts the stretch's starts."""
     from tssdpa.data import load_ett, load_imu
 
     recordings = {name: load_imu(name, data_dir) for name in ("imu_fusion", "imu_gait")}
     recordings.update({name: load_ett(name, data_dir) for name in ("ETTh1", "ETTh2", "ETTm1")})
-    counts = {"cells": 0, "loose": 0, "too low": 0}
     for rec, df in recordings.items():
         for col in df.columns:
             values = df[col].to_numpy(dtype=np.float64)
             for n in (1500, 3000):
                 for i, start in enumerate(range(0, min(values.size - n, 7 * 1500) + 1, 1500)):
                     x = values[start : start + n]
-                    if not np.std(x) > 0:
-                        continue
-                    x = (x - x.mean()) / x.std()
-                    for snr in (10.0, 20.0):
-                        noisy = add_noise(x, "gaussian", snr, seed=i)
-                        true = float(np.std(noisy - x))
-                        ratio = interpolator_fall(noisy[:4000])
-                        counts["cells"] += 1
-                        if ratio < 1.1:
-                            continue
-                        level = float(noise_level(noisy[:, None])[0])
-                        bound, rule = level / true, rule_level(noisy, level) / true
-                        counts["loose"] += ratio >= FALL_RULE
-                        counts["too low"] += rule != bound and rule < 0.95
-                        spectral = noise_level(noisy[:, None], spectral=True)[0] / true
-                        cost = ""
-                        if rule != bound:
-                            errors = []
-                            for level in (rule * true, bound * true):
-                                f = ProjectionFilter(causal=False, noise_level=level).fit(noisy)
-                                errors.append(np.sqrt(np.mean((f.filter(noisy) - x) ** 2)))
-                            cost = f"; RMSE rule / bound {errors[0] / errors[1]:.3f}"
-                        print(f"{rec} {col[:15]:15s} {start}+{n} {snr:g} dB: fall {ratio:.3f}, "
-                              f"bound {bound:.3f}, rule {rule:.3f}, spectral "
-                              f"{spectral:.3f}{cost}", flush=True)  # fmt: skip
+                    if np.std(x) > 0:
+                        yield rec, col, start, n, i, (x - x.mean()) / x.std()
+
+
+def scan(data_dir) -> int:
+    """The ``--scan`` report (see the module's docstring)."""
+    counts = {"cells": 0, "loose": 0, "too low": 0}
+    for rec, col, start, n, i, x in scan_stretches(data_dir):
+        for snr in (10.0, 20.0):
+            noisy = add_noise(x, "gaussian", snr, seed=i)
+            true = float(np.std(noisy - x))
+            ratio = interpolator_fall(noisy[:4000])
+            counts["cells"] += 1
+            if ratio < 1.1:
+                continue
+            level = float(noise_level(noisy[:, None], checked_floor=False)[0])
+            bound, rule = level / true, rule_level(noisy, level) / true
+            counts["loose"] += ratio >= FALL_RULE
+            counts["too low"] += rule != bound and rule < 0.95
+            spectral = noise_level(noisy[:, None], spectral=True)[0] / true
+            cost = ""
+            if rule != bound:
+                errors = []
+                for level in (rule * true, bound * true):
+                    f = ProjectionFilter(causal=False, noise_level=level).fit(noisy)
+                    errors.append(np.sqrt(np.mean((f.filter(noisy) - x) ** 2)))
+                cost = f"; RMSE rule / bound {errors[0] / errors[1]:.3f}"
+            print(f"{rec} {col[:15]:15s} {start}+{n} {snr:g} dB: fall {ratio:.3f}, "
+                  f"bound {bound:.3f}, rule {rule:.3f}, spectral "
+                  f"{spectral:.3f}{cost}", flush=True)  # fmt: skip
     print(
         f"{counts['cells']} stretches x SNRs; fall >= FALL_RULE ({FALL_RULE}) in "
         f"{counts['loose']}; the rule below 0.95 of the noise added in {counts['too low']}"
