@@ -206,8 +206,7 @@ class FloorFit(NamedTuple):
 
 #: the last answers of :func:`linear_noise_level`, by (the series' bytes' digest, its length,
 #: the bound, strict): a fit measures a channel several times over (the joint fit, the
-#: channel alone, its scale; six times over on average in the channel tests), and the Whittle
-#: fits cost 0.1-0.3 s each time
+#: channel alone, its scale), and the Whittle fits are the dearest part of a noise level
 _ANSWERS: OrderedDict = OrderedDict()
 _ANSWERS_LOCK = threading.Lock()
 MAX_ANSWERS = 256

@@ -75,11 +75,11 @@ def one_blas_thread(always: bool = False):
     patterns, keep BLAS's threads). ``always``: whatever ``neighbours.THREADS`` is, for
     sequential work made of BLAS calls too small to share (an optimiser's steps in a few
     parameters: with another process on the cores, BLAS's spinning threads made the Whittle
-    fits of :mod:`~tssdpa.estimators.linear_noise` 6x slower). The limit is process-wide: the
-    first of concurrent
-    searches sets it and restores it, from its own thread (as threadpoolctl requires); a
-    search that finds it held leaves it alone, and one that cannot set it runs without it
-    (libraries that took the limit before another refused it are set back).
+    fits of :mod:`~tssdpa.estimators.linear_noise` several times slower). The limit is
+    process-wide: the first of concurrent searches sets it and restores it, from its own
+    thread (as threadpoolctl requires); a search that finds it held leaves it alone, and one
+    that cannot set it runs without it (libraries that took the limit before another refused
+    it are set back).
     (An OpenBLAS built on OpenMP threads takes the limit per thread: the workers keep theirs.)
     """
     mine, limit = False, nullcontext()
