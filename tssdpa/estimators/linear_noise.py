@@ -199,9 +199,7 @@ class FloorFit(NamedTuple):
     level: float  #: the white-noise level at the fitted floor (unconditioned)
     rejected: bool  #: the fit rejects the bound (its floor fixed there fits worse, LR > 3.84)
     identified: bool  #: the fit rejects a floor of 0 the same way: there is a floor to see
-    misfit_p: (
-        float  #: p-value of the spectrum's fit to each quarter of the series (:func:`misfit_p`)
-    )
+    misfit_p: float  #: p-value of the fitted spectrum on the quarters (:func:`misfit_p`)
 
 
 #: the last answers of :func:`linear_noise_level`, by (the series' bytes' digest, its length,
