@@ -26,6 +26,7 @@ import numpy as np
 from tssdpa.estimators.input_notes import as_channel
 from tssdpa.estimators.noise_tails import tail_weights
 from tssdpa.estimators.report import heavy_tails_report, settings_text
+from tssdpa.estimators.selection import SURE_EPS, sure_probe
 from tssdpa.estimators.white_noise import check_noise_level
 from tssdpa.filters.channel_choice import check_channel_independent
 from tssdpa.filters.projection_divergence import output_divergence, output_scores
@@ -207,11 +208,11 @@ def held_out_scores(filt, x2, target, times, block: slice, models):
             base = output_scores(x[rows], x[rows], 0.0, None, tgt, 0)
             return scores[0] / base, scores[1] / base, scored
     noise = np.asarray(filt.noise_level_, dtype=np.float64)
-    probe = np.zeros(x.shape)
-    probe[rows] = np.random.default_rng(int(filt.random_state)).choice([-1.0, 1.0], x[rows].shape)
-    if np.any(filt.heavy_tails_):  # as the fit weighs it (choose_settings)
-        probe[rows] *= np.sqrt(tail_weights(x[rows], filt.heavy_tails_))
-    eps = 1e-4  # of the noise level, as the fit's probe
+    probe = np.zeros(x.shape)  # on the scored rows, weighed as the fit's (choose_settings)
+    heavy = np.any(filt.heavy_tails_)
+    weights = tail_weights(x[rows], filt.heavy_tails_) if heavy else None
+    probe[rows] = sure_probe(x[rows].shape, filt.random_state, weights)
+    eps = SURE_EPS
     perturbed = outputs(x + eps * noise * probe)
     s2, out = noise**2, []
     with np.errstate(divide="ignore", invalid="ignore"):  # a channel without noise: NaN

@@ -38,6 +38,7 @@ from tssdpa.estimators.noise_tails import tail_weights
 from tssdpa.estimators.parallel import parallel_map
 from tssdpa.estimators.report import heavy_tails_report
 from tssdpa.estimators.selection import (
+    SURE_EPS,
     candidates,
     check_no_empty_list,
     heldout_mse,
@@ -46,6 +47,7 @@ from tssdpa.estimators.selection import (
     search,
     sigma_grid,
     sure_mse,
+    sure_probe,
 )
 from tssdpa.estimators.white_noise import check_noise_level, noise_levels_and_tails
 from tssdpa.filters.projection_local import LOCAL_MARGIN
@@ -385,16 +387,8 @@ def choose_settings(filt, xs, times, target, tail, noise, heavy=None):
     xp, tail_w = None, None
     if target is None and heavy is not None and np.any(heavy):
         tail_w = tail_weights(xs, heavy)
-    if target is None:
-        probe = np.random.default_rng(int(filt.random_state)).choice([-1.0, 1.0], xs.shape)
-        if tail_w is not None:
-            # the weighted divergence sum_t w_t dy_t/dx_t from a probe scaled by sqrt(w): as
-            # unbiased as weighing the +-1 probe's terms; its variance, sum_(t<j) w_t w_j
-            # (J_tj + J_jt)^2 against sum_(t<j) (w_t J_tj + w_j J_jt)^2, is never larger for a
-            # symmetric J and was lower on the one-sided filters tried -- an outlier's weight (a
-            # few hundred times the mean) no longer multiplies its neighbours' terms
-            probe = probe * np.sqrt(tail_w)
-        eps = 1e-4
+    if target is None:  # the weighted divergence from a probe scaled by sqrt(w): sure_probe
+        probe, eps = sure_probe(xs.shape, filt.random_state, tail_w), SURE_EPS
         xp = xs + eps * noise * probe
 
     def scored(ys, ys_p):
