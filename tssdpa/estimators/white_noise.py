@@ -104,6 +104,7 @@ def noise_level(
     max_samples: int = 4000,
     spectral: bool = False,
     checked_floor: bool = True,
+    extrapolated: bool = True,
 ) -> np.ndarray:
     """Standard deviation of additive white noise in each channel of a (T, C) series.
 
@@ -123,6 +124,13 @@ def noise_level(
     The estimates within ``NEAR_MIN`` (4%) of the smallest are averaged: the smallest of
     several noisy estimates alone would be biased low, and at 0 dB a noise level 3-5% low
     makes SURE favour filters that keep too much noise.
+
+    Where a neighbour bound is below every interpolator's by more than ``NEAR_MIN``
+    (``extrapolated``, the default), the level is its simulation-extrapolation
+    (:func:`_extrapolated_level`, SIMEX) where that is lower: the neighbours are chosen by a
+    noisy context, and a chaotic map magnifies the context's noise into the prediction, so
+    that bound is a multiple of the level (1.4-1.7x on the Ikeda map at 10-20 dB, and SURE,
+    told that, smooths the map's detail away).
 
     Those robust scales measure the core of the noise. Where its tails are heavy (a Student-t
     of 3 degrees of freedom: a core of 0.75-0.9 of its standard deviation, and SURE, told
@@ -157,7 +165,7 @@ def noise_level(
 
     At most ``max_samples`` (the first) samples are used.
     """
-    return noise_levels_and_tails(x2, k, max_samples, spectral, checked_floor)[0]
+    return noise_levels_and_tails(x2, k, max_samples, spectral, checked_floor, extrapolated)[0]
 
 
 def noise_levels_and_tails(
@@ -166,6 +174,7 @@ def noise_levels_and_tails(
     max_samples: int = 4000,
     spectral: bool = False,
     checked_floor: bool = True,
+    extrapolated: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(levels, heavy)``: :func:`noise_level`'s (C,) levels, and (C,) bools, the channels whose
     level was raised for its noise's heavy tails."""
@@ -175,11 +184,13 @@ def noise_levels_and_tails(
         raw = x2[:max_samples, c]
         if c in repeating:  # held readings or plateaus: measured on the samples that change
             raw = _changes(raw)
-        s, heavy[c], exact = _level(raw, k, spectral, checked_floor)
+        # the samples that change are not evenly spaced: their contexts are not a state's
+        how = (spectral, checked_floor, extrapolated and c not in repeating)
+        s, heavy[c], exact = _level(raw, k, *how)
         if not s > 0 and not exact and c not in repeating and _held_between_fresh(raw):
             # readings on a grid held through dropouts, fresh between them: the holds made
             # every bound 0 (noise of 50 grid steps was kept as noise-free), not a clean signal
-            s, heavy[c], exact = _level(_changes(raw), k, spectral, checked_floor)
+            s, heavy[c], exact = _level(_changes(raw), k, spectral, checked_floor, False)
         if not s > 0:  # constant, exact, or exact at most samples: a level in the data's
             # units, far below its values (see the docstring)
             v = raw[~np.isnan(raw)]
@@ -208,8 +219,48 @@ def _held_between_fresh(raw: np.ndarray) -> bool:
     return n > 0 and int((change[:-1] & change[1:]).sum()) >= HELD_RUNS * n
 
 
+def _neighbour_bound(v: np.ndarray, m: int, k: int) -> float:
+    """The bound of the ``k`` nearest neighbours of the two-sided delay context of ``m``
+    samples a side (:func:`noise_level`) on the 1-D ``v``."""
+    t = np.arange(m, v.size - m)
+    context = np.stack([v[t + o] for o in range(-m, m + 1) if o], axis=1)
+    _, nb = loo_neighbours(context, k, exclusion=2 * m)
+    return mad_scale(v[t] - v[t[nb]].mean(axis=1)) / math.sqrt(1.0 + 1.0 / k)
+
+
+#: SIMEX: noise of these multiples of the bound's square is added, each this many times
+SIMEX_SHARES, SIMEX_DRAWS = (0.25, 0.5, 1.0), 4
+
+
+def _extrapolated_level(v: np.ndarray, m: int, k: int, bound: float) -> float:
+    """The neighbour bound ``bound`` (context ``m``) of the 1-D ``v`` extrapolated to no
+    context noise (simulation-extrapolation, Cook & Stefanski 1994).
+
+    To first order in the noise, the squared bound is ``K (s² + d²) + B`` with ``d`` the
+    level of white noise added to ``v``: ``K`` >= 1 how much the context's noise, through the
+    signal's slopes, adds to the prediction's, ``B`` what the neighbours miss of a clean
+    signal. A line through the bound at ``d² = 0`` and at the :data:`SIMEX_SHARES` of
+    ``bound²`` (noise drawn :data:`SIMEX_DRAWS` times each, from a fixed seed) gives
+    ``s² + B / K`` as its intercept over its slope: the level without the magnification,
+    still an upper bound where ``B`` is not small. At 0 dB the bound bends (the neighbours
+    lose the map's structure) and the line comes out above the bound; a chaotic map at
+    10-20 dB comes out at 0.86-1.10 of the level (the Hénon, logistic, Lozi and Ikeda maps,
+    where the bound is 1.1-1.7; ``experiments/extrapolated_noise_probe.py``)."""
+    rng = np.random.default_rng(0)  # the same answer for the same series
+    d2, b2 = [0.0], [bound * bound]
+    for share in SIMEX_SHARES:
+        for _ in range(SIMEX_DRAWS):
+            d2.append(share * bound * bound)
+            noisy = v + math.sqrt(d2[-1]) * rng.standard_normal(v.size)
+            b2.append(_neighbour_bound(noisy, m, k) ** 2)
+    slope, intercept = np.polyfit(d2, b2, 1)
+    if not (slope > 0 and intercept > 0):
+        return bound
+    return min(bound, math.sqrt(intercept / slope))
+
+
 def _level(
-    raw: np.ndarray, k: int, spectral: bool, checked_floor: bool
+    raw: np.ndarray, k: int, spectral: bool, checked_floor: bool, extrapolated: bool
 ) -> tuple[float, bool, bool]:
     """``(level, heavy, exact)`` of the 1-D ``raw`` (NaN ignored): :func:`noise_level`'s
     bound (0 where none is positive), whether it was raised for heavy tails, and whether an
@@ -226,13 +277,13 @@ def _level(
         exact = exact or float(np.mean(core != pred)) <= EXACT_SHARE
         if lo and hi:  # symmetric: v_(t-1) and v_(t+1) through their sum (see there)
             symmetric.append((level, rms_off_slopes(v, core, pred, lo) / gain))
+    interpolated = [lv for lv in levels if lv > 0]
+    neighbour = {}  # m: the neighbour bound of context m
     for m in (1, 2, 4):
         if v.size < 10 * (k + 2 * m + 1):
             break
-        t = np.arange(m, v.size - m)
-        context = np.stack([v[t + o] for o in range(-m, m + 1) if o], axis=1)
-        _, nb = loo_neighbours(context, k, exclusion=2 * m)
-        levels.append(mad_scale(v[t] - v[t[nb]].mean(axis=1)) / math.sqrt(1.0 + 1.0 / k))
+        neighbour[m] = _neighbour_bound(v, m, k)
+    levels += list(neighbour.values())
     # an interpolator predicting the samples exactly (a clean line, a constant-speed
     # encoder's counts): no noise to see; the other bounds left alone took the level (74
     # on a clean ramp 0..1999) and the fit smoothed the signal away
@@ -241,6 +292,13 @@ def _level(
     heavy = False
     if s > 0:  # the minimum of noisy estimates is biased low: average those as small
         s = float(np.mean([lv for lv in positive if lv <= (1.0 + NEAR_MIN) * s]))
+        # where a neighbour bound is clearly the tightest (a signal rough in time but
+        # deterministic in state): where an interpolator is about as tight, the signal is
+        # smooth and that bound is not magnified
+        m = min(neighbour, key=neighbour.get, default=None)
+        if (extrapolated and m is not None and interpolated
+                and 0 < neighbour[m] < (1.0 - NEAR_MIN) * min(interpolated)):  # fmt: skip
+            s = min(s, _extrapolated_level(v, m, k, neighbour[m]))
         robust, s = s, with_tails(s, symmetric, NEAR_MIN)
         if spectral or checked_floor:
             s = linear_noise_level(_longest_finite_run(raw), s, strict=not spectral)

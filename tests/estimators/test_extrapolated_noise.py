@@ -1,0 +1,70 @@
+"""The noise level of a signal rough in time but deterministic in state: the neighbour bound
+extrapolated to no noise in its context (white_noise._extrapolated_level, SIMEX)."""
+
+import numpy as np
+import pytest
+
+from tssdpa.data.synthetic import make_signal
+from tssdpa.estimators import white_noise
+from tssdpa.estimators.white_noise import noise_level
+from tssdpa.filters import ProjectionFilter
+
+
+def noisy_signal(name, snr_db, n=2000, seed=0, **opts):
+    """(clean, noisy): ``name`` z-scored, plus white Gaussian noise at ``snr_db``."""
+    clean = np.asarray(make_signal(name, n=n, seed=seed, **opts), dtype=float)
+    clean = (clean - clean.mean()) / clean.std()
+    rng = np.random.default_rng(seed + 100)
+    return clean, clean + 10 ** (-snr_db / 20) * rng.normal(size=n)
+
+
+def level(x, **kw):
+    return noise_level(x[:, None], **kw)[0]
+
+
+@pytest.mark.parametrize("name", ["ikeda", "henon"])
+def test_a_chaotic_maps_level_is_its_magnified_neighbour_bound_brought_back_to_the_noise(name):
+    clean, noisy = noisy_signal(name, 10.0)
+    true = np.std(noisy - clean)
+    assert level(noisy, extrapolated=False) > 1.15 * true  # the context's noise, magnified
+    assert 0.85 * true < level(noisy) < 1.1 * true
+
+
+def test_a_default_fit_on_a_chaotic_map_beats_the_fit_at_the_neighbour_bound(monkeypatch):
+    clean, noisy = noisy_signal("ikeda", 10.0)
+
+    def error():
+        y = ProjectionFilter(causal=False).fit(noisy).filter(noisy)
+        return np.mean((np.asarray(y) - clean) ** 2)
+
+    extrapolated = error()
+    monkeypatch.setattr(white_noise, "_extrapolated_level", lambda v, m, k, bound: bound)
+    assert extrapolated < 0.8 * error()
+    assert extrapolated < np.mean((noisy - clean) ** 2)  # and the map is denoised at all
+
+
+@pytest.mark.parametrize(
+    "name, opts", [("lorenz", {}), ("ar2", {}), ("pulse_train", {}), ("mackey_glass", {})]
+)
+def test_smooth_and_linear_signals_keep_their_level(name, opts):
+    # an interpolator is about as tight as the neighbours there: nothing is magnified
+    _, noisy = noisy_signal(name, 10.0, **opts)
+    assert level(noisy) == level(noisy, extrapolated=False)
+
+
+def test_the_extrapolation_finds_the_level_of_white_noise_and_never_exceeds_the_bound():
+    rng = np.random.default_rng(0)
+    v = 0.3 * rng.normal(size=2000)
+    bound = white_noise._neighbour_bound(v, 2, 8)
+    s = white_noise._extrapolated_level(v, 2, 8, bound)
+    assert 0.85 * 0.3 < s <= bound
+    assert white_noise._extrapolated_level(v, 2, 8, 0.5 * bound) == 0.5 * bound
+
+
+def test_the_extrapolated_level_is_the_same_on_every_call_and_leaves_the_series_alone():
+    _, noisy = noisy_signal("logistic", 20.0)
+    kept = noisy.copy()
+    first = level(noisy)
+    assert first < level(noisy, extrapolated=False)
+    assert level(noisy) == first
+    np.testing.assert_array_equal(noisy, kept)
