@@ -126,8 +126,8 @@ def summary(rows: list, recordings: bool) -> None:
     print(line)
 
 
-def cells(data_dir) -> None:
-    rows = []
+def bench_cells(data_dir):
+    """``(label, noisy, clean, scored part)`` of every cell of ``--set cells``."""
     for name in bench.SERIES:
         real = name in probe.autofit_heldout.HELDOUT or bench.SERIES[name][0] in (
             "imu", "ett", "sunspots")  # fmt: skip
@@ -139,8 +139,21 @@ def cells(data_dir) -> None:
             for k, snr in enumerate(bench.SNRS):
                 for kind in NOISES:
                     noisy = add_noise(z, kind, snr, seed=1000 * seed + k)
-                    cell(f"{name} {seed} {snr:g} dB {kind}", noisy, z, slice(sp.val, sp.test),
-                         rows)  # fmt: skip
+                    yield f"{name} {seed} {snr:g} dB {kind}", noisy, z, slice(sp.val, sp.test)
+
+
+def recording_cells(data_dir):
+    """``(label, noisy, recording, scored part)`` of every cell of ``--set recordings``."""
+    for rec, col, start, n, i, x in probe.scan_stretches(data_dir):
+        for snr in (10.0, 20.0):
+            noisy = add_noise(x, "gaussian", snr, seed=i)
+            yield f"{rec} {col[:12]} {start}+{n} {snr:g} dB", noisy, x, slice(None)
+
+
+def cells(data_dir) -> None:
+    rows = []
+    for args in bench_cells(data_dir):
+        cell(*args, rows)
     summary(rows, False)
 
 
@@ -161,11 +174,9 @@ def fresh() -> None:
 
 def recordings(data_dir) -> None:
     rows, n_cells = [], 0
-    for rec, col, start, n, i, x in probe.scan_stretches(data_dir):
-        for snr in (10.0, 20.0):
-            n_cells += 1
-            noisy = add_noise(x, "gaussian", snr, seed=i)
-            cell(f"{rec} {col[:12]} {start}+{n} {snr:g} dB", noisy, x, slice(None), rows)
+    for args in recording_cells(data_dir):
+        n_cells += 1
+        cell(*args, rows)
     print(f"{n_cells} stretches x SNRs")
     summary(rows, True)
 

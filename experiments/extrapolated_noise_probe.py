@@ -36,10 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import checked_floor_probe as floor_probe  # noqa: E402 -- registers the unseen series
 
-from tssdpa.data import add_noise  # noqa: E402
 from tssdpa.estimators import white_noise  # noqa: E402
-
-probe, bench = floor_probe.probe, floor_probe.bench
 
 
 @contextmanager
@@ -83,32 +80,11 @@ def summary(rows: list, n_cells: int) -> None:
     )
 
 
-def cells(data_dir) -> None:
+def run(cells) -> None:
     rows, n_cells = [], 0
-    for name in bench.SERIES:
-        real = name in probe.autofit_heldout.HELDOUT or bench.SERIES[name][0] in (
-            "imu", "ett", "sunspots")  # fmt: skip
-        for seed in (0,) if real else range(6):
-            try:
-                z, sp = bench.split_series(name, seed, 2000, 3000, data_dir)
-            except bench.Skip:
-                continue
-            for k, snr in enumerate(bench.SNRS):
-                for kind in floor_probe.NOISES:
-                    n_cells += 1
-                    noisy = add_noise(z, kind, snr, seed=1000 * seed + k)
-                    cell(f"{name} {seed} {snr:g} dB {kind}", noisy, z, slice(sp.val, sp.test),
-                         rows)  # fmt: skip
-    summary(rows, n_cells)
-
-
-def recordings(data_dir) -> None:
-    rows, n_cells = [], 0
-    for rec, col, start, n, i, x in probe.scan_stretches(data_dir):
-        for snr in (10.0, 20.0):
-            n_cells += 1
-            noisy = add_noise(x, "gaussian", snr, seed=i)
-            cell(f"{rec} {col[:12]} {start}+{n} {snr:g} dB", noisy, x, slice(None), rows)
+    for args in cells:
+        n_cells += 1
+        cell(*args, rows)
     summary(rows, n_cells)
 
 
@@ -118,9 +94,9 @@ def main(argv=None) -> int:
     p.add_argument("--data-dir", default=None)
     args = p.parse_args(argv)
     if args.set == "cells":
-        cells(args.data_dir)
+        run(floor_probe.bench_cells(args.data_dir))
     else:
-        recordings(args.data_dir)
+        run(floor_probe.recording_cells(args.data_dir))
     return 0
 
 

@@ -249,11 +249,12 @@ def _extrapolated_level(v: np.ndarray, m: int, k: int, bound: float) -> float:
     ``s² + B / K`` as its intercept over its slope: the level without the magnification,
     still an upper bound where ``B`` is not small. That is the core of the noise (its MAD
     scale); it is raised by the residual's RMS over its MAD scale within :data:`TAIL_CUT`,
-    which brings heavy-tailed noise to its standard deviation (the Student-t's core alone made
-    SURE keep noise: 3-17% more error on the logistic and Hénon maps) and leaves Gaussian
-    noise near its level. At 0 dB the bound bends (the neighbours lose the map's structure)
-    and the line comes out above the bound. ``experiments/extrapolated_noise_probe.py``
-    measures where it acts and what it does."""
+    which brings heavy-tailed noise towards its standard deviation (the Student-t's core alone
+    made SURE keep noise: up to 18% more error on the logistic and Hénon maps) and Gaussian
+    noise a little above its level where the map's misses leak into the residual. At 0 dB
+    the bound bends (the neighbours lose the map's structure) and the line comes out above
+    the bound. ``experiments/extrapolated_noise_probe.py`` measures where it acts and what
+    it does."""
     rng = np.random.default_rng(0)  # the same answer for the same series
     d2, b2 = [0.0], [bound * bound]
     for share in SIMEX_SHARES:
