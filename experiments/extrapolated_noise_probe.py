@@ -25,6 +25,7 @@ Sets (``--set``), as in ``checked_floor_probe.py``:
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -41,9 +42,10 @@ from tssdpa.estimators import white_noise  # noqa: E402
 
 @contextmanager
 def not_extrapolated():
-    """The default noise level as it was before the extrapolation: the neighbour bound."""
+    """The default noise level as it was before the extrapolation (``min(level, inf)``: the
+    level of the bounds, as ``noise_level(x, extrapolated=False)``)."""
     original = white_noise._extrapolated_level
-    white_noise._extrapolated_level = lambda v, m, k, bound: bound
+    white_noise._extrapolated_level = lambda v, m, k, bound: math.inf
     try:
         yield
     finally:

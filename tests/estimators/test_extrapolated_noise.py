@@ -1,6 +1,8 @@
 """The noise level of a signal rough in time but deterministic in state: the neighbour bound
 extrapolated to no noise in its context (white_noise._extrapolated_level, SIMEX)."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -33,7 +35,7 @@ def test_a_chaotic_maps_level_is_its_magnified_neighbour_bound_brought_back_to_t
     assert 0.85 * true < level(noisy) < min(1.15 * true, 0.9 * bound)
 
 
-def test_a_default_fit_on_a_chaotic_map_beats_the_fit_at_the_neighbour_bound(monkeypatch):
+def test_a_default_fit_on_a_chaotic_map_beats_the_fit_without_the_extrapolation(monkeypatch):
     clean, noisy = noisy_signal("ikeda", 10.0)
 
     def error():
@@ -41,7 +43,7 @@ def test_a_default_fit_on_a_chaotic_map_beats_the_fit_at_the_neighbour_bound(mon
         return np.mean((np.asarray(y) - clean) ** 2)
 
     extrapolated = error()
-    monkeypatch.setattr(white_noise, "_extrapolated_level", lambda v, m, k, bound: bound)
+    monkeypatch.setattr(white_noise, "_extrapolated_level", lambda v, m, k, bound: math.inf)
     assert extrapolated < 0.8 * error()
     assert extrapolated < np.mean((noisy - clean) ** 2)  # and the map is denoised at all
 
@@ -63,13 +65,29 @@ def test_smooth_and_linear_signals_keep_their_level(name, opts):
     assert level(noisy) == level(noisy, extrapolated=False)
 
 
-def test_the_extrapolation_finds_the_level_of_white_noise_and_never_exceeds_the_bound():
+def test_the_extrapolation_never_exceeds_the_bound_it_is_given():
     rng = np.random.default_rng(0)
-    v = 0.3 * rng.normal(size=2000)
+    v = 0.3 * rng.normal(size=2000)  # no magnification: the line lands near the bound
     bound = white_noise._neighbour_bound(v, 2, 8)
-    s = white_noise._extrapolated_level(v, 2, 8, bound)
-    assert 0.85 * 0.3 < s <= bound
+    assert white_noise._extrapolated_level(v, 2, 8, bound) <= bound
     assert white_noise._extrapolated_level(v, 2, 8, 0.5 * bound) == 0.5 * bound
+
+
+@pytest.mark.parametrize("scale", [1e-120, 1e90])
+def test_the_extrapolation_is_the_same_at_any_scale_of_the_data(scale):
+    # the line is fitted in units of the squared bound: squared twice, 1e-120 underflowed
+    clean, noisy = noisy_signal("ikeda", 10.0)
+    assert level(noisy * scale) == pytest.approx(scale * level(noisy), rel=1e-9)
+    assert level(noisy) < level(noisy, extrapolated=False)
+
+
+def test_a_series_with_gaps_keeps_its_bound():
+    # the samples left after dropping NaN are not evenly spaced: a context across a gap is
+    # not a state
+    _, noisy = noisy_signal("ikeda", 10.0)
+    gappy = noisy.copy()
+    gappy[::97] = np.nan
+    assert level(gappy) == level(gappy, extrapolated=False)
 
 
 def test_the_extrapolated_level_is_the_same_on_every_call_and_leaves_the_series_alone():
