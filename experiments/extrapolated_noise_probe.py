@@ -45,7 +45,7 @@ def not_extrapolated():
     """The default noise level as it was before the extrapolation (``min(level, inf)``: the
     level of the bounds, as ``noise_level(x, extrapolated=False)``)."""
     original = white_noise._extrapolated_level
-    white_noise._extrapolated_level = lambda v, m, k, bound: math.inf
+    white_noise._extrapolated_level = lambda v, m, k, residual: math.inf
     try:
         yield
     finally:

@@ -43,7 +43,7 @@ def test_a_default_fit_on_a_chaotic_map_beats_the_fit_without_the_extrapolation(
         return np.mean((np.asarray(y) - clean) ** 2)
 
     extrapolated = error()
-    monkeypatch.setattr(white_noise, "_extrapolated_level", lambda v, m, k, bound: math.inf)
+    monkeypatch.setattr(white_noise, "_extrapolated_level", lambda v, m, k, residual: math.inf)
     assert extrapolated < 0.8 * error()
     assert extrapolated < np.mean((noisy - clean) ** 2)  # and the map is denoised at all
 
@@ -68,9 +68,11 @@ def test_smooth_and_linear_signals_keep_their_level(name, opts):
 def test_the_extrapolation_never_exceeds_the_bound_it_is_given():
     rng = np.random.default_rng(0)
     v = 0.3 * rng.normal(size=2000)  # no magnification: the line lands near the bound
+    residual = white_noise._neighbour_residual(v, 2, 8)
     bound = white_noise._neighbour_bound(v, 2, 8)
-    assert white_noise._extrapolated_level(v, 2, 8, bound) <= bound
-    assert white_noise._extrapolated_level(v, 2, 8, 0.5 * bound) == 0.5 * bound
+    assert white_noise._extrapolated_level(v, 2, 8, residual) <= bound
+    # a residual half as large: its bound halves, and the line (from v's noise) lands above
+    assert white_noise._extrapolated_level(v, 2, 8, 0.5 * residual) == 0.5 * bound
 
 
 @pytest.mark.parametrize("scale", [1e-120, 1e90])

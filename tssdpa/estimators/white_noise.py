@@ -238,9 +238,10 @@ SIMEX_SHARES, SIMEX_DRAWS = (0.25, 0.5, 1.0), 4
 TAIL_CUT = 6.0
 
 
-def _extrapolated_level(v: np.ndarray, m: int, k: int, bound: float) -> float:
-    """The neighbour bound ``bound`` (context ``m``) of the 1-D ``v`` extrapolated to no
-    context noise (simulation-extrapolation, Cook & Stefanski 1994), never above ``bound``.
+def _extrapolated_level(v: np.ndarray, m: int, k: int, residual: np.ndarray) -> float:
+    """The neighbour bound of context ``m`` of the 1-D ``v`` (the MAD scale of its
+    ``residual``, :func:`_neighbour_residual`) extrapolated to no context noise
+    (simulation-extrapolation, Cook & Stefanski 1994), never above that bound.
 
     To first order in the noise, the squared bound is ``K (s² + d²) + B`` with ``d`` the
     level of white noise added to ``v``: ``K`` >= 1 how much the context's noise, through the
@@ -260,6 +261,8 @@ def _extrapolated_level(v: np.ndarray, m: int, k: int, bound: float) -> float:
     the bound. ``experiments/extrapolated_noise_probe.py`` measures where it acts and what
     it does."""
     rng = np.random.default_rng(0)  # the same answer for the same series
+    r = residual - np.median(residual)
+    bound = mad_scale(r)
     d2, b2 = [0.0], [bound * bound]
     for share in SIMEX_SHARES:
         for _ in range(SIMEX_DRAWS):
@@ -272,10 +275,7 @@ def _extrapolated_level(v: np.ndarray, m: int, k: int, bound: float) -> float:
     slope, intercept = np.polyfit(np.array(d2) / unit, np.array(b2) / unit, 1)
     if not (slope > 0 and intercept > 0):
         return bound
-    r = _neighbour_residual(v, m, k)
-    r = r - np.median(r)
-    core = mad_scale(r)
-    tails = math.sqrt(float(np.mean(r[np.abs(r) < TAIL_CUT * core] ** 2))) / core
+    tails = math.sqrt(float(np.mean(r[np.abs(r) < TAIL_CUT * bound] ** 2))) / bound
     return min(bound, bound * math.sqrt(intercept / slope) * tails)
 
 
@@ -303,11 +303,12 @@ def _level(
         if lo and hi:  # symmetric: v_(t-1) and v_(t+1) through their sum (see there)
             symmetric.append((level, rms_off_slopes(v, core, pred, lo) / gain))
     interpolated = [lv for lv in levels if lv > 0]
-    neighbour = {}  # m: the neighbour bound of context m
+    neighbour, residuals = {}, {}  # m: the neighbour bound of context m, and its residual
     for m in (1, 2, 4):
         if v.size < 10 * (k + 2 * m + 1):
             break
-        neighbour[m] = _neighbour_bound(v, m, k)
+        residuals[m] = _neighbour_residual(v, m, k)
+        neighbour[m] = mad_scale(residuals[m])
     levels += list(neighbour.values())
     # an interpolator predicting the samples exactly (a clean line, a constant-speed
     # encoder's counts): no noise to see; the other bounds left alone took the level (74
@@ -325,7 +326,7 @@ def _level(
         m = min(usable, key=usable.get, default=None)
         if (extrapolated and m is not None and interpolated and v.size == raw.size
                 and usable[m] < (1.0 - NEAR_MIN) * min(interpolated)):  # fmt: skip
-            s = min(s, _extrapolated_level(v, m, k, neighbour[m]))
+            s = min(s, _extrapolated_level(v, m, k, residuals[m]))
         robust, s = s, with_tails(s, symmetric, NEAR_MIN)
         if spectral or checked_floor:
             s = linear_noise_level(_longest_finite_run(raw), s, strict=not spectral)
