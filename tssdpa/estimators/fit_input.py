@@ -76,9 +76,20 @@ def target_like(target, a: np.ndarray, like=None, readings=False) -> np.ndarray 
 
 def check_fit_input(a: np.ndarray, name: str) -> None:
     """What a ``fit`` asks of its (T, C) series beyond :func:`as_2d`, a ``ValueError`` naming
-    ``name`` and the channel otherwise: every channel has a known sample, and none is so small
-    (largest magnitude nonzero, below 1e-150) that its squares underflow to 0. (Small values
-    in a later ``filter`` or ``forecast`` call are fine: a signal may decay.)"""
+    ``name`` and the channel otherwise: it has at least as many samples (rows) as channels
+    (columns), every channel has a known sample, and none is so small (largest magnitude
+    nonzero, below 1e-150) that its squares underflow to 0. (Small values and a single row in
+    a later ``filter`` or ``forecast`` call are fine: a signal may decay, a stream may come a
+    sample at a time.)"""
+    rows, cols = a.shape
+    # time runs down the rows: a channels-first series (one row of 2000 samples, x[None, :])
+    # was fitted as 2000 channels of one sample each, ran for minutes and came back unchanged
+    if rows < cols:
+        raise ValueError(
+            f"{name} has {rows} sample{'s' * (rows != 1)} (rows) of {cols} channels (columns): "
+            f"time runs down the rows; pass {name}.T for {cols} samples of {rows} "
+            f"channel{'s' * (rows != 1)}"
+        )
     empty = np.flatnonzero(np.isnan(a).all(axis=0))
     if len(empty):
         raise ValueError(f"{name} channel {empty[0]} is all NaN: nothing to fit on")
