@@ -2,6 +2,7 @@
 channels-first series, and datetime or timedelta values passed as a signal."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from tssdpa import ProjectionFilter, ProjectionForecaster
@@ -36,3 +37,48 @@ def test_a_fitted_filter_still_filters_a_single_row():
     filt = ProjectionFilter(window=8).fit(x)
     assert filt.filter(x[:1]).shape == (1, 2)
 
+
+def _frame_with(column):
+
+    n = 200
+    return pd.DataFrame({"a": _series(n), "t": column(n)})
+
+
+@pytest.mark.parametrize(
+    "times, what",
+    [
+        (lambda n: pd.date_range("2026-01-01", periods=n, freq="s"), "datetimes"),
+        (
+            lambda n: pd.date_range("2026", periods=n, freq="s", tz="UTC"),
+            "datetimes",
+        ),
+        (lambda n: pd.to_timedelta(np.arange(n), unit="s"), "timedeltas"),
+    ],
+)
+def test_fit_refuses_a_datetime_or_timedelta_column_naming_it_and_set_index(times, what):
+    df = _frame_with(times)
+    with pytest.raises(ValueError, match=rf"x column 't' holds {what}.*set_index\('t'\)"):
+        ProjectionFilter(window=8).fit(df)
+
+
+def test_filter_refuses_a_datetime_column_after_a_fit_on_the_signal():
+    df = _frame_with(lambda n: pd.date_range("2026", periods=n, freq="s"))
+    filt = ProjectionFilter(window=8).fit(df[["a", "a"]].set_axis(["a", "t"], axis=1))
+    with pytest.raises(ValueError, match=r"x column 't' holds datetimes"):
+        filt.filter(df)
+
+
+def test_fit_refuses_a_datetime_series_and_a_datetime64_array():
+
+    times = pd.date_range("2026-01-01", periods=200, freq="s")
+    with pytest.raises(ValueError, match=r"x holds datetimes .*times, not a signal"):
+        ProjectionFilter(window=8).fit(pd.Series(times))
+    with pytest.raises(ValueError, match=r"x holds timedeltas"):
+        ProjectionFilter(window=8).fit(np.arange(200).astype("m8[s]"))
+
+
+def test_a_datetime_index_is_still_read_as_the_sample_times():
+
+    times = pd.date_range("2026-01-01", periods=200, freq="s")
+    y = ProjectionFilter(window=8).fit(pd.Series(_series(), index=times))
+    assert y.n_channels_ == 1

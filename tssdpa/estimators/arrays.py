@@ -110,6 +110,9 @@ def as_2d(x, name: str = "x", allow_empty: bool = False) -> tuple[np.ndarray, Ar
         for i, d in enumerate(dtypes):
             if d.kind in "OSU":
                 _refuse_text(x.iloc[:, i] if isinstance(x, pd.DataFrame) else x, name)
+            elif d.kind in "mM":
+                column = x.columns[i] if isinstance(x, pd.DataFrame) else None
+                _refuse_times(d, name, column, frame=isinstance(x, pd.DataFrame))
     if is_pandas and isinstance(x, pd.DataFrame):
         meta = ArrayMeta("frame", False, index=x.index, columns=x.columns)
         arr = _numeric(lambda: x.to_numpy(dtype=np.float64, copy=True), x, name)
@@ -126,6 +129,9 @@ def as_2d(x, name: str = "x", allow_empty: bool = False) -> tuple[np.ndarray, Ar
     else:
         if np.iscomplexobj(x):
             raise TypeError(f"{name} must be a real numeric array, got complex values")
+        dtype = getattr(x, "dtype", None)
+        if isinstance(dtype, np.dtype) and dtype.kind in "mM":
+            _refuse_times(dtype, name)
         arr = _numeric(lambda: np.array(unmasked(x), dtype=np.float64, copy=True), x, name)
         _refuse_text(unmasked(x), name)
         meta = ArrayMeta("numpy", arr.ndim == 1)
@@ -271,6 +277,24 @@ def _refuse_text(values, name: str) -> None:
         raise TypeError(f"{name} must be a real numeric array, Series, DataFrame or tensor, "
                         "got text (numbers as strings: convert them first, e.g. "
                         "pandas.to_numeric)")  # fmt: skip
+
+
+def _refuse_times(dtype, name: str, column=None, frame: bool = False) -> None:
+    """``ValueError`` naming ``name`` (and the DataFrame ``column``) whose values are datetimes
+    or timedeltas of ``dtype``: asked for float64, numpy and pandas read them as counts of
+    their unit (microseconds, nanoseconds since 1970), which were filtered as a signal with
+    the channels beside them, without a word."""
+    what = "timedeltas" if dtype.kind == "m" else "datetimes"
+    if frame:
+        raise ValueError(
+            f"{name} column {column!r} holds {what}: they are times, not a signal; set it as "
+            f"the index ({name}.set_index({column!r})) or drop it "
+            f"({name}.drop(columns={column!r}))"
+        )
+    raise ValueError(
+        f"{name} holds {what} ({dtype}): they are times, not a signal; pass the signal's "
+        "values with these times as their index (pandas.Series(values, index=times))"
+    )
 
 
 def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
