@@ -190,11 +190,26 @@ def read_csv_file(p: Path) -> pd.DataFrame:
     names = header  # as written: pandas renames them (R's row names have no name there)
     if len(names) == df.shape[1]:
         df.attrs["unnamed"] = [c for c, n in zip(df.columns, names) if not n.strip()]
+    _check_header_is_names(p, names if names else [str(c) for c in df.columns])
     twice = sorted({n for n in names if n.strip() and names.count(n) > 1})
     if twice:
         raise ValueError(f"{p}: column name(s) {twice} appear more than once in the header; "
                          "rename them")  # fmt: skip
     return df
+
+
+def _check_header_is_names(p: Path, names: list[str]) -> None:
+    """``ValueError`` where every name in the header row of ``p`` is a number: the file has
+    no header, and its first sample was taken for the column names -- dropped from the data,
+    and the time column, named by no time name, filtered as a signal. Not the names pandas
+    gives a frame's columns by default (``0,1,2``: ``DataFrame(a).to_csv(index=False)``)."""
+    if not names or not all(_NUMBER.fullmatch(n) for n in names):
+        return
+    if [n.strip() for n in names] == [str(i) for i in range(len(names))]:
+        return
+    shown = ", ".join(n.strip() for n in names[:4]) + (", ..." if len(names) > 4 else "")
+    raise ValueError(f"{p}: the first row ({shown}) looks like data, not column names: add a "
+                     "header row naming the columns (e.g. time,a)")  # fmt: skip
 
 
 def cells_as_read(out: pd.DataFrame, written=()) -> pd.DataFrame:
