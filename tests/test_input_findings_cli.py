@@ -43,3 +43,31 @@ def test_filter_reads_pandas_default_column_names_as_a_header(tmp_path, monkeypa
     assert main(["filter", "pd.csv", "--method", "moving_average", "--out", "o.csv"]) == 0
     assert len(pd.read_csv(tmp_path / "o.csv")) == 60
 
+
+@pytest.mark.parametrize(
+    "name", ["seconds", "secs", "elapsed_s", "Elapsed Time (s)", "stamp", "epoch_ms"]
+)
+def test_time_column_is_found_by_common_logger_names(name):
+    from tssdpa.data.tables import find_time_column
+
+    df = pd.DataFrame({"gyro": [0.1, 0.2, 0.3], name: [0.0, 0.01, 0.02]})
+    assert find_time_column(df) == name
+
+
+@pytest.mark.parametrize(
+    "name", ["time_constant", "seconds_left", "stamp_count", "epochs", "sector", "T (degC)"]
+)
+def test_time_column_is_not_a_signal_whose_name_starts_like_a_time(name):
+    from tssdpa.data.tables import find_time_column
+
+    df = pd.DataFrame({"gyro": [0.1, 0.2, 0.3], name: [0.0, 0.01, 0.02]})
+    assert find_time_column(df) is None
+
+
+def test_filter_copies_a_seconds_column_through_unfiltered(tmp_path, monkeypatch, capsys):
+    (tmp_path / "s.csv").write_text("seconds,a\n" + _rows())
+    monkeypatch.chdir(tmp_path)
+    assert main(["filter", "s.csv", "--method", "moving_average", "--out", "o.csv"]) == 0
+    out = pd.read_csv(tmp_path / "o.csv")
+    assert "seconds_filtered" not in out.columns and "a_filtered" in out.columns
+    assert "time column 'seconds' copied through" in capsys.readouterr().err

@@ -67,7 +67,8 @@ def add_parser(sub) -> None:
         "--time-column",
         default=None,
         help="the column of sample times, copied through unchanged and never filtered "
-        "(default: a column named time / timestamp / 'Time (s)' ..., or a datetime column, "
+        "(default: a column named time / timestamp / 'Time (s)' / seconds / elapsed_s / "
+        "stamp ..., or a datetime column, "
         "else one of ISO 8601 text such as 2026-05-01T12:00:00.25, as a CSV has them)",
     )
     f.add_argument(
