@@ -1,5 +1,6 @@
-"""What ``fit`` refuses of the input shapes and types a user can pass by mistake: a
-channels-first series, and datetime or timedelta values passed as a signal."""
+"""What ``fit`` refuses of the input shapes and types a user can pass by mistake -- a
+channels-first series, datetime or timedelta values passed as a signal -- and what ``load``
+makes of a path to a file inside a saved folder."""
 
 import numpy as np
 import pandas as pd
@@ -82,3 +83,23 @@ def test_a_datetime_index_is_still_read_as_the_sample_times():
     times = pd.date_range("2026-01-01", periods=200, freq="s")
     y = ProjectionFilter(window=8).fit(pd.Series(_series(), index=times))
     assert y.n_channels_ == 1
+
+
+def _saved(tmp_path):
+    x = np.column_stack([_series(), _series()[::-1]])
+    filt = ProjectionFilter(window=8).fit(x)
+    filt.save(tmp_path / "c_saved")
+    return filt, x
+
+
+@pytest.mark.parametrize("member", ["config.json", "arrays.safetensors"])
+def test_load_given_a_file_inside_the_saved_folder_loads_the_folder(tmp_path, member):
+    filt, x = _saved(tmp_path)
+    loaded = ProjectionFilter.load(tmp_path / "c_saved" / member)
+    np.testing.assert_array_equal(loaded.filter(x), filt.filter(x))
+
+
+def test_load_given_another_file_says_to_give_the_saved_folder(tmp_path):
+    (tmp_path / "notes.txt").write_text("not a filter")
+    with pytest.raises(FileNotFoundError, match=r"notes\.txt is a file; give the folder"):
+        ProjectionFilter.load(tmp_path / "notes.txt")

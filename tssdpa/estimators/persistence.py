@@ -169,6 +169,19 @@ def _replace(target: Path, data: bytes) -> None:
         tmp.write_bytes(data)
 
 
+def _saved_folder(path) -> Path:
+    """The folder :func:`save` wrote, from ``path``: the folder itself, or one of the files
+    it wrote there (``c_saved/config.json``, as a file dialog or tab completion gives it,
+    was refused as "missing config.json" beside a config.json that exists)."""
+    path = Path(path)
+    if path.is_file() and path.name in (CONFIG, ARRAYS, _LEGACY_ARRAYS):
+        return path.parent
+    if path.is_file():
+        raise FileNotFoundError(f"{path} is a file; give the folder that save() wrote, which "
+                                f"holds {CONFIG} and {ARRAYS}")  # fmt: skip
+    return path
+
+
 def _read_config(path: Path) -> dict:
     cfg_path = path / CONFIG
     if not cfg_path.is_file():
@@ -294,7 +307,7 @@ def load(cls, path):
     from safetensors import SafetensorError
     from safetensors.numpy import load as load_bytes
 
-    path = Path(path)
+    path = _saved_folder(path)
     cfg = _read_config(path)
     arr_path = path / ARRAYS
     if not arr_path.is_file() and (path / _LEGACY_ARRAYS).is_file():
