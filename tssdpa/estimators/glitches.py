@@ -41,6 +41,7 @@ __all__ = [
     "check_spike_channels",
     "fitted_spike_channels",
     "glitch_mask",
+    "glitches_marked",
     "glitches_missing",
 ]
 
@@ -246,12 +247,7 @@ def glitches_missing(filt, x2: np.ndarray, start: int = 0) -> np.ndarray:
     counted from ``start`` (the row of the caller's series where ``x2`` begins)."""
     if filt.causal or filt.glitches is None:
         return x2
-    mask = glitch_mask(x2)
-    if mask.any():
-        found = {int(c): (int(mask[:, c].sum()), start + int(np.argmax(mask[:, c])))
-                 for c in np.flatnonzero(mask.any(axis=0))}  # fmt: skip
-        tell(GlitchWarning(found))
-        x2 = np.where(mask, np.nan, x2)
+    x2 = glitches_marked(x2, start)
     channels = getattr(filt, "spike_channels_", None)
     if not channels:
         return x2
@@ -263,3 +259,16 @@ def glitches_missing(filt, x2: np.ndarray, start: int = 0) -> np.ndarray:
         tell(SpikeWarning(found))
         x2 = np.where(spikes, np.nan, x2)
     return x2
+
+
+def glitches_marked(x2: np.ndarray, start: int = 0, note=GlitchWarning) -> np.ndarray:
+    """``x2`` with its glitches (:func:`glitch_mask`) set to NaN, told as a ``note`` naming each
+    channel's count and first sample (counted from ``start``); ``x2`` itself where it has
+    none."""
+    mask = glitch_mask(x2)
+    if not mask.any():
+        return x2
+    found = {int(c): (int(mask[:, c].sum()), start + int(np.argmax(mask[:, c])))
+             for c in np.flatnonzero(mask.any(axis=0))}  # fmt: skip
+    tell(note(found))
+    return np.where(mask, np.nan, x2)

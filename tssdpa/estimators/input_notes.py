@@ -31,6 +31,7 @@ from tssdpa.estimators.fit_guard import GUARD_NAME
 from tssdpa.estimators.selection import held_message
 
 __all__ = [
+    "ForecastGlitchWarning",
     "GlitchWarning",
     "HeldReadingsWarning",
     "InputNote",
@@ -99,6 +100,7 @@ class _MissingSamplesNote(InputNote):
     each channel's part said by :meth:`_what` and the whole followed by ``_why``."""
 
     _why = ""
+    _name = "x"  # the argument the channels are of
 
     def __init__(self, found: dict[int, tuple]):
         self.found = found
@@ -108,7 +110,7 @@ class _MissingSamplesNote(InputNote):
         raise NotImplementedError
 
     def told(self, names=None) -> str:
-        said = [f"{'x channel ' + str(c) if names is None else repr(names[c])} has "
+        said = [f"{self._name + ' channel ' + str(c) if names is None else repr(names[c])} has "
                 + self._what(n, detail) for c, (n, detail) in self.found.items()]  # fmt: skip
         return "; ".join(said) + self._why
 
@@ -127,6 +129,18 @@ class GlitchWarning(_MissingSamplesNote):
 
     def _what(self, n: int, first: int) -> str:
         return f"{n:,} glitch{'es' if n > 1 else ''} (the first at sample {first:,})"
+
+
+class ForecastGlitchWarning(_MissingSamplesNote):
+    """Glitches a forecaster's fit leaves out; ``found`` as :class:`GlitchWarning`'s (not one:
+    no ``filter`` finds them again, :func:`notes_to_tell` keeps the fit's)."""
+
+    _name = "y"
+    _why = (
+        ": samples far out of line with those around them, left out of the fit (no pattern "
+        "or future holds them); a forecast whose own pattern holds one is off."
+    )
+    _what = GlitchWarning._what
 
 
 class SpikeWarning(_MissingSamplesNote):

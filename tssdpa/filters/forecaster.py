@@ -9,8 +9,10 @@ import numpy as np
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
 from tssdpa.estimators.arrays import within_reach
 from tssdpa.estimators.base import Forecaster
-from tssdpa.estimators.input_notes import user_stacklevel
+from tssdpa.estimators.glitches import glitches_marked
+from tssdpa.estimators.input_notes import ForecastGlitchWarning, user_stacklevel
 from tssdpa.estimators.selection import FitScoresView, candidates, check_no_empty_list
+from tssdpa.filters.analogue_selection import check_saved_holdout as _check_saved_holdout
 from tssdpa.filters.analogue_selection import choose_structures, drift_holdout, no_structure
 from tssdpa.filters.analogues import (
     MODELS,
@@ -60,7 +62,8 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     Every parameter left as ``None`` is chosen by :meth:`fit` per horizon, by leave-one-out
     error on the fitted series (keys that share samples with the query are left out), or by
     forward error on its last quarter where that quarter changed regime (``holdout``); a list
-    gives the candidates. :meth:`fit` needs no argument besides ``horizon`` to be useful.
+    gives the candidates. :meth:`fit` needs no argument besides ``horizon`` to be useful. It
+    leaves the glitches of the fitted series out (a ``ForecastGlitchWarning`` says where).
 
     Parameters
     ----------
@@ -269,6 +272,8 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         # a refit must not reuse the last fit's span nor keep its other kind's state
         for stale in _FITTED:
             self.__dict__.pop(stale, None)
+        # a glitch as a key's future went into every forecast that weighed that key
+        a = self.train_ = glitches_marked(a, note=ForecastGlitchWarning)
         self.channel_independent_, self.channel_choice_ = resolve_independence(self, a)
         if self.channel_independent_:
             params = {**self.get_params(), "channel_independent": False}
@@ -422,11 +427,6 @@ class ProjectionForecaster(FitScoresView, Forecaster):
                       "channel_models_": (list, dict, type(None))}  # fmt: skip
     _array_schema = ("mean_", "scale_", "train_")
     _channel_arrays = {"mean_": False, "scale_": True}
-
-    def _check_saved_holdout(self, value):
-        if value is not None and not 0.0 < value < 1.0:
-            raise ValueError(f"fitted holdout_ must be None or in (0, 1), got {value!r}")
-        return value
 
     _fitted_checks = {"holdout_": _check_saved_holdout}
 
