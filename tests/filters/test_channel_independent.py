@@ -52,18 +52,33 @@ def independent_fit():
     return x, ProjectionFilter(causal=False, channel_independent=True).fit(x)
 
 
-def test_auto_filters_unrelated_channels_alone_and_beats_the_joint_fit(unrelated_fit):
+@pytest.fixture(scope="module")
+def joint_fit():
+    """The joint fit (``channel_independent=False``) of the series of :func:`unrelated_fit`."""
+    _, x = _unrelated()
+    return ProjectionFilter(causal=False, channel_independent=False).fit(x)
+
+
+@pytest.fixture(scope="module")
+def own_fits():
+    """Each channel of the series of :func:`unrelated_fit` fitted on its own, as one series
+    (shared by the tests below: none of them changes them)."""
+    _, x = _unrelated()
+    return [ProjectionFilter(causal=False, channel_independent=False).fit(x[:, c]) for c in (0, 1)]
+
+
+def test_auto_filters_unrelated_channels_alone_and_beats_the_joint_fit(unrelated_fit, joint_fit):
     clean, x, f = unrelated_fit
     assert list(f.channel_choice_["chosen"]) == ["alone", "alone"]
-    joint = ProjectionFilter(causal=False, channel_independent=False).fit(x)
+    joint = joint_fit
     assert _mse(f.filter(x), clean) < _mse(joint.filter(x), clean)
 
 
-def test_a_channel_filtered_alone_is_exactly_its_own_fit(unrelated_fit):
+def test_a_channel_filtered_alone_is_exactly_its_own_fit(unrelated_fit, own_fits):
     _, x, f = unrelated_fit
     y = np.asarray(f.filter(x))
     for c in range(2):
-        own = ProjectionFilter(causal=False, channel_independent=False).fit(x[:, c])
+        own = own_fits[c]
         np.testing.assert_array_equal(y[:, c], own.filter(x[:, c]))
         assert f.channel_models_[c].best_params_ == own.best_params_
 
@@ -86,22 +101,20 @@ def test_auto_keeps_the_joint_fit_for_copies_of_one_signal():
     assert _mse(f.filter(x), clean) < _mse(alone.filter(x), clean)
 
 
-def test_true_fits_each_channel_alone_only():
-    _, x = _unrelated(seed=1)
-    f = ProjectionFilter(causal=False, channel_independent=True).fit(x)
+def test_true_fits_each_channel_alone_only(independent_fit, own_fits):
+    x, f = independent_fit  # channel_independent=True
     assert f.channel_choice_ is None and len(f.best_params_) == 2
     assert not hasattr(f, "sigma_")  # no joint fit
     assert set(f.cv_results_["channel"]) == {0, 1}
     for c in range(2):
-        own = ProjectionFilter(causal=False, channel_independent=False).fit(x[:, c])
-        np.testing.assert_array_equal(np.asarray(f.filter(x))[:, c], own.filter(x[:, c]))
+        np.testing.assert_array_equal(np.asarray(f.filter(x))[:, c], own_fits[c].filter(x[:, c]))
 
 
-def test_a_mixed_choice_filters_the_joint_channels_with_the_joint_fit():
-    _, x = _unrelated(seed=2)
-    f = ProjectionFilter(causal=False).fit(x)
+def test_a_mixed_choice_filters_the_joint_channels_with_the_joint_fit(unrelated_fit, joint_fit):
+    _, x, fitted = unrelated_fit
+    f = copy.deepcopy(fitted)  # the shared fit is not changed
     f.channel_models_ = [f.channel_models_[0], None]  # as if channel 1 had kept the joint fit
-    joint = ProjectionFilter(causal=False, channel_independent=False).fit(x)
+    joint = joint_fit
     y = np.asarray(f.filter(x))
     np.testing.assert_array_equal(y[:, 1], np.asarray(joint.filter(x))[:, 1])
     np.testing.assert_array_equal(y[:, 0], f.channel_models_[0].filter(x[:, 0]))
@@ -354,11 +367,10 @@ def test_a_file_from_before_the_parameter_loads_as_the_joint_filter(tmp_path):
     assert g.channel_choice_ is None and g.channel_scores_ is None
 
 
-def test_the_report_names_the_joint_fit_and_each_channel_fitted_alone():
+def test_the_report_names_the_joint_fit_and_each_channel_fitted_alone(unrelated_fit):
     from tssdpa.estimators.report import chosen_settings
 
-    _, x = _unrelated()
-    f = ProjectionFilter(causal=False).fit(x)
+    f = copy.deepcopy(unrelated_fit[2])  # the shared fit is not changed
     assert [w for w, _ in chosen_settings(f, ["slow", "fast"])] == ["channel slow", "channel fast"]
     f.channel_models_[0] = None  # as if the slow channel had kept the joint output
     fits = chosen_settings(f, ["slow", "fast"])
