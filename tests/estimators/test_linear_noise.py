@@ -145,7 +145,9 @@ def test_noise_level_of_a_rough_linear_signal_is_near_the_truth_not_its_innovati
         assert all(r < 0.5 * b for r, b in zip(ratios, bounds))
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+# seed 0 is the representative: the same fit on another draw of the noise, seeds 0-3 give error
+# ratios 1.0013, 1.0000, 1.0020, 1.0011 (the bound 1.05), so seed 1 runs with -m slow only
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow)])
 def test_the_spectral_option_leaves_a_rough_ar1_at_20_db_nearly_alone(seed):
     from tssdpa.filters import ProjectionFilter
 
