@@ -267,7 +267,8 @@ def test_the_fitted_divergence_is_that_of_the_moving_average_it_chose(with_targe
 def test_local_window_as_an_int_adapts_where_auto_would_not():
     noisy, _, auto, plain = _stationary((1.0, 0.5), 13)  # the fits of the case above
     assert auto.local_ is None
-    f = ProjectionFilter(causal=False, local_window=51).fit(noisy)
+    # at the settings auto chose, given (the width given is tested here, not the search)
+    f = ProjectionFilter(causal=False, local_window=51, **auto.best_params_).fit(noisy)
     assert f.local_["window"] == 51 and f.local_["channels"] == [True]
     assert f.local_["noise"] == pytest.approx(f.noise_level_.tolist())
     assert not np.array_equal(f.filter(noisy), plain.filter(noisy))
@@ -378,8 +379,12 @@ def test_the_input_is_not_changed(adapted, busy_then_quiet):
     x = np.stack([busy_then_quiet[0][part], busy_then_quiet[0][part][::-1]], axis=1)
     target = np.stack([busy_then_quiet[1][part], busy_then_quiet[1][part][::-1]], axis=1)
     x0, target0 = x.copy(), target.copy()
-    f = ProjectionFilter(causal=False).fit(x, target=target)
+    # a small search, not the default's (the search is not tested here): it still mixes
+    # non-local candidates, as the default fit does here, with a windowed one and a base
+    f = ProjectionFilter(causal=False, window=[16, "all"], embedding=[1, 31], degree=[0])
+    f.fit(x, target=target)
     assert f.local_ is not None  # the adaptation's code ran too
+    assert any(m["window"] == "all" for m in f.mixture_)  # and the non-local filter's
     f.filter(x)
     np.testing.assert_array_equal(x, x0)
     np.testing.assert_array_equal(target, target0)
