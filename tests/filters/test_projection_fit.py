@@ -145,8 +145,17 @@ def test_a_noise_free_piecewise_straight_signal_has_no_noise_and_is_left_alone(n
         assert np.max(np.abs(y - x)) < 1e-3 * np.ptp(x)
 
 
-@pytest.mark.parametrize("scale", [1.0, 10.0])
-@pytest.mark.parametrize("name", ["staircase", "pulses", "rounded slow sine"])
+# every case at scale 1; at scale 10 the pulses are the representative (their residuals of
+# rounding were what came out or not), the staircase and the sine run with -m slow
+@pytest.mark.parametrize(
+    "name, scale",
+    [(name, 1.0) for name in ("staircase", "pulses", "rounded slow sine")]
+    + [("pulses", 10.0)]
+    + [
+        pytest.param(name, 10.0, marks=pytest.mark.slow)
+        for name in ("staircase", "rounded slow sine")
+    ],
+)
 def test_a_series_exact_at_most_samples_has_no_noise_whatever_its_range(name, scale):
     # every bound 0 (more than half of the residuals exactly 0) took a tenth of the data's
     # spread: a clean staircase 0..16 got a level of 0.59 and its steps moved by 0.42; 0/1
@@ -186,7 +195,11 @@ def test_one_huge_glitch_does_not_make_the_noise_pass_for_rounding():
     assert 0.005 < noise_level(x[:, None])[0] < 0.02
 
 
-@pytest.mark.parametrize("sd", [0.2, 0.3, 0.4])
+# sd 0.2 is the representative: the most residuals exactly 0 and the ratio nearest its bound
+# (below); 0.3 and 0.4, the same fit with more noise, run with -m slow
+@pytest.mark.parametrize(
+    "sd", [0.2] + [pytest.param(sd, marks=pytest.mark.slow) for sd in (0.3, 0.4)]
+)
 def test_noisy_readings_rounded_to_integers_keep_their_noise_level(sd):
     # most interpolation residuals of integer readings are exactly 0: taken for a noise-free
     # signal, they were left unfiltered (the level 7e-5 instead of the noise's spread)
