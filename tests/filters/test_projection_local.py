@@ -337,7 +337,11 @@ def test_a_supervised_fit_does_not_adapt_a_channel_whose_noise_has_heavy_tails(b
     noisy, clean = busy_then_quiet
     heavy = clean + 0.5 * np.random.default_rng(5).standard_t(3, T) / np.sqrt(3.0)
     x, target = np.stack([noisy, heavy], axis=1), np.stack([clean, clean], axis=1)
-    f = ProjectionFilter(causal=False, channel_independent=False).fit(x, target=target)
+    # a narrowed search (the adaptation's rule is tested, not the search): it chooses the
+    # non-local filter as the default's does, and decides [True, False] as it does (also with
+    # the Student-t draws of seeds 6-8)
+    narrow = dict(window=[8, 16, "all"], embedding=[1, 7])
+    f = ProjectionFilter(causal=False, channel_independent=False, **narrow).fit(x, target=target)
     assert f.local_["channels"] == [True, False]
     noise = np.sqrt(np.mean((x - target) ** 2, axis=0))
     _, before, afters, *_ = width_scores(f, x, None, noise, LOCAL_WIDTHS, target)
