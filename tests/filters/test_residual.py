@@ -651,9 +651,11 @@ def test_a_dataframe_target_with_x_columns_in_another_order_is_refused(cls):
     swapped = pd.DataFrame({"b": -clean, "a": clean})
     with pytest.raises(ValueError, match=r"target's columns \['b', 'a'\] are x's"):
         cls().fit(x, target=swapped)
-    assert cls().fit(x, target=swapped[["a", "b"]]).filter(x).shape == x.shape
+    # the columns are tested, not the search: the projection filter's narrowed to one window
+    kw = {"window": [16], "embedding": [1]} if cls is ProjectionFilter else {}
+    assert cls(**kw).fit(x, target=swapped[["a", "b"]]).filter(x).shape == x.shape
     named = pd.DataFrame({"clean_a": clean, "clean_b": -clean})  # other names: by position
-    assert cls().fit(x, target=named).filter(x).shape == x.shape
+    assert cls(**kw).fit(x, target=named).filter(x).shape == x.shape
 
 
 @pytest.mark.parametrize("fitted_fade, later_fade", [(None, 2.0), (2.0, None)])
