@@ -18,6 +18,9 @@ from tssdpa.compare import get_method
 from tssdpa.filters import ProjectionFilter
 
 N_GOOD = 5
+#: the search of the runs below, narrowed (files, workers and outputs are tested here, not the
+#: search): the same params for the sequential run, the direct fits, the cluster and the CLI
+PARAMS = {"window": [8, 16], "embedding": [1, 3]}
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +56,7 @@ def _inputs(folder):
 @pytest.fixture(scope="module")
 def sequential(logs, tmp_path_factory):
     out = tmp_path_factory.mktemp("sequential")
-    return out, filter_files(_inputs(logs), out, progress=False)
+    return out, filter_files(_inputs(logs), out, params=PARAMS, progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +90,7 @@ def test_sequential_run_equals_a_direct_fit_and_filter(logs, sequential):
         df = read_table(logs / name)
         x = np.array(df[["a", "b"]], dtype=float)
         x[~np.isfinite(x)] = np.nan
-        est = get_method("projection", "denoise").build().fit(x)
+        est = get_method("projection", "denoise").build(**PARAMS).fit(x)
         got = read_table(out / name)
         np.testing.assert_allclose(got[["a_filtered", "b_filtered"]], est.filter(x), rtol=1e-12)
         pd.testing.assert_frame_equal(got[df.columns], df)  # the originals copied through
@@ -95,7 +98,7 @@ def test_sequential_run_equals_a_direct_fit_and_filter(logs, sequential):
 
 def test_a_two_worker_cluster_equals_the_sequential_run(logs, sequential, client, tmp_path):
     seq_out, seq = sequential
-    summary = filter_files(_inputs(logs), tmp_path, client=client, progress=False)
+    summary = filter_files(_inputs(logs), tmp_path, client=client, params=PARAMS, progress=False)
     _check_summary(summary, logs, tmp_path)
     assert summary["file"].tolist() == seq["file"].tolist()  # input order, whatever finished
     for name in GOOD:
@@ -125,7 +128,7 @@ def test_a_failed_write_leaves_nothing_under_the_output_name(logs, tmp_path, mon
         raise OSError("No space left on device")
 
     monkeypatch.setattr(pd.DataFrame, "to_csv", half_then_fail)
-    summary = filter_files(str(logs / "log0.csv"), tmp_path, progress=False)
+    summary = filter_files(str(logs / "log0.csv"), tmp_path, params=PARAMS, progress=False)
     assert summary["status"].tolist() == ["failed"]
     assert "No space left" in summary["error"][0]
     assert os.listdir(tmp_path) == []
@@ -160,8 +163,8 @@ def test_cli_filters_a_folder_and_reports_the_bad_file(cli, logs, sequential, tm
     out = tmp_path / "filtered"
     out.mkdir()
     r = cli("filter", str(logs / "*.csv"), str(logs / "*.parquet"), "--out-dir", str(out),
-               "--method", "projection", "--workers", "2", "--summary",
-               str(tmp_path / "summary.csv"), cwd=tmp_path)  # fmt: skip
+               "--method", "projection", "--params", json.dumps(PARAMS), "--workers", "2",
+               "--summary", str(tmp_path / "summary.csv"), cwd=tmp_path)  # fmt: skip
     assert r.returncode == 1, r.stderr  # some files failed
     assert "Traceback" not in r.stderr
     assert f"{len(GOOD)} of {len(GOOD) + len(BAD)} file(s) filtered" in r.stderr
@@ -181,8 +184,8 @@ def test_cli_runs_on_a_running_scheduler(cli, logs, sequential, client, tmp_path
     LocalCluster of the other tests) instead of starting one."""
     seq_out, _ = sequential
     r = cli("filter", str(logs / "log0.csv"), str(logs / "log2.csv"), "--out-dir",
-               str(tmp_path), "--method", "projection", "--no-progress", "--scheduler",
-               client.scheduler.address, cwd=tmp_path)  # fmt: skip
+               str(tmp_path), "--method", "projection", "--params", json.dumps(PARAMS),
+               "--no-progress", "--scheduler", client.scheduler.address, cwd=tmp_path)  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert "2 of 2 file(s) filtered" in r.stderr
     for name in ("log0.csv", "log2.csv"):
@@ -342,7 +345,7 @@ def test_each_output_has_its_inputs_separator(logs, tmp_path, sep):
     pd.read_csv(logs / "log0.csv").to_csv(src / "log0.csv", index=False, sep=sep)
     out = tmp_path / "out"
     out.mkdir()
-    summary = filter_files(str(src / "log0.csv"), out, progress=False)
+    summary = filter_files(str(src / "log0.csv"), out, params=PARAMS, progress=False)
     assert summary["status"].tolist() == ["ok"], summary["error"].tolist()
     header = (out / "log0.csv").read_text().splitlines()[0]
     assert header == sep.join(["time", "a", "b", "a_filtered", "b_filtered"])
@@ -412,7 +415,7 @@ def test_compressed_csv_logs_are_filtered_into_outputs_compressed_alike(logs, se
     (src / "log0.csv.gz").write_bytes(gzip.compress((logs / "log0.csv").read_bytes()))
     out = tmp_path / "out"
     out.mkdir()
-    summary = filter_files(str(src / "*.csv.gz"), out, progress=False)
+    summary = filter_files(str(src / "*.csv.gz"), out, params=PARAMS, progress=False)
     assert summary["status"].tolist() == ["ok"], summary["error"].tolist()
     assert os.listdir(out) == ["log0.csv.gz"]
     with gzip.open(out / "log0.csv.gz", "rb") as fh:  # gzip, not plain text under .gz
