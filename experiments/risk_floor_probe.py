@@ -19,11 +19,15 @@ Sets (``--set``):
 * ``cells``: the series of ``bench_autofit.py`` (the unseen systems and the held-out real
   channels included) at the benchmark's SNRs, Gaussian and Student-t noise, synthetic seeds
   0-2, real series once (``checked_floor_probe.bench_cells``);
-* ``recordings``: every fourth stretch of ``noise_level_probe.py --scan`` at 20 dB.
+* ``recordings``: every fourth stretch of ``noise_level_probe.py --scan`` at 20 dB;
+* ``fusion``: the fusion IMU recording's three gyroscope columns as recorded (first 800 rows,
+  each alone, zero-phase): the noise level and the RMS change of the fit with and without the
+  floor (no clean signal to score against).
 
     .venv/bin/python experiments/risk_floor_probe.py --set lattice
     .venv/bin/python experiments/risk_floor_probe.py --set cells --data-dir DATA
     .venv/bin/python experiments/risk_floor_probe.py --set recordings --data-dir DATA
+    .venv/bin/python experiments/risk_floor_probe.py --set fusion --data-dir DATA
 """
 
 from __future__ import annotations
@@ -139,13 +143,30 @@ def run(cells) -> None:
     )
 
 
+def fusion(data_dir) -> None:
+    from tssdpa.data.real import load_imu
+
+    df = load_imu("imu_fusion", data_dir, resample=False)  # the rows as a user has them
+    for col in [c for c in df.columns if c.startswith("Gyroscope")]:
+        x = df[col].to_numpy(dtype=np.float64)[:800]
+        changes = []
+        for on in (True, False):
+            with counted(on):
+                f = ProjectionFilter(causal=False).fit(x)
+                changes.append(float(np.sqrt(np.mean((f.filter(x) - x) ** 2))))
+        print(f"{col:22s} noise level {f.noise_level_[0]:.3f}  RMS change {changes[0]:.4f} "
+              f"(without the floor {changes[1]:.4f})", flush=True)  # fmt: skip
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--set", choices=("lattice", "cells", "recordings"), required=True)
+    p.add_argument("--set", choices=("lattice", "cells", "recordings", "fusion"), required=True)
     p.add_argument("--data-dir", default=None)
     args = p.parse_args(argv)
     if args.set == "lattice":
         run(lattice_cells())
+    elif args.set == "fusion":
+        fusion(args.data_dir)
     elif args.set == "cells":
         run(bench_cells(args.data_dir))
     else:
