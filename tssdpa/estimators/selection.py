@@ -236,7 +236,7 @@ def sure_probe(shape, random_state, weights=None) -> np.ndarray:
     return probe if weights is None else probe * np.sqrt(weights)
 
 
-def sure_mse(x, y, y_perturbed, noise, probe, eps, dydx=None, weights=None, floor=None) -> float:
+def sure_mse(x, y, y_perturbed, noise, probe, eps, dydx=None, weights=None) -> float:
     """Monte-Carlo SURE of a denoiser: an unbiased estimate of ``mean((y - clean)^2)``.
 
     ``y`` is the output on ``x``, ``y_perturbed`` the output on ``x + eps * noise * probe``
@@ -248,9 +248,7 @@ def sure_mse(x, y, y_perturbed, noise, probe, eps, dydx=None, weights=None, floo
     ``probe`` and ``eps`` are not used). NaN entries ignored. ``weights`` (broadcast against
     ``y``, mean 1 per channel) weigh each entry's divergence, ``noise^2`` taking the place of
     that entry's own squared noise: for heavy-tailed noise
-    (:func:`~tssdpa.estimators.noise_tails.tail_weights`). ``floor`` (C,): the noise levels
-    the score's floor counts on (:func:`risk_floor`; 0 in a channel leaves it without one);
-    None: no floor.
+    (:func:`~tssdpa.estimators.noise_tails.tail_weights`).
     """
     if dydx is None:
         ok = ~(np.isnan(y) | np.isnan(x) | np.isnan(y_perturbed))
@@ -261,42 +259,7 @@ def sure_mse(x, y, y_perturbed, noise, probe, eps, dydx=None, weights=None, floo
     if weights is not None:
         div_term = weights * div_term
     per_entry = (y - x) ** 2 - noise**2 + 2.0 * div_term
-    if not ok.any():
-        return np.inf
-    score = float(np.mean(per_entry[ok]))
-    least = 0.0 if floor is None else risk_floor(x, y, floor, ok)
-    # a floor of 0 says nothing: SURE's own spread may take a good filter below 0
-    return max(score, least) if least > 0 else score
-
-
-#: the noise level's share the floor of :func:`sure_mse` counts on: the level is estimated
-#: (a few percent off) and the noise drawn has its own spread about it
-FLOOR_LEVEL_SHARE = 0.9
-
-
-def risk_floor(x, y, noise, ok) -> float:
-    """The least mean squared error ``y`` can have against the clean signal of ``x`` (entries
-    ``ok``), whose noise has the (C,) levels ``noise`` in every sample: by the triangle
-    inequality, ``rms(y - clean) >= rms(x - clean) - rms(y - x)`` per channel, with
-    ``rms(x - clean)`` taken as ``FLOOR_LEVEL_SHARE`` of the level. SURE can
-    fall below it where the data are not a smooth density about the clean signal -- values on
-    a lattice (a sensor's counts mixed by its calibration, rounded readings with a hair of
-    jitter): a kernel narrower than the lattice's cells weighs a sample's near-repeats alone,
-    its output is the input and the divergence a probe sees near 0, and SURE scores that
-    identity about ``-noise^2``, a perfect filter (an IMU gyroscope left as it came, 0.002
-    deg/s changed under 0.09 deg/s of noise). The floor gives such an output about the
-    identity's score; a filter that removes about the noise's share is not bound by it. A
-    channel whose noise is not in every sample (clipped, held readings: measured where it
-    changes) has no such floor: give it a level of 0."""
-    d2 = np.where(ok, (y - x) ** 2, 0.0)
-    cnt = ok.sum(axis=0) if d2.ndim == 2 else ok.sum()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        change = np.sqrt(d2.sum(axis=0) / cnt)  # (C,) or a scalar
-    gap = np.maximum(FLOOR_LEVEL_SHARE * np.asarray(noise, dtype=float).reshape(-1) - change, 0.0)
-    w = np.asarray(cnt, dtype=float).reshape(-1)
-    gap = np.broadcast_to(gap, w.shape)
-    keep = w > 0
-    return float(np.sum(w[keep] * gap[keep] ** 2) / np.sum(w[keep])) if keep.any() else 0.0
+    return float(np.mean(per_entry[ok])) if ok.any() else np.inf
 
 
 def heldout_mse(y, target, start: int) -> float:

@@ -387,17 +387,13 @@ def choose_settings(filt, xs, times, target, tail, noise, heavy=None):
     xp, tail_w = None, None
     if target is None and heavy is not None and np.any(heavy):
         tail_w = tail_weights(xs, heavy)
-    floor = None  # the levels SURE's floor counts on: where the noise is in every sample
     if target is None:  # the weighted divergence from a probe scaled by sqrt(w): sure_probe
         probe, eps = sure_probe(xs.shape, filt.random_state, tail_w), SURE_EPS
         xp = xs + eps * noise * probe
-        repeating = list(repeating_channels(xs))
-        floor = np.where(np.isin(np.arange(xs.shape[1]), repeating), 0.0, noise)
 
     def scored(ys, ys_p):
         if target is None:  # the probe carries the tail weights (above)
-            return [sure_mse(xs, y, yp, noise, probe, eps, floor=floor)
-                    for y, yp in zip(ys, ys_p)]  # fmt: skip
+            return [sure_mse(xs, y, yp, noise, probe, eps) for y, yp in zip(ys, ys_p)]
         return [heldout_mse(y, target, tail) for y in ys]
 
     def lowpass_pair(params):
@@ -425,8 +421,7 @@ def choose_settings(filt, xs, times, target, tail, noise, heavy=None):
             # the choice of the k nearest and give noise (see tssdpa.signal.nonlocal_filter)
             ys, own = run_nonlocal(xs, embedding, spec.n_neighbors, sigmas, spec.exclude_self)
             return {(base, window, embedding, decay, 0, s):
-                    sure_mse(xs, y, None, noise, None, None, dydx=w[:, None], weights=tail_w,
-                             floor=floor)
+                    sure_mse(xs, y, None, noise, None, None, dydx=w[:, None], weights=tail_w)
                     for s, y, w in zip(sigmas, ys, own)}  # fmt: skip
         # scores need not round as a stream does: BLAS moments (see run_causal's rowwise)
         ys = [b + y for y in run_offline(xs - b, spec, times, configs=configs, rowwise=False)]
