@@ -31,9 +31,10 @@ def test_filter_reads_a_csv_whose_header_names_the_columns(tmp_path, monkeypatch
     assert len(pd.read_csv(tmp_path / "o.csv")) == 60
 
 
-@pytest.mark.parametrize("header", ["0,1", "0,1,2"])
-def test_filter_reads_pandas_default_column_names_as_a_header(tmp_path, monkeypatch, header):
-    # DataFrame(array).to_csv(index=False) names the columns 0, 1, ...: a header all the same
+@pytest.mark.parametrize("header", ["0,1", "0,1,2", "2019,2020", "450,550,650", "1,2,3"])
+def test_filter_reads_a_header_of_whole_numbers_as_names(tmp_path, monkeypatch, header):
+    # DataFrame(array).to_csv(index=False) names the columns 0, 1, ...; years, wavelengths and
+    # channel numbers are names too: only a decimal point, sign or exponent says data
     n = len(header.split(","))
     rows = "".join(
         ",".join([f"{np.sin(i / 7 + c):.4f}" for c in range(n)]) + "\n" for i in range(60)

@@ -20,7 +20,7 @@ def test_projection_filter_fit_refuses_a_channels_first_series_and_names_x_T(row
     x = np.vstack([_series()] * rows)
     with pytest.raises(ValueError, match=rf"x has {rows} samples? \(rows\) of 200 channels") as e:
         ProjectionFilter().fit(x)
-    assert "pass x.T for 200 samples" in str(e.value)
+    assert "transpose it (x.T) for 200 samples" in str(e.value)
 
 
 def test_forecaster_fit_refuses_a_channels_first_series_naming_y():
@@ -31,6 +31,16 @@ def test_forecaster_fit_refuses_a_channels_first_series_naming_y():
 def test_denoiser_fit_refuses_a_channels_first_series():
     with pytest.raises(ValueError, match=r"time runs down the rows"):
         WienerFIRFilter().fit(_series()[None, :])
+
+
+@pytest.mark.parametrize("shape", [(12, 20), (30, 200)])
+def test_a_short_recording_of_many_sensors_still_fits(shape):
+    # only a series ten times wider than long is taken for channels-first: a short, wide panel
+    # of sensors is data (a filter that learns nothing fitted it, and the CLI with it)
+    from tssdpa.baselines.linear import MovingAverageFilter
+
+    x = np.random.default_rng(0).standard_normal(shape).cumsum(axis=0)
+    assert MovingAverageFilter().fit(x).filter(x).shape == shape
 
 
 def test_a_fitted_filter_still_filters_a_single_row():

@@ -67,3 +67,35 @@ def test_a_series_without_glitches_fits_as_before_without_a_note():
         warnings.simplefilter("error")
         fc = ProjectionForecaster(horizon=1).fit(x)
     assert np.array_equal(fc.train_, x[:, None])
+
+
+def test_a_channel_independent_fit_tells_each_glitch_once_of_its_own_channel():
+    # a second pass over a channel, its first glitches gone, found one more (a review's case)
+    rng = np.random.default_rng(296)
+    y = np.sin(np.arange(400) / 8) + 0.1 * rng.standard_normal(400)
+    k = rng.integers(1, 6)
+    pos = rng.integers(0, 400, k)
+    y[pos] += rng.choice([-1, 1], k) * 10 ** rng.uniform(0, 6, k)
+    x = np.column_stack([np.cos(np.arange(400) / 9), y])
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        fc = ProjectionForecaster(horizon=4, embedding=3, delay=1, channel_independent=True).fit(x)
+    told = [str(w.message) for w in seen if issubclass(w.category, ForecastGlitchWarning)]
+    assert len(told) == 1 and told[0].startswith("y channel 1 has")
+    # the channel models fitted on the series the parent keeps, glitches and all marked
+    for c, m in enumerate(fc.channel_models_):
+        np.testing.assert_array_equal(m.train_[:, 0], fc.train_[:, c])
+
+
+def test_forecasts_over_the_fitted_rows_after_a_glitch_are_those_with_the_sample_missing():
+    # the fitted series with NaN at the glitch still matches the series given (its rows are
+    # not keyed a second time as new ones); past the origins whose own pattern holds it
+    y = _sine(800, seed=4)
+    y[400] = 1e6
+    missing = y.copy()
+    missing[400] = np.nan
+    with pytest.warns(ForecastGlitchWarning):
+        fc = ProjectionForecaster(horizon=1, embedding=4, delay=1, model="mean").fit(y)
+    a = fc.forecast_path(y, 1)[410:]
+    b = fc.forecast_path(missing, 1)[410:]
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)

@@ -199,13 +199,14 @@ def read_csv_file(p: Path) -> pd.DataFrame:
 
 
 def _check_header_is_names(p: Path, names: list[str]) -> None:
-    """``ValueError`` where every name in the header row of ``p`` is a number: the file has
-    no header, and its first sample was taken for the column names -- dropped from the data,
-    and the time column, named by no time name, filtered as a signal. Not the names pandas
-    gives a frame's columns by default (``0,1,2``: ``DataFrame(a).to_csv(index=False)``)."""
+    """``ValueError`` where every name in the header row of ``p`` is a number and some have a
+    decimal point, sign or exponent: the file has no header, and its first sample was taken for
+    the column names -- dropped from the data, and the time column, named by no time name,
+    filtered as a signal. Whole numbers are names: years, wavelengths, channel numbers, the
+    names pandas gives a frame's columns (``0,1,2``: ``DataFrame(a).to_csv(index=False)``)."""
     if not names or not all(_NUMBER.fullmatch(n) for n in names):
         return
-    if [n.strip() for n in names] == [str(i) for i in range(len(names))]:
+    if all(n.strip().isdigit() for n in names):
         return
     shown = ", ".join(n.strip() for n in names[:4]) + (", ..." if len(names) > 4 else "")
     raise ValueError(f"{p}: the first row ({shown}) looks like data, not column names: add a "

@@ -74,21 +74,27 @@ def target_like(target, a: np.ndarray, like=None, readings=False) -> np.ndarray 
     return unknown_past_readings(tgt, reading_ends(a)) if readings else tgt
 
 
+#: a series with at least this many times more channels than samples is refused by ``fit`` as
+#: channels-first (:func:`check_fit_input`)
+CHANNELS_FIRST = 10
+
+
 def check_fit_input(a: np.ndarray, name: str) -> None:
     """What a ``fit`` asks of its (T, C) series beyond :func:`as_2d`, a ``ValueError`` naming
-    ``name`` and the channel otherwise: it has at least as many samples (rows) as channels
-    (columns), every channel has a known sample, and none is so small (largest magnitude
-    nonzero, below 1e-150) that its squares underflow to 0. (Small values and a single row in
-    a later ``filter`` or ``forecast`` call are fine: a signal may decay, a stream may come a
-    sample at a time.)"""
+    ``name`` and the channel otherwise: it has fewer than ``CHANNELS_FIRST`` times as many
+    channels (columns) as samples (rows), every channel has a known sample, and none is so
+    small (largest magnitude nonzero, below 1e-150) that its squares underflow to 0. (Small
+    values and a single row in a later ``filter`` or ``forecast`` call are fine: a signal may
+    decay, a stream may come a sample at a time.)"""
     rows, cols = a.shape
     # time runs down the rows: a channels-first series (one row of 2000 samples, x[None, :])
-    # was fitted as 2000 channels of one sample each, ran for minutes and came back unchanged
-    if rows < cols:
+    # was fitted as 2000 channels of one sample each, ran for minutes and came back unchanged.
+    # Only far wider than long: a short recording of many sensors (12 x 20, 120 x 150) fits
+    if cols >= CHANNELS_FIRST * rows:
         raise ValueError(
             f"{name} has {rows} sample{'s' * (rows != 1)} (rows) of {cols} channels (columns): "
-            f"time runs down the rows; pass {name}.T for {cols} samples of {rows} "
-            f"channel{'s' * (rows != 1)}"
+            f"time runs down the rows, one row per sample; transpose it ({name}.T) for {cols} "
+            f"samples of {rows} channel{'s' * (rows != 1)}"
         )
     empty = np.flatnonzero(np.isnan(a).all(axis=0))
     if len(empty):

@@ -369,8 +369,8 @@ def _carry_forward(y: np.ndarray) -> np.ndarray:
 
 def training_overlap(train, y2) -> tuple[int, int]:
     """``(run, after)`` of :func:`forecast`: the longest run of leading rows of ``y2`` repeating
-    ``train`` from some offset (NaN matches any value; a prefix through y2's first finite row
-    gets the same run), and the fitted rows after it (ties: most)."""
+    ``train`` from some offset (a NaN of either -- a glitch the fit left out -- matches any
+    value; a prefix through y2's first finite row too), and the fitted rows after (ties: most)."""
     T, n = len(train), len(y2)
     finite = np.flatnonzero(np.isfinite(y2[:, 0]))
     if not len(finite):
@@ -388,7 +388,7 @@ def training_overlap(train, y2) -> tuple[int, int]:
     for start in starts[:16]:
         m = min(n, T - start) if start >= 0 else 0
         a, b = y2[:m], train[start : start + m]
-        same = ((a == b) | np.isnan(a)).all(axis=1)
+        same = ((a == b) | np.isnan(a) | np.isnan(b)).all(axis=1)
         run = m if same.all() else int(np.argmin(same))
         best = max(best, (run, T - start - run))
     return best

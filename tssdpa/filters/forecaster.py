@@ -272,15 +272,16 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         # a refit must not reuse the last fit's span nor keep its other kind's state
         for stale in _FITTED:
             self.__dict__.pop(stale, None)
-        # a glitch as a key's future went into every forecast that weighed that key
-        a = self.train_ = glitches_marked(a, note=ForecastGlitchWarning)
+        if not self.__dict__.pop("_glitches_marked", False):  # once: a 2nd pass finds more
+            # a glitch as a key's future went into every forecast that weighed the key
+            a = self.train_ = glitches_marked(a, note=ForecastGlitchWarning)
         self.channel_independent_, self.channel_choice_ = resolve_independence(self, a)
         if self.channel_independent_:
             params = {**self.get_params(), "channel_independent": False}
-            self.channel_models_ = [
-                ProjectionForecaster(**params).fit(a[:, c], self._verbose)
-                for c in range(a.shape[1])
-            ]
+            self.channel_models_ = [ProjectionForecaster(**params) for _ in range(a.shape[1])]
+            for c, m in enumerate(self.channel_models_):
+                m._glitches_marked = True  # its channel of a, marked above
+                m.fit(a[:, c], self._verbose)
             self.best_params_ = [m.best_params_ for m in self.channel_models_]
             self.contenders_ = [m.contenders_ for m in self.channel_models_]
             self.holdout_ = None  # each channel model has its own
@@ -385,9 +386,8 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         return self._library(fitted), z, overlap, fitted
 
     def _anchor_path(self, series, anchor, hs, switch=True):
-        """(T, len(hs), C) standardised forecasts of the horizons ``hs`` that use ``anchor``'s
-        structure, or that switch among its contenders (``switch`` and ``switch_half_life``);
-        ``series`` as :meth:`_standardised` returns it."""
+        """(T, len(hs), C) standardised forecasts at the horizons ``hs`` by ``anchor``'s structure
+        or its contenders (``switch_half_life``); ``series``: :meth:`_standardised`'s."""
         z_train, z, overlap, known = series
         contenders = self.contenders_.get(anchor) if switch and self.switch_half_life else None
         if not contenders:
