@@ -46,6 +46,10 @@ class DenoiseCLI(LightningCLI):
         self._start = start_checkpoint(self.trainer, self.model, self.datamodule)
 
     def after_fit(self):
+        from tssdpa.cli.experiment import smoke_run
+
+        if smoke_run(self.trainer):
+            return
         model, dm = self.model, self.datamodule
         start = self._start
         load, ckpt, val = chosen_checkpoint(self.trainer, model, dm, start)

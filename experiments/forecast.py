@@ -69,6 +69,10 @@ class ForecastCLI(LightningCLI):
             )
 
     def after_fit(self):
+        from tssdpa.cli.experiment import smoke_run
+
+        if smoke_run(self.trainer):
+            return
         model, dm = self.model, self.datamodule
         start = self._start
         load, ckpt, val = chosen_checkpoint(self.trainer, model, dm, start)

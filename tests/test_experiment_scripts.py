@@ -162,6 +162,17 @@ def test_denoise_adds_its_row_by_column_name_to_a_results_csv_of_other_columns(
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 
+def test_a_fast_dev_run_adds_no_row_to_the_results_csv(tmp_path, monkeypatch, capsys):
+    # a smoke run of one batch appended a full-looking row of test scores
+    monkeypatch.chdir(tmp_path)
+    config = EXPERIMENTS / "configs" / "denoise_lorenz.yaml"
+    argv = ["fit", "--config", str(config), *_TINY, "--trainer.fast_dev_run", "true",
+            "--data.n", "800", "--results_csv", "out.csv"]  # fmt: skip
+    assert _script("denoise").main(argv) == 0
+    assert not (tmp_path / "out.csv").exists()
+    assert "fast_dev_run: a smoke run, no row added to --results_csv" in capsys.readouterr().err
+
+
 def test_forecast_a_failed_results_write_leaves_the_earlier_rows(tmp_path, monkeypatch):
     # the file was rewritten in place: a write failing half-way lost every earlier row
     import pandas as pd

@@ -112,7 +112,14 @@ def check_decay(value: Any, name: str = "decay") -> float:
 
 
 def check_tau(value: Any, name: str = "tau") -> float:
-    """The IIR time constant τ > 0, in the units of the timestamps."""
+    """The IIR time constant τ > 0, in seconds (the unit timestamps are read in). A duration
+    (``pandas.Timedelta('50ms')``, ``datetime.timedelta``, ``numpy.timedelta64``) is refused
+    naming its seconds: as given it failed deep in ``fit`` with a bare ``float()`` error."""
+    if isinstance(value, np.timedelta64) or hasattr(value, "total_seconds"):
+        seconds = (value / np.timedelta64(1, "s") if isinstance(value, np.timedelta64)
+                   else value.total_seconds())  # fmt: skip
+        raise TypeError(f"{name} must be a number of seconds, got {value!r}: give "
+                        f"{name}={float(seconds)!r}")  # fmt: skip
     return check_positive(value, name)
 
 

@@ -74,6 +74,22 @@ def test_a_method_run_on_fewer_seeds_is_never_called_best():
     assert "**" not in learned and "1 seed(s)" in learned
 
 
+def test_two_methods_run_once_are_one_run_however_many_seeds_a_learned_one_ran():
+    # a file's forecasters run once; the learned one on seeds 0-2: the single runs were copied
+    # onto each seed, their differences had no spread, and a 0.2% gap was called a win
+    from tssdpa.compare.tables import overview
+
+    frame = _forecast_rows({
+        "autoreg": {0: 0.25337},
+        "projection": {0: 0.25389},
+        "learned_projection": {0: 0.40, 1: 0.41, 2: 0.39},
+    })  # fmt: skip
+    frame["runs_once"] = frame["method"] != "learned_projection"
+    row = overview(frame).iloc[0]
+    assert (row["best classical"], row["best tssdpa"]) == ("autoreg", "projection")
+    assert row["winner"] == "classical (1 run)"
+
+
 def test_a_seed_without_a_score_leaves_the_mean_unknown():
     # the NaN seed was skipped: the other seed's score shown as the method's, in bold
     from tssdpa.compare.tables import aggregate

@@ -113,3 +113,15 @@ def test_load_given_another_file_says_to_give_the_saved_folder(tmp_path):
     (tmp_path / "notes.txt").write_text("not a filter")
     with pytest.raises(FileNotFoundError, match=r"notes\.txt is a file; give the folder"):
         ProjectionFilter.load(tmp_path / "notes.txt")
+
+
+@pytest.mark.parametrize(
+    "tau", [pd.Timedelta("50ms"), __import__("datetime").timedelta(seconds=0.05),
+            np.timedelta64(50, "ms")]
+)  # fmt: skip
+def test_a_tau_given_as_a_duration_is_refused_naming_its_seconds(tau):
+    # it failed deep in fit with "float() argument must be a string or a real number"
+    t = pd.to_datetime(1.7e9 + np.arange(200) * 0.01, unit="s")
+    df = pd.DataFrame({"a": _series()}, index=t)
+    with pytest.raises(TypeError, match=r"tau must be a number of seconds.*give tau=0\.05"):
+        ProjectionFilter(window=None, tau=tau, min_step=0.005).fit(df)

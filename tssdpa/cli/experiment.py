@@ -125,6 +125,15 @@ def chosen_checkpoint(trainer, model, datamodule, start) -> tuple[str | None, st
     return load, ckpt, val
 
 
+def smoke_run(trainer) -> bool:
+    """Whether ``trainer`` ran Lightning's ``fast_dev_run`` (a batch or a few, no epochs), told
+    on stderr: its scores are no result, and a row of them in ``--results_csv`` read as one."""
+    if not getattr(trainer, "fast_dev_run", False):
+        return False
+    print("fast_dev_run: a smoke run, no row added to --results_csv", file=sys.stderr)
+    return True
+
+
 def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=None) -> int:
     """Entry point shared by ``experiments/denoise.py`` and ``experiments/forecast.py``.
 

@@ -370,7 +370,7 @@ def overview(frame: pd.DataFrame) -> pd.DataFrame:
             once = g.set_index("method")["runs_once"].get
             seeds = _on_each_seed(r.groupby(["method", "seed"])["mse"].mean(), once)
             what = f"forecast {st} h={int(h)}"
-            rows.append(_duel(ds, what, "MSE", s, fam, higher=False, seeds=seeds))
+            rows.append(_duel(ds, what, "MSE", s, fam, higher=False, seeds=seeds, once=once))
             if "n_origins" in r:  # --max-origins caps the costly methods only: say so
                 n = r.groupby("method")["n_origins"].max()
                 pair = [n.get(rows[-1][k]) for k in ("best classical", "best tssdpa")]
@@ -420,7 +420,7 @@ def _denoise_duel(ds: str, what: str, g: pd.DataFrame, raw: pd.DataFrame) -> dic
     if len(picks) == 2 and common != table:
         over = [x for x in pd.unique(g["setting"]) if x in common]
         metric += f" over {', '.join(over)} (what both have)"
-    return _duel(ds, what, metric, s, fam, higher=True, seeds=seeds)
+    return _duel(ds, what, metric, s, fam, higher=True, seeds=seeds, once=once)
 
 
 def _on_every_seed(scores: pd.Series, n_seeds: pd.Series) -> pd.Series:
@@ -441,13 +441,16 @@ def _on_each_seed(seeds: pd.Series, once) -> pd.Series:
     return pd.concat(parts, names=["method", "seed"]) if parts else seeds
 
 
-def _duel(ds, what, metric, s, fam, higher, seeds=None, z: float = 2.0):
+def _duel(ds, what, metric, s, fam, higher, seeds=None, z: float = 2.0, once=None):
     """The best classical and the best tssdpa method of ``s`` (method -> mean score), and the
     winner: ``"tie"`` when the scores are equal up to rounding (a hybrid whose correction is
     off is its linear base), or when the paired difference over the seeds both were run on
     is within ``z`` standard errors of zero (log ratios for errors, differences for dB gains);
     a difference seen on one seed only is marked ``"(1 run)"``. ``seeds``: the per-seed
-    scores, indexed by (method, seed)."""
+    scores, indexed by (method, seed); ``once(method)``: whether a method ran once, its run
+    standing for every seed (:func:`_on_each_seed`) -- two such are one run, however many
+    seeds another method of the table ran on (copied, their differences had no spread, and a
+    gap of 0.2% was called a win)."""
     s = s.dropna()
     ours = s[[fam.get(m) in _OURS for m in s.index]]
     theirs = s[[fam.get(m) not in _OURS for m in s.index]]
@@ -472,7 +475,7 @@ def _duel(ds, what, metric, s, fam, higher, seeds=None, z: float = 2.0):
             # errors span orders of magnitude over seeds: compare them as log ratios (dB
             # gains are logarithmic already)
             d = a - b if higher else np.log(np.maximum(a, 1e-300) / np.maximum(b, 1e-300))
-            if len(d) < 2:
+            if len(d) < 2 or (once is not None and once(om) and once(cm)):
                 win += " (1 run)"
             elif abs(d.mean()) <= z * d.std(ddof=1) / np.sqrt(len(d)):
                 win = "tie"  # inside the spread over seeds

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from tssdpa.checks import check_int, to_seconds
+from tssdpa.checks import check_int, check_tau, to_seconds
 from tssdpa.estimators.arrays import (
     ArrayMeta,
     check_columns,
@@ -71,6 +71,7 @@ def sample_times(filt, meta, timestamps, n, fit: bool = False):
         if timestamps is not None:
             raise ValueError(UNREAD_TIMES)
         return None
+    tau = check_tau(filt.tau)  # a Timedelta failed below in a bare float()
     t = timestamps if timestamps is not None else meta.timestamps
     if t is None:
         raise ValueError("tau is set: pass timestamps= or a series with a DatetimeIndex or "
@@ -82,7 +83,7 @@ def sample_times(filt, meta, timestamps, n, fit: bool = False):
         same_times(times, meta.timestamps, "timestamps", "x's index")
     step = float(np.median(np.diff(times))) if n > 1 else 0.0
     # once, by the fit of the whole series: its channels' own fits read the same times
-    if fit and not within_channel() and step >= TAU_STEPS * float(filt.tau):
+    if fit and not within_channel() and step >= TAU_STEPS * tau:
         # no key weighs against the sample itself: the filter returns x, and fit scores and
         # keeps that without a word (epoch nanoseconds read as seconds, tau=0.05: y == x)
         warnings.warn(f"timestamps: their median step, {step:.3g} s, is {step / filt.tau:.3g} "
