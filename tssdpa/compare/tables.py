@@ -447,10 +447,8 @@ def _duel(ds, what, metric, s, fam, higher, seeds=None, z: float = 2.0, once=Non
     off is its linear base), or when the paired difference over the seeds both were run on
     is within ``z`` standard errors of zero (log ratios for errors, differences for dB gains);
     a difference seen on one seed only is marked ``"(1 run)"``. ``seeds``: the per-seed
-    scores, indexed by (method, seed); ``once(method)``: whether a method ran once, its run
-    standing for every seed (:func:`_on_each_seed`) -- two such are one run, however many
-    seeds another method of the table ran on (copied, their differences had no spread, and a
-    gap of 0.2% was called a win)."""
+    scores, indexed by (method, seed); two methods that ran once (``once(method)``) are one run
+    whatever others ran on (copied onto each seed, their differences had no spread)."""
     s = s.dropna()
     ours = s[[fam.get(m) in _OURS for m in s.index]]
     theirs = s[[fam.get(m) not in _OURS for m in s.index]]
