@@ -125,3 +125,9 @@ def test_a_tau_given_as_a_duration_is_refused_naming_its_seconds(tau):
     df = pd.DataFrame({"a": _series()}, index=t)
     with pytest.raises(TypeError, match=r"tau must be a number of seconds.*give tau=0\.05"):
         ProjectionFilter(window=None, tau=tau, min_step=0.005).fit(df)
+
+
+def test_a_forecaster_holdout_that_is_no_choice_names_the_choices():
+    # it said "must be a number", though "auto" and None are taken too
+    with pytest.raises(TypeError, match=r"holdout \(None, 'auto' or a fraction\)"):
+        ProjectionForecaster(holdout="bogus").fit(_series())

@@ -180,7 +180,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         if self.switch_half_life is not None:
             check_positive(self.switch_half_life, "switch_half_life")
         if not (self.holdout is None or (isinstance(self.holdout, str) and self.holdout == "auto")):
-            check_fraction(self.holdout, "holdout")
+            check_fraction(self.holdout, "holdout (None, 'auto' or a fraction)")
         if self.library_size is not None:
             check_int(self.library_size, "library_size", minimum=10)
         # the global linear models (MODELS[2:4]) read no neighbours: best_params_ say 0 for them
