@@ -479,10 +479,3 @@ def _score_embedding(data, queries, E, delay, candidates, scores, cut=None) -> b
     ):
         improved |= scores.record_all(errors)
     return improved
-
-
-def check_saved_holdout(forecaster, value):
-    """A saved ``holdout_``, checked as :meth:`ProjectionForecaster.load` reads it."""
-    if value is not None and not 0.0 < value < 1.0:
-        raise ValueError(f"fitted holdout_ must be None or in (0, 1), got {value!r}")
-    return value

@@ -12,7 +12,6 @@ from tssdpa.estimators.base import Forecaster
 from tssdpa.estimators.glitches import glitches_marked
 from tssdpa.estimators.input_notes import ForecastGlitchWarning, user_stacklevel
 from tssdpa.estimators.selection import FitScoresView, candidates, check_no_empty_list
-from tssdpa.filters.analogue_selection import check_saved_holdout as _check_saved_holdout
 from tssdpa.filters.analogue_selection import choose_structures, drift_holdout, no_structure
 from tssdpa.filters.analogues import (
     MODELS,
@@ -428,7 +427,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     _array_schema = ("mean_", "scale_", "train_")
     _channel_arrays = {"mean_": False, "scale_": True}
 
-    _fitted_checks = {"holdout_": _check_saved_holdout}
+    _fitted_checks = {"holdout_": lambda self, v: v if v is None else check_fraction(v, "holdout_")}
 
     def _state(self):
         fitted, arrays = super()._state()

@@ -86,7 +86,7 @@ def sample_times(filt, meta, timestamps, n, fit: bool = False):
     if fit and not within_channel() and step >= TAU_STEPS * tau:
         # no key weighs against the sample itself: the filter returns x, and fit scores and
         # keeps that without a word (epoch nanoseconds read as seconds, tau=0.05: y == x)
-        warnings.warn(f"timestamps: their median step, {step:.3g} s, is {step / filt.tau:.3g} "
+        warnings.warn(f"timestamps: their median step, {step:.3g} s, is {step / tau:.3g} "
                       f"times tau={filt.tau:g} s, so no sample weighs on another and the "
                       "filter returns x unchanged; both are in seconds (nanosecond times: "
                       "divide by 1e9)", UserWarning, stacklevel=user_stacklevel())  # fmt: skip
