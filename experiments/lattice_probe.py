@@ -4,7 +4,7 @@ A calibrated sensor mixes its axes' counts (an IMU gyroscope: each axis a linear
 of three quantised readings, plus a hair of jitter), so one axis's values sit on a lattice that
 no one-channel step describes (``selection.resolution`` finds none, and the sigma grid has no
 floor). There SURE scores kernels narrower than the lattice's cells -- whose output is nearly
-the input -- far below any real filter (-0.3 to -0.8 of the noise variance), and the default
+the input -- far below any real filter (below 0), and the default
 fit gives the recording back. ``--set lattice`` prints, for one axis of a simulated calibrated
 three-axis sensor (a smooth signal plus white noise of ``L`` steps, rounded to counts, mixed
 by a calibration near the identity, plus 1e-6 of jitter; L = 0.5, 1, 2; seeds 0-2; and the same
