@@ -225,3 +225,18 @@ def test_step_reads_pandas_na_as_a_missing_sample_as_filter_does():
         ys.append(y)
     y_zi, _ = f.filter(s, zi=f.initial_state())
     np.testing.assert_allclose(np.array(ys), y_zi.to_numpy(dtype=float), rtol=1e-12)
+
+
+def test_a_tau_filters_state_given_to_a_filter_without_tau_says_whose_state_it_is():
+    """A (samples, times) pair from a tau filter passed as zi to one without tau failed in
+    numpy with "inhomogeneous shape", naming neither zi nor the cause."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=80)
+    t = np.arange(80) * 0.01
+    timed = ProjectionFilter(window=8, tau=0.05, sigma=1.0)
+    _, zf = timed.filter(x[:40], zi=timed.initial_state(), timestamps=t[:40])
+    plain = ProjectionFilter(window=8, sigma=1.0)
+    with pytest.raises(ValueError, match=r"zi is a tuple of 2 arrays.*initial_state\(\)"):
+        plain.filter(x[40:], zi=zf)
+    with pytest.raises(ValueError, match=r"zi must be a tuple of 2 arrays"):  # and back
+        timed.filter(x[40:], zi=plain.initial_state(), timestamps=t[40:])

@@ -344,7 +344,16 @@ def check_state(zi, ref):
                 raise ValueError(f"zi[{k}] has shape {a.shape}, expected {r.shape}")
             out.append(check_no_inf(a, f"zi[{k}]"))
         return tuple(out)
-    a = np.asarray(zi, dtype=np.float64)
+    try:
+        a = np.asarray(zi, dtype=np.float64)
+    except ValueError:  # numpy's "inhomogeneous shape" said nothing of the cause
+        if not isinstance(zi, tuple):
+            raise
+        raise ValueError(
+            f"zi is a tuple of {len(zi)} arrays, the state of another filter (a tau "
+            "filter's is (samples, times)); this one's is one array: start from its "
+            "initial_state()"
+        ) from None
     if a.ndim == 1 and (ref.shape[1] == 1 or np.isnan(a).all()):
         a = a[:, None]
     if a.ndim == 2 and a.shape[0] == ref.shape[0] and a.shape[1] == 1 and np.isnan(a).all():
