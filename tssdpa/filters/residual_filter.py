@@ -13,7 +13,9 @@ import numpy as np
 
 from tssdpa.baselines.linear import WienerFIRFilter
 from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
+from tssdpa.estimators.arrays import check_state, restore, unmasked
 from tssdpa.estimators.base import Denoiser
+from tssdpa.estimators.fit_input import denoiser_input
 from tssdpa.estimators.input_notes import user_stacklevel
 from tssdpa.estimators.persistence import nest, require_floats, saved_channels, unnest
 from tssdpa.estimators.selection import (
@@ -22,6 +24,7 @@ from tssdpa.estimators.selection import (
     correction_sigmas,
     fade_radius,
 )
+from tssdpa.filters.projection_stream import stream_channels
 from tssdpa.signal.embedding import delay_embedding, standardise
 from tssdpa.signal.library import kernel_regression, nearest_distance
 from tssdpa.signal.missing import fill_missing, reading_ends, stops_early, unknown_past_readings
@@ -192,12 +195,14 @@ class ResidualProjectionFilter(Denoiser):
             resid = (target[:, c] - lin_all[:, c])[rows, None]
             self.library_.append((self._keys(lin_all[:, c], c)[rows], resid))
 
-    def _filter_1d(self, x, channel):
+    def _filter_1d(self, x, channel, skip=0):
+        """The output of channel ``channel`` for the filled 1-D ``x``, but for its first
+        ``skip`` samples (a stream's state: history only, their keys not searched)."""
         if channel >= len(self.library_):
             raise ValueError(f"x has more channels than the fitted filter ({len(self.library_)})")
         lin = self.base_._filter_1d(x, channel)
         if self.alpha_[channel] == 0:
-            return lin
+            return lin[skip:]
         K, R = self.library_[channel]
         # the radius fit chose (0 fitted without fade, NaN no fade for the channel), whatever
         # fade says now: fitted without fade and set to fade=2.0, it read the 0 as a radius
@@ -205,9 +210,60 @@ class ResidualProjectionFilter(Denoiser):
         null = self.null_distance_[channel]
         null = null if null > 0 else None
         (corr,) = kernel_regression(
-            self._keys(lin, channel), K, R, [self.sigma_[channel]], None, null
+            self._keys(lin, channel)[skip:], K, R, [self.sigma_[channel]], None, null
         )
-        return lin + self.alpha_[channel] * corr[:, 0]
+        return lin[skip:] + self.alpha_[channel] * corr[:, 0]
+
+    # ---------------------------------------------------------------- streaming (causal)
+    @property
+    def history_length(self) -> int:
+        """Samples of past input the state keeps: the Wiener FIR's reach and the key's
+        (``window - 1 + embedding - 1``)."""
+        return self.window - 1 + self.embedding - 1
+
+    def initial_state(self, n_channels=None):
+        """Empty state for :meth:`filter` (``zi``) and :meth:`step` of a fitted causal filter:
+        a (:attr:`history_length`, C) array of NaN. A state holds the last samples as the
+        filter read them (a missing one as the reading before it), NaN only before a
+        channel's first reading. ``n_channels``, if given, is the fitted channel count."""
+        if not self.causal:
+            raise ValueError("a zero-phase (causal=False) filter has no streaming state")
+        self._check_fitted()
+        return np.full((self.history_length, stream_channels(self, n_channels)), np.nan)
+
+    def filter(self, x, zi=None):
+        """Filter ``x`` (T,) or (T, C), returned in its shape and type; with a state ``zi``
+        (:meth:`initial_state` or a previous ``zf``, causal only) return ``(y, zf)``: any
+        split of a series into calls gives the one-pass output."""
+        if zi is None:
+            return super().filter(x)
+        if not self.causal:
+            raise ValueError("zi is only defined for causal=True")
+        self._check_fitted()
+        a, meta = denoiser_input(self, x, stream=True)  # a chunk may be empty
+        self._check_channels(a, meta=meta)
+        hist = check_state(zi, self.initial_state())
+        full = np.concatenate([hist, a])  # (H + T, C)
+        y, zf = np.full(a.shape, np.nan), hist.copy()
+        for c in range(a.shape[1]):
+            ok = np.isfinite(full[:, c])
+            if not ok.any():  # no reading yet: nothing to give, nothing to keep
+                continue
+            # before the first reading its value, as the one-pass fill and FIR padding have
+            filled = fill_missing(full[:, [c]], True)[:, 0]
+            first = int(np.argmax(ok))
+            if len(a):
+                y[:, c] = self._filter_1d(filled, c, skip=len(hist))
+                y[: max(0, first - len(hist)), c] = np.nan  # before the first reading
+            filled[:first] = np.nan  # the state: no reading there yet
+            zf[:, c] = filled[len(filled) - len(hist) :]
+        return restore(y, meta), zf
+
+    def step(self, sample, state):
+        """One sample (scalar or (C,)): returns ``(y_t, new_state)``."""
+        s = np.asarray(unmasked(sample), dtype=np.float64)
+        y, new = self.filter(s.reshape(1, -1), zi=state)
+        return (y[0, 0] if s.ndim == 0 else y[0]), new
 
     # ---------------------------------------------------------------- persistence
     _fitted_schema = {"n_channels_": (int,), "base_": (dict,)}

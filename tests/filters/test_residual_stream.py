@@ -1,0 +1,89 @@
+"""ResidualProjectionFilter(causal=True) as a stream: filter(x, zi) / step against one pass."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tssdpa.filters import ResidualProjectionFilter
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    rng = np.random.default_rng(0)
+    t = np.arange(900)
+    clean = np.column_stack([np.sign(np.sin(t * 0.03)), np.sin(t * 0.05)])
+    noisy = clean + 0.3 * rng.standard_normal(clean.shape)
+    f = ResidualProjectionFilter(window=6, embedding=4, causal=True)
+    return f.fit(noisy[:600], target=clean[:600]), noisy[600:]
+
+
+def _holes(x):
+    x = x.copy()
+    x[:9, 0] = np.nan  # channel 0 starts late
+    x[40:75, 1] = np.nan  # a gap longer than the state's history
+    x[120, 0] = np.nan
+    return x
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_any_split_of_the_series_gives_the_one_pass_output(fitted, seed):
+    f, x = fitted
+    x = _holes(x)
+    assert f.alpha_.max() > 0  # the correction is on: its keys' history is streamed too
+    whole = f.filter(x)
+    cuts = np.sort(np.random.default_rng(seed).choice(np.arange(1, len(x)), 12, replace=False))
+    state, parts = f.initial_state(), []
+    for chunk in np.split(x, cuts):
+        y, state = f.filter(chunk, zi=state)
+        parts.append(y)
+    np.testing.assert_allclose(np.concatenate(parts), whole, rtol=1e-12, atol=1e-12)
+    assert np.isnan(whole[:9, 0]).all() and np.isfinite(whole[9:]).all()
+
+
+def test_step_by_step_equals_the_one_pass_output_and_leaves_the_state_passed_in(fitted):
+    f, x = fitted
+    x = _holes(x)[:150]
+    state, ys = f.initial_state(), []
+    for sample in x:
+        before = state.copy()
+        y, new = f.step(sample, state)
+        np.testing.assert_array_equal(state, before)
+        ys.append(y)
+        state = new
+    np.testing.assert_allclose(np.array(ys), f.filter(x), rtol=1e-12, atol=1e-12)
+
+
+def test_an_empty_chunk_gives_the_state_back_and_a_channel_without_readings_gives_nan(fitted):
+    f, x = fitted
+    state = f.initial_state()
+    y, zf = f.filter(x[:0], zi=state)
+    assert y.shape == (0, 2)
+    np.testing.assert_array_equal(zf, state)
+    dark = x[:5].copy()
+    dark[:, 1] = np.nan  # a channel not yet read: NaN out, and still nothing in the state
+    y, zf = f.filter(dark, zi=state)
+    assert np.isnan(y[:, 1]).all() and np.isfinite(y[:, 0]).all() and np.isnan(zf[:, 1]).all()
+
+
+def test_a_zero_phase_filter_or_a_wrong_state_is_refused_naming_it(fitted):
+    f, x = fitted
+    with pytest.raises(ValueError, match="zi has shape"):
+        f.filter(x[:10], zi=np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="n_channels=1"):
+        f.initial_state(n_channels=1)
+    offline = ResidualProjectionFilter(window=6, embedding=4, causal=False)
+    with pytest.raises(ValueError, match="zero-phase"):
+        offline.initial_state()
+    with pytest.raises(ValueError, match="zi is only defined for causal=True"):
+        offline.filter(x[:10], zi=f.initial_state())
+
+
+def test_a_saved_filter_streams_as_the_fitted_one(fitted, tmp_path):
+    f, x = fitted
+    f.save(tmp_path / "f")
+    g = ResidualProjectionFilter.load(tmp_path / "f")
+    y1, z1 = f.filter(x[:50], zi=f.initial_state())
+    y2, z2 = g.filter(x[:50], zi=g.initial_state())
+    np.testing.assert_array_equal(y1, y2)
+    np.testing.assert_array_equal(z1, z2)
