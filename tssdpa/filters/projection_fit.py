@@ -42,6 +42,7 @@ from tssdpa.estimators.selection import (
     candidates,
     check_no_empty_list,
     heldout_mse,
+    lattice_step,
     repeating_channels,
     resolution,
     search,
@@ -379,7 +380,10 @@ def choose_settings(filt, xs, times, target, tail, noise, heavy=None):
     # the kernel stays wider than a quantised step: patterns repeat exactly only where every
     # channel is on a grid (a continuous channel breaks the ties), and a score against a
     # target judges the identity it would give fairly
-    step = float(np.min(resolution(xs))) if target is None else 0.0
+    # (or a lattice's: a calibrated axis's values, a hair off a grid's points, lattice_step)
+    step = 0.0
+    if target is None:
+        step = float(np.min(np.maximum(resolution(xs), lattice_step(xs, noise))))
 
     def degrees_of(window):  # the non-local keys have no time offset to fit a polynomial in
         return [0] if window == NONLOCAL else lists["degree"]
