@@ -282,8 +282,10 @@ def filter_files(
     pandas.DataFrame
         One row per input file, in input order: ``file``, ``output`` (None when failed),
         ``status`` ("ok" or "failed"), ``rows``, ``params`` (the settings used, those ``fit``
-        chose), ``nan_handled`` (missing or infinite cells treated as missing), ``seconds``,
-        ``error`` (the reason of a failure, else "").
+        chose), ``nan_handled`` (missing or infinite cells treated as missing), ``notes``
+        (what ``fit`` and ``filter`` noticed in the data, with the columns' names: held
+        readings, glitches, spikes; one per line, "" for none), ``seconds``, ``error`` (the
+        reason of a failure, else "").
 
     Examples
     --------
