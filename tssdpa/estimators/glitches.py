@@ -41,6 +41,7 @@ __all__ = [
     "check_spike_channels",
     "fitted_spike_channels",
     "glitch_mask",
+    "glitch_reach",
     "glitches_marked",
     "glitches_missing",
 ]
@@ -54,10 +55,17 @@ _WIDTH = 2 * GLITCH_HALF + 1  # the running median's window
 _TO_CENTRE = GLITCH_HALF - np.arange(_WIDTH)  # from each position of a centred window
 #: a window is on a trend where this share of its steps go one way (:func:`_on_a_trend`)
 TREND_SHARE = 7 / 8
+#: with a given reach, whether a sample is a glitch depends on the samples this near it (its
+#: window, the windows of the flagged samples in it, and the line through two on each side)
+GLITCH_SPAN = 2 * _WIDTH
 
 
-def glitch_mask(x2: np.ndarray) -> np.ndarray:
-    """(T, C) bool: the glitches of the (T, C) series ``x2`` (NaN entries are not).
+def glitch_mask(x2: np.ndarray, reach: np.ndarray | None = None) -> np.ndarray:
+    """(T, C) bool: the glitches of the (T, C) series ``x2`` (NaN entries are not); ``reach``
+    (C,) how far from its running median a sample is one, by default :func:`glitch_reach` of
+    ``x2`` itself. Given, whether a sample is a glitch depends only on the samples within
+    :data:`GLITCH_SPAN` of it (runs of glitches longer than a window aside), so that a
+    forecaster can judge a new series causally.
 
     >>> x = np.sin(np.arange(200) / 5.0)[:, None] + 0.01 * np.cos(np.arange(200))[:, None]
     >>> x[50] += 30.0
@@ -65,6 +73,21 @@ def glitch_mask(x2: np.ndarray) -> np.ndarray:
     array([50])
     """
     x2 = np.asarray(x2, dtype=np.float64)
+    distance, cut = _distances(x2)
+    reach = _reach(x2, distance) if reach is None else np.asarray(reach, dtype=np.float64)
+    return _flagged(x2, distance, cut, reach)
+
+
+def glitch_reach(x2: np.ndarray) -> np.ndarray:
+    """(C,) how far from the running median of its window a sample of each channel of the
+    (T, C) ``x2`` is a glitch: ``GLITCH_REACH`` typical distances (0: none can be)."""
+    x2 = np.asarray(x2, dtype=np.float64)
+    return _reach(x2, _distances(x2)[0])
+
+
+def _distances(x2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distance, cut)`` (T, C): each sample's distance from the running median of its
+    window, and whether an end or a gap cuts that window."""
     T, C = x2.shape
     padded = np.r_[np.full((GLITCH_HALF, C), np.nan), x2, np.full((GLITCH_HALF, C), np.nan)]
     distance = np.empty((T, C))
@@ -97,6 +120,12 @@ def glitch_mask(x2: np.ndarray) -> np.ndarray:
         to_centre = np.repeat((ends - starts)[:, None] - np.arange(_WIDTH), C, axis=0)
         median = _along_the_trend(windows.reshape(-1, _WIDTH), to_centre).reshape(-1, C)
         distance[ends] = np.abs(x2[ends] - median)
+    return distance, cut
+
+
+def _reach(x2: np.ndarray, distance: np.ndarray) -> np.ndarray:
+    """:func:`glitch_reach` from the running-median ``distance`` of :func:`_distances`."""
+    C = x2.shape[1]
     typical = np.full(C, np.nan)
     known = ~np.isnan(distance).all(axis=0)
     if known.any():
@@ -117,9 +146,14 @@ def glitch_mask(x2: np.ndarray) -> np.ndarray:
             finite = steps[np.isfinite(steps[:, c]), c]
             if finite.size:
                 typical[c] = max(typical[c], float(np.median(finite)) / GLITCH_REACH)
-    reach = GLITCH_REACH * typical
+    return GLITCH_REACH * typical
+
+
+def _flagged(x2, distance, cut, reach) -> np.ndarray:
+    """:func:`glitch_mask` from :func:`_distances` and the channels' ``reach``."""
+    T, C = x2.shape
     with np.errstate(invalid="ignore"):
-        mask = (distance > reach) & (typical > 0)
+        mask = (distance > reach) & (reach > 0)
     if mask.any():
         mask &= ~_cleared_without_the_others(x2, mask, distance, reach)
     if mask.any():  # a glitch is off the line of the two samples on either side of it; a

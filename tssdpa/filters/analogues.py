@@ -25,9 +25,10 @@ import scipy  # submodules (scipy.signal etc.) load where first used: imports st
 
 from tssdpa.checks import check_choice, check_int, check_positive
 from tssdpa.estimators.parallel import parallel_map
+from tssdpa.filters.glitch_keys import own_key_neighbours
 from tssdpa.signal import neighbours
 from tssdpa.signal.embedding import delay_embedding
-from tssdpa.signal.neighbours import causal_neighbours, kernel_weights, local_linear, weighted_mean
+from tssdpa.signal.neighbours import kernel_weights, local_linear, weighted_mean
 
 __all__ = [
     "MODELS",
@@ -420,13 +421,12 @@ def forecast(train, y, overlap, s: Structure, horizons, known=None):
     elif s.model == "linear":
         out = lib.linear(np.nan_to_num(q_keys), ridge)
     else:
-        H = max(horizons)
+        H, known = max(horizons), train if known is None else known
         lib_keys = np.where(lib.usable[:, None], lib.keys, np.nan)
-        own = new.usable.copy()
-        run, after = overlap
-        own[: max(0, min(run, run + after - H))] = False
-        own_keys = np.where(own[:, None], new.keys, np.nan)
-        dist, idx = causal_neighbours(q_keys, s.n_neighbors, H, keys=own_keys, library=lib_keys)
+        own = new.usable & (np.arange(len(y)) >= min(overlap[0], sum(overlap) - H))
+        own_keys = np.where(own[:, None], new.keys, np.nan)  # judged for glitches:
+        dist, idx = own_key_neighbours(q_keys, s.n_neighbors, H, own_keys, lib_keys, y, known,
+                                       (s.embedding - 1) * s.delay)  # fmt: skip
         all_keys = np.concatenate([lib.keys, new.keys])
         all_fut = np.concatenate([lib.futures, new.futures])
         lin_q = lib.linear(np.nan_to_num(q_keys), ridge)
@@ -445,7 +445,7 @@ def forecast(train, y, overlap, s: Structure, horizons, known=None):
 
         parallel_map(origins, list(range(0, len(q), step)))
         if s.model == "local_linear":
-            out = within_range(out, train if known is None else known, y)
+            out = within_range(out, known, y)
     out[~np.isfinite(q_keys).all(axis=1)] = np.nan
     return out
 
