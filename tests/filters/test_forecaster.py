@@ -1613,6 +1613,40 @@ def test_the_recursive_model_needs_delay_1():
     assert set(fc.cv_results_.query("model == 'recursive_linear'")["delay"]) == {1}
 
 
+def noisy_sine(n=600, seed=0):
+    # the long linear patterns (E 35 at delay 1) forecast it best: the fit took them though
+    # the delay given was 3
+    return np.sin(np.arange(n) * 0.2) + 0.05 * np.random.default_rng(seed).standard_normal(n)
+
+
+@pytest.mark.parametrize(
+    "given",
+    [{"delay": 3}, {"delay": 3, "model": "linear"}, {"delay": [2, 3], "model": ["linear", "mean"]}],
+)
+def test_a_given_delay_is_kept_by_every_candidate_the_fit_scores(given):
+    fc = ProjectionForecaster(horizon=3, **given).fit(noisy_sine())
+    delays = set(np.atleast_1d(given["delay"]).tolist())
+    assert set(fc.cv_results_["delay"]) <= delays
+    assert {p["delay"] for p in fc.best_params_.values()} <= delays
+    # no long linear pattern at the given delay either: the fit's own lengths only
+    assert fc.cv_results_["embedding"].max() <= fc.max_embedding
+
+
+def test_the_recursive_model_is_scored_only_where_the_delays_given_include_1():
+    # left to the fit, the model is a candidate: at a given delay 3 it has none to be scored at
+    fc = ProjectionForecaster(horizon=3, delay=3).fit(noisy_sine())
+    assert "recursive_linear" not in set(fc.cv_results_["model"])
+
+
+def test_the_long_linear_patterns_are_scored_at_delay_1_where_the_delays_given_include_it():
+    fc = ProjectionForecaster(horizon=3, delay=[1, 3], model=["linear", "recursive_linear"])
+    cv = fc.fit(noisy_sine()).cv_results_
+    long = cv[cv["embedding"] > fc.max_embedding]
+    assert len(long) and set(long["delay"]) == {1}
+    assert set(long["model"]) == {"linear", "recursive_linear"}
+    assert set(cv.query("model == 'recursive_linear'")["delay"]) == {1}
+
+
 def test_recursive_forecasts_of_two_channels_with_gaps_equal_the_feed_back_loop():
     # the literal loop: the one-step ridge fit on the complete training rows, each origin's
     # pattern with gaps carried forward, each forecast fed back; horizons on geometric anchors

@@ -113,8 +113,8 @@ def choose_structures(z, horizon, candidates, *, max_queries, holdout=None, both
     ``("sigma", s)``), ``model``, ``ridge`` (relative ridges of the linear parts), and
     ``linear_embedding`` (longer embeddings tried for the linear model alone, which is
     cheap), ``linear_ladder`` (longer still, in order, until two in a row improve no score); both
-    are left out where the linear models are far behind the best (LINEAR_FAR_BEHIND), unless
-    the series is scored both ways.
+    at delay 1, where ``delay`` holds 1; both left out where the linear models are far behind
+    the best (LINEAR_FAR_BEHIND), unless the series is scored both ways.
     Every candidate is scored on the same query times, so candidates are compared on paired
     errors. Returns ``(best {anchor: Structure}, rows of cv results, contenders)``; each row
     names its ``scoring`` and whether it is ``chosen``.
@@ -178,7 +178,12 @@ def _score_all(z, anchors, candidates, max_queries, holdout, prune=True) -> _Sco
     delays = candidates["delay"]
     ladder, missed = list(candidates.get("linear_ladder", [])), 0
     lin_only = [E for E in [*candidates.get("linear_embedding", []), *ladder] if E > 0]
-    if not set(_LINEAR_MODELS) & set(candidates["model"]):
+    # the long patterns are autoregressions on consecutive samples (their lengths count
+    # samples: 48, two weeks of hourly data), at delay 1: as the recursive model's, only
+    # where 1 is a candidate delay. Delays given without 1 leave them out (every candidate
+    # keeps a given delay); at τ = 3 the ladder's 336 would span 1005 samples, and the
+    # longest span drops the early queries of every candidate
+    if not set(_LINEAR_MODELS) & set(candidates["model"]) or 1 not in delays:
         lin_only = []  # no queries lost to them
     span = max([(max(candidates["embedding"]) - 1) * max(delays)] + [E - 1 for E in lin_only])
     last = T - 1 - max(anchors)

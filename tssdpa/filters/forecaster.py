@@ -67,10 +67,10 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     Parameters
     ----------
     embedding : int, list of int, or None
-        Pattern length E (default: 1 .. ``max_embedding``, and for the linear model also
-        longer patterns: every length up to 48, then 64, 96, 128, 168, 256 and 336 until
-        two in a row improve no score, while the series has ten rows per coefficient and the
-        pattern's embedding of it at most 2^25 values). Formerly ``lags``.
+        Pattern length E (default: 1 .. ``max_embedding``, and for the linear model at delay
+        1, where the delays include 1, also longer: every length up to 48, then 64, 96, 128,
+        168, 256, 336 until two in a row improve no score, while the series has ten rows a
+        coefficient and the pattern's embedding of it at most 2^25 values). Formerly ``lags``.
     horizon : int
         Largest horizon. A structure is chosen for every horizon up to 12; beyond, at 1,
         ``horizon`` and geometric steps between, the other horizons using the nearest one.
@@ -215,8 +215,8 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         delay = candidates(self.delay) if self.delay is not None else None
         ridges = list(RIDGES) if self.ridge is None else list(map(float, candidates(self.ridge)))
         # the linear model is cheap: when the embedding is free it also tries long patterns,
-        # as an autoregression would (every length up to 48 samples, then a geometric ladder
-        # to 336 -- two weeks of hourly data -- while it helps; ten library rows a coefficient)
+        # as an autoregression would (every length up to 48 samples, then a geometric ladder to
+        # 336 while it helps; ten library rows a coefficient), at delay 1 only (_score_all)
         long_linear, ladder = [], []
         if self.embedding is None:
             rows, C = len(self._library(z)), z.shape[1]  # the rows the fit scores on
