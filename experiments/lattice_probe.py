@@ -1,20 +1,24 @@
-"""The default fit on values that sit on a lattice: what it does (a known gap, not fixed).
+"""The default fit on values that sit on a lattice (a gap fixed on 2026-12-06: lattice_step).
 
-A calibrated sensor mixes its axes' counts (an IMU gyroscope: each axis a linear combination
-of three quantised readings, plus a hair of jitter), so one axis's values sit on a lattice that
-no one-channel step describes (``selection.resolution`` finds none, and the sigma grid has no
-floor). There SURE scores kernels narrower than the lattice's cells -- whose output is nearly
-the input -- far below any real filter (below 0), and the default
-fit gives the recording back. ``--set lattice`` prints, for one axis of a simulated calibrated
-three-axis sensor (a smooth signal plus white noise of ``L`` steps, rounded to counts, mixed
-by a calibration near the identity, plus 1e-6 of jitter; L = 0.5, 1, 2; seeds 0-2; and the same
-not rounded), the RMSE of the default causal and zero-phase fits over the noisy series';
-``--set fusion`` the fusion IMU recording's three gyroscope columns as recorded (first 800
-rows, each alone, zero-phase): the noise level and the RMS change of the fit (no clean signal
-to score against).
+A calibrated sensor mixes its axes' counts (an IMU gyroscope: each axis a linear combination of
+three quantised readings, plus a hair of jitter), so one axis's values sit on a lattice that no
+one-channel step describes (``selection.resolution`` finds none). There SURE scored kernels
+narrower than the lattice's cells -- whose output is nearly the input -- far below any real
+filter (below 0), and the default fit gave the recording back, until ``selection.lattice_step``
+gave the sigma grid a floor at half the lattice's step. ``--set lattice`` prints, for one axis
+of a simulated calibrated three-axis sensor (a smooth signal plus white noise of ``L`` steps,
+rounded to counts, mixed by a calibration near the identity, plus 1e-6 of jitter; L = 0.5, 1, 2;
+seeds 0-2; and the same not rounded), the RMSE of the default causal and zero-phase fits over
+the noisy series'; ``--set fusion`` the fusion IMU recording's three gyroscope columns as
+recorded (first 800 rows, each alone, zero-phase): the noise level and the RMS change of the fit
+(no clean signal to score against); ``--set cells`` the noisy denoising cells of
+``bench_autofit.py``'s and ``autofit_heldout.py``'s series (Gaussian and Student-t noise, seeds
+0-1, the benchmark's SNRs) where ``lattice_step`` finds a lattice (it should find none: noise
+added to a series takes it off any grid).
 
     .venv/bin/python experiments/lattice_probe.py --set lattice
     .venv/bin/python experiments/lattice_probe.py --set fusion --data-dir DATA
+    .venv/bin/python experiments/lattice_probe.py --set cells --data-dir DATA
 """
 
 from __future__ import annotations
@@ -71,15 +75,42 @@ def fusion(data_dir) -> None:
         print(f"{col:22s} noise level {f.noise_level_[0]:.3f}  RMS change {change:.4f}", flush=True)
 
 
+def cells(data_dir) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import autofit_heldout as heldout  # the benchmark's series and more (bench_autofit's)
+    import bench_autofit as bench
+
+    from tssdpa.estimators.selection import lattice_step
+    from tssdpa.estimators.white_noise import noise_level
+
+    n, found = 0, []
+    for name in list(bench.SERIES) + list(heldout.HELDOUT):
+        for seed in (0, 1):
+            try:
+                z, _ = bench.split_series(name, seed, 2000, 3000, data_dir)
+            except bench.Skip:
+                continue
+            for kind in ("gaussian", "student_t"):
+                for k, snr in enumerate(bench.SNRS):
+                    x2 = bench.add_noise(z, kind, snr, seed=1000 * seed + k)[:, None]
+                    n += 1
+                    if lattice_step(x2, noise_level(x2))[0] > 0:
+                        found.append(f"{name} seed {seed} {kind} {snr:g} dB")
+    print(f"{n} noisy cells; a lattice found in {len(found)}" + (": " + ", ".join(found)
+                                                                 if found else ""))  # fmt: skip
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--set", choices=("lattice", "fusion"), required=True)
+    p.add_argument("--set", choices=("lattice", "fusion", "cells"), required=True)
     p.add_argument("--data-dir", default=None)
     args = p.parse_args(argv)
     if args.set == "lattice":
         lattice()
-    else:
+    elif args.set == "fusion":
         fusion(args.data_dir)
+    else:
+        cells(args.data_dir)
     return 0
 
 
