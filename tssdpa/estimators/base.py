@@ -33,10 +33,19 @@ from tssdpa.estimators.arrays import as_2d, check_columns, restore
 from tssdpa.estimators.fit_guard import keeps_the_last_fit_on_failure
 from tssdpa.estimators.fit_input import check_fit_input, denoiser_input, target_like
 from tssdpa.estimators.pandas_out import path_like, predicted
+from tssdpa.estimators.params import param_copy, unknown_parameters
 from tssdpa.estimators.spacing import warn_uneven
 from tssdpa.signal.missing import fill_missing, reading_span, reading_spans
 
-__all__ = ["Denoiser", "Estimator", "Forecaster", "check_fit_input", "renamed", "target_like"]
+__all__ = [
+    "Denoiser",
+    "Estimator",
+    "Forecaster",
+    "check_fit_input",
+    "renamed",
+    "target_like",
+    "unknown_parameters",
+]
 
 
 def renamed(
@@ -58,23 +67,6 @@ def renamed(
             )
         out[new] = out.pop(old)
     return out
-
-
-def unknown_parameters(factory, params) -> tuple[list[str], list[str]]:
-    """``(unknown, valid)``: the names in ``params`` that ``factory`` (a class, or any callable
-    returning an estimator) does not take (nor renames), and the ones it takes; none unknown
-    where it takes ``**kwargs``."""
-    try:
-        sig = inspect.signature(factory)  # a class: its __init__ less self
-    except (TypeError, ValueError):  # no signature to read: nothing to refuse
-        return [], []
-    kinds = {p.kind for p in sig.parameters.values()}
-    valid = [n for n, p in sig.parameters.items()
-             if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]  # fmt: skip
-    if inspect.Parameter.VAR_KEYWORD in kinds:
-        return [], valid
-    renamed = factory._all_renamed() if hasattr(factory, "_all_renamed") else {}
-    return sorted(set(params) - set(valid) - set(renamed)), valid
 
 
 class Estimator:
@@ -148,8 +140,9 @@ class Estimator:
         return self
 
     def clone(self) -> Estimator:
-        """A new, unfitted estimator with the same parameters."""
-        return type(self)(**self.get_params())
+        """A new, unfitted estimator with copies of the same parameters (deep copies, as
+        scikit-learn's ``clone`` makes: editing the clone's dicts leaves this one alone)."""
+        return type(self)(**{k: param_copy(v) for k, v in self.get_params().items()})
 
     @classmethod
     def _all_renamed(cls) -> dict[str, str]:

@@ -1,0 +1,41 @@
+"""Constructor parameters as values: which names a factory takes, and the copies a clone gets
+(used by :class:`~tssdpa.estimators.base.Estimator`)."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from typing import Any
+
+__all__ = ["param_copy", "unknown_parameters"]
+
+
+def unknown_parameters(factory, params) -> tuple[list[str], list[str]]:
+    """``(unknown, valid)``: the names in ``params`` that ``factory`` (a class, or any callable
+    returning an estimator) does not take (nor renames), and the ones it takes; none unknown
+    where it takes ``**kwargs``."""
+    try:
+        sig = inspect.signature(factory)  # a class: its __init__ less self
+    except (TypeError, ValueError):  # no signature to read: nothing to refuse
+        return [], []
+    kinds = {p.kind for p in sig.parameters.values()}
+    valid = [n for n, p in sig.parameters.items()
+             if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]  # fmt: skip
+    if inspect.Parameter.VAR_KEYWORD in kinds:
+        return [], valid
+    renamed = factory._all_renamed() if hasattr(factory, "_all_renamed") else {}
+    return sorted(set(params) - set(valid) - set(renamed)), valid
+
+
+def param_copy(value: Any) -> Any:
+    """What a clone gets for a parameter ``value``: a deep copy, as scikit-learn's ``clone``
+    gives, so that editing a dict or list of the clone leaves the original's fitted state
+    alone. An estimator given as a value is cloned (unfitted, as scikit-learn does); functions
+    and classes are themselves (``deepcopy`` returns them); a value that cannot be copied (a
+    logger holding a lock or an open file) is shared, there being nothing else to give."""
+    if not isinstance(value, type) and hasattr(value, "get_params") and hasattr(value, "clone"):
+        return value.clone()
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # noqa: BLE001 -- any __deepcopy__ / __reduce__ may refuse, in its own way
+        return value
