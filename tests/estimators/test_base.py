@@ -523,3 +523,21 @@ def test_forecast_path_of_pandas_is_a_dataframe_on_its_index_with_a_column_per_h
         np.testing.assert_array_equal(path["enc"].to_numpy(), want[:, :, 1])
         np.testing.assert_array_equal(path[("gyro", 3)].to_numpy(), want[:, 2, 0])
         assert isinstance(want, np.ndarray)  # numpy in, numpy out
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64], ids=["float32", "int64"])
+def test_forecast_path_of_a_tensor_is_a_tensor_as_forecast_is(dtype):
+    """forecast gave a tensor back and forecast_path a numpy array."""
+    y = torch.as_tensor(np.round(10 * np.sin(np.arange(300) / 9)), dtype=dtype)
+    want_dtype = torch.float32 if dtype == torch.float32 else torch.float64
+    for est in (B.AutoRegForecaster(lags=3), F.ProjectionForecaster(horizon=2)):
+        est.fit(y)
+        path = est.forecast_path(y, horizon=2)
+        assert isinstance(path, torch.Tensor) and path.shape == (300, 2)
+        assert path.dtype == want_dtype and path.device == y.device
+        assert est.forecast(y, 2).dtype == path.dtype
+        np.testing.assert_allclose(path.numpy(), est.forecast_path(y.numpy(), horizon=2),
+                                   rtol=1e-6)  # fmt: skip
+        two = torch.stack([y, y], 1)
+        path = est.fit(two).forecast_path(two, horizon=2)
+        assert isinstance(path, torch.Tensor) and path.shape == (300, 2, 2)

@@ -32,6 +32,7 @@ __all__ = [
     "record_columns",
     "restore",
     "step_input",
+    "tensor_like",
     "unmasked",
     "within_reach",
 ]
@@ -385,11 +386,18 @@ def restore(y: np.ndarray, meta: ArrayMeta):
     if meta.kind == "series":
         return pd.Series(out, index=meta.index, name=meta.name)
     if meta.kind == "torch":
-        import torch
-
-        dtype = meta.torch_dtype if meta.torch_dtype.is_floating_point else torch.float64
-        return torch.as_tensor(np.array(out), dtype=dtype, device=meta.torch_device)
+        return tensor_like(out, meta)
     return out
+
+
+def tensor_like(out: np.ndarray, meta: ArrayMeta):
+    """``out`` as a tensor on the device of the tensor input ``meta`` describes, in its dtype
+    when that is floating point (else float64: a filtered integer signal is not an integer
+    signal)."""
+    import torch  # the input was a tensor: it is loaded
+
+    dtype = meta.torch_dtype if meta.torch_dtype.is_floating_point else torch.float64
+    return torch.as_tensor(np.array(out), dtype=dtype, device=meta.torch_device)
 
 
 def record_columns(estimator, data) -> None:

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from tssdpa.estimators.arrays import ArrayMeta
+from tssdpa.estimators.arrays import ArrayMeta, tensor_like
 from tssdpa.estimators.labels import NUMPY_DTYPES, decode_label, encode_label, same_label
 
 __all__ = ["loaded_output", "path_like", "predicted", "record_output", "saved_output"]
@@ -126,10 +126,12 @@ def predicted(estimator, out: np.ndarray):
 
 
 def path_like(out: np.ndarray, meta: ArrayMeta):
-    """``forecast_path``'s (T, H, C) ``out`` for the input ``meta`` describes: numpy (T, H) for
-    1-D input, (T, H, C) otherwise; a DataFrame on a pandas input's index (see above)."""
+    """``forecast_path``'s (T, H, C) ``out`` for the input ``meta`` describes: (T, H) for 1-D
+    input, (T, H, C) otherwise, numpy or a tensor as the input was (its device, and dtype as
+    :func:`~tssdpa.estimators.arrays.restore` gives); a DataFrame on a pandas input's index."""
     if meta.kind not in ("series", "frame"):
-        return out[:, :, 0] if meta.was_1d else out
+        out = out[:, :, 0] if meta.was_1d else out
+        return tensor_like(out, meta) if meta.kind == "torch" else out
     import pandas as pd  # the input was pandas
 
     T, H, C = out.shape
