@@ -78,6 +78,7 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
     accelerator : str
         Lightning accelerator ("auto", "cpu", "gpu", ...).
     enable_progress_bar : bool
+        False: a quiet fit, without Lightning's info lines ("GPU available", tips) either.
     checkpoint_dir : str or None
         Where the best checkpoint goes (a temporary folder when None), reloaded after fit;
         refused with ``trainer_kwargs=dict(enable_checkpointing=False)``.

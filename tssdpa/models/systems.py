@@ -26,6 +26,7 @@ from torch import Tensor
 from tssdpa.checks import check_choice, check_moving_average, check_positive
 from tssdpa.estimators.input_notes import SettingChangedWarning, tell
 from tssdpa.models.nets import DenoisingNet, ForecastingNet, check_learn_decay, clipped_settings
+from tssdpa.models.quiet import lightning_info_hidden
 from tssdpa.models.ridge import RIDGE_GRID, ridge_linear_init
 
 __all__ = ["DenoisingSystem", "ForecastingSystem", "train_system"]
@@ -340,6 +341,7 @@ def train_system(
     accelerator : str
         Lightning accelerator.
     enable_progress_bar : bool
+        False also hides Lightning's info lines ("GPU available: ...", tips) from this thread.
     checkpoint_dir : str or None
         Where the best checkpoint goes (a temporary folder, removed after, when None); refused
         with ``enable_checkpointing=False`` in ``trainer_kwargs``.
@@ -417,23 +419,25 @@ def train_system(
     # callbacks= they raised TypeError ("got multiple values for keyword argument")
     extra = kwargs.pop("callbacks", None) or []
     callbacks += [extra] if isinstance(extra, Callback) else list(extra)
-    trainer = L.Trainer(callbacks=callbacks, **kwargs)
-    initial = trainer.validate(system, val_dl, verbose=False)[0]["val_loss"]
-    if math.isfinite(initial):  # patience counts from the starting model too
-        early.best_score = torch.tensor(float(initial))
-    start = copy.deepcopy(system.state_dict())
-    trainer.fit(system, train_dl, val_dl)
-    if ckpt is not None and ckpt.best_model_path:
-        state = torch.load(ckpt.best_model_path, map_location="cpu", weights_only=True)
-        system.load_state_dict(state["state_dict"])
-    elif ckpt is None and best.state is not None:
-        system.load_state_dict(best.state)
-    final = trainer.validate(system, val_dl, verbose=False)[0]["val_loss"]
-    # the starting point is a candidate too: training never returns a worse validation loss
-    kept_initial = not final < initial
-    if kept_initial:
-        system.load_state_dict(start)
-        final = initial
+    # a fit without a progress bar prints nothing of Lightning's own (devices found, tips)
+    with lightning_info_hidden(not kwargs["enable_progress_bar"]):
+        trainer = L.Trainer(callbacks=callbacks, **kwargs)
+        initial = trainer.validate(system, val_dl, verbose=False)[0]["val_loss"]
+        if math.isfinite(initial):  # patience counts from the starting model too
+            early.best_score = torch.tensor(float(initial))
+        start = copy.deepcopy(system.state_dict())
+        trainer.fit(system, train_dl, val_dl)
+        if ckpt is not None and ckpt.best_model_path:
+            state = torch.load(ckpt.best_model_path, map_location="cpu", weights_only=True)
+            system.load_state_dict(state["state_dict"])
+        elif ckpt is None and best.state is not None:
+            system.load_state_dict(best.state)
+        final = trainer.validate(system, val_dl, verbose=False)[0]["val_loss"]
+        # the starting point is a candidate too: training never returns a worse validation loss
+        kept_initial = not final < initial
+        if kept_initial:
+            system.load_state_dict(start)
+            final = initial
     if tmp is not None:
         tmp.cleanup()
     system.cpu().eval()
