@@ -28,6 +28,7 @@ from tssdpa.estimators.parallel import parallel_map
 from tssdpa.filters.glitch_keys import own_key_neighbours
 from tssdpa.signal import neighbours
 from tssdpa.signal.embedding import delay_embedding
+from tssdpa.signal.missing import fill_forward
 from tssdpa.signal.neighbours import kernel_weights, local_linear, weighted_mean
 
 __all__ = [
@@ -360,36 +361,33 @@ def structure_weights(dist, s: Structure):
     return kernel_weights(dist[:, : s.n_neighbors], s.bandwidth, s.sigma)
 
 
-def _carry_forward(y: np.ndarray) -> np.ndarray:
-    """(T, C) ``y`` with each NaN replaced by the last finite value before it (leading NaN
-    stay: nothing is known yet)."""
-    t = np.where(np.isfinite(y), np.arange(len(y))[:, None], 0)
-    np.maximum.accumulate(t, axis=0, out=t)
-    return y[t, np.arange(y.shape[1])]
+def _same(a, b):  # equal to float32 rounding (2^-24 relative): the same reading
+    return np.abs(a - b) <= 2.0**-22 * np.maximum(np.abs(a), np.abs(b))
 
 
 def training_overlap(train, y2) -> tuple[int, int]:
     """``(run, after)`` of :func:`forecast`: the longest run of leading rows of ``y2`` repeating
-    ``train`` from some offset (a NaN of either -- a glitch the fit left out -- matches any
-    value; a prefix through y2's first finite row too), and the fitted rows after (ties: most)."""
+    ``train`` from some offset (to float32 rounding: a float32 copy of the log; a NaN of either
+    -- a glitch the fit left out -- matches any value; a prefix through y2's first finite row
+    too), and the fitted rows after (ties: most)."""
     T, n = len(train), len(y2)
     finite = np.flatnonzero(np.isfinite(y2[:, 0]))
     if not len(finite):
         return 0, 0
     r, best = finite[0], (0, 0)
-    starts = np.flatnonzero(train[:, 0] == y2[r, 0]) - r
+    starts = np.flatnonzero(_same(train[:, 0], y2[r, 0])) - r
     # a value repeated in train (quantised data): narrow the starts by the next rows (the
     # first 16 alone missed the real one, and its rows were keyed twice)
     for k in finite[1:33]:
         if len(starts) <= 16:
             break
         idx = starts + k
-        keep = (idx >= T) | (train[np.minimum(idx, T - 1), 0] == y2[k, 0])
+        keep = (idx >= T) | _same(train[np.minimum(idx, T - 1), 0], y2[k, 0])
         starts = starts[keep] if keep.any() else starts
     for start in starts[:16]:
         m = min(n, T - start) if start >= 0 else 0
         a, b = y2[:m], train[start : start + m]
-        same = ((a == b) | np.isnan(a) | np.isnan(b)).all(axis=1)
+        same = (_same(a, b) | np.isnan(a) | np.isnan(b)).all(axis=1)
         run = m if same.all() else int(np.argmin(same))
         best = max(best, (run, T - start - run))
     return best
@@ -414,7 +412,7 @@ def forecast(train, y, overlap, s: Structure, horizons, known=None):
     new = AnalogueData(y, s.embedding, s.delay, horizons, None)
     # a query whose pattern spans a gap carries the last known values forward (causal); keys
     # keep the gap, so no filled pattern ever becomes a neighbour
-    fill = _carry_forward(y) if np.isnan(y).any() else None
+    fill = fill_forward(y.copy(), np.full(y.shape[1], np.nan))[0] if np.isnan(y).any() else None
     q_keys = new.keys if fill is None else AnalogueData(fill, s.embedding, s.delay, [1], None).keys
     if recursive:
         out = lib.recursive(np.nan_to_num(q_keys), ridge, horizons)
