@@ -145,3 +145,26 @@ def test_judging_the_forecast_series_for_glitches_reads_no_sample_after_the_orig
         for t in [*range(98, 140, 3), 250]:
             np.testing.assert_allclose(fc.forecast_path(y[: t + 1], 2)[-1], whole[t],
                                        rtol=1e-12, atol=1e-12)  # fmt: skip
+
+
+@pytest.mark.parametrize("amplitude", [1.0, 3.0])
+def test_a_smooth_series_steeper_than_the_fitted_one_has_no_glitch_candidates(amplitude):
+    """A candidate delays the keys that hold it; judged against the plain median of the
+    samples before it (which lags a slope), a smooth sine forecast at 1.5-3x the fitted
+    amplitude had candidates at most samples and forecast worse than before the rule (by
+    1.6x at 2x); carried along the trend of those samples, none."""
+    from tssdpa.estimators.glitches import glitch_reach
+    from tssdpa.filters.glitch_keys import PAST, glitch_candidates, past_distances
+
+    t = np.arange(1600)
+    rng = np.random.default_rng(11)
+    sig = np.sin(t / 20) * (1 + 0.3 * np.sin(t / 170))
+    fitted = (sig[:800] + 0.002 * rng.standard_normal(800))[:, None]
+    y = (amplitude * sig[800:] + 0.002 * rng.standard_normal(800))[:, None]
+    reach = glitch_reach(fitted)
+    assert not glitch_candidates(y, reach).any()
+    if amplitude == 3.0:
+        assert np.nanmax(past_distances(y)) > 0.5 * reach[0]  # (the margin is not vast)
+    y[400] += 1.0  # a glitch of 500 noise levels is one (and the samples it is before)
+    found = np.flatnonzero(glitch_candidates(y, reach))
+    assert found[0] == 400 and found[-1] <= 400 + PAST

@@ -42,6 +42,7 @@ __all__ = [
     "fitted_spike_channels",
     "glitch_mask",
     "glitch_reach",
+    "trend_median",
     "glitches_marked",
     "glitches_missing",
 ]
@@ -83,6 +84,18 @@ def glitch_reach(x2: np.ndarray) -> np.ndarray:
     (T, C) ``x2`` is a glitch: ``GLITCH_REACH`` typical distances (0: none can be)."""
     x2 = np.asarray(x2, dtype=np.float64)
     return _reach(x2, _distances(x2)[0])
+
+
+def trend_median(windows: np.ndarray, to_centre: np.ndarray) -> np.ndarray:
+    """(n,) the median of the (n, w) ``windows`` of samples at the distances ``to_centre``
+    (w,) from theirs, carried along their trend where they are on one
+    (:func:`_along_the_trend`); their plain median where the trend has too few steps and 3
+    values or more are known; else NaN."""
+    median = _along_the_trend(windows, to_centre)
+    plain = np.isnan(median) & (np.isfinite(windows).sum(axis=1) >= 3)
+    if plain.any():
+        median[plain] = np.nanmedian(windows[plain], axis=1)
+    return median
 
 
 def _distances(x2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

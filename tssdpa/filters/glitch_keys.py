@@ -7,9 +7,10 @@ later neighbour's forecast, hundreds of samples after it
 (``tests/filters/test_forecaster_glitches.py``). Whether a sample is a glitch needs the samples
 after it, and ``forecast_path(y)[t]`` may read ``y[:t+1]`` only. So:
 
-* a sample far (``reach``, :func:`~tssdpa.estimators.glitches.glitch_reach` of the fitted
-  series) from the median of the :data:`PAST` samples before it is a *candidate*: a glitch, or
-  a real jump of the signal, which only the samples after it tell apart;
+* a sample farther than the fitted series' glitch reach
+  (:func:`~tssdpa.estimators.glitches.glitch_reach`) from the median of the :data:`PAST`
+  samples before it, carried along their trend (:func:`past_distances`), is a *candidate*: a
+  glitch, or a real jump of the signal, which only the samples after it tell apart;
 * a key whose pattern or future holds a candidate becomes a key :data:`GLITCH_SPAN` origins
   later than the others, once the samples that judge it are known -- and never where
   :func:`~tssdpa.estimators.glitches.glitch_mask` (with the fitted series' reach, which reads
@@ -24,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from tssdpa.estimators.glitches import GLITCH_SPAN, glitch_mask, glitch_reach
+from tssdpa.estimators.glitches import GLITCH_SPAN, glitch_mask, glitch_reach, trend_median
 from tssdpa.signal.neighbours import causal_neighbours
 
 __all__ = ["PAST", "glitch_candidates", "own_key_neighbours"]
@@ -33,18 +34,26 @@ __all__ = ["PAST", "glitch_candidates", "own_key_neighbours"]
 PAST = 8
 
 
-def glitch_candidates(y: np.ndarray, reach: np.ndarray) -> np.ndarray:
-    """(T,) bool: the rows of the (T, C) ``y`` where some channel is more than ``reach`` (C,)
-    from the median of the :data:`PAST` samples before it (3 finite ones at least). Row t
-    reads ``y[:t+1]`` only."""
+def past_distances(y: np.ndarray) -> np.ndarray:
+    """(T, C): each sample's distance from the :data:`PAST` samples before it, their median
+    carried along their trend to it (:func:`~tssdpa.estimators.glitches.trend_median`; NaN
+    where fewer are known). Row t reads ``y[:t+1]`` only."""
     T, C = y.shape
     padded = np.r_[np.full((PAST, C), np.nan), y[:-1]] if T else y
-    past = sliding_window_view(padded, PAST, axis=0)  # (T, C, PAST): the samples before t
-    enough = np.isfinite(past).sum(axis=2) >= 3
-    median = np.full((T, C), np.nan)
-    median[enough] = np.nanmedian(past[enough], axis=1)
+    past = sliding_window_view(padded, PAST, axis=0).reshape(T * C, PAST)  # oldest first
+    median = trend_median(past, PAST - np.arange(PAST)).reshape(T, C)
+    return np.abs(y - median)
+
+
+def glitch_candidates(y: np.ndarray, reach: np.ndarray) -> np.ndarray:
+    """(T,) bool: the rows of the (T, C) ``y`` where some channel's :func:`past_distances` is
+    over ``reach`` (C,), the fitted series' glitch reach: about every glitch the centred rule
+    finds is a candidate, and so is a slope whose trend the past samples miss by that much
+    (judged against their plain median, which lags a slope by half its width, a smooth sine
+    forecast at 1.5x the fitted amplitude had candidates at most samples and its keys came
+    late; carried along the trend, at 3x none). Row t reads ``y[:t+1]`` only."""
     with np.errstate(invalid="ignore"):
-        far = (np.abs(y - median) > reach) & (reach > 0)
+        far = (past_distances(y) > reach) & (reach > 0)
     return far.any(axis=1)
 
 
