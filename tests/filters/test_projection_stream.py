@@ -238,5 +238,7 @@ def test_a_tau_filters_state_given_to_a_filter_without_tau_says_whose_state_it_i
     plain = ProjectionFilter(window=8, sigma=1.0)
     with pytest.raises(ValueError, match=r"zi is a tuple of 2 arrays.*initial_state\(\)"):
         plain.filter(x[40:], zi=zf)
+    with pytest.raises(ValueError, match=r"zi is a list of 2 arrays"):  # as a list too
+        plain.filter(x[40:], zi=list(zf))
     with pytest.raises(ValueError, match=r"zi must be a tuple of 2 arrays"):  # and back
         timed.filter(x[40:], zi=plain.initial_state(), timestamps=t[40:])

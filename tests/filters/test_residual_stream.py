@@ -87,3 +87,18 @@ def test_a_saved_filter_streams_as_the_fitted_one(fitted, tmp_path):
     y2, z2 = g.filter(x[:50], zi=g.initial_state())
     np.testing.assert_array_equal(y1, y2)
     np.testing.assert_array_equal(z1, z2)
+
+
+def test_a_filter_of_one_tap_and_one_sample_patterns_keeps_the_reading_a_gap_repeats():
+    """Its reach is the sample itself: with no history kept a missing sample came out NaN
+    where the one-pass filter repeats the last reading."""
+    rng = np.random.default_rng(0)
+    clean = np.sin(np.arange(700) * 0.05)
+    f = ResidualProjectionFilter(window=1, embedding=1, causal=True)
+    f.fit(clean[:500] + 0.3 * rng.standard_normal(500), target=clean[:500])
+    x = np.array([0.1, 0.2, np.nan, np.nan, 0.5, np.nan, 0.7])
+    state, ys = f.initial_state(), []
+    for sample in x:
+        y, state = f.step(sample, state)
+        ys.append(y)
+    np.testing.assert_allclose(ys, f.filter(x), rtol=1e-12)

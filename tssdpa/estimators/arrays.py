@@ -347,13 +347,15 @@ def check_state(zi, ref):
         return tuple(out)
     try:
         a = np.asarray(zi, dtype=np.float64)
-    except ValueError:  # numpy's "inhomogeneous shape" said nothing of the cause
-        if not isinstance(zi, tuple):
-            raise
+    except (ValueError, TypeError):  # numpy's "inhomogeneous shape" said nothing of the cause
+        if isinstance(zi, (tuple, list)) and all(isinstance(v, np.ndarray) for v in zi):
+            raise ValueError(
+                f"zi is a {type(zi).__name__} of {len(zi)} arrays, the state of another filter "
+                "(a tau filter's is (samples, times)); this one's is one array: start from "
+                "its initial_state()"
+            ) from None
         raise ValueError(
-            f"zi is a tuple of {len(zi)} arrays, the state of another filter (a tau "
-            "filter's is (samples, times)); this one's is one array: start from its "
-            "initial_state()"
+            f"zi must be an array of shape {ref.shape} (see initial_state())"
         ) from None
     if a.ndim == 1 and (ref.shape[1] == 1 or np.isnan(a).all()):
         a = a[:, None]

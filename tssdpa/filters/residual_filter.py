@@ -218,8 +218,9 @@ class ResidualProjectionFilter(Denoiser):
     @property
     def history_length(self) -> int:
         """Samples of past input the state keeps: the Wiener FIR's reach and the key's
-        (``window - 1 + embedding - 1``)."""
-        return self.window - 1 + self.embedding - 1
+        (``window - 1 + embedding - 1``), and one at least: the reading a missing sample
+        repeats."""
+        return max(1, self.window - 1 + self.embedding - 1)
 
     def initial_state(self, n_channels=None):
         """Empty state for :meth:`filter` (``zi``) and :meth:`step` of a fitted causal filter:
