@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -9,23 +12,15 @@ from tssdpa.estimators.selection import lattice_step, resolution
 from tssdpa.estimators.white_noise import noise_level
 from tssdpa.filters import ProjectionFilter
 
-STEP = 0.0616  # an IMU gyroscope's deg/s per count
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments"))
+from lattice_probe import STEP, sensor_axis  # noqa: E402 -- the probe's simulated sensor
 
 
-def calibrated_axis(levels: float, seed: int, rounded: bool = True, n: int = 1000):
-    """``(noisy, clean)``: one axis of a calibrated three-axis sensor -- counts with white
-    noise of ``levels`` counts, rounded, mixed by a calibration near the identity, plus a hair
-    of jitter (as ``experiments/lattice_probe.py``)."""
-    rng = np.random.default_rng(seed)
-    t = np.arange(n)
-    raw = np.column_stack([0.3 * np.sin(2 * np.pi * t / 300 + k)
-                           + 0.15 * np.sin(2 * np.pi * t / 71 + 2 * k)
-                           for k in range(3)]) / STEP  # fmt: skip
-    counts = raw + levels * rng.standard_normal(raw.shape)
-    counts = np.round(counts) if rounded else counts
-    mix = np.eye(3) + 0.02 * rng.standard_normal((3, 3))
-    noisy = (counts @ mix.T)[:, 0] * STEP + 1e-6 * rng.standard_normal(n)
-    return noisy, (raw @ mix.T)[:, 0] * STEP
+def calibrated_axis(levels: float, seed: int, rounded: bool = True):
+    """``(noisy, clean)``: 1,000 samples of one axis of the probe's calibrated three-axis
+    sensor (counts with white noise of ``levels`` counts, rounded, mixed by a calibration near
+    the identity, plus a hair of jitter)."""
+    return sensor_axis(levels, seed, rounded, n=1000)
 
 
 @pytest.mark.parametrize("seed", [0, 1])
