@@ -242,3 +242,39 @@ def test_a_tau_filters_state_given_to_a_filter_without_tau_says_whose_state_it_i
         plain.filter(x[40:], zi=list(zf))
     with pytest.raises(ValueError, match=r"zi must be a tuple of 2 arrays"):  # and back
         timed.filter(x[40:], zi=plain.initial_state(), timestamps=t[40:])
+
+
+def test_the_usual_steps_glance_lets_no_bad_state_or_sample_through():
+    """step's usual call (a float64 array sample, the state the last step returned) skips
+    the full checks at a glance (arrays.plain_step_input): a state changed in place to hold
+    inf, a sample of inf or beyond 1e150, a NaN sample or state entry still get what the
+    full path gives (without a warning), and the steps equal filter."""
+    x = np.random.default_rng(4).normal(size=(60, 2))
+    f = ProjectionFilter(window=8, sigma=1.0)
+    _, state = f.filter(x[:20], zi=f.initial_state(2))
+    _, new = f.step(x[20], state)
+    held = new.copy()
+    new[3, 1] = np.inf  # the array step returned, changed by the caller
+    with pytest.raises(ValueError, match="state contains inf"):
+        f.step(x[21], new)
+    beyond = "channel 1 reaches magnitude 2e\\+150"
+    for bad, why in [(np.array([np.inf, 0.0]), "sample contains inf"), ([0.0, -2e150], beyond)]:
+        with pytest.raises(ValueError, match=why):
+            f.step(np.asarray(bad), held)
+    with pytest.raises(ValueError, match="sample has 3 value"):
+        f.step(np.zeros(3), held)
+    ys, state = [], held
+    for i, v in enumerate(x[21:]):
+        v = np.array([np.nan, v[1]]) if i == 5 else v
+        state = state.copy()
+        if i == 10:
+            state[2, 0] = np.nan
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            y, state = f.step(v, state)
+        ys.append(y)
+    z = x[21:].copy()
+    z[5, 0] = np.nan
+    assert np.all(np.isfinite(ys[:10]))
+    y_ref, _ = f.filter(z[:10], zi=held)
+    np.testing.assert_array_equal(np.array(ys[:10]), y_ref)

@@ -29,6 +29,7 @@ __all__ = [
     "float32_samples_note",
     "is_tensor",
     "peak_magnitudes",
+    "plain_step_input",
     "record_columns",
     "restore",
     "step_input",
@@ -49,6 +50,7 @@ MAGNITUDES = (1e-150, 1e150)
 #: significand also cannot resolve a channel whose values reach FLOAT32_SPREAD times their
 #: spread (a unit signal on an offset of 1e9 rounds in steps of 64)
 FLOAT32_MAGNITUDES, FLOAT32_SPREAD = (1e-15, 1e15), 1e5
+_FLOAT64 = np.dtype(np.float64)
 
 
 @dataclass
@@ -169,6 +171,8 @@ def check_float32_range(arr: np.ndarray, dtype, name: str, fit: bool = False) ->
     where the channel is nonzero and below ``FLOAT32_MAGNITUDES[0]`` (its squares underflow
     to 0) or reaches ``FLOAT32_SPREAD`` times its standard deviation (float32 rounds the
     signal away). Nothing otherwise: inf and NaN are other checks' to refuse."""
+    if type(dtype) is str and dtype == "float64":  # the default, first: step must stay cheap
+        return
     try:
         if np.dtype(dtype) != np.float32:
             return
@@ -325,6 +329,21 @@ def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(state, tuple) and len(state) > 1:  # (samples, times): NaN marks no sample
         check_no_inf(np.asarray(state[1], dtype=np.float64), "state's times")
     return s, hist
+
+
+def plain_step_input(sample, state) -> bool:
+    """Whether a ``step`` call's ``sample`` and ``state`` pass every check of
+    :func:`step_input` at a glance, the usual call: a float64 array of at most one dimension
+    within ``MAGNITUDES`` (hence finite) and a finite float64 (rows, C) array, C its size.
+    False sends the caller to :func:`step_input`, whose checks name what is wrong."""
+    if not (type(sample) is np.ndarray and type(state) is np.ndarray and sample.ndim < 2
+            and state.ndim == 2 and sample.dtype == _FLOAT64 and state.dtype == _FLOAT64
+            and sample.size == state.shape[1]):  # fmt: skip
+        return False
+    values = sample.tolist()  # Python floats: cheaper than numpy on a few values
+    if not all(abs(v) <= MAGNITUDES[1] for v in (values if sample.ndim else (values,))):
+        return False  # NaN too (a missing sample): the general path takes it
+    return bool(np.isfinite(state).all())  # (a sum, cheaper, warned where it overflowed)
 
 
 def check_state(zi, ref):

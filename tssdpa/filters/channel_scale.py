@@ -154,12 +154,13 @@ class ChannelUnits:
             parts[i] = a * f
         return tuple(parts) if isinstance(state, tuple) else parts[0]
 
-    def _step_newest(self, spec, state, sample: np.ndarray, timestamp):
+    def _step_newest(self, spec, state, sample: np.ndarray, timestamp, finite=False):
         """:func:`~tssdpa.signal.lagfilter.step_newest` in the kernel's units: ``(y, state)`` in
-        those of x, or None (the general path then runs, and names a wrong channel count)."""
+        those of x, or None (the general path then runs, and names a wrong channel count);
+        ``finite`` as there, of the state and sample in the units of x."""
         u = self._unit_scale()
         if u is None:
-            return step_newest(spec, state, sample, timestamp, self.min_step)
+            return step_newest(spec, state, sample, timestamp, self.min_step, finite)
         if sample.size != u.size:
             return None
         fast = step_newest(spec, self._state_units(state, False), sample / u, timestamp,

@@ -14,6 +14,7 @@ from tssdpa.estimators.arrays import (
     check_columns,
     check_float32_range,
     check_state,
+    plain_step_input,
     step_input,
 )
 from tssdpa.estimators.input_notes import user_stacklevel, within_channel
@@ -212,6 +213,30 @@ class Streaming:
         compute dtype as :meth:`filter`: with ``dtype="float32"`` both round to float32 and
         agree to a few float32 ulps of the data range (tested: within 1e-6 of the range).
         """
+        if timestamp is None and self.tau is None and plain_step_input(sample, state):
+            s, plain = sample, True  # the usual call: every check below passes
+        else:
+            (s, timestamp), plain = self._checked_sample(sample, state, timestamp), False
+        scalar = s.ndim == 0
+        s = s.reshape(1, -1)
+        check_float32_range(s, self.dtype, "sample")
+        if self.recurrent is None and not streams.composite(self):
+            fast = self._step_newest(self._step_spec(), state, s[0], timestamp, plain)
+            if fast is not None:
+                y, new = fast
+                return (y[0] if scalar else y), new
+        elif self.recurrent is None:
+            y, new = streams.step(self, s[0], state, timestamp)  # each channel's own step
+            return (y[0] if scalar else y), new
+        ts = None if timestamp is None else np.array([float(timestamp)])
+        y, new = self.filter(s, zi=state, timestamps=ts)
+        return (y[0, 0] if scalar else y[0]), new
+
+    def _checked_sample(self, sample, state, timestamp):
+        """:meth:`step`'s ``(sample, timestamp)``: the sample as a float64 array, checked with
+        its state (:func:`step_input`, the channel count), and the time it is taken at (with
+        ``tau``: ``timestamp`` in seconds, or a pandas sample's own), or an error naming what
+        is wrong."""
         check_sample_labels(self, sample)
         s, hist = step_input(sample, state)
         C = np.shape(hist)[-1] if np.ndim(hist) == 2 else 1
@@ -235,21 +260,7 @@ class Streaming:
                 raise ValueError(f"timestamp must be finite, got {timestamp!r}")
             if own is not None:
                 same_times([timestamp], [own], "timestamp", "the sample's own time (its label)")
-        timestamp = own if timestamp is None else timestamp
-        scalar = s.ndim == 0
-        s = s.reshape(1, -1)
-        check_float32_range(s, self.dtype, "sample")
-        if self.recurrent is None and not streams.composite(self):
-            fast = self._step_newest(self._step_spec(), state, s[0], timestamp)
-            if fast is not None:
-                y, new = fast
-                return (y[0] if scalar else y), new
-        elif self.recurrent is None:
-            y, new = streams.step(self, s[0], state, timestamp)  # each channel's own step
-            return (y[0] if scalar else y), new
-        ts = None if timestamp is None else np.array([float(timestamp)])
-        y, new = self.filter(s, zi=state, timestamps=ts)
-        return (y[0, 0] if scalar else y[0]), new
+        return s, (own if timestamp is None else timestamp)
 
     def _step_spec(self):
         """The resolved spec, cached on the settings it depends on (a step must stay cheap)."""

@@ -337,7 +337,9 @@ def run_noncausal(x2, spec: FilterSpec, times=None, configs=None):
     return fill_between(y[0]) if configs is None else [fill_between(v) for v in y]
 
 
-def step_newest(spec: FilterSpec, state, sample: np.ndarray, timestamp=None, min_step=None):
+def step_newest(
+    spec: FilterSpec, state, sample: np.ndarray, timestamp=None, min_step=None, finite=False
+):
     """The latency path of a causal filter's per-sample step, or None where it does not apply.
 
     ``state`` as for :func:`run_causal` ((H + 1, C), or the pair (samples, times (H,)) with
@@ -345,7 +347,8 @@ def step_newest(spec: FilterSpec, state, sample: np.ndarray, timestamp=None, min
     are finite and the times are consistent (then the output row always has a usable key);
     returns ``(y (C,), new_state)`` equal to :func:`run_causal` on that one sample, computed in
     the filter's dtype. None sends the caller to :func:`run_causal`, which also raises the
-    errors for inconsistent input.
+    errors for inconsistent input. ``finite``: the caller has found ``state`` a float64 (H + 1,
+    C) array and ``sample`` finite (the scan for NaN is skipped: a step must stay cheap).
     """
     H = spec.history
     times = t_now = None
@@ -377,7 +380,7 @@ def step_newest(spec: FilterSpec, state, sample: np.ndarray, timestamp=None, min
     buf[:H] = state[:H]
     buf[H] = sample
     full = buf[: H + 1]
-    if np.isnan(full).any():
+    if not finite and np.isnan(full).any():
         return None
     dt = spec.dtype
     fc = full if dt == np.float64 else full.astype(dt)
@@ -388,7 +391,7 @@ def step_newest(spec: FilterSpec, state, sample: np.ndarray, timestamp=None, min
     y = attend_newest(
         fc,
         spec.embedding,
-        _newest_decay_logits(spec.window, spec.decay, dt.str),
+        None if spec.decay is None else _newest_decay_logits(spec.window, spec.decay, dt.str),
         spec.sigma,
         elapsed=elapsed,
         tau=spec.tau,
@@ -396,9 +399,8 @@ def step_newest(spec: FilterSpec, state, sample: np.ndarray, timestamp=None, min
         degree=spec.degree,
     )
     buf[H + 1] = y
-    if times is None:
-        return y.astype(np.float64), buf[1:]
-    return y.astype(np.float64), (buf[1:], np.append(times, t_now)[1:])
+    y = y.astype(np.float64, copy=False)  # a new array: attend_newest's own
+    return (y, buf[1:]) if times is None else (y, (buf[1:], np.append(times, t_now)[1:]))
 
 
 def _relative(times: np.ndarray) -> np.ndarray:

@@ -27,6 +27,7 @@ with no usable key returns ``fallback[t]`` there (NaN when no fallback is given)
 
 from __future__ import annotations
 
+import functools
 import math
 from concurrent.futures import ThreadPoolExecutor
 
@@ -59,8 +60,7 @@ def iir_truncation_lag(decay: float, tol: float) -> int:
     if not 0.0 < decay < 1.0:
         raise ValueError(f"decay must be in (0, 1) for an infinite-memory filter, got {decay!r}")
     tol = check_positive(tol, "tol")
-    k = math.ceil(math.log(tol * (1.0 - decay)) / math.log(decay))
-    k = max(k, 1)
+    k = max(math.ceil(math.log(tol * (1.0 - decay)) / math.log(decay)), 1)
     # guard against rounding in the logarithms
     while decay**k / (1.0 - decay) > tol:
         k += 1
@@ -123,7 +123,7 @@ def attend_lags(
     lags = np.arange(lag_max, lag_min - 1, -1)  # window position k <-> lag lags[k]; keys ascend
     n_lags = lags.size
     # 0.5/s/s, not 0.5/s**2: a width of 1e300 gives 0 (uniform) where its square overflowed
-    inv2s2s = [logit_scale(s, dtype) for s, _ in configs]
+    inv2s2s = [logit_scale(float(s), dtype) for s, _ in configs]
     decay_term = decay_logits(lags, decay, dtype, decay_origin)
     self_pos = None
     if exclude_self and lag_min <= 0 <= lag_max:
@@ -372,12 +372,14 @@ def _within_weighed(res, w, vals, unread) -> None:
             res[r, c] = np.clip(res[r, c], lo - pad, hi + pad)
 
 
+@functools.lru_cache(maxsize=256)  # a step asks every sample; give a float (a key)
 def logit_scale(sigma: float, dtype) -> np.generic:
     """``0.5 / sigma²`` in ``dtype``, capped (float32's inf below 3.8e-20 gave 0 · inf = NaN)."""
     dtype = np.dtype(dtype)
     return dtype.type(min(0.5 / float(sigma) / float(sigma), float(np.finfo(dtype).max)))
 
 
+@functools.lru_cache(maxsize=256)
 def logit_reach(scale, dtype) -> float:
     """The squared distance past which ``-distance · scale`` overflows ``dtype`` (scale 0: inf)."""
     return float(np.finfo(np.dtype(dtype)).max) / float(scale) if scale else math.inf
@@ -445,39 +447,35 @@ def attend_newest(
     Same operations in the same order as :func:`attend_lags` on the last row, so both round
     alike. Returns (C,) in the dtype of ``fc``.
     """
-    m = embedding
-    C = fc.shape[1]
-    dt = fc.dtype
+    m, C, dt = embedding, fc.shape[1], fc.dtype
     vals = fc[m - 1 :]
     if exclude_self and vals.shape[0] == 1:
         return fc[-1].copy()  # no other key: the fallback is the sample itself
     # squared distance summed coordinate by coordinate (newest sample first), the order of
     # attend_lags: a reduction over axis 0 of a C-ordered (D, L) accumulates row by row (the
-    # difference with the transposed keys is F-ordered, whose sum numpy ran along memory in
+    # difference with the transposed keys comes F-ordered unless asked, whose sum numpy ran in
     # another order from 8 coordinates on: a degree 8 step was 4e-7 off the one-shot filter)
     if m == 1:
-        d = fc[-1][:, None] - fc.T if C > 1 else fc[-1] - fc[:, 0]
+        d = np.subtract(fc[-1][:, None], fc.T, order="C") if C > 1 else fc[-1] - fc[:, 0]
     else:
         E = sliding_window_view(fc, m, axis=0)[:, :, ::-1]
         E = E.transpose(0, 2, 1).reshape(E.shape[0], m * C)
-        d = E[-1][:, None] - E.T
-    d = np.ascontiguousarray(d)
+        d = np.subtract(E[-1][:, None], E.T, order="C")
     d *= d
     w = d.sum(axis=0) if d.ndim == 2 else d
-    scale = logit_scale(sigma, dt)
-    far = float(w.max()) > logit_reach(scale, dt)  # as attend_lags: from the nearest key
+    scale, top = logit_scale(float(sigma), dt), float(w.max())
+    far = top > logit_reach(scale, dt)  # as attend_lags: from the nearest key
     low = _nearest((w[:-1] if exclude_self else w)[None], None)[0] if far else 0.0
     if scale == 0:  # the uniform kernel, as attend_lags: 0, not inf · -0 = NaN
         w = np.zeros_like(w)
     elif far and not np.isfinite(w[:-1] if exclude_self else w).any():
         # every key's square overflowed: attend_lags' _rescaled_logits
         Ek = (fc.T if m == 1 else E.T)[None]  # (1, D, L): the keys of w, query last
-        keys = None
-        if exclude_self:
-            keys = np.ones((1, w.size), dtype=bool)
-            keys[0, -1] = False
+        keys = (np.arange(w.size) < w.size - 1)[None] if exclude_self else None  # not itself
         with np.errstate(over="ignore"):
             w = _rescaled_logits(Ek[:, :, -1], Ek, keys, scale)[0].astype(dt)
+    elif top <= 0.5 * logit_reach(scale, dt):  # no overflow: in place, the same bits
+        np.multiply(w, -scale, out=w)  # as _nearest_first's (w - 0) · -scale
     else:
         w = _nearest_first(w, low, scale)  # (w - 0) · -scale: bitwise w · -scale
     # decay and tau are exclusive: at most one of the two terms is added
@@ -495,5 +493,5 @@ def attend_newest(
         powers = offset_powers(np.arange(w.size - 1, -1, -1), degree)
         own = [vals[None, :, c] for c in range(C)]  # (1, K) per channel, oldest key first
         return local_polynomial([w[None]], own, powers, [degree], True)[0][0][0].astype(dt)
-    den = w.sum()
-    return np.einsum("l,cl->c", w, vals.T.copy()) / den  # attend_lags' per-channel dot
+    vals = vals.T if C == 1 and vals.flags.c_contiguous else vals.T.copy()  # contiguous
+    return np.einsum("l,cl->c", w, vals) / w.sum()  # attend_lags' per-channel dot
