@@ -328,3 +328,13 @@ def test_a_missing_time_in_the_index_is_named_as_the_index_not_as_timestamps():
     secs, s, f = _series_missing_time_30()
     with pytest.raises(ValueError, match=r"^x's time index must be finite"):
         f.fit(s)
+
+
+def test_an_exact_step_of_epoch_times_is_told_as_it_is_not_as_float64_rounds_it():
+    """Epoch seconds in float64 resolve about 2e-7 s: an exact 10 ms step read 0.00999999 s."""
+    from tssdpa.estimators.spacing import uneven_note
+
+    t = pd.date_range("2026-01-01", periods=50, freq="10ms").delete(20)  # one sample missing
+    seconds = (t - pd.Timestamp(0)).total_seconds().to_numpy()  # epoch seconds, float64
+    note = uneven_note(seconds)
+    assert "median step 0.01 s, largest 0.02 s, smallest 0.01 s" in note

@@ -44,8 +44,10 @@ def uneven_note(times, name: str = "y", index: str = "DatetimeIndex") -> str | N
     off = np.abs(steps - typical) > TOLERANCE * abs(typical)
     if typical > 0 and not off.any():
         return None
-    return (f"{name}'s {index} is not equally spaced: median step {typical:.6g} s, "
-            f"largest {steps.max():.6g} s, smallest {steps.min():.6g} s ({int(off.sum())} of "
+    # 4 digits: epoch seconds in float64 resolve 2e-7 s, and an exact 10 ms step read as
+    # 0.00999999 s
+    return (f"{name}'s {index} is not equally spaced: median step {typical:.4g} s, "
+            f"largest {steps.max():.4g} s, smallest {steps.min():.4g} s ({int(off.sum())} of "
             f"{steps.size} steps off the median by more than {TOLERANCE:g} of it)")  # fmt: skip
 
 
