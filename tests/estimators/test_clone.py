@@ -58,3 +58,21 @@ def test_an_estimator_given_as_a_parameter_is_cloned_unfitted():
     copied = param_copy(inner)
     assert copied is not inner and copied.get_params() == inner.get_params()
     assert not hasattr(copied, "n_channels_")
+
+
+def test_a_dict_with_an_item_that_cannot_be_copied_is_copied_around_it():
+    """Shared whole, editing the clone's dict edited the original's again."""
+    lock = threading.Lock()
+    kwargs = {"logger": lock, "callbacks": [1, 2]}
+    copied = param_copy(kwargs)
+    assert copied is not kwargs and copied["callbacks"] is not kwargs["callbacks"]
+    assert copied["logger"] is lock and copied == kwargs
+
+
+def test_estimators_in_a_list_and_scikit_learn_estimators_are_cloned_unfitted():
+    sklearn = pytest.importorskip("sklearn.linear_model")
+    fitted = ResidualProjectionFilter(window=4, sigma=[0.5]).fit(Y, target=Y)
+    ridge = sklearn.Ridge(alpha=2.0).fit(Y[:, None], Y)
+    [copied], other = param_copy([fitted]), param_copy(ridge)
+    assert not hasattr(copied, "n_channels_") and copied.get_params() == fitted.get_params()
+    assert not hasattr(other, "coef_") and other.alpha == 2.0

@@ -278,3 +278,14 @@ def test_the_usual_steps_glance_lets_no_bad_state_or_sample_through():
     assert np.all(np.isfinite(ys[:10]))
     y_ref, _ = f.filter(z[:10], zi=held)
     np.testing.assert_array_equal(np.array(ys[:10]), y_ref)
+
+
+def test_step_refuses_a_sample_of_another_channel_count_than_the_fit_as_filter_does():
+    """A state sized to the sample (initial_state(2)) let a filter fitted on 3 channels step
+    2-channel samples, which filter refuses."""
+    rng = np.random.default_rng(0)
+    f = ProjectionFilter(window=8, sigma=1.0, channel_scale=None).fit(rng.normal(size=(200, 3)))
+    state = np.full((f.initial_state().shape[0], 2), np.nan)
+    with pytest.raises(ValueError, match="sample has 2 value.s. but the ProjectionFilter was "
+                                         "fitted on 3 channel"):  # fmt: skip
+        f.step(np.array([1.0, 2.0]), state)

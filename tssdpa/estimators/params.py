@@ -30,11 +30,24 @@ def unknown_parameters(factory, params) -> tuple[list[str], list[str]]:
 def param_copy(value: Any) -> Any:
     """What a clone gets for a parameter ``value``: a deep copy, as scikit-learn's ``clone``
     gives, so that editing a dict or list of the clone leaves the original's fitted state
-    alone. An estimator given as a value is cloned (unfitted, as scikit-learn does); functions
-    and classes are themselves (``deepcopy`` returns them); a value that cannot be copied (a
-    logger holding a lock or an open file) is shared, there being nothing else to give."""
-    if not isinstance(value, type) and hasattr(value, "get_params") and hasattr(value, "clone"):
-        return value.clone()
+    alone. An estimator given as a value, alone or in a list, tuple or dict, is cloned
+    (unfitted, as scikit-learn does; a scikit-learn one by its ``clone``); functions and classes
+    are themselves (``deepcopy`` returns them); a value that cannot be copied (a logger holding
+    a lock or an open file) is shared, there being nothing else to give -- the item, not the
+    dict or list holding it."""
+    if not isinstance(value, type) and hasattr(value, "get_params"):
+        if hasattr(value, "clone"):
+            return value.clone()
+        try:  # a scikit-learn estimator: its own clone, unfitted
+            from sklearn.base import clone
+
+            return clone(value)
+        except Exception:  # noqa: BLE001 -- no scikit-learn, or not its estimator: a copy
+            pass
+    if type(value) in (list, tuple):  # item by item: one item that cannot be copied is shared,
+        return type(value)(param_copy(v) for v in value)  # not the container with it
+    if type(value) is dict:
+        return {k: param_copy(v) for k, v in value.items()}
     try:
         return copy.deepcopy(value)
     except Exception:  # noqa: BLE001 -- any __deepcopy__ / __reduce__ may refuse, in its own way

@@ -361,13 +361,14 @@ def structure_weights(dist, s: Structure):
     return kernel_weights(dist[:, : s.n_neighbors], s.bandwidth, s.sigma)
 
 
-def _same(a, b):  # equal to float32 rounding (2^-24 relative): the same reading
-    return np.abs(a - b) <= 2.0**-22 * np.maximum(np.abs(a), np.abs(b))
+def _same(a, b):  # equal, or one the other rounded to float32 (a float32 copy of the log)
+    with np.errstate(over="ignore", invalid="ignore"):  # (a relative tolerance took another
+        return (a == b) | (np.float32(a) == b) | (a == np.float32(b))  # log at 1e7 for it)
 
 
 def training_overlap(train, y2) -> tuple[int, int]:
     """``(run, after)`` of :func:`forecast`: the longest run of leading rows of ``y2`` repeating
-    ``train`` from some offset (to float32 rounding: a float32 copy of the log; a NaN of either
+    ``train`` from some offset (or its float32 rounding: a float32 copy of the log; a NaN of either
     -- a glitch the fit left out -- matches any value; a prefix through y2's first finite row
     too), and the fitted rows after (ties: most)."""
     T, n = len(train), len(y2)

@@ -219,6 +219,12 @@ class Streaming:
             (s, timestamp), plain = self._checked_sample(sample, state, timestamp), False
         scalar = s.ndim == 0
         s = s.reshape(1, -1)
+        fitted = self.__dict__.get("n_channels_")  # as filter refuses it: a state sized to
+        if fitted is not None and s.shape[1] != fitted:  # the sample passed it unsaid
+            name = type(self).__name__
+            raise ValueError(
+                f"sample has {s.shape[1]} value(s) but the {name} was fitted on {fitted} channel(s)"
+            )
         check_float32_range(s, self.dtype, "sample")
         if self.recurrent is None and not streams.composite(self):
             fast = self._step_newest(self._step_spec(), state, s[0], timestamp, plain)

@@ -5,7 +5,9 @@ litmodels) at level INFO through its rank-zero logger: ``enable_progress_bar=Fal
 a quiet fit and still printed them. The messages are dropped by a logging filter for the
 fitting thread only, rather than by raising the logger's level: a level is process-wide, so
 concurrent fits restoring it in another order left it raised (or lowered) for good, and a fit
-with its progress bar on in another thread lost its messages meanwhile. Warnings still show.
+with its progress bar on in another thread lost its messages meanwhile. Warnings still show;
+a callback's own info lines (``ModelCheckpoint(verbose=True)``) are hidden too: keep the
+progress bar on to see them.
 """
 
 from __future__ import annotations
@@ -38,7 +40,11 @@ def _rank_zero_loggers() -> list[logging.Logger]:
     holds now (Lightning sets it on import) and those of the pytorch and fabric packages."""
     import lightning_utilities.core.rank_zero as rank_zero
 
-    names = ("lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.rank_zero")
+    names = (
+        "lightning.pytorch.utilities.rank_zero",
+        "lightning.fabric.utilities.rank_zero",
+        "lightning.pytorch.accelerators.cuda",
+    )  # (its "LOCAL_RANK: 0 - CUDA_VISIBLE_...")
     loggers = [logging.getLogger(n) for n in names]
     current = getattr(rank_zero, "log", None)
     return loggers + [current] if isinstance(current, logging.Logger) else loggers
