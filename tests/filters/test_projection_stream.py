@@ -289,3 +289,12 @@ def test_step_refuses_a_sample_of_another_channel_count_than_the_fit_as_filter_d
     with pytest.raises(ValueError, match="sample has 2 value.s. but the ProjectionFilter was "
                                          "fitted on 3 channel"):  # fmt: skip
         f.step(np.array([1.0, 2.0]), state)
+
+
+def test_a_period_index_under_tau_is_refused_saying_how_to_read_it_as_times():
+    idx = pd.period_range("2026-01-01", periods=100, freq="s")
+    x = pd.Series(np.sin(np.arange(100) / 10), index=idx)
+    with pytest.raises(ValueError, match=r"PeriodIndex: x\.to_timestamp\(\)"):
+        ProjectionFilter(tau=5.0, window=16, sigma=1.0).fit(x)
+    f = ProjectionFilter(tau=5.0, window=16, sigma=1.0).fit(x.to_timestamp())
+    assert f.filter(x.to_timestamp()).index.equals(idx.to_timestamp())

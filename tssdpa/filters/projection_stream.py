@@ -75,8 +75,10 @@ def sample_times(filt, meta, timestamps, n, fit: bool = False):
     tau = check_tau(filt.tau)  # a Timedelta failed below in a bare float()
     t = timestamps if timestamps is not None else meta.timestamps
     if t is None:
+        period = type(meta.index).__name__ == "PeriodIndex"  # not read as times: say how
         raise ValueError("tau is set: pass timestamps= or a series with a DatetimeIndex or "
-                         "TimedeltaIndex")  # fmt: skip
+                         "TimedeltaIndex" + (" (this PeriodIndex: x.to_timestamp())" if period
+                                             else ""))  # fmt: skip
     # named by where they came from: the index's NaT is no fault of a timestamps= not given
     times = check_sample_times(t, n, "timestamps" if timestamps is not None else "x's time index",
                                min_step=filt.min_step)  # fmt: skip
