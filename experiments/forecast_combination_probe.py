@@ -55,7 +55,7 @@ def cell(h, z, sp, k, slack):
     same = [c for c in Structure.__dataclass_fields__ if c != "ridge"]
     cv = cv.drop_duplicates(subset=same)  # the best ridge of each structure (sorted by mse)
     top = cv[cv.mse <= (1.0 + slack) * cv.mse.iloc[0]].head(k)
-    z_train, series, overlap = fc._standardised(z[: sp.test, None])
+    z_train, series, overlap = fc._standardised(z[: sp.test, None])[:3]
     preds = [forecast(z_train, series, overlap, structure(r), [h])[:, 0, 0]
              for _, r in top.iterrows()]  # fmt: skip
     mean = np.mean(preds, axis=0) * fc.scale_[0] + fc.mean_[0]

@@ -13,13 +13,12 @@ import pytest
 from tssdpa.baselines import AutoRegForecaster
 from tssdpa.estimators.persistence import UncheckedFileWarning
 from tssdpa.filters import ProjectionForecaster, analogue_selection, analogues
+from tssdpa.filters.analogue_data import AnalogueData, iterate_one_step
 from tssdpa.filters.analogue_selection import drift_holdout
 from tssdpa.filters.analogues import (
     DEFAULT_RIDGE,
     RANGE_MARGIN,
-    AnalogueData,
     anchor_horizons,
-    iterate_one_step,
     nearest_anchor,
     training_overlap,
 )
@@ -683,7 +682,7 @@ def test_library_size_fits_a_given_embedding_longer_than_max_embedding_on_that_m
 
 
 def test_library_size_caps_the_long_linear_patterns_at_ten_library_rows_per_coefficient():
-    from tssdpa.filters.analogues import default_delays
+    from tssdpa.filters.analogue_data import default_delays
     from tssdpa.signal.embedding import standardise
 
     y = ar2(5000, seed=5)
@@ -1788,7 +1787,7 @@ def test_a_channel_independent_fit_has_the_channel_models_cv_results():
 def test_a_library_size_fit_scores_the_default_delays_as_the_same_delays_given():
     # before fit the library's span was taken with delay 1: the default τ = 22 candidates
     # were scored on a library cut too short for them (0 rows against 32)
-    from tssdpa.filters.analogues import default_delays
+    from tssdpa.filters.analogue_data import default_delays
     from tssdpa.signal.embedding import standardise
 
     rng = np.random.default_rng(0)

@@ -32,10 +32,10 @@ from tssdpa.checks import check_int
 from tssdpa.estimators.arrays import as_2d, check_columns, restore
 from tssdpa.estimators.fit_guard import keeps_the_last_fit_on_failure
 from tssdpa.estimators.fit_input import check_fit_input, denoiser_input, target_like
-from tssdpa.estimators.pandas_out import path_like, predicted
+from tssdpa.estimators.pandas_out import path_like, predicted, predicted_after
 from tssdpa.estimators.params import param_copy, unknown_parameters
 from tssdpa.estimators.spacing import warn_uneven
-from tssdpa.signal.missing import fill_missing, reading_span, reading_spans
+from tssdpa.signal.missing import fill_missing, reading_span, reading_spans, recent_rows
 
 __all__ = [
     "Denoiser",
@@ -436,27 +436,47 @@ class Forecaster(Estimator):
         of :meth:`predict`."""
         return self._path(self._prepare(history), n)[-1]
 
-    def predict(self, steps: int):
-        """Forecast ``steps`` values past the end of the series given to ``fit``: (steps,) for
-        one channel, else (steps, C); pandas after a fit on pandas (:mod:`.pandas_out`).
+    def _newest(self, a: np.ndarray, horizon: int) -> np.ndarray:
+        """(T, horizon, C) forecasts whose last row ``predict(y=...)`` reads (the whole path;
+        a model that forecasts one origin alone as it would the path overrides it)."""
+        return self._path(a, horizon)
+
+    def predict(self, steps: int, y=None):
+        """Forecast ``steps`` values past the end of ``y``, by default the series given to
+        ``fit``: (steps,) for one channel, else (steps, C); pandas after a fit on pandas
+        (:mod:`.pandas_out`).
 
         A model with a largest horizon (``horizon`` of the direct multi-step models) forecasts
         beyond it recursively: the first ``horizon`` forecasts are appended to the series and
         the next ``horizon`` are forecast from there, and so on. Each round sees only the
         samples one origin needs, so the cost is linear in ``steps``.
+
+        ``y`` (a live loop's buffer of its newest samples): the first ``n = min(steps,
+        horizon)`` forecasts are ``forecast_path(y, n)[-1]`` (the last origin's, with every
+        key and switch that path has), computed for that origin alone where the model can (a
+        :class:`~tssdpa.filters.ProjectionForecaster` that switches among no contenders), and
+        returned like ``y``: its shape, numpy, a tensor, or pandas on ``y``'s index continued.
         """
         self._check_fitted()
         steps = check_int(steps, "steps")
         direct = self._direct_horizon() or steps
         context = self._predict_context()
-        history = _recent(self.train_, context)
         out = np.empty((steps, self.n_channels_))
-        done = 0
+        done, meta = 0, None
+        if y is None:
+            history = recent_rows(self.train_, context)
+        else:
+            a, meta, _ = self._series(y, 1)
+            done = min(direct, steps)
+            out[:done] = self._without_future(a, self._newest(self._prepare(a), done))[-1]
+            history = recent_rows(np.concatenate([a, out[:done]]), context)
         while done < steps:
             n = min(direct, steps - done)
             out[done : done + n] = self._last_origin(history, n)
-            history = _recent(np.concatenate([history, out[done : done + n]]), context)
+            history = recent_rows(np.concatenate([history, out[done : done + n]]), context)
             done += n
+        if meta is not None:
+            return predicted_after(out, meta)
         return predicted(self, out[:, 0] if self.n_channels_ == 1 else out)
 
 
@@ -476,17 +496,3 @@ def _same(a, b) -> bool:
 def before_history(a: np.ndarray) -> np.ndarray:
     """(T, C) bools: the rows of (T, C) ``a`` before each channel's first finite sample."""
     return ~np.logical_or.accumulate(np.isfinite(a), axis=0)
-
-
-def _recent(history: np.ndarray, context: int | None) -> np.ndarray:
-    """The trailing ``context`` rows of (T, C) ``history`` that one forecast origin reads
-    (all of it for None), reaching back to each channel's last known sample before them: a
-    gap at the end is carried forward from it, as over the whole series."""
-    if context is None:
-        return history
-    start = max(0, len(history) - context)
-    for c in range(history.shape[1]):
-        known = np.flatnonzero(np.isfinite(history[: start + 1, c]))
-        if known.size:
-            start = min(start, int(known[-1]))
-    return history[start:]

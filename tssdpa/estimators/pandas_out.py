@@ -32,7 +32,8 @@ import numpy as np
 from tssdpa.estimators.arrays import ArrayMeta, tensor_like
 from tssdpa.estimators.labels import NUMPY_DTYPES, decode_label, encode_label, same_label
 
-__all__ = ["loaded_output", "path_like", "predicted", "record_output", "saved_output"]
+__all__ = ["loaded_output", "path_like", "predicted", "predicted_after", "record_output",
+           "saved_output"]  # fmt: skip
 
 ATTRIBUTE = "_pandas_output_"
 #: how saved_output names the index / the columns where they would not come back (the
@@ -123,6 +124,21 @@ def predicted(estimator, out: np.ndarray):
     # a copy of the columns each time: renaming one output's columns renamed every later one's
     columns = spec["columns"].copy()
     return pd.DataFrame(out.reshape(len(out), -1), index=index, columns=columns)
+
+
+def predicted_after(out: np.ndarray, meta: ArrayMeta):
+    """``predict(steps, y=...)``'s (steps, C) ``out``, like the ``y`` that ``meta`` describes:
+    (steps,) for 1-D input, numpy or a tensor as it was; a Series / DataFrame (its name or
+    columns) on the index that continues ``y``'s, by the rules of ``predict`` after a fit."""
+    if meta.kind not in ("series", "frame"):
+        out = out[:, 0] if meta.was_1d else out
+        return tensor_like(out, meta) if meta.kind == "torch" else out
+    import pandas as pd  # the input was pandas
+
+    index = _future(pd, _continuation(pd, meta.index), len(out))
+    if meta.kind == "series":
+        return pd.Series(out[:, 0], index=index, name=meta.name)
+    return pd.DataFrame(out, index=index, columns=meta.columns.copy())
 
 
 def path_like(out: np.ndarray, meta: ArrayMeta):

@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 
 from tssdpa.estimators.parallel import parallel_map
+from tssdpa.filters.analogue_data import AnalogueData
 from tssdpa.filters.analogues import (
     NEIGHBOUR_MODELS,
-    AnalogueData,
     Structure,
     anchor_horizons,
     nan_mean,

@@ -25,9 +25,15 @@ import scipy  # submodules (scipy.signal etc.) load where first used: imports st
 
 from tssdpa.checks import check_choice, check_int, check_positive
 from tssdpa.estimators.parallel import parallel_map
+from tssdpa.filters.analogue_data import AnalogueData
 from tssdpa.filters.glitch_keys import own_key_neighbours
+from tssdpa.filters.library_cache import (
+    fitted_reach,
+    library_data,
+    library_search,
+    series_candidates,
+)
 from tssdpa.signal import neighbours
-from tssdpa.signal.embedding import delay_embedding
 from tssdpa.signal.missing import fill_forward
 from tssdpa.signal.neighbours import kernel_weights, local_linear, weighted_mean
 
@@ -35,7 +41,6 @@ __all__ = [
     "MODELS",
     "Structure",
     "anchor_horizons",
-    "default_delays",
     "forecast",
     "saved_contenders",
     "saved_structures",
@@ -49,6 +54,9 @@ NEIGHBOUR_MODELS = ("mean", "local_linear", "hybrid")
 RIDGES = (1e-12, 1e-9, 1e-6, 1e-3)
 DEFAULT_RIDGE = 1e-3  # a structure saved without one (version 0.2.0 files)
 _GATHER_ELEMS = 1 << 24  # neighbours' futures gathered per block of origins in forecast()
+#: fewest origins a thread of forecast() takes: on a short buffer (a control loop's) the
+#: threads' start and hand-over cost more than its fits (bench_forecast_latency.py)
+_MIN_BLOCK = 256
 RANGE_MARGIN = 0.25  # of the range of the values known, each side (:func:`within_range`)
 #: a contender replaces the fit's choice only where the latter's recent errors exceed its own
 #: by this fraction (chosen on development data: ETT validation months, IMU fusion cells)
@@ -148,20 +156,6 @@ def saved_contenders(saved, structures: dict[int, Structure], span: int) -> dict
     return out
 
 
-def default_delays(z: np.ndarray, max_embedding: int) -> list[int]:
-    """1, and for a finely sampled signal the lag where its autocorrelation first falls below
-    1/e (capped so that the longest embedding spans at most a tenth of the series)."""
-    x = np.nan_to_num(z[:, 0] - np.nanmean(z[:, 0]))
-    n = len(x)
-    cap = max(1, n // (10 * max(max_embedding - 1, 1)))
-    f = np.fft.rfft(x, 2 * n)
-    acf = np.fft.irfft(f * np.conj(f))[: min(n, 4 * cap + 2)]
-    acf = acf / acf[0] if acf[0] > 0 else acf
-    below = np.flatnonzero(acf < np.exp(-1))
-    tau = int(below[0]) if len(below) else 1
-    return sorted({1, max(1, min(tau, cap))})
-
-
 def nan_mean(a: np.ndarray, axis: int) -> np.ndarray:
     """``np.nanmean`` without its warning on all-NaN slices (NaN there): it runs in the
     neighbour threads, where ``warnings.catch_warnings`` is not safe (it swaps a global)."""
@@ -172,162 +166,6 @@ def nan_mean(a: np.ndarray, axis: int) -> np.ndarray:
         return a.sum(axis=axis) / a.shape[axis]
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(missing, 0.0, a).sum(axis=axis) / (~missing).sum(axis=axis)
-
-
-#: most blocks (ridge fits) of the blocked cross-validation of one global linear fit, and
-#: most bytes of their stacked moments X'X (many channels times a long pattern: fewer blocks)
-MAX_BLOCKS = 100
-BLOCK_BYTES = 2**28
-
-
-def iterate_one_step(design, coef, C: int, horizons) -> np.ndarray:
-    """(N, len(horizons), C) forecasts of a one-step linear autoregression iterated to each
-    of ``horizons``: each step's forecast becomes the newest sample of the pattern.
-
-    ``design`` (N, 1 + E*C) holds ``[1, z_t, z_(t-1), ..., z_(t-E+1)]`` (delay 1, newest
-    first, channels together); ``coef`` (1 + E*C, C) is the one-step fit (intercept row first),
-    or (N, 1 + E*C, C) a fit per row (the blocked cross-validation's)."""
-    H, EC = max(horizons), design.shape[1] - 1
-    # every step's forecast goes left of the pattern, so the pattern a step starts from is a
-    # view of E*C columns: (N, H*C forecasts newest first, then the E*C given values)
-    path = np.empty((len(design), H * C + EC))
-    path[:, H * C :] = design[:, 1:]
-    want = {h: i for i, h in enumerate(horizons)}
-    out = np.empty((len(design), len(horizons), C))
-    for step in range(1, H + 1):
-        at = (H - step) * C  # this step's forecast; its pattern starts right of it
-        state = path[:, at + C : at + C + EC]
-        if coef.ndim == 2:
-            path[:, at : at + C] = coef[0] + state @ coef[1:]  # (N, C)
-        else:
-            path[:, at : at + C] = coef[:, 0] + np.einsum("nd,ndc->nc", state, coef[:, 1:])
-        if step in want:
-            out[:, want[step]] = path[:, at : at + C]
-    return out
-
-
-def _ridge_solve(G0, XtY, ridge):
-    """Ridge coefficients from the moments X'X (..., D1, D1) and X'Y (..., D1, M), one fit
-    per leading index; ``ridge`` is relative to the mean diagonal of each X'X."""
-    G = G0.copy()
-    diagonal = np.einsum("...ii->...i", G)  # a view: the ridge goes onto each diagonal
-    diagonal += ridge * np.trace(G0, axis1=-2, axis2=-1)[..., None] / G.shape[-1] + 1e-12
-    return np.linalg.solve(G, XtY)
-
-
-class AnalogueData:
-    """Embeddings, futures and global linear fits of one series for one (E, τ).
-
-    ``futures[:, i]`` is ``z[t + horizons[i]]`` (NaN past the end); :meth:`linear` applies the
-    ridge coefficients of each horizon fitted on the rows whose embedding and futures are all
-    known (the training library), one fit per relative ridge in ``ridges`` (None: a series
-    to forecast from, which borrows the training fit). :meth:`recursive` iterates the
-    one-step fit instead (delay 1, and 1 the first of ``horizons``).
-    """
-
-    def __init__(self, z, embedding, delay, horizons, ridges):
-        self.keys = delay_embedding(z, embedding, delay=delay)  # (T, E*C)
-        T, C = z.shape
-        self.C, self.delay = C, delay
-        self.horizons = list(horizons)
-        fut = np.full((T, len(self.horizons), C), np.nan)
-        for i, h in enumerate(self.horizons):
-            if h < T:
-                fut[: T - h, i] = z[h:]
-        self.futures = fut
-        self.usable = np.isfinite(self.keys).all(1) & np.isfinite(fut).all(axis=(1, 2))
-        self.coef, self._blocks, self._block_coef = {}, {}, {}
-        if ridges is None or not self.usable.any():  # a series to forecast from borrows the
-            return  # training fit; one without a complete row has no fit (the caller skips it)
-        X = self._design(self.keys[self.usable])
-        Y = fut[self.usable].reshape(len(X), -1)
-        self._moments = (X.T @ X, X.T @ Y)
-        for ridge in ridges:
-            self.coef[ridge] = _ridge_solve(*self._moments, ridge)
-
-    def _one_step(self, coef) -> np.ndarray:
-        """The horizon-1 columns of linear fits ``coef`` (..., D1, n_horizons * C)."""
-        if self.delay != 1 or self.horizons[0] != 1:
-            raise ValueError("the recursive linear model needs delay 1 and a one-step fit "
-                             f"(delay {self.delay}, horizons {self.horizons})")  # fmt: skip
-        return coef[..., : self.C]
-
-    def blocked_linear(self, ridge, rows, gap: int, fits=False, recursive=False):
-        """Forecasts (len(rows), n_horizons, C) of ``rows`` by ridge fits that never saw them
-        nor any row within ``gap`` of them in time; with ``fits``, also each row's fit
-        (len(rows), D1, n_horizons * C), which a hybrid forecast applies to the row's
-        neighbours. ``recursive``: the forecasts of each fit's one-step part iterated
-        (:meth:`recursive`).
-
-        The series is cut into blocks of ``gap`` rows (longer where that would make more than
-        MAX_BLOCKS, or stacked moments over BLOCK_BYTES); a block is forecast by the fit on
-        the library less that block and its two neighbours (the moments downdated, every
-        block's fit solved in one batch; none where no more rows than coefficients remain).
-        With ``gap`` the overlap of two rows' patterns and futures, no row whose samples the
-        forecast shares enters its fit: plain leave-one-out of a global fit keeps the
-        query's neighbours in time, which on a smooth series hold nearly its future.
-        """
-        rows = np.asarray(rows, dtype=int)
-        shape = (len(self.horizons), self.C)
-        d1 = len(self._moments[0])
-        length, (G, XtY, kept) = self.block_moments(gap)  # (n_blocks, D1, D1), (.., D1, M)
-        if (length, ridge) not in self._block_coef:  # the direct and recursive models share it
-            self._block_coef[length, ridge] = _ridge_solve(G, XtY, ridge)
-        coef = self._block_coef[length, ridge]  # (n_blocks, D1, M)
-        block = rows // length
-        design = self._design(np.nan_to_num(self.keys[rows]))  # (Q, D1)
-        fit = coef[block]  # (Q, D1, M): each row's block's fit
-        if recursive:  # every row iterates its own block's one-step fit
-            out = iterate_one_step(design, self._one_step(fit), self.C, self.horizons)
-        else:
-            out = (design[:, None, :] @ fit).reshape(len(rows), *shape)
-        starved = kept[block] <= d1  # no more rows left than coefficients: no fit
-        out[starved] = np.nan
-        return (out, fit) if fits else out
-
-    def block_moments(self, gap: int):
-        """``(length, (X'X, X'Y, row count))`` of the library less each block of ``length``
-        rows and its two neighbours, for :meth:`blocked_linear` with ``gap`` (cached: the
-        ridges of one fit share them; fill the cache before fitting them in threads)."""
-        d1 = len(self._moments[0])
-        most = max(1, min(MAX_BLOCKS, BLOCK_BYTES // (8 * d1 * d1)))
-        length = max(gap, 1, -(-len(self.keys) // most))
-        if length not in self._blocks:
-            lib = np.flatnonzero(self.usable)
-            n_blocks = -(-len(self.keys) // length)
-            X = np.zeros((n_blocks * length, len(self._moments[0])))
-            Y = np.zeros((n_blocks * length, self._moments[1].shape[1]))
-            X[lib] = self._design(self.keys[lib])  # rows off the library stay 0: no moment
-            Y[lib] = self.futures[lib].reshape(len(lib), -1)
-            X = X.reshape(n_blocks, length, -1)
-            Y = Y.reshape(n_blocks, length, -1)
-            gram = X.transpose(0, 2, 1) @ X
-            cross = X.transpose(0, 2, 1) @ Y
-            count = np.bincount(lib // length, minlength=n_blocks)
-
-            def with_neighbours(a):  # block b's sum plus blocks b - 1 and b + 1
-                padded = np.concatenate([np.zeros_like(a[:1]), a, np.zeros_like(a[:1])])
-                return padded[:-2] + padded[1:-1] + padded[2:]
-
-            G0, XtY0 = self._moments
-            self._blocks[length] = (G0 - with_neighbours(gram), XtY0 - with_neighbours(cross),
-                                    len(lib) - with_neighbours(count))  # fmt: skip
-        return length, self._blocks[length]
-
-    @staticmethod
-    def _design(keys):
-        return np.concatenate([np.ones((len(keys), 1)), keys], axis=1)
-
-    def linear(self, keys, ridge) -> np.ndarray:
-        """(N, n_horizons, C) global linear forecasts from embeddings ``keys``."""
-        pred = self._design(keys) @ self.coef[ridge]
-        return pred.reshape(len(keys), len(self.horizons), self.C)
-
-    def recursive(self, keys, ridge, horizons) -> np.ndarray:
-        """(N, len(horizons), C) forecasts from embeddings ``keys`` by the one-step fit
-        iterated (:func:`iterate_one_step`)."""
-        one_step = self._one_step(self.coef[ridge])
-        return iterate_one_step(self._design(keys), one_step, self.C, horizons)
 
 
 def neighbour_forecasts(model, w, keys_nb, query_keys, targets, lin_q, coefs, ridges):
@@ -394,7 +232,7 @@ def training_overlap(train, y2) -> tuple[int, int]:
     return best
 
 
-def forecast(train, y, overlap, s: Structure, horizons, known=None):
+def forecast(train, y, overlap, s: Structure, horizons, known=None, views=None, rows=None):
     """(T, len(horizons), C) forecasts of every origin of ``y`` with structure ``s``.
 
     Keys: the training patterns (always allowed) and the patterns of ``y`` that are not
@@ -403,10 +241,14 @@ def forecast(train, y, overlap, s: Structure, horizons, known=None):
     training rows, which go on ``after`` more; pattern j of them is a training key where
     ``j + H < run + after`` (its future inside the training series), else a key of ``y``.
     ``known``: the fitted rows whose range bounds local-linear forecasts with ``y[:t+1]``'s
-    (default ``train``; a library cut to ``library_size`` still knows the whole series)."""
+    (default ``train``; a library cut to ``library_size`` still knows the whole series).
+    ``views``: the :class:`~tssdpa.filters.library_cache.FittedViews` ``train`` and ``known``
+    come from, which keeps what they derive between calls. ``rows``: the origins to forecast
+    (default all; the others NaN), each as the whole path would: a live loop's newest alone
+    costs one neighbour search whatever the length of ``y``."""
     ridge = DEFAULT_RIDGE if s.ridge is None else s.ridge  # the mean has no linear part
     recursive = s.model == "recursive_linear"  # one fit, of the next step, for every horizon
-    lib = AnalogueData(train, s.embedding, s.delay, [1] if recursive else horizons, [ridge])
+    lib = library_data(views, train, s, [1] if recursive else horizons, ridge)
     if ridge not in lib.coef:  # only a tampered file's structure can get here
         raise ValueError(f"structure {s.as_dict()} leaves no complete pattern and future of "
                          f"horizon {max(lib.horizons)} in the fitted series")  # fmt: skip
@@ -421,28 +263,44 @@ def forecast(train, y, overlap, s: Structure, horizons, known=None):
         out = lib.linear(np.nan_to_num(q_keys), ridge)
     else:
         H, known = max(horizons), train if known is None else known
-        lib_keys = np.where(lib.usable[:, None], lib.keys, np.nan)
+        lib_keys, index = library_search(views, lib, s, horizons)
         own = new.usable & (np.arange(len(y)) >= min(overlap[0], sum(overlap) - H))
         own_keys = np.where(own[:, None], new.keys, np.nan)  # judged for glitches:
-        dist, idx = own_key_neighbours(q_keys, s.n_neighbors, H, own_keys, lib_keys, y, known,
-                                       (s.embedding - 1) * s.delay)  # fmt: skip
+        reach, candidates = None, None
+        if views is not None and known is views.fitted:
+            reach = fitted_reach(views, known)
+            candidates = series_candidates(views, y, reach)
+        todo = np.arange(len(y)) if rows is None else np.asarray(rows, dtype=int)
+        queries = q_keys
+        if rows is not None:  # the other origins search nothing (a NaN query has no key)
+            queries = np.full_like(q_keys, np.nan)
+            queries[todo] = q_keys[todo]
+        dist, idx = own_key_neighbours(queries, s.n_neighbors, H, own_keys, lib_keys, y, known,
+                                       (s.embedding - 1) * s.delay, reach, index,
+                                       candidates)  # fmt: skip
         all_keys = np.concatenate([lib.keys, new.keys])
         all_fut = np.concatenate([lib.futures, new.futures])
         lin_q = lib.linear(np.nan_to_num(q_keys), ridge)
-        safe, w, q = np.maximum(idx, 0), structure_weights(dist, s), np.nan_to_num(q_keys)
-        out = np.empty_like(lin_q)
+        safe, q = np.maximum(idx, 0), np.nan_to_num(q_keys)
+        if rows is None:
+            w = structure_weights(dist, s)
+        else:  # the weights of the origins forecast alone (each row's are its own)
+            w = np.zeros((len(dist), s.n_neighbors))
+            w[todo] = structure_weights(dist[todo], s)
+        out = np.empty_like(lin_q) if rows is None else np.full_like(lin_q, np.nan)
         # origins in blocks, over the threads: a long path's neighbour futures (rows, k,
         # horizons, C) are large, and the local-linear fits of many origins take a while
         threads = max(1, neighbours.THREADS)
         step = max(1, _GATHER_ELEMS // threads // (s.n_neighbors * all_fut[0].size))
-        step = min(step, -(-len(q) // threads))
+        step = min(step, max(-(-len(todo) // threads), _MIN_BLOCK))
 
         def origins(a):  # each block writes its own rows: no second copy of the path
-            r, nb = slice(a, a + step), safe[a : a + step]
+            r = slice(a, a + step) if rows is None else todo[a : a + step]
+            nb = safe[r]
             out[r] = neighbour_forecasts(s.model, w[r], all_keys[nb], q[r], all_fut[nb],
                                          {ridge: lin_q[r]}, lib.coef, [ridge])[0]  # fmt: skip
 
-        parallel_map(origins, list(range(0, len(q), step)))
+        parallel_map(origins, list(range(0, len(todo), step)))
         if s.model == "local_linear":
             out = within_range(out, known, y)
     out[~np.isfinite(q_keys).all(axis=1)] = np.nan

@@ -12,13 +12,13 @@ from tssdpa.estimators.base import Forecaster
 from tssdpa.estimators.glitches import glitches_marked
 from tssdpa.estimators.input_notes import ForecastGlitchWarning, user_stacklevel
 from tssdpa.estimators.selection import FitScoresView, candidates, check_no_empty_list
+from tssdpa.filters.analogue_data import default_delays
 from tssdpa.filters.analogue_selection import choose_structures, drift_holdout, no_structure
 from tssdpa.filters.analogues import (
     MODELS,
     RIDGES,
     Structure,
     anchor_horizons,
-    default_delays,
     forecast,
     nearest_anchor,
     saved_contenders,
@@ -28,8 +28,8 @@ from tssdpa.filters.analogues import (
     within_range,
 )
 from tssdpa.filters.channel_choice import check_channel_independent, resolve_independence
+from tssdpa.filters.library_cache import drop_views, fitted_views, library_rows
 from tssdpa.signal.embedding import standardise
-from tssdpa.signal.missing import newest_known
 
 __all__ = ["ProjectionForecaster"]
 
@@ -43,7 +43,7 @@ LADDER_MAX_ELEMS = 1 << 25
 #: what a fit sets (cleared when a refit starts)
 _FITTED = ("structures_", "contenders_", "best_params_", "mean_", "scale_", "cv_results_",
            "holdout_", "channel_models_", "channel_choice_", "channel_independent_",
-           "n_channels_")  # fmt: skip
+           "n_channels_", "_fitted_views")  # fmt: skip
 
 
 class ProjectionForecaster(FitScoresView, Forecaster):
@@ -246,19 +246,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         return ["mean" if m == "analogue" else m for m in models]
 
     def _library(self, z_train):
-        """The newest ``library_size`` patterns of the fitted series (default all), up to its
-        last complete row: a missing tail holds none, and a holdout there scored nothing."""
-        if self.library_size is None:
-            return newest_known(z_train, len(z_train))
-        # patterns need (E-1)τ rows before them and h after: the span of the fit's choices (a
-        # contender must not move their forecasts), else of every delay the fit may try
-        if self.__dict__.get("structures_") is not None:  # fitted (fit clears it first)
-            span = max((s.embedding - 1) * s.delay for s in self.structures_.values())
-        else:
-            tau = default_delays(z_train, self.max_embedding) if self.delay is None else self.delay
-            given = [E for E in candidates(self.embedding) if E is not None]  # may be longer
-            span = (max([self.max_embedding, *given]) - 1) * max(candidates(tau))
-        return newest_known(z_train, self.library_size + span + self.horizon)
+        return library_rows(self, z_train)
 
     # ------------------------------------------------------------------ fitting
     def fit(self, y, verbose: bool = False):
@@ -336,11 +324,14 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         self.cv_results_ = pd.DataFrame(rows)
 
     # ------------------------------------------------------------------ forecasting
-    def _path(self, a, horizon, switch=True):
+    def _newest(self, a, horizon):  # the newest origin's neighbours alone (rows)
+        return self._path(a, horizon, rows=[len(a) - 1])
+
+    def _path(self, a, horizon, switch=True, rows=None):
         if horizon > self.horizon:
             raise ValueError(f"horizon must be <= the fitted horizon {self.horizon}; got {horizon}")
         if getattr(self, "channel_models_", None):
-            return np.concatenate([m._path(a[:, [c]], horizon, switch)
+            return np.concatenate([m._path(a[:, [c]], horizon, switch, rows)
                                    for c, m in enumerate(self.channel_models_)], 2)  # fmt: skip
         anchors, groups = anchor_horizons(self.horizon), {}
         for h in range(1, horizon + 1):
@@ -353,10 +344,10 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         out, series = np.full((len(a), horizon, a.shape[1]), np.nan), self._standardised(a)
         for key, hs in groups.items():
             if isinstance(key, Structure):
-                out[:, np.array(hs) - 1] = forecast(*series[:3], key, hs, series[3])
+                out[:, np.array(hs) - 1] = forecast(*series[:3], key, hs, *series[3:], rows)
             else:  # the anchor's whole group, as forecast(horizon=h) computes it
                 group = self._anchor_group(key)[1]
-                path = self._anchor_path(series, key, group, switch)
+                path = self._anchor_path(series, key, group, switch, rows)
                 out[:, np.array(hs) - 1] = path[:, [group.index(h) for h in hs]]
         return out * self.scale_ + self.mean_
 
@@ -378,20 +369,22 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         return out * self.scale_ + self.mean_
 
     def _standardised(self, a):
-        """``(library, series, overlap, fitted series)``, standardised: what anchors read."""
-        fitted = standardise(self.train_, self.mean_, self.scale_)
-        known = newest_known(self.train_, len(self.train_))  # a missing tail repeats nothing
-        z, overlap = standardise(a, self.mean_, self.scale_), training_overlap(known, a)
-        return self._library(fitted), z, overlap, fitted
+        """``(library, series, overlap, fitted series, views)``, standardised: what anchors
+        read (:mod:`~tssdpa.filters.library_cache`: the fitted parts are built once)."""
+        views = fitted_views(self)  # its `known`: a missing tail repeats nothing
+        z, overlap = standardise(a, self.mean_, self.scale_), training_overlap(views.known, a)
+        return views.library, z, overlap, views.fitted, views
 
-    def _anchor_path(self, series, anchor, hs, switch=True):
+    def _anchor_path(self, series, anchor, hs, switch=True, rows=None):
         """(T, len(hs), C) standardised forecasts at the horizons ``hs`` by ``anchor``'s structure
-        or its contenders (``switch_half_life``); ``series``: :meth:`_standardised`'s."""
-        z_train, z, overlap, known = series
+        or its contenders (``switch_half_life``); ``series``: :meth:`_standardised`'s. ``rows``:
+        the origins to forecast (default all), where no switch needs every origin's error."""
+        z_train, z, overlap, known, views = series
         contenders = self.contenders_.get(anchor) if switch and self.switch_half_life else None
         if not contenders:
-            return forecast(z_train, z, overlap, self.structures_[anchor], hs, known)
-        preds = np.stack([forecast(*series[:3], Structure(**p), hs, known) for p in contenders])
+            return forecast(z_train, z, overlap, self.structures_[anchor], hs, known, views, rows)
+        preds = np.stack([forecast(*series[:3], Structure(**p), hs, known, views)
+                          for p in contenders])  # fmt: skip
         return switch_forecasts(preds, z, overlap[0], hs, self.switch_half_life)
 
     def _last_origin(self, history, n):
@@ -419,6 +412,9 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         # (predict never switches to a contender: it knows no new target)
         models = self.channel_models_ or [self]
         return max((s.embedding - 1) * s.delay + 1 for m in models for s in m.structures_.values())
+
+    def __getstate__(self):  # a pickle or copy builds its own fitted views (library_cache)
+        return drop_views(self.__dict__)
 
     # ------------------------------------------------------------------ persistence
     _fitted_schema = {"n_channels_": (int,), "holdout_": (float, type(None)),

@@ -66,22 +66,25 @@ def _spans(rows: np.ndarray, before: int, after: int, T: int) -> np.ndarray:
     return np.cumsum(hit)[:T] > 0
 
 
-def own_key_neighbours(queries, k, H, own_keys, library, y, fitted, back):
-    """``causal_neighbours(queries, k, H, keys=own_keys, library=library)``, the own keys
-    (rows of ``y`` (T, C), each usable once its future of ``H`` samples is known, NaN rows never)
-    judged for glitches as the module says, with the reach of the ``fitted`` series (its
-    glitches missing already); ``back`` how far a key's pattern reaches back."""
-    reach = glitch_reach(fitted)
-    candidates = glitch_candidates(y, reach)
+def own_key_neighbours(queries, k, H, own_keys, library, y, fitted, back, reach=None, index=None,
+                       candidates=None):  # fmt: skip
+    """``causal_neighbours(queries, k, H, keys=own_keys, library=library, index=index)``, the
+    own keys (rows of ``y`` (T, C), each usable once its future of ``H`` samples is known, NaN
+    rows never) judged for glitches as the module says, with the reach of the ``fitted`` series
+    (its glitches missing already; ``reach``: its :func:`~tssdpa.estimators.glitches.
+    glitch_reach`, found already; ``candidates``: :func:`glitch_candidates` of ``y`` with it,
+    likewise); ``back`` how far a key's pattern reaches back."""
+    reach = glitch_reach(fitted) if reach is None else reach
+    candidates = glitch_candidates(y, reach) if candidates is None else candidates
     if not candidates.any():
-        return causal_neighbours(queries, k, H, keys=own_keys, library=library)
+        return causal_neighbours(queries, k, H, keys=own_keys, library=library, index=index)
     T = len(y)
     glitches = candidates & glitch_mask(y, reach).any(axis=1)
     late = _spans(candidates, back, H, T)
     never = _spans(glitches, back, H, T)
     keys_now = np.where(late[:, None], np.nan, own_keys)
     keys_late = np.where((late & ~never)[:, None], own_keys, np.nan)
-    dist, idx = causal_neighbours(queries, k, H, keys=keys_now, library=library)
+    dist, idx = causal_neighbours(queries, k, H, keys=keys_now, library=library, index=index)
     if not np.isfinite(keys_late).all(axis=1).any():
         return dist, idx
     d2, i2 = causal_neighbours(queries, k, H + GLITCH_SPAN, keys=keys_late)

@@ -23,6 +23,7 @@ __all__ = [
     "reading_ends",
     "reading_span",
     "reading_spans",
+    "recent_rows",
     "reading_starts",
     "stops_early",
     "unknown_past_readings",
@@ -178,3 +179,17 @@ def reading_span(name: str, channel: int, start: int, end: int, n: int) -> str:
         return stops_early(name, channel, end, n)
     return (f"{name} channel {channel} has readings from sample {start} to {end - 1} of {n} "
             "only (the rest is missing)")  # fmt: skip
+
+
+def recent_rows(history: np.ndarray, context: int | None) -> np.ndarray:
+    """The trailing ``context`` rows of (T, C) ``history`` that one forecast origin reads
+    (all of it for None), reaching back to each channel's last known sample before them: a
+    gap at the end is carried forward from it, as over the whole series."""
+    if context is None:
+        return history
+    start = max(0, len(history) - context)
+    for c in range(history.shape[1]):
+        known = np.flatnonzero(np.isfinite(history[: start + 1, c]))
+        if known.size:
+            start = min(start, int(known[-1]))
+    return history[start:]

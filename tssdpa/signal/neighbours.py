@@ -32,6 +32,7 @@ __all__ = [
     "THREADS",
     "causal_neighbours",
     "kernel_weights",
+    "library_index",
     "local_linear",
     "loo_neighbours",
     "search_threads",
@@ -45,6 +46,10 @@ _BRUTE_ELEMS = 1 << 22  # (query, key) distances per brute-force block
 THREADS = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 #: set in the worker threads of ``tssdpa.estimators.parallel.parallel_map``
 _POOL = threading.local()
+
+
+#: fewer queries than this search a k-d tree in one thread (bench_forecast_latency.py)
+_MIN_THREADED_QUERIES = 256
 
 
 def search_threads() -> int:
@@ -74,7 +79,9 @@ def _merge(dist, idx, new_d, new_i, k):
 def _tree_query(tree, rows_of_tree, queries, k):
     """k nearest (distances, row numbers) of ``queries`` in ``tree`` (inf / -1 pad)."""
     kk = min(k, tree.n)
-    d, i = tree.query(queries, k=kk, workers=search_threads())
+    # a few queries (a short buffer's) finish before more threads would have started
+    workers = search_threads() if len(queries) >= _MIN_THREADED_QUERIES else 1
+    d, i = tree.query(queries, k=kk, workers=workers)
     d = np.asarray(d, dtype=np.float64).reshape(len(queries), kk)
     rows = rows_of_tree[np.asarray(i).reshape(len(queries), kk)]
     if kk < k:
@@ -139,6 +146,14 @@ def loo_neighbours(keys: np.ndarray, k: int, exclusion: int, rows=None):
     return dist, idx
 
 
+def library_index(library: np.ndarray):
+    """``(tree, rows)``: a k-d tree over the rows of ``library`` (N, D) without NaN, and their
+    row numbers (``tree`` None where there are none) -- for :func:`causal_neighbours` to search
+    a fixed library built once (a fitted forecaster's, between calls)."""
+    rows = np.flatnonzero(_finite_rows(library))
+    return (scipy.spatial.cKDTree(library[rows]) if len(rows) else None), rows
+
+
 def causal_neighbours(
     queries: np.ndarray,
     k: int,
@@ -147,6 +162,7 @@ def causal_neighbours(
     keys: np.ndarray | None = None,
     library: np.ndarray | None = None,
     block: int | None = None,
+    index=None,
 ):
     """For each query row ``t`` its k nearest keys among all rows of ``library`` (always
     allowed) and the rows ``j <= t - lag`` of ``keys`` (default: the queries themselves).
@@ -158,7 +174,9 @@ def causal_neighbours(
     contains ``t - lag``: exact for every query, O(T (T / block) log block + T block) work.
     Keys at equal distances come in the trees' and blocks' order, not by row: which of several
     tied keys fills the last places may differ from the reference's and with ``block`` (whose
-    default grows with the number of keys), the distances never do.
+    default grows with the number of keys), the distances never do. ``index``: the
+    :func:`library_index` of ``library``, built already (the same neighbours, without the
+    tree's build).
     """
     keys = queries if keys is None else keys
     T = queries.shape[0]
@@ -169,11 +187,10 @@ def causal_neighbours(
     if not qok.any():
         return dist, idx
     if L:
-        lib_rows = np.flatnonzero(_finite_rows(library))
-        if len(lib_rows):
+        tree, lib_rows = library_index(library) if index is None else index
+        if tree is not None:
             q = np.flatnonzero(qok)
-            d, i = _tree_query(scipy.spatial.cKDTree(library[lib_rows]), lib_rows, queries[q], k)
-            dist[q], idx[q] = d, i
+            dist[q], idx[q] = _tree_query(tree, lib_rows, queries[q], k)
     n = keys.shape[0]
     kok = _finite_rows(keys)
     if block is None:  # balances tree searches (~T n / block) and exact distances (~T block)

@@ -1,0 +1,121 @@
+"""``predict(steps, y=buffer)``: forecasts past the end of a live loop's buffer, those of the
+buffer's last origin in its forecast path, returned like the buffer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tssdpa import ProjectionForecaster
+from tssdpa.baselines import AutoRegForecaster
+from tssdpa.filters.residual import ResidualProjectionForecaster
+
+
+def _series(n=1100, seed=0, channels=1):
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)[:, None] + 7 * np.arange(channels)
+    x = np.sin(t / 9) + 0.4 * np.sin(t / 23) ** 3 + 0.03 * rng.standard_normal((n, channels))
+    return x[:, 0] if channels == 1 else x
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"model": "mean", "embedding": 4},
+        {"model": "local_linear", "embedding": 3},
+        {"model": "hybrid", "embedding": 3},
+        {"model": "linear", "embedding": 12},
+        {"model": "recursive_linear", "embedding": 6},
+        {},  # the default search
+    ],
+)
+def test_the_forecasts_after_a_buffer_are_its_last_origins_in_the_path(params):
+    x = _series()
+    x[760] += 5.0  # a glitch in the buffer: its keys are judged as in the path
+    fc = ProjectionForecaster(horizon=4, **params).fit(x[:600])
+    for end in (640, 781, 1100):
+        buf = x[end - 200 : end]
+        # the newest origin alone: its local fits in another batch than the path's (rounding)
+        np.testing.assert_allclose(fc.predict(4, y=buf), fc.forecast_path(buf, 4)[-1],
+                                   rtol=1e-9, atol=1e-12)  # fmt: skip
+        np.testing.assert_allclose(fc.predict(2, y=buf), fc.forecast_path(buf, 2)[-1],
+                                   rtol=1e-9, atol=1e-12)  # fmt: skip
+
+
+def test_a_switching_forecaster_gives_its_paths_last_row_exactly():
+    """Contenders switch on every origin's recent errors: the whole path is forecast."""
+    x = _series()
+    x[560:] = 0.4 * x[560:] + 0.2 * np.random.default_rng(0).standard_normal(len(x) - 560)
+    fc = ProjectionForecaster(horizon=3).fit(x[:800])  # a change of regime: contenders kept
+    assert all(fc.contenders_.get(h) for h in (1, 2, 3))
+    buf = x[700:1000]
+    np.testing.assert_array_equal(fc.predict(3, y=buf), fc.forecast_path(buf, 3)[-1])
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: AutoRegForecaster(lags=8),
+        lambda: ResidualProjectionForecaster(base="autoreg", base_params={"lags": 8}, horizon=3),
+        lambda: ProjectionForecaster(horizon=3, model="local_linear", channel_independent=True),
+    ],
+)
+def test_every_forecaster_predicts_after_a_buffer(make):
+    x = _series(channels=2)
+    fc = make().fit(x[:700])
+    buf = x[800:1000]
+    np.testing.assert_allclose(fc.predict(3, y=buf), fc.forecast_path(buf, 3)[-1],
+                               rtol=1e-9, atol=1e-12)  # fmt: skip
+
+
+def test_beyond_the_horizon_it_goes_on_from_its_own_forecasts():
+    """Without a buffer, predict forecasts past the fitted series: a buffer that is the fitted
+    series (whose rows are all keys already) gives the same steps, the recursive ones too."""
+    x = _series()
+    fc = ProjectionForecaster(horizon=4, model="local_linear", embedding=3).fit(x[:600])
+    np.testing.assert_allclose(fc.predict(11, y=x[:600]), fc.predict(11), rtol=1e-9, atol=1e-12)
+
+
+def test_it_is_returned_like_the_buffer():
+    x = _series(channels=2)
+    fc = ProjectionForecaster(horizon=3, model="mean", embedding=3).fit(x[:600])
+    buf = x[600:800]
+    assert fc.predict(5, y=buf).shape == (5, 2)
+    one = ProjectionForecaster(horizon=3, model="mean", embedding=3).fit(x[:600, 0])
+    assert one.predict(5, y=buf[:, 0]).shape == (5,)
+    assert one.predict(5, y=buf[:, :1]).shape == (5, 1)
+
+    index = pd.date_range("2026-01-01", periods=200, freq="10ms", name="time")
+    frame = pd.DataFrame(buf, index=index, columns=["gx", "gy"])
+    got = fc.predict(5, y=frame)
+    assert isinstance(got, pd.DataFrame) and list(got.columns) == ["gx", "gy"]
+    expected = pd.date_range(index[-1], periods=6, freq="10ms", name="time")[1:]
+    pd.testing.assert_index_equal(got.index, expected)
+    np.testing.assert_array_equal(got.to_numpy(), fc.predict(5, y=buf))
+
+    series = pd.Series(buf[:, 0], index=index, name="gx")
+    got = one.predict(5, y=series)
+    assert isinstance(got, pd.Series) and got.name == "gx"
+    pd.testing.assert_index_equal(got.index, expected)
+
+    torch = pytest.importorskip("torch")
+    got = fc.predict(5, y=torch.tensor(buf, dtype=torch.float32))
+    assert isinstance(got, torch.Tensor) and got.dtype == torch.float32 and got.shape == (5, 2)
+
+
+def test_a_buffer_of_other_channels_is_refused_naming_y():
+    x = _series(channels=2)
+    fc = ProjectionForecaster(horizon=2, model="mean", embedding=3).fit(x[:600])
+    with pytest.raises(ValueError, match="y"):
+        fc.predict(3, y=x[600:800, :1])
+
+
+def test_the_buffer_is_not_changed():
+    x = _series()
+    fc = ProjectionForecaster(horizon=2, model="mean", embedding=3).fit(x[:600])
+    buf = x[600:800].copy()
+    buf[50] = np.nan
+    before = buf.copy()
+    fc.predict(6, y=buf)
+    np.testing.assert_array_equal(buf, before)

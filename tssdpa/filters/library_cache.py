@@ -1,0 +1,132 @@
+"""What the forecasts of a fitted :class:`~tssdpa.filters.ProjectionForecaster` derive from its
+fitted series alone, computed at the first call and kept for the next.
+
+Every ``forecast`` / ``forecast_path`` / ``predict`` call used to rebuild them: the
+standardised library, its embeddings and global ridge fits per structure (the moments of
+every library row), the k-d tree over its keys, the glitch reach of the fitted series. On a
+short buffer -- a control loop forecasting its newest samples every tick -- those were most
+of the call (``experiments/bench_forecast_latency.py``). They depend on the fit only, so they
+are kept on the estimator, keyed by the identity of what they were built from (a refit or a
+loaded file builds them anew), and never saved, pickled, copied or cloned. Outputs are those
+of a fresh build, bit for bit (``tests/filters/test_forecaster_cache.py``). Threads that read
+one fitted forecaster may build an item twice at the first call; each builds the same value.
+
+A long linear pattern's embeddings are large (336 lags of 7 channels over 17,000 hours: 320
+MB): for the global linear models only their coefficients are kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tssdpa.estimators.glitches import glitch_reach
+from tssdpa.estimators.selection import candidates
+from tssdpa.filters.analogue_data import AnalogueData, default_delays
+from tssdpa.filters.glitch_keys import glitch_candidates
+from tssdpa.signal.embedding import standardise
+from tssdpa.signal.missing import newest_known
+from tssdpa.signal.neighbours import library_index
+
+__all__ = ["FittedViews", "fitted_reach", "fitted_views", "library_data", "library_rows",
+           "library_search", "series_candidates"]  # fmt: skip
+
+_ATTR = "_fitted_views"  # on the estimator: (what they were built from, FittedViews)
+
+
+@dataclass
+class FittedViews:
+    """The fitted series as forecasts read it, and the items built from it so far."""
+
+    library: np.ndarray  # (N, C) standardised: the rows whose patterns are keys
+    fitted: np.ndarray  # (T, C) the whole fitted series standardised (ranges, glitch reach)
+    known: np.ndarray  # (T', C) train_ up to its last complete row: what a series repeats
+    items: dict = field(default_factory=dict)
+
+
+def fitted_views(est) -> FittedViews:
+    """The :class:`FittedViews` of the fitted ``est``, built at the first call after a fit."""
+    # (not library_size: set_params after a fit is refused, so it is the fit's)
+    source = (est.train_, est.mean_, est.scale_, est.structures_)
+    got = est.__dict__.get(_ATTR)
+    if got is not None and all(a is b for a, b in zip(got[0], source)):
+        return got[1]
+    fitted = standardise(est.train_, est.mean_, est.scale_)
+    known = newest_known(est.train_, len(est.train_))
+    views = FittedViews(library_rows(est, fitted), fitted, known)
+    est.__dict__[_ATTR] = (source, views)
+    return views
+
+
+def library_rows(est, z_train) -> np.ndarray:
+    """The library of ``est`` (a :class:`~tssdpa.filters.ProjectionForecaster`) in
+    ``z_train``, its fitted series standardised: the newest ``library_size`` patterns (default
+    all) up to its last complete row -- a missing tail holds none, and a holdout there scored
+    nothing."""
+    if est.library_size is None:
+        return newest_known(z_train, len(z_train))
+    # patterns need (E-1)τ rows before them and h after: the span of the fit's choices (a
+    # contender must not move their forecasts), else of every delay the fit may try
+    if est.__dict__.get("structures_") is not None:  # fitted (fit clears it first)
+        span = max((s.embedding - 1) * s.delay for s in est.structures_.values())
+    else:
+        tau = default_delays(z_train, est.max_embedding) if est.delay is None else est.delay
+        given = [E for E in candidates(est.embedding) if E is not None]  # may be longer
+        span = (max([est.max_embedding, *given]) - 1) * max(candidates(tau))
+    return newest_known(z_train, est.library_size + span + est.horizon)
+
+
+def drop_views(state: dict) -> dict:
+    """``state`` (an estimator's ``__dict__``) without the views: for pickling and copies."""
+    return {k: v for k, v in state.items() if k != _ATTR}
+
+
+def _kept(views, key, make):
+    if views is None:  # a caller without a fitted estimator (a test's library)
+        return make()
+    got = views.items.get(key)
+    if got is None:
+        got = views.items[key] = make()
+    return got
+
+
+def library_data(views, train, s, horizons, ridge) -> AnalogueData:
+    """``AnalogueData(train, s.embedding, s.delay, horizons, [ridge])`` of the library, kept
+    in ``views`` (a linear model's without its embeddings)."""
+
+    def make():
+        lib = AnalogueData(train, s.embedding, s.delay, horizons, [ridge])
+        if s.model in ("linear", "recursive_linear"):
+            lib.keep_coefficients_only()
+        return lib
+
+    return _kept(views, ("data", s.embedding, s.delay, tuple(horizons), ridge, s.model), make)
+
+
+def library_search(views, lib: AnalogueData, s, horizons):
+    """``(keys, index)``: the library's keys with NaN rows where a pattern or future is
+    missing, and their :func:`~tssdpa.signal.neighbours.library_index`, kept in ``views``."""
+
+    def make():
+        keys = np.where(lib.usable[:, None], lib.keys, np.nan)
+        return keys, library_index(keys)
+
+    return _kept(views, ("search", s.embedding, s.delay, tuple(horizons)), make)
+
+
+def fitted_reach(views, fitted) -> np.ndarray:
+    """:func:`~tssdpa.estimators.glitches.glitch_reach` of the ``fitted`` series, kept."""
+    return _kept(views, ("reach",), lambda: glitch_reach(fitted))
+
+
+def series_candidates(views, y, reach) -> np.ndarray:
+    """:func:`~tssdpa.filters.glitch_keys.glitch_candidates` of the series ``y`` being
+    forecast: every anchor horizon of one call reads the same, so the last is kept (with
+    ``y`` itself: another series, or another thread's, finds it is not its own)."""
+    got = views.items.get("candidates")
+    if got is not None and got[0] is y and got[1] is reach:
+        return got[2]
+    found = glitch_candidates(y, reach)
+    views.items["candidates"] = (y, reach, found)
+    return found
