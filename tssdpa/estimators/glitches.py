@@ -31,7 +31,13 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from tssdpa.estimators.input_notes import GlitchWarning, SpikeWarning, tell
+from tssdpa.estimators.input_notes import (
+    GlitchWarning,
+    RecurringSpikesWarning,
+    SpikeWarning,
+    tell,
+)
+from tssdpa.estimators.recurring import recurring
 from tssdpa.estimators.spikes import spike_channels, spike_mask
 
 __all__ = [
@@ -308,11 +314,18 @@ def glitches_missing(filt, x2: np.ndarray, start: int = 0) -> np.ndarray:
     return x2
 
 
-def glitches_marked(x2: np.ndarray, start: int = 0, note=GlitchWarning) -> np.ndarray:
+def glitches_marked(x2: np.ndarray, start: int = 0, note=GlitchWarning,
+                    keep_recurring=False) -> np.ndarray:  # fmt: skip
     """``x2`` with its glitches (:func:`glitch_mask`) set to NaN, told as a ``note`` naming each
     channel's count and first sample (counted from ``start``); ``x2`` itself where it has
-    none."""
+    none. ``keep_recurring`` (a forecaster's fit): a channel's flagged samples that recur at
+    one period are kept (:mod:`~tssdpa.estimators.recurring`), told as such."""
     mask = glitch_mask(x2)
+    if keep_recurring and mask.any():
+        kept = recurring(mask)
+        if kept:
+            tell(RecurringSpikesWarning(kept))
+            mask[:, list(kept)] = False
     if not mask.any():
         return x2
     found = {int(c): (int(mask[:, c].sum()), start + int(np.argmax(mask[:, c])))

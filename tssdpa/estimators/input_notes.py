@@ -35,6 +35,7 @@ __all__ = [
     "GlitchWarning",
     "HeldReadingsWarning",
     "InputNote",
+    "RecurringSpikesWarning",
     "SettingChangedWarning",
     "SpikeWarning",
     "as_channel",
@@ -141,6 +142,20 @@ class ForecastGlitchWarning(_MissingSamplesNote):
         "or future holds them); a forecast whose own pattern holds one is off."
     )
     _what = GlitchWarning._what
+
+
+class RecurringSpikesWarning(_MissingSamplesNote):
+    """Samples a forecaster's fit keeps although the glitch rule flags them: they recur at one
+    period (:mod:`~tssdpa.estimators.recurring`); ``found`` is ``{channel: (count, period)}``."""
+
+    _name = "y"
+    _why = (
+        ": far out of line with the samples around them, but recurring at that period, so "
+        "kept as signal to forecast (glitches=None keeps every sample)."
+    )
+
+    def _what(self, n: int, period: int) -> str:
+        return f"{n:,} spikes recurring every {period:,} samples"
 
 
 class SpikeWarning(_MissingSamplesNote):

@@ -6,12 +6,12 @@ import warnings
 
 import numpy as np
 
-from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
+from tssdpa.checks import check_fraction
 from tssdpa.estimators.arrays import within_reach
 from tssdpa.estimators.base import Forecaster
 from tssdpa.estimators.glitches import glitches_marked
 from tssdpa.estimators.input_notes import ForecastGlitchWarning, user_stacklevel
-from tssdpa.estimators.selection import FitScoresView, candidates, check_no_empty_list
+from tssdpa.estimators.selection import FitScoresView, candidates
 from tssdpa.filters.analogue_data import default_delays
 from tssdpa.filters.analogue_selection import choose_structures, drift_holdout, no_structure
 from tssdpa.filters.analogues import (
@@ -27,7 +27,8 @@ from tssdpa.filters.analogues import (
     training_overlap,
     within_range,
 )
-from tssdpa.filters.channel_choice import check_channel_independent, resolve_independence
+from tssdpa.filters.channel_choice import resolve_independence
+from tssdpa.filters.forecaster_params import check_forecaster_params
 from tssdpa.filters.library_cache import drop_views, fitted_views, library_rows
 from tssdpa.signal.embedding import standardise
 
@@ -62,7 +63,8 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     error on the fitted series (keys that share samples with the query are left out), or by
     forward error on its last quarter where that quarter changed regime (``holdout``); a list
     gives the candidates. :meth:`fit` needs no argument besides ``horizon`` to be useful. It
-    leaves the glitches of the fitted series out (a ``ForecastGlitchWarning`` says where).
+    leaves the glitches of the fitted series out (a ``ForecastGlitchWarning`` says where;
+    ``glitches``).
 
     Parameters
     ----------
@@ -120,6 +122,13 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         fit's choice is replaced only where its error exceeds another's by 10%, and is kept
         until an error is known (the next contender where it has no value). None: always
         the fit's choice. :meth:`predict` knows no new target and uses the fit's choice.
+    glitches : "missing" or None
+        ``"missing"`` (default): samples far out of line with those around them
+        (:mod:`~tssdpa.estimators.glitches`) are left out of the fit, and keys of a series
+        being forecast that hold one wait until it is judged
+        (:mod:`~tssdpa.filters.glitch_keys`) -- but a channel's that recur at one period (a
+        weekly spike) are signal and kept (:mod:`~tssdpa.estimators.recurring`, a
+        ``RecurringSpikesWarning`` says so). None: every sample is data.
 
     Attributes
     ----------
@@ -166,37 +175,12 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         self, embedding=None, horizon=1, delay=None, n_neighbors=None, bandwidth=None,
         sigma=None, model=None, ridge=None, library_size=None, max_embedding=10,
         max_fit_samples=1000, channel_independent=False, holdout="auto", switch_half_life=20,
+        glitches="missing",
     ):  # fmt: skip
         self._store(locals())
 
     def _validate_params(self) -> None:
-        check_no_empty_list(self, ("embedding", "delay", "n_neighbors", "bandwidth", "sigma",
-                                   "model", "ridge"))  # fmt: skip
-        check_int(self.horizon, "horizon")
-        check_channel_independent(self.channel_independent)
-        check_int(self.max_embedding, "max_embedding")
-        check_int(self.max_fit_samples, "max_fit_samples", minimum=10)
-        if self.switch_half_life is not None:
-            check_positive(self.switch_half_life, "switch_half_life")
-        if not (self.holdout is None or (isinstance(self.holdout, str) and self.holdout == "auto")):
-            check_fraction(self.holdout, "holdout (None, 'auto' or a fraction)")
-        if self.library_size is not None:
-            check_int(self.library_size, "library_size", minimum=10)
-        # the global linear models (MODELS[2:4]) read no neighbours: best_params_ say 0 for them
-        k0 = self.model is not None and all(m in MODELS[2:4] for m in candidates(self.model))
-        for name, check in (("embedding", check_int), ("delay", check_int),
-                            ("n_neighbors", lambda v, n: check_int(v, n, minimum=1 - k0)),
-                            ("bandwidth", check_positive), ("sigma", check_positive)):  # fmt: skip
-            for v in candidates(getattr(self, name)) if getattr(self, name) is not None else ():
-                check(v, name)
-        if self.model is not None:
-            for m in candidates(self.model):
-                check_choice(m, "model", (*MODELS, "analogue"))
-            delays = candidates(1 if self.delay is None else self.delay)  # (no array truth)
-            if "recursive_linear" in candidates(self.model) and 1 not in delays:  # unscored
-                raise ValueError("delay must include 1 for model 'recursive_linear'")
-        for v in candidates(self.ridge) if self.ridge is not None else ():
-            check_positive(v, "ridge", allow_zero=True)
+        check_forecaster_params(self)
 
     def _candidates(self, z):
         emb = candidates(self.embedding) if self.embedding is not None else None
@@ -259,9 +243,10 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         # a refit must not reuse the last fit's span nor keep its other kind's state
         for stale in _FITTED:
             self.__dict__.pop(stale, None)
-        if not self.__dict__.pop("_glitches_marked", False):  # once: a 2nd pass finds more
+        marked = self.__dict__.pop("_glitches_marked", False)  # once: a 2nd pass finds more
+        if not marked and self.glitches is not None:
             # a glitch as a key's future went into every forecast that weighed the key
-            a = self.train_ = glitches_marked(a, note=ForecastGlitchWarning)
+            a = self.train_ = glitches_marked(a, note=ForecastGlitchWarning, keep_recurring=True)
         self.channel_independent_, self.channel_choice_ = resolve_independence(self, a)
         if self.channel_independent_:
             params = {**self.get_params(), "channel_independent": False}

@@ -55,6 +55,8 @@ def fitted_views(est) -> FittedViews:
     fitted = standardise(est.train_, est.mean_, est.scale_)
     known = newest_known(est.train_, len(est.train_))
     views = FittedViews(library_rows(est, fitted), fitted, known)
+    if est.glitches is None:  # every sample is data: none is a glitch candidate
+        views.items[("reach",)] = np.zeros(fitted.shape[1])
     est.__dict__[_ATTR] = (source, views)
     return views
 
@@ -116,7 +118,8 @@ def library_search(views, lib: AnalogueData, s, horizons):
 
 
 def fitted_reach(views, fitted) -> np.ndarray:
-    """:func:`~tssdpa.estimators.glitches.glitch_reach` of the ``fitted`` series, kept."""
+    """:func:`~tssdpa.estimators.glitches.glitch_reach` of the ``fitted`` series, kept (0:
+    nothing is a glitch candidate, for ``glitches=None``)."""
     return _kept(views, ("reach",), lambda: glitch_reach(fitted))
 
 
