@@ -28,7 +28,7 @@ def test_a_rows_neighbours_among_tied_keys_do_not_depend_on_the_rows_after_it():
 
 def test_forecasts_on_quantised_data_are_those_of_every_prefix():
     """A block length from the number of keys made the tie order, so a forecast, change with
-    the length of the series after its origin (a new user's gyroscope: up to 0.48 deg/s)."""
+    the length of the series after its origin (a new user's gyroscope)."""
     x = _quantised(3600, seed=1)
     fc = ProjectionForecaster(horizon=3, model="mean", embedding=3, n_neighbors=8).fit(x[:1200])
     whole = fc.forecast_path(x, 3)

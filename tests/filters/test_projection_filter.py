@@ -1333,3 +1333,18 @@ def test_float32_fits_a_constant_channel_at_any_level(level):
     x[:, 1] = 1e9 + (signal > 0)  # a step of 1 on 1e9: float32 rounds it away, refused
     with pytest.raises(ValueError, match="x channel 1 reaches 1e\\+09, .* times its spread"):
         ProjectionFilter(dtype="float32").fit(x)
+
+
+def test_a_step_below_min_step_is_named_with_its_sample_value_and_count():
+    """It said only "timestamps has a step smaller than min_step=0.001": a 400 Hz log with
+    repeated timestamps left its user to search 37 rows for them."""
+    t = np.arange(200) * 0.0025
+    t[[10, 70]] = t[[9, 69]]  # repeated timestamps
+    x = np.sin(t * 20)
+    f = ProjectionFilter(window=None, tau=0.05, min_step=0.001, sigma=0.3)
+    with pytest.raises(ValueError, match=r"2 of its 199 steps, the first 0 s from sample 9 to 10"):
+        f.filter(x, timestamps=t)
+    state = f.initial_state(1)
+    _, state = f.filter(x[:50], zi=state, timestamps=np.arange(50) * 0.0025)
+    with pytest.raises(ValueError, match=r"0\.0005 s from the state's last timestamp"):
+        f.filter(x[50:60], zi=state, timestamps=0.1225 + 0.0005 + np.arange(10) * 0.0025)

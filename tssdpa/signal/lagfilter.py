@@ -181,7 +181,13 @@ def check_sample_times(times, n: int, name: str = "timestamps", min_step=None) -
     if np.any(steps < 0):
         raise ValueError(f"{name} must be non-decreasing (monotonic), found a step backwards")
     if min_step is not None and below_min_step(steps, min_step, times):
-        raise ValueError(f"{name} has a step smaller than min_step={min_step}")
+        slack = 4.0 * float(np.spacing(np.abs(times).max()))  # below_min_step's
+        short = np.flatnonzero(steps < min_step - slack)
+        first = int(short[0])
+        raise ValueError(f"{name} has a step smaller than min_step={min_step}: {len(short):,} "
+                         f"of its {len(steps):,} steps, the first {steps[first]:.6g} s from "
+                         f"sample {first:,} to {first + 1:,} (repeated or jittered times: "
+                         "give a smaller min_step)")  # fmt: skip
     return times
 
 
@@ -228,7 +234,9 @@ def run_causal(
             and min_step is not None
             and below_min_step(times[0] - last[-1], min_step, times[:1])
         ):
-            raise ValueError(f"timestamps have a step smaller than min_step={min_step}")
+            raise ValueError(f"timestamps have a step smaller than min_step={min_step}: "
+                             f"{times[0] - last[-1]:.6g} s from the state's last timestamp "
+                             "to the first sample")  # fmt: skip
     ys = attend_lags(
         E,
         full,

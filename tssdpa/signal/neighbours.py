@@ -161,7 +161,7 @@ def block_edges(n: int) -> list[int]:
     block) and exact distances (~T block). Fixed by position: a row's blocks, so its
     neighbours among tied keys (quantised data), never depend on how many rows come after it
     -- a block length from the number of keys made a forecast change with the length of the
-    series after its origin (a new user's gyroscope: by up to 0.48 deg/s)."""
+    series after its origin (a new user's gyroscope)."""
     edges = [0]
     while edges[-1] < n:
         edges.append(edges[-1] + int(min(max(128, 8 * np.sqrt(edges[-1])), 4096)))
