@@ -11,6 +11,7 @@ import pytest
 from tssdpa import ProjectionForecaster
 from tssdpa.estimators.input_notes import ForecastGlitchWarning, RecurringSpikesWarning
 from tssdpa.estimators.recurring import recurring
+from tssdpa.filters.analogue_data import seasonal_length
 
 
 def _weekly_load(n=2400, seed=0):
@@ -79,3 +80,22 @@ def test_glitches_none_keeps_every_sample():
 def test_an_unknown_glitches_value_is_refused_naming_it():
     with pytest.raises(ValueError, match="glitches"):
         ProjectionForecaster(glitches="drop").fit(np.sin(np.arange(300) / 5))
+
+
+def test_the_default_fit_scores_a_pattern_that_spans_the_season():
+    """The long linear ladder stopped growing before 168 (64 and 96 improved no score), so
+    the default fit saw no week and forecast none of its spikes."""
+    y, _ = _weekly_load(3000)
+    fc = ProjectionForecaster(horizon=1).fit(y[:2400])
+    pred = fc.forecast(y, 1)
+    at = np.flatnonzero(np.arange(3000) % 168 == 100)
+    at = at[at > 2400] - 1
+    assert np.all(np.abs(pred[at] - y[at + 1]) < 5.0)
+
+
+def test_the_seasonal_length_is_the_highest_autocorrelation_peak_plus_one():
+    t = np.arange(3000)
+    assert seasonal_length(np.sin(2 * np.pi * t / 60)[:, None], 48, 200) == 61
+    noise = np.random.default_rng(0).standard_normal((3000, 1))
+    assert seasonal_length(noise, 48, 200) is None  # no peak above 0.3
+    assert seasonal_length(np.sin(2 * np.pi * t / 60)[:, None], 48, 55) is None  # beyond reach

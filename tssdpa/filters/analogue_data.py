@@ -8,7 +8,7 @@ import numpy as np
 
 from tssdpa.signal.embedding import delay_embedding
 
-__all__ = ["AnalogueData", "default_delays", "iterate_one_step"]
+__all__ = ["AnalogueData", "default_delays", "iterate_one_step", "seasonal_length"]
 
 
 def default_delays(z: np.ndarray, max_embedding: int) -> list[int]:
@@ -23,6 +23,25 @@ def default_delays(z: np.ndarray, max_embedding: int) -> list[int]:
     below = np.flatnonzero(acf < np.exp(-1))
     tau = int(below[0]) if len(below) else 1
     return sorted({1, max(1, min(tau, cap))})
+
+
+def seasonal_length(z: np.ndarray, lo: int, hi: int) -> int | None:
+    """``P + 1`` for the lag ``P`` in ``(lo, hi - 1]`` where the autocorrelation of ``z`` (mean
+    over its channels) peaks highest, above 0.3 -- the pattern length whose linear model reads
+    ``y[t + h - P]`` for every horizon ``h <= P`` (a weekly spike in hourly data: P = 168) --
+    else None. The long linear ladder stops growing where two lengths in a row improve no
+    score, often before a long season: this length is scored whatever the ladder does."""
+    T, C = z.shape
+    if hi - 1 <= lo + 1 or T < 4:
+        return None
+    x = np.nan_to_num(z - np.nanmean(z, axis=0))
+    f = np.fft.rfft(x, 2 * T, axis=0)
+    acf = np.fft.irfft(f * np.conj(f), axis=0)[:hi]  # (hi, C)
+    scale = np.where(acf[0] > 0, acf[0], 1.0)
+    acf = (acf / scale).mean(axis=1)
+    lags = np.arange(lo + 1, hi - 1)
+    peaks = lags[(acf[lags] > acf[lags - 1]) & (acf[lags] >= acf[lags + 1]) & (acf[lags] > 0.3)]
+    return int(peaks[np.argmax(acf[peaks])]) + 1 if len(peaks) else None
 
 
 #: most blocks (ridge fits) of the blocked cross-validation of one global linear fit, and

@@ -12,7 +12,7 @@ from tssdpa.estimators.base import Forecaster
 from tssdpa.estimators.glitches import glitches_marked
 from tssdpa.estimators.input_notes import ForecastGlitchWarning, user_stacklevel
 from tssdpa.estimators.selection import FitScoresView, candidates
-from tssdpa.filters.analogue_data import default_delays
+from tssdpa.filters.analogue_data import default_delays, seasonal_length
 from tssdpa.filters.analogue_selection import choose_structures, drift_holdout, no_structure
 from tssdpa.filters.analogues import (
     MODELS,
@@ -201,16 +201,19 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         # the linear model is cheap: when the embedding is free it also tries long patterns,
         # as an autoregression would (every length up to 48 samples, then a geometric ladder to
         # 336 while it helps; ten library rows a coefficient), at delay 1 only (_score_all)
-        long_linear, ladder = [], []
+        long_linear, ladder, season = [], [], None
         if self.embedding is None:
             rows, C = len(self._library(z)), z.shape[1]  # the rows the fit scores on
             cap = rows // (10 * C)
             long_linear = list(range(max(emb) + 1, min(48, cap) + 1))
             cap = min(cap, LADDER_MAX_ELEMS // (rows * C))
             ladder = [E for E in LONG_LINEAR_LADDER if max(emb) < E <= cap]
+            season = seasonal_length(z, max(48, max(emb)), cap + 1)  # scored, ladder or not
+            ladder = [E for E in ladder if E != season]
         return {
             "linear_embedding": long_linear,
             "linear_ladder": ladder,
+            "linear_season": [] if season is None else [season],
             "embedding": emb,
             "delay": delay or default_delays(z, max(emb)),
             "n_neighbors": neighbours,
