@@ -71,8 +71,10 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     embedding : int, list of int, or None
         Pattern length E (default: 1 .. ``max_embedding``, and for the linear model at delay
         1, where the delays include 1, also longer: every length up to 48, then 64, 96, 128,
-        168, 256, 336 until two in a row improve no score, while the series has ten rows a
-        coefficient and the pattern's embedding of it at most 2^25 values). Formerly ``lags``.
+        168, 256, 336 until two in a row improve no score, and the length that spans the
+        highest autocorrelation peak beyond 48 lags, a season, whatever the ladder does --
+        while the series has ten rows a coefficient and the pattern's embedding of it at most
+        2^25 values). Formerly ``lags``.
     horizon : int
         Largest horizon. A structure is chosen for every horizon up to 12; beyond, at 1,
         ``horizon`` and geometric steps between, the other horizons using the nearest one.
