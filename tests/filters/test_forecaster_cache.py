@@ -77,3 +77,17 @@ def test_a_linear_model_keeps_its_coefficients_not_its_embeddings():
     fc.forecast_path(x[600:])
     kept = [v for k, v in fitted_views(fc).items.items() if k[0] == "data"]
     assert kept and all(lib.keys is None and lib.futures is None and lib.coef for lib in kept)
+
+
+def test_the_kept_items_stay_within_their_memory_bound(monkeypatch):
+    from tssdpa.filters import library_cache
+
+    x = _series()
+    fc = ProjectionForecaster(horizon=6, model="local_linear", embedding=3).fit(x[:600])
+    whole = fc.forecast_path(x[600:], 6)
+    bounded = _cold(fc)
+    monkeypatch.setattr(library_cache, "MAX_BYTES", 60_000)  # a few items fit
+    np.testing.assert_array_equal(bounded.forecast_path(x[600:], 6), whole)
+    views = fitted_views(bounded)
+    assert 0 < views.nbytes <= 60_000
+    np.testing.assert_array_equal(bounded.forecast_path(x[600:], 6), whole)

@@ -324,8 +324,9 @@ def glitches_marked(x2: np.ndarray, start: int = 0, note=GlitchWarning,
     if keep_recurring and mask.any():
         kept = recurring(mask)
         if kept:
-            tell(RecurringSpikesWarning(kept))
-            mask[:, list(kept)] = False
+            tell(RecurringSpikesWarning({c: (len(r), p) for c, (r, p) in kept.items()}))
+            for c, (rows, _) in kept.items():
+                mask[rows, c] = False
     if not mask.any():
         return x2
     found = {int(c): (int(mask[:, c].sum()), start + int(np.argmax(mask[:, c])))

@@ -7,14 +7,15 @@ and a forecaster that left them out of its fit never forecast one -- where the s
 forecast gets them exactly (a new user's case: the spikes of the test weeks forecast at 10.9
 for a truth of 60.8). A forecaster's fit keeps a channel's flagged samples where they recur:
 
-* at least :data:`MIN_RECURRING` of them,
-* their period ``P`` -- the median spacing of consecutive ones -- at least :data:`MIN_PERIOD`
-  samples (a cluster of adjacent ones is a burst, not a rhythm),
-* and every spacing within ``max(1, P / 50)`` samples of a whole number (1 to
-  :data:`MAX_SKIPPED` + 1) of periods (one missed or too weak to be flagged is allowed).
+* their period ``P`` -- the median spacing of consecutive flagged samples -- at least
+  :data:`MIN_PERIOD` samples (a cluster of adjacent ones is a burst, not a rhythm);
+* the flagged samples on one phase of it (within ``max(1, P / 50)`` samples of the most
+  common ``t mod P``) at least :data:`MIN_RECURRING` and at least half of the channel's;
 
-Glitches at random times pass all three by chance rarely: with 5 of them at the shortest period
-the spacings land near a multiple about 1 time in 60, fewer with more or a longer period.
+and only those: a stray glitch off the phase is still left out, and weeks missing from the
+record (a gap of many periods) break nothing. Glitches at random times pass rarely: the
+flagged samples of a channel are at most 1 in 100 (else they are not glitches), so ``P`` is
+some hundred samples or more, and a phase window holds about 3 / P of them.
 A filter (denoising) keeps its rule: a periodic interference is noise to it.
 """
 
@@ -26,23 +27,25 @@ __all__ = ["MIN_PERIOD", "MIN_RECURRING", "recurring"]
 
 MIN_RECURRING = 5
 MIN_PERIOD = 8
-MAX_SKIPPED = 3
 
 
-def recurring(mask: np.ndarray) -> dict[int, tuple[int, int]]:
-    """``{channel: (count, period)}``: the channels of the (T, C) glitch ``mask`` whose flagged
-    samples recur at one period (the module's rule)."""
+def recurring(mask: np.ndarray) -> dict[int, tuple[np.ndarray, int]]:
+    """``{channel: (rows, period)}``: the flagged samples of each channel of the (T, C) glitch
+    ``mask`` that recur at one period and phase (the module's rule), where there are."""
     found = {}
     for c in range(mask.shape[1]):
         rows = np.flatnonzero(mask[:, c])
         if len(rows) < MIN_RECURRING:
             continue
-        gaps = np.diff(rows)
-        period = float(np.median(gaps))
+        period = int(round(float(np.median(np.diff(rows)))))
         if period < MIN_PERIOD:
             continue
-        k = np.rint(gaps / period)
-        near = np.abs(gaps - k * period) <= max(1.0, period / 50)
-        if ((k >= 1) & (k <= MAX_SKIPPED + 1) & near).all():
-            found[c] = (len(rows), int(round(period)))
+        tol = max(1.0, period / 50)
+        phase = rows % period
+        # circular distance of each phase to each other: the phase most others are near
+        d = np.abs(phase[:, None] - phase[None, :])
+        near = np.minimum(d, period - d) <= tol
+        on = near[int(np.argmax(near.sum(axis=1)))]
+        if on.sum() >= max(MIN_RECURRING, len(rows) / 2):
+            found[c] = (rows[on], period)
     return found

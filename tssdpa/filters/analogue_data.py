@@ -26,17 +26,22 @@ def default_delays(z: np.ndarray, max_embedding: int) -> list[int]:
 
 
 def seasonal_length(z: np.ndarray, lo: int, hi: int) -> int | None:
-    """``P + 1`` for the lag ``P`` in ``(lo, hi - 1]`` where the autocorrelation of ``z`` (mean
-    over its channels) peaks highest, above 0.3 -- the pattern length whose linear model reads
-    ``y[t + h - P]`` for every horizon ``h <= P`` (a weekly spike in hourly data: P = 168) --
-    else None. The long linear ladder stops growing where two lengths in a row improve no
-    score, often before a long season: this length is scored whatever the ladder does."""
+    """``P + 1`` for the lag ``P`` in ``lo + 1 .. hi - 2`` (below ``T - 2``) where the
+    autocorrelation of ``z`` (mean over its channels) peaks highest, above 0.3 -- the pattern
+    length whose linear model reads ``y[t + h - P]`` for every horizon ``h <= P`` (a weekly
+    spike in hourly data: P = 168) -- else None. The long linear ladder stops growing where two
+    lengths in a row improve no score, often before a long season: this one is scored
+    whatever the ladder does."""
     T, C = z.shape
     if hi - 1 <= lo + 1 or T < 4:
         return None
+    hi = min(hi, T - 1)
+    if hi - 1 <= lo + 1:
+        return None
     x = np.nan_to_num(z - np.nanmean(z, axis=0))
     f = np.fft.rfft(x, 2 * T, axis=0)
-    acf = np.fft.irfft(f * np.conj(f), axis=0)[:hi]  # (hi, C)
+    # per pair of samples (T - lag of them): the plain sum shrinks the peaks of long lags
+    acf = np.fft.irfft(f * np.conj(f), axis=0)[:hi] / (T - np.arange(hi))[:, None]  # (hi, C)
     scale = np.where(acf[0] > 0, acf[0], 1.0)
     acf = (acf / scale).mean(axis=1)
     lags = np.arange(lo + 1, hi - 1)

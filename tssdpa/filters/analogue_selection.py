@@ -177,8 +177,10 @@ def _score_all(z, anchors, candidates, max_queries, holdout, prune=True) -> _Sco
     T = len(z)
     delays = candidates["delay"]
     ladder, missed = list(candidates.get("linear_ladder", [])), 0
-    season = list(candidates.get("linear_season", []))  # scored even where linear is behind
-    lin_only = [E for E in [*candidates.get("linear_embedding", []), *season, *ladder] if E > 0]
+    # the season is scored after the ladder (its score must not stop the ladder) and even
+    # where the linear models are far behind
+    season = list(candidates.get("linear_season", []))
+    lin_only = [E for E in [*candidates.get("linear_embedding", []), *ladder, *season] if E > 0]
     # the long patterns are autoregressions on consecutive samples (their lengths count
     # samples: 48, two weeks of hourly data), at delay 1: as the recursive model's, only
     # where 1 is a candidate delay. Delays given without 1 leave them out (every candidate
@@ -226,13 +228,15 @@ def _score_all(z, anchors, candidates, max_queries, holdout, prune=True) -> _Sco
     # ladder's in turn, as it stops once two of its lengths in a row improve no score
     free = [i for i, E in enumerate(lin_only) if E not in ladder]
     done = dict(zip(free, parallel_map(linear_errors, [lin_only[i] for i in free])))
+    stopped = False
     for i, E in enumerate(lin_only):
+        if stopped and E not in season:
+            continue
         errors = done[i] if i in done else linear_errors(E)
         if errors is not None:
             better = scores.record_all(errors)
             missed = 0 if better else missed + (E in ladder)
-        if missed >= 2:
-            break  # two ladder patterns in a row without a better score: stop growing
+        stopped = stopped or missed >= 2  # two ladder patterns in a row without a better score
     return scores
 
 
@@ -243,9 +247,8 @@ def query_rows(lo: int, last: int, n: int) -> np.ndarray:
     data (at a residue 3 of 12) was never a query's target, so no score saw it."""
     if last - lo + 1 <= n:
         return np.arange(lo, last + 1)
-    edges = np.linspace(lo, last + 1, n + 1)
-    rows = edges[:-1] + np.random.default_rng(0).random(n) * np.diff(edges)
-    return np.unique(np.minimum(rows.astype(int), last))
+    edges = np.linspace(lo, last + 1, n + 1).astype(int)  # n strata of one row or more
+    return np.random.default_rng(0).integers(edges[:-1], edges[1:])
 
 
 def _data(z, E, delay, anchors, ridges, cut):

@@ -171,7 +171,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     """
 
     _renamed_params = {"lags": "embedding", "window": "library_size"}
-    _structural_params = ("horizon", "library_size")
+    _structural_params = ("horizon", "library_size", "glitches")  # glitches: the fit's data
 
     def __init__(
         self, embedding=None, horizon=1, delay=None, n_neighbors=None, bandwidth=None,

@@ -12,7 +12,9 @@ of a fresh build, bit for bit (``tests/filters/test_forecaster_cache.py``). Thre
 one fitted forecaster may build an item twice at the first call; each builds the same value.
 
 A long linear pattern's embeddings are large (336 lags of 7 channels over 17,000 hours: 320
-MB): for the global linear models only their coefficients are kept.
+MB): for the global linear models only their coefficients are kept, and the items kept hold at
+most :data:`MAX_BYTES` (64 MiB) together; the series given last is held until the next call
+(its glitch candidates, which every anchor horizon of a call reads).
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ __all__ = ["FittedViews", "fitted_reach", "fitted_views", "library_data", "libra
            "library_search", "series_candidates"]  # fmt: skip
 
 _ATTR = "_fitted_views"  # on the estimator: (what they were built from, FittedViews)
+#: most memory the kept items hold: each anchor group keeps its own library embeddings and
+#: tree (tens of MB each for several columns of a long hourly log); the items past it are
+#: rebuilt at every call
+MAX_BYTES = 1 << 26
 
 
 @dataclass
@@ -43,21 +49,24 @@ class FittedViews:
     fitted: np.ndarray  # (T, C) the whole fitted series standardised (ranges, glitch reach)
     known: np.ndarray  # (T', C) train_ up to its last complete row: what a series repeats
     items: dict = field(default_factory=dict)
+    nbytes: int = 0  # what the items hold (_nbytes)
 
 
 def fitted_views(est) -> FittedViews:
     """The :class:`FittedViews` of the fitted ``est``, built at the first call after a fit."""
-    # (not library_size: set_params after a fit is refused, so it is the fit's)
+    # (library_size and glitches are the fit's: a forecast after set_params changed one is
+    # refused until a refit; glitches in the key all the same, as it decides the reach)
     source = (est.train_, est.mean_, est.scale_, est.structures_)
     got = est.__dict__.get(_ATTR)
     if got is not None and all(a is b for a, b in zip(got[0], source)):
-        return got[1]
+        if got[0][-1] == est.glitches:
+            return got[1]
     fitted = standardise(est.train_, est.mean_, est.scale_)
     known = newest_known(est.train_, len(est.train_))
     views = FittedViews(library_rows(est, fitted), fitted, known)
     if est.glitches is None:  # every sample is data: none is a glitch candidate
         views.items[("reach",)] = np.zeros(fitted.shape[1])
-    est.__dict__[_ATTR] = (source, views)
+    est.__dict__[_ATTR] = ((*source, est.glitches), views)
     return views
 
 
@@ -84,12 +93,26 @@ def drop_views(state: dict) -> dict:
     return {k: v for k, v in state.items() if k != _ATTR}
 
 
+def _nbytes(item) -> int:
+    """About the memory ``item`` holds: its arrays (a k-d tree counted as its keys again)."""
+    if isinstance(item, AnalogueData):
+        return sum(a.nbytes for a in (item.keys, item.futures) if a is not None)
+    if isinstance(item, tuple):  # library_search's (keys, (tree, rows))
+        return 2 * item[0].nbytes + item[1][1].nbytes
+    return getattr(item, "nbytes", 0)
+
+
 def _kept(views, key, make):
+    """``views.items[key]``, made at the first call and kept while the kept items hold less
+    than :data:`MAX_BYTES` (beyond, made at every call: the cost before)."""
     if views is None:  # a caller without a fitted estimator (a test's library)
         return make()
     got = views.items.get(key)
     if got is None:
-        got = views.items[key] = make()
+        got = make()
+        size = _nbytes(got)
+        if views.nbytes + size <= MAX_BYTES:
+            views.items[key], views.nbytes = got, views.nbytes + size
     return got
 
 
