@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from tssdpa.estimators.parallel import parallel_map
+from tssdpa.estimators.selection import query_rows
 from tssdpa.filters.analogue_data import AnalogueData
 from tssdpa.filters.analogues import (
     NEIGHBOUR_MODELS,
@@ -238,17 +239,6 @@ def _score_all(z, anchors, candidates, max_queries, holdout, prune=True) -> _Sco
             missed = 0 if better else missed + (E in ladder)
         stopped = stopped or missed >= 2  # two ladder patterns in a row without a better score
     return scores
-
-
-def query_rows(lo: int, last: int, n: int) -> np.ndarray:
-    """``n`` rows of ``lo .. last`` (all where there are fewer) spread over it: one drawn in
-    each of ``n`` equal strata (seeded: the same rows at every fit). A regular grid aliased
-    with a period: 1,000 rows of 2,400 fall on 5 residues of 12, and a weekly spike in hourly
-    data (at a residue 3 of 12) was never a query's target, so no score saw it."""
-    if last - lo + 1 <= n:
-        return np.arange(lo, last + 1)
-    edges = np.linspace(lo, last + 1, n + 1).astype(int)  # n strata of one row or more
-    return np.random.default_rng(0).integers(edges[:-1], edges[1:])
 
 
 def _data(z, E, delay, anchors, ridges, cut):
