@@ -338,3 +338,25 @@ def test_an_exact_step_of_epoch_times_is_told_as_it_is_not_as_float64_rounds_it(
     seconds = (t - pd.Timestamp(0)).total_seconds().to_numpy()  # epoch seconds, float64
     note = uneven_note(seconds)
     assert "median step 0.01 s, largest 0.02 s, smallest 0.01 s" in note
+
+
+@pytest.mark.parametrize("make", sorted(_UNEVEN_FORECASTERS))
+def test_a_forecaster_warns_that_an_index_newest_first_runs_backwards(make):
+    # rows newest first (ORDER BY date DESC): every step equalled the median step, itself
+    # negative, and pandas names the reversed calendar ('-1h'): no warning at all
+    index = pd.date_range("2024-01-01", periods=300, freq="h")[::-1]
+    y = pd.Series(np.sin(np.arange(300) / 8), index=pd.DatetimeIndex(np.asarray(index)))
+    told = "y's DatetimeIndex runs backwards.*y.sort_index()"
+    with pytest.warns(UnevenSamplingWarning, match=told):
+        est = _UNEVEN_FORECASTERS[make]().fit(y)
+    with pytest.warns(UnevenSamplingWarning, match=told):
+        est.forecast(y)
+    with pytest.warns(UnevenSamplingWarning, match=told):
+        est.forecast_path(y, 2)
+
+
+def test_a_denoiser_warns_that_an_index_with_a_step_back_runs_backwards():
+    x = pd.Series(np.sin(np.arange(300) / 8), index=pd.date_range("2024", periods=300, freq="s"))
+    shuffled = x.iloc[np.r_[0:100, 200:300, 100:200]]  # one block out of place
+    with pytest.warns(UnevenSamplingWarning, match=r"runs backwards \(1 of 299 steps go back"):
+        MovingAverageFilter(window=5).filter(shuffled)

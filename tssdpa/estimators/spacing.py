@@ -5,7 +5,8 @@ samples, and every denoiser its window, cutoff or decay (``ProjectionFilter`` wi
 ``tau``): a series with gaps or repeated times in its index is forecast or filtered as if its
 samples were equally spaced, which no number shows. :func:`warn_uneven` says so, naming the
 median and the largest step, as ``tssdpa filter`` notes of a time column
-(``tssdpa.data.tables``).
+(``tssdpa.data.tables``); an index that runs backwards (rows newest first) it names as such,
+suggesting ``sort_index()``.
 """
 
 from __future__ import annotations
@@ -34,11 +35,29 @@ def _steps(times) -> tuple[np.ndarray, float]:
     return steps, float(np.median(steps)) if steps.size else float("nan")
 
 
+def _order_note(steps: np.ndarray, name: str, index: str) -> str | None:
+    """What of the ``steps`` (seconds) does not go forward in time: steps back or repeated
+    times, or None where every step is > 0. Told apart from uneven steps because the median
+    step of rows newest first (``ORDER BY date DESC``) is itself negative, and every step equal
+    to it looked regular."""
+    back, same = int((steps < 0).sum()), int((steps == 0).sum())
+    if not back and not same:
+        return None
+    counts = [f"{n} of {steps.size} steps {what}"
+              for n, what in ((back, "go back in time"), (same, "repeat a time")) if n]  # fmt: skip
+    if back == steps.size:
+        return f"{name}'s {index} runs backwards (newest first: every step goes back in time)"
+    what = "runs backwards" if back else "repeats times"
+    return f"{name}'s {index} {what} ({', '.join(counts)})"
+
+
 def uneven_note(times, name: str = "y", index: str = "DatetimeIndex") -> str | None:
     """What is uneven about the sample ``times`` (seconds, in order of the rows) of ``name``'s
     ``index`` (its kind), or None where every step is within ``TOLERANCE`` of the median step
-    (or there are fewer than 2 steps)."""
+    (or there are fewer than 2 steps). A step back or a repeated time is always told, first."""
     steps, typical = _steps(times)
+    if steps.size and (order := _order_note(steps, name, index)):
+        return order
     if steps.size < 2:
         return None
     off = np.abs(steps - typical) > TOLERANCE * abs(typical)
@@ -82,6 +101,13 @@ def warn_uneven(estimator, meta, name: str = "y", counts: str = FORECASTER_COUNT
     resample (ending in ", or ", e.g. "give tau=..., or "). Returns whether it warned."""
     times = getattr(meta, "timestamps", None)
     note = None if times is None else uneven_note(times, name, type(meta.index).__name__)
+    if note and "runs backwards" in note:
+        # pandas names a calendar of a reversed index too ('-1h'), so no calendar excuses it
+        warnings.warn(f"{note}; {type(estimator).__name__} takes the rows in the order given "
+                      f"as samples going forward ({counts} count samples): sort the rows by "
+                      f"time first, e.g. {name}.sort_index()",
+                      UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
+        return True
     if note and _calendar(meta.index):
         return False
     if note:
