@@ -313,6 +313,40 @@ def test_a_dataframe_with_other_columns_than_the_fit_is_refused_naming_both(case
     run(frame[["accel", "gyro"]])
 
 
+@pytest.mark.parametrize("case", _BY_COLUMN)
+def test_a_series_named_otherwise_than_the_fitted_series_is_refused_naming_both(case):
+    # a model fitted on Series 'HUFL' forecast Series 'OT' without a word, where a DataFrame
+    # fit refused other columns
+    method, make = _BY_COLUMN[case]
+    t = np.arange(300.0)
+    hufl = pd.Series(np.sin(t / 9) + np.random.default_rng(0).normal(0, 0.1, 300), name="HUFL")
+    fit_kw = {"target": hufl.to_numpy()} if case == "wiener-fir" else {}
+    run = getattr(make().fit(hufl, **fit_kw), method)
+    run(hufl)
+    with pytest.raises(ValueError, match=r"is the Series 'OT', but \w+ was fitted on the Series "
+                       r"'HUFL': rename it \(\w\.rename\('HUFL'\)\)"):  # fmt: skip
+        run(hufl.rename("OT"))
+    with pytest.raises(ValueError, match=r"has the columns \['OT'\].*on the Series 'HUFL'"):
+        run(hufl.to_frame("OT"))
+    run(hufl.rename(None))  # no name: nothing to check
+    run(hufl.to_frame(0))  # a positional column name, as a DataFrame fit takes it
+    run = getattr(make().fit(hufl.to_frame(), **fit_kw), method)  # a frame fit: its column
+    with pytest.raises(ValueError, match=r"is the Series 'OT'.*on the columns \['HUFL'\]"):
+        run(hufl.rename("OT"))
+    run = getattr(make().fit(hufl.rename(None), **fit_kw), method)  # fitted without a name
+    run(hufl.rename("OT"))
+
+
+def test_a_loaded_forecaster_refuses_a_series_named_otherwise_than_the_fitted_one(tmp_path):
+    # the name comes back with what predict returns (pandas_output); a denoiser saves none
+    y = pd.Series(np.sin(np.arange(300.0) / 9), name="HUFL")
+    B.AutoRegForecaster(lags=4).fit(y).save(tmp_path / "ar")
+    loaded = B.AutoRegForecaster.load(tmp_path / "ar")
+    loaded.forecast(y)
+    with pytest.raises(ValueError, match=r"is the Series 'OT'.*on the Series 'HUFL'"):
+        loaded.forecast(y.rename("OT"))
+
+
 def test_a_filter_fitted_on_a_dataframe_checks_its_columns_after_save_and_load(tmp_path):
     t = np.arange(300.0)
     frame = pd.DataFrame({"gyro": np.sin(t / 9), "accel": 100 + 50 * np.cos(t / 5)})

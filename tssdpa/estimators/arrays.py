@@ -421,29 +421,65 @@ def tensor_like(out: np.ndarray, meta: ArrayMeta):
     return torch.as_tensor(np.array(out), dtype=dtype, device=meta.torch_device)
 
 
+#: where the fit guard keeps the text name of a Series an estimator was fitted on. In memory
+#: alone: ``save`` writes no such key, and a loaded forecaster reads the name from what its
+#: ``predict`` returns (``_pandas_output_``, saved); a loaded denoiser has none to check.
+SERIES_NAME = "_series_name_in_"
+
+
 def record_columns(estimator, data) -> None:
     """Set ``estimator.feature_names_in_`` to the column names of ``data`` when it is a
     pandas DataFrame whose column names are all text (as scikit-learn does), else remove it:
     called after every ``fit``. Positional names (``pd.DataFrame(array)``'s 0, 1, ...) are
-    not names to check: ``save`` keeps text names only, so they held in memory alone."""
+    not names to check: ``save`` keeps text names only, so they held in memory alone. A
+    Series' text name is kept as :data:`SERIES_NAME` (in memory; see there)."""
     pd = sys.modules.get("pandas")
     if (pd is not None and isinstance(data, pd.DataFrame)
             and all(isinstance(c, str) for c in data.columns)):  # fmt: skip
         estimator.feature_names_in_ = list(data.columns)
     else:
         estimator.__dict__.pop("feature_names_in_", None)
+    estimator.__dict__.pop(SERIES_NAME, None)
+    if pd is not None and isinstance(data, pd.Series) and isinstance(data.name, str):
+        estimator.__dict__[SERIES_NAME] = data.name
+
+
+def _fitted_series_name(estimator) -> str | None:
+    """The text name of the Series ``estimator`` was fitted on, or None (not a Series, no
+    text name, or a denoiser loaded from a file, which keeps no name)."""
+    name = estimator.__dict__.get(SERIES_NAME)
+    spec = estimator.__dict__.get("_pandas_output_")  # a loaded forecaster's predict output
+    if name is None and isinstance(spec, dict) and spec.get("kind") == "series":
+        name = spec.get("name")
+    return name if isinstance(name, str) else None
 
 
 def check_columns(estimator, meta: ArrayMeta, name: str = "x") -> None:
     """``ValueError`` where a DataFrame's columns are not those of the DataFrame ``estimator``
     was fitted on, in the same order: each channel keeps its fitted scale, width and settings
-    by position, so swapped columns were filtered with each other's (and labelled as given)."""
+    by position, so swapped columns were filtered with each other's (and labelled as given).
+    A Series' text name is a one-column label likewise: a model fitted on Series 'HUFL'
+    forecast Series 'OT' without a word. A Series without a text name (None: a numpy
+    column's) and a DataFrame whose names are not all text tell nothing and are taken."""
     fitted = estimator.__dict__.get("feature_names_in_")
-    if fitted is None or meta.kind != "frame" or list(meta.columns) == list(fitted):
+    series = _fitted_series_name(estimator) if fitted is None else None
+    what = f"the Series {series!r}" if series is not None else f"the columns {fitted}"
+    labels = [series] if series is not None else fitted
+    if meta.kind == "series":
+        if isinstance(meta.name, str) and labels is not None and labels != [meta.name]:
+            raise ValueError(f"{name} is the Series {meta.name!r}, but {type(estimator).__name__}"
+                             f" was fitted on {what}: rename it ({name}.rename({labels[0]!r})),"
+                             " or fit on this one")  # fmt: skip
+        return
+    if meta.kind != "frame":
+        return
+    if series is not None and all(isinstance(c, str) for c in meta.columns):
+        fitted = [series]  # a frame of named columns must name the fitted Series' channel
+    if fitted is None or list(meta.columns) == list(fitted):
         return
     given = list(meta.columns)
     how = (f"select them in that order ({name}[{fitted!r}])"
            if sorted(map(str, given)) == sorted(map(str, fitted))
            else "rename them, or fit on these")  # fmt: skip
     raise ValueError(f"{name} has the columns {given}, but {type(estimator).__name__} was fitted "
-                     f"on the columns {fitted}: {how}")  # fmt: skip
+                     f"on {what}: {how}")  # fmt: skip
