@@ -131,3 +131,24 @@ def test_a_forecaster_holdout_that_is_no_choice_names_the_choices():
     # it said "must be a number", though "auto" and None are taken too
     with pytest.raises(TypeError, match=r"holdout \(None, 'auto' or a fraction\)"):
         ProjectionForecaster(holdout="bogus").fit(_series())
+
+
+def test_fit_names_a_stray_text_column_by_its_label_and_suggests_dropping_it():
+    # "got text (numbers as strings: convert them first ...)": no column named, and advice
+    # that does not fit a label column such as a site code
+    df = pd.DataFrame({"a": _series(), "site": "A"})
+    with pytest.raises(TypeError, match=r"the column\(s\) \['site'\] hold text, not numbers: "
+                       r"drop them \(y\.drop\(columns=\['site'\]\)\)") as told:  # fmt: skip
+        ProjectionForecaster(horizon=1).fit(df)
+    assert "to_numeric" not in str(told.value)
+
+
+def test_fit_tells_a_column_of_numbers_as_strings_to_be_converted_by_its_label():
+    df = pd.DataFrame({"a": _series(), "b": _series().astype(str), "site": "A"})
+    with pytest.raises(TypeError, match=r"\['site'\] hold text, not numbers.*; the column\(s\) "
+                       r"\['b'\] hold numbers as strings: convert them"):  # fmt: skip
+        ProjectionFilter(window=8).fit(df)
+    with pytest.raises(TypeError, match=r"got text \(numbers as strings: convert them"):
+        ProjectionFilter(window=8).fit(df["b"])
+    with pytest.raises(TypeError, match=r"got text \(not numbers, e\.g\. 'A'"):
+        ProjectionFilter(window=8).fit(df["site"])

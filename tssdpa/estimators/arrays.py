@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from tssdpa.checks import to_seconds
+from tssdpa.estimators.text_input import refuse_text, refuse_text_columns
 
 __all__ = [
     "FLOAT32_MAGNITUDES",
@@ -109,11 +110,13 @@ def as_2d(x, name: str = "x", allow_empty: bool = False) -> tuple[np.ndarray, Ar
         dtypes = x.dtypes if isinstance(x, pd.DataFrame) else [x.dtype]
         if any(pd.api.types.is_complex_dtype(d) for d in dtypes):
             raise TypeError(f"{name} must be real, got complex values")
-    if is_pandas:  # text columns: each column's own values (a frame's may differ)
+    if is_pandas and isinstance(x, pd.DataFrame):
+        refuse_text_columns(x, name)
+    elif is_pandas and dtypes[0].kind in "OSU":
+        refuse_text(x, name)
+    if is_pandas:
         for i, d in enumerate(dtypes):
-            if d.kind in "OSU":
-                _refuse_text(x.iloc[:, i] if isinstance(x, pd.DataFrame) else x, name)
-            elif d.kind in "mM":
+            if d.kind in "mM":
                 column = x.columns[i] if isinstance(x, pd.DataFrame) else None
                 _refuse_times(d, name, column, frame=isinstance(x, pd.DataFrame))
     if is_pandas and isinstance(x, pd.DataFrame):
@@ -136,7 +139,7 @@ def as_2d(x, name: str = "x", allow_empty: bool = False) -> tuple[np.ndarray, Ar
         if isinstance(dtype, np.dtype) and dtype.kind in "mM":
             _refuse_times(dtype, name)
         arr = _numeric(lambda: np.array(unmasked(x), dtype=np.float64, copy=True), x, name)
-        _refuse_text(unmasked(x), name)
+        refuse_text(unmasked(x), name)
         meta = ArrayMeta("numpy", arr.ndim == 1)
     if arr.ndim == 1:
         arr = arr[:, None]
@@ -269,21 +272,6 @@ def _numeric(convert, x, name):
         ) from None
 
 
-def _refuse_text(values, name: str) -> None:
-    """``TypeError`` naming ``name`` where ``values`` (array-like, a pandas column) holds text:
-    asked for float64, numpy reads "1.5" (or b"1") as 1.5, so numbers kept as text (a column
-    read as strings, a sample parsed from a line but not converted) were filtered as numbers
-    while any other text was refused. Only text and object dtypes are looked into."""
-    a = values if isinstance(values, np.ndarray) else np.asarray(values)
-    text = a.dtype.kind in "US" or (
-        a.dtype.kind == "O" and any(isinstance(v, (str, bytes)) for v in a.ravel())
-    )
-    if text:
-        raise TypeError(f"{name} must be a real numeric array, Series, DataFrame or tensor, "
-                        "got text (numbers as strings: convert them first, e.g. "
-                        "pandas.to_numeric)")  # fmt: skip
-
-
 def _refuse_times(dtype, name: str, column=None, frame: bool = False) -> None:
     """``ValueError`` naming ``name`` (and the DataFrame ``column``) whose values are datetimes
     or timedeltas of ``dtype``: asked for float64, numpy and pandas read them as counts of
@@ -315,7 +303,7 @@ def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
         sample = np.nan
     s = _numeric(lambda: np.asarray(unmasked(sample), dtype=np.float64), sample, "sample")
     if not isinstance(sample, (float, int)):  # the cheap test first: step must stay cheap
-        _refuse_text(unmasked(sample), "sample")
+        refuse_text(unmasked(sample), "sample")
     hist = state[0] if isinstance(state, tuple) and state else state
     if not isinstance(hist, np.ndarray) or hist.dtype.kind != "f":
         raise TypeError(

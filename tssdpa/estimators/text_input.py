@@ -1,0 +1,69 @@
+"""What an estimator tells of text given as a signal: numbers kept as strings (to convert)
+and other text, such as a label column of a DataFrame (to drop), each column by its label
+(:func:`~tssdpa.estimators.arrays.as_2d` calls these)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["refuse_text", "refuse_text_columns"]
+
+
+def _text(values) -> tuple[np.ndarray, bool]:
+    """``values`` (array-like, a pandas column) as an array, and whether it holds text. Only
+    text and object dtypes are looked into."""
+    a = values if isinstance(values, np.ndarray) else np.asarray(values)
+    text = a.dtype.kind in "US" or (
+        a.dtype.kind == "O" and any(isinstance(v, (str, bytes)) for v in a.ravel())
+    )
+    return a, text
+
+
+def _first_word(a: np.ndarray):
+    """The first text entry of ``a`` that does not read as a number, or None where every one
+    does (numbers kept as strings, which a conversion mends)."""
+    for v in a.ravel():
+        if isinstance(v, (str, bytes, np.str_, np.bytes_)):
+            try:
+                float(v)
+            except ValueError:
+                return v
+    return None
+
+
+_NOT_NUMERIC = "{name} must be a real numeric array, Series, DataFrame or tensor, got text"
+
+
+def refuse_text(values, name: str) -> None:
+    """``TypeError`` naming ``name`` where ``values`` (array-like, a pandas Series) holds text:
+    asked for float64, numpy reads "1.5" (or b"1") as 1.5, so numbers kept as text (a column
+    read as strings, a sample parsed from a line but not converted) were filtered as numbers
+    while any other text was refused. The advice is to convert numbers kept as strings, and
+    to give the signal for other text (which no conversion makes one)."""
+    a, text = _text(values)
+    if text:
+        word = _first_word(a)
+        why = ("numbers as strings: convert them first, e.g. pandas.to_numeric" if word is None
+               else f"not numbers, e.g. {word!r}: pass the signal's values alone")  # fmt: skip
+        raise TypeError(f"{_NOT_NUMERIC.format(name=name)} ({why})")
+
+
+def refuse_text_columns(frame, name: str) -> None:
+    """``TypeError`` naming ``name`` and, by label, each column of the DataFrame ``frame``
+    that holds text: a stray label column ('site') is to be dropped, a column of numbers kept
+    as strings converted (the message named neither, and told every one to convert)."""
+    words, numbers = [], []
+    for i, label in enumerate(frame.columns):  # by position: labels may repeat
+        if frame.dtypes.iloc[i].kind in "OSU":
+            a, text = _text(frame.iloc[:, i])
+            if text:
+                (numbers if _first_word(a) is None else words).append(label)
+    why = []
+    if words:
+        why.append(f"the column(s) {words} hold text, not numbers: drop them "
+                   f"({name}.drop(columns={words!r})) or make one the index")  # fmt: skip
+    if numbers:
+        why.append(f"the column(s) {numbers} hold numbers as strings: convert them first, "
+                   f"e.g. {name}[{numbers!r}].apply(pandas.to_numeric)")  # fmt: skip
+    if why:
+        raise TypeError(f"{_NOT_NUMERIC.format(name=name)}: {'; '.join(why)}")
