@@ -76,8 +76,10 @@ def _passed(x, as_frame):
 
 
 def _names_the_argument(err: ValueError, *names) -> bool:
-    """The message starts with the argument's name and says what is wrong with it."""
-    return any(re.match(rf"{n} (channel \d+ |has |is |contains |must )", str(err)) for n in names)
+    """The message starts with the argument's name (and the channel's, by its column label
+    where it has one) and says what is wrong with it."""
+    said = r"(channel \d+ |column '[^']*' |has |is |contains |must )"
+    return any(re.match(rf"{n} {said}", str(err)) for n in names)
 
 
 def _check_filter(seed, causal, with_target):

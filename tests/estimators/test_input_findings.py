@@ -152,3 +152,45 @@ def test_fit_tells_a_column_of_numbers_as_strings_to_be_converted_by_its_label()
         ProjectionFilter(window=8).fit(df["b"])
     with pytest.raises(TypeError, match=r"got text \(not numbers, e\.g\. 'A'"):
         ProjectionFilter(window=8).fit(df["site"])
+
+
+def _two_sensors(n=400):
+    t = np.arange(n)
+    return pd.DataFrame({"HUFL": np.sin(t / 9), "OT": np.cos(t / 13) + 0.01 * _series(n)})
+
+
+@pytest.mark.parametrize("call", ["forecast", "forecast_path"])
+def test_a_joint_forecast_warns_of_a_channel_without_a_finite_value_by_its_label(call):
+    # a dead sensor ('OT' all NaN) made every channel's forecast NaN without a word
+    from tssdpa.estimators.input_notes import EmptyChannelWarning, InputNote
+
+    frame = _two_sensors()
+    fc = ProjectionForecaster(horizon=2, embedding=3, channel_independent=False).fit(frame)
+    dead = frame.assign(OT=np.nan)
+    with pytest.warns(EmptyChannelWarning, match=r"y column 'OT' has no finite value") as told:
+        getattr(fc, call)(dead, 1)
+    assert isinstance(told[0].message, InputNote) and told[0].filename == __file__
+    with pytest.warns(EmptyChannelWarning, match=r"y channel 1 has no finite value"):
+        getattr(fc, call)(dead.to_numpy(), 1)
+
+
+def test_a_forecast_of_channels_apart_takes_a_channel_without_a_finite_value_quietly():
+    # one model per channel: the dead channel's own forecast is NaN, the others' are not
+    import warnings
+
+    frame = _two_sensors()
+    fc = ProjectionForecaster(horizon=2, embedding=3, channel_independent=True).fit(frame)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = fc.forecast(frame.assign(OT=np.nan), 1)
+    assert out["HUFL"].notna().any()
+
+
+def test_fit_names_an_all_nan_channel_by_its_column_label():
+    # "y channel 1 is all NaN": the position, where the user gave the column a name
+    with pytest.raises(ValueError, match=r"^y column 'OT' is all NaN: nothing to fit on"):
+        ProjectionForecaster(horizon=2).fit(_two_sensors().assign(OT=np.nan))
+    with pytest.raises(ValueError, match=r"^x column 'OT' is all NaN"):
+        ProjectionFilter(window=8).fit(_two_sensors().assign(OT=np.nan))
+    with pytest.raises(ValueError, match=r"^y channel 1 is all NaN"):
+        ProjectionForecaster(horizon=2).fit(_two_sensors().assign(OT=np.nan).to_numpy())

@@ -31,7 +31,7 @@ import numpy as np
 from tssdpa.checks import check_int
 from tssdpa.estimators.arrays import as_2d, check_columns, restore
 from tssdpa.estimators.fit_guard import keeps_the_last_fit_on_failure
-from tssdpa.estimators.fit_input import check_fit_input, denoiser_input, target_like
+from tssdpa.estimators.fit_input import check_fit_input, denoiser_input, target_like, warn_series
 from tssdpa.estimators.pandas_out import path_like, predicted, predicted_after
 from tssdpa.estimators.params import param_copy, unknown_parameters
 from tssdpa.estimators.spacing import warn_uneven
@@ -277,7 +277,7 @@ class Denoiser(Estimator):
     def fit(self, x, target=None) -> Denoiser:
         """Fit on a noisy training series ``x`` (and its clean ``target`` when known)."""
         a, meta = denoiser_input(self, x)  # a DatetimeIndex not equally spaced: warned of
-        check_fit_input(a, "x")
+        check_fit_input(a, "x", meta)
         tgt = target_like(target, a, meta)
         self._validate_params()
         self._fit(a, tgt)
@@ -333,7 +333,7 @@ class Forecaster(Estimator):
         """Fit on the training series ``y`` (T,) or (T, C)."""
         a, meta = as_2d(y, "y")
         warn_uneven(self, meta)  # gaps in a DatetimeIndex: fitted as equally spaced samples
-        check_fit_input(a, "y")
+        check_fit_input(a, "y", meta)
         if len(a) < 3:
             raise ValueError(f"y must have at least 3 samples; got {len(a)}")
         self._validate_params()
@@ -376,7 +376,7 @@ class Forecaster(Estimator):
         horizon = self._check_horizon(horizon, name)
         a, meta = as_2d(y, "y")
         self._check_channels(a, "y", meta)
-        warn_uneven(self, meta)
+        warn_series(self, a, meta)  # an uneven index; a dead channel blanking a joint forecast
         return a, meta, horizon
 
     def _check_horizon(self, horizon, name: str = "horizon") -> int:

@@ -7,10 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from tssdpa.estimators.arrays import MAGNITUDES, STREAM_TOLD, ArrayMeta, as_2d, peak_magnitudes
+from tssdpa.estimators.input_notes import EmptyChannelWarning, tell
 from tssdpa.estimators.spacing import warn_uneven
 from tssdpa.signal.missing import reading_ends, unknown_past_readings
 
-__all__ = ["FILTER_COUNTS", "check_fit_input", "denoiser_input", "target_like"]
+__all__ = ["FILTER_COUNTS", "channel_named", "check_fit_input", "denoiser_input", "target_like",
+           "warn_series"]  # fmt: skip
 
 #: what a denoiser counts in samples, not time (:func:`~tssdpa.estimators.spacing.warn_uneven`)
 FILTER_COUNTS = "its window, cutoff, decay and other per-sample settings"
@@ -70,7 +72,7 @@ def target_like(target, a: np.ndarray, like=None, readings=False) -> np.ndarray 
             )
     # as x: a channel under 1e-150 squares to 0, so every error against it was 0 and the
     # supervised fits fell back silently (the residual correction switched off)
-    check_fit_input(tgt, "target")
+    check_fit_input(tgt, "target", meta)
     return unknown_past_readings(tgt, reading_ends(a)) if readings else tgt
 
 
@@ -79,13 +81,47 @@ def target_like(target, a: np.ndarray, like=None, readings=False) -> np.ndarray 
 CHANNELS_FIRST = 10
 
 
-def check_fit_input(a: np.ndarray, name: str) -> None:
+def channel_named(name: str, c: int, meta: ArrayMeta | None = None) -> str:
+    """Channel ``c`` of the argument ``name`` as a user knows it: by its column label where
+    ``meta`` is a DataFrame's ("y column 'OT'"), else by position ("y channel 1")."""
+    if meta is not None and meta.kind == "frame":
+        return f"{name} column {meta.columns[c]!r}"
+    return f"{name} channel {c}"
+
+
+def _reads_every_channel(estimator) -> bool:
+    """Whether each channel's forecast of ``estimator`` reads the past of every channel (a
+    joint pattern): its fitted choice where it made one (``channel_independent="auto"``),
+    else its setting, else what the class says (:meth:`Forecaster._channels_apart`)."""
+    apart = estimator.__dict__.get("channel_independent_")
+    if apart is None and isinstance(getattr(estimator, "channel_independent", None), bool):
+        apart = estimator.channel_independent
+    return not (estimator._channels_apart() if apart is None else apart)
+
+
+def warn_series(estimator, a: np.ndarray, meta: ArrayMeta) -> None:
+    """What a forecasting call of ``estimator`` tells of its (T, C) series ``a`` (``meta``):
+    an uneven time index (:func:`warn_uneven`), and, where each channel's forecast reads every
+    channel, a channel with no finite value (:class:`EmptyChannelWarning`), since it makes
+    every forecast NaN (``fit`` refuses one outright: :func:`check_fit_input`)."""
+    warn_uneven(estimator, meta)
+    if a.shape[1] < 2 or not _reads_every_channel(estimator):
+        return
+    empty = np.flatnonzero(~np.isfinite(a).any(axis=0))
+    if len(empty):
+        labels = list(meta.columns) if meta.kind == "frame" else None
+        found = {int(c): None if labels is None else labels[c] for c in empty}
+        tell(EmptyChannelWarning(found, type(estimator).__name__))
+
+
+def check_fit_input(a: np.ndarray, name: str, meta: ArrayMeta | None = None) -> None:
     """What a ``fit`` asks of its (T, C) series beyond :func:`as_2d`, a ``ValueError`` naming
-    ``name`` and the channel otherwise: it has fewer than ``CHANNELS_FIRST`` times as many
-    channels (columns) as samples (rows), every channel has a known sample, and none is so
-    small (largest magnitude nonzero, below 1e-150) that its squares underflow to 0. (Small
-    values and a single row in a later ``filter`` or ``forecast`` call are fine: a signal may
-    decay, a stream may come a sample at a time.)"""
+    ``name`` and the channel (by its column label where ``meta`` is a DataFrame's) otherwise:
+    it has fewer than ``CHANNELS_FIRST`` times as many channels (columns) as samples (rows),
+    every channel has a known sample, and none is so small (largest magnitude nonzero, below
+    1e-150) that its squares underflow to 0. (Small values and a single row in a later
+    ``filter`` or ``forecast`` call are fine: a signal may decay, a stream may come a sample
+    at a time.)"""
     rows, cols = a.shape
     # time runs down the rows: a channels-first series (one row of 2000 samples, x[None, :])
     # was fitted as 2000 channels of one sample each, ran for minutes and came back unchanged.
@@ -98,12 +134,12 @@ def check_fit_input(a: np.ndarray, name: str) -> None:
         )
     empty = np.flatnonzero(np.isnan(a).all(axis=0))
     if len(empty):
-        raise ValueError(f"{name} channel {empty[0]} is all NaN: nothing to fit on")
+        raise ValueError(f"{channel_named(name, empty[0], meta)} is all NaN: nothing to fit on")
     peak = peak_magnitudes(a)
     tiny = np.flatnonzero((peak > 0) & (peak < MAGNITUDES[0]))
     if len(tiny):
         c = int(tiny[0])
         raise ValueError(
-            f"{name} channel {c} is at most {peak[c]:.3g} in magnitude, below "
+            f"{channel_named(name, c, meta)} is at most {peak[c]:.3g} in magnitude, below "
             f"{MAGNITUDES[0]:g} where squares underflow float64: rescale it (e.g. other units)"
         )

@@ -9,6 +9,8 @@ names (the CLI ``tssdpa filter`` prints them as notes).
   (:mod:`~tssdpa.estimators.glitches`);
 - :class:`SpikeWarning`: impulsive noise it treats as missing
   (:mod:`~tssdpa.estimators.spikes`);
+- :class:`EmptyChannelWarning`: a channel with no finite value given to a forecaster whose
+  forecasts each read every channel (all of them come back NaN);
 - :class:`SettingChangedWarning`: a setting used otherwise than given (a learned model's
   ``patch_len`` built as its ``lookback``, a ``holdout`` raised to one validation window).
 
@@ -31,6 +33,7 @@ from tssdpa.estimators.fit_guard import GUARD_NAME
 from tssdpa.estimators.selection import held_message
 
 __all__ = [
+    "EmptyChannelWarning",
     "ForecastGlitchWarning",
     "GlitchWarning",
     "HeldReadingsWarning",
@@ -79,6 +82,29 @@ class HeldReadingsWarning(InputNote):
 
     def of_channel(self, channel: int) -> HeldReadingsWarning:
         return HeldReadingsWarning({channel + c: share for c, share in self.held.items()})
+
+
+class EmptyChannelWarning(InputNote):
+    """Channels with no finite value in a forecasting call (``forecast``, ``forecast_path``)
+    of ``who``, a forecaster whose every channel's forecast reads the past of all channels (a
+    joint pattern): one dead sensor made every channel's forecast NaN without a word.
+    ``found`` is ``{channel: column label, or None for a channel without one}``."""
+
+    def __init__(self, found: dict, who: str):
+        self.found, self.who = found, who
+        super().__init__(found, who)
+
+    def told(self, names=None) -> str:
+        said = [f"column {(names[c] if names is not None else label)!r}"
+                if names is not None or label is not None else f"channel {c}"
+                for c, label in self.found.items()]  # fmt: skip
+        return (f"y {', '.join(said)} has no finite value: {self.who} forecasts each channel "
+                "from the past of every channel, so every forecast is NaN; give it its "
+                "readings, or fit without it (or one model per channel, where the forecaster "
+                "has channel_independent)")  # fmt: skip
+
+    def of_channel(self, channel: int) -> EmptyChannelWarning:
+        return EmptyChannelWarning({channel + c: n for c, n in self.found.items()}, self.who)
 
 
 class SettingChangedWarning(InputNote, SettingWarning):

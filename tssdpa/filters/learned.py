@@ -361,14 +361,14 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
         or, without it, of the last ``holdout`` of ``y``. Returns self."""
         a, meta = as_2d(y, "y")
         warn_uneven(self, meta)  # gaps in a DatetimeIndex: trained as equally spaced samples
-        check_fit_input(a, "y")
+        check_fit_input(a, "y", meta)
         self._validate_params()
         # at fit, not in _validate_params: a model saved with an even one loads as it was
         check_moving_average(self.moving_average)
         C = a.shape[1]
         if y_val is not None:
             v, v_meta = as_2d(y_val, "y_val")
-            check_fit_input(v, "y_val")
+            check_fit_input(v, "y_val", v_meta)
             if v.shape[1] != C:
                 raise ValueError(f"y_val has {v.shape[1]} channel(s) but y has {C}")
             # the channels pair by position: y's columns in another order validated each
