@@ -1874,3 +1874,21 @@ def test_cv_results_mark_the_structure_kept_at_each_anchor_which_need_not_score_
             k: params[k] for k in ("embedding", "delay", "model")
         }
         assert row["mse"] >= cv[cv["horizon"] == h]["mse"].min()
+
+
+def test_max_embedding_caps_the_neighbour_models_and_is_documented_not_to_cap_long_linear():
+    # the docstring said "Largest pattern length tried when embedding is None", and the fit
+    # chose a linear pattern of 128 samples under max_embedding=3
+    t = np.arange(3000)
+    y = np.sin(t / 12) + 0.5 * np.sin(t / 40) + 0.1 * np.random.default_rng(0).normal(size=3000)
+    fc = ProjectionForecaster(horizon=1, max_embedding=3).fit(y)
+    tried = pd.DataFrame(fc.cv_results_).groupby("model")["embedding"].max()
+    assert (tried.drop(["linear", "recursive_linear"]) <= 3).all()
+    assert tried["linear"] > 3  # the long linear patterns go beyond it
+    doc = " ".join(ProjectionForecaster.__doc__.split())
+    said = doc[doc.index("max_embedding : int") :][:400]
+    assert 'Not a cap on the "linear" and "recursive_linear" models' in said
+    assert "to cap them, give ``embedding``" in said
+    # embedding given caps every model
+    capped = ProjectionForecaster(horizon=1, embedding=[1, 2, 3]).fit(y)
+    assert pd.DataFrame(capped.cv_results_)["embedding"].max() <= 3

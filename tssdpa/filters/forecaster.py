@@ -96,7 +96,9 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     library_size : int or None
         Keep only the newest this-many patterns of the fitted series (formerly ``window``).
     max_embedding : int
-        Largest pattern length tried when ``embedding`` is None.
+        Largest pattern length every model tries when ``embedding`` is None (the neighbour
+        models' longest). Not a cap on the "linear" and "recursive_linear" models at delay 1,
+        which try the longer patterns ``embedding`` lists too: to cap them, give ``embedding``.
     max_fit_samples : int
         Leave-one-out queries scored per candidate (spread over the series).
     channel_independent : bool or "auto"
