@@ -19,30 +19,6 @@ def _series(n=1100, seed=0, channels=1):
     return x[:, 0] if channels == 1 else x
 
 
-@pytest.mark.parametrize(
-    "params",
-    [
-        {"model": "mean", "embedding": 4},
-        {"model": "local_linear", "embedding": 3},
-        {"model": "hybrid", "embedding": 3},
-        {"model": "linear", "embedding": 12},
-        {"model": "recursive_linear", "embedding": 6},
-        {},  # the default search
-    ],
-)
-def test_the_forecasts_after_a_buffer_are_its_last_origins_in_the_path(params):
-    x = _series()
-    x[760] += 5.0  # a glitch in the buffer: its keys are judged as in the path
-    fc = ProjectionForecaster(horizon=4, **params).fit(x[:600])
-    for end in (640, 781, 1100):
-        buf = x[end - 200 : end]
-        # the newest origin alone: its local fits in another batch than the path's (rounding)
-        np.testing.assert_allclose(fc.predict(4, y=buf), fc.forecast_path(buf, 4)[-1],
-                                   rtol=1e-9, atol=1e-12)  # fmt: skip
-        np.testing.assert_allclose(fc.predict(2, y=buf), fc.forecast_path(buf, 2)[-1],
-                                   rtol=1e-9, atol=1e-12)  # fmt: skip
-
-
 def test_a_switching_forecaster_gives_its_paths_last_row_exactly():
     """Contenders switch on every origin's recent errors: the whole path is forecast."""
     x = _series()
