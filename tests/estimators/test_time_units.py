@@ -360,3 +360,23 @@ def test_a_denoiser_warns_that_an_index_with_a_step_back_runs_backwards():
     shuffled = x.iloc[np.r_[0:100, 200:300, 100:200]]  # one block out of place
     with pytest.warns(UnevenSamplingWarning, match=r"runs backwards \(1 of 299 steps go back"):
         MovingAverageFilter(window=5).filter(shuffled)
+
+
+def test_a_forecaster_warns_of_a_series_sampled_at_another_step_than_its_fit():
+    """Fitted on hourly data, given a 15-minute frame, horizon=4 forecast one hour ahead
+    without a word."""
+    from tssdpa import ProjectionForecaster
+
+    hours = pd.date_range("2024-01-01", periods=800, freq="h")
+    hourly = pd.Series(np.sin(np.arange(800) / 5), hours, name="OT")
+    fc = ProjectionForecaster(horizon=4, model="mean", embedding=3).fit(hourly)
+    quarters = pd.date_range("2024-03-01", periods=300, freq="15min")
+    quarter = pd.Series(np.sin(np.arange(300) / 20), quarters, name="OT")
+    calls = (lambda: fc.forecast(quarter, 4), lambda: fc.forecast_path(quarter, 2),
+             lambda: fc.predict(3, y=quarter))  # fmt: skip
+    for call in calls:
+        with pytest.warns(UnevenSamplingWarning, match=r"every 15min but .* every 1h"):
+            call()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnevenSamplingWarning)
+        fc.forecast(hourly.iloc[:200], 2)  # the fitted step: nothing to say

@@ -8,7 +8,7 @@ import numpy as np
 
 from tssdpa.estimators.arrays import MAGNITUDES, STREAM_TOLD, ArrayMeta, as_2d, peak_magnitudes
 from tssdpa.estimators.input_notes import EmptyChannelWarning, tell
-from tssdpa.estimators.spacing import warn_uneven
+from tssdpa.estimators.spacing import warn_other_step, warn_uneven
 from tssdpa.signal.missing import reading_ends, unknown_past_readings
 
 __all__ = ["FILTER_COUNTS", "channel_named", "check_fit_input", "denoiser_input", "target_like",
@@ -104,7 +104,8 @@ def warn_series(estimator, a: np.ndarray, meta: ArrayMeta) -> None:
     an uneven time index (:func:`warn_uneven`), and, where each channel's forecast reads every
     channel, a channel with no finite value (:class:`EmptyChannelWarning`), since it makes
     every forecast NaN (``fit`` refuses one outright: :func:`check_fit_input`)."""
-    warn_uneven(estimator, meta)
+    if not warn_uneven(estimator, meta):  # (an uneven index has no one step to compare)
+        warn_other_step(estimator, meta)
     if a.shape[1] < 2 or not _reads_every_channel(estimator):
         return
     empty = np.flatnonzero(~np.isfinite(a).any(axis=0))

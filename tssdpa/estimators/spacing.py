@@ -116,3 +116,35 @@ def warn_uneven(estimator, meta, name: str = "y", counts: str = FORECASTER_COUNT
                       f"onto a regular grid first, e.g. {name}.resample('{_grid(times)}').mean()",
                       UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
     return bool(note)
+
+
+def warn_other_step(estimator, meta, name: str = "y") -> bool:
+    """Warn where a forecasting call's series is sampled at another step than the series the
+    forecaster was fitted on (the frequency of its fitted pandas index, recorded for
+    ``predict``): its horizon and patterns count samples, so a forecaster fitted on hourly
+    data and given a 15-minute frame forecast 15 minutes ahead at ``horizon=1``, without a
+    word. Returns whether it warned."""
+    from tssdpa.estimators.pandas_out import ATTRIBUTE
+
+    spec, times = estimator.__dict__.get(ATTRIBUTE), getattr(meta, "timestamps", None)
+    if spec is None or times is None or len(times) < 3:
+        return False
+    ix = spec["index"]
+    if ix.get("type") not in ("datetime", "timedelta"):
+        return False
+    import pandas as pd
+
+    try:
+        fitted = pd.tseries.frequencies.to_offset(ix["freq"]).nanos / 1e9
+    except ValueError:  # a calendar frequency (months, business days): no one step
+        return False
+    step = _steps(times)[1]
+    if not (step > 0 and fitted > 0) or abs(step / fitted - 1.0) <= 0.01:
+        return False
+    given, was = (f if f[:1].isdigit() else "1" + f for f in (_grid(times), ix["freq"]))
+    warnings.warn(f"{name} is sampled every {given} but {type(estimator).__name__} was "
+                  f"fitted on samples every {was}: {FORECASTER_COUNTS} count samples, "
+                  f"so they mean other times here; resample {name} to the fitted step first, "
+                  f"e.g. {name}.resample('{ix['freq']}').mean()",
+                  UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
+    return True
