@@ -4,10 +4,17 @@ tell of its ``x`` (:func:`denoiser_input`)."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from tssdpa.estimators.arrays import MAGNITUDES, STREAM_TOLD, ArrayMeta, as_2d, peak_magnitudes
-from tssdpa.estimators.input_notes import EmptyChannelWarning, tell
+from tssdpa.estimators.input_notes import (
+    EmptyChannelWarning,
+    ShortHistoryWarning,
+    tell,
+    user_stacklevel,
+)
 from tssdpa.estimators.spacing import warn_other_step, warn_uneven
 from tssdpa.signal.missing import reading_ends, unknown_past_readings
 
@@ -106,6 +113,14 @@ def warn_series(estimator, a: np.ndarray, meta: ArrayMeta) -> None:
     every forecast NaN (``fit`` refuses one outright: :func:`check_fit_input`)."""
     if not warn_uneven(estimator, meta):  # (an uneven index has no one step to compare)
         warn_other_step(estimator, meta)
+    need = estimator._predict_context()
+    short = need is not None and len(a) < need
+    if short and not getattr(type(estimator), "short_history_forecasts", False):
+        warnings.warn(f"y has {len(a):,} samples, fewer than the {need:,} that the longest "
+                      f"pattern of {type(estimator).__name__} reads: the horizons that use it "
+                      "are NaN at every origin; give a longer history (the samples before y: "
+                      "the end of the fitted series, where y continues it)",
+                      ShortHistoryWarning, stacklevel=user_stacklevel())  # fmt: skip
     if a.shape[1] < 2 or not _reads_every_channel(estimator):
         return
     empty = np.flatnonzero(~np.isfinite(a).any(axis=0))

@@ -40,6 +40,7 @@ __all__ = [
     "InputNote",
     "RecurringSpikesWarning",
     "SettingChangedWarning",
+    "ShortHistoryWarning",
     "SpikeWarning",
     "as_channel",
     "collected",
@@ -105,6 +106,12 @@ class EmptyChannelWarning(InputNote):
 
     def of_channel(self, channel: int) -> EmptyChannelWarning:
         return EmptyChannelWarning({channel + c: n for c, n in self.found.items()}, self.who)
+
+
+class ShortHistoryWarning(UserWarning):
+    """A forecasting call's series shorter than the longest pattern the fitted forecaster
+    reads: the forecasts of that pattern's horizons are NaN at every origin (a 100-row test
+    frame after a fit that chose 169 hourly lags came back NaN without a word)."""
 
 
 class SettingChangedWarning(InputNote, SettingWarning):

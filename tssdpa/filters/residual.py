@@ -413,6 +413,9 @@ class ResidualProjectionForecaster(Forecaster):
     _channel_arrays = {"mean_": False, "scale_": True}
     # NaN: a channel's library rows past its last reading (one pattern group per channel)
     _arrays_with_nan = ("train_", "library_keys", "library_residuals")
+    #: a history shorter than _predict_context still gets finite forecasts: no
+    #: ShortHistoryWarning (fit_input.warn_series; tests/filters/test_short_history.py)
+    short_history_forecasts = True
     _fitted_schema = {
         "n_channels_": (int,),
         "null_distance_": (list, float, type(None)),
