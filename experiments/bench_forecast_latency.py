@@ -105,6 +105,19 @@ def measure(fc, series: np.ndarray, start: int, buffer: int) -> tuple[dict, floa
     return {m: 1e3 * np.array(v) for m, v in times.items()}, worst
 
 
+def revision() -> str:
+    """The tssdpa commit the run measured (with "+ uncommitted changes" where the tree has)."""
+    try:
+        git = ["git", "-C", str(ROOT)]
+        out = [subprocess.run([*git, *args], capture_output=True, text=True, check=True)
+               for args in (["rev-parse", "--short", "HEAD"],
+                            ["status", "--porcelain", "--untracked-files=no"])]  # fmt: skip
+        rev, dirty = (o.stdout.strip() for o in out)
+    except Exception:  # noqa: BLE001 -- only a label
+        return "unknown (no git)"
+    return rev + (" + uncommitted changes" if dirty else "")
+
+
 def machine() -> str:
     try:
         cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
@@ -153,7 +166,7 @@ def main(argv=None) -> int:
         "",
         f"- command: `.venv/bin/python experiments/bench_forecast_latency.py{data} "
         f"--out {args.out}`",
-        f"- machine: {machine()}",
+        f"- machine: {machine()}; tssdpa at {revision()}",
         f"- {TICKS} ticks per row, the buffer slid one sample per tick; modes interleaved: "
         "`rebuilt` and `now` are `forecast_path(buffer, h)[-1]` (their forecasts equal to the "
         "bit at every tick), `predict(y)` is `predict(h, y=buffer)`; the last column its "

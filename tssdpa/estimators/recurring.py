@@ -4,8 +4,9 @@ A load with a one-hour spike every week (a scheduled job), a valve that opens ev
 samples: each spike is far out of line with the samples around it, so the glitch rule
 (:mod:`~tssdpa.estimators.glitches`, for rare values: under 1 in 100 samples) flags every one,
 and a forecaster that left them out of its fit never forecast one -- where the seasonal naive
-forecast gets them exactly (a new user's case: the spikes of the test weeks forecast at 10.9
-for a truth of 60.8). A forecaster's fit keeps a channel's flagged samples where they recur:
+forecast gets them exactly (a new user's case; ``tests/filters/
+test_forecaster_recurring_spikes.py`` has its like, which fails on the code before). A
+forecaster's fit keeps a channel's flagged samples where they recur:
 
 * their period ``P`` -- the median spacing of consecutive flagged samples -- at least
   :data:`MIN_PERIOD` samples (a cluster of adjacent ones is a burst, not a rhythm);
@@ -15,7 +16,8 @@ for a truth of 60.8). A forecaster's fit keeps a channel's flagged samples where
 and only those: a stray glitch off the phase is still left out, and weeks missing from the
 record (a gap of many periods) break nothing. Glitches at random times pass rarely: the
 flagged samples of a channel are at most 1 in 100 (else they are not glitches), so ``P`` is
-some hundred samples or more, and a phase window holds about 3 / P of them.
+some 70 samples or more, and a phase window holds about 3 / P of them below P = 100 and about
+1 / 25 above.
 A filter (denoising) keeps its rule: a periodic interference is noise to it.
 """
 

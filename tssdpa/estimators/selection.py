@@ -337,8 +337,8 @@ def sure_mse(x, y, y_perturbed, noise, probe, eps, dydx=None, weights=None) -> f
 def query_rows(lo: int, last: int, n: int) -> np.ndarray:
     """``n`` rows of ``lo .. last`` (all where there are fewer) spread over it: one drawn in
     each of ``n`` equal strata (seeded: the same rows at every fit). A regular grid aliased
-    with a period: 1,000 rows of 2,400 fall on 5 residues of 12, and a weekly spike in hourly
-    data (at a residue 3 of 12) was never a query's target, so no score saw it."""
+    with a period: 1,000 rows of 2,400 fall on 7 residues of 12, none of them the row before a
+    weekly spike in hourly data (residue 3), so no score saw the spike as a target."""
     if last - lo + 1 <= n:
         return np.arange(lo, last + 1)
     edges = np.linspace(lo, last + 1, n + 1).astype(int)  # n strata of one row or more
