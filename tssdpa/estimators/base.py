@@ -33,7 +33,7 @@ from tssdpa.estimators.arrays import as_2d, check_columns, restore
 from tssdpa.estimators.fit_guard import keeps_the_last_fit_on_failure
 from tssdpa.estimators.fit_input import check_fit_input, denoiser_input, target_like, warn_series
 from tssdpa.estimators.pandas_out import path_like, predicted, predicted_after
-from tssdpa.estimators.params import param_copy, unknown_parameters
+from tssdpa.estimators.params import NotFittedError, SklearnProtocol, param_copy, unknown_parameters
 from tssdpa.estimators.spacing import warn_uneven
 from tssdpa.signal.missing import fill_missing, reading_span, reading_spans, recent_rows
 
@@ -69,7 +69,7 @@ def renamed(
     return out
 
 
-class Estimator:
+class Estimator(SklearnProtocol):
     """Parameter handling, cloning, fitted-state checks and persistence for every estimator."""
 
     #: deprecated parameter names still accepted: old name -> new name
@@ -172,7 +172,7 @@ class Estimator:
 
     def _check_fitted(self, attribute: str = "n_channels_") -> None:
         if not hasattr(self, attribute):
-            raise ValueError(f"{type(self).__name__} is not fitted: call fit() first")
+            raise NotFittedError(f"{type(self).__name__} is not fitted: call fit() first")
         fitted = self.__dict__.get("_fitted_structure_", {})
         changed = [f"{n}={getattr(self, n)!r} (fitted with {v!r})" for n, v in fitted.items()
                    if not _same(getattr(self, n), v)]  # fmt: skip

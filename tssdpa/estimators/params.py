@@ -7,7 +7,7 @@ import copy
 import inspect
 from typing import Any
 
-__all__ = ["param_copy", "unknown_parameters"]
+__all__ = ["NotFittedError", "SklearnProtocol", "param_copy", "unknown_parameters"]
 
 
 def unknown_parameters(factory, params) -> tuple[list[str], list[str]]:
@@ -52,3 +52,24 @@ def param_copy(value: Any) -> Any:
         return copy.deepcopy(value)
     except Exception:  # noqa: BLE001 -- any __deepcopy__ / __reduce__ may refuse, in its own way
         return value
+
+
+class NotFittedError(ValueError, AttributeError):
+    """An estimator used before ``fit``: a ``ValueError`` as before, and an ``AttributeError``
+    as scikit-learn's ``NotFittedError`` is (code that catches either catches it)."""
+
+
+class SklearnProtocol:
+    """What scikit-learn's utilities ask of an estimator not derived from its ``BaseEstimator``
+    (``check_is_fitted``, ``is_regressor``, ``get_tags``): scikit-learn 1.9 raised
+    ``AttributeError: ... no attribute '__sklearn_tags__'`` from each (a new user's pass)."""
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import Tags, TargetTags  # only scikit-learn calls this
+
+        # neither a regressor nor a transformer in scikit-learn's sense: fit takes the series
+        # itself (and a filter's optional target), not (X, y)
+        return Tags(estimator_type=None, target_tags=TargetTags(required=False))
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return "n_channels_" in self.__dict__

@@ -1,0 +1,43 @@
+"""scikit-learn's utilities work on the estimators, which do not derive from its BaseEstimator:
+with scikit-learn 1.9, check_is_fitted and is_regressor raised AttributeError (no
+__sklearn_tags__), and the "not fitted" error was not one scikit-learn's callers catch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tssdpa import ProjectionFilter, ProjectionForecaster
+from tssdpa.baselines import AutoRegForecaster, MovingAverageFilter
+from tssdpa.estimators.params import NotFittedError
+
+sklearn = pytest.importorskip("sklearn")
+from sklearn.base import clone, is_regressor  # noqa: E402
+from sklearn.exceptions import NotFittedError as SklearnNotFitted  # noqa: E402
+from sklearn.utils.validation import check_is_fitted  # noqa: E402
+
+MAKERS = [
+    lambda: ProjectionFilter(window=16, sigma=0.5),
+    lambda: ProjectionForecaster(horizon=2, model="mean", embedding=3),
+    lambda: AutoRegForecaster(lags=4),
+    lambda: MovingAverageFilter(window=5),
+]
+
+
+@pytest.mark.parametrize("make", MAKERS)
+def test_check_is_fitted_tells_unfitted_from_fitted(make):
+    est = make()
+    with pytest.raises(SklearnNotFitted):
+        check_is_fitted(est)
+    x = np.sin(np.arange(300) / 5) + 0.05 * np.random.default_rng(0).standard_normal(300)
+    est.fit(x)
+    check_is_fitted(est)
+    assert not is_regressor(est)  # fit takes the series, not (X, y)
+    assert not hasattr(clone(est), "n_channels_")
+
+
+def test_an_unfitted_call_raises_an_error_both_kinds_of_caller_catch():
+    fc = ProjectionForecaster(horizon=2)
+    with pytest.raises(NotFittedError, match="not fitted"):
+        fc.predict(3)
+    assert issubclass(NotFittedError, ValueError) and issubclass(NotFittedError, AttributeError)
