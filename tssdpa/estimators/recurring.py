@@ -42,12 +42,13 @@ def recurring(mask: np.ndarray) -> dict[int, tuple[np.ndarray, int]]:
         period = int(round(float(np.median(np.diff(rows)))))
         if period < MIN_PERIOD:
             continue
-        tol = max(1.0, period / 50)
+        tol = max(1, period // 50)  # phases are whole samples
         phase = rows % period
-        # circular distance of each phase to each other: the phase most others are near
-        d = np.abs(phase[:, None] - phase[None, :])
-        near = np.minimum(d, period - d) <= tol
-        on = near[int(np.argmax(near.sum(axis=1)))]
+        # the phase with the most flagged samples within tol of it (circularly)
+        counts = np.bincount(phase, minlength=period)
+        near = sum(np.roll(counts, shift) for shift in range(-tol, tol + 1))
+        d = np.abs(phase - int(np.argmax(near)))
+        on = np.minimum(d, period - d) <= tol
         if on.sum() >= max(MIN_RECURRING, len(rows) / 2):
             found[c] = (rows[on], period)
     return found

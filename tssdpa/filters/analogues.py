@@ -278,8 +278,6 @@ def forecast(train, y, overlap, s: Structure, horizons, known=None, views=None, 
         dist, idx = own_key_neighbours(queries, s.n_neighbors, H, own_keys, lib_keys, y, known,
                                        (s.embedding - 1) * s.delay, reach, index,
                                        candidates)  # fmt: skip
-        all_keys = np.concatenate([lib.keys, new.keys])
-        all_fut = np.concatenate([lib.futures, new.futures])
         lin_q = lib.linear(np.nan_to_num(q_keys), ridge)
         safe, q = np.maximum(idx, 0), np.nan_to_num(q_keys)
         if rows is None:
@@ -291,19 +289,31 @@ def forecast(train, y, overlap, s: Structure, horizons, known=None, views=None, 
         # origins in blocks, over the threads: a long path's neighbour futures (rows, k,
         # horizons, C) are large, and the local-linear fits of many origins take a while
         threads = max(1, neighbours.THREADS)
-        step = max(1, _GATHER_ELEMS // threads // (s.n_neighbors * all_fut[0].size))
+        step = max(1, _GATHER_ELEMS // threads // (s.n_neighbors * lib.futures[0].size))
         step = min(step, max(-(-len(todo) // threads), _MIN_BLOCK))
 
         def origins(a):  # each block writes its own rows: no second copy of the path
             r = slice(a, a + step) if rows is None else todo[a : a + step]
             nb = safe[r]
-            out[r] = neighbour_forecasts(s.model, w[r], all_keys[nb], q[r], all_fut[nb],
+            out[r] = neighbour_forecasts(s.model, w[r], _gather(lib.keys, new.keys, nb), q[r],
+                                         _gather(lib.futures, new.futures, nb),
                                          {ridge: lin_q[r]}, lib.coef, [ridge])[0]  # fmt: skip
 
         parallel_map(origins, list(range(0, len(todo), step)))
         if s.model == "local_linear":
             out = within_range(out, known, y)
     out[~np.isfinite(q_keys).all(axis=1)] = np.nan
+    return out
+
+
+def _gather(library, own, idx):
+    """The rows ``idx`` of the library's rows followed by the series' own (``idx`` numbered as
+    :func:`~tssdpa.signal.neighbours.causal_neighbours` numbers them), without a copy of the
+    two joined: the library's is kept between calls and can be long."""
+    out = library[np.minimum(idx, len(library) - 1)]
+    mine = idx >= len(library)
+    if mine.any():
+        out[mine] = own[idx[mine] - len(library)]
     return out
 
 

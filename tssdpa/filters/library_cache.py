@@ -55,18 +55,17 @@ class FittedViews:
 def fitted_views(est) -> FittedViews:
     """The :class:`FittedViews` of the fitted ``est``, built at the first call after a fit."""
     # (library_size and glitches are the fit's: a forecast after set_params changed one is
-    # refused until a refit; glitches in the key all the same, as it decides the reach)
+    # refused until a refit)
     source = (est.train_, est.mean_, est.scale_, est.structures_)
     got = est.__dict__.get(_ATTR)
     if got is not None and all(a is b for a, b in zip(got[0], source)):
-        if got[0][-1] == est.glitches:
-            return got[1]
+        return got[1]
     fitted = standardise(est.train_, est.mean_, est.scale_)
     known = newest_known(est.train_, len(est.train_))
     views = FittedViews(library_rows(est, fitted), fitted, known)
     if est.glitches is None:  # every sample is data: none is a glitch candidate
         views.items[("reach",)] = np.zeros(fitted.shape[1])
-    est.__dict__[_ATTR] = ((*source, est.glitches), views)
+    est.__dict__[_ATTR] = (source, views)
     return views
 
 
