@@ -12,7 +12,6 @@ missing / infinite cells treated as missing, the columns skipped.
 from __future__ import annotations
 
 import json
-import logging
 import re
 import sys
 import warnings
@@ -339,11 +338,9 @@ def run(args) -> int:
     n_fit = max(3, int(round(len(x) * fraction)))
     out = df.copy()
     if spec.family == "learned":
-        import lightning.pytorch  # noqa: F401 -- it sets its loggers' levels when imported
+        from tssdpa.compare.common import quiet_lightning
 
-        for name in ("lightning.pytorch", "lightning.pytorch.utilities.rank_zero",
-                     "lightning.fabric", "lightning.fabric.utilities.rank_zero"):  # fmt: skip
-            logging.getLogger(name).setLevel(logging.ERROR)  # "GPU available: ..." banners
+        quiet_lightning()  # "GPU available: ..." banners
     times = None  # the time column's, where a filter with tau reads it
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # deprecations and tips are not for a CLI user

@@ -464,7 +464,8 @@ def attend_newest(
     d *= d
     w = d.sum(axis=0) if d.ndim == 2 else d
     scale, top = logit_scale(float(sigma), dt), float(w.max())
-    far = top > logit_reach(scale, dt)  # as attend_lags: from the nearest key
+    reach = logit_reach(scale, dt)
+    far = top > reach  # as attend_lags: from the nearest key
     low = _nearest((w[:-1] if exclude_self else w)[None], None)[0] if far else 0.0
     if scale == 0:  # the uniform kernel, as attend_lags: 0, not inf · -0 = NaN
         w = np.zeros_like(w)
@@ -474,7 +475,7 @@ def attend_newest(
         keys = (np.arange(w.size) < w.size - 1)[None] if exclude_self else None  # not itself
         with np.errstate(over="ignore"):
             w = _rescaled_logits(Ek[:, :, -1], Ek, keys, scale)[0].astype(dt)
-    elif top <= 0.5 * logit_reach(scale, dt):  # no overflow: in place, the same bits
+    elif top <= 0.5 * reach:  # no overflow: in place, the same bits
         np.multiply(w, -scale, out=w)  # as _nearest_first's (w - 0) · -scale
     else:
         w = _nearest_first(w, low, scale)  # (w - 0) · -scale: bitwise w · -scale
