@@ -314,6 +314,28 @@ def test_a_dataframe_with_other_columns_than_the_fit_is_refused_naming_both(case
 
 
 @pytest.mark.parametrize("case", _BY_COLUMN)
+@pytest.mark.parametrize(
+    "labels", [[("imu", "gyro"), ("imu", "accel")], [7, 3]], ids=["multiindex", "sensor-ids"]
+)
+def test_columns_labelled_otherwise_than_by_text_are_checked_too(case, labels):
+    # only all-text names were checked (as scikit-learn's feature_names_in_): a MultiIndex's
+    # columns, or sensors numbered 7 and 3, swapped were filtered with each other's settings
+    method, make = _BY_COLUMN[case]
+    t = np.arange(300.0)
+    values = np.c_[np.sin(t / 9), 100 + 50 * np.cos(t / 5)]
+    values += np.random.default_rng(0).normal(0, [0.1, 5.0], size=values.shape)
+    columns = pd.MultiIndex.from_tuples(labels) if isinstance(labels[0], tuple) else labels
+    frame = pd.DataFrame(values, columns=columns)
+    fit_kw = {"target": values} if case == "wiener-fir" else {}
+    run = getattr(make().fit(frame, **fit_kw), method)
+    run(frame)
+    with pytest.raises(ValueError, match=r"fitted on the columns .*select them in that order"):
+        run(frame[frame.columns[::-1]])
+    run = getattr(make().fit(pd.DataFrame(values), **fit_kw), method)  # positional: no names
+    run(frame[frame.columns[::-1]])
+
+
+@pytest.mark.parametrize("case", _BY_COLUMN)
 def test_a_series_named_otherwise_than_the_fitted_series_is_refused_naming_both(case):
     # a model fitted on Series 'HUFL' forecast Series 'OT' without a word, where a DataFrame
     # fit refused other columns

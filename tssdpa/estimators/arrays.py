@@ -413,6 +413,10 @@ def tensor_like(out: np.ndarray, meta: ArrayMeta):
 #: alone: ``save`` writes no such key, and a loaded forecaster reads the name from what its
 #: ``predict`` returns (``_pandas_output_``, saved); a loaded denoiser has none to check.
 SERIES_NAME = "_series_name_in_"
+#: where the fit guard keeps the labels of a DataFrame's columns that are not all text and
+#: not positional (tuples of a MultiIndex, sensor numbers 3, 7, 12, dates): in memory alone,
+#: as :data:`SERIES_NAME`; a loaded forecaster reads them from ``_pandas_output_``
+FRAME_COLUMNS = "_column_labels_in_"
 
 
 def record_columns(estimator, data) -> None:
@@ -420,13 +424,18 @@ def record_columns(estimator, data) -> None:
     pandas DataFrame whose column names are all text (as scikit-learn does), else remove it:
     called after every ``fit``. Positional names (``pd.DataFrame(array)``'s 0, 1, ...) are
     not names to check: ``save`` keeps text names only, so they held in memory alone. A
-    Series' text name is kept as :data:`SERIES_NAME` (in memory; see there)."""
+    Series' text name is kept as :data:`SERIES_NAME`, and other labels than text or
+    positions as :data:`FRAME_COLUMNS` (in memory; see there)."""
     pd = sys.modules.get("pandas")
     if (pd is not None and isinstance(data, pd.DataFrame)
             and all(isinstance(c, str) for c in data.columns)):  # fmt: skip
         estimator.feature_names_in_ = list(data.columns)
     else:
         estimator.__dict__.pop("feature_names_in_", None)
+    estimator.__dict__.pop(FRAME_COLUMNS, None)
+    if (pd is not None and isinstance(data, pd.DataFrame) and not hasattr(estimator,
+            "feature_names_in_") and list(data.columns) != list(range(data.shape[1]))):  # fmt: skip
+        estimator.__dict__[FRAME_COLUMNS] = list(data.columns)
     estimator.__dict__.pop(SERIES_NAME, None)
     if pd is not None and isinstance(data, pd.Series) and isinstance(data.name, str):
         estimator.__dict__[SERIES_NAME] = data.name
@@ -442,14 +451,30 @@ def _fitted_series_name(estimator) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def _fitted_labels(estimator) -> list | None:
+    """The labels of the DataFrame's columns ``estimator`` was fitted on where they are not
+    all text nor positional (:data:`FRAME_COLUMNS`; a loaded forecaster's from its saved
+    ``predict`` output), else None."""
+    labels = estimator.__dict__.get(FRAME_COLUMNS)
+    spec = estimator.__dict__.get("_pandas_output_")
+    if labels is None and isinstance(spec, dict) and spec.get("kind") == "frame":
+        saved = list(spec["columns"])
+        text = all(isinstance(c, str) for c in saved)
+        labels = None if text or saved == list(range(len(saved))) else saved
+    return labels
+
+
 def check_columns(estimator, meta: ArrayMeta, name: str = "x") -> None:
     """``ValueError`` where a DataFrame's columns are not those of the DataFrame ``estimator``
     was fitted on, in the same order: each channel keeps its fitted scale, width and settings
     by position, so swapped columns were filtered with each other's (and labelled as given).
     A Series' text name is a one-column label likewise: a model fitted on Series 'HUFL'
-    forecast Series 'OT' without a word. A Series without a text name (None: a numpy
-    column's) and a DataFrame whose names are not all text tell nothing and are taken."""
-    fitted = estimator.__dict__.get("feature_names_in_")
+    forecast Series 'OT' without a word. Labels that are not text (a MultiIndex's tuples,
+    sensor numbers) are checked as well (:data:`FRAME_COLUMNS`). A Series without a text
+    name (None: a numpy column's), a frame fitted on positional labels (0, 1, ...: a numpy
+    array's) and positional labels against labels that are not text tell nothing and are
+    taken."""
+    fitted = estimator.__dict__.get("feature_names_in_") or _fitted_labels(estimator)
     series = _fitted_series_name(estimator) if fitted is None else None
     what = f"the Series {series!r}" if series is not None else f"the columns {fitted}"
     labels = [series] if series is not None else fitted
@@ -463,9 +488,11 @@ def check_columns(estimator, meta: ArrayMeta, name: str = "x") -> None:
         return
     if series is not None and all(isinstance(c, str) for c in meta.columns):
         fitted = [series]  # a frame of named columns must name the fitted Series' channel
-    if fitted is None or list(meta.columns) == list(fitted):
-        return
     given = list(meta.columns)
+    if fitted is None or given == list(fitted):
+        return
+    if "feature_names_in_" not in estimator.__dict__ and given == list(range(len(given))):
+        return  # labels that are not text, against positions (a numpy array's): nothing to say
     how = (f"select them in that order ({name}[{fitted!r}])"
            if sorted(map(str, given)) == sorted(map(str, fitted))
            else "rename them, or fit on these")  # fmt: skip
