@@ -373,7 +373,8 @@ class Forecaster(Estimator):
     def _series(self, y, horizon, name: str = "horizon"):
         """Checked ``(a (T, C) with NaN filled, meta, horizon)`` for a forecasting call."""
         self._check_fitted()
-        horizon = self._check_horizon(horizon, name)
+        horizon = self._check_horizon((self._direct_horizon() or 1) if horizon is None else horizon,
+                                      name)  # fmt: skip
         a, meta = as_2d(y, "y")
         self._check_channels(a, "y", meta)
         warn_series(self, a, meta)  # an uneven index; a dead channel blanking a joint forecast
@@ -386,18 +387,19 @@ class Forecaster(Estimator):
         """The series as ``_path`` needs it (default: NaN carried forward)."""
         return fill_missing(a, True)
 
-    def forecast_path(self, y, horizon: int = 1):
-        """Rolling-origin forecasts: ``out[t, h-1]`` predicts ``y[t+h]`` from ``y[:t+1]`` only.
-
-        Returns (T, H) for a 1-D ``y`` and (T, H, C) otherwise; NaN where history is too short.
-        A pandas ``y`` gives a DataFrame on its index (columns: :mod:`.pandas_out`).
-        """
+    def forecast_path(self, y, horizon: int | None = None):
+        """Rolling-origin forecasts: ``out[t, h-1]`` predicts ``y[t+h]`` from ``y[:t+1]`` only,
+        h = 1 .. ``horizon`` (default as :meth:`forecast`). (T, H) for a 1-D ``y``, else (T, H,
+        C); NaN where history is too short; a pandas ``y`` gives a DataFrame on its index
+        (columns: :mod:`.pandas_out`)."""
         a, meta, horizon = self._series(y, horizon)
         return path_like(self._without_future(a, self._path(self._prepare(a), horizon)), meta)
 
-    def forecast(self, y, horizon: int = 1):
+    def forecast(self, y, horizon: int | None = None):
         """Aligned with ``y`` (same type and shape): entry ``t`` predicts ``y[t+horizon]``
-        from ``y[:t+1]``; NaN where the history is too short."""
+        from ``y[:t+1]``; NaN where the history is too short. ``horizon`` defaults to the
+        fitted one of a forecaster that has one (``ProjectionForecaster(horizon=6)``: 6 steps
+        ahead), else 1 (until 2026-12-06 always 1, whatever the fit)."""
         a, meta, horizon = self._series(y, horizon)
         out = self._without_future(a, self._forecast_h(self._prepare(a), horizon)[:, None])
         return restore(out[:, 0], meta)

@@ -471,11 +471,6 @@ class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):
     def _path(self, a: np.ndarray, horizon: int) -> np.ndarray:
         return self._net_path(a)[:, :horizon]
 
-    def forecast_path(self, y, horizon: int | None = None) -> np.ndarray:
-        """(T, H) or (T, H, C): entry [t, h-1] predicts y[t+h] from y[:t+1]; ``horizon``
-        defaults to the trained one."""
-        return super().forecast_path(y, self.horizon if horizon is None else horizon)
-
     def _direct_horizon(self) -> int:
         return self.horizon
 
