@@ -1,6 +1,8 @@
 """The noise level of a linear signal from the floor of its spectrum
 (tssdpa.estimators.linear_noise), and where noise_level uses it."""
 
+import math
+import warnings
 from collections import OrderedDict
 
 import numpy as np
@@ -69,6 +71,22 @@ def test_the_whittle_fit_recovers_an_ar2_plus_white_noise():
     _, a_fit, q_fit, s2_fit, _ = fit_ar_plus_noise(w, power, 2, counts=counts)
     np.testing.assert_allclose(a_fit, a, atol=0.05)
     assert abs(q_fit / q - 1) < 0.2 and abs(s2_fit / s**2 - 1) < 0.1
+
+
+@pytest.mark.parametrize("unit", [1e-150, 1e100])
+def test_the_whittle_fit_is_the_same_in_any_unit_and_never_overflows(unit):
+    # powers near 1e200 (a series of 1e100: a glitch) overflowed in their squares, and the
+    # fit raised numpy's RuntimeWarning to the user
+    rng = np.random.default_rng(1)
+    v = signal.lfilter([1.0], [1.0, -1.3, 0.6], rng.normal(size=4000)) + rng.normal(size=4000)
+    w, power, counts = periodogram(v, bins=256)
+    nll, a, q, s2, theta = fit_ar_plus_noise(w, power, 2, counts=counts)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        nll_u, a_u, q_u, s2_u, theta_u = fit_ar_plus_noise(w, power * unit**2, 2, counts=counts)
+    np.testing.assert_allclose(a_u, a, rtol=1e-6)
+    np.testing.assert_allclose([q_u, s2_u], [q * unit**2, s2 * unit**2], rtol=1e-6)
+    assert nll_u == pytest.approx(nll + counts.sum() * math.log(unit**2), rel=1e-9)
 
 
 def test_the_likelihood_gradient_matches_finite_differences():

@@ -140,14 +140,18 @@ def fit_ar_plus_noise(w, power, order: int, s2=None, start=None, counts=None):
     """
     E = np.exp(-1j * np.outer(w, np.arange(1, order + 1)))  # (F, order)
     counts = np.ones(len(w)) if counts is None else counts
+    # in units of the periodogram's mean: a series of 1e100 has powers near 1e200, whose
+    # squares overflowed (a RuntimeWarning to the user); the likelihood only shifts by a
+    # constant, added back below, so fits of one periodogram still compare
     scale = float(np.mean(power))
-    free = s2 is None
+    power, free = power / scale, s2 is None
+    s2 = None if free else s2 / scale
 
     def unpack(th):
         r = np.tanh(th[:order])
         a, J = _ar_from_partial(r)
-        noise = scale * math.exp(th[order + 1]) if free else s2
-        return a, J * (1.0 - r * r), scale * math.exp(th[order]), noise  # J: da / dtheta
+        noise = math.exp(th[order + 1]) if free else s2
+        return a, J * (1.0 - r * r), math.exp(th[order]), noise  # J: da / dtheta
 
     def nll_and_grad(th):
         a, J, q, noise = unpack(th)
@@ -173,7 +177,7 @@ def fit_ar_plus_noise(w, power, order: int, s2=None, start=None, counts=None):
     res = scipy.optimize.minimize(nll_and_grad, np.clip(start, -limit, limit), jac=True,
                                   method="L-BFGS-B", bounds=list(zip(-limit, limit)))  # fmt: skip
     a, _, q, noise = unpack(res.x)
-    return res.fun, a, q, noise, res.x
+    return res.fun + float(np.sum(counts)) * math.log(scale), a, q * scale, noise * scale, res.x
 
 
 def neighbour_over_linear(v: np.ndarray, h: int, m: int = 4, k: int = 8, p: int = 8) -> float:
