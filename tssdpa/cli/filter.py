@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 import re
 import sys
-import warnings
 from glob import has_magic
 from pathlib import Path
 
 from tssdpa.cli import batch as batch_command
 from tssdpa.cli.errors import UsageError, usage_errors
 from tssdpa.cli.helptext import DefaultsFormatter
+from tssdpa.cli.said import library_warnings
 from tssdpa.files import same_path
 
 __all__ = ["add_parser", "check_target_columns", "run"]
@@ -342,8 +342,7 @@ def run(args) -> int:
 
         quiet_lightning()  # "GPU available: ..." banners
     times = None  # the time column's, where a filter with tau reads it
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # deprecations and tips are not for a CLI user
+    with library_warnings() as warned:  # deprecations and tips are not for a CLI user
         try:
             if kind == "denoise":
                 est = spec.build(**params)
@@ -390,6 +389,10 @@ def run(args) -> int:
                 msg = re.sub(r"\btarget channel (\d+)",
                              lambda m: f"--target column {named[int(m[1])]!r}", msg)  # fmt: skip
             raise UsageError(f"{method}: {msg}") from None
+    for said in warned:  # what the library warned of (tau: the columns came back unchanged)
+        if time_col is not None and said.startswith("timestamps: "):  # the user gave none
+            said = f"time column {time_col!r}: " + said.removeprefix("timestamps: ")
+        print(f"{method} on {cols}: note: {said}", file=sys.stderr)
     notes = []
     if n_nan or n_inf:
         notes.append(f"{n_nan} missing and {n_inf} infinite cell(s) treated as missing")
