@@ -8,6 +8,7 @@ import pandas as pd
 
 from tssdpa.cli import main
 from tssdpa.cli.said import library_warnings
+from tssdpa.data.text_dates import parse_dates
 
 
 def _noisy(n=300, seed=0):
@@ -49,3 +50,36 @@ def test_library_warnings_keeps_the_librarys_own_and_drops_other_code_and_numpys
              {"warnings": warnings})  # fmt: skip
     assert said == ["the library says so"]
 
+
+def _dated(tmp_path, stamps, name="when.csv"):
+    a, _ = _noisy(len(stamps))
+    p = tmp_path / name
+    pd.DataFrame({"when": stamps, "a": a}).to_csv(p, index=False)
+    return p
+
+
+def test_day_first_hourly_dates_are_read_day_first_and_the_note_says_so(tmp_path, capsys):
+    hours = pd.date_range("2026-05-01", periods=240, freq="h")
+    p = _dated(tmp_path, hours.strftime("%d/%m/%Y %H:%M"))
+    times, note = parse_dates(pd.read_csv(p)["when"], "when")
+    assert (times.diff().dropna() == pd.Timedelta("1h")).all()
+    assert main(["filter", str(p), "--params", '{"tau": 3600}', "-o", str(tmp_path / "o.csv")]) == 0
+    err = capsys.readouterr().err
+    assert "time column 'when': dates read day-first ('01/05/2026 00:00' is 2026-05-01)" in err
+
+
+def test_a_day_first_column_of_dates_alone_is_found_and_used_as_the_sample_times(tmp_path, capsys):
+    p = _dated(tmp_path, pd.date_range("2026-05-01", periods=60, freq="D").strftime("%d/%m/%Y"))
+    assert (
+        main(["filter", str(p), "--params", '{"tau": 86400}', "-o", str(tmp_path / "o.csv")]) == 0
+    )
+    assert "time column 'when' used as the sample times (tau)" in capsys.readouterr().err
+
+
+def test_dates_that_read_alike_in_both_orders_are_refused_where_the_filter_reads_them(
+    tmp_path, capsys
+):
+    p = _dated(tmp_path, ["01/02/2026", "03/04/2026", "05/06/2026"])  # 1 Feb or 2 Jan, ...
+    assert main(["filter", str(p), "--params", '{"tau": 86400}']) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'when'" in err and "day-first and month-first alike" in err

@@ -296,6 +296,7 @@ def run(args) -> int:
     from tssdpa.data.tables import (
         check_new_columns,
         column_values,
+        date_order_note,
         find_time_column,
         numeric_columns,
         read_table,
@@ -405,6 +406,9 @@ def run(args) -> int:
         if use and per != 1.0 and df[time_col].dtype.kind in "iuf":  # numbers, not dates
             use = f"used as the sample times (tau; its numbers x {per:g} s, by its name) and "
         notes.append(f"time column {time_col!r} {use}copied through")
+        order = date_order_note(df, time_col)
+        if order:  # 01/05/2026: day-first, which pandas alone never reads
+            notes.append(order)
         sampling = None if use else sampling_note(df, time_col)
         if sampling:  # a log concatenated out of order, a logger's dropouts
             notes.append(sampling)

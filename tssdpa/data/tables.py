@@ -19,12 +19,14 @@ import pandas as pd
 
 from tssdpa.checks import to_seconds
 from tssdpa.data.csv_files import cells_as_read, compression, read_csv_file
+from tssdpa.data.text_dates import is_numbered_dates, parse_dates
 from tssdpa.files import replacing
 
 __all__ = [
     "TIME_NAMES",
     "check_new_columns",
     "column_values",
+    "date_order_note",
     "find_time_column",
     "numeric_columns",
     "read_table",
@@ -148,7 +150,8 @@ def _stored_index(p: Path, index: pd.Index) -> bool:
 def find_time_column(df: pd.DataFrame, name=None):
     """The column of sample times: ``name`` when given, else the first column named like
     :data:`TIME_NAMES` (``time``, ``Time (s)``, ``timestamp``, ...) or holding datetimes, else
-    the first holding ISO 8601 text dates (as a CSV has them); None when there is none."""
+    the first holding text dates (as a CSV has them: ISO 8601, or day and month as numbers
+    such as 01/05/2026, :mod:`~tssdpa.data.text_dates`); None when there is none."""
     if name is not None:
         if name not in df.columns:
             raise ValueError(f"{name!r} is not a column of the file (its columns: "
@@ -163,7 +166,7 @@ def find_time_column(df: pd.DataFrame, name=None):
             return c
     # text dates only where no column is named as times: a 'run_date' of one value ahead of
     # 't' took the time role from it, and 't' was filtered as a signal
-    return next((c for c in df.columns if _text_dates(df[c])), None)
+    return next((c for c in df.columns if _text_dates(df[c]) or is_numbered_dates(df[c])), None)
 
 
 def _text_dates(column: pd.Series) -> bool:
@@ -236,6 +239,18 @@ def sampling_note(df: pd.DataFrame, time_column) -> str | None:
             "equally spaced")  # fmt: skip
 
 
+def date_order_note(df: pd.DataFrame, time_column) -> str | None:
+    """Which order a time column of dates like 01/05/2026 was read in, where both parse
+    (:func:`~tssdpa.data.text_dates.parse_dates`), or that neither order is more likely; None
+    for any other time column."""
+    if time_column is None or pd.api.types.is_numeric_dtype(df[time_column]):
+        return None
+    try:
+        return parse_dates(df[time_column], time_column)[1]
+    except ValueError as exc:  # copied through as it is: the order matters to no filter
+        return str(exc)
+
+
 def _time_values(df: pd.DataFrame, time_column) -> np.ndarray:
     """:func:`_parsed_times`, ``ValueError`` also at the first step backwards (a log
     concatenated out of order; the filter's own check names no row)."""
@@ -258,7 +273,7 @@ def _parsed_times(df: pd.DataFrame, time_column) -> np.ndarray:
     if not pd.api.types.is_datetime64_any_dtype(t) and not pd.api.types.is_numeric_dtype(t):
         # text dates (a CSV keeps them text); UTC, as the filter takes them: offsets may
         # differ across a daylight-saving change
-        t = pd.to_datetime(t, errors="coerce", utc=True)
+        t, _ = parse_dates(t, time_column)  # 01/05/2026: day-first where so it reads
         if t.isna().any():
             row = int(np.flatnonzero(t.isna().to_numpy())[0]) + 1
             raise ValueError(f"time column {time_column!r}: data row {row} is no number or "
