@@ -83,3 +83,23 @@ def test_dates_that_read_alike_in_both_orders_are_refused_where_the_filter_reads
     assert main(["filter", str(p), "--params", '{"tau": 86400}']) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "'when'" in err and "day-first and month-first alike" in err
+
+
+def test_an_output_path_that_cannot_be_written_is_refused_before_the_fit(tmp_path, capsys):
+    a, b = _noisy()
+    p = tmp_path / "in.csv"
+    pd.DataFrame({"a": a, "b": b}).to_csv(p, index=False)
+    cases = {
+        "/proc/x.csv": "--out: cannot write in the folder '/proc' (it takes no new files)",
+        str(p / "x.csv"): f"--out: {str(p)!r} is a file, not a folder; give another path",
+        "": "--out: empty; give a file name",
+    }
+    for out, said in cases.items():
+        assert main(["filter", str(p), "--out", out]) == 2
+        assert capsys.readouterr().err == f"tssdpa filter: {said}\n"  # one line, no fit
+
+
+def test_compare_refuses_an_output_folder_that_cannot_be_written_before_the_run(tmp_path, capsys):
+    assert main(["compare", "denoise", "--out", "/proc/cmp"]) == 2
+    said = "tssdpa compare: --out: cannot write in the folder '/proc' (it takes no new files)\n"
+    assert capsys.readouterr().err == said

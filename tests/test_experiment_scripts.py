@@ -135,8 +135,22 @@ def test_a_results_csv_that_is_a_folder_is_refused_before_training(tmp_path, mon
     argv = ["fit", "--config", str(config), *_TINY, "--data.n", "800", "--results_csv", "res"]
     assert _script("denoise").main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1] == "denoise.py: error: --results_csv res is a folder; give a file name"
+    assert err[-1] == "denoise.py: error: --results_csv: 'res' is a folder; give a file name"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["res"]
+
+
+def test_a_results_csv_under_a_file_is_one_line_before_training_not_a_traceback(
+    tmp_path, monkeypatch, capsys
+):
+    # saving the resolved config beside it ended in a traceback (FileExistsError from mkdir)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "basic.csv").write_text("a\n1\n")
+    config = EXPERIMENTS / "configs" / "forecast_lorenz.yaml"
+    argv = ["fit", "--config", str(config), *_TINY, *_TINY_LORENZ[:-1], "basic.csv/x.csv"]
+    assert _script("forecast").main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == ("forecast.py: error: --results_csv: 'basic.csv' is a file, not a folder; "
+                       "give another path")  # fmt: skip
 
 
 def test_denoise_adds_its_row_by_column_name_to_a_results_csv_of_other_columns(

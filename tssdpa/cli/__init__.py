@@ -36,8 +36,9 @@ from pathlib import Path
 
 from tssdpa.cli import compare_file
 from tssdpa.cli import filter as filter_command
-from tssdpa.cli.errors import UsageError
+from tssdpa.cli.errors import UsageError, usage_errors
 from tssdpa.cli.helptext import DefaultsFormatter
+from tssdpa.cli.paths import check_output_folder
 from tssdpa.files import same_path
 
 __all__ = ["main", "build_parser"]
@@ -254,10 +255,9 @@ def _compare(args) -> int:
         raise UsageError(f"--dataset must be one of {DATASETS} or 'default'; got {unknown}")
     _check_forecast_only(args, kinds)
     for flag, folder in (("--out", args.out), ("--docs", args.docs)):
-        # the folder or the first of its parents that exists (afile/sub: NotADirectoryError)
-        there = folder and next(p for p in (Path(folder), *Path(folder).parents) if p.exists())
-        if there and not there.is_dir():
-            raise UsageError(f"{flag}: {str(there)!r} is a file; give a folder")
+        if folder is not None:  # before the run (it ran, then failed on the write)
+            with usage_errors(""):
+                check_output_folder(folder, flag)
     if args.docs and same_path(args.docs, args.out):
         raise UsageError("--docs: the --out folder; give another one")  # ran, then SameFileError
     tic = time.perf_counter()

@@ -18,7 +18,8 @@ import sys
 import warnings
 from pathlib import Path
 
-from tssdpa.cli.errors import UsageError
+from tssdpa.cli.errors import UsageError, usage_errors
+from tssdpa.cli.paths import check_output_file
 from tssdpa.files import same_path
 
 __all__ = ["add_arguments", "check_single_file_args", "method_error", "run"]
@@ -172,13 +173,12 @@ def run(args, parse_params) -> int:
         raise UsageError(f"--out-dir: {args.out_dir!r} is not an existing folder; create it first")
     if args.fit_on is not None and not Path(args.fit_on).is_file():
         raise UsageError(f"--fit-on: {args.fit_on}: no such file")
-    if args.summary is not None and not Path(args.summary).resolve().parent.is_dir():
-        raise UsageError(f"--summary: the folder {str(Path(args.summary).parent)!r} does not exist")
+    if args.summary is not None:
+        with usage_errors(""):
+            check_output_file(args.summary, "--summary")
     if args.suffix == "":  # every file failed, its columns already in the table
         raise UsageError("--suffix: empty, the filtered columns would take the input columns' "
                          "names; give a suffix such as '_filtered'")  # fmt: skip
-    if args.summary is not None and Path(args.summary).is_dir():
-        raise UsageError(f"--summary: {args.summary!r} is a folder; give a file name")
     # the cheap checks above run before the estimators are imported
     import pandas as pd
 

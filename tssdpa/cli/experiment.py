@@ -149,6 +149,7 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
     from lightning.fabric.utilities.exceptions import MisconfigurationException
     from lightning.pytorch.cli import SaveConfigCallback
 
+    from tssdpa.cli.paths import check_output_file
     from tssdpa.files import same_path
 
     from_command_line = argv is None
@@ -166,8 +167,9 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
             super().__init__(parser, config, save_to_log_dir=False, **kwargs)
             csv = Path(str(config["results_csv"]))
             self.path = csv.with_name(f"{csv.stem}.config.yaml")
-            if csv.is_dir():  # the row is appended after training: refused before it
-                raise ValueError(f"--results_csv {csv} is a folder; give a file name")
+            # the row is appended after training, the config saved before it: both refused
+            # before it (a folder, a file where a folder should be, no permission)
+            check_output_file(csv, "--results_csv", make_folders=True)
             if csv.is_file():  # read after training, to add the row by its columns
                 import pandas as pd
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from tssdpa.cli import batch as batch_command
 from tssdpa.cli.errors import UsageError, usage_errors
 from tssdpa.cli.helptext import DefaultsFormatter
+from tssdpa.cli.paths import check_output_file
 from tssdpa.cli.said import library_warnings
 from tssdpa.files import same_path
 
@@ -283,10 +284,9 @@ def run(args) -> int:
     if args.suffix == "" and not args.inplace and args.horizon is None:
         raise UsageError("--suffix: empty, the filtered values would replace the columns; "
                          "give --inplace for that")  # fmt: skip
-    if args.out is not None and not Path(args.out).resolve().parent.is_dir():
-        raise UsageError(f"--out: the folder {str(Path(args.out).parent)!r} does not exist")
-    if args.out is not None and Path(args.out).is_dir():
-        raise UsageError(f"--out: {args.out!r} is a folder; give a file name (or --out-dir)")
+    if args.out is not None:  # before the fit (it ran, then failed on the write)
+        with usage_errors(""):
+            check_output_file(args.out, "--out")
     if args.out is not None and same_path(args.out, args.input):
         raise UsageError(f"--out: {args.out!r} is the input file; write the output "
                          "elsewhere (--inplace replaces the columns, not the file)")  # fmt: skip
