@@ -103,3 +103,27 @@ def test_compare_refuses_an_output_folder_that_cannot_be_written_before_the_run(
     assert main(["compare", "denoise", "--out", "/proc/cmp"]) == 2
     said = "tssdpa compare: --out: cannot write in the folder '/proc' (it takes no new files)\n"
     assert capsys.readouterr().err == said
+
+
+def test_spaces_after_the_header_commas_are_not_part_of_the_column_names(tmp_path, capsys):
+    p = tmp_path / "spaced.csv"
+    p.write_text("time, a, b\n" + "".join(f"{i},{np.sin(i)},{np.cos(i)}\n" for i in range(50)))
+    out = tmp_path / "o.csv"
+    assert main(["filter", str(p), "--columns", "a", "-m", "moving_average", "-o", str(out)]) == 0
+    assert pd.read_csv(out).columns.tolist() == ["time", "a", "b", "a_filtered"]
+
+
+def test_names_that_differ_only_by_spaces_are_refused_as_a_name_given_twice(tmp_path, capsys):
+    p = tmp_path / "twice.csv"
+    p.write_text("time,a, a\n0,1,2\n1,2,3\n")
+    assert main(["filter", str(p)]) == 2
+    assert "['a'] appear more than once in the header once the spaces" in capsys.readouterr().err
+
+
+def test_zeit_unix_time_and_ts_are_time_columns_and_tsx_is_a_signal():
+    from tssdpa.data.tables import find_time_column
+
+    for name in ("Zeit [s]", "unix_time", "ts", "ts_ms"):
+        assert find_time_column(pd.DataFrame({"a": [1.0, 2.0], name: [0, 1]})) == name
+    for name in ("tsX", "ts_x", "Zeit [degC]"):
+        assert find_time_column(pd.DataFrame({"a": [1.0, 2.0], name: [0, 1]})) is None

@@ -191,10 +191,23 @@ def read_csv_file(p: Path) -> pd.DataFrame:
     if len(names) == df.shape[1]:
         df.attrs["unnamed"] = [c for c, n in zip(df.columns, names) if not n.strip()]
     _check_header_is_names(p, names if names else [str(c) for c in df.columns])
-    twice = sorted({n for n in names if n.strip() and names.count(n) > 1})
+    stripped = [n.strip() for n in names]
+    twice = sorted({n for n in stripped if n and stripped.count(n) > 1})
     if twice:
-        raise ValueError(f"{p}: column name(s) {twice} appear more than once in the header; "
-                         "rename them")  # fmt: skip
+        spaced = " once the spaces around them are dropped" if len(set(names)) == len(names) else ""
+        raise ValueError(f"{p}: column name(s) {twice} appear more than once in the header"
+                         f"{spaced}; rename them")  # fmt: skip
+    return _stripped_names(df)
+
+
+def _stripped_names(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with the spaces around its column names dropped: ``time, a, b`` (a space after
+    each comma) named its columns ' a' and ' b', and ``--columns a`` found none."""
+    names = {c: c.strip() for c in df.columns if isinstance(c, str) and c != c.strip()}
+    if not names:
+        return df
+    df = df.rename(columns=names)
+    df.attrs["unnamed"] = [names.get(c, c) for c in df.attrs.get("unnamed", [])]
     return df
 
 
@@ -234,7 +247,7 @@ def cells_as_read(out: pd.DataFrame, written=()) -> pd.DataFrame:
                          "copy that stays put")  # fmt: skip
     with warnings.catch_warnings():  # a trailing separator: warned of when first read
         warnings.simplefilter("ignore", pd.errors.ParserWarning)
-        text = pd.read_csv(path, dtype=str, keep_default_na=False, **kw)
+        text = _stripped_names(pd.read_csv(path, dtype=str, keep_default_na=False, **kw))
     written = set(written)
     copied = [c for c in out.columns if c in text.columns and c not in written]
     out = out.copy()

@@ -36,10 +36,10 @@ __all__ = [
 
 #: column names taken for sample times when no time column is named (case-insensitive; ``t_ns``,
 #: ``timestamp_ms``, ROS's ``%time`` too; ``seconds``, ``elapsed_s``, ``stamp``, ``epoch_ms``,
-#: which loggers write as often). A whole word only: ``time_constant``, ``seconds_left`` or
-#: ``stamp_count`` are not times
-TIME_NAMES = re.compile(r"^%?(t|time|times|timestamp|timestamps|datetime|date|seconds|secs|sec"
-                        r"|elapsed|elapsed_time|time_elapsed|stamp|epoch)"
+#: ``ts``, ``unix_time``, German ``Zeit [s]``, which loggers write as often). A whole word
+#: only: ``time_constant``, ``seconds_left``, ``stamp_count`` or ``tsX`` are not times
+TIME_NAMES = re.compile(r"^%?(?:unix_?)?(t|ts|time|times|timestamp|timestamps|datetime|date"
+                        r"|seconds|secs|sec|elapsed|elapsed_time|time_elapsed|stamp|epoch|zeit)"
                         r"(_(ns|us|ms|s|sec|secs|utc|unix|epoch))?\b", re.IGNORECASE)  # fmt: skip
 #: a unit in brackets after such a name must be one of time for it to be the time column
 #: ("T (degC)" is a temperature, "t (s)" a time)
