@@ -127,3 +127,24 @@ def test_zeit_unix_time_and_ts_are_time_columns_and_tsx_is_a_signal():
         assert find_time_column(pd.DataFrame({"a": [1.0, 2.0], name: [0, 1]})) == name
     for name in ("tsX", "ts_x", "Zeit [degC]"):
         assert find_time_column(pd.DataFrame({"a": [1.0, 2.0], name: [0, 1]})) is None
+
+
+def test_a_causal_setting_that_contradicts_the_method_is_refused_naming_both(tmp_path, capsys):
+    a, b = _noisy()
+    p = tmp_path / "in.csv"
+    pd.DataFrame({"a": a, "b": b}).to_csv(p, index=False)
+    (tmp_path / "out").mkdir()
+    for method, causal, other in (("projection_zp", "true", "projection"),
+                                  ("projection", "false", "projection_zp")):  # fmt: skip
+        for where in ([], ["--out-dir", str(tmp_path / "out")]):
+            assert (
+                main(
+                    ["filter", str(p), "-m", method, "--params", f'{{"causal": {causal}}}', *where]
+                )
+                == 2
+            )
+            err = capsys.readouterr().err
+            assert f"--params: causal={causal} contradicts --method {method}" in err
+            assert err.count("\n") == 1 and err.rstrip().endswith(f"give --method {other}")
+    agreed = ["-m", "projection", "--params", '{"causal": true}', "--columns", "a"]
+    assert main(["filter", str(p), *agreed, "--out", str(tmp_path / "o.csv")]) == 0

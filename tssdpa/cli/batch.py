@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tssdpa.cli.errors import UsageError, usage_errors
 from tssdpa.cli.paths import check_output_file
+from tssdpa.cli.settings import check_causal
 from tssdpa.files import same_path
 
 __all__ = ["add_arguments", "check_single_file_args", "method_error", "run"]
@@ -194,6 +195,7 @@ def run(args, parse_params) -> int:
         raise UsageError(f"--method: {args.method} fits against a clean reference (--target), "
                          "which --out-dir does not take; choose a self-supervised one")  # fmt: skip
     params = parse_params(args.params, spec.resolve_factory())
+    check_causal(spec, params, args.method)
     try:  # before a cluster starts
         check_params(spec, params)
     except ValueError as exc:

@@ -22,6 +22,7 @@ from tssdpa.cli.errors import UsageError, usage_errors
 from tssdpa.cli.helptext import DefaultsFormatter
 from tssdpa.cli.paths import check_output_file
 from tssdpa.cli.said import library_warnings
+from tssdpa.cli.settings import check_causal
 from tssdpa.files import same_path
 
 __all__ = ["add_parser", "check_target_columns", "run"]
@@ -292,6 +293,7 @@ def run(args) -> int:
                          "elsewhere (--inplace replaces the columns, not the file)")  # fmt: skip
     factory = spec.resolve_factory()
     params = _params(args.params, factory)
+    check_causal(spec, params, method)
     from tssdpa.data.csv_files import cells_as_read
     from tssdpa.data.tables import (
         check_new_columns,
