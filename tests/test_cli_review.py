@@ -148,3 +148,15 @@ def test_a_causal_setting_that_contradicts_the_method_is_refused_naming_both(tmp
             assert err.count("\n") == 1 and err.rstrip().endswith(f"give --method {other}")
     agreed = ["-m", "projection", "--params", '{"causal": true}', "--columns", "a"]
     assert main(["filter", str(p), *agreed, "--out", str(tmp_path / "o.csv")]) == 0
+
+
+def test_inplace_with_a_suffix_is_refused_not_the_suffix_ignored(tmp_path, capsys):
+    a, b = _noisy()
+    p = tmp_path / "in.csv"
+    pd.DataFrame({"a": a, "b": b}).to_csv(p, index=False)
+    assert (
+        main(["filter", str(p), "--inplace", "--suffix", "_f", "-o", str(tmp_path / "o.csv")]) == 2
+    )
+    err = capsys.readouterr().err
+    assert err.startswith("tssdpa filter: --suffix: --inplace writes") and err.count("\n") == 1
+    assert not (tmp_path / "o.csv").exists()

@@ -282,6 +282,9 @@ def run(args) -> int:
     if args.horizon is not None and suffix_given:  # it was ignored, as --inplace was
         raise UsageError(f"--suffix: forecasts go to new columns <col>_forecast_h{args.horizon}"
                          "; drop --suffix")  # fmt: skip
+    if args.inplace and suffix_given:  # the filtered values went over the columns all the same
+        raise UsageError("--suffix: --inplace writes the filtered values over the columns, "
+                         "under no new name; give one of --inplace and --suffix")  # fmt: skip
     if args.suffix == "" and not args.inplace and args.horizon is None:
         raise UsageError("--suffix: empty, the filtered values would replace the columns; "
                          "give --inplace for that")  # fmt: skip
