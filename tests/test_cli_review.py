@@ -160,3 +160,26 @@ def test_inplace_with_a_suffix_is_refused_not_the_suffix_ignored(tmp_path, capsy
     err = capsys.readouterr().err
     assert err.startswith("tssdpa filter: --suffix: --inplace writes") and err.count("\n") == 1
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_notes_to_a_closed_pipe_are_dropped_and_the_output_file_still_written(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    a, b = _noisy()
+    p = tmp_path / "in.csv"
+    pd.DataFrame({"a": a, "b": b}).to_csv(p, index=False)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    args = [sys.executable, "-m", "tssdpa", "filter", str(p), "--out", str(tmp_path / "o.csv")]
+    run = subprocess.Popen(args, stderr=subprocess.PIPE, env=env)
+    run.stderr.close()  # `2>&1 | head -0`: the reader of the notes is gone before the first
+    assert run.wait(timeout=300) == 0
+    assert pd.read_csv(tmp_path / "o.csv").columns.tolist() == [
+        "a",
+        "b",
+        "a_filtered",
+        "b_filtered",
+    ]
+

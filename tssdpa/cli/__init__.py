@@ -39,6 +39,7 @@ from tssdpa.cli import filter as filter_command
 from tssdpa.cli.errors import UsageError, usage_errors
 from tssdpa.cli.helptext import DefaultsFormatter
 from tssdpa.cli.paths import check_output_folder
+from tssdpa.cli.said import DroppedWhenClosed
 from tssdpa.files import same_path
 
 __all__ = ["main", "build_parser"]
@@ -461,6 +462,7 @@ def main(argv: list[str] | None = None) -> int:
         "methods": _methods,
         "download": _download,
     }[args.command]
+    notes, sys.stderr = sys.stderr, DroppedWhenClosed(sys.stderr)  # `2>&1 | head -1`
     try:
         return run(args)
     except UsageError as exc:
@@ -488,6 +490,8 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+    finally:
+        sys.stderr = notes
 
 
 if __name__ == "__main__":  # pragma: no cover

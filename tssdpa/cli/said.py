@@ -14,7 +14,7 @@ import os
 import sys
 import warnings
 
-__all__ = ["library_warnings"]
+__all__ = ["DroppedWhenClosed", "library_warnings"]
 
 #: the package's folder: a warning is the library's where its ``warnings.warn`` is called here
 _PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
@@ -52,3 +52,40 @@ def library_warnings():
         warnings.simplefilter("always")  # each call site again: "once" kept one run's
         warnings.showwarning = keep
         yield said
+
+
+class DroppedWhenClosed:
+    """``stream`` (the command's stderr) whose text is dropped once its reader has gone: with
+    ``--out x.csv 2>&1 | head -1`` the second note ended the run in a BrokenPipeError, exit 141
+    and no output file. The notes are the run's commentary; the output is still written."""
+
+    def __init__(self, stream):
+        self._stream, self._closed = stream, False
+
+    def write(self, text: str) -> int:
+        if not self._closed:
+            try:
+                self._stream.write(text)
+                self._stream.flush()  # now, not at exit: a closed pipe is found here
+            except BrokenPipeError:
+                self._close()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._closed:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._close()
+
+    def _close(self) -> None:
+        self._closed = True
+        try:  # the text still buffered: to devnull, or Python's flush at exit fails on it
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):  # no file descriptor (a test's capture)
+            pass
+
+    def __getattr__(self, name):  # fileno, isatty, encoding: the stream's
+        return getattr(self._stream, name)
