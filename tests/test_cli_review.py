@@ -183,3 +183,40 @@ def test_notes_to_a_closed_pipe_are_dropped_and_the_output_file_still_written(tm
         "b_filtered",
     ]
 
+
+def _columns(tmp_path, **columns):
+    p = tmp_path / "log.csv"
+    pd.DataFrame({"time": np.arange(300) * 0.01, **columns}).to_csv(p, index=False)
+    return p
+
+
+def test_compare_names_a_constant_column_by_its_name_not_its_channel_number(tmp_path, capsys):
+    a, b = _noisy()
+    p = _columns(tmp_path, a=a, b=b, c=np.full(300, 3.3))
+    assert main(["compare", "denoise", "--file", str(p), "--out", str(tmp_path / "cmp")]) == 2
+    err = capsys.readouterr().err
+    assert "clean: column(s) ['c'] are constant" in err and err.count("\n") == 1
+
+
+def test_compare_refuses_a_value_beyond_1e150_naming_its_column_and_row_as_filter_does(
+    tmp_path, capsys
+):
+    a, b = _noisy()
+    a[100] = 1e160
+    p = _columns(tmp_path, a=a, b=b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's overflow warning was printed too
+        assert main(["compare", "denoise", "--file", str(p), "--out", str(tmp_path / "cmp")]) == 2
+    err = capsys.readouterr().err
+    assert f"--file {p}: column 'a' reaches magnitude 1e+160 in data row 101, beyond 1e+150" in err
+
+
+def test_a_loggers_comment_lines_before_the_header_are_skipped(tmp_path, capsys):
+    a, _ = _noisy()
+    p = tmp_path / "log.csv"
+    rows = "".join(f"{i},{v}\n" for i, v in enumerate(a))
+    p.write_text("# logger v1.2\n# rate 100 Hz\n\ntime,a\n" + rows)
+    out = tmp_path / "o.csv"
+    assert main(["filter", str(p), "-m", "moving_average", "-o", str(out)]) == 0
+    assert pd.read_csv(out).columns.tolist() == ["time", "a", "a_filtered"]
+    assert "time column 'time' copied through" in capsys.readouterr().err

@@ -13,6 +13,7 @@ noisy columns against the clean ones named there.
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 from pathlib import Path
 
@@ -123,6 +124,8 @@ def _series(args, path):
         check_target_columns(df, args.target, cols, time_col, path, "compared")
         with usage_errors(f"--file {path}: "):
             target, n_nan_clean, _ = column_values(df, args.target, "--target column")
+    for values, names in ((x, cols), (target, args.target)):
+        _check_magnitudes(path, values, names)
     if len(x) < MIN_ROWS:
         raise UsageError(f"--file: {path} has {len(x)} rows; a comparison needs at least "
                          f"{MIN_ROWS} (split 60/20/20 into train, validation and test parts, "
@@ -143,6 +146,24 @@ def _series(args, path):
             digest.update(np.ascontiguousarray(values, dtype="<f8").tobytes())
     series = TableSeries(dataset_name(path), x, tuple(cols), "sha256:" + digest.hexdigest()[:16])
     return series, target
+
+
+def _check_magnitudes(path, values, names) -> None:
+    """``UsageError`` at the first value beyond what a fit takes (1e150: its squares overflow),
+    naming its column and row, as ``tssdpa filter`` refuses it (the comparison added noise to
+    it and said "channel(s) [0] are constant", with numpy's overflow warning)."""
+    from tssdpa.estimators.arrays import MAGNITUDES
+
+    if values is None:
+        return
+    with np.errstate(invalid="ignore"):
+        rows, where = np.nonzero(np.abs(values) > MAGNITUDES[1])
+    if rows.size:
+        row, c = int(rows[0]), int(where[0])
+        raise UsageError(f"--file {path}: column {names[c]!r} reaches magnitude "
+                         f"{abs(values[row, c]):.3g} in data row {row + 1}, beyond "
+                         f"{MAGNITUDES[1]:g} where squares overflow float64: rescale it (e.g. "
+                         "other units)")  # fmt: skip
 
 
 def _check_training_part(path, x, cols, target, target_cols) -> None:
@@ -188,11 +209,27 @@ def _tasks(args, path, kinds, seeds, denoise_tasks, forecast_tasks, recorded_den
     for kind in kinds:
         # a constant column (no noise level gives an SNR), horizons too long for the parts
         with usage_errors("--" if args.horizons and kind == "forecast" else f"--file {path}: "):
-            if kind == "denoise" and target is not None:
-                tasks += recorded_denoise_tasks(series, target, seeds=seeds, quick=args.quick)
-            elif kind == "denoise":
-                tasks += denoise_tasks(series, seeds=seeds, quick=args.quick)
-            else:
-                tasks += forecast_tasks(series, seeds=seeds, horizons=args.horizons,
-                                        max_origins=args.max_origins, quick=args.quick)  # fmt: skip
+            try:
+                if kind == "denoise" and target is not None:
+                    made = recorded_denoise_tasks(series, target, seeds=seeds, quick=args.quick)
+                elif kind == "denoise":
+                    made = denoise_tasks(series, seeds=seeds, quick=args.quick)
+                else:
+                    made = forecast_tasks(
+                        series, seeds=seeds, horizons=args.horizons,
+                        max_origins=args.max_origins, quick=args.quick,
+                    )  # fmt: skip
+            except ValueError as exc:  # "channel(s) [2]": the user knows the column as 'c'
+                raise ValueError(_named(str(exc), series.columns)) from None
+            tasks += made
     return tasks
+
+
+def _named(message: str, columns) -> str:
+    """``message`` with its "channel(s) [2, 3]" as the columns' names."""
+
+    def names(m: re.Match) -> str:
+        found = [columns[int(i)] for i in m[1].split(",")]
+        return f"column(s) {found}"
+
+    return re.sub(r"channel\(s\) \[(\d+(?:, \d+)*)\]", names, message)

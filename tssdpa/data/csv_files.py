@@ -64,13 +64,36 @@ def _open_text(p: Path):
     return open(p, **kw)  # noqa: SIM115 -- closed by the caller's with
 
 
+def leading_comments(p: Path) -> int:
+    """How many lines at the top of ``p`` are a logger's comments (``# rate 100 Hz``) and blank
+    lines before its header, to be skipped: 0 where there are none, or where the first line
+    after them is numbers (the last ``#`` line was the header, ``# time,a``: refused as data).
+    """
+    handle = _open_text(p)
+    if handle is None:
+        return 0
+    count, commented = 0, False
+    with handle:
+        for line in handle:
+            text = line.strip()
+            if text and not text.startswith("#"):
+                fields = re.split(r"[,;\t]", text)
+                return count if commented and not all(map(_NUMBER.fullmatch, fields)) else 0
+            count, commented = count + 1, commented or bool(text)
+    return 0
+
+
 def _rows(p: Path, sep: str, limit: int | None = None):
     """Each non-blank row's ``(line number, fields)`` (csv's reader, pandas' quoting rules;
-    cells of any length), the first ``limit`` rows only where given; nothing where the file
-    is not read here (:func:`_open_text`). A generator: a whole file is never held."""
+    cells of any length) after the :func:`leading_comments`, the first ``limit`` rows only
+    where given; nothing where the file is not read here (:func:`_open_text`). A generator: a
+    whole file is never held."""
+    skip = leading_comments(p)
     handle = _open_text(p)
     if handle is None:
         return
+    for _ in range(skip):
+        handle.readline()
     limit_before = csv.field_size_limit()
     csv.field_size_limit(2**31 - 1)  # pandas reads a cell of any length
     try:
@@ -79,7 +102,7 @@ def _rows(p: Path, sep: str, limit: int | None = None):
             count = 0
             for fields in reader:
                 if fields and any(f.strip() for f in fields):  # pandas skips blank lines
-                    yield reader.line_num, fields
+                    yield reader.line_num + skip, fields
                     count += 1
                     if limit is not None and count >= limit:
                         return
@@ -173,6 +196,8 @@ def read_csv_file(p: Path) -> pd.DataFrame:
     sep = separator(p)
     layout, header = row_layout(p, sep)
     kw = {} if sep == "," else dict(sep=sep)
+    if leading_comments(p):  # "# logger v1.2" lines: "line 3 has 2 fields, the header 1"
+        kw["skiprows"] = leading_comments(p)
     if layout == "trailing":
         kw["index_col"] = False  # else pandas takes the first column for the index
     with warnings.catch_warnings():  # a trailing separator: rows longer than the header
