@@ -220,3 +220,15 @@ def test_a_loggers_comment_lines_before_the_header_are_skipped(tmp_path, capsys)
     assert main(["filter", str(p), "-m", "moving_average", "-o", str(out)]) == 0
     assert pd.read_csv(out).columns.tolist() == ["time", "a", "a_filtered"]
     assert "time column 'time' copied through" in capsys.readouterr().err
+
+
+def test_a_misspelt_option_shows_the_subcommands_usage_and_its_closest_option(tmp_path, capsys):
+    import pytest
+
+    with pytest.raises(SystemExit) as ended:
+        main(["filter", "log.csv", "--colums", "a"])
+    assert ended.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: tssdpa filter")
+    assert err.rstrip().endswith("tssdpa filter: error: unrecognized argument(s): --colums a; "
+                                 "did you mean --columns?")  # fmt: skip

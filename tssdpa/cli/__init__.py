@@ -37,7 +37,7 @@ from pathlib import Path
 from tssdpa.cli import compare_file
 from tssdpa.cli import filter as filter_command
 from tssdpa.cli.errors import UsageError, usage_errors
-from tssdpa.cli.helptext import DefaultsFormatter
+from tssdpa.cli.helptext import DefaultsFormatter, parse_args
 from tssdpa.cli.paths import check_output_folder
 from tssdpa.cli.said import DroppedWhenClosed
 from tssdpa.files import same_path
@@ -454,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
     an unexpected error, with exit code 1 (``TSSDPA_DEBUG=1`` shows its traceback).
     """
     _single_threaded_blas(argv)
-    args = build_parser().parse_args(argv)
+    args = parse_args(build_parser(), argv)
     args.argv_line = shlex.join(sys.argv[1:] if argv is None else argv)
     run = {
         "compare": _compare,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 
 
 class DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -14,3 +15,21 @@ class DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if "default" in text or action.default in (None, False, argparse.SUPPRESS):
             return text
         return super()._get_help_string(action)
+
+
+def parse_args(parser: argparse.ArgumentParser, argv):
+    """``parser.parse_args(argv)``, where an option the subcommand does not know is refused by
+    that subcommand -- its usage, and the closest of its own options -- not by the top-level
+    parser (``tssdpa filter log.csv --colums a`` printed ``tssdpa``'s usage and suggested
+    nothing; Python 3.11's argparse has no ``suggest_on_error``)."""
+    args, unknown = parser.parse_known_args(argv)
+    if not unknown:
+        return args
+    commands = next(a.choices for a in parser._actions
+                    if isinstance(a, argparse._SubParsersAction))  # fmt: skip
+    sub = commands[args.command]
+    first = next((u for u in unknown if u.startswith("-")), unknown[0])
+    options = [o for a in sub._actions for o in a.option_strings if o.startswith("--")]
+    close = difflib.get_close_matches(first.split("=")[0], options, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    sub.error(f"unrecognized argument(s): {' '.join(unknown)}{hint}")
