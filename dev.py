@@ -66,6 +66,8 @@ def ensure_env(extras: str) -> Path:
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("run", "test"):
         print(__doc__)
+        if argv:  # `dev.py bogus` printed the usage alone, not saying what was wrong
+            print(f"dev.py: unknown command {argv[0]!r}; give run or test", file=sys.stderr)
         return 2
     command, rest = argv[0], argv[1:]
     # The default job and the tests run in the repository (runs/default, pytest's settings);

@@ -44,3 +44,12 @@ def test_the_default_job_and_the_tests_run_in_the_repository(dev, tmp_path, monk
     assert cwd == ROOT
     if argv == ["run"]:
         assert cmd[-2:] == ["--out", "runs/default"]
+
+
+def test_an_unknown_command_is_named_as_unknown_with_exit_code_2(dev, capsys):
+    module, calls = dev
+    assert module.main(["bogus"]) == 2
+    out, err = capsys.readouterr()
+    assert "python3 dev.py run" in out  # the usage
+    assert err == "dev.py: unknown command 'bogus'; give run or test\n"
+    assert calls == []
