@@ -29,7 +29,7 @@ import pandas as pd
 import torch
 from lightning.pytorch.cli import LightningCLI
 
-from tssdpa.cli.experiment import chosen_checkpoint, start_checkpoint
+from tssdpa.cli.experiment import chosen_checkpoint, settings_row, start_checkpoint
 from tssdpa.data.lightning import DenoiseDataModule
 from tssdpa.files import replacing
 
@@ -79,6 +79,7 @@ class DenoiseCLI(LightningCLI):
             "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
             "val_mse": val,
             "start_val_mse": start[1],
+            **settings_row(self.config[self.subcommand]),  # lr, d_model, ...: what differs
         }
         out = Path(self.config[self.subcommand]["results_csv"])
         out.parent.mkdir(parents=True, exist_ok=True)

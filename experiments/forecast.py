@@ -31,7 +31,7 @@ import pandas as pd
 import torch
 from lightning.pytorch.cli import LightningCLI
 
-from tssdpa.cli.experiment import chosen_checkpoint, start_checkpoint
+from tssdpa.cli.experiment import chosen_checkpoint, settings_row, start_checkpoint
 from tssdpa.data.lightning import ForecastDataModule
 from tssdpa.files import replacing
 
@@ -110,6 +110,7 @@ class ForecastCLI(LightningCLI):
             "fit_s": round(fit_s, 1),
             "linear_init": model.linear_init,
             "linear_lr_scale": model.linear_lr_scale,
+            **settings_row(self.config[self.subcommand]),  # lr, d_model, ...: what differs
         }
         out = Path(self.config[self.subcommand]["results_csv"])
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -323,6 +323,18 @@ def test_help_names_the_classical_subcommand(script, capsys):
     assert exit_.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
     assert f"`{script}.py classical ...`, the same as `tssdpa compare {script} ...`" in text
+    # the usage listed {fit,validate,test,predict}: predict wrote nothing, classical was missing
+    assert text.startswith(f"usage: {script}.py [-h] [-c CONFIG] {{fit,validate,test,classical}}")
+
+
+@pytest.mark.parametrize("script", ["denoise", "forecast"])
+def test_predict_is_refused_saying_where_a_models_output_comes_from(script, tmp_path, capsys):
+    # it ran the model over the test windows, wrote nothing and exited 0
+    assert _script(script).main(["predict", "--ckpt_path", str(tmp_path / "x.ckpt")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"{script}.py: error: predict writes no predictions here: `{script}.py test "
+                   "--ckpt_path FILE` scores a checkpoint on the test split, and `tssdpa filter "
+                   "FILE.csv -m learned_projection` writes a learned filter's output"]  # fmt: skip
 
 
 @pytest.mark.parametrize("subcommand", ["test", "fit"])
@@ -350,7 +362,7 @@ def test_a_remote_or_registry_ckpt_path_is_left_to_lightning_not_refused_as_no_f
     assert experiment.missing_checkpoint("file:///nowhere/nope.ckpt")
 
 
-@pytest.mark.parametrize("subcommand", ["test", "validate", "predict"])
+@pytest.mark.parametrize("subcommand", ["test", "validate"])
 def test_evaluating_without_a_ckpt_path_is_refused_not_a_score_of_untrained_weights(
     subcommand, tmp_path, monkeypatch, capsys
 ):
@@ -383,6 +395,23 @@ def test_the_results_row_records_the_seed_of_the_weights_not_only_the_datas(
     assert _script(script).main(argv) == 0
     row = pd.read_csv(tmp_path / "o.csv").iloc[-1]
     assert row["seed"] == 0 and row["seed_everything"] == 3
+
+
+def test_the_results_rows_record_the_model_and_optimiser_settings_that_differ(
+    tmp_path, monkeypatch
+):
+    # runs at lr 0.003 and 0.3 made rows that read the same
+    import pandas as pd
+
+    monkeypatch.chdir(tmp_path)
+    for lr in ("0.003", "0.3"):
+        argv = ["fit", *_TINY, "--data.n", "800", "--model.lr", lr, "--results_csv", "o.csv",
+                "--optimizer", "torch.optim.SGD", "--optimizer.momentum", "0.5"]  # fmt: skip
+        assert _script("denoise").main(argv) == 0
+    rows = pd.read_csv(tmp_path / "o.csv")
+    assert rows["model.lr"].tolist() == [0.003, 0.3]
+    assert rows["model.d_model"].nunique() == 1 and rows["optimizer"].tolist() == ["SGD"] * 2
+    assert rows["optimizer.momentum"].tolist() == [0.5, 0.5]
 
 
 @pytest.mark.parametrize("word", ["last", "best"])

@@ -12,6 +12,7 @@ __all__ = [
     "chosen_checkpoint",
     "experiment_main",
     "missing_checkpoint",
+    "settings_row",
     "start_checkpoint",
     "unresolved_checkpoint",
 ]
@@ -45,7 +46,7 @@ def _notes_said(prog: str, show):
 
 #: the subcommands that only evaluate a model: without --ckpt_path they would evaluate the
 #: untrained one
-_EVALUATE = ("validate", "test", "predict")
+_EVALUATE = ("validate", "test")
 
 
 def missing_checkpoint(ckpt_path) -> bool:
@@ -125,6 +126,28 @@ def chosen_checkpoint(trainer, model, datamodule, start) -> tuple[str | None, st
     return load, ckpt, val
 
 
+def settings_row(config) -> dict:
+    """The model's and the optimiser's resolved settings of a run's ``config`` as columns of its
+    results row -- ``model.lr``, ``model.d_model``, ..., ``optimizer`` (its class) and
+    ``optimizer.<arg>``, the same for ``lr_scheduler`` where one is given: runs at lr 0.003 and
+    0.3 made rows that read the same. Values that are not plain (lists, nested settings) as
+    text."""
+    row = {}
+    for part in ("model", "optimizer", "lr_scheduler"):
+        given = config.get(part)
+        if given is None:
+            continue
+        given = dict(vars(given)) if hasattr(given, "__dict__") else dict(given)
+        if "class_path" in given:  # a class chosen by name: its name, then its arguments
+            row[part] = str(given["class_path"]).rsplit(".", 1)[-1]
+            args = given.get("init_args") or {}
+            given = dict(vars(args)) if hasattr(args, "__dict__") else dict(args)
+        for name, value in given.items():
+            plain = value is None or isinstance(value, (bool, int, float, str))
+            row[f"{part}.{name}"] = value if plain else str(value)
+    return row
+
+
 def smoke_run(trainer) -> bool:
     """Whether ``trainer`` ran Lightning's ``fast_dev_run`` (a batch or a few, no epochs), told
     on stderr: its scores are no result, and a row of them in ``--results_csv`` read as one."""
@@ -141,7 +164,8 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
     goes to the LightningCLI of the learned model. The resolved config of a ``fit`` is saved
     beside ``--results_csv`` as ``<its stem>.config.yaml`` (never over a ``--config`` file: refused,
     as is a ``--results_csv`` that is one).
-    ``validate``, ``test`` and ``predict`` need ``--ckpt_path`` (refused without one).
+    ``validate`` and ``test`` need ``--ckpt_path`` (refused without one); ``predict`` is
+    refused (Lightning's ran the model and kept nothing).
     A bad setting, found while the classes are built (``ValueError``, the Trainer's
     ``MisconfigurationException``, a real dataset not found), is one line on stderr
     and exit code 2.
@@ -158,6 +182,12 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
         from tssdpa.cli import main
 
         return main(["compare", task, *argv[1:]])
+    if argv and argv[0] == "predict":  # it ran, wrote nothing and exited 0
+        print(f"{task}.py: error: predict writes no predictions here: `{task}.py test "
+              "--ckpt_path FILE` scores a checkpoint on the test split, and `tssdpa filter "
+              "FILE.csv -m learned_projection` writes a learned filter's output",
+              file=sys.stderr)  # fmt: skip
+        return 2
 
     class SaveBesideResults(SaveConfigCallback):
         """Saves the resolved config beside the results CSV, not into the log folder (the
@@ -213,6 +243,16 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
         pass
 
     class Checked(cli_class):
+        @staticmethod
+        def subcommands() -> dict:  # predict: refused above, not listed
+            return {k: v for k, v in cli_class.subcommands().items() if k != "predict"}
+
+        def setup_parser(self, add_subcommands, main_kwargs, subparser_kwargs) -> None:
+            super().setup_parser(add_subcommands, main_kwargs, subparser_kwargs)
+            if add_subcommands:  # classical, run above, is no subcommand of LightningCLI's
+                choices = ",".join([*self.subcommands(), "classical"])
+                self.parser.usage = f"{task}.py [-h] [-c CONFIG] {{{choices}}} ..."
+
         def parse_arguments(self, parser, args) -> None:
             super().parse_arguments(parser, args)
             # found only inside the Trainer, after the data was built: a traceback
