@@ -69,8 +69,9 @@ def add_parser(sub) -> None:
         default=None,
         help="the column of sample times, copied through unchanged and never filtered "
         "(default: a column named time / timestamp / 'Time (s)' / seconds / elapsed_s / "
-        "stamp ..., or a datetime column, "
-        "else one of ISO 8601 text such as 2026-05-01T12:00:00.25, as a CSV has them)",
+        "stamp / ts / unix_time / 'Zeit [s]' ..., or a datetime column, "
+        "else one of text dates as a CSV has them: ISO 8601 such as 2026-05-01T12:00:00.25, "
+        "or 01/05/2026 13:00, read day-first or month-first as the times are in order)",
     )
     f.add_argument(
         "--method",
