@@ -16,6 +16,7 @@ from tssdpa.estimators.input_notes import (
     user_stacklevel,
 )
 from tssdpa.estimators.spacing import warn_other_step, warn_uneven
+from tssdpa.estimators.time_columns import warn_time_columns
 from tssdpa.signal.missing import reading_ends, unknown_past_readings
 
 __all__ = ["FILTER_COUNTS", "channel_named", "check_fit_input", "denoiser_input", "target_like",
@@ -137,7 +138,8 @@ def check_fit_input(a: np.ndarray, name: str, meta: ArrayMeta | None = None) -> 
     every channel has a known sample, and none is so small (largest magnitude nonzero, below
     1e-150) that its squares underflow to 0. (Small values and a single row in a later
     ``filter`` or ``forecast`` call are fine: a signal may decay, a stream may come a sample
-    at a time.)"""
+    at a time.) A DataFrame's column that looks like its sample times is warned of
+    (:func:`~tssdpa.estimators.time_columns.warn_time_columns`)."""
     rows, cols = a.shape
     # time runs down the rows: a channels-first series (one row of 2000 samples, x[None, :])
     # was fitted as 2000 channels of one sample each, ran for minutes and came back unchanged.
@@ -159,3 +161,4 @@ def check_fit_input(a: np.ndarray, name: str, meta: ArrayMeta | None = None) -> 
             f"{channel_named(name, c, meta)} is at most {peak[c]:.3g} in magnitude, below "
             f"{MAGNITUDES[0]:g} where squares underflow float64: rescale it (e.g. other units)"
         )
+    warn_time_columns(a, name, meta)
