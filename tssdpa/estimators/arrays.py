@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from tssdpa.checks import to_seconds
+from tssdpa.estimators.plain_input import check_plain_input
 from tssdpa.estimators.text_input import refuse_text, refuse_text_columns
 
 __all__ = [
@@ -133,8 +134,7 @@ def as_2d(x, name: str = "x", allow_empty: bool = False) -> tuple[np.ndarray, Ar
         meta = ArrayMeta("torch", x.ndim == 1, torch_dtype=x.dtype, torch_device=x.device)
         arr = x.detach().cpu().to(torch.float64).numpy().copy()
     else:
-        if np.iscomplexobj(x):
-            raise TypeError(f"{name} must be a real numeric array, got complex values")
+        check_plain_input(x, name)  # complex values, a list of separate series
         dtype = getattr(x, "dtype", None)
         if isinstance(dtype, np.dtype) and dtype.kind in "mM":
             _refuse_times(dtype, name)
