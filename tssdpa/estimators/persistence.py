@@ -76,15 +76,15 @@ _LEGACY_ARRAYS = "model.safetensors"  # learned estimators saved before the unif
 
 
 def jsonable(v, name: str = "value"):
-    """Plain JSON types from numpy scalars / arrays / dtypes, lists, tuples and dicts (else
-    TypeError)."""
+    """Plain JSON types from numpy scalars / arrays / dtypes, lists, tuples, ranges and dicts
+    (else TypeError)."""
     if isinstance(v, np.ndarray):
         return jsonable(v.tolist(), name)
     if isinstance(v, np.generic):
         return jsonable(v.item(), name)
     if isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic)):
         return np.dtype(v).name  # dtype=np.float32: saved as "float32", which it takes too
-    if isinstance(v, (list, tuple)):
+    if isinstance(v, (list, tuple, range)):  # a range of candidates is saved as their list
         return [jsonable(a, f"{name}[{i}]") for i, a in enumerate(v)]
     if isinstance(v, dict):
         return {str(k): jsonable(a, f"{name}[{k!r}]") for k, a in v.items()}

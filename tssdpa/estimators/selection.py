@@ -24,6 +24,7 @@ import numpy as np
 from tssdpa.checks import check_fraction, check_number, check_positive
 
 __all__ = [
+    "CANDIDATE_LISTS",
     "FitScoresView",
     "candidates",
     "check_fade",
@@ -49,9 +50,14 @@ __all__ = [
 ]
 
 
+#: the types of a parameter given as candidates (a range was refused, "embedding must be an
+#: int, got range", though a list and np.arange were taken)
+CANDIDATE_LISTS = (list, tuple, range, np.ndarray)
+
+
 def candidates(value) -> list:
-    """A parameter given as one value or as a list / tuple / array of candidates → a list."""
-    return list(value) if isinstance(value, (list, tuple, np.ndarray)) else [value]
+    """A parameter given as one value or as candidates (:data:`CANDIDATE_LISTS`) → a list."""
+    return list(value) if isinstance(value, CANDIDATE_LISTS) else [value]
 
 
 def check_no_empty_list(est, names) -> None:
@@ -59,7 +65,7 @@ def check_no_empty_list(est, names) -> None:
     list of candidates (there would be nothing to choose from)."""
     for name in names:
         value = getattr(est, name)
-        if isinstance(value, (list, tuple, np.ndarray)) and len(value) == 0:
+        if isinstance(value, CANDIDATE_LISTS) and len(value) == 0:
             raise ValueError(f"{name} is an empty list of candidates")
 
 
