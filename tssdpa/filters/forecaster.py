@@ -81,8 +81,9 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     delay : int, list of int, or None
         Lag spacing τ (default: 1, and the autocorrelation's 1/e lag for a fine sampling).
     n_neighbors : int, list of int, or None
-        Keys per query k (default: 1, 2, 4 and 8 times the pattern dimension plus one; the
-        local-linear model, which fits a slope per dimension, tries the larger three).
+        Keys per query k (default: m (E·C + 1) for m = 1, 2, 4, 8, E·C the pattern's dimension
+        (E lags of C channels); the local-linear model, which fits a slope per dimension,
+        tries the larger three). pyEDM's knn=0 (E + 1) is None here.
     bandwidth : float, list of float, or None
         Adaptive kernel width in units of the distance of the k-th neighbour (default: 0.25,
         0.5, 1, 2; large values give the plain mean of the k neighbours).
@@ -136,8 +137,12 @@ class ProjectionForecaster(FitScoresView, Forecaster):
 
     Attributes
     ----------
-    best_params_ : dict
-        The structure chosen at each anchor horizon (``{h: {...}}``).
+    best_params_ : dict, or list of dict
+        The structure chosen at each anchor horizon (``{h: {...}}``); for a
+        ``channel_independent`` fit, a list of them, one per channel. Only the anchors are
+        keys (``horizon=20``: 1, 2, 3, 4, 5, 7, 9, 12, 15, 20): every other horizon uses the
+        nearest anchor's in log scale (14: 15's), which
+        :func:`~tssdpa.filters.forecaster_horizons.params_at` gives.
     holdout_ : float or None
         The holdout :meth:`fit` scored forward on (None: leave-one-out alone; ``"auto"``
         falls back to it where the last quarter has too few complete rows to score on). None
