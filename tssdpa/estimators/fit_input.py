@@ -45,6 +45,9 @@ def denoiser_input(estimator, x, stream: bool = False) -> tuple[np.ndarray, Arra
     told = stream and estimator.__dict__.get(STREAM_TOLD, False)
     if tau is None and getattr(estimator, "counts_samples", True) and not told:
         advice = TAU_ADVICE if hasattr(estimator, "tau") else ""
+        if advice and meta.timestamps is None:  # a numeric index: tau reads no index but these
+            advice = "give tau= (in its units) and timestamps=x.index, and it weighs the " \
+                     "samples by their times, or "  # fmt: skip
         warned = warn_uneven(estimator, meta, "x", FILTER_COUNTS, advice)
         if stream and warned:
             estimator.__dict__[STREAM_TOLD] = True

@@ -1,4 +1,5 @@
-"""What an estimator tells of a time index (DatetimeIndex, TimedeltaIndex) not equally spaced.
+"""What an estimator tells of a time index (DatetimeIndex, TimedeltaIndex, or a numeric index
+of times: :func:`numeric_times`) not equally spaced.
 
 Every forecaster counts its lags, embedding, lookback, horizon and ``predict(steps)`` in
 samples, and every denoiser its window, cutoff or decay (``ProjectionFilter`` without
@@ -17,7 +18,8 @@ import numpy as np
 
 from tssdpa.estimators.input_notes import user_stacklevel
 
-__all__ = ["FORECASTER_COUNTS", "UnevenSamplingWarning", "uneven_note", "warn_uneven"]
+__all__ = ["FORECASTER_COUNTS", "UnevenSamplingWarning", "numeric_times", "uneven_note",
+           "warn_uneven"]  # fmt: skip
 
 #: a step this far from the median step, as a share of it, is uneven: a missing sample (twice
 #: the median) or a repeated time is, the jitter of a logger's clock is not
@@ -51,10 +53,12 @@ def _order_note(steps: np.ndarray, name: str, index: str) -> str | None:
     return f"{name}'s {index} {what} ({', '.join(counts)})"
 
 
-def uneven_note(times, name: str = "y", index: str = "DatetimeIndex") -> str | None:
-    """What is uneven about the sample ``times`` (seconds, in order of the rows) of ``name``'s
-    ``index`` (its kind), or None where every step is within ``TOLERANCE`` of the median step
-    (or there are fewer than 2 steps). A step back or a repeated time is always told, first."""
+def uneven_note(times, name: str = "y", index: str = "DatetimeIndex",
+                unit: str = " s") -> str | None:  # fmt: skip
+    """What is uneven about the sample ``times`` (in ``unit``: seconds, or "" for a numeric
+    index's own, in order of the rows) of ``name``'s ``index`` (its kind), or None where every
+    step is within ``TOLERANCE`` of the median step (or there are fewer than 2 steps). A step
+    back or a repeated time is always told, first."""
     steps, typical = _steps(times)
     if steps.size and (order := _order_note(steps, name, index)):
         return order
@@ -65,9 +69,29 @@ def uneven_note(times, name: str = "y", index: str = "DatetimeIndex") -> str | N
         return None
     # 4 digits: epoch seconds in float64 resolve 2e-7 s, and an exact 10 ms step read as
     # 0.00999999 s
-    return (f"{name}'s {index} is not equally spaced: median step {typical:.4g} s, "
-            f"largest {steps.max():.4g} s, smallest {steps.min():.4g} s ({int(off.sum())} of "
-            f"{steps.size} steps off the median by more than {TOLERANCE:g} of it)")  # fmt: skip
+    return (f"{name}'s {index} is not equally spaced: median step {typical:.4g}{unit}, "
+            f"largest {steps.max():.4g}{unit}, smallest {steps.min():.4g}{unit} "
+            f"({int(off.sum())} of {steps.size} steps off the median by more than "
+            f"{TOLERANCE:g} of it)")  # fmt: skip
+
+
+def numeric_times(index) -> np.ndarray | None:
+    """The values of a numeric pandas ``index`` read as sample times (float years, seconds,
+    ...), or None where it is positional or not numeric: a RangeIndex, or integers not
+    strictly increasing (row labels of concatenated or shuffled rows, which say nothing of
+    time). Integers that rise with gaps are times or the labels of rows dropped: uneven either
+    way. (Only datetime and timedelta indexes were read: an irregular float index of years
+    was forecast as equally spaced without a word.)"""
+    import pandas as pd  # a pandas index: loaded already
+
+    if not isinstance(index, pd.Index) or isinstance(index, pd.RangeIndex):
+        return None
+    if index.dtype.kind not in "iuf" or isinstance(index, pd.MultiIndex):
+        return None
+    times = index.to_numpy(np.float64)
+    if index.dtype.kind != "f" and not (np.diff(times) > 0).all():
+        return None
+    return times
 
 
 def _calendar(index) -> bool:
@@ -99,8 +123,11 @@ def warn_uneven(estimator, meta, name: str = "y", counts: str = FORECASTER_COUNT
     """Warn where the time index of the input ``meta`` describes is not equally spaced:
     ``counts`` names what ``estimator`` counts in samples, ``advice`` what to do other than
     resample (ending in ", or ", e.g. "give tau=..., or "). Returns whether it warned."""
-    times = getattr(meta, "timestamps", None)
-    note = None if times is None else uneven_note(times, name, type(meta.index).__name__)
+    times, index, unit = getattr(meta, "timestamps", None), getattr(meta, "index", None), " s"
+    if times is None and (times := numeric_times(index)) is not None:
+        unit = ""  # its own: years, seconds, ...
+    kind = "numeric index" if times is not None and not unit else type(index).__name__
+    note = None if times is None else uneven_note(times, name, kind, unit)
     if note and "runs backwards" in note:
         # pandas names a calendar of a reversed index too ('-1h'), so no calendar excuses it
         warnings.warn(f"{note}; {type(estimator).__name__} takes the rows in the order given "
@@ -108,12 +135,15 @@ def warn_uneven(estimator, meta, name: str = "y", counts: str = FORECASTER_COUNT
                       f"time first, e.g. {name}.sort_index()",
                       UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
         return True
-    if note and _calendar(meta.index):
+    if note and unit and _calendar(meta.index):
         return False
     if note:
+        # pandas resamples datetimes alone: numeric times are interpolated onto a grid
+        regrid = (f"resample the series onto a regular grid first, e.g. {name}.resample("
+                  f"'{_grid(times)}').mean()" if unit else "interpolate the series onto "
+                  "equally spaced times first (numpy.interp)")  # fmt: skip
         warnings.warn(f"{note}; {type(estimator).__name__} takes the samples as equally spaced "
-                      f"({counts} count samples, not time): {advice}resample the series "
-                      f"onto a regular grid first, e.g. {name}.resample('{_grid(times)}').mean()",
+                      f"({counts} count samples, not time): {advice}{regrid}",
                       UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
     return bool(note)
 
