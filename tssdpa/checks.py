@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ __all__ = [
     "check_positive",
     "check_sigma",
     "check_tau",
+    "named_as_times",
     "to_seconds",
 ]
 
@@ -177,3 +179,27 @@ def to_seconds(times: Any, name: str = "timestamps") -> np.ndarray:
     if arr.dtype.kind not in "iuf":
         raise TypeError(f"{name} must be numbers (seconds) or datetimes, got {arr.dtype}")
     return arr.astype(np.float64)
+
+
+#: column names of sample times (case-insensitive; ``t_ns``, ``timestamp_ms``, ROS's ``%time``
+#: too; ``seconds``, ``elapsed_s``, ``stamp``, ``epoch_ms``, ``ts``, ``unix_time``, German
+#: ``Zeit [s]``, which loggers write as often). A whole word only: ``time_constant``,
+#: ``seconds_left``, ``stamp_count`` or ``tsX`` are not times. One rule for the command line's
+#: time column (``tssdpa.data.tables``) and the estimators' ``TimeColumnWarning``.
+TIME_NAMES = re.compile(r"^%?(?:unix_?)?(t|ts|time|times|timestamp|timestamps|datetime|date"
+                        r"|seconds|secs|sec|elapsed|elapsed_time|time_elapsed|stamp|epoch|zeit)"
+                        r"(_(ns|us|ms|s|sec|secs|utc|unix|epoch))?\b", re.IGNORECASE)  # fmt: skip
+#: a unit in brackets after such a name must be one of time for it to be a time column
+#: ("T (degC)" is a temperature, "t (s)" a time)
+UNIT_IN_NAME = re.compile(r"[(\[]\s*([^)\]]*?)\s*[)\]]")
+_TIME_UNITS = {"s", "sec", "secs", "second", "seconds", "ms", "us", "µs", "ns", "min", "mins",
+               "minute", "minutes", "h", "hr", "hrs", "hour", "hours", "d", "day", "days",
+               "utc", "unix", "epoch", "iso"}  # fmt: skip
+
+
+def named_as_times(label) -> bool:
+    """Whether a column labelled ``label`` is named as sample times (:data:`TIME_NAMES`, with
+    a unit in brackets, if any, one of time)."""
+    name = str(label).strip()
+    unit = UNIT_IN_NAME.search(name)
+    return bool(TIME_NAMES.match(name)) and (unit is None or unit[1].lower() in _TIME_UNITS)

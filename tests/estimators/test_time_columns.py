@@ -89,8 +89,8 @@ NAMES = ["Time", "time", "t", "Time (s)", "t (ms)", "timestamp_ms", "%time", "Da
 
 @pytest.mark.parametrize("name", NAMES)
 def test_a_column_is_named_as_times_exactly_where_the_cli_takes_it_for_the_time_column(name):
+    from tssdpa.checks import named_as_times
     from tssdpa.data.tables import find_time_column
-    from tssdpa.estimators.time_columns import named_as_times
 
     cli = find_time_column(pd.DataFrame({name: [1.0, 2.0, 3.0], "other": [0.5, 0.1, 0.3]}))
     assert named_as_times(name) == (cli == name)

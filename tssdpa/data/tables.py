@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tssdpa.checks import to_seconds
+from tssdpa.checks import TIME_NAMES, UNIT_IN_NAME, named_as_times, to_seconds
 from tssdpa.data.csv_files import cells_as_read, compression, read_csv_file
 from tssdpa.data.text_dates import is_numbered_dates, parse_dates
 from tssdpa.files import replacing
@@ -33,21 +33,6 @@ __all__ = [
     "sampling_note",
     "write_table",
 ]
-
-#: column names taken for sample times when no time column is named (case-insensitive; ``t_ns``,
-#: ``timestamp_ms``, ROS's ``%time`` too; ``seconds``, ``elapsed_s``, ``stamp``, ``epoch_ms``,
-#: ``ts``, ``unix_time``, German ``Zeit [s]``, which loggers write as often). A whole word
-#: only: ``time_constant``, ``seconds_left``, ``stamp_count`` or ``tsX`` are not times
-TIME_NAMES = re.compile(r"^%?(?:unix_?)?(t|ts|time|times|timestamp|timestamps|datetime|date"
-                        r"|seconds|secs|sec|elapsed|elapsed_time|time_elapsed|stamp|epoch|zeit)"
-                        r"(_(ns|us|ms|s|sec|secs|utc|unix|epoch))?\b", re.IGNORECASE)  # fmt: skip
-#: a unit in brackets after such a name must be one of time for it to be the time column
-#: ("T (degC)" is a temperature, "t (s)" a time)
-_UNIT = re.compile(r"[(\[]\s*([^)\]]*?)\s*[)\]]")
-_TIME_UNITS = {"s", "sec", "secs", "second", "seconds", "ms", "us", "µs", "ns", "min", "mins",
-               "minute", "minutes", "h", "hr", "hrs", "hour", "hours", "d", "day", "days",
-               "utc", "unix", "epoch", "iso"}  # fmt: skip
-
 
 #: seconds per unit of a time column's numbers, by the unit in its name (``t_ns``,
 #: ``time (ms)``); any other name's numbers are seconds
@@ -68,7 +53,7 @@ def seconds_per_unit(name) -> float:
     named = TIME_NAMES.match(text)
     if named and named[3]:
         unit = named[3]
-    bracket = _UNIT.search(text)
+    bracket = UNIT_IN_NAME.search(text)
     if bracket:
         unit = bracket[1]
     return _SECONDS_PER.get((unit or "").lower(), 1.0)
@@ -160,9 +145,7 @@ def find_time_column(df: pd.DataFrame, name=None):
     for c in df.columns:
         if pd.api.types.is_datetime64_any_dtype(df[c]):
             return c
-        name = str(c).strip()
-        unit = _UNIT.search(name)
-        if TIME_NAMES.match(name) and (unit is None or unit[1].lower() in _TIME_UNITS):
+        if named_as_times(c):
             return c
     # text dates only where no column is named as times: a 'run_date' of one value ahead of
     # 't' took the time role from it, and 't' was filtered as a signal

@@ -5,26 +5,14 @@ one forecast worse, and ``forecast`` returned a forecast of ``Time``)."""
 
 from __future__ import annotations
 
-import re
 import warnings
 
 import numpy as np
 
+from tssdpa.checks import named_as_times
 from tssdpa.estimators.input_notes import user_stacklevel
 
-__all__ = ["TIME_NAMES", "TimeColumnWarning", "named_as_times", "time_columns", "warn_time_columns"]
-
-#: column names of sample times, the CLI's rule (``tssdpa.data.tables.TIME_NAMES``, which this
-#: tier may not import; ``tests/estimators/test_time_columns.py`` keeps the two alike): a whole
-#: word, so ``time_constant`` is no time, and a unit in brackets must be one of time
-#: (``T (degC)`` is a temperature, ``t (s)`` a time)
-TIME_NAMES = re.compile(r"^%?(t|time|times|timestamp|timestamps|datetime|date|seconds|secs|sec"
-                        r"|elapsed|elapsed_time|time_elapsed|stamp|epoch)"
-                        r"(_(ns|us|ms|s|sec|secs|utc|unix|epoch))?\b", re.IGNORECASE)  # fmt: skip
-_UNIT = re.compile(r"[(\[]\s*([^)\]]*?)\s*[)\]]")
-_TIME_UNITS = {"s", "sec", "secs", "second", "seconds", "ms", "us", "µs", "ns", "min", "mins",
-               "minute", "minutes", "h", "hr", "hrs", "hour", "hours", "d", "day", "days",
-               "utc", "unix", "epoch", "iso"}  # fmt: skip
+__all__ = ["TimeColumnWarning", "time_columns", "warn_time_columns"]
 
 #: the largest spread of a column's steps, relative to its step, that still reads as even: a
 #: counter (1, 2, 3, ...) or a float clock (0.0, 0.1, ...) is even to rounding; a measured
@@ -35,13 +23,6 @@ EVEN = 1e-6
 class TimeColumnWarning(UserWarning):
     """A DataFrame given to ``fit`` has a column that looks like its sample times (named as
     times, or rising by one step at every row, like a counter): it is fitted as a channel."""
-
-
-def named_as_times(label) -> bool:
-    """Whether a column labelled ``label`` is named as sample times (:data:`TIME_NAMES`)."""
-    name = str(label).strip()
-    unit = _UNIT.search(name)
-    return bool(TIME_NAMES.match(name)) and (unit is None or unit[1].lower() in _TIME_UNITS)
 
 
 def _counts_rows(v: np.ndarray) -> bool:
