@@ -25,6 +25,8 @@ def test_a_forecaster_fitted_on_a_range_of_candidates_saves_and_loads(tmp_path):
 
 def test_a_projection_filter_takes_a_range_of_windows():
     assert ProjectionFilter(window=range(4, 20, 4)).fit(Y).window_ in (4, 8, 12, 16)
+    with pytest.raises(ValueError, match="window is a list of candidates: call fit"):
+        ProjectionFilter(window=range(4, 20, 4)).filter(Y)  # as a list's: not one value
 
 
 @pytest.mark.parametrize("embedding", [2.5, {1, 2}])

@@ -13,7 +13,7 @@ from tssdpa.estimators.glitches import (
     fitted_spike_channels,
     glitches_missing,
 )
-from tssdpa.estimators.selection import FitScoresView
+from tssdpa.estimators.selection import CANDIDATE_LISTS, FitScoresView
 from tssdpa.filters import channel_streams as streams
 from tssdpa.filters import projection_channels as channels
 from tssdpa.filters import projection_fit as fitting
@@ -226,7 +226,7 @@ class ProjectionFilter(
                 out[name] = getattr(self, name + "_")
                 continue
             v = getattr(self, name)
-            if isinstance(v, (list, tuple, np.ndarray)):
+            if isinstance(v, CANDIDATE_LISTS):
                 raise ValueError(f"{name} is a list of candidates: call fit() first")
             out[name] = auto_default(name, out) if isinstance(v, str) and v == AUTO else v
         return out
