@@ -82,7 +82,7 @@ def test_dates_that_read_alike_in_both_orders_are_refused_where_the_filter_reads
     p = _dated(tmp_path, ["01/02/2026", "03/04/2026", "05/06/2026"])  # 1 Feb or 2 Jan, ...
     assert main(["filter", str(p), "--params", '{"tau": 86400}']) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "'when'" in err and "day-first and month-first alike" in err
+    assert err.count("\n") == 1 and "'when'" in err and "with the same largest step" in err
 
 
 def test_an_output_path_that_cannot_be_written_is_refused_before_the_fit(tmp_path, capsys):

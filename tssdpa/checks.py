@@ -184,11 +184,14 @@ def to_seconds(times: Any, name: str = "timestamps") -> np.ndarray:
 #: column names of sample times (case-insensitive; ``t_ns``, ``timestamp_ms``, ROS's ``%time``
 #: too; ``seconds``, ``elapsed_s``, ``stamp``, ``epoch_ms``, ``ts``, ``unix_time``, German
 #: ``Zeit [s]``, which loggers write as often). A whole word only: ``time_constant``,
-#: ``seconds_left``, ``stamp_count`` or ``tsX`` are not times. One rule for the command line's
-#: time column (``tssdpa.data.tables``) and the estimators' ``TimeColumnWarning``.
+#: ``seconds_left``, ``stamp_count``, ``tsX`` or ``TS 1`` / ``TS-Temp`` (temperature sensors)
+#: are not times: the name is the whole text, but for a unit in brackets. One rule for the
+#: command line's time column (``tssdpa.data.tables``) and the estimators'
+#: ``TimeColumnWarning``.
 TIME_NAMES = re.compile(r"^%?(?:unix_?)?(t|ts|time|times|timestamp|timestamps|datetime|date"
-                        r"|seconds|secs|sec|elapsed|elapsed_time|time_elapsed|stamp|epoch|zeit)"
-                        r"(_(ns|us|ms|s|sec|secs|utc|unix|epoch))?\b", re.IGNORECASE)  # fmt: skip
+                        r"|seconds|secs|sec|elapsed|elapsed_time|time_elapsed|stamp|epoch|zeit"
+                        r"|unix)(_(ns|us|ms|s|sec|secs|utc|unix|epoch))?(?=\s*[(\[]|\s*$)",
+                        re.IGNORECASE)  # fmt: skip
 #: a unit in brackets after such a name must be one of time for it to be a time column
 #: ("T (degC)" is a temperature, "t (s)" a time)
 UNIT_IN_NAME = re.compile(r"[(\[]\s*([^)\]]*?)\s*[)\]]")
@@ -197,9 +200,22 @@ _TIME_UNITS = {"s", "sec", "secs", "second", "seconds", "ms", "us", "µs", "ns",
                "utc", "unix", "epoch", "iso"}  # fmt: skip
 
 
-def named_as_times(label) -> bool:
+#: names as short as a variable's (``T``, ``Ts``: a temperature, a surface temperature) that
+#: are times only where their numbers never step back
+_SHORT = {"t", "ts"}
+
+
+def named_as_times(label, values=None) -> bool:
     """Whether a column labelled ``label`` is named as sample times (:data:`TIME_NAMES`, with
-    a unit in brackets, if any, one of time)."""
+    a unit in brackets, if any, one of time); with its numeric ``values``, a short name
+    (``t``, ``ts``) only where they never step back (a temperature ``Ts`` does)."""
     name = str(label).strip()
     unit = UNIT_IN_NAME.search(name)
-    return bool(TIME_NAMES.match(name)) and (unit is None or unit[1].lower() in _TIME_UNITS)
+    named = TIME_NAMES.match(name)
+    if not named or (unit is not None and unit[1].lower() not in _TIME_UNITS):
+        return False
+    v = None if values is None else np.asarray(values)
+    if named[1].lower() in _SHORT and v is not None and v.dtype.kind in "iuf":
+        steps = np.diff(v[np.isfinite(v)].astype(np.float64))
+        return not (steps < 0).any()
+    return True

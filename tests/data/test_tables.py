@@ -152,3 +152,20 @@ def test_a_time_column_in_another_unit_than_seconds_gives_seconds_to_tau(name, p
     assert find_time_column(df) == name
     got = sample_times(ProjectionFilter(window=8, tau=0.05), df, name)
     np.testing.assert_allclose(got, seconds, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["TS 1", "TS-Temp", "ts-1", "tsX", "t.1", "date time"])
+def test_a_time_name_followed_by_more_than_a_unit_is_a_signal(name):
+    # "TS 1" / "TS 2" (temperature sensors) were taken for the time column once 'ts' was a
+    # time name: the sensor was copied through unfiltered
+    frame = pd.DataFrame({name: [20.5, 20.7, 20.1], "a": [0.1, 0.2, 0.3]})
+    assert find_time_column(frame) is None
+
+
+def test_a_short_time_name_whose_numbers_step_back_is_a_signal():
+    # 'Ts' beside 'Ta': surface and air temperatures
+    temps = pd.DataFrame({"Ts": [12.1, 11.8, 12.4], "Ta": [10.0, 9.9, 10.2]})
+    assert find_time_column(temps) is None
+    clock = pd.DataFrame({"ts": [0.0, 0.01, 0.02], "a": [1.0, 2.0, 0.5]})
+    assert find_time_column(clock) == "ts"
+    assert find_time_column(pd.DataFrame({"unix_ms": [1, 2, 3], "a": [0.0, 1.0, 0.5]})) == "unix_ms"

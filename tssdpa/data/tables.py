@@ -145,7 +145,7 @@ def find_time_column(df: pd.DataFrame, name=None):
     for c in df.columns:
         if pd.api.types.is_datetime64_any_dtype(df[c]):
             return c
-        if named_as_times(c):
+        if named_as_times(c, df[c]):
             return c
     # text dates only where no column is named as times: a 'run_date' of one value ahead of
     # 't' took the time role from it, and 't' was filtered as a signal

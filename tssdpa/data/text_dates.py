@@ -3,13 +3,15 @@ order the column shows.
 
 pandas reads such dates month-first: a day-first log of May 1st to 10th hourly became January
 5th, ..., the days a month apart, without a word, and a day-first column of dates alone failed
-at its 13th day. Both orders are tried; the one whose times are all valid, increasing and
-regular is used, and which one is said wherever both parse.
+at its 13th day. Both orders are tried; of those that read every date and keep the times in
+order, the one with the smaller largest step is used (the other order puts a month where a
+day goes, or a day where a month goes: US monthly dates 01/01, 02/01, ... read day-first are
+twelve days and then a jump of a year), and which one is said wherever both parse.
 """
 
 from __future__ import annotations
 
-import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -17,53 +19,81 @@ import pandas as pd
 __all__ = ["is_numbered_dates", "parse_dates"]
 
 #: a date that starts with the day and month as numbers, in either order: 1/5/2026, 01.05.26
-_NUMBERED = re.compile(r"^\s*\d{1,2}([/.-])\d{1,2}\1(\d{4}|\d{2})(\D|$)")
+_NUMBERED = r"^\s*\d{1,2}([/.-])\d{1,2}\1(\d{4}|\d{2})(\D|$)"
+
+#: the last columns parsed, by their values' fingerprint: one command reads its time column
+#: for the time column's choice, the note and the sample times (seven parses of a million
+#: dates took 15 s, one takes 2)
+_PARSED: dict = {}
+_KEEP = 4
+
+
+def _both_orders(cells: pd.Series) -> dict:
+    """``{"day": times, "month": times}``: the known cells of ``cells`` parsed day-first and
+    month-first (UTC; NaT where a cell does not read so), or ``{}`` where not every known
+    cell is a date with the day and month as numbers."""
+    text = cells.dropna()
+    if text.empty or not text.map(lambda v: isinstance(v, str)).all():
+        return {}
+    key = (len(cells), int(pd.util.hash_pandas_object(cells, index=False).sum()))
+    if key in _PARSED:
+        return _PARSED[key]
+    parsed = {}
+    if text.str.match(_NUMBERED).all():
+        with warnings.catch_warnings():  # pandas' "could not infer format" / "dayfirst" notes
+            warnings.simplefilter("ignore", UserWarning)
+            parsed = {first: pd.to_datetime(cells, errors="coerce", utc=True,
+                                            dayfirst=first == "day")
+                      for first in ("day", "month")}  # fmt: skip
+    if len(_PARSED) >= _KEEP:
+        _PARSED.pop(next(iter(_PARSED)))
+    _PARSED[key] = parsed
+    return parsed
+
+
+def _reads_all(t: pd.Series, cells: pd.Series) -> bool:
+    """Whether ``t`` has a time wherever ``cells`` has a value (an empty cell is no date)."""
+    return not (t.isna() & cells.notna()).any()
 
 
 def is_numbered_dates(cells: pd.Series) -> bool:
     """Whether every value of a text column is a date written with the day and month as
-    numbers, in an order that :func:`parse_dates` can read all of."""
-    text = cells.dropna()
-    if text.empty or not all(isinstance(v, str) and _NUMBERED.match(v) for v in text):
-        return False
-    return any(not _parse(cells, first).isna().any() for first in ("day", "month"))
+    numbers, in an order that :func:`parse_dates` can read all of (empty cells aside)."""
+    return any(_reads_all(t, cells) for t in _both_orders(cells).values())
 
 
-def _parse(cells: pd.Series, first: str) -> pd.Series:
-    return pd.to_datetime(cells, errors="coerce", utc=True, dayfirst=first == "day")
-
-
-def _regular_share(t: pd.Series) -> float:
-    """The share of the steps that are the median step (1 for a regular log)."""
-    steps = np.diff(t.to_numpy(dtype="datetime64[ns]").astype(np.int64))
-    return float(np.mean(steps == np.median(steps))) if steps.size else 1.0
+def _largest_step(t: pd.Series) -> int:
+    steps = np.diff(t.dropna().to_numpy(dtype="datetime64[ns]").astype(np.int64))
+    return int(np.abs(steps).max()) if steps.size else 0
 
 
 def parse_dates(cells: pd.Series, name) -> tuple[pd.Series, str | None]:
     """``(times, note)``: a text column of dates parsed as UTC datetimes (NaT where a cell is
     none), and where its day and month are numbers that parse in both orders, which order was
     used and why (None otherwise). ``ValueError`` naming the column where both orders give
-    valid, increasing times and neither is more regular: which is meant matters to the times."""
-    if not is_numbered_dates(cells):
-        return pd.to_datetime(cells, errors="coerce", utc=True), None
-    parsed = {first: _parse(cells, first) for first in ("day", "month")}
-    valid = {first: t for first, t in parsed.items() if not t.isna().any()}
+    valid times, in order, with the same largest step: which is meant matters to the times."""
+    parsed = _both_orders(cells)
+    valid = {first: t for first, t in parsed.items() if _reads_all(t, cells)}
+    if not valid:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return pd.to_datetime(cells, errors="coerce", utc=True), None
     if len(valid) == 1:
         return next(iter(valid.values())), None
     day, month = valid["day"], valid["month"]
     if day.equals(month):  # every day is the month's number: either order reads the same
         return day, None
-    ordered = {f: t for f, t in valid.items() if t.is_monotonic_increasing}
+    ordered = {f: t for f, t in valid.items() if t.dropna().is_monotonic_increasing}
     if len(ordered) == 1:
         (first, t), why = next(iter(ordered.items())), "only so are they in order"
     else:
-        shares = {f: _regular_share(t) for f, t in (ordered or valid).items()}
-        if shares["day"] == shares["month"]:
-            raise ValueError(f"time column {name!r}: its dates ({cells.iloc[0]!r}, ...) read "
-                             "day-first and month-first alike; write them as ISO 8601 "
-                             "(2026-05-01 13:00)")  # fmt: skip
-        first = max(shares, key=shares.get)
-        t, why = valid[first], "only so are they evenly spaced"
+        largest = {f: _largest_step(t) for f, t in (ordered or valid).items()}
+        if largest["day"] == largest["month"]:
+            raise ValueError(f"time column {name!r}: its dates ({cells.iloc[0]!r}, ...) give "
+                             "times in order with the same largest step read day-first and "
+                             "month-first; write them as ISO 8601 (2026-05-01 13:00)")  # fmt: skip
+        first = min(largest, key=largest.get)
+        t, why = valid[first], "so their largest step is the smaller"
     other = "month" if first == "day" else "day"
     note = (f"time column {name!r}: dates read {first}-first ({cells.iloc[0]!r} is "
             f"{t.iloc[0]:%Y-%m-%d}), not {other}-first: {why}")  # fmt: skip

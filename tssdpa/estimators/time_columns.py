@@ -44,7 +44,7 @@ def time_columns(a: np.ndarray, columns) -> dict:
         return {}
     found = {}
     for c, label in enumerate(columns):
-        if named_as_times(label):
+        if named_as_times(label, a[:, c]):
             found[label] = "is named as sample times"
         elif _counts_rows(a[:, c]):
             found[label] = "rises by the same step at every row, like a counter of samples"

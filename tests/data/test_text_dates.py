@@ -1,0 +1,53 @@
+"""Dates with the day and month as numbers are read in the order that keeps the times in
+order with the smaller largest step (tssdpa.data.text_dates).
+
+The first rule (the order whose steps are most often the median step) read US monthly dates
+day-first (January 1st to 12th, then a jump of a year: calendar months are never regular) and
+refused irregular logs of the first twelve days of a month as ambiguous."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tssdpa.data.tables import find_time_column
+from tssdpa.data.text_dates import parse_dates
+
+_RNG = np.random.default_rng(0)
+_IRREGULAR = pd.Timestamp("2026-05-01") + pd.to_timedelta(
+    np.sort(_RNG.uniform(0, 5 * 86400, 200)).round(), unit="s"
+)
+CASES = {
+    "day-first hourly": (pd.date_range("2026-05-01", periods=240, freq="h"), "%d/%m/%Y %H:%M"),
+    "day-first daily": (pd.date_range("2026-05-01", periods=12, freq="D"), "%d/%m/%Y"),
+    "US monthly": (pd.date_range("2024-01-01", periods=24, freq="MS"), "%m/%d/%Y"),
+    "US daily": (pd.date_range("2026-01-01", periods=12, freq="D"), "%m/%d/%Y"),
+    "irregular day-first": (_IRREGULAR, "%d/%m/%Y %H:%M:%S"),
+    "irregular US": (_IRREGULAR, "%m/%d/%Y %H:%M:%S"),
+    "two-digit years": (pd.date_range("2026-05-01", periods=100, freq="h"), "%d.%m.%y %H:%M"),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_dates_are_read_in_the_order_that_gives_the_times_they_were_written_from(case):
+    times, fmt = CASES[case]
+    cells = pd.Series(list(times.strftime(fmt)), dtype=object)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # pandas' format notes are not for the user
+        parsed, note = parse_dates(cells, "when")
+    want = times.tz_localize("UTC").floor("min" if "%S" not in fmt else "s")
+    assert (parsed.to_numpy() == want.to_numpy()).all()
+    first = "day" if fmt.startswith("%d") else "month"
+    assert note.startswith(f"time column 'when': dates read {first}-first")
+
+
+def test_an_empty_cell_leaves_the_column_found_and_read_day_first():
+    hours = pd.date_range("2026-05-01", periods=48, freq="h").strftime("%d/%m/%Y %H:%M")
+    frame = pd.DataFrame({"when": list(hours), "a": np.arange(48.0)}, dtype=object)
+    frame.loc[5, "when"] = None
+    frame["a"] = frame["a"].astype(float)
+    assert find_time_column(frame) == "when"
+    parsed, note = parse_dates(frame["when"], "when")
+    assert "day-first" in note and parsed.isna().sum() == 1
+    assert parsed[4] == pd.Timestamp("2026-05-01 04:00", tz="UTC")
