@@ -8,6 +8,7 @@ import pandas as pd
 
 from tssdpa.cli import main
 from tssdpa.cli.said import library_warnings
+from tssdpa.data.tables import read_table
 from tssdpa.data.text_dates import parse_dates
 
 
@@ -220,6 +221,19 @@ def test_a_loggers_comment_lines_before_the_header_are_skipped(tmp_path, capsys)
     assert main(["filter", str(p), "-m", "moving_average", "-o", str(out)]) == 0
     assert pd.read_csv(out).columns.tolist() == ["time", "a", "a_filtered"]
     assert "time column 'time' copied through" in capsys.readouterr().err
+
+
+def test_a_comment_over_a_header_of_numbers_is_skipped_and_a_commented_header_is_not(
+    tmp_path, capsys
+):
+    from tssdpa.data.csv_files import leading_comments
+
+    p = tmp_path / "spectra.csv"  # wavelengths as the header, under the instrument's comment
+    p.write_text("# spectrometer v2\n400,410,420\n" + "0.1,0.2,0.3\n" * 50)
+    assert leading_comments(p) == 1
+    assert read_table(p).columns.tolist() == ["400", "410", "420"]
+    p.write_text("# time,a\n" + "".join(f"{i},{i * 0.5}\n" for i in range(50)))
+    assert leading_comments(p) == 0  # the header itself behind a '#': not skipped
 
 
 def test_a_misspelt_option_shows_the_subcommands_usage_and_its_closest_option(tmp_path, capsys):

@@ -189,8 +189,8 @@ def to_seconds(times: Any, name: str = "timestamps") -> np.ndarray:
 #: command line's time column (``tssdpa.data.tables``) and the estimators'
 #: ``TimeColumnWarning``.
 TIME_NAMES = re.compile(r"^%?(?:unix_?)?(t|ts|time|times|timestamp|timestamps|datetime|date"
-                        r"|seconds|secs|sec|elapsed|elapsed_time|time_elapsed|stamp|epoch|zeit"
-                        r"|unix)(_(ns|us|ms|s|sec|secs|utc|unix|epoch))?(?=\s*[(\[]|\s*$)",
+                        r"|seconds|secs|sec|elapsed|elapsed[_ ]time|time[_ ]elapsed|date[_ ]time"
+                        r"|stamp|epoch|zeit|unix)(_(ns|us|ms|s|sec|secs|utc|unix|epoch))?(?=\s*[(\[]|\s*$)",
                         re.IGNORECASE)  # fmt: skip
 #: a unit in brackets after such a name must be one of time for it to be a time column
 #: ("T (degC)" is a temperature, "t (s)" a time)

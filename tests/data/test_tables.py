@@ -154,7 +154,7 @@ def test_a_time_column_in_another_unit_than_seconds_gives_seconds_to_tau(name, p
     np.testing.assert_allclose(got, seconds, rtol=0, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["TS 1", "TS-Temp", "ts-1", "tsX", "t.1", "date time"])
+@pytest.mark.parametrize("name", ["TS 1", "TS-Temp", "ts-1", "tsX", "t.1", "time left"])
 def test_a_time_name_followed_by_more_than_a_unit_is_a_signal(name):
     # "TS 1" / "TS 2" (temperature sensors) were taken for the time column once 'ts' was a
     # time name: the sensor was copied through unfiltered

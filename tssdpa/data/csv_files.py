@@ -66,20 +66,26 @@ def _open_text(p: Path):
 
 def leading_comments(p: Path) -> int:
     """How many lines at the top of ``p`` are a logger's comments (``# rate 100 Hz``) and blank
-    lines before its header, to be skipped: 0 where there are none, or where the first line
-    after them is numbers (the last ``#`` line was the header, ``# time,a``: refused as data).
+    lines before its header, to be skipped: 0 where there are none, or where the last ``#``
+    line has as many fields as the numbers after it (it was the header, ``# time,a``: refused
+    as data). A header of numbers (``400,410,420``, a spectrometer's wavelengths) under one
+    comment line is a header: the comment's field count is not its.
     """
     handle = _open_text(p)
     if handle is None:
         return 0
-    count, commented = 0, False
+    count, last = 0, None
     with handle:
         for line in handle:
             text = line.strip()
             if text and not text.startswith("#"):
+                if last is None:
+                    return 0
                 fields = re.split(r"[,;\t]", text)
-                return count if commented and not all(map(_NUMBER.fullmatch, fields)) else 0
-            count, commented = count + 1, commented or bool(text)
+                header = re.split(r"[,;\t]", last.lstrip("#").strip())
+                numbers = all(map(_NUMBER.fullmatch, fields))
+                return 0 if numbers and len(header) == len(fields) else count
+            count, last = count + 1, (text or last)
     return 0
 
 
