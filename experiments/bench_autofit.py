@@ -198,11 +198,21 @@ def verdict(se_ours, se_peer, block: int) -> str:
 
 
 def rmse(pred, target) -> tuple[float, int]:
-    """(RMSE over the finite predictions, number of missing ones)."""
-    ok = np.isfinite(pred)
+    """(RMSE over the finite predictions, number of missing ones); samples missing from the
+    target (a series with gaps) are not scored and not counted as missing predictions."""
+    pred, target = np.asarray(pred), np.asarray(target)
+    have = np.isfinite(target)
+    ok = np.isfinite(pred) & have
     if not ok.any():
-        return np.nan, len(ok)
-    return float(np.sqrt(np.mean((pred[ok] - target[ok]) ** 2))), int((~ok).sum())
+        return np.nan, int(have.sum())
+    return float(np.sqrt(np.mean((pred[ok] - target[ok]) ** 2))), int((have & ~ok).sum())
+
+
+def channel(a, target: int | None):
+    """``a``, or its channel ``target`` when ``a`` is multivariate (a series forecast for one
+    of its channels); one-dimensional forecasts pass as they are."""
+    a = np.asarray(a)
+    return a if target is None or a.ndim == 1 else a[:, target]
 
 
 def label(params: dict) -> str:
@@ -237,15 +247,17 @@ def improves(score: float, best) -> bool:
     return bool(np.isfinite(score) and (best is None or score < best[0] * (1 - 1e-9)))
 
 
-def tune_forecaster(cls, grid, z, sp, h):
-    """Tune on validation, refit the winner on train + validation, score on test."""
-    tic, best = time.perf_counter(), None
+def tune_forecaster(cls, grid, z, sp, h, target=None):
+    """Tune on validation, refit the winner on train + validation, score on test (a
+    multivariate ``z``: its channel ``target``)."""
+    tic, best, y = time.perf_counter(), None, channel(z, target)
     for params in grid:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 est = cls(**params).fit(z[: sp.train])
-                score, _ = rmse(h_step(est, z, sp.train, sp.val, h), z[sp.train : sp.val])
+                pred = channel(h_step(est, z, sp.train, sp.val, h), target)
+                score, _ = rmse(pred, y[sp.train : sp.val])
         except (ValueError, np.linalg.LinAlgError):  # too little library / data for it
             continue
         if improves(score, best):
@@ -257,11 +269,11 @@ def tune_forecaster(cls, grid, z, sp, h):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = cls(**best[1]).fit(z[: sp.val])
-        pred = h_step(est, z, sp.val, sp.test, h)
+        pred = channel(h_step(est, z, sp.val, sp.test, h), target)
     t = time.perf_counter() - tic
-    err, missing = rmse(pred, z[sp.val : sp.test])
+    err, missing = rmse(pred, y[sp.val : sp.test])
     return {"rmse": err, "params": best[1], "time": t, "tune": tune, "missing": missing,
-            "se": sq_err(pred, z[sp.val : sp.test])}  # fmt: skip
+            "se": sq_err(pred, y[sp.val : sp.test])}  # fmt: skip
 
 
 #: extra ProjectionForecaster arguments for "ours" (``--ours-holdout``); empty: the default
@@ -273,16 +285,17 @@ def _ours_args() -> str:
     return "".join(f", {k}={v!r}" for k, v in OURS_FORECASTER.items())
 
 
-def ours_forecast(z, sp, h):
+def ours_forecast(z, sp, h, target=None):
     tic = time.perf_counter()
     try:
         fc = ProjectionForecaster(horizon=h, **OURS_FORECASTER).fit(z[: sp.val])
-        pred = np.asarray(fc.forecast(z[: sp.test], h))[sp.val - h : sp.test - h]
+        pred = channel(fc.forecast(z[: sp.test], h), target)[sp.val - h : sp.test - h]
     except Exception as err:  # noqa: BLE001 -- the estimators change under this script
         return {"rmse": np.nan, "time": np.nan, "missing": 0, "error": repr(err)}
     t = time.perf_counter() - tic
-    err, missing = rmse(pred, z[sp.val : sp.test])
-    return {"rmse": err, "time": t, "missing": missing, "se": sq_err(pred, z[sp.val : sp.test])}
+    y = channel(z, target)
+    err, missing = rmse(pred, y[sp.val : sp.test])
+    return {"rmse": err, "time": t, "missing": missing, "se": sq_err(pred, y[sp.val : sp.test])}
 
 
 def peers():
@@ -300,14 +313,15 @@ def peers():
     return out
 
 
-def forecast_unit(name, seed, z, sp, horizons, peer_set):
+def forecast_unit(name, seed, z, sp, horizons, peer_set, target=None):
+    """One series' forecasting rows (a multivariate ``z``: its channel ``target`` scored)."""
     rows = []
     for h in horizons:
-        row = {"series": name, "seed": seed, "h": h, "ours": ours_forecast(z, sp, h)}
+        row = {"series": name, "seed": seed, "h": h, "ours": ours_forecast(z, sp, h, target)}
         for peer, (cls, grid) in peer_set.items():
             if grid is None:  # AutoReg: lags capped at a tenth of the training length
                 grid = [{"lags": p} for p in AR_LAGS if p <= sp.train // 10]
-            row[peer] = tune_forecaster(cls, grid, z, sp, h)
+            row[peer] = tune_forecaster(cls, grid, z, sp, h, target)
         rows.append(row)
         print(
             f"  forecast {name} seed={seed} h={h}: "

@@ -550,3 +550,34 @@ def test_forecast_fit_without_a_ridge_start_keeps_its_untrained_start_when_no_ep
     row = pd.read_csv(tmp_path / "out.csv").iloc[-1]
     assert row["val_mse"] == row["start_val_mse"] < 2.0
     assert row["checkpoint"].endswith("start.ckpt")
+
+
+def test_autofit_pyedm_user_scores_one_short_case_and_writes_its_report(tmp_path, capsys):
+    # the default fit against Simplex / S-map / AutoReg tuned on validation, one tiny case
+    out, report = tmp_path / "rows.jsonl", tmp_path / "report.md"
+    argv = ["--cases", "tent_short200", "--jobs", "1", "--out", str(out), "--report", str(report)]
+    assert _script("autofit_pyedm_user").main(argv) == 0
+    import json
+
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["series"], r["h"]) for r in rows] == [("tent_short200", 1), ("tent_short200", 2)]
+    assert all(r[k]["rmse"] > 0 for r in rows for k in ("ours", "Simplex", "S-map", "AutoReg"))
+    text = report.read_text()
+    assert "| tent_short200 | 1 |" in text and "**Summary:**" in text
+
+
+def test_autofit_pyedm_user_embedding_by_hand_is_the_benchmarks_edm_on_one_channel():
+    # the multivariate peers build their embedding for pyEDM by hand (embedded=True); on one
+    # channel they must be the benchmark's Simplex and S-map, origin for origin
+    pytest.importorskip("pyEDM")
+    import numpy as np
+
+    from tssdpa.baselines.edm import SimplexForecaster, SMapForecaster
+
+    m = _script("autofit_pyedm_user")
+    z = m.rossler(300, 0)[:, :1]
+    for peer, theta in ((SimplexForecaster(embedding=3), None),
+                        (SMapForecaster(embedding=3, theta=2.0), 2.0)):  # fmt: skip
+        want = np.asarray(peer.fit(z[:200, 0]).forecast(z[150:, 0], 2))
+        got = m.EmbeddedEDM(0, 3, theta).fit(z[:200]).forecast(z[150:], 2)
+        np.testing.assert_allclose(got, want, atol=1e-10)
