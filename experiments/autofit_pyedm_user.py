@@ -35,7 +35,7 @@ channel; AutoReg there is fitted to each channel alone and scored on the target.
 
 Usage::
 
-    # every case at seed 0, the short-series cases at seeds 0-4 (about 10 minutes on 2 cores)
+    # every case at seed 0, the short-series cases at seeds 0-4 (about 3 minutes on 2 cores)
     .venv/bin/python experiments/autofit_pyedm_user.py --out /tmp/pyedm_user.jsonl \\
         --report docs/results/autofit_pyedm_user.md
     # some cases only
