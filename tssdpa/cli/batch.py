@@ -18,6 +18,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from tssdpa.cli import saved_model
 from tssdpa.cli.errors import UsageError, usage_errors
 from tssdpa.cli.paths import check_output_file
 from tssdpa.cli.settings import check_causal
@@ -169,6 +170,7 @@ def run(args, parse_params) -> int:
     ]
     if given:
         raise UsageError(f"{', '.join(given)}: not available with --out-dir (one file only)")
+    saved = saved_model.prepare_batch(args)  # --model loaded; --save-model's folder checked
     out_dir = Path(args.out_dir)
     if not out_dir.is_dir():
         raise UsageError(f"--out-dir: {args.out_dir!r} is not an existing folder; create it first")
@@ -188,7 +190,7 @@ def run(args, parse_params) -> int:
 
     args.method = args.method or "projection_zp"
     try:
-        spec = get_method(args.method, "denoise")
+        spec = get_method(args.method if saved is None else "noisy", "denoise")
     except ValueError:
         raise method_error(args.method, "denoise") from None
     if spec.requires_target:  # said by filter_files, as 'method: ...', once a cluster ran
@@ -213,11 +215,17 @@ def run(args, parse_params) -> int:
         if Path(args.summary).resolve() in outputs:
             raise UsageError(f"--summary: {args.summary!r} is the output of an input file in "
                              "--out-dir; write the summary elsewhere")  # fmt: skip
+    est, cols = (saved.est, saved.columns) if saved is not None else (None, None)
+    if saved is not None:
+        saved_model.tell(saved, cols, lambda *a: None)
+    elif args.save_model is not None:  # the one filter fitted on --fit-on, saved, applied
+        est, cols = saved_model.fit_on_and_save(spec, params, args)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the cluster's start-up notes are not for the user
         client = _client(args.scheduler, args.workers)
     try:
-        summary = filter_files(
+        summary = saved_model.filter_files_with(est, cols, inputs, out_dir, client, args) if (
+            est is not None) else filter_files(
             inputs, out_dir, method=args.method, params=params, client=client,
             fit_on=args.fit_on, columns=args.columns, time_column=args.time_column,
             suffix=args.suffix, progress=not args.no_progress,

@@ -1,7 +1,9 @@
 """``tssdpa filter``: fit a filter (or forecaster) on the columns of a CSV file and apply it.
 
 With ``--out-dir`` it takes many files and glob patterns (CSV or Parquet) and filters each
-one, on a Dask cluster or this machine's cores (:mod:`tssdpa.cli.batch`).
+one, on a Dask cluster or this machine's cores (:mod:`tssdpa.cli.batch`). ``--save-model DIR``
+keeps the fitted filter, ``--model DIR`` applies a kept one without a fit
+(:mod:`tssdpa.cli.saved_model`).
 
 Every mistake a user can make with the file or the arguments ends in one line on stderr that
 says what is wrong and what to do, and exit code 2 (:class:`UsageError`); never a traceback.
@@ -18,6 +20,7 @@ from glob import has_magic
 from pathlib import Path
 
 from tssdpa.cli import batch as batch_command
+from tssdpa.cli import saved_model
 from tssdpa.cli.errors import UsageError, usage_errors
 from tssdpa.cli.helptext import DefaultsFormatter
 from tssdpa.cli.paths import check_output_file
@@ -122,6 +125,7 @@ def add_parser(sub) -> None:
     )
     f.add_argument("--inplace", action="store_true", help="overwrite the original columns instead")
     f.add_argument("--out", "-o", default=None, help="output CSV (default: standard output)")
+    saved_model.add_arguments(f)
     batch_command.add_arguments(f)
 
 
@@ -257,6 +261,7 @@ def run(args) -> int:
         )
     batch_command.check_single_file_args(args)
     args.input = args.input[0]
+    saved = saved_model.prepare(args)  # --model loaded (its horizon set), --save-model checked
     import numpy as np
 
     from tssdpa.compare import get_method
@@ -264,12 +269,14 @@ def run(args) -> int:
 
     kind = "denoise" if args.horizon is None else "forecast"
     method = args.method or ("projection_zp" if kind == "denoise" else "projection")
-    if kind == "forecast" and method == "projection_zp":  # it ran 'projection' without a word
+    if saved is not None:
+        method = saved.method
+    elif kind == "forecast" and method == "projection_zp":  # it ran 'projection' silently
         raise UsageError("--method projection_zp is a zero-phase filter and forecasts nothing; "
                          "with --horizon drop --method (the projection forecaster) or choose a "
                          "forecaster from `tssdpa methods`")  # fmt: skip
     try:
-        spec = get_method(method, kind)
+        spec = get_method(method, kind) if saved is None else None
     except (KeyError, ValueError):
         raise batch_command.method_error(method, kind) from None
     if args.horizon is not None and args.horizon < 1:
@@ -295,9 +302,12 @@ def run(args) -> int:
     if args.out is not None and same_path(args.out, args.input):
         raise UsageError(f"--out: {args.out!r} is the input file; write the output "
                          "elsewhere (--inplace replaces the columns, not the file)")  # fmt: skip
-    factory = spec.resolve_factory()
-    params = _params(args.params, factory)
-    check_causal(spec, params, method)
+    if saved is None:
+        factory = spec.resolve_factory()
+        params = _params(args.params, factory)
+        check_causal(spec, params, method)
+        if args.save_model is not None:  # before the fit: it would be lost
+            saved_model.check_saveable(factory, method)
     from tssdpa.data.csv_files import cells_as_read
     from tssdpa.data.tables import (
         check_new_columns,
@@ -316,8 +326,10 @@ def run(args) -> int:
         df = read_table(args.input)
     with usage_errors("--time-column: "):
         time_col = find_time_column(df, args.time_column)
-    with usage_errors("--columns: " if args.columns is not None else f"{args.input}: "):
-        cols, skipped = numeric_columns(df, args.columns, time_col, args.target or ())
+    given = args.columns if saved is None else saved_model.model_columns(
+        saved, df, args.columns, args.input)  # fmt: skip
+    with usage_errors("--columns: " if given is not None else f"{args.input}: "):
+        cols, skipped = numeric_columns(df, given, time_col, args.target or ())
     if kind == "forecast":
         names = [f"{c}_forecast_h{args.horizon}" for c in cols]
     else:
@@ -335,7 +347,7 @@ def run(args) -> int:
         check_target_columns(df, args.target, cols, time_col, args.input, "filtered")
         with usage_errors(""):
             target, _, _ = column_values(df, args.target, "--target column")
-    elif spec.requires_target:
+    elif saved is None and spec.requires_target:
         raise UsageError(f"--method {method} needs a clean reference: give --target COLUMN")
     fraction = args.fit_fraction if args.fit_fraction is not None else (
         1.0 if kind == "denoise" else 0.7
@@ -344,7 +356,9 @@ def run(args) -> int:
         raise UsageError(f"--fit-fraction must be in (0, 1]; got {fraction}")
     n_fit = max(3, int(round(len(x) * fraction)))
     out = df.copy()
-    if spec.family == "learned":
+    if saved is not None:
+        saved_model.tell(saved, cols, _report_fit)
+    elif spec.family == "learned":
         from tssdpa.compare.common import quiet_lightning
 
         quiet_lightning()  # "GPU available: ..." banners
@@ -352,7 +366,7 @@ def run(args) -> int:
     with library_warnings() as warned:  # deprecations and tips are not for a CLI user
         try:
             if kind == "denoise":
-                est = spec.build(**params)
+                est = spec.build(**params) if saved is None else saved.est
                 if target is not None and not getattr(est, "uses_target", True):
                     # it fitted on the noisy columns alone and exited 0, as if supervised
                     raise UsageError(f"--target: --method {method} does not fit against a "
@@ -363,9 +377,11 @@ def run(args) -> int:
                 fit_kw = {} if times is None else {"timestamps": times[:n_fit]}
                 if target is not None:
                     fit_kw["target"] = target[:n_fit]
-                with collected(quiet=True) as fit_notes:  # but notes on the data are
-                    est.fit(x[:n_fit], **fit_kw)
-                _report_fit(est, method, cols)
+                fit_notes = []
+                if saved is None:
+                    with collected(quiet=True) as fit_notes:  # but notes on the data are
+                        est.fit(x[:n_fit], **fit_kw)
+                    _report_fit(est, method, cols)
                 filter_kw = {} if times is None else {"timestamps": times}
                 with collected(quiet=True) as filter_notes:
                     y = np.asarray(est.filter(x, **filter_kw), dtype=np.float64).reshape(x.shape)
@@ -373,7 +389,7 @@ def run(args) -> int:
                     print(f"{method} on {cols}: note: {note}", file=sys.stderr)
                 for i, c in enumerate(names):
                     out[c] = y[:, i]
-            else:
+            elif saved is None:
                 lookback = params.pop("lookback", min(64, max(1, n_fit // 4)))
                 est = spec.build({"max_horizon": args.horizon, "lookback": lookback}, **params)
                 with collected(quiet=True) as fit_notes:  # a setting used otherwise than
@@ -381,8 +397,10 @@ def run(args) -> int:
                 _report_fit(est, method, cols)
                 for note in notes_to_tell(fit_notes, [], cols):
                     print(f"{method} on {cols}: note: {note}", file=sys.stderr)
+            if kind == "forecast":
+                est = est if saved is None else saved.est
                 pred = np.asarray(est.forecast(x, horizon=args.horizon)).reshape(x.shape)
-                if not args.in_sample:
+                if not args.in_sample and saved is None:
                     pred[: n_fit - 1] = np.nan  # origins inside the fitted rows: not written
                 for i, c in enumerate(names):
                     out[c] = pred[:, i]
@@ -418,7 +436,11 @@ def run(args) -> int:
         sampling = None if use else sampling_note(df, time_col)
         if sampling:  # a log concatenated out of order, a logger's dropouts
             notes.append(sampling)
-    if kind == "forecast":
+    if args.save_model is not None:  # before the output: a refused save writes nothing
+        saved_model.save(est, cols, args.save_model)
+    if kind == "forecast" and saved is not None:
+        notes.append("forecasts written from row 1 on (the saved model was fitted elsewhere)")
+    elif kind == "forecast":
         first = 0 if args.in_sample else n_fit - 1
         notes.append(f"fitted on rows 1-{n_fit}; forecasts written from row {first + 1} on")
     where = args.out or "standard output"

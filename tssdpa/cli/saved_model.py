@@ -1,0 +1,300 @@
+"""``tssdpa filter --save-model DIR`` and ``--model DIR``: keep a fitted filter, apply it later.
+
+``--save-model DIR`` writes the estimator ``fit`` made to the folder ``DIR`` with the library's
+own format (:mod:`tssdpa.estimators.persistence`: ``config.json`` and ``arrays.safetensors``,
+nothing pickled), with the names of the columns it was fitted on. ``--model DIR`` reads one
+back -- its class looked up among the estimators of ``tssdpa methods``, never imported by the
+name the file gives -- and applies it to the same columns of another file, without a fit.
+
+Every refusal is one line naming the option (exit 2): a folder that is not a saved model, a
+damaged or edited file (the loader's own message), a model of a class this command does not
+know, a file without the fitted columns, and options that mean nothing without a fit.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from tssdpa.cli.errors import UsageError
+
+__all__ = ["Saved", "add_arguments", "check_saveable", "model_columns", "prepare", "save"]
+
+#: what a saved model's folder holds (:mod:`tssdpa.estimators.persistence`): such a folder
+#: may be overwritten by ``--save-model``; a folder holding anything else may not
+MODEL_FILES = {"config.json", "arrays.safetensors", "model.safetensors"}
+#: options that choose or steer a fit, meaningless with ``--model`` (no fit)
+_FIT_ONLY = {"method": "--method", "target": "--target", "fit_fraction": "--fit-fraction",
+             "save_model": "--save-model", "fit_on": "--fit-on",
+             "in_sample": "--in-sample"}  # fmt: skip
+
+
+def add_arguments(f) -> None:
+    """The two options of ``tssdpa filter``."""
+    f.add_argument(
+        "--save-model",
+        default=None,
+        metavar="DIR",
+        help="after the fit, save the fitted filter (or forecaster) to the folder DIR (new, "
+        "empty, or holding a saved model, which is replaced), with the columns it was "
+        "fitted on; apply it to other files with --model DIR. With --out-dir it needs "
+        "--fit-on FILE (the one filter fitted there)",
+    )
+    f.add_argument(
+        "--model",
+        default=None,
+        metavar="DIR",
+        help="apply the filter (or forecaster) saved in DIR by --save-model to the columns "
+        "it was fitted on, without fitting (no --method, --params, --target, "
+        "--fit-fraction); a forecaster forecasts its fitted horizon, or a smaller --horizon",
+    )
+
+
+@dataclass
+class Saved:
+    """A loaded ``--model``: the estimator, ``"denoise"`` or ``"forecast"``, the name its
+    notes go under, the columns it was fitted on (None: not recorded), its fitted horizon."""
+
+    est: object
+    kind: str
+    method: str
+    columns: list | None
+    horizon: int | None
+    path: str
+
+
+def _estimator_class(kind: str):
+    """The class named ``kind`` among the registered methods' factories, and the method
+    names built from it; ``(None, [])`` for any other name (nothing is imported by it)."""
+    from tssdpa.compare import available_methods, get_method
+
+    cls, names = None, []
+    for task in ("denoise", "forecast"):
+        for name in available_methods(task):
+            spec = get_method(name, task)
+            factory = spec.factory
+            own = factory.rsplit(":", 1)[-1] if isinstance(factory, str) else (
+                getattr(factory, "__name__", None))  # fmt: skip
+            if own != kind:
+                continue
+            try:
+                factory = spec.resolve_factory()
+            except ImportError:
+                continue
+            if isinstance(factory, type) and factory.__name__ == kind:
+                cls = factory
+                names.append((name, spec.fixed))
+    return cls, names
+
+
+def check_saveable(factory, method: str) -> None:
+    """``--save-model`` with a method whose estimator has no save format: refused before the
+    fit (its ``save`` raises ``NotImplementedError``)."""
+    if not (getattr(factory, "_fitted_schema", None) or getattr(factory, "_array_schema", None)):
+        raise UsageError(f"--save-model: --method {method} has no save format (only the "
+                         "methods whose estimators declare one can be saved: projection, "
+                         "projection_zp, wiener_fir, autoreg, dlinear...)")  # fmt: skip
+
+
+def check_folder(path: str) -> None:
+    """``--save-model DIR`` before the fit: a new folder, an empty one, or one holding a saved
+    model; never a file, nor a folder of other files."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"--save-model: {path!r} is a file; give a folder (new, empty, or "
+                         "holding a saved model)")  # fmt: skip
+    if p.is_dir():
+        entries = {e.name for e in p.iterdir()}
+        if entries and not ("config.json" in entries and entries <= MODEL_FILES):
+            raise UsageError(f"--save-model: {path!r} is a folder of other files, not a "
+                             "saved model; give a new or empty folder")  # fmt: skip
+        return
+    parent = next((a for a in p.absolute().parents if a.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise UsageError(f"--save-model: {str(parent)!r} is a file, not a folder")
+
+
+def save(est, cols, path: str) -> None:
+    """Save the fitted ``est`` to ``path`` with its columns' names; ``UsageError`` if not."""
+    est.feature_names_in_ = list(cols)  # fitted on their values: the names applied by
+    try:
+        est.save(path)
+    except NotImplementedError:
+        raise UsageError(f"--save-model: {type(est).__name__} has no save format") from None
+    except (ValueError, TypeError, OSError) as exc:
+        raise UsageError(f"--save-model: {str(exc).splitlines()[0]}") from None
+    print(f"saved the fitted {type(est).__name__} (columns {list(cols)}) to {path}; apply it "
+          f"with --model {path}", file=sys.stderr)  # fmt: skip
+
+
+def _load(path: str) -> Saved:
+    """The model saved at ``path`` (``UsageError`` naming --model where there is none)."""
+    from tssdpa.estimators.base import Forecaster
+    from tssdpa.estimators.persistence import UncheckedFileWarning
+
+    p = Path(path)
+    if p.is_file() and p.name == "config.json":  # tab completion's file of the folder
+        p = p.parent
+    if not p.exists():
+        raise UsageError(f"--model: {path!r}: no such folder")
+    if not p.is_dir():
+        raise UsageError(f"--model: {path!r} is a file; give the folder --save-model wrote")
+    cfg_path = p / "config.json"
+    if not cfg_path.is_file():
+        raise UsageError(f"--model: {path!r} is not a saved model (no config.json; "
+                         "--save-model DIR writes one)")  # fmt: skip
+    try:
+        kind = json.loads(cfg_path.read_text()).get("kind")
+    except (ValueError, UnicodeDecodeError, RecursionError, AttributeError, OSError):
+        kind = None  # the loader says what is wrong with the file
+    cls, names = _estimator_class(kind) if isinstance(kind, str) else (None, [])
+    if isinstance(kind, str) and cls is None:
+        raise UsageError(f"--model: {path!r} holds a {kind!r}, which is not an estimator of "
+                         "`tssdpa methods`; tssdpa filter applies those only")  # fmt: skip
+    if cls is None:
+        from tssdpa.estimators.base import Estimator
+
+        cls = Estimator  # anything: the loader refuses the file first, naming what is wrong
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UncheckedFileWarning)
+        try:
+            est = cls.load(p)
+        except (ValueError, TypeError, KeyError, OSError) as exc:
+            text = str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise UsageError(f"--model: {text}") from None
+    for w in caught:
+        if issubclass(w.category, UncheckedFileWarning):
+            print(f"--model: note: {w.message}", file=sys.stderr)
+    params = est.get_params()
+    method = next((n for n, fixed in names if all(params.get(k) == v for k, v in fixed.items())),
+                  type(est).__name__)  # fmt: skip
+    forecast = isinstance(est, Forecaster)
+    cols = est.__dict__.get("feature_names_in_")
+    horizon = est._direct_horizon() if forecast else None
+    return Saved(est, "forecast" if forecast else "denoise", method,
+                 None if cols is None else list(cols), horizon, path)  # fmt: skip
+
+
+def prepare(args) -> Saved | None:
+    """Check ``--save-model`` / ``--model`` before anything is read or fitted; returns the
+    loaded ``--model`` (and sets ``args.horizon`` to its horizon), or None without one."""
+    if args.model is None:
+        if args.save_model is not None:
+            check_folder(args.save_model)
+        return None
+    given = [flag for name, flag in _FIT_ONLY.items() if getattr(args, name, None) not in
+             (None, False)]  # fmt: skip
+    if args.params != "{}":
+        given.append("--params")
+    if given:
+        raise UsageError(f"{', '.join(given)}: --model {args.model} applies a saved model, "
+                         "fitted before, without a fit to steer or save; drop "
+                         f"{' and '.join(given)} (or --model to fit anew)")  # fmt: skip
+    saved = _load(args.model)
+    what = f"{type(saved.est).__name__} in {args.model}"
+    if saved.kind == "denoise" and args.horizon is not None:
+        raise UsageError(f"--horizon: --model {args.model} is a filter ({what}), which "
+                         "forecasts nothing; drop --horizon")  # fmt: skip
+    if saved.kind == "forecast":
+        if args.horizon is None and saved.horizon is None:
+            raise UsageError(f"--model: the {what} forecasts any horizon (it records none): "
+                             "give --horizon H")  # fmt: skip
+        if args.horizon is not None and saved.horizon is not None and args.horizon > saved.horizon:
+            raise UsageError(f"--horizon {args.horizon}: the {what} was fitted for horizons "
+                             f"up to {saved.horizon}; give --horizon {saved.horizon} or "
+                             "less")  # fmt: skip
+        if args.horizon is None:
+            args.horizon = saved.horizon
+    return saved
+
+
+def model_columns(saved: Saved, df, given, source: str) -> list:
+    """The columns of ``df`` the saved model applies to: those it was fitted on, by name
+    (``--columns``, where given, must name the same ones)."""
+    fitted = saved.columns
+    n = getattr(saved.est, "n_channels_", None)
+    if fitted is None:  # saved from Python after a fit on an array: no names to go by
+        if given is None or (n is not None and len(given) != n):
+            raise UsageError(f"--model: {saved.path} records no column names (saved after "
+                             f"a fit on an array): give --columns with its {n} "
+                             "column(s)")  # fmt: skip
+        fitted = list(given)
+    elif given is not None and sorted(given) != sorted(fitted):
+        raise UsageError(f"--columns {list(given)}: --model {saved.path} was fitted on the "
+                         f"columns {fitted}; give those (or drop --columns)")  # fmt: skip
+    absent = [c for c in fitted if c not in df.columns]
+    if absent:
+        raise UsageError(f"--model {saved.path} was fitted on the columns {fitted}, but "
+                         f"{source} has no {absent} (its columns: {list(df.columns)})")  # fmt: skip
+    return fitted
+
+
+def tell(saved: Saved, cols, report) -> None:
+    """Say which model is applied, and the settings its fit chose (``report``: the command's
+    after-fit report, ``report(est, method, cols)``)."""
+    est = saved.est
+    print(f"--model {saved.path}: applying the saved {type(est).__name__} ({saved.method}) "
+          f"fitted on the columns {cols}, without a fit", file=sys.stderr)  # fmt: skip
+    report(est, saved.method, cols)
+
+
+def prepare_batch(args) -> Saved | None:
+    """``--model`` / ``--save-model`` with ``--out-dir``: the loaded filter applied to every
+    input, or the folder ``--save-model`` will write the ``--fit-on`` fit to (checked)."""
+    if args.save_model is not None and args.model is None:
+        if args.fit_on is None:  # one model per file: which would it be?
+            raise UsageError("--save-model with --out-dir saves the one filter fitted on "
+                             "--fit-on FILE; without --fit-on each file is fitted on its own, "
+                             "and there is no one model to save")  # fmt: skip
+        check_folder(args.save_model)
+        return None
+    if args.model is None:
+        return None
+    saved = prepare(args)
+    if saved.kind != "denoise":
+        raise UsageError(f"--model: {args.model} holds a forecaster ({type(saved.est).__name__}); "
+                         "--out-dir filters only: forecast one file at a time (drop "
+                         "--out-dir)")  # fmt: skip
+    return saved
+
+
+def fit_on_and_save(spec, params, args) -> tuple:
+    """``--fit-on FILE --save-model DIR``: the filter fitted on FILE (in this process), saved;
+    returns ``(est, columns)``."""
+    from tssdpa.batch import filter_table
+    from tssdpa.data.tables import read_table
+
+    check_saveable(spec.resolve_factory(), args.method)
+    est = spec.build(**params)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _, info = filter_table(read_table(args.fit_on), est, columns=args.columns,
+                                   time_column=args.time_column, suffix=args.suffix)  # fmt: skip
+    except ValueError as exc:
+        raise UsageError(f"--fit-on: {args.fit_on}: {exc}") from None
+    save(est, info["columns"], args.save_model)
+    return est, info["columns"]
+
+
+def filter_files_with(est, cols, inputs, out_dir, client, args):
+    """Every input filtered by the fitted ``est`` on the columns ``cols``: the summary table
+    of :func:`tssdpa.batch.filter_files` (whose ``fit_on`` fits; this applies)."""
+    import pandas as pd
+
+    from tssdpa.batch import SUMMARY_COLUMNS, _check_writable, _run, _targets
+
+    _check_writable(out_dir)
+    targets = _targets(inputs, out_dir, args.suffix, args.fit_on)
+    options = dict(columns=list(cols), time_column=args.time_column, suffix=args.suffix)
+    rows = _run([(p, t, None, {}, est, options) for p, t in zip(inputs, targets)], client,
+                not args.no_progress)  # fmt: skip
+    summary = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+    for c in ("rows", "nan_handled"):  # integers, with <NA> for a failed file
+        summary[c] = summary[c].astype("Int64")
+    summary["error"] = summary["error"].fillna("")
+    summary["output"] = summary["output"].astype(object).where(summary["output"].notna(), None)
+    return summary
