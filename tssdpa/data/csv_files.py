@@ -261,7 +261,8 @@ def cells_as_read(out: pd.DataFrame, written=()) -> pd.DataFrame:
     """``out`` -- a table :func:`read_csv_file` read, with the columns ``written`` added or
     overwritten -- with each of its other columns as the file's text, cell for cell (pandas
     writes what it parsed: ``true`` as ``True``, ``2.50`` as ``2.5``, ``NaN`` as an empty cell)
-    and their names as the header has them (an empty one, not pandas' ``Unnamed: 2``). A table
+    and their names as the header has them, less the spaces around them (an empty one, not
+    pandas' ``Unnamed: 2``). A table
     not read from a CSV (Parquet keeps its types) is returned as it is; ``ValueError`` where
     the file changed since it was read (a logger still writing it)."""
     source = out.attrs.get("csv_text")
