@@ -19,6 +19,7 @@ _SECONDS = {"W": 604800.0, "D": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0, "ms":
             "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "fs": 1e-15, "as": 1e-18}  # fmt: skip
 
 __all__ = [
+    "LibraryWarning",
     "SettingWarning",
     "check_choice",
     "check_decay",
@@ -33,7 +34,15 @@ __all__ = [
 ]
 
 
-class SettingWarning(UserWarning):
+class LibraryWarning(UserWarning):
+    """The base of every warning tssdpa itself gives its user (a note on their data, a
+    setting used otherwise than given, sample times that make a filter return x unchanged):
+    the command-line tools tell a warning of this category as a note and silence every other,
+    whoever's code raised it (a UserWarning of torch's C++ raised under a library call is
+    torch's, not the library's)."""
+
+
+class SettingWarning(LibraryWarning):
     """A setting used otherwise than it was given (a learned model's ``patch_len`` built as its
     ``lookback``, a data module's ``seq_len`` as a short split): the message names the
     argument, the value given and the value used. The command-line tools, which silence

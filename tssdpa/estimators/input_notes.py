@@ -28,7 +28,7 @@ import sys
 import threading
 import warnings
 
-from tssdpa.checks import SettingWarning
+from tssdpa.checks import LibraryWarning, SettingWarning
 from tssdpa.estimators.fit_guard import GUARD_NAME
 from tssdpa.estimators.selection import held_message
 
@@ -53,7 +53,7 @@ _collector = threading.local()
 _EVERY = object()  # as_channel's value outside its blocks: notes are of the series' channels
 
 
-class InputNote(UserWarning):
+class InputNote(LibraryWarning):
     """A warning about the data (or settings) a fit was given; :meth:`told` says it with
     channel names."""
 
@@ -108,7 +108,7 @@ class EmptyChannelWarning(InputNote):
         return EmptyChannelWarning({channel + c: n for c, n in self.found.items()}, self.who)
 
 
-class ShortHistoryWarning(UserWarning):
+class ShortHistoryWarning(LibraryWarning):
     """A forecasting call's series shorter than the longest pattern the fitted forecaster
     reads: the forecasts of that pattern's horizons are NaN at every origin (a 100-row test
     frame after a fit that chose 169 hourly lags came back NaN without a word)."""

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tssdpa.checks import check_int
+from tssdpa.checks import LibraryWarning, check_int
 from tssdpa.estimators.input_notes import user_stacklevel
 from tssdpa.estimators.pandas_out import ATTRIBUTE as OUTPUT_ATTRIBUTE
 from tssdpa.estimators.pandas_out import loaded_output, saved_output
@@ -343,7 +343,7 @@ def load(cls, path):
     return est
 
 
-class UncheckedFileWarning(UserWarning):
+class UncheckedFileWarning(LibraryWarning):
     """A saved estimator loaded without the digest of its fitted values (format 1)."""
 
 

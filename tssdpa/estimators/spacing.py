@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 
+from tssdpa.checks import LibraryWarning
 from tssdpa.estimators.input_notes import user_stacklevel
 
 __all__ = ["FORECASTER_COUNTS", "UnevenSamplingWarning", "numeric_times", "uneven_note",
@@ -26,7 +27,7 @@ __all__ = ["FORECASTER_COUNTS", "UnevenSamplingWarning", "numeric_times", "uneve
 TOLERANCE = 0.5
 
 
-class UnevenSamplingWarning(UserWarning):
+class UnevenSamplingWarning(LibraryWarning):
     """A series' time index is not equally spaced; the estimator counts samples."""
 
 

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from tssdpa.checks import named_as_times
+from tssdpa.checks import LibraryWarning, named_as_times
 from tssdpa.estimators.input_notes import user_stacklevel
 
 __all__ = ["TimeColumnWarning", "time_columns", "warn_time_columns"]
@@ -20,7 +20,7 @@ __all__ = ["TimeColumnWarning", "time_columns", "warn_time_columns"]
 EVEN = 1e-6
 
 
-class TimeColumnWarning(UserWarning):
+class TimeColumnWarning(LibraryWarning):
     """A DataFrame given to ``fit`` has a column that looks like its sample times (named as
     times, or rising by one step at every row, like a counter): it is fitted as a channel."""
 

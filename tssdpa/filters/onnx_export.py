@@ -41,6 +41,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from tssdpa.checks import LibraryWarning
 from tssdpa.filters import channel_streams as streams
 from tssdpa.filters.onnx_channels import channel_steps
 from tssdpa.filters.projection_stream import check_state_size, stream_channels
@@ -432,14 +433,12 @@ def to_onnx(filt, path, n_channels: int | None = None, opset: int | None = None)
     try:
         import onnxscript  # noqa: F401 -- torch's exporter needs it
     except ImportError:
-        raise ImportError(
-            "to_onnx needs the optional extra: pip install 'tssdpa[deploy]' (onnx, onnxruntime, "
-            "onnxscript)"
-        ) from None
+        extra = "pip install 'tssdpa[deploy]' (onnx, onnxruntime, onnxscript)"
+        raise ImportError(f"to_onnx needs the optional extra: {extra}") from None
     H, tau, C = _layout(filt, n_channels)
-    coarse = streams.float32_note(filt)
-    if coarse:
-        warnings.warn(f"to_onnx: the model takes float32 samples, and {coarse}", stacklevel=2)
+    if coarse := streams.float32_note(filt):
+        warnings.warn(f"to_onnx: the model takes float32 samples, and {coarse}", LibraryWarning,
+                      stacklevel=2)  # fmt: skip
     path = Path(path)
     if not path.parent.is_dir():
         raise ValueError(f"path: the folder {str(path.parent)!r} does not exist")

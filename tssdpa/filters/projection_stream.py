@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from tssdpa.checks import check_int, check_tau, to_seconds
+from tssdpa.checks import LibraryWarning, check_int, check_tau, to_seconds
 from tssdpa.estimators.arrays import (
     ArrayMeta,
     check_columns,
@@ -92,7 +92,7 @@ def sample_times(filt, meta, timestamps, n, fit: bool = False):
         warnings.warn(f"timestamps: their median step, {step:.3g} s, is {step / tau:.3g} "
                       f"times tau={filt.tau:g} s, so no sample weighs on another and the "
                       "filter returns x unchanged; both are in seconds (nanosecond times: "
-                      "divide by 1e9)", UserWarning, stacklevel=user_stacklevel())  # fmt: skip
+                      "divide by 1e9)", LibraryWarning, stacklevel=user_stacklevel())  # fmt: skip
     return times
 
 

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from tssdpa.baselines.linear import WienerFIRFilter
-from tssdpa.checks import check_choice, check_fraction, check_int, check_positive
+from tssdpa.checks import LibraryWarning, check_choice, check_fraction, check_int, check_positive
 from tssdpa.estimators.arrays import check_state, restore, unmasked
 from tssdpa.estimators.base import Denoiser
 from tssdpa.estimators.fit_input import denoiser_input
@@ -120,7 +120,7 @@ class ResidualProjectionFilter(Denoiser):
             warnings.warn(
                 f"ResidualProjectionFilter: window={self.window} taps. Since 0.2 window is the "
                 "FIR length; before, it was the library size (now library_size=)",
-                UserWarning,
+                LibraryWarning,
                 stacklevel=user_stacklevel(),
             )
         correction_sigmas(self.sigma, 1)

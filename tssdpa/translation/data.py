@@ -20,7 +20,7 @@ import lightning as L
 import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 
-from tssdpa.checks import check_choice
+from tssdpa.checks import LibraryWarning, check_choice
 from tssdpa.data.download import sha256_file
 from tssdpa.data.paths import CACHE_DIR, find_dataset
 from tssdpa.files import replacing
@@ -294,7 +294,9 @@ class TranslationDataModule(L.LightningDataModule):
         self.arrays = self._read_cache(path)
         if self.arrays is None:
             warnings.warn(
-                f"{path}: damaged or not this data's cache; vectorising again", stacklevel=2
+                f"{path}: damaged or not this data's cache; vectorising again",
+                LibraryWarning,
+                stacklevel=2,
             )
             self.prepare_data(force=True)
             self.arrays = torch.load(path, weights_only=True)
