@@ -18,8 +18,10 @@ and for Parquet; CSV files in this process need neither.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
+import threading
 import time
 import uuid
 import warnings
@@ -28,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tssdpa.checks import LibraryWarning
 from tssdpa.data.tables import (
     check_new_columns,
     column_values,
@@ -81,6 +84,59 @@ def _chosen(est, params, names) -> str:
     return " | ".join(parts)
 
 
+#: the lists of the library's warnings of each thread's table (:func:`_library_warnings`)
+_warned = threading.local()
+#: the warnings filters and hook shared by every table in progress in this process, and how many
+_hook_lock = threading.Lock()
+_hook: dict = {"tables": 0, "block": None}
+
+
+def _keep(message, category, *_args, **_kw) -> None:
+    """``warnings.showwarning`` while tables are filtered: a warning of the library's category
+    goes to the list of the thread that raised it; every other is dropped."""
+    said = getattr(_warned, "said", None)
+    if said is None or not issubclass(category, LibraryWarning):
+        return  # deprecations, numpy's, torch's; or a thread filtering no table
+    line = " ".join(str(message).split())
+    if line not in said:
+        said.append(line)
+
+
+@contextlib.contextmanager
+def _library_warnings():
+    """A list of the library's warnings (:class:`~tssdpa.checks.LibraryWarning`, one line each,
+    once) raised in this thread while the block runs, every other warning silenced -- as
+    ``tssdpa filter`` tells them for one file: a tau filter on epoch-millisecond times returned
+    the columns unchanged, silenced.
+
+    The warnings filters are the process's (Python 3.11): a ``warnings.catch_warnings`` per
+    table, entered and left by threads side by side, restores another's filters. So the first
+    table in progress in this process sets one hook for all (under a lock), the last one
+    restores the filters, and the hook gives each warning to the list of the thread that
+    raised it (a Dask task runs on one thread); in worker processes alike, each its own."""
+    said: list[str] = []
+    outer = getattr(_warned, "said", None)
+    _warned.said = said
+    with _hook_lock:
+        if _hook["tables"] == 0:
+            block = warnings.catch_warnings()
+            block.__enter__()
+            warnings.simplefilter("ignore")  # deprecations and tips are not for a summary
+            warnings.simplefilter("always", LibraryWarning)  # each table's, each call site
+            warnings.showwarning = _keep
+            _hook["block"] = block
+        _hook["tables"] += 1
+    try:
+        yield said
+    finally:
+        _warned.said = outer
+        with _hook_lock:
+            _hook["tables"] -= 1
+            if _hook["tables"] == 0:
+                _hook["block"].__exit__(None, None, None)
+                _hook["block"] = None
+
+
 def _check_suffix(suffix) -> None:
     """The filtered columns' suffix: a non-empty string (None wrote ``aNone``, and an empty
     one failed every file, its columns already in the table)."""
@@ -97,7 +153,10 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
 
     Returns ``(out, info)``: the new DataFrame and ``{"columns", "rows", "nan_handled",
     "notes"}``, ``notes`` the notes on the data (held readings, glitches, spikes:
-    :mod:`tssdpa.estimators.input_notes`) told with the columns' names, a list of strings.
+    :mod:`tssdpa.estimators.input_notes`) told with the columns' names, and the library's
+    warnings of the fit and filter (:class:`~tssdpa.checks.LibraryWarning`: sample times that
+    make a tau filter return the columns unchanged), a list of strings; other warnings are
+    silenced.
     Raises ``ValueError`` naming what is wrong with the table.
 
     Examples
@@ -114,11 +173,10 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
     cols, _ = numeric_columns(df, columns, time_column)
     check_new_columns(df, [f"{c}{suffix}" for c in cols], "give another suffix")
     x, n_nan, n_inf = column_values(df, cols)
-    times = sample_times(est, df, time_column)  # a filter with tau: the time column
-    kw = {} if times is None else {"timestamps": times}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # deprecations and tips are not for a batch summary
-        with collected(quiet=True) as fit_notes:  # but notes on the data are (per thread)
+    with _library_warnings() as warned:  # as tssdpa filter tells them (tau: x unchanged)
+        times = sample_times(est, df, time_column)  # a filter with tau: the time column
+        kw = {} if times is None else {"timestamps": times}
+        with collected(quiet=True) as fit_notes:  # notes on the data (per thread)
             if fit:
                 est.fit(x, **kw)
         with collected(quiet=True) as filter_notes:
@@ -127,6 +185,10 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
     for i, c in enumerate(cols):
         out[f"{c}{suffix}"] = y[:, i]
     notes = list(notes_to_tell(fit_notes, filter_notes, cols))
+    for said in warned:  # the user gave the time column, not timestamps=
+        if time_column is not None and said.startswith("timestamps: "):
+            said = f"time column {time_column!r}: " + said.removeprefix("timestamps: ")
+        notes.append(said)
     sampling = sampling_note(df, time_column) if times is None else None
     if sampling:  # repeated times, steps backwards, dropouts: rows taken as equally spaced
         notes.append(sampling)
@@ -284,8 +346,9 @@ def filter_files(
         ``status`` ("ok" or "failed"), ``rows``, ``params`` (the settings used, those ``fit``
         chose), ``nan_handled`` (missing or infinite cells treated as missing), ``notes``
         (what ``fit`` and ``filter`` noticed in the data, with the columns' names: held
-        readings, glitches, spikes; one per line, "" for none), ``seconds``, ``error`` (the
-        reason of a failure, else "").
+        readings, glitches, spikes; and the library's warnings, as sample times that make a
+        tau filter return the columns unchanged; one per line, "" for none), ``seconds``,
+        ``error`` (the reason of a failure, else "").
 
     Examples
     --------
@@ -348,9 +411,9 @@ def _run(args, client, progress: bool) -> list[dict]:
     from rich.progress import Progress
 
     rows: list[dict | None] = [None] * len(args)
-    # every file's block in filter_table silences warnings, but the filters are the process's:
-    # a thread of an in-process cluster leaving its block restores them while another still
-    # fits. Silenced here too, for the whole run, each restore keeps them silent.
+    # each file's table tells the library's warnings in its notes (_library_warnings); what
+    # is warned in this process outside a table (the scheduler's, a worker's start) is
+    # silenced here, for the whole run.
     # On stderr: standard output is the caller's (the command prints the summary there).
     with (
         warnings.catch_warnings(),
