@@ -409,9 +409,25 @@ def test_the_results_rows_record_the_model_and_optimiser_settings_that_differ(
                 "--optimizer", "torch.optim.SGD", "--optimizer.momentum", "0.5"]  # fmt: skip
         assert _script("denoise").main(argv) == 0
     rows = pd.read_csv(tmp_path / "o.csv")
-    assert rows["model.lr"].tolist() == [0.003, 0.3]
+    # --optimizer replaces the model's configure_optimizers: both runs trained at SGD's lr,
+    # and a row with model.lr=0.3 beside optimizer.lr=0.001 read as a run at 0.3
+    assert "model.lr" not in rows and "model.weight_decay" not in rows
+    assert rows["optimizer.lr"].tolist() == [0.001, 0.001]
     assert rows["model.d_model"].nunique() == 1 and rows["optimizer"].tolist() == ["SGD"] * 2
     assert rows["optimizer.momentum"].tolist() == [0.5, 0.5]
+
+
+def test_a_row_records_the_models_lr_where_the_model_chooses_its_optimiser():
+    from tssdpa.cli.experiment import settings_row
+
+    model = {"lr": 0.3, "weight_decay": 0.01, "d_model": 8}
+    assert settings_row({"model": model}) == {
+        "model.lr": 0.3, "model.weight_decay": 0.01, "model.d_model": 8
+    }  # fmt: skip
+    sgd = {"class_path": "torch.optim.SGD", "init_args": {"lr": 0.001}}
+    assert settings_row({"model": model, "optimizer": sgd}) == {
+        "model.d_model": 8, "optimizer": "SGD", "optimizer.lr": 0.001
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize("word", ["last", "best"])

@@ -126,13 +126,22 @@ def chosen_checkpoint(trainer, model, datamodule, start) -> tuple[str | None, st
     return load, ckpt, val
 
 
+#: the model's arguments that only its own ``configure_optimizers`` reads (AdamW's): with an
+#: ``--optimizer`` LightningCLI replaces that method, and they train nothing
+_OWN_OPTIMISER = ("lr", "weight_decay")
+
+
 def settings_row(config) -> dict:
     """The model's and the optimiser's resolved settings of a run's ``config`` as columns of its
     results row -- ``model.lr``, ``model.d_model``, ..., ``optimizer`` (its class) and
     ``optimizer.<arg>``, the same for ``lr_scheduler`` where one is given: runs at lr 0.003 and
-    0.3 made rows that read the same. Values that are not plain (lists, nested settings) as
-    text."""
+    0.3 made rows that read the same. With an ``optimizer`` given, the model's own optimiser
+    settings (``model.lr``, ``model.weight_decay``) are left out: LightningCLI's optimiser
+    replaces the model's ``configure_optimizers``, so training used ``optimizer.lr``, and a
+    row with ``model.lr=0.3`` beside ``optimizer.lr=0.001`` read as a run at 0.3. Values that
+    are not plain (lists, nested settings) as text."""
     row = {}
+    replaced = config.get("optimizer") is not None
     for part in ("model", "optimizer", "lr_scheduler"):
         given = config.get(part)
         if given is None:
@@ -143,6 +152,8 @@ def settings_row(config) -> dict:
             args = given.get("init_args") or {}
             given = dict(vars(args)) if hasattr(args, "__dict__") else dict(args)
         for name, value in given.items():
+            if part == "model" and replaced and name in _OWN_OPTIMISER:
+                continue  # not what training used
             plain = value is None or isinstance(value, (bool, int, float, str))
             row[f"{part}.{name}"] = value if plain else str(value)
     return row
