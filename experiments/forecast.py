@@ -108,8 +108,6 @@ class ForecastCLI(LightningCLI):
             "start_val_mse": start[1],
             "epochs": int(self.trainer.current_epoch),
             "fit_s": round(fit_s, 1),
-            "linear_init": model.linear_init,
-            "linear_lr_scale": model.linear_lr_scale,
             **settings_row(self.config[self.subcommand]),  # lr, d_model, ...: what differs
         }
         out = Path(self.config[self.subcommand]["results_csv"])

@@ -76,6 +76,10 @@ def test_forecast_fit_with_a_ridge_start_saves_its_resolved_config_beside_the_cs
     assert _script("forecast").main(argv) == 0
     resolved = (tmp_path / "out.config.yaml").read_text()
     assert "linear_init: ridge" in resolved and "results_csv: out.csv" in resolved
+    # one column each (the row carried linear_init and model.linear_init alike)
+    columns = (tmp_path / "out.csv").read_text().splitlines()[0].split(",")
+    assert [c for c in columns if c.endswith("linear_init")] == ["model.linear_init"]
+    assert [c for c in columns if c.endswith("linear_lr_scale")] == ["model.linear_lr_scale"]
 
 
 @pytest.mark.parametrize(("ridge", "text"), [(0.01, "0.01"), ([1.0, 1.0], "[1, 1]")])
