@@ -229,9 +229,7 @@ def test_compare_names_a_constant_column_by_its_name_not_its_channel_number(tmp_
     assert "clean: column(s) ['c'] are constant" in err and err.count("\n") == 1
 
 
-def test_compare_refuses_a_value_beyond_1e150_naming_its_column_and_row_as_filter_does(
-    tmp_path, capsys
-):
+def test_compare_refuses_a_value_beyond_1e150_naming_its_column_as_filter_does(tmp_path, capsys):
     a, b = _noisy()
     a[100] = 1e160
     p = _columns(tmp_path, a=a, b=b)
@@ -239,7 +237,20 @@ def test_compare_refuses_a_value_beyond_1e150_naming_its_column_and_row_as_filte
         warnings.simplefilter("error")  # numpy's overflow warning was printed too
         assert main(["compare", "denoise", "--file", str(p), "--out", str(tmp_path / "cmp")]) == 2
     err = capsys.readouterr().err
-    assert f"--file {p}: column 'a' reaches magnitude 1e+160 in data row 101, beyond 1e+150" in err
+    assert f"--file {p}: column 'a' reaches magnitude 1e+160, beyond 1e+150" in err
+
+
+def test_compare_refuses_a_column_below_1e_150_as_filter_does(tmp_path, capsys):
+    # only the upper bound was checked: a column of values near 1e-200 (squares underflow to 0)
+    # was compared, where filter refuses it
+    a, b = _noisy()
+    p = _columns(tmp_path, a=a, b=b * 1e-200)
+    assert main(["compare", "denoise", "--file", str(p), "--out", str(tmp_path / "cmp")]) == 2
+    err = capsys.readouterr().err
+    said = "column 'b' is at most 1.33e-200 in magnitude, below 1e-150 where squares underflow"
+    assert f"--file {p}: {said}" in err and err.count("\n") == 1
+    assert main(["filter", str(p), "--out", str(tmp_path / "o.csv")]) == 2
+    assert said in capsys.readouterr().err
 
 
 def test_a_loggers_comment_lines_before_the_header_are_skipped(tmp_path, capsys):

@@ -110,6 +110,7 @@ def _series(args, path):
         sampling_note,
     )
     from tssdpa.data.tasks import TableSeries
+    from tssdpa.estimators.arrays import check_magnitudes
 
     with usage_errors("--file: "):
         df = read_table(path)
@@ -125,7 +126,10 @@ def _series(args, path):
         with usage_errors(f"--file {path}: "):
             target, n_nan_clean, _ = column_values(df, args.target, "--target column")
     for values, names in ((x, cols), (target, args.target)):
-        _check_magnitudes(path, values, names)
+        if values is not None:  # refused as filter refuses them: beyond 1e150 or below 1e-150
+            with usage_errors(f"--file {path}: "):
+                check_magnitudes(values, "column", lower=True,
+                                 channel=lambda c, names=names: f"column {names[c]!r}")  # fmt: skip
     if len(x) < MIN_ROWS:
         raise UsageError(f"--file: {path} has {len(x)} rows; a comparison needs at least "
                          f"{MIN_ROWS} (split 60/20/20 into train, validation and test parts, "
@@ -146,24 +150,6 @@ def _series(args, path):
             digest.update(np.ascontiguousarray(values, dtype="<f8").tobytes())
     series = TableSeries(dataset_name(path), x, tuple(cols), "sha256:" + digest.hexdigest()[:16])
     return series, target
-
-
-def _check_magnitudes(path, values, names) -> None:
-    """``UsageError`` at the first value beyond what a fit takes (1e150: its squares overflow),
-    naming its column and row, as ``tssdpa filter`` refuses it (the comparison added noise to
-    it and said "channel(s) [0] are constant", with numpy's overflow warning)."""
-    from tssdpa.estimators.arrays import MAGNITUDES
-
-    if values is None:
-        return
-    with np.errstate(invalid="ignore"):
-        rows, where = np.nonzero(np.abs(values) > MAGNITUDES[1])
-    if rows.size:
-        row, c = int(rows[0]), int(where[0])
-        raise UsageError(f"--file {path}: column {names[c]!r} reaches magnitude "
-                         f"{abs(values[row, c]):.3g} in data row {row + 1}, beyond "
-                         f"{MAGNITUDES[1]:g} where squares overflow float64: rescale it (e.g. "
-                         "other units)")  # fmt: skip
 
 
 def _check_training_part(path, x, cols, target, target_cols) -> None:

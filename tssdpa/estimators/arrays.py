@@ -18,27 +18,11 @@ from tssdpa.checks import to_seconds
 from tssdpa.estimators.plain_input import check_plain_input
 from tssdpa.estimators.text_input import refuse_text, refuse_text_columns
 
-__all__ = [
-    "FLOAT32_MAGNITUDES",
-    "MAGNITUDES",
-    "STREAM_TOLD",
-    "ArrayMeta",
-    "as_2d",
-    "check_float32_range",
-    "check_no_inf",
-    "check_columns",
-    "check_state",
-    "float32_samples_note",
-    "is_tensor",
-    "peak_magnitudes",
-    "plain_step_input",
-    "record_columns",
-    "restore",
-    "step_input",
-    "tensor_like",
-    "unmasked",
-    "within_reach",
-]
+__all__ = ["FLOAT32_MAGNITUDES", "MAGNITUDES", "STREAM_TOLD", "ArrayMeta", "as_2d",
+           "check_float32_range", "check_magnitudes", "check_no_inf", "check_columns",
+           "check_state", "float32_samples_note", "is_tensor", "peak_magnitudes",
+           "plain_step_input", "record_columns", "restore", "step_input", "tensor_like",
+           "unmasked", "within_reach"]  # fmt: skip
 
 #: set on an estimator once a stream warned of its uneven index (fit_input.denoiser_input);
 #: a fit drops it (fit_guard): a new stream warns again
@@ -152,7 +136,7 @@ def as_2d(x, name: str = "x", allow_empty: bool = False) -> tuple[np.ndarray, Ar
         raise ValueError(f"{name} has 0 channels")
     if np.isinf(arr).any():
         raise ValueError(f"{name} contains inf; use NaN to mark missing samples")
-    _check_magnitudes(arr, name)
+    check_magnitudes(arr, name)
     if meta.index is not None and isinstance(meta.index, (pd.DatetimeIndex, pd.TimedeltaIndex)):
         # absolute seconds (not relative to the first sample) keep chunked calls consistent:
         # since the Unix epoch for datetimes, since zero for timedeltas (as to_seconds reads
@@ -250,16 +234,22 @@ def within_reach(
     return z
 
 
-def _check_magnitudes(arr: np.ndarray, name: str) -> None:
-    """``ValueError`` for a channel with a value beyond ``MAGNITUDES[1]`` in magnitude."""
+def check_magnitudes(arr: np.ndarray, name: str, lower: bool = False, channel=None) -> None:
+    """``ValueError`` for a channel of (T, C) ``arr`` with a value beyond ``MAGNITUDES[1]`` in
+    magnitude (its squares overflow); with ``lower`` (a fit's series, the command line's
+    columns) also for one nonzero and below ``MAGNITUDES[0]`` throughout (they underflow to
+    0). ``channel(c)`` names channel ``c`` (default "``name`` channel c")."""
     peak = peak_magnitudes(arr)
-    bad = np.flatnonzero(peak > MAGNITUDES[1])
-    if len(bad):
-        c = int(bad[0])
+    said = channel or (lambda c: f"{name} channel {c}")
+    for c in np.flatnonzero(peak > MAGNITUDES[1])[:1]:
         raise ValueError(
-            f"{name} channel {c} reaches magnitude {peak[c]:.3g}, beyond {MAGNITUDES[1]:g} "
+            f"{said(c)} reaches magnitude {peak[c]:.3g}, beyond {MAGNITUDES[1]:g} "
             "where squares overflow float64: rescale it (e.g. other units)"
         )
+    for c in np.flatnonzero((peak > 0) & (peak < MAGNITUDES[0]))[:1] if lower else ():
+        raise ValueError(f"{said(c)} is at most {peak[c]:.3g} in magnitude, below "
+                         f"{MAGNITUDES[0]:g} where squares underflow float64: rescale it (e.g. "
+                         "other units)")  # fmt: skip
 
 
 def _numeric(convert, x, name):
@@ -312,7 +302,7 @@ def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
     check_no_inf(s, "sample")
     # refused as in filter: the latency path of step computed on, overflowing to a warning
     if (np.abs(s) > MAGNITUDES[1]).any():  # the cheap test first: step must stay cheap
-        _check_magnitudes(s.reshape(1, -1), "sample")
+        check_magnitudes(s.reshape(1, -1), "sample")
     check_no_inf(hist, "state")
     if isinstance(state, tuple) and len(state) > 1:  # (samples, times): NaN marks no sample
         check_no_inf(np.asarray(state[1], dtype=np.float64), "state's times")

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from tssdpa.estimators.arrays import MAGNITUDES, STREAM_TOLD, ArrayMeta, as_2d, peak_magnitudes
+from tssdpa.estimators.arrays import STREAM_TOLD, ArrayMeta, as_2d, check_magnitudes
 from tssdpa.estimators.input_notes import (
     EmptyChannelWarning,
     ShortHistoryWarning,
@@ -156,12 +156,5 @@ def check_fit_input(a: np.ndarray, name: str, meta: ArrayMeta | None = None) -> 
     empty = np.flatnonzero(np.isnan(a).all(axis=0))
     if len(empty):
         raise ValueError(f"{channel_named(name, empty[0], meta)} is all NaN: nothing to fit on")
-    peak = peak_magnitudes(a)
-    tiny = np.flatnonzero((peak > 0) & (peak < MAGNITUDES[0]))
-    if len(tiny):
-        c = int(tiny[0])
-        raise ValueError(
-            f"{channel_named(name, c, meta)} is at most {peak[c]:.3g} in magnitude, below "
-            f"{MAGNITUDES[0]:g} where squares underflow float64: rescale it (e.g. other units)"
-        )
+    check_magnitudes(a, name, lower=True, channel=lambda c: channel_named(name, c, meta))
     warn_time_columns(a, name, meta)
