@@ -269,17 +269,17 @@ def test_the_cli_says_which_channels_it_filters_alone(tmp_path, capsys):
     _, x = _unrelated()
     p, out = tmp_path / "two.csv", tmp_path / "o.csv"
     pd.DataFrame({"slow": x[:, 0], "fast": x[:, 1]}).to_csv(p, index=False)
-    params = json.dumps({"causal": False, **CLEAR})
-    args = ["filter", str(p), "--method", "projection", "--params", params]
+    params = json.dumps(CLEAR)  # zero-phase: --method projection with causal false is refused
+    args = ["filter", str(p), "--method", "projection_zp", "--params", params]
     assert main([*args, "--out", str(out)]) == 0
     err = capsys.readouterr().err
     assert "filters slow, fast alone" in err and "joint fit's)" in err
     for name in ("slow", "fast"):  # each channel's own settings, by its name
-        line = f"projection channel {name} on ['slow', 'fast']: chose "
+        line = f"projection_zp channel {name} on ['slow', 'fast']: chose "
         assert line in err and "window=" in err.split(line)[1].splitlines()[0]
     # no joint filter is used: nothing is said of its kernel, mixture or adaptation
     said = [line for line in err.splitlines() if "weighted mean" in line or "low-passes" in line]
-    assert said and all(line.startswith("projection channel ") for line in said)
+    assert said and all(line.startswith("projection_zp channel ") for line in said)
     assert "the kernel compares the channels" not in err
     assert "fast_filtered" in pd.read_csv(out).columns
 

@@ -12,6 +12,7 @@ suggesting ``sort_index()``.
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import numpy as np
@@ -83,9 +84,8 @@ def numeric_times(index) -> np.ndarray | None:
     time). Integers that rise with gaps are times or the labels of rows dropped: uneven either
     way. (Only datetime and timedelta indexes were read: an irregular float index of years
     was forecast as equally spaced without a word.)"""
-    import pandas as pd  # a pandas index: loaded already
-
-    if not isinstance(index, pd.Index) or isinstance(index, pd.RangeIndex):
+    pd = sys.modules.get("pandas")  # a pandas index has it loaded; numpy input must not
+    if pd is None or not isinstance(index, pd.Index) or isinstance(index, pd.RangeIndex):
         return None
     if index.dtype.kind not in "iuf" or isinstance(index, pd.MultiIndex):
         return None
