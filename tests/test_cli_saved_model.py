@@ -227,3 +227,34 @@ def test_out_dir_refuses_save_model_without_fit_on_and_a_forecaster_model(logs, 
              says=["--model", "forecaster"])  # fmt: skip
     _refused(capsys, d / "later.csv", "--out-dir", d / "out", "--model", d / "fc", "--fit-on",
              d / "cal.csv", says=["--fit-on", "--model"])  # fmt: skip
+
+
+def test_out_dir_takes_columns_for_a_model_saved_from_an_array_and_refuses_other_columns(
+    logs, saved_filter, capsys
+):
+    # a model saved from Python after a fit on an array names no columns: --out-dir ended in
+    # "TypeError: 'NoneType' object is not iterable"; and --columns other than the fitted
+    # ones were silently ignored there (the one-file command refuses both)
+    d, cal, _ = logs
+    ProjectionFilter(window=16, embedding=2, degree=1).fit(
+        _as_read(cal, ["a", "b"]).to_numpy()
+    ).save(d / "arr")
+    (d / "out").mkdir()
+    run = ("--out-dir", d / "out", "--workers", 1, "--no-progress")
+    _refused(capsys, d / "later.csv", *run, "--model", d / "arr", says="records no column names")
+    assert _filter(d / "later.csv", *run, "--model", d / "arr", "--columns", "a", "b") == 0
+    assert "b_filtered" in pd.read_csv(d / "out" / "later.csv").columns
+    _refused(capsys, d / "later.csv", *run, "--model", saved_filter, "--columns", "a",
+             says=["--columns ['a']", "fitted on the columns ['a', 'b']"])  # fmt: skip
+
+
+def test_fit_on_save_model_tells_the_reference_files_notes(logs, capsys):
+    d, cal, _ = logs
+    cal.loc[150, "a"] = 300.0  # a glitch in the reference file: its note was dropped
+    cal.to_csv(d / "cal.csv", index=False)
+    (d / "out").mkdir()
+    code = _filter(d / "later.csv", "--out-dir", d / "out", "--fit-on", d / "cal.csv",
+                   "--params", PARAMS, "--save-model", d / "m", "--workers", 1,
+                   "--no-progress")  # fmt: skip
+    assert code == 0
+    assert "cal.csv (--fit-on): note:" in capsys.readouterr().err

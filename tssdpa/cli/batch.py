@@ -215,8 +215,9 @@ def run(args, parse_params) -> int:
         if Path(args.summary).resolve() in outputs:
             raise UsageError(f"--summary: {args.summary!r} is the output of an input file in "
                              "--out-dir; write the summary elsewhere")  # fmt: skip
-    est, cols = (saved.est, saved.columns) if saved is not None else (None, None)
-    if saved is not None:
+    est, cols = None, None
+    if saved is not None:  # a model saved from an array names no columns: --columns does
+        est, cols = saved.est, saved_model.applied_columns(saved, args.columns)
         saved_model.tell(saved, cols, lambda *a: None)
     elif args.save_model is not None:  # the one filter fitted on --fit-on, saved, applied
         est, cols = saved_model.fit_on_and_save(spec, params, args)

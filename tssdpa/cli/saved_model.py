@@ -211,9 +211,9 @@ def prepare(args) -> Saved | None:
     return saved
 
 
-def model_columns(saved: Saved, df, given, source: str) -> list:
-    """The columns of ``df`` the saved model applies to: those it was fitted on, by name
-    (``--columns``, where given, must name the same ones)."""
+def applied_columns(saved: Saved, given) -> list:
+    """The columns the saved model applies to: those it was fitted on, by name (``--columns``,
+    where given, must name the same ones), or ``--columns`` where it records none."""
     fitted = saved.columns
     n = getattr(saved.est, "n_channels_", None)
     if fitted is None:  # saved from Python after a fit on an array: no names to go by
@@ -221,10 +221,17 @@ def model_columns(saved: Saved, df, given, source: str) -> list:
             raise UsageError(f"--model: {saved.path} records no column names (saved after "
                              f"a fit on an array): give --columns with its {n} "
                              "column(s)")  # fmt: skip
-        fitted = list(given)
-    elif given is not None and sorted(given) != sorted(fitted):
+        return list(given)
+    if given is not None and sorted(given) != sorted(fitted):
         raise UsageError(f"--columns {list(given)}: --model {saved.path} was fitted on the "
                          f"columns {fitted}; give those (or drop --columns)")  # fmt: skip
+    return list(fitted)
+
+
+def model_columns(saved: Saved, df, given, source: str) -> list:
+    """The columns of ``df`` the saved model applies to (:func:`applied_columns`), each of
+    which ``df`` must have."""
+    fitted = applied_columns(saved, given)
     absent = [c for c in fitted if c not in df.columns]
     if absent:
         raise UsageError(f"--model {saved.path} was fitted on the columns {fitted}, but "
@@ -269,13 +276,13 @@ def fit_on_and_save(spec, params, args) -> tuple:
 
     check_saveable(spec.resolve_factory(), args.method)
     est = spec.build(**params)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            _, info = filter_table(read_table(args.fit_on), est, columns=args.columns,
-                                   time_column=args.time_column, suffix=args.suffix)  # fmt: skip
+    try:  # filter_table tells the library's warnings in its notes, and silences the rest
+        _, info = filter_table(read_table(args.fit_on), est, columns=args.columns,
+                               time_column=args.time_column, suffix=args.suffix)  # fmt: skip
     except ValueError as exc:
         raise UsageError(f"--fit-on: {args.fit_on}: {exc}") from None
+    for note in info["notes"]:  # the reference file's held readings, glitches, tau notes
+        print(f"{Path(args.fit_on).name} (--fit-on): note: {note}", file=sys.stderr)
     save(est, info["columns"], args.save_model)
     return est, info["columns"]
 
