@@ -75,7 +75,8 @@ def add_parser(sub) -> None:
         "stamp / ts / unix_time / 'Zeit [s]' ..., or a datetime column, "
         "else one of text dates as a CSV has them: ISO 8601 such as 2026-05-01T12:00:00.25, "
         "or 01/05/2026 13:00, read in the order that keeps the times in order with the "
-        "smaller largest step; refused where both orders read alike and tau reads them)",
+        "smaller largest step; where both orders give the same largest step, refused if tau "
+        "reads the times)",
     )
     f.add_argument(
         "--method",

@@ -49,7 +49,8 @@ def add_arguments(f) -> None:
         metavar="DIR",
         help="apply the filter (or forecaster) saved in DIR by --save-model to the columns "
         "it was fitted on, without fitting (no --method, --params, --target, "
-        "--fit-fraction); a forecaster forecasts its fitted horizon, or a smaller --horizon",
+        "--fit-fraction); a forecaster fitted for a horizon forecasts it, or a smaller "
+        "--horizon (one that records none, autoreg, needs --horizon)",
     )
 
 
