@@ -45,7 +45,8 @@ from tssdpa.estimators.input_notes import collected, notes_to_tell
 from tssdpa.estimators.report import fitted_models, horizon_settings, settings_text
 from tssdpa.files import same_path
 
-__all__ = ["SUMMARY_COLUMNS", "expand_paths", "filter_files", "filter_table", "read_table"]
+__all__ = ["SUMMARY_COLUMNS", "expand_paths", "filter_files", "filter_table", "read_table",
+           "summary_table"]  # fmt: skip
 
 #: the columns of the summary :func:`filter_files` returns, one row per input file
 SUMMARY_COLUMNS = (
@@ -397,7 +398,11 @@ def filter_files(
         # every file is filtered on the columns the shared filter was fitted on
         options["columns"] = info["columns"]
     args = [(p, t, method, params, fitted, options) for p, t in zip(paths, targets)]
-    rows = _run(args, client, progress)
+    return summary_table(_run(args, client, progress))
+
+
+def summary_table(rows: list[dict]):
+    """The summary DataFrame of :func:`filter_files` from its rows (one per file)."""
     summary = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
     for c in ("rows", "nan_handled"):  # integers, with <NA> for a failed file
         summary[c] = summary[c].astype("Int64")

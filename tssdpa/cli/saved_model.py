@@ -291,18 +291,10 @@ def fit_on_and_save(spec, params, args) -> tuple:
 def filter_files_with(est, cols, inputs, out_dir, client, args):
     """Every input filtered by the fitted ``est`` on the columns ``cols``: the summary table
     of :func:`tssdpa.batch.filter_files` (whose ``fit_on`` fits; this applies)."""
-    import pandas as pd
-
-    from tssdpa.batch import SUMMARY_COLUMNS, _check_writable, _run, _targets
+    from tssdpa.batch import _check_writable, _run, _targets, summary_table
 
     _check_writable(out_dir)
     targets = _targets(inputs, out_dir, args.suffix, args.fit_on)
     options = dict(columns=list(cols), time_column=args.time_column, suffix=args.suffix)
-    rows = _run([(p, t, None, {}, est, options) for p, t in zip(inputs, targets)], client,
-                not args.no_progress)  # fmt: skip
-    summary = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
-    for c in ("rows", "nan_handled"):  # integers, with <NA> for a failed file
-        summary[c] = summary[c].astype("Int64")
-    summary["error"] = summary["error"].fillna("")
-    summary["output"] = summary["output"].astype(object).where(summary["output"].notna(), None)
-    return summary
+    return summary_table(_run([(p, t, None, {}, est, options) for p, t in zip(inputs, targets)],
+                              client, not args.no_progress))  # fmt: skip
