@@ -204,20 +204,22 @@ TIME_NAMES = re.compile(r"^%?(?:unix_?)?(t|ts|time|times|timestamp|timestamps|da
 #: a unit in brackets after such a name must be one of time for it to be a time column
 #: ("T (degC)" is a temperature, "t (s)" a time)
 UNIT_IN_NAME = re.compile(r"[(\[]\s*([^)\]]*?)\s*[)\]]")
-_TIME_UNITS = {"s", "sec", "secs", "second", "seconds", "ms", "us", "µs", "ns", "min", "mins",
+_TIME_UNITS = {"s", "sec", "secs", "second", "seconds", "ms", "us", "µs", "μs", "ns", "min", "mins",
                "minute", "minutes", "h", "hr", "hrs", "hour", "hours", "d", "day", "days",
                "utc", "unix", "epoch", "iso"}  # fmt: skip
 
 
 #: names as short as a variable's (``T``, ``Ts``: a temperature, a surface temperature) that
-#: are times only where their numbers never step back
+#: are times only where their numbers rarely step back (a clock's resync may, once)
 _SHORT = {"t", "ts"}
+_BACK_SHARE = 0.05
 
 
 def named_as_times(label, values=None) -> bool:
     """Whether a column labelled ``label`` is named as sample times (:data:`TIME_NAMES`, with
     a unit in brackets, if any, one of time); with its numeric ``values``, a short name
-    (``t``, ``ts``) only where they never step back (a temperature ``Ts`` does)."""
+    (``t``, ``ts``) only where at most 5% of their steps go back (a temperature ``Ts``'s half
+    do, a clock's resync one)."""
     name = str(label).strip()
     unit = UNIT_IN_NAME.search(name)
     named = TIME_NAMES.match(name)
@@ -226,5 +228,5 @@ def named_as_times(label, values=None) -> bool:
     v = None if values is None else np.asarray(values)
     if named[1].lower() in _SHORT and v is not None and v.dtype.kind in "iuf":
         steps = np.diff(v[np.isfinite(v)].astype(np.float64))
-        return not (steps < 0).any()
+        return not steps.size or float(np.mean(steps < 0)) <= _BACK_SHARE
     return True

@@ -169,3 +169,13 @@ def test_a_short_time_name_whose_numbers_step_back_is_a_signal():
     clock = pd.DataFrame({"ts": [0.0, 0.01, 0.02], "a": [1.0, 2.0, 0.5]})
     assert find_time_column(clock) == "ts"
     assert find_time_column(pd.DataFrame({"unix_ms": [1, 2, 3], "a": [0.0, 1.0, 0.5]})) == "unix_ms"
+
+
+def test_a_short_time_name_keeps_a_clock_that_steps_back_once_and_a_greek_mu_is_micro():
+    t = np.arange(200) * 0.01
+    t[100:] -= 0.05  # a clock's resync: one step back
+    assert find_time_column(pd.DataFrame({"t": t, "x": np.sin(t)})) == "t"
+    from tssdpa.data.tables import seconds_per_unit
+
+    assert find_time_column(pd.DataFrame({"Time [μs]": [1, 2, 3], "x": [0.0, 1.0, 0.5]}))
+    assert seconds_per_unit("Time [μs]") == seconds_per_unit("Time [µs]") == 1e-6

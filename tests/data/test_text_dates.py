@@ -51,3 +51,33 @@ def test_an_empty_cell_leaves_the_column_found_and_read_day_first():
     parsed, note = parse_dates(frame["when"], "when")
     assert "day-first" in note and parsed.isna().sum() == 1
     assert parsed[4] == pd.Timestamp("2026-05-01 04:00", tz="UTC")
+
+
+def test_the_same_dates_in_another_order_are_parsed_anew_not_taken_from_the_last_column():
+    # the parse cache was keyed by the sum of the rows' hashes: a log reversed got the times of
+    # the one before, in order, and passed the check of steps backwards
+    from tssdpa.data.tables import sample_times
+
+    hours = pd.date_range("2026-05-01", periods=60, freq="h").strftime("%d/%m/%Y %H:%M")
+    forward = pd.DataFrame({"when": list(hours), "a": np.arange(60.0)})
+    backward = forward.iloc[::-1].reset_index(drop=True)
+
+    class Tau:
+        tau = 3600.0
+
+    assert (np.diff(sample_times(Tau(), forward, "when")) > 0).all()
+    with pytest.raises(ValueError, match="steps backwards"):
+        sample_times(Tau(), backward, "when")
+
+
+def test_columns_parsed_side_by_side_in_threads_each_get_their_own_times():
+    from concurrent.futures import ThreadPoolExecutor
+
+    columns = [
+        pd.Series(list(pd.date_range(f"2026-05-{d:02d}", periods=30, freq="h").strftime(
+            "%d/%m/%Y %H:%M")), dtype=object)
+        for d in range(1, 10)
+    ]  # fmt: skip
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda c: parse_dates(c, "when")[0].iloc[0].day, columns * 4))
+    assert got == list(range(1, 10)) * 4

@@ -336,6 +336,25 @@ def test_columns_labelled_otherwise_than_by_text_are_checked_too(case, labels):
 
 
 @pytest.mark.parametrize("case", _BY_COLUMN)
+def test_positions_swapped_are_refused_and_a_nan_label_matches_itself(case):
+    # a fit on df[[1, 0]] took df[[0, 1]] (the given labels looked positional), a fit on a
+    # numpy array's frame took its columns swapped, and a frame with a NaN label was refused
+    # against itself (NaN != NaN)
+    method, make = _BY_COLUMN[case]
+    t = np.arange(300.0)
+    values = np.c_[np.sin(t / 9), 100 + 50 * np.cos(t / 5)]
+    values += np.random.default_rng(0).normal(0, [0.1, 5.0], size=values.shape)
+    fit_kw = {"target": values} if case == "wiener-fir" else {}
+    for labels, swapped in (([1, 0], [0, 1]), ([0, 1], [1, 0])):
+        run = getattr(make().fit(pd.DataFrame(values, columns=labels), **fit_kw), method)
+        with pytest.raises(ValueError, match="select them in that order"):
+            run(pd.DataFrame(values, columns=labels)[swapped])
+    run(pd.DataFrame(values, columns=["a", "b"]))  # positions against names: nothing to say
+    nan_labels = pd.DataFrame(values, columns=[np.nan, 1.0])
+    getattr(make().fit(nan_labels, **fit_kw), method)(nan_labels)
+
+
+@pytest.mark.parametrize("case", _BY_COLUMN)
 def test_a_series_named_otherwise_than_the_fitted_series_is_refused_naming_both(case):
     # a model fitted on Series 'HUFL' forecast Series 'OT' without a word, where a DataFrame
     # fit refused other columns

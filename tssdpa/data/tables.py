@@ -36,9 +36,9 @@ __all__ = [
 
 #: seconds per unit of a time column's numbers, by the unit in its name (``t_ns``,
 #: ``time (ms)``); any other name's numbers are seconds
-_SECONDS_PER = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "min": 60.0, "mins": 60.0,
-                "minute": 60.0, "minutes": 60.0, "h": 3600.0, "hr": 3600.0, "hrs": 3600.0,
-                "hour": 3600.0, "hours": 3600.0, "d": 86400.0, "day": 86400.0,
+_SECONDS_PER = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "min": 60.0,
+                "mins": 60.0, "minute": 60.0, "minutes": 60.0, "h": 3600.0, "hr": 3600.0,
+                "hrs": 3600.0, "hour": 3600.0, "hours": 3600.0, "d": 86400.0, "day": 86400.0,
                 "days": 86400.0}  # fmt: skip
 
 

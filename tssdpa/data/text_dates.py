@@ -11,6 +11,8 @@ twelve days and then a jump of a year), and which one is said wherever both pars
 
 from __future__ import annotations
 
+import hashlib
+import threading
 import warnings
 
 import numpy as np
@@ -21,11 +23,12 @@ __all__ = ["is_numbered_dates", "parse_dates"]
 #: a date that starts with the day and month as numbers, in either order: 1/5/2026, 01.05.26
 _NUMBERED = r"^\s*\d{1,2}([/.-])\d{1,2}\1(\d{4}|\d{2})(\D|$)"
 
-#: the last columns parsed, by their values' fingerprint: one command reads its time column
-#: for the time column's choice, the note and the sample times (seven parses of a million
-#: dates took 15 s, one takes 2)
+#: the last columns parsed, by a digest of their values in order: one command reads its time
+#: column for the time column's choice, the note and the sample times (seven parses of a
+#: million dates took 15 s, one takes 2); the threads of ``--out-dir`` share it, under a lock
 _PARSED: dict = {}
 _KEEP = 4
+_LOCK = threading.Lock()
 
 
 def _both_orders(cells: pd.Series) -> dict:
@@ -35,9 +38,13 @@ def _both_orders(cells: pd.Series) -> dict:
     text = cells.dropna()
     if text.empty or not text.map(lambda v: isinstance(v, str)).all():
         return {}
-    key = (len(cells), int(pd.util.hash_pandas_object(cells, index=False).sum()))
-    if key in _PARSED:
-        return _PARSED[key]
+    # a digest of the row hashes in order (their sum was the same for the rows reversed, and
+    # a reversed log was given the times of the one before)
+    rows = pd.util.hash_pandas_object(cells, index=False).to_numpy()
+    key = (len(cells), hashlib.blake2b(rows.tobytes(), digest_size=16).digest())
+    with _LOCK:
+        if key in _PARSED:
+            return _PARSED[key]
     parsed = {}
     if text.str.match(_NUMBERED).all():
         with warnings.catch_warnings():  # pandas' "could not infer format" / "dayfirst" notes
@@ -45,9 +52,10 @@ def _both_orders(cells: pd.Series) -> dict:
             parsed = {first: pd.to_datetime(cells, errors="coerce", utc=True,
                                             dayfirst=first == "day")
                       for first in ("day", "month")}  # fmt: skip
-    if len(_PARSED) >= _KEEP:
-        _PARSED.pop(next(iter(_PARSED)))
-    _PARSED[key] = parsed
+    with _LOCK:
+        while len(_PARSED) >= _KEEP:
+            _PARSED.pop(next(iter(_PARSED)))
+        _PARSED[key] = parsed
     return parsed
 
 

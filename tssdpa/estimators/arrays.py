@@ -403,19 +403,18 @@ def tensor_like(out: np.ndarray, meta: ArrayMeta):
 #: alone: ``save`` writes no such key, and a loaded forecaster reads the name from what its
 #: ``predict`` returns (``_pandas_output_``, saved); a loaded denoiser has none to check.
 SERIES_NAME = "_series_name_in_"
-#: where the fit guard keeps the labels of a DataFrame's columns that are not all text and
-#: not positional (tuples of a MultiIndex, sensor numbers 3, 7, 12, dates): in memory alone,
-#: as :data:`SERIES_NAME`; a loaded forecaster reads them from ``_pandas_output_``
+#: where the fit guard keeps the labels of a DataFrame's columns that are not all text (tuples
+#: of a MultiIndex, sensor numbers 3, 7, 12, positions 0, 1, ...): in memory alone, as
+#: :data:`SERIES_NAME`; a loaded forecaster reads them from ``_pandas_output_``
 FRAME_COLUMNS = "_column_labels_in_"
 
 
 def record_columns(estimator, data) -> None:
     """Set ``estimator.feature_names_in_`` to the column names of ``data`` when it is a
     pandas DataFrame whose column names are all text (as scikit-learn does), else remove it:
-    called after every ``fit``. Positional names (``pd.DataFrame(array)``'s 0, 1, ...) are
-    not names to check: ``save`` keeps text names only, so they held in memory alone. A
-    Series' text name is kept as :data:`SERIES_NAME`, and other labels than text or
-    positions as :data:`FRAME_COLUMNS` (in memory; see there)."""
+    called after every ``fit``. ``save`` keeps text names only. A Series' text name is kept
+    as :data:`SERIES_NAME`, and other labels (positions too) as :data:`FRAME_COLUMNS` (in
+    memory; see there)."""
     pd = sys.modules.get("pandas")
     if (pd is not None and isinstance(data, pd.DataFrame)
             and all(isinstance(c, str) for c in data.columns)):  # fmt: skip
@@ -423,9 +422,9 @@ def record_columns(estimator, data) -> None:
     else:
         estimator.__dict__.pop("feature_names_in_", None)
     estimator.__dict__.pop(FRAME_COLUMNS, None)
-    if (pd is not None and isinstance(data, pd.DataFrame) and not hasattr(estimator,
-            "feature_names_in_") and list(data.columns) != list(range(data.shape[1]))):  # fmt: skip
-        estimator.__dict__[FRAME_COLUMNS] = list(data.columns)
+    if pd is not None and isinstance(data, pd.DataFrame) and not hasattr(
+            estimator, "feature_names_in_"):  # fmt: skip
+        estimator.__dict__[FRAME_COLUMNS] = list(data.columns)  # positions too: [1, 0] swapped
     estimator.__dict__.pop(SERIES_NAME, None)
     if pd is not None and isinstance(data, pd.Series) and isinstance(data.name, str):
         estimator.__dict__[SERIES_NAME] = data.name
@@ -443,15 +442,19 @@ def _fitted_series_name(estimator) -> str | None:
 
 def _fitted_labels(estimator) -> list | None:
     """The labels of the DataFrame's columns ``estimator`` was fitted on where they are not
-    all text nor positional (:data:`FRAME_COLUMNS`; a loaded forecaster's from its saved
-    ``predict`` output), else None."""
+    all text (:data:`FRAME_COLUMNS`; a loaded forecaster's from its saved ``predict``
+    output), else None."""
     labels = estimator.__dict__.get(FRAME_COLUMNS)
     spec = estimator.__dict__.get("_pandas_output_")
     if labels is None and isinstance(spec, dict) and spec.get("kind") == "frame":
         saved = list(spec["columns"])
-        text = all(isinstance(c, str) for c in saved)
-        labels = None if text or saved == list(range(len(saved))) else saved
+        labels = None if all(isinstance(c, str) for c in saved) else saved
     return labels
+
+
+def _label_index(labels: list):
+    """``labels`` as a pandas Index (tuples kept whole), whose ``equals`` takes NaN for NaN."""
+    return sys.modules["pandas"].Index(labels, dtype=object, tupleize_cols=False)
 
 
 def check_columns(estimator, meta: ArrayMeta, name: str = "x") -> None:
@@ -461,14 +464,16 @@ def check_columns(estimator, meta: ArrayMeta, name: str = "x") -> None:
     A Series' text name is a one-column label likewise: a model fitted on Series 'HUFL'
     forecast Series 'OT' without a word. Labels that are not text (a MultiIndex's tuples,
     sensor numbers) are checked as well (:data:`FRAME_COLUMNS`). A Series without a text
-    name (None: a numpy column's), a frame fitted on positional labels (0, 1, ...: a numpy
-    array's) and positional labels against labels that are not text tell nothing and are
-    taken."""
+    name (None: a numpy column's) tells nothing, nor do positions (0, 1, ...: a numpy
+    array's frame) against other labels; the same labels in another order ([1, 0] for
+    [0, 1]) are refused."""
     fitted = estimator.__dict__.get("feature_names_in_") or _fitted_labels(estimator)
     series = _fitted_series_name(estimator) if fitted is None else None
     what = f"the Series {series!r}" if series is not None else f"the columns {fitted}"
     labels = [series] if series is not None else fitted
     if meta.kind == "series":
+        if labels is not None and list(labels) == list(range(len(labels))):
+            return  # fitted on a numpy array's frame: a Series' name tells nothing against it
         if isinstance(meta.name, str) and labels is not None and labels != [meta.name]:
             raise ValueError(f"{name} is the Series {meta.name!r}, but {type(estimator).__name__}"
                              f" was fitted on {what}: rename it ({name}.rename({labels[0]!r})),"
@@ -479,12 +484,16 @@ def check_columns(estimator, meta: ArrayMeta, name: str = "x") -> None:
     if series is not None and all(isinstance(c, str) for c in meta.columns):
         fitted = [series]  # a frame of named columns must name the fitted Series' channel
     given = list(meta.columns)
-    if fitted is None or given == list(fitted):
+    if fitted is None or _label_index(given).equals(_label_index(fitted)):  # NaN labels equal too
         return
-    if "feature_names_in_" not in estimator.__dict__ and given == list(range(len(given))):
-        return  # labels that are not text, against positions (a numpy array's): nothing to say
-    how = (f"select them in that order ({name}[{fitted!r}])"
-           if sorted(map(str, given)) == sorted(map(str, fitted))
-           else "rename them, or fit on these")  # fmt: skip
+    same = sorted(map(str, given)) == sorted(map(str, fitted))
+    positional = [list(range(len(a))) == a for a in (given, list(fitted))]
+    if "feature_names_in_" not in estimator.__dict__ and any(positional) and not same:
+        return  # positions against other labels (a numpy array's frame): nothing to say
+    how = (
+        f"select them in that order ({name}[{fitted!r}])"
+        if same
+        else "rename them, or fit on these"
+    )
     raise ValueError(f"{name} has the columns {given}, but {type(estimator).__name__} was fitted "
                      f"on {what}: {how}")  # fmt: skip
