@@ -275,6 +275,9 @@ def test_a_comment_over_a_header_of_numbers_is_skipped_and_a_commented_header_is
     assert read_table(p).columns.tolist() == ["400", "410", "420"]
     p.write_text("# time,a\n" + "".join(f"{i},{i * 0.5}\n" for i in range(50)))
     assert leading_comments(p) == 0  # the header itself behind a '#': not skipped
+    for text in ("# time;a\n0,5;1\n1,0;2\n", "# time,a\n0,\n1,2\n2,3\n"):
+        p.write_text(text)  # decimal commas under ';', an empty first cell: still its header
+        assert leading_comments(p) == 0
 
 
 def test_a_misspelt_option_shows_the_subcommands_usage_and_its_closest_option(tmp_path, capsys):

@@ -79,14 +79,22 @@ def leading_comments(p: Path) -> int:
         for line in handle:
             text = line.strip()
             if text and not text.startswith("#"):
-                if last is None:
-                    return 0
-                fields = re.split(r"[,;\t]", text)
-                header = re.split(r"[,;\t]", last.lstrip("#").strip())
-                numbers = all(map(_NUMBER.fullmatch, fields))
-                return 0 if numbers and len(header) == len(fields) else count
+                return 0 if last is None or _commented_header(last, text) else count
             count, last = count + 1, (text or last)
     return 0
+
+
+def _commented_header(comment: str, row: str) -> bool:
+    """Whether the ``#`` line ``comment`` is the header of the data ``row`` after it: split by
+    one of the separators, as many names as the row has cells, every cell a number (or empty,
+    NaN, quoted: ``# time;a`` over ``0,5;1``, decimal commas, splits by ';' alone)."""
+    for sep in SEPARATORS:
+        cells = [c.strip().strip('"').strip() for c in row.split(sep)]
+        names = comment.lstrip("#").split(sep)
+        numbers = all(not c or c.lower() in ("nan", "na") or _NUMBER.fullmatch(c) for c in cells)
+        if len(cells) >= 2 and len(names) == len(cells) and numbers:
+            return True
+    return False
 
 
 def _rows(p: Path, sep: str, limit: int | None = None):
