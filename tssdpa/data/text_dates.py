@@ -75,11 +75,21 @@ def _largest_step(t: pd.Series) -> int:
     return int(np.abs(steps).max()) if steps.size else 0
 
 
+def _monthly(t: pd.Series) -> bool:
+    """Whether the times ``t`` fall on one day of consecutive months, at one time of day."""
+    t = t.dropna()
+    if len(t) < 3 or t.dt.day.nunique() != 1 or (t - t.dt.normalize()).nunique() != 1:
+        return False
+    months = t.dt.year.to_numpy() * 12 + t.dt.month.to_numpy()
+    return bool((np.diff(months) == 1).all())
+
+
 def parse_dates(cells: pd.Series, name) -> tuple[pd.Series, str | None]:
     """``(times, note)``: a text column of dates parsed as UTC datetimes (NaT where a cell is
     none), and where its day and month are numbers that parse in both orders, which order was
     used and why (None otherwise). ``ValueError`` naming the column where both orders give
-    valid times, in order, with the same largest step: which is meant matters to the times."""
+    valid times, in order, with the same largest step, or days in a row one way and months
+    in a row the other: which is meant matters to the times."""
     parsed = _both_orders(cells)
     valid = {first: t for first, t in parsed.items() if _reads_all(t, cells)}
     if not valid:
@@ -102,6 +112,12 @@ def parse_dates(cells: pd.Series, name) -> tuple[pd.Series, str | None]:
                              "month-first; write them as ISO 8601 (2026-05-01 13:00)")  # fmt: skip
         first = min(largest, key=largest.get)
         t, why = valid[first], "so their largest step is the smaller"
+        other = valid["month" if first == "day" else "day"]
+        if _monthly(other) and other.dropna().is_monotonic_increasing:
+            # 01/01 .. 12/01: twelve days of January, or the first of each month in a year
+            raise ValueError(f"time column {name!r}: its dates ({cells.iloc[0]!r}, ...) are "
+                             "days in a row read one way and months in a row the other; "
+                             "write them as ISO 8601 (2026-05-01 13:00)")  # fmt: skip
     other = "month" if first == "day" else "day"
     note = (f"time column {name!r}: dates read {first}-first ({cells.iloc[0]!r} is "
             f"{t.iloc[0]:%Y-%m-%d}), not {other}-first: {why}")  # fmt: skip
