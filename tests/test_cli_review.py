@@ -290,3 +290,16 @@ def test_a_misspelt_option_shows_the_subcommands_usage_and_its_closest_option(tm
     assert err.startswith("usage: tssdpa filter")
     assert err.rstrip().endswith("tssdpa filter: error: unrecognized argument(s): --colums a; "
                                  "did you mean --columns?")  # fmt: skip
+
+
+def test_a_method_that_chooses_nothing_prints_the_settings_it_ran_with(tmp_path, capsys):
+    # only the projection methods said what they ran with: butterworth's cutoff 0.1 and
+    # order 4, autoreg's 2 lags were the user's to guess
+    a, b = _noisy()
+    p = tmp_path / "in.csv"
+    pd.DataFrame({"a": a, "b": b}).to_csv(p, index=False)
+    assert main(["filter", str(p), "-m", "butterworth", "-o", str(tmp_path / "o.csv")]) == 0
+    assert "butterworth on ['a', 'b']: settings cutoff=0.1, order=4" in capsys.readouterr().err
+    args = ["filter", str(p), "-m", "autoreg", "--horizon", "2", "--params", '{"lags": 3}']
+    assert main([*args, "-o", str(tmp_path / "f.csv")]) == 0
+    assert "autoreg on ['a', 'b']: settings lags=3" in capsys.readouterr().err

@@ -168,7 +168,12 @@ def _report_fit(est, method: str, cols) -> None:
         settings_text,
     )
 
-    if not getattr(est, "best_params_", None):
+    if not getattr(est, "best_params_", None):  # a method that chooses nothing: its settings
+        plain = (bool, int, float, str)  # (the README promises the settings on stderr)
+        given = {k: v for k, v in est.get_params().items() if isinstance(v, plain)}
+        if given:
+            print(f"{method} on {cols}: settings {settings_text(given)} (as given or its "
+                  "defaults: it chooses none; --params to change)", file=sys.stderr)  # fmt: skip
         return
     for where, params in chosen_settings(est, cols):
         at = f" {where}" if where else ""
