@@ -436,12 +436,8 @@ def main(argv=None) -> int:
     rows = run(args.cases, args.seeds, args.short_seeds, args.jobs)
     seconds = time.perf_counter() - tic
     Path(args.out).write_text("".join(json.dumps(r, default=str) + "\n" for r in rows))
-    text = report(rows, argv, args.cases, args.seeds, args.short_seeds, args.jobs, seconds)
-    print("\n" + text)
-    if args.report:
-        Path(args.report).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.report).write_text(text, encoding="utf-8")
-        print(f"wrote {args.report}")
+    bench.publish(report(rows, argv, args.cases, args.seeds, args.short_seeds, args.jobs,
+                         seconds), args.report)  # fmt: skip
     return 0
 
 

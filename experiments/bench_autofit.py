@@ -829,13 +829,17 @@ def main(argv=None) -> int:
                 ],
             ),
         ]
-    text = "\n".join(md) + "\n"
-    print("\n" + text)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text, encoding="utf-8")
-        print(f"wrote {args.out}")
+    publish("\n".join(md) + "\n", args.out)
     return 0
+
+
+def publish(text: str, path) -> None:
+    """Print the markdown report ``text``, and write it to ``path`` where one is given."""
+    print("\n" + text)
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text, encoding="utf-8")
+        print(f"wrote {path}")
 
 
 if __name__ == "__main__":
