@@ -280,11 +280,7 @@ def forecast(train, y, overlap, s: Structure, horizons, known=None, views=None, 
                                        candidates)  # fmt: skip
         lin_q = lib.linear(np.nan_to_num(q_keys), ridge)
         safe, q = np.maximum(idx, 0), np.nan_to_num(q_keys)
-        if rows is None:
-            w = structure_weights(dist, s)
-        else:  # the weights of the origins forecast alone (each row's are its own)
-            w = np.zeros((len(dist), s.n_neighbors))
-            w[todo] = structure_weights(dist[todo], s)
+        w = structure_weights(dist, s)  # 0 for the origins not asked for (no neighbours)
         out = np.empty_like(lin_q) if rows is None else np.full_like(lin_q, np.nan)
         # origins in blocks, over the threads: a long path's neighbour futures (rows, k,
         # horizons, C) are large, and the local-linear fits of many origins take a while

@@ -96,8 +96,8 @@ def _nbytes(item) -> int:
     """About the memory ``item`` holds: its arrays (a k-d tree counted as its keys again)."""
     if isinstance(item, AnalogueData):
         return sum(a.nbytes for a in (item.keys, item.futures) if a is not None)
-    if isinstance(item, tuple):  # library_search's (keys, (tree, rows))
-        return 2 * item[0].nbytes + item[1][1].nbytes
+    if isinstance(item, tuple):  # library_search's (keys, (tree, rows)): the keys are the
+        return item[0].nbytes + item[1][1].nbytes  # data item's; the tree holds a copy
     return getattr(item, "nbytes", 0)
 
 
@@ -129,12 +129,12 @@ def library_data(views, train, s, horizons, ridge) -> AnalogueData:
 
 
 def library_search(views, lib: AnalogueData, s, horizons):
-    """``(keys, index)``: the library's keys with NaN rows where a pattern or future is
-    missing, and their :func:`~tssdpa.signal.neighbours.library_index`, kept in ``views``."""
+    """``(keys, index)``: the library's keys and the
+    :func:`~tssdpa.signal.neighbours.library_index` of those whose pattern and future are
+    complete, kept in ``views`` (a search given the index reads the keys' count alone)."""
 
     def make():
-        keys = np.where(lib.usable[:, None], lib.keys, np.nan)
-        return keys, library_index(keys)
+        return lib.keys, library_index(np.where(lib.usable[:, None], lib.keys, np.nan))
 
     return _kept(views, ("search", s.embedding, s.delay, tuple(horizons)), make)
 
