@@ -18,10 +18,8 @@ and for Parquet; CSV files in this process need neither.
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import os
-import threading
 import time
 import uuid
 import warnings
@@ -30,7 +28,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tssdpa.checks import LibraryWarning
 from tssdpa.data.tables import (
     check_new_columns,
     column_values,
@@ -41,7 +38,12 @@ from tssdpa.data.tables import (
     sampling_note,
     write_table,
 )
-from tssdpa.estimators.input_notes import collected, notes_to_tell
+from tssdpa.estimators.input_notes import (
+    as_time_column,
+    collected,
+    library_warnings,
+    notes_to_tell,
+)
 from tssdpa.estimators.report import fitted_models, horizon_settings, settings_text
 from tssdpa.files import same_path
 
@@ -85,59 +87,6 @@ def _chosen(est, params, names) -> str:
     return " | ".join(parts)
 
 
-#: the lists of the library's warnings of each thread's table (:func:`_library_warnings`)
-_warned = threading.local()
-#: the warnings filters and hook shared by every table in progress in this process, and how many
-_hook_lock = threading.Lock()
-_hook: dict = {"tables": 0, "block": None}
-
-
-def _keep(message, category, *_args, **_kw) -> None:
-    """``warnings.showwarning`` while tables are filtered: a warning of the library's category
-    goes to the list of the thread that raised it; every other is dropped."""
-    said = getattr(_warned, "said", None)
-    if said is None or not issubclass(category, LibraryWarning):
-        return  # deprecations, numpy's, torch's; or a thread filtering no table
-    line = " ".join(str(message).split())
-    if line not in said:
-        said.append(line)
-
-
-@contextlib.contextmanager
-def _library_warnings():
-    """A list of the library's warnings (:class:`~tssdpa.checks.LibraryWarning`, one line each,
-    once) raised in this thread while the block runs, every other warning silenced -- as
-    ``tssdpa filter`` tells them for one file: a tau filter on epoch-millisecond times returned
-    the columns unchanged, silenced.
-
-    The warnings filters are the process's (Python 3.11): a ``warnings.catch_warnings`` per
-    table, entered and left by threads side by side, restores another's filters. So the first
-    table in progress in this process sets one hook for all (under a lock), the last one
-    restores the filters, and the hook gives each warning to the list of the thread that
-    raised it (a Dask task runs on one thread); in worker processes alike, each its own."""
-    said: list[str] = []
-    outer = getattr(_warned, "said", None)
-    _warned.said = said
-    with _hook_lock:
-        if _hook["tables"] == 0:
-            block = warnings.catch_warnings()
-            block.__enter__()
-            warnings.simplefilter("ignore")  # deprecations and tips are not for a summary
-            warnings.simplefilter("always", LibraryWarning)  # each table's, each call site
-            warnings.showwarning = _keep
-            _hook["block"] = block
-        _hook["tables"] += 1
-    try:
-        yield said
-    finally:
-        _warned.said = outer
-        with _hook_lock:
-            _hook["tables"] -= 1
-            if _hook["tables"] == 0:
-                _hook["block"].__exit__(None, None, None)
-                _hook["block"] = None
-
-
 def _check_suffix(suffix) -> None:
     """The filtered columns' suffix: a non-empty string (None wrote ``aNone``, and an empty
     one failed every file, its columns already in the table)."""
@@ -174,7 +123,7 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
     cols, _ = numeric_columns(df, columns, time_column)
     check_new_columns(df, [f"{c}{suffix}" for c in cols], "give another suffix")
     x, n_nan, n_inf = column_values(df, cols)
-    with _library_warnings() as warned:  # as tssdpa filter tells them (tau: x unchanged)
+    with library_warnings() as warned:  # as tssdpa filter tells them (tau: x unchanged)
         times = sample_times(est, df, time_column)  # a filter with tau: the time column
         kw = {} if times is None else {"timestamps": times}
         with collected(quiet=True) as fit_notes:  # notes on the data (per thread)
@@ -186,10 +135,7 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
     for i, c in enumerate(cols):
         out[f"{c}{suffix}"] = y[:, i]
     notes = list(notes_to_tell(fit_notes, filter_notes, cols))
-    for said in warned:  # the user gave the time column, not timestamps=
-        if time_column is not None and said.startswith("timestamps: "):
-            said = f"time column {time_column!r}: " + said.removeprefix("timestamps: ")
-        notes.append(said)
+    notes += as_time_column(warned, time_column)  # the user gave the column, not timestamps=
     sampling = sampling_note(df, time_column) if times is None else None
     if sampling:  # repeated times, steps backwards, dropouts: rows taken as equally spaced
         notes.append(sampling)
@@ -416,7 +362,7 @@ def _run(args, client, progress: bool) -> list[dict]:
     from rich.progress import Progress
 
     rows: list[dict | None] = [None] * len(args)
-    # each file's table tells the library's warnings in its notes (_library_warnings); what
+    # each file's table tells the library's warnings in its notes (library_warnings); what
     # is warned in this process outside a table (the scheduler's, a worker's start) is
     # silenced here, for the whole run.
     # On stderr: standard output is the caller's (the command prints the summary there).

@@ -26,6 +26,7 @@ from tssdpa.cli.helptext import DefaultsFormatter
 from tssdpa.cli.paths import check_output_file
 from tssdpa.cli.said import library_warnings
 from tssdpa.cli.settings import check_causal
+from tssdpa.estimators.input_notes import as_time_column
 from tssdpa.files import same_path
 
 __all__ = ["add_parser", "check_target_columns", "run"]
@@ -421,9 +422,7 @@ def run(args) -> int:
                 msg = re.sub(r"\btarget channel (\d+)",
                              lambda m: f"--target column {named[int(m[1])]!r}", msg)  # fmt: skip
             raise UsageError(f"{method}: {msg}") from None
-    for said in warned:  # what the library warned of (tau: the columns came back unchanged)
-        if time_col is not None and said.startswith("timestamps: "):  # the user gave none
-            said = f"time column {time_col!r}: " + said.removeprefix("timestamps: ")
+    for said in as_time_column(warned, time_col):  # tau: the columns came back unchanged
         print(f"{method} on {cols}: note: {said}", file=sys.stderr)
     notes = []
     if n_nan or n_inf:

@@ -12,35 +12,11 @@ caller tells apart.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import warnings
 
-from tssdpa.checks import LibraryWarning
+from tssdpa.estimators.input_notes import library_warnings
 
 __all__ = ["DroppedWhenClosed", "library_warnings"]
-
-
-@contextlib.contextmanager
-def library_warnings():
-    """A list of the library's warnings (:class:`~tssdpa.checks.LibraryWarning`) raised while
-    the block runs, each as one line (in the order warned, each once); every other warning
-    silenced."""
-    said: list[str] = []
-
-    def keep(message, category, *_args, **_kw):
-        if not issubclass(category, LibraryWarning):
-            return  # Lightning's, torch's, numpy's, deprecations
-        line = " ".join(str(message).split())
-        if line not in said:
-            said.append(line)
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        # each call site again: "once" kept one run's
-        warnings.simplefilter("always", LibraryWarning)
-        warnings.showwarning = keep
-        yield said
 
 
 class DroppedWhenClosed:

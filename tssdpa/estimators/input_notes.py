@@ -34,6 +34,8 @@ from tssdpa.estimators.selection import held_message
 
 __all__ = [
     "EmptyChannelWarning",
+    "as_time_column",
+    "library_warnings",
     "ForecastGlitchWarning",
     "GlitchWarning",
     "HeldReadingsWarning",
@@ -315,3 +317,66 @@ def notes_to_tell(fit_notes, filter_notes, names=None) -> list[str]:
     kept = [n for n in fit_notes if not isinstance(n, found)]
     kept += [n for n in filter_notes if isinstance(n, found)]
     return [n.told(names) for n in kept]
+
+
+#: the lists of the library's warnings of each thread's table (:func:`_library_warnings`)
+_warned = threading.local()
+#: the warnings filters and hook shared by every table in progress in this process, and how many
+_hook_lock = threading.Lock()
+_hook: dict = {"tables": 0, "block": None}
+
+
+def _keep(message, category, *_args, **_kw) -> None:
+    """``warnings.showwarning`` while tables are filtered: a warning of the library's category
+    goes to the list of the thread that raised it; every other is dropped."""
+    said = getattr(_warned, "said", None)
+    if said is None or not issubclass(category, LibraryWarning):
+        return  # deprecations, numpy's, torch's; or a thread filtering no table
+    line = " ".join(str(message).split())
+    if line not in said:
+        said.append(line)
+
+
+@contextlib.contextmanager
+def library_warnings():
+    """A list of the library's warnings (:class:`~tssdpa.checks.LibraryWarning`, one line each,
+    once) raised in this thread while the block runs, every other warning silenced: what
+    ``tssdpa filter`` tells as notes (one file, or each of many side by side) -- a tau filter
+    on epoch-millisecond times returned the columns unchanged, silenced.
+
+    The warnings filters are the process's (Python 3.11): a ``warnings.catch_warnings`` per
+    table, entered and left by threads side by side, restores another's filters. So the first
+    table in progress in this process sets one hook for all (under a lock), the last one
+    restores the filters, and the hook gives each warning to the list of the thread that
+    raised it (a Dask task runs on one thread); in worker processes alike, each its own."""
+    said: list[str] = []
+    outer = getattr(_warned, "said", None)
+    _warned.said = said
+    with _hook_lock:
+        if _hook["tables"] == 0:
+            block = warnings.catch_warnings()
+            block.__enter__()
+            warnings.simplefilter("ignore")  # deprecations and tips are not for a summary
+            warnings.simplefilter("always", LibraryWarning)  # each table's, each call site
+            warnings.showwarning = _keep
+            _hook["block"] = block
+        _hook["tables"] += 1
+    try:
+        yield said
+    finally:
+        _warned.said = outer
+        with _hook_lock:
+            _hook["tables"] -= 1
+            if _hook["tables"] == 0:
+                _hook["block"].__exit__(None, None, None)
+                _hook["block"] = None
+
+
+def as_time_column(lines: list[str], time_column) -> list[str]:
+    """``lines`` (:func:`library_warnings`') with ``timestamps: ...`` said of the command's
+    ``time_column``, which the user gave instead of timestamps."""
+    prefix = "timestamps: "
+    if time_column is None:
+        return list(lines)
+    return [f"time column {time_column!r}: {x.removeprefix(prefix)}" if x.startswith(prefix)
+            else x for x in lines]  # fmt: skip
