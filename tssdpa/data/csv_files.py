@@ -210,8 +210,9 @@ def read_csv_file(p: Path) -> pd.DataFrame:
     sep = separator(p)
     layout, header = row_layout(p, sep)
     kw = {} if sep == "," else dict(sep=sep)
-    if leading_comments(p):  # "# logger v1.2" lines: "line 3 has 2 fields, the header 1"
-        kw["skiprows"] = leading_comments(p)
+    skip = leading_comments(p)  # "# logger v1.2" lines: "line 3 has 2 fields, the header 1"
+    if skip:
+        kw["skiprows"] = skip
     if layout == "trailing":
         kw["index_col"] = False  # else pandas takes the first column for the index
     with warnings.catch_warnings():  # a trailing separator: rows longer than the header

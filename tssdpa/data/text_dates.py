@@ -35,8 +35,13 @@ def _both_orders(cells: pd.Series) -> dict:
     """``{"day": times, "month": times}``: the known cells of ``cells`` parsed day-first and
     month-first (UTC; NaT where a cell does not read so), or ``{}`` where not every known
     cell is a date with the day and month as numbers."""
+    if cells.dtype != object and not pd.api.types.is_string_dtype(cells):
+        return {}  # numbers: every column is asked while the time column is looked for
     text = cells.dropna()
-    if text.empty or not text.map(lambda v: isinstance(v, str)).all():
+    texts = text.map(lambda v: isinstance(v, str))
+    if text.empty or not texts.head(20).all() or not text.head(20).str.match(_NUMBERED).all():
+        return {}  # other text: neither hashed nor kept in the cache
+    if not texts.all():
         return {}
     # a digest of the row hashes in order (their sum was the same for the rows reversed, and
     # a reversed log was given the times of the one before)
