@@ -47,8 +47,7 @@ from tssdpa.estimators.input_notes import (
 from tssdpa.estimators.report import fitted_models, horizon_settings, settings_text
 from tssdpa.files import same_path
 
-__all__ = ["SUMMARY_COLUMNS", "expand_paths", "filter_files", "filter_table", "read_table",
-           "summary_table"]  # fmt: skip
+__all__ = ["SUMMARY_COLUMNS", "expand_paths", "filter_files", "filter_table", "read_table"]
 
 #: the columns of the summary :func:`filter_files` returns, one row per input file
 SUMMARY_COLUMNS = (
@@ -253,6 +252,7 @@ def filter_files(
     time_column=None,
     suffix="_filtered",
     progress=True,
+    fitted=None,
 ) -> pd.DataFrame:
     """Fit and filter every file independently (or with one shared fitted filter).
 
@@ -285,6 +285,9 @@ def filter_files(
         The filtered ``<col>`` goes to ``<col><suffix>``.
     progress : bool
         Show a progress bar (rich, on stderr).
+    fitted : estimator, optional
+        A denoiser fitted already (``tssdpa filter --model``'s, loaded): applied to every file,
+        on ``columns``, none fitted (``method``, ``params`` and ``fit_on`` unused).
 
     Returns
     -------
@@ -319,6 +322,10 @@ def filter_files(
     _check_suffix(suffix)
     paths = expand_paths(paths_or_glob)
     targets = _targets(paths, out_dir, suffix, fit_on)
+    options = dict(columns=columns, time_column=time_column, suffix=suffix)
+    if fitted is not None:
+        args = [(p, t, None, {}, fitted, options) for p, t in zip(paths, targets)]
+        return _summary_table(_run(args, client, progress))
     from tssdpa.compare import get_method
     from tssdpa.estimators.base import unknown_parameters
 
@@ -333,8 +340,6 @@ def filter_files(
         raise ValueError(f"method: {method} fits against a clean reference; choose a "
                          "self-supervised one")  # fmt: skip
     check_params(spec, params)
-    options = dict(columns=columns, time_column=time_column, suffix=suffix)
-    fitted = None
     if fit_on is not None:
         fitted = spec.build(**params)
         try:
@@ -344,10 +349,10 @@ def filter_files(
         # every file is filtered on the columns the shared filter was fitted on
         options["columns"] = info["columns"]
     args = [(p, t, method, params, fitted, options) for p, t in zip(paths, targets)]
-    return summary_table(_run(args, client, progress))
+    return _summary_table(_run(args, client, progress))
 
 
-def summary_table(rows: list[dict]):
+def _summary_table(rows: list[dict]):
     """The summary DataFrame of :func:`filter_files` from its rows (one per file)."""
     summary = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
     for c in ("rows", "nan_handled"):  # integers, with <NA> for a failed file

@@ -189,19 +189,22 @@ def run(args, parse_params) -> int:
     from tssdpa.compare import get_method
 
     args.method = args.method or "projection_zp"
-    try:
-        spec = get_method(args.method if saved is None else "noisy", "denoise")
-    except ValueError:
-        raise method_error(args.method, "denoise") from None
-    if spec.requires_target:  # said by filter_files, as 'method: ...', once a cluster ran
-        raise UsageError(f"--method: {args.method} fits against a clean reference (--target), "
-                         "which --out-dir does not take; choose a self-supervised one")  # fmt: skip
-    params = parse_params(args.params, spec.resolve_factory())
-    check_causal(spec, params, args.method)
-    try:  # before a cluster starts
-        check_params(spec, params)
-    except ValueError as exc:
-        raise UsageError(str(exc).replace("params: ", "--params: ", 1)) from None
+    spec = params = None  # --model: nothing to fit (prepare_batch refused --method, --params)
+    if saved is None:
+        try:
+            spec = get_method(args.method, "denoise")
+        except ValueError:
+            raise method_error(args.method, "denoise") from None
+        if spec.requires_target:  # said by filter_files, as 'method: ...', once a cluster ran
+            raise UsageError(f"--method: {args.method} fits against a clean reference "
+                             "(--target), which --out-dir does not take; choose a "
+                             "self-supervised one")  # fmt: skip
+        params = parse_params(args.params, spec.resolve_factory())
+        check_causal(spec, params, args.method)
+        try:  # before a cluster starts
+            check_params(spec, params)
+        except ValueError as exc:
+            raise UsageError(str(exc).replace("params: ", "--params: ", 1)) from None
     try:
         inputs = expand_paths(args.input)  # before a cluster starts: a typo fails fast
     except ValueError as exc:
@@ -225,11 +228,11 @@ def run(args, parse_params) -> int:
         warnings.simplefilter("ignore")  # the cluster's start-up notes are not for the user
         client = _client(args.scheduler, args.workers)
     try:
-        summary = saved_model.filter_files_with(est, cols, inputs, out_dir, client, args) if (
-            est is not None) else filter_files(
+        summary = filter_files(
             inputs, out_dir, method=args.method, params=params, client=client,
-            fit_on=args.fit_on, columns=args.columns, time_column=args.time_column,
-            suffix=args.suffix, progress=not args.no_progress,
+            fit_on=args.fit_on, columns=args.columns if cols is None else cols,
+            time_column=args.time_column, suffix=args.suffix, progress=not args.no_progress,
+            fitted=est,
         )  # fmt: skip
     except ValueError as exc:  # filter_files' argument names -> the command's
         names = {"out_dir": "--out-dir", "paths_or_glob": "input", "fit_on": "--fit-on",

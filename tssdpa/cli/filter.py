@@ -371,10 +371,11 @@ def run(args) -> int:
 
         quiet_lightning()  # "GPU available: ..." banners
     times = None  # the time column's, where a filter with tau reads it
+    est = None if saved is None else saved.est  # --model's, applied without a fit
     with library_warnings() as warned:  # deprecations and tips are not for a CLI user
         try:
             if kind == "denoise":
-                est = spec.build(**params) if saved is None else saved.est
+                est = spec.build(**params) if est is None else est
                 if target is not None and not getattr(est, "uses_target", True):
                     # it fitted on the noisy columns alone and exited 0, as if supervised
                     raise UsageError(f"--target: --method {method} does not fit against a "
@@ -406,7 +407,6 @@ def run(args) -> int:
                 for note in notes_to_tell(fit_notes, [], cols):
                     print(f"{method} on {cols}: note: {note}", file=sys.stderr)
             if kind == "forecast":
-                est = est if saved is None else saved.est
                 pred = np.asarray(est.forecast(x, horizon=args.horizon)).reshape(x.shape)
                 if not args.in_sample and saved is None:
                     pred[: n_fit - 1] = np.nan  # origins inside the fitted rows: not written

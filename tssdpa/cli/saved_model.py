@@ -19,7 +19,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from tssdpa.cli.errors import UsageError
+from tssdpa.cli.errors import UsageError, usage_errors
+from tssdpa.cli.paths import check_output_folder
 
 __all__ = ["Saved", "add_arguments", "check_saveable", "model_columns", "prepare", "save"]
 
@@ -102,20 +103,15 @@ def check_saveable(factory, method: str) -> None:
 
 def check_folder(path: str) -> None:
     """``--save-model DIR`` before the fit: a new folder, an empty one, or one holding a saved
-    model; never a file, nor a folder of other files."""
+    model; never a file, nor a folder of other files, nor a place it cannot write in."""
     p = Path(path)
-    if p.exists() and not p.is_dir():
-        raise UsageError(f"--save-model: {path!r} is a file; give a folder (new, empty, or "
-                         "holding a saved model)")  # fmt: skip
     if p.is_dir():
         entries = {e.name for e in p.iterdir()}
         if entries and not ("config.json" in entries and entries <= MODEL_FILES):
             raise UsageError(f"--save-model: {path!r} is a folder of other files, not a "
                              "saved model; give a new or empty folder")  # fmt: skip
-        return
-    parent = next((a for a in p.absolute().parents if a.exists()), None)
-    if parent is not None and not parent.is_dir():
-        raise UsageError(f"--save-model: {str(parent)!r} is a file, not a folder")
+    with usage_errors(""):  # a file, a parent that is a file, no permission (as --out's)
+        check_output_folder(path, "--save-model")
 
 
 def save(est, cols, path: str) -> None:
@@ -286,15 +282,3 @@ def fit_on_and_save(spec, params, args) -> tuple:
         print(f"{Path(args.fit_on).name} (--fit-on): note: {note}", file=sys.stderr)
     save(est, info["columns"], args.save_model)
     return est, info["columns"]
-
-
-def filter_files_with(est, cols, inputs, out_dir, client, args):
-    """Every input filtered by the fitted ``est`` on the columns ``cols``: the summary table
-    of :func:`tssdpa.batch.filter_files` (whose ``fit_on`` fits; this applies)."""
-    from tssdpa.batch import _check_writable, _run, _targets, summary_table
-
-    _check_writable(out_dir)
-    targets = _targets(inputs, out_dir, args.suffix, args.fit_on)
-    options = dict(columns=list(cols), time_column=args.time_column, suffix=args.suffix)
-    return summary_table(_run([(p, t, None, {}, est, options) for p, t in zip(inputs, targets)],
-                              client, not args.no_progress))  # fmt: skip
