@@ -242,12 +242,12 @@ def _time_column_message(msg: str, est, times, time_col) -> str:
     import numpy as np
 
     from tssdpa.checks import to_seconds
-    from tssdpa.signal.lagfilter import below_min_step
+    from tssdpa.signal.lagfilter import short_steps
 
     t = to_seconds(times, "timestamps")
     steps = np.diff(t)
-    first = next((i for i in range(len(steps))
-                  if below_min_step(steps[i : i + 1], est.min_step, t)), None)  # fmt: skip
+    short = short_steps(steps, est.min_step, t)  # a Python loop over the steps before
+    first = int(short[0]) if len(short) else None
     where = "" if first is None else (
         f", first at data row {first + 2} ({steps[first]:.6g} s after data row {first + 1})"
     )  # fmt: skip

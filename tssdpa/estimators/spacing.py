@@ -127,9 +127,9 @@ def warn_uneven(estimator, meta, name: str = "y", counts: str = FORECASTER_COUNT
     times, index, unit = getattr(meta, "timestamps", None), getattr(meta, "index", None), " s"
     if times is None and (times := numeric_times(index)) is not None:
         unit = ""  # its own: years, seconds, ...
-    kind = "numeric index" if times is not None and not unit else type(index).__name__
+    kind = type(index).__name__ if unit else "numeric index"
     note = None if times is None else uneven_note(times, name, kind, unit)
-    if note and "runs backwards" in note:
+    if note and (_steps(times)[0] < 0).any():  # told first by uneven_note (_order_note)
         # pandas names a calendar of a reversed index too ('-1h'), so no calendar excuses it
         warnings.warn(f"{note}; {type(estimator).__name__} takes the rows in the order given "
                       f"as samples going forward ({counts} count samples): sort the rows by "

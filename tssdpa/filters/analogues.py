@@ -278,10 +278,11 @@ def forecast(train, y, overlap, s: Structure, horizons, known=None, views=None, 
         dist, idx = own_key_neighbours(queries, s.n_neighbors, H, own_keys, lib_keys, y, known,
                                        (s.embedding - 1) * s.delay, reach, index,
                                        candidates)  # fmt: skip
-        lin_q = lib.linear(np.nan_to_num(q_keys), ridge)
         safe, q = np.maximum(idx, 0), np.nan_to_num(q_keys)
+        lin_q = lib.linear(q, ridge) if s.model == "hybrid" else None  # its linear part alone
         w = structure_weights(dist, s)  # 0 for the origins not asked for (no neighbours)
-        out = np.empty_like(lin_q) if rows is None else np.full_like(lin_q, np.nan)
+        shape = (len(y), len(lib.horizons), lib.C)
+        out = np.empty(shape) if rows is None else np.full(shape, np.nan)
         # origins in blocks, over the threads: a long path's neighbour futures (rows, k,
         # horizons, C) are large, and the local-linear fits of many origins take a while
         threads = max(1, neighbours.THREADS)
@@ -293,7 +294,8 @@ def forecast(train, y, overlap, s: Structure, horizons, known=None, views=None, 
             nb = safe[r]
             out[r] = neighbour_forecasts(s.model, w[r], _gather(lib.keys, new.keys, nb), q[r],
                                          _gather(lib.futures, new.futures, nb),
-                                         {ridge: lin_q[r]}, lib.coef, [ridge])[0]  # fmt: skip
+                                         {ridge: None if lin_q is None else lin_q[r]},
+                                         lib.coef, [ridge])[0]  # fmt: skip
 
         parallel_map(origins, list(range(0, len(todo), step)))
         if s.model == "local_linear":

@@ -180,9 +180,8 @@ def check_sample_times(times, n: int, name: str = "timestamps", min_step=None) -
     steps = np.diff(times)
     if np.any(steps < 0):
         raise ValueError(f"{name} must be non-decreasing (monotonic), found a step backwards")
-    if min_step is not None and below_min_step(steps, min_step, times):
-        slack = 4.0 * float(np.spacing(np.abs(times).max()))  # below_min_step's
-        short = np.flatnonzero(steps < min_step - slack)
+    short = [] if min_step is None else short_steps(steps, min_step, times)
+    if len(short):
         first = int(short[0])
         raise ValueError(f"{name} has a step smaller than min_step={min_step}: {len(short):,} "
                          f"of its {len(steps):,} steps, the first {steps[first]:.6g} s from "
@@ -191,15 +190,20 @@ def check_sample_times(times, n: int, name: str = "timestamps", min_step=None) -
     return times
 
 
-def below_min_step(steps, min_step: float, times) -> bool:
-    """Whether a step between sample ``times`` (seconds) is below ``min_step`` by more than
-    their rounding: datetimes become float seconds since the epoch, whose spacing is 2.4e-7 s
-    in 2024, so an exact 1 ms step reads 0.99993-1.00017 ms (and was refused at
+def short_steps(steps, min_step: float, times) -> np.ndarray:
+    """The indices of the steps between sample ``times`` (seconds) below ``min_step`` by more
+    than their rounding: datetimes become float seconds since the epoch, whose spacing is
+    2.4e-7 s in 2024, so an exact 1 ms step reads 0.99993-1.00017 ms (and was refused at
     ``min_step=0.001``). Two roundings of each time apart: the slack is 4 units of the last
     place of the largest time."""
     times = np.asarray(times, dtype=np.float64)
     slack = 4.0 * float(np.spacing(np.abs(times).max())) if times.size else 0.0
-    return bool(np.any(np.asarray(steps) < min_step - slack))
+    return np.flatnonzero(np.asarray(steps) < min_step - slack)
+
+
+def below_min_step(steps, min_step: float, times) -> bool:
+    """Whether a step is below ``min_step`` beyond rounding (:func:`short_steps`)."""
+    return bool(len(short_steps(steps, min_step, times)))
 
 
 def run_causal(
