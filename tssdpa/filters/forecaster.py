@@ -346,7 +346,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
                 group = self._anchor_group(key)[1]
                 path = self._anchor_path(series, key, group, switch, rows)
                 out[:, np.array(hs) - 1] = path[:, [group.index(h) for h in hs]]
-        return out * self.scale_ + self.mean_
+        return np.clip(out * self.scale_ + self.mean_, *fitted_views(self).bounds)
 
     def _anchor_group(self, h):
         """``(anchor, group)``: ``h``'s anchor and the horizons with its structure, forecast
@@ -363,7 +363,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
                                     for c, m in enumerate(self.channel_models_)])  # fmt: skip
         anchor, group = self._anchor_group(h)
         out = self._anchor_path(self._standardised(a), anchor, group)[:, group.index(h)]
-        return out * self.scale_ + self.mean_
+        return np.clip(out * self.scale_ + self.mean_, *fitted_views(self).bounds)
 
     def _standardised(self, a):
         """``(library, series, overlap, fitted series, views)``, standardised: what anchors

@@ -31,14 +31,17 @@ from tssdpa.signal.embedding import standardise
 from tssdpa.signal.missing import newest_known
 from tssdpa.signal.neighbours import library_index
 
-__all__ = ["FittedViews", "fitted_reach", "fitted_views", "library_data", "library_rows",
-           "library_search", "series_candidates"]  # fmt: skip
+__all__ = ["FittedViews", "fitted_reach", "fitted_views", "hard_bounds", "library_data",
+           "library_rows", "library_search", "series_candidates"]  # fmt: skip
 
 _ATTR = "_fitted_views"  # on the estimator: (what they were built from, FittedViews)
 #: most memory the kept items hold: each anchor group keeps its own library embeddings and
 #: tree (tens of MB each for several columns of a long hourly log); the items past it are
 #: rebuilt at every call
 MAX_BYTES = 1 << 26
+#: a series on its least (greatest) value for at least this share of its known samples, and
+#: this many, is bounded there (:func:`hard_bounds`)
+BOUND_SHARE, BOUND_MIN = 0.05, 5
 
 
 @dataclass
@@ -48,6 +51,7 @@ class FittedViews:
     library: np.ndarray  # (N, C) standardised: the rows whose patterns are keys
     fitted: np.ndarray  # (T, C) the whole fitted series standardised (ranges, glitch reach)
     known: np.ndarray  # (T', C) train_ up to its last complete row: what a series repeats
+    bounds: tuple  # (low, high), each (C,): no forecast crosses them (hard_bounds)
     items: dict = field(default_factory=dict)
     nbytes: int = 0  # what the items hold (_nbytes)
 
@@ -62,11 +66,24 @@ def fitted_views(est) -> FittedViews:
         return got[1]
     fitted = standardise(est.train_, est.mean_, est.scale_)
     known = newest_known(est.train_, len(est.train_))
-    views = FittedViews(library_rows(est, fitted), fitted, known)
+    views = FittedViews(library_rows(est, fitted), fitted, known, hard_bounds(est.train_))
     if est.glitches is None:  # every sample is data: none is a glitch candidate
         views.items[("reach",)] = np.zeros(fitted.shape[1])
     est.__dict__[_ATTR] = (source, views)
     return views
+
+
+def hard_bounds(train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(low, high)`` per channel of the (T, C) series ``train`` in its own units: its least
+    (greatest) value where it sits there for at least BOUND_SHARE of its known samples and
+    BOUND_MIN of them, else -inf (inf). Such a pile marks a bound the series cannot cross --
+    counts at 0, a reading at its sensor's end stop -- where a fitted line or plane forecasts
+    past it (a linear model of weekly counts, half of them 0, forecast many weeks below 0).
+    Clipped to a bound the truth keeps to, a forecast never moves away from it."""
+    need = np.maximum(BOUND_SHARE * np.isfinite(train).sum(axis=0), BOUND_MIN)  # (C,)
+    low, high = np.fmin.reduce(train, axis=0), np.fmax.reduce(train, axis=0)  # NaN: none known
+    return (np.where((train == low).sum(axis=0) >= need, low, -np.inf),
+            np.where((train == high).sum(axis=0) >= need, high, np.inf))  # fmt: skip
 
 
 def library_rows(est, z_train) -> np.ndarray:

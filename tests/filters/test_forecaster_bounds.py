@@ -1,0 +1,63 @@
+"""A forecaster keeps to the bounds its fitted series sits on (counts at 0, an end stop)."""
+
+import numpy as np
+import pytest
+
+from tssdpa.filters import ProjectionForecaster
+from tssdpa.filters.library_cache import hard_bounds
+
+
+def weekly_counts(n=520, seed=0):
+    """Counts with a yearly season, 0 in about half of the weeks."""
+    rng = np.random.default_rng(seed)
+    season = np.clip(np.sin(2 * np.pi * np.arange(n) / 52), 0, None)
+    return rng.poisson(12 * season**2).astype(float)
+
+
+def test_a_pile_at_the_least_value_is_a_bound_and_a_lone_least_value_is_not():
+    y = np.c_[weekly_counts(), np.linspace(-1, 1, 520)]
+    low, high = hard_bounds(y)
+    assert low[0] == 0 and np.isneginf(low[1])
+    assert np.isposinf(high).all()
+
+
+def test_a_bound_needs_a_share_of_the_known_samples_not_only_a_repeat():
+    y = np.r_[np.zeros(4), np.arange(1.0, 200)]  # 0 four times: too few to call a floor
+    assert np.isneginf(hard_bounds(y[:, None])[0][0])
+    with_gaps = np.r_[np.zeros(5), np.full(300, np.nan), np.arange(1.0, 60)]
+    assert hard_bounds(with_gaps[:, None])[0][0] == 0  # 5 of 64 known samples
+
+
+@pytest.mark.parametrize("model", ["linear", "local_linear", "hybrid"])
+def test_no_forecast_of_counts_goes_below_the_zero_they_sit_on(model):
+    y = weekly_counts()
+    fc = ProjectionForecaster(horizon=4, model=model, embedding=[1, 2, 3]).fit(y[:400])
+    path = np.asarray(fc.forecast_path(y))
+    assert np.nanmin(path) == 0  # reaches the bound: the unclipped models went below it
+    assert np.nanmin(np.asarray(fc.forecast(y, horizon=3))) >= 0
+    assert np.min(np.asarray(fc.predict(20, y=y[:450]))) >= 0
+
+
+def test_the_same_unbounded_series_is_forecast_below_its_least_value():
+    # the clip is the bound's, not a range's: the counts shifted off their pile are free
+    y = weekly_counts() + np.random.default_rng(1).normal(0, 1e-3, 520)
+    fc = ProjectionForecaster(horizon=4, model="linear", embedding=[1, 2, 3]).fit(y[:400])
+    assert np.nanmin(np.asarray(fc.forecast_path(y))) < y[:400].min()
+
+
+def test_a_bound_holds_per_channel_and_after_save_and_load(tmp_path):
+    y = np.c_[weekly_counts(), np.sin(np.arange(520) / 5.0)]
+    fc = ProjectionForecaster(horizon=2, model="linear", embedding=[1, 2]).fit(y[:400])
+    path = np.asarray(fc.forecast_path(y))
+    assert np.nanmin(path[..., 0]) >= 0 and np.nanmin(path[..., 1]) < 0
+    fc.save(tmp_path / "fc")
+    loaded = ProjectionForecaster.load(tmp_path / "fc")
+    np.testing.assert_array_equal(np.asarray(loaded.forecast_path(y)), path)
+
+
+def test_channel_independent_models_keep_their_own_channels_bounds():
+    y = np.c_[weekly_counts(), weekly_counts(seed=3) + 2.0]
+    fc = ProjectionForecaster(horizon=2, model="linear", embedding=[1, 2],
+                              channel_independent=True).fit(y[:400])  # fmt: skip
+    path = np.asarray(fc.forecast_path(y))
+    assert np.nanmin(path[..., 0]) >= 0 and np.nanmin(path[..., 1]) >= 2
