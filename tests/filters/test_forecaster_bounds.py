@@ -28,6 +28,15 @@ def test_a_bound_needs_a_share_of_the_known_samples_not_only_a_repeat():
     assert hard_bounds(with_gaps[:, None])[0][0] == 0  # 5 of 64 known samples
 
 
+def test_the_tail_of_a_coarsely_quantised_reading_is_no_bound():
+    # whole degrees: the least and greatest values hold 6% each, fewer than the next values in
+    levels, p = np.arange(17.0, 24.0), [0.06, 0.1, 0.2, 0.28, 0.2, 0.1, 0.06]
+    y = np.random.default_rng(0).choice(levels, size=1000, p=p)
+    low, high = hard_bounds(y[:, None])
+    assert np.isneginf(low[0]) and np.isposinf(high[0])
+    assert hard_bounds(np.r_[y, np.full(100, 17.0)][:, None])[0][0] == 17  # now a pile
+
+
 @pytest.mark.parametrize("model", ["linear", "local_linear", "hybrid"])
 def test_no_forecast_of_counts_goes_below_the_zero_they_sit_on(model):
     y = weekly_counts()

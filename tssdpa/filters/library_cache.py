@@ -75,15 +75,22 @@ def fitted_views(est) -> FittedViews:
 
 def hard_bounds(train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(low, high)`` per channel of the (T, C) series ``train`` in its own units: its least
-    (greatest) value where it sits there for at least BOUND_SHARE of its known samples and
-    BOUND_MIN of them, else -inf (inf). Such a pile marks a bound the series cannot cross --
-    counts at 0, a reading at its sensor's end stop -- where a fitted line or plane forecasts
-    past it (a linear model of weekly counts, half of them 0, forecast many weeks below 0).
-    Clipped to a bound the truth keeps to, a forecast never moves away from it."""
-    need = np.maximum(BOUND_SHARE * np.isfinite(train).sum(axis=0), BOUND_MIN)  # (C,)
-    low, high = np.fmin.reduce(train, axis=0), np.fmax.reduce(train, axis=0)  # NaN: none known
-    return (np.where((train == low).sum(axis=0) >= need, low, -np.inf),
-            np.where((train == high).sum(axis=0) >= need, high, np.inf))  # fmt: skip
+    (greatest) value where the series piles up there -- held by at least BOUND_SHARE of its
+    known samples and BOUND_MIN of them, and by more than the next value in -- else -inf (inf).
+    A pile marks a bound the series cannot cross -- counts at 0, a reading at its sensor's end
+    stop -- where a fitted line or plane forecasts past it (a linear model of weekly counts,
+    half of them 0, forecast many weeks below 0). The next value's count tells a pile from the
+    tail of a coarsely quantised reading (whole degrees), whose least value a colder day
+    passes. Clipped to a bound the truth keeps to, a forecast never moves away from it."""
+    low, high = np.full(train.shape[1], -np.inf), np.full(train.shape[1], np.inf)
+    for c, v in enumerate(train.T):
+        values, counts = np.unique(v[np.isfinite(v)], return_counts=True)  # sorted
+        need = max(BOUND_SHARE * counts.sum(), BOUND_MIN)
+        if len(values) and counts[0] >= need and (len(values) == 1 or counts[0] > counts[1]):
+            low[c] = values[0]
+        if len(values) and counts[-1] >= need and (len(values) == 1 or counts[-1] > counts[-2]):
+            high[c] = values[-1]
+    return low, high
 
 
 def library_rows(est, z_train) -> np.ndarray:
