@@ -465,3 +465,20 @@ def test_the_tau_and_time_gradients_of_the_math_backend_stay_twice_differentiabl
     torch.testing.assert_close(torch.func.hessian(loss)(tau, times), want)
     (want,) = torch.autograd.grad(loss(tau, inputs[1]), inputs[1])
     torch.testing.assert_close(torch.func.jacfwd(loss, argnums=1)(tau, times), want)
+
+
+@pytest.mark.parametrize("loss", ["square", "linear"])
+@pytest.mark.parametrize(
+    "kw", [dict(), dict(decay=0.9, is_causal=True)], ids=["column-form", "blockwise"]
+)
+def test_a_second_derivative_by_the_keys_through_the_fused_path_raises(kw, loss):
+    # The blockwise path augments the keys outside its autograd Function, so a gradient by
+    # the keys had a second path back to them: torch.autograd.grad by k skipped the
+    # once-differentiable error node and returned a wrong second derivative (and a loss
+    # linear in the output got no error node at all), where the docs promise an error.
+    q, k, v = (torch.randn(1, 1, 6, 2, dtype=torch.float64, requires_grad=True) for _ in "qkv")
+    out = projection_sdpa(q, k, v, sigma=1.0, backend="fused", **kw)
+    out = out.square() if loss == "square" else out * torch.arange(2.0, dtype=out.dtype)
+    (gk,) = torch.autograd.grad(out.sum(), k, create_graph=True)
+    with pytest.raises(RuntimeError, match="differentiate twice|not have been used|grad_fn"):
+        torch.autograd.grad(gk.square().sum(), k)

@@ -200,8 +200,25 @@ class _Blockwise(torch.autograd.Function):
         return out
 
     @staticmethod
-    @torch.autograd.function.once_differentiable  # out, lse and c enter the backward as
-    def backward(ctx, dout):  # constants: a second derivative through it would be wrong
+    def backward(ctx, dout):  # out, lse and c enter it as constants: once differentiable
+        with torch.no_grad():
+            grads = _Blockwise._backward(ctx, dout)
+        if not torch.is_grad_enabled():
+            return grads
+        # create_graph=True. torch's once_differentiable hung its error node off detached
+        # copies of the gradients, but the keys reach this Function augmented outside it
+        # (ka = [k - c, -||k - c||²/2]): a gradient by k had a second path back to k, so
+        # autograd.grad(..., k) pruned the error node and returned a wrong second derivative
+        # without a word (and a loss linear in the output, dout needing no gradient, got no
+        # error node at all). A zero hung off the saved inputs themselves is on every path.
+        live = [t for t in ctx.saved_tensors if t is not None and t.requires_grad]
+        if not live:
+            return grads
+        zero = _OnceDifferentiable.apply(*live)  # a fresh 0: no inf · 0 from the inputs
+        return tuple(g if g is None else g + zero.to(g.dtype) for g in grads)
+
+    @staticmethod
+    def _backward(ctx, dout):
         q, s, ka, v, param, c, out, lse, *kept = ctx.saved_tensors
         plan = ctx.plan
         s_grad = s is not None and ctx.needs_input_grad[1]
@@ -240,6 +257,23 @@ class _Blockwise(torch.autograd.Function):
             g = gsum / p if plan.kind == "decay" else gsum / p / p
             gparam = _sum_to(g, param.shape).to(param.dtype)
         return dq, gs, dka, dv, gparam, None, None, *(None for _ in kept)
+
+
+class _OnceDifferentiable(torch.autograd.Function):
+    """A zero scalar that depends on its inputs and whose backward raises: the blockwise
+    gradients are built with out, lse and c held constant, so differentiating them again
+    would be wrong."""
+
+    @staticmethod
+    def forward(ctx, *tensors):
+        return tensors[0].new_zeros(())
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(
+            "trying to differentiate twice the fused backend's decay path (its backward is "
+            "once differentiable); second derivatives need backend='math'"
+        )
 
 
 def _attend(plan: Plan, qs, ka, v, a: int, b: int, j0: int, j1: int):
