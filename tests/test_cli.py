@@ -39,6 +39,16 @@ def test_python_dash_m_tssdpa_is_the_tssdpa_command():
     assert r.stdout.startswith("usage: tssdpa filter")
 
 
+def test_tssdpa_version_prints_the_package_version_and_exits_0():
+    import tssdpa
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    r = subprocess.run([sys.executable, "-m", "tssdpa", "--version"],
+                       capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"tssdpa {tssdpa.__version__}"
+
+
 def test_filter_round_trip(csv, tmp_path):
     p, df = csv
     out = tmp_path / "out.csv"

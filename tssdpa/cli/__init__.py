@@ -37,7 +37,7 @@ from pathlib import Path
 from tssdpa.cli import compare_file
 from tssdpa.cli import filter as filter_command
 from tssdpa.cli.errors import UsageError, usage_errors
-from tssdpa.cli.helptext import DefaultsFormatter, parse_args
+from tssdpa.cli.helptext import DefaultsFormatter, add_version, parse_args
 from tssdpa.cli.paths import check_output_folder
 from tssdpa.cli.said import DroppedWhenClosed
 from tssdpa.files import same_path
@@ -47,6 +47,7 @@ __all__ = ["main", "build_parser"]
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tssdpa", description=__doc__.split("\n\n")[0])
+    add_version(p)
     sub = p.add_subparsers(dest="command", required=True)
 
     c = sub.add_parser(

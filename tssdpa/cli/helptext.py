@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import importlib.metadata
 
 
 class DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -15,6 +16,15 @@ class DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if "default" in text or action.default in (None, False, argparse.SUPPRESS):
             return text
         return super()._get_help_string(action)
+
+
+def add_version(parser: argparse.ArgumentParser) -> None:
+    """``tssdpa --version``: the installed distribution's version (the command had none)."""
+    try:
+        version = importlib.metadata.version("tssdpa")
+    except importlib.metadata.PackageNotFoundError:  # a source tree on PYTHONPATH, uninstalled
+        version = "unknown (not installed)"
+    parser.add_argument("--version", action="version", version=f"tssdpa {version}")
 
 
 def parse_args(parser: argparse.ArgumentParser, argv):
