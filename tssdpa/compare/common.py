@@ -10,7 +10,15 @@ import numpy as np
 
 from tssdpa.estimators.arrays import is_tensor
 
-__all__ = ["as_numpy", "params_json", "progress_bar", "quiet_lightning", "safe_name"]
+__all__ = [
+    "as_numpy",
+    "fitted_json",
+    "params_json",
+    "progress_bar",
+    "quiet_lightning",
+    "safe_name",
+    "shown_params",
+]
 
 
 def params_json(params: dict) -> str:
@@ -25,6 +33,56 @@ def params_json(params: dict) -> str:
         return v
 
     return json.dumps({k: conv(v) for k, v in params.items()}, sort_keys=True)
+
+
+def fitted_json(est, horizon: int | None = None) -> str:
+    """What ``est``'s own ``fit`` chose, as JSON: its ``best_params_`` (a projection
+    forecaster's entry for ``horizon``; a list, one per channel, where each channel chose its
+    own), unset values (None) left out; '' for an estimator that chooses nothing itself. The
+    ``fitted`` column of a results row: an auto-fitted method's searched ``params`` were
+    ``{}``, and what its fit chose was recorded nowhere."""
+    best = getattr(est, "best_params_", None)
+    if not best:
+        return ""
+    if horizon is not None and hasattr(est, "horizon"):  # {anchor horizon: settings}
+        from tssdpa.filters.forecaster_horizons import params_at
+
+        try:
+            best = params_at(est, horizon)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return ""
+
+    def conv(v):
+        if isinstance(v, dict):
+            return {str(k): conv(u) for k, u in v.items() if u is not None}
+        if isinstance(v, tuple | list):
+            return [conv(u) for u in v]
+        v = v.item() if isinstance(v, np.generic) else v
+        return str(v) if isinstance(v, float) and not np.isfinite(v) else v  # "inf": JSON
+
+    return json.dumps(conv(best), sort_keys=True)
+
+
+def shown_params(params, fitted) -> list:
+    """The tables' parameter text: the searched ``params``, and, where the method's own fit
+    chose settings (the ``fitted`` column), ``fit chose {...}`` with floats to 3 significant
+    digits (the tables showed an auto-fitted method's settings as ``{}``)."""
+    if fitted is None:
+        return list(params)
+
+    def short(v):
+        if isinstance(v, dict):
+            return {k: short(u) for k, u in v.items()}
+        if isinstance(v, list):
+            return [short(u) for u in v]
+        return float(f"{v:.3g}") if isinstance(v, float) else v
+
+    def one(p, f):
+        if not isinstance(f, str) or not f.strip():
+            return p
+        return f"{p} fit chose {json.dumps(short(json.loads(f)), sort_keys=True)}"
+
+    return [one(p, f) for p, f in zip(params, fitted)]
 
 
 def safe_name(name) -> str:

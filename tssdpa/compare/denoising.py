@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from tssdpa.compare import metrics as M
-from tssdpa.compare.common import as_numpy, params_json
+from tssdpa.compare.common import as_numpy, fitted_json, params_json
 from tssdpa.compare.registry import DEFAULT_BUDGET, MethodSpec, search_space
 from tssdpa.data.tasks import DenoiseTask
 
@@ -84,6 +84,7 @@ def evaluate_denoiser(
         "family": spec.family,
         "causal": bool(getattr(est, "causal", spec.causal)),
         "params": params_json(params),
+        "fitted": fitted_json(est),
         "n_configs": len(configs),
         "val_rmse": score,
         "rmse": M.rmse(clean, out),

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from tssdpa.compare.common import as_numpy, params_json
+from tssdpa.compare.common import as_numpy, fitted_json, params_json
 from tssdpa.compare.registry import DEFAULT_BUDGET, MethodSpec, search_space
 from tssdpa.data.tasks import ForecastTask
 
@@ -240,6 +240,7 @@ def evaluate_forecaster(
                 "method": spec.name,
                 "family": spec.family,
                 "params": params_json(params),
+                "fitted": fitted_json(est, h),
                 "n_configs": len(configs),
                 "val_mse": val_scores[k][h],
                 "mse": mse_h,

@@ -7,19 +7,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tssdpa.compare.common import safe_name
+from tssdpa.compare.common import safe_name, shown_params
 from tssdpa.data.tasks import RECORDED, SYNTHETIC
 
-__all__ = [
-    "forecast_runs_once",
-    "denoise_runs_once",
-    "aggregate",
-    "markdown_tables",
-    "published_results",
-    "write_tables",
-    "overview",
-    "overview_markdown",
-]
+__all__ = ["forecast_runs_once", "denoise_runs_once", "aggregate", "markdown_tables",
+           "published_results", "write_tables", "overview", "overview_markdown"]  # fmt: skip
 
 _DENOISE_METRICS = ("snr_gain_db", "rmse", "mae")
 _FORECAST_METRICS = ("mse", "mae")
@@ -103,6 +95,8 @@ def aggregate(frame: pd.DataFrame, task: str) -> pd.DataFrame:
         df["error"] = ""
     df["error"] = df["error"].astype(object).where(df["error"].notna(), "")
     df["runs_once"] = _runs_once(df, task)
+    if "params" in df:  # with what an auto-fitted method's fit chose (its ``fitted`` column)
+        df["params"] = shown_params(df["params"], df.get("fitted"))
     g = df.groupby(keys, sort=False)
     out = g[metrics].agg(["mean", "std"])
     out.columns = [f"{a}_{b}" for a, b in out.columns]
