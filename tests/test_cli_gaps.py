@@ -4,6 +4,7 @@ before its fix."""
 import json
 
 import pandas as pd
+import pytest
 
 from tssdpa.cli import main
 
@@ -27,3 +28,20 @@ def test_compare_records_and_shows_the_settings_an_auto_fitted_method_chose(tmp_
     table = (tmp_path / "run" / "tables" / "denoise_ar2.md").read_text()
     line = next(t for t in table.splitlines() if t.startswith("| projection_zp | projection"))
     assert "fit chose" in line and '"window"' in line
+
+
+@pytest.mark.parametrize(
+    ("datasets", "says"),
+    [
+        (["imu_fusion"], "imu_fusion is used whole"),
+        (["imu_gait", "sunspots"], "imu_gait, sunspots are used whole"),
+    ],
+)
+def test_compare_n_is_refused_where_no_synthetic_signal_is_compared(tmp_path, capsys, datasets,
+                                                                      says):  # fmt: skip
+    # --n was ignored without a word for the IMU recordings (they ran whole)
+    args = _compare(tmp_path, "--n", "300", *[a for d in datasets for a in ("--dataset", d)])
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "--n sets the length of the synthetic signals" in err and says in err
+    assert not (tmp_path / "run").exists()

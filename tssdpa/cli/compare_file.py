@@ -70,7 +70,10 @@ def add_arguments(c) -> None:
 
 
 def check_arguments(args) -> None:
-    """Refuse the ``--file`` options where they would be ignored."""
+    """Refuse the ``--file`` options where they would be ignored, and ``--n`` where no
+    synthetic signal is compared (a recording -- sunspots, ETT, the IMU ones -- or a file is
+    used whole: ``--n`` was ignored without a word)."""
+    _check_n(args)
     if args.file is None:
         for flag in ("columns", "time_column", "target"):
             if getattr(args, flag) is not None:
@@ -79,9 +82,22 @@ def check_arguments(args) -> None:
     if args.target is not None and args.task != "denoise":
         raise UsageError("--target is for denoise (a noisy / clean pair); forecasters fit "
                          "on the series itself: drop --target or compare denoise")  # fmt: skip
-    if args.n is not None and not args.dataset:
-        raise UsageError("--n sets the length of the synthetic signals; a --file's series is "
-                         "all its rows")  # fmt: skip
+
+
+def _check_n(args) -> None:
+    from tssdpa.data.tasks import DATASETS, DEFAULT_DATASETS, SYNTHETIC
+
+    names = args.dataset or ([] if args.file else ["default"])
+    kinds = ("denoise", "forecast") if args.task == "all" else (args.task,)
+    sets = {d for n in names for k in kinds for d in (DEFAULT_DATASETS[k] if n == "default"
+                                                      else [n])}  # fmt: skip
+    if args.n is None or sets & set(SYNTHETIC) or not sets <= set(DATASETS):
+        return  # an unknown name is refused as such
+    used = ", ".join(sorted(sets)) + (" and " if sets and args.file else "")
+    used += "a --file's series" if args.file else ""
+    raise UsageError(f"--n sets the length of the synthetic signals ({', '.join(SYNTHETIC)}); "
+                     f"{used} {'is' if len(sets) + bool(args.file) == 1 else 'are'} used "
+                     "whole: drop --n")  # fmt: skip
 
 
 def dataset_name(path) -> str:
