@@ -3,10 +3,12 @@ before its fix."""
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from tssdpa.cli import main
+from tssdpa.filters import ProjectionFilter
 
 
 def _compare(tmp_path, *extra):
@@ -45,3 +47,28 @@ def test_compare_n_is_refused_where_no_synthetic_signal_is_compared(tmp_path, ca
     err = capsys.readouterr().err
     assert "--n sets the length of the synthetic signals" in err and says in err
     assert not (tmp_path / "run").exists()
+
+
+def test_save_model_refuses_a_missing_parent_folder_as_out_does_before_the_fit(tmp_path, capsys):
+    # --out, --out-dir and --summary refused a folder that does not exist; --save-model made
+    # it (and every folder above it), so a misspelt path went unnoticed
+    t = np.arange(200)
+    pd.DataFrame({"a": np.sin(t / 9), "b": np.cos(t / 7)}).to_csv(tmp_path / "log.csv")
+    out = tmp_path / "log_f.csv"
+    args = ["filter", str(tmp_path / "log.csv"), "--out", str(out), "--params",
+            '{"window": [16], "embedding": [2], "degree": [1]}', "--save-model"]  # fmt: skip
+    assert main([*args, str(tmp_path / "no" / "such" / "model")]) == 2
+    err = capsys.readouterr().err
+    assert f"--save-model: the folder {str(tmp_path / 'no' / 'such')!r} does not exist" in err
+    assert not (tmp_path / "no").exists() and not out.exists()
+    assert main([*args, str(tmp_path / "model")]) == 0  # a new folder in an existing one
+    assert (tmp_path / "model" / "config.json").is_file()
+
+
+def test_estimator_save_refuses_a_missing_parent_folder_as_to_onnx_does(tmp_path):
+    f = ProjectionFilter(window=16, embedding=2, degree=1).fit(np.sin(np.arange(200) / 9))
+    with pytest.raises(ValueError, match="path: the folder .* does not exist"):
+        f.save(tmp_path / "no" / "such" / "model")
+    assert not (tmp_path / "no").exists()
+    f.save(tmp_path / "model")
+    assert ProjectionFilter.load(tmp_path / "model").embedding_ == 2

@@ -102,8 +102,9 @@ def check_saveable(factory, method: str) -> None:
 
 
 def check_folder(path: str) -> None:
-    """``--save-model DIR`` before the fit: a new folder, an empty one, or one holding a saved
-    model; never a file, nor a folder of other files, nor a place it cannot write in."""
+    """``--save-model DIR`` before the fit: a new folder in an existing one, an empty one, or
+    one holding a saved model; never a file, nor a folder of other files, nor a place it
+    cannot write in."""
     p = Path(path)
     if p.is_dir():
         entries = {e.name for e in p.iterdir()}
@@ -112,6 +113,8 @@ def check_folder(path: str) -> None:
                              "saved model; give a new or empty folder")  # fmt: skip
     with usage_errors(""):  # a file, a parent that is a file, no permission (as --out's)
         check_output_folder(path, "--save-model")
+    if not p.exists() and not p.parent.is_dir():  # as --out's (it was made, with its parents)
+        raise UsageError(f"--save-model: the folder {str(p.parent)!r} does not exist")
 
 
 def save(est, cols, path: str) -> None:

@@ -96,7 +96,8 @@ def jsonable(v, name: str = "value"):
 
 
 def save(estimator, path) -> None:
-    """Write ``estimator`` to directory ``path``; everything is converted and checked before
+    """Write ``estimator`` to directory ``path`` (made where new; the folder it is in must
+    exist, as for :func:`~tssdpa.export.to_onnx`); everything is converted and checked before
     anything is created on disk. Each file is written under a temporary name and renamed onto
     its own, the arrays first, and the config records the arrays' SHA-256: a save that fails
     half-way (a full disk, a killed process) leaves a folder that loads as it was or not at
@@ -108,6 +109,8 @@ def save(estimator, path) -> None:
             f"{type(estimator).__name__} has no save format yet (it declares no schema)"
         )
     path = Path(path)
+    if not path.parent.is_dir():  # made with its parents, a misspelt path went unnoticed
+        raise ValueError(f"path: the folder {str(path.parent)!r} does not exist")  # to_onnx's
     fitted, arrays = estimator._state()
     cfg = {
         "kind": type(estimator).__name__,
@@ -143,7 +146,7 @@ def save(estimator, path) -> None:
         ) from None
     if path.exists() and not path.is_dir():
         raise FileExistsError(f"{path} exists and is not a directory")
-    path.mkdir(parents=True, exist_ok=True)
+    path.mkdir(exist_ok=True)
     _replace(path / ARRAYS, blob)
     _replace(path / CONFIG, text.encode())
 
