@@ -48,6 +48,8 @@ __all__ = [
     "collected",
     "notes_to_tell",
     "tell",
+    "thread_notes",
+    "notes_of",
     "within_channel",
 ]
 
@@ -268,8 +270,8 @@ def tell(note: InputNote) -> None:
 
 @contextlib.contextmanager
 def collected(quiet: bool = False):
-    """A list of the notes told in this thread while the block runs (:func:`tell`); in
-    nested blocks only the innermost list gets them.
+    """A list of the notes told in this thread (or a worker of its ``parallel_map``) while
+    the block runs (:func:`tell`); in nested blocks only the innermost list gets them.
 
     ``quiet``: the notes are collected and not warned of, for a caller that tells them
     itself. Silencing them with :func:`warnings.catch_warnings` instead is not safe where
@@ -326,21 +328,49 @@ _hook_lock = threading.Lock()
 _hook: dict = {"tables": 0, "block": None}
 
 
+_said_lock = threading.Lock()  # a list of a caller and its parallel_map workers
+
+
 def _keep(message, category, *_args, **_kw) -> None:
     """``warnings.showwarning`` while tables are filtered: a warning of the library's category
-    goes to the list of the thread that raised it; every other is dropped."""
+    goes to the list of the thread that raised it (or that a worker thread works for:
+    :func:`notes_of`); every other is dropped."""
     said = getattr(_warned, "said", None)
     if said is None or not issubclass(category, LibraryWarning):
         return  # deprecations, numpy's, torch's; or a thread filtering no table
     line = " ".join(str(message).split())
-    if line not in said:
-        said.append(line)
+    with _said_lock:
+        if line not in said:
+            said.append(line)
+
+
+def thread_notes() -> tuple:
+    """Where this thread's notes and library warnings go (:func:`collected`,
+    :func:`as_channel`, :func:`library_warnings`), for threads working for it
+    (:func:`notes_of`)."""
+    return (getattr(_collector, "notes", None), getattr(_collector, "quiet", False),
+            getattr(_collector, "channel", _EVERY), getattr(_warned, "said", None))  # fmt: skip
+
+
+@contextlib.contextmanager
+def notes_of(state: tuple):
+    """This thread's notes and library warnings go, while the block runs, where those of the
+    thread whose :func:`thread_notes` gave ``state`` go: the workers of
+    :func:`~tssdpa.estimators.parallel.parallel_map` (the collectors are per thread, and a
+    worker's warnings reached no capture: ``tssdpa filter`` lost them)."""
+    outer = thread_notes()
+    _collector.notes, _collector.quiet, _collector.channel, _warned.said = state
+    try:
+        yield
+    finally:
+        _collector.notes, _collector.quiet, _collector.channel, _warned.said = outer
 
 
 @contextlib.contextmanager
 def library_warnings():
     """A list of the library's warnings (:class:`~tssdpa.checks.LibraryWarning`, one line each,
-    once) raised in this thread while the block runs, every other warning silenced: what
+    once) raised in this thread (or a worker of its ``parallel_map``: :func:`notes_of`) while
+    the block runs, every other warning silenced: what
     ``tssdpa filter`` tells as notes (one file, or each of many side by side) -- a tau filter
     on epoch-millisecond times returned the columns unchanged, silenced.
 

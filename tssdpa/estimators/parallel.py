@@ -15,6 +15,7 @@ from contextlib import contextmanager, nullcontext
 
 from threadpoolctl import ThreadpoolController
 
+from tssdpa.estimators.input_notes import notes_of, thread_notes
 from tssdpa.signal import neighbours
 
 __all__ = ["one_blas_thread", "parallel_map"]
@@ -24,24 +25,28 @@ def parallel_map(f, items: list) -> list:
     """``[f(x) for x in items]``, spread over ``neighbours.THREADS`` threads: for numpy work
     that releases the GIL (the linear solves and eigendecompositions above all). Called
     from inside one of its own workers it runs the items in turn: the pool already keeps the
-    cores busy."""
+    cores busy. The workers' notes and library warnings reach the calling thread's captures
+    (:func:`~tssdpa.estimators.input_notes.collected`, ``library_warnings``)."""
     nested = getattr(neighbours._POOL, "threads", None) is not None
     if neighbours.THREADS > 1 and len(items) > 1 and not nested:
         workers = min(neighbours.THREADS, len(items))
         with one_blas_thread(), ThreadPoolExecutor(workers) as pool:
-            return list(pool.map(_as_worker(f, max(1, neighbours.THREADS // workers)), items))
+            worker = _as_worker(f, max(1, neighbours.THREADS // workers), thread_notes())
+            return list(pool.map(worker, items))
     return [f(x) for x in items]
 
 
-def _as_worker(f, threads: int):
+def _as_worker(f, threads: int, notes: tuple):
     """``f`` marked, while it runs, as a pool worker whose k-d tree queries take ``threads``
     threads (:func:`~tssdpa.signal.neighbours.search_threads`): the workers' share of
-    ``neighbours.THREADS``."""
+    ``neighbours.THREADS``; its notes and library warnings go where the calling thread's go
+    (``notes``: :func:`~tssdpa.estimators.input_notes.thread_notes`)."""
 
     def run(x):
         neighbours._POOL.threads = threads
         try:
-            return f(x)
+            with notes_of(notes):
+                return f(x)
         finally:
             neighbours._POOL.threads = None
 
