@@ -298,3 +298,26 @@ def test_a_period_index_under_tau_is_refused_saying_how_to_read_it_as_times():
         ProjectionFilter(tau=5.0, window=16, sigma=1.0).fit(x)
     f = ProjectionFilter(tau=5.0, window=16, sigma=1.0).fit(x.to_timestamp())
     assert f.filter(x.to_timestamp()).index.equals(idx.to_timestamp())
+
+
+def test_filtering_with_an_unfitted_random_feature_filter_leaves_it_unfitted():
+    """An unfitted recurrent='features' filter pinned n_channels_ on its first filter call:
+    it then passed scikit-learn's check_is_fitted, and a series of another channel count was
+    refused as 'fitted on 3' although nothing was ever fitted (the exact filters take any
+    count). The features are drawn per channel count, so each call draws its own."""
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    x = np.random.default_rng(0).normal(size=(200, 3))
+    f = ProjectionFilter(window=None, decay=0.9, sigma=1.0, recurrent="features", n_features=16)
+    y3 = f.filter(x)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(f)
+    y1 = f.filter(x[:, :1])  # another channel count: drawn for it, as a fresh filter would
+    fresh = ProjectionFilter(window=None, decay=0.9, sigma=1.0, recurrent="features",
+                             n_features=16)  # fmt: skip
+    np.testing.assert_array_equal(y1, fresh.filter(x[:, :1]))
+    np.testing.assert_array_equal(f.filter(x), y3)
+    # streaming still works from a state sized for the chunk
+    y, _ = f.filter(x, zi=f.initial_state(n_channels=3))
+    np.testing.assert_allclose(y, y3, rtol=1e-12, atol=1e-12)

@@ -21,8 +21,9 @@ class RandomFeatureRecursion:
         return (float(s["sigma"]), int(s["embedding"]), C, int(self.n_features),
                 self.feature_map, int(self.random_state))  # fmt: skip
 
-    def _draw_features(self):
-        sigma, m, C, M, kind, random_state = key = self._features_key(self.n_channels_)
+    def _draw_features(self, C=None):
+        C = self.n_channels_ if C is None else C
+        sigma, m, C, M, kind, random_state = key = self._features_key(C)
         center = np.tile(getattr(self, "center_", np.zeros(C)), m)
         spread = np.tile(getattr(self, "spread_", np.ones(C)), m)
         self.features_, self.feature_logw_ = draw_features(
@@ -35,7 +36,8 @@ class RandomFeatureRecursion:
 
         Features loaded from a file (no record of what they were drawn for) are kept as saved.
         """
-        self.__dict__.setdefault("n_channels_", C)
+        # no n_channels_ here: set on an unfitted filter it marked it fitted (check_is_fitted)
+        # and refused every later channel count; the features are keyed by C instead
         s = self._settings()
         if s["decay"] is None and self.tau is None:
             raise ValueError("recurrent='features' needs decay or tau (an infinite-memory filter)")
@@ -43,7 +45,7 @@ class RandomFeatureRecursion:
             raise ValueError("recurrent='features' needs degree=0 and a finite sigma")
         drawn_for = getattr(self, "_features_drawn_for", None)
         if not hasattr(self, "features_") or drawn_for not in (None, self._features_key(C)):
-            self._draw_features()
+            self._draw_features(C)
         m = int(s["embedding"])
         return dict(
             W=self.features_,
