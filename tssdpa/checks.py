@@ -7,6 +7,7 @@ mutates what it was given. Tensor-valued parameters of the torch operator are ch
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import numbers
 import re
@@ -169,8 +170,13 @@ def to_seconds(times: Any, name: str = "timestamps") -> np.ndarray:
         except (TypeError, ValueError):
             import pandas as pd
 
+            flat = arr.ravel()
+            # pd.Timedelta / datetime.timedelta (a TimedeltaIndex's entries, a step's timestamp
+            # of one): seconds, as timedelta64 -- pd.to_datetime refused them
+            if flat.size and all(isinstance(v, (dt.timedelta, np.timedelta64)) for v in flat):
+                return to_seconds(pd.to_timedelta(flat).to_numpy(), name)
             try:
-                return to_seconds(pd.DatetimeIndex(pd.to_datetime(arr.ravel(), utc=True)), name)
+                return to_seconds(pd.DatetimeIndex(pd.to_datetime(flat, utc=True)), name)
             except (TypeError, ValueError) as exc:
                 raise TypeError(f"{name} must be numbers (seconds) or datetimes: {exc}") from None
     if arr.dtype.kind in "mM":

@@ -380,3 +380,28 @@ def test_a_forecaster_warns_of_a_series_sampled_at_another_step_than_its_fit():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnevenSamplingWarning)
         fc.forecast(hourly.iloc[:200], 2)  # the fitted step: nothing to say
+
+
+def test_pandas_and_python_timedeltas_become_seconds_as_timedelta64_does():
+    """A list of pd.Timedelta / datetime.timedelta (a Timedelta is what a TimedeltaIndex
+    yields entry by entry) was tried as datetimes and refused ('is not convertible to
+    datetime'), while a TimedeltaIndex or timedelta64 array of the same times was read."""
+    offsets = [pd.Timedelta(seconds=s) for s in SECONDS]
+    np.testing.assert_allclose(to_seconds(offsets), SECONDS, atol=1e-12)
+    np.testing.assert_allclose(to_seconds([dt.timedelta(seconds=s) for s in SECONDS]), SECONDS,
+                               atol=1e-12)  # fmt: skip
+
+
+def test_step_takes_a_timedelta_timestamp_as_a_timedelta_index_gives_its_rows():
+    """step(x, state, timestamp=idx[i]) of a TimedeltaIndex raised TypeError, while the same
+    row as a one-value Series on that index (and filter on the index) were read as seconds."""
+    rng = np.random.default_rng(0)
+    idx = pd.to_timedelta(np.cumsum(rng.uniform(0.008, 0.012, 60)), unit="s")
+    x = np.sin(np.arange(60) / 5) + 0.1 * rng.normal(size=60)
+    f = ProjectionFilter(window=8, tau=0.05, sigma=0.5)
+    state, ys = f.initial_state(), []
+    for i in range(60):
+        y, state = f.step(x[i], state, timestamp=idx[i])
+        ys.append(y)
+    y_index, _ = f.filter(pd.Series(x, index=idx), zi=f.initial_state())
+    np.testing.assert_allclose(np.array(ys), y_index.to_numpy(), rtol=1e-12, atol=1e-12)
