@@ -321,3 +321,21 @@ def test_filtering_with_an_unfitted_random_feature_filter_leaves_it_unfitted():
     # streaming still works from a state sized for the chunk
     y, _ = f.filter(x, zi=f.initial_state(n_channels=3))
     np.testing.assert_allclose(y, y3, rtol=1e-12, atol=1e-12)
+
+
+def test_step_takes_a_one_element_timestamp_array_and_names_a_longer_one():
+    """The ONNX model takes its times as t[i:i+1]; given so to step, timestamp=t[i:i+1] failed
+    in numpy ('only 0-dimensional arrays can be converted to Python scalars'), naming
+    nothing. One time in an array of one is that time; more than one is refused by name."""
+    rng = np.random.default_rng(0)
+    t = np.cumsum(rng.uniform(0.008, 0.012, 50))
+    x = np.sin(t * 5) + 0.1 * rng.normal(size=50)
+    f = ProjectionFilter(window=8, tau=0.05, sigma=0.5)
+    state, ys = f.initial_state(), []
+    for i in range(50):
+        y, state = f.step(x[i], state, timestamp=t[i : i + 1])
+        ys.append(y)
+    y_zi, _ = f.filter(x, zi=f.initial_state(), timestamps=t)
+    np.testing.assert_allclose(np.array(ys), y_zi, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match=r"timestamp must be one time.*2"):
+        f.step(x[0], f.initial_state(), timestamp=t[:2])

@@ -263,7 +263,13 @@ class Streaming:
             raise ValueError("timestamp: tau is set, give the sample's time (step(sample, "
                              "state, timestamp=t), in seconds or a datetime)")  # fmt: skip
         if timestamp is not None:  # a number (seconds) or a datetime of any resolution
-            timestamp = float(to_seconds([timestamp], "timestamp")[0])
+            # one time, also as an array of one (the ONNX model's t[i:i+1]): float() of
+            # to_seconds([t[i:i+1]]) failed in numpy, naming nothing
+            seconds = to_seconds(np.asarray(timestamp).ravel(), "timestamp")
+            if seconds.size != 1:
+                raise ValueError(f"timestamp must be one time (the sample's), got "
+                                 f"{seconds.size} values")  # fmt: skip
+            timestamp = float(seconds[0])
             if not np.isfinite(timestamp):
                 raise ValueError(f"timestamp must be finite, got {timestamp!r}")
             if own is not None:
