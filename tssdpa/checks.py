@@ -161,8 +161,10 @@ def to_seconds(times: Any, name: str = "timestamps") -> np.ndarray:
     microsecond indexes by default; nanoseconds were assumed before 0.2.1)."""
     tz = getattr(getattr(times, "dtype", None), "tz", None)
     if tz is not None:  # a timezone-aware pandas index or Series: its UTC instants
-        times = times.tz_convert("UTC").tz_localize(None) if hasattr(times, "tz_convert") \
-            else times.dt.tz_convert("UTC").dt.tz_localize(None)  # fmt: skip
+        # a Series' values through .dt: Series.tz_convert converts its index, and raised
+        # pandas' "index is not a valid DatetimeIndex" for a Series of aware datetimes
+        times = times.dt.tz_convert("UTC").dt.tz_localize(None) if hasattr(times, "dt") \
+            else times.tz_convert("UTC").tz_localize(None)  # fmt: skip
     arr = np.asarray(times)
     if arr.dtype == object:  # Python datetimes / pandas Timestamps, or boxed numbers
         try:

@@ -405,3 +405,17 @@ def test_step_takes_a_timedelta_timestamp_as_a_timedelta_index_gives_its_rows():
         ys.append(y)
     y_index, _ = f.filter(pd.Series(x, index=idx), zi=f.initial_state())
     np.testing.assert_allclose(np.array(ys), y_index.to_numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_a_timezone_aware_datetime_series_is_its_utc_instant_as_its_index_is():
+    """timestamps=df['stamp'], a Series of timezone-aware datetimes, raised pandas' own
+    'index is not a valid DatetimeIndex or PeriodIndex': Series.tz_convert converts the
+    Series' index, not its values (a DatetimeIndex of the same times was read)."""
+    idx = pd.DatetimeIndex(
+        [pd.Timestamp("2024-01-01 01:00") + pd.Timedelta(seconds=s) for s in SECONDS]
+    ).tz_localize("Europe/Berlin")
+    np.testing.assert_allclose(to_seconds(pd.Series(idx)), EPOCH_2024 + SECONDS, atol=1e-6)
+    f = ProjectionFilter(window=3, tau=1.0, sigma=1.0)
+    x = np.array([0.0, 1.0, 0.5, 2.0])
+    np.testing.assert_array_equal(f.filter(x, timestamps=pd.Series(idx)),
+                                  f.filter(x, timestamps=idx))  # fmt: skip
