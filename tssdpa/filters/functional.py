@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from tssdpa.checks import check_positive
 from tssdpa.estimators.arrays import check_float32_range, check_no_inf, unmasked
 from tssdpa.signal.lagfilter import check_sample_times, resolve_spec, run_causal, run_offline
 from tssdpa.signal.missing import check_not_all_missing
@@ -151,6 +152,9 @@ def projection_filter(
         raise ValueError("timestamps: tau is None, so nothing reads them (the samples are "
                          "taken as equally spaced); give tau, the time constant in their "
                          "units, or drop timestamps")  # fmt: skip
+    if min_step is not None:  # as ProjectionFilter checks it: unchecked, text failed in a
+        # bare comparison, inf was blamed on decay, and -1 / 0 / NaN passed with a window
+        min_step = check_positive(min_step, "min_step")
     spec = resolve_spec(
         window=window,
         embedding=embedding,
