@@ -28,3 +28,24 @@ def test_min_step_is_checked_by_name_as_the_class_checks_it(window, bad):
     with pytest.raises((TypeError, ValueError), match="min_step must be a"):
         projection_filter(np.sin(t), window=window, tau=0.05, min_step=bad, sigma=0.5,
                           timestamps=t)  # fmt: skip
+
+
+def test_a_state_of_the_wrong_kind_is_refused_naming_zi():
+    """projection_filter's zi went straight into numpy and Python: a tau call's (samples,
+    times) pair given to a call without timestamps failed with numpy's 'inhomogeneous shape',
+    a tuple of three with 'too many values to unpack', and text with 'could not convert
+    string to float' -- none naming zi (ProjectionFilter.filter names it)."""
+    x = np.random.default_rng(0).normal(size=50)
+    t = np.arange(50) * 0.01
+    _, pair = projection_filter(x[:20], window=8, sigma=1.0, tau=0.1, timestamps=t[:20],
+                                zi=(np.full(8, np.nan), np.full(7, np.nan)))  # fmt: skip
+    with pytest.raises(ValueError, match=r"zi is a tuple of 2 arrays.*\(samples, times\)"):
+        projection_filter(x[20:], window=8, sigma=1.0, zi=pair)
+    with pytest.raises(ValueError, match=r"with timestamps, zi must be a pair"):
+        projection_filter(x[20:], window=8, sigma=1.0, tau=0.1, timestamps=t[20:],
+                          zi=(*pair, None))  # fmt: skip
+    with pytest.raises(ValueError, match=r"zi must be numbers"):
+        projection_filter(x, window=8, sigma=1.0, zi="abc")
+    with pytest.raises(ValueError, match=r"zi times must be numbers"):
+        projection_filter(x[20:], window=8, sigma=1.0, tau=0.1, timestamps=t[20:],
+                          zi=(pair[0], "abc"))  # fmt: skip

@@ -199,10 +199,12 @@ def projection_filter(
         for b in range(B):
             check_not_all_missing(series[:, :, b], "x" if B == 1 else f"x (series {b})")
     else:
-        zi_vals, zi_times = zi if use_times and isinstance(zi, tuple) else (zi, None)
-        if use_times and zi_times is None:
+        # a wrong state named as zi, as ProjectionFilter.filter names it: numpy's
+        # "inhomogeneous shape" and Python's "too many values to unpack" named nothing
+        if use_times and not (isinstance(zi, tuple) and len(zi) == 2):
             raise ValueError("with timestamps, zi must be a pair (samples, times)")
-        zi_vals = check_no_inf(np.asarray(zi_vals, dtype=np.float64), "zi")
+        zi_vals, zi_times = zi if use_times else (zi, None)
+        zi_vals = check_no_inf(_floats(zi_vals, "zi"), "zi")
         expected = list(x.shape)
         expected[axis] = S
         if zi_vals.shape != tuple(expected):
@@ -212,7 +214,7 @@ def projection_filter(
             zm = np.moveaxis(zm, ch_m, 1)
         hist = zm.reshape(S, C, B)
         if use_times:
-            zi_times = np.asarray(zi_times, dtype=np.float64)
+            zi_times = _floats(zi_times, "zi times")
             if zi_times.shape != (H,):
                 raise ValueError(f"zi times have shape {zi_times.shape}, expected ({H},)")
             if np.isinf(zi_times).any():  # as the filter's own state: NaN marks "no sample"
@@ -253,3 +255,18 @@ def _integer(value, name: str) -> int:
         return operator.index(value)
     except TypeError:
         raise TypeError(f"{name} must be an integer, got {value!r}") from None
+
+
+def _floats(value, name: str) -> np.ndarray:
+    """``value`` as a float64 array, or ``ValueError`` naming ``name``."""
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        if name == "zi" and isinstance(value, tuple) and len(value) == 2 \
+                and all(isinstance(v, np.ndarray) for v in value):  # fmt: skip
+            raise ValueError(
+                "zi is a tuple of 2 arrays, the state of a call with timestamps "
+                "(samples, times); without them it is one array"
+            ) from None
+        raise ValueError(f"{name} must be numbers (an array of floats), got "
+                         f"{type(value).__name__}") from None  # fmt: skip
