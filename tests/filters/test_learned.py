@@ -1107,3 +1107,16 @@ def test_the_training_noise_level_is_estimated_on_the_training_part(monkeypatch)
     (inputs, targets), (inputs2, targets2) = seen
     np.testing.assert_array_equal(targets2, targets)
     np.testing.assert_array_equal(inputs2, inputs)
+
+
+def test_learned_filter_step_checks_its_sample_and_state_by_name(fitted_filter):
+    """As ResidualProjectionFilter.step: a tensor that requires grad raised torch's own
+    RuntimeError, a sample of the wrong length was named x, state=None failed unpacking."""
+    f, clean, noisy = fitted_filter
+    state = f.initial_state()
+    y, _ = f.step(torch.tensor(noisy[0], requires_grad=True), state)
+    np.testing.assert_array_equal(y, f.step(noisy[0], state)[0])
+    with pytest.raises(ValueError, match=r"sample has 3 value\(s\) but the LearnedProjection"):
+        f.step(np.ones(3), state)
+    with pytest.raises(TypeError, match=r"state must be what initial_state\(\)"):
+        f.step(noisy[0], None)

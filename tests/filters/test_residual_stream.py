@@ -102,3 +102,21 @@ def test_a_filter_of_one_tap_and_one_sample_patterns_keeps_the_reading_a_gap_rep
         y, state = f.step(sample, state)
         ys.append(y)
     np.testing.assert_allclose(ys, f.filter(x), rtol=1e-12)
+
+
+def test_step_checks_its_sample_and_state_by_name_as_projection_filter_step_does(fitted):
+    """step converted its sample with a bare np.asarray and passed state on to filter: a
+    tensor that requires grad raised torch's own RuntimeError, text numpy's 'could not
+    convert string to float', a sample of the wrong length was named x ('x has 3
+    channel(s)'), and state=None failed with 'not enough values to unpack'."""
+    torch = pytest.importorskip("torch")
+    f, x = fitted
+    state = f.initial_state()
+    y, _ = f.step(torch.tensor(x[0], requires_grad=True), state)
+    np.testing.assert_array_equal(y, f.step(x[0], state)[0])
+    with pytest.raises(ValueError, match=r"sample has 3 value\(s\) but the ResidualProjection"):
+        f.step(np.ones(3), state)
+    with pytest.raises(TypeError, match="sample must be a real numeric"):
+        f.step("ab", state)
+    with pytest.raises(TypeError, match=r"state must be what initial_state\(\)"):
+        f.step(x[0], None)

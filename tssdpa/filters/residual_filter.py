@@ -13,7 +13,7 @@ import numpy as np
 
 from tssdpa.baselines.linear import WienerFIRFilter
 from tssdpa.checks import LibraryWarning, check_choice, check_fraction, check_int, check_positive
-from tssdpa.estimators.arrays import check_state, restore, unmasked
+from tssdpa.estimators.arrays import check_state, restore
 from tssdpa.estimators.base import Denoiser
 from tssdpa.estimators.fit_input import denoiser_input
 from tssdpa.estimators.input_notes import user_stacklevel
@@ -25,6 +25,7 @@ from tssdpa.estimators.selection import (
     fade_radius,
 )
 from tssdpa.filters.projection_stream import stream_channels
+from tssdpa.filters.step_sample import step_sample
 from tssdpa.signal.embedding import delay_embedding, standardise
 from tssdpa.signal.library import kernel_regression, nearest_distance
 from tssdpa.signal.missing import fill_missing, reading_ends, stops_early, unknown_past_readings
@@ -262,7 +263,7 @@ class ResidualProjectionFilter(Denoiser):
 
     def step(self, sample, state):
         """One sample (scalar or (C,)): returns ``(y_t, new_state)``."""
-        s = np.asarray(unmasked(sample), dtype=np.float64)
+        s = step_sample(self, sample, state)  # checked by name, as ProjectionFilter's
         y, new = self.filter(s.reshape(1, -1), zi=state)
         return (y[0, 0] if s.ndim == 0 else y[0]), new
 

@@ -1,0 +1,31 @@
+"""The sample of a ``step`` that runs as ``filter(sample.reshape(1, -1), zi=state)`` (the
+residual and learned filters), checked as :meth:`ProjectionFilter.step
+<tssdpa.filters.ProjectionFilter.step>` checks its own."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tssdpa.estimators.arrays import step_input
+
+__all__ = ["step_sample"]
+
+#: a stand-in state for :func:`step_input`: only the sample is checked there, and ``filter``
+#: checks the state itself, naming it ``zi``
+_NO_STATE = np.empty((0, 1))
+
+
+def step_sample(est, sample, state) -> np.ndarray:
+    """``sample`` as a float64 array, or an error naming ``sample`` or ``state``.
+
+    A bare ``np.asarray`` raised torch's own RuntimeError for a tensor that requires grad and
+    numpy's for text, a sample of the wrong length was refused as ``x``, and ``state=None``
+    (``filter``'s offline call, one output) failed unpacking."""
+    if state is None:
+        raise TypeError("state must be what initial_state() or step() returned, got NoneType")
+    s, _ = step_input(sample, _NO_STATE)  # tensors, pd.NA, text, inf, magnitudes
+    fitted = est.__dict__.get("n_channels_")  # unfitted: filter says so
+    if fitted is not None and s.size != fitted:
+        raise ValueError(f"sample has {s.size} value(s) but the {type(est).__name__} was "
+                         f"fitted on {fitted} channel(s)")  # fmt: skip
+    return s
