@@ -1120,3 +1120,17 @@ def test_learned_filter_step_checks_its_sample_and_state_by_name(fitted_filter):
         f.step(np.ones(3), state)
     with pytest.raises(TypeError, match=r"state must be what initial_state\(\)"):
         f.step(noisy[0], None)
+
+
+def test_learned_filter_names_zi_when_the_state_is_of_the_wrong_kind(fitted_filter):
+    """filter(x, zi=...) converted zi with a bare np.asarray: a (samples, times) pair of a
+    tau filter failed with numpy's 'inhomogeneous shape', text with 'could not convert
+    string to float'; ResidualProjectionFilter and ProjectionFilter name zi."""
+    f, clean, noisy = fitted_filter
+    state = f.initial_state()
+    with pytest.raises(ValueError, match=r"zi is a tuple of 2 arrays"):
+        f.filter(noisy[:5], zi=(state, state[:-1, 0]))
+    with pytest.raises(ValueError, match=r"zi must be an array of shape"):
+        f.filter(noisy[:5], zi="abc")
+    y_list, _ = f.filter(noisy[:5], zi=state.tolist())  # a nested list is still a state
+    np.testing.assert_array_equal(y_list, f.filter(noisy[:5], zi=state)[0])

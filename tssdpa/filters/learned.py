@@ -23,7 +23,7 @@ from tssdpa.checks import (
     check_number,
     check_positive,
 )
-from tssdpa.estimators.arrays import as_2d, check_no_inf, restore
+from tssdpa.estimators.arrays import as_2d, check_state, restore
 from tssdpa.estimators.base import Denoiser, Forecaster, check_fit_input, denoiser_input
 from tssdpa.estimators.persistence import check_context
 from tssdpa.estimators.spacing import warn_uneven
@@ -218,10 +218,9 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
         if zi is None:
             hist_z = np.full((H, self.n_channels_), np.nan)
         else:
-            zi = np.asarray(zi, dtype=np.float64)
-            if zi.shape != (H, self.n_channels_):
-                raise ValueError(f"zi has shape {zi.shape}, expected {(H, self.n_channels_)}")
-            check_no_inf(zi, "zi")
+            # named as zi as the other filters name it (a bare np.asarray raised numpy's
+            # "inhomogeneous shape" for a tau filter's pair); shape and inf checked there
+            zi = check_state(zi, np.full((H, self.n_channels_), np.nan))
             hist_z = in_float32_reach((zi - self.mean_) / self.scale_, "zi")
         z = in_float32_reach((a - self.mean_) / self.scale_, "x")
         y = self._apply(z, hist_z) * self.scale_ + self.mean_
