@@ -120,3 +120,23 @@ def test_step_checks_its_sample_and_state_by_name_as_projection_filter_step_does
         f.step("ab", state)
     with pytest.raises(TypeError, match=r"state must be what initial_state\(\)"):
         f.step(x[0], None)
+
+
+def test_step_refuses_a_pandas_row_with_other_columns_than_the_fit_as_filter_does():
+    """filter refused a DataFrame with the fitted columns swapped, but step took a row of it
+    (df.iloc[i], or df.iloc[[i]]) by position: each channel was filtered with the other's
+    state and fit ('gyro' came back near 1000, the encoder's level)."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    t = np.arange(400)
+    clean = pd.DataFrame({"gyro": np.sin(t * 0.05), "enc": 1000 + 100 * np.cos(t * 0.02)})
+    noisy = clean + rng.normal(size=clean.shape) * [0.2, 5.0]
+    f = ResidualProjectionFilter(window=6, embedding=2, causal=True).fit(noisy, target=clean)
+    swapped = noisy[["enc", "gyro"]]
+    state = f.initial_state()
+    with pytest.raises(ValueError, match=r"sample has the columns \['enc', 'gyro'\]"):
+        f.step(swapped.iloc[0], state)
+    with pytest.raises(ValueError, match=r"sample has the columns \['enc', 'gyro'\]"):
+        f.step(swapped.iloc[[0]], state)
+    y, _ = f.step(noisy.iloc[0], state)  # the fitted order, and a bare array, are taken
+    np.testing.assert_array_equal(y, f.step(noisy.iloc[0].to_numpy(), state)[0])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from tssdpa.estimators.arrays import step_input
+from tssdpa.filters.projection_stream import check_sample_labels
 
 __all__ = ["step_sample"]
 
@@ -23,6 +24,9 @@ def step_sample(est, sample, state) -> np.ndarray:
     (``filter``'s offline call, one output) failed unpacking."""
     if state is None:
         raise TypeError("state must be what initial_state() or step() returned, got NoneType")
+    # a pandas row names its channels: by position alone, swapped columns were each filtered
+    # with the other's state and fit (filter refuses the frame they come from)
+    check_sample_labels(est, sample)
     s, _ = step_input(sample, _NO_STATE)  # tensors, pd.NA, text, inf, magnitudes
     fitted = est.__dict__.get("n_channels_")  # unfitted: filter says so
     if fitted is not None and s.size != fitted:
