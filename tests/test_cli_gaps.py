@@ -72,3 +72,14 @@ def test_estimator_save_refuses_a_missing_parent_folder_as_to_onnx_does(tmp_path
     assert not (tmp_path / "no").exists()
     f.save(tmp_path / "model")
     assert ProjectionFilter.load(tmp_path / "model").embedding_ == 2
+
+
+@pytest.mark.parametrize("bad", [5, None, 2.5, ["model"]])
+def test_save_load_and_to_onnx_name_path_when_it_is_no_path(bad):
+    f = ProjectionFilter(window=16, embedding=2, degree=1).fit(np.sin(np.arange(200) / 9))
+    for call in (f.save, ProjectionFilter.load):
+        with pytest.raises(TypeError, match=r"path must be a str or os\.PathLike, got"):
+            call(bad)
+    pytest.importorskip("onnxscript")
+    with pytest.raises(TypeError, match=r"path must be a str or os\.PathLike, got"):
+        f.to_onnx(bad)

@@ -10,7 +10,9 @@ from __future__ import annotations
 import datetime as dt
 import math
 import numbers
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -151,6 +153,20 @@ def check_choice(value: Any, name: str, choices: tuple) -> Any:
     if value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
     return value
+
+
+def as_path(value: Any, name: str = "path", *, folder_must_exist: bool = False) -> Path:
+    """``value`` (a str or ``os.PathLike``) as a Path, else a TypeError naming ``name``
+    (pathlib's own, "expected str, bytes or os.PathLike object, not int", named nothing).
+    ``folder_must_exist``: the folder it is in must exist, else a ValueError (a path written
+    to: made with its parents, a misspelt one went unnoticed)."""
+    if not isinstance(value, str | os.PathLike):
+        raise TypeError(f"{name} must be a str or os.PathLike, got {type(value).__name__} "
+                        f"{value!r:.80}")  # fmt: skip
+    path = Path(value)
+    if folder_must_exist and not path.parent.is_dir():
+        raise ValueError(f"{name}: the folder {str(path.parent)!r} does not exist")
+    return path
 
 
 def to_seconds(times: Any, name: str = "timestamps") -> np.ndarray:

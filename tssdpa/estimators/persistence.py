@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tssdpa.checks import LibraryWarning, check_int
+from tssdpa.checks import LibraryWarning, as_path, check_int
 from tssdpa.estimators.input_notes import user_stacklevel
 from tssdpa.estimators.pandas_out import ATTRIBUTE as OUTPUT_ATTRIBUTE
 from tssdpa.estimators.pandas_out import loaded_output, saved_output
@@ -108,9 +108,7 @@ def save(estimator, path) -> None:
         raise NotImplementedError(
             f"{type(estimator).__name__} has no save format yet (it declares no schema)"
         )
-    path = Path(path)
-    if not path.parent.is_dir():  # made with its parents, a misspelt path went unnoticed
-        raise ValueError(f"path: the folder {str(path.parent)!r} does not exist")  # to_onnx's
+    path = as_path(path, folder_must_exist=True)  # as to_onnx's
     fitted, arrays = estimator._state()
     cfg = {
         "kind": type(estimator).__name__,
@@ -176,7 +174,7 @@ def _saved_folder(path) -> Path:
     """The folder :func:`save` wrote, from ``path``: the folder itself, or one of the files
     it wrote there (``c_saved/config.json``, as a file dialog or tab completion gives it,
     was refused as "missing config.json" beside a config.json that exists)."""
-    path = Path(path)
+    path = as_path(path)
     if path.is_file() and path.name in (CONFIG, ARRAYS, _LEGACY_ARRAYS):
         return path.parent
     if path.is_file():
