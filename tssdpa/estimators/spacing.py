@@ -55,12 +55,27 @@ def _order_note(steps: np.ndarray, name: str, index: str) -> str | None:
     return f"{name}'s {index} {what} ({', '.join(counts)})"
 
 
+def _missing_note(times, index: str) -> str | None:
+    """What of the sample ``times`` is missing (NaT, or NaN in a numeric index), or None.
+    Their steps were dropped as not finite, so a time that failed to parse
+    (``pd.to_datetime(..., errors="coerce")``) passed without a word, its row taken as one
+    more equally spaced sample."""
+    missing = np.flatnonzero(~np.isfinite(np.asarray(times, dtype=np.float64)))
+    if not missing.size:
+        return None
+    what = "NaN" if index == "numeric index" else "NaT"
+    s = "" if missing.size == 1 else "s"
+    return f"{index} has {missing.size} missing time{s} ({what}), the first at row {missing[0]}"
+
+
 def uneven_note(times, name: str = "y", index: str = "DatetimeIndex",
                 unit: str = " s") -> str | None:  # fmt: skip
     """What is uneven about the sample ``times`` (in ``unit``: seconds, or "" for a numeric
     index's own, in order of the rows) of ``name``'s ``index`` (its kind), or None where every
     step is within ``TOLERANCE`` of the median step (or there are fewer than 2 steps). A step
-    back or a repeated time is always told, first."""
+    back or a repeated time is always told, and a missing time before it."""
+    if missing := _missing_note(times, index):
+        return f"{name}'s {missing}"
     steps, typical = _steps(times)
     if steps.size and (order := _order_note(steps, name, index)):
         return order
@@ -129,6 +144,12 @@ def warn_uneven(estimator, meta, name: str = "y", counts: str = FORECASTER_COUNT
         unit = ""  # its own: years, seconds, ...
     kind = type(index).__name__ if unit else "numeric index"
     note = None if times is None else uneven_note(times, name, kind, unit)
+    if note and _missing_note(times, kind):  # no calendar or grid excuses a row without a time
+        warnings.warn(f"{note}; {type(estimator).__name__} takes the samples as equally spaced "
+                      f"({counts} count samples, not time): drop or fix the rows without a "
+                      f"time first, e.g. {name}[{name}.index.notna()]",
+                      UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
+        return True
     if note and (_steps(times)[0] < 0).any():  # told first by uneven_note (_order_note)
         # pandas names a calendar of a reversed index too ('-1h'), so no calendar excuses it
         warnings.warn(f"{note}; {type(estimator).__name__} takes the rows in the order given "
