@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 from tssdpa.checks import LibraryWarning
+from tssdpa.estimators.index_notes import text_dates_note
 from tssdpa.estimators.input_notes import user_stacklevel
 
 __all__ = ["FORECASTER_COUNTS", "UnevenSamplingWarning", "numeric_times", "uneven_note",
@@ -144,6 +145,15 @@ def warn_uneven(estimator, meta, name: str = "y", counts: str = FORECASTER_COUNT
         unit = ""  # its own: years, seconds, ...
     kind = type(index).__name__ if unit else "numeric index"
     note = None if times is None else uneven_note(times, name, kind, unit)
+    if times is None and (text := text_dates_note(index, name)):
+        # dates left as text (read_csv without parse_dates): nothing read them, and predict
+        # continued the index with positions where the next dates were expected, without a word
+        then = " and predict's index is positions" if counts == FORECASTER_COUNTS else ""
+        warnings.warn(f"{text}: {type(estimator).__name__} cannot see a gap in them ({counts} "
+                      f"count samples){then}; parse them first, e.g. {name}.index = "
+                      f"pd.to_datetime({name}.index) (or read_csv(..., parse_dates=[...]))",
+                      UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
+        return True
     if note and _missing_note(times, kind):  # no calendar or grid excuses a row without a time
         warnings.warn(f"{note}; {type(estimator).__name__} takes the samples as equally spaced "
                       f"({counts} count samples, not time): drop or fix the rows without a "

@@ -1,0 +1,55 @@
+"""Row indexes from which an estimator reads no times although the user meant them as times:
+dates kept as text (``read_csv(index_col="date")`` without ``parse_dates``) and series stacked
+in a MultiIndex (a long-format panel, ``(site, date)``). Both were fitted without a word: the
+text dates gave ``predict`` an index of positions, and the stacked sites were taken as one
+series, each joined to the next end to end."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tssdpa import ProjectionFilter, ProjectionForecaster
+from tssdpa.estimators.spacing import UnevenSamplingWarning
+
+Y = np.sin(np.arange(300) * 0.3)
+HOURS = pd.date_range("2024-01-01", periods=300, freq="h")
+
+
+def _told(fit, y) -> list[str]:
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        fit(y)
+    return [str(w.message) for w in seen if w.category is UnevenSamplingWarning]
+
+
+def _forecaster(y):
+    return ProjectionForecaster(horizon=1, embedding=2).fit(y)
+
+
+@pytest.mark.parametrize("fmt", ["%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M", "%d/%m/%Y %H:%M"])
+def test_dates_kept_as_text_in_the_index_are_told_with_how_to_parse_them(fmt):
+    y = pd.Series(Y, index=HOURS.strftime(fmt), name="OT")
+    (said,) = _told(_forecaster, y)
+    assert said.startswith("y's index holds dates as text (")
+    assert "predict" in said and "pd.to_datetime(y.index)" in said
+
+
+def test_a_filter_is_told_of_dates_kept_as_text_too_without_predict():
+    y = pd.DataFrame({"a": Y}, index=HOURS.strftime("%Y-%m-%d %H:%M:%S"))
+    (said,) = _told(ProjectionFilter(window=8).fit, y)
+    assert said.startswith("x's index holds dates as text") and "predict" not in said
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        pd.Index([f"r{i}" for i in range(300)]),  # row names
+        pd.Index([str(i) for i in range(300)]),  # numbers as text: no date
+        pd.Index([f"2024 run {i}" for i in range(300)]),
+    ],
+    ids=["names", "numbers", "words"],
+)
+def test_text_labels_that_are_no_dates_are_not_told(index):
+    assert _told(_forecaster, pd.Series(Y, index=index)) == []
