@@ -53,3 +53,43 @@ def test_a_filter_is_told_of_dates_kept_as_text_too_without_predict():
 )
 def test_text_labels_that_are_no_dates_are_not_told(index):
     assert _told(_forecaster, pd.Series(Y, index=index)) == []
+
+
+def test_series_stacked_in_a_multiindex_are_told_as_joined_end_to_end():
+    long = pd.concat(
+        {"north": pd.Series(Y[:150], index=HOURS[:150]), "south": pd.Series(Y[150:], HOURS[:150])},
+        names=["site", "date"],
+    )
+    (said,) = _told(_forecaster, long)
+    assert "level 'site' holds 2 values ('north', 'south')" in said
+    assert "one series" in said and "y.xs('north', level='site')" in said
+
+
+def test_a_multiindex_with_one_outer_value_is_not_told_as_stacked():
+    one = pd.concat({"north": pd.Series(Y, index=HOURS)}, names=["site", "date"])
+    assert not any("holds" in s for s in _told(_forecaster, one))
+
+
+def test_series_interleaved_by_time_in_a_multiindex_are_told():
+    # (date, site), sorted by date: the sites' readings alternate row by row
+    long = (
+        pd.concat(
+            {
+                "north": pd.Series(Y[:150], index=HOURS[:150]),
+                "south": pd.Series(Y[150:], HOURS[:150]),
+            },
+            names=["site", "date"],
+        )
+        .swaplevel()
+        .sort_index()
+    )
+    (said,) = _told(_forecaster, long)
+    assert "level 'date'" in said and "level 'site' holds 2 values" in said
+
+
+def test_series_stacked_with_their_dates_as_text_are_told():
+    # read_csv(index_col=["site", "date"]) without parse_dates: ISO text sorts as time does
+    text = pd.Series(Y[:150], index=HOURS[:150].strftime("%Y-%m-%d %H:%M:%S"))
+    long = pd.concat({"north": text, "south": text}, names=["site", "date"])
+    (said,) = _told(_forecaster, long)
+    assert "level 'date' steps back" in said and "level 'site' holds 2 values" in said

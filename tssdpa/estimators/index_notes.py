@@ -1,10 +1,13 @@
 """What an estimator tells of a row index it reads no times from although it holds them:
-dates kept as text (``pandas.read_csv(..., index_col="date")`` without ``parse_dates``).
+dates kept as text (``pandas.read_csv(..., index_col="date")`` without ``parse_dates``), and
+series stacked in a MultiIndex (a long-format panel, ``(site, date)`` or ``(date, site)``).
 
 Such an index was taken without a word: a forecaster's ``predict`` continued it with positions
 (``RangeIndex(T, T + steps)``, never a made-up time) where the user expected the next dates,
 and gaps or repeated times in it went unseen (:mod:`~tssdpa.estimators.spacing` reads datetime
-and numeric indexes only). :func:`text_dates_note` says so, with how to parse them.
+and numeric indexes only). :func:`text_dates_note` says so, with how to parse them. Stacked
+series were fitted, filtered and forecast as one series, each joined to the next end to end (or
+their readings interleaved row by row): :func:`stacked_note` says so.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import re
 import sys
 
-__all__ = ["text_dates_note"]
+__all__ = ["stacked_note", "text_dates_note"]
 
 #: a date as text: ISO 8601 (2016-07-01, 2016-07-01T00:00) or with the day and month as
 #: numbers in either order (01/07/2016 00:00, 1.7.16), as ``tssdpa.data.text_dates`` reads them
@@ -37,3 +40,50 @@ def text_dates_note(index, name: str = "y") -> str | None:
         return None
     return (f"{name}'s index holds dates as text ({index[0]!r} .. {index[-1]!r}), from which "
             f"no times are read")  # fmt: skip
+
+
+#: ISO 8601 dates as text, zero-padded, which sort as their times do
+_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def _iso_text(labels) -> bool:
+    """Whether a few ``labels`` spread over them are ISO 8601 dates written as text."""
+    step = max(1, (len(labels) - 1) // (_SAMPLE - 1))
+    return all(isinstance(v, str) and _ISO.match(v) for v in list(labels[::step]) + [labels[-1]])
+
+
+def _level_name(index, level: int) -> str:
+    """A MultiIndex level as ``xs(level=...)`` takes it: its name, or its number."""
+    name = index.names[level]
+    return repr(name) if name is not None else str(level)
+
+
+def stacked_note(index, name: str = "y") -> tuple[str, str] | None:
+    """``(what, example)`` where ``index`` is a MultiIndex of rows with a level of times that
+    steps back or repeats, as where several series are stacked (its other level tells them
+    apart; ``example`` selects the first), else None. A MultiIndex whose times rise, such as
+    one series under a single outer label, is no stack."""
+    pd = sys.modules.get("pandas")
+    if pd is None or not isinstance(index, pd.MultiIndex) or len(index) < 2:
+        return None
+    for level in range(index.nlevels):
+        times = index.get_level_values(level)
+        if times.dtype.kind in "mM":
+            steps = pd.Series(times).diff().iloc[1:].dropna()
+            back = int((steps <= pd.Timedelta(0)).sum())
+        elif _iso_text(times):  # ISO 8601 text (read_csv without parse_dates) sorts as time
+            text = times.to_numpy(dtype=object)
+            back = int(sum(b <= a for a, b in zip(text[:-1], text[1:])))
+        else:
+            continue
+        if not back:
+            return None
+        other = next(i for i in range(index.nlevels) if i != level)
+        labels = index.get_level_values(other).unique()
+        shown = ", ".join(map(repr, labels[:3])) + (", ..." if len(labels) > 3 else "")
+        tname, oname = (_level_name(index, i) for i in (level, other))
+        return (f"{name}'s rows have a MultiIndex whose level {tname} steps back or repeats a "
+                f"time at {back} of {len(index) - 1} rows, as where series are stacked (level "
+                f"{oname} holds {len(labels)} values ({shown}))",
+                f"{name}.xs({labels[0]!r}, level={oname})")  # fmt: skip
+    return None

@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from tssdpa.checks import LibraryWarning
-from tssdpa.estimators.index_notes import text_dates_note
+from tssdpa.estimators.index_notes import stacked_note, text_dates_note
 from tssdpa.estimators.input_notes import user_stacklevel
 
 __all__ = ["FORECASTER_COUNTS", "UnevenSamplingWarning", "numeric_times", "uneven_note",
@@ -152,6 +152,13 @@ def warn_uneven(estimator, meta, name: str = "y", counts: str = FORECASTER_COUNT
         warnings.warn(f"{text}: {type(estimator).__name__} cannot see a gap in them ({counts} "
                       f"count samples){then}; parse them first, e.g. {name}.index = "
                       f"pd.to_datetime({name}.index) (or read_csv(..., parse_dates=[...]))",
+                      UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
+        return True
+    if times is None and (stacked := stacked_note(index, name)):
+        # a long-format panel: its series went in as one, joined end to end, without a word
+        warnings.warn(f"{stacked[0]}: {type(estimator).__name__} takes the rows as one series "
+                      f"({counts} count samples), each stacked series joined to the next; fit "
+                      f"one per series, e.g. on {stacked[1]}",
                       UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
         return True
     if note and _missing_note(times, kind):  # no calendar or grid excuses a row without a time
