@@ -48,8 +48,9 @@ def test_a_filter_is_told_of_dates_kept_as_text_too_without_predict():
         pd.Index([f"r{i}" for i in range(300)]),  # row names
         pd.Index([str(i) for i in range(300)]),  # numbers as text: no date
         pd.Index([f"2024 run {i}" for i in range(300)]),
+        pd.Index([f"2024-01-05_run{i}" for i in range(300)]),  # run names that start as dates
     ],
-    ids=["names", "numbers", "words"],
+    ids=["names", "numbers", "words", "run names"],
 )
 def test_text_labels_that_are_no_dates_are_not_told(index):
     assert _told(_forecaster, pd.Series(Y, index=index)) == []

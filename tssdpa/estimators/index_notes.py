@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import sys
+import warnings
 
 __all__ = ["stacked_note", "text_dates_note"]
 
@@ -37,6 +38,11 @@ def text_dates_note(index, name: str = "y") -> str | None:
     step = max(1, (len(index) - 1) // (_SAMPLE - 1))
     labels = list(index[::step]) + [index[-1]]
     if not all(isinstance(v, str) and _DATE.match(v) for v in labels):
+        return None
+    with warnings.catch_warnings():  # pandas' "could not infer format" notes
+        warnings.simplefilter("ignore")
+        parsed = pd.to_datetime(pd.Index(labels), format="mixed", errors="coerce")
+    if parsed.isna().any():  # labels that start as dates and go on otherwise: run names
         return None
     return (f"{name}'s index holds dates as text ({index[0]!r} .. {index[-1]!r}), from which "
             f"no times are read")  # fmt: skip
