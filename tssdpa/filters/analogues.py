@@ -50,8 +50,10 @@ __all__ = [
 MODELS = ("mean", "local_linear", "linear", "recursive_linear", "hybrid")
 NEIGHBOUR_MODELS = ("mean", "local_linear", "hybrid")
 #: relative ridges tried by default: nearly none (smooth, nearly noise-free series need
-#: precise slopes) to a firm one (short or noisy series)
-RIDGES = (1e-12, 1e-9, 1e-6, 1e-3)
+#: precise slopes) to a firm one (short or noisy series) and a strong one (1e-1, since
+#: 2026-12-06): where the patterns themselves are noisy, a slope fitted to noisy offsets is
+#: too steep and shrinking it forecasts better (docs/filters.md, "Analogue forecasting")
+RIDGES = (1e-12, 1e-9, 1e-6, 1e-3, 1e-1)
 DEFAULT_RIDGE = 1e-3  # a structure saved without one (version 0.2.0 files)
 _GATHER_ELEMS = 1 << 24  # neighbours' futures gathered per block of origins in forecast()
 #: fewest origins a thread of forecast() takes: on a short buffer (a control loop's) the

@@ -93,7 +93,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
         Default: all five ("recursive_linear" iterates the one-step "linear"; delay 1 only).
     ridge : float, list of float, or None
         Relative ridge penalty of the local-linear and linear fits (default: chosen from
-        1e-12, 1e-9, 1e-6, 1e-3).
+        1e-12, 1e-9, 1e-6, 1e-3, 1e-1).
     library_size : int or None
         Keep only the newest this-many patterns of the fitted series (formerly ``window``).
     max_embedding : int
