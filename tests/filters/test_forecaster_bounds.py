@@ -70,3 +70,12 @@ def test_channel_independent_models_keep_their_own_channels_bounds():
                               channel_independent=True).fit(y[:400])  # fmt: skip
     path = np.asarray(fc.forecast_path(y))
     assert np.nanmin(path[..., 0]) >= 0 and np.nanmin(path[..., 1]) >= 2
+
+
+def test_both_ends_of_a_two_valued_channel_are_bounds():
+    # an on/off channel: the minority state's count is no tail of a quantised reading (there
+    # is no value between), yet it was compared with the majority's and left unbounded
+    y = (np.arange(700) % 7 < 2).astype(float)  # on 2 of every 7 samples
+    low, high = hard_bounds(np.c_[y, 1 - y])
+    np.testing.assert_array_equal(low, [0, 0])
+    np.testing.assert_array_equal(high, [1, 1])

@@ -76,19 +76,22 @@ def fitted_views(est) -> FittedViews:
 def hard_bounds(train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(low, high)`` per channel of the (T, C) series ``train`` in its own units: its least
     (greatest) value where the series piles up there -- held by at least BOUND_SHARE of its
-    known samples and BOUND_MIN of them, and by more than the next value in -- else -inf (inf).
-    A pile marks a bound the series cannot cross -- counts at 0, a reading at its sensor's end
-    stop -- where a fitted line or plane forecasts past it (a linear model of weekly counts,
-    half of them 0, forecast many weeks below 0). The next value's count tells a pile from the
-    tail of a coarsely quantised reading (whole degrees), whose least value a colder day
-    passes. Clipped to a bound the truth keeps to, a forecast never moves away from it."""
+    known samples and BOUND_MIN of them, and by more than the next value in (either end of a
+    two-valued series: on / off) -- else -inf (inf). A pile marks a bound the series cannot
+    cross -- counts at 0, a reading at its sensor's end stop -- where a fitted line or plane
+    forecasts past it (a linear model of weekly counts, half of them 0, forecast many weeks
+    below 0). The next value's count tells a pile from the tail of a coarsely quantised
+    reading (whole degrees), whose least value a colder day passes. Clipped to a bound the
+    truth keeps to, a forecast never moves away from it."""
     low, high = np.full(train.shape[1], -np.inf), np.full(train.shape[1], np.inf)
     for c, v in enumerate(train.T):
         values, counts = np.unique(v[np.isfinite(v)], return_counts=True)  # sorted
         need = max(BOUND_SHARE * counts.sum(), BOUND_MIN)
-        if len(values) and counts[0] >= need and (len(values) == 1 or counts[0] > counts[1]):
+        # two values (on / off) have no tail between them: each end is a pile of its own
+        ends = len(values) <= 2
+        if len(values) and counts[0] >= need and (ends or counts[0] > counts[1]):
             low[c] = values[0]
-        if len(values) and counts[-1] >= need and (len(values) == 1 or counts[-1] > counts[-2]):
+        if len(values) and counts[-1] >= need and (ends or counts[-1] > counts[-2]):
             high[c] = values[-1]
     return low, high
 
