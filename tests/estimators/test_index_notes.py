@@ -94,3 +94,10 @@ def test_series_stacked_with_their_dates_as_text_are_told():
     long = pd.concat({"north": text, "south": text}, names=["site", "date"])
     (said,) = _told(_forecaster, long)
     assert "level 'date' steps back" in said and "level 'site' holds 2 values" in said
+
+
+def test_a_multiindex_of_one_level_is_no_stack_and_no_crash():
+    # pd.MultiIndex.from_arrays([dates]): no other level tells series apart; the search for
+    # one raised a bare StopIteration out of fit
+    idx = pd.MultiIndex.from_arrays([HOURS[::-1]], names=["date"])
+    assert not any("stacked" in m for m in _told(_forecaster, pd.Series(Y, index=idx)))

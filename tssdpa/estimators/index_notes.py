@@ -70,8 +70,8 @@ def stacked_note(index, name: str = "y") -> tuple[str, str] | None:
     apart; ``example`` selects the first), else None. A MultiIndex whose times rise, such as
     one series under a single outer label, is no stack."""
     pd = sys.modules.get("pandas")
-    if pd is None or not isinstance(index, pd.MultiIndex) or len(index) < 2:
-        return None
+    if pd is None or not isinstance(index, pd.MultiIndex) or len(index) < 2 or index.nlevels < 2:
+        return None  # (one level: no other level tells stacked series apart)
     for level in range(index.nlevels):
         times = index.get_level_values(level)
         if times.dtype.kind in "mM":
