@@ -3,7 +3,8 @@ elimination :func:`tssdpa.signal.neighbours.local_linear` uses, side by side in 
 
 ``ProjectionForecaster.fit`` scores the local-linear model for every (k, width) candidate of
 every embedding: one (D, D) centred weighted Gram matrix per query (D = E, the embedding) and
-four ridges each. Until 2026-12-03 ``local_linear`` took one eigendecomposition per query and
+the default ridges each (``RIDGES``: four until 2026-12-06, five since). Until 2026-12-03
+``local_linear`` took one eigendecomposition per query and
 applied every ridge in its eigenbasis; it now solves each ridge's positive definite system by
 elimination over all queries and ridges at once (:func:`tssdpa.signal.spd.solve_spd`). Here
 the two answer the same neighbourhoods, built as the forecaster builds them: the k nearest

@@ -101,3 +101,19 @@ def test_a_multiindex_of_one_level_is_no_stack_and_no_crash():
     # one raised a bare StopIteration out of fit
     idx = pd.MultiIndex.from_arrays([HOURS[::-1]], names=["date"])
     assert not any("stacked" in m for m in _told(_forecaster, pd.Series(Y, index=idx)))
+
+
+def test_a_time_of_day_level_or_a_single_label_is_no_stack():
+    import pandas as pd
+
+    from tssdpa.estimators.index_notes import stacked_note
+
+    days = pd.date_range("2024-01-01", periods=30, freq="D")
+    hours = pd.to_timedelta(range(24), unit="h")
+    composite = pd.MultiIndex.from_product([days, hours], names=["date", "hour"])
+    assert stacked_note(composite) is None  # one series: a date and a time of day
+    one_site = pd.MultiIndex.from_arrays([["A"] * 30, days[::-1]], names=["site", "date"])
+    assert stacked_note(one_site) is None
+    sites = pd.MultiIndex.from_product([[3, 7], days], names=["site", "date"])
+    what, example = stacked_note(sites)
+    assert example == "y.xs(3, level='site')" and "holds 2 values (3, 7)" in what

@@ -85,7 +85,13 @@ def stacked_note(index, name: str = "y") -> tuple[str, str] | None:
         if not back:
             return None
         other = next(i for i in range(index.nlevels) if i != level)
-        labels = index.get_level_values(other).unique()
+        values = index.get_level_values(other)
+        labels = values.unique()
+        # a time of day beside the dates (date, hour as a timedelta) is one series' time, and
+        # a single label stacks nothing: told as stacks, their advice selected one hour a day
+        if values.dtype.kind == "m" or len(labels) < 2:
+            return None
+        labels = [v.item() if hasattr(v, "item") else v for v in labels]  # 0, not np.int64(0)
         shown = ", ".join(map(repr, labels[:3])) + (", ..." if len(labels) > 3 else "")
         tname, oname = (_level_name(index, i) for i in (level, other))
         return (f"{name}'s rows have a MultiIndex whose level {tname} steps back or repeats a "
