@@ -2,7 +2,9 @@
 dates kept as text (``read_csv(index_col="date")`` without ``parse_dates``) and series stacked
 in a MultiIndex (a long-format panel, ``(site, date)``). Both were fitted without a word: the
 text dates gave ``predict`` an index of positions, and the stacked sites were taken as one
-series, each joined to the next end to end."""
+series, each joined to the next end to end. And a time index with missing times (NaT in a
+DatetimeIndex, NaN in a float index of times): the rows without a time were taken as equally
+spaced samples without a word (``predict`` then fell back to positions, silently too)."""
 
 import warnings
 
@@ -117,3 +119,30 @@ def test_a_time_of_day_level_or_a_single_label_is_no_stack():
     sites = pd.MultiIndex.from_product([[3, 7], days], names=["site", "date"])
     what, example = stacked_note(sites)
     assert example == "y.xs(3, level='site')" and "holds 2 values (3, 7)" in what
+
+
+@pytest.mark.parametrize(
+    "fit",
+    [
+        lambda y: ProjectionForecaster(horizon=1, embedding=2).fit(y),
+        lambda y: ProjectionFilter(window=8).fit(y),
+    ],
+    ids=["forecaster", "filter"],
+)
+def test_a_missing_time_in_a_datetime_index_is_told_naming_the_row(fit):
+    # e.g. dates parsed with pd.to_datetime(..., errors="coerce"), one cell unreadable
+    y = pd.Series(Y, index=HOURS.where(np.arange(300) != 50, pd.NaT), name="x")
+    (said,) = _told(fit, y)
+    assert "DatetimeIndex has 1 missing time (NaT), the first at row 50" in said
+    assert "notna()" in said  # what to do: drop (or fix) those rows
+
+
+def test_a_missing_time_in_a_float_index_is_told():
+    times = np.arange(300) * 0.5
+    times[7] = np.nan
+    (said,) = _told(ProjectionForecaster(horizon=1, embedding=2).fit, pd.Series(Y, index=times))
+    assert "numeric index has 1 missing time (NaN), the first at row 7" in said
+
+
+def test_an_index_without_missing_times_is_not_told():
+    assert _told(ProjectionForecaster(horizon=1, embedding=2).fit, pd.Series(Y, index=HOURS)) == []
