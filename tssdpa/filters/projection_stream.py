@@ -205,7 +205,9 @@ class Streaming:
     def step(self, sample, state, timestamp=None):
         """Filter one sample: returns ``(y_t, new_state)``; the state passed in is not changed.
 
-        ``sample`` is a scalar or a length-C vector; ``y_t`` has the same shape. With ``tau``
+        ``sample`` is a scalar or a length-C vector; ``y_t`` has the same shape, a numpy
+        value whatever the sample's type (a tensor, a pandas row; a (1, C) row gives a length-C
+        ``y_t``). With ``tau``
         give the sample's ``timestamp``; a pandas row of a frame with a DatetimeIndex or
         TimedeltaIndex (``df.iloc[i]``, named by its time, or ``df.iloc[[i]]``) carries its
         own, and a ``timestamp`` given beside it must be the same time. Equal to
