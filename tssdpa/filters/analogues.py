@@ -281,8 +281,6 @@ def forecast(train, y, overlap, s: Structure, horizons, known=None, views=None, 
                                        (s.embedding - 1) * s.delay, reach, index,
                                        candidates)  # fmt: skip
         safe, q = np.maximum(idx, 0), np.nan_to_num(q_keys)
-        lin_q = lib.linear(q, ridge) if s.model == "hybrid" else None  # its linear part alone
-        w = structure_weights(dist, s)  # 0 for the origins not asked for (no neighbours)
         shape = (len(y), len(lib.horizons), lib.C)
         out = np.empty(shape) if rows is None else np.full(shape, np.nan)
         # origins in blocks, over the threads: a long path's neighbour futures (rows, k,
@@ -294,9 +292,12 @@ def forecast(train, y, overlap, s: Structure, horizons, known=None, views=None, 
         def origins(a):  # each block writes its own rows: no second copy of the path
             r = slice(a, a + step) if rows is None else todo[a : a + step]
             nb = safe[r]
-            out[r] = neighbour_forecasts(s.model, w[r], _gather(lib.keys, new.keys, nb), q[r],
-                                         _gather(lib.futures, new.futures, nb),
-                                         {ridge: None if lin_q is None else lin_q[r]},
+            # the weights and the hybrid's linear part of the origins asked for only (predict
+            # asks for the newest of a buffer)
+            lin_q = lib.linear(q[r], ridge) if s.model == "hybrid" else None
+            out[r] = neighbour_forecasts(s.model, structure_weights(dist[r], s),
+                                         _gather(lib.keys, new.keys, nb), q[r],
+                                         _gather(lib.futures, new.futures, nb), {ridge: lin_q},
                                          lib.coef, [ridge])[0]  # fmt: skip
 
         parallel_map(origins, list(range(0, len(todo), step)))
