@@ -484,7 +484,7 @@ def check_columns(estimator, meta: ArrayMeta, name: str = "x") -> None:
     if series is not None and all(isinstance(c, str) for c in meta.columns):
         fitted = [series]  # a frame of named columns must name the fitted Series' channel
     given = list(meta.columns)
-    if fitted is None or _label_index(given).equals(_label_index(fitted)):  # NaN labels equal too
+    if fitted is None or given == list(fitted) or _label_index(given).equals(_label_index(fitted)):
         return
     same = sorted(map(str, given)) == sorted(map(str, fitted))
     positional = [list(range(len(a))) == a for a in (given, list(fitted))]
