@@ -35,8 +35,7 @@ def text_dates_note(index, name: str = "y") -> str | None:
         return None
     if len(index) == 0 or not (index.dtype == object or pd.api.types.is_string_dtype(index)):
         return None
-    step = max(1, (len(index) - 1) // (_SAMPLE - 1))
-    labels = list(index[::step]) + [index[-1]]
+    labels = _spread(index)
     if not all(isinstance(v, str) and _DATE.match(v) for v in labels):
         return None
     with warnings.catch_warnings():  # pandas' "could not infer format" notes
@@ -52,10 +51,15 @@ def text_dates_note(index, name: str = "y") -> str | None:
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 
+def _spread(labels) -> list:
+    """About _SAMPLE of ``labels``: the first, the last and some evenly between."""
+    step = max(1, (len(labels) - 1) // (_SAMPLE - 1))
+    return list(labels[::step]) + [labels[-1]]
+
+
 def _iso_text(labels) -> bool:
     """Whether a few ``labels`` spread over them are ISO 8601 dates written as text."""
-    step = max(1, (len(labels) - 1) // (_SAMPLE - 1))
-    return all(isinstance(v, str) and _ISO.match(v) for v in list(labels[::step]) + [labels[-1]])
+    return all(isinstance(v, str) and _ISO.match(v) for v in _spread(labels))
 
 
 def _level_name(index, level: int) -> str:
