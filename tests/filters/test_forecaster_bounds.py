@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from tssdpa.filters import ProjectionForecaster
+from tssdpa.filters import ProjectionForecaster, ResidualProjectionForecaster
 from tssdpa.filters.library_cache import hard_bounds
 
 
@@ -79,3 +79,27 @@ def test_both_ends_of_a_two_valued_channel_are_bounds():
     low, high = hard_bounds(np.c_[y, 1 - y])
     np.testing.assert_array_equal(low, [0, 0])
     np.testing.assert_array_equal(high, [1, 1])
+
+
+@pytest.mark.parametrize("base", ["autoreg", "dlinear"])
+def test_the_hybrids_forecasts_of_counts_keep_to_their_zero_too(base, tmp_path):
+    # its linear base forecast the counts' troughs below 0 (by 2.5), and the residual
+    # correction did not lift them: every forecast is now clipped as ProjectionForecaster's
+    y = weekly_counts()
+    fc = ResidualProjectionForecaster(base=base, base_params={"lags": 26} if base == "autoreg"
+                                      else {}, embedding=4, horizon=4, lookback=26)  # fmt: skip
+    fc.fit(y[:400])
+    path = np.asarray(fc.forecast_path(y))
+    assert np.nanmin(path) == 0
+    assert np.nanmin(np.asarray(fc.forecast(y, horizon=3))) >= 0
+    assert min(np.min(fc.predict(20, y=y[:450])), np.min(fc.predict(20))) >= 0
+    fc.save(tmp_path / "fc")
+    loaded = ResidualProjectionForecaster.load(tmp_path / "fc")
+    np.testing.assert_array_equal(np.asarray(loaded.forecast_path(y)), path)
+
+
+def test_the_hybrid_keeps_each_channels_bound_and_leaves_an_unbounded_one_free():
+    y = np.c_[weekly_counts(), np.sin(np.arange(520) / 5.0) - 1.1 * (np.arange(520) > 450)]
+    fc = ResidualProjectionForecaster(base_params={"lags": 26}, embedding=4, horizon=2)
+    path = np.asarray(fc.fit(y[:400]).forecast_path(y))
+    assert np.nanmin(path[..., 0]) >= 0 and np.nanmin(path[..., 1]) < y[:400, 1].min()

@@ -39,6 +39,7 @@ from tssdpa.estimators.selection import (
     correction_sigmas,
     fade_radius,
 )
+from tssdpa.filters.library_cache import hard_bounds
 from tssdpa.signal.embedding import delay_embedding, standardise
 from tssdpa.signal.library import kernel_regression, nearest_distance
 from tssdpa.signal.missing import fill_missing, reading_ends, reading_starts, unknown_past_readings
@@ -284,7 +285,7 @@ class ResidualProjectionForecaster(Forecaster):
         self._choose_stopped(raw, a, truth, sigmas, need)  # on a channel's own readings
         # final model: base and library from the whole training series
         self.base_ = self._make_base().fit(raw)
-        self.library_ = self._library(self.base_, a, truth)
+        self.library_, self.bounds_ = self._library(self.base_, a, truth), hard_bounds(raw)
 
     def _choose(self, raw, a, truth, n_head, sigmas):
         """``(sigma, alpha)`` (H, C) of the correction (and ``null_distance_``), chosen with
@@ -402,14 +403,12 @@ class ResidualProjectionForecaster(Forecaster):
         out = self.base_._path(a, horizon)  # (T, horizon, C)
         sig, alpha = self.sigma_[:horizon], self.alpha_[:horizon]
         used = sorted({float(s) for s in sig[alpha > 0]})
-        if not used:
-            return out
         masks = [(sig == s) & (alpha > 0) for s in used]
         full = [np.pad(m, ((0, self.horizon - horizon), (0, 0))) for m in masks]
-        corr = self._corrections(self._keys(a), self.library_, used, full)
+        corr = self._corrections(self._keys(a), self.library_, used, full) if used else []
         for m, c in zip(masks, corr):
             out = out + np.where(m, alpha, 0.0) * np.nan_to_num(c[:, :horizon], nan=0.0)
-        return out
+        return np.clip(out, *self.bounds_)  # where the fitted series piles up (hard_bounds)
 
     # ---------------------------------------------------------------- persistence
     _channel_arrays = {"mean_": False, "scale_": True}
@@ -453,6 +452,7 @@ class ResidualProjectionForecaster(Forecaster):
             own, "library_keys", "library_residuals", "sigma_", "alpha_"
         )
         self.train_, self.mean_, self.scale_ = require_floats(own, "train_", "mean_", "scale_")
+        self.bounds_ = hard_bounds(self.train_)  # not saved: the fitted series' (as at fit)
         C = self.n_channels_ = saved_channels(fitted)
         H = self.horizon
         self._check_saved_arrays(C, own)
