@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from tssdpa.filters import ProjectionForecaster, ResidualProjectionForecaster
-from tssdpa.filters.library_cache import hard_bounds
+from tssdpa.filters.library_cache import BOUND_MIN, BOUND_SHARE, hard_bounds
 
 
 def weekly_counts(n=520, seed=0):
@@ -103,3 +103,34 @@ def test_the_hybrid_keeps_each_channels_bound_and_leaves_an_unbounded_one_free()
     fc = ResidualProjectionForecaster(base_params={"lags": 26}, embedding=4, horizon=2)
     path = np.asarray(fc.fit(y[:400]).forecast_path(y))
     assert np.nanmin(path[..., 0]) >= 0 and np.nanmin(path[..., 1]) < y[:400, 1].min()
+
+
+def sorted_bounds(train):
+    """hard_bounds as first written: np.unique sorts each channel (the obvious reference)."""
+    low, high = np.full(train.shape[1], -np.inf), np.full(train.shape[1], np.inf)
+    for c, v in enumerate(train.T):
+        values, counts = np.unique(v[np.isfinite(v)], return_counts=True)  # sorted
+        need = max(BOUND_SHARE * counts.sum(), BOUND_MIN)
+        ends = len(values) <= 2
+        if len(values) and counts[0] >= need and (ends or counts[0] > counts[1]):
+            low[c] = values[0]
+        if len(values) and counts[-1] >= need and (ends or counts[-1] > counts[-2]):
+            high[c] = values[-1]
+    return low, high
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_counting_the_ends_gives_the_bounds_sorting_gave(seed):
+    # hard_bounds counts the end values and the next ones in (O(T)) instead of sorting each
+    # channel: the same bounds on piles, ties, one or two values, NaN, inf, empty channels
+    rng = np.random.default_rng(seed)
+    T, C = int(rng.integers(0, 120)), 8
+    levels = rng.integers(1, 6, C)  # few distinct values: ties at both ends
+    y = np.stack([rng.choice(np.arange(k) - 2.0, T, p=rng.dirichlet(np.ones(k)))
+                  for k in levels], 1) * rng.choice([1, 0.5, 1e-3], C)  # fmt: skip
+    y[:, 0] += rng.normal(0, 1, T) * (rng.random(T) < 0.7)  # a pile at 0 and a spread
+    y[rng.random((T, C)) < rng.random()] = np.nan
+    y[rng.random((T, C)) < 0.02] = rng.choice([np.inf, -np.inf])
+    y[:, 1] = np.nan if seed % 4 == 0 else y[:, 1]  # no known sample
+    for got, want in zip(hard_bounds(y), sorted_bounds(y)):
+        np.testing.assert_array_equal(got, want)

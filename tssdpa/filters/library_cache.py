@@ -84,15 +84,24 @@ def hard_bounds(train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     reading (whole degrees), whose least value a colder day passes. Clipped to a bound the
     truth keeps to, a forecast never moves away from it."""
     low, high = np.full(train.shape[1], -np.inf), np.full(train.shape[1], np.inf)
-    for c, v in enumerate(train.T):
-        values, counts = np.unique(v[np.isfinite(v)], return_counts=True)  # sorted
-        need = max(BOUND_SHARE * counts.sum(), BOUND_MIN)
+    v = np.ascontiguousarray(np.asarray(train, dtype=float).T)  # (C, T): a channel a row
+    known = np.isfinite(v)
+    n = np.count_nonzero(known, axis=1)
+    need = np.maximum(BOUND_SHARE * n, BOUND_MIN)
+    # counts of the end value and the next one in, O(T) a channel (not sorted): the low end
+    # of the series, then of its negation (the high end)
+    for sign, out in ((1.0, low), (-1.0, high)):
+        x = np.where(known, sign * v, np.inf)
+        end = x.min(axis=1, initial=np.inf)
+        at_end = x == end[:, None]
+        n_end = np.count_nonzero(at_end, axis=1)
+        x[at_end] = np.inf
+        nxt = x.min(axis=1, initial=np.inf)
+        n_next = np.where(np.isfinite(nxt), np.count_nonzero(x == nxt[:, None], axis=1), 0)
         # two values (on / off) have no tail between them: each end is a pile of its own
-        ends = len(values) <= 2
-        if len(values) and counts[0] >= need and (ends or counts[0] > counts[1]):
-            low[c] = values[0]
-        if len(values) and counts[-1] >= need and (ends or counts[-1] > counts[-2]):
-            high[c] = values[-1]
+        ends = n_end + n_next == n
+        bound = (n > 0) & (n_end >= need) & (ends | (n_end > n_next))
+        out[bound] = sign * end[bound]
     return low, high
 
 
