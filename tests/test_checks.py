@@ -7,6 +7,10 @@ import pytest
 import torch
 
 from tssdpa.checks import (
+    ISO_CELL,
+    ISO_START,
+    NUMBERED_DATE,
+    TEXT_DATE,
     check_choice,
     check_decay,
     check_fraction,
@@ -58,3 +62,27 @@ def test_check_choice_lists_the_choices():
     assert check_choice("a", "mode", ("a", "b")) == "a"
     with pytest.raises(ValueError, match=r"mode must be one of \('a', 'b'\)"):
         check_choice("c", "mode", ("a", "b"))
+
+
+@pytest.mark.parametrize(
+    "text, iso_start, iso_cell, numbered, text_date",
+    [
+        ("2016-07-01", True, True, False, True),
+        ("2016-07-01T00:00:00", True, True, False, True),
+        ("2016-07-01 13", True, False, False, True),  # no minutes: no time column's cell
+        ("2016-07-01_run", True, False, False, True),  # sorts as its date does
+        ("2016-7-1", False, False, False, True),  # unpadded: read, but does not sort
+        (" 01/07/2016 00:00", False, False, True, True),
+        ("1.7.16", False, False, True, True),
+        ("1/7.16", False, False, False, False),  # two separators
+        ("01/07/2016", False, False, True, True),
+        ("20160701", False, False, False, False),
+    ],
+)
+def test_the_four_patterns_of_dates_as_text_keep_their_own_meanings(
+    text, iso_start, iso_cell, numbered, text_date
+):
+    # one home for the tiers that read dates as text (tables, text_dates, index_notes); each
+    # pattern accepts what its one user did before they moved here
+    got = [bool(p.match(text)) for p in (ISO_START, ISO_CELL, NUMBERED_DATE, TEXT_DATE)]
+    assert got == [iso_start, iso_cell, numbered, text_date]

@@ -2,7 +2,9 @@
 
 Each check names the argument in its error, returns the value in a normalised type, and never
 mutates what it was given. Tensor-valued parameters of the torch operator are checked in
-:mod:`tssdpa.ops.structure`, which delegates plain numbers here.
+:mod:`tssdpa.ops.structure`, which delegates plain numbers here. The rules that tell times
+in a user's data, which several tiers apply, live here too: column names of sample times
+(:data:`TIME_NAMES`), dates written as text (:data:`TEXT_DATE` and its kin).
 """
 
 from __future__ import annotations
@@ -231,6 +233,24 @@ UNIT_IN_NAME = re.compile(r"[(\[]\s*([^)\]]*?)\s*[)\]]")
 _TIME_UNITS = {"s", "sec", "secs", "second", "seconds", "ms", "us", "µs", "μs", "ns", "min", "mins",
                "minute", "minutes", "h", "hr", "hrs", "hour", "hours", "d", "day", "days",
                "utc", "unix", "epoch", "iso"}  # fmt: skip
+
+
+# Dates written as text: one home for the tiers that recognise them -- ``tssdpa.data`` finding
+# and parsing a table's time column (``tables``, ``text_dates``), the estimators' notes on a row
+# index of text dates (``estimators.index_notes``). Four meanings, so four patterns, of two
+# pieces: an ISO 8601 day, zero-padded (text that starts so sorts as its time does), and a day
+# with the day and month as numbers, in either order, then the year (1/5/2026, 01.05.26).
+_ISO_DAY = r"\d{4}-\d{2}-\d{2}"
+_NUMBERED_DAY = r"\d{1,2}(?P<sep>[/.-])\d{1,2}(?P=sep)(?:\d{4}|\d{2})"
+#: text that starts as an ISO 8601 day: such labels sort as their times (``2016-07-01...``)
+ISO_START = re.compile(rf"^{_ISO_DAY}")
+#: a cell that is an ISO 8601 day alone or with hours and minutes (``2016-07-01T00:00...``)
+ISO_CELL = re.compile(rf"^{_ISO_DAY}(?:[T ]\d{{2}}:\d{{2}}|$)")
+#: text that starts as a day with the day and month as numbers (``01/07/2016 00:00``)
+NUMBERED_DATE = re.compile(rf"^\s*{_NUMBERED_DAY}(?:\D|$)")
+#: text that starts as a date: ISO 8601 (months and days of one digit too: 2016-7-1) or
+#: numbered (1.7.16), as ``tssdpa.data.text_dates`` reads them
+TEXT_DATE = re.compile(rf"^\s*(?:\d{{4}}-\d{{1,2}}-\d{{1,2}}|{_NUMBERED_DAY})(?:\D|$)")
 
 
 #: names as short as a variable's (``T``, ``Ts``: a temperature, a surface temperature) that

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import csv
 import lzma
-import re
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from tssdpa.checks import TIME_NAMES, UNIT_IN_NAME, named_as_times, to_seconds
+from tssdpa.checks import ISO_CELL, TIME_NAMES, UNIT_IN_NAME, named_as_times, to_seconds
 from tssdpa.data.csv_files import cells_as_read, compression, read_csv_file
 from tssdpa.data.text_dates import is_numbered_dates, parse_dates
 from tssdpa.files import replacing
@@ -159,13 +158,9 @@ def _text_dates(column: pd.Series) -> bool:
     if pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
         return False
     head = column.dropna().head(20)
-    if head.empty or not all(isinstance(v, str) and _ISO_DATE.match(v.strip()) for v in head):
+    if head.empty or not all(isinstance(v, str) and ISO_CELL.match(v.strip()) for v in head):
         return False
     return not pd.to_datetime(head, format="ISO8601", errors="coerce", utc=True).isna().any()
-
-
-#: the start of an ISO 8601 date, what :func:`_text_dates` looks for before parsing
-_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}|$)")
 
 
 def sample_times(est, df: pd.DataFrame, time_column):

@@ -18,10 +18,12 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from tssdpa.checks import NUMBERED_DATE
+
 __all__ = ["is_numbered_dates", "parse_dates"]
 
 #: a date that starts with the day and month as numbers, in either order: 1/5/2026, 01.05.26
-_NUMBERED = r"^\s*\d{1,2}([/.-])\d{1,2}\1(\d{4}|\d{2})(\D|$)"
+_NUMBERED = NUMBERED_DATE.pattern  # (the text: for pandas' str.match)
 
 #: the last columns parsed, by a digest of their values in order: one command reads its time
 #: column for the time column's choice, the note and the sample times (seven parses of a

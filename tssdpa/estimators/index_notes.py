@@ -12,15 +12,12 @@ their readings interleaved row by row): :func:`stacked_note` says so.
 
 from __future__ import annotations
 
-import re
 import sys
 import warnings
 
-__all__ = ["stacked_note", "text_dates_note"]
+from tssdpa.checks import ISO_START, TEXT_DATE
 
-#: a date as text: ISO 8601 (2016-07-01, 2016-07-01T00:00) or with the day and month as
-#: numbers in either order (01/07/2016 00:00, 1.7.16), as ``tssdpa.data.text_dates`` reads them
-_DATE = re.compile(r"^\s*(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}([/.-])\d{1,2}\2(\d{4}|\d{2}))(\D|$)")
+__all__ = ["stacked_note", "text_dates_note"]
 
 #: labels looked at: the first, the last and a few between (the check runs at every forecasting
 #: call, and a live loop's buffer is read each tick)
@@ -36,7 +33,7 @@ def text_dates_note(index, name: str = "y") -> str | None:
     if len(index) == 0 or not (index.dtype == object or pd.api.types.is_string_dtype(index)):
         return None
     labels = _spread(index)
-    if not all(isinstance(v, str) and _DATE.match(v) for v in labels):
+    if not all(isinstance(v, str) and TEXT_DATE.match(v) for v in labels):
         return None
     with warnings.catch_warnings():  # pandas' "could not infer format" notes
         warnings.simplefilter("ignore")
@@ -47,10 +44,6 @@ def text_dates_note(index, name: str = "y") -> str | None:
             f"no times are read")  # fmt: skip
 
 
-#: ISO 8601 dates as text, zero-padded, which sort as their times do
-_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}")
-
-
 def _spread(labels) -> list:
     """About _SAMPLE of ``labels``: the first, the last and some evenly between."""
     step = max(1, (len(labels) - 1) // (_SAMPLE - 1))
@@ -59,7 +52,7 @@ def _spread(labels) -> list:
 
 def _iso_text(labels) -> bool:
     """Whether a few ``labels`` spread over them are ISO 8601 dates written as text."""
-    return all(isinstance(v, str) and _ISO.match(v) for v in _spread(labels))
+    return all(isinstance(v, str) and ISO_START.match(v) for v in _spread(labels))
 
 
 def _level_name(index, level: int) -> str:
