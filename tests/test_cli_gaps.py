@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from tssdpa.cli import main
+from tssdpa.cli.paths import check_output_folder
 from tssdpa.filters import ProjectionFilter
 
 
@@ -63,6 +64,23 @@ def test_save_model_refuses_a_missing_parent_folder_as_out_does_before_the_fit(t
     assert not (tmp_path / "no").exists() and not out.exists()
     assert main([*args, str(tmp_path / "model")]) == 0  # a new folder in an existing one
     assert (tmp_path / "model" / "config.json").is_file()
+
+
+def test_one_check_of_an_output_folder_makes_its_parents_or_refuses_a_missing_one(
+    tmp_path, monkeypatch
+):
+    # --save-model checked its missing parent after check_output_folder, in a copy of its own
+    deep = tmp_path / "no" / "such" / "model"
+    check_output_folder(deep, "--out")  # compare's --out: made with its parents
+    with pytest.raises(ValueError, match=r"--save-model: the folder .*such' does not exist"):
+        check_output_folder(deep, "--save-model", make_folders=False)
+    monkeypatch.chdir(tmp_path)
+    for fine in (tmp_path / "model", tmp_path, "model"):  # new in an existing one, existing
+        check_output_folder(fine, "--save-model", make_folders=False)
+    (tmp_path / "f").write_text("")
+    with pytest.raises(ValueError, match="is a file, not a folder"):
+        check_output_folder(tmp_path / "f" / "model", "--save-model", make_folders=False)
+    assert not (tmp_path / "no").exists()
 
 
 def test_estimator_save_refuses_a_missing_parent_folder_as_to_onnx_does(tmp_path):

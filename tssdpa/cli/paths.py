@@ -45,14 +45,19 @@ def check_output_file(path, flag: str, make_folders: bool = False) -> None:
     _check_writable(there, flag)
 
 
-def check_output_folder(path, flag: str) -> None:
+def check_output_folder(path, flag: str, make_folders: bool = True) -> None:
     """``ValueError`` starting with ``flag`` where the folder ``path`` cannot be made or
-    written in: an empty name, a file, a parent that is a file, or no write permission."""
+    written in: an empty name, a file, a parent that is a file, or that does not exist
+    (unless ``make_folders``: the writer makes the folder with its parents), or no write
+    permission."""
     if not str(path).strip():
         raise ValueError(f"{flag}: empty; give a folder")
-    there = _first_existing(Path(path))
-    if there == Path(path) and not there.is_dir():
+    p = Path(path)
+    there = _first_existing(p)
+    if there == p and not there.is_dir():
         raise ValueError(f"{flag}: {str(path)!r} is a file; give a folder")
     if not there.is_dir():
         raise ValueError(f"{flag}: {str(there)!r} is a file, not a folder; give another path")
+    if there not in (p, p.parent) and not make_folders:
+        raise ValueError(f"{flag}: the folder {str(p.parent)!r} does not exist")
     _check_writable(there, flag)

@@ -111,10 +111,10 @@ def check_folder(path: str) -> None:
         if entries and not ("config.json" in entries and entries <= MODEL_FILES):
             raise UsageError(f"--save-model: {path!r} is a folder of other files, not a "
                              "saved model; give a new or empty folder")  # fmt: skip
-    with usage_errors(""):  # a file, a parent that is a file, no permission (as --out's)
-        check_output_folder(path, "--save-model")
-    if not p.exists() and not p.parent.is_dir():  # as --out's (it was made, with its parents)
-        raise UsageError(f"--save-model: the folder {str(p.parent)!r} does not exist")
+    # a file, a parent that is a file or missing (it was made, with its parents), no
+    # permission: as --out's
+    with usage_errors(""):
+        check_output_folder(path, "--save-model", make_folders=False)
 
 
 def save(est, cols, path: str) -> None:
