@@ -25,6 +25,16 @@ samples), of the fusion IMU's six axes under the same noises, and of the four ET
 recorded: the decision of ``spike_channels`` with its cheap screen against the rule's own
 (``channel_spikes``); it prints the channels where they differ (none).
 
+``--part pulses``: trains of pulses of the signal (amplitude 5, white noise 0.2, 3,000
+samples): the noisy series' RMSE against the clean train, the default fit's, the fit's with
+``glitches=None``, and whether the fit took the channel for impulsive noise.
+
+``--part foretold``: ``spikes.foretold_shares`` (how often the patterns nearest to those before
+the far samples are followed by a far sample too, and the far samples' own share) under
+impulsive noise on the series, under one-sided hits at random times, and for spikes of the
+signal: a Hindmarsh-Rose neuron (``experiments/unseen_suite_2.py``) under Gaussian noise, an
+uneven train of 2-sample pulses and bursts of spikes.
+
 ``--part filter``: the self-supervised ``ProjectionFilter(causal=False).fit(x)`` with and
 without the rule (``glitches=None``; the glitch rule finds nothing in these cells: its
 outliers recur in more than 1 sample in 100), test RMSE (the last 20%) against the clean
@@ -38,6 +48,8 @@ z-scored), the setting of ``experiments/local_target_noise_probe.py --self-super
     .venv/bin/python experiments/spikes_probe.py --part screen
     .venv/bin/python experiments/spikes_probe.py --part filter --series lorenz pulse_train
     .venv/bin/python experiments/spikes_probe.py --part filter --series imu6 --snrs 10
+    .venv/bin/python experiments/spikes_probe.py --part pulses
+    .venv/bin/python experiments/spikes_probe.py --part foretold
     .venv/bin/python experiments/spikes_probe.py --part pulses
 
 ``--part pulses``: trains of narrow pulses (amplitude 5, white Gaussian noise 0.2, 3,000
@@ -232,7 +244,71 @@ def _pulse_trains() -> dict:
         "gaussian sd 0.8 half a sample off, every 50": gaussian(0.8, 50, 25.5),
         "one-sided decay tau 1.5, every 50": np.where(phase >= 25, 5.0 * np.exp(-(phase - 25)
                                                                               / 1.5), 0.0),
+        "flat, 2 samples (5, 2), every 35-65 (uneven)": _uneven_train(),
+        "bursts: 4 spikes every 3 on a plateau of 1": _bursts(),
     }  # fmt: skip
+
+
+def _uneven_train() -> np.ndarray:
+    """Pulses of 2 samples (5, then 2) at gaps drawn from 35-65 samples (a varying rate)."""
+    clean = np.zeros(3000)
+    beats = np.cumsum(np.random.default_rng(0).integers(35, 66, 100))
+    beats = beats[beats < 2998]
+    clean[beats], clean[beats + 1] = 5.0, 2.0
+    return clean
+
+
+def _bursts() -> np.ndarray:
+    """Bursts every 60-140 samples: a plateau of 1 for 14 samples carrying 4 spikes of 5 every
+    3 samples (a neuron's burst sampled at its spikes' width)."""
+    rng, clean, start = np.random.default_rng(0), np.zeros(3000), 30
+    while start + 14 < 3000:
+        clean[start : start + 14] = 1.0
+        clean[start + 2 : start + 14 : 3] = 5.0
+        start += int(rng.integers(60, 141))
+    return clean
+
+
+def foretold(args) -> int:
+    """The shares of :func:`tssdpa.estimators.spikes.foretold_shares` (followed, and the far
+    samples' own) where impulsive noise is, and where spikes of the signal are."""
+    import unseen_suite_2
+
+    from tssdpa.estimators.spikes import channel_spikes, foretold_shares
+
+    def row(name, x):
+        shares = foretold_shares(x, channel_spikes(x)[1])
+        said = (
+            "fewer far samples than asked"
+            if shares is None
+            else (
+                f"followed {shares[0]:.3f}  own {shares[1]:.4f}  ratio {shares[0] / shares[1]:5.1f}"
+            )
+        )
+        print(f"{name:58s} {said}", flush=True)
+
+    for name in args.series:  # impulsive noise: 2% outliers of 10x, either sign
+        clean, _ = load(name, args.data_dir)
+        for k, snr in enumerate(args.snrs):
+            row(
+                f"{name} {snr:g} dB impulsive",
+                add_noise(clean, "impulsive", snr, seed=SEEDS.get(snr, k))[:, 0],
+            )
+    clean, _ = load("mackey_glass", args.data_dir)
+    rng = np.random.default_rng(5)  # one-sided hits at random times (the tests' case)
+    x = add_noise(clean[:, 0], "gaussian", 20.0, seed=5)
+    x[rng.random(len(x)) < 0.02] += 10.0 * np.std(x - clean[:, 0])
+    row("mackey_glass 20 dB + one-sided hits at random times", x)
+    hr = unseen_suite_2.hindmarsh_rose(3000, 0)
+    hr = (hr - hr[:1800].mean()) / hr[:1800].std()
+    for k, snr in enumerate(args.snrs):
+        row(f"hindmarsh_rose {snr:g} dB gaussian", add_noise(hr, "gaussian", snr, seed=k))
+    for name, clean in (("uneven 2-sample train", _uneven_train()), ("bursts", _bursts())):
+        row(
+            f"{name} + 0.2 white noise",
+            clean + 0.2 * np.random.default_rng(0).normal(size=clean.size),
+        )
+    return 0
 
 
 def pulses(args) -> int:
@@ -252,7 +328,7 @@ def pulses(args) -> int:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parts = ("detect", "recordings", "bench", "screen", "filter", "pulses")
+    parts = ("detect", "recordings", "bench", "screen", "filter", "pulses", "foretold")
     p.add_argument("--part", choices=parts, default="detect")
     p.add_argument("--series", nargs="+", default=list(SERIES))
     p.add_argument("--snrs", type=float, nargs="+", default=[0.0, 10.0, 20.0])
@@ -261,7 +337,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")  # the notes on the data (the spikes found): counted here
     run = {"detect": detect, "recordings": recordings, "bench": bench, "screen": screen,
-           "filter": filter_part, "pulses": pulses}  # fmt: skip
+           "filter": filter_part, "pulses": pulses, "foretold": foretold}  # fmt: skip
     return run[args.part](args)
 
 

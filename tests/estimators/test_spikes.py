@@ -345,3 +345,55 @@ def test_a_pulse_train_is_far_samples_on_one_side_at_even_spacing():
     random_times = np.sort(np.random.default_rng(2).choice(2000, train.size, replace=False))
     assert not _a_pulse_train(far(random_times))  # at random times: impulsive
     assert not _a_pulse_train(far(train[: MIN_SPIKES - 1]))  # too few to tell
+
+
+def _bursts(rng, n=3000):
+    """Bursts at random times (gaps of 60-140 samples): a plateau of 14 samples carrying 4
+    one-sample spikes every 3 samples -- a neuron's burst sampled at its spikes' width."""
+    clean = np.zeros(n)
+    start = 30
+    while start + 14 < n:
+        clean[start : start + 14] = 1.0
+        clean[start + 2 : start + 14 : 3] = 5.0
+        start += int(rng.integers(60, 141))
+    return clean
+
+
+@pytest.mark.parametrize("signal", ["bursts", "uneven 2-sample pulses"])
+def test_spikes_that_the_samples_before_them_foretell_are_signal_not_impulsive_noise(signal):
+    """Far samples on one side at uneven times -- a neuron's spikes in bursts, heartbeats at a
+    varying rate -- were taken for impulsive noise and filled in: several times the noisy
+    series' error (``experiments/spikes_probe.py --part pulses``). The samples before each
+    are like those before the others, and those are followed by a spike too; impulsive hits
+    come whatever came before."""
+    rng = np.random.default_rng(0)
+    if signal == "bursts":
+        clean = _bursts(rng)
+    else:
+        clean = np.zeros(3000)
+        beats = np.cumsum(rng.integers(35, 66, 100))
+        beats = beats[beats < 2998]
+        clean[beats], clean[beats + 1] = 5.0, 2.0
+    x = clean + 0.2 * rng.normal(size=clean.size)
+    assert spike_channels(x[:, None]).tolist() == [False]
+    y = ProjectionFilter(causal=False).fit(x).filter(x)
+    assert _error(y, clean) < _error(x, clean)
+
+
+def test_hits_at_random_times_are_not_foretold_by_the_samples_before_them():
+    from tssdpa.estimators.spikes import FORETOLD_SHARE, channel_spikes, foretold_shares
+
+    clean = _clean("lorenz", 3000)
+    for sign in ("either", "one"):
+        rng = np.random.default_rng(3)
+        x = add_noise(clean, "gaussian", 20.0, seed=3)
+        hit = rng.random(3000) < 0.02
+        signs = rng.choice([-1.0, 1.0], 3000) if sign == "either" else np.ones(3000)
+        x[hit] += signs[hit] * 10.0 * np.std(x - clean)
+        followed, own = foretold_shares(x, channel_spikes(x)[1])
+        assert followed < FORETOLD_SHARE and followed < 5.0 * own
+        assert spike_channels(x[:, None]).tolist() == [True]
+    # the same hits at the bursts' spikes' times are foretold
+    x = _bursts(np.random.default_rng(0)) + 0.2 * np.random.default_rng(1).normal(size=3000)
+    followed, own = foretold_shares(x, channel_spikes(x)[1])
+    assert followed > 0.3 and followed > 10.0 * own
