@@ -216,7 +216,7 @@ def _foretold(v: np.ndarray, strong: np.ndarray) -> bool:
     ``FORETOLD_RATIO`` times the far samples' own share is followed by one too. Under 2%
     outliers of 10x (either sign) on the bench's series and one-sided hits at random times
     the share stays below 0.04 (at most 3x their own); a bursting Hindmarsh-Rose neuron
-    sampled at its spikes' width gives 0.55-0.64, an uneven train of 2-sample pulses 0.46
+    sampled at its spikes' width gives 0.52-0.65, an uneven train of 2-sample pulses 0.46
     (``experiments/spikes_probe.py --part foretold``)."""
     shares = foretold_shares(v, strong)
     return shares is not None and shares[0] > max(FORETOLD_SHARE, FORETOLD_RATIO * shares[1])
