@@ -299,7 +299,7 @@ class Denoiser(Estimator):
         else:  # a data-free design: redone on use, so it always follows the parameters
             self._validate_params()
             self._fit(a, None)
-        filled = a if self.handles_nan else fill_missing(a, self.causal)
+        filled = a if self.handles_nan else fill_missing(a, self.causal, "x")
         out = np.column_stack([self._filter_1d(filled[:, c], c) for c in range(a.shape[1])])
         if self.causal:  # nothing before a channel's first sample: filled ones took a later
             out[before_history(a)] = np.nan  # sample, NaN-handling ones gave 0 (Kalman)
@@ -385,7 +385,7 @@ class Forecaster(Estimator):
 
     def _prepare(self, a: np.ndarray) -> np.ndarray:
         """The series as ``_path`` needs it (default: NaN carried forward)."""
-        return fill_missing(a, True)
+        return fill_missing(a, True, "y")
 
     def forecast_path(self, y, horizon: int | None = None):
         """Rolling-origin forecasts: ``out[t, h-1]`` predicts ``y[t+h]`` from ``y[:t+1]`` only,

@@ -114,7 +114,10 @@ def warn_series(estimator, a: np.ndarray, meta: ArrayMeta) -> None:
     """What a forecasting call of ``estimator`` tells of its (T, C) series ``a`` (``meta``):
     an uneven time index (:func:`warn_uneven`), and, where each channel's forecast reads every
     channel, a channel with no finite value (:class:`EmptyChannelWarning`), since it makes
-    every forecast NaN (``fit`` refuses one outright: :func:`check_fit_input`)."""
+    every forecast NaN (``fit`` refuses one outright: :func:`check_fit_input`). A series with
+    no finite value at all is refused (``ValueError``): its every forecast was NaN unsaid."""
+    if len(a) and not np.isfinite(a).any():
+        raise ValueError("y is all NaN: nothing to forecast from")
     if not warn_uneven(estimator, meta):  # (an uneven index has no one step to compare)
         warn_other_step(estimator, meta)
     need = estimator._predict_context()

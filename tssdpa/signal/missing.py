@@ -101,12 +101,13 @@ def fill_between(y: np.ndarray) -> np.ndarray:
     return y
 
 
-def fill_missing(a: np.ndarray, causal: bool) -> np.ndarray:
+def fill_missing(a: np.ndarray, causal: bool, name: str | None = None) -> np.ndarray:
     """Fill NaN per column of (T, C) ``a``: carry the last value forward (causal) or
     interpolate linearly (offline); leading NaN take the first finite value.
 
-    A column with no finite value raises ``ValueError`` (there is nothing to fill it from).
-    Returns ``a`` itself when it has no NaN, else a filled copy.
+    A column with no finite value raises ``ValueError`` (there is nothing to fill it from),
+    naming the argument ``name`` where given. Returns ``a`` itself when it has no NaN, else a
+    filled copy.
     """
     if not np.isnan(a).any():
         return a
@@ -116,7 +117,9 @@ def fill_missing(a: np.ndarray, causal: bool) -> np.ndarray:
         col = out[:, c]
         ok = np.isfinite(col)
         if not ok.any():
-            raise ValueError(f"channel {c} is all NaN: nothing to fill it from")
+            who = f"channel {c}" if name is None else f"{name} channel {c}"
+            who = name if name is not None and a.shape[1] == 1 else who
+            raise ValueError(f"{who} is all NaN: nothing to fill it from")
         if causal:
             idx = np.where(ok, t, 0)
             np.maximum.accumulate(idx, out=idx)
