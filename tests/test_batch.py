@@ -503,3 +503,16 @@ def test_filter_table_notes_a_time_column_that_steps_backwards():
     df = pd.DataFrame({"time": t, "a": np.sin(np.arange(100) / 9.0)})
     _, info = filter_table(df, MovingAverageFilter())
     assert any("1 step(s) backwards" in n and "equally spaced" in n for n in info["notes"])
+
+
+def test_filter_table_notes_the_columns_it_left_out():
+    # a column of numbers with one '?' cell was left out of the output, the summary's notes
+    # empty (tssdpa filter on one file says so)
+    from tssdpa.baselines import MovingAverageFilter
+
+    b = np.cos(np.arange(100) / 7.0).astype(object)
+    b[14] = "?"
+    df = pd.DataFrame({"time": np.arange(100) * 0.01, "a": np.sin(np.arange(100) / 9.0), "b": b})
+    out, info = filter_table(df, MovingAverageFilter())
+    assert info["columns"] == ["a"] and "b_filtered" not in out
+    assert any("skipped" in n and "['b']" in n for n in info["notes"]), info["notes"]

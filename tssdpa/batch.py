@@ -36,6 +36,7 @@ from tssdpa.data.tables import (
     read_table,
     sample_times,
     sampling_note,
+    skipped_note,
     write_table,
 )
 from tssdpa.estimators.input_notes import (
@@ -102,7 +103,8 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
 
     Returns ``(out, info)``: the new DataFrame and ``{"columns", "rows", "nan_handled",
     "notes"}``, ``notes`` the notes on the data (held readings, glitches, spikes:
-    :mod:`tssdpa.estimators.input_notes`) told with the columns' names, and the library's
+    :mod:`tssdpa.estimators.input_notes`) told with the columns' names, the columns skipped
+    (:func:`~tssdpa.data.tables.skipped_note`), and the library's
     warnings of the fit and filter (:class:`~tssdpa.checks.LibraryWarning`: sample times that
     make a tau filter return the columns unchanged), a list of strings; other warnings are
     silenced.
@@ -119,7 +121,7 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
     """
     _check_suffix(suffix)
     time_column = find_time_column(df, time_column)
-    cols, _ = numeric_columns(df, columns, time_column)
+    cols, skipped = numeric_columns(df, columns, time_column)
     check_new_columns(df, [f"{c}{suffix}" for c in cols], "give another suffix")
     x, n_nan, n_inf = column_values(df, cols)
     with library_warnings() as warned:  # as tssdpa filter tells them (tau: x unchanged)
@@ -134,6 +136,8 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
     for i, c in enumerate(cols):
         out[f"{c}{suffix}"] = y[:, i]
     notes = list(notes_to_tell(fit_notes, filter_notes, cols))
+    if skipped:  # a column with one text cell left the output without a word in the summary
+        notes.append(skipped_note(skipped))
     notes += as_time_column(warned, time_column)  # the user gave the column, not timestamps=
     sampling = sampling_note(df, time_column) if times is None else None
     if sampling:  # repeated times, steps backwards, dropouts: rows taken as equally spaced
@@ -296,8 +300,8 @@ def filter_files(
         ``status`` ("ok" or "failed"), ``rows``, ``params`` (the settings used, those ``fit``
         chose), ``nan_handled`` (missing or infinite cells treated as missing), ``notes``
         (what ``fit`` and ``filter`` noticed in the data, with the columns' names: held
-        readings, glitches, spikes; and the library's warnings, as sample times that make a
-        tau filter return the columns unchanged; one per line, "" for none), ``seconds``,
+        readings, glitches, spikes; the columns skipped, text among numbers; and the library's
+        warnings, as sample times that make a tau filter return the columns unchanged; one per line, "" for none), ``seconds``,
         ``error`` (the reason of a failure, else "").
 
     Examples

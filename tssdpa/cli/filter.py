@@ -327,6 +327,7 @@ def run(args) -> int:
         sample_times,
         sampling_note,
         seconds_per_unit,
+        skipped_note,
         write_table,
     )
 
@@ -428,8 +429,7 @@ def run(args) -> int:
     if n_nan or n_inf:
         notes.append(f"{n_nan} missing and {n_inf} infinite cell(s) treated as missing")
     if skipped:
-        notes.append("skipped column(s) of text or true / false values, with no finite value "
-                     f"or with no name {skipped}")  # fmt: skip
+        notes.append(skipped_note(skipped))
     if time_col is not None:
         use = "used as the sample times (tau) and " if getattr(est, "tau", None) else ""
         per = seconds_per_unit(time_col)

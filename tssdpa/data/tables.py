@@ -30,6 +30,7 @@ __all__ = [
     "numeric_columns",
     "read_table",
     "sampling_note",
+    "skipped_note",
     "write_table",
 ]
 
@@ -302,6 +303,15 @@ def numeric_columns(
     if not cols:
         raise ValueError(f"no numeric column to filter (columns: {list(df.columns)})")
     return cols, [c for c in rest if c not in cols] + [c for c in unnamed if c in df.columns]
+
+
+def skipped_note(skipped) -> str | None:
+    """What ``tssdpa filter`` and a batch run tell of the columns :func:`numeric_columns`
+    skipped (None where it skipped none)."""
+    if not skipped:
+        return None
+    return ("skipped column(s) of text or true / false values, with no finite value or with "
+            f"no name {skipped}")  # fmt: skip
 
 
 def column_values(df: pd.DataFrame, cols, what: str = "column") -> tuple[np.ndarray, int, int]:
