@@ -516,3 +516,10 @@ def test_filter_table_notes_the_columns_it_left_out():
     out, info = filter_table(df, MovingAverageFilter())
     assert info["columns"] == ["a"] and "b_filtered" not in out
     assert any("skipped" in n and "['b']" in n for n in info["notes"]), info["notes"]
+
+
+def test_filter_table_names_the_column_an_error_is_about():
+    # "x channel 1 reaches magnitude ...": the summary's error named no column of the file
+    df = pd.DataFrame({"a": np.sin(np.arange(100) / 9.0), "b": 1e300 * np.cos(np.arange(100))})
+    with pytest.raises(ValueError, match=r"^column 'b' reaches magnitude"):
+        filter_table(df, ProjectionFilter(window=8))

@@ -30,6 +30,7 @@ import pandas as pd
 
 from tssdpa.data.tables import (
     check_new_columns,
+    column_named,
     column_values,
     find_time_column,
     numeric_columns,
@@ -127,11 +128,16 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
     with library_warnings() as warned:  # as tssdpa filter tells them (tau: x unchanged)
         times = sample_times(est, df, time_column)  # a filter with tau: the time column
         kw = {} if times is None else {"timestamps": times}
-        with collected(quiet=True) as fit_notes:  # notes on the data (per thread)
-            if fit:
-                est.fit(x, **kw)
-        with collected(quiet=True) as filter_notes:
-            y = np.asarray(est.filter(x, **kw), dtype=np.float64).reshape(x.shape)
+        try:  # "x channel 1 ...": by the column's name, as tssdpa filter tells it
+            with collected(quiet=True) as fit_notes:  # notes on the data (per thread)
+                if fit:
+                    est.fit(x, **kw)
+            with collected(quiet=True) as filter_notes:
+                y = np.asarray(est.filter(x, **kw), dtype=np.float64).reshape(x.shape)
+        except ValueError as exc:
+            if column_named(str(exc), cols) == str(exc):
+                raise
+            raise ValueError(column_named(str(exc), cols)) from None
     out = df.copy()
     for i, c in enumerate(cols):
         out[f"{c}{suffix}"] = y[:, i]
@@ -301,8 +307,8 @@ def filter_files(
         chose), ``nan_handled`` (missing or infinite cells treated as missing), ``notes``
         (what ``fit`` and ``filter`` noticed in the data, with the columns' names: held
         readings, glitches, spikes; the columns skipped, text among numbers; and the library's
-        warnings, as sample times that make a tau filter return the columns unchanged; one per line, "" for none), ``seconds``,
-        ``error`` (the reason of a failure, else "").
+        warnings, as sample times that make a tau filter return the columns unchanged; one per
+        line, "" for none), ``seconds``, ``error`` (the reason of a failure, else "").
 
     Examples
     --------

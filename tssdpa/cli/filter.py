@@ -319,6 +319,7 @@ def run(args) -> int:
     from tssdpa.data.csv_files import cells_as_read
     from tssdpa.data.tables import (
         check_new_columns,
+        column_named,
         column_values,
         date_order_note,
         find_time_column,
@@ -414,8 +415,7 @@ def run(args) -> int:
                 for i, c in enumerate(names):
                     out[c] = pred[:, i]
         except (ValueError, TypeError) as exc:  # "x channel 2 ..." -> the column's name
-            msg = re.sub(r"^(x|y) channel (\d+)",
-                         lambda m: f"column {cols[int(m[2])]!r}", str(exc))  # fmt: skip
+            msg = column_named(str(exc), cols)
             if kind == "denoise" and times is not None:  # the time column, by row
                 msg = _time_column_message(msg, est, times, time_col)
             if args.target is not None:  # "target channel 1": the user named it otherwise

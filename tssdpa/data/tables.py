@@ -24,6 +24,7 @@ from tssdpa.files import replacing
 __all__ = [
     "TIME_NAMES",
     "check_new_columns",
+    "column_named",
     "column_values",
     "date_order_note",
     "find_time_column",
@@ -303,6 +304,12 @@ def numeric_columns(
     if not cols:
         raise ValueError(f"no numeric column to filter (columns: {list(df.columns)})")
     return cols, [c for c in rest if c not in cols] + [c for c in unnamed if c in df.columns]
+
+
+def column_named(message: str, cols) -> str:
+    """An estimator's error ``message`` about its input's channel ("x channel 1 reaches
+    magnitude ...") told by the name of the column it is, of ``cols`` ("column 'b' ...")."""
+    return re.sub(r"^(x|y) channel (\d+)", lambda m: f"column {cols[int(m[2])]!r}", message)
 
 
 def skipped_note(skipped) -> str | None:
