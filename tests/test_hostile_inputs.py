@@ -280,3 +280,19 @@ def test_an_on_off_setting_refuses_anything_but_true_or_false_naming_it(switch, 
     name = switch.rpartition(".")[2]
     with pytest.raises(ValueError, match=rf"{name} must be one of \(True, False\), got"):
         SWITCHES[switch](bad)
+
+
+def test_a_half_precision_tensor_whose_output_overflows_its_dtype_is_refused_not_inf():
+    # the output comes back in the tensor's dtype: forecasts of a float16 ramp near 65504
+    # came back as inf without a word
+    torch = pytest.importorskip("torch")
+    y = torch.tensor(np.arange(100.0) * 650, dtype=torch.float16)  # up to 64350
+    fc = B.AutoRegForecaster(lags=2).fit(y)
+    for use in (
+        lambda: fc.forecast(y, 3),
+        lambda: fc.forecast_path(y, 3),
+        lambda: fc.predict(5, y),
+    ):
+        with pytest.raises(ValueError, match=r"reaches 6\.\d+e\+04, beyond torch\.float16's"):
+            use()
+    assert torch.isfinite(fc.forecast(y.float(), 3)[-1])  # as float32: the same forecasts

@@ -150,6 +150,19 @@ def check_moving_average(value: Any, name: str = "moving_average") -> int:
     return k
 
 
+def check_fits_dtype(values: np.ndarray, maximum: float, dtype: str) -> np.ndarray:
+    """``values``, an output to be returned in the input's ``dtype`` (a float16 tensor's),
+    or ``ValueError`` where a finite one lies beyond ``maximum``, the largest that dtype holds:
+    forecasts of a float16 ramp past 65504 came back as inf without a word."""
+    finite = np.abs(values[np.isfinite(values)])
+    peak = float(finite.max()) if finite.size else 0.0
+    if peak > maximum:
+        raise ValueError(f"the output reaches {peak:.3g}, beyond {dtype}'s range (largest "
+                         f"{maximum:.6g}), the dtype of the tensor given, in which it is "
+                         "returned: give the tensor as float32 (.float())")  # fmt: skip
+    return values
+
+
 def check_choice(value: Any, name: str, choices: tuple) -> Any:
     """``value`` if it is one of ``choices``, else ``ValueError`` listing them."""
     if value not in choices:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from tssdpa.checks import to_seconds
+from tssdpa.checks import check_fits_dtype, to_seconds
 from tssdpa.estimators.plain_input import check_plain_input
 from tssdpa.estimators.text_input import refuse_text, refuse_text_columns
 
@@ -392,11 +392,12 @@ def restore(y: np.ndarray, meta: ArrayMeta):
 def tensor_like(out: np.ndarray, meta: ArrayMeta):
     """``out`` as a tensor on the device of the tensor input ``meta`` describes, in its dtype
     when that is floating point (else float64: a filtered integer signal is not an integer
-    signal)."""
+    signal); a value beyond that dtype's range raises (:func:`check_fits_dtype`)."""
     import torch  # the input was a tensor: it is loaded
 
     dtype = meta.torch_dtype if meta.torch_dtype.is_floating_point else torch.float64
-    return torch.as_tensor(np.array(out), dtype=dtype, device=meta.torch_device)
+    out = check_fits_dtype(np.array(out), torch.finfo(dtype).max, str(dtype))
+    return torch.as_tensor(out, dtype=dtype, device=meta.torch_device)
 
 
 #: where the fit guard keeps the text name of a Series an estimator was fitted on. In memory
