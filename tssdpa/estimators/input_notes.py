@@ -7,6 +7,8 @@ names (the CLI ``tssdpa filter`` prints them as notes).
   signal;
 - :class:`GlitchWarning`: samples a zero-phase filter treats as missing
   (:mod:`~tssdpa.estimators.glitches`);
+- :class:`CausalGlitchWarning`: glitches a causal filter's fit leaves out (its output keeps
+  them);
 - :class:`SpikeWarning`: impulsive noise it treats as missing
   (:mod:`~tssdpa.estimators.spikes`);
 - :class:`EmptyChannelWarning`: a channel with no finite value given to a forecaster whose
@@ -33,6 +35,7 @@ from tssdpa.estimators.fit_guard import GUARD_NAME
 from tssdpa.estimators.selection import held_message
 
 __all__ = [
+    "CausalGlitchWarning",
     "EmptyChannelWarning",
     "as_time_column",
     "library_warnings",
@@ -167,6 +170,18 @@ class GlitchWarning(_MissingSamplesNote):
 
     def _what(self, n: int, first: int) -> str:
         return f"{n:,} glitch{'es' if n > 1 else ''} (the first at sample {first:,})"
+
+
+class CausalGlitchWarning(_MissingSamplesNote):
+    """Glitches a causal filter's fit leaves out of its noise level and scores; its output
+    keeps them (it cannot look at the sample after). ``found`` as :class:`GlitchWarning`'s."""
+
+    _why = (
+        ": samples far out of line with those around them, left out of the fit; the causal "
+        "filter cannot look at the sample after and passes them on (a zero-phase one treats "
+        "them as missing): clean them first; glitches=None fits on them."
+    )
+    _what = GlitchWarning._what
 
 
 class ForecastGlitchWarning(_MissingSamplesNote):

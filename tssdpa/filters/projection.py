@@ -333,7 +333,7 @@ class ProjectionFilter(
             return self._fit_alone(x2, tgt, times, verbose)
         block = fitting.fit_block(x2, min(x2.shape[0], self.max_fit_samples))
         self.spike_channels_ = fitted_spike_channels(self, x2[block])
-        xs = glitches_missing(self, x2[block], start=block.start)
+        xs = glitches_missing(self, x2[block], start=block.start, fit=True)
         n = len(xs)
         tail = n - max(1, int(round(self.holdout * n)))  # first sample of the held-out tail
         if tgt is not None and not np.isfinite(tgt[block][tail:]).any():
