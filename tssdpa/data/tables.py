@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import lzma
+import re
 import zipfile
 from pathlib import Path
 
