@@ -296,3 +296,15 @@ def test_a_half_precision_tensor_whose_output_overflows_its_dtype_is_refused_not
         with pytest.raises(ValueError, match=r"reaches 6\.\d+e\+04, beyond torch\.float16's"):
             use()
     assert torch.isfinite(fc.forecast(y.float(), 3)[-1])  # as float32: the same forecasts
+
+
+def test_a_series_constant_but_for_one_sample_fits_a_forecaster_without_a_runtime_warning():
+    # a perfect best score (0) at an anchor: the regret of every other candidate over it is
+    # inf as meant, but the float32 division overflowed with a RuntimeWarning to the user
+    import warnings
+
+    y = np.r_[np.full(15, 3.0), 4.0, np.full(14, 3.0)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        fc = F.ProjectionForecaster(horizon=1).fit(y)
+    assert np.isfinite(fc.forecast(y, 1)[-1])

@@ -373,7 +373,8 @@ def minimax_regret(i, a: _Scores, b: _Scores) -> Structure | None:
     best_b = max(min(b.mses[cb][i] for _, cb in pairs), tiny)
 
     def regret(pair):
-        return max(a.mses[pair[0]][i] / best_a, b.mses[pair[1]][i] / best_b)
+        with np.errstate(over="ignore"):  # an error over a perfect best's tiny: inf, as meant
+            return max(a.mses[pair[0]][i] / best_a, b.mses[pair[1]][i] / best_b)
 
     pick = min(pairs, key=lambda p: (regret(p), _complexity(a.structures[p[0]])))
     return a.structures[pick[0]]
