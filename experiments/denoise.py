@@ -53,6 +53,8 @@ class DenoiseCLI(LightningCLI):
         model, dm = self.model, self.datamodule
         start = self._start
         load, ckpt, val = chosen_checkpoint(self.trainer, model, dm, start)
+        if not self.trainer.is_global_zero:  # one row per run, not one per DDP process
+            return
         if load:
             model = type(model).load_from_checkpoint(load)
         model.eval()

@@ -601,3 +601,42 @@ def test_autofit_pyedm_user_embedding_by_hand_is_the_benchmarks_edm_on_one_chann
         want = np.asarray(peer.fit(z[:200, 0]).forecast(z[150:, 0], 2))
         got = m.EmbeddedEDM(0, 3, theta).fit(z[:200]).forecast(z[150:], 2)
         np.testing.assert_allclose(got, want, atol=1e-10)
+
+
+@pytest.mark.parametrize("script", ["denoise", "forecast"])
+def test_a_ddp_process_other_than_the_first_adds_no_row_and_prints_no_score(
+    script, tmp_path, monkeypatch, capsys
+):
+    # every process of `--trainer.strategy ddp --trainer.devices 2` appended its own row (two
+    # rows of one run, each with its own process's val_mse) and printed its own score line
+    from lightning.pytorch import Trainer
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(Trainer, "is_global_zero", property(lambda self: False))
+    argv = ["fit", *_TINY, "--data.n", "800", "--results_csv", "out.csv"]
+    if script == "forecast":
+        argv = ["fit", *_TINY, *_TINY_LORENZ]
+    assert _script(script).main(argv) == 0
+    assert not (tmp_path / "out.csv").exists()
+    out = capsys.readouterr().out
+    assert "test MSE" not in out and "test RMSE" not in out
+
+
+@pytest.mark.slow
+def test_a_two_process_cpu_ddp_fit_adds_one_row(tmp_path):
+    # slow: two gloo processes on the CPU
+    import os
+    import subprocess
+
+    import pandas as pd
+
+    cmd = [sys.executable, str(EXPERIMENTS / "denoise.py"), "fit", *_TINY, "--data.n", "800",
+           "--model.d_model", "8", "--trainer.strategy", "ddp", "--trainer.devices", "2",
+           "--results_csv", "out.csv"]  # fmt: skip
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = pd.read_csv(tmp_path / "out.csv")
+    assert len(rows) == 1
+    assert rows["val_mse"].iloc[0] <= rows["start_val_mse"].iloc[0]
+    assert done.stdout.count("test RMSE") == 1

@@ -491,3 +491,14 @@ def test_predict_gives_the_nets_outputs_on_the_test_windows_of_the_data_module()
     inputs = dm.test_set.tensors[0]
     with torch.no_grad():
         torch.testing.assert_close(torch.cat(out), system(inputs))
+
+
+@pytest.mark.parametrize("step", ["training_step", "validation_step", "test_step"])
+def test_the_systems_epoch_losses_are_averaged_over_ddp_processes(step):
+    # logged per process, each DDP process chose its checkpoint, stopped early and reported
+    # by its own share of the validation windows (Lightning warned "use sync_dist=True")
+    system = DenoisingSystem(n_channels=1, d_model=8, num_heads=2, num_layers=1)
+    logged = []
+    system.log = lambda name, value, **kw: logged.append((name, kw.get("sync_dist")))
+    getattr(system, step)((torch.randn(2, 20, 1), torch.randn(2, 20, 1)), 0)
+    assert logged and all(sync for _, sync in logged), logged

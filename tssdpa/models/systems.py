@@ -33,7 +33,9 @@ __all__ = ["DenoisingSystem", "ForecastingSystem", "train_system"]
 
 
 class _SystemBase(L.LightningModule):
-    """MSE on the finite targets; AdamW; ``train_loss`` / ``val_loss`` / ``test_*`` logged."""
+    """MSE on the finite targets; AdamW; ``train_loss`` / ``val_loss`` / ``test_*`` logged,
+    averaged over the processes of a DDP run (each process's own share chose its checkpoint
+    and its early stop)."""
 
     net: torch.nn.Module
 
@@ -60,12 +62,14 @@ class _SystemBase(L.LightningModule):
 
     def training_step(self, batch, batch_idx):
         loss, n = self._loss(batch)
-        self.log("train_loss", loss, prog_bar=True, on_epoch=True, on_step=False, batch_size=n)
+        self.log("train_loss", loss, prog_bar=True, on_epoch=True, on_step=False, batch_size=n,
+                 sync_dist=True)  # fmt: skip
         return loss
 
     def validation_step(self, batch, batch_idx):
         loss, n = self._loss(batch)
-        self.log("val_loss", loss, prog_bar=True, on_epoch=True, on_step=False, batch_size=n)
+        self.log("val_loss", loss, prog_bar=True, on_epoch=True, on_step=False, batch_size=n,
+                 sync_dist=True)  # fmt: skip
         return loss
 
     def test_step(self, batch, batch_idx):
@@ -73,9 +77,9 @@ class _SystemBase(L.LightningModule):
         err = self._errors(batch)
         n = err.numel()
         loss = err.square().sum() / max(n, 1)
-        self.log("test_loss", loss, on_epoch=True, on_step=False, batch_size=n)
+        self.log("test_loss", loss, on_epoch=True, on_step=False, batch_size=n, sync_dist=True)
         mae = err.abs().sum() / max(n, 1)
-        self.log("test_mae", mae, on_epoch=True, on_step=False, batch_size=n)
+        self.log("test_mae", mae, on_epoch=True, on_step=False, batch_size=n, sync_dist=True)
         return loss
 
     def predict_step(self, batch, batch_idx):
