@@ -354,6 +354,45 @@ def test_a_ckpt_path_that_is_no_file_is_one_line_and_exit_code_2(subcommand, tmp
     assert not (tmp_path / "out.csv").exists()
 
 
+def _unreadable_checkpoints(folder: Path) -> dict:
+    """Files given as --ckpt_path that are no checkpoint: name -> what the message says."""
+    import os
+    import pickle
+
+    import torch
+
+    class Code:  # a pickle that runs a command when loaded
+        def __reduce__(self):
+            return (os.system, (f"touch {folder / 'ran'}",))
+
+    torch.save({"state_dict": Code()}, folder / "code.ckpt")
+    torch.save({"weight": torch.zeros(2)}, folder / "weights.pt")  # a bare state_dict
+    (folder / "results.csv").write_text("a,b\n1,2\n")
+    (folder / "empty.ckpt").write_bytes(b"")
+    (folder / "five.pkl").write_bytes(pickle.dumps(5))
+    loads = "does not load as a weights-only checkpoint"
+    return {"code.ckpt": loads, "weights.pt": "is no Lightning checkpoint",
+            "results.csv": loads, "empty.ckpt": loads, "five.pkl": loads}  # fmt: skip
+
+
+@pytest.mark.parametrize("subcommand", ["test", "fit"])
+def test_a_ckpt_path_that_is_no_checkpoint_is_one_line_before_anything_runs_never_unpickled(
+    subcommand, tmp_path, monkeypatch, capsys
+):
+    # a traceback from torch.load (IndexError, EOFError, UnpicklingError, ...) or from inside
+    # the Trainer (KeyError: 'pytorch-lightning_version'), after fit had validated the start
+    monkeypatch.chdir(tmp_path)
+    for name, says in _unreadable_checkpoints(tmp_path).items():
+        argv = [subcommand, *_TINY, "--data.n", "800", "--results_csv", "out.csv",
+                "--ckpt_path", name]  # fmt: skip
+        assert _script("denoise").main(argv) == 2, name
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err[-1].startswith(f"denoise.py: error: --ckpt_path {name} {says}"), err[-5:]
+        assert "Traceback" not in "\n".join(err)
+    assert not (tmp_path / "ran").exists()
+    assert not (tmp_path / "out.csv").exists() and not (tmp_path / "runs").exists()
+
+
 @pytest.mark.parametrize("ckpt", ["s3://bucket/runs/x.ckpt", "https://host/x.ckpt",
                                   "registry:denoiser:v2", "REGISTRY", "last"])  # fmt: skip
 def test_a_remote_or_registry_ckpt_path_is_left_to_lightning_not_refused_as_no_file(ckpt):

@@ -14,6 +14,7 @@ __all__ = [
     "missing_checkpoint",
     "settings_row",
     "start_checkpoint",
+    "unreadable_checkpoint",
     "unresolved_checkpoint",
 ]
 
@@ -49,18 +50,54 @@ def _notes_said(prog: str, show):
 _EVALUATE = ("validate", "test")
 
 
-def missing_checkpoint(ckpt_path) -> bool:
-    """Whether ``--ckpt_path`` names a local file that is not there: not Lightning's words
-    (``last``, ``best``, ``hpc``, ``registry`` or ``registry:<name>``) nor a remote URL
-    (``s3://...``, ``https://...``, which Lightning reads through fsspec)."""
+def _local_path(ckpt_path) -> Path | None:
+    """The local file a ``--ckpt_path`` names, or None for Lightning's words (``last``,
+    ``best``, ``hpc``, ``registry`` or ``registry:<name>``) and remote URLs (``s3://...``,
+    ``https://...``, which Lightning reads through fsspec)."""
     if not ckpt_path:
-        return False
+        return None
     text = str(ckpt_path)
     if text in ("last", "best", "hpc") or text.lower().split(":")[0] == "registry":
-        return False
+        return None
     if "://" in text and not text.startswith("file://"):
-        return False
-    return not Path(text.removeprefix("file://")).is_file()
+        return None
+    return Path(text.removeprefix("file://"))
+
+
+def missing_checkpoint(ckpt_path) -> bool:
+    """Whether ``--ckpt_path`` names a local file that is not there (not one of Lightning's
+    words nor a remote URL)."""
+    path = _local_path(ckpt_path)
+    return path is not None and not path.is_file()
+
+
+def unreadable_checkpoint(ckpt_path) -> str | None:
+    """Why the local file ``--ckpt_path`` is no Lightning checkpoint, loaded weights-only (a
+    pickle of other objects is refused, its code never run), or None where it is one (or it
+    is no local file). LightningCLI loads it for its hyperparameters, then the Trainer for its
+    weights: a CSV, an empty or cut-short file, a bare ``state_dict`` was a traceback from
+    either (after ``fit`` had validated its start)."""
+    import torch
+
+    path = _local_path(ckpt_path)
+    if path is None or not path.is_file():
+        return None
+    try:
+        with warnings.catch_warnings():  # torch's note on the pickle protocol of a cut file
+            warnings.simplefilter("ignore")
+            checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch.load of a foreign file: IndexError, EOFError, OSError...
+        return (f"does not load as a weights-only checkpoint ({type(exc).__name__}; a file "
+                "that needs code run to load is never unpickled): give a checkpoint saved "
+                "by fit")  # fmt: skip
+    if not (
+        isinstance(checkpoint, dict)
+        and isinstance(checkpoint.get("state_dict"), dict)
+        and "pytorch-lightning_version" in checkpoint
+    ):
+        return ("is no Lightning checkpoint (it holds no state_dict, or no Lightning version): "
+                "give a checkpoint saved by fit, under the ModelCheckpoint dirpath")  # fmt: skip
+    return None
 
 
 def unresolved_checkpoint(ckpt_path, trainer) -> str | None:
@@ -271,6 +308,9 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
             ckpt = self.config[subcommand].get("ckpt_path") if subcommand else None
             if missing_checkpoint(ckpt):
                 raise BadSetting(f"--ckpt_path {ckpt}: no such file")
+            unreadable = unreadable_checkpoint(ckpt)
+            if unreadable:
+                raise BadSetting(f"--ckpt_path {ckpt} {unreadable}")
             if subcommand in _EVALUATE and not ckpt:
                 # without one, Lightning scored the freshly initialised weights and printed
                 # their metrics as any other run's, without a word
