@@ -5,10 +5,11 @@ Learned model (LightningCLI; ``DenoisingSystem`` on (noisy, clean) windows):
     python experiments/denoise.py fit --config experiments/configs/denoise_lorenz.yaml
 
 The untrained start (the identity: the net's head starts at zero) is scored on validation and
-checkpointed too (``start.ckpt``) and kept when no epoch beats it, so a run never ends worse on
-validation than the noisy input itself. After ``fit`` the chosen model filters the test windows
-and one row (RMSE, SNR gain, validation MSE of the model and of the start) is appended to
-``--results_csv``. The resolved config goes beside it
+checkpointed too (``start.ckpt``; ``start-v1.ckpt`` beside an earlier run's) and kept when no
+epoch beats it, so a run never ends worse on validation than the noisy input itself. After
+``fit`` the chosen model filters the test windows and one row (RMSE, SNR gain, validation MSE
+of the model and of the start) is appended to ``--results_csv``. The resolved config goes
+beside it
 (``runs/denoise_learned.config.yaml``; never over the ``--config`` file).
 
 Classical baselines and nonparametric projection filters (the comparison harness):

@@ -6,11 +6,11 @@ Learned model (LightningCLI; ``ForecastingSystem`` on the harness's windows):
 
 With ``model.linear_init: ridge`` the linear branch starts as the closed-form ridge DLinear
 fitted on the training split (penalty chosen on validation). The starting model (that one, or
-the untrained DLinear average) is checkpointed too (``start.ckpt``) and kept when no epoch beats
-its validation loss. After ``fit`` the chosen checkpoint is scored on the test windows (DLinear
-protocol: z-scored data, every window, stride 1) and one row per run is appended to
-``--results_csv`` (test MSE/MAE, validation MSE of the model and of its start, epochs, fit
-time). The resolved config goes beside the CSV
+the untrained DLinear average) is checkpointed too (``start.ckpt``; ``start-v1.ckpt`` beside an
+earlier run's) and kept when no epoch beats its validation loss. After ``fit`` the chosen
+checkpoint is scored on the test windows (DLinear protocol: z-scored data, every window,
+stride 1) and one row per run is appended to ``--results_csv`` (test MSE/MAE, validation MSE
+of the model and of its start, epochs, fit time). The resolved config goes beside the CSV
 (``<its stem>.config.yaml``). ``test --config ... --ckpt_path CKPT`` scores a checkpoint through
 ``ForecastingSystem.test_step`` (``test_loss`` = MSE, ``test_mae``).
 

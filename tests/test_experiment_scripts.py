@@ -679,3 +679,26 @@ def test_a_two_process_cpu_ddp_fit_adds_one_row(tmp_path):
     assert len(rows) == 1
     assert rows["val_mse"].iloc[0] <= rows["start_val_mse"].iloc[0]
     assert done.stdout.count("test RMSE") == 1
+
+
+def test_a_later_run_into_the_same_checkpoint_folder_keeps_the_start_an_earlier_row_names(
+    tmp_path, monkeypatch
+):
+    # every run wrote its start to <dirpath>/start.ckpt: a second run with the config's
+    # dirpath replaced the first's, and the first row's checkpoint then held another model
+    # (Lightning versions its own files: epoch=0-step=1-v1.ckpt)
+    import pandas as pd
+    import torch
+
+    monkeypatch.chdir(tmp_path)
+    config = EXPERIMENTS / "configs" / "denoise_lorenz.yaml"
+    for d_model in ("8", "16"):  # lr 0.3: no epoch beats the start (as tested above)
+        argv = ["fit", "--config", str(config), *_TINY, "--data.n", "800", "--model.d_model",
+                d_model, "--model.lr", "0.3", "--results_csv", "out.csv"]  # fmt: skip
+        assert _script("denoise").main(argv) == 0
+    rows = pd.read_csv(tmp_path / "out.csv")
+    first, second = rows["checkpoint"]
+    assert first.endswith("start.ckpt") and first != second
+    saved = torch.load(first, map_location="cpu", weights_only=True)
+    assert saved["hyper_parameters"]["d_model"] == 8
+    assert len(list((tmp_path / "runs" / "ckpt" / "denoise_lorenz").glob("start*.ckpt"))) == 2

@@ -128,18 +128,24 @@ def unresolved_checkpoint(ckpt_path, trainer) -> str | None:
 
 def start_checkpoint(trainer, model, datamodule) -> tuple[str, float]:
     """Validate ``model`` before training and checkpoint it (``start.ckpt``, beside the
-    epochs' checkpoints): ``(path, val_loss)``, a candidate for :func:`chosen_checkpoint`.
+    epochs' checkpoints; ``start-v1.ckpt``, ... where an earlier run's is there, as Lightning
+    versions its own): ``(path, val_loss)``, a candidate for :func:`chosen_checkpoint`.
     Early stopping on ``val_loss`` counts its patience from it too."""
     import torch
 
     val = float(trainer.validate(model, datamodule=datamodule, verbose=False)[0]["val_loss"])
     cb = trainer.checkpoint_callback
-    path = Path(getattr(cb, "dirpath", None) or trainer.default_root_dir) / "start.ckpt"
+    folder = Path(getattr(cb, "dirpath", None) or trainer.default_root_dir)
+    path, version = folder / "start.ckpt", 0
+    while path.exists():  # an earlier run's start, which its results row names: kept
+        version += 1
+        path = folder / f"start-v{version}.ckpt"
+    path = trainer.strategy.broadcast(str(path))  # the first process's, which writes it
     trainer.save_checkpoint(path, weights_only=True)
     for es in trainer.early_stopping_callbacks:
         if es.monitor == "val_loss":
             es.best_score = torch.tensor(val)
-    return str(path), val
+    return path, val
 
 
 def chosen_checkpoint(trainer, model, datamodule, start) -> tuple[str | None, str, float]:
