@@ -261,6 +261,9 @@ _BAD = [
     ("forecast", ["--model.moving_average", "24"], "--model.moving_average must be odd"),
     # learn_decay=True (the default) with no decay: no decay was learned, unsaid
     ("denoise", ["--model.decay", "null"], "--model.learn_decay=True needs a decay to start"),
+    # a ValueError traceback from Lightning's seed_everything ("-1 is not in bounds")
+    ("denoise", ["--seed_everything", "-1"], "--seed_everything must be an integer in [0, "),
+    ("forecast", ["--seed_everything", "4294967296"], "--seed_everything must be an integer"),
 ]
 
 

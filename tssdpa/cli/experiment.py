@@ -311,6 +311,11 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
             super().parse_arguments(parser, args)
             # found only inside the Trainer, after the data was built: a traceback
             subcommand = self.config.get("subcommand")
+            seed = (self.config[subcommand] if subcommand else self.config).get("seed_everything")
+            if not isinstance(seed, bool) and isinstance(seed, int) and not 0 <= seed < 2**32:
+                # Lightning's seed_everything raised a ValueError traceback
+                raise BadSetting(f"--seed_everything must be an integer in [0, {2**32 - 1}] "
+                                 f"(or true for a random seed), got {seed}")  # fmt: skip
             ckpt = self.config[subcommand].get("ckpt_path") if subcommand else None
             if missing_checkpoint(ckpt):
                 raise BadSetting(f"--ckpt_path {ckpt}: no such file")
