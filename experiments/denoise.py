@@ -40,6 +40,16 @@ class DenoiseCLI(LightningCLI):
         parser.link_arguments("data.n_channels", "model.n_channels", apply_on="instantiate")
         parser.add_argument("--results_csv", default="runs/denoise_learned.csv")
 
+    def instantiate_classes(self):
+        super().instantiate_classes()
+        if self.subcommand == "fit":  # refused at the first training batch: a traceback
+            self.datamodule.setup("fit")
+            T, window = self.datamodule.train_set.tensors[0].shape[1], self.model.net.window
+            if T < window:  # a ValueError is one line of experiment_main's
+                raise ValueError(f"--model.window {window} is longer than the training windows "
+                                 f"({T} samples, --data.seq_len {self.datamodule.hparams.seq_len})"
+                                 f": take --model.window <= {T}, or longer windows")  # fmt: skip
+
     def before_fit(self):
         """Score and checkpoint the starting model, a candidate for the best checkpoint: the
         best epoch was reported even where it was worse on validation than the untrained

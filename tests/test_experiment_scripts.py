@@ -261,6 +261,12 @@ _BAD = [
     ("forecast", ["--model.moving_average", "24"], "--model.moving_average must be odd"),
     # learn_decay=True (the default) with no decay: no decay was learned, unsaid
     ("denoise", ["--model.decay", "null"], "--model.learn_decay=True needs a decay to start"),
+    # a ValueError traceback from the first training batch, after the start was validated
+    (
+        "denoise",
+        ["--model.window", "200"],
+        "--model.window 200 is longer than the training windows (128 samples, --data.seq_len 128)",
+    ),
     # a ValueError traceback from Lightning's seed_everything ("-1 is not in bounds")
     ("denoise", ["--seed_everything", "-1"], "--seed_everything must be an integer in [0, "),
     ("forecast", ["--seed_everything", "4294967296"], "--seed_everything must be an integer"),
