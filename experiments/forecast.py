@@ -50,6 +50,16 @@ class ForecastCLI(LightningCLI):
         parser.link_arguments("data.n_channels", "model.n_channels", apply_on="instantiate")
         parser.add_argument("--results_csv", default="runs/forecast_learned.csv")
 
+    def instantiate_classes(self):
+        super().instantiate_classes()
+        model = self.model
+        if self.subcommand == "fit" and not model.hparams.attention and not model.linear_lr_scale:
+            # failed in configure_optimizers, after the start was validated: a traceback (the
+            # closed-form start alone is LearnedProjectionForecaster's, or test --ckpt_path)
+            raise ValueError("--model.attention false with --model.linear_lr_scale 0: nothing "
+                             "to train; train the linear branch (linear_lr_scale > 0) or the "
+                             "attention")  # fmt: skip
+
     def before_fit(self):
         """``linear_init: ridge``: fit the closed-form linear branch on the training split;
         then score and checkpoint the starting model, a candidate for the best checkpoint.

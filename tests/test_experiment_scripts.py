@@ -267,6 +267,12 @@ _BAD = [
         ["--model.window", "200"],
         "--model.window 200 is longer than the training windows (128 samples, --data.seq_len 128)",
     ),
+    # a ValueError traceback from configure_optimizers, after the start was validated
+    (
+        "forecast",
+        ["--model.attention", "false", "--model.linear_lr_scale", "0"],
+        "--model.attention false with --model.linear_lr_scale 0: nothing to train",
+    ),
     # a ValueError traceback from Lightning's seed_everything ("-1 is not in bounds")
     ("denoise", ["--seed_everything", "-1"], "--seed_everything must be an integer in [0, "),
     ("forecast", ["--seed_everything", "4294967296"], "--seed_everything must be an integer"),
