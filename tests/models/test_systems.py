@@ -502,3 +502,19 @@ def test_the_systems_epoch_losses_are_averaged_over_ddp_processes(step):
     system.log = lambda name, value, **kw: logged.append((name, kw.get("sync_dist")))
     getattr(system, step)((torch.randn(2, 20, 1), torch.randn(2, 20, 1)), 0)
     assert logged and all(sync for _, sync in logged), logged
+
+
+@pytest.mark.parametrize("given", [5, ["not a callback"], "EarlyStopping"])
+def test_train_system_names_trainer_kwargs_callbacks_that_are_no_callbacks(given):
+    # "'int' object is not iterable", or Lightning's error from inside the Trainer, named
+    # no argument (tssdpa filter --params '{"trainer_kwargs": {"callbacks": 5}}')
+    from tssdpa.models.systems import train_system
+
+    y = _ar_series(300, channels=1)
+    train, val = _pairs(y[:200], 16, 2), _pairs(y[200:], 16, 2)
+    system = ForecastingSystem(16, 2, 1, patch_len=8, d_model=8, num_heads=2,
+                               dim_feedforward=16, linear_init="none")  # fmt: skip
+    kw = {"logger": False, "enable_checkpointing": False, "callbacks": given}
+    with pytest.raises(TypeError, match=r"trainer_kwargs\['callbacks'\] must be a Lightning "):
+        train_system(system, train, val, max_epochs=1, batch_size=32, patience=2,
+                     accelerator="cpu", enable_progress_bar=False, trainer_kwargs=kw)  # fmt: skip

@@ -421,8 +421,13 @@ def train_system(
         callbacks.append(best := BestWeights())
     # the caller's own callbacks (trainer_kwargs) run beside these: passed on as a second
     # callbacks= they raised TypeError ("got multiple values for keyword argument")
-    extra = kwargs.pop("callbacks", None) or []
-    callbacks += [extra] if isinstance(extra, Callback) else list(extra)
+    extra = kwargs.pop("callbacks", None)
+    extra = [] if extra is None else [extra] if isinstance(extra, Callback) else extra
+    if not isinstance(extra, list | tuple) or not all(isinstance(c, Callback) for c in extra):
+        # "'int' object is not iterable", or Lightning's error, named no argument
+        raise TypeError("trainer_kwargs['callbacks'] must be a Lightning Callback or a list of "
+                        f"them, got {extra!r}")  # fmt: skip
+    callbacks += list(extra)
     # a fit without a progress bar prints nothing of Lightning's own (devices found, tips)
     with lightning_info_hidden(not kwargs["enable_progress_bar"]):
         trainer = L.Trainer(callbacks=callbacks, **kwargs)
