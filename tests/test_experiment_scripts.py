@@ -717,3 +717,22 @@ def test_a_later_run_into_the_same_checkpoint_folder_keeps_the_start_an_earlier_
     saved = torch.load(first, map_location="cpu", weights_only=True)
     assert saved["hyper_parameters"]["d_model"] == 8
     assert len(list((tmp_path / "runs" / "ckpt" / "denoise_lorenz").glob("start*.ckpt"))) == 2
+
+
+def test_fit_refuses_to_resume_from_a_weights_only_checkpoint_before_anything_runs(
+    tmp_path, monkeypatch, capsys
+):
+    # the start.ckpt a results row names (saved weights-only) given to fit --ckpt_path was a
+    # KeyError traceback from inside the Trainer ("checkpoint contains only the model"),
+    # after the start had been validated; test --ckpt_path scores it as before
+    monkeypatch.chdir(tmp_path)
+    argv = ["fit", *_TINY, "--data.n", "800", "--model.d_model", "8", "--results_csv", "o.csv"]
+    assert _script("denoise").main(argv) == 0
+    start = str(next(tmp_path.rglob("start.ckpt")).relative_to(tmp_path))
+    before = sorted(str(p) for p in tmp_path.rglob("*"))
+    assert _script("denoise").main([*argv, "--ckpt_path", start]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"denoise.py: error: --ckpt_path {start} holds the weights only")
+    assert sorted(str(p) for p in tmp_path.rglob("*")) == before
+    test = ["test", *_TINY, "--data.n", "800", "--ckpt_path", start]
+    assert _script("denoise").main(test) == 0

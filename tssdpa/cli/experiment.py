@@ -71,12 +71,14 @@ def missing_checkpoint(ckpt_path) -> bool:
     return path is not None and not path.is_file()
 
 
-def unreadable_checkpoint(ckpt_path) -> str | None:
+def unreadable_checkpoint(ckpt_path, resume: bool = False) -> str | None:
     """Why the local file ``--ckpt_path`` is no Lightning checkpoint, loaded weights-only (a
     pickle of other objects is refused, its code never run), or None where it is one (or it
     is no local file). LightningCLI loads it for its hyperparameters, then the Trainer for its
     weights: a CSV, an empty or cut-short file, a bare ``state_dict`` was a traceback from
-    either (after ``fit`` had validated its start)."""
+    either (after ``fit`` had validated its start). ``resume`` (``fit``): a checkpoint of the
+    weights only (``start.ckpt``, ``save_weights_only``) is refused too, which Lightning
+    cannot resume training from (a ``KeyError`` traceback)."""
     import torch
 
     path = _local_path(ckpt_path)
@@ -97,6 +99,10 @@ def unreadable_checkpoint(ckpt_path) -> str | None:
     ):
         return ("is no Lightning checkpoint (it holds no state_dict, or no Lightning version): "
                 "give a checkpoint saved by fit, under the ModelCheckpoint dirpath")  # fmt: skip
+    if resume and "optimizer_states" not in checkpoint:
+        return ("holds the weights only (as start.ckpt, or a ModelCheckpoint with "
+                "save_weights_only): fit cannot resume training from it; `test --ckpt_path` "
+                "scores it")  # fmt: skip
     return None
 
 
@@ -319,7 +325,7 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
             ckpt = self.config[subcommand].get("ckpt_path") if subcommand else None
             if missing_checkpoint(ckpt):
                 raise BadSetting(f"--ckpt_path {ckpt}: no such file")
-            unreadable = unreadable_checkpoint(ckpt)
+            unreadable = unreadable_checkpoint(ckpt, resume=subcommand == "fit")
             if unreadable:
                 raise BadSetting(f"--ckpt_path {ckpt} {unreadable}")
             if subcommand in _EVALUATE and not ckpt:
