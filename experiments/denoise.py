@@ -30,7 +30,12 @@ import pandas as pd
 import torch
 from lightning.pytorch.cli import LightningCLI
 
-from tssdpa.cli.experiment import chosen_checkpoint, settings_row, start_checkpoint
+from tssdpa.cli.experiment import (
+    chosen_checkpoint,
+    chosen_model,
+    settings_row,
+    start_checkpoint,
+)
 from tssdpa.data.lightning import DenoiseDataModule
 from tssdpa.files import replacing
 
@@ -66,8 +71,7 @@ class DenoiseCLI(LightningCLI):
         load, ckpt, val = chosen_checkpoint(self.trainer, model, dm, start)
         if not self.trainer.is_global_zero:  # one row per run, not one per DDP process
             return
-        if load:
-            model = type(model).load_from_checkpoint(load)
+        model = chosen_model(model, load)
         model.eval()
         err = sig = noise = 0.0
         with torch.no_grad():

@@ -31,7 +31,12 @@ import pandas as pd
 import torch
 from lightning.pytorch.cli import LightningCLI
 
-from tssdpa.cli.experiment import chosen_checkpoint, settings_row, start_checkpoint
+from tssdpa.cli.experiment import (
+    chosen_checkpoint,
+    chosen_model,
+    settings_row,
+    start_checkpoint,
+)
 from tssdpa.data.lightning import ForecastDataModule
 from tssdpa.files import replacing
 
@@ -88,8 +93,7 @@ class ForecastCLI(LightningCLI):
         load, ckpt, val = chosen_checkpoint(self.trainer, model, dm, start)
         if not self.trainer.is_global_zero:  # one row per run, not one per DDP process
             return
-        if load:
-            model = type(model).load_from_checkpoint(load)
+        model = chosen_model(model, load)
         model.eval()
         se = ae = n = 0.0
         with torch.no_grad():

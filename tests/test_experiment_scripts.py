@@ -736,3 +736,23 @@ def test_fit_refuses_to_resume_from_a_weights_only_checkpoint_before_anything_ru
     assert sorted(str(p) for p in tmp_path.rglob("*")) == before
     test = ["test", *_TINY, "--data.n", "800", "--ckpt_path", start]
     assert _script("denoise").main(test) == 0
+
+
+@pytest.mark.parametrize(("lr", "kept_start"), [(0.3, True), (0.003, False)])
+def test_a_fit_without_checkpointing_writes_no_checkpoint_and_still_keeps_a_better_start(
+    lr, kept_start, tmp_path, monkeypatch
+):
+    # --trainer.enable_checkpointing false wrote the start to ./start.ckpt all the same (the
+    # working folder: there was no checkpoint folder), and a new one beside it every run
+    import pandas as pd
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["fit", *_TINY, "--data.n", "800", "--model.d_model", "8", "--model.lr", str(lr),
+            "--trainer.enable_checkpointing", "false", "--results_csv", "out.csv"]  # fmt: skip
+    assert _script("denoise").main(argv) == 0
+    assert not list(tmp_path.rglob("*.ckpt"))
+    row = pd.read_csv(tmp_path / "out.csv").iloc[-1]
+    assert pd.isna(row["checkpoint"]) and row["val_mse"] <= row["start_val_mse"]
+    assert (row["val_mse"] == row["start_val_mse"]) == kept_start
+    if kept_start:  # the identity: its output is the noisy input
+        assert row["snr_gain_db"] == pytest.approx(0.0, abs=1e-6)

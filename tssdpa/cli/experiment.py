@@ -10,6 +10,7 @@ from pathlib import Path
 
 __all__ = [
     "chosen_checkpoint",
+    "chosen_model",
     "experiment_main",
     "missing_checkpoint",
     "settings_row",
@@ -136,11 +137,18 @@ def start_checkpoint(trainer, model, datamodule) -> tuple[str, float]:
     """Validate ``model`` before training and checkpoint it (``start.ckpt``, beside the
     epochs' checkpoints; ``start-v1.ckpt``, ... where an earlier run's is there, as Lightning
     versions its own): ``(path, val_loss)``, a candidate for :func:`chosen_checkpoint`.
+    Without checkpointing (``--trainer.enable_checkpointing false``) no file is written: the
+    path is a copy of the weights instead (it was ``./start.ckpt``, one more every run).
     Early stopping on ``val_loss`` counts its patience from it too."""
     import torch
 
     val = float(trainer.validate(model, datamodule=datamodule, verbose=False)[0]["val_loss"])
+    for es in trainer.early_stopping_callbacks:
+        if es.monitor == "val_loss":
+            es.best_score = torch.tensor(val)
     cb = trainer.checkpoint_callback
+    if cb is None:
+        return {k: v.detach().clone() for k, v in model.state_dict().items()}, val
     folder = Path(getattr(cb, "dirpath", None) or trainer.default_root_dir)
     path, version = folder / "start.ckpt", 0
     while path.exists():  # an earlier run's start, which its results row names: kept
@@ -148,16 +156,14 @@ def start_checkpoint(trainer, model, datamodule) -> tuple[str, float]:
         path = folder / f"start-v{version}.ckpt"
     path = trainer.strategy.broadcast(str(path))  # the first process's, which writes it
     trainer.save_checkpoint(path, weights_only=True)
-    for es in trainer.early_stopping_callbacks:
-        if es.monitor == "val_loss":
-            es.best_score = torch.tensor(val)
     return path, val
 
 
 def chosen_checkpoint(trainer, model, datamodule, start) -> tuple[str | None, str, float]:
-    """After fit: ``(file to load or None for the model as trained, checkpoint to report,
-    its val_loss)`` -- the best epoch on validation, or the start of :func:`start_checkpoint`
-    where no epoch beat it (a learned model never ends worse on validation than it began)."""
+    """After fit: ``(file to load, or the start's weights, or None for the model as
+    trained; checkpoint to report; its val_loss)`` -- the best epoch on validation, or the
+    start of :func:`start_checkpoint` where no epoch beat it (a learned model never ends
+    worse on validation than it began); :func:`chosen_model` applies it."""
     cb = trainer.checkpoint_callback
     ckpt = getattr(cb, "best_model_path", "")
     best = getattr(cb, "best_model_score", None)
@@ -170,9 +176,19 @@ def chosen_checkpoint(trainer, model, datamodule, start) -> tuple[str | None, st
         val = float(trainer.validate(model, datamodule=datamodule, verbose=False)[0]["val_loss"])
         load, ckpt = None, ckpt if getattr(cb, "monitor", True) is None else ""
     if not val < start[1]:  # no epoch beat the starting model
-        ckpt, val = start
-        load = ckpt
+        load, val = start
+        ckpt = load if isinstance(load, str) else ""  # weights in memory: no file
     return load, ckpt, val
+
+
+def chosen_model(model, load):
+    """``model`` as :func:`chosen_checkpoint` chose it: loaded from its file, given the
+    start's weights, or as trained (``load`` None)."""
+    if isinstance(load, dict):  # the start, kept in memory without checkpointing
+        model.load_state_dict(load)
+    elif load:
+        model = type(model).load_from_checkpoint(load)
+    return model
 
 
 #: the model's arguments that only its own ``configure_optimizers`` reads (AdamW's): with an
