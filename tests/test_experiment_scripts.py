@@ -756,3 +756,28 @@ def test_a_fit_without_checkpointing_writes_no_checkpoint_and_still_keeps_a_bett
     assert (row["val_mse"] == row["start_val_mse"]) == kept_start
     if kept_start:  # the identity: its output is the noisy input
         assert row["snr_gain_db"] == pytest.approx(0.0, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("monitor: val_los, patience", "EarlyStopping(monitor='val_los')"),
+        ("monitor: val_los, save_top_k", "ModelCheckpoint(monitor='val_los')"),
+    ],
+)
+def test_a_callback_monitoring_no_logged_metric_is_one_line_before_training(
+    given, said, tmp_path, monkeypatch, capsys
+):
+    # a misspelt monitor in the YAML trained a whole epoch, then was a RuntimeError or
+    # MisconfigurationException traceback
+    monkeypatch.chdir(tmp_path)
+    config = (EXPERIMENTS / "configs" / "denoise_lorenz.yaml").read_text()
+    right = given.replace("val_los,", "val_loss,")
+    assert right in config
+    (tmp_path / "typo.yaml").write_text(config.replace(right, given))
+    argv = ["fit", "--config", "typo.yaml", *_TINY, "--data.n", "800", "--results_csv", "o.csv"]
+    assert _script("denoise").main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == (f"denoise.py: error: --trainer.callbacks: {said} names no metric the "
+                       "model logs: val_loss or train_loss")  # fmt: skip
+    assert not list(tmp_path.rglob("*.ckpt")) and not (tmp_path / "o.csv").exists()

@@ -15,6 +15,7 @@ __all__ = [
     "missing_checkpoint",
     "settings_row",
     "start_checkpoint",
+    "unlogged_monitor",
     "unreadable_checkpoint",
     "unresolved_checkpoint",
 ]
@@ -44,6 +45,27 @@ def _notes_said(prog: str, show):
             show(message, category, filename, lineno, file, line)
 
     return showwarning
+
+
+#: what the systems log while fitting (``ModelCheckpoint`` may also monitor Lightning's own
+#: ``epoch`` and ``step``): a callback that monitors another name failed after an epoch
+_LOGGED = ("val_loss", "train_loss")
+
+
+def unlogged_monitor(trainer) -> str | None:
+    """The first of ``trainer``'s callbacks that monitors no metric the systems log while
+    fitting, as ``EarlyStopping(monitor='val_los')``, or None. A misspelt ``monitor`` in the
+    YAML trained an epoch, then was a ``RuntimeError`` or ``MisconfigurationException``
+    traceback (an ``EarlyStopping`` with ``strict=False`` only warns: left to it)."""
+    from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
+
+    for cb in trainer.callbacks:
+        monitor = getattr(cb, "monitor", None)
+        if isinstance(cb, ModelCheckpoint) and monitor not in (None, *_LOGGED, "epoch", "step"):
+            return f"ModelCheckpoint(monitor={monitor!r})"
+        if isinstance(cb, EarlyStopping) and cb.strict and monitor not in _LOGGED:
+            return f"EarlyStopping(monitor={monitor!r})"
+    return None
 
 
 #: the subcommands that only evaluate a model: without --ckpt_path they would evaluate the
@@ -367,6 +389,10 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
                 no_file = unresolved_checkpoint(ckpt, self.trainer)
                 if no_file:
                     raise BadSetting(f"--ckpt_path {ckpt}: {no_file}")
+            unlogged = unlogged_monitor(self.trainer) if self.subcommand == "fit" else None
+            if unlogged:
+                raise BadSetting(f"--trainer.callbacks: {unlogged} names no metric the model "
+                                 f"logs: {' or '.join(_LOGGED)}")  # fmt: skip
             # what the system builds (a checkpoint loads) but does not fit, before fitting
             check = getattr(self.model, "check_fit_settings", None)
             if self.subcommand == "fit" and check is not None:
