@@ -781,3 +781,21 @@ def test_a_callback_monitoring_no_logged_metric_is_one_line_before_training(
     assert err[-1] == (f"denoise.py: error: --trainer.callbacks: {said} names no metric the "
                        "model logs: val_loss or train_loss")  # fmt: skip
     assert not list(tmp_path.rglob("*.ckpt")) and not (tmp_path / "o.csv").exists()
+
+
+@pytest.mark.parametrize("subcommand", ["test", "fit"])
+def test_a_checkpoint_of_another_shape_than_the_data_builds_is_one_line_naming_a_weight(
+    subcommand, tmp_path, monkeypatch, capsys
+):
+    # the model's settings come from the checkpoint, but lookback and horizon from --data:
+    # another --data.lookback was a RuntimeError traceback of size mismatches from the Trainer
+    monkeypatch.chdir(tmp_path)
+    argv = ["fit", *_TINY, *_TINY_LORENZ, "--trainer.enable_checkpointing", "true"]
+    assert _script("forecast").main(argv) == 0
+    ckpt = str(next(tmp_path.rglob("epoch=*.ckpt")).relative_to(tmp_path))
+    argv = [subcommand, *_TINY, *_TINY_LORENZ, "--data.lookback", "16", "--ckpt_path", ckpt]
+    assert _script("forecast").main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"forecast.py: error: --ckpt_path {ckpt} holds a model of other "
+                              "shapes than these settings build (net.")  # fmt: skip
+    assert "--data" in err[-1]

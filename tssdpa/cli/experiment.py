@@ -9,6 +9,7 @@ import warnings
 from pathlib import Path
 
 __all__ = [
+    "checkpoint_mismatch",
     "chosen_checkpoint",
     "chosen_model",
     "experiment_main",
@@ -126,6 +127,29 @@ def unreadable_checkpoint(ckpt_path, resume: bool = False) -> str | None:
         return ("holds the weights only (as start.ckpt, or a ModelCheckpoint with "
                 "save_weights_only): fit cannot resume training from it; `test --ckpt_path` "
                 "scores it")  # fmt: skip
+    return None
+
+
+def checkpoint_mismatch(ckpt_path, model) -> str | None:
+    """Why the weights of the local file ``--ckpt_path`` (readable:
+    :func:`unreadable_checkpoint`) do not fit ``model``, as built: the first weight whose
+    shape differs, or None. LightningCLI builds the model with the checkpoint's settings, but
+    those linked from ``--data`` (lookback, horizon, channels) are the data's: another
+    ``--data.lookback`` was a ``RuntimeError`` traceback of size mismatches from the Trainer."""
+    import torch
+
+    path = _local_path(ckpt_path)
+    if path is None or not path.is_file():
+        return None
+    saved = torch.load(path, map_location="cpu", weights_only=True)["state_dict"]
+    here = model.state_dict()
+    for key in sorted({*saved, *here}):
+        a, b = (tuple(d[key].shape) if key in d else "none" for d in (saved, here))
+        if a != b:
+            return (f"holds a model of other shapes than these settings build ({key}: {a} in "
+                    f"the file, {b} here); the model's settings come from the checkpoint: "
+                    "give the --data settings it was trained with (lookback, horizon, "
+                    "dataset)")  # fmt: skip
     return None
 
 
@@ -384,8 +408,11 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
                 flag = "--data.data_dir"
                 message = str(exc).replace("data_dir (--data-dir)", flag)
                 raise BadSetting(f"--data: {message.replace('--data-dir', flag)}") from None
+            ckpt = self.config[self.subcommand].get("ckpt_path") if self.subcommand else None
+            mismatch = checkpoint_mismatch(ckpt, self.model)
+            if mismatch:
+                raise BadSetting(f"--ckpt_path {ckpt} {mismatch}")
             if self.subcommand in _EVALUATE:
-                ckpt = self.config[self.subcommand].get("ckpt_path")
                 no_file = unresolved_checkpoint(ckpt, self.trainer)
                 if no_file:
                     raise BadSetting(f"--ckpt_path {ckpt}: {no_file}")
