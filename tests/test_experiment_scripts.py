@@ -799,3 +799,21 @@ def test_a_checkpoint_of_another_shape_than_the_data_builds_is_one_line_naming_a
     assert err[-1].startswith(f"forecast.py: error: --ckpt_path {ckpt} holds a model of other "
                               "shapes than these settings build (net.")  # fmt: skip
     assert "--data" in err[-1]
+
+
+def test_model_settings_replaced_by_the_checkpoints_are_one_note_each(tmp_path, monkeypatch,
+                                                                     capsys):  # fmt: skip
+    # LightningCLI builds the model with the checkpoint's settings: a --model.lr 0.05 given
+    # with --ckpt_path was dropped without a word (and a resumed run's row said 0.001)
+    monkeypatch.chdir(tmp_path)
+    argv = ["fit", *_TINY, *_TINY_LORENZ, "--trainer.enable_checkpointing", "true"]
+    assert _script("forecast").main(argv) == 0
+    ckpt = str(next(tmp_path.rglob("epoch=*.ckpt")).relative_to(tmp_path))
+    capsys.readouterr()
+    argv = ["test", *_TINY, *_TINY_LORENZ, "--ckpt_path", ckpt]
+    assert _script("forecast").main([*argv, "--model.lr", "0.05"]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if "note:" in line]
+    assert notes == [f"forecast.py: note: --ckpt_path {ckpt}: the model is built with the "
+                     "checkpoint's settings: lr=0.001 (not 0.05)"]  # fmt: skip
+    assert _script("forecast").main(argv) == 0
+    assert "note:" not in capsys.readouterr().err

@@ -385,6 +385,10 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
                 raise BadSetting(f"--seed_everything must be an integer in [0, {2**32 - 1}] "
                                  f"(or true for a random seed), got {seed}")  # fmt: skip
             ckpt = self.config[subcommand].get("ckpt_path") if subcommand else None
+            # LightningCLI builds the model with the checkpoint's settings: told where they
+            # differ from those given (a --model.lr 0.05 to resume was dropped unsaid)
+            model = self.config[subcommand].get("model") if ckpt else None
+            self._given_model = dict(vars(model)) if hasattr(model, "__dict__") else {}
             if missing_checkpoint(ckpt):
                 raise BadSetting(f"--ckpt_path {ckpt}: no such file")
             unreadable = unreadable_checkpoint(ckpt, resume=subcommand == "fit")
@@ -412,6 +416,12 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
             mismatch = checkpoint_mismatch(ckpt, self.model)
             if mismatch:
                 raise BadSetting(f"--ckpt_path {ckpt} {mismatch}")
+            given, built = getattr(self, "_given_model", {}), self.model.hparams
+            replaced = [f"{k}={built[k]!r} (not {v!r})" for k, v in given.items()
+                        if k in built and built[k] != v]  # fmt: skip
+            if replaced:
+                print(f"{task}.py: note: --ckpt_path {ckpt}: the model is built with the "
+                      f"checkpoint's settings: {', '.join(replaced)}", file=sys.stderr)  # fmt: skip
             if self.subcommand in _EVALUATE:
                 no_file = unresolved_checkpoint(ckpt, self.trainer)
                 if no_file:
