@@ -1137,3 +1137,15 @@ def test_two_process_cpu_ddp_run(pairs_file, cache_dir, tmp_path):
     history = (tmp_path / "history.csv").read_text().splitlines()
     assert len(history) == 1 + 2
     assert "test_bleu" in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("contents", [b"source,target\nhi,hola\n", b"\x80\x02]q\x00."])
+def test_load_checkpoint_refuses_any_file_torch_cannot_read_with_a_value_error(contents, tmp_path):
+    # a CSV given as --ckpt_path was an IndexError traceback ("pop from empty list") from
+    # torch's weights-only unpickler, past the ValueError the CLI turns into one line
+    from tssdpa.translation.translator import load_checkpoint
+
+    path = tmp_path / "not_a.ckpt"
+    path.write_bytes(contents)
+    with pytest.raises(ValueError, match="does not load weights-only|is not a Lightning"):
+        load_checkpoint(path)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import inspect
 import os
-import pickle
 from collections.abc import Iterable, Sequence
 
 import torch
@@ -21,7 +20,7 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
     with a ``state_dict`` dict."""
     try:
         checkpoint = torch.load(path, map_location=map_location, weights_only=True)
-    except (RuntimeError, pickle.UnpicklingError, EOFError) as err:
+    except Exception as err:  # a foreign file: IndexError (a CSV), OSError, EOFError...
         first = (str(err).strip().splitlines() or [type(err).__name__])[0]
         raise ValueError(f"does not load weights-only: {first}") from None
     if not isinstance(checkpoint, dict) or not isinstance(checkpoint.get("state_dict"), dict):
