@@ -273,6 +273,17 @@ _BAD = [
         ["--model.attention", "false", "--model.linear_lr_scale", "0"],
         "--model.attention false with --model.linear_lr_scale 0: nothing to train",
     ),
+    # an IndexError traceback: validating the start gave no val_loss
+    (
+        "denoise",
+        ["--trainer.limit_val_batches", "0"],
+        "--trainer.limit_val_batches 0: no validation",
+    ),
+    (
+        "forecast",
+        ["--trainer.limit_val_batches", "0.0"],
+        "--trainer.limit_val_batches 0.0: no validation",
+    ),
     # a ValueError traceback from Lightning's seed_everything ("-1 is not in bounds")
     ("denoise", ["--seed_everything", "-1"], "--seed_everything must be an integer in [0, "),
     ("forecast", ["--seed_everything", "4294967296"], "--seed_everything must be an integer"),

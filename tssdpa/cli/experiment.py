@@ -426,6 +426,11 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
                 no_file = unresolved_checkpoint(ckpt, self.trainer)
                 if no_file:
                     raise BadSetting(f"--ckpt_path {ckpt}: {no_file}")
+            limit = self.trainer.limit_val_batches
+            if self.subcommand == "fit" and limit == 0:  # validating the start: IndexError
+                raise BadSetting(f"--trainer.limit_val_batches {limit}: no validation, by which "
+                                 "a fit chooses its model (the start or an epoch); give a "
+                                 "positive limit")  # fmt: skip
             unlogged = unlogged_monitor(self.trainer) if self.subcommand == "fit" else None
             if unlogged:
                 raise BadSetting(f"--trainer.callbacks: {unlogged} names no metric the model "
