@@ -179,7 +179,7 @@ def unresolved_checkpoint(ckpt_path, trainer) -> str | None:
     return None
 
 
-def start_checkpoint(trainer, model, datamodule) -> tuple[str, float]:
+def start_checkpoint(trainer, model, datamodule) -> tuple[str | dict, float]:
     """Validate ``model`` before training and checkpoint it (``start.ckpt``, beside the
     epochs' checkpoints; ``start-v1.ckpt``, ... where an earlier run's is there, as Lightning
     versions its own): ``(path, val_loss)``, a candidate for :func:`chosen_checkpoint`.
@@ -205,7 +205,7 @@ def start_checkpoint(trainer, model, datamodule) -> tuple[str, float]:
     return path, val
 
 
-def chosen_checkpoint(trainer, model, datamodule, start) -> tuple[str | None, str, float]:
+def chosen_checkpoint(trainer, model, datamodule, start) -> tuple[str | dict | None, str, float]:
     """After fit: ``(file to load, or the start's weights, or None for the model as
     trained; checkpoint to report; its val_loss)`` -- the best epoch on validation, or the
     start of :func:`start_checkpoint` where no epoch beat it (a learned model never ends
