@@ -25,12 +25,8 @@ samples), of the fusion IMU's six axes under the same noises, and of the four ET
 recorded: the decision of ``spike_channels`` with its cheap screen against the rule's own
 (``channel_spikes``); it prints the channels where they differ (none).
 
-``--part pulses``: trains of pulses of the signal (amplitude 5, white noise 0.2, 3,000
-samples): the noisy series' RMSE against the clean train, the default fit's, the fit's with
-``glitches=None``, and whether the fit took the channel for impulsive noise.
-
 ``--part foretold``: ``spikes.foretold_shares`` (how often the patterns nearest to those before
-the far samples are followed by a far sample too, and the far samples' own share) under
+the spikes' first samples are followed by one too, and their own share) under
 impulsive noise on the series, under one-sided hits at random times, and for spikes of the
 signal: a Hindmarsh-Rose neuron (``experiments/unseen_suite_2.py``) under Gaussian noise, an
 uneven train of 2-sample pulses and bursts of spikes.
@@ -48,14 +44,14 @@ z-scored), the setting of ``experiments/local_target_noise_probe.py --self-super
     .venv/bin/python experiments/spikes_probe.py --part screen
     .venv/bin/python experiments/spikes_probe.py --part filter --series lorenz pulse_train
     .venv/bin/python experiments/spikes_probe.py --part filter --series imu6 --snrs 10
-    .venv/bin/python experiments/spikes_probe.py --part pulses
     .venv/bin/python experiments/spikes_probe.py --part foretold
     .venv/bin/python experiments/spikes_probe.py --part pulses
 
 ``--part pulses``: trains of narrow pulses (amplitude 5, white Gaussian noise 0.2, 3,000
 samples, seed 0) -- Gaussian peaks of 1 to 3 samples' standard deviation every 50 or 47.3
 samples, denser trains, a 2-sample flat pulse, a 2-sample peak half a sample off centre, a
-one-sided decay -- and whether the rule takes them for impulsive noise: the self-supervised
+one-sided decay, 2-sample pulses at uneven spacing, bursts of spikes on a plateau -- and
+whether the rule takes them for impulsive noise: the self-supervised
 fit's RMSE against the clean train, with the rule and without it (``glitches=None``), beside
 the noisy series'.
 """

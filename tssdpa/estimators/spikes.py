@@ -26,7 +26,8 @@ motion.
 A channel is treated so only where it has impulsive noise: more than ``MIN_SPIKE_SHARE`` of
 its samples (``MIN_SPIKES`` at least) beyond ``IMPULSIVE_REACH`` typical distances, those far
 samples are not a regular train of pulses of the signal (nearly all on one side at even
-spacing, :func:`_a_pulse_train`: pulses too narrow or too dense for the run rule), and it
+spacing, :func:`_a_pulse_train`: pulses too narrow or too dense for the run rule) nor spikes
+that the samples before them foretell (:func:`_foretold`: a neuron's bursts), and it
 does not hold its readings (exact repeats, :data:`~tssdpa.estimators.selection.REPEAT_SHARE`).
 What that asks was set on the shared recordings as recorded (the two IMUs, the four ETT
 tables: 43 channels): 9 hold their readings; the others have 0.2 to 4.5 such samples in 1,000,
@@ -191,7 +192,8 @@ def spike_channels(x2: np.ndarray) -> np.ndarray:
     """(C,) bool: the channels of the (T, C) series ``x2`` that have impulsive noise (more
     than ``MIN_SPIKE_SHARE`` of their samples, ``MIN_SPIKES`` at least, beyond
     ``IMPULSIVE_REACH`` typical distances) that are not a regular train of pulses of the
-    signal (:func:`_a_pulse_train`). A fit decides this once, on its block
+    signal (:func:`_a_pulse_train`) nor foretold by the samples before them
+    (:func:`_foretold`). A fit decides this once, on its block
     (``spike_channels_``), so that a short stretch filtered later, with fewer spikes than the
     test asks, is treated as the filter was fitted."""
     x2 = np.asarray(x2, dtype=np.float64)
@@ -202,44 +204,47 @@ def spike_channels(x2: np.ndarray) -> np.ndarray:
         _, strong, known = channel_spikes(x2[:, c])
         far = np.count_nonzero(strong)
         out[c] = far >= MIN_SPIKES and far > MIN_SPIKE_SHARE * known
-        out[c] &= not _a_pulse_train(strong) and not _foretold(x2[:, c], strong)
+        out[c] = out[c] and not _a_pulse_train(strong) and not _foretold(x2[:, c], strong)
     return out
 
 
 def _foretold(v: np.ndarray, strong: np.ndarray) -> bool:
     """Whether the far samples of ``channel_spikes`` (``strong``, as in :func:`_a_pulse_train`)
     on their majority side are foretold by the samples before them: signal (a neuron's
-    spikes, which its rising potential announces; a pulse 2 samples wide, whose first sample
-    announces the second; heartbeats at a varying rate), not impulsive noise, which hits at
-    random whatever came before. Foretold where, of the patterns nearest to those before the
-    far samples (:func:`foretold_shares`), a share above ``FORETOLD_SHARE`` and
-    ``FORETOLD_RATIO`` times the far samples' own share is followed by one too. Under 2%
-    outliers of 10x (either sign) on the bench's series and one-sided hits at random times
-    the share stays below 0.04 (at most 3x their own); a bursting Hindmarsh-Rose neuron
-    sampled at its spikes' width gives 0.52-0.65, an uneven train of 2-sample pulses 0.46
-    (``experiments/spikes_probe.py --part foretold``)."""
+    spikes, which its rising potential announces), not impulsive noise, which hits at random
+    whatever came before. Foretold where, of the patterns nearest to those before the spikes'
+    first samples (:func:`foretold_shares`), a share above ``FORETOLD_SHARE`` and
+    ``FORETOLD_RATIO`` times their own share is followed by one too. Under 2% outliers of 10x
+    (either sign) on the bench's series and one-sided hits at random times the share stays
+    below 0.04 (at most 2.4x their own); a bursting Hindmarsh-Rose neuron sampled at its
+    spikes' width gives 0.33-0.64, bursts of spikes on a plateau 0.99
+    (``experiments/spikes_probe.py --part foretold``). Not told: pulses at random times
+    (an uneven train of 2-sample pulses: 0.015), which nothing before them announces."""
     shares = foretold_shares(v, strong)
     return shares is not None and shares[0] > max(FORETOLD_SHARE, FORETOLD_RATIO * shares[1])
 
 
 def foretold_shares(v: np.ndarray, strong: np.ndarray) -> tuple[float, float] | None:
-    """``(followed, own)`` for the (T,) channel ``v`` and its far samples ``strong``: per far
-    sample on the majority side, the ``FORETOLD_K`` patterns of the ``SPIKE_HALF`` samples
-    before a sample nearest to those before it (none within ``SPIKE_HALF`` of it in time),
-    the share of them followed by such a far sample, averaged over the far samples; and the
-    share of all samples that are one. None where there are fewer than ``MIN_SPIKES`` of them
-    with a complete pattern before."""
+    """``(followed, own)`` for the (T,) channel ``v`` and its far samples ``strong``. The far
+    samples asked about are those on the majority side with no far sample among the
+    ``SPIKE_HALF`` before them (a spike's first sample: the second of a pair announces
+    itself, an impulsive hit 2 samples wide as much as a pulse of the signal). Per such
+    sample, the ``FORETOLD_K`` patterns of the ``SPIKE_HALF`` samples before a sample nearest
+    to those before it (none within ``SPIKE_HALF`` of it in time): the share of them followed
+    by such a sample, averaged over them; and the share of all samples that are one. None
+    where fewer than ``MIN_SPIKES`` have a complete pattern before."""
     times = np.flatnonzero(strong)
     if len(times) < MIN_SPIKES:
         return None
     side = 1.0 if np.mean(strong[times] > 0) >= 0.5 else -1.0
-    far = strong * side > 0  # (T,)
     E = SPIKE_HALF
+    any_far = np.r_[np.zeros(E, dtype=bool), sliding_window_view(strong != 0, E).any(axis=1)]
+    first = (strong * side > 0) & ~any_far[: len(strong)]  # (T,): none far in the E before
     before = sliding_window_view(np.asarray(v, dtype=np.float64), E)[:-1]  # (T - E, E)
     at = np.arange(E, len(v))  # the sample each pattern comes before
     ok = np.isfinite(before).all(axis=1)
     before, at = before[ok], at[ok]
-    queries = np.flatnonzero(far[at])
+    queries = np.flatnonzero(first[at])
     k = min(FORETOLD_K + 2 * E + 1, len(at))  # enough to leave K outside the own stretch
     if len(queries) < MIN_SPIKES or k <= 2 * E + 1:
         return None
@@ -247,8 +252,8 @@ def foretold_shares(v: np.ndarray, strong: np.ndarray) -> tuple[float, float] | 
     idx = idx.reshape(len(queries), k)
     apart = np.abs(at[idx] - at[queries][:, None]) > E
     used = apart & (np.cumsum(apart, axis=1) <= FORETOLD_K)  # the K nearest apart in time
-    followed = (far[at[idx]] & used).sum(axis=1) / np.maximum(used.sum(axis=1), 1)
-    return float(np.mean(followed)), float(np.mean(far[at]))
+    followed = (first[at[idx]] & used).sum(axis=1) / np.maximum(used.sum(axis=1), 1)
+    return float(np.mean(followed)), float(np.mean(first[at]))
 
 
 def _a_pulse_train(strong: np.ndarray) -> bool:
