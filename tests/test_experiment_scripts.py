@@ -828,3 +828,17 @@ def test_model_settings_replaced_by_the_checkpoints_are_one_note_each(tmp_path, 
                      "checkpoint's settings: lr=0.001 (not 0.05)"]  # fmt: skip
     assert _script("forecast").main(argv) == 0
     assert "note:" not in capsys.readouterr().err
+
+
+def test_a_checkpoint_trained_with_other_settings_is_no_note_where_none_was_given(
+    tmp_path, monkeypatch, capsys
+):
+    # the parser's defaults are not settings given: a test run of a checkpoint trained with
+    # --model.lr 0.01 said "lr=0.01 (not 0.001)" though no --model.lr was given
+    monkeypatch.chdir(tmp_path)
+    argv = ["fit", *_TINY, *_TINY_LORENZ, "--trainer.enable_checkpointing", "true"]
+    assert _script("forecast").main([*argv, "--model.lr", "0.01"]) == 0
+    ckpt = str(next(tmp_path.rglob("epoch=*.ckpt")).relative_to(tmp_path))
+    capsys.readouterr()
+    assert _script("forecast").main(["test", *_TINY, *_TINY_LORENZ, "--ckpt_path", ckpt]) == 0
+    assert "note:" not in capsys.readouterr().err

@@ -386,9 +386,14 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
                                  f"(or true for a random seed), got {seed}")  # fmt: skip
             ckpt = self.config[subcommand].get("ckpt_path") if subcommand else None
             # LightningCLI builds the model with the checkpoint's settings: told where they
-            # differ from those given (a --model.lr 0.05 to resume was dropped unsaid)
+            # differ from those given (a --model.lr 0.05 to resume was dropped unsaid); the
+            # parser's defaults were not given
             model = self.config[subcommand].get("model") if ckpt else None
-            self._given_model = dict(vars(model)) if hasattr(model, "__dict__") else {}
+            given = dict(vars(model)) if hasattr(model, "__dict__") else {}
+            default = self._parser(subcommand).get_defaults().get("model") if given else None
+            default = dict(vars(default)) if hasattr(default, "__dict__") else {}
+            self._given_model = {k: v for k, v in given.items()
+                                 if k not in default or default[k] != v}  # fmt: skip
             if missing_checkpoint(ckpt):
                 raise BadSetting(f"--ckpt_path {ckpt}: no such file")
             unreadable = unreadable_checkpoint(ckpt, resume=subcommand == "fit")

@@ -34,8 +34,8 @@ __all__ = ["DenoisingSystem", "ForecastingSystem", "train_system"]
 
 class _SystemBase(L.LightningModule):
     """MSE on the finite targets; AdamW; ``train_loss`` / ``val_loss`` / ``test_*`` logged,
-    averaged over the processes of a DDP run (each process's own share chose its checkpoint
-    and its early stop)."""
+    averaged over the processes of a DDP run (logged per process, each had chosen its
+    checkpoint and its early stop on its own share of the windows)."""
 
     net: torch.nn.Module
 
