@@ -184,7 +184,7 @@ def run(out: str, report: str | None, seeds, names, tasks=TASKS, noise="gaussian
     for kind in tasks:
         split_table(out, kind, None)
     if report:
-        write_report(out, report, seeds, names, time.perf_counter() - tic, suite)
+        write_report(out, report, seeds, names, time.perf_counter() - tic, suite, data_dir)
 
 
 def _task_file(path: str, kind: str) -> str:
@@ -205,12 +205,16 @@ def split_table(path: str, kind: str, before: str | None) -> str:
     return buf.getvalue()
 
 
-def write_report(out: str, report: str, seeds, names, seconds: float, suite: int = 1) -> None:
+def write_report(out: str, report: str, seeds, names, seconds: float, suite: int = 1,
+                 data_dir=None) -> None:  # fmt: skip
     rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                          text=True, cwd=bench.ROOT).stdout.strip()  # fmt: skip
     rows = Path(out).read_text()
-    names = [n for n in names if f'"series": "{n}"' in rows]  # not skipped (a real channel)
-    suite_said = "" if suite == 1 else f" --suite {suite}"
+    skipped = [n for n in names if f'"series": "{n}"' not in rows]  # a real channel's data absent
+    names = [n for n in names if n not in skipped]
+    suite_said = ("" if suite == 1 else f" --suite {suite}") + (
+        f" --data-dir {data_dir}" if data_dir else ""
+    )
     lines = [
         "# Default fit on unseen systems (issue 10)" + ("" if suite == 1 else f", suite {suite}"),
         "",
@@ -221,6 +225,7 @@ def write_report(out: str, report: str, seeds, names, seconds: float, suite: int
         f"- tssdpa at {rev}; python {platform.python_version()}; seeds {list(seeds)}; "
         f"run time {seconds:.0f} s on 2 processes",
         f"- {WRITTEN[suite]}",
+        *([f"- skipped, their data not found: {', '.join(skipped)}"] if skipped else []),
         "- split, peers, noise and verdicts as in `bench_autofit.py` (autofit.md): ratio = "
         "our test RMSE / the best peer's; verdict from paired squared errors, two standard "
         "errors of block means",
@@ -293,6 +298,9 @@ def main(argv=None) -> int:
             p.error("--report writes the whole run: both tasks under Gaussian noise")
         if args.noise != "gaussian" and "denoise" not in args.tasks:
             p.error("--noise is the denoising cells' noise: give --tasks denoise")
+        other = sorted(set(args.series or ()) - set(SUITES[args.suite]))
+        if other:
+            p.error(f"--series {' '.join(other)}: not in suite {args.suite}")
         run(
             args.out,
             args.report,
