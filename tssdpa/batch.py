@@ -135,9 +135,10 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
             with collected(quiet=True) as filter_notes:
                 y = np.asarray(est.filter(x, **kw), dtype=np.float64).reshape(x.shape)
         except ValueError as exc:
-            if column_named(str(exc), cols) == str(exc):
+            named = column_named(str(exc), cols)
+            if named == str(exc):
                 raise
-            raise ValueError(column_named(str(exc), cols)) from None
+            raise ValueError(named) from None
     out = df.copy()
     for i, c in enumerate(cols):
         out[f"{c}{suffix}"] = y[:, i]

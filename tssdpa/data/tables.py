@@ -313,11 +313,9 @@ def column_named(message: str, cols) -> str:
     return re.sub(r"^(x|y) channel (\d+)", lambda m: f"column {cols[int(m[2])]!r}", message)
 
 
-def skipped_note(skipped) -> str | None:
+def skipped_note(skipped) -> str:
     """What ``tssdpa filter`` and a batch run tell of the columns :func:`numeric_columns`
-    skipped (None where it skipped none)."""
-    if not skipped:
-        return None
+    skipped (a non-empty list)."""
     return ("skipped column(s) of text or true / false values, with no finite value or with "
             f"no name {skipped}")  # fmt: skip
 
