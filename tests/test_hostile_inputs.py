@@ -308,3 +308,25 @@ def test_a_series_constant_but_for_one_sample_fits_a_forecaster_without_a_runtim
         warnings.simplefilter("error", RuntimeWarning)
         fc = F.ProjectionForecaster(horizon=1).fit(y)
     assert np.isfinite(fc.forecast(y, 1)[-1])
+
+
+def test_a_searched_setting_changed_after_fit_takes_effect_at_the_next_fit():
+    # documented (docs/architecture.md): the fitted settings are used until a refit; a
+    # structural parameter (the forecaster's horizon) is refused instead
+    rng = np.random.default_rng(0)
+    x = np.sin(np.arange(600) / 10.0) + 0.1 * rng.normal(size=600)
+    f = F.ProjectionFilter().fit(x)
+    before = f.filter(x)
+    window = f.window_
+    f.set_params(window=4)
+    np.testing.assert_array_equal(f.filter(x), before)
+    assert f.window_ == window
+    assert f.fit(x).window_ == 4
+    fc = F.ProjectionForecaster(horizon=2).fit(x)
+    path = fc.forecast_path(x)
+    fc.set_params(embedding=3)
+    np.testing.assert_array_equal(fc.forecast_path(x), path)
+    assert fc.fit(x).best_params_[1]["embedding"] == 3
+    fc.set_params(horizon=1)
+    with pytest.raises(ValueError, match=r"horizon=1 \(fitted with 2\) changed after fit"):
+        fc.forecast(x, 1)
