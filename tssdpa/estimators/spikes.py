@@ -85,8 +85,8 @@ MIN_SPIKES = 8
 TRAIN_REGULARITY = 0.1
 #: ... where this share of them at least is on the majority side (impulsive noise: half)
 TRAIN_SIDE_SHARE = 0.9
-#: :func:`_foretold`: neighbours asked per far sample, the share of them followed by a far
-#: sample that marks the far samples as foretold, and how many times their own share it must be
+#: :func:`_foretold`: neighbours asked per spike's first sample, the share of them followed by
+#: one that marks the spikes as foretold, and how many times the first samples' own share
 FORETOLD_K = 8
 FORETOLD_SHARE = 0.15
 FORETOLD_RATIO = 5.0
