@@ -14,6 +14,9 @@ average, Savitzky-Golay and Butterworth.
     # the second suite (experiments/unseen_suite_2.py), written down on 2026-12-06
     .venv/bin/python experiments/autofit_unseen.py run --suite 2 --out /tmp/unseen2.jsonl \
         --report docs/results/autofit_unseen_2.md
+    # the third suite (experiments/unseen_suite_3.py), written down on 2026-12-07
+    .venv/bin/python experiments/autofit_unseen.py run --suite 3 --out /tmp/unseen3.jsonl \
+        --report docs/results/autofit_unseen_3.md
     # the denoising cells only, under Student-t noise (3 degrees of freedom)
     .venv/bin/python experiments/autofit_unseen.py run --tasks denoise --noise student_t \
         --out /tmp/unseen_t.jsonl
@@ -39,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import autofit_heldout  # noqa: E402 -- its ratio table
 import bench_autofit as bench  # noqa: E402 -- the benchmark's split, units and verdicts
 import unseen_suite_2  # noqa: E402 -- the second suite's series
+import unseen_suite_3  # noqa: E402 -- the third suite's series
 
 from tssdpa.data import synthetic  # noqa: E402
 from tssdpa.data.synthetic import _flow, _maps  # noqa: E402 -- the benchmark's integrators
@@ -133,12 +137,21 @@ UNSEEN = {
     "double_well": (double_well, (1, 5, 20), "stochastic; hops between wells"),
 }
 #: the suites by number: 1 as above; 2, written down on 2026-12-06 after suite 1 had informed
-#: a change (unseen_suite_2.py), with two real channels no script had scored
-SUITES = {1: UNSEEN, 2: {**unseen_suite_2.SYNTHETIC, **unseen_suite_2.REAL}}
-for _name, (_make, _horizons, _note) in {**UNSEEN, **unseen_suite_2.SYNTHETIC}.items():
+#: a change (unseen_suite_2.py), with two real channels no script had scored; 3, written down
+#: on 2026-12-07 after suites 1 and 2 had (unseen_suite_3.py), with two more such channels
+SUITES = {
+    1: UNSEEN,
+    2: {**unseen_suite_2.SYNTHETIC, **unseen_suite_2.REAL},
+    3: {**unseen_suite_3.SYNTHETIC, **unseen_suite_3.REAL},
+}
+for _name, (_make, _horizons, _note) in {
+    **UNSEEN,
+    **unseen_suite_2.SYNTHETIC,
+    **unseen_suite_3.SYNTHETIC,
+}.items():
     synthetic.BENCHMARK_SIGNALS[_name] = _make  # make_signal looks names up at call time
     bench.SERIES[_name] = (_name, {}, _horizons, _note)
-bench.SERIES.update(unseen_suite_2.REAL)
+bench.SERIES.update({**unseen_suite_2.REAL, **unseen_suite_3.REAL})
 #: what each suite's report says of when and how its series were chosen
 WRITTEN = {
     1: "the systems, their sampling and horizons were written down before ours ran on any of "
@@ -146,6 +159,9 @@ WRITTEN = {
     2: "written down on 2026-12-06 (experiments/unseen_suite_2.py: equations, sampling, "
     "horizons from estimated Lyapunov times, two real channels no script had scored) before "
     "ours ran on any of them; nothing was tuned on them",
+    3: "written down on 2026-12-07 (experiments/unseen_suite_3.py: equations, sampling, "
+    "horizons from estimated Lyapunov times or periods, two real channels no script had "
+    "scored alone) before ours ran on any of them; nothing was tuned on them",
 }
 
 
@@ -269,7 +285,7 @@ def main(argv=None) -> int:
         type=int,
         choices=sorted(SUITES),
         default=1,
-        help="which suite of series (2: unseen_suite_2.py)",
+        help="which suite of series (2: unseen_suite_2.py, 3: unseen_suite_3.py)",
     )
     r.add_argument(
         "--series",
@@ -279,7 +295,7 @@ def main(argv=None) -> int:
     )
     r.add_argument(
         "--data-dir",
-        help="folder of the shared datasets (suite 2's real channels; "
+        help="folder of the shared datasets (suites 2 and 3's real channels; "
         "default: the search path of tssdpa.data, then skipped)",
     )
     r.add_argument("--tasks", nargs="+", choices=TASKS, default=list(TASKS))
