@@ -108,10 +108,14 @@ from tssdpa.estimators.noise_tails import HEAVY_TAILS  # noqa: E402
 from tssdpa.estimators.white_noise import noise_level  # noqa: E402
 from tssdpa.filters import ProjectionFilter  # noqa: E402
 
+#: the benchmark's synthetic series: importing autofit_unseen registers every unseen suite's
+#: series in bench.SERIES too, and those are left out (the suites stay unseen; --fall names
+#: the first suite's itself)
 SYNTHETIC = [
     n
     for n, spec in bench.SERIES.items()
-    if spec[0] not in ("imu", "ett", "sunspots") and n not in autofit_unseen.UNSEEN
+    if spec[0] not in ("imu", "ett", "sunspots")
+    and not any(n in suite for suite in autofit_unseen.SUITES.values())
 ]
 ROUGH = ["ar1", "ar2", "growth", "double_well"]
 
