@@ -295,6 +295,7 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
     from lightning.fabric.utilities.exceptions import MisconfigurationException
     from lightning.pytorch.cli import SaveConfigCallback
 
+    from tssdpa.cli.lightning_settings import setting_error, unavailable_accelerator
     from tssdpa.cli.paths import check_output_file
     from tssdpa.files import same_path
 
@@ -384,6 +385,10 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
                 # Lightning's seed_everything raised a ValueError traceback
                 raise BadSetting(f"--seed_everything must be an integer in [0, {2**32 - 1}] "
                                  f"(or true for a random seed), got {seed}")  # fmt: skip
+            trainer = (self.config[subcommand] if subcommand else self.config).get("trainer")
+            absent = unavailable_accelerator(trainer.get("accelerator") if trainer else None)
+            if absent:  # Lightning's words named no option ("No supported gpu backend found!")
+                raise BadSetting(absent)
             ckpt = self.config[subcommand].get("ckpt_path") if subcommand else None
             # LightningCLI builds the model with the checkpoint's settings: told where they
             # differ from those given (a --model.lr 0.05 to resume was dropped unsaid); the
@@ -406,6 +411,15 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
                     f"{subcommand} needs --ckpt_path CKPT (the trained model to {subcommand}): "
                     "without one the untrained, randomly initialised weights would be scored"
                 )
+
+        def instantiate_trainer(self, **kwargs):
+            try:
+                return super().instantiate_trainer(**kwargs)
+            except Exception as exc:  # Lightning's own, on a Trainer argument: told by name
+                told = setting_error(exc, self.config[self.subcommand].get("trainer"))
+                if told is None:
+                    raise
+                raise BadSetting(told) from None
 
         def instantiate_classes(self) -> None:
             try:

@@ -1,0 +1,96 @@
+"""Settings of the LightningCLI scripts (experiments/denoise.py, experiments/forecast.py) that
+Lightning refuses only once they run -- a device this machine lacks, the Trainer's own checks,
+loop settings, a checkpoint of the other script -- told as one line naming the option, exit 2
+(tssdpa.cli.lightning_settings, tssdpa.cli.experiment)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+
+_TINY = ["--trainer.max_epochs", "1", "--trainer.limit_train_batches", "2",
+         "--trainer.enable_progress_bar", "false", "--trainer.logger", "false",
+         "--trainer.enable_model_summary", "false"]  # fmt: skip
+_SMALL = {
+    "denoise": ["--model.d_model", "8", "--data.n", "400", "--data.seq_len", "64"],
+    "forecast": ["--model.d_model", "8", "--model.patch_len", "8", "--data.dataset", "lorenz",
+                 "--data.lookback", "32", "--data.horizon", "4", "--data.n", "800"],
+}  # fmt: skip
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(f"_experiment_{name}", EXPERIMENTS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(script: str, subcommand: str, *args: str) -> int:
+    argv = [subcommand, *_TINY, *_SMALL[script], *args, "--results_csv", "out.csv"]
+    return _script(script).main(argv)
+
+
+def _error(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err, "nothing on stderr"
+    return err[-1]
+
+
+@pytest.fixture
+def no_accelerator(monkeypatch):
+    """A machine with the CPU alone, whatever this one has (Lightning asks the same classes)."""
+    from lightning.pytorch.accelerators import CUDAAccelerator, MPSAccelerator
+
+    monkeypatch.setattr(CUDAAccelerator, "is_available", staticmethod(lambda: False))
+    monkeypatch.setattr(MPSAccelerator, "is_available", staticmethod(lambda: False))
+
+
+@pytest.mark.parametrize(
+    ("script", "accelerator"),
+    [("denoise", "gpu"), ("forecast", "cuda"), ("denoise", "mps"), ("forecast", "tpu")],
+)
+def test_an_accelerator_this_machine_lacks_is_one_line_naming_the_option_and_what_is_here(
+    script, accelerator, no_accelerator, tmp_path, monkeypatch, capsys
+):
+    # gpu: "No supported gpu backend found!" (no option named); cuda, mps: Lightning's line
+    # naming no option; tpu: a ModuleNotFoundError traceback asking to install torch_xla
+    monkeypatch.chdir(tmp_path)
+    assert _run(script, "fit", "--trainer.accelerator", accelerator) == 2
+    line = _error(capsys)
+    assert line.startswith(f"{script}.py: error: --trainer.accelerator {accelerator}: no ")
+    assert "available here: cpu" in line
+    assert not (tmp_path / "out.csv").exists()
+
+
+@pytest.mark.parametrize(
+    ("bad", "start"),
+    [
+        # a TypeError traceback from Lightning's CPU device parser
+        (["--trainer.devices", "-2"], "--trainer.devices -2: "),
+        (["--trainer.devices", "0"], "--trainer.devices 0: "),
+        (["--trainer.num_nodes", "0"], "--trainer.num_nodes 0: "),
+        (["--trainer.strategy", "foo"], "--trainer.strategy foo: "),
+        (["--trainer.limit_train_batches", "1.5"], "--trainer.limit_train_batches 1.5: "),
+    ],
+)
+def test_a_trainer_argument_lightning_refuses_is_one_line_naming_the_option(
+    bad, start, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    assert _run("denoise", "fit", "--trainer.accelerator", "cpu", *bad) == 2
+    assert _error(capsys).startswith(f"denoise.py: error: {start}")
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_setting_error_leaves_errors_raised_outside_lightning_to_their_traceback():
+    from tssdpa.cli.lightning_settings import setting_error
+
+    try:  # a model's bug whose words happen to name a Trainer argument
+        raise ValueError("`devices` is wrong in my own code")
+    except ValueError as exc:
+        assert setting_error(exc, {"devices": 1}) is None
+    assert setting_error(KeyError("devices"), {}) is None

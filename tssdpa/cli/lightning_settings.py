@@ -1,0 +1,91 @@
+"""Lightning's settings that fail only once the experiment scripts run (``experiments/denoise.py``,
+``experiments/forecast.py``), told as one line naming the option: a device this machine lacks,
+the Trainer's own errors on its arguments, loop settings it takes and then divides by, a
+checkpoint of the other script. :func:`tssdpa.cli.experiment.experiment_main` prints them."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+__all__ = ["setting_error", "unavailable_accelerator"]
+
+#: what each accelerator name asks for, as Lightning reads it ("gpu": CUDA, else Apple's MPS)
+_WANTS = {"gpu": ("cuda", "mps"), "cuda": ("cuda",), "mps": ("mps",), "tpu": ("tpu",)}
+_WHAT = {"gpu": "GPU (CUDA or Apple MPS)", "cuda": "CUDA GPU", "mps": "Apple MPS GPU",
+         "tpu": "TPU (torch_xla)"}  # fmt: skip
+
+
+def _available() -> dict[str, bool]:
+    from lightning.pytorch.accelerators import CUDAAccelerator, MPSAccelerator, XLAAccelerator
+
+    return {
+        "cuda": CUDAAccelerator.is_available(),
+        "mps": MPSAccelerator.is_available(),
+        "tpu": XLAAccelerator.is_available(),
+    }
+
+
+def unavailable_accelerator(accelerator) -> str | None:
+    """Why ``--trainer.accelerator`` names a device this machine does not have, with those it
+    has, or None (it has one, or the name is Lightning's to judge: ``auto``, ``cpu``, a
+    misspelling, an ``Accelerator`` object). ``gpu`` was Lightning's "No supported gpu backend
+    found!", ``tpu`` a ``ModuleNotFoundError`` traceback asking to install torch_xla, ``cuda``
+    a line that named no option."""
+    if not isinstance(accelerator, str) or accelerator.lower() not in _WANTS:
+        return None
+    name = accelerator.lower()
+    there = _available()
+    if any(there[w] for w in _WANTS[name]):
+        return None
+    have = ", ".join(["cpu", *(k for k, v in there.items() if v)])
+    return (f"--trainer.accelerator {accelerator}: no {_WHAT[name]} on this machine; available "
+            f"here: {have} (or auto, the best of them)")  # fmt: skip
+
+
+def _trainer_arguments() -> list[str]:
+    from lightning.pytorch import Trainer
+
+    return [p for p in inspect.signature(Trainer.__init__).parameters if p != "self"]
+
+
+def _from_lightning(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised in Lightning's own code (its last frame), not in a model's,
+    a data module's or these scripts' code that Lightning called."""
+    import lightning
+
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    root = Path(lightning.__file__).resolve().parent
+    return Path(tb.tb_frame.f_code.co_filename).resolve().is_relative_to(root)
+
+
+def setting_error(exc: BaseException, given) -> str | None:
+    """One line for an error Lightning raised on a Trainer setting -- a
+    ``MisconfigurationException``, ``ValueError`` or ``TypeError`` raised in Lightning's code
+    whose message names one of the Trainer's arguments (``devices``, ``val_check_interval``,
+    ...) -- as ``--trainer.<name> <value given>: <Lightning's message>``; None for anything
+    else, which is no setting of the user's (a bug keeps its traceback). ``given``: the
+    ``trainer`` settings as parsed (a mapping, or jsonargparse's Namespace)."""
+    from lightning.fabric.utilities.exceptions import MisconfigurationException
+
+    if not isinstance(exc, (MisconfigurationException, ValueError, TypeError)):
+        return None
+    if not _from_lightning(exc):
+        return None
+    message = " ".join(str(exc).split())
+    names = set(_trainer_arguments())
+    # a name in backticks first (`val_check_interval` (50) must be ...), then a plain word
+    # (invalid value 1.5 for limit_train_batches); an option's own prose ("set
+    # `limit_val_batches` to 0.0 instead") comes after the one at fault
+    quoted = [w for q in re.findall(r"`([^`]*)`", message) for w in re.findall(r"\w+", q)]
+    named = next((w for w in [*quoted, *re.findall(r"\w+", message)] if w in names), None)
+    if named is None:
+        return None
+    value = given.get(named) if hasattr(given, "get") else None
+    shown = "" if value is None or isinstance(value, (list, dict)) else f" {value}"
+    return f"--trainer.{named}{shown}: {message}"
