@@ -94,3 +94,48 @@ def test_setting_error_leaves_errors_raised_outside_lightning_to_their_traceback
     except ValueError as exc:
         assert setting_error(exc, {"devices": 1}) is None
     assert setting_error(KeyError("devices"), {}) is None
+
+
+@pytest.mark.parametrize("script", ["denoise", "forecast"])
+def test_a_val_check_interval_beyond_the_training_batches_is_one_line_not_a_traceback(
+    script, tmp_path, monkeypatch, capsys
+):
+    # Lightning's ValueError traceback as fit started, after the start was scored and saved
+    monkeypatch.chdir(tmp_path)
+    assert _run(script, "fit", "--trainer.val_check_interval", "50") == 2
+    line = _error(capsys)
+    assert line.startswith(f"{script}.py: error: --trainer.val_check_interval 50: ")
+    assert "less than or equal to the number of the training batches" in line
+    assert not (tmp_path / "out.csv").exists()
+    # the start checkpoint of a run that never trained is not left behind
+    assert not list(tmp_path.rglob("*.ckpt"))
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ["--trainer.accumulate_grad_batches", "0"],
+        ["--trainer.check_val_every_n_epoch", "0"],
+        ["--trainer.val_check_interval", "0"],
+    ],
+)
+def test_a_loop_setting_lightning_would_divide_by_is_one_line_before_training(
+    bad, tmp_path, monkeypatch, capsys
+):
+    # each was a ZeroDivisionError traceback from the first training batch
+    monkeypatch.chdir(tmp_path)
+    assert _run("denoise", "fit", *bad) == 2
+    assert _error(capsys).startswith(f"denoise.py: error: {bad[0]} {bad[1]}: give ")
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_bug_raised_while_fitting_keeps_its_traceback(tmp_path, monkeypatch):
+    from tssdpa.models import DenoisingSystem
+
+    def broken(self, batch, batch_idx):  # words that name a Trainer argument, not Lightning's
+        raise ValueError("`max_epochs` broken in the model")
+
+    monkeypatch.setattr(DenoisingSystem, "training_step", broken)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="broken in the model"):
+        _run("denoise", "fit")

@@ -197,7 +197,11 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
     from lightning.fabric.utilities.exceptions import MisconfigurationException
     from lightning.pytorch.cli import SaveConfigCallback
 
-    from tssdpa.cli.lightning_settings import setting_error, unavailable_accelerator
+    from tssdpa.cli.lightning_settings import (
+        setting_error,
+        unavailable_accelerator,
+        unrunnable_loop,
+    )
     from tssdpa.cli.paths import check_output_file
     from tssdpa.files import same_path
 
@@ -323,6 +327,20 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
                     raise
                 raise BadSetting(told) from None
 
+        def _run_subcommand(self, subcommand) -> None:
+            # the Trainer's settings it checks only as the loops start (val_check_interval
+            # beyond the training batches: a ValueError traceback after the start was scored)
+            try:
+                super()._run_subcommand(subcommand)
+            except Exception as exc:
+                told = setting_error(exc, self.config[subcommand].get("trainer"))
+                if told is None:  # no setting of the user's: a bug, its traceback kept
+                    raise
+                start = getattr(self, "_start", (None,))[0]
+                if isinstance(start, str):  # this run's start checkpoint: no row names it
+                    Path(start).unlink(missing_ok=True)
+                raise BadSetting(told) from None
+
         def instantiate_classes(self) -> None:
             try:
                 super().instantiate_classes()
@@ -352,6 +370,9 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
                 raise BadSetting(f"--trainer.limit_val_batches {limit}: no validation, by which "
                                  "a fit chooses its model (the start or an epoch); give a "
                                  "positive limit")  # fmt: skip
+            unrunnable = unrunnable_loop(self.trainer) if self.subcommand == "fit" else None
+            if unrunnable:
+                raise BadSetting(unrunnable)
             unlogged = unlogged_monitor(self.trainer) if self.subcommand == "fit" else None
             if unlogged:
                 raise BadSetting(f"--trainer.callbacks: {unlogged} names no metric the model "

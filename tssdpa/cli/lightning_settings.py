@@ -9,7 +9,7 @@ import inspect
 import re
 from pathlib import Path
 
-__all__ = ["setting_error", "unavailable_accelerator"]
+__all__ = ["setting_error", "unavailable_accelerator", "unrunnable_loop"]
 
 #: what each accelerator name asks for, as Lightning reads it ("gpu": CUDA, else Apple's MPS)
 _WANTS = {"gpu": ("cuda", "mps"), "cuda": ("cuda",), "mps": ("mps",), "tpu": ("tpu",)}
@@ -89,3 +89,23 @@ def setting_error(exc: BaseException, given) -> str | None:
     value = given.get(named) if hasattr(given, "get") else None
     shown = "" if value is None or isinstance(value, (list, dict)) else f" {value}"
     return f"--trainer.{named}{shown}: {message}"
+
+
+def unrunnable_loop(trainer) -> str | None:
+    """Why ``trainer``'s loop settings cannot fit -- settings Lightning takes as given and
+    then divides by: ``accumulate_grad_batches``, ``check_val_every_n_epoch`` or an integer
+    ``val_check_interval`` of 0 was a ``ZeroDivisionError`` traceback from the first training
+    batch, after the start was validated -- or None."""
+    accumulate = trainer.accumulate_grad_batches
+    if isinstance(accumulate, int) and accumulate < 1:
+        return (f"--trainer.accumulate_grad_batches {accumulate}: give an integer >= 1 "
+                "(batches per optimiser step)")  # fmt: skip
+    every = trainer.check_val_every_n_epoch
+    if every is not None and every < 1:
+        return (f"--trainer.check_val_every_n_epoch {every}: give an integer >= 1, or null to "
+                "validate every val_check_interval batches")  # fmt: skip
+    interval = trainer.val_check_interval
+    if isinstance(interval, int) and not isinstance(interval, bool) and interval < 1:
+        return (f"--trainer.val_check_interval {interval}: give a number of batches >= 1, or "
+                "a fraction of the epoch in (0.0, 1.0]")  # fmt: skip
+    return None
