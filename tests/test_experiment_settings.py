@@ -139,3 +139,56 @@ def test_a_bug_raised_while_fitting_keeps_its_traceback(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ValueError, match="broken in the model"):
         _run("denoise", "fit")
+
+
+def _checkpoint_of(script: str, path: Path) -> Path:
+    """A checkpoint as ``script``'s fit saves it: the system's weights and hyperparameters."""
+    import lightning
+    import torch
+
+    from tssdpa.models import DenoisingSystem, ForecastingSystem
+
+    if script == "denoise":
+        system = DenoisingSystem(n_channels=1, d_model=8)
+    else:
+        system = ForecastingSystem(lookback=32, horizon=4, n_channels=1, d_model=8, patch_len=8)
+    hparams = {**system.hparams, "_instantiator": "lightning.pytorch.cli.instantiate_module"}
+    torch.save({"state_dict": system.state_dict(), "hyper_parameters": hparams,
+                "pytorch-lightning_version": lightning.__version__, "optimizer_states": []},
+               path)  # fmt: skip
+    return path
+
+
+@pytest.mark.parametrize(("script", "other"), [("forecast", "denoise"), ("denoise", "forecast")])
+@pytest.mark.parametrize("subcommand", ["test", "fit"])
+def test_a_checkpoint_of_the_other_script_is_one_line_saying_whose_it_is(
+    script, other, subcommand, tmp_path, monkeypatch, capsys
+):
+    # jsonargparse's usage and "Subcommand 'test' does not accept option 'model.window'",
+    # then "Parsing of ckpt_path hyperparameters failed!"
+    monkeypatch.chdir(tmp_path)
+    ckpt = _checkpoint_of(other, tmp_path / "other.ckpt")
+    assert _run(script, subcommand, "--ckpt_path", str(ckpt)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "usage" not in err[0]
+    assert err[0] == (
+        f"{script}.py: error: --ckpt_path {ckpt} is a checkpoint of {other}.py (a "
+        f"{ {'denoise': 'DenoisingSystem', 'forecast': 'ForecastingSystem'}[other] }), not of "
+        f"{script}.py: `{other}.py test --ckpt_path {ckpt}` scores it; give {script}.py a "
+        f"checkpoint saved by `{script}.py fit`"
+    )
+
+
+def test_a_checkpoint_of_neither_script_names_the_settings_it_holds(tmp_path):
+    import torch
+
+    from tssdpa.cli.checkpoints import other_scripts_checkpoint
+
+    ckpt = _checkpoint_of("forecast", tmp_path / "mine.ckpt")
+    assert other_scripts_checkpoint(str(ckpt), "forecast") is None
+    saved = torch.load(ckpt, weights_only=True)
+    saved["hyper_parameters"]["hidden_size"] = 3  # a model of some other project
+    torch.save(saved, ckpt)
+    told = other_scripts_checkpoint(str(ckpt), "forecast")
+    assert told.startswith("holds no ForecastingSystem of forecast.py (settings it does not ")
+    assert "hidden_size" in told

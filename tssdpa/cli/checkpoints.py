@@ -11,6 +11,7 @@ from pathlib import Path
 __all__ = [
     "checkpoint_mismatch",
     "missing_checkpoint",
+    "other_scripts_checkpoint",
     "unreadable_checkpoint",
     "unresolved_checkpoint",
 ]
@@ -119,3 +120,40 @@ def unresolved_checkpoint(ckpt_path, trainer) -> str | None:
                 "in the checkpoint folder; give the checkpoint file"
             )
     return None
+
+
+#: the system each script trains, by the script's name
+_SYSTEMS = {"denoise": "DenoisingSystem", "forecast": "ForecastingSystem"}
+
+
+def other_scripts_checkpoint(ckpt_path, task: str) -> str | None:
+    """Why the local file ``--ckpt_path`` (readable: :func:`unreadable_checkpoint`) holds no
+    model of ``task``'s script -- a checkpoint of the other script, or of a model with
+    settings this one has not -- or None. LightningCLI parses the checkpoint's
+    hyperparameters as the model's arguments: a denoise checkpoint given to forecast.py was
+    jsonargparse's usage and "Subcommand 'test' does not accept option 'model.window'"."""
+    import inspect
+
+    import torch
+
+    from tssdpa import models
+
+    path = _local_path(ckpt_path)
+    if path is None or not path.is_file():
+        return None
+    hparams = torch.load(path, map_location="cpu", weights_only=True).get("hyper_parameters")
+    hparams = dict(hparams) if isinstance(hparams, dict) else {}
+    named = str(hparams.pop("_class_path", "")).rsplit(".", 1)[-1]
+    keys = set(hparams) - {"_instantiator"}
+    takes = {t: set(inspect.signature(getattr(models, n)).parameters) for t, n in _SYSTEMS.items()}
+    if named in ("", _SYSTEMS[task]) and keys <= takes[task]:
+        return None
+    other = next((t for t, n in _SYSTEMS.items() if t != task
+                  and (named == n or (not named and keys <= takes[t]))), None)  # fmt: skip
+    if other is not None:
+        return (f"is a checkpoint of {other}.py (a {_SYSTEMS[other]}), not of {task}.py: "
+                f"`{other}.py test --ckpt_path {ckpt_path}` scores it; give {task}.py a "
+                f"checkpoint saved by `{task}.py fit`")  # fmt: skip
+    unknown = ", ".join(sorted(keys - takes[task])) or named
+    return (f"holds no {_SYSTEMS[task]} of {task}.py (settings it does not take: {unknown}): "
+            f"give a checkpoint saved by `{task}.py fit`")  # fmt: skip

@@ -197,6 +197,7 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
     from lightning.fabric.utilities.exceptions import MisconfigurationException
     from lightning.pytorch.cli import SaveConfigCallback
 
+    from tssdpa.cli.checkpoints import other_scripts_checkpoint
     from tssdpa.cli.lightning_settings import (
         setting_error,
         unavailable_accelerator,
@@ -310,6 +311,9 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
             unreadable = unreadable_checkpoint(ckpt, resume=subcommand == "fit")
             if unreadable:
                 raise BadSetting(f"--ckpt_path {ckpt} {unreadable}")
+            foreign = other_scripts_checkpoint(ckpt, task)
+            if foreign:
+                raise BadSetting(f"--ckpt_path {ckpt} {foreign}")
             if subcommand in _EVALUATE and not ckpt:
                 # without one, Lightning scored the freshly initialised weights and printed
                 # their metrics as any other run's, without a word
