@@ -192,3 +192,24 @@ def test_a_checkpoint_of_neither_script_names_the_settings_it_holds(tmp_path):
     told = other_scripts_checkpoint(str(ckpt), "forecast")
     assert told.startswith("holds no ForecastingSystem of forecast.py (settings it does not ")
     assert "hidden_size" in told
+
+
+@pytest.mark.parametrize("earlier", [False, True])
+def test_a_fresh_run_gets_no_warning_of_a_non_empty_checkpoint_folder_its_start_made(
+    earlier, tmp_path, monkeypatch
+):
+    # the start checkpoint, written before fit, made Lightning warn on every fresh run that
+    # the checkpoint folder "exists and is not empty"; an earlier run's files still warn
+    import warnings
+
+    monkeypatch.chdir(tmp_path)
+    if earlier:
+        (tmp_path / "checkpoints").mkdir()
+        (tmp_path / "checkpoints" / "epoch=3-step=8.ckpt").write_bytes(b"")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert _run("denoise", "fit") == 0
+    said = [str(w.message) for w in caught if "exists and is not empty" in str(w.message)]
+    assert said == ([f"Checkpoint directory {tmp_path / 'checkpoints'} exists and is not empty."]
+                    if earlier else [])  # fmt: skip
+    assert (tmp_path / "checkpoints" / "start.ckpt").is_file()

@@ -4,6 +4,7 @@ else the learned model's LightningCLI, its resolved config saved beside the resu
 
 from __future__ import annotations
 
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -87,7 +88,9 @@ def start_checkpoint(trainer, model, datamodule) -> tuple[str | dict, float]:
     versions its own): ``(path, val_loss)``, a candidate for :func:`chosen_checkpoint`.
     Without checkpointing (``--trainer.enable_checkpointing false``) no file is written: the
     path is a copy of the weights instead (it was ``./start.ckpt``, one more every run).
-    Early stopping on ``val_loss`` counts its patience from it too."""
+    Early stopping on ``val_loss`` counts its patience from it too. Written into a new (or
+    empty) folder, it alone made Lightning's "Checkpoint directory ... exists and is not
+    empty" warning of every fresh run: left out, within the caller's ``catch_warnings``."""
     import torch
 
     val = float(trainer.validate(model, datamodule=datamodule, verbose=False)[0]["val_loss"])
@@ -98,6 +101,11 @@ def start_checkpoint(trainer, model, datamodule) -> tuple[str | dict, float]:
     if cb is None:
         return {k: v.detach().clone() for k, v in model.state_dict().items()}, val
     folder = Path(getattr(cb, "dirpath", None) or trainer.default_root_dir)
+    if cb.dirpath and not (folder.is_dir() and any(folder.iterdir())):
+        # Lightning warns at fit of a checkpoint folder that "exists and is not empty": of
+        # a new folder, for this start alone (warnings are the caller's: experiment_main's)
+        said = f"Checkpoint directory {cb.dirpath} exists and is not empty."
+        warnings.filterwarnings("ignore", message=re.escape(said) + r"\Z")
     path, version = folder / "start.ckpt", 0
     while path.exists():  # an earlier run's start, which its results row names: kept
         version += 1
