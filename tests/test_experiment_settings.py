@@ -213,3 +213,26 @@ def test_a_fresh_run_gets_no_warning_of_a_non_empty_checkpoint_folder_its_start_
     assert said == ([f"Checkpoint directory {tmp_path / 'checkpoints'} exists and is not empty."]
                     if earlier else [])  # fmt: skip
     assert (tmp_path / "checkpoints" / "start.ckpt").is_file()
+
+
+@pytest.mark.parametrize(
+    ("bad", "start"),
+    [
+        (["--trainer.default_root_dir", "afile/runs"], "--trainer.default_root_dir: "),
+        (
+            ["--trainer.callbacks", "ModelCheckpoint", "--trainer.callbacks.dirpath", "afile/ck"],
+            "--trainer.callbacks: ModelCheckpoint dirpath: ",
+        ),
+    ],
+)
+def test_a_checkpoint_folder_that_cannot_be_made_is_one_line_before_training(
+    bad, start, tmp_path, monkeypatch, capsys
+):
+    # a FileNotFoundError / NotADirectoryError traceback from saving the start checkpoint,
+    # after the start was scored
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("not a folder")
+    assert _run("denoise", "fit", *bad) == 2
+    line = _error(capsys)
+    assert line.startswith(f"denoise.py: error: {start}") and "afile" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]

@@ -210,6 +210,7 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
         setting_error,
         unavailable_accelerator,
         unrunnable_loop,
+        unwritable_checkpoints,
     )
     from tssdpa.cli.paths import check_output_file
     from tssdpa.files import same_path
@@ -382,7 +383,11 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
                 raise BadSetting(f"--trainer.limit_val_batches {limit}: no validation, by which "
                                  "a fit chooses its model (the start or an epoch); give a "
                                  "positive limit")  # fmt: skip
-            unrunnable = unrunnable_loop(self.trainer) if self.subcommand == "fit" else None
+            fit = self.subcommand == "fit"
+            unwritable = unwritable_checkpoints(self.trainer) if fit else None
+            if unwritable:
+                raise BadSetting(unwritable)
+            unrunnable = unrunnable_loop(self.trainer) if fit else None
             if unrunnable:
                 raise BadSetting(unrunnable)
             unlogged = unlogged_monitor(self.trainer) if self.subcommand == "fit" else None

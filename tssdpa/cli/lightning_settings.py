@@ -9,7 +9,7 @@ import inspect
 import re
 from pathlib import Path
 
-__all__ = ["setting_error", "unavailable_accelerator", "unrunnable_loop"]
+__all__ = ["setting_error", "unavailable_accelerator", "unrunnable_loop", "unwritable_checkpoints"]
 
 #: what each accelerator name asks for, as Lightning reads it ("gpu": CUDA, else Apple's MPS)
 _WANTS = {"gpu": ("cuda", "mps"), "cuda": ("cuda",), "mps": ("mps",), "tpu": ("tpu",)}
@@ -108,4 +108,29 @@ def unrunnable_loop(trainer) -> str | None:
     if isinstance(interval, int) and not isinstance(interval, bool) and interval < 1:
         return (f"--trainer.val_check_interval {interval}: give a number of batches >= 1, or "
                 "a fraction of the epoch in (0.0, 1.0]")  # fmt: skip
+    return None
+
+
+def unwritable_checkpoints(trainer) -> str | None:
+    """Why the folder a fit writes its checkpoints (and the start's) in cannot be written --
+    a ``ModelCheckpoint`` ``dirpath``, else ``--trainer.default_root_dir`` (where the logger
+    and a ``ModelCheckpoint`` without a ``dirpath`` write) -- or None. ``/proc/x`` was a
+    ``FileNotFoundError`` traceback from the start checkpoint's save, after it was scored.
+    Remote folders (``s3://...``) are left to Lightning."""
+    from tssdpa.cli.paths import check_output_folder
+
+    cb = trainer.checkpoint_callback
+    dirpath = getattr(cb, "dirpath", None)
+    if dirpath:
+        folder, flag = dirpath, "--trainer.callbacks: ModelCheckpoint dirpath"
+    elif cb is not None or trainer.loggers:
+        folder, flag = trainer.default_root_dir, "--trainer.default_root_dir"
+    else:
+        return None
+    if "://" in str(folder):
+        return None
+    try:
+        check_output_folder(folder, flag)
+    except ValueError as exc:
+        return str(exc)
     return None
