@@ -236,3 +236,18 @@ def test_a_checkpoint_folder_that_cannot_be_made_is_one_line_before_training(
     line = _error(capsys)
     assert line.startswith(f"denoise.py: error: {start}") and "afile" in line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+@pytest.mark.parametrize(("subcommand", "split"), [("test", "test"), ("validate", "val")])
+def test_evaluating_no_batch_is_refused_not_a_silent_exit(
+    subcommand, split, tmp_path, monkeypatch, capsys
+):
+    # Lightning skipped the loop: nothing printed, no score, exit code 0
+    monkeypatch.chdir(tmp_path)
+    ckpt = _checkpoint_of("denoise", tmp_path / "model.ckpt")
+    bad = [f"--trainer.limit_{split}_batches", "0"]
+    assert _run("denoise", subcommand, "--ckpt_path", str(ckpt), *bad) == 2
+    assert _error(capsys) == (
+        f"denoise.py: error: --trainer.limit_{split}_batches 0: {subcommand} would score no "
+        "batch; give a positive limit"
+    )

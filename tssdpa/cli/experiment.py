@@ -378,6 +378,11 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
                 no_file = unresolved_checkpoint(ckpt, self.trainer)
                 if no_file:
                     raise BadSetting(f"--ckpt_path {ckpt}: {no_file}")
+                split = "val" if self.subcommand == "validate" else "test"
+                none = getattr(self.trainer, f"limit_{split}_batches")
+                if none == 0:  # Lightning skipped the loop: nothing printed, exit code 0
+                    raise BadSetting(f"--trainer.limit_{split}_batches {none}: {self.subcommand} "
+                                     "would score no batch; give a positive limit")  # fmt: skip
             limit = self.trainer.limit_val_batches
             if self.subcommand == "fit" and limit == 0:  # validating the start: IndexError
                 raise BadSetting(f"--trainer.limit_val_batches {limit}: no validation, by which "
