@@ -251,3 +251,20 @@ def test_evaluating_no_batch_is_refused_not_a_silent_exit(
         f"denoise.py: error: --trainer.limit_{split}_batches 0: {subcommand} would score no "
         "batch; give a positive limit"
     )
+
+
+@pytest.mark.parametrize(
+    ("bad", "start"),
+    [
+        # was "--trainer.accelerator auto: The strategy `fsdp` requires a GPU accelerator..."
+        (["--trainer.strategy", "fsdp"], "--trainer.strategy fsdp: The strategy `fsdp`"),
+        # was Lightning's line alone: "`Timer(duration='foo')` is not a valid duration..."
+        (["--trainer.max_time", "foo"], "--trainer.max_time foo: `Timer(duration='foo')`"),
+    ],
+)
+def test_the_trainer_argument_named_is_the_one_the_message_is_about(
+    bad, start, no_accelerator, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    assert _run("denoise", "fit", *bad) == 2
+    assert _error(capsys).startswith(f"denoise.py: error: {start}")

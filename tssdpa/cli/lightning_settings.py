@@ -44,6 +44,11 @@ def unavailable_accelerator(accelerator) -> str | None:
             f"here: {have} (or auto, the best of them)")  # fmt: skip
 
 
+#: Lightning's names, in its messages, for what a Trainer argument built ("`Timer(duration=
+#: 'foo')` is not a valid duration": max_time)
+_ALIASES = {"Timer": "max_time", "DeepSpeedStrategy": "strategy", "FSDPStrategy": "strategy"}
+
+
 def _trainer_arguments() -> list[str]:
     from lightning.pytorch import Trainer
 
@@ -79,11 +84,11 @@ def setting_error(exc: BaseException, given) -> str | None:
         return None
     message = " ".join(str(exc).split())
     names = set(_trainer_arguments())
-    # a name in backticks first (`val_check_interval` (50) must be ...), then a plain word
-    # (invalid value 1.5 for limit_train_batches); an option's own prose ("set
+    # the first the message names, in backticks or not ("The strategy `fsdp` requires a GPU
+    # accelerator, but received `accelerator='cpu'`": strategy); its advice ("set
     # `limit_val_batches` to 0.0 instead") comes after the one at fault
-    quoted = [w for q in re.findall(r"`([^`]*)`", message) for w in re.findall(r"\w+", q)]
-    named = next((w for w in [*quoted, *re.findall(r"\w+", message)] if w in names), None)
+    words = [_ALIASES.get(w, w) for w in re.findall(r"\w+", message)]
+    named = next((w for w in words if w in names), None)
     if named is None:
         return None
     value = given.get(named) if hasattr(given, "get") else None
