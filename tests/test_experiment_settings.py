@@ -268,3 +268,41 @@ def test_the_trainer_argument_named_is_the_one_the_message_is_about(
     monkeypatch.chdir(tmp_path)
     assert _run("denoise", "fit", *bad) == 2
     assert _error(capsys).startswith(f"denoise.py: error: {start}")
+
+
+def test_the_config_callback_pickles_for_a_spawned_process_and_writes_the_same_config(tmp_path):
+    # ddp_spawn pickles the Trainer with its callbacks: the config callback, local to
+    # experiment_main and holding a parser that holds the (local) CLI class, was an
+    # "AttributeError: Can't pickle local object" traceback
+    import pickle
+
+    from lightning.pytorch.cli import LightningArgumentParser
+
+    from tssdpa.cli.results_config import SaveBesideResults
+
+    class Local:  # what the parser holds that pickle cannot name, as the CLI
+        pass
+
+    parser = LightningArgumentParser()
+    parser.add_argument("--results_csv")
+    parser.add_argument("--lr", type=float, default=0.1)
+    parser.local = Local()
+    config = parser.parse_args(["--results_csv", str(tmp_path / "out.csv")])
+    here = SaveBesideResults(parser, config)
+    there = pickle.loads(pickle.dumps(here))
+    there.save_config(None, None, "fit")
+    written = (tmp_path / "out.config.yaml").read_text()
+    here.save_config(None, None, "fit")
+    assert (tmp_path / "out.config.yaml").read_text() == written
+    assert "lr: 0.1" in written
+
+
+@pytest.mark.slow
+def test_a_ddp_spawn_fit_adds_its_row_and_config(tmp_path, monkeypatch):
+    # slow: a spawned gloo process on the CPU
+    monkeypatch.chdir(tmp_path)
+    spawn = ["--trainer.strategy", "ddp_spawn", "--trainer.devices", "1",
+             "--trainer.accelerator", "cpu"]  # fmt: skip
+    assert _run("denoise", "fit", *spawn) == 0
+    assert (tmp_path / "out.csv").read_text().count("\n") == 2
+    assert (tmp_path / "out.config.yaml").is_file()

@@ -203,7 +203,6 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
     and exit code 2.
     """
     from lightning.fabric.utilities.exceptions import MisconfigurationException
-    from lightning.pytorch.cli import SaveConfigCallback
 
     from tssdpa.cli.checkpoints import other_scripts_checkpoint
     from tssdpa.cli.lightning_settings import (
@@ -212,8 +211,7 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
         unrunnable_loop,
         unwritable_checkpoints,
     )
-    from tssdpa.cli.paths import check_output_file
-    from tssdpa.files import same_path
+    from tssdpa.cli.results_config import SaveBesideResults
 
     from_command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -227,56 +225,6 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
               "FILE.csv -m learned_projection` writes a learned filter's output",
               file=sys.stderr)  # fmt: skip
         return 2
-
-    class SaveBesideResults(SaveConfigCallback):
-        """Saves the resolved config beside the results CSV, not into the log folder (the
-        working directory without a logger, where it replaced a user's ``config.yaml``)."""
-
-        def __init__(self, parser, config, **kwargs):
-            super().__init__(parser, config, save_to_log_dir=False, **kwargs)
-            csv = Path(str(config["results_csv"]))
-            self.path = csv.with_name(f"{csv.stem}.config.yaml")
-            # the row is appended after training, the config saved before it: both refused
-            # before it (a folder, a file where a folder should be, no permission)
-            check_output_file(csv, "--results_csv", make_folders=True)
-            if csv.is_file():  # read after training, to add the row by its columns
-                import pandas as pd
-
-                try:
-                    pd.read_csv(csv, nrows=5)
-                except (ValueError, UnicodeDecodeError) as exc:  # a checkpoint, an empty file
-                    raise ValueError(f"--results_csv {csv} is no CSV table ({type(exc).__name__}"
-                                     "); give another file name") from None  # fmt: skip
-            for given in config.get("config") or ():
-                if same_path(str(given), csv):  # the results row was appended to the YAML
-                    raise ValueError(
-                        f"--results_csv {csv} is the --config file {given}: give another "
-                        "--results_csv"
-                    )
-                if same_path(str(given), self.path):
-                    raise ValueError(
-                        f"--config {given} is where the resolved config of this run goes "
-                        "(beside --results_csv): give another --results_csv"
-                    )
-
-        def setup(self, trainer, pl_module, stage) -> None:
-            # only fit adds a row: a test run replaced the config of the fit that wrote the
-            # rows with its own (another snr_db, a ckpt_path). Skipped here, not in
-            # save_config: Lightning marks the config saved after any stage's setup, and the
-            # validation of the starting model before fit (forecast.py's ridge start) left
-            # a fit with no resolved config at all
-            if stage == "fit":
-                super().setup(trainer, pl_module, stage)
-
-        def save_config(self, trainer, pl_module, stage) -> None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.parser.save(
-                self.config,
-                str(self.path),
-                skip_none=False,
-                overwrite=True,
-                multifile=self.multifile,
-            )  # as Lightning saves it
 
     class BadSetting(Exception):
         pass
