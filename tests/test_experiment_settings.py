@@ -306,3 +306,28 @@ def test_a_ddp_spawn_fit_adds_its_row_and_config(tmp_path, monkeypatch):
     assert _run("denoise", "fit", *spawn) == 0
     assert (tmp_path / "out.csv").read_text().count("\n") == 2
     assert (tmp_path / "out.config.yaml").is_file()
+
+
+@pytest.mark.parametrize(
+    ("bad", "told"),
+    [
+        (
+            ["--trainer.callbacks", "ModelCheckpoint", "--trainer.callbacks.save_top_k", "-5"],
+            "--trainer.callbacks: ModelCheckpoint: Invalid value for save_top_k=-5. Must be >= -1",
+        ),
+        (
+            ["--trainer.callbacks", "EarlyStopping", "--trainer.callbacks.monitor", "val_loss",
+             "--trainer.callbacks.mode", "foo"],
+            "--trainer.callbacks: EarlyStopping: `mode` can be min, max, got foo",
+        ),
+    ],
+)  # fmt: skip
+def test_a_callback_refusing_its_arguments_is_one_line_naming_it(
+    bad, told, tmp_path, monkeypatch, capsys
+):
+    # 15 lines of jsonargparse's report on the union of callback types, one of them the error
+    monkeypatch.chdir(tmp_path)
+    assert _run("denoise", "fit", *bad) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == f"denoise.py: error: {told}"
+    assert not any("Union subtypes" in line for line in err)

@@ -206,6 +206,7 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
 
     from tssdpa.cli.checkpoints import other_scripts_checkpoint
     from tssdpa.cli.lightning_settings import (
+        class_error,
         setting_error,
         unavailable_accelerator,
         unrunnable_loop,
@@ -306,7 +307,7 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
             try:
                 super().instantiate_classes()
             except (ValueError, MisconfigurationException) as exc:  # the Trainer's: max_epochs
-                raise BadSetting(str(exc)) from None
+                raise BadSetting(class_error(str(exc))) from None
             except FileNotFoundError as exc:  # a real dataset, read as the classes are linked
                 # named as these scripts spell the option (tssdpa compare's is --data-dir)
                 flag = "--data.data_dir"

@@ -9,7 +9,13 @@ import inspect
 import re
 from pathlib import Path
 
-__all__ = ["setting_error", "unavailable_accelerator", "unrunnable_loop", "unwritable_checkpoints"]
+__all__ = [
+    "class_error",
+    "setting_error",
+    "unavailable_accelerator",
+    "unrunnable_loop",
+    "unwritable_checkpoints",
+]
 
 #: what each accelerator name asks for, as Lightning reads it ("gpu": CUDA, else Apple's MPS)
 _WANTS = {"gpu": ("cuda", "mps"), "cuda": ("cuda",), "mps": ("mps",), "tpu": ("tpu",)}
@@ -139,3 +145,28 @@ def unwritable_checkpoints(trainer) -> str | None:
     except ValueError as exc:
         return str(exc)
     return None
+
+
+#: the Trainer option a jsonargparse union of Lightning's classes is, by their package
+_UNIONS = {"callbacks": "callbacks", "loggers": "logger", "profilers": "profiler",
+           "plugins": "plugins", "strategies": "strategy"}  # fmt: skip
+_BOILERPLATE = ("Not a valid subclass", "Expected a ")
+
+
+def class_error(message: str) -> str:
+    """``message`` of a class that failed as it was built, in one line. A callback's own
+    check (``ModelCheckpoint(save_top_k=-5)``, ``EarlyStopping(mode='foo')``) came wrapped in
+    jsonargparse's report on its union of types, 15 lines of which one said what was wrong:
+    ``--trainer.callbacks: ModelCheckpoint: Invalid value for save_top_k=-5. Must be >= -1``.
+    Other messages are returned as they are."""
+    if not message.startswith("Does not validate against any of the Union subtypes"):
+        return message
+    errors = [line.strip()[2:] for line in message.splitlines() if line.startswith("  - ")]
+    first = next((e for e in errors if not e.startswith(_BOILERPLATE)), None)
+    subtypes = next((line for line in message.splitlines() if line.startswith("Subtypes:")), "")
+    option = next((o for p, o in _UNIONS.items() if f"lightning.pytorch.{p}." in subtypes), None)
+    if first is None or option is None:
+        return message
+    # the class, where one was given (of several, the report does not say which failed)
+    given = set(re.findall(r"class_path='(?:[\w.]*\.)?(\w+)'", message))
+    return f"--trainer.{option}: {given.pop() + ': ' if len(given) == 1 else ''}{first}"
