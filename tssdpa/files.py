@@ -1,4 +1,5 @@
-"""Writing a file so that a failure never leaves it half-written."""
+"""Writing a file so that a failure never leaves it half-written, and under a name that says
+what it holds."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 import uuid
 from pathlib import Path
 
-__all__ = ["replacing", "same_path"]
+__all__ = ["OTHER_FORMATS", "check_table_name", "replacing", "same_path"]
 
 
 @contextlib.contextmanager
@@ -46,3 +47,33 @@ def same_path(a, b) -> bool:
     (True, False)
     """
     return Path(a).resolve() == Path(b).resolve()
+
+
+#: endings of other formats than CSV and Parquet: a CSV written under such a name
+#: (``--out out.xlsx``) was one no program of that format opens
+OTHER_FORMATS = (".xlsx", ".xlsm", ".xlsb", ".xls", ".ods", ".json", ".jsonl", ".ndjson",
+                 ".feather", ".arrow", ".orc", ".avro", ".h5", ".hdf5", ".hdf", ".pkl",
+                 ".pickle", ".npy", ".npz", ".mat", ".xml", ".html", ".htm", ".db",
+                 ".sqlite")  # fmt: skip
+#: the compressions :func:`~tssdpa.data.tables.write_table` writes a CSV with
+_PACKED = (".gz", ".bz2", ".xz", ".zip")
+#: what :func:`~tssdpa.data.tables.write_table` writes, told where another format is asked for
+WRITTEN = ("CSV (.csv, .tsv, .txt, or no ending; compressed: add .gz, .bz2, .xz or .zip) or "
+           "Parquet (.parquet, .pq)")  # fmt: skip
+
+
+def check_table_name(path, flag: str | None = None) -> None:
+    """``ValueError`` (starting with ``flag`` where given) where the name of the table ``path``
+    asks for a format :func:`~tssdpa.data.tables.write_table` does not write -- ``.xlsx``,
+    ``.json``, ``.csv.zst``, ``.tar.gz``, a compressed Parquet file: it wrote CSV text under
+    that name."""
+    name = Path(path).name.lower()
+    last = Path(name).suffix
+    packed = last in _PACKED
+    inner = Path(name[: -len(last)]).suffix if packed else last
+    if (inner in OTHER_FORMATS or last in (".zst", ".tgz", ".tar") or inner == ".tar"
+            or (packed and inner in (".parquet", ".pq"))):  # fmt: skip
+        ending = inner + last if packed else last
+        why = (f"{str(path)!r} names a {ending} file, which is not written here; give a name "
+               f"for {WRITTEN}")  # fmt: skip
+        raise ValueError(f"{flag}: {why}" if flag else why)

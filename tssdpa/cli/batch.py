@@ -22,7 +22,7 @@ from tssdpa.cli import saved_model
 from tssdpa.cli.errors import UsageError, usage_errors
 from tssdpa.cli.paths import check_output_file
 from tssdpa.cli.settings import check_causal
-from tssdpa.files import same_path
+from tssdpa.files import check_table_name, same_path
 
 __all__ = ["add_arguments", "check_single_file_args", "method_error", "run"]
 
@@ -179,6 +179,7 @@ def run(args, parse_params) -> int:
     if args.summary is not None:
         with usage_errors(""):
             check_output_file(args.summary, "--summary")
+            check_table_name(args.summary, "--summary")
     if args.suffix == "":  # every file failed, its columns already in the table
         raise UsageError("--suffix: empty, the filtered columns would take the input columns' "
                          "names; give a suffix such as '_filtered'")  # fmt: skip

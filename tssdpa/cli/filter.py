@@ -27,7 +27,7 @@ from tssdpa.cli.paths import check_output_file
 from tssdpa.cli.said import library_warnings
 from tssdpa.cli.settings import check_causal
 from tssdpa.estimators.input_notes import as_time_column
-from tssdpa.files import same_path
+from tssdpa.files import check_table_name, same_path
 
 __all__ = ["add_parser", "check_target_columns", "run"]
 
@@ -307,6 +307,7 @@ def run(args) -> int:
     if args.out is not None:  # before the fit (it ran, then failed on the write)
         with usage_errors(""):
             check_output_file(args.out, "--out")
+            check_table_name(args.out, "--out")
     if args.out is not None and same_path(args.out, args.input):
         raise UsageError(f"--out: {args.out!r} is the input file; write the output "
                          "elsewhere (--inplace replaces the columns, not the file)")  # fmt: skip

@@ -20,7 +20,7 @@ import pandas as pd
 from tssdpa.checks import ISO_CELL, TIME_NAMES, UNIT_IN_NAME, named_as_times, to_seconds
 from tssdpa.data.csv_files import cells_as_read, compression, read_csv_file
 from tssdpa.data.text_dates import is_numbered_dates, parse_dates
-from tssdpa.files import replacing
+from tssdpa.files import check_table_name, replacing
 
 __all__ = [
     "TIME_NAMES",
@@ -358,7 +358,9 @@ def write_table(df: pd.DataFrame, target) -> None:
     and the columns it copied from a CSV input as they were read
     (:func:`~tssdpa.data.csv_files.cells_as_read`) -- through :func:`~tssdpa.files.replacing`:
     a failed write (a full disk) leaves no half-written file and any earlier file at
-    ``target`` untouched."""
+    ``target`` untouched. ``ValueError`` for a name of another format
+    (:func:`check_table_name`)."""
+    check_table_name(target)
     with replacing(target) as tmp:
         if Path(target).suffix.lower() in (".parquet", ".pq"):
             plain = df.copy(deep=False)
