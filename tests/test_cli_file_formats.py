@@ -60,3 +60,66 @@ def test_write_table_refuses_a_name_of_another_format(tmp_path):
     with pytest.raises(ValueError, match=r"'.*out\.xlsx' names a \.xlsx file"):
         write_table(pd.DataFrame({"a": [1.0]}), tmp_path / "out.xlsx")
     assert not list(tmp_path.iterdir())
+
+
+def _workbook(path):
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as z:  # what an .xlsx is: a zip archive of XML
+        z.writestr("[Content_Types].xml", "<Types/>")
+        z.writestr("xl/workbook.xml", "<workbook/>")
+
+
+LATIN1 = "Zeit;Höhe °C\n" + "".join(f"{i};{i},5\n" for i in range(30))
+
+
+@pytest.mark.parametrize(
+    "name, write, message",
+    [
+        # "'utf-8' codec can't decode byte 0xf9 in position 10"
+        ("in.xlsx", _workbook, "in.xlsx: no .xlsx file is read here; save it as CSV"),
+        ("in.json.gz", lambda p: p.write_bytes(b""), "no .json file is read here"),
+        ("book.csv", _workbook, "book.csv is a zip archive (an Excel workbook?)"),
+        ("old.csv", lambda p: p.write_bytes(b"\xd0\xcf\x11\xe0" + bytes(600)), "97-2003"),
+        (
+            "table.csv",
+            lambda p: pd.DataFrame({"a": [1.0, 2.0]}).to_parquet(p),
+            "table.csv is a Parquet file: name it .parquet",
+        ),
+        # "no numeric column to filter (columns: ['t\x00i\x00m\x00e\x00', ...])"
+        (
+            "u16.csv",
+            lambda p: p.write_bytes("time,a\n0,1\n1,2\n".encode("utf-16-le")),
+            "u16.csv is not a readable CSV file: line 1 holds NUL characters (UTF-16 text without",
+        ),
+        # exit 1, "ReadError: file could not be opened successfully:" and four more lines
+        ("in.csv.tar", lambda p: p.write_bytes(b"junk\n" * 9), "in.csv.tar is not a readable CSV"),
+        ("nul.csv", lambda p: p.write_bytes(b"time,a\n0,1\x00\n1,2\n"), "line 2 holds NUL"),
+        # "not a readable CSV file ('utf-8' codec can't decode byte 0xf6 in position 9: ...)"
+        (
+            "latin1.csv",
+            lambda p: p.write_bytes(LATIN1.encode("latin-1")),
+            "latin1.csv is not a readable CSV file: not UTF-8 (byte 0xf6: Latin-1 / Windows-1252?)",
+        ),
+    ],
+)
+def test_a_file_that_is_no_utf8_csv_text_is_refused_in_one_line(
+    cli, cli_in_process, tmp_path, name, write, message
+):
+    write(tmp_path / name)
+    r = cli_in_process("filter", name, "-m", "moving_average", cwd=tmp_path)
+    cli.assert_usage_error(r, message)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8-sig", "utf-32"])
+def test_a_csv_with_a_byte_order_mark_is_read(cli_in_process, tmp_path, encoding):
+    # a spreadsheet's "Unicode text": UTF-16 with a BOM, tabs and decimal commas; it was
+    # refused ("'utf-8' codec can't decode byte 0xff in position 0")
+    text = "Zeit\tHöhe °C\n" + "".join(f"{i}\t{i % 7},5\n" for i in range(30))
+    (tmp_path / "in.csv").write_text(text, encoding=encoding)
+    r = cli_in_process("filter", "in.csv", "-m", "moving_average", "-o", "out.csv",
+                       cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    out = pd.read_csv(tmp_path / "out.csv", sep="\t", decimal=",")  # written back as UTF-8
+    assert list(out.columns) == ["Zeit", "Höhe °C", "Höhe °C_filtered"]
+    assert out["Höhe °C"].tolist() == [i % 7 + 0.5 for i in range(30)]

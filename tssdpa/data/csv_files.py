@@ -16,6 +16,7 @@ whose header holds a comma was read with commas.
 from __future__ import annotations
 
 import bz2
+import codecs
 import csv
 import gzip
 import io
@@ -29,7 +30,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["cells_as_read", "compression", "read_csv_file", "row_layout", "separator"]
+__all__ = [
+    "cells_as_read",
+    "check_text",
+    "compression",
+    "read_csv_file",
+    "row_layout",
+    "separator",
+    "text_encoding",
+]
 
 SEPARATORS = (",", ";", "\t")
 SNIFF_ROWS = 200  # rows read to choose the separator
@@ -45,23 +54,77 @@ def compression(path) -> str | dict | None:
     return method
 
 
-def _open_text(p: Path):
-    """The file as text (UTF-8, a BOM dropped, newlines as written: csv's reader needs them),
-    decompressed by its suffix; ``None`` for a compression read here by pandas alone."""
+def _open_bytes(p: Path):
+    """The file's bytes, decompressed by its suffix; ``None`` for a compression read here by
+    pandas alone (:func:`_readable_here`, a zip archive of other than one file)."""
     if not _readable_here(p):
         return None
     suffix = p.suffix.lower()
-    kw = dict(encoding="utf-8-sig", newline="")
     if suffix in (".gz", ".bz2", ".xz"):
-        return {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}[suffix](p, "rt", **kw)
+        return {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}[suffix](p, "rb")
     if suffix == ".zip":
         archive = zipfile.ZipFile(p)
         members = archive.namelist()
         if len(members) != 1:
             archive.close()
             return None  # pandas says what is wrong with it
-        return io.TextIOWrapper(archive.open(members[0]), **kw)  # the archive: closed by gc
-    return open(p, **kw)  # noqa: SIM115 -- closed by the caller's with
+        return archive.open(members[0])  # the archive: closed by gc
+    return open(p, "rb")  # noqa: SIM115 -- closed by the caller's with
+
+
+#: byte-order marks of the encodings read besides UTF-8 (UTF-32's first: it starts as UTF-16's)
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))  # fmt: skip
+
+
+def _open_text(p: Path):
+    """The file as text (UTF-8, or UTF-16 / UTF-32 with a byte-order mark, as a spreadsheet's
+    "Unicode text" is saved; a BOM dropped, newlines as written: csv's reader needs them),
+    decompressed by its suffix; ``None`` for a compression read here by pandas alone."""
+    raw = _open_bytes(p)
+    if raw is None:
+        return None
+    head = raw.read(4)
+    raw.seek(0)
+    return io.TextIOWrapper(raw, encoding=text_encoding(head), newline="")
+
+
+def text_encoding(head: bytes) -> str:
+    """The encoding of a text that starts with the bytes ``head``: by its byte-order mark,
+    else UTF-8 (``utf-8-sig``: a UTF-8 BOM dropped)."""
+    return next((e for bom, e in _BOMS if head.startswith(bom)), "utf-8-sig")
+
+
+#: the first bytes of files that are no text, by what they are
+_NOT_TEXT = {
+    b"PAR1": "a Parquet file: name it .parquet",
+    b"PK\x03\x04": "a zip archive (an Excel workbook?): save the sheet as CSV",
+    b"\xd0\xcf\x11\xe0": "an Excel 97-2003 workbook (.xls): save the sheet as CSV",
+}
+_HEAD_BYTES = 1 << 16  # bytes looked at for NUL characters
+
+
+def check_text(p: Path) -> str:
+    """The encoding of the CSV ``p`` (:func:`text_encoding`), ``ValueError`` where its first
+    bytes show it is no CSV text: a Parquet file or a workbook under a CSV's name, or NUL
+    characters (UTF-16 text without its byte-order mark, whose names came out as
+    ``t\\x00i\\x00m\\x00e``; a binary file)."""
+    raw = _open_bytes(p)
+    if raw is None:
+        return "utf-8-sig"
+    with raw:
+        head = raw.read(_HEAD_BYTES)
+    for magic, what in _NOT_TEXT.items():
+        if head.startswith(magic):
+            raise ValueError(f"{p} is {what}")
+    encoding = text_encoding(head)
+    text = head.decode(encoding, errors="replace")
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise ValueError(f"{p} is not a readable CSV file: line {line} holds NUL characters "
+                         "(UTF-16 text without its byte-order mark, or no text); save it as "
+                         "UTF-8 CSV")  # fmt: skip
+    return encoding
 
 
 def leading_comments(p: Path) -> int:
@@ -207,9 +270,12 @@ def read_csv_file(p: Path) -> pd.DataFrame:
     its header leaves empty in ``attrs["unnamed"]``, and what :func:`cells_as_read` needs to
     read its cells again in ``attrs["csv_text"]``. ``ValueError`` for a name the header gives
     twice (pandas renamed the second ``a`` to ``a.1``, which the output then carried)."""
+    encoding = check_text(p)
     sep = separator(p)
     layout, header = row_layout(p, sep)
     kw = {} if sep == "," else dict(sep=sep)
+    if encoding != "utf-8-sig":  # UTF-16 / UTF-32 with a byte-order mark
+        kw["encoding"] = encoding
     skip = leading_comments(p)  # "# logger v1.2" lines: "line 3 has 2 fields, the header 1"
     if skip:
         kw["skiprows"] = skip

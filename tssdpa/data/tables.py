@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import lzma
 import re
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -20,7 +21,7 @@ import pandas as pd
 from tssdpa.checks import ISO_CELL, TIME_NAMES, UNIT_IN_NAME, named_as_times, to_seconds
 from tssdpa.data.csv_files import cells_as_read, compression, read_csv_file
 from tssdpa.data.text_dates import is_numbered_dates, parse_dates
-from tssdpa.files import check_table_name, replacing
+from tssdpa.files import OTHER_FORMATS, WRITTEN, check_table_name, replacing
 
 __all__ = [
     "TIME_NAMES",
@@ -92,6 +93,9 @@ def read_table(path) -> pd.DataFrame:
         raise ValueError(f"{path} is a folder; give a CSV or Parquet file")
     if not p.is_file():
         raise ValueError(f"{path}: no such file")
+    inner = Path(p.stem).suffix if p.suffix.lower() in (".gz", ".bz2", ".xz", ".zip") else p.suffix
+    if inner.lower() in OTHER_FORMATS:  # an .xlsx: "'utf-8' codec can't decode byte 0xf9"
+        raise ValueError(f"{path}: no {inner} file is read here; save it as {WRITTEN}")
     if p.suffix.lower() in (".parquet", ".pq"):
         try:
             df = pd.read_parquet(p, engine="pyarrow")
@@ -110,8 +114,13 @@ def read_table(path) -> pd.DataFrame:
             df = read_csv_file(p)
         except pd.errors.EmptyDataError:
             raise ValueError(f"{path} is empty; expected a header row and data rows") from None
-        except (pd.errors.ParserError, UnicodeDecodeError, csv.Error, EOFError, OSError,
-                zipfile.BadZipFile, lzma.LZMAError) as exc:  # fmt: skip
+        except UnicodeDecodeError as exc:  # a spreadsheet's plain "CSV": Windows-1252
+            raise ValueError(f"{path} is not a readable CSV file: not UTF-8 (byte "
+                             f"{exc.object[exc.start]:#04x}: Latin-1 / Windows-1252?); save it "
+                             "as UTF-8 ('CSV UTF-8' in a spreadsheet; iconv -f cp1252 -t utf-8)"
+                             ) from None  # fmt: skip
+        except (pd.errors.ParserError, csv.Error, EOFError, OSError, zipfile.BadZipFile,
+                lzma.LZMAError, tarfile.TarError, ImportError) as exc:  # fmt: skip
             raise ValueError(f"{path} is not a readable CSV file ({_first_line(exc)})") from None
     if len(df) == 0:
         raise ValueError(f"{path} has a header but no data rows")
