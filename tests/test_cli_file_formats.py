@@ -123,3 +123,18 @@ def test_a_csv_with_a_byte_order_mark_is_read(cli_in_process, tmp_path, encoding
     out = pd.read_csv(tmp_path / "out.csv", sep="\t", decimal=",")  # written back as UTF-8
     assert list(out.columns) == ["Zeit", "Höhe °C", "Höhe °C_filtered"]
     assert out["Höhe °C"].tolist() == [i % 7 + 0.5 for i in range(30)]
+
+
+@pytest.mark.parametrize("sep", [";", ",", "\t", "|"])
+def test_a_first_line_sep_declares_the_separator_and_is_skipped(cli_in_process, tmp_path, sep):
+    # Excel's "sep=;" line was read as the header: "no numeric column to filter (columns:
+    # ['sep=', 'Unnamed: 1'])"
+    decimal = "," if sep in ";\t" else "."
+    rows = "".join(f"{i}{sep}{i % 5}{decimal}25\r\n" for i in range(20))
+    (tmp_path / "in.csv").write_text(f"sep={sep}\r\ntime{sep}a\r\n{rows}", newline="")
+    r = cli_in_process("filter", "in.csv", "-m", "moving_average", "-o", "out.csv",
+                       cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    out = pd.read_csv(tmp_path / "out.csv", sep=None, engine="python", decimal=decimal)
+    assert list(out.columns) == ["time", "a", "a_filtered"]
+    assert out["a"].tolist() == [i % 5 + 0.25 for i in range(20)]

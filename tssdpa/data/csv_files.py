@@ -34,6 +34,7 @@ __all__ = [
     "cells_as_read",
     "check_text",
     "compression",
+    "declared_separator",
     "read_csv_file",
     "row_layout",
     "separator",
@@ -137,14 +138,32 @@ def leading_comments(p: Path) -> int:
     handle = _open_text(p)
     if handle is None:
         return 0
-    count, last = 0, None
+    count, last, declared = 0, None, 0
     with handle:
         for line in handle:
+            if count == 0 and _SEP_LINE.fullmatch(line.rstrip("\r\n")):  # sep=; (skipped)
+                count = declared = 1
+                continue
             text = line.strip()
             if text and not text.startswith("#"):
-                return 0 if last is None or _commented_header(last, text) else count
+                return declared if last is None or _commented_header(last, text) else count
             count, last = count + 1, (text or last)
-    return 0
+    return declared
+
+
+#: the first line a spreadsheet writes to declare a CSV's separator: ``sep=;``
+_SEP_LINE = re.compile(r'"?sep=([^\r\n"])"?')
+
+
+def declared_separator(p: Path) -> str | None:
+    """The separator a first line ``sep=;`` declares (Excel writes and reads it), or None: it
+    was read as the header, whose columns ``sep=`` and ``Unnamed: 1`` held no number."""
+    handle = _open_text(p)
+    if handle is None:
+        return None
+    with handle:
+        found = _SEP_LINE.fullmatch(handle.readline().rstrip("\r\n"))
+    return found[1] if found else None
 
 
 def _commented_header(comment: str, row: str) -> bool:
@@ -192,7 +211,8 @@ _NUMBER = re.compile(r"\s*[+-]?(\d+([.,]\d*)?|[.,]\d+)([eE][+-]?\d+)?\s*")
 
 
 def separator(p: Path) -> str:
-    """',', ';' or tab: of those whose first :data:`SNIFF_ROWS` rows have at least 2 fields in
+    """The separator a first line ``sep=;`` declares (:func:`declared_separator`), else
+    ',', ';' or tab: of those whose first :data:`SNIFF_ROWS` rows have at least 2 fields in
     the header and no data row more than one more (a row name or a trailing separator; fewer
     are cells left off, a logger's cut last line), the one whose data rows hold the most
     numbers, then the most fields in the header; the first of them on a tie, ',' where none
@@ -200,6 +220,9 @@ def separator(p: Path) -> str:
     ("time;speed, m/s" splits in two either way: its rows "0;10,84" are numbers with ';')."""
     if not _readable_here(p):
         return _pandas_separator(p)
+    declared = declared_separator(p)
+    if declared is not None:
+        return declared
     best, score = ",", None
     for sep in SEPARATORS:
         rows = [f for _, f in _rows(p, sep, SNIFF_ROWS)]
