@@ -138,3 +138,24 @@ def test_a_first_line_sep_declares_the_separator_and_is_skipped(cli_in_process, 
     out = pd.read_csv(tmp_path / "out.csv", sep=None, engine="python", decimal=decimal)
     assert list(out.columns) == ["time", "a", "a_filtered"]
     assert out["a"].tolist() == [i % 5 + 0.25 for i in range(20)]
+
+
+def test_numbers_with_thousands_grouped_by_points_and_a_decimal_comma_are_read(
+    cli_in_process, tmp_path
+):
+    # "1.234,5" (a German spreadsheet's export) was text: "no numeric column to filter", or
+    # the column skipped beside others; a date 01.05.2026 stays text (pandas' thousands="."
+    # read it as 1052026)
+    values = [1000.0, 1137.0, 12345678.0, 1013.75, 980.5, -2000.25] * 5
+    cells = ["1.000", "1.137", "12.345.678", "1.013,75", "980,5", "-2.000,25"] * 5
+    rows = "".join(f"{i};{c};01.05.2026\n" for i, c in enumerate(cells))
+    (tmp_path / "in.csv").write_text(f"time;Betrag;Datum\n{rows}")
+    r = cli_in_process("filter", "in.csv", "-m", "moving_average", "--params", '{"window": 1}',
+                       "-o", "out.csv", cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "skipped column(s) of text or true / false values, with no finite value or with " \
+        "no name ['Datum']" in r.stderr  # fmt: skip
+    out = pd.read_csv(tmp_path / "out.csv", sep=";", decimal=",", dtype={"Betrag": str})
+    assert out["Betrag"].tolist() == cells  # copied as the file has it
+    assert np.allclose(out["Betrag_filtered"], values)
+    assert out["Datum"].tolist() == ["01.05.2026"] * 30

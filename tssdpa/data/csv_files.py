@@ -2,8 +2,8 @@
 
 * :func:`read_csv_file`: the separator (',' ';' or tab, :func:`separator`), the layout of
   its rows (:func:`row_layout`: a trailing separator, R's row names, or rows whose fields do
-  not line up with the header -- refused, never shifted), decimal commas, integers with
-  blanks read exactly;
+  not line up with the header -- refused, never shifted), decimal commas (``1.234,5``),
+  integers with blanks read exactly;
 * :func:`cells_as_read`: a table read so, its copied columns as the file's text again;
 * :func:`compression`: the compression a file name asks for.
 
@@ -309,7 +309,7 @@ def read_csv_file(p: Path) -> pd.DataFrame:
         df = pd.read_csv(p, **kw)
         if sep != "," and _decimal_comma_file(df, sep):
             kw["decimal"] = ","
-            df = pd.read_csv(p, **kw)
+            df = _grouped_thousands(pd.read_csv(p, **kw))
             df.attrs["decimal"] = ","  # written back so: the file stays one a spreadsheet reads
         if len(df.columns):
             df = _exact_integers(df, lambda: pd.read_csv(p, dtype=str, **kw))
@@ -392,8 +392,12 @@ def _is_text(column: pd.Series) -> bool:
     return column.dtype == object or pd.api.types.is_string_dtype(column.dtype)
 
 
-#: a number written with a decimal comma (a spreadsheet's export in much of Europe): "1,5"
-_DECIMAL_COMMA = re.compile(r"\s*[+-]?(\d+,\d*|,\d+)([eE][+-]?\d+)?\s*")
+#: a number written with a decimal comma (a spreadsheet's export in much of Europe): "1,5",
+#: its thousands perhaps grouped by points: "1.234,5"
+_DECIMAL_COMMA = re.compile(r"\s*[+-]?((\d{1,3}(\.\d{3})+|\d+),\d*|,\d+)([eE][+-]?\d+)?\s*")
+#: an integer whose thousands are grouped by points, a decimal comma after it or not:
+#: "1.234.567", "1.234,5" (not "01.05.2026", a date)
+_GROUPED = re.compile(r"\s*[+-]?\d{1,3}(\.\d{3})+(,\d*)?\s*")
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
@@ -415,17 +419,33 @@ def _decimal_comma_file(df: pd.DataFrame, sep: str) -> bool:
 
 
 def _decimal_commas(cells: pd.Series, thousands_too: bool) -> bool:
-    """Whether every non-empty cell of a text column is an integer or a number with a decimal
-    comma, and one at least has the comma (unless ``thousands_too``, with other than 3 digits
-    after it)."""
+    """Whether every non-empty cell of a text column is an integer (its thousands grouped by
+    points or not) or a number with a decimal comma, and one at least has the comma (unless
+    ``thousands_too``, with other than 3 digits after it)."""
     text = cells.dropna().astype(str)
     found = text.map(_DECIMAL_COMMA.fullmatch)
     commas = found.map(lambda m: m is not None)
     if not len(text) or not commas.any():
         return False
-    integers = text.map(lambda v: _INTEGER.fullmatch(v) is not None)
+    integers = text.map(lambda v: bool(_INTEGER.fullmatch(v) or _GROUPED.fullmatch(v)))
     fraction = found[commas].map(lambda m: len(m[1].split(",")[1]))
     return bool((commas | integers).all() and (thousands_too or (fraction != 3).any()))
+
+
+def _grouped_thousands(df: pd.DataFrame) -> pd.DataFrame:
+    """``df``, read with decimal commas, with each text column of numbers some of which group
+    their thousands by points (``1.234,5``; the others ``980,5`` or ``12``) as float64: it
+    was text, skipped (pandas' ``thousands="."`` read a date ``01.05.2026`` as 1052026)."""
+    for c in df.columns:
+        if not _is_text(df[c]):
+            continue
+        text = df[c].dropna().astype(str)
+        grouped = text.map(lambda v: _GROUPED.fullmatch(v) is not None)
+        other = text.map(lambda v: bool(_DECIMAL_COMMA.fullmatch(v) or _INTEGER.fullmatch(v)))
+        if grouped.any() and (grouped | other).all():
+            plain = df[c].str.strip().str.replace(".", "", regex=False)
+            df[c] = pd.to_numeric(plain.str.replace(",", ".", regex=False)).astype(np.float64)
+    return df
 
 
 def _exact_integers(df: pd.DataFrame, read_text) -> pd.DataFrame:
