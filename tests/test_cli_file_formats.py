@@ -159,3 +159,22 @@ def test_numbers_with_thousands_grouped_by_points_and_a_decimal_comma_are_read(
     assert out["Betrag"].tolist() == cells  # copied as the file has it
     assert np.allclose(out["Betrag_filtered"], values)
     assert out["Datum"].tolist() == ["01.05.2026"] * 30
+
+
+@pytest.mark.parametrize("sep", [",", "\t"])
+def test_numbers_with_thousands_grouped_by_commas_and_a_decimal_point_are_read(
+    cli_in_process, tmp_path, sep
+):
+    # a spreadsheet writes cells as shown: "1,234.5" (quoted in a comma file) was text, "no
+    # numeric column to filter"
+    values = [1234.5, 12.0, -1000000.25, 3.5] * 5
+    cells = ["1,234.5", "12", "-1,000,000.25", "3.5"] * 5
+    quote = '"' if sep == "," else ""
+    rows = "".join(f"{i}{sep}{quote}{c}{quote}\n" for i, c in enumerate(cells))
+    (tmp_path / "in.csv").write_text(f"time{sep}v\n{rows}")
+    r = cli_in_process("filter", "in.csv", "-m", "moving_average", "--params", '{"window": 1}',
+                       "-o", "out.csv", cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    out = pd.read_csv(tmp_path / "out.csv", dtype={"v": str})
+    assert out["v"].tolist() == cells  # copied as the file has it
+    assert np.allclose(out["v_filtered"], values)

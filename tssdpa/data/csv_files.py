@@ -309,8 +309,10 @@ def read_csv_file(p: Path) -> pd.DataFrame:
         df = pd.read_csv(p, **kw)
         if sep != "," and _decimal_comma_file(df, sep):
             kw["decimal"] = ","
-            df = _grouped_thousands(pd.read_csv(p, **kw))
+            df = _grouped_thousands(pd.read_csv(p, **kw), ",")
             df.attrs["decimal"] = ","  # written back so: the file stays one a spreadsheet reads
+        else:
+            df = _grouped_thousands(df, ".", sure=sep == ",")
         if len(df.columns):
             df = _exact_integers(df, lambda: pd.read_csv(p, dtype=str, **kw))
     stat = os.stat(p)
@@ -395,9 +397,14 @@ def _is_text(column: pd.Series) -> bool:
 #: a number written with a decimal comma (a spreadsheet's export in much of Europe): "1,5",
 #: its thousands perhaps grouped by points: "1.234,5"
 _DECIMAL_COMMA = re.compile(r"\s*[+-]?((\d{1,3}(\.\d{3})+|\d+),\d*|,\d+)([eE][+-]?\d+)?\s*")
-#: an integer whose thousands are grouped by points, a decimal comma after it or not:
-#: "1.234.567", "1.234,5" (not "01.05.2026", a date)
-_GROUPED = re.compile(r"\s*[+-]?\d{1,3}(\.\d{3})+(,\d*)?\s*")
+#: by the decimal mark, an integer whose thousands are grouped by the other mark, a decimal
+#: mark after it or not: "1.234.567", "1.234,5" (not "01.05.2026", a date); "1,234.5" (a
+#: spreadsheet writes a CSV's cells as they are shown)
+_GROUPED_BY = {",": re.compile(r"\s*[+-]?\d{1,3}(\.\d{3})+(,\d*)?\s*"),
+               ".": re.compile(r"\s*[+-]?\d{1,3}(,\d{3})+(\.\d*)?\s*")}  # fmt: skip
+_GROUPED = _GROUPED_BY[","]
+#: a number with a decimal point
+_DECIMAL_POINT = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
@@ -432,19 +439,26 @@ def _decimal_commas(cells: pd.Series, thousands_too: bool) -> bool:
     return bool((commas | integers).all() and (thousands_too or (fraction != 3).any()))
 
 
-def _grouped_thousands(df: pd.DataFrame) -> pd.DataFrame:
-    """``df``, read with decimal commas, with each text column of numbers some of which group
-    their thousands by points (``1.234,5``; the others ``980,5`` or ``12``) as float64: it
-    was text, skipped (pandas' ``thousands="."`` read a date ``01.05.2026`` as 1052026)."""
+def _grouped_thousands(df: pd.DataFrame, decimal: str, sure: bool = True) -> pd.DataFrame:
+    """``df``, read with the ``decimal`` mark, with each text column of numbers some of which
+    group their thousands by the other mark (``1.234,5``, ``1,234.5``; the others such as
+    ``980,5`` or ``12``) as float64: they were text, skipped (pandas' ``thousands="."`` read
+    a date ``01.05.2026`` as 1052026). Unless ``sure`` (a ',' file: its decimal mark is a
+    point), one cell at least must show both marks or two groups: a tab file's ``1,037``
+    may be a decimal comma, and stays text."""
+    grouping = _GROUPED_BY[decimal]
+    plain = _DECIMAL_COMMA if decimal == "," else _DECIMAL_POINT
     for c in df.columns:
         if not _is_text(df[c]):
             continue
         text = df[c].dropna().astype(str)
-        grouped = text.map(lambda v: _GROUPED.fullmatch(v) is not None)
-        other = text.map(lambda v: bool(_DECIMAL_COMMA.fullmatch(v) or _INTEGER.fullmatch(v)))
-        if grouped.any() and (grouped | other).all():
-            plain = df[c].str.strip().str.replace(".", "", regex=False)
-            df[c] = pd.to_numeric(plain.str.replace(",", ".", regex=False)).astype(np.float64)
+        grouped = text.map(lambda v: grouping.fullmatch(v) is not None)
+        other = text.map(lambda v: bool(plain.fullmatch(v) or _INTEGER.fullmatch(v)))
+        shown = sure or text[grouped].map(lambda v: v.count(",") + v.count(".") > 1).any()
+        if grouped.any() and (grouped | other).all() and shown:
+            mark = "." if decimal == "," else ","
+            cells = df[c].str.strip().str.replace(mark, "", regex=False)
+            df[c] = pd.to_numeric(cells.str.replace(",", ".", regex=False)).astype(np.float64)
     return df
 
 
