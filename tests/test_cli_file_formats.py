@@ -178,3 +178,15 @@ def test_numbers_with_thousands_grouped_by_commas_and_a_decimal_point_are_read(
     out = pd.read_csv(tmp_path / "out.csv", dtype={"v": str})
     assert out["v"].tolist() == cells  # copied as the file has it
     assert np.allclose(out["v_filtered"], values)
+
+
+@pytest.mark.parametrize("given", ["in.tsv", "good.csv"])
+@pytest.mark.parametrize("name", ["out.tsv", "out.tsv.gz"])
+def test_an_output_named_tsv_is_tab_separated(cli_in_process, folder, given, name):
+    # a tab file filtered to out.tsv came out comma separated (one file: commas, as on
+    # standard output), a .tsv holding one column for a reader of tabs
+    pd.read_csv(folder / "good.csv").to_csv(folder / "in.tsv", sep="\t", index=False)
+    r = cli_in_process("filter", given, "-m", "moving_average", "-o", name, cwd=folder)
+    assert r.returncode == 0, r.stderr
+    out = pd.read_csv(folder / name, sep="\t")
+    assert list(out.columns) == ["time", "a", "a_filtered"]

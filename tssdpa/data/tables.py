@@ -363,8 +363,8 @@ def check_new_columns(df: pd.DataFrame, names, how: str) -> None:
 
 def write_table(df: pd.DataFrame, target) -> None:
     """Write ``df`` to ``target`` -- Parquet for a ``.parquet`` / ``.pq`` name, else CSV with
-    the input's separator (``df.attrs["sep"]``), the compression its name asks for (``.gz``)
-    and the columns it copied from a CSV input as they were read
+    the input's separator (``df.attrs["sep"]``; tabs for a ``.tsv`` name), the compression
+    its name asks for (``.gz``) and the columns it copied from a CSV input as they were read
     (:func:`~tssdpa.data.csv_files.cells_as_read`) -- through :func:`~tssdpa.files.replacing`:
     a failed write (a full disk) leaves no half-written file and any earlier file at
     ``target`` untouched. ``ValueError`` for a name of another format
@@ -381,6 +381,8 @@ def write_table(df: pd.DataFrame, target) -> None:
                     "writing Parquet needs pyarrow: pip install 'tssdpa[distributed]'"
                 ) from None
         else:
+            name = Path(target).name.lower()  # a .tsv (.tsv.gz): tab separated, whatever the input
+            tsv = name.endswith(".tsv") or Path(name).stem.endswith(".tsv")
             cells_as_read(df).to_csv(
-                tmp, index=False, sep=df.attrs.get("sep", ","),
+                tmp, index=False, sep="\t" if tsv else df.attrs.get("sep", ","),
                 decimal=df.attrs.get("decimal", "."), compression=compression(target))  # fmt: skip
