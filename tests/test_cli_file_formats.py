@@ -190,3 +190,12 @@ def test_an_output_named_tsv_is_tab_separated(cli_in_process, folder, given, nam
     assert r.returncode == 0, r.stderr
     out = pd.read_csv(folder / name, sep="\t")
     assert list(out.columns) == ["time", "a", "a_filtered"]
+
+
+def test_no_numeric_column_says_which_cell_is_no_number(cli, cli_in_process, tmp_path):
+    # "no numeric column to filter (columns: ['time', 'U'])" said nothing of why: here a unit
+    # in the cells
+    (tmp_path / "in.csv").write_text("time,U\n0,12\n1,12.5 V\n2,12.4 V\n")
+    r = cli_in_process("filter", "in.csv", cwd=tmp_path)
+    cli.assert_usage_error(r, "no numeric column to filter (columns: ['time', 'U']; 'U' holds "
+                              "'12.5 V' in data row 2)")  # fmt: skip

@@ -312,8 +312,24 @@ def numeric_columns(
     ]
     cols = finite if finite else cols  # none finite: column_values says so, naming them
     if not cols:
-        raise ValueError(f"no numeric column to filter (columns: {list(df.columns)})")
+        raise ValueError(f"no numeric column to filter (columns: {list(df.columns)}"
+                         f"{_first_text(df, rest)})")  # fmt: skip
     return cols, [c for c in rest if c not in cols] + [c for c in unnamed if c in df.columns]
+
+
+def _first_text(df: pd.DataFrame, columns) -> str:
+    """``"; 'a' holds '12.5 V' in data row 1"``: the first cell of ``columns`` that is no
+    number, which tells why no column was numeric (a unit in the cells, a number format not
+    read); ``""`` where there is none."""
+    for c in columns:
+        cells = df[c]
+        bad = (pd.to_numeric(cells, errors="coerce").isna() & cells.notna()).to_numpy()
+        if bad.any() and not pd.api.types.is_bool_dtype(cells):
+            row = int(np.flatnonzero(bad)[0])
+            cell = str(cells.iloc[row])
+            shown = cell if len(cell) <= 40 else cell[:37] + "..."
+            return f"; {c!r} holds {shown!r} in data row {row + 1}"
+    return ""
 
 
 def column_named(message: str, cols) -> str:
