@@ -199,3 +199,20 @@ def test_no_numeric_column_says_which_cell_is_no_number(cli, cli_in_process, tmp
     r = cli_in_process("filter", "in.csv", cwd=tmp_path)
     cli.assert_usage_error(r, "no numeric column to filter (columns: ['time', 'U']; 'U' holds "
                               "'12.5 V' in data row 2)")  # fmt: skip
+
+
+@pytest.mark.parametrize("space", [" ", "\u00a0", "\u202f"], ids=["space", "nbsp", "narrow"])
+def test_numbers_with_thousands_grouped_by_spaces_and_a_decimal_comma_are_read(
+    cli_in_process, tmp_path, space
+):
+    # a French spreadsheet's "1 013,5" (a no-break space) was text: no numeric column
+    values = [980.5, 1013.5, -12345678.25, 1015.0] * 5
+    cells = [c.replace(" ", space) for c in ["980,5", "1 013,5", "-12 345 678,25", "1 015"] * 5]
+    rows = "".join(f"{i};{c}\n" for i, c in enumerate(cells))
+    (tmp_path / "in.csv").write_text(f"time;T\n{rows}", encoding="utf-8")
+    r = cli_in_process("filter", "in.csv", "-m", "moving_average", "--params", '{"window": 1}',
+                       "-o", "out.csv", cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    out = pd.read_csv(tmp_path / "out.csv", sep=";", decimal=",", dtype={"T": str})
+    assert out["T"].tolist() == cells
+    assert np.allclose(out["T_filtered"], values)

@@ -395,12 +395,13 @@ def _is_text(column: pd.Series) -> bool:
 
 
 #: a number written with a decimal comma (a spreadsheet's export in much of Europe): "1,5",
-#: its thousands perhaps grouped by points: "1.234,5"
-_DECIMAL_COMMA = re.compile(r"\s*[+-]?((\d{1,3}(\.\d{3})+|\d+),\d*|,\d+)([eE][+-]?\d+)?\s*")
+#: its thousands perhaps grouped by points or spaces: "1.234,5", "1 234,5"
+_THOUSANDS = r"\d{1,3}((\.\d{3})+|([ \u00a0\u202f]\d{3})+)"  # by points or spaces (no-break)
+_DECIMAL_COMMA = re.compile(rf"\s*[+-]?(({_THOUSANDS}|\d+),\d*|,\d+)([eE][+-]?\d+)?\s*")
 #: by the decimal mark, an integer whose thousands are grouped by the other mark, a decimal
 #: mark after it or not: "1.234.567", "1.234,5" (not "01.05.2026", a date); "1,234.5" (a
 #: spreadsheet writes a CSV's cells as they are shown)
-_GROUPED_BY = {",": re.compile(r"\s*[+-]?\d{1,3}(\.\d{3})+(,\d*)?\s*"),
+_GROUPED_BY = {",": re.compile(rf"\s*[+-]?{_THOUSANDS}(,\d*)?\s*"),
                ".": re.compile(r"\s*[+-]?\d{1,3}(,\d{3})+(\.\d*)?\s*")}  # fmt: skip
 _GROUPED = _GROUPED_BY[","]
 #: a number with a decimal point
@@ -456,8 +457,8 @@ def _grouped_thousands(df: pd.DataFrame, decimal: str, sure: bool = True) -> pd.
         other = text.map(lambda v: bool(plain.fullmatch(v) or _INTEGER.fullmatch(v)))
         shown = sure or text[grouped].map(lambda v: v.count(",") + v.count(".") > 1).any()
         if grouped.any() and (grouped | other).all() and shown:
-            mark = "." if decimal == "," else ","
-            cells = df[c].str.strip().str.replace(mark, "", regex=False)
+            marks = r"[.\s]" if decimal == "," else ","
+            cells = df[c].str.strip().str.replace(marks, "", regex=True)
             df[c] = pd.to_numeric(cells.str.replace(",", ".", regex=False)).astype(np.float64)
     return df
 
