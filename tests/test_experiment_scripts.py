@@ -326,6 +326,21 @@ def test_a_results_csv_that_is_no_csv_table_is_refused_before_training(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["last.ckpt"]
 
 
+@pytest.mark.parametrize("name", ["results.xlsx", "results.csv.gz", "results.parquet"])
+def test_a_results_csv_named_for_another_format_is_refused_before_training(
+    name, tmp_path, monkeypatch, capsys
+):
+    # the row was written as CSV text under any name: an .xlsx of CSV text, a .csv.gz of
+    # plain text that the next run's read of it failed on
+    monkeypatch.chdir(tmp_path)
+    argv = ["fit", *_TINY, "--data.n", "800", "--results_csv", name]
+    assert _script("denoise").main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == (f"denoise.py: error: --results_csv {name}: the results table is a CSV "
+                       "file; give a name ending .csv")  # fmt: skip
+    assert not any(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("script", ["denoise", "forecast"])
 def test_a_real_dataset_not_found_is_one_line_naming_the_scripts_data_dir_option(
     script, tmp_path, monkeypatch, capsys

@@ -32,7 +32,8 @@ class SaveBesideResults(SaveConfigCallback):
 
             try:
                 pd.read_csv(csv, nrows=5)
-            except (ValueError, UnicodeDecodeError) as exc:  # a checkpoint, an empty file
+            except (ValueError, UnicodeDecodeError, OSError) as exc:  # a checkpoint, an empty
+                # file, a .gz name over text (gzip's BadGzipFile)
                 raise ValueError(f"--results_csv {csv} is no CSV table ({type(exc).__name__}"
                                  "); give another file name") from None  # fmt: skip
         for given in config.get("config") or ():
@@ -45,6 +46,11 @@ class SaveBesideResults(SaveConfigCallback):
                     f"--config {given} is where the resolved config of this run goes "
                     "(beside --results_csv): give another --results_csv"
                 )
+        if csv.suffix.lower() != ".csv":
+            # the row is written as CSV text whatever the name: results.xlsx held CSV text,
+            # results.csv.gz plain text under a gzip name (which the next run failed to read)
+            raise ValueError(f"--results_csv {csv}: the results table is a CSV file; give a "
+                             "name ending .csv")  # fmt: skip
 
     def setup(self, trainer, pl_module, stage) -> None:
         # only fit adds a row: a test run replaced the config of the fit that wrote the
