@@ -216,3 +216,33 @@ def test_numbers_with_thousands_grouped_by_spaces_and_a_decimal_comma_are_read(
     out = pd.read_csv(tmp_path / "out.csv", sep=";", decimal=",", dtype={"T": str})
     assert out["T"].tolist() == cells
     assert np.allclose(out["T_filtered"], values)
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [
+        ['"0,000"', '"0,037"', '"0,125"', '"1,250"'],  # pandas' decimal="," quoted
+        ['"12,500"', '"13,250"', '"14,125"', '"15,000"'],  # decimal commas, 3 places
+    ],
+)
+def test_a_comma_files_cells_a_single_comma_could_group_stay_text(cli, tmp_path, cells):
+    # the thousands rule read them as 1000x the values meant: no cell shows two marks, so
+    # nothing says the comma groups thousands
+    rows = "".join(f"{i},{c}\n" for i, c in enumerate(cells * 5))
+    (tmp_path / "in.csv").write_text(f"t,x\n{rows}")
+    r = cli("filter", "in.csv", "-m", "moving_average", "-o", "out.csv", cwd=tmp_path)
+    assert r.returncode == 2 and "no numeric column" in r.stderr
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_in_a_decimal_comma_file_whole_seconds_and_pairs_of_numbers_stay_text(tmp_path):
+    # "1.000" (a time in seconds) was read as 1000, "120 080" (two numbers) as 120080
+    from tssdpa.data.csv_files import read_csv_file
+
+    pairs = ["120 080", "0 100", "130 090", "140 070"] * 5
+    rows = "".join(f"{i}.000;{c};{i},5\n" for i, c in enumerate(pairs))
+    (tmp_path / "in.csv").write_text(f"time;pair;x\n{rows}")
+    df = read_csv_file(tmp_path / "in.csv")
+    assert df["time"].tolist() == [f"{i}.000" for i in range(20)]
+    assert df["pair"].tolist() == pairs
+    assert np.allclose(df["x"], np.arange(20) + 0.5)

@@ -312,7 +312,7 @@ def read_csv_file(p: Path) -> pd.DataFrame:
             df = _grouped_thousands(pd.read_csv(p, **kw), ",")
             df.attrs["decimal"] = ","  # written back so: the file stays one a spreadsheet reads
         else:
-            df = _grouped_thousands(df, ".", sure=sep == ",")
+            df = _grouped_thousands(df, ".")
         if len(df.columns):
             df = _exact_integers(df, lambda: pd.read_csv(p, dtype=str, **kw))
     stat = os.stat(p)
@@ -396,14 +396,16 @@ def _is_text(column: pd.Series) -> bool:
 
 #: a number written with a decimal comma (a spreadsheet's export in much of Europe): "1,5",
 #: its thousands perhaps grouped by points or spaces: "1.234,5", "1 234,5"
-_THOUSANDS = r"\d{1,3}((\.\d{3})+|([ \u00a0\u202f]\d{3})+)"  # by points or spaces (no-break)
+#: (never a first group with a leading 0: "0,125" is a decimal comma, "0.000" a time)
+_THOUSANDS = r"[1-9]\d{0,2}((\.\d{3})+|([ \u00a0\u202f]\d{3})+)"  # by points or spaces
 _DECIMAL_COMMA = re.compile(rf"\s*[+-]?(({_THOUSANDS}|\d+),\d*|,\d+)([eE][+-]?\d+)?\s*")
 #: by the decimal mark, an integer whose thousands are grouped by the other mark, a decimal
 #: mark after it or not: "1.234.567", "1.234,5" (not "01.05.2026", a date); "1,234.5" (a
 #: spreadsheet writes a CSV's cells as they are shown)
 _GROUPED_BY = {",": re.compile(rf"\s*[+-]?{_THOUSANDS}(,\d*)?\s*"),
-               ".": re.compile(r"\s*[+-]?\d{1,3}(,\d{3})+(\.\d*)?\s*")}  # fmt: skip
+               ".": re.compile(r"\s*[+-]?[1-9]\d{0,2}(,\d{3})+(\.\d*)?\s*")}  # fmt: skip
 _GROUPED = _GROUPED_BY[","]
+_MARKS = re.compile(r"[.,\s]")  # the marks a grouped number shows (no-break spaces are \s)
 #: a number with a decimal point
 _DECIMAL_POINT = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
@@ -440,13 +442,14 @@ def _decimal_commas(cells: pd.Series, thousands_too: bool) -> bool:
     return bool((commas | integers).all() and (thousands_too or (fraction != 3).any()))
 
 
-def _grouped_thousands(df: pd.DataFrame, decimal: str, sure: bool = True) -> pd.DataFrame:
+def _grouped_thousands(df: pd.DataFrame, decimal: str) -> pd.DataFrame:
     """``df``, read with the ``decimal`` mark, with each text column of numbers some of which
     group their thousands by the other mark (``1.234,5``, ``1,234.5``; the others such as
     ``980,5`` or ``12``) as float64: they were text, skipped (pandas' ``thousands="."`` read
-    a date ``01.05.2026`` as 1052026). Unless ``sure`` (a ',' file: its decimal mark is a
-    point), one cell at least must show both marks or two groups: a tab file's ``1,037``
-    may be a decimal comma, and stays text."""
+    a date ``01.05.2026`` as 1052026). One cell at least must show two marks (both, or two
+    groups): a column of ``1,037`` may be decimal commas (a ',' file's ``"0,125"`` quoted, as
+    pandas writes ``decimal=","``), ``1.000`` a time in seconds, ``120 080`` two numbers, and
+    each stays text."""
     grouping = _GROUPED_BY[decimal]
     plain = _DECIMAL_COMMA if decimal == "," else _DECIMAL_POINT
     for c in df.columns:
@@ -455,7 +458,7 @@ def _grouped_thousands(df: pd.DataFrame, decimal: str, sure: bool = True) -> pd.
         text = df[c].dropna().astype(str)
         grouped = text.map(lambda v: grouping.fullmatch(v) is not None)
         other = text.map(lambda v: bool(plain.fullmatch(v) or _INTEGER.fullmatch(v)))
-        shown = sure or text[grouped].map(lambda v: v.count(",") + v.count(".") > 1).any()
+        shown = text[grouped].map(lambda v: len(_MARKS.findall(v.strip())) > 1).any()
         if grouped.any() and (grouped | other).all() and shown:
             marks = r"[.\s]" if decimal == "," else ","
             cells = df[c].str.strip().str.replace(marks, "", regex=True)
