@@ -141,6 +141,25 @@ def test_a_bug_raised_while_fitting_keeps_its_traceback(tmp_path, monkeypatch):
         _run("denoise", "fit")
 
 
+def test_a_model_bug_lightning_raises_for_the_model_keeps_its_traceback(tmp_path, monkeypatch):
+    # Lightning's own check of a hook's self.log names `self.logger.experiment`: it was told
+    # as "--trainer.logger False: You can't `self.log()` ...", exit 2, the traceback lost
+    from lightning.fabric.utilities.exceptions import MisconfigurationException
+
+    from tssdpa.models import DenoisingSystem
+
+    configure = DenoisingSystem.configure_optimizers
+
+    def logging(self):
+        self.log("lr", 0.1)
+        return configure(self)
+
+    monkeypatch.setattr(DenoisingSystem, "configure_optimizers", logging)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(MisconfigurationException, match="configure_optimizers"):
+        _run("denoise", "fit")
+
+
 def _checkpoint_of(script: str, path: Path) -> Path:
     """A checkpoint as ``script``'s fit saves it: the system's weights and hyperparameters."""
     import lightning

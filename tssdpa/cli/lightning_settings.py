@@ -62,17 +62,25 @@ def _trainer_arguments() -> list[str]:
 
 
 def _from_lightning(exc: BaseException) -> bool:
-    """Whether ``exc`` was raised in Lightning's own code (its last frame), not in a model's,
-    a data module's or these scripts' code that Lightning called."""
-    import lightning
+    """Whether ``exc`` was raised in Lightning's own code on its own behalf: its last frame is
+    Lightning's, and every frame from the first of Lightning's on is Lightning's, torch's or
+    the standard library's. A model's, a data module's or these scripts' code on the way
+    (``self.log`` in a hook: Lightning raises for the model, whose bug it is) is no setting."""
+    import os
 
+    import lightning
+    import torch
+
+    frames = []
     tb = exc.__traceback__
-    if tb is None:
-        return False
-    while tb.tb_next is not None:
+    while tb is not None:
+        frames.append(Path(tb.tb_frame.f_code.co_filename).resolve())
         tb = tb.tb_next
-    root = Path(lightning.__file__).resolve().parent
-    return Path(tb.tb_frame.f_code.co_filename).resolve().is_relative_to(root)
+    roots = [Path(m.__file__).resolve().parent for m in (lightning, torch, os)]
+    first = next((i for i, f in enumerate(frames) if f.is_relative_to(roots[0])), None)
+    if first is None or not frames[-1].is_relative_to(roots[0]):
+        return False
+    return all(any(f.is_relative_to(r) for r in roots) for f in frames[first:])
 
 
 def setting_error(exc: BaseException, given) -> str | None:
