@@ -26,6 +26,9 @@ def folder(tmp_path):
         "out.csv.zst",
         "out.tar.gz",
         "out.parquet.gz",
+        "out.csv.lz4",
+        "out.7z",
+        "out.csv.Z",
     ],  # fmt: skip
 )
 def test_an_output_named_for_another_format_is_refused_and_nothing_written(
@@ -190,6 +193,23 @@ def test_an_output_named_tsv_is_tab_separated(cli_in_process, folder, given, nam
     assert r.returncode == 0, r.stderr
     out = pd.read_csv(folder / name, sep="\t")
     assert list(out.columns) == ["time", "a", "a_filtered"]
+
+
+def test_an_output_named_tsv_under_another_ending_is_not_tab_separated(cli_in_process, folder):
+    # out.tsv.csv came out tab separated: its format is its last ending
+    r = cli_in_process("filter", "good.csv", "-m", "moving_average", "-o", "out.tsv.csv",
+                       cwd=folder)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert list(pd.read_csv(folder / "out.tsv.csv").columns) == ["time", "a", "a_filtered"]
+
+
+def test_a_utf16_file_broken_after_its_byte_order_mark_is_told_so(cli, cli_in_process, tmp_path):
+    # it was told as "not UTF-8 (byte 0x41: Latin-1 / Windows-1252?)"
+    text = "time\ta\n" + "".join(f"{i}\t{i}\n" for i in range(30))
+    (tmp_path / "in.csv").write_bytes(text.encode("utf-16") + b"A")
+    r = cli_in_process("filter", "in.csv", "-m", "moving_average", cwd=tmp_path)
+    cli.assert_usage_error(r, "in.csv is not a readable CSV file: not utf-16")
+    assert "Latin-1" not in r.stderr
 
 
 def test_no_numeric_column_says_which_cell_is_no_number(cli, cli_in_process, tmp_path):

@@ -57,23 +57,37 @@ OTHER_FORMATS = (".xlsx", ".xlsm", ".xlsb", ".xls", ".ods", ".json", ".jsonl", "
                  ".sqlite")  # fmt: skip
 #: the compressions :func:`~tssdpa.data.tables.write_table` writes a CSV with
 _PACKED = (".gz", ".bz2", ".xz", ".zip")
+#: compressions and archives it does not write (CSV text went under such a name)
+_UNWRITTEN_PACKING = (".zst", ".tgz", ".tar", ".lz4", ".7z", ".z", ".rar", ".br", ".lzma",
+                      ".tbz2", ".sz", ".lz")  # fmt: skip
 #: what :func:`~tssdpa.data.tables.write_table` writes, told where another format is asked for
 WRITTEN = ("CSV (.csv, .tsv, .txt, or no ending; compressed: add .gz, .bz2, .xz or .zip) or "
            "Parquet (.parquet, .pq)")  # fmt: skip
 
 
+def table_format(path) -> tuple[str, str]:
+    """``(format, compression)`` endings of a table's name, lower case: ``("", "")`` for
+    ``log``, ``(".csv", "")`` for ``a.csv``, ``(".tsv", ".gz")`` for ``a.tsv.gz`` (the format
+    under a compression :func:`~tssdpa.data.tables.write_table` writes; ``("", ".gz")`` for
+    ``a.gz``). Any other last ending is the format (``out.tsv.csv``: ``.csv``)."""
+    name = Path(path).name.lower()
+    last = Path(name).suffix
+    if last in _PACKED:
+        return Path(name[: -len(last)]).suffix, last
+    return last, ""
+
+
 def check_table_name(path, flag: str | None = None) -> None:
     """``ValueError`` (starting with ``flag`` where given) where the name of the table ``path``
     asks for a format :func:`~tssdpa.data.tables.write_table` does not write -- ``.xlsx``,
-    ``.json``, ``.csv.zst``, ``.tar.gz``, a compressed Parquet file: it wrote CSV text under
-    that name."""
-    name = Path(path).name.lower()
-    last = Path(name).suffix
-    packed = last in _PACKED
-    inner = Path(name[: -len(last)]).suffix if packed else last
-    if (inner in OTHER_FORMATS or last in (".zst", ".tgz", ".tar") or inner == ".tar"
-            or (packed and inner in (".parquet", ".pq"))):  # fmt: skip
-        ending = inner + last if packed else last
-        why = (f"{str(path)!r} names a {ending} file, which is not written here; give a name "
-               f"for {WRITTEN}")  # fmt: skip
+    ``.json``, ``.csv.zst``, ``.csv.lz4``, ``.tar.gz``, a compressed Parquet file: it wrote
+    CSV text under that name."""
+    inner, packed = table_format(path)
+    if (
+        inner in OTHER_FORMATS
+        or inner in _UNWRITTEN_PACKING
+        or (packed and inner in (".parquet", ".pq"))
+    ):
+        why = (f"{str(path)!r} names a {inner + packed} file, which is not written here; give "
+               f"a name for {WRITTEN}")  # fmt: skip
         raise ValueError(f"{flag}: {why}" if flag else why)

@@ -21,7 +21,7 @@ import pandas as pd
 from tssdpa.checks import ISO_CELL, TIME_NAMES, UNIT_IN_NAME, named_as_times, to_seconds
 from tssdpa.data.csv_files import cells_as_read, compression, read_csv_file
 from tssdpa.data.text_dates import is_numbered_dates, parse_dates
-from tssdpa.files import OTHER_FORMATS, WRITTEN, check_table_name, replacing
+from tssdpa.files import OTHER_FORMATS, WRITTEN, check_table_name, replacing, table_format
 
 __all__ = [
     "TIME_NAMES",
@@ -93,8 +93,8 @@ def read_table(path) -> pd.DataFrame:
         raise ValueError(f"{path} is a folder; give a CSV or Parquet file")
     if not p.is_file():
         raise ValueError(f"{path}: no such file")
-    inner = Path(p.stem).suffix if p.suffix.lower() in (".gz", ".bz2", ".xz", ".zip") else p.suffix
-    if inner.lower() in OTHER_FORMATS:  # an .xlsx: "'utf-8' codec can't decode byte 0xf9"
+    inner = table_format(p)[0]
+    if inner in OTHER_FORMATS:  # an .xlsx: "'utf-8' codec can't decode byte 0xf9"
         raise ValueError(f"{path}: no {inner} file is read here; save it as {WRITTEN}")
     if p.suffix.lower() in (".parquet", ".pq"):
         try:
@@ -115,6 +115,9 @@ def read_table(path) -> pd.DataFrame:
         except pd.errors.EmptyDataError:
             raise ValueError(f"{path} is empty; expected a header row and data rows") from None
         except UnicodeDecodeError as exc:  # a spreadsheet's plain "CSV": Windows-1252
+            if "utf-8" not in exc.encoding.lower().replace("_", "-"):  # a broken UTF-16 file
+                raise ValueError(f"{path} is not a readable CSV file: not {exc.encoding} after "
+                                 f"its byte-order mark ({exc.reason})") from None  # fmt: skip
             raise ValueError(f"{path} is not a readable CSV file: not UTF-8 (byte "
                              f"{exc.object[exc.start]:#04x}: Latin-1 / Windows-1252?); save it "
                              "as UTF-8 ('CSV UTF-8' in a spreadsheet; iconv -f cp1252 -t utf-8)"
@@ -397,8 +400,7 @@ def write_table(df: pd.DataFrame, target) -> None:
                     "writing Parquet needs pyarrow: pip install 'tssdpa[distributed]'"
                 ) from None
         else:
-            name = Path(target).name.lower()  # a .tsv (.tsv.gz): tab separated, whatever the input
-            tsv = name.endswith(".tsv") or Path(name).stem.endswith(".tsv")
+            tsv = table_format(target)[0] == ".tsv"  # (.tsv.gz too): whatever the input's
             cells_as_read(df).to_csv(
                 tmp, index=False, sep="\t" if tsv else df.attrs.get("sep", ","),
                 decimal=df.attrs.get("decimal", "."), compression=compression(target))  # fmt: skip
