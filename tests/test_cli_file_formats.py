@@ -221,6 +221,15 @@ def test_no_numeric_column_says_which_cell_is_no_number(cli, cli_in_process, tmp
                               "'12.5 V' in data row 2)")  # fmt: skip
 
 
+def test_no_numeric_column_names_the_column_meant_as_numbers_not_a_label_column(
+    cli, cli_in_process, tmp_path
+):
+    # it named the first text cell of any column: "'label' holds 'walk'"
+    (tmp_path / "in.csv").write_text("time,label,U\n0,walk,12\n1,walk,12.5 V\n2,run,12.4 V\n")
+    r = cli_in_process("filter", "in.csv", cwd=tmp_path)
+    cli.assert_usage_error(r, "'U' holds '12.5 V' in data row 2)")
+
+
 @pytest.mark.parametrize("space", [" ", "\u00a0", "\u202f"], ids=["space", "nbsp", "narrow"])
 def test_numbers_with_thousands_grouped_by_spaces_and_a_decimal_comma_are_read(
     cli_in_process, tmp_path, space

@@ -321,18 +321,25 @@ def numeric_columns(
 
 
 def _first_text(df: pd.DataFrame, columns) -> str:
-    """``"; 'a' holds '12.5 V' in data row 1"``: the first cell of ``columns`` that is no
-    number, which tells why no column was numeric (a unit in the cells, a number format not
-    read); ``""`` where there is none."""
+    """``"; 'a' holds '12.5 V' in data row 1"``: the first cell that is no number in the column
+    of ``columns`` with the most cells that are (the one meant as numbers: a unit in its cells,
+    a number format not read, not a column of labels), which tells why no column was numeric;
+    ``""`` where there is none."""
+    best = None
     for c in columns:
         cells = df[c]
-        bad = (pd.to_numeric(cells, errors="coerce").isna() & cells.notna()).to_numpy()
-        if bad.any() and not pd.api.types.is_bool_dtype(cells):
-            row = int(np.flatnonzero(bad)[0])
-            cell = str(cells.iloc[row])
-            shown = cell if len(cell) <= 40 else cell[:37] + "..."
-            return f"; {c!r} holds {shown!r} in data row {row + 1}"
-    return ""
+        if pd.api.types.is_bool_dtype(cells):
+            continue
+        numbers = pd.to_numeric(cells, errors="coerce")
+        bad = (numbers.isna() & cells.notna()).to_numpy()
+        if bad.any() and (best is None or numbers.notna().sum() > best[0]):
+            best = (numbers.notna().sum(), c, int(np.flatnonzero(bad)[0]))
+    if best is None:
+        return ""
+    _, c, row = best
+    cell = str(df[c].iloc[row])
+    shown = cell if len(cell) <= 40 else cell[:37] + "..."
+    return f"; {c!r} holds {shown!r} in data row {row + 1}"
 
 
 def column_named(message: str, cols) -> str:
