@@ -8,7 +8,7 @@ import os
 import uuid
 from pathlib import Path
 
-__all__ = ["OTHER_FORMATS", "WRITTEN", "check_table_name", "replacing", "same_path"]
+__all__ = ["OTHER_FORMATS", "WRITTEN", "check_table_name", "replacing", "same_path", "table_format"]
 
 
 @contextlib.contextmanager
