@@ -303,3 +303,20 @@ def test_a_method_that_chooses_nothing_prints_the_settings_it_ran_with(tmp_path,
     args = ["filter", str(p), "-m", "autoreg", "--horizon", "2", "--params", '{"lags": 3}']
     assert main([*args, "-o", str(tmp_path / "f.csv")]) == 0
     assert "autoreg on ['a', 'b']: settings lags=3" in capsys.readouterr().err
+
+
+def test_a_params_horizon_below_the_forecast_horizon_is_refused_before_the_fit(tmp_path, capsys):
+    # it fitted for horizons up to 2, then failed: 'projection: horizon must be <= the fitted
+    # horizon 2; got 3', naming neither --params nor --horizon
+    a, b = _noisy()
+    p = tmp_path / "in.csv"
+    pd.DataFrame({"a": a, "b": b}).to_csv(p, index=False)
+    out = tmp_path / "o.csv"
+    args = ["filter", str(p), "--horizon", "3", "--out", str(out), "--params"]
+    assert main([*args, '{"horizon": 2}']) == 2
+    err = capsys.readouterr().err
+    assert "--params: horizon=2 is below --horizon 3" in err
+    assert "chose" not in err and not out.exists()  # nothing fitted
+    # a larger one is kept: a model saved for horizons up to it (--save-model)
+    assert main([*args, '{"horizon": 4, "embedding": 2, "model": "linear"}']) == 0
+    assert "a_forecast_h3" in pd.read_csv(out).columns

@@ -25,7 +25,7 @@ from tssdpa.cli.errors import UsageError, usage_errors
 from tssdpa.cli.helptext import DefaultsFormatter
 from tssdpa.cli.paths import check_output_file
 from tssdpa.cli.said import library_warnings
-from tssdpa.cli.settings import check_causal
+from tssdpa.cli.settings import check_causal, check_horizon
 from tssdpa.estimators.input_notes import as_time_column
 from tssdpa.files import check_table_name, same_path
 
@@ -315,6 +315,8 @@ def run(args) -> int:
         factory = spec.resolve_factory()
         params = _params(args.params, factory)
         check_causal(spec, params, method)
+        if kind == "forecast":
+            check_horizon(params, args.horizon)
         if args.save_model is not None:  # before the fit: it would be lost
             saved_model.check_saveable(factory, method)
     from tssdpa.data.csv_files import cells_as_read

@@ -6,7 +6,7 @@ import json
 
 from tssdpa.cli.errors import UsageError
 
-__all__ = ["check_causal"]
+__all__ = ["check_causal", "check_horizon"]
 
 
 def check_causal(spec, params: dict, method: str) -> None:
@@ -21,3 +21,15 @@ def check_causal(spec, params: dict, method: str) -> None:
     given = json.dumps(params["causal"])
     raise UsageError(f"--params: causal={given} contradicts --method {method}, a {kind} "
                      f"filter; drop causal, or give --method {other}")  # fmt: skip
+
+
+def check_horizon(params: dict, horizon: int) -> None:
+    """``UsageError`` where ``--params`` fits a forecaster for a horizon below ``--horizon``:
+    it was fitted, then failed 'horizon must be <= the fitted horizon', naming neither flag. A
+    larger one is kept (a model saved for horizons up to it, ``--save-model``)."""
+    given = params.get("horizon")
+    if isinstance(given, bool) or not isinstance(given, int) or given >= horizon:
+        return  # not an integer: the forecaster's own check names it
+    raise UsageError(f"--params: horizon={given} is below --horizon {horizon}: a forecaster "
+                     f"fitted for horizons up to {given} forecasts no further; drop horizon "
+                     f"(--horizon sets it), or give one of {horizon} or more")  # fmt: skip
