@@ -134,3 +134,28 @@ def test_counting_the_ends_gives_the_bounds_sorting_gave(seed):
     y[:, 1] = np.nan if seed % 4 == 0 else y[:, 1]  # no known sample
     for got, want in zip(hard_bounds(y), sorted_bounds(y)):
         np.testing.assert_array_equal(got, want)
+
+
+def stepped_level():
+    """A level raised by 10 at irregular times (a set-point, a headcount), 100 .. 180; its
+    first 650 samples end on their longest plateau, 150: a pile at their greatest value."""
+    lengths = [80, 120, 90, 110, 100, 150, 120, 100, 130]
+    return np.repeat(np.arange(100.0, 190.0, 10.0), lengths), 650
+
+
+@pytest.mark.parametrize("make", [
+    lambda: ProjectionForecaster(horizon=2),
+    lambda: ResidualProjectionForecaster(base="autoreg", base_params={"lags": 2}, embedding=2,
+                                         horizon=2),
+])  # fmt: skip
+def test_a_bound_the_forecast_series_has_crossed_clips_its_forecasts_no_more(make):
+    # every forecast was clipped to 150 while the series sat at 160 .. 180, 30 above it
+    y, n_fit = stepped_level()
+    fc = make().fit(y[:n_fit])
+    assert hard_bounds(y[:n_fit, None])[1][0] == 150
+    path = np.asarray(fc.forecast_path(y))
+    crossed = np.flatnonzero(y > 150)[0]  # the first origin whose past is above the pile
+    assert np.nanmax(path[:crossed]) <= 150  # before it, the bound holds
+    np.testing.assert_allclose(path[-20:-2, 0], 180, atol=1)
+    np.testing.assert_allclose(np.asarray(fc.forecast(y, horizon=1))[-20:-1], 180, atol=1)
+    np.testing.assert_allclose(np.asarray(fc.predict(4, y=y)), 180, atol=1)

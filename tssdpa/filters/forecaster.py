@@ -29,7 +29,7 @@ from tssdpa.filters.analogues import (
 )
 from tssdpa.filters.channel_choice import resolve_independence
 from tssdpa.filters.forecaster_params import check_forecaster_params
-from tssdpa.filters.library_cache import drop_views, fitted_views, library_rows
+from tssdpa.filters.library_cache import drop_views, fitted_views, library_rows, within_bounds
 from tssdpa.signal.embedding import standardise
 
 __all__ = ["ProjectionForecaster"]
@@ -346,7 +346,7 @@ class ProjectionForecaster(FitScoresView, Forecaster):
                 group = self._anchor_group(key)[1]
                 path = self._anchor_path(series, key, group, switch, rows)
                 out[:, np.array(hs) - 1] = path[:, [group.index(h) for h in hs]]
-        return np.clip(out * self.scale_ + self.mean_, *fitted_views(self).bounds)
+        return within_bounds(out * self.scale_ + self.mean_, a, fitted_views(self).bounds)
 
     def _anchor_group(self, h):
         """``(anchor, group)``: ``h``'s anchor and the horizons with its structure, forecast
@@ -362,8 +362,8 @@ class ProjectionForecaster(FitScoresView, Forecaster):
             return np.column_stack([m._forecast_h(a[:, [c]], h)[:, 0]
                                     for c, m in enumerate(self.channel_models_)])  # fmt: skip
         anchor, group = self._anchor_group(h)
-        out = self._anchor_path(self._standardised(a), anchor, group)[:, group.index(h)]
-        return np.clip(out * self.scale_ + self.mean_, *fitted_views(self).bounds)
+        out = self._anchor_path(self._standardised(a), anchor, group)[:, [group.index(h)]]
+        return within_bounds(out * self.scale_ + self.mean_, a, fitted_views(self).bounds)[:, 0]
 
     def _standardised(self, a):
         """``(library, series, overlap, fitted series, views)``, standardised: what anchors

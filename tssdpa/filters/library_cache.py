@@ -32,7 +32,7 @@ from tssdpa.signal.missing import newest_known
 from tssdpa.signal.neighbours import library_index
 
 __all__ = ["FittedViews", "fitted_reach", "fitted_views", "hard_bounds", "library_data",
-           "library_rows", "library_search", "series_candidates"]  # fmt: skip
+           "library_rows", "library_search", "series_candidates", "within_bounds"]  # fmt: skip
 
 _ATTR = "_fitted_views"  # on the estimator: (what they were built from, FittedViews)
 #: most memory the kept items hold: each anchor group keeps its own library embeddings and
@@ -103,6 +103,20 @@ def hard_bounds(train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         bound = (n > 0) & (n_end >= need) & (ends | (n_end > n_next))
         out[bound] = sign * end[bound]
     return low, high
+
+
+def within_bounds(out: np.ndarray, y: np.ndarray, bounds: tuple) -> np.ndarray:
+    """``out`` (T, H, C), the forecasts from each origin of the (T, C) series ``y`` in its
+    units, clipped to the :func:`hard_bounds` ``bounds`` -- but for those ``y[:t+1]`` has
+    crossed: no bound, then, from that origin on (a level that sat on its greatest value, 150,
+    when fitted had every forecast clipped to 150 while the series was at 180)."""
+    low, high = (np.asarray(b, dtype=float) for b in bounds)
+    if not (np.isfinite(low).any() or np.isfinite(high).any()):
+        return out
+    with np.errstate(invalid="ignore"):  # NaN: no sample yet, nothing crossed
+        low = np.where(np.fmin.accumulate(y, axis=0) < low, -np.inf, low)
+        high = np.where(np.fmax.accumulate(y, axis=0) > high, np.inf, high)
+    return np.clip(out, low[:, None, :], high[:, None, :])
 
 
 def library_rows(est, z_train) -> np.ndarray:

@@ -39,7 +39,7 @@ from tssdpa.estimators.selection import (
     correction_sigmas,
     fade_radius,
 )
-from tssdpa.filters.library_cache import hard_bounds
+from tssdpa.filters.library_cache import hard_bounds, within_bounds
 from tssdpa.signal.embedding import delay_embedding, standardise
 from tssdpa.signal.library import kernel_regression, nearest_distance
 from tssdpa.signal.missing import fill_missing, reading_ends, reading_starts, unknown_past_readings
@@ -408,7 +408,7 @@ class ResidualProjectionForecaster(Forecaster):
         corr = self._corrections(self._keys(a), self.library_, used, full) if used else []
         for m, c in zip(masks, corr):
             out = out + np.where(m, alpha, 0.0) * np.nan_to_num(c[:, :horizon], nan=0.0)
-        return np.clip(out, *self.bounds_)  # where the fitted series piles up (hard_bounds)
+        return within_bounds(out, a, self.bounds_)  # where the fitted series piles up
 
     # ---------------------------------------------------------------- persistence
     _channel_arrays = {"mean_": False, "scale_": True}
