@@ -194,3 +194,22 @@ def test_fit_names_an_all_nan_channel_by_its_column_label():
         ProjectionFilter(window=8).fit(_two_sensors().assign(OT=np.nan))
     with pytest.raises(ValueError, match=r"^y channel 1 is all NaN"):
         ProjectionForecaster(horizon=2).fit(_two_sensors().assign(OT=np.nan).to_numpy())
+
+
+def test_an_inf_or_overflowing_column_of_a_frame_is_named_by_its_label():
+    # "y channel 1 reaches magnitude ...", "y contains inf": fit, forecast and filter alike
+    # named a DataFrame's column by position, or not at all
+    frame = _two_sensors()
+    fc = ProjectionForecaster(horizon=1, embedding=2, model="linear").fit(frame)
+    huge, inf = frame.assign(OT=1e200), frame.assign(OT=np.r_[frame.OT[:-1], np.inf])
+    for call in (ProjectionForecaster(horizon=1).fit, fc.forecast, fc.forecast_path):
+        with pytest.raises(ValueError, match=r"^y column 'OT' reaches magnitude 1e\+200"):
+            call(huge)
+        with pytest.raises(ValueError, match=r"^y column 'OT' contains inf; use NaN"):
+            call(inf)
+    with pytest.raises(ValueError, match=r"^x column 'OT' contains inf"):
+        ProjectionFilter(window=8).fit(inf)
+    with pytest.raises(ValueError, match=r"^y channel 1 reaches magnitude"):
+        fc.forecast(huge.to_numpy())
+    with pytest.raises(ValueError, match=r"^y contains inf"):
+        fc.forecast(inf.to_numpy())

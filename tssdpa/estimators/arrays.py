@@ -134,13 +134,13 @@ def as_2d(x, name: str = "x", allow_empty: bool = False) -> tuple[np.ndarray, Ar
         raise ValueError(f"{name} is empty (0 samples)")
     if arr.shape[1] == 0:
         raise ValueError(f"{name} has 0 channels")
-    if np.isinf(arr).any():
-        raise ValueError(f"{name} contains inf; use NaN to mark missing samples")
-    check_magnitudes(arr, name)
+    said = (lambda c: f"{name} column {meta.columns[c]!r}") if meta.kind == "frame" else None
+    if np.isinf(arr).any():  # a DataFrame's column by its label (it was by position, or none)
+        where = said(int(np.argwhere(np.isinf(arr))[0, 1])) if said else name
+        raise ValueError(f"{where} contains inf; use NaN to mark missing samples")
+    check_magnitudes(arr, name, channel=said)
     if meta.index is not None and isinstance(meta.index, (pd.DatetimeIndex, pd.TimedeltaIndex)):
-        # absolute seconds (not relative to the first sample) keep chunked calls consistent:
-        # since the Unix epoch for datetimes, since zero for timedeltas (as to_seconds reads
-        # any time), so a TimedeltaIndex is a time axis as a DatetimeIndex is
+        # absolute seconds (chunked calls agree): since the epoch, or zero for a TimedeltaIndex
         meta.timestamps = to_seconds(meta.index, "index")
     return arr, meta
 
