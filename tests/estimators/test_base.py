@@ -492,6 +492,20 @@ def test_a_current_file_without_its_digest_is_refused_and_an_older_one_loads(
     np.testing.assert_array_equal(back.filter(x), est.filter(x))
 
 
+@pytest.mark.parametrize("key", ["structures", "feature_names", "comment"])
+def test_an_unknown_key_at_the_top_of_a_saved_config_is_refused_naming_it(
+    key, tmp_path, edit_config
+):
+    """Unknown parameters and fitted keys were refused, but an unknown key beside them (a
+    misspelt 'structure' or 'feature_names_in', a note added by hand) loaded without a word."""
+    x = np.sin(np.arange(400) / 10) + 0.1 * np.random.default_rng(0).standard_normal(400)
+    F.ProjectionFilter(window=[16], embedding=[1]).fit(x).save(tmp_path / "e")
+    F.ProjectionFilter.load(tmp_path / "e")  # as saved: loads
+    edit_config(tmp_path / "e", lambda cfg: cfg.update({key: ["a"]}))
+    with pytest.raises(ValueError, match=f"config.json: unknown key\\(s\\) \\[{key!r}\\]"):
+        F.ProjectionFilter.load(tmp_path / "e")
+
+
 def test_a_format_2_file_edited_to_format_1_is_refused_or_loads_with_a_warning(
     tmp_path, edit_config
 ):

@@ -153,6 +153,8 @@ def save(estimator, path) -> None:
 #: input (deleting ``feature_names_in`` let the loaded filter take swapped columns, each
 #: channel filtered with the other's scale: off by 1.1)
 _DIGESTED = ("feature_names_in", "pandas_output")
+#: every key :func:`save` has written at the top of ``config.json`` (load refuses others)
+KEYS = ("kind", "format", "params", "fitted", *DIGESTS, "structure", *_DIGESTED)
 
 
 def _fitted_digest(cfg: dict) -> str:
@@ -199,6 +201,10 @@ def _read_config(path: Path) -> dict:
             raise ValueError(f"{cfg_path}: missing or malformed {key!r}")
     if cfg["format"] not in FORMATS:
         raise ValueError(f"{cfg_path}: unsupported format {cfg['format']} (expected {FORMAT})")
+    unknown = sorted(set(cfg) - set(KEYS))
+    if unknown:  # as an unknown parameter or fitted key: a misspelt or foreign key is an edit
+        raise ValueError(f"{cfg_path}: unknown key(s) {unknown} (a saved estimator's config "
+                         f"holds only {', '.join(KEYS)}): an edited file")  # fmt: skip
     for key in DIGESTS if cfg["format"] >= 2 else ():
         if not isinstance(cfg.get(key), str):
             raise ValueError(f"{cfg_path}: missing {key!r} (a file of format {cfg['format']} "
