@@ -189,9 +189,9 @@ def _read_config(path: Path) -> dict:
     cfg_path = path / CONFIG
     if not cfg_path.is_file():
         raise FileNotFoundError(f"no saved estimator at {path} (missing {CONFIG})")
-    try:
+    try:  # ValueError: also an integer of over 4300 digits, which json cannot convert
         cfg = json.loads(cfg_path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError too
         why = "nested too deeply" if isinstance(exc, RecursionError) else exc
         raise ValueError(f"{cfg_path} is not valid JSON: {why}") from None
     if not isinstance(cfg, dict):
