@@ -509,16 +509,19 @@ def test_an_unknown_key_at_the_top_of_a_saved_config_is_refused_naming_it(
 @pytest.mark.parametrize(
     "edit, message",
     [
+        (lambda text: text.replace('"tol": 1e-06', '"tol": 1e-06, "tol": 0.5'),
+         r"key\(s\) \['tol'\] given twice"),
         (lambda text: text.replace('"tol": 1e-06', '"tol": 1' + "0" * 5000),
          "Exceeds the limit"),
     ],
-    ids=["an integer of 5001 digits"],
+    ids=["a key given twice", "an integer of 5001 digits"],
 )  # fmt: skip
 def test_a_config_json_that_json_cannot_read_exactly_is_refused_as_invalid_naming_the_file(
     edit, message, tmp_path
 ):
-    """An over-long integer raised Python's own ValueError, naming neither the file nor that
-    it was the config that could not be read."""
+    """A key given twice loaded the last value without a word (json keeps it; save never
+    writes one twice), and an over-long integer raised Python's own ValueError, naming
+    neither the file nor what was wrong with it."""
     x = np.sin(np.arange(400) / 10) + 0.1 * np.random.default_rng(0).standard_normal(400)
     F.ProjectionFilter(window=[16], embedding=[1]).fit(x).save(tmp_path / "e")
     path = tmp_path / "e" / "config.json"

@@ -185,12 +185,22 @@ def _saved_folder(path) -> Path:
     return path
 
 
+def _unique_keys(pairs: list) -> dict:
+    """A JSON object as a dict, refusing a key given twice (json keeps the last silently,
+    and save never writes one twice: a file edited by hand)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        twice = sorted({k for k, _ in pairs if sum(k == j for j, _ in pairs) > 1})
+        raise ValueError(f"key(s) {twice} given twice in one object")
+    return out
+
+
 def _read_config(path: Path) -> dict:
     cfg_path = path / CONFIG
     if not cfg_path.is_file():
         raise FileNotFoundError(f"no saved estimator at {path} (missing {CONFIG})")
     try:  # ValueError: also an integer of over 4300 digits, which json cannot convert
-        cfg = json.loads(cfg_path.read_text())
+        cfg = json.loads(cfg_path.read_text(), object_pairs_hook=_unique_keys)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError too
         why = "nested too deeply" if isinstance(exc, RecursionError) else exc
         raise ValueError(f"{cfg_path} is not valid JSON: {why}") from None
