@@ -314,6 +314,22 @@ def test_a_polynomial_resting_on_faint_keys_is_streamed_as_filtered_at_once(seed
     np.testing.assert_allclose(np.concatenate(parts), want, rtol=0, atol=tol)
 
 
+@pytest.mark.parametrize("name", ["sigma", "window"])
+def test_step_after_new_candidate_arrays_are_set_on_a_fitted_filter_steps_as_before(name):
+    """A step cached its settings with the parameters as given: after set_params with a new
+    numpy array of candidates (the fitted settings still in force), the next step raised
+    numpy's "truth value of an array is ambiguous" comparing the two arrays."""
+    _, noisy = noisy_square(400)
+    candidates = {"sigma": np.geomspace(0.05, 1.0, 5), "window": np.array([8, 16])}
+    f = ProjectionFilter(embedding=1, degree=0, **{name: candidates[name]}).fit(noisy)
+    want, _ = f.filter(noisy[:3], zi=f.initial_state())
+    y0, z = f.step(noisy[0], f.initial_state())
+    f.set_params(**{name: candidates[name].copy()})
+    y1, z = f.step(noisy[1], z)
+    y2, _ = f.step(noisy[2], z)
+    np.testing.assert_array_equal([y0, y1, y2], want)
+
+
 def test_step_scalar_sample():
     f = ProjectionFilter(window=4, sigma=1.0)
     s = f.initial_state(1)

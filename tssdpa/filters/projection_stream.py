@@ -157,6 +157,15 @@ def check_state_size(history: int, C: int, window: str) -> None:
         )
 
 
+def _frozen(value):
+    """``value`` as compared in :meth:`Streaming._step_spec`'s cache key: a list or array of
+    candidates by its elements (an array's == in the key's tuple raised numpy's "truth value
+    of an array is ambiguous" once a new array of candidates was set after a step)."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return tuple(_frozen(v) for v in np.asarray(value, dtype=object).ravel().tolist())
+    return value
+
+
 class Streaming:
     """Mixin of :class:`~tssdpa.filters.ProjectionFilter`: ``initial_state`` and ``step``."""
 
@@ -281,12 +290,12 @@ class Streaming:
     def _step_spec(self):
         """The resolved spec, cached on the settings it depends on (a step must stay cheap)."""
         d = self.__dict__
-        key = (
+        key = tuple(map(_frozen, (
             d.get("window_"), d.get("embedding_"), d.get("sigma_"), d.get("decay_"),
             d.get("degree_"), self.window, self.embedding, self.degree, self.sigma, self.decay,
             self.tau, self.causal, self.n_neighbors,
             self.exclude_self, self.tol, self.min_step, self.dtype,
-        )  # fmt: skip
+        )))  # fmt: skip
         cache = self.__dict__.get("_step_cache")
         if cache is not None and cache[0] == key:
             return cache[1]
