@@ -419,3 +419,26 @@ def test_a_timezone_aware_datetime_series_is_its_utc_instant_as_its_index_is():
     x = np.array([0.0, 1.0, 0.5, 2.0])
     np.testing.assert_array_equal(f.filter(x, timestamps=pd.Series(idx)),
                                   f.filter(x, timestamps=idx))  # fmt: skip
+
+
+def test_epoch_seconds_in_float32_are_named_as_rounded_beyond_tau_and_relative_ones_are_not():
+    """Epoch seconds in float32 are multiples of 128 s: fit, filter and step took them
+    without a word, as repeated times and jumps (a unit sine's output off by 0.09 from the
+    float64 times' filter). Seconds since the log began are float32 to 8e-6 s: no warning."""
+    rng = np.random.default_rng(0)
+    secs = np.cumsum(0.009 + 0.002 * rng.random(300))
+    x = np.sin(secs * 3) + 0.1 * rng.normal(size=300)
+    f = ProjectionFilter(window=16, tau=0.05, embedding=1, degree=0, sigma=0.5)
+    epoch32 = (EPOCH_2024 + secs).astype(np.float32)
+    with pytest.warns(UserWarning, match=r"timestamps in float32: .* multiples of 128 s"):
+        f.fit(x, timestamps=epoch32)
+    with pytest.warns(UserWarning, match=r"timestamps in float32: .* multiples of 128 s"):
+        f.filter(x, timestamps=epoch32)
+    with pytest.warns(UserWarning, match=r"timestamp in float32: .* 2.56e\+03 times tau"):
+        f.step(x[0], f.initial_state(), timestamp=epoch32[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f.fit(x, timestamps=secs.astype(np.float32))
+        f.filter(x, timestamps=secs.astype(np.float32))
+        f.step(x[0], f.initial_state(), timestamp=np.float32(secs[0]))
+        f.filter(x, timestamps=EPOCH_2024 + secs)

@@ -84,6 +84,8 @@ def sample_times(filt, meta, timestamps, n, fit: bool = False):
                                min_step=filt.min_step)  # fmt: skip
     if timestamps is not None and meta.timestamps is not None:
         same_times(times, meta.timestamps, "timestamps", "x's index")
+    if timestamps is not None and not within_channel():
+        warn_coarse_times(timestamps, times, tau, "timestamps")
     step = float(np.median(np.diff(times))) if n > 1 else 0.0
     # once, by the fit of the whole series: its channels' own fits read the same times
     if fit and not within_channel() and step >= TAU_STEPS * tau:
@@ -94,6 +96,30 @@ def sample_times(filt, meta, timestamps, n, fit: bool = False):
                       "filter returns x unchanged; both are in seconds (nanosecond times: "
                       "divide by 1e9)", LibraryWarning, stacklevel=user_stacklevel())  # fmt: skip
     return times
+
+
+#: the relative spacing of the low-precision float types times may come in (numpy, torch)
+_COARSE_FLOATS = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23}
+#: a time rounded by more than this share of tau changes its keys' weights by over 1%
+COARSE_TIMES = 0.01
+
+
+def warn_coarse_times(raw, seconds: np.ndarray, tau: float, name: str) -> None:
+    """``LibraryWarning`` where the times ``raw`` came in a low-precision float type whose
+    rounding at their magnitude is ``COARSE_TIMES`` of ``tau`` or more: epoch seconds in
+    float32 are multiples of 128 s, and such a series was filtered as repeated times and
+    jumps without a word (its output off by 0.09 on a unit sine)."""
+    kind = str(getattr(raw, "dtype", "")).removeprefix("torch.")
+    if kind not in _COARSE_FLOATS or not seconds.size or not np.isfinite(seconds).any():
+        return
+    peak = float(np.nanmax(np.abs(seconds)))
+    spacing = 2.0 ** np.floor(np.log2(peak)) * _COARSE_FLOATS[kind] if peak > 0 else 0.0
+    if spacing >= COARSE_TIMES * tau:
+        warnings.warn(f"{name} in {kind}: at {peak:.6g} s rounded to multiples of "
+                      f"{spacing:.3g} s before the filter reads them, {spacing / tau:.3g} times "
+                      f"tau={tau:g} s, so their steps are off by as much; pass them as "
+                      "float64 (or as seconds since the log began)", LibraryWarning,
+                      stacklevel=user_stacklevel())  # fmt: skip
 
 
 def same_times(given, own, name: str, whose: str) -> None:
@@ -276,7 +302,9 @@ class Streaming:
         if timestamp is not None:  # a number (seconds) or a datetime of any resolution
             # one time, also as an array of one (the ONNX model's t[i:i+1]): float() of
             # to_seconds([t[i:i+1]]) failed in numpy, naming nothing
-            seconds = to_seconds(np.asarray(timestamp).ravel(), "timestamp")
+            raw = np.asarray(timestamp)
+            seconds = to_seconds(raw.ravel(), "timestamp")
+            warn_coarse_times(raw, seconds, check_tau(self.tau), "timestamp")
             if seconds.size != 1:
                 raise ValueError(f"timestamp must be one time (the sample's), got "
                                  f"{seconds.size} values")  # fmt: skip
