@@ -124,6 +124,19 @@ def test_as_2d_rejects_bad_input_naming_it(bad, exc, word):
         as_2d(bad, "x")
 
 
+def test_a_list_holding_a_value_that_is_no_number_is_refused_naming_the_value():
+    """A list with pandas' NA (a row built from a nullable column) was refused as "x must be
+    a real numeric array ... got list", though lists are taken: the value was not named."""
+    f = F.ProjectionFilter(window=4, sigma=1.0)
+    with pytest.raises(TypeError, match=r"got list holding NAType <NA> \(a missing sample is"):
+        f.filter([[pd.NA, 1.0], [1.0, 2.0]])
+    with pytest.raises(TypeError, match=r"sample must .* got list holding NAType <NA>"):
+        f.step([pd.NA, 1.0], f.initial_state(2))
+    with pytest.raises(TypeError, match=r"got list holding dict \{'a': 1\}$"):
+        f.filter([1.0, {"a": 1}])
+    np.testing.assert_array_equal(f.filter([[np.nan, 1.0], [1.0, 2.0]])[:, 0], [1.0, 1.0])
+
+
 def _masked_glitch(x, at):
     """``x`` with a glitch at ``at`` that the caller has masked, and ``x`` with NaN there."""
     m = np.ma.masked_array(x.copy(), mask=np.zeros(x.shape, bool))

@@ -16,6 +16,7 @@ import numpy as np
 
 from tssdpa.checks import check_fits_dtype, to_seconds
 from tssdpa.estimators.plain_input import check_plain_input
+from tssdpa.estimators.text_input import numeric as _numeric
 from tssdpa.estimators.text_input import refuse_text, refuse_text_columns
 
 __all__ = ["FLOAT32_MAGNITUDES", "MAGNITUDES", "STREAM_TOLD", "ArrayMeta", "as_2d",
@@ -250,16 +251,6 @@ def check_magnitudes(arr: np.ndarray, name: str, lower: bool = False, channel=No
         raise ValueError(f"{said(c)} is at most {peak[c]:.3g} in magnitude, below "
                          f"{MAGNITUDES[0]:g} where squares underflow float64: rescale it (e.g. "
                          "other units)")  # fmt: skip
-
-
-def _numeric(convert, x, name):
-    try:
-        return convert()
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"{name} must be a real numeric array, Series, DataFrame or tensor, "
-            f"got {type(x).__name__}"
-        ) from None
 
 
 def _refuse_times(dtype, name: str, column=None, frame: bool = False) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["refuse_text", "refuse_text_columns"]
+__all__ = ["numeric", "refuse_text", "refuse_text_columns"]
 
 
 def _text(values) -> tuple[np.ndarray, bool]:
@@ -67,3 +67,33 @@ def refuse_text_columns(frame, name: str) -> None:
                    f"e.g. {name}[{numbers!r}].apply(pandas.to_numeric)")  # fmt: skip
     if why:
         raise TypeError(f"{_NOT_NUMERIC.format(name=name)}: {'; '.join(why)}")
+
+
+def numeric(convert, x, name: str):
+    """``convert()`` (``x`` as float64), or ``TypeError`` naming ``name`` and, in a list,
+    the first value that is no number."""
+    try:
+        return convert()
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{name} must be a real numeric array, Series, DataFrame or tensor, "
+            f"got {type(x).__name__}{_first_not_a_number(x)}"
+        ) from None
+
+
+def _first_not_a_number(x) -> str:
+    """Where a list (or an object array) holds a value float() refuses: `` holding <type>
+    <value>`` (a list with pandas' NA was refused as "got list", lists being fine), else ''."""
+    if not isinstance(x, (list, tuple, np.ndarray)):
+        return ""
+    try:
+        flat = np.asarray(x, dtype=object).ravel()
+    except ValueError:  # ragged nesting: numpy's own words say nothing more
+        return ""
+    for v in flat:
+        try:
+            float(v if v is not None else np.nan)
+        except (TypeError, ValueError):
+            hint = " (a missing sample is NaN)" if type(v).__name__ in ("NAType", "NaTType") else ""
+            return f" holding {type(v).__name__} {v!r:.40}{hint}"
+    return ""
