@@ -1101,6 +1101,33 @@ def test_step_refuses_a_malformed_state_or_sample_naming_it(recurrent):
         f.step("a", f.initial_state())
 
 
+@pytest.mark.parametrize(
+    "kw, state, message",
+    [
+        ({"window": 8, "tau": 0.05}, (np.full((5, 2), np.nan), np.full(4, np.nan)),
+         r"state\[0\] has shape \(5, 2\), expected \(8, 2\)"),
+        ({"window": 8, "channel_independent": True}, np.full((5, 2), np.nan),
+         r"state has shape \(5, 2\), expected \(8, 2\)"),
+        ({"window": 8}, np.full((5, 1), np.nan), r"state has shape \(5, 1\), expected \(8, 2\)"),
+        ({"window": None, "decay": 0.9, "recurrent": "features", "n_features": 16},
+         np.full((5, 2), np.nan), r"state must be a tuple of 5 arrays"),
+    ],
+    ids=["tau", "channel by channel", "one empty column", "random features"],
+)  # fmt: skip
+def test_step_names_a_state_of_the_wrong_shape_state_not_zi(kw, state, message):
+    """step(sample, state) checks the state as filter's zi on these paths, and said "zi has
+    shape ...", an argument the caller never gave."""
+    rng = np.random.default_rng(0)
+    x = np.c_[np.sin(np.arange(300) / 9), 50 * np.cos(np.arange(300) / 5)]
+    x = x + rng.normal(size=(300, 2)) * [0.1, 5]
+    times = np.arange(300) * 0.01 if "tau" in kw else None
+    f = ProjectionFilter(embedding=1, degree=0, **kw).fit(x, timestamps=times)
+    with pytest.raises(ValueError, match=f"^{message}"):
+        f.step(x[0], state, timestamp=None if times is None else 0.0)
+    with pytest.raises(ValueError, match=f"^{message.replace('state', 'zi', 1)}"):
+        f.filter(x[:2], zi=state, timestamps=None if times is None else times[:2])
+
+
 @pytest.mark.parametrize("sample", ["1.0", b"1", ["0.5"], np.array("0.5")])
 def test_a_number_given_as_text_is_refused_by_step_as_by_filter(sample):
     # numpy read "1.0" as 1.0: step and filter took numbers kept as text for numbers

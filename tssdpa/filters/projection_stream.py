@@ -265,6 +265,16 @@ class Streaming:
                 f"sample has {s.shape[1]} value(s) but the {name} was fitted on {fitted} channel(s)"
             )
         check_float32_range(s, self.dtype, "sample")
+        try:
+            return self._step_checked(s, scalar, state, timestamp, plain)
+        except ValueError as exc:  # the paths below check it as filter's zi: name it state
+            text = str(exc)
+            if text.startswith("zi ") or text.startswith("zi["):
+                raise ValueError("state" + text[2:]) from None
+            raise
+
+    def _step_checked(self, s, scalar, state, timestamp, plain):
+        """:meth:`step` of the checked (1, C) sample ``s``."""
         if self.recurrent is None and not streams.composite(self):
             fast = self._step_newest(self._step_spec(), state, s[0], timestamp, plain)
             if fast is not None:
