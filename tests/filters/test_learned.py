@@ -257,7 +257,7 @@ def test_learned_filter_rejects_other_channels_and_bad_state(fitted_filter):
     state[-1, 0] = np.inf  # NaN marks a missing sample; inf was passed on as inf outputs
     with pytest.raises(ValueError, match="zi contains inf"):
         f.filter(noisy, zi=state)
-    with pytest.raises(ValueError, match="zi contains inf"):
+    with pytest.raises(ValueError, match="^state contains inf"):  # step's argument, not zi
         f.step(noisy[0], state)
     state[-1, 0] = 1e39  # finite, but inf in the float32 network: NaN outputs, passed on in zf
     with pytest.raises(ValueError, match="zi channel 0 lies more than"):

@@ -122,6 +122,15 @@ def test_step_checks_its_sample_and_state_by_name_as_projection_filter_step_does
         f.step(x[0], None)
 
 
+def test_step_names_a_state_of_the_wrong_shape_state_not_zi(fitted):
+    # it said "zi has shape (3, 2), expected (...)", filter's argument, not step's
+    f, x = fitted
+    with pytest.raises(ValueError, match=r"^state has shape \(3, 2\), expected"):
+        f.step(x[0], np.zeros((3, 2)))
+    with pytest.raises(ValueError, match=r"^state has shape \(3, 1\), expected"):
+        f.step(x[0], np.full((3, 1), np.nan))
+
+
 def test_step_refuses_a_pandas_row_with_other_columns_than_the_fit_as_filter_does():
     """filter refused a DataFrame with the fitted columns swapped, but step took a row of it
     (df.iloc[i], or df.iloc[[i]]) by position: each channel was filtered with the other's

@@ -29,7 +29,7 @@ from tssdpa.estimators.persistence import check_context
 from tssdpa.estimators.spacing import warn_uneven
 from tssdpa.estimators.white_noise import check_noise_level, noise_scale
 from tssdpa.filters.projection_stream import stream_channels
-from tssdpa.filters.step_sample import step_sample
+from tssdpa.filters.step_sample import step_filtered, step_sample
 from tssdpa.models.estimator import (
     SystemEstimatorMixin,
     in_float32_reach,
@@ -238,8 +238,7 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
     def step(self, sample, state):
         """One sample (scalar or (C,)): returns ``(y_t, new_state)``."""
         s = step_sample(self, sample, state)  # checked by name, as ProjectionFilter's
-        y, new = self.filter(s.reshape(1, -1), zi=state)
-        return (y[0, 0] if s.ndim == 0 else y[0]), new
+        return step_filtered(self, s, state)
 
 
 class LearnedProjectionForecaster(SystemEstimatorMixin, Forecaster):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -27,6 +28,7 @@ __all__ = [
     "check_state_size",
     "TAU_STEPS",
     "UNREAD_TIMES",
+    "zi_named_state",
     "Streaming",
     "same_times",
     "sample_label_time",
@@ -192,6 +194,19 @@ def _frozen(value):
     return value
 
 
+@contextmanager
+def zi_named_state():
+    """Around a ``step`` that checks its ``state`` as ``filter``'s ``zi``: an error about
+    ``zi`` names ``state``, the argument the caller gave (it said "zi has shape ...")."""
+    try:
+        yield
+    except ValueError as exc:
+        text = str(exc)
+        if text.startswith(("zi ", "zi[")):
+            raise ValueError("state" + text[2:]) from None
+        raise
+
+
 class Streaming:
     """Mixin of :class:`~tssdpa.filters.ProjectionFilter`: ``initial_state`` and ``step``."""
 
@@ -265,13 +280,8 @@ class Streaming:
                 f"sample has {s.shape[1]} value(s) but the {name} was fitted on {fitted} channel(s)"
             )
         check_float32_range(s, self.dtype, "sample")
-        try:
+        with zi_named_state():  # the paths below check it as filter's zi
             return self._step_checked(s, scalar, state, timestamp, plain)
-        except ValueError as exc:  # the paths below check it as filter's zi: name it state
-            text = str(exc)
-            if text.startswith("zi ") or text.startswith("zi["):
-                raise ValueError("state" + text[2:]) from None
-            raise
 
     def _step_checked(self, s, scalar, state, timestamp, plain):
         """:meth:`step` of the checked (1, C) sample ``s``."""

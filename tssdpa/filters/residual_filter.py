@@ -25,7 +25,7 @@ from tssdpa.estimators.selection import (
     fade_radius,
 )
 from tssdpa.filters.projection_stream import stream_channels
-from tssdpa.filters.step_sample import step_sample
+from tssdpa.filters.step_sample import step_filtered, step_sample
 from tssdpa.signal.embedding import delay_embedding, standardise
 from tssdpa.signal.library import kernel_regression, nearest_distance
 from tssdpa.signal.missing import fill_missing, reading_ends, stops_early, unknown_past_readings
@@ -264,8 +264,7 @@ class ResidualProjectionFilter(Denoiser):
     def step(self, sample, state):
         """One sample (scalar or (C,)): returns ``(y_t, new_state)``."""
         s = step_sample(self, sample, state)  # checked by name, as ProjectionFilter's
-        y, new = self.filter(s.reshape(1, -1), zi=state)
-        return (y[0, 0] if s.ndim == 0 else y[0]), new
+        return step_filtered(self, s, state)
 
     # ---------------------------------------------------------------- persistence
     _fitted_schema = {"n_channels_": (int,), "base_": (dict,)}

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from tssdpa.estimators.arrays import step_input
-from tssdpa.filters.projection_stream import check_sample_labels
+from tssdpa.filters.projection_stream import check_sample_labels, zi_named_state
 
-__all__ = ["step_sample"]
+__all__ = ["step_filtered", "step_sample"]
 
 #: a stand-in state for :func:`step_input`: only the sample is checked there, and ``filter``
-#: checks the state itself, naming it ``zi``
+#: checks the state itself (:func:`step_filtered` names it ``state`` then)
 _NO_STATE = np.empty((0, 1))
 
 
@@ -33,3 +33,11 @@ def step_sample(est, sample, state) -> np.ndarray:
         raise ValueError(f"sample has {s.size} value(s) but the {type(est).__name__} was "
                          f"fitted on {fitted} channel(s)")  # fmt: skip
     return s
+
+
+def step_filtered(est, s: np.ndarray, state):
+    """``est.filter`` of the checked sample ``s`` from ``state``: ``(y_t, new_state)``, an
+    error about the state naming ``state`` (it said "zi has shape ...")."""
+    with zi_named_state():
+        y, new = est.filter(s.reshape(1, -1), zi=state)
+    return (y[0, 0] if s.ndim == 0 else y[0]), new
