@@ -1391,3 +1391,22 @@ def test_a_step_below_min_step_is_named_with_its_sample_value_and_count():
     _, state = f.filter(x[:50], zi=state, timestamps=np.arange(50) * 0.0025)
     with pytest.raises(ValueError, match=r"0\.0005 s from the state's last timestamp"):
         f.filter(x[50:60], zi=state, timestamps=0.1225 + 0.0005 + np.arange(10) * 0.0025)
+
+
+@pytest.mark.parametrize("state", [None, "a causal filter's"])
+def test_step_of_a_zero_phase_filter_says_it_has_no_streaming_state(state):
+    # with no state it said "state must be what initial_state() or step() returned", and
+    # initial_state refuses a zero-phase filter
+    x = np.sin(np.arange(300) / 10)
+    f = ProjectionFilter(causal=False, window=8).fit(x)
+    given = None if state is None else ProjectionFilter(window=8).fit(x).initial_state()
+    with pytest.raises(ValueError, match="a zero-phase .* has no streaming state"):
+        f.step(x[0], given)
+
+
+def test_a_timestamp_that_is_not_finite_is_refused_naming_its_sample():
+    x = np.sin(np.arange(300) / 10)
+    t = np.arange(300) * 0.01
+    t[5] = np.nan
+    with pytest.raises(ValueError, match=r"timestamps must be finite; sample 5 is nan"):
+        ProjectionFilter(window=16, tau=0.05).fit(x, timestamps=t)

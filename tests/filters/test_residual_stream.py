@@ -77,6 +77,10 @@ def test_a_zero_phase_filter_or_a_wrong_state_is_refused_naming_it(fitted):
         offline.initial_state()
     with pytest.raises(ValueError, match="zi is only defined for causal=True"):
         offline.filter(x[:10], zi=f.initial_state())
+    # step with no state said "state must be what initial_state() ... returned", which
+    # initial_state refuses here
+    with pytest.raises(ValueError, match="zero-phase"):
+        offline.step(x[0], None)
 
 
 def test_a_saved_filter_streams_as_the_fitted_one(fitted, tmp_path):

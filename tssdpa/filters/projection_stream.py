@@ -267,6 +267,9 @@ class Streaming:
         compute dtype as :meth:`filter`: with ``dtype="float32"`` both round to float32 and
         agree to a few float32 ulps of the data range (tested: within 1e-6 of the range).
         """
+        if not self.causal:  # before the state's checks: no state would do ("what
+            # initial_state() returned", which refuses a zero-phase filter)
+            raise ValueError("a zero-phase (causal=False) filter has no streaming state")
         if timestamp is None and self.tau is None and plain_step_input(sample, state):
             s, plain = sample, True  # the usual call: every check below passes
         else:

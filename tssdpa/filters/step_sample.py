@@ -22,6 +22,8 @@ def step_sample(est, sample, state) -> np.ndarray:
     A bare ``np.asarray`` raised torch's own RuntimeError for a tensor that requires grad and
     numpy's for text, a sample of the wrong length was refused as ``x``, and ``state=None``
     (``filter``'s offline call, one output) failed unpacking."""
+    if not getattr(est, "causal", True):  # before the state's checks, as initial_state
+        raise ValueError("a zero-phase (causal=False) filter has no streaming state")
     if state is None:
         raise TypeError("state must be what initial_state() or step() returned, got NoneType")
     # a pandas row names its channels: by position alone, swapped columns were each filtered

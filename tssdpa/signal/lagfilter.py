@@ -176,7 +176,8 @@ def check_sample_times(times, n: int, name: str = "timestamps", min_step=None) -
     if times.ndim != 1 or times.shape[0] != n:
         raise ValueError(f"{name} must be 1-D with one entry per sample ({n}), got {times.shape}")
     if not np.all(np.isfinite(times)):
-        raise ValueError(f"{name} must be finite")
+        first = int(np.flatnonzero(~np.isfinite(times))[0])
+        raise ValueError(f"{name} must be finite; sample {first} is {times[first]}")
     steps = np.diff(times)
     if np.any(steps < 0):
         raise ValueError(f"{name} must be non-decreasing (monotonic), found a step backwards")
