@@ -543,6 +543,18 @@ def test_a_config_json_that_json_cannot_read_exactly_is_refused_as_invalid_namin
         F.ProjectionFilter.load(tmp_path / "e")
 
 
+def test_a_digest_edited_to_another_type_is_told_as_such_not_as_missing(tmp_path):
+    # "arrays_sha256": 123 was refused as "missing 'arrays_sha256'"
+    x = np.sin(np.arange(400) / 10) + 0.1 * np.random.default_rng(0).standard_normal(400)
+    F.ProjectionFilter(window=[16], embedding=[1]).fit(x).save(tmp_path / "e")
+    path = tmp_path / "e" / "config.json"
+    cfg = json.loads(path.read_text())
+    cfg["arrays_sha256"] = 123
+    path.write_text(json.dumps(cfg))
+    with pytest.raises(ValueError, match="'arrays_sha256' is a int, not text"):
+        F.ProjectionFilter.load(tmp_path / "e")
+
+
 def test_a_format_2_file_edited_to_format_1_is_refused_or_loads_with_a_warning(
     tmp_path, edit_config
 ):

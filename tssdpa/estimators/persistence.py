@@ -217,8 +217,13 @@ def _read_config(path: Path) -> dict:
                          f"holds only {', '.join(KEYS)}): an edited file")  # fmt: skip
     for key in DIGESTS if cfg["format"] >= 2 else ():
         if not isinstance(cfg.get(key), str):
-            raise ValueError(f"{cfg_path}: missing {key!r} (a file of format {cfg['format']} "
-                             "carries it: an edited file)")  # fmt: skip
+            what = (
+                f"missing {key!r}"
+                if key not in cfg
+                else f"{key!r} is a {type(cfg[key]).__name__}, not text"
+            )
+            raise ValueError(f"{cfg_path}: {what} (a file of format {cfg['format']} "
+                             "carries it as a hex digest: an edited file)")  # fmt: skip
     for key in FORMAT_2_ONLY if cfg["format"] < 2 else ():
         if key in cfg:  # format 1 was never written with it: its digests were removed
             raise ValueError(f"{cfg_path}: {key!r} in a file of format 1, which never "
