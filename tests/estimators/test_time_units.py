@@ -430,12 +430,21 @@ def test_epoch_seconds_in_float32_are_named_as_rounded_beyond_tau_and_relative_o
     x = np.sin(secs * 3) + 0.1 * rng.normal(size=300)
     f = ProjectionFilter(window=16, tau=0.05, embedding=1, degree=0, sigma=0.5)
     epoch32 = (EPOCH_2024 + secs).astype(np.float32)
-    with pytest.warns(UserWarning, match=r"timestamps in float32: .* multiples of 128 s"):
+    with pytest.warns(UserWarning, match=r"timestamps in float32 hold only multiples of 128 s"):
         f.fit(x, timestamps=epoch32)
-    with pytest.warns(UserWarning, match=r"timestamps in float32: .* multiples of 128 s"):
+    with pytest.warns(UserWarning, match=r"timestamps in float32 hold only multiples of 128 s"):
         f.filter(x, timestamps=epoch32)
-    with pytest.warns(UserWarning, match=r"timestamp in float32: .* 2.56e\+03 times tau"):
+    with pytest.warns(UserWarning, match=r"timestamps in float32 hold only multiples of 128 s"):
+        f.filter(x, timestamps=list(epoch32))  # np.float32 values in a list
+    with pytest.warns(UserWarning, match=r"timestamp in float32 .* 2.56e\+03 times tau"):
         f.step(x[0], f.initial_state(), timestamp=epoch32[0])
+    # a loop of steps is warned once (the words named each time: a new warning every few)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("default")
+        state = f.initial_state()
+        for i in range(200):
+            _, state = f.step(x[i], state, timestamp=np.float32(1e4 + 0.01 * i))
+    assert len([w for w in seen if "float32" in str(w.message)]) == 1
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         f.fit(x, timestamps=secs.astype(np.float32))

@@ -110,18 +110,23 @@ def warn_coarse_times(raw, seconds: np.ndarray, tau: float, name: str) -> None:
     """``LibraryWarning`` where the times ``raw`` came in a low-precision float type whose
     rounding at their magnitude is ``COARSE_TIMES`` of ``tau`` or more: epoch seconds in
     float32 are multiples of 128 s, and such a series was filtered as repeated times and
-    jumps without a word (its output off by 0.09 on a unit sine)."""
-    kind = str(getattr(raw, "dtype", "")).removeprefix("torch.")
+    jumps without a word (its output off by 0.09 on a unit sine). Its words change only
+    with the power of two of the times' magnitude: a loop of steps is warned once."""
+    dtype = getattr(raw, "dtype", None)
+    if dtype is None and isinstance(raw, (list, tuple)):  # np.float32 values in a list
+        dtype = np.asarray(raw).dtype
+    if dtype is None or dtype == np.float64:  # the usual case first: a step must stay cheap
+        return
+    kind = str(dtype).removeprefix("torch.")
     if kind not in _COARSE_FLOATS or not seconds.size or not np.isfinite(seconds).any():
         return
     peak = float(np.nanmax(np.abs(seconds)))
     spacing = 2.0 ** np.floor(np.log2(peak)) * _COARSE_FLOATS[kind] if peak > 0 else 0.0
     if spacing >= COARSE_TIMES * tau:
-        warnings.warn(f"{name} in {kind}: at {peak:.6g} s rounded to multiples of "
-                      f"{spacing:.3g} s before the filter reads them, {spacing / tau:.3g} times "
-                      f"tau={tau:g} s, so their steps are off by as much; pass them as "
-                      "float64 (or as seconds since the log began)", LibraryWarning,
-                      stacklevel=user_stacklevel())  # fmt: skip
+        warnings.warn(f"{name} in {kind} hold only multiples of {spacing:.3g} s at their "
+                      f"magnitude, {spacing / tau:.3g} times tau={tau:g} s, so their steps can "
+                      "be off by as much; pass them as float64 (or as seconds since the log "
+                      "began)", LibraryWarning, stacklevel=user_stacklevel())  # fmt: skip
 
 
 def same_times(given, own, name: str, whose: str) -> None:
@@ -186,25 +191,43 @@ def check_state_size(history: int, C: int, window: str) -> None:
 
 
 def _frozen(value):
-    """``value`` as compared in :meth:`Streaming._step_spec`'s cache key: a list or array of
-    candidates by its elements (an array's == in the key's tuple raised numpy's "truth value
-    of an array is ambiguous" once a new array of candidates was set after a step)."""
+    """``value`` as :func:`_same` compares it: a list or array of candidates by its elements."""
     if isinstance(value, (list, tuple, np.ndarray)):
         return tuple(_frozen(v) for v in np.asarray(value, dtype=object).ravel().tolist())
     return value
 
 
+def _same(a, b) -> bool:
+    """Whether two settings of :meth:`Streaming._step_spec`'s cache key (not the same object:
+    checked first, a step stays cheap) are equal: a list or array of candidates by its
+    elements (an array's == raised numpy's "truth value of an array is ambiguous" once a new
+    array of candidates was set after a step)."""
+    if isinstance(a, (list, tuple, np.ndarray)) or isinstance(b, (list, tuple, np.ndarray)):
+        try:
+            return _frozen(a) == _frozen(b)
+        except ValueError:  # ragged nesting: no setting holds one; then not the same
+            return False
+    return bool(a == b)
+
+
+def state_named(exc: ValueError) -> ValueError | None:
+    """``exc``, an error about ``filter``'s ``zi`` raised in a ``step``, naming ``state``,
+    the argument the caller gave (it said "zi has shape ..."); None for any other error."""
+    text = str(exc)
+    return ValueError("state" + text[2:]) if text.startswith(("zi ", "zi[")) else None
+
+
 @contextmanager
 def zi_named_state():
     """Around a ``step`` that checks its ``state`` as ``filter``'s ``zi``: an error about
-    ``zi`` names ``state``, the argument the caller gave (it said "zi has shape ...")."""
+    ``zi`` names ``state`` (:func:`state_named`)."""
     try:
         yield
     except ValueError as exc:
-        text = str(exc)
-        if text.startswith(("zi ", "zi[")):
-            raise ValueError("state" + text[2:]) from None
-        raise
+        named = state_named(exc)
+        if named is None:
+            raise
+        raise named from None
 
 
 class Streaming:
@@ -283,8 +306,13 @@ class Streaming:
                 f"sample has {s.shape[1]} value(s) but the {name} was fitted on {fitted} channel(s)"
             )
         check_float32_range(s, self.dtype, "sample")
-        with zi_named_state():  # the paths below check it as filter's zi
+        try:  # the paths below check the state as filter's zi (inline: a step stays cheap)
             return self._step_checked(s, scalar, state, timestamp, plain)
+        except ValueError as exc:
+            named = state_named(exc)
+            if named is None:
+                raise
+            raise named from None
 
     def _step_checked(self, s, scalar, state, timestamp, plain):
         """:meth:`step` of the checked (1, C) sample ``s``."""
@@ -341,14 +369,14 @@ class Streaming:
     def _step_spec(self):
         """The resolved spec, cached on the settings it depends on (a step must stay cheap)."""
         d = self.__dict__
-        key = tuple(map(_frozen, (
+        key = (
             d.get("window_"), d.get("embedding_"), d.get("sigma_"), d.get("decay_"),
             d.get("degree_"), self.window, self.embedding, self.degree, self.sigma, self.decay,
             self.tau, self.causal, self.n_neighbors,
             self.exclude_self, self.tol, self.min_step, self.dtype,
-        )))  # fmt: skip
+        )  # fmt: skip
         cache = self.__dict__.get("_step_cache")
-        if cache is not None and cache[0] == key:
+        if cache is not None and all(a is b or _same(a, b) for a, b in zip(cache[0], key)):
             return cache[1]
         self._validate_params()
         spec = self._spec()
