@@ -159,3 +159,17 @@ def test_a_bound_the_forecast_series_has_crossed_clips_its_forecasts_no_more(mak
     np.testing.assert_allclose(path[-20:-2, 0], 180, atol=1)
     np.testing.assert_allclose(np.asarray(fc.forecast(y, horizon=1))[-20:-1], 180, atol=1)
     np.testing.assert_allclose(np.asarray(fc.predict(4, y=y)), 180, atol=1)
+
+
+def test_a_bound_met_again_within_rounding_is_not_crossed():
+    # the pile's value read back in float32 lies 6e-6 past 150.1: that dropped the bound for
+    # every later origin (a forecast of 155 from a series at its top pile)
+    from tssdpa.filters.library_cache import within_bounds
+
+    out = np.full((3, 1, 1), 155.0)
+    y = np.array([[149.0], [np.float32(150.1)], [150.0]])
+    clipped = within_bounds(out, y, (np.array([-np.inf]), np.array([150.1])))
+    np.testing.assert_array_equal(clipped[:, 0, 0], 150.1)
+    crossed = within_bounds(out, np.array([[149.0], [150.2], [150.0]]),
+                            (np.array([-np.inf]), np.array([150.1])))  # fmt: skip
+    np.testing.assert_array_equal(crossed[:, 0, 0], [150.1, 155.0, 155.0])
