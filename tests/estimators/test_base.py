@@ -551,7 +551,7 @@ def test_a_digest_edited_to_another_type_is_told_as_such_not_as_missing(tmp_path
     cfg = json.loads(path.read_text())
     cfg["arrays_sha256"] = 123
     path.write_text(json.dumps(cfg))
-    with pytest.raises(ValueError, match="'arrays_sha256' is a int, not text"):
+    with pytest.raises(ValueError, match="'arrays_sha256' is of type int, not text"):
         F.ProjectionFilter.load(tmp_path / "e")
 
 

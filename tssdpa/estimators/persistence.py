@@ -220,7 +220,7 @@ def _read_config(path: Path) -> dict:
             what = (
                 f"missing {key!r}"
                 if key not in cfg
-                else f"{key!r} is a {type(cfg[key]).__name__}, not text"
+                else f"{key!r} is of type {type(cfg[key]).__name__}, not text"
             )
             raise ValueError(f"{cfg_path}: {what} (a file of format {cfg['format']} "
                              "carries it as a hex digest: an edited file)")  # fmt: skip
