@@ -114,14 +114,11 @@ def within_bounds(out: np.ndarray, y: np.ndarray, bounds: tuple) -> np.ndarray:
     if not (np.isfinite(low).any() or np.isfinite(high).any()):
         return out
     # crossed beyond rounding: the pile's value stored in float32 or written to a CSV and read
-    # back can lie a few 1e-8 of it past the bound (150.1 as float32: 150.1000061)
-    slack = (
-        1e-6 * np.abs(np.where(np.isfinite(low), low, 0.0)),
-        1e-6 * np.abs(np.where(np.isfinite(high), high, 0.0)),
-    )
+    # back can lie a few 1e-8 of it past the bound (150.1 as float32: 150.1000061); an
+    # infinite bound stays so (-inf - inf, inf + inf)
     with np.errstate(invalid="ignore"):  # NaN: no sample yet, nothing crossed
-        low = np.where(np.fmin.accumulate(y, axis=0) < low - slack[0], -np.inf, low)
-        high = np.where(np.fmax.accumulate(y, axis=0) > high + slack[1], np.inf, high)
+        low = np.where(np.fmin.accumulate(y, axis=0) < low - 1e-6 * abs(low), -np.inf, low)
+        high = np.where(np.fmax.accumulate(y, axis=0) > high + 1e-6 * abs(high), np.inf, high)
     return np.clip(out, low[:, None, :], high[:, None, :])
 
 
