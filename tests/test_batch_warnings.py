@@ -84,3 +84,56 @@ def test_a_worker_process_of_two_threads_tells_each_files_own(tmp_path):
     assert summary["status"].tolist() == ["ok"] * 4, summary["error"].tolist()
     told = [sum(UNCHANGED in n for n in notes.splitlines()) for notes in summary["notes"]]
     assert told == [1, 0, 1, 0]
+
+
+def test_a_tables_warning_reaches_its_notes_while_another_thread_silences_every_warning():
+    # warnings.catch_warnings swaps the process's filters: a thread entering one (pandas', ours
+    # reading a CSV) while other tables were in progress silenced a table's warning
+    import threading
+
+    from tssdpa.estimators.input_notes import library_warnings
+
+    steps = [threading.Event() for _ in range(3)]
+
+    def table_in_progress():
+        with library_warnings():
+            steps[0].set()
+            steps[2].wait(60)
+
+    def silencer():
+        steps[0].wait(60)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            steps[1].set()
+            steps[2].wait(60)
+
+    others = [threading.Thread(target=f) for f in (table_in_progress, silencer)]
+    for t in others:
+        t.start()
+    steps[1].wait(60)
+    try:
+        notes = filter_table(_log(ms=True), ProjectionFilter(window=8, sigma=0.5, tau=0.3))[1]
+    finally:
+        steps[2].set()
+        for t in others:
+            t.join()
+    assert sum(UNCHANGED in n for n in notes["notes"]) == 1, notes["notes"]
+
+
+def test_the_package_warns_its_own_warnings_through_checks_warn():
+    # warnings.warn with a LibraryWarning would reach a batch table's notes only through the
+    # process's filters, which other threads swap (the test above)
+    import ast
+
+    package = Path(__file__).resolve().parents[1] / "tssdpa"
+    direct = []
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            called = getattr(node, "func", None)
+            if not isinstance(node, ast.Call) or not isinstance(called, ast.Attribute):
+                continue
+            if called.attr == "warn" and getattr(called.value, "id", "") == "warnings":
+                names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+                if not names & {"DeprecationWarning", "RuntimeWarning"}:
+                    direct.append(str(path.relative_to(package)))
+    assert direct == ["checks.py"], direct  # warn itself

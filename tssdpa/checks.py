@@ -14,6 +14,8 @@ import math
 import numbers
 import os
 import re
+import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,7 @@ __all__ = [
     "check_tau",
     "named_as_times",
     "to_seconds",
+    "warn",
 ]
 
 
@@ -52,6 +55,37 @@ class SettingWarning(LibraryWarning):
     ``lookback``, a data module's ``seq_len`` as a short split): the message names the
     argument, the value given and the value used. The command-line tools, which silence
     other warnings, tell it as a note (the user gave the setting and believed it used)."""
+
+
+#: per thread, ``said``: the list a table filtered in a batch gathers the library's warnings
+#: in (:func:`tssdpa.estimators.input_notes.library_warnings`), or None
+gathered = threading.local()
+_gathered_lock = threading.Lock()  # a list of a caller and its parallel_map workers
+
+
+def gather(message) -> None:
+    """``message`` as one line, once, in this thread's :data:`gathered` list."""
+    line = " ".join(str(message).split())
+    with _gathered_lock:
+        if line not in gathered.said:
+            gathered.said.append(line)
+
+
+def warn(message, category: type[Warning] = LibraryWarning, stacklevel: int = 1) -> None:
+    """:func:`warnings.warn` for a warning of the library's (``category`` a
+    :class:`LibraryWarning`; ``message`` a string or a warning, ``stacklevel`` counted from
+    the caller). Where this thread's table gathers them (a batch) it goes to that list
+    directly: :func:`warnings.warn` consults the process's filters, which a
+    :func:`warnings.catch_warnings` on another thread (pandas', a CSV being read) swaps, and
+    a table's warning was lost while another thread silenced every warning."""
+    if isinstance(message, Warning):
+        category = type(message)
+    if not issubclass(category, LibraryWarning):
+        raise TypeError(f"category must be a LibraryWarning, got {category.__name__}")
+    if getattr(gathered, "said", None) is not None:
+        gather(message)
+        return
+    warnings.warn(message, category, stacklevel=stacklevel + 1)
 
 
 def check_int(value: Any, name: str, minimum: int = 1) -> int:

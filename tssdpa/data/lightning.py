@@ -6,15 +6,13 @@ model trained here is scored on exactly the harness's test windows.
 
 from __future__ import annotations
 
-import warnings
-
 import lightning as L
 import numpy as np
 import torch
 from numpy.lib.stride_tricks import sliding_window_view
 from torch.utils.data import DataLoader, TensorDataset
 
-from tssdpa.checks import SettingWarning, check_choice, check_int, check_number
+from tssdpa.checks import SettingWarning, check_choice, check_int, check_number, warn
 from tssdpa.data.noise import NOISES
 
 __all__ = ["ForecastDataModule", "DenoiseDataModule"]
@@ -216,7 +214,7 @@ class DenoiseDataModule(_SplitDataModule):
             )
         self.train_set, self.val_set, self.test_set = sets
         if shortened:
-            warnings.warn(SettingWarning(
+            warn(SettingWarning(
                 f"DenoiseDataModule: seq_len={h.seq_len} is built as {', '.join(shortened)} "
                 f"of {h.dataset} (one window as long as the part); give a shorter seq_len or a "
                 "longer series for windows of seq_len throughout"

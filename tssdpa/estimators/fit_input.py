@@ -4,10 +4,9 @@ tell of its ``x`` (:func:`denoiser_input`)."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
+from tssdpa.checks import warn
 from tssdpa.estimators.arrays import STREAM_TOLD, ArrayMeta, as_2d, check_magnitudes
 from tssdpa.estimators.input_notes import (
     EmptyChannelWarning,
@@ -123,7 +122,7 @@ def warn_series(estimator, a: np.ndarray, meta: ArrayMeta) -> None:
     need = estimator._predict_context()
     short = need is not None and len(a) < need
     if short and not getattr(type(estimator), "short_history_forecasts", False):
-        warnings.warn(f"y has {len(a):,} samples, fewer than the {need:,} that the longest "
+        warn(f"y has {len(a):,} samples, fewer than the {need:,} that the longest "
                       f"pattern of {type(estimator).__name__} reads: the horizons that use it "
                       "are NaN at every origin; give a longer history (the samples before y: "
                       "the end of the fitted series, where y continues it)",

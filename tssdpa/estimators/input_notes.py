@@ -30,7 +30,7 @@ import sys
 import threading
 import warnings
 
-from tssdpa.checks import LibraryWarning, SettingWarning
+from tssdpa.checks import LibraryWarning, SettingWarning, gather, gathered, warn
 from tssdpa.estimators.fit_guard import GUARD_NAME
 from tssdpa.estimators.selection import held_message
 
@@ -280,7 +280,7 @@ def tell(note: InputNote) -> None:
         notes.append(note)
         if _collector.quiet:
             return
-    warnings.warn(note, stacklevel=_user_stacklevel())
+    warn(note, stacklevel=_user_stacklevel())
 
 
 @contextlib.contextmanager
@@ -336,27 +336,18 @@ def notes_to_tell(fit_notes, filter_notes, names=None) -> list[str]:
     return [n.told(names) for n in kept]
 
 
-#: the lists of the library's warnings of each thread's table (:func:`_library_warnings`)
-_warned = threading.local()
 #: the warnings filters and hook shared by every table in progress in this process, and how many
 _hook_lock = threading.Lock()
 _hook: dict = {"tables": 0, "block": None}
 
 
-_said_lock = threading.Lock()  # a list of a caller and its parallel_map workers
-
-
 def _keep(message, category, *_args, **_kw) -> None:
     """``warnings.showwarning`` while tables are filtered: a warning of the library's category
-    goes to the list of the thread that raised it (or that a worker thread works for:
-    :func:`notes_of`); every other is dropped."""
-    said = getattr(_warned, "said", None)
-    if said is None or not issubclass(category, LibraryWarning):
+    raised without :func:`~tssdpa.checks.warn` goes to the list of the thread that raised it
+    (or that a worker thread works for: :func:`notes_of`); every other is dropped."""
+    if getattr(gathered, "said", None) is None or not issubclass(category, LibraryWarning):
         return  # deprecations, numpy's, torch's; or a thread filtering no table
-    line = " ".join(str(message).split())
-    with _said_lock:
-        if line not in said:
-            said.append(line)
+    gather(message)
 
 
 def thread_notes() -> tuple:
@@ -364,7 +355,7 @@ def thread_notes() -> tuple:
     :func:`as_channel`, :func:`library_warnings`), for threads working for it
     (:func:`notes_of`)."""
     return (getattr(_collector, "notes", None), getattr(_collector, "quiet", False),
-            getattr(_collector, "channel", _EVERY), getattr(_warned, "said", None))  # fmt: skip
+            getattr(_collector, "channel", _EVERY), getattr(gathered, "said", None))  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -374,11 +365,11 @@ def notes_of(state: tuple):
     :func:`~tssdpa.estimators.parallel.parallel_map` (the collectors are per thread, and a
     worker's warnings reached no capture: ``tssdpa filter`` lost them)."""
     outer = thread_notes()
-    _collector.notes, _collector.quiet, _collector.channel, _warned.said = state
+    _collector.notes, _collector.quiet, _collector.channel, gathered.said = state
     try:
         yield
     finally:
-        _collector.notes, _collector.quiet, _collector.channel, _warned.said = outer
+        _collector.notes, _collector.quiet, _collector.channel, gathered.said = outer
 
 
 @contextlib.contextmanager
@@ -389,14 +380,16 @@ def library_warnings():
     ``tssdpa filter`` tells as notes (one file, or each of many side by side) -- a tau filter
     on epoch-millisecond times returned the columns unchanged, silenced.
 
-    The warnings filters are the process's (Python 3.11): a ``warnings.catch_warnings`` per
-    table, entered and left by threads side by side, restores another's filters. So the first
-    table in progress in this process sets one hook for all (under a lock), the last one
-    restores the filters, and the hook gives each warning to the list of the thread that
-    raised it (a Dask task runs on one thread); in worker processes alike, each its own."""
+    The library's warnings (:func:`~tssdpa.checks.warn`) go to the list of the thread that
+    raised them (a Dask task runs on one thread; in worker processes alike, each its own)
+    without the warnings filters, which are the process's (Python 3.11): a
+    ``warnings.catch_warnings`` on another thread swaps them. For the other warnings, the
+    first table in progress in this process sets one hook for all (under a lock) that drops
+    them, and the last one restores the filters (best effort: another thread's
+    ``catch_warnings`` can restore what it found)."""
     said: list[str] = []
-    outer = getattr(_warned, "said", None)
-    _warned.said = said
+    outer = getattr(gathered, "said", None)
+    gathered.said = said
     with _hook_lock:
         if _hook["tables"] == 0:
             block = warnings.catch_warnings()
@@ -409,7 +402,7 @@ def library_warnings():
     try:
         yield said
     finally:
-        _warned.said = outer
+        gathered.said = outer
         with _hook_lock:
             _hook["tables"] -= 1
             if _hook["tables"] == 0:

@@ -32,12 +32,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import warnings
 from pathlib import Path
 
 import numpy as np
 
-from tssdpa.checks import LibraryWarning, as_path, check_int
+from tssdpa.checks import LibraryWarning, as_path, check_int, warn
 from tssdpa.estimators.input_notes import user_stacklevel
 from tssdpa.estimators.pandas_out import ATTRIBUTE as OUTPUT_ATTRIBUTE
 from tssdpa.estimators.pandas_out import loaded_output, saved_output
@@ -357,7 +356,7 @@ def load(cls, path):
                          "with (an edited file: a fitted value, or from format 2 also its "
                          f"{' or '.join(map(repr, _DIGESTED))}): fit again and save")  # fmt: skip
     if fitted_digest is None:  # format 1 from before the digest, or a format-2 file edited so
-        warnings.warn(f"{path / CONFIG}: a format-1 file without 'fitted_sha256' (written "
+        warn(f"{path / CONFIG}: a format-1 file without 'fitted_sha256' (written "
                       "before 2026-12-05, or edited to look so): its fitted values load "
                       "unchecked; save it again to write format 2, whose digests refuse an "
                       "edited file", UncheckedFileWarning,

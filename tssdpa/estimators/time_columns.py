@@ -5,11 +5,9 @@ one forecast worse, and ``forecast`` returned a forecast of ``Time``)."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
-from tssdpa.checks import LibraryWarning, named_as_times
+from tssdpa.checks import LibraryWarning, named_as_times, warn
 from tssdpa.estimators.input_notes import user_stacklevel
 
 __all__ = ["TimeColumnWarning", "time_columns", "warn_time_columns"]
@@ -62,7 +60,7 @@ def warn_time_columns(a: np.ndarray, name: str, meta) -> None:
         return
     said = "; ".join(f"column {label!r} {why}" for label, why in found.items())
     first = next(iter(found))
-    warnings.warn(
+    warn(
         f"{name} {said}: every column of a DataFrame is a channel, so it is fitted as a "
         f"signal with the others; if it holds the sample times, make it the index "
         f"({name}.set_index({first!r})) or drop it ({name}.drop(columns={first!r}))",

@@ -41,7 +41,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from tssdpa.checks import LibraryWarning, as_path
+from tssdpa.checks import LibraryWarning, as_path, warn
 from tssdpa.filters import channel_streams as streams
 from tssdpa.filters.onnx_channels import channel_steps
 from tssdpa.filters.projection_stream import check_state_size, stream_channels
@@ -437,7 +437,7 @@ def to_onnx(filt, path, n_channels: int | None = None, opset: int | None = None)
         raise ImportError(f"to_onnx needs the optional extra: {extra}") from None
     H, tau, C = _layout(filt, n_channels)
     if coarse := streams.float32_note(filt):
-        warnings.warn(f"to_onnx: the model takes float32 samples, and {coarse}", LibraryWarning,
+        warn(f"to_onnx: the model takes float32 samples, and {coarse}", LibraryWarning,
                       stacklevel=2)  # fmt: skip
     path = as_path(path, folder_must_exist=True)
     if path.is_dir():

@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import sys
-import warnings
 from contextlib import contextmanager
 
 import numpy as np
 
-from tssdpa.checks import LibraryWarning, check_int, check_tau, to_seconds
+from tssdpa.checks import LibraryWarning, check_int, check_tau, to_seconds, warn
 from tssdpa.estimators.arrays import (
     ArrayMeta,
     check_columns,
@@ -93,7 +92,7 @@ def sample_times(filt, meta, timestamps, n, fit: bool = False):
     if fit and not within_channel() and step >= TAU_STEPS * tau:
         # no key weighs against the sample itself: the filter returns x, and fit scores and
         # keeps that without a word (epoch nanoseconds read as seconds, tau=0.05: y == x)
-        warnings.warn(f"timestamps: their median step, {step:.3g} s, is {step / tau:.3g} "
+        warn(f"timestamps: their median step, {step:.3g} s, is {step / tau:.3g} "
                       f"times tau={filt.tau:g} s, so no sample weighs on another and the "
                       "filter returns x unchanged; both are in seconds (nanosecond times: "
                       "divide by 1e9)", LibraryWarning, stacklevel=user_stacklevel())  # fmt: skip
@@ -123,7 +122,7 @@ def warn_coarse_times(raw, seconds: np.ndarray, tau: float, name: str) -> None:
     peak = float(np.nanmax(np.abs(seconds)))
     spacing = 2.0 ** np.floor(np.log2(peak)) * _COARSE_FLOATS[kind] if peak > 0 else 0.0
     if spacing >= COARSE_TIMES * tau:
-        warnings.warn(f"{name} in {kind} hold only multiples of {spacing:.3g} s at their "
+        warn(f"{name} in {kind} hold only multiples of {spacing:.3g} s at their "
                       f"magnitude, {spacing / tau:.3g} times tau={tau:g} s, so their steps can "
                       "be off by as much; pass them as float64 (or as seconds since the log "
                       "began)", LibraryWarning, stacklevel=user_stacklevel())  # fmt: skip

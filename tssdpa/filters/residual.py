@@ -18,12 +18,18 @@ any origin exactly causal and makes every horizon one attention pass.
 from __future__ import annotations
 
 import copy
-import warnings
 
 import numpy as np
 
 from tssdpa.baselines.forecasters import AutoRegForecaster, DLinearForecaster
-from tssdpa.checks import LibraryWarning, check_choice, check_fraction, check_int, check_positive
+from tssdpa.checks import (
+    LibraryWarning,
+    check_choice,
+    check_fraction,
+    check_int,
+    check_positive,
+    warn,
+)
 from tssdpa.estimators.base import Forecaster, before_history, unknown_parameters
 from tssdpa.estimators.input_notes import user_stacklevel
 from tssdpa.estimators.persistence import (
@@ -346,7 +352,7 @@ class ResidualProjectionForecaster(Forecaster):
                 for i, c in enumerate(keep):
                     self.null_distance_[c] = one.null_distance_[i]
         if late:
-            warnings.warn(f"ResidualProjectionForecaster: channel(s) {late} start at sample(s) "
+            warn(f"ResidualProjectionForecaster: channel(s) {late} start at sample(s) "
                           f"{starts[late].tolist()}, too late to choose a correction before the "
                           f"holdout (from {n_head}): " + ("every channel's stays off (alpha 0), "
                           "the joint pattern holding them all; channel_independent=True chooses "
@@ -364,7 +370,7 @@ class ResidualProjectionForecaster(Forecaster):
             if end - n_head >= own / 2:
                 continue
             if not self.channel_independent and a.shape[1] > 1:
-                warnings.warn(
+                warn(
                     f"ResidualProjectionForecaster: channel {c} stops at sample {end - 1}, "
                     f"before most of the holdout (from sample {n_head}): the joint pattern "
                     "holds its last reading there, and every channel's correction is chosen "
@@ -374,7 +380,7 @@ class ResidualProjectionForecaster(Forecaster):
                 )
                 return
             if end - own < need:
-                warnings.warn(
+                warn(
                     f"ResidualProjectionForecaster: channel {c} stops at sample {end - 1}, "
                     f"too early to choose its correction on its {end} readings: it stays off "
                     "(alpha 0)",

@@ -12,7 +12,14 @@ import warnings
 import numpy as np
 
 from tssdpa.baselines.linear import WienerFIRFilter
-from tssdpa.checks import LibraryWarning, check_choice, check_fraction, check_int, check_positive
+from tssdpa.checks import (
+    LibraryWarning,
+    check_choice,
+    check_fraction,
+    check_int,
+    check_positive,
+    warn,
+)
 from tssdpa.estimators.arrays import check_state, restore
 from tssdpa.estimators.base import Denoiser
 from tssdpa.estimators.fit_input import denoiser_input
@@ -118,7 +125,7 @@ class ResidualProjectionFilter(Denoiser):
             check_int(getattr(self, name), name)
         check_choice(self.causal, "causal", (True, False))
         if self.window > _LONG_FIR:
-            warnings.warn(
+            warn(
                 f"ResidualProjectionFilter: window={self.window} taps. Since 0.2 window is the "
                 "FIR length; before, it was the library size (now library_size=)",
                 LibraryWarning,

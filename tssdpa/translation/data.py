@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
-import warnings
 import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -20,7 +19,7 @@ import lightning as L
 import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 
-from tssdpa.checks import LibraryWarning, check_choice
+from tssdpa.checks import LibraryWarning, check_choice, warn
 from tssdpa.data.download import sha256_file
 from tssdpa.data.paths import CACHE_DIR, find_dataset
 from tssdpa.files import replacing
@@ -293,7 +292,7 @@ class TranslationDataModule(L.LightningDataModule):
             self.prepare_data()
         self.arrays = self._read_cache(path)
         if self.arrays is None:
-            warnings.warn(
+            warn(
                 f"{path}: damaged or not this data's cache; vectorising again",
                 LibraryWarning,
                 stacklevel=2,
