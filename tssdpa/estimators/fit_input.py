@@ -123,10 +123,10 @@ def warn_series(estimator, a: np.ndarray, meta: ArrayMeta) -> None:
     short = need is not None and len(a) < need
     if short and not getattr(type(estimator), "short_history_forecasts", False):
         warn(f"y has {len(a):,} samples, fewer than the {need:,} that the longest "
-                      f"pattern of {type(estimator).__name__} reads: the horizons that use it "
-                      "are NaN at every origin; give a longer history (the samples before y: "
-                      "the end of the fitted series, where y continues it)",
-                      ShortHistoryWarning, stacklevel=user_stacklevel())  # fmt: skip
+             f"pattern of {type(estimator).__name__} reads: the horizons that use it "
+             "are NaN at every origin; give a longer history (the samples before y: "
+             "the end of the fitted series, where y continues it)",
+             ShortHistoryWarning, stacklevel=user_stacklevel())  # fmt: skip
     if a.shape[1] < 2 or not _reads_every_channel(estimator):
         return
     empty = np.flatnonzero(~np.isfinite(a).any(axis=0))

@@ -357,10 +357,10 @@ def load(cls, path):
                          f"{' or '.join(map(repr, _DIGESTED))}): fit again and save")  # fmt: skip
     if fitted_digest is None:  # format 1 from before the digest, or a format-2 file edited so
         warn(f"{path / CONFIG}: a format-1 file without 'fitted_sha256' (written "
-                      "before 2026-12-05, or edited to look so): its fitted values load "
-                      "unchecked; save it again to write format 2, whose digests refuse an "
-                      "edited file", UncheckedFileWarning,
-                      stacklevel=user_stacklevel())  # fmt: skip
+             "before 2026-12-05, or edited to look so): its fitted values load "
+             "unchecked; save it again to write format 2, whose digests refuse an "
+             "edited file", UncheckedFileWarning,
+             stacklevel=user_stacklevel())  # fmt: skip
     return est
 
 

@@ -150,29 +150,29 @@ def warn_uneven(estimator, meta, name: str = "y", counts: str = FORECASTER_COUNT
         # continued the index with positions where the next dates were expected, without a word
         then = " and predict's index is positions" if counts == FORECASTER_COUNTS else ""
         warn(f"{text}: {type(estimator).__name__} cannot see a gap in them ({counts} "
-                      f"count samples){then}; parse them first, e.g. {name}.index = "
-                      f"pd.to_datetime({name}.index) (or read_csv(..., parse_dates=[...]))",
-                      UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
+             f"count samples){then}; parse them first, e.g. {name}.index = "
+             f"pd.to_datetime({name}.index) (or read_csv(..., parse_dates=[...]))",
+             UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
         return True
     if times is None and (stacked := stacked_note(index, name)):
         # a long-format panel: its series went in as one, joined end to end, without a word
         warn(f"{stacked[0]}: {type(estimator).__name__} takes the rows as one series "
-                      f"({counts} count samples), each stacked series joined to the next; fit "
-                      f"one per series, e.g. on {stacked[1]}",
-                      UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
+             f"({counts} count samples), each stacked series joined to the next; fit "
+             f"one per series, e.g. on {stacked[1]}",
+             UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
         return True
     if note and _missing_note(times, kind):  # no calendar or grid excuses a row without a time
         warn(f"{note}; {type(estimator).__name__} takes the samples as equally spaced "
-                      f"({counts} count samples, not time): drop or fix the rows without a "
-                      f"time first, e.g. {name}[{name}.index.notna()]",
-                      UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
+             f"({counts} count samples, not time): drop or fix the rows without a "
+             f"time first, e.g. {name}[{name}.index.notna()]",
+             UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
         return True
     if note and (_steps(times)[0] < 0).any():  # told first by uneven_note (_order_note)
         # pandas names a calendar of a reversed index too ('-1h'), so no calendar excuses it
         warn(f"{note}; {type(estimator).__name__} takes the rows in the order given "
-                      f"as samples going forward ({counts} count samples): sort the rows by "
-                      f"time first, e.g. {name}.sort_index()",
-                      UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
+             f"as samples going forward ({counts} count samples): sort the rows by "
+             f"time first, e.g. {name}.sort_index()",
+             UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
         return True
     if note and unit and _calendar(meta.index):
         return False
@@ -182,8 +182,8 @@ def warn_uneven(estimator, meta, name: str = "y", counts: str = FORECASTER_COUNT
                   f"'{_grid(times)}').mean()" if unit else "interpolate the series onto "
                   "equally spaced times first (numpy.interp)")  # fmt: skip
         warn(f"{note}; {type(estimator).__name__} takes the samples as equally spaced "
-                      f"({counts} count samples, not time): {advice}{regrid}",
-                      UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
+             f"({counts} count samples, not time): {advice}{regrid}",
+             UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
     return bool(note)
 
 
@@ -212,8 +212,8 @@ def warn_other_step(estimator, meta, name: str = "y") -> bool:
         return False
     given, was = (f if f[:1].isdigit() else "1" + f for f in (_grid(times), ix["freq"]))
     warn(f"{name} is sampled every {given} but {type(estimator).__name__} was "
-                  f"fitted on samples every {was}: {FORECASTER_COUNTS} count samples, "
-                  f"so they mean other times here; resample {name} to the fitted step first, "
-                  f"e.g. {name}.resample('{ix['freq']}').mean()",
-                  UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
+         f"fitted on samples every {was}: {FORECASTER_COUNTS} count samples, "
+         f"so they mean other times here; resample {name} to the fitted step first, "
+         f"e.g. {name}.resample('{ix['freq']}').mean()",
+         UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
     return True

@@ -438,7 +438,7 @@ def to_onnx(filt, path, n_channels: int | None = None, opset: int | None = None)
     H, tau, C = _layout(filt, n_channels)
     if coarse := streams.float32_note(filt):
         warn(f"to_onnx: the model takes float32 samples, and {coarse}", LibraryWarning,
-                      stacklevel=2)  # fmt: skip
+             stacklevel=2)  # fmt: skip
     path = as_path(path, folder_must_exist=True)
     if path.is_dir():
         raise ValueError(f"path: {str(path)!r} is a folder; give a file name")

@@ -22,14 +22,7 @@ import copy
 import numpy as np
 
 from tssdpa.baselines.forecasters import AutoRegForecaster, DLinearForecaster
-from tssdpa.checks import (
-    LibraryWarning,
-    check_choice,
-    check_fraction,
-    check_int,
-    check_positive,
-    warn,
-)
+from tssdpa.checks import check_choice, check_fraction, check_int, check_positive, warn
 from tssdpa.estimators.base import Forecaster, before_history, unknown_parameters
 from tssdpa.estimators.input_notes import user_stacklevel
 from tssdpa.estimators.persistence import (
@@ -353,11 +346,11 @@ class ResidualProjectionForecaster(Forecaster):
                     self.null_distance_[c] = one.null_distance_[i]
         if late:
             warn(f"ResidualProjectionForecaster: channel(s) {late} start at sample(s) "
-                          f"{starts[late].tolist()}, too late to choose a correction before the "
-                          f"holdout (from {n_head}): " + ("every channel's stays off (alpha 0), "
-                          "the joint pattern holding them all; channel_independent=True chooses "
-                          "the others'" if joint and C > 1 else "it stays off (alpha 0)"),
-                          LibraryWarning, stacklevel=user_stacklevel())  # fmt: skip
+                 f"{starts[late].tolist()}, too late to choose a correction before the holdout "
+                 f"(from {n_head}): " + ("every channel's stays off (alpha 0), the joint "
+                 "pattern holding them all; channel_independent=True chooses the others'"
+                 if joint and C > 1 else "it stays off (alpha 0)"),
+                 stacklevel=user_stacklevel())  # fmt: skip
 
     def _choose_stopped(self, raw, a, truth, sigmas, need):
         """Per channel whose readings stop before the series' holdout or early in it (fewer
@@ -375,7 +368,6 @@ class ResidualProjectionForecaster(Forecaster):
                     f"before most of the holdout (from sample {n_head}): the joint pattern "
                     "holds its last reading there, and every channel's correction is chosen "
                     "on that; channel_independent=True chooses each on its own readings",
-                    LibraryWarning,
                     stacklevel=user_stacklevel(),
                 )
                 return
@@ -384,7 +376,6 @@ class ResidualProjectionForecaster(Forecaster):
                     f"ResidualProjectionForecaster: channel {c} stops at sample {end - 1}, "
                     f"too early to choose its correction on its {end} readings: it stays off "
                     "(alpha 0)",
-                    LibraryWarning,
                     stacklevel=user_stacklevel(),
                 )
                 self.alpha_[:, c] = 0.0
