@@ -205,6 +205,26 @@ def test_out_dir_with_model_applies_the_saved_filter_to_every_file(logs, saved_f
     assert (d / "out" / "cal.csv").exists()
 
 
+def test_model_reports_the_settings_the_saved_fit_chose(logs, saved_filter, capsys):
+    # a loaded ProjectionFilter keeps its chosen settings as window_ ... sigma_, not
+    # best_params_: --model printed "settings window=auto, ... (as given or its defaults: it
+    # chooses none ...)" and --out-dir's summary had an empty params column
+    d, cal, _ = logs
+    fitted = ProjectionFilter(causal=False, window=[16], embedding=[2], degree=[1])
+    fitted.fit(_as_read(cal, ["a", "b"]))
+    assert _filter(d / "later.csv", "--model", saved_filter, "-o", d / "one.csv") == 0
+    err = capsys.readouterr().err
+    assert "it chooses none" not in err and "window=auto" not in err
+    assert "chose " in err and "window=16, embedding=2, degree=1" in err
+    (d / "out").mkdir()
+    code = _filter(d / "later.csv", "--out-dir", d / "out", "--model", saved_filter,
+                   "--workers", 1, "--no-progress", "--summary", d / "s.csv")  # fmt: skip
+    assert code == 0
+    params = pd.read_csv(d / "s.csv")["params"].tolist()
+    assert len(params) == 1 and "window=16, embedding=2, degree=1" in params[0], params
+    assert f"sigma={fitted.sigma_:.4g}" in params[0] or fitted.channel_models_, params
+
+
 def test_out_dir_saves_the_filter_fitted_on_fit_on(logs, capsys):
     d, _, _ = logs
     (d / "out").mkdir()

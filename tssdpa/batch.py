@@ -46,7 +46,13 @@ from tssdpa.estimators.input_notes import (
     library_warnings,
     notes_to_tell,
 )
-from tssdpa.estimators.report import fitted_models, horizon_settings, settings_text
+from tssdpa.estimators.report import (
+    chosen_params,
+    chosen_settings,
+    fitted_models,
+    horizon_settings,
+    settings_text,
+)
 from tssdpa.files import same_path
 
 __all__ = ["SUMMARY_COLUMNS", "expand_paths", "filter_files", "filter_table", "read_table"]
@@ -77,12 +83,12 @@ def _chosen(est, params, names) -> str:
     """What ``est`` chose, one line: each fit's settings with where it applies
     (:func:`~tssdpa.estimators.report.chosen_settings`) and how many candidates a fit that
     averages its best ones averages, else the ``params`` given."""
-    if not getattr(est, "best_params_", None):
+    if not chosen_settings(est, names):
         return settings_text(params)
     parts = []
     for where, model in fitted_models(est, names):
         text = " | ".join(f"{w}: {settings_text(p)}" if w else settings_text(p)
-                          for w, p in horizon_settings(where, model.best_params_))  # fmt: skip
+                          for w, p in horizon_settings(where, chosen_params(model)))  # fmt: skip
         mixture = getattr(model, "mixture_", None)  # a zero-phase fit averages its best
         parts.append(f"{text} (the best of {len(mixture)} averaged)" if mixture else text)
     return " | ".join(parts)

@@ -169,7 +169,7 @@ def _report_fit(est, method: str, cols) -> None:
         settings_text,
     )
 
-    if not getattr(est, "best_params_", None):  # a method that chooses nothing: its settings
+    if not chosen_settings(est, cols):  # a method that chooses nothing: its settings
         plain = (bool, int, float, str)  # (the README promises the settings on stderr)
         given = {k: v for k, v in est.get_params().items() if isinstance(v, plain)}
         if given:

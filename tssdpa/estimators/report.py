@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "chosen_params",
     "chosen_settings",
     "fitted_models",
     "format_value",
@@ -43,6 +44,20 @@ def settings_text(params: dict) -> str:
         for k, v in params.items()
         if v is not None
     )
+
+
+#: the settings a fitted ``ProjectionFilter`` keeps as ``<name>_`` (``best_params_``' keys)
+_FILTER_SETTINGS = ("base", "base_params", "window", "embedding", "decay", "degree", "sigma")
+
+
+def chosen_params(model):
+    """``model.best_params_``, or for a ``ProjectionFilter`` loaded from a file (which keeps the
+    chosen settings as ``window_``, ..., ``sigma_``, not ``best_params_``) those settings; None
+    where it chose nothing (unfitted, or a method without a search)."""
+    params, fitted = getattr(model, "best_params_", None), getattr(model, "__dict__", {})
+    if params or not all(f"{name}_" in fitted for name in _FILTER_SETTINGS):
+        return params
+    return {name: getattr(model, f"{name}_", None) for name in _FILTER_SETTINGS}
 
 
 def fitted_models(est, names=None) -> list[tuple[str, object]]:
@@ -74,10 +89,11 @@ def chosen_settings(est, names=None) -> list[tuple[str, dict]]:
     """``(where, settings)`` for each set of settings the fitted ``est`` chose: one per fit of
     :func:`fitted_models`, per horizon for a forecaster (:func:`horizon_settings`). Empty
     before ``fit``."""
-    if not getattr(est, "best_params_", None):
+    models = fitted_models(est, names)
+    if not any(chosen_params(model) for _, model in models):
         return []
-    return [item for where, model in fitted_models(est, names)
-            for item in horizon_settings(where, model.best_params_)]  # fmt: skip
+    return [item for where, model in models
+            for item in horizon_settings(where, chosen_params(model))]  # fmt: skip
 
 
 def heavy_tails_report(heavy) -> list[str]:
