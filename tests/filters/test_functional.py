@@ -49,3 +49,38 @@ def test_a_state_of_the_wrong_kind_is_refused_naming_zi():
     with pytest.raises(ValueError, match=r"zi times must be numbers"):
         projection_filter(x[20:], window=8, sigma=1.0, tau=0.1, timestamps=t[20:],
                           zi=(pair[0], "abc"))  # fmt: skip
+
+
+@pytest.mark.parametrize("times", [False, True])
+def test_an_empty_chunk_with_a_state_gives_an_empty_output_and_the_state_back(times):
+    """With ``zi`` any split of a series gives the one-shot result, so a chunk of no sample
+    (``np.array_split`` of a short block, a tick without new samples) returns an empty
+    output and ``zf = zi``, as ``ProjectionFilter.filter`` and the ONNX model do:
+    projection_filter refused it ('x is empty along the time axis') and broke the loop.
+    Offline (no ``zi``) an empty x is still refused."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(2, 40))
+    kw = dict(window=5, sigma=0.5, embedding=2, axis=-1)
+    zi = np.full((2, 6), np.nan)
+    if times:
+        t = np.cumsum(rng.uniform(0.5, 1.5, 40))
+        kw.update(tau=3.0, min_step=0.5)
+        zi = (zi, np.full(5, np.nan))
+    chunks = np.array_split(np.arange(40), 5)
+    chunks.insert(2, np.arange(0))  # an empty one between two others
+    state, parts = zi, []
+    for idx in chunks:
+        extra = {"timestamps": t[idx]} if times else {}
+        before = state
+        y, state = projection_filter(x[:, idx], zi=state, **kw, **extra)
+        assert y.shape == (2, len(idx))
+        if not len(idx):
+            got, want = (state, before) if not times else (state[0], before[0])
+            np.testing.assert_array_equal(got, want)
+        parts.append(y)
+    extra = {"timestamps": t} if times else {}
+    whole, _ = projection_filter(x, zi=zi, **kw, **extra)
+    # (with times, the decay of a chunk's first keys is taken from the state's times: to 1e-12)
+    np.testing.assert_allclose(np.concatenate(parts, axis=-1), whole, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="x is empty along the time axis"):
+        projection_filter(x[:, :0], **kw, **({"timestamps": t[:0]} if times else {}))

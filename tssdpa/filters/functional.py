@@ -54,7 +54,9 @@ def projection_filter(
     x : array_like
         Input data, time along ``axis``. Other axes are independent series unless
         ``channel_axis`` names an axis whose entries are channels embedded jointly. Without
-        ``zi``, a series with a channel that has no finite value raises ``ValueError``.
+        ``zi``, a series with a channel that has no finite value raises ``ValueError``, and
+        so does one of no sample along ``axis``; with ``zi`` that is a tick without new
+        samples: an empty ``y`` and ``zf = zi``.
     window : int, None or "all"
         Number of past samples (the current one included) attended to (FIR). ``None`` with a
         ``decay`` < 1 gives the infinite-memory (IIR) filter, truncated where the dropped
@@ -170,10 +172,11 @@ def projection_filter(
         n_neighbors=n_neighbors,
     )
     T = x.shape[axis]
-    if T == 0:
+    if T == 0 and zi is None:  # with zi an empty chunk is a tick without samples: zf = zi
         raise ValueError("x is empty along the time axis")
     check_no_inf(x, "x")  # as every estimator: NaN marks a missing sample, inf is refused
-    check_float32_range(np.reshape(np.moveaxis(x, axis, 0), (T, -1)), spec.dtype, "x")
+    if T:
+        check_float32_range(np.reshape(np.moveaxis(x, axis, 0), (T, -1)), spec.dtype, "x")
     times = check_sample_times(timestamps, T, min_step=min_step) if use_times else None
     if not causal and zi is not None:
         raise ValueError("zi is only defined for causal=True (a zero-phase filter is offline)")
@@ -221,6 +224,9 @@ def projection_filter(
                 raise ValueError("zi times contain inf; use NaN for a slot without a sample")
             hist_times = zi_times
 
+    if T == 0:  # the state checked and returned as it came, as ProjectionFilter.filter does
+        zf0 = np.array(zi_vals, dtype=np.float64)
+        return (x.astype(np.float64), (zf0, hist_times.copy()) if use_times else zf0)
     out = np.empty((T, C, B), dtype=np.float64)
     zf = np.empty((S, C, B), dtype=np.float64) if zi is not None else None
     zf_times = None
