@@ -350,3 +350,42 @@ def test_a_callback_refusing_its_arguments_is_one_line_naming_it(
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == f"denoise.py: error: {told}"
     assert not any("Union subtypes" in line for line in err)
+
+
+@pytest.mark.parametrize(
+    ("script", "bad", "told"),
+    [
+        ("denoise", ["--model.lr", "-1"], "--model.lr must be a finite number > 0, got -1.0"),
+        ("denoise", ["--data.n", "-5"], "--data.n must be an integer >= 2, got -5"),
+        ("denoise", ["--model.d_model", "-4"], "--model.d_model must be an integer >= 1, got -4"),
+        ("forecast", ["--data.horizon", "0"], "--data.horizon must be an integer >= 1, got 0"),
+        ("forecast", ["--model.patch_len", "0"], "--model.patch_len must be an integer >= 1"),
+    ],
+)
+def test_a_model_or_data_argument_its_class_refuses_is_one_line_naming_the_option(
+    script, bad, told, tmp_path, monkeypatch, capsys
+):
+    # "denoise.py: error: lr must be a finite number > 0, got -1.0": the library's check
+    # named its argument, not the option typed (--model.lr or --data.lr?)
+    monkeypatch.chdir(tmp_path)
+    assert _run(script, "fit", *bad) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"{script}.py: error: {told}")
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_a_model_argument_linked_from_the_data_is_named_by_the_data_option(
+    tmp_path, monkeypatch, capsys
+):
+    # model.lookback is data.lookback, linked: --model.lookback is no option to type
+    from tssdpa.cli.lightning_settings import init_error
+    from tssdpa.data.lightning import ForecastDataModule
+    from tssdpa.models import ForecastingSystem
+
+    try:
+        ForecastingSystem(lookback=0, horizon=4, n_channels=1)
+    except ValueError as exc:
+        parts = {"model": ForecastingSystem, "data": ForecastDataModule}
+        told = init_error(exc, parts, {"model.lookback": "data.lookback"})
+    assert told.startswith("--data.lookback must be")
+    assert init_error(ValueError("lr must be"), parts) is None  # raised by no part

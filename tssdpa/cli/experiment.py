@@ -207,6 +207,7 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
     from tssdpa.cli.checkpoints import other_scripts_checkpoint
     from tssdpa.cli.lightning_settings import (
         class_error,
+        init_error,
         setting_error,
         unavailable_accelerator,
         unrunnable_loop,
@@ -240,6 +241,22 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
             if add_subcommands:  # classical, run above, is no subcommand of LightningCLI's
                 choices = ",".join([*self.subcommands(), "classical"])
                 self.parser.usage = f"{task}.py [-h] [-c CONFIG] {{{choices}}} ..."
+
+        def add_arguments_to_parser(self, parser) -> None:
+            # the links the script makes (data.lookback -> model.lookback): an argument of the
+            # model's refused is named by the option typed
+            links, link = self.__dict__.setdefault("_links", {}), parser.link_arguments
+
+            def recorded(source, target=None, *args, **kwargs):
+                if isinstance(source, str) and isinstance(target, str):
+                    links[target] = source
+                return link(source, target, *args, **kwargs)
+
+            parser.link_arguments = recorded
+            try:
+                super().add_arguments_to_parser(parser)
+            finally:
+                del parser.link_arguments
 
         def parse_arguments(self, parser, args) -> None:
             super().parse_arguments(parser, args)
@@ -306,8 +323,13 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
         def instantiate_classes(self) -> None:
             try:
                 super().instantiate_classes()
-            except (ValueError, MisconfigurationException) as exc:  # the Trainer's: max_epochs
-                raise BadSetting(class_error(str(exc))) from None
+            except (ValueError, TypeError, MisconfigurationException) as exc:
+                # a model's or data module's own check of an argument: named as typed
+                parts = {"model": system_class, "data": datamodule_class}
+                told = init_error(exc, parts, getattr(self, "_links", None))
+                if told is None and isinstance(exc, TypeError):  # no setting: a bug
+                    raise
+                raise BadSetting(told or class_error(str(exc))) from None  # the Trainer's
             except FileNotFoundError as exc:  # a real dataset, read as the classes are linked
                 # named as these scripts spell the option (tssdpa compare's is --data-dir)
                 flag = "--data.data_dir"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 __all__ = [
     "class_error",
+    "init_error",
     "setting_error",
     "unavailable_accelerator",
     "unrunnable_loop",
@@ -108,6 +109,42 @@ def setting_error(exc: BaseException, given) -> str | None:
     value = given.get(named) if hasattr(given, "get") else None
     shown = "" if value is None or isinstance(value, (list, dict)) else f" {value}"
     return f"--trainer.{named}{shown}: {message}"
+
+
+def init_error(exc: BaseException, parts: dict, links: dict | None = None) -> str | None:
+    """One line for an error a model's or data module's own check raised on an argument of
+    its ``__init__`` -- a ``ValueError`` or ``TypeError`` raised in tssdpa's code while
+    building an instance of ``parts[part]`` (``{"model": DenoisingSystem, "data": ...}``),
+    whose message starts with the argument's name -- as the option the user typed:
+    ``--model.lr must be a finite number > 0, got -1.0`` (it was ``lr must be ...``, which
+    named no option: ``--model.lr`` or ``--data.lr``?). An argument linked from another
+    option (``links``: target -> source, as ``model.lookback`` -> ``data.lookback``) is named
+    by its source, the one that can be typed. None for anything else (its message kept)."""
+    if not isinstance(exc, (ValueError, TypeError)):
+        return None
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    root = Path(__file__).resolve().parents[1]  # the tssdpa package
+    if not frames or not Path(frames[-1].f_code.co_filename).resolve().is_relative_to(root):
+        return None  # torch's, numpy's, jsonargparse's: no check of the library's
+    built = None  # the outermost __init__ of a part: the one whose arguments were given
+    for frame in frames:
+        me = frame.f_locals.get("self") if frame.f_code.co_name == "__init__" else None
+        built = next(((p, type(me)) for p, c in parts.items() if isinstance(me, c)), None)
+        if built is not None:
+            break
+    if built is None:
+        return None
+    message = " ".join(str(exc).split())
+    name = re.match(r"\w+", message)
+    if name is None or name[0] not in inspect.signature(built[1]).parameters:
+        return None
+    option = f"{built[0]}.{name[0]}"
+    option = (links or {}).get(option, option)
+    return f"--{option}{message[name.end() :]}"
 
 
 def unrunnable_loop(trainer) -> str | None:
