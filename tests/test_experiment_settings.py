@@ -389,3 +389,21 @@ def test_a_model_argument_linked_from_the_data_is_named_by_the_data_option(
         told = init_error(exc, parts, {"model.lookback": "data.lookback"})
     assert told.startswith("--data.lookback must be")
     assert init_error(ValueError("lr must be"), parts) is None  # raised by no part
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("logger", ["false", "true"])
+def test_a_ddp_spawn_fit_writes_its_start_beside_the_epochs_checkpoints(
+    logger, tmp_path, monkeypatch
+):
+    # slow: a spawned gloo process on the CPU. The checkpoint folder is resolved in the
+    # spawned process: the start went to --trainer.default_root_dir (the working directory)
+    monkeypatch.chdir(tmp_path)
+    spawn = ["--trainer.strategy", "ddp_spawn", "--trainer.devices", "1",
+             "--trainer.accelerator", "cpu", "--trainer.logger", logger]  # fmt: skip
+    assert _run("denoise", "fit", *spawn) == 0
+    starts, epochs = (sorted(tmp_path.rglob(p)) for p in ("start*.ckpt", "epoch=*.ckpt"))
+    assert len(starts) == 1 and len(epochs) == 1
+    assert starts[0].parent == epochs[0].parent != tmp_path
+    if logger == "false":
+        assert starts[0].parent == tmp_path / "checkpoints"

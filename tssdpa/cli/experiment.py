@@ -82,6 +82,22 @@ def unlogged_monitor(trainer) -> str | None:
 _EVALUATE = ("validate", "test")
 
 
+def _checkpoint_folder(cb, trainer) -> str:
+    """The folder ``cb`` (a ``ModelCheckpoint``) writes the epochs' checkpoints in, as Lightning
+    resolves it at setup: its ``dirpath``, else the first logger's
+    ``<save_dir>/<name>/<version>/checkpoints``, else ``<default_root_dir>/checkpoints``. Set
+    by the validation of the start, except where that ran in another process (``--trainer.
+    strategy ddp_spawn``): the start went to ``default_root_dir`` (the working directory)."""
+    if getattr(cb, "dirpath", None):
+        return cb.dirpath
+    if trainer.loggers:  # its version fixed here, it is the one the spawned fit logs to
+        logger = trainer.loggers[0]
+        version = logger.version if isinstance(logger.version, str) else f"version_{logger.version}"
+        save_dir = logger.save_dir if logger.save_dir is not None else trainer.default_root_dir
+        return str(Path(save_dir, str(logger.name), version, "checkpoints"))
+    return str(Path(trainer.default_root_dir, "checkpoints"))
+
+
 def start_checkpoint(trainer, model, datamodule) -> tuple[str | dict, float]:
     """Validate ``model`` before training and checkpoint it (``start.ckpt``, beside the
     epochs' checkpoints; ``start-v1.ckpt``, ... where an earlier run's is there, as Lightning
@@ -100,7 +116,7 @@ def start_checkpoint(trainer, model, datamodule) -> tuple[str | dict, float]:
     cb = trainer.checkpoint_callback
     if cb is None:
         return {k: v.detach().clone() for k, v in model.state_dict().items()}, val
-    folder = Path(getattr(cb, "dirpath", None) or trainer.default_root_dir)
+    folder = Path(_checkpoint_folder(cb, trainer))
     if cb.dirpath and not (folder.is_dir() and any(folder.iterdir())):
         # Lightning warns at fit of a checkpoint folder that "exists and is not empty": of
         # a new folder, for this start alone (warnings are the caller's: experiment_main's)
