@@ -407,3 +407,32 @@ def test_a_ddp_spawn_fit_writes_its_start_beside_the_epochs_checkpoints(
     assert starts[0].parent == epochs[0].parent != tmp_path
     if logger == "false":
         assert starts[0].parent == tmp_path / "checkpoints"
+
+
+@pytest.mark.parametrize("subcommand", ["test", "validate"])
+def test_a_ckpt_path_is_read_once_by_the_scripts_checks_and_its_weights_not_kept(
+    subcommand, tmp_path, monkeypatch
+):
+    # it was loaded three times before Lightning's own load: unreadable, other script's,
+    # other shapes
+    import sys
+
+    import torch
+
+    from tssdpa.cli.checkpoints import CheckpointContents, checkpoint_contents
+
+    monkeypatch.chdir(tmp_path)
+    ckpt = _checkpoint_of("denoise", tmp_path / "mine.ckpt")
+    contents = checkpoint_contents(str(ckpt))
+    assert isinstance(contents, CheckpointContents) and contents.resumable
+    assert not any(isinstance(v, torch.Tensor) for v in vars(contents).values())
+    assert all(isinstance(s, tuple) for s in contents.shapes.values())
+    readers, load = [], torch.load
+
+    def counted(*args, **kwargs):
+        readers.append(sys._getframe(1).f_globals.get("__name__", ""))
+        return load(*args, **kwargs)
+
+    monkeypatch.setattr(torch, "load", counted)
+    assert _run("denoise", subcommand, "--ckpt_path", str(ckpt)) == 0
+    assert [r for r in readers if r.startswith("tssdpa")] == ["tssdpa.models.checkpoints"]

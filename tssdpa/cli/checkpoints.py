@@ -5,10 +5,12 @@ naming none. :func:`tssdpa.cli.experiment.experiment_main` tells them in one lin
 
 from __future__ import annotations
 
-import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
+    "CheckpointContents",
+    "checkpoint_contents",
     "checkpoint_mismatch",
     "missing_checkpoint",
     "other_scripts_checkpoint",
@@ -38,56 +40,81 @@ def missing_checkpoint(ckpt_path) -> bool:
     return path is not None and not path.is_file()
 
 
-def unreadable_checkpoint(ckpt_path, resume: bool = False) -> str | None:
+@dataclass(frozen=True)
+class CheckpointContents:
+    """What the checks need of a ``--ckpt_path`` file, read once (:func:`checkpoint_contents`):
+    its weights' shapes, not the weights, which a run keeps no copy of while it trains."""
+
+    shapes: dict  #: weight name -> its shape
+    hyper_parameters: dict
+    resumable: bool  #: it holds the optimiser's state (fit can resume from it)
+
+
+def checkpoint_contents(ckpt_path) -> CheckpointContents | str | None:
+    """The local file ``--ckpt_path`` read once, weights-only
+    (:func:`tssdpa.models.checkpoints.read_checkpoint`: a pickle of other objects is refused,
+    its code never run): what the checks below need of it, why it is no Lightning checkpoint,
+    or None where it is no local file (a word of Lightning's, a remote URL, no file)."""
+    from tssdpa.models.checkpoints import CheckpointError, read_checkpoint
+
+    path = _local_path(ckpt_path)
+    if path is None or not path.is_file():
+        return None
+    try:
+        checkpoint = read_checkpoint(path)
+    except CheckpointError as err:
+        if not err.loaded:
+            return (f"does not load as a weights-only checkpoint ({err.error}; a file that "
+                    "needs code run to load is never unpickled): give a checkpoint saved "
+                    "by fit")  # fmt: skip
+        checkpoint = {}
+    if "pytorch-lightning_version" not in checkpoint:
+        return ("is no Lightning checkpoint (it holds no state_dict, or no Lightning version): "
+                "give a checkpoint saved by fit, under the ModelCheckpoint dirpath")  # fmt: skip
+    hparams = checkpoint.get("hyper_parameters")
+    return CheckpointContents(
+        shapes={k: tuple(v.shape) for k, v in checkpoint["state_dict"].items()},
+        hyper_parameters=dict(hparams) if isinstance(hparams, dict) else {},
+        resumable="optimizer_states" in checkpoint,
+    )
+
+
+def _contents(ckpt_path, contents) -> CheckpointContents | str | None:
+    return checkpoint_contents(ckpt_path) if contents is None else contents
+
+
+def unreadable_checkpoint(ckpt_path, resume: bool = False, contents=None) -> str | None:
     """Why the local file ``--ckpt_path`` is no Lightning checkpoint, loaded weights-only (a
     pickle of other objects is refused, its code never run), or None where it is one (or it
     is no local file). LightningCLI loads it for its hyperparameters, then the Trainer for its
     weights: a CSV, an empty or cut-short file, a bare ``state_dict`` was a traceback from
     either (after ``fit`` had validated its start). ``resume`` (``fit``): a checkpoint of the
     weights only (``start.ckpt``, ``save_weights_only``) is refused too, which Lightning
-    cannot resume training from (a ``KeyError`` traceback)."""
-    import torch
-
-    path = _local_path(ckpt_path)
-    if path is None or not path.is_file():
-        return None
-    try:
-        with warnings.catch_warnings():  # torch's note on the pickle protocol of a cut file
-            warnings.simplefilter("ignore")
-            checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # torch.load of a foreign file: IndexError, EOFError, OSError...
-        return (f"does not load as a weights-only checkpoint ({type(exc).__name__}; a file "
-                "that needs code run to load is never unpickled): give a checkpoint saved "
-                "by fit")  # fmt: skip
-    if not (
-        isinstance(checkpoint, dict)
-        and isinstance(checkpoint.get("state_dict"), dict)
-        and "pytorch-lightning_version" in checkpoint
-    ):
-        return ("is no Lightning checkpoint (it holds no state_dict, or no Lightning version): "
-                "give a checkpoint saved by fit, under the ModelCheckpoint dirpath")  # fmt: skip
-    if resume and "optimizer_states" not in checkpoint:
+    cannot resume training from (a ``KeyError`` traceback). ``contents``: the file as
+    :func:`checkpoint_contents` read it (read here where not given), as for the checks below."""
+    contents = _contents(ckpt_path, contents)
+    if not isinstance(contents, CheckpointContents):
+        return contents
+    if resume and not contents.resumable:
         return ("holds the weights only (as start.ckpt, or a ModelCheckpoint with "
                 "save_weights_only): fit cannot resume training from it; `test --ckpt_path` "
                 "scores it")  # fmt: skip
     return None
 
 
-def checkpoint_mismatch(ckpt_path, model) -> str | None:
+def checkpoint_mismatch(ckpt_path, model, contents=None) -> str | None:
     """Why the weights of the local file ``--ckpt_path`` (readable:
     :func:`unreadable_checkpoint`) do not fit ``model``, as built: the first weight whose
     shape differs, or None. LightningCLI builds the model with the checkpoint's settings, but
     those linked from ``--data`` (lookback, horizon, channels) are the data's: another
     ``--data.lookback`` was a ``RuntimeError`` traceback of size mismatches from the Trainer."""
-    import torch
-
-    path = _local_path(ckpt_path)
-    if path is None or not path.is_file():
+    contents = _contents(ckpt_path, contents)
+    if not isinstance(contents, CheckpointContents):
         return None
-    saved = torch.load(path, map_location="cpu", weights_only=True)["state_dict"]
-    here = model.state_dict()
+    saved = contents.shapes
+    here = {k: tuple(v.shape) for k, v in model.state_dict().items()}
     for key in sorted({*saved, *here}):
-        a, b = (tuple(d[key].shape) if key in d else "none" for d in (saved, here))
+        a, b = (d.get(key, "none") for d in (saved, here))
         if a != b:
             return (f"holds a model of other shapes than these settings build ({key}: {a} in "
                     f"the file, {b} here); the model's settings come from the checkpoint: "
@@ -126,7 +153,7 @@ def unresolved_checkpoint(ckpt_path, trainer) -> str | None:
 _SYSTEMS = {"denoise": "DenoisingSystem", "forecast": "ForecastingSystem"}
 
 
-def other_scripts_checkpoint(ckpt_path, task: str) -> str | None:
+def other_scripts_checkpoint(ckpt_path, task: str, contents=None) -> str | None:
     """Why the local file ``--ckpt_path`` (readable: :func:`unreadable_checkpoint`) holds no
     model of ``task``'s script -- a checkpoint of the other script, or of a model with
     settings this one has not -- or None. LightningCLI parses the checkpoint's
@@ -134,15 +161,12 @@ def other_scripts_checkpoint(ckpt_path, task: str) -> str | None:
     jsonargparse's usage and "Subcommand 'test' does not accept option 'model.window'"."""
     import inspect
 
-    import torch
-
     from tssdpa import models
 
-    path = _local_path(ckpt_path)
-    if path is None or not path.is_file():
+    contents = _contents(ckpt_path, contents)
+    if not isinstance(contents, CheckpointContents):
         return None
-    hparams = torch.load(path, map_location="cpu", weights_only=True).get("hyper_parameters")
-    hparams = dict(hparams) if isinstance(hparams, dict) else {}
+    hparams = dict(contents.hyper_parameters)
     named = str(hparams.pop("_class_path", "")).rsplit(".", 1)[-1]
     keys = set(hparams) - {"_instantiator"}
     takes = {t: set(inspect.signature(getattr(models, n)).parameters) for t, n in _SYSTEMS.items()}

@@ -220,7 +220,7 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
     """
     from lightning.fabric.utilities.exceptions import MisconfigurationException
 
-    from tssdpa.cli.checkpoints import other_scripts_checkpoint
+    from tssdpa.cli.checkpoints import checkpoint_contents, other_scripts_checkpoint
     from tssdpa.cli.lightning_settings import (
         class_error,
         init_error,
@@ -299,10 +299,12 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
                                  if k not in default or default[k] != v}  # fmt: skip
             if missing_checkpoint(ckpt):
                 raise BadSetting(f"--ckpt_path {ckpt}: no such file")
-            unreadable = unreadable_checkpoint(ckpt, resume=subcommand == "fit")
+            # read once for all the checks (its shapes kept, not its weights)
+            self._ckpt_contents = contents = checkpoint_contents(ckpt)
+            unreadable = unreadable_checkpoint(ckpt, subcommand == "fit", contents)
             if unreadable:
                 raise BadSetting(f"--ckpt_path {ckpt} {unreadable}")
-            foreign = other_scripts_checkpoint(ckpt, task)
+            foreign = other_scripts_checkpoint(ckpt, task, contents)
             if foreign:
                 raise BadSetting(f"--ckpt_path {ckpt} {foreign}")
             if subcommand in _EVALUATE and not ckpt:
@@ -352,7 +354,8 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
                 message = str(exc).replace("data_dir (--data-dir)", flag)
                 raise BadSetting(f"--data: {message.replace('--data-dir', flag)}") from None
             ckpt = self.config[self.subcommand].get("ckpt_path") if self.subcommand else None
-            mismatch = checkpoint_mismatch(ckpt, self.model)
+            contents = getattr(self, "_ckpt_contents", None)
+            mismatch = checkpoint_mismatch(ckpt, self.model, contents) if contents else None
             if mismatch:
                 raise BadSetting(f"--ckpt_path {ckpt} {mismatch}")
             given, built = getattr(self, "_given_model", {}), self.model.hparams

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 import torch
 
 from tssdpa.checks import check_int
+from tssdpa.models.checkpoints import read_checkpoint
 from tssdpa.translation.model import TranslationTransformer
 from tssdpa.translation.text import END_TOKEN, START_TOKEN, Vocabulary, standardize_english
 
@@ -17,15 +18,9 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
     """The contents of a Lightning checkpoint file, loaded weights-only (a pickle of arbitrary
     objects is refused, its code never run), or ``ValueError`` saying what the file is not,
     for the caller to name it: a cut-short or foreign file, or one whose contents are no dict
-    with a ``state_dict`` dict."""
-    try:
-        checkpoint = torch.load(path, map_location=map_location, weights_only=True)
-    except Exception as err:  # a foreign file: IndexError (a CSV), OSError, EOFError...
-        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
-        raise ValueError(f"does not load weights-only: {first}") from None
-    if not isinstance(checkpoint, dict) or not isinstance(checkpoint.get("state_dict"), dict):
-        raise ValueError("is not a Lightning checkpoint")
-    return checkpoint
+    with a ``state_dict`` dict of tensors (:func:`tssdpa.models.checkpoints.read_checkpoint`,
+    the experiment scripts' reader too)."""
+    return read_checkpoint(path, map_location)
 
 
 class Translator:
