@@ -7,7 +7,9 @@ import copy
 import inspect
 from typing import Any
 
-__all__ = ["NotFittedError", "SklearnProtocol", "param_copy", "unknown_parameters"]
+import numpy as np
+
+__all__ = ["NotFittedError", "SklearnProtocol", "param_copy", "same_setting", "unknown_parameters"]
 
 
 def unknown_parameters(factory, params) -> tuple[list[str], list[str]]:
@@ -73,3 +75,20 @@ class SklearnProtocol:
 
     def __sklearn_is_fitted__(self) -> bool:
         return "n_channels_" in self.__dict__
+
+
+def same_setting(a, b) -> bool:
+    """Whether two parameter values are equal, arrays by their elements (also inside dicts,
+    lists and tuples): ``!=`` on an array, e.g. a per-step ridge in a ``base_params`` dict or a
+    new array of candidates set after a step, raised numpy's 'truth value of an array is
+    ambiguous'."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_setting(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(same_setting, a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        try:
+            return type(a) is type(b) and np.array_equal(a, b)
+        except ValueError:  # an object array of ragged arrays: then not the same
+            return False
+    return bool(a == b)

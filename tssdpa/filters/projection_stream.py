@@ -18,6 +18,7 @@ from tssdpa.estimators.arrays import (
     step_input,
 )
 from tssdpa.estimators.input_notes import user_stacklevel, within_channel
+from tssdpa.estimators.params import same_setting
 from tssdpa.filters import channel_streams as streams
 from tssdpa.signal.features import initial_feature_state
 from tssdpa.signal.lagfilter import check_sample_times, run_causal
@@ -93,9 +94,9 @@ def sample_times(filt, meta, timestamps, n, fit: bool = False):
         # no key weighs against the sample itself: the filter returns x, and fit scores and
         # keeps that without a word (epoch nanoseconds read as seconds, tau=0.05: y == x)
         warn(f"timestamps: their median step, {step:.3g} s, is {step / tau:.3g} "
-                      f"times tau={filt.tau:g} s, so no sample weighs on another and the "
-                      "filter returns x unchanged; both are in seconds (nanosecond times: "
-                      "divide by 1e9)", LibraryWarning, stacklevel=user_stacklevel())  # fmt: skip
+             f"times tau={filt.tau:g} s, so no sample weighs on another and the "
+             "filter returns x unchanged; both are in seconds (nanosecond times: "
+             "divide by 1e9)", LibraryWarning, stacklevel=user_stacklevel())  # fmt: skip
     return times
 
 
@@ -123,9 +124,9 @@ def warn_coarse_times(raw, seconds: np.ndarray, tau: float, name: str) -> None:
     spacing = 2.0 ** np.floor(np.log2(peak)) * _COARSE_FLOATS[kind] if peak > 0 else 0.0
     if spacing >= COARSE_TIMES * tau:
         warn(f"{name} in {kind} hold only multiples of {spacing:.3g} s at their "
-                      f"magnitude, {spacing / tau:.3g} times tau={tau:g} s, so their steps can "
-                      "be off by as much; pass them as float64 (or as seconds since the log "
-                      "began)", LibraryWarning, stacklevel=user_stacklevel())  # fmt: skip
+             f"magnitude, {spacing / tau:.3g} times tau={tau:g} s, so their steps can "
+             "be off by as much; pass them as float64 (or as seconds since the log "
+             "began)", LibraryWarning, stacklevel=user_stacklevel())  # fmt: skip
 
 
 def same_times(given, own, name: str, whose: str) -> None:
@@ -187,26 +188,6 @@ def check_state_size(history: int, C: int, window: str) -> None:
             f"{MAX_STATE_VALUES} values -- use a shorter window, a smaller decay or a "
             "larger tol (the offline filter() has no such limit)"
         )
-
-
-def _frozen(value):
-    """``value`` as :func:`_same` compares it: a list or array of candidates by its elements."""
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return tuple(_frozen(v) for v in np.asarray(value, dtype=object).ravel().tolist())
-    return value
-
-
-def _same(a, b) -> bool:
-    """Whether two settings of :meth:`Streaming._step_spec`'s cache key (not the same object:
-    checked first, a step stays cheap) are equal: a list or array of candidates by its
-    elements (an array's == raised numpy's "truth value of an array is ambiguous" once a new
-    array of candidates was set after a step)."""
-    if isinstance(a, (list, tuple, np.ndarray)) or isinstance(b, (list, tuple, np.ndarray)):
-        try:
-            return _frozen(a) == _frozen(b)
-        except ValueError:  # ragged nesting: no setting holds one; then not the same
-            return False
-    return bool(a == b)
 
 
 def state_named(exc: ValueError) -> ValueError | None:
@@ -375,7 +356,7 @@ class Streaming:
             self.exclude_self, self.tol, self.min_step, self.dtype,
         )  # fmt: skip
         cache = self.__dict__.get("_step_cache")
-        if cache is not None and all(a is b or _same(a, b) for a, b in zip(cache[0], key)):
+        if cache is not None and all(a is b or same_setting(a, b) for a, b in zip(cache[0], key)):
             return cache[1]
         self._validate_params()
         spec = self._spec()
