@@ -814,15 +814,15 @@ def test_predict_past_the_fitted_horizon_is_recursive_over_the_last_pattern():
         fc.predict(0)
 
 
-def test_predict_after_a_trailing_gap_longer_than_the_pattern_carries_the_last_reading():
+def test_predict_after_a_trailing_gap_longer_than_the_pattern_forecasts_past_it():
     # predict reads the last pattern's span of the series; where that span was all missing
-    # it gave NaN, while forecast_path over the whole series carries the last reading forward
+    # it gave NaN; then it carried the last reading over the gap (2026-12-07: past the gap)
     y = np.sin(np.arange(400) / 20) + 0.2 * np.random.default_rng(0).normal(size=400)
     y[-60:] = np.nan
     fc = ProjectionForecaster(horizon=3).fit(y)
     assert fc._predict_context() < 60
     p = fc.predict(7)
-    np.testing.assert_allclose(p[:3], fc.forecast_path(y, horizon=3)[-1], rtol=1e-12)
+    np.testing.assert_allclose(p, fc.predict(67, y=y[:-60])[60:], rtol=1e-12)
     assert np.isfinite(p).all()
 
 

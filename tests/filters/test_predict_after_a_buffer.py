@@ -95,3 +95,34 @@ def test_the_buffer_is_not_changed():
     before = buf.copy()
     fc.predict(6, y=buf)
     np.testing.assert_array_equal(buf, before)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: AutoRegForecaster(lags=8),
+        lambda: ProjectionForecaster(horizon=3, model="mean", embedding=3),
+        lambda: ResidualProjectionForecaster(base="autoreg", base_params={"lags": 8}, horizon=3),
+    ],
+)
+def test_after_a_dropout_at_the_end_it_forecasts_from_the_last_row_seen_past_the_gap(make):
+    """Rows with no sample at the end: the forecasts 3 + 1 .. 3 + steps ahead of the last row
+    seen (its values carried over the gap and forecast from, before), the pandas index going
+    on from the last row given."""
+    x = _series(channels=2)
+    fc = make().fit(x[:600])
+    buf = x[600:800].copy()
+    buf[-3:] = np.nan
+    np.testing.assert_allclose(fc.predict(5, y=buf), fc.predict(8, y=buf[:-3])[3:],
+                               rtol=1e-12, atol=1e-12)  # fmt: skip
+    index = pd.RangeIndex(600, 800, name="row")
+    got = fc.predict(5, y=pd.DataFrame(buf, index=index, columns=["a", "b"]))
+    pd.testing.assert_index_equal(got.index, pd.RangeIndex(800, 805, name="row"))
+    np.testing.assert_allclose(fc.predict(2, y=buf[:-2]), fc.predict(3, y=buf[:-3])[1:],
+                               rtol=1e-12, atol=1e-12)  # fmt: skip
+    # fitted on a series ending in the dropout: predict() alike
+    gapped = x[:600].copy()
+    gapped[-3:] = np.nan
+    fc = make().fit(gapped)
+    np.testing.assert_allclose(fc.predict(5), fc.predict(8, y=gapped[:-3])[3:],
+                               rtol=1e-9, atol=1e-12)  # fmt: skip

@@ -33,7 +33,13 @@ from tssdpa.estimators.arrays import as_2d, check_columns, restore
 from tssdpa.estimators.fit_guard import keeps_the_last_fit_on_failure
 from tssdpa.estimators.fit_input import check_fit_input, denoiser_input, target_like, warn_series
 from tssdpa.estimators.pandas_out import path_like, predicted, predicted_after
-from tssdpa.estimators.params import NotFittedError, SklearnProtocol, param_copy, unknown_parameters
+from tssdpa.estimators.params import (
+    NotFittedError,
+    SklearnProtocol,
+    param_copy,
+    same_setting,
+    unknown_parameters,
+)
 from tssdpa.estimators.spacing import warn_uneven
 from tssdpa.signal.missing import fill_missing, reading_span, reading_spans, recent_rows
 
@@ -175,7 +181,7 @@ class Estimator(SklearnProtocol):
             raise NotFittedError(f"{type(self).__name__} is not fitted: call fit() first")
         fitted = self.__dict__.get("_fitted_structure_", {})
         changed = [f"{n}={getattr(self, n)!r} (fitted with {v!r})" for n, v in fitted.items()
-                   if not _same(getattr(self, n), v)]  # fmt: skip
+                   if not same_setting(getattr(self, n), v)]  # fmt: skip
         if changed:
             raise ValueError(f"{type(self).__name__}: {', '.join(changed)} changed after fit: "
                              "set it back, or fit again")  # fmt: skip
@@ -455,44 +461,37 @@ class Forecaster(Estimator):
 
         ``y`` (a live loop's buffer of its newest samples): the first ``n = min(steps,
         horizon)`` forecasts are ``forecast_path(y, n)[-1]`` (the last origin's, with every
-        key and switch that path has), computed for that origin alone where the model can (a
-        :class:`~tssdpa.filters.ProjectionForecaster` that switches among no contenders), and
+        key and switch that path has), computed for that origin alone where the model can, and
         returned like ``y``: its shape, numpy, a tensor, or pandas on ``y``'s index continued.
-        """
+        Rows with no sample at the end (a dropout of ``g`` rows) are forecast over: the result
+        is the last row seen's forecasts ``g + 1 .. g + steps`` ahead (until 2026-12-07, those
+        from its values carried over the dropout)."""
         self._check_fitted()
         steps = check_int(steps, "steps")
-        direct = self._direct_horizon() or steps
-        context = self._predict_context()
-        out = np.empty((steps, self.n_channels_))
-        done, meta = 0, None
-        if y is None:
-            history = recent_rows(self.train_, context)
-        else:
+        a, meta = self.train_, None
+        if y is not None:
             a, meta, _ = self._series(y, 1)
-            done = min(direct, steps)
+        gap = len(a) - 1 - int(np.flatnonzero(np.isfinite(a).any(axis=1))[-1])
+        a, total = a[: len(a) - gap], steps + gap
+        direct = self._direct_horizon() or total
+        context = self._predict_context()
+        out = np.empty((total, self.n_channels_))
+        done = 0
+        if y is None:
+            history = recent_rows(a, context)
+        else:
+            done = min(direct, total)
             out[:done] = self._without_future(a, self._newest(self._prepare(a), done))[-1]
             history = recent_rows(np.concatenate([a, out[:done]]), context)
-        while done < steps:
-            n = min(direct, steps - done)
+        while done < total:
+            n = min(direct, total - done)
             out[done : done + n] = self._last_origin(history, n)
             history = recent_rows(np.concatenate([history, out[done : done + n]]), context)
             done += n
+        out = out[gap:]
         if meta is not None:
             return predicted_after(out, meta)
         return predicted(self, out[:, 0] if self.n_channels_ == 1 else out)
-
-
-def _same(a, b) -> bool:
-    """Whether two parameter values are equal, arrays by their elements (also inside dicts,
-    lists and tuples): ``!=`` on an array, e.g. a per-step ridge in a ``base_params`` dict,
-    raised numpy's 'truth value of an array is ambiguous' from every call after fit."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return type(a) is type(b) and np.array_equal(a, b)
-    return bool(a == b)
 
 
 def before_history(a: np.ndarray) -> np.ndarray:
