@@ -23,7 +23,9 @@ from tssdpa.filters.analogues import (
     training_overlap,
 )
 from tssdpa.filters.residual import ResidualProjectionForecaster
+from tssdpa.signal import neighbours
 from tssdpa.signal.embedding import delay_embedding
+from tssdpa.signal.neighbours import OFF_CLOUD_LEVERAGE, OFF_CLOUD_SHIFT
 
 
 def logistic_map(n, seed=0, noise=0.0):
@@ -112,6 +114,15 @@ def reference_forecast(fc, train, y, h, run=0, start=0):
             pen = np.sqrt(ridge * scale) * np.eye(D + 1)[1:]  # the slopes' penalty as rows
             rows = np.vstack([np.sqrt(w)[:, None] * A, pen])
             out[t] = np.linalg.lstsq(rows, np.r_[np.sqrt(w) * vals, np.zeros(D)], rcond=None)[0][0]
+            # far off the neighbours' cloud, moved far by the slope: their weighted mean
+            off = w @ keys - q
+            centred = keys - w @ keys
+            gram = centred.T @ (w[:, None] * centred)
+            lifted = gram + ridge * (np.trace(gram) + off @ off) / D * np.eye(D)
+            leverage = off @ np.linalg.lstsq(lifted, off, rcond=None)[0]
+            spread = np.sqrt(w @ (vals - w @ vals) ** 2)
+            if leverage > OFF_CLOUD_LEVERAGE and abs(out[t] - w @ vals) > OFF_CLOUD_SHIFT * spread:
+                out[t] = w @ vals
             # within the range of the values known at t, widened by RANGE_MARGIN of it
             known = np.r_[z_tr, z[: t + 1]]
             low, high = np.nanmin(known), np.nanmax(known)
@@ -156,6 +167,7 @@ def test_predict_beyond_the_horizon_keeps_local_linear_forecasts_within_the_fitt
     # the case needs the guard: unguarded, the recursion diverges
     with pytest.MonkeyPatch.context() as m:
         m.setattr(analogues, "RANGE_MARGIN", np.inf)
+        m.setattr(neighbours, "OFF_CLOUD_LEVERAGE", np.inf)
         assert np.abs(fc.predict(300)).max() > 1e6
 
 
@@ -173,6 +185,45 @@ def test_predict_with_a_library_size_equals_the_last_row_of_forecast_path_for_lo
     library = x[-(200 + 1 + 3) :]
     pad = RANGE_MARGIN * np.ptp(library)
     assert path.min() < library.min() - pad  # the case needs the whole series' range
+
+
+def _flow(n=3000, dt=0.02):
+    """The x coordinate of the Lorenz system (Euler steps of dt / 10)."""
+    s, out = np.array([1.0, 1.0, 20.0]), np.empty(n)
+    for t in range(n):
+        for _ in range(10):
+            x, y, z = s
+            s = s + dt / 10 * np.array([10 * (y - x), x * (28 - z) - y, x * y - 8 / 3 * z])
+        out[t] = s[0]
+    return out
+
+
+def test_a_held_newest_sample_on_a_clean_flow_gets_its_neighbours_mean_not_a_wild_plane(
+    monkeypatch,
+):
+    """On a clean flow the fit chooses a tiny ridge; a buffer whose newest sample repeats the
+    one before (a held reading) lies far off its neighbours' thin cloud, where the plane
+    extrapolated to the range guard's bound. There the forecast is their weighted mean
+    (not every such forecast is caught: the guard must not fire on clean development data),
+    and on the clean buffers nothing changes."""
+    x = _flow()
+    kw = {"embedding": 8, "n_neighbors": 40, "bandwidth": 0.25, "ridge": 1e-12}
+    fc = ProjectionForecaster(model="local_linear", horizon=3, **kw).fit(x[:2000])
+    ends = range(2200, 2800, 50)
+    errors = {"guarded": [], "free": []}
+    for end in ends:
+        buf = x[end - 200 : end].copy()
+        buf[-1] = buf[-2]
+        errors["guarded"].append(np.abs(fc.predict(3, y=buf) - x[end : end + 3]).max())
+        with monkeypatch.context() as m:
+            m.setattr(neighbours, "OFF_CLOUD_LEVERAGE", np.inf)
+            errors["free"].append(np.abs(fc.predict(3, y=buf) - x[end : end + 3]).max())
+    free, guarded = np.array(errors["free"]), np.array(errors["guarded"])
+    assert np.mean(free > 0.2 * np.ptp(x[:2000])) > 2 / 3  # most buffers need the guard
+    assert guarded.mean() < free.mean() / 3 and (guarded <= free).all()
+    clean = [fc.predict(3, y=x[e - 200 : e]) for e in ends]
+    monkeypatch.setattr(neighbours, "OFF_CLOUD_LEVERAGE", np.inf)
+    np.testing.assert_array_equal(clean, [fc.predict(3, y=x[e - 200 : e]) for e in ends])
 
 
 @pytest.mark.parametrize(

@@ -196,6 +196,26 @@ def test_local_linear_is_exact_on_a_linear_surface():
     np.testing.assert_allclose(got[:, 0], 2.0 + queries @ np.array([1.5, -0.5]), rtol=1e-8)
 
 
+def test_guarded_local_linear_gives_the_weighted_mean_only_far_off_a_thin_cloud():
+    """Neighbours on a thin slab (spread 1e-5 across it) with targets that follow that thin
+    direction steeply: a query 0.1 across is far off the cloud and the slope moves the
+    estimate by some 70 target deviations -- the weighted mean, guarded; a query on the
+    slab, and any query unguarded, get the plane."""
+    rng = np.random.default_rng(7)
+    k = 30
+    along = rng.normal(size=(2, k))
+    across = 1e-5 * rng.normal(size=k)
+    keys = np.stack([along[0], along[1], across], axis=1)[None].repeat(2, axis=0)  # (2, k, 3)
+    targets = (keys[:, :, :2].sum(axis=2) + 1e3 * keys[:, :, 2])[:, :, None]  # (2, k, 1)
+    queries = np.array([[0.1, 0.2, 0.0], [0.1, 0.2, 0.1]])
+    w = np.full((2, k), 1 / k)
+    free = local_linear(w, keys, queries, targets, ridge=1e-12)
+    guarded = local_linear(w, keys, queries, targets, ridge=1e-12, guarded=True)
+    np.testing.assert_allclose(free[:, 0], [0.3, 0.3 + 100.0], rtol=0.03)  # the plane (ridge)
+    np.testing.assert_allclose(guarded[0], free[0], rtol=1e-12)
+    np.testing.assert_allclose(guarded[1], w[1] @ targets[1], rtol=1e-12)
+
+
 def test_local_linear_keeps_its_precision_on_a_tight_ill_conditioned_neighbourhood():
     # keys of a smooth flow: offsets of 1e-3 from the query, spread along a 2-d surface of a
     # 10-d embedding (the other directions 1e-6 thin). The normal equations with an absolute

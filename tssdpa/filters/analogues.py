@@ -170,12 +170,16 @@ def nan_mean(a: np.ndarray, axis: int) -> np.ndarray:
         return np.where(missing, 0.0, a).sum(axis=axis) / (~missing).sum(axis=axis)
 
 
-def neighbour_forecasts(model, w, keys_nb, query_keys, targets, lin_q, coefs, ridges):
+def neighbour_forecasts(model, w, keys_nb, query_keys, targets, lin_q, coefs, ridges,
+                        guarded=False):  # fmt: skip
     """Forecasts (Q, n_h, C) of one neighbour model, one per ridge in ``ridges`` for the
     models with a linear part (a list); ``w`` (Q, k) weights, keys_nb (Q, k, D), targets
     (Q, k, n_h, C). The hybrid's, by ridge: ``lin_q`` the queries' linear forecasts
     (Q, n_h, C) and ``coefs`` the fits that gave them, (D1, n_h * C) or one per query
-    (Q, D1, n_h * C)."""
+    (Q, D1, n_h * C). ``guarded``: local-linear forecasts of a query far off its neighbours'
+    cloud fall back to their mean (:func:`~tssdpa.signal.neighbours.local_linear`; in
+    forecasts, not in cross-validation, which scores the model unguarded as
+    :func:`within_range` is)."""
     Q, k, nh, C = targets.shape
     if model == "mean":
         return [weighted_mean(w, targets.reshape(Q, k, -1)).reshape(Q, nh, C)]
@@ -193,7 +197,8 @@ def neighbour_forecasts(model, w, keys_nb, query_keys, targets, lin_q, coefs, ri
             lin_nb = design @ c if c.ndim == 2 else np.einsum("qd,qdm->qm", design, c)
             out.append(lin_q[r] + (mean - lin_nb).reshape(Q, nh, C))
         return out
-    flat = local_linear(w, keys_nb, query_keys, targets.reshape(Q, k, -1), list(ridges))
+    flat = local_linear(w, keys_nb, query_keys, targets.reshape(Q, k, -1), list(ridges),
+                        guarded=guarded)  # fmt: skip
     return [f.reshape(Q, nh, C) for f in flat]
 
 
@@ -298,7 +303,7 @@ def forecast(train, y, overlap, s: Structure, horizons, known=None, views=None, 
             out[r] = neighbour_forecasts(s.model, structure_weights(dist[r], s),
                                          _gather(lib.keys, new.keys, nb), q[r],
                                          _gather(lib.futures, new.futures, nb), {ridge: lin_q},
-                                         lib.coef, [ridge])[0]  # fmt: skip
+                                         lib.coef, [ridge], guarded=True)[0]  # fmt: skip
 
         parallel_map(origins, list(range(0, len(todo), step)))
         if s.model == "local_linear":

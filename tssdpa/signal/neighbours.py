@@ -284,7 +284,14 @@ def rounding_floor(w, neighbours, queries) -> np.ndarray:
     return ((16.0 * k * np.finfo(np.float64).eps) * size)[:, None] ** 2
 
 
-def local_linear(weights, neighbours, queries, targets, ridge=1e-3):
+#: :func:`local_linear`'s ``guarded``: a query whose leverage (its squared distance from its
+#: neighbours' weighted mean, in units of their spread along each direction, the ridge added)
+#: exceeds OFF_CLOUD_LEVERAGE, and whose slope moves the estimate more than OFF_CLOUD_SHIFT
+#: weighted standard deviations of the targets, gets their weighted mean
+OFF_CLOUD_LEVERAGE, OFF_CLOUD_SHIFT = 1e6, 25.0
+
+
+def local_linear(weights, neighbours, queries, targets, ridge=1e-3, guarded=False):
     """Kernel-weighted local-linear estimate at each query: the intercept of the weighted
     ridge fit ``targets ≈ a + B (neighbour - query)`` over its neighbourhood.
 
@@ -309,6 +316,12 @@ def local_linear(weights, neighbours, queries, targets, ridge=1e-3):
     is then solved by elimination over all queries and ridges at once
     (:func:`~tssdpa.signal.spd.solve_spd`), faster than the eigendecomposition per query that
     smaller ridges need (``experiments/bench_local_linear.py``).
+
+    ``guarded``: the weighted mean of the targets where the query lies far off its
+    neighbours' cloud along a direction they barely spread in and the slope along it moves
+    the estimate far (:data:`OFF_CLOUD_LEVERAGE`, :data:`OFF_CLOUD_SHIFT`): on a smooth,
+    clean flow the neighbours lie near a thin surface and the ridge chosen is tiny, and a
+    query whose newest sample is held (repeated) met slopes that only rounding bounded.
     """
     Q, k, D = neighbours.shape
     tot = weights.sum(axis=1, keepdims=True)
@@ -354,9 +367,16 @@ def local_linear(weights, neighbours, queries, targets, ridge=1e-3):
             gain = np.divide(1.0, denom, out=np.zeros_like(lam), where=denom > floor)
             u[r] = np.matmul(vec, gain[:, :, None] * mean_along)[:, :, 0]
     empty = tot[:, 0] == 0
+    if guarded:  # the targets' weighted standard deviations (Q, V)
+        spread = np.sqrt(np.matmul(w[:, None, :], (t - t_mean[:, None, :]) ** 2)[:, 0, :])
     outs = []
     for r in ridges:
-        out = t_mean - np.matmul(u[r][:, None, :], cross)[:, 0, :]
+        shift = np.matmul(u[r][:, None, :], cross)[:, 0, :]  # (Q, V)
+        out = t_mean - shift
+        if guarded:
+            far = (off_mean * u[r]).sum(axis=1) > OFF_CLOUD_LEVERAGE  # (Q,)
+            off = far[:, None] & (np.abs(shift) > OFF_CLOUD_SHIFT * spread)
+            out = np.where(off, t_mean, out)
         out[empty] = np.nan
         outs.append(out)
     return outs if isinstance(ridge, (list, tuple)) else outs[0]
