@@ -3,6 +3,8 @@ buffer's last origin in its forecast path, returned like the buffer."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -126,3 +128,17 @@ def test_after_a_dropout_at_the_end_it_forecasts_from_the_last_row_seen_past_the
     fc = make().fit(gapped)
     np.testing.assert_allclose(fc.predict(5), fc.predict(8, y=gapped[:-3])[3:],
                                rtol=1e-9, atol=1e-12)  # fmt: skip
+
+
+def test_a_buffer_too_short_once_its_dropout_is_cut_off_is_warned_of():
+    """Its length counted the missing rows: two samples and three missing rows forecast NaN
+    from an AR(3) without a word."""
+    from tssdpa.estimators.input_notes import ShortHistoryWarning
+
+    fc = AutoRegForecaster(lags=3).fit(np.sin(np.arange(200) * 0.3))
+    with pytest.warns(ShortHistoryWarning, match="last 3 rows hold no sample"):
+        got = fc.predict(2, y=np.array([0.1, 0.2, np.nan, np.nan, np.nan]))
+    assert np.isnan(got).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ShortHistoryWarning)
+        assert np.isfinite(fc.predict(2, y=np.array([0.0, 0.1, 0.2, np.nan]))).all()

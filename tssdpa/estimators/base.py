@@ -31,7 +31,13 @@ import numpy as np
 from tssdpa.checks import check_int
 from tssdpa.estimators.arrays import as_2d, check_columns, restore
 from tssdpa.estimators.fit_guard import keeps_the_last_fit_on_failure
-from tssdpa.estimators.fit_input import check_fit_input, denoiser_input, target_like, warn_series
+from tssdpa.estimators.fit_input import (
+    check_fit_input,
+    denoiser_input,
+    target_like,
+    warn_series,
+    without_dropout,
+)
 from tssdpa.estimators.pandas_out import path_like, predicted, predicted_after
 from tssdpa.estimators.params import (
     NotFittedError,
@@ -450,29 +456,24 @@ class Forecaster(Estimator):
         return self._path(a, horizon)
 
     def predict(self, steps: int, y=None):
-        """Forecast ``steps`` values past the end of ``y``, by default the series given to
-        ``fit``: (steps,) for one channel, else (steps, C); pandas after a fit on pandas
-        (:mod:`.pandas_out`).
+        """Forecast ``steps`` values past the end of ``y``, by default the fitted series:
+        (steps,) for one channel, else (steps, C); pandas after a fit on pandas.
 
-        A model with a largest horizon (``horizon`` of the direct multi-step models) forecasts
-        beyond it recursively: the first ``horizon`` forecasts are appended to the series and
-        the next ``horizon`` are forecast from there, and so on. Each round sees only the
-        samples one origin needs, so the cost is linear in ``steps``.
-
-        ``y`` (a live loop's buffer of its newest samples): the first ``n = min(steps,
-        horizon)`` forecasts are ``forecast_path(y, n)[-1]`` (the last origin's, with every
-        key and switch that path has), computed for that origin alone where the model can, and
-        returned like ``y``: its shape, numpy, a tensor, or pandas on ``y``'s index continued.
-        Rows with no sample at the end (a dropout of ``g`` rows) are forecast over: the result
-        is the last row seen's forecasts ``g + 1 .. g + steps`` ahead (until 2026-12-07, those
-        from its values carried over the dropout)."""
+        A model with a largest horizon (``horizon`` of the direct multi-step models) goes
+        beyond it recursively, its forecasts appended to the series (each round reads only the
+        samples one origin needs). ``y`` (a live loop's buffer of its newest samples): the
+        first ``n = min(steps, horizon)`` forecasts are ``forecast_path(y, n)[-1]``, computed
+        for that origin alone where the model can, returned like ``y`` (pandas on its index
+        continued). Rows with no sample at the end (a dropout of ``g`` rows): the last row
+        seen's forecasts ``g + 1 .. g + steps`` ahead (until 2026-12-07, from its values
+        carried over)."""
         self._check_fitted()
         steps = check_int(steps, "steps")
         a, meta = self.train_, None
         if y is not None:
             a, meta, _ = self._series(y, 1)
-        gap = len(a) - 1 - int(np.flatnonzero(np.isfinite(a).any(axis=1))[-1])
-        a, total = a[: len(a) - gap], steps + gap
+        a, gap = without_dropout(self, a)
+        total = steps + gap
         direct = self._direct_horizon() or total
         context = self._predict_context()
         out = np.empty((total, self.n_channels_))

@@ -19,7 +19,7 @@ from tssdpa.estimators.time_columns import warn_time_columns
 from tssdpa.signal.missing import reading_ends, unknown_past_readings
 
 __all__ = ["FILTER_COUNTS", "channel_named", "check_fit_input", "denoiser_input", "target_like",
-           "warn_series"]  # fmt: skip
+           "warn_series", "without_dropout"]  # fmt: skip
 
 #: what a denoiser counts in samples, not time (:func:`~tssdpa.estimators.spacing.warn_uneven`)
 FILTER_COUNTS = "its window, cutoff, decay and other per-sample settings"
@@ -160,3 +160,21 @@ def check_fit_input(a: np.ndarray, name: str, meta: ArrayMeta | None = None) -> 
         raise ValueError(f"{channel_named(name, empty[0], meta)} is all NaN: nothing to fit on")
     check_magnitudes(a, name, lower=True, channel=lambda c: channel_named(name, c, meta))
     warn_time_columns(a, name, meta)
+
+
+def without_dropout(estimator, a: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(a, g)``: the (T, C) series less its last ``g`` rows, which hold no sample (a
+    dropout): ``predict`` forecasts past them from the last row seen. Warned where the rows
+    left are fewer than the longest pattern reads (:func:`warn_series` judged the whole
+    series: a short buffer ending in a dropout forecast NaN unsaid)."""
+    if np.isfinite(a[-1]).any():  # the common case, without a pass over a long series
+        return a, 0
+    gap = len(a) - 1 - int(np.flatnonzero(np.isfinite(a).any(axis=1))[-1])
+    need = estimator._predict_context()
+    if need is not None and len(a) - gap < need <= len(a):
+        warn(f"y's last {gap:,} rows hold no sample, and its {len(a) - gap:,} rows before them "
+             f"are fewer than the {need:,} that the longest pattern of "
+             f"{type(estimator).__name__} reads: the forecasts past them that use it are NaN; "
+             "give a longer history", ShortHistoryWarning,
+             stacklevel=user_stacklevel())  # fmt: skip
+    return a[: len(a) - gap], gap

@@ -56,7 +56,7 @@ def chosen_params(model):
     where it chose nothing (unfitted, or a method without a search)."""
     params, fitted = getattr(model, "best_params_", None), getattr(model, "__dict__", {})
     if params or not all(f"{name}_" in fitted for name in _FILTER_SETTINGS):
-        return params
+        return params or None  # an empty search's {} too
     return {name: getattr(model, f"{name}_", None) for name in _FILTER_SETTINGS}
 
 
