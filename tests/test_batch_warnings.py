@@ -93,12 +93,12 @@ def test_a_tables_warning_reaches_its_notes_while_another_thread_silences_every_
 
     from tssdpa.estimators.input_notes import library_warnings
 
-    steps = [threading.Event() for _ in range(3)]
+    steps = [threading.Event() for _ in range(4)]
 
     def table_in_progress():
         with library_warnings():
             steps[0].set()
-            steps[2].wait(60)
+            steps[3].wait(60)
 
     def silencer():
         steps[0].wait(60)
@@ -107,16 +107,17 @@ def test_a_tables_warning_reaches_its_notes_while_another_thread_silences_every_
             steps[1].set()
             steps[2].wait(60)
 
-    others = [threading.Thread(target=f) for f in (table_in_progress, silencer)]
-    for t in others:
-        t.start()
+    table, silent = (threading.Thread(target=f) for f in (table_in_progress, silencer))
+    table.start()
+    silent.start()
     steps[1].wait(60)
     try:
         notes = filter_table(_log(ms=True), ProjectionFilter(window=8, sigma=0.5, tau=0.3))[1]
-    finally:
+    finally:  # the silencer leaves first, then the table restores the caller's filters
         steps[2].set()
-        for t in others:
-            t.join()
+        silent.join()
+        steps[3].set()
+        table.join()
     assert sum(UNCHANGED in n for n in notes["notes"]) == 1, notes["notes"]
 
 
