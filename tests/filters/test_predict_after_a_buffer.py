@@ -82,6 +82,26 @@ def test_it_is_returned_like_the_buffer():
     assert isinstance(got, torch.Tensor) and got.dtype == torch.float32 and got.shape == (5, 2)
 
 
+def test_a_time_index_without_a_regular_step_is_told_to_give_positions():
+    """A logger's clock jitters (the fusion IMU's steps run 7.6-30 ms about 10 ms): pandas
+    infers no frequency, so the forecasts are labelled by position past the buffer, a
+    RangeIndex where a DatetimeIndex was given -- without a word while the jitter stayed
+    under the uneven-sampling tolerance."""
+    from tssdpa.estimators.spacing import UnevenSamplingWarning
+
+    x = _series()
+    fc = AutoRegForecaster(lags=4).fit(x[:600])
+    jitter = np.random.default_rng(1).uniform(-1, 1, 200).round(1)
+    index = pd.to_datetime(np.cumsum(10 + jitter), unit="ms")
+    with pytest.warns(UnevenSamplingWarning, match=r"no regular step.*by position, from 200"):
+        got = fc.predict(5, y=pd.Series(x[600:800], index=index))
+    pd.testing.assert_index_equal(got.index, pd.RangeIndex(200, 205))
+    regular = pd.date_range("2026-01-01", periods=200, freq="10ms")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnevenSamplingWarning)
+        fc.predict(5, y=pd.Series(x[600:800], index=regular))
+
+
 def test_a_buffer_of_other_channels_is_refused_naming_y():
     x = _series(channels=2)
     fc = ProjectionForecaster(horizon=2, model="mean", embedding=3).fit(x[:600])

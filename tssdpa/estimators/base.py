@@ -472,7 +472,7 @@ class Forecaster(Estimator):
         a, meta = self.train_, None
         if y is not None:
             a, meta, _ = self._series(y, 1)
-        a, gap = without_dropout(self, a)
+        a, gap = without_dropout(self, a, meta)
         total = steps + gap
         direct = self._direct_horizon() or total
         context = self._predict_context()

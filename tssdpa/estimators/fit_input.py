@@ -14,7 +14,8 @@ from tssdpa.estimators.input_notes import (
     tell,
     user_stacklevel,
 )
-from tssdpa.estimators.spacing import warn_other_step, warn_uneven
+from tssdpa.estimators.pandas_out import times_as_positions
+from tssdpa.estimators.spacing import UnevenSamplingWarning, warn_other_step, warn_uneven
 from tssdpa.estimators.time_columns import warn_time_columns
 from tssdpa.signal.missing import reading_ends, unknown_past_readings
 
@@ -162,11 +163,21 @@ def check_fit_input(a: np.ndarray, name: str, meta: ArrayMeta | None = None) -> 
     warn_time_columns(a, name, meta)
 
 
-def without_dropout(estimator, a: np.ndarray) -> tuple[np.ndarray, int]:
+def without_dropout(
+    estimator, a: np.ndarray, meta: ArrayMeta | None = None
+) -> tuple[np.ndarray, int]:
     """``(a, g)``: the (T, C) series less its last ``g`` rows, which hold no sample (a
     dropout): ``predict`` forecasts past them from the last row seen. Warned where the rows
     left are fewer than the longest pattern reads (:func:`warn_series` judged the whole
-    series: a short buffer ending in a dropout forecast NaN unsaid)."""
+    series: a short buffer ending in a dropout forecast NaN unsaid), and where ``meta``, the
+    buffer's, has a time index that ``predict`` continues by position (no step pandas infers:
+    a jittered clock, missing rows; under the jitter tolerance of :func:`warn_uneven` that was
+    silent)."""
+    if meta is not None and times_as_positions(meta.index):
+        warn(f"y's {type(meta.index).__name__} has no regular step (pandas infers no frequency "
+             f"from it): the forecasts are labelled by position, from {len(a):,} (y's rows), "
+             "not by time; resample y onto a regular grid (or give it one: asfreq) for times",
+             UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
     if np.isfinite(a[-1]).any():  # the common case, without a pass over a long series
         return a, 0
     gap = len(a) - 1 - int(np.flatnonzero(np.isfinite(a).any(axis=1))[-1])

@@ -9,6 +9,9 @@ return another shape, so they have their own rules (docs/CONTRACTS.md):
   PeriodIndex, an integer index of one constant step; otherwise the positions the forecasts
   would take after the fitted series (a RangeIndex from its length), since a made-up time
   would be a guess. A fit on numpy (or a tensor) gives numpy, as before.
+* ``predict(steps, y=buffer)`` continues the buffer's index by the same rules; where a time
+  index gives positions (no step pandas infers: a jittered clock, missing rows), an
+  ``UnevenSamplingWarning`` says so (silent before 2026-12-07 under the jitter tolerance).
 * ``forecast_path(y, H)`` of a Series ``y`` returns a DataFrame on ``y``'s index with the
   columns ``h`` = 1..H; of a DataFrame, one with the columns (column, h): ``out["gyro"]``
   is that channel's (T, H) path.
@@ -33,7 +36,7 @@ from tssdpa.estimators.arrays import ArrayMeta, tensor_like
 from tssdpa.estimators.labels import NUMPY_DTYPES, decode_label, encode_label, same_label
 
 __all__ = ["loaded_output", "path_like", "predicted", "predicted_after", "record_output",
-           "saved_output"]  # fmt: skip
+           "saved_output", "times_as_positions"]  # fmt: skip
 
 ATTRIBUTE = "_pandas_output_"
 #: how saved_output names the index / the columns where they would not come back (the
@@ -139,6 +142,15 @@ def predicted_after(out: np.ndarray, meta: ArrayMeta):
     if meta.kind == "series":
         return pd.Series(out[:, 0], index=index, name=meta.name)
     return pd.DataFrame(out, index=index, columns=meta.columns.copy())
+
+
+def times_as_positions(index) -> bool:
+    """Whether ``predict`` labels the forecasts past ``index`` (a pandas row index) by position
+    although it holds times: a DatetimeIndex / TimedeltaIndex of no step pandas infers."""
+    pd = sys.modules.get("pandas")
+    if pd is None or not isinstance(index, (pd.DatetimeIndex, pd.TimedeltaIndex)):
+        return False
+    return _continuation(pd, index)["type"] == "position"
 
 
 def path_like(out: np.ndarray, meta: ArrayMeta):
