@@ -162,3 +162,19 @@ def test_a_buffer_too_short_once_its_dropout_is_cut_off_is_warned_of():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ShortHistoryWarning)
         assert np.isfinite(fc.predict(2, y=np.array([0.0, 0.1, 0.2, np.nan]))).all()
+
+
+def test_a_loop_of_predicts_on_a_jittered_clock_is_told_once_per_line():
+    """Python tells a warning once per line of the caller, unless a catch_warnings resets its
+    registry: the library's own, around pandas' inferred_freq, did so at every call, and a
+    control loop was told the same warning every tick."""
+    t = np.arange(400)
+    jitter = np.r_[0, np.random.default_rng(0).integers(0, 3, 399)]
+    index = pd.Timestamp("2026-01-01") + pd.to_timedelta(t * 10 + jitter, unit="ms")
+    y = pd.Series(np.sin(t / 9), index=index)
+    fc = AutoRegForecaster(lags=4).fit(y.to_numpy()[:300])
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("default")
+        for i in range(5):
+            fc.predict(2, y=y[i : i + 100])
+    assert len(seen) == 1, [str(w.message) for w in seen]

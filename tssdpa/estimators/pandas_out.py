@@ -27,7 +27,6 @@ name as a Python int, without a word).
 from __future__ import annotations
 
 import sys
-import warnings
 from typing import Any
 
 import numpy as np
@@ -35,8 +34,8 @@ import numpy as np
 from tssdpa.estimators.arrays import ArrayMeta, tensor_like
 from tssdpa.estimators.labels import NUMPY_DTYPES, decode_label, encode_label, same_label
 
-__all__ = ["loaded_output", "path_like", "predicted", "predicted_after", "record_output",
-           "saved_output", "times_as_positions"]  # fmt: skip
+__all__ = ["inferred_freq", "loaded_output", "path_like", "predicted", "predicted_after",
+           "record_output", "saved_output", "times_as_positions"]  # fmt: skip
 
 ATTRIBUTE = "_pandas_output_"
 #: how saved_output names the index / the columns where they would not come back (the
@@ -65,15 +64,26 @@ def record_output(estimator, series) -> None:
     estimator.__dict__[ATTRIBUTE] = spec
 
 
+def inferred_freq(pd, index):
+    """``index.inferred_freq`` (an offset or a string; None where pandas infers none) without
+    pandas 3's note that it will return an offset: silenced by pandas' option, not by
+    ``warnings.catch_warnings``, which resets every "once" registry of the process (a library
+    warning was told again at every ``predict`` of a loop) and swaps filters other threads
+    read."""
+    try:
+        with pd.option_context("future.infer_freq_returns_offset", True):
+            return index.inferred_freq
+    except KeyError:  # pandas 2 (OptionError): no such option, and no such note
+        return index.inferred_freq
+
+
 def _continuation(pd, index) -> dict:
     """How to continue ``index`` past its end (see the module's docstring)."""
     name = index.name
     if isinstance(index, (pd.DatetimeIndex, pd.TimedeltaIndex)) and index.is_monotonic_increasing:
         freq = index.freq
         if freq is None:
-            with warnings.catch_warnings():  # pandas 3: inferred_freq will be an offset
-                warnings.simplefilter("ignore", DeprecationWarning)
-                freq = index.inferred_freq
+            freq = inferred_freq(pd, index)
         if freq is not None:
             kind = "datetime" if isinstance(index, pd.DatetimeIndex) else "timedelta"
             tz, freq = getattr(index, "tz", None), pd.tseries.frequencies.to_offset(freq)

@@ -13,13 +13,13 @@ suggesting ``sort_index()``.
 from __future__ import annotations
 
 import sys
-import warnings
 
 import numpy as np
 
 from tssdpa.checks import LibraryWarning, warn
 from tssdpa.estimators.index_notes import stacked_note, text_dates_note
 from tssdpa.estimators.input_notes import user_stacklevel
+from tssdpa.estimators.pandas_out import inferred_freq
 
 __all__ = ["FORECASTER_COUNTS", "UnevenSamplingWarning", "numeric_times", "uneven_note",
            "warn_uneven"]  # fmt: skip
@@ -116,9 +116,7 @@ def _calendar(index) -> bool:
     (business days: Monday after Friday) is equally spaced in it."""
     if index.freq is not None:
         return True
-    with warnings.catch_warnings():  # pandas 3 warns that inferred_freq will return an offset
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return index.inferred_freq is not None
+    return inferred_freq(sys.modules["pandas"], index) is not None
 
 
 def _grid(times) -> str:
