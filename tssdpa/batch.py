@@ -182,6 +182,21 @@ def _filter_one(path: str, target: str, method: str, params: dict, fitted, optio
     return row
 
 
+def _fitted_columns(fitted, columns):
+    """The columns a filter fitted on a DataFrame applies to: those it was fitted on, in their
+    order (``columns``, where given, must name the same ones), as ``tssdpa filter --model``
+    applies it; ``columns`` where it records none. By position, a file with the columns in
+    another order had each filtered with the other's scale, and one more column failed."""
+    names = fitted.__dict__.get("feature_names_in_")
+    if names is None or not all(isinstance(c, str) for c in names):
+        return columns
+    given = [columns] if isinstance(columns, str) else columns
+    if given is not None and sorted(given) != sorted(names):
+        raise ValueError(f"columns: {list(given)}, but the fitted filter was fitted on the "
+                         f"columns {list(names)}; give those (or None)")  # fmt: skip
+    return list(names)
+
+
 def expand_paths(paths_or_glob) -> list[str]:
     """The input files: glob patterns expanded (sorted), duplicates dropped, order kept.
 
@@ -304,7 +319,9 @@ def filter_files(
         Show a progress bar (rich, on stderr).
     fitted : estimator, optional
         A denoiser fitted already (``tssdpa filter --model``'s, loaded): applied to every file,
-        on ``columns``, none fitted (``method``, ``params`` and ``fit_on`` unused).
+        none fitted (``method``, ``params`` and ``fit_on`` unused), on the columns it was
+        fitted on, by name, where it records them (a fit on a DataFrame; ``columns``, where
+        given, must name the same), else on ``columns``.
 
     Returns
     -------
@@ -341,6 +358,7 @@ def filter_files(
     targets = _targets(paths, out_dir, suffix, fit_on)
     options = dict(columns=columns, time_column=time_column, suffix=suffix)
     if fitted is not None:
+        options["columns"] = _fitted_columns(fitted, columns)
         args = [(p, t, None, {}, fitted, options) for p, t in zip(paths, targets)]
         return _summary_table(_run(args, client, progress))
     from tssdpa.compare import get_method
