@@ -275,3 +275,19 @@ def test_in_a_decimal_comma_file_whole_seconds_and_pairs_of_numbers_stay_text(tm
     assert df["time"].tolist() == [f"{i}.000" for i in range(20)]
     assert df["pair"].tolist() == pairs
     assert np.allclose(df["x"], np.arange(20) + 0.5)
+
+
+@pytest.mark.parametrize("name", ["arrays.safetensors", "config.onnx"])
+def test_an_output_named_for_a_model_file_is_refused_and_the_model_kept(
+    cli, cli_in_process, folder, name
+):
+    # --out m/arrays.safetensors wrote CSV text over the arrays of the model it applied
+    from tssdpa.filters import ProjectionFilter
+
+    good = pd.read_csv(folder / "good.csv")
+    ProjectionFilter(window=[8], embedding=[1], degree=[0]).fit(good[["a"]]).save(folder / "m")
+    before = {p.name: p.read_bytes() for p in (folder / "m").iterdir()}
+    r = cli_in_process("filter", "good.csv", "--model", "m", "-o", f"m/{name}", cwd=folder)
+    cli.assert_usage_error(r, f"--out: 'm/{name}' names a")
+    assert {p.name: p.read_bytes() for p in (folder / "m").iterdir()} == before
+    ProjectionFilter.load(folder / "m")

@@ -54,7 +54,9 @@ def same_path(a, b) -> bool:
 OTHER_FORMATS = (".xlsx", ".xlsm", ".xlsb", ".xls", ".ods", ".json", ".jsonl", ".ndjson",
                  ".feather", ".arrow", ".orc", ".avro", ".h5", ".hdf5", ".hdf", ".pkl",
                  ".pickle", ".npy", ".npz", ".mat", ".xml", ".html", ".htm", ".db",
-                 ".sqlite")  # fmt: skip
+                 ".sqlite",
+                 # a model's: --out m/arrays.safetensors wrote CSV over the model it applied
+                 ".safetensors", ".onnx", ".pt", ".pth", ".ckpt")  # fmt: skip
 #: the compressions :func:`~tssdpa.data.tables.write_table` writes a CSV with
 _PACKED = (".gz", ".bz2", ".xz", ".zip")
 #: compressions and archives it does not write (CSV text went under such a name)
