@@ -160,6 +160,22 @@ def test_saving_over_a_saved_model_replaces_it(logs, saved_filter, capsys):
     assert "saved the fitted" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("left", [("config.json", "arrays.safetensors"), ("arrays.safetensors",)])
+def test_a_model_folder_whose_save_was_killed_half_way_is_saved_over(
+    logs, saved_filter, capsys, left
+):
+    # a killed save leaves its temporary file (and, in a new folder, the arrays alone): the
+    # folder was refused as "a folder of other files", the save that would mend it with it
+    d, _, _ = logs
+    for name in {"config.json", "arrays.safetensors"} - set(left):
+        (saved_filter / name).unlink()
+    (saved_filter / ".arrays.safetensors.1a2b3c4d.partial").write_bytes(b"half")
+    args = (d / "later.csv", "--params", PARAMS, "--save-model", saved_filter, "-o", d / "o.csv")
+    assert _filter(*args) == 0, capsys.readouterr().err
+    assert "saved the fitted" in capsys.readouterr().err
+    ProjectionFilter.load(saved_filter)
+
+
 @pytest.mark.parametrize("damage", ["kind", "json", "edited", "missing", "other_class"])
 def test_a_damaged_or_foreign_model_folder_is_refused_in_one_line(
     logs, saved_filter, capsys, damage

@@ -14,6 +14,7 @@ know, a file without the fitted columns, and options that mean nothing without a
 from __future__ import annotations
 
 import json
+import re
 import sys
 import warnings
 from dataclasses import dataclass
@@ -27,6 +28,11 @@ __all__ = ["Saved", "add_arguments", "check_saveable", "model_columns", "prepare
 #: what a saved model's folder holds (:mod:`tssdpa.estimators.persistence`): such a folder
 #: may be overwritten by ``--save-model``; a folder holding anything else may not
 MODEL_FILES = {"config.json", "arrays.safetensors", "model.safetensors"}
+#: the temporary file of one of them (:func:`tssdpa.files.replacing`), left by a save that was
+#: killed half-way: its folder may be saved over too (it was "a folder of other files")
+_PARTIAL = re.compile(
+    r"\.(config\.json|arrays\.safetensors|model\.safetensors)\.[0-9a-f]{8}\.partial"
+)
 #: options that choose or steer a fit, meaningless with ``--model`` (no fit)
 _FIT_ONLY = {"method": "--method", "target": "--target", "fit_fraction": "--fit-fraction",
              "save_model": "--save-model", "fit_on": "--fit-on",
@@ -103,12 +109,13 @@ def check_saveable(factory, method: str) -> None:
 
 def check_folder(path: str) -> None:
     """``--save-model DIR`` before the fit: a new folder in an existing one, an empty one, or
-    one holding a saved model; never a file, nor a folder of other files, nor a place it
-    cannot write in."""
+    one holding a saved model or what a save killed half-way left of one; never a file, nor a
+    folder of other files, nor a place it cannot write in."""
     p = Path(path)
     if p.is_dir():
         entries = {e.name for e in p.iterdir()}
-        if entries and not ("config.json" in entries and entries <= MODEL_FILES):
+        others = {n for n in entries if n not in MODEL_FILES and not _PARTIAL.fullmatch(n)}
+        if others:
             raise UsageError(f"--save-model: {path!r} is a folder of other files, not a "
                              "saved model; give a new or empty folder")  # fmt: skip
     # a file, a parent that is a file or missing (it was made, with its parents), no
