@@ -148,6 +148,11 @@ def test_save_model_is_refused_before_the_fit_where_it_cannot_be_written(logs, c
     _refused(capsys, d / "later.csv", "--save-model", d / "cal.csv", says=["--save-model", "file"])
     _refused(capsys, d / "later.csv", "--save-model", d / "notes",
              says=["--save-model", "not a saved model"])  # fmt: skip
+    (d / "link").symlink_to(d / "unmounted")  # a mount not up: it was refused after the fit
+    assert _filter(d / "later.csv", "--params", PARAMS, "--save-model", d / "link") == 2
+    err = capsys.readouterr().err
+    assert "--save-model" in err and "unmounted, which does not exist" in err
+    assert "chose" not in err
     _refused(capsys, d / "later.csv", "--method", "median", "--save-model", d / "m",
              says=["--save-model", "median", "no save format"])  # fmt: skip
     assert not (d / "m").exists()

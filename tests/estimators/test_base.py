@@ -416,6 +416,16 @@ def test_a_filter_fitted_on_a_dataframe_checks_its_columns_after_save_and_load(t
         F.ProjectionFilter.load(tmp_path / "f")
 
 
+def test_a_save_to_a_link_whose_folder_is_missing_says_so_and_writes_nothing(tmp_path):
+    """A deployed ``model -> /mnt/models/current`` whose target is not there (a mount not up):
+    save said "[Errno 17] File exists: 'model'", of a path that does not exist."""
+    (tmp_path / "model").symlink_to(tmp_path / "current")
+    f = F.ProjectionFilter(window=[8], embedding=[1], degree=[0]).fit(np.sin(np.arange(200) / 5))
+    with pytest.raises(FileNotFoundError, match=r"model is a link to .*current, which does not"):
+        f.save(tmp_path / "model")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+
+
 def test_a_save_that_fails_half_way_leaves_a_folder_that_loads_as_it_was_or_not_at_all(
     tmp_path, monkeypatch
 ):

@@ -14,6 +14,7 @@ know, a file without the fitted columns, and options that mean nothing without a
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import warnings
@@ -112,6 +113,9 @@ def check_folder(path: str) -> None:
     one holding a saved model or what a save killed half-way left of one; never a file, nor a
     folder of other files, nor a place it cannot write in."""
     p = Path(path)
+    if p.is_symlink() and not p.exists():  # found by save, after the fit
+        raise UsageError(f"--save-model: {path!r} is a link to {os.readlink(p)}, which does "
+                         "not exist (a folder not made, or not mounted)")  # fmt: skip
     if p.is_dir():
         entries = {e.name for e in p.iterdir()}
         others = {n for n in entries if n not in MODEL_FILES and not _PARTIAL.fullmatch(n)}

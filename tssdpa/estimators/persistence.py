@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -143,6 +144,9 @@ def save(estimator, path) -> None:
         ) from None
     if path.exists() and not path.is_dir():
         raise FileExistsError(f"{path} exists and is not a directory")
+    if path.is_symlink() and not path.exists():  # mkdir said "File exists" of no such path
+        raise FileNotFoundError(f"{path} is a link to {os.readlink(path)}, which does not "
+                                "exist (a folder not made, or not mounted)")  # fmt: skip
     path.mkdir(exist_ok=True)
     _replace(path / ARRAYS, blob)
     _replace(path / CONFIG, text.encode())
