@@ -465,6 +465,21 @@ def test_a_file_named_twice_in_other_spellings_is_filtered_once(logs, tmp_path, 
     assert names.count("log0.csv") == 1 and summary["file"][0] == "./log0.csv"
 
 
+def test_a_file_whose_name_holds_glob_brackets_is_filtered_as_named(tmp_path):
+    # "'run[1].csv' matches no file": the name was taken as a pattern only (the shell passes
+    # such a name as it is when no file matches it, as an unquoted pattern's listing does)
+    (tmp_path / "out").mkdir()
+    x = np.sin(np.arange(200) / 7.0)
+    pd.DataFrame({"a": x}).to_csv(tmp_path / "run[1].csv", index=False)
+    assert expand_paths([tmp_path / "run[1].csv"]) == [str(tmp_path / "run[1].csv")]
+    summary = filter_files(str(tmp_path / "run[1].csv"), tmp_path / "out", params=PARAMS,
+                           progress=False)  # fmt: skip
+    assert summary["status"].tolist() == ["ok"], summary["error"].tolist()
+    assert (tmp_path / "out" / "run[1].csv").is_file()
+    pd.DataFrame({"a": x}).to_csv(tmp_path / "run1.csv", index=False)  # a match: as the shell
+    assert expand_paths([str(tmp_path / "run[1].csv")]) == [str(tmp_path / "run1.csv")]
+
+
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
 def test_an_output_folder_where_no_file_can_be_written_is_refused_once_naming_it(
     cli, cli_in_process, tmp_path

@@ -200,7 +200,8 @@ def _fitted_columns(fitted, columns):
 def expand_paths(paths_or_glob) -> list[str]:
     """The input files: glob patterns expanded (sorted), duplicates dropped, order kept.
 
-    A pattern matching no file raises ``ValueError``; a named file that does not exist is
+    A pattern matching no file raises ``ValueError`` unless it is a file's name (``run[1].csv``,
+    as the shell leaves it); a named file that does not exist is
     kept (its summary row reports it).
 
     Examples
@@ -214,6 +215,8 @@ def expand_paths(paths_or_glob) -> list[str]:
         item = str(item)
         if glob.has_magic(item):
             matched = sorted(glob.glob(item))
+            if not matched and os.path.isfile(item):  # run[1].csv: as the shell, a name
+                matched = [item]  # that matches no file is the file of that name
             if not matched:
                 raise ValueError(f"paths_or_glob: {item!r} matches no file")
             out += [m for m in matched if Path(m).is_file()]
