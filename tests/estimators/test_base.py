@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 import json
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -431,26 +432,44 @@ def test_a_save_that_fails_half_way_leaves_a_folder_that_loads_as_it_was_or_not_
 ):
     """The config and the arrays were written straight to their names, config first: a full
     disk at the arrays left a new config beside old arrays, and that pair loaded -- B's
-    settings on A's training series, a forecaster of neither."""
+    settings on A's training series, a forecaster of neither. Then each file was written and
+    renamed in turn, the arrays first: a full disk at the config lost A. Now both are written
+    before either is renamed: a full disk leaves A; a save killed between the renames leaves
+    a folder refused on load."""
+    import os
+
     import tssdpa.estimators.persistence as persistence
 
     t = np.arange(300)
     a = F.ProjectionForecaster(horizon=2).fit(np.sin(t / 7))
     b = F.ProjectionForecaster(horizon=2).fit(3 * np.cos(t / 5) + 10)
     a.save(tmp_path / "m")
-    real = persistence._replace
+    real_write, real_replace = Path.write_bytes, os.replace
 
-    def full_disk(target, data):
-        if target.name == persistence.CONFIG:
+    def full_disk(self, data):
+        if persistence.CONFIG in self.name:
             raise OSError(28, "No space left on device")
-        real(target, data)
+        return real_write(self, data)
 
-    monkeypatch.setattr(persistence, "_replace", full_disk)
-    with pytest.raises(OSError):
+    monkeypatch.setattr(Path, "write_bytes", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        b.save(tmp_path / "m")
+    monkeypatch.setattr(Path, "write_bytes", real_write)
+    np.testing.assert_array_equal(  # A, as it was
+        F.ProjectionForecaster.load(tmp_path / "m").predict(2), a.predict(2)
+    )
+
+    def killed(src, dst):
+        if Path(dst).name == persistence.CONFIG:
+            raise OSError("killed")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", killed)
+    with pytest.raises(OSError, match="killed"):
         b.save(tmp_path / "m")  # the arrays are B's, the config still A's
+    monkeypatch.setattr(os, "replace", real_replace)
     with pytest.raises(ValueError, match="is not the arrays .* was saved with"):
         F.ProjectionForecaster.load(tmp_path / "m")
-    monkeypatch.setattr(persistence, "_replace", real)
     b.save(tmp_path / "m")
     np.testing.assert_array_equal(
         F.ProjectionForecaster.load(tmp_path / "m").predict(2), b.predict(2)

@@ -98,10 +98,11 @@ def jsonable(v, name: str = "value"):
 def save(estimator, path) -> None:
     """Write ``estimator`` to directory ``path`` (made where new; the folder it is in must
     exist, as for :func:`~tssdpa.export.to_onnx`); everything is converted and checked before
-    anything is created on disk. Each file is written under a temporary name and renamed onto
-    its own, the arrays first, and the config records the arrays' SHA-256: a save that fails
-    half-way (a full disk, a killed process) leaves a folder that loads as it was or not at
-    all, never a new config beside old arrays (which loaded, a model of neither)."""
+    anything is created on disk. Both files are written under temporary names, then renamed
+    onto their own, the arrays first, and the config records the arrays' SHA-256: a save
+    that fails (a full disk) leaves the folder as it was; one killed between the two renames
+    leaves a folder that does not load, never a new config beside old arrays (which loaded,
+    a model of neither)."""
     from safetensors.numpy import save as safetensors_bytes
 
     if not (estimator._fitted_schema or estimator._array_schema):
@@ -148,8 +149,7 @@ def save(estimator, path) -> None:
         raise FileNotFoundError(f"{path} is a link to {os.readlink(path)}, which does not "
                                 "exist (a folder not made, or not mounted)")  # fmt: skip
     path.mkdir(exist_ok=True)
-    _replace(path / ARRAYS, blob)
-    _replace(path / CONFIG, text.encode())
+    _write_both(path, blob, text.encode())
 
 
 #: what format 2's ``fitted_sha256`` covers beside ``fitted``: what fit learned of a pandas
@@ -170,9 +170,13 @@ def _fitted_digest(cfg: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _replace(target: Path, data: bytes) -> None:
-    with replacing(target) as tmp:
-        tmp.write_bytes(data)
+def _write_both(folder: Path, arrays: bytes, config: bytes) -> None:
+    """Both files written under temporary names before either is renamed onto its own, the
+    arrays first: a write that fails (a full disk) leaves the folder as it was (the config's
+    failing after the arrays were renamed lost the old model)."""
+    with replacing(folder / CONFIG) as config_tmp, replacing(folder / ARRAYS) as arrays_tmp:
+        arrays_tmp.write_bytes(arrays)
+        config_tmp.write_bytes(config)
 
 
 def _saved_folder(path) -> Path:
