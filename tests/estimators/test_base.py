@@ -708,3 +708,23 @@ def test_forecast_path_of_a_tensor_is_a_tensor_as_forecast_is(dtype):
         two = torch.stack([y, y], 1)
         path = est.fit(two).forecast_path(two, horizon=2)
         assert isinstance(path, torch.Tensor) and path.shape == (300, 2, 2)
+
+
+def test_a_file_of_a_newer_format_says_a_newer_tssdpa_wrote_it(tmp_path, edit_config):
+    F.ProjectionForecaster(horizon=1).fit(np.sin(np.arange(200) / 7)).save(tmp_path / "m")
+    edit_config(tmp_path / "m", lambda cfg: cfg.update(format=3))
+    with pytest.raises(ValueError, match="unsupported format 3 .*written by a newer tssdpa"):
+        F.ProjectionForecaster.load(tmp_path / "m")
+    edit_config(tmp_path / "m", lambda cfg: cfg.update(format=0))
+    with pytest.raises(ValueError, match=r"unsupported format 0 \(expected 2\)$"):
+        F.ProjectionForecaster.load(tmp_path / "m")
+
+
+@pytest.mark.parametrize("name", ["config.json", "arrays.safetensors"])
+def test_a_folder_where_save_writes_a_file_is_refused_before_anything_is_written(tmp_path, name):
+    # os.replace onto it raised a raw IsADirectoryError, the other file written already
+    (tmp_path / "m" / name).mkdir(parents=True)
+    fc = F.ProjectionForecaster(horizon=1).fit(np.sin(np.arange(200) / 7))
+    with pytest.raises(IsADirectoryError, match=f"{name} is a folder, where save writes a file"):
+        fc.save(tmp_path / "m")
+    assert [p.name for p in (tmp_path / "m").iterdir()] == [name]

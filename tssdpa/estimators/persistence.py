@@ -148,6 +148,10 @@ def save(estimator, path) -> None:
     if path.is_symlink() and not path.exists():  # mkdir said "File exists" of no such path
         raise FileNotFoundError(f"{path} is a link to {os.readlink(path)}, which does not "
                                 "exist (a folder not made, or not mounted)")  # fmt: skip
+    taken = [p.name for p in (path / CONFIG, path / ARRAYS) if p.is_dir()]
+    if taken:  # os.replace onto a folder: a raw IsADirectoryError, the arrays written
+        raise IsADirectoryError(f"{path}: {', '.join(taken)} is a folder, where save writes "
+                                "a file; remove it or save elsewhere")  # fmt: skip
     path.mkdir(exist_ok=True)
     _write_both(path, blob, text.encode())
 
@@ -217,7 +221,11 @@ def _read_config(path: Path) -> dict:
         if not isinstance(cfg.get(key), kind) or isinstance(cfg.get(key), bool):
             raise ValueError(f"{cfg_path}: missing or malformed {key!r}")
     if cfg["format"] not in FORMATS:
-        raise ValueError(f"{cfg_path}: unsupported format {cfg['format']} (expected {FORMAT})")
+        newer = cfg["format"] > max(FORMATS)  # a later tssdpa's file: upgrading reads it
+        raise ValueError(
+            f"{cfg_path}: unsupported format {cfg['format']} (expected {FORMAT})"
+            + ("; written by a newer tssdpa: upgrade to load it" if newer else "")
+        )
     unknown = sorted(set(cfg) - set(KEYS))
     if unknown:  # as an unknown parameter or fitted key: a misspelt or foreign key is an edit
         raise ValueError(f"{cfg_path}: unknown key(s) {unknown} (a saved estimator's config "
