@@ -205,3 +205,33 @@ def test_a_non_finite_query_spoils_only_its_rows(backend, bad):
     assert torch.isnan(y[0, 1, 2]).all()
     y[0, 1, 2] = expected[0, 1, 2]
     torch.testing.assert_close(y, expected)
+
+
+@pytest.mark.parametrize(
+    "structure",
+    [{}, {"is_causal": True}, {"window": 3}, {"attn_mask": "bool"}],
+    ids=["full", "causal", "window", "mask"],
+)
+@pytest.mark.parametrize("grad_k", [False, True], ids=["bias_form", "column_form"])
+def test_a_float_sigma_with_large_logits_gives_the_value_gradients_of_a_tensor_sigma(
+    structure, grad_k
+):
+    # σ = 0.01 on data of spread 100 (logits ~1e8): the weights are one-hot and the fused
+    # forward exact. A float σ went to the kernels as their scale 1/σ², whose backward
+    # recomputed the weights from the scaled logits with another rounding than the forward:
+    # v's gradient (a sum of weights, at most L) came back inf, q's and k's NaN, where the
+    # same σ as a tensor (folded into the queries, scale 1) gave them finite and exact
+    L, S, E = 24, 24, 4
+    q, k, v = _inputs((1, 2), L, S, E, 3, torch.float32, seed=5)
+    q, k = q * 100, k * 100
+    kw = dict(structure)
+    if kw.get("attn_mask") == "bool":
+        kw["attn_mask"] = torch.rand(L, S, generator=torch.Generator().manual_seed(2)) > 0.2
+    names = ["q", "v"] + (["k"] if grad_k else [])
+    ref = _grads(q, k, v, 0.01, ["v"], backend="math", **kw)  # exact: one-hot weights
+    for sigma in (0.01, torch.tensor(0.01)):
+        out, grads = _grads(q, k, v, sigma, names, backend="fused", **kw)
+        torch.testing.assert_close(out, ref[0], rtol=0, atol=1e-6)
+        torch.testing.assert_close(grads[1], ref[1][0], rtol=0, atol=1e-5)
+        for g in grads:
+            assert torch.isfinite(g).all()

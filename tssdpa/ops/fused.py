@@ -101,15 +101,19 @@ def centred_keys(key: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     return c, kc, kc.square().sum(dim=-1, keepdim=True)
 
 
-def augment(query: Tensor, key: Tensor, width: int, sig2=None) -> tuple[Tensor, Tensor]:
-    """q~ = [(q-c)/s, 1/s, 0…], k~ = [k-c, -||k-c||²/2, 0…] with ``s = sig2`` (1 when None),
-    so q~·k~ = (-||q-k||²/2 + f(q))/s. Zero columns pad both to ``width``; they change no
-    dot product. ``sig2``: σ², (..., 1, 1) per head or (..., L, 1) per query row."""
+def augment(
+    query: Tensor, key: Tensor, width: int, sig2=None, scale: float = 1.0
+) -> tuple[Tensor, Tensor]:
+    """q~ = [(q-c)/s, 1/s, 0…], k~ = [k-c, -||k-c||²/2, 0…] with ``s = sig2`` (``1/scale``
+    when None), so q~·k~ = (-||q-k||²/2 + f(q))/s. Zero columns pad both to ``width``; they
+    change no dot product. ``sig2``: σ², (..., 1, 1) per head or (..., L, 1) per query row;
+    ``scale``: 1/σ² of a float σ."""
     c, kc, n2 = centred_keys(key)
     qc = query - c
     pad = width - qc.shape[-1] - 1
     if sig2 is None:
-        one = qc.new_ones(()).expand(*qc.shape[:-1], 1)
+        qc = qc * scale if scale != 1.0 else qc
+        one = qc.new_full((), scale).expand(*qc.shape[:-1], 1)
     else:  # the subtraction first: (q - c)/σ² keeps the centring's precision, q/σ² - c/σ² not
         qc, one = qc / sig2, sig2.reciprocal().expand(*qc.shape[:-1], 1)
     qa = torch.cat([qc, one, _zeros(qc, pad)], dim=-1)
@@ -118,7 +122,11 @@ def augment(query: Tensor, key: Tensor, width: int, sig2=None) -> tuple[Tensor, 
 
 
 def _sig2(sigma):
-    """``(σ² as a tensor or None, the kernel's scale)``: a float σ goes in as the scale."""
+    """``(σ² as a tensor or None, 1/σ²)``. Either way the factor is folded into the queries
+    and the kernels run at scale 1: given as their scale, 1/σ² multiplied logits the kernels'
+    backward formed with another rounding than their forward, and where the logits are large
+    (σ = 0.01 on data of spread 100: 1e8) the recomputed weights came out exp(±hundreds):
+    inf gradients for v, NaN for q and k, with the forward exact."""
     if isinstance(sigma, Tensor):
         return sigma.square(), 1.0
     return None, 1.0 / sigma / sigma  # 1e300: 0, where sigma**2 overflows
@@ -130,7 +138,7 @@ def _bias_form(q, k, v, sigma, is_causal) -> Tensor:
     c, kc, n2 = centred_keys(k)
     qc, bias = q - c, n2.transpose(-1, -2)  # bias (..., 1, S): ||k - c||²
     if sig2 is None:
-        bias = bias * (-0.5 * scale)
+        qc, bias = (qc * scale if scale != 1.0 else qc), bias * (-0.5 * scale)
     else:  # per head: (..., 1, 1) divides the queries and the key term alike
         qc, bias = qc / sig2, bias / (-2.0 * sig2)
     e, ev = q.shape[-1], v.shape[-1]
@@ -138,7 +146,7 @@ def _bias_form(q, k, v, sigma, is_causal) -> Tensor:
         qc, kc = F.pad(qc, (0, ev - e)), F.pad(kc, (0, ev - e))
     elif ev < e:
         v = F.pad(v, (0, e - ev))
-    out = _flash_cpu(qc, kc, v, is_causal, bias, scale)
+    out = _flash_cpu(qc, kc, v, is_causal, bias, 1.0)
     return out[..., :ev] if e > ev else out
 
 
@@ -149,8 +157,9 @@ class _ColumnFlash(torch.autograd.Function):
     (cat, pad, the square and its backward, the zero-padded output gradient); here q~, k~ and
     v~ are written once into buffers of width W = max(E + 1, Ev), and the backward needs one
     extra pass: ``dk = dk~[:E] - dk~[E] · (k - c)`` (the chain rule through -||k - c||²/2).
-    ``sig2``: None (the float σ is the kernel's scale) or σ², (..., 1, 1) or (..., L, 1),
-    dividing q~ row by row; then ``dσ² = -Σ_e dq~·q~ / σ²``.
+    ``sig2``: None (a float σ: q~ multiplied by ``scale`` = 1/σ²) or σ², (..., 1, 1) or
+    (..., L, 1), dividing q~ row by row; then ``dσ² = -Σ_e dq~·q~ / σ²``. The kernels run
+    at scale 1 either way (see :func:`_sig2`).
     """
 
     @staticmethod
@@ -165,8 +174,10 @@ class _ColumnFlash(torch.autograd.Function):
         ka[..., e] = torch.linalg.vecdot(kc, kc).mul_(-0.5)
         if w > e + 1:  # values wider than E + 1: zero columns, which change no dot product
             qa[..., e + 1 :], ka[..., e + 1 :] = 0.0, 0.0
-        if sig2 is None:
-            qa[..., e] = 1.0
+        if sig2 is None:  # the float σ's 1/σ² folded in like a tensor σ (see _sig2)
+            if scale != 1.0:
+                qa[..., :e].mul_(scale)
+            qa[..., e] = scale
         else:
             qa[..., :e].div_(sig2)
             qa[..., e : e + 1] = sig2.reciprocal()
@@ -174,7 +185,7 @@ class _ColumnFlash(torch.autograd.Function):
         if ev != w:
             va = v.new_empty(*v.shape[:-1], w)  # (..., S, W)
             va[..., :ev], va[..., ev:] = v, 0.0
-        out, lse = _flash_cpu(qa, ka, va, is_causal, None, scale, with_lse=True)
+        out, lse = _flash_cpu(qa, ka, va, is_causal, None, 1.0, with_lse=True)
         ctx.save_for_backward(qa, ka, va, out, lse, sig2)
         ctx.args = (scale, is_causal, e, ev)
         return out[..., :ev] if ev != w else out
@@ -188,10 +199,12 @@ class _ColumnFlash(torch.autograd.Function):
             d = dout.new_empty(out.shape)  # (..., L, W)
             d[..., :ev], d[..., ev:] = dout, 0.0
             dout = d
-        dqa, dka, dva = _flash_cpu_backward(dout, qa, ka, va, out, lse, is_causal, scale)
+        dqa, dka, dva = _flash_cpu_backward(dout, qa, ka, va, out, lse, is_causal, 1.0)
         dk = torch.addcmul(dka[..., :e], dka[..., e : e + 1], ka[..., :e], value=-1.0)
         dq, dsig2 = dqa[..., :e], None
-        if sig2 is not None:
+        if sig2 is None and scale != 1.0:
+            dq = dq * scale
+        elif sig2 is not None:
             dq = dq / sig2
             if ctx.needs_input_grad[3]:
                 dsig2 = torch.linalg.vecdot(dqa, qa).unsqueeze(-1).div_(sig2).neg_()
@@ -210,8 +223,8 @@ def fused_attention(
 ) -> Tensor:  # fmt: skip
     """Projection SDPA on torch's fused kernels (no decay; see the module docstring).
 
-    ``sigma``: a Python float (passed to the kernel as its scale) or a tensor, (..., 1, 1)
-    per head or (..., L, 1) per query row, folded into the queries. ``allowed`` / ``bias``:
+    ``sigma``: a Python float or a tensor, (..., 1, 1) per head or (..., L, 1) per query
+    row; either is folded into the queries, and the kernels run at scale 1. ``allowed`` / ``bias``:
     the time structure (None, None without one); ``is_causal_only``: causality is the whole
     structure, given to the kernel as its flag."""
     if allowed is None and bias is None and _cpu_flash_ok(query, key, value, dropout_p):
@@ -223,7 +236,7 @@ def fused_attention(
     ev = value.shape[-1]
     width = _width(query.shape[-1], ev, query.device)
     sig2, scale = _sig2(sigma)
-    qa, ka = augment(query, key, width, sig2)  # (..., L, width), (..., S, width)
+    qa, ka = augment(query, key, width, sig2, scale)  # (..., L, width), (..., S, width)
     value = F.pad(value, (0, width - ev)) if width != ev else value
     mask = None
     empty = None
@@ -238,7 +251,7 @@ def fused_attention(
         batch = torch.broadcast_shapes(qa.shape[:-2], mask.shape[:-2])
         qa, ka, value = (t.expand(*batch, *t.shape[-2:]) for t in (qa, ka, value))
     out = F.scaled_dot_product_attention(
-        qa, ka, value, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal_only, scale=scale
+        qa, ka, value, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal_only, scale=1.0
     )[..., :ev]
     if empty is not None:
         out = out.masked_fill(empty, 0.0)

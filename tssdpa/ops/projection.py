@@ -9,7 +9,7 @@ decay ``γ^|i-j|`` or ``exp(-|t_i - t_j| / τ)`` (IIR), and σ_i is one width fo
 per head or one per query row. Because
 ``-||q-k||²/2σ² = (q·k - ||k||²/2)/σ² - ||q||²/2σ²`` and the last term is constant along a row,
 the same weights come out of standard SDPA applied to ``q~ = [q, 1] / σ_i²`` and
-``k~ = [k, -||k||²/2]`` with scale 1 (or ``q~ = [q, 1]`` with scale ``1/σ²`` for a float σ).
+``k~ = [k, -||k||²/2]`` with scale 1 (a float σ as well).
 That is the ``"fused"`` backend; ``"math"`` (:mod:`tssdpa.ops.reference`) forms the distances
 directly and is the reference.
 """
@@ -220,7 +220,7 @@ def _prepare(query, key, value, sigma, attn_mask, structure, dropout_p, backend,
     q = query.to(dtype).expand(*batch, L, query.shape[-1])
     k = key.to(dtype).expand(*batch, S, key.shape[-1])
     v = k if value is None else value.to(dtype).expand(*batch, S, value.shape[-1])
-    # A Python float stays one (the fused kernels take it as their scale); tensors → (..., 1, 1)
+    # A Python float stays one (folded into the queries as 1/σ², no tensor); tensors → (..., 1, 1)
     # per head, or (..., L, 1) per query row (the logits are divided row by row).
     sig = sigma
     if isinstance(sigma, Tensor):
