@@ -188,6 +188,21 @@ def test_the_fused_backend_refuses_a_tensor_width_whose_logits_could_overflow(st
     )
 
 
+@pytest.mark.parametrize("structure", [{}, {"is_causal": True}, {"window": 3}, {"decay": 0.9}])
+def test_the_fused_backend_refuses_a_float_width_whose_logits_could_overflow(structure):
+    # σ = 1e-17 on data of size 100: 1/σ² fits float32, but the logits (1e38 and more) do
+    # not; a tensor σ was refused by name, the same float gave NaN rows without a word
+    g = torch.Generator().manual_seed(1)
+    q, k = (100 * torch.randn(1, n, 4, generator=g) for n in (7, 9))
+    with pytest.raises(ValueError, match="backend='fused' cannot take sigma down to 1e-17"):
+        projection_sdpa(q, k, sigma=1e-17, backend="fused", **structure)
+    assert torch.isfinite(projection_sdpa(q, k, sigma=1e-17, backend="auto", **structure)).all()
+    torch.testing.assert_close(  # a width the logits hold is taken as before
+        projection_sdpa(q, k, sigma=3.0, backend="fused", **structure),
+        projection_sdpa(q, k, sigma=3.0, backend="math", **structure),
+    )
+
+
 def test_an_empty_call_is_zero_even_with_a_non_finite_tracked_width():
     # 0.0 * sum(inputs) was NaN where a tracked input summed to inf
     s = torch.tensor(float("inf"), requires_grad=True)

@@ -113,8 +113,8 @@ def _scan_values(q: Tensor, k: Tensor, v: Tensor, fused: bool, sig=None) -> floa
     """Raise on a NaN or inf in key / value; with ``fused``, the power of two p near the
     largest magnitude of q and k when that lies outside :data:`FUSED_SAFE_MAGNITUDE` (the
     caller divides q, k and σ by it: exact, and the weights depend on ``(q - k) / σ`` only),
-    else None. ``sig``: a tensor σ the fused kernels must take as it is (``backend="fused"``
-    named): raise where the logits could overflow (:func:`_check_fused_sigma`).
+    else None. ``sig``: a σ, float or tensor, the fused kernels must take as it is
+    (``backend="fused"`` named): raise where the logits could overflow (:func:`_check_fused_sigma`).
 
     One vectorised pass over each tensor and one device→host read: ``aminmax`` (it propagates
     NaN and shows ±inf) of k and q, the sum of v (finite only when every entry is; an overflow
@@ -123,7 +123,7 @@ def _scan_values(q: Tensor, k: Tensor, v: Tensor, fused: bool, sig=None) -> floa
     """
     # k holds rows here; with no coordinates (E = 0) every distance is 0 and nothing to scan
     parts = [*(torch.aminmax(k.detach()) if k.numel() else k.new_zeros(2)), v.detach().sum()]
-    parts.append(sig.detach().amin().to(v.dtype) if fused and sig is not None else v.new_ones(()))
+    parts.append(sig.detach().amin().to(v.dtype) if isinstance(sig, Tensor) else v.new_ones(()))
     if fused and q.numel():
         parts += torch.aminmax(q.detach())
     kmin, kmax, vsum, sig_min, *qrange = torch.stack(parts).tolist()
@@ -146,16 +146,18 @@ def _scan_values(q: Tensor, k: Tensor, v: Tensor, fused: bool, sig=None) -> floa
         return None
     p = math.ldexp(1.0, math.frexp(m)[1])  # as reference.power_of_two_scale
     p = None if FUSED_SAFE_MAGNITUDE[0] <= p <= FUSED_SAFE_MAGNITUDE[1] else p
-    if sig is not None:
-        _check_fused_sigma(m / (p or 1.0), sig_min / (p or 1.0), q.shape[-1], q.dtype)
+    s = (sig_min if isinstance(sig, Tensor) else sig or 1.0) / (p or 1.0)
+    # a float σ too, where 1/σ² fits (else it is refused by name later) and the logits may not
+    if sig is not None and (isinstance(sig, Tensor) or 1 / s / s <= torch.finfo(q.dtype).max):
+        _check_fused_sigma(m / (p or 1.0), s, q.shape[-1], q.dtype)
     return p
 
 
 def _check_fused_sigma(m: float, sig_min: float, e: int, dtype: torch.dtype) -> None:
-    """Raise where a tensor σ is so far below the data's scale that the fused kernels' logits
-    could overflow ``dtype`` (then inf - inf in a row's softmax gives NaN): a bound on
-    ``|q~·k~|`` from the largest magnitude ``m`` of q and k and the smallest σ, with ``e``
-    coordinates (||q - c||, ||k - c|| <= 2 m sqrt(e)), and on the entries of q~."""
+    """Raise where σ is so far below the data's scale that the fused kernels' logits could
+    overflow ``dtype`` (then inf - inf in a row's softmax gives NaN): a bound on ``|q~·k~|``
+    from the largest magnitude ``m`` of q and k and the smallest σ, with ``e`` coordinates
+    (||q - c||, ||k - c|| <= 2 m sqrt(e)), and on the entries of q~."""
     bound = 6.0 * m * m * e / sig_min / sig_min if sig_min > 0 else math.inf
     big = torch.finfo(dtype).max
     if not (bound <= big and 1.0 / sig_min / sig_min <= big):
@@ -412,9 +414,8 @@ def projection_sdpa(
         if inputs:  # zero gradients, not none (sums of empty slices: exactly 0, never NaN)
             out = out + sum(x.reshape(-1)[:0].sum() for x in inputs)
         return out.to(query.dtype)
-    named_fused = backend == "fused" and isinstance(sig, Tensor)
     scale = (
-        _scan_values(q, k, v, fused=backend != "math", sig=sig if named_fused else None)
+        _scan_values(q, k, v, fused=backend != "math", sig=sig if backend == "fused" else None)
         if validate
         else None
     )
