@@ -497,3 +497,22 @@ def test_a_second_derivative_by_the_keys_through_the_fused_path_raises(kw, loss)
     (gk,) = torch.autograd.grad(out.sum(), k, create_graph=True)
     with pytest.raises(RuntimeError, match="differentiate twice|not have been used|grad_fn"):
         torch.autograd.grad(gk.square().sum(), k)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(is_causal=True)], ids=["full", "causal"])
+def test_a_gradient_penalty_by_parameters_through_the_column_form_raises(kw):
+    # a gradient penalty: q and k from a weight W, the penalty's gradient asked for W. The
+    # column form's once_differentiable hung its error node off detached copies of the
+    # gradients, so autograd.grad by W followed the linear path (gx = gq W^T + ...) alone,
+    # pruned the error node, and returned a wrong second derivative without a word
+    g = torch.Generator().manual_seed(0)
+    W = torch.randn(2, 2, dtype=torch.float64, generator=g, requires_grad=True)
+    x = torch.randn(1, 1, 5, 2, dtype=torch.float64, generator=g, requires_grad=True)
+    for backend in ("fused", "math"):
+        out = projection_sdpa(x @ W, x @ W.T, x, sigma=1.0, backend=backend, **kw)
+        (gx,) = torch.autograd.grad(out.square().sum(), x, create_graph=True)
+        if backend == "fused":
+            with pytest.raises(RuntimeError, match="differentiate twice"):
+                torch.autograd.grad(gx.square().sum(), W)
+        else:
+            assert torch.autograd.grad(gx.square().sum(), W)[0].isfinite().all()

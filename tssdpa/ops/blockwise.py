@@ -271,8 +271,8 @@ class _OnceDifferentiable(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         raise RuntimeError(
-            "trying to differentiate twice the fused backend's decay path (its backward is "
-            "once differentiable); second derivatives need backend='math'"
+            "trying to differentiate twice the fused backend (its backward is once "
+            "differentiable); second derivatives need backend='math'"
         )
 
 

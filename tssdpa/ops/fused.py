@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from tssdpa.ops.blockwise import _OnceDifferentiable
 from tssdpa.ops.structure import combine_mask
 
 __all__ = ["augment", "centred_keys", "fused_attention"]
@@ -163,7 +164,7 @@ class _ColumnFlash(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, q, k, v, sig2, scale, is_causal):
+    def forward(ctx, q, k, v, sig2, scale, is_causal, anchor=(None,)):
         e, ev = q.shape[-1], v.shape[-1]
         w = max(e + 1, ev)
         c = k.mean(dim=-2, keepdim=True)  # (..., 1, E); the output does not depend on it
@@ -187,13 +188,27 @@ class _ColumnFlash(torch.autograd.Function):
             va[..., :ev], va[..., ev:] = v, 0.0
         out, lse = _flash_cpu(qa, ka, va, is_causal, None, 1.0, with_lse=True)
         ctx.save_for_backward(qa, ka, va, out, lse, sig2)
+        ctx.anchor = anchor[0]  # in a tuple: no input of this Function, kept off its graph
         ctx.args = (scale, is_causal, e, ev)
         return out[..., :ev] if ev != w else out
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
     def backward(ctx, dout):
-        qa, ka, va, out, lse, sig2 = ctx.saved_tensors
+        with torch.no_grad():
+            grads = _ColumnFlash._backward(ctx, dout)
+        # create_graph=True: torch's once_differentiable hung its error node off detached
+        # copies of the gradients, so autograd.grad by a weight that q or k came from (a
+        # gradient penalty) followed the weight's other paths, pruned the node, and gave a
+        # wrong second derivative without a word. ``anchor``, a zero hung off the inputs by
+        # the caller (no copy of them kept), is on every path; its backward raises
+        anchor = ctx.anchor
+        if not torch.is_grad_enabled() or anchor is None:
+            return grads
+        return tuple(g if g is None else g + anchor.to(g.dtype) for g in grads)
+
+    @staticmethod
+    def _backward(ctx, dout):
+        qa, ka, va, out, lse, sig2, *_ = ctx.saved_tensors
         scale, is_causal, e, ev = ctx.args
         if ev != out.shape[-1]:
             d = dout.new_empty(out.shape)  # (..., L, W)
@@ -209,7 +224,7 @@ class _ColumnFlash(torch.autograd.Function):
             if ctx.needs_input_grad[3]:
                 dsig2 = torch.linalg.vecdot(dqa, qa).unsqueeze(-1).div_(sig2).neg_()
                 dsig2 = dsig2.sum_to_size(sig2.shape)
-        return dq, dk, dva[..., :ev], dsig2, None, None
+        return dq, dk, dva[..., :ev], dsig2, None, None, None
 
 
 def _needs_bias_grad(k: Tensor, sigma) -> bool:
@@ -231,7 +246,11 @@ def fused_attention(
         per_row = isinstance(sigma, Tensor) and sigma.shape[-2] > 1
         if per_row or _needs_bias_grad(key, sigma):
             sig2, scale = _sig2(sigma)
-            return _ColumnFlash.apply(query, key, value, sig2, scale, is_causal_only)
+            live = [t for t in (query, key, value, sig2) if isinstance(t, Tensor)]
+            anchor = None
+            if torch.is_grad_enabled() and any(t.requires_grad for t in live):
+                anchor = _OnceDifferentiable.apply(*live)  # see _ColumnFlash.backward
+            return _ColumnFlash.apply(query, key, value, sig2, scale, is_causal_only, (anchor,))
         return _bias_form(query, key, value, sigma, is_causal_only)
     ev = value.shape[-1]
     width = _width(query.shape[-1], ev, query.device)
