@@ -21,8 +21,6 @@ from tssdpa.estimators.base import Denoiser, Forecaster
 from tssdpa.signal.missing import (
     fill_missing,
     reading_ends,
-    reading_span,
-    reading_spans,
     stops_early,
 )
 
@@ -178,18 +176,7 @@ class _StateSpaceForecaster(Forecaster):
     # Carried forward, as the other forecasters carry them, a gap was fitted and forecast
     # from as the last reading repeated (an AR(2) 1.2 / -0.5 with 15% of it missing came out
     # 1.07 / -0.37, one-step MSE 1.62 where statsmodels' own handling gives 1.35)
-    def _fit(self, a):
-        self.models_ = []
-        for c, (start, end) in enumerate(reading_spans(a)):  # from a channel's first reading
-            try:  # to its last (a head or tail without any is no data)
-                self.models_.append(self._fit_1d(a[start:end, c]))
-            except (ValueError, IndexError, np.linalg.LinAlgError) as exc:
-                if (start, end) == (0, len(a)):
-                    raise
-                n = int(np.isfinite(a[start:end, c]).sum())
-                raise ValueError(f"{reading_span('y', c, start, end, len(a))}: its {n} "
-                                 "reading(s) are too few to fit "
-                                 f"({type(exc).__name__}: {exc})") from None  # fmt: skip
+    fits_missing = True
 
     def _prepare(self, a):
         fill_missing(a, True, "y")  # its check alone: a channel of no reading is refused

@@ -333,6 +333,8 @@ class Forecaster(Estimator):
     trainable: ClassVar[bool] = True
     #: forecasts use the past only, always
     causal: ClassVar[bool] = True
+    #: ``_fit_1d`` takes the missing samples as they are (a Kalman filter), none filled
+    fits_missing: ClassVar[bool] = False
 
     def save(self, path) -> None:
         self._check_fitted()  # an unfitted forecaster has nothing to apply
@@ -356,10 +358,9 @@ class Forecaster(Estimator):
         return self
 
     def _fit(self, a: np.ndarray) -> None:
-        filled = fill_missing(a, True)
-        self.models_ = []
-        # each channel from its first reading to its last: a missing head filled back with the
-        # first reading, or a tail filled forward with the last, was a constant fitted as data
+        filled = a if self.fits_missing else fill_missing(a, True)
+        self.models_ = []  # each channel from its first reading to its last (a filled head
+        # or tail was a constant fitted as data)
         for c, (start, end) in enumerate(reading_spans(a)):
             try:
                 self.models_.append(self._fit_1d(filled[start:end, c]))
@@ -451,8 +452,7 @@ class Forecaster(Estimator):
         return self._path(self._prepare(history), n)[-1]
 
     def _newest(self, a: np.ndarray, horizon: int) -> np.ndarray:
-        """(T, horizon, C) forecasts whose last row ``predict(y=...)`` reads (the whole path;
-        a model that forecasts one origin alone as it would the path overrides it)."""
+        """(T, horizon, C) forecasts whose last row ``predict(y=...)`` reads (the whole path)."""
         return self._path(a, horizon)
 
     def predict(self, steps: int, y=None):
