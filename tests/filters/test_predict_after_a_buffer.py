@@ -178,3 +178,19 @@ def test_a_loop_of_predicts_on_a_jittered_clock_is_told_once_per_line():
         for i in range(5):
             fc.predict(2, y=y[i : i + 100])
     assert len(seen) == 1, [str(w.message) for w in seen]
+
+
+def test_a_buffer_with_missing_rows_is_told_once_and_that_its_forecasts_go_by_position():
+    """The uneven-sampling warning and the position warning both fired for one cause: the
+    first now says the forecasts are labelled by position, and the second stays silent."""
+    from tssdpa.estimators.spacing import UnevenSamplingWarning
+
+    t = np.delete(np.arange(300), np.arange(100, 140))  # 40 rows missing
+    y = pd.Series(np.sin(t / 9), index=pd.Timestamp("2026-01-01") + pd.to_timedelta(10 * t, "ms"))
+    fc = AutoRegForecaster(lags=4).fit(np.sin(np.arange(300) / 9))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        got = fc.predict(2, y=y)
+    told = [str(w.message) for w in seen if issubclass(w.category, UnevenSamplingWarning)]
+    assert len(told) == 1 and "predict labels its forecasts by position" in told[0], told
+    assert isinstance(got.index, pd.RangeIndex)

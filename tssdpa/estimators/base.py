@@ -333,8 +333,7 @@ class Forecaster(Estimator):
     trainable: ClassVar[bool] = True
     #: forecasts use the past only, always
     causal: ClassVar[bool] = True
-    #: ``_fit_1d`` takes the missing samples as they are (a Kalman filter), none filled
-    fits_missing: ClassVar[bool] = False
+    fits_missing: ClassVar[bool] = False  # _fit_1d takes NaN as it is (a Kalman filter)
 
     def save(self, path) -> None:
         self._check_fitted()  # an unfitted forecaster has nothing to apply
@@ -452,7 +451,8 @@ class Forecaster(Estimator):
         return self._path(self._prepare(history), n)[-1]
 
     def _newest(self, a: np.ndarray, horizon: int) -> np.ndarray:
-        """(T, horizon, C) forecasts whose last row ``predict(y=...)`` reads (the whole path)."""
+        """(T, horizon, C) forecasts whose last row ``predict(y=...)`` reads (the whole path;
+        a model that forecasts one origin alone as it would the path overrides it)."""
         return self._path(a, horizon)
 
     def predict(self, steps: int, y=None):

@@ -15,7 +15,12 @@ from tssdpa.estimators.input_notes import (
     user_stacklevel,
 )
 from tssdpa.estimators.pandas_out import times_as_positions
-from tssdpa.estimators.spacing import UnevenSamplingWarning, warn_other_step, warn_uneven
+from tssdpa.estimators.spacing import (
+    UnevenSamplingWarning,
+    uneven_note,
+    warn_other_step,
+    warn_uneven,
+)
 from tssdpa.estimators.time_columns import warn_time_columns
 from tssdpa.signal.missing import reading_ends, unknown_past_readings
 
@@ -173,7 +178,8 @@ def without_dropout(
     buffer's, has a time index that ``predict`` continues by position (no step pandas infers:
     a jittered clock, missing rows; under the jitter tolerance of :func:`warn_uneven` that was
     silent)."""
-    if meta is not None and times_as_positions(meta.index):
+    told = meta is None or (meta.timestamps is not None and uneven_note(meta.timestamps))
+    if not told and times_as_positions(meta.index):  # (warn_uneven told an uneven one)
         warn(f"y's {type(meta.index).__name__} has no regular step (pandas infers no frequency "
              f"from it): the forecasts are labelled by position, from {len(a):,} (y's rows), "
              "not by time; resample y onto a regular grid (or give it one: asfreq) for times",

@@ -179,8 +179,13 @@ def warn_uneven(estimator, meta, name: str = "y", counts: str = FORECASTER_COUNT
         regrid = (f"resample the series onto a regular grid first, e.g. {name}.resample("
                   f"'{_grid(times)}').mean()" if unit else "interpolate the series onto "
                   "equally spaced times first (numpy.interp)")  # fmt: skip
+        labels = (
+            "; predict labels its forecasts by position"
+            if unit and counts == FORECASTER_COUNTS
+            else ""
+        )
         warn(f"{note}; {type(estimator).__name__} takes the samples as equally spaced "
-             f"({counts} count samples, not time): {advice}{regrid}",
+             f"({counts} count samples, not time): {advice}{regrid}{labels}",
              UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
     return bool(note)
 
