@@ -6,12 +6,14 @@ by white innovations of its own (an AR process, a diffusion) keeps an unpredicta
 those residuals count as noise, and SURE then smooths the signal away (an AR(1) of
 coefficient 0.5 at 20 dB: a level 6x the truth, an output 5x worse than the noisy series).
 
-Where the signal is linear the spectrum tells the two apart: an AR(p) plus white noise has
-the spectrum ``s^2 + q / |1 - sum_k a_k e^(-ikw)|^2``, whose floor ``s^2`` is fitted here by
-Whittle's likelihood (:func:`fit_ar_plus_noise`). Second-order statistics cannot tell a
-nonlinear signal from a linear one (a coarsely sampled Lorenz flow fits an AR(p) plus a floor
-at 0.44 of its true noise level), so :func:`linear_noise_level` lowers the upper bound to the
-fitted floor only where all of these hold:
+Where the signal is linear the spectrum tells the two apart: an AR(p) plus white noise has the
+spectrum ``s^2 + q / |1 - sum_k a_k e^(-ikw)|^2``, whose floor ``s^2`` is fitted here by
+Whittle's likelihood (:func:`fit_arma_plus_noise`; p = 1-4, and for p >= 2 an ARMA(p, 1) too,
+the model by BIC: a linear process of continuous time sampled at a fixed step has a
+moving-average part, which an AR(p) mimics with a floor far too high). Second-order statistics
+cannot tell a nonlinear signal from a linear one (a coarsely sampled Lorenz flow fits an AR(p)
+plus a floor at 0.44 of its true noise level), so :func:`linear_noise_level` lowers the upper
+bound to the fitted floor only where all of these hold:
 
 * the series is linear as far as forecasting can tell: the mean of the k nearest patterns'
   futures does not forecast it better than a least-squares autoregression, at 1 and 2 steps
@@ -28,18 +30,24 @@ fitted floor only where all of these hold:
   which was within 5% of the truth).
 
 The floor's maximum-likelihood value is used (the top of its confidence interval left an
-AR(1) at 20 dB at 3-4x its noise level), but never below a tenth of the bound.
+AR(1) at 20 dB at 3-4x its noise level where the floor is identified), but never below a tenth
+of the bound.
 
 Those conditions alone are the option ``noise_level="spectral"``
-(``noise_level(spectral=True)``): on the fusion recording's accelerometer at 20 dB they all
-held and the floor came out at a tenth of the true level on the first 1,500 samples (0.6-0.75
-of it on a gyroscope's first 2,500-3,000), where the residual bound was within 3%. The
+(``noise_level(spectral=True)``): on the fusion recording's gyroscope Y at 20 dB they all held
+and the floor came out at a tenth of the true level on the first 1,500 samples
+(``tests/estimators/test_linear_noise.py``), where the residual bound was within 12%. The
 default (``strict``, :func:`~tssdpa.estimators.white_noise.noise_level` unless told
 ``checked_floor=False``) takes the floor only where two more hold:
 
 * the floor is identified: the fit rejects a floor of 0 as it rejects the bound. An AR(1) of
   0.5 at 20 dB fits as well with no floor at all, and its maximum-likelihood floor is a guess
-  (0.1-2.3x the truth over seeds; as the level, at 10 dB, errors up to 1.4x the bound's);
+  (0.1-2.3x the truth over seeds; as the level, at 10 dB, errors up to 1.4x the bound's).
+  Where it is not, but the bound is rejected, the default takes the top of the floor's 95%
+  confidence interval (:func:`_upper_limit`) where that is plausible as above (below 0.75 of
+  the bound, a small part of the variance): the largest level the spectrum allows. Until
+  2026-12-07 the bound was kept there, at 6x the truth for that AR(1), and SURE's output was
+  4.6-4.8x as far from the signal as the noisy series;
 * the fitted spectrum is the spectrum of each quarter of the series (:func:`misfit_p`: the
   periodogram of each quarter over the fitted spectrum, in 8 runs of frequencies, a
   chi-square test at ``MISFIT_ALPHA``). A recording's spectrum has shoulders and notches no
@@ -66,8 +74,9 @@ import scipy  # submodules (scipy.signal etc.) load where first used: imports st
 from tssdpa.estimators.parallel import one_blas_thread
 from tssdpa.signal.neighbours import loo_neighbours
 
-__all__ = ["FloorFit", "ar_plus_noise_spectrum", "fit_ar_plus_noise", "linear_noise_level",
-           "misfit_p", "neighbour_over_linear", "periodogram", "whittle_floor"]  # fmt: skip
+__all__ = ["FloorFit", "WhittleFit", "arma_plus_noise_spectrum", "fit_arma_plus_noise",
+           "linear_noise_level", "misfit_p", "neighbour_over_linear", "periodogram",
+           "whittle_floor"]  # fmt: skip
 
 MAX_ORDER = 4  # AR orders tried (chosen by BIC)
 NOISE_SHARE = 0.25  # the fitted level's square must be below this share of the variance
@@ -77,6 +86,7 @@ BOUND_SHARE = 0.5  # and the bound's square below this share of the variance
 FLOOR = 0.1  # the fitted level is at least this fraction of the bound
 BINS = 256  # the periodogram's means over this many runs of frequencies are fitted
 MIN_SAMPLES = 200  # shorter stretches without NaN keep the bound
+UPPER_STEPS = 10  # bisection steps of the confidence limit: the level to within 0.5%
 ZERO_FLOOR = 1e-12  # the noise variance (over the periodogram's mean) tested as "no floor"
 MISFIT_ALPHA = 0.01  # the strict rule needs the spectrum's misfit p-value at least this
 MISFIT_PARTS, MISFIT_BANDS = 4, 8  # stretches of the series, runs of frequencies in each
@@ -98,13 +108,16 @@ def _ar_from_partial(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a, J
 
 
-def ar_plus_noise_spectrum(w, a, q: float, s2: float) -> np.ndarray:
-    """The spectral density (per unit of ``w`` / 2 pi) of an AR process with coefficients
-    ``a`` and innovation variance ``q`` plus white noise of variance ``s2``, at angular
-    frequencies ``w``."""
+def arma_plus_noise_spectrum(w, a, q: float, s2: float, b=()) -> np.ndarray:
+    """The spectral density (per unit of ``w`` / 2 pi) of an ARMA process with AR coefficients
+    ``a`` (``x_t = sum_k a_k x_(t-k) + e_t + sum_k b_k e_(t-k)``), MA coefficients ``b`` and
+    innovation variance ``q``, plus white noise of variance ``s2``, at angular frequencies
+    ``w``."""
     k = np.arange(1, len(a) + 1)
     gain = np.abs(1.0 - np.exp(-1j * np.outer(w, k)) @ np.asarray(a, dtype=float)) ** 2
-    return s2 + q / gain
+    kb = np.arange(1, len(b) + 1)
+    ma = np.abs(1.0 + np.exp(-1j * np.outer(w, kb)) @ np.asarray(b, dtype=float)) ** 2
+    return s2 + q * ma / gain
 
 
 def periodogram(v: np.ndarray, bins: int | None = None):
@@ -126,17 +139,35 @@ def periodogram(v: np.ndarray, bins: int | None = None):
             counts)  # fmt: skip
 
 
-def fit_ar_plus_noise(w, power, order: int, s2=None, start=None, counts=None):
-    """Whittle fit of an AR(``order``) plus white noise to the periodogram ``(w, power)``
-    (``counts``: how many frequencies each entry averages, as :func:`periodogram` gives).
+class WhittleFit(NamedTuple):
+    """:func:`fit_arma_plus_noise`'s answer."""
 
-    ``s2`` None fits the noise variance too, else holds it fixed. Returns ``(nll, a, q, s2,
-    theta)``: the negative log Whittle likelihood ``sum(counts (log S + I / S))``, the
-    AR coefficients, innovation and noise variances, and the optimiser's parameters (a
-    ``start`` for another fit). Parameters: partial autocorrelations ``tanh(theta[:order])``,
-    ``q = m exp(theta[order])``, ``s2 = m exp(theta[order + 1])`` (free noise only), ``m``
-    the periodogram's mean. The gradient is analytic (checked against finite differences in
-    the tests).
+    nll: float  #: the negative log Whittle likelihood
+    a: np.ndarray  #: AR coefficients
+    b: np.ndarray  #: MA coefficients (none, or one)
+    q: float  #: innovation variance
+    s2: float  #: white-noise variance
+    theta: np.ndarray  #: the optimiser's parameters (a ``start`` for another fit)
+
+
+def fit_arma_plus_noise(w, power, order: int, s2=None, start=None, counts=None,
+                        ma: bool = False) -> WhittleFit:  # fmt: skip
+    """Whittle fit of an AR(``order``) -- with ``ma`` an ARMA(``order``, 1) -- plus white noise
+    to the periodogram ``(w, power)`` (``counts``: how many frequencies each entry averages, as
+    :func:`periodogram` gives).
+
+    ``s2`` None fits the noise variance too, else holds it fixed. The likelihood is
+    ``sum(counts (log S + I / S))``. Parameters (``theta``): partial autocorrelations
+    ``tanh(theta[:order])``, with ``ma`` the MA coefficient ``tanh(theta[order])`` (invertible),
+    then ``q = m exp(.)`` and (free noise only) ``s2 = m exp(.)``, ``m`` the periodogram's
+    mean. The gradient is analytic (checked against finite differences in the tests).
+
+    Why an MA part: a linear process of continuous time sampled at a fixed step (a damped
+    oscillator driven by white noise, a sensor's second-order response) is an ARMA(p, p - 1),
+    whose moving-average part an AR(p) plus noise can only mimic by a floor far too high (an
+    ARMA(2, 1) of MA coefficient -0.7 at 20 dB: 5x the noise level). The floor of an ARMA(p, 1)
+    plus noise is identified for p >= 2 only (at p = 1 a share of the noise passes for the
+    MA part and back): :func:`_whittle_fits` tries it there.
     """
     E = np.exp(-1j * np.outer(w, np.arange(1, order + 1)))  # (F, order)
     counts = np.ones(len(w)) if counts is None else counts
@@ -146,38 +177,46 @@ def fit_ar_plus_noise(w, power, order: int, s2=None, start=None, counts=None):
     scale = float(np.mean(power))
     power, free = power / scale, s2 is None
     s2 = None if free else s2 / scale
+    iq = order + ma  # where log q sits in theta; log s2 (free noise) follows it
+    cos_w = np.cos(w)
 
     def unpack(th):
         r = np.tanh(th[:order])
         a, J = _ar_from_partial(r)
-        noise = math.exp(th[order + 1]) if free else s2
-        return a, J * (1.0 - r * r), math.exp(th[order]), noise  # J: da / dtheta
+        b = np.tanh(th[order : order + ma])
+        noise = math.exp(th[iq + 1]) if free else s2
+        return a, J * (1.0 - r * r), b, math.exp(th[iq]), noise  # J: da / dtheta
 
     def nll_and_grad(th):
-        a, J, q, noise = unpack(th)
+        a, J, b, q, noise = unpack(th)
         z = 1.0 - E @ a  # (F,)
         g = np.abs(z) ** 2
-        S = noise + q / g
+        m = 1.0 + 2.0 * b[0] * cos_w + b[0] ** 2 if ma else 1.0  # |1 + b e^(-iw)|^2
+        S = noise + q * m / g
         u = counts * (S - power) / S**2  # d nll / dS
-        # dS/da_k = 2 q Re(conj(z) E_k) / g^2
-        grad_a = (u * 2.0 * q / g**2) @ np.real(np.conj(z)[:, None] * E)
-        grad = np.r_[grad_a @ J, np.sum(u * q / g)]
+        # dS/da_k = 2 q m Re(conj(z) E_k) / g^2
+        grad_a = (u * 2.0 * q * m / g**2) @ np.real(np.conj(z)[:, None] * E)
+        grad = [grad_a @ J]
+        if ma:  # dm/db = 2 cos w + 2 b, db/dtheta = 1 - b^2
+            grad.append([np.sum(u * q / g * (2.0 * cos_w + 2.0 * b[0])) * (1.0 - b[0] ** 2)])
+        grad.append([np.sum(u * q * m / g)])
         if free:
-            grad = np.r_[grad, np.sum(u) * noise]
-        return float(np.sum(counts * (np.log(S) + power / S))), grad
+            grad.append([np.sum(u) * noise])
+        return float(np.sum(counts * (np.log(S) + power / S))), np.concatenate(grad)
 
     if start is None:
-        start = np.zeros(order + 1 + (s2 is None))
-        start[order] = math.log(0.5)
-        if s2 is None:
-            start[order + 1] = math.log(0.5)
+        start = np.zeros(iq + 1 + free)
+        start[iq] = math.log(0.5)
+        if free:
+            start[iq + 1] = math.log(0.5)
     # bounds: tanh saturates beyond +-10, and the variances stay within e^+-30 of the
     # periodogram's mean (math.exp overflows near e^710 in a wild line search)
-    limit = np.r_[np.full(order, 10.0), np.full(1 + free, 30.0)]
+    limit = np.r_[np.full(iq, 10.0), np.full(1 + free, 30.0)]
     res = scipy.optimize.minimize(nll_and_grad, np.clip(start, -limit, limit), jac=True,
                                   method="L-BFGS-B", bounds=list(zip(-limit, limit)))  # fmt: skip
-    a, _, q, noise = unpack(res.x)
-    return res.fun + float(np.sum(counts)) * math.log(scale), a, q * scale, noise * scale, res.x
+    a, _, b, q, noise = unpack(res.x)
+    nll = res.fun + float(np.sum(counts)) * math.log(scale)
+    return WhittleFit(nll, a, b, q * scale, noise * scale, res.x)
 
 
 def neighbour_over_linear(v: np.ndarray, h: int, m: int = 4, k: int = 8, p: int = 8) -> float:
@@ -245,32 +284,72 @@ def _linear_noise_level(v: np.ndarray, upper: float, strict: bool) -> float:
         spectrum, order, free, fixed = _whittle_fits(v, upper)
         # where the spectrum cannot tell (a rough signal at high SNR) the floor's optimum can
         # be 0: keep it within a factor 10 of the bound (20 dB), as it also scales sigma's grid
-        level = max(math.sqrt(free[3]), FLOOR * upper)
-        small = level**2 <= NOISE_SHARE * float(np.var(v))
-        rejected = fixed[0] - free[0] > LR_THRESHOLD
-        if not (rejected and small and level < MIN_DROP * upper):
+        level = max(math.sqrt(free.s2), FLOOR * upper)
+        rejected = fixed.nll - free.nll > LR_THRESHOLD
+        if not (rejected and _plausible(level, v, upper)):
             return upper
-        # the strict checks last: they cost two more fits, and most series stop above
+        # the strict checks last: they cost more fits, and most series stop above
         if strict:
             identified, p = _floor_checks(v, spectrum, order, free)
-            if not (identified and p >= MISFIT_ALPHA):
+            if p < MISFIT_ALPHA:
                 return upper
+            if not identified:
+                level = max(_upper_limit(spectrum, order, free, fixed, upper), FLOOR * upper)
+                if not _plausible(level, v, upper):
+                    return upper
     return level
 
 
-def misfit_p(v: np.ndarray, a, q: float, s2: float, parts: int = MISFIT_PARTS,
+def _plausible(level: float, v: np.ndarray, upper: float) -> bool:
+    """The noise is a small part of ``v`` at ``level`` (NOISE_SHARE of its variance) and
+    ``level`` is clearly below the bound (MIN_DROP)."""
+    return level**2 <= NOISE_SHARE * float(np.var(v)) and level < MIN_DROP * upper
+
+
+def _upper_limit(spectrum, order: int, free: WhittleFit, fixed: WhittleFit, upper: float):
+    """The largest noise level the fit does not reject (twice the log-likelihood ratio of the
+    noise held there against ``free`` at most 3.84): the top of the floor's 95% confidence
+    interval, by bisection in log between ``free``'s floor (or a tenth of the bound) and the
+    bound ``upper``, which ``fixed`` shows rejected.
+
+    For a floor the spectrum sees but cannot tell from 0 (a rough signal at high SNR): the
+    maximum-likelihood floor is a guess there (0.1-2.3x the truth over seeds, an AR(1) of 0.5
+    at 20 dB), and the bound, which counts the signal's innovations as noise, made SURE smooth
+    the signal away (an output 5x worse than the noisy series); the limit lies between them,
+    never below the truth but where the spectrum's own evidence puts it
+    (``experiments/checked_floor_probe.py``)."""
+    w, power, counts = spectrum
+    ma = len(free.b) > 0
+    lo = 2.0 * math.log(max(math.sqrt(free.s2), FLOOR * upper))
+    hi = 2.0 * math.log(upper)
+    starts = [fixed.theta, free.theta[:-1]]  # the AR (and MA) part: free's, or the bound's
+    for _ in range(UPPER_STEPS):
+        mid = 0.5 * (lo + hi)
+        fits = [fit_arma_plus_noise(w, power, order, s2=math.exp(mid), start=s, counts=counts,
+                                    ma=ma) for s in starts]  # fmt: skip
+        best = min(fits, key=lambda f: f.nll)
+        starts[0] = best.theta
+        if best.nll - free.nll > LR_THRESHOLD:
+            hi = mid
+        else:
+            lo = mid
+    return math.sqrt(math.exp(lo))
+
+
+def misfit_p(v: np.ndarray, a, q: float, s2: float, b=(), parts: int = MISFIT_PARTS,
              bands: int = MISFIT_BANDS) -> float:  # fmt: skip
-    """The p-value of the AR(``a``, ``q``) + white noise (``s2``) spectrum as the spectrum of
-    each of ``parts`` equal stretches of ``v``: each stretch's periodogram over the spectrum is
-    near 1 on average in each of ``bands`` runs of frequencies (the ratios are independent
-    exponentials of mean 1 where the model holds: a run of ``n`` sums to ``n +- sqrt(n)``); the
-    runs' squared standardised sums add up to a chi-square of ``parts * bands`` degrees of
-    freedom. A spectrum the AR(p) cannot follow (a recording's shoulders and notches) or one
-    that moves between the stretches (a recording at rest, then in motion) is rejected."""
+    """The p-value of the ARMA(``a``, ``b``, ``q``) + white noise (``s2``) spectrum as the
+    spectrum of each of ``parts`` equal stretches of ``v``: each stretch's periodogram over the
+    spectrum is near 1 on average in each of ``bands`` runs of frequencies (the ratios are
+    independent exponentials of mean 1 where the model holds: a run of ``n`` sums to ``n
+    +- sqrt(n)``); the runs' squared standardised sums add up to a chi-square of ``parts * bands``
+    degrees of freedom. A spectrum the AR(p) cannot follow (a recording's shoulders and
+    notches) or one that moves between the stretches (a recording at rest, then in motion) is
+    rejected."""
     stat = 0.0
     for part in np.array_split(v, parts):
         w, power, _ = periodogram(part)
-        ratio = power / ar_plus_noise_spectrum(w, a, q, s2)
+        ratio = power / arma_plus_noise_spectrum(w, a, q, s2, b)
         for run in np.array_split(ratio, bands):
             stat += (run.sum() - run.size) ** 2 / run.size
     return float(scipy.stats.chi2.sf(stat, parts * bands))
@@ -285,26 +364,27 @@ def whittle_floor(v: np.ndarray, upper: float) -> FloorFit:
     spectrum, order, free, fixed = _whittle_fits(v, upper)
     identified, p = _floor_checks(v, spectrum, order, free)
     # a level above the bound fails linear_noise_level's MIN_DROP
-    return FloorFit(level=math.sqrt(free[3]), rejected=fixed[0] - free[0] > LR_THRESHOLD,
+    return FloorFit(level=math.sqrt(free.s2), rejected=fixed.nll - free.nll > LR_THRESHOLD,
                     identified=identified, misfit_p=p)  # fmt: skip
 
 
 def _whittle_fits(v: np.ndarray, upper: float):
     """``((w, power, counts), order, free, fixed)``: :func:`whittle_floor`'s binned periodogram,
-    its order and its free fit and the fit with the noise at ``upper`` at that order."""
+    the AR order of the model chosen by BIC -- an AR(p) or (p >= 2) an ARMA(p, 1), plus noise
+    -- its free fit and its fit with the noise at ``upper``."""
     w, power, counts = periodogram(v, BINS)
     n_freq = counts.sum()
     best = None
     for order in range(1, MAX_ORDER + 1):
-        fixed = fit_ar_plus_noise(w, power, order, s2=upper**2, counts=counts)
-        free = fit_ar_plus_noise(w, power, order, counts=counts)
-        # from the bound's optimum too: the free fit must not end worse than the fixed one
-        warm = np.r_[fixed[4], math.log(upper**2 / float(np.mean(power)))]
-        again = fit_ar_plus_noise(w, power, order, start=warm, counts=counts)
-        free = min(free, again, key=lambda f: f[0])
-        bic = free[0] + 0.5 * (order + 2) * math.log(n_freq)
-        if best is None or bic < best[0]:
-            best = (bic, order, free, fixed)
+        for ma in (False, True) if order >= 2 else (False,):
+            fixed = fit_arma_plus_noise(w, power, order, s2=upper**2, counts=counts, ma=ma)
+            # from the bound's optimum too: the free fit must not end worse than the fixed one
+            warm = np.r_[fixed.theta, math.log(upper**2 / float(np.mean(power)))]
+            free = min((fit_arma_plus_noise(w, power, order, start=start, counts=counts, ma=ma)
+                        for start in (None, warm)), key=lambda f: f.nll)  # fmt: skip
+            bic = free.nll + 0.5 * (order + 2 + ma) * math.log(n_freq)
+            if best is None or bic < best[0]:
+                best = (bic, order, free, fixed)
     _, order, free, fixed = best
     return (w, power, counts), order, free, fixed
 
@@ -313,10 +393,10 @@ def _floor_checks(v: np.ndarray, spectrum, order: int, free) -> tuple[bool, floa
     """``(identified, misfit p-value)`` of the free fit ``free`` (:func:`_whittle_fits`)."""
     w, power, counts = spectrum
     # a floor of 0 (numerically: far below the spectrum's mean), from the default start and
-    # from the free fit's AR: the better of the two, so that a floor is not called seen for
-    # want of a good fit without it
-    none = ZERO_FLOOR * float(np.mean(power))
-    zeros = [fit_ar_plus_noise(w, power, order, s2=none, start=start, counts=counts)
-             for start in (None, free[4][: order + 1])]  # fmt: skip
-    zero = min(zeros, key=lambda f: f[0])
-    return zero[0] - free[0] > LR_THRESHOLD, misfit_p(v, free[1], free[2], free[3])
+    # from the free fit's AR (and MA) part: the better of the two, so that a floor is not
+    # called seen for want of a good fit without it
+    none, ma = ZERO_FLOOR * float(np.mean(power)), len(free.b) > 0
+    zeros = [fit_arma_plus_noise(w, power, order, s2=none, start=start, counts=counts, ma=ma)
+             for start in (None, free.theta[:-1])]  # fmt: skip
+    zero = min(zeros, key=lambda f: f.nll)
+    return zero.nll - free.nll > LR_THRESHOLD, misfit_p(v, free.a, free.q, free.s2, free.b)
