@@ -138,6 +138,29 @@ def test_a_list_holding_a_value_that_is_no_number_is_refused_naming_the_value():
     np.testing.assert_array_equal(f.filter([[np.nan, 1.0], [1.0, 2.0]])[:, 0], [1.0, 1.0])
 
 
+def test_pandas_na_in_an_object_column_is_a_missing_sample_as_in_a_nullable_one():
+    """``pd.DataFrame({"a": [1.0, pd.NA]})`` makes an object column, the same samples as a
+    ``Float64`` one (taken, NA missing); it was refused as "x must be a real numeric array ...
+    got DataFrame", naming neither the column nor the value. A value that is no number in an
+    object column is named, as in a list."""
+    obj = pd.DataFrame({"a": [1.0, pd.NA, 3.0, 4.0], "b": 1.0}, index=list("pqrs"))
+    assert obj["a"].dtype == object
+    nullable = obj.astype("Float64")
+    for est in (B.MovingAverageFilter(window=2), F.ProjectionFilter(window=4, sigma=1.0)):
+        pd.testing.assert_frame_equal(est.fit(obj).filter(obj), est.fit(nullable).filter(nullable))
+        pd.testing.assert_series_equal(est.fit(obj["a"]).filter(obj["a"]),
+                                       est.fit(nullable["a"]).filter(nullable["a"]))  # fmt: skip
+    assert obj["a"].dtype == object and obj["a"].iloc[1] is pd.NA  # the input is untouched
+    pd.testing.assert_series_equal(B.NaiveForecaster().fit(obj).predict(1).iloc[0],
+                                   pd.Series([4.0, 1.0], index=["a", "b"], name=4))  # fmt: skip
+    f = F.ProjectionFilter(window=4, sigma=1.0).fit(obj)
+    _, state = f.step(obj.iloc[0], f.initial_state())
+    y, _ = f.step(obj.iloc[1], state)  # a row of the object column, its NA missing
+    np.testing.assert_array_equal(y, f.filter(nullable.iloc[:2]).to_numpy()[1])
+    with pytest.raises(TypeError, match=r"got Series holding dict \{'a': 1\}$"):
+        f.filter(pd.Series([1.0, {"a": 1}]))
+
+
 def _masked_glitch(x, at):
     """``x`` with a glitch at ``at`` that the caller has masked, and ``x`` with NaN there."""
     m = np.ma.masked_array(x.copy(), mask=np.zeros(x.shape, bool))

@@ -17,7 +17,7 @@ import numpy as np
 from tssdpa.checks import check_fits_dtype, to_seconds
 from tssdpa.estimators.plain_input import check_plain_input
 from tssdpa.estimators.text_input import numeric as _numeric
-from tssdpa.estimators.text_input import refuse_text, refuse_text_columns
+from tssdpa.estimators.text_input import pandas_floats, refuse_text, refuse_text_columns
 
 __all__ = ["FLOAT32_MAGNITUDES", "MAGNITUDES", "STREAM_TOLD", "ArrayMeta", "as_2d",
            "check_float32_range", "check_magnitudes", "check_no_inf", "check_columns",
@@ -105,12 +105,11 @@ def as_2d(x, name: str = "x", allow_empty: bool = False) -> tuple[np.ndarray, Ar
             if d.kind in "mM":
                 column = x.columns[i] if isinstance(x, pd.DataFrame) else None
                 _refuse_times(d, name, column, frame=isinstance(x, pd.DataFrame))
-    if is_pandas and isinstance(x, pd.DataFrame):
-        meta = ArrayMeta("frame", False, index=x.index, columns=x.columns)
-        arr = _numeric(lambda: x.to_numpy(dtype=np.float64, copy=True), x, name)
-    elif is_pandas:  # a Series
-        meta = ArrayMeta("series", True, index=x.index, name=x.name)
-        arr = _numeric(lambda: x.to_numpy(dtype=np.float64, copy=True), x, name)
+    if is_pandas:  # pandas' NA is a missing sample in an object column as in a Float64 one
+        meta = (ArrayMeta("frame", False, index=x.index, columns=x.columns)
+                if isinstance(x, pd.DataFrame) else ArrayMeta("series", True, index=x.index,
+                                                              name=x.name))  # fmt: skip
+        arr = _numeric(lambda: pandas_floats(x), x, name)
     elif is_tensor(x):
         import torch
 
@@ -282,6 +281,8 @@ def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
     pd = sys.modules.get("pandas")
     if pd is not None and sample is pd.NA:  # a nullable column's missing value, as filter reads
         sample = np.nan
+    elif pd is not None and isinstance(sample, pd.Series):  # a row: its NA too, as filter's
+        sample = _numeric(lambda: pandas_floats(sample), sample, "sample")
     s = _numeric(lambda: np.asarray(unmasked(sample), dtype=np.float64), sample, "sample")
     if not isinstance(sample, (float, int)):  # the cheap test first: step must stay cheap
         refuse_text(unmasked(sample), "sample")

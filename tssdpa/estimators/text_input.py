@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["numeric", "refuse_text", "refuse_text_columns"]
+__all__ = ["numeric", "pandas_floats", "refuse_text", "refuse_text_columns"]
 
 
 def _text(values) -> tuple[np.ndarray, bool]:
@@ -81,9 +81,24 @@ def numeric(convert, x, name: str):
         ) from None
 
 
+def pandas_floats(x) -> np.ndarray:
+    """A pandas Series or DataFrame as a new float64 array, pandas' NA read as a missing
+    sample (NaN) in an object column (what pandas makes of ``[1.0, pd.NA]``) as it is in a
+    nullable ``Float64`` one; numpy refused it there. Only where a column is of object dtype:
+    ``DataFrame.to_numpy(float, na_value=nan)`` itself fails on such a column, so those go
+    through objects, the slower way."""
+    dtypes = x.dtypes if x.ndim == 2 else [x.dtype]
+    if any(isinstance(d, np.dtype) and d.kind == "O" for d in dtypes):
+        return np.array(x.to_numpy(dtype=object, na_value=np.nan), dtype=np.float64)
+    return x.to_numpy(dtype=np.float64, copy=True)
+
+
 def _first_not_a_number(x) -> str:
-    """Where a list (or an object array) holds a value float() refuses: `` holding <type>
-    <value>`` (a list with pandas' NA was refused as "got list", lists being fine), else ''."""
+    """Where a list (an object array, a pandas object column) holds a value float() refuses:
+    `` holding <type> <value>`` (a list with pandas' NA was refused as "got list", lists being
+    fine; a Series or DataFrame as "got Series"), else ''."""
+    if type(x).__name__ in ("Series", "DataFrame"):  # pandas' (not imported here)
+        x = x.to_numpy(dtype=object)
     if not isinstance(x, (list, tuple, np.ndarray)):
         return ""
     try:
