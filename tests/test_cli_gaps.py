@@ -101,3 +101,27 @@ def test_save_load_and_to_onnx_name_path_when_it_is_no_path(bad):
     pytest.importorskip("onnxscript")
     with pytest.raises(TypeError, match=r"path must be a str or os\.PathLike, got"):
         f.to_onnx(bad)
+
+
+def test_iso_times_written_by_isoformat_are_the_sample_times_of_tau_and_their_gaps_are_noted(
+    tmp_path, capsys
+):
+    # isoformat() writes 12:00:00 and 12:00:00.500000: every cell in the other precision was
+    # read as no date, and tau refused the column ("data row 2 is no number or date") while
+    # the note of a 10 s dropout said nothing
+    times = pd.date_range("2026-05-01 12:00", periods=300, freq="500ms", tz="UTC")
+    times = times[(times < times[100]) | (times > times[120])]  # a dropout of 20 samples
+    x = np.sin(np.arange(len(times)) / 9.0)
+    cells = [t.isoformat() for t in times.to_pydatetime()]
+    pd.DataFrame({"time": cells, "a": x}).to_csv(tmp_path / "log.csv", index=False)
+    args = ["filter", str(tmp_path / "log.csv"), "--out", str(tmp_path / "out.csv")]
+    assert main([*args, "--method", "moving_average"]) == 0
+    assert "1 gap(s) of 10 or more median steps (the longest 22)" in capsys.readouterr().err
+    params = '{"tau": 1.0, "window": 8, "embedding": 1, "degree": 0, "sigma": 0.5}'
+    assert main([*args, "--method", "projection", "--params", params]) == 0
+    assert "used as the sample times (tau)" in capsys.readouterr().err
+    got = pd.read_csv(tmp_path / "out.csv")["a_filtered"]
+    seconds = (times - times[0]).total_seconds().to_numpy()  # the same times as numbers
+    pd.DataFrame({"time": seconds, "a": x}).to_csv(tmp_path / "log.csv", index=False)
+    assert main([*args, "--method", "projection", "--params", params]) == 0
+    np.testing.assert_array_equal(got, pd.read_csv(tmp_path / "out.csv")["a_filtered"])

@@ -113,7 +113,9 @@ def test_sample_times_of_a_tau_filter_take_text_dates_across_a_daylight_saving_c
     assert np.diff(t).astype("timedelta64[s]").astype(float).tolist() == [60.0, 60.0]
     assert sample_times(ProjectionFilter(), df, "time") is None  # no tau: no times needed
     df.loc[1, "time"] = "soon"
-    with pytest.raises(ValueError, match="time column 'time': data row 2 is no number or date"):
+    with pytest.raises(
+        ValueError, match="time column 'time': data row 2 \\('soon'\\) is no number or date"
+    ):
         sample_times(ProjectionFilter(tau=60.0), df, "time")
 
 

@@ -88,3 +88,33 @@ def test_twelve_days_that_read_as_twelve_months_the_other_way_are_refused(fmt):
     days = pd.date_range("2026-05-01", periods=12, freq="D").strftime(fmt)
     with pytest.raises(ValueError, match="days in a row read one way and months in a row"):
         parse_dates(pd.Series(list(days), dtype=object), "when")
+
+
+@pytest.mark.parametrize("zone", [None, "UTC", "Europe/Berlin"])
+def test_iso_times_whose_cells_differ_in_precision_are_all_read(zone):
+    # Python's isoformat() leaves out a zero fraction: 12:00:00, 12:00:00.500000, 12:00:01.
+    # pandas took the first cell's format for every cell and read the others as no date, so
+    # a tau filter refused the column ("data row 2 is no number or date") and the notes of
+    # its gaps were silent; across a daylight-saving change the offsets differ too
+    times = pd.date_range("2026-03-29 01:58", periods=400, freq="500ms", tz=zone)
+    cells = pd.Series([t.isoformat() for t in times.to_pydatetime()], dtype=object)
+    assert cells[0].endswith(":00") and "." in cells[1]
+    assert zone != "Europe/Berlin" or {"+01:00", "+02:00"} == {c[-6:] for c in cells}
+    parsed, note = parse_dates(cells, "time")
+    want = times.tz_localize("UTC") if zone is None else times.tz_convert("UTC")
+    assert note is None and (parsed.to_numpy() == want.to_numpy()).all()
+
+
+def test_iso_times_with_and_without_an_offset_in_one_column_are_refused_naming_both():
+    # read with the first cell's format, the other kind were no dates; read cell by cell, the
+    # ones without an offset would be taken as UTC, hours from the others, without a word
+    cells = pd.Series(["2026-10-24T23:00:00+02:00", "2026-10-24T23:15:00+02:00",
+                       "2026-10-24 23:30:00", "2026-10-24T23:45:00+02:00"])  # fmt: skip
+    for column in (cells, cells[::-1].reset_index(drop=True)):
+        with pytest.raises(ValueError, match=r"time column 'time': data row \d \('2026-10-24 "
+                           r"23:30:00'\) has no UTC offset, but data row \d \('2026-10-24T23:"
+                           r"\d\d:00\+02:00'\) has one"):  # fmt: skip
+            parse_dates(column, "time")
+    cells[2] = "soon"  # a cell that is no date is still named as such (by the caller)
+    parsed, _ = parse_dates(cells, "time")
+    assert parsed.isna().tolist() == [False, False, True, False]

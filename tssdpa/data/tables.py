@@ -269,8 +269,9 @@ def _parsed_times(df: pd.DataFrame, time_column) -> np.ndarray:
         t, _ = parse_dates(t, time_column)  # 01/05/2026: day-first where so it reads
         if t.isna().any():
             row = int(np.flatnonzero(t.isna().to_numpy())[0]) + 1
-            raise ValueError(f"time column {time_column!r}: data row {row} is no number or "
-                             "date")  # fmt: skip
+            cell = df[time_column].iloc[row - 1]
+            raise ValueError(f"time column {time_column!r}: data row {row} ({cell!r}) is no "
+                             "number or date")  # fmt: skip
     if isinstance(t.dtype, pd.DatetimeTZDtype):  # zone-aware: as plain UTC datetimes
         t = t.dt.tz_convert("UTC").dt.tz_localize(None)
     if isinstance(t.dtype, pd.api.extensions.ExtensionDtype):  # Int64 with a blank

@@ -18,12 +18,15 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from tssdpa.checks import NUMBERED_DATE
+from tssdpa.checks import ISO_START, NUMBERED_DATE
 
 __all__ = ["is_numbered_dates", "parse_dates"]
 
 #: a date that starts with the day and month as numbers, in either order: 1/5/2026, 01.05.26
 _NUMBERED = NUMBERED_DATE.pattern  # (the text: for pandas' str.match)
+
+#: an ISO 8601 time that ends in its UTC offset (``2026-05-01T12:00:00.5+02:00``, ``...Z``)
+_ZONED = r"^\s*\d{4}-\d{1,2}-\d{1,2}[T ].*(?:Z|[+-]\d{2}(?::?\d{2})?)\s*$"
 
 #: the last columns parsed, by a digest of their values in order: one command reads its time
 #: column for the time column's choice, the note and the sample times (seven parses of a
@@ -91,6 +94,28 @@ def _monthly(t: pd.Series) -> bool:
     return bool((np.diff(months) == 1).all())
 
 
+def _with_iso(cells: pd.Series, t: pd.Series, name) -> pd.Series:
+    """``t`` (``cells`` read in the format pandas infers from the first) with the cells it
+    left unread read as ISO 8601, of any precision: Python's ``isoformat()`` leaves out a
+    zero fraction (12:00:00, 12:00:00.500000), and every cell in the other precision was no
+    date. ``ValueError`` naming a row of each where some ISO 8601 cells have a UTC offset and
+    others not: read cell by cell, those without would be taken as UTC, hours off."""
+    missed = (t.isna() & cells.notna()).to_numpy()
+    if not missed.any():
+        return t
+    text = cells.map(lambda v: v if isinstance(v, str) else "")
+    iso = text.str.match(ISO_START.pattern).to_numpy()
+    zoned = text.str.match(_ZONED).to_numpy()
+    if (iso & zoned).any() and (iso & ~zoned).any():
+        (a, *_), (b, *_) = np.flatnonzero(iso & ~zoned), np.flatnonzero(iso & zoned)
+        raise ValueError(f"time column {name!r}: data row {a + 1} ({cells.iloc[a]!r}) has no "
+                         f"UTC offset, but data row {b + 1} ({cells.iloc[b]!r}) has one: "
+                         "write every time with its offset (or none)")  # fmt: skip
+    t = t.copy()
+    t[missed] = pd.to_datetime(cells[missed], errors="coerce", utc=True, format="ISO8601")
+    return t
+
+
 def parse_dates(cells: pd.Series, name) -> tuple[pd.Series, str | None]:
     """``(times, note)``: a text column of dates parsed as UTC datetimes (NaT where a cell is
     none), and where its day and month are numbers that parse in both orders, which order was
@@ -102,7 +127,7 @@ def parse_dates(cells: pd.Series, name) -> tuple[pd.Series, str | None]:
     if not valid:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            return pd.to_datetime(cells, errors="coerce", utc=True), None
+            return _with_iso(cells, pd.to_datetime(cells, errors="coerce", utc=True), name), None
     if len(valid) == 1:
         return next(iter(valid.values())), None
     day, month = valid["day"], valid["month"]
