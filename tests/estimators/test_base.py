@@ -715,6 +715,22 @@ def test_forecast_path_of_pandas_is_a_dataframe_on_its_index_with_a_column_per_h
         assert isinstance(want, np.ndarray)  # numpy in, numpy out
 
 
+def test_forecast_path_of_multiindex_columns_keeps_their_levels_and_names_then_h():
+    """Columns ('imu', 'ax'), ('imu', 'ay') named (dev, ch) gave columns ((('imu', 'ax'), 1),
+    ...) named (None, 'h'): the level names were lost and ``path[('imu', 'ax')]``, a
+    channel's path as for any other frame, raised KeyError."""
+    t = np.arange(200)
+    columns = pd.MultiIndex.from_tuples([("imu", "ax"), ("imu", "ay")], names=["dev", "ch"])
+    frame = pd.DataFrame(np.c_[np.sin(t / 9), np.cos(t / 13)], columns=columns)
+    est = B.AutoRegForecaster(lags=3).fit(frame)
+    path, want = est.forecast_path(frame, 2), est.forecast_path(frame.to_numpy(), 2)
+    assert path.columns.names == ["dev", "ch", "h"]
+    assert list(path.columns) == [("imu", "ax", 1), ("imu", "ax", 2), ("imu", "ay", 1),
+                                  ("imu", "ay", 2)]  # fmt: skip
+    np.testing.assert_array_equal(path[("imu", "ay")].to_numpy(), want[:, :, 1])
+    np.testing.assert_array_equal(path["imu"].to_numpy(), path.to_numpy())
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int64], ids=["float32", "int64"])
 def test_forecast_path_of_a_tensor_is_a_tensor_as_forecast_is(dtype):
     """forecast gave a tensor back and forecast_path a numpy array."""

@@ -14,7 +14,7 @@ return another shape, so they have their own rules (docs/CONTRACTS.md):
   ``UnevenSamplingWarning`` says so (silent before 2026-12-07 under the jitter tolerance).
 * ``forecast_path(y, H)`` of a Series ``y`` returns a DataFrame on ``y``'s index with the
   columns ``h`` = 1..H; of a DataFrame, one with the columns (column, h): ``out["gyro"]``
-  is that channel's (T, H) path.
+  is that channel's (T, H) path (MultiIndex columns: their levels, then h).
 
 A saved forecaster keeps what ``predict`` returns (``config.json``'s ``pandas_output``), its
 labels exactly (:mod:`.labels`: numpy scalars, tuples, Timestamps and Timedeltas as typed
@@ -176,7 +176,12 @@ def path_like(out: np.ndarray, meta: ArrayMeta):
     h = pd.RangeIndex(1, H + 1, name="h")
     if meta.kind == "series":
         return pd.DataFrame(out[:, :, 0], index=meta.index, columns=h)
-    columns = pd.MultiIndex.from_product([meta.columns, h], names=[meta.columns.name, "h"])
+    cols = meta.columns
+    if isinstance(cols, pd.MultiIndex):  # its levels then h: path[('imu', 'ax')] a channel's
+        columns = pd.MultiIndex.from_tuples([(*c, k) for c in cols for k in h],
+                                            names=[*cols.names, "h"])  # fmt: skip
+    else:
+        columns = pd.MultiIndex.from_product([cols, h], names=[cols.name, "h"])
     # (T, C, H) flattened: each channel's H horizons side by side, as the columns list them
     return pd.DataFrame(out.transpose(0, 2, 1).reshape(T, C * H), index=meta.index,
                         columns=columns)  # fmt: skip
