@@ -14,6 +14,7 @@ import math
 import numbers
 import os
 import re
+import sys
 import threading
 import warnings
 from pathlib import Path
@@ -37,6 +38,7 @@ __all__ = [
     "check_sigma",
     "check_tau",
     "named_as_times",
+    "time_index",
     "to_seconds",
     "warn",
 ]
@@ -216,6 +218,20 @@ def as_path(value: Any, name: str = "path", *, folder_must_exist: bool = False) 
     if folder_must_exist and not path.parent.is_dir():
         raise ValueError(f"{name}: the folder {str(path.parent)!r} does not exist")
     return path
+
+
+def time_index(index):
+    """A pandas row ``index`` of pyarrow timestamps or durations (``read_parquet(...,
+    dtype_backend="pyarrow")`` then ``set_index``: no DatetimeIndex, and it was taken as mere
+    labels) as the DatetimeIndex / TimedeltaIndex of the same times, which the rules for a
+    time index read; any other ``index`` as it is. For reading only: outputs keep the
+    caller's own index."""
+    pd = sys.modules.get("pandas")  # a pandas index has it loaded
+    if pd is None or type(index) is not pd.Index or not isinstance(index.dtype, pd.ArrowDtype):
+        return index
+    kind = index.dtype.kind
+    return pd.DatetimeIndex(index) if kind == "M" else pd.TimedeltaIndex(index) \
+        if kind == "m" else index  # fmt: skip
 
 
 def to_seconds(times: Any, name: str = "timestamps") -> np.ndarray:

@@ -451,3 +451,29 @@ def test_epoch_seconds_in_float32_are_named_as_rounded_beyond_tau_and_relative_o
         f.filter(x, timestamps=secs.astype(np.float32))
         f.step(x[0], f.initial_state(), timestamp=np.float32(secs[0]))
         f.filter(x, timestamps=EPOCH_2024 + secs)
+
+
+def test_a_pyarrow_time_index_is_read_as_the_datetime_index_it_holds():
+    """``read_parquet(..., dtype_backend="pyarrow")`` (or read_csv's) then ``set_index`` gives
+    an Index of pyarrow timestamps, not a DatetimeIndex: tau refused it ("pass timestamps= or
+    a series with a DatetimeIndex"), predict labelled the forecasts 200, 201, ... and an
+    uneven one passed without the warning a DatetimeIndex gets. The output keeps it as it is."""
+    pytest.importorskip("pyarrow")
+    times = pd.date_range("2026-03-28", periods=200, freq="15min", tz="Europe/Berlin", name="ts")
+    arrow = pd.Index(times.astype("timestamp[us, tz=Europe/Berlin][pyarrow]"))
+    x = np.sin(np.arange(200) / 8.0)
+    plain, pa_series = pd.Series(x, times, name="a"), pd.Series(x, arrow, name="a")
+    f = ProjectionFilter(tau=1800.0, window=8, embedding=1, degree=0, sigma=0.5)
+    out = f.fit(pa_series).filter(pa_series)
+    assert out.index.dtype == arrow.dtype and out.index.equals(arrow)
+    np.testing.assert_array_equal(out.to_numpy(), f.fit(plain).filter(plain).to_numpy())
+    after = pd.date_range(times[-1], periods=4, freq="15min")[1:]  # past the DST change
+    for est in (AutoRegForecaster(lags=2), ProjectionForecaster(horizon=2)):
+        assert est.fit(pa_series).predict(3).index.equals(after)
+        assert est.predict(3, y=pa_series).index.equals(after)
+    steps = pd.Index(pd.timedelta_range(0, periods=200, freq="s").astype("duration[us][pyarrow]"))
+    got = AutoRegForecaster(lags=2).fit(pd.Series(x, steps)).predict(2).index
+    assert got.equals(pd.timedelta_range("200s", periods=2, freq="s"))
+    uneven = pd.Index(times.delete(range(50, 60)).astype(arrow.dtype))
+    with pytest.warns(UnevenSamplingWarning, match="not equally spaced"):
+        AutoRegForecaster(lags=2).fit(pd.Series(x[:190], uneven))

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from tssdpa.checks import check_fits_dtype, to_seconds
+from tssdpa.checks import check_fits_dtype, time_index, to_seconds
 from tssdpa.estimators.plain_input import check_plain_input
 from tssdpa.estimators.text_input import numeric as _numeric
 from tssdpa.estimators.text_input import pandas_floats, refuse_text, refuse_text_columns
@@ -139,9 +139,10 @@ def as_2d(x, name: str = "x", allow_empty: bool = False) -> tuple[np.ndarray, Ar
         where = said(int(np.argwhere(np.isinf(arr))[0, 1])) if said else name
         raise ValueError(f"{where} contains inf; use NaN to mark missing samples")
     check_magnitudes(arr, name, channel=said)
-    if meta.index is not None and isinstance(meta.index, (pd.DatetimeIndex, pd.TimedeltaIndex)):
+    times = time_index(meta.index)  # pyarrow times too
+    if times is not None and isinstance(times, (pd.DatetimeIndex, pd.TimedeltaIndex)):
         # absolute seconds (chunked calls agree): since the epoch, or zero for a TimedeltaIndex
-        meta.timestamps = to_seconds(meta.index, "index")
+        meta.timestamps = to_seconds(times, "index")
     return arr, meta
 
 

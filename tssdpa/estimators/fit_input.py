@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tssdpa.checks import warn
+from tssdpa.checks import time_index, warn
 from tssdpa.estimators.arrays import STREAM_TOLD, ArrayMeta, as_2d, check_magnitudes
 from tssdpa.estimators.input_notes import (
     EmptyChannelWarning,
@@ -180,7 +180,8 @@ def without_dropout(
     silent)."""
     told = meta is None or (meta.timestamps is not None and uneven_note(meta.timestamps))
     if not told and times_as_positions(meta.index):  # (warn_uneven told an uneven one)
-        warn(f"y's {type(meta.index).__name__} has no regular step (pandas infers no frequency "
+        kind = type(time_index(meta.index)).__name__  # pyarrow times: a DatetimeIndex
+        warn(f"y's {kind} has no regular step (pandas infers no frequency "
              f"from it): the forecasts are labelled by position, from {len(a):,} (y's rows), "
              "not by time; resample y onto a regular grid (or give it one: asfreq) for times",
              UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip

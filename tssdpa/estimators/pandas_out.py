@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from tssdpa.checks import time_index
 from tssdpa.estimators.arrays import ArrayMeta, tensor_like
 from tssdpa.estimators.labels import NUMPY_DTYPES, decode_label, encode_label, same_label
 
@@ -79,6 +80,7 @@ def inferred_freq(pd, index):
 
 def _continuation(pd, index) -> dict:
     """How to continue ``index`` past its end (see the module's docstring)."""
+    index = time_index(index)  # pyarrow times as the DatetimeIndex they are
     name = index.name
     if isinstance(index, (pd.DatetimeIndex, pd.TimedeltaIndex)) and index.is_monotonic_increasing:
         freq = index.freq
@@ -157,7 +159,7 @@ def predicted_after(out: np.ndarray, meta: ArrayMeta):
 def times_as_positions(index) -> bool:
     """Whether ``predict`` labels the forecasts past ``index`` (a pandas row index) by position
     although it holds times: a DatetimeIndex / TimedeltaIndex of no step pandas infers."""
-    pd = sys.modules.get("pandas")
+    pd, index = sys.modules.get("pandas"), time_index(index)
     if pd is None or not isinstance(index, (pd.DatetimeIndex, pd.TimedeltaIndex)):
         return False
     return _continuation(pd, index)["type"] == "position"

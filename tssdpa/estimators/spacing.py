@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-from tssdpa.checks import LibraryWarning, warn
+from tssdpa.checks import LibraryWarning, time_index, warn
 from tssdpa.estimators.index_notes import stacked_note, text_dates_note
 from tssdpa.estimators.input_notes import user_stacklevel
 from tssdpa.estimators.pandas_out import inferred_freq
@@ -139,6 +139,7 @@ def warn_uneven(estimator, meta, name: str = "y", counts: str = FORECASTER_COUNT
     ``counts`` names what ``estimator`` counts in samples, ``advice`` what to do other than
     resample (ending in ", or ", e.g. "give tau=..., or "). Returns whether it warned."""
     times, index, unit = getattr(meta, "timestamps", None), getattr(meta, "index", None), " s"
+    index = time_index(index)  # pyarrow times: named and read as the DatetimeIndex they are
     if times is None and (times := numeric_times(index)) is not None:
         unit = ""  # its own: years, seconds, ...
     kind = type(index).__name__ if unit else "numeric index"
@@ -172,7 +173,7 @@ def warn_uneven(estimator, meta, name: str = "y", counts: str = FORECASTER_COUNT
              f"time first, e.g. {name}.sort_index()",
              UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
         return True
-    if note and unit and _calendar(meta.index):
+    if note and unit and _calendar(index):
         return False
     if note:
         # pandas resamples datetimes alone: numeric times are interpolated onto a grid
