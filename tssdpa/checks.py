@@ -221,17 +221,26 @@ def as_path(value: Any, name: str = "path", *, folder_must_exist: bool = False) 
 
 
 def time_index(index):
-    """A pandas row ``index`` of pyarrow timestamps or durations (``read_parquet(...,
-    dtype_backend="pyarrow")`` then ``set_index``: no DatetimeIndex, and it was taken as mere
-    labels) as the DatetimeIndex / TimedeltaIndex of the same times, which the rules for a
-    time index read; any other ``index`` as it is. For reading only: outputs keep the
-    caller's own index."""
+    """A pandas row ``index`` of times that is no DatetimeIndex / TimedeltaIndex -- pyarrow
+    timestamps or durations (``read_parquet(..., dtype_backend="pyarrow")`` then
+    ``set_index``), Python dates or datetimes (``s.groupby(s.index.date).mean()``, pyarrow's
+    ``read_csv``) -- as the DatetimeIndex / TimedeltaIndex of the same times, which the rules
+    for a time index read (they were taken as mere labels); any other ``index`` as it is.
+    For reading only: outputs keep the caller's own index."""
     pd = sys.modules.get("pandas")  # a pandas index has it loaded
-    if pd is None or type(index) is not pd.Index or not isinstance(index.dtype, pd.ArrowDtype):
+    if pd is None or type(index) is not pd.Index:
         return index
     kind = index.dtype.kind
-    return pd.DatetimeIndex(index) if kind == "M" else pd.TimedeltaIndex(index) \
-        if kind == "m" else index  # fmt: skip
+    if kind == "O":  # objects: a C pass tells dates from labels; mixed zones stay labels
+        kind = {"date": "M", "datetime": "M", "datetime64": "M", "timedelta": "m",
+                "timedelta64": "m"}.get(pd.api.types.infer_dtype(index), "O")  # fmt: skip
+    elif not isinstance(index.dtype, pd.ArrowDtype):
+        return index
+    try:
+        return pd.DatetimeIndex(index) if kind == "M" else pd.TimedeltaIndex(index) \
+            if kind == "m" else index  # fmt: skip
+    except (TypeError, ValueError):  # datetimes of several zones: no one time axis
+        return index
 
 
 def to_seconds(times: Any, name: str = "timestamps") -> np.ndarray:

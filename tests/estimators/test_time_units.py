@@ -477,3 +477,25 @@ def test_a_pyarrow_time_index_is_read_as_the_datetime_index_it_holds():
     uneven = pd.Index(times.delete(range(50, 60)).astype(arrow.dtype))
     with pytest.warns(UnevenSamplingWarning, match="not equally spaced"):
         AutoRegForecaster(lags=2).fit(pd.Series(x[:190], uneven))
+
+
+def test_an_index_of_python_dates_is_read_as_the_times_it_holds():
+    """A daily series made by ``s.groupby(s.index.date).mean()`` (or read by pyarrow's
+    read_csv) has an object index of ``datetime.date``: predict labelled its forecasts 41, 42,
+    five missing days passed without a word and tau refused it. Its own index stays."""
+    hourly = pd.date_range("2026-03-01", periods=24 * 40, freq="h", tz="Europe/Berlin")
+    load = pd.Series(np.sin(np.arange(24 * 40) / 30.0), hourly, name="load")
+    daily = load.groupby(load.index.date).mean()
+    assert daily.index.dtype == object and isinstance(daily.index[0], dt.date)
+    after = pd.date_range("2026-04-11", periods=2, freq="D")
+    assert AutoRegForecaster(lags=2).fit(daily).predict(2).index.equals(after)
+    out = ProjectionFilter(tau=86400.0, window=8, embedding=1, degree=0).fit(daily).filter(daily)
+    assert out.index.equals(daily.index) and isinstance(out.index[0], dt.date)
+    gappy = daily.drop(pd.date_range("2026-03-10", periods=5).date)
+    with pytest.warns(UnevenSamplingWarning, match=r"y's index \(read as a DatetimeIndex\) is "
+                      r"not equally spaced.*y\.set_axis\(pd\.DatetimeIndex\(y\.index\)\)\."
+                      r"resample\('24h'\)"):  # fmt: skip
+        AutoRegForecaster(lags=2).fit(gappy)
+    labels = pd.Index(["a", dt.date(2026, 1, 1)] * 10, dtype=object)  # no time axis: labels
+    assert list(AutoRegForecaster(lags=2).fit(pd.Series(np.arange(20.0), labels)).predict(1)
+                .index) == [20]  # fmt: skip

@@ -138,12 +138,13 @@ def warn_uneven(estimator, meta, name: str = "y", counts: str = FORECASTER_COUNT
     """Warn where the time index of the input ``meta`` describes is not equally spaced:
     ``counts`` names what ``estimator`` counts in samples, ``advice`` what to do other than
     resample (ending in ", or ", e.g. "give tau=..., or "). Returns whether it warned."""
-    times, index, unit = getattr(meta, "timestamps", None), getattr(meta, "index", None), " s"
-    index = time_index(index)  # pyarrow times: named and read as the DatetimeIndex they are
+    times, own, unit = getattr(meta, "timestamps", None), getattr(meta, "index", None), " s"
+    index = time_index(own)  # pyarrow times, dates: read as the DatetimeIndex they are
     if times is None and (times := numeric_times(index)) is not None:
         unit = ""  # its own: years, seconds, ...
     kind = type(index).__name__ if unit else "numeric index"
-    note = None if times is None else uneven_note(times, name, kind, unit)
+    said = kind if index is own else f"index (read as a {kind})"
+    note = None if times is None else uneven_note(times, name, said, unit)
     if times is None and (text := text_dates_note(index, name)):
         # dates left as text (read_csv without parse_dates): nothing read them, and predict
         # continued the index with positions where the next dates were expected, without a word
@@ -160,7 +161,7 @@ def warn_uneven(estimator, meta, name: str = "y", counts: str = FORECASTER_COUNT
              f"one per series, e.g. on {stacked[1]}",
              UnevenSamplingWarning, stacklevel=user_stacklevel())  # fmt: skip
         return True
-    if note and _missing_note(times, kind):  # no calendar or grid excuses a row without a time
+    if note and _missing_note(times, said):  # no calendar or grid excuses a row without a time
         warn(f"{note}; {type(estimator).__name__} takes the samples as equally spaced "
              f"({counts} count samples, not time): drop or fix the rows without a "
              f"time first, e.g. {name}[{name}.index.notna()]",
@@ -177,7 +178,9 @@ def warn_uneven(estimator, meta, name: str = "y", counts: str = FORECASTER_COUNT
         return False
     if note:
         # pandas resamples datetimes alone: numeric times are interpolated onto a grid
-        regrid = (f"resample the series onto a regular grid first, e.g. {name}.resample("
+        # pandas resamples on its own time indexes only: dates as objects are made one first
+        on = name if index is own else f"{name}.set_axis(pd.{kind}({name}.index))"
+        regrid = (f"resample the series onto a regular grid first, e.g. {on}.resample("
                   f"'{_grid(times)}').mean()" if unit else "interpolate the series onto "
                   "equally spaced times first (numpy.interp)")  # fmt: skip
         labels = (
