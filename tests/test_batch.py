@@ -531,6 +531,7 @@ def test_filter_table_notes_the_columns_it_left_out():
     out, info = filter_table(df, MovingAverageFilter())
     assert info["columns"] == ["a"] and "b_filtered" not in out
     assert any("skipped" in n and "['b']" in n for n in info["notes"]), info["notes"]
+    assert any("'b' holds '?' in data row 15" in n for n in info["notes"]), info["notes"]
 
 
 def test_filter_table_names_the_column_an_error_is_about():

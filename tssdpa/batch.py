@@ -150,7 +150,7 @@ def filter_table(df, est, fit=True, columns=None, time_column=None, suffix="_fil
         out[f"{c}{suffix}"] = y[:, i]
     notes = list(notes_to_tell(fit_notes, filter_notes, cols))
     if skipped:  # a column with one text cell left the output without a word in the summary
-        notes.append(skipped_note(skipped))
+        notes.append(skipped_note(skipped, df))
     notes += as_time_column(warned, time_column)  # the user gave the column, not timestamps=
     sampling = sampling_note(df, time_column) if times is None else None
     if sampling:  # repeated times, steps backwards, dropouts: rows taken as equally spaced

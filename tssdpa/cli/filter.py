@@ -432,7 +432,7 @@ def run(args) -> int:
     if n_nan or n_inf:
         notes.append(f"{n_nan} missing and {n_inf} infinite cell(s) treated as missing")
     if skipped:
-        notes.append(skipped_note(skipped))
+        notes.append(skipped_note(skipped, df))
     if time_col is not None:
         use = "used as the sample times (tau) and " if getattr(est, "tau", None) else ""
         per = seconds_per_unit(time_col)

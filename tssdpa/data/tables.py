@@ -349,11 +349,24 @@ def column_named(message: str, cols) -> str:
     return re.sub(r"^(x|y) channel (\d+)", lambda m: f"column {cols[int(m[2])]!r}", message)
 
 
-def skipped_note(skipped) -> str:
-    """What ``tssdpa filter`` and a batch run tell of the columns :func:`numeric_columns`
-    skipped (a non-empty list)."""
-    return ("skipped column(s) of text or true / false values, with no finite value or with "
+def skipped_note(skipped, df: pd.DataFrame) -> str:
+    """What ``tssdpa filter`` and a batch run tell of the columns of ``df`` that
+    :func:`numeric_columns` skipped (a non-empty list), with the first cell that is no number
+    in each column of numbers but for a few cells: a logger's ``ERR`` in one cell of thousands
+    left the sensor out of the output, and only the column was named."""
+    note = ("skipped column(s) of text or true / false values, with no finite value or with "
             f"no name {skipped}")  # fmt: skip
+    for c in skipped:
+        if c not in df.columns or pd.api.types.is_bool_dtype(df[c]):
+            continue
+        numbers = pd.to_numeric(df[c], errors="coerce")
+        bad = (numbers.isna() & df[c].notna()).to_numpy()
+        if bad.any() and numbers.notna().sum() > bad.sum():  # mostly numbers: a stray cell
+            row = int(np.flatnonzero(bad)[0])
+            cell = str(df[c].iloc[row])[:40]
+            note += (f"; {c!r} holds {cell!r} in data row {row + 1}, its other cells numbers: "
+                     "fix or empty that cell to filter the column")  # fmt: skip
+    return note
 
 
 def column_values(df: pd.DataFrame, cols, what: str = "column") -> tuple[np.ndarray, int, int]:
