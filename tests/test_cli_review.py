@@ -34,6 +34,16 @@ def test_filter_tells_the_librarys_warning_that_it_returned_the_columns_unchange
         "projection_zp on ['a', 'b']: note: time column 'timestamp'"
     )
     assert "Warning" not in err and "warnings.warn" not in err  # a note, not Python's warning
+    # it said "nanosecond times: divide by 1e9", which a command's user cannot do to a file
+    assert told[0].endswith("these look like milliseconds since the epoch: name the unit in "
+                            "the column's name, 'timestamp (ms)')")  # fmt: skip
+    frame = pd.read_csv(p).rename(columns={"timestamp": "timestamp (ms)"})
+    frame.to_csv(p, index=False)  # the advice followed: read as milliseconds, nothing to tell
+    assert (
+        main(["filter", str(p), "--params", '{"tau": 0.3}', "--out", str(tmp_path / "o.csv")]) == 0
+    )
+    err = capsys.readouterr().err
+    assert "returns x unchanged" not in err and "its numbers x 0.001 s, by its name" in err
 
 
 def test_library_warnings_keeps_the_librarys_category_and_drops_every_other():

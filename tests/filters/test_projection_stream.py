@@ -339,3 +339,20 @@ def test_step_takes_a_one_element_timestamp_array_and_names_a_longer_one():
     np.testing.assert_allclose(np.array(ys), y_zi, rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match=r"timestamp must be one time.*2"):
         f.step(x[0], f.initial_state(), timestamp=t[:2])
+
+
+@pytest.mark.parametrize(
+    "per_second, unit", [(1e3, "milliseconds"), (1e6, "microseconds"), (1e9, "nanoseconds")]
+)
+def test_times_far_apart_for_tau_are_told_their_likely_unit_by_their_size(per_second, unit):
+    """The warning said "nanosecond times: divide by 1e9" whatever the times: epoch
+    milliseconds divided so are a million times too close, and every sample weighs alike."""
+    x = np.sin(np.arange(200) / 10)
+    epoch = (1_700_000_000 + 0.1 * np.arange(200)) * per_second
+    f = ProjectionFilter(window=[16], embedding=[1], degree=[0], tau=0.3)
+    with pytest.warns(UserWarning, match=rf"these look like {unit} since the epoch: divide "
+                      rf"them by {per_second:.0e}".replace("+0", "")):  # fmt: skip
+        f.fit(x, timestamps=epoch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the advice followed: seconds, and no warning
+        f.fit(x, timestamps=epoch / per_second)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 import threading
 import warnings
@@ -416,5 +417,9 @@ def as_time_column(lines: list[str], time_column) -> list[str]:
     prefix = "timestamps: "
     if time_column is None:
         return list(lines)
+    # a file's times are not divided: the unit goes in the column's name, which tau reads
+    units = {"1e3": "ms", "1e6": "us", "1e9": "ns"}
+    told = [re.sub(r"divide them by (1e\d)", lambda m: "name the unit in the column's name, "
+                   f"'{time_column} ({units[m[1]]})'", x) for x in lines]  # fmt: skip
     return [f"time column {time_column!r}: {x.removeprefix(prefix)}" if x.startswith(prefix)
-            else x for x in lines]  # fmt: skip
+            else x for x in told]  # fmt: skip

@@ -95,9 +95,22 @@ def sample_times(filt, meta, timestamps, n, fit: bool = False):
         # keeps that without a word (epoch nanoseconds read as seconds, tau=0.05: y == x)
         warn(f"timestamps: their median step, {step:.3g} s, is {step / tau:.3g} "
              f"times tau={filt.tau:g} s, so no sample weighs on another and the "
-             "filter returns x unchanged; both are in seconds (nanosecond times: "
-             "divide by 1e9)", LibraryWarning, stacklevel=user_stacklevel())  # fmt: skip
+             f"filter returns x unchanged; both are in seconds ({_epoch_unit(times)})",
+             LibraryWarning, stacklevel=user_stacklevel())  # fmt: skip
     return times
+
+
+def _epoch_unit(times: np.ndarray) -> str:
+    """What times read as seconds but far apart may be, told by their size: epoch seconds
+    are about 1.7e9, so 1e11 and more are milliseconds, microseconds or nanoseconds since the
+    epoch (it said "nanosecond times: divide by 1e9" of all, a million times too far for
+    milliseconds); smaller times, counted from a start, may be in any unit."""
+    size = float(np.nanmedian(np.abs(times)))
+    for least, unit, per_second in ((1e17, "nanoseconds", "1e9"), (1e14, "microseconds", "1e6"),
+                                    (1e11, "milliseconds", "1e3")):  # fmt: skip
+        if size >= least:
+            return f"these look like {unit} since the epoch: divide them by {per_second}"
+    return "times in milliseconds or nanoseconds: divide them by 1e3 or 1e9"
 
 
 #: the relative spacing of the low-precision float types times may come in (numpy, torch)
