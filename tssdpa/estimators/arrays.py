@@ -139,7 +139,7 @@ def as_2d(x, name: str = "x", allow_empty: bool = False) -> tuple[np.ndarray, Ar
         where = said(int(np.argwhere(np.isinf(arr))[0, 1])) if said else name
         raise ValueError(f"{where} contains inf; use NaN to mark missing samples")
     check_magnitudes(arr, name, channel=said)
-    times = time_index(meta.index)  # pyarrow times too
+    times = time_index(meta.index)  # pyarrow times and Python dates too
     if times is not None and isinstance(times, (pd.DatetimeIndex, pd.TimedeltaIndex)):
         # absolute seconds (chunked calls agree): since the epoch, or zero for a TimedeltaIndex
         meta.timestamps = to_seconds(times, "index")

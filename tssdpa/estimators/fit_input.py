@@ -180,7 +180,7 @@ def without_dropout(
     silent)."""
     told = meta is None or (meta.timestamps is not None and uneven_note(meta.timestamps))
     if not told and times_as_positions(meta.index):  # (warn_uneven told an uneven one)
-        kind = type(time_index(meta.index)).__name__  # pyarrow times: a DatetimeIndex
+        kind = type(time_index(meta.index)).__name__  # pyarrow times, dates: a DatetimeIndex
         warn(f"y's {kind} has no regular step (pandas infers no frequency "
              f"from it): the forecasts are labelled by position, from {len(a):,} (y's rows), "
              "not by time; resample y onto a regular grid (or give it one: asfreq) for times",

@@ -80,7 +80,7 @@ def inferred_freq(pd, index):
 
 def _continuation(pd, index) -> dict:
     """How to continue ``index`` past its end (see the module's docstring)."""
-    index = time_index(index)  # pyarrow times as the DatetimeIndex they are
+    index = time_index(index)  # pyarrow times, Python dates: as the DatetimeIndex they are
     name = index.name
     if isinstance(index, (pd.DatetimeIndex, pd.TimedeltaIndex)) and index.is_monotonic_increasing:
         freq = index.freq
