@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from tssdpa import ProjectionFilter, ProjectionForecaster
-from tssdpa.baselines import AutoRegForecaster, MovingAverageFilter
+from tssdpa.baselines import AutoRegForecaster, KalmanSmoother, MovingAverageFilter, WienerFIRFilter
 from tssdpa.estimators.params import NotFittedError
+from tssdpa.filters import ResidualProjectionFilter
 
 sklearn = pytest.importorskip("sklearn")
 from sklearn.base import clone, is_regressor  # noqa: E402
@@ -41,3 +42,15 @@ def test_an_unfitted_call_raises_an_error_both_kinds_of_caller_catch():
     with pytest.raises(NotFittedError, match="not fitted"):
         fc.predict(3)
     assert issubclass(NotFittedError, ValueError) and issubclass(NotFittedError, AttributeError)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: WienerFIRFilter(window=4),
+    lambda: KalmanSmoother(),
+    lambda: ResidualProjectionFilter(window=4, embedding=2),
+])  # fmt: skip
+def test_filtering_with_an_unfitted_trainable_denoiser_raises_not_fitted_error(make):
+    """A trainable denoiser's filter before fit raised a bare ValueError ('must be fitted
+    before filter(x)'), which `except NotFittedError` (the forecasters' error) let through."""
+    with pytest.raises(NotFittedError, match="not fitted: call fit"):
+        make().filter(np.zeros(50))

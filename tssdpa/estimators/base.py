@@ -303,10 +303,8 @@ class Denoiser(Estimator):
     def filter(self, x):
         """Filter ``x`` (T,) or (T, C); returns the same shape and type."""
         a, meta = denoiser_input(self, x)
-        if self.trainable:
-            if not hasattr(self, "n_channels_"):
-                raise ValueError(f"{type(self).__name__} must be fitted before filter(x)")
-            self._check_fitted()  # and not changed since
+        if self.trainable:  # NotFittedError before fit (it was a bare ValueError here, which
+            self._check_fitted()  # `except NotFittedError` missed); refused if changed since
             self._check_channels(a, meta=meta)
         else:  # a data-free design: redone on use, so it always follows the parameters
             self._validate_params()
