@@ -40,7 +40,13 @@ class NaiveForecaster(Forecaster):
 
 class SeasonalNaiveForecaster(Forecaster):
     """Value one season earlier: ``y[t+h] ≈ y[t+h-k*period]`` with the smallest k >= 1 that
-    keeps the index at or before ``t``."""
+    keeps the index at or before ``t``.
+
+    Parameters
+    ----------
+    period : int
+        Samples in a season (24: one day of hourly samples); ``fit`` needs at least that many.
+    """
 
     _structural_params = ("period",)
 
@@ -75,6 +81,15 @@ class AutoRegForecaster(Forecaster):
     The parameters are estimated once on the training split; forecasts from every origin of a
     new series are computed by vectorised recursion (identical to ``AutoRegResults.apply`` then
     ``forecast`` at each origin, without the per-origin Python loop).
+
+    Parameters
+    ----------
+    lags : int
+        The order p: each forecast is a linear function of the last ``lags`` values. ``fit``
+        needs more than ``2 * lags + 1`` samples.
+    trend : {"c", "n"}
+        ``"c"``: with a constant (statsmodels' ``trend="c"``). ``"n"``: none, so forecasts
+        revert to 0.
     """
 
     _structural_params = ("lags", "trend")
@@ -178,6 +193,23 @@ class DLinearForecaster(Forecaster):
     offset: standardise channels in other units first, as DLinear's data loaders do (the
     comparison harness z-scores with the training statistics), or take ``individual=True``.
     ``normalize="last"`` subtracts the window's last value first (NLinear).
+
+    Parameters
+    ----------
+    lookback : int
+        Length of the input window each forecast reads.
+    horizon : int
+        Steps ahead forecast directly (``predict`` goes beyond it recursively); ``fit`` needs
+        ``lookback + horizon`` samples.
+    moving_average : int
+        Odd kernel of the trend's centred moving average (formerly ``kernel_size``).
+    ridge : float or sequence of float
+        L2 penalty, >= 0: one for every step ahead, or ``horizon`` of them, one per step.
+    individual : bool
+        ``False``: one set of weights shared by every channel. ``True``: one per channel.
+    normalize : {"none", "last"}
+        ``"last"``: the window's last value subtracted from it and added back to the forecasts
+        (NLinear).
 
     Notes
     -----

@@ -34,7 +34,14 @@ class _ZeroPhaseOption(Denoiser):
 
 class IdentityFilter(Denoiser):
     """Returns its input (NaN filled; causal: NaN before a channel's first sample): the "no
-    filtering" reference row."""
+    filtering" reference row.
+
+    Parameters
+    ----------
+    causal : bool
+        ``True``: a missing sample takes the last one before it (NaN before a channel's first
+        sample). ``False``: gaps interpolated linearly, the leading ones take the first sample.
+    """
 
     uses_target = False
     counts_samples = False  # nothing to count: an uneven DatetimeIndex is not warned of
@@ -104,6 +111,17 @@ class SavitzkyGolayFilter(_ZeroPhaseOption):
     ``window_length``, odd for the zero-phase filter (scipy fits an even window half a sample
     off centre); a series shorter than it is filtered with scipy's ``mode="nearest"`` (its end
     values repeated) instead of ``"interp"``, which needs a full window.
+
+    Parameters
+    ----------
+    window : int
+        Samples the polynomial is fitted to, at least 2 (formerly ``window_length``); odd for
+        ``zero_phase=True``.
+    polyorder : int
+        Degree of the polynomial, at least 0 and below ``window``.
+    zero_phase : bool
+        ``True``: the centred, offline :func:`scipy.signal.savgol_filter`. ``False``: causal,
+        fitted to the trailing ``window`` samples.
     """
 
     _renamed_params = {"window_length": "window"}
@@ -149,6 +167,13 @@ class ScipyWienerFilter(Denoiser):
     where the other sliding-window baselines repeat the end values. Kept so, as the function
     it names, in the committed comparisons. Where scipy's output is NaN (0/0: its noise
     estimate is 0 with ``window=1`` or an all-zero series) the input comes back instead.
+
+    Parameters
+    ----------
+    window : int
+        Length of the centred window (scipy's ``mysize``, formerly so named here).
+    noise : float or None
+        The noise power (variance), > 0; ``None``: scipy's estimate, the mean local variance.
     """
 
     causal = False
@@ -194,7 +219,15 @@ class MedianFilter(_SlidingWindowFilter):
     (causal), the end values repeated beyond the series' edges (centred and odd:
     ``scipy.ndimage.median_filter(mode="nearest")``; :func:`scipy.signal.medfilt` pads with
     zeros instead). An even centred window holds ``window // 2`` samples after each one and
-    ``window // 2 - 1`` before it."""
+    ``window // 2 - 1`` before it.
+
+    Parameters
+    ----------
+    window : int
+        Samples in each median (scipy's ``kernel_size``, formerly so named here).
+    causal : bool
+        ``True``: the trailing ``window`` samples. ``False`` (default): centred.
+    """
 
     _renamed_params = {"kernel_size": "window"}
 
@@ -210,7 +243,15 @@ class MovingAverageFilter(_SlidingWindowFilter):
     """Boxcar average over ``window`` samples, trailing (causal) or centred, the end values
     repeated beyond the series' edges. An even centred window holds ``window // 2`` samples
     after each one and ``window // 2 - 1`` before it (pandas' ``rolling(center=True)`` and
-    ``scipy.ndimage.uniform_filter1d`` hold the extra one before)."""
+    ``scipy.ndimage.uniform_filter1d`` hold the extra one before).
+
+    Parameters
+    ----------
+    window : int
+        Samples in each average.
+    causal : bool
+        ``True`` (default): the trailing ``window`` samples. ``False``: centred.
+    """
 
     def __init__(self, window: int = 5, causal: bool = True):
         self.window = window
@@ -246,6 +287,15 @@ class WienerFIRFilter(Denoiser):
     ``window`` is the FIR length (formerly ``taps``): causal taps are ``k = 0 .. window-1``;
     zero-phase (``causal=False``) taps are centred, ``k = -(window//2) .. window//2``, so an
     even window has ``window + 1`` of them (the same filter as ``window + 1``).
+
+    Parameters
+    ----------
+    window : int
+        FIR length (formerly ``taps``).
+    causal : bool
+        ``True``: trailing taps ``0 .. window-1``. ``False``: centred taps (zero-phase).
+    ridge : float
+        L2 penalty on the taps, >= 0, on the mean squared error.
     """
 
     trainable = True

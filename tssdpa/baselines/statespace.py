@@ -109,7 +109,8 @@ class KalmanSmoother(Denoiser):
     Parameters
     ----------
     level : str
-        ``"local level"`` or ``"local linear trend"`` (any statsmodels UC level spec).
+        ``"local level"``, ``"local linear trend"``, ``"smooth trend"`` or ``"random walk with
+        drift"`` (statsmodels' ``UnobservedComponents`` level specification; others refused).
     smoother : bool
         ``False``: filtered state ``E[s_t | x_0..x_t]`` (causal). ``True``: smoothed state
         ``E[s_t | all x]`` (offline).
@@ -258,6 +259,18 @@ class ETSForecaster(_StateSpaceForecaster):
 
     Uses ``statsmodels.tsa.statespace.exponential_smoothing.ExponentialSmoothing`` so that the
     fitted model can be applied to the test split without refitting.
+
+    Parameters
+    ----------
+    trend : bool
+        An additive trend (``False``: the level alone).
+    damped_trend : bool
+        Damp the trend (needs ``trend=True``).
+    seasonal : int or None
+        Samples in a seasonal cycle, at least 2 (an additive season; ``fit`` needs two full
+        cycles), or ``None``: no season.
+    max_fit_samples : int
+        At most this many (final) training samples are used for the likelihood fit.
     """
 
     _renamed_params = {"max_fit": "max_fit_samples"}
@@ -300,7 +313,16 @@ class ETSForecaster(_StateSpaceForecaster):
 
 
 class UnobservedComponentsForecaster(_StateSpaceForecaster):
-    """Structural time-series model (local level / local linear trend) forecasts."""
+    """Structural time-series model (local level / local linear trend) forecasts.
+
+    Parameters
+    ----------
+    level : str
+        ``"local level"``, ``"local linear trend"``, ``"smooth trend"`` or ``"random walk with
+        drift"`` (statsmodels' ``UnobservedComponents`` level specification).
+    max_fit_samples : int
+        At most this many (final) training samples are used for the likelihood fit.
+    """
 
     _renamed_params = {"max_fit": "max_fit_samples"}
 
