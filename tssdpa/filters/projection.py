@@ -229,7 +229,7 @@ class ProjectionFilter(
             if isinstance(v, CANDIDATE_LISTS):
                 raise ValueError(f"{name} is a list of candidates: call fit() first")
             out[name] = auto_default(name, out) if isinstance(v, str) and v == AUTO else v
-        return out
+        return mixing.zero_phase_fit_checked(self, out, override)
 
     def _validate_params(self) -> None:
         check_choice(self.causal, "causal", (True, False))

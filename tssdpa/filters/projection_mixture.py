@@ -53,6 +53,7 @@ __all__ = [
     "none_for_nan",
     "settings_of",
     "stacked_mixture",
+    "zero_phase_fit_checked",
 ]
 
 #: a mixture keeps at most this many candidates, those with at least MIN_WEIGHT of the largest
@@ -142,6 +143,28 @@ def stacked_mixture(filt, grid: list[dict], scores, x2, times, target, start: in
     weights = np.zeros(len(grid))
     weights[order] = w
     return _components(grid, weights, order)
+
+
+#: fitted settings that only a zero-phase filter runs: the non-local filter, the low-pass base
+_ZERO_PHASE_ONLY = {"window": "all", "base": "butterworth"}
+
+
+def zero_phase_fit_checked(filt, settings: dict, override: dict) -> dict:
+    """``filt._settings()``'s ``settings``, refused naming ``causal`` where ``filt`` is causal
+    but takes from its fit a setting that only a zero-phase filter runs (fitted with
+    ``causal=False``, then set ``causal=True``): it failed naming ``window='all'`` or
+    ``base='butterworth'``, which the user never gave, and its stream ran without the base
+    while ``filter`` refused it."""
+    if not filt.causal:
+        return settings
+    odd = [f"{name}_={value!r}" for name, value in _ZERO_PHASE_ONLY.items()
+           if name not in override and name + "_" in filt.__dict__
+           and settings[name] == value]  # fmt: skip
+    if odd:
+        raise ValueError(f"{type(filt).__name__} was fitted with causal=False: its "
+                         f"{' and '.join(odd)} runs zero-phase only, and causal is now True: "
+                         "set causal=False back, or fit again")  # fmt: skip
+    return settings
 
 
 def base_in_force(filt, **override):
