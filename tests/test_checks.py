@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -86,3 +87,12 @@ def test_the_four_patterns_of_dates_as_text_keep_their_own_meanings(
     # pattern accepts what its one user did before they moved here
     got = [bool(p.match(text)) for p in (ISO_START, ISO_CELL, NUMBERED_DATE, TEXT_DATE)]
     assert got == [iso_start, iso_cell, numbered, text_date]
+
+
+def test_check_choice_refuses_an_array_naming_the_argument():
+    # numpy's "truth value of an array ... is ambiguous" named nothing: causal=mask.values,
+    # or ProjectionForecaster().fit(train, test) with test taken for verbose
+    with pytest.raises(ValueError, match=r"causal must be one of \(True, False\), got array"):
+        check_choice(np.array([True, False]), "causal", (True, False))
+    with pytest.raises(ValueError, match="normalize must be one of"):
+        check_choice(pd.Series(["last", "none"]), "normalize", ("none", "last"))

@@ -201,7 +201,11 @@ def check_fits_dtype(values: np.ndarray, maximum: float, dtype: str) -> np.ndarr
 
 def check_choice(value: Any, name: str, choices: tuple) -> Any:
     """``value`` if it is one of ``choices``, else ``ValueError`` listing them."""
-    if value not in choices:
+    try:
+        known = value in choices
+    except (ValueError, TypeError):  # an array or Series: its == is elementwise, and `in`
+        known = False  # raised numpy's "truth value ... is ambiguous", naming no argument
+    if not known:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
     return value
 
