@@ -54,3 +54,13 @@ def test_filtering_with_an_unfitted_trainable_denoiser_raises_not_fitted_error(m
     before filter(x)'), which `except NotFittedError` (the forecasters' error) let through."""
     with pytest.raises(NotFittedError, match="not fitted: call fit"):
         make().filter(np.zeros(50))
+
+
+def test_a_second_series_given_to_a_forecasters_fit_is_refused_naming_verbose():
+    """``fit(train, test)``, scikit-learn's ``fit(X, y)``: ProjectionForecaster took ``test``
+    for ``verbose`` and raised numpy's 'truth value of an array is ambiguous'."""
+    y = np.sin(np.arange(300) / 5)
+    with pytest.raises(ValueError, match=r"verbose must be one of \(True, False\), got array"):
+        ProjectionForecaster(horizon=2).fit(y, y)
+    with pytest.raises(TypeError, match="positional"):  # the other forecasters: Python's own
+        AutoRegForecaster().fit(y, y)

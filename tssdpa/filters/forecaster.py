@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from tssdpa.checks import check_fraction
+from tssdpa.checks import check_choice, check_fraction
 from tssdpa.estimators.arrays import within_reach
 from tssdpa.estimators.base import Forecaster
 from tssdpa.estimators.glitches import glitches_marked
@@ -248,7 +248,9 @@ class ProjectionForecaster(FitScoresView, Forecaster):
     def fit(self, y, verbose: bool = False):
         """Standardise ``y`` and choose a structure per anchor horizon; returns self.
         ``verbose`` prints how it scores (``holdout``), the structures chosen and their errors."""
-        self._verbose = verbose
+        # fit(train, test), scikit-learn's fit(X, y): test was taken for verbose, and its
+        # truth value raised numpy's "ambiguous" error, naming nothing
+        self._verbose = check_choice(verbose, "verbose", (True, False))
         return super().fit(y)
 
     def _fit(self, a):
