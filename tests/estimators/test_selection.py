@@ -20,7 +20,7 @@ from tssdpa.estimators.selection import (
     time_split,
 )
 from tssdpa.estimators.white_noise import _INTERPOLATORS, noise_level, noise_scale
-from tssdpa.filters import ProjectionFilter
+from tssdpa.filters import ProjectionFilter, ProjectionForecaster
 
 
 def choose_loop(resid, corrections, sigmas, z=2.0):
@@ -127,6 +127,18 @@ def test_choose_correction_needs_a_larger_gain_when_successive_errors_overlap():
 def test_candidates_wraps_a_single_value_and_keeps_lists():
     assert candidates(3) == [3] and candidates(None) == [None]
     assert candidates([1, 2]) == [1, 2] and candidates(np.array([0.5])) == [0.5]
+
+
+@pytest.mark.parametrize("make", [
+    lambda v: ProjectionFilter(window=v),
+    lambda v: ProjectionForecaster(embedding=v),
+])  # fmt: skip
+def test_a_candidate_array_that_is_not_1d_is_refused_naming_the_parameter(make):
+    # np.array(3) (0-d) raised "len() of unsized object", naming nothing
+    x = np.sin(np.arange(200) / 7)
+    for value in (np.array(3), np.array([[3, 4]])):
+        with pytest.raises(ValueError, match=r"(window|embedding) must be one value or a 1-D"):
+            make(value).fit(x)
 
 
 def test_sigma_grid_and_candidates():

@@ -62,9 +62,13 @@ def candidates(value) -> list:
 
 def check_no_empty_list(est, names) -> None:
     """``ValueError`` naming the first parameter of ``est`` in ``names`` given as an empty
-    list of candidates (there would be nothing to choose from)."""
+    list of candidates (there would be nothing to choose from), or as an array that is not
+    1-D (``np.array(3)`` raised "len() of unsized object", naming nothing)."""
     for name in names:
         value = getattr(est, name)
+        if isinstance(value, np.ndarray) and value.ndim != 1:
+            raise ValueError(f"{name} must be one value or a 1-D array of candidates, got an "
+                             f"array of shape {value.shape}")  # fmt: skip
         if isinstance(value, CANDIDATE_LISTS) and len(value) == 0:
             raise ValueError(f"{name} is an empty list of candidates")
 
