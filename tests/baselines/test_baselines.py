@@ -781,3 +781,14 @@ def test_a_causal_moving_average_reads_no_later_sample_even_through_its_rounding
         g = B.MovingAverageFilter(8, causal=causal)
         want = np.convolve(g._padded(drift), np.ones(8) / 8, "valid")
         np.testing.assert_allclose(g.filter(drift), want, rtol=0, atol=1e-4)
+
+
+def test_an_array_given_for_one_value_is_refused_or_taken_not_a_numpy_error():
+    # an array for the wavelet raised numpy's "truth value ... is ambiguous", and a 0-d ridge
+    # "len() of unsized object", naming nothing
+    x = np.sin(np.arange(200) / 7)
+    with pytest.raises(ValueError, match="wavelet must be a discrete PyWavelets wavelet"):
+        B.WaveletDenoiser(wavelet=np.array(["db4", "db2"])).filter(x)
+    fc = B.DLinearForecaster(lookback=16, horizon=2, ridge=np.array(0.5)).fit(x)
+    want = B.DLinearForecaster(lookback=16, horizon=2, ridge=0.5).fit(x)
+    np.testing.assert_array_equal(fc.predict(3), want.predict(3))

@@ -242,7 +242,8 @@ class DLinearForecaster(Forecaster):
 
     def _ridges(self) -> np.ndarray:
         """(horizon,) penalty of each step ahead."""
-        if isinstance(self.ridge, (list, tuple, np.ndarray)):
+        # a 0-d array is one penalty (its len() raised "len() of unsized object")
+        if isinstance(self.ridge, (list, tuple, np.ndarray)) and np.ndim(self.ridge) > 0:
             if len(self.ridge) != self.horizon:
                 raise ValueError(
                     f"ridge: give one penalty or one per step ahead ({self.horizon}); "

@@ -42,7 +42,8 @@ class WaveletDenoiser(Denoiser):
     def _validate_params(self):
         import pywt
 
-        if self.wavelet not in pywt.wavelist(kind="discrete"):
+        # a str first: `in` a list with an array raised numpy's "ambiguous" error
+        if not isinstance(self.wavelet, str) or self.wavelet not in pywt.wavelist(kind="discrete"):
             raise ValueError(f"wavelet must be a discrete PyWavelets wavelet; got {self.wavelet!r}")
         check_choice(self.mode, "mode", ("soft", "hard"))
         check_positive(self.scale, "scale")
