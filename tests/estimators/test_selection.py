@@ -139,6 +139,8 @@ def test_a_candidate_array_that_is_not_1d_is_refused_naming_the_parameter(make):
     for value in (np.array(3), np.array([[3, 4]])):
         with pytest.raises(ValueError, match=r"(window|embedding) must be one value or a 1-D"):
             make(value).fit(x)
+    with pytest.raises(ValueError, match=r"0-d array: pass its value, (window|embedding)=3$"):
+        make(np.array(3)).fit(x)
 
 
 def test_sigma_grid_and_candidates():

@@ -66,6 +66,9 @@ def check_no_empty_list(est, names) -> None:
     1-D (``np.array(3)`` raised "len() of unsized object", naming nothing)."""
     for name in names:
         value = getattr(est, name)
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            raise ValueError(f"{name} must be one value or a 1-D array of candidates, got a "
+                             f"0-d array: pass its value, {name}={value.item()!r}")  # fmt: skip
         if isinstance(value, np.ndarray) and value.ndim != 1:
             raise ValueError(f"{name} must be one value or a 1-D array of candidates, got an "
                              f"array of shape {value.shape}")  # fmt: skip
