@@ -123,8 +123,8 @@ def test_one_shared_fitted_filter(logs, client, tmp_path):
 
 
 def test_a_failed_write_leaves_nothing_under_the_output_name(logs, tmp_path, monkeypatch):
-    def half_then_fail(self, path, *args, **kwargs):
-        Path(path).write_text("time,a\n0.0,")  # a partial file, then the disk fills up
+    def half_then_fail(self, handle, *args, **kwargs):
+        handle.write("time,a\n0.0,")  # a partial file, then the disk fills up
         raise OSError("No space left on device")
 
     monkeypatch.setattr(pd.DataFrame, "to_csv", half_then_fail)

@@ -123,7 +123,8 @@ def test_a_csv_with_a_byte_order_mark_is_read(cli_in_process, tmp_path, encoding
     r = cli_in_process("filter", "in.csv", "-m", "moving_average", "-o", "out.csv",
                        cwd=tmp_path)  # fmt: skip
     assert r.returncode == 0, r.stderr
-    out = pd.read_csv(tmp_path / "out.csv", sep="\t", decimal=",")  # written back as UTF-8
+    # written back in its encoding, byte-order mark and all (tests/test_cli_written_as_read.py)
+    out = pd.read_csv(tmp_path / "out.csv", sep="\t", decimal=",", encoding=encoding)
     assert list(out.columns) == ["Zeit", "Höhe °C", "Höhe °C_filtered"]
     assert out["Höhe °C"].tolist() == [i % 7 + 0.5 for i in range(30)]
 
@@ -138,7 +139,9 @@ def test_a_first_line_sep_declares_the_separator_and_is_skipped(cli_in_process, 
     r = cli_in_process("filter", "in.csv", "-m", "moving_average", "-o", "out.csv",
                        cwd=tmp_path)  # fmt: skip
     assert r.returncode == 0, r.stderr
-    out = pd.read_csv(tmp_path / "out.csv", sep=None, engine="python", decimal=decimal)
+    written = (tmp_path / "out.csv").read_bytes()
+    assert written.startswith(f"sep={sep}\r\ntime{sep}a{sep}".encode())  # as the input has it
+    out = pd.read_csv(tmp_path / "out.csv", sep=sep, decimal=decimal, skiprows=1)
     assert list(out.columns) == ["time", "a", "a_filtered"]
     assert out["a"].tolist() == [i % 5 + 0.25 for i in range(20)]
 
@@ -178,7 +181,7 @@ def test_numbers_with_thousands_grouped_by_commas_and_a_decimal_point_are_read(
     r = cli_in_process("filter", "in.csv", "-m", "moving_average", "--params", '{"window": 1}',
                        "-o", "out.csv", cwd=tmp_path)  # fmt: skip
     assert r.returncode == 0, r.stderr
-    out = pd.read_csv(tmp_path / "out.csv", dtype={"v": str})
+    out = pd.read_csv(tmp_path / "out.csv", sep=sep, dtype={"v": str})
     assert out["v"].tolist() == cells  # copied as the file has it
     assert np.allclose(out["v_filtered"], values)
 

@@ -191,7 +191,7 @@ def test_a_semicolon_file_with_inf_cells_is_read_and_the_inf_reported(cli, files
     assert "1 infinite cell(s) treated as missing" in r.stderr
     assert "chose" in r.stderr and "Traceback" not in r.stderr
     assert "Lightning" not in r.stderr and "Warning" not in r.stderr
-    out = pd.read_csv(files / "out.csv")
+    out = pd.read_csv(files / "out.csv", sep=";")  # written as it was read
     assert list(out.columns) == ["Time (s)", "gyro", "gyro_filtered"]
     assert np.isfinite(out["gyro_filtered"]).all()
 

@@ -73,8 +73,8 @@ def test_a_failed_write_leaves_the_earlier_output_whole(tmp_path, monkeypatch, c
     out = tmp_path / "out.csv"
     out.write_text("an earlier result\n")
 
-    def half_then_fail(self, path, *args, **kwargs):
-        open(path, "w").write("time,a\n0.0,")  # a partial file, then the disk fills up
+    def half_then_fail(self, handle, *args, **kwargs):
+        handle.write("time,a\n0.0,")  # a partial file, then the disk fills up
         raise OSError("No space left on device")
 
     monkeypatch.setattr(pd.DataFrame, "to_csv", half_then_fail)
@@ -208,7 +208,7 @@ def test_integers_past_int64_or_an_inf_beside_a_blank_stay_floats_without_a_word
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         assert main([*args, "--out", str(out)]) == 0
-    rows = [line.split(",") for line in out.read_text().splitlines()[1:]]
+    rows = [line.split(";") for line in out.read_text().splitlines()[1:]]
     assert [r[2] for r in rows] == n and [r[3] for r in rows] == m  # copied as written
 
 
@@ -217,7 +217,7 @@ def test_every_column_not_filtered_is_copied_as_its_text(tmp_path, capsys, to):
     """pandas writes what it parsed: ``true`` came out as ``True``, ``2.50`` as ``2.5``,
     ``1e3`` as ``1000.0`` and a ``NaN`` cell as an empty one. The columns the command does not
     write are now copied as the file has them, cell for cell (a ';' file is written with
-    commas, a cell with a comma quoted); the filtered column is written as numbers."""
+    ';', as it was read); the filtered column is written as numbers."""
     n = 40
     time = [f"{i / 100:.3f}" for i in range(n)]
     flag = ["true" if i % 3 else "FALSE" for i in range(n)]
@@ -233,12 +233,10 @@ def test_every_column_not_filtered_is_copied_as_its_text(tmp_path, capsys, to):
     assert main([*args, "--out", str(out)] if to == "file" else args) == 0
     written = out.read_text() if to == "file" else capsys.readouterr().out
     lines = written.splitlines()
-    assert lines[0] == "time,flag,temp,note,gx"
-    cells = [line.rsplit(",", 1)[0] for line in lines[1:]]  # all but the filtered gx
-    assert cells == [
-        ",".join(r[:3] + (r[3].replace(";", ","),)) for r in zip(time, flag, temp, note)
-    ]
-    res = pd.read_csv(out if to == "file" else __import__("io").StringIO(written))
+    assert lines[0] == "time;flag;temp;note;gx"
+    cells = [line.rsplit(";", 1)[0] for line in lines[1:]]  # all but the filtered gx
+    assert cells == [";".join(r[:3] + (r[3].strip('"'),)) for r in zip(time, flag, temp, note)]
+    res = pd.read_csv(out if to == "file" else __import__("io").StringIO(written), sep=";")
     assert np.isfinite(res["gx"]).all() and not np.allclose(res["gx"], [float(v) for v in gx])
 
 

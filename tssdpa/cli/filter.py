@@ -456,8 +456,6 @@ def run(args) -> int:
     print(f"{method} on {cols} -> {names} ({len(out)} rows, {where})", file=sys.stderr)
     for n in notes:
         print(f"  {n}", file=sys.stderr)
-    if out.attrs.get("decimal") != ",":  # one file: comma separated, as on standard output
-        out.attrs.pop("sep", None)  # (decimal commas keep their ';' or tabs, as a sheet has)
     parquet = bool(args.out) and Path(args.out).suffix.lower() in (".parquet", ".pq")
     if not parquet:  # Parquet keeps the values' types: a CSV's text cells were all strings
         with usage_errors(""):  # the input changed while it was filtered
@@ -465,7 +463,8 @@ def run(args) -> int:
     if args.out:
         with usage_errors("--out: "):
             write_table(out, args.out)
-    else:
+    else:  # the input's separator and decimal mark; no byte-order mark or sep= line: text
+        # for the next program of a pipe (--out writes a file as the input was, for Excel)
         out.to_csv(sys.stdout, index=False, sep=out.attrs.get("sep", ","),
                    decimal=out.attrs.get("decimal", "."))  # fmt: skip
     return 0

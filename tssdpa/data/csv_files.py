@@ -35,6 +35,7 @@ __all__ = [
     "check_text",
     "compression",
     "declared_separator",
+    "open_bytes",
     "read_csv_file",
     "row_layout",
     "separator",
@@ -55,7 +56,7 @@ def compression(path) -> str | dict | None:
     return method
 
 
-def _open_bytes(p: Path):
+def open_bytes(p: Path):
     """The file's bytes, decompressed by its suffix; ``None`` for a compression read here by
     pandas alone (:func:`_readable_here`, a zip archive of other than one file)."""
     if not _readable_here(p):
@@ -82,7 +83,7 @@ def _open_text(p: Path):
     """The file as text (UTF-8, or UTF-16 / UTF-32 with a byte-order mark, as a spreadsheet's
     "Unicode text" is saved; a BOM dropped, newlines as written: csv's reader needs them),
     decompressed by its suffix; ``None`` for a compression read here by pandas alone."""
-    raw = _open_bytes(p)
+    raw = open_bytes(p)
     if raw is None:
         return None
     head = raw.read(4)
@@ -110,7 +111,7 @@ def check_text(p: Path) -> str:
     bytes show it is no CSV text: a Parquet file or a workbook under a CSV's name, or NUL
     characters (UTF-16 text without its byte-order mark, whose names came out as
     ``t\\x00i\\x00m\\x00e``; a binary file)."""
-    raw = _open_bytes(p)
+    raw = open_bytes(p)
     if raw is None:
         return "utf-8-sig"
     with raw:

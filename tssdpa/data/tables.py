@@ -20,6 +20,7 @@ import pandas as pd
 
 from tssdpa.checks import ISO_CELL, TIME_NAMES, UNIT_IN_NAME, named_as_times, to_seconds
 from tssdpa.data.csv_files import cells_as_read, compression, read_csv_file
+from tssdpa.data.csv_output import text_form, write_csv
 from tssdpa.data.text_dates import is_numbered_dates, parse_dates
 from tssdpa.files import OTHER_FORMATS, WRITTEN, check_table_name, replacing, table_format
 
@@ -112,6 +113,7 @@ def read_table(path) -> pd.DataFrame:
     else:
         try:
             df = read_csv_file(p)
+            df.attrs.update(text_form(p))  # its byte-order mark, sep= line: written back
         except pd.errors.EmptyDataError:
             raise ValueError(f"{path} is empty; expected a header row and data rows") from None
         except UnicodeDecodeError as exc:  # a spreadsheet's plain "CSV": Windows-1252
@@ -402,9 +404,11 @@ def check_new_columns(df: pd.DataFrame, names, how: str) -> None:
 
 
 def write_table(df: pd.DataFrame, target) -> None:
-    """Write ``df`` to ``target`` -- Parquet for a ``.parquet`` / ``.pq`` name, else CSV with
-    the input's separator (``df.attrs["sep"]``; tabs for a ``.tsv`` name), the compression
-    its name asks for (``.gz``) and the columns it copied from a CSV input as they were read
+    """Write ``df`` to ``target`` -- Parquet for a ``.parquet`` / ``.pq`` name, else CSV as
+    its input was written (:func:`~tssdpa.data.csv_output.write_csv`: its separator,
+    ``df.attrs["sep"]``, but tabs for a ``.tsv`` name; its decimal mark, byte-order mark,
+    ``sep=`` line and line endings), the compression its name asks for (``.gz``) and the
+    columns it copied from a CSV input as they were read
     (:func:`~tssdpa.data.csv_files.cells_as_read`) -- through :func:`~tssdpa.files.replacing`:
     a failed write (a full disk) leaves no half-written file and any earlier file at
     ``target`` untouched. ``ValueError`` for a name of another format
@@ -422,6 +426,5 @@ def write_table(df: pd.DataFrame, target) -> None:
                 ) from None
         else:
             tsv = table_format(target)[0] == ".tsv"  # (.tsv.gz too): whatever the input's
-            cells_as_read(df).to_csv(
-                tmp, index=False, sep="\t" if tsv else df.attrs.get("sep", ","),
-                decimal=df.attrs.get("decimal", "."), compression=compression(target))  # fmt: skip
+            sep = "\t" if tsv else df.attrs.get("sep", ",")
+            write_csv(cells_as_read(df), tmp, sep, compression(target))
