@@ -2,6 +2,8 @@
 channels-first series, datetime or timedelta values passed as a signal -- and what ``load``
 makes of a path to a file inside a saved folder."""
 
+import datetime
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -70,6 +72,30 @@ def test_fit_refuses_a_datetime_or_timedelta_column_naming_it_and_set_index(time
     df = _frame_with(times)
     with pytest.raises(ValueError, match=rf"x column 't' holds {what}.*set_index\('t'\)"):
         ProjectionFilter(window=8).fit(df)
+
+
+@pytest.mark.parametrize(
+    "times, what",
+    [
+        (lambda n: [datetime.date(2026, 1, 1) + datetime.timedelta(days=i) for i in range(n)],
+         "dates"),
+        (lambda n: [datetime.datetime(2026, 1, 1, 0, 0, i % 60) for i in range(n)], "datetimes"),
+        (lambda n: [datetime.timedelta(seconds=i) for i in range(n)], "timedeltas"),
+        (lambda n: [pd.Timestamp("2026-01-01", tz="UTC")] * n, "datetimes"),
+        (lambda n: [None] + [datetime.date(2026, 1, 1)] * (n - 1), "dates"),
+    ],
+)  # fmt: skip
+def test_a_column_of_python_dates_is_refused_as_datetime64_is_naming_it_and_set_index(times, what):
+    # a column of datetime.date objects (df["time"].dt.date) was refused as "got DataFrame
+    # holding date datetime.date(2026, 1, 1)", with no word of setting it as the index
+    df = _frame_with(lambda n: pd.Series(times(n), dtype=object))
+    for fit, name in ((ProjectionFilter(window=8).fit, "x"), (ProjectionForecaster().fit, "y")):
+        said = (rf"^{name} column 't' holds {what}: they are times, not a signal; set it as "
+                rf"the index \({name}.set_index\('t'\)\)")  # fmt: skip
+        with pytest.raises(ValueError, match=said):
+            fit(df)
+    with pytest.raises(ValueError, match=rf"^x holds {what} \(.* objects\): they are times"):
+        ProjectionFilter(window=8).fit(df["t"])
 
 
 def test_filter_refuses_a_datetime_column_after_a_fit_on_the_signal():

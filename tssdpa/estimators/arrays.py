@@ -18,6 +18,7 @@ from tssdpa.checks import check_fits_dtype, time_index, to_seconds
 from tssdpa.estimators.plain_input import check_plain_input
 from tssdpa.estimators.text_input import numeric as _numeric
 from tssdpa.estimators.text_input import pandas_floats, refuse_text, refuse_text_columns
+from tssdpa.estimators.time_values import refuse_times
 
 __all__ = ["FLOAT32_MAGNITUDES", "MAGNITUDES", "STREAM_TOLD", "ArrayMeta", "as_2d",
            "check_float32_range", "check_magnitudes", "check_no_inf", "check_columns",
@@ -100,11 +101,8 @@ def as_2d(x, name: str = "x", allow_empty: bool = False) -> tuple[np.ndarray, Ar
         refuse_text_columns(x, name)
     elif is_pandas and dtypes[0].kind in "OSU":
         refuse_text(x, name)
-    if is_pandas:
-        for i, d in enumerate(dtypes):
-            if d.kind in "mM":
-                column = x.columns[i] if isinstance(x, pd.DataFrame) else None
-                _refuse_times(d, name, column, frame=isinstance(x, pd.DataFrame))
+    if is_pandas:  # datetime64, or Python's dates kept as objects
+        refuse_times(x, name)
     if is_pandas:  # pandas' NA is a missing sample in an object column as in a Float64 one
         meta = (ArrayMeta("frame", False, index=x.index, columns=x.columns)
                 if isinstance(x, pd.DataFrame) else ArrayMeta("series", True, index=x.index,
@@ -119,9 +117,8 @@ def as_2d(x, name: str = "x", allow_empty: bool = False) -> tuple[np.ndarray, Ar
         arr = x.detach().cpu().to(torch.float64).numpy().copy()
     else:
         check_plain_input(x, name)  # complex values, a list of separate series
-        dtype = getattr(x, "dtype", None)
-        if isinstance(dtype, np.dtype) and dtype.kind in "mM":
-            _refuse_times(dtype, name)
+        if isinstance(getattr(x, "dtype", None), np.dtype):  # datetime64, dates as objects
+            refuse_times(x, name)
         arr = _numeric(lambda: np.array(unmasked(x), dtype=np.float64, copy=True), x, name)
         refuse_text(unmasked(x), name)
         meta = ArrayMeta("numpy", arr.ndim == 1)
@@ -251,24 +248,6 @@ def check_magnitudes(arr: np.ndarray, name: str, lower: bool = False, channel=No
         raise ValueError(f"{said(c)} is at most {peak[c]:.3g} in magnitude, below "
                          f"{MAGNITUDES[0]:g} where squares underflow float64: rescale it (e.g. "
                          "other units)")  # fmt: skip
-
-
-def _refuse_times(dtype, name: str, column=None, frame: bool = False) -> None:
-    """``ValueError`` naming ``name`` (and the DataFrame ``column``) whose values are datetimes
-    or timedeltas of ``dtype``: asked for float64, numpy and pandas read them as counts of
-    their unit (microseconds, nanoseconds since 1970), which were filtered as a signal with
-    the channels beside them, without a word."""
-    what = "timedeltas" if dtype.kind == "m" else "datetimes"
-    if frame:
-        raise ValueError(
-            f"{name} column {column!r} holds {what}: they are times, not a signal; set it as "
-            f"the index ({name}.set_index({column!r})) or drop it "
-            f"({name}.drop(columns={column!r}))"
-        )
-    raise ValueError(
-        f"{name} holds {what} ({dtype}): they are times, not a signal; pass the signal's "
-        "values with these times as their index (pandas.Series(values, index=times))"
-    )
 
 
 def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
