@@ -17,7 +17,12 @@ import numpy as np
 from tssdpa.checks import check_fits_dtype, time_index, to_seconds
 from tssdpa.estimators.plain_input import check_plain_input
 from tssdpa.estimators.text_input import numeric as _numeric
-from tssdpa.estimators.text_input import pandas_floats, refuse_text, refuse_text_columns
+from tssdpa.estimators.text_input import (
+    pandas_floats,
+    refuse_text,
+    refuse_text_columns,
+    true_false_columns,
+)
 from tssdpa.estimators.time_values import refuse_times
 
 __all__ = ["FLOAT32_MAGNITUDES", "MAGNITUDES", "STREAM_TOLD", "ArrayMeta", "as_2d",
@@ -53,6 +58,7 @@ class ArrayMeta:
     torch_dtype: Any = None
     torch_device: Any = None
     timestamps: np.ndarray | None = None  # seconds, from a DatetimeIndex or TimedeltaIndex
+    flags: tuple = ()  # a DataFrame's columns of true / false values (bool_columns warns)
 
 
 def is_tensor(x) -> bool:
@@ -104,7 +110,8 @@ def as_2d(x, name: str = "x", allow_empty: bool = False) -> tuple[np.ndarray, Ar
     if is_pandas:  # datetime64, or Python's dates kept as objects
         refuse_times(x, name)
     if is_pandas:  # pandas' NA is a missing sample in an object column as in a Float64 one
-        meta = (ArrayMeta("frame", False, index=x.index, columns=x.columns)
+        meta = (ArrayMeta("frame", False, index=x.index, columns=x.columns,
+                          flags=true_false_columns(x))
                 if isinstance(x, pd.DataFrame) else ArrayMeta("series", True, index=x.index,
                                                               name=x.name))  # fmt: skip
         arr = _numeric(lambda: pandas_floats(x), x, name)

@@ -8,6 +8,7 @@ import numpy as np
 
 from tssdpa.checks import time_index, warn
 from tssdpa.estimators.arrays import STREAM_TOLD, ArrayMeta, as_2d, check_magnitudes
+from tssdpa.estimators.bool_columns import warn_bool_columns
 from tssdpa.estimators.input_notes import (
     EmptyChannelWarning,
     ShortHistoryWarning,
@@ -34,7 +35,9 @@ TAU_ADVICE = "give tau= (seconds) and it weighs the samples by their times, or "
 
 
 def denoiser_input(estimator, x, stream: bool = False) -> tuple[np.ndarray, ArrayMeta]:
-    """:func:`as_2d` of a denoiser's ``x`` (``fit`` and ``filter`` alike), with an
+    """:func:`as_2d` of a denoiser's ``x`` (``fit`` and ``filter`` alike), a
+    :class:`~tssdpa.estimators.bool_columns.BoolColumnWarning` for a DataFrame's true / false
+    columns (not for a chunk of a stream), and an
     :class:`~tssdpa.estimators.spacing.UnevenSamplingWarning` where its time index
     (DatetimeIndex, TimedeltaIndex) is not equally spaced: the denoiser takes the rows as
     equally spaced samples. Not where it reads the index as the sample times (``tau`` set:
@@ -46,6 +49,8 @@ def denoiser_input(estimator, x, stream: bool = False) -> tuple[np.ndarray, Arra
     each message new (and the default filter shows each new one), so a 1,000-chunk stream
     printed 1,000 of them."""
     a, meta = as_2d(x, "x", allow_empty=stream)
+    if not stream:  # a stream's chunks: its fit said so (each chunk said it again)
+        warn_bool_columns("x", meta)
     tau = getattr(estimator, "tau", None)
     told = stream and estimator.__dict__.get(STREAM_TOLD, False)
     if tau is None and getattr(estimator, "counts_samples", True) and not told:
@@ -150,7 +155,8 @@ def check_fit_input(a: np.ndarray, name: str, meta: ArrayMeta | None = None) -> 
     1e-150) that its squares underflow to 0. (Small values and a single row in a later
     ``filter`` or ``forecast`` call are fine: a signal may decay, a stream may come a sample
     at a time.) A DataFrame's column that looks like its sample times is warned of
-    (:func:`~tssdpa.estimators.time_columns.warn_time_columns`)."""
+    (:func:`~tssdpa.estimators.time_columns.warn_time_columns`), as are its columns of true /
+    false values (:func:`~tssdpa.estimators.bool_columns.warn_bool_columns`)."""
     rows, cols = a.shape
     # time runs down the rows: a channels-first series (one row of 2000 samples, x[None, :])
     # was fitted as 2000 channels of one sample each, ran for minutes and came back unchanged.
@@ -166,6 +172,7 @@ def check_fit_input(a: np.ndarray, name: str, meta: ArrayMeta | None = None) -> 
         raise ValueError(f"{channel_named(name, empty[0], meta)} is all NaN: nothing to fit on")
     check_magnitudes(a, name, lower=True, channel=lambda c: channel_named(name, c, meta))
     warn_time_columns(a, name, meta)
+    warn_bool_columns(name, meta)  # a forecaster's (a denoiser's input has said it)
 
 
 def without_dropout(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["numeric", "pandas_floats", "refuse_text", "refuse_text_columns"]
+__all__ = ["numeric", "pandas_floats", "refuse_text", "refuse_text_columns", "true_false_columns"]
 
 
 def _text(values) -> tuple[np.ndarray, bool]:
@@ -67,6 +67,29 @@ def refuse_text_columns(frame, name: str) -> None:
                    f"e.g. {name}[{numbers!r}].apply(pandas.to_numeric)")  # fmt: skip
     if why:
         raise TypeError(f"{_NOT_NUMERIC.format(name=name)}: {'; '.join(why)}")
+
+
+def true_false_columns(frame) -> tuple:
+    """The labels of the DataFrame ``frame``'s columns of true / false values -- bool, pandas'
+    ``boolean``, or objects all ``True`` / ``False`` or missing -- which are read as 1 and 0
+    (:mod:`tssdpa.estimators.bool_columns` warns of them)."""
+    found = []
+    for i, (label, dtype) in enumerate(zip(frame.columns, frame.dtypes)):  # labels may repeat
+        kind = dtype.kind
+        if kind == "b" or (kind == "O" and _all_bools(frame.iloc[:, i].to_numpy())):
+            found.append(label)
+    return tuple(found)
+
+
+def _all_bools(a: np.ndarray) -> bool:
+    """Whether the objects ``a`` are all bools or missing (None, NaN, pandas' NA), one a bool."""
+    seen = False
+    for v in a:
+        if isinstance(v, (bool, np.bool_)):
+            seen = True
+        elif not (v is None or (isinstance(v, float) and v != v) or type(v).__name__ == "NAType"):
+            return False
+    return seen
 
 
 def numeric(convert, x, name: str):
