@@ -88,3 +88,20 @@ def test_standard_output_keeps_the_separator_but_no_byte_order_mark_or_sep_line(
     r = cli_in_process("filter", "in.csv", "-m", "moving_average", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("time;T °C;Höhe m;note;T °C_filtered;Höhe m_filtered\n")
+
+
+def test_a_zip_output_is_one_member_named_and_dated_as_pandas_writes_it(cli_in_process, tmp_path):
+    # written member by member here (its sep= line first), the member was dated 1980-01-01
+    import datetime
+    import zipfile
+
+    _write_input(tmp_path / "in.csv", "utf-8-sig", ";", ",", True, "\r\n")
+    r = cli_in_process("filter", "in.csv", "-m", "moving_average", "-o", "out.csv.zip",
+                       cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    with zipfile.ZipFile(tmp_path / "out.csv.zip") as archive:
+        (member,) = archive.infolist()
+    assert member.filename == "out.csv" and member.compress_type == zipfile.ZIP_DEFLATED
+    assert abs(datetime.datetime(*member.date_time) - datetime.datetime.now()).days < 1
+    out = _read(tmp_path / "out.csv.zip", "utf-8-sig", ";", ",", True)
+    assert out.columns[-1] == "Höhe m_filtered"

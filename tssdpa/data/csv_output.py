@@ -17,6 +17,7 @@ import codecs
 import gzip
 import io
 import lzma
+import time
 import zipfile
 from pathlib import Path
 
@@ -51,9 +52,11 @@ def text_form(p: Path) -> dict:
 def _open_packed(path, compression):
     """``path`` opened to write bytes through ``compression`` (:func:`compression`'s)."""
     method = compression["method"] if isinstance(compression, dict) else compression
-    if method == "zip":  # one member, named as pandas names it
+    if method == "zip":  # one member, named as pandas names it, dated now (not 1980)
         archive = zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED)
-        return archive, archive.open(compression["archive_name"], "w")
+        member = zipfile.ZipInfo(compression["archive_name"], time.localtime()[:6])
+        member.compress_type = zipfile.ZIP_DEFLATED
+        return archive, archive.open(member, "w")
     opener = {"gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open, None: open}[method]
     return None, opener(path, "wb")
 
