@@ -45,7 +45,7 @@ default (``strict``, :func:`~tssdpa.estimators.white_noise.noise_level` unless t
   (0.1-2.3x the truth over seeds; as the level, at 10 dB, errors up to 1.4x the bound's).
   Where it is not, but the bound is rejected, the default takes the top of the floor's 95%
   confidence interval (:func:`_upper_limit`) where that is plausible as above (below 0.75 of
-  the bound, a small part of the variance) and the bound leaves at least 60% of the variance
+  the bound, a small part of the variance) and the bound leaves at least 55% of the variance
   to the signal (``LIMIT_BOUND_SHARE``; at 0 dB a drowned nonlinear signal passes for
   linear): the largest level the spectrum allows. Until 2026-12-07 the bound was kept there,
   at 6x the truth for that AR(1), and SURE's output was 4.6-4.8x as far from the signal as
@@ -87,7 +87,7 @@ NOISE_SHARE = 0.25  # the fitted level's square must be below this share of the 
 LR_THRESHOLD = 3.84 / 2  # half the 95% point of chi-square(1): a log-likelihood difference
 MIN_DROP = 0.75  # the fitted level must be below this fraction of the bound
 BOUND_SHARE = 0.5  # and the bound's square below this share of the variance
-LIMIT_BOUND_SHARE = 0.4  # below this share to take the top of an unidentified floor's interval
+LIMIT_BOUND_SHARE = 0.45  # at most this share to take the top of an unidentified floor's interval
 FLOOR = 0.1  # the fitted level is at least this fraction of the bound
 BINS = 256  # the periodogram's means over this many runs of frequencies are fitted
 MIN_SAMPLES = 200  # shorter stretches without NaN keep the bound
@@ -299,9 +299,9 @@ def _linear_noise_level(v: np.ndarray, upper: float, strict: bool) -> float:
             if p < MISFIT_ALPHA:
                 return upper
             if not identified:
-                # the top of the floor's interval, above about 2 dB only: at 0 dB a drowned
-                # nonlinear signal passes for linear (a pulse train: a limit of 0.66 of the
-                # truth, an error 1.76x the bound's)
+                # the top of the floor's interval only where the bound rules out an SNR below
+                # about 1 dB: at 0 dB a drowned nonlinear signal passes for linear (a pulse
+                # train: a limit of 0.66 of the truth, an error 1.76x the bound's)
                 if upper**2 > LIMIT_BOUND_SHARE * float(np.var(v)):
                     return upper
                 level = max(_upper_limit(spectrum, order, free, fixed, upper), FLOOR * upper)
