@@ -36,6 +36,9 @@ def current_params(text) -> dict | None:
 
 
 def differences(a: pd.DataFrame, b: pd.DataFrame, rtol: float) -> list[str]:
+    # a denoise-only run writes no horizon column: sorting by it was KeyError: 'horizon'
+    a = a.reindex(columns=list(dict.fromkeys([*a.columns, *KEY])))
+    b = b.reindex(columns=list(dict.fromkeys([*b.columns, *KEY])))
     a = a.sort_values(KEY).reset_index(drop=True)
     b = b.sort_values(KEY).reset_index(drop=True)
     if len(a) != len(b) or not a[KEY].fillna(-1).equals(b[KEY].fillna(-1)):
