@@ -6,8 +6,9 @@ Rows are matched on (task, dataset, setting, seed, method, horizon); every metri
 to ``--rtol`` (default 1e-9; NaN equals NaN); ``fit_s`` / ``apply_s`` are ignored. The
 ``params`` column is compared after mapping the parameter names renamed in 0.2 (``taps``,
 ``window_length``, ``kernel_size``, ``mysize`` -> ``window``; a projection forecaster's
-``lags`` -> ``embedding``; AutoReg's own ``lags`` inside ``base_params`` stays). Exit status 1
-when anything differs.
+``lags`` -> ``embedding``; AutoReg's own ``lags`` inside ``base_params`` stays). Rows of one run
+only are named (the first 5 of each side) and the rows both have are still compared. Exit
+status 1 when anything differs.
 """
 
 from __future__ import annotations
@@ -35,15 +36,33 @@ def current_params(text) -> dict | None:
     return out
 
 
+def _keys(frame: pd.DataFrame) -> list[tuple]:
+    return list(frame[KEY].fillna(-1).itertuples(index=False, name=None))
+
+
+def _shown(key: tuple) -> list:
+    return [k for k in key if k != -1]  # a denoise row's horizon is none
+
+
 def differences(a: pd.DataFrame, b: pd.DataFrame, rtol: float) -> list[str]:
     # a denoise-only run writes no horizon column: sorting by it was KeyError: 'horizon'
     a = a.reindex(columns=list(dict.fromkeys([*a.columns, *KEY])))
     b = b.reindex(columns=list(dict.fromkeys([*b.columns, *KEY])))
     a = a.sort_values(KEY).reset_index(drop=True)
     b = b.sort_values(KEY).reset_index(drop=True)
-    if len(a) != len(b) or not a[KEY].fillna(-1).equals(b[KEY].fillna(-1)):
-        return [f"different rows: {len(a)} vs {len(b)}"]
+    # rows of one run only are named, and the shared ones still compared: "different rows:
+    # 4 vs 4" said neither which rows nor whether the others agreed
     out = []
+    ka, kb = _keys(a), _keys(b)
+    in_a, in_b = set(ka), set(kb)
+    for which, mine, theirs in (("first", ka, in_b), ("second", kb, in_a)):
+        only = [k for k in mine if k not in theirs]
+        if only:
+            shown = "; ".join(str(_shown(k)) for k in only[:5])
+            out.append(f"{len(only)} row(s) only in the {which} run, e.g. {shown}")
+    shared = [k for k in ka if k in in_b]
+    a = a[[k in in_b for k in ka]].reset_index(drop=True)
+    b = b[[k in in_a for k in kb]].reset_index(drop=True)
     for col in a.columns:
         if col in TIMINGS or col in KEY or col not in b:
             continue
@@ -55,7 +74,7 @@ def differences(a: pd.DataFrame, b: pd.DataFrame, rtol: float) -> list[str]:
         else:
             bad = ~((x == y) | (x.isna() & y.isna()))
         for i in np.flatnonzero(bad)[:5]:
-            out.append(f"{col}: {a.loc[i, KEY].tolist()}: {x[i]!r} vs {y[i]!r}")
+            out.append(f"{col}: {_shown(shared[i])}: {x[i]!r} vs {y[i]!r}")
         if bad.sum() > 5:
             out.append(f"{col}: ... {int(bad.sum())} rows in all")
     return out

@@ -49,3 +49,15 @@ def test_two_denoise_runs_without_a_horizon_column_are_compared(tmp_path, capsys
     code, out = _run(tmp_path, _denoise_rows(), _denoise_rows(rmse=0.6), capsys)
     assert code == 1
     assert "rmse" in out.out and "gaussian@0dB" in out.out
+
+
+def test_rows_in_one_run_only_are_named_and_the_shared_rows_still_compared(tmp_path, capsys):
+    # it said "different rows: 4 vs 4" (the same count, other methods) and compared nothing
+    a = _forecast_rows(("naive", "autoreg"))
+    b = _forecast_rows(("naive", "dlinear"))
+    b.loc[b["method"] == "naive", "mse"] *= 2
+    code, out = _run(tmp_path, a, b, capsys)
+    assert code == 1
+    assert "only in the first" in out.out and "autoreg" in out.out
+    assert "only in the second" in out.out and "dlinear" in out.out
+    assert "mse: ['forecast', 'ab', 'multivariate', 0, 'naive', 1]" in out.out
