@@ -8,7 +8,7 @@ to ``--rtol`` (default 1e-9; NaN equals NaN); ``fit_s`` / ``apply_s`` are ignore
 ``window_length``, ``kernel_size``, ``mysize`` -> ``window``; a projection forecaster's
 ``lags`` -> ``embedding``; AutoReg's own ``lags`` inside ``base_params`` stays). Rows of one run
 only are named (the first 5 of each side) and the rows both have are still compared. Exit
-status 1 when anything differs.
+status 1 when anything differs; 2, in one line, when a file cannot be read as a CSV.
 """
 
 from __future__ import annotations
@@ -86,7 +86,13 @@ def main(argv=None) -> int:
     p.add_argument("after")
     p.add_argument("--rtol", type=float, default=1e-9)
     args = p.parse_args(argv)
-    a, b = pd.read_csv(args.before), pd.read_csv(args.after)
+    frames = []
+    for name in (args.before, args.after):
+        try:
+            frames.append(pd.read_csv(name))
+        except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
+            p.error(f"{name}: cannot be read as a results CSV ({type(e).__name__}: {e})")
+    a, b = frames
     diff = differences(a, b, args.rtol)
     print("\n".join(diff) if diff else f"same: {len(a)} rows (timings ignored)")
     return 1 if diff else 0

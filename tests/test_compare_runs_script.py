@@ -6,6 +6,7 @@ import importlib.util
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "compare_runs.py"
 
@@ -61,3 +62,14 @@ def test_rows_in_one_run_only_are_named_and_the_shared_rows_still_compared(tmp_p
     assert "only in the first" in out.out and "autoreg" in out.out
     assert "only in the second" in out.out and "dlinear" in out.out
     assert "mse: ['forecast', 'ab', 'multivariate', 0, 'naive', 1]" in out.out
+
+
+def test_a_file_that_is_missing_or_no_csv_is_one_line_and_exit_code_2(tmp_path, capsys):
+    _denoise_rows().to_csv(tmp_path / "a.csv", index=False)
+    (tmp_path / "folder").mkdir()
+    for other in ("missing.csv", "folder"):
+        with pytest.raises(SystemExit) as stop:
+            _script().main([str(tmp_path / "a.csv"), str(tmp_path / other)])
+        assert stop.value.code == 2
+        err = capsys.readouterr().err
+        assert other in err and "Traceback" not in err
