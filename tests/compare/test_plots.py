@@ -112,3 +112,30 @@ def test_forecast_paths_are_titled_with_the_seed_of_the_saved_truth(figures, tmp
     np.savez(d / "d__s__truth.npz", **truth)  # written before the seed was stored: seed 0
     assert plots.plot_forecasts(tmp_path, _frame(), "d", "s", tmp_path / "p.png")
     assert figures[1].axes[0].get_title().endswith("(seed 0)")
+
+
+def test_plots_of_a_multichannel_series_name_the_column_drawn_and_its_z_scored_units(
+    figures, tmp_path
+):
+    # the traces of a two-column file drew its first column, the forecast paths its last, and
+    # neither said which; the traces' axis said "units of the data" of z-scored values
+    from tssdpa.compare import run_tasks
+    from tssdpa.data import Split
+    from tssdpa.data.tasks import DenoiseTask, ForecastTask
+
+    t = np.arange(300)
+    c = np.stack([np.sin(t / 6.0), np.cos(t / 9.0)], axis=1)
+    noisy = c + 0.3 * np.random.default_rng(0).standard_normal(c.shape)
+    tasks = [DenoiseTask("mine", c, noisy, Split(180, 240, 300), "gaussian", 10.0, 0,
+                         columns=("a", "b")),
+             ForecastTask("mine", c, Split(180, 240, 300, context=8), (1, 2), 8, 0,
+                          setting="multivariate", columns=("a", "b"))]  # fmt: skip
+    res = run_tasks(tasks, methods=["moving_average", "naive"], out=tmp_path, progress=False)
+    assert plots.plot_traces(tmp_path, res.frame, "mine", "gaussian@10dB", tmp_path / "t.png")
+    assert plots.plot_forecasts(tmp_path, res.frame, "mine", "multivariate", tmp_path / "p.png")
+    traces, paths = (fig.axes for fig in figures)
+    for ax in traces:
+        assert "column a" in ax.get_title()
+        assert "z-scored" in ax.get_ylabel()
+    assert "column b" in paths[0].get_title()
+    assert "z-scored" in paths[0].get_ylabel()

@@ -35,6 +35,14 @@ def _truth(folder, kind: str, dataset: str, setting: str):
     return d, (np.load(truth) if truth.exists() else None)
 
 
+def _column(truth, channel: int) -> str:
+    """``", column NAME"``: the column of a multichannel series that a plot draws, from the
+    names saved with its truth ('' for one column, or a folder written before they were
+    saved). The plots drew one column of a file of several and did not say which."""
+    names = truth["columns"] if "columns" in truth.files else ()
+    return f", column {names[channel]}" if len(names) > 1 else ""
+
+
 def _save(fig, dest: Path) -> Path:
     """Write ``fig`` to ``dest`` (a PNG, folders created) and close it."""
     fig.tight_layout()
@@ -102,6 +110,7 @@ def plot_traces(
         return None
     plt = _plt()
     clean, noisy = t["clean"][:n, 0], t["noisy"][:n, 0]
+    column = _column(t, 0)
     fig, axes = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
     for ax, causal, title in (
         (axes[0], True, "causal (real-time)"),
@@ -125,8 +134,9 @@ def plot_traces(
             f = d / f"{_stem(dataset, setting, m)}.npz"
             if f.exists():
                 ax.plot(np.load(f)["out"][:n, 0], lw=1.0, label=m)
-        ax.set_title(f"{dataset}, {setting}: {title}")
-        ax.set_ylabel("signal (units of the data)")
+        ax.set_title(f"{dataset}, {setting}{column}: {title}")
+        # the tasks z-score every series with its training part: not the data's own units
+        ax.set_ylabel("value (z-scored, training statistics)")
         ax.legend(loc="upper right", fontsize=7, ncol=3)
     axes[1].set_xlabel("test sample")
     return _save(fig, dest)
@@ -168,7 +178,9 @@ def plot_forecasts(
     # the truth's seed (0 in a folder written before it was stored): a run whose traces were
     # of seed 1 was titled seed 0
     seed = int(t["seed"]) if "seed" in t.files else 0
-    ax.set_title(f"{dataset} ({setting}): forecast from one test origin (seed {seed})")
+    ax.set_title(
+        f"{dataset} ({setting}{_column(t, channel)}): forecast from one test origin (seed {seed})"
+    )
     ax.legend(fontsize=7, ncol=3)
     return _save(fig, dest)
 

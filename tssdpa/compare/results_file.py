@@ -187,7 +187,7 @@ def save_trace(out: Path, task: DenoiseTask, name: str, trace: np.ndarray):
     base = d / f"{stem}__truth.npz"
     if not base.exists():
         np.savez_compressed(base, clean=task.clean[t0 : t0 + n], noisy=task.noisy[t0 : t0 + n],
-                            seed=task.seed)  # fmt: skip
+                            seed=task.seed, columns=np.array(task.columns, dtype=str))  # fmt: skip
     np.savez_compressed(d / f"{stem}__{safe_name(name)}.npz", out=trace[:n])
 
 
@@ -208,5 +208,6 @@ def save_path(out: Path, task: ForecastTask, name: str, extras: dict):
                 future=task.y[o + 1 : o + 1 + hmax],
                 origin=o,
                 seed=task.seed,
+                columns=np.array(task.columns, dtype=str),  # the plot names the one it draws
             )
         np.savez_compressed(d / f"{stem}__{safe_name(name)}__path.npz", path=extras["path"])
