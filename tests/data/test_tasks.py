@@ -235,3 +235,14 @@ def test_seeds_that_are_not_a_list_of_distinct_non_negative_ints_are_refused_nam
 ):
     with pytest.raises((ValueError, TypeError), match="seeds"):
         make("ar2", seeds=seeds, n=400)
+
+
+@pytest.mark.parametrize("make", [forecast_tasks, denoise_tasks])
+def test_an_array_or_frame_given_as_the_dataset_is_refused_naming_tableseries(make):
+    # forecast_tasks(my_array) raised numpy's 'truth value of an array is ambiguous'
+    y = np.sin(np.arange(300) / 6.0)[:, None]
+    import pandas as pd
+
+    for given in (y, pd.DataFrame(y, columns=["a"])):
+        with pytest.raises(TypeError, match=r"^dataset must be .*TableSeries"):
+            make(given, seeds=(0,))

@@ -332,6 +332,11 @@ def _name(dataset) -> tuple[str, str | None]:
     """The name and fingerprint of a dataset name or :class:`TableSeries`."""
     if isinstance(dataset, TableSeries):
         return dataset.name, dataset.fingerprint
+    if not isinstance(dataset, str):  # an array was numpy's 'truth value ... is ambiguous'
+        raise TypeError(
+            "dataset must be a name of DATASETS, or your own values as a TableSeries(name, "
+            f"values (T, C), columns, fingerprint); got {type(dataset).__name__}"
+        )
     return dataset, None
 
 
