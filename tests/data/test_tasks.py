@@ -246,3 +246,21 @@ def test_an_array_or_frame_given_as_the_dataset_is_refused_naming_tableseries(ma
     for given in (y, pd.DataFrame(y, columns=["a"])):
         with pytest.raises(TypeError, match=r"^dataset must be .*TableSeries"):
             make(given, seeds=(0,))
+
+
+def test_a_table_series_of_one_column_as_a_1d_array_or_a_list_is_that_column():
+    # a 1-D array was IndexError 'tuple index out of range' to forecast_tasks and a 1-D
+    # clean signal to denoise_tasks; a list, AttributeError: 'list' object has no 'shape'
+    y = np.sin(np.arange(300) / 6.0)
+    for values in (y, y.tolist()):
+        series = TableSeries("mine", values, ("a",), "sha256:0")
+        [f] = forecast_tasks(series, seeds=(0,))
+        [d] = denoise_tasks(series, seeds=(0,), settings=[("gaussian", 10.0)])
+        assert f.y.shape == d.clean.shape == d.noisy.shape == (300, 1)
+
+
+def test_a_table_series_whose_columns_are_not_its_values_is_refused_naming_them():
+    with pytest.raises(ValueError, match=r"^columns: 1 name\(s\) for the 2 columns of values"):
+        TableSeries("mine", np.zeros((300, 2)), ("a",), "sha256:0")
+    with pytest.raises(ValueError, match=r"^values must be"):
+        TableSeries("mine", np.zeros((300, 2, 1)), ("a", "b"), "sha256:0")

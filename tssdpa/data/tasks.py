@@ -58,6 +58,19 @@ class TableSeries:
     columns: tuple
     fingerprint: str
 
+    def __post_init__(self):
+        # a 1-D array (one column) was IndexError 'tuple index out of range' to forecast_tasks
+        # and a 1-D clean signal to denoise_tasks; a list had no .shape
+        values = np.asarray(self.values, dtype=np.float64)
+        values = values[:, None] if values.ndim == 1 else values
+        if values.ndim != 2:
+            raise ValueError(f"values must be (T,) or (T, C), got shape {values.shape}")
+        columns = (self.columns,) if isinstance(self.columns, str) else tuple(self.columns)
+        if len(columns) != values.shape[1]:
+            raise ValueError(f"columns: {len(columns)} name(s) for the {values.shape[1]} "
+                             f"columns of values, got {columns}")  # fmt: skip
+        self.values, self.columns = values, columns
+
 
 @dataclass
 class DenoiseTask:
