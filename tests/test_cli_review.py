@@ -237,6 +237,9 @@ def test_compare_names_a_constant_column_by_its_name_not_its_channel_number(tmp_
     assert main(["compare", "denoise", "--file", str(p), "--out", str(tmp_path / "cmp")]) == 2
     err = capsys.readouterr().err
     assert "clean: column(s) ['c'] are constant" in err and err.count("\n") == 1
+    # the advice was the Python API's ("add noise of a set std"), which no option gives
+    assert "add noise of a set std" not in err
+    assert "leave them out: --columns a b" in err
 
 
 def test_compare_refuses_a_value_beyond_1e150_naming_its_column_as_filter_does(tmp_path, capsys):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shlex
 import sys
 from pathlib import Path
 
@@ -222,9 +223,26 @@ def _tasks(args, path, kinds, seeds, denoise_tasks, forecast_tasks, recorded_den
                         max_origins=args.max_origins, quick=args.quick,
                     )  # fmt: skip
             except ValueError as exc:  # "channel(s) [2]": the user knows the column as 'c'
-                raise ValueError(_named(str(exc), series.columns)) from None
+                raise ValueError(_named(_constant_advice(str(exc), series.columns),
+                                        series.columns)) from None  # fmt: skip
             tasks += made
     return tasks
+
+
+def _constant_advice(message: str, columns) -> str:
+    """``message`` of constant channels with the option that leaves them out, for the advice
+    of the Python API ("add noise of a set std"), which no option of the command gives."""
+    m = re.search(r"channel\(s\) \[(\d+(?:, \d+)*)\] are constant", message)
+    if m is None:
+        return message
+    flat = {int(i) for i in m[1].split(",")}
+    others = [c for i, c in enumerate(columns) if i not in flat]
+    advice = (
+        f"leave them out: --columns {shlex.join(map(str, others))}"
+        if others
+        else "no column varies"
+    )
+    return message.replace("drop them or add noise of a set std", advice)
 
 
 def _named(message: str, columns) -> str:
