@@ -139,3 +139,27 @@ def test_plots_of_a_multichannel_series_name_the_column_drawn_and_its_z_scored_u
         assert "z-scored" in ax.get_ylabel()
     assert "column b" in paths[0].get_title()
     assert "z-scored" in paths[0].get_ylabel()
+
+
+def test_a_cell_run_again_on_another_series_saves_that_series_truth_for_its_plot(tmp_path):
+    # rows of an edited file refused, the user removed them as told and ran again: the traces
+    # and forecast paths were of the new series, the truth (kept: it existed) of the old one,
+    # and the plots drew the filters against a signal they never saw
+    from tssdpa.compare import run_tasks
+    from tssdpa.data import Split
+    from tssdpa.data.tasks import DenoiseTask, ForecastTask
+
+    def tasks(scale):
+        c = scale * np.sin(np.arange(300) / 6.0)[:, None]
+        noisy = c + 0.3 * np.random.default_rng(0).standard_normal(c.shape)
+        return [DenoiseTask("mine", c, noisy, Split(180, 240, 300), "gaussian", 10.0, 0),
+                ForecastTask("mine", c, Split(180, 240, 300, context=8), (1, 2), 8, 0)]  # fmt: skip
+
+    run_tasks(tasks(1.0), methods=["moving_average", "naive"], out=tmp_path, progress=False)
+    (tmp_path / "results.csv").unlink()  # the rows removed
+    new = tasks(2.0)
+    run_tasks(new, methods=["moving_average", "naive"], out=tmp_path, progress=False)
+    with np.load(tmp_path / "traces" / "mine__gaussian@10dB__truth.npz") as t:
+        np.testing.assert_array_equal(t["clean"], new[0].clean[240:300])
+    with np.load(tmp_path / "curves" / "mine__univariate__truth.npz") as t:
+        np.testing.assert_array_equal(t["future"], new[1].y[int(t["origin"]) + 1 :][:2])

@@ -177,17 +177,31 @@ def check_trace_seed(trace_seed, tasks: list, out, settings) -> int:
     return trace_seed
 
 
+def _holds(base: Path, truth: dict) -> bool:
+    """Whether the saved truth ``base`` exists and is ``truth``. It was kept whenever it
+    existed: a cell run again on another series (an edited file or another ``--n``, its old
+    rows removed as the refusal advises) saved its traces beside the old series' truth, and
+    the plot drew the filters against a signal they never saw."""
+    if not base.exists():
+        return False
+    with np.load(base) as f:
+        return all(k in f.files and np.array_equal(f[k], v, equal_nan=True)
+                   for k, v in truth.items())  # fmt: skip
+
+
 def save_trace(out: Path, task: DenoiseTask, name: str, trace: np.ndarray):
-    """The first test samples of a denoised trace (and, once, the clean and noisy input)."""
+    """The first test samples of a denoised trace (and the clean and noisy input they are
+    plotted against, unless saved already)."""
     d = out / "traces"
     d.mkdir(exist_ok=True)
     t0, t1 = task.split.bounds("test")
     n = min(600, t1 - t0)
     stem = f"{safe_name(task.dataset)}__{safe_name(task.setting)}"
     base = d / f"{stem}__truth.npz"
-    if not base.exists():
-        np.savez_compressed(base, clean=task.clean[t0 : t0 + n], noisy=task.noisy[t0 : t0 + n],
-                            seed=task.seed, columns=np.array(task.columns, dtype=str))  # fmt: skip
+    truth = dict(clean=task.clean[t0 : t0 + n], noisy=task.noisy[t0 : t0 + n])
+    if not _holds(base, truth):
+        np.savez_compressed(base, **truth, seed=task.seed,
+                            columns=np.array(task.columns, dtype=str))  # fmt: skip
     np.savez_compressed(d / f"{stem}__{safe_name(name)}.npz", out=trace[:n])
 
 
@@ -200,14 +214,9 @@ def save_path(out: Path, task: ForecastTask, name: str, extras: dict):
         o = extras["keep_origin"]
         hmax = extras["path"].shape[0]
         base = d / f"{stem}__truth.npz"
-        if not base.exists():
-            lo = max(0, o + 1 - 3 * hmax)
-            np.savez_compressed(
-                base,
-                history=task.y[lo : o + 1],
-                future=task.y[o + 1 : o + 1 + hmax],
-                origin=o,
-                seed=task.seed,
-                columns=np.array(task.columns, dtype=str),  # the plot names the one it draws
-            )
+        lo = max(0, o + 1 - 3 * hmax)
+        truth = dict(history=task.y[lo : o + 1], future=task.y[o + 1 : o + 1 + hmax], origin=o)
+        if not _holds(base, truth):
+            np.savez_compressed(base, **truth, seed=task.seed,
+                                columns=np.array(task.columns, dtype=str))  # fmt: skip
         np.savez_compressed(d / f"{stem}__{safe_name(name)}__path.npz", path=extras["path"])
