@@ -163,3 +163,19 @@ def test_a_cell_run_again_on_another_series_saves_that_series_truth_for_its_plot
         np.testing.assert_array_equal(t["clean"], new[0].clean[240:300])
     with np.load(tmp_path / "curves" / "mine__univariate__truth.npz") as t:
         np.testing.assert_array_equal(t["future"], new[1].y[int(t["origin"]) + 1 :][:2])
+
+
+def test_a_saved_truth_a_stopped_run_cut_short_is_written_again(tmp_path):
+    from tssdpa.compare import run_tasks
+    from tssdpa.data import Split
+    from tssdpa.data.tasks import DenoiseTask
+
+    c = np.sin(np.arange(300) / 6.0)[:, None]
+    noisy = c + 0.3 * np.random.default_rng(0).standard_normal(c.shape)
+    task = DenoiseTask("mine", c, noisy, Split(180, 240, 300), "gaussian", 10.0, 0)
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "traces" / "mine__gaussian@10dB__truth.npz").write_bytes(b"PK\x03\x04cut")
+    res = run_tasks([task], methods=["moving_average"], out=tmp_path, progress=False)
+    assert (res.frame["error"] == "").all()
+    with np.load(tmp_path / "traces" / "mine__gaussian@10dB__truth.npz") as t:
+        np.testing.assert_array_equal(t["clean"], c[240:300])

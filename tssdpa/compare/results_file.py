@@ -8,6 +8,7 @@ import csv
 import io
 import re
 import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -138,6 +139,10 @@ def append_csv(path: Path, rows: list[dict]):
         df.to_csv(path, index=False)
 
 
+#: what reading a saved ``.npz`` raises where a stopped run cut it short
+_UNREADABLE = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile)
+
+
 def stored_trace_seed(out: Path, task) -> int | None:
     """The seed of the truth saved in ``out`` for the task's dataset and setting (None where
     there is none; 0 in a folder written before it was stored, the seed traces were saved
@@ -147,8 +152,11 @@ def stored_trace_seed(out: Path, task) -> int | None:
     base = out / kind / f"{safe_name(task.dataset)}__{safe_name(task.setting)}__truth.npz"
     if not base.exists():
         return None
-    with np.load(base) as f:
-        return int(f["seed"]) if "seed" in f.files else 0
+    try:
+        with np.load(base) as f:
+            return int(f["seed"]) if "seed" in f.files else 0
+    except _UNREADABLE:  # cut short by a stopped run: as if absent, and written again
+        return None
 
 
 def check_trace_seed(trace_seed, tasks: list, out, settings) -> int:
@@ -184,9 +192,12 @@ def _holds(base: Path, truth: dict) -> bool:
     the plot drew the filters against a signal they never saw."""
     if not base.exists():
         return False
-    with np.load(base) as f:
-        return all(k in f.files and np.array_equal(f[k], v, equal_nan=True)
-                   for k, v in truth.items())  # fmt: skip
+    try:
+        with np.load(base) as f:
+            return all(k in f.files and np.array_equal(f[k], v, equal_nan=True)
+                       for k, v in truth.items())  # fmt: skip
+    except _UNREADABLE:  # cut short by a stopped run
+        return False
 
 
 def save_trace(out: Path, task: DenoiseTask, name: str, trace: np.ndarray):
