@@ -363,11 +363,12 @@ def _write_docs(docs: Path, out: Path, frame, commands: list[str]) -> None:
     from tssdpa.compare.tables import overview_markdown, write_tables
 
     docs.mkdir(parents=True, exist_ok=True)
-    write_tables(frame, docs)
-    write_plots(out, frame, docs)
+    # this run's files only (another run's were listed under its command, rows not copied)
+    tables = write_tables(frame, docs)
+    plots = write_plots(out, frame, docs)
     shutil.copyfile(out / "results.csv", docs / "results.csv")
-    md = sorted(p.name for p in docs.glob("*.md") if p.name != "README.md")
-    png = sorted(p.name for p in docs.glob("*.png"))
+    md = sorted(p.name for p in tables if p.suffix == ".md")
+    png = sorted(p.name for p in plots)
     how = (
         "(seeded; hyperparameters chosen on the validation split only; scores on the test "
         "split). Do not edit by hand."
