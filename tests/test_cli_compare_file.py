@@ -245,3 +245,20 @@ def test_two_files_of_one_name_are_refused_naming_both_before_anything_is_writte
     assert f"--file: {data} and {other} are both named 'my run'" in err
     assert not out.exists()
     assert _run(data, "forecast", out, "--file", str(data), "--horizons", "1") == 0  # one file
+
+
+@pytest.mark.parametrize("order", ["newest first", "shuffled"])
+def test_a_file_whose_rows_are_not_in_time_order_is_refused_naming_the_first_step_back(
+    order, tmp_path, capsys
+):
+    # the split is 60/20/20 in row order: a log written newest first was trained on its
+    # latest rows and tested on its earliest, with a note that spoke of "the filter" only
+    table = _table()
+    table = table.iloc[::-1] if order == "newest first" else table.sample(frac=1, random_state=0)
+    path = tmp_path / "log.csv"
+    table.to_csv(path, index=False)
+    assert _run(path, "forecast", tmp_path / "o", "--columns", "a", "b") == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tssdpa compare: --file {path}: the 60/20/20 split is in row order")
+    assert "time column 'time' steps backwards at data row" in err and err.count("\n") == 1
+    assert not (tmp_path / "o").exists()

@@ -125,6 +125,7 @@ def _series(args, path):
         numeric_columns,
         read_table,
         sampling_note,
+        time_order_note,
     )
     from tssdpa.data.tasks import TableSeries
     from tssdpa.estimators.arrays import check_magnitudes
@@ -152,6 +153,9 @@ def _series(args, path):
                          f"{MIN_ROWS} (split 60/20/20 into train, validation and test parts, "
                          "in time order)")  # fmt: skip
     _check_training_part(path, x, cols, target, args.target)
+    back = time_order_note(df, time_col)
+    if back:  # a log newest first was trained on its latest rows, tested on its earliest
+        raise UsageError(f"--file {path}: the 60/20/20 split is in row order, and {back}")
     note = sampling_note(df, time_col)
     if note:
         print(f"tssdpa compare: {path}: {note}", file=sys.stderr)

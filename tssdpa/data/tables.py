@@ -35,6 +35,7 @@ __all__ = [
     "read_table",
     "sampling_note",
     "skipped_note",
+    "time_order_note",
     "write_table",
 ]
 
@@ -250,15 +251,35 @@ def _time_values(df: pd.DataFrame, time_column) -> np.ndarray:
     """:func:`_parsed_times`, ``ValueError`` also at the first step backwards (a log
     concatenated out of order; the filter's own check names no row)."""
     values = _parsed_times(df, time_column)
+    back = _step_back(values, time_column)
+    if back:
+        raise ValueError(back)
+    return values
+
+
+def _step_back(values: np.ndarray, time_column) -> str | None:
+    """What the first step backwards of the times ``values`` is, or None where there is none."""
     steps = np.diff(values)
     with np.errstate(invalid="ignore"):  # NaN / NaT: the filter's check names them
         back = np.flatnonzero(steps < steps.dtype.type(0))
-    if back.size:
-        i = int(back[0])
-        raise ValueError(f"time column {time_column!r} steps backwards at data row {i + 2} "
-                         f"({values[i + 1]} after {values[i]}): sort the rows by time, "
-                         "or drop the repeated stretch")  # fmt: skip
-    return values
+    if not back.size:
+        return None
+    i = int(back[0])
+    return (f"time column {time_column!r} steps backwards at data row {i + 2} "
+            f"({values[i + 1]} after {values[i]}): sort the rows by time, "
+            "or drop the repeated stretch")  # fmt: skip
+
+
+def time_order_note(df: pd.DataFrame, time_column) -> str | None:
+    """The first step backwards of the time column (rows out of time order), or None: none,
+    no time column, or times that are no numbers or dates (nothing to tell an order by)."""
+    if time_column is None:
+        return None
+    try:
+        values = _parsed_times(df, time_column)
+    except (ValueError, TypeError):
+        return None
+    return _step_back(values, time_column)
 
 
 def _parsed_times(df: pd.DataFrame, time_column) -> np.ndarray:
