@@ -262,3 +262,22 @@ def test_a_file_whose_rows_are_not_in_time_order_is_refused_naming_the_first_ste
     assert err.startswith(f"tssdpa compare: --file {path}: the 60/20/20 split is in row order")
     assert "time column 'time' steps backwards at data row" in err and err.count("\n") == 1
     assert not (tmp_path / "o").exists()
+
+
+def test_a_failed_cell_is_one_line_on_stderr_its_traceback_only_with_tssdpa_debug(
+    tmp_path, capsys, monkeypatch
+):
+    # each failed cell printed its message and a 10-line traceback, once per noise setting
+    table = _table()
+    table.loc[10:, "a"] = np.nan  # the Wiener FIR has 10 training samples for its taps
+    path = tmp_path / "log.csv"
+    table.to_csv(path, index=False)
+    args = ("--columns", "a", "b", "--budget", "1")
+    assert _run(path, "denoise", tmp_path / "o", *args, methods=("wiener_fir",)) == 0
+    err = capsys.readouterr().err
+    failed = [line for line in err.splitlines() if line.startswith("[error]")]
+    assert failed and "Traceback" not in err
+    assert all(line.endswith("(TSSDPA_DEBUG=1 shows its traceback)") for line in failed)
+    monkeypatch.setenv("TSSDPA_DEBUG", "1")
+    assert _run(path, "denoise", tmp_path / "o", *args, methods=("wiener_fir",)) == 0
+    assert "Traceback (most recent call last)" in capsys.readouterr().err

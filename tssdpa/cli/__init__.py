@@ -36,7 +36,7 @@ from pathlib import Path
 
 from tssdpa.cli import compare_file
 from tssdpa.cli import filter as filter_command
-from tssdpa.cli.errors import UsageError, usage_errors
+from tssdpa.cli.errors import UsageError, note, usage_errors
 from tssdpa.cli.helptext import DefaultsFormatter, add_version, parse_args
 from tssdpa.cli.paths import check_output_folder
 from tssdpa.cli.said import DroppedWhenClosed
@@ -289,7 +289,7 @@ def _compare(args) -> int:
             out=out,
             budget=lambda task: args.budget or (4 if task.dataset in small else 8),
             progress=not args.no_progress,
-            log=lambda m: print(m, file=sys.stderr),
+            log=note,
         )
     except ResumeError as exc:
         if not existed:  # refused before any cell ran: it left a folder of its commands.txt

@@ -2,8 +2,10 @@
 into it."""
 
 import contextlib
+import os
+import sys
 
-__all__ = ["UsageError", "usage_errors"]
+__all__ = ["UsageError", "note", "usage_errors"]
 
 
 class UsageError(Exception):
@@ -19,3 +21,13 @@ def usage_errors(prefix: str):
         yield
     except ValueError as exc:
         raise UsageError(f"{prefix}{exc}") from None
+
+
+def note(message: str) -> None:
+    """A note of the comparison harness on stderr. A failed cell's is one line, its traceback
+    shown only with ``TSSDPA_DEBUG=1`` (each failed cell printed ten lines of traceback, once
+    per noise setting, where its message says what failed)."""
+    head, tb, _ = message.partition("\nTraceback (most recent call last):")
+    if tb and not os.environ.get("TSSDPA_DEBUG"):
+        message = f"{head} (TSSDPA_DEBUG=1 shows its traceback)"
+    print(message.rstrip("\n"), file=sys.stderr)
