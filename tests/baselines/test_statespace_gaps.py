@@ -88,3 +88,26 @@ def test_a_state_space_forecast_from_before_the_first_sample_is_nan(make):
     two[:, 1] = np.nan
     with pytest.raises(ValueError, match="y channel 1 is all NaN"):
         fc2.forecast_path(two, horizon=2)
+
+
+def test_the_first_state_space_fit_of_a_process_prints_no_convergence_warning():
+    # importing statsmodels' warning classes inside the fit's catch_warnings put its "always"
+    # filters ahead of the "ignore": the first fit of a process (the first ets cell of a
+    # `tssdpa compare` run) printed a ConvergenceWarning with its source line on stderr
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import numpy as np\n"
+        "from tssdpa.baselines.statespace import ETSForecaster\n"
+        "rng = np.random.default_rng(0)\n"
+        "y = np.sin(np.arange(120) / 10) + 0.1 * rng.standard_normal(120)\n"
+        "ETSForecaster(trend=True, damped_trend=True, seasonal=4).fit(y)\n"  # no convergence
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert "Warning" not in run.stderr

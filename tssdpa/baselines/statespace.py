@@ -184,6 +184,10 @@ class _StateSpaceForecaster(Forecaster):
         return a
 
     def _fit_1d(self, y):
+        # imported before the catch: importing statsmodels' warnings adds "always" filters
+        # ahead of its "ignore", and the first fit of a process printed a ConvergenceWarning
+        import statsmodels.tools.sm_exceptions  # noqa: F401
+
         y = y[-self.max_fit_samples :]
         loc, scale = float(np.nanmean(y)), float(np.nanstd(y)) or 1.0
         with warnings.catch_warnings():
