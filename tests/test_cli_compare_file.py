@@ -281,3 +281,15 @@ def test_a_failed_cell_is_one_line_on_stderr_its_traceback_only_with_tssdpa_debu
     monkeypatch.setenv("TSSDPA_DEBUG", "1")
     assert _run(path, "denoise", tmp_path / "o", *args, methods=("wiener_fir",)) == 0
     assert "Traceback (most recent call last)" in capsys.readouterr().err
+
+
+def test_a_gap_in_the_time_column_is_noted_as_the_comparison_takes_the_rows(tmp_path, capsys):
+    # the note said "the filter takes the rows as equally spaced": no filter is run by name
+    table = _table()
+    table.loc[150:, "time"] += 5.0  # 500 steps of 0.01 s missing: a dropout
+    path = tmp_path / "log.csv"
+    table.to_csv(path, index=False)
+    assert _run(path, "forecast", tmp_path / "o", "--columns", "a", "b") == 0
+    err = capsys.readouterr().err
+    assert "1 gap(s) of 10 or more median steps" in err
+    assert "the comparison takes the rows as equally spaced" in err and "the filter" not in err

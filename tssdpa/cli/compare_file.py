@@ -156,7 +156,7 @@ def _series(args, path):
     back = time_order_note(df, time_col)
     if back:  # a log newest first was trained on its latest rows, tested on its earliest
         raise UsageError(f"--file {path}: the 60/20/20 split is in row order, and {back}")
-    note = sampling_note(df, time_col)
+    note = sampling_note(df, time_col, "the comparison")
     if note:
         print(f"tssdpa compare: {path}: {note}", file=sys.stderr)
     if n_nan or n_nan_clean:  # inf cells are NaN now too; the --target ones went unsaid

@@ -205,10 +205,11 @@ def sample_times(est, df: pd.DataFrame, time_column):
 GAP_STEPS = 10
 
 
-def sampling_note(df: pd.DataFrame, time_column) -> str | None:
+def sampling_note(df: pd.DataFrame, time_column, reader: str = "the filter") -> str | None:
     """What the time column shows that a filter taking the rows as equally spaced does not
     see -- repeated times, steps backwards, gaps of ``GAP_STEPS`` median steps or more --
-    or None (none of them, or times that are no numbers or dates)."""
+    or None (none of them, or times that are no numbers or dates). ``reader``: what takes
+    the rows so ("the comparison" for ``tssdpa compare``, which runs no filter by name)."""
     if time_column is None:
         return None
     try:
@@ -231,7 +232,7 @@ def sampling_note(df: pd.DataFrame, time_column) -> str | None:
                     f"{steps.max() / typical:.0f})")  # fmt: skip
     if not told:
         return None
-    return (f"time column {time_column!r} has {', '.join(told)}: the filter takes the rows as "
+    return (f"time column {time_column!r} has {', '.join(told)}: {reader} takes the rows as "
             "equally spaced")  # fmt: skip
 
 
