@@ -29,9 +29,9 @@ bound to the fitted floor only where all of these hold:
   fits imperfectly can pull the floor some 20% low (Lorenz-96 at 10 dB: 0.81 of the bound,
   which was within 5% of the truth).
 
-The floor's maximum-likelihood value is used (the top of its confidence interval left an
-AR(1) at 20 dB at 3-4x its noise level where the floor is identified), but never below a tenth
-of the bound.
+Where the floor is identified its maximum-likelihood value is used (the top of its
+confidence interval is 3-4x the noise level for an AR(1) of 0.5 at 20 dB, whose floor the fit
+cannot identify: see the strict rule below), but never below a tenth of the bound.
 
 Those conditions alone are the option ``noise_level="spectral"``
 (``noise_level(spectral=True)``): on the fusion recording's gyroscope Y at 20 dB they all held
@@ -260,11 +260,13 @@ MAX_ANSWERS = 256
 
 def linear_noise_level(v: np.ndarray, upper: float, strict: bool = True) -> float:
     """The noise level of the gap-free series ``v`` given the residual estimators' ``upper``
-    bound: the floor of the Whittle AR(p) + noise fit where the conditions of the module's
-    docstring hold, else ``upper`` (never more). ``strict`` (the default rule of
-    :func:`~tssdpa.estimators.white_noise.noise_level`) adds two: the floor is identified and
-    the fitted spectrum fits each quarter of the series (``misfit_p`` at least
-    ``MISFIT_ALPHA``); ``noise_level="spectral"`` leaves them out. A series met before (the
+    bound: the floor of the Whittle AR(p) or ARMA(p, 1) + noise fit where the conditions of
+    the module's docstring hold, else ``upper`` (never more). ``strict`` (the default rule of
+    :func:`~tssdpa.estimators.white_noise.noise_level`) adds two: the fitted spectrum fits each
+    quarter of the series (``misfit_p`` at least ``MISFIT_ALPHA``), and the floor is
+    identified -- else, where the bound leaves enough of the variance to the signal
+    (``LIMIT_BOUND_SHARE``), the top of the floor's confidence interval
+    (:func:`_upper_limit`); ``noise_level="spectral"`` leaves them out. A series met before (the
     same values, bound and rule) gets its answer again without the fits."""
     v = np.ascontiguousarray(v, dtype=np.float64)
     key = (hashlib.blake2b(v.tobytes(), digest_size=16).digest(), v.size, float(upper), strict)
@@ -304,7 +306,7 @@ def _linear_noise_level(v: np.ndarray, upper: float, strict: bool) -> float:
                 # train: a limit of 0.66 of the truth, an error 1.76x the bound's)
                 if upper**2 > LIMIT_BOUND_SHARE * float(np.var(v)):
                     return upper
-                level = max(_upper_limit(spectrum, order, free, fixed, upper), FLOOR * upper)
+                level = _upper_limit(spectrum, order, free, fixed, upper)  # >= FLOOR * upper
                 if not _plausible(level, v, upper):
                     return upper
     return level
@@ -326,8 +328,10 @@ def _upper_limit(spectrum, order: int, free: WhittleFit, fixed: WhittleFit, uppe
     maximum-likelihood floor is a guess there (0.1-2.3x the truth over seeds, an AR(1) of 0.5
     at 20 dB), and the bound, which counts the signal's innovations as noise, made SURE smooth
     the signal away (an output 5x worse than the noisy series); the limit lies between them,
-    never below the truth but where the spectrum's own evidence puts it
-    (``experiments/checked_floor_probe.py``)."""
+    where the spectrum's own evidence puts it: above the truth with 95% confidence where the
+    signal is of the model's kind, and possibly below it where it is not (an ARMA(1, 1) at
+    10 dB: 0.3-0.7 of the truth; ``experiments/checked_floor_probe.py``). The quarters' misfit
+    test (:func:`misfit_p`) has judged the free fit, not the fit at the limit."""
     w, power, counts = spectrum
     ma = len(free.b) > 0
     lo = 2.0 * math.log(max(math.sqrt(free.s2), FLOOR * upper))
@@ -353,7 +357,7 @@ def misfit_p(v: np.ndarray, a, q: float, s2: float, b=(), parts: int = MISFIT_PA
     spectrum is near 1 on average in each of ``bands`` runs of frequencies (the ratios are
     independent exponentials of mean 1 where the model holds: a run of ``n`` sums to ``n
     +- sqrt(n)``); the runs' squared standardised sums add up to a chi-square of ``parts * bands``
-    degrees of freedom. A spectrum the AR(p) cannot follow (a recording's shoulders and
+    degrees of freedom. A spectrum the AR(p) / ARMA(p, 1) cannot follow (a recording's shoulders and
     notches) or one that moves between the stretches (a recording at rest, then in motion) is
     rejected."""
     stat = 0.0
@@ -366,7 +370,7 @@ def misfit_p(v: np.ndarray, a, q: float, s2: float, b=(), parts: int = MISFIT_PA
 
 
 def whittle_floor(v: np.ndarray, upper: float) -> FloorFit:
-    """The Whittle AR(p) + noise fit to the gap-free ``v`` (the order by BIC, up to
+    """The Whittle AR(p) or ARMA(p, 1) + noise fit to the gap-free ``v`` (the model by BIC, up to
     ``MAX_ORDER``; the free fit started from the bound's optimum too), compared with the same
     order's fits with the noise fixed at the bound ``upper`` and at 0 (a likelihood-ratio test
     each, twice the log-likelihood ratio above 3.84), and its :func:`misfit_p`. ``upper`` must

@@ -143,10 +143,12 @@ def noise_level(
     Every one of these counts the white innovations of a rough signal (an AR process, a
     diffusion) as noise. Where the series looks linear and the noise a small part of it, the
     floor of its spectrum (:func:`~tssdpa.estimators.linear_noise.linear_noise_level`, on the
-    longest stretch without NaN) replaces the bound when it is clearly lower, the fit rejects
-    a floor of 0 and its spectrum fits each quarter of the series (``checked_floor``, the
-    default; False: the bound). ``spectral`` takes the floor without those two checks: on
-    smooth real recordings it can come out far too low (see that module).
+    longest stretch without NaN) replaces the bound when it is clearly lower and its spectrum
+    fits each quarter of the series: the fitted floor where the fit rejects a floor of 0, else
+    (the floor not told from 0) the top of its confidence interval where the bound leaves most
+    of the variance to the signal (``checked_floor``, the default; False: the bound).
+    ``spectral`` takes the floor without those checks: on smooth real recordings it can come
+    out far too low (see that module).
 
     A channel that repeats its readings exactly (:func:`repeating_channels`: held between
     readings, clipped, idle at an exact value) is measured on the samples that differ from the

@@ -134,8 +134,8 @@ class ProjectionFilter(
         channel, where known (a datasheet, a recording at rest; on a coarse grid, ``step /
         sqrt(12)``); SURE scores with it (with a ``target`` it only scales the sigma grid).
         None (default): :meth:`fit` estimates it, an upper bound (loose where the signal has
-        white innovations of its own: lowered to its spectrum's floor where a linear spectrum
-        fits and shows one), raised for heavy tails (SURE then weighs for them); a series
+        white innovations of its own: lowered toward its spectrum's floor where a linear
+        spectrum fits and shows one), raised for heavy tails (SURE then weighs for them); a series
         exact at most samples has none and is kept. "spectral": that floor, fit unchecked.
     channel_scale : "std" or None
         "std" (default): the kernel compares channels divided by ``channel_scale_`` (their
