@@ -127,6 +127,18 @@ def test_iso_times_written_by_isoformat_are_the_sample_times_of_tau_and_their_ga
     np.testing.assert_array_equal(got, pd.read_csv(tmp_path / "out.csv")["a_filtered"])
 
 
+def test_iso_times_alternating_whole_seconds_and_nanoseconds_are_filtered(tmp_path, capsys):
+    # 12:00:00 / 12:00:01.100000001: the second kind was read into the first's resolution
+    # (us), which pandas refused with a TypeError: the command failed
+    times = pd.date_range("2026-01-01 12:00", periods=200, freq="s")
+    cells = [f"{t}.100000001" if i % 2 else str(t) for i, t in enumerate(times)]
+    frame = pd.DataFrame({"time": cells, "a": np.sin(np.arange(200) / 7.0)})
+    frame.to_csv(tmp_path / "log.csv", index=False)
+    args = ["filter", str(tmp_path / "log.csv"), "--out", str(tmp_path / "out.csv")]
+    assert main([*args, "-m", "projection", "--params", '{"tau": 1.0, "window": 8}']) == 0
+    assert "used as the sample times (tau)" in capsys.readouterr().err
+
+
 def test_a_column_of_numbers_skipped_for_one_cell_is_told_with_that_cell(tmp_path, capsys):
     # a logger's "ERR" in one of 120 cells left the sensor out of the output (exit 0) with a
     # note naming the column only: the cell to fix had to be searched for by hand

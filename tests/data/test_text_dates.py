@@ -118,3 +118,14 @@ def test_iso_times_with_and_without_an_offset_in_one_column_are_refused_naming_b
     cells[2] = "soon"  # a cell that is no date is still named as such (by the caller)
     parsed, _ = parse_dates(cells, "time")
     assert parsed.isna().tolist() == [False, False, True, False]
+
+
+@pytest.mark.parametrize("fraction", ["123456789", "100000001"])
+def test_iso_times_whose_later_cells_hold_nanoseconds_are_read_to_the_nanosecond(fraction):
+    # pandas gave the column the first cell's resolution (us, from 12:00:00) and refused the
+    # nanoseconds of the cells read after it: TypeError, a traceback for tssdpa filter
+    cells = pd.Series(["2026-01-01 12:00:00", f"2026-01-01 12:00:00.{fraction}"] * 3)
+    parsed, note = parse_dates(cells, "t")
+    want = pd.to_datetime(list(cells), utc=True, format="ISO8601")
+    assert note is None and (parsed.to_numpy() == want.to_numpy()).all()
+    assert parsed[1] - parsed[0] == pd.Timedelta(int(fraction), unit="ns")

@@ -35,6 +35,8 @@ _PARSED: dict = {}
 _KEEP = 4
 _LOCK = threading.Lock()
 
+_UNITS = ("s", "ms", "us", "ns")  # datetime64 resolutions, coarse to fine
+
 
 def _both_orders(cells: pd.Series) -> dict:
     """``{"day": times, "month": times}``: the known cells of ``cells`` parsed day-first and
@@ -111,8 +113,12 @@ def _with_iso(cells: pd.Series, t: pd.Series, name) -> pd.Series:
         raise ValueError(f"time column {name!r}: data row {a + 1} ({cells.iloc[a]!r}) has no "
                          f"UTC offset, but data row {b + 1} ({cells.iloc[b]!r}) has one: "
                          "write every time with its offset (or none)")  # fmt: skip
-    t = t.copy()
-    t[missed] = pd.to_datetime(cells[missed], errors="coerce", utc=True, format="ISO8601")
+    filled = pd.to_datetime(cells[missed], errors="coerce", utc=True, format="ISO8601")
+    # pandas gives ``t`` the first cell's resolution (12:00:00: us) and refuses finer values
+    # (12:00:00.123456789: ns) in it: both are held in the finer of the two
+    finer = max(t.dt.unit, filled.dt.unit, key=_UNITS.index)
+    t = t.dt.as_unit(finer).copy()
+    t[missed] = filled.dt.as_unit(finer)
     return t
 
 
