@@ -96,3 +96,38 @@ def test_check_choice_refuses_an_array_naming_the_argument():
         check_choice(np.array([True, False]), "causal", (True, False))
     with pytest.raises(ValueError, match="normalize must be one of"):
         check_choice(pd.Series(["last", "none"]), "normalize", ("none", "last"))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        np.array(True),
+        np.array([True]),
+        np.array([True, False]),
+        pd.Series([True]),
+        pd.Series(True, index=[0, 1]),
+        torch.tensor([True]),
+    ],  # fmt: skip
+    ids=["0-d", "1-element", "2-element", "Series", "2-row Series", "tensor"],
+)
+def test_check_choice_refuses_any_array_series_or_tensor_whatever_its_values(value):
+    # `np.array([True]) in (True, False)` is True: a one-element or 0-d array passed, then
+    # ProjectionFilter(causal=...) failed with "unhashable type" and ETSForecaster(trend=...)
+    # or ProjectionForecaster().fit(y, np.array([1.0])) (verbose) ran with it without a word
+    with pytest.raises(ValueError, match=r"causal must be one of \(True, False\), got"):
+        check_choice(value, "causal", (True, False))
+
+
+def test_check_choice_takes_a_numpy_scalar_for_its_value():
+    assert check_choice(np.True_, "causal", (True, False)) is np.True_
+    assert check_choice(np.str_("last"), "normalize", ("none", "last")) == "last"
+
+
+def test_estimators_name_the_argument_given_a_one_element_array_for_a_choice():
+    from tssdpa import ProjectionFilter, ProjectionForecaster
+
+    x = np.sin(np.arange(120) / 7.0)
+    with pytest.raises(ValueError, match="causal must be one of"):
+        ProjectionFilter(causal=np.array([True])).fit(x)
+    with pytest.raises(ValueError, match="verbose must be one of"):
+        ProjectionForecaster().fit(x, np.array([1.0]))

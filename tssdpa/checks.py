@@ -200,11 +200,19 @@ def check_fits_dtype(values: np.ndarray, maximum: float, dtype: str) -> np.ndarr
 
 
 def check_choice(value: Any, name: str, choices: tuple) -> Any:
-    """``value`` if it is one of ``choices``, else ``ValueError`` listing them."""
-    try:
-        known = value in choices
-    except (ValueError, TypeError):  # an array or Series: its == is elementwise, and `in`
-        known = False  # raised numpy's "truth value ... is ambiguous", naming no argument
+    """``value`` if it is one of ``choices``, else ``ValueError`` listing them (an array,
+    Series or tensor is none, whatever its values)."""
+    # an array's == is elementwise: `in` raised numpy's "truth value ... is ambiguous",
+    # naming no argument, and took a 0-d or one-element array (np.array([True])) for its
+    # value, which failed later ("unhashable type") or ran as that choice without a word.
+    # Only numpy scalars (np.True_, np.str_) are values with a shape that are accepted
+    if hasattr(value, "shape") and not isinstance(value, np.generic):
+        known = False
+    else:
+        try:
+            known = value in choices
+        except (ValueError, TypeError):  # pd.NA: its truth value raises
+            known = False
     if not known:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
     return value
