@@ -333,3 +333,40 @@ def test_a_params_horizon_below_the_forecast_horizon_is_refused_before_the_fit(t
     # a larger one is kept: a model saved for horizons up to it (--save-model)
     assert main([*args, '{"horizon": 4, "embedding": 2, "model": "linear"}']) == 0
     assert "a_forecast_h3" in pd.read_csv(out).columns
+
+
+def _told_unchanged(path, tmp_path, capsys) -> str:
+    params = '{"tau": 0.05, "causal": true, "window": 8}'
+    args = ["filter", str(path), "-m", "projection", "--params", params]
+    assert main([*args, "--out", str(tmp_path / "o.csv")]) == 0
+    told = [x for x in capsys.readouterr().err.splitlines() if "returns x unchanged" in x]
+    assert len(told) == 1
+    return told[0]
+
+
+def test_filter_names_the_time_column_in_each_unit_it_may_be_in_with_its_own_unit_replaced(
+    tmp_path, capsys
+):
+    # times 0, 10, 20 ... (milliseconds or nanoseconds, by their size): only the first of
+    # "divide them by 1e3 or 1e9" was rewritten ("'t (ms)' or 1e9)"), and a column named
+    # 'timestamp (s)' was told to become 'timestamp (s) (ms)'
+    a, _ = _noisy(200)
+    for name, want in (("t", "'t (ms)' or 't (ns)'"),
+                       ("timestamp (s)", "'timestamp (ms)' or 'timestamp (ns)'"),
+                       ("t_s", "'t (ms)' or 't (ns)'")):  # fmt: skip
+        pd.DataFrame({name: 10 * np.arange(200), "a": a}).to_csv(tmp_path / "ms.csv", index=False)
+        told = _told_unchanged(tmp_path / "ms.csv", tmp_path, capsys)
+        assert told.endswith(f"(times in milliseconds or nanoseconds: name the unit in the "
+                             f"column's name, {want})")  # fmt: skip
+
+
+def test_filter_tells_a_column_of_dates_far_apart_for_tau_that_tau_is_likely_in_another_unit(
+    tmp_path, capsys
+):
+    # dates are exact in seconds: renaming the column to 'time (ms)' cannot help
+    a, _ = _noisy(200)
+    times = pd.date_range("2026-01-01", periods=200, freq="10s").astype(str)
+    pd.DataFrame({"time": times, "a": a}).to_csv(tmp_path / "dates.csv", index=False)
+    told = _told_unchanged(tmp_path / "dates.csv", tmp_path, capsys)
+    assert told.endswith("(the times are dates or durations, exact in seconds: tau is likely "
+                         "in another unit)")  # fmt: skip

@@ -356,3 +356,21 @@ def test_times_far_apart_for_tau_are_told_their_likely_unit_by_their_size(per_se
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the advice followed: seconds, and no warning
         f.fit(x, timestamps=epoch / per_second)
+
+
+@pytest.mark.parametrize("given", ["index", "datetime64", "datetimes", "TimedeltaIndex"])
+def test_dated_times_far_apart_for_tau_are_told_that_tau_is_likely_in_another_unit(given):
+    # a DatetimeIndex's times are exact in seconds: they were told to be milliseconds or
+    # nanoseconds ("divide them by 1e3 or 1e9"), where tau=0.05 (50 ms for 50 s) was wrong
+    index = pd.date_range("2026-01-01", periods=200, freq="10s")
+    x = np.sin(np.arange(200) / 7.0)
+    series = pd.Series(x, index=index)
+    times = {"index": None, "datetime64": index.to_numpy(),
+             "datetimes": list(index.to_pydatetime()),
+             "TimedeltaIndex": index - index[0]}[given]  # fmt: skip
+    f = ProjectionFilter(window=[8], embedding=[1], degree=[0], tau=0.05)
+    with pytest.warns(UserWarning, match="returns x unchanged") as told:
+        f.fit(series) if times is None else f.fit(x, timestamps=times)
+    said = str(told[0].message)
+    assert said.endswith("(the times are dates or durations, exact in seconds: tau is likely "
+                         "in another unit)") and "divide" not in said  # fmt: skip

@@ -31,7 +31,15 @@ import sys
 import threading
 import warnings
 
-from tssdpa.checks import LibraryWarning, SettingWarning, gather, gathered, warn
+from tssdpa.checks import (
+    TIME_NAMES,
+    UNIT_IN_NAME,
+    LibraryWarning,
+    SettingWarning,
+    gather,
+    gathered,
+    warn,
+)
 from tssdpa.estimators.fit_guard import GUARD_NAME
 from tssdpa.estimators.selection import held_message
 
@@ -419,7 +427,24 @@ def as_time_column(lines: list[str], time_column) -> list[str]:
         return list(lines)
     # a file's times are not divided: the unit goes in the column's name, which tau reads
     units = {"1e3": "ms", "1e6": "us", "1e9": "ns"}
-    told = [re.sub(r"divide them by (1e\d)", lambda m: "name the unit in the column's name, "
-                   f"'{time_column} ({units[m[1]]})'", x) for x in lines]  # fmt: skip
+
+    def named(m: re.Match) -> str:
+        names = [f"'{_with_unit(time_column, units[f])}'" for f in m.groups() if f]
+        return "name the unit in the column's name, " + " or ".join(names)
+
+    told = [re.sub(r"divide them by (1e\d)(?: or (1e\d))?", named, x) for x in lines]
     return [f"time column {time_column!r}: {x.removeprefix(prefix)}" if x.startswith(prefix)
             else x for x in told]  # fmt: skip
+
+
+def _with_unit(column, unit: str) -> str:
+    """The name of the time ``column`` with ``unit`` in place of the unit it names (its
+    brackets, or a suffix as in ``t_s``): 'timestamp (s)' was told to become
+    'timestamp (s) (ms)'."""
+    text = str(column).strip()
+    if UNIT_IN_NAME.search(text):
+        return UNIT_IN_NAME.sub(f"({unit})", text, count=1)
+    suffix = TIME_NAMES.match(text)
+    if suffix and suffix[2]:
+        text = text[: suffix.start(2)] + text[suffix.end(2) :]
+    return f"{text} ({unit})"

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import sys
 from contextlib import contextmanager
 
@@ -95,22 +96,40 @@ def sample_times(filt, meta, timestamps, n, fit: bool = False):
         # keeps that without a word (epoch nanoseconds read as seconds, tau=0.05: y == x)
         warn(f"timestamps: their median step, {step:.3g} s, is {step / tau:.3g} "
              f"times tau={filt.tau:g} s, so no sample weighs on another and the "
-             f"filter returns x unchanged; both are in seconds ({_epoch_unit(times)})",
+             f"filter returns x unchanged; both are in seconds ({_likely_unit(times, timestamps)})",
              LibraryWarning, stacklevel=user_stacklevel())  # fmt: skip
     return times
 
 
-def _epoch_unit(times: np.ndarray) -> str:
-    """What times read as seconds but far apart may be, told by their size: epoch seconds
-    are about 1.7e9, so 1e11 and more are milliseconds, microseconds or nanoseconds since the
-    epoch (it said "nanosecond times: divide by 1e9" of all, a million times too far for
-    milliseconds); smaller times, counted from a start, may be in any unit."""
+def _likely_unit(times: np.ndarray, timestamps) -> str:
+    """What is likely in the wrong unit where the times (``timestamps``, None for a time
+    index's, read as ``times`` in seconds) are far apart for tau: tau, where they came as
+    dates or durations (their seconds are exact, and they were told to be divided by 1e3 or
+    1e9); else
+    the times, told by their size: epoch seconds are about 1.7e9, so 1e11 and more are
+    milliseconds, microseconds or nanoseconds since the epoch (it said "nanosecond times:
+    divide by 1e9" of all, a million times too far for milliseconds); smaller times, counted
+    from a start, may be in any unit."""
+    if timestamps is None or _dated(timestamps):
+        return "the times are dates or durations, exact in seconds: tau is likely in another unit"
     size = float(np.nanmedian(np.abs(times)))
     for least, unit, per_second in ((1e17, "nanoseconds", "1e9"), (1e14, "microseconds", "1e6"),
                                     (1e11, "milliseconds", "1e3")):  # fmt: skip
         if size >= least:
             return f"these look like {unit} since the epoch: divide them by {per_second}"
     return "times in milliseconds or nanoseconds: divide them by 1e3 or 1e9"
+
+
+def _dated(raw) -> bool:
+    """Whether sample times came as dates or durations (datetime64, a time index, Python
+    datetimes), not numbers."""
+    dtype = getattr(raw, "dtype", None)
+    kind = getattr(dtype, "kind", None)  # a torch dtype has none
+    if dtype is not None and kind != "O":
+        return kind in ("m", "M")
+    values = np.asarray(raw, dtype=object).ravel()
+    return values.size > 0 and isinstance(values[0], (dt.date, dt.timedelta, np.datetime64,
+                                                      np.timedelta64))  # fmt: skip
 
 
 #: the relative spacing of the low-precision float types times may come in (numpy, torch)
