@@ -139,13 +139,23 @@ def test_iso_times_alternating_whole_seconds_and_nanoseconds_are_filtered(tmp_pa
     assert "used as the sample times (tau)" in capsys.readouterr().err
 
 
-def test_a_column_of_numbers_skipped_for_one_cell_is_told_with_that_cell(tmp_path, capsys):
+@pytest.mark.parametrize("written", ["decimal points", "decimal commas", "grouped thousands"])
+def test_a_column_of_numbers_skipped_for_one_cell_is_told_with_that_cell(written, tmp_path, capsys):
     # a logger's "ERR" in one of 120 cells left the sensor out of the output (exit 0) with a
-    # note naming the column only: the cell to fix had to be searched for by hand
-    a = np.sin(np.arange(120) / 8.0).astype(object)
+    # note naming the column only: the cell to fix had to be searched for by hand. In a ';'
+    # file of decimal commas no cell of the column ("0,5", "1.234,5") was read as a number,
+    # and the note was not given at all
+    n = 300
+    a = np.sin(np.arange(n) / 8.0).astype(object)
+    comma = written != "decimal points"
+    if comma:  # as text: pandas writes an object column's floats with decimal points
+        a = np.array([f"{v:.4f}".replace(".", ",") for v in a], object)
+    if written == "grouped thousands":
+        a = np.array([f"1.{234 + i},{i % 10}" for i in range(n)], object)
     a[57] = "ERR"
-    frame = pd.DataFrame({"time": np.arange(120), "a": a, "b": np.cos(np.arange(120) / 8.0)})
-    frame.to_csv(tmp_path / "log.csv", index=False)
+    frame = pd.DataFrame({"time": np.arange(n), "a": a, "b": np.cos(np.arange(n) / 8.0)})
+    frame.to_csv(tmp_path / "log.csv", index=False, sep=";" if comma else ",",
+                 decimal="," if comma else ".")  # fmt: skip
     args = ["filter", str(tmp_path / "log.csv"), "-m", "moving_average"]
     assert main([*args, "--out", str(tmp_path / "out.csv")]) == 0
     assert ("skipped column(s) of text or true / false values, with no finite value or with no "
