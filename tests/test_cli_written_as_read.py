@@ -105,3 +105,25 @@ def test_a_zip_output_is_one_member_named_and_dated_as_pandas_writes_it(cli_in_p
     assert abs(datetime.datetime(*member.date_time) - datetime.datetime.now()).days < 1
     out = _read(tmp_path / "out.csv.zip", "utf-8-sig", ";", ",", True)
     assert out.columns[-1] == "Höhe m_filtered"
+
+
+def test_a_zip_output_member_is_opened_for_zip64_so_it_may_pass_2_gib(tmp_path, monkeypatch):
+    # written as a stream, its size unknown at the start: zipfile refuses a member that then
+    # passes 2 GiB unless opened with force_zip64 (checked here on a small table)
+    import zipfile
+
+    from tssdpa.data.csv_output import write_csv
+
+    opened = []
+    plain_open = zipfile.ZipFile.open
+
+    def recording_open(archive, name, mode="r", pwd=None, *, force_zip64=False):
+        opened.append((mode, force_zip64))
+        return plain_open(archive, name, mode, pwd, force_zip64=force_zip64)
+
+    monkeypatch.setattr(zipfile.ZipFile, "open", recording_open)
+    frame = pd.DataFrame({"time": [0, 1], "a": [0.5, 1.5]})
+    write_csv(frame, tmp_path / "o.csv.zip", ",", {"method": "zip", "archive_name": "o.csv"})
+    assert opened == [("w", True)]
+    monkeypatch.undo()
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "o.csv.zip"), frame)

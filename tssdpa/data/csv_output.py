@@ -56,7 +56,9 @@ def _open_packed(path, compression):
         archive = zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED)
         member = zipfile.ZipInfo(compression["archive_name"], time.localtime()[:6])
         member.compress_type = zipfile.ZIP_DEFLATED
-        return archive, archive.open(member, "w")
+        # the size is not known before it is written: without ZIP64 a member over 2 GiB
+        # failed at close ("File size too large, try using force_zip64")
+        return archive, archive.open(member, "w", force_zip64=True)
     opener = {"gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open, None: open}[method]
     return None, opener(path, "wb")
 
