@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tssdpa.estimators.time_values import NUMBERS_ONLY, inferred_kind
+
 __all__ = ["numeric", "pandas_floats", "refuse_text", "refuse_text_columns", "true_false_columns"]
 
 
@@ -13,10 +15,12 @@ def _text(values) -> tuple[np.ndarray, bool]:
     """``values`` (array-like, a pandas column) as an array, and whether it holds text. Only
     text and object dtypes are looked into."""
     a = values if isinstance(values, np.ndarray) else np.asarray(values)
-    text = a.dtype.kind in "US" or (
-        a.dtype.kind == "O" and any(isinstance(v, (str, bytes)) for v in a.ravel())
-    )
-    return a, text
+    if a.dtype.kind != "O":
+        return a, a.dtype.kind in "US"
+    objects = a.ravel()
+    if inferred_kind(objects) in NUMBERS_ONLY:  # the usual object column, without a loop
+        return a, False
+    return a, any(isinstance(v, (str, bytes)) for v in objects)
 
 
 def _first_word(a: np.ndarray):
