@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from tssdpa.estimators.noise_tails import HEAVY_TAILS, off_slopes, rms_off_slopes, tail_weights
@@ -141,6 +142,8 @@ def test_a_candidate_array_that_is_not_1d_is_refused_naming_the_parameter(make):
             make(value).fit(x)
     with pytest.raises(ValueError, match=r"0-d array: pass its value, (window|embedding)=3$"):
         make(np.array(3)).fit(x)
+    with pytest.raises(ValueError, match=r"(window|embedding) must be .* got a Series: pass"):
+        make(pd.Series([3, 4])).fit(x)  # pandas' "truth value of a Series is ambiguous" before
 
 
 def test_sigma_grid_and_candidates():

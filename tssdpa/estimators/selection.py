@@ -62,10 +62,16 @@ def candidates(value) -> list:
 
 def check_no_empty_list(est, names) -> None:
     """``ValueError`` naming the first parameter of ``est`` in ``names`` given as an empty
-    list of candidates (there would be nothing to choose from), or as an array that is not
-    1-D (``np.array(3)`` raised "len() of unsized object", naming nothing)."""
+    list of candidates (there would be nothing to choose from), as a pandas Series or a
+    tensor, or as an array that is not 1-D (``np.array(3)`` raised "len() of unsized
+    object", naming nothing)."""
     for name in names:
         value = getattr(est, name)
+        if hasattr(value, "shape") and not isinstance(value, (np.ndarray, np.generic)):
+            # a Series or a tensor of candidates: "value in choices" raised pandas' "truth
+            # value of a Series is ambiguous", naming nothing
+            raise ValueError(f"{name} must be one value or a list / 1-D array of candidates, "
+                             f"got a {type(value).__name__}: pass {name}=list(...)")  # fmt: skip
         if isinstance(value, np.ndarray) and value.ndim == 0:
             raise ValueError(f"{name} must be one value or a 1-D array of candidates, got a "
                              f"0-d array: pass its value, {name}={value.item()!r}")  # fmt: skip
