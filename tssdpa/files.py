@@ -5,10 +5,23 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import uuid
 from pathlib import Path
 
-__all__ = ["OTHER_FORMATS", "WRITTEN", "check_table_name", "replacing", "same_path", "table_format"]
+__all__ = [
+    "OTHER_FORMATS",
+    "PARTIAL",
+    "WRITTEN",
+    "check_table_name",
+    "replacing",
+    "same_path",
+    "table_format",
+]
+
+
+#: the temporary file :func:`replacing` writes beside its target: ``.NAME.8HEX.partial``
+PARTIAL = re.compile(r"\.(?P<name>.+)\.[0-9a-f]{8}\.partial")
 
 
 @contextlib.contextmanager
@@ -28,7 +41,7 @@ def replacing(target):
     target = Path(target)
     # the name cut short: a name the file system takes (255 bytes) may not take 18 more
     short = target.name.encode()[:100].decode(errors="ignore")
-    tmp = target.with_name(f".{short}.{uuid.uuid4().hex[:8]}.partial")
+    tmp = target.with_name(f".{short}.{uuid.uuid4().hex[:8]}.partial")  # PARTIAL matches it
     try:
         yield tmp
         with contextlib.suppress(OSError):  # an earlier file's mode: a private one stays so

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import warnings
 from dataclasses import dataclass
@@ -23,17 +22,13 @@ from pathlib import Path
 
 from tssdpa.cli.errors import UsageError, usage_errors
 from tssdpa.cli.paths import check_output_folder
+from tssdpa.files import PARTIAL
 
 __all__ = ["Saved", "add_arguments", "check_saveable", "model_columns", "prepare", "save"]
 
 #: what a saved model's folder holds (:mod:`tssdpa.estimators.persistence`): such a folder
 #: may be overwritten by ``--save-model``; a folder holding anything else may not
 MODEL_FILES = {"config.json", "arrays.safetensors", "model.safetensors"}
-#: the temporary file of one of them (:func:`tssdpa.files.replacing`), left by a save that was
-#: killed half-way: its folder may be saved over too (it was "a folder of other files")
-_PARTIAL = re.compile(
-    r"\.(config\.json|arrays\.safetensors|model\.safetensors)\.[0-9a-f]{8}\.partial"
-)
 #: options that choose or steer a fit, meaningless with ``--model`` (no fit)
 _FIT_ONLY = {"method": "--method", "target": "--target", "fit_fraction": "--fit-fraction",
              "save_model": "--save-model", "fit_on": "--fit-on",
@@ -99,6 +94,14 @@ def _estimator_class(kind: str):
     return cls, names
 
 
+def _partial_of_model(name: str) -> bool:
+    """Whether ``name`` is the temporary file of a model file (:data:`tssdpa.files.PARTIAL`)
+    that a save killed half-way left: its folder may be saved over too (it was "a folder of
+    other files")."""
+    m = PARTIAL.fullmatch(name)
+    return m is not None and m["name"] in MODEL_FILES
+
+
 def check_saveable(factory, method: str) -> None:
     """``--save-model`` with a method whose estimator has no save format: refused before the
     fit (its ``save`` raises ``NotImplementedError``)."""
@@ -118,7 +121,7 @@ def check_folder(path: str) -> None:
                          "not exist (a folder not made, or not mounted)")  # fmt: skip
     if p.is_dir():
         entries = {e.name for e in p.iterdir()}
-        others = {n for n in entries if n not in MODEL_FILES and not _PARTIAL.fullmatch(n)}
+        others = {n for n in entries if n not in MODEL_FILES and not _partial_of_model(n)}
         if others:
             raise UsageError(f"--save-model: {path!r} is a folder of other files, not a "
                              "saved model; give a new or empty folder")  # fmt: skip

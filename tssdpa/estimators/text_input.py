@@ -80,20 +80,10 @@ def true_false_columns(frame) -> tuple:
     found = []
     for i, (label, dtype) in enumerate(zip(frame.columns, frame.dtypes)):  # labels may repeat
         kind = dtype.kind
-        if kind == "b" or (kind == "O" and _all_bools(frame.iloc[:, i].to_numpy())):
+        # objects all True / False or missing, one pass in C (NaN, None, pd.NA skipped)
+        if kind == "b" or (kind == "O" and inferred_kind(frame.iloc[:, i].to_numpy()) == "boolean"):
             found.append(label)
     return tuple(found)
-
-
-def _all_bools(a: np.ndarray) -> bool:
-    """Whether the objects ``a`` are all bools or missing (None, NaN, pandas' NA), one a bool."""
-    seen = False
-    for v in a:
-        if isinstance(v, (bool, np.bool_)):
-            seen = True
-        elif not (v is None or (isinstance(v, float) and v != v) or type(v).__name__ == "NAType"):
-            return False
-    return seen
 
 
 def numeric(convert, x, name: str):
