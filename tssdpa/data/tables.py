@@ -20,6 +20,7 @@ import pandas as pd
 
 from tssdpa.checks import ISO_CELL, TIME_NAMES, UNIT_IN_NAME, named_as_times, to_seconds
 from tssdpa.data.csv_files import cells_as_read, compression, read_csv_file
+from tssdpa.data.csv_numbers import as_numbers
 from tssdpa.data.csv_output import text_form, write_csv
 from tssdpa.data.text_dates import is_numbered_dates, parse_dates
 from tssdpa.files import OTHER_FORMATS, WRITTEN, check_table_name, replacing, table_format
@@ -355,7 +356,7 @@ def _first_text(df: pd.DataFrame, columns) -> str:
         cells = df[c]
         if pd.api.types.is_bool_dtype(cells):
             continue
-        numbers = _as_numbers(cells, df.attrs.get("decimal", "."))
+        numbers = as_numbers(cells, df.attrs.get("decimal", "."))
         bad = (numbers.isna() & cells.notna()).to_numpy()
         if bad.any() and (best is None or numbers.notna().sum() > best[0]):
             best = (numbers.notna().sum(), c, int(np.flatnonzero(bad)[0]))
@@ -365,28 +366,6 @@ def _first_text(df: pd.DataFrame, columns) -> str:
     cell = str(df[c].iloc[row])
     shown = cell if len(cell) <= 40 else cell[:37] + "..."
     return f"; {c!r} holds {shown!r} in data row {row + 1}"
-
-
-#: a thousands mark by the decimal mark a file writes: one between a digit and three digits
-_THOUSANDS_MARK = {",": re.compile(r"(?<=\d)[.\s](?=\d{3}(?!\d))"),
-                   ".": re.compile(r"(?<=\d),(?=\d{3}(?!\d))")}  # fmt: skip
-
-
-def _as_numbers(cells: pd.Series, decimal: str) -> pd.Series:
-    """``cells`` as numbers (NaN where a cell is none), each text cell read with the file's
-    ``decimal`` mark and thousands grouped by the other: a column that a stray cell kept as
-    text holds them as written ("0,5", "1.234,5" in a ';' file), and pd.to_numeric read none
-    of them, so no stray cell was told."""
-    numbers = pd.to_numeric(cells, errors="coerce")
-    unread = (numbers.isna() & cells.map(lambda v: isinstance(v, str))).to_numpy()
-    if not unread.any():
-        return numbers
-    text = cells[unread].str.strip().str.replace(_THOUSANDS_MARK[decimal], "", regex=True)
-    if decimal == ",":
-        text = text.str.replace(",", ".", regex=False)
-    numbers = numbers.astype(np.float64)
-    numbers[unread] = pd.to_numeric(text, errors="coerce").to_numpy(np.float64, na_value=np.nan)
-    return numbers
 
 
 def column_named(message: str, cols) -> str:
@@ -405,7 +384,7 @@ def skipped_note(skipped, df: pd.DataFrame) -> str:
     for c in skipped:
         if c not in df.columns or pd.api.types.is_bool_dtype(df[c]):
             continue
-        numbers = _as_numbers(df[c], df.attrs.get("decimal", "."))
+        numbers = as_numbers(df[c], df.attrs.get("decimal", "."))
         bad = (numbers.isna() & df[c].notna()).to_numpy()
         if bad.any() and numbers.notna().sum() > bad.sum():  # mostly numbers: a stray cell
             row = int(np.flatnonzero(bad)[0])
