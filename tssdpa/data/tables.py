@@ -353,19 +353,26 @@ def _first_text(df: pd.DataFrame, columns) -> str:
     ``""`` where there is none."""
     best = None
     for c in columns:
-        cells = df[c]
-        if pd.api.types.is_bool_dtype(cells):
-            continue
-        numbers = as_numbers(cells, df.attrs.get("decimal", "."))
-        bad = (numbers.isna() & cells.notna()).to_numpy()
-        if bad.any() and (best is None or numbers.notna().sum() > best[0]):
-            best = (numbers.notna().sum(), c, int(np.flatnonzero(bad)[0]))
+        n_numbers, rows = _text_cells(df, c)
+        if rows.size and (best is None or n_numbers > best[0]):
+            best = (n_numbers, c, int(rows[0]))
     if best is None:
         return ""
     _, c, row = best
     cell = str(df[c].iloc[row])
     shown = cell if len(cell) <= 40 else cell[:37] + "..."
     return f"; {c!r} holds {shown!r} in data row {row + 1}"
+
+
+def _text_cells(df: pd.DataFrame, c) -> tuple[int, np.ndarray]:
+    """How many cells of the column ``c`` of ``df`` are numbers (read with the file's decimal
+    mark: :func:`~tssdpa.data.csv_numbers.as_numbers`), and the rows of the cells that are
+    neither a number nor empty; ``(0, [])`` for a column of true / false values."""
+    cells = df[c]
+    if pd.api.types.is_bool_dtype(cells):
+        return 0, np.empty(0, dtype=np.intp)
+    numbers = as_numbers(cells, df.attrs.get("decimal", "."))
+    return int(numbers.notna().sum()), np.flatnonzero((numbers.isna() & cells.notna()).to_numpy())
 
 
 def column_named(message: str, cols) -> str:
@@ -382,12 +389,11 @@ def skipped_note(skipped, df: pd.DataFrame) -> str:
     note = ("skipped column(s) of text or true / false values, with no finite value or with "
             f"no name {skipped}")  # fmt: skip
     for c in skipped:
-        if c not in df.columns or pd.api.types.is_bool_dtype(df[c]):
+        if c not in df.columns:
             continue
-        numbers = as_numbers(df[c], df.attrs.get("decimal", "."))
-        bad = (numbers.isna() & df[c].notna()).to_numpy()
-        if bad.any() and numbers.notna().sum() > bad.sum():  # mostly numbers: a stray cell
-            row = int(np.flatnonzero(bad)[0])
+        n_numbers, rows = _text_cells(df, c)
+        if rows.size and n_numbers > rows.size:  # mostly numbers: a stray cell
+            row = int(rows[0])
             cell = str(df[c].iloc[row])[:40]
             note += (f"; {c!r} holds {cell!r} in data row {row + 1}, its other cells numbers: "
                      "fix or empty that cell to filter the column")  # fmt: skip
