@@ -127,3 +127,19 @@ def test_a_zip_output_member_is_opened_for_zip64_so_it_may_pass_2_gib(tmp_path, 
     assert opened == [("w", True)]
     monkeypatch.undo()
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "o.csv.zip"), frame)
+
+
+@pytest.mark.parametrize(("name", "encoding", "sep", "decimal", "sep_line", "newline"), FORMS)
+def test_reading_a_csv_gives_what_its_output_is_written_with_from_the_one_read_of_its_head(
+    tmp_path, name, encoding, sep, decimal, sep_line, newline
+):
+    # its byte-order mark, sep= line and line endings came from a second read of the file's
+    # head (csv_output.text_form) after read_csv_file had read it
+    from tssdpa.data.csv_files import read_csv_file
+
+    path = tmp_path / f"{name}.csv"
+    _write_input(path, encoding, sep, decimal, sep_line, newline)
+    attrs = read_csv_file(path).attrs
+    bom = None if encoding == "utf-8" else encoding
+    assert (attrs["sep"], attrs.get("decimal", ".")) == (sep, decimal)
+    assert (attrs["bom"], attrs["sep_line"], attrs["newline"]) == (bom, sep_line, newline)

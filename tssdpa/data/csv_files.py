@@ -104,17 +104,23 @@ _NOT_TEXT = {
     b"PK\x03\x04": "a zip archive (an Excel workbook?): save the sheet as CSV",
     b"\xd0\xcf\x11\xe0": "an Excel 97-2003 workbook (.xls): save the sheet as CSV",
 }
-_HEAD_BYTES = 1 << 16  # bytes looked at for NUL characters
+_HEAD_BYTES = 1 << 16  # bytes looked at for NUL characters and the first line
 
 
-def check_text(p: Path) -> str:
-    """The encoding of the CSV ``p`` (:func:`text_encoding`), ``ValueError`` where its first
-    bytes show it is no CSV text: a Parquet file or a workbook under a CSV's name, or NUL
-    characters (UTF-16 text without its byte-order mark, whose names came out as
-    ``t\\x00i\\x00m\\x00e``; a binary file)."""
+def check_text(p: Path) -> tuple[str, dict]:
+    """The encoding of the CSV ``p`` (:func:`text_encoding`) and what its text holds besides
+    its cells, written back as it was (:func:`~tssdpa.data.csv_output.write_csv`):
+    ``{"bom": ..., "sep_line": ..., "newline": ...}`` -- the encoding that writes its
+    byte-order mark (``"utf-8-sig"``, ``"utf-16"``, ``"utf-32"``; ``None``: none), whether
+    its first line is ``sep=;`` (:func:`declared_separator`) and its first line's ending
+    (``"\\r\\n"`` or ``"\\n"``); ``("utf-8-sig", {})`` for a file read by pandas alone (a
+    ``.tar`` or ``.zst`` archive). ``ValueError`` where its first bytes show it is no CSV
+    text: a Parquet file or a workbook under a CSV's name, or NUL characters (UTF-16 text
+    without its byte-order mark, whose names came out as ``t\\x00i\\x00m\\x00e``; a binary
+    file)."""
     raw = open_bytes(p)
     if raw is None:
-        return "utf-8-sig"
+        return "utf-8-sig", {}
     with raw:
         head = raw.read(_HEAD_BYTES)
     for magic, what in _NOT_TEXT.items():
@@ -127,7 +133,14 @@ def check_text(p: Path) -> str:
         raise ValueError(f"{p} is not a readable CSV file: line {line} holds NUL characters "
                          "(UTF-16 text without its byte-order mark, or no text); save it as "
                          "UTF-8 CSV")  # fmt: skip
-    return encoding
+    if head.startswith(codecs.BOM_UTF8):
+        bom = "utf-8-sig"
+    else:
+        bom = None if encoding == "utf-8-sig" else encoding  # UTF-16 / 32: read by their mark
+    first = text.split("\n", 1)[0]
+    sep_line = _declared(re.match(r"[^\r\n]*", text)[0]) is not None  # as readline ends it
+    return encoding, {"bom": bom, "sep_line": sep_line,
+                      "newline": "\r\n" if first.endswith("\r") else "\n"}  # fmt: skip
 
 
 def leading_comments(p: Path) -> int:
@@ -143,7 +156,7 @@ def leading_comments(p: Path) -> int:
     count, last, declared = 0, None, 0
     with handle:
         for line in handle:
-            if count == 0 and _SEP_LINE.fullmatch(line.rstrip("\r\n")):  # sep=; (skipped)
+            if count == 0 and _declared(line) is not None:  # sep=; (skipped)
                 count = declared = 1
                 continue
             text = line.strip()
@@ -164,7 +177,12 @@ def declared_separator(p: Path) -> str | None:
     if handle is None:
         return None
     with handle:
-        found = _SEP_LINE.fullmatch(handle.readline().rstrip("\r\n"))
+        return _declared(handle.readline())
+
+
+def _declared(line: str) -> str | None:
+    """The separator the first ``line`` of a file declares (``sep=;``), or None."""
+    found = _SEP_LINE.fullmatch(line.rstrip("\r\n"))
     return found[1] if found else None
 
 
@@ -291,11 +309,12 @@ def row_layout(p: Path, sep: str) -> tuple[str, list[str]]:
 
 def read_csv_file(p: Path) -> pd.DataFrame:
     """The CSV ``p`` as a DataFrame, laid out as :func:`row_layout` says, its separator in
-    ``attrs["sep"]``, its decimal mark in ``attrs["decimal"]`` where it is a comma, the names
+    ``attrs["sep"]``, its decimal mark in ``attrs["decimal"]`` where it is a comma, its text's
+    byte-order mark, ``sep=`` line and line endings (:func:`check_text`), the names
     its header leaves empty in ``attrs["unnamed"]``, and what :func:`cells_as_read` needs to
     read its cells again in ``attrs["csv_text"]``. ``ValueError`` for a name the header gives
     twice (pandas renamed the second ``a`` to ``a.1``, which the output then carried)."""
-    encoding = check_text(p)
+    encoding, form = check_text(p)
     sep = separator(p)
     layout, header = row_layout(p, sep)
     kw = {} if sep == "," else dict(sep=sep)
@@ -320,6 +339,7 @@ def read_csv_file(p: Path) -> pd.DataFrame:
     stat = os.stat(p)
     df.attrs["csv_text"] = (str(p), kw, (stat.st_size, stat.st_mtime_ns))
     df.attrs["sep"] = sep  # tssdpa.batch writes its outputs with the input's separator
+    df.attrs.update(form)  # its byte-order mark, sep= line, line endings: written back
     names = header  # as written: pandas renames them (R's row names have no name there)
     if len(names) == df.shape[1]:
         df.attrs["unnamed"] = [c for c, n in zip(df.columns, names) if not n.strip()]

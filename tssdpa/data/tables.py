@@ -21,7 +21,7 @@ import pandas as pd
 from tssdpa.checks import ISO_CELL, TIME_NAMES, UNIT_IN_NAME, named_as_times, to_seconds
 from tssdpa.data.csv_files import cells_as_read, compression, read_csv_file
 from tssdpa.data.csv_numbers import as_numbers
-from tssdpa.data.csv_output import text_form, write_csv
+from tssdpa.data.csv_output import write_csv
 from tssdpa.data.text_dates import is_numbered_dates, parse_dates
 from tssdpa.files import OTHER_FORMATS, WRITTEN, check_table_name, replacing, table_format
 
@@ -115,7 +115,6 @@ def read_table(path) -> pd.DataFrame:
     else:
         try:
             df = read_csv_file(p)
-            df.attrs.update(text_form(p))  # its byte-order mark, sep= line: written back
         except pd.errors.EmptyDataError:
             raise ValueError(f"{path} is empty; expected a header row and data rows") from None
         except UnicodeDecodeError as exc:  # a spreadsheet's plain "CSV": Windows-1252
