@@ -113,6 +113,31 @@ def test_failing_method_is_recorded_not_fatal(tmp_path):
     assert np.isfinite(res.frame.set_index("method").loc["noisy", "rmse"])
 
 
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_failed_cell_is_logged_in_one_line_its_traceback_only_with_tssdpa_debug(
+    monkeypatch, debug
+):
+    # the harness logged each failed cell's traceback and the command line cut it off again
+    register(MethodSpec("broken_test", "denoise", _Broken), overwrite=True)
+    tasks = denoise_tasks("ar2", seeds=(0,), settings=[("gaussian", 10.0)], n=200)
+    if debug:
+        monkeypatch.setenv("TSSDPA_DEBUG", "1")
+    else:
+        monkeypatch.delenv("TSSDPA_DEBUG", raising=False)
+    logged = []
+    try:
+        run_tasks(tasks, methods=["broken_test"], progress=False, log=logged.append)
+    finally:
+        _REGISTRY.pop(("denoise", "broken_test"), None)
+    (message,) = logged
+    head = "[error] ar2 gaussian@10dB broken_test: RuntimeError: boom"
+    if debug:
+        assert message.startswith(head + "\nTraceback (most recent call last):")
+        assert not message.endswith("\n")
+    else:
+        assert message == head + " (TSSDPA_DEBUG=1 shows its traceback)"
+
+
 def test_a_callers_own_seeded_forecast_series_is_forecast_on_every_seed():
     # the harness ran a classical forecaster on the first seed only of any dataset not named
     # like a synthetic one: three series of a caller's own (seeded_data=True, the default)

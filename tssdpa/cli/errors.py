@@ -2,7 +2,6 @@
 into it."""
 
 import contextlib
-import os
 import sys
 
 __all__ = ["UsageError", "note", "usage_errors"]
@@ -24,10 +23,6 @@ def usage_errors(prefix: str):
 
 
 def note(message: str) -> None:
-    """A note of the comparison harness on stderr. A failed cell's is one line, its traceback
-    shown only with ``TSSDPA_DEBUG=1`` (each failed cell printed ten lines of traceback, once
-    per noise setting, where its message says what failed)."""
-    head, tb, _ = message.partition("\nTraceback (most recent call last):")
-    if tb and not os.environ.get("TSSDPA_DEBUG"):
-        message = f"{head} (TSSDPA_DEBUG=1 shows its traceback)"
-    print(message.rstrip("\n"), file=sys.stderr)
+    """A note of the comparison harness on stderr (a failed cell's: one line, its traceback
+    after it only with ``TSSDPA_DEBUG=1``, as the harness writes it)."""
+    print(message, file=sys.stderr)

@@ -16,6 +16,7 @@ failed one runs again).
 
 from __future__ import annotations
 
+import os
 import traceback
 import warnings
 from dataclasses import dataclass
@@ -92,7 +93,8 @@ def run_tasks(
         in ``out``, is refused (ValueError): one plot would set two seeds' series side by
         side.
     log : callable, optional
-        Receives one message per failed cell.
+        Receives one message per failed cell: one line, or with ``TSSDPA_DEBUG=1`` in the
+        environment its traceback after it.
 
     Returns
     -------
@@ -406,10 +408,7 @@ def _run_cell(task, spec, budget, out, trace_seed, trace_settings, log):
     except Exception as exc:  # keep going; record the failure
         msg = f"{type(exc).__name__}: {exc}"
         if log is not None:
-            log(
-                f"[error] {task.dataset} {task.setting} {spec.name}: {msg}\n"
-                + traceback.format_exc(limit=3)
-            )
+            log(f"[error] {task.dataset} {task.setting} {spec.name}: {msg}{_traceback_told()}")
         base = {
             "task": "denoise" if isinstance(task, DenoiseTask) else "forecast",
             "dataset": task.dataset,
@@ -429,6 +428,15 @@ def _run_cell(task, spec, budget, out, trace_seed, trace_settings, log):
         r[SETTINGS_COLUMN] = cell_settings(task, spec, budget)
         r[RUNS_ONCE_COLUMN] = _runs_once(task, spec)
     return rows
+
+
+def _traceback_told() -> str:
+    """What follows a failed cell's message in the log: its traceback where the environment
+    sets ``TSSDPA_DEBUG``, else how to see it (each failed cell printed ten lines of
+    traceback, once per noise setting, where its message says what failed)."""
+    if os.environ.get("TSSDPA_DEBUG"):
+        return "\n" + traceback.format_exc(limit=3).rstrip("\n")
+    return " (TSSDPA_DEBUG=1 shows its traceback)"
 
 
 @dataclass
