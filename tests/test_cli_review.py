@@ -240,6 +240,12 @@ def test_compare_names_a_constant_column_by_its_name_not_its_channel_number(tmp_
     # the advice was the Python API's ("add noise of a set std"), which no option gives
     assert "add noise of a set std" not in err
     assert "leave them out: --columns a b" in err
+    # every column constant: no --columns leaves them out
+    p = _columns(tmp_path, c=np.full(300, 3.3))
+    assert main(["compare", "denoise", "--file", str(p), "--out", str(tmp_path / "cmp")]) == 2
+    err = capsys.readouterr().err
+    assert err.endswith("clean: column(s) ['c'] are constant, so no noise level gives an SNR "
+                        "of 0.0 dB; no column varies\n")  # fmt: skip
 
 
 def test_compare_refuses_a_value_beyond_1e150_naming_its_column_as_filter_does(tmp_path, capsys):

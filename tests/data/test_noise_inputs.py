@@ -73,6 +73,22 @@ def test_a_constant_channel_is_refused_at_a_finite_snr_not_returned_noiseless():
     np.testing.assert_array_equal(D.add_noise(x, "gaussian", float("inf")), x)
 
 
+def test_the_constant_channels_error_carries_the_channels_and_pickles_with_its_message():
+    # its callers take the channels from it, not from its words (tssdpa compare rewrote the
+    # message's text for its own advice); a worker process sends it pickled
+    import pickle
+
+    from tssdpa.data.noise import ConstantChannelsError
+
+    x = np.column_stack([np.full(len(CLEAN), 1.0), CLEAN, np.full(len(CLEAN), 2.0)])
+    with pytest.raises(ConstantChannelsError) as caught:
+        D.add_noise(x, "gaussian", 10.0)
+    assert caught.value.channels == [0, 2] and caught.value.snr_db == 10.0
+    want = ("clean: channel(s) [0, 2] are constant, so no noise level gives an SNR of 10.0 dB; "
+            "drop them or add noise of a set std")  # fmt: skip
+    assert str(caught.value) == want == str(pickle.loads(pickle.dumps(caught.value)))
+
+
 def test_a_reference_sets_the_noise_level_and_later_rows_leave_it_alone():
     clean = np.concatenate([CLEAN, 5 * CLEAN])  # the later half louder
     noisy = D.add_noise(clean, "gaussian", 10.0, seed=0, reference=clean[:500])

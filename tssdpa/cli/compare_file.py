@@ -211,6 +211,8 @@ def file_tasks(args, kinds: list[str], seeds: tuple) -> list:
 
 
 def _tasks(args, path, kinds, seeds, denoise_tasks, forecast_tasks, recorded_denoise_tasks):
+    from tssdpa.data.noise import ConstantChannelsError
+
     series, target = _series(args, path)
     tasks = []
     for kind in kinds:
@@ -226,27 +228,26 @@ def _tasks(args, path, kinds, seeds, denoise_tasks, forecast_tasks, recorded_den
                         series, seeds=seeds, horizons=args.horizons,
                         max_origins=args.max_origins, quick=args.quick,
                     )  # fmt: skip
+            except ConstantChannelsError as exc:  # "drop them": the command has --columns
+                advised = _constant_advice(exc, series.columns)
+                raise ValueError(_named(str(advised), series.columns)) from None
             except ValueError as exc:  # "channel(s) [2]": the user knows the column as 'c'
-                raise ValueError(_named(_constant_advice(str(exc), series.columns),
-                                        series.columns)) from None  # fmt: skip
+                raise ValueError(_named(str(exc), series.columns)) from None
             tasks += made
     return tasks
 
 
-def _constant_advice(message: str, columns) -> str:
-    """``message`` of constant channels with the option that leaves them out, for the advice
-    of the Python API ("add noise of a set std"), which no option of the command gives."""
-    m = re.search(r"channel\(s\) \[(\d+(?:, \d+)*)\] are constant", message)
-    if m is None:
-        return message
-    flat = {int(i) for i in m[1].split(",")}
-    others = [c for i, c in enumerate(columns) if i not in flat]
+def _constant_advice(exc, columns):
+    """The error ``exc`` of constant channels (:class:`~tssdpa.data.noise.ConstantChannelsError`)
+    with the option that leaves them out, for the advice of the Python API ("add noise of a
+    set std"), which no option of the command gives."""
+    others = [c for i, c in enumerate(columns) if i not in exc.channels]
     advice = (
         f"leave them out: --columns {shlex.join(map(str, others))}"
         if others
         else "no column varies"
     )
-    return message.replace("drop them or add noise of a set std", advice)
+    return type(exc)(exc.channels, exc.snr_db, advice)
 
 
 def _named(message: str, columns) -> str:

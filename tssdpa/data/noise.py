@@ -12,9 +12,23 @@ import numpy as np
 
 from tssdpa.checks import check_int, check_number, check_positive
 
-__all__ = ["NOISES", "add_noise", "noise_std_for_snr"]
+__all__ = ["NOISES", "ConstantChannelsError", "add_noise", "noise_std_for_snr"]
 
 NOISES = ("gaussian", "student_t", "impulsive", "dropout", "quantize")
+
+
+class ConstantChannelsError(ValueError):
+    """:func:`add_noise`'s error for the ``channels`` (positions) of a clean signal that are
+    constant: no noise level gives them an SNR of ``snr_db``. ``advice`` ends the message: a
+    caller that leaves them out otherwise (``tssdpa compare --columns``) says so in it."""
+
+    def __init__(self, channels, snr_db, advice: str = "drop them or add noise of a set std"):
+        super().__init__(channels, snr_db, advice)  # the args pickle and rebuild it
+        self.channels, self.snr_db, self.advice = list(channels), snr_db, advice
+
+    def __str__(self) -> str:
+        return (f"clean: channel(s) {self.channels} are constant, so no noise level gives an "
+                f"SNR of {self.snr_db} dB; {self.advice}")  # fmt: skip
 
 
 def noise_std_for_snr(clean: np.ndarray, snr_db: float) -> np.ndarray:
@@ -96,10 +110,7 @@ def add_noise(
     std = noise_std_for_snr(x if reference is None else reference, snr_db)
     flat = np.flatnonzero(np.atleast_1d(std) == 0) if _check_snr(snr_db) < math.inf else []
     if len(flat):  # no variance to set the noise by: it came back noiseless at any SNR
-        raise ValueError(
-            f"clean: channel(s) {flat.tolist()} are constant, so no noise level gives an SNR "
-            f"of {snr_db} dB; drop them or add noise of a set std"
-        )
+        raise ConstantChannelsError(flat.tolist(), snr_db)
     if kind == "student_t":
         e = rng.standard_t(df, x.shape) / np.sqrt(df / (df - 2.0))
     else:
