@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from tssdpa.batch import filter_files, filter_table
 from tssdpa.checks import LibraryWarning
@@ -38,6 +39,21 @@ def test_filter_files_tells_each_files_library_warning_in_its_notes(tmp_path):
     told = [n for n in notes["ms.csv"].splitlines() if UNCHANGED in n]
     assert len(told) == 1 and told[0].startswith("time column 'timestamp': their median step")
     assert UNCHANGED not in notes["s.csv"]
+
+
+def test_a_tables_times_far_apart_are_told_to_name_their_unit_and_a_later_fit_to_divide_them():
+    # the advice is made where the warning is (it was rewritten from "divide them by 1e3" by
+    # string matching); the table's time column is forgotten once its table is done
+    _, info = filter_table(_log(ms=True), ProjectionFilter(window=8, sigma=0.5, tau=0.3))
+    (told,) = [n for n in info["notes"] if UNCHANGED in n]
+    assert told.endswith("(these look like milliseconds since the epoch: name the unit in the "
+                         "column's name, 'timestamp (ms)')")  # fmt: skip
+    log = _log(ms=True)
+    with pytest.warns(LibraryWarning, match=UNCHANGED) as seen:
+        ProjectionFilter(window=8, sigma=0.5, tau=0.3).fit(
+            log[["a"]].to_numpy(), timestamps=log["timestamp"].to_numpy()
+        )
+    assert str(seen[0].message).endswith("milliseconds since the epoch: divide them by 1e3)")
 
 
 def test_tables_filtered_in_threads_each_get_their_own_warnings_and_no_others():

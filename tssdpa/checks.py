@@ -39,7 +39,9 @@ __all__ = [
     "check_tau",
     "named_as_times",
     "time_index",
+    "times_of_column",
     "to_seconds",
+    "unit_advice",
     "warn",
 ]
 
@@ -60,7 +62,9 @@ class SettingWarning(LibraryWarning):
 
 
 #: per thread, ``said``: the list a table filtered in a batch gathers the library's warnings
-#: in (:func:`tssdpa.estimators.input_notes.library_warnings`), or None
+#: in (:func:`tssdpa.estimators.input_notes.library_warnings`), or None; ``time_column``: the
+#: table's column whose numbers are the sample times given to its fit
+#: (:func:`times_of_column`), or None
 gathered = threading.local()
 _gathered_lock = threading.Lock()  # a list of a caller and its parallel_map workers
 
@@ -358,3 +362,42 @@ def named_as_times(label, values=None) -> bool:
         steps = np.diff(v[np.isfinite(v)].astype(np.float64))
         return not steps.size or float(np.mean(steps < 0)) <= _BACK_SHARE
     return True
+
+
+#: the factor from seconds to each unit that sample times far apart for tau may be in
+_PER_SECOND = {"ms": "1e3", "us": "1e6", "ns": "1e9"}
+
+
+def times_of_column(column) -> None:
+    """Says that the sample times given to fits in this thread are the numbers of a table's
+    time ``column``, read in the unit its name gives (``tssdpa filter``, a batch): advice on
+    their unit (:func:`unit_advice`) is then to name it there. Only while this thread gathers
+    the library's warnings (:func:`~tssdpa.estimators.input_notes.library_warnings`, which
+    forgets it at its end); nothing elsewhere."""
+    if getattr(gathered, "said", None) is not None:
+        gathered.time_column = column
+
+
+def unit_advice(units) -> str:
+    """How to give sample times that are in one of ``units`` (``"ms"``, ``"us"``, ``"ns"``) as
+    seconds: ``divide them by 1e3 or 1e9``, or, for a table's time column
+    (:func:`times_of_column`), whose numbers are not divided, ``name the unit in the column's
+    name, 't (ms)' or 't (ns)'``."""
+    column = getattr(gathered, "time_column", None)
+    if column is None:
+        return "divide them by " + " or ".join(_PER_SECOND[u] for u in units)
+    names = [f"'{_with_unit(column, u)}'" for u in units]
+    return "name the unit in the column's name, " + " or ".join(names)
+
+
+def _with_unit(column, unit: str) -> str:
+    """The name of the time ``column`` with ``unit`` in place of the unit it names (its
+    brackets, or a suffix as in ``t_s``): 'timestamp (s)' was told to become
+    'timestamp (s) (ms)'."""
+    text = str(column).strip()
+    if UNIT_IN_NAME.search(text):
+        return UNIT_IN_NAME.sub(f"({unit})", text, count=1)
+    suffix = TIME_NAMES.match(text)
+    if suffix and suffix[2]:
+        text = text[: suffix.start(2)] + text[suffix.end(2) :]
+    return f"{text} ({unit})"

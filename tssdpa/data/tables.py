@@ -18,7 +18,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tssdpa.checks import ISO_CELL, TIME_NAMES, UNIT_IN_NAME, named_as_times, to_seconds
+from tssdpa.checks import (
+    ISO_CELL,
+    TIME_NAMES,
+    UNIT_IN_NAME,
+    named_as_times,
+    times_of_column,
+    to_seconds,
+)
 from tssdpa.data.csv_files import cells_as_read, compression, read_csv_file
 from tssdpa.data.csv_numbers import as_numbers
 from tssdpa.data.csv_output import write_csv
@@ -198,6 +205,7 @@ def sample_times(est, df: pd.DataFrame, time_column):
     if scale != 1.0 and np.issubdtype(t.dtype, np.number):  # t_ns: tau is in seconds
         t = t.astype(np.float64) * scale
     check_sample_times(t, len(t), name=f"time column {time_column!r}")
+    times_of_column(time_column)  # advice on their unit: name it in the column's name
     return t
 
 

@@ -26,14 +26,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import sys
 import threading
 import warnings
 
 from tssdpa.checks import (
-    TIME_NAMES,
-    UNIT_IN_NAME,
     LibraryWarning,
     SettingWarning,
     gather,
@@ -364,7 +361,8 @@ def thread_notes() -> tuple:
     :func:`as_channel`, :func:`library_warnings`), for threads working for it
     (:func:`notes_of`)."""
     return (getattr(_collector, "notes", None), getattr(_collector, "quiet", False),
-            getattr(_collector, "channel", _EVERY), getattr(gathered, "said", None))  # fmt: skip
+            getattr(_collector, "channel", _EVERY), getattr(gathered, "said", None),
+            getattr(gathered, "time_column", None))  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -374,11 +372,13 @@ def notes_of(state: tuple):
     :func:`~tssdpa.estimators.parallel.parallel_map` (the collectors are per thread, and a
     worker's warnings reached no capture: ``tssdpa filter`` lost them)."""
     outer = thread_notes()
-    _collector.notes, _collector.quiet, _collector.channel, gathered.said = state
+    (_collector.notes, _collector.quiet, _collector.channel, gathered.said,
+     gathered.time_column) = state  # fmt: skip
     try:
         yield
     finally:
-        _collector.notes, _collector.quiet, _collector.channel, gathered.said = outer
+        (_collector.notes, _collector.quiet, _collector.channel, gathered.said,
+         gathered.time_column) = outer  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -397,8 +397,8 @@ def library_warnings():
     them, and the last one restores the filters (best effort: another thread's
     ``catch_warnings`` can restore what it found)."""
     said: list[str] = []
-    outer = getattr(gathered, "said", None)
-    gathered.said = said
+    outer = getattr(gathered, "said", None), getattr(gathered, "time_column", None)
+    gathered.said, gathered.time_column = said, None  # a table's own (checks.times_of_column)
     with _hook_lock:
         if _hook["tables"] == 0:
             block = warnings.catch_warnings()
@@ -411,7 +411,7 @@ def library_warnings():
     try:
         yield said
     finally:
-        gathered.said = outer
+        gathered.said, gathered.time_column = outer
         with _hook_lock:
             _hook["tables"] -= 1
             if _hook["tables"] == 0:
@@ -425,26 +425,5 @@ def as_time_column(lines: list[str], time_column) -> list[str]:
     prefix = "timestamps: "
     if time_column is None:
         return list(lines)
-    # a file's times are not divided: the unit goes in the column's name, which tau reads
-    units = {"1e3": "ms", "1e6": "us", "1e9": "ns"}
-
-    def named(m: re.Match) -> str:
-        names = [f"'{_with_unit(time_column, units[f])}'" for f in m.groups() if f]
-        return "name the unit in the column's name, " + " or ".join(names)
-
-    told = [re.sub(r"divide them by (1e\d)(?: or (1e\d))?", named, x) for x in lines]
     return [f"time column {time_column!r}: {x.removeprefix(prefix)}" if x.startswith(prefix)
-            else x for x in told]  # fmt: skip
-
-
-def _with_unit(column, unit: str) -> str:
-    """The name of the time ``column`` with ``unit`` in place of the unit it names (its
-    brackets, or a suffix as in ``t_s``): 'timestamp (s)' was told to become
-    'timestamp (s) (ms)'."""
-    text = str(column).strip()
-    if UNIT_IN_NAME.search(text):
-        return UNIT_IN_NAME.sub(f"({unit})", text, count=1)
-    suffix = TIME_NAMES.match(text)
-    if suffix and suffix[2]:
-        text = text[: suffix.start(2)] + text[suffix.end(2) :]
-    return f"{text} ({unit})"
+            else x for x in lines]  # fmt: skip

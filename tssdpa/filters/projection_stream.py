@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from tssdpa.checks import LibraryWarning, check_int, check_tau, to_seconds, warn
+from tssdpa.checks import LibraryWarning, check_int, check_tau, to_seconds, unit_advice, warn
 from tssdpa.estimators.arrays import (
     ArrayMeta,
     check_columns,
@@ -113,11 +113,11 @@ def _likely_unit(times: np.ndarray, timestamps) -> str:
     if timestamps is None or _dated(timestamps):
         return "the times are dates or durations, exact in seconds: tau is likely in another unit"
     size = float(np.nanmedian(np.abs(times)))
-    for least, unit, per_second in ((1e17, "nanoseconds", "1e9"), (1e14, "microseconds", "1e6"),
-                                    (1e11, "milliseconds", "1e3")):  # fmt: skip
+    for least, unit, short in ((1e17, "nanoseconds", "ns"), (1e14, "microseconds", "us"),
+                               (1e11, "milliseconds", "ms")):  # fmt: skip
         if size >= least:
-            return f"these look like {unit} since the epoch: divide them by {per_second}"
-    return "times in milliseconds or nanoseconds: divide them by 1e3 or 1e9"
+            return f"these look like {unit} since the epoch: {unit_advice([short])}"
+    return f"times in milliseconds or nanoseconds: {unit_advice(['ms', 'ns'])}"
 
 
 def _dated(raw) -> bool:
