@@ -264,6 +264,24 @@ def test_a_file_whose_rows_are_not_in_time_order_is_refused_naming_the_first_ste
     assert not (tmp_path / "o").exists()
 
 
+def test_local_times_that_repeat_an_hour_at_the_end_of_daylight_saving_are_compared_with_a_note(
+    tmp_path, capsys
+):
+    # a logger writing local wall-clock times steps back an hour once a year, its rows in
+    # order: the file was refused as out of time order, told to sort its rows (which would
+    # interleave the two hours)
+    table = _table()
+    utc = pd.date_range("2026-10-25 00:00", periods=len(table), freq="min", tz="UTC")
+    table["time"] = utc.tz_convert("Europe/Berlin").strftime("%Y-%m-%d %H:%M:%S")
+    path = tmp_path / "log.csv"
+    table.to_csv(path, index=False)
+    assert _run(path, "forecast", tmp_path / "o", "--columns", "a", "b", "--horizons", "1") == 0
+    err = capsys.readouterr().err
+    assert "time column 'time' steps backwards at data row" in err
+    assert "daylight saving" in err and "taken in file order" in err
+    assert (tmp_path / "o" / "results.csv").exists()
+
+
 def test_a_failed_cell_is_one_line_on_stderr_its_traceback_only_with_tssdpa_debug(
     tmp_path, capsys, monkeypatch
 ):

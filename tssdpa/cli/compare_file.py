@@ -153,9 +153,11 @@ def _series(args, path):
                          f"{MIN_ROWS} (split 60/20/20 into train, validation and test parts, "
                          "in time order)")  # fmt: skip
     _check_training_part(path, x, cols, target, args.target)
-    back = time_order_note(df, time_col)
-    if back:  # a log newest first was trained on its latest rows, tested on its earliest
+    back, out_of_order = time_order_note(df, time_col)
+    if out_of_order:  # a log newest first was trained on its latest rows, tested on its earliest
         raise UsageError(f"--file {path}: the 60/20/20 split is in row order, and {back}")
+    if back:
+        print(f"tssdpa compare: {path}: {back}", file=sys.stderr)
     note = sampling_note(df, time_col, "the comparison")
     if note:
         print(f"tssdpa compare: {path}: {note}", file=sys.stderr)

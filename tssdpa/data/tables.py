@@ -266,8 +266,10 @@ def _time_values(df: pd.DataFrame, time_column) -> np.ndarray:
     return values
 
 
-def _step_back(values: np.ndarray, time_column) -> str | None:
-    """What the first step backwards of the times ``values`` is, or None where there is none."""
+def _step_back(values: np.ndarray, time_column, advice: str = "sort the rows by time, or "
+               "drop the repeated stretch") -> str | None:  # fmt: skip
+    """What the first step backwards of the times ``values`` is, with ``advice``, or None
+    where there is none."""
     steps = np.diff(values)
     with np.errstate(invalid="ignore"):  # NaN / NaT: the filter's check names them
         back = np.flatnonzero(steps < steps.dtype.type(0))
@@ -275,20 +277,34 @@ def _step_back(values: np.ndarray, time_column) -> str | None:
         return None
     i = int(back[0])
     return (f"time column {time_column!r} steps backwards at data row {i + 2} "
-            f"({values[i + 1]} after {values[i]}): sort the rows by time, "
-            "or drop the repeated stretch")  # fmt: skip
+            f"({values[i + 1]} after {values[i]}): {advice}")  # fmt: skip
 
 
-def time_order_note(df: pd.DataFrame, time_column) -> str | None:
-    """The first step backwards of the time column (rows out of time order), or None: none,
-    no time column, or times that are no numbers or dates (nothing to tell an order by)."""
+#: rows are out of time order (newest first, shuffled) where more than this share of the
+#: steps go back; fewer are a clock set back -- local times at the end of daylight saving
+#: time repeat an hour, a logger restarted -- in rows that are in order
+OUT_OF_ORDER_SHARE = 0.01
+
+
+def time_order_note(df: pd.DataFrame, time_column) -> tuple[str | None, bool]:
+    """``(note, out_of_order)``: the first step backwards of the time column, or None (none,
+    no time column, or times that are no numbers or dates: nothing to tell an order by), and
+    whether the rows are out of time order (more than ``OUT_OF_ORDER_SHARE`` of the steps go
+    back) rather than a clock set back in rows that are in order."""
     if time_column is None:
-        return None
+        return None, False
     try:
         values = _parsed_times(df, time_column)
     except (ValueError, TypeError):
-        return None
-    return _step_back(values, time_column)
+        return None, False
+    with np.errstate(invalid="ignore"):
+        steps = np.diff(values)
+        share = float(np.mean(steps < steps.dtype.type(0))) if steps.size else 0.0
+    if share > OUT_OF_ORDER_SHARE:
+        return _step_back(values, time_column), True
+    return _step_back(values, time_column, "a clock set back (as local times repeat an hour "
+                      "at the end of daylight saving time)? The rows are taken in file "
+                      "order"), False  # fmt: skip
 
 
 def _parsed_times(df: pd.DataFrame, time_column) -> np.ndarray:
