@@ -4,7 +4,8 @@ Each check names the argument in its error, returns the value in a normalised ty
 mutates what it was given. Tensor-valued parameters of the torch operator are checked in
 :mod:`tssdpa.ops.structure`, which delegates plain numbers here. The rules that tell times
 in a user's data, which several tiers apply, live here too: column names of sample times
-(:data:`TIME_NAMES`), dates written as text (:data:`TEXT_DATE` and its kin).
+(:data:`TIME_NAMES`), dates written as text (:data:`TEXT_DATE` and its kin), time objects
+among values (:func:`times_in`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ __all__ = [
     "check_tau",
     "named_as_times",
     "time_index",
+    "times_in",
     "times_of_column",
     "to_seconds",
     "unit_advice",
@@ -236,6 +238,56 @@ def as_path(value: Any, name: str = "path", *, folder_must_exist: bool = False) 
     return path
 
 
+#: what pandas' infer_dtype calls an object array of numbers or true / false (NaN, None and
+#: pd.NA aside)
+NUMBERS_ONLY = {"empty", "floating", "integer", "mixed-integer-float", "boolean", "decimal",
+                "complex"}  # fmt: skip
+#: ... one of times alone, and what they are called (a datetime is a date too: dates with
+#: datetimes are "date")
+_ONE_KIND = {"datetime": "datetimes", "datetime64": "datetimes", "date": "dates",
+             "timedelta": "timedeltas", "timedelta64": "timedeltas"}  # fmt: skip
+#: ... and one that holds no time object: any that does (NaT too) is one of _ONE_KIND or
+#: "mixed", "mixed-integer"
+_NO_TIMES = NUMBERS_ONLY | {"string", "bytes"}
+#: what a time object of each type is called, the most specific first
+_TIME_OBJECTS = ((dt.datetime, "datetimes"), (np.datetime64, "datetimes"),
+                 (dt.date, "dates"), (dt.timedelta, "timedeltas"),
+                 (np.timedelta64, "timedeltas"))  # fmt: skip
+
+
+def inferred_kind(objects) -> str | None:
+    """pandas' ``infer_dtype`` of the 1-d ``objects``, one pass in C (None where pandas is
+    not loaded: the caller gave no pandas object). Cell by cell in Python, an object column
+    of numbers with pd.NA (read with blanks) took 1.5 s for two columns of 2M."""
+    pd = sys.modules.get("pandas")
+    return None if pd is None else pd.api.types.infer_dtype(objects, skipna=True)
+
+
+def times_in(values, every: bool = False) -> str | None:
+    """The times an array, pandas Index or Series ``values`` holds -- ``"datetimes"``,
+    ``"dates"`` or ``"timedeltas"`` -- or None: by its dtype (datetime64, timedelta64,
+    pyarrow's times), or in objects (pandas' ``Timestamp`` and ``Timedelta`` are Python's) by
+    :func:`inferred_kind`, missing values (None, NaN, pd.NA) aside. ``every``: only where
+    all are times of one kind (a time axis); else where any is (a signal holding one is
+    refused), a mix told by its first time (types in order of first use, a pass in C). The
+    one rule of :func:`time_index`, :func:`to_seconds` and ``estimators.time_values``."""
+    kind = getattr(getattr(values, "dtype", None), "kind", None)
+    if kind in ("M", "m"):
+        return "datetimes" if kind == "M" else "timedeltas"
+    if kind != "O" and kind is not None:
+        return None
+    # a 1-d pandas object is told by its own dtype (pandas' text without a copy)
+    flat = values if getattr(values, "ndim", None) == 1 else np.asarray(values, object).ravel()
+    inferred = inferred_kind(flat)
+    if inferred in _ONE_KIND or every or inferred in _NO_TIMES:
+        return _ONE_KIND.get(inferred)
+    for of_type in dict.fromkeys(map(type, np.asarray(flat, dtype=object))):
+        for time_type, what in _TIME_OBJECTS:
+            if issubclass(of_type, time_type):
+                return what
+    return None
+
+
 def time_index(index):
     """A pandas row ``index`` of times that is no DatetimeIndex / TimedeltaIndex -- pyarrow
     timestamps or durations (``read_parquet(..., dtype_backend="pyarrow")`` then
@@ -246,15 +298,11 @@ def time_index(index):
     pd = sys.modules.get("pandas")  # a pandas index has it loaded
     if pd is None or type(index) is not pd.Index:
         return index
-    kind = index.dtype.kind
-    if kind == "O":  # objects: a C pass tells dates from labels; mixed zones stay labels
-        kind = {"date": "M", "datetime": "M", "datetime64": "M", "timedelta": "m",
-                "timedelta64": "m"}.get(pd.api.types.infer_dtype(index), "O")  # fmt: skip
-    elif not isinstance(index.dtype, pd.ArrowDtype):
+    what = times_in(index, every=True)  # a C pass tells dates from labels
+    if what is None:
         return index
     try:
-        return pd.DatetimeIndex(index) if kind == "M" else pd.TimedeltaIndex(index) \
-            if kind == "m" else index  # fmt: skip
+        return pd.TimedeltaIndex(index) if what == "timedeltas" else pd.DatetimeIndex(index)
     except (TypeError, ValueError):  # datetimes of several zones: no one time axis
         return index
 
@@ -273,20 +321,23 @@ def to_seconds(times: Any, name: str = "timestamps") -> np.ndarray:
             else times.tz_convert("UTC").tz_localize(None)  # fmt: skip
     arr = np.asarray(times)
     if arr.dtype == object:  # Python datetimes / pandas Timestamps, or boxed numbers
-        try:
-            return arr.astype(np.float64)
-        except (TypeError, ValueError):
-            import pandas as pd
+        import pandas as pd
 
-            flat = arr.ravel()
-            # pd.Timedelta / datetime.timedelta (a TimedeltaIndex's entries, a step's timestamp
-            # of one): seconds, as timedelta64 -- pd.to_datetime refused them
-            if flat.size and all(isinstance(v, (dt.timedelta, np.timedelta64)) for v in flat):
-                return to_seconds(pd.to_timedelta(flat).to_numpy(), name)
+        flat = arr.ravel()
+        # told before numbers are: np.datetime64 objects cast to float64 as counts of their
+        # unit (days since 1970, NaT as -9.2e18)
+        what = times_in(flat, every=True)
+        if what == "timedeltas":  # pd.Timedelta, datetime.timedelta: pd.to_datetime refuses
+            return to_seconds(pd.to_timedelta(flat).to_numpy(), name)
+        if what is None:
             try:
-                return to_seconds(pd.DatetimeIndex(pd.to_datetime(flat, utc=True)), name)
-            except (TypeError, ValueError) as exc:
-                raise TypeError(f"{name} must be numbers (seconds) or datetimes: {exc}") from None
+                return arr.astype(np.float64)
+            except (TypeError, ValueError):
+                pass  # text, or a mix: pandas reads what it can as datetimes
+        try:
+            return to_seconds(pd.DatetimeIndex(pd.to_datetime(flat, utc=True)), name)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must be numbers (seconds) or datetimes: {exc}") from None
     if arr.dtype.kind in "mM":
         unit, count = np.datetime_data(arr.dtype)
         if unit not in _SECONDS:

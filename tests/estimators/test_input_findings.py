@@ -260,11 +260,11 @@ OBJECT_COLUMNS = [
 
 @pytest.mark.parametrize("cells, times, text", OBJECT_COLUMNS)
 def test_an_object_column_is_told_its_times_and_text_as_each_cell_would(cells, times, text):
+    from tssdpa.checks import times_in
     from tssdpa.estimators.text_input import _text
-    from tssdpa.estimators.time_values import times_held
 
     column = pd.Series(cells, dtype=object)
-    assert times_held(column) == times and _text(column)[1] == text
+    assert times_in(column) == times and _text(column)[1] == text
 
 
 def test_an_object_column_of_numbers_is_told_to_hold_no_times_without_a_look_at_each_cell(
@@ -272,13 +272,13 @@ def test_an_object_column_of_numbers_is_told_to_hold_no_times_without_a_look_at_
 ):
     # the rules were applied cell by cell in Python: as_2d of two object columns of 2M
     # numbers with pd.NA took 1.5 s, 0.18 s as Float64
-    from tssdpa.estimators import time_values
+    from tssdpa import checks
 
     class Unread(tuple):
         def __iter__(self):
             raise AssertionError("looked at cell by cell")
 
-    monkeypatch.setattr(time_values, "_TIME_OBJECTS", Unread())
+    monkeypatch.setattr(checks, "_TIME_OBJECTS", Unread())
     column = pd.Series([1.0, pd.NA] * 1000, dtype=object)
-    assert time_values.times_held(column) is None
-    assert time_values.times_held(column.to_numpy().reshape(2, -1)) is None
+    assert checks.times_in(column) is None
+    assert checks.times_in(column.to_numpy().reshape(2, -1)) is None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tssdpa.estimators.time_values import NUMBERS_ONLY, inferred_kind
+from tssdpa.checks import NUMBERS_ONLY, inferred_kind
 
 __all__ = ["numeric", "pandas_floats", "refuse_text", "refuse_text_columns", "true_false_columns"]
 

@@ -8,63 +8,19 @@ holding date datetime.date(2026, 1, 1)", with no word of what to do."""
 
 from __future__ import annotations
 
-import datetime
-import sys
+from tssdpa.checks import times_in
 
-import numpy as np
-
-__all__ = ["NUMBERS_ONLY", "inferred_kind", "refuse_times", "times_held"]
-
-#: what a value of each type is called, the most specific first (a datetime is a date too)
-_TIME_OBJECTS = ((datetime.datetime, "datetimes"), (np.datetime64, "datetimes"),
-                 (datetime.date, "dates"), (datetime.timedelta, "timedeltas"),
-                 (np.timedelta64, "timedeltas"))  # fmt: skip
-
-
-#: what pandas' infer_dtype calls an object array of numbers or true / false (NaN, None and
-#: pd.NA aside)
-NUMBERS_ONLY = {"empty", "floating", "integer", "mixed-integer-float", "boolean", "decimal",
-                "complex"}  # fmt: skip
-#: ... and one that holds no time object either: any that does (NaT too) is "mixed",
-#: "datetime", ...
-_NO_TIMES = NUMBERS_ONLY | {"string", "bytes"}
-
-
-def inferred_kind(objects: np.ndarray) -> str | None:
-    """pandas' ``infer_dtype`` of the 1-d object array ``objects``, one pass in C (None where
-    pandas is not loaded: the caller gave no pandas object). Cell by cell in Python, an object
-    column of numbers with pd.NA (read with blanks) took 1.5 s for two columns of 2M."""
-    pd = sys.modules.get("pandas")
-    return None if pd is None else pd.api.types.infer_dtype(objects, skipna=True)
-
-
-def times_held(values) -> str | None:
-    """What the array or pandas column ``values`` holds where it is times: ``"datetimes"``
-    or ``"timedeltas"`` by its dtype, ``"datetimes"``, ``"dates"`` or ``"timedeltas"`` by the
-    first such object in an object array (pandas' ``Timestamp`` and ``Timedelta`` are
-    Python's); None otherwise. Only object arrays are looked into."""
-    kind = getattr(getattr(values, "dtype", None), "kind", None)
-    if kind in ("M", "m"):
-        return "datetimes" if kind == "M" else "timedeltas"
-    if kind != "O":
-        return None
-    objects = np.asarray(values, dtype=object).ravel()
-    if inferred_kind(objects) in _NO_TIMES:  # the usual object column, without a loop
-        return None
-    for v in objects:
-        for kind_of, what in _TIME_OBJECTS:
-            if isinstance(v, kind_of):
-                return what
-    return None
+__all__ = ["refuse_times"]
 
 
 def refuse_times(x, name: str) -> None:
     """``ValueError`` naming ``name`` -- and, for a DataFrame, the first column -- where the
-    array, Series or DataFrame ``x`` holds times (:func:`times_held`): a DataFrame's column is
-    to be set as the index or dropped, other times to be the index of the signal's values."""
+    array, Series or DataFrame ``x`` holds any time (:func:`~tssdpa.checks.times_in`): a
+    DataFrame's column is to be set as the index or dropped, other times to be the index of
+    the signal's values."""
     if type(x).__name__ == "DataFrame":  # pandas' (not imported here)
         for i, d in enumerate(x.dtypes):
-            what = times_held(x.iloc[:, i]) if d.kind in "mMO" else None
+            what = times_in(x.iloc[:, i]) if d.kind in "mMO" else None
             if what is not None:
                 label = x.columns[i]
                 raise ValueError(
@@ -73,7 +29,7 @@ def refuse_times(x, name: str) -> None:
                     f"({name}.drop(columns={label!r}))"
                 )
         return
-    what = times_held(x)
+    what = times_in(x)
     if what is not None:
         dtype = x.dtype
         shown = dtype if dtype.kind != "O" else f"{what[:-1]} objects"
