@@ -96,3 +96,32 @@ def test_an_index_a_column_and_sample_times_are_told_their_times_by_one_rule(cas
             to_seconds(times)
     else:
         np.testing.assert_allclose(to_seconds(times)[:2], seconds, rtol=0, atol=1e-6)
+
+
+def test_a_fit_and_a_predict_read_an_index_of_dates_as_times_once_each(monkeypatch):
+    """An object index of dates is read as the DatetimeIndex it holds in one C pass per read:
+    each check and output of a call read it again (3 times a fit, 5 a ``predict(y=...)``);
+    the call's ArrayMeta reads it once (a fit once more: what ``predict`` returns is recorded
+    from the series itself)."""
+    import sys
+
+    from tssdpa import checks
+    from tssdpa.baselines import AutoRegForecaster
+
+    reads, read = [], checks.time_index
+
+    def counted(index):
+        reads.append(type(index).__name__)
+        return read(index)
+
+    for module in [m for name, m in sys.modules.items() if name.startswith("tssdpa")]:
+        if getattr(module, "time_index", None) is read:  # each module's own name for it
+            monkeypatch.setattr(module, "time_index", counted)
+    days = pd.Index([DAY + dt.timedelta(i) for i in range(60)], dtype=object)
+    y = pd.Series(np.sin(np.arange(60) / 5.0), index=days)
+    fc = AutoRegForecaster(lags=2).fit(y)
+    assert len(reads) == 2
+    reads.clear()
+    out = fc.predict(3, y=y)
+    assert len(reads) == 1
+    assert out.index.equals(pd.date_range(DAY + dt.timedelta(60), periods=3, freq="D"))

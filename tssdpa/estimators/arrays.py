@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -59,6 +59,14 @@ class ArrayMeta:
     torch_device: Any = None
     timestamps: np.ndarray | None = None  # seconds, from a DatetimeIndex or TimedeltaIndex
     flags: tuple = ()  # a DataFrame's columns of true / false values (bool_columns warns)
+    #: ``index`` as the rules for a time index read it (:func:`~tssdpa.checks.time_index`:
+    #: pyarrow times, Python dates as a DatetimeIndex; ``index`` itself otherwise), read once
+    #: here for every check and output of the call (it was read again by each, 5 times a
+    #: ``predict``)
+    read_index: Any = field(init=False, default=None)
+
+    def __post_init__(self):
+        self.read_index = time_index(self.index)
 
 
 def is_tensor(x) -> bool:
@@ -143,7 +151,7 @@ def as_2d(x, name: str = "x", allow_empty: bool = False) -> tuple[np.ndarray, Ar
         where = said(int(np.argwhere(np.isinf(arr))[0, 1])) if said else name
         raise ValueError(f"{where} contains inf; use NaN to mark missing samples")
     check_magnitudes(arr, name, channel=said)
-    times = time_index(meta.index)  # pyarrow times and Python dates too
+    times = meta.read_index  # pyarrow times and Python dates too
     if times is not None and isinstance(times, (pd.DatetimeIndex, pd.TimedeltaIndex)):
         # absolute seconds (chunked calls agree): since the epoch, or zero for a TimedeltaIndex
         meta.timestamps = to_seconds(times, "index")

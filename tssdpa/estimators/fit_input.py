@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tssdpa.checks import time_index, warn
+from tssdpa.checks import warn
 from tssdpa.estimators.arrays import STREAM_TOLD, ArrayMeta, as_2d, check_magnitudes
 from tssdpa.estimators.bool_columns import warn_bool_columns
 from tssdpa.estimators.input_notes import (
@@ -186,8 +186,8 @@ def without_dropout(
     a jittered clock, missing rows; under the jitter tolerance of :func:`warn_uneven` that was
     silent)."""
     told = meta is None or (meta.timestamps is not None and uneven_note(meta.timestamps))
-    if not told and times_as_positions(meta.index):  # (warn_uneven told an uneven one)
-        kind = type(time_index(meta.index)).__name__  # pyarrow times, dates: a DatetimeIndex
+    if not told and times_as_positions(meta.read_index):  # (warn_uneven told an uneven one)
+        kind = type(meta.read_index).__name__  # pyarrow times, dates: a DatetimeIndex
         warn(f"y's {kind} has no regular step (pandas infers no frequency "
              f"from it): the forecasts are labelled by position, from {len(a):,} (y's rows), "
              "not by time; resample y onto a regular grid (or give it one: asfreq) for times",

@@ -55,7 +55,7 @@ def record_output(estimator, series) -> None:
     if pd is None or not isinstance(series, (pd.Series, pd.DataFrame)):
         estimator.__dict__.pop(ATTRIBUTE, None)
         return
-    spec: dict[str, Any] = {"index": _continuation(pd, series.index)}
+    spec: dict[str, Any] = {"index": _continuation(pd, time_index(series.index))}
     if isinstance(series, pd.Series):
         spec.update(kind="series", name=series.name)
     else:
@@ -79,8 +79,9 @@ def inferred_freq(pd, index):
 
 
 def _continuation(pd, index) -> dict:
-    """How to continue ``index`` past its end (see the module's docstring)."""
-    index = time_index(index)  # pyarrow times, Python dates: as the DatetimeIndex they are
+    """How to continue ``index`` past its end (see the module's docstring): an index as
+    :func:`~tssdpa.checks.time_index` reads it (pyarrow times, Python dates: as the
+    DatetimeIndex they are)."""
     name = index.name
     if isinstance(index, (pd.DatetimeIndex, pd.TimedeltaIndex)) and index.is_monotonic_increasing:
         freq = index.freq
@@ -150,16 +151,17 @@ def predicted_after(out: np.ndarray, meta: ArrayMeta):
         return tensor_like(out, meta) if meta.kind == "torch" else out
     import pandas as pd  # the input was pandas
 
-    index = _future(pd, _continuation(pd, meta.index), len(out))
+    index = _future(pd, _continuation(pd, meta.read_index), len(out))
     if meta.kind == "series":
         return pd.Series(out[:, 0], index=index, name=meta.name)
     return pd.DataFrame(out, index=index, columns=meta.columns.copy())
 
 
 def times_as_positions(index) -> bool:
-    """Whether ``predict`` labels the forecasts past ``index`` (a pandas row index) by position
+    """Whether ``predict`` labels the forecasts past ``index`` (a pandas row index as
+    :func:`~tssdpa.checks.time_index` reads it: ``ArrayMeta.read_index``) by position
     although it holds times: a DatetimeIndex / TimedeltaIndex of no step pandas infers."""
-    pd, index = sys.modules.get("pandas"), time_index(index)
+    pd = sys.modules.get("pandas")
     if pd is None or not isinstance(index, (pd.DatetimeIndex, pd.TimedeltaIndex)):
         return False
     return _continuation(pd, index)["type"] == "position"

@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-from tssdpa.checks import LibraryWarning, time_index, warn
+from tssdpa.checks import LibraryWarning, warn
 from tssdpa.estimators.index_notes import stacked_note, text_dates_note
 from tssdpa.estimators.input_notes import user_stacklevel
 from tssdpa.estimators.pandas_out import inferred_freq
@@ -138,8 +138,8 @@ def warn_uneven(estimator, meta, name: str = "y", counts: str = FORECASTER_COUNT
     """Warn where the time index of the input ``meta`` describes is not equally spaced:
     ``counts`` names what ``estimator`` counts in samples, ``advice`` what to do other than
     resample (ending in ", or ", e.g. "give tau=..., or "). Returns whether it warned."""
-    times, own, unit = getattr(meta, "timestamps", None), getattr(meta, "index", None), " s"
-    index = time_index(own)  # pyarrow times, dates: read as the DatetimeIndex they are
+    times, own, unit = meta.timestamps, meta.index, " s"
+    index = meta.read_index  # pyarrow times, dates: read as the DatetimeIndex they are
     if times is None and (times := numeric_times(index)) is not None:
         unit = ""  # its own: years, seconds, ...
     kind = type(index).__name__ if unit else "numeric index"
