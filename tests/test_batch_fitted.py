@@ -53,3 +53,29 @@ def test_columns_other_than_the_fitted_ones_are_refused(fitted_on_frame, tmp_pat
     with pytest.raises(ValueError, match=r"columns.*fitted on the columns \['gyro', 'acc'\]"):
         filter_files(str(tmp_path / "log.csv"), tmp_path / "out", fitted=est,
                      columns=["gyro", "other"], progress=False)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "given, applied",
+    [(None, ["gyro", "acc"]), (["acc", "gyro"], ["gyro", "acc"]), (["gyro", "other"], None),
+     (["gyro"], None), ("gyro", None), (["gyro", "acc", "x"], None)],
+)  # fmt: skip
+def test_filter_files_and_the_command_apply_a_fitted_filter_to_the_same_columns(
+    fitted_on_frame, given, applied
+):
+    """One rule (batch.fitted_columns) for filter_files(fitted=...) and ``tssdpa filter
+    --model``: each had its own copy, its message naming its own argument."""
+    from tssdpa.batch import fitted_columns
+    from tssdpa.cli.errors import UsageError
+    from tssdpa.cli.saved_model import Saved, applied_columns
+
+    est, _ = fitted_on_frame
+    saved = Saved(est, "denoise", "projection", list(est.feature_names_in_), None, "m")
+    if applied is not None:
+        assert fitted_columns(est, given) == applied == applied_columns(saved, given)
+        return
+    fitted = r" was fitted on the columns \['gyro', 'acc'\]; give those \(or leave out "
+    with pytest.raises(ValueError, match=rf"^columns \[.*\]: the fitted filter{fitted}columns"):
+        fitted_columns(est, given)
+    with pytest.raises(UsageError, match=rf"^--columns \[.*\]: --model m{fitted}--columns\)$"):
+        applied_columns(saved, [given] if isinstance(given, str) else given)

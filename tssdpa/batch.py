@@ -182,18 +182,20 @@ def _filter_one(path: str, target: str, method: str, params: dict, fitted, optio
     return row
 
 
-def _fitted_columns(fitted, columns):
+def fitted_columns(fitted, columns, argument: str = "columns", model: str = "the fitted filter"):
     """The columns a filter fitted on a DataFrame applies to: those it was fitted on, in their
-    order (``columns``, where given, must name the same ones), as ``tssdpa filter --model``
-    applies it; ``columns`` where it records none. By position, a file with the columns in
-    another order had each filtered with the other's scale, and one more column failed."""
+    order; ``columns`` (the ``argument``: a name or names), where given, must name the same
+    ones, else a ValueError naming it and the ``model``; ``columns`` where it records none.
+    By position, a file with the columns in another order had each filtered with the other's
+    scale, and one more column failed. The rule of ``filter_files(fitted=...)`` and of
+    ``tssdpa filter --model`` (``cli.saved_model.applied_columns``)."""
     names = fitted.__dict__.get("feature_names_in_")
     if names is None or not all(isinstance(c, str) for c in names):
         return columns
     given = [columns] if isinstance(columns, str) else columns
     if given is not None and sorted(given) != sorted(names):
-        raise ValueError(f"columns: {list(given)}, but the fitted filter was fitted on the "
-                         f"columns {list(names)}; give those (or None)")  # fmt: skip
+        raise ValueError(f"{argument} {list(given)}: {model} was fitted on the columns "
+                         f"{list(names)}; give those (or leave out {argument})")  # fmt: skip
     return list(names)
 
 
@@ -361,7 +363,7 @@ def filter_files(
     targets = _targets(paths, out_dir, suffix, fit_on)
     options = dict(columns=columns, time_column=time_column, suffix=suffix)
     if fitted is not None:
-        options["columns"] = _fitted_columns(fitted, columns)
+        options["columns"] = fitted_columns(fitted, columns)
         args = [(p, t, None, {}, fitted, options) for p, t in zip(paths, targets)]
         return _summary_table(_run(args, client, progress))
     from tssdpa.compare import get_method

@@ -227,19 +227,19 @@ def prepare(args) -> Saved | None:
 
 def applied_columns(saved: Saved, given) -> list:
     """The columns the saved model applies to: those it was fitted on, by name (``--columns``,
-    where given, must name the same ones), or ``--columns`` where it records none."""
-    fitted = saved.columns
+    where given, must name the same ones: :func:`tssdpa.batch.fitted_columns`), or
+    ``--columns`` where it records none."""
+    from tssdpa.batch import fitted_columns
+
     n = getattr(saved.est, "n_channels_", None)
-    if fitted is None:  # saved from Python after a fit on an array: no names to go by
+    if saved.columns is None:  # saved from Python after a fit on an array: no names to go by
         if given is None or (n is not None and len(given) != n):
             raise UsageError(f"--model: {saved.path} records no column names (saved after "
                              f"a fit on an array): give --columns with its {n} "
                              "column(s)")  # fmt: skip
         return list(given)
-    if given is not None and sorted(given) != sorted(fitted):
-        raise UsageError(f"--columns {list(given)}: --model {saved.path} was fitted on the "
-                         f"columns {fitted}; give those (or drop --columns)")  # fmt: skip
-    return list(fitted)
+    with usage_errors(""):
+        return fitted_columns(saved.est, given, "--columns", f"--model {saved.path}")
 
 
 def model_columns(saved: Saved, df, given, source: str) -> list:
