@@ -38,6 +38,7 @@ def _frame(flags) -> pd.DataFrame:
     lambda d: ProjectionFilter(**FIXED).fit(d),
     lambda d: ProjectionFilter(**FIXED).fit(d.astype({"valid": float})).filter(d),
     lambda d: MovingAverageFilter().filter(d),  # no fit: filter is its only call
+    lambda d: MovingAverageFilter().fit(d),  # Denoiser.fit's reading and its checks
     lambda d: ProjectionForecaster(horizon=1, embedding=2).fit(d),
 ])  # fmt: skip
 def test_a_true_false_column_warns_once_per_call_naming_it_and_how_to_drop_or_convert(call, flags):
@@ -70,3 +71,22 @@ def test_the_warning_points_at_the_users_call():
 ])  # fmt: skip
 def test_numbers_and_a_lone_true_false_column_fit_without_the_warning(data):
     assert _said(MovingAverageFilter().fit, data) == []
+
+
+def test_warning_of_true_false_columns_leaves_the_calls_input_description_as_it_was():
+    # it emptied meta.flags so that a fit's second check kept quiet: a check after it saw no
+    # true / false column where there was one
+    from tssdpa.estimators.arrays import as_2d
+    from tssdpa.estimators.bool_columns import warn_bool_columns
+
+    _, meta = as_2d(_frame(FLAGS), "x")
+    for _ in range(2):
+        with pytest.warns(BoolColumnWarning, match=r"x column\(s\) \['valid'\]"):
+            warn_bool_columns("x", meta)
+    assert meta.flags == ("valid",)
+
+
+def test_a_fit_warns_of_the_true_false_columns_of_x_and_of_its_target_once_each():
+    df = _frame(FLAGS)
+    said = _said(lambda d: ProjectionFilter(**FIXED).fit(d, target=d), df)
+    assert [s.split(" column(s)")[0] for s in said] == ["x", "target"]

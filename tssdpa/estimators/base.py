@@ -289,7 +289,7 @@ class Denoiser(Estimator):
     def fit(self, x, target=None) -> Denoiser:
         """Fit on a noisy training series ``x`` (and its clean ``target`` when known)."""
         a, meta = denoiser_input(self, x)  # a DatetimeIndex not equally spaced: warned of
-        check_fit_input(a, "x", meta)
+        check_fit_input(a, "x", meta, flags_told=True)
         tgt = target_like(target, a, meta)
         self._validate_params()
         self._fit(a, tgt)

@@ -19,12 +19,13 @@ class BoolColumnWarning(LibraryWarning):
 
 def warn_bool_columns(name: str, meta) -> None:
     """A :class:`BoolColumnWarning` naming the true / false columns of the DataFrame ``name``
-    (:class:`~tssdpa.estimators.arrays.ArrayMeta` ``meta``: its ``flags``), once per call:
-    ``meta.flags`` is emptied (a ``fit`` reads its input through two checks). Only beside
-    another column: a lone column is the signal, whatever it holds."""
+    (:class:`~tssdpa.estimators.arrays.ArrayMeta` ``meta``: its ``flags``, left as they
+    are). Only beside another column: a lone column is the signal, whatever it holds. Once a
+    call: by the one reader of its input that warns (a denoiser's
+    :func:`~tssdpa.estimators.fit_input.denoiser_input`, a forecaster's ``check_fit_input``)."""
     if meta is None or meta.kind != "frame" or not meta.flags or len(meta.columns) < 2:
         return
-    flags, meta.flags = list(meta.flags), ()
+    flags = list(meta.flags)
     as_float = ", ".join(f"{c!r}: float" for c in flags)
     warn(
         f"{name} column(s) {flags} hold true / false values: every column of a DataFrame is a "

@@ -147,7 +147,9 @@ def warn_series(estimator, a: np.ndarray, meta: ArrayMeta) -> None:
         tell(EmptyChannelWarning(found, type(estimator).__name__))
 
 
-def check_fit_input(a: np.ndarray, name: str, meta: ArrayMeta | None = None) -> None:
+def check_fit_input(
+    a: np.ndarray, name: str, meta: ArrayMeta | None = None, flags_told: bool = False
+) -> None:
     """What a ``fit`` asks of its (T, C) series beyond :func:`as_2d`, a ``ValueError`` naming
     ``name`` and the channel (by its column label where ``meta`` is a DataFrame's) otherwise:
     it has fewer than ``CHANNELS_FIRST`` times as many channels (columns) as samples (rows),
@@ -156,7 +158,8 @@ def check_fit_input(a: np.ndarray, name: str, meta: ArrayMeta | None = None) -> 
     ``filter`` or ``forecast`` call are fine: a signal may decay, a stream may come a sample
     at a time.) A DataFrame's column that looks like its sample times is warned of
     (:func:`~tssdpa.estimators.time_columns.warn_time_columns`), as are its columns of true /
-    false values (:func:`~tssdpa.estimators.bool_columns.warn_bool_columns`)."""
+    false values (:func:`~tssdpa.estimators.bool_columns.warn_bool_columns`) unless
+    ``flags_told``: a denoiser's fit has told them reading ``x`` (:func:`denoiser_input`)."""
     rows, cols = a.shape
     # time runs down the rows: a channels-first series (one row of 2000 samples, x[None, :])
     # was fitted as 2000 channels of one sample each, ran for minutes and came back unchanged.
@@ -172,7 +175,8 @@ def check_fit_input(a: np.ndarray, name: str, meta: ArrayMeta | None = None) -> 
         raise ValueError(f"{channel_named(name, empty[0], meta)} is all NaN: nothing to fit on")
     check_magnitudes(a, name, lower=True, channel=lambda c: channel_named(name, c, meta))
     warn_time_columns(a, name, meta)
-    warn_bool_columns(name, meta)  # a forecaster's (a denoiser's input has said it)
+    if not flags_told:
+        warn_bool_columns(name, meta)
 
 
 def without_dropout(

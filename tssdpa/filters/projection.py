@@ -308,7 +308,7 @@ class ProjectionFilter(
         self
         """
         x2, meta = denoiser_input(self, x)  # an uneven DatetimeIndex without tau: warned of
-        check_fit_input(x2, "x", meta)
+        check_fit_input(x2, "x", meta, flags_told=True)
         check_float32_range(x2, self.dtype, "x", fit=True)
         tgt = target_like(target, x2, meta, readings=True)
         self._validate_params()
