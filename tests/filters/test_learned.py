@@ -12,6 +12,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tssdpa.estimators.arrays import STREAM_TOLD
 from tssdpa.filters import LearnedProjectionFilter, LearnedProjectionForecaster
 
 TRAINER = dict(enable_checkpointing=False, accelerator="cpu", logger=False)
@@ -120,6 +121,33 @@ def test_learned_filter_chunking_invariance(fitted_filter, cuts):
             y, z = f.filter(x[a:b], zi=z)
             parts.append(y)
     np.testing.assert_allclose(np.concatenate(parts), y_once, atol=1e-5)
+
+
+def test_an_empty_chunk_of_a_learned_filters_stream_is_a_tick_without_samples(fitted_filter):
+    """As ProjectionFilter's and ResidualProjectionFilter's: an empty y and zf = zi, a copy
+    (it was refused, "x is empty", so a control loop's tick with no new sample raised)."""
+    f, clean, noisy = fitted_filter
+    _, z = f.filter(noisy[:30], zi=f.initial_state())
+    y, zf = f.filter(noisy[:0], zi=z)
+    assert y.shape == (0, 2) and np.array_equal(zf, z) and zf is not z
+    t, tz = f.filter(torch.zeros(0, 2), zi=z)
+    assert isinstance(t, torch.Tensor) and t.shape == (0, 2) and np.array_equal(tz, z)
+    with pytest.raises(ValueError, match="x is empty"):
+        f.filter(noisy[:0])  # offline there is nothing to filter
+
+
+def test_a_learned_filters_stream_warns_of_an_uneven_index_once_not_per_chunk(fitted_filter):
+    f, clean, noisy = fitted_filter
+    times = pd.to_datetime(np.cumsum(np.tile([1, 1, 1, 3], 51)[:201]), unit="s")  # uneven
+    frame = pd.DataFrame(noisy[:201], index=times)
+    z = f.initial_state()
+    f.__dict__.pop(STREAM_TOLD, None)  # told by an earlier test's stream, if any
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for a in range(0, 201, 20):
+            _, z = f.filter(frame.iloc[a : a + 20], zi=z)
+    uneven = [w for w in caught if "UnevenSampling" in type(w.message).__name__]
+    assert len(uneven) <= 1
 
 
 def test_learned_filter_step_equals_one_pass_and_masks_nan(fitted_filter):

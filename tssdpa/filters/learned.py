@@ -208,11 +208,14 @@ class LearnedProjectionFilter(SystemEstimatorMixin, Denoiser):
         """Causal filtering of ``x`` (T,) or (T, C), returned in its shape and type.
 
         With a state ``zi`` (from :meth:`initial_state` or a previous call) return
-        ``(y, zf)``: any split of a series into calls gives the one-pass output. Leading
-        samples of a state that are NaN count as missing (masked keys).
+        ``(y, zf)``: any split of a series into calls gives the one-pass output; x may then
+        be empty (zf = zi). Leading samples of a state that are NaN count as missing (masked
+        keys).
         """
         self._check_fitted()
-        a, meta = denoiser_input(self, x)  # an uneven DatetimeIndex: warned of
+        # a stream's chunk may be empty (a tick without samples: zf = zi) and is warned of an
+        # uneven DatetimeIndex once, as ProjectionFilter's: refused, and warned per chunk
+        a, meta = denoiser_input(self, x, stream=zi is not None)
         self._check_channels(a, "x", meta)
         H = self.history_length
         if zi is None:
