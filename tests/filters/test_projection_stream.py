@@ -374,3 +374,32 @@ def test_dated_times_far_apart_for_tau_are_told_that_tau_is_likely_in_another_un
     said = str(told[0].message)
     assert said.endswith("(the times are dates or durations, exact in seconds: tau is likely "
                          "in another unit)") and "divide" not in said  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        dict(window=8, embedding=2, degree=0, sigma=0.5),
+        dict(window=8, embedding=2, degree=0, sigma=0.5, tau=0.05),
+        dict(window=4, degree=0, sigma=0.5, channel_independent=True),
+        dict(window=None, decay=0.9, sigma=0.5, recurrent="features", n_features=16),
+    ],
+    ids=["fir", "tau", "by-channel", "features"],
+)
+def test_an_empty_chunks_zf_is_a_copy_of_zi_not_the_callers_own_arrays(params):
+    """zf = zi in value only: the state came back as the very arrays the caller passed, so
+    changing zf in place (resetting its held output) changed the zi kept beside it, where
+    projection_filter, the other filters and every non-empty chunk return new arrays."""
+    x = _imu_frame(60).to_numpy()
+    f = ProjectionFilter(**params).fit(
+        x, **({"timestamps": np.arange(60.0)} if "tau" in params else {})
+    )
+    times = {"timestamps": np.arange(30.0)} if "tau" in params else {}
+    _, zi = f.filter(x[:30], zi=f.initial_state(), **times)
+    kept = [a.copy() for a in zi] if isinstance(zi, tuple) else zi.copy()
+    _, zf = f.filter(x[:0], zi=zi, **({"timestamps": np.arange(0.0)} if times else {}))
+    for new, own, was in zip(*((zf, zi, kept) if isinstance(zi, tuple) else ([zf], [zi], [kept]))):
+        assert np.array_equal(new, own, equal_nan=True)
+        assert not np.shares_memory(np.asarray(new), own)
+        np.asarray(new)[...] = 7.0
+        assert np.array_equal(own, was, equal_nan=True)

@@ -23,7 +23,7 @@ from tssdpa.filters.channel_scale import CHANNEL_SCALES, ChannelUnits, fitted_ch
 from tssdpa.filters.projection_alternative import fit_adapted
 from tssdpa.filters.projection_features import RandomFeatureRecursion
 from tssdpa.filters.projection_fit import AUTO, auto_default, choose_settings
-from tssdpa.filters.projection_stream import Streaming, sample_times
+from tssdpa.filters.projection_stream import Streaming, empty_chunk_state, sample_times
 from tssdpa.signal.features import feature_filter
 from tssdpa.signal.lagfilter import resolve_spec
 from tssdpa.signal.lowpass import check_lowpass
@@ -404,7 +404,7 @@ class ProjectionFilter(
         self._validate_params()
         check_float32_range(x2, self.dtype, "x")
         if x2.shape[0] == 0:  # an empty chunk of a stream (no new samples): the state as it was
-            return restore(x2, meta), check_state(zi, self.initial_state(x2.shape[1]))
+            return restore(x2, meta), empty_chunk_state(self, zi, x2.shape[1])
         times = self._times(meta, timestamps, x2.shape[0])
         if zi is None:
             check_not_all_missing(x2)  # random features check whole patterns below

@@ -29,6 +29,7 @@ __all__ = [
     "check_state_size",
     "TAU_STEPS",
     "UNREAD_TIMES",
+    "empty_chunk_state",
     "zi_named_state",
     "Streaming",
     "same_times",
@@ -208,6 +209,14 @@ def check_sample_labels(filt, sample) -> None:
         return
     labels = sample.index if isinstance(sample, pd.Series) else sample.columns
     check_columns(filt, ArrayMeta("frame", False, columns=labels), "sample")
+
+
+def empty_chunk_state(filt, zi, C: int):
+    """The ``zf`` of an empty chunk of ``C`` channels: ``zi``, checked, as new arrays. It
+    was the caller's own arrays, so changing ``zf`` in place (resetting its held output)
+    changed the ``zi`` kept beside it; every other chunk's ``zf`` is new."""
+    state = check_state(zi, filt.initial_state(C))
+    return tuple(np.array(a) for a in state) if isinstance(state, tuple) else np.array(state)
 
 
 def check_state_size(history: int, C: int, window: str) -> None:
