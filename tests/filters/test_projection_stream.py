@@ -403,3 +403,25 @@ def test_an_empty_chunks_zf_is_a_copy_of_zi_not_the_callers_own_arrays(params):
         assert not np.shares_memory(np.asarray(new), own)
         np.asarray(new)[...] = 7.0
         assert np.array_equal(own, was, equal_nan=True)
+
+
+@pytest.mark.parametrize("recurrent", [None, "features"])
+def test_a_clock_reset_is_refused_naming_the_sample_and_both_times(recurrent):
+    """A robot's clock reset (a reboot, a rollover) is a step backwards: the errors said
+    only that there was one, somewhere in the chunk or before it."""
+    x = _imu_frame(80).to_numpy()
+    t = np.arange(80) * 0.01
+    t[50:] -= t[50]  # the clock restarts at sample 50
+    params = dict(window=8, degree=0, sigma=0.5, tau=0.05, recurrent=recurrent, n_features=16)
+    f = ProjectionFilter(**params).fit(x[:50], timestamps=t[:50])
+    for call in (lambda: f.filter(x, timestamps=t), lambda: f.fit(x, timestamps=t)):
+        with pytest.raises(ValueError, match=r"step backwards at sample 50, from 0\.49 s to 0 s"):
+            call()
+    _, z = f.filter(x[:50], zi=f.initial_state(), timestamps=t[:50])
+    reset = r"last timestamp: 0 s is before its 0\.49 s.*clock was reset.*initial_state\(\)"
+    with pytest.raises(ValueError, match=reset):
+        f.filter(x[50:], zi=z, timestamps=t[50:])
+    with pytest.raises(ValueError, match=reset):
+        f.step(x[50], z, timestamp=t[50])
+    # and it is what the message says: a new stream from the empty state goes on
+    f.filter(x[50:], zi=f.initial_state(), timestamps=t[50:])

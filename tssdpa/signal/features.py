@@ -33,6 +33,7 @@ import math
 import numpy as np
 
 from tssdpa.signal.embedding import delay_embedding
+from tssdpa.signal.lagfilter import check_continues, check_no_step_back
 from tssdpa.signal.missing import fill_forward
 
 __all__ = ["draw_features", "feature_filter", "initial_feature_state"]
@@ -130,12 +131,9 @@ def feature_filter(
         if times is None:
             raise ValueError("tau is set: timestamps are required")
         times = np.asarray(times, dtype=np.float64)
-        if np.any(np.diff(times) < 0):
-            raise ValueError(
-                "timestamps must be non-decreasing (monotonic), found a step backwards"
-            )
-        if T and not np.isnan(last_t[0]) and times[0] < last_t[0]:
-            raise ValueError("timestamps must continue after the state's last timestamp")
+        check_no_step_back(times)
+        if T and not np.isnan(last_t[0]):
+            check_continues(times[0], last_t[0])
         t_all = np.concatenate([last_t, times])
         step = np.diff(t_all)
         step = np.where(np.isnan(step), 0.0, step)

@@ -25,7 +25,9 @@ __all__ = [
     "MAX_DEGREE",
     "MAX_SHORT_SERIES_PATTERNS",
     "FilterSpec",
+    "check_continues",
     "check_degree",
+    "check_no_step_back",
     "check_sample_times",
     "resolve_spec",
     "run_causal",
@@ -178,9 +180,8 @@ def check_sample_times(times, n: int, name: str = "timestamps", min_step=None) -
     if not np.all(np.isfinite(times)):
         first = int(np.flatnonzero(~np.isfinite(times))[0])
         raise ValueError(f"{name} must be finite; sample {first} is {times[first]}")
+    check_no_step_back(times, name)
     steps = np.diff(times)
-    if np.any(steps < 0):
-        raise ValueError(f"{name} must be non-decreasing (monotonic), found a step backwards")
     short = [] if min_step is None else short_steps(steps, min_step, times)
     if len(short):
         first = int(short[0])
@@ -189,6 +190,33 @@ def check_sample_times(times, n: int, name: str = "timestamps", min_step=None) -
                          f"sample {first:,} to {first + 1:,} (repeated or jittered times: "
                          "give a smaller min_step)")  # fmt: skip
     return times
+
+
+def _seconds(t: float) -> str:
+    """A time in seconds as it reads (0.49, 0, 1700000000.25): ``:g`` wrote epoch seconds
+    as 1.7e+09, the same for every sample of a day."""
+    return f"{t:.6f}".rstrip("0").rstrip(".")
+
+
+def check_no_step_back(times: np.ndarray, name: str = "timestamps") -> None:
+    """``ValueError`` naming ``name``, the first sample whose time ``times`` steps back and
+    both times: it said only that a step backwards was found, somewhere."""
+    back = np.flatnonzero(np.diff(times) < 0)
+    if back.size:
+        i = int(back[0]) + 1
+        raise ValueError(f"{name} must be non-decreasing (monotonic), found a step backwards "
+                         f"at sample {i}, from {_seconds(times[i - 1])} s to "
+                         f"{_seconds(times[i])} s (a clock that was reset starts a new series: "
+                         "filter each part on its own)")  # fmt: skip
+
+
+def check_continues(first: float, last: float) -> None:
+    """``ValueError`` where a chunk's first time ``first`` is before ``last``, its state's
+    last time, naming both (a stream's clock reset)."""
+    if first < last:
+        raise ValueError(f"timestamps must continue after the state's last timestamp: "
+                         f"{_seconds(first)} s is before its {_seconds(last)} s (where the "
+                         "clock was reset, start a new stream from initial_state())")  # fmt: skip
 
 
 def short_steps(steps, min_step: float, times) -> np.ndarray:
@@ -231,8 +259,8 @@ def run_causal(
             raise ValueError("tau is set: timestamps are required")
         full_times = _relative(np.concatenate([hist_times, times]))
         last = hist_times[~np.isnan(hist_times)]
-        if last.size and T and times[0] < last[-1]:
-            raise ValueError("timestamps must continue after the state's last timestamp")
+        if last.size and T:
+            check_continues(times[0], last[-1])
         if (
             last.size
             and T
