@@ -425,3 +425,24 @@ def test_a_clock_reset_is_refused_naming_the_sample_and_both_times(recurrent):
         f.step(x[50], z, timestamp=t[50])
     # and it is what the message says: a new stream from the empty state goes on
     f.filter(x[50:], zi=f.initial_state(), timestamps=t[50:])
+
+
+def test_a_repeated_time_refused_by_min_step_is_told_to_take_a_window_not_a_smaller_min_step():
+    """A 400 Hz logger repeats a timestamp now and then (the shared walking IMU: 18 in its
+    first 1,500 rows). An infinite-memory filter's min_step must be > 0, so "give a smaller
+    min_step" could not be followed; a window can, and takes the repeats."""
+    t = np.arange(200) * 0.0025
+    t[[10, 70]] = t[[9, 69]]
+    x = np.sin(t * 20)
+    f = ProjectionFilter(window=None, tau=0.05, min_step=0.001, sigma=0.3, degree=0)
+    advice = r"2 of them repeated times, which no min_step > 0 admits: give a window"
+    with pytest.raises(ValueError, match=r"the first 0 s from sample 9 to 10 \(" + advice):
+        f.filter(x, timestamps=t)
+    _, state = f.filter(x[:10], zi=f.initial_state(1), timestamps=t[:10])
+    with pytest.raises(ValueError, match=r"0 s from the state's last timestamp .*give a window"):
+        f.step(x[10], state, timestamp=t[10])
+    jittered = t.copy()
+    jittered[[10, 70]] += 0.0004  # steps of 0.0004 s: a smaller min_step does admit them
+    with pytest.raises(ValueError, match=r"\(jittered times: give a smaller min_step"):
+        f.filter(x, timestamps=jittered)
+    f.set_params(window=64, min_step=None).filter(x, timestamps=t)  # what it says works

@@ -187,8 +187,8 @@ def check_sample_times(times, n: int, name: str = "timestamps", min_step=None) -
         first = int(short[0])
         raise ValueError(f"{name} has a step smaller than min_step={min_step}: {len(short):,} "
                          f"of its {len(steps):,} steps, the first {steps[first]:.6g} s from "
-                         f"sample {first:,} to {first + 1:,} (repeated or jittered times: "
-                         "give a smaller min_step)")  # fmt: skip
+                         f"sample {first:,} to {first + 1:,} "
+                         f"({_short_step_advice(int(np.sum(steps[short] <= 0)))})")  # fmt: skip
     return times
 
 
@@ -217,6 +217,18 @@ def check_continues(first: float, last: float) -> None:
         raise ValueError(f"timestamps must continue after the state's last timestamp: "
                          f"{_seconds(first)} s is before its {_seconds(last)} s (where the "
                          "clock was reset, start a new stream from initial_state())")  # fmt: skip
+
+
+def _short_step_advice(repeated: int) -> str:
+    """What to do about steps below ``min_step``, ``repeated`` of them repeated times: no
+    ``min_step`` > 0 admits those (it said "give a smaller min_step" of them too)."""
+    if not repeated:
+        return "jittered times: give a smaller min_step"
+    return (
+        f"{repeated:,} of them repeated times, which no min_step > 0 admits: give a window "
+        "instead (window=W, min_step=None: W samples whatever their times), or merge the "
+        "samples of one time"
+    )
 
 
 def short_steps(steps, min_step: float, times) -> np.ndarray:
@@ -269,7 +281,8 @@ def run_causal(
         ):
             raise ValueError(f"timestamps have a step smaller than min_step={min_step}: "
                              f"{times[0] - last[-1]:.6g} s from the state's last timestamp "
-                             "to the first sample")  # fmt: skip
+                             f"to the first sample "
+                             f"({_short_step_advice(int(times[0] <= last[-1]))})")  # fmt: skip
     ys = attend_lags(
         E,
         full,
