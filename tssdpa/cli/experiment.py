@@ -102,11 +102,12 @@ def start_checkpoint(trainer, model, datamodule) -> tuple[str | dict, float]:
     """Validate ``model`` before training and checkpoint it (``start.ckpt``, beside the
     epochs' checkpoints; ``start-v1.ckpt``, ... where an earlier run's is there, as Lightning
     versions its own): ``(path, val_loss)``, a candidate for :func:`chosen_checkpoint`.
-    Without checkpointing (``--trainer.enable_checkpointing false``) no file is written: the
-    path is a copy of the weights instead (it was ``./start.ckpt``, one more every run).
-    Early stopping on ``val_loss`` counts its patience from it too. Written into a new (or
-    empty) folder, it alone made Lightning's "Checkpoint directory ... exists and is not
-    empty" warning of every fresh run: left out, within the caller's ``catch_warnings``."""
+    Without checkpointing (``--trainer.enable_checkpointing false``, or a smoke run:
+    ``--trainer.fast_dev_run``) no file is written: the path is a copy of the weights instead
+    (it was ``./start.ckpt``, one more every run). Early stopping on ``val_loss`` counts its
+    patience from it too. Written into a new (or empty) folder, it alone made Lightning's
+    "Checkpoint directory ... exists and is not empty" warning of every fresh run: left out,
+    within the caller's ``catch_warnings``."""
     import torch
 
     val = float(trainer.validate(model, datamodule=datamodule, verbose=False)[0]["val_loss"])
@@ -114,7 +115,9 @@ def start_checkpoint(trainer, model, datamodule) -> tuple[str | dict, float]:
         if es.monitor == "val_loss":
             es.best_score = torch.tensor(val)
     cb = trainer.checkpoint_callback
-    if cb is None:
+    # a smoke run (fast_dev_run) writes no checkpoint: its start.ckpt stayed, and the next
+    # real run's start became start-v1.ckpt beside it
+    if cb is None or getattr(trainer, "fast_dev_run", False):
         return {k: v.detach().clone() for k, v in model.state_dict().items()}, val
     folder = Path(_checkpoint_folder(cb, trainer))
     if cb.dirpath and not (folder.is_dir() and any(folder.iterdir())):
@@ -230,6 +233,7 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
         unwritable_checkpoints,
     )
     from tssdpa.cli.results_config import SaveBesideResults
+    from tssdpa.models.checkpoints import no_smoke_checkpoints
 
     from_command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -379,6 +383,7 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
                                  "a fit chooses its model (the start or an epoch); give a "
                                  "positive limit")  # fmt: skip
             fit = self.subcommand == "fit"
+            no_smoke_checkpoints(self.trainer)
             unwritable = unwritable_checkpoints(self.trainer) if fit else None
             if unwritable:
                 raise BadSetting(unwritable)

@@ -2,14 +2,15 @@
 ``--ckpt_path`` checks (:mod:`tssdpa.cli.checkpoints`) and of a translation model
 (:func:`tssdpa.translation.translator.load_checkpoint`): ``torch.load`` weights-only (a pickle
 of other objects is refused, its code never run), and the layout every Lightning checkpoint
-has, a dict whose ``state_dict`` maps names to tensors."""
+has, a dict whose ``state_dict`` maps names to tensors; and a smoke run's trainer kept from
+writing any (:func:`no_smoke_checkpoints`)."""
 
 from __future__ import annotations
 
 import os
 import warnings
 
-__all__ = ["CheckpointError", "read_checkpoint"]
+__all__ = ["CheckpointError", "no_smoke_checkpoints", "read_checkpoint"]
 
 
 class CheckpointError(ValueError):
@@ -43,3 +44,18 @@ def read_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
     ):
         raise CheckpointError("is not a Lightning checkpoint", loaded=True)
     return checkpoint
+
+
+def no_smoke_checkpoints(trainer) -> None:
+    """Keep a ``fast_dev_run`` trainer's ``ModelCheckpoint`` callbacks from writing
+    ``last.ckpt``. Lightning suppresses their checkpoints in a smoke run ("Logging and
+    checkpointing is suppressed") except that one: ``save_last`` saves it as training ends
+    (Lightning 2.6), where a real run's ``last.ckpt`` is, or as the file that a resume with
+    ``--ckpt_path .../last.ckpt`` then reads. A trainer of a real run is left as it is."""
+    from lightning.pytorch.callbacks import ModelCheckpoint
+
+    if not getattr(trainer, "fast_dev_run", False):
+        return
+    for callback in trainer.callbacks:
+        if isinstance(callback, ModelCheckpoint):
+            callback.save_last = False
