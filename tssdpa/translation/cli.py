@@ -13,6 +13,7 @@ from lightning.fabric.utilities.exceptions import MisconfigurationException
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 
 from tssdpa.files import replacing, same_path
+from tssdpa.models.checkpoints import no_smoke_checkpoints
 from tssdpa.translation.data import TranslationDataModule
 from tssdpa.translation.system import TranslationSystem, check_vocabularies
 from tssdpa.translation.translator import load_checkpoint
@@ -24,7 +25,8 @@ class TranslationCLI(LightningCLI):
     The model's vocabulary sizes and sequence length are linked to the data settings, so they
     are set once under ``data``. After ``fit`` the test split is evaluated (loss, accuracies,
     BLEU) unless ``--test_after_fit false``, and ``--history_file`` receives the per-epoch
-    metrics as CSV.
+    metrics as CSV. A smoke run (``--trainer.fast_dev_run``) writes neither the history nor a
+    checkpoint.
 
     A bad setting (a constructor's ``ValueError``, the Trainer's
     ``MisconfigurationException``) is one line on stderr and exit code 2, like the parser's
@@ -155,6 +157,7 @@ class TranslationCLI(LightningCLI):
 
     def before_fit(self) -> None:
         self._check_before_run()
+        no_smoke_checkpoints(self.trainer)
 
     def before_validate(self) -> None:
         self._check_before_run()
@@ -173,7 +176,10 @@ class TranslationCLI(LightningCLI):
 
     def after_fit(self) -> None:
         history_file = self._subcommand_option("history_file")
-        if history_file and self.trainer.is_global_zero:
+        if history_file and self.trainer.fast_dev_run:
+            # a smoke run's batch is no history: it replaced the real run's file
+            print("fast_dev_run: a smoke run, --history_file not written", file=sys.stderr)
+        elif history_file and self.trainer.is_global_zero:
             write_history(self.model.history, history_file)
         if self._subcommand_option("test_after_fit"):
             self.trainer.test(self.model, datamodule=self.datamodule, weights_only=True)
