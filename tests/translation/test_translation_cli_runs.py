@@ -63,3 +63,16 @@ def test_a_fast_dev_run_leaves_the_real_runs_history_and_checkpoint_alone(args, 
     TranslationCLI(args=["fit", *args, "--trainer.fast_dev_run=true"])
     assert (history.read_bytes(), last.read_bytes()) == before
     assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == ["last.ckpt"]
+
+
+@pytest.mark.parametrize("subcommand", ["test", "validate"])
+def test_evaluating_without_a_checkpoint_is_refused_before_any_work(
+    args, tmp_path, capsys, subcommand
+):
+    # it scored the freshly initialised weights and printed their metrics as a model's
+    last = _refused([subcommand, *args], capsys)
+    assert last == (
+        f"translate.py: error: {subcommand} needs --ckpt_path CKPT (the trained model to "
+        f"{subcommand}): without one the untrained, randomly initialised weights would be scored"
+    )
+    assert not (tmp_path / "c").exists()  # refused before the pairs were read

@@ -129,6 +129,13 @@ class TranslationCLI(LightningCLI):
         self._checkpoint = None
         subcommand = self.config.get("subcommand")
         ckpt_path = self.config[subcommand].get("ckpt_path") if subcommand else None
+        if subcommand in ("validate", "test") and not ckpt_path:
+            # Lightning scored the freshly initialised weights and printed their metrics as
+            # any trained model's, without a word
+            self._refuse(
+                f"{subcommand} needs --ckpt_path CKPT (the trained model to {subcommand}): "
+                "without one the untrained, randomly initialised weights would be scored"
+            )
         if ckpt_path and ckpt_path not in ("last", "best", "hpc", "registry"):
             if not Path(ckpt_path).is_file():
                 self._refuse(f"--ckpt_path {ckpt_path}: no such file")
