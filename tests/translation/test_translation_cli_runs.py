@@ -76,3 +76,21 @@ def test_evaluating_without_a_checkpoint_is_refused_before_any_work(
         f"{subcommand}): without one the untrained, randomly initialised weights would be scored"
     )
     assert not (tmp_path / "c").exists()  # refused before the pairs were read
+
+
+@pytest.mark.parametrize(
+    ("setting", "said"),
+    [
+        # "self_attention_sigma must be positive": which of the three parts' options?
+        (
+            f"{INIT}.self_attention_sigma=0",
+            f"{INIT}.self_attention_sigma must be positive, got 0.0",
+        ),
+        (f"{INIT}.embed_dim=-4", f"{INIT}.embed_dim must be positive, got -4"),
+        ("--data.sequence_length=-1", "--data.sequence_length must be positive, got -1"),
+        ("--data.vocab_size=2", "--data.vocab_size must be at least 3, got 2"),
+        ("--model.learning_rate=-1", "--model.learning_rate must be positive, got -1.0"),
+    ],
+)
+def test_a_bad_setting_is_named_by_the_option_typed(args, capsys, setting, said):
+    assert _refused(["fit", *args, setting], capsys) == f"translate.py: error: {said}"

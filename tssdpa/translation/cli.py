@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import inspect
 import os
 import sys
 from collections.abc import Sequence
@@ -15,6 +16,7 @@ from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 from tssdpa.files import replacing, same_path
 from tssdpa.models.checkpoints import no_smoke_checkpoints
 from tssdpa.translation.data import TranslationDataModule
+from tssdpa.translation.model import TranslationTransformer
 from tssdpa.translation.system import TranslationSystem, check_vocabularies
 from tssdpa.translation.translator import load_checkpoint
 
@@ -81,10 +83,18 @@ class TranslationCLI(LightningCLI):
 
     def _as_given(self, message: str) -> str | None:
         """``message`` naming the flag the user gave instead of the Python argument it starts
-        with; None when it starts with none of ``option_names``."""
-        for name, flag in self.option_names.items():
-            if message.startswith(f"{name} "):
-                return flag + message[len(name) :]
+        with -- one of ``option_names``, else an argument of the data module, the system or
+        the transformer, as ``--data.<name>``, ``--model.<name>`` or
+        ``--model.transformer.init_args.<name>`` (``self_attention_sigma must be positive``
+        named none of them) -- or None when it starts with no argument's name."""
+        name = message.split(" ", 1)[0]
+        if name in self.option_names:
+            return self.option_names[name] + message[len(name) :]
+        # the data module first: the transformer's sequence_length is linked from its own
+        for part, cls in (("data", TranslationDataModule), ("model", TranslationSystem),
+                          ("model.transformer.init_args", TranslationTransformer)):  # fmt: skip
+            if name in inspect.signature(cls).parameters:
+                return f"--{part}.{name}{message[len(name) :]}"
         return None
 
     def instantiate_classes(self) -> None:
