@@ -253,7 +253,7 @@ _BAD = [
     ("forecast", ["--data.horizon", "0"], "horizon must be"),
     ("forecast", ["--data.lookback", "-1"], "lookback must be"),
     ("forecast", ["--data.features", "X"], "features must be one of"),
-    ("forecast", ["--data.horizon", "5000"], "horizons: 5000 is longer"),
+    ("forecast", ["--data.horizon", "5000"], "--data.horizon 5000 is longer"),
     # numpy's "window shape cannot be larger than input array shape"
     ("forecast", ["--data.lookback", "2400"], "lookback + horizon (2400 + 25) is longer than"),
     ("forecast", ["--model.patch_len", "0"], "patch_len must be"),

@@ -115,11 +115,12 @@ def init_error(exc: BaseException, parts: dict, links: dict | None = None) -> st
     """One line for an error a model's or data module's own check raised on an argument of
     its ``__init__`` -- a ``ValueError`` or ``TypeError`` raised in tssdpa's code while
     building an instance of ``parts[part]`` (``{"model": DenoisingSystem, "data": ...}``),
-    whose message starts with the argument's name -- as the option the user typed:
-    ``--model.lr must be a finite number > 0, got -1.0`` (it was ``lr must be ...``, which
-    named no option: ``--model.lr`` or ``--data.lr``?). An argument linked from another
-    option (``links``: target -> source, as ``model.lookback`` -> ``data.lookback``) is named
-    by its source, the one that can be typed. None for anything else (its message kept)."""
+    or in its ``setup`` as the data is read, whose message starts with the argument's
+    name -- as the option the user typed: ``--model.lr must be a finite number > 0, got
+    -1.0`` (it was ``lr must be ...``, which named no option: ``--model.lr`` or
+    ``--data.lr``?). An argument linked from another option (``links``: target -> source, as
+    ``model.lookback`` -> ``data.lookback``) is named by its source, the one that can be
+    typed. None for anything else (its message kept)."""
     if not isinstance(exc, (ValueError, TypeError)):
         return None
     frames = []
@@ -130,9 +131,11 @@ def init_error(exc: BaseException, parts: dict, links: dict | None = None) -> st
     root = Path(__file__).resolve().parents[1]  # the tssdpa package
     if not frames or not Path(frames[-1].f_code.co_filename).resolve().is_relative_to(root):
         return None  # torch's, numpy's, jsonargparse's: no check of the library's
-    built = None  # the outermost __init__ of a part: the one whose arguments were given
+    # the outermost __init__ of a part (the one whose arguments were given), or its setup:
+    # a data module reads its data there, where a link (data.n_channels) first asks for it
+    built = None
     for frame in frames:
-        me = frame.f_locals.get("self") if frame.f_code.co_name == "__init__" else None
+        me = frame.f_locals.get("self") if frame.f_code.co_name in ("__init__", "setup") else None
         built = next(((p, type(me)) for p, c in parts.items() if isinstance(me, c)), None)
         if built is not None:
             break

@@ -18,6 +18,15 @@ from tssdpa.data.noise import NOISES
 __all__ = ["ForecastDataModule", "DenoiseDataModule"]
 
 
+def _check_dataset(dataset) -> None:
+    """A data module reads one dataset by name: refused when built, naming ``dataset``. It
+    was refused by the task builders as the data was first read, as "dataset must be one of
+    ... or 'default'" (the harness's set of datasets, which one module cannot hold)."""
+    from tssdpa.data.tasks import DATASETS
+
+    check_choice(dataset, "dataset", DATASETS)
+
+
 def _windows(y: np.ndarray, start: int, stop: int, lookback: int, horizon: int, stride: int = 1):
     """(past, future) pairs whose first target row lies in [start, stop - horizon]."""
     seg = y[start - lookback : stop]
@@ -93,6 +102,7 @@ class ForecastDataModule(_SplitDataModule):
         num_workers: int = 0,
     ):  # fmt: skip
         super().__init__()
+        _check_dataset(dataset)
         check_choice(features, "features", ("M", "S"))
         check_int(lookback, "lookback")
         check_int(horizon, "horizon")
@@ -118,15 +128,21 @@ class ForecastDataModule(_SplitDataModule):
         from tssdpa.data.tasks import forecast_tasks
 
         h = self.hparams
-        [self.task] = forecast_tasks(
-            h.dataset,
-            seeds=(h.seed,),
-            n=h.n,
-            data_dir=h.data_dir,
-            features=h.features,
-            horizons=(h.horizon,),
-            lookback=h.lookback,
-        )
+        try:
+            [self.task] = forecast_tasks(
+                h.dataset,
+                seeds=(h.seed,),
+                n=h.n,
+                data_dir=h.data_dir,
+                features=h.features,
+                horizons=(h.horizon,),
+                lookback=h.lookback,
+            )
+        except ValueError as exc:  # its one horizon is this module's `horizon`, not `horizons`
+            said = str(exc)
+            if not said.startswith("horizons: "):
+                raise
+            raise ValueError(f"horizon {said.removeprefix('horizons: ')}") from None
         y, sp = self.task.y, self.task.split
         L_, H = h.lookback, h.horizon
         if sp.train < L_ + H:  # not one training window: numpy's "window shape cannot be
@@ -176,6 +192,7 @@ class DenoiseDataModule(_SplitDataModule):
         data_dir: str | None = None, num_workers: int = 0,
     ):  # fmt: skip
         super().__init__()
+        _check_dataset(dataset)
         check_choice(noise, "noise", NOISES)
         check_number(snr_db, "snr_db")
         check_int(seq_len, "seq_len")
