@@ -22,21 +22,26 @@ from tssdpa.ops.structure import check_param, combine_mask, time_structure
 
 
 def _per_head(name: str, x, num_heads: int, dtype, *, upper: float | None = None) -> Tensor:
-    """A float or per-head sequence/tensor as a float64 tensor (H,), validated, also as it
-    will be stored in ``dtype`` (a value beyond its range would become 0 or inf). A tensor is
-    copied and detached: the layer kept the caller's float64 tensor itself as its buffer (an
-    in-place change on either side changed the other), or one that required grad as a node of
-    the caller's graph (its gradient accumulated there on every backward; deepcopy failed)."""
+    """A float or per-head sequence/tensor as a float64 tensor (H,), validated as given and as
+    stored in ``dtype`` (beyond its range a value became 0 or inf). A tensor is copied and
+    detached: the layer kept the caller's float64 tensor itself as its buffer (an in-place
+    change on either side changed the other), or one that required grad as a node of the
+    caller's graph (its gradient accumulated there on every backward; deepcopy failed)."""
     try:
         x = x.detach() if isinstance(x, Tensor) else x
         t = torch.as_tensor(x, dtype=torch.float64).reshape(-1).clone()
     except (TypeError, ValueError, RuntimeError):  # a str, None, a ragged list
         raise TypeError(f"{name} must be a float or one float per head, got {x!r}") from None
+    try:  # the values as given: the message showed this float64 copy, "tensor([0., 0.], ...)"
+        check_param(name, t, upper=upper)
+    except ValueError:
+        rng = f"(0, {upper}]" if upper is not None else "(0, inf)"
+        given = x if isinstance(x, (int, float)) else t.tolist()
+        raise ValueError(f"{name} must lie in {rng}, got {given!r}") from None
     if t.numel() == 1:
         t = t.expand(num_heads).clone()
     if t.numel() != num_heads:
         raise ValueError(f"{name} must be a float or have one value per head ({num_heads})")
-    check_param(name, t, upper=upper)
     try:
         check_param(name, t.to(dtype), upper=upper)
     except ValueError:
@@ -266,11 +271,10 @@ class ProjectionMultiheadAttention(nn.Module):
     _KERNEL_TENSORS = ("log_sigma", "sigma", "decay_logit", "decay", "log_tau", "tau")
 
     def _apply(self, fn, recurse=True):
-        # .to(torch.bfloat16), .half() and Lightning's bf16-true precision cast every float
-        # tensor of the module; the kernel's parameters stay in the dtype the kernel computes
-        # in (float32 for half types, as a layer built with dtype= has them): in bfloat16 a
-        # decay of 0.999 is 1. They are taken again from their values before the cast, and a
-        # learned one's gradient with them (a half gradient on a float32 parameter: Adam failed)
+        # .to(torch.bfloat16), .half(), Lightning's bf16-true cast every float tensor of the
+        # module; the kernel's parameters stay in the dtype the kernel computes in (float32 for
+        # half types, as with dtype=; in bfloat16 a decay of 0.999 is 1): taken again from
+        # their values before the cast, a learned one's gradient too (half on float32: Adam failed)
         before = {name: (t.detach().clone(), None if t.grad is None else t.grad.clone())
                   for name in self._KERNEL_TENSORS
                   if isinstance(t := getattr(self, name, None), Tensor)}  # fmt: skip
