@@ -227,6 +227,26 @@ def test_auto_is_exact_where_the_expansion_would_not_be():
     assert FUSED_MAX_LOGIT_ERROR > 0
 
 
+def test_auto_under_torch_compile_is_the_fused_backend_without_reading_the_device():
+    # auto's error bound is read from the device at every call: a graph break per call, so a
+    # compiled model ran projection piecemeal; traced, auto takes the kernels named fused
+    g = torch.Generator().manual_seed(8)
+    q, k, v = (torch.randn(2, 12, 4, generator=g) for _ in range(3))
+
+    def auto(q, k, v):
+        return projection_sdpa(q, k, v, sigma=0.7, is_causal=True, backend="auto", validate=False)
+
+    torch._dynamo.reset()
+    try:
+        explained = torch._dynamo.explain(auto)(q, k, v)
+        compiled = torch.compile(auto, backend="eager", fullgraph=True)(q, k, v)
+    finally:
+        torch._dynamo.reset()
+    assert explained.graph_break_count == 0 and explained.graph_count == 1
+    fused = projection_sdpa(q, k, v, sigma=0.7, is_causal=True, backend="fused")
+    torch.testing.assert_close(compiled, fused, rtol=0, atol=0)
+
+
 def test_centring_makes_fused_exact_for_offset_signals():
     # Sensor signals ride on large offsets; distances do not care, and neither may the fused path.
     g = torch.Generator().manual_seed(7)

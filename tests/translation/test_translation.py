@@ -1064,8 +1064,13 @@ def test_compare_script_refuses_a_name_with_a_folder_before_training(name, capsy
     assert exit_.value.code == 2 and "--name must be a file name" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("attention", ["standard", "projection"])
-def test_transformer_traces_as_one_graph_under_mixed_precision(attention):
+@pytest.mark.parametrize(
+    "attention, backend",
+    [("standard", None), ("projection", "fused"), ("projection", "auto")],
+)
+def test_transformer_traces_as_one_graph_under_mixed_precision(attention, backend):
+    # "auto" (the translation configs' backend) read the logits' error bound from the device
+    # at every call: 14-18 graphs, so model.compile=true compiled projection piecemeal
     # A graph break splits torch.compile's graph (model.compile=true) at the break, and the
     # residual sub-layers, called with a different function at each site, then recompile
     # until Dynamo's limit and run eagerly: the compiled projection run of 2026-11-27 got no
@@ -1076,7 +1081,7 @@ def test_transformer_traces_as_one_graph_under_mixed_precision(attention):
         num_heads=4, head_dim=8, feedforward_dim=64, attention=attention,
         self_attention_sigma=0.5, cross_attention_sigma=0.5,
         normalize_qk=attention == "projection",
-        **({"attention_backend": "fused"} if attention == "projection" else {}),
+        **({"attention_backend": backend} if backend else {}),
     )  # fmt: skip
     source, target = torch.randint(1, 50, (3, 10)), torch.randint(1, 60, (3, 10))
     source[0, 6:], target[1, 4:] = 0, 0  # padding

@@ -362,7 +362,8 @@ def projection_sdpa(
         fused SDPA kernels on the augmented vectors (O(L) memory when no mask, window or decay
         is asked for). ``"auto"``: fused unless its estimated logit rounding error exceeds
         :data:`FUSED_MAX_LOGIT_ERROR` nats (small σ relative to the spread of q and k).
-        That estimate is one device→host read per call; name the backend to avoid it. It
+        That estimate is one device→host read per call; name the backend to avoid it (under
+        ``torch.compile``, where the read would break the graph at every call, it is fused). It
         bounds the forward logits: the fused backward's gradients with respect to query and
         key carry about that error times the values' range over σ, absolute, which swamps
         the tiny gradients of nearly one-hot weights (σ well below the keys' spacing).
@@ -433,7 +434,9 @@ def projection_sdpa(
             raise ValueError(f"{tracked[0]} wants a gradient, which the fused backend gives "
                              "only without a decay / tau; use backend='math'")  # fmt: skip
         backend = "math"
-    if backend == "auto":
+    if backend == "auto" and torch.compiler.is_compiling():  # a device read breaks the graph
+        backend = "fused"
+    elif backend == "auto":
         c = k.detach().mean(dim=-2, keepdim=True)
         exact = _fused_logit_error(q - c, k - c, sig) <= FUSED_MAX_LOGIT_ERROR
         backend = "fused" if exact else "math"
