@@ -436,3 +436,24 @@ def test_a_ckpt_path_is_read_once_by_the_scripts_checks_and_its_weights_not_kept
     monkeypatch.setattr(torch, "load", counted)
     assert _run("denoise", subcommand, "--ckpt_path", str(ckpt)) == 0
     assert [r for r in readers if r.startswith("tssdpa")] == ["tssdpa.models.checkpoints"]
+
+
+@pytest.mark.parametrize(
+    ("script", "setting", "said"),
+    [
+        # "dataset must be one of ..." named no option (--data.dataset? a compare --dataset?)
+        ("denoise", ["--data.dataset", "lorentz"], "--data.dataset must be one of ("),
+        ("forecast", ["--data.dataset", "lorentz"], "--data.dataset must be one of ("),
+        # "horizons: 25 is longer ...": no option of the script is called horizons
+        ("forecast", ["--data.horizon", "200"], "--data.horizon 200 is longer than lorenz's valid"),
+        ("forecast", ["--data.lookback", "900"], "--data.lookback + horizon (900 + 4) is longer"),
+    ],
+)
+def test_a_data_setting_refused_as_the_data_is_read_names_the_option(
+    script, setting, said, tmp_path, monkeypatch, capsys
+):
+    # refused in the data module's setup, run while the model's channels are linked from it
+    monkeypatch.chdir(tmp_path)
+    assert _run(script, "fit", *setting) == 2
+    assert _error(capsys).startswith(f"{script}.py: error: {said}")
+    assert list(tmp_path.iterdir()) == []  # before any work
