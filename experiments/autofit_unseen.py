@@ -17,6 +17,9 @@ average, Savitzky-Golay and Butterworth.
     # the third suite (experiments/unseen_suite_3.py), written down on 2026-12-07
     .venv/bin/python experiments/autofit_unseen.py run --suite 3 --out /tmp/unseen3.jsonl \
         --report docs/results/autofit_unseen_3.md
+    # the fourth suite (experiments/unseen_suite_4.py), written down on 2026-12-07
+    .venv/bin/python experiments/autofit_unseen.py run --suite 4 --out /tmp/unseen4.jsonl \
+        --report docs/results/autofit_unseen_4.md
     # the denoising cells only, under Student-t noise (3 degrees of freedom)
     .venv/bin/python experiments/autofit_unseen.py run --tasks denoise --noise student_t \
         --out /tmp/unseen_t.jsonl
@@ -43,6 +46,7 @@ import autofit_heldout  # noqa: E402 -- its ratio table
 import bench_autofit as bench  # noqa: E402 -- the benchmark's split, units and verdicts
 import unseen_suite_2  # noqa: E402 -- the second suite's series
 import unseen_suite_3  # noqa: E402 -- the third suite's series
+import unseen_suite_4  # noqa: E402 -- the fourth suite's series
 
 from tssdpa.data import synthetic  # noqa: E402
 from tssdpa.data.synthetic import _flow, _maps  # noqa: E402 -- the benchmark's integrators
@@ -138,20 +142,23 @@ UNSEEN = {
 }
 #: the suites by number: 1 as above; 2, written down on 2026-12-06 after suite 1 had informed
 #: a change (unseen_suite_2.py), with two real channels no script had scored; 3, written down
-#: on 2026-12-07 after suites 1 and 2 had (unseen_suite_3.py), with two more such channels
+#: on 2026-12-07 after suites 1 and 2 had (unseen_suite_3.py), with two more such channels;
+#: 4, written down later that day after suites 1-3 had (unseen_suite_4.py), with two more
 SUITES = {
     1: UNSEEN,
     2: {**unseen_suite_2.SYNTHETIC, **unseen_suite_2.REAL},
     3: {**unseen_suite_3.SYNTHETIC, **unseen_suite_3.REAL},
+    4: {**unseen_suite_4.SYNTHETIC, **unseen_suite_4.REAL},
 }
 for _name, (_make, _horizons, _note) in {
     **UNSEEN,
     **unseen_suite_2.SYNTHETIC,
     **unseen_suite_3.SYNTHETIC,
+    **unseen_suite_4.SYNTHETIC,
 }.items():
     synthetic.BENCHMARK_SIGNALS[_name] = _make  # make_signal looks names up at call time
     bench.SERIES[_name] = (_name, {}, _horizons, _note)
-bench.SERIES.update({**unseen_suite_2.REAL, **unseen_suite_3.REAL})
+bench.SERIES.update({**unseen_suite_2.REAL, **unseen_suite_3.REAL, **unseen_suite_4.REAL})
 #: what each suite's report says of when and how its series were chosen
 WRITTEN = {
     1: "the systems, their sampling and horizons were written down before ours ran on any of "
@@ -162,6 +169,9 @@ WRITTEN = {
     3: "written down on 2026-12-07 (experiments/unseen_suite_3.py: equations, sampling, "
     "horizons from estimated Lyapunov times or periods, two real channels no script had "
     "scored alone) before ours ran on any of them; nothing was tuned on them",
+    4: "written down on 2026-12-07 (experiments/unseen_suite_4.py: equations, sampling, "
+    "horizons from estimated Lyapunov times, periods or a few steps, two real channels no "
+    "script had scored) before ours ran on any of them; nothing was tuned on them",
 }
 
 
@@ -285,7 +295,7 @@ def main(argv=None) -> int:
         type=int,
         choices=sorted(SUITES),
         default=1,
-        help="which suite of series (2: unseen_suite_2.py, 3: unseen_suite_3.py)",
+        help="which suite of series (2, 3, 4: unseen_suite_2.py, _3.py, _4.py)",
     )
     r.add_argument(
         "--series",
@@ -295,7 +305,7 @@ def main(argv=None) -> int:
     )
     r.add_argument(
         "--data-dir",
-        help="folder of the shared datasets (suites 2 and 3's real channels; "
+        help="folder of the shared datasets (the real channels of suites 2-4; "
         "default: the search path of tssdpa.data, then skipped)",
     )
     r.add_argument("--tasks", nargs="+", choices=TASKS, default=list(TASKS))
