@@ -427,6 +427,14 @@ def test_a_clock_reset_is_refused_naming_the_sample_and_both_times(recurrent):
     f.filter(x[50:], zi=f.initial_state(), timestamps=t[50:])
 
 
+def test_a_step_back_between_sub_microsecond_times_names_two_different_times():
+    # six decimals wrote 3e-7 and 2e-7 both as "0 s": "from 0 s to 0 s"
+    from tssdpa.signal.lagfilter import check_sample_times
+
+    with pytest.raises(ValueError, match=r"from 0\.0000003 s to 0\.0000002 s"):
+        check_sample_times(np.array([0.0, 3e-7, 2e-7, 4e-7]), 4)
+
+
 def test_a_repeated_time_refused_by_min_step_is_told_to_take_a_window_not_a_smaller_min_step():
     """A 400 Hz logger repeats a timestamp now and then (the shared walking IMU: 18 in its
     first 1,500 rows). An infinite-memory filter's min_step must be > 0, so "give a smaller

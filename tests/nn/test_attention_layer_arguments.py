@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 import torch
 
@@ -19,6 +20,9 @@ from tssdpa.nn import ProjectionMultiheadAttention
         ({"sigma": -1}, "sigma must lie in (0, inf), got -1"),
         ({"sigma": [1.0, float("nan")]}, "sigma must lie in (0, inf), got [1.0, nan]"),
         ({"sigma": torch.tensor([2.0, -3.0])}, "sigma must lie in (0, inf), got [2.0, -3.0]"),
+        # a one-value tensor or numpy scalar read as a list: "got [0.0]"
+        ({"sigma": torch.tensor(0.0)}, "sigma must lie in (0, inf), got 0.0"),
+        ({"sigma": np.float32(0)}, "sigma must lie in (0, inf), got 0.0"),
         ({"decay": 1.5}, "decay must lie in (0, 1.0], got 1.5"),
         ({"tau": 0}, "tau must lie in (0, inf), got 0"),
     ],

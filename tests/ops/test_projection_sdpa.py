@@ -247,6 +247,24 @@ def test_auto_under_torch_compile_is_the_fused_backend_without_reading_the_devic
     torch.testing.assert_close(compiled, fused, rtol=0, atol=0)
 
 
+def test_compiled_auto_takes_the_exact_distances_where_one_over_sigma_squared_overflows():
+    # compiled, auto skipped the fused backend's check of a float sigma: NaN rows, where eager
+    # auto falls back to the distances and a named fused backend refuses
+    g = torch.Generator().manual_seed(9)
+    q, k, v = (torch.randn(1, 8, 3, generator=g) for _ in range(3))
+
+    def auto(q, k, v):
+        return projection_sdpa(q, k, v, sigma=1e-25, is_causal=True, validate=False)
+
+    torch._dynamo.reset()
+    try:
+        compiled = torch.compile(auto, backend="eager", fullgraph=True)(q, k, v)
+    finally:
+        torch._dynamo.reset()
+    torch.testing.assert_close(compiled, auto(q, k, v), rtol=0, atol=0)
+    assert torch.isfinite(compiled).all()
+
+
 def test_centring_makes_fused_exact_for_offset_signals():
     # Sensor signals ride on large offsets; distances do not care, and neither may the fused path.
     g = torch.Generator().manual_seed(7)

@@ -281,16 +281,17 @@ def _step_back(values: np.ndarray, time_column, advice: str = "sort the rows by 
 
 
 #: rows are out of time order (newest first, shuffled) where more than this share of the
-#: steps go back; fewer are a clock set back -- local times at the end of daylight saving
-#: time repeat an hour, a logger restarted -- in rows that are in order
-OUT_OF_ORDER_SHARE = 0.01
+#: steps, and more than OUT_OF_ORDER_STEPS of them, go back; fewer are a clock set back --
+#: local times at the end of daylight saving time repeat an hour, a logger restarted -- in
+#: rows that are in order (one step back in the 99 steps of a 100-row file is over 1%)
+OUT_OF_ORDER_SHARE, OUT_OF_ORDER_STEPS = 0.01, 2
 
 
 def time_order_note(df: pd.DataFrame, time_column) -> tuple[str | None, bool]:
     """``(note, out_of_order)``: the first step backwards of the time column, or None (none,
     no time column, or times that are no numbers or dates: nothing to tell an order by), and
-    whether the rows are out of time order (more than ``OUT_OF_ORDER_SHARE`` of the steps go
-    back) rather than a clock set back in rows that are in order."""
+    whether the rows are out of time order (more than ``OUT_OF_ORDER_SHARE`` of the steps and
+    more than ``OUT_OF_ORDER_STEPS`` go back) rather than a clock set back in rows in order."""
     if time_column is None:
         return None, False
     try:
@@ -299,8 +300,8 @@ def time_order_note(df: pd.DataFrame, time_column) -> tuple[str | None, bool]:
         return None, False
     with np.errstate(invalid="ignore"):
         steps = np.diff(values)
-        share = float(np.mean(steps < steps.dtype.type(0))) if steps.size else 0.0
-    if share > OUT_OF_ORDER_SHARE:
+        back = int(np.sum(steps < steps.dtype.type(0)))
+    if back > max(OUT_OF_ORDER_STEPS, OUT_OF_ORDER_SHARE * steps.size):
         return _step_back(values, time_column), True
     return _step_back(values, time_column, "a clock set back (as local times repeat an hour "
                       "at the end of daylight saving time)? The rows are taken in file "

@@ -36,7 +36,7 @@ def _per_head(name: str, x, num_heads: int, dtype, *, upper: float | None = None
         check_param(name, t, upper=upper)
     except ValueError:
         rng = f"(0, {upper}]" if upper is not None else "(0, inf)"
-        given = x if isinstance(x, (int, float)) else t.tolist()
+        given = x if isinstance(x, (int, float)) else t.tolist() if t.numel() > 1 else t.item()
         raise ValueError(f"{name} must lie in {rng}, got {given!r}") from None
     if t.numel() == 1:
         t = t.expand(num_heads).clone()

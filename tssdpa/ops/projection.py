@@ -363,11 +363,11 @@ def projection_sdpa(
         is asked for). ``"auto"``: fused unless its estimated logit rounding error exceeds
         :data:`FUSED_MAX_LOGIT_ERROR` nats (small σ relative to the spread of q and k).
         That estimate is one device→host read per call; name the backend to avoid it (under
-        ``torch.compile``, where the read would break the graph at every call, it is fused). It
-        bounds the forward logits: the fused backward's gradients with respect to query and
-        key carry about that error times the values' range over σ, absolute, which swamps
-        the tiny gradients of nearly one-hot weights (σ well below the keys' spacing).
-        Where such gradients must be exact, use ``"math"``.
+        ``torch.compile`` it is fused, as a read breaks the graph: a tensor σ small enough to
+        overflow 1/σ² then gives non-finite rows). It bounds the forward logits: the fused
+        backward's gradients with respect to query and key carry about that error times the
+        values' range over σ, absolute, which swamps the tiny gradients of nearly one-hot
+        weights (σ well below the keys' spacing). Where they must be exact, use ``"math"``.
     validate : bool
         Scan the values of tensor arguments (σ, decay, τ > 0, NaN in masks and timestamps;
         non-finite keys / values), and on the fused path rescale q, k and σ by one power of
@@ -434,17 +434,17 @@ def projection_sdpa(
             raise ValueError(f"{tracked[0]} wants a gradient, which the fused backend gives "
                              "only without a decay / tau; use backend='math'")  # fmt: skip
         backend = "math"
+    # a float σ whose 1/σ² overflows the kernels (no device read; math takes σ -> 0)
+    overflows = not isinstance(sig, Tensor) and not 1.0 / sig / sig <= torch.finfo(q.dtype).max
     if backend == "auto" and torch.compiler.is_compiling():  # a device read breaks the graph
-        backend = "fused"
+        backend = "math" if overflows else "fused"
     elif backend == "auto":
         c = k.detach().mean(dim=-2, keepdim=True)
         exact = _fused_logit_error(q - c, k - c, sig) <= FUSED_MAX_LOGIT_ERROR
         backend = "fused" if exact else "math"
-    elif backend == "fused" and not isinstance(sig, Tensor):  # its scale 1/σ² (a float σ: no
-        if not 1.0 / sig / sig <= torch.finfo(q.dtype).max:  # device read); math takes σ -> 0
-            raise ValueError(f"backend='fused' cannot take sigma={sig:g}: 1/sigma² overflows "
-                             f"{q.dtype}; use backend='math' or 'auto' (the nearest-key "
-                             "limit)")  # fmt: skip
+    elif backend == "fused" and overflows:
+        raise ValueError(f"backend='fused' cannot take sigma={sig:g}: 1/sigma² overflows "
+                         f"{q.dtype}; use 'math' or 'auto' (the nearest-key limit)")  # fmt: skip
     L, S = q.shape[-2], k.shape[-2]
     window = structure["window"]
     if backend == "fused" and decayed:

@@ -193,9 +193,10 @@ def check_sample_times(times, n: int, name: str = "timestamps", min_step=None) -
 
 
 def _seconds(t: float) -> str:
-    """A time in seconds as it reads (0.49, 0, 1700000000.25): ``:g`` wrote epoch seconds
-    as 1.7e+09, the same for every sample of a day."""
-    return f"{t:.6f}".rstrip("0").rstrip(".")
+    """A time in seconds as it reads (0.49, 0, 1700000000.25, 0.0000003): ``:g`` wrote epoch
+    seconds as 1.7e+09, the same for every sample of a day, and six decimals wrote 3e-7 and
+    2e-7 both as 0."""
+    return np.format_float_positional(float(t), trim="-")
 
 
 def check_no_step_back(times: np.ndarray, name: str = "timestamps") -> None:
