@@ -165,6 +165,28 @@ def test_step_takes_a_tensor_sample_as_filter_takes_a_tensor():
         f.step(torch.tensor([1j, 2.0]), f.initial_state(2))
 
 
+def test_step_takes_a_bfloat16_tensor_sample_as_filter_takes_a_bfloat16_tensor():
+    """filter reads a bfloat16 tensor (a mixed-precision model's output) as float64; step
+    refused it ('sample must be a real numeric array ... got Tensor'): numpy has no bfloat16.
+    y_t is a numpy value, as for any tensor sample (filter gives a bfloat16 tensor back)."""
+    torch = pytest.importorskip("torch")
+    x = torch.randn(30, 2, dtype=torch.float64).to(torch.bfloat16)
+    f = ProjectionFilter(window=4, embedding=2, sigma=0.5).fit(x)
+    state, ys = f.initial_state(), []
+    for i in range(30):
+        y, state = f.step(x[i], state)
+        ys.append(y)
+    assert isinstance(ys[-1], np.ndarray) and ys[-1].dtype == np.float64
+    y_zi, _ = f.filter(x.double(), zi=f.initial_state())
+    np.testing.assert_allclose(np.array(ys), y_zi.numpy(), rtol=1e-12, atol=1e-12)
+    y_bf, _ = f.filter(x, zi=f.initial_state())  # the same, rounded to bfloat16
+    assert y_bf.dtype == torch.bfloat16
+    np.testing.assert_allclose(np.array(ys), y_bf.double().numpy(), rtol=2**-8, atol=1e-12)
+    one = ProjectionFilter(window=4, sigma=0.5)  # a 0-d one, the scalar form
+    y0, _ = one.step(x[0, 0], one.initial_state())
+    assert np.ndim(y0) == 0 and y0 == one.step(float(x[0, 0]), one.initial_state())[0]
+
+
 def test_a_step_without_its_timestamp_says_to_give_timestamp():
     """With tau, a step without its time was told 'pass timestamps= or a series with a
     DatetimeIndex' (filter's message): step takes neither (timestamps= is a TypeError)."""

@@ -272,7 +272,7 @@ def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
     if is_tensor(sample):  # as as_2d: numpy() refuses one that requires grad or is on a GPU
         if sample.is_complex():
             raise TypeError(f"sample must be real, got a {sample.dtype} tensor")
-        sample = sample.detach().cpu()
+        sample = sample.detach().cpu().double()  # numpy has no bfloat16: float64 first
     pd = sys.modules.get("pandas")
     if pd is not None and sample is pd.NA:  # a nullable column's missing value, as filter reads
         sample = np.nan
