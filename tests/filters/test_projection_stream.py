@@ -187,6 +187,38 @@ def test_step_takes_a_bfloat16_tensor_sample_as_filter_takes_a_bfloat16_tensor()
     assert np.ndim(y0) == 0 and y0 == one.step(float(x[0, 0]), one.initial_state())[0]
 
 
+def test_step_and_filter_take_the_torch_twins_tensor_state_as_a_state():
+    """A state moves between Python and the exported step both ways (docs/deploy.md), and the
+    torch twin StreamingStep keeps it as a tensor: filter(zi=tensor) read a plain one, but
+    raised torch's RuntimeError for one that requires grad and 'zi must be an array of shape'
+    for bfloat16, and step refused any ('state must be what initial_state() ... got
+    Tensor'). Both read it as float64, detached and on the CPU, as they read a tensor x."""
+    torch = pytest.importorskip("torch")
+    from tssdpa.filters.onnx_export import StreamingStep
+
+    x, t = np.random.default_rng(0).normal(size=(40, 2)), np.arange(40) * 0.01
+    f = ProjectionFilter(window=6, embedding=2, sigma=0.8)
+    want, _ = f.filter(x, zi=f.initial_state(2))
+    _, twin = StreamingStep(f._spec())(torch.tensor(x[:20]), torch.tensor(f.initial_state(2)))
+    for state in (twin, twin.clone().requires_grad_(), twin.float()):
+        y, _ = f.filter(x[20:], zi=state)
+        np.testing.assert_allclose(y, want[20:], rtol=1e-6, atol=1e-6)
+        ys = []
+        for i in range(20, 40):
+            y_t, state = f.step(x[i], state)
+            ys.append(y_t)
+        np.testing.assert_allclose(np.array(ys), want[20:], rtol=1e-6, atol=1e-6)
+    same, _ = f.filter(x[20:], zi=twin.to(torch.bfloat16))  # coarser numbers, but taken
+    assert same.shape == (20, 2)
+    np.testing.assert_array_equal(f.step(x[20], twin)[0], f.step(x[20], twin.numpy())[0])
+    assert twin.dtype == torch.float64 and not twin.requires_grad  # the state is untouched
+    fitted = ProjectionFilter(window=6, tau=0.05).fit(x, timestamps=t)  # channel_scale_ too
+    _, (hist, times) = fitted.filter(x[:20], zi=fitted.initial_state(), timestamps=t[:20])
+    pair = (torch.tensor(hist, requires_grad=True), torch.tensor(times))  # (samples, times)
+    y_t, _ = fitted.step(x[20], pair, timestamp=t[20])
+    np.testing.assert_array_equal(y_t, fitted.step(x[20], (hist, times), timestamp=t[20])[0])
+
+
 def test_a_step_without_its_timestamp_says_to_give_timestamp():
     """With tau, a step without its time was told 'pass timestamps= or a series with a
     DatetimeIndex' (filter's message): step takes neither (timestamps= is a TypeError)."""

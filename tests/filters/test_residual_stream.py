@@ -120,6 +120,9 @@ def test_step_checks_its_sample_and_state_by_name_as_projection_filter_step_does
     np.testing.assert_array_equal(y, f.step(x[0], state)[0])
     half = torch.tensor(x[0]).to(torch.bfloat16)  # numpy has none: it was refused, "got Tensor"
     np.testing.assert_array_equal(f.step(half, state)[0], f.step(half.double().numpy(), state)[0])
+    np.testing.assert_array_equal(
+        f.step(x[0], torch.tensor(state, requires_grad=True))[0], f.step(x[0], state)[0]
+    )
     with pytest.raises(ValueError, match=r"sample has 3 value\(s\) but the ResidualProjection"):
         f.step(np.ones(3), state)
     with pytest.raises(TypeError, match="sample must be a real numeric"):

@@ -16,6 +16,7 @@ import numpy as np
 
 from tssdpa.checks import check_fits_dtype, time_index, to_seconds
 from tssdpa.estimators.plain_input import check_plain_input
+from tssdpa.estimators.tensor_input import is_tensor, state_arrays
 from tssdpa.estimators.text_input import numeric as _numeric
 from tssdpa.estimators.text_input import (
     pandas_floats,
@@ -67,15 +68,6 @@ class ArrayMeta:
 
     def __post_init__(self):
         self.read_index = time_index(self.index)
-
-
-def is_tensor(x) -> bool:
-    """Whether ``x`` is a torch tensor, without importing torch for anything else."""
-    if not type(x).__module__.startswith("torch"):
-        return False
-    import torch
-
-    return isinstance(x, torch.Tensor)
 
 
 def unmasked(x):
@@ -281,6 +273,7 @@ def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
     s = _numeric(lambda: np.asarray(unmasked(sample), dtype=np.float64), sample, "sample")
     if not isinstance(sample, (float, int)):  # the cheap test first: step must stay cheap
         refuse_text(unmasked(sample), "sample")
+    state = state_arrays(state)  # the torch twin's, as filter reads it
     hist = state[0] if isinstance(state, tuple) and state else state
     if not isinstance(hist, np.ndarray) or hist.dtype.kind != "f":
         raise TypeError(
@@ -316,7 +309,9 @@ def check_state(zi, ref):
     state of the same filter (an array, or a tuple of arrays): as float64 arrays of ``ref``'s
     shapes. An empty (all-NaN) one-column history takes ``ref``'s channel count, since an
     empty state holds no channel data; anything else of the wrong shape raises ``ValueError``
-    naming ``zi``."""
+    naming ``zi``. A tensor (the state of the torch twin of the exported step) is read as a
+    tensor ``x`` is (:func:`~tssdpa.estimators.tensor_input.state_arrays`)."""
+    zi = state_arrays(zi)
     if isinstance(ref, tuple):
         if not isinstance(zi, tuple) or len(zi) != len(ref):
             raise ValueError(f"zi must be a tuple of {len(ref)} arrays (see initial_state())")

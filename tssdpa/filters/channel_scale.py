@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from tssdpa.estimators.persistence import require_floats
+from tssdpa.estimators.tensor_input import state_arrays
 from tssdpa.signal.lagfilter import step_newest
 
 __all__ = ["CHANNEL_SCALES", "ChannelUnits", "channel_spread", "fitted_channel_scale"]
@@ -157,7 +158,10 @@ class ChannelUnits:
     def _step_newest(self, spec, state, sample: np.ndarray, timestamp, finite=False):
         """:func:`~tssdpa.signal.lagfilter.step_newest` in the kernel's units: ``(y, state)`` in
         those of x, or None (the general path then runs, and names a wrong channel count);
-        ``finite`` as there, of the state and sample in the units of x."""
+        ``finite`` as there, of the state and sample in the units of x (a float64 array,
+        else a tensor state is read as numpy here: np.asarray raised torch's errors)."""
+        if not finite:
+            state = state_arrays(state)
         u = self._unit_scale()
         if u is None:
             return step_newest(spec, state, sample, timestamp, self.min_step, finite)
