@@ -281,6 +281,31 @@ def test_step_reads_pandas_na_as_a_missing_sample_as_filter_does():
     np.testing.assert_allclose(np.array(ys), y_zi.to_numpy(dtype=float), rtol=1e-12)
 
 
+def test_a_complex_state_is_refused_naming_zi_or_state_as_complex_x_is():
+    """filter(zi=complex) kept the real part alone (numpy's ComplexWarning the only word), and
+    step refused one as 'state must be what initial_state() ... got ndarray', naming no cause.
+    Both now say the state must be real, naming the argument the caller gave."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).normal(size=20)
+    f = ProjectionFilter(window=6, sigma=0.8)
+    _, zf = f.filter(x[:10], zi=f.initial_state())
+    bad = zf.astype(complex)
+    bad[-1] += 1j
+    for zi in (bad, bad.tolist(), torch.tensor(bad)):
+        with pytest.raises(TypeError, match=r"^zi must be real"):
+            f.filter(x[10:], zi=zi)
+        with pytest.raises(TypeError, match=r"^state must be real"):
+            f.step(x[10], zi)
+    assert bad[-1].imag == 1.0  # the caller's state is untouched
+    timed = ProjectionFilter(window=6, tau=0.05, sigma=0.8)
+    t = np.arange(20) * 0.01
+    hist, times = timed.filter(x[:10], zi=timed.initial_state(), timestamps=t[:10])[1]
+    with pytest.raises(TypeError, match=r"^zi\[1\] must be real"):
+        timed.filter(x[10:], zi=(hist, times + 0j), timestamps=t[10:])
+    with pytest.raises(TypeError, match=r"^state\[1\] must be real"):
+        timed.step(x[10], (hist, times + 0j), timestamp=t[10])
+
+
 def test_a_tau_filters_state_given_to_a_filter_without_tau_says_whose_state_it_is():
     """A (samples, times) pair from a tau filter passed as zi to one without tau failed in
     numpy with "inhomogeneous shape", naming neither zi nor the cause."""

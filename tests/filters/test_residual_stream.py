@@ -138,6 +138,8 @@ def test_step_names_a_state_of_the_wrong_shape_state_not_zi(fitted):
         f.step(x[0], np.zeros((3, 2)))
     with pytest.raises(ValueError, match=r"^state has shape \(3, 1\), expected"):
         f.step(x[0], np.full((3, 1), np.nan))
+    with pytest.raises(TypeError, match=r"^state must be real"):  # it kept the real part
+        f.step(x[0], f.initial_state().astype(complex))
 
 
 def test_step_refuses_a_pandas_row_with_other_columns_than_the_fit_as_filter_does():

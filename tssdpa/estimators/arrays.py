@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from tssdpa.checks import check_fits_dtype, time_index, to_seconds
-from tssdpa.estimators.plain_input import check_plain_input
+from tssdpa.estimators.plain_input import check_plain_input, check_real_state
 from tssdpa.estimators.tensor_input import is_tensor, state_arrays
 from tssdpa.estimators.text_input import numeric as _numeric
 from tssdpa.estimators.text_input import (
@@ -260,7 +260,8 @@ def check_magnitudes(arr: np.ndarray, name: str, lower: bool = False, channel=No
 def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
     """A ``step`` call's ``sample`` as float64 and the history array of its ``state`` (the
     state itself, or the first item of a tuple state), each refused by name if malformed or
-    holding inf (NaN marks a missing sample), the sample also beyond ``MAGNITUDES``."""
+    holding complex values or inf (NaN marks a missing sample), the sample also beyond
+    ``MAGNITUDES``."""
     if is_tensor(sample):  # as as_2d: numpy() refuses one that requires grad or is on a GPU
         if sample.is_complex():
             raise TypeError(f"sample must be real, got a {sample.dtype} tensor")
@@ -273,6 +274,7 @@ def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
     s = _numeric(lambda: np.asarray(unmasked(sample), dtype=np.float64), sample, "sample")
     if not isinstance(sample, (float, int)):  # the cheap test first: step must stay cheap
         refuse_text(unmasked(sample), "sample")
+    check_real_state(state, "state")
     state = state_arrays(state)  # the torch twin's, as filter reads it
     hist = state[0] if isinstance(state, tuple) and state else state
     if not isinstance(hist, np.ndarray) or hist.dtype.kind != "f":
@@ -309,8 +311,10 @@ def check_state(zi, ref):
     state of the same filter (an array, or a tuple of arrays): as float64 arrays of ``ref``'s
     shapes. An empty (all-NaN) one-column history takes ``ref``'s channel count, since an
     empty state holds no channel data; anything else of the wrong shape raises ``ValueError``
-    naming ``zi``. A tensor (the state of the torch twin of the exported step) is read as a
-    tensor ``x`` is (:func:`~tssdpa.estimators.tensor_input.state_arrays`)."""
+    naming ``zi``, and complex values ``TypeError``. A tensor (the state of the torch twin of
+    the exported step) is read as a tensor ``x`` is
+    (:func:`~tssdpa.estimators.tensor_input.state_arrays`)."""
+    check_real_state(zi, "zi")
     zi = state_arrays(zi)
     if isinstance(ref, tuple):
         if not isinstance(zi, tuple) or len(zi) != len(ref):

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["check_plain_input", "separate_series"]
+from tssdpa.estimators.tensor_input import is_tensor
+
+__all__ = ["check_plain_input", "check_real_state", "separate_series"]
 
 
 def separate_series(x) -> list[int] | None:
@@ -44,3 +46,25 @@ def check_plain_input(x, name: str) -> None:
         )
     if np.iscomplexobj(x):
         raise TypeError(f"{name} must be a real numeric array, got complex values")
+
+
+def check_real_state(state, name: str) -> None:
+    """``TypeError`` naming ``name`` (``zi``, a step's ``state``; ``name[k]`` for part k of a
+    tuple state) where the state (an array, a list, a tensor, or a tuple of them) holds
+    complex values, as complex ``x`` is refused: a float64 conversion keeps the real part
+    alone (numpy's with only a ComplexWarning), and a step named no cause ("got ndarray")."""
+    parts = state if type(state) is tuple else (state,)
+    for k, part in enumerate(parts):
+        if type(part) is np.ndarray:  # the usual state first: a step must stay cheap
+            found = "complex values" if part.dtype.kind == "c" else None
+        elif is_tensor(part):
+            found = f"a {part.dtype} tensor" if part.is_complex() else None
+        else:
+            try:
+                found = "complex values" if np.iscomplexobj(part) else None
+            except ValueError:  # ragged: the state's own checks name what it is
+                found = None
+        if found:
+            where = f"{name}[{k}]" if parts is state else name
+            raise TypeError(f"{where} must be real (as initial_state() and step() give it), "
+                            f"got {found}")  # fmt: skip
