@@ -126,16 +126,44 @@ def test_as_2d_rejects_bad_input_naming_it(bad, exc, word):
 
 
 def test_a_list_holding_a_value_that_is_no_number_is_refused_naming_the_value():
-    """A list with pandas' NA (a row built from a nullable column) was refused as "x must be
-    a real numeric array ... got list", though lists are taken: the value was not named."""
+    """A list with a value that is no number was refused as "x must be a real numeric array
+    ... got list", though lists are taken: the value was not named. pandas' NA beside it is a
+    missing sample, not the value named."""
     f = F.ProjectionFilter(window=4, sigma=1.0)
-    with pytest.raises(TypeError, match=r"got list holding NAType <NA> \(a missing sample is"):
-        f.filter([[pd.NA, 1.0], [1.0, 2.0]])
-    with pytest.raises(TypeError, match=r"sample must .* got list holding NAType <NA>"):
-        f.step([pd.NA, 1.0], f.initial_state(2))
     with pytest.raises(TypeError, match=r"got list holding dict \{'a': 1\}$"):
         f.filter([1.0, {"a": 1}])
+    with pytest.raises(TypeError, match=r"got list holding dict \{'a': 1\}$"):
+        f.filter([pd.NA, {"a": 1}])
+    with pytest.raises(TypeError, match=r"sample must .* got list holding dict"):
+        f.step([pd.NA, {"a": 1}], f.initial_state(2))
     np.testing.assert_array_equal(f.filter([[np.nan, 1.0], [1.0, 2.0]])[:, 0], [1.0, 1.0])
+
+
+def test_pandas_na_in_a_list_is_a_missing_sample_as_none_is_and_as_in_a_dataframe():
+    """A row built from a nullable column ([1.0, pd.NA]) was refused as "got list holding
+    NAType <NA>", while [1.0, None], step(pd.NA, state), a DataFrame's object column with
+    pd.NA and an all-None zi were each read as missing: now a list's pd.NA is too, in fit,
+    filter, step and zi."""
+    x = np.sin(np.arange(60) * 0.3)
+    rows = [[v, v + 1.0] for v in x]
+    rows[7][0] = None
+    with_na = [list(r) for r in rows]
+    with_na[7][0] = pd.NA
+    f = F.ProjectionFilter(window=4, sigma=1.0)
+    np.testing.assert_array_equal(f.fit(with_na).filter(with_na), f.fit(rows).filter(rows))
+    assert with_na[7][0] is pd.NA  # the caller's list is untouched
+    empty = f.initial_state()
+    zi = [[pd.NA] * 2] * len(empty)  # an empty state written out, as with None
+    np.testing.assert_array_equal(f.filter(rows, zi=zi)[0], f.filter(rows, zi=empty)[0])
+    state, ys, want = empty, [], f.filter(rows, zi=empty)[0]
+    for r in with_na:
+        y, state = f.step(r, state)
+        ys.append(y)
+    np.testing.assert_array_equal(np.array(ys), want)
+    y, _ = F.ProjectionFilter(window=4, sigma=1.0).step([pd.NA], np.full((4, 1), np.nan))
+    assert np.isnan(y).all()
+    np.testing.assert_array_equal(B.NaiveForecaster().fit([1.0, 2.0, pd.NA]).predict(1),
+                                  B.NaiveForecaster().fit([1.0, 2.0, None]).predict(1))  # fmt: skip
 
 
 def test_pandas_na_in_an_object_column_is_a_missing_sample_as_in_a_nullable_one():

@@ -17,13 +17,14 @@ import numpy as np
 from tssdpa.checks import check_fits_dtype, time_index, to_seconds
 from tssdpa.estimators.plain_input import check_plain_input, check_real_state
 from tssdpa.estimators.tensor_input import is_tensor, state_arrays
-from tssdpa.estimators.text_input import numeric as _numeric
 from tssdpa.estimators.text_input import (
+    floats,
     pandas_floats,
     refuse_text,
     refuse_text_columns,
     true_false_columns,
 )
+from tssdpa.estimators.text_input import numeric as _numeric
 from tssdpa.estimators.time_values import refuse_times
 
 __all__ = ["FLOAT32_MAGNITUDES", "MAGNITUDES", "STREAM_TOLD", "ArrayMeta", "as_2d",
@@ -126,7 +127,7 @@ def as_2d(x, name: str = "x", allow_empty: bool = False) -> tuple[np.ndarray, Ar
         check_plain_input(x, name)  # complex values, a list of separate series
         if isinstance(getattr(x, "dtype", None), np.dtype):  # datetime64, dates as objects
             refuse_times(x, name)
-        arr = _numeric(lambda: np.array(unmasked(x), dtype=np.float64, copy=True), x, name)
+        arr = _numeric(lambda: floats(unmasked(x)), x, name)  # pd.NA in a list: missing
         refuse_text(unmasked(x), name)
         meta = ArrayMeta("numpy", arr.ndim == 1)
     if arr.ndim == 1:
@@ -271,7 +272,7 @@ def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
         sample = np.nan
     elif pd is not None and isinstance(sample, pd.Series):  # a row: its NA too, as filter's
         sample = _numeric(lambda: pandas_floats(sample), sample, "sample")
-    s = _numeric(lambda: np.asarray(unmasked(sample), dtype=np.float64), sample, "sample")
+    s = _numeric(lambda: floats(unmasked(sample), copy=False), sample, "sample")
     if not isinstance(sample, (float, int)):  # the cheap test first: step must stay cheap
         refuse_text(unmasked(sample), "sample")
     check_real_state(state, "state")
@@ -321,7 +322,7 @@ def check_state(zi, ref):
             raise ValueError(f"zi must be a tuple of {len(ref)} arrays (see initial_state())")
         out = []
         for k, (a, r) in enumerate(zip(zi, ref)):
-            a = np.asarray(a, dtype=np.float64)
+            a = floats(a, copy=False)
             if k == 0 and a.shape == (r.shape[0], 1) and np.isnan(a).all():
                 a = np.broadcast_to(a, r.shape).copy()  # empty: sized by the first chunk
             if a.shape != r.shape:
@@ -329,7 +330,7 @@ def check_state(zi, ref):
             out.append(check_no_inf(a, f"zi[{k}]"))
         return tuple(out)
     try:
-        a = np.asarray(zi, dtype=np.float64)
+        a = floats(zi, copy=False)  # pd.NA, as None, marks no sample yet
     except (ValueError, TypeError):  # numpy's "inhomogeneous shape" said nothing of the cause
         if isinstance(zi, (tuple, list)) and all(isinstance(v, np.ndarray) for v in zi):
             raise ValueError(

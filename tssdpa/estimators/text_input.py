@@ -4,11 +4,14 @@ and other text, such as a label column of a DataFrame (to drop), each column by 
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from tssdpa.checks import NUMBERS_ONLY, inferred_kind
 
-__all__ = ["numeric", "pandas_floats", "refuse_text", "refuse_text_columns", "true_false_columns"]
+__all__ = ["floats", "numeric", "pandas_floats", "refuse_text", "refuse_text_columns",
+           "true_false_columns"]  # fmt: skip
 
 
 def _text(values) -> tuple[np.ndarray, bool]:
@@ -110,10 +113,31 @@ def pandas_floats(x) -> np.ndarray:
     return x.to_numpy(dtype=np.float64, copy=True)
 
 
+def floats(values, copy: bool = True) -> np.ndarray:
+    """``values`` (a list, an array) as a float64 array, a new one with ``copy``, pandas' NA
+    in it read as a missing sample (NaN) as None is, and as :func:`pandas_floats` reads it in
+    a column: ``[1.0, pd.NA]`` (a row built from a nullable column) was refused while
+    ``[1.0, None]`` was taken. The caller's values are not changed."""
+    try:
+        return np.array(values, dtype=np.float64) if copy else np.asarray(values, np.float64)
+    except TypeError:  # float(pd.NA) fails; the usual values never come here
+        pd = sys.modules.get("pandas")  # loaded wherever a pd.NA exists
+        if pd is None:
+            raise
+        objects = np.array(values, dtype=object)  # a new array: the caller's is not changed
+        # pd.NA itself: pd.isna takes NaT, a time, as well
+        missing = np.asarray(np.frompyfunc(lambda v: v is pd.NA, 1, 1)(objects), dtype=bool)
+        if not missing.any():
+            raise
+        objects[missing] = np.nan
+        return objects.astype(np.float64)
+
+
 def _first_not_a_number(x) -> str:
     """Where a list (an object array, a pandas object column) holds a value float() refuses:
-    `` holding <type> <value>`` (a list with pandas' NA was refused as "got list", lists being
-    fine; a Series or DataFrame as "got Series"), else ''."""
+    `` holding <type> <value>`` (a list with a dict was refused as "got list", lists being
+    fine; a Series or DataFrame as "got Series"), else ''. None and pandas' NA are missing
+    samples (:func:`floats`), never the value named."""
     if type(x).__name__ in ("Series", "DataFrame"):  # pandas' (not imported here)
         x = x.to_numpy(dtype=object)
     if not isinstance(x, (list, tuple, np.ndarray)):
@@ -123,9 +147,9 @@ def _first_not_a_number(x) -> str:
     except ValueError:  # ragged nesting: numpy's own words say nothing more
         return ""
     for v in flat:
-        try:
-            float(v if v is not None else np.nan)
+        try:  # None and pandas' NA are missing samples (floats)
+            float(np.nan if v is None or type(v).__name__ == "NAType" else v)
         except (TypeError, ValueError):
-            hint = " (a missing sample is NaN)" if type(v).__name__ in ("NAType", "NaTType") else ""
+            hint = " (a missing sample is NaN)" if type(v).__name__ == "NaTType" else ""
             return f" holding {type(v).__name__} {v!r:.40}{hint}"
     return ""
