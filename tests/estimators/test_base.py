@@ -166,6 +166,25 @@ def test_pandas_na_in_a_list_is_a_missing_sample_as_none_is_and_as_in_a_datafram
                                   B.NaiveForecaster().fit([1.0, 2.0, None]).predict(1))  # fmt: skip
 
 
+def test_a_complex_number_or_text_beside_pandas_na_is_refused_not_read_in_part():
+    """Read through the pd.NA fallback, numpy's complex kept its real part ([pd.NA, 1+2j]:
+    a ComplexWarning the only word) and a state's text was read as numbers ("7.5" as 7.5),
+    where x refuses both; a list state with None beside a complex passed the real check."""
+    f = F.ProjectionFilter(window=4, sigma=1.0)
+    x = np.sin(np.arange(40) * 0.3)[:, None].repeat(2, axis=1)
+    for call in (lambda: f.filter([[pd.NA, np.complex128(1 + 2j)], *x.tolist()]),
+                 lambda: f.step([pd.NA, np.complex128(1 + 2j)], f.initial_state(2))):  # fmt: skip
+        with pytest.raises(TypeError, match=r"got list holding complex128"):
+            call()
+    one = F.ProjectionFilter(window=4, sigma=1.0)
+    with pytest.raises(TypeError, match=r"^zi must be real"):
+        one.filter(x[:, 0], zi=[[None]] * 3 + [[np.complex128(1 + 2j)]])
+    with pytest.raises(TypeError, match=r"^zi must be a real numeric array.*got text"):
+        one.filter(x[:, 0], zi=[["nan"]] * 3 + [[pd.NA]])
+    with pytest.raises(TypeError, match=r"^zi must be a real numeric array.*got text"):
+        one.filter(x[:, 0], zi=[["7.5"]] * 4)
+
+
 def test_pandas_na_in_an_object_column_is_a_missing_sample_as_in_a_nullable_one():
     """``pd.DataFrame({"a": [1.0, pd.NA]})`` makes an object column, the same samples as a
     ``Float64`` one (taken, NA missing); it was refused as "x must be a real numeric array ...

@@ -44,7 +44,7 @@ def test_a_state_of_the_wrong_kind_is_refused_naming_zi():
     with pytest.raises(ValueError, match=r"with timestamps, zi must be a pair"):
         projection_filter(x[20:], window=8, sigma=1.0, tau=0.1, timestamps=t[20:],
                           zi=(*pair, None))  # fmt: skip
-    with pytest.raises(ValueError, match=r"zi must be numbers"):
+    with pytest.raises(TypeError, match=r"zi must be a real numeric array.*got text"):
         projection_filter(x, window=8, sigma=1.0, zi="abc")
     with pytest.raises(ValueError, match=r"zi times must be numbers"):
         projection_filter(x[20:], window=8, sigma=1.0, tau=0.1, timestamps=t[20:],
@@ -84,3 +84,21 @@ def test_an_empty_chunk_with_a_state_gives_an_empty_output_and_the_state_back(ti
     np.testing.assert_allclose(np.concatenate(parts, axis=-1), whole, rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="x is empty along the time axis"):
         projection_filter(x[:, :0], **kw, **({"timestamps": t[:0]} if times else {}))
+
+
+def test_a_state_is_read_as_projection_filter_the_class_reads_it():
+    # the functional form kept a complex zi's real part (a ComplexWarning the only word),
+    # raised torch's RuntimeError for a tensor that requires grad, and refused pd.NA in a
+    # list, where ProjectionFilter.filter refuses, reads and reads them
+    import pandas as pd
+    import torch
+
+    x = np.random.default_rng(1).normal(size=40)
+    _, zf = projection_filter(x[:20], window=8, sigma=0.5, zi=np.full(8, np.nan))
+    want = projection_filter(x[20:], window=8, sigma=0.5, zi=zf)[0]
+    with pytest.raises(TypeError, match=r"^zi must be real"):
+        projection_filter(x[20:], window=8, sigma=0.5, zi=zf + 1j)
+    tensor = torch.tensor(zf, requires_grad=True)
+    assert np.array_equal(projection_filter(x[20:], window=8, sigma=0.5, zi=tensor)[0], want)
+    empty = projection_filter(x, window=8, sigma=0.5, zi=np.full(8, np.nan))[0]
+    assert np.array_equal(projection_filter(x, window=8, sigma=0.5, zi=[pd.NA] * 8)[0], empty)

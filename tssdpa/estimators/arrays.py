@@ -307,6 +307,17 @@ def plain_step_input(sample, state) -> bool:
     return bool(np.isfinite(state).all())  # (a sum, cheaper, warned where it overflowed)
 
 
+def refuse_state_text(a, name: str) -> None:
+    """``TypeError`` naming ``name`` where a state's part ``a`` holds text, as ``x`` is
+    refused: a list's "7.5" was read as 7.5 and "nan" as NaN. A float array is not looked
+    into (a step reads its state on every sample); a ragged one is left to the shape check."""
+    if type(a) is not np.ndarray or a.dtype.kind in "OUS":
+        try:
+            refuse_text(a, name)
+        except ValueError:
+            pass
+
+
 def check_state(zi, ref):
     """A state ``zi`` given back to ``filter`` / ``step``, checked against ``ref``, the empty
     state of the same filter (an array, or a tuple of arrays): as float64 arrays of ``ref``'s
@@ -322,6 +333,7 @@ def check_state(zi, ref):
             raise ValueError(f"zi must be a tuple of {len(ref)} arrays (see initial_state())")
         out = []
         for k, (a, r) in enumerate(zip(zi, ref)):
+            refuse_state_text(a, f"zi[{k}]")
             a = floats(a, copy=False)
             if k == 0 and a.shape == (r.shape[0], 1) and np.isnan(a).all():
                 a = np.broadcast_to(a, r.shape).copy()  # empty: sized by the first chunk
@@ -329,6 +341,7 @@ def check_state(zi, ref):
                 raise ValueError(f"zi[{k}] has shape {a.shape}, expected {r.shape}")
             out.append(check_no_inf(a, f"zi[{k}]"))
         return tuple(out)
+    refuse_state_text(zi, "zi")
     try:
         a = floats(zi, copy=False)  # pd.NA, as None, marks no sample yet
     except (ValueError, TypeError):  # numpy's "inhomogeneous shape" said nothing of the cause

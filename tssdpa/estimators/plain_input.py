@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from tssdpa.estimators.tensor_input import is_tensor
+from tssdpa.estimators.text_input import complex_objects
 
 __all__ = ["check_plain_input", "check_real_state", "separate_series"]
 
@@ -61,9 +62,12 @@ def check_real_state(state, name: str) -> None:
             found = f"a {part.dtype} tensor" if part.is_complex() else None
         else:
             try:
-                found = "complex values" if np.iscomplexobj(part) else None
+                a = np.asarray(part)
             except ValueError:  # ragged: the state's own checks name what it is
-                found = None
+                a = np.zeros(0)
+            # a list with None beside numpy's complex is an object array: iscomplexobj misses it
+            complex_held = a.dtype.kind == "c" or (a.dtype.kind == "O" and complex_objects(a))
+            found = "complex values" if complex_held else None
         if found:
             where = f"{name}[{k}]" if parts is state else name
             raise TypeError(f"{where} must be real (as initial_state() and step() give it), "

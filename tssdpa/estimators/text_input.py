@@ -127,10 +127,17 @@ def floats(values, copy: bool = True) -> np.ndarray:
         objects = np.array(values, dtype=object)  # a new array: the caller's is not changed
         # pd.NA itself: pd.isna takes NaT, a time, as well
         missing = np.asarray(np.frompyfunc(lambda v: v is pd.NA, 1, 1)(objects), dtype=bool)
-        if not missing.any():
+        if not missing.any() or complex_objects(objects):  # astype keeps a real part alone
             raise
         objects[missing] = np.nan
         return objects.astype(np.float64)
+
+
+def complex_objects(objects: np.ndarray) -> bool:
+    """Whether the object array ``objects`` holds a complex number (Python's or numpy's):
+    numpy's float64 conversion of one keeps its real part, with only a ComplexWarning."""
+    kinds = np.frompyfunc(lambda v: isinstance(v, (complex, np.complexfloating)), 1, 1)
+    return bool(np.asarray(kinds(objects), dtype=bool).any())
 
 
 def _first_not_a_number(x) -> str:
@@ -147,7 +154,9 @@ def _first_not_a_number(x) -> str:
     except ValueError:  # ragged nesting: numpy's own words say nothing more
         return ""
     for v in flat:
-        try:  # None and pandas' NA are missing samples (floats)
+        try:  # None and pandas' NA are missing samples (floats); float() takes numpy's complex
+            if isinstance(v, (complex, np.complexfloating)):  # with a warning, its real part
+                raise TypeError
             float(np.nan if v is None or type(v).__name__ == "NAType" else v)
         except (TypeError, ValueError):
             hint = " (a missing sample is NaN)" if type(v).__name__ == "NaTType" else ""

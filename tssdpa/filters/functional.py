@@ -8,7 +8,15 @@ import warnings
 import numpy as np
 
 from tssdpa.checks import check_positive
-from tssdpa.estimators.arrays import check_float32_range, check_no_inf, unmasked
+from tssdpa.estimators.arrays import (
+    check_float32_range,
+    check_no_inf,
+    refuse_state_text,
+    unmasked,
+)
+from tssdpa.estimators.plain_input import check_real_state
+from tssdpa.estimators.tensor_input import state_arrays
+from tssdpa.estimators.text_input import floats
 from tssdpa.signal.lagfilter import check_sample_times, resolve_spec, run_causal, run_offline
 from tssdpa.signal.missing import check_not_all_missing
 
@@ -207,6 +215,9 @@ def projection_filter(
         if use_times and not (isinstance(zi, tuple) and len(zi) == 2):
             raise ValueError("with timestamps, zi must be a pair (samples, times)")
         zi_vals, zi_times = zi if use_times else (zi, None)
+        check_real_state(zi_vals, "zi")  # read as ProjectionFilter.filter reads its zi
+        zi_vals = state_arrays(zi_vals)
+        refuse_state_text(zi_vals, "zi")
         zi_vals = check_no_inf(_floats(zi_vals, "zi"), "zi")
         expected = list(x.shape)
         expected[axis] = S
@@ -266,7 +277,7 @@ def _integer(value, name: str) -> int:
 def _floats(value, name: str) -> np.ndarray:
     """``value`` as a float64 array, or ``ValueError`` naming ``name``."""
     try:
-        return np.asarray(value, dtype=np.float64)
+        return floats(value, copy=False)  # pd.NA, as None, a missing sample
     except (TypeError, ValueError):
         if name == "zi" and isinstance(value, tuple) and len(value) == 2 \
                 and all(isinstance(v, np.ndarray) for v in value):  # fmt: skip
