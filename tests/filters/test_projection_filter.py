@@ -1404,6 +1404,13 @@ def test_step_of_a_zero_phase_filter_says_it_has_no_streaming_state(state):
         f.step(x[0], given)
 
 
+def test_step_with_an_integer_state_names_its_dtype():
+    # an int64 history was refused as "got ndarray", which is what a state is
+    f = ProjectionFilter(window=4, sigma=1.0)
+    with pytest.raises(TypeError, match=r"returned \(float\), got an int64 array$"):
+        f.step(np.array([1.0]), np.zeros((4, 1), dtype=np.int64))
+
+
 def test_a_timestamp_that_is_not_finite_is_refused_naming_its_sample():
     x = np.sin(np.arange(300) / 10)
     t = np.arange(300) * 0.01

@@ -278,10 +278,9 @@ def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
     check_real_state(state, "state")
     state = state_arrays(state)  # the torch twin's, as filter reads it
     hist = state[0] if isinstance(state, tuple) and state else state
-    if not isinstance(hist, np.ndarray) or hist.dtype.kind != "f":
-        raise TypeError(
-            f"state must be what initial_state() or step() returned, got {type(state).__name__}"
-        )
+    if not isinstance(hist, np.ndarray) or hist.dtype.kind != "f":  # "got ndarray" of an int one
+        got = f"an {hist.dtype} array" if isinstance(hist, np.ndarray) else type(state).__name__
+        raise TypeError(f"state must be what initial_state() or step() returned (float), got {got}")
     check_no_inf(s, "sample")
     # refused as in filter: the latency path of step computed on, overflowing to a warning
     if (np.abs(s) > MAGNITUDES[1]).any():  # the cheap test first: step must stay cheap
