@@ -229,12 +229,13 @@ def test_auto_is_exact_where_the_expansion_would_not_be():
 
 def test_auto_under_torch_compile_is_the_fused_backend_without_reading_the_device():
     # auto's error bound is read from the device at every call: a graph break per call, so a
-    # compiled model ran projection piecemeal; traced, auto takes the kernels named fused
+    # compiled model ran projection piecemeal; traced, auto takes the kernels named fused, and
+    # the default validate=True (its scan a device read too) scans nothing
     g = torch.Generator().manual_seed(8)
     q, k, v = (torch.randn(2, 12, 4, generator=g) for _ in range(3))
 
     def auto(q, k, v):
-        return projection_sdpa(q, k, v, sigma=0.7, is_causal=True, backend="auto", validate=False)
+        return projection_sdpa(q, k, v, sigma=0.7, is_causal=True, backend="auto")
 
     torch._dynamo.reset()
     try:

@@ -374,7 +374,8 @@ def projection_sdpa(
         two when q and k lie outside :data:`FUSED_SAFE_MAGNITUDE` (float32 data near 1e±30
         with a σ of the same scale). Shapes and dtypes are always checked; ``False`` avoids
         device→host reads in hot loops whose parameters are valid by construction (the
-        layers in :mod:`tssdpa.nn`), and leaves the scale of q and k to the caller.
+        :mod:`tssdpa.nn` layers; traced by ``torch.compile``, where a read breaks the graph,
+        it is ``False``), and leaves the scale of q and k to the caller.
     decay_tol : float
         In [0, 1). With ``decay`` / ``tau`` on the fused backend, keys far enough in index or
         time that their weights can hold at most this fraction of a row's total weight are
@@ -397,6 +398,7 @@ def projection_sdpa(
     >>> y.shape
     torch.Size([1, 50, 1])
     """
+    validate = False if validate is True and torch.compiler.is_compiling() else validate
     q, k, v, sig, structure = _prepare(
         query,
         key,
@@ -415,11 +417,8 @@ def projection_sdpa(
         if inputs:  # zero gradients, not none (sums of empty slices: exactly 0, never NaN)
             out = out + sum(x.reshape(-1)[:0].sum() for x in inputs)
         return out.to(query.dtype)
-    scale = (
-        _scan_values(q, k, v, fused=backend != "math", sig=sig if backend == "fused" else None)
-        if validate
-        else None
-    )
+    scale = (_scan_values(q, k, v, fused=backend != "math", sig=sig if backend == "fused" else None)
+             if validate else None)  # fmt: skip
     if scale is not None:
         q, k, sig = q / scale, k / scale, sig / scale
     if not (isinstance(decay_tol, numbers.Real) and 0.0 <= decay_tol < 1.0):
