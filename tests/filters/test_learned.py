@@ -1158,7 +1158,7 @@ def test_learned_filter_names_zi_when_the_state_is_of_the_wrong_kind(fitted_filt
     state = f.initial_state()
     with pytest.raises(ValueError, match=r"zi is a tuple of 2 arrays"):
         f.filter(noisy[:5], zi=(state, state[:-1, 0]))
-    with pytest.raises(ValueError, match=r"zi must be an array of shape"):
-        f.filter(noisy[:5], zi="abc")
+    with pytest.raises(TypeError, match=r"^zi must be a real numeric array.*got text"):
+        f.filter(noisy[:5], zi="abc")  # text in a state is refused as in x
     y_list, _ = f.filter(noisy[:5], zi=state.tolist())  # a nested list is still a state
     np.testing.assert_array_equal(y_list, f.filter(noisy[:5], zi=state)[0])
