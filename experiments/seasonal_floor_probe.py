@@ -7,7 +7,8 @@ outside both, so the bound stays (its level 5.5-6x the truth at 20 dB on develop
 ``noise_level_probe.py --fit --series seasonal_arma``). This probe (not the library) fits,
 for each series, seed and SNR of the benchmark, both the ARMA(p, 1) + noise spectrum and the
 same times a multiplicative seasonal factor ``|1 + Θ e^(-isw)|² / |1 - Φ e^(-isw)|²``, the
-period ``s`` the lag of the series' largest autocorrelation in 3 .. n/4, p = 1-4 by BIC
+period ``s`` the lag of the series' largest autocorrelation past its first minimum
+(:func:`period`; none below ``MIN_PEAK``: not tried), p = 1-4 by BIC
 within each family, on the whole periodogram (no bins; numerical gradients, two starts).
 It prints the residual bound, each family's fitted floor over the noise added, the BICs
 (lower is better), and the seasonal fit's p, Φ and Θ.
@@ -41,11 +42,26 @@ from tssdpa.estimators.white_noise import noise_level  # noqa: E402
 ORDERS = (1, 2, 3, 4)
 
 
-def period(v: np.ndarray, shortest: int = 3) -> int:
-    """The lag of the largest autocorrelation of ``v`` in ``shortest`` .. n/4."""
+#: a period is a peak of the autocorrelation past its first minimum, at least this high
+MIN_PEAK = 0.2
+
+
+def period(v: np.ndarray, shortest: int = 3) -> int | None:
+    """The lag of the largest autocorrelation of ``v`` in ``shortest`` .. n/4 past the first
+    local minimum of the autocorrelation, where that is at least ``MIN_PEAK``; else None.
+    (The largest value alone was the shortest lag on a smooth series -- the SIR epidemic:
+    "period" 3 -- and the seasonal spectrum then won BIC as mere extra freedom.)"""
     v = v - v.mean()
     acf = np.fft.irfft(np.abs(np.fft.rfft(v, 2 * v.size)) ** 2)[: v.size // 4]
-    return shortest + int(np.argmax(acf[shortest:]))
+    acf = acf / acf[0]
+    rising = np.flatnonzero(np.diff(acf[1:]) > 0)  # acf[l + 2] > acf[l + 1]
+    if not rising.size:
+        return None
+    start = max(shortest, int(rising[0]) + 1)
+    if start >= acf.size:
+        return None
+    lag = start + int(np.argmax(acf[start:]))
+    return lag if acf[lag] >= MIN_PEAK else None
 
 
 def whittle(w, power, p: int, s: int, seasonal: bool) -> tuple[float, float, tuple]:
@@ -106,6 +122,10 @@ def main(argv=None) -> int:
         for seed in args.seeds:
             z, _ = probe.series(name, seed, args.data_dir)
             s = period(z)
+            if s is None:
+                print(f"{name} {seed}: no period (no autocorrelation peak of {MIN_PEAK} past "
+                      "its first minimum): the seasonal spectrum is not tried")  # fmt: skip
+                continue
             cells = []
             for k, snr in enumerate(bench.SNRS):
                 noisy = add_noise(z, "gaussian", snr, seed=1000 * seed + k)
