@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from tssdpa.checks import check_fits_dtype, time_index, to_seconds
-from tssdpa.estimators.plain_input import check_plain_input, check_real_state
-from tssdpa.estimators.tensor_input import is_tensor, state_arrays
+from tssdpa.estimators.plain_input import check_plain_input, real_state
+from tssdpa.estimators.tensor_input import is_tensor
 from tssdpa.estimators.text_input import (
     floats,
     pandas_floats,
@@ -275,8 +275,7 @@ def step_input(sample, state) -> tuple[np.ndarray, np.ndarray]:
     s = _numeric(lambda: floats(unmasked(sample), copy=False), sample, "sample")
     if not isinstance(sample, (float, int)):  # the cheap test first: step must stay cheap
         refuse_text(unmasked(sample), "sample")
-    check_real_state(state, "state")
-    state = state_arrays(state)  # the torch twin's, as filter reads it
+    state = real_state(state, "state")  # the torch twin's tensors, as filter reads them
     hist = state[0] if isinstance(state, tuple) and state else state
     if not isinstance(hist, np.ndarray) or hist.dtype.kind != "f":  # "got ndarray" of an int one
         got = f"an {hist.dtype} array" if isinstance(hist, np.ndarray) else type(state).__name__
@@ -325,8 +324,7 @@ def check_state(zi, ref):
     naming ``zi``, and complex values ``TypeError``. A tensor (the state of the torch twin of
     the exported step) is read as a tensor ``x`` is
     (:func:`~tssdpa.estimators.tensor_input.state_arrays`)."""
-    check_real_state(zi, "zi")
-    zi = state_arrays(zi)
+    zi = real_state(zi, "zi")
     if isinstance(ref, tuple):
         if not isinstance(zi, tuple) or len(zi) != len(ref):
             raise ValueError(f"zi must be a tuple of {len(ref)} arrays (see initial_state())")

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tssdpa.estimators.tensor_input import is_tensor
+from tssdpa.estimators.tensor_input import is_tensor, state_arrays
 from tssdpa.estimators.text_input import complex_objects
 
-__all__ = ["check_plain_input", "check_real_state", "separate_series"]
+__all__ = ["check_plain_input", "real_state", "separate_series"]
 
 
 def separate_series(x) -> list[int] | None:
@@ -49,11 +49,13 @@ def check_plain_input(x, name: str) -> None:
         raise TypeError(f"{name} must be a real numeric array, got complex values")
 
 
-def check_real_state(state, name: str) -> None:
-    """``TypeError`` naming ``name`` (``zi``, a step's ``state``; ``name[k]`` for part k of a
-    tuple state) where the state (an array, a list, a tensor, or a tuple of them) holds
-    complex values, as complex ``x`` is refused: a float64 conversion keeps the real part
-    alone (numpy's with only a ComplexWarning), and a step named no cause ("got ndarray")."""
+def real_state(state, name: str):
+    """``state`` (an array, a list, a tensor, or a tuple of them) with its tensors read as
+    float64 arrays (:func:`~tssdpa.estimators.tensor_input.state_arrays`), ``TypeError``
+    naming ``name`` (``zi``, a step's ``state``; ``name[k]`` for part k of a tuple state)
+    where it holds complex values, as complex ``x`` is refused: a float64 conversion keeps
+    the real part alone (numpy's with only a ComplexWarning), and a step named no cause
+    ("got ndarray")."""
     parts = state if type(state) is tuple else (state,)
     for k, part in enumerate(parts):
         if type(part) is np.ndarray:  # the usual state first: a step must stay cheap
@@ -72,3 +74,4 @@ def check_real_state(state, name: str) -> None:
             where = f"{name}[{k}]" if parts is state else name
             raise TypeError(f"{where} must be real (as initial_state() and step() give it), "
                             f"got {found}")  # fmt: skip
+    return state_arrays(state)

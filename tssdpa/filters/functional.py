@@ -14,8 +14,7 @@ from tssdpa.estimators.arrays import (
     refuse_state_text,
     unmasked,
 )
-from tssdpa.estimators.plain_input import check_real_state
-from tssdpa.estimators.tensor_input import state_arrays
+from tssdpa.estimators.plain_input import real_state
 from tssdpa.estimators.text_input import floats
 from tssdpa.signal.lagfilter import check_sample_times, resolve_spec, run_causal, run_offline
 from tssdpa.signal.missing import check_not_all_missing
@@ -215,8 +214,7 @@ def projection_filter(
         if use_times and not (isinstance(zi, tuple) and len(zi) == 2):
             raise ValueError("with timestamps, zi must be a pair (samples, times)")
         zi_vals, zi_times = zi if use_times else (zi, None)
-        check_real_state(zi_vals, "zi")  # read as ProjectionFilter.filter reads its zi
-        zi_vals = state_arrays(zi_vals)
+        zi_vals = real_state(zi_vals, "zi")  # read as ProjectionFilter.filter reads its zi
         refuse_state_text(zi_vals, "zi")
         zi_vals = check_no_inf(_floats(zi_vals, "zi"), "zi")
         expected = list(x.shape)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from tssdpa.estimators.arrays import step_input
-from tssdpa.estimators.plain_input import check_real_state
+from tssdpa.estimators.plain_input import real_state
 from tssdpa.filters.projection_stream import check_sample_labels, zi_named_state
 
 __all__ = ["step_filtered", "step_sample"]
@@ -27,7 +27,7 @@ def step_sample(est, sample, state) -> np.ndarray:
         raise ValueError("a zero-phase (causal=False) filter has no streaming state")
     if state is None:
         raise TypeError("state must be what initial_state() or step() returned, got NoneType")
-    check_real_state(state, "state")  # filter's check would name it zi
+    real_state(state, "state")  # refused here: filter's check would name it zi
     # a pandas row names its channels: by position alone, swapped columns were each filtered
     # with the other's state and fit (filter refuses the frame they come from)
     check_sample_labels(est, sample)
