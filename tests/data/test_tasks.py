@@ -264,3 +264,17 @@ def test_a_table_series_whose_columns_are_not_its_values_is_refused_naming_them(
         TableSeries("mine", np.zeros((300, 2)), ("a",), "sha256:0")
     with pytest.raises(ValueError, match=r"^values must be"):
         TableSeries("mine", np.zeros((300, 2, 1)), ("a", "b"), "sha256:0")
+
+
+def test_a_horizon_too_long_is_named_by_the_callers_own_argument_and_pickles():
+    # a data module with one `horizon` rewrote the message's "horizons: " by string
+    import pickle
+
+    from tssdpa.data.tasks import HorizonTooLong
+
+    with pytest.raises(HorizonTooLong) as err:
+        forecast_tasks("lorenz", seeds=(0,), n=400, horizons=(500,))
+    assert str(err.value).startswith("horizons: 500 is longer than lorenz's validation")
+    assert err.value.said_as("horizon").startswith("horizon 500 is longer than lorenz's")
+    back = pickle.loads(pickle.dumps(err.value))
+    assert str(back) == str(err.value) and back.horizon == 500

@@ -125,7 +125,7 @@ class ForecastDataModule(_SplitDataModule):
     def setup(self, stage: str | None = None):
         if getattr(self, "task", None) is not None:
             return
-        from tssdpa.data.tasks import forecast_tasks
+        from tssdpa.data.tasks import HorizonTooLong, forecast_tasks
 
         h = self.hparams
         try:
@@ -138,11 +138,8 @@ class ForecastDataModule(_SplitDataModule):
                 horizons=(h.horizon,),
                 lookback=h.lookback,
             )
-        except ValueError as exc:  # its one horizon is this module's `horizon`, not `horizons`
-            said = str(exc)
-            if not said.startswith("horizons: "):
-                raise
-            raise ValueError(f"horizon {said.removeprefix('horizons: ')}") from None
+        except HorizonTooLong as exc:  # its one horizon is this module's `horizon`
+            raise ValueError(exc.said_as("horizon")) from None
         y, sp = self.task.y, self.task.split
         L_, H = h.lookback, h.horizon
         if sp.train < L_ + H:  # not one training window: numpy's "window shape cannot be

@@ -20,6 +20,7 @@ from tssdpa.data.synthetic import SIGNALS, make_signal
 __all__ = [
     "DenoiseTask",
     "ForecastTask",
+    "HorizonTooLong",
     "RECORDED",
     "TableSeries",
     "recorded_denoise_tasks",
@@ -390,6 +391,22 @@ _FORECAST = {
 }
 
 
+class HorizonTooLong(ValueError):
+    """:func:`forecast_tasks`' error for a ``horizon`` longer than ``part`` (its validation and
+    test parts): the message names ``horizons``; a caller with one horizon of its own (a data
+    module's ``horizon``) names it with :meth:`said_as`."""
+
+    def __init__(self, horizon: int, part: str):
+        super().__init__(horizon, part)  # the args pickle and rebuild it
+        self.horizon, self.part = horizon, part
+
+    def said_as(self, name: str) -> str:
+        return f"{name} {self.horizon} is longer than {self.part}"
+
+    def __str__(self) -> str:
+        return f"horizons: {self.horizon} is longer than {self.part}; give shorter ones"
+
+
 def forecast_tasks(
     dataset: str,
     seeds=(0, 1, 2),
@@ -440,8 +457,8 @@ def forecast_tasks(
         hz = tuple(sorted({int(h) for h in (horizons or hz)}))  # 5 5 scored h=5 twice
         shortest = min(sp.val - sp.train, sp.test - sp.val)  # of the validation / test parts
         if max(hz) > shortest:  # no origin would be scored: the comparison ran, then failed
-            why = f"{dataset}'s validation and test parts ({shortest} samples)"
-            raise ValueError(f"horizons: {max(hz)} is longer than {why}; give shorter ones")
+            raise HorizonTooLong(max(hz), f"{dataset}'s validation and test parts ({shortest} "
+                                 "samples)")  # fmt: skip
         y, _, _ = zscore(x, sp.train)
         sp = Split(sp.train, sp.val, sp.test, context=lb)
         if period is None:
