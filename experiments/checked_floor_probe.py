@@ -26,11 +26,19 @@ Sets (``--set``):
 * ``recordings``: the stretches of ``noise_level_probe.py --scan`` (both IMU recordings, ETTh1,
   ETTh2, ETTm1; 1,500 and 3,000 samples), 10 and 20 dB.
 
+With ``--without-seasonal`` it prints instead, for every cell of the set where the default
+level changes when the seasonal term of the Whittle fit is switched off (``linear_noise``
+fits no seasonal factor: the default before 2026-12-07), both levels over the noise added, the
+seasonal fit's period and coefficients, and the RMSE of the default fit over the same fit
+without the seasonal term; then the cells changed, the geometric mean of the ratios and the
+cells made worse.
+
 (``DATA``: ``../shared/datasets`` or wherever the datasets are.)
 
     .venv/bin/python experiments/checked_floor_probe.py --set fresh
     .venv/bin/python experiments/checked_floor_probe.py --set cells --data-dir DATA
     .venv/bin/python experiments/checked_floor_probe.py --set recordings --data-dir DATA
+    .venv/bin/python experiments/checked_floor_probe.py --set fresh --without-seasonal
 """
 
 from __future__ import annotations
@@ -50,7 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import noise_level_probe as probe  # noqa: E402 -- registers the unseen and held-out series
 
 from tssdpa.data import Split, add_noise  # noqa: E402
-from tssdpa.estimators import white_noise  # noqa: E402
+from tssdpa.estimators import linear_noise, white_noise  # noqa: E402
 from tssdpa.estimators.linear_noise import linear_noise_level, whittle_floor  # noqa: E402
 from tssdpa.estimators.white_noise import noise_level  # noqa: E402
 from tssdpa.filters import ProjectionFilter  # noqa: E402
@@ -70,6 +78,40 @@ def floor_unchecked():
         yield
     finally:
         white_noise.linear_noise_level = original
+
+
+@contextmanager
+def seasonal_off():
+    """The default noise level as it was before the Whittle fit's seasonal term."""
+    original = linear_noise.seasonal_period
+    linear_noise.seasonal_period = lambda v: None
+    linear_noise._ANSWERS.clear()  # answers are kept by series and bound, not by model
+    try:
+        yield
+    finally:
+        linear_noise.seasonal_period = original
+        linear_noise._ANSWERS.clear()
+
+
+def seasonal_cell(label: str, noisy: np.ndarray, clean: np.ndarray, part: slice, out: list):
+    """One cell's line where the seasonal term changes the default level; appends the default
+    fit's RMSE over the fit without the term to ``out``."""
+    true = float(np.std(noisy - clean))
+    level = float(noise_level(noisy[:, None])[0])
+    with seasonal_off():
+        before = float(noise_level(noisy[:, None])[0])
+    if level == before:
+        return
+    v = noisy[:4000]  # what noise_level reads
+    _, order, free, _ = linear_noise._whittle_fits(v, float(
+        noise_level(noisy[:, None], checked_floor=False)[0]))  # fmt: skip
+    with seasonal_off():
+        rmse_before = fit_rmse(noisy, clean, part)
+    ratio = fit_rmse(noisy, clean, part) / rmse_before
+    season = "s {} Φ {:.2f} Θ {:.2f}".format(*free.seasonal) if free.seasonal else "plain"
+    print(f"{label:36s} without {before / true:.3f}  with {level / true:.3f}  ({season}, p "
+          f"{order})  RMSE over without: {ratio:.3f}", flush=True)  # fmt: skip
+    out.append(ratio)
 
 
 def fit_rmse(noisy: np.ndarray, clean: np.ndarray, part: slice, level=None) -> float:
@@ -150,15 +192,8 @@ def recording_cells(data_dir):
             yield f"{rec} {col[:12]} {start}+{n} {snr:g} dB", noisy, x, slice(None)
 
 
-def cells(data_dir) -> None:
-    rows = []
-    for args in bench_cells(data_dir):
-        cell(*args, rows)
-    summary(rows, False)
-
-
-def fresh() -> None:
-    rows = []
+def fresh_cells():
+    """``(label, noisy, clean, scored part)`` of every cell of ``--set fresh``."""
     for name, (b, a) in probe.FRESH.items():
         for seed in (5, 6, 7, 8):
             z = lfilter(b, a, np.random.default_rng(seed).normal(size=2500))[500:]
@@ -167,31 +202,39 @@ def fresh() -> None:
             for k, snr in enumerate((10.0, 20.0)):
                 for kind in NOISES:
                     noisy = add_noise(z, kind, snr, seed=1000 * seed + k)
-                    cell(f"{name} {seed} {snr:g} dB {kind}", noisy, z, slice(sp.val, sp.test),
-                         rows)  # fmt: skip
-    summary(rows, False)
+                    yield f"{name} {seed} {snr:g} dB {kind}", noisy, z, slice(sp.val, sp.test)
 
 
-def recordings(data_dir) -> None:
-    rows, n_cells = [], 0
-    for args in recording_cells(data_dir):
-        n_cells += 1
-        cell(*args, rows)
-    print(f"{n_cells} stretches x SNRs")
-    summary(rows, True)
+def seasonal_summary(ratios: list, n_cells: int) -> None:
+    print(
+        f"{n_cells} cells; the seasonal term changed the default level in {len(ratios)}: RMSE "
+        f"over the fit without it, geometric mean {geometric_mean(ratios):.3f}, worse in "
+        f"{sum(r > 1.0 for r in ratios)} (largest {max(ratios, default=float('nan')):.3f})"
+    )
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--set", choices=("cells", "fresh", "recordings"), required=True)
     p.add_argument("--data-dir", default=None)
+    p.add_argument(
+        "--without-seasonal",
+        action="store_true",
+        help="compare with the default without the seasonal term instead",
+    )
     args = p.parse_args(argv)
-    if args.set == "cells":
-        cells(args.data_dir)
-    elif args.set == "fresh":
-        fresh()
-    else:
-        recordings(args.data_dir)
+    sets = {"cells": lambda: bench_cells(args.data_dir), "fresh": fresh_cells,
+            "recordings": lambda: recording_cells(args.data_dir)}  # fmt: skip
+    rows, n_cells = [], 0
+    for one in sets[args.set]():
+        n_cells += 1
+        (seasonal_cell if args.without_seasonal else cell)(*one, rows)
+    if args.without_seasonal:
+        seasonal_summary(rows, n_cells)
+        return 0
+    if args.set == "recordings":
+        print(f"{n_cells} stretches x SNRs")
+    summary(rows, args.set == "recordings")
     return 0
 
 

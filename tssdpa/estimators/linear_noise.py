@@ -113,15 +113,20 @@ def _ar_from_partial(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a, J
 
 
-def arma_plus_noise_spectrum(w, a, q: float, s2: float, b=()) -> np.ndarray:
+def arma_plus_noise_spectrum(w, a, q: float, s2: float, b=(), seasonal=()) -> np.ndarray:
     """The spectral density (per unit of ``w`` / 2 pi) of an ARMA process with AR coefficients
     ``a`` (``x_t = sum_k a_k x_(t-k) + e_t + sum_k b_k e_(t-k)``), MA coefficients ``b`` and
     innovation variance ``q``, plus white noise of variance ``s2``, at angular frequencies
-    ``w``."""
+    ``w``; ``seasonal`` ``(s, Φ, Θ)`` multiplies the ARMA part by a seasonal (1, 1)_s factor
+    ``|1 + Θ e^(-isw)|^2 / |1 - Φ e^(-isw)|^2``."""
     k = np.arange(1, len(a) + 1)
     gain = np.abs(1.0 - np.exp(-1j * np.outer(w, k)) @ np.asarray(a, dtype=float)) ** 2
     kb = np.arange(1, len(b) + 1)
     ma = np.abs(1.0 + np.exp(-1j * np.outer(w, kb)) @ np.asarray(b, dtype=float)) ** 2
+    if seasonal:
+        season, phi, theta = seasonal
+        e = np.exp(-1j * season * np.asarray(w))
+        ma = ma * np.abs(1.0 + theta * e) ** 2 / np.abs(1.0 - phi * e) ** 2
     return s2 + q * ma / gain
 
 
@@ -153,19 +158,22 @@ class WhittleFit(NamedTuple):
     q: float  #: innovation variance
     s2: float  #: white-noise variance
     theta: np.ndarray  #: the optimiser's parameters (a ``start`` for another fit)
+    seasonal: tuple = ()  #: ``(s, Φ, Θ)`` of a seasonal (1, 1)_s factor, or none
 
 
 def fit_arma_plus_noise(w, power, order: int, s2=None, start=None, counts=None,
-                        ma: bool = False) -> WhittleFit:  # fmt: skip
-    """Whittle fit of an AR(``order``) -- with ``ma`` an ARMA(``order``, 1) -- plus white noise
-    to the periodogram ``(w, power)`` (``counts``: how many frequencies each entry averages, as
-    :func:`periodogram` gives).
+                        ma: bool = False, season: int = 0) -> WhittleFit:  # fmt: skip
+    """Whittle fit of an AR(``order``) -- with ``ma`` an ARMA(``order``, 1), with ``season`` > 0
+    times a seasonal (1, 1) factor of that period -- plus white noise to the periodogram ``(w,
+    power)`` (``counts``: how many frequencies each entry averages, as :func:`periodogram`
+    gives).
 
     ``s2`` None fits the noise variance too, else holds it fixed. The likelihood is
     ``sum(counts (log S + I / S))``. Parameters (``theta``): partial autocorrelations
-    ``tanh(theta[:order])``, with ``ma`` the MA coefficient ``tanh(theta[order])`` (invertible),
-    then ``q = m exp(.)`` and (free noise only) ``s2 = m exp(.)``, ``m`` the periodogram's
-    mean. The gradient is analytic (checked against finite differences in the tests).
+    ``tanh(theta[:order])``, with ``ma`` the MA coefficient ``tanh(.)`` (invertible), with
+    ``season`` the seasonal ``Φ = tanh(.)`` and ``Θ = tanh(.)``, then ``q = m exp(.)`` and
+    (free noise only) ``s2 = m exp(.)``, ``m`` the periodogram's mean. The gradient is
+    analytic (checked against finite differences in the tests).
 
     Why an MA part: a linear process of continuous time sampled at a fixed step (a damped
     oscillator driven by white noise, a sensor's second-order response) is an ARMA(p, p - 1),
@@ -181,29 +189,40 @@ def fit_arma_plus_noise(w, power, order: int, s2=None, start=None, counts=None,
     scale = float(np.mean(power))
     power, free = power / scale, s2 is None
     s2 = None if free else s2 / scale
-    iq = order + ma  # where log q sits in theta; log s2 (free noise) follows it
-    cos_w = np.cos(w)
+    seasonal = season > 0
+    iq = order + ma + 2 * seasonal  # where log q sits in theta; log s2 (free noise) follows it
+    cos_w, cos_s, sin_s = np.cos(w), np.cos(season * np.asarray(w)), np.sin(season * np.asarray(w))
 
     def unpack(th):
         r = np.tanh(th[:order])
         a, J = _ar_from_partial(r)
         b = np.tanh(th[order : order + ma])
+        phi, theta = np.tanh(th[order + ma : iq]) if seasonal else (0.0, 0.0)
         noise = math.exp(th[iq + 1]) if free else s2
-        return a, J * (1.0 - r * r), b, math.exp(th[iq]), noise  # J: da / dtheta
+        return a, J * (1.0 - r * r), b, phi, theta, math.exp(th[iq]), noise  # J: da / dtheta
 
     def nll_and_grad(th):
-        a, J, b, q, noise = unpack(th)
+        a, J, b, phi, theta, q, noise = unpack(th)
         z = 1.0 - E @ a  # (F,)
         g = np.abs(z) ** 2
         m = 1.0 + 2.0 * b[0] * cos_w + b[0] ** 2 if ma else 1.0  # |1 + b e^(-iw)|^2
-        S = noise + q * m / g
+        # |1 + Θ e^(-isw)|^2 and |1 - Φ e^(-isw)|^2 as sums of squares: 1 - 2Φ cos + Φ^2
+        # cancels to 0 at the harmonics for Φ near 1
+        ms = (1.0 + theta * cos_s) ** 2 + (theta * sin_s) ** 2
+        gs = (1.0 - phi * cos_s) ** 2 + (phi * sin_s) ** 2
+        k = ms / gs  # the seasonal factor (1 without)
+        S = noise + q * m * k / g
         u = counts * (S - power) / S**2  # d nll / dS
-        # dS/da_k = 2 q m Re(conj(z) E_k) / g^2
-        grad_a = (u * 2.0 * q * m / g**2) @ np.real(np.conj(z)[:, None] * E)
+        # dS/da_k = 2 q m k Re(conj(z) E_k) / g^2
+        grad_a = (u * 2.0 * q * m * k / g**2) @ np.real(np.conj(z)[:, None] * E)
         grad = [grad_a @ J]
         if ma:  # dm/db = 2 cos w + 2 b, db/dtheta = 1 - b^2
-            grad.append([np.sum(u * q / g * (2.0 * cos_w + 2.0 * b[0])) * (1.0 - b[0] ** 2)])
-        grad.append([np.sum(u * q * m / g)])
+            grad.append([np.sum(u * q * k / g * (2.0 * cos_w + 2.0 * b[0])) * (1.0 - b[0] ** 2)])
+        if seasonal:  # d(1/gs)/dΦ = (2 cos sw - 2 Φ) / gs^2, dms/dΘ = 2 cos sw + 2 Θ
+            d_phi = np.sum(u * q * m / g * ms * (2.0 * cos_s - 2.0 * phi) / gs**2)
+            d_theta = np.sum(u * q * m / g * (2.0 * cos_s + 2.0 * theta) / gs)
+            grad.append([d_phi * (1.0 - phi**2), d_theta * (1.0 - theta**2)])
+        grad.append([np.sum(u * q * m * k / g)])
         if free:
             grad.append([np.sum(u) * noise])
         return float(np.sum(counts * (np.log(S) + power / S))), np.concatenate(grad)
@@ -211,6 +230,8 @@ def fit_arma_plus_noise(w, power, order: int, s2=None, start=None, counts=None,
     if start is None:
         start = np.zeros(iq + 1 + free)
         start[iq] = math.log(0.5)
+        if seasonal:  # Φ = 0.5: from Φ = Θ = 0 both move alike at first
+            start[iq - 2] = math.atanh(0.5)
         if free:
             start[iq + 1] = math.log(0.5)
     # bounds: tanh saturates beyond +-10, and the variances stay within e^+-30 of the
@@ -218,9 +239,10 @@ def fit_arma_plus_noise(w, power, order: int, s2=None, start=None, counts=None,
     limit = np.r_[np.full(iq, 10.0), np.full(1 + free, 30.0)]
     res = scipy.optimize.minimize(nll_and_grad, np.clip(start, -limit, limit), jac=True,
                                   method="L-BFGS-B", bounds=list(zip(-limit, limit)))  # fmt: skip
-    a, _, b, q, noise = unpack(res.x)
+    a, _, b, phi, theta, q, noise = unpack(res.x)
     nll = res.fun + float(np.sum(counts)) * math.log(scale)
-    return WhittleFit(nll, a, b, q * scale, noise * scale, res.x)
+    factor = (season, float(phi), float(theta)) if seasonal else ()
+    return WhittleFit(nll, a, b, q * scale, noise * scale, res.x, factor)
 
 
 def neighbour_over_linear(v: np.ndarray, h: int, m: int = 4, k: int = 8, p: int = 8) -> float:
@@ -332,14 +354,13 @@ def _upper_limit(spectrum, order: int, free: WhittleFit, fixed: WhittleFit, uppe
     10 dB: 0.3-0.7 of the truth; ``experiments/checked_floor_probe.py``). The quarters' misfit
     test (:func:`misfit_p`) has judged the free fit, not the fit at the limit."""
     w, power, counts = spectrum
-    ma = len(free.b) > 0
     lo = 2.0 * math.log(max(math.sqrt(free.s2), FLOOR * upper))
     hi = 2.0 * math.log(upper)
     starts = [fixed.theta, free.theta[:-1]]  # the AR (and MA) part: free's, or the bound's
     for _ in range(UPPER_STEPS):
         mid = 0.5 * (lo + hi)
         fits = [fit_arma_plus_noise(w, power, order, s2=math.exp(mid), start=s, counts=counts,
-                                    ma=ma) for s in starts]  # fmt: skip
+                                    **_family(free)) for s in starts]  # fmt: skip
         best = min(fits, key=lambda f: f.nll)
         starts[0] = best.theta
         if best.nll - free.nll > LR_THRESHOLD:
@@ -349,8 +370,8 @@ def _upper_limit(spectrum, order: int, free: WhittleFit, fixed: WhittleFit, uppe
     return math.sqrt(math.exp(lo))
 
 
-def misfit_p(v: np.ndarray, a, q: float, s2: float, b=(), parts: int = MISFIT_PARTS,
-             bands: int = MISFIT_BANDS) -> float:  # fmt: skip
+def misfit_p(v: np.ndarray, a, q: float, s2: float, b=(), seasonal=(),
+             parts: int = MISFIT_PARTS, bands: int = MISFIT_BANDS) -> float:  # fmt: skip
     """The p-value of the ARMA(``a``, ``b``, ``q``) + white noise (``s2``) spectrum as the
     spectrum of each of ``parts`` equal stretches of ``v``: each stretch's periodogram over the
     spectrum is near 1 on average in each of ``bands`` runs of frequencies (the ratios are
@@ -362,7 +383,7 @@ def misfit_p(v: np.ndarray, a, q: float, s2: float, b=(), parts: int = MISFIT_PA
     stat = 0.0
     for part in np.array_split(v, parts):
         w, power, _ = periodogram(part)
-        ratio = power / arma_plus_noise_spectrum(w, a, q, s2, b)
+        ratio = power / arma_plus_noise_spectrum(w, a, q, s2, b, seasonal)
         for run in np.array_split(ratio, bands):
             stat += (run.sum() - run.size) ** 2 / run.size
     return float(scipy.stats.chi2.sf(stat, parts * bands))
@@ -382,24 +403,85 @@ def whittle_floor(v: np.ndarray, upper: float) -> FloorFit:
 
 
 def _whittle_fits(v: np.ndarray, upper: float):
-    """``((w, power, counts), order, free, fixed)``: :func:`whittle_floor`'s binned periodogram,
-    the AR order of the model chosen by BIC -- an AR(p) or (p >= 2) an ARMA(p, 1), plus noise
-    -- its free fit and its fit with the noise at ``upper``."""
-    w, power, counts = periodogram(v, BINS)
-    n_freq = counts.sum()
+    """``((w, power, counts), order, free, fixed)``: the periodogram fitted, the AR order of the
+    model chosen by BIC -- an AR(p) or (p >= 2) an ARMA(p, 1), plus noise, on the periodogram
+    binned (``BINS``) -- its free fit and its fit with the noise at ``upper``.
+
+    Where ``v`` has a period (:func:`seasonal_period`) the same models times a seasonal (1, 1)
+    factor of that period are fitted on the whole periodogram (bins would smear the narrow
+    peaks at the period's harmonics), and taken where their BIC beats the chosen model's, fitted
+    there again: a seasonal ARMA's spectrum lies outside the AR(p) / ARMA(p, 1) spectra, which
+    mimic it with a floor far too high (at 20 dB, 5.5-6x the truth:
+    ``experiments/seasonal_floor_probe.py``)."""
+    spectrum = periodogram(v, BINS)
+    bic, order, free, fixed = _best_model(spectrum, upper)
+    season = seasonal_period(v)
+    if season is None:
+        return spectrum, order, free, fixed
+    whole = periodogram(v)
+    w, power, counts = whole
+    again = fit_arma_plus_noise(w, power, order, start=free.theta, counts=counts, **_family(free))
+    seasonal = _best_model(whole, upper, season)
+    if seasonal[0] < _bic(again, order, counts):
+        return (whole, *seasonal[1:])
+    return spectrum, order, free, fixed
+
+
+def _family(fit: WhittleFit) -> dict:
+    """The model of ``fit`` as :func:`fit_arma_plus_noise`'s ``ma`` and ``season``."""
+    return {"ma": len(fit.b) > 0, "season": fit.seasonal[0] if fit.seasonal else 0}
+
+
+def _bic(fit: WhittleFit, order: int, counts) -> float:
+    """BIC / 2 of a free fit: its AR, MA and seasonal coefficients, ``q`` and ``s2``."""
+    return fit.nll + 0.5 * (order + len(fit.b) + 2 * bool(fit.seasonal) + 2) * math.log(
+        float(np.sum(counts))
+    )
+
+
+def _best_model(spectrum, upper: float, season: int = 0):
+    """``(BIC / 2, order, free, fixed)`` of the AR(p) or (p >= 2) ARMA(p, 1) plus noise (times
+    the seasonal factor of period ``season`` > 0) of least BIC, p up to ``MAX_ORDER``: its
+    free fit (from the bound's optimum too) and its fit with the noise at ``upper``."""
+    w, power, counts = spectrum
     best = None
     for order in range(1, MAX_ORDER + 1):
         for ma in (False, True) if order >= 2 else (False,):
-            fixed = fit_arma_plus_noise(w, power, order, s2=upper**2, counts=counts, ma=ma)
+            fixed = fit_arma_plus_noise(w, power, order, s2=upper**2, counts=counts, ma=ma,
+                                        season=season)  # fmt: skip
             # from the bound's optimum too: the free fit must not end worse than the fixed one
             warm = np.r_[fixed.theta, math.log(upper**2 / float(np.mean(power)))]
-            free = min((fit_arma_plus_noise(w, power, order, start=start, counts=counts, ma=ma)
+            free = min((fit_arma_plus_noise(w, power, order, start=start, counts=counts, ma=ma,
+                                            season=season)
                         for start in (None, warm)), key=lambda f: f.nll)  # fmt: skip
-            bic = free.nll + 0.5 * (order + 2 + ma) * math.log(n_freq)
+            bic = _bic(free, order, counts)
             if best is None or bic < best[0]:
                 best = (bic, order, free, fixed)
-    _, order, free, fixed = best
-    return (w, power, counts), order, free, fixed
+    return best
+
+
+#: a period is a peak of the autocorrelation past its first minimum, at least this high
+MIN_PEAK = 0.2
+
+
+def seasonal_period(v: np.ndarray, shortest: int = 3) -> int | None:
+    """The lag of the largest autocorrelation of ``v`` in ``shortest`` .. n/4 past the first
+    local minimum of the autocorrelation, where that is at least ``MIN_PEAK``; else None.
+    (The largest value alone is the shortest lag of a smooth series -- the SIR epidemic:
+    "period" 3 -- where a seasonal spectrum then wins BIC as mere extra freedom.)"""
+    v = v - v.mean()
+    acf = np.fft.irfft(np.abs(np.fft.rfft(v, 2 * v.size)) ** 2)[: v.size // 4]
+    if not acf.size or not acf[0] > 0:
+        return None
+    acf = acf / acf[0]
+    rising = np.flatnonzero(np.diff(acf[1:]) > 0)  # acf[l + 2] > acf[l + 1]
+    if not rising.size:
+        return None
+    start = max(shortest, int(rising[0]) + 1)
+    if start >= acf.size:
+        return None
+    lag = start + int(np.argmax(acf[start:]))
+    return lag if acf[lag] >= MIN_PEAK else None
 
 
 def _floor_checks(v: np.ndarray, spectrum, order: int, free) -> tuple[bool, float]:
@@ -408,8 +490,10 @@ def _floor_checks(v: np.ndarray, spectrum, order: int, free) -> tuple[bool, floa
     # a floor of 0 (numerically: far below the spectrum's mean), from the default start and
     # from the free fit's AR (and MA) part: the better of the two, so that a floor is not
     # called seen for want of a good fit without it
-    none, ma = ZERO_FLOOR * float(np.mean(power)), len(free.b) > 0
-    zeros = [fit_arma_plus_noise(w, power, order, s2=none, start=start, counts=counts, ma=ma)
-             for start in (None, free.theta[:-1])]  # fmt: skip
+    none = ZERO_FLOOR * float(np.mean(power))
+    zeros = [fit_arma_plus_noise(w, power, order, s2=none, start=start, counts=counts,
+                                 **_family(free)) for start in (None, free.theta[:-1])]  # fmt: skip
     zero = min(zeros, key=lambda f: f.nll)
-    return zero.nll - free.nll > LR_THRESHOLD, misfit_p(v, free.a, free.q, free.s2, free.b)
+    return zero.nll - free.nll > LR_THRESHOLD, misfit_p(
+        v, free.a, free.q, free.s2, free.b, free.seasonal
+    )
