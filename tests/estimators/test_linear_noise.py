@@ -52,6 +52,13 @@ def test_the_spectrum_is_the_ar_filters_power_gain_times_q_plus_the_floor():
     b = [-0.7]  # an MA part: the numerator of the transfer function
     _, h = signal.freqz(np.r_[1.0, b], np.r_[1.0, -a], worN=w)
     np.testing.assert_allclose(arma_plus_noise_spectrum(w, a, q, s2, b), s2 + q * np.abs(h) ** 2)
+    # a seasonal (1, 1)_12 factor: (1 - Φ B^12) in the denominator, (1 + Θ B^12) in the numerator
+    phi, theta = 0.8, -0.4
+    num = np.convolve(np.r_[1.0, b], np.r_[1.0, np.zeros(11), theta])
+    den = np.convolve(np.r_[1.0, -a], np.r_[1.0, np.zeros(11), -phi])
+    _, h = signal.freqz(num, den, worN=w)
+    np.testing.assert_allclose(arma_plus_noise_spectrum(w, a, q, s2, b, (12, phi, theta)),
+                               s2 + q * np.abs(h) ** 2)  # fmt: skip
 
 
 def test_the_periodogram_averages_a_white_series_variance_and_its_bins_average_it():
@@ -107,16 +114,19 @@ def test_the_likelihood_gradient_matches_finite_differences():
         return minimize(fun, x0, **options)
 
     cases = (
-        (True, False, [0.4, -0.3, -0.5, -1.0]),
-        (False, False, [0.2, 0.6, -0.2]),
-        (True, True, [0.4, -0.3, -0.6, -0.5, -1.0]),  # with an MA coefficient tanh(-0.6)
-        (False, True, [0.2, 0.6, 0.3, -0.2]),
+        (True, False, 0, [0.4, -0.3, -0.5, -1.0]),
+        (False, False, 0, [0.2, 0.6, -0.2]),
+        (True, True, 0, [0.4, -0.3, -0.6, -0.5, -1.0]),  # with an MA coefficient tanh(-0.6)
+        (False, True, 0, [0.2, 0.6, 0.3, -0.2]),
+        # a seasonal factor of period 5: Φ = tanh(1.2), Θ = tanh(-0.4)
+        (True, False, 5, [0.4, -0.3, 1.2, -0.4, -0.5, -1.0]),
+        (False, True, 5, [0.2, 0.6, 0.3, -0.8, 0.5, -0.2]),
     )
-    for free_noise, ma, theta in cases:
+    for free_noise, ma, season, theta in cases:
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(scipy.optimize, "minimize", spy)  # what linear_noise calls
             fit_arma_plus_noise(w, power, 2, s2=None if free_noise else 0.05, counts=counts,
-                                ma=ma)  # fmt: skip
+                                ma=ma, season=season)  # fmt: skip
         f = seen["f"]
         theta = np.asarray(theta)
         numeric = approx_fprime(theta, lambda t, f=f: f(t)[0], 1e-7)
@@ -398,3 +408,45 @@ def test_a_nearly_white_rough_signal_at_20_db_is_under_the_gate():
     bound, truth = residual_bound(noisy), np.std(noisy - z)
     assert 0.4 < bound**2 / np.var(noisy) < linear_noise.LIMIT_BOUND_SHARE
     assert truth < default_level(noisy) < 0.5 * bound
+
+
+def seasonal_arma_plus_noise(snr_db, n=2000, seed=0):
+    """(clean, noisy): the fourth unseen suite's (1 - 0.6B)(1 - 0.9B^24) x = (1 - 0.5B^24) e,
+    unit variance, plus white noise at ``snr_db``."""
+    rng = np.random.default_rng(seed)
+    num = np.r_[1.0, np.zeros(23), -0.5]
+    den = np.convolve([1.0, -0.6], np.r_[1.0, np.zeros(23), -0.9])
+    clean = signal.lfilter(num, den, rng.normal(size=n + 2000))[2000:]
+    clean = (clean - clean.mean()) / clean.std()
+    return clean, clean + 10 ** (-snr_db / 20) * rng.normal(size=n)
+
+
+def test_the_period_is_the_autocorrelations_peak_past_its_first_minimum():
+    clean, noisy = seasonal_arma_plus_noise(10.0)
+    assert linear_noise.seasonal_period(clean) == 24
+    assert linear_noise.seasonal_period(noisy) == 24
+    # a smooth series' largest autocorrelation past lag 2 is lag 3: no period
+    assert linear_noise.seasonal_period(ar_plus_noise([0.95], 0.0)[0]) is None
+    assert linear_noise.seasonal_period(np.random.default_rng(0).normal(size=2000)) is None
+    assert linear_noise.seasonal_period(np.zeros(500)) is None
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_seasonal_arma_gets_its_noise_level_from_the_seasonal_spectrum(seed):
+    # no AR(p) / ARMA(p, 1) spectrum follows the peaks at the period's harmonics: they took a
+    # floor near the bound, 2x the truth at 10 dB, and SURE smoothed the signal away
+    clean, noisy = seasonal_arma_plus_noise(10.0, seed=seed)
+    true = np.std(noisy - clean)
+    spectrum, _, free, _ = linear_noise._whittle_fits(noisy, residual_bound(noisy))
+    assert free.seasonal[0] == 24 and len(spectrum[0]) == (noisy.size - 1) // 2  # unbinned
+    assert abs(free.seasonal[1] - 0.9) < 0.1 and abs(free.seasonal[2] + 0.5) < 0.2
+    assert residual_bound(noisy) > 1.5 * true
+    assert 0.8 < default_level(noisy) / true < 1.25
+
+
+def test_a_series_with_a_period_the_plain_spectrum_fits_keeps_the_binned_plain_fit():
+    # an AR(2) of pseudo-period 14 has a period; the seasonal factor does not pay its BIC
+    _, noisy = ar_plus_noise([1.6, -0.8], 0.3, seed=2)
+    assert linear_noise.seasonal_period(noisy) is not None
+    spectrum, _, free, _ = linear_noise._whittle_fits(noisy, residual_bound(noisy))
+    assert free.seasonal == () and len(spectrum[0]) == linear_noise.BINS
