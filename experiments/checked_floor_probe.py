@@ -104,7 +104,7 @@ def seasonal_cell(label: str, noisy: np.ndarray, clean: np.ndarray, part: slice,
         return
     v = noisy[:4000]  # what noise_level reads
     _, order, free, _ = linear_noise._whittle_fits(v, float(
-        noise_level(noisy[:, None], checked_floor=False)[0]))  # fmt: skip
+        noise_level(noisy[:, None], checked_floor=False)[0]))[-1]  # fmt: skip
     with seasonal_off():
         rmse_before = fit_rmse(noisy, clean, part)
     ratio = fit_rmse(noisy, clean, part) / rmse_before

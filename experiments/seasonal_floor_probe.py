@@ -36,8 +36,8 @@ import bench_autofit as bench  # noqa: E402
 import noise_level_probe as probe  # noqa: E402 -- registers the unseen suites' series
 
 from tssdpa.data import add_noise  # noqa: E402
-from tssdpa.estimators.linear_noise import _ar_from_partial, periodogram  # noqa: E402
 from tssdpa.estimators.white_noise import noise_level  # noqa: E402
+from tssdpa.estimators.whittle import _ar_from_partial, periodogram  # noqa: E402
 
 ORDERS = (1, 2, 3, 4)
 

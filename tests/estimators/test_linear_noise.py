@@ -12,15 +12,10 @@ from scipy import signal
 from scipy.optimize import minimize
 
 from tssdpa.data.synthetic import make_signal
-from tssdpa.estimators import linear_noise, white_noise
-from tssdpa.estimators.linear_noise import (
-    arma_plus_noise_spectrum,
-    fit_arma_plus_noise,
-    linear_noise_level,
-    neighbour_over_linear,
-    periodogram,
-)
+from tssdpa.estimators import linear_noise, white_noise, whittle
+from tssdpa.estimators.linear_noise import linear_noise_level, neighbour_over_linear
 from tssdpa.estimators.white_noise import noise_level
+from tssdpa.estimators.whittle import arma_plus_noise_spectrum, fit_arma_plus_noise, periodogram
 
 
 def ar_plus_noise(a, noise_sd, n=2000, seed=0):
@@ -124,7 +119,7 @@ def test_the_likelihood_gradient_matches_finite_differences():
     )
     for free_noise, ma, season, theta in cases:
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(scipy.optimize, "minimize", spy)  # what linear_noise calls
+            mp.setattr(scipy.optimize, "minimize", spy)  # what whittle calls
             fit_arma_plus_noise(w, power, 2, s2=None if free_noise else 0.05, counts=counts,
                                 ma=ma, season=season)  # fmt: skip
         f = seen["f"]
@@ -135,17 +130,17 @@ def test_the_likelihood_gradient_matches_finite_differences():
 
 def test_the_partial_autocorrelations_jacobian_matches_finite_differences():
     r = np.array([0.5, -0.3, 0.2])
-    a, J = linear_noise._ar_from_partial(r)
+    a, J = whittle._ar_from_partial(r)
     for j in range(3):
         step = np.zeros(3)
         step[j] = 1e-7
         np.testing.assert_allclose(
-            J[:, j], (linear_noise._ar_from_partial(r + step)[0] - a) / 1e-7, atol=1e-5
+            J[:, j], (whittle._ar_from_partial(r + step)[0] - a) / 1e-7, atol=1e-5
         )
     # one order: x_t = r x_(t-1); two: the Yule-Walker solution of the partial correlations
-    np.testing.assert_allclose(linear_noise._ar_from_partial(np.array([0.7]))[0], [0.7])
+    np.testing.assert_allclose(whittle._ar_from_partial(np.array([0.7]))[0], [0.7])
     np.testing.assert_allclose(
-        linear_noise._ar_from_partial(np.array([0.5, 0.2]))[0], [0.5 - 0.2 * 0.5, 0.2]
+        whittle._ar_from_partial(np.array([0.5, 0.2]))[0], [0.5 - 0.2 * 0.5, 0.2]
     )
 
 
@@ -375,8 +370,8 @@ def test_a_sampled_oscillator_s_moving_average_part_is_not_taken_for_noise(seed)
     clean = (clean - clean.mean()) / clean.std()
     noisy = clean + 0.1 * rng.normal(size=clean.size)
     bound, truth = residual_bound(noisy), np.std(noisy - clean)
-    _, order, free, _ = linear_noise._whittle_fits(noisy, bound)
-    assert order == 2 and len(free.b) == 1 and -0.7 < free.b[0] < -0.3
+    (_, order, free, _), *seasonal = linear_noise._whittle_fits(noisy, bound)
+    assert not seasonal and order == 2 and len(free.b) == 1 and -0.7 < free.b[0] < -0.3
     assert bound > 2.5 * truth and default_level(noisy) < 0.75 * bound
 
 
@@ -423,12 +418,18 @@ def seasonal_arma_plus_noise(snr_db, n=2000, seed=0):
 
 def test_the_period_is_the_autocorrelations_peak_past_its_first_minimum():
     clean, noisy = seasonal_arma_plus_noise(10.0)
-    assert linear_noise.seasonal_period(clean) == 24
-    assert linear_noise.seasonal_period(noisy) == 24
+    assert whittle.seasonal_period(clean) == 24
+    assert whittle.seasonal_period(noisy) == 24
     # a smooth series' largest autocorrelation past lag 2 is lag 3: no period
-    assert linear_noise.seasonal_period(ar_plus_noise([0.95], 0.0)[0]) is None
-    assert linear_noise.seasonal_period(np.random.default_rng(0).normal(size=2000)) is None
-    assert linear_noise.seasonal_period(np.zeros(500)) is None
+    assert whittle.seasonal_period(ar_plus_noise([0.95], 0.0)[0]) is None
+    assert whittle.seasonal_period(np.random.default_rng(0).normal(size=2000)) is None
+    assert whittle.seasonal_period(np.zeros(500)) is None
+    assert whittle.seasonal_period(np.zeros(0)) is None
+    # a one-lag rise of a smooth series' autocorrelation is no minimum (it gave "period" 3)
+    t = np.arange(2000)
+    smooth = np.sin(2 * np.pi * t / 499) + 0.1 * np.random.default_rng(0).normal(size=t.size)
+    assert whittle.seasonal_period(smooth) is None
+    assert whittle.seasonal_period(1e160 * noisy) == 24  # no overflow
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -437,7 +438,8 @@ def test_a_seasonal_arma_gets_its_noise_level_from_the_seasonal_spectrum(seed):
     # floor near the bound, 2x the truth at 10 dB, and SURE smoothed the signal away
     clean, noisy = seasonal_arma_plus_noise(10.0, seed=seed)
     true = np.std(noisy - clean)
-    spectrum, _, free, _ = linear_noise._whittle_fits(noisy, residual_bound(noisy))
+    plain, (spectrum, _, free, _) = linear_noise._whittle_fits(noisy, residual_bound(noisy))
+    assert plain[2].seasonal == () and len(plain[0][0]) == linear_noise.BINS
     assert free.seasonal[0] == 24 and len(spectrum[0]) == (noisy.size - 1) // 2  # unbinned
     assert abs(free.seasonal[1] - 0.9) < 0.1 and abs(free.seasonal[2] + 0.5) < 0.2
     assert residual_bound(noisy) > 1.5 * true
@@ -447,6 +449,39 @@ def test_a_seasonal_arma_gets_its_noise_level_from_the_seasonal_spectrum(seed):
 def test_a_series_with_a_period_the_plain_spectrum_fits_keeps_the_binned_plain_fit():
     # an AR(2) of pseudo-period 14 has a period; the seasonal factor does not pay its BIC
     _, noisy = ar_plus_noise([1.6, -0.8], 0.3, seed=2)
-    assert linear_noise.seasonal_period(noisy) is not None
-    spectrum, _, free, _ = linear_noise._whittle_fits(noisy, residual_bound(noisy))
+    assert whittle.seasonal_period(noisy) is not None
+    ((spectrum, _, free, _),) = linear_noise._whittle_fits(noisy, residual_bound(noisy))
     assert free.seasonal == () and len(spectrum[0]) == linear_noise.BINS
+
+
+def test_the_seasonal_factors_peaks_stay_half_a_frequency_spacing_wide():
+    # a line spectrum (a sine of period 50) sampled at exactly the harmonics of 100: unbounded,
+    # the factor fitted spikes at those single frequencies (Φ 0.9998, Θ -0.9991)
+    rng = np.random.default_rng(0)
+    t = np.arange(2000)
+    v = np.sin(2 * np.pi * t / 50) + 0.3 * rng.normal(size=t.size)
+    w, power, counts = periodogram(v)
+    limit = whittle.seasonal_limit(100, w)
+    assert limit == pytest.approx(1.0 - 100 * np.pi / 2000)
+    fit = fit_arma_plus_noise(w, power, 2, counts=counts, season=100)
+    assert max(abs(fit.seasonal[1]), abs(fit.seasonal[2])) <= limit + 1e-12
+    # fewer than about 6 cycles: no resolvable factor, and no period looked for there
+    assert whittle.seasonal_limit(400, w) < whittle.MIN_SEASONAL_LIMIT
+    assert whittle.seasonal_limit(5000, w) == 0.0  # never negative: a bound for tanh
+    long = np.sin(2 * np.pi * t / 400) + 0.1 * rng.normal(size=t.size)
+    assert whittle.seasonal_period(long) is None
+
+
+def test_the_misfit_test_passes_a_true_seasonal_spectrum_as_often_as_its_level_says():
+    # its peaks are narrower than a quarter's frequency spacing: the plain periodogram over
+    # the spectrum at single frequencies rejected 40-52% of such series at 1%
+    num = np.r_[1.0, np.zeros(23), -0.5]
+    den = np.convolve([1.0, -0.6], np.r_[1.0, np.zeros(23), -0.9])
+    factor = (24, 0.9, -0.5)
+    ps = []
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        x = signal.lfilter(num, den, rng.normal(size=6000))[2000:] + 0.5 * rng.normal(size=4000)
+        ps.append(linear_noise.misfit_p(x, [0.6], 1.0, 0.25, (), factor))
+    assert sum(p < 0.01 for p in ps) <= 1 and np.median(ps) > 0.1
+    assert linear_noise.misfit_p(x, [0.6], 1.0, 0.25, (), (24, 0.6, -0.5)) < 1e-6  # wrong Φ
