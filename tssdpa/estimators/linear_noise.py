@@ -7,13 +7,18 @@ those residuals count as noise, and SURE then smooths the signal away (an AR(1) 
 coefficient 0.5 at 20 dB: a level 6x the truth, an output 5x worse than the noisy series).
 
 Where the signal is linear the spectrum tells the two apart: an AR(p) plus white noise has the
-spectrum ``s^2 + q / |1 - sum_k a_k e^(-ikw)|^2``, whose floor ``s^2`` is fitted here by
-Whittle's likelihood (:func:`fit_arma_plus_noise`; p = 1-4, and for p >= 2 an ARMA(p, 1) too,
-the model by BIC: a linear process of continuous time sampled at a fixed step has a
-moving-average part, which an AR(p) mimics with a floor far too high). Second-order statistics
-cannot tell a nonlinear signal from a linear one (a coarsely sampled Lorenz flow fits an AR(p)
-plus a floor at 0.44 of its true noise level), so :func:`linear_noise_level` lowers the upper
-bound to the fitted floor only where all of these hold:
+spectrum ``s^2 + q / |1 - sum_k a_k e^(-ikw)|^2``, whose floor ``s^2`` is fitted here by Whittle's
+likelihood (:func:`~tssdpa.estimators.whittle.fit_arma_plus_noise`; p = 1-4, and for p >= 2 an
+ARMA(p, 1) too, the model by BIC: a linear process of continuous time sampled at a fixed step has a
+moving-average part, which an AR(p) mimics with a floor far too high). Where the series has a period
+(:func:`~tssdpa.estimators.whittle.seasonal_period`) the same models times a seasonal (1, 1) factor
+of that period are fitted too, on the whole periodogram, and where one beats the plain models by BIC
+the rule below is applied to it as well and the lower of the two answers taken (a seasonal ARMA at
+20 dB: the bound 5.5-6x the truth, the plain spectra no lower; :func:`_whittle_fits`,
+:func:`_linear_noise_level` say why only lower). Second-order statistics cannot tell a nonlinear
+signal from a linear one (a coarsely sampled Lorenz flow fits an AR(p) plus a floor at 0.44 of its
+true noise level), so :func:`linear_noise_level` lowers the upper bound to the fitted floor only
+where all of these hold:
 
 * the series is linear as far as forecasting can tell: the mean of the k nearest patterns'
   futures does not forecast it better than a least-squares autoregression, at 1 and 2 steps
@@ -53,12 +58,13 @@ default (``strict``, :func:`~tssdpa.estimators.white_noise.noise_level` unless t
   AR(1) plus noise cannot tell from one) can get a limit below the truth, and at 10 dB an
   error up to 1.37x the bound's (docs/filters.md, "The checked floor");
 * the fitted spectrum is the spectrum of each quarter of the series (:func:`misfit_p`: the
-  periodogram of each quarter over the fitted spectrum, in 8 runs of frequencies, a
-  chi-square test at ``MISFIT_ALPHA``). A recording's spectrum has shoulders and notches no
-  AR(4) follows, and moves as the recording goes from rest to motion: the fusion recording's
-  stretches whose unchecked floor is far too low have p-values below 1e-10. Quarters, not
-  halves: heavy-tailed noise bunched in a stretch of a smooth nonlinear signal (Lorenz-96 at
-  10 dB, Student-t noise, seed 3) passed as halves (p 0.18) with a floor of half the truth.
+  periodogram of each quarter over the fitted spectrum -- a seasonal one's tapered, over its
+  expectation --, in 8 runs of frequencies, a chi-square test at ``MISFIT_ALPHA``). A recording's
+  spectrum has shoulders and notches no AR(4) follows, and moves as the recording goes from rest to
+  motion: the fusion recording's stretches whose unchecked floor is far too low have p-values below
+  1e-10. Quarters, not halves: heavy-tailed noise bunched in a stretch of a smooth nonlinear signal
+  (Lorenz-96 at 10 dB, Student-t noise, seed 3) passed as halves (p 0.18) with a floor of half the
+  truth.
 
 ``experiments/checked_floor_probe.py`` measures what the default does (docs/filters.md, "Rough
 signals").
@@ -96,7 +102,7 @@ MIN_DROP = 0.75  # the fitted level must be below this fraction of the bound
 BOUND_SHARE = 0.5  # and the bound's square below this share of the variance
 LIMIT_BOUND_SHARE = 0.45  # at most this share to take the top of an unidentified floor's interval
 FLOOR = 0.1  # the fitted level is at least this fraction of the bound
-BINS = 256  # the periodogram's means over this many runs of frequencies are fitted
+BINS = 256  # the periodogram's means over this many runs are fitted (seasonal models: all)
 MIN_SAMPLES = 200  # shorter stretches without NaN keep the bound
 UPPER_STEPS = 10  # bisection steps of the confidence limit: the level to within 0.5%
 ZERO_FLOOR = 1e-12  # the noise variance (over the periodogram's mean) tested as "no floor"
@@ -140,14 +146,14 @@ MAX_ANSWERS = 256
 
 def linear_noise_level(v: np.ndarray, upper: float, strict: bool = True) -> float:
     """The noise level of the gap-free series ``v`` given the residual estimators' ``upper``
-    bound: the floor of the Whittle AR(p) or ARMA(p, 1) + noise fit where the conditions of
-    the module's docstring hold, else ``upper`` (never more). ``strict`` (the default rule of
-    :func:`~tssdpa.estimators.white_noise.noise_level`) adds two: the fitted spectrum fits each
-    quarter of the series (``misfit_p`` at least ``MISFIT_ALPHA``), and the floor is
-    identified -- else, where the bound leaves enough of the variance to the signal
-    (``LIMIT_BOUND_SHARE``), the top of the floor's confidence interval
-    (:func:`_upper_limit`); ``noise_level="spectral"`` leaves them out. A series met before (the
-    same values, bound and rule) gets its answer again without the fits."""
+    bound: the floor of the Whittle AR(p) or ARMA(p, 1) (times a seasonal factor) + noise fit where
+    the conditions of the module's docstring hold, else ``upper`` (never more). ``strict`` (the
+    default rule of :func:`~tssdpa.estimators.white_noise.noise_level`) adds two: the fitted
+    spectrum fits each quarter of the series (``misfit_p`` at least ``MISFIT_ALPHA``), and the floor
+    is identified -- else, where the bound leaves enough of the variance to the signal
+    (``LIMIT_BOUND_SHARE``), the top of the floor's confidence interval (:func:`_upper_limit`);
+    ``noise_level="spectral"`` leaves them out. A series met before (the same values, bound and
+    rule) gets its answer again without the fits."""
     v = np.ascontiguousarray(v, dtype=np.float64)
     key = (hashlib.blake2b(v.tobytes(), digest_size=16).digest(), v.size, float(upper), strict)
     with _ANSWERS_LOCK:
@@ -226,7 +232,7 @@ def _upper_limit(spectrum, order: int, free: WhittleFit, fixed: WhittleFit, uppe
     w, power, counts = spectrum
     lo = 2.0 * math.log(max(math.sqrt(free.s2), FLOOR * upper))
     hi = 2.0 * math.log(upper)
-    starts = [fixed.theta, free.theta[:-1]]  # the AR (and MA) part: free's, or the bound's
+    starts = [fixed.theta, free.theta[:-1]]  # the spectrum's shape: free's, or the bound's
     for _ in range(UPPER_STEPS):
         mid = 0.5 * (lo + hi)
         fits = [fit_arma_plus_noise(w, power, order, s2=math.exp(mid), start=s, counts=counts,
@@ -265,8 +271,9 @@ def misfit_p(v: np.ndarray, a, q: float, s2: float, b=(), seasonal=(),
 
 
 def whittle_floor(v: np.ndarray, upper: float) -> FloorFit:
-    """The Whittle AR(p) or ARMA(p, 1) + noise fit to the gap-free ``v`` (the model by BIC, up to
-    ``MAX_ORDER``; the free fit started from the bound's optimum too), compared with the same
+    """The Whittle AR(p) or ARMA(p, 1) (times a seasonal factor) + noise fit to the gap-free
+    ``v`` (the model by BIC, up to ``MAX_ORDER``: :func:`_whittle_fits`' last; the free fit
+    started from the bound's optimum too), compared with the same
     order's fits with the noise fixed at the bound ``upper`` and at 0 (a likelihood-ratio test
     each, twice the log-likelihood ratio above 3.84), and its :func:`misfit_p`. ``upper`` must
     be positive (:func:`linear_noise_level` checks)."""
@@ -335,8 +342,8 @@ def _floor_checks(v: np.ndarray, spectrum, order: int, free) -> tuple[bool, floa
     """``(identified, misfit p-value)`` of the free fit ``free`` (:func:`_whittle_fits`)."""
     w, power, counts = spectrum
     # a floor of 0 (numerically: far below the spectrum's mean), from the default start and
-    # from the free fit's AR (and MA) part: the better of the two, so that a floor is not
-    # called seen for want of a good fit without it
+    # from the free fit's spectrum shape (AR, MA, seasonal): the better of the two, so that a
+    # floor is not called seen for want of a good fit without it
     none = ZERO_FLOOR * float(np.mean(power))
     zeros = [fit_arma_plus_noise(w, power, order, s2=none, start=start, counts=counts,
                                  **_family(free)) for start in (None, free.theta[:-1])]  # fmt: skip
