@@ -13,8 +13,11 @@ within each family, on the whole periodogram (no bins; numerical gradients, two 
 It prints the residual bound, each family's fitted floor over the noise added, the BICs
 (lower is better), and the seasonal fit's p, Φ and Θ.
 
-It is a probe for the next change, not a rule: none of ``linear_noise_level``'s conditions
-(the misfit test, the identification, the interval's top) is applied here.
+It was the probe for the change that followed (the seasonal model in
+``tssdpa.estimators.whittle`` / ``linear_noise``, 2026-12-07, with its own period rule,
+coefficient limit and misfit test: docs/filters.md, "The seasonal spectrum"), not the rule:
+none of ``linear_noise_level``'s conditions (the misfit test, the identification, the
+interval's top) is applied here.
 
     .venv/bin/python experiments/seasonal_floor_probe.py --series seasonal_arma
     .venv/bin/python experiments/seasonal_floor_probe.py --series ar1 ar2 arma21 lorenz
