@@ -24,7 +24,9 @@ Sets (``--set``):
 * ``fresh``: the linear processes of ``noise_level_probe.py --fresh`` (used for nothing else),
   seeds 5-8, 10 and 20 dB, both noises;
 * ``recordings``: the stretches of ``noise_level_probe.py --scan`` (both IMU recordings, ETTh1,
-  ETTh2, ETTm1; 1,500 and 3,000 samples), 10 and 20 dB.
+  ETTh2, ETTm1; 1,500 and 3,000 samples), 10 and 20 dB;
+* ``seasonal``: six seasonal linear processes (``SEASONAL``, written down after the seasonal
+  term was decided and before it ran on them), as ``fresh``.
 
 With ``--without-seasonal`` it prints instead, for every cell of the set where the default
 level changes when the seasonal term of the Whittle fit is switched off (``linear_noise``
@@ -39,6 +41,7 @@ cells made worse.
     .venv/bin/python experiments/checked_floor_probe.py --set cells --data-dir DATA
     .venv/bin/python experiments/checked_floor_probe.py --set recordings --data-dir DATA
     .venv/bin/python experiments/checked_floor_probe.py --set fresh --without-seasonal
+    .venv/bin/python experiments/checked_floor_probe.py --set seasonal --without-seasonal
 """
 
 from __future__ import annotations
@@ -192,11 +195,38 @@ def recording_cells(data_dir):
             yield f"{rec} {col[:12]} {start}+{n} {snr:g} dB", noisy, x, slice(None)
 
 
-def fresh_cells():
-    """``(label, noisy, clean, scored part)`` of every cell of ``--set fresh``."""
-    for name, (b, a) in probe.FRESH.items():
+def lag_polynomial(*factors) -> np.ndarray:
+    """The product of lag polynomials given as ``{lag: coefficient}`` (the 1 at lag 0 implied)."""
+    out = np.ones(1)
+    for factor in factors:
+        poly = np.zeros(max(factor) + 1)
+        poly[0] = 1.0
+        for lag, c in factor.items():
+            poly[lag] = c
+        out = np.convolve(out, poly)
+    return out
+
+
+#: ``--set seasonal``: seasonal processes written down (2026-12-07) after the seasonal term was
+#: decided on the fourth unseen suite's seasonal ARMA and before it ran on any of these;
+#: (MA polynomial, AR polynomial) as lfilter takes them
+SEASONAL = {
+    "SAR(1)_12 0.8": (lag_polynomial(), lag_polynomial({12: -0.8})),
+    "AR(1)xSARMA(1,1)_7": (lag_polynomial({7: -0.3}), lag_polynomial({1: -0.4}, {7: -0.85})),
+    "AR(2)xSAR(1)_52": (lag_polynomial(), lag_polynomial({1: -1.2, 2: 0.5}, {52: -0.7})),
+    "MA(1)xSARMA(1,1)_24": (lag_polynomial({1: -0.4}, {24: -0.6}), lag_polynomial({24: -0.95})),
+    "AR(1) 0.9xSAR(1)_30": (lag_polynomial(), lag_polynomial({1: -0.9}, {30: -0.6})),
+    "SMA(1)_10": (lag_polynomial({10: 0.8}), lag_polynomial()),
+}
+
+
+def fresh_cells(processes=None, burn_in: int = 500):
+    """``(label, noisy, clean, scored part)`` of every cell of ``--set fresh`` (``processes``
+    None: ``noise_level_probe.FRESH``) or of another set of linear processes."""
+    for name, (b, a) in (probe.FRESH if processes is None else processes).items():
         for seed in (5, 6, 7, 8):
-            z = lfilter(b, a, np.random.default_rng(seed).normal(size=2500))[500:]
+            e = np.random.default_rng(seed).normal(size=2000 + burn_in)
+            z = lfilter(b, a, e)[burn_in:]
             sp = Split.fractions(len(z), 0.6, 0.2)
             z = (z - z[: sp.train].mean()) / z[: sp.train].std()
             for k, snr in enumerate((10.0, 20.0)):
@@ -215,7 +245,7 @@ def seasonal_summary(ratios: list, n_cells: int) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--set", choices=("cells", "fresh", "recordings"), required=True)
+    p.add_argument("--set", choices=("cells", "fresh", "recordings", "seasonal"), required=True)
     p.add_argument("--data-dir", default=None)
     p.add_argument(
         "--without-seasonal",
@@ -224,7 +254,8 @@ def main(argv=None) -> int:
     )
     args = p.parse_args(argv)
     sets = {"cells": lambda: bench_cells(args.data_dir), "fresh": fresh_cells,
-            "recordings": lambda: recording_cells(args.data_dir)}  # fmt: skip
+            "recordings": lambda: recording_cells(args.data_dir),
+            "seasonal": lambda: fresh_cells(SEASONAL, burn_in=3000)}  # fmt: skip
     rows, n_cells = [], 0
     for one in sets[args.set]():
         n_cells += 1
