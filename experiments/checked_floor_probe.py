@@ -98,16 +98,21 @@ def seasonal_off():
 
 def seasonal_cell(label: str, noisy: np.ndarray, clean: np.ndarray, part: slice, out: list):
     """One cell's line where the seasonal term changes the default level; appends the default
-    fit's RMSE over the fit without the term to ``out``."""
+    fit's RMSE over the fit without the term to ``out`` -- or, where the level is the same
+    but BIC chose the seasonal model, the bound's share of the variance (a float in a
+    tuple: above ``linear_noise.BOUND_SHARE`` the rule keeps the bound before any fit)."""
     true = float(np.std(noisy - clean))
     level = float(noise_level(noisy[:, None])[0])
     with seasonal_off():
         before = float(noise_level(noisy[:, None])[0])
-    if level == before:
-        return
     v = noisy[:4000]  # what noise_level reads
-    _, order, free, _ = linear_noise._whittle_fits(v, float(
-        noise_level(noisy[:, None], checked_floor=False)[0]))[-1]  # fmt: skip
+    bound = float(noise_level(noisy[:, None], checked_floor=False)[0])
+    if level == before:
+        if linear_noise.seasonal_period(v) is not None:
+            if len(linear_noise._whittle_fits(v, bound)) == 2:
+                out.append((bound**2 / float(np.var(v)),))
+        return
+    _, order, free, _ = linear_noise._whittle_fits(v, bound)[-1]
     with seasonal_off():
         rmse_before = fit_rmse(noisy, clean, part)
     ratio = fit_rmse(noisy, clean, part) / rmse_before
@@ -235,11 +240,17 @@ def fresh_cells(processes=None, burn_in: int = 500):
                     yield f"{name} {seed} {snr:g} dB {kind}", noisy, z, slice(sp.val, sp.test)
 
 
-def seasonal_summary(ratios: list, n_cells: int) -> None:
+def seasonal_summary(rows: list, n_cells: int) -> None:
+    ratios = [r for r in rows if not isinstance(r, tuple)]
+    shares = [r[0] for r in rows if isinstance(r, tuple)]
+    high = [x for x in shares if x > linear_noise.BOUND_SHARE]
     print(
         f"{n_cells} cells; the seasonal term changed the default level in {len(ratios)}: RMSE "
         f"over the fit without it, geometric mean {geometric_mean(ratios):.3f}, worse in "
-        f"{sum(r > 1.0 for r in ratios)} (largest {max(ratios, default=float('nan')):.3f})"
+        f"{sum(r > 1.0 for r in ratios)} (largest {max(ratios, default=float('nan')):.3f}); "
+        f"unchanged though BIC chose the seasonal model: {len(shares)}, the bound above "
+        f"{linear_noise.BOUND_SHARE} of the variance in {len(high)} of them"
+        + (f" ({min(high):.2f}-{max(high):.2f})" if high else "")
     )
 
 
