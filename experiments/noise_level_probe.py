@@ -99,13 +99,10 @@ import bench_autofit as bench  # noqa: E402
 from tssdpa.data import Split, add_noise  # noqa: E402
 from tssdpa.data.tasks import denoise_tasks  # noqa: E402
 from tssdpa.estimators import noise_tails, white_noise  # noqa: E402
-from tssdpa.estimators.linear_noise import (  # noqa: E402
-    linear_noise_level,
-    periodogram,
-    whittle_floor,
-)
+from tssdpa.estimators.linear_noise import linear_noise_level, whittle_floor  # noqa: E402
 from tssdpa.estimators.noise_tails import HEAVY_TAILS  # noqa: E402
 from tssdpa.estimators.white_noise import noise_level  # noqa: E402
+from tssdpa.estimators.whittle import periodogram  # noqa: E402
 from tssdpa.filters import ProjectionFilter  # noqa: E402
 
 #: the benchmark's synthetic series: importing autofit_unseen registers every unseen suite's

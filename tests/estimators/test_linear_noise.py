@@ -468,8 +468,9 @@ def test_the_seasonal_factors_peaks_stay_half_a_frequency_spacing_wide():
     # fewer than about 6 cycles: no resolvable factor, and no period looked for there
     assert whittle.seasonal_limit(400, w) < whittle.MIN_SEASONAL_LIMIT
     assert whittle.seasonal_limit(5000, w) == 0.0  # never negative: a bound for tanh
-    long = np.sin(2 * np.pi * t / 400) + 0.1 * rng.normal(size=t.size)
-    assert whittle.seasonal_period(long) is None
+    # a sine of period 400 still rising at n / (2 pi) = 318 has no peak there
+    assert whittle.seasonal_period(np.sin(2 * np.pi * t / 400)) is None
+    assert whittle.seasonal_period(np.sin(2 * np.pi * t / 350)) is None
 
 
 def test_the_misfit_test_passes_a_true_seasonal_spectrum_as_often_as_its_level_says():
@@ -489,9 +490,10 @@ def test_the_misfit_test_passes_a_true_seasonal_spectrum_as_often_as_its_level_s
 
 @pytest.mark.data("ett/ETTh1.csv.gz")
 def test_the_seasonal_model_may_lower_the_level_but_never_raise_it():
-    # ETTh1 MULL, hours 1,500-3,000, at 20 dB: the seasonal spectrum wins BIC and finds white
-    # noise of the recording's own (4.4x the noise added, the plain model 2.6x); taken, it made
-    # the error against the recording 2.2x worse (checked_floor_probe.py --set recordings)
+    # ETTh1 MULL, hours 1,500-3,000, at 20 dB: the seasonal spectrum wins BIC but fails the
+    # rule's checks (its answer the bound, 4.4x the noise added), where the plain model's floor
+    # passes them (2.6x); the BIC winner's answer made the error against the recording 2.2x
+    # worse (checked_floor_probe.py --set recordings --without-seasonal)
     from tssdpa.data import add_noise, load_ett
 
     x = load_ett("ETTh1")["MULL"].to_numpy(dtype=np.float64)[1500:3000]
@@ -502,3 +504,13 @@ def test_the_seasonal_model_may_lower_the_level_but_never_raise_it():
     plain, seasonal = (linear_noise._model_level(noisy, bound, True, *f) for f in fits)
     assert seasonal > 1.5 * plain
     assert default_level(noisy) == plain
+    # and whittle_floor describes the model whose answer that is
+    assert linear_noise.whittle_floor(noisy, bound).seasonal == ()
+
+
+def test_the_misfit_test_refuses_a_series_too_short_for_its_runs():
+    # an empty run gave a p-value of NaN, which passed the rule's p < MISFIT_ALPHA
+    v = np.random.default_rng(0).normal(size=100)
+    with pytest.raises(ValueError, match="too short for the misfit test"):
+        linear_noise.misfit_p(v, [0.5], 1.0, 0.1, (), (12, 0.5, 0.0))
+    assert 0.0 <= linear_noise.misfit_p(v, [0.5], 1.0, 0.1) <= 1.0  # 12 values a stretch

@@ -15,6 +15,8 @@ and hyperparameter selection.
   filter treats as missing: rare ones far out of line, and impulsive noise;
 - :mod:`~tssdpa.estimators.linear_noise` — the noise level of a linear signal from the floor
   of its spectrum (what the residual estimates of ``white_noise.noise_level`` cannot see);
+  :mod:`~tssdpa.estimators.whittle` — the Whittle fits of ARMA (and seasonal) plus noise
+  spectra it uses;
 - :mod:`~tssdpa.estimators.parallel` — a search's independent tasks over threads, with one
   BLAS thread meanwhile.
 """

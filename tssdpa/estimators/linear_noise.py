@@ -134,6 +134,7 @@ class FloorFit(NamedTuple):
     rejected: bool  #: the fit rejects the bound (its floor fixed there fits worse, LR > 3.84)
     identified: bool  #: the fit rejects a floor of 0 the same way: there is a floor to see
     misfit_p: float  #: p-value of the fitted spectrum on the quarters (:func:`misfit_p`)
+    seasonal: tuple = ()  #: the model's seasonal factor ``(s, Φ, Θ)``, or none
 
 
 #: the last answers of :func:`linear_noise_level`, by (the series' bytes' digest, its length,
@@ -176,10 +177,11 @@ def _linear_noise_level(v: np.ndarray, upper: float, strict: bool) -> float:
     with one_blas_thread(always=True):
         # the seasonal model (where it beats the plain one's BIC) may lower the level, never
         # raise it: it is there for the peaks the plain spectrum can only mimic with a floor
-        # far too high; where it comes out higher it has found white noise of the recording's
-        # own that the plain fit left in the signal, and on ETTh1 stretches (scored against the
-        # recording, ``checked_floor_probe.py --set recordings --without-seasonal``) taking it
-        # made the error up to 2.2x worse
+        # far too high. A seasonal fit can win BIC and still fail the rule's checks (a floor
+        # not 25% below the bound, the quarters' misfit) while the plain fit passes them: on
+        # ETTh1 stretches taking the BIC winner's answer (the bound) threw the plain floor away
+        # and made the error up to 2.2x worse (``checked_floor_probe.py --set recordings
+        # --without-seasonal`` at 2823736)
         return min(_model_level(v, upper, strict, *fits) for fits in _whittle_fits(v, upper))
 
 
@@ -265,6 +267,9 @@ def misfit_p(v: np.ndarray, a, q: float, s2: float, b=(), seasonal=(),
         else:
             w, power, _ = periodogram(part)
             expected = arma_plus_noise_spectrum(w, a, q, s2, b)
+        if power.size < bands:  # an empty run: a p-value of NaN, which no test rejects
+            raise ValueError(f"v of {len(v)} samples is too short for the misfit test: "
+                             f"{parts} stretches of {bands} runs of frequencies each")  # fmt: skip
         for run in np.array_split(power / expected, bands):
             stat += (run.sum() - run.size) ** 2 / run.size
     return float(scipy.stats.chi2.sf(stat, parts * bands))
@@ -272,16 +277,19 @@ def misfit_p(v: np.ndarray, a, q: float, s2: float, b=(), seasonal=(),
 
 def whittle_floor(v: np.ndarray, upper: float) -> FloorFit:
     """The Whittle AR(p) or ARMA(p, 1) (times a seasonal factor) + noise fit to the gap-free
-    ``v`` (the model by BIC, up to ``MAX_ORDER``: :func:`_whittle_fits`' last; the free fit
-    started from the bound's optimum too), compared with the same
-    order's fits with the noise fixed at the bound ``upper`` and at 0 (a likelihood-ratio test
+    ``v`` whose answer :func:`linear_noise_level`'s default rule takes (:func:`_whittle_fits`:
+    the plain model chosen by BIC, up to ``MAX_ORDER``, or the seasonal one where its answer
+    is lower; the free fit started from the bound's optimum too), compared with the same
+    model's fits with the noise fixed at the bound ``upper`` and at 0 (a likelihood-ratio test
     each, twice the log-likelihood ratio above 3.84), and its :func:`misfit_p`. ``upper`` must
     be positive (:func:`linear_noise_level` checks)."""
-    spectrum, order, free, fixed = _whittle_fits(v, upper)[-1]
+    fits = _whittle_fits(v, upper)
+    # min keeps the first of equals: the plain model where both answers are the same
+    spectrum, order, free, fixed = min(fits, key=lambda f: _model_level(v, upper, True, *f))
     identified, p = _floor_checks(v, spectrum, order, free)
     # a level above the bound fails linear_noise_level's MIN_DROP
     return FloorFit(level=math.sqrt(free.s2), rejected=fixed.nll - free.nll > LR_THRESHOLD,
-                    identified=identified, misfit_p=p)  # fmt: skip
+                    identified=identified, misfit_p=p, seasonal=free.seasonal)  # fmt: skip
 
 
 def _whittle_fits(v: np.ndarray, upper: float) -> list:

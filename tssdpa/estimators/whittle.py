@@ -189,10 +189,13 @@ def seasonal_limit(season: int, w) -> float:
 def seasonal_period(v: np.ndarray, shortest: int = 3) -> int | None:
     """The period of ``v``: the lag, from ``shortest`` to n / (2 pi) (where
     :func:`seasonal_limit` on the whole periodogram is ``MIN_SEASONAL_LIMIT``), of the largest
-    autocorrelation that is at least ``MIN_PEAK`` and at least that far above every
-    autocorrelation at a shorter lag: a peak, not the slow decay of a smooth series (whose
-    largest autocorrelation past lag 2 is lag 3: the SIR epidemic, where a seasonal spectrum
-    of "period" 3 won BIC as mere extra freedom). None where there is no such lag."""
+    autocorrelation that is at least ``MIN_PEAK``, at least that far above the smallest
+    autocorrelation at a shorter lag and no lower than the next lag's: a peak, not the slow
+    decay of a smooth series (whose largest autocorrelation past lag 2 is lag 3: the SIR
+    epidemic, where a seasonal spectrum of "period" 3 won BIC as mere extra freedom) nor a
+    rise still going on at n / (2 pi). None where there is no such lag. Where the signal
+    repeats nearly exactly the peaks at multiples of its period are as high, and the noise
+    picks one of them (a noisy sawtooth: often a multiple)."""
     longest = int(v.size * (1.0 - MIN_SEASONAL_LIMIT) / math.pi)
     if longest < shortest:
         return None
@@ -201,10 +204,13 @@ def seasonal_period(v: np.ndarray, shortest: int = 3) -> int | None:
     if not 0.0 < size < math.inf:
         return None
     v = v / size  # the squares of 1e160 overflow
-    acf = np.fft.irfft(np.abs(np.fft.rfft(v, 2 * v.size)) ** 2)[: longest + 1]
+    acf = np.fft.irfft(np.abs(np.fft.rfft(v, 2 * v.size)) ** 2)[: longest + 2]
     acf = acf / acf[0]
+    falling = acf[:-1] >= acf[1:]  # (longest + 1,) no lower than the next lag's
+    acf = acf[:-1]
     lags = np.arange(acf.size)
-    peak = (lags >= shortest) & (acf >= MIN_PEAK) & (acf - np.minimum.accumulate(acf) >= MIN_PEAK)
+    prominent = acf - np.minimum.accumulate(acf) >= MIN_PEAK
+    peak = (lags >= shortest) & (acf >= MIN_PEAK) & prominent & falling
     if not peak.any():
         return None
     return int(lags[peak][np.argmax(acf[peak])])
