@@ -300,8 +300,8 @@ def _whittle_fits(v: np.ndarray, upper: float) -> list:
     and the same models times a seasonal (1, 1) factor of that period beat them by BIC on the
     whole periodogram (bins would smear the narrow peaks at the period's harmonics), the best
     of those. A seasonal ARMA's spectrum lies outside the AR(p) / ARMA(p, 1) spectra, which
-    mimic it with a floor far too high (at 20 dB, 5.5-6x the truth:
-    ``experiments/seasonal_floor_probe.py``)."""
+    mimic it with a floor far too high (at 20 dB the level was the bound, 5.5-6x the truth:
+    ``experiments/noise_level_probe.py --fit --series seasonal_arma``)."""
     spectrum = periodogram(v, BINS)
     fits = [_best_model(spectrum, upper)]
     season = seasonal_period(v)

@@ -98,7 +98,8 @@ def fit_arma_plus_noise(w, power, order: int, s2=None, start=None, counts=None,
     oscillator driven by white noise, a sensor's second-order response) is an ARMA(p, p - 1),
     whose moving-average part an AR(p) plus noise can only mimic by a floor far too high. The
     floor of an ARMA(p, 1) plus noise is identified for p >= 2 only (at p = 1 a share of the
-    noise passes for the MA part and back): :func:`_whittle_fits` tries it there.
+    noise passes for the MA part and back):
+    :func:`~tssdpa.estimators.linear_noise._whittle_fits` tries it there.
     """
     E = np.exp(-1j * np.outer(w, np.arange(1, order + 1)))  # (F, order)
     counts = np.ones(len(w)) if counts is None else counts
