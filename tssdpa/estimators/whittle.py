@@ -180,8 +180,8 @@ def seasonal_limit(season: int, w) -> float:
     frequencies ``w``: ``1 - season dw / 2`` (``dw`` their spacing; 0 at least), where the
     factor's peaks and notches at the period's harmonics (half-width ``(1 - |Φ|) / season``)
     are still half a spacing wide. Narrower, they fit single periodogram values: Mackey-Glass
-    (quasi-period about 50, 2,000 samples) took spikes at exactly the harmonics of 100 (Φ
-    0.9998, Θ -0.9991), a BIC gain of 115 for a line spectrum the model does not describe."""
+    (quasi-period about 50, 2,000 samples) took spikes at exactly the harmonics of 100 (Φ and
+    Θ next to ±1), a large BIC gain for a line spectrum the model does not describe."""
     w = np.asarray(w, dtype=float)
     dw = float(w[1] - w[0]) if w.size > 1 else float(w[0]) if w.size else math.pi
     return max(0.0, 1.0 - 0.5 * season * dw)
@@ -225,9 +225,10 @@ def tapered_expectation(part: np.ndarray, a, q: float, s2: float, b=(), seasonal
     autocorrelation. Where the spectrum has peaks narrower than ``part``'s frequency spacing (a
     seasonal factor of Φ near 1) the plain periodogram over the spectrum at single
     frequencies is no exponential of mean 1 (at the true spectrum of a seasonal ARMA of Φ 0.9,
-    2,000 samples, :func:`~tssdpa.estimators.linear_noise.misfit_p` rejected 40-52% of
-    series at 1%); the tapered periodogram over its expectation is, and every other value is
-    nearly independent of the next (the taper correlates neighbours)."""
+    2,000 samples, :func:`~tssdpa.estimators.linear_noise.misfit_p` rejected far more series
+    than its level); the tapered periodogram over its expectation is, from the second
+    frequency on (centring the stretch leaks into the first), and every other value is nearly
+    independent of the next (the taper correlates neighbours)."""
     n = part.size
     taper = np.hanning(n)
     taper /= math.sqrt(float(np.sum(taper**2)))
