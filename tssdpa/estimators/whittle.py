@@ -126,11 +126,13 @@ def fit_arma_plus_noise(w, power, order: int, s2=None, start=None, counts=None,
         z = 1.0 - E @ a  # (F,)
         g = np.abs(z) ** 2
         m = 1.0 + 2.0 * b[0] * cos_w + b[0] ** 2 if ma else 1.0  # |1 + b e^(-iw)|^2
-        # |1 + Θ e^(-isw)|^2 and |1 - Φ e^(-isw)|^2 as sums of squares: 1 - 2Φ cos + Φ^2
-        # cancels to 0 at the harmonics for Φ near 1
-        ms = (1.0 + theta * cos_s) ** 2 + (theta * sin_s) ** 2
-        gs = (1.0 - phi * cos_s) ** 2 + (phi * sin_s) ** 2
-        k = ms / gs  # the seasonal factor (1 without)
+        k = 1.0  # the seasonal factor: none without a season (no work at every step)
+        if seasonal:
+            # |1 + Θ e^(-isw)|^2 and |1 - Φ e^(-isw)|^2 as sums of squares: 1 - 2Φ cos + Φ^2
+            # cancels to 0 at the harmonics for Φ near 1
+            ms = (1.0 + theta * cos_s) ** 2 + (theta * sin_s) ** 2
+            gs = (1.0 - phi * cos_s) ** 2 + (phi * sin_s) ** 2
+            k = ms / gs
         S = noise + q * m * k / g
         u = counts * (S - power) / S**2  # d nll / dS
         # dS/da_k = 2 q m k Re(conj(z) E_k) / g^2
