@@ -26,14 +26,19 @@ Sets (``--set``):
 * ``recordings``: the stretches of ``noise_level_probe.py --scan`` (both IMU recordings, ETTh1,
   ETTh2, ETTm1; 1,500 and 3,000 samples), 10 and 20 dB;
 * ``seasonal``: six seasonal linear processes (``SEASONAL``, written down after the seasonal
-  term was decided and before it ran on them), as ``fresh``.
+  term was decided and before it ran on them), as ``fresh``;
+* ``seasonal2``: six more (``SEASONAL2``, written down after the seasonal model's own
+  bound-share checks were decided on ``seasonal`` and before they ran on them), seeds 9-12.
 
 With ``--without-seasonal`` it prints instead, for every cell of the set where the default
 level changes when the seasonal term of the Whittle fit is switched off (``linear_noise``
 fits no seasonal factor: the default before 2026-12-07), both levels over the noise added, the
 seasonal fit's period and coefficients, and the RMSE of the default fit over the same fit
 without the seasonal term; then the cells changed, the geometric mean of the ratios and the
-cells made worse.
+cells made worse. With ``--plain-bound-share`` the same, against the default where the
+seasonal model has the plain model's checks of the bound's share of the variance
+(``linear_noise.BOUND_SHARE``, ``LIMIT_BOUND_SHARE``: the default before 2026-12-07's second
+change).
 
 (``DATA``: ``../shared/datasets`` or wherever the datasets are.)
 
@@ -42,6 +47,7 @@ cells made worse.
     .venv/bin/python experiments/checked_floor_probe.py --set recordings --data-dir DATA
     .venv/bin/python experiments/checked_floor_probe.py --set fresh --without-seasonal
     .venv/bin/python experiments/checked_floor_probe.py --set seasonal --without-seasonal
+    .venv/bin/python experiments/checked_floor_probe.py --set seasonal --plain-bound-share
 """
 
 from __future__ import annotations
@@ -96,29 +102,46 @@ def seasonal_off():
         linear_noise._ANSWERS.clear()
 
 
-def seasonal_cell(label: str, noisy: np.ndarray, clean: np.ndarray, part: slice, out: list):
-    """One cell's line where the seasonal term changes the default level; appends the default
-    fit's RMSE over the fit without the term to ``out`` -- or, where the level is the same
-    but BIC chose the seasonal model, the bound's share of the variance (a float in a
-    tuple: above ``linear_noise.BOUND_SHARE`` the rule keeps the bound before any fit)."""
+@contextmanager
+def plain_bound_share():
+    """The default noise level as it was before the seasonal model got its own bound-share
+    checks: the plain model's (``BOUND_SHARE``, ``LIMIT_BOUND_SHARE``)."""
+    saved = linear_noise.SEASONAL_BOUND_SHARE, linear_noise.SEASONAL_LIMIT_BOUND_SHARE
+    linear_noise.SEASONAL_BOUND_SHARE = linear_noise.BOUND_SHARE
+    linear_noise.SEASONAL_LIMIT_BOUND_SHARE = linear_noise.LIMIT_BOUND_SHARE
+    linear_noise._ANSWERS.clear()
+    try:
+        yield
+    finally:
+        linear_noise.SEASONAL_BOUND_SHARE, linear_noise.SEASONAL_LIMIT_BOUND_SHARE = saved
+        linear_noise._ANSWERS.clear()
+
+
+def seasonal_cell(label: str, noisy: np.ndarray, clean: np.ndarray, part: slice, out: list,
+                  before=seasonal_off):  # fmt: skip
+    """One cell's line where the seasonal term (the default within ``before``: without it)
+    changes the default level; appends the default fit's RMSE over the fit ``before`` to
+    ``out`` -- or, where the level is the same but BIC chose the seasonal model, the bound's
+    share of the variance (a float in a tuple: above ``linear_noise.BOUND_SHARE`` the rule
+    kept the bound before any fit until the seasonal model had its own checks)."""
     true = float(np.std(noisy - clean))
     level = float(noise_level(noisy[:, None])[0])
-    with seasonal_off():
-        before = float(noise_level(noisy[:, None])[0])
+    with before():
+        level_before = float(noise_level(noisy[:, None])[0])
     v = noisy[:4000]  # what noise_level reads
     bound = float(noise_level(noisy[:, None], checked_floor=False)[0])
-    if level == before:
+    if level == level_before:
         if linear_noise.seasonal_period(v) is not None:
             if len(linear_noise._whittle_fits(v, bound)) == 2:
                 out.append((bound**2 / float(np.var(v)),))
         return
     _, order, free, _ = linear_noise._whittle_fits(v, bound)[-1]
-    with seasonal_off():
+    with before():
         rmse_before = fit_rmse(noisy, clean, part)
     ratio = fit_rmse(noisy, clean, part) / rmse_before
     season = "s {} Φ {:.2f} Θ {:.2f}".format(*free.seasonal) if free.seasonal else "plain"
-    print(f"{label:36s} without {before / true:.3f}  with {level / true:.3f}  ({season}, p "
-          f"{order})  RMSE over without: {ratio:.3f}", flush=True)  # fmt: skip
+    print(f"{label:36s} before {level_before / true:.3f}  now {level / true:.3f}  ({season}, p "
+          f"{order})  RMSE over before: {ratio:.3f}", flush=True)  # fmt: skip
     out.append(ratio)
 
 
@@ -225,11 +248,23 @@ SEASONAL = {
 }
 
 
-def fresh_cells(processes=None, burn_in: int = 500):
+#: ``--set seasonal2``: seasonal processes written down (2026-12-07) after the seasonal model's
+#: own bound-share checks were decided on ``--set seasonal`` and before they ran on these
+SEASONAL2 = {
+    "SAR(1)_4 0.7": (lag_polynomial(), lag_polynomial({4: -0.7})),
+    "AR(1) -0.5xSAR(1)_20": (lag_polynomial(), lag_polynomial({1: 0.5}, {20: -0.85})),
+    "ARMA(1,1)xSMA(1)_7": (lag_polynomial({1: 0.4}, {7: 0.6}), lag_polynomial({1: -0.7})),
+    "SAR(2)_12": (lag_polynomial(), lag_polynomial({12: -0.5, 24: -0.3})),
+    "MA(2)xSAR(1)_16": (lag_polynomial({1: 0.5, 2: 0.3}), lag_polynomial({16: -0.9})),
+    "AR(1) 0.3xSARMA(1,1)_9": (lag_polynomial({9: -0.4}), lag_polynomial({1: -0.3}, {9: -0.8})),
+}
+
+
+def fresh_cells(processes=None, burn_in: int = 500, seeds=(5, 6, 7, 8)):
     """``(label, noisy, clean, scored part)`` of every cell of ``--set fresh`` (``processes``
     None: ``noise_level_probe.FRESH``) or of another set of linear processes."""
     for name, (b, a) in (probe.FRESH if processes is None else processes).items():
-        for seed in (5, 6, 7, 8):
+        for seed in seeds:
             e = np.random.default_rng(seed).normal(size=2000 + burn_in)
             z = lfilter(b, a, e)[burn_in:]
             sp = Split.fractions(len(z), 0.6, 0.2)
@@ -240,13 +275,13 @@ def fresh_cells(processes=None, burn_in: int = 500):
                     yield f"{name} {seed} {snr:g} dB {kind}", noisy, z, slice(sp.val, sp.test)
 
 
-def seasonal_summary(rows: list, n_cells: int) -> None:
+def seasonal_summary(rows: list, n_cells: int, change: str = "the seasonal term") -> None:
     ratios = [r for r in rows if not isinstance(r, tuple)]
     shares = [r[0] for r in rows if isinstance(r, tuple)]
     high = [x for x in shares if x > linear_noise.BOUND_SHARE]
     print(
-        f"{n_cells} cells; the seasonal term changed the default level in {len(ratios)}: RMSE "
-        f"over the fit without it, geometric mean {geometric_mean(ratios):.3f}, worse in "
+        f"{n_cells} cells; {change} changed the default level in {len(ratios)}: RMSE "
+        f"over the fit before, geometric mean {geometric_mean(ratios):.3f}, worse in "
         f"{sum(r > 1.0 for r in ratios)} (largest {max(ratios, default=float('nan')):.3f}); "
         f"unchanged though BIC chose the seasonal model: {len(shares)}, the bound above "
         f"{linear_noise.BOUND_SHARE} of the variance in {len(high)} of them"
@@ -256,21 +291,36 @@ def seasonal_summary(rows: list, n_cells: int) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--set", choices=("cells", "fresh", "recordings", "seasonal"), required=True)
+    p.add_argument("--set", choices=("cells", "fresh", "recordings", "seasonal", "seasonal2"),
+                   required=True)  # fmt: skip
     p.add_argument("--data-dir", default=None)
     p.add_argument(
         "--without-seasonal",
         action="store_true",
         help="compare with the default without the seasonal term instead",
     )
+    p.add_argument(
+        "--plain-bound-share",
+        action="store_true",
+        help="compare with the default where the seasonal model has the plain one's bound-share "
+        "checks instead",
+    )
     args = p.parse_args(argv)
+    later = range(9, 13)  # seeds no other set uses
     sets = {"cells": lambda: bench_cells(args.data_dir), "fresh": fresh_cells,
             "recordings": lambda: recording_cells(args.data_dir),
-            "seasonal": lambda: fresh_cells(SEASONAL, burn_in=3000)}  # fmt: skip
+            "seasonal": lambda: fresh_cells(SEASONAL, burn_in=3000),
+            "seasonal2": lambda: fresh_cells(SEASONAL2, burn_in=3000, seeds=later)}  # fmt: skip
     rows, n_cells = [], 0
     for one in sets[args.set]():
         n_cells += 1
-        (seasonal_cell if args.without_seasonal else cell)(*one, rows)
+        if args.plain_bound_share:
+            seasonal_cell(*one, rows, before=plain_bound_share)
+        else:
+            (seasonal_cell if args.without_seasonal else cell)(*one, rows)
+    if args.plain_bound_share:
+        seasonal_summary(rows, n_cells, "the seasonal model's own bound-share checks")
+        return 0
     if args.without_seasonal:
         seasonal_summary(rows, n_cells)
         return 0

@@ -514,3 +514,37 @@ def test_the_misfit_test_refuses_a_series_too_short_for_its_runs():
     with pytest.raises(ValueError, match="too short for the misfit test"):
         linear_noise.misfit_p(v, [0.5], 1.0, 0.1, (), (12, 0.5, 0.0))
     assert 0.0 <= linear_noise.misfit_p(v, [0.5], 1.0, 0.1) <= 1.0  # 12 values a stretch
+
+
+def seasonal_ar_plus_noise(snr_db, n=2000, seed=0):
+    """(clean, noisy): a unit-variance SAR(1)_12 of 0.8 (no correlation between neighbouring
+    samples) plus white noise at ``snr_db``."""
+    rng = np.random.default_rng(seed)
+    clean = signal.lfilter([1.0], np.r_[1.0, np.zeros(11), -0.8], rng.normal(size=n + 2000))
+    clean = clean[2000:] / clean[2000:].std()
+    return clean, clean + 10 ** (-snr_db / 20) * rng.normal(size=n)
+
+
+def test_a_seasonal_spectrum_lowers_a_bound_that_calls_most_of_the_variance_noise(monkeypatch):
+    # neighbouring samples say nothing of a SAR(1)_12: the residual bound (9x the truth at
+    # 20 dB) claims most of the variance, where the plain spectrum is kept out (a nearly white
+    # series' spectrum says nothing of the split); a period is no white series
+    clean, noisy = seasonal_ar_plus_noise(20.0)
+    bound, truth = residual_bound(noisy), np.std(noisy - clean)
+    assert bound**2 / np.var(noisy) > linear_noise.BOUND_SHARE
+    assert truth < default_level(noisy) < 0.6 * bound
+    # with the plain model's checks the seasonal one keeps the bound too
+    monkeypatch.setattr(linear_noise, "SEASONAL_BOUND_SHARE", linear_noise.BOUND_SHARE)
+    linear_noise._ANSWERS.clear()  # answers are kept by series and bound, not the rule
+    assert default_level(noisy) == bound
+    linear_noise._ANSWERS.clear()
+
+
+def test_a_bound_that_calls_most_of_the_variance_noise_is_kept_without_a_fit_where_no_period(
+    monkeypatch,
+):
+    _, noisy = ar_plus_noise([0.5], 1.0)  # 0 dB
+    assert whittle.seasonal_period(noisy) is None
+    monkeypatch.setattr(linear_noise, "_whittle_fits", None)  # any fit now fails
+    linear_noise._ANSWERS.clear()
+    assert default_level(noisy) == residual_bound(noisy)

@@ -28,7 +28,10 @@ where all of these hold:
   level too low costs much (0.85 of the truth made smooth series' errors 1.1-2x larger);
 * the bound leaves at least half of the variance to the signal: a series it calls mostly
   noise is nearly white, and its spectrum says nothing of the split (the Ikeda map at 0 dB
-  fits an AR(2) with no noise at all, its neighbour forecasts drowned);
+  fits an AR(2) with no noise at all, its neighbour forecasts drowned). Not for the seasonal
+  model: a series with a period is no white one, and a seasonal process whose neighbouring
+  samples say little of each other (a SAR(1)_12) has a bound that claims most of its variance
+  (9x the noise level at 20 dB) however clearly its spectrum shows the floor;
 * the fit rejects the bound (twice the log-likelihood ratio above 3.84, a chi-square test at
   5%), and its floor is at least 25% below it: a smooth nonlinear signal the AR(p) spectrum
   fits imperfectly can pull the floor some 20% low (Lorenz-96 at 10 dB: 0.81 of the bound,
@@ -45,18 +48,18 @@ and the floor came out at a tenth of the true level on the first 1,500 samples
 default (``strict``, :func:`~tssdpa.estimators.white_noise.noise_level` unless told
 ``checked_floor=False``) takes the floor only where two more hold:
 
-* the floor is identified: the fit rejects a floor of 0 as it rejects the bound. An AR(1) of
-  0.5 at 20 dB fits as well with no floor at all, and its maximum-likelihood floor is a guess
-  (0.1-2.3x the truth over seeds; as the level, at 10 dB, errors up to 1.4x the bound's).
-  Where it is not, but the bound is rejected, the default takes the top of the floor's 95%
-  confidence interval (:func:`_upper_limit`) where that is plausible as above (below 0.75 of
-  the bound, a small part of the variance) and the bound leaves at least 55% of the variance
-  to the signal (``LIMIT_BOUND_SHARE``; at 0 dB a drowned nonlinear signal passes for
-  linear): the largest level the spectrum allows. Until 2026-12-07 the bound was kept there,
-  at 6x the truth for that AR(1), and SURE's output was 4.6-4.8x as far from the signal as
-  the noisy series. The limit is the model's: a signal outside it (an ARMA(1, 1), which an
-  AR(1) plus noise cannot tell from one) can get a limit below the truth, and at 10 dB an
-  error up to 1.37x the bound's (docs/filters.md, "The checked floor");
+* the floor is identified: the fit rejects a floor of 0 as it rejects the bound. An AR(1) of 0.5 at
+  20 dB fits as well with no floor at all, and its maximum-likelihood floor is a guess (0.1-2.3x the
+  truth over seeds; as the level, at 10 dB, errors up to 1.4x the bound's). Where it is not, but the
+  bound is rejected, the default takes the top of the floor's 95% confidence interval
+  (:func:`_upper_limit`) where that is plausible as above (below 0.75 of the bound, a small part of
+  the variance) and the bound leaves at least 55% of the variance to the signal
+  (``LIMIT_BOUND_SHARE``; at 0 dB a drowned nonlinear signal passes for linear; again not for the
+  seasonal model): the largest level the spectrum allows. Until 2026-12-07 the bound was kept there,
+  at 6x the truth for that AR(1), and SURE's output was 4.6-4.8x as far from the signal as the noisy
+  series. The limit is the model's: a signal outside it (an ARMA(1, 1), which an AR(1) plus noise
+  cannot tell from one) can get a limit below the truth, and at 10 dB an error up to 1.37x the
+  bound's (docs/filters.md, "The checked floor");
 * the fitted spectrum is the spectrum of each quarter of the series (:func:`misfit_p`: the
   periodogram of each quarter over the fitted spectrum -- a seasonal one's tapered, over its
   expectation --, in 8 runs of frequencies, a chi-square test at ``MISFIT_ALPHA``). A recording's
@@ -101,6 +104,8 @@ LR_THRESHOLD = 3.84 / 2  # half the 95% point of chi-square(1): a log-likelihood
 MIN_DROP = 0.75  # the fitted level must be below this fraction of the bound
 BOUND_SHARE = 0.5  # and the bound's square below this share of the variance
 LIMIT_BOUND_SHARE = 0.45  # at most this share to take the top of an unidentified floor's interval
+# the seasonal model's: none (``checked_floor_probe.py --set seasonal --plain-bound-share``)
+SEASONAL_BOUND_SHARE = SEASONAL_LIMIT_BOUND_SHARE = math.inf
 FLOOR = 0.1  # the fitted level is at least this fraction of the bound
 BINS = 256  # the periodogram's means over this many runs are fitted (seasonal models: all)
 MIN_SAMPLES = 200  # shorter stretches without NaN keep the bound
@@ -170,7 +175,12 @@ def linear_noise_level(v: np.ndarray, upper: float, strict: bool = True) -> floa
 
 
 def _linear_noise_level(v: np.ndarray, upper: float, strict: bool) -> float:
-    if not upper > 0 or v.size < MIN_SAMPLES or upper**2 > BOUND_SHARE * float(np.var(v)):
+    if not upper > 0 or v.size < MIN_SAMPLES:
+        return upper
+    # a bound that calls most of v noise leaves the seasonal model alone to fit
+    share = upper**2 / float(np.var(v))
+    seasonal_only = share > BOUND_SHARE
+    if seasonal_only and (share > SEASONAL_BOUND_SHARE or seasonal_period(v) is None):
         return upper
     if any(neighbour_over_linear(v, h) < 1.0 for h in (1, 2)):  # stops at the first
         return upper
@@ -182,7 +192,8 @@ def _linear_noise_level(v: np.ndarray, upper: float, strict: bool) -> float:
         # ETTh1 stretches taking the BIC winner's answer (the bound) threw the plain floor away
         # and made the error up to 2.2x worse (``checked_floor_probe.py --set recordings
         # --without-seasonal`` at 2823736)
-        return min(_model_level(v, upper, strict, *fits) for fits in _whittle_fits(v, upper))
+        fits = _whittle_fits(v, upper, plain=not seasonal_only)
+        return min((_model_level(v, upper, strict, *f) for f in fits), default=upper)
 
 
 def _model_level(v: np.ndarray, upper: float, strict: bool, spectrum, order: int,
@@ -200,10 +211,11 @@ def _model_level(v: np.ndarray, upper: float, strict: bool, spectrum, order: int
         if p < MISFIT_ALPHA:
             return upper
         if not identified:
-            # the top of the floor's interval only where the bound rules out an SNR below
-            # about 1 dB: at 0 dB a drowned nonlinear signal passes for linear (a pulse
+            # the top of the plain model's interval only where the bound rules out an SNR
+            # below about 1 dB: at 0 dB a drowned nonlinear signal passes for linear (a pulse
             # train: a limit of 0.66 of the truth, an error 1.76x the bound's)
-            if upper**2 > LIMIT_BOUND_SHARE * float(np.var(v)):
+            limit = SEASONAL_LIMIT_BOUND_SHARE if free.seasonal else LIMIT_BOUND_SHARE
+            if upper**2 > limit * float(np.var(v)):
                 return upper
             level = _upper_limit(spectrum, order, free, fixed, upper)  # >= FLOOR * upper
             if not _plausible(level, v, upper):
@@ -282,8 +294,10 @@ def whittle_floor(v: np.ndarray, upper: float) -> FloorFit:
     is lower; the free fit started from the bound's optimum too), compared with the same
     model's fits with the noise fixed at the bound ``upper`` and at 0 (a likelihood-ratio test
     each, twice the log-likelihood ratio above 3.84), and its :func:`misfit_p`. ``upper`` must
-    be positive (:func:`linear_noise_level` checks)."""
-    fits = _whittle_fits(v, upper)
+    be positive (:func:`linear_noise_level` checks). Where the bound calls most of ``v`` noise
+    the rule takes the seasonal model's answer alone; without one, the plain model is fitted."""
+    fits = _whittle_fits(v, upper, plain=upper**2 <= BOUND_SHARE * float(np.var(v)))
+    fits = fits or _whittle_fits(v, upper)
     # min keeps the first of equals: the plain model where both answers are the same
     spectrum, order, free, fixed = min(fits, key=lambda f: _model_level(v, upper, True, *f))
     identified, p = _floor_checks(v, spectrum, order, free)
@@ -292,7 +306,7 @@ def whittle_floor(v: np.ndarray, upper: float) -> FloorFit:
                     identified=identified, misfit_p=p, seasonal=free.seasonal)  # fmt: skip
 
 
-def _whittle_fits(v: np.ndarray, upper: float) -> list:
+def _whittle_fits(v: np.ndarray, upper: float, plain: bool = True) -> list:
     """The models fitted, each as ``((w, power, counts), order, free, fixed)``: the periodogram
     fitted, the AR order, the free fit and the fit with the noise at ``upper``. First the model
     chosen by BIC among the AR(p) and (p >= 2) ARMA(p, 1) plus noise, on the periodogram binned
@@ -301,16 +315,17 @@ def _whittle_fits(v: np.ndarray, upper: float) -> list:
     whole periodogram (bins would smear the narrow peaks at the period's harmonics), the best
     of those. A seasonal ARMA's spectrum lies outside the AR(p) / ARMA(p, 1) spectra, which
     mimic it with a floor far too high (at 20 dB the level was the bound, 5.5-6x the truth:
-    ``experiments/noise_level_probe.py --fit --series seasonal_arma``)."""
+    ``experiments/noise_level_probe.py --fit --series seasonal_arma``). ``plain`` False: the
+    seasonal model alone, where it wins."""
     spectrum = periodogram(v, BINS)
-    fits = [_best_model(spectrum, upper)]
+    fits = [_best_model(spectrum, upper) if plain else None]
     season = seasonal_period(v)
     if season is not None:
         whole = periodogram(v)
         seasonal = _best_model(whole, upper, season)
         if seasonal[0] < _best_model(whole, upper)[0]:
             fits.append(seasonal)
-    return [(spectrum if k == 0 else whole, *fit[1:]) for k, fit in enumerate(fits)]
+    return [(spectrum if k == 0 else whole, *fit[1:]) for k, fit in enumerate(fits) if fit]
 
 
 def _family(fit: WhittleFit) -> dict:
