@@ -178,9 +178,9 @@ def _linear_noise_level(v: np.ndarray, upper: float, strict: bool) -> float:
     if not upper > 0 or v.size < MIN_SAMPLES:
         return upper
     # a bound that calls most of v noise leaves the seasonal model alone to fit
-    share = upper**2 / float(np.var(v))
-    seasonal_only = share > BOUND_SHARE
-    if seasonal_only and (share > SEASONAL_BOUND_SHARE or seasonal_period(v) is None):
+    var = float(np.var(v))
+    seasonal_only = upper**2 > BOUND_SHARE * var
+    if seasonal_only and (upper**2 > SEASONAL_BOUND_SHARE * var or seasonal_period(v) is None):
         return upper
     if any(neighbour_over_linear(v, h) < 1.0 for h in (1, 2)):  # stops at the first
         return upper
