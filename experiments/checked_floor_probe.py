@@ -262,7 +262,8 @@ SEASONAL2 = {
 
 def fresh_cells(processes=None, burn_in: int = 500, seeds=(5, 6, 7, 8)):
     """``(label, noisy, clean, scored part)`` of every cell of ``--set fresh`` (``processes``
-    None: ``noise_level_probe.FRESH``) or of another set of linear processes."""
+    None: ``noise_level_probe.FRESH``) or of another set of linear processes, one series per
+    seed of ``seeds``."""
     for name, (b, a) in (probe.FRESH if processes is None else processes).items():
         for seed in seeds:
             e = np.random.default_rng(seed).normal(size=2000 + burn_in)
@@ -294,12 +295,13 @@ def main(argv=None) -> int:
     p.add_argument("--set", choices=("cells", "fresh", "recordings", "seasonal", "seasonal2"),
                    required=True)  # fmt: skip
     p.add_argument("--data-dir", default=None)
-    p.add_argument(
+    against = p.add_mutually_exclusive_group()
+    against.add_argument(
         "--without-seasonal",
         action="store_true",
         help="compare with the default without the seasonal term instead",
     )
-    p.add_argument(
+    against.add_argument(
         "--plain-bound-share",
         action="store_true",
         help="compare with the default where the seasonal model has the plain one's bound-share "
@@ -319,7 +321,7 @@ def main(argv=None) -> int:
         else:
             (seasonal_cell if args.without_seasonal else cell)(*one, rows)
     if args.plain_bound_share:
-        seasonal_summary(rows, n_cells, "the seasonal model's own bound-share checks")
+        seasonal_summary(rows, n_cells, "exempting the seasonal model from the bound-share checks")
         return 0
     if args.without_seasonal:
         seasonal_summary(rows, n_cells)

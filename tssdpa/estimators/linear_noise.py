@@ -28,10 +28,13 @@ where all of these hold:
   level too low costs much (0.85 of the truth made smooth series' errors 1.1-2x larger);
 * the bound leaves at least half of the variance to the signal: a series it calls mostly
   noise is nearly white, and its spectrum says nothing of the split (the Ikeda map at 0 dB
-  fits an AR(2) with no noise at all, its neighbour forecasts drowned). Not for the seasonal
-  model: a series with a period is no white one, and a seasonal process whose neighbouring
-  samples say little of each other (a SAR(1)_12) has a bound that claims most of its variance
-  (9x the noise level at 20 dB) however clearly its spectrum shows the floor;
+  fits an AR(2) with no noise at all, its neighbour forecasts drowned). The default rule
+  (below) exempts the seasonal model: a series with a period is no white one, and a seasonal
+  process whose neighbouring samples say little of each other (a SAR(1)_12) has a bound that
+  claims most of its variance (9x the noise level at 20 dB) where the seasonal spectrum puts the
+  noise far lower. Its checks keep a drowned repeating signal at 0 dB out (the floor above a
+  quarter of the variance; unidentified, its interval's top there too), while the spectral
+  option, which takes a floor it cannot tell from 0, keeps this check;
 * the fit rejects the bound (twice the log-likelihood ratio above 3.84, a chi-square test at
   5%), and its floor is at least 25% below it: a smooth nonlinear signal the AR(p) spectrum
   fits imperfectly can pull the floor some 20% low (Lorenz-96 at 10 dB: 0.81 of the bound,
@@ -151,13 +154,13 @@ MAX_ANSWERS = 256
 
 
 def linear_noise_level(v: np.ndarray, upper: float, strict: bool = True) -> float:
-    """The noise level of the gap-free series ``v`` given the residual estimators' ``upper``
-    bound: the floor of the Whittle AR(p) or ARMA(p, 1) (times a seasonal factor) + noise fit where
-    the conditions of the module's docstring hold, else ``upper`` (never more). ``strict`` (the
-    default rule of :func:`~tssdpa.estimators.white_noise.noise_level`) adds two: the fitted
-    spectrum fits each quarter of the series (``misfit_p`` at least ``MISFIT_ALPHA``), and the floor
-    is identified -- else, where the bound leaves enough of the variance to the signal
-    (``LIMIT_BOUND_SHARE``), the top of the floor's confidence interval (:func:`_upper_limit`);
+    """The noise level of the gap-free series ``v`` given the residual estimators' ``upper`` bound:
+    the floor of the Whittle AR(p) or ARMA(p, 1) (times a seasonal factor) + noise fit where the
+    conditions of the module's docstring hold, else ``upper`` (never more). ``strict`` (the default
+    rule of :func:`~tssdpa.estimators.white_noise.noise_level`) adds two: the fitted spectrum fits
+    each quarter of the series (``misfit_p`` at least ``MISFIT_ALPHA``), and the floor is identified
+    -- else, where the bound leaves enough of the variance to the signal (``LIMIT_BOUND_SHARE``; the
+    seasonal model needs not), the top of the floor's confidence interval (:func:`_upper_limit`);
     ``noise_level="spectral"`` leaves them out. A series met before (the same values, bound and
     rule) gets its answer again without the fits."""
     v = np.ascontiguousarray(v, dtype=np.float64)
@@ -177,10 +180,12 @@ def linear_noise_level(v: np.ndarray, upper: float, strict: bool = True) -> floa
 def _linear_noise_level(v: np.ndarray, upper: float, strict: bool) -> float:
     if not upper > 0 or v.size < MIN_SAMPLES:
         return upper
-    # a bound that calls most of v noise leaves the seasonal model alone to fit
-    var = float(np.var(v))
-    seasonal_only = upper**2 > BOUND_SHARE * var
-    if seasonal_only and (upper**2 > SEASONAL_BOUND_SHARE * var or seasonal_period(v) is None):
+    # a bound that calls most of v noise leaves the seasonal model alone to fit, and only for
+    # the strict rule: the spectral option takes a floor the fit cannot tell from 0 (a drowned
+    # repeating pattern at 0 dB: a tenth of the truth)
+    seasonal_only = _seasonal_only(v, upper)
+    if seasonal_only and (not strict or upper**2 > SEASONAL_BOUND_SHARE * float(np.var(v))
+                          or seasonal_period(v) is None):  # fmt: skip
         return upper
     if any(neighbour_over_linear(v, h) < 1.0 for h in (1, 2)):  # stops at the first
         return upper
@@ -194,6 +199,11 @@ def _linear_noise_level(v: np.ndarray, upper: float, strict: bool) -> float:
         # --without-seasonal`` at 2823736)
         fits = _whittle_fits(v, upper, plain=not seasonal_only)
         return min((_model_level(v, upper, strict, *f) for f in fits), default=upper)
+
+
+def _seasonal_only(v: np.ndarray, upper: float) -> bool:
+    """The bound calls most of ``v`` noise (``BOUND_SHARE``): the plain model is not fitted."""
+    return upper**2 > BOUND_SHARE * float(np.var(v))
 
 
 def _model_level(v: np.ndarray, upper: float, strict: bool, spectrum, order: int,
@@ -295,8 +305,9 @@ def whittle_floor(v: np.ndarray, upper: float) -> FloorFit:
     model's fits with the noise fixed at the bound ``upper`` and at 0 (a likelihood-ratio test
     each, twice the log-likelihood ratio above 3.84), and its :func:`misfit_p`. ``upper`` must
     be positive (:func:`linear_noise_level` checks). Where the bound calls most of ``v`` noise
-    the rule takes the seasonal model's answer alone; without one, the plain model is fitted."""
-    fits = _whittle_fits(v, upper, plain=upper**2 <= BOUND_SHARE * float(np.var(v)))
+    the rule takes the seasonal model's answer alone, or keeps the bound; where there is no
+    seasonal model to take, this reports the plain model (whose answer the rule does not take)."""
+    fits = _whittle_fits(v, upper, plain=not _seasonal_only(v, upper))
     fits = fits or _whittle_fits(v, upper)
     # min keeps the first of equals: the plain model where both answers are the same
     spectrum, order, free, fixed = min(fits, key=lambda f: _model_level(v, upper, True, *f))
