@@ -575,7 +575,7 @@ def drowned_pattern(period=23, n=2000):
 
 def test_a_drowned_repeating_pattern_keeps_its_bound_though_its_period_is_found():
     # the seasonal model is not held back by the bound's share of the variance (0.73 here), but
-    # its floor, unidentified, may not be taken by the spectral option (a tenth of the truth),
+    # its floor, unidentified, may not be taken by the spectral option (far below the truth),
     # and the default's interval top stays above a quarter of the variance
     clean, noisy = drowned_pattern()
     bound = residual_bound(noisy)

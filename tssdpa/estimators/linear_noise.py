@@ -182,7 +182,7 @@ def _linear_noise_level(v: np.ndarray, upper: float, strict: bool) -> float:
         return upper
     # a bound that calls most of v noise leaves the seasonal model alone to fit, and only for
     # the strict rule: the spectral option takes a floor the fit cannot tell from 0 (a drowned
-    # repeating pattern at 0 dB: a tenth of the truth)
+    # repeating pattern at 0 dB: far below the truth)
     seasonal_only = _seasonal_only(v, upper)
     if seasonal_only and (not strict or upper**2 > SEASONAL_BOUND_SHARE * float(np.var(v))
                           or seasonal_period(v) is None):  # fmt: skip
