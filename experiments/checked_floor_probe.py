@@ -119,11 +119,11 @@ def plain_bound_share():
 
 def seasonal_cell(label: str, noisy: np.ndarray, clean: np.ndarray, part: slice, out: list,
                   before=seasonal_off):  # fmt: skip
-    """One cell's line where the seasonal term (the default within ``before``: without it)
-    changes the default level; appends the default fit's RMSE over the fit ``before`` to
-    ``out`` -- or, where the level is the same but BIC chose the seasonal model, the bound's
-    share of the variance (a float in a tuple: above ``linear_noise.BOUND_SHARE`` the rule
-    kept the bound before any fit until the seasonal model had its own checks)."""
+    """One cell's line where the default level differs from the default within ``before`` (by
+    default: without the seasonal term); appends the default fit's RMSE over the fit ``before`` to
+    ``out`` -- or, where the level is the same but BIC chose the seasonal model, the bound's share
+    of the variance (a float in a tuple: above ``linear_noise.BOUND_SHARE`` the rule kept the bound
+    before any fit until the seasonal model had its own checks)."""
     true = float(np.std(noisy - clean))
     level = float(noise_level(noisy[:, None])[0])
     with before():

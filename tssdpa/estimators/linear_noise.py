@@ -15,7 +15,8 @@ moving-average part, which an AR(p) mimics with a floor far too high). Where the
 of that period are fitted too, on the whole periodogram, and where one beats the plain models by BIC
 the rule below is applied to it as well and the lower of the two answers taken (a seasonal ARMA at
 20 dB: the bound 5.5-6x the truth, the plain spectra no lower; :func:`_whittle_fits`,
-:func:`_linear_noise_level` say why only lower). Second-order statistics cannot tell a nonlinear
+:func:`_linear_noise_level` say why only lower) -- where the bound calls most of the series noise,
+the seasonal answer alone. Second-order statistics cannot tell a nonlinear
 signal from a linear one (a coarsely sampled Lorenz flow fits an AR(p) plus a floor at 0.44 of its
 true noise level), so :func:`linear_noise_level` lowers the upper bound to the fitted floor only
 where all of these hold:
@@ -202,7 +203,8 @@ def _linear_noise_level(v: np.ndarray, upper: float, strict: bool) -> float:
 
 
 def _seasonal_only(v: np.ndarray, upper: float) -> bool:
-    """The bound calls most of ``v`` noise (``BOUND_SHARE``): the plain model is not fitted."""
+    """The bound calls most of ``v`` noise (``BOUND_SHARE``): the plain model's answer is not
+    taken (its fits on the whole periodogram still decide by BIC whether the seasonal one is)."""
     return upper**2 > BOUND_SHARE * float(np.var(v))
 
 
