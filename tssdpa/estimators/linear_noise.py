@@ -16,10 +16,9 @@ of that period are fitted too, on the whole periodogram, and where one beats the
 the rule below is applied to it as well and the lower of the two answers taken (a seasonal ARMA at
 20 dB: the bound 5.5-6x the truth, the plain spectra no lower; :func:`_whittle_fits`,
 :func:`_linear_noise_level` say why only lower) -- where the bound calls most of the series noise,
-the seasonal answer alone. Second-order statistics cannot tell a nonlinear
-signal from a linear one (a coarsely sampled Lorenz flow fits an AR(p) plus a floor at 0.44 of its
-true noise level), so :func:`linear_noise_level` lowers the upper bound to the fitted floor only
-where all of these hold:
+the seasonal answer alone. Second-order statistics cannot tell a nonlinear signal from a linear one
+(a coarsely sampled Lorenz flow fits an AR(p) plus a floor at 0.44 of its true noise level), so
+:func:`linear_noise_level` lowers the upper bound to the fitted floor only where all of these hold:
 
 * the series is linear as far as forecasting can tell: the mean of the k nearest patterns'
   futures does not forecast it better than a least-squares autoregression, at 1 and 2 steps
@@ -181,9 +180,9 @@ def linear_noise_level(v: np.ndarray, upper: float, strict: bool = True) -> floa
 def _linear_noise_level(v: np.ndarray, upper: float, strict: bool) -> float:
     if not upper > 0 or v.size < MIN_SAMPLES:
         return upper
-    # a bound that calls most of v noise leaves the seasonal model alone to fit, and only for
-    # the strict rule: the spectral option takes a floor the fit cannot tell from 0 (a drowned
-    # repeating pattern at 0 dB: far below the truth)
+    # a bound that calls most of v noise leaves only the seasonal model's answer to take, and
+    # only for the strict rule: the spectral option takes a floor the fit cannot tell from 0 (a
+    # drowned repeating pattern at 0 dB: far below the truth)
     seasonal_only = _seasonal_only(v, upper)
     if seasonal_only and (not strict or upper**2 > SEASONAL_BOUND_SHARE * float(np.var(v))
                           or seasonal_period(v) is None):  # fmt: skip
