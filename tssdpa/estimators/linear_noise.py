@@ -329,15 +329,17 @@ def _whittle_fits(v: np.ndarray, upper: float, plain: bool = True) -> list:
     mimic it with a floor far too high (at 20 dB the level was the bound, 5.5-6x the truth:
     ``experiments/noise_level_probe.py --fit --series seasonal_arma``). ``plain`` False: the
     seasonal model alone, where it wins."""
-    spectrum = periodogram(v, BINS)
-    fits = [_best_model(spectrum, upper) if plain else None]
+    fits = []
+    if plain:
+        binned = periodogram(v, BINS)
+        fits.append((binned, *_best_model(binned, upper)[1:]))
     season = seasonal_period(v)
     if season is not None:
         whole = periodogram(v)
         seasonal = _best_model(whole, upper, season)
         if seasonal[0] < _best_model(whole, upper)[0]:
-            fits.append(seasonal)
-    return [(spectrum if k == 0 else whole, *fit[1:]) for k, fit in enumerate(fits) if fit]
+            fits.append((whole, *seasonal[1:]))
+    return fits
 
 
 def _family(fit: WhittleFit) -> dict:
