@@ -28,7 +28,9 @@ Sets (``--set``):
 * ``seasonal``: six seasonal linear processes (``SEASONAL``, written down after the seasonal
   term was decided and before it ran on them), as ``fresh``;
 * ``seasonal2``: six more (``SEASONAL2``, written down after the seasonal model's own
-  bound-share checks were decided on ``seasonal`` and before they ran on them), seeds 9-12.
+  bound-share checks were decided on ``seasonal`` and before they ran on them), seeds 9-12;
+* ``lines``: six linear processes under sines (``LINES``, written down after the second unseen
+  suite's ``seasonal_ar`` showed spectral lines taken for noise, before they ran), seeds 13-16.
 
 With ``--without-seasonal`` it prints instead, for every cell of the set where the default
 level changes when the seasonal term of the Whittle fit is switched off (``linear_noise``
@@ -260,6 +262,56 @@ SEASONAL2 = {
 }
 
 
+#: ``--set lines``: linear processes under sinusoids (deterministic spectral lines), written down
+#: (2026-12-07) after the seasonal ARMA of the second unseen suite (``seasonal_ar``: a daily and a
+#: weekly sine over an AR(1)) showed the Whittle fits taking the lines' shoulders for noise, and
+#: before anything of ours ran on these: (MA polynomial, AR polynomial, ((period, amplitude), ...)),
+#: the process scaled to unit variance before the sines (random phases) are added
+LINES = {
+    "AR(1) 0.7 + sin 12.5": (lag_polynomial(), lag_polynomial({1: -0.7}), ((12.5, 1.0),)),
+    "AR(2) + sin 7.3, 50": (
+        lag_polynomial(),
+        lag_polynomial({1: -1.2, 2: 0.5}),
+        ((7.3, 0.7), (50.0, 0.5)),
+    ),
+    "ARMA(1,1) + sin 30 and 15": (
+        lag_polynomial({1: 0.4}),
+        lag_polynomial({1: -0.8}),
+        ((30.0, 1.5), (15.0, 0.5)),
+    ),
+    "MA(1) 0.6 + sin 5.5": (lag_polynomial({1: 0.6}), lag_polynomial(), ((5.5, 0.4),)),
+    "AR(1) 0.95 + sin 100, 9": (
+        lag_polynomial(),
+        lag_polynomial({1: -0.95}),
+        ((100.0, 1.0), (9.0, 0.3)),
+    ),
+    "AR(1) 0.5 + harmonics of 20": (
+        lag_polynomial(),
+        lag_polynomial({1: -0.5}),
+        ((20.0, 1.0), (10.0, 0.5), (20.0 / 3.0, 0.25)),
+    ),
+}
+
+
+def line_cells(seeds=range(13, 17), burn_in: int = 500):
+    """``(label, noisy, clean, scored part)`` of every cell of ``--set lines``: each process of
+    ``LINES`` under its sines, one series per seed of ``seeds``, 10 and 20 dB, both noises."""
+    for name, (b, a, sines) in LINES.items():
+        for seed in seeds:
+            rng = np.random.default_rng(seed)
+            x = lfilter(b, a, rng.normal(size=2000 + burn_in))[burn_in:]
+            x = x / x.std()
+            t = np.arange(x.size)
+            for period, amplitude in sines:
+                x = x + amplitude * np.sin(2 * math.pi * t / period + rng.uniform(0, 2 * math.pi))
+            sp = Split.fractions(len(x), 0.6, 0.2)
+            z = (x - x[: sp.train].mean()) / x[: sp.train].std()
+            for k, snr in enumerate((10.0, 20.0)):
+                for kind in NOISES:
+                    noisy = add_noise(z, kind, snr, seed=1000 * seed + k)
+                    yield f"{name} {seed} {snr:g} dB {kind}", noisy, z, slice(sp.val, sp.test)
+
+
 def fresh_cells(processes=None, burn_in: int = 500, seeds=(5, 6, 7, 8)):
     """``(label, noisy, clean, scored part)`` of every cell of ``--set fresh`` (``processes``
     None: ``noise_level_probe.FRESH``) or of another set of linear processes, one series per
@@ -292,8 +344,8 @@ def seasonal_summary(rows: list, n_cells: int, change: str = "the seasonal term"
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--set", choices=("cells", "fresh", "recordings", "seasonal", "seasonal2"),
-                   required=True)  # fmt: skip
+    sets = ("cells", "fresh", "recordings", "seasonal", "seasonal2", "lines")
+    p.add_argument("--set", choices=sets, required=True)
     p.add_argument("--data-dir", default=None)
     against = p.add_mutually_exclusive_group()
     against.add_argument(
@@ -312,7 +364,8 @@ def main(argv=None) -> int:
     sets = {"cells": lambda: bench_cells(args.data_dir), "fresh": fresh_cells,
             "recordings": lambda: recording_cells(args.data_dir),
             "seasonal": lambda: fresh_cells(SEASONAL, burn_in=3000),
-            "seasonal2": lambda: fresh_cells(SEASONAL2, burn_in=3000, seeds=later)}  # fmt: skip
+            "seasonal2": lambda: fresh_cells(SEASONAL2, burn_in=3000, seeds=later),
+            "lines": line_cells}  # fmt: skip
     rows, n_cells = [], 0
     for one in sets[args.set]():
         n_cells += 1
