@@ -344,8 +344,8 @@ def seasonal_summary(rows: list, n_cells: int, change: str = "the seasonal term"
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    sets = ("cells", "fresh", "recordings", "seasonal", "seasonal2", "lines")
-    p.add_argument("--set", choices=sets, required=True)
+    set_names = ("cells", "fresh", "recordings", "seasonal", "seasonal2", "lines")
+    p.add_argument("--set", choices=set_names, required=True)
     p.add_argument("--data-dir", default=None)
     against = p.add_mutually_exclusive_group()
     against.add_argument(
