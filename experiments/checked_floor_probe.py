@@ -40,7 +40,8 @@ without the seasonal term; then the cells changed, the geometric mean of the rat
 cells made worse. With ``--plain-bound-share`` the same, against the default where the
 seasonal model has the plain model's checks of the bound's share of the variance
 (``linear_noise.BOUND_SHARE``, ``LIMIT_BOUND_SHARE``: the default before 2026-12-07's second
-change).
+change). With ``--lines-kept`` the same, against the default whose Whittle fits keep the
+spectral lines (``whittle.LINE_ALPHA`` 0: the default before 2026-12-07's third change).
 
 (``DATA``: ``../shared/datasets`` or wherever the datasets are.)
 
@@ -50,6 +51,7 @@ change).
     .venv/bin/python experiments/checked_floor_probe.py --set fresh --without-seasonal
     .venv/bin/python experiments/checked_floor_probe.py --set seasonal --without-seasonal
     .venv/bin/python experiments/checked_floor_probe.py --set seasonal --plain-bound-share
+    .venv/bin/python experiments/checked_floor_probe.py --set lines --lines-kept
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import noise_level_probe as probe  # noqa: E402 -- registers the unseen and held-out series
 
 from tssdpa.data import Split, add_noise  # noqa: E402
-from tssdpa.estimators import linear_noise, white_noise  # noqa: E402
+from tssdpa.estimators import linear_noise, white_noise, whittle  # noqa: E402
 from tssdpa.estimators.linear_noise import linear_noise_level, whittle_floor  # noqa: E402
 from tssdpa.estimators.white_noise import noise_level  # noqa: E402
 from tssdpa.filters import ProjectionFilter  # noqa: E402
@@ -116,6 +118,20 @@ def plain_bound_share():
         yield
     finally:
         linear_noise.SEASONAL_BOUND_SHARE, linear_noise.SEASONAL_LIMIT_BOUND_SHARE = saved
+        linear_noise._ANSWERS.clear()
+
+
+@contextmanager
+def lines_kept():
+    """The default noise level as it was before the Whittle fits left out spectral lines
+    (``whittle.LINE_ALPHA`` 0: no value is a line)."""
+    saved = whittle.LINE_ALPHA
+    whittle.LINE_ALPHA = 0.0
+    linear_noise._ANSWERS.clear()
+    try:
+        yield
+    finally:
+        whittle.LINE_ALPHA = saved
         linear_noise._ANSWERS.clear()
 
 
@@ -354,6 +370,11 @@ def main(argv=None) -> int:
         help="compare with the default without the seasonal term instead",
     )
     against.add_argument(
+        "--lines-kept",
+        action="store_true",
+        help="compare with the default whose Whittle fits keep the spectral lines instead",
+    )
+    against.add_argument(
         "--plain-bound-share",
         action="store_true",
         help="compare with the default where the seasonal model has the plain one's bound-share "
@@ -369,12 +390,16 @@ def main(argv=None) -> int:
     rows, n_cells = [], 0
     for one in sets[args.set]():
         n_cells += 1
-        if args.plain_bound_share:
-            seasonal_cell(*one, rows, before=plain_bound_share)
+        if args.plain_bound_share or args.lines_kept:
+            before = plain_bound_share if args.plain_bound_share else lines_kept
+            seasonal_cell(*one, rows, before=before)
         else:
             (seasonal_cell if args.without_seasonal else cell)(*one, rows)
     if args.plain_bound_share:
         seasonal_summary(rows, n_cells, "exempting the seasonal model from the bound-share checks")
+        return 0
+    if args.lines_kept:
+        seasonal_summary(rows, n_cells, "leaving out the spectral lines")
         return 0
     if args.without_seasonal:
         seasonal_summary(rows, n_cells)

@@ -92,6 +92,7 @@ from tssdpa.estimators.whittle import (
     WhittleFit,
     arma_plus_noise_spectrum,
     fit_arma_plus_noise,
+    line_frequencies,
     periodogram,
     seasonal_period,
     tapered_expectation,
@@ -272,7 +273,7 @@ def _upper_limit(spectrum, order: int, free: WhittleFit, fixed: WhittleFit, uppe
 
 
 def misfit_p(v: np.ndarray, a, q: float, s2: float, b=(), seasonal=(),
-             parts: int = MISFIT_PARTS, bands: int = MISFIT_BANDS) -> float:  # fmt: skip
+             parts: int = MISFIT_PARTS, bands: int = MISFIT_BANDS, lines=()) -> float:  # fmt: skip
     """The p-value of the ARMA(``a``, ``b``, ``q``) (times a ``seasonal`` factor ``(s, Φ,
     Θ)``) + white noise (``s2``) spectrum as the spectrum of each of ``parts`` equal stretches
     of ``v``: each stretch's periodogram over the spectrum is near 1 on average in each of
@@ -282,14 +283,25 @@ def misfit_p(v: np.ndarray, a, q: float, s2: float, b=(), seasonal=(),
     follow (a recording's shoulders and notches) or one that moves between the stretches (a
     recording at rest, then in motion) is rejected. A seasonal spectrum's peaks can be
     narrower than a stretch's frequency spacing: there the tapered periodogram is compared
-    with its expectation (:func:`~tssdpa.estimators.whittle.tapered_expectation`)."""
+    with its expectation (:func:`~tssdpa.estimators.whittle.tapered_expectation`). ``lines``:
+    the frequencies (radians per sample) of sines the fit left out
+    (:func:`~tssdpa.estimators.whittle.line_frequencies`), whose power no ARMA spectrum
+    describes: each stretch's values within two of its frequency spacings of one (a
+    tapered sine's main lobe) are left out too."""
     stat = 0.0
+    lines = np.asarray(lines, dtype=float)
     for part in np.array_split(v, parts):
+        spacing = 2.0 * math.pi / part.size
+        w = spacing * np.arange(1, (part.size - 1) // 2 + 1)
         if seasonal:
             power, expected = tapered_expectation(part, a, q, s2, b, seasonal)
+            w = w[::2]  # the values tapered_expectation keeps
         else:
-            w, power, _ = periodogram(part)
+            power = periodogram(part)[1]
             expected = arma_plus_noise_spectrum(w, a, q, s2, b)
+        if lines.size:
+            far = np.abs(w[:, None] - lines[None, :]).min(axis=1) > 2.0 * spacing
+            power, expected = power[far], expected[far]
         if power.size < bands:  # an empty run: a p-value of NaN, which no test rejects
             raise ValueError(f"v of {len(v)} samples is too short for the misfit test: "
                              f"{parts} stretches of {bands} runs of frequencies each")  # fmt: skip
@@ -331,11 +343,11 @@ def _whittle_fits(v: np.ndarray, upper: float, plain: bool = True) -> list:
     seasonal model alone, where it wins."""
     fits = []
     if plain:
-        binned = periodogram(v, BINS)
+        binned = periodogram(v, BINS, drop_lines=True)
         fits.append((binned, *_best_model(binned, upper)[1:]))
     season = seasonal_period(v)
     if season is not None:
-        whole = periodogram(v)
+        whole = periodogram(v, drop_lines=True)
         seasonal = _best_model(whole, upper, season)
         if seasonal[0] < _best_model(whole, upper)[0]:
             fits.append((whole, *seasonal[1:]))
@@ -386,5 +398,5 @@ def _floor_checks(v: np.ndarray, spectrum, order: int, free) -> tuple[bool, floa
                                  **_family(free)) for start in (None, free.theta[:-1])]  # fmt: skip
     zero = min(zeros, key=lambda f: f.nll)
     return zero.nll - free.nll > LR_THRESHOLD, misfit_p(
-        v, free.a, free.q, free.s2, free.b, free.seasonal
+        v, free.a, free.q, free.s2, free.b, free.seasonal, lines=line_frequencies(v)
     )
