@@ -347,7 +347,7 @@ def _whittle_fits(v: np.ndarray, upper: float, plain: bool = True) -> list:
         fits.append((binned, *_best_model(binned, upper)[1:]))
     season = seasonal_period(v)
     if season is not None:
-        whole = periodogram(v, drop_lines=True)
+        whole = periodogram(v)
         seasonal = _best_model(whole, upper, season)
         if seasonal[0] < _best_model(whole, upper)[0]:
             fits.append((whole, *seasonal[1:]))
@@ -398,5 +398,6 @@ def _floor_checks(v: np.ndarray, spectrum, order: int, free) -> tuple[bool, floa
                                  **_family(free)) for start in (None, free.theta[:-1])]  # fmt: skip
     zero = min(zeros, key=lambda f: f.nll)
     return zero.nll - free.nll > LR_THRESHOLD, misfit_p(
-        v, free.a, free.q, free.s2, free.b, free.seasonal, lines=line_frequencies(v)
-    )
+        v, free.a, free.q, free.s2, free.b, free.seasonal,
+        lines=() if free.seasonal else line_frequencies(v),
+    )  # fmt: skip

@@ -6,6 +6,7 @@ plus white noise, its maximum-likelihood fit, and the series' period.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -50,24 +51,42 @@ def arma_plus_noise_spectrum(w, a, q: float, s2: float, b=(), seasonal=()) -> np
     return s2 + q * ma / gain
 
 
-#: a periodogram value is a spectral line where it exceeds the spectrum around it (the median
-#: of the LINE_WINDOW values centred on it, over ln 2: an exponential's median) by more than
-#: chance allows at level LINE_ALPHA over all the frequencies (Bonferroni); 0 finds none
+#: a periodogram value is a spectral line where it exceeds the median of the LINE_WINDOW values
+#: around it by more than chance allows at level LINE_ALPHA over all the frequencies
+#: (Bonferroni: :func:`_line_ratio`); LINE_ALPHA 0 finds none
 LINE_ALPHA, LINE_WINDOW = 0.01, 31
+
+
+@functools.lru_cache(maxsize=64)
+def _line_ratio(m: int) -> float:
+    """The ratio ``c`` of a value to the median of LINE_WINDOW values that ``m`` values of a smooth
+    spectrum exceed with probability LINE_ALPHA in all: each value over the spectrum is an
+    exponential of mean 1, and so is each of the window's, whose median (the j-th smallest of
+    LINE_WINDOW, j its middle) is a sum of independent exponentials of means ``1 / (LINE_WINDOW
+    - i)``, i < j (Renyi), so that ``P(I > c M) = E[exp(-c M)] = prod (W - i) / (W - i + c)``."""
+    n, j = LINE_WINDOW, (LINE_WINDOW + 1) // 2
+    rates = n - np.arange(j)
+
+    def excess(log_c):
+        return float(np.sum(np.log(rates / (rates + math.exp(log_c))))) - math.log(LINE_ALPHA / m)
+
+    return math.exp(scipy.optimize.brentq(excess, -10.0, 30.0))
 
 
 def spectral_lines(power: np.ndarray) -> np.ndarray:
     """Where the periodogram values ``power`` (at consecutive Fourier frequencies) hold a
     spectral line -- a sine, whose power sits in one or two values, not a spectrum's smooth
-    peak: each value above ``ln(m / LINE_ALPHA)`` times the spectrum around it (no value of a
-    smooth spectrum is, but with probability LINE_ALPHA over all m: its values over the
-    spectrum are exponentials of mean 1), and the values on either side of one (a sine between
-    two Fourier frequencies leaks into both). A boolean mask like ``power``."""
+    peak: each value more than :func:`_line_ratio` times the median of the LINE_WINDOW values
+    centred on it (the first and last window's near the ends), which a smooth spectrum's
+    values exceed with probability LINE_ALPHA in all, and the values on either side of one (a
+    sine between two Fourier frequencies leaks into both). A boolean mask like ``power``."""
     m = power.size
-    if m == 0 or LINE_ALPHA <= 0:
+    if m < LINE_WINDOW or LINE_ALPHA <= 0:
         return np.zeros(m, dtype=bool)
-    around = scipy.ndimage.median_filter(power, size=LINE_WINDOW, mode="nearest") / math.log(2)
-    line = power > around * math.log(m / LINE_ALPHA)
+    medians = np.median(np.lib.stride_tricks.sliding_window_view(power, LINE_WINDOW), axis=1)
+    half = LINE_WINDOW // 2
+    around = np.r_[np.full(half, medians[0]), medians, np.full(half, medians[-1])]
+    line = power > around * _line_ratio(m)
     return line | np.r_[line[1:], False] | np.r_[False, line[:-1]]
 
 
