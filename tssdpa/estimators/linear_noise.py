@@ -10,7 +10,9 @@ Where the signal is linear the spectrum tells the two apart: an AR(p) plus white
 spectrum ``s^2 + q / |1 - sum_k a_k e^(-ikw)|^2``, whose floor ``s^2`` is fitted here by Whittle's
 likelihood (:func:`~tssdpa.estimators.whittle.fit_arma_plus_noise`; p = 1-4, and for p >= 2 an
 ARMA(p, 1) too, the model by BIC: a linear process of continuous time sampled at a fixed step has a
-moving-average part, which an AR(p) mimics with a floor far too high). Where the series has a period
+moving-average part, which an AR(p) mimics with a floor far too high), without the periodogram's
+spectral lines (:func:`~tssdpa.estimators.whittle.spectral_lines`: a sine's peak, which those
+spectra bend to, taking the spectrum beside it for noise). Where the series has a period
 (:func:`~tssdpa.estimators.whittle.seasonal_period`) the same models times a seasonal (1, 1) factor
 of that period are fitted too, on the whole periodogram, and where one beats the plain models by BIC
 the rule below is applied to it as well and the lower of the two answers taken (a seasonal ARMA at
@@ -334,10 +336,14 @@ def _whittle_fits(v: np.ndarray, upper: float, plain: bool = True) -> list:
     """The models fitted, each as ``((w, power, counts), order, free, fixed)``: the periodogram
     fitted, the AR order, the free fit and the fit with the noise at ``upper``. First the model
     chosen by BIC among the AR(p) and (p >= 2) ARMA(p, 1) plus noise, on the periodogram binned
-    (``BINS``); then, where ``v`` has a period (:func:`~tssdpa.estimators.whittle.seasonal_period`)
-    and the same models times a seasonal (1, 1) factor of that period beat them by BIC on the
-    whole periodogram (bins would smear the narrow peaks at the period's harmonics), the best
-    of those. A seasonal ARMA's spectrum lies outside the AR(p) / ARMA(p, 1) spectra, which
+    (``BINS``) without its spectral lines (:func:`~tssdpa.estimators.whittle.spectral_lines`:
+    sines, whose peaks these spectra bend to, taking the spectrum beside them for noise: a sine
+    over an AR(1) at 20 dB kept the bound, over 1.5x the noise level); then, where ``v`` has a
+    period (:func:`~tssdpa.estimators.whittle.seasonal_period`) and the same models times a
+    seasonal (1, 1) factor of that period beat them by BIC on the whole periodogram (bins would
+    smear the narrow peaks at the period's harmonics), the best of those (the lines kept: a
+    seasonal spectrum's peaks can be as narrow as a sine's, and they are what its factor
+    describes). A seasonal ARMA's spectrum lies outside the AR(p) / ARMA(p, 1) spectra, which
     mimic it with a floor far too high (at 20 dB the level was the bound, 5.5-6x the truth:
     ``experiments/noise_level_probe.py --fit --series seasonal_arma``). ``plain`` False: the
     seasonal model alone, where it wins."""

@@ -1,7 +1,8 @@
 """Whittle fits of ARMA plus white-noise spectra, the tools of
-:mod:`tssdpa.estimators.linear_noise`'s noise floor: the periodogram, the spectrum of an
-AR(p) or ARMA(p, 1) -- times a seasonal (1, 1)_s factor where the series has a period --
-plus white noise, its maximum-likelihood fit, and the series' period.
+:mod:`tssdpa.estimators.linear_noise`'s noise floor: the periodogram and its spectral lines
+(sines, which no ARMA spectrum describes), the spectrum of an AR(p) or ARMA(p, 1) -- times a
+seasonal (1, 1)_s factor where the series has a period -- plus white noise, its
+maximum-likelihood fit, and the series' period.
 """
 
 from __future__ import annotations
