@@ -157,8 +157,12 @@ def seasonal_cell(label: str, noisy: np.ndarray, clean: np.ndarray, part: slice,
     with before():
         rmse_before = fit_rmse(noisy, clean, part)
     ratio = fit_rmse(noisy, clean, part) / rmse_before
+    if before is lines_kept:  # the model whose answer the level is, and the values left out
+        free = whittle_floor(v, bound)
+        order = f"{whittle.line_frequencies(v).size} line values"
     season = "s {} Φ {:.2f} Θ {:.2f}".format(*free.seasonal) if free.seasonal else "plain"
-    print(f"{label:36s} before {level_before / true:.3f}  now {level / true:.3f}  ({season}, p "
+    order = order if isinstance(order, str) else f"p {order}"
+    print(f"{label:36s} before {level_before / true:.3f}  now {level / true:.3f}  ({season}, "
           f"{order})  RMSE over before: {ratio:.3f}", flush=True)  # fmt: skip
     out.append(ratio)
 
