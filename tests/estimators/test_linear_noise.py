@@ -438,7 +438,7 @@ def test_a_seasonal_arma_gets_its_noise_level_from_the_seasonal_spectrum(seed):
     # floor near the bound, 2x the truth at 10 dB, and SURE smoothed the signal away
     clean, noisy = seasonal_arma_plus_noise(10.0, seed=seed)
     true = np.std(noisy - clean)
-    plain, (spectrum, _, free, _) = linear_noise._whittle_fits(noisy, residual_bound(noisy))
+    plain, (spectrum, _, free, _), *_ = linear_noise._whittle_fits(noisy, residual_bound(noisy))
     assert plain[2].seasonal == () and len(plain[0][0]) == linear_noise.BINS
     assert free.seasonal[0] == 24 and len(spectrum[0]) == (noisy.size - 1) // 2  # unbinned
     assert abs(free.seasonal[1] - 0.9) < 0.1 and abs(free.seasonal[2] + 0.5) < 0.2
@@ -489,7 +489,7 @@ def test_the_misfit_test_passes_a_true_seasonal_spectrum_as_often_as_its_level_s
 
 
 @pytest.mark.data("ett/ETTh1.csv.gz")
-def test_the_seasonal_model_may_lower_the_level_but_never_raise_it():
+def test_the_seasonal_and_line_free_models_may_lower_the_level_but_never_raise_it():
     # ETTh1 MULL, hours 1,500-3,000, at 20 dB: the seasonal spectrum wins BIC but fails the
     # rule's checks (its answer the bound, 4.4x the noise added), where the plain model's floor
     # passes them (2.6x); the BIC winner's answer made the error against the recording 2.2x
@@ -500,9 +500,13 @@ def test_the_seasonal_model_may_lower_the_level_but_never_raise_it():
     noisy = add_noise((x - x.mean()) / x.std(), "gaussian", 20.0, seed=1)
     bound = residual_bound(noisy)
     fits = linear_noise._whittle_fits(noisy, bound)
-    assert len(fits) == 2 and fits[1][2].seasonal[0] == 24
-    plain, seasonal = (linear_noise._model_level(noisy, bound, True, *f) for f in fits)
+    assert fits[1][2].seasonal[0] == 24  # (the third: the plain model without the daily lines)
+    plain, seasonal, without_lines = (linear_noise._model_level(noisy, bound, True, *f)
+                                      for f in fits)  # fmt: skip
     assert seasonal > 1.5 * plain
+    # nor does the plain model without the daily lines: its spectrum ends further from this
+    # recording's (the quarters' misfit), and its answer is the bound
+    assert without_lines == bound > plain
     assert default_level(noisy) == plain
     # and whittle_floor describes the model whose answer that is
     assert linear_noise.whittle_floor(noisy, bound).seasonal == ()

@@ -10,9 +10,10 @@ Where the signal is linear the spectrum tells the two apart: an AR(p) plus white
 spectrum ``s^2 + q / |1 - sum_k a_k e^(-ikw)|^2``, whose floor ``s^2`` is fitted here by Whittle's
 likelihood (:func:`~tssdpa.estimators.whittle.fit_arma_plus_noise`; p = 1-4, and for p >= 2 an
 ARMA(p, 1) too, the model by BIC: a linear process of continuous time sampled at a fixed step has a
-moving-average part, which an AR(p) mimics with a floor far too high), without the periodogram's
-spectral lines (:func:`~tssdpa.estimators.whittle.spectral_lines`: a sine's peak, which those
-spectra bend to, taking the spectrum beside it for noise). Where the series has a period
+moving-average part, which an AR(p) mimics with a floor far too high); where the periodogram has
+spectral lines (:func:`~tssdpa.estimators.whittle.spectral_lines`: sines, whose peaks those spectra
+bend to, taking the spectrum beside them for noise) the same models are fitted again without them,
+and the lower of the two answers taken. Where the series has a period
 (:func:`~tssdpa.estimators.whittle.seasonal_period`) the same models times a seasonal (1, 1) factor
 of that period are fitted too, on the whole periodogram, and where one beats the plain models by BIC
 the rule below is applied to it as well and the lower of the two answers taken (a seasonal ARMA at
@@ -193,13 +194,14 @@ def _linear_noise_level(v: np.ndarray, upper: float, strict: bool) -> float:
     if any(neighbour_over_linear(v, h) < 1.0 for h in (1, 2)):  # stops at the first
         return upper
     with one_blas_thread(always=True):
-        # the seasonal model (where it beats the plain one's BIC) may lower the level, never
-        # raise it: it is there for the peaks the plain spectrum can only mimic with a floor
-        # far too high. A seasonal fit can win BIC and still fail the rule's checks (a floor
-        # not 25% below the bound, the quarters' misfit) while the plain fit passes them: on
-        # ETTh1 stretches taking the BIC winner's answer (the bound) threw the plain floor away
-        # and made the error up to 2.2x worse (``checked_floor_probe.py --set recordings
-        # --without-seasonal`` at 2823736)
+        # the seasonal model (where it beats the plain one's BIC) and the plain one without
+        # the spectral lines may lower the level, never raise it: they are there for the
+        # peaks the plain spectrum can only mimic with a floor far too high. A seasonal fit
+        # can win BIC and still fail the rule's checks (a floor not 25% below the bound, the
+        # quarters' misfit) while the plain fit passes them: on ETTh1 stretches taking the
+        # BIC winner's answer (the bound) threw the plain floor away and made the error up
+        # to 2.2x worse (``checked_floor_probe.py --set recordings --without-seasonal`` at
+        # 2823736)
         fits = _whittle_fits(v, upper, plain=not seasonal_only)
         return min((_model_level(v, upper, strict, *f) for f in fits), default=upper)
 
@@ -315,13 +317,14 @@ def misfit_p(v: np.ndarray, a, q: float, s2: float, b=(), seasonal=(),
 def whittle_floor(v: np.ndarray, upper: float) -> FloorFit:
     """The Whittle AR(p) or ARMA(p, 1) (times a seasonal factor) + noise fit to the gap-free
     ``v`` whose answer :func:`linear_noise_level`'s default rule takes (:func:`_whittle_fits`:
-    the plain model chosen by BIC, up to ``MAX_ORDER``, or the seasonal one where its answer
-    is lower; the free fit started from the bound's optimum too), compared with the same
-    model's fits with the noise fixed at the bound ``upper`` and at 0 (a likelihood-ratio test
-    each, twice the log-likelihood ratio above 3.84), and its :func:`misfit_p`. ``upper`` must
-    be positive (:func:`linear_noise_level` checks). Where the bound calls most of ``v`` noise
-    the rule takes the seasonal model's answer alone, or keeps the bound; where there is no
-    seasonal model to take, this reports the plain model (whose answer the rule does not take)."""
+    the plain model chosen by BIC, up to ``MAX_ORDER``, or the seasonal one or the plain one
+    without the spectral lines where its answer is lower; the free fit started from the bound's
+    optimum too), compared with the same model's fits with the noise fixed at the bound
+    ``upper`` and at 0 (a likelihood-ratio test each, twice the log-likelihood ratio above
+    3.84), and its :func:`misfit_p`. ``upper`` must be positive (:func:`linear_noise_level`
+    checks). Where the bound calls most of ``v`` noise the rule takes the seasonal model's
+    answer alone, or keeps the bound; where there is no seasonal model to take, this reports the
+    plain model (whose answer the rule does not take)."""
     fits = _whittle_fits(v, upper, plain=not _seasonal_only(v, upper))
     fits = fits or _whittle_fits(v, upper)
     # min keeps the first of equals: the plain model where both answers are the same
@@ -336,20 +339,24 @@ def _whittle_fits(v: np.ndarray, upper: float, plain: bool = True) -> list:
     """The models fitted, each as ``((w, power, counts), order, free, fixed)``: the periodogram
     fitted, the AR order, the free fit and the fit with the noise at ``upper``. First the model
     chosen by BIC among the AR(p) and (p >= 2) ARMA(p, 1) plus noise, on the periodogram binned
-    (``BINS``) without its spectral lines (:func:`~tssdpa.estimators.whittle.spectral_lines`:
-    sines, whose peaks these spectra bend to, taking the spectrum beside them for noise: a sine
-    over an AR(1) at 20 dB kept the bound, over 1.5x the noise level); then, where ``v`` has a
-    period (:func:`~tssdpa.estimators.whittle.seasonal_period`) and the same models times a
-    seasonal (1, 1) factor of that period beat them by BIC on the whole periodogram (bins would
-    smear the narrow peaks at the period's harmonics), the best of those (the lines kept: a
-    seasonal spectrum's peaks can be as narrow as a sine's, and they are what its factor
-    describes). A seasonal ARMA's spectrum lies outside the AR(p) / ARMA(p, 1) spectra, which
-    mimic it with a floor far too high (at 20 dB the level was the bound, 5.5-6x the truth:
-    ``experiments/noise_level_probe.py --fit --series seasonal_arma``). ``plain`` False: the
-    seasonal model alone, where it wins."""
+    (``BINS``); then, where ``v`` has a period
+    (:func:`~tssdpa.estimators.whittle.seasonal_period`) and the same models times a seasonal
+    (1, 1) factor of that period beat them by BIC on the whole periodogram (bins would smear the
+    narrow peaks at the period's harmonics), the best of those; then, where the periodogram has
+    spectral lines (:func:`~tssdpa.estimators.whittle.spectral_lines`), the plain model again on
+    the binned periodogram without them. A seasonal ARMA's spectrum lies outside the AR(p) /
+    ARMA(p, 1) spectra, which mimic it with a floor far too high (at 20 dB the level was the
+    bound, 5.5-6x the truth: ``experiments/noise_level_probe.py --fit --series seasonal_arma``);
+    so do sines, whose peaks those spectra bend to, taking the spectrum beside them for noise (a
+    sine over an AR(1) at 20 dB kept the bound, over 1.5x the noise level). The lines stay in
+    the first fit and the seasonal one: a seasonal spectrum's peaks can be as narrow as a
+    sine's, and they are what its factor describes, while a recording's spectrum is no ARMA plus
+    lines, and without its lines the plain fit can end further from it (ETTh1 stretches at 10-20
+    dB: the level the bound, up to 2.2x the error; ``checked_floor_probe.py --set recordings
+    --lines-kept`` at a2c63d4). ``plain`` False: the seasonal model alone, where it wins."""
     fits = []
     if plain:
-        binned = periodogram(v, BINS, drop_lines=True)
+        binned = periodogram(v, BINS)
         fits.append((binned, *_best_model(binned, upper)[1:]))
     season = seasonal_period(v)
     if season is not None:
@@ -357,6 +364,9 @@ def _whittle_fits(v: np.ndarray, upper: float, plain: bool = True) -> list:
         seasonal = _best_model(whole, upper, season)
         if seasonal[0] < _best_model(whole, upper)[0]:
             fits.append((whole, *seasonal[1:]))
+    if plain and line_frequencies(v).size:
+        binned = periodogram(v, BINS, drop_lines=True)
+        fits.append((binned, *_best_model(binned, upper)[1:]))
     return fits
 
 
@@ -405,5 +415,5 @@ def _floor_checks(v: np.ndarray, spectrum, order: int, free) -> tuple[bool, floa
     zero = min(zeros, key=lambda f: f.nll)
     return zero.nll - free.nll > LR_THRESHOLD, misfit_p(
         v, free.a, free.q, free.s2, free.b, free.seasonal,
-        lines=() if free.seasonal else line_frequencies(v),
+        lines=line_frequencies(v) if np.sum(counts) < (v.size - 1) // 2 else (),  # left out
     )  # fmt: skip
