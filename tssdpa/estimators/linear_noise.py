@@ -290,25 +290,29 @@ def misfit_p(v: np.ndarray, a, q: float, s2: float, b=(), seasonal=(),
     with its expectation (:func:`~tssdpa.estimators.whittle.tapered_expectation`). ``lines``:
     the frequencies (radians per sample) of sines the fit left out
     (:func:`~tssdpa.estimators.whittle.line_frequencies`), whose power no ARMA spectrum
-    describes: each stretch's values within two of its frequency spacings of one (a
-    tapered sine's main lobe) are left out too."""
+    describes: the tapered periodogram is compared there too (a sine leaks little beyond the
+    taper's main lobe, two frequency spacings each side; into the plain periodogram's values
+    it leaks as the inverse square of the distance, and a strong sine failed the true
+    spectrum), and each stretch's values within two spacings of a line are left out; where
+    fewer than ``bands`` are left the p-value is 0: nothing is left to judge the fit by."""
     stat = 0.0
     lines = np.asarray(lines, dtype=float)
     for part in np.array_split(v, parts):
-        spacing = 2.0 * math.pi / part.size
-        w = spacing * np.arange(1, (part.size - 1) // 2 + 1)
-        if seasonal:
+        if seasonal or lines.size:
             power, expected = tapered_expectation(part, a, q, s2, b, seasonal)
-            w = w[::2]  # the values tapered_expectation keeps
+            spacing = 2.0 * math.pi / part.size
+            w = spacing * np.arange(1, (part.size - 1) // 2 + 1)[::2]  # the values it keeps
         else:
-            power = periodogram(part)[1]
+            w, power, _ = periodogram(part)
             expected = arma_plus_noise_spectrum(w, a, q, s2, b)
-        if lines.size:
-            far = np.abs(w[:, None] - lines[None, :]).min(axis=1) > 2.0 * spacing
-            power, expected = power[far], expected[far]
         if power.size < bands:  # an empty run: a p-value of NaN, which no test rejects
             raise ValueError(f"v of {len(v)} samples is too short for the misfit test: "
                              f"{parts} stretches of {bands} runs of frequencies each")  # fmt: skip
+        if lines.size:
+            far = np.abs(w[:, None] - lines[None, :]).min(axis=1) > 2.0 * spacing
+            if far.sum() < bands:
+                return 0.0
+            power, expected = power[far], expected[far]
         for run in np.array_split(power / expected, bands):
             stat += (run.sum() - run.size) ** 2 / run.size
     return float(scipy.stats.chi2.sf(stat, parts * bands))

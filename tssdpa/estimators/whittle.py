@@ -53,23 +53,23 @@ def arma_plus_noise_spectrum(w, a, q: float, s2: float, b=(), seasonal=()) -> np
 
 
 #: a periodogram value is a spectral line where it exceeds the median of the LINE_WINDOW values
-#: around it by more than chance allows at level LINE_ALPHA over all the frequencies
+#: centred on it by more than chance allows at level LINE_ALPHA over all the values tested
 #: (Bonferroni: :func:`_line_ratio`); LINE_ALPHA 0 finds none
 LINE_ALPHA, LINE_WINDOW = 0.01, 31
 
 
 @functools.lru_cache(maxsize=64)
-def _line_ratio(m: int) -> float:
-    """The ratio ``c`` of a value to the median of LINE_WINDOW values that ``m`` values of a smooth
-    spectrum exceed with probability LINE_ALPHA in all: each value over the spectrum is an
-    exponential of mean 1, and so is each of the window's, whose median (the j-th smallest of
-    LINE_WINDOW, j its middle) is a sum of independent exponentials of means ``1 / (LINE_WINDOW
-    - i)``, i < j (Renyi), so that ``P(I > c M) = E[exp(-c M)] = prod (W - i) / (W - i + c)``."""
-    n, j = LINE_WINDOW, (LINE_WINDOW + 1) // 2
-    rates = n - np.arange(j)
+def _line_ratio(tested: int, alpha: float, window: int) -> float:
+    """The ratio ``c`` of a value to the median of ``window`` values around it that ``tested``
+    values of a smooth spectrum exceed with probability ``alpha`` in all: each value over the
+    spectrum is an exponential of mean 1, and so is each of the window's, whose median (the
+    j-th smallest, j its middle) is a sum of independent exponentials of means ``1 / (window -
+    i)``, i < j (Renyi), so that ``P(I > c M) = E[exp(-c M)] = prod (window - i) / (window - i
+    + c)`` (the value itself in its window only lowers that chance)."""
+    rates = window - np.arange((window + 1) // 2)
 
     def excess(log_c):
-        return float(np.sum(np.log(rates / (rates + math.exp(log_c))))) - math.log(LINE_ALPHA / m)
+        return float(np.sum(np.log(rates / (rates + math.exp(log_c))))) - math.log(alpha / tested)
 
     return math.exp(scipy.optimize.brentq(excess, -10.0, 30.0))
 
@@ -78,16 +78,19 @@ def spectral_lines(power: np.ndarray) -> np.ndarray:
     """Where the periodogram values ``power`` (at consecutive Fourier frequencies) hold a
     spectral line -- a sine, whose power sits in one or two values, not a spectrum's smooth
     peak: each value more than :func:`_line_ratio` times the median of the LINE_WINDOW values
-    centred on it (the first and last window's near the ends), which a smooth spectrum's
-    values exceed with probability LINE_ALPHA in all, and the values on either side of one (a
-    sine between two Fourier frequencies leaks into both). A boolean mask like ``power``."""
-    m = power.size
-    if m < LINE_WINDOW or LINE_ALPHA <= 0:
-        return np.zeros(m, dtype=bool)
-    medians = np.median(np.lib.stride_tricks.sliding_window_view(power, LINE_WINDOW), axis=1)
-    half = LINE_WINDOW // 2
-    around = np.r_[np.full(half, medians[0]), medians, np.full(half, medians[-1])]
-    line = power > around * _line_ratio(m)
+    centred on it, which a smooth spectrum's values exceed with probability LINE_ALPHA in all,
+    and the values on either side of one (a sine between two Fourier frequencies leaks into
+    both). The first and last LINE_WINDOW // 2 values are never lines: no window is centred on
+    them, and one further in sits far below the low-frequency end of a steep spectrum (AR(1)s
+    of 0.95, 300 samples: "lines" at the lowest frequencies of most). A boolean mask like
+    ``power``."""
+    m, half = power.size, LINE_WINDOW // 2
+    line = np.zeros(m, dtype=bool)
+    if m <= 2 * half or LINE_ALPHA <= 0:
+        return line
+    around = scipy.ndimage.median_filter(power, size=LINE_WINDOW, mode="nearest")[half:-half]
+    ratio = _line_ratio(m - 2 * half, LINE_ALPHA, LINE_WINDOW)
+    line[half:-half] = power[half:-half] > around * ratio
     return line | np.r_[line[1:], False] | np.r_[False, line[:-1]]
 
 
@@ -99,8 +102,7 @@ def periodogram(v: np.ndarray, bins: int | None = None, drop_lines: bool = False
     the same Whittle likelihood from the means, for a fraction of the work. ``drop_lines``
     leaves out the frequencies of :func:`spectral_lines` (before the runs): sines, which no
     ARMA spectrum describes -- fitted with them, an AR(p) plus noise bends to their peaks and
-    takes the spectrum between for noise (a daily sine over AR(1) weather at 20 dB: a floor
-    1.8x the noise level)."""
+    takes the spectrum between for noise."""
     v = v - v.mean()
     n = v.size
     m = (n - 1) // 2
