@@ -355,9 +355,9 @@ def _whittle_fits(v: np.ndarray, upper: float, plain: bool = True) -> list:
     sine over an AR(1) at 20 dB kept the bound, over 1.5x the noise level). The lines stay in
     the first fit and the seasonal one: a seasonal spectrum's peaks can be as narrow as a
     sine's, and they are what its factor describes, while a recording's spectrum is no ARMA plus
-    lines, and without its lines the plain fit can end further from it (ETTh1 stretches at 10-20
-    dB: the level the bound, up to 2.2x the error; ``checked_floor_probe.py --set recordings
-    --lines-kept`` at a2c63d4). ``plain`` False: the seasonal model alone, where it wins."""
+    lines, and without its lines the plain fit can end further from it (a first version that
+    replaced the fit: ETTh1 stretches kept the bound, up to 2.2x the error; docs/filters.md,
+    "Spectral lines"). ``plain`` False: the seasonal model alone, where it wins."""
     fits = []
     if plain:
         binned = periodogram(v, BINS)
