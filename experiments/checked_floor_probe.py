@@ -357,12 +357,7 @@ def line_cells(processes=None, seeds=range(13, 17), burn_in: int = 500):
             t = np.arange(x.size)
             for period, amplitude in sines:
                 x = x + amplitude * np.sin(2 * math.pi * t / period + rng.uniform(0, 2 * math.pi))
-            sp = Split.fractions(len(x), 0.6, 0.2)
-            z = (x - x[: sp.train].mean()) / x[: sp.train].std()
-            for k, snr in enumerate((10.0, 20.0)):
-                for kind in NOISES:
-                    noisy = add_noise(z, kind, snr, seed=1000 * seed + k)
-                    yield f"{name} {seed} {snr:g} dB {kind}", noisy, z, slice(sp.val, sp.test)
+            yield from noisy_cells(f"{name} {seed}", x, seed)
 
 
 def fresh_cells(processes=None, burn_in: int = 500, seeds=(5, 6, 7, 8)):
@@ -372,13 +367,18 @@ def fresh_cells(processes=None, burn_in: int = 500, seeds=(5, 6, 7, 8)):
     for name, (b, a) in (probe.FRESH if processes is None else processes).items():
         for seed in seeds:
             e = np.random.default_rng(seed).normal(size=2000 + burn_in)
-            z = lfilter(b, a, e)[burn_in:]
-            sp = Split.fractions(len(z), 0.6, 0.2)
-            z = (z - z[: sp.train].mean()) / z[: sp.train].std()
-            for k, snr in enumerate((10.0, 20.0)):
-                for kind in NOISES:
-                    noisy = add_noise(z, kind, snr, seed=1000 * seed + k)
-                    yield f"{name} {seed} {snr:g} dB {kind}", noisy, z, slice(sp.val, sp.test)
+            yield from noisy_cells(f"{name} {seed}", lfilter(b, a, e)[burn_in:], seed)
+
+
+def noisy_cells(label: str, x: np.ndarray, seed: int):
+    """The four cells of the clean series ``x`` (standardised with its training part's
+    statistics): 10 and 20 dB, Gaussian and Student-t noise of seeds ``1000 * seed + k``."""
+    sp = Split.fractions(len(x), 0.6, 0.2)
+    z = (x - x[: sp.train].mean()) / x[: sp.train].std()
+    for k, snr in enumerate((10.0, 20.0)):
+        for kind in NOISES:
+            noisy = add_noise(z, kind, snr, seed=1000 * seed + k)
+            yield f"{label} {snr:g} dB {kind}", noisy, z, slice(sp.val, sp.test)
 
 
 def seasonal_summary(rows: list, n_cells: int, change: str = "the seasonal term") -> None:
