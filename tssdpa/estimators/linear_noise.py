@@ -368,10 +368,17 @@ def _whittle_fits(v: np.ndarray, upper: float, plain: bool = True) -> list:
         seasonal = _best_model(whole, upper, season)
         if seasonal[0] < _best_model(whole, upper)[0]:
             fits.append((whole, *seasonal[1:]))
-    if plain and line_frequencies(v).size:
+    if plain:
         binned = periodogram(v, BINS, drop_lines=True)
-        fits.append((binned, *_best_model(binned, upper)[1:]))
+        if _lines_left_out(v, binned):
+            fits.append((binned, *_best_model(binned, upper)[1:]))
     return fits
+
+
+def _lines_left_out(v: np.ndarray, spectrum) -> bool:
+    """Whether ``spectrum`` (``(w, power, counts)`` of ``v``) left out spectral lines: fewer
+    frequencies counted than the periodogram has (bins or not, it counts them all)."""
+    return float(np.sum(spectrum[2])) < (v.size - 1) // 2
 
 
 def _family(fit: WhittleFit) -> dict:
@@ -419,5 +426,5 @@ def _floor_checks(v: np.ndarray, spectrum, order: int, free) -> tuple[bool, floa
     zero = min(zeros, key=lambda f: f.nll)
     return zero.nll - free.nll > LR_THRESHOLD, misfit_p(
         v, free.a, free.q, free.s2, free.b, free.seasonal,
-        lines=line_frequencies(v) if np.sum(counts) < (v.size - 1) // 2 else (),  # left out
+        lines=line_frequencies(v) if _lines_left_out(v, spectrum) else (),
     )  # fmt: skip
