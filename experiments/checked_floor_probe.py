@@ -49,6 +49,7 @@ spectral lines (``whittle.LINE_ALPHA`` 0: the default before 2026-12-07's third 
 
     .venv/bin/python experiments/checked_floor_probe.py --set fresh
     .venv/bin/python experiments/checked_floor_probe.py --set cells --data-dir DATA
+    .venv/bin/python experiments/checked_floor_probe.py --set cells --data-dir DATA --after ricker
     .venv/bin/python experiments/checked_floor_probe.py --set recordings --data-dir DATA
     .venv/bin/python experiments/checked_floor_probe.py --set fresh --without-seasonal
     .venv/bin/python experiments/checked_floor_probe.py --set seasonal --without-seasonal
@@ -224,9 +225,13 @@ def summary(rows: list, recordings: bool) -> None:
     print(line)
 
 
-def bench_cells(data_dir):
-    """``(label, noisy, clean, scored part)`` of every cell of ``--set cells``."""
-    for name in bench.SERIES:
+def bench_cells(data_dir, after=None):
+    """``(label, noisy, clean, scored part)`` of every cell of ``--set cells`` (with ``after``: of
+    the series listed after that one, to finish a run that was stopped)."""
+    names = list(bench.SERIES)
+    if after is not None:
+        names = names[names.index(after) + 1 :]
+    for name in names:
         real = name in probe.autofit_heldout.HELDOUT or bench.SERIES[name][0] in (
             "imu", "ett", "sunspots")  # fmt: skip
         for seed in (0,) if real else range(6):
@@ -400,6 +405,12 @@ def main(argv=None) -> int:
     set_names = ("cells", "fresh", "recordings", "seasonal", "seasonal2", "lines", "lines2")
     p.add_argument("--set", choices=set_names, required=True)
     p.add_argument("--data-dir", default=None)
+    p.add_argument(
+        "--after",
+        choices=list(bench.SERIES),
+        default=None,
+        help="--set cells: only the series listed after this one (to finish a stopped run)",
+    )
     against = p.add_mutually_exclusive_group()
     against.add_argument(
         "--without-seasonal",
@@ -419,7 +430,7 @@ def main(argv=None) -> int:
     )
     args = p.parse_args(argv)
     later = range(9, 13)  # seeds no other set uses
-    sets = {"cells": lambda: bench_cells(args.data_dir), "fresh": fresh_cells,
+    sets = {"cells": lambda: bench_cells(args.data_dir, args.after), "fresh": fresh_cells,
             "recordings": lambda: recording_cells(args.data_dir),
             "seasonal": lambda: fresh_cells(SEASONAL, burn_in=3000),
             "seasonal2": lambda: fresh_cells(SEASONAL2, burn_in=3000, seeds=later),
