@@ -87,7 +87,7 @@ def test_a_trainer_argument_lightning_refuses_is_one_line_naming_the_option(
 
 
 def test_setting_error_leaves_errors_raised_outside_lightning_to_their_traceback():
-    from tssdpa.cli.lightning_settings import setting_error
+    from tssdpa.models.lightning_errors import setting_error
 
     try:  # a model's bug whose words happen to name a Trainer argument
         raise ValueError("`devices` is wrong in my own code")

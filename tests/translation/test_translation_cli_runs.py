@@ -94,3 +94,74 @@ def test_evaluating_without_a_checkpoint_is_refused_before_any_work(
 )
 def test_a_bad_setting_is_named_by_the_option_typed(args, capsys, setting, said):
     assert _refused(["fit", *args, setting], capsys) == f"translate.py: error: {said}"
+
+
+# -- callbacks: the config's ModelCheckpoint and what a user adds beside it ------------------
+
+TWICE = (
+    "translate.py: error: --trainer.callbacks: two ModelCheckpoint callbacks with the same "
+    "monitor, mode and save interval"
+)
+
+
+def test_a_modelcheckpoint_added_beside_the_configs_own_is_refused_naming_trainer_callbacks(
+    args, tmp_path, capsys
+):
+    # Lightning's "Found more than one stateful callback" RuntimeError was a traceback
+    last = _refused(["fit", *args, "--trainer.callbacks+=ModelCheckpoint"], capsys)
+    assert last.startswith(TWICE)
+    assert last.endswith("drop one, or give one another monitor or save interval")
+    assert not (tmp_path / "ck").exists()
+
+
+@pytest.mark.parametrize(
+    ("settings", "said"),
+    [
+        # Lightning's own words, naming no option: "configured with `enable_checkpointing=False`"
+        (
+            ["--trainer.enable_checkpointing=false"],
+            "--trainer.enable_checkpointing false, but --trainer.callbacks has a ModelCheckpoint",
+        ),
+        # a misspelt monitor trained an epoch, then was a traceback
+        (
+            ["--trainer.callbacks+=ModelCheckpoint", "--trainer.callbacks.monitor=val_los"],
+            "--trainer.callbacks: ModelCheckpoint(monitor='val_los') names no metric the model "
+            "logs while fitting: val_loss, ",
+        ),
+        (
+            ["--trainer.callbacks+=EarlyStopping", "--trainer.callbacks.monitor=val_los"],
+            "--trainer.callbacks: EarlyStopping(monitor='val_los') names no metric",
+        ),
+        # 15 lines of jsonargparse's report on the union of callback types
+        (
+            ["--trainer.callbacks.save_top_k=-5"],
+            "--trainer.callbacks: ModelCheckpoint: Invalid value for save_top_k=-5. Must be >= -1",
+        ),
+    ],
+)
+def test_a_callback_setting_that_cannot_run_is_one_line_naming_the_option(
+    args, tmp_path, capsys, settings, said
+):
+    assert _refused(["fit", *args, *settings], capsys).startswith(f"translate.py: error: {said}")
+    assert not (tmp_path / "c").exists()  # refused before the pairs were read
+
+
+def test_a_second_modelcheckpoint_with_its_own_monitor_is_no_error(args, tmp_path):
+    from tssdpa.translation.cli import TranslationCLI
+
+    best = tmp_path / "best"
+    added = ["--trainer.callbacks+=ModelCheckpoint", "--trainer.callbacks.monitor=val_loss"]
+    TranslationCLI(args=["fit", *args, *added, f"--trainer.callbacks.dirpath={best}"])
+    assert [p.suffix for p in best.iterdir()] == [".ckpt"]
+    assert (tmp_path / "ck" / "last.ckpt").is_file()
+
+
+def test_the_script_tells_a_duplicated_modelcheckpoint_without_a_traceback(args, tmp_path):
+    import subprocess
+
+    script = REPO / "experiments" / "translate.py"
+    argv = [sys.executable, str(script), "fit", *args, "--trainer.callbacks+=ModelCheckpoint"]
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr + done.stdout
+    assert done.stderr.strip().splitlines()[-1].startswith(TWICE)

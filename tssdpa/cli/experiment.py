@@ -63,18 +63,11 @@ _LOGGED = ("val_loss", "train_loss")
 
 def unlogged_monitor(trainer) -> str | None:
     """The first of ``trainer``'s callbacks that monitors no metric the systems log while
-    fitting, as ``EarlyStopping(monitor='val_los')``, or None. A misspelt ``monitor`` in the
-    YAML trained an epoch, then was a ``RuntimeError`` or ``MisconfigurationException``
-    traceback (an ``EarlyStopping`` with ``strict=False`` only warns: left to it)."""
-    from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
+    fitting, as ``EarlyStopping(monitor='val_los')``, or None
+    (:func:`tssdpa.models.lightning_errors.unlogged_monitor`, on what these systems log)."""
+    from tssdpa.models.lightning_errors import unlogged_monitor as monitors_unlogged
 
-    for cb in trainer.callbacks:
-        monitor = getattr(cb, "monitor", None)
-        if isinstance(cb, ModelCheckpoint) and monitor not in (None, *_LOGGED, "epoch", "step"):
-            return f"ModelCheckpoint(monitor={monitor!r})"
-        if isinstance(cb, EarlyStopping) and cb.strict and monitor not in _LOGGED:
-            return f"EarlyStopping(monitor={monitor!r})"
-    return None
+    return monitors_unlogged(trainer, _LOGGED)
 
 
 #: the subcommands that only evaluate a model: without --ckpt_path they would evaluate the
@@ -225,15 +218,14 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
 
     from tssdpa.cli.checkpoints import checkpoint_contents, other_scripts_checkpoint
     from tssdpa.cli.lightning_settings import (
-        class_error,
         init_error,
-        setting_error,
         unavailable_accelerator,
         unrunnable_loop,
         unwritable_checkpoints,
     )
     from tssdpa.cli.results_config import SaveBesideResults
     from tssdpa.models.checkpoints import no_smoke_checkpoints
+    from tssdpa.models.lightning_errors import class_error, setting_error
 
     from_command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)

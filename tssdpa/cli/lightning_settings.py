@@ -1,7 +1,9 @@
 """Lightning's settings that fail only once the experiment scripts run (``experiments/denoise.py``,
 ``experiments/forecast.py``), told as one line naming the option: a device this machine lacks,
 the Trainer's own errors on its arguments, loop settings it takes and then divides by, a
-checkpoint of the other script. :func:`tssdpa.cli.experiment.experiment_main` prints them."""
+checkpoint of the other script. :func:`tssdpa.cli.experiment.experiment_main` prints them. The
+Trainer's own errors on its arguments and callbacks are :mod:`tssdpa.models.lightning_errors`'s,
+which the translation command shares."""
 
 from __future__ import annotations
 
@@ -10,9 +12,7 @@ import re
 from pathlib import Path
 
 __all__ = [
-    "class_error",
     "init_error",
-    "setting_error",
     "unavailable_accelerator",
     "unrunnable_loop",
     "unwritable_checkpoints",
@@ -49,66 +49,6 @@ def unavailable_accelerator(accelerator) -> str | None:
     have = ", ".join(["cpu", *(k for k, v in there.items() if v)])
     return (f"--trainer.accelerator {accelerator}: no {_WHAT[name]} on this machine; available "
             f"here: {have} (or auto, the best of them)")  # fmt: skip
-
-
-#: Lightning's names, in its messages, for what a Trainer argument built ("`Timer(duration=
-#: 'foo')` is not a valid duration": max_time)
-_ALIASES = {"Timer": "max_time", "DeepSpeedStrategy": "strategy", "FSDPStrategy": "strategy"}
-
-
-def _trainer_arguments() -> list[str]:
-    from lightning.pytorch import Trainer
-
-    return [p for p in inspect.signature(Trainer.__init__).parameters if p != "self"]
-
-
-def _from_lightning(exc: BaseException) -> bool:
-    """Whether ``exc`` was raised in Lightning's own code on its own behalf: its last frame is
-    Lightning's, and every frame from the first of Lightning's on is Lightning's, torch's or
-    the standard library's. A model's, a data module's or these scripts' code on the way
-    (``self.log`` in a hook: Lightning raises for the model, whose bug it is) is no setting."""
-    import os
-
-    import lightning
-    import torch
-
-    frames = []
-    tb = exc.__traceback__
-    while tb is not None:
-        frames.append(Path(tb.tb_frame.f_code.co_filename).resolve())
-        tb = tb.tb_next
-    roots = [Path(m.__file__).resolve().parent for m in (lightning, torch, os)]
-    first = next((i for i, f in enumerate(frames) if f.is_relative_to(roots[0])), None)
-    if first is None or not frames[-1].is_relative_to(roots[0]):
-        return False
-    return all(any(f.is_relative_to(r) for r in roots) for f in frames[first:])
-
-
-def setting_error(exc: BaseException, given) -> str | None:
-    """One line for an error Lightning raised on a Trainer setting -- a
-    ``MisconfigurationException``, ``ValueError`` or ``TypeError`` raised in Lightning's code
-    whose message names one of the Trainer's arguments (``devices``, ``val_check_interval``,
-    ...) -- as ``--trainer.<name> <value given>: <Lightning's message>``; None for anything
-    else, which is no setting of the user's (a bug keeps its traceback). ``given``: the
-    ``trainer`` settings as parsed (a mapping, or jsonargparse's Namespace)."""
-    from lightning.fabric.utilities.exceptions import MisconfigurationException
-
-    if not isinstance(exc, (MisconfigurationException, ValueError, TypeError)):
-        return None
-    if not _from_lightning(exc):
-        return None
-    message = " ".join(str(exc).split())
-    names = set(_trainer_arguments())
-    # the first the message names, in backticks or not ("The strategy `fsdp` requires a GPU
-    # accelerator, but received `accelerator='cpu'`": strategy); its advice ("set
-    # `limit_val_batches` to 0.0 instead") comes after the one at fault
-    words = [_ALIASES.get(w, w) for w in re.findall(r"\w+", message)]
-    named = next((w for w in words if w in names), None)
-    if named is None:
-        return None
-    value = given.get(named) if hasattr(given, "get") else None
-    shown = "" if value is None or isinstance(value, (list, dict)) else f" {value}"
-    return f"--trainer.{named}{shown}: {message}"
 
 
 def init_error(exc: BaseException, parts: dict, links: dict | None = None) -> str | None:
@@ -193,28 +133,3 @@ def unwritable_checkpoints(trainer) -> str | None:
     except ValueError as exc:
         return str(exc)
     return None
-
-
-#: the Trainer option a jsonargparse union of Lightning's classes is, by their package
-_UNIONS = {"callbacks": "callbacks", "loggers": "logger", "profilers": "profiler",
-           "plugins": "plugins", "strategies": "strategy"}  # fmt: skip
-_BOILERPLATE = ("Not a valid subclass", "Expected a ")
-
-
-def class_error(message: str) -> str:
-    """``message`` of a class that failed as it was built, in one line. A callback's own
-    check (``ModelCheckpoint(save_top_k=-5)``, ``EarlyStopping(mode='foo')``) came wrapped in
-    jsonargparse's report on its union of types, 15 lines of which one said what was wrong:
-    ``--trainer.callbacks: ModelCheckpoint: Invalid value for save_top_k=-5. Must be >= -1``.
-    Other messages are returned as they are."""
-    if not message.startswith("Does not validate against any of the Union subtypes"):
-        return message
-    errors = [line.strip()[2:] for line in message.splitlines() if line.startswith("  - ")]
-    first = next((e for e in errors if not e.startswith(_BOILERPLATE)), None)
-    subtypes = next((line for line in message.splitlines() if line.startswith("Subtypes:")), "")
-    option = next((o for p, o in _UNIONS.items() if f"lightning.pytorch.{p}." in subtypes), None)
-    if first is None or option is None:
-        return message
-    # the class, where one was given (of several, the report does not say which failed)
-    given = set(re.findall(r"class_path='(?:[\w.]*\.)?(\w+)'", message))
-    return f"--trainer.{option}: {given.pop() + ': ' if len(given) == 1 else ''}{first}"

@@ -15,10 +15,22 @@ from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 
 from tssdpa.files import replacing, same_path
 from tssdpa.models.checkpoints import no_smoke_checkpoints
+from tssdpa.models.lightning_errors import class_error, setting_error, unlogged_monitor
 from tssdpa.translation.data import TranslationDataModule
 from tssdpa.translation.model import TranslationTransformer
 from tssdpa.translation.system import TranslationSystem, check_vocabularies
 from tssdpa.translation.translator import load_checkpoint
+
+#: what TranslationSystem logs while fitting, which a callback's ``monitor`` may name
+_LOGGED = (
+    *(
+        f"{split}_{name}"
+        for split in ("val", "train")
+        for name in ("loss", "accuracy", "keras_accuracy")
+    ),
+    "epoch_time_s",
+    "tokens_per_s",
+)
 
 
 class TranslationCLI(LightningCLI):
@@ -31,8 +43,9 @@ class TranslationCLI(LightningCLI):
     checkpoint.
 
     A bad setting (a constructor's ``ValueError``, the Trainer's
-    ``MisconfigurationException``) is one line on stderr and exit code 2, like the parser's
-    own errors, and so is, before any training, a pair file that cannot be read or a
+    ``MisconfigurationException``, its refusal of the callbacks) is one line on stderr and
+    exit code 2, like the parser's own errors, and so is, before any training, a pair file
+    that cannot be read, a callback monitoring a metric the system does not log, or a
     ``--history_file`` that is a folder, the pair file or a ``--config`` file.
     """
 
@@ -99,11 +112,24 @@ class TranslationCLI(LightningCLI):
 
     def instantiate_classes(self) -> None:
         # The classes check their arguments as they are built; their errors reached the user
-        # as tracebacks (exit code 1).
+        # as tracebacks (exit code 1). A callback's own check came in jsonargparse's report
+        # on its union of types, 15 lines: its one line (class_error).
         try:
             super().instantiate_classes()
         except (ValueError, MisconfigurationException) as exc:
-            self._refuse(self._as_given(str(exc)) or str(exc))
+            self._refuse(self._as_given(str(exc)) or class_error(str(exc)))
+
+    def instantiate_trainer(self, **kwargs):
+        # Lightning's errors on a Trainer argument, told by the option: a ModelCheckpoint
+        # added (--trainer.callbacks+=ModelCheckpoint) to the config's was a RuntimeError
+        # traceback; anything not the user's setting keeps its traceback
+        try:
+            return super().instantiate_trainer(**kwargs)
+        except Exception as exc:
+            told = setting_error(exc, self._subcommand_option("trainer"))
+            if told is None:
+                raise
+            self._refuse(told)
 
     def _check_before_run(self) -> None:
         """Refuse, before any training, what would otherwise fail (or destroy data) later."""
@@ -173,6 +199,11 @@ class TranslationCLI(LightningCLI):
             self._refuse(f"--ckpt_path {ckpt_path}: {exc}")
 
     def before_fit(self) -> None:
+        # a misspelt monitor failed (a traceback) only after the first epoch had trained
+        unlogged = unlogged_monitor(self.trainer, _LOGGED)
+        if unlogged:
+            self._refuse(f"--trainer.callbacks: {unlogged} names no metric the model logs "
+                         f"while fitting: {', '.join(_LOGGED)}")  # fmt: skip
         self._check_before_run()
         no_smoke_checkpoints(self.trainer)
 
