@@ -11,18 +11,17 @@ spectrum ``s^2 + q / |1 - sum_k a_k e^(-ikw)|^2``, whose floor ``s^2`` is fitted
 likelihood (:func:`~tssdpa.estimators.whittle.fit_arma_plus_noise`; p = 1-4, and for p >= 2 an
 ARMA(p, 1) too, the model by BIC: a linear process of continuous time sampled at a fixed step has a
 moving-average part, which an AR(p) mimics with a floor far too high); where the periodogram has
-spectral lines (:func:`~tssdpa.estimators.whittle.steady_lines`: sines, whose peaks those spectra
-bend to, taking the spectrum beside them for noise; steady ones, not a nonlinear oscillation's
-narrow peak) the same models are fitted again without them, and the lower of the two answers taken.
-Where the series has a period (:func:`~tssdpa.estimators.whittle.seasonal_period`) the same models
-times a seasonal (1, 1) factor of that period are fitted too, on the whole periodogram, and where
-one beats the plain models by BIC the rule below is applied to it as well and the lower of the two
-answers taken (a seasonal ARMA at 20 dB: the bound 5.5-6x the truth, the plain spectra no lower;
-:func:`_whittle_fits`, :func:`_linear_noise_level` say why only lower) -- where the bound calls most
-of the series noise, the seasonal answer alone. Second-order statistics cannot tell a nonlinear
-signal from a linear one (a coarsely sampled Lorenz flow fits an AR(p) plus a floor at 0.44 of its
-true noise level), so :func:`linear_noise_level` lowers the upper bound to the fitted floor only
-where all of these hold:
+spectral lines (:func:`~tssdpa.estimators.whittle.spectral_lines`: sines, whose peaks those spectra
+bend to, taking the spectrum beside them for noise) the same models are fitted again without them,
+and the lower of the two answers taken. Where the series has a period
+(:func:`~tssdpa.estimators.whittle.seasonal_period`) the same models times a seasonal (1, 1) factor
+of that period are fitted too, on the whole periodogram, and where one beats the plain models by BIC
+the rule below is applied to it as well and the lower of the two answers taken (a seasonal ARMA at
+20 dB: the bound 5.5-6x the truth, the plain spectra no lower; :func:`_whittle_fits`,
+:func:`_linear_noise_level` say why only lower) -- where the bound calls most of the series noise,
+the seasonal answer alone. Second-order statistics cannot tell a nonlinear signal from a linear one
+(a coarsely sampled Lorenz flow fits an AR(p) plus a floor at 0.44 of its true noise level), so
+:func:`linear_noise_level` lowers the upper bound to the fitted floor only where all of these hold:
 
 * the series is linear as far as forecasting can tell: the mean of the k nearest patterns'
   futures does not forecast it better than a least-squares autoregression, at 1 and 2 steps
@@ -348,7 +347,7 @@ def _whittle_fits(v: np.ndarray, upper: float, plain: bool = True) -> list:
     (:func:`~tssdpa.estimators.whittle.seasonal_period`) and the same models times a seasonal
     (1, 1) factor of that period beat them by BIC on the whole periodogram (bins would smear the
     narrow peaks at the period's harmonics), the best of those; then, where the periodogram has
-    spectral lines (:func:`~tssdpa.estimators.whittle.steady_lines`), the plain model again on
+    spectral lines (:func:`~tssdpa.estimators.whittle.spectral_lines`), the plain model again on
     the binned periodogram without them. A seasonal ARMA's spectrum lies outside the AR(p) /
     ARMA(p, 1) spectra, which mimic it with a floor far too high (at 20 dB the level was the
     bound, 5.5-6x the truth: ``experiments/noise_level_probe.py --fit --series seasonal_arma``);

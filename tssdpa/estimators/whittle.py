@@ -94,9 +94,9 @@ def spectral_lines(power: np.ndarray) -> np.ndarray:
     return line | np.r_[line[1:], False] | np.r_[False, line[:-1]]
 
 
-#: a run of line values is a sine's where the sine's phase over STEADY_SEGMENTS stretches of the
-#: series is one phase within chance (an F test at STEADY_ALPHA: :func:`steady_lines`);
-#: STEADY_ALPHA 0 takes every run for a sine
+#: a run of line values is a sine's where the sine's amplitude and phase over STEADY_SEGMENTS
+#: stretches of the series are one amplitude and phase within chance (a chi-square test at
+#: STEADY_ALPHA: :func:`steady_lines`); STEADY_ALPHA 0 takes every run for a sine
 STEADY_ALPHA, STEADY_SEGMENTS = 0.01, 8
 
 
@@ -105,30 +105,27 @@ def steady_lines(v: np.ndarray, w: np.ndarray, power: np.ndarray) -> np.ndarray:
     sine: ``power`` the periodogram of the centred series ``v`` at the frequencies ``w``
     (:func:`periodogram`). A boolean mask like ``power``.
 
-    A sine -- a clock's cycle, a forcing, mains hum -- keeps its phase; a resonance's phase
-    wanders, and so does the main cycle of a nonlinear oscillation (a chaotic flow's, a
-    quasi-period and its harmonics), whose peak can be as narrow over 2,000 samples. Left out as
-    a line, such a peak freed the ARMA(p, 1) fit to call the spectrum's steep fall signal and put
-    the floor far below the noise (a competition model at 10 dB: 0.43 of the level added, SURE's
-    output 3.1x as far from the signal; ``experiments/checked_floor_probe.py --set cells
-    --lines-kept``). So each run is tested: the sine of the run's frequency (refined to the
-    largest ``|sum_t v_t e^(-iwt)|`` within half a spacing of the run) is fitted by least squares
-    to each of ``STEADY_SEGMENTS`` stretches (with a constant), and each stretch's cosine and
-    sine coefficients are projected across their weighted mean's direction: a change of phase,
-    not of amplitude (a daily cycle's amplitude changes with the weather; it is still a line).
-    Over the variance that the spectrum beside the run gives a coefficient (``2 S / L`` for a
-    stretch of ``L`` samples, ``S`` the spectrum there) those projections' squares sum to a
-    chi-square of ``segments - 2`` degrees of freedom for a steady sine (one for the mean's
-    direction, one for the fitted frequency). ``S`` is estimated by the median of the
-    ``LINE_WINDOW`` periodogram values around the run that are no lines over ``log 2`` (each an
-    exponential; the median, as the skirts of a broad peak raise a mean), whose own sampling
-    error makes the ratio an F ratio (taken as exact, a clean sine over white noise failed at p
-    0.006). A run whose p-value is below ``STEADY_ALPHA`` is no line, and nor is one at a
-    harmonic of such a run's frequency (``k`` times it, ``k >= 2``, within ``k`` spacings: its
-    phase wanders ``k`` times as far, but it is weaker). Sines over linear processes failed at
-    about that rate (1 of 176 and 0 of 145 lines of the probe's ``lines`` and ``lines2`` sets;
-    1-2% of 200 series of each of five processes); the competition model's peak had p 6e-5,
-    Mackey-Glass's quasi-period 2e-4 and 1e-3 (seeds 0, 1), its harmonics 0.003-0.04."""
+    A sine keeps one amplitude and phase; the peak of a nonlinear oscillation -- a chaotic flow's
+    main cycle, a quasi-period and its harmonics -- can be as narrow over 2,000 samples, but its
+    amplitude and phase wander. Left out as a line, such a peak freed the ARMA(p, 1) fit to call
+    the spectrum's steep fall signal and put the floor far below the noise (a competition model
+    at 10 dB: 0.43 of the level added, SURE's output 3.1x as far from the signal;
+    ``experiments/checked_floor_probe.py --set cells --lines-kept``). So each run is tested: the
+    sine of the run's frequency (refined to the largest ``|sum_t v_t e^(-iwt)|`` within half a
+    spacing of the run) is fitted by least squares to each of ``STEADY_SEGMENTS`` stretches
+    (with a constant), and the stretches' cosine and sine coefficients are compared with their
+    weighted mean: over the variance that the spectrum beside the run gives them (``2 S / L``
+    for a stretch of ``L`` samples, ``S`` the spectrum there) their squared deviations sum to a
+    chi-square of ``2 (segments - 1) - 1`` degrees of freedom for a steady sine (one less for
+    the frequency fitted); ``S`` is estimated by the median of the ``LINE_WINDOW`` periodogram
+    values around the run that are no lines over ``log 2`` (each value is an exponential; the
+    median, as the skirts of a broad peak raise a mean), whose own sampling error makes the
+    ratio an F ratio (with the chi-square alone a clean sine over white noise failed at p 0.006).
+    A run whose p-value is below ``STEADY_ALPHA`` is no line, and nor is one at a harmonic of
+    such a run's frequency (``k`` times it, ``k >= 2``, within ``k`` spacings). Sines over
+    linear processes failed at about that rate (1 of 176 and 0 of 145 lines of the probe's
+    ``lines`` and ``lines2`` sets); the competition model's peak had p 9e-4, Mackey-Glass's
+    quasi-period 2e-5 (its harmonics, weaker, 0.02-0.3)."""
     lines = spectral_lines(power)
     if STEADY_ALPHA <= 0 or not lines.any():
         return lines
@@ -168,7 +165,7 @@ def _steady_p(v: np.ndarray, lo: float, hi: float, beside: np.ndarray) -> tuple[
     f = scipy.optimize.minimize_scalar(minus_amplitude, bounds=(start - step, start + step),
                                        method="bounded", options={"xatol": 1e-3 / n}).x  # fmt: skip
     segments = min(STEADY_SEGMENTS, int(n * f / (4.0 * math.pi)))  # two cycles each at least
-    if segments < 3:
+    if segments < 2:
         return 1.0, f  # nothing to compare: a sine, as the periodogram says
     coef, size = [], []
     for s in np.array_split(t, segments):
@@ -177,19 +174,14 @@ def _steady_p(v: np.ndarray, lo: float, hi: float, beside: np.ndarray) -> tuple[
         size.append(s.size)
     coef, size = np.array(coef), np.array(size, dtype=float)  # (segments, 2), (segments,)
     mean = (size[:, None] * coef).sum(axis=0) / size.sum()
-    length = float(np.hypot(*mean))
-    if not length > 0:
-        return 0.0, f  # no sine at all
-    # each stretch's coefficients across the mean's direction: its phase, not its amplitude
-    across = coef @ np.array([-mean[1], mean[0]]) / length
-    spread = float(np.sum(size * across**2))
+    spread = float(np.sum(size * np.sum((coef - mean) ** 2, axis=1)))
     # the median of n exponentials over log 2 estimates their mean as well as the mean of
     # n log(2)^2 of them (the sample median's variance): a chi-square of twice that many
     # degrees of freedom
     background = float(np.median(beside)) / math.log(2.0) if beside.size else 0.0
     if not background > 0:
         return (0.0 if spread > 0 else 1.0), f
-    dof = segments - 2  # across the weighted mean's direction, less the fitted frequency
+    dof = 2 * segments - 3
     beside_dof = 2.0 * beside.size * math.log(2.0) ** 2
     return float(scipy.stats.f.sf(spread / (2.0 * background) / dof, dof, beside_dof)), f
 
