@@ -43,10 +43,7 @@ cells made worse. With ``--plain-bound-share`` the same, against the default whe
 seasonal model has the plain model's checks of the bound's share of the variance
 (``linear_noise.BOUND_SHARE``, ``LIMIT_BOUND_SHARE``: the default before 2026-12-07's second
 change). With ``--lines-kept`` the same, against the default whose Whittle fits keep the
-spectral lines (``whittle.LINE_ALPHA`` 0: the default before 2026-12-07's third change). With
-``--every-run-a-sine`` the same, against the default that takes every run of line values for a
-sine (``whittle.STEADY_ALPHA`` 0: the default before 2026-12-07's fourth change; only the cells
-where the steadiness test sets a run aside are fitted: elsewhere the two agree).
+spectral lines (``whittle.LINE_ALPHA`` 0: the default before 2026-12-07's third change).
 
 (``DATA``: ``../shared/datasets`` or wherever the datasets are.)
 
@@ -58,8 +55,6 @@ where the steadiness test sets a run aside are fitted: elsewhere the two agree).
     .venv/bin/python experiments/checked_floor_probe.py --set seasonal --without-seasonal
     .venv/bin/python experiments/checked_floor_probe.py --set seasonal --plain-bound-share
     .venv/bin/python experiments/checked_floor_probe.py --set lines --lines-kept
-    .venv/bin/python experiments/checked_floor_probe.py --set cells --every-run-a-sine \
-        --data-dir DATA
 """
 
 from __future__ import annotations
@@ -143,29 +138,6 @@ def lines_kept():
         linear_noise._ANSWERS.clear()
 
 
-@contextmanager
-def every_run_a_sine():
-    """The default noise level as it was before the Whittle fits tested whether a run of line
-    values is a steady sine (``whittle.STEADY_ALPHA`` 0: every run of ``spectral_lines`` is)."""
-    saved = whittle.STEADY_ALPHA
-    whittle.STEADY_ALPHA = 0.0
-    linear_noise._ANSWERS.clear()
-    try:
-        yield
-    finally:
-        whittle.STEADY_ALPHA = saved
-        linear_noise._ANSWERS.clear()
-
-
-def same_lines(noisy: np.ndarray) -> bool:
-    """Whether the steadiness test leaves every run of line values of ``noisy`` (its first
-    4,000 samples, what noise_level reads) a line: then the two rules give the same level."""
-    v = noisy[:4000]
-    with every_run_a_sine():
-        before = whittle.line_frequencies(v)
-    return np.array_equal(before, whittle.line_frequencies(v))
-
-
 def seasonal_cell(label: str, noisy: np.ndarray, clean: np.ndarray, part: slice, out: list,
                   before=seasonal_off):  # fmt: skip
     """One cell's line where the default level differs from the default within ``before`` (by
@@ -189,7 +161,7 @@ def seasonal_cell(label: str, noisy: np.ndarray, clean: np.ndarray, part: slice,
     with before():
         rmse_before = fit_rmse(noisy, clean, part)
     ratio = fit_rmse(noisy, clean, part) / rmse_before
-    if before in (lines_kept, every_run_a_sine):  # the answer's model, the values left out
+    if before is lines_kept:  # the model whose answer the level is, and the values left out
         free = whittle_floor(v, bound)
         order = f"{whittle.line_frequencies(v).size} line values"
     season = "s {} Φ {:.2f} Θ {:.2f}".format(*free.seasonal) if free.seasonal else "plain"
@@ -451,12 +423,6 @@ def main(argv=None) -> int:
         help="compare with the default whose Whittle fits keep the spectral lines instead",
     )
     against.add_argument(
-        "--every-run-a-sine",
-        action="store_true",
-        help="compare with the default that takes every run of line values for a sine instead "
-        "(no steadiness test)",
-    )
-    against.add_argument(
         "--plain-bound-share",
         action="store_true",
         help="compare with the default where the seasonal model has the plain one's bound-share "
@@ -473,10 +439,7 @@ def main(argv=None) -> int:
     rows, n_cells = [], 0
     for one in sets[args.set]():
         n_cells += 1
-        if args.every_run_a_sine:
-            if not same_lines(one[1]):  # elsewhere the rules cannot differ: not fitted
-                seasonal_cell(*one, rows, before=every_run_a_sine)
-        elif args.plain_bound_share or args.lines_kept:
+        if args.plain_bound_share or args.lines_kept:
             before = plain_bound_share if args.plain_bound_share else lines_kept
             seasonal_cell(*one, rows, before=before)
         else:
@@ -486,9 +449,6 @@ def main(argv=None) -> int:
         return 0
     if args.lines_kept:
         seasonal_summary(rows, n_cells, "leaving out the spectral lines")
-        return 0
-    if args.every_run_a_sine:
-        seasonal_summary(rows, n_cells, "testing whether each line is a steady sine")
         return 0
     if args.without_seasonal:
         seasonal_summary(rows, n_cells)

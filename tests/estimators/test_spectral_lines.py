@@ -24,12 +24,6 @@ def sine_over_ar(snr_db, a=0.9, period=24.7, amplitude=1.0, n=2000, seed=0):
     return clean, clean + 10 ** (-snr_db / 20) * rng.normal(size=n)
 
 
-def detected(v):
-    """The frequencies of ``v``'s spectral lines, before the steadiness test."""
-    w, power, _ = periodogram(v)
-    return w[spectral_lines(power)]
-
-
 def test_a_sine_between_two_fourier_frequencies_is_a_line_with_the_values_beside_it():
     n, period = 2000, 24.7
     v = np.sin(2 * math.pi * np.arange(n) / period) + 0.3 * np.random.default_rng(0).normal(size=n)
@@ -93,15 +87,13 @@ def test_the_misfit_test_leaves_out_each_stretchs_values_at_the_lines():
     noisy = (
         ar + 3.0 * np.sin(2 * math.pi * np.arange(n) / 30.3) + math.sqrt(s2) * rng.normal(size=n)
     )
-    # the lines as spectral_lines finds them (this draw's sine fails the steadiness test by
-    # chance, p 0.006 at its 1% level: line_frequencies leaves it in; see the tests below)
-    lines = detected(noisy)
+    lines = line_frequencies(noisy)
     assert np.all(np.abs(lines - 2 * math.pi / 30.3) < 5 * 2 * math.pi / n)
     assert linear_noise.misfit_p(noisy, [0.9], 1.0, s2) < 1e-6
     assert linear_noise.misfit_p(noisy, [0.9], 1.0, s2, lines=lines) > 0.01
     # a strong sine leaks far into the plain periodogram's values: compared tapered, it fits
     strong = noisy + 7.0 * np.sin(2 * math.pi * np.arange(n) / 30.3)
-    assert linear_noise.misfit_p(strong, [0.9], 1.0, s2, lines=detected(strong)) > 0.01
+    assert linear_noise.misfit_p(strong, [0.9], 1.0, s2, lines=line_frequencies(strong)) > 0.01
     # and so does the seasonal path's tapered periodogram (a factor of Φ 0 changes nothing)
     assert linear_noise.misfit_p(noisy, [0.9], 1.0, s2, (), (12, 0.0, 0.0)) < 1e-6
     assert linear_noise.misfit_p(noisy, [0.9], 1.0, s2, (), (12, 0.0, 0.0), lines=lines) > 0.01
@@ -126,70 +118,3 @@ def test_a_short_series_under_many_sines_gets_a_level_within_its_bound():
     assert line_frequencies(v).size >= 12
     bound = noise_level(v[:, None], checked_floor=False)[0]
     assert 0.1 * bound <= noise_level(v[:, None])[0] <= bound
-
-
-def test_steady_sines_over_ar_processes_pass_the_steadiness_test_at_about_its_level():
-    # a sine of fixed amplitude and phase over an AR(1) of 0.9 plus noise: its run fails at
-    # STEADY_ALPHA (1%) by chance; at most 5 of 100 allows for that
-    failed = tested = 0
-    for seed in range(100):
-        rng = np.random.default_rng(seed)
-        ar = signal.lfilter([1.0], [1.0, -0.9], rng.normal(size=2500))[500:]
-        t = np.arange(2000)
-        v = ar / ar.std() + 0.5 * np.sin(2 * math.pi * t / 30.3 + rng.uniform(0, 6))
-        v = v + 0.2 * rng.normal(size=2000)
-        w, power, _ = periodogram(v)
-        near = np.abs(w - 2 * math.pi / 30.3) < 3 * 2 * math.pi / 2000
-        if spectral_lines(power)[near].any():
-            tested += 1
-            failed += not whittle.steady_lines(v - v.mean(), w, power)[near].any()
-    assert tested >= 90 and failed <= 5
-
-
-def wandering(n=2000, period=30.3, step=0.05, harmonics=(1.0,), seed=0):
-    """A periodic waveform (``harmonics``: the amplitudes of its first harmonics) whose phase
-    takes a random walk of ``step`` radians a sample, over white noise of 0.3."""
-    rng = np.random.default_rng(seed)
-    phase = 2 * math.pi * np.arange(n) / period + np.cumsum(step * rng.normal(size=n))
-    x = sum(a * np.sin((k + 1) * phase) for k, a in enumerate(harmonics))
-    return x + 0.3 * rng.normal(size=n)
-
-
-def test_an_oscillation_whose_phase_wanders_is_no_line_though_its_peak_is_as_narrow():
-    v = wandering()
-    w, power, _ = periodogram(v)
-    assert spectral_lines(power).any()  # a peak of a few values
-    assert not whittle.steady_lines(v - v.mean(), w, power).any()
-    assert line_frequencies(v).size == 0
-    np.testing.assert_array_equal(periodogram(v, drop_lines=True)[1], power)
-
-
-def test_the_harmonics_of_a_wandering_oscillation_are_no_lines_either():
-    v = wandering(harmonics=(1.0, 0.4, 0.25), step=0.02)
-    w, power, _ = periodogram(v)
-    found = w[spectral_lines(power)]
-    for k in (1, 2, 3):  # each harmonic has a run of line values
-        assert np.any(np.abs(found - 2 * math.pi * k / 30.3) < 3 * 2 * math.pi / 2000)
-    assert line_frequencies(v).size == 0
-
-
-def test_a_chaotic_flows_quasi_period_is_no_line_and_keeps_the_floor_from_the_truth(monkeypatch):
-    # Mackey-Glass at 10 dB: its quasi-period and harmonics make runs of line values; taken for
-    # sines and left out, the ARMA(p, 1) fit put the floor at about half the noise added
-    from tssdpa.data import add_noise
-    from tssdpa.data.synthetic import mackey_glass
-
-    x = mackey_glass(2000, seed=0)
-    x = (x - x.mean()) / x.std()
-    noisy = add_noise(x, "gaussian", 10.0, seed=0)
-    truth = np.std(noisy - x)
-    assert spectral_lines(periodogram(noisy)[1]).sum() >= 6
-    assert line_frequencies(noisy).size == 0
-    try:
-        linear_noise._ANSWERS.clear()
-        assert 0.9 * truth < noise_level(noisy[:, None])[0] < 1.1 * truth
-        monkeypatch.setattr(whittle, "STEADY_ALPHA", 0.0)  # every run a sine: as before
-        linear_noise._ANSWERS.clear()
-        assert noise_level(noisy[:, None])[0] < 0.7 * truth
-    finally:
-        linear_noise._ANSWERS.clear()

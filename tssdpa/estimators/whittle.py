@@ -15,7 +15,7 @@ import numpy as np
 import scipy  # submodules (scipy.optimize) load where first used: imports stay light
 
 __all__ = ["WhittleFit", "arma_plus_noise_spectrum", "fit_arma_plus_noise", "line_frequencies",
-           "periodogram", "seasonal_limit", "seasonal_period", "spectral_lines", "steady_lines",
+           "periodogram", "seasonal_limit", "seasonal_period", "spectral_lines",
            "tapered_expectation"]  # fmt: skip
 
 
@@ -94,105 +94,13 @@ def spectral_lines(power: np.ndarray) -> np.ndarray:
     return line | np.r_[line[1:], False] | np.r_[False, line[:-1]]
 
 
-#: a run of line values is a sine's where the sine's amplitude and phase over STEADY_SEGMENTS
-#: stretches of the series are one amplitude and phase within chance (a chi-square test at
-#: STEADY_ALPHA: :func:`steady_lines`); STEADY_ALPHA 0 takes every run for a sine
-STEADY_ALPHA, STEADY_SEGMENTS = 0.01, 8
-
-
-def steady_lines(v: np.ndarray, w: np.ndarray, power: np.ndarray) -> np.ndarray:
-    """The values of :func:`spectral_lines` whose run (consecutive line values) is a steady
-    sine: ``power`` the periodogram of the centred series ``v`` at the frequencies ``w``
-    (:func:`periodogram`). A boolean mask like ``power``.
-
-    A sine keeps one amplitude and phase; the peak of a nonlinear oscillation -- a chaotic flow's
-    main cycle, a quasi-period and its harmonics -- can be as narrow over 2,000 samples, but its
-    amplitude and phase wander. Left out as a line, such a peak freed the ARMA(p, 1) fit to call
-    the spectrum's steep fall signal and put the floor far below the noise (a competition model
-    at 10 dB: 0.43 of the level added, SURE's output 3.1x as far from the signal;
-    ``experiments/checked_floor_probe.py --set cells --lines-kept``). So each run is tested: the
-    sine of the run's frequency (refined to the largest ``|sum_t v_t e^(-iwt)|`` within half a
-    spacing of the run) is fitted by least squares to each of ``STEADY_SEGMENTS`` stretches
-    (with a constant), and the stretches' cosine and sine coefficients are compared with their
-    weighted mean: over the variance that the spectrum beside the run gives them (``2 S / L``
-    for a stretch of ``L`` samples, ``S`` the spectrum there) their squared deviations sum to a
-    chi-square of ``2 (segments - 1) - 1`` degrees of freedom for a steady sine (one less for
-    the frequency fitted); ``S`` is estimated by the median of the ``LINE_WINDOW`` periodogram
-    values around the run that are no lines over ``log 2`` (each value is an exponential; the
-    median, as the skirts of a broad peak raise a mean), whose own sampling error makes the
-    ratio an F ratio (with the chi-square alone a clean sine over white noise failed at p 0.006).
-    A run whose p-value is below ``STEADY_ALPHA`` is no line, and nor is one at a harmonic of
-    such a run's frequency (``k`` times it, ``k >= 2``, within ``k`` spacings). Sines over
-    linear processes failed at about that rate (1 of 176 and 0 of 145 lines of the probe's
-    ``lines`` and ``lines2`` sets); the competition model's peak had p 9e-4, Mackey-Glass's
-    quasi-period 2e-5 (its harmonics, weaker, 0.02-0.3)."""
-    lines = spectral_lines(power)
-    if STEADY_ALPHA <= 0 or not lines.any():
-        return lines
-    at = np.flatnonzero(lines)
-    half, n = LINE_WINDOW // 2, v.size
-    runs = np.split(at, np.flatnonzero(np.diff(at) > 1) + 1)
-    tests = []  # (p-value, frequency) per run
-    for run in runs:
-        around = slice(max(run[0] - half, 0), run[-1] + half + 1)
-        beside = power[around][~lines[around]]
-        tests.append(_steady_p(v, w[run[0]] - math.pi / n, w[run[-1]] + math.pi / n, beside))
-    wandering = [f for p, f in tests if p < STEADY_ALPHA]
-    for run, (p, f) in zip(runs, tests):
-        # a harmonic of a wandering oscillation wanders k times as far in phase, but is weaker
-        # and may pass: Mackey-Glass's quasi-period failed (p 2e-5), its second to fourth
-        # harmonics passed, and left out alone they put the floor at half the noise
-        k = np.round(f / np.asarray(wandering)) if wandering else np.zeros(0)
-        harmonic = (k >= 2) & (np.abs(f - k * np.asarray(wandering)) <= k * 2.0 * math.pi / n)
-        if p < STEADY_ALPHA or harmonic.any():
-            lines[run] = False
-    return lines
-
-
-def _steady_p(v: np.ndarray, lo: float, hi: float, beside: np.ndarray) -> tuple[float, float]:
-    """``(p-value, frequency)``: :func:`steady_lines`' test of the sine of the largest amplitude
-    between the frequencies ``lo`` and ``hi`` in the centred series ``v``, with ``beside`` the
-    periodogram values around it that are no lines, and that sine's frequency."""
-    n = v.size
-    t = np.arange(n)
-
-    def minus_amplitude(f):
-        return -abs(np.dot(v, np.exp(-1j * f * t)))
-
-    grid = np.linspace(lo, hi, 33)
-    start = grid[np.argmin([minus_amplitude(f) for f in grid])]
-    step = grid[1] - grid[0]
-    f = scipy.optimize.minimize_scalar(minus_amplitude, bounds=(start - step, start + step),
-                                       method="bounded", options={"xatol": 1e-3 / n}).x  # fmt: skip
-    segments = min(STEADY_SEGMENTS, int(n * f / (4.0 * math.pi)))  # two cycles each at least
-    if segments < 2:
-        return 1.0, f  # nothing to compare: a sine, as the periodogram says
-    coef, size = [], []
-    for s in np.array_split(t, segments):
-        design = np.column_stack([np.cos(f * s), np.sin(f * s), np.ones(s.size)])
-        coef.append(np.linalg.lstsq(design, v[s], rcond=None)[0][:2])
-        size.append(s.size)
-    coef, size = np.array(coef), np.array(size, dtype=float)  # (segments, 2), (segments,)
-    mean = (size[:, None] * coef).sum(axis=0) / size.sum()
-    spread = float(np.sum(size * np.sum((coef - mean) ** 2, axis=1)))
-    # the median of n exponentials over log 2 estimates their mean as well as the mean of
-    # n log(2)^2 of them (the sample median's variance): a chi-square of twice that many
-    # degrees of freedom
-    background = float(np.median(beside)) / math.log(2.0) if beside.size else 0.0
-    if not background > 0:
-        return (0.0 if spread > 0 else 1.0), f
-    dof = 2 * segments - 3
-    beside_dof = 2.0 * beside.size * math.log(2.0) ** 2
-    return float(scipy.stats.f.sf(spread / (2.0 * background) / dof, dof, beside_dof)), f
-
-
 def periodogram(v: np.ndarray, bins: int | None = None, drop_lines: bool = False):
     """``(w, I, counts)``: the periodogram ``|sum_t v_t e^(-iwt)|^2 / n`` of the centred series
     at the Fourier frequencies strictly between 0 and pi; with ``bins``, its means over that
     many runs of neighbouring frequencies (at their mean frequency), ``counts`` the number of
     frequencies in each (all 1 without). A spectrum that varies little within a run gives
     the same Whittle likelihood from the means, for a fraction of the work. ``drop_lines``
-    leaves out the frequencies of :func:`steady_lines` (before the runs): sines, which no
+    leaves out the frequencies of :func:`spectral_lines` (before the runs): sines, which no
     ARMA spectrum describes -- fitted with them, an AR(p) plus noise bends to their peaks and
     takes the spectrum between for noise."""
     v = v - v.mean()
@@ -201,7 +109,7 @@ def periodogram(v: np.ndarray, bins: int | None = None, drop_lines: bool = False
     w = 2.0 * np.pi * np.arange(1, m + 1) / n
     power = (np.abs(np.fft.rfft(v)) ** 2 / n)[1 : m + 1]
     if drop_lines:
-        keep = ~steady_lines(v, w, power)
+        keep = ~spectral_lines(power)
         w, power = w[keep], power[keep]
     if bins is None or bins >= w.size:
         return w, power, np.ones(w.size)
@@ -213,9 +121,9 @@ def periodogram(v: np.ndarray, bins: int | None = None, drop_lines: bool = False
 
 def line_frequencies(v: np.ndarray) -> np.ndarray:
     """The Fourier frequencies of ``v`` (radians per sample) that :func:`periodogram` leaves out
-    with ``drop_lines``: those of its :func:`steady_lines`."""
+    with ``drop_lines``: those of its :func:`spectral_lines`."""
     w, power, _ = periodogram(v)
-    return w[steady_lines(v - v.mean(), w, power)]
+    return w[spectral_lines(power)]
 
 
 class WhittleFit(NamedTuple):
