@@ -24,7 +24,6 @@ __all__ = [
     "missing_checkpoint",
     "settings_row",
     "start_checkpoint",
-    "unlogged_monitor",
     "unreadable_checkpoint",
     "unresolved_checkpoint",
 ]
@@ -59,15 +58,6 @@ def _notes_said(prog: str, show):
 #: what the systems log while fitting (``ModelCheckpoint`` may also monitor Lightning's own
 #: ``epoch`` and ``step``): a callback that monitors another name failed after an epoch
 _LOGGED = ("val_loss", "train_loss")
-
-
-def unlogged_monitor(trainer) -> str | None:
-    """The first of ``trainer``'s callbacks that monitors no metric the systems log while
-    fitting, as ``EarlyStopping(monitor='val_los')``, or None
-    (:func:`tssdpa.models.lightning_errors.unlogged_monitor`, on what these systems log)."""
-    from tssdpa.models.lightning_errors import unlogged_monitor as monitors_unlogged
-
-    return monitors_unlogged(trainer, _LOGGED)
 
 
 #: the subcommands that only evaluate a model: without --ckpt_path they would evaluate the
@@ -225,7 +215,7 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
     )
     from tssdpa.cli.results_config import SaveBesideResults
     from tssdpa.models.checkpoints import no_smoke_checkpoints
-    from tssdpa.models.lightning_errors import class_error, setting_error
+    from tssdpa.models.lightning_errors import class_error, setting_error, unlogged_monitor
 
     from_command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -382,7 +372,7 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
             unrunnable = unrunnable_loop(self.trainer) if fit else None
             if unrunnable:
                 raise BadSetting(unrunnable)
-            unlogged = unlogged_monitor(self.trainer) if self.subcommand == "fit" else None
+            unlogged = unlogged_monitor(self.trainer, _LOGGED) if fit else None
             if unlogged:
                 raise BadSetting(f"--trainer.callbacks: {unlogged} names no metric the model "
                                  f"logs: {' or '.join(_LOGGED)}")  # fmt: skip
