@@ -213,7 +213,9 @@ def test_notes_to_a_closed_pipe_are_dropped_and_the_output_file_still_written(tm
     p = tmp_path / "in.csv"
     pd.DataFrame({"a": a, "b": b}).to_csv(p, index=False)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    args = [sys.executable, "-m", "tssdpa", "filter", str(p), "--out", str(tmp_path / "o.csv")]
+    quick = '{"window": [16], "embedding": [1], "degree": [0], "channel_independent": false}'
+    args = [sys.executable, "-m", "tssdpa", "filter", str(p), "--out", str(tmp_path / "o.csv"),
+            "--params", quick]  # a quick fit, which tells six lines of notes too  # fmt: skip
     run = subprocess.Popen(args, stderr=subprocess.PIPE, env=env)
     run.stderr.close()  # `2>&1 | head -0`: the reader of the notes is gone before the first
     assert run.wait(timeout=300) == 0

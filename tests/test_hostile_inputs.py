@@ -315,14 +315,14 @@ def test_a_searched_setting_changed_after_fit_takes_effect_at_the_next_fit():
     # structural parameter (the forecaster's horizon) is refused instead
     rng = np.random.default_rng(0)
     x = np.sin(np.arange(600) / 10.0) + 0.1 * rng.normal(size=600)
-    f = F.ProjectionFilter().fit(x)
+    f = F.ProjectionFilter(window=[8, 16], embedding=[1, 3]).fit(x)  # searched, quickly
     before = f.filter(x)
     window = f.window_
     f.set_params(window=4)
     np.testing.assert_array_equal(f.filter(x), before)
     assert f.window_ == window
     assert f.fit(x).window_ == 4
-    fc = F.ProjectionForecaster(horizon=2).fit(x)
+    fc = F.ProjectionForecaster(horizon=2, embedding=[2, 5]).fit(x)  # searched, quickly
     path = fc.forecast_path(x)
     fc.set_params(embedding=3)
     np.testing.assert_array_equal(fc.forecast_path(x), path)

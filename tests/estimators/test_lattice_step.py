@@ -42,7 +42,10 @@ def test_continuous_noise_and_a_noisy_staircase_have_no_lattice(seed):
         assert lattice_step(x2, noise_level(x2))[0] == 0.0
 
 
-@pytest.mark.parametrize("df", [1.5, 2.0, 3.0, 5.0])
+# df 3 and 5 (lighter tails, ~6 s each, their noise level is slower to find) run with -m slow
+@pytest.mark.parametrize(
+    "df", [1.5, 2.0] + [pytest.param(d, marks=pytest.mark.slow) for d in (3.0, 5.0)]
+)
 def test_heavy_tailed_noise_is_no_lattice(df):
     """Its many small changes line up at any step far beyond them (the level its tails raise
     is several times their spread): without the peak test, Student-t noise passed for a

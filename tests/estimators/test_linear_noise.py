@@ -234,8 +234,11 @@ def test_where_the_floor_is_not_told_from_0_the_default_takes_the_top_of_its_int
     assert max(fit.level, linear_noise.FLOOR * bound) < level < linear_noise.MIN_DROP * bound
     assert level > truth  # the top of the interval, not a guess below the truth
     errors = {}
+    # a small search, 5x quicker than the default's (the level is tested, not the search): the
+    # ratio is 0.17 here (0.20 with the default search), 0.05 on seeds 1 and 2
+    grid = dict(window=[8, 32, "all"], embedding=[1, 7], degree=[0, 2])
     for name, given in (("default", None), ("bound", bound)):
-        y = ProjectionFilter(causal=False, noise_level=given).fit(noisy).filter(noisy)
+        y = ProjectionFilter(causal=False, noise_level=given, **grid).fit(noisy).filter(noisy)
         errors[name] = np.mean((y - clean) ** 2)
     assert errors["default"] < 0.25 * errors["bound"]
 

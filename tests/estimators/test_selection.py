@@ -339,11 +339,14 @@ def test_heavy_tailed_noise_is_smoothed_better_than_plain_sure_does_at_its_true_
     clean = (np.sin(2 * np.pi * t / 80) * (1 + (t > 500)))[:, None]  # a quiet and a busy half
     noisy = clean + 0.3 * rng.standard_t(3, (t.size, 1)) / np.sqrt(3.0)
     fits, errors = [], []
+    # a small search, 6x quicker than the default's (the level is tested, not the search):
+    # error ratio 0.61 (the default search's 0.60; seed 8: 0.68, 0.70), the same adaptations
+    grid = dict(window=[8, 32, "all"], embedding=[1, 7], degree=[0, 2])
     for level in (None, float(np.std(noisy - clean))):
-        f = ProjectionFilter(causal=False, noise_level=level).fit(noisy, verbose=True)
+        f = ProjectionFilter(causal=False, noise_level=level, **grid).fit(noisy, verbose=True)
         fits.append(f)
         errors.append(float(np.sqrt(np.mean((np.asarray(f.filter(noisy)) - clean) ** 2))))
-    assert errors[0] < 0.8 * errors[1]  # 0.074 against 0.124
+    assert errors[0] < 0.8 * errors[1]
     assert fits[0].local_ is None and fits[1].local_ is not None
     assert fits[0].heavy_tails_.tolist() == [True] and fits[1].heavy_tails_.tolist() == [False]
     said = capsys.readouterr().out

@@ -311,11 +311,14 @@ def test_a_regular_train_of_pulses_that_stand_out_as_single_samples_is_signal(sh
 
 
 def _assert_kept_as_signal(clean, rng):
-    """``clean`` under white noise of 0.2 is no channel of impulsive noise, and the default
-    zero-phase fit lowers its error."""
+    """``clean`` under white noise of 0.2 is no channel of impulsive noise, and a zero-phase
+    fit (its default ``glitches="missing"``) lowers its error. A small search, 4-5x quicker
+    than the default's (the spike rule is tested, not the search): the error 0.11-0.19x the
+    noisy series' on the cases here, as with the default search (0.11-0.15x)."""
     x = clean + 0.2 * rng.normal(size=clean.size)
     assert spike_channels(x[:, None]).tolist() == [False]
-    y = ProjectionFilter(causal=False).fit(x).filter(x)
+    small = dict(window=[8, 32, "all"], embedding=[1, 7], degree=[0, 2])
+    y = ProjectionFilter(causal=False, **small).fit(x).filter(x)
     assert _error(y, clean) < _error(x, clean)
 
 
@@ -375,17 +378,33 @@ def test_spikes_that_the_samples_before_them_foretell_are_signal_not_impulsive_n
     _assert_kept_as_signal(_bursts(rng), rng)
 
 
+def _two_sample_hits(seed, sign):
+    """``(clean, x)``: a sine under white noise and 2-sample hits at random times, of either
+    sign or all on one side."""
+    rng = np.random.default_rng(seed)
+    clean = np.sin(np.arange(2000) / 20.0)
+    x = clean + 0.1 * rng.normal(size=2000)
+    starts = np.flatnonzero(rng.random(1999) < 0.01)
+    signs = rng.choice([-1.0, 1.0], starts.size) if sign == "either" else 1.0
+    x[starts] += 7.0 * signs
+    x[starts + 1] += 7.0 * signs
+    return clean, x
+
+
 def test_impulsive_hits_two_samples_wide_at_random_times_are_still_spikes():
     # the first sample of a 2-sample hit announces the second: only a hit's first sample
     # (none far among the samples before it) is asked whether it was foretold
     for seed, sign in ((0, "either"), (1, "one")):
-        rng = np.random.default_rng(seed)
-        clean = np.sin(np.arange(2000) / 20.0)
-        x = clean + 0.1 * rng.normal(size=2000)
-        starts = np.flatnonzero(rng.random(1999) < 0.01)
-        signs = rng.choice([-1.0, 1.0], starts.size) if sign == "either" else 1.0
-        x[starts] += 7.0 * signs
-        x[starts + 1] += 7.0 * signs
+        _, x = _two_sample_hits(seed, sign)
+        assert spike_channels(x[:, None]).tolist() == [True]
+
+
+# slow-only: two default zero-phase fits (~9 s; on 1200 samples, not 2000, the margin goes);
+# the self-supervised fit under 1-sample hits (beats the best median filter) runs by default
+@pytest.mark.slow
+def test_impulsive_hits_two_samples_wide_at_random_times_are_filled_in_by_the_default_fit():
+    for seed, sign in ((0, "either"), (1, "one")):
+        clean, x = _two_sample_hits(seed, sign)
         assert spike_channels(x[:, None]).tolist() == [True]
         y = ProjectionFilter(causal=False).fit(x).filter(x)
         assert _error(y, clean) < 0.5 * _error(x, clean)

@@ -292,12 +292,15 @@ def test_channel_scores_follow_each_channels_error_over_its_noise_variance_in_an
     clean = clean * units
     noise = 0.3 * units
     x = clean + noise * rng.normal(size=clean.shape)
+    # a small search, 6x quicker than the default's (the scores are tested, not the search):
+    # scores 0.8-1.34x the errors on seeds 3-5 (the default search's: 0.80-1.79x)
+    small = dict(window=[8, 32, "all"], embedding=[1, 7], degree=[0, 2])
     f = ProjectionFilter(causal=False, channel_independent=False, local_window=None,
-                         noise_level=noise.tolist()).fit(x)  # fmt: skip
+                         noise_level=noise.tolist(), **small).fit(x)  # fmt: skip
     measured = np.mean((np.asarray(f.filter(x)) - clean) ** 2, axis=0) / noise**2
     assert f.channel_scale_[1] / f.channel_scale_[0] > 50  # the kernel's units differ from x's
     # the divergence is shared by the channels (its mean over them): a channel's score is
-    # near its error, not equal to it (here 0.13 / 0.34 against 0.08 / 0.36)
+    # near its error, not equal to it (here 0.21 / 0.26 against 0.19 / 0.20)
     assert np.all((f.channel_scores_ > 0.5 * measured) & (f.channel_scores_ < 2 * measured))
 
 

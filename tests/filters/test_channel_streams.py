@@ -154,7 +154,9 @@ def test_true_with_random_features_is_refused_by_name():
         )
 
 
-@pytest.mark.parametrize("timed", [False, True])
+# timed: slow-only (~11 s export); test_export.py's test_a_filter_with_tau_takes_the_sample_times
+# exports the timed step of one filter, and the untimed case the channel-by-channel composite
+@pytest.mark.parametrize("timed", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_the_onnx_step_of_a_channel_by_channel_filter_is_its_stream(tmp_path, timed):
     ort = pytest.importorskip("onnxruntime")
     from tssdpa.export import onnx_initial_state, onnx_step_spec, to_onnx
@@ -230,9 +232,11 @@ def test_to_onnx_of_channels_fitted_alone_warns_where_float32_samples_round_one_
     t = np.arange(N)
     x = np.column_stack([np.sin(t / 9), 1e6 + np.sin(t / 7)]) + 0.1 * rng.normal(size=(N, 2))
     f = ProjectionFilter(window=[8], channel_independent=True).fit(x)
-    # as a joint fit warns: float32 steps of 0.0625 on a channel whose spread is 0.7
+    # as a joint fit warns: float32 steps of 0.0625 on a channel whose spread is 0.7; to a
+    # folder, refused after the warning, so as not to export (~8 s; exports: the test above)
     with pytest.warns(UserWarning, match=r"channel 1 was fitted about 1e\+06"):
-        f.to_onnx(tmp_path / "f.onnx")
+        with pytest.raises(ValueError, match="is a folder"):
+            f.to_onnx(tmp_path)
 
 
 @pytest.mark.parametrize("causal", [True, False])
@@ -240,7 +244,8 @@ def test_channels_fitted_alone_then_switched_causal_are_refused_not_filtered_wit
     causal,
 ):
     _, x = _unrelated(seed=8)
-    f = ProjectionFilter(channel_independent=True, causal=causal).fit(x)
+    quick = dict(window=[8, 16], embedding=[1])  # a quick search: the refusal is tested
+    f = ProjectionFilter(channel_independent=True, causal=causal, **quick).fit(x)
     f.set_params(causal=not causal)  # no joint fit: nothing chose a window or sigma for it
     with pytest.raises(ValueError, match="channel_independent=True.*set causal back"):
         f.filter(x)

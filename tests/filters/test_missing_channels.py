@@ -31,7 +31,7 @@ def _rmse(a, b):
 
 @pytest.mark.parametrize("causal", [True, False])
 def test_a_late_channel_leaves_the_other_filtered_before_it_starts_without_a_note(causal):
-    clean, x = _late_channel()
+    clean, x = _late_channel(n=1400)  # 500 rows with both (2000: the same ratios, seeds 0-2)
     with warnings.catch_warnings():
         warnings.simplefilter("error", InputNote)
         f = ProjectionFilter(causal=causal, window=[16, 32]).fit(x)

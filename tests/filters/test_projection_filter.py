@@ -455,12 +455,12 @@ def test_torch_in_torch_out_and_input_untouched():
 
 def test_multichannel_imu_like():
     rng = np.random.default_rng(4)
-    t = np.linspace(0, 10, 2000)
+    t = np.linspace(0, 10, 1000)  # 1000 samples: the error 0.22x the noisy input's (2000: 0.14x)
     clean = np.stack([np.sin(t * (k + 1)) for k in range(6)], axis=1)
     noisy = clean + 0.2 * rng.normal(size=clean.shape)
     f = ProjectionFilter(window=32).fit(noisy)
     y = f.filter(noisy)
-    assert y.shape == (2000, 6)
+    assert y.shape == (1000, 6)
     assert np.mean((y - clean) ** 2) < np.mean((noisy - clean) ** 2)
 
 
