@@ -14,6 +14,8 @@ from typing import NamedTuple
 import numpy as np
 import scipy  # submodules (scipy.optimize) load where first used: imports stay light
 
+from tssdpa.signal.autocorrelation import lagged_products
+
 __all__ = ["WhittleFit", "arma_plus_noise_spectrum", "fit_arma_plus_noise", "line_frequencies",
            "periodogram", "seasonal_limit", "seasonal_period", "spectral_lines",
            "tapered_expectation"]  # fmt: skip
@@ -265,7 +267,7 @@ def seasonal_period(v: np.ndarray, shortest: int = 3) -> int | None:
     if not 0.0 < size < math.inf:
         return None
     v = v / size  # the squares of 1e160 overflow
-    acf = np.fft.irfft(np.abs(np.fft.rfft(v, 2 * v.size)) ** 2)[: longest + 2]
+    acf = lagged_products(v, longest + 2)
     acf = acf / acf[0]
     falling = acf[:-1] >= acf[1:]  # (longest + 1,) no lower than the next lag's
     acf = acf[:-1]

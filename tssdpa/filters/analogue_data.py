@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tssdpa.signal.autocorrelation import lagged_products
 from tssdpa.signal.embedding import delay_embedding
 
 __all__ = ["AnalogueData", "default_delays", "iterate_one_step", "seasonal_length"]
@@ -17,8 +18,7 @@ def default_delays(z: np.ndarray, max_embedding: int) -> list[int]:
     x = np.nan_to_num(z[:, 0] - np.nanmean(z[:, 0]))
     n = len(x)
     cap = max(1, n // (10 * max(max_embedding - 1, 1)))
-    f = np.fft.rfft(x, 2 * n)
-    acf = np.fft.irfft(f * np.conj(f))[: min(n, 4 * cap + 2)]
+    acf = lagged_products(x, min(n, 4 * cap + 2))
     acf = acf / acf[0] if acf[0] > 0 else acf
     below = np.flatnonzero(acf < np.exp(-1))
     tau = int(below[0]) if len(below) else 1
@@ -39,9 +39,8 @@ def seasonal_length(z: np.ndarray, lo: int, hi: int) -> int | None:
     if hi - 1 <= lo + 1:
         return None
     x = np.nan_to_num(z - np.nanmean(z, axis=0))
-    f = np.fft.rfft(x, 2 * T, axis=0)
     # per pair of samples (T - lag of them): the plain sum shrinks the peaks of long lags
-    acf = np.fft.irfft(f * np.conj(f), axis=0)[:hi] / (T - np.arange(hi))[:, None]  # (hi, C)
+    acf = lagged_products(x, hi) / (T - np.arange(hi))[:, None]  # (hi, C)
     scale = np.where(acf[0] > 0, acf[0], 1.0)
     acf = (acf / scale).mean(axis=1)
     lags = np.arange(lo + 1, hi - 1)

@@ -8,7 +8,9 @@ Every fast kernel in :mod:`tssdpa.signal` has its reference here, and the tests 
 * :func:`kernel_regression_reference` for :func:`tssdpa.signal.library.kernel_regression`;
 * :func:`neighbours_reference`, :func:`kernel_weights_reference` and
   :func:`local_linear_reference` for :mod:`tssdpa.signal.neighbours`;
-* :func:`nonlocal_reference` for :func:`tssdpa.signal.nonlocal_filter.run_nonlocal`.
+* :func:`nonlocal_reference` for :func:`tssdpa.signal.nonlocal_filter.run_nonlocal`;
+* :func:`lagged_products_reference` for
+  :func:`tssdpa.signal.autocorrelation.lagged_products`.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ __all__ = [
     "attend_lags_reference",
     "kernel_regression_reference",
     "kernel_weights_reference",
+    "lagged_products_reference",
     "local_linear_reference",
     "neighbours_reference",
     "nonlocal_reference",
@@ -257,3 +260,12 @@ def nonlocal_reference(x2, embedding, n_neighbors, sigma, exclude_self=False, ti
         y[t] = sum(wi * x2[j] for wi, (_, j) in zip(w, near))
         own[t] = sum(wi for wi, (_, j) in zip(w, near) if j == t)
     return y, own
+
+
+def lagged_products_reference(x: np.ndarray, lags: int) -> np.ndarray:
+    """``sum_t x[t] x[t + l]`` per column, summed one lag at a time."""
+    x = np.asarray(x, dtype=np.float64)
+    n = len(x)
+    rows = [np.sum(x[: n - l] * x[l:], axis=0) if l < n else np.zeros(x.shape[1:])
+            for l in range(lags)]  # fmt: skip
+    return np.array(rows)
