@@ -6,6 +6,7 @@
 - :mod:`~tssdpa.signal.library` — kernel regression over a fixed key library;
 - :mod:`~tssdpa.signal.features` — the O(1)-state random-feature IIR recursion;
 - :mod:`~tssdpa.signal.missing` — filling what cannot be computed (NaN);
+- :mod:`~tssdpa.signal.autocorrelation` — a series' lagged products (its autocorrelation), by FFT;
 - :mod:`~tssdpa.signal.reference` — explicit-loop references of the kernels, for the tests.
 
 Each kernel equals :func:`tssdpa.ops.projection_sdpa` (math backend) on the same embeddings.
