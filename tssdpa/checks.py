@@ -307,6 +307,10 @@ def time_index(index):
         return index
 
 
+#: pandas' ``infer_dtype`` of numbers (missing cells aside): seconds in :func:`to_seconds`
+_NUMBERS = ("integer", "floating", "mixed-integer-float", "decimal")
+
+
 def to_seconds(times: Any, name: str = "timestamps") -> np.ndarray:
     """Sample times as float64 seconds: numbers are taken as seconds already; datetimes
     (numpy ``datetime64`` of any unit, a pandas ``DatetimeIndex`` / datetime Series of any
@@ -334,6 +338,8 @@ def to_seconds(times: Any, name: str = "timestamps") -> np.ndarray:
                 return arr.astype(np.float64)
             except (TypeError, ValueError):
                 pass  # text, or a mix: pandas reads what it can as datetimes
+            if inferred_kind(flat) in _NUMBERS:  # numbers beside pd.NA: seconds, NA as NaN
+                return pd.to_numeric(flat).astype(np.float64).reshape(arr.shape)
         try:
             return to_seconds(pd.DatetimeIndex(pd.to_datetime(flat, utc=True)), name)
         except (TypeError, ValueError) as exc:
