@@ -10,12 +10,19 @@ each series and horizon given, and prints both errors, their ratio and the fit +
 seconds (one BLAS thread). A probe: the default is not changed by it. (``local_linear_k_probe.py``
 scores fixed settings of the local-linear model; this, the whole default fit.)
 
+``--given JSON`` compares the default with ``ProjectionForecaster(**JSON)`` instead of the
+longer ladder (e.g. a local-linear fit over 1,000 neighbours, S-map's every library point);
+``--horizons`` keeps some of each series' horizons.
+
     .venv/bin/python experiments/neighbour_ladder_probe.py setar arma21 ecg competition
+    .venv/bin/python experiments/neighbour_ladder_probe.py setar --horizons 1 5 \
+        --given '{"n_neighbors": [24, 96, 400, 1000], "model": "local_linear"}'
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -48,6 +55,13 @@ def main(argv=None) -> int:
     p.add_argument("series", nargs="+", choices=sorted(bench.SERIES))
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--data-dir", default=None)
+    p.add_argument(
+        "--given",
+        type=json.loads,
+        default=None,
+        help="ProjectionForecaster settings (JSON) to compare in place of the ladder",
+    )
+    p.add_argument("--horizons", type=int, nargs="+", default=None)
     args = p.parse_args(argv)
     from threadpoolctl import threadpool_limits
 
@@ -57,14 +71,22 @@ def main(argv=None) -> int:
     for name in args.series:
         z, sp = bench.split_series(name, args.seed, 2000, 3000, args.data_dir)
         for h in bench.SERIES[name][2]:
+            if args.horizons and h not in args.horizons:
+                continue
             out = []
-            for candidates in (default, longer):
-                forecaster.ProjectionForecaster._candidates = candidates
+            for variant in ("default", "other"):
+                given = args.given if variant == "other" and args.given else {}
+                ladder = variant == "other" and not args.given
+                forecaster.ProjectionForecaster._candidates = longer if ladder else default
+                bench.OURS_FORECASTER.clear()
+                bench.OURS_FORECASTER.update(given)
                 tic = time.perf_counter()
                 out.append((bench.ours_forecast(z, sp, h)["rmse"], time.perf_counter() - tic))
             forecaster.ProjectionForecaster._candidates = default
+            bench.OURS_FORECASTER.clear()
             (a, ta), (b, tb) = out
-            print(f"{name:22s} h={h:4d}  default {a:.4g} ({ta:.1f} s)  longer ladder {b:.4g} "
+            what = "given" if args.given else "longer ladder"
+            print(f"{name:22s} h={h:4d}  default {a:.4g} ({ta:.1f} s)  {what} {b:.4g} "
                   f"({tb:.1f} s)  ratio {b / a:.3f}", flush=True)  # fmt: skip
     return 0
 
