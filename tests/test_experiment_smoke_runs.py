@@ -44,3 +44,18 @@ def test_a_fast_dev_run_of_forecast_with_save_last_writes_no_checkpoint(tmp_path
             "--model.patch_len", "8", "--results_csv", "o.csv"]  # fmt: skip
     assert _script("forecast").main(argv) == 0
     assert _files(tmp_path) == []
+
+
+def test_a_run_tells_no_deprecation_inside_lightning(tmp_path, monkeypatch, capsys):
+    # Lightning 2.6 builds torch's deprecated LeafSpec (torch >= 2.10): every run printed a
+    # line of Lightning's own code the user can do nothing about
+    import warnings
+
+    monkeypatch.chdir(tmp_path)
+    config = EXPERIMENTS / "configs" / "denoise_lorenz.yaml"
+    argv = ["fit", "--config", str(config), *_SMOKE, "--data.n", "800", "--results_csv", "o.csv"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert _script("denoise").main(argv) == 0
+    said = [str(w.message) for w in caught] + [capsys.readouterr().err]
+    assert not [s for s in said if "LeafSpec" in s]

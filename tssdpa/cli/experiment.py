@@ -215,7 +215,12 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
     )
     from tssdpa.cli.results_config import SaveBesideResults
     from tssdpa.models.checkpoints import no_smoke_checkpoints
-    from tssdpa.models.lightning_errors import class_error, setting_error, unlogged_monitor
+    from tssdpa.models.lightning_errors import (
+        class_error,
+        ignore_lightning_deprecations,
+        setting_error,
+        unlogged_monitor,
+    )
 
     from_command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -387,6 +392,7 @@ def experiment_main(task: str, cli_class, system_class, datamodule_class, argv=N
     try:
         with warnings.catch_warnings():  # the settings' notes as one plain line each
             warnings.showwarning = _notes_said(f"{task}.py", warnings.showwarning)
+            ignore_lightning_deprecations()  # Lightning's own, on every run
             Checked(
                 system_class,
                 datamodule_class,

@@ -1,7 +1,8 @@
 """Lightning's own errors on the settings a LightningCLI user gave, told as one line naming the
 option (``--trainer.devices``, ``--trainer.callbacks``) -- the Trainer's refusal of an argument
 or of its callbacks, a callback's own check wrapped in jsonargparse's report, a callback that
-monitors no metric the model logs -- shared by the experiment scripts
+monitors no metric the model logs -- and the deprecations inside Lightning that their users
+can do nothing about, left out; shared by the experiment scripts
 (:mod:`tssdpa.cli.lightning_settings`, :func:`tssdpa.cli.experiment.experiment_main`) and the
 translation command (:class:`tssdpa.translation.cli.TranslationCLI`). Lightning is imported
 where first needed."""
@@ -10,9 +11,23 @@ from __future__ import annotations
 
 import inspect
 import re
+import warnings
 from pathlib import Path
 
-__all__ = ["callback_conflict", "class_error", "setting_error", "unlogged_monitor"]
+__all__ = ["callback_conflict", "class_error", "ignore_lightning_deprecations", "setting_error",
+           "unlogged_monitor"]  # fmt: skip
+
+#: deprecations raised inside Lightning's own code: Lightning 2.6 builds torch's deprecated
+#: ``LeafSpec`` (torch >= 2.10), a line of Lightning's source printed on every run
+_LIGHTNING_DEPRECATIONS = (r"`isinstance\(treespec, LeafSpec\)` is deprecated",)
+
+
+def ignore_lightning_deprecations() -> None:
+    """Leave out the warnings of :data:`_LIGHTNING_DEPRECATIONS`; call it inside the caller's
+    ``warnings.catch_warnings()``, which ends it."""
+    for message in _LIGHTNING_DEPRECATIONS:
+        warnings.filterwarnings("ignore", message=message)
+
 
 #: Lightning's names, in its messages, for what a Trainer argument built ("`Timer(duration=
 #: 'foo')` is not a valid duration": max_time)

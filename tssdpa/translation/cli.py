@@ -6,6 +6,7 @@ import csv
 import inspect
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -15,7 +16,12 @@ from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 
 from tssdpa.files import replacing, same_path
 from tssdpa.models.checkpoints import no_smoke_checkpoints
-from tssdpa.models.lightning_errors import class_error, setting_error, unlogged_monitor
+from tssdpa.models.lightning_errors import (
+    class_error,
+    ignore_lightning_deprecations,
+    setting_error,
+    unlogged_monitor,
+)
 from tssdpa.translation.data import TranslationDataModule
 from tssdpa.translation.model import TranslationTransformer
 from tssdpa.translation.system import TranslationSystem, check_vocabularies
@@ -65,7 +71,10 @@ class TranslationCLI(LightningCLI):
             **(option_names or {}),
         }
         kwargs.setdefault("save_config_kwargs", {"overwrite": True})
-        super().__init__(TranslationSystem, TranslationDataModule, args=args, run=run, **kwargs)
+        with warnings.catch_warnings():  # the whole run is inside LightningCLI's init
+            ignore_lightning_deprecations()  # Lightning's own, on every run
+            super().__init__(TranslationSystem, TranslationDataModule, args=args, run=run,
+                             **kwargs)  # fmt: skip
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
         target = "model.transformer.init_args"
