@@ -161,6 +161,9 @@ def test_a_second_modelcheckpoint_with_its_own_monitor_is_no_error(args, tmp_pat
     assert (tmp_path / "ck" / "last.ckpt").is_file()
 
 
+# slow-only (a subprocess, ~8 s): the in-process test above refuses the same settings in
+# the same line; this one runs the script as a user does
+@pytest.mark.slow
 def test_the_script_tells_a_duplicated_modelcheckpoint_without_a_traceback(args, tmp_path):
     import subprocess
 
