@@ -401,8 +401,11 @@ def choose_settings(filt, xs, times, target, tail, noise, heavy=None):
         return [heldout_mse(y, target, tail) for y in ys]
 
     def lowpass_pair(params):
-        b = zero_phase_lowpass(xs, **params)
-        return b, (None if xp is None else zero_phase_lowpass(xp, **params))
+        if xp is None:
+            return zero_phase_lowpass(xs, **params), None
+        # the series and its probe in one call: the channels are filtered each alone
+        both = zero_phase_lowpass(np.concatenate([xs, xp], axis=1), **params)
+        return both[:, : xs.shape[1]], both[:, xs.shape[1] :]
 
     scores: dict[tuple, float] = {}
     seen_uniform = set()  # sigma = inf ignores the embedding: score it once per window

@@ -47,16 +47,28 @@ def zero_phase_lowpass(x2: np.ndarray, cutoff: float, order: int) -> np.ndarray:
     is defined everywhere (the caller keeps the NaN of the input where it needs them).
     """
     x2 = np.asarray(x2, dtype=np.float64)
-    sos = _butterworth(int(order), float(cutoff)).copy()  # a copy: the cached design is shared
+    order, cutoff = int(order), float(cutoff)
     filled = fill_between(x2.copy()) if np.isnan(x2).any() else x2
-    return sosfiltfilt_short(sos, filled, axis=0)
+    sos = _butterworth(order, cutoff).copy()  # a copy: the cached design is shared
+    return sosfiltfilt_short(sos, filled, axis=0, zi=_steady_state(order, cutoff))
 
 
 @functools.lru_cache(maxsize=256)
 def _butterworth(order: int, cutoff: float) -> np.ndarray:
     """The second-order sections of a Butterworth low-pass, designed once per (order, cutoff):
-    a fit filters with the same few designs hundreds of times (shared: callers copy it)."""
+    a fit filters with the same few designs hundreds of times (shared: callers copy it, as
+    scipy's ``sosfilt`` takes a writeable array only)."""
     return scipy.signal.butter(order, cutoff, output="sos")
+
+
+@functools.lru_cache(maxsize=256)
+def _steady_state(order: int, cutoff: float) -> np.ndarray:
+    """``scipy.signal.sosfilt_zi`` of :func:`_butterworth`'s design, solved once: each
+    ``sosfiltfilt`` call solved it again, about half the call on a fit's series of a few
+    thousand samples (shared, so read-only)."""
+    zi = scipy.signal.sosfilt_zi(_butterworth(order, cutoff).copy())
+    zi.flags.writeable = False  # sosfilt is given zi * x[0], a new array
+    return zi
 
 
 def sosfiltfilt_padlen(sos: np.ndarray) -> int:
@@ -65,21 +77,33 @@ def sosfiltfilt_padlen(sos: np.ndarray) -> int:
     return int(3 * (2 * len(sos) + 1 - zeros))
 
 
-def sosfiltfilt_short(sos: np.ndarray, x: np.ndarray, axis: int = -1) -> np.ndarray:
+def sosfiltfilt_short(sos: np.ndarray, x: np.ndarray, axis: int = -1, zi=None) -> np.ndarray:
     """``scipy.signal.sosfiltfilt`` with scipy's default edge padding where the series is long
     enough for it (scipy raises on a shorter one). A shorter series is first extended at each
     end with its end value, to one sample past that padding, and cut back after: padded with
     its own length less one instead, the filter started from the odd extension's far end and
     its start-up transient was the output (a 2-sample ramp 0, 1 came back -0.999, -0.999 at
     order 4, cutoff 0.05, below both samples). Held ends start the filter in its steady
-    state, so the output stays between the samples' values."""
+    state, so the output stays between the samples' values. ``zi``: ``sosfilt_zi(sos)`` where
+    the caller has it (:func:`_steady_state`), else it is solved here."""
     default = sosfiltfilt_padlen(sos)
     n = x.shape[axis]
-    if n > default or n == 0:
-        return scipy.signal.sosfiltfilt(sos, x, axis=axis)
-    extra = default + 1 - n
-    widths = [(0, 0)] * x.ndim
-    widths[axis] = (extra, extra)
-    held = np.pad(x, widths, mode="edge")
-    out = scipy.signal.sosfiltfilt(sos, held, axis=axis)
-    return np.take(out, np.arange(extra, extra + n), axis=axis)
+    if n == 0:
+        return np.array(x, dtype=np.float64)
+    zi = scipy.signal.sosfilt_zi(sos) if zi is None else zi
+    x = np.moveaxis(np.asarray(x, dtype=np.float64), axis, 0)  # (T, ...): time first
+    extra = 0 if n > default else default + 1 - n
+    held = np.pad(x, [(extra, extra)] + [(0, 0)] * (x.ndim - 1), mode="edge") if extra else x
+    out = _sosfiltfilt(sos, zi, held, default)[extra : extra + n]
+    return np.moveaxis(out, 0, axis)
+
+
+def _sosfiltfilt(sos: np.ndarray, zi: np.ndarray, x: np.ndarray, edge: int) -> np.ndarray:
+    """``scipy.signal.sosfiltfilt(sos, x, axis=0)`` (odd extension of ``edge`` samples, ``x``
+    longer than that) given its steady state ``zi = sosfilt_zi(sos)``: scipy's steps in
+    scipy's order, so the same bits (tests/signal/test_lowpass.py compares them)."""
+    ext = np.concatenate([2.0 * x[:1] - x[edge:0:-1], x, 2.0 * x[-1:] - x[-2 : -edge - 2 : -1]])
+    zi = zi.reshape(zi.shape[:1] + (2,) + (1,) * (x.ndim - 1))  # (sections, 2, 1, ...)
+    y, _ = scipy.signal.sosfilt(sos, ext, axis=0, zi=zi * ext[:1])
+    y, _ = scipy.signal.sosfilt(sos, y[::-1], axis=0, zi=zi * y[-1:])
+    return y[::-1][edge : len(y) - edge]
