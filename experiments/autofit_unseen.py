@@ -20,6 +20,9 @@ average, Savitzky-Golay and Butterworth.
     # the fourth suite (experiments/unseen_suite_4.py), written down on 2026-12-07
     .venv/bin/python experiments/autofit_unseen.py run --suite 4 --out /tmp/unseen4.jsonl \
         --report docs/results/autofit_unseen_4.md
+    # the fifth suite (experiments/unseen_suite_5.py), written down on 2026-12-08
+    .venv/bin/python experiments/autofit_unseen.py run --suite 5 --out /tmp/unseen5.jsonl \
+        --report docs/results/autofit_unseen_5.md
     # the denoising cells only, under Student-t noise (3 degrees of freedom)
     .venv/bin/python experiments/autofit_unseen.py run --tasks denoise --noise student_t \
         --out /tmp/unseen_t.jsonl
@@ -47,6 +50,7 @@ import bench_autofit as bench  # noqa: E402 -- the benchmark's split, units and 
 import unseen_suite_2  # noqa: E402 -- the second suite's series
 import unseen_suite_3  # noqa: E402 -- the third suite's series
 import unseen_suite_4  # noqa: E402 -- the fourth suite's series
+import unseen_suite_5  # noqa: E402 -- the fifth suite's series
 
 from tssdpa.data import synthetic  # noqa: E402
 from tssdpa.data.synthetic import _flow, _maps  # noqa: E402 -- the benchmark's integrators
@@ -143,22 +147,27 @@ UNSEEN = {
 #: the suites by number: 1 as above; 2, written down on 2026-12-06 after suite 1 had informed
 #: a change (unseen_suite_2.py), with two real channels no script had scored; 3, written down
 #: on 2026-12-07 after suites 1 and 2 had (unseen_suite_3.py), with two more such channels;
-#: 4, written down later that day after suites 1-3 had (unseen_suite_4.py), with two more
+#: 4, written down later that day after suites 1-3 had (unseen_suite_4.py), with two more;
+#: 5, written down on 2026-12-08 after suites 1-4 had (unseen_suite_5.py), with two more
 SUITES = {
     1: UNSEEN,
     2: {**unseen_suite_2.SYNTHETIC, **unseen_suite_2.REAL},
     3: {**unseen_suite_3.SYNTHETIC, **unseen_suite_3.REAL},
     4: {**unseen_suite_4.SYNTHETIC, **unseen_suite_4.REAL},
+    5: {**unseen_suite_5.SYNTHETIC, **unseen_suite_5.REAL},
 }
 for _name, (_make, _horizons, _note) in {
     **UNSEEN,
     **unseen_suite_2.SYNTHETIC,
     **unseen_suite_3.SYNTHETIC,
     **unseen_suite_4.SYNTHETIC,
+    **unseen_suite_5.SYNTHETIC,
 }.items():
     synthetic.BENCHMARK_SIGNALS[_name] = _make  # make_signal looks names up at call time
     bench.SERIES[_name] = (_name, {}, _horizons, _note)
-bench.SERIES.update({**unseen_suite_2.REAL, **unseen_suite_3.REAL, **unseen_suite_4.REAL})
+bench.SERIES.update(
+    {**unseen_suite_2.REAL, **unseen_suite_3.REAL, **unseen_suite_4.REAL, **unseen_suite_5.REAL}
+)
 #: what each suite's report says of when and how its series were chosen
 WRITTEN = {
     1: "the systems, their sampling and horizons were written down before ours ran on any of "
@@ -170,6 +179,9 @@ WRITTEN = {
     "horizons from estimated Lyapunov times or periods, two real channels no script had "
     "scored alone) before ours ran on any of them; nothing was tuned on them",
     4: "written down on 2026-12-07 (experiments/unseen_suite_4.py: equations, sampling, "
+    "horizons from estimated Lyapunov times, periods or a few steps, two real channels no "
+    "script had scored) before ours ran on any of them; nothing was tuned on them",
+    5: "written down on 2026-12-08 (experiments/unseen_suite_5.py: equations, sampling, "
     "horizons from estimated Lyapunov times, periods or a few steps, two real channels no "
     "script had scored) before ours ran on any of them; nothing was tuned on them",
 }
@@ -295,7 +307,7 @@ def main(argv=None) -> int:
         type=int,
         choices=sorted(SUITES),
         default=1,
-        help="which suite of series (2, 3, 4: unseen_suite_2.py, _3.py, _4.py)",
+        help="which suite of series (2, 3, 4, 5: unseen_suite_2.py, _3.py, _4.py, _5.py)",
     )
     r.add_argument(
         "--series",
@@ -305,7 +317,7 @@ def main(argv=None) -> int:
     )
     r.add_argument(
         "--data-dir",
-        help="folder of the shared datasets (the real channels of suites 2-4; "
+        help="folder of the shared datasets (the real channels of suites 2-5; "
         "default: the search path of tssdpa.data, then skipped)",
     )
     r.add_argument("--tasks", nargs="+", choices=TASKS, default=list(TASKS))
