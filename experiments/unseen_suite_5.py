@@ -101,7 +101,7 @@ def stick_slip(n: int, seed: int) -> np.ndarray:
     belt) from when it reaches the belt's speed until the spring and damper pull harder than
     0.5. The belt's speed ``v_b = 0.1 exp(0.3 u)``, ``u`` an AR(1) of unit variance and
     coefficient 0.995 per sample (~200 samples of memory): the drive's speed wanders. Fixed
-    steps of 0.002 (explicit Euler for the speed, then the position), x (the spring's
+    steps of 0.002 (semi-implicit Euler: the speed, then the position from it), x (the spring's
     extension: what a force sensor on it reads) every 0.1. Ramps at the belt's speed (~45% of
     the time sticking), then a slip back: a cycle every ~80 samples (70-104 in seeds 0-4)."""
     rng = np.random.default_rng(seed)

@@ -84,14 +84,19 @@ def sosfiltfilt_short(sos: np.ndarray, x: np.ndarray, axis: int = -1, zi=None) -
     its own length less one instead, the filter started from the odd extension's far end and
     its start-up transient was the output (a 2-sample ramp 0, 1 came back -0.999, -0.999 at
     order 4, cutoff 0.05, below both samples). Held ends start the filter in its steady
-    state, so the output stays between the samples' values. ``zi``: ``sosfilt_zi(sos)`` where
-    the caller has it (:func:`_steady_state`), else it is solved here."""
+    state, so the output stays between the samples' values. An empty series gives an empty
+    output (scipy raises). ``zi``: ``sosfilt_zi(sos)`` where the caller has it
+    (:func:`_steady_state`), else it is solved here."""
+    zi = scipy.signal.sosfilt_zi(sos) if zi is None else zi
+    if np.shape(zi) != (len(sos), 2):
+        raise ValueError(
+            f"zi must be sosfilt_zi(sos), of shape ({len(sos)}, 2); got {np.shape(zi)}"
+        )
     default = sosfiltfilt_padlen(sos)
     n = x.shape[axis]
     if n == 0:
-        return np.array(x, dtype=np.float64)
-    zi = scipy.signal.sosfilt_zi(sos) if zi is None else zi
-    x = np.moveaxis(np.asarray(x, dtype=np.float64), axis, 0)  # (T, ...): time first
+        return np.zeros(x.shape, dtype=np.result_type(sos, x))  # scipy's dtype of an output
+    x = np.moveaxis(np.asarray(x), axis, 0)  # (T, ...): time first; the dtype as scipy keeps it
     extra = 0 if n > default else default + 1 - n
     held = np.pad(x, [(extra, extra)] + [(0, 0)] * (x.ndim - 1), mode="edge") if extra else x
     out = _sosfiltfilt(sos, zi, held, default)[extra : extra + n]
@@ -101,8 +106,8 @@ def sosfiltfilt_short(sos: np.ndarray, x: np.ndarray, axis: int = -1, zi=None) -
 def _sosfiltfilt(sos: np.ndarray, zi: np.ndarray, x: np.ndarray, edge: int) -> np.ndarray:
     """``scipy.signal.sosfiltfilt(sos, x, axis=0)`` (odd extension of ``edge`` samples, ``x``
     longer than that) given its steady state ``zi = sosfilt_zi(sos)``: scipy's steps in
-    scipy's order, so the same bits (tests/signal/test_lowpass.py compares them)."""
-    ext = np.concatenate([2.0 * x[:1] - x[edge:0:-1], x, 2.0 * x[-1:] - x[-2 : -edge - 2 : -1]])
+    scipy's order and dtypes, so the same bits (tests/signal/test_lowpass.py compares them)."""
+    ext = np.concatenate([2 * x[:1] - x[edge:0:-1], x, 2 * x[-1:] - x[-2 : -edge - 2 : -1]])
     zi = zi.reshape(zi.shape[:1] + (2,) + (1,) * (x.ndim - 1))  # (sections, 2, 1, ...)
     y, _ = scipy.signal.sosfilt(sos, ext, axis=0, zi=zi * ext[:1])
     y, _ = scipy.signal.sosfilt(sos, y[::-1], axis=0, zi=zi * y[-1:])
